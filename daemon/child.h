@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker: everything between fork and execve lives in child.c and nowhere else.
+ *
+ * The parent (zygoted's spawn.c, or the reference process in the inherit tier) prepares one
+ * struct zy_plan with every string, array and buffer already allocated; the child only applies
+ * it with raw system calls, in this order (the order is part of the security argument, see
+ * docs/SECURITY.md):
+ *
+ *   1. fds:      move status/hold fds above every target, dup3 the fd map into place, close the
+ *                gaps below the highest target, mark everything above it CLOEXEC
+ *   2. setsid:   always (the worker never shares the daemon's session); TIOCSCTTY on fd 0 when
+ *                plan->ctty is set
+ *   3. capbset:  drop plan->capbset_drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl
+ *                when plan->capbset_mask_prctl, else a PR_CAPBSET_DROP loop); needs CAP_SETPCAP,
+ *                so it comes before the uid switch
+ *   4. ids:      setgroups, setresgid, setresuid (when plan->set_ids)
+ *   5. filter, early variant: only when plan->filter_early (no_new_privs off and the kept caps
+ *                lack CAP_SYS_ADMIN, so the filter must be loaded while we still may)
+ *   6. caps:     clear ambient; capset permitted/effective/inheritable to plan->caps_keep
+ *   7. chdir:    plan->cwd, as the target user
+ *   8. nnp:      PR_SET_NO_NEW_PRIVS when plan->no_new_privs
+ *   9. filter:   load plan->prog, or SECCOMP_CLONE_FILTER from plan->ref_pidfd, or nothing
+ *                (inherited from the reference); always the last restriction
+ *  10. hold:     when plan->hold_fd >= 0, report ZY_STEP_HELD and block reading hold_fd; a byte
+ *                means go on, EOF means abandon (exit ZY_EXIT_ABANDONED)
+ *  11. exec:     execve argv[0] if it has a slash, else search plan->search_path (PATH), using
+ *                plan->path_buf as scratch
+ *
+ * Any failure writes one struct zy_status {step, errno} to plan->status_fd and exits with the
+ * code below. The status fd is CLOEXEC: EOF on the parent's end with no record means exec
+ * succeeded.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct sock_fprog;
+
+/* Steps, reported in struct zy_status and by name in the protocol's SpawnFailed error. */
+enum zy_step {
+        ZY_STEP_NONE = 0,
+        ZY_STEP_FDS,
+        ZY_STEP_SETSID,
+        ZY_STEP_CTTY,
+        ZY_STEP_CAPBSET,
+        ZY_STEP_GROUPS,
+        ZY_STEP_GID,
+        ZY_STEP_UID,
+        ZY_STEP_CAPS,
+        ZY_STEP_CHDIR,
+        ZY_STEP_NNP,
+        ZY_STEP_FILTER,
+        ZY_STEP_HELD, /* not a failure: "sandboxed and waiting for Start" (err is 0) */
+        ZY_STEP_HOLD,
+        ZY_STEP_EXEC,
+        _ZY_STEP_MAX,
+};
+
+/* Exit codes of a worker that never reached execve (documented in docs/ARCHITECTURE.md).
+ * They follow env(1)/podman: 125 the sandbox could not be set up, 126 found but not
+ * executable, 127 not found. */
+enum {
+        ZY_EXIT_SETUP_FAILED = 125,
+        ZY_EXIT_NOT_EXECUTABLE = 126,
+        ZY_EXIT_NOT_FOUND = 127,
+        ZY_EXIT_ABANDONED = 124, /* held worker whose hold fd closed without Start */
+};
+
+enum zy_filter_mode {
+        ZY_FILTER_NONE = 0, /* no filter (only for tests of the child itself) */
+        ZY_FILTER_LOAD,     /* seccomp(SECCOMP_SET_MODE_FILTER, filter_flags, prog) */
+        ZY_FILTER_CLONE,    /* seccomp(SECCOMP_CLONE_FILTER, 0, ref_pidfd) */
+        ZY_FILTER_INHERITED, /* already in place: forked by the reference process */
+};
+
+struct zy_status {
+        int32_t step; /* enum zy_step */
+        int32_t err;  /* positive errno, 0 for ZY_STEP_HELD */
+};
+
+struct zy_fdmap {
+        int src;    /* fd in the parent (CLOEXEC there) */
+        int target; /* number it gets in the new program */
+};
+
+#define ZY_MAX_FDS 64
+#define ZY_MAX_GROUPS 65536
+
+struct zy_plan {
+        char *const *argv; /* NULL-terminated, argv[0] is the command */
+        char *const *envp; /* NULL-terminated */
+        const char *cwd;   /* NULL: stay in the parent's cwd ("/" for zygoted) */
+        const char *search_path; /* PATH used when argv[0] has no '/'; NULL: default path */
+
+        const struct zy_fdmap *fds;
+        size_t n_fds;
+
+        int status_fd; /* write end of the status pipe, CLOEXEC */
+        int hold_fd;   /* read end of the hold pipe, or -1 */
+
+        bool ctty; /* make fd 0 (a terminal) the controlling tty */
+
+        bool set_ids;
+        uid_t uid;
+        gid_t gid;
+        const gid_t *groups;
+        size_t n_groups;
+
+        uint64_t capbset_drop;    /* capabilities to remove from the bounding set */
+        bool capbset_mask_prctl;  /* kernel has PR_CAPBSET_DROP_MASK */
+        unsigned cap_last;        /* highest capability number the kernel knows */
+        uint64_t caps_keep;       /* permitted/effective/inheritable after the uid switch */
+        bool set_caps;            /* whether to capset at all (false for an unprivileged daemon) */
+
+        bool no_new_privs;
+
+        enum zy_filter_mode filter_mode;
+        bool filter_early;
+        const struct sock_fprog *prog; /* ZY_FILTER_LOAD */
+        unsigned filter_flags;         /* SECCOMP_FILTER_FLAG_* for ZY_FILTER_LOAD */
+        int ref_pidfd;                 /* ZY_FILTER_CLONE */
+
+        char *path_buf; /* scratch for the PATH search, at least path_buf_len bytes */
+        size_t path_buf_len;
+};
+
+/* Runs the steps above in the current (freshly forked) process. Never returns. */
+_Noreturn void zy_child_run(const struct zy_plan *plan);
+
+const char *zy_step_to_string(enum zy_step step);

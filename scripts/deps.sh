@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs everything zygote needs to build, run and test on Debian 12 (run as root).
+#   scripts/deps.sh          build and run dependencies
+#   scripts/deps.sh --test   also the test, fuzzing, benchmark and kernel-lane tools
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config
+      libseccomp-dev libcap-dev libsystemd-dev libev-dev libjson-c-dev)
+if [[ "${1:-}" == "--test" ]]; then
+  pkgs+=(libcmocka-dev python3 python3-pytest clang libclang-rt-14-dev
+         systemd util-linux valgrind strace
+         hyperfine bubblewrap crun runc gnuplot-nox
+         linux-source-6.1 bc bison flex libelf-dev cpio xz-utils busybox-static qemu-system-x86)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y --no-install-recommends "${missing[@]}"
+fi
