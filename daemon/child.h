@@ -7,8 +7,13 @@
  * it with raw system calls, in this order (the order is part of the security argument, see
  * docs/SECURITY.md):
  *
- *   1. fds:      move status/hold fds above every target, dup3 the fd map into place, close the
- *                gaps below the highest target, mark everything above it CLOEXEC
+ *   0. signals:  every disposition back to SIG_DFL, empty signal mask (ignored signals and the
+ *                mask would survive execve; a daemon handler must never run in the worker);
+ *                cannot fail
+ *   1. fds:      move status/hold/ref_pidfd fds above every target, dup3 the fd map into place,
+ *                then CLOSE every other fd (gaps below the highest target and everything above
+ *                the kept ones): a held worker must not keep copies of the daemon's sockets,
+ *                or a client whose connection the daemon closes would never see EOF
  *   2. setsid:   always (the worker never shares the daemon's session); TIOCSCTTY on fd 0 when
  *                plan->ctty is set
  *   3. capbset:  drop plan->capbset_drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl
@@ -25,7 +30,11 @@
  *  10. hold:     when plan->hold_fd >= 0, report ZY_STEP_HELD and block reading hold_fd; a byte
  *                means go on, EOF means abandon (exit ZY_EXIT_ABANDONED)
  *  11. exec:     execve argv[0] if it has a slash, else search plan->search_path (PATH), using
- *                plan->path_buf as scratch
+ *                plan->path_buf as scratch (ENOENT/ENOTDIR go on, EACCES is reported if nothing
+ *                else is found, as execvp(3) does, without its /bin/sh fallback)
+ *
+ * When caps_keep is not empty and the uid switch leaves uid 0, PR_SET_KEEPCAPS is set just before
+ * setresuid so that step 6 can still set caps_keep (execve clears KEEPCAPS).
  *
  * Any failure writes one struct zy_status {step, errno} to plan->status_fd and exits with the
  * code below. The status fd is CLOEXEC: EOF on the parent's end with no record means exec
@@ -131,4 +140,5 @@ struct zy_plan {
 /* Runs the steps above in the current (freshly forked) process. Never returns. */
 _Noreturn void zy_child_run(const struct zy_plan *plan);
 
+/* Protocol name of a step ("fds", "uid", ...); "unknown" for a value outside the enum. */
 const char *zy_step_to_string(enum zy_step step);

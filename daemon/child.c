@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker between fork and execve. See child.h for the contract and the order of the steps.
+ *
+ * Everything here runs in a freshly forked (or cloned) copy of a process that may have had other
+ * threads, libev state, stdio buffers and malloc locks: so no malloc, no stdio, no locks, no
+ * logging. Only raw syscall(2) and async-signal-safe libc wrappers (plus pure string helpers).
+ * Every failure is reported as one struct zy_status on the status fd, then _exit().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "child.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+#define ZY_PR_CAPBSET_DROP_MASK 82   /* RFC: not in mainline, see DESIGN.md */
+#define ZY_SECCOMP_CLONE_FILTER 4    /* RFC: not in mainline, see DESIGN.md */
+#define ZY_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define ZY_MAX_TARGET (1 << 20) /* above any RLIMIT_NOFILE we would see; keeps the sums below safe */
+
+static const char *const step_names[_ZY_STEP_MAX] = {
+        [ZY_STEP_NONE] = "none",     [ZY_STEP_FDS] = "fds",       [ZY_STEP_SETSID] = "setsid",
+        [ZY_STEP_CTTY] = "ctty",     [ZY_STEP_CAPBSET] = "capbset", [ZY_STEP_GROUPS] = "groups",
+        [ZY_STEP_GID] = "gid",       [ZY_STEP_UID] = "uid",       [ZY_STEP_CAPS] = "caps",
+        [ZY_STEP_CHDIR] = "chdir",   [ZY_STEP_NNP] = "nnp",       [ZY_STEP_FILTER] = "filter",
+        [ZY_STEP_HELD] = "held",     [ZY_STEP_HOLD] = "hold",     [ZY_STEP_EXEC] = "exec",
+};
+
+const char *zy_step_to_string(enum zy_step step) {
+        if ((unsigned) step >= _ZY_STEP_MAX)
+                return "unknown";
+        return step_names[step];
+}
+
+/* The fds the child itself still needs after the fd step, at their new numbers. */
+struct state {
+        int status_fd;
+        int hold_fd;
+        int ref_pidfd;
+};
+
+static int report(int fd, enum zy_step step, int err) {
+        struct zy_status s = { .step = step, .err = err };
+        ssize_t n;
+
+        if (fd < 0)
+                return 0;
+        /* 8 bytes into a pipe are written whole or not at all (< PIPE_BUF); only EINTR repeats. */
+        do
+                n = write(fd, &s, sizeof(s));
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        return n == (ssize_t) sizeof(s) ? 0 : -EIO;
+}
+
+_Noreturn static void fail(const struct state *st, enum zy_step step, int err, int code) {
+        (void) report(st->status_fd, step, err > 0 ? err : EIO);
+        _exit(code);
+}
+
+/* The daemon (libev) may have handlers, ignored signals (SIGPIPE) and a blocked mask; ignored
+ * dispositions and the mask survive execve, and a handler of the daemon must never run in the
+ * worker. Errors are ignored on purpose: glibc refuses its two internal signals, which are
+ * handlers and therefore reset by execve anyway. */
+static void reset_signals(void) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+        sigset_t none;
+
+        for (int sig = 1; sig < _NSIG; sig++) {
+                if (sig == SIGKILL || sig == SIGSTOP)
+                        continue;
+                (void) sigaction(sig, &sa, NULL);
+        }
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static int move_above(int fd, int base) {
+        int r = fcntl(fd, F_DUPFD_CLOEXEC, base);
+        return r < 0 ? -errno : r;
+}
+
+static int close_range_raw(unsigned first, unsigned last, unsigned flags) {
+        if (first > last)
+                return 0;
+        if (syscall(SYS_close_range, first, last, flags) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Step 1. Two passes: every fd we still need goes above base first (so that no dup3 into a
+ * target can clobber a source, the status fd or the hold fd), then dup3 puts them in place. */
+static int setup_fds(const struct zy_plan *p, struct state *st) {
+        int moved[ZY_MAX_FDS];
+        int sorted[ZY_MAX_FDS + 3];
+        size_t n_sorted = 0;
+        bool have_std[3] = { false, false, false };
+        int max_target = 2, devnull = -EBADF, next, base, r;
+        unsigned n_keep;
+
+        if (p->n_fds > ZY_MAX_FDS || (p->n_fds > 0 && !p->fds))
+                return -EINVAL;
+        for (size_t i = 0; i < p->n_fds; i++) {
+                int t = p->fds[i].target;
+
+                if (t < 0 || t >= ZY_MAX_TARGET || p->fds[i].src < 0)
+                        return -EBADF;
+                for (size_t j = 0; j < i; j++)
+                        if (p->fds[j].target == t)
+                                return -EINVAL;
+                if (t > max_target)
+                        max_target = t;
+                if (t < 3)
+                        have_std[t] = true;
+        }
+
+        n_keep = (st->status_fd >= 0) + (st->hold_fd >= 0) + (st->ref_pidfd >= 0);
+        /* Kept fds end up at max_target+1.. ; the moved copies live above them. */
+        base = max_target + 1 + (int) n_keep;
+
+        /* Pass 1. Every map entry gets its own copy, even when src == target: then the dup3 below
+         * never has src == target (which dup3 refuses with EINVAL) and never clears CLOEXEC on
+         * an fd we did not mean to pass. */
+        for (size_t i = 0; i < p->n_fds; i++) {
+                r = move_above(p->fds[i].src, base);
+                if (r < 0)
+                        return r;
+                moved[i] = r;
+        }
+        if (st->status_fd >= 0) {
+                r = move_above(st->status_fd, base);
+                if (r < 0)
+                        return r;
+                st->status_fd = r;
+        }
+        if (st->hold_fd >= 0) {
+                r = move_above(st->hold_fd, base);
+                if (r < 0)
+                        return r;
+                st->hold_fd = r;
+        }
+        if (st->ref_pidfd >= 0) {
+                r = move_above(st->ref_pidfd, base);
+                if (r < 0)
+                        return r;
+                st->ref_pidfd = r;
+        }
+        if (!have_std[0] || !have_std[1] || !have_std[2]) {
+                r = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+                if (r < 0)
+                        return -errno;
+                /* It took the lowest free number, possibly a target: move it up as well. The low
+                 * copy is closed with the gaps below. */
+                devnull = move_above(r, base);
+                if (devnull < 0)
+                        return devnull;
+        }
+
+        /* Pass 2: into place, without CLOEXEC (dup3 with flags 0). */
+        for (size_t i = 0; i < p->n_fds; i++)
+                if (dup3(moved[i], p->fds[i].target, 0) < 0)
+                        return -errno;
+        for (int t = 0; t < 3; t++)
+                if (!have_std[t] && dup3(devnull, t, 0) < 0)
+                        return -errno;
+
+        /* The status/hold/reference fds go right above the highest target, CLOEXEC: they close at
+         * exec. Whatever was at those numbers was not ours to keep (every source has a copy). */
+        next = max_target + 1;
+        if (st->status_fd >= 0) {
+                if (dup3(st->status_fd, next, O_CLOEXEC) < 0)
+                        return -errno;
+                st->status_fd = next++;
+        }
+        if (st->hold_fd >= 0) {
+                if (dup3(st->hold_fd, next, O_CLOEXEC) < 0)
+                        return -errno;
+                st->hold_fd = next++;
+        }
+        if (st->ref_pidfd >= 0) {
+                if (dup3(st->ref_pidfd, next, O_CLOEXEC) < 0)
+                        return -errno;
+                st->ref_pidfd = next++;
+        }
+
+        /* Close the gaps below the highest target: sort the target numbers (at most 67). */
+        for (int t = 0; t < 3; t++)
+                sorted[n_sorted++] = t;
+        for (size_t i = 0; i < p->n_fds; i++)
+                if (p->fds[i].target >= 3)
+                        sorted[n_sorted++] = p->fds[i].target;
+        for (size_t i = 1; i < n_sorted; i++)
+                for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+                        int tmp = sorted[j];
+                        sorted[j] = sorted[j - 1];
+                        sorted[j - 1] = tmp;
+                }
+        for (size_t i = 0; i + 1 < n_sorted; i++)
+                if (sorted[i + 1] > sorted[i] + 1) {
+                        r = close_range_raw((unsigned) sorted[i] + 1, (unsigned) sorted[i + 1] - 1, 0);
+                        if (r < 0)
+                                return r;
+                }
+
+        /* Close (not only CLOEXEC) everything above the kept fds: the moved copies and any fd of
+         * the parent. A held worker may wait for a long time and must not keep the daemon's
+         * sockets (or a client's connection) open meanwhile. */
+        return close_range_raw((unsigned) next, ~0U, 0);
+}
+
+/* Step 3. */
+static int drop_capbset(const struct zy_plan *p) {
+        uint64_t drop = p->capbset_drop;
+        unsigned last;
+
+        if (drop == 0)
+                return 0;
+        if (p->capbset_mask_prctl) {
+                if (prctl(ZY_PR_CAPBSET_DROP_MASK, (unsigned long) (uint32_t) drop,
+                          (unsigned long) (uint32_t) (drop >> 32), 0UL, 0UL) < 0)
+                        return -errno;
+                return 0;
+        }
+        /* cap_last 0 would mean "only CAP_CHOWN exists": treat it as unknown rather than silently
+         * keep every other capability; PR_CAPBSET_READ answers EINVAL past the kernel's last. */
+        last = p->cap_last > 0 && p->cap_last < 64 ? p->cap_last : 63;
+        for (unsigned c = 0; c <= last; c++) {
+                int r;
+
+                if (!(drop & (UINT64_C(1) << c)))
+                        continue;
+                r = prctl(PR_CAPBSET_READ, (unsigned long) c, 0UL, 0UL, 0UL);
+                if (r < 0) {
+                        if (errno == EINVAL)
+                                break; /* the kernel has no capability c, nor any above it */
+                        return -errno;
+                }
+                if (r == 0)
+                        continue; /* already gone: dropping it again would still need CAP_SETPCAP */
+                if (prctl(PR_CAPBSET_DROP, (unsigned long) c, 0UL, 0UL, 0UL) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+/* Step 6. */
+static int set_caps(const struct zy_plan *p) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+        struct __user_cap_data_struct d[2];
+        uint32_t lo = (uint32_t) p->caps_keep, hi = (uint32_t) (p->caps_keep >> 32);
+
+        /* Ambient capabilities would survive execve for a non-root uid: never pass any on. */
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0UL, 0UL, 0UL) < 0)
+                return -errno;
+        if (!p->set_caps)
+                return 0;
+        d[0] = (struct __user_cap_data_struct){ .effective = lo, .permitted = lo, .inheritable = lo };
+        d[1] = (struct __user_cap_data_struct){ .effective = hi, .permitted = hi, .inheritable = hi };
+        if (syscall(SYS_capset, &h, d) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Steps 5 and 9. */
+static int apply_filter(const struct zy_plan *p, const struct state *st) {
+        switch (p->filter_mode) {
+        case ZY_FILTER_NONE:
+        case ZY_FILTER_INHERITED:
+                return 0;
+        case ZY_FILTER_LOAD:
+                if (!p->prog)
+                        return -EINVAL;
+                if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, p->filter_flags, p->prog) < 0)
+                        return -errno;
+                return 0;
+        case ZY_FILTER_CLONE:
+                if (st->ref_pidfd < 0)
+                        return -EBADF;
+                /* The RFC's ABI: the pidfd is passed by value in the pointer argument. */
+                if (syscall(SYS_seccomp, ZY_SECCOMP_CLONE_FILTER, 0, (void *) (intptr_t) st->ref_pidfd) < 0)
+                        return -errno;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static int exec_exit_code(int err) {
+        return err == ENOENT ? ZY_EXIT_NOT_FOUND : ZY_EXIT_NOT_EXECUTABLE;
+}
+
+/* Step 11, like execvp(3) without its /bin/sh fallback for ENOEXEC and without malloc. */
+_Noreturn static void do_exec(const struct zy_plan *p, const struct state *st) {
+        const char *name = p->argv ? p->argv[0] : NULL;
+        const char *s;
+        bool got_eacces = false, tried = false;
+        size_t name_len;
+
+        if (!name)
+                fail(st, ZY_STEP_EXEC, EINVAL, ZY_EXIT_SETUP_FAILED);
+        if (!*name)
+                fail(st, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        if (strchr(name, '/')) {
+                execve(name, p->argv, p->envp);
+                fail(st, ZY_STEP_EXEC, errno, exec_exit_code(errno));
+        }
+        if (!p->path_buf)
+                fail(st, ZY_STEP_EXEC, EINVAL, ZY_EXIT_SETUP_FAILED);
+
+        name_len = strlen(name);
+        for (s = p->search_path ? p->search_path : ZY_DEFAULT_PATH;; s++) {
+                const char *e = strchrnul(s, ':');
+                size_t dir_len = (size_t) (e - s);
+                char *q = p->path_buf;
+
+                /* An empty element means the current directory (POSIX). */
+                if ((dir_len ? dir_len : 1) + 1 + name_len + 1 <= p->path_buf_len) {
+                        if (dir_len) {
+                                memcpy(q, s, dir_len);
+                                q += dir_len;
+                        } else
+                                *q++ = '.';
+                        *q++ = '/';
+                        memcpy(q, name, name_len + 1);
+
+                        tried = true;
+                        execve(p->path_buf, p->argv, p->envp);
+                        switch (errno) {
+                        case EACCES:
+                                got_eacces = true;
+                                break;
+                        case ENOENT:
+                        case ENOTDIR:
+                        case ESTALE:
+                        case ENODEV:
+                        case ETIMEDOUT:
+                                break;
+                        default:
+                                fail(st, ZY_STEP_EXEC, errno, exec_exit_code(errno));
+                        }
+                }
+                if (!*e)
+                        break;
+                s = e;
+        }
+        if (got_eacces)
+                fail(st, ZY_STEP_EXEC, EACCES, ZY_EXIT_NOT_EXECUTABLE);
+        if (!tried)
+                fail(st, ZY_STEP_EXEC, ENAMETOOLONG, ZY_EXIT_NOT_EXECUTABLE);
+        fail(st, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+}
+
+_Noreturn void zy_child_run(const struct zy_plan *p) {
+        struct state st = {
+                .status_fd = p->status_fd,
+                .hold_fd = p->hold_fd,
+                .ref_pidfd = p->filter_mode == ZY_FILTER_CLONE ? p->ref_pidfd : -EBADF,
+        };
+        int r;
+
+        reset_signals();
+
+        /* 1. fds */
+        r = setup_fds(p, &st);
+        if (r < 0)
+                fail(&st, ZY_STEP_FDS, -r, ZY_EXIT_SETUP_FAILED);
+
+        /* 2. setsid, controlling tty */
+        if (setsid() < 0)
+                fail(&st, ZY_STEP_SETSID, errno, ZY_EXIT_SETUP_FAILED);
+        if (p->ctty && ioctl(0, TIOCSCTTY, 0) < 0)
+                fail(&st, ZY_STEP_CTTY, errno, ZY_EXIT_SETUP_FAILED);
+
+        /* 3. bounding set, while we still have CAP_SETPCAP */
+        r = drop_capbset(p);
+        if (r < 0)
+                fail(&st, ZY_STEP_CAPBSET, -r, ZY_EXIT_SETUP_FAILED);
+
+        /* 4. ids. Raw syscalls: the kernel's calls are per thread, and glibc's wrappers would try
+         * to broadcast to threads that do not exist in this copy of the process. */
+        if (p->set_ids) {
+                if (p->n_groups > ZY_MAX_GROUPS || (p->n_groups > 0 && !p->groups))
+                        fail(&st, ZY_STEP_GROUPS, EINVAL, ZY_EXIT_SETUP_FAILED);
+                if (syscall(SYS_setgroups, p->n_groups, p->groups) < 0)
+                        fail(&st, ZY_STEP_GROUPS, errno, ZY_EXIT_SETUP_FAILED);
+                if (syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0)
+                        fail(&st, ZY_STEP_GID, errno, ZY_EXIT_SETUP_FAILED);
+                /* Leaving uid 0 empties the permitted set unless KEEPCAPS: step 6 still has to
+                 * set caps_keep. KEEPCAPS itself is cleared by execve. */
+                if (p->set_caps && p->caps_keep != 0 && p->uid != 0 &&
+                    prctl(PR_SET_KEEPCAPS, 1UL, 0UL, 0UL, 0UL) < 0)
+                        fail(&st, ZY_STEP_UID, errno, ZY_EXIT_SETUP_FAILED);
+                if (syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0)
+                        fail(&st, ZY_STEP_UID, errno, ZY_EXIT_SETUP_FAILED);
+        }
+
+        /* 5. filter, early variant: without no_new_privs, loading needs CAP_SYS_ADMIN, which
+         * step 6 may be about to drop. */
+        if (p->filter_early) {
+                r = apply_filter(p, &st);
+                if (r < 0)
+                        fail(&st, ZY_STEP_FILTER, -r, ZY_EXIT_SETUP_FAILED);
+        }
+
+        /* 6. capabilities */
+        r = set_caps(p);
+        if (r < 0)
+                fail(&st, ZY_STEP_CAPS, -r, ZY_EXIT_SETUP_FAILED);
+
+        /* 7. working directory, as the target user */
+        if (p->cwd && chdir(p->cwd) < 0)
+                fail(&st, ZY_STEP_CHDIR, errno, ZY_EXIT_SETUP_FAILED);
+
+        /* 8. no_new_privs */
+        if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0)
+                fail(&st, ZY_STEP_NNP, errno, ZY_EXIT_SETUP_FAILED);
+
+        /* 9. the filter, the last restriction: from here on only write, read, execve and
+         * exit_group are needed, which every sane profile allows. */
+        if (!p->filter_early) {
+                r = apply_filter(p, &st);
+                if (r < 0)
+                        fail(&st, ZY_STEP_FILTER, -r, ZY_EXIT_SETUP_FAILED);
+        }
+
+        /* 10. hold */
+        if (st.hold_fd >= 0) {
+                char b;
+                ssize_t n;
+
+                /* Without the HELD record the daemon would never answer Spawn: give up instead. */
+                if (report(st.status_fd, ZY_STEP_HELD, 0) < 0)
+                        _exit(ZY_EXIT_SETUP_FAILED);
+                do
+                        n = read(st.hold_fd, &b, 1);
+                while (n < 0 && errno == EINTR);
+                if (n == 0)
+                        _exit(ZY_EXIT_ABANDONED);
+                if (n < 0)
+                        fail(&st, ZY_STEP_HOLD, errno, ZY_EXIT_SETUP_FAILED);
+        }
+
+        /* 11. exec */
+        do_exec(p, &st);
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reference processes: `zygote-ref`, exec'd by the daemon once per profile, applies the
+ * profile's filter to itself and then serves requests on its control socket (fd 3, a
+ * SOCK_SEQPACKET socketpair). In the inherit tier it forks workers with
+ * clone(CLONE_PARENT | CLONE_PIDFD | SIGCHLD): the worker is the daemon's child and inherits the
+ * filter; in the clone tier it only has to stay alive as the source of SECCOMP_CLONE_FILTER.
+ *
+ * Protocol: every message is one SEQPACKET datagram that starts with struct zy_ref_header.
+ *
+ *   daemon -> ref   INIT   zy_ref_init + n_insns struct sock_filter
+ *   ref -> daemon   READY  (nothing)                   or ERROR
+ *   daemon -> ref   SPAWN  a packed plan (plan.h), fds as SCM_RIGHTS
+ *   ref -> daemon   SPAWNED  arg = worker pid, its pidfd as SCM_RIGHTS   or ERROR
+ *   ERROR:          arg = enum zy_step (0 when no child step failed), err = positive errno
+ *
+ * EOF on the control socket makes the reference exit 0. A reference that receives a malformed
+ * message answers ERROR (EBADMSG) and keeps serving; the daemon, on any timeout or protocol
+ * error, shuts the socket down (the reference then exits) and must restart it.
+ *
+ * Daemon side below: library code, blocking calls bounded by ZY_REF_TIMEOUT_MS (poll on the
+ * control socket and the reference's pidfd); no logging, no libev.
+ */
+#pragma once
+
+#include <errno.h>
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "child.h"
+
+#define ZY_REF_CTL_FD 3
+#define ZY_REF_TIMEOUT_MS 10000
+#define ZY_REF_MAX_MSG (320u * 1024u) /* header + the largest plan or program */
+
+enum zy_ref_type {
+        ZY_REF_INIT = 1,
+        ZY_REF_READY,
+        ZY_REF_SPAWN,
+        ZY_REF_SPAWNED,
+        ZY_REF_ERROR,
+};
+
+struct zy_ref_header {
+        uint32_t magic; /* ZY_REF_MAGIC */
+        uint32_t type;  /* enum zy_ref_type */
+        int32_t arg;    /* SPAWNED: pid; ERROR: step */
+        int32_t err;    /* ERROR: positive errno */
+};
+#define ZY_REF_MAGIC 0x5a595246u /* "ZYRF" */
+
+struct zy_ref_init {
+        uint32_t filter_flags; /* SECCOMP_FILTER_FLAG_* */
+        uint32_t nnp;          /* set no_new_privs before loading */
+        uint32_t n_insns;
+        uint32_t reserved;
+        /* followed by n_insns struct sock_filter */
+};
+
+struct zy_reference {
+        pid_t pid;
+        int pidfd;  /* -EBADF when not running */
+        int ctl_fd; /* -EBADF when not running */
+};
+
+#define ZY_REFERENCE_NULL ((struct zy_reference){ .pid = 0, .pidfd = -EBADF, .ctl_fd = -EBADF })
+
+/* Starts `helper` (an absolute path, see zy_helper_path()) with a clean environment, 0 and 1 on
+ * /dev/null, the daemon's stderr, the control socket on fd 3; sends INIT and waits for READY.
+ * bpf/len: the program (len instructions); nnp: set no_new_privs before loading it (without
+ * it, the reference needs CAP_SYS_ADMIN). Errors: the exec's errno, the reference's
+ * (negative) errno for the failing step, -ECONNRESET if it died, -ETIMEDOUT. */
+int zy_reference_start(const char *helper, const struct sock_filter *bpf, size_t len,
+                       unsigned filter_flags, bool nnp, struct zy_reference *ret);
+
+/* Has the reference fork a worker that runs zy_child_run(plan) with ZY_FILTER_INHERITED (the
+ * plan's filter mode and program are ignored). The worker is the caller's child. The plan's fds
+ * stay the caller's. On success *ret_pidfd is a new CLOEXEC pidfd the caller owns. Errors:
+ * -EPIPE / -ECONNRESET when the reference is gone, -ETIMEDOUT, -E2BIG for a plan too big for
+ * one message, or the reference's errno (e.g. clone's). */
+int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t *ret_pid,
+                       int *ret_pidfd);
+
+/* Runs a probe worker through the reference that does every step a real one does (as root:
+ * groups, uid/gid 65534, capbset drop, caps, nnp, chdir /; otherwise nnp and chdir /) and execs
+ * `helper --probe-exec`, which exits 0; waits for it (waitid on its pidfd, bounded). Returns 0 if
+ * the inherit tier is usable; otherwise a negative errno and, if ret_reason is not NULL, a
+ * malloc'd reason naming the step and errno, e.g. "uid: Operation not permitted". */
+int zy_reference_probe_inherit(struct zy_reference *r, const char *helper, bool privileged,
+                               char **ret_reason);
+
+/* Closes the control socket, SIGKILLs the reference through its pidfd and reaps it. Safe on a
+ * stopped or never-started reference (pidfd < 0) and on NULL. Resets *r to ZY_REFERENCE_NULL. */
+void zy_reference_stop(struct zy_reference *r);
+
+/* Where the helper is: env ZYGOTE_REF_HELPER, else zygote-ref next to /proc/self/exe (when it
+ * exists and is executable), else ZYGOTE_LIBEXEC_DIR "/zygote-ref". -ENAMETOOLONG if it does
+ * not fit in size. */
+int zy_helper_path(char *buf, size_t size);
