@@ -275,6 +275,24 @@ static int set_caps(const struct zy_plan *p) {
         return 0;
 }
 
+/* Step 5, for a worker that left uid 0: the switch emptied the effective set (KEEPCAPS kept
+ * only the permitted one), and loading a filter without no_new_privs needs CAP_SYS_ADMIN in it.
+ * Step 6 then sets the final sets. */
+static int raise_effective(const struct zy_plan *p) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+        struct __user_cap_data_struct d[2];
+
+        if (!p->set_ids || p->uid == 0)
+                return 0;
+        if (syscall(SYS_capget, &h, d) < 0)
+                return -errno;
+        d[0].effective = d[0].permitted;
+        d[1].effective = d[1].permitted;
+        if (syscall(SYS_capset, &h, d) < 0)
+                return -errno;
+        return 0;
+}
+
 /* Steps 5 and 9. */
 static int apply_filter(const struct zy_plan *p, const struct state *st) {
         switch (p->filter_mode) {
@@ -399,8 +417,9 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
                 if (syscall(SYS_setresgid, p->gid, p->gid, p->gid) < 0)
                         fail(&st, ZY_STEP_GID, errno, ZY_EXIT_SETUP_FAILED);
                 /* Leaving uid 0 empties the permitted set unless KEEPCAPS: step 6 still has to
-                 * set caps_keep. KEEPCAPS itself is cleared by execve. */
-                if (p->set_caps && p->caps_keep != 0 && p->uid != 0 &&
+                 * set caps_keep, and an early filter still needs CAP_SYS_ADMIN. KEEPCAPS itself
+                 * is cleared by execve. */
+                if (p->uid != 0 && ((p->set_caps && p->caps_keep != 0) || p->filter_early) &&
                     prctl(PR_SET_KEEPCAPS, 1UL, 0UL, 0UL, 0UL) < 0)
                         fail(&st, ZY_STEP_UID, errno, ZY_EXIT_SETUP_FAILED);
                 if (syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0)
@@ -410,7 +429,9 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
         /* 5. filter, early variant: without no_new_privs, loading needs CAP_SYS_ADMIN, which
          * step 6 may be about to drop. */
         if (p->filter_early) {
-                r = apply_filter(p, &st);
+                r = raise_effective(p);
+                if (r >= 0)
+                        r = apply_filter(p, &st);
                 if (r < 0)
                         fail(&st, ZY_STEP_FILTER, -r, ZY_EXIT_SETUP_FAILED);
         }
