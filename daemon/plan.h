@@ -4,7 +4,7 @@
  * daemon hands a plan to a reference process (inherit tier), over a SOCK_SEQPACKET socket with
  * the fds as SCM_RIGHTS.
  *
- * Buffer: a fixed header (struct zy_plan_wire, native byte order: both ends are the same build
+ * Buffer: a fixed header (struct zy_plan_wire in plan.c, native byte order: both ends are the same build
  * on the same machine), then fd map entries, groups, BPF instructions, and a string area holding
  * argv, envp, cwd and search_path as NUL-terminated strings in that order. fds travel in this
  * order: one per fd map entry, then status_fd, then hold_fd (if >= 0), then ref_pidfd (only in
@@ -29,8 +29,8 @@
 #define ZY_PLAN_MAX_INSNS 4096 /* BPF_MAXINSNS */
 #define ZY_PLAN_MAX_PATH_BUF 8192
 
-/* What zy_plan_unpack() fills; the plan's pointers point into it. Free with
- * zy_plan_storage_done(). The fds are the caller's: the storage never closes them. */
+/* What zy_plan_unpack() fills; the plan's pointers point into it (so it must not be moved or
+ * copied). Free with zy_plan_storage_done(). The fds are the caller's: never closed here. */
 struct zy_plan_storage {
         struct zy_plan plan;
         struct sock_fprog prog;

@@ -100,3 +100,11 @@ void zy_reference_stop(struct zy_reference *r);
  * exists and is executable), else ZYGOTE_LIBEXEC_DIR "/zygote-ref". -ENAMETOOLONG if it does
  * not fit in size. */
 int zy_helper_path(char *buf, size_t size);
+
+/* Both ends' framing: one datagram = header + payload, fds as SCM_RIGHTS. send never blocks
+ * (MSG_DONTWAIT; at most one message is ever in flight) and never raises SIGPIPE. recv
+ * receives with MSG_CMSG_CLOEXEC, returns the byte count (0 at EOF) and the fds; a truncated
+ * message or more than max_fds fds closes what arrived and fails with -EMSGSIZE. */
+int zy_ref_send(int fd, const struct zy_ref_header *h, const void *payload, size_t len,
+                const int *fds, size_t n_fds);
+ssize_t zy_ref_recv(int fd, void *buf, size_t size, int *fds, size_t max_fds, size_t *ret_n_fds);

@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * struct zy_plan <-> one flat buffer + fd list (see plan.h).
+ *
+ * The buffer is read with memcpy only (no casts into it): a receive buffer has no alignment
+ * guarantee, and a corrupt one must fail with -EBADMSG, never fault.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "util.h"
+
+enum {
+        PW_CTTY = 1u << 0,
+        PW_SET_IDS = 1u << 1,
+        PW_MASK_PRCTL = 1u << 2,
+        PW_SET_CAPS = 1u << 3,
+        PW_NNP = 1u << 4,
+        PW_FILTER_EARLY = 1u << 5,
+        PW_HAS_CWD = 1u << 6,
+        PW_HAS_SEARCH_PATH = 1u << 7,
+        PW_HAS_STATUS = 1u << 8,
+        PW_HAS_HOLD = 1u << 9,
+        PW_HAS_REF_PIDFD = 1u << 10,
+        PW_HAS_PROG = 1u << 11,
+        _PW_ALL = (1u << 12) - 1,
+};
+
+struct zy_plan_wire {
+        uint32_t magic, version;
+        uint32_t size; /* of the whole buffer */
+        uint32_t flags;
+        uint32_t n_argv, n_envp, n_fdmap, n_groups;
+        uint32_t n_insns, strings_len, path_buf_len, filter_mode;
+        uint32_t filter_flags, cap_last, uid, gid;
+        uint64_t capbset_drop, caps_keep;
+        /* then: int32_t target[n_fdmap], uint32_t group[n_groups],
+         * struct sock_filter insn[n_insns], char strings[strings_len] */
+};
+
+_Static_assert(sizeof(struct sock_filter) == 8, "struct sock_filter is 8 bytes");
+_Static_assert(sizeof(gid_t) == 4, "gid_t is 32 bits");
+
+static size_t count_strv(char *const *v) {
+        size_t n = 0;
+
+        if (v)
+                while (v[n])
+                        n++;
+        return n;
+}
+
+static size_t align8(size_t n) {
+        return (n + 7) & ~(size_t) 7;
+}
+
+int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *fds, size_t *n_fds) {
+        struct zy_plan_wire w = {
+                .magic = ZY_PLAN_MAGIC,
+                .version = ZY_PLAN_VERSION,
+        };
+        size_t n_argv, n_envp, strings = 0, size, n = 0, cap;
+        char *buf, *q;
+
+        if (!p || !ret_buf || !ret_len || !fds || !n_fds)
+                return -EINVAL;
+        cap = *n_fds;
+        n_argv = count_strv(p->argv);
+        n_envp = count_strv(p->envp);
+        if (n_argv == 0)
+                return -EINVAL;
+        if (n_argv + n_envp > ZY_PLAN_MAX_STRINGS || p->n_fds > ZY_MAX_FDS ||
+            p->n_groups > ZY_MAX_GROUPS)
+                return -E2BIG;
+        if ((p->n_fds > 0 && !p->fds) || (p->n_groups > 0 && !p->groups))
+                return -EINVAL;
+        if ((unsigned) p->filter_mode > ZY_FILTER_INHERITED)
+                return -EINVAL;
+        if (p->prog && (p->prog->len > ZY_PLAN_MAX_INSNS || (p->prog->len > 0 && !p->prog->filter)))
+                return -E2BIG;
+        if (p->filter_mode == ZY_FILTER_CLONE && p->ref_pidfd < 0)
+                return -EBADF;
+
+        for (size_t i = 0; i < n_argv; i++)
+                strings += strlen(p->argv[i]) + 1;
+        for (size_t i = 0; i < n_envp; i++)
+                strings += strlen(p->envp[i]) + 1;
+        if (p->cwd)
+                strings += strlen(p->cwd) + 1;
+        if (p->search_path)
+                strings += strlen(p->search_path) + 1;
+        if (strings > ZY_PLAN_MAX_SIZE)
+                return -E2BIG;
+
+        size = sizeof(w) + p->n_fds * sizeof(int32_t) + p->n_groups * sizeof(uint32_t) +
+               (p->prog ? p->prog->len : 0) * sizeof(struct sock_filter) + strings;
+        if (size > ZY_PLAN_MAX_SIZE)
+                return -E2BIG;
+
+        /* the fd list: map sources, status, hold, reference pidfd */
+        if (cap < p->n_fds + 3)
+                return -ENOBUFS;
+        for (size_t i = 0; i < p->n_fds; i++) {
+                if (p->fds[i].src < 0 || p->fds[i].target < 0)
+                        return -EBADF;
+                fds[n++] = p->fds[i].src;
+        }
+        if (p->status_fd >= 0) {
+                w.flags |= PW_HAS_STATUS;
+                fds[n++] = p->status_fd;
+        }
+        if (p->hold_fd >= 0) {
+                w.flags |= PW_HAS_HOLD;
+                fds[n++] = p->hold_fd;
+        }
+        if (p->filter_mode == ZY_FILTER_CLONE) {
+                w.flags |= PW_HAS_REF_PIDFD;
+                fds[n++] = p->ref_pidfd;
+        }
+
+        w.size = (uint32_t) size;
+        w.flags |= (p->ctty ? PW_CTTY : 0) | (p->set_ids ? PW_SET_IDS : 0) |
+                   (p->capbset_mask_prctl ? PW_MASK_PRCTL : 0) | (p->set_caps ? PW_SET_CAPS : 0) |
+                   (p->no_new_privs ? PW_NNP : 0) | (p->filter_early ? PW_FILTER_EARLY : 0) |
+                   (p->cwd ? PW_HAS_CWD : 0) | (p->search_path ? PW_HAS_SEARCH_PATH : 0) |
+                   (p->prog ? PW_HAS_PROG : 0);
+        w.n_argv = (uint32_t) n_argv;
+        w.n_envp = (uint32_t) n_envp;
+        w.n_fdmap = (uint32_t) p->n_fds;
+        w.n_groups = (uint32_t) p->n_groups;
+        w.n_insns = p->prog ? p->prog->len : 0;
+        w.strings_len = (uint32_t) strings;
+        /* only scratch: more than this is never needed for one PATH candidate */
+        w.path_buf_len = (uint32_t) (p->path_buf && p->path_buf_len > ZY_PLAN_MAX_PATH_BUF
+                                             ? ZY_PLAN_MAX_PATH_BUF
+                                             : p->path_buf ? p->path_buf_len : 0);
+        w.filter_mode = (uint32_t) p->filter_mode;
+        w.filter_flags = p->filter_flags;
+        w.cap_last = p->cap_last;
+        w.uid = (uint32_t) p->uid;
+        w.gid = (uint32_t) p->gid;
+        w.capbset_drop = p->capbset_drop;
+        w.caps_keep = p->caps_keep;
+
+        buf = malloc(size);
+        if (!buf)
+                return -ENOMEM;
+        q = buf;
+        memcpy(q, &w, sizeof(w));
+        q += sizeof(w);
+        for (size_t i = 0; i < p->n_fds; i++) {
+                int32_t t = p->fds[i].target;
+
+                memcpy(q, &t, sizeof(t));
+                q += sizeof(t);
+        }
+        if (p->n_groups) {
+                memcpy(q, p->groups, p->n_groups * sizeof(uint32_t));
+                q += p->n_groups * sizeof(uint32_t);
+        }
+        if (w.n_insns) {
+                memcpy(q, p->prog->filter, w.n_insns * sizeof(struct sock_filter));
+                q += w.n_insns * sizeof(struct sock_filter);
+        }
+#define PUT_STRING(s)                           \
+        do {                                    \
+                size_t _l = strlen(s) + 1;      \
+                memcpy(q, (s), _l);             \
+                q += _l;                        \
+        } while (0)
+        for (size_t i = 0; i < n_argv; i++)
+                PUT_STRING(p->argv[i]);
+        for (size_t i = 0; i < n_envp; i++)
+                PUT_STRING(p->envp[i]);
+        if (p->cwd)
+                PUT_STRING(p->cwd);
+        if (p->search_path)
+                PUT_STRING(p->search_path);
+#undef PUT_STRING
+
+        *ret_buf = buf;
+        *ret_len = size;
+        *n_fds = n;
+        return 0;
+}
+
+int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
+                   struct zy_plan_storage *ret) {
+        const char *in = buf, *strings, *s, *end;
+        struct zy_plan_wire w;
+        uint64_t expect;
+        size_t want_fds, n_strings, off_ptrs, off_groups, off_insns, off_strings, off_path, total;
+        char **ptrs, *mem;
+        size_t fi = 0;
+
+        if (!buf || !ret || (n_fds > 0 && !fds))
+                return -EINVAL;
+        if (len < sizeof(w) || len > ZY_PLAN_MAX_SIZE)
+                return -EBADMSG;
+        memcpy(&w, in, sizeof(w));
+        if (w.magic != ZY_PLAN_MAGIC || w.version != ZY_PLAN_VERSION || w.size != len)
+                return -EBADMSG;
+        if ((w.flags & ~(uint32_t) _PW_ALL) || w.filter_mode > ZY_FILTER_INHERITED)
+                return -EBADMSG;
+        if (w.n_argv == 0 || (uint64_t) w.n_argv + w.n_envp > ZY_PLAN_MAX_STRINGS ||
+            w.n_fdmap > ZY_MAX_FDS || w.n_groups > ZY_MAX_GROUPS || w.n_insns > ZY_PLAN_MAX_INSNS ||
+            w.path_buf_len > ZY_PLAN_MAX_PATH_BUF || w.strings_len == 0)
+                return -EBADMSG;
+        if (!(w.flags & PW_HAS_PROG) && w.n_insns != 0)
+                return -EBADMSG;
+        if (!!(w.flags & PW_HAS_REF_PIDFD) != (w.filter_mode == ZY_FILTER_CLONE))
+                return -EBADMSG;
+
+        /* every count is bounded above, so this cannot overflow 64 bits */
+        expect = (uint64_t) sizeof(w) + (uint64_t) w.n_fdmap * sizeof(int32_t) +
+                 (uint64_t) w.n_groups * sizeof(uint32_t) +
+                 (uint64_t) w.n_insns * sizeof(struct sock_filter) + w.strings_len;
+        if (expect != len)
+                return -EBADMSG;
+
+        want_fds = w.n_fdmap + !!(w.flags & PW_HAS_STATUS) + !!(w.flags & PW_HAS_HOLD) +
+                   !!(w.flags & PW_HAS_REF_PIDFD);
+        if (n_fds != want_fds)
+                return -EBADMSG;
+        for (size_t i = 0; i < n_fds; i++)
+                if (fds[i] < 0)
+                        return -EBADMSG;
+
+        /* the string area: NUL-terminated, exactly as many strings as announced */
+        strings = in + len - w.strings_len;
+        if (strings[w.strings_len - 1] != 0)
+                return -EBADMSG;
+        n_strings = 0;
+        for (s = strings, end = strings + w.strings_len; s < end; s += strlen(s) + 1)
+                n_strings++;
+        if (n_strings != (size_t) w.n_argv + w.n_envp + !!(w.flags & PW_HAS_CWD) +
+                                 !!(w.flags & PW_HAS_SEARCH_PATH))
+                return -EBADMSG;
+
+        for (uint32_t i = 0; i < w.n_fdmap; i++) {
+                int32_t t;
+
+                memcpy(&t, in + sizeof(w) + i * sizeof(t), sizeof(t));
+                if (t < 0)
+                        return -EBADMSG;
+        }
+
+        /* one allocation: pointer arrays, groups, BPF, strings, path_buf */
+        off_ptrs = 0;
+        off_groups = align8(off_ptrs + ((size_t) w.n_argv + 1 + w.n_envp + 1) * sizeof(char *));
+        off_insns = align8(off_groups + (size_t) w.n_groups * sizeof(gid_t));
+        off_strings = align8(off_insns + (size_t) w.n_insns * sizeof(struct sock_filter));
+        off_path = align8(off_strings + w.strings_len);
+        total = off_path + w.path_buf_len + 1;
+        mem = calloc(1, total);
+        if (!mem)
+                return -ENOMEM;
+
+        memset(ret, 0, sizeof(*ret));
+        ret->mem = mem;
+        in += sizeof(w);
+        for (uint32_t i = 0; i < w.n_fdmap; i++) {
+                int32_t t;
+
+                memcpy(&t, in, sizeof(t));
+                in += sizeof(t);
+                ret->fdmap[i] = (struct zy_fdmap){ .src = fds[fi++], .target = t };
+        }
+        memcpy(mem + off_groups, in, (size_t) w.n_groups * sizeof(gid_t));
+        in += (size_t) w.n_groups * sizeof(gid_t);
+        memcpy(mem + off_insns, in, (size_t) w.n_insns * sizeof(struct sock_filter));
+        in += (size_t) w.n_insns * sizeof(struct sock_filter);
+        memcpy(mem + off_strings, in, w.strings_len);
+
+        ptrs = (char **) (void *) (mem + off_ptrs);
+        s = mem + off_strings;
+        for (uint32_t i = 0; i < w.n_argv; i++, s += strlen(s) + 1)
+                ptrs[i] = (char *) s;
+        ptrs[w.n_argv] = NULL;
+        for (uint32_t i = 0; i < w.n_envp; i++, s += strlen(s) + 1)
+                ptrs[w.n_argv + 1 + i] = (char *) s;
+        ptrs[w.n_argv + 1 + w.n_envp] = NULL;
+
+        ret->plan = (struct zy_plan){
+                .argv = ptrs,
+                .envp = ptrs + w.n_argv + 1,
+                .fds = ret->fdmap,
+                .n_fds = w.n_fdmap,
+                .status_fd = -EBADF,
+                .hold_fd = -EBADF,
+                .ref_pidfd = -EBADF,
+                .ctty = !!(w.flags & PW_CTTY),
+                .set_ids = !!(w.flags & PW_SET_IDS),
+                .uid = (uid_t) w.uid,
+                .gid = (gid_t) w.gid,
+                .groups = w.n_groups ? (const gid_t *) (void *) (mem + off_groups) : NULL,
+                .n_groups = w.n_groups,
+                .capbset_drop = w.capbset_drop,
+                .capbset_mask_prctl = !!(w.flags & PW_MASK_PRCTL),
+                .cap_last = w.cap_last,
+                .caps_keep = w.caps_keep,
+                .set_caps = !!(w.flags & PW_SET_CAPS),
+                .no_new_privs = !!(w.flags & PW_NNP),
+                .filter_mode = (enum zy_filter_mode) w.filter_mode,
+                .filter_early = !!(w.flags & PW_FILTER_EARLY),
+                .filter_flags = w.filter_flags,
+                .path_buf = w.path_buf_len ? mem + off_path : NULL,
+                .path_buf_len = w.path_buf_len,
+        };
+        if (w.flags & PW_HAS_CWD) {
+                ret->plan.cwd = s;
+                s += strlen(s) + 1;
+        }
+        if (w.flags & PW_HAS_SEARCH_PATH)
+                ret->plan.search_path = s;
+        if (w.flags & PW_HAS_STATUS)
+                ret->plan.status_fd = fds[fi++];
+        if (w.flags & PW_HAS_HOLD)
+                ret->plan.hold_fd = fds[fi++];
+        if (w.flags & PW_HAS_REF_PIDFD)
+                ret->plan.ref_pidfd = fds[fi++];
+        if (w.flags & PW_HAS_PROG) {
+                ret->prog = (struct sock_fprog){
+                        .len = (unsigned short) w.n_insns,
+                        .filter = (struct sock_filter *) (void *) (mem + off_insns),
+                };
+                ret->plan.prog = &ret->prog;
+        }
+        return 0;
+}
+
+void zy_plan_storage_done(struct zy_plan_storage *s) {
+        if (!s)
+                return;
+        free(s->mem);
+        memset(s, 0, sizeof(*s));
+}

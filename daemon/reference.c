@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The daemon's side of a reference process (see reference.h), and the message framing both
+ * sides share. Library code: no logging, every wait bounded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "plan.h"
+#include "probe.h"
+#include "reference.h"
+#include "util.h"
+
+#define ZY_REF_PROBE_UID 65534
+#define ZY_REF_PROBE_GID 65534
+
+/* ---- framing ---------------------------------------------------------------------------- */
+
+int zy_ref_send(int fd, const struct zy_ref_header *h, const void *payload, size_t len,
+                const int *fds, size_t n_fds) {
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * ZY_PLAN_MAX_FDS)];
+        } control;
+        struct iovec iov[2] = {
+                { .iov_base = (void *) h, .iov_len = sizeof(*h) },
+                { .iov_base = (void *) payload, .iov_len = len },
+        };
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+        ssize_t n;
+
+        if (n_fds > ZY_PLAN_MAX_FDS || sizeof(*h) + len > ZY_REF_MAX_MSG)
+                return -E2BIG;
+        if (n_fds > 0) {
+                struct cmsghdr *c;
+
+                memset(&control, 0, sizeof(control));
+                mh.msg_control = control.buf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+                c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
+        }
+        do
+                n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return errno == EMSGSIZE ? -E2BIG : -errno;
+        /* SEQPACKET: all or nothing */
+        return (size_t) n == sizeof(*h) + len ? 0 : -EIO;
+}
+
+static void close_many(int *fds, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                fds[i] = safe_close(fds[i]);
+}
+
+ssize_t zy_ref_recv(int fd, void *buf, size_t size, int *fds, size_t max_fds, size_t *ret_n_fds) {
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * ZY_PLAN_MAX_FDS)];
+        } control;
+        struct iovec iov = { .iov_base = buf, .iov_len = size };
+        struct msghdr mh = {
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = control.buf,
+                .msg_controllen = sizeof(control.buf),
+        };
+        size_t n_fds = 0;
+        bool too_many = false;
+        ssize_t n;
+
+        do
+                n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                size_t k;
+                int *data;
+
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                if (c->cmsg_len < CMSG_LEN(0))
+                        continue;
+                k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                data = (int *) (void *) CMSG_DATA(c);
+                for (size_t i = 0; i < k; i++) {
+                        int f;
+
+                        memcpy(&f, data + i, sizeof(f));
+                        if (n_fds < max_fds && n_fds < ZY_PLAN_MAX_FDS)
+                                fds[n_fds++] = f;
+                        else {
+                                safe_close(f);
+                                too_many = true;
+                        }
+                }
+        }
+        if (too_many || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+                close_many(fds, n_fds);
+                return -EMSGSIZE;
+        }
+        if (ret_n_fds)
+                *ret_n_fds = n_fds;
+        else
+                close_many(fds, n_fds);
+        return n;
+}
+
+/* ---- daemon side ------------------------------------------------------------------------ */
+
+static int64_t now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits until fd is readable or the process behind pidfd (if >= 0) has exited. 1: fd readable,
+ * 0: the process exited (and fd is not readable), -ETIMEDOUT. */
+static int wait_readable(int fd, int pidfd, int64_t deadline) {
+        for (;;) {
+                struct pollfd p[2] = {
+                        { .fd = fd, .events = POLLIN },
+                        { .fd = pidfd, .events = POLLIN },
+                };
+                int64_t left = deadline - now_ms();
+                int r;
+
+                if (left < 0)
+                        left = 0;
+                r = poll(p, pidfd >= 0 ? 2 : 1, (int) (left > INT_MAX ? INT_MAX : left));
+                if (r < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                /* data first: a reply queued before the reference died still counts */
+                if (p[0].revents)
+                        return 1;
+                if (pidfd >= 0 && p[1].revents)
+                        return 0;
+                if (r == 0)
+                        return -ETIMEDOUT;
+        }
+}
+
+/* The control socket is out of step (timeout, garbage): make it unusable, so that the next call
+ * fails at once and the reference exits on EOF. The caller restarts it. */
+static void break_ctl(struct zy_reference *r) {
+        if (r->ctl_fd >= 0)
+                (void) shutdown(r->ctl_fd, SHUT_RDWR);
+}
+
+/* Receives one reply of type want (or ERROR). Returns 0 with *h filled, or a negative errno;
+ * an ERROR reply becomes its errno. fds: room for max_fds. */
+static int wait_reply(struct zy_reference *r, uint32_t want, struct zy_ref_header *h, int *fds,
+                      size_t max_fds, size_t *n_fds) {
+        char buf[sizeof(*h)];
+        size_t got = 0;
+        ssize_t n;
+        int k;
+
+        k = wait_readable(r->ctl_fd, r->pidfd, now_ms() + ZY_REF_TIMEOUT_MS);
+        if (k == 0)
+                return -ECONNRESET;
+        if (k < 0) {
+                break_ctl(r);
+                return k;
+        }
+        n = zy_ref_recv(r->ctl_fd, buf, sizeof(buf), fds, max_fds, &got);
+        if (n == 0 || n == -ECONNRESET)
+                return -ECONNRESET;
+        if (n < 0) {
+                if (n == -EMSGSIZE)
+                        break_ctl(r);
+                return (int) n;
+        }
+        if ((size_t) n != sizeof(*h)) {
+                close_many(fds, got);
+                break_ctl(r);
+                return -EBADMSG;
+        }
+        memcpy(h, buf, sizeof(*h));
+        if (h->magic != ZY_REF_MAGIC || (h->type != want && h->type != ZY_REF_ERROR)) {
+                close_many(fds, got);
+                break_ctl(r);
+                return -EBADMSG;
+        }
+        if (h->type == ZY_REF_ERROR) {
+                close_many(fds, got);
+                return h->err > 0 ? -h->err : -EIO;
+        }
+        *n_fds = got;
+        return 0;
+}
+
+/* Reads the one status record a worker may send before exec. 0 and *ret_rec = {0, 0} on EOF
+ * (exec happened), 1 with the record, or a negative errno. */
+static int read_status(int fd, int pidfd, int64_t deadline, struct zy_status *ret_rec) {
+        struct zy_status s;
+        ssize_t n;
+        int r;
+
+        r = wait_readable(fd, -EBADF, deadline);
+        if (r < 0)
+                return r;
+        do
+                n = read(fd, &s, sizeof(s));
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if (n == 0) {
+                *ret_rec = (struct zy_status){ 0, 0 };
+                return 0;
+        }
+        if (n != (ssize_t) sizeof(s))
+                return -EBADMSG;
+        *ret_rec = s;
+        return 1;
+}
+
+static int reap(int pidfd, int64_t deadline, siginfo_t *ret_si) {
+        siginfo_t si = { 0 };
+        int r;
+
+        r = wait_readable(pidfd, -EBADF, deadline);
+        if (r < 0)
+                return r;
+        while (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (ret_si)
+                *ret_si = si;
+        return 0;
+}
+
+int zy_reference_start(const char *helper, const struct sock_filter *bpf, size_t len,
+                       unsigned filter_flags, bool nnp, struct zy_reference *ret) {
+        _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF }, status[2] = { -EBADF, -EBADF };
+        _cleanup_close_ int pidfd = -EBADF;
+        _cleanup_free_ char *payload = NULL;
+        char *argv[] = { (char *) helper, NULL };
+        char *envp[] = { NULL };
+        char path_buf[PATH_MAX];
+        struct zy_fdmap map[2];
+        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct zy_ref_init init = { .filter_flags = filter_flags, .nnp = nnp, .n_insns = (uint32_t) len };
+        struct zy_ref_header h = { .magic = ZY_REF_MAGIC, .type = ZY_REF_INIT };
+        struct zy_status rec;
+        struct zy_plan plan;
+        size_t n_fds = 0;
+        int64_t deadline = now_ms() + ZY_REF_TIMEOUT_MS;
+        int sndbuf = (int) ZY_REF_MAX_MSG * 2, k;
+        long pid;
+
+        if (!helper || !bpf || len == 0 || len > ZY_PLAN_MAX_INSNS || !ret)
+                return -EINVAL;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(status, O_CLOEXEC) < 0)
+                return -errno;
+        /* the largest plan must fit one datagram; clamped to wmem_max, which is still enough */
+        (void) setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+
+        plan = (struct zy_plan){
+                .argv = argv,
+                .envp = envp,
+                .cwd = "/",
+                .fds = map,
+                .status_fd = status[1],
+                .hold_fd = -EBADF,
+                .ref_pidfd = -EBADF,
+                .filter_mode = ZY_FILTER_NONE,
+                .path_buf = path_buf,
+                .path_buf_len = sizeof(path_buf),
+        };
+        map[plan.n_fds++] = (struct zy_fdmap){ .src = sv[1], .target = ZY_REF_CTL_FD };
+        /* the daemon's stderr, for the reference's fatal messages; /dev/null if it has none */
+        if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
+                map[plan.n_fds++] = (struct zy_fdmap){ .src = STDERR_FILENO, .target = STDERR_FILENO };
+
+        pid = syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                zy_child_run(&plan); /* only raw syscalls from here: see child.c */
+
+        r.pid = (pid_t) pid;
+        r.pidfd = TAKE_FD(pidfd);
+        r.ctl_fd = TAKE_FD(sv[0]);
+        sv[1] = safe_close(sv[1]);
+        status[1] = safe_close(status[1]);
+
+        /* exec, or a (step, errno) record */
+        k = read_status(status[0], r.pidfd, deadline, &rec);
+        if (k != 0) {
+                zy_reference_stop(&r);
+                return k < 0 ? k : -(rec.err > 0 ? rec.err : EIO);
+        }
+
+        payload = malloc(sizeof(init) + len * sizeof(struct sock_filter));
+        if (!payload) {
+                zy_reference_stop(&r);
+                return -ENOMEM;
+        }
+        memcpy(payload, &init, sizeof(init));
+        memcpy(payload + sizeof(init), bpf, len * sizeof(struct sock_filter));
+        k = zy_ref_send(r.ctl_fd, &h, payload, sizeof(init) + len * sizeof(struct sock_filter), NULL, 0);
+        if (k == 0)
+                k = wait_reply(&r, ZY_REF_READY, &h, NULL, 0, &n_fds);
+        if (k < 0) {
+                zy_reference_stop(&r);
+                return k;
+        }
+        *ret = r;
+        return 0;
+}
+
+int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t *ret_pid,
+                       int *ret_pidfd) {
+        struct zy_ref_header h = { .magic = ZY_REF_MAGIC, .type = ZY_REF_SPAWN };
+        _cleanup_free_ void *buf = NULL;
+        int fds[ZY_PLAN_MAX_FDS], got[1];
+        size_t n_fds = ZY_PLAN_MAX_FDS, n_got = 0, len;
+        int k;
+
+        if (!r || !plan || !ret_pid || !ret_pidfd)
+                return -EINVAL;
+        if (r->ctl_fd < 0)
+                return -ENOTCONN;
+        k = zy_plan_pack(plan, &buf, &len, fds, &n_fds);
+        if (k < 0)
+                return k;
+        k = zy_ref_send(r->ctl_fd, &h, buf, len, fds, n_fds);
+        if (k < 0)
+                return k;
+        k = wait_reply(r, ZY_REF_SPAWNED, &h, got, ELEMENTSOF(got), &n_got);
+        if (k < 0)
+                return k;
+        if (n_got != 1 || h.arg <= 0) {
+                close_many(got, n_got);
+                break_ctl(r);
+                return -EBADMSG;
+        }
+        *ret_pid = (pid_t) h.arg;
+        *ret_pidfd = got[0];
+        return 0;
+}
+
+int zy_reference_probe_inherit(struct zy_reference *r, const char *helper, bool privileged,
+                               char **ret_reason) {
+        static const gid_t groups[] = { ZY_REF_PROBE_GID };
+        _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF };
+        _cleanup_close_ int pidfd = -EBADF;
+        char *argv[] = { (char *) helper, "--probe-exec", NULL };
+        char *envp[] = { NULL };
+        char path_buf[PATH_MAX];
+        struct zy_status rec;
+        struct zy_plan plan;
+        siginfo_t si;
+        int64_t deadline;
+        unsigned cap_last;
+        char *reason = NULL;
+        pid_t pid;
+        int k;
+
+        if (!r || !helper)
+                return -EINVAL;
+        if (pipe2(status, O_CLOEXEC) < 0)
+                return -errno;
+        plan = (struct zy_plan){
+                .argv = argv,
+                .envp = envp,
+                .cwd = "/",
+                .status_fd = status[1],
+                .hold_fd = -EBADF,
+                .ref_pidfd = -EBADF,
+                .no_new_privs = true,
+                .filter_mode = ZY_FILTER_INHERITED,
+                .path_buf = path_buf,
+                .path_buf_len = sizeof(path_buf),
+        };
+        if (privileged) {
+                /* every step a real worker of a non-root caller goes through */
+                k = zy_cap_last(&cap_last);
+                if (k < 0)
+                        return k;
+                plan.set_ids = true;
+                plan.uid = ZY_REF_PROBE_UID;
+                plan.gid = ZY_REF_PROBE_GID;
+                plan.groups = groups;
+                plan.n_groups = ELEMENTSOF(groups);
+                plan.cap_last = cap_last;
+                plan.capbset_drop = cap_last >= 63 ? UINT64_MAX : (UINT64_C(1) << (cap_last + 1)) - 1;
+                plan.set_caps = true;
+                plan.caps_keep = 0;
+        }
+
+        k = zy_reference_spawn(r, &plan, &pid, &pidfd);
+        if (k < 0) {
+                if (ret_reason && asprintf(&reason, "spawn through the reference: %s", strerror(-k)) >= 0)
+                        *ret_reason = reason;
+                return k;
+        }
+        status[1] = safe_close(status[1]);
+
+        deadline = now_ms() + ZY_REF_TIMEOUT_MS;
+        k = read_status(status[0], pidfd, deadline, &rec);
+        if (k >= 0) {
+                int w = reap(pidfd, deadline, &si);
+                if (w < 0)
+                        k = w;
+        }
+        if (k < 0) {
+                /* a worker that does not finish in time is killed, never left behind */
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                (void) reap(pidfd, now_ms() + ZY_REF_TIMEOUT_MS, NULL);
+                if (ret_reason && asprintf(&reason, "probe worker: %s", strerror(-k)) >= 0)
+                        *ret_reason = reason;
+                return k;
+        }
+        if (k == 1) {
+                if (ret_reason && asprintf(&reason, "%s: %s", zy_step_to_string(rec.step),
+                                           strerror(rec.err)) >= 0)
+                        *ret_reason = reason;
+                return rec.err > 0 ? -rec.err : -EIO;
+        }
+        if (si.si_code != CLD_EXITED || si.si_status != 0) {
+                if (ret_reason &&
+                    asprintf(&reason, "probe worker %s %d after exec",
+                             si.si_code == CLD_EXITED ? "exited with" : "was killed by signal",
+                             si.si_status) >= 0)
+                        *ret_reason = reason;
+                return -EPROTO;
+        }
+        return 0;
+}
+
+void zy_reference_stop(struct zy_reference *r) {
+        if (!r)
+                return;
+        r->ctl_fd = safe_close(r->ctl_fd);
+        if (r->pidfd >= 0) {
+                siginfo_t si;
+
+                /* ESRCH (already gone) and ECHILD (someone reaped it) are both fine here */
+                (void) syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+                while (waitid(P_PIDFD, (id_t) r->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+                        ;
+        }
+        r->pidfd = safe_close(r->pidfd);
+        r->pid = 0;
+}
+
+int zy_helper_path(char *buf, size_t size) {
+        const char *env = secure_getenv("ZYGOTE_REF_HELPER");
+        char self[PATH_MAX];
+        const char *found = NULL;
+        ssize_t n;
+
+        if (!buf)
+                return -EINVAL;
+        if (env && *env)
+                found = env;
+        else {
+                n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+                if (n > 0 && (size_t) n < sizeof(self) - sizeof("/zygote-ref")) {
+                        char *slash;
+
+                        self[n] = 0;
+                        slash = strrchr(self, '/');
+                        if (slash) {
+                                strcpy(slash, "/zygote-ref");
+                                if (access(self, X_OK) == 0)
+                                        found = self;
+                        }
+                }
+                if (!found)
+                        found = ZYGOTE_LIBEXEC_DIR "/zygote-ref";
+        }
+        if (strlen(found) >= size)
+                return -ENAMETOOLONG;
+        strcpy(buf, found);
+        return 0;
+}

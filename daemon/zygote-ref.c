@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-ref: a profile's reference process (protocol in reference.h).
+ *
+ *   zygote-ref               serve the control socket on fd 3 (started by zygoted only)
+ *   zygote-ref --probe-exec  exit 0: what the daemon's inherit-tier probe worker execs
+ *
+ * It loads the profile's filter on itself once (INIT), then forks workers that inherit it
+ * (SPAWN). It keeps its own capabilities: the workers drop theirs in child.c. It says nothing on
+ * stderr unless it cannot go on; a malformed request gets an ERROR reply and is forgotten.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "plan.h"
+#include "reference.h"
+#include "util.h"
+
+/* The largest request, static: the reference never grows. */
+static char msg[ZY_REF_MAX_MSG] __attribute__((aligned(16)));
+
+_Noreturn static void die(const char *what, int err) {
+        fprintf(stderr, "zygote-ref: %s: %s\n", what, strerror(err));
+        _exit(1);
+}
+
+static void reply(int ctl, uint32_t type, int32_t arg, int32_t err, const int *fds, size_t n_fds) {
+        struct zy_ref_header h = { .magic = ZY_REF_MAGIC, .type = type, .arg = arg, .err = err };
+        int r = zy_ref_send(ctl, &h, NULL, 0, fds, n_fds);
+
+        /* the daemon went away (EPIPE) or stopped reading: nothing left to serve */
+        if (r == -EPIPE || r == -ECONNRESET)
+                _exit(0);
+        if (r < 0)
+                die("reply", -r);
+}
+
+/* Returns 0 so that a handler can end with return reply_error(...). */
+static int reply_error(int ctl, enum zy_step step, int err) {
+        reply(ctl, ZY_REF_ERROR, (int32_t) step, err, NULL, 0);
+        return 0;
+}
+
+static int handle_init(int ctl, const char *payload, size_t len, bool *initialized) {
+        struct zy_ref_init init;
+        struct sock_fprog prog;
+
+        if (*initialized)
+                return reply_error(ctl, ZY_STEP_NONE, EALREADY);
+        if (len < sizeof(init))
+                return reply_error(ctl, ZY_STEP_NONE, EBADMSG);
+        memcpy(&init, payload, sizeof(init));
+        if (init.n_insns == 0 || init.n_insns > ZY_PLAN_MAX_INSNS ||
+            len != sizeof(init) + (size_t) init.n_insns * sizeof(struct sock_filter))
+                return reply_error(ctl, ZY_STEP_NONE, EBADMSG);
+
+        if (init.nnp && prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0)
+                return reply_error(ctl, ZY_STEP_NNP, errno);
+        /* msg is static and 8-byte aligned; the program follows a 16-byte header */
+        prog = (struct sock_fprog){
+                .len = (unsigned short) init.n_insns,
+                .filter = (struct sock_filter *) (void *) (payload + sizeof(init)),
+        };
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, init.filter_flags, &prog) < 0)
+                return reply_error(ctl, ZY_STEP_FILTER, errno);
+        *initialized = true;
+        reply(ctl, ZY_REF_READY, 0, 0, NULL, 0);
+        return 0;
+}
+
+static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size_t n_fds) {
+        struct zy_plan_storage s;
+        int pidfd = -1, r;
+        long pid;
+
+        r = zy_plan_unpack(payload, len, fds, n_fds, &s);
+        if (r < 0)
+                return reply_error(ctl, ZY_STEP_NONE, -r);
+        /* Whatever the daemon asked: this process's filter is the one the worker must have. */
+        s.plan.filter_mode = ZY_FILTER_INHERITED;
+        s.plan.filter_early = false;
+
+        /* CLONE_PARENT: the worker is the daemon's child (its SIGCHLD, its waitid). A raw clone
+         * (not clone3, which Docker's profile answers with ENOSYS; these flags pass its
+         * 0x7E020000 mask) with no new stack: the child returns here on a copy of ours. */
+        pid = syscall(SYS_clone, CLONE_PARENT | CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
+        if (pid == 0) {
+                /* the control socket is CLOEXEC; child.c closes it with every other fd */
+                zy_child_run(&s.plan);
+        }
+        r = pid < 0 ? errno : 0;
+        zy_plan_storage_done(&s);
+        if (r)
+                return reply_error(ctl, ZY_STEP_NONE, r);
+        reply(ctl, ZY_REF_SPAWNED, (int32_t) pid, 0, &pidfd, 1);
+        safe_close(pidfd);
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        const int ctl = ZY_REF_CTL_FD;
+        bool initialized = false;
+        int type = 0;
+        socklen_t sl = sizeof(type);
+
+        if (argc == 2 && strcmp(argv[1], "--probe-exec") == 0)
+                return 0;
+        if (argc != 1) {
+                fprintf(stderr, "usage: zygote-ref [--probe-exec]\n"
+                                "zygote-ref is started by zygoted; it serves a control socket on fd 3.\n");
+                return 2;
+        }
+        if (getsockopt(ctl, SOL_SOCKET, SO_TYPE, &type, &sl) < 0 || type != SOCK_SEQPACKET)
+                die("fd 3 is not the control socket", errno ? errno : ENOTSOCK);
+        /* Not for the workers: they get it closed anyway, but never across an exec. */
+        if (fcntl(ctl, F_SETFD, FD_CLOEXEC) < 0)
+                die("fcntl", errno);
+        /* Dies with the daemon (EOF on fd 3 covers the rest). Not dumpable: workers of the same
+         * uid cannot ptrace it or read its memory. Both are inherited by nothing past exec. */
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
+        (void) prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+
+        for (;;) {
+                struct zy_ref_header h;
+                int fds[ZY_PLAN_MAX_FDS];
+                size_t n_fds = 0;
+                ssize_t n = zy_ref_recv(ctl, msg, sizeof(msg), fds, ELEMENTSOF(fds), &n_fds);
+
+                if (n == 0 || n == -ECONNRESET)
+                        return 0; /* the daemon closed the socket */
+                if (n == -EMSGSIZE) {
+                        reply_error(ctl, ZY_STEP_NONE, EMSGSIZE);
+                        continue;
+                }
+                if (n < 0)
+                        die("recvmsg", (int) -n);
+                if ((size_t) n < sizeof(h)) {
+                        for (size_t i = 0; i < n_fds; i++)
+                                safe_close(fds[i]);
+                        reply_error(ctl, ZY_STEP_NONE, EBADMSG);
+                        continue;
+                }
+                memcpy(&h, msg, sizeof(h));
+                if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_INIT && n_fds == 0)
+                        (void) handle_init(ctl, msg + sizeof(h), (size_t) n - sizeof(h), &initialized);
+                else if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_SPAWN && initialized)
+                        (void) handle_spawn(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds);
+                else
+                        reply_error(ctl, ZY_STEP_NONE, initialized ? EBADMSG : EPROTO);
+                for (size_t i = 0; i < n_fds; i++)
+                        safe_close(fds[i]);
+        }
+}

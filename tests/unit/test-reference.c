@@ -1,0 +1,681 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of daemon/plan.c, daemon/reference.c and the zygote-ref helper: plan packing
+ * (round trip, corrupt buffers, limits), a real reference process with a small filter, workers
+ * spawned through it (the test's children, with the reference's filter), a reference that dies,
+ * malformed requests, and the inherit-tier probe.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "child.h"
+#include "plan.h"
+#include "reference.h"
+#include "util.h"
+
+#if defined(__x86_64__)
+#define TEST_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define TEST_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "add this architecture's AUDIT_ARCH_*"
+#endif
+
+#define BLOCKED_ERRNO 95
+
+/* Allows everything but one system call, which fails with errnum. */
+#define FILTER_BLOCKING(sysnr, errnum)                                                        \
+        {                                                                               \
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)), \
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),             \
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                           \
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),  \
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (sysnr), 0, 1),                      \
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (errnum)),                 \
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                           \
+        }
+
+static struct sock_filter block_personality[] = FILTER_BLOCKING(__NR_personality, BLOCKED_ERRNO);
+static struct sock_filter block_setresuid[] = FILTER_BLOCKING(__NR_setresuid, EPERM);
+
+static char helper[PATH_MAX];
+static char try_syscall[PATH_MAX];
+static char path_buf[PATH_MAX];
+static char *const test_env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
+
+static void plan_init(struct zy_plan *p, char *const *argv) {
+        *p = (struct zy_plan){
+                .argv = argv,
+                .envp = test_env,
+                .status_fd = -EBADF,
+                .hold_fd = -EBADF,
+                .ref_pidfd = -EBADF,
+                .filter_mode = ZY_FILTER_LOAD, /* ignored by the reference */
+                .path_buf = path_buf,
+                .path_buf_len = sizeof(path_buf),
+        };
+}
+
+static size_t read_all(int fd, char *buf, size_t size) {
+        size_t len = 0;
+
+        for (;;) {
+                ssize_t n = read(fd, buf + len, size - 1 - len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                assert_true(n >= 0);
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                assert_true(len < size - 1);
+        }
+        buf[len] = 0;
+        return len;
+}
+
+static const char *field(const char *text, const char *key, char *buf, size_t size) {
+        size_t klen = strlen(key);
+
+        for (const char *l = text; *l; l = strchrnul(l, '\n'), l += *l ? 1 : 0)
+                if (strncmp(l, key, klen) == 0 && l[klen] == ':') {
+                        const char *v = l + klen + 1, *e;
+
+                        v += strspn(v, " \t");
+                        e = strchrnul(v, '\n');
+                        assert_true((size_t) (e - v) < size);
+                        memcpy(buf, v, (size_t) (e - v));
+                        buf[e - v] = 0;
+                        return buf;
+                }
+        return NULL;
+}
+
+static void file_field(pid_t pid, const char *key, char *buf, size_t size) {
+        char path[64], text[8192];
+        _cleanup_close_ int fd = -EBADF;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        read_all(fd, text, sizeof(text));
+        if (!field(text, key, buf, size))
+                fail_msg("no %s in %s", key, path);
+}
+
+struct worker {
+        int code;
+        int n_recs;
+        struct zy_status rec;
+        char out[16384];
+};
+
+/* Spawns argv through the reference with stdout on a pipe; collects output, records, exit. */
+static int spawn_through(struct zy_reference *r, char *const *argv, const char *cwd, struct worker *w) {
+        _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF };
+        _cleanup_close_ int pidfd = -EBADF;
+        struct zy_fdmap map[1];
+        struct zy_plan p;
+        siginfo_t si = { 0 };
+        pid_t pid;
+        int k;
+
+        memset(w, 0, sizeof(*w));
+        assert_return_code(pipe2(status, O_CLOEXEC), errno);
+        assert_return_code(pipe2(out, O_CLOEXEC), errno);
+        map[0] = (struct zy_fdmap){ .src = out[1], .target = 1 };
+        plan_init(&p, argv);
+        p.cwd = cwd;
+        p.fds = map;
+        p.n_fds = 1;
+        p.status_fd = status[1];
+        p.no_new_privs = true;
+        k = zy_reference_spawn(r, &p, &pid, &pidfd);
+        if (k < 0)
+                return k;
+        assert_true(pid > 0);
+        assert_int_equal(fcntl(pidfd, F_GETFD), FD_CLOEXEC);
+        out[1] = safe_close(out[1]);
+        status[1] = safe_close(status[1]);
+        read_all(out[0], w->out, sizeof(w->out));
+        for (;;) {
+                struct zy_status s;
+                ssize_t n = read(status[0], &s, sizeof(s));
+
+                assert_true(n >= 0);
+                if (n == 0)
+                        break;
+                assert_int_equal(n, sizeof(s));
+                w->rec = s;
+                w->n_recs++;
+        }
+        /* works only because the worker is our child (CLONE_PARENT) */
+        assert_return_code(waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED), errno);
+        assert_int_equal(si.si_pid, pid);
+        w->code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+        return 0;
+}
+
+/* ---- plan packing --------------------------------------------------------------------- */
+
+static void test_plan_round_trip(void **state) {
+        static char *const argv[] = { "/bin/echo", "", "two words", NULL };
+        static char *const envp[] = { "A=1", "B=", NULL };
+        static const gid_t groups[] = { 5, 100, 65534 };
+        static const struct sock_fprog prog = { .len = ELEMENTSOF(block_personality),
+                                                .filter = block_personality };
+        struct zy_fdmap map[] = { { .src = 10, .target = 0 }, { .src = 11, .target = 7 } };
+        struct zy_plan p = {
+                .argv = argv, .envp = envp, .cwd = "/tmp", .search_path = "/a:/b",
+                .fds = map, .n_fds = 2, .status_fd = 12, .hold_fd = 13, .ctty = true,
+                .set_ids = true, .uid = 1000, .gid = 1001, .groups = groups, .n_groups = 3,
+                .capbset_drop = UINT64_C(0xfffffffffe), .capbset_mask_prctl = true, .cap_last = 40,
+                .caps_keep = 0x21, .set_caps = true, .no_new_privs = true,
+                .filter_mode = ZY_FILTER_CLONE, .filter_early = true, .prog = &prog,
+                .filter_flags = 3, .ref_pidfd = 14, .path_buf = path_buf, .path_buf_len = 300,
+        };
+        int fds[ZY_PLAN_MAX_FDS];
+        size_t n_fds = ZY_PLAN_MAX_FDS, len;
+        _cleanup_free_ void *buf = NULL;
+        struct zy_plan_storage s;
+        const struct zy_plan *q = &s.plan;
+
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(n_fds, 5);
+        assert_int_equal(fds[0], 10);
+        assert_int_equal(fds[1], 11);
+        assert_int_equal(fds[2], 12);
+        assert_int_equal(fds[3], 13);
+        assert_int_equal(fds[4], 14);
+        /* the receiver gets other numbers */
+        int got[] = { 20, 21, 22, 23, 24 };
+        assert_int_equal(zy_plan_unpack(buf, len, got, 5, &s), 0);
+
+        assert_string_equal(q->argv[0], "/bin/echo");
+        assert_string_equal(q->argv[1], "");
+        assert_string_equal(q->argv[2], "two words");
+        assert_null(q->argv[3]);
+        assert_string_equal(q->envp[0], "A=1");
+        assert_string_equal(q->envp[1], "B=");
+        assert_null(q->envp[2]);
+        assert_string_equal(q->cwd, "/tmp");
+        assert_string_equal(q->search_path, "/a:/b");
+        assert_int_equal(q->n_fds, 2);
+        assert_int_equal(q->fds[0].src, 20);
+        assert_int_equal(q->fds[0].target, 0);
+        assert_int_equal(q->fds[1].src, 21);
+        assert_int_equal(q->fds[1].target, 7);
+        assert_int_equal(q->status_fd, 22);
+        assert_int_equal(q->hold_fd, 23);
+        assert_int_equal(q->ref_pidfd, 24);
+        assert_true(q->ctty && q->set_ids && q->capbset_mask_prctl && q->set_caps && q->no_new_privs &&
+                    q->filter_early);
+        assert_int_equal(q->uid, 1000);
+        assert_int_equal(q->gid, 1001);
+        assert_int_equal(q->n_groups, 3);
+        assert_memory_equal(q->groups, groups, sizeof(groups));
+        assert_int_equal(q->capbset_drop, UINT64_C(0xfffffffffe));
+        assert_int_equal(q->cap_last, 40);
+        assert_int_equal(q->caps_keep, 0x21);
+        assert_int_equal(q->filter_mode, ZY_FILTER_CLONE);
+        assert_int_equal(q->filter_flags, 3);
+        assert_non_null(q->prog);
+        assert_int_equal(q->prog->len, ELEMENTSOF(block_personality));
+        assert_memory_equal(q->prog->filter, block_personality, sizeof(block_personality));
+        assert_int_equal(q->path_buf_len, 300);
+        assert_non_null(q->path_buf);
+        memset(q->path_buf, 'x', q->path_buf_len); /* really that big (ASan would say) */
+        zy_plan_storage_done(&s);
+        assert_null(s.mem);
+
+        /* the minimum: argv only, no status fd */
+        static char *const one[] = { "x", NULL };
+        struct zy_plan m = { .argv = one, .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
+        free(buf);
+        buf = NULL;
+        n_fds = ZY_PLAN_MAX_FDS;
+        assert_int_equal(zy_plan_pack(&m, &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(n_fds, 0);
+        assert_int_equal(zy_plan_unpack(buf, len, NULL, 0, &s), 0);
+        assert_string_equal(s.plan.argv[0], "x");
+        assert_null(s.plan.envp[0]);
+        assert_null(s.plan.cwd);
+        assert_null(s.plan.search_path);
+        assert_null(s.plan.prog);
+        assert_null(s.plan.path_buf);
+        assert_int_equal(s.plan.status_fd, -EBADF);
+        assert_int_equal(s.plan.hold_fd, -EBADF);
+        zy_plan_storage_done(&s);
+}
+
+static void test_plan_corrupt(void **state) {
+        static char *const argv[] = { "/bin/true", "a", NULL };
+        static char *const envp[] = { "X=y", NULL };
+        struct zy_fdmap map[] = { { .src = 10, .target = 1 } };
+        struct zy_plan p = { .argv = argv, .envp = envp, .cwd = "/", .fds = map, .n_fds = 1,
+                             .status_fd = 11, .hold_fd = -1, .ref_pidfd = -1,
+                             .path_buf = path_buf, .path_buf_len = 64 };
+        int fds[ZY_PLAN_MAX_FDS], got[] = { 30, 31, 32 };
+        size_t n_fds = ZY_PLAN_MAX_FDS, len;
+        _cleanup_free_ char *buf = NULL;
+        char *copy;
+        struct zy_plan_storage s;
+        unsigned ok = 0;
+
+        assert_int_equal(zy_plan_pack(&p, (void **) &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(n_fds, 2);
+        assert_int_equal(zy_plan_unpack(buf, len, got, 2, &s), 0);
+        zy_plan_storage_done(&s);
+
+        /* every truncation, and one byte too many */
+        copy = malloc(len + 1);
+        assert_non_null(copy);
+        for (size_t l = 0; l < len; l++) {
+                memcpy(copy, buf, l);
+                assert_int_equal(zy_plan_unpack(copy, l, got, 2, &s), -EBADMSG);
+        }
+        memcpy(copy, buf, len);
+        copy[len] = 0;
+        assert_int_equal(zy_plan_unpack(copy, len + 1, got, 2, &s), -EBADMSG);
+
+        /* wrong fd counts, a negative fd */
+        assert_int_equal(zy_plan_unpack(buf, len, got, 1, &s), -EBADMSG);
+        assert_int_equal(zy_plan_unpack(buf, len, got, 3, &s), -EBADMSG);
+        got[1] = -1;
+        assert_int_equal(zy_plan_unpack(buf, len, got, 2, &s), -EBADMSG);
+        got[1] = 31;
+
+        /* the last string loses its NUL */
+        memcpy(copy, buf, len);
+        copy[len - 1] = 'x';
+        assert_int_equal(zy_plan_unpack(copy, len, got, 2, &s), -EBADMSG);
+
+        /* string counts that do not match the string area (n_argv at 16, n_envp at 20) */
+        {
+                uint32_t v;
+
+                memcpy(copy, buf, len);
+                v = 0;
+                memcpy(copy + 20, &v, sizeof(v));
+                assert_int_equal(zy_plan_unpack(copy, len, got, 2, &s), -EBADMSG);
+                memcpy(copy, buf, len);
+                v = 3;
+                memcpy(copy + 16, &v, sizeof(v));
+                assert_int_equal(zy_plan_unpack(copy, len, got, 2, &s), -EBADMSG);
+        }
+
+        /* every single byte of the buffer set to each of a few values: never a crash; either
+         * rejected or a consistent plan */
+        static const unsigned char values[] = { 0x00, 0x01, 0x7f, 0x80, 0xff };
+        for (size_t i = 0; i < len; i++)
+                for (size_t v = 0; v < ELEMENTSOF(values); v++) {
+                        int r;
+
+                        memcpy(copy, buf, len);
+                        copy[i] = (char) values[v];
+                        r = zy_plan_unpack(copy, len, got, 2, &s);
+                        assert_true(r == 0 || r == -EBADMSG);
+                        if (r == 0) {
+                                ok++;
+                                assert_non_null(s.plan.argv[0]);
+                                for (char *const *a = s.plan.argv; *a; a++)
+                                        (void) strlen(*a);
+                                for (char *const *e = s.plan.envp; *e; e++)
+                                        (void) strlen(*e);
+                                assert_true(s.plan.n_fds <= ZY_MAX_FDS);
+                                zy_plan_storage_done(&s);
+                        }
+                }
+        assert_true(ok > 0); /* some bytes (uid, caps, string contents) are free-form */
+        free(copy);
+}
+
+static void test_plan_limits(void **state) {
+        static char *const argv[] = { "x", NULL };
+        struct zy_fdmap map[ZY_MAX_FDS + 1];
+        struct zy_plan p = { .argv = argv, .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
+        int fds[ZY_PLAN_MAX_FDS];
+        size_t n_fds = ZY_PLAN_MAX_FDS, len;
+        void *buf = NULL;
+        char **big;
+
+        for (size_t i = 0; i < ELEMENTSOF(map); i++)
+                map[i] = (struct zy_fdmap){ .src = 3, .target = (int) i };
+        p.fds = map;
+        p.n_fds = ZY_MAX_FDS + 1;
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -E2BIG);
+        p.n_fds = ZY_MAX_FDS;
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(n_fds, ZY_MAX_FDS);
+        free(buf);
+        buf = NULL;
+
+        /* a fd list too small */
+        n_fds = 3;
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -ENOBUFS);
+        p.n_fds = 0;
+
+        /* no argv */
+        struct zy_plan none = { .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
+        n_fds = ZY_PLAN_MAX_FDS;
+        assert_int_equal(zy_plan_pack(&none, &buf, &len, fds, &n_fds), -EINVAL);
+
+        /* clone mode without a pidfd */
+        p.filter_mode = ZY_FILTER_CLONE;
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -EBADF);
+        p.filter_mode = ZY_FILTER_NONE;
+
+        /* more than one message can carry */
+        big = calloc(4, sizeof(char *));
+        assert_non_null(big);
+        big[0] = "x";
+        big[1] = malloc(ZY_PLAN_MAX_SIZE);
+        assert_non_null(big[1]);
+        memset(big[1], 'a', ZY_PLAN_MAX_SIZE - 1);
+        big[1][ZY_PLAN_MAX_SIZE - 1] = 0;
+        p.argv = big;
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -E2BIG);
+        free(big[1]);
+        free(big);
+        assert_null(buf);
+}
+
+/* ---- the reference process --------------------------------------------------------------- */
+
+static int start(const struct sock_filter *f, size_t n, struct zy_reference *r) {
+        return zy_reference_start(helper, f, n, 0, true, r);
+}
+
+static void test_spawn(void **state) {
+        char *const argv_status[] = { "/bin/cat", "/proc/self/status", NULL };
+        char *const argv_try[] = { try_syscall, "personality", "0xffffffff", NULL };
+        char *const argv_true[] = { "/bin/true", NULL };
+        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct worker w;
+        char buf[64], want[32];
+
+        assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
+        assert_true(r.pid > 0 && r.pidfd >= 0 && r.ctl_fd >= 0);
+        assert_int_equal(fcntl(r.ctl_fd, F_GETFD), FD_CLOEXEC);
+        assert_int_equal(fcntl(r.pidfd, F_GETFD), FD_CLOEXEC);
+
+        /* the reference itself: filtered, nnp, in its own session, fds 0-3 only */
+        file_field(r.pid, "Seccomp_filters", buf, sizeof(buf));
+        assert_string_equal(buf, "1");
+        file_field(r.pid, "NoNewPrivs", buf, sizeof(buf));
+        assert_string_equal(buf, "1");
+        {
+                char path[64];
+                int n = 0;
+
+                for (int fd = 0; fd < 64; fd++) {
+                        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) r.pid, fd);
+                        if (access(path, F_OK) == 0) {
+                                assert_true(fd <= 3);
+                                n++;
+                        }
+                }
+                assert_int_equal(n, 4);
+        }
+
+        /* a worker: our child, with the reference's filter */
+        assert_int_equal(spawn_through(&r, argv_status, "/", &w), 0);
+        assert_int_equal(w.n_recs, 0);
+        assert_int_equal(w.code, 0);
+        assert_non_null(field(w.out, "Seccomp_filters", buf, sizeof(buf)));
+        assert_string_equal(buf, "1");
+        assert_non_null(field(w.out, "PPid", buf, sizeof(buf)));
+        snprintf(want, sizeof(want), "%d", (int) getpid());
+        assert_string_equal(buf, want);
+
+        /* and the filter is the reference's */
+        assert_int_equal(spawn_through(&r, argv_try, NULL, &w), 0);
+        assert_int_equal(w.code, 0);
+        assert_string_equal(w.out, "personality errno=95\n");
+
+        /* a worker that fails before exec reports it as usual */
+        assert_int_equal(spawn_through(&r, argv_true, "/nonexistent-zygote-test", &w), 0);
+        assert_int_equal(w.n_recs, 1);
+        assert_int_equal(w.rec.step, ZY_STEP_CHDIR);
+        assert_int_equal(w.rec.err, ENOENT);
+        assert_int_equal(w.code, ZY_EXIT_SETUP_FAILED);
+
+        /* many in a row: no fd leaks in the reference */
+        for (int i = 0; i < 50; i++) {
+                assert_int_equal(spawn_through(&r, argv_true, NULL, &w), 0);
+                assert_int_equal(w.code, 0);
+        }
+        {
+                char path[64];
+
+                snprintf(path, sizeof(path), "/proc/%d/fd/4", (int) r.pid);
+                assert_int_equal(access(path, F_OK), -1);
+        }
+
+        zy_reference_stop(&r);
+        assert_int_equal(r.pidfd, -EBADF);
+        assert_int_equal(r.ctl_fd, -EBADF);
+}
+
+static void test_reference_dies(void **state) {
+        char *const argv_true[] = { "/bin/true", NULL };
+        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct pollfd pfd;
+        struct worker w;
+        int k;
+
+        assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
+        assert_return_code(syscall(SYS_pidfd_send_signal, r.pidfd, SIGKILL, NULL, 0), errno);
+        /* wait for its death on the pidfd, without reaping it */
+        pfd = (struct pollfd){ .fd = r.pidfd, .events = POLLIN };
+        assert_int_equal(poll(&pfd, 1, -1), 1);
+
+        k = spawn_through(&r, argv_true, NULL, &w);
+        assert_true(k == -EPIPE || k == -ECONNRESET);
+        k = spawn_through(&r, argv_true, NULL, &w);
+        assert_true(k == -EPIPE || k == -ECONNRESET);
+
+        zy_reference_stop(&r);
+        zy_reference_stop(&r); /* twice is fine */
+        zy_reference_stop(NULL);
+        {
+                siginfo_t si;
+                assert_int_equal(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
+                assert_int_equal(errno, ECHILD);
+        }
+}
+
+static void test_start_failures(void **state) {
+        static struct sock_filter bad[] = { BPF_STMT(BPF_JMP | BPF_JA, 5) };
+        struct zy_reference r = ZY_REFERENCE_NULL;
+
+        assert_int_equal(zy_reference_start("/nonexistent-zygote-test/zygote-ref", block_personality,
+                                            ELEMENTSOF(block_personality), 0, true, &r), -ENOENT);
+        assert_int_equal(zy_reference_start("/etc/passwd", block_personality,
+                                            ELEMENTSOF(block_personality), 0, true, &r), -EACCES);
+        /* the kernel refuses the program: the reference says so (and exits on our close) */
+        assert_int_equal(start(bad, ELEMENTSOF(bad), &r), -EINVAL);
+        assert_int_equal(start(block_personality, 0, &r), -EINVAL);
+        assert_int_equal(r.pidfd, -EBADF);
+        {
+                siginfo_t si;
+                assert_int_equal(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
+                assert_int_equal(errno, ECHILD);
+        }
+}
+
+static void test_malformed_requests(void **state) {
+        char *const argv_true[] = { "/bin/true", NULL };
+        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct zy_ref_header h, bad = { .magic = 0x12345678, .type = ZY_REF_SPAWN };
+        struct worker w;
+        char junk[100];
+        int fds[4];
+        size_t n_fds;
+        int devnull;
+
+        assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
+
+        /* bad magic, with an fd that must not leak */
+        devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        assert_true(devnull >= 0);
+        assert_int_equal(zy_ref_send(r.ctl_fd, &bad, NULL, 0, &devnull, 1), 0);
+        safe_close(devnull);
+        assert_int_equal(zy_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
+        assert_int_equal(n_fds, 0);
+        assert_int_equal(h.type, ZY_REF_ERROR);
+        assert_int_equal(h.err, EBADMSG);
+
+        /* a SPAWN whose plan is garbage */
+        memset(junk, 0xa5, sizeof(junk));
+        bad.magic = ZY_REF_MAGIC;
+        assert_int_equal(zy_ref_send(r.ctl_fd, &bad, junk, sizeof(junk), NULL, 0), 0);
+        assert_int_equal(zy_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
+        assert_int_equal(h.type, ZY_REF_ERROR);
+        assert_int_equal(h.err, EBADMSG);
+
+        /* a second INIT */
+        bad.type = ZY_REF_INIT;
+        assert_int_equal(zy_ref_send(r.ctl_fd, &bad, junk, sizeof(junk), NULL, 0), 0);
+        assert_int_equal(zy_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
+        assert_int_equal(h.type, ZY_REF_ERROR);
+        assert_int_equal(h.err, EALREADY);
+
+        /* shorter than a header */
+        assert_int_equal(send(r.ctl_fd, "x", 1, 0), 1);
+        assert_int_equal(zy_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
+        assert_int_equal(h.err, EBADMSG);
+
+        /* still serving, and no fd left behind in the reference */
+        assert_int_equal(spawn_through(&r, argv_true, NULL, &w), 0);
+        assert_int_equal(w.code, 0);
+        {
+                char path[64];
+                snprintf(path, sizeof(path), "/proc/%d/fd/4", (int) r.pid);
+                assert_int_equal(access(path, F_OK), -1);
+        }
+        zy_reference_stop(&r);
+}
+
+static void test_probe_inherit(void **state) {
+        struct zy_reference r = ZY_REFERENCE_NULL;
+        bool root = geteuid() == 0;
+        char *reason = NULL;
+        int k;
+
+        assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
+        k = zy_reference_probe_inherit(&r, helper, root, &reason);
+        if (k < 0)
+                fail_msg("probe failed: %s", reason ? reason : "?");
+        assert_null(reason);
+        zy_reference_stop(&r);
+
+        assert_int_equal(start(block_setresuid, ELEMENTSOF(block_setresuid), &r), 0);
+        k = zy_reference_probe_inherit(&r, helper, root, &reason);
+        if (root) {
+                /* the uid switch is what the profile forbids */
+                assert_int_equal(k, -EPERM);
+                assert_non_null(reason);
+                assert_string_equal(reason, "uid: Operation not permitted");
+        } else
+                assert_int_equal(k, 0); /* an unprivileged daemon's workers switch nothing */
+        free(reason);
+        zy_reference_stop(&r);
+
+        /* a dead reference: fails, says why, leaves nothing behind */
+        assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
+        zy_reference_stop(&r);
+        reason = NULL;
+        k = zy_reference_probe_inherit(&r, helper, root, &reason);
+        assert_true(k < 0);
+        assert_non_null(reason);
+        free(reason);
+}
+
+static void test_helper_path(void **state) {
+        char buf[PATH_MAX], small[4];
+        const char *saved = getenv("ZYGOTE_REF_HELPER");
+        char *copy = saved ? strdup(saved) : NULL;
+
+        assert_int_equal(setenv("ZYGOTE_REF_HELPER", "/some/where/zygote-ref", 1), 0);
+        assert_int_equal(zy_helper_path(buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "/some/where/zygote-ref");
+        assert_int_equal(zy_helper_path(small, sizeof(small)), -ENAMETOOLONG);
+
+        /* next to this executable (the build root), else the install location */
+        unsetenv("ZYGOTE_REF_HELPER");
+        assert_int_equal(zy_helper_path(buf, sizeof(buf)), 0);
+        assert_true(strlen(buf) > strlen("/zygote-ref"));
+        assert_string_equal(buf + strlen(buf) - strlen("/zygote-ref"), "/zygote-ref");
+        if (access(buf, X_OK) != 0)
+                assert_string_equal(buf, ZYGOTE_LIBEXEC_DIR "/zygote-ref");
+        if (copy)
+                setenv("ZYGOTE_REF_HELPER", copy, 1);
+        free(copy);
+}
+
+static void self_dir_file(const char *name, char *buf, size_t size) {
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        char *slash;
+
+        assert_true(n > 0);
+        self[n] = 0;
+        slash = strrchr(self, '/');
+        assert_non_null(slash);
+        slash[1] = 0;
+        assert_true(strlen(self) + strlen(name) < size);
+        strcpy(buf, self);
+        strcat(buf, name);
+}
+
+static int setup(void **state) {
+        const char *t = getenv("ZYGOTE_TRY_SYSCALL");
+
+        if (zy_helper_path(helper, sizeof(helper)) < 0 || access(helper, X_OK) != 0) {
+                fprintf(stderr, "zygote-ref not found (%s): set ZYGOTE_REF_HELPER\n", helper);
+                return -1;
+        }
+        if (t && *t) {
+                if (strlen(t) >= sizeof(try_syscall))
+                        return -1;
+                strcpy(try_syscall, t);
+        } else
+                self_dir_file("try-syscall", try_syscall, sizeof(try_syscall));
+        return 0;
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_plan_round_trip),
+                cmocka_unit_test(test_plan_corrupt),
+                cmocka_unit_test(test_plan_limits),
+                cmocka_unit_test(test_spawn),
+                cmocka_unit_test(test_reference_dies),
+                cmocka_unit_test(test_start_failures),
+                cmocka_unit_test(test_malformed_requests),
+                cmocka_unit_test(test_probe_inherit),
+                cmocka_unit_test(test_helper_path),
+        };
+
+        return cmocka_run_group_tests_name("reference", tests, setup, NULL);
+}
