@@ -68,6 +68,8 @@ static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;
 }
 
+#define streq(a, b) (strcmp((a), (b)) == 0)
+
 static inline int streq_ptr(const char *a, const char *b) {
         if (!a || !b)
                 return a == b;

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygoted: options, start-up, the event loop, shutdown. Runs in the foreground; never starts
+ * threads; never daemonizes (systemd or the caller supervises it).
+ *
+ * Start-up order: probe the kernel (each probe in a throwaway child), compile the profiles, start
+ * one reference process per profile and choose its tier, then listen. Tasks are not ours to end:
+ * on SIGTERM the daemon stops listening and exits, and running tasks go on.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <syslog.h>
+
+#include "daemon.h"
+#include "util.h"
+
+static void usage(FILE *f) {
+        fprintf(f,
+                "Usage: zygoted [OPTIONS]\n"
+                "       zygoted --check-profile FILE\n"
+                "\n"
+                "Serves sandboxed process launches over a Unix socket (varlink protocol\n"
+                "io.zygote.Launcher), from one pre-loaded reference process per seccomp profile.\n"
+                "\n"
+                "Options:\n"
+                "  --socket PATH         listen here (default: $ZYGOTE_SOCKET, else\n"
+                "                        /run/zygote/zygoted.sock as root,\n"
+                "                        $XDG_RUNTIME_DIR/zygote/zygoted.sock otherwise)\n"
+                "  --profiles DIR        load *.json profiles from DIR; repeatable, a later DIR\n"
+                "                        overrides a profile of the same name (default: the bundled\n"
+                "                        profiles, then /etc/zygote/profiles if it exists)\n"
+                "  --tier TIER           auto (default), clone, inherit or load: force how workers\n"
+                "                        get their filter (for tests and benchmarks); a profile that\n"
+                "                        cannot use a forced tier is left out, --tier clone on a\n"
+                "                        kernel without SECCOMP_CLONE_FILTER fails at start-up\n"
+                "  --check-profile FILE  compile one profile file, print what it gives, and exit\n"
+                "                        0 (good) or 1 (bad), like nginx -t\n"
+                "  --version             print the version\n"
+                "  -h, --help            this text\n"
+                "\n"
+                "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
+                "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask (force the fallbacks),\n"
+                "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
+}
+
+static int default_socket(char **ret) {
+        const char *e = getenv("ZYGOTE_SOCKET");
+        if (e && *e)
+                *ret = strdup(e);
+        else if (geteuid() == 0)
+                *ret = strdup("/run/zygote/zygoted.sock");
+        else {
+                const char *rt = getenv("XDG_RUNTIME_DIR");
+                if (!rt || rt[0] != '/')
+                        return -ENXIO;
+                if (asprintf(ret, "%s/zygote/zygoted.sock", rt) < 0)
+                        return -ENOMEM;
+        }
+        return *ret ? 0 : -ENOMEM;
+}
+
+static bool is_dir(const char *p) {
+        struct stat st;
+        return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int add_dir(struct zy_daemon *d, const char *dir) {
+        char **n = realloc(d->profile_dirs, (d->n_profile_dirs + 1) * sizeof(char *));
+        if (!n)
+                return -ENOMEM;
+        d->profile_dirs = n;
+        n[d->n_profile_dirs] = strdup(dir);
+        if (!n[d->n_profile_dirs])
+                return -ENOMEM;
+        d->n_profile_dirs++;
+        return 0;
+}
+
+static void on_stop(struct ev_loop *loop, ev_signal *w, int revents) {
+        struct zy_daemon *d = w->data;
+        zy_log(LOG_INFO, "signal %d: stopping; %u tasks keep running", w->signum, d->n_tasks);
+        zy_sd_stopping(d);
+        d->stopping = true;
+        ev_break(loop, EVBREAK_ALL);
+}
+
+static void on_hup(struct ev_loop *loop, ev_signal *w, int revents) {
+        struct zy_daemon *d = w->data;
+        json_object *loaded, *failed;
+        zy_sd_reloading(d, false);
+        int r = zy_registry_reload(d, &loaded, &failed);
+        zy_sd_reloading(d, true);
+        if (r < 0) {
+                zy_log(LOG_ERR, "reload failed: %s; the profiles loaded before stay in service", strerror(-r));
+                return;
+        }
+        zy_log(LOG_INFO, "reloaded: %zu profiles loaded, %zu failed", json_object_array_length(loaded),
+               json_object_array_length(failed));
+        json_object_put(loaded);
+        json_object_put(failed);
+}
+
+static void on_status_timer(struct ev_loop *loop, ev_timer *w, int revents) {
+        zy_sd_status(w->data);
+}
+
+static int check_profile(const char *path) {
+        _cleanup_free_ char *error = NULL;
+        int r = zy_profile_check(path, stdout, &error);
+        if (r < 0) {
+                fprintf(stderr, "zygoted: %s\n", error ? error : strerror(-r));
+                return 1;
+        }
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        enum { OPT_SOCKET = 0x100, OPT_PROFILES, OPT_TIER, OPT_CHECK, OPT_VERSION };
+        static const struct option options[] = {
+                { "socket", required_argument, NULL, OPT_SOCKET },
+                { "profiles", required_argument, NULL, OPT_PROFILES },
+                { "tier", required_argument, NULL, OPT_TIER },
+                { "check-profile", required_argument, NULL, OPT_CHECK },
+                { "version", no_argument, NULL, OPT_VERSION },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        struct zy_daemon d = { .listen_fd = -EBADF };
+        _cleanup_free_ char *socket_path = NULL;
+        int r, c;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case OPT_SOCKET:
+                        free(socket_path);
+                        socket_path = strdup(optarg);
+                        break;
+                case OPT_PROFILES:
+                        if (!is_dir(optarg)) {
+                                fprintf(stderr, "zygoted: --profiles %s: not a directory\n", optarg);
+                                return 2;
+                        }
+                        if (add_dir(&d, optarg) < 0)
+                                return 1;
+                        break;
+                case OPT_TIER:
+                        if (zy_tier_from_string(optarg, &d.forced_tier) < 0) {
+                                fprintf(stderr, "zygoted: --tier: '%s' is not one of auto, clone, inherit, load\n", optarg);
+                                return 2;
+                        }
+                        break;
+                case OPT_CHECK:
+                        return check_profile(optarg);
+                case OPT_VERSION:
+                        printf("zygoted %s\n", ZYGOTE_VERSION);
+                        return 0;
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                default:
+                        usage(stderr);
+                        return 2;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "zygoted: unexpected argument '%s' (see --help)\n", argv[optind]);
+                return 2;
+        }
+
+        zy_log_open();
+        if (!socket_path && (r = default_socket(&socket_path)) < 0) {
+                fprintf(stderr, "zygoted: no socket path: XDG_RUNTIME_DIR is not set; use --socket PATH\n");
+                return 1;
+        }
+        d.socket_path = socket_path;
+        if (d.n_profile_dirs == 0) {
+                add_dir(&d, is_dir(ZYGOTE_PROFILES_DIR) ? ZYGOTE_PROFILES_DIR : ZYGOTE_SOURCE_PROFILES_DIR);
+                if (is_dir("/etc/zygote/profiles"))
+                        add_dir(&d, "/etc/zygote/profiles");
+        }
+        d.uid = geteuid();
+        d.gid = getegid();
+        d.privileged = d.uid == 0;
+
+        /* Writes to a held worker's pipe or a gone client must not kill the daemon; the worker
+         * resets every signal disposition before exec. */
+        signal(SIGPIPE, SIG_IGN);
+        /* Each connection, task and reference holds fds: allow many. */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+        }
+
+        r = zy_helper_path(d.helper, sizeof(d.helper));
+        if (r < 0) {
+                zy_log(LOG_ERR, "cannot find the reference helper zygote-ref: %s", strerror(-r));
+                return 1;
+        }
+        r = zy_probe_features(&d.features);
+        if (r < 0) {
+                zy_log(LOG_ERR, "probing the kernel failed: %s", strerror(-r));
+                return 1;
+        }
+        zy_log(LOG_INFO, "kernel: SECCOMP_CLONE_FILTER %s (%s), PR_CAPBSET_DROP_MASK %s (%s), cap_last_cap %u",
+               d.features.clone_filter ? "yes" : "no", d.features.clone_filter_reason,
+               d.features.capbset_drop_mask ? "yes" : "no", d.features.capbset_drop_mask_reason,
+               d.features.cap_last);
+        if (d.forced_tier == ZY_TIER_CLONE && !d.features.clone_filter) {
+                zy_log(LOG_ERR, "--tier clone: this kernel lacks SECCOMP_CLONE_FILTER (%s)",
+                       d.features.clone_filter_reason);
+                return 1;
+        }
+
+        /* Not the default loop: libev's default loop reaps children itself on SIGCHLD, which
+         * would steal our waitid(P_PIDFD). */
+        d.loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
+        if (!d.loop) {
+                zy_log(LOG_ERR, "cannot create the event loop");
+                return 1;
+        }
+        r = zy_tasks_init(&d);
+        if (r < 0)
+                return 1;
+        r = zy_registry_load(&d);
+        if (r < 0) {
+                zy_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d.profile_dirs[0],
+                       d.n_profile_dirs > 1 ? " and the other --profiles directories" : "");
+                return 1;
+        }
+        int n_passed = zy_sd_listen(&d);
+        if (n_passed < 0)
+                zy_log(LOG_WARNING, "ignoring LISTEN_FDS: %s", strerror(-n_passed));
+        r = zy_server_listen(&d);
+        if (r < 0) {
+                zy_log(LOG_ERR, "cannot listen on %s: %s", d.socket_path, strerror(-r));
+                zy_registry_free(&d);
+                return 1;
+        }
+        zy_log(LOG_INFO, "listening on %s%s with %zu profiles", d.socket_activated ? "a socket from systemd, " : "",
+               d.socket_path, d.n_entries);
+        if (n_passed > 0)
+                zy_sd_adopt(&d);
+        else if (!getenv("NOTIFY_SOCKET"))
+                zy_log(LOG_INFO, "not under systemd: no fd store, so tasks started by an earlier zygoted "
+                       "are not adopted (they keep running, unknown to this one)");
+        zy_sd_free(&d);
+
+        ev_signal_init(&d.sig_term, on_stop, SIGTERM);
+        ev_signal_init(&d.sig_int, on_stop, SIGINT);
+        ev_signal_init(&d.sig_hup, on_hup, SIGHUP);
+        d.sig_term.data = d.sig_int.data = d.sig_hup.data = &d;
+        ev_signal_start(d.loop, &d.sig_term);
+        ev_signal_start(d.loop, &d.sig_int);
+        ev_signal_start(d.loop, &d.sig_hup);
+
+        zy_sd_ready(&d);
+        ev_timer_init(&d.status_timer, on_status_timer, 5., 5.);
+        d.status_timer.data = &d;
+        if (getenv("NOTIFY_SOCKET"))
+                ev_timer_start(d.loop, &d.status_timer);
+
+        ev_run(d.loop, 0);
+
+        zy_server_stop(&d);
+        zy_registry_free(&d);
+        zy_tasks_free(&d);
+        ev_loop_destroy(d.loop);
+        for (size_t i = 0; i < d.n_profile_dirs; i++)
+                free(d.profile_dirs[i]);
+        free(d.profile_dirs);
+        return 0;
+}

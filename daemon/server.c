@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The listening socket and the connections: NUL-framed JSON messages with SCM_RIGHTS fds, the
+ * caller's identity from SO_PEERCRED/SO_PEERGROUPS, and every limit a client could push on.
+ *
+ * One call per connection is handled at a time (varlink replies come in call order); bytes that
+ * arrive meanwhile are buffered (up to ZY_MAX_MESSAGE) and parsed when the call completes, and
+ * EOF is noticed at once so that a waiter or subscriber that went away is dropped.
+ *
+ * Fds: the kernel hands out a sender's SCM_RIGHTS with the read that reaches the first byte of
+ * the sendmsg that carried them. They are collected per connection and given to the next message
+ * that completes; a client that passes fds must therefore wait for each reply before its next
+ * call (every varlink client does). A malformed message drops that peer, never the daemon.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+
+#include "daemon.h"
+#include "util.h"
+
+struct zy_out {
+        struct zy_out *next;
+        size_t len, off;
+        int fd; /* sent with the first byte, -EBADF if none */
+        char data[];
+};
+
+static void conn_unref(struct zy_conn *c);
+static void conn_close(struct zy_conn *c);
+static void conn_process(struct zy_conn *c);
+static void conn_update_events(struct zy_conn *c);
+
+bool zy_conn_is_root(const struct zy_conn *c) {
+        return c->cred.uid == 0;
+}
+
+static unsigned conns_of_uid(struct zy_daemon *d, uid_t uid) {
+        unsigned n = 0;
+        for (struct zy_conn *c = d->conns; c; c = c->next)
+                if (!c->dead && c->cred.uid == uid)
+                        n++;
+        return n;
+}
+
+/* ---- output ------------------------------------------------------------------------------- */
+
+static void conn_flush(struct zy_conn *c) {
+        while (c->out_head) {
+                struct zy_out *o = c->out_head;
+                struct iovec iov = { .iov_base = o->data + o->off, .iov_len = o->len - o->off };
+                union {
+                        struct cmsghdr align;
+                        char buf[CMSG_SPACE(sizeof(int))];
+                } control = {};
+                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+                if (o->fd >= 0 && o->off == 0) {
+                        mh.msg_control = control.buf;
+                        mh.msg_controllen = sizeof(control.buf);
+                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+                        cm->cmsg_level = SOL_SOCKET;
+                        cm->cmsg_type = SCM_RIGHTS;
+                        cm->cmsg_len = CMSG_LEN(sizeof(int));
+                        memcpy(CMSG_DATA(cm), &o->fd, sizeof(int));
+                }
+                ssize_t n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0) {
+                        if (errno == EAGAIN || errno == EINTR)
+                                break;
+                        conn_close(c); /* EPIPE, ECONNRESET: the caller is gone */
+                        return;
+                }
+                if (n > 0)
+                        o->fd = safe_close(o->fd); /* the fd went with the first byte */
+                o->off += (size_t) n;
+                c->out_bytes -= (size_t) n;
+                if (o->off < o->len)
+                        break;
+                c->out_head = o->next;
+                if (!c->out_head)
+                        c->out_tail = NULL;
+                free(o);
+        }
+        if (!c->out_head && c->closing) {
+                conn_close(c);
+                return;
+        }
+        conn_update_events(c);
+}
+
+static void conn_send(struct zy_conn *c, json_object *msg, int fd) {
+        if (c->dead) {
+                safe_close(fd);
+                return;
+        }
+        size_t len;
+        const char *s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN, &len);
+        if (c->out_bytes + len + 1 > ZY_MAX_OUTPUT) {
+                /* The caller does not read its replies; keep no unbounded memory for it. */
+                zy_log(LOG_WARNING, "dropping connection of uid %u: %zu bytes of replies unread",
+                       (unsigned) c->cred.uid, c->out_bytes);
+                safe_close(fd);
+                conn_close(c);
+                return;
+        }
+        struct zy_out *o = malloc(sizeof(*o) + len + 1);
+        if (!o) {
+                safe_close(fd);
+                conn_close(c);
+                return;
+        }
+        memcpy(o->data, s, len + 1); /* includes the NUL terminator */
+        o->len = len + 1;
+        o->off = 0;
+        o->fd = fd;
+        o->next = NULL;
+        if (c->out_tail)
+                c->out_tail->next = o;
+        else
+                c->out_head = o;
+        c->out_tail = o;
+        c->out_bytes += o->len;
+        conn_flush(c);
+}
+
+static void call_done(struct zy_conn *c) {
+        c->busy = false;
+        c->more = false;
+        if (c->dead)
+                return;
+        /* The next call may already be buffered. Inside conn_process() its loop goes on by
+         * itself; after an asynchronous reply, process it from the loop, not recursively. */
+        if (!c->processing)
+                ev_idle_start(c->d->loop, &c->kick);
+}
+
+static void on_kick(struct ev_loop *loop, ev_idle *w, int revents) {
+        struct zy_conn *c = w->data;
+        ev_idle_stop(loop, w);
+        c->refs++;
+        conn_process(c);
+        if (!c->dead)
+                conn_update_events(c);
+        conn_unref(c);
+}
+
+void zy_reply(struct zy_conn *c, json_object *params, bool continues, int fd) {
+        json_object *msg = json_object_new_object();
+        json_object_object_add(msg, "parameters", params ? params : json_object_new_object());
+        if (continues)
+                json_object_object_add(msg, "continues", json_object_new_boolean(true));
+        conn_send(c, msg, fd);
+        json_object_put(msg);
+        if (!continues)
+                call_done(c);
+}
+
+void zy_reply_error(struct zy_conn *c, const char *error, json_object *params) {
+        json_object *msg = json_object_new_object();
+        json_object_object_add(msg, "error", json_object_new_string(error));
+        json_object_object_add(msg, "parameters", params ? params : json_object_new_object());
+        conn_send(c, msg, -EBADF);
+        json_object_put(msg);
+        c->streaming = false;
+        call_done(c);
+}
+
+void zy_reply_errorf(struct zy_conn *c, const char *error, const char *key, const char *value) {
+        json_object *p = json_object_new_object();
+        if (key)
+                json_object_object_add(p, key, json_object_new_string(value ? value : ""));
+        zy_reply_error(c, error, p);
+}
+
+void zy_reply_invalid(struct zy_conn *c, const char *parameter) {
+        zy_reply_errorf(c, "org.varlink.service.InvalidParameter", "parameter", parameter);
+}
+
+/* ---- input -------------------------------------------------------------------------------- */
+
+static void conn_drop_fds(struct zy_conn *c) {
+        for (size_t i = 0; i < c->n_in_fds; i++)
+                safe_close(c->in_fds[i]);
+        c->n_in_fds = 0;
+}
+
+/* Reads what is there. Returns 0, or -ECONNRESET when the connection must close. */
+static int conn_read(struct zy_conn *c) {
+        for (;;) {
+                if (c->in_len >= c->in_size) {
+                        if (c->in_size >= ZY_MAX_MESSAGE + 1)
+                                return 0; /* full: parsing decides (a call may be busy) */
+                        size_t n = c->in_size ? c->in_size * 2 : 4096;
+                        if (n > ZY_MAX_MESSAGE + 1)
+                                n = ZY_MAX_MESSAGE + 1;
+                        char *p = realloc(c->in, n);
+                        if (!p)
+                                return -ENOMEM;
+                        c->in = p;
+                        c->in_size = n;
+                }
+                union {
+                        struct cmsghdr align;
+                        char buf[CMSG_SPACE(sizeof(int) * ZY_MAX_MSG_FDS)];
+                } control;
+                struct iovec iov = { .iov_base = c->in + c->in_len, .iov_len = c->in_size - c->in_len };
+                struct msghdr mh = {
+                        .msg_iov = &iov, .msg_iovlen = 1,
+                        .msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+                };
+                ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                if (n < 0) {
+                        if (errno == EAGAIN || errno == EINTR)
+                                return 0;
+                        return -ECONNRESET;
+                }
+                bool bad = false;
+                for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+                        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+                            cm->cmsg_len < CMSG_LEN(0)) {
+                                bad = true; /* credentials or anything else: not ours to accept */
+                                continue;
+                        }
+                        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                        int *fdp = (int *) CMSG_DATA(cm);
+                        for (size_t i = 0; i < k; i++) {
+                                int fd;
+                                memcpy(&fd, fdp + i, sizeof(int));
+                                if (c->n_in_fds < ZY_MAX_MSG_FDS)
+                                        c->in_fds[c->n_in_fds++] = fd;
+                                else {
+                                        safe_close(fd);
+                                        bad = true;
+                                }
+                        }
+                }
+                if (mh.msg_flags & MSG_CTRUNC)
+                        bad = true; /* more fds than we take: the kernel closed the rest */
+                if (bad) {
+                        /* Tell the caller why, then drop it: its fd stream is out of step. */
+                        conn_drop_fds(c);
+                        json_object *p = json_object_new_object();
+                        json_object_object_add(p, "limit", json_object_new_string("fds"));
+                        json_object_object_add(p, "max", json_object_new_int(ZY_MAX_MSG_FDS));
+                        json_object *msg = json_object_new_object();
+                        json_object_object_add(msg, "error", json_object_new_string("io.zygote.Launcher.LimitExceeded"));
+                        json_object_object_add(msg, "parameters", p);
+                        conn_send(c, msg, -EBADF);
+                        json_object_put(msg);
+                        c->closing = true;
+                        return -EPROTO;
+                }
+                if (n == 0)
+                        return -ECONNRESET;
+                c->in_len += (size_t) n;
+        }
+}
+
+static void conn_process_calls(struct zy_conn *c) {
+        while (!c->busy && !c->dead && !c->closing) {
+                char *nul = memchr(c->in, 0, c->in_len);
+                if (!nul) {
+                        if (c->in_len > ZY_MAX_MESSAGE) {
+                                zy_reply_errorf(c, "io.zygote.Launcher.LimitExceeded", "limit", "message");
+                                c->closing = true;
+                                conn_flush(c);
+                                return;
+                        }
+                        if (c->in_len > 0) {
+                                /* A partial message: it must complete soon (slowloris). */
+                                if (!ev_is_active(&c->partial)) {
+                                        ev_timer_set(&c->partial, ZY_PARTIAL_TIMEOUT, 0.);
+                                        ev_timer_start(c->d->loop, &c->partial);
+                                }
+                        } else
+                                ev_timer_stop(c->d->loop, &c->partial);
+                        return;
+                }
+                ev_timer_stop(c->d->loop, &c->partial);
+
+                size_t len = (size_t) (nul - c->in);
+                json_tokener *tok = json_tokener_new_ex(32);
+                json_object *msg = tok ? json_tokener_parse_ex(tok, c->in, (int) len) : NULL;
+                bool complete = tok && json_tokener_get_error(tok) == json_tokener_success &&
+                                json_tokener_get_parse_end(tok) == len;
+                json_tokener_free(tok);
+                memmove(c->in, nul + 1, c->in_len - len - 1);
+                c->in_len -= len + 1;
+
+                int fds[ZY_MAX_MSG_FDS];
+                size_t n_fds = c->n_in_fds;
+                memcpy(fds, c->in_fds, n_fds * sizeof(int));
+                c->n_in_fds = 0;
+
+                c->busy = true;
+                c->refs++;
+                if (!complete || !json_object_is_type(msg, json_type_object)) {
+                        for (size_t i = 0; i < n_fds; i++)
+                                safe_close(fds[i]);
+                        zy_reply_errorf(c, "org.varlink.service.InvalidParameter", "parameter", "message");
+                } else
+                        zy_dispatch(c, msg, fds, n_fds); /* takes the fds */
+                json_object_put(msg);
+                bool dead = c->dead;
+                conn_unref(c);
+                if (dead)
+                        return;
+        }
+}
+
+static void conn_process(struct zy_conn *c) {
+        c->refs++;
+        c->processing = true;
+        conn_process_calls(c);
+        c->processing = false;
+        conn_unref(c);
+}
+
+static void conn_update_events(struct zy_conn *c) {
+        if (c->dead)
+                return;
+        /* Keep reading while there is room (to see EOF early); write when replies wait. */
+        int ev = 0;
+        if (c->in_len <= ZY_MAX_MESSAGE && !c->closing)
+                ev |= EV_READ;
+        if (c->out_head)
+                ev |= EV_WRITE;
+        if ((ev & EV_READ) == 0 && c->closing && !c->out_head) {
+                conn_close(c);
+                return;
+        }
+        if (ev_is_active(&c->io) && (c->io.events & (EV_READ | EV_WRITE)) == ev)
+                return;
+        ev_io_stop(c->d->loop, &c->io);
+        ev_io_set(&c->io, c->fd, ev);
+        if (ev)
+                ev_io_start(c->d->loop, &c->io);
+}
+
+static void on_conn_io(struct ev_loop *loop, ev_io *w, int revents) {
+        struct zy_conn *c = w->data;
+        c->refs++;
+        if (revents & EV_WRITE)
+                conn_flush(c);
+        if (!c->dead && (revents & EV_READ) && !c->closing) {
+                int r = conn_read(c);
+                if (r == -EPROTO) {
+                        conn_flush(c);
+                } else if (r < 0) {
+                        conn_close(c);
+                }
+        }
+        if (!c->dead)
+                conn_process(c);
+        if (!c->dead)
+                conn_update_events(c);
+        conn_unref(c);
+}
+
+static void on_partial_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
+        struct zy_conn *c = w->data;
+        zy_log(LOG_NOTICE, "closing connection of uid %u: partial message idle for %.0fs",
+               (unsigned) c->cred.uid, ZY_PARTIAL_TIMEOUT);
+        conn_close(c);
+}
+
+static void conn_close(struct zy_conn *c) {
+        if (c->dead)
+                return;
+        c->dead = true;
+        struct zy_daemon *d = c->d;
+        ev_io_stop(d->loop, &c->io);
+        ev_timer_stop(d->loop, &c->partial);
+        ev_idle_stop(d->loop, &c->kick);
+        zy_task_drop_conn(d, c);
+        for (size_t i = 0; i < d->n_subscribers; i++)
+                if (d->subscribers[i] == c) {
+                        d->subscribers[i] = d->subscribers[--d->n_subscribers];
+                        break;
+                }
+        c->fd = safe_close(c->fd);
+        conn_drop_fds(c);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                d->conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        c->prev = c->next = NULL;
+        d->n_conns--;
+        conn_unref(c);
+}
+
+static void conn_unref(struct zy_conn *c) {
+        if (--c->refs > 0)
+                return;
+        while (c->out_head) {
+                struct zy_out *o = c->out_head;
+                c->out_head = o->next;
+                safe_close(o->fd);
+                free(o);
+        }
+        free(c->in);
+        free(c->groups);
+        free(c);
+}
+
+static int peer_groups(int fd, gid_t **ret, size_t *ret_n) {
+        socklen_t len = 64 * sizeof(gid_t);
+        for (;;) {
+                _cleanup_free_ gid_t *g = malloc(len ? len : sizeof(gid_t));
+                if (!g)
+                        return -ENOMEM;
+                socklen_t l = len;
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, g, &l) == 0) {
+                        *ret_n = l / sizeof(gid_t);
+                        *ret = TAKE_PTR(g);
+                        return 0;
+                }
+                if (errno != ERANGE || l <= len)
+                        return negative_errno();
+                len = l;
+        }
+}
+
+static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
+        struct zy_daemon *d = w->data;
+        for (int i = 0; i < 64; i++) {
+                _cleanup_close_ int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (fd < 0) {
+                        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                                zy_log(LOG_WARNING, "accept: %m");
+                        return;
+                }
+                struct ucred cred;
+                socklen_t l = sizeof(cred);
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &l) < 0)
+                        continue;
+                const char *limit = NULL;
+                unsigned max = 0;
+                if (d->n_conns >= ZY_MAX_CONNECTIONS)
+                        limit = "connections", max = ZY_MAX_CONNECTIONS;
+                else if (cred.uid != 0 && conns_of_uid(d, cred.uid) >= ZY_MAX_CONNECTIONS_PER_UID)
+                        limit = "connections_per_user", max = ZY_MAX_CONNECTIONS_PER_UID;
+                if (limit) {
+                        /* Say why, best effort, and close: the others keep being served. */
+                        char buf[160];
+                        int n = snprintf(buf, sizeof(buf),
+                                         "{\"error\":\"io.zygote.Launcher.LimitExceeded\",\"parameters\":{\"limit\":\"%s\",\"max\":%u}}",
+                                         limit, max);
+                        (void) !send(fd, buf, (size_t) n + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+                        continue;
+                }
+                struct zy_conn *c = calloc(1, sizeof(*c));
+                if (!c)
+                        continue;
+                c->d = d;
+                c->cred = cred;
+                c->refs = 1;
+                if (peer_groups(fd, &c->groups, &c->n_groups) < 0) {
+                        c->groups = NULL;
+                        c->n_groups = 0;
+                }
+                c->fd = TAKE_FD(fd);
+                ev_io_init(&c->io, on_conn_io, c->fd, EV_READ);
+                c->io.data = c;
+                ev_timer_init(&c->partial, on_partial_timeout, ZY_PARTIAL_TIMEOUT, 0.);
+                c->partial.data = c;
+                ev_idle_init(&c->kick, on_kick);
+                c->kick.data = c;
+                ev_io_start(loop, &c->io);
+                c->next = d->conns;
+                if (d->conns)
+                        d->conns->prev = c;
+                d->conns = c;
+                d->n_conns++;
+        }
+}
+
+static int mkdir_parents(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = 0;
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *s = '/';
+        }
+        return 0;
+}
+
+int zy_server_listen(struct zy_daemon *d) {
+        if (d->listen_fd < 0) {
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                if (strlen(d->socket_path) >= sizeof(sa.sun_path))
+                        return -ENAMETOOLONG;
+                strcpy(sa.sun_path, d->socket_path);
+                int r = mkdir_parents(d->socket_path, 0755);
+                if (r < 0)
+                        return r;
+                _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                if (fd < 0)
+                        return negative_errno();
+                /* Replace a stale socket only: a live daemon on it answers connect(). */
+                _cleanup_close_ int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, sizeof(sa)) == 0)
+                        return -EADDRINUSE;
+                (void) unlink(d->socket_path);
+                /* World-connectable: access is decided per caller from SO_PEERCRED, and a
+                 * caller never gets more than it already has. The unit file narrows it. */
+                mode_t old = umask(0111);
+                r = bind(fd, (struct sockaddr *) &sa, sizeof(sa));
+                umask(old);
+                if (r < 0)
+                        return negative_errno();
+                if (listen(fd, 128) < 0)
+                        return negative_errno();
+                d->listen_fd = TAKE_FD(fd);
+        } else {
+                int fl = fcntl(d->listen_fd, F_GETFL);
+                if (fl < 0 || fcntl(d->listen_fd, F_SETFL, fl | O_NONBLOCK) < 0)
+                        return negative_errno();
+        }
+        ev_io_init(&d->listen_watch, on_accept, d->listen_fd, EV_READ);
+        d->listen_watch.data = d;
+        ev_io_start(d->loop, &d->listen_watch);
+        return 0;
+}
+
+void zy_server_stop(struct zy_daemon *d) {
+        ev_io_stop(d->loop, &d->listen_watch);
+        while (d->conns)
+                conn_close(d->conns);
+        if (d->listen_fd >= 0) {
+                d->listen_fd = safe_close(d->listen_fd);
+                if (!d->socket_activated)
+                        (void) unlink(d->socket_path);
+        }
+}
