@@ -1,0 +1,192 @@
+# SPDX-License-Identifier: MIT
+"""zygoted's command line: --help, --version, --tier (clone must fail here), the
+ZYGOTE_DISABLE_FEATURES switch, --check-profile, start-up errors."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import zytest
+
+L = "io.zygote.Launcher."
+DISABLE_ALL = {"ZYGOTE_DISABLE_FEATURES": "clone_filter,capbset_drop_mask"}
+
+
+def run_zygoted(bins, *args, env=None, timeout=60):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("ZYGOTE_")}
+    e.update(env or {})
+    return subprocess.run([bins["zygoted"], *args], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout, env=e)
+
+
+def test_help_and_version(bins):
+    h = run_zygoted(bins, "--help")
+    assert h.returncode == 0
+    for opt in ("--socket", "--profiles", "--tier", "--check-profile", "--version", "--help",
+                "auto", "clone", "inherit", "load", "ZYGOTE_DISABLE_FEATURES"):
+        assert opt in h.stdout, f"--help does not mention {opt}"
+    v = run_zygoted(bins, "--version")
+    assert v.returncode == 0 and v.stdout.startswith("zygoted ") and len(v.stdout.split()) == 2
+
+
+@pytest.mark.parametrize("args", [["--tier", "fast"], ["--bogus"], ["extra-argument"],
+                                  ["--profiles", "/nonexistent-zygote-dir"]],
+                         ids=["bad-tier", "unknown-option", "extra-argument", "missing-profile-dir"])
+def test_bad_command_line(bins, daemons, args):
+    d = daemons.workdir()
+    sock = os.path.join(d, "s.sock")
+    r = run_zygoted(bins, "--socket", sock, *args)
+    assert r.returncode != 0
+    assert r.stderr.strip(), "no message on stderr"
+    assert not os.path.exists(sock)
+
+
+@pytest.mark.parametrize("env", [{}, DISABLE_ALL], ids=["probed", "disabled"])
+def test_forced_clone_tier_fails_at_startup(bins, daemons, env):
+    d = daemons.workdir()
+    sock = os.path.join(d, "s.sock")
+    r = run_zygoted(bins, "--socket", sock, "--profiles", bins["profiles"], "--tier", "clone", env=env)
+    if r.returncode == 0 and not env:
+        pytest.skip("this kernel has SECCOMP_CLONE_FILTER: --tier clone is allowed here")
+    assert r.returncode != 0
+    assert "SECCOMP_CLONE_FILTER" in r.stderr, r.stderr
+    assert not os.path.exists(sock), "the failed daemon left its socket behind"
+
+
+def test_features_reported(daemons, needs_root):
+    """On this kernel both RFC features are absent; status says so, per profile with its tier."""
+    d = daemons()
+    st = d.status()
+    assert st["features"] == {"clone_filter": False, "capbset_drop_mask": False}
+    profiles = {p["name"]: p for p in st["profiles"]}
+    assert profiles["default"]["tier"] == "inherit"
+    assert "SECCOMP_CLONE_FILTER" in profiles["default"]["tierReason"]
+    for p in profiles.values():
+        assert p["bpfInstructions"] > 0 and p["longestPath"] > 0
+        assert len(p["hash"]) == 64
+        if p["tier"] == "inherit":
+            assert isinstance(p.get("referencePid"), int), p
+    with d.connect() as c:
+        lp = c.call(L + "ListProfiles").parameters["profiles"]
+    assert {p["name"]: p for p in lp} == profiles
+
+
+def test_disable_features_env(daemons, needs_root):
+    """ZYGOTE_DISABLE_FEATURES turns the features off: the fallbacks serve every profile."""
+    d = daemons(env=DISABLE_ALL)
+    st = d.status()
+    assert st["features"] == {"clone_filter": False, "capbset_drop_mask": False}
+    profiles = {p["name"]: p for p in st["profiles"]}
+    assert profiles["default"]["tier"] == "inherit" and profiles["nonet"]["tier"] == "inherit"
+    with d.connect() as c:
+        t = zytest.spawn(c, ["cat"])
+        try:
+            s = zytest.proc_status(t.pid)
+            _, final = t.finish()
+        finally:
+            t.cleanup()
+    # The PR_CAPBSET_DROP fallback loop gives the same bounding set.
+    assert int(s["CapBnd"], 16) == zytest.DOCKER_CAPS_MASK
+    assert final["exitCode"] == 0
+
+
+def test_tier_forced_in_status(daemons, needs_root):
+    for tier in ("load", "inherit"):
+        d = daemons(tier=tier)
+        profiles = d.profiles()
+        assert {"default", "nonet"} <= set(profiles)
+        for p in profiles.values():
+            assert p["tier"] == tier, p
+            assert tier in p["tierReason"], p
+        if tier == "load":
+            assert "strict" in profiles
+        d.stop()
+
+
+def test_socket_in_use(daemons, needs_root):
+    first = daemons()
+    second = zytest.Daemon(first.bins, first.dir, profile_dirs=[first.bins["profiles"]])
+    second.logpath = os.path.join(first.dir, "second.log")
+    r = subprocess.run(second.command(), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0, "a second daemon took over a live socket"
+    assert first.alive()
+    assert first.status()["version"]
+
+
+def test_no_profiles(bins, daemons):
+    empty = daemons.workdir()
+    sock = os.path.join(empty, "s.sock")
+    r = run_zygoted(bins, "--socket", sock, "--profiles", empty)
+    assert r.returncode != 0
+    assert empty in r.stderr
+
+
+def test_one_bad_profile_among_good(daemons, bins, needs_root):
+    extra = daemons.workdir()
+    with open(os.path.join(extra, "broken.json"), "w") as f:
+        f.write('{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [')
+    d = daemons(profile_dirs=[bins["profiles"], extra])
+    names = set(d.profiles())
+    assert {"default", "nonet", "strict"} <= names and "broken" not in names
+    assert "broken.json" in d.log()
+
+
+# ---- --check-profile -------------------------------------------------------------------------------
+
+GOOD_DOCKER = {"defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": 1,
+               "syscalls": [{"names": ["read", "write", "exit_group", "execve"], "action": "SCMP_ACT_ALLOW"}]}
+
+BAD_FILES = [
+    # (file name, content, text the message must contain besides the path)
+    ("syntax.json", '{"defaultAction": "SCMP_ACT_ERRNO",\n "syscalls": [\n', None),
+    ("action.json", json.dumps({"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": ["read"], "action": "SCMP_ACT_ALLOW"},
+        {"names": ["write"], "action": "SCMP_ACT_FOO"}]}), "syscalls[1].action"),
+    ("default.json", json.dumps({"defaultAction": 5, "syscalls": []}), "defaultAction"),
+    ("names.json", json.dumps({"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [
+        {"names": "read", "action": "SCMP_ACT_ALLOW"}]}), "syscalls[0].names"),
+    ("caps.json", json.dumps({"name": "caps", "seccomp": GOOD_DOCKER, "capabilities": ["CAP_CHOWN", "CAP_NOPE"]}),
+     "capabilities[1]"),
+    ("nnp.json", json.dumps({"name": "nnp", "seccomp": GOOD_DOCKER, "capabilities": [], "noNewPrivileges": "yes"}), "noNewPrivileges"),
+]
+
+
+@pytest.mark.parametrize("name", ["default", "nonet", "strict"])
+def test_check_profile_bundled(bins, name):
+    path = os.path.join(bins["profiles"], f"{name}.json")
+    r = run_zygoted(bins, "--check-profile", path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert name in r.stdout
+
+
+def test_check_profile_plain_docker_file(bins, daemons):
+    d = daemons.workdir()
+    path = os.path.join(d, "plain.json")
+    with open(path, "w") as f:
+        json.dump(GOOD_DOCKER, f)
+    r = run_zygoted(bins, "--check-profile", path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "plain" in r.stdout
+    # Docker's 14 capabilities are kept for a plain file.
+    assert "CAP_AUDIT_WRITE" in r.stdout.upper() or "a80425fb" in r.stdout.lower(), r.stdout
+
+
+@pytest.mark.parametrize("fname,content,where", BAD_FILES, ids=[b[0] for b in BAD_FILES])
+def test_check_profile_bad(bins, daemons, fname, content, where):
+    d = daemons.workdir()
+    path = os.path.join(d, fname)
+    with open(path, "w") as f:
+        f.write(content)
+    r = run_zygoted(bins, "--check-profile", path)
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    msg = r.stdout + r.stderr
+    assert path in msg, f"the message does not name the file: {msg!r}"
+    if where:
+        assert where in msg, f"the message does not name the JSON location {where}: {msg!r}"
+
+
+def test_check_profile_missing_file(bins):
+    r = run_zygoted(bins, "--check-profile", "/nonexistent-zygote/x.json")
+    assert r.returncode == 1
+    assert "/nonexistent-zygote/x.json" in r.stdout + r.stderr
