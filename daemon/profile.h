@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Docker's 14 default capabilities, the bounding set kept for a plain Docker/OCI file. */
@@ -20,6 +21,17 @@
         "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD",       \
                 "CAP_NET_RAW", "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", \
                 "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"
+
+/* Limits on what one profile file may ask the daemon to hold. */
+#define ZY_PROFILE_MAX_FILE_SIZE (1024 * 1024)
+#define ZY_PROFILE_MAX_RULES 4096     /* entries of "syscalls" */
+#define ZY_PROFILE_MAX_NAMES 16384    /* syscall names over every entry */
+#define ZY_PROFILE_MAX_ARGS 16        /* "args" of one entry (same index repeated means OR) */
+#define ZY_PROFILE_MAX_ARCHES 16
+#define ZY_PROFILE_MAX_ACCESS 1024    /* users, and groups, in "access" */
+#define ZY_PROFILE_MAX_LIST 256       /* any other list: caps, arches, archMap, flags */
+#define ZY_PROFILE_NAME_MAX 64
+#define ZY_PROFILE_SET_MAX 256        /* profiles in one set */
 
 struct zy_profile {
         char *name;   /* "default"; a plain Docker/OCI file is named after its file (no .json) */
@@ -41,10 +53,23 @@ struct zy_profile {
         unsigned skipped_syscalls; /* names unknown to the installed libseccomp (as runc does) */
         unsigned longest_path;     /* longest BPF path, in instructions, over every syscall nr */
         char hash[65];             /* sha256 of the BPF program, lowercase hex */
+
+        /* Architectures compiled into the program (AUDIT_ARCH_* values, native first). */
+        uint32_t arches[ZY_PROFILE_MAX_ARCHES];
+        size_t n_arches;
+        unsigned n_rules;          /* libseccomp rules added (after includes/excludes, per name) */
+        uint64_t compile_nsec;     /* time spent in libseccomp (rules, layout, export) */
+
+        /* Whether the filter lets zygote's worker finish its setup after inheriting it (the
+         * `inherit` tier). When false, worker_setup_blocked names the first syscall refused. */
+        bool worker_setup_ok;
+        const char *worker_setup_blocked; /* static string, or NULL */
 };
 
-/* Loads and compiles one file. On failure returns a negative errno (-EINVAL for bad content)
- * and, when ret_error is not NULL, a malloc'd message naming file and JSON location. */
+/* Loads and compiles one file. On failure returns a negative errno (-EINVAL for bad content;
+ * more precisely -ERANGE for a number out of range, -E2BIG/-EFBIG beyond a limit, -EOPNOTSUPP for
+ * what zygote lacks such as SCMP_ACT_NOTIFY, -ESRCH for an unknown user or group in "access") and,
+ * when ret_error is not NULL, a malloc'd message naming file and JSON location. */
 int zy_profile_load_file(const char *path, struct zy_profile **ret, char **ret_error);
 
 /* Same, from a buffer; path is used for the profile name (and for relative "seccomp" paths of a
@@ -73,5 +98,31 @@ int zy_profile_set_load(const char *const *dirs, size_t n_dirs, struct zy_profil
 void zy_profile_set_clear(struct zy_profile_set *set);
 const struct zy_profile *zy_profile_set_find(const struct zy_profile_set *set, const char *name);
 
-/* Capability names <-> numbers (libcap); -EINVAL for an unknown name. */
+/* Capability names <-> numbers (libcap); -EINVAL for an unknown name. Names are the canonical
+ * upper-case "CAP_CHOWN" form, as Docker and the OCI spec write them. */
 int zy_cap_from_name(const char *name, unsigned *ret);
+/* Canonical name ("CAP_CHOWN") of capability n, malloc'd; -EINVAL when libcap has no name. */
+int zy_cap_to_name(unsigned cap, char **ret);
+
+/* How to compile; NULL means the defaults. Only measurements and tests change them. */
+struct zy_profile_options {
+        /* libseccomp SCMP_FLTATR_CTL_OPTIMIZE: 2 (default) = binary tree sorted by syscall
+         * number, zygote's layout; 1 = libseccomp's default linear layout (Docker's). */
+        unsigned optimize;
+};
+
+int zy_profile_load_file_with(const char *path, const struct zy_profile_options *opts,
+                              struct zy_profile **ret, char **ret_error);
+int zy_profile_load_buffer_with(const char *path, const char *data, size_t size,
+                                const struct zy_profile_options *opts, struct zy_profile **ret,
+                                char **ret_error);
+
+/* For `zygoted --check-profile FILE`: compiles one file and prints to out its name, kept
+ * capabilities (names), no_new_privs, access, architectures, BPF instruction count, longest
+ * filter path, skipped syscall names, worker-setup verdict and content hash. Returns 0, or a
+ * negative errno with *ret_error (when not NULL) set as zy_profile_load_file does; the caller
+ * prints it. */
+int zy_profile_check(const char *path, FILE *out, char **ret_error);
+
+/* The same for main(): on failure it prints the message, one line, to stderr itself. */
+int zygote_profile_check(const char *path, FILE *out);

@@ -1,0 +1,1035 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * daemon/profile.c: every field of both file forms, every error path of the loader, profile sets,
+ * access checks, capability names, --check-profile output. Decisions of compiled programs are read
+ * with the interpreter in daemon/bpf.c.
+ *
+ * Usage: test-profile PROFILES_DIR
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/audit.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <seccomp.h>
+
+#include "bpf.h"
+#include "profile.h"
+#include "sha256.h"
+
+static const char *profiles_dir;
+
+/* JSON written with single quotes, for readability: 'x' becomes "x". */
+static char *J(const char *s) {
+        char *c = strdup(s);
+        assert_non_null(c);
+        for (char *p = c; *p; p++)
+                if (*p == '\'')
+                        *p = '"';
+        return c;
+}
+
+#define BUF_PATH "t/x.json"
+
+static struct zy_profile *load_ok(const char *json) {
+        struct zy_profile *p = NULL;
+        char *err = NULL, *j = J(json);
+        int r = zy_profile_load_buffer(BUF_PATH, j, strlen(j), &p, &err);
+
+        if (r < 0)
+                fail_msg("unexpected failure %d: %s\n  for %s", r, err, j);
+        assert_non_null(p);
+        assert_null(err);
+        free(j);
+        return p;
+}
+
+/* Fails with exactly this errno and this message (after "t/x.json: "). */
+static void load_fail(const char *json, int want_r, const char *want_msg) {
+        struct zy_profile *p = (struct zy_profile *) 0x1;
+        char *err = NULL, *j = J(json), *want = NULL;
+        int r = zy_profile_load_buffer(BUF_PATH, j, strlen(j), &p, &err);
+
+        if (r != want_r)
+                fail_msg("got %d (%s), want %d\n  for %s", r, err ? err : "(no message)", want_r, j);
+        assert_ptr_equal(p, (struct zy_profile *) 0x1); /* untouched on failure */
+        assert_non_null(err);
+        assert_true(asprintf(&want, "%s: %s", BUF_PATH, want_msg) > 0);
+        assert_string_equal(err, want);
+        free(want);
+        free(err);
+        free(j);
+}
+
+static uint32_t decide_arch(const struct zy_profile *p, uint32_t arch, int nr, uint64_t a0, uint64_t a1) {
+        struct seccomp_data d = { .nr = nr, .arch = arch, .args = { a0, a1 } };
+        uint32_t action;
+
+        assert_int_equal(zy_bpf_run(p->bpf, p->bpf_len, &d, &action, NULL), 0);
+        return action;
+}
+
+static uint32_t decide(const struct zy_profile *p, const char *name, uint64_t a0, uint64_t a1) {
+        int nr = seccomp_syscall_resolve_name(name);
+        assert_true(nr >= 0);
+        return decide_arch(p, AUDIT_ARCH_X86_64, nr, a0, a1);
+}
+
+/* One rule on getpid with the given action fields, under defaultAction ALLOW. */
+static struct zy_profile *getpid_rule(const char *fields) {
+        char *json;
+        struct zy_profile *p;
+
+        assert_true(asprintf(&json, "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],%s}]}", fields) > 0);
+        p = load_ok(json);
+        free(json);
+        return p;
+}
+
+static void test_plain_minimal(void **state) {
+        static const char *const docker[] = { ZY_DOCKER_DEFAULT_CAPS };
+        struct zy_profile *p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW'}");
+        uint64_t caps = 0;
+
+        assert_string_equal(p->name, "x");
+        assert_string_equal(p->path, BUF_PATH);
+        for (size_t i = 0; i < sizeof(docker) / sizeof(docker[0]); i++) {
+                unsigned c;
+                assert_int_equal(zy_cap_from_name(docker[i], &c), 0);
+                caps |= UINT64_C(1) << c;
+        }
+        assert_int_equal(__builtin_popcountll(caps), 14);
+        assert_true(p->caps_keep == caps);
+        assert_true(p->no_new_privs);
+        assert_true(p->access_all);
+        assert_int_equal(p->n_arches, 1);
+        assert_int_equal(p->arches[0], SCMP_ARCH_X86_64);
+        assert_int_equal(p->filter_flags, 0);
+        assert_int_equal(p->n_rules, 0);
+        assert_int_equal(p->skipped_syscalls, 0);
+        assert_int_equal(zy_bpf_check(p->bpf, p->bpf_len), 0);
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
+        assert_true(p->worker_setup_ok);
+        assert_null(p->worker_setup_blocked);
+        assert_true(p->longest_path > 0);
+        /* An architecture that is not in the filter gets libseccomp's bad-arch action. */
+        assert_int_equal(decide_arch(p, AUDIT_ARCH_I386, 20, 0, 0), SECCOMP_RET_KILL_THREAD);
+        zy_profile_free(p);
+
+        /* "syscalls" alone marks a plain file too, and then defaultAction is missing. */
+        load_fail("{'syscalls':[]}", -EINVAL, "missing \"defaultAction\"");
+}
+
+static void test_default_actions(void **state) {
+        static const struct {
+                const char *json;
+                uint32_t want;
+        } v[] = {
+                { "{'defaultAction':'SCMP_ACT_KILL'}", SECCOMP_RET_KILL_THREAD },
+                { "{'defaultAction':'SCMP_ACT_KILL_THREAD'}", SECCOMP_RET_KILL_THREAD },
+                { "{'defaultAction':'SCMP_ACT_KILL_PROCESS'}", SECCOMP_RET_KILL_PROCESS },
+                { "{'defaultAction':'SCMP_ACT_TRAP'}", SECCOMP_RET_TRAP },
+                { "{'defaultAction':'SCMP_ACT_ERRNO'}", SECCOMP_RET_ERRNO | EPERM },
+                { "{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':38}", SECCOMP_RET_ERRNO | ENOSYS },
+                { "{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':0}", SECCOMP_RET_ERRNO | 0 },
+                { "{'defaultAction':'SCMP_ACT_ERRNO','defaultErrno':'EACCES'}", SECCOMP_RET_ERRNO | EACCES },
+                { "{'defaultAction':'SCMP_ACT_ERRNO','defaultErrno':'ENOSYS','defaultErrnoRet':38}", SECCOMP_RET_ERRNO | ENOSYS },
+                { "{'defaultAction':'SCMP_ACT_TRACE'}", SECCOMP_RET_TRACE | EPERM },
+                { "{'defaultAction':'SCMP_ACT_TRACE','defaultErrnoRet':4242}", SECCOMP_RET_TRACE | 4242 },
+                { "{'defaultAction':'SCMP_ACT_ALLOW'}", SECCOMP_RET_ALLOW },
+                { "{'defaultAction':'SCMP_ACT_LOG'}", SECCOMP_RET_LOG },
+        };
+
+        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+                struct zy_profile *p = load_ok(v[i].json);
+                assert_int_equal(decide(p, "getpid", 0, 0), v[i].want);
+                zy_profile_free(p);
+        }
+}
+
+static void test_rule_actions(void **state) {
+        static const struct {
+                const char *fields;
+                uint32_t want;
+        } v[] = {
+                { "'action':'SCMP_ACT_KILL'", SECCOMP_RET_KILL_THREAD },
+                { "'action':'SCMP_ACT_KILL_THREAD'", SECCOMP_RET_KILL_THREAD },
+                { "'action':'SCMP_ACT_KILL_PROCESS'", SECCOMP_RET_KILL_PROCESS },
+                { "'action':'SCMP_ACT_TRAP'", SECCOMP_RET_TRAP },
+                { "'action':'SCMP_ACT_ERRNO'", SECCOMP_RET_ERRNO | EPERM },
+                { "'action':'SCMP_ACT_ERRNO','errnoRet':22", SECCOMP_RET_ERRNO | EINVAL },
+                { "'action':'SCMP_ACT_ERRNO','errnoRet':4094", SECCOMP_RET_ERRNO | 4094 },
+                { "'action':'SCMP_ACT_ERRNO','errno':'ENOENT'", SECCOMP_RET_ERRNO | ENOENT },
+                { "'action':'SCMP_ACT_ERRNO','errno':'EPERM','errnoRet':1", SECCOMP_RET_ERRNO | EPERM },
+                { "'action':'SCMP_ACT_TRACE'", SECCOMP_RET_TRACE | EPERM },
+                { "'action':'SCMP_ACT_TRACE','errnoRet':65535", SECCOMP_RET_TRACE | 65535 },
+                { "'action':'SCMP_ACT_LOG'", SECCOMP_RET_LOG },
+                { "'action':'SCMP_ACT_LOG','comment':'why'", SECCOMP_RET_LOG },
+        };
+
+        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+                struct zy_profile *p = getpid_rule(v[i].fields);
+                assert_int_equal(decide(p, "getpid", 0, 0), v[i].want);
+                assert_int_equal(decide(p, "getppid", 0, 0), SECCOMP_RET_ALLOW);
+                assert_int_equal(p->n_rules, 1);
+                zy_profile_free(p);
+        }
+
+        /* A rule with the default action decides nothing: skipped, as runc and crun do (libseccomp
+         * would refuse it with EACCES). */
+        struct zy_profile *p = getpid_rule("'action':'SCMP_ACT_ALLOW'");
+        assert_int_equal(p->n_rules, 0);
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
+        zy_profile_free(p);
+}
+
+static void test_action_errors(void **state) {
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_FOO'}]}",
+                  -EINVAL, "syscalls[0].action: unknown action \"SCMP_ACT_FOO\"");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid']}]}", -EINVAL,
+                  "syscalls[0]: missing \"action\"");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':7}]}", -EINVAL,
+                  "syscalls[0].action: expected a string, got int");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_NOTIFY'}]}",
+                  -EOPNOTSUPP,
+                  "syscalls[0].action: SCMP_ACT_NOTIFY needs a seccomp user-notification listener, which zygote does not provide");
+        load_fail("{'defaultAction':'SCMP_ACT_NOTIFY'}", -EOPNOTSUPP,
+                  "defaultAction: SCMP_ACT_NOTIFY needs a seccomp user-notification listener, which zygote does not provide");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL','errnoRet':1}]}",
+                  -EINVAL, "syscalls[0].errnoRet: only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno value, not SCMP_ACT_KILL");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','defaultErrnoRet':1}", -EINVAL,
+                  "defaultErrnoRet: only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno value, not SCMP_ACT_ALLOW");
+        load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':4095}", -ERANGE,
+                  "defaultErrnoRet: 4095 is out of range (0..4094)");
+        load_fail("{'defaultAction':'SCMP_ACT_TRACE','defaultErrnoRet':65536}", -ERANGE,
+                  "defaultErrnoRet: 65536 is out of range (0..65535)");
+        load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':-1}", -ERANGE, "defaultErrnoRet: -1 is negative");
+        load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1.5}", -EINVAL,
+                  "defaultErrnoRet: expected an integer, got double");
+        load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':'1'}", -EINVAL,
+                  "defaultErrnoRet: expected an integer, got string");
+        load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrno':'EWHATEVER'}", -EINVAL,
+                  "defaultErrno: unknown errno name \"EWHATEVER\"");
+        load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrno':'EPERM','defaultErrnoRet':38}", -EINVAL,
+                  "defaultErrnoRet: 38 disagrees with defaultErrno \"EPERM\"");
+}
+
+static void test_args_ops(void **state) {
+        static const struct {
+                const char *op;
+                uint64_t value, value_two;
+                struct {
+                        uint64_t arg;
+                        bool match;
+                } samples[6];
+        } v[] = {
+                { "SCMP_CMP_EQ", 5, 0, { { 5, true }, { 4, false }, { 6, false }, { 5 | (UINT64_C(1) << 32), false } } },
+                { "SCMP_CMP_NE", 5, 0, { { 5, false }, { 4, true }, { 6, true }, { 5 | (UINT64_C(1) << 32), true } } },
+                { "SCMP_CMP_LT", 5, 0, { { 4, true }, { 5, false }, { 0, true }, { UINT64_MAX, false } } },
+                { "SCMP_CMP_LE", 5, 0, { { 5, true }, { 6, false }, { 0, true }, { UINT64_C(1) << 32, false } } },
+                { "SCMP_CMP_GT", 5, 0, { { 6, true }, { 5, false }, { UINT64_MAX, true }, { 0, false } } },
+                { "SCMP_CMP_GE", 5, 0, { { 5, true }, { 4, false }, { UINT64_C(1) << 40, true } } },
+                /* value is the mask, valueTwo the datum (OCI, runc, libseccomp) */
+                { "SCMP_CMP_MASKED_EQ", 0xf0, 0x30, { { 0x30, true }, { 0x3f, true }, { 0x130, true }, { 0x20, false }, { 0xf0, false } } },
+                { "SCMP_CMP_EQ", UINT64_MAX, 0, { { UINT64_MAX, true }, { 0xffffffff, false } } },
+        };
+
+        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+                char *fields;
+                struct zy_profile *p;
+
+                assert_true(asprintf(&fields,
+                                     "'action':'SCMP_ACT_ERRNO','errnoRet':9,'args':[{'index':1,'op':'%s','value':%" PRIu64
+                                     ",'valueTwo':%" PRIu64 "}]",
+                                     v[i].op, v[i].value, v[i].value_two) > 0);
+                p = getpid_rule(fields);
+                for (size_t j = 0; j < 6 && (j == 0 || v[i].samples[j].arg || v[i].samples[j].match); j++) {
+                        uint32_t got = decide(p, "getpid", 0, v[i].samples[j].arg);
+                        if (got != (v[i].samples[j].match ? SECCOMP_RET_ERRNO | 9 : SECCOMP_RET_ALLOW))
+                                fail_msg("%s %" PRIu64 ": arg 0x%" PRIx64 " decided 0x%08x", v[i].op, v[i].value,
+                                         v[i].samples[j].arg, got);
+                }
+                /* The other argument does not matter. */
+                assert_int_equal(decide(p, "getpid", 12345, v[i].samples[0].arg),
+                                 v[i].samples[0].match ? SECCOMP_RET_ERRNO | 9 : SECCOMP_RET_ALLOW);
+                zy_profile_free(p);
+                free(fields);
+        }
+}
+
+static void test_args_and_or(void **state) {
+        struct zy_profile *p;
+
+        /* Different arguments: all conditions must hold. */
+        p = getpid_rule("'action':'SCMP_ACT_ERRNO','args':[{'index':0,'op':'SCMP_CMP_EQ','value':1},"
+                        "{'index':1,'op':'SCMP_CMP_EQ','value':2}]");
+        assert_int_equal(decide(p, "getpid", 1, 2), SECCOMP_RET_ERRNO | EPERM);
+        assert_int_equal(decide(p, "getpid", 1, 3), SECCOMP_RET_ALLOW);
+        assert_int_equal(decide(p, "getpid", 0, 2), SECCOMP_RET_ALLOW);
+        assert_int_equal(p->n_rules, 1);
+        zy_profile_free(p);
+
+        /* The same argument twice: runc and crun make one rule per condition, any may match. */
+        p = getpid_rule("'action':'SCMP_ACT_ERRNO','args':[{'index':0,'op':'SCMP_CMP_EQ','value':1},"
+                        "{'index':0,'op':'SCMP_CMP_EQ','value':2},{'index':1,'op':'SCMP_CMP_EQ','value':7}]");
+        assert_int_equal(decide(p, "getpid", 1, 0), SECCOMP_RET_ERRNO | EPERM);
+        assert_int_equal(decide(p, "getpid", 2, 0), SECCOMP_RET_ERRNO | EPERM);
+        assert_int_equal(decide(p, "getpid", 3, 7), SECCOMP_RET_ERRNO | EPERM);
+        assert_int_equal(decide(p, "getpid", 3, 0), SECCOMP_RET_ALLOW);
+        zy_profile_free(p);
+
+        /* "args": null is no condition (Go reads null as empty). */
+        p = getpid_rule("'action':'SCMP_ACT_ERRNO','args':null");
+        assert_int_equal(decide(p, "getpid", 3, 0), SECCOMP_RET_ERRNO | EPERM);
+        zy_profile_free(p);
+}
+
+static void test_args_errors(void **state) {
+#define R(a) "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL','args':" a "}]}"
+        load_fail(R("[{'index':6,'op':'SCMP_CMP_EQ','value':1}]"), -ERANGE,
+                  "syscalls[0].args[0].index: 6 is out of range (0..5)");
+        load_fail(R("[{'op':'SCMP_CMP_EQ','value':1}]"), -EINVAL, "syscalls[0].args[0]: missing \"index\"");
+        load_fail(R("[{'index':0,'value':1}]"), -EINVAL, "syscalls[0].args[0]: missing \"op\"");
+        load_fail(R("[{'index':0,'op':'SCMP_CMP_XX','value':1}]"), -EINVAL,
+                  "syscalls[0].args[0].op: unknown operator \"SCMP_CMP_XX\"");
+        load_fail(R("[{'index':0,'op':'SCMP_CMP_EQ','value':1,'valueTwo':2}]"), -EINVAL,
+                  "syscalls[0].args[0].valueTwo: only SCMP_CMP_MASKED_EQ uses valueTwo");
+        load_fail(R("[{'index':0,'op':'SCMP_CMP_EQ','value':-1}]"), -ERANGE, "syscalls[0].args[0].value: -1 is negative");
+        load_fail(R("[{'index':0,'op':'SCMP_CMP_EQ','value':18446744073709551616}]"), -ERANGE,
+                  "line 1, column 138: integer out of range");
+        load_fail(R("[{'index':0,'op':'SCMP_CMP_EQ','vlaue':1}]"), -EINVAL, "syscalls[0].args[0]: unknown field \"vlaue\"");
+        load_fail(R("{}"), -EINVAL, "syscalls[0].args: expected an array, got object");
+        load_fail(R("[3]"), -EINVAL, "syscalls[0].args[0]: expected an object, got int");
+        load_fail(R("[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]"), -E2BIG,
+                  "syscalls[0].args: 17 entries, more than the 16 allowed");
+#undef R
+        /* The largest value is fine. */
+        zy_profile_free(getpid_rule("'action':'SCMP_ACT_KILL','args':[{'index':0,'op':'SCMP_CMP_EQ','value':18446744073709551615}]"));
+}
+
+static void test_names(void **state) {
+        struct zy_profile *p;
+
+        /* Unknown names are skipped and counted, as runc does; the rest still applies. */
+        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid','no_such_call','neither'],"
+                    "'action':'SCMP_ACT_KILL_PROCESS'}]}");
+        assert_int_equal(p->skipped_syscalls, 2);
+        assert_int_equal(p->n_rules, 1);
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_KILL_PROCESS);
+        zy_profile_free(p);
+
+        /* Docker's older single "name". */
+        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'name':'getpid','action':'SCMP_ACT_KILL_PROCESS'}]}");
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_KILL_PROCESS);
+        zy_profile_free(p);
+
+        /* A name of another architecture only (i386's _llseek): applies there, no error. */
+        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['SCMP_ARCH_X86'],"
+                    "'syscalls':[{'names':['_llseek'],'action':'SCMP_ACT_KILL_PROCESS'}]}");
+        assert_int_equal(p->skipped_syscalls, 0);
+        assert_int_equal(decide_arch(p, AUDIT_ARCH_I386, 140, 0, 0), SECCOMP_RET_KILL_PROCESS);
+        assert_int_equal(decide_arch(p, AUDIT_ARCH_X86_64, 140, 0, 0), SECCOMP_RET_ALLOW);
+        zy_profile_free(p);
+
+#define R(a) "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{" a "'action':'SCMP_ACT_KILL'}]}"
+        load_fail(R("'name':'getpid','names':['getppid'],"), -EINVAL,
+                  "syscalls[0]: use either \"name\" or \"names\", not both");
+        load_fail(R(""), -EINVAL, "syscalls[0]: missing \"names\"");
+        load_fail(R("'names':[],"), -EINVAL, "syscalls[0].names: no syscall names");
+        load_fail(R("'names':['get pid'],"), -EINVAL, "syscalls[0].names[0]: \"get pid\" is not a syscall name");
+        load_fail(R("'names':['getpid',''],"), -EINVAL, "syscalls[0].names[1]: \"\" is not a syscall name");
+        load_fail(R("'names':[12],"), -EINVAL, "syscalls[0].names[0]: expected a string, got int");
+        load_fail(R("'names':'getpid',"), -EINVAL, "syscalls[0].names: expected an array, got string");
+        load_fail(R("'name':'a\\u0000b',"), -EINVAL, "syscalls[0].name: string contains a NUL character");
+        load_fail(R("'names':['getpid'],'nmae':1,"), -EINVAL, "syscalls[0]: unknown field \"nmae\"");
+        load_fail(R("'names':['getpid'],'comment':3,"), -EINVAL, "syscalls[0].comment: expected a string, got int");
+#undef R
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[7]}", -EINVAL, "syscalls[0]: expected an object, got int");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':{}}", -EINVAL, "syscalls: expected an array, got object");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','sycalls':[]}", -EINVAL, "unknown field \"sycalls\"");
+}
+
+/* A zygote profile with one rule on getpid guarded by the given includes/excludes. */
+static struct zy_profile *guarded(const char *caps, const char *guard) {
+        char *json;
+        struct zy_profile *p;
+
+        assert_true(asprintf(&json,
+                             "{'name':'g','capabilities':[%s],'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','syscalls':"
+                             "[{'names':['getpid'],'action':'SCMP_ACT_KILL_PROCESS',%s}]}}",
+                             caps, guard) > 0);
+        p = load_ok(json);
+        free(json);
+        return p;
+}
+
+static bool applies(const char *caps, const char *guard) {
+        struct zy_profile *p = guarded(caps, guard);
+        bool r = decide(p, "getpid", 0, 0) == SECCOMP_RET_KILL_PROCESS;
+        zy_profile_free(p);
+        return r;
+}
+
+static void test_includes_excludes(void **state) {
+        /* caps: includes needs all of them kept, excludes any of them */
+        assert_true(applies("'CAP_SYS_ADMIN'", "'includes':{'caps':['CAP_SYS_ADMIN']}"));
+        assert_false(applies("'CAP_CHOWN'", "'includes':{'caps':['CAP_SYS_ADMIN']}"));
+        assert_false(applies("'CAP_SYS_ADMIN'", "'includes':{'caps':['CAP_SYS_ADMIN','CAP_BPF']}"));
+        assert_true(applies("'CAP_SYS_ADMIN','CAP_BPF'", "'includes':{'caps':['CAP_SYS_ADMIN','CAP_BPF']}"));
+        assert_false(applies("'CAP_SYS_ADMIN'", "'excludes':{'caps':['CAP_SYS_ADMIN']}"));
+        assert_false(applies("'CAP_SYS_ADMIN'", "'excludes':{'caps':['CAP_BPF','CAP_SYS_ADMIN']}"));
+        assert_true(applies("'CAP_CHOWN'", "'excludes':{'caps':['CAP_SYS_ADMIN']}"));
+        /* Names libcap does not know, or not written as Docker writes them, are never kept. */
+        assert_false(applies("'CAP_SYS_ADMIN'", "'includes':{'caps':['CAP_FUTURE_THING']}"));
+        assert_false(applies("'CAP_SYS_ADMIN'", "'includes':{'caps':['cap_sys_admin']}"));
+        assert_true(applies("'CAP_SYS_ADMIN'", "'excludes':{'caps':['CAP_FUTURE_THING']}"));
+
+        /* arches: Docker's names for the native architecture */
+        assert_true(applies("", "'includes':{'arches':['amd64']}"));
+        assert_true(applies("", "'includes':{'arches':['arm64','x86_64']}"));
+        assert_false(applies("", "'includes':{'arches':['arm64','x32','x86']}"));
+        assert_false(applies("", "'excludes':{'arches':['s390','amd64']}"));
+        assert_true(applies("", "'excludes':{'arches':['s390','s390x']}"));
+
+        /* minKernel against the running kernel (this machine runs a 6.x kernel) */
+        assert_true(applies("", "'includes':{'minKernel':'1.0'}"));
+        assert_false(applies("", "'includes':{'minKernel':'999.0'}"));
+        assert_false(applies("", "'excludes':{'minKernel':'4.8'}"));
+        assert_true(applies("", "'excludes':{'minKernel':'999.1'}"));
+
+        /* empty lists, empty objects and null are no condition */
+        assert_true(applies("", "'includes':{'caps':[],'arches':[]},'excludes':{}"));
+        assert_true(applies("", "'includes':null,'excludes':null"));
+
+        /* both together: Docker's clone rule (excluded with CAP_SYS_ADMIN or on s390) */
+        assert_true(applies("'CAP_CHOWN'", "'excludes':{'caps':['CAP_SYS_ADMIN'],'arches':['s390','s390x']}"));
+        assert_false(applies("'CAP_SYS_ADMIN'", "'excludes':{'caps':['CAP_SYS_ADMIN'],'arches':['s390','s390x']}"));
+        assert_false(applies("'CAP_SYS_ADMIN'", "'includes':{'arches':['amd64']},'excludes':{'caps':['CAP_SYS_ADMIN']}"));
+
+#define R(g) "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL'," g "}]}"
+        load_fail(R("'includes':{'minKernel':'4'}"), -EINVAL,
+                  "syscalls[0].includes.minKernel: \"4\" is not a kernel version like \"4.8\"");
+        load_fail(R("'includes':{'minKernel':'4.8.1'}"), -EINVAL,
+                  "syscalls[0].includes.minKernel: \"4.8.1\" is not a kernel version like \"4.8\"");
+        load_fail(R("'excludes':{'minKernel':'0.0'}"), -EINVAL,
+                  "syscalls[0].excludes.minKernel: \"0.0\" is not a kernel version like \"4.8\"");
+        load_fail(R("'excludes':{'minKernel':48}"), -EINVAL, "syscalls[0].excludes.minKernel: expected a string, got int");
+        load_fail(R("'includes':{'cap':['CAP_CHOWN']}"), -EINVAL, "syscalls[0].includes: unknown field \"cap\"");
+        load_fail(R("'includes':{'caps':'CAP_CHOWN'}"), -EINVAL, "syscalls[0].includes.caps: expected an array, got string");
+        load_fail(R("'excludes':{'arches':[1]}"), -EINVAL, "syscalls[0].excludes.arches[0]: expected a string, got int");
+        load_fail(R("'excludes':[]"), -EINVAL, "syscalls[0].excludes: expected an object, got array");
+        /* Errors in a rule that does not apply here are still errors (same result on every machine). */
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_BAD',"
+                  "'includes':{'arches':['s390x']}}]}",
+                  -EINVAL, "syscalls[0].action: unknown action \"SCMP_ACT_BAD\"");
+#undef R
+}
+
+static void test_arches(void **state) {
+        struct zy_profile *p;
+
+        /* architectures: native first, others added; rules apply per architecture */
+        p = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86','SCMP_ARCH_X86_64','SCMP_ARCH_X32'],"
+                    "'syscalls':[{'names':['getpid'],'action':'SCMP_ACT_ALLOW'}]}");
+        assert_int_equal(p->n_arches, 3);
+        assert_int_equal(p->arches[0], SCMP_ARCH_X86_64);
+        assert_int_equal(p->arches[1], SCMP_ARCH_X86);
+        assert_int_equal(p->arches[2], SCMP_ARCH_X32);
+        assert_int_equal(decide_arch(p, AUDIT_ARCH_I386, 20, 0, 0), SECCOMP_RET_ALLOW); /* i386 getpid */
+        assert_int_equal(decide_arch(p, AUDIT_ARCH_I386, 39, 0, 0), SECCOMP_RET_ERRNO | EPERM);
+        assert_int_equal(decide_arch(p, AUDIT_ARCH_X86_64, 39, 0, 0), SECCOMP_RET_ALLOW);
+        assert_int_equal(decide_arch(p, AUDIT_ARCH_X86_64, 0x40000000 | 39, 0, 0), SECCOMP_RET_ALLOW); /* x32 */
+        zy_profile_free(p);
+
+        /* x32 numbers on x86_64 without x32 in the filter: bad architecture */
+        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW'}");
+        assert_int_equal(decide_arch(p, AUDIT_ARCH_X86_64, 0x40000000 | 39, 0, 0), SECCOMP_RET_KILL_THREAD);
+        zy_profile_free(p);
+
+        /* archMap: only the native entry counts; others may name architectures libseccomp lacks */
+        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','archMap':["
+                    "{'architecture':'SCMP_ARCH_LOONGARCH64','subArchitectures':null},"
+                    "{'architecture':'SCMP_ARCH_AARCH64','subArchitectures':['SCMP_ARCH_ARM']},"
+                    "{'architecture':'SCMP_ARCH_X86_64','subArchitectures':['SCMP_ARCH_X86']}]}");
+        assert_int_equal(p->n_arches, 2);
+        assert_int_equal(p->arches[1], SCMP_ARCH_X86);
+        zy_profile_free(p);
+
+        /* the libseccomp spelling works too, and "native" */
+        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['x86','native']}");
+        assert_int_equal(p->n_arches, 2);
+        zy_profile_free(p);
+
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['SCMP_ARCH_X86'],'archMap':[]}", -EINVAL,
+                  "use either \"architectures\" or \"archMap\", not both");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['SCMP_ARCH_PDP11']}", -EINVAL,
+                  "architectures[0]: unknown architecture \"SCMP_ARCH_PDP11\"");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','archMap':[{'architecture':'SCMP_ARCH_X86_64','subArchitectures':['SCMP_ARCH_VAX']}]}",
+                  -EINVAL, "archMap[0].subArchitectures[0]: unknown architecture \"SCMP_ARCH_VAX\"");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','archMap':[{'subArchitectures':[]}]}", -EINVAL,
+                  "archMap[0]: missing \"architecture\"");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','archMap':[{'architecture':'SCMP_ARCH_X86_64','sub':[]}]}", -EINVAL,
+                  "archMap[0]: unknown field \"sub\"");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','architectures':'SCMP_ARCH_X86'}", -EINVAL,
+                  "architectures: expected an array, got string");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['x86','x32','arm','aarch64','ppc','ppc64','ppc64le',"
+                  "'s390','s390x','mips','mipsel','mips64','mipsel64','mips64n32','mipsel64n32','parisc','parisc64']}",
+                  -E2BIG, "architectures[15]: more than 16 architectures");
+}
+
+static void test_flags_and_listener(void **state) {
+        struct zy_profile *p;
+
+        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_LOG','SECCOMP_FILTER_FLAG_SPEC_ALLOW',"
+                    "'SECCOMP_FILTER_FLAG_TSYNC'],'listenerPath':'','listenerMetadata':''}");
+        assert_int_equal(p->filter_flags,
+                         SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW | SECCOMP_FILTER_FLAG_TSYNC);
+        zy_profile_free(p);
+
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_FOO']}", -EINVAL,
+                  "flags[0]: unknown flag \"SECCOMP_FILTER_FLAG_FOO\"");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_LOG','SECCOMP_FILTER_FLAG_NEW_LISTENER']}",
+                  -EOPNOTSUPP,
+                  "flags[1]: SECCOMP_FILTER_FLAG_NEW_LISTENER needs a seccomp user-notification listener, which zygote does not provide");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV']}", -EOPNOTSUPP,
+                  "flags[0]: SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV needs a seccomp user-notification listener, which zygote does not provide");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':'/run/agent.sock'}", -EOPNOTSUPP,
+                  "listenerPath: zygote has no seccomp user-notification listener");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','listenerMetadata':'x'}", -EOPNOTSUPP,
+                  "listenerMetadata: zygote has no seccomp user-notification listener");
+}
+
+static void test_zygote_form(void **state) {
+        struct zy_profile *p;
+        unsigned cap;
+
+        p = load_ok("{'name':'build-1.x','comment':'c','capabilities':['CAP_CHOWN','CAP_SYS_PTRACE'],'noNewPrivileges':false,"
+                    "'access':{'users':['root',1000,4294967294],'groups':['root',100]},"
+                    "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_ALLOW'}]}}");
+        assert_string_equal(p->name, "build-1.x");
+        assert_int_equal(zy_cap_from_name("CAP_SYS_PTRACE", &cap), 0);
+        assert_true(p->caps_keep == ((UINT64_C(1) << 0) | (UINT64_C(1) << cap)));
+        assert_false(p->no_new_privs);
+        assert_false(p->access_all);
+        assert_int_equal(p->n_access_uids, 3);
+        assert_int_equal(p->access_uids[0], 0);
+        assert_int_equal(p->access_uids[1], 1000);
+        assert_int_equal(p->access_uids[2], 4294967294u);
+        assert_int_equal(p->n_access_gids, 2);
+        assert_int_equal(p->access_gids[0], 0);
+        assert_int_equal(p->access_gids[1], 100);
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
+        assert_int_equal(decide(p, "getppid", 0, 0), SECCOMP_RET_ERRNO | EPERM);
+        /* errno-default program without setsid: the worker cannot finish its setup under it */
+        assert_false(p->worker_setup_ok);
+        assert_non_null(p->worker_setup_blocked);
+        zy_profile_free(p);
+
+        /* no capabilities at all, and an empty access list (root only) */
+        p = load_ok("{'name':'n','capabilities':[],'access':{},'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
+        assert_true(p->caps_keep == 0);
+        assert_true(p->no_new_privs);
+        assert_false(p->access_all);
+        assert_int_equal(p->n_access_uids + p->n_access_gids, 0);
+        zy_profile_free(p);
+
+#define S "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}"
+        load_fail("{'capabilities':[]," S "}", -EINVAL, "missing \"name\"");
+        load_fail("{'name':'a/b','capabilities':[]," S "}", -EINVAL,
+                  "name: \"a/b\" is not a valid profile name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)");
+        load_fail("{'name':'.hidden','capabilities':[]," S "}", -EINVAL,
+                  "name: \".hidden\" is not a valid profile name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)");
+        load_fail("{'name':'a'," S "}", -EINVAL, "missing \"capabilities\" (the bounding set to keep; [] keeps none)");
+        load_fail("{'name':'a','capabilities':['CAP_NOPE']," S "}", -EINVAL, "capabilities[0]: unknown capability \"CAP_NOPE\"");
+        load_fail("{'name':'a','capabilities':['chown']," S "}", -EINVAL, "capabilities[0]: unknown capability \"chown\"");
+        load_fail("{'name':'a','capabilities':[]," S ",'noNewPrivileges':1}", -EINVAL,
+                  "noNewPrivileges: expected true or false, got int");
+        load_fail("{'name':'a','capabilities':[]," S ",'access':{'users':['no-such-user-zygote']}}", -ESRCH,
+                  "access.users[0]: unknown user \"no-such-user-zygote\"");
+        load_fail("{'name':'a','capabilities':[]," S ",'access':{'groups':['no-such-group-zygote']}}", -ESRCH,
+                  "access.groups[0]: unknown group \"no-such-group-zygote\"");
+        load_fail("{'name':'a','capabilities':[]," S ",'access':{'users':[4294967295]}}", -ERANGE,
+                  "access.users[0]: 4294967295 is out of range (0..4294967294)");
+        load_fail("{'name':'a','capabilities':[]," S ",'access':{'users':[-1]}}", -ERANGE, "access.users[0]: -1 is negative");
+        load_fail("{'name':'a','capabilities':[]," S ",'access':{'users':[true]}}", -EINVAL,
+                  "access.users[0]: expected a name or a number, got boolean");
+        load_fail("{'name':'a','capabilities':[]," S ",'access':{'uids':[1]}}", -EINVAL, "access: unknown field \"uids\"");
+        load_fail("{'name':'a','capabilities':[]," S ",'acess':{}}", -EINVAL, "unknown field \"acess\"");
+        load_fail("{'name':'a','capabilities':[],'seccomp':{'defaultAction':'SCMP_ACT_FOO'}}", -EINVAL,
+                  "seccomp.defaultAction: unknown action \"SCMP_ACT_FOO\"");
+        load_fail("{'name':'a','capabilities':[],'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['x'],'action':1}]}}",
+                  -EINVAL, "seccomp.syscalls[0].action: expected a string, got int");
+        load_fail("{'name':'a','capabilities':[],'seccomp':7}", -EINVAL, "seccomp: expected an object, got int");
+        load_fail("{'name':'a','capabilities':[],'seccomp':{},'defaultAction':'SCMP_ACT_ALLOW'}", -EINVAL,
+                  "both \"seccomp\" (zygote profile) and \"defaultAction\"/\"syscalls\" (Docker/OCI file) at top level");
+        load_fail("{'name':'a'}", -EINVAL,
+                  "neither a Docker/OCI seccomp file (\"defaultAction\", \"syscalls\") nor a zygote profile (\"seccomp\")");
+        load_fail("{'name':'a','capabilities':[],'seccomp':'/etc/docker.json'}", -EINVAL,
+                  "seccomp: \"/etc/docker.json\": the path must be relative to the profile's directory");
+        load_fail("{'name':'a','capabilities':[],'seccomp':'missing.json'}", -ENOENT,
+                  "seccomp: cannot read t/missing.json: No such file or directory");
+#undef S
+}
+
+static char *tmpdir_new(void) {
+        char *d = strdup("/tmp/test-profile-XXXXXX");
+        assert_non_null(d);
+        assert_non_null(mkdtemp(d));
+        return d;
+}
+
+static void write_file(const char *dir, const char *name, const char *json) {
+        char *path, *j = J(json);
+        FILE *f;
+
+        assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        assert_int_equal(fputs(j, f) >= 0, 1);
+        assert_int_equal(fclose(f), 0);
+        free(path);
+        free(j);
+}
+
+static void rm_rf(const char *dir) {
+        char *cmd;
+        assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
+}
+
+static void test_seccomp_reference(void **state) {
+        char *dir = tmpdir_new(), *path, *err = NULL, *want;
+        struct zy_profile *p = NULL;
+
+        assert_true(asprintf(&path, "%s/sub", dir) > 0);
+        assert_int_equal(mkdir(path, 0755), 0);
+        free(path);
+        write_file(dir, "docker.json",
+                   "{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_ALLOW',"
+                   "'includes':{'caps':['CAP_SYS_ADMIN']}}]}");
+        write_file(dir, "admin.json", "{'name':'admin','capabilities':['CAP_SYS_ADMIN'],'seccomp':'docker.json'}");
+        write_file(dir, "plain.json", "{'name':'plain','capabilities':[],'seccomp':'docker.json'}");
+        write_file(dir, "bad-inner.json", "{'name':'bi','capabilities':[],'seccomp':'bad.json'}");
+        write_file(dir, "bad.json", "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'X'}]}");
+        write_file(dir, "nested.json", "{'name':'n','capabilities':[],'seccomp':'admin.json'}");
+        write_file(dir, "sub/up.json", "{'name':'up','capabilities':['CAP_SYS_ADMIN'],'seccomp':'../docker.json'}");
+
+        /* includes in the referenced file see the profile's capabilities */
+        assert_true(asprintf(&path, "%s/admin.json", dir) > 0);
+        assert_int_equal(zy_profile_load_file(path, &p, &err), 0);
+        assert_string_equal(p->name, "admin");
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
+        zy_profile_free(p);
+        free(path);
+
+        assert_true(asprintf(&path, "%s/plain.json", dir) > 0);
+        assert_int_equal(zy_profile_load_file(path, &p, &err), 0);
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ERRNO | EPERM);
+        zy_profile_free(p);
+        free(path);
+
+        assert_true(asprintf(&path, "%s/sub/up.json", dir) > 0);
+        assert_int_equal(zy_profile_load_file(path, &p, &err), 0);
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
+        zy_profile_free(p);
+        free(path);
+
+        /* an error inside the referenced file names both files */
+        assert_true(asprintf(&path, "%s/bad-inner.json", dir) > 0);
+        assert_int_equal(zy_profile_load_file(path, &p, &err), -EINVAL);
+        assert_true(asprintf(&want, "%s: seccomp file %s/bad.json: syscalls[0].action: unknown action \"X\"", path, dir) > 0);
+        assert_string_equal(err, want);
+        free(want);
+        free(err);
+        free(path);
+
+        /* the referenced file must be a Docker/OCI file, not another zygote profile */
+        assert_true(asprintf(&path, "%s/nested.json", dir) > 0);
+        assert_int_equal(zy_profile_load_file(path, &p, &err), -EINVAL);
+        assert_true(asprintf(&want, "%s: seccomp file %s/admin.json: is a zygote profile; \"seccomp\" must name a Docker/OCI seccomp file",
+                             path, dir) > 0);
+        assert_string_equal(err, want);
+        free(want);
+        free(err);
+        free(path);
+
+        rm_rf(dir);
+        free(dir);
+}
+
+static void test_json_errors(void **state) {
+        char *big;
+        struct zy_profile *p = NULL;
+        char *err = NULL;
+
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW',}", -EINVAL, "line 1, column 35: unexpected character");
+        load_fail("{'defaultAction':\n  'SCMP_ACT_ALLOW'", -EINVAL, "line 2, column 19: unexpected end of data");
+        load_fail("", -EINVAL, "line 1, column 1: unexpected end of data");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW'} {}", -EINVAL, "line 1, column 36: unexpected character");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW' /* c */}", -EINVAL,
+                  "line 1, column 35: object value separator ',' expected");
+        load_fail("['defaultAction']", -EINVAL, "top level is not a JSON object");
+        load_fail("{'a':[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]}", -EINVAL, "line 1, column 21: nesting too deep");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL','errnoRet':99999999999999999999}]}",
+                  -ERANGE, "line 1, column 103: integer out of range");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','defaultErrnoRet':-99999999999999999999}", -ERANGE,
+                  "line 1, column 53: integer out of range");
+
+        /* a NUL byte ends the JSON text early: the rest is reported, not ignored */
+        static const char nul[] = "{\"defaultAction\":\"SCMP_ACT_ALLOW\"}\0{}";
+        assert_int_equal(zy_profile_load_buffer(BUF_PATH, nul, sizeof(nul) - 1, &p, &err), -EINVAL);
+        assert_string_equal(err, BUF_PATH ": line 1, column 35: unexpected data after the JSON value");
+        free(err);
+
+        /* 1 MiB limit */
+        big = malloc(ZY_PROFILE_MAX_FILE_SIZE + 2);
+        assert_non_null(big);
+        memset(big, ' ', ZY_PROFILE_MAX_FILE_SIZE + 1);
+        memcpy(big, "{\"defaultAction\":\"SCMP_ACT_ALLOW\"}", 34);
+        assert_int_equal(zy_profile_load_buffer(BUF_PATH, big, ZY_PROFILE_MAX_FILE_SIZE, &p, &err), 0);
+        zy_profile_free(p);
+        assert_int_equal(zy_profile_load_buffer(BUF_PATH, big, ZY_PROFILE_MAX_FILE_SIZE + 1, &p, &err), -EFBIG);
+        assert_string_equal(err, BUF_PATH ": 1048577 bytes, more than the 1048576 allowed");
+        free(err);
+        free(big);
+
+        /* bad arguments */
+        assert_int_equal(zy_profile_load_buffer(NULL, "{}", 2, &p, NULL), -EINVAL);
+        assert_int_equal(zy_profile_load_buffer(BUF_PATH, NULL, 2, &p, NULL), -EINVAL);
+        struct zy_profile_options o = { .optimize = 3 };
+        assert_int_equal(zy_profile_load_buffer_with(BUF_PATH, "{}", 2, &o, &p, NULL), -EINVAL);
+}
+
+static void test_limits(void **state) {
+        char *json;
+        size_t n = 0, cap = 200000;
+
+        /* more than ZY_PROFILE_MAX_RULES entries */
+        json = malloc(cap);
+        assert_non_null(json);
+        n += (size_t) sprintf(json, "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[");
+        for (int i = 0; i <= ZY_PROFILE_MAX_RULES; i++)
+                n += (size_t) sprintf(json + n, "%s{}", i ? "," : "");
+        n += (size_t) sprintf(json + n, "]}");
+        load_fail(json, -E2BIG, "syscalls: 4097 entries, more than the 4096 allowed");
+
+        /* more than ZY_PROFILE_MAX_NAMES names over the file */
+        n = (size_t) sprintf(json, "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[");
+        for (int i = 0; i < 3; i++) {
+                n += (size_t) sprintf(json + n, "%s{\"action\":\"SCMP_ACT_KILL\",\"names\":[", i ? "," : "");
+                for (int j = 0; j < 6000; j++)
+                        n += (size_t) sprintf(json + n, "%s\"n%d\"", j ? "," : "", j);
+                n += (size_t) sprintf(json + n, "]}");
+                assert_true(n < cap - 200);
+        }
+        n += (size_t) sprintf(json + n, "]}");
+        load_fail(json, -E2BIG, "syscalls[2].names: more than 16384 syscall names in the file");
+        free(json);
+}
+
+static void test_allows(void **state) {
+        gid_t groups[] = { 5, 100 };
+        struct zy_profile *p = load_ok("{'name':'a','capabilities':[],'access':{'users':[1000],'groups':[100]},"
+                                       "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
+
+        assert_true(zy_profile_allows(p, 0, 0, NULL, 0));       /* root always */
+        assert_true(zy_profile_allows(p, 1000, 1000, NULL, 0)); /* listed user */
+        assert_true(zy_profile_allows(p, 1001, 100, NULL, 0));  /* primary group */
+        assert_true(zy_profile_allows(p, 1001, 1001, groups, 2)); /* supplementary group */
+        assert_false(zy_profile_allows(p, 1001, 1001, groups, 1));
+        assert_false(zy_profile_allows(p, 1001, 1001, NULL, 0));
+        assert_false(zy_profile_allows(NULL, 0, 0, NULL, 0));
+        zy_profile_free(p);
+
+        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW'}");
+        assert_true(zy_profile_allows(p, 4242, 4242, NULL, 0));
+        zy_profile_free(p);
+}
+
+static void test_cap_names(void **state) {
+        unsigned c = 99;
+        char *name;
+
+        assert_int_equal(zy_cap_from_name("CAP_CHOWN", &c), 0);
+        assert_int_equal(c, 0);
+        assert_int_equal(zy_cap_from_name("CAP_SYS_ADMIN", &c), 0);
+        assert_int_equal(c, 21);
+        assert_int_equal(zy_cap_from_name("CAP_CHECKPOINT_RESTORE", &c), 0);
+        assert_int_equal(c, 40);
+        c = 99;
+        assert_int_equal(zy_cap_from_name("cap_chown", &c), -EINVAL);
+        assert_int_equal(zy_cap_from_name("CHOWN", &c), -EINVAL);
+        assert_int_equal(zy_cap_from_name("12", &c), -EINVAL);
+        assert_int_equal(zy_cap_from_name("CAP_12", &c), -EINVAL);
+        assert_int_equal(zy_cap_from_name("CAP_FOO", &c), -EINVAL);
+        assert_int_equal(zy_cap_from_name("CAP_CHOWN ", &c), -EINVAL);
+        assert_int_equal(zy_cap_from_name(NULL, &c), -EINVAL);
+        assert_int_equal(c, 99);
+
+        assert_int_equal(zy_cap_to_name(21, &name), 0);
+        assert_string_equal(name, "CAP_SYS_ADMIN");
+        free(name);
+        assert_int_equal(zy_cap_to_name(64, &name), -EINVAL);
+        assert_int_equal(zy_cap_to_name(63, &name), -EINVAL);
+}
+
+struct errors {
+        char *msgs[16];
+        size_t n;
+};
+
+static void collect(const char *message, void *userdata) {
+        struct errors *e = userdata;
+        if (e->n < 16)
+                e->msgs[e->n++] = strdup(message);
+}
+
+static void test_set_load(void **state) {
+        char *d1 = tmpdir_new(), *d2 = tmpdir_new(), *missing, *fifo;
+        const char *dirs[3];
+        struct zy_profile_set set = {};
+        struct errors e = {};
+        const struct zy_profile *p;
+
+        write_file(d1, "b-good.json", "{'name':'beta','capabilities':[],'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
+        write_file(d1, "a-bad.json", "{'defaultAction':'SCMP_ACT_NOPE'}");
+        write_file(d1, "docker.json", "{'defaultAction':'SCMP_ACT_ERRNO'}");
+        write_file(d1, "c-dup.json", "{'name':'beta','capabilities':[],'seccomp':{'defaultAction':'SCMP_ACT_LOG'}}");
+        write_file(d1, "notes.txt", "not json");
+        write_file(d1, ".hidden.json", "not json either");
+        write_file(d2, "docker.json", "{'defaultAction':'SCMP_ACT_LOG'}");
+        assert_true(asprintf(&fifo, "%s/fifo.json", d2) > 0);
+        assert_int_equal(mkfifo(fifo, 0600), 0); /* must not block the loader */
+        assert_true(asprintf(&missing, "%s/missing", d2) > 0);
+
+        dirs[0] = d1, dirs[1] = missing, dirs[2] = d2;
+        assert_int_equal(zy_profile_set_load(dirs, 3, &set, collect, &e), 0);
+
+        /* a-bad, c-dup, missing dir, fifo */
+        assert_int_equal(e.n, 4);
+        assert_non_null(strstr(e.msgs[0], "a-bad.json: defaultAction: unknown action \"SCMP_ACT_NOPE\""));
+        assert_non_null(strstr(e.msgs[1], "c-dup.json: profile name \"beta\" is already used by "));
+        assert_non_null(strstr(e.msgs[2], "/missing: cannot read the profile directory: No such file or directory"));
+        assert_non_null(strstr(e.msgs[3], "fifo.json: not a regular file"));
+        for (size_t i = 0; i < e.n; i++)
+                free(e.msgs[i]);
+
+        assert_int_equal(set.n, 2);
+        p = zy_profile_set_find(&set, "beta");
+        assert_non_null(p);
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
+        p = zy_profile_set_find(&set, "docker");
+        assert_non_null(p);
+        /* the later directory's docker.json replaced the earlier one */
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_LOG);
+        assert_null(zy_profile_set_find(&set, "a-bad"));
+        assert_null(zy_profile_set_find(&set, NULL));
+        zy_profile_set_clear(&set);
+        assert_int_equal(set.n, 0);
+        zy_profile_set_clear(&set); /* twice is fine */
+
+        /* no callback: errors are dropped, the rest loads */
+        assert_int_equal(zy_profile_set_load(dirs, 3, &set, NULL, NULL), 0);
+        assert_int_equal(set.n, 2);
+        zy_profile_set_clear(&set);
+
+        rm_rf(d1);
+        rm_rf(d2);
+        free(d1);
+        free(d2);
+        free(missing);
+        free(fifo);
+}
+
+static void test_file_errors(void **state) {
+        char *dir = tmpdir_new(), *path, *err = NULL;
+        struct zy_profile *p = NULL;
+        FILE *f;
+
+        assert_int_equal(zy_profile_load_file("/nonexistent/x.json", &p, &err), -ENOENT);
+        assert_string_equal(err, "/nonexistent/x.json: No such file or directory");
+        free(err);
+
+        assert_int_equal(zy_profile_load_file(dir, &p, &err), -EISDIR);
+        free(err);
+
+        assert_true(asprintf(&path, "%s/big.json", dir) > 0);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        assert_int_equal(ftruncate(fileno(f), ZY_PROFILE_MAX_FILE_SIZE + 1), 0);
+        fclose(f);
+        assert_int_equal(zy_profile_load_file(path, &p, &err), -EFBIG);
+        assert_non_null(strstr(err, "big.json: more than the 1048576 bytes allowed"));
+        free(err);
+        free(path);
+        assert_null(p);
+
+        rm_rf(dir);
+        free(dir);
+}
+
+static void test_check_output(void **state) {
+        char *path, *buf = NULL, *err = NULL;
+        size_t size = 0;
+        FILE *out;
+
+        assert_true(asprintf(&path, "%s/default.json", profiles_dir) > 0);
+        out = open_memstream(&buf, &size);
+        assert_non_null(out);
+        assert_int_equal(zy_profile_check(path, out, &err), 0);
+        fclose(out);
+        assert_non_null(strstr(buf, "profile:       default ("));
+        assert_non_null(strstr(buf, "capabilities:  CAP_CHOWN CAP_DAC_OVERRIDE"));
+        assert_non_null(strstr(buf, "CAP_AUDIT_WRITE CAP_SETFCAP\n"));
+        assert_non_null(strstr(buf, "architectures: SCMP_ARCH_X86_64 SCMP_ARCH_X86 SCMP_ARCH_X32\n"));
+        assert_non_null(strstr(buf, "instructions:  "));
+        assert_non_null(strstr(buf, "longest path:  "));
+        assert_non_null(strstr(buf, "worker setup:  allowed"));
+        assert_non_null(strstr(buf, "sha256:        "));
+        free(buf);
+        free(path);
+
+        out = open_memstream(&buf, &size);
+        assert_int_equal(zy_profile_check("/nonexistent/p.json", out, &err), -ENOENT);
+        fclose(out);
+        assert_string_equal(buf, "");
+        assert_string_equal(err, "/nonexistent/p.json: No such file or directory");
+        free(err);
+        free(buf);
+}
+
+static void test_program_fields(void **state) {
+        struct zy_profile *a, *b, *c, *lin;
+        struct zy_profile_options o = { .optimize = 1 };
+        char hex[65], *err = NULL, *j;
+
+        a = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close'],'action':'SCMP_ACT_ALLOW'}]}");
+        b = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close'],'action':'SCMP_ACT_ALLOW'}]}");
+        c = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid'],'action':'SCMP_ACT_ALLOW'}]}");
+
+        zy_sha256_hex(a->bpf, a->bpf_len * sizeof(struct sock_filter), hex);
+        assert_string_equal(a->hash, hex);
+        assert_int_equal(strlen(a->hash), 64);
+        assert_string_equal(a->hash, b->hash);
+        assert_string_not_equal(a->hash, c->hash);
+        assert_int_equal(a->n_rules, 4);
+
+        /* the linear layout decides the same, on a longer path */
+        j = J("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close','openat','mmap','brk',"
+              "'futex','munmap','fstat','lseek','exit_group','rt_sigaction','rt_sigprocmask','ioctl'],'action':'SCMP_ACT_ALLOW'}]}");
+        assert_int_equal(zy_profile_load_buffer_with(BUF_PATH, j, strlen(j), &o, &lin, &err), 0);
+        zy_profile_free(a);
+        assert_int_equal(zy_profile_load_buffer(BUF_PATH, j, strlen(j), &a, &err), 0);
+        for (int nr = 0; nr < 512; nr++)
+                assert_int_equal(decide_arch(a, AUDIT_ARCH_X86_64, nr, 0, 0), decide_arch(lin, AUDIT_ARCH_X86_64, nr, 0, 0));
+        assert_true(lin->longest_path > a->longest_path);
+        assert_string_not_equal(a->hash, lin->hash);
+        free(j);
+
+        zy_profile_free(a);
+        zy_profile_free(b);
+        zy_profile_free(c);
+        zy_profile_free(lin);
+}
+
+static void test_worker_setup(void **state) {
+        struct zy_profile *p;
+
+        p = getpid_rule("'action':'SCMP_ACT_KILL'");
+        assert_true(p->worker_setup_ok);
+        zy_profile_free(p);
+
+        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['setsid'],'action':'SCMP_ACT_ERRNO'}]}");
+        assert_false(p->worker_setup_ok);
+        assert_string_equal(p->worker_setup_blocked, "setsid");
+        zy_profile_free(p);
+
+        /* clone with CLONE_PARENT|CLONE_PIDFD must pass the namespace mask */
+        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['clone'],'action':'SCMP_ACT_ERRNO',"
+                    "'args':[{'index':0,'op':'SCMP_CMP_MASKED_EQ','value':36864,'valueTwo':36864}]}]}");
+        assert_false(p->worker_setup_ok);
+        assert_string_equal(p->worker_setup_blocked, "clone");
+        zy_profile_free(p);
+
+        /* LOG lets the call through */
+        p = load_ok("{'defaultAction':'SCMP_ACT_LOG'}");
+        assert_true(p->worker_setup_ok);
+        zy_profile_free(p);
+}
+
+static void test_bundled(void **state) {
+        static const char *const names[] = { "default", "nonet", "strict" };
+
+        for (size_t i = 0; i < 3; i++) {
+                char *path, *err = NULL;
+                struct zy_profile *p = NULL;
+
+                assert_true(asprintf(&path, "%s/%s.json", profiles_dir, names[i]) > 0);
+                if (zy_profile_load_file(path, &p, &err) < 0)
+                        fail_msg("%s", err);
+                assert_string_equal(p->name, names[i]);
+                assert_true(p->no_new_privs);
+                assert_true(p->access_all);
+                /* all three let zygote's worker finish its setup: every tier is open to them */
+                if (!p->worker_setup_ok)
+                        fail_msg("%s blocks the worker's %s", names[i], p->worker_setup_blocked);
+                if (i == 2)
+                        assert_true(p->caps_keep == 0);
+                else
+                        assert_int_equal(__builtin_popcountll(p->caps_keep), 14);
+                zy_profile_free(p);
+                free(path);
+        }
+}
+
+int main(int argc, char **argv) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_plain_minimal),
+                cmocka_unit_test(test_default_actions),
+                cmocka_unit_test(test_rule_actions),
+                cmocka_unit_test(test_action_errors),
+                cmocka_unit_test(test_args_ops),
+                cmocka_unit_test(test_args_and_or),
+                cmocka_unit_test(test_args_errors),
+                cmocka_unit_test(test_names),
+                cmocka_unit_test(test_includes_excludes),
+                cmocka_unit_test(test_arches),
+                cmocka_unit_test(test_flags_and_listener),
+                cmocka_unit_test(test_zygote_form),
+                cmocka_unit_test(test_seccomp_reference),
+                cmocka_unit_test(test_json_errors),
+                cmocka_unit_test(test_limits),
+                cmocka_unit_test(test_allows),
+                cmocka_unit_test(test_cap_names),
+                cmocka_unit_test(test_set_load),
+                cmocka_unit_test(test_file_errors),
+                cmocka_unit_test(test_check_output),
+                cmocka_unit_test(test_program_fields),
+                cmocka_unit_test(test_worker_setup),
+                cmocka_unit_test(test_bundled),
+        };
+
+        if (argc != 2) {
+                fprintf(stderr, "usage: %s PROFILES_DIR\n", argv[0]);
+                return 2;
+        }
+        profiles_dir = argv[1];
+        if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
+                fprintf(stderr, "skip: these tests encode x86_64 syscall numbers\n");
+                return 77;
+        }
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
