@@ -481,3 +481,51 @@ def test_idle_partial_message_closed(daemon):
         idle.close()
         slow.close()
     good_request(daemon)
+
+
+def collect_events(daemon):
+    """Subscribes as uid 65534, then: root runs ev-root and 65534 runs ev-mine (both Spawn with
+    more, deleted after their exit), then 65534 runs ev-last (Spawn, Wait, Delete). Events come
+    in order, so once ev-last's delete arrives every earlier event has arrived too."""
+    with daemon.connect_as(NOBODY, NOGROUP) as sub:
+        sub.send(L + "Events", {}, more=True)
+        # Subscribed once a later call on another connection is answered (one loop, in order).
+        assert daemon.status()["version"]
+        with daemon.connect() as c:
+            zytest.run_task(c, ["true"], extra={"id": "ev-root"})
+        with daemon.connect_as(NOBODY, NOGROUP) as c:
+            zytest.run_task(c, ["sh", "-c", "exit 4"], extra={"id": "ev-mine"})
+            r = c.call(L + "Spawn", {"argv": ["true"], "id": "ev-last"})
+            r.close_fds()
+            c.call(L + "Wait", {"id": "ev-last"})
+            c.call(L + "Delete", {"id": "ev-last"})
+        events = []
+        while not (events and events[-1]["id"] == "ev-last" and events[-1]["type"] == "delete"):
+            r = sub.recv()
+            assert not r.error and r.continues, dict(r)
+            events.append(r.parameters["event"])
+    return events
+
+
+def test_events_only_own_tasks(daemon):
+    """Events streams the caller's tasks only, in order; root's tasks never show up."""
+    events = collect_events(daemon)
+    assert {e["id"] for e in events} == {"ev-mine", "ev-last"}, events
+    mine = [e for e in events if e["id"] == "ev-mine"]
+    last = [e["type"] for e in events if e["id"] == "ev-last"]
+    assert [e["type"] for e in mine][:2] in (["start", "exit"], ["create", "start"]), mine
+    assert [e for e in mine if e["type"] == "exit"][0]["exitCode"] == 4
+    assert last[-3:] == ["start", "exit", "delete"], last
+    assert [e["time"] for e in events] == sorted(e["time"] for e in events)
+    good_request(daemon)
+    # Without "more" it is refused.
+    with daemon.connect() as c:
+        assert c.call_error(L + "Events").error == INVALID
+
+
+def test_events_announce_auto_delete(daemon):
+    """A task spawned with "more" is deleted after its final reply (issue 3): a subscriber that
+    keeps a task table from the events must hear of that deletion too."""
+    events = collect_events(daemon)
+    mine = [e["type"] for e in events if e["id"] == "ev-mine"]
+    assert mine[-2:] == ["exit", "delete"], f"ev-mine's events: {mine}"

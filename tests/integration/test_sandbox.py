@@ -292,3 +292,39 @@ def test_tiers_agree(daemons, bins, needs_root, setup):
             assert not diff, f"{setup}: {name} answers differ ({t}, load): {diff}"
         for name in res["profiles"]:
             assert res["profiles"][name] == ref["profiles"][name], f"{setup}: profile {name} compiled differently"
+
+
+def write_nnp_profile(d, nnp):
+    """Docker's decisions for a few calls, Docker's 14 capabilities, no_new_privs as given."""
+    prof = {"name": f"nnp-{str(nnp).lower()}", "capabilities": [n for n, b in zytest.CAP_NUMBERS.items()
+                                                               if zytest.DOCKER_CAPS_MASK >> b & 1],
+            "noNewPrivileges": nnp,
+            "seccomp": {"defaultAction": "SCMP_ACT_ALLOW",
+                        "syscalls": [{"names": ISSUE_BLOCKED, "action": "SCMP_ACT_ERRNO", "errnoRet": EPERM}]}}
+    with open(os.path.join(d, f"{prof['name']}.json"), "w") as f:
+        json.dump(prof, f)
+    return prof["name"]
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_no_new_privs_follows_the_profile(daemons, bins, needs_root, tier):
+    """NoNewPrivs is the profile's for a root caller; a non-root caller always gets it (its task
+    must not run setuid programs under a filter: the kernel itself demands no_new_privs before an
+    unprivileged process may install one)."""
+    pdir = daemons.workdir()
+    off, on = write_nnp_profile(pdir, False), write_nnp_profile(pdir, True)
+    d = daemons(tier=None if tier == "auto" else tier, profile_dirs=[bins["profiles"], pdir])
+    profiles = d.profiles()
+    assert profiles[off]["noNewPrivileges"] is False and profiles[on]["noNewPrivileges"] is True
+    for name, want_root in ((off, "0"), (on, "1")):
+        st, _ = sandbox_status(d.connect, name)
+        assert st["NoNewPrivs"] == want_root, (name, "root caller", st)
+        assert st["Seccomp"] == "2" and st["Seccomp_filters"] == "1", (name, st)
+        assert int(st["CapEff"], 16) == zytest.DOCKER_CAPS_MASK, (name, st)
+        st, _ = sandbox_status(lambda: d.connect_as(NOBODY, NOGROUP), name)
+        assert st["Seccomp"] == "2" and st["Seccomp_filters"] == "1", (name, st)
+        assert int(st["CapEff"], 16) == 0, (name, st)
+        assert st["NoNewPrivs"] == "1", (name, "uid 65534 caller", st)
+    with d.connect() as c:
+        out, final, _ = zytest.run_task(c, [bins["try-syscall"], "mount"], profile=off)
+    assert out == b"mount errno=1\n"

@@ -51,6 +51,8 @@ def test_forced_clone_tier_fails_at_startup(bins, daemons, env):
         pytest.skip("this kernel has SECCOMP_CLONE_FILTER: --tier clone is allowed here")
     assert r.returncode != 0
     assert "SECCOMP_CLONE_FILTER" in r.stderr, r.stderr
+    if env:
+        assert "ZYGOTE_DISABLE_FEATURES" in r.stderr, "the message does not say why the feature is off"
     assert not os.path.exists(sock), "the failed daemon left its socket behind"
 
 
@@ -75,6 +77,8 @@ def test_features_reported(daemons, needs_root):
 def test_disable_features_env(daemons, needs_root):
     """ZYGOTE_DISABLE_FEATURES turns the features off: the fallbacks serve every profile."""
     d = daemons(env=DISABLE_ALL)
+    # The probes did not run: the log says the features were switched off, and by what.
+    assert d.log().count("disabled by ZYGOTE_DISABLE_FEATURES") >= 2, d.log()
     st = d.status()
     assert st["features"] == {"clone_filter": False, "capbset_drop_mask": False}
     profiles = {p["name"]: p for p in st["profiles"]}
