@@ -111,11 +111,30 @@ static int wait_code(int pidfd) {
         return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 }
 
+/* A bound on every wait, so that a worker that keeps a pipe open (the bug these tests look
+ * for) fails the test instead of hanging it. Never a synchronisation delay. */
+#define TEST_TIMEOUT_MS 20000
+
+static void wait_input(int fd) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int r;
+
+        do
+                r = poll(&pfd, 1, TEST_TIMEOUT_MS);
+        while (r < 0 && errno == EINTR);
+        if (r == 0)
+                fail_msg("fd %d: nothing after %d ms (a leaked copy of a pipe's write end?)", fd,
+                         TEST_TIMEOUT_MS);
+}
+
 static size_t read_all(int fd, char *buf, size_t size) {
         size_t len = 0;
 
         for (;;) {
-                ssize_t n = read(fd, buf + len, size - 1 - len);
+                ssize_t n;
+
+                wait_input(fd);
+                n = read(fd, buf + len, size - 1 - len);
 
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -132,7 +151,10 @@ static size_t read_all(int fd, char *buf, size_t size) {
 static void read_records(int fd, struct result *res) {
         for (;;) {
                 struct zy_status s;
-                ssize_t n = read(fd, &s, sizeof(s));
+                ssize_t n;
+
+                wait_input(fd);
+                n = read(fd, &s, sizeof(s));
 
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -159,7 +181,8 @@ static void run(struct zy_plan *plan, bool capture, pre_fn pre, struct result *r
         if (capture) {
                 assert_return_code(pipe2(out, O_CLOEXEC), errno);
                 assert_true(plan->n_fds < ZY_MAX_FDS);
-                memcpy(map, plan->fds, plan->n_fds * sizeof(map[0]));
+                if (plan->n_fds > 0)
+                        memcpy(map, plan->fds, plan->n_fds * sizeof(map[0]));
                 map[plan->n_fds] = (struct zy_fdmap){ .src = out[1], .target = 1 };
                 plan->fds = map;
                 plan->n_fds++;
@@ -724,6 +747,7 @@ static int hold_run(bool go, struct result *res) {
         hold[0] = safe_close(hold[0]);
 
         /* HELD first */
+        wait_input(status[0]);
         assert_int_equal(read(status[0], &s, sizeof(s)), sizeof(s));
         assert_int_equal(s.step, ZY_STEP_HELD);
         assert_int_equal(s.err, 0);

@@ -75,11 +75,30 @@ static void plan_init(struct zy_plan *p, char *const *argv) {
         };
 }
 
+/* A bound on every wait, so that a worker that keeps a pipe open (the bug these tests look
+ * for) fails the test instead of hanging it. Never a synchronisation delay. */
+#define TEST_TIMEOUT_MS 20000
+
+static void wait_input(int fd) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int r;
+
+        do
+                r = poll(&pfd, 1, TEST_TIMEOUT_MS);
+        while (r < 0 && errno == EINTR);
+        if (r == 0)
+                fail_msg("fd %d: nothing after %d ms (a leaked copy of a pipe's write end?)", fd,
+                         TEST_TIMEOUT_MS);
+}
+
 static size_t read_all(int fd, char *buf, size_t size) {
         size_t len = 0;
 
         for (;;) {
-                ssize_t n = read(fd, buf + len, size - 1 - len);
+                ssize_t n;
+
+                wait_input(fd);
+                n = read(fd, buf + len, size - 1 - len);
 
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -159,7 +178,10 @@ static int spawn_through(struct zy_reference *r, char *const *argv, const char *
         read_all(out[0], w->out, sizeof(w->out));
         for (;;) {
                 struct zy_status s;
-                ssize_t n = read(status[0], &s, sizeof(s));
+                ssize_t n;
+
+                wait_input(status[0]);
+                n = read(status[0], &s, sizeof(s));
 
                 assert_true(n >= 0);
                 if (n == 0)
