@@ -63,6 +63,9 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                 .magic = ZY_PLAN_MAGIC,
                 .version = ZY_PLAN_VERSION,
         };
+        /* Only the load mode uses the program: the inherit tier must not copy a profile's
+         * 30 KB of BPF into every SPAWN message. */
+        const struct sock_fprog *prog = p && p->filter_mode == ZY_FILTER_LOAD ? p->prog : NULL;
         size_t n_argv, n_envp, strings = 0, size, n = 0, cap;
         char *buf, *q;
 
@@ -80,7 +83,7 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                 return -EINVAL;
         if ((unsigned) p->filter_mode > ZY_FILTER_INHERITED)
                 return -EINVAL;
-        if (p->prog && (p->prog->len > ZY_PLAN_MAX_INSNS || (p->prog->len > 0 && !p->prog->filter)))
+        if (prog && (prog->len > ZY_PLAN_MAX_INSNS || (prog->len > 0 && !prog->filter)))
                 return -E2BIG;
         if (p->filter_mode == ZY_FILTER_CLONE && p->ref_pidfd < 0)
                 return -EBADF;
@@ -97,7 +100,7 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                 return -E2BIG;
 
         size = sizeof(w) + p->n_fds * sizeof(int32_t) + p->n_groups * sizeof(uint32_t) +
-               (p->prog ? p->prog->len : 0) * sizeof(struct sock_filter) + strings;
+               (prog ? prog->len : 0) * sizeof(struct sock_filter) + strings;
         if (size > ZY_PLAN_MAX_SIZE)
                 return -E2BIG;
 
@@ -127,12 +130,12 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                    (p->capbset_mask_prctl ? PW_MASK_PRCTL : 0) | (p->set_caps ? PW_SET_CAPS : 0) |
                    (p->no_new_privs ? PW_NNP : 0) | (p->filter_early ? PW_FILTER_EARLY : 0) |
                    (p->cwd ? PW_HAS_CWD : 0) | (p->search_path ? PW_HAS_SEARCH_PATH : 0) |
-                   (p->prog ? PW_HAS_PROG : 0);
+                   (prog ? PW_HAS_PROG : 0);
         w.n_argv = (uint32_t) n_argv;
         w.n_envp = (uint32_t) n_envp;
         w.n_fdmap = (uint32_t) p->n_fds;
         w.n_groups = (uint32_t) p->n_groups;
-        w.n_insns = p->prog ? p->prog->len : 0;
+        w.n_insns = prog ? prog->len : 0;
         w.strings_len = (uint32_t) strings;
         /* only scratch: more than this is never needed for one PATH candidate */
         w.path_buf_len = (uint32_t) (p->path_buf && p->path_buf_len > ZY_PLAN_MAX_PATH_BUF
@@ -163,7 +166,7 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                 q += p->n_groups * sizeof(uint32_t);
         }
         if (w.n_insns) {
-                memcpy(q, p->prog->filter, w.n_insns * sizeof(struct sock_filter));
+                memcpy(q, prog->filter, w.n_insns * sizeof(struct sock_filter));
                 q += w.n_insns * sizeof(struct sock_filter);
         }
 #define PUT_STRING(s)                           \

@@ -8,7 +8,8 @@
  * on the same machine), then fd map entries, groups, BPF instructions, and a string area holding
  * argv, envp, cwd and search_path as NUL-terminated strings in that order. fds travel in this
  * order: one per fd map entry, then status_fd, then hold_fd (if >= 0), then ref_pidfd (only in
- * ZY_FILTER_CLONE mode). path_buf is not sent; only its length is, and unpack allocates it.
+ * ZY_FILTER_CLONE mode). The BPF program is sent only in ZY_FILTER_LOAD mode. path_buf is not
+ * sent; only its length is, and unpack allocates it.
  *
  * Unpack validates everything (sizes, counts, limits, string terminators, fd count) and fails
  * with -EBADMSG on a corrupt buffer; it never reads outside [buf, buf + len).

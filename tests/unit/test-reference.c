@@ -212,7 +212,7 @@ static void test_plan_round_trip(void **state) {
                 .set_ids = true, .uid = 1000, .gid = 1001, .groups = groups, .n_groups = 3,
                 .capbset_drop = UINT64_C(0xfffffffffe), .capbset_mask_prctl = true, .cap_last = 40,
                 .caps_keep = 0x21, .set_caps = true, .no_new_privs = true,
-                .filter_mode = ZY_FILTER_CLONE, .filter_early = true, .prog = &prog,
+                .filter_mode = ZY_FILTER_LOAD, .filter_early = true, .prog = &prog,
                 .filter_flags = 3, .ref_pidfd = 14, .path_buf = path_buf, .path_buf_len = 300,
         };
         int fds[ZY_PLAN_MAX_FDS];
@@ -221,16 +221,31 @@ static void test_plan_round_trip(void **state) {
         struct zy_plan_storage s;
         const struct zy_plan *q = &s.plan;
 
+        /* clone mode: the reference pidfd goes along, the program does not */
+        p.filter_mode = ZY_FILTER_CLONE;
         assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
         assert_int_equal(n_fds, 5);
+        assert_int_equal(fds[4], 14);
+        int got5[] = { 20, 21, 22, 23, 24 };
+        assert_int_equal(zy_plan_unpack(buf, len, got5, 5, &s), 0);
+        assert_int_equal(s.plan.filter_mode, ZY_FILTER_CLONE);
+        assert_int_equal(s.plan.ref_pidfd, 24);
+        assert_null(s.plan.prog);
+        zy_plan_storage_done(&s);
+        free(buf);
+        buf = NULL;
+
+        p.filter_mode = ZY_FILTER_LOAD;
+        n_fds = ZY_PLAN_MAX_FDS;
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(n_fds, 4);
         assert_int_equal(fds[0], 10);
         assert_int_equal(fds[1], 11);
         assert_int_equal(fds[2], 12);
         assert_int_equal(fds[3], 13);
-        assert_int_equal(fds[4], 14);
         /* the receiver gets other numbers */
-        int got[] = { 20, 21, 22, 23, 24 };
-        assert_int_equal(zy_plan_unpack(buf, len, got, 5, &s), 0);
+        int got[] = { 20, 21, 22, 23 };
+        assert_int_equal(zy_plan_unpack(buf, len, got, 4, &s), 0);
 
         assert_string_equal(q->argv[0], "/bin/echo");
         assert_string_equal(q->argv[1], "");
@@ -248,7 +263,7 @@ static void test_plan_round_trip(void **state) {
         assert_int_equal(q->fds[1].target, 7);
         assert_int_equal(q->status_fd, 22);
         assert_int_equal(q->hold_fd, 23);
-        assert_int_equal(q->ref_pidfd, 24);
+        assert_int_equal(q->ref_pidfd, -EBADF); /* only in clone mode */
         assert_true(q->ctty && q->set_ids && q->capbset_mask_prctl && q->set_caps && q->no_new_privs &&
                     q->filter_early);
         assert_int_equal(q->uid, 1000);
@@ -258,7 +273,7 @@ static void test_plan_round_trip(void **state) {
         assert_int_equal(q->capbset_drop, UINT64_C(0xfffffffffe));
         assert_int_equal(q->cap_last, 40);
         assert_int_equal(q->caps_keep, 0x21);
-        assert_int_equal(q->filter_mode, ZY_FILTER_CLONE);
+        assert_int_equal(q->filter_mode, ZY_FILTER_LOAD);
         assert_int_equal(q->filter_flags, 3);
         assert_non_null(q->prog);
         assert_int_equal(q->prog->len, ELEMENTSOF(block_personality));
