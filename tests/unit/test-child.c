@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <seccomp.h>
 
 #include "child.h"
 #include "probe.h"
@@ -775,6 +776,76 @@ static void test_hold(void **state) {
         assert_int_equal(res.code, ZY_EXIT_ABANDONED);
 }
 
+/* try-syscall: every name it knows makes exactly that system call (a filter that blocks only
+ * that call changes its answer to the filter's errno), and is harmless when allowed. */
+static void test_try_syscall(void **state) {
+        char buf[PATH_MAX], line[128], want[160];
+        char *list_argv[] = { (char *) helper("ZYGOTE_TRY_SYSCALL", "try-syscall", buf, sizeof(buf)),
+                              "--list", NULL };
+        static const char *const required[] = {
+                "getpid", "personality", "socket", "unshare", "mount", "umount2", "keyctl",
+                "kexec_load", "bpf", "perf_event_open", "ptrace", "setns", "chroot", "clone3",
+                "add_key", "init_module", "swapon", "reboot", "open_by_handle_at",
+        };
+        struct zy_plan p;
+        struct result list, res;
+        unsigned n = 0;
+
+        plan_init(&p, list_argv);
+        run(&p, true, NULL, &list);
+        assert_exec_ok(&list);
+        for (size_t i = 0; i < ELEMENTSOF(required); i++) {
+                snprintf(want, sizeof(want), "\n%s\n", required[i]);
+                if (!strstr(list.out, want) && strncmp(list.out, want + 1, strlen(want + 1)) != 0)
+                        fail_msg("try-syscall lacks %s", required[i]);
+        }
+
+        for (const char *l = list.out; *l; l = strchrnul(l, '\n'), l += *l ? 1 : 0) {
+                size_t len = (size_t) (strchrnul(l, '\n') - l);
+                char *argv[] = { list_argv[0], line, NULL };
+                struct sock_filter f[] = {
+                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | BLOCKED_ERRNO),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                };
+                struct sock_fprog prog = { .len = ELEMENTSOF(f), .filter = f };
+                int nr;
+
+                if (len == 0)
+                        continue;
+                assert_true(len < sizeof(line));
+                memcpy(line, l, len);
+                line[len] = 0;
+                nr = seccomp_syscall_resolve_name(line);
+                assert_true(nr >= 0);
+                f[4].k = (uint32_t) nr;
+
+                /* allowed: the helper survives and answers, not with the filter's errno */
+                plan_init(&p, argv);
+                run(&p, true, NULL, &res);
+                assert_exec_ok(&res);
+                snprintf(want, sizeof(want), "%s errno=", line);
+                assert_true(strncmp(res.out, want, strlen(want)) == 0);
+                assert_int_not_equal(atoi(res.out + strlen(want)), BLOCKED_ERRNO);
+
+                /* blocked: the filter's errno, so it was that call */
+                plan_init(&p, argv);
+                p.no_new_privs = true;
+                p.filter_mode = ZY_FILTER_LOAD;
+                p.prog = &prog;
+                run(&p, true, NULL, &res);
+                assert_exec_ok(&res);
+                snprintf(want, sizeof(want), "%s errno=%d\n", line, BLOCKED_ERRNO);
+                assert_string_equal(res.out, want);
+                n++;
+        }
+        assert_true(n >= ELEMENTSOF(required));
+}
+
 /* ---- tests that need root ----------------------------------------------------------------- */
 
 static void become_nobody(void) {
@@ -1065,6 +1136,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_filter_invalid),
                 cmocka_unit_test(test_filter_clone_absent),
                 cmocka_unit_test(test_hold),
+                cmocka_unit_test(test_try_syscall),
         };
         const struct CMUnitTest root[] = {
                 cmocka_unit_test(test_ids_as_nonroot),
