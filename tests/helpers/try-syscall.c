@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/keyctl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/swap.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define NOWHERE "/nonexistent-zygote-try-syscall"
@@ -44,6 +46,14 @@ static long arg_value(const char *arg, long def) {
 
 static long try_getpid(const char *arg) { return syscall(SYS_getpid); }
 static long try_getppid(const char *arg) { return syscall(SYS_getppid); }
+static long try_uname(const char *arg) {
+        struct utsname u;
+        return syscall(SYS_uname, &u);
+}
+static long try_getcwd(const char *arg) {
+        char buf[PATH_MAX];
+        return syscall(SYS_getcwd, buf, sizeof(buf));
+}
 static long try_personality(const char *arg) {
         /* 0xffffffff only queries the current persona */
         return syscall(SYS_personality, (unsigned long) arg_value(arg, 0xffffffffL));
@@ -124,6 +134,8 @@ static const struct {
 } calls[] = {
         { "getpid", try_getpid },
         { "getppid", try_getppid },
+        { "uname", try_uname },
+        { "getcwd", try_getcwd },
         { "personality", try_personality },
         { "socket", try_socket },
         { "unshare", try_unshare },
