@@ -164,10 +164,13 @@ static int wait_readable(int fd, int pidfd, int64_t deadline) {
 }
 
 /* The control socket is out of step (timeout, garbage): make it unusable, so that the next call
- * fails at once and the reference exits on EOF. The caller restarts it. */
+ * fails at once, and kill the reference, so that it cannot act on a request we gave up on (a late
+ * worker would run a command the daemon reported as failed). The caller restarts it. */
 static void break_ctl(struct zy_reference *r) {
         if (r->ctl_fd >= 0)
                 (void) shutdown(r->ctl_fd, SHUT_RDWR);
+        if (r->pidfd >= 0)
+                (void) syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
 }
 
 /* Receives one reply of type want (or ERROR). Returns 0 with *h filled, or a negative errno;

@@ -16,7 +16,8 @@
  *
  * EOF on the control socket makes the reference exit 0. A reference that receives a malformed
  * message answers ERROR (EBADMSG) and keeps serving; the daemon, on any timeout or protocol
- * error, shuts the socket down (the reference then exits) and must restart it.
+ * error, shuts the socket down and SIGKILLs the reference (so that it cannot act late on a
+ * request given up on); the caller sees it die on its pidfd and restarts it.
  *
  * Daemon side below: library code, blocking calls bounded by ZY_REF_TIMEOUT_MS (poll on the
  * control socket and the reference's pidfd); no logging, no libev.
@@ -33,7 +34,7 @@
 #include "child.h"
 
 #define ZY_REF_CTL_FD 3
-#define ZY_REF_TIMEOUT_MS 10000
+#define ZY_REF_TIMEOUT_MS 5000 /* the daemon blocks this long at most per call */
 #define ZY_REF_MAX_MSG (320u * 1024u) /* header + the largest plan or program */
 
 enum zy_ref_type {

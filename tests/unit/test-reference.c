@@ -541,6 +541,33 @@ static void test_reference_dies(void **state) {
         }
 }
 
+static void test_reference_stuck(void **state) {
+        char *const argv_true[] = { "/bin/true", NULL };
+        struct zy_reference r = ZY_REFERENCE_NULL;
+        siginfo_t si = { 0 };
+        struct pollfd pfd;
+        struct worker w;
+        int k;
+
+        assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
+        assert_return_code(syscall(SYS_pidfd_send_signal, r.pidfd, SIGSTOP, NULL, 0), errno);
+        /* until it is really stopped (not reaped: WNOWAIT) */
+        assert_return_code(waitid(P_PIDFD, (id_t) r.pidfd, &si, WSTOPPED | WNOWAIT), errno);
+        assert_int_equal(si.si_code, CLD_STOPPED);
+
+        /* bounded: the call gives up instead of blocking the daemon forever... */
+        k = spawn_through(&r, argv_true, NULL, &w);
+        assert_int_equal(k, -ETIMEDOUT);
+        /* ...and the reference is killed, so it cannot fork that worker late */
+        pfd = (struct pollfd){ .fd = r.pidfd, .events = POLLIN };
+        assert_int_equal(poll(&pfd, 1, TEST_TIMEOUT_MS), 1);
+        k = spawn_through(&r, argv_true, NULL, &w);
+        assert_true(k == -EPIPE || k == -ECONNRESET);
+        zy_reference_stop(&r);
+        assert_int_equal(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
+        assert_int_equal(errno, ECHILD);
+}
+
 static void test_start_failures(void **state) {
         static struct sock_filter bad[] = { BPF_STMT(BPF_JMP | BPF_JA, 5) };
         struct zy_reference r = ZY_REFERENCE_NULL;
@@ -708,6 +735,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_limits),
                 cmocka_unit_test(test_spawn),
                 cmocka_unit_test(test_reference_dies),
+                cmocka_unit_test(test_reference_stuck),
                 cmocka_unit_test(test_start_failures),
                 cmocka_unit_test(test_malformed_requests),
                 cmocka_unit_test(test_probe_inherit),
