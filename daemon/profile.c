@@ -1974,14 +1974,3 @@ int zy_profile_check(const char *path, FILE *out, char **ret_error) {
         fprintf(out, "sha256:        %s\n", p->hash);
         return 0;
 }
-
-int zygote_profile_check(const char *path, FILE *out) {
-        _cleanup_free_ char *error = NULL;
-        int r;
-
-        r = zy_profile_check(path, out, &error);
-        /* The command-line edge: this is the one place the message is printed. */
-        if (r < 0)
-                fprintf(stderr, "%s\n", error ? error : strerror(-r));
-        return r;
-}

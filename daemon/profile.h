@@ -124,5 +124,3 @@ int zy_profile_load_buffer_with(const char *path, const char *data, size_t size,
  * prints it. */
 int zy_profile_check(const char *path, FILE *out, char **ret_error);
 
-/* The same for main(): on failure it prints the message, one line, to stderr itself. */
-int zygote_profile_check(const char *path, FILE *out);
