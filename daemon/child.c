@@ -282,7 +282,8 @@ static int raise_effective(const struct zy_plan *p) {
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
         struct __user_cap_data_struct d[2];
 
-        if (!p->set_ids || p->uid == 0)
+        /* only where step 4 set KEEPCAPS: step 6 then sets the final sets */
+        if (!p->set_ids || p->uid == 0 || !p->set_caps)
                 return 0;
         if (syscall(SYS_capget, &h, d) < 0)
                 return -errno;
@@ -419,7 +420,7 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
                 /* Leaving uid 0 empties the permitted set unless KEEPCAPS: step 6 still has to
                  * set caps_keep, and an early filter still needs CAP_SYS_ADMIN. KEEPCAPS itself
                  * is cleared by execve. */
-                if (p->uid != 0 && ((p->set_caps && p->caps_keep != 0) || p->filter_early) &&
+                if (p->uid != 0 && p->set_caps && (p->caps_keep != 0 || p->filter_early) &&
                     prctl(PR_SET_KEEPCAPS, 1UL, 0UL, 0UL, 0UL) < 0)
                         fail(&st, ZY_STEP_UID, errno, ZY_EXIT_SETUP_FAILED);
                 if (syscall(SYS_setresuid, p->uid, p->uid, p->uid) < 0)

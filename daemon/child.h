@@ -33,10 +33,10 @@
  *                plan->path_buf as scratch (ENOENT/ENOTDIR go on, EACCES is reported if nothing
  *                else is found, as execvp(3) does, without its /bin/sh fallback)
  *
- * When the uid switch leaves uid 0 and caps_keep is not empty or filter_early is set,
- * PR_SET_KEEPCAPS is set just before setresuid so that step 6 can still set caps_keep, and step
- * 5 first raises the effective set back to the permitted one (CAP_SYS_ADMIN) to load the filter.
- * execve clears KEEPCAPS; step 6 sets the final sets.
+ * When the uid switch leaves uid 0 with set_caps, and caps_keep is not empty or filter_early is
+ * set, PR_SET_KEEPCAPS is set just before setresuid so that step 6 can still set caps_keep, and
+ * step 5 first raises the effective set back to the permitted one (CAP_SYS_ADMIN) to load the
+ * filter. execve clears KEEPCAPS; step 6 sets the final sets.
  *
  * Any failure writes one struct zy_status {step, errno} to plan->status_fd and exits with the
  * code below. The status fd is CLOEXEC: EOF on the parent's end with no record means exec
