@@ -86,6 +86,12 @@ class DaemonFactory:
                     problems.append(f"zygoted on {d.socket} exited with status {rc} on SIGTERM")
             except zytest.DaemonDied as e:
                 problems.append(f"zygoted on {d.socket}: {e}")
+        for d in self.daemons:
+            # A sanitizer build (ZYGOTE_SANITIZE) reports on stderr and may go on running.
+            log = d.log()
+            for mark in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+                if mark in log:
+                    problems.append(f"zygoted on {d.socket}: sanitizer report ({mark})")
         if failed or problems:
             for d in self.daemons:
                 print(f"\n----- zygoted {' '.join(d.command())} stderr -----\n{d.log()}", end="")

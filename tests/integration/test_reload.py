@@ -42,11 +42,11 @@ def test_reload(daemons, bins, needs_root):
     pdir = daemons.workdir()
     for n in ("default", "nonet"):
         shutil.copy(os.path.join(bins["profiles"], f"{n}.json"), pdir)
-    write(os.path.join(pdir, "mine.json"), mine(["getppid"]))
+    write(os.path.join(pdir, "mine.json"), mine(["add_key"]))
     d = daemons(profile_dirs=[pdir])
     before = d.profiles()
     assert set(before) == {"default", "nonet", "mine"}
-    assert errno_of(d, bins, "mine", "getppid") == 1 and errno_of(d, bins, "mine", "getpid") == 0
+    assert errno_of(d, bins, "mine", "add_key") == 1 and errno_of(d, bins, "mine", "keyctl") != 1
 
     # Non-root: refused, nothing changes.
     e = reload(d, NOBODY)
@@ -62,13 +62,13 @@ def test_reload(daemons, bins, needs_root):
         assert after[n].get("referencePid") == before[n].get("referencePid"), n
 
     # A changed file: a new program, a new reference, new decisions.
-    write(os.path.join(pdir, "mine.json"), mine(["getpid"]))
+    write(os.path.join(pdir, "mine.json"), mine(["keyctl"]))
     r = reload(d)
     assert not r.error and "mine" in r.parameters["loaded"], dict(r)
     p = d.profiles()["mine"]
     assert p["hash"] != before["mine"]["hash"]
     assert p.get("referencePid") != before["mine"].get("referencePid")
-    assert errno_of(d, bins, "mine", "getpid") == 1 and errno_of(d, bins, "mine", "getppid") == 0
+    assert errno_of(d, bins, "mine", "keyctl") == 1 and errno_of(d, bins, "mine", "add_key") != 1
     good_hash = p["hash"]
 
     # A new broken file is reported (naming the file) and loads nothing.
@@ -82,7 +82,7 @@ def test_reload(daemons, bins, needs_root):
     profiles = d.profiles()
     assert "broken" not in profiles
     assert profiles["mine"]["hash"] == good_hash
-    assert errno_of(d, bins, "mine", "getpid") == 1
+    assert errno_of(d, bins, "mine", "keyctl") == 1
 
     # launchctl reload says so with exit 1.
     lr = d.launchctl("reload")

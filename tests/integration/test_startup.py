@@ -194,3 +194,25 @@ def test_check_profile_missing_file(bins):
     r = run_zygoted(bins, "--check-profile", "/nonexistent-zygote/x.json")
     assert r.returncode == 1
     assert "/nonexistent-zygote/x.json" in r.stdout + r.stderr
+
+
+def test_later_profiles_dir_overrides(daemons, bins, needs_root):
+    """--profiles is repeatable; a later directory's profile replaces one of the same name."""
+    extra = daemons.workdir()
+    path = os.path.join(extra, "default.json")
+    with open(path, "w") as f:
+        json.dump({"name": "default", "seccomp": {"defaultAction": "SCMP_ACT_ALLOW"},
+                   "capabilities": [], "noNewPrivileges": True}, f)
+    d = daemons(profile_dirs=[bins["profiles"], extra])
+    profiles = d.profiles()
+    assert profiles["default"]["path"] == path, profiles["default"]
+    assert profiles["default"]["capabilities"] == []
+    assert profiles["nonet"]["path"].startswith(bins["profiles"])
+    with d.connect() as c:
+        t = zytest.spawn(c, ["cat"])
+        try:
+            st = zytest.proc_status(t.pid)
+            _, final = t.finish()
+        finally:
+            t.cleanup()
+    assert int(st["CapBnd"], 16) == 0 and st["Seccomp"] == "2"

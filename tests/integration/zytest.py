@@ -252,8 +252,8 @@ class Task:
     def finish(self):
         """Closes stdin, reads stdout to EOF, returns (output, final Task dict)."""
         self.close_stdin()
-        out = read_all(self.stdout) if self.stdout is not None else b""
-        self.stdout = None
+        fd, self.stdout = self.stdout, None  # read_all closes it, even on failure
+        out = read_all(fd) if fd is not None else b""
         final = self.conn.recv()
         assert not final.error, f"Spawn's final reply is an error: {dict(final)}"
         assert not final.continues, f"more than two replies to Spawn: {dict(final)}"
