@@ -1,0 +1,622 @@
+"""Statistics, targets and rendering for the zygote benchmarks (tests/bench/run.sh).
+
+Pure functions over the raw samples that zygote-bench and hyperfine produce: nothing here runs
+a process, so tests/bench/test_report.py checks it without a daemon. Every figure is a median with
+its 10th and 90th percentiles; every ratio is taken between samples of one run.
+"""
+
+import json
+import math
+import os
+import re
+
+README_BEGIN = "<!-- bench:begin -->"
+README_END = "<!-- bench:end -->"
+
+# The targets of issue 5. "max": the measured value must not exceed it; "min": must reach it.
+TARGETS = [
+    # key, description, bound, kind, unit
+    ("spawn_ratio", "spawn-to-exit vs posix_spawn, best tier", 1.10, "max", "x"),
+    ("cli_bwrap", "launchctl run vs bwrap (times faster)", 4.0, "min", "x"),
+    ("cli_crun", "launchctl run vs crun run (times faster)", 20.0, "min", "x"),
+    ("throughput_16", "throughput at 16 clients vs posix_spawn, best tier", 0.90, "min", "x"),
+    ("footprint_daemon", "zygoted RSS", 4.0, "max", "MiB"),
+    ("footprint_reference", "private memory of each reference process (largest)", 1.0, "max", "MiB"),
+]
+
+
+def quantile(values, q):
+    """Linear interpolation between closest ranks (numpy's default), q in [0, 1]."""
+    if not values:
+        raise ValueError("no samples")
+    s = sorted(values)
+    pos = (len(s) - 1) * q
+    lo = math.floor(pos)
+    hi = math.ceil(pos)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def stats(values):
+    """{n, median, p10, p90} of a list of numbers."""
+    return {
+        "n": len(values),
+        "median": quantile(values, 0.5),
+        "p10": quantile(values, 0.1),
+        "p90": quantile(values, 0.9),
+    }
+
+
+def ratio(num, den):
+    """Ratio of the medians, with the spread of the per-round ratios when the samples are paired
+    (same length: sample i of each was taken in round i, next to each other)."""
+    r = {"ratio": quantile(num, 0.5) / quantile(den, 0.5)}
+    if len(num) == len(den) and num:
+        per_round = [a / b for a, b in zip(num, den) if b > 0]
+        r["p10"] = quantile(per_round, 0.1)
+        r["p90"] = quantile(per_round, 0.9)
+        r["paired"] = True
+    return r
+
+
+def verdict(value, bound, kind):
+    """(met, miss) where miss says by how much a missed target is missed, as a fraction of the
+    bound (0.25 = 25 % short of a "min" target or over a "max" one)."""
+    if kind == "max":
+        met = value <= bound
+        miss = 0.0 if met else value / bound - 1.0
+    else:
+        met = value >= bound
+        miss = 0.0 if met else 1.0 - value / bound
+    return met, miss
+
+
+# ---- analysis -----------------------------------------------------------------------------------
+
+
+def analyse_spawn(raw, tiers, skipped_tiers):
+    s = raw["samples"]
+    base = s["posix_spawn"]
+    out = {
+        "unit": "us",
+        "rounds": raw["rounds"],
+        "warmup": raw["warmup"],
+        "spawn_to_exit_us": {k: stats(v) for k, v in s.items() if v},
+    }
+    spawn_ratio, build_ratio = {}, {}
+    for t in tiers:
+        spawn_ratio[t] = ratio(s[t], base)
+        build_ratio[t] = ratio(s[t], s["libseccomp_fork"])
+        build_ratio[t]["speedup"] = 1.0 / build_ratio[t]["ratio"]
+    for t, why in skipped_tiers.items():
+        spawn_ratio[t] = {"skipped": why}
+        build_ratio[t] = {"skipped": why}
+    out["spawn_ratio"] = spawn_ratio
+    out["build_ratio"] = build_ratio
+    measured = {t: spawn_ratio[t]["ratio"] for t in tiers}
+    if measured:
+        best = min(measured, key=measured.get)
+        out["best_tier"] = best
+
+    step = {
+        "inherit": {"median": 0.0, "method": "none: the worker inherits the reference's filter at fork"},
+        "load": dict(stats(s["filter_load"]),
+                     method="seccomp(SECCOMP_SET_MODE_FILTER) of the precompiled program, timed in a child"),
+        "libseccomp_build_load": dict(stats(s["libseccomp_build_load"]),
+                                      method="libseccomp rule adds + seccomp_load, timed inside each "
+                                             "fork+libseccomp launch"),
+        "libseccomp_load_only": dict(stats(s["libseccomp_load_only"]),
+                                     method="its seccomp_load part (BPF generation + load)"),
+    }
+    if "clone" in skipped_tiers:
+        step["clone"] = {"skipped": skipped_tiers["clone"]}
+    if "inherit" in tiers and "load" in tiers:
+        diff = [a - b for a, b in zip(s["load"], s["inherit"])]
+        step["load_minus_inherit_spawn"] = dict(
+            stats(diff), method="per-round difference of the two forced tiers' spawn-to-exit")
+    out["filter_step_us"] = step
+    return out
+
+
+def analyse_throughput(raw, tiers):
+    levels = {}
+    for level, variants in raw["samples"].items():
+        base = variants["posix_spawn"]
+        entry = {"tasks_per_round": raw["tasks_per_round"][level],
+                 "tasks_per_s": {k: stats(v) for k, v in variants.items()}, "ratio": {}}
+        for t in tiers:
+            if t in variants:
+                entry["ratio"][t] = ratio(variants[t], base)
+        levels[level] = entry
+    return {"unit": "tasks/s", "rounds": raw["rounds"], "clients": levels}
+
+
+def analyse_syscall(raw):
+    out = {"unit": "ns per call", "calls_per_batch": raw["calls_per_batch"],
+           "batches": raw["rounds"] * raw["batches"], "paths": raw["paths"],
+           "profile_longest_path": raw["profile_longest_path"], "syscalls": {}}
+    for name, filters in raw["samples"].items():
+        none = quantile(filters["none"], 0.5)
+        entry = {}
+        for f, v in filters.items():
+            st = stats(v)
+            st["overhead_ns"] = st["median"] - none
+            entry[f] = st
+        z, lin = entry.get("zygote"), entry.get("libseccomp_linear")
+        if z and lin:
+            entry["zygote_vs_linear"] = z["median"] / lin["median"]
+        out["syscalls"][name] = entry
+    return out
+
+
+def analyse_cli(passes, skipped):
+    """passes: list of {command name: [seconds...]} (one per hyperfine invocation)."""
+    merged = {}
+    for p in passes:
+        for k, v in p.items():
+            merged.setdefault(k, []).extend(v)
+    out = {"unit": "ms", "passes": len(passes),
+           "commands": {k: stats([x * 1e3 for x in v]) for k, v in merged.items()},
+           "skipped": dict(skipped), "ratios": {}}
+    if "launchctl" in merged:
+        for peer in ("bwrap", "crun", "runc", "true"):
+            if peer not in merged:
+                continue
+            per_pass = [quantile(p[peer], 0.5) / quantile(p["launchctl"], 0.5)
+                        for p in passes if peer in p and "launchctl" in p]
+            out["ratios"][peer] = {
+                "times_faster": quantile(merged[peer], 0.5) / quantile(merged["launchctl"], 0.5),
+                "pass_min": min(per_pass), "pass_max": max(per_pass),
+            }
+    return out
+
+
+def targets(results):
+    """The verdict on each target of issue 5, from the analysed results."""
+    measured = {}
+    sp = results.get("spawn", {})
+    if sp.get("best_tier"):
+        measured["spawn_ratio"] = (sp["spawn_ratio"][sp["best_tier"]]["ratio"], sp["best_tier"])
+    cli = results.get("cli", {}).get("ratios", {})
+    if "bwrap" in cli:
+        measured["cli_bwrap"] = (cli["bwrap"]["times_faster"], None)
+    if "crun" in cli:
+        measured["cli_crun"] = (cli["crun"]["times_faster"], None)
+    tp = results.get("throughput", {}).get("clients", {}).get("16")
+    if tp and tp["ratio"]:
+        best = max(tp["ratio"], key=lambda t: tp["ratio"][t]["ratio"])
+        measured["throughput_16"] = (tp["ratio"][best]["ratio"], best)
+    fp = results.get("footprint", {})
+    daemons = fp.get("daemons") or {}
+    if daemons:
+        worst = max(daemons, key=lambda k: daemons[k]["rss_kib"])
+        measured["footprint_daemon"] = (daemons[worst]["rss_kib"] / 1024.0, worst)
+    refs = fp.get("references") or {}
+    if refs:
+        worst = max(refs, key=lambda k: refs[k]["private_kib"])
+        measured["footprint_reference"] = (refs[worst]["private_kib"] / 1024.0, worst)
+
+    out = []
+    for key, desc, bound, kind, unit in TARGETS:
+        t = {"key": key, "description": desc, "target": bound, "kind": kind, "unit": unit}
+        if key in measured:
+            value, which = measured[key]
+            met, miss = verdict(value, bound, kind)
+            t.update(measured=value, met=met, miss=miss)
+            if which:
+                t["which"] = which
+        else:
+            t["skipped"] = skip_reason(key, results)
+        out.append(t)
+    return out
+
+
+def skip_reason(key, results):
+    cli_skips = results.get("cli", {}).get("skipped", {})
+    if key == "cli_bwrap":
+        return cli_skips.get("bwrap", "not measured")
+    if key == "cli_crun":
+        return cli_skips.get("crun", "not measured")
+    return results.get("skipped", {}).get(key, "not measured")
+
+
+def missing(results):
+    """What a finished run lacks: every figure of issue 5 must be a number or a stated skip."""
+    problems = []
+
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+    sp = results.get("spawn")
+    if not sp:
+        problems.append("spawn: not measured")
+    else:
+        for t in ("clone", "inherit", "load"):
+            for key in ("spawn_ratio", "build_ratio"):
+                r = sp.get(key, {}).get(t)
+                if not r or not (number(r.get("ratio")) or r.get("skipped")):
+                    problems.append(f"{key}.{t}: neither a number nor a skip")
+        for step in ("inherit", "load", "libseccomp_build_load"):
+            if not number(sp.get("filter_step_us", {}).get(step, {}).get("median")):
+                problems.append(f"filter_step_us.{step}: missing")
+    cli = results.get("cli")
+    if not cli:
+        if not results.get("skipped", {}).get("cli"):
+            problems.append("cli: neither measured nor skipped")
+    else:
+        for c in ("true", "launchctl", "bwrap", "crun", "runc"):
+            if c not in cli["commands"] and not cli["skipped"].get(c):
+                problems.append(f"cli.{c}: neither measured nor skipped")
+    tp = results.get("throughput", {}).get("clients", {})
+    for level in ("1", "4", "16"):
+        if not tp.get(level, {}).get("ratio"):
+            problems.append(f"throughput.{level}: missing")
+    sc = results.get("syscall_overhead", {}).get("syscalls", {})
+    for name in ("personality", "getpid"):
+        for f in ("none", "zygote", "libseccomp_linear"):
+            if not number(sc.get(name, {}).get(f, {}).get("median")):
+                problems.append(f"syscall_overhead.{name}.{f}: missing")
+    paths = results.get("syscall_overhead", {}).get("paths", {})
+    if not number(paths.get("zygote", {}).get("longest")):
+        problems.append("syscall_overhead: longest BPF path missing")
+    fp = results.get("footprint", {})
+    if not fp.get("daemons") or not fp.get("references"):
+        problems.append("footprint: daemon or reference processes missing")
+    for t in results.get("targets", []):
+        if not number(t.get("measured")) and not t.get("skipped"):
+            problems.append(f"target {t['key']}: neither measured nor skipped")
+    return problems
+
+
+# ---- rendering ------------------------------------------------------------------------------------
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "-"
+    if abs(v) >= 100:
+        return f"{v:.0f}"
+    if abs(v) >= 10:
+        return f"{v:.1f}"
+    return f"{v:.{digits - 1}f}" if abs(v) >= 1 else f"{v:.{digits}f}"
+
+
+def fmt_stats(st, scale=1.0):
+    return f"{fmt(st['median'] * scale)} [{fmt(st['p10'] * scale)}–{fmt(st['p90'] * scale)}]"
+
+
+def fmt_ratio(r):
+    if "skipped" in r:
+        return "skipped: " + r["skipped"]
+    s = f"{r['ratio']:.3f}"
+    if "p10" in r:
+        s += f" [{r['p10']:.3f}–{r['p90']:.3f}]"
+    return s
+
+
+def target_line(t):
+    bound = f"{'≤' if t['kind'] == 'max' else '≥'} {t['target']:g}{' ' + t['unit'] if t['unit'] != 'x' else ''}"
+    if "skipped" in t:
+        return bound, "skipped: " + t["skipped"]
+    value = f"{t['measured']:.2f}{' ' + t['unit'] if t['unit'] != 'x' else ''}"
+    if t.get("which"):
+        value += f" ({t['which']})"
+    if t["met"]:
+        return bound, f"{value}: met"
+    return bound, f"{value}: **missed by {t['miss'] * 100:.0f} %**"
+
+
+def machine_line(m):
+    load = ""
+    if m.get("loadavg_start") is not None:
+        load = f", load average {m['loadavg_start']:.2f} at start and {m.get('loadavg_end', 0):.2f} at end"
+    return (f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, {m.get('memory_gib', '?')} GiB, "
+            f"Linux {m.get('kernel', '?')}, {m.get('os', '?')}"
+            f"{' (' + m['virtualization'] + ')' if m.get('virtualization') not in (None, 'none') else ''}{load}; "
+            f"commit {m.get('commit', '?')}, {m.get('date', '?')}")
+
+
+def summary_markdown(results, plot_path=None):
+    """The short form for the README: machine, targets, plot."""
+    lines = []
+    m = results["machine"]
+    quick = " (quick run: few samples)" if results["config"].get("quick") else ""
+    lines.append(f"Latest run{quick}: {machine_line(m)}. "
+                 "Medians with [p10–p90]; ratios from one run. "
+                 "Method and definitions: [docs/BENCHMARKS.md](docs/BENCHMARKS.md).")
+    lines.append("")
+    lines.append("| target | bound | measured |")
+    lines.append("|---|---|---|")
+    for t in results["targets"]:
+        bound, value = target_line(t)
+        lines.append(f"| {t['description']} | {bound} | {value} |")
+    lines.append("")
+    lines.extend(headline_tables(results))
+    missed = [t for t in results["targets"] if "met" in t and not t["met"]]
+    if missed:
+        lines.append("")
+        lines.append("Missed targets: " + "; ".join(
+            f"{t['description']} is {t['measured']:.2f}{' ' + t['unit'] if t['unit'] != 'x' else ''} "
+            f"against {'≤' if t['kind'] == 'max' else '≥'} {t['target']:g}, "
+            f"{t['miss'] * 100:.0f} % {'over' if t['kind'] == 'max' else 'short'}"
+            for t in missed) + ".")
+    if plot_path:
+        lines.append("")
+        lines.append(f"![benchmark plot]({plot_path})")
+    return "\n".join(lines) + "\n"
+
+
+def headline_tables(results):
+    lines = []
+    sp = results.get("spawn")
+    if sp:
+        lines.append("| spawn-to-exit of /bin/true | µs | ratio to posix_spawn | ratio to fork+libseccomp |")
+        lines.append("|---|---|---|---|")
+        st = sp["spawn_to_exit_us"]
+        for k, label in (("posix_spawn", "posix_spawn, no sandbox"),
+                         ("libseccomp_fork", "fork + libseccomp build/load + exec")):
+            if k in st:
+                lines.append(f"| {label} | {fmt_stats(st[k])} | | |")
+        for t, r in sp["spawn_ratio"].items():
+            if "skipped" in r:
+                lines.append(f"| zygote, tier `{t}` | skipped: {r['skipped']} | | |")
+                continue
+            lines.append(f"| zygote, tier `{t}` | {fmt_stats(st[t])} | {fmt_ratio(r)} | "
+                         f"{fmt_ratio(sp['build_ratio'][t])} |")
+        lines.append("")
+    return lines
+
+
+def full_markdown(results, plot_path=None):
+    """Everything: the summary plus each benchmark's table."""
+    lines = [summary_markdown(results, plot_path)]
+    sp = results.get("spawn")
+    if sp:
+        fs = sp["filter_step_us"]
+        lines.append("### Filter step (µs)\n")
+        lines.append("| step | µs | how |")
+        lines.append("|---|---|---|")
+        for k, v in fs.items():
+            if "skipped" in v:
+                lines.append(f"| {k} | skipped: {v['skipped']} | |")
+            elif "p10" in v:
+                lines.append(f"| {k} | {fmt_stats(v)} | {v['method']} |")
+            else:
+                lines.append(f"| {k} | {fmt(v['median'])} | {v['method']} |")
+        lines.append("")
+    cli = results.get("cli")
+    if cli:
+        lines.append("### Command line, end to end (hyperfine, ms)\n")
+        lines.append("| command | ms | launchctl is N× faster (range over passes) |")
+        lines.append("|---|---|---|")
+        for k, v in cli["commands"].items():
+            r = cli["ratios"].get(k)
+            rr = f"{r['times_faster']:.2f} ({r['pass_min']:.2f}–{r['pass_max']:.2f})" if r else ""
+            lines.append(f"| `{cli['command_lines'].get(k, k)}` | {fmt_stats(v)} | {rr} |")
+        for k, why in cli["skipped"].items():
+            lines.append(f"| {k} | skipped: {why} | |")
+        lines.append("")
+    tp = results.get("throughput")
+    if tp:
+        lines.append("### Throughput (tasks/s)\n")
+        names = []
+        for lv in tp["clients"].values():
+            for k in lv["tasks_per_s"]:
+                if k not in names:
+                    names.append(k)
+        lines.append("| clients | " + " | ".join(names) + " | best tier / posix_spawn |")
+        lines.append("|---" * (len(names) + 2) + "|")
+        for level, lv in tp["clients"].items():
+            cells = [fmt_stats(lv["tasks_per_s"][k]) if k in lv["tasks_per_s"] else "-" for k in names]
+            best = max(lv["ratio"], key=lambda t: lv["ratio"][t]["ratio"]) if lv["ratio"] else None
+            rr = f"{fmt_ratio(lv['ratio'][best])} ({best})" if best else "-"
+            lines.append(f"| {level} | " + " | ".join(cells) + f" | {rr} |")
+        lines.append("")
+    sc = results.get("syscall_overhead")
+    if sc:
+        lines.append("### Syscall overhead (ns per call)\n")
+        filters = list(next(iter(sc["syscalls"].values())).keys())
+        filters = [f for f in filters if f != "zygote_vs_linear"]
+        lines.append("| syscall | " + " | ".join(filters) + " |")
+        lines.append("|---" * (len(filters) + 1) + "|")
+        for name, entry in sc["syscalls"].items():
+            lines.append(f"| {name} | " + " | ".join(
+                fmt_stats(entry[f]) + (f" (+{fmt(entry[f]['overhead_ns'])})" if f != "none" else "")
+                for f in filters) + " |")
+        lines.append("")
+        lines.append("| BPF program | instructions | path for personality | path for getpid | longest path (nr) |")
+        lines.append("|---|---|---|---|---|")
+        for f, p in sc["paths"].items():
+            lines.append(f"| {f} | {p.get('bpf_instructions', '-')} | {p.get('personality', '-')} | "
+                         f"{p.get('getpid', '-')} | {p.get('longest', '-')} ({p.get('longest_nr', '-')}) |")
+        lines.append("")
+    fp = results.get("footprint")
+    if fp and fp.get("daemons"):
+        lines.append("### Footprint (KiB, /proc/PID/smaps_rollup)\n")
+        if fp.get("profiles"):
+            lines.append("Bundled profiles loaded: " + ", ".join(fp["profiles"]) + ".\n")
+        lines.append("| process | Rss | Pss | private |")
+        lines.append("|---|---|---|---|")
+        for name, d in fp["daemons"].items():
+            lines.append(f"| zygoted {name} | {d['rss_kib']} | {d['pss_kib']} | {d['private_kib']} |")
+        for name, r in fp.get("references", {}).items():
+            lines.append(f"| zygote-ref {name} | {r['rss_kib']} | {r['pss_kib']} | {r['private_kib']} |")
+        lines.append("")
+    if results.get("notes"):
+        lines.append("### Notes\n")
+        lines.extend(f"- {n}" for n in results["notes"])
+        lines.append("")
+    return "\n".join(lines)
+
+
+def replace_readme_region(text, body):
+    """The README with the region between the bench markers replaced by body. Raises ValueError
+    when the markers are missing, repeated or out of order: never guess where to write."""
+    if text.count(README_BEGIN) != 1 or text.count(README_END) != 1:
+        raise ValueError("README must hold each bench marker exactly once")
+    b = text.index(README_BEGIN)
+    e = text.index(README_END)
+    if e < b:
+        raise ValueError("bench markers out of order")
+    return text[: b + len(README_BEGIN)] + "\n" + body.rstrip("\n") + "\n" + text[e:]
+
+
+# ---- plot ------------------------------------------------------------------------------------------
+
+
+def plot_data(results):
+    """{file name: text} of the gnuplot data files."""
+    files = {}
+    sp = results.get("spawn")
+    if sp:
+        rows = []
+        for k, st in sp["spawn_to_exit_us"].items():
+            if k in ("libseccomp_load_only",):
+                continue
+            rows.append(f'"{k}" {st["median"]:.3f} {st["p10"]:.3f} {st["p90"]:.3f}')
+        files["spawn.dat"] = "\n".join(rows) + "\n"
+    cli = results.get("cli")
+    if cli and cli["commands"]:
+        files["cli.dat"] = "\n".join(
+            f'"{k}" {st["median"]:.3f} {st["p10"]:.3f} {st["p90"]:.3f}' for k, st in cli["commands"].items()) + "\n"
+    tp = results.get("throughput")
+    if tp:
+        names = list(next(iter(tp["clients"].values()))["tasks_per_s"].keys())
+        rows = ["# clients " + " ".join(names)]
+        for level, lv in tp["clients"].items():
+            rows.append(level + " " + " ".join(
+                f'{lv["tasks_per_s"][n]["median"]:.1f} {lv["tasks_per_s"][n]["p10"]:.1f} {lv["tasks_per_s"][n]["p90"]:.1f}'
+                for n in names))
+        files["throughput.dat"] = "\n".join(rows) + "\n"
+        files["throughput.names"] = "\n".join(names) + "\n"
+    sc = results.get("syscall_overhead")
+    if sc:
+        rows = []
+        for name, entry in sc["syscalls"].items():
+            for f, st in entry.items():
+                if isinstance(st, dict):
+                    rows.append(f'"{name}\\n{f}" {st["median"]:.2f} {st["p10"]:.2f} {st["p90"]:.2f}')
+        files["syscall.dat"] = "\n".join(rows) + "\n"
+    return files
+
+
+def gnuplot_script(results, png):
+    tp_names = []
+    tp = results.get("throughput")
+    if tp:
+        tp_names = list(next(iter(tp["clients"].values()))["tasks_per_s"].keys())
+    m = results["machine"]
+    title = f"zygote benchmarks: {m.get('cpu', '?')}, {m.get('cores', '?')} cores, Linux {m.get('kernel', '?')}"
+    s = [
+        "set terminal pngcairo noenhanced size 1400,1000 font 'sans,10'",
+        f"set output '{png}'",
+        "set multiplot layout 2,2 title '" + title.replace("'", "") + "'",
+        "set style fill solid 0.6 border -1",
+        "set boxwidth 0.6",
+        "set grid ytics",
+        "set xtics rotate by -30",
+        "set key off",
+    ]
+    if "spawn" in results:
+        s += ["set title 'spawn-to-exit of /bin/true (median, p10-p90), us'", "set yrange [0:*]",
+              "plot 'spawn.dat' using 0:2:xtic(1) with boxes, '' using 0:2:3:4 with yerrorbars lc black pt 0"]
+    else:
+        s += ["set multiplot next"]
+    if "cli" in results and results["cli"]["commands"]:
+        s += ["set title 'command line end to end (hyperfine), ms, log scale'", "set logscale y",
+              "set yrange [*:*]",
+              "plot 'cli.dat' using 0:2:xtic(1) with boxes, '' using 0:2:3:4 with yerrorbars lc black pt 0",
+              "unset logscale y"]
+    else:
+        s += ["set multiplot next"]
+    if tp_names:
+        s += ["set title 'throughput, tasks/s (median, p10-p90)'", "set key top left", "set xtics norotate",
+              "set logscale x 2", "set xrange [0.8:20]", "set xlabel 'concurrent clients'",
+              "set yrange [0:*]"]
+        parts = []
+        for i, n in enumerate(tp_names):
+            c = 2 + 3 * i
+            parts.append(f"'throughput.dat' using 1:{c}:{c + 1}:{c + 2} with yerrorlines title '{n}'")
+        s += ["plot " + ", ".join(parts), "unset logscale x", "set xrange [*:*]", "unset xlabel", "set key off",
+              "set xtics rotate by -30"]
+    else:
+        s += ["set multiplot next"]
+    if "syscall_overhead" in results:
+        s += ["set title 'ns per syscall under each filter (median, p10-p90)'", "set yrange [0:*]",
+              "plot 'syscall.dat' using 0:2:xtic(1) with boxes, '' using 0:2:3:4 with yerrorbars lc black pt 0"]
+    s += ["unset multiplot", ""]
+    return "\n".join(s)
+
+
+# ---- Docker profile -> OCI --------------------------------------------------------------------------
+
+GO_ARCH = {"x86_64": "amd64", "aarch64": "arm64", "armv7l": "arm", "s390x": "s390x", "ppc64le": "ppc64le",
+           "riscv64": "riscv64", "i686": "386", "loongarch64": "loong64"}
+SCMP_ARCH = {"amd64": "SCMP_ARCH_X86_64", "arm64": "SCMP_ARCH_AARCH64", "arm": "SCMP_ARCH_ARM",
+             "s390x": "SCMP_ARCH_S390X", "ppc64le": "SCMP_ARCH_PPC64LE", "riscv64": "SCMP_ARCH_RISCV64",
+             "386": "SCMP_ARCH_X86", "loong64": "SCMP_ARCH_LOONGARCH64"}
+DOCKER_DEFAULT_CAPS = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW",
+                       "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+                       "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"]
+
+
+def kernel_at_least(release, wanted):
+    def parts(v):
+        return [int(x) for x in re.findall(r"\d+", v)[:2]]
+    return parts(release) >= parts(wanted)
+
+
+def docker_to_oci(profile, machine="x86_64", kernel="6.1", caps=DOCKER_DEFAULT_CAPS):
+    """Resolves a Docker seccomp profile into the plain OCI linux.seccomp object that Docker hands
+    to runc for a container with these capabilities on this machine: archMap picks the native
+    architecture and its sub-architectures; includes/excludes (arches, caps, minKernel) select the
+    rules. Follows moby's profiles/seccomp setupSeccomp."""
+    arch = GO_ARCH.get(machine, machine)
+    native = SCMP_ARCH.get(arch)
+    out = {"defaultAction": profile["defaultAction"]}
+    if "defaultErrnoRet" in profile:
+        out["defaultErrnoRet"] = profile["defaultErrnoRet"]
+    arches = list(profile.get("architectures") or [])
+    for a in profile.get("archMap") or []:
+        if a["architecture"] == native:
+            arches.append(a["architecture"])
+            arches.extend(a.get("subArchitectures") or [])
+    if arches:
+        out["architectures"] = arches
+    calls = []
+    for c in profile.get("syscalls") or []:
+        ex = c.get("excludes") or {}
+        inc = c.get("includes") or {}
+        if ex.get("arches") and arch in ex["arches"]:
+            continue
+        if ex.get("caps") and any(x in caps for x in ex["caps"]):
+            continue
+        if ex.get("minKernel") and kernel_at_least(kernel, ex["minKernel"]):
+            continue
+        if inc.get("arches") and arch not in inc["arches"]:
+            continue
+        if inc.get("caps") and not all(x in caps for x in inc["caps"]):
+            continue
+        if inc.get("minKernel") and not kernel_at_least(kernel, inc["minKernel"]):
+            continue
+        names = list(c.get("names") or ([c["name"]] if c.get("name") else []))
+        n = {"names": names, "action": c["action"]}
+        if c.get("args"):
+            n["args"] = c["args"]
+        if c.get("errnoRet") is not None:
+            n["errnoRet"] = c["errnoRet"]
+        calls.append(n)
+    out["syscalls"] = calls
+    return out
+
+
+def load_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_json(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f, indent=1, sort_keys=False)
+        f.write("\n")
+    os.replace(tmp, path)
