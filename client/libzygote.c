@@ -282,9 +282,11 @@ static const struct {
         { "org.varlink.service.ExpectedMore", EBADRQC },
 };
 
-/* Limits on things in use that free up over time: retrying later may succeed. */
+/* Limits on things in use that free up over time, where retrying later may succeed (the names
+ * zygoted uses, see LimitExceeded in io.zygote.Launcher.varlink); any other limit is on the size
+ * of the request itself ("message", "fds"), which a retry does not change. */
 static const char *const transient_limits[] = {
-        "tasks", "connections", "calls", "streams", "events", "pending",
+        "tasks", "tasks_per_user", "connections", "connections_per_user", "subscribers", "memory",
 };
 
 _public_ int zy_error_to_errno(const char *error_name, const char *limit) {

@@ -45,9 +45,11 @@
  *     io.zygote.Launcher.InvalidState       -EBUSY
  *     io.zygote.Launcher.SpawnFailed        -ECHILD  (step and errno: zy_conn_spawn_failure())
  *     io.zygote.Launcher.LimitExceeded      -EAGAIN  when "limit" names a resource in use that
- *                                                    may free up ("tasks", "connections",
- *                                                    "calls", "streams", "events", "pending")
- *                                           -E2BIG   for any other limit (sizes of a request)
+ *                                                    may free up ("tasks", "tasks_per_user",
+ *                                                    "connections", "connections_per_user",
+ *                                                    "subscribers", "memory")
+ *                                           -E2BIG   for any other limit (the size of the
+ *                                                    request: "message", "fds")
  *     org.varlink.service.InvalidParameter  -EINVAL
  *     org.varlink.service.MethodNotFound    -EOPNOTSUPP (also MethodNotImplemented and
  *                                                    InterfaceNotFound)

@@ -748,6 +748,8 @@ static void test_error_mapping(void **state) {
                 { "io.zygote.Launcher.LimitExceeded", "{\"limit\":\"fds\",\"max\":64}", -E2BIG },
                 { "io.zygote.Launcher.LimitExceeded", "{\"limit\":\"tasks\",\"max\":1024}", -EAGAIN },
                 { "io.zygote.Launcher.LimitExceeded", "{\"limit\":\"connections\",\"max\":256}", -EAGAIN },
+                { "io.zygote.Launcher.LimitExceeded", "{\"limit\":\"subscribers\",\"max\":64}", -EAGAIN },
+                { "io.zygote.Launcher.LimitExceeded", "{\"limit\":\"tasks_per_user\",\"max\":64}", -EAGAIN },
                 { "io.zygote.Launcher.LimitExceeded", "{}", -E2BIG },
                 { "io.zygote.Launcher.TaskExists", "{\"id\":\"t\"}", -EEXIST },
                 { "io.zygote.Launcher.InvalidState", "{\"id\":\"t\",\"state\":\"running\"}", -EBUSY },
@@ -770,9 +772,8 @@ static void test_error_mapping(void **state) {
                 assert_null(reply);
                 assert_string_equal(zy_conn_error_name(f->c), table[i].name);
                 assert_true(json_object_equal(zy_conn_error_parameters(f->c), expected));
-                assert_int_equal(zy_error_to_errno(table[i].name, strstr(table[i].params, "tasks") ? "tasks"
-                                                               : strstr(table[i].params, "connections") ? "connections"
-                                                                                                     : NULL),
+                json_object *limit = json_object_object_get(expected, "limit");
+                assert_int_equal(zy_error_to_errno(table[i].name, limit ? json_object_get_string(limit) : NULL),
                                  table[i].error);
                 json_object_put(expected);
                 srv_recv(f->srv, &req);
@@ -832,7 +833,9 @@ static void test_errors_readable(void **state) {
         assert_non_null(zy_conn_error_parameters(f->c));
 
         assert_int_equal(zy_error_to_errno(NULL, NULL), -EINVAL);
-        assert_int_equal(zy_error_to_errno("io.zygote.Launcher.LimitExceeded", "pending"), -EAGAIN);
+        assert_int_equal(zy_error_to_errno("io.zygote.Launcher.LimitExceeded", "memory"), -EAGAIN);
+        assert_int_equal(zy_error_to_errno("io.zygote.Launcher.LimitExceeded", "message"), -E2BIG);
+        assert_int_equal(zy_error_to_errno("io.zygote.Launcher.NoSuchTask", "tasks"), -ESRCH);
 
         /* Drain the requests. */
         char drain[4096];
