@@ -65,11 +65,13 @@ static json_object *spawn_params(void) {
 }
 
 /* One spawn-to-exit through the daemon: send Spawn with "more", read the spawn reply (with the
- * worker's pidfd), read the final reply that comes at the exit. */
-static int zygote_once(zy_conn *c, json_object *params, const char *tier, int64_t *ret_ns) {
+ * worker's pidfd), read the final reply that comes at the exit. ret_ns[0]: to the exit;
+ * ret_ns[1]: to the spawn reply, which the daemon sends once the worker has exec'd (EOF on its
+ * status pipe), the counterpart of posix_spawn returning. */
+static int zygote_once(zy_conn *c, json_object *params, const char *tier, int64_t ret_ns[2]) {
         struct zy_reply *first = NULL, *last = NULL;
         json_object *jt, *jtask, *jcode;
-        int64_t t0, t1;
+        int64_t t0, t_first, t1;
         int r;
 
         t0 = bench_now_ns();
@@ -79,6 +81,7 @@ static int zygote_once(zy_conn *c, json_object *params, const char *tier, int64_
         r = zy_reply_read(c, 1, &first);
         if (r < 0)
                 return r;
+        t_first = bench_now_ns();
         if (!first->continues) {
                 /* The daemon answered once: it does not keep Spawn open until the exit. */
                 zy_reply_free(first);
@@ -101,7 +104,8 @@ static int zygote_once(zy_conn *c, json_object *params, const char *tier, int64_
         zy_reply_free(last);
         if (r < 0)
                 return r;
-        *ret_ns = t1 - t0;
+        ret_ns[0] = t1 - t0;
+        ret_ns[1] = t_first - t0;
         return 0;
 }
 
@@ -113,16 +117,20 @@ static int wait_ok(pid_t pid) {
         return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -ECHILD;
 }
 
-static int posix_once(const posix_spawn_file_actions_t *fa, int64_t *ret_ns) {
+/* ret_ns[0]: to the exit; ret_ns[1]: to posix_spawn's return, which glibc makes wait until
+ * the child has exec'd (CLONE_VFORK). */
+static int posix_once(const posix_spawn_file_actions_t *fa, int64_t ret_ns[2]) {
         pid_t pid;
         int64_t t0 = bench_now_ns();
         int r = posix_spawn(&pid, "/bin/true", fa, NULL, true_argv, empty_envp);
         if (r != 0)
                 return -r;
+        int64_t t_spawned = bench_now_ns();
         r = wait_ok(pid);
         if (r < 0)
                 return r;
-        *ret_ns = bench_now_ns() - t0;
+        ret_ns[0] = bench_now_ns() - t0;
+        ret_ns[1] = t_spawned - t0;
         return 0;
 }
 
@@ -247,20 +255,22 @@ struct spawn_ctx {
 
 /* Runs v once; samples (NULL during warm-up) gets the result in us under v->name. */
 static int run_variant(struct spawn_ctx *s, const struct variant *v, json_object *samples) {
-        int64_t ns = 0, lib[3] = { 0, 0, 0 };
+        int64_t ns = 0, pair[2] = { 0, 0 }, lib[3] = { 0, 0, 0 };
         json_object *ja;
         int r = -EINVAL;
 
         switch (v->kind) {
         case V_TIER:
-                r = zygote_once(s->conns[v->tier], s->params, s->tiers[v->tier].name, &ns);
+                r = zygote_once(s->conns[v->tier], s->params, s->tiers[v->tier].name, pair);
                 if (r < 0) {
                         report_conn_error(v->name, s->conns[v->tier], r);
                         return r;
                 }
+                ns = pair[0];
                 break;
         case V_POSIX:
-                r = posix_once(&s->fa, &ns);
+                r = posix_once(&s->fa, pair);
+                ns = pair[0];
                 break;
         case V_LIBSECCOMP:
                 r = libseccomp_once(s->oci, s->devnull, lib);
@@ -278,6 +288,12 @@ static int run_variant(struct spawn_ctx *s, const struct variant *v, json_object
                 return 0;
         if (json_object_object_get_ex(samples, v->name, &ja))
                 bench_push(ja, bench_us(ns));
+        if (v->kind == V_POSIX || v->kind == V_TIER) {
+                char key[64];
+                snprintf(key, sizeof(key), "%s_to_exec", v->name);
+                if (json_object_object_get_ex(samples, key, &ja))
+                        bench_push(ja, bench_us(pair[1]));
+        }
         if (v->kind == V_LIBSECCOMP) {
                 if (json_object_object_get_ex(samples, "libseccomp_build_load", &ja))
                         bench_push(ja, bench_us(lib[1]));
@@ -371,8 +387,14 @@ int bench_cmd_spawn(int argc, char **argv) {
 
         out = json_object_new_object();
         samples = json_object_new_object();
-        for (size_t i = 0; i < n_variants; i++)
+        for (size_t i = 0; i < n_variants; i++) {
                 json_object_object_add(samples, variants[i].name, json_object_new_array());
+                if (variants[i].kind == V_POSIX || variants[i].kind == V_TIER) {
+                        char key[64];
+                        snprintf(key, sizeof(key), "%s_to_exec", variants[i].name);
+                        json_object_object_add(samples, key, json_object_new_array());
+                }
+        }
         json_object_object_add(samples, "libseccomp_build_load", json_object_new_array());
         json_object_object_add(samples, "libseccomp_load_only", json_object_new_array());
 
@@ -430,12 +452,12 @@ struct tp_thread {
 static void *tp_run(void *arg) {
         struct tp_thread *t = arg;
         struct tp_shared *s = t->shared;
-        int64_t ns;
+        int64_t ns[2];
         int r = 0;
 
         pthread_barrier_wait(&s->start);
         while (atomic_fetch_sub(&s->remaining, 1) > 0) {
-                r = s->tier ? zygote_once(t->conn, t->params, s->tier, &ns) : posix_once(s->fa, &ns);
+                r = s->tier ? zygote_once(t->conn, t->params, s->tier, ns) : posix_once(s->fa, ns);
                 if (r < 0) {
                         int expected = 0;
                         atomic_compare_exchange_strong(&s->error, &expected, r);

@@ -371,6 +371,19 @@ def full_markdown(results, plot_path=None):
     lines = [summary_markdown(results, plot_path)]
     sp = results.get("spawn")
     if sp:
+        st = sp["spawn_to_exit_us"]
+        lines.append("### Where the time goes (µs)\n")
+        lines.append("To exec'd: until posix_spawn returns (glibc waits for the child's exec) or until "
+                     "Spawn's first reply (the daemon sends it at EOF on the worker's status pipe, i.e. "
+                     "after its exec). The rest is the program's run, its exit and the exit reaching "
+                     "the caller.\n")
+        lines.append("| variant | to exec'd | to exit |")
+        lines.append("|---|---|---|")
+        for k in [k for k in st if k.endswith("_to_exec")]:
+            base = k[: -len("_to_exec")]
+            if base in st:
+                lines.append(f"| {base} | {fmt_stats(st[k])} | {fmt_stats(st[base])} |")
+        lines.append("")
         fs = sp["filter_step_us"]
         lines.append("### Filter step (µs)\n")
         lines.append("| step | µs | how |")
@@ -470,7 +483,7 @@ def plot_data(results):
     if sp:
         rows = []
         for k, st in sp["spawn_to_exit_us"].items():
-            if k in ("libseccomp_load_only",):
+            if k == "libseccomp_load_only" or k.endswith("_to_exec"):
                 continue
             rows.append(f'"{k}" {st["median"]:.3f} {st["p10"]:.3f} {st["p90"]:.3f}')
         files["spawn.dat"] = "\n".join(rows) + "\n"
