@@ -109,6 +109,11 @@ def analyse_spawn(raw, tiers, skipped_tiers):
     }
     if "clone" in skipped_tiers:
         step["clone"] = {"skipped": skipped_tiers["clone"]}
+    elif "clone" in tiers and "inherit" in tiers:
+        # Not timed inside the worker (that is child.c's), so seen from outside: the clone
+        # tier's worker does everything the inherit tier's does plus the clone call.
+        diff = [a - b for a, b in zip(s["clone"], s["inherit"])]
+        step["clone"] = dict(stats(diff), method="per-round difference clone - inherit spawn-to-exit")
     if "inherit" in tiers and "load" in tiers:
         diff = [a - b for a, b in zip(s["load"], s["inherit"])]
         step["load_minus_inherit_spawn"] = dict(

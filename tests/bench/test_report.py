@@ -230,3 +230,15 @@ def test_missing_names_what_a_run_lacks():
     assert any(p.startswith("throughput.1:") for p in probs)  # only 16 clients were faked
     del r["spawn"]
     assert "spawn: not measured" in report.missing(r)
+
+
+def test_clone_tier_step_when_the_kernel_has_it():
+    base = [1000.0] * 10
+    raw = {"rounds": 10, "warmup": 0, "samples": {
+        "posix_spawn": base, "inherit": [1050.0] * 10, "load": [1300.0] * 10, "clone": [1052.0] * 10,
+        "libseccomp_fork": [9000.0] * 10, "filter_load": [250.0] * 10,
+        "libseccomp_build_load": [7000.0] * 10, "libseccomp_load_only": [3000.0] * 10}}
+    sp = report.analyse_spawn(raw, ["clone", "inherit", "load"], {})
+    assert sp["filter_step_us"]["clone"]["median"] == pytest.approx(2.0)
+    assert sp["best_tier"] == "inherit"
+    assert sp["spawn_ratio"]["clone"]["ratio"] == pytest.approx(1.052)
