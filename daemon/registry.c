@@ -82,6 +82,7 @@ static void entry_stop_reference(struct zy_entry *e) {
 static int entry_choose_tier(struct zy_entry *e) {
         struct zy_daemon *d = e->d;
         enum zy_tier forced = d->forced_tier;
+        _cleanup_free_ char *why = NULL;
         int r;
 
         if (forced == ZY_TIER_LOAD) {
@@ -109,7 +110,6 @@ static int entry_choose_tier(struct zy_entry *e) {
                 snprintf(e->reason, sizeof(e->reason), "--tier clone: the kernel lacks SECCOMP_CLONE_FILTER");
                 return -EOPNOTSUPP;
         }
-        _cleanup_free_ char *why = NULL;
         r = zy_reference_probe_inherit(&e->ref, d->helper, d->privileged, &why);
         if (r >= 0) {
                 e->best_tier = ZY_TIER_INHERIT;

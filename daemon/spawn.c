@@ -451,7 +451,10 @@ int zy_spawn(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
                 .cap_last = d->features.cap_last,
                 .caps_keep = caps_now,
                 .set_caps = d->privileged,
-                .no_new_privs = p->no_new_privs || !d->privileged,
+                /* A non-root caller never gains privileges through its task: no setuid or
+                 * file-capability exec, whatever the profile says (and an unprivileged daemon
+                 * cannot load a filter without it). */
+                .no_new_privs = p->no_new_privs || !d->privileged || c->cred.uid != 0,
                 .filter_flags = p->filter_flags,
                 .ref_pidfd = -1,
                 .path_buf = path_buf,
