@@ -210,8 +210,7 @@ def collect(daemons, bins, setup, tier):
         if name not in profiles:
             continue
         res["status"][name], res["spawn_tiers"][f"cat:{name}"] = sandbox_status(connect, name)
-        if name != "strict":
-            res["syscalls"][name] = try_syscalls(connect, bins, name, calls)
+        res["syscalls"][name] = try_syscalls(connect, bins, name, calls)
     res["run_uid"] = run_uid
     # Nothing above may have killed the daemon.
     assert d.alive(), d.log()
@@ -275,6 +274,11 @@ def test_matrix(daemons, bins, needs_root, setup, tier):
     assert nn["socket(2)"] != 0 and nn["socket(10)"] != 0, nn
     for name in ISSUE_BLOCKED:
         assert nn[name] == EPERM, (name, nn)
+    # strict: an allowlist without networking or namespaces; ordinary calls still work.
+    st = res["syscalls"]["strict"]
+    for name in ISSUE_BLOCKED + ["socket(2)", "socket(10)"]:
+        assert st[name] != 0, (name, st)
+    assert st["getpid"] == 0 and st["getppid"] == 0, st
 
 
 @pytest.mark.parametrize("setup", SETUPS)
