@@ -284,6 +284,10 @@ static void conn_process_calls(struct zy_conn *c) {
 
                 size_t len = (size_t) (nul - c->in);
                 json_tokener *tok = json_tokener_new_ex(32);
+                /* Invalid UTF-8 would come back in error replies (e.g. an unknown method's name)
+                 * and make them invalid JSON: refuse it here. */
+                if (tok)
+                        json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
                 json_object *msg = tok ? json_tokener_parse_ex(tok, c->in, (int) len) : NULL;
                 bool complete = tok && json_tokener_get_error(tok) == json_tokener_success &&
                                 json_tokener_get_parse_end(tok) == len;
