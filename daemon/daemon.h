@@ -112,10 +112,9 @@ struct zy_task {
         bool hold_was_used;
         bool start_requested;
         bool adopted;      /* from the fd store: not our child */
-        bool stored;       /* its pidfd is in systemd's fd store */
+        char *fd_name;     /* its pidfd's name in systemd's fd store; NULL when not stored */
         bool status_unknown; /* exited, but the kernel could not tell us how */
-        unsigned exit_retries;
-        ev_timer exit_retry;
+        bool awaiting_reap;  /* adopted and exited: its status exists once its reaper reaps it */
         struct zy_conn *spawner;
         double created_at, started_at, exited_at;
         struct zy_conn *pending;    /* Spawn or Start waiting for the status pipe */
@@ -153,6 +152,8 @@ void zy_sd_forget_task(struct zy_task *t);
 void zy_sd_store_reference(pid_t pid, int pidfd);
 void zy_sd_forget_reference(pid_t pid);
 void zy_sd_free(struct zy_daemon *d);
+/* Exit status of a process that is not our child (PIDFD_INFO_EXIT, Linux 6.15+): 0; -ENODATA
+ * while it runs or is an unreaped zombie; another negative errno when the kernel cannot tell. */
 int zy_pidfd_exit_status(int pidfd, int *ret_code, int *ret_signal);
 
 /* ---- spawn.c ------------------------------------------------------------------------------- */
@@ -243,7 +244,6 @@ struct zy_daemon {
         int *activation_fds;     /* from LISTEN_FDS, until adopted */
         char **activation_names;
         size_t n_activation;
-        bool listen_stored;
         ev_timer watchdog;
         ev_timer status_timer;
 

@@ -195,6 +195,12 @@ int main(int argc, char **argv) {
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
 
+        /* Before any process is started: fds passed by systemd are not CLOEXEC until this marks
+         * them, and LISTEN_* must not reach the probes or the reference processes. */
+        int n_passed = zy_sd_listen(&d);
+        if (n_passed < 0)
+                zy_log(LOG_WARNING, "ignoring LISTEN_FDS: %s", strerror(-n_passed));
+
         r = zy_helper_path(d.helper, sizeof(d.helper));
         if (r < 0) {
                 zy_log(LOG_ERR, "cannot find the reference helper zygote-ref: %s", strerror(-r));
@@ -231,9 +237,6 @@ int main(int argc, char **argv) {
                        d.n_profile_dirs > 1 ? " and the other --profiles directories" : "");
                 return 1;
         }
-        int n_passed = zy_sd_listen(&d);
-        if (n_passed < 0)
-                zy_log(LOG_WARNING, "ignoring LISTEN_FDS: %s", strerror(-n_passed));
         r = zy_server_listen(&d);
         if (r < 0) {
                 zy_log(LOG_ERR, "cannot listen on %s: %s", d.socket_path, strerror(-r));

@@ -67,7 +67,6 @@ unsigned zy_tasks_count_uid(struct zy_daemon *d, uid_t uid) {
 static void task_free(struct zy_task *t) {
         struct zy_daemon *d = t->d;
         ev_io_stop(d->loop, &t->pid_watch);
-        ev_timer_stop(d->loop, &t->exit_retry);
         ev_io_stop(d->loop, &t->status_watch);
         safe_close(t->pidfd);
         safe_close(t->status_fd);
@@ -83,6 +82,7 @@ static void task_free(struct zy_task *t) {
         if (t->spawner)
                 t->spawner->task = NULL;
         json_object_put(t->argv);
+        free(t->fd_name);
         free(t->id);
         free(t->profile);
         free(t->exe);
@@ -261,6 +261,8 @@ static void task_read_status(struct zy_task *t, bool exited) {
                 }
                 if (t->state == ZY_TASK_CREATED && !t->start_requested)
                         return; /* killed (or deleted) while held: it never ran */
+                if (t->state == ZY_TASK_STARTING)
+                        zy_event_emit(d, "create", t); /* not held: created and started at once */
                 t->state = ZY_TASK_RUNNING;
                 t->started_at = zy_now();
                 zy_log_task(LOG_INFO, t, "start");
@@ -282,7 +284,6 @@ static void on_status(struct ev_loop *loop, ev_io *w, int revents) {
 static void task_exited(struct zy_task *t, int code, int sig, bool unknown) {
         struct zy_daemon *d = t->d;
         ev_io_stop(d->loop, &t->pid_watch);
-        ev_timer_stop(d->loop, &t->exit_retry);
         if (t->status_fd >= 0)
                 task_read_status(t, true);
         t->exited = true;
@@ -300,14 +301,16 @@ static void task_exited(struct zy_task *t, int code, int sig, bool unknown) {
         zy_event_emit(d, "exit", t);
         deliver_exit(t);
         if (t->auto_delete) {
+                zy_event_emit(d, "delete", t);
                 task_unlink(t);
                 task_free(t);
         }
 }
 
 /* An adopted task's status, from the kernel (it is not our child). Between its exit and its
- * reaping by the service manager the kernel has no status yet: the only case where we ask
- * again, on a short bounded timer, because no event marks "reaped by someone else". */
+ * reaping by whoever is its parent now (the service manager) the kernel has no status yet. The
+ * reaping is an event on the same pidfd: EPOLLHUP (Linux 6.9+), which libev's epoll backend
+ * reports to an EV_WRITE watcher (a pidfd is never writable, so nothing else wakes it). */
 static void adopted_exit(struct zy_task *t) {
         int code, sig;
         int r = zy_pidfd_exit_status(t->pidfd, &code, &sig);
@@ -315,19 +318,17 @@ static void adopted_exit(struct zy_task *t) {
                 task_exited(t, code, sig, false);
                 return;
         }
-        if (r == -ENODATA && ++t->exit_retries <= 50) {
+        if (r == -ENODATA && !t->awaiting_reap) {
+                zy_log(LOG_DEBUG, "task %s: exited while adopted; its status comes when its reaper reaps it", t->id);
+                t->awaiting_reap = true;
                 ev_io_stop(t->d->loop, &t->pid_watch);
-                ev_timer_set(&t->exit_retry, 0.02, 0.);
-                ev_timer_start(t->d->loop, &t->exit_retry);
+                ev_io_set(&t->pid_watch, t->pidfd, EV_WRITE);
+                ev_io_start(t->d->loop, &t->pid_watch);
                 return;
         }
         zy_log(LOG_WARNING, "task %s: exited while adopted; this kernel cannot tell its status (%s)", t->id,
                strerror(-r));
         task_exited(t, 0, 0, true);
-}
-
-static void on_exit_retry(struct ev_loop *loop, ev_timer *w, int revents) {
-        adopted_exit(w->data);
 }
 
 static void on_exit_pidfd(struct ev_loop *loop, ev_io *w, int revents) {
@@ -358,8 +359,6 @@ void zy_task_adopt(struct zy_task *t, int pidfd) {
         ev_io_init(&t->pid_watch, on_exit_pidfd, pidfd, EV_READ);
         t->pid_watch.data = t;
         ev_io_start(d->loop, &t->pid_watch);
-        ev_timer_init(&t->exit_retry, on_exit_retry, 0., 0.);
-        t->exit_retry.data = t;
 }
 
 void zy_task_attach(struct zy_task *t, pid_t pid, int pidfd, int status_fd, int hold_fd) {
@@ -376,8 +375,6 @@ void zy_task_attach(struct zy_task *t, pid_t pid, int pidfd, int status_fd, int 
         ev_io_init(&t->status_watch, on_status, status_fd, EV_READ);
         t->status_watch.data = t;
         ev_io_start(d->loop, &t->status_watch);
-        ev_timer_init(&t->exit_retry, on_exit_retry, 0., 0.);
-        t->exit_retry.data = t;
         zy_sd_store_task(t);
 }
 
