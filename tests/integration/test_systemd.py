@@ -1,0 +1,918 @@
+# SPDX-License-Identifier: MIT
+"""zygoted under a service manager, without systemd as PID 1 (docs/SYSTEMD.md).
+
+The test plays systemd's part itself, as precisely as it matters here (FakeManager):
+- the notify socket: a datagram socket of the test's, given as NOTIFY_SOCKET; every message is
+  parsed (fields, SCM_RIGHTS, the sender's SCM_CREDENTIALS, which NotifyAccess=main checks);
+- the fd store: FDSTORE=1/FDNAME=/FDPOLL=0/FDSTOREREMOVE=1 kept as systemd keeps them,
+  including the automatic removal of a polled fd that reports EPOLLHUP or EPOLLERR (a pidfd does
+  once its process is reaped), and handed back at a restart as LISTEN_FDS/LISTEN_FDNAMES with
+  LISTEN_PID set to the new daemon's pid, after the socket unit's listening socket;
+- the reaper: this process is a child subreaper, so the tasks a dead zygoted leaves behind become
+  its children, as they become PID 1's (or the user manager's) under systemd. It reaps them when
+  the test says so: that is what makes the window between a task's exit and its reaping
+  testable (this machine's PID 1 may not reap at all, and would reap at a time nobody controls).
+
+Plus the real tool: systemd-socket-activate (Debian's systemd package) for socket activation,
+and a journal socket of the test's, bind-mounted over /run/systemd in a private mount
+namespace, for the structured journal fields.
+
+Run: /usr/bin/python3 -m pytest -q tests/integration/test_systemd.py (ZYGOTE_BUILD_DIR=build)
+"""
+import array
+import ctypes
+import fcntl
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PROFILES = os.path.join(SOURCE_DIR, "profiles")
+TIMEOUT = 60.0          # for anything that should happen; only reached when it does not
+PR_SET_CHILD_SUBREAPER = 36
+SD_LISTEN_FDS_START = 3
+BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+# ---- environment ---------------------------------------------------------------------------
+
+def build_dir(config):
+    opt = getattr(config.option, "build_dir", None)  # conftest.py's --build-dir, when present
+    return os.path.abspath(os.environ.get("ZYGOTE_BUILD_DIR") or opt or os.path.join(SOURCE_DIR, "build"))
+
+
+@pytest.fixture(scope="module")
+def sd_bins(request):
+    build = build_dir(request.config)
+    b = {name: os.path.join(build, name) for name in ("zygoted", "launchctl", "zygote-ref")}
+    missing = [p for p in b.values() if not os.access(p, os.X_OK)]
+    if missing:
+        pytest.fail(f"not built: {', '.join(missing)} (cmake --build {build})")
+    return b
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option, arg):
+    if _libc.prctl(option, ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def subreaper():
+    """Orphans of a dead zygoted come to us, as they come to the service manager."""
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    yield
+    prctl(PR_SET_CHILD_SUBREAPER, 0)
+    reap_zombies()
+
+
+def reap_zombies():
+    while True:
+        try:
+            info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG)
+        except ChildProcessError:
+            return
+        if info is None:
+            return
+
+
+def pidfd_info_exit_supported():
+    """PIDFD_GET_INFO with PIDFD_INFO_EXIT (Linux 6.15): a reaped child's status through its pidfd."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(42)
+    fd = os.pidfd_open(pid)
+    try:
+        os.waitpid(pid, 0)
+        return pidfd_exit_status(fd) == 42 << 8
+    finally:
+        os.close(fd)
+
+
+def pidfd_exit_status(fd):
+    """The raw wait status the kernel keeps for a reaped process, or None."""
+    buf = bytearray(struct.pack("QQ", 1 << 3, 0) + bytes(48))
+    req = (3 << 30) | (len(buf) << 16) | (0xFF << 8) | 11  # _IOWR(0xFF, 11, struct pidfd_info)
+    try:
+        fcntl.ioctl(fd, req, buf)
+    except OSError:
+        return None
+    mask, = struct.unpack_from("Q", buf, 0)
+    return struct.unpack_from("i", buf, 60)[0] if mask & (1 << 3) else None
+
+
+def pidfd_pid(fd):
+    with open(f"/proc/self/fdinfo/{fd}") as f:
+        for line in f:
+            if line.startswith("Pid:"):
+                return int(line.split()[1])
+    return None
+
+
+def readable(fd, timeout):
+    return bool(select.select([fd], [], [], timeout)[0])
+
+
+# ---- the fake service manager --------------------------------------------------------------
+
+class Message:
+    def __init__(self, data, fds, pid, at):
+        self.raw = data
+        self.fields = {}
+        for line in data.decode().split("\n"):
+            if not line:
+                continue
+            k, sep, v = line.partition("=")
+            assert sep, f"notify message line without '=': {data!r}"
+            self.fields[k] = v
+        self.fds = fds
+        self.pid = pid
+        self.at = at
+
+    def get(self, k):
+        return self.fields.get(k)
+
+    def __repr__(self):
+        return f"<{self.raw!r} fds={len(self.fds)} pid={self.pid}>"
+
+
+class Stored:
+    def __init__(self, name, fd, poll):
+        self.name, self.fd, self.poll = name, fd, poll
+
+
+class FakeManager:
+    def __init__(self, workdir, bins):
+        self.dir = workdir
+        self.bins = bins
+        self.notify_path = os.path.join(workdir, "notify")
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+        self.notify.bind(self.notify_path)
+        self.notify.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        self.messages = []
+        self.store = []
+        self.listener = None
+        self.pid = None
+        self.pidfd = None
+        self.first_message = 0
+        self.err = None        # read end of the daemon's stderr
+        self.log = ""
+        self.all_logs = []
+        self.socket = os.path.join(workdir, "zygoted.sock")
+
+    # -- socket unit --
+    def socket_unit(self, name="varlink"):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        s.bind(self.socket)
+        s.listen(128)
+        self.listener = (s, name)
+
+    # -- fd store --
+    def prune(self):
+        """systemd watches every polled stored fd and drops it on EPOLLHUP/EPOLLERR."""
+        keep = []
+        for e in self.store:
+            if e.poll:
+                p = select.poll()
+                p.register(e.fd, 0)
+                if any(ev & (select.POLLHUP | select.POLLERR) for _, ev in p.poll(0)):
+                    os.close(e.fd)
+                    continue
+            keep.append(e)
+        self.store = keep
+
+    def drain(self):
+        """Takes in every message already queued. zygoted sends FDSTORE before it answers the
+        request that caused it, so after a reply this is the store as zygoted left it."""
+        while readable(self.notify, 0):
+            self.recv_one()
+        self.prune()
+
+    def names(self):
+        self.drain()
+        return [e.name for e in self.store]
+
+    def stored(self, name):
+        self.drain()
+        return [e for e in self.store if e.name == name]
+
+    def _apply(self, m):
+        if m.get("FDSTORE") == "1":
+            name = m.get("FDNAME") or "stored"
+            for fd in m.fds:
+                self.store.append(Stored(name, fd, m.get("FDPOLL") != "0"))
+        else:
+            for fd in m.fds:
+                os.close(fd)  # systemd closes fds that come without FDSTORE=1
+        if m.get("FDSTOREREMOVE") == "1":
+            name = m.get("FDNAME")
+            for e in [e for e in self.store if e.name == name]:
+                os.close(e.fd)
+            self.store = [e for e in self.store if e.name != name]
+
+    # -- the service --
+    def start(self, args=(), env=None, wrap=(), stderr=None):
+        """Forks and execs zygoted the way systemd does: listening socket first, then the fd
+        store, at fds 3...; LISTEN_PID is the daemon's own pid (the exec keeps it)."""
+        self.prune()
+        fds, names = [], []
+        if self.listener:
+            fds.append(self.listener[0].fileno())
+            names.append(self.listener[1])
+        for e in self.store:
+            fds.append(e.fd)
+            names.append(e.name)
+        e = dict(BASE_ENV)
+        e["NOTIFY_SOCKET"] = self.notify_path
+        if fds:
+            e["LISTEN_FDS"] = str(len(fds))
+            e["LISTEN_FDNAMES"] = ":".join(names)
+        e.update(env or {})
+        argv = list(wrap) + [self.bins["zygoted"], "--socket", self.socket, "--profiles", PROFILES, *args]
+        if stderr is None:
+            r, w = os.pipe2(os.O_CLOEXEC)
+        else:
+            r, w = None, os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+        n = len(fds)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child only rearranges fds and execs
+            try:
+                os.dup2(devnull, 0)
+                os.dup2(w, 1)
+                os.dup2(w, 2)
+                # A source may sit where another one goes: move them all above the range first.
+                high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, SD_LISTEN_FDS_START + n + 16) for fd in fds]
+                for i, fd in enumerate(high):
+                    os.dup2(fd, SD_LISTEN_FDS_START + i, inheritable=True)
+                os.closerange(SD_LISTEN_FDS_START + n, 1 << 20)
+                if n:
+                    e["LISTEN_PID"] = str(os.getpid())
+                os.execve(argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0]), argv, e)
+            finally:
+                os._exit(127)
+        os.close(w)
+        os.close(devnull)
+        self.pid = pid
+        self.pidfd = os.pidfd_open(pid)  # our child: it cannot be reaped before we wait
+        self.first_message = len(self.messages)
+        self.err = r
+        self.log = ""
+        self.all_logs.append(self)
+        return pid
+
+    def _read_err(self):
+        b = os.read(self.err, 65536)
+        if not b:
+            os.close(self.err)
+            self.err = None
+        self.log += b.decode(errors="replace")
+        return bool(b)
+
+    def pump(self, until, what, timeout=TIMEOUT, extra=()):
+        """Receives notify messages and stderr until until() holds, checked after every event;
+        extra: more fds whose readiness until() looks at. Fails with everything seen."""
+        deadline = time.monotonic() + timeout
+        while not until():
+            left = deadline - time.monotonic()
+            watch = [self.notify, *extra] + ([self.err] if self.err is not None else [])
+            r = select.select(watch, [], [], left)[0] if left > 0 else []
+            if not r:
+                raise AssertionError(f"no {what} within {timeout}s; notify messages: {self.messages}\n"
+                                     f"zygoted stderr:\n{self.log}")
+            if self.err is not None and self.err in r:
+                self._read_err()
+            if self.notify in r:
+                self.recv_one()
+
+    def recv_one(self):
+        cmsg = socket.CMSG_SPACE(253 * 4) + socket.CMSG_SPACE(struct.calcsize("iII"))
+        data, anc, flags, _ = self.notify.recvmsg(65536, cmsg, socket.MSG_CMSG_CLOEXEC)
+        at = time.monotonic()
+        assert not flags & (socket.MSG_CTRUNC | socket.MSG_TRUNC), "notify message truncated"
+        fds, pid = [], None
+        for level, kind, cdata in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                a = array.array("i")
+                a.frombytes(cdata[: len(cdata) - len(cdata) % a.itemsize])
+                fds.extend(a)
+            elif level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
+                pid = struct.unpack_from("iII", cdata)[0]
+        m = Message(data, fds, pid, at)
+        self.messages.append(m)
+        self._apply(m)
+        return m
+
+    def wait_message(self, pred, what, start=0, timeout=TIMEOUT):
+        """The first message from index start on that satisfies pred."""
+        found = []
+
+        def until():
+            for m in self.messages[start:]:
+                if pred(m):
+                    found.append(m)
+                    return True
+            return False
+        self.pump(until, what, timeout)
+        return found[0]
+
+    def wait_ready(self, start=None):
+        """READY=1 from the daemon started last (from message start on, if given)."""
+        return self.wait_message(lambda m: m.get("READY") == "1", "READY=1",
+                                 self.first_message if start is None else start)
+
+    def wait_log(self, pattern, what=None):
+        rx = re.compile(pattern, re.M)
+        self.pump(lambda: rx.search(self.log), what or f"log line /{pattern}/")
+        return rx.search(self.log)
+
+    def exited(self):
+        return self.pidfd is not None and readable(self.pidfd, 0)
+
+    def wait_exit(self, timeout=TIMEOUT):
+        """Waits for the daemon's exit (reading its stderr meanwhile); returns its wait status."""
+        deadline = time.monotonic() + timeout
+        while not readable(self.pidfd, 0):
+            left = deadline - time.monotonic()
+            assert left > 0, f"zygoted did not exit within {timeout}s:\n{self.log}"
+            watch = [self.pidfd, self.notify] + ([self.err] if self.err is not None else [])
+            r = select.select(watch, [], [], left)[0]
+            if self.err is not None and self.err in r:
+                self._read_err()
+            if self.notify in r:
+                self.recv_one()
+        _, status = os.waitpid(self.pid, 0)
+        while self.err is not None and self._read_err():
+            pass
+        while readable(self.notify, 0):  # whatever it sent before it went is queued here
+            self.recv_one()
+        os.close(self.pidfd)
+        self.pidfd = None
+        return status
+
+    def stop(self, sig=signal.SIGTERM):
+        os.kill(self.pid, sig)
+        return self.wait_exit()
+
+    def close(self):
+        if self.pidfd is not None:
+            os.kill(self.pid, signal.SIGKILL)
+            self.wait_exit()
+        for e in self.store:
+            os.close(e.fd)
+        self.store = []
+        if self.listener:
+            self.listener[0].close()
+        self.notify.close()
+
+    # -- clients --
+    def wait_process(self, proc, what):
+        """Waits for a client process to exit while serving the notify socket and the daemon's
+        stderr, as a live service manager does: zygoted's sd_notify() blocks once the notify
+        socket's queue is full (net.unix.max_dgram_qlen, 10 by default; systemd raises it to
+        512), and so would a daemon whose stderr pipe nobody reads."""
+        fd = os.pidfd_open(proc.pid)
+        try:
+            self.pump(lambda: readable(fd, 0), what, extra=(fd,))
+        finally:
+            os.close(fd)
+        return proc.wait()
+
+    def launchctl(self, *args, stdin=subprocess.DEVNULL, check=True):
+        # Files, not pipes: a detached task keeps launchctl's stdout and stderr, and a pipe would
+        # not see EOF before the task ends.
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            p = subprocess.Popen([self.bins["launchctl"], "--socket", self.socket, *args], stdin=stdin, stdout=out,
+                                 stderr=err, env=BASE_ENV, cwd="/")
+            self.wait_process(p, f"exit of launchctl {' '.join(args)}")
+            out.seek(0)
+            err.seek(0)
+            p.stdout, p.stderr = out.read().decode(), err.read().decode()
+        if check:
+            assert p.returncode == 0, f"launchctl {args}: {p.returncode} {p.stderr}\n{self.log}"
+        return p
+
+    def ps(self):
+        return {t["id"]: t for t in json.loads(self.launchctl("ps", "--json").stdout)["tasks"]}
+
+    def state(self, task_id):
+        st = json.loads(self.launchctl("state", task_id, "--json").stdout)
+        return st.get("task", st)
+
+
+@pytest.fixture
+def manager(sd_bins, request):
+    d = tempfile.mkdtemp(prefix="zysd-")
+    os.chmod(d, 0o755)
+    m = FakeManager(d, sd_bins)
+    yield m
+    rep = getattr(request.node, "rep_call", None)
+    if rep is None or rep.failed:
+        print(f"\n----- notify messages -----\n{m.messages}\n----- zygoted stderr -----\n{m.log}")
+    m.close()
+    reap_zombies()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+class Task:
+    """A detached task whose stdin is a pipe we hold: closing it makes a task that reads its
+    stdin exit. held: the script blocks on its stdin, so its pid is safe to open a pidfd on."""
+
+    def __init__(self, mgr, task_id, script, held=True):
+        r, self.stdin = os.pipe2(os.O_CLOEXEC)
+        try:
+            p = mgr.launchctl("run", "--detach", "--json", "--id", task_id, "--", "sh", "-c", script, stdin=r)
+        finally:
+            os.close(r)
+        reply = json.loads(p.stdout)
+        self.id = task_id
+        self.pid = reply["pid"]
+        self.tier = reply["tier"]
+        self.pidfd = os.pidfd_open(self.pid) if held else None
+
+    def release(self):
+        os.close(self.stdin)
+        self.stdin = None
+
+    def wait_exited(self):
+        assert readable(self.pidfd, TIMEOUT), f"task {self.id} did not exit"
+
+    def close(self):
+        if self.stdin is not None:
+            os.close(self.stdin)
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+
+
+# ---- notify: READY, STATUS, WATCHDOG, RELOADING, STOPPING ------------------------------------
+
+def test_notify_lifecycle(manager):
+    m = manager
+    pid = m.start(env={"WATCHDOG_USEC": "1000000"})
+    ready = m.wait_ready()
+    assert ready.pid == pid, "READY=1 must come from the main process (NotifyAccess=main)"
+    # READY=1 means serving: profiles compiled, references up, socket listening.
+    status = json.loads(m.launchctl("status", "--json").stdout)
+    profiles = status["profiles"]
+    assert profiles and all(p.get("reference_pid") or p["tier"] == "load" for p in profiles)
+    assert m.launchctl("run", "--", "true").returncode == 0
+
+    st = m.wait_message(lambda x: x.get("STATUS"), "STATUS=")
+    rx = re.match(r"(\d+) profiles \(clone (\d+), inherit (\d+), load (\d+)\), (\d+) tasks", st.get("STATUS"))
+    assert rx, st.get("STATUS")
+    assert int(rx.group(1)) == len(profiles)
+    tiers = [p["tier"] for p in profiles]
+    assert [int(rx.group(i)) for i in (2, 3, 4)] == [tiers.count(t) for t in ("clone", "inherit", "load")]
+
+    # WATCHDOG=1 every WATCHDOG_USEC/2 = 0.5 s. Never early (libev timers do not fire early);
+    # late only by scheduling, so a median under 0.75 s still separates half from a full
+    # interval (1.0 s), which is the usual mistake. Arrival times are send times only while we
+    # listen: what queued up meanwhile is drained first.
+    m.drain()
+    start = len(m.messages)
+    m.pump(lambda: sum(1 for x in m.messages[start:] if x.get("WATCHDOG") == "1") >= 7, "7 WATCHDOG=1")
+    times = [x.at for x in m.messages[start:] if x.get("WATCHDOG") == "1"]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert min(gaps) >= 0.4, f"watchdog pings too early: {gaps}"
+    assert statistics.median(gaps) <= 0.75, f"watchdog pings not at half of WATCHDOG_USEC: {gaps}"
+    assert all(x.pid == pid for x in m.messages)
+
+    # ExecReload=: SIGHUP gives RELOADING=1 (with MONOTONIC_USEC), then READY=1 again.
+    start = len(m.messages)
+    before = time.monotonic()
+    os.kill(pid, signal.SIGHUP)
+    rel = m.wait_message(lambda x: x.get("RELOADING") == "1", "RELOADING=1", start)
+    mono = int(rel.get("MONOTONIC_USEC")) / 1e6
+    assert before <= mono <= rel.at, "MONOTONIC_USEC is not CLOCK_MONOTONIC at the reload"
+    again = m.wait_ready(m.messages.index(rel) + 1)
+    assert again.at >= rel.at
+
+    # SIGTERM: STOPPING=1, then a clean exit.
+    start = len(m.messages)
+    status = m.stop()
+    assert os.waitstatus_to_exitcode(status) == 0, m.log
+    tail = m.messages[start:]
+    assert any(x.get("STOPPING") == "1" for x in tail), tail
+    assert not any(x.get("READY") == "1" or x.get("WATCHDOG") == "1"
+                   for x in tail[[x.get("STOPPING") for x in tail].index("1"):]), tail
+
+
+def test_no_notify_socket_says_tasks_are_not_adopted(sd_bins, tmp_path):
+    """Without systemd there is no fd store: the daemon says so, plainly."""
+    sock = str(tmp_path / "s.sock")
+    p = subprocess.Popen([sd_bins["zygoted"], "--socket", sock, "--profiles", PROFILES], env=BASE_ENV,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        log = b""
+        while b"listening on" not in log:
+            assert readable(p.stderr.fileno(), TIMEOUT), log
+            chunk = os.read(p.stderr.fileno(), 4096)
+            assert chunk, log
+            log += chunk
+        while b"not adopted" not in log:
+            assert readable(p.stderr.fileno(), TIMEOUT), log
+            chunk = os.read(p.stderr.fileno(), 4096)
+            assert chunk, log
+            log += chunk
+        assert b"not under systemd" in log
+        # A round trip: the loop runs, so the SIGTERM below meets its handler.
+        r = subprocess.run([sd_bins["launchctl"], "--socket", sock, "status"], stdout=subprocess.DEVNULL,
+                           env=BASE_ENV, timeout=TIMEOUT)
+        assert r.returncode == 0
+    finally:
+        p.terminate()
+        assert p.wait(TIMEOUT) == 0
+        p.stderr.close()
+
+
+# ---- socket activation -------------------------------------------------------------------------
+
+def listening_sockets():
+    """path -> sockfs inode of every listening Unix socket (/proc/net/unix, __SO_ACCEPTCON)."""
+    out = {}
+    with open("/proc/net/unix") as f:
+        for line in f.read().splitlines()[1:]:
+            x = line.split()
+            if len(x) >= 8 and int(x[3], 16) & 0x10000:
+                out[x[7]] = int(x[6])
+    return out
+
+
+def test_systemd_socket_activate(sd_bins, tmp_path):
+    tool = shutil.which("systemd-socket-activate")
+    if not tool:
+        pytest.skip("systemd-socket-activate is not installed (Debian package systemd)")
+    sock = str(tmp_path / "activated.sock")
+    own = str(tmp_path / "own.sock")  # what zygoted would bind without activation
+    p = subprocess.Popen([tool, "-l", sock, "--fdname=varlink", sd_bins["zygoted"], "--socket", own,
+                          "--profiles", PROFILES], env=BASE_ENV, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.fileno()
+    log = b""
+
+    def read_until(token):
+        nonlocal log
+        while token not in log:
+            assert readable(err, TIMEOUT), f"no {token!r}: {log.decode()}"
+            chunk = os.read(err, 65536)
+            assert chunk, f"EOF before {token!r}: {log.decode()}"
+            log += chunk
+    try:
+        read_until(b"Listening on")       # the tool's socket is bound: connecting now queues
+        r = subprocess.run([sd_bins["launchctl"], "--socket", sock, "run", "--", "sh", "-c", "echo $((6*7))"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=BASE_ENV, timeout=TIMEOUT)
+        assert r.returncode == 0, (r.stderr, log)
+        assert r.stdout == b"42\n"
+        read_until(b"listening on")
+        assert b"listening on a socket from systemd" in log, log.decode()
+        assert not os.path.exists(own), "zygoted bound its own socket although one was passed"
+        # The passed socket is the only listening socket zygoted holds.
+        assert os.readlink(f"/proc/{p.pid}/exe") == os.path.realpath(sd_bins["zygoted"])
+        ino = listening_sockets().get(sock)
+        assert ino is not None
+        held = {int(x[8:-1]) for x in (os.readlink(f"/proc/{p.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{p.pid}/fd"))
+                if x.startswith("socket:[")}
+        assert held & set(listening_sockets().values()) == {ino}
+        inode = os.stat(sock).st_ino
+        p.terminate()
+        assert p.wait(TIMEOUT) == 0
+        # Never unlinked: the socket unit owns the path.
+        assert os.path.exists(sock) and os.stat(sock).st_ino == inode
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stderr.close()
+
+
+# ---- the fd store and adoption -------------------------------------------------------------------
+
+def task_names(m):
+    return [n for n in m.names() if n.startswith("zt/")]
+
+
+def parse_task_name(name):
+    f = name.split("/")
+    assert len(f) == 8 and f[0] == "zt", name
+    return {"owner": int(f[1]), "run_uid": int(f[2]), "pid": int(f[3]), "tier": f[4], "created_ms": int(f[5]),
+            "profile": f[6], "id": f[7]}
+
+
+def test_fd_store_messages(manager):
+    m = manager
+    m.start()
+    m.wait_ready()
+    refs = {p["reference_pid"] for p in json.loads(m.launchctl("status", "--json").stdout)["profiles"]
+            if p.get("reference_pid")}
+    # One ref/<pid> per reference process, polled (a dead reference leaves the store by itself).
+    for pid in refs:
+        (e,) = m.stored(f"ref/{pid}")
+        assert e.poll and pidfd_pid(e.fd) == pid
+    t = Task(m, "store-me", "read x; exit 9")
+    try:
+        msg = m.wait_message(lambda x: x.get("FDSTORE") == "1" and (x.get("FDNAME") or "").endswith("/store-me"),
+                             "FDSTORE=1 of the task")
+        assert msg.get("FDPOLL") == "0", "a task's pidfd must survive its reaping in the store"
+        name = msg.get("FDNAME")
+        f = parse_task_name(name)
+        assert f == dict(f, owner=os.geteuid(), run_uid=os.geteuid(), pid=t.pid, tier=t.tier, profile="default",
+                         id="store-me")
+        assert abs(f["created_ms"] / 1000 - time.time()) < 600
+        assert len(msg.fds) == 1 and pidfd_pid(m.stored(name)[0].fd) == t.pid
+        t.release()
+        assert m.launchctl("wait", t.id, check=False).returncode == 9
+        assert m.stored(name), "an exited task stays in the store until it is deleted"
+        start = len(m.messages)
+        m.launchctl("delete", t.id)
+        m.wait_message(lambda x: x.get("FDSTOREREMOVE") == "1" and x.get("FDNAME") == name, "FDSTOREREMOVE", start)
+        assert not m.stored(name)
+    finally:
+        t.close()
+    status = m.stop()
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("how", ["restart", "crash"])
+def test_restart_adopts_tasks(manager, how):
+    if not pidfd_info_exit_supported():
+        pytest.skip("the kernel lacks PIDFD_INFO_EXIT (Linux 6.15): an adopted task's status cannot be known")
+    m = manager
+    m.socket_unit()
+    m.start()
+    m.wait_ready()
+    a = Task(m, "a", "read x; exit 7")          # exits after the restart, reaped while adopted
+    b = Task(m, "b", "read x; exit 3")          # exits and is reaped while no zygoted runs
+    c = Task(m, "c", "exit 5", held=False)      # exits (reaped by the first zygoted) before it
+    d = Task(m, "d", "read x")                  # killed through the new zygoted
+    try:
+        assert m.launchctl("wait", "c", check=False).returncode == 5
+        names = {parse_task_name(n)["id"]: n for n in task_names(m)}
+        assert set(names) == {"a", "b", "c", "d"}
+        old_refs = [n for n in m.names() if n.startswith("ref/")]
+        assert old_refs
+
+        start = len(m.messages)
+        status = m.stop(signal.SIGTERM if how == "restart" else signal.SIGKILL)
+        if how == "restart":
+            assert os.waitstatus_to_exitcode(status) == 0, m.log
+            assert any(x.get("STOPPING") == "1" for x in m.messages[start:])
+        else:
+            assert os.WIFSIGNALED(status)
+        assert not any(x.get("FDSTOREREMOVE") == "1" and (x.get("FDNAME") or "").startswith("zt/")
+                       for x in m.messages[start:]), "a stopping zygoted must leave its tasks in the store"
+        assert not readable(a.pidfd, 0) and not readable(b.pidfd, 0), "tasks must outlive zygoted"
+
+        # b ends while no daemon runs; we are its reaper now. Its pidfd stays in the store only
+        # because it was stored with FDPOLL=0: a polled one would be dropped at the reaping.
+        b.release()
+        b.wait_exited()
+        assert os.waitpid(b.pid, 0)[1] == 3 << 8
+        assert names["b"] in m.names()
+
+        first_log = m.log
+        m.start(env={"ZYGOTE_LOG_LEVEL": "debug"})
+        m.wait_ready()
+        assert "a socket from systemd" in m.log
+        # The old references were ended and taken out of the store (by the old daemon when it
+        # stopped cleanly, by the new one after a crash).
+        assert not set(old_refs) & set(m.names())
+        if how == "crash":
+            m.wait_log(r"ended %d of its reference processes" % len(old_refs))
+        m.wait_log(r"adopted 4 tasks")
+
+        tasks = m.ps()
+        assert tasks["a"]["state"] == "running" and tasks["a"]["pid"] == a.pid
+        assert tasks["a"]["argv"] == ["sh", "-c", "read x; exit 7"]
+        assert tasks["a"]["profile"] == "default" and tasks["a"]["tier"] == a.tier
+        assert tasks["b"]["state"] == "stopped" and tasks["b"].get("exitCode") == 3, tasks["b"]
+        assert tasks["c"]["state"] == "stopped" and tasks["c"].get("exitCode") == 5, tasks["c"]
+
+        # a exits; until someone reaps it, its status does not exist yet. The daemon must wait
+        # for the reaping (and say so at debug level), not invent a status.
+        waiter = subprocess.Popen([m.bins["launchctl"], "--socket", m.socket, "wait", "a"], env=BASE_ENV,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            a.release()
+            a.wait_exited()
+            m.wait_log(r"task a: exited while adopted; its status comes when its reaper reaps it")
+            st = m.state("a")
+            assert "exitCode" not in st and "signal" not in st, st
+            assert waiter.poll() is None, "Wait answered before the status existed"
+            assert os.waitpid(a.pid, 0)[1] == 7 << 8     # the reaping
+            assert m.wait_process(waiter, "launchctl wait a") == 7, waiter.stderr.read()
+        finally:
+            if waiter.poll() is None:
+                waiter.kill()
+                waiter.wait()
+            waiter.stderr.close()
+        assert m.ps()["a"].get("exitCode") == 7
+        m.wait_log(r"task a exit: .* status=7 \(adopted\)")
+
+        # Kill works on an adopted task (through its pidfd); the status arrives after the reaping.
+        m.launchctl("kill", "d", "KILL")
+        d.wait_exited()
+        assert os.waitpid(d.pid, 0)[1] == signal.SIGKILL
+        assert m.launchctl("wait", "d", check=False).returncode == 128 + signal.SIGKILL
+        assert m.state("d").get("signal") == signal.SIGKILL
+
+        start = len(m.messages)
+        m.launchctl("delete", "c")
+        m.wait_message(lambda x: x.get("FDSTOREREMOVE") == "1" and x.get("FDNAME") == names["c"],
+                       "FDSTOREREMOVE of c", start)
+        assert names["c"] not in m.names() and names["a"] in m.names()
+        assert os.waitstatus_to_exitcode(m.stop()) == 0
+        assert "adopted" not in first_log
+    finally:
+        for t in (a, b, c, d):
+            t.close()
+
+
+def test_store_rejects_what_it_cannot_adopt(manager):
+    """A foreign or mangled fd in the store is dropped (and removed from it), never fatal."""
+    m = manager
+    r, w = os.pipe2(os.O_CLOEXEC)
+    m.store.append(Stored("zt/0/0/1/load/1/default/not-a-pidfd", r, False))
+    m.store.append(Stored("zt/garbage", w, False))
+    m.start()
+    m.wait_ready()
+    m.wait_log(r"not adopting the fd named 'zt/0/0/1/load/1/default/not-a-pidfd': not a pidfd")
+    m.wait_log(r"not adopting the fd named 'zt/garbage'")
+    assert not task_names(m)
+    assert m.ps() == {}
+    assert os.waitstatus_to_exitcode(m.stop()) == 0
+
+
+def test_longest_names_round_trip(manager, tmp_path):
+    """The longest profile name and task id, and 10-digit uids, still fit an fd name (255
+    bytes) and come back intact after a restart."""
+    if not pidfd_info_exit_supported():
+        pytest.skip("the kernel lacks PIDFD_INFO_EXIT (Linux 6.15)")
+    if os.geteuid() != 0:
+        pytest.skip("needs root: runs the task as uid 4294967294")
+    m = manager
+    pdir = tmp_path / "profiles"
+    pdir.mkdir()
+    long_profile = "p" * 63 + "_"  # ZY_PROFILE_NAME_MAX: 64 of A-Z a-z 0-9 . _ -
+    with open(os.path.join(PROFILES, "default.json")) as f:
+        prof = json.load(f)
+    prof["name"] = long_profile
+    (pdir / "long.json").write_text(json.dumps(prof))
+    long_id = "i" * 62 + ".-"    # ids: 64 of A-Z a-z 0-9 _ . -
+    m.start(args=("--profiles", str(pdir)))
+    m.wait_ready()
+    p = m.launchctl("run", "--detach", "--json", "--profile", long_profile, "--id", long_id,
+                    "--user", "4294967294", "--", "/bin/true")
+    pid = json.loads(p.stdout)["pid"]
+    assert m.launchctl("wait", long_id, check=False).returncode == 0
+    (name,) = task_names(m)
+    assert len(name) <= 255
+    f = parse_task_name(name)
+    assert (f["profile"], f["id"], f["run_uid"], f["pid"]) == (long_profile, long_id, 4294967294, pid)
+    m.stop()
+    m.start(args=("--profiles", str(pdir)))
+    m.wait_ready()
+    t = m.ps()[long_id]
+    assert (t["profile"], t["pid"], t["uid"], t.get("exitCode")) == (long_profile, pid, 4294967294, 0)
+    assert os.waitstatus_to_exitcode(m.stop()) == 0
+
+
+# ---- logging: the journal, or stderr -------------------------------------------------------------
+
+def parse_journal(data):
+    """systemd's native journal protocol: KEY=VALUE lines, or KEY\\n<le64 size><bytes>\\n."""
+    fields, i = {}, 0
+    while i < len(data):
+        nl = data.index(b"\n", i)
+        line = data[i:nl]
+        if b"=" in line:
+            k, v = line.split(b"=", 1)
+            i = nl + 1
+        else:
+            k = line
+            size, = struct.unpack_from("<Q", data, nl + 1)
+            v = data[nl + 9: nl + 9 + size]
+            i = nl + 9 + size + 1
+        fields[k.decode()] = v.decode()
+    return fields
+
+
+class Journal:
+    """A journal socket of the test's, seen by zygoted as /run/systemd/journal/socket."""
+
+    def __init__(self, root, with_socket=True):
+        self.root = root
+        os.makedirs(os.path.join(root, "journal"))
+        self.sock = None
+        if with_socket:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+            self.sock.bind(os.path.join(root, "journal", "socket"))
+        self.entries = []
+
+    def wrap(self):
+        # Private mount namespace: the bind mount is zygoted's alone; unshare and sh exec, so the
+        # pid (and LISTEN_PID/NOTIFY_SOCKET's view of it) stays zygoted's.
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                'mount --bind "$0" /run/systemd && exec "$@"', self.root]
+
+    def drain(self):
+        while self.sock is not None and readable(self.sock, 0):
+            data, anc, flags, _ = self.sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
+            assert not anc, "journal message passed as a memfd: not expected for short lines"
+            self.entries.append(parse_journal(data))
+        return self.entries
+
+    def close(self):
+        if self.sock is not None:
+            self.sock.close()
+
+
+@pytest.fixture
+def journal_ns(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root: a private mount namespace to put a test journal socket at /run/systemd")
+    if not os.path.isdir("/run/systemd") or not shutil.which("unshare"):
+        pytest.skip("no /run/systemd to mount over, or no unshare(1)")
+    made = []
+
+    def make(with_socket=True):
+        j = Journal(str(tmp_path / f"run-systemd-{len(made)}"), with_socket)
+        made.append(j)
+        return j
+    yield make
+    for j in made:
+        j.close()
+
+
+def stderr_file(path):
+    open(path, "wb").close()
+    st = os.stat(path)
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def test_journal_structured_fields(manager, journal_ns, tmp_path):
+    m = manager
+    j = journal_ns()
+    log = str(tmp_path / "stderr")
+    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(log)})
+    m.wait_ready()
+    assert m.launchctl("run", "--id", "j1", "--", "sh", "-c", "exit 4", check=False).returncode == 4
+    assert os.waitstatus_to_exitcode(m.stop()) == 0
+    entries = j.drain()
+    tasks = [e for e in entries if e.get("ZYGOTE_TASK") == "j1"]
+    start = [e for e in tasks if e.get("ZYGOTE_EVENT") == "start"]
+    end = [e for e in tasks if e.get("ZYGOTE_EVENT") == "exit"]
+    assert len(start) == 1 and len(end) == 1, entries
+    for e in start + end:
+        assert e["PRIORITY"] == "6" and e["SYSLOG_IDENTIFIER"] == "zygoted"
+        assert e["ZYGOTE_PROFILE"] == "default" and e["ZYGOTE_EXE"] == "sh"
+        assert e["ZYGOTE_UID"] == str(os.geteuid()) and e["ZYGOTE_RUN_UID"] == str(os.geteuid())
+        assert e["ZYGOTE_TIER"] in ("clone", "inherit", "load") and int(e["ZYGOTE_PID"]) > 0
+        assert "task j1" in e["MESSAGE"]
+    assert "ZYGOTE_EXIT" not in start[0]
+    assert end[0]["ZYGOTE_EXIT"] == "4"
+    # Plain lines went to the journal too, and nothing to stderr.
+    assert any("listening on" in e.get("MESSAGE", "") for e in entries)
+    assert "task j1" not in open(log).read()
+
+
+def test_journal_stream_of_another_file_means_stderr(manager, journal_ns, tmp_path):
+    """JOURNAL_STREAM names systemd's stream; a stderr redirected elsewhere is not it."""
+    m = manager
+    j = journal_ns()
+    log = str(tmp_path / "stderr")
+    other = str(tmp_path / "other")
+    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(other)})
+    m.wait_ready()
+    assert m.launchctl("run", "--id", "j2", "--", "true").returncode == 0
+    assert os.waitstatus_to_exitcode(m.stop()) == 0
+    text = open(log).read()
+    assert re.search(r"task j2 start: uid=\d+ run_uid=\d+ pid=\d+ profile=default tier=\w+ exe=true", text), text
+    assert re.search(r"task j2 exit: .* status=0", text), text
+    assert j.drain() == []
+
+
+def test_journal_gone_falls_back_to_stderr(manager, journal_ns, tmp_path):
+    """JOURNAL_STREAM matches, but no journald answers: lines must not be lost."""
+    m = manager
+    j = journal_ns(with_socket=False)
+    log = str(tmp_path / "stderr")
+    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(log)})
+    m.wait_ready()
+    assert m.launchctl("run", "--id", "j3", "--", "true").returncode == 0
+    assert os.waitstatus_to_exitcode(m.stop()) == 0
+    text = open(log).read()
+    assert "listening on" in text and re.search(r"task j3 exit: .* status=0", text), text
