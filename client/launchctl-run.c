@@ -167,6 +167,12 @@ static int wait_forwarding(zy_conn *c, const char *socket_path, const struct zy_
         return r;
 }
 
+/* _cleanup_free_ on an array would free its first element only. */
+static void free_inherited(char *(*kv)[3]) {
+        for (size_t i = 0; i < ELEMENTSOF(*kv); i++)
+                free((*kv)[i]);
+}
+
 int lc_verb_run(const char *socket_path, int argc, char **argv) {
         enum { O_PROFILE = 256, O_USER, O_GROUP, O_DROP_CAP, O_ENV, O_ENV_CLEAR, O_CWD, O_ID, O_HOLD,
                O_TERMINAL, O_DETACH, O_JSON, O_SOCKET, O_HELP };
@@ -188,11 +194,12 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                 {},
         };
         static const char *const inherited[] = { "PATH", "TERM", "LANG" };
+        _Static_assert(ELEMENTSOF(inherited) == 3, "free_inherited() frees 3");
         struct zy_spawn_opts so = {};
         _cleanup_free_ char **env = NULL, **extra_env = NULL;
         _cleanup_free_ const char **drop = NULL;
         _cleanup_free_ char *cwd = NULL;
-        _cleanup_free_ char *inherited_kv[ELEMENTSOF(inherited)] = {};
+        _cleanup_(free_inherited) char *inherited_kv[ELEMENTSOF(inherited)] = {};
         size_t n_env = 0, n_extra = 0, n_drop = 0;
         bool env_clear = false, detach = false, json = false;
         struct zy_fd_map fds[3];

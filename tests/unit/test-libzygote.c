@@ -391,7 +391,9 @@ static void test_call_framing(void **state) {
 
         assert_int_equal(zy_call_send(f->c, "x", NULL, NULL, 0, ZY_CALL_ONEWAY | ZY_CALL_MORE), -EINVAL);
         assert_int_equal(zy_call_send(f->c, "", NULL, NULL, 0, 0), -EINVAL);
-        assert_int_equal(zy_call_send(f->c, "x", json_object_new_array(), NULL, 0, 0), -EINVAL);
+        json_object *array = json_object_new_array();
+        assert_int_equal(zy_call_send(f->c, "x", array, NULL, 0, 0), -EINVAL);
+        json_object_put(array);
 }
 
 static void test_call_more(void **state) {
