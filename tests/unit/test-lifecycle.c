@@ -6,6 +6,8 @@
  *   test-lifecycle auto   the daemon chooses the tiers (inherit on a kernel without
  *                         SECCOMP_CLONE_FILTER, clone with it)
  *   test-lifecycle load   the daemon is forced to the load tier (the fallback path)
+ *   test-lifecycle session  Kill with all against a session member in its own process group
+ *                         (its own ctest entry: it fails while the daemon signals the group)
  *
  * The daemon is socket-activated by the test: the test binds and listens on the socket and hands
  * it over as LISTEN_FDS, so the socket accepts connections before the daemon even runs and no
@@ -633,6 +635,74 @@ static void test_pids_kill_all(void **state) {
         zy_conn_free(c);
 }
 
+/* Kill with all reaches every process of the session, as Pids lists them and the protocol says
+ * ("every process in the task's session"), also one that moved to a process group of its own
+ * (as a shell with job control puts each job). Run as its own ctest entry (session). */
+static void test_kill_all_session(void **state) {
+        /* The child: this binary in newpgrp mode (setpgid, "ready", read stdin to EOF). */
+        static const char *argv[] = { "sh", "-c", "exec 3<&0; \"$0\" newpgrp <&3 & wait", NULL, NULL };
+        const char *id = "lc-session";
+        struct zy_spawn_result *sr = NULL;
+        struct zy_task_info *t = NULL;
+        int in[2], out[2], pidfds[2];
+        pid_t *pids = NULL, child = 0;
+        size_t n = 0;
+        char buf[64];
+        zy_conn *c = conn();
+
+        argv[3] = g.self_exe;
+        pipe_cloexec(in);
+        pipe_cloexec(out);
+        assert_int_equal(spawn_held(c, id, argv, in[0], out[1], &sr), 0);
+        close_fd(&in[0]);
+        close_fd(&out[1]);
+        assert_int_equal(zy_start(c, id), 0);
+        read_until(out[0], "ready\n", buf, sizeof(buf));
+        assert_string_equal(buf, "ready\n");
+
+        assert_int_equal(zy_pids(c, id, &pids, &n), 0);
+        assert_int_equal(n, 2);
+        for (size_t i = 0; i < n; i++) {
+                assert_int_equal(session_of(pids[i]), sr->pid);
+                if (pids[i] != sr->pid)
+                        child = pids[i];
+                pidfds[i] = (int) syscall(SYS_pidfd_open, pids[i], 0);
+                assert_true(pidfds[i] >= 0);
+        }
+        assert_int_equal(getpgid(child), child); /* its own group, same session */
+
+        assert_int_equal(zy_kill(c, id, SIGKILL, true), 0);
+        for (size_t i = 0; i < n; i++)
+                if (!fd_readable(pidfds[i], DEADLINE_MS)) {
+                        close_fd(&in[1]); /* lets the survivor go (EOF) */
+                        fail_msg("Kill all: pid %d of the task's session (group %d) survived", (int) pids[i],
+                                 (int) getpgid(pids[i]));
+                }
+        for (size_t i = 0; i < n; i++)
+                close(pidfds[i]);
+        assert_int_equal(wait_task(c, id, &t), 0);
+        assert_int_equal(t->signal, SIGKILL);
+        zy_task_info_free(t);
+        assert_int_equal(zy_delete(c, id, NULL), 0);
+
+        free(pids);
+        close_fd(&in[1]);
+        close_fd(&out[0]);
+        zy_spawn_result_free(sr);
+        zy_conn_free(c);
+}
+
+/* The child of test_kill_all_session. */
+static int newpgrp_main(void) {
+        char buf[256];
+
+        if (setpgid(0, 0) < 0 || write(STDOUT_FILENO, "ready\n", 6) != 6)
+                return 1;
+        while (read(STDIN_FILENO, buf, sizeof(buf)) > 0)
+                ;
+        return 0;
+}
+
 /* Another uid cannot see, start, signal, wait for or delete the task (run under setpriv). */
 static void run_other_uid_check(const char *id) {
         char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", g.self_exe, "other-uid",
@@ -857,12 +927,21 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_other_uid),
         };
 
+        const struct CMUnitTest session[] = {
+                cmocka_unit_test(test_kill_all_session),
+        };
+        bool is_session;
+
         if (argc == 4 && strcmp(argv[1], "other-uid") == 0)
                 return other_uid_main(argv[2], argv[3]);
-        if (argc != 2 || (strcmp(argv[1], "auto") != 0 && strcmp(argv[1], "load") != 0)) {
-                fprintf(stderr, "usage: test-lifecycle auto|load\n");
+        if (argc == 2 && strcmp(argv[1], "newpgrp") == 0)
+                return newpgrp_main();
+        if (argc != 2 || (strcmp(argv[1], "auto") != 0 && strcmp(argv[1], "load") != 0 &&
+                          strcmp(argv[1], "session") != 0)) {
+                fprintf(stderr, "usage: test-lifecycle auto|load|session\n");
                 return 2;
         }
+        is_session = strcmp(argv[1], "session") == 0;
         if (geteuid() != 0) {
                 fprintf(stderr, "skip: needs root (starts zygoted and a caller as uid %d through setpriv)\n", NOBODY);
                 return 77;
@@ -871,6 +950,8 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "skip: needs setpriv (util-linux) for the other-uid caller\n");
                 return 77;
         }
-        g.tier = argv[1];
+        g.tier = is_session ? "auto" : argv[1];
+        if (is_session)
+                return cmocka_run_group_tests_name("session", session, setup_all, teardown_all);
         return cmocka_run_group_tests_name(g.tier, tests, setup_all, teardown_all);
 }
