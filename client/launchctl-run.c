@@ -44,7 +44,9 @@ static void run_help(void) {
                "  --id ID         the task's id (default: chosen by the daemon)\n"
                "  --hold          prepare the sandbox, hold before exec until 'launchctl start ID'\n"
                "  --terminal      make stdin (a terminal) CMD's controlling terminal\n"
-               "  --detach        print the task's id and exit 0 at once (CMD keeps our stdio)\n"
+               "  --detach        print the task's id and exit 0 at once (CMD keeps our stdio);\n"
+               "                  the task is kept until 'launchctl delete ID' (without --detach\n"
+               "                  it is deleted once its exit status has been read)\n"
                "  --json          with --detach: print the Spawn reply as JSON; without: print\n"
                "                  the final task as JSON on stderr when CMD exits\n"
                "  --socket PATH   zygoted's socket\n"
@@ -164,6 +166,9 @@ static int wait_forwarding(zy_conn *c, const char *socket_path, const struct zy_
         zy_reply_free(reply);
         r = lc_task_exit_status(t);
         zy_task_info_free(t);
+        /* Its exit went to us, the one who started it in the foreground: nobody else will ask,
+         * so the daemon need not keep it (a detached task is kept until `launchctl delete`). */
+        (void) zy_delete(c, sr->id, NULL);
         return r;
 }
 
