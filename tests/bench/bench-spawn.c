@@ -308,11 +308,12 @@ int bench_cmd_spawn(int argc, char **argv) {
                 { "tier", required_argument, NULL, 't' },   { "profile", required_argument, NULL, 'p' },
                 { "oci", required_argument, NULL, 'o' },    { "rounds", required_argument, NULL, 'r' },
                 { "warmup", required_argument, NULL, 'w' }, { "seed", required_argument, NULL, 's' },
+                { "max-seconds", required_argument, NULL, 'm' },
                 {},
         };
         struct spawn_ctx s = { .devnull = -EBADF };
         const char *profile_path = NULL, *oci_path = NULL;
-        unsigned long rounds = 2000, warmup = 50;
+        unsigned long rounds = 2000, warmup = 50, max_seconds = 0, min_rounds = 200, done = 0;
         uint64_t seed = 0x5eed;
         _cleanup_free_ char *perr = NULL;
         json_object *out = NULL, *samples;
@@ -338,6 +339,9 @@ int bench_cmd_spawn(int argc, char **argv) {
                         break;
                 case 's':
                         seed = strtoull(optarg, NULL, 0);
+                        break;
+                case 'm':
+                        max_seconds = strtoul(optarg, NULL, 10);
                         break;
                 default:
                         goto finish;
@@ -398,6 +402,7 @@ int bench_cmd_spawn(int argc, char **argv) {
         json_object_object_add(samples, "libseccomp_build_load", json_object_new_array());
         json_object_object_add(samples, "libseccomp_load_only", json_object_new_array());
 
+        int64_t start = bench_now_ns();
         for (unsigned long round = 0; round < warmup + rounds; round++) {
                 bench_shuffle(order, n_variants, &seed);
                 for (size_t i = 0; i < n_variants; i++) {
@@ -405,9 +410,16 @@ int bench_cmd_spawn(int argc, char **argv) {
                         if (r < 0)
                                 goto finish;
                 }
+                if (round >= warmup)
+                        done++;
+                /* A time budget keeps a run on a loaded machine bounded; whole rounds only, so
+                 * every variant keeps the same number of samples, paired by round. */
+                if (max_seconds > 0 && done >= min_rounds && bench_now_ns() - start > (int64_t) max_seconds * 1000000000)
+                        break;
         }
 
-        json_object_object_add(out, "rounds", json_object_new_int64((int64_t) rounds));
+        json_object_object_add(out, "rounds", json_object_new_int64((int64_t) done));
+        json_object_object_add(out, "rounds_asked", json_object_new_int64((int64_t) rounds));
         json_object_object_add(out, "warmup", json_object_new_int64((int64_t) warmup));
         json_object_object_add(out, "unit", json_object_new_string("us"));
         json_object *jp = json_object_new_object();

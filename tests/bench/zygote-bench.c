@@ -3,6 +3,7 @@
  * zygote-bench: measures, prints raw samples as JSON. See bench.h and docs/BENCHMARKS.md.
  *
  *   zygote-bench spawn --tier NAME=SOCKET... --profile FILE --oci FILE [--rounds N] [--warmup N]
+ *                      [--max-seconds S]
  *   zygote-bench throughput --tier NAME=SOCKET... [--clients 1,4,16] [--rounds N] [--tasks N]
  *   zygote-bench syscall --profile FILE [--rounds N] [--batches N] [--calls N]
  *   zygote-bench compile PROFILE OUT.bpf
@@ -132,6 +133,7 @@ int bench_split_pair(const char *arg, char **ret_name, const char **ret_value) {
 
 static void usage(FILE *f) {
         fputs("usage: zygote-bench spawn --tier NAME=SOCKET... --profile FILE --oci FILE [--rounds N] [--warmup N]\n"
+              "                          [--max-seconds S]\n"
               "       zygote-bench throughput --tier NAME=SOCKET... [--clients 1,4,16] [--rounds N] [--tasks N]\n"
               "       zygote-bench syscall --profile FILE [--rounds N] [--batches N] [--calls N]\n"
               "       zygote-bench compile PROFILE OUT.bpf\n"
