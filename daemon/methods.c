@@ -123,6 +123,50 @@ static json_object *with_task(const struct zy_task *t) {
         return p;
 }
 
+/* Calls fn for every process in the session whose id is sid (the worker called setsid(), so its
+ * pid is the sid of everything it starts, unless they setsid() themselves). */
+static void for_each_in_session(pid_t sid, void (*fn)(pid_t pid, void *userdata), void *userdata) {
+        DIR *dir = opendir("/proc");
+        struct dirent *de;
+        while (dir && (de = readdir(dir))) {
+                char path[300], buf[512];
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+                if (n <= 0)
+                        continue;
+                buf[n] = 0;
+                /* pid (comm) state ppid pgrp session: comm may hold spaces and ')' */
+                char *rp = strrchr(buf, ')');
+                int ppid, pgrp, session;
+                char state;
+                if (rp && sscanf(rp + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) == 4 && session == sid)
+                        fn((pid_t) atoi(de->d_name), userdata);
+        }
+        if (dir)
+                closedir(dir);
+}
+
+static void add_pid(pid_t pid, void *userdata) {
+        json_object_array_add(userdata, json_object_new_int(pid));
+}
+
+struct kill_ctx {
+        pid_t leader;
+        int sig;
+        int err;
+};
+
+static void kill_pid(pid_t pid, void *userdata) {
+        struct kill_ctx *k = userdata;
+        if (pid == k->leader)
+                return; /* through its pidfd */
+        if (kill(pid, k->sig) < 0 && errno != ESRCH && k->err == 0)
+                k->err = errno;
+}
+
 /* ---- methods ------------------------------------------------------------------------------ */
 
 static void m_spawn(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
@@ -158,14 +202,22 @@ static void m_kill(struct zy_conn *c, json_object *params, int *fds, size_t n_fd
                 reply_invalid_state(c, t);
                 return;
         }
-        /* The pidfd names exactly this process, never a reused pid. The group (the worker is
-         * a session and group leader) is signalled by number: only while the leader lives,
-         * because until it is reaped its pid cannot be reused. */
+        /* The pidfd names exactly this process, never a reused pid. The rest of the session
+         * (the worker is a session leader; Pids lists the same set) is signalled by number,
+         * found through /proc: a pid could be reused between the scan and the kill, a window
+         * zygote accepts, as it has no cgroup to freeze. Only while the leader is not reaped,
+         * so that the session id itself cannot have been reused. */
         int r = 0;
-        if (all && kill(-t->pid, (int) sig) < 0 && errno != ESRCH)
-                r = -errno;
+        /* The leader first: signalled after its children, a shell waiting for them would exit
+         * on its own before the signal reached it. */
         if (syscall(SYS_pidfd_send_signal, t->pidfd, (int) sig, NULL, 0) < 0 && errno != ESRCH)
                 r = -errno;
+        if (all) {
+                struct kill_ctx k = { .leader = t->pid, .sig = (int) sig };
+                for_each_in_session(t->pid, kill_pid, &k);
+                if (k.err && r == 0)
+                        r = -k.err;
+        }
         if (r < 0) {
                 zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason", strerror(-r));
                 return;
@@ -195,36 +247,13 @@ static void m_state(struct zy_conn *c, json_object *params, int *fds, size_t n_f
                 zy_reply(c, with_task(t), false, -EBADF);
 }
 
-/* The processes of the task's session: the worker called setsid(), so its pid is the sid. */
 static void m_pids(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
         struct zy_task *t = get_task(c, params);
         if (!t)
                 return;
         json_object *pids = json_object_new_array();
-        if (!t->exited) {
-                DIR *dir = opendir("/proc");
-                struct dirent *de;
-                while (dir && (de = readdir(dir))) {
-                        char path[300], buf[512];
-                        if (de->d_name[0] < '0' || de->d_name[0] > '9')
-                                continue;
-                        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-                        FILE *f = fopen(path, "re");
-                        if (!f)
-                                continue;
-                        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-                        fclose(f);
-                        buf[n] = 0;
-                        /* pid (comm) state ppid pgrp session: comm may hold spaces and ')' */
-                        char *rp = strrchr(buf, ')');
-                        int ppid, pgrp, sid;
-                        char state;
-                        if (rp && sscanf(rp + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) == 4 && sid == t->pid)
-                                json_object_array_add(pids, json_object_new_int(atoi(de->d_name)));
-                }
-                if (dir)
-                        closedir(dir);
-        }
+        if (!t->exited)
+                for_each_in_session(t->pid, add_pid, pids);
         json_object *p = json_object_new_object();
         json_object_object_add(p, "pids", pids);
         zy_reply(c, p, false, -EBADF);
