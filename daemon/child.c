@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -37,6 +38,7 @@ static const char *const step_names[_ZY_STEP_MAX] = {
         [ZY_STEP_GID] = "gid",       [ZY_STEP_UID] = "uid",       [ZY_STEP_CAPS] = "caps",
         [ZY_STEP_CHDIR] = "chdir",   [ZY_STEP_NNP] = "nnp",       [ZY_STEP_FILTER] = "filter",
         [ZY_STEP_HELD] = "held",     [ZY_STEP_HOLD] = "hold",     [ZY_STEP_EXEC] = "exec",
+        [ZY_STEP_RLIMIT] = "rlimit",
 };
 
 const char *zy_step_to_string(enum zy_step step) {
@@ -396,6 +398,18 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
         r = setup_fds(p, &st);
         if (r < 0)
                 fail(&st, ZY_STEP_FDS, -r, ZY_EXIT_SETUP_FAILED);
+
+        /* 1b. the fd limit zygoted started with (it raised its own) */
+        if (p->nofile_soft > 0) {
+                struct rlimit rl;
+                if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        fail(&st, ZY_STEP_RLIMIT, errno, ZY_EXIT_SETUP_FAILED);
+                if (rl.rlim_cur != p->nofile_soft) {
+                        rl.rlim_cur = p->nofile_soft < rl.rlim_max ? p->nofile_soft : rl.rlim_max;
+                        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                                fail(&st, ZY_STEP_RLIMIT, errno, ZY_EXIT_SETUP_FAILED);
+                }
+        }
 
         /* 2. setsid, controlling tty */
         if (setsid() < 0)

@@ -14,6 +14,7 @@
  *                then CLOSE every other fd (gaps below the highest target and everything above
  *                the kept ones): a held worker must not keep copies of the daemon's sockets,
  *                or a client whose connection the daemon closes would never see EOF
+ *   1b. rlimit:  RLIMIT_NOFILE soft limit back to plan->nofile_soft (when not 0)
  *   2. setsid:   always (the worker never shares the daemon's session); TIOCSCTTY on fd 0 when
  *                plan->ctty is set
  *   3. capbset:  drop plan->capbset_drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl
@@ -68,6 +69,7 @@ enum zy_step {
         ZY_STEP_HELD, /* not a failure: "sandboxed and waiting for Start" (err is 0) */
         ZY_STEP_HOLD,
         ZY_STEP_EXEC,
+        ZY_STEP_RLIMIT,
         _ZY_STEP_MAX,
 };
 
@@ -128,6 +130,10 @@ struct zy_plan {
         bool set_caps;            /* whether to capset at all (false for an unprivileged daemon) */
 
         bool no_new_privs;
+
+        /* RLIMIT_NOFILE soft limit to give back (zygoted raises its own to hold many
+         * connections and pidfds; a task gets what zygoted started with). 0: leave it. */
+        uint64_t nofile_soft;
 
         enum zy_filter_mode filter_mode;
         bool filter_early;

@@ -223,6 +223,7 @@ struct zy_daemon {
         char helper[4096];
 
         bool privileged;  /* running as root: workers switch to the callers' ids */
+        uint64_t nofile_soft; /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
         uid_t uid;
         gid_t gid;
         struct zy_features features;

@@ -191,6 +191,7 @@ int main(int argc, char **argv) {
         /* Each connection, task and reference holds fds: allow many. */
         struct rlimit rl;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                d.nofile_soft = rl.rlim_cur; /* what tasks get back */
                 rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
         }

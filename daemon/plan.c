@@ -38,6 +38,7 @@ struct zy_plan_wire {
         uint32_t n_insns, strings_len, path_buf_len, filter_mode;
         uint32_t filter_flags, cap_last, uid, gid;
         uint64_t capbset_drop, caps_keep;
+        uint64_t nofile_soft;
         /* then: int32_t target[n_fdmap], uint32_t group[n_groups],
          * struct sock_filter insn[n_insns], char strings[strings_len] */
 };
@@ -143,6 +144,7 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                                              : p->path_buf ? p->path_buf_len : 0);
         w.filter_mode = (uint32_t) p->filter_mode;
         w.filter_flags = p->filter_flags;
+        w.nofile_soft = p->nofile_soft;
         w.cap_last = p->cap_last;
         w.uid = (uint32_t) p->uid;
         w.gid = (uint32_t) p->gid;
@@ -308,6 +310,7 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
                 .caps_keep = w.caps_keep,
                 .set_caps = !!(w.flags & PW_SET_CAPS),
                 .no_new_privs = !!(w.flags & PW_NNP),
+                .nofile_soft = w.nofile_soft,
                 .filter_mode = (enum zy_filter_mode) w.filter_mode,
                 .filter_early = !!(w.flags & PW_FILTER_EARLY),
                 .filter_flags = w.filter_flags,

@@ -456,6 +456,7 @@ int zy_spawn(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
                  * cannot load a filter without it). */
                 .no_new_privs = p->no_new_privs || !d->privileged || c->cred.uid != 0,
                 .filter_flags = p->filter_flags,
+                .nofile_soft = d->nofile_soft,
                 .ref_pidfd = -1,
                 .path_buf = path_buf,
                 .path_buf_len = path_len,

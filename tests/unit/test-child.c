@@ -296,7 +296,7 @@ static uint64_t bounding_set(void) {
 static void test_step_names(void **state) {
         static const char *const want[] = { "none", "fds", "setsid", "ctty", "capbset", "groups",
                                             "gid", "uid", "caps", "chdir", "nnp", "filter",
-                                            "held", "hold", "exec" };
+                                            "held", "hold", "exec", "rlimit" };
 
         assert_int_equal(ELEMENTSOF(want), _ZY_STEP_MAX);
         for (int i = 0; i < _ZY_STEP_MAX; i++)
@@ -624,6 +624,20 @@ static void test_signals_reset(void **state) {
         assert_exec_ok(&res);
         assert_status(&res, "SigIgn", "0000000000000000");
         assert_status(&res, "SigBlk", "0000000000000000");
+}
+
+/* The fd limit zygoted started with comes back in the task (zygoted raises its own). */
+static void test_nofile_soft(void **state) {
+        static char *const argv_ulimit[] = { "/bin/sh", "-c", "ulimit -Sn", NULL };
+        struct zy_plan p;
+        struct result res;
+
+        plan_init(&p, argv_ulimit);
+        p.nofile_soft = 123;
+        run(&p, true, NULL, &res);
+        assert_exec_ok(&res);
+        assert_int_equal(res.out_len, 4);
+        assert_memory_equal(res.out, "123\n", 4);
 }
 
 static void test_nnp(void **state) {
@@ -1131,6 +1145,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_setsid),
                 cmocka_unit_test(test_ctty_enotty),
                 cmocka_unit_test(test_signals_reset),
+                cmocka_unit_test(test_nofile_soft),
                 cmocka_unit_test(test_nnp),
                 cmocka_unit_test(test_filter_load),
                 cmocka_unit_test(test_filter_invalid),
