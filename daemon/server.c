@@ -153,20 +153,27 @@ void zy_reply(struct zy_conn *c, json_object *params, bool continues, int fd) {
         json_object_object_add(msg, "parameters", params ? params : json_object_new_object());
         if (continues)
                 json_object_object_add(msg, "continues", json_object_new_boolean(true));
+        /* A failed send (EPIPE: the caller shut its reading side) closes the connection. An
+         * asynchronous reply from task.c holds no reference of its own: keep c alive until
+         * call_done() is through with it. */
+        c->refs++;
         conn_send(c, msg, fd);
         json_object_put(msg);
         if (!continues)
                 call_done(c);
+        conn_unref(c);
 }
 
 void zy_reply_error(struct zy_conn *c, const char *error, json_object *params) {
         json_object *msg = json_object_new_object();
         json_object_object_add(msg, "error", json_object_new_string(error));
         json_object_object_add(msg, "parameters", params ? params : json_object_new_object());
+        c->refs++; /* as in zy_reply() */
         conn_send(c, msg, -EBADF);
         json_object_put(msg);
         c->streaming = false;
         call_done(c);
+        conn_unref(c);
 }
 
 void zy_reply_errorf(struct zy_conn *c, const char *error, const char *key, const char *value) {
