@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# The kernel lane: builds Debian's linux-source-6.1 with the patches in tests/kernel/patches/,
+# boots it under QEMU with an initramfs of busybox, the kernel selftests, filter-bench and the
+# zygote binaries, and sums the guest's check lines into `N passed, M failed, K skipped`.
+#
+#   tests/kernel/run.sh [--build-dir DIR] [--cache DIR] [--timeout SECS] [--jobs N]
+#
+#   --build-dir DIR  where zygoted, launchctl, zygote-ref and try-syscall were built
+#                    (default: ../../build from this script); checks that need them are skipped
+#                    in the guest when they are missing
+#   --cache DIR      kernel cache (default: ${XDG_CACHE_HOME:-~/.cache}/zygote-kernel)
+#   --timeout SECS   wall-clock limit for the guest (default 300)
+#   --jobs N         make -j for the kernel build (default: nproc)
+#
+# The kernel, its uapi headers and the selftest binaries are cached in CACHE/kernel-KEY, KEY
+# being a hash of the source tarball, the config fragment, the patches, the compiler and this
+# script's build recipe. A miss rebuilds in CACHE/obj from the unpacked source in CACHE/src,
+# which is kept: when only the patches change, the old ones are reversed and the new ones
+# applied, so make rebuilds only what they touch.
+#
+# Exit status: 0 all checks passed (skips allowed), 1 a check failed or the guest did not finish,
+# 77 a prerequisite is missing (the reason goes to stderr), 2 usage.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build_dir=$repo/build
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/zygote-kernel
+guest_timeout=300
+jobs=$(nproc)
+tarball=/usr/src/linux-source-6.1.tar.xz
+srcname=linux-source-6.1
+# Bump when the way the kernel or the selftests are built changes (part of the cache key).
+recipe=3
+
+log() { printf 'kernel-lane: %s\n' "$*" >&2; }
+skip() { log "skipped: $*"; exit 77; }
+die() { log "$*"; exit 1; }
+
+while (($#)); do
+        case $1 in
+        --build-dir) build_dir=$(cd "$2" && pwd) || exit 2; shift 2 ;;
+        --cache) cache=$2; shift 2 ;;
+        --timeout) guest_timeout=$2; shift 2 ;;
+        --jobs) jobs=$2; shift 2 ;;
+        -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) log "unknown argument: $1"; exit 2 ;;
+        esac
+done
+
+# --- prerequisites: a missing one is a skip, never a pass -----------------------------------
+[[ -r $tarball ]] || skip "no $tarball (apt-get install linux-source-6.1)"
+for tool in qemu-system-x86_64 gcc make bc bison flex cpio xz perl patch flock timeout; do
+        command -v "$tool" >/dev/null || skip "no $tool on PATH (scripts/deps.sh --test installs it)"
+done
+[[ -e /usr/include/gelf.h ]] || skip "no libelf headers for objtool (apt-get install libelf-dev)"
+busybox=/bin/busybox
+bb_ldd=$(LC_ALL=C ldd "$busybox" 2>&1 || true)
+[[ -x $busybox && $bb_ldd == *"not a dynamic executable"* ]] ||
+        skip "no static busybox at $busybox (apt-get install busybox-static)"
+pkg-config --exists libseccomp || skip "no libseccomp-dev (for gen-bpf)"
+for lib in libc.a libcap.a; do
+        [[ -n $(gcc -print-file-name="$lib" | grep /) && -e $(gcc -print-file-name="$lib") ]] ||
+                skip "no static $lib for the selftests (libc6-dev, libcap-dev)"
+done
+
+mkdir -p "$cache"
+cache=$(cd "$cache" && pwd)
+# One lane at a time per cache: the source tree and the object directory are shared.
+exec 9>"$cache/lock"
+flock 9
+
+cflags=(-std=gnu11 -O2 -Wall -Wextra -Werror=implicit-function-declaration -Werror=format=2
+        -Werror=missing-prototypes -Werror=shadow -Werror=strict-prototypes -Wno-unused-parameter
+        -D_GNU_SOURCE)
+
+# --- the kernel ------------------------------------------------------------------------------
+patches=("$here"/patches/*.patch)
+[[ -e ${patches[0]} ]] || die "no patches in $here/patches"
+
+key=$( {
+        echo "recipe $recipe"
+        sha256sum "$tarball" | cut -d' ' -f1
+        sha256sum "$here/kernel.config" | cut -d' ' -f1
+        for p in "${patches[@]}"; do sha256sum "$p" | cut -d' ' -f1; done
+        gcc --version | head -1
+} | sha256sum | cut -c1-16)
+kdir=$cache/kernel-$key
+src=$cache/src/$srcname
+applied=$cache/src/applied
+obj=$cache/obj
+
+# Makes $src hold the pristine source plus exactly the current patches. Patches that are already
+# applied and unchanged, in order, stay applied: re-applying one would give its files new times
+# and make rebuild everything that includes them (625 objects for uapi/linux/seccomp.h).
+prepare_source() {
+        local p i keep=0 old=()
+        if [[ -d $src && -d $applied ]]; then
+                old=("$applied"/*.patch)
+                [[ -e ${old[0]} ]] || old=()
+                while ((keep < ${#old[@]} && keep < ${#patches[@]})) &&
+                        cmp -s "${old[keep]}" "${patches[keep]}" &&
+                        [[ $(basename "${old[keep]}") == $(basename "${patches[keep]}") ]]; do
+                        keep=$((keep + 1))
+                done
+                for ((i = ${#old[@]} - 1; i >= keep; i--)); do
+                        log "reversing $(basename "${old[i]}")"
+                        if ! patch -R -p1 -s -d "$src" <"${old[i]}" >/dev/null; then
+                                log "could not reverse it: unpacking the source again"
+                                rm -rf "$src"
+                                keep=0
+                                break
+                        fi
+                        rm -f "${old[i]}"
+                done
+        fi
+        if [[ ! -d $src ]]; then
+                log "unpacking $tarball"
+                rm -rf "$cache/src"
+                mkdir -p "$cache/src"
+                tar -xf "$tarball" -C "$cache/src"
+                keep=0
+        fi
+        ((keep > 0)) || { rm -rf "$applied"; mkdir -p "$applied"; }
+        for ((i = keep; i < ${#patches[@]}; i++)); do
+                p=${patches[i]}
+                log "applying $(basename "$p")"
+                patch -p1 -s -N -d "$src" <"$p" >/dev/null || die "$(basename "$p") does not apply to $srcname"
+                cp "$p" "$applied/"
+        done
+}
+
+build_kernel() {
+        local t0=$SECONDS tmp=$kdir.tmp opt st=(-static) hdr sel
+        prepare_source
+        mkdir -p "$obj"
+        log "configuring (tinyconfig + $(basename "$here")/kernel.config)"
+        {
+                make -C "$src" O="$obj" ARCH=x86_64 tinyconfig
+                "$src"/scripts/kconfig/merge_config.sh -m -O "$obj" "$obj/.config" "$here/kernel.config"
+                make -C "$src" O="$obj" ARCH=x86_64 olddefconfig
+        } >"$cache/config.log" 2>&1 || die "configuring failed, see $cache/config.log"
+        while IFS= read -r opt; do
+                [[ $opt == CONFIG_* ]] || continue
+                grep -qx -- "$opt" "$obj/.config" || die "config: $opt did not stick (a dependency is missing), see $cache/config.log"
+        done <"$here/kernel.config"
+
+        log "building bzImage with -j$jobs (log: $cache/build.log; about 8 minutes when cold)"
+        make -C "$src" O="$obj" ARCH=x86_64 -j"$jobs" bzImage >"$cache/build.log" 2>&1 ||
+                { tail -30 "$cache/build.log" >&2; die "kernel build failed, see $cache/build.log"; }
+
+        rm -rf "$tmp"
+        mkdir -p "$tmp/selftests"
+        hdr=$tmp/headers
+        make -C "$src" O="$obj" ARCH=x86_64 INSTALL_HDR_PATH="$hdr" headers_install >>"$cache/build.log" 2>&1 ||
+                die "headers_install failed, see $cache/build.log"
+
+        # The selftests, static, against this kernel's uapi headers (they come first on the path).
+        sel=$src/tools/testing/selftests
+        gcc -O2 -Wall "${st[@]}" -I "$hdr/include" -o "$tmp/selftests/seccomp_clone_filter" \
+                "$sel/seccomp/seccomp_clone_filter.c" &&
+        gcc -O2 -Wall "${st[@]}" -pthread -I "$hdr/include" -o "$tmp/selftests/capbset_drop_mask" \
+                "$sel/capabilities/capbset_drop_mask.c" &&
+        gcc -O2 -Wall -Wno-unused-result "${st[@]}" -pthread -I "$hdr/include" -o "$tmp/selftests/seccomp_bpf" \
+                "$sel/seccomp/seccomp_bpf.c" -lcap >"$cache/selftests.log" 2>&1 ||
+                { cat "$cache/selftests.log" >&2; die "building the selftests failed"; }
+
+        cp "$obj/arch/x86/boot/bzImage" "$tmp/bzImage"
+        cp "$obj/.config" "$tmp/config"
+        rm -rf "$kdir"
+        mv "$tmp" "$kdir"
+        log "kernel $key built in $((SECONDS - t0)) s"
+}
+
+if [[ -e $kdir/bzImage && -x $kdir/selftests/seccomp_clone_filter ]]; then
+        log "kernel $key from the cache"
+else
+        build_kernel
+fi
+
+# --- the initramfs ---------------------------------------------------------------------------
+work=$cache/last-run
+rm -rf "$work"
+mkdir -p "$work"
+root=$work/root
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,run,root,etc,selftests,zygote/bin,zygote/profiles}
+cp "$busybox" "$root/bin/busybox"
+install -m 0755 "$here/guest/init" "$root/init"
+install -m 0755 "$here/guest/zygote-checks.sh" "$root/zygote-checks.sh"
+cp "$kdir"/selftests/* "$root/selftests/"
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+
+gcc "${cflags[@]}" -static -o "$root/bin/filter-bench" "$here/guest/filter-bench.c" ||
+        die "building filter-bench failed"
+
+# The program filter-bench times: the BPF of profiles/default.json when zygoted can dump it,
+# else a docker-like program from gen-bpf.
+bpf_source=
+if [[ -x $build_dir/zygoted && -r $repo/profiles/default.json ]] &&
+        "$build_dir/zygoted" --help 2>&1 | grep -q -- --dump-bpf &&
+        "$build_dir/zygoted" --check-profile "$repo/profiles/default.json" \
+                --dump-bpf "$root/zygote/default.bpf" >"$work/dump-bpf.log" 2>&1; then
+        bpf_source="profiles/default.json (zygoted --dump-bpf)"
+else
+        gcc "${cflags[@]}" -o "$work/gen-bpf" "$here/gen-bpf.c" $(pkg-config --cflags --libs libseccomp) ||
+                die "building gen-bpf failed"
+        "$work/gen-bpf" "$root/zygote/default.bpf" || die "gen-bpf failed"
+        bpf_source="gen-bpf's docker-like program"
+fi
+
+# zygote's binaries and helpers with the shared libraries they need, at the same paths.
+copy_libs() {
+        local lib
+        for lib in $(ldd "$1" 2>/dev/null | grep -o '/[^ ]*'); do
+                [[ -e $root$lib ]] || { mkdir -p "$root$(dirname "$lib")"; cp -L "$lib" "$root$lib"; }
+        done
+}
+zygote_bins=()
+for b in zygoted launchctl zygote-ref try-syscall; do
+        if [[ -x $build_dir/$b ]]; then
+                cp "$build_dir/$b" "$root/zygote/bin/"
+                copy_libs "$build_dir/$b"
+                zygote_bins+=("$b")
+        fi
+done
+cp "$repo"/profiles/*.json "$root/zygote/profiles/" 2>/dev/null || true
+log "initramfs: busybox, 3 selftests, filter-bench on $bpf_source, zygote: ${zygote_bins[*]:-none}"
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/initramfs.cpio"
+
+# --- boot ------------------------------------------------------------------------------------
+accel=(-accel tcg -cpu max)
+[[ -w /dev/kvm ]] && accel=(-accel kvm -cpu host)
+log "booting ($([[ ${accel[1]} == kvm ]] && echo KVM || echo software emulation), limit ${guest_timeout}s)"
+t0=$SECONDS
+set +e
+timeout -k 10 "$guest_timeout" qemu-system-x86_64 "${accel[@]}" -nodefaults -nographic -no-reboot \
+        -m 1024 -smp 2 -kernel "$kdir/bzImage" -initrd "$work/initramfs.cpio" \
+        -append 'console=ttyS0 loglevel=5 panic=-1' \
+        -serial file:"$work/serial.log" -monitor none -display none >"$work/qemu.log" 2>&1
+qemu_rc=$?
+set -e
+guest_s=$((SECONDS - t0))
+
+# --- results ---------------------------------------------------------------------------------
+tr -d '\r' <"$work/serial.log" >"$work/serial.txt"
+results=$work/results.txt
+grep -E '^(ok|FAIL|skip) ' "$work/serial.txt" >"$results" || true
+if ! grep -q '^zygote-kernel-lane: done' "$work/serial.txt"; then
+        echo "FAIL guest: did not finish (qemu exit status $qemu_rc after ${guest_s}s); serial log tail:" >>"$results"
+        tail -20 "$work/serial.txt" | sed 's/^/    /' >>"$results"
+fi
+# A kernel warning, oops or lockdep report fails the lane even when every test passed.
+if grep -nE 'BUG:|Oops|WARNING:|Kernel panic|circular locking|possible recursive locking|INFO: task .* blocked' \
+        "$work/serial.txt" >"$work/kernel-problems.txt"; then
+        echo "FAIL kernel-log: $(head -1 "$work/kernel-problems.txt")" >>"$results"
+fi
+
+cat "$results"
+grep -E '^(info|filter step)' "$work/serial.txt" || true
+passed=$(grep -c '^ok ' "$results" || true)
+failed=$(grep -c '^FAIL ' "$results" || true)
+skipped=$(grep -c '^skip ' "$results" || true)
+echo "guest ran ${guest_s}s; serial log: $work/serial.log"
+echo "$passed passed, $failed failed, $skipped skipped"
+((failed == 0 && passed > 0))
