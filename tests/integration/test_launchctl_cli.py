@@ -184,6 +184,11 @@ class FakeDaemon:
                     self.calls.append((msg["method"], msg.get("parameters", {}), len(fds)))
                     self.called.notify_all()
                 try:
+                    if msg["method"] == IFACE + "Delete" and not getattr(self.handler, "handles_delete", False):
+                        # A foreground run deletes its task after reading its exit: answer that
+                        # for every handler that does not test Delete itself.
+                        conn.reply({"task": {"id": msg.get("parameters", {}).get("id", ""), "state": "stopped"}})
+                        continue
                     self.handler(conn, msg["method"][len(IFACE):], msg.get("parameters", {}), fds, msg)
                 finally:
                     for fd in fds:
@@ -333,7 +338,9 @@ def test_run_request_and_exit_code(launchctl, fake, tmp_path):
     st = seen["stat"][p["fds"][1]["fd"]]
     assert (st.st_dev, st.st_ino) == (stdout_stat.st_dev, stdout_stat.st_ino)
     assert seen["wait"] == {"id": "t1"}
-    assert d.methods() == ["Spawn", "Wait"]
+    # The exit has been read: the task is deleted, nobody else will ask for it.
+    assert d.methods() == ["Spawn", "Wait", "Delete"]
+    assert d.calls[-1][1] == {"id": "t1"}
 
 
 def test_run_env_clear(launchctl, fake):
@@ -483,6 +490,7 @@ def replying(replies):
             conn.error(*r)
         else:
             conn.reply(r)
+    handler.handles_delete = "Delete" in replies
     return handler
 
 
@@ -541,7 +549,10 @@ def test_kill(launchctl, fake):
 
 @pytest.mark.parametrize("verb", ["kill", "start", "state", "delete", "wait"])
 def test_no_such_task(launchctl, fake, verb):
-    d = fake(lambda conn, *a: conn.error("NoSuchTask", {"id": "gone"}))
+    def handler(conn, *a):
+        conn.error("NoSuchTask", {"id": "gone"})
+    handler.handles_delete = True
+    d = fake(handler)
     r = run(launchctl, "--socket", d.path, verb, "gone")
     assert (r.returncode, r.stderr) == (1, f"launchctl: {verb}: no such task 'gone'\n")
     r = run(launchctl, "--socket", d.path, verb, "gone", "--json")
