@@ -91,10 +91,12 @@ applied=$cache/src/applied
 obj=$cache/obj
 
 # Makes $src hold the pristine source plus exactly the current patches. Patches that are already
-# applied and unchanged, in order, stay applied: re-applying one would give its files new times
-# and make rebuild everything that includes them (625 objects for uapi/linux/seccomp.h).
+# applied and unchanged, in order, stay applied; files that the re-applied ones leave with the
+# same content get their old times back. Either way make rebuilds only what really changed
+# (touching uapi/linux/seccomp.h alone would rebuild 625 objects).
 prepare_source() {
-        local p i keep=0 old=()
+        local p i f n=0 keep=0 old=() stash=$cache/src/stash
+        rm -rf "$stash"
         if [[ -d $src && -d $applied ]]; then
                 old=("$applied"/*.patch)
                 [[ -e ${old[0]} ]] || old=()
@@ -102,6 +104,15 @@ prepare_source() {
                         cmp -s "${old[keep]}" "${patches[keep]}" &&
                         [[ $(basename "${old[keep]}") == $(basename "${patches[keep]}") ]]; do
                         keep=$((keep + 1))
+                done
+                mkdir -p "$stash"
+                for ((i = keep; i < ${#old[@]}; i++)); do
+                        sed -n 's|^+++ b/||p' "${old[i]}"
+                done | sort -u | while IFS= read -r f; do
+                        [[ -f $src/$f ]] || continue
+                        n=$((n + 1))
+                        cp -p "$src/$f" "$stash/$n" # keeps content and time
+                        printf '%s %s\n' "$n" "$f" >>"$stash/index"
                 done
                 for ((i = ${#old[@]} - 1; i >= keep; i--)); do
                         log "reversing $(basename "${old[i]}")"
@@ -128,6 +139,12 @@ prepare_source() {
                 patch -p1 -s -N -d "$src" <"$p" >/dev/null || die "$(basename "$p") does not apply to $srcname"
                 cp "$p" "$applied/"
         done
+        if [[ -e $stash/index ]]; then
+                while read -r n f; do
+                        if cmp -s "$stash/$n" "$src/$f"; then touch -r "$stash/$n" "$src/$f"; fi
+                done <"$stash/index"
+        fi
+        rm -rf "$stash"
 }
 
 build_kernel() {
