@@ -237,7 +237,10 @@ static int conn_read(struct zy_conn *c) {
                         for (size_t i = 0; i < k; i++) {
                                 int fd;
                                 memcpy(&fd, fdp + i, sizeof(int));
-                                if (c->n_in_fds < ZY_MAX_MSG_FDS)
+                                /* fds come with a call, never while one is in progress (an
+                                 * Events stream, a Wait): held meanwhile, a client's own end of
+                                 * this socket would keep the connection from ever seeing EOF. */
+                                if (c->n_in_fds < ZY_MAX_MSG_FDS && !c->busy)
                                         c->in_fds[c->n_in_fds++] = fd;
                                 else {
                                         safe_close(fd);

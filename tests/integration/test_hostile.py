@@ -823,3 +823,36 @@ def test_caller_stops_reading_before_spawn_reply(daemon, capsys, more):
             other.call(L + "Delete", {"id": tid})
     assert daemon.alive()
     served(daemon, capsys, "caller stopped reading")
+
+
+@pytest.mark.parametrize("call", ["Events", "Wait"])
+def test_own_socket_sent_during_a_call(daemon, capsys, call):
+    """A client sends its own end of the connection (SCM_RIGHTS) while a call of its is in
+    progress (an Events stream, a Wait on a task that runs on), then exits. The daemon held that
+    fd, so it never saw EOF: the connection, its fds and its Events slot stayed forever, with
+    nobody left to close them (found by fuzz-fds). fds may only come with a call
+    (docs/SECURITY.md): now they are refused and the connection closed."""
+    before = daemon_fds(daemon)
+    with daemon.connect() as owner:
+        r = owner.call(L + "Spawn", {"argv": ["sleep", "1000"], "id": "sleeper"})
+        r.close_fds()
+        c = daemon.connect()
+        if call == "Events":
+            c.send(L + "Events", {}, more=True)
+        else:
+            c.send(L + "Wait", {"id": "sleeper"}, more=True)
+            assert c.recv().continues
+        daemon.status()  # the call is in progress once a later one is answered
+        try:
+            sendmsg_fds(c.sock, b"{", [c.sock.fileno()] * 8)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        c.close()
+        # Left: the owner's connection and the one asking.
+        wait_for(lambda: daemon.status()["connections"] == 2,
+                 "the connection of a client that left to be closed", timeout=30)
+        owner.call(L + "Kill", {"id": "sleeper", "signal": 9})
+        owner.call(L + "Wait", {"id": "sleeper"})
+        owner.call(L + "Delete", {"id": "sleeper"})
+    fds_back_to(daemon, before, "after a client sent its own socket")
+    served(daemon, capsys, f"own socket sent during {call}")
