@@ -187,6 +187,8 @@ build_kernel() {
         rm -rf "$kdir"
         mv "$tmp" "$kdir"
         log "kernel $key built in $((SECONDS - t0)) s"
+        # Keep the three newest kernels (about 13 MB each with headers and selftests).
+        ls -dt "$cache"/kernel-*/ | tail -n +4 | xargs -r rm -rf
 }
 
 if [[ -e $kdir/bzImage && -x $kdir/selftests/seccomp_clone_filter ]]; then
