@@ -121,9 +121,18 @@ static json_object *paths_json(const struct filter *f) {
         uint32_t worst_nr = 0;
 
         json_object_object_add(j, "bpf_instructions", json_object_new_int64((int64_t) f->len));
-        for (size_t k = 0; k < ELEMENTSOF(probes); k++)
-                if (zy_bpf_longest_path(f->insns, f->len, arch, (uint32_t) probes[k].nr, &steps) >= 0)
+        for (size_t k = 0; k < ELEMENTSOF(probes); k++) {
+                char key[64];
+                /* What the measured call executes (its exact arguments), and the worst any
+                 * arguments of that syscall can make it execute. */
+                struct seccomp_data d = { .nr = (int) probes[k].nr, .arch = arch, .args = { probes[k].arg0 } };
+                uint32_t action;
+                if (zy_bpf_run(f->insns, f->len, &d, &action, &steps) >= 0)
                         json_object_object_add(j, probes[k].name, json_object_new_int64(steps));
+                snprintf(key, sizeof(key), "%s_longest", probes[k].name);
+                if (zy_bpf_longest_path(f->insns, f->len, arch, (uint32_t) probes[k].nr, &steps) >= 0)
+                        json_object_object_add(j, key, json_object_new_int64(steps));
+        }
         if (zy_bpf_longest_path_range(f->insns, f->len, arch, 0, WORST_NR_RANGE, &steps, &worst_nr) >= 0) {
                 json_object_object_add(j, "longest", json_object_new_int64(steps));
                 json_object_object_add(j, "longest_nr", json_object_new_int64(worst_nr));
@@ -139,7 +148,7 @@ int bench_cmd_syscall(int argc, char **argv) {
                 {},
         };
         const char *profile_path = NULL;
-        unsigned long rounds = 9, batches = 7, calls = 20000;
+        unsigned long rounds = 9, batches = 100, calls = 500;
         uint64_t seed = 0x5ca11;
         struct zy_profile *profile = NULL, *linear = NULL;
         const struct zy_profile_options linear_opts = { .optimize = 1 };

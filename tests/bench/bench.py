@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
@@ -35,13 +36,13 @@ README = os.path.join(REPO, "README.md")
 # Sample sizes. The spawn rounds stop early, at whole rounds, when spawn_seconds run out (never
 # below 200 rounds): on a loaded machine a full run must still end within about ten minutes.
 PRESETS = {
-    "full": dict(spawn_rounds=2000, spawn_warmup=50, spawn_seconds=300,
+    "full": dict(spawn_rounds=2000, spawn_warmup=50, spawn_seconds=240,
                  tp_rounds=10, tp_tasks=80,
-                 sc_rounds=9, sc_batches=7, sc_calls=20000,
+                 sc_rounds=9, sc_batches=100, sc_calls=500,
                  cli_passes=5, cli_runs=30, cli_warmup=5),
     "quick": dict(spawn_rounds=150, spawn_warmup=10, spawn_seconds=0,
                   tp_rounds=3, tp_tasks=48,
-                  sc_rounds=2, sc_batches=3, sc_calls=5000,
+                  sc_rounds=2, sc_batches=30, sc_calls=500,
                   cli_passes=1, cli_runs=10, cli_warmup=2),
 }
 CLI_NAMESPACE_NOTE = ("all CLI commands run in one private mount namespace (unshare -m) with "
@@ -52,8 +53,11 @@ class BenchError(Exception):
     pass
 
 
+START = time.monotonic()
+
+
 def log(msg):
-    print(f"bench: {msg}", file=sys.stderr, flush=True)
+    print(f"bench: [{time.monotonic() - START:5.0f} s] {msg}", file=sys.stderr, flush=True)
 
 
 def run(cmd, timeout=3600, env=None, check=True):

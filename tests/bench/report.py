@@ -441,11 +441,15 @@ def full_markdown(results, plot_path=None):
                 fmt_stats(entry[f]) + (f" (+{fmt(entry[f]['overhead_ns'])})" if f != "none" else "")
                 for f in filters) + " |")
         lines.append("")
-        lines.append("| BPF program | instructions | path for personality | path for getpid | longest path (nr) |")
+        lines.append("BPF instructions executed: by the measured call, and at most for any arguments of "
+                     "that syscall; longest over syscall numbers 0-1023 (which one).\n")
+        lines.append("| BPF program | instructions | personality(0xffffffff) (any args) | getpid (any args) "
+                     "| longest path (nr) |")
         lines.append("|---|---|---|---|---|")
         for f, p in sc["paths"].items():
-            lines.append(f"| {f} | {p.get('bpf_instructions', '-')} | {p.get('personality', '-')} | "
-                         f"{p.get('getpid', '-')} | {p.get('longest', '-')} ({p.get('longest_nr', '-')}) |")
+            lines.append(f"| {f} | {p.get('bpf_instructions', '-')} | {p.get('personality', '-')} "
+                         f"({p.get('personality_longest', '-')}) | {p.get('getpid', '-')} "
+                         f"({p.get('getpid_longest', '-')}) | {p.get('longest', '-')} ({p.get('longest_nr', '-')}) |")
         lines.append("")
     fp = results.get("footprint")
     if fp and fp.get("daemons"):
