@@ -541,7 +541,7 @@ int bench_cmd_throughput(int argc, char **argv) {
         size_t n_tiers = 0;
         unsigned clients[8] = { 1, 4, 16 };
         size_t n_clients = 3;
-        unsigned long rounds = 10, tasks = 80;
+        unsigned long rounds = 8, tasks = 64;
         uint64_t seed = 0x7e57;
         posix_spawn_file_actions_t fa;
         json_object *out = NULL;

@@ -37,7 +37,7 @@ README = os.path.join(REPO, "README.md")
 # below 200 rounds): on a loaded machine a full run must still end within about ten minutes.
 PRESETS = {
     "full": dict(spawn_rounds=2000, spawn_warmup=50, spawn_seconds=240,
-                 tp_rounds=10, tp_tasks=80,
+                 tp_rounds=8, tp_tasks=64,
                  sc_rounds=9, sc_batches=100, sc_calls=500,
                  cli_passes=5, cli_runs=30, cli_warmup=5),
     "quick": dict(spawn_rounds=150, spawn_warmup=10, spawn_seconds=0,
