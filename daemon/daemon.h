@@ -161,6 +161,10 @@ int zy_pidfd_exit_status(int pidfd, int *ret_code, int *ret_signal);
 /* Parses and checks Spawn's parameters, builds the plan and starts the worker. On success the
  * reply is sent later, from task.c, when the status pipe says exec (or HELD). */
 int zy_spawn(struct zy_conn *c, json_object *params, int *fds, size_t n_fds);
+/* Test seam (tests/fuzz only; NULL in zygoted): called instead of forking a worker in the clone
+ * and load tiers, with the finished plan. Returns 0 with the pid and a pollable fd that stands
+ * for its pidfd (taken), or a negative errno. */
+extern int (*zy_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd);
 
 /* ---- server.c ------------------------------------------------------------------------------ */
 
@@ -191,6 +195,10 @@ struct zy_conn {
 };
 
 int zy_server_listen(struct zy_daemon *d);
+/* Test seam (tests/fuzz): fd, a connected non-blocking AF_UNIX stream socket, becomes a
+ * connection of the caller cred with these supplementary groups (copied), as if accepted; no
+ * limit is checked. Takes fd on success. */
+int zy_server_add_conn(struct zy_daemon *d, int fd, const struct ucred *cred, const gid_t *groups, size_t n_groups);
 void zy_server_stop(struct zy_daemon *d);
 /* Replies to the current call. With continues=true the call stays open. fd (or -EBADF) is sent
  * as SCM_RIGHTS and closed here. */

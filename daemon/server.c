@@ -441,6 +441,34 @@ static int peer_groups(int fd, gid_t **ret, size_t *ret_n) {
         }
 }
 
+/* A connection of caller cred on fd. Takes groups (malloc'd) always, fd on success only. */
+static int conn_new(struct zy_daemon *d, int fd, const struct ucred *cred, gid_t *groups, size_t n_groups) {
+        struct zy_conn *c = calloc(1, sizeof(*c));
+        if (!c) {
+                free(groups);
+                return -ENOMEM;
+        }
+        c->d = d;
+        c->cred = *cred;
+        c->refs = 1;
+        c->groups = groups;
+        c->n_groups = n_groups;
+        c->fd = fd;
+        ev_io_init(&c->io, on_conn_io, c->fd, EV_READ);
+        c->io.data = c;
+        ev_timer_init(&c->partial, on_partial_timeout, ZY_PARTIAL_TIMEOUT, 0.);
+        c->partial.data = c;
+        ev_idle_init(&c->kick, on_kick);
+        c->kick.data = c;
+        ev_io_start(d->loop, &c->io);
+        c->next = d->conns;
+        if (d->conns)
+                d->conns->prev = c;
+        d->conns = c;
+        d->n_conns++;
+        return 0;
+}
+
 static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
         struct zy_daemon *d = w->data;
         for (int i = 0; i < 64; i++) {
@@ -469,30 +497,26 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
                         (void) !send(fd, buf, (size_t) n + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
                         continue;
                 }
-                struct zy_conn *c = calloc(1, sizeof(*c));
-                if (!c)
-                        continue;
-                c->d = d;
-                c->cred = cred;
-                c->refs = 1;
-                if (peer_groups(fd, &c->groups, &c->n_groups) < 0) {
-                        c->groups = NULL;
-                        c->n_groups = 0;
+                gid_t *groups = NULL;
+                size_t n_groups = 0;
+                if (peer_groups(fd, &groups, &n_groups) < 0) {
+                        groups = NULL; /* no supplementary groups: the caller gets less, never more */
+                        n_groups = 0;
                 }
-                c->fd = TAKE_FD(fd);
-                ev_io_init(&c->io, on_conn_io, c->fd, EV_READ);
-                c->io.data = c;
-                ev_timer_init(&c->partial, on_partial_timeout, ZY_PARTIAL_TIMEOUT, 0.);
-                c->partial.data = c;
-                ev_idle_init(&c->kick, on_kick);
-                c->kick.data = c;
-                ev_io_start(loop, &c->io);
-                c->next = d->conns;
-                if (d->conns)
-                        d->conns->prev = c;
-                d->conns = c;
-                d->n_conns++;
+                if (conn_new(d, fd, &cred, groups, n_groups) >= 0)
+                        TAKE_FD(fd);
         }
+}
+
+int zy_server_add_conn(struct zy_daemon *d, int fd, const struct ucred *cred, const gid_t *groups, size_t n_groups) {
+        _cleanup_free_ gid_t *copy = NULL;
+        if (n_groups > 0) {
+                copy = calloc(n_groups, sizeof(gid_t));
+                if (!copy)
+                        return -ENOMEM;
+                memcpy(copy, groups, n_groups * sizeof(gid_t));
+        }
+        return conn_new(d, fd, cred, TAKE_PTR(copy), n_groups);
 }
 
 static int mkdir_parents(const char *path, mode_t mode) {

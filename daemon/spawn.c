@@ -287,6 +287,8 @@ static uint64_t all_caps(unsigned cap_last) {
         return cap_last >= 63 ? ~0ULL : (1ULL << (cap_last + 1)) - 1;
 }
 
+int (*zy_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd) = NULL;
+
 static pid_t clone_pidfd(int *ret_pidfd) {
         int pidfd = -1;
         struct clone_args args = {
@@ -514,7 +516,9 @@ int zy_spawn(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
                         plan.filter_early = !plan.no_new_privs && !(caps_now & (1ULL << CAP_SYS_ADMIN));
                 }
         }
-        if (tier != ZY_TIER_INHERIT) {
+        if (tier != ZY_TIER_INHERIT && zy_spawn_fork_hook)
+                r = zy_spawn_fork_hook(&plan, &pid, &pidfd);
+        else if (tier != ZY_TIER_INHERIT) {
                 pid = clone_pidfd(&pidfd);
                 if (pid == 0)
                         zy_child_run(&plan); /* never returns */
