@@ -444,6 +444,7 @@ def cmd_run(args):
         shutil.rmtree(rundir, ignore_errors=True)
 
     machine["loadavg_end"] = os.getloadavg()[0]
+    results["config"]["elapsed_s"] = round(time.monotonic() - START)
     results["targets"] = report.targets(results)
     problems = report.missing(results)
     if problems:
@@ -494,8 +495,9 @@ def publish(out_dir, results, plot):
     with open(os.path.join(RESULTS_DIR, "results.md"), "w") as f:
         f.write(report.full_markdown(results, "plot.png" if plot else None))
     body = report.summary_markdown(results, f"{rel}/plot.png" if plot else None)
+    minutes = results["config"].get("elapsed_s", 0) / 60
     body += f"\nAll figures: [{rel}/results.md]({rel}/results.md). Reproduce with `tests/bench/run.sh` " \
-            "(about 5 minutes; `--quick` for a smoke run).\n"
+            f"(this run took {minutes:.0f} min; `--quick` for a smoke run).\n"
     with open(README) as f:
         text = f.read()
     with open(README + ".tmp", "w") as f:

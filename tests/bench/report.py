@@ -328,14 +328,21 @@ def summary_markdown(results, plot_path=None):
     lines.append(f"Latest run{quick}: {machine_line(m)}. "
                  "Medians with [p10–p90]; ratios from one run. "
                  "Method and definitions: [docs/BENCHMARKS.md](docs/BENCHMARKS.md).")
+    if m.get("loadavg_start") is not None and m.get("cores") and \
+            max(m["loadavg_start"], m.get("loadavg_end", 0)) > m["cores"]:
+        lines.append("")
+        lines.append("Other work shared the machine during this run (load average above its core count): "
+                     "absolute times are inflated; the ratios compare samples taken side by side.")
     lines.append("")
     lines.append("| target | bound | measured |")
     lines.append("|---|---|---|")
     for t in results["targets"]:
         bound, value = target_line(t)
         lines.append(f"| {t['description']} | {bound} | {value} |")
-    lines.append("")
-    lines.extend(headline_tables(results))
+    tables = headline_tables(results)
+    if tables:
+        lines.append("")
+        lines.extend(tables)
     missed = [t for t in results["targets"] if "met" in t and not t["met"]]
     if missed:
         lines.append("")
@@ -367,7 +374,6 @@ def headline_tables(results):
                 continue
             lines.append(f"| zygote, tier `{t}` | {fmt_stats(st[t])} | {fmt_ratio(r)} | "
                          f"{fmt_ratio(sp['build_ratio'][t])} |")
-        lines.append("")
     return lines
 
 

@@ -5,8 +5,8 @@
 #
 # Builds what it needs in build/ (or --build DIR) when missing, starts its own zygoted daemons
 # (one per tier) on private sockets, measures, and writes results.json, results.md and plot.png
-# to DIR (default: BUILD/bench). A full run (about 5 minutes) also refreshes the README's
-# Benchmarks section and tests/bench/results/; --quick (about a minute, few samples) and
+# to DIR (default: BUILD/bench). A full run (5 to 8 minutes) also refreshes the README's
+# Benchmarks section and tests/bench/results/; --quick (a smoke run with few samples) and
 # --no-readme leave them alone. Run it as root on an otherwise idle machine.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +18,7 @@ while (($#)); do
   case $1 in
     --build) build=$2; shift 2 ;;
     --build=*) build=${1#--build=}; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) args+=("$1"); shift ;;
   esac
 done

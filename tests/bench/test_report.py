@@ -191,6 +191,10 @@ def test_summary_states_misses_and_the_machine():
     assert "skipped: crun fails here: cgroups" in md
     ok = report.summary_markdown(fake_results(), None)
     assert "Missed targets" not in ok and "![" not in ok
+    assert "shared the machine" not in ok
+    busy = fake_results()
+    busy["machine"]["loadavg_end"] = 9.0  # 2 cores
+    assert "shared the machine" in report.summary_markdown(busy, None)
 
 
 def test_filter_step_from_forced_tiers():
