@@ -54,14 +54,31 @@ def wait_for(cond, what, timeout=30.0):
         select.select([], [], [], 0.02)
 
 
+def settled_fds(d):
+    """The daemon's fds once it has handled what was sent before: read while a fresh connection
+    has just been answered (so every reading counts that one connection), again and again until
+    two readings agree (the EOF of a connection closed just before may be handled in the same
+    loop iteration as the call, a moment after the answer)."""
+    prev = None
+    for _ in range(100):
+        with d.connect() as c:
+            c.call("org.varlink.service.GetInfo")
+            cur = daemon_fds(d)
+        if prev is not None and sorted(cur) == sorted(prev):
+            return cur
+        prev = cur
+    return cur
+
+
 def fds_back_to(d, before, what):
-    """The daemon's fd table returns to `before` (it closes what it was handed, at its pace)."""
+    """The daemon's fd table (settled_fds) returns to `before`: it closes what it was handed,
+    at its own pace (a task's pidfd goes when the task is reaped)."""
     def same():
-        return len(daemon_fds(d)) == len(before)
+        return len(settled_fds(d)) == len(before)
     try:
         wait_for(same, what, timeout=15)
     except AssertionError:
-        now = daemon_fds(d)
+        now = settled_fds(d)
         extra = {k: v for k, v in now.items() if before.get(k) != v}
         raise AssertionError(f"{what}: the daemon holds {len(now)} fds, {len(before)} before; new: {extra}")
 
@@ -299,7 +316,7 @@ def test_slowloris_dribble_is_cut(daemon, capsys):
     """A message that keeps growing by a byte a second but never ends: the 10 s limit runs from
     its first byte, so progress does not keep it alive. A hundred such clients at once do not stop
     the daemon from serving."""
-    fds_before = daemon_fds(daemon)
+    fds_before = settled_fds(daemon)
     crowd = [daemon.connect() for _ in range(100)]
     dribbler = daemon.connect()
     try:
@@ -426,7 +443,7 @@ def test_thousand_connections(daemon, capsys):
     if hard < 1200:
         pytest.skip(f"RLIMIT_NOFILE hard limit {hard} < 1200: cannot open 1,000 connections")
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
-    fds_before = daemon_fds(daemon)
+    fds_before = settled_fds(daemon)
     conns = []
     try:
         for _ in range(1000):
@@ -483,7 +500,7 @@ def test_fd_flood_one_sendmsg(daemon, capsys):
     """200 fds with one message (more than the daemon's 64, fewer than the kernel's 253): the
     kernel truncates the control data (MSG_CTRUNC) and closes what did not fit; the daemon says
     LimitExceeded, closes the rest and drops the connection."""
-    before = daemon_fds(daemon)
+    before = settled_fds(daemon)
     fds = devnull_fds(200)
     try:
         s = raw_socket(daemon)
@@ -504,7 +521,7 @@ def test_fd_flood_one_sendmsg(daemon, capsys):
 
 def test_fd_flood_across_writes(daemon, capsys):
     """40 + 40 fds on two writes of the same message: 80 > 64 in all, refused the same way."""
-    before = daemon_fds(daemon)
+    before = settled_fds(daemon)
     fds = devnull_fds(80)
     try:
         s = raw_socket(daemon)
@@ -529,7 +546,7 @@ def test_fd_flood_across_writes(daemon, capsys):
 def test_fds_held_by_unfinished_messages_are_closed(daemon, capsys):
     """fds on a message that never ends (the client leaves, or its 10 s run out), on malformed
     JSON, and on a method that takes none: every one is closed."""
-    before = daemon_fds(daemon)
+    before = settled_fds(daemon)
     fds = devnull_fds(64)
     try:
         # Partial message with 64 fds, then the client leaves.
@@ -600,7 +617,7 @@ def fd_links(pid):
 def test_odd_fds_reach_the_task_as_sent(daemon, capsys, tmp_path):
     """A directory as stdin, an O_PATH fd, a socket, target 1023, one fd at two targets: the
     task gets exactly those files at exactly those numbers and nothing else of the daemon's."""
-    before = daemon_fds(daemon)
+    before = settled_fds(daemon)
     d = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     p = os.open("/etc/hostname", os.O_PATH | os.O_CLOEXEC)
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
@@ -832,7 +849,7 @@ def test_own_socket_sent_during_a_call(daemon, capsys, call):
     fd, so it never saw EOF: the connection, its fds and its Events slot stayed forever, with
     nobody left to close them (found by fuzz-fds). fds may only come with a call
     (docs/SECURITY.md): now they are refused and the connection closed."""
-    before = daemon_fds(daemon)
+    before = settled_fds(daemon)
     with daemon.connect() as owner:
         r = owner.call(L + "Spawn", {"argv": ["sleep", "1000"], "id": "sleeper"})
         r.close_fds()
