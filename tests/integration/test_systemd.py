@@ -584,7 +584,14 @@ def test_systemd_socket_activate(sd_bins, tmp_path):
         assert os.readlink(f"/proc/{p.pid}/exe") == os.path.realpath(sd_bins["zygoted"])
         ino = listening_sockets().get(sock)
         assert ino is not None
-        held = {int(x[8:-1]) for x in (os.readlink(f"/proc/{p.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{p.pid}/fd"))
+        def fd_link(fd):
+            # A connection may close between listdir and readlink (launchctl's Delete has just
+            # been answered): such an fd is gone, not a listening socket.
+            try:
+                return os.readlink(f"/proc/{p.pid}/fd/{fd}")
+            except FileNotFoundError:
+                return ""
+        held = {int(x[8:-1]) for x in (fd_link(fd) for fd in os.listdir(f"/proc/{p.pid}/fd"))
                 if x.startswith("socket:[")}
         assert held & set(listening_sockets().values()) == {ino}
         inode = os.stat(sock).st_ino
