@@ -988,3 +988,106 @@ def test_fd_exhaustion_does_not_spin(daemon, capsys):
         for c in conns:
             c.close()
     served(daemon, capsys, "after running out of fds")
+
+
+class StallingFuse:
+    """A one-file FUSE file system (raw /dev/fuse protocol, mounted by root with allow_other)
+    whose server holds every ioctl until released: a file a caller can pass whose ioctls never
+    end. Its server is a thread of this process: start no subprocess while it is mounted (a
+    vfork would hold the GIL that the thread needs to answer)."""
+
+    def __init__(self, mnt):
+        import ctypes
+        import threading
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.mnt = mnt.encode()
+        self.fd = os.open("/dev/fuse", os.O_RDWR | os.O_CLOEXEC)
+        opts = f"fd={self.fd},rootmode=40000,user_id=0,group_id=0,allow_other".encode()
+        if self.libc.mount(b"zygote-test", self.mnt, b"fuse", 0, opts) != 0:
+            e = ctypes.get_errno()
+            os.close(self.fd)
+            raise OSError(e, os.strerror(e))
+        self.held = threading.Event()
+        self.release = threading.Event()
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    @staticmethod
+    def attr(ino, mode):
+        return struct.pack("<6Q10I", ino, 0, 0, 0, 0, 0, 0, 0, 0, mode, 1, 0, 0, 0, 4096, 0)
+
+    def reply(self, unique, err=0, payload=b""):
+        os.write(self.fd, struct.pack("<IiQ", 16 + len(payload), -err, unique) + payload)
+
+    def serve(self):
+        import errno
+        import stat
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 18)
+            except OSError:
+                return  # unmounted or aborted
+            _, op, unique, node, _, _, _, _ = struct.unpack("<IIQQIIII", data[:40])
+            if op == 26:    # INIT: protocol 7.31
+                self.reply(unique, 0, struct.pack("<IIIIHHIIHHI7I", 7, 31, 1 << 17, 0, 16, 12, 1 << 17, 1, 32,
+                                                  0, 0, *[0] * 7))
+            elif op == 1:   # LOOKUP: only "file"
+                if data[40:].split(b"\0")[0] == b"file":
+                    self.reply(unique, 0, struct.pack("<QQQQII", 2, 0, 1, 1, 0, 0) +
+                               self.attr(2, stat.S_IFREG | 0o666))
+                else:
+                    self.reply(unique, errno.ENOENT)
+            elif op == 3:   # GETATTR
+                mode = stat.S_IFDIR | 0o755 if node == 1 else stat.S_IFREG | 0o666
+                self.reply(unique, 0, struct.pack("<QII", 1, 0, 0) + self.attr(node, mode))
+            elif op == 14:  # OPEN
+                self.reply(unique, 0, struct.pack("<QII", 1, 0, 0))
+            elif op == 39:  # IOCTL: held
+                self.held.set()
+                self.release.wait()
+                self.reply(unique, errno.ENOTTY)
+            elif op in (2, 36, 42):  # FORGET, INTERRUPT, BATCH_FORGET: no reply
+                pass
+            elif op in (18, 25, 34):  # RELEASE, FLUSH, ACCESS
+                self.reply(unique)
+            else:
+                self.reply(unique, errno.ENOSYS)
+
+    def close(self):
+        self.release.set()
+        self.libc.umount2(self.mnt, 1)  # MNT_FORCE: aborts requests still waiting
+        self.libc.umount2(self.mnt, 2)  # MNT_DETACH
+        os.close(self.fd)
+
+
+@pytest.mark.xfail(strict=True, reason="the daemon's own isatty() on a caller's fd is an ioctl that a "
+                   "FUSE server can hold forever: the whole daemon waits; reported (spawn.c)")
+def test_terminal_check_cannot_stall_the_daemon(daemon, daemons):
+    """Spawn with terminal and a FUSE file as fd 0 (its server never answers ioctls): the daemon
+    must go on serving everyone else meanwhile."""
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse")
+    mnt = os.path.join(daemons.workdir(), "mnt")
+    os.mkdir(mnt)
+    try:
+        fs = StallingFuse(mnt)
+    except OSError as e:
+        pytest.skip(f"cannot mount a FUSE file system here: {e}")
+    f = None
+    try:
+        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
+        with daemon.connect() as attacker, daemon.connect(timeout=5) as other:
+            attacker.send(L + "Spawn", {"argv": ["true"], "terminal": True, "fds": [{"fd": 0, "target": 0}]},
+                          fds=[f])
+            stalled = fs.held.wait(10)
+            try:
+                ok = other.call(L + "GetStatus").parameters["version"]
+            except (socket.timeout, TimeoutError):
+                ok = None
+            fs.release.set()
+            r = attacker.recv()
+            assert r.error == INVALID and r.parameters["parameter"] == "terminal", dict(r)
+            assert not stalled or ok, "the daemon stopped serving while a FUSE server held its ioctl"
+    finally:
+        if f is not None:
+            os.close(f)
+        fs.close()
