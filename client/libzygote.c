@@ -73,33 +73,19 @@ static void fdset_clear(struct fdset *s) {
 }
 
 _public_ int zy_default_socket_path(char **ret) {
-        const char *e, *runtime;
+        /* The rule is the daemon's too (zygote-protocol.h); it reads its variables with
+         * secure_getenv, so a setuid program linking us cannot be pointed at another socket. */
+        char buf[PATH_MAX];
         char *p;
+        int r;
 
         if (!ret)
                 return -EINVAL;
-
-        /* secure_getenv: a setuid program linking us must not be pointed at another socket. */
-        e = secure_getenv("ZYGOTE_SOCKET");
-        if (e && *e) {
-                p = strdup(e);
-                if (!p)
-                        return -ENOMEM;
-                *ret = p;
-                return 0;
-        }
-        if (geteuid() == 0) {
-                p = strdup(ZY_SOCKET_SYSTEM);
-                if (!p)
-                        return -ENOMEM;
-                *ret = p;
-                return 0;
-        }
-        runtime = secure_getenv("XDG_RUNTIME_DIR");
-        if (runtime && runtime[0] == '/') {
-                if (asprintf(&p, "%s/zygote/zygoted.sock", runtime) < 0)
-                        return -ENOMEM;
-        } else if (asprintf(&p, "/run/user/%u/zygote/zygoted.sock", (unsigned) getuid()) < 0)
+        r = zy_protocol_socket_path(buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        p = strdup(buf);
+        if (!p)
                 return -ENOMEM;
         *ret = p;
         return 0;

@@ -75,6 +75,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "zygote-protocol.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -83,14 +85,9 @@ extern "C" {
 
 typedef struct zy_conn zy_conn;
 
-/* Largest request the library sends (JSON text plus its NUL), as the protocol fixes it. */
-#define ZY_MESSAGE_MAX (64U * 1024U)
-/* Most fds one message may carry, as the protocol fixes it. */
-#define ZY_FDS_MAX 64U
+/* ZY_MESSAGE_MAX, ZY_FDS_MAX and ZY_SOCKET_SYSTEM come from zygote-protocol.h. */
 /* Default limit on the size of one reply; larger replies are dropped (zy_conn_set_reply_limit). */
 #define ZY_REPLY_LIMIT_DEFAULT (16U * 1024U * 1024U)
-/* The system daemon's socket. */
-#define ZY_SOCKET_SYSTEM "/run/zygote/zygoted.sock"
 
 /* The path zy_connect(NULL, ...) uses, malloc'd: $ZYGOTE_SOCKET if set and not empty, else
  * ZY_SOCKET_SYSTEM for root, else $XDG_RUNTIME_DIR/zygote/zygoted.sock (with

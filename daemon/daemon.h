@@ -20,14 +20,13 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "zygote-protocol.h"
 #include "child.h"
 #include "probe.h"
 #include "profile.h"
 #include "reference.h"
 
 /* Hard limits on what a client can make the daemon hold (docs/SECURITY.md). */
-#define ZY_MAX_MESSAGE (64u * 1024u)        /* one request, JSON + NUL */
-#define ZY_MAX_MSG_FDS 64                   /* fds with one request */
 #define ZY_MAX_ARGV 4096                    /* argv entries */
 #define ZY_MAX_ENV 4096                     /* env entries */
 #define ZY_MAX_CONNECTIONS 1024             /* all callers */
@@ -180,7 +179,7 @@ struct zy_conn {
         size_t n_groups;
         char *in;
         size_t in_len, in_size;
-        int in_fds[ZY_MAX_MSG_FDS];
+        int in_fds[ZY_FDS_MAX];
         size_t n_in_fds;
         struct zy_out *out_head, *out_tail;
         size_t out_bytes;

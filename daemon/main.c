@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <syslog.h>
 
 #include "daemon.h"
@@ -28,7 +29,8 @@ static void usage(FILE *f) {
                 "Options:\n"
                 "  --socket PATH         listen here (default: $ZYGOTE_SOCKET, else\n"
                 "                        /run/zygote/zygoted.sock as root,\n"
-                "                        $XDG_RUNTIME_DIR/zygote/zygoted.sock otherwise)\n"
+                "                        $XDG_RUNTIME_DIR/zygote/zygoted.sock otherwise, or\n"
+                "                        /run/user/UID/zygote/zygoted.sock without it)\n"
                 "  --profiles DIR        load *.json profiles from DIR; repeatable, a later DIR\n"
                 "                        overrides a profile of the same name (default: the bundled\n"
                 "                        profiles, then /etc/zygote/profiles if it exists)\n"
@@ -47,18 +49,11 @@ static void usage(FILE *f) {
 }
 
 static int default_socket(char **ret) {
-        const char *e = getenv("ZYGOTE_SOCKET");
-        if (e && *e)
-                *ret = strdup(e);
-        else if (geteuid() == 0)
-                *ret = strdup("/run/zygote/zygoted.sock");
-        else {
-                const char *rt = getenv("XDG_RUNTIME_DIR");
-                if (!rt || rt[0] != '/')
-                        return -ENXIO;
-                if (asprintf(ret, "%s/zygote/zygoted.sock", rt) < 0)
-                        return -ENOMEM;
-        }
+        char buf[sizeof(((struct sockaddr_un *) NULL)->sun_path) + 1];
+        int r = zy_protocol_socket_path(buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        *ret = strdup(buf);
         return *ret ? 0 : -ENOMEM;
 }
 
@@ -172,7 +167,7 @@ int main(int argc, char **argv) {
 
         zy_log_open();
         if (!socket_path && (r = default_socket(&socket_path)) < 0) {
-                fprintf(stderr, "zygoted: no socket path: XDG_RUNTIME_DIR is not set; use --socket PATH\n");
+                fprintf(stderr, "zygoted: the default socket path is too long: %s; use --socket PATH\n", strerror(-r));
                 return 1;
         }
         d.socket_path = socket_path;

@@ -4,7 +4,7 @@
  * caller's identity from SO_PEERCRED/SO_PEERGROUPS, and every limit a client could push on.
  *
  * One call per connection is handled at a time (varlink replies come in call order); bytes that
- * arrive meanwhile are buffered (up to ZY_MAX_MESSAGE) and parsed when the call completes, and
+ * arrive meanwhile are buffered (up to ZY_MESSAGE_MAX) and parsed when the call completes, and
  * EOF is noticed at once so that a waiter or subscriber that went away is dropped.
  *
  * Fds: the kernel hands out a sender's SCM_RIGHTS with the read that reaches the first byte of
@@ -199,11 +199,11 @@ static void conn_drop_fds(struct zy_conn *c) {
 static int conn_read(struct zy_conn *c) {
         for (;;) {
                 if (c->in_len >= c->in_size) {
-                        if (c->in_size >= ZY_MAX_MESSAGE + 1)
+                        if (c->in_size >= ZY_MESSAGE_MAX + 1)
                                 return 0; /* full: parsing decides (a call may be busy) */
                         size_t n = c->in_size ? c->in_size * 2 : 4096;
-                        if (n > ZY_MAX_MESSAGE + 1)
-                                n = ZY_MAX_MESSAGE + 1;
+                        if (n > ZY_MESSAGE_MAX + 1)
+                                n = ZY_MESSAGE_MAX + 1;
                         char *p = realloc(c->in, n);
                         if (!p)
                                 return -ENOMEM;
@@ -212,7 +212,7 @@ static int conn_read(struct zy_conn *c) {
                 }
                 union {
                         struct cmsghdr align;
-                        char buf[CMSG_SPACE(sizeof(int) * ZY_MAX_MSG_FDS)];
+                        char buf[CMSG_SPACE(sizeof(int) * ZY_FDS_MAX)];
                 } control;
                 struct iovec iov = { .iov_base = c->in + c->in_len, .iov_len = c->in_size - c->in_len };
                 struct msghdr mh = {
@@ -240,7 +240,7 @@ static int conn_read(struct zy_conn *c) {
                                 /* fds come with a call, never while one is in progress (an
                                  * Events stream, a Wait): held meanwhile, a client's own end of
                                  * this socket would keep the connection from ever seeing EOF. */
-                                if (c->n_in_fds < ZY_MAX_MSG_FDS && !c->busy)
+                                if (c->n_in_fds < ZY_FDS_MAX && !c->busy)
                                         c->in_fds[c->n_in_fds++] = fd;
                                 else {
                                         safe_close(fd);
@@ -255,7 +255,7 @@ static int conn_read(struct zy_conn *c) {
                         conn_drop_fds(c);
                         json_object *p = json_object_new_object();
                         json_object_object_add(p, "limit", json_object_new_string("fds"));
-                        json_object_object_add(p, "max", json_object_new_int(ZY_MAX_MSG_FDS));
+                        json_object_object_add(p, "max", json_object_new_int(ZY_FDS_MAX));
                         json_object *msg = json_object_new_object();
                         json_object_object_add(msg, "error", json_object_new_string("io.zygote.Launcher.LimitExceeded"));
                         json_object_object_add(msg, "parameters", p);
@@ -274,7 +274,7 @@ static void conn_process_calls(struct zy_conn *c) {
         while (!c->busy && !c->dead && !c->closing) {
                 char *nul = memchr(c->in, 0, c->in_len);
                 if (!nul) {
-                        if (c->in_len > ZY_MAX_MESSAGE) {
+                        if (c->in_len > ZY_MESSAGE_MAX) {
                                 zy_reply_errorf(c, "io.zygote.Launcher.LimitExceeded", "limit", "message");
                                 c->closing = true;
                                 conn_flush(c);
@@ -305,7 +305,7 @@ static void conn_process_calls(struct zy_conn *c) {
                 memmove(c->in, nul + 1, c->in_len - len - 1);
                 c->in_len -= len + 1;
 
-                int fds[ZY_MAX_MSG_FDS];
+                int fds[ZY_FDS_MAX];
                 size_t n_fds = c->n_in_fds;
                 memcpy(fds, c->in_fds, n_fds * sizeof(int));
                 c->n_in_fds = 0;
@@ -339,7 +339,7 @@ static void conn_update_events(struct zy_conn *c) {
                 return;
         /* Keep reading while there is room (to see EOF early); write when replies wait. */
         int ev = 0;
-        if (c->in_len <= ZY_MAX_MESSAGE && !c->closing)
+        if (c->in_len <= ZY_MESSAGE_MAX && !c->closing)
                 ev |= EV_READ;
         if (c->out_head)
                 ev |= EV_WRITE;

@@ -10,7 +10,7 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(libcmocka-dev python3 python3-pytest clang libclang-rt-14-dev
          systemd util-linux valgrind strace
          hyperfine bubblewrap crun runc gnuplot-nox
-         linux-source-6.1 bc bison flex libelf-dev cpio xz-utils busybox-static qemu-system-x86)
+         linux-source-6.1 bc bison flex libelf-dev cpio xz-utils rsync busybox-static qemu-system-x86)
 fi
 
 missing=()
