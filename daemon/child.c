@@ -411,11 +411,9 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
                 }
         }
 
-        /* 2. setsid, controlling tty */
+        /* 2. a session of its own (the controlling tty comes after the ids: step 6b) */
         if (setsid() < 0)
                 fail(&st, ZY_STEP_SETSID, errno, ZY_EXIT_SETUP_FAILED);
-        if (p->ctty && ioctl(0, TIOCSCTTY, 0) < 0)
-                fail(&st, ZY_STEP_CTTY, errno, ZY_EXIT_SETUP_FAILED);
 
         /* 3. bounding set, while we still have CAP_SETPCAP */
         r = drop_capbset(p);
@@ -455,6 +453,13 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
         r = set_caps(p);
         if (r < 0)
                 fail(&st, ZY_STEP_CAPS, -r, ZY_EXIT_SETUP_FAILED);
+
+        /* 6b. controlling tty, with the task's own ids and capabilities: the kernel lets only a
+         * reader of the terminal (or CAP_SYS_ADMIN) make it the controlling one, and root's
+         * capabilities here would let a caller that may only write to another user's terminal
+         * read it through /dev/tty. */
+        if (p->ctty && ioctl(0, TIOCSCTTY, 0) < 0)
+                fail(&st, ZY_STEP_CTTY, errno, ZY_EXIT_SETUP_FAILED);
 
         /* 7. working directory, as the target user */
         if (p->cwd && chdir(p->cwd) < 0)

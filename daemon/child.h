@@ -15,8 +15,7 @@
  *                the kept ones): a held worker must not keep copies of the daemon's sockets,
  *                or a client whose connection the daemon closes would never see EOF
  *   1b. rlimit:  RLIMIT_NOFILE soft limit back to plan->nofile_soft (when not 0)
- *   2. setsid:   always (the worker never shares the daemon's session); TIOCSCTTY on fd 0 when
- *                plan->ctty is set
+ *   2. setsid:   always (the worker never shares the daemon's session)
  *   3. capbset:  drop plan->capbset_drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl
  *                when plan->capbset_mask_prctl, else a PR_CAPBSET_DROP loop); needs CAP_SETPCAP,
  *                so it comes before the uid switch
@@ -24,6 +23,8 @@
  *   5. filter, early variant: only when plan->filter_early (no_new_privs off and the kept caps
  *                lack CAP_SYS_ADMIN, so the filter must be loaded while we still may)
  *   6. caps:     clear ambient; capset permitted/effective/inheritable to plan->caps_keep
+ *   6b. ctty:    TIOCSCTTY on fd 0 when plan->ctty, with the task's own ids and caps, so the
+ *                kernel's check that the caller may read the terminal applies
  *   7. chdir:    plan->cwd, as the target user
  *   8. nnp:      PR_SET_NO_NEW_PRIVS when plan->no_new_privs
  *   9. filter:   load plan->prog, or SECCOMP_CLONE_FILTER from plan->ref_pidfd, or nothing

@@ -153,3 +153,50 @@ def test_profile_seccomp_path_stays_in_its_directory(bins):
         assert "outside" in r.stderr.decode() or "directory" in r.stderr.decode(), r.stderr
     finally:
         zytest.remove_workdir(top)
+
+
+def test_terminal_needs_read_access(daemon):
+    """A caller that may only write to a terminal (another user's session-less pty, say) must not
+    make it its task's controlling terminal: through /dev/tty the task could read what is typed
+    there. The kernel lets only a reader (or CAP_SYS_ADMIN) do TIOCSCTTY, so the worker does it
+    with the task's ids and capabilities."""
+    master, slave = os.openpty()
+    try:
+        wfd = os.open(os.ttyname(slave), os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+        try:
+            with daemon.connect_as(NOBODY, NOGROUP) as c:
+                r = c.call_more("io.zygote.Launcher.Spawn",
+                                {"argv": ["cat", "/dev/tty"], "terminal": True, "env": ["PATH=/usr/bin:/bin"],
+                                 "fds": [{"fd": 0, "target": 0}]}, fds=[wfd])
+                for fd in r.fds:
+                    os.close(fd)
+                if not r.error:
+                    # The task reads the terminal: end it before failing.
+                    os.write(master, b"\x04")
+                assert r.error == "io.zygote.Launcher.SpawnFailed", f"a write-only terminal became the task's: {dict(r)}"
+                assert r.parameters["step"] == "ctty" and r.parameters["errno"] == 1, dict(r)
+        finally:
+            os.close(wfd)
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_terminal_with_read_access_becomes_the_tasks(daemon):
+    """The counterpart: a terminal the caller may read and write is the task's controlling one."""
+    master, slave = os.openpty()
+    try:
+        with daemon.connect_as(NOBODY, NOGROUP) as c:
+            r = c.call_more("io.zygote.Launcher.Spawn",
+                            {"argv": ["sh", "-c", "echo on-the-tty > /dev/tty"], "terminal": True,
+                             "env": ["PATH=/usr/bin:/bin"], "fds": [{"fd": 0, "target": 0}]}, fds=[slave])
+            for fd in r.fds:
+                os.close(fd)
+            assert not r.error, dict(r)
+            final = c.recv()
+            assert final.parameters["task"]["exitCode"] == 0, dict(final)
+        assert zytest.wait_readable(master, zytest.CALL_TIMEOUT)
+        assert b"on-the-tty" in os.read(master, 4096)
+    finally:
+        os.close(master)
+        os.close(slave)
