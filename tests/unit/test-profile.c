@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * daemon/profile.c: every field of both file forms, every error path of the loader, profile sets,
- * access checks, capability names, --check-profile output. Decisions of compiled programs are read
- * with the interpreter in daemon/bpf.c.
+ * The profile module (daemon/profile.c and the files it shares the work with): every field of both
+ * file forms, every error path of the loader, profile sets, access checks, capability names.
+ * Decisions of compiled programs are read with the interpreter in daemon/bpf.c.
  *
  * Usage: test-profile PROFILES_DIR
  */
