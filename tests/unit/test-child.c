@@ -1162,17 +1162,17 @@ static void test_worker_syscalls_listed(void **state) {
         assert_int_equal(seccomp_rule_add(listed_only, SCMP_ACT_ERRNO(LISTED_EXEC_ERRNO), SCMP_SYS(execve), 0), 0);
 
         plan_init(&p, argv_true);
-        /* a terminal on fd 0 (TIOCSCTTY); fds 1 and 2 missing (/dev/null) */
+        /* a terminal on fd 0 (TIOCSCTTY) where the machine has ptys; fds 1 and 2 missing (/dev/null) */
         ptm = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-        assert_return_code(ptm, errno);
-        assert_return_code(grantpt(ptm), errno);
-        assert_return_code(unlockpt(ptm), errno);
-        pts = open(ptsname(ptm), O_RDWR | O_NOCTTY | O_CLOEXEC);
-        assert_return_code(pts, errno);
-        map[0] = (struct zy_fdmap){ .src = pts, .target = 0 };
-        p.fds = map;
-        p.n_fds = 1;
-        p.ctty = true;
+        if (ptm >= 0 && grantpt(ptm) == 0 && unlockpt(ptm) == 0)
+                pts = open(ptsname(ptm), O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (pts >= 0) {
+                map[0] = (struct zy_fdmap){ .src = pts, .target = 0 };
+                p.fds = map;
+                p.n_fds = 1;
+                p.ctty = true;
+        } else
+                printf("# no pseudo-terminal here (%s): the terminal step is not covered\n", strerror(errno));
         assert_return_code(getrlimit(RLIMIT_NOFILE, &rl), errno);
         p.nofile_soft = rl.rlim_cur > 64 ? rl.rlim_cur - 1 : rl.rlim_cur + 1;
         p.capbset_drop = all_caps() & ~(UINT64_C(1) << CAP_NET_BIND_SERVICE);
