@@ -273,6 +273,29 @@ static void sym_top(struct sym *s) {
         memset(s, 0, sizeof(*s));
 }
 
+/* A load into A (BPF_LD) or X (BPF_LDX), which share their modes; BPF_ABS, A only, reads
+ * seccomp_data, of which only nr and arch are known here. */
+static void sym_load(const struct sym *s, const struct sock_filter *f, uint32_t arch, uint32_t nr, uint32_t *reg,
+                     uint8_t *known) {
+        *known = 1;
+        switch (BPF_MODE(f->code)) {
+        case BPF_ABS:
+                if (f->k == offsetof(struct seccomp_data, nr))
+                        *reg = nr;
+                else if (f->k == offsetof(struct seccomp_data, arch))
+                        *reg = arch;
+                else
+                        *known = 0, *reg = 0;
+                break;
+        case BPF_LEN: *reg = SECCOMP_DATA_SIZE; break;
+        case BPF_IMM: *reg = f->k; break;
+        case BPF_MEM:
+                *known = !!(s->m_known & (1u << f->k));
+                *reg = *known ? s->m[f->k] : 0;
+                break;
+        }
+}
+
 static int add_state(struct explorer *e, size_t pc, const struct sym *s, unsigned len) {
         int i;
 
@@ -339,34 +362,10 @@ static int explore(struct explorer *e, uint32_t arch, uint32_t nr, unsigned *ret
 
                         switch (BPF_CLASS(f->code)) {
                         case BPF_LD:
-                                s.a_known = 1;
-                                switch (BPF_MODE(f->code)) {
-                                case BPF_ABS:
-                                        if (f->k == offsetof(struct seccomp_data, nr))
-                                                s.a = nr;
-                                        else if (f->k == offsetof(struct seccomp_data, arch))
-                                                s.a = arch;
-                                        else
-                                                s.a_known = 0, s.a = 0;
-                                        break;
-                                case BPF_LEN: s.a = SECCOMP_DATA_SIZE; break;
-                                case BPF_IMM: s.a = f->k; break;
-                                case BPF_MEM:
-                                        s.a_known = !!(s.m_known & (1u << f->k));
-                                        s.a = s.a_known ? s.m[f->k] : 0;
-                                        break;
-                                }
+                                sym_load(&s, f, arch, nr, &s.a, &s.a_known);
                                 break;
                         case BPF_LDX:
-                                s.x_known = 1;
-                                switch (BPF_MODE(f->code)) {
-                                case BPF_LEN: s.x = SECCOMP_DATA_SIZE; break;
-                                case BPF_IMM: s.x = f->k; break;
-                                case BPF_MEM:
-                                        s.x_known = !!(s.m_known & (1u << f->k));
-                                        s.x = s.x_known ? s.m[f->k] : 0;
-                                        break;
-                                }
+                                sym_load(&s, f, arch, nr, &s.x, &s.x_known);
                                 break;
                         case BPF_ST:
                         case BPF_STX: {

@@ -151,3 +151,27 @@ _Noreturn void zy_child_run(const struct zy_plan *plan);
 
 /* Protocol name of a step ("fds", "uid", ...); "unknown" for a value outside the enum. */
 const char *zy_step_to_string(enum zy_step step);
+
+/* The system calls made between fork and execve once the profile's filter may already be in
+ * place (the `inherit` tier: the reference process applied it, then forks the worker): the
+ * reference's own calls to receive a spawn request and fork, then every step above, with the
+ * arguments a filter may look at (glibc's wrappers named by the system call they make). The
+ * profile module checks at start-up that a profile's filter allows each one, with these arguments
+ * and 0 for the others; test-child runs the worker under a filter that allows only these. A new
+ * step's system call goes in child-syscalls.c with it. */
+enum zy_worker_syscall_when {
+        ZY_WORKER_CALL_ALWAYS = 0,
+        ZY_WORKER_CALL_KEEP_CAPS, /* only when the profile keeps capabilities (PR_SET_KEEPCAPS) */
+        ZY_WORKER_CALL_TERMINAL,  /* only for a request with a terminal (TIOCSCTTY): a profile that
+                                   * refuses it still serves every other request in that tier */
+};
+
+struct zy_worker_syscall {
+        const char *name; /* libseccomp's (and the kernel's) name */
+        uint8_t match;    /* bit i set: args[i] is what the call passes; other arguments vary */
+        uint8_t when;     /* enum zy_worker_syscall_when */
+        uint64_t args[6];
+};
+
+extern const struct zy_worker_syscall zy_worker_syscalls[];
+extern const size_t zy_worker_syscalls_n;

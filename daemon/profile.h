@@ -13,7 +13,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/types.h>
 
 /* Docker's 14 default capabilities, the bounding set kept for a plain Docker/OCI file. */
@@ -117,10 +116,8 @@ int zy_profile_load_buffer_with(const char *path, const char *data, size_t size,
                                 const struct zy_profile_options *opts, struct zy_profile **ret,
                                 char **ret_error);
 
-/* For `zygoted --check-profile FILE`: compiles one file and prints to out its name, kept
- * capabilities (names), no_new_privs, access, architectures, BPF instruction count, longest
- * filter path, skipped syscall names, worker-setup verdict and content hash. Returns 0, or a
- * negative errno with *ret_error (when not NULL) set as zy_profile_load_file does; the caller
- * prints it. */
-int zy_profile_check(const char *path, FILE *out, char **ret_error);
+/* Canonical OCI name of an AUDIT_ARCH_* value ("SCMP_ARCH_X86_64"); NULL for one it does not name. */
+const char *zy_profile_arch_name(uint32_t arch);
 
+/* Version of the libseccomp that compiles profiles (and decides which names it knows). */
+void zy_profile_libseccomp_version(unsigned *ret_major, unsigned *ret_minor, unsigned *ret_micro);

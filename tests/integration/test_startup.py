@@ -3,6 +3,7 @@
 ZYGOTE_DISABLE_FEATURES switch, --check-profile, start-up errors."""
 import json
 import os
+import platform
 import subprocess
 
 import pytest
@@ -162,6 +163,14 @@ def test_check_profile_bundled(bins, name):
     r = run_zygoted(bins, "--check-profile", path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert name in r.stdout
+    assert f"profile:       {name} (" in r.stdout
+    for line in ("instructions:  ", "longest path:  ", "worker setup:  allowed", "sha256:        "):
+        assert line in r.stdout, (line, r.stdout)
+    if name == "default":
+        assert "capabilities:  CAP_CHOWN CAP_DAC_OVERRIDE" in r.stdout
+        assert "CAP_AUDIT_WRITE CAP_SETFCAP\n" in r.stdout
+        if platform.machine() == "x86_64":
+            assert "architectures: SCMP_ARCH_X86_64 SCMP_ARCH_X86 SCMP_ARCH_X32\n" in r.stdout
 
 
 def test_check_profile_plain_docker_file(bins, daemons):

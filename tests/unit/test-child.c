@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1118,6 +1119,90 @@ static void test_capbset_mask(void **state) {
         assert_int_equal(status_hex(&res, "CapBnd"), keep);
 }
 
+/* ---- the list of the worker's system calls (child.h) ---------------------------------------- */
+
+#define LISTED_EXEC_ERRNO 131 /* ENOTRECOVERABLE: what the test filter answers to execve */
+
+static scmp_filter_ctx listed_only;
+
+static void load_listed_only(void) {
+        if (seccomp_load(listed_only) < 0)
+                _exit(100);
+}
+
+/* The worker under a filter that kills it at any system call missing from zy_worker_syscalls
+ * (arguments compared where the list names them), with every step that has a system call taken:
+ * missing standard fds, fd limit, terminal, bounding set, ids with kept capabilities, cwd,
+ * no_new_privs, hold. execve answers an errno, so reaching it shows as an exec failure. */
+static void test_worker_syscalls_listed(void **state) {
+        static const gid_t groups[] = { 65534 };
+        _cleanup_close_pair_ int hold[2] = { -EBADF, -EBADF };
+        _cleanup_close_ int ptm = -EBADF, pts = -EBADF;
+        struct zy_fdmap map[1];
+        struct rlimit rl;
+        struct zy_plan p;
+        struct result res;
+
+        listed_only = seccomp_init(SCMP_ACT_KILL_PROCESS);
+        assert_non_null(listed_only);
+        for (size_t i = 0; i < zy_worker_syscalls_n; i++) {
+                const struct zy_worker_syscall *c = &zy_worker_syscalls[i];
+                struct scmp_arg_cmp cmp[6];
+                unsigned n = 0;
+                int nr = seccomp_syscall_resolve_name(c->name);
+
+                assert_true(nr != __NR_SCMP_ERROR);
+                if (streq(c->name, "execve"))
+                        continue;
+                for (unsigned a = 0; a < 6; a++)
+                        if (c->match & (1u << a))
+                                cmp[n++] = SCMP_CMP(a, SCMP_CMP_EQ, c->args[a]);
+                assert_int_equal(seccomp_rule_add_array(listed_only, SCMP_ACT_ALLOW, nr, n, cmp), 0);
+        }
+        assert_int_equal(seccomp_rule_add(listed_only, SCMP_ACT_ERRNO(LISTED_EXEC_ERRNO), SCMP_SYS(execve), 0), 0);
+
+        plan_init(&p, argv_true);
+        /* a terminal on fd 0 (TIOCSCTTY) where the machine has ptys; fds 1 and 2 missing (/dev/null) */
+        ptm = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (ptm >= 0 && grantpt(ptm) == 0 && unlockpt(ptm) == 0)
+                pts = open(ptsname(ptm), O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (pts >= 0) {
+                map[0] = (struct zy_fdmap){ .src = pts, .target = 0 };
+                p.fds = map;
+                p.n_fds = 1;
+                p.ctty = true;
+        } else
+                printf("# no pseudo-terminal here (%s): the terminal step is not covered\n", strerror(errno));
+        assert_return_code(getrlimit(RLIMIT_NOFILE, &rl), errno);
+        p.nofile_soft = rl.rlim_cur > 64 ? rl.rlim_cur - 1 : rl.rlim_cur + 1;
+        p.capbset_drop = all_caps() & ~(UINT64_C(1) << CAP_NET_BIND_SERVICE);
+        p.capbset_mask_prctl = features.capbset_drop_mask;
+        p.set_ids = true;
+        p.uid = 65534;
+        p.gid = 65534;
+        p.groups = groups;
+        p.n_groups = 1;
+        p.set_caps = true;
+        p.caps_keep = UINT64_C(1) << CAP_NET_BIND_SERVICE;
+        p.cwd = "/";
+        p.no_new_privs = true;
+        p.filter_mode = ZY_FILTER_INHERITED;
+        assert_return_code(pipe2(hold, O_CLOEXEC), errno);
+        assert_int_equal(write(hold[1], "g", 1), 1);
+        p.hold_fd = hold[0];
+
+        run(&p, false, load_listed_only, &res);
+        seccomp_release(listed_only);
+        if (res.code == 128 + SIGSYS)
+                fail_msg("the worker made a system call missing from zy_worker_syscalls (child-syscalls.c); "
+                         "strace -f this test to see which");
+        assert_int_equal(res.n_recs, 2);
+        assert_string_equal(zy_step_to_string(res.recs[0].step), "held");
+        assert_string_equal(zy_step_to_string(res.recs[1].step), "exec");
+        assert_int_equal(res.recs[1].err, LISTED_EXEC_ERRNO);
+        assert_int_equal(res.code, ZY_EXIT_NOT_EXECUTABLE);
+}
+
 static int setup_all(void **state) {
         int r = zy_probe_features(&features);
 
@@ -1163,6 +1248,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_ambient_cleared),
                 cmocka_unit_test(test_filter_late_needs_nnp),
                 cmocka_unit_test(test_full_plan),
+                cmocka_unit_test(test_worker_syscalls_listed),
         };
         const struct CMUnitTest mask[] = {
                 cmocka_unit_test(test_capbset_mask),

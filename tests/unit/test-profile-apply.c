@@ -30,6 +30,7 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -306,17 +307,23 @@ static void test_strict(void **state) {
 
 /* --- the worker's setup under each filter ------------------------------------------------ */
 
-/* The calls zygote's worker and reference make after the filter is inherited, with arguments that
- * either succeed harmlessly in this throwaway child or fail in the kernel after the filter let
- * them through (EBADF, EINVAL): EPERM would mean the filter refused them. */
+/* The calls zygote's worker and reference make after the filter is inherited (zy_worker_syscalls,
+ * without TIOCSCTTY and PR_SET_KEEPCAPS, which depend on the request and the profile), with
+ * arguments that either succeed harmlessly in this throwaway child or fail in the kernel after the
+ * filter let them through (EBADF, EINVAL): EPERM would mean the filter refused them. */
 static void worker_checks(void) {
         struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
         struct __user_cap_data_struct data[2];
+        struct rlimit rl;
 
         NOT_REFUSED(syscall(SYS_clone, CLONE_PARENT | CLONE_PIDFD | CLONE_THREAD, NULL, NULL, NULL, 0)); /* EINVAL */
+        NOT_REFUSED(syscall(SYS_rt_sigaction, SIGUSR1, NULL, NULL, 8));
+        NOT_REFUSED(syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, NULL, 8));
         NOT_REFUSED(syscall(SYS_close_range, 1000, 1001, 0));
         NOT_REFUSED(syscall(SYS_dup3, 0, 1000, O_CLOEXEC));
-        NOT_REFUSED(fcntl(1000, F_SETFD, FD_CLOEXEC));
+        NOT_REFUSED(fcntl(0, F_DUPFD_CLOEXEC, 1001));
+        NOT_REFUSED(syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY));
+        NOT_REFUSED(syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl));
         NOT_REFUSED(syscall(SYS_close, 1000));
         NOT_REFUSED(setsid());
         NOT_REFUSED(prctl(PR_CAPBSET_READ, CAP_CHOWN, 0, 0, 0));

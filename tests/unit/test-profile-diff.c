@@ -44,7 +44,7 @@ static const char *profiles_dir, *reference_dir;
 
 /* ---------------------------------------------------------------------------------------------
  * The reference: Docker's rules straight into libseccomp, default settings. Written apart from
- * daemon/profile.c on purpose; it handles what docker-default.json uses and fails on the rest. */
+ * the profile module on purpose; it handles what docker-default.json uses and fails on the rest. */
 
 static const char *const docker_caps[] = { ZY_DOCKER_DEFAULT_CAPS };
 
@@ -416,7 +416,7 @@ static void compare_programs(const struct prog *a, const struct prog *b) {
         assert_int_equal(n_differ, before);
 }
 
-/* Longest path the way profile.c measures it: 0..1023 on each architecture, the x32 range, -1. */
+/* Longest path the way seccomp-compile.c measures it: 0..1023 on each architecture, the x32 range, -1. */
 static unsigned longest(const struct sock_filter *bpf, size_t len) {
         unsigned best = 0, s;
 

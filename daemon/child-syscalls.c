@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The system calls of the window between fork and execve, step by step (see child.h). Kept
+ * beside child.c so that a step and its system calls change together; test-child checks that the
+ * worker needs nothing else.
+ */
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+
+#include "child.h"
+#include "util.h"
+
+#define ZY_PR_CAPBSET_DROP_MASK 82 /* RFC: not in mainline, see child.c */
+
+#define ARG0 (1u << 0)
+#define ARG1 (1u << 1)
+#define ALWAYS ZY_WORKER_CALL_ALWAYS
+
+const struct zy_worker_syscall zy_worker_syscalls[] = {
+        /* the reference process: receive the request, fork the worker into the daemon, reply */
+        { "recvmsg", 0, ALWAYS, {} },
+        { "clone", ARG0, ALWAYS, { CLONE_PARENT | CLONE_PIDFD | SIGCHLD } },
+        { "sendmsg", 0, ALWAYS, {} },
+        { "close", 0, ALWAYS, {} },
+        /* 0. signals */
+        { "rt_sigaction", 0, ALWAYS, {} },
+        { "rt_sigprocmask", 0, ALWAYS, {} },
+        /* 1. fds */
+        { "fcntl", ARG1, ALWAYS, { 0, F_DUPFD_CLOEXEC } },
+        { "openat", 0, ALWAYS, {} }, /* /dev/null for a missing standard fd */
+        { "dup3", 0, ALWAYS, {} },
+        { "close_range", 0, ALWAYS, {} },
+        /* 1b. rlimit: glibc's getrlimit and setrlimit */
+        { "prlimit64", 0, ALWAYS, {} },
+        /* 2. setsid, controlling tty */
+        { "setsid", 0, ALWAYS, {} },
+        { "ioctl", ARG1, ZY_WORKER_CALL_TERMINAL, { 0, TIOCSCTTY } },
+        /* 3. bounding set */
+        { "prctl", ARG0, ALWAYS, { ZY_PR_CAPBSET_DROP_MASK } },
+        { "prctl", ARG0, ALWAYS, { PR_CAPBSET_READ } },
+        { "prctl", ARG0, ALWAYS, { PR_CAPBSET_DROP } },
+        /* 4. ids */
+        { "setgroups", 0, ALWAYS, {} },
+        { "setresgid", 0, ALWAYS, {} },
+        { "prctl", ARG0 | ARG1, ZY_WORKER_CALL_KEEP_CAPS, { PR_SET_KEEPCAPS, 1 } },
+        { "setresuid", 0, ALWAYS, {} },
+        /* 5 and 6. capabilities */
+        { "capget", 0, ALWAYS, {} },
+        { "prctl", ARG0 | ARG1, ALWAYS, { PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL } },
+        { "capset", 0, ALWAYS, {} },
+        /* 7. chdir */
+        { "chdir", 0, ALWAYS, {} },
+        /* 8. no_new_privs */
+        { "prctl", ARG0 | ARG1, ALWAYS, { PR_SET_NO_NEW_PRIVS, 1 } },
+        /* 9. filter: inherited, nothing to call. 10. hold, and every failure report */
+        { "read", 0, ALWAYS, {} },
+        { "write", 0, ALWAYS, {} },
+        /* 11. exec, or _exit after a failure */
+        { "execve", 0, ALWAYS, {} },
+        { "exit_group", 0, ALWAYS, {} },
+};
+
+const size_t zy_worker_syscalls_n = ELEMENTSOF(zy_worker_syscalls);
