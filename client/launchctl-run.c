@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "launchctl.h"
+#include "pidfd-util.h"
 #include "zygote-private.h"
 #include "../daemon/util.h"
 
@@ -91,10 +91,9 @@ static void forward_signal(int pidfd, const char *socket_path, const char *id, z
         int r;
 
         if (pidfd >= 0) {
-                if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) >= 0)
-                        return;
+                r = pidfd_kill(pidfd, sig);
                 /* ESRCH: it has exited already; Wait is about to say how. */
-                if (errno == ESRCH)
+                if (r == 0 || r == -ESRCH)
                         return;
         }
         if (!*kill_conn) {

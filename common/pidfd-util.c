@@ -31,9 +31,12 @@ pid_t clone_with_pidfd(uint64_t flags, int *ret_pidfd) {
         int pidfd = -1;
         long pid;
 
+        bool no_clone3 = flags & CLONE_WITH_PIDFD_NO_CLONE3;
+
+        flags &= ~CLONE_WITH_PIDFD_NO_CLONE3;
         if (!ret_pidfd || (flags & (CLONE_PIDFD | CLONE_THREAD | CLONE_VM | 0xff)))
                 return -EINVAL;
-        if (!__atomic_load_n(&clone3_refused, __ATOMIC_RELAXED)) {
+        if (!no_clone3 && !__atomic_load_n(&clone3_refused, __ATOMIC_RELAXED)) {
                 struct clone_args args = {
                         .flags = flags | CLONE_PIDFD,
                         .pidfd = (uint64_t) (uintptr_t) &pidfd,

@@ -15,8 +15,11 @@
  * of the caller's. Returns 0 in the child; in the parent the child's pid, with its pidfd in
  * *ret_pidfd (untouched on failure). Tries clone3() first and falls back to clone() where
  * clone3() answers ENOSYS or EPERM (old kernels, and seccomp filters such as Docker's, which
- * refuse clone3 because its flags sit behind a pointer they cannot inspect). */
+ * refuse clone3 because its flags sit behind a pointer they cannot inspect). With
+ * CLONE_WITH_PIDFD_NO_CLONE3 in flags it calls clone() only: for a process under a filter that
+ * may kill on clone3 rather than refuse it (zygote-ref under a caller's profile). */
 pid_t clone_with_pidfd(uint64_t flags, int *ret_pidfd);
+#define CLONE_WITH_PIDFD_NO_CLONE3 (1ULL << 63) /* not a kernel flag: stripped before the call */
 
 /* A pidfd for pid (CLOEXEC). */
 int pidfd_open_pid(pid_t pid);

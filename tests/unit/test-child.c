@@ -36,6 +36,7 @@
 #include <seccomp.h>
 
 #include "child.h"
+#include "pidfd-util.h"
 #include "probe.h"
 #include "util.h"
 
@@ -95,20 +96,10 @@ static void plan_init(struct zy_plan *p, char *const *argv) {
         };
 }
 
-/* fork-like clone: the child gets a copy of the stack and returns 0 here. */
-static pid_t clone_pidfd(int *ret_pidfd) {
-        int pidfd = -1;
-        long pid = syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
-
-        if (pid > 0)
-                *ret_pidfd = pidfd;
-        return (pid_t) pid;
-}
-
 static int wait_code(int pidfd) {
         siginfo_t si = { 0 };
 
-        assert_return_code(waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED), errno);
+        assert_int_equal(pidfd_reap(pidfd, &si), 0);
         return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 }
 
@@ -189,7 +180,7 @@ static void run(struct zy_plan *plan, bool capture, pre_fn pre, struct result *r
                 plan->n_fds++;
         }
 
-        pid = clone_pidfd(&pidfd);
+        pid = clone_with_pidfd(0, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0) {
                 if (pre)
@@ -436,7 +427,7 @@ static void test_status_fd_low(void **state) {
         plan_init(&p, argv);
         p.fds = map;
         p.n_fds = 1;
-        pid = clone_pidfd(&pidfd);
+        pid = clone_with_pidfd(0, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0) {
                 /* the status pipe on fd 1 and fd 2, sources on fd 0 */
@@ -710,7 +701,7 @@ static void test_filter_clone_absent(void **state) {
 
         if (features.clone_filter)
                 skip(); /* covered by the kernel lane on a patched kernel */
-        self = (int) syscall(SYS_pidfd_open, getpid(), 0);
+        self = pidfd_open_pid(getpid());
         assert_true(self >= 0);
         plan_init(&p, argv_true);
         p.no_new_privs = true;
@@ -754,7 +745,7 @@ static int hold_run(bool go, struct result *res) {
         p.no_new_privs = true;
         p.filter_mode = ZY_FILTER_LOAD;
         p.prog = &block_personality_prog;
-        pid = clone_pidfd(&pidfd);
+        pid = clone_with_pidfd(0, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0)
                 zy_child_run(&p);

@@ -249,15 +249,18 @@ static void test_kill_wait(void **state) {
 /* In a child: optionally a seccomp filter that answers clone3 with ENOSYS (as Docker's does),
  * then clone_with_pidfd(CLONE_PARENT): the grandchild must be the test's own child. Writes the
  * grandchild's pid to fd w. */
-static _Noreturn void clone_parent_child(int w, bool refuse_clone3) {
-        if (refuse_clone3) {
+enum clone3_filter { CLONE3_ALLOWED, CLONE3_ENOSYS, CLONE3_KILLS };
+
+static _Noreturn void clone_parent_child(int w, enum clone3_filter filter) {
+        if (filter != CLONE3_ALLOWED) {
                 struct sock_filter f[] = {
                         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
                         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
                         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
                         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
                         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
-                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                        BPF_STMT(BPF_RET | BPF_K, filter == CLONE3_KILLS ? SECCOMP_RET_KILL_PROCESS
+                                                                         : SECCOMP_RET_ERRNO | ENOSYS),
                         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
                 };
                 struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
@@ -265,11 +268,12 @@ static _Noreturn void clone_parent_child(int w, bool refuse_clone3) {
                 if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
                     syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
                         _exit(10);
-                if (syscall(SYS_clone3, NULL, 0) >= 0 || errno != ENOSYS)
+                if (filter == CLONE3_ENOSYS && (syscall(SYS_clone3, NULL, 0) >= 0 || errno != ENOSYS))
                         _exit(11);
         }
         int pidfd = -1;
-        pid_t pid = clone_with_pidfd(CLONE_PARENT, &pidfd);
+        pid_t pid = clone_with_pidfd(CLONE_PARENT | (filter == CLONE3_KILLS ? CLONE_WITH_PIDFD_NO_CLONE3 : 0),
+                                     &pidfd);
         if (pid == 0)
                 _exit(42);
         if (pid < 0)
@@ -279,7 +283,7 @@ static _Noreturn void clone_parent_child(int w, bool refuse_clone3) {
         _exit(0);
 }
 
-static void clone_parent(bool refuse_clone3) {
+static void clone_parent(enum clone3_filter filter) {
         int p[2], status, pidfd = -1;
         pid_t mid, grandchild = 0;
         siginfo_t si;
@@ -288,7 +292,7 @@ static void clone_parent(bool refuse_clone3) {
         mid = clone_with_pidfd(0, &pidfd);
         assert_true(mid >= 0);
         if (mid == 0)
-                clone_parent_child(p[1], refuse_clone3);
+                clone_parent_child(p[1], filter);
         close(p[1]);
         assert_int_equal(pidfd_reap(pidfd, &si), 0);
         assert_int_equal(si.si_code, CLD_EXITED);
@@ -303,12 +307,17 @@ static void clone_parent(bool refuse_clone3) {
 }
 
 static void test_clone_parent(void **state) {
-        clone_parent(false);
+        clone_parent(CLONE3_ALLOWED);
 }
 
 /* The fallback on purpose: clone3 refused by a filter, clone() takes over. */
 static void test_clone_parent_fallback(void **state) {
-        clone_parent(true);
+        clone_parent(CLONE3_ENOSYS);
+}
+
+/* A filter that kills on clone3: NO_CLONE3 must never try it. */
+static void test_clone_parent_no_clone3(void **state) {
+        clone_parent(CLONE3_KILLS);
 }
 
 int main(void) {
@@ -321,6 +330,7 @@ int main(void) {
                 cmocka_unit_test(test_kill_wait),
                 cmocka_unit_test(test_clone_parent),
                 cmocka_unit_test(test_clone_parent_fallback),
+                cmocka_unit_test(test_clone_parent_no_clone3),
         };
 
         /* no SIGPIPE: send_fds must turn a gone peer into -EPIPE by itself */

@@ -34,7 +34,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,6 +41,7 @@
 
 #include <cmocka.h>
 
+#include "pidfd-util.h"
 #include "zygote.h"
 
 #define DEADLINE_MS 30000
@@ -608,7 +608,7 @@ static void test_pids_kill_all(void **state) {
         for (size_t i = 0; i < n; i++) {
                 leader |= pids[i] == sr->pid;
                 assert_int_equal(session_of(pids[i]), sr->pid);
-                pidfds[i] = (int) syscall(SYS_pidfd_open, pids[i], 0);
+                pidfds[i] = pidfd_open_pid(pids[i]);
                 assert_true(pidfds[i] >= 0);
         }
         assert_true(leader);
@@ -666,7 +666,7 @@ static void test_kill_all_session(void **state) {
                 assert_int_equal(session_of(pids[i]), sr->pid);
                 if (pids[i] != sr->pid)
                         child = pids[i];
-                pidfds[i] = (int) syscall(SYS_pidfd_open, pids[i], 0);
+                pidfds[i] = pidfd_open_pid(pids[i]);
                 assert_true(pidfds[i] >= 0);
         }
         assert_int_equal(getpgid(child), child); /* its own group, same session */
@@ -868,8 +868,8 @@ static int start_daemon(void) {
         close(lfd);
         close(logfd);
         g.daemon_pid = pid;
-        g.daemon_pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        return g.daemon_pidfd < 0 ? -errno : 0;
+        g.daemon_pidfd = pidfd_open_pid(pid);
+        return g.daemon_pidfd < 0 ? g.daemon_pidfd : 0;
 }
 
 static int setup_all(void **state) {
@@ -901,7 +901,7 @@ static int teardown_all(void **state) {
                         fprintf(stderr, "zygoted died during the tests\n");
                         bad = 1;
                 } else
-                        (void) syscall(SYS_pidfd_send_signal, g.daemon_pidfd, SIGTERM, NULL, 0);
+                        (void) pidfd_kill(g.daemon_pidfd, SIGTERM);
                 if (waitpid(g.daemon_pid, &status, 0) == g.daemon_pid && (!WIFEXITED(status) || WEXITSTATUS(status)))
                         bad = 1;
                 close(g.daemon_pidfd);

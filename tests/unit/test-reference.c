@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "child.h"
+#include "pidfd-util.h"
 #include "plan.h"
 #include "reference.h"
 #include "util.h"
@@ -191,7 +192,7 @@ static int spawn_through(struct zy_reference *r, char *const *argv, const char *
                 w->n_recs++;
         }
         /* works only because the worker is our child (CLONE_PARENT) */
-        assert_return_code(waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED), errno);
+        assert_int_equal(pidfd_reap(pidfd, &si), 0);
         assert_int_equal(si.si_pid, pid);
         w->code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
         return 0;
@@ -521,7 +522,7 @@ static void test_reference_dies(void **state) {
         int k;
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        assert_return_code(syscall(SYS_pidfd_send_signal, r.pidfd, SIGKILL, NULL, 0), errno);
+        assert_int_equal(pidfd_kill(r.pidfd, SIGKILL), 0);
         /* wait for its death on the pidfd, without reaping it */
         pfd = (struct pollfd){ .fd = r.pidfd, .events = POLLIN };
         assert_int_equal(poll(&pfd, 1, -1), 1);
@@ -550,9 +551,9 @@ static void test_reference_stuck(void **state) {
         int k;
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        assert_return_code(syscall(SYS_pidfd_send_signal, r.pidfd, SIGSTOP, NULL, 0), errno);
+        assert_int_equal(pidfd_kill(r.pidfd, SIGSTOP), 0);
         /* until it is really stopped (not reaped: WNOWAIT) */
-        assert_return_code(waitid(P_PIDFD, (id_t) r.pidfd, &si, WSTOPPED | WNOWAIT), errno);
+        assert_int_equal(pidfd_wait(r.pidfd, WSTOPPED | WNOWAIT, &si), 0);
         assert_int_equal(si.si_code, CLD_STOPPED);
 
         /* bounded: the call gives up instead of blocking the daemon forever... */
