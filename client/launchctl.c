@@ -347,26 +347,26 @@ static int verb_reload(zy_conn *c, const struct verb_args *a) {
 }
 
 static const struct verb verbs[] = {
-        { "ps", "", 0, 0, "list the tasks (root: everyone's)", NULL, "List", verb_ps },
+        { "ps", "", 0, 0, "list the tasks (root: everyone's)", NULL, ZY_METHOD_LIST, verb_ps },
         { "kill", "ID [SIGNAL]", 1, 2, "send a signal to a task (default TERM)",
           "SIGNAL is a name (TERM, SIGKILL, RTMIN+1) or a number.\n"
           "  --all           signal every process in the task's session\n",
-          "Kill", verb_kill },
+          ZY_METHOD_KILL, verb_kill },
         { "wait", "ID", 1, 1, "wait for a task to exit; exit with its status",
-          "Exits with the task's exit code, or 128+N when signal N killed it.\n", "Wait", verb_wait },
-        { "start", "ID", 1, 1, "let a held task (run --hold) exec", NULL, "Start", verb_start },
-        { "state", "ID", 1, 1, "show a task", NULL, "State", verb_state },
-        { "delete", "ID", 1, 1, "forget a stopped task (kill and forget a held one)", NULL, "Delete", verb_delete },
-        { "profiles", "", 0, 0, "list the profiles and their tiers", NULL, "ListProfiles", verb_profiles },
+          "Exits with the task's exit code, or 128+N when signal N killed it.\n", ZY_METHOD_WAIT, verb_wait },
+        { "start", "ID", 1, 1, "let a held task (run --hold) exec", NULL, ZY_METHOD_START, verb_start },
+        { "state", "ID", 1, 1, "show a task", NULL, ZY_METHOD_STATE, verb_state },
+        { "delete", "ID", 1, 1, "forget a stopped task (kill and forget a held one)", NULL, ZY_METHOD_DELETE, verb_delete },
+        { "profiles", "", 0, 0, "list the profiles and their tiers", NULL, ZY_METHOD_LIST_PROFILES, verb_profiles },
         { "status", "", 0, 0, "show the daemon, the kernel features and the profiles",
           "With --json, the daemon's GetStatus reply with every key in snake_case\n"
           "(bpfInstructions becomes bpf_instructions, referencePid reference_pid, ...):\n"
           "  {\"version\", \"features\": {\"clone_filter\", \"capbset_drop_mask\"},\n"
           "   \"profiles\": [{\"name\", \"tier\", \"bpf_instructions\", \"reference_pid\", ...}],\n"
           "   \"tasks\", \"connections\"}\n",
-          "GetStatus", verb_status },
+          ZY_METHOD_GET_STATUS, verb_status },
         { "reload", "", 0, 0, "reload the profile files (root only)",
-          "Exits 1 when a profile failed to load (it keeps its old version).\n", "ReloadProfiles", verb_reload },
+          "Exits 1 when a profile failed to load (it keeps its old version).\n", ZY_METHOD_RELOAD_PROFILES, verb_reload },
 };
 
 static void main_help(void) {
@@ -449,7 +449,6 @@ static int snake_case_keys(json_object *o) {
 static int verb_json(zy_conn *c, const struct verb *v, const struct verb_args *a) {
         _cleanup_(lzy_json_putp) json_object *p = NULL;
         struct zy_reply *reply = NULL;
-        char method[64];
         int r;
 
         if (a->n_pos > 0) {
@@ -462,8 +461,7 @@ static int verb_json(zy_conn *c, const struct verb *v, const struct verb_args *a
                     (a->all && json_object_object_add(p, "all", json_object_new_boolean(1)) < 0))
                         return lc_fail(NULL, v->name, -ENOMEM);
         }
-        snprintf(method, sizeof(method), "io.zygote.Launcher.%s", v->method);
-        r = zy_call(c, method, p, NULL, 0, 0, &reply);
+        r = zy_call(c, v->method, p, NULL, 0, 0, &reply);
         if (r < 0)
                 return lc_fail(c, v->name, r);
         if (streq_ptr(v->name, "status") && snake_case_keys(reply->parameters) < 0) {

@@ -222,7 +222,7 @@ _public_ int zy_conn_spawn_failure(const zy_conn *c, const char **ret_step, int 
 
         if (!c)
                 return -EINVAL;
-        if (!streq_ptr(c->error_name, ZY_IFACE ".SpawnFailed"))
+        if (!streq_ptr(c->error_name, ZY_ERROR_SPAWN_FAILED))
                 return -ENODATA;
         if (!json_object_object_get_ex(c->error_params, "step", &step) ||
             !json_object_is_type(step, json_type_string) ||
@@ -249,19 +249,19 @@ static const struct {
         const char *name;
         int error;
 } error_table[] = {
-        { ZY_IFACE ".NoSuchTask", ESRCH },
-        { ZY_IFACE ".NoSuchProfile", ENOENT },
-        { ZY_IFACE ".PermissionDenied", EPERM },
-        { ZY_IFACE ".TaskExists", EEXIST },
-        { ZY_IFACE ".InvalidState", EBUSY },
-        { ZY_IFACE ".SpawnFailed", ECHILD },
-        { ZY_IFACE ".LimitExceeded", E2BIG },
-        { "org.varlink.service.InvalidParameter", EINVAL },
-        { "org.varlink.service.MethodNotFound", EOPNOTSUPP },
-        { "org.varlink.service.MethodNotImplemented", EOPNOTSUPP },
-        { "org.varlink.service.InterfaceNotFound", EOPNOTSUPP },
-        { "org.varlink.service.PermissionDenied", EPERM },
-        { "org.varlink.service.ExpectedMore", EBADRQC },
+        { ZY_ERROR_NO_SUCH_TASK, ESRCH },
+        { ZY_ERROR_NO_SUCH_PROFILE, ENOENT },
+        { ZY_ERROR_PERMISSION_DENIED, EPERM },
+        { ZY_ERROR_TASK_EXISTS, EEXIST },
+        { ZY_ERROR_INVALID_STATE, EBUSY },
+        { ZY_ERROR_SPAWN_FAILED, ECHILD },
+        { ZY_ERROR_LIMIT_EXCEEDED, E2BIG },
+        { ZY_ERROR_INVALID_PARAMETER, EINVAL },
+        { ZY_ERROR_METHOD_NOT_FOUND, EOPNOTSUPP },
+        { ZY_ERROR_METHOD_NOT_IMPLEMENTED, EOPNOTSUPP },
+        { ZY_ERROR_INTERFACE_NOT_FOUND, EOPNOTSUPP },
+        { ZY_ERROR_VARLINK_PERMISSION_DENIED, EPERM },
+        { ZY_ERROR_EXPECTED_MORE, EBADRQC },
 };
 
 /* Limits on things in use that free up over time, where retrying later may succeed (the names
@@ -274,7 +274,7 @@ static const char *const transient_limits[] = {
 _public_ int zy_error_to_errno(const char *error_name, const char *limit) {
         if (!error_name)
                 return -EINVAL;
-        if (streq(error_name, ZY_IFACE ".LimitExceeded") && limit)
+        if (streq(error_name, ZY_ERROR_LIMIT_EXCEEDED) && limit)
                 for (size_t i = 0; i < ELEMENTSOF(transient_limits); i++)
                         if (streq(limit, transient_limits[i]))
                                 return -EAGAIN;

@@ -10,8 +10,6 @@
 #include "zygote.h"
 #include "../daemon/util.h"
 
-#define ZY_IFACE "io.zygote.Launcher"
-
 /* The shared library exports only what zygote.h declares; every definition of a public
  * function carries this (the library is built with -fvisibility=hidden). */
 #ifndef _public_
