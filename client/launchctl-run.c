@@ -207,7 +207,6 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
         size_t n_env = 0, n_extra = 0, n_drop = 0;
         bool env_clear = false, detach = false, json = false;
         struct zy_fd_map fds[3];
-        size_t n_fds = 0;
         _cleanup_close_ int sfd = -EBADF;
         zy_conn *c = NULL;
         struct zy_spawn_result *sr = NULL;
@@ -306,12 +305,8 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                 so.cwd = cwd;
         }
 
-        /* Our stdio, those that are open: a closed one stays closed (/dev/null) for the task. */
-        for (int fd = 0; fd < 3; fd++)
-                if (fcntl(fd, F_GETFD) >= 0)
-                        fds[n_fds++] = (struct zy_fd_map) { .fd = fd, .target = fd };
         so.fds = fds;
-        so.n_fds = n_fds;
+        so.n_fds = zy_stdio_map(fds, NULL);
 
         if (!detach) {
                 sigemptyset(&mask);

@@ -4,6 +4,7 @@
  */
 #pragma once
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,4 +37,20 @@ int zy_json_parse(const char *text, size_t len, json_object **ret);
 
 static inline void zy_reply_freep(struct zy_reply **r) {
         zy_reply_free(*r);
+}
+
+/* A task's stdio as a Spawn fd map: fd i (0, 1, 2) on override[i] where that is >= 0 (override
+ * may be NULL), else on our own fd i if it is open; a closed one is left out, so the task gets
+ * /dev/null there. Returns the number of entries. Header-only, so that zygote-shim, which links
+ * only what zygote.h exports, shares it with launchctl. */
+static inline size_t zy_stdio_map(struct zy_fd_map map[static 3], const int override[3]) {
+        size_t n = 0;
+
+        for (int i = 0; i < 3; i++) {
+                int fd = override && override[i] >= 0 ? override[i] : i;
+
+                if (fd != i || fcntl(i, F_GETFD) >= 0)
+                        map[n++] = (struct zy_fd_map) { .fd = fd, .target = i };
+        }
+        return n;
 }

@@ -34,6 +34,8 @@
 #include <unistd.h>
 
 #include "zygote.h"
+/* header-only helpers shared with launchctl; nothing beyond zygote.h is linked */
+#include "zygote-private.h"
 
 /* The shim's own exit codes, besides the task's status (as launchctl run, see --help). */
 enum {
@@ -263,24 +265,15 @@ static int create(struct shim *s, struct zy_spawn_opts *o, const char *stdio_pat
         int owned[3] = { -1, -1, -1 };
         struct zy_fd_map map[3];
         struct zy_spawn_result *sr = NULL;
-        size_t n = 0;
         int r, ret = 0;
 
-        for (int i = 0; i < 3; i++) {
-                int fd = i;
-
-                if (stdio_paths[i]) {
-                        if (open_stdio(stdio_paths[i], flags[i], &owned[i]) < 0) {
-                                ret = SHIM_EXIT_FAILURE;
-                                goto out;
-                        }
-                        fd = owned[i];
-                } else if (fcntl(i, F_GETFD) < 0)
-                        continue; /* closed here: /dev/null for the task */
-                map[n++] = (struct zy_fd_map) { .fd = fd, .target = i };
-        }
+        for (int i = 0; i < 3; i++)
+                if (stdio_paths[i] && open_stdio(stdio_paths[i], flags[i], &owned[i]) < 0) {
+                        ret = SHIM_EXIT_FAILURE;
+                        goto out;
+                }
         o->fds = map;
-        o->n_fds = n;
+        o->n_fds = zy_stdio_map(map, owned);
         o->hold = true;
 
         r = zy_spawn(s->ctl, o, &sr);
