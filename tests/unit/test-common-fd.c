@@ -28,16 +28,8 @@
 #include <cmocka.h>
 
 #include "fd-util.h"
+#include "testutil.h"
 #include "pidfd-util.h"
-
-static int count_open_fds(void) {
-        int n = 0;
-
-        for (int fd = 0; fd < 1024; fd++)
-                if (fcntl(fd, F_GETFD) >= 0)
-                        n++;
-        return n;
-}
 
 static void same_file(int a, int b) {
         struct stat sa, sb;
@@ -116,7 +108,7 @@ static void test_too_many_for_receiver(void **state) {
 
         assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
         make_fds(fds, others, 6);
-        before = count_open_fds();
+        before = tu_count_open_fds();
         /* 6 where 2 fit: the kernel truncates (MSG_CTRUNC) */
         assert_int_equal(send_fds(sv[0], &o, 1, fds, 6, 0), 1);
         assert_int_equal(recv_fds(sv[1], &i, 1, got, 2, &n_got, 0), -EMSGSIZE);
@@ -128,13 +120,13 @@ static void test_too_many_for_receiver(void **state) {
         assert_int_equal(recv_fds(sv[1], &i, 1, NULL, 0, &n_got, 0), -EMSGSIZE);
         assert_int_equal(n_got, 99);
         assert_int_equal(got[0], -1);
-        assert_int_equal(count_open_fds(), before);
+        assert_int_equal(tu_count_open_fds(), before);
 
         /* the caller passes no ret_n_fds: what arrived is closed, the bytes are still read */
         assert_int_equal(send_fds(sv[0], &o, 1, fds, 2, 0), 1);
         assert_int_equal(recv_fds(sv[1], &i, 1, got, 4, NULL, 0), 1);
         assert_int_equal(got[0], -1);
-        assert_int_equal(count_open_fds(), before);
+        assert_int_equal(tu_count_open_fds(), before);
         close_all(sv, 2);
         close_all(fds, 6);
         close_all(others, 6);
@@ -150,11 +142,11 @@ static void test_truncated_datagram(void **state) {
 
         assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
         make_fds(fds, others, 1);
-        before = count_open_fds();
+        before = tu_count_open_fds();
         assert_int_equal(send_fds(sv[0], &o, 1, fds, 1, 0), (ssize_t) sizeof(out));
         assert_int_equal(recv_fds(sv[1], &i, 1, got, 2, &n_got, 0), -EMSGSIZE);
         assert_int_equal(n_got, 99);
-        assert_int_equal(count_open_fds(), before);
+        assert_int_equal(tu_count_open_fds(), before);
 
         /* two iovecs on both sides, as zygote-ref's header + payload */
         char h[4] = "hdr", p[4] = "pay", h2[4], p2[4];
@@ -255,7 +247,7 @@ static _Noreturn void clone_parent_child(int w, enum clone3_filter filter) {
         if (filter != CLONE3_ALLOWED) {
                 struct sock_filter f[] = {
                         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),
                         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
                         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
                         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),

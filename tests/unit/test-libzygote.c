@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "fd-util.h"
+#include "testutil.h"
 #include "zygote.h"
 
 struct fixture {
@@ -34,21 +35,12 @@ struct fixture {
         int open_fds_before;
 };
 
-static int count_open_fds(void) {
-        int n = 0;
-
-        for (int fd = 0; fd < 1024; fd++)
-                if (fcntl(fd, F_GETFD) >= 0)
-                        n++;
-        return n;
-}
-
 static int setup(void **state) {
         struct fixture *f = calloc(1, sizeof(*f));
         int sv[2];
 
         assert_non_null(f);
-        f->open_fds_before = count_open_fds();
+        f->open_fds_before = tu_count_open_fds();
         assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
         assert_int_equal(zy_connect_fd(sv[0], &f->c), 0);
         f->srv = sv[1];
@@ -62,7 +54,7 @@ static int teardown(void **state) {
         zy_conn_free(f->c);
         close(f->srv);
         /* Every fd the library received, it closed or handed out (and the test closed). */
-        assert_int_equal(count_open_fds(), f->open_fds_before);
+        assert_int_equal(tu_count_open_fds(), f->open_fds_before);
         free(f);
         return 0;
 }
@@ -174,6 +166,17 @@ static void assert_no_param(struct request *req, const char *key) {
 
 static void assert_method(struct request *req, const char *method) {
         assert_string_equal(req->method, method);
+}
+
+/* Receives the next call and checks its method and (unless NULL) its "id". */
+static void expect_call(int fd, const char *method, const char *id) {
+        struct request req;
+
+        srv_recv(fd, &req);
+        assert_method(&req, method);
+        if (id)
+                assert_param_string(&req, "id", id);
+        request_done(&req);
 }
 
 static bool same_file(int a, int b) {
@@ -475,7 +478,6 @@ static void test_reply_dribbled(void **state) {
         void *res;
         pid_t *pids = NULL;
         size_t n = 0;
-        struct request req;
 
         assert_int_equal(pthread_create(&t, NULL, dribble_thread, &d), 0);
         assert_int_equal(zy_spawn(f->c, &o, &sr), 0);
@@ -495,13 +497,8 @@ static void test_reply_dribbled(void **state) {
         assert_null(res);
         close(ev);
 
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Spawn");
-        request_done(&req);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Pids");
-        assert_param_string(&req, "id", "slow");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Spawn", NULL);
+        expect_call(f->srv, "io.zygote.Launcher.Pids", "slow");
         srv_expect_nothing(f->srv);
 }
 
@@ -929,10 +926,7 @@ static void test_start_kill_close_io(void **state) {
 
         srv_send(f->srv, "{}", NULL, 0);
         assert_int_equal(zy_start(f->c, "held"), 0);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Start");
-        assert_param_string(&req, "id", "held");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Start", "held");
 
         srv_send(f->srv, "{}", NULL, 0);
         assert_int_equal(zy_kill(f->c, "t", SIGKILL, true), 0);
@@ -956,10 +950,7 @@ static void test_start_kill_close_io(void **state) {
 
         srv_send(f->srv, "{}", NULL, 0);
         assert_int_equal(zy_close_io(f->c, "t"), 0);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.CloseIO");
-        assert_param_string(&req, "id", "t");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.CloseIO", "t");
         srv_expect_nothing(f->srv);
 }
 
@@ -1007,9 +998,7 @@ static void test_wait_state_delete(void **state) {
         assert_int_equal(zy_task_info_status(t), 128 + 9);
         assert_true(t->started_at == 0);
         zy_task_info_free(t);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Wait");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Wait", NULL);
 
         t = NULL;
         srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("s", "running", "") "}}", NULL, 0);
@@ -1017,9 +1006,7 @@ static void test_wait_state_delete(void **state) {
         assert_int_equal(t->state, ZY_TASK_RUNNING);
         assert_int_equal(zy_task_info_status(t), -1);
         zy_task_info_free(t);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.State");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.State", NULL);
 
         t = NULL;
         srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("c", "created", "") "}}", NULL, 0);
@@ -1044,10 +1031,7 @@ static void test_wait_state_delete(void **state) {
         assert_string_equal(t->id, "d");
         assert_int_equal(zy_task_info_status(t), 0);
         zy_task_info_free(t);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Delete");
-        assert_param_string(&req, "id", "d");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Delete", "d");
 
         srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("d", "stopped", ",\"exitCode\":0") "}}", NULL, 0);
         assert_int_equal(zy_delete(f->c, "d", NULL), 0);
@@ -1103,10 +1087,7 @@ static void test_pids_list(void **state) {
         assert_int_equal(n, 0);
         assert_non_null(pids);
         free(pids);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Pids");
-        assert_param_string(&req, "id", "p");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Pids", "p");
 
         pids = NULL;
         srv_send(f->srv, "{\"parameters\":{\"pids\":[1,\"2\"]}}", NULL, 0);
@@ -1123,9 +1104,7 @@ static void test_pids_list(void **state) {
         assert_string_equal(l->tasks[1]->id, "b");
         assert_int_equal(l->tasks[1]->exit_code, 1);
         zy_task_list_free(l);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.List");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.List", NULL);
 
         l = NULL;
         srv_send(f->srv, "{\"parameters\":{\"tasks\":[" TASK_JSON("a", "running", "") ",{}]}}", NULL, 0);
@@ -1207,9 +1186,7 @@ static void test_events(void **state) {
         assert_int_equal(seen.n, 2);
         assert_int_equal(seen.types[0], ZY_EVENT_START);
         assert_int_equal(seen.types[1], ZY_EVENT_DELETE);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Events");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Events", NULL);
         /* Still subscribed: the connection is busy. */
         assert_int_equal(zy_start(f->c, "x"), -EINPROGRESS);
 
@@ -1264,9 +1241,7 @@ static void test_profiles_status_reload(void **state) {
         check_profile(l->profiles[0], "default", 99);
         check_profile(l->profiles[1], "docker", 0);
         zy_profile_list_free(l);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.ListProfiles");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.ListProfiles", NULL);
 
         srv_send(f->srv, "{\"parameters\":{\"version\":\"0.1.0\",\"features\":{\"clone_filter\":false,\"capbset_drop_mask\":true},"
                          "\"profiles\":[" PROFILE_JSON("default", "99") "],\"tasks\":3,\"connections\":2}}",
@@ -1280,9 +1255,7 @@ static void test_profiles_status_reload(void **state) {
         assert_int_equal(s->profiles->n_profiles, 1);
         check_profile(s->profiles->profiles[0], "default", 99);
         zy_daemon_status_free(s);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.GetStatus");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.GetStatus", NULL);
 
         s = NULL;
         srv_send(f->srv, "{\"parameters\":{\"version\":\"0.1.0\",\"features\":{\"clone_filter\":false},"
@@ -1300,9 +1273,7 @@ static void test_profiles_status_reload(void **state) {
         assert_null(rr->loaded[2]);
         assert_null(rr->failed[0]);
         zy_reload_result_free(rr);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.ReloadProfiles");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.ReloadProfiles", NULL);
 
         rr = NULL;
         srv_send(f->srv, "{\"error\":\"io.zygote.Launcher.PermissionDenied\",\"parameters\":{\"reason\":\"root only\"}}",
