@@ -178,17 +178,13 @@ static void free_inherited(char *(*kv)[3]) {
 }
 
 int lc_verb_run(const char *socket_path, int argc, char **argv) {
-        enum { O_PROFILE = 256, O_USER, O_GROUP, O_DROP_CAP, O_ENV, O_ENV_CLEAR, O_CWD, O_ID, O_HOLD,
-               O_TERMINAL, O_DETACH, O_JSON, O_SOCKET, O_HELP };
+        enum { O_DROP_CAP = ZY_OPT_OWN, O_ENV, O_ENV_CLEAR, O_HOLD, O_TERMINAL, O_DETACH, O_JSON, O_SOCKET,
+               O_HELP };
         static const struct option opts[] = {
-                { "profile", required_argument, NULL, O_PROFILE },
-                { "user", required_argument, NULL, O_USER },
-                { "group", required_argument, NULL, O_GROUP },
+                ZY_SPAWN_OPTIONS,
                 { "drop-cap", required_argument, NULL, O_DROP_CAP },
                 { "env", required_argument, NULL, O_ENV },
                 { "env-clear", no_argument, NULL, O_ENV_CLEAR },
-                { "cwd", required_argument, NULL, O_CWD },
-                { "id", required_argument, NULL, O_ID },
                 { "hold", no_argument, NULL, O_HOLD },
                 { "terminal", no_argument, NULL, O_TERMINAL },
                 { "detach", no_argument, NULL, O_DETACH },
@@ -224,17 +220,10 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
 
         optind = 0;
         opterr = 0;
-        while ((o = getopt_long(argc, argv, "+", opts, NULL)) >= 0)
+        while ((o = getopt_long(argc, argv, "+", opts, NULL)) >= 0) {
+                if (zy_spawn_option(&so, o, optarg))
+                        continue;
                 switch (o) {
-                case O_PROFILE:
-                        so.profile = optarg;
-                        break;
-                case O_USER:
-                        so.user = optarg;
-                        break;
-                case O_GROUP:
-                        so.group = optarg;
-                        break;
                 case O_DROP_CAP:
                         drop[n_drop++] = optarg;
                         break;
@@ -245,12 +234,6 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                         break;
                 case O_ENV_CLEAR:
                         env_clear = true;
-                        break;
-                case O_CWD:
-                        so.cwd = optarg;
-                        break;
-                case O_ID:
-                        so.id = optarg;
                         break;
                 case O_HOLD:
                         so.hold = true;
@@ -271,10 +254,11 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                         run_help();
                         return 0;
                 default:
-                        if (optopt >= O_PROFILE)
+                        if (optopt >= ZY_OPT_PROFILE)
                                 return lc_usage_error("run", "option '%s' needs an argument", argv[optind - 1]);
                         return lc_usage_error("run", "unknown option '%s'", argv[optind - 1]);
                 }
+        }
         if (optind >= argc)
                 return lc_usage_error("run", "missing command");
         so.argv = (const char *const *) argv + optind;

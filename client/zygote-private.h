@@ -5,6 +5,8 @@
 #pragma once
 
 #include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,4 +55,29 @@ static inline size_t zy_stdio_map(struct zy_fd_map map[static 3], const int over
                         map[n++] = (struct zy_fd_map) { .fd = fd, .target = i };
         }
         return n;
+}
+
+/* The command-line options launchctl run and zygote-shim share, each one field of
+ * zy_spawn_opts: ZY_SPAWN_OPTIONS goes into their getopt_long tables, zy_spawn_option() stores
+ * the argument. Their own options are numbered from ZY_OPT_OWN. Header-only, as above. */
+enum { ZY_OPT_PROFILE = 256, ZY_OPT_USER, ZY_OPT_GROUP, ZY_OPT_CWD, ZY_OPT_ID, ZY_OPT_OWN };
+#define ZY_SPAWN_OPTIONS                                                                        \
+        { "profile", required_argument, NULL, ZY_OPT_PROFILE },                                 \
+        { "user", required_argument, NULL, ZY_OPT_USER },                                       \
+        { "group", required_argument, NULL, ZY_OPT_GROUP },                                     \
+        { "cwd", required_argument, NULL, ZY_OPT_CWD },                                         \
+        { "id", required_argument, NULL, ZY_OPT_ID }
+
+/* Stores arg where option o belongs in so; false when o is not a shared option. */
+static inline bool zy_spawn_option(struct zy_spawn_opts *so, int o, const char *arg) {
+        const char **f = o == ZY_OPT_PROFILE ? &so->profile
+                         : o == ZY_OPT_USER  ? &so->user
+                         : o == ZY_OPT_GROUP ? &so->group
+                         : o == ZY_OPT_CWD   ? &so->cwd
+                         : o == ZY_OPT_ID    ? &so->id
+                                             : NULL;
+
+        if (f)
+                *f = arg;
+        return f;
 }

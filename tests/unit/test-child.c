@@ -89,6 +89,13 @@ static void plan_init(struct zy_plan *p, char *const *argv) {
         };
 }
 
+/* The worker switches to uid and gid (with no supplementary groups unless the test adds some). */
+static void plan_ids(struct zy_plan *p, uid_t uid, gid_t gid) {
+        p->set_ids = true;
+        p->uid = uid;
+        p->gid = gid;
+}
+
 static void read_records(int fd, struct result *res) {
         struct zy_status s;
 
@@ -796,9 +803,7 @@ static void test_ids_as_nonroot(void **state) {
         struct result res;
 
         plan_init(&p, argv_true);
-        p.set_ids = true;
-        p.uid = 0;
-        p.gid = 0;
+        plan_ids(&p, 0, 0);
         p.groups = groups;
         p.n_groups = 1;
         run(&p, false, become_nobody, &res);
@@ -824,9 +829,7 @@ static void test_ids_switch(void **state) {
         struct result res;
 
         plan_init(&p, argv_status);
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         p.groups = groups;
         p.n_groups = ELEMENTSOF(groups);
         p.set_caps = true;
@@ -840,9 +843,7 @@ static void test_ids_switch(void **state) {
 
         /* no groups at all */
         plan_init(&p, argv_status);
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         run_ok(&p, &res);
         assert_status(&res, "Groups", "");
 }
@@ -922,9 +923,7 @@ static void test_caps(void **state) {
          * as non-root then clears them, as for any non-root program */
         plan_init(&p, argv_status);
         p.capbset_drop = all_caps() & ~keep;
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         p.set_caps = true;
         p.caps_keep = keep;
         run_ok(&p, &res);
@@ -950,9 +949,7 @@ static void test_ambient_cleared(void **state) {
         struct result res;
 
         plan_init(&p, argv_status);
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         run(&p, true, raise_ambient, &res);
         assert_exec_ok(&res);
         assert_int_equal(status_hex(&res, "CapAmb"), 0);
@@ -965,9 +962,7 @@ static void test_filter_late_needs_nnp(void **state) {
 
         /* uid 65534 without no_new_privs: after the caps step nothing may load a filter */
         plan_init(&p, argv_status);
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         p.set_caps = true;
         p.caps_keep = 0;
         p.filter_mode = ZY_FILTER_LOAD;
@@ -1007,9 +1002,7 @@ static void test_full_plan(void **state) {
         /* everything at once, as a Docker-like worker */
         plan_init(&p, argv_status);
         p.cwd = "/";
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         p.groups = groups;
         p.n_groups = 1;
         p.capbset_drop = all_caps() & ~(UINT64_C(1) << CAP_NET_BIND_SERVICE);
