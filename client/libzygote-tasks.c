@@ -62,7 +62,7 @@ static int params_build(va_list ap, json_object **ret) {
                 case P_STR:
                         if (!(s = va_arg(ap, const char *)) && k == P_STR)
                                 continue;
-                        if (!s || !*s)
+                        if (k == P_ID && (!s || !*s))
                                 r = -EINVAL;
                         v = json_object_new_string(s ?: "");
                         break;

@@ -901,6 +901,15 @@ static void test_spawn(void **state) {
                 assert_no_param(&req, absent[i]);
         request_done(&req);
 
+        /* An empty string is still a value: it goes to the daemon, which judges it. */
+        struct zy_spawn_opts o5 = { .argv = argv2, .cwd = "" };
+        srv_send(f->srv, "{\"parameters\":{\"id\":\"t5\",\"pid\":5,\"tier\":\"load\"}}", NULL, 0);
+        assert_int_equal(zy_spawn(f->c, &o5, &sr), 0);
+        sr = zy_spawn_result_free(sr);
+        srv_recv(f->srv, &req);
+        assert_param_string(&req, "cwd", "");
+        request_done(&req);
+
         /* Bad arguments never reach the daemon. */
         const char *empty[] = { NULL };
         struct zy_spawn_opts o3 = { .argv = empty };
