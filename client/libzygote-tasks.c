@@ -15,8 +15,9 @@
 #include "zygote-private.h"
 #include "../daemon/util.h"
 
-_Static_assert(sizeof(pid_t) == sizeof(int) && sizeof(uid_t) == sizeof(unsigned),
-               "pid_t and uid_t are dispatched as int and unsigned");
+_Static_assert(sizeof(pid_t) == sizeof(int) && sizeof(uid_t) == sizeof(unsigned) &&
+               sizeof(enum zy_task_state) == sizeof(int) && sizeof(enum zy_event_type) == sizeof(int),
+               "pid_t, uid_t and the enums are stored as int and unsigned");
 
 /* ---- parameters ---------------------------------------------------------------------------- */
 
@@ -106,8 +107,11 @@ struct shape {
         size_t size;
         const struct zy_json_field *fields;
         int minus_one;   /* offset + 1 of an int whose default is -1; 0: none */
-        int (*finish)(void *p, struct zy_reply *reply); /* derived fields; reply NULL in a list */
-        size_t max_fds;  /* fds the reply may carry */
+        /* an enum field (at enum_at) from a string field (at name_at): its index in names, 0 when
+         * absent (every enum of zygote.h has its UNKNOWN at 0) */
+        const char *const *names;
+        size_t name_at, enum_at;
+        int fd_at;       /* offset + 1 of the int that takes the reply's one fd; 0: none */
 };
 
 static const struct shape task_shape, profile_shape;
@@ -186,12 +190,15 @@ static int object_from_json(json_object *o, const struct shape *s, struct zy_rep
         if (s->minus_one)
                 *(int *) ((char *) p + s->minus_one - 1) = -1;
         r = zy_json_dispatch(o, s->fields, ZY_JSON_ALLOW_UNKNOWN, p, NULL, NULL);
-        if (r >= 0 && s->finish)
-                r = s->finish(p, reply);
         if (r < 0) {
                 shape_free(s, p);
                 return r == -ENOMEM ? r : -EBADMSG;
         }
+        for (int i = 1; s->names && s->names[i]; i++)
+                if (streq(*(char **) ((char *) p + s->name_at), s->names[i]))
+                        *(int *) ((char *) p + s->enum_at) = i;
+        if (s->fd_at && reply && reply->n_fds == 1)
+                *(int *) ((char *) p + s->fd_at - 1) = TAKE_FD(reply->fds[0]);
         *ret = p;
         return 0;
 }
@@ -260,7 +267,7 @@ static int read_reply(zy_conn *c, const struct shape *s, void *ret) {
         void *p;
         int r;
 
-        r = zy_reply_read(c, s ? s->max_fds : 0, &reply);
+        r = zy_reply_read(c, s && s->fd_at ? 1 : 0, &reply);
         if (r < 0 || !s)
                 return r;
         r = object_from_json(s->key ? json_object_object_get(reply->parameters, s->key) : reply->parameters,
@@ -294,16 +301,6 @@ _public_ char **zy_strv_free(char **l) {
 
 /* ---- tasks --------------------------------------------------------------------------------- */
 
-static int task_finish(void *p, struct zy_reply *reply) {
-        struct zy_task_info *t = p;
-
-        t->state = streq(t->state_name, "created")   ? ZY_TASK_CREATED
-                   : streq(t->state_name, "running") ? ZY_TASK_RUNNING
-                   : streq(t->state_name, "stopped") ? ZY_TASK_STOPPED
-                                                     : ZY_TASK_UNKNOWN;
-        return 0;
-}
-
 #define T struct zy_task_info
 static const struct zy_json_field task_fields[] = {
         F_STR(T, "id", id),
@@ -320,14 +317,12 @@ static const struct zy_json_field task_fields[] = {
         F_TIME(T, "exitedAt", exited_at, OPT),
         {}
 };
-static const struct shape task_shape = {
-        .size = sizeof(T), .fields = task_fields, .minus_one = offsetof(T, exit_code) + 1, .finish = task_finish,
-};
-/* A reply's {"task": Task}. */
-static const struct shape task_reply_shape = {
-        .key = "task", .size = sizeof(T), .fields = task_fields, .minus_one = offsetof(T, exit_code) + 1,
-        .finish = task_finish,
-};
+#define TASK_SHAPE                                                                                      \
+        .size = sizeof(T), .fields = task_fields, .minus_one = offsetof(T, exit_code) + 1,              \
+        .names = (const char *const[]){ "", "created", "running", "stopped", NULL },                    \
+        .name_at = offsetof(T, state_name), .enum_at = offsetof(T, state)
+static const struct shape task_shape = { TASK_SHAPE };
+static const struct shape task_reply_shape = { .key = "task", TASK_SHAPE }; /* a reply's {"task": Task} */
 #undef T
 
 _public_ struct zy_task_info *zy_task_info_free(struct zy_task_info *t) {
@@ -346,15 +341,9 @@ _public_ int zy_task_info_status(const struct zy_task_info *t) {
         return t->exit_code >= 0 ? t->exit_code : -1;
 }
 
-static int spawn_result_finish(void *p, struct zy_reply *reply) {
-        if (reply->n_fds == 1)
-                ((struct zy_spawn_result *) p)->pidfd = TAKE_FD(reply->fds[0]);
-        return 0;
-}
-
 #define T struct zy_spawn_result
 static const struct shape spawn_result_shape = {
-        .size = sizeof(T), .minus_one = offsetof(T, pidfd) + 1, .finish = spawn_result_finish, .max_fds = 1,
+        .size = sizeof(T), .minus_one = offsetof(T, pidfd) + 1, .fd_at = offsetof(T, pidfd) + 1,
         .fields = (const struct zy_json_field[]){
                 F_STR(T, "id", id), F_STR(T, "tier", tier), F_INT(T, "pid", pid, REQ, 1, INT_MAX), {} },
 };
@@ -516,20 +505,11 @@ _public_ int zy_list(zy_conn *c, struct zy_task_list **ret) {
 
 /* ---- events -------------------------------------------------------------------------------- */
 
-static int event_finish(void *p, struct zy_reply *reply) {
-        struct zy_event *e = p;
-
-        e->type = streq(e->type_name, "create")   ? ZY_EVENT_CREATE
-                  : streq(e->type_name, "start")  ? ZY_EVENT_START
-                  : streq(e->type_name, "exit")   ? ZY_EVENT_EXIT
-                  : streq(e->type_name, "delete") ? ZY_EVENT_DELETE
-                                                  : ZY_EVENT_UNKNOWN;
-        return 0;
-}
-
 #define T struct zy_event
 static const struct shape event_shape = {
-        .size = sizeof(T), .minus_one = offsetof(T, exit_code) + 1, .finish = event_finish,
+        .size = sizeof(T), .minus_one = offsetof(T, exit_code) + 1,
+        .names = (const char *const[]){ "", "create", "start", "exit", "delete", NULL },
+        .name_at = offsetof(T, type_name), .enum_at = offsetof(T, type),
         .fields = (const struct zy_json_field[]){
                 F_STR(T, "type", type_name),
                 F_STR(T, "id", id),
