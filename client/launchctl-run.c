@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "launchctl.h"
+#include "pidfd-util.h"
 #include "zygote-private.h"
 #include "../daemon/util.h"
 
@@ -91,10 +91,9 @@ static void forward_signal(int pidfd, const char *socket_path, const char *id, z
         int r;
 
         if (pidfd >= 0) {
-                if (syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0) >= 0)
-                        return;
+                r = pidfd_kill(pidfd, sig);
                 /* ESRCH: it has exited already; Wait is about to say how. */
-                if (errno == ESRCH)
+                if (r == 0 || r == -ESRCH)
                         return;
         }
         if (!*kill_conn) {
@@ -179,17 +178,13 @@ static void free_inherited(char *(*kv)[3]) {
 }
 
 int lc_verb_run(const char *socket_path, int argc, char **argv) {
-        enum { O_PROFILE = 256, O_USER, O_GROUP, O_DROP_CAP, O_ENV, O_ENV_CLEAR, O_CWD, O_ID, O_HOLD,
-               O_TERMINAL, O_DETACH, O_JSON, O_SOCKET, O_HELP };
+        enum { O_DROP_CAP = ZY_OPT_OWN, O_ENV, O_ENV_CLEAR, O_HOLD, O_TERMINAL, O_DETACH, O_JSON, O_SOCKET,
+               O_HELP };
         static const struct option opts[] = {
-                { "profile", required_argument, NULL, O_PROFILE },
-                { "user", required_argument, NULL, O_USER },
-                { "group", required_argument, NULL, O_GROUP },
+                ZY_SPAWN_OPTIONS,
                 { "drop-cap", required_argument, NULL, O_DROP_CAP },
                 { "env", required_argument, NULL, O_ENV },
                 { "env-clear", no_argument, NULL, O_ENV_CLEAR },
-                { "cwd", required_argument, NULL, O_CWD },
-                { "id", required_argument, NULL, O_ID },
                 { "hold", no_argument, NULL, O_HOLD },
                 { "terminal", no_argument, NULL, O_TERMINAL },
                 { "detach", no_argument, NULL, O_DETACH },
@@ -208,7 +203,6 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
         size_t n_env = 0, n_extra = 0, n_drop = 0;
         bool env_clear = false, detach = false, json = false;
         struct zy_fd_map fds[3];
-        size_t n_fds = 0;
         _cleanup_close_ int sfd = -EBADF;
         zy_conn *c = NULL;
         struct zy_spawn_result *sr = NULL;
@@ -226,17 +220,10 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
 
         optind = 0;
         opterr = 0;
-        while ((o = getopt_long(argc, argv, "+", opts, NULL)) >= 0)
+        while ((o = getopt_long(argc, argv, "+", opts, NULL)) >= 0) {
+                if (zy_spawn_option(&so, o, optarg))
+                        continue;
                 switch (o) {
-                case O_PROFILE:
-                        so.profile = optarg;
-                        break;
-                case O_USER:
-                        so.user = optarg;
-                        break;
-                case O_GROUP:
-                        so.group = optarg;
-                        break;
                 case O_DROP_CAP:
                         drop[n_drop++] = optarg;
                         break;
@@ -247,12 +234,6 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                         break;
                 case O_ENV_CLEAR:
                         env_clear = true;
-                        break;
-                case O_CWD:
-                        so.cwd = optarg;
-                        break;
-                case O_ID:
-                        so.id = optarg;
                         break;
                 case O_HOLD:
                         so.hold = true;
@@ -273,10 +254,11 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                         run_help();
                         return 0;
                 default:
-                        if (optopt >= O_PROFILE)
+                        if (optopt >= ZY_OPT_PROFILE)
                                 return lc_usage_error("run", "option '%s' needs an argument", argv[optind - 1]);
                         return lc_usage_error("run", "unknown option '%s'", argv[optind - 1]);
                 }
+        }
         if (optind >= argc)
                 return lc_usage_error("run", "missing command");
         so.argv = (const char *const *) argv + optind;
@@ -307,12 +289,8 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                 so.cwd = cwd;
         }
 
-        /* Our stdio, those that are open: a closed one stays closed (/dev/null) for the task. */
-        for (int fd = 0; fd < 3; fd++)
-                if (fcntl(fd, F_GETFD) >= 0)
-                        fds[n_fds++] = (struct zy_fd_map) { .fd = fd, .target = fd };
         so.fds = fds;
-        so.n_fds = n_fds;
+        so.n_fds = zy_stdio_map(fds, NULL);
 
         if (!detach) {
                 sigemptyset(&mask);

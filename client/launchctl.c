@@ -188,29 +188,36 @@ static void print_status_word(const struct zy_task_info *t, char *buf, size_t si
                 snprintf(buf, size, "%d", t->exit_code);
 }
 
+/* " a b c" and a newline: a command line, a list of profiles. */
+static void print_strv(const char *prefix, char **l) {
+        fputs(prefix, stdout);
+        for (char **p = l; *p; p++)
+                printf(" %s", *p);
+        putchar('\n');
+}
+
+/* Each verb returns its exit code, or a negative errno that run_verb reports as the verb's
+ * failure. */
 static int verb_ps(zy_conn *c, const struct verb_args *a) {
         struct zy_task_list *l = NULL;
         int w = 2, r;
 
         r = zy_list(c, &l);
-        if (r < 0)
-                return lc_fail(c, "ps", r);
-        for (size_t i = 0; i < l->n_tasks; i++)
+        for (size_t i = 0; r >= 0 && i < l->n_tasks; i++)
                 if ((int) strlen(l->tasks[i]->id) > w)
                         w = (int) strlen(l->tasks[i]->id);
-        printf("%-*s %8s %-8s %-7s %-12s %-8s %s\n", w, "ID", "PID", "STATE", "STATUS", "PROFILE", "TIER", "COMMAND");
-        for (size_t i = 0; i < l->n_tasks; i++) {
+        if (r >= 0)
+                printf("%-*s %8s %-8s %-7s %-12s %-8s %s\n", w, "ID", "PID", "STATE", "STATUS", "PROFILE", "TIER", "COMMAND");
+        for (size_t i = 0; r >= 0 && i < l->n_tasks; i++) {
                 const struct zy_task_info *t = l->tasks[i];
                 char st[32];
 
                 print_status_word(t, st, sizeof(st));
                 printf("%-*s %8d %-8s %-7s %-12s %-8s", w, t->id, (int) t->pid, t->state_name, st, t->profile, t->tier);
-                for (char **p = t->argv; *p; p++)
-                        printf(" %s", *p);
-                putchar('\n');
+                print_strv("", t->argv);
         }
         zy_task_list_free(l);
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 static void print_task(const struct zy_task_info *t) {
@@ -224,10 +231,7 @@ static void print_task(const struct zy_task_info *t) {
         printf("profile:  %s\n", t->profile);
         printf("tier:     %s\n", t->tier);
         printf("status:   %s\n", st);
-        printf("command:");
-        for (char **p = t->argv; *p; p++)
-                printf(" %s", *p);
-        putchar('\n');
+        print_strv("command:", t->argv);
         printf("created:  %s\n", time_str(t->created_at, b));
         printf("started:  %s\n", time_str(t->started_at, b));
         printf("exited:   %s\n", time_str(t->exited_at, b));
@@ -235,37 +239,28 @@ static void print_task(const struct zy_task_info *t) {
 
 static int verb_state(zy_conn *c, const struct verb_args *a) {
         struct zy_task_info *t = NULL;
-        int r;
+        int r = zy_state(c, a->pos[0], &t);
 
-        r = zy_state(c, a->pos[0], &t);
-        if (r < 0)
-                return lc_fail(c, "state", r);
-        print_task(t);
+        if (r >= 0)
+                print_task(t);
         zy_task_info_free(t);
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 static int verb_kill(zy_conn *c, const struct verb_args *a) {
-        int r;
-
-        r = zy_kill(c, a->pos[0], a->signal, a->all);
-        if (r < 0)
-                return lc_fail(c, "kill", r);
-        return 0;
+        return zy_kill(c, a->pos[0], a->signal, a->all);
 }
 
 static int verb_start(zy_conn *c, const struct verb_args *a) {
-        int r = zy_start(c, a->pos[0]);
-        return r < 0 ? lc_fail(c, "start", r) : 0;
+        return zy_start(c, a->pos[0]);
 }
 
 static int verb_wait(zy_conn *c, const struct verb_args *a) {
         struct zy_task_info *t = NULL;
-        int r;
+        int r = zy_wait(c, a->pos[0], &t);
 
-        r = zy_wait(c, a->pos[0], &t);
         if (r < 0)
-                return lc_fail(c, "wait", r);
+                return r;
         if (t->signal > 0)
                 printf("%s: killed by signal %d (SIG%s)\n", t->id, t->signal,
                        sigabbrev_np(t->signal) ? sigabbrev_np(t->signal) : "?");
@@ -277,8 +272,7 @@ static int verb_wait(zy_conn *c, const struct verb_args *a) {
 }
 
 static int verb_delete(zy_conn *c, const struct verb_args *a) {
-        int r = zy_delete(c, a->pos[0], NULL);
-        return r < 0 ? lc_fail(c, "delete", r) : 0;
+        return zy_delete(c, a->pos[0], NULL);
 }
 
 static void print_profiles(const struct zy_profile_list *l) {
@@ -301,23 +295,20 @@ static void print_profiles(const struct zy_profile_list *l) {
 
 static int verb_profiles(zy_conn *c, const struct verb_args *a) {
         struct zy_profile_list *l = NULL;
-        int r;
+        int r = zy_list_profiles(c, &l);
 
-        r = zy_list_profiles(c, &l);
-        if (r < 0)
-                return lc_fail(c, "profiles", r);
-        print_profiles(l);
+        if (r >= 0)
+                print_profiles(l);
         zy_profile_list_free(l);
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 static int verb_status(zy_conn *c, const struct verb_args *a) {
         struct zy_daemon_status *s = NULL;
-        int r;
+        int r = zy_get_status(c, &s);
 
-        r = zy_get_status(c, &s);
         if (r < 0)
-                return lc_fail(c, "status", r);
+                return r;
         printf("zygoted %s: %u task%s, %u connection%s\n", s->version, s->tasks, s->tasks == 1 ? "" : "s",
                s->connections, s->connections == 1 ? "" : "s");
         printf("kernel: SECCOMP_CLONE_FILTER %s, PR_CAPBSET_DROP_MASK %s\n", s->clone_filter ? "yes" : "no",
@@ -329,44 +320,38 @@ static int verb_status(zy_conn *c, const struct verb_args *a) {
 
 static int verb_reload(zy_conn *c, const struct verb_args *a) {
         struct zy_reload_result *res = NULL;
-        int r;
+        int r = zy_reload_profiles(c, &res);
 
-        r = zy_reload_profiles(c, &res);
         if (r < 0)
-                return lc_fail(c, "reload", r);
-        printf("loaded:");
-        for (char **p = res->loaded; *p; p++)
-                printf(" %s", *p);
-        printf("\nfailed:");
-        for (char **p = res->failed; *p; p++)
-                printf(" %s", *p);
-        putchar('\n');
+                return r;
+        print_strv("loaded:", res->loaded);
+        print_strv("failed:", res->failed);
         r = res->failed[0] ? LC_EXIT_FAILURE : 0;
         zy_reload_result_free(res);
         return r;
 }
 
 static const struct verb verbs[] = {
-        { "ps", "", 0, 0, "list the tasks (root: everyone's)", NULL, "List", verb_ps },
+        { "ps", "", 0, 0, "list the tasks (root: everyone's)", NULL, ZY_METHOD_LIST, verb_ps },
         { "kill", "ID [SIGNAL]", 1, 2, "send a signal to a task (default TERM)",
           "SIGNAL is a name (TERM, SIGKILL, RTMIN+1) or a number.\n"
           "  --all           signal every process in the task's session\n",
-          "Kill", verb_kill },
+          ZY_METHOD_KILL, verb_kill },
         { "wait", "ID", 1, 1, "wait for a task to exit; exit with its status",
-          "Exits with the task's exit code, or 128+N when signal N killed it.\n", "Wait", verb_wait },
-        { "start", "ID", 1, 1, "let a held task (run --hold) exec", NULL, "Start", verb_start },
-        { "state", "ID", 1, 1, "show a task", NULL, "State", verb_state },
-        { "delete", "ID", 1, 1, "forget a stopped task (kill and forget a held one)", NULL, "Delete", verb_delete },
-        { "profiles", "", 0, 0, "list the profiles and their tiers", NULL, "ListProfiles", verb_profiles },
+          "Exits with the task's exit code, or 128+N when signal N killed it.\n", ZY_METHOD_WAIT, verb_wait },
+        { "start", "ID", 1, 1, "let a held task (run --hold) exec", NULL, ZY_METHOD_START, verb_start },
+        { "state", "ID", 1, 1, "show a task", NULL, ZY_METHOD_STATE, verb_state },
+        { "delete", "ID", 1, 1, "forget a stopped task (kill and forget a held one)", NULL, ZY_METHOD_DELETE, verb_delete },
+        { "profiles", "", 0, 0, "list the profiles and their tiers", NULL, ZY_METHOD_LIST_PROFILES, verb_profiles },
         { "status", "", 0, 0, "show the daemon, the kernel features and the profiles",
           "With --json, the daemon's GetStatus reply with every key in snake_case\n"
           "(bpfInstructions becomes bpf_instructions, referencePid reference_pid, ...):\n"
           "  {\"version\", \"features\": {\"clone_filter\", \"capbset_drop_mask\"},\n"
           "   \"profiles\": [{\"name\", \"tier\", \"bpf_instructions\", \"reference_pid\", ...}],\n"
           "   \"tasks\", \"connections\"}\n",
-          "GetStatus", verb_status },
+          ZY_METHOD_GET_STATUS, verb_status },
         { "reload", "", 0, 0, "reload the profile files (root only)",
-          "Exits 1 when a profile failed to load (it keeps its old version).\n", "ReloadProfiles", verb_reload },
+          "Exits 1 when a profile failed to load (it keeps its old version).\n", ZY_METHOD_RELOAD_PROFILES, verb_reload },
 };
 
 static void main_help(void) {
@@ -449,7 +434,6 @@ static int snake_case_keys(json_object *o) {
 static int verb_json(zy_conn *c, const struct verb *v, const struct verb_args *a) {
         _cleanup_(lzy_json_putp) json_object *p = NULL;
         struct zy_reply *reply = NULL;
-        char method[64];
         int r;
 
         if (a->n_pos > 0) {
@@ -462,8 +446,7 @@ static int verb_json(zy_conn *c, const struct verb *v, const struct verb_args *a
                     (a->all && json_object_object_add(p, "all", json_object_new_boolean(1)) < 0))
                         return lc_fail(NULL, v->name, -ENOMEM);
         }
-        snprintf(method, sizeof(method), "io.zygote.Launcher.%s", v->method);
-        r = zy_call(c, method, p, NULL, 0, 0, &reply);
+        r = zy_call(c, v->method, p, NULL, 0, 0, &reply);
         if (r < 0)
                 return lc_fail(c, v->name, r);
         if (streq_ptr(v->name, "status") && snake_case_keys(reply->parameters) < 0) {
@@ -540,6 +523,8 @@ static int run_verb(const struct verb *v, const char *socket_path, int argc, cha
         if (r < 0)
                 return LC_EXIT_FAILURE;
         r = a.json ? verb_json(c, v, &a) : v->run(c, &a);
+        if (r < 0)
+                r = lc_fail(c, v->name, r);
         zy_conn_free(c);
         return r;
 }

@@ -1,284 +1,336 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libzygote, the typed helpers: one function per method of io.zygote.Launcher, building the
- * parameters and checking every field of the reply against the interface's types. Unknown
- * fields are ignored (a newer daemon may add some); a missing or mistyped field is -EBADMSG.
+ * libzygote, the typed helpers: one function per method of io.zygote.Launcher. Every one is a
+ * call(): parameters from a list of (kind, key, value), the reply's parameters checked against a
+ * table of the interface's fields (common/json-dispatch) and turned into the public struct.
+ * Unknown fields are ignored (a newer daemon may add some); a missing or mistyped field is
+ * -EBADMSG.
  */
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 
+#include "json-dispatch.h"
 #include "zygote-private.h"
 #include "../daemon/util.h"
 
-/* ---- reading typed fields ------------------------------------------------------------------ */
+_Static_assert(sizeof(pid_t) == sizeof(int) && sizeof(uid_t) == sizeof(unsigned) &&
+               sizeof(enum zy_task_state) == sizeof(int) && sizeof(enum zy_event_type) == sizeof(int),
+               "pid_t, uid_t and the enums are stored as int and unsigned");
 
-/* The field, or NULL when it is absent or null (the interface's "?type"). */
-static json_object *field(json_object *o, const char *key) {
-        json_object *v = NULL;
+/* ---- parameters ---------------------------------------------------------------------------- */
 
-        if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
-                return NULL;
-        return v;
+enum param_kind {
+        P_END,
+        P_ID,   /* const char *: required, not empty (-EINVAL otherwise) */
+        P_STR,  /* const char *: left out when NULL */
+        P_STRV, /* const char *const *: left out when NULL */
+        P_BOOL, /* bool: left out when false */
+        P_INT,  /* int: left out when 0 */
+        P_JSON, /* json_object *, taken: left out when NULL */
+};
+
+static json_object *strv_to_json(const char *const *l) {
+        json_object *a = json_object_new_array();
+
+        for (const char *const *p = l; a && *p; p++) {
+                json_object *s = json_object_new_string(*p);
+                if (!s || json_object_array_add(a, s) < 0) {
+                        json_object_put(s);
+                        json_object_put(a);
+                        return NULL;
+                }
+        }
+        return a;
 }
 
-static int get_string(json_object *o, const char *key, bool optional, char **ret) {
-        json_object *v = field(o, key);
-        char *s;
+/* Builds {key: value, ...} from (kind, key, value) triples ended by P_END; NULL when all are left
+ * out. What is left out keeps the daemon's default. */
+static int params_build(va_list ap, json_object **ret) {
+        _cleanup_(lzy_json_putp) json_object *p = NULL;
+        enum param_kind k;
+        int r = 0;
 
-        if (!v) {
-                if (!optional)
-                        return -EBADMSG;
-                *ret = NULL;
-                return 0;
+        while ((k = va_arg(ap, enum param_kind)) != P_END) {
+                const char *key = va_arg(ap, const char *), *s = NULL;
+                const char *const *l = NULL;
+                json_object *v = NULL;
+                int i = 0;
+
+                switch (k) {
+                case P_ID:
+                case P_STR:
+                        if (!(s = va_arg(ap, const char *)) && k == P_STR)
+                                continue;
+                        if (k == P_ID && (!s || !*s))
+                                r = -EINVAL;
+                        v = json_object_new_string(s ?: "");
+                        break;
+                case P_STRV:
+                        if (!(l = va_arg(ap, const char *const *)))
+                                continue;
+                        v = strv_to_json(l);
+                        break;
+                case P_BOOL:
+                case P_INT:
+                        if (!(i = va_arg(ap, int)))
+                                continue;
+                        v = k == P_BOOL ? json_object_new_boolean(1) : json_object_new_int(i);
+                        break;
+                case P_JSON:
+                        if (!(v = va_arg(ap, json_object *)))
+                                continue;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+                /* On error, keep reading to the end: a P_JSON later in the list is ours to free. */
+                if (r == 0 && (!v || (!p && !(p = json_object_new_object())) || json_object_object_add(p, key, v) < 0))
+                        r = -ENOMEM;
+                else if (r == 0)
+                        continue;
+                json_object_put(v);
         }
-        if (!json_object_is_type(v, json_type_string))
-                return -EBADMSG;
-        s = strdup(json_object_get_string(v));
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(p);
         return 0;
 }
 
-static int get_int(json_object *o, const char *key, bool optional, int64_t min, int64_t max, int64_t def,
-                   int64_t *ret) {
-        json_object *v = field(o, key);
-        int64_t i;
+/* ---- replies ------------------------------------------------------------------------------- */
 
-        if (!v) {
-                if (!optional)
-                        return -EBADMSG;
-                *ret = def;
-                return 0;
-        }
-        if (!json_object_is_type(v, json_type_int))
-                return -EBADMSG;
-        errno = 0;
-        i = json_object_get_int64(v);
-        /* json-c clamps out-of-range numbers to INT64_MIN/MAX and says so in errno. */
-        if (errno != 0 || i < min || i > max)
-                return -EBADMSG;
-        *ret = i;
-        return 0;
+/* What a reply (or one element of a reply's list) becomes: a struct of size bytes, filled by
+ * fields. The fields also say what the struct owns: shape_free() frees by them. */
+struct shape {
+        const char *key; /* the object is this member of the reply's parameters; NULL: the parameters */
+        size_t size;
+        const struct zy_json_field *fields;
+        int minus_one;   /* offset + 1 of an int whose default is -1; 0: none */
+        /* an enum field (at enum_at) from a string field (at name_at): its index in names, 0 when
+         * absent (every enum of zygote.h has its UNKNOWN at 0) */
+        const char *const *names;
+        size_t name_at, enum_at;
+        int fd_at;       /* offset + 1 of the int that takes the reply's one fd; 0: none */
+};
+
+static const struct shape task_shape, profile_shape;
+
+/* Field callbacks: the dispatcher stores a borrowed value, these make it the struct's own. On
+ * failure they leave NULL, so that shape_free() never sees a borrowed pointer. */
+static int own_string(const char *name, json_object *v, void *p, void *userdata) {
+        char **s = p;
+
+        *s = strdup(*s);
+        return *s ? 0 : -ENOMEM;
 }
 
-static int get_double(json_object *o, const char *key, bool optional, double *ret) {
-        json_object *v = field(o, key);
-        double d;
+static int own_strv(const char *name, json_object *v, void *p, void *userdata) {
+        size_t n = json_object_array_length(v);
+        char **l = calloc(n + 1, sizeof(char *));
 
-        if (!v) {
-                if (!optional)
-                        return -EBADMSG;
-                *ret = 0;
-                return 0;
-        }
-        /* A float field may come as a JSON integer ("1700000000"). */
+        *(char ***) p = l;
+        for (size_t i = 0; l && i < n; i++)
+                if (!(l[i] = strdup(json_object_get_string(json_object_array_get_idx(v, i))))) {
+                        *(char ***) p = zy_strv_free(l);
+                        return -ENOMEM;
+                }
+        return l ? 0 : -ENOMEM;
+}
+
+/* A float field may come as a JSON integer ("1700000000"). */
+static int get_time(const char *name, json_object *v, void *p, void *userdata) {
         if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+                return -EINVAL;
+        *(double *) p = json_object_get_double(v);
+        return isfinite(*(double *) p) ? 0 : -EINVAL;
+}
+
+static int own_list(const char *name, json_object *a, void *p, void *userdata);
+static int own_list_ptr(const char *name, json_object *a, void *p, void *userdata);
+static int own_pids(const char *name, json_object *a, void *p, void *userdata);
+
+/* A list field's elements: "tasks" are tasks, "profiles" profiles. */
+static const struct shape *element_shape(const char *name) {
+        return streq(name, "tasks") ? &task_shape : &profile_shape;
+}
+
+static void *shape_free(const struct shape *s, void *p) {
+        if (!p)
+                return NULL;
+        for (const struct zy_json_field *f = s->fields; f->name; f++) {
+                void **v = (void **) ((char *) p + f->offset);
+
+                if (f->callback == own_string || f->callback == own_pids)
+                        free(*v);
+                else if (f->callback == own_strv)
+                        zy_strv_free(*v);
+                else if (f->callback == own_list || f->callback == own_list_ptr) {
+                        void **items = f->callback == own_list ? *v : *v ? *(void **) *v : NULL;
+
+                        for (size_t i = 0; items && items[i]; i++)
+                                shape_free(element_shape(f->name), items[i]);
+                        free(items);
+                        if (f->callback == own_list_ptr)
+                                free(*v);
+                }
+        }
+        free(p);
+        return NULL;
+}
+
+static int object_from_json(json_object *o, const struct shape *s, struct zy_reply *reply, void **ret) {
+        void *p;
+        int r;
+
+        if (!json_object_is_type(o, json_type_object))
                 return -EBADMSG;
-        d = json_object_get_double(v);
-        if (!isfinite(d))
-                return -EBADMSG;
-        *ret = d;
+        if (!(p = calloc(1, s->size)))
+                return -ENOMEM;
+        if (s->minus_one)
+                *(int *) ((char *) p + s->minus_one - 1) = -1;
+        r = zy_json_dispatch(o, s->fields, ZY_JSON_ALLOW_UNKNOWN, p, NULL, NULL);
+        if (r < 0) {
+                shape_free(s, p);
+                return r == -ENOMEM ? r : -EBADMSG;
+        }
+        for (int i = 1; s->names && s->names[i]; i++)
+                if (streq(*(char **) ((char *) p + s->name_at), s->names[i]))
+                        *(int *) ((char *) p + s->enum_at) = i;
+        if (s->fd_at && reply && reply->n_fds == 1)
+                *(int *) ((char *) p + s->fd_at - 1) = TAKE_FD(reply->fds[0]);
+        *ret = p;
         return 0;
 }
 
-static int get_bool(json_object *o, const char *key, bool *ret) {
-        json_object *v = field(o, key);
+/* [Object] into { T **items (NULL-terminated); size_t n; } at p: every list of zygote.h. */
+struct list {
+        void **items;
+        size_t n;
+};
+_Static_assert(offsetof(struct zy_task_list, n_tasks) == offsetof(struct list, n) &&
+               offsetof(struct zy_profile_list, n_profiles) == offsetof(struct list, n), "lists");
 
-        if (!v || !json_object_is_type(v, json_type_boolean))
-                return -EBADMSG;
-        *ret = json_object_get_boolean(v);
-        return 0;
+static int own_list(const char *name, json_object *a, void *p, void *userdata) {
+        struct list *l = p;
+        size_t n = json_object_array_length(a);
+        int r = 0;
+
+        if (!(l->items = calloc(n + 1, sizeof(void *))))
+                return -ENOMEM;
+        for (; l->n < n && r >= 0; l->n++)
+                r = object_from_json(json_object_array_get_idx(a, l->n), element_shape(name), NULL, &l->items[l->n]);
+        return r;
+}
+
+/* The same, into a newly allocated list whose pointer is at p. */
+static int own_list_ptr(const char *name, json_object *a, void *p, void *userdata) {
+        if (!(*(void **) p = calloc(1, sizeof(struct list))))
+                return -ENOMEM;
+        return own_list(name, a, *(void **) p, userdata);
+}
+
+#define REQ ZY_JSON_MANDATORY
+#define OPT ZY_JSON_NULLABLE /* the interface's "?type": absent or null keeps the default */
+#define F_(k, t, key, f, fl, ...) { .name = key, .type = ZY_JSON_##k, .offset = offsetof(t, f), .flags = fl, __VA_ARGS__ }
+#define F_STR(t, key, f) F_(STRING, t, key, f, REQ, .callback = own_string)
+#define F_STRV(t, key, f) F_(STRV, t, key, f, REQ, .callback = own_strv)
+#define F_INT(t, key, f, fl, lo, hi) F_(INT, t, key, f, fl, .min = lo, .max = hi)
+#define F_UINT(t, key, f) F_(UINT, t, key, f, REQ, .min = 0)
+#define F_BOOL(t, key, f) F_(BOOL, t, key, f, REQ, .min = 0)
+#define F_TIME(t, key, f, fl) F_(CUSTOM, t, key, f, fl, .callback = get_time)
+#define F_LIST(t, key, f, cb) F_(ARRAY, t, key, f, REQ, .callback = cb)
+
+/* Sends method with the parameters of the (kind, key, value) list ap. */
+static int vsend(zy_conn *c, const char *method, const int *fds, size_t n_fds, unsigned flags, va_list ap) {
+        _cleanup_(lzy_json_putp) json_object *p = NULL;
+        int r;
+
+        r = params_build(ap, &p);
+        return r < 0 ? r : zy_call_send(c, method, p, fds, n_fds, flags);
+}
+
+static int send_call(zy_conn *c, const char *method, unsigned flags, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, flags);
+        r = vsend(c, method, NULL, 0, flags, ap);
+        va_end(ap);
+        return r;
+}
+
+/* Reads one reply; a daemon error is its errno. With s, the reply becomes *ret (freed again
+ * when ret is NULL: a malformed reply is a broken daemon even when the caller wants nothing). */
+static int read_reply(zy_conn *c, const struct shape *s, void *ret) {
+        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
+        void *p;
+        int r;
+
+        r = zy_reply_read(c, s && s->fd_at ? 1 : 0, &reply);
+        if (r < 0 || !s)
+                return r;
+        r = object_from_json(s->key ? json_object_object_get(reply->parameters, s->key) : reply->parameters,
+                             s, reply, &p);
+        if (r >= 0 && ret)
+                *(void **) ret = p;
+        else if (r >= 0)
+                shape_free(s, p);
+        return r;
+}
+
+/* The one call of every typed helper: method with fds and the parameters of the (kind, key,
+ * value) list after ret, then one reply of shape s (NULL: nothing but success expected). */
+static int call(zy_conn *c, const char *method, const int *fds, size_t n_fds, const struct shape *s,
+                void *ret, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, ret);
+        r = vsend(c, method, fds, n_fds, 0, ap);
+        va_end(ap);
+        return r < 0 ? r : read_reply(c, s, ret);
 }
 
 _public_ char **zy_strv_free(char **l) {
-        if (!l)
-                return NULL;
-        for (char **p = l; *p; p++)
+        for (char **p = l; p && *p; p++)
                 free(*p);
         free(l);
         return NULL;
 }
 
-static void strv_freep(char ***l) {
-        zy_strv_free(*l);
-}
-#define _cleanup_strv_free_ _cleanup_(strv_freep)
-
-static int get_strv(json_object *o, const char *key, bool optional, char ***ret) {
-        json_object *v = field(o, key);
-        _cleanup_strv_free_ char **l = NULL;
-        size_t n;
-
-        if (!v) {
-                if (!optional)
-                        return -EBADMSG;
-                v = NULL;
-                n = 0;
-        } else {
-                if (!json_object_is_type(v, json_type_array))
-                        return -EBADMSG;
-                n = json_object_array_length(v);
-        }
-        l = calloc(n + 1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                json_object *s = json_object_array_get_idx(v, i);
-
-                if (!json_object_is_type(s, json_type_string))
-                        return -EBADMSG;
-                l[i] = strdup(json_object_get_string(s));
-                if (!l[i])
-                        return -ENOMEM;
-        }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
-/* ---- building parameters ------------------------------------------------------------------- */
-
-static int add_string(json_object *o, const char *key, const char *value) {
-        json_object *s;
-
-        if (!value)
-                return 0;
-        s = json_object_new_string(value);
-        if (!s)
-                return -ENOMEM;
-        if (json_object_object_add(o, key, s) < 0) {
-                json_object_put(s);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static int add_strv(json_object *o, const char *key, const char *const *l) {
-        json_object *a;
-
-        if (!l)
-                return 0;
-        a = json_object_new_array();
-        if (!a)
-                return -ENOMEM;
-        for (const char *const *p = l; *p; p++) {
-                json_object *s = json_object_new_string(*p);
-                if (!s || json_object_array_add(a, s) < 0) {
-                        json_object_put(s);
-                        json_object_put(a);
-                        return -ENOMEM;
-                }
-        }
-        if (json_object_object_add(o, key, a) < 0) {
-                json_object_put(a);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static int add_new(json_object *o, const char *key, json_object *v) {
-        if (!v)
-                return -ENOMEM;
-        if (json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static bool id_valid(const char *id) {
-        return id && *id;
-}
-
-/* {"id": id} */
-static int id_params(const char *id, json_object **ret) {
-        json_object *p;
-        int r;
-
-        if (!id_valid(id))
-                return -EINVAL;
-        p = json_object_new_object();
-        if (!p)
-                return -ENOMEM;
-        r = add_string(p, "id", id);
-        if (r < 0) {
-                json_object_put(p);
-                return r;
-        }
-        *ret = p;
-        return 0;
-}
-
-/* A call with {"id": id} and one reply without fds. */
-static int call_id(zy_conn *c, const char *method, const char *id, struct zy_reply **ret) {
-        _cleanup_(lzy_json_putp) json_object *p = NULL;
-        int r;
-
-        r = id_params(id, &p);
-        if (r < 0)
-                return r;
-        return zy_call(c, method, p, NULL, 0, 0, ret);
-}
-
 /* ---- tasks --------------------------------------------------------------------------------- */
 
+#define T struct zy_task_info
+static const struct zy_json_field task_fields[] = {
+        F_STR(T, "id", id),
+        F_STR(T, "profile", profile),
+        F_STR(T, "state", state_name),
+        F_STR(T, "tier", tier),
+        F_STRV(T, "argv", argv),
+        F_INT(T, "pid", pid, REQ, 0, INT_MAX),
+        F_(UINT, T, "uid", uid, REQ, .max = UINT32_MAX - 1),
+        F_INT(T, "exitCode", exit_code, OPT, 0, 255),
+        F_INT(T, "signal", signal, OPT, 1, 127),
+        F_TIME(T, "createdAt", created_at, REQ),
+        F_TIME(T, "startedAt", started_at, OPT),
+        F_TIME(T, "exitedAt", exited_at, OPT),
+        {}
+};
+#define TASK_SHAPE                                                                                      \
+        .size = sizeof(T), .fields = task_fields, .minus_one = offsetof(T, exit_code) + 1,              \
+        .names = (const char *const[]){ "", "created", "running", "stopped", NULL },                    \
+        .name_at = offsetof(T, state_name), .enum_at = offsetof(T, state)
+static const struct shape task_shape = { TASK_SHAPE };
+static const struct shape task_reply_shape = { .key = "task", TASK_SHAPE }; /* a reply's {"task": Task} */
+#undef T
+
 _public_ struct zy_task_info *zy_task_info_free(struct zy_task_info *t) {
-        if (!t)
-                return NULL;
-        free(t->id);
-        free(t->profile);
-        free(t->state_name);
-        free(t->tier);
-        zy_strv_free(t->argv);
-        free(t);
-        return NULL;
-}
-
-static void task_info_freep(struct zy_task_info **t) {
-        zy_task_info_free(*t);
-}
-
-static enum zy_task_state task_state_from_string(const char *s) {
-        if (streq(s, "created"))
-                return ZY_TASK_CREATED;
-        if (streq(s, "running"))
-                return ZY_TASK_RUNNING;
-        if (streq(s, "stopped"))
-                return ZY_TASK_STOPPED;
-        return ZY_TASK_UNKNOWN;
+        return shape_free(&task_shape, t);
 }
 
 _public_ int zy_task_info_from_json(json_object *o, struct zy_task_info **ret) {
-        _cleanup_(task_info_freep) struct zy_task_info *t = NULL;
-        int64_t pid, uid, code, sig;
-        int r;
-
-        if (!o || !json_object_is_type(o, json_type_object))
-                return -EBADMSG;
-        t = calloc(1, sizeof(*t));
-        if (!t)
-                return -ENOMEM;
-        if ((r = get_string(o, "id", false, &t->id)) < 0 ||
-            (r = get_string(o, "profile", false, &t->profile)) < 0 ||
-            (r = get_string(o, "state", false, &t->state_name)) < 0 ||
-            (r = get_string(o, "tier", false, &t->tier)) < 0 ||
-            (r = get_strv(o, "argv", false, &t->argv)) < 0 ||
-            (r = get_int(o, "pid", false, 0, INT_MAX, 0, &pid)) < 0 ||
-            (r = get_int(o, "uid", false, 0, UINT32_MAX - 1, 0, &uid)) < 0 ||
-            (r = get_int(o, "exitCode", true, 0, 255, -1, &code)) < 0 ||
-            (r = get_int(o, "signal", true, 1, 127, 0, &sig)) < 0 ||
-            (r = get_double(o, "createdAt", false, &t->created_at)) < 0 ||
-            (r = get_double(o, "startedAt", true, &t->started_at)) < 0 ||
-            (r = get_double(o, "exitedAt", true, &t->exited_at)) < 0)
-                return r;
-        t->state = task_state_from_string(t->state_name);
-        t->pid = (pid_t) pid;
-        t->uid = (uid_t) uid;
-        t->exit_code = (int) code;
-        t->signal = (int) sig;
-        *ret = TAKE_PTR(t);
-        return 0;
+        return object_from_json(o, &task_shape, NULL, (void **) ret);
 }
 
 _public_ int zy_task_info_status(const struct zy_task_info *t) {
@@ -289,344 +341,201 @@ _public_ int zy_task_info_status(const struct zy_task_info *t) {
         return t->exit_code >= 0 ? t->exit_code : -1;
 }
 
-/* A reply's {"task": Task}. */
-static int reply_task(struct zy_reply *reply, struct zy_task_info **ret) {
-        json_object *task = NULL;
-
-        if (!json_object_object_get_ex(reply->parameters, "task", &task))
-                return -EBADMSG;
-        return zy_task_info_from_json(task, ret);
-}
+#define T struct zy_spawn_result
+static const struct shape spawn_result_shape = {
+        .size = sizeof(T), .minus_one = offsetof(T, pidfd) + 1, .fd_at = offsetof(T, pidfd) + 1,
+        .fields = (const struct zy_json_field[]){
+                F_STR(T, "id", id), F_STR(T, "tier", tier), F_INT(T, "pid", pid, REQ, 1, INT_MAX), {} },
+};
+#undef T
 
 _public_ struct zy_spawn_result *zy_spawn_result_free(struct zy_spawn_result *r) {
-        if (!r)
-                return NULL;
-        free(r->id);
-        free(r->tier);
-        safe_close(r->pidfd);
-        free(r);
-        return NULL;
-}
-
-static void spawn_result_freep(struct zy_spawn_result **r) {
-        zy_spawn_result_free(*r);
+        if (r)
+                safe_close(r->pidfd);
+        return shape_free(&spawn_result_shape, r);
 }
 
 /* Sends each distinct fd of the map once; FdMapping.fd is its position among the sent fds. */
-static int spawn_fds(json_object *p, const struct zy_fd_map *map, size_t n_map, int *ret_fds, size_t *ret_n) {
-        json_object *a;
+static int spawn_fds(const struct zy_fd_map *map, size_t n_map, json_object **ret, int *ret_fds, size_t *ret_n) {
+        _cleanup_(lzy_json_putp) json_object *a = NULL;
         size_t n = 0;
-        int r;
 
         if (n_map == 0)
                 return 0;
-        a = json_object_new_array();
-        if (!a)
+        if (!(a = json_object_new_array()))
                 return -ENOMEM;
         for (size_t i = 0; i < n_map; i++) {
                 json_object *m;
                 size_t k;
 
-                if (map[i].fd < 0 || map[i].target < 0) {
-                        json_object_put(a);
+                if (map[i].fd < 0 || map[i].target < 0)
                         return -EBADF;
-                }
-                for (k = 0; k < n; k++)
-                        if (ret_fds[k] == map[i].fd)
-                                break;
+                for (k = 0; k < n && ret_fds[k] != map[i].fd; k++)
+                        ;
                 if (k == n) {
-                        if (n == ZY_FDS_MAX) {
-                                json_object_put(a);
+                        if (n == ZY_FDS_MAX)
                                 return -EMSGSIZE;
-                        }
                         ret_fds[n++] = map[i].fd;
                 }
                 m = json_object_new_object();
-                if (!m || add_new(m, "fd", json_object_new_int((int) k)) < 0 ||
-                    add_new(m, "target", json_object_new_int(map[i].target)) < 0 ||
-                    json_object_array_add(a, m) < 0) {
+                if (!m || json_object_array_add(a, m) < 0) {
                         json_object_put(m);
-                        json_object_put(a);
                         return -ENOMEM;
                 }
+                if (json_object_object_add(m, "fd", json_object_new_int((int) k)) < 0 ||
+                    json_object_object_add(m, "target", json_object_new_int(map[i].target)) < 0)
+                        return -ENOMEM;
         }
-        r = add_new(p, "fds", a);
-        if (r < 0)
-                return r;
+        *ret = TAKE_PTR(a);
         *ret_n = n;
         return 0;
 }
 
 _public_ int zy_spawn(zy_conn *c, const struct zy_spawn_opts *o, struct zy_spawn_result **ret) {
-        _cleanup_(lzy_json_putp) json_object *p = NULL;
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        _cleanup_(spawn_result_freep) struct zy_spawn_result *res = NULL;
+        json_object *fd_map = NULL;
         int fds[ZY_FDS_MAX];
         size_t n_fds = 0;
-        int64_t pid;
         int r;
 
         if (!c || !o || !ret || !o->argv || !o->argv[0] || (o->n_fds > 0 && !o->fds))
                 return -EINVAL;
-
-        p = json_object_new_object();
-        if (!p)
-                return -ENOMEM;
-        if ((r = add_strv(p, "argv", o->argv)) < 0 || (r = add_string(p, "profile", o->profile)) < 0 ||
-            (r = add_strv(p, "env", o->env)) < 0 || (r = add_string(p, "cwd", o->cwd)) < 0 ||
-            (r = add_string(p, "user", o->user)) < 0 || (r = add_string(p, "group", o->group)) < 0 ||
-            (r = add_strv(p, "dropCapabilities", o->drop_caps)) < 0 || (r = add_string(p, "id", o->id)) < 0 ||
-            (r = spawn_fds(p, o->fds, o->n_fds, fds, &n_fds)) < 0)
-                return r;
-        if (o->hold && (r = add_new(p, "hold", json_object_new_boolean(1))) < 0)
-                return r;
-        if (o->terminal && (r = add_new(p, "terminal", json_object_new_boolean(1))) < 0)
-                return r;
-
-        r = zy_call(c, ZY_IFACE ".Spawn", p, fds, n_fds, 1, &reply);
+        r = spawn_fds(o->fds, o->n_fds, &fd_map, fds, &n_fds);
         if (r < 0)
                 return r;
-
-        res = calloc(1, sizeof(*res));
-        if (!res)
-                return -ENOMEM;
-        res->pidfd = -1;
-        if ((r = get_string(reply->parameters, "id", false, &res->id)) < 0 ||
-            (r = get_string(reply->parameters, "tier", false, &res->tier)) < 0 ||
-            (r = get_int(reply->parameters, "pid", false, 1, INT_MAX, 0, &pid)) < 0)
-                return r;
-        res->pid = (pid_t) pid;
-        if (reply->n_fds == 1)
-                res->pidfd = TAKE_FD(reply->fds[0]);
-        *ret = TAKE_PTR(res);
-        return 0;
+        return call(c, ZY_METHOD_SPAWN, fds, n_fds, &spawn_result_shape, ret,
+                    P_STRV, "argv", o->argv, P_STR, "profile", o->profile, P_STRV, "env", o->env,
+                    P_STR, "cwd", o->cwd, P_STR, "user", o->user, P_STR, "group", o->group,
+                    P_STRV, "dropCapabilities", o->drop_caps, P_STR, "id", o->id, P_JSON, "fds", fd_map,
+                    P_BOOL, "hold", o->hold, P_BOOL, "terminal", o->terminal, P_END);
 }
 
 _public_ int zy_start(zy_conn *c, const char *id) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-
-        return call_id(c, ZY_IFACE ".Start", id, &reply);
+        return call(c, ZY_METHOD_START, NULL, 0, NULL, NULL, P_ID, "id", id, P_END);
 }
 
 _public_ int zy_kill(zy_conn *c, const char *id, int signal, bool all) {
-        _cleanup_(lzy_json_putp) json_object *p = NULL;
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        int r;
-
         if (signal < 0 || signal > 64)
                 return -EINVAL;
-        r = id_params(id, &p);
-        if (r < 0)
-                return r;
-        if (signal > 0 && (r = add_new(p, "signal", json_object_new_int(signal))) < 0)
-                return r;
-        if (all && (r = add_new(p, "all", json_object_new_boolean(1))) < 0)
-                return r;
-        return zy_call(c, ZY_IFACE ".Kill", p, NULL, 0, 0, &reply);
+        return call(c, ZY_METHOD_KILL, NULL, 0, NULL, NULL, P_ID, "id", id, P_INT, "signal", signal,
+                    P_BOOL, "all", all, P_END);
 }
 
 _public_ int zy_wait_send(zy_conn *c, const char *id) {
-        _cleanup_(lzy_json_putp) json_object *p = NULL;
-        int r;
-
-        r = id_params(id, &p);
-        if (r < 0)
-                return r;
-        return zy_call_send(c, ZY_IFACE ".Wait", p, NULL, 0, 0);
+        return send_call(c, ZY_METHOD_WAIT, 0, P_ID, "id", id, P_END);
 }
 
 _public_ int zy_wait_read(zy_conn *c, struct zy_task_info **ret) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        int r;
-
-        if (!ret)
-                return -EINVAL;
-        r = zy_reply_read(c, 0, &reply);
-        if (r < 0)
-                return r;
-        return reply_task(reply, ret);
+        return ret ? read_reply(c, &task_reply_shape, ret) : -EINVAL;
 }
 
 _public_ int zy_wait(zy_conn *c, const char *id, struct zy_task_info **ret) {
-        int r;
+        int r = ret ? zy_wait_send(c, id) : -EINVAL;
 
-        if (!ret)
-                return -EINVAL;
-        r = zy_wait_send(c, id);
-        if (r < 0)
-                return r;
-        return zy_wait_read(c, ret);
+        return r < 0 ? r : zy_wait_read(c, ret);
 }
 
 _public_ int zy_state(zy_conn *c, const char *id, struct zy_task_info **ret) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        int r;
-
-        if (!ret)
-                return -EINVAL;
-        r = call_id(c, ZY_IFACE ".State", id, &reply);
-        if (r < 0)
-                return r;
-        return reply_task(reply, ret);
+        return ret ? call(c, ZY_METHOD_STATE, NULL, 0, &task_reply_shape, ret, P_ID, "id", id, P_END) : -EINVAL;
 }
 
-_public_ int zy_pids(zy_conn *c, const char *id, pid_t **ret_pids, size_t *ret_n) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        _cleanup_free_ pid_t *pids = NULL;
-        json_object *a;
+_public_ int zy_delete(zy_conn *c, const char *id, struct zy_task_info **ret) {
+        return call(c, ZY_METHOD_DELETE, NULL, 0, &task_reply_shape, ret, P_ID, "id", id, P_END);
+}
+
+_public_ int zy_close_io(zy_conn *c, const char *id) {
+        return call(c, ZY_METHOD_CLOSE_IO, NULL, 0, NULL, NULL, P_ID, "id", id, P_END);
+}
+
+/* "pids": [int], each a pid, into a malloc'd array (one slot more, so that an empty list is
+ * still a valid allocation). */
+struct pid_list {
+        pid_t *pids;
         size_t n;
+};
+
+static int own_pids(const char *name, json_object *a, void *p, void *userdata) {
+        struct pid_list *l = p;
+        size_t n = json_object_array_length(a);
+
+        if (!(l->pids = calloc(n + 1, sizeof(pid_t))))
+                return -ENOMEM;
+        for (; l->n < n; l->n++) {
+                json_object *v = json_object_array_get_idx(a, l->n);
+                int64_t pid = json_object_get_int64(v);
+
+                if (!json_object_is_type(v, json_type_int) || pid <= 0 || pid > INT_MAX)
+                        return -EINVAL;
+                l->pids[l->n] = (pid_t) pid;
+        }
+        return 0;
+}
+
+static const struct shape pids_shape = {
+        .size = sizeof(struct pid_list),
+        .fields = (const struct zy_json_field[]){ F_LIST(struct pid_list, "pids", pids, own_pids), {} },
+};
+
+_public_ int zy_pids(zy_conn *c, const char *id, pid_t **ret_pids, size_t *ret_n) {
+        struct pid_list *l = NULL;
         int r;
 
         if (!ret_pids || !ret_n)
                 return -EINVAL;
-        r = call_id(c, ZY_IFACE ".Pids", id, &reply);
+        r = call(c, ZY_METHOD_PIDS, NULL, 0, &pids_shape, &l, P_ID, "id", id, P_END);
         if (r < 0)
                 return r;
-        a = field(reply->parameters, "pids");
-        if (!a || !json_object_is_type(a, json_type_array))
-                return -EBADMSG;
-        n = json_object_array_length(a);
-        /* One slot more, so that an empty list is still a valid allocation. */
-        pids = calloc(n + 1, sizeof(pid_t));
-        if (!pids)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                json_object *v = json_object_array_get_idx(a, i);
-                int64_t pid;
-
-                if (!json_object_is_type(v, json_type_int))
-                        return -EBADMSG;
-                errno = 0;
-                pid = json_object_get_int64(v);
-                if (errno != 0 || pid <= 0 || pid > INT_MAX)
-                        return -EBADMSG;
-                pids[i] = (pid_t) pid;
-        }
-        *ret_pids = TAKE_PTR(pids);
-        *ret_n = n;
+        *ret_pids = l->pids;
+        *ret_n = l->n;
+        free(l);
         return 0;
 }
 
-_public_ struct zy_task_list *zy_task_list_free(struct zy_task_list *l) {
-        if (!l)
-                return NULL;
-        for (size_t i = 0; i < l->n_tasks; i++)
-                zy_task_info_free(l->tasks[i]);
-        free(l->tasks);
-        free(l);
-        return NULL;
-}
+static const struct shape task_list_shape = {
+        .size = sizeof(struct zy_task_list),
+        .fields = (const struct zy_json_field[]){ F_LIST(struct zy_task_list, "tasks", tasks, own_list), {} },
+};
 
-static void task_list_freep(struct zy_task_list **l) {
-        zy_task_list_free(*l);
+_public_ struct zy_task_list *zy_task_list_free(struct zy_task_list *l) {
+        return shape_free(&task_list_shape, l);
 }
 
 _public_ int zy_list(zy_conn *c, struct zy_task_list **ret) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        _cleanup_(task_list_freep) struct zy_task_list *l = NULL;
-        json_object *a;
-        size_t n;
-        int r;
-
-        if (!ret)
-                return -EINVAL;
-        r = zy_call(c, ZY_IFACE ".List", NULL, NULL, 0, 0, &reply);
-        if (r < 0)
-                return r;
-        a = field(reply->parameters, "tasks");
-        if (!a || !json_object_is_type(a, json_type_array))
-                return -EBADMSG;
-        n = json_object_array_length(a);
-        l = calloc(1, sizeof(*l));
-        if (!l)
-                return -ENOMEM;
-        l->tasks = calloc(n + 1, sizeof(struct zy_task_info *));
-        if (!l->tasks)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                r = zy_task_info_from_json(json_object_array_get_idx(a, i), &l->tasks[i]);
-                if (r < 0)
-                        return r;
-                l->n_tasks++;
-        }
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
-_public_ int zy_delete(zy_conn *c, const char *id, struct zy_task_info **ret) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        _cleanup_(task_info_freep) struct zy_task_info *t = NULL;
-        int r;
-
-        r = call_id(c, ZY_IFACE ".Delete", id, &reply);
-        if (r < 0)
-                return r;
-        /* Check the reply even when the caller does not want it: a malformed one is a broken
-         * daemon either way. */
-        r = reply_task(reply, &t);
-        if (r < 0)
-                return r;
-        if (ret)
-                *ret = TAKE_PTR(t);
-        return 0;
-}
-
-_public_ int zy_close_io(zy_conn *c, const char *id) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-
-        return call_id(c, ZY_IFACE ".CloseIO", id, &reply);
+        return ret ? call(c, ZY_METHOD_LIST, NULL, 0, &task_list_shape, ret, P_END) : -EINVAL;
 }
 
 /* ---- events -------------------------------------------------------------------------------- */
 
+#define T struct zy_event
+static const struct shape event_shape = {
+        .size = sizeof(T), .minus_one = offsetof(T, exit_code) + 1,
+        .names = (const char *const[]){ "", "create", "start", "exit", "delete", NULL },
+        .name_at = offsetof(T, type_name), .enum_at = offsetof(T, type),
+        .fields = (const struct zy_json_field[]){
+                F_STR(T, "type", type_name),
+                F_STR(T, "id", id),
+                F_TIME(T, "time", time, REQ),
+                F_INT(T, "pid", pid, OPT, 1, INT_MAX),
+                F_INT(T, "exitCode", exit_code, OPT, 0, 255),
+                F_INT(T, "signal", signal, OPT, 1, 127),
+                {} },
+};
+#undef T
+
 _public_ struct zy_event *zy_event_free(struct zy_event *e) {
-        if (!e)
-                return NULL;
-        free(e->type_name);
-        free(e->id);
-        free(e);
-        return NULL;
+        return shape_free(&event_shape, e);
 }
 
 static void event_freep(struct zy_event **e) {
         zy_event_free(*e);
 }
 
-static int event_from_json(json_object *o, struct zy_event **ret) {
-        _cleanup_(event_freep) struct zy_event *e = NULL;
-        int64_t pid, code, sig;
-        int r;
-
-        if (!o || !json_object_is_type(o, json_type_object))
-                return -EBADMSG;
-        e = calloc(1, sizeof(*e));
-        if (!e)
-                return -ENOMEM;
-        if ((r = get_string(o, "type", false, &e->type_name)) < 0 || (r = get_string(o, "id", false, &e->id)) < 0 ||
-            (r = get_double(o, "time", false, &e->time)) < 0 ||
-            (r = get_int(o, "pid", true, 1, INT_MAX, 0, &pid)) < 0 ||
-            (r = get_int(o, "exitCode", true, 0, 255, -1, &code)) < 0 ||
-            (r = get_int(o, "signal", true, 1, 127, 0, &sig)) < 0)
-                return r;
-        e->type = streq(e->type_name, "create") ? ZY_EVENT_CREATE
-                  : streq(e->type_name, "start") ? ZY_EVENT_START
-                  : streq(e->type_name, "exit")  ? ZY_EVENT_EXIT
-                  : streq(e->type_name, "delete") ? ZY_EVENT_DELETE
-                                                  : ZY_EVENT_UNKNOWN;
-        e->pid = (pid_t) pid;
-        e->exit_code = (int) code;
-        e->signal = (int) sig;
-        *ret = TAKE_PTR(e);
-        return 0;
-}
-
 _public_ int zy_events_subscribe(zy_conn *c) {
-        return zy_call_send(c, ZY_IFACE ".Events", NULL, NULL, 0, ZY_CALL_MORE);
+        return send_call(c, ZY_METHOD_EVENTS, ZY_CALL_MORE, P_END);
 }
 
 _public_ int zy_events_next(zy_conn *c, struct zy_event **ret) {
         _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        json_object *ev;
+        json_object *ev = NULL;
         int r;
 
         if (!ret)
@@ -634,13 +543,13 @@ _public_ int zy_events_next(zy_conn *c, struct zy_event **ret) {
         r = zy_reply_read(c, 0, &reply);
         if (r < 0)
                 return r;
-        ev = field(reply->parameters, "event");
         /* The stream's last reply (the daemon ending it) may carry no event. */
-        if (!ev && !reply->continues) {
+        if ((!json_object_object_get_ex(reply->parameters, "event", &ev) || json_object_is_type(ev, json_type_null)) &&
+            !reply->continues) {
                 *ret = NULL;
                 return 0;
         }
-        return event_from_json(ev, ret);
+        return object_from_json(ev, &event_shape, reply, (void **) ret);
 }
 
 _public_ int zy_events(zy_conn *c, zy_event_cb cb, void *userdata) {
@@ -668,175 +577,81 @@ _public_ int zy_events(zy_conn *c, zy_event_cb cb, void *userdata) {
 
 /* ---- profiles and the daemon --------------------------------------------------------------- */
 
-static struct zy_profile_info *profile_info_free(struct zy_profile_info *p) {
-        if (!p)
-                return NULL;
-        free(p->name);
-        free(p->path);
-        free(p->tier);
-        free(p->tier_reason);
-        free(p->hash);
-        zy_strv_free(p->capabilities);
-        free(p);
-        return NULL;
-}
+#define T struct zy_profile_info
+static const struct shape profile_shape = {
+        .size = sizeof(T),
+        .fields = (const struct zy_json_field[]){
+                F_STR(T, "name", name),
+                F_STR(T, "path", path),
+                F_STR(T, "tier", tier),
+                F_STR(T, "tierReason", tier_reason),
+                F_STR(T, "hash", hash),
+                F_STRV(T, "capabilities", capabilities),
+                F_BOOL(T, "noNewPrivileges", no_new_privileges),
+                F_UINT(T, "bpfInstructions", bpf_instructions),
+                F_UINT(T, "longestPath", longest_path),
+                F_INT(T, "referencePid", reference_pid, OPT, 1, INT_MAX),
+                F_UINT(T, "skippedSyscalls", skipped_syscalls),
+                {} },
+};
+#undef T
 
-static void profile_info_freep(struct zy_profile_info **p) {
-        profile_info_free(*p);
-}
-
-static int profile_info_from_json(json_object *o, struct zy_profile_info **ret) {
-        _cleanup_(profile_info_freep) struct zy_profile_info *p = NULL;
-        int64_t insns, longest, ref, skipped;
-        int r;
-
-        if (!o || !json_object_is_type(o, json_type_object))
-                return -EBADMSG;
-        p = calloc(1, sizeof(*p));
-        if (!p)
-                return -ENOMEM;
-        if ((r = get_string(o, "name", false, &p->name)) < 0 || (r = get_string(o, "path", false, &p->path)) < 0 ||
-            (r = get_string(o, "tier", false, &p->tier)) < 0 ||
-            (r = get_string(o, "tierReason", false, &p->tier_reason)) < 0 ||
-            (r = get_string(o, "hash", false, &p->hash)) < 0 ||
-            (r = get_strv(o, "capabilities", false, &p->capabilities)) < 0 ||
-            (r = get_bool(o, "noNewPrivileges", &p->no_new_privileges)) < 0 ||
-            (r = get_int(o, "bpfInstructions", false, 0, UINT_MAX, 0, &insns)) < 0 ||
-            (r = get_int(o, "longestPath", false, 0, UINT_MAX, 0, &longest)) < 0 ||
-            (r = get_int(o, "referencePid", true, 1, INT_MAX, 0, &ref)) < 0 ||
-            (r = get_int(o, "skippedSyscalls", false, 0, UINT_MAX, 0, &skipped)) < 0)
-                return r;
-        p->bpf_instructions = (unsigned) insns;
-        p->longest_path = (unsigned) longest;
-        p->reference_pid = (pid_t) ref;
-        p->skipped_syscalls = (unsigned) skipped;
-        *ret = TAKE_PTR(p);
-        return 0;
-}
+static const struct shape profile_list_shape = {
+        .size = sizeof(struct zy_profile_list),
+        .fields = (const struct zy_json_field[]){ F_LIST(struct zy_profile_list, "profiles", profiles, own_list), {} },
+};
 
 _public_ struct zy_profile_list *zy_profile_list_free(struct zy_profile_list *l) {
-        if (!l)
-                return NULL;
-        for (size_t i = 0; i < l->n_profiles; i++)
-                profile_info_free(l->profiles[i]);
-        free(l->profiles);
-        free(l);
-        return NULL;
-}
-
-static void profile_list_freep(struct zy_profile_list **l) {
-        zy_profile_list_free(*l);
-}
-
-static int profile_list_from_json(json_object *a, struct zy_profile_list **ret) {
-        _cleanup_(profile_list_freep) struct zy_profile_list *l = NULL;
-        size_t n;
-        int r;
-
-        if (!a || !json_object_is_type(a, json_type_array))
-                return -EBADMSG;
-        n = json_object_array_length(a);
-        l = calloc(1, sizeof(*l));
-        if (!l)
-                return -ENOMEM;
-        l->profiles = calloc(n + 1, sizeof(struct zy_profile_info *));
-        if (!l->profiles)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                r = profile_info_from_json(json_object_array_get_idx(a, i), &l->profiles[i]);
-                if (r < 0)
-                        return r;
-                l->n_profiles++;
-        }
-        *ret = TAKE_PTR(l);
-        return 0;
+        return shape_free(&profile_list_shape, l);
 }
 
 _public_ int zy_list_profiles(zy_conn *c, struct zy_profile_list **ret) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        int r;
-
-        if (!ret)
-                return -EINVAL;
-        r = zy_call(c, ZY_IFACE ".ListProfiles", NULL, NULL, 0, 0, &reply);
-        if (r < 0)
-                return r;
-        return profile_list_from_json(field(reply->parameters, "profiles"), ret);
+        return ret ? call(c, ZY_METHOD_LIST_PROFILES, NULL, 0, &profile_list_shape, ret, P_END) : -EINVAL;
 }
+
+/* "features": {...}, whose members are fields of the status itself (p is its start). */
+static int status_features(const char *name, json_object *v, void *p, void *userdata) {
+        static const struct zy_json_field fields[] = {
+                F_BOOL(struct zy_daemon_status, "clone_filter", clone_filter),
+                F_BOOL(struct zy_daemon_status, "capbset_drop_mask", capbset_drop_mask),
+                {}
+        };
+
+        return zy_json_dispatch(v, fields, ZY_JSON_ALLOW_UNKNOWN, p, NULL, NULL);
+}
+
+#define T struct zy_daemon_status
+static const struct shape daemon_status_shape = {
+        .size = sizeof(T),
+        .fields = (const struct zy_json_field[]){
+                F_STR(T, "version", version),
+                { .name = "features", .type = ZY_JSON_CUSTOM, .flags = REQ, .callback = status_features },
+                F_UINT(T, "tasks", tasks),
+                F_UINT(T, "connections", connections),
+                F_LIST(T, "profiles", profiles, own_list_ptr),
+                {} },
+};
+#undef T
 
 _public_ struct zy_daemon_status *zy_daemon_status_free(struct zy_daemon_status *s) {
-        if (!s)
-                return NULL;
-        free(s->version);
-        zy_profile_list_free(s->profiles);
-        free(s);
-        return NULL;
-}
-
-static void daemon_status_freep(struct zy_daemon_status **s) {
-        zy_daemon_status_free(*s);
+        return shape_free(&daemon_status_shape, s);
 }
 
 _public_ int zy_get_status(zy_conn *c, struct zy_daemon_status **ret) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        _cleanup_(daemon_status_freep) struct zy_daemon_status *s = NULL;
-        json_object *features;
-        int64_t tasks, conns;
-        int r;
-
-        if (!ret)
-                return -EINVAL;
-        r = zy_call(c, ZY_IFACE ".GetStatus", NULL, NULL, 0, 0, &reply);
-        if (r < 0)
-                return r;
-        s = calloc(1, sizeof(*s));
-        if (!s)
-                return -ENOMEM;
-        features = field(reply->parameters, "features");
-        if (!features || !json_object_is_type(features, json_type_object))
-                return -EBADMSG;
-        if ((r = get_string(reply->parameters, "version", false, &s->version)) < 0 ||
-            (r = get_bool(features, "clone_filter", &s->clone_filter)) < 0 ||
-            (r = get_bool(features, "capbset_drop_mask", &s->capbset_drop_mask)) < 0 ||
-            (r = get_int(reply->parameters, "tasks", false, 0, UINT_MAX, 0, &tasks)) < 0 ||
-            (r = get_int(reply->parameters, "connections", false, 0, UINT_MAX, 0, &conns)) < 0 ||
-            (r = profile_list_from_json(field(reply->parameters, "profiles"), &s->profiles)) < 0)
-                return r;
-        s->tasks = (unsigned) tasks;
-        s->connections = (unsigned) conns;
-        *ret = TAKE_PTR(s);
-        return 0;
+        return ret ? call(c, ZY_METHOD_GET_STATUS, NULL, 0, &daemon_status_shape, ret, P_END) : -EINVAL;
 }
+
+#define T struct zy_reload_result
+static const struct shape reload_result_shape = {
+        .size = sizeof(T),
+        .fields = (const struct zy_json_field[]){ F_STRV(T, "loaded", loaded), F_STRV(T, "failed", failed), {} },
+};
+#undef T
 
 _public_ struct zy_reload_result *zy_reload_result_free(struct zy_reload_result *r) {
-        if (!r)
-                return NULL;
-        zy_strv_free(r->loaded);
-        zy_strv_free(r->failed);
-        free(r);
-        return NULL;
-}
-
-static void reload_result_freep(struct zy_reload_result **r) {
-        zy_reload_result_free(*r);
+        return shape_free(&reload_result_shape, r);
 }
 
 _public_ int zy_reload_profiles(zy_conn *c, struct zy_reload_result **ret) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        _cleanup_(reload_result_freep) struct zy_reload_result *res = NULL;
-        int r;
-
-        if (!ret)
-                return -EINVAL;
-        r = zy_call(c, ZY_IFACE ".ReloadProfiles", NULL, NULL, 0, 0, &reply);
-        if (r < 0)
-                return r;
-        res = calloc(1, sizeof(*res));
-        if (!res)
-                return -ENOMEM;
-        if ((r = get_strv(reply->parameters, "loaded", false, &res->loaded)) < 0 ||
-            (r = get_strv(reply->parameters, "failed", false, &res->failed)) < 0)
-                return r;
-        *ret = TAKE_PTR(res);
-        return 0;
+        return ret ? call(c, ZY_METHOD_RELOAD_PROFILES, NULL, 0, &reload_result_shape, ret, P_END) : -EINVAL;
 }

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "fd-util.h"
 #include "zygote-private.h"
 #include "../daemon/util.h"
 
@@ -61,13 +62,8 @@ struct zy_conn {
         json_object *error_params;
 };
 
-static void close_fds(int *fds, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                fds[i] = safe_close(fds[i]);
-}
-
 static void fdset_clear(struct fdset *s) {
-        close_fds(s->fds, s->n);
+        close_many(s->fds, s->n);
         free(s->fds);
         *s = (struct fdset) {};
 }
@@ -226,7 +222,7 @@ _public_ int zy_conn_spawn_failure(const zy_conn *c, const char **ret_step, int 
 
         if (!c)
                 return -EINVAL;
-        if (!streq_ptr(c->error_name, ZY_IFACE ".SpawnFailed"))
+        if (!streq_ptr(c->error_name, ZY_ERROR_SPAWN_FAILED))
                 return -ENODATA;
         if (!json_object_object_get_ex(c->error_params, "step", &step) ||
             !json_object_is_type(step, json_type_string) ||
@@ -253,19 +249,19 @@ static const struct {
         const char *name;
         int error;
 } error_table[] = {
-        { ZY_IFACE ".NoSuchTask", ESRCH },
-        { ZY_IFACE ".NoSuchProfile", ENOENT },
-        { ZY_IFACE ".PermissionDenied", EPERM },
-        { ZY_IFACE ".TaskExists", EEXIST },
-        { ZY_IFACE ".InvalidState", EBUSY },
-        { ZY_IFACE ".SpawnFailed", ECHILD },
-        { ZY_IFACE ".LimitExceeded", E2BIG },
-        { "org.varlink.service.InvalidParameter", EINVAL },
-        { "org.varlink.service.MethodNotFound", EOPNOTSUPP },
-        { "org.varlink.service.MethodNotImplemented", EOPNOTSUPP },
-        { "org.varlink.service.InterfaceNotFound", EOPNOTSUPP },
-        { "org.varlink.service.PermissionDenied", EPERM },
-        { "org.varlink.service.ExpectedMore", EBADRQC },
+        { ZY_ERROR_NO_SUCH_TASK, ESRCH },
+        { ZY_ERROR_NO_SUCH_PROFILE, ENOENT },
+        { ZY_ERROR_PERMISSION_DENIED, EPERM },
+        { ZY_ERROR_TASK_EXISTS, EEXIST },
+        { ZY_ERROR_INVALID_STATE, EBUSY },
+        { ZY_ERROR_SPAWN_FAILED, ECHILD },
+        { ZY_ERROR_LIMIT_EXCEEDED, E2BIG },
+        { ZY_ERROR_INVALID_PARAMETER, EINVAL },
+        { ZY_ERROR_METHOD_NOT_FOUND, EOPNOTSUPP },
+        { ZY_ERROR_METHOD_NOT_IMPLEMENTED, EOPNOTSUPP },
+        { ZY_ERROR_INTERFACE_NOT_FOUND, EOPNOTSUPP },
+        { ZY_ERROR_VARLINK_PERMISSION_DENIED, EPERM },
+        { ZY_ERROR_EXPECTED_MORE, EBADRQC },
 };
 
 /* Limits on things in use that free up over time, where retrying later may succeed (the names
@@ -278,7 +274,7 @@ static const char *const transient_limits[] = {
 _public_ int zy_error_to_errno(const char *error_name, const char *limit) {
         if (!error_name)
                 return -EINVAL;
-        if (streq(error_name, ZY_IFACE ".LimitExceeded") && limit)
+        if (streq(error_name, ZY_ERROR_LIMIT_EXCEEDED) && limit)
                 for (size_t i = 0; i < ELEMENTSOF(transient_limits); i++)
                         if (streq(limit, transient_limits[i]))
                                 return -EAGAIN;
@@ -291,7 +287,7 @@ _public_ int zy_error_to_errno(const char *error_name, const char *limit) {
 _public_ struct zy_reply *zy_reply_free(struct zy_reply *r) {
         if (!r)
                 return NULL;
-        close_fds(r->fds, r->n_fds);
+        close_many(r->fds, r->n_fds);
         free(r->fds);
         if (r->parameters)
                 json_object_put(r->parameters);
@@ -301,45 +297,37 @@ _public_ struct zy_reply *zy_reply_free(struct zy_reply *r) {
 
 /* ---- sending ------------------------------------------------------------------------------- */
 
+/* Waits until fd is ready for events; EINTR is a wake-up like any other. */
+static int wait_fd(int fd, short events) {
+        struct pollfd p = { .fd = fd, .events = events };
+
+        if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                return negative_errno();
+        return 0;
+}
+
 static int conn_send(zy_conn *c, const char *data, size_t len, const int *fds, size_t n_fds) {
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int) * ZY_FDS_MAX)];
-        } control;
         size_t done = 0;
 
         assert(n_fds <= ZY_FDS_MAX);
         while (done < len) {
                 struct iovec iov = { .iov_base = (char *) data + done, .iov_len = len - done };
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
                 ssize_t n;
+                int r;
 
                 /* The fds ride on the sendmsg() carrying the message's first byte, and only on
-                 * that one: a retry after a partial send must not send them again. */
-                if (done == 0 && n_fds > 0) {
-                        memset(&control, 0, sizeof(control));
-                        mh.msg_control = &control;
-                        mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-                        cm->cmsg_level = SOL_SOCKET;
-                        cm->cmsg_type = SCM_RIGHTS;
-                        cm->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-                        memcpy(CMSG_DATA(cm), fds, sizeof(int) * n_fds);
-                }
-                /* MSG_NOSIGNAL: a daemon that went away is an error return, not a SIGPIPE that
+                 * that one: a retry after a partial send must not send them again. send_fds adds
+                 * MSG_NOSIGNAL: a daemon that went away is an error return, not a SIGPIPE that
                  * kills the caller. */
-                n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN) {
-                                struct pollfd p = { .fd = c->fd, .events = POLLOUT };
-                                if (poll(&p, 1, -1) < 0 && errno != EINTR)
-                                        return negative_errno();
-                                continue;
-                        }
-                        return negative_errno();
+                n = send_fds(c->fd, &iov, 1, fds, done == 0 ? n_fds : 0, 0);
+                if (n == -EAGAIN) {
+                        r = wait_fd(c->fd, POLLOUT);
+                        if (r < 0)
+                                return r;
+                        continue;
                 }
+                if (n < 0)
+                        return (int) n;
                 done += (size_t) n;
         }
         return 0;
@@ -504,14 +492,9 @@ static void conn_take_fds(zy_conn *c, uint64_t msg, int **ret_fds, size_t *ret_n
 
 /* One recvmsg() into the buffer; 0 on data, -ECONNRESET on EOF. */
 static int conn_fill(zy_conn *c) {
-        union {
-                struct cmsghdr h;
-                char buf[CMSG_SPACE(sizeof(int) * ZY_FDS_MAX)];
-        } control;
         int fds[ZY_FDS_MAX];
         size_t n_fds = 0;
         struct iovec iov;
-        struct msghdr mh;
         ssize_t n;
         int r = 0;
 
@@ -533,55 +516,26 @@ static int conn_fill(zy_conn *c) {
 
         for (;;) {
                 iov = (struct iovec) { .iov_base = c->in + c->in_end, .iov_len = c->in_alloc - c->in_end };
-                mh = (struct msghdr) { .msg_iov = &iov, .msg_iovlen = 1,
-                                       .msg_control = &control, .msg_controllen = sizeof(control) };
-                n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC);
-                if (n >= 0)
+                n = recv_fds(c->fd, &iov, 1, fds, ZY_FDS_MAX, &n_fds, 0);
+                if (n != -EAGAIN)
                         break;
-                if (errno == EINTR)
-                        continue;
-                if (errno == EAGAIN) {
-                        struct pollfd p = { .fd = c->fd, .events = POLLIN };
-                        if (poll(&p, 1, -1) < 0 && errno != EINTR)
-                                return negative_errno();
-                        continue;
-                }
-                return negative_errno();
+                r = wait_fd(c->fd, POLLIN);
+                if (r < 0)
+                        return r;
         }
-
-        for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-                size_t k;
-
-                if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-                        continue;
-                if (cm->cmsg_len < CMSG_LEN(0) || (cm->cmsg_len - CMSG_LEN(0)) % sizeof(int) != 0) {
-                        r = -EBADMSG;
-                        continue;
-                }
-                k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                if (n_fds + k > ZY_FDS_MAX) {
-                        /* Cannot happen with our control buffer; close what we cannot keep. */
-                        for (size_t i = 0; i < k; i++) {
-                                int fd;
-                                memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-                                safe_close(fd);
-                        }
-                        r = -EBADMSG;
-                        continue;
-                }
-                memcpy(fds + n_fds, CMSG_DATA(cm), k * sizeof(int));
-                n_fds += k;
-        }
-        /* MSG_CTRUNC: the peer sent more fds than the protocol allows; the kernel dropped the
-         * rest, and we cannot know which message is short of fds. */
-        if (mh.msg_flags & MSG_CTRUNC)
-                r = -EBADMSG;
-        if (r == 0 && n_fds > 0 && n == 0)
+        /* -EMSGSIZE: the peer sent more fds than the protocol allows; the kernel dropped the
+         * rest (recv_fds closed those that came), and we cannot know which message is short
+         * of fds. */
+        if (n == -EMSGSIZE || n == -EBADMSG)
+                return -EBADMSG;
+        if (n < 0)
+                return (int) n;
+        if (n_fds > 0 && n == 0)
                 r = -EBADMSG;
         if (r == 0 && n_fds > 0)
                 r = conn_stash_fds(c, c->in + c->in_end, (size_t) n, fds, n_fds);
         if (r < 0) {
-                close_fds(fds, n_fds);
+                close_many(fds, n_fds);
                 return r;
         }
         if (n == 0)
@@ -614,7 +568,7 @@ static int conn_next_message(zy_conn *c, const char **ret_text, size_t *ret_len,
                         conn_take_fds(c, msg, ret_fds, ret_n_fds);
                         if (c->discarding || len > c->reply_limit) {
                                 c->discarding = false;
-                                close_fds(*ret_fds, *ret_n_fds);
+                                close_many(*ret_fds, *ret_n_fds);
                                 *ret_fds = lzy_mfree(*ret_fds);
                                 *ret_n_fds = 0;
                                 return -EMSGSIZE;
@@ -706,7 +660,7 @@ _public_ int zy_reply_read(zy_conn *c, size_t max_fds, struct zy_reply **ret) {
         if (r >= 0 && continues && c->state != CONN_STREAMING)
                 r = -EBADMSG; /* "continues" on a call that did not ask for more */
         if (r < 0) {
-                close_fds(fds, n_fds);
+                close_many(fds, n_fds);
                 c->broken = r == -ECONNRESET ? -ENOTCONN : r;
                 c->state = CONN_IDLE;
                 return r;
@@ -715,7 +669,7 @@ _public_ int zy_reply_read(zy_conn *c, size_t max_fds, struct zy_reply **ret) {
         if (error) {
                 json_object *limit = NULL;
 
-                close_fds(fds, n_fds);
+                close_many(fds, n_fds);
                 c->state = CONN_IDLE;
                 json_object_object_get_ex(params, "limit", &limit);
                 r = zy_error_to_errno(error, limit && json_object_is_type(limit, json_type_string)
@@ -728,7 +682,7 @@ _public_ int zy_reply_read(zy_conn *c, size_t max_fds, struct zy_reply **ret) {
 
         reply = calloc(1, sizeof(*reply));
         if (!reply) {
-                close_fds(fds, n_fds);
+                close_many(fds, n_fds);
                 /* The reply is lost: the caller cannot tell where its call stands. */
                 c->broken = -ENOMEM;
                 c->state = CONN_IDLE;

@@ -34,6 +34,8 @@
 #include <unistd.h>
 
 #include "zygote.h"
+/* header-only helpers shared with launchctl; nothing beyond zygote.h is linked */
+#include "zygote-private.h"
 
 /* The shim's own exit codes, besides the task's status (as launchctl run, see --help). */
 enum {
@@ -263,24 +265,15 @@ static int create(struct shim *s, struct zy_spawn_opts *o, const char *stdio_pat
         int owned[3] = { -1, -1, -1 };
         struct zy_fd_map map[3];
         struct zy_spawn_result *sr = NULL;
-        size_t n = 0;
         int r, ret = 0;
 
-        for (int i = 0; i < 3; i++) {
-                int fd = i;
-
-                if (stdio_paths[i]) {
-                        if (open_stdio(stdio_paths[i], flags[i], &owned[i]) < 0) {
-                                ret = SHIM_EXIT_FAILURE;
-                                goto out;
-                        }
-                        fd = owned[i];
-                } else if (fcntl(i, F_GETFD) < 0)
-                        continue; /* closed here: /dev/null for the task */
-                map[n++] = (struct zy_fd_map) { .fd = fd, .target = i };
-        }
+        for (int i = 0; i < 3; i++)
+                if (stdio_paths[i] && open_stdio(stdio_paths[i], flags[i], &owned[i]) < 0) {
+                        ret = SHIM_EXIT_FAILURE;
+                        goto out;
+                }
         o->fds = map;
-        o->n_fds = n;
+        o->n_fds = zy_stdio_map(map, owned);
         o->hold = true;
 
         r = zy_spawn(s->ctl, o, &sr);
@@ -422,19 +415,15 @@ static int parse_fd(const char *s, int *ret) {
 }
 
 static int shim_run(struct shim *s, int argc, char **argv) {
-        enum { O_SOCKET = 256, O_ID, O_PROFILE, O_STDIN, O_STDOUT, O_STDERR, O_ENV, O_CWD, O_USER, O_GROUP,
-               O_HOLD, O_KILL_ALL, O_PID_FILE, O_EVENTS_FD, O_ATTACH, O_HELP };
+        enum { O_SOCKET = ZY_OPT_OWN, O_STDIN, O_STDOUT, O_STDERR, O_ENV, O_HOLD, O_KILL_ALL, O_PID_FILE,
+               O_EVENTS_FD, O_ATTACH, O_HELP };
         static const struct option opts[] = {
                 { "socket", required_argument, NULL, O_SOCKET },
-                { "id", required_argument, NULL, O_ID },
-                { "profile", required_argument, NULL, O_PROFILE },
+                ZY_SPAWN_OPTIONS,
                 { "stdin", required_argument, NULL, O_STDIN },
                 { "stdout", required_argument, NULL, O_STDOUT },
                 { "stderr", required_argument, NULL, O_STDERR },
                 { "env", required_argument, NULL, O_ENV },
-                { "cwd", required_argument, NULL, O_CWD },
-                { "user", required_argument, NULL, O_USER },
-                { "group", required_argument, NULL, O_GROUP },
                 { "hold", no_argument, NULL, O_HOLD },
                 { "kill-all", no_argument, NULL, O_KILL_ALL },
                 { "pid-file", required_argument, NULL, O_PID_FILE },
@@ -452,16 +441,12 @@ static int shim_run(struct shim *s, int argc, char **argv) {
         int o, r;
 
         opterr = 0;
-        while ((o = getopt_long(argc, argv, "+", opts, NULL)) >= 0)
+        while ((o = getopt_long(argc, argv, "+", opts, NULL)) >= 0) {
+                if (zy_spawn_option(&so, o, optarg))
+                        continue;
                 switch (o) {
                 case O_SOCKET:
                         s->socket_path = optarg;
-                        break;
-                case O_ID:
-                        so.id = optarg;
-                        break;
-                case O_PROFILE:
-                        so.profile = optarg;
                         break;
                 case O_STDIN:
                 case O_STDOUT:
@@ -474,15 +459,6 @@ static int shim_run(struct shim *s, int argc, char **argv) {
                         if (n_env == MAX_ENV)
                                 return usage_error("too many --env", NULL);
                         env[n_env++] = optarg;
-                        break;
-                case O_CWD:
-                        so.cwd = optarg;
-                        break;
-                case O_USER:
-                        so.user = optarg;
-                        break;
-                case O_GROUP:
-                        so.group = optarg;
                         break;
                 case O_HOLD:
                         s->hold = true;
@@ -505,10 +481,11 @@ static int shim_run(struct shim *s, int argc, char **argv) {
                         help();
                         return 0;
                 default:
-                        if (optopt >= O_SOCKET)
+                        if (optopt >= ZY_OPT_PROFILE)
                                 return usage_error("option needs an argument", argv[optind - 1]);
                         return usage_error("unknown option", argv[optind - 1]);
                 }
+        }
         if (s->attach && optind < argc)
                 return usage_error("--attach takes no command", argv[optind]);
         if (!s->attach && optind >= argc)

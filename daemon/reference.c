@@ -13,12 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fd-util.h"
+#include "pidfd-util.h"
 #include "plan.h"
 #include "probe.h"
 #include "reference.h"
@@ -31,98 +32,27 @@
 
 int zy_ref_send(int fd, const struct zy_ref_header *h, const void *payload, size_t len,
                 const int *fds, size_t n_fds) {
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int) * ZY_PLAN_MAX_FDS)];
-        } control;
         struct iovec iov[2] = {
                 { .iov_base = (void *) h, .iov_len = sizeof(*h) },
                 { .iov_base = (void *) payload, .iov_len = len },
         };
-        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
         ssize_t n;
 
         if (n_fds > ZY_PLAN_MAX_FDS || sizeof(*h) + len > ZY_REF_MAX_MSG)
                 return -E2BIG;
-        if (n_fds > 0) {
-                struct cmsghdr *c;
-
-                memset(&control, 0, sizeof(control));
-                mh.msg_control = control.buf;
-                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-                c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-                memcpy(CMSG_DATA(c), fds, sizeof(int) * n_fds);
-        }
-        do
-                n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-        while (n < 0 && errno == EINTR);
+        n = send_fds(fd, iov, len ? 2 : 1, fds, n_fds, MSG_DONTWAIT);
         if (n < 0)
-                return errno == EMSGSIZE ? -E2BIG : -errno;
+                return n == -EMSGSIZE ? -E2BIG : (int) n;
         /* SEQPACKET: all or nothing */
         return (size_t) n == sizeof(*h) + len ? 0 : -EIO;
 }
 
-static void close_many(int *fds, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                fds[i] = safe_close(fds[i]);
-}
-
 ssize_t zy_ref_recv(int fd, void *buf, size_t size, int *fds, size_t max_fds, size_t *ret_n_fds) {
-        union {
-                struct cmsghdr align;
-                char buf[CMSG_SPACE(sizeof(int) * ZY_PLAN_MAX_FDS)];
-        } control;
         struct iovec iov = { .iov_base = buf, .iov_len = size };
-        struct msghdr mh = {
-                .msg_iov = &iov,
-                .msg_iovlen = 1,
-                .msg_control = control.buf,
-                .msg_controllen = sizeof(control.buf),
-        };
-        size_t n_fds = 0;
-        bool too_many = false;
-        ssize_t n;
 
-        do
-                n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-                size_t k;
-                int *data;
-
-                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-                        continue;
-                if (c->cmsg_len < CMSG_LEN(0))
-                        continue;
-                k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                data = (int *) (void *) CMSG_DATA(c);
-                for (size_t i = 0; i < k; i++) {
-                        int f;
-
-                        memcpy(&f, data + i, sizeof(f));
-                        if (n_fds < max_fds && n_fds < ZY_PLAN_MAX_FDS)
-                                fds[n_fds++] = f;
-                        else {
-                                safe_close(f);
-                                too_many = true;
-                        }
-                }
-        }
-        if (too_many || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-                close_many(fds, n_fds);
-                return -EMSGSIZE;
-        }
-        if (ret_n_fds)
-                *ret_n_fds = n_fds;
-        else
-                close_many(fds, n_fds);
-        return n;
+        /* more fds than room, or a datagram cut short: -EMSGSIZE, whatever came closed */
+        return recv_fds(fd, &iov, 1, fds, max_fds < ZY_PLAN_MAX_FDS ? max_fds : ZY_PLAN_MAX_FDS,
+                        ret_n_fds, 0);
 }
 
 /* ---- daemon side ------------------------------------------------------------------------ */
@@ -170,7 +100,7 @@ static void break_ctl(struct zy_reference *r) {
         if (r->ctl_fd >= 0)
                 (void) shutdown(r->ctl_fd, SHUT_RDWR);
         if (r->pidfd >= 0)
-                (void) syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+                (void) pidfd_kill(r->pidfd, SIGKILL);
 }
 
 /* Receives one reply of type want (or ERROR). Returns 0 with *h filled, or a negative errno;
@@ -242,18 +172,12 @@ static int read_status(int fd, int pidfd, int64_t deadline, struct zy_status *re
 }
 
 static int reap(int pidfd, int64_t deadline, siginfo_t *ret_si) {
-        siginfo_t si = { 0 };
         int r;
 
         r = wait_readable(pidfd, -EBADF, deadline);
         if (r < 0)
                 return r;
-        while (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
-                if (errno != EINTR)
-                        return -errno;
-        if (ret_si)
-                *ret_si = si;
-        return 0;
+        return pidfd_reap(pidfd, ret_si);
 }
 
 int zy_reference_start(const char *helper, const struct sock_filter *bpf, size_t len,
@@ -299,9 +223,9 @@ int zy_reference_start(const char *helper, const struct sock_filter *bpf, size_t
         if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
                 map[plan.n_fds++] = (struct zy_fdmap){ .src = STDERR_FILENO, .target = STDERR_FILENO };
 
-        pid = syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
+        pid = clone_with_pidfd(0, &pidfd);
         if (pid < 0)
-                return -errno;
+                return (int) pid;
         if (pid == 0)
                 zy_child_run(&plan); /* only raw syscalls from here: see child.c */
 
@@ -433,7 +357,7 @@ int zy_reference_probe_inherit(struct zy_reference *r, const char *helper, bool 
         }
         if (k < 0) {
                 /* a worker that does not finish in time is killed, never left behind */
-                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                (void) pidfd_kill(pidfd, SIGKILL);
                 (void) reap(pidfd, now_ms() + ZY_REF_TIMEOUT_MS, NULL);
                 if (ret_reason && asprintf(&reason, "probe worker: %s", strerror(-k)) >= 0)
                         *ret_reason = reason;
@@ -461,12 +385,9 @@ void zy_reference_stop(struct zy_reference *r) {
                 return;
         r->ctl_fd = safe_close(r->ctl_fd);
         if (r->pidfd >= 0) {
-                siginfo_t si;
-
                 /* ESRCH (already gone) and ECHILD (someone reaped it) are both fine here */
-                (void) syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
-                while (waitid(P_PIDFD, (id_t) r->pidfd, &si, WEXITED) < 0 && errno == EINTR)
-                        ;
+                (void) pidfd_kill(r->pidfd, SIGKILL);
+                (void) pidfd_reap(r->pidfd, NULL);
         }
         r->pidfd = safe_close(r->pidfd);
         r->pid = 0;

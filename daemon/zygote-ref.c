@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "pidfd-util.h"
 #include "plan.h"
 #include "reference.h"
 #include "util.h"
@@ -90,15 +91,16 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
         s.plan.filter_mode = ZY_FILTER_INHERITED;
         s.plan.filter_early = false;
 
-        /* CLONE_PARENT: the worker is the daemon's child (its SIGCHLD, its waitid). A raw clone
-         * (not clone3, which Docker's profile answers with ENOSYS; these flags pass its
-         * 0x7E020000 mask) with no new stack: the child returns here on a copy of ours. */
-        pid = syscall(SYS_clone, CLONE_PARENT | CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
+        /* CLONE_PARENT: the worker is the daemon's child (its SIGCHLD, its waitid). A plain clone
+         * (not clone3, which Docker's profile answers with ENOSYS and a caller's profile might
+         * kill for; these flags pass its 0x7E020000 mask) with no new stack: the child returns
+         * here on a copy of ours. */
+        pid = clone_with_pidfd(CLONE_PARENT | CLONE_WITH_PIDFD_NO_CLONE3, &pidfd);
         if (pid == 0) {
                 /* the control socket is CLOEXEC; child.c closes it with every other fd */
                 zy_child_run(&s.plan);
         }
-        r = pid < 0 ? errno : 0;
+        r = pid < 0 ? (int) -pid : 0;
         zy_plan_storage_done(&s);
         if (r)
                 return reply_error(ctl, ZY_STEP_NONE, r);

@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -23,6 +22,9 @@
 #include <unistd.h>
 #include <zygote.h>
 
+#include "../bench/bench-opts.h"
+
+#include "bench-opts.h"
 #include "bench.h"
 #include "profile.h"
 #include "util.h"
@@ -54,6 +56,17 @@ static int add_tier_arg(struct tier_arg *t, size_t *n, const char *arg) {
         }
         (*n)++;
         return 0;
+}
+
+/* --tier NAME=SOCKET, through bench_parse_opts: dest is a struct tier_opt. */
+struct tier_opt {
+        struct tier_arg *tiers;
+        size_t *n;
+};
+
+static int tier_opt(const char *arg, void *dest) {
+        struct tier_opt *o = dest;
+        return add_tier_arg(o->tiers, o->n, arg);
 }
 
 static json_object *spawn_params(void) {
@@ -304,48 +317,23 @@ static int run_variant(struct spawn_ctx *s, const struct variant *v, json_object
 }
 
 int bench_cmd_spawn(int argc, char **argv) {
-        static const struct option opts[] = {
-                { "tier", required_argument, NULL, 't' },   { "profile", required_argument, NULL, 'p' },
-                { "oci", required_argument, NULL, 'o' },    { "rounds", required_argument, NULL, 'r' },
-                { "warmup", required_argument, NULL, 'w' }, { "seed", required_argument, NULL, 's' },
-                { "max-seconds", required_argument, NULL, 'm' },
-                {},
-        };
         struct spawn_ctx s = { .devnull = -EBADF };
+        struct tier_opt to = { s.tiers, &s.n_tiers };
         const char *profile_path = NULL, *oci_path = NULL;
         unsigned long rounds = 2000, warmup = 50, max_seconds = 0, min_rounds = 200, done = 0;
         uint64_t seed = 0x5eed;
+        const struct bench_opt opts[] = {
+                { "tier", BENCH_OPT_CALL, &to, tier_opt },     { "profile", BENCH_OPT_STRING, &profile_path, NULL },
+                { "oci", BENCH_OPT_STRING, &oci_path, NULL },         { "rounds", BENCH_OPT_ULONG, &rounds, NULL },
+                { "warmup", BENCH_OPT_ULONG, &warmup, NULL },         { "seed", BENCH_OPT_U64, &seed, NULL },
+                { "max-seconds", BENCH_OPT_ULONG, &max_seconds, NULL }, {},
+        };
         _cleanup_free_ char *perr = NULL;
         json_object *out = NULL, *samples;
-        int c, r, ret = 1;
+        int r, ret = 1;
 
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0)
-                switch (c) {
-                case 't':
-                        if (add_tier_arg(s.tiers, &s.n_tiers, optarg) < 0)
-                                goto finish;
-                        break;
-                case 'p':
-                        profile_path = optarg;
-                        break;
-                case 'o':
-                        oci_path = optarg;
-                        break;
-                case 'r':
-                        rounds = strtoul(optarg, NULL, 10);
-                        break;
-                case 'w':
-                        warmup = strtoul(optarg, NULL, 10);
-                        break;
-                case 's':
-                        seed = strtoull(optarg, NULL, 0);
-                        break;
-                case 'm':
-                        max_seconds = strtoul(optarg, NULL, 10);
-                        break;
-                default:
-                        goto finish;
-                }
+        if (bench_parse_opts(argc, argv, "zygote-bench spawn", opts) != argc)
+                goto finish;
         if (!profile_path || !oci_path || rounds == 0) {
                 fprintf(stderr, "zygote-bench spawn: --profile, --oci and --rounds > 0 are required\n");
                 goto finish;
@@ -531,53 +519,52 @@ static int tp_round(const char *tier, const char *socket, unsigned n, long tasks
         return r;
 }
 
+/* --clients 1,4,16 */
+struct clients_opt {
+        unsigned *v;
+        size_t *n;
+        size_t max;
+};
+
+static int clients_opt(const char *arg, void *dest) {
+        struct clients_opt *o = dest;
+        const char *p = arg;
+        char *end;
+
+        *o->n = 0;
+        while (*p && *o->n < o->max) {
+                unsigned long v = strtoul(p, &end, 10);
+                if (end == p || v == 0 || v > 256) {
+                        fprintf(stderr, "zygote-bench: --clients wants counts 1..256, not '%s'\n", arg);
+                        return -EINVAL;
+                }
+                o->v[(*o->n)++] = (unsigned) v;
+                p = *end == ',' ? end + 1 : end;
+        }
+        return 0;
+}
+
 int bench_cmd_throughput(int argc, char **argv) {
-        static const struct option opts[] = {
-                { "tier", required_argument, NULL, 't' },  { "clients", required_argument, NULL, 'c' },
-                { "rounds", required_argument, NULL, 'r' }, { "tasks", required_argument, NULL, 'n' },
-                { "seed", required_argument, NULL, 's' },  {},
-        };
         struct tier_arg tiers[BENCH_MAX_TIERS];
         size_t n_tiers = 0;
         unsigned clients[8] = { 1, 4, 16 };
         size_t n_clients = 3;
         unsigned long rounds = 8, tasks = 64;
         uint64_t seed = 0x7e57;
+        struct tier_opt to = { tiers, &n_tiers };
+        struct clients_opt co = { clients, &n_clients, ELEMENTSOF(clients) };
+        const struct bench_opt opts[] = {
+                { "tier", BENCH_OPT_CALL, &to, tier_opt }, { "clients", BENCH_OPT_CALL, &co, clients_opt },
+                { "rounds", BENCH_OPT_ULONG, &rounds, NULL },    { "tasks", BENCH_OPT_ULONG, &tasks, NULL },
+                { "seed", BENCH_OPT_U64, &seed, NULL },          {},
+        };
         posix_spawn_file_actions_t fa;
         json_object *out = NULL;
-        int c, r, ret = 1;
+        int r, ret = 1;
         _cleanup_close_ int devnull = -EBADF;
 
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0)
-                switch (c) {
-                case 't':
-                        if (add_tier_arg(tiers, &n_tiers, optarg) < 0)
-                                goto finish;
-                        break;
-                case 'c': {
-                        char *p = optarg, *end;
-                        n_clients = 0;
-                        while (*p && n_clients < ELEMENTSOF(clients)) {
-                                unsigned long v = strtoul(p, &end, 10);
-                                if (end == p || v == 0 || v > 256)
-                                        goto finish;
-                                clients[n_clients++] = (unsigned) v;
-                                p = *end == ',' ? end + 1 : end;
-                        }
-                        break;
-                }
-                case 'r':
-                        rounds = strtoul(optarg, NULL, 10);
-                        break;
-                case 'n':
-                        tasks = strtoul(optarg, NULL, 10);
-                        break;
-                case 's':
-                        seed = strtoull(optarg, NULL, 0);
-                        break;
-                default:
-                        goto finish;
-                }
+        if (bench_parse_opts(argc, argv, "zygote-bench throughput", opts) != argc)
+                goto finish;
         if (rounds == 0 || tasks == 0 || n_clients == 0) {
                 fprintf(stderr, "zygote-bench throughput: --rounds, --tasks and --clients must be > 0\n");
                 goto finish;

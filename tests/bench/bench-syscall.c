@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench-opts.h"
 #include "bench.h"
 #include "bpf.h"
 #include "profile.h"
@@ -141,42 +141,23 @@ static json_object *paths_json(const struct filter *f) {
 }
 
 int bench_cmd_syscall(int argc, char **argv) {
-        static const struct option opts[] = {
-                { "profile", required_argument, NULL, 'p' }, { "rounds", required_argument, NULL, 'r' },
-                { "batches", required_argument, NULL, 'b' },
-                { "calls", required_argument, NULL, 'c' },   { "seed", required_argument, NULL, 's' },
-                {},
-        };
         const char *profile_path = NULL;
         unsigned long rounds = 9, batches = 100, calls = 500;
         uint64_t seed = 0x5ca11;
+        const struct bench_opt opts[] = {
+                { "profile", BENCH_OPT_STRING, &profile_path, NULL }, { "rounds", BENCH_OPT_ULONG, &rounds, NULL },
+                { "batches", BENCH_OPT_ULONG, &batches, NULL },        { "calls", BENCH_OPT_ULONG, &calls, NULL },
+                { "seed", BENCH_OPT_U64, &seed, NULL },                {},
+        };
         struct zy_profile *profile = NULL, *linear = NULL;
         const struct zy_profile_options linear_opts = { .optimize = 1 };
         _cleanup_free_ char *perr = NULL;
         _cleanup_free_ double *v = NULL;
         json_object *out = NULL;
-        int c, r, ret = 1;
+        int r, ret = 1;
 
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0)
-                switch (c) {
-                case 'p':
-                        profile_path = optarg;
-                        break;
-                case 'r':
-                        rounds = strtoul(optarg, NULL, 10);
-                        break;
-                case 'b':
-                        batches = strtoul(optarg, NULL, 10);
-                        break;
-                case 'c':
-                        calls = strtoul(optarg, NULL, 10);
-                        break;
-                case 's':
-                        seed = strtoull(optarg, NULL, 0);
-                        break;
-                default:
-                        goto finish;
-                }
+        if (bench_parse_opts(argc, argv, "zygote-bench syscall", opts) != argc)
+                goto finish;
         if (!profile_path || rounds == 0 || batches == 0 || batches > 1000 || calls == 0 || calls > 100000000) {
                 fprintf(stderr, "zygote-bench syscall: --profile is required; counts must be > 0\n");
                 goto finish;

@@ -17,13 +17,15 @@
  * Used by tests/integration/test_load.py; the daemon's side (fds, RSS, zombies) is checked there.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <zygote.h>
+
+#include "../bench/bench-opts.h"
 
 #define SPAWN_METHOD "io.zygote.Launcher.Spawn"
 #define MAX_CLIENTS 256
@@ -117,39 +119,23 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-        static const struct option options[] = {
-                { "socket", required_argument, NULL, 's' },
-                { "clients", required_argument, NULL, 'c' },
-                { "spawns", required_argument, NULL, 'n' },
-                { "profile", required_argument, NULL, 'p' },
-                { "help", no_argument, NULL, 'h' },
-                {},
-        };
         const char *socket = NULL, *profile = "default";
         unsigned long n_clients = 16, n_spawns = 100000;
-        int opt;
+        bool help = false;
+        const struct bench_opt opts[] = {
+                { "socket", BENCH_OPT_STRING, &socket, NULL }, { "clients", BENCH_OPT_ULONG, &n_clients, NULL },
+                { "spawns", BENCH_OPT_ULONG, &n_spawns, NULL }, { "profile", BENCH_OPT_STRING, &profile, NULL },
+                { "help", BENCH_OPT_FLAG, &help, NULL },        {},
+        };
+        int first_arg = bench_parse_opts(argc, argv, "zygote-load", opts);
 
-        while ((opt = getopt_long(argc, argv, "+h", options, NULL)) >= 0) {
-                switch (opt) {
-                case 's':
-                        socket = optarg;
-                        break;
-                case 'c':
-                        n_clients = strtoul(optarg, NULL, 10);
-                        break;
-                case 'n':
-                        n_spawns = strtoul(optarg, NULL, 10);
-                        break;
-                case 'p':
-                        profile = optarg;
-                        break;
-                case 'h':
-                        usage(stdout);
-                        return 0;
-                default:
-                        usage(stderr);
-                        return 2;
-                }
+        if (help) {
+                usage(stdout);
+                return 0;
+        }
+        if (first_arg < 0) {
+                usage(stderr);
+                return 2;
         }
         if (!socket || n_clients == 0 || n_clients > MAX_CLIENTS || n_spawns == 0) {
                 usage(stderr);
@@ -162,8 +148,8 @@ int main(int argc, char **argv) {
         double t0 = now();
         for (unsigned long i = 0; i < n_clients; i++) {
                 json_object *params = json_object_new_object(), *jargv = json_object_new_array();
-                if (optind < argc)
-                        for (int k = optind; k < argc; k++)
+                if (first_arg < argc)
+                        for (int k = first_arg; k < argc; k++)
                                 json_object_array_add(jargv, json_object_new_string(argv[k]));
                 else
                         json_object_array_add(jargv, json_object_new_string("/bin/true"));

@@ -37,16 +37,10 @@
 #include <seccomp.h>
 
 #include "child.h"
+#include "pidfd-util.h"
+#include "testutil.h"
 #include "probe.h"
 #include "util.h"
-
-#if defined(__x86_64__)
-#define TEST_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define TEST_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#else
-#error "add this architecture's AUDIT_ARCH_*"
-#endif
 
 #define BLOCKED_ERRNO 95 /* EOPNOTSUPP: what the test filter answers to personality(2) */
 
@@ -96,74 +90,17 @@ static void plan_init(struct zy_plan *p, char *const *argv) {
         };
 }
 
-/* fork-like clone: the child gets a copy of the stack and returns 0 here. */
-static pid_t clone_pidfd(int *ret_pidfd) {
-        int pidfd = -1;
-        long pid = syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
-
-        if (pid > 0)
-                *ret_pidfd = pidfd;
-        return (pid_t) pid;
-}
-
-static int wait_code(int pidfd) {
-        siginfo_t si = { 0 };
-
-        assert_return_code(waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED), errno);
-        return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
-}
-
-/* A bound on every wait, so that a worker that keeps a pipe open (the bug these tests look
- * for) fails the test instead of hanging it. Never a synchronisation delay. */
-#define TEST_TIMEOUT_MS 20000
-
-static void wait_input(int fd) {
-        struct pollfd pfd = { .fd = fd, .events = POLLIN };
-        int r;
-
-        do
-                r = poll(&pfd, 1, TEST_TIMEOUT_MS);
-        while (r < 0 && errno == EINTR);
-        if (r == 0)
-                fail_msg("fd %d: nothing after %d ms (a leaked copy of a pipe's write end?)", fd,
-                         TEST_TIMEOUT_MS);
-}
-
-static size_t read_all(int fd, char *buf, size_t size) {
-        size_t len = 0;
-
-        for (;;) {
-                ssize_t n;
-
-                wait_input(fd);
-                n = read(fd, buf + len, size - 1 - len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                assert_true(n >= 0);
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                assert_true(len < size - 1);
-        }
-        buf[len] = 0;
-        return len;
+/* The worker switches to uid and gid (with no supplementary groups unless the test adds some). */
+static void plan_ids(struct zy_plan *p, uid_t uid, gid_t gid) {
+        p->set_ids = true;
+        p->uid = uid;
+        p->gid = gid;
 }
 
 static void read_records(int fd, struct result *res) {
-        for (;;) {
-                struct zy_status s;
-                ssize_t n;
+        struct zy_status s;
 
-                wait_input(fd);
-                n = read(fd, &s, sizeof(s));
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                assert_true(n >= 0);
-                if (n == 0)
-                        break;
-                assert_int_equal(n, sizeof(s));
+        while (tu_read_record(fd, &s, sizeof(s))) {
                 assert_true(res->n_recs < (int) ELEMENTSOF(res->recs));
                 res->recs[res->n_recs++] = s;
         }
@@ -190,7 +127,7 @@ static void run(struct zy_plan *plan, bool capture, pre_fn pre, struct result *r
                 plan->n_fds++;
         }
 
-        pid = clone_pidfd(&pidfd);
+        pid = clone_with_pidfd(0, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0) {
                 if (pre)
@@ -200,11 +137,11 @@ static void run(struct zy_plan *plan, bool capture, pre_fn pre, struct result *r
         if (capture) {
                 plan->n_fds--;
                 out[1] = safe_close(out[1]);
-                res->out_len = read_all(out[0], res->out, sizeof(res->out));
+                res->out_len = tu_read_all(out[0], res->out, sizeof(res->out));
         }
         status[1] = safe_close(status[1]);
         read_records(status[0], res);
-        res->code = wait_code(pidfd);
+        res->code = tu_wait_code(pidfd);
 }
 
 static void assert_failed(const struct result *res, enum zy_step step, int err, int code) {
@@ -219,6 +156,12 @@ static void assert_exec_ok(const struct result *res) {
                 fail_msg("unexpected record: %s %s", zy_step_to_string(res->recs[0].step),
                          strerror(res->recs[0].err));
         assert_int_equal(res->code, 0);
+}
+
+/* Runs plan with its output captured and asserts that it exec'd and exited 0. */
+static void run_ok(struct zy_plan *plan, struct result *res) {
+        run(plan, true, NULL, res);
+        assert_exec_ok(res);
 }
 
 /* The value of "Key:" in /proc/self/status output, or NULL. */
@@ -360,8 +303,7 @@ static void test_fd_map(void **state) {
         plan_init(&p, argv);
         p.fds = map;
         p.n_fds = ELEMENTSOF(map);
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
 
         memset(links, 0, sizeof(links));
         n = parse_ls(&res, links, 64);
@@ -437,7 +379,7 @@ static void test_status_fd_low(void **state) {
         plan_init(&p, argv);
         p.fds = map;
         p.n_fds = 1;
-        pid = clone_pidfd(&pidfd);
+        pid = clone_with_pidfd(0, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0) {
                 /* the status pipe on fd 1 and fd 2, sources on fd 0 */
@@ -448,7 +390,7 @@ static void test_status_fd_low(void **state) {
         }
         status[1] = safe_close(status[1]);
         read_records(status[0], &res);
-        res.code = wait_code(pidfd);
+        res.code = tu_wait_code(pidfd);
         assert_failed(&res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
 }
 
@@ -469,8 +411,7 @@ static void test_chdir(void **state) {
 
         plan_init(&p, argv);
         p.cwd = "/proc";
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_string_equal(res.out, "/proc\n");
 }
 
@@ -567,8 +508,7 @@ static void test_path_search(void **state) {
 
         plan_init(&p, argv);
         p.search_path = "/nonexistent-zygote-test::/etc/passwd:/bin";
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_non_null(status_field(&res, "Name", buf, sizeof(buf)));
         assert_string_equal(buf, "cat");
 
@@ -585,8 +525,7 @@ static void test_setsid(void **state) {
         char pid[32], sid[32];
 
         plan_init(&p, argv_status);
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_non_null(status_field(&res, "Pid", pid, sizeof(pid)));
         assert_non_null(status_field(&res, "NSsid", sid, sizeof(sid)));
         assert_string_equal(pid, sid);
@@ -635,8 +574,7 @@ static void test_nofile_soft(void **state) {
 
         plan_init(&p, argv_ulimit);
         p.nofile_soft = 123;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_int_equal(res.out_len, 4);
         assert_memory_equal(res.out, "123\n", 4);
 }
@@ -646,14 +584,12 @@ static void test_nnp(void **state) {
         struct result res;
 
         plan_init(&p, argv_status);
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_status(&res, "NoNewPrivs", "0");
 
         plan_init(&p, argv_status);
         p.no_new_privs = true;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_status(&res, "NoNewPrivs", "1");
 }
 
@@ -668,8 +604,7 @@ static void test_filter_load(void **state) {
         p.no_new_privs = true;
         p.filter_mode = ZY_FILTER_LOAD;
         p.prog = &block_personality_prog;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_status(&res, "Seccomp", "2");
         assert_status(&res, "Seccomp_filters", "1");
         assert_status(&res, "NoNewPrivs", "1");
@@ -679,14 +614,12 @@ static void test_filter_load(void **state) {
         p.no_new_privs = true;
         p.filter_mode = ZY_FILTER_LOAD;
         p.prog = &block_personality_prog;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_string_equal(res.out, "personality errno=95\n");
 
         /* without a filter the same call is allowed */
         plan_init(&p, argv);
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_string_equal(res.out, "personality errno=0\n");
 }
 
@@ -711,7 +644,7 @@ static void test_filter_clone_absent(void **state) {
 
         if (features.clone_filter)
                 skip(); /* covered by the kernel lane on a patched kernel */
-        self = (int) syscall(SYS_pidfd_open, getpid(), 0);
+        self = pidfd_open_pid(getpid());
         assert_true(self >= 0);
         plan_init(&p, argv_true);
         p.no_new_privs = true;
@@ -755,7 +688,7 @@ static int hold_run(bool go, struct result *res) {
         p.no_new_privs = true;
         p.filter_mode = ZY_FILTER_LOAD;
         p.prog = &block_personality_prog;
-        pid = clone_pidfd(&pidfd);
+        pid = clone_with_pidfd(0, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0)
                 zy_child_run(&p);
@@ -763,8 +696,7 @@ static int hold_run(bool go, struct result *res) {
         hold[0] = safe_close(hold[0]);
 
         /* HELD first */
-        wait_input(status[0]);
-        assert_int_equal(read(status[0], &s, sizeof(s)), sizeof(s));
+        assert_true(tu_read_record(status[0], &s, sizeof(s)));
         assert_int_equal(s.step, ZY_STEP_HELD);
         assert_int_equal(s.err, 0);
 
@@ -776,7 +708,7 @@ static int hold_run(bool go, struct result *res) {
                 assert_int_equal(write(hold[1], "x", 1), 1);
         hold[1] = safe_close(hold[1]);
         read_records(status[0], res);
-        res->code = wait_code(pidfd);
+        res->code = tu_wait_code(pidfd);
         return 0;
 }
 
@@ -841,8 +773,7 @@ static void test_try_syscall(void **state) {
 
                 /* allowed: the helper survives and answers, not with the filter's errno */
                 plan_init(&p, argv);
-                run(&p, true, NULL, &res);
-                assert_exec_ok(&res);
+                run_ok(&p, &res);
                 snprintf(want, sizeof(want), "%s errno=", line);
                 assert_true(strncmp(res.out, want, strlen(want)) == 0);
                 assert_int_not_equal(atoi(res.out + strlen(want)), BLOCKED_ERRNO);
@@ -852,8 +783,7 @@ static void test_try_syscall(void **state) {
                 p.no_new_privs = true;
                 p.filter_mode = ZY_FILTER_LOAD;
                 p.prog = &prog;
-                run(&p, true, NULL, &res);
-                assert_exec_ok(&res);
+                run_ok(&p, &res);
                 snprintf(want, sizeof(want), "%s errno=%d\n", line, BLOCKED_ERRNO);
                 assert_string_equal(res.out, want);
                 n++;
@@ -874,9 +804,7 @@ static void test_ids_as_nonroot(void **state) {
         struct result res;
 
         plan_init(&p, argv_true);
-        p.set_ids = true;
-        p.uid = 0;
-        p.gid = 0;
+        plan_ids(&p, 0, 0);
         p.groups = groups;
         p.n_groups = 1;
         run(&p, false, become_nobody, &res);
@@ -902,15 +830,12 @@ static void test_ids_switch(void **state) {
         struct result res;
 
         plan_init(&p, argv_status);
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         p.groups = groups;
         p.n_groups = ELEMENTSOF(groups);
         p.set_caps = true;
         p.caps_keep = 0;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_status(&res, "Uid", "65534\t65534\t65534\t65534");
         assert_status(&res, "Gid", "65534\t65534\t65534\t65534");
         assert_status(&res, "Groups", "100 65534");
@@ -919,25 +844,28 @@ static void test_ids_switch(void **state) {
 
         /* no groups at all */
         plan_init(&p, argv_status);
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        plan_ids(&p, 65534, 65534);
+        run_ok(&p, &res);
         assert_status(&res, "Groups", "");
 }
 
+/* Keeps only CAP_CHOWN and CAP_KILL in the bounding set, by one prctl or the loop. */
+static const uint64_t capbset_keep = (UINT64_C(1) << CAP_CHOWN) | (UINT64_C(1) << CAP_KILL);
+
+static void run_capbset(bool mask_prctl, struct zy_plan *p, struct result *res) {
+        plan_init(p, argv_status);
+        p->capbset_drop = all_caps() & ~capbset_keep;
+        p->capbset_mask_prctl = mask_prctl;
+        run_ok(p, res);
+        assert_int_equal(status_hex(res, "CapBnd"), capbset_keep);
+}
+
 static void test_capbset_loop(void **state) {
-        uint64_t keep = (UINT64_C(1) << CAP_CHOWN) | (UINT64_C(1) << CAP_KILL);
+        uint64_t keep = capbset_keep;
         struct zy_plan p;
         struct result res;
 
-        plan_init(&p, argv_status);
-        p.capbset_drop = all_caps() & ~keep;
-        p.capbset_mask_prctl = false;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
-        assert_int_equal(status_hex(&res, "CapBnd"), keep);
+        run_capbset(false, &p, &res);
         /* root keeps uid 0: execve gives it the bounding set */
         assert_int_equal(status_hex(&res, "CapEff"), keep);
 
@@ -945,8 +873,7 @@ static void test_capbset_loop(void **state) {
         plan_init(&p, argv_status);
         p.cap_last = 0;
         p.capbset_drop = ~keep;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_int_equal(status_hex(&res, "CapBnd"), keep);
 }
 
@@ -986,8 +913,7 @@ static void test_caps(void **state) {
         p.capbset_drop = all_caps() & ~keep;
         p.set_caps = true;
         p.caps_keep = keep;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_int_equal(status_hex(&res, "CapEff"), keep);
         assert_int_equal(status_hex(&res, "CapPrm"), keep);
         assert_int_equal(status_hex(&res, "CapInh"), keep);
@@ -998,13 +924,10 @@ static void test_caps(void **state) {
          * as non-root then clears them, as for any non-root program */
         plan_init(&p, argv_status);
         p.capbset_drop = all_caps() & ~keep;
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         p.set_caps = true;
         p.caps_keep = keep;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_int_equal(status_hex(&res, "CapEff"), 0);
         assert_int_equal(status_hex(&res, "CapInh"), keep);
         assert_int_equal(status_hex(&res, "CapBnd"), keep);
@@ -1027,9 +950,7 @@ static void test_ambient_cleared(void **state) {
         struct result res;
 
         plan_init(&p, argv_status);
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         run(&p, true, raise_ambient, &res);
         assert_exec_ok(&res);
         assert_int_equal(status_hex(&res, "CapAmb"), 0);
@@ -1042,9 +963,7 @@ static void test_filter_late_needs_nnp(void **state) {
 
         /* uid 65534 without no_new_privs: after the caps step nothing may load a filter */
         plan_init(&p, argv_status);
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         p.set_caps = true;
         p.caps_keep = 0;
         p.filter_mode = ZY_FILTER_LOAD;
@@ -1054,8 +973,7 @@ static void test_filter_late_needs_nnp(void **state) {
 
         /* filter_early loads it while CAP_SYS_ADMIN is still there */
         p.filter_early = true;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_status(&res, "Seccomp", "2");
         assert_status(&res, "Seccomp_filters", "1");
         assert_status(&res, "NoNewPrivs", "0");
@@ -1072,8 +990,7 @@ static void test_filter_late_needs_nnp(void **state) {
         run(&p, true, NULL, &res);
         assert_failed(&res, ZY_STEP_FILTER, EACCES, ZY_EXIT_SETUP_FAILED);
         p.filter_early = true;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_status(&res, "Seccomp_filters", "1");
         assert_int_equal(status_hex(&res, "CapBnd") & (UINT64_C(1) << CAP_SYS_ADMIN), 0);
 }
@@ -1086,9 +1003,7 @@ static void test_full_plan(void **state) {
         /* everything at once, as a Docker-like worker */
         plan_init(&p, argv_status);
         p.cwd = "/";
-        p.set_ids = true;
-        p.uid = 65534;
-        p.gid = 65534;
+        plan_ids(&p, 65534, 65534);
         p.groups = groups;
         p.n_groups = 1;
         p.capbset_drop = all_caps() & ~(UINT64_C(1) << CAP_NET_BIND_SERVICE);
@@ -1096,8 +1011,7 @@ static void test_full_plan(void **state) {
         p.no_new_privs = true;
         p.filter_mode = ZY_FILTER_LOAD;
         p.prog = &block_personality_prog;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
+        run_ok(&p, &res);
         assert_status(&res, "Seccomp_filters", "1");
         assert_status(&res, "NoNewPrivs", "1");
         assert_int_equal(status_hex(&res, "CapBnd"), UINT64_C(1) << CAP_NET_BIND_SERVICE);
@@ -1107,16 +1021,10 @@ static void test_full_plan(void **state) {
 /* ---- PR_CAPBSET_DROP_MASK --------------------------------------------------------------- */
 
 static void test_capbset_mask(void **state) {
-        uint64_t keep = (UINT64_C(1) << CAP_CHOWN) | (UINT64_C(1) << CAP_KILL);
         struct zy_plan p;
         struct result res;
 
-        plan_init(&p, argv_status);
-        p.capbset_drop = all_caps() & ~keep;
-        p.capbset_mask_prctl = true;
-        run(&p, true, NULL, &res);
-        assert_exec_ok(&res);
-        assert_int_equal(status_hex(&res, "CapBnd"), keep);
+        run_capbset(true, &p, &res);
 }
 
 /* ---- the list of the worker's system calls (child.h) ---------------------------------------- */

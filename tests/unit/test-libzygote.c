@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include "fd-util.h"
+#include "testutil.h"
 #include "zygote.h"
 
 struct fixture {
@@ -33,21 +35,12 @@ struct fixture {
         int open_fds_before;
 };
 
-static int count_open_fds(void) {
-        int n = 0;
-
-        for (int fd = 0; fd < 1024; fd++)
-                if (fcntl(fd, F_GETFD) >= 0)
-                        n++;
-        return n;
-}
-
 static int setup(void **state) {
         struct fixture *f = calloc(1, sizeof(*f));
         int sv[2];
 
         assert_non_null(f);
-        f->open_fds_before = count_open_fds();
+        f->open_fds_before = tu_count_open_fds();
         assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
         assert_int_equal(zy_connect_fd(sv[0], &f->c), 0);
         f->srv = sv[1];
@@ -61,7 +54,7 @@ static int teardown(void **state) {
         zy_conn_free(f->c);
         close(f->srv);
         /* Every fd the library received, it closed or handed out (and the test closed). */
-        assert_int_equal(count_open_fds(), f->open_fds_before);
+        assert_int_equal(tu_count_open_fds(), f->open_fds_before);
         free(f);
         return 0;
 }
@@ -71,20 +64,9 @@ static int teardown(void **state) {
 /* Sends one message (text + NUL) with fds on its first byte. */
 static void srv_send(int fd, const char *json, const int *fds, size_t n_fds) {
         size_t len = strlen(json) + 1;
-        char control[CMSG_SPACE(sizeof(int) * 70)] = {};
         struct iovec iov = { .iov_base = (void *) json, .iov_len = len };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
-        if (n_fds > 0) {
-                mh.msg_control = control;
-                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-                struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-                cm->cmsg_level = SOL_SOCKET;
-                cm->cmsg_type = SCM_RIGHTS;
-                cm->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-                memcpy(CMSG_DATA(cm), fds, sizeof(int) * n_fds);
-        }
-        assert_int_equal(sendmsg(fd, &mh, MSG_NOSIGNAL), (ssize_t) len);
+        assert_int_equal(send_fds(fd, &iov, 1, fds, n_fds, 0), (ssize_t) len);
 }
 
 static void srv_sendf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -116,24 +98,18 @@ static void srv_recv(int fd, struct request *req) {
 
         memset(req, 0, sizeof(*req));
         for (;;) {
-                char control[CMSG_SPACE(sizeof(int) * 80)];
                 struct iovec iov = { .iov_base = buf + len, .iov_len = 1 };
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
-                                     .msg_controllen = sizeof(control) };
-                ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                size_t k = 0;
+                ssize_t n = recv_fds(fd, &iov, 1, req->fds + req->n_fds,
+                                     sizeof(req->fds) / sizeof(req->fds[0]) - req->n_fds, &k, MSG_DONTWAIT);
 
                 if (n < 0)
-                        fail_msg("no complete message from the library (%zu bytes): %m", len);
+                        fail_msg("no complete message from the library (%zu bytes): %s", len, strerror((int) -n));
                 assert_int_equal(n, 1);
-                assert_false(mh.msg_flags & MSG_CTRUNC);
-                for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-                        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                        assert_int_equal(cm->cmsg_type, SCM_RIGHTS);
-                        /* The fds come with the message's first byte. */
+                /* The fds come with the message's first byte. */
+                if (k > 0)
                         assert_int_equal(len, 0);
-                        memcpy(req->fds + req->n_fds, CMSG_DATA(cm), k * sizeof(int));
-                        req->n_fds += k;
-                }
+                req->n_fds += k;
                 if (buf[len++] == 0)
                         break;
                 assert_true(len < sizeof(buf));
@@ -192,6 +168,17 @@ static void assert_method(struct request *req, const char *method) {
         assert_string_equal(req->method, method);
 }
 
+/* Receives the next call and checks its method and (unless NULL) its "id". */
+static void expect_call(int fd, const char *method, const char *id) {
+        struct request req;
+
+        srv_recv(fd, &req);
+        assert_method(&req, method);
+        if (id)
+                assert_param_string(&req, "id", id);
+        request_done(&req);
+}
+
 static bool same_file(int a, int b) {
         struct stat sa, sb;
 
@@ -221,23 +208,12 @@ static void *dribble_thread(void *p) {
 
         for (size_t off = 0; off < d->len;) {
                 size_t n = d->len - off < d->chunk ? d->len - off : d->chunk;
-                char control[CMSG_SPACE(sizeof(int))] = {};
                 struct iovec iov = { .iov_base = (void *) (d->data + off), .iov_len = n };
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
                 ssize_t k;
 
-                if (off == 0 && d->pass_fd >= 0) {
-                        mh.msg_control = control;
-                        mh.msg_controllen = sizeof(control);
-                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-                        cm->cmsg_level = SOL_SOCKET;
-                        cm->cmsg_type = SCM_RIGHTS;
-                        cm->cmsg_len = CMSG_LEN(sizeof(int));
-                        memcpy(CMSG_DATA(cm), &d->pass_fd, sizeof(int));
-                }
-                k = sendmsg(d->fd, &mh, MSG_NOSIGNAL);
+                k = send_fds(d->fd, &iov, 1, &d->pass_fd, off == 0 && d->pass_fd >= 0 ? 1 : 0, 0);
                 if (k <= 0)
-                        return (void *) (intptr_t) errno;
+                        return (void *) (intptr_t) (k < 0 ? -k : EIO);
                 off += (size_t) k;
         }
         return NULL;
@@ -502,7 +478,6 @@ static void test_reply_dribbled(void **state) {
         void *res;
         pid_t *pids = NULL;
         size_t n = 0;
-        struct request req;
 
         assert_int_equal(pthread_create(&t, NULL, dribble_thread, &d), 0);
         assert_int_equal(zy_spawn(f->c, &o, &sr), 0);
@@ -522,13 +497,8 @@ static void test_reply_dribbled(void **state) {
         assert_null(res);
         close(ev);
 
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Spawn");
-        request_done(&req);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Pids");
-        assert_param_string(&req, "id", "slow");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Spawn", NULL);
+        expect_call(f->srv, "io.zygote.Launcher.Pids", "slow");
         srv_expect_nothing(f->srv);
 }
 
@@ -931,6 +901,15 @@ static void test_spawn(void **state) {
                 assert_no_param(&req, absent[i]);
         request_done(&req);
 
+        /* An empty string is still a value: it goes to the daemon, which judges it. */
+        struct zy_spawn_opts o5 = { .argv = argv2, .cwd = "" };
+        srv_send(f->srv, "{\"parameters\":{\"id\":\"t5\",\"pid\":5,\"tier\":\"load\"}}", NULL, 0);
+        assert_int_equal(zy_spawn(f->c, &o5, &sr), 0);
+        sr = zy_spawn_result_free(sr);
+        srv_recv(f->srv, &req);
+        assert_param_string(&req, "cwd", "");
+        request_done(&req);
+
         /* Bad arguments never reach the daemon. */
         const char *empty[] = { NULL };
         struct zy_spawn_opts o3 = { .argv = empty };
@@ -956,10 +935,7 @@ static void test_start_kill_close_io(void **state) {
 
         srv_send(f->srv, "{}", NULL, 0);
         assert_int_equal(zy_start(f->c, "held"), 0);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Start");
-        assert_param_string(&req, "id", "held");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Start", "held");
 
         srv_send(f->srv, "{}", NULL, 0);
         assert_int_equal(zy_kill(f->c, "t", SIGKILL, true), 0);
@@ -983,10 +959,7 @@ static void test_start_kill_close_io(void **state) {
 
         srv_send(f->srv, "{}", NULL, 0);
         assert_int_equal(zy_close_io(f->c, "t"), 0);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.CloseIO");
-        assert_param_string(&req, "id", "t");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.CloseIO", "t");
         srv_expect_nothing(f->srv);
 }
 
@@ -1034,9 +1007,7 @@ static void test_wait_state_delete(void **state) {
         assert_int_equal(zy_task_info_status(t), 128 + 9);
         assert_true(t->started_at == 0);
         zy_task_info_free(t);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Wait");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Wait", NULL);
 
         t = NULL;
         srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("s", "running", "") "}}", NULL, 0);
@@ -1044,9 +1015,7 @@ static void test_wait_state_delete(void **state) {
         assert_int_equal(t->state, ZY_TASK_RUNNING);
         assert_int_equal(zy_task_info_status(t), -1);
         zy_task_info_free(t);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.State");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.State", NULL);
 
         t = NULL;
         srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("c", "created", "") "}}", NULL, 0);
@@ -1071,10 +1040,7 @@ static void test_wait_state_delete(void **state) {
         assert_string_equal(t->id, "d");
         assert_int_equal(zy_task_info_status(t), 0);
         zy_task_info_free(t);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Delete");
-        assert_param_string(&req, "id", "d");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Delete", "d");
 
         srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("d", "stopped", ",\"exitCode\":0") "}}", NULL, 0);
         assert_int_equal(zy_delete(f->c, "d", NULL), 0);
@@ -1130,10 +1096,7 @@ static void test_pids_list(void **state) {
         assert_int_equal(n, 0);
         assert_non_null(pids);
         free(pids);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Pids");
-        assert_param_string(&req, "id", "p");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Pids", "p");
 
         pids = NULL;
         srv_send(f->srv, "{\"parameters\":{\"pids\":[1,\"2\"]}}", NULL, 0);
@@ -1150,9 +1113,7 @@ static void test_pids_list(void **state) {
         assert_string_equal(l->tasks[1]->id, "b");
         assert_int_equal(l->tasks[1]->exit_code, 1);
         zy_task_list_free(l);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.List");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.List", NULL);
 
         l = NULL;
         srv_send(f->srv, "{\"parameters\":{\"tasks\":[" TASK_JSON("a", "running", "") ",{}]}}", NULL, 0);
@@ -1234,9 +1195,7 @@ static void test_events(void **state) {
         assert_int_equal(seen.n, 2);
         assert_int_equal(seen.types[0], ZY_EVENT_START);
         assert_int_equal(seen.types[1], ZY_EVENT_DELETE);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.Events");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.Events", NULL);
         /* Still subscribed: the connection is busy. */
         assert_int_equal(zy_start(f->c, "x"), -EINPROGRESS);
 
@@ -1291,9 +1250,7 @@ static void test_profiles_status_reload(void **state) {
         check_profile(l->profiles[0], "default", 99);
         check_profile(l->profiles[1], "docker", 0);
         zy_profile_list_free(l);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.ListProfiles");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.ListProfiles", NULL);
 
         srv_send(f->srv, "{\"parameters\":{\"version\":\"0.1.0\",\"features\":{\"clone_filter\":false,\"capbset_drop_mask\":true},"
                          "\"profiles\":[" PROFILE_JSON("default", "99") "],\"tasks\":3,\"connections\":2}}",
@@ -1307,9 +1264,7 @@ static void test_profiles_status_reload(void **state) {
         assert_int_equal(s->profiles->n_profiles, 1);
         check_profile(s->profiles->profiles[0], "default", 99);
         zy_daemon_status_free(s);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.GetStatus");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.GetStatus", NULL);
 
         s = NULL;
         srv_send(f->srv, "{\"parameters\":{\"version\":\"0.1.0\",\"features\":{\"clone_filter\":false},"
@@ -1327,9 +1282,7 @@ static void test_profiles_status_reload(void **state) {
         assert_null(rr->loaded[2]);
         assert_null(rr->failed[0]);
         zy_reload_result_free(rr);
-        srv_recv(f->srv, &req);
-        assert_method(&req, "io.zygote.Launcher.ReloadProfiles");
-        request_done(&req);
+        expect_call(f->srv, "io.zygote.Launcher.ReloadProfiles", NULL);
 
         rr = NULL;
         srv_send(f->srv, "{\"error\":\"io.zygote.Launcher.PermissionDenied\",\"parameters\":{\"reason\":\"root only\"}}",

@@ -34,7 +34,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -42,6 +41,7 @@
 
 #include <cmocka.h>
 
+#include "pidfd-util.h"
 #include "zygote.h"
 
 #define DEADLINE_MS 30000
@@ -111,6 +111,21 @@ static int spawn_held(zy_conn *c, const char *id, const char *const *argv, int i
         o.fds = fds;
         o.n_fds = n;
         return zy_spawn(c, &o, ret);
+}
+
+/* spawn_held on new pipes: in (NULL: none) becomes the task's stdin, out (NULL: none) its stdout.
+ * The task's ends are closed here; ours stay open in in[1] and out[0]. */
+static void spawn_piped(zy_conn *c, const char *id, const char *const *argv, int in[2], int out[2],
+                        struct zy_spawn_result **ret) {
+        if (in)
+                pipe_cloexec(in);
+        if (out)
+                pipe_cloexec(out);
+        assert_int_equal(spawn_held(c, id, argv, in ? in[0] : -1, out ? out[1] : -1, ret), 0);
+        if (in)
+                close_fd(&in[0]);
+        if (out)
+                close_fd(&out[1]);
 }
 
 /* Wait with a deadline: a task that never exits fails the test instead of hanging it. */
@@ -240,11 +255,7 @@ static void test_full_lifecycle(void **state) {
         double t0 = now_realtime();
         zy_conn *c = conn();
 
-        pipe_cloexec(in);
-        pipe_cloexec(out);
-        assert_int_equal(spawn_held(c, id, argv, in[0], out[1], &sr), 0);
-        close_fd(&in[0]);
-        close_fd(&out[1]);
+        spawn_piped(c, id, argv, in, out, &sr);
         assert_string_equal(sr->id, id);
         assert_true(sr->pid > 0);
         check_tier(sr);
@@ -352,9 +363,7 @@ static void test_delete_created_kills(void **state) {
         char buf[64];
         zy_conn *c = conn();
 
-        pipe_cloexec(out);
-        assert_int_equal(spawn_held(c, id, argv, -1, out[1], &sr), 0);
-        close_fd(&out[1]);
+        spawn_piped(c, id, argv, NULL, out, &sr);
         assert_true(sr->pidfd >= 0);
         assert_false(fd_readable(sr->pidfd, 0));
 
@@ -386,9 +395,7 @@ static void test_kill_created(void **state) {
         char buf[64];
         zy_conn *c = conn();
 
-        pipe_cloexec(out);
-        assert_int_equal(spawn_held(c, id, argv, -1, out[1], &sr), 0);
-        close_fd(&out[1]);
+        spawn_piped(c, id, argv, NULL, out, &sr);
         assert_int_equal(zy_kill(c, id, SIGTERM, false), 0);
         assert_int_equal(wait_task(c, id, &t), 0);
         assert_int_equal(t->state, ZY_TASK_STOPPED);
@@ -471,9 +478,7 @@ static void test_events(void **state) {
          * comes one loop turn after Spawn (when the held worker reports), and the Events call
          * went out before Spawn did. */
         c = conn();
-        pipe_cloexec(in);
-        assert_int_equal(spawn_held(c, id, argv, in[0], -1, &sr), 0);
-        close_fd(&in[0]);
+        spawn_piped(c, id, argv, in, NULL, &sr);
         assert_int_equal(zy_start(c, id), 0);
         assert_int_equal(zy_kill(c, id, SIGKILL, false), 0);
         assert_int_equal(wait_task(c, id, &t), 0);
@@ -527,9 +532,7 @@ static void test_wait_after_disconnect(void **state) {
 
         /* 1. Exit with no client connected. */
         a = conn();
-        pipe_cloexec(in);
-        assert_int_equal(spawn_held(a, "lc-orphan", argv, in[0], -1, &sr), 0);
-        close_fd(&in[0]);
+        spawn_piped(a, "lc-orphan", argv, in, NULL, &sr);
         assert_int_equal(zy_start(a, "lc-orphan"), 0);
         pidfd = sr->pidfd;
         sr->pidfd = -1;
@@ -556,9 +559,7 @@ static void test_wait_after_disconnect(void **state) {
 
         /* 2. A Wait in flight whose connection closes; a second connection waits instead. */
         a = conn();
-        pipe_cloexec(in);
-        assert_int_equal(spawn_held(a, "lc-rewait", argv, in[0], -1, &sr), 0);
-        close_fd(&in[0]);
+        spawn_piped(a, "lc-rewait", argv, in, NULL, &sr);
         assert_int_equal(zy_start(a, "lc-rewait"), 0);
         assert_int_equal(zy_wait_send(a, "lc-rewait"), 0);
         zy_conn_free(a);
@@ -594,11 +595,7 @@ static void test_pids_kill_all(void **state) {
         bool leader = false;
         zy_conn *c = conn();
 
-        pipe_cloexec(in);
-        pipe_cloexec(out);
-        assert_int_equal(spawn_held(c, id, argv, in[0], out[1], &sr), 0);
-        close_fd(&in[0]);
-        close_fd(&out[1]);
+        spawn_piped(c, id, argv, in, out, &sr);
         assert_int_equal(zy_start(c, id), 0);
         read_until(out[0], "ready\n", buf, sizeof(buf));
         assert_string_equal(buf, "ready\n");
@@ -608,7 +605,7 @@ static void test_pids_kill_all(void **state) {
         for (size_t i = 0; i < n; i++) {
                 leader |= pids[i] == sr->pid;
                 assert_int_equal(session_of(pids[i]), sr->pid);
-                pidfds[i] = (int) syscall(SYS_pidfd_open, pids[i], 0);
+                pidfds[i] = pidfd_open_pid(pids[i]);
                 assert_true(pidfds[i] >= 0);
         }
         assert_true(leader);
@@ -651,11 +648,7 @@ static void test_kill_all_session(void **state) {
         zy_conn *c = conn();
 
         argv[3] = g.self_exe;
-        pipe_cloexec(in);
-        pipe_cloexec(out);
-        assert_int_equal(spawn_held(c, id, argv, in[0], out[1], &sr), 0);
-        close_fd(&in[0]);
-        close_fd(&out[1]);
+        spawn_piped(c, id, argv, in, out, &sr);
         assert_int_equal(zy_start(c, id), 0);
         read_until(out[0], "ready\n", buf, sizeof(buf));
         assert_string_equal(buf, "ready\n");
@@ -666,7 +659,7 @@ static void test_kill_all_session(void **state) {
                 assert_int_equal(session_of(pids[i]), sr->pid);
                 if (pids[i] != sr->pid)
                         child = pids[i];
-                pidfds[i] = (int) syscall(SYS_pidfd_open, pids[i], 0);
+                pidfds[i] = pidfd_open_pid(pids[i]);
                 assert_true(pidfds[i] >= 0);
         }
         assert_int_equal(getpgid(child), child); /* its own group, same session */
@@ -730,9 +723,7 @@ static void test_other_uid(void **state) {
         int in[2];
         zy_conn *c = conn();
 
-        pipe_cloexec(in);
-        assert_int_equal(spawn_held(c, id, argv, in[0], -1, &sr), 0);
-        close_fd(&in[0]);
+        spawn_piped(c, id, argv, in, NULL, &sr);
 
         run_other_uid_check(id);
         t = state_of(c, id);
@@ -868,8 +859,8 @@ static int start_daemon(void) {
         close(lfd);
         close(logfd);
         g.daemon_pid = pid;
-        g.daemon_pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-        return g.daemon_pidfd < 0 ? -errno : 0;
+        g.daemon_pidfd = pidfd_open_pid(pid);
+        return g.daemon_pidfd < 0 ? g.daemon_pidfd : 0;
 }
 
 static int setup_all(void **state) {
@@ -901,7 +892,7 @@ static int teardown_all(void **state) {
                         fprintf(stderr, "zygoted died during the tests\n");
                         bad = 1;
                 } else
-                        (void) syscall(SYS_pidfd_send_signal, g.daemon_pidfd, SIGTERM, NULL, 0);
+                        (void) pidfd_kill(g.daemon_pidfd, SIGTERM);
                 if (waitpid(g.daemon_pid, &status, 0) == g.daemon_pid && (!WIFEXITED(status) || WEXITSTATUS(status)))
                         bad = 1;
                 close(g.daemon_pidfd);

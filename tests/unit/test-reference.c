@@ -28,17 +28,11 @@
 #include <cmocka.h>
 
 #include "child.h"
+#include "pidfd-util.h"
+#include "testutil.h"
 #include "plan.h"
 #include "reference.h"
 #include "util.h"
-
-#if defined(__x86_64__)
-#define TEST_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define TEST_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#else
-#error "add this architecture's AUDIT_ARCH_*"
-#endif
 
 #define BLOCKED_ERRNO 95
 
@@ -75,41 +69,12 @@ static void plan_init(struct zy_plan *p, char *const *argv) {
         };
 }
 
-/* A bound on every wait, so that a worker that keeps a pipe open (the bug these tests look
- * for) fails the test instead of hanging it. Never a synchronisation delay. */
-#define TEST_TIMEOUT_MS 20000
+/* The reference keeps fds 0 to 3 only: nothing a request brought stays behind (fd 4). */
+static void assert_ref_fds_clean(const struct zy_reference *r) {
+        char path[64];
 
-static void wait_input(int fd) {
-        struct pollfd pfd = { .fd = fd, .events = POLLIN };
-        int r;
-
-        do
-                r = poll(&pfd, 1, TEST_TIMEOUT_MS);
-        while (r < 0 && errno == EINTR);
-        if (r == 0)
-                fail_msg("fd %d: nothing after %d ms (a leaked copy of a pipe's write end?)", fd,
-                         TEST_TIMEOUT_MS);
-}
-
-static size_t read_all(int fd, char *buf, size_t size) {
-        size_t len = 0;
-
-        for (;;) {
-                ssize_t n;
-
-                wait_input(fd);
-                n = read(fd, buf + len, size - 1 - len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                assert_true(n >= 0);
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                assert_true(len < size - 1);
-        }
-        buf[len] = 0;
-        return len;
+        snprintf(path, sizeof(path), "/proc/%d/fd/4", (int) r->pid);
+        assert_int_equal(access(path, F_OK), -1);
 }
 
 static const char *field(const char *text, const char *key, char *buf, size_t size) {
@@ -136,7 +101,7 @@ static void file_field(pid_t pid, const char *key, char *buf, size_t size) {
         snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         assert_true(fd >= 0);
-        read_all(fd, text, sizeof(text));
+        tu_read_all(fd, text, sizeof(text));
         if (!field(text, key, buf, size))
                 fail_msg("no %s in %s", key, path);
 }
@@ -175,23 +140,11 @@ static int spawn_through(struct zy_reference *r, char *const *argv, const char *
         assert_int_equal(fcntl(pidfd, F_GETFD), FD_CLOEXEC);
         out[1] = safe_close(out[1]);
         status[1] = safe_close(status[1]);
-        read_all(out[0], w->out, sizeof(w->out));
-        for (;;) {
-                struct zy_status s;
-                ssize_t n;
-
-                wait_input(status[0]);
-                n = read(status[0], &s, sizeof(s));
-
-                assert_true(n >= 0);
-                if (n == 0)
-                        break;
-                assert_int_equal(n, sizeof(s));
-                w->rec = s;
+        tu_read_all(out[0], w->out, sizeof(w->out));
+        while (tu_read_record(status[0], &w->rec, sizeof(w->rec)))
                 w->n_recs++;
-        }
         /* works only because the worker is our child (CLONE_PARENT) */
-        assert_return_code(waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED), errno);
+        assert_int_equal(pidfd_reap(pidfd, &si), 0);
         assert_int_equal(si.si_pid, pid);
         w->code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
         return 0;
@@ -501,12 +454,7 @@ static void test_spawn(void **state) {
                 assert_int_equal(spawn_through(&r, argv_true, NULL, &w), 0);
                 assert_int_equal(w.code, 0);
         }
-        {
-                char path[64];
-
-                snprintf(path, sizeof(path), "/proc/%d/fd/4", (int) r.pid);
-                assert_int_equal(access(path, F_OK), -1);
-        }
+        assert_ref_fds_clean(&r);
 
         zy_reference_stop(&r);
         assert_int_equal(r.pidfd, -EBADF);
@@ -521,7 +469,7 @@ static void test_reference_dies(void **state) {
         int k;
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        assert_return_code(syscall(SYS_pidfd_send_signal, r.pidfd, SIGKILL, NULL, 0), errno);
+        assert_int_equal(pidfd_kill(r.pidfd, SIGKILL), 0);
         /* wait for its death on the pidfd, without reaping it */
         pfd = (struct pollfd){ .fd = r.pidfd, .events = POLLIN };
         assert_int_equal(poll(&pfd, 1, -1), 1);
@@ -550,9 +498,9 @@ static void test_reference_stuck(void **state) {
         int k;
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        assert_return_code(syscall(SYS_pidfd_send_signal, r.pidfd, SIGSTOP, NULL, 0), errno);
+        assert_int_equal(pidfd_kill(r.pidfd, SIGSTOP), 0);
         /* until it is really stopped (not reaped: WNOWAIT) */
-        assert_return_code(waitid(P_PIDFD, (id_t) r.pidfd, &si, WSTOPPED | WNOWAIT), errno);
+        assert_int_equal(pidfd_wait(r.pidfd, WSTOPPED | WNOWAIT, &si), 0);
         assert_int_equal(si.si_code, CLD_STOPPED);
 
         /* bounded: the call gives up instead of blocking the daemon forever... */
@@ -560,7 +508,7 @@ static void test_reference_stuck(void **state) {
         assert_int_equal(k, -ETIMEDOUT);
         /* ...and the reference is killed, so it cannot fork that worker late */
         pfd = (struct pollfd){ .fd = r.pidfd, .events = POLLIN };
-        assert_int_equal(poll(&pfd, 1, TEST_TIMEOUT_MS), 1);
+        assert_int_equal(poll(&pfd, 1, TU_TIMEOUT_MS), 1);
         k = spawn_through(&r, argv_true, NULL, &w);
         assert_true(k == -EPIPE || k == -ECONNRESET);
         zy_reference_stop(&r);
@@ -632,11 +580,7 @@ static void test_malformed_requests(void **state) {
         /* still serving, and no fd left behind in the reference */
         assert_int_equal(spawn_through(&r, argv_true, NULL, &w), 0);
         assert_int_equal(w.code, 0);
-        {
-                char path[64];
-                snprintf(path, sizeof(path), "/proc/%d/fd/4", (int) r.pid);
-                assert_int_equal(access(path, F_OK), -1);
-        }
+        assert_ref_fds_clean(&r);
         zy_reference_stop(&r);
 }
 

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers the cmocka unit tests share: bounded waits on fds and pidfds, reading a pipe to
+ * its end, counting open fds. They fail the running test (cmocka) instead of returning errors.
+ */
+#pragma once
+
+#include <linux/audit.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The AUDIT_ARCH_* that the tests' own seccomp filters check. */
+#if defined(__x86_64__)
+#define TEST_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define TEST_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "add this architecture's AUDIT_ARCH_*"
+#endif
+
+/* A bound on every wait, so that a child that keeps a pipe open (the bug many tests look for)
+ * fails the test instead of hanging it. Never a synchronisation delay. */
+#define TU_TIMEOUT_MS 20000
+
+/* Waits until fd is readable (data or EOF); fails the test after TU_TIMEOUT_MS. */
+void tu_wait_input(int fd);
+
+/* Reads fd to EOF into buf (NUL-terminated; the test fails if it does not fit). Returns the
+ * length. */
+size_t tu_read_all(int fd, char *buf, size_t size);
+
+/* Reads one fixed-size record (such as a child's {step, errno}) from a pipe: true with *rec
+ * filled, false at EOF; a short record fails the test. */
+bool tu_read_record(int fd, void *rec, size_t size);
+
+/* Reaps the process of pidfd: its exit code, or 128 + the signal that killed it. */
+int tu_wait_code(int pidfd);
+
+/* How many fds this process has open (below 1024). */
+int tu_count_open_fds(void);
