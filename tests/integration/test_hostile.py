@@ -595,7 +595,9 @@ def test_odd_fds_reach_the_task_as_sent(daemon, capsys, tmp_path):
             assert low[1023] == "/etc/hostname" and low[7].startswith("socket:")
             assert low[5] == low[6] and low[5].startswith("pipe:")
             assert set(low) == {0, 1, 2, 5, 6, 7, 1023}, links
-            assert links.get(3, low[6]) == low[6], links  # cat may not have opened it yet
+            # fd 3 is cat's own: absent, a file the dynamic loader opens while cat starts (libc,
+            # ld.so.cache), or at last /proc/self/fd/6, the pipe.
+            assert 3 not in links or links[3] == low[6] or links[3].startswith("/"), links
             os.close(w_out)
             w_out = None
             os.write(w_in, b"through fd 6\n")
