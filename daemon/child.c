@@ -52,6 +52,7 @@ struct state {
         int status_fd;
         int hold_fd;
         int ref_pidfd;
+        int exec_fd;
 };
 
 static int report(int fd, enum zy_step step, int err) {
@@ -130,7 +131,7 @@ static int setup_fds(const struct zy_plan *p, struct state *st) {
                         have_std[t] = true;
         }
 
-        n_keep = (st->status_fd >= 0) + (st->hold_fd >= 0) + (st->ref_pidfd >= 0);
+        n_keep = (st->status_fd >= 0) + (st->hold_fd >= 0) + (st->ref_pidfd >= 0) + (st->exec_fd >= 0);
         /* Kept fds end up at max_target+1.. ; the moved copies live above them. */
         base = max_target + 1 + (int) n_keep;
 
@@ -160,6 +161,12 @@ static int setup_fds(const struct zy_plan *p, struct state *st) {
                 if (r < 0)
                         return r;
                 st->ref_pidfd = r;
+        }
+        if (st->exec_fd >= 0) {
+                r = move_above(st->exec_fd, base);
+                if (r < 0)
+                        return r;
+                st->exec_fd = r;
         }
         if (!have_std[0] || !have_std[1] || !have_std[2]) {
                 r = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -197,6 +204,11 @@ static int setup_fds(const struct zy_plan *p, struct state *st) {
                 if (dup3(st->ref_pidfd, next, O_CLOEXEC) < 0)
                         return -errno;
                 st->ref_pidfd = next++;
+        }
+        if (st->exec_fd >= 0) {
+                if (dup3(st->exec_fd, next, O_CLOEXEC) < 0)
+                        return -errno;
+                st->exec_fd = next++;
         }
 
         /* Close the gaps below the highest target: sort the target numbers (at most 67). */
@@ -334,6 +346,10 @@ _Noreturn static void do_exec(const struct zy_plan *p, const struct state *st) {
                 fail(st, ZY_STEP_EXEC, EINVAL, ZY_EXIT_SETUP_FAILED);
         if (!*name)
                 fail(st, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        if (p->exec_by_fd) {
+                syscall(SYS_execveat, st->exec_fd, "", p->argv, p->envp, AT_EMPTY_PATH);
+                fail(st, ZY_STEP_EXEC, errno, exec_exit_code(errno));
+        }
         if (strchr(name, '/')) {
                 execve(name, p->argv, p->envp);
                 fail(st, ZY_STEP_EXEC, errno, exec_exit_code(errno));
@@ -389,6 +405,7 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
                 .status_fd = p->status_fd,
                 .hold_fd = p->hold_fd,
                 .ref_pidfd = p->filter_mode == ZY_FILTER_CLONE ? p->ref_pidfd : -EBADF,
+                .exec_fd = p->exec_by_fd ? p->exec_fd : -EBADF,
         };
         int r;
 

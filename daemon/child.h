@@ -33,7 +33,8 @@
  *                means go on, EOF means abandon (exit ZY_EXIT_ABANDONED)
  *  11. exec:     execve argv[0] if it has a slash, else search plan->search_path (PATH), using
  *                plan->path_buf as scratch (ENOENT/ENOTDIR go on, EACCES is reported if nothing
- *                else is found, as execvp(3) does, without its /bin/sh fallback)
+ *                else is found, as execvp(3) does, without its /bin/sh fallback); with
+ *                plan->exec_by_fd, execveat(plan->exec_fd, "", AT_EMPTY_PATH) instead
  *
  * When the uid switch leaves uid 0 with set_caps, and caps_keep is not empty or filter_early is
  * set, PR_SET_KEEPCAPS is set just before setresuid so that step 6 can still set caps_keep, and
@@ -141,6 +142,13 @@ struct zy_plan {
         const struct sock_fprog *prog; /* ZY_FILTER_LOAD */
         unsigned filter_flags;         /* SECCOMP_FILTER_FLAG_* for ZY_FILTER_LOAD */
         int ref_pidfd;                 /* ZY_FILTER_CLONE */
+
+        /* Exec the file open at exec_fd (O_PATH is enough) rather than look argv[0] up: no
+         * search permission on the directories above it is needed, only the file's own exec
+         * permission. Kept through the fd step like status_fd, closed at exec. Not packed for
+         * the reference: execveat is not in every profile, and an inherited filter applies. */
+        bool exec_by_fd;
+        int exec_fd;
 
         char *path_buf; /* scratch for the PATH search, at least path_buf_len bytes */
         size_t path_buf_len;

@@ -228,6 +228,7 @@ struct zy_daemon {
         size_t n_profile_dirs;
         enum zy_tier forced_tier;
         char helper[4096];
+        int helper_fd; /* the helper, opened once: references and probes are exec'd through it */
 
         bool privileged;  /* running as root: workers switch to the callers' ids */
         uint64_t nofile_soft; /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */

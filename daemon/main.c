@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        struct zy_daemon d = { .listen_fd = -EBADF };
+        struct zy_daemon d = { .listen_fd = -EBADF, .helper_fd = -EBADF };
         _cleanup_free_ char *socket_path = NULL;
         int r, c;
 
@@ -249,6 +249,8 @@ int main(int argc, char **argv) {
                 zy_log(LOG_WARNING, "ignoring LISTEN_FDS: %s", strerror(-n_passed));
 
         r = zy_helper_path(d.helper, sizeof(d.helper));
+        if (r >= 0)
+                r = d.helper_fd = zy_helper_open(d.helper);
         if (r < 0) {
                 zy_log(LOG_ERR, "cannot find the reference helper zygote-ref: %s", strerror(-r));
                 return 1;

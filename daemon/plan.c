@@ -82,7 +82,7 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                 return -E2BIG;
         if ((p->n_fds > 0 && !p->fds) || (p->n_groups > 0 && !p->groups))
                 return -EINVAL;
-        if ((unsigned) p->filter_mode > ZY_FILTER_INHERITED)
+        if ((unsigned) p->filter_mode > ZY_FILTER_INHERITED || p->exec_by_fd) /* exec_fd: never packed */
                 return -EINVAL;
         if (prog && (prog->len > ZY_PLAN_MAX_INSNS || (prog->len > 0 && !prog->filter)))
                 return -E2BIG;

@@ -27,6 +27,8 @@
 
 #define ZY_REF_PROBE_UID 65534
 #define ZY_REF_PROBE_GID 65534
+#define ZY_REF_PROBE_EXEC_PATH "/proc/self/fd/3" /* the helper, mapped to fd 3 in the probe worker */
+#define ZY_REF_PROBE_EXEC_FD 3
 
 /* ---- framing ---------------------------------------------------------------------------- */
 
@@ -180,12 +182,12 @@ static int reap(int pidfd, int64_t deadline, siginfo_t *ret_si) {
         return pidfd_reap(pidfd, ret_si);
 }
 
-int zy_reference_start(const char *helper, const struct sock_filter *bpf, size_t len,
+int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
                        unsigned filter_flags, bool nnp, struct zy_reference *ret) {
         _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF }, status[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF;
         _cleanup_free_ char *payload = NULL;
-        char *argv[] = { (char *) helper, NULL };
+        char *argv[] = { (char *) "zygote-ref", NULL };
         char *envp[] = { NULL };
         char path_buf[PATH_MAX];
         struct zy_fdmap map[2];
@@ -199,7 +201,7 @@ int zy_reference_start(const char *helper, const struct sock_filter *bpf, size_t
         int sndbuf = (int) ZY_REF_MAX_MSG * 2, k;
         long pid;
 
-        if (!helper || !bpf || len == 0 || len > ZY_PLAN_MAX_INSNS || !ret)
+        if (helper_fd < 0 || !bpf || len == 0 || len > ZY_PLAN_MAX_INSNS || !ret)
                 return -EINVAL;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(status, O_CLOEXEC) < 0)
                 return -errno;
@@ -215,6 +217,8 @@ int zy_reference_start(const char *helper, const struct sock_filter *bpf, size_t
                 .hold_fd = -EBADF,
                 .ref_pidfd = -EBADF,
                 .filter_mode = ZY_FILTER_NONE,
+                .exec_by_fd = true,
+                .exec_fd = helper_fd,
                 .path_buf = path_buf,
                 .path_buf_len = sizeof(path_buf),
         };
@@ -291,12 +295,18 @@ int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t
         return 0;
 }
 
-int zy_reference_probe_inherit(struct zy_reference *r, const char *helper, bool privileged,
+int zy_reference_probe_inherit(struct zy_reference *r, int helper_fd, bool privileged,
                                char **ret_reason) {
         static const gid_t groups[] = { ZY_REF_PROBE_GID };
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF;
-        char *argv[] = { (char *) helper, "--probe-exec", NULL };
+        /* The probe worker runs as ZY_REF_PROBE_UID, which may not search the directories above
+         * the helper (a build in /root): it gets the daemon's fd of the helper and execs it by
+         * /proc/self/fd, with execve, the call every real worker makes under the filter already in
+         * place (execveat is not in every profile). A task may always follow its own fds. */
+        char self_path[] = ZY_REF_PROBE_EXEC_PATH;
+        struct zy_fdmap map[] = { { .src = helper_fd, .target = ZY_REF_PROBE_EXEC_FD } };
+        char *argv[] = { self_path, "--probe-exec", NULL };
         char *envp[] = { NULL };
         char path_buf[PATH_MAX];
         struct zy_status rec;
@@ -308,7 +318,7 @@ int zy_reference_probe_inherit(struct zy_reference *r, const char *helper, bool 
         pid_t pid;
         int k;
 
-        if (!r || !helper)
+        if (!r || helper_fd < 0)
                 return -EINVAL;
         if (pipe2(status, O_CLOEXEC) < 0)
                 return -errno;
@@ -316,6 +326,8 @@ int zy_reference_probe_inherit(struct zy_reference *r, const char *helper, bool 
                 .argv = argv,
                 .envp = envp,
                 .cwd = "/",
+                .fds = map,
+                .n_fds = ELEMENTSOF(map),
                 .status_fd = status[1],
                 .hold_fd = -EBADF,
                 .ref_pidfd = -EBADF,
@@ -391,6 +403,15 @@ void zy_reference_stop(struct zy_reference *r) {
         }
         r->pidfd = safe_close(r->pidfd);
         r->pid = 0;
+}
+
+int zy_helper_open(const char *path) {
+        int fd;
+
+        if (!path)
+                return -EINVAL;
+        fd = open(path, O_PATH | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
 }
 
 int zy_helper_path(char *buf, size_t size) {

@@ -69,12 +69,12 @@ struct zy_reference {
 
 #define ZY_REFERENCE_NULL ((struct zy_reference){ .pid = 0, .pidfd = -EBADF, .ctl_fd = -EBADF })
 
-/* Starts `helper` (an absolute path, see zy_helper_path()) with a clean environment, 0 and 1 on
+/* Starts the helper open at helper_fd (zy_helper_open()) with a clean environment, 0 and 1 on
  * /dev/null, the daemon's stderr, the control socket on fd 3; sends INIT and waits for READY.
  * bpf/len: the program (len instructions); nnp: set no_new_privs before loading it (without
  * it, the reference needs CAP_SYS_ADMIN). Errors: the exec's errno, the reference's
  * (negative) errno for the failing step, -ECONNRESET if it died, -ETIMEDOUT. */
-int zy_reference_start(const char *helper, const struct sock_filter *bpf, size_t len,
+int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
                        unsigned filter_flags, bool nnp, struct zy_reference *ret);
 
 /* Has the reference fork a worker that runs zy_child_run(plan) with ZY_FILTER_INHERITED (the
@@ -87,10 +87,10 @@ int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t
 
 /* Runs a probe worker through the reference that does every step a real one does (as root:
  * groups, uid/gid 65534, capbset drop, caps, nnp, chdir /; otherwise nnp and chdir /) and execs
- * `helper --probe-exec`, which exits 0; waits for it (waitid on its pidfd, bounded). Returns 0 if
+ * the helper at helper_fd with --probe-exec, which exits 0; waits for it (waitid on its pidfd, bounded). Returns 0 if
  * the inherit tier is usable; otherwise a negative errno and, if ret_reason is not NULL, a
  * malloc'd reason naming the step and errno, e.g. "uid: Operation not permitted". */
-int zy_reference_probe_inherit(struct zy_reference *r, const char *helper, bool privileged,
+int zy_reference_probe_inherit(struct zy_reference *r, int helper_fd, bool privileged,
                                char **ret_reason);
 
 /* Closes the control socket, SIGKILLs the reference through its pidfd and reaps it. Safe on a
@@ -101,6 +101,13 @@ void zy_reference_stop(struct zy_reference *r);
  * exists and is executable), else ZYGOTE_LIBEXEC_DIR "/zygote-ref". -ENAMETOOLONG if it does
  * not fit in size. */
 int zy_helper_path(char *buf, size_t size);
+
+/* Opens the helper at path (O_PATH | O_CLOEXEC) for zy_reference_start() and
+ * zy_reference_probe_inherit(), which exec it through the fd: whoever runs it then needs only the
+ * file's own exec permission, not search permission on the directories above it. The daemon
+ * opens it once, so every reference runs the file it started with (a helper replaced or
+ * renamed on disk later is not picked up). Returns the fd or a negative errno. */
+int zy_helper_open(const char *path);
 
 /* Both ends' framing: one datagram = header + payload, fds as SCM_RIGHTS. send never blocks
  * (MSG_DONTWAIT; at most one message is ever in flight) and never raises SIGPIPE. recv

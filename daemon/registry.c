@@ -56,7 +56,7 @@ static void on_restart(struct ev_loop *loop, ev_timer *w, int revents);
 static int entry_start_reference(struct zy_entry *e) {
         struct zy_daemon *d = e->d;
         const struct zy_profile *p = e->profile;
-        int r = zy_reference_start(d->helper, p->bpf, p->bpf_len, p->filter_flags,
+        int r = zy_reference_start(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
                                    p->no_new_privs || !d->privileged, &e->ref);
         if (r < 0)
                 return r;
@@ -110,7 +110,7 @@ static int entry_choose_tier(struct zy_entry *e) {
                 snprintf(e->reason, sizeof(e->reason), "--tier clone: the kernel lacks SECCOMP_CLONE_FILTER");
                 return -EOPNOTSUPP;
         }
-        r = zy_reference_probe_inherit(&e->ref, d->helper, d->privileged, &why);
+        r = zy_reference_probe_inherit(&e->ref, d->helper_fd, d->privileged, &why);
         if (r >= 0) {
                 e->best_tier = ZY_TIER_INHERIT;
                 snprintf(e->reason, sizeof(e->reason), "%s",

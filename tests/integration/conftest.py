@@ -25,15 +25,18 @@ def pytest_addoption(parser):
 
 @pytest.fixture(scope="session")
 def bins(request):
+    """The build's programs and profiles, as copies every uid may reach (zytest.stage_build):
+    the tests run them as other users, wherever the tree lies. "build" is the copies' directory."""
     build = os.path.abspath(request.config.getoption("--build-dir"))
-    b = {name: os.path.join(build, name) for name in ("zygoted", "launchctl", "zygote-ref", "try-syscall")}
-    missing = [p for p in b.values() if not os.access(p, os.X_OK)]
+    missing = [os.path.join(build, n) for n in ("zygoted", "launchctl", "zygote-ref", "try-syscall")
+               if not os.access(os.path.join(build, n), os.X_OK)]
     if missing:
         pytest.fail(f"not built: {', '.join(missing)} (build first: cmake --build {build})")
-    b["build"] = build
+    stage, b = zytest.stage_build(build, SOURCE_DIR)
+    b["build"] = stage
     b["source"] = SOURCE_DIR
-    b["profiles"] = os.path.join(SOURCE_DIR, "profiles")
-    return b
+    yield b
+    zytest.remove_workdir(stage)
 
 
 @pytest.fixture
@@ -63,11 +66,12 @@ class DaemonFactory:
         self.dirs.append(d)
         return d
 
-    def __call__(self, tier=None, profile_dirs=None, as_uid=None, env=None, args=(), start=True):
-        """Starts a daemon and waits until it listens. as_uid: run it as that uid (setup (b))."""
+    def __call__(self, tier=None, profile_dirs=None, as_uid=None, env=None, args=(), start=True, bins=None):
+        """Starts a daemon and waits until it listens. as_uid: run it as that uid (setup (b)).
+        bins: other programs than the session's."""
         if as_uid is not None and not zytest.is_root():
             pytest.skip("needs root to run zygoted as another user")
-        d = zytest.Daemon(self.bins, self.workdir(owner=as_uid), tier=tier, profile_dirs=profile_dirs,
+        d = zytest.Daemon(bins or self.bins, self.workdir(owner=as_uid), tier=tier, profile_dirs=profile_dirs,
                           as_uid=as_uid, env=env, args=args)
         self.daemons.append(d)
         if start:

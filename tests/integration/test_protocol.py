@@ -11,7 +11,7 @@ import pytest
 
 import varlink
 import zytest
-from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID
+from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID, pidfd_pid
 
 L = "io.zygote.Launcher."
 INVALID = "org.varlink.service.InvalidParameter"
@@ -35,14 +35,6 @@ def test_get_info(daemon):
         assert "method Spawn(" in desc.parameters["description"]
         e = c.call_error("org.varlink.service.GetInterfaceDescription", {"interface": "org.example.Nope"})
         assert e.error == "org.varlink.service.InterfaceNotFound"
-
-
-def pidfd_pid(fd):
-    with open(f"/proc/self/fdinfo/{fd}") as f:
-        for line in f:
-            if line.startswith("Pid:"):
-                return int(line.split()[1])
-    return None
 
 
 def test_spawn_more_replies_twice(daemon):

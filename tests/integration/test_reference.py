@@ -1,42 +1,25 @@
 # SPDX-License-Identifier: MIT
 """Reference processes: SIGKILL one, and its profile keeps serving (from the load tier while the
 reference is down) and comes back with a new reference."""
+import json
 import os
-import select
 import shutil
 import signal
-import time
 
 import zytest
+from zytest import wait_for
 
 L = "io.zygote.Launcher."
-
-
-def wait_for(cond, what, timeout=30.0):
-    """Polls cond() with a deadline (a condition, not a sleep: returns as soon as it holds)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        select.select([], [], [], 0.05)
 
 
 def check_sandboxed_spawn(d):
     """Spawns cat in default; returns its tier after checking its sandbox."""
     with d.connect() as c:
-        t = zytest.spawn(c, ["cat"])
-        try:
-            st = zytest.proc_status(t.pid)
-            os.write(t.stdin, b"ok\n")
-            out, final = t.finish()
-        finally:
-            t.cleanup()
+        st, out, final, tier = zytest.spawn_and_status(c, ["cat"], b"ok\n")
     assert out == b"ok\n" and final["exitCode"] == 0
     assert st["Seccomp"] == "2" and st["Seccomp_filters"] == "1", st
     assert int(st["CapBnd"], 16) == zytest.DOCKER_CAPS_MASK, st
-    return t.tier
+    return tier
 
 
 def reference_of(d, name="default"):
@@ -68,8 +51,9 @@ def test_sigkill_reference_comes_back(daemon):
 
 
 def test_reference_down_serves_from_load(daemons, bins, needs_root):
-    """With the helper gone, the restart cannot succeed: the profile is deterministically served
-    from the load tier, with the same sandbox, until the helper is back."""
+    """With the helper not executable, the restart cannot succeed: the profile is deterministically
+    served from the load tier, with the same sandbox, until the helper is executable again. (The
+    daemon execs the file it opened at start-up: renaming it away would change nothing.)"""
     helper_dir = daemons.workdir()
     helper = os.path.join(helper_dir, "zygote-ref")
     shutil.copy2(bins["zygote-ref"], helper)
@@ -77,7 +61,7 @@ def test_reference_down_serves_from_load(daemons, bins, needs_root):
     old, p = reference_of(d)
     assert p["tier"] == "inherit" and old
 
-    os.rename(helper, helper + ".away")
+    os.chmod(helper, 0o644)
     os.kill(old, signal.SIGKILL)
     p = wait_for(lambda: (lambda r: r[1] if r[1]["tier"] == "load" else None)(reference_of(d)),
                  "the load tier while the reference is down")
@@ -88,8 +72,31 @@ def test_reference_down_serves_from_load(daemons, bins, needs_root):
     # nonet's reference was never touched.
     assert d.profiles()["nonet"]["tier"] == "inherit"
 
-    os.rename(helper + ".away", helper)
+    os.chmod(helper, 0o755)
     new = wait_for(lambda: (lambda r: r[0] if r[0] and r[0] != old and r[1]["tier"] == "inherit" else None)(
         reference_of(d)), "the reference restarted with backoff", timeout=90)
     assert zytest.proc_status(new)["Seccomp"] == "2"
+    assert check_sandboxed_spawn(d) == "inherit"
+
+
+def test_build_where_only_root_may_search(daemons, bins, needs_root):
+    """zygoted and zygote-ref in a directory only root may search (a clone in /root, mode 0700).
+    The inherit probe's worker and every task run as other uids, which cannot reach the helper by
+    that path; the daemon execs it through the fd it opened: the tier does not depend on where
+    the build lies."""
+    hidden = daemons.workdir()
+    os.chmod(hidden, 0o700)
+    assert os.stat(hidden).st_uid == 0
+    own = dict(bins)
+    for name in ("zygoted", "zygote-ref"):
+        own[name] = shutil.copy2(bins[name], os.path.join(hidden, name))
+    d = daemons(bins=own)
+    assert os.readlink(f"/proc/{d.proc.pid}/exe") == own["zygoted"]
+
+    status = json.loads(d.launchctl("status", "--json").stdout)
+    default = next(p for p in status["profiles"] if p["name"] == "default")
+    assert default["tier"] == "inherit", default
+    assert os.readlink(f"/proc/{default['reference_pid']}/exe") == own["zygote-ref"]
+    r = d.launchctl("run", "--", "id", "-u", uid=zytest.NOBODY)
+    assert r.returncode == 0 and r.stdout == f"{zytest.NOBODY}\n".encode(), r.stderr
     assert check_sandboxed_spawn(d) == "inherit"

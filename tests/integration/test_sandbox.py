@@ -141,18 +141,12 @@ def check_tiers(profiles, tier):
 def sandbox_status(connect, profile):
     """Runs cat in profile; returns the sandbox lines of its /proc status while it runs."""
     with connect() as c:
-        t = zytest.spawn(c, ["/bin/cat"], profile=profile)
-        try:
-            st = zytest.proc_status(t.pid)
-            os.write(t.stdin, b"still here\n")
-            out, final = t.finish()
-        finally:
-            t.cleanup()
+        st, out, final, tier = zytest.spawn_and_status(c, ["/bin/cat"], b"still here\n", profile=profile)
     assert out == b"still here\n"
     assert final["exitCode"] == 0, final
     keys = ["Uid", "Gid", "Groups", "Seccomp", "Seccomp_filters", "NoNewPrivs", "CapInh", "CapPrm",
             "CapEff", "CapBnd", "CapAmb"]
-    return {k: st.get(k) for k in keys}, t.tier
+    return {k: st.get(k) for k in keys}, tier
 
 
 def try_syscalls(connect, bins, profile, names):

@@ -85,12 +85,7 @@ def test_disable_features_env(daemons, needs_root):
     profiles = {p["name"]: p for p in st["profiles"]}
     assert profiles["default"]["tier"] == "inherit" and profiles["nonet"]["tier"] == "inherit"
     with d.connect() as c:
-        t = zytest.spawn(c, ["cat"])
-        try:
-            s = zytest.proc_status(t.pid)
-            _, final = t.finish()
-        finally:
-            t.cleanup()
+        s, _, final, _ = zytest.spawn_and_status(c, ["cat"])
     # The PR_CAPBSET_DROP fallback loop gives the same bounding set.
     assert int(s["CapBnd"], 16) == zytest.DOCKER_CAPS_MASK
     assert final["exitCode"] == 0
@@ -218,10 +213,5 @@ def test_later_profiles_dir_overrides(daemons, bins, needs_root):
     assert profiles["default"]["capabilities"] == []
     assert profiles["nonet"]["path"].startswith(bins["profiles"])
     with d.connect() as c:
-        t = zytest.spawn(c, ["cat"])
-        try:
-            st = zytest.proc_status(t.pid)
-            _, final = t.finish()
-        finally:
-            t.cleanup()
+        st, _, final, _ = zytest.spawn_and_status(c, ["cat"])
     assert int(st["CapBnd"], 16) == 0 and st["Seccomp"] == "2"

@@ -37,6 +37,8 @@ import time
 
 import pytest
 
+from zytest import pidfd_pid
+
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROFILES = os.path.join(SOURCE_DIR, "profiles")
 TIMEOUT = 60.0          # for anything that should happen; only reached when it does not
@@ -113,14 +115,6 @@ def pidfd_exit_status(fd):
         return None
     mask, = struct.unpack_from("Q", buf, 0)
     return struct.unpack_from("i", buf, 60)[0] if mask & (1 << 3) else None
-
-
-def pidfd_pid(fd):
-    with open(f"/proc/self/fdinfo/{fd}") as f:
-        for line in f:
-            if line.startswith("Pid:"):
-                return int(line.split()[1])
-    return None
 
 
 def readable(fd, timeout):
@@ -870,14 +864,21 @@ def stderr_file(path):
     return f"{st.st_dev}:{st.st_ino}"
 
 
+def run_one_task(m, j, log, stream, task_id, *argv):
+    """zygoted under journal namespace j, its stderr to the file log and JOURNAL_STREAM naming the
+    file stream: runs one task, then stops zygoted. Returns (the task's exit status as launchctl
+    run gives it, zygoted's exit code)."""
+    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(stream)})
+    m.wait_ready()
+    rc = m.launchctl("run", "--id", task_id, "--", *argv, check=False).returncode
+    return rc, os.waitstatus_to_exitcode(m.stop())
+
+
 def test_journal_structured_fields(manager, journal_ns, tmp_path):
     m = manager
     j = journal_ns()
     log = str(tmp_path / "stderr")
-    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(log)})
-    m.wait_ready()
-    assert m.launchctl("run", "--id", "j1", "--", "sh", "-c", "exit 4", check=False).returncode == 4
-    assert os.waitstatus_to_exitcode(m.stop()) == 0
+    assert run_one_task(m, j, log, log, "j1", "sh", "-c", "exit 4") == (4, 0)
     entries = j.drain()
     tasks = [e for e in entries if e.get("ZYGOTE_TASK") == "j1"]
     start = [e for e in tasks if e.get("ZYGOTE_EVENT") == "start"]
@@ -902,10 +903,7 @@ def test_journal_stream_of_another_file_means_stderr(manager, journal_ns, tmp_pa
     j = journal_ns()
     log = str(tmp_path / "stderr")
     other = str(tmp_path / "other")
-    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(other)})
-    m.wait_ready()
-    assert m.launchctl("run", "--id", "j2", "--", "true").returncode == 0
-    assert os.waitstatus_to_exitcode(m.stop()) == 0
+    assert run_one_task(m, j, log, other, "j2", "true") == (0, 0)
     text = open(log).read()
     assert re.search(r"task j2 start: uid=\d+ run_uid=\d+ pid=\d+ profile=default tier=\w+ exe=true", text), text
     assert re.search(r"task j2 exit: .* status=0", text), text
@@ -917,9 +915,6 @@ def test_journal_gone_falls_back_to_stderr(manager, journal_ns, tmp_path):
     m = manager
     j = journal_ns(with_socket=False)
     log = str(tmp_path / "stderr")
-    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(log)})
-    m.wait_ready()
-    assert m.launchctl("run", "--id", "j3", "--", "true").returncode == 0
-    assert os.waitstatus_to_exitcode(m.stop()) == 0
+    assert run_one_task(m, j, log, log, "j3", "true") == (0, 0)
     text = open(log).read()
     assert "listening on" in text and re.search(r"task j3 exit: .* status=0", text), text

@@ -22,13 +22,7 @@ def udaemon(daemons, needs_root):
 
 
 def cat_status(conn, **extra):
-    t = zytest.spawn(conn, ["cat"], extra=extra or None)
-    try:
-        st = zytest.proc_status(t.pid)
-        os.write(t.stdin, b"x\n")
-        out, final = t.finish()
-    finally:
-        t.cleanup()
+    st, out, final, _ = zytest.spawn_and_status(conn, ["cat"], b"x\n", extra=extra or None)
     assert out == b"x\n" and final["exitCode"] == 0
     return st
 

@@ -179,13 +179,13 @@ def connect(path, timeout=30.0):
     return Connection(path, timeout=timeout)
 
 
-def connect_as(path, uid, gid, groups=(), timeout=30.0):
-    """A connection whose peer credentials are uid/gid/groups.
+def connect_many_as(path, uid, gid, n, groups=(), timeout=30.0):
+    """n connections whose peer credentials are uid/gid/groups.
 
     The kernel records SO_PEERCRED and SO_PEERGROUPS at connect(): a child switches to the
-    identity, connects, and hands the connected socket back over a socketpair. The daemon then
-    sees a caller of that identity for the connection's whole life, exactly as if that user's own
-    program had connected.
+    identity, connects, and hands the connected sockets back over a socketpair (200 a message).
+    The daemon then sees a caller of that identity for each connection's whole life, exactly as if
+    that user's own program had connected.
     """
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
     pid = os.fork()
@@ -196,9 +196,13 @@ def connect_as(path, uid, gid, groups=(), timeout=30.0):
             os.setgroups(list(groups))
             os.setresgid(gid, gid, gid)
             os.setresuid(uid, uid, uid)
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-            s.connect(path)
-            socket.send_fds(child, [b"s"], [s.fileno()])
+            socks = []
+            for _ in range(n):
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+                s.connect(path)
+                socks.append(s)
+            for i in range(0, n, 200):
+                socket.send_fds(child, [b"s"], [s.fileno() for s in socks[i:i + 200]])
             code = 0
         except BaseException as e:  # report, never return into pytest from the child
             try:
@@ -208,12 +212,21 @@ def connect_as(path, uid, gid, groups=(), timeout=30.0):
         finally:
             os._exit(code)
     child.close()
+    got = []
     try:
-        msg, fds, _, _ = socket.recv_fds(parent, 4096, 1, socket.MSG_CMSG_CLOEXEC)
+        while len(got) < n:
+            msg, fds, _, _ = socket.recv_fds(parent, 4096, 200, socket.MSG_CMSG_CLOEXEC)
+            if not fds:
+                for fd in got:
+                    os.close(fd)
+                raise OSError(f"connect as {uid}:{gid} failed: {msg.decode(errors='replace')}")
+            got += fds
     finally:
         parent.close()
-        _, status = os.waitpid(pid, 0)
-    if not fds:
-        raise OSError(f"connect as {uid}:{gid} failed: {msg.decode(errors='replace')}")
-    s = socket.socket(fileno=fds[0])
-    return Connection(sock=s, timeout=timeout)
+        os.waitpid(pid, 0)
+    return [Connection(sock=socket.socket(fileno=fd), timeout=timeout) for fd in got]
+
+
+def connect_as(path, uid, gid, groups=(), timeout=30.0):
+    """One connection whose peer credentials are uid/gid/groups (see connect_many_as)."""
+    return connect_many_as(path, uid, gid, 1, groups, timeout)[0]

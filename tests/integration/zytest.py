@@ -83,6 +83,26 @@ def proc_status(pid):
     return out
 
 
+def wait_for(cond, what, timeout=30.0):
+    """Polls cond() with a deadline (a condition, not a sleep: returns as soon as it holds)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        select.select([], [], [], 0.02)
+
+
+def pidfd_pid(fd):
+    """The pid a pidfd of ours refers to, from its fdinfo (None if it says none)."""
+    with open(f"/proc/self/fdinfo/{fd}") as f:
+        for line in f:
+            if line.startswith("Pid:"):
+                return int(line.split()[1])
+    return None
+
+
 def wait_readable(fd, timeout):
     r, _, _ = select.select([fd], [], [], timeout)
     return bool(r)
@@ -309,6 +329,20 @@ def spawn(conn, argv, profile=None, stdin=True, stdout=True, env=None, extra=Non
     return t
 
 
+def spawn_and_status(conn, argv, data=b"", **kw):
+    """Spawns argv (a cat, as a rule), reads its /proc status while it runs, then writes data to
+    its stdin and waits for it: returns (status dict, stdout bytes, final task, tier)."""
+    t = spawn(conn, argv, **kw)
+    try:
+        st = proc_status(t.pid)
+        if data:
+            os.write(t.stdin, data)
+        out, final = t.finish()
+    finally:
+        t.cleanup()
+    return st, out, final, t.tier
+
+
 def run_task(conn, argv, stdin_data=b"", **kw):
     """Spawns argv with stdin_data on its stdin; returns (stdout bytes, final task, tier)."""
     t = spawn(conn, argv, **kw)
@@ -341,3 +375,34 @@ def make_workdir():
 
 def remove_workdir(d):
     shutil.rmtree(d, ignore_errors=True)
+
+
+# What other uids exec or read: zygoted as setup (b), launchctl and the shim as callers, the
+# workloads, the reference helper (the daemon opens it, but an unprivileged daemon looks for it).
+STAGED_PROGRAMS = ("zygoted", "launchctl", "zygote-ref", "try-syscall", "zygote-shim", "zygote-load")
+
+
+def stage_build(build, source):
+    """Copies the programs of the build (and libzygote, which the shim finds at $ORIGIN/client)
+    and the bundled profiles into a fresh directory every uid may search: the tree may lie where
+    only its owner can (a clone in /root, mode 0700), and a uid that cannot reach a file cannot
+    exec or read it. Returns (directory, {name: path}); the caller removes the directory."""
+    stage = make_workdir()
+
+    def copy(src, dst, mode):
+        shutil.copyfile(src, dst)
+        os.chmod(dst, mode)
+        return dst
+
+    paths = {name: copy(os.path.join(build, name), os.path.join(stage, name), 0o755)
+             for name in STAGED_PROGRAMS if os.access(os.path.join(build, name), os.X_OK)}
+    os.mkdir(os.path.join(stage, "client"), 0o755)
+    lib = os.path.join(build, "client")
+    for name in os.listdir(lib) if os.path.isdir(lib) else ():
+        if name.startswith("libzygote.so"):
+            copy(os.path.join(lib, name), os.path.join(stage, "client", name), 0o644)
+    paths["profiles"] = os.path.join(stage, "profiles")
+    os.mkdir(paths["profiles"], 0o755)
+    for name in os.listdir(os.path.join(source, "profiles")):
+        copy(os.path.join(source, "profiles", name), os.path.join(paths["profiles"], name), 0o644)
+    return stage, paths

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +53,7 @@ static struct sock_filter block_personality[] = FILTER_BLOCKING(__NR_personality
 static struct sock_filter block_setresuid[] = FILTER_BLOCKING(__NR_setresuid, EPERM);
 
 static char helper[PATH_MAX];
+static int helper_fd = -EBADF; /* zy_helper_open(helper) */
 static char try_syscall[PATH_MAX];
 static char path_buf[PATH_MAX];
 static char *const test_env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
@@ -392,7 +394,7 @@ static void test_plan_limits(void **state) {
 /* ---- the reference process --------------------------------------------------------------- */
 
 static int start(const struct sock_filter *f, size_t n, struct zy_reference *r) {
-        return zy_reference_start(helper, f, n, 0, true, r);
+        return zy_reference_start(helper_fd, f, n, 0, true, r);
 }
 
 static void test_spawn(void **state) {
@@ -520,9 +522,13 @@ static void test_start_failures(void **state) {
         static struct sock_filter bad[] = { BPF_STMT(BPF_JMP | BPF_JA, 5) };
         struct zy_reference r = ZY_REFERENCE_NULL;
 
-        assert_int_equal(zy_reference_start("/nonexistent-zygote-test/zygote-ref", block_personality,
-                                            ELEMENTSOF(block_personality), 0, true, &r), -ENOENT);
-        assert_int_equal(zy_reference_start("/etc/passwd", block_personality,
+        _cleanup_close_ int not_exec = zy_helper_open("/etc/passwd");
+
+        assert_int_equal(zy_helper_open("/nonexistent-zygote-test/zygote-ref"), -ENOENT);
+        assert_int_equal(zy_reference_start(-EBADF, block_personality,
+                                            ELEMENTSOF(block_personality), 0, true, &r), -EINVAL);
+        assert_true(not_exec >= 0);
+        assert_int_equal(zy_reference_start(not_exec, block_personality,
                                             ELEMENTSOF(block_personality), 0, true, &r), -EACCES);
         /* the kernel refuses the program: the reference says so (and exits on our close) */
         assert_int_equal(start(bad, ELEMENTSOF(bad), &r), -EINVAL);
@@ -591,14 +597,14 @@ static void test_probe_inherit(void **state) {
         int k;
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        k = zy_reference_probe_inherit(&r, helper, root, &reason);
+        k = zy_reference_probe_inherit(&r, helper_fd, root, &reason);
         if (k < 0)
                 fail_msg("probe failed: %s", reason ? reason : "?");
         assert_null(reason);
         zy_reference_stop(&r);
 
         assert_int_equal(start(block_setresuid, ELEMENTSOF(block_setresuid), &r), 0);
-        k = zy_reference_probe_inherit(&r, helper, root, &reason);
+        k = zy_reference_probe_inherit(&r, helper_fd, root, &reason);
         if (root) {
                 /* the uid switch is what the profile forbids */
                 assert_int_equal(k, -EPERM);
@@ -613,10 +619,50 @@ static void test_probe_inherit(void **state) {
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
         zy_reference_stop(&r);
         reason = NULL;
-        k = zy_reference_probe_inherit(&r, helper, root, &reason);
+        k = zy_reference_probe_inherit(&r, helper_fd, root, &reason);
         assert_true(k < 0);
         assert_non_null(reason);
         free(reason);
+}
+
+/* A copy of the helper in a directory only root may search (a build in /root): the probe worker,
+ * which runs as nobody when we are root, still execs it, because it gets the fd, not the path. */
+static void test_probe_inherit_hidden_helper(void **state) {
+        char dir[] = "/tmp/zygote-test-ref-XXXXXX", path[sizeof(dir) + sizeof("/zygote-ref")];
+        struct zy_reference r = ZY_REFERENCE_NULL;
+        _cleanup_close_ int src = -EBADF, dst = -EBADF, fd = -EBADF;
+        char *reason = NULL;
+        struct stat st;
+        int k;
+
+        if (geteuid() != 0)
+                skip(); /* only root's probe switches to another uid */
+        assert_non_null(mkdtemp(dir)); /* mode 0700, owned by root */
+        snprintf(path, sizeof(path), "%s/zygote-ref", dir);
+        src = open(helper, O_RDONLY | O_CLOEXEC);
+        assert_true(src >= 0);
+        assert_int_equal(fstat(src, &st), 0);
+        dst = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+        assert_true(dst >= 0);
+        while ((k = (int) copy_file_range(src, NULL, dst, NULL, (size_t) st.st_size, 0)) > 0)
+                ;
+        assert_int_equal(k, 0);
+        dst = safe_close(dst);
+        /* the probe's uid (nobody) may not search dir: it cannot reach the helper by path */
+        assert_int_equal(stat(dir, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0700);
+        assert_int_equal(st.st_uid, 0);
+        fd = zy_helper_open(path);
+        assert_true(fd >= 0);
+
+        assert_int_equal(zy_reference_start(fd, block_personality, ELEMENTSOF(block_personality), 0,
+                                            true, &r), 0);
+        k = zy_reference_probe_inherit(&r, fd, true, &reason);
+        if (k < 0)
+                fail_msg("probe failed: %s", reason ? reason : "?");
+        zy_reference_stop(&r);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_helper_path(void **state) {
@@ -659,7 +705,8 @@ static void self_dir_file(const char *name, char *buf, size_t size) {
 static int setup(void **state) {
         const char *t = getenv("ZYGOTE_TRY_SYSCALL");
 
-        if (zy_helper_path(helper, sizeof(helper)) < 0 || access(helper, X_OK) != 0) {
+        if (zy_helper_path(helper, sizeof(helper)) < 0 || access(helper, X_OK) != 0 ||
+            (helper_fd = zy_helper_open(helper)) < 0) {
                 fprintf(stderr, "zygote-ref not found (%s): set ZYGOTE_REF_HELPER\n", helper);
                 return -1;
         }
@@ -683,6 +730,7 @@ int main(void) {
                 cmocka_unit_test(test_start_failures),
                 cmocka_unit_test(test_malformed_requests),
                 cmocka_unit_test(test_probe_inherit),
+                cmocka_unit_test(test_probe_inherit_hidden_helper),
                 cmocka_unit_test(test_helper_path),
         };
 
