@@ -1,0 +1,1297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc: an OCI runtime with runc's command line, for podman (conmon) and containerd (the
+ * runc v2 shim). See docs/CONTAINERS.md.
+ *
+ * `create` forks the container's first process itself, so that it stays in the caller's process
+ * tree (conmon and the shim are child subreapers and learn its exit by reaping it): the init sets
+ * up its sandbox (daemon/sandbox.c), checks that its command can be executed, reports "ready" and
+ * then blocks on ROOT/ID/exec.fifo until `start` writes a byte there; `create` writes the pid file
+ * and exits, and the init is reparented to the caller's subreaper.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile.h"
+#include "runtime.h"
+#include "util.h"
+
+struct ctx {
+        const char *root;
+        const char *log_path;
+        bool log_json;
+        bool debug;
+};
+
+/* ---- logging: stderr for podman (it maps the text to 126/127), the log file for containerd (it
+ * reports the last {"level":"error"} line) ---- */
+
+static void log_line(const struct ctx *c, const char *level, const char *msg) {
+        FILE *f;
+        char ts[64];
+        struct timespec now;
+        struct tm tm;
+
+        if (!c->log_path)
+                return;
+        f = fopen(c->log_path, "ae");
+        if (!f)
+                return;
+        clock_gettime(CLOCK_REALTIME, &now);
+        gmtime_r(&now.tv_sec, &tm);
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        if (c->log_json) {
+                json_object *o = json_object_new_object();
+                char t[96];
+
+                snprintf(t, sizeof(t), "%s.%09ldZ", ts, now.tv_nsec);
+                json_object_object_add(o, "level", json_object_new_string(level));
+                json_object_object_add(o, "msg", json_object_new_string(msg));
+                json_object_object_add(o, "time", json_object_new_string(t));
+                fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                json_object_put(o);
+        } else
+                fprintf(f, "time=\"%sZ\" level=%s msg=\"%s\"\n", ts, level, msg);
+        fclose(f);
+}
+
+__attribute__((format(printf, 2, 3))) static int error(const struct ctx *c, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        fprintf(stderr, "zygote-runc: %s\n", msg ? msg : fmt);
+        log_line(c, "error", msg ? msg : fmt);
+        return 1;
+}
+
+__attribute__((format(printf, 2, 3))) static void debug(const struct ctx *c, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+
+        if (!c->debug && !c->log_path)
+                return;
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                return;
+        va_end(ap);
+        if (c->debug) {
+                fprintf(stderr, "zygote-runc: debug: %s\n", msg);
+                log_line(c, "debug", msg);
+        }
+}
+
+/* strerror in Go's lower case, which podman matches ("no such file or directory") */
+static const char *errstr(int err) {
+        static char buf[128];
+
+        snprintf(buf, sizeof(buf), "%s", strerror(err));
+        if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+                buf[0] = (char) (buf[0] - 'A' + 'a');
+        return buf;
+}
+
+/* ---- option parsing: runc's flags come before the positional arguments ---- */
+
+struct opt {
+        const char *name;  /* long name without "--" */
+        char short_name;
+        bool has_arg;
+        const char *value; /* NULL when not given; "" for a given flag without argument */
+        const char **list; /* for repeatable options (-e) */
+        size_t n_list;
+};
+
+/* Fills opts from argv[0..]; returns the index of the first positional argument (after which
+ * everything is positional, as exec's command needs), or -1 after printing an error. */
+static int parse_opts(const struct ctx *c, const char *cmd, int argc, char **argv, struct opt *opts, size_t n_opts) {
+        int i;
+
+        for (i = 0; i < argc; i++) {
+                const char *a = argv[i], *val = NULL, *eq;
+                struct opt *o = NULL;
+                size_t len;
+
+                if (a[0] != '-' || streq(a, "-"))
+                        break;
+                if (streq(a, "--")) {
+                        i++;
+                        break;
+                }
+                if (a[1] == '-') {
+                        eq = strchr(a + 2, '=');
+                        len = eq ? (size_t) (eq - a - 2) : strlen(a + 2);
+                        for (size_t k = 0; k < n_opts; k++)
+                                if (strlen(opts[k].name) == len && strncmp(opts[k].name, a + 2, len) == 0)
+                                        o = &opts[k];
+                        if (eq)
+                                val = eq + 1;
+                } else if (a[2] == '\0') {
+                        for (size_t k = 0; k < n_opts; k++)
+                                if (opts[k].short_name == a[1])
+                                        o = &opts[k];
+                }
+                if (!o) {
+                        /* single-dash long flags (-bundle) are accepted by urfave/cli too */
+                        for (size_t k = 0; k < n_opts && a[1] != '-'; k++)
+                                if (streq(opts[k].name, a + 1))
+                                        o = &opts[k];
+                        if (!o) {
+                                error(c, "%s: unknown option %s", cmd, a);
+                                return -1;
+                        }
+                }
+                if (o->has_arg && !val) {
+                        if (i + 1 >= argc) {
+                                error(c, "%s: option %s needs an argument", cmd, a);
+                                return -1;
+                        }
+                        val = argv[++i];
+                }
+                if (!o->has_arg)
+                        val = "";
+                o->value = val;
+                if (o->list) {
+                        o->list[o->n_list++] = val;
+                }
+        }
+        return i;
+}
+
+static const char *opt_get(const struct opt *opts, size_t n, const char *name) {
+        for (size_t k = 0; k < n; k++)
+                if (streq(opts[k].name, name))
+                        return opts[k].value;
+        return NULL;
+}
+
+/* ---- helpers ---- */
+
+static int mkdir_p(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1;; s++) {
+                bool end = *s == '\0';
+                if (*s != '/' && !end)
+                        continue;
+                *s = '\0';
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                if (end)
+                        return 0;
+                *s = '/';
+        }
+}
+
+static int write_pid_file(const char *path, pid_t pid) {
+        _cleanup_free_ char *tmp = NULL;
+        FILE *f;
+
+        if (!path)
+                return 0;
+        if (asprintf(&tmp, "%s.tmp%d", path, (int) getpid()) < 0)
+                return -ENOMEM;
+        f = fopen(tmp, "we");
+        if (!f)
+                return -errno;
+        fprintf(f, "%d", (int) pid);
+        if (fclose(f) != 0 || rename(tmp, path) < 0) {
+                int r = negative_errno();
+                unlink(tmp);
+                return r;
+        }
+        return 0;
+}
+
+static int write_proc(pid_t pid, const char *file, const char *text) {
+        char path[64];
+        _cleanup_close_ int fd = -EBADF;
+        size_t n = strlen(text);
+
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, file);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, text, n) != (ssize_t) n)
+                return negative_errno();
+        return 0;
+}
+
+static int connect_console(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static int parse_signal(const char *s) {
+        char *end;
+        long n;
+
+        if (!s)
+                return SIGTERM;
+        n = strtol(s, &end, 10);
+        if (*s && !*end)
+                return n > 0 && n < _NSIG ? (int) n : -EINVAL;
+        if (strncasecmp(s, "SIG", 3) == 0)
+                s += 3;
+        for (int sig = 1; sig < SIGRTMIN; sig++) {
+                const char *name = sigabbrev_np(sig);
+                if (name && strcasecmp(name, s) == 0)
+                        return sig;
+        }
+        return -EINVAL;
+}
+
+/* The message of one failure record of the container's process, runc's words where podman and
+ * containerd look for them. */
+static void report_failure(const struct ctx *c, const struct zy_oci *o, const struct zy_sb_status *s) {
+        const char *name = o->argv[0];
+
+        switch (s->step) {
+        case ZY_SB_STEP_RESOLVE:
+        case ZY_SB_STEP_EXEC:
+                if (s->err == ENOENT && s->index == 0)
+                        error(c, "unable to start container process: exec: \"%s\": executable file not found in $PATH",
+                              name);
+                else if (s->err == ENOENT)
+                        error(c, "unable to start container process: exec: \"%s\": stat %s: no such file or directory",
+                              name, name);
+                else
+                        error(c, "unable to start container process: exec: \"%s\": %s", name, errstr(s->err));
+                return;
+        case ZY_SB_STEP_MOUNT:
+                if (s->index >= 0 && (size_t) s->index < o->n_mounts) {
+                        const struct zy_sb_mount *m = &o->mounts[s->index];
+                        error(c, "unable to start container process: mount %s (%s) on %s: %s",
+                              m->source ? m->source : "none", m->fstype ? m->fstype : "bind", m->target,
+                              errstr(s->err));
+                        return;
+                }
+                break;
+        default:
+                break;
+        }
+        error(c, "unable to start container process: %s%s: %s", zy_sb_step_to_string(s->step),
+              s->index >= 0 ? " (entry)" : "", errstr(s->err));
+}
+
+static int read_status(int fd, struct zy_sb_status *ret) {
+        ssize_t n;
+
+        do
+                n = recv(fd, ret, sizeof(*ret), 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if (n == 0)
+                return 0; /* EOF: execve happened (or the process died without a word) */
+        return n == (ssize_t) sizeof(*ret) ? 1 : -EIO;
+}
+
+static int wait_exit_status(int pidfd) {
+        siginfo_t si = {};
+
+        while (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
+                if (errno != EINTR)
+                        return 255;
+        if (si.si_code == CLD_EXITED)
+                return si.si_status;
+        return 128 + si.si_status;
+}
+
+/* Waits for a process that is not necessarily our child to be gone: pidfds poll readable then. */
+static void wait_gone(int pidfd) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        (void) poll(&p, 1, 10000);
+}
+
+/* SIGKILL to every process of the container and wait until they are gone, so that the cgroups
+ * can go (a v1-frozen cgroup is thawed first: SIGKILL does not reach frozen tasks). */
+static void kill_all_and_wait(const struct zy_state *st) {
+        for (int round = 0; round < 100; round++) {
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t n = 0;
+
+                if (zy_cgroup_pids(&st->cgroup, &pids, &n) < 0 || n == 0) {
+                        int fd = zy_state_pidfd(st);
+                        if (fd >= 0) {
+                                (void) syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+                                wait_gone(fd);
+                                close(fd);
+                        }
+                        return;
+                }
+                for (size_t i = 0; i < n; i++)
+                        (void) kill(pids[i], SIGKILL);
+                (void) zy_cgroup_freeze(&st->cgroup, false);
+                for (size_t i = 0; i < n; i++) {
+                        int fd = (int) syscall(SYS_pidfd_open, pids[i], 0);
+                        if (fd >= 0) {
+                                wait_gone(fd);
+                                close(fd);
+                        }
+                }
+        }
+}
+
+static void destroy(const struct zy_state *st) {
+        kill_all_and_wait(st);
+        (void) zy_cgroup_remove(&st->cgroup);
+        (void) zy_rm_rf(st->dir);
+}
+
+static void now_rfc3339(char *buf, size_t len) {
+        struct timespec now;
+        struct tm tm;
+        char ts[64];
+
+        clock_gettime(CLOCK_REALTIME, &now);
+        gmtime_r(&now.tv_sec, &tm);
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(buf, len, "%s.%09ldZ", ts, now.tv_nsec);
+}
+
+static volatile pid_t forward_pid;
+
+static void forward_signal(int sig) {
+        if (forward_pid > 0)
+                (void) kill(forward_pid, sig);
+}
+
+static void forward_signals(pid_t pid) {
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+        struct sigaction sa = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
+
+        forward_pid = pid;
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                (void) sigaction(sigs[i], &sa, NULL);
+}
+
+/* ---- create / run ---- */
+
+struct create_args {
+        const char *id;
+        const char *bundle;
+        const char *pid_file;
+        const char *console_socket;
+        int preserve_fds;
+        bool run;
+        bool detach;
+};
+
+static int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
+        _cleanup_free_ char *dir = NULL, *fifo = NULL, *err = NULL, *path_buf = NULL;
+        _cleanup_close_ int start_fd = -EBADF, console_fd = -EBADF, pidfd = -EBADF, cg_fd = -EBADF;
+        _cleanup_close_pair_ int sync[2] = { -EBADF, -EBADF };
+        struct zy_oci *o = NULL;
+        struct zy_state st = {};
+        struct zy_sandbox sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 };
+        struct zy_sb_status status;
+        struct clone_args ca = {};
+        char created[96];
+        bool made_dir = false;
+        pid_t pid;
+        int r, ret = 1;
+
+        r = zy_state_dir(c->root, a->id, &dir);
+        if (r < 0)
+                return error(c, "invalid container id \"%s\"", a->id);
+        r = mkdir_p(c->root, 0700);
+        if (r < 0)
+                return error(c, "state root %s: %s", c->root, errstr(-r));
+        if (mkdir(dir, 0711) < 0)
+                return error(c, errno == EEXIST ? "container with id exists: %s" : "state dir %s: %s", a->id,
+                             errstr(errno));
+        made_dir = true;
+        st.dir = strdup(dir);
+        st.id = strdup(a->id);
+
+        r = zy_oci_load(a->bundle, NULL, zy_cgroup_is_v2_only(), &o, &err);
+        if (r < 0) {
+                error(c, "%s", err ? err : errstr(-r));
+                goto out;
+        }
+        if (o->terminal && !a->console_socket) {
+                error(c, "cannot allocate tty if zygote-runc will detach without setting console socket");
+                goto out;
+        }
+        if (!o->terminal && a->console_socket) {
+                error(c, "cannot use console socket if zygote-runc will not detach or allocate tty");
+                goto out;
+        }
+        if (json_object_object_get_ex(o->root, "hooks", NULL))
+                debug(c, "hooks are not supported and were ignored");
+
+        r = zy_cgroup_create(o->cgroups_path, a->id, o->pids_limit, o->memory_limit, &st.cgroup, &err);
+        if (r < 0) {
+                error(c, "%s", err ? err : errstr(-r));
+                goto out;
+        }
+
+        if (!a->run) {
+                if (asprintf(&fifo, "%s/exec.fifo", dir) < 0 || mkfifo(fifo, 0600) < 0) {
+                        error(c, "exec fifo: %s", errstr(errno));
+                        goto out;
+                }
+                /* O_RDWR: the init is then its own writer and blocks reading until `start`
+                 * writes; `start` finds a reader (no ENXIO) exactly while the init waits */
+                start_fd = open(fifo, O_RDWR | O_CLOEXEC);
+                if (start_fd < 0) {
+                        error(c, "exec fifo: %s", errstr(errno));
+                        goto out;
+                }
+        }
+        if (a->console_socket) {
+                console_fd = connect_console(a->console_socket);
+                if (console_fd < 0) {
+                        error(c, "console socket %s: %s", a->console_socket, errstr(-console_fd));
+                        goto out;
+                }
+        }
+
+        zy_oci_to_sandbox(o, &sb);
+        path_buf = malloc(PATH_MAX + 1);
+        if (!path_buf)
+                goto out;
+        sb.path_buf = path_buf;
+        sb.path_buf_len = PATH_MAX + 1;
+        sb.start_fd = start_fd;
+        sb.console_fd = console_fd;
+        sb.preserve_fds = a->preserve_fds;
+        for (size_t i = 0; i < o->n_ns_paths; i++) {
+                int fd = open(o->ns_paths[i].path, O_RDONLY | O_CLOEXEC);
+
+                if (fd < 0) {
+                        error(c, "namespace %s: %s", o->ns_paths[i].path, errstr(errno));
+                        goto out;
+                }
+                if (o->ns_paths[i].flag == CLONE_NEWPID) {
+                        /* a pid namespace applies to children: joined here, before the clone */
+                        r = setns(fd, CLONE_NEWPID);
+                        close(fd);
+                        if (r < 0) {
+                                error(c, "joining pid namespace %s: %s", o->ns_paths[i].path, errstr(errno));
+                                goto out;
+                        }
+                        continue;
+                }
+                sb.ns_fds[sb.n_ns_fds++] = fd; /* closed at exit (CLOEXEC for the container) */
+        }
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
+                error(c, "socketpair: %s", errstr(errno));
+                goto out;
+        }
+        ca.flags = (uint64_t) o->clone_flags | CLONE_PIDFD;
+        ca.pidfd = (uint64_t) (uintptr_t) &pidfd;
+        ca.exit_signal = SIGCHLD;
+        cg_fd = zy_cgroup_open_v2(&st.cgroup);
+        if (cg_fd >= 0) {
+                /* born in its cgroup: it never runs a cycle outside its limits */
+                ca.flags |= CLONE_INTO_CGROUP;
+                ca.cgroup = (uint64_t) cg_fd;
+        }
+        fflush(stdout);
+        fflush(stderr);
+        pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+        if (pid < 0) {
+                error(c, "clone3: %s", errstr(errno));
+                goto out;
+        }
+        if (pid == 0) {
+                close(sync[0]);
+                sb.sync_fd = sync[1];
+                zy_sandbox_run(&sb);
+        }
+        sync[1] = safe_close(sync[1]);
+        st.pid = pid;
+
+        /* the parent's part: id maps, cgroups (v1/hybrid), then "go" */
+        if (o->uid_map) {
+                if (getuid() != 0)
+                        (void) write_proc(pid, "setgroups", "deny");
+                r = write_proc(pid, "uid_map", o->uid_map);
+                if (r >= 0)
+                        r = write_proc(pid, "gid_map", o->gid_map ? o->gid_map : "");
+                if (r < 0) {
+                        error(c, "writing the user namespace's id mappings: %s", errstr(-r));
+                        goto fail_child;
+                }
+        }
+        if (cg_fd < 0) {
+                r = zy_cgroup_join(&st.cgroup, pid);
+                if (r < 0) {
+                        error(c, "joining the container's cgroups: %s", errstr(-r));
+                        goto fail_child;
+                }
+        }
+        if (write(sync[0], "g", 1) != 1) {
+                error(c, "container init: %s", errstr(errno));
+                goto fail_child;
+        }
+        r = read_status(sync[0], &status);
+        if (r <= 0 || status.step != ZY_SB_STEP_READY) {
+                if (r > 0)
+                        report_failure(c, o, &status);
+                else
+                        error(c, "container init exited during setup");
+                goto fail_child;
+        }
+        r = zy_proc_starttime(pid, &st.starttime, NULL);
+        now_rfc3339(created, sizeof(created));
+        st.created = strdup(created);
+        st.bundle = strdup(o->bundle);
+        st.rootfs = strdup(o->rootfs);
+        st.owner = getuid();
+        if (json_object_object_get_ex(o->root, "annotations", &st.annotations))
+                json_object_get(st.annotations);
+        r = zy_state_save(&st);
+        if (r >= 0)
+                r = write_pid_file(a->pid_file, pid);
+        if (r < 0) {
+                error(c, "saving state: %s", errstr(-r));
+                goto fail_child;
+        }
+        debug(c, "container %s created, init pid %d, filter %s", a->id, (int) pid,
+              o->seccomp ? "compiled locally (no zygoted)" : "none");
+
+        if (!a->run) {
+                ret = 0;
+                made_dir = false;
+                goto out;
+        }
+
+        /* run: the init execs at once; EOF on the sync socket says it did */
+        r = read_status(sync[0], &status);
+        if (r > 0) {
+                report_failure(c, o, &status);
+                ret = wait_exit_status(pidfd);
+                destroy(&st);
+                made_dir = false;
+                goto out;
+        }
+        made_dir = false;
+        if (a->detach) {
+                ret = 0;
+                goto out;
+        }
+        forward_signals(pid);
+        ret = wait_exit_status(pidfd);
+        destroy(&st);
+        goto out;
+
+fail_child:
+        /* closing sync makes an init still waiting for "go" exit; then it is reaped here, so
+         * that a failed create leaves no process, no cgroup and no state behind */
+        sync[0] = safe_close(sync[0]);
+        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        (void) wait_exit_status(pidfd);
+        ret = 1;
+out:
+        if (made_dir) {
+                (void) zy_cgroup_remove(&st.cgroup);
+                (void) zy_rm_rf(dir);
+        }
+        for (size_t i = 0; i < sb.n_ns_fds; i++)
+                safe_close(sb.ns_fds[i]);
+        zy_state_done(&st);
+        zy_oci_free(o);
+        return ret;
+}
+
+/* ---- the other commands ---- */
+
+static int load_state(const struct ctx *c, const char *id, struct zy_state *st) {
+        int r = zy_state_load(c->root, id, st);
+
+        if (r == -ENOENT)
+                return error(c, "container does not exist: %s", id), -ENOENT;
+        if (r < 0)
+                return error(c, "container %s: state: %s", id, errstr(-r)), r;
+        return 0;
+}
+
+static int cmd_start(const struct ctx *c, const char *id) {
+        _cleanup_free_ char *fifo = NULL;
+        struct zy_state st;
+        int fd, ret = 1;
+
+        if (load_state(c, id, &st) < 0)
+                return 1;
+        switch (zy_state_status(&st)) {
+        case ZY_STATUS_CREATED:
+                break;
+        case ZY_STATUS_STOPPED:
+                error(c, "cannot start a container that has stopped");
+                goto out;
+        default:
+                error(c, "cannot start an already running container");
+                goto out;
+        }
+        if (asprintf(&fifo, "%s/exec.fifo", st.dir) < 0)
+                goto out;
+        fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+                error(c, "cannot start container %s: %s", id, errno == ENXIO ? "its init is gone" : errstr(errno));
+                goto out;
+        }
+        if (write(fd, "s", 1) != 1)
+                error(c, "cannot start container %s: %s", id, errstr(errno));
+        else
+                ret = 0;
+        close(fd);
+        (void) unlink(fifo);
+out:
+        zy_state_done(&st);
+        return ret;
+}
+
+static int cmd_state(const struct ctx *c, const char *id) {
+        struct zy_state st;
+        json_object *o;
+
+        if (load_state(c, id, &st) < 0)
+                return 1;
+        o = zy_state_to_json(&st);
+        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+        json_object_put(o);
+        zy_state_done(&st);
+        return 0;
+}
+
+static int cmd_list(const struct ctx *c, bool quiet, bool json) {
+        DIR *d = opendir(c->root);
+        json_object *arr = json_object_new_array();
+        struct dirent *de;
+
+        if (!json && !quiet)
+                printf("%-20s %-8s %-10s %-40s %-32s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
+        while (d && (de = readdir(d))) {
+                struct zy_state st;
+                json_object *o;
+
+                if (de->d_name[0] == '.' || zy_state_load(c->root, de->d_name, &st) < 0)
+                        continue;
+                o = zy_state_to_json(&st);
+                if (quiet)
+                        printf("%s\n", st.id);
+                else if (!json)
+                        printf("%-20s %-8d %-10s %-40s %-32s %u\n", st.id,
+                               json_object_get_int(json_object_object_get(o, "pid")),
+                               json_object_get_string(json_object_object_get(o, "status")), st.bundle, st.created,
+                               (unsigned) st.owner);
+                json_object_array_add(arr, o);
+                zy_state_done(&st);
+        }
+        if (d)
+                closedir(d);
+        if (json)
+                printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN));
+        json_object_put(arr);
+        return 0;
+}
+
+static int cmd_kill(const struct ctx *c, const char *id, const char *signame, bool all) {
+        struct zy_state st;
+        int sig = parse_signal(signame), fd, ret = 1;
+
+        if (sig < 0)
+                return error(c, "unknown signal \"%s\"", signame);
+        if (load_state(c, id, &st) < 0)
+                return 1;
+        if (all) {
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t n = 0;
+                int r = zy_cgroup_pids(&st.cgroup, &pids, &n);
+
+                if (r < 0)
+                        error(c, "kill --all: %s", errstr(-r));
+                else {
+                        for (size_t i = 0; i < n; i++)
+                                (void) kill(pids[i], sig);
+                        if (sig == SIGKILL)
+                                (void) zy_cgroup_freeze(&st.cgroup, false);
+                        ret = 0;
+                }
+                goto out;
+        }
+        fd = zy_state_pidfd(&st);
+        if (fd < 0) {
+                error(c, "container not running");
+                goto out;
+        }
+        if (syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) < 0)
+                error(c, "kill: %s", errstr(errno));
+        else
+                ret = 0;
+        if (sig == SIGKILL && zy_cgroup_is_frozen(&st.cgroup) > 0)
+                (void) zy_cgroup_freeze(&st.cgroup, false);
+        close(fd);
+out:
+        zy_state_done(&st);
+        return ret;
+}
+
+static int cmd_delete(const struct ctx *c, const char *id, bool force) {
+        struct zy_state st;
+        enum zy_status s;
+        int r = zy_state_load(c->root, id, &st);
+
+        if (r == -ENOENT) {
+                _cleanup_free_ char *dir = NULL;
+                /* a create that died half-way may have left the directory without state */
+                if (zy_state_dir(c->root, id, &dir) >= 0)
+                        (void) zy_rm_rf(dir);
+                return force ? 0 : error(c, "container does not exist: %s", id);
+        }
+        if (r < 0)
+                return error(c, "container %s: state: %s", id, errstr(-r));
+        s = zy_state_status(&st);
+        if ((s == ZY_STATUS_RUNNING || s == ZY_STATUS_PAUSED) && !force) {
+                error(c, "cannot delete container %s that is not stopped: %s", id, zy_status_to_string(s));
+                zy_state_done(&st);
+                return 1;
+        }
+        destroy(&st);
+        zy_state_done(&st);
+        return 0;
+}
+
+static int cmd_ps(const struct ctx *c, const char *id, bool json) {
+        _cleanup_free_ pid_t *pids = NULL;
+        struct zy_state st;
+        size_t n = 0;
+        int r;
+
+        if (load_state(c, id, &st) < 0)
+                return 1;
+        r = zy_cgroup_pids(&st.cgroup, &pids, &n);
+        zy_state_done(&st);
+        if (r < 0)
+                return error(c, "ps: %s", errstr(-r));
+        if (json) {
+                printf("[");
+                for (size_t i = 0; i < n; i++)
+                        printf("%s%d", i ? "," : "", (int) pids[i]);
+                printf("]\n");
+                return 0;
+        }
+        printf("%-8s %s\n", "PID", "CMD");
+        for (size_t i = 0; i < n; i++) {
+                char path[64], comm[256] = "?";
+                FILE *f;
+
+                snprintf(path, sizeof(path), "/proc/%d/comm", (int) pids[i]);
+                f = fopen(path, "re");
+                if (f) {
+                        if (fgets(comm, sizeof(comm), f))
+                                comm[strcspn(comm, "\n")] = '\0';
+                        fclose(f);
+                }
+                printf("%-8d %s\n", (int) pids[i], comm);
+        }
+        return 0;
+}
+
+static int cmd_pause(const struct ctx *c, const char *id, bool frozen) {
+        struct zy_state st;
+        enum zy_status s;
+        int r, ret = 1;
+
+        if (load_state(c, id, &st) < 0)
+                return 1;
+        s = zy_state_status(&st);
+        if (frozen && s != ZY_STATUS_RUNNING && s != ZY_STATUS_CREATED)
+                error(c, "container not running");
+        else if (!frozen && s != ZY_STATUS_PAUSED)
+                error(c, "container not paused");
+        else if ((r = zy_cgroup_freeze(&st.cgroup, frozen)) < 0)
+                error(c, "freezer: %s", errstr(-r));
+        else
+                ret = 0;
+        zy_state_done(&st);
+        return ret;
+}
+
+static int cmd_spec(const struct ctx *c, const char *bundle, bool rootless) {
+        _cleanup_free_ char *path = NULL;
+        json_object *spec = zy_oci_default_spec(rootless);
+        int r;
+
+        if (!spec || asprintf(&path, "%s/config.json", bundle ? bundle : ".") < 0)
+                return error(c, "out of memory");
+        if (access(path, F_OK) == 0) {
+                json_object_put(spec);
+                return error(c, "File %s exists. Remove it first", path);
+        }
+        r = json_object_to_file_ext(path, spec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
+        json_object_put(spec);
+        return r < 0 ? error(c, "writing %s: %s", path, errstr(errno)) : 0;
+}
+
+static int cmd_features(void) {
+        printf("{\n"
+               "  \"ociVersionMin\": \"1.0.0\",\n"
+               "  \"ociVersionMax\": \"" ZY_RUNC_OCI_VERSION "\",\n"
+               "  \"hooks\": [],\n"
+               "  \"mountOptions\": [\"ro\",\"rw\",\"nosuid\",\"suid\",\"nodev\",\"dev\",\"noexec\",\"exec\","
+               "\"bind\",\"rbind\",\"private\",\"rprivate\",\"shared\",\"rshared\",\"slave\",\"rslave\","
+               "\"unbindable\",\"runbindable\",\"relatime\",\"norelatime\",\"strictatime\",\"noatime\"],\n"
+               "  \"linux\": {\n"
+               "    \"namespaces\": [\"cgroup\",\"ipc\",\"mount\",\"network\",\"pid\",\"user\",\"uts\"],\n"
+               "    \"cgroup\": {\"v1\": true, \"v2\": true, \"systemd\": false, \"systemdUser\": false},\n"
+               "    \"seccomp\": {\"enabled\": true, \"actions\": [\"SCMP_ACT_ALLOW\",\"SCMP_ACT_ERRNO\","
+               "\"SCMP_ACT_KILL\",\"SCMP_ACT_KILL_PROCESS\",\"SCMP_ACT_KILL_THREAD\",\"SCMP_ACT_LOG\","
+               "\"SCMP_ACT_TRACE\",\"SCMP_ACT_TRAP\"]},\n"
+               "    \"apparmor\": {\"enabled\": false},\n"
+               "    \"selinux\": {\"enabled\": false}\n"
+               "  },\n"
+               "  \"annotations\": {\"io.zygote.runtime\": \"zygote-runc " ZYGOTE_VERSION "\"}\n"
+               "}\n");
+        return 0;
+}
+
+/* ---- exec ---- */
+
+static int ns_flags_to_join(pid_t pid) {
+        static const struct {
+                const char *name;
+                int flag;
+        } ns[] = { { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },  { "pid", CLONE_NEWPID },
+                   { "net", CLONE_NEWNET },   { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
+                   { "cgroup", CLONE_NEWCGROUP } };
+        int flags = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(ns); i++) {
+                char a[64], b[64];
+                struct stat sa, sb;
+
+                snprintf(a, sizeof(a), "/proc/self/ns/%s", ns[i].name);
+                snprintf(b, sizeof(b), "/proc/%d/ns/%s", (int) pid, ns[i].name);
+                if (stat(a, &sa) == 0 && stat(b, &sb) == 0 && (sa.st_ino != sb.st_ino || sa.st_dev != sb.st_dev))
+                        flags |= ns[i].flag;
+        }
+        return flags;
+}
+
+struct exec_args {
+        const char *id;
+        const char *process;
+        const char *pid_file;
+        const char *console_socket;
+        const char *cwd;
+        const char *user;
+        const char **env;
+        size_t n_env;
+        bool detach;
+        bool tty;
+        int preserve_fds;
+        char **args;
+        int n_args;
+};
+
+static int cmd_exec(const struct ctx *c, const struct exec_args *a) {
+        _cleanup_free_ char *err = NULL, *path_buf = NULL;
+        _cleanup_free_ char **envp = NULL;
+        _cleanup_close_ int init_fd = -EBADF, console_fd = -EBADF, pidfd = -EBADF;
+        _cleanup_close_pair_ int sync[2] = { -EBADF, -EBADF }, pp[2] = { -EBADF, -EBADF };
+        struct zy_sandbox sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 };
+        struct zy_oci *o = NULL;
+        struct zy_state st;
+        struct zy_sb_status status;
+        enum zy_status s;
+        pid_t helper, pid = 0;
+        int r, flags, ret = 1;
+
+        if (load_state(c, a->id, &st) < 0)
+                return 1;
+        s = zy_state_status(&st);
+        if (s != ZY_STATUS_RUNNING && s != ZY_STATUS_CREATED) {
+                error(c, s == ZY_STATUS_PAUSED ? "cannot exec in a paused container" : "cannot exec in a stopped container");
+                goto out;
+        }
+        init_fd = zy_state_pidfd(&st);
+        if (init_fd < 0) {
+                error(c, "cannot exec in a stopped container");
+                goto out;
+        }
+        if (!a->process && a->n_args == 0) {
+                error(c, "exec: no command given (args or --process)");
+                goto out;
+        }
+        r = zy_oci_load(st.bundle, a->process, st.cgroup.v2_only, &o, &err);
+        if (r < 0) {
+                error(c, "%s", err ? err : errstr(-r));
+                goto out;
+        }
+        if (!a->process) {
+                size_t n = 0;
+
+                o->argv = reallocarray(o->argv, (size_t) a->n_args + 1, sizeof(char *));
+                if (!o->argv)
+                        goto out;
+                for (int i = 0; i < a->n_args; i++)
+                        o->argv[i] = a->args[i];
+                o->argv[a->n_args] = NULL;
+                while (o->envp[n])
+                        n++;
+                envp = calloc(n + a->n_env + 1, sizeof(char *));
+                if (!envp)
+                        goto out;
+                memcpy(envp, o->envp, n * sizeof(char *));
+                for (size_t i = 0; i < a->n_env; i++)
+                        envp[n + i] = (char *) a->env[i];
+                if (a->cwd)
+                        o->cwd = a->cwd;
+                o->terminal = a->tty;
+                if (a->user) {
+                        unsigned u, g;
+                        int k = sscanf(a->user, "%u:%u", &u, &g);
+                        if (k >= 1)
+                                o->uid = u;
+                        if (k == 2)
+                                o->gid = g;
+                }
+        }
+        if (o->terminal && !a->console_socket) {
+                error(c, "cannot allocate tty without a console socket (--console-socket)");
+                goto out;
+        }
+        if (a->console_socket) {
+                console_fd = connect_console(a->console_socket);
+                if (console_fd < 0) {
+                        error(c, "console socket %s: %s", a->console_socket, errstr(-console_fd));
+                        goto out;
+                }
+        }
+        zy_oci_to_sandbox(o, &sb);
+        if (envp)
+                sb.envp = envp;
+        /* the container's filesystem and hostname are there already */
+        sb.new_mount_ns = false;
+        sb.hostname = NULL;
+        sb.dev_console = NULL;
+        sb.console_fd = console_fd;
+        sb.preserve_fds = a->preserve_fds;
+        path_buf = malloc(PATH_MAX + 1);
+        if (!path_buf)
+                goto out;
+        sb.path_buf = path_buf;
+        sb.path_buf_len = PATH_MAX + 1;
+
+        flags = ns_flags_to_join(st.pid);
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0 || pipe2(pp, O_CLOEXEC) < 0) {
+                error(c, "exec: %s", errstr(errno));
+                goto out;
+        }
+        fflush(stdout);
+        fflush(stderr);
+        /* A helper joins the namespaces (a pid namespace only applies to children) and clones the
+         * process with CLONE_PARENT: it becomes our child, in the container's pid namespace. */
+        helper = fork();
+        if (helper < 0) {
+                error(c, "fork: %s", errstr(errno));
+                goto out;
+        }
+        if (helper == 0) {
+                struct clone_args ca = { .flags = CLONE_PARENT };
+                pid_t child;
+
+                close(sync[0]);
+                close(pp[0]);
+                if (flags && setns(init_fd, flags) < 0) {
+                        struct zy_sb_status f = { .step = ZY_SB_STEP_SETNS, .err = errno, .index = -1 };
+                        (void) !write(sync[1], &f, sizeof(f));
+                        _exit(ZY_SB_EXIT_SETUP_FAILED);
+                }
+                child = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
+                if (child == 0) {
+                        close(pp[1]);
+                        sb.sync_fd = sync[1];
+                        zy_sandbox_run(&sb);
+                }
+                if (child < 0) {
+                        struct zy_sb_status f = { .step = ZY_SB_STEP_SETNS, .err = errno, .index = -1 };
+                        (void) !write(sync[1], &f, sizeof(f));
+                        _exit(ZY_SB_EXIT_SETUP_FAILED);
+                }
+                (void) !write(pp[1], &child, sizeof(child));
+                _exit(0);
+        }
+        sync[1] = safe_close(sync[1]);
+        pp[1] = safe_close(pp[1]);
+        if (read(pp[0], &pid, sizeof(pid)) != sizeof(pid))
+                pid = 0;
+        (void) waitpid(helper, NULL, 0);
+        if (pid <= 0) {
+                r = read_status(sync[0], &status);
+                if (r > 0)
+                        report_failure(c, o, &status);
+                else
+                        error(c, "exec: the helper died");
+                goto out;
+        }
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        r = zy_cgroup_join(&st.cgroup, pid);
+        if (r < 0)
+                debug(c, "exec: joining the container's cgroups: %s", errstr(-r));
+        if (write(sync[0], "g", 1) != 1 || (r = read_status(sync[0], &status)) <= 0 ||
+            status.step != ZY_SB_STEP_READY) {
+                if (r > 0)
+                        report_failure(c, o, &status);
+                else
+                        error(c, "exec: the process died during setup");
+                if (pidfd >= 0)
+                        (void) wait_exit_status(pidfd);
+                goto out;
+        }
+        r = read_status(sync[0], &status);
+        if (r > 0) {
+                report_failure(c, o, &status);
+                ret = pidfd >= 0 ? wait_exit_status(pidfd) : 1;
+                goto out;
+        }
+        r = write_pid_file(a->pid_file, pid);
+        if (r < 0)
+                error(c, "pid file: %s", errstr(-r));
+        if (a->detach) {
+                ret = r < 0 ? 1 : 0;
+                goto out;
+        }
+        forward_signals(pid);
+        ret = pidfd >= 0 ? wait_exit_status(pidfd) : 255;
+out:
+        zy_oci_free(o);
+        zy_state_done(&st);
+        return ret;
+}
+
+/* ---- main ---- */
+
+static const char usage[] =
+        "usage: zygote-runc [global options] COMMAND [options] ARGS\n"
+        "\n"
+        "An OCI runtime with runc's command line.\n"
+        "\n"
+        "Commands:\n"
+        "  create --bundle DIR [--pid-file F] [--console-socket S] [--preserve-fds N] ID\n"
+        "  start ID                  run the created container's process\n"
+        "  run [--bundle DIR] [--detach] [--pid-file F] ID   create, start and wait\n"
+        "  state ID                  print runc's state JSON\n"
+        "  list [-q] [--format table|json]\n"
+        "  kill [--all] ID [SIGNAL]  SIGNAL by name or number, default TERM\n"
+        "  delete [--force] ID\n"
+        "  ps [--format table|json] ID\n"
+        "  pause ID / resume ID      cgroup freezer\n"
+        "  exec [--process F | ARGS] [--detach] [--pid-file F] [--tty] [--console-socket S]\n"
+        "       [--cwd D] [--env K=V] [--user UID[:GID]] ID [COMMAND ARGS...]\n"
+        "  spec [--bundle DIR] [--rootless]   write a default config.json\n"
+        "  features                  print what this runtime supports\n"
+        "\n"
+        "Global options:\n"
+        "  --root DIR          state directory (default " ZY_RUNC_DEFAULT_ROOT ")\n"
+        "  --log FILE          also log to FILE\n"
+        "  --log-format text|json\n"
+        "  --debug\n"
+        "  --systemd-cgroup    accepted; the systemd cgroup driver is not supported\n"
+        "  --version, --help\n";
+
+static int need_id(const struct ctx *c, const char *cmd, int argc, char **argv, int i) {
+        if (i >= argc)
+                return error(c, "%s: a container id is required", cmd), -1;
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        struct ctx c = { .root = ZY_RUNC_DEFAULT_ROOT };
+        const char *cmd;
+        int i;
+
+        for (i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                const char *v = NULL;
+                bool takes = false;
+
+                if (a[0] != '-')
+                        break;
+                if (streq(a, "--version") || streq(a, "-v")) {
+                        printf("zygote-runc version %s\nspec: %s\n", ZYGOTE_VERSION, ZY_RUNC_OCI_VERSION);
+                        return 0;
+                }
+                if (streq(a, "--help") || streq(a, "-h")) {
+                        fputs(usage, stdout);
+                        return 0;
+                }
+                for (const char *const *n = (const char *const[]){ "root", "log", "log-format", "rootless", "criu", NULL };
+                     *n; n++) {
+                        size_t l = strlen(*n);
+                        const char *s = a[1] == '-' ? a + 2 : a + 1;
+                        if (strncmp(s, *n, l) == 0 && (s[l] == '\0' || s[l] == '=')) {
+                                takes = true;
+                                if (s[l] == '=')
+                                        v = s + l + 1;
+                                else if (i + 1 < argc)
+                                        v = argv[++i];
+                                else
+                                        return error(&c, "option %s needs an argument", a);
+                                if (streq(*n, "root"))
+                                        c.root = v;
+                                else if (streq(*n, "log"))
+                                        c.log_path = v;
+                                else if (streq(*n, "log-format"))
+                                        c.log_json = streq(v, "json");
+                                break;
+                        }
+                }
+                if (takes)
+                        continue;
+                if (streq(a, "--debug") || streq(a, "-debug"))
+                        c.debug = true;
+                else if (streq(a, "--systemd-cgroup") || streq(a, "-systemd-cgroup"))
+                        fprintf(stderr, "zygote-runc: warning: --systemd-cgroup is not supported; using cgroupfs\n");
+                else
+                        return error(&c, "unknown global option %s", a);
+        }
+        if (i >= argc) {
+                fputs(usage, stderr);
+                return 1;
+        }
+        cmd = argv[i++];
+        argc -= i;
+        argv += i;
+        if (argc > 0 && (streq(argv[0], "--help") || streq(argv[0], "-h"))) {
+                fputs(usage, stdout);
+                return 0;
+        }
+
+        if (streq(cmd, "create") || streq(cmd, "run")) {
+                struct opt o[] = { { "bundle", 'b', true }, { "pid-file", 0, true }, { "console-socket", 0, true },
+                                   { "preserve-fds", 0, true }, { "detach", 'd', false }, { "no-pivot", 0, false },
+                                   { "no-new-keyring", 0, false }, { "keep", 0, false }, { "no-subreaper", 0, false } };
+                struct create_args a = { .run = streq(cmd, "run") };
+                int k = parse_opts(&c, cmd, argc, argv, o, ELEMENTSOF(o));
+
+                if (k < 0 || need_id(&c, cmd, argc, argv, k) < 0)
+                        return 1;
+                a.id = argv[k];
+                a.bundle = opt_get(o, ELEMENTSOF(o), "bundle");
+                if (!a.bundle)
+                        a.bundle = ".";
+                a.pid_file = opt_get(o, ELEMENTSOF(o), "pid-file");
+                a.console_socket = opt_get(o, ELEMENTSOF(o), "console-socket");
+                a.detach = opt_get(o, ELEMENTSOF(o), "detach") != NULL;
+                if (opt_get(o, ELEMENTSOF(o), "preserve-fds"))
+                        a.preserve_fds = atoi(opt_get(o, ELEMENTSOF(o), "preserve-fds"));
+                return cmd_create_or_run(&c, &a);
+        }
+        if (streq(cmd, "exec")) {
+                const char *env[256];
+                struct opt o[] = { { "process", 'p', true }, { "pid-file", 0, true }, { "console-socket", 0, true },
+                                   { "detach", 'd', false }, { "tty", 't', false }, { "cwd", 0, true },
+                                   { "env", 'e', true, .list = env }, { "user", 'u', true }, { "preserve-fds", 0, true },
+                                   { "no-new-privs", 0, false }, { "ignore-paused", 0, false }, { "cap", 'c', true },
+                                   { "process-label", 0, true }, { "apparmor", 0, true } };
+                struct exec_args a = {};
+                int k = parse_opts(&c, cmd, argc, argv, o, ELEMENTSOF(o));
+
+                if (k < 0 || need_id(&c, cmd, argc, argv, k) < 0)
+                        return 1;
+                a.id = argv[k];
+                a.args = argv + k + 1;
+                a.n_args = argc - k - 1;
+                a.process = opt_get(o, ELEMENTSOF(o), "process");
+                a.pid_file = opt_get(o, ELEMENTSOF(o), "pid-file");
+                a.console_socket = opt_get(o, ELEMENTSOF(o), "console-socket");
+                a.detach = opt_get(o, ELEMENTSOF(o), "detach") != NULL;
+                a.tty = opt_get(o, ELEMENTSOF(o), "tty") != NULL;
+                a.cwd = opt_get(o, ELEMENTSOF(o), "cwd");
+                a.user = opt_get(o, ELEMENTSOF(o), "user");
+                a.env = env;
+                a.n_env = o[6].n_list;
+                if (opt_get(o, ELEMENTSOF(o), "preserve-fds"))
+                        a.preserve_fds = atoi(opt_get(o, ELEMENTSOF(o), "preserve-fds"));
+                return cmd_exec(&c, &a);
+        }
+        if (streq(cmd, "kill")) {
+                struct opt o[] = { { "all", 'a', false } };
+                int k = parse_opts(&c, cmd, argc, argv, o, ELEMENTSOF(o));
+                if (k < 0 || need_id(&c, cmd, argc, argv, k) < 0)
+                        return 1;
+                return cmd_kill(&c, argv[k], k + 1 < argc ? argv[k + 1] : NULL, o[0].value != NULL);
+        }
+        if (streq(cmd, "delete")) {
+                struct opt o[] = { { "force", 'f', false } };
+                int k = parse_opts(&c, cmd, argc, argv, o, ELEMENTSOF(o));
+                if (k < 0 || need_id(&c, cmd, argc, argv, k) < 0)
+                        return 1;
+                return cmd_delete(&c, argv[k], o[0].value != NULL);
+        }
+        if (streq(cmd, "ps")) {
+                struct opt o[] = { { "format", 'f', true } };
+                int k = parse_opts(&c, cmd, argc, argv, o, ELEMENTSOF(o));
+                if (k < 0 || need_id(&c, cmd, argc, argv, k) < 0)
+                        return 1;
+                return cmd_ps(&c, argv[k], o[0].value && streq(o[0].value, "json"));
+        }
+        if (streq(cmd, "list")) {
+                struct opt o[] = { { "format", 'f', true }, { "quiet", 'q', false } };
+                int k = parse_opts(&c, cmd, argc, argv, o, ELEMENTSOF(o));
+                if (k < 0)
+                        return 1;
+                return cmd_list(&c, o[1].value != NULL, o[0].value && streq(o[0].value, "json"));
+        }
+        if (streq(cmd, "spec")) {
+                struct opt o[] = { { "bundle", 'b', true }, { "rootless", 0, false } };
+                int k = parse_opts(&c, cmd, argc, argv, o, ELEMENTSOF(o));
+                if (k < 0)
+                        return 1;
+                return cmd_spec(&c, o[0].value, o[1].value != NULL);
+        }
+        if (streq(cmd, "features"))
+                return cmd_features();
+        if (streq(cmd, "start") || streq(cmd, "state") || streq(cmd, "pause") || streq(cmd, "resume")) {
+                int k = parse_opts(&c, cmd, argc, argv, NULL, 0);
+                if (k < 0 || need_id(&c, cmd, argc, argv, k) < 0)
+                        return 1;
+                if (streq(cmd, "start"))
+                        return cmd_start(&c, argv[k]);
+                if (streq(cmd, "state"))
+                        return cmd_state(&c, argv[k]);
+                return cmd_pause(&c, argv[k], streq(cmd, "pause"));
+        }
+        return error(&c, "unknown command \"%s\" (see --help)", cmd);
+}
