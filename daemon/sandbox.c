@@ -546,6 +546,11 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
                 if (setns(sb->ns_fds[i], 0) < 0)
                         fail_at(sb, ZY_SB_STEP_SETNS, errno, (int) i, ZY_SB_EXIT_SETUP_FAILED);
 
+        /* our ids are unmapped in a new user namespace until we take its root's: devpts and
+         * tmpfs refuse (EOVERFLOW) to create inodes for an unmapped owner */
+        if (sb->userns_root && (syscall(SYS_setresgid, 0, 0, 0) < 0 || syscall(SYS_setresuid, 0, 0, 0) < 0))
+                fail(sb, ZY_SB_STEP_SETNS, errno);
+
         /* 3. the filesystem */
         if (sb->new_mount_ns)
                 setup_mounts(sb);

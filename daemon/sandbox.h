@@ -12,7 +12,7 @@
  *   0. signals back to SIG_DFL, empty mask
  *   1. go:        wait for one byte on sync_fd (the parent wrote uid/gid maps and put the child
  *                 into its cgroups); EOF means the parent gave up: exit quietly
- *   2. setns:     every ns_fds entry
+ *   2. setns:     every ns_fds entry; then, in a new user namespace, setresgid/setresuid 0
  *   3. mount namespace work, when new_mount_ns:
  *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says), rootfs
  *                 bind onto itself, the mounts in order (mkdir/creat of the target, mount, then
@@ -146,6 +146,8 @@ struct zy_sandbox {
         int ns_fds[ZY_SB_MAX_NS]; /* setns() targets, -1 terminated or ZY_SB_MAX_NS long */
         size_t n_ns_fds;
 
+        bool userns_root;        /* a new user namespace: become its root (0/0) before step 3,
+                                  * so that what the mounts create is owned by a mapped id */
         bool new_mount_ns;       /* do step 3 (false for exec, which joined the container's) */
         const char *rootfs;      /* absolute, resolved */
         unsigned long rootfs_propagation; /* MS_SLAVE|MS_REC by default */

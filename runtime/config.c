@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
@@ -650,6 +651,7 @@ void zy_oci_to_sandbox(const struct zy_oci *o, struct zy_sandbox *sb) {
         static struct sock_fprog prog; /* one container per zygote-runc process */
 
         sb->new_mount_ns = true;
+        sb->userns_root = (o->clone_flags & CLONE_NEWUSER) != 0;
         sb->rootfs = o->rootfs;
         sb->rootfs_propagation = o->rootfs_propagation;
         sb->rootfs_readonly = o->readonly_root;

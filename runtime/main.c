@@ -619,8 +619,9 @@ fail_child:
          * that a failed create leaves no process, no cgroup and no state behind */
         sync[0] = safe_close(sync[0]);
         (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-        (void) wait_exit_status(pidfd);
-        ret = 1;
+        r = wait_exit_status(pidfd);
+        /* run exits with the init's own code (126/127 for a command that cannot run) */
+        ret = a->run && r >= ZY_SB_EXIT_ABANDONED && r <= ZY_SB_EXIT_NOT_FOUND ? r : 1;
 out:
         if (made_dir) {
                 (void) zy_cgroup_remove(&st.cgroup);
@@ -687,7 +688,7 @@ static int cmd_state(const struct ctx *c, const char *id) {
         if (load_state(c, id, &st) < 0)
                 return 1;
         o = zy_state_to_json(&st);
-        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(o);
         zy_state_done(&st);
         return 0;
@@ -720,7 +721,7 @@ static int cmd_list(const struct ctx *c, bool quiet, bool json) {
         if (d)
                 closedir(d);
         if (json)
-                printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN));
+                printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(arr);
         return 0;
 }
@@ -858,7 +859,7 @@ static int cmd_spec(const struct ctx *c, const char *bundle, bool rootless) {
                 json_object_put(spec);
                 return error(c, "File %s exists. Remove it first", path);
         }
-        r = json_object_to_file_ext(path, spec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
+        r = json_object_to_file_ext(path, spec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
         json_object_put(spec);
         return r < 0 ? error(c, "writing %s: %s", path, errstr(errno)) : 0;
 }
@@ -1075,8 +1076,9 @@ static int cmd_exec(const struct ctx *c, const struct exec_args *a) {
                         report_failure(c, o, &status);
                 else
                         error(c, "exec: the process died during setup");
+                /* its own code: 126/127 for a command that cannot run, as runc exec gives */
                 if (pidfd >= 0)
-                        (void) wait_exit_status(pidfd);
+                        ret = wait_exit_status(pidfd);
                 goto out;
         }
         r = read_status(sync[0], &status);
