@@ -416,3 +416,46 @@ def test_cli(runc_bin, tmp_path):
     assert r.returncode != 0 and "exists" in r.stderr
     r = subprocess.run([runc_bin, "--root", str(tmp_path / "none"), "delete", "--force", "gone"])
     assert r.returncode == 0
+
+
+# ---- terminal ------------------------------------------------------------------------------------
+
+def test_terminal_through_console_socket(runc, bundle, tmp_path):
+    """conmon's way: a pty whose master arrives on --console-socket by SCM_RIGHTS."""
+    import socket
+    name = cid()
+    path = str(tmp_path / "console.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+    bundle.config["process"]["terminal"] = True
+    bundle.set_args("sh", "-c", "tty; test -t 0 && test -t 1 && echo both-ttys; ls -l /dev/console; cat")
+    r = runc("create", "--bundle", bundle.path, "--console-socket", path, name)
+    assert r.returncode == 0, r.stderr
+    conn, _ = srv.accept()
+    _, fds, _, _ = socket.recv_fds(conn, 16, 1)
+    assert len(fds) == 1
+    master = fds[0]
+    assert os.isatty(master)
+    assert runc("start", name).returncode == 0
+    os.write(master, b"typed\n")
+    out = b""
+    while out.count(b"typed") < 2:  # the echo of the line, then cat's copy
+        ready, _, _ = select.select([master], [], [], 10)
+        assert ready, out
+        out += os.read(master, 4096)
+    text = out.decode()
+    assert re.search(r"^/dev/pts/\d+\r$", text, re.M), text
+    assert "both-ttys" in text
+    assert "/dev/console" in text
+    os.close(master)
+    conn.close()
+    srv.close()
+    assert runc("delete", "--force", name).returncode == 0
+
+
+def test_terminal_needs_a_console_socket(runc, bundle):
+    bundle.config["process"]["terminal"] = True
+    bundle.save()
+    r = runc("create", "--bundle", bundle.path, cid())
+    assert r.returncode != 0 and "console socket" in r.stderr
