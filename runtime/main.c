@@ -401,6 +401,27 @@ static void forward_signals(pid_t pid) {
                 (void) sigaction(sigs[i], &sa, NULL);
 }
 
+/* The parts of the sandbox struct that create/run and exec share: o's settings, the console
+ * socket (connected here), the scratch buffer of the PATH search. */
+static int sandbox_prepare(const struct ctx *c, const struct zy_oci *o, const char *console_socket,
+                           int preserve_fds, struct zy_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
+        if (console_socket) {
+                int fd = connect_console(console_socket);
+                if (fd < 0)
+                        return error(c, "console socket %s: %s", console_socket, errstr(-fd)), fd;
+                *ret_console_fd = fd;
+        }
+        zy_oci_to_sandbox(o, sb);
+        sb->console_fd = *ret_console_fd;
+        sb->preserve_fds = preserve_fds;
+        *ret_path_buf = malloc(PATH_MAX + 1);
+        if (!*ret_path_buf)
+                return error(c, "out of memory"), -ENOMEM;
+        sb->path_buf = *ret_path_buf;
+        sb->path_buf_len = PATH_MAX + 1;
+        return 0;
+}
+
 /* ---- create / run ---- */
 
 struct create_args {
@@ -475,23 +496,9 @@ static int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                         goto out;
                 }
         }
-        if (a->console_socket) {
-                console_fd = connect_console(a->console_socket);
-                if (console_fd < 0) {
-                        error(c, "console socket %s: %s", a->console_socket, errstr(-console_fd));
-                        goto out;
-                }
-        }
-
-        zy_oci_to_sandbox(o, &sb);
-        path_buf = malloc(PATH_MAX + 1);
-        if (!path_buf)
+        if (sandbox_prepare(c, o, a->console_socket, a->preserve_fds, &sb, &path_buf, &console_fd) < 0)
                 goto out;
-        sb.path_buf = path_buf;
-        sb.path_buf_len = PATH_MAX + 1;
         sb.start_fd = start_fd;
-        sb.console_fd = console_fd;
-        sb.preserve_fds = a->preserve_fds;
         for (size_t i = 0; i < o->n_ns_paths; i++) {
                 int fd = open(o->ns_paths[i].path, O_RDONLY | O_CLOEXEC);
 
@@ -996,27 +1003,16 @@ static int cmd_exec(const struct ctx *c, const struct exec_args *a) {
                 error(c, "cannot allocate tty without a console socket (--console-socket)");
                 goto out;
         }
-        if (a->console_socket) {
-                console_fd = connect_console(a->console_socket);
-                if (console_fd < 0) {
-                        error(c, "console socket %s: %s", a->console_socket, errstr(-console_fd));
-                        goto out;
-                }
-        }
-        zy_oci_to_sandbox(o, &sb);
+        if (sandbox_prepare(c, o, a->console_socket, a->preserve_fds, &sb, &path_buf, &console_fd) < 0)
+                goto out;
         if (envp)
                 sb.envp = envp;
-        /* the container's filesystem and hostname are there already */
+        /* the container's filesystem and hostname are there already, and its user namespace
+         * (joined by setns) has its ids */
         sb.new_mount_ns = false;
+        sb.userns_root = false;
         sb.hostname = NULL;
         sb.dev_console = NULL;
-        sb.console_fd = console_fd;
-        sb.preserve_fds = a->preserve_fds;
-        path_buf = malloc(PATH_MAX + 1);
-        if (!path_buf)
-                goto out;
-        sb.path_buf = path_buf;
-        sb.path_buf_len = PATH_MAX + 1;
 
         flags = ns_flags_to_join(st.pid);
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0 || pipe2(pp, O_CLOEXEC) < 0) {

@@ -203,6 +203,14 @@ def test_user_namespace(runc, bundle):
     assert lines[0] == "0"
     assert lines[1].split() == ["0", "200000", "65536"]
     assert "devnull-ok" in r.stdout
+    # exec joins the user namespace with the others
+    name = cid()
+    bundle.set_args("sleep", "1000")
+    assert runc("run", "--detach", "--bundle", bundle.path, name).returncode == 0
+    r = runc("exec", name, "sh", "-c", "id -u; cat /proc/self/uid_map")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["0", "0", "200000", "65536"]
+    assert runc("delete", "--force", name).returncode == 0
 
 
 # ---- lifecycle --------------------------------------------------------------------------------
