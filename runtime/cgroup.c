@@ -124,6 +124,32 @@ static int find_mount(const char *controllers, char **ret_mnt, char **ret_root) 
         return -ENOENT;
 }
 
+/* cgroup2: a controller is usable in dir only when every ancestor below the mount enables it
+ * for its children ("+pids" in cgroup.subtree_control), from the mount's root down. */
+static int enable_v2_controller(const char *mnt, const char *dir, const char *controller) {
+        _cleanup_free_ char *copy = strdup(dir);
+        char value[64];
+        char *p;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        snprintf(value, sizeof(value), "+%s", controller);
+        p = copy + strlen(mnt);
+        for (;;) {
+                char saved = *p;
+
+                *p = '\0';
+                r = write_file(copy, "cgroup.subtree_control", value);
+                *p = saved;
+                if (r < 0)
+                        return r;
+                p = strchr(p + 1, '/');
+                if (!p)
+                        return 0;
+        }
+}
+
 /* "slice:prefix:name" (systemd driver syntax) -> "slice/prefix-name.scope" */
 static char *systemd_style(const char *path) {
         const char *a = strchr(path, ':'), *b = a ? strchr(a + 1, ':') : NULL;
@@ -180,14 +206,13 @@ int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limi
                 if (rel[0] == '/')
                         r = asprintf(&dir, "%s%s", mnt, rel);
                 else
-                        r = asprintf(&dir, "%s%s%s/%s", mnt, streq(own, "/") ? "" : own, "", rel);
+                        r = asprintf(&dir, "%s%s/%s", mnt, streq(own, "/") ? "" : own, rel);
                 if (r < 0) {
                         r = -ENOMEM;
                         break;
                 }
                 r = mkdir_parents(dir);
                 if (r < 0) {
-                        r = -errno ? r : r;
                         if (ret_error && asprintf(ret_error, "cgroup %s: %s", dir, strerror(-r)) < 0)
                                 *ret_error = NULL;
                         break;
@@ -201,14 +226,16 @@ int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limi
                 if (pids_limit > 0 && (has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only))) {
                         char v[32];
                         snprintf(v, sizeof(v), "%lld", (long long) pids_limit);
-                        if (v2)
-                                (void) write_file(mnt, "cgroup.subtree_control", "+pids");
-                        r = write_file(dir, "pids.max", v);
+                        r = v2 ? enable_v2_controller(mnt, dir, "pids") : 0;
+                        if (r >= 0)
+                                r = write_file(dir, "pids.max", v);
                 }
                 if (r >= 0 && memory_limit > 0 && (has_controllers(c1 + 1, "memory") || (v2 && cg.v2_only))) {
                         char v[32];
                         snprintf(v, sizeof(v), "%lld", (long long) memory_limit);
-                        r = write_file(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v);
+                        r = v2 ? enable_v2_controller(mnt, dir, "memory") : 0;
+                        if (r >= 0)
+                                r = write_file(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v);
                 }
                 cg.paths[cg.n_paths++] = TAKE_PTR(dir);
                 if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: limits: %s", cg.paths[cg.n_paths - 1],

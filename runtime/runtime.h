@@ -2,7 +2,8 @@
 /*
  * zygote-runc, the OCI runtime: shared declarations of its parts.
  *
- *   main.c     command line (runc's), logging, the commands
+ *   main.c      command line (runc's), the small commands (start, state, kill, delete, ...)
+ *   container.c logging, create/run and exec: the parent's side of daemon/sandbox.c
  *   config.c   config.json -> struct zy_oci (everything the sandbox needs, resolved), spec
  *   cgroup.c   cgroups v1, hybrid and v2: create, limits, join, freeze, list, remove
  *   state.c    the state directory of one container and its status
@@ -151,3 +152,51 @@ int zy_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state);
 /* A pidfd of the container's init, or -ESRCH when it is gone (or its pid was reused). */
 int zy_state_pidfd(const struct zy_state *st);
 int zy_rm_rf(const char *path);
+
+/* ---- container.c ---- */
+
+struct ctx {
+        const char *root;
+        const char *log_path;
+        bool log_json;
+        bool debug;
+};
+
+struct create_args {
+        const char *id;
+        const char *bundle;
+        const char *pid_file;
+        const char *console_socket;
+        int preserve_fds;
+        bool run;
+        bool detach;
+};
+
+struct exec_args {
+        const char *id;
+        const char *process;
+        const char *pid_file;
+        const char *console_socket;
+        const char *cwd;
+        const char *user;
+        const char **env;
+        size_t n_env;
+        bool detach;
+        bool tty;
+        int preserve_fds;
+        char **args;
+        int n_args;
+};
+
+/* Print to stderr and log (error level): returns 1, the exit status of a failed command. */
+__attribute__((format(printf, 2, 3))) int error(const struct ctx *c, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void debug(const struct ctx *c, const char *fmt, ...);
+/* strerror in Go's lower case, which podman matches ("no such file or directory") */
+const char *errstr(int err);
+int parse_signal(const char *s);
+/* Kill every process of the container, wait until they are gone, remove cgroups and state. */
+void destroy(const struct zy_state *st);
+/* Loads ID's state, or prints runc's "container does not exist" and returns a negative errno. */
+int zy_runc_load_state(const struct ctx *c, const char *id, struct zy_state *st);
+int cmd_create_or_run(const struct ctx *c, const struct create_args *a);
+int cmd_exec(const struct ctx *c, const struct exec_args *a);

@@ -280,6 +280,7 @@ def test_ps_and_kill_all(runc, bundle):
     cg = f"/{CG_PARENT}/{name}"
     bundle.config["linux"]["cgroupsPath"] = cg
     bundle.config["linux"]["resources"]["pids"] = {"limit": 42}
+    bundle.config["linux"]["resources"]["memory"] = {"limit": 64 << 20}
     bundle.set_args("sh", "-c", "sleep 1000 & sleep 1000 & echo ready; wait")
     p = subprocess.Popen([runc.binary, "--root", runc.root, "run", "--bundle", bundle.path, name],
                          stdout=subprocess.PIPE, text=True)
@@ -291,6 +292,9 @@ def test_ps_and_kill_all(runc, bundle):
     limits = [open(os.path.join(d, "pids.max")).read().strip() for d in cgroup_dirs(cg)
               if os.path.exists(os.path.join(d, "pids.max"))]
     assert limits == ["42"]
+    memory = [open(os.path.join(d, f)).read().strip() for d in cgroup_dirs(cg)
+              for f in ("memory.max", "memory.limit_in_bytes") if os.path.exists(os.path.join(d, f))]
+    assert memory == [str(64 << 20)]
     assert runc("kill", "--all", name, "9").returncode == 0
     assert p.wait(timeout=30) == 128 + 9
     assert_nothing_left(runc, bundle, name, cg)
