@@ -390,6 +390,12 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 debug(c, "hooks are not supported and were ignored");
 
         r = zy_cgroup_create(o->cgroups_path, a->id, o->pids_limit, o->memory_limit, &st.cgroup, &err);
+        if (r < 0 && getuid() != 0 && (r == -EACCES || r == -EPERM || r == -EROFS) && o->pids_limit < 0 &&
+            o->memory_limit < 0) {
+                /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
+                debug(c, "no cgroup for the container: %s", err ? err : errstr(-r));
+                r = 0;
+        }
         if (r < 0) {
                 error(c, "%s", err ? err : errstr(-r));
                 goto out;

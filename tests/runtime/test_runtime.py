@@ -471,3 +471,33 @@ def test_terminal_needs_a_console_socket(runc, bundle):
     bundle.save()
     r = runc("create", "--bundle", bundle.path, cid())
     assert r.returncode != 0 and "console socket" in r.stderr
+
+
+def test_rootless(runc_bin, bundle, tmp_path):
+    """As nobody: `spec --rootless`'s user namespace, no cgroup of its own."""
+    import shutil
+    nobody = 65534
+    binary = str(tmp_path / "zygote-runc")
+    shutil.copy(runc_bin, binary)
+    os.remove(os.path.join(bundle.path, "config.json"))
+    subprocess.run([runc_bin, "spec", "--rootless", "--bundle", bundle.path], check=True)
+    cfg = json.load(open(os.path.join(bundle.path, "config.json")))
+    for m in cfg["linux"]["uidMappings"] + cfg["linux"]["gidMappings"]:
+        m["hostID"] = nobody
+    cfg["process"]["args"] = ["sh", "-c", "id -u; cat /proc/self/uid_map; echo x > /dev/null && hostname"]
+    json.dump(cfg, open(os.path.join(bundle.path, "config.json"), "w"))
+    d = str(tmp_path)
+    while d not in ("/", "/tmp"):
+        os.chmod(d, 0o755)
+        d = os.path.dirname(d)
+    subprocess.run(["chown", "-R", f"{nobody}:{nobody}", bundle.path], check=True)
+    r = subprocess.run(["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups", binary,
+                        "--root", os.path.join(bundle.path, "state"), "run", "--bundle", bundle.path, cid()],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 and "clone3: operation not permitted" in r.stderr:
+        pytest.skip("unprivileged user namespaces are disabled here")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.split("\n")
+    assert out[0] == "0"
+    assert out[1].split() == ["0", str(nobody), "1"]
+    assert out[2] == "zygote"
