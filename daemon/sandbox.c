@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -107,45 +108,102 @@ static int copy_path(char *buf, size_t len, const char *path) {
         return 0;
 }
 
-/* mkdir -p, in buf (a copy of path); an existing directory is fine. */
-static int mkdir_p(char *buf, size_t len, const char *path, mode_t mode) {
-        int r = copy_path(buf, len, path);
+static int open_in_root(int root_fd, const char *path, int flags) {
+        struct open_how how = { .flags = (uint64_t) (O_PATH | O_CLOEXEC | flags),
+                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+        long fd;
 
-        if (r < 0)
-                return r;
-        for (char *p = buf + 1;; p++) {
-                bool end = *p == '\0';
-
-                if (*p != '/' && !end)
-                        continue;
-                *p = '\0';
-                if (mkdir(buf, mode) < 0 && errno != EEXIST)
-                        return -errno;
-                if (end)
-                        return 0;
-                *p = '/';
-        }
+        while (*path == '/')
+                path++;
+        fd = syscall(SYS_openat2, root_fd, *path ? path : ".", &how, sizeof(how));
+        return fd < 0 ? -errno : (int) fd;
 }
 
-/* The parent directories of path, then path itself as an empty file unless something is there. */
-static int make_file(char *buf, size_t len, const char *path) {
-        char *slash;
-        int fd, r;
+/* "/proc/self/fd/N" without stdio: mounting there mounts on what fd names, which was resolved
+ * inside the rootfs (the way runc mounts) */
+static void fd_path(char buf[static 32], int fd) {
+        static const char prefix[] = "/proc/self/fd/";
+        char digits[12];
+        size_t nd = 0;
+        unsigned n = (unsigned) fd;
 
-        r = copy_path(buf, len, path);
+        do {
+                digits[nd++] = (char) ('0' + n % 10);
+                n /= 10;
+        } while (n && nd < sizeof(digits));
+        memcpy(buf, prefix, sizeof(prefix) - 1);
+        for (size_t i = 0; i < nd; i++)
+                buf[sizeof(prefix) - 1 + i] = digits[nd - 1 - i];
+        buf[sizeof(prefix) - 1 + nd] = '\0';
+}
+
+/* Creates what is missing of dest below the root (directories; the last component an empty file
+ * when !dir), every component resolved inside the root: a symlink in the image resolves as if the
+ * rootfs were "/", never to the host. Returns an O_PATH fd of dest. Uses path_buf. */
+static int make_in_root(const struct zy_sandbox *sb, int root_fd, const char *dest, bool dir) {
+        char *buf = sb->path_buf;
+        size_t len;
+        int r;
+
+        while (*dest == '/')
+                dest++;
+        r = copy_path(buf, sb->path_buf_len, *dest ? dest : ".");
         if (r < 0)
                 return r;
-        slash = strrchr(buf, '/');
-        if (slash && slash != buf) {
-                *slash = '\0';
-                r = mkdir_p(buf, len, buf, 0755);
+        len = strlen(buf);
+        for (size_t i = 1; i <= len; i++) {
+                bool last = i == len;
+                char saved = buf[i], *slash;
+                const char *name;
+                int fd, parent;
+
+                if (buf[i] != '/' && !last)
+                        continue;
+                buf[i] = '\0';
+                fd = open_in_root(root_fd, buf, 0);
+                if (fd >= 0 || fd != -ENOENT) {
+                        buf[i] = saved;
+                        if (fd < 0)
+                                return fd;
+                        close(fd);
+                        continue;
+                }
+                slash = strrchr(buf, '/');
+                if (slash) {
+                        *slash = '\0';
+                        parent = open_in_root(root_fd, buf, O_DIRECTORY);
+                        *slash = '/';
+                        name = slash + 1;
+                } else {
+                        parent = open_in_root(root_fd, ".", O_DIRECTORY);
+                        name = buf;
+                }
+                if (parent < 0) {
+                        buf[i] = saved;
+                        return parent;
+                }
+                if (last && !dir) {
+                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+                        r = fd < 0 && errno != EEXIST ? -errno : 0;
+                        if (fd >= 0)
+                                close(fd);
+                } else
+                        r = mkdirat(parent, name, 0755) < 0 && errno != EEXIST ? -errno : 0;
+                close(parent);
+                buf[i] = saved;
                 if (r < 0)
                         return r;
         }
-        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-        if (fd < 0)
-                return errno == EISDIR || errno == EEXIST ? 0 : -errno;
-        close(fd);
+        return open_in_root(root_fd, buf, 0);
+}
+
+static int setattr_fd(int fd, uint64_t attr_set, bool recursive) {
+        struct mount_attr a = { .attr_set = attr_set };
+
+        if (attr_set == 0)
+                return 0;
+        if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
+                return -errno;
         return 0;
 }
 
@@ -159,80 +217,133 @@ static int setattr(const char *path, uint64_t attr_set, bool recursive) {
         return 0;
 }
 
-static int do_mount(const struct zy_sandbox *sb, const struct zy_sb_mount *m) {
-        unsigned long bind_flags = MS_BIND | (m->recursive ? MS_REC : 0);
-        int r;
-
-        if (m->kind == ZY_SB_MOUNT_BIND && !m->source_is_dir)
-                r = make_file(sb->path_buf, sb->path_buf_len, m->target);
-        else
-                r = mkdir_p(sb->path_buf, sb->path_buf_len, m->target, 0755);
-        if (r < 0)
-                return r;
-
+/* The mount itself, on the fd of its target (resolved in the root). */
+static int mount_on(const struct zy_sb_mount *m, const char *at, bool *ret_recursive, uint64_t *ret_attr) {
+        *ret_recursive = m->recursive;
+        *ret_attr = m->attr_set;
         switch (m->kind) {
         case ZY_SB_MOUNT_FS:
-                if (mount(m->source, m->target, m->fstype, m->flags, m->data) < 0) {
-                        /* sysfs needs a network namespace of our own user namespace: without
-                         * one (rootless, host network) runc binds the host's /sys instead */
-                        if (errno != EPERM || !m->fstype || strcmp(m->fstype, "sysfs") != 0)
-                                return -errno;
-                        if (mount("/sys", m->target, NULL, MS_BIND | MS_REC, NULL) < 0)
-                                return -errno;
-                        return setattr(m->target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-                                                          MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true);
-                }
-                break;
+                if (mount(m->source, at, m->fstype, m->flags, m->data) == 0)
+                        return 0;
+                /* sysfs needs a network namespace of our own user namespace: without one
+                 * (rootless, host network) runc binds the host's /sys instead */
+                if (errno != EPERM || !m->fstype || strcmp(m->fstype, "sysfs") != 0)
+                        return -errno;
+                if (mount("/sys", at, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        return -errno;
+                *ret_recursive = true;
+                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+                return 0;
         case ZY_SB_MOUNT_CGROUP:
-                if (m->fstype && mount("cgroup2", m->target, "cgroup2", m->flags, NULL) == 0)
-                        break;
+                if (m->fstype && mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0) {
+                        *ret_attr = 0;
+                        return 0;
+                }
                 /* v1 or hybrid: the host's hierarchy, read-only, recursively */
-                if (mount(m->source, m->target, NULL, MS_BIND | MS_REC, NULL) < 0)
+                if (mount(m->source, at, NULL, MS_BIND | MS_REC, NULL) < 0)
                         return -errno;
-                return setattr(m->target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                                                  MOUNT_ATTR_NOEXEC, true);
+                *ret_recursive = true;
+                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+                return 0;
         case ZY_SB_MOUNT_BIND:
-                if (mount(m->source, m->target, NULL, bind_flags, NULL) < 0)
+                if (mount(m->source, at, NULL, MS_BIND | (m->recursive ? MS_REC : 0), NULL) < 0)
                         return -errno;
-                /* mount_setattr, not a remount: a remount would have to repeat the flags the
-                 * kernel locked on the source, and would not reach the submounts of an rbind */
-                r = setattr(m->target, m->attr_set, m->recursive);
-                if (r < 0)
-                        return r;
-                break;
+                return 0;
         }
-        if (m->propagation && mount(NULL, m->target, NULL, m->propagation, NULL) < 0)
-                return -errno;
-        return 0;
+        return -EINVAL;
 }
 
-static int make_device(const struct zy_sandbox *sb, const struct zy_sb_device *d) {
-        char *slash;
-        int r;
+static int do_mount(const struct zy_sandbox *sb, int root_fd, const struct zy_sb_mount *m) {
+        char at[32];
+        uint64_t attr;
+        bool recursive;
+        int fd, r;
 
-        r = copy_path(sb->path_buf, sb->path_buf_len, d->target);
-        if (r < 0)
+        fd = make_in_root(sb, root_fd, m->dest, m->kind != ZY_SB_MOUNT_BIND || m->source_is_dir);
+        if (fd < 0)
+                return fd;
+        fd_path(at, fd);
+        r = mount_on(m, at, &recursive, &attr);
+        close(fd);
+        /* a filesystem mount took its flags in the call itself */
+        if (m->kind == ZY_SB_MOUNT_FS && attr == m->attr_set)
+                attr = 0;
+        if (r < 0 || (attr == 0 && !m->propagation))
                 return r;
-        slash = strrchr(sb->path_buf, '/');
-        if (slash && slash != sb->path_buf) {
-                *slash = '\0';
-                r = mkdir_p(sb->path_buf, sb->path_buf_len, sb->path_buf, 0755);
-                if (r < 0)
-                        return r;
+        /* the new mount, by a fresh lookup (the old fd names what lies under it); mount_setattr
+         * rather than a remount: a remount would have to repeat the flags the kernel locked on
+         * the source, and would not reach the submounts of an rbind */
+        fd = open_in_root(root_fd, m->dest, 0);
+        if (fd < 0)
+                return fd;
+        r = setattr_fd(fd, attr, recursive);
+        if (r >= 0 && m->propagation) {
+                fd_path(at, fd);
+                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
+                        r = -errno;
         }
-        if (mknod(d->target, d->mode, d->dev) == 0)
-                return lchown(d->target, d->uid, d->gid) < 0 ? -errno : 0;
-        if (errno == EEXIST)
-                return 0;
-        /* no CAP_MKNOD in the init user namespace: bind the host's node instead */
-        if (errno != EPERM || !d->host)
-                return -errno;
-        r = make_file(sb->path_buf, sb->path_buf_len, d->target);
-        if (r < 0)
-                return r;
-        if (mount(d->host, d->target, NULL, MS_BIND, NULL) < 0)
-                return -errno;
-        return 0;
+        close(fd);
+        return r;
+}
+
+static int make_device(const struct zy_sandbox *sb, int root_fd, const struct zy_sb_device *d) {
+        char parent_path[4096], at[32];
+        const char *slash = strrchr(d->host, '/'), *name;
+        int parent, fd, r = 0;
+
+        if (!slash || (size_t) (slash - d->host) >= sizeof(parent_path))
+                return -EINVAL;
+        memcpy(parent_path, d->host, (size_t) (slash - d->host));
+        parent_path[slash - d->host] = '\0';
+        name = slash + 1;
+        parent = make_in_root(sb, root_fd, parent_path, true);
+        if (parent < 0)
+                return parent;
+        if (mknodat(parent, name, d->mode, d->dev) == 0) {
+                if (fchownat(parent, name, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0)
+                        r = -errno;
+        } else if (errno != EEXIST) {
+                /* no CAP_MKNOD in the init user namespace: bind the host's node instead */
+                r = errno == EPERM ? 0 : -errno;
+                if (r == 0) {
+                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+                        if (fd < 0)
+                                r = -errno;
+                        else
+                                close(fd);
+                }
+                if (r == 0) {
+                        fd = open_in_root(root_fd, d->host, 0);
+                        if (fd < 0)
+                                r = fd;
+                        else {
+                                fd_path(at, fd);
+                                if (mount(d->host, at, NULL, MS_BIND, NULL) < 0)
+                                        r = -errno;
+                                close(fd);
+                        }
+                }
+        }
+        close(parent);
+        return r;
+}
+
+static int make_symlink(const struct zy_sandbox *sb, int root_fd, const char *target, const char *link) {
+        char parent_path[4096];
+        const char *slash = strrchr(link, '/');
+        int parent, r = 0;
+
+        if (!slash || (size_t) (slash - link) >= sizeof(parent_path))
+                return -EINVAL;
+        memcpy(parent_path, link, (size_t) (slash - link));
+        parent_path[slash - link] = '\0';
+        parent = make_in_root(sb, root_fd, parent_path, true);
+        if (parent < 0)
+                return parent;
+        if (symlinkat(target, parent, slash + 1) < 0 && errno != EEXIST)
+                r = -errno;
+        close(parent);
+        return r;
 }
 
 /* Step 3, after pivot_root: an absent path is skipped, as runc does. */
@@ -257,7 +368,7 @@ static int readonly_path(const char *path) {
 }
 
 static void setup_mounts(const struct zy_sandbox *sb) {
-        int r;
+        int root_fd, r;
 
         if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC,
                   NULL) < 0)
@@ -265,25 +376,33 @@ static void setup_mounts(const struct zy_sandbox *sb) {
         /* the rootfs becomes a mount point of its own: pivot_root needs one */
         if (mount(sb->rootfs, sb->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
                 fail(sb, ZY_SB_STEP_ROOTFS, errno);
+        /* opened after the bind, so that it names the bind mount, where everything below goes */
+        root_fd = open(sb->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                fail(sb, ZY_SB_STEP_ROOTFS, errno);
 
         for (size_t i = 0; i < sb->n_mounts; i++) {
-                r = do_mount(sb, &sb->mounts[i]);
+                r = do_mount(sb, root_fd, &sb->mounts[i]);
                 if (r < 0)
                         fail_at(sb, ZY_SB_STEP_MOUNT, -r, (int) i, ZY_SB_EXIT_SETUP_FAILED);
         }
         for (size_t i = 0; i < sb->n_devices; i++) {
-                r = make_device(sb, &sb->devices[i]);
+                r = make_device(sb, root_fd, &sb->devices[i]);
                 if (r < 0)
                         fail_at(sb, ZY_SB_STEP_DEVICE, -r, (int) i, ZY_SB_EXIT_SETUP_FAILED);
         }
-        for (size_t i = 0; sb->symlinks && sb->symlinks[i]; i += 2)
-                if (symlink(sb->symlinks[i], sb->symlinks[i + 1]) < 0 && errno != EEXIST)
-                        fail_at(sb, ZY_SB_STEP_DEVICE, errno, -1, ZY_SB_EXIT_SETUP_FAILED);
+        for (size_t i = 0; sb->symlinks && sb->symlinks[i]; i += 2) {
+                r = make_symlink(sb, root_fd, sb->symlinks[i], sb->symlinks[i + 1]);
+                if (r < 0)
+                        fail_at(sb, ZY_SB_STEP_DEVICE, -r, -1, ZY_SB_EXIT_SETUP_FAILED);
+        }
         if (sb->console_fd >= 0 && sb->dev_console) {
-                r = make_file(sb->path_buf, sb->path_buf_len, sb->dev_console);
+                r = make_in_root(sb, root_fd, sb->dev_console, false);
                 if (r < 0)
                         fail(sb, ZY_SB_STEP_CONSOLE, -r);
+                close(r);
         }
+        close(root_fd);
 
         /* pivot_root(".", ".") stacks the old root on top of the new one; detaching "." then
          * leaves only the new root, without a directory for the old one in the image */

@@ -15,7 +15,9 @@
  *   2. setns:     every ns_fds entry; then, in a new user namespace, setresgid/setresuid 0
  *   3. mount namespace work, when new_mount_ns:
  *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says), rootfs
- *                 bind onto itself, the mounts in order (mkdir/creat of the target, mount, then
+ *                 bind onto itself, the mounts in order (mkdir/creat of the target, every
+ *                 component resolved inside the rootfs with openat2(RESOLVE_IN_ROOT) so that a
+ *                 symlink in the image cannot lead a mount outside it; mount on the fd, then
  *                 the attribute flags with mount_setattr so that ro/nosuid/nodev/noexec also
  *                 apply to binds and recursively to rbinds), default device nodes (mknod, or a
  *                 bind of the host's node where mknod is refused, as in a user namespace),
@@ -111,7 +113,8 @@ enum zy_sb_mount_kind {
 struct zy_sb_mount {
         enum zy_sb_mount_kind kind;
         const char *source;   /* device or bind source (host path, resolved) */
-        const char *target;   /* absolute host path below the rootfs, prepared by the parent */
+        const char *dest;     /* the container's path ("/dev/pts"): resolved inside the rootfs */
+        const char *target;   /* host path below the rootfs, for messages only */
         const char *fstype;
         const char *data;     /* fs options the kernel parses ("mode=755,size=65536k") */
         unsigned long flags;  /* MS_* for the mount call itself (nosuid, nodev, noexec, ro) */
@@ -122,8 +125,9 @@ struct zy_sb_mount {
 };
 
 struct zy_sb_device {
-        const char *target;   /* host path below the rootfs, e.g. ".../rootfs/dev/null" */
-        const char *host;     /* the host's node to bind when mknod is refused ("/dev/null") */
+        const char *target;   /* host path below the rootfs, for messages only */
+        const char *host;     /* the container's path, and the host's node of the same path that
+                               * is bound when mknod is refused ("/dev/null") */
         mode_t mode;          /* S_IFCHR|0666 */
         dev_t dev;
         uid_t uid;
@@ -156,10 +160,10 @@ struct zy_sandbox {
         size_t n_mounts;
         const struct zy_sb_device *devices;
         size_t n_devices;
-        const char *const *symlinks; /* pairs {target, linkpath-below-rootfs}, NULL terminated */
+        const char *const *symlinks; /* pairs {target, container path}, NULL terminated */
         const char *const *masked;   /* container paths, NULL terminated */
         const char *const *readonly; /* container paths, NULL terminated */
-        const char *dev_console;     /* rootfs/dev/console, for a terminal */
+        const char *dev_console;     /* "/dev/console" (container path) for a terminal, or NULL */
 
         const char *hostname;        /* NULL: leave it */
 

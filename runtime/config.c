@@ -194,7 +194,7 @@ static int parse_mount(struct zy_oci *o, json_object *m, size_t idx, bool v2_onl
         data = calloc(1, 4096);
         if (!data)
                 return -ENOMEM;
-        *sm = (struct zy_sb_mount){ .fstype = type, .source = src };
+        *sm = (struct zy_sb_mount){ .fstype = type, .source = src, .dest = dest };
         for (size_t i = 0; i < array_len(opts); i++) {
                 const char *opt = json_object_get_string(json_object_array_get_idx(opts, i));
                 bool known = false;
@@ -569,13 +569,13 @@ int zy_oci_load(const char *bundle, const char *process_path, bool v2_only, stru
         }
         for (size_t i = 0; i < ELEMENTSOF(default_symlinks); i += 2) {
                 o->symlinks[i] = strdup(default_symlinks[i]);
-                o->symlinks[i + 1] = join_path(o->rootfs, default_symlinks[i + 1]);
+                o->symlinks[i + 1] = strdup(default_symlinks[i + 1]);
                 if (!o->symlinks[i] || !o->symlinks[i + 1]) {
                         r = -ENOMEM;
                         goto fail;
                 }
         }
-        o->dev_console = join_path(o->rootfs, "dev/console");
+        o->dev_console = strdup("/dev/console");
 
         r = str_array(get(linux_, "maskedPaths"), "linux.maskedPaths", (char ***) &o->masked, ret_error);
         if (r >= 0)

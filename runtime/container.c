@@ -356,7 +356,7 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         struct zy_sb_status status;
         struct clone_args ca = {};
         char created[96];
-        bool made_dir = false;
+        bool made_dir = false, ready = false;
         pid_t pid;
         int r, ret = 1;
 
@@ -496,6 +496,7 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                         error(c, "container init exited during setup");
                 goto fail_child;
         }
+        ready = true;
         r = zy_proc_starttime(pid, &st.starttime, NULL);
         now_rfc3339(created, sizeof(created));
         st.created = strdup(created);
@@ -547,7 +548,10 @@ fail_child:
         /* closing sync makes an init still waiting for "go" exit; then it is reaped here, so
          * that a failed create leaves no process, no cgroup and no state behind */
         sync[0] = safe_close(sync[0]);
-        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        /* before "ready" it exits by itself (it reported, or reads EOF on sync); after it, it
+         * would wait on the fifo: only then is it killed, so that run keeps its 126/127 */
+        if (ready)
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
         r = wait_exit_status(pidfd);
         /* run exits with the init's own code (126/127 for a command that cannot run) */
         ret = a->run && r >= ZY_SB_EXIT_ABANDONED && r <= ZY_SB_EXIT_NOT_FOUND ? r : 1;

@@ -501,3 +501,25 @@ def test_rootless(runc_bin, bundle, tmp_path):
     assert out[0] == "0"
     assert out[1].split() == ["0", str(nobody), "1"]
     assert out[2] == "zygote"
+
+
+def test_symlink_in_image_cannot_lead_a_mount_outside(runc, bundle, tmp_path):
+    """An image whose /mnt is a symlink to a host path: the mount lands inside the rootfs."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(str(outside), os.path.join(bundle.rootfs, "mnt"))
+    bundle.config["mounts"].append({"destination": "/mnt/x", "type": "tmpfs", "source": "tmpfs"})
+    bundle.set_args("sh", "-c", "touch /mnt/x/inside && echo made")
+    r = runc("run", "--bundle", bundle.path, cid())
+    # the symlink resolves inside the rootfs, where its target does not exist: a clear error
+    assert r.returncode != 0
+    assert "/mnt/x: no such file or directory" in r.stderr
+    assert os.listdir(outside) == []
+    assert mounts_below(str(outside)) == []
+    # with the target present inside the rootfs, the mount lands there
+    os.makedirs(os.path.join(bundle.rootfs, str(outside).lstrip("/")))
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "made\n"
+    assert os.listdir(outside) == []
+    assert os.path.isdir(os.path.join(bundle.rootfs, str(outside).lstrip("/"), "x"))
