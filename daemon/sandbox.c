@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox-setup module: a container process between clone and execve. See sandbox.h for the
+ * contract and the order of the steps.
+ *
+ * This runs in a freshly cloned copy of zygote-runc: no malloc, no stdio, no locks, no logging.
+ * Only raw system calls, async-signal-safe libc wrappers and pure string helpers. Every failure is
+ * one struct zy_sb_status on sync_fd, then _exit().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+#define ZY_SB_SECCOMP_CLONE_FILTER 4 /* RFC: not in mainline; refused (EINVAL) by other kernels */
+#define ZY_SB_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static const char *const step_names[_ZY_SB_STEP_MAX] = {
+        [ZY_SB_STEP_NONE] = "none",           [ZY_SB_STEP_GO] = "sync",
+        [ZY_SB_STEP_SETNS] = "setns",         [ZY_SB_STEP_PROPAGATION] = "propagation",
+        [ZY_SB_STEP_ROOTFS] = "rootfs",       [ZY_SB_STEP_MOUNT] = "mount",
+        [ZY_SB_STEP_DEVICE] = "device",       [ZY_SB_STEP_PIVOT] = "pivot_root",
+        [ZY_SB_STEP_MASK] = "maskedPaths",    [ZY_SB_STEP_READONLY] = "readonlyPaths",
+        [ZY_SB_STEP_ROOT_RO] = "readonly root", [ZY_SB_STEP_HOSTNAME] = "hostname",
+        [ZY_SB_STEP_CONSOLE] = "console",     [ZY_SB_STEP_SETSID] = "setsid",
+        [ZY_SB_STEP_RLIMIT] = "rlimits",      [ZY_SB_STEP_CAPBSET] = "capability bounding set",
+        [ZY_SB_STEP_GROUPS] = "setgroups",    [ZY_SB_STEP_GID] = "setresgid",
+        [ZY_SB_STEP_UID] = "setresuid",       [ZY_SB_STEP_CAPS] = "capabilities",
+        [ZY_SB_STEP_NNP] = "no_new_privs",    [ZY_SB_STEP_CHDIR] = "cwd",
+        [ZY_SB_STEP_RESOLVE] = "exec",        [ZY_SB_STEP_FILTER] = "seccomp",
+        [ZY_SB_STEP_READY] = "ready",         [ZY_SB_STEP_START] = "start",
+        [ZY_SB_STEP_EXEC] = "exec",
+};
+
+const char *zy_sb_step_to_string(enum zy_sb_step step) {
+        if ((unsigned) step >= _ZY_SB_STEP_MAX || !step_names[step])
+                return "unknown";
+        return step_names[step];
+}
+
+static int report(int fd, enum zy_sb_step step, int err, int index, int pid) {
+        struct zy_sb_status s = { .step = step, .err = err, .index = index, .pid = pid };
+        ssize_t n;
+
+        if (fd < 0)
+                return 0;
+        /* one datagram on a SOCK_SEQPACKET: whole or nothing; MSG_NOSIGNAL: a parent that went
+         * away must not kill us with SIGPIPE before we exit with our code */
+        do
+                n = send(fd, &s, sizeof(s), MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        return n == (ssize_t) sizeof(s) ? 0 : -EIO;
+}
+
+_Noreturn static void fail_at(const struct zy_sandbox *sb, enum zy_sb_step step, int err, int index,
+                              int code) {
+        (void) report(sb->sync_fd, step, err > 0 ? err : EIO, index, 0);
+        _exit(code);
+}
+
+_Noreturn static void fail(const struct zy_sandbox *sb, enum zy_sb_step step, int err) {
+        fail_at(sb, step, err, -1, ZY_SB_EXIT_SETUP_FAILED);
+}
+
+static void reset_signals(void) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+        sigset_t none;
+
+        for (int sig = 1; sig < _NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void) sigaction(sig, &sa, NULL);
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static int copy_path(char *buf, size_t len, const char *path) {
+        size_t n = strlen(path);
+
+        if (n + 1 > len)
+                return -ENAMETOOLONG;
+        memcpy(buf, path, n + 1);
+        return 0;
+}
+
+static int open_in_root(int root_fd, const char *path, int flags) {
+        struct open_how how = { .flags = (uint64_t) (O_PATH | O_CLOEXEC | flags),
+                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+        long fd;
+
+        while (*path == '/')
+                path++;
+        fd = syscall(SYS_openat2, root_fd, *path ? path : ".", &how, sizeof(how));
+        return fd < 0 ? -errno : (int) fd;
+}
+
+/* "/proc/self/fd/N" without stdio: mounting there mounts on what fd names, which was resolved
+ * inside the rootfs (the way runc mounts) */
+static void fd_path(char buf[static 32], int fd) {
+        static const char prefix[] = "/proc/self/fd/";
+        char digits[12];
+        size_t nd = 0;
+        unsigned n = (unsigned) fd;
+
+        do {
+                digits[nd++] = (char) ('0' + n % 10);
+                n /= 10;
+        } while (n && nd < sizeof(digits));
+        memcpy(buf, prefix, sizeof(prefix) - 1);
+        for (size_t i = 0; i < nd; i++)
+                buf[sizeof(prefix) - 1 + i] = digits[nd - 1 - i];
+        buf[sizeof(prefix) - 1 + nd] = '\0';
+}
+
+/* Creates what is missing of dest below the root (directories; the last component an empty file
+ * when !dir), every component resolved inside the root: a symlink in the image resolves as if the
+ * rootfs were "/", never to the host. Returns an O_PATH fd of dest. Uses path_buf. */
+static int make_in_root(const struct zy_sandbox *sb, int root_fd, const char *dest, bool dir) {
+        char *buf = sb->path_buf;
+        size_t len;
+        int r;
+
+        while (*dest == '/')
+                dest++;
+        r = copy_path(buf, sb->path_buf_len, *dest ? dest : ".");
+        if (r < 0)
+                return r;
+        len = strlen(buf);
+        for (size_t i = 1; i <= len; i++) {
+                bool last = i == len;
+                char saved = buf[i], *slash;
+                const char *name;
+                int fd, parent;
+
+                if (buf[i] != '/' && !last)
+                        continue;
+                buf[i] = '\0';
+                fd = open_in_root(root_fd, buf, 0);
+                if (fd >= 0 || fd != -ENOENT) {
+                        buf[i] = saved;
+                        if (fd < 0)
+                                return fd;
+                        close(fd);
+                        continue;
+                }
+                slash = strrchr(buf, '/');
+                if (slash) {
+                        *slash = '\0';
+                        parent = open_in_root(root_fd, buf, O_DIRECTORY);
+                        *slash = '/';
+                        name = slash + 1;
+                } else {
+                        parent = open_in_root(root_fd, ".", O_DIRECTORY);
+                        name = buf;
+                }
+                if (parent < 0) {
+                        buf[i] = saved;
+                        return parent;
+                }
+                if (last && !dir) {
+                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+                        r = fd < 0 && errno != EEXIST ? -errno : 0;
+                        if (fd >= 0)
+                                close(fd);
+                } else
+                        r = mkdirat(parent, name, 0755) < 0 && errno != EEXIST ? -errno : 0;
+                close(parent);
+                buf[i] = saved;
+                if (r < 0)
+                        return r;
+        }
+        return open_in_root(root_fd, buf, 0);
+}
+
+static int setattr_fd(int fd, uint64_t attr_set, bool recursive) {
+        struct mount_attr a = { .attr_set = attr_set };
+
+        if (attr_set == 0)
+                return 0;
+        if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
+                return -errno;
+        return 0;
+}
+
+static int setattr(const char *path, uint64_t attr_set, bool recursive) {
+        struct mount_attr a = { .attr_set = attr_set };
+
+        if (attr_set == 0)
+                return 0;
+        if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &a, sizeof(a)) < 0)
+                return -errno;
+        return 0;
+}
+
+/* The mount itself, on the fd of its target (resolved in the root). */
+static int mount_on(const struct zy_sb_mount *m, const char *at, bool *ret_recursive, uint64_t *ret_attr) {
+        *ret_recursive = m->recursive;
+        *ret_attr = m->attr_set;
+        switch (m->kind) {
+        case ZY_SB_MOUNT_FS:
+                if (mount(m->source, at, m->fstype, m->flags, m->data) == 0)
+                        return 0;
+                /* sysfs needs a network namespace of our own user namespace: without one
+                 * (rootless, host network) runc binds the host's /sys instead */
+                if (errno != EPERM || !m->fstype || strcmp(m->fstype, "sysfs") != 0)
+                        return -errno;
+                if (mount("/sys", at, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        return -errno;
+                *ret_recursive = true;
+                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+                return 0;
+        case ZY_SB_MOUNT_CGROUP:
+                if (m->fstype && mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0) {
+                        *ret_attr = 0;
+                        return 0;
+                }
+                /* v1 or hybrid: the host's hierarchy, read-only, recursively */
+                if (mount(m->source, at, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        return -errno;
+                *ret_recursive = true;
+                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+                return 0;
+        case ZY_SB_MOUNT_BIND:
+                if (mount(m->source, at, NULL, MS_BIND | (m->recursive ? MS_REC : 0), NULL) < 0)
+                        return -errno;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static int do_mount(const struct zy_sandbox *sb, int root_fd, const struct zy_sb_mount *m) {
+        char at[32];
+        uint64_t attr;
+        bool recursive;
+        int fd, r;
+
+        fd = make_in_root(sb, root_fd, m->dest, m->kind != ZY_SB_MOUNT_BIND || m->source_is_dir);
+        if (fd < 0)
+                return fd;
+        fd_path(at, fd);
+        r = mount_on(m, at, &recursive, &attr);
+        close(fd);
+        /* a filesystem mount took its flags in the call itself */
+        if (m->kind == ZY_SB_MOUNT_FS && attr == m->attr_set)
+                attr = 0;
+        if (r < 0 || (attr == 0 && !m->propagation))
+                return r;
+        /* the new mount, by a fresh lookup (the old fd names what lies under it); mount_setattr
+         * rather than a remount: a remount would have to repeat the flags the kernel locked on
+         * the source, and would not reach the submounts of an rbind */
+        fd = open_in_root(root_fd, m->dest, 0);
+        if (fd < 0)
+                return fd;
+        r = setattr_fd(fd, attr, recursive);
+        if (r >= 0 && m->propagation) {
+                fd_path(at, fd);
+                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
+                        r = -errno;
+        }
+        close(fd);
+        return r;
+}
+
+static int make_device(const struct zy_sandbox *sb, int root_fd, const struct zy_sb_device *d) {
+        char parent_path[4096], at[32];
+        const char *slash = strrchr(d->host, '/'), *name;
+        int parent, fd, r = 0;
+
+        if (!slash || (size_t) (slash - d->host) >= sizeof(parent_path))
+                return -EINVAL;
+        memcpy(parent_path, d->host, (size_t) (slash - d->host));
+        parent_path[slash - d->host] = '\0';
+        name = slash + 1;
+        parent = make_in_root(sb, root_fd, parent_path, true);
+        if (parent < 0)
+                return parent;
+        if (mknodat(parent, name, d->mode, d->dev) == 0) {
+                if (fchownat(parent, name, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0)
+                        r = -errno;
+        } else if (errno != EEXIST) {
+                /* no CAP_MKNOD in the init user namespace: bind the host's node instead */
+                r = errno == EPERM ? 0 : -errno;
+                if (r == 0) {
+                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+                        if (fd < 0)
+                                r = -errno;
+                        else
+                                close(fd);
+                }
+                if (r == 0) {
+                        fd = open_in_root(root_fd, d->host, 0);
+                        if (fd < 0)
+                                r = fd;
+                        else {
+                                fd_path(at, fd);
+                                if (mount(d->host, at, NULL, MS_BIND, NULL) < 0)
+                                        r = -errno;
+                                close(fd);
+                        }
+                }
+        }
+        close(parent);
+        return r;
+}
+
+static int make_symlink(const struct zy_sandbox *sb, int root_fd, const char *target, const char *link) {
+        char parent_path[4096];
+        const char *slash = strrchr(link, '/');
+        int parent, r = 0;
+
+        if (!slash || (size_t) (slash - link) >= sizeof(parent_path))
+                return -EINVAL;
+        memcpy(parent_path, link, (size_t) (slash - link));
+        parent_path[slash - link] = '\0';
+        parent = make_in_root(sb, root_fd, parent_path, true);
+        if (parent < 0)
+                return parent;
+        if (symlinkat(target, parent, slash + 1) < 0 && errno != EEXIST)
+                r = -errno;
+        close(parent);
+        return r;
+}
+
+/* Step 3, after pivot_root: an absent path is skipped, as runc does. */
+static int mask_path(const char *path) {
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (S_ISDIR(st.st_mode)) {
+                if (mount("tmpfs", path, "tmpfs", MS_RDONLY, "size=0") < 0)
+                        return -errno;
+        } else if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+static int readonly_path(const char *path) {
+        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return setattr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                       true);
+}
+
+static void setup_mounts(const struct zy_sandbox *sb) {
+        int root_fd, r;
+
+        if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC,
+                  NULL) < 0)
+                fail(sb, ZY_SB_STEP_PROPAGATION, errno);
+        /* the rootfs becomes a mount point of its own: pivot_root needs one */
+        if (mount(sb->rootfs, sb->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+                fail(sb, ZY_SB_STEP_ROOTFS, errno);
+        /* opened after the bind, so that it names the bind mount, where everything below goes */
+        root_fd = open(sb->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                fail(sb, ZY_SB_STEP_ROOTFS, errno);
+
+        for (size_t i = 0; i < sb->n_mounts; i++) {
+                r = do_mount(sb, root_fd, &sb->mounts[i]);
+                if (r < 0)
+                        fail_at(sb, ZY_SB_STEP_MOUNT, -r, (int) i, ZY_SB_EXIT_SETUP_FAILED);
+        }
+        for (size_t i = 0; i < sb->n_devices; i++) {
+                r = make_device(sb, root_fd, &sb->devices[i]);
+                if (r < 0)
+                        fail_at(sb, ZY_SB_STEP_DEVICE, -r, (int) i, ZY_SB_EXIT_SETUP_FAILED);
+        }
+        for (size_t i = 0; sb->symlinks && sb->symlinks[i]; i += 2) {
+                r = make_symlink(sb, root_fd, sb->symlinks[i], sb->symlinks[i + 1]);
+                if (r < 0)
+                        fail_at(sb, ZY_SB_STEP_DEVICE, -r, -1, ZY_SB_EXIT_SETUP_FAILED);
+        }
+        if (sb->console_fd >= 0 && sb->dev_console) {
+                r = make_in_root(sb, root_fd, sb->dev_console, false);
+                if (r < 0)
+                        fail(sb, ZY_SB_STEP_CONSOLE, -r);
+                close(r);
+        }
+        close(root_fd);
+
+        /* pivot_root(".", ".") stacks the old root on top of the new one; detaching "." then
+         * leaves only the new root, without a directory for the old one in the image */
+        if (chdir(sb->rootfs) < 0)
+                fail(sb, ZY_SB_STEP_PIVOT, errno);
+        if (syscall(SYS_pivot_root, ".", ".") < 0)
+                fail(sb, ZY_SB_STEP_PIVOT, errno);
+        if (umount2(".", MNT_DETACH) < 0)
+                fail(sb, ZY_SB_STEP_PIVOT, errno);
+        if (chdir("/") < 0)
+                fail(sb, ZY_SB_STEP_PIVOT, errno);
+
+        for (size_t i = 0; sb->masked && sb->masked[i]; i++) {
+                r = mask_path(sb->masked[i]);
+                if (r < 0)
+                        fail_at(sb, ZY_SB_STEP_MASK, -r, (int) i, ZY_SB_EXIT_SETUP_FAILED);
+        }
+        for (size_t i = 0; sb->readonly && sb->readonly[i]; i++) {
+                r = readonly_path(sb->readonly[i]);
+                if (r < 0)
+                        fail_at(sb, ZY_SB_STEP_READONLY, -r, (int) i, ZY_SB_EXIT_SETUP_FAILED);
+        }
+        if (sb->rootfs_readonly) {
+                r = setattr("/", MOUNT_ATTR_RDONLY, false);
+                if (r < 0)
+                        fail(sb, ZY_SB_STEP_ROOT_RO, -r);
+        }
+}
+
+static int send_fd(int sock, int fd) {
+        char byte = 0;
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } u;
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                              .msg_controllen = sizeof(u.buf) };
+        struct cmsghdr *c;
+
+        memset(&u, 0, sizeof(u));
+        c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
+                return -errno;
+        return 0;
+}
+
+/* "/dev/pts/N" without stdio */
+static int pts_name(char *buf, size_t len, unsigned n) {
+        static const char prefix[] = "/dev/pts/";
+        char digits[16];
+        size_t nd = 0;
+
+        do {
+                digits[nd++] = (char) ('0' + n % 10);
+                n /= 10;
+        } while (n && nd < sizeof(digits));
+        if (sizeof(prefix) + nd > len)
+                return -ENAMETOOLONG;
+        memcpy(buf, prefix, sizeof(prefix) - 1);
+        for (size_t i = 0; i < nd; i++)
+                buf[sizeof(prefix) - 1 + i] = digits[nd - 1 - i];
+        buf[sizeof(prefix) - 1 + nd] = '\0';
+        return 0;
+}
+
+/* Step 5: the pty comes from the container's own devpts, so that its number and permissions are
+ * the container's; the master goes to the caller (conmon, the shim) and never stays here. */
+static int setup_console(const struct zy_sandbox *sb) {
+        int master, peer = -1, unlock = 0, r = 0;
+        unsigned n;
+
+        master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (master < 0)
+                return -errno;
+        if (ioctl(master, TIOCSPTLCK, &unlock) < 0 || ioctl(master, TIOCGPTN, &n) < 0)
+                r = -errno;
+        if (r == 0) {
+                peer = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+                if (peer < 0)
+                        r = -errno;
+        }
+        if (r == 0 && sb->dev_console) {
+                r = pts_name(sb->path_buf, sb->path_buf_len, n);
+                if (r == 0 && mount(sb->path_buf, "/dev/console", NULL, MS_BIND, NULL) < 0)
+                        r = -errno;
+        }
+        if (r == 0)
+                r = send_fd(sb->console_fd, master);
+        close(master);
+        if (r < 0)
+                return r;
+        if (setsid() < 0 || ioctl(peer, TIOCSCTTY, 0) < 0)
+                return -errno;
+        for (int t = 0; t < 3; t++)
+                if (dup3(peer, t, 0) < 0)
+                        return -errno;
+        if (peer > 2)
+                close(peer);
+        close(sb->console_fd);
+        return 0;
+}
+
+static int drop_bounding(const struct zy_sandbox *sb) {
+        unsigned last = sb->cap_last > 0 && sb->cap_last < 64 ? sb->cap_last : 63;
+
+        for (unsigned c = 0; c <= last; c++) {
+                int r;
+
+                if (sb->cap_bounding & (UINT64_C(1) << c))
+                        continue;
+                r = prctl(PR_CAPBSET_READ, (unsigned long) c, 0UL, 0UL, 0UL);
+                if (r < 0) {
+                        if (errno == EINVAL)
+                                break; /* no capability c in this kernel, nor any above */
+                        return -errno;
+                }
+                if (r > 0 && prctl(PR_CAPBSET_DROP, (unsigned long) c, 0UL, 0UL, 0UL) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
+static int capset3(uint64_t eff, uint64_t perm, uint64_t inh) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+        struct __user_cap_data_struct d[2] = {
+                { .effective = (uint32_t) eff, .permitted = (uint32_t) perm, .inheritable = (uint32_t) inh },
+                { .effective = (uint32_t) (eff >> 32), .permitted = (uint32_t) (perm >> 32),
+                  .inheritable = (uint32_t) (inh >> 32) },
+        };
+        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+static int set_caps(const struct zy_sandbox *sb) {
+        unsigned last = sb->cap_last > 0 && sb->cap_last < 64 ? sb->cap_last : 63;
+        int r;
+
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0UL, 0UL, 0UL) < 0)
+                return -errno;
+        r = capset3(sb->cap_effective, sb->cap_permitted, sb->cap_inheritable);
+        if (r < 0)
+                return r;
+        /* the kernel raises an ambient capability only when it is permitted and inheritable;
+         * others are skipped, as runc does (its default spec asks for ambient ones with an
+         * empty inheritable set) */
+        for (unsigned c = 0; c <= last; c++)
+                if ((sb->cap_ambient & sb->cap_permitted & sb->cap_inheritable & (UINT64_C(1) << c)) &&
+                    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, (unsigned long) c, 0UL, 0UL) < 0)
+                        return -errno;
+        return 0;
+}
+
+/* The effective set back to the permitted one (the uid switch emptied it): loading a filter
+ * without no_new_privs needs CAP_SYS_ADMIN there. */
+static int raise_effective(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+        struct __user_cap_data_struct d[2];
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                return -errno;
+        d[0].effective = d[0].permitted;
+        d[1].effective = d[1].permitted;
+        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+static int apply_filter(const struct zy_sandbox *sb) {
+        if (sb->ref_pidfd >= 0) {
+                /* the RFC's ABI: flags 0, the pidfd by value in the pointer argument */
+                if (syscall(SYS_seccomp, ZY_SB_SECCOMP_CLONE_FILTER, 0,
+                            (void *) (intptr_t) sb->ref_pidfd) == 0)
+                        return 0;
+                /* a kernel without the op answers EINVAL and installed nothing: load instead */
+                if (errno != EINVAL || !sb->prog)
+                        return -errno;
+        }
+        if (!sb->prog)
+                return 0;
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, sb->filter_flags, sb->prog) < 0)
+                return -errno;
+        return 0;
+}
+
+static int check_exec(const char *path) {
+        struct stat st;
+
+        if (stat(path, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EACCES;
+        if (access(path, X_OK) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Step 13: like execvp's search (without its /bin/sh fallback); the result is in path_buf, or
+ * argv[0] itself when it has a slash. Returns the path to exec or fails the child. */
+static const char *resolve(const struct zy_sandbox *sb) {
+        const char *name = sb->argv ? sb->argv[0] : NULL;
+        bool eacces = false;
+        size_t name_len;
+        int r;
+
+        if (!name || !*name)
+                fail_at(sb, ZY_SB_STEP_RESOLVE, ENOENT, -1, ZY_SB_EXIT_NOT_FOUND);
+        if (strchr(name, '/')) {
+                r = check_exec(name);
+                if (r < 0)
+                        fail_at(sb, ZY_SB_STEP_RESOLVE, -r, 1,
+                                r == -ENOENT || r == -ENOTDIR ? ZY_SB_EXIT_NOT_FOUND : ZY_SB_EXIT_NOT_EXECUTABLE);
+                return name;
+        }
+        name_len = strlen(name);
+        for (const char *s = sb->search_path ? sb->search_path : ZY_SB_DEFAULT_PATH;; s++) {
+                const char *e = strchrnul(s, ':');
+                size_t dir_len = (size_t) (e - s);
+
+                if (dir_len > 0 && dir_len + 1 + name_len + 1 <= sb->path_buf_len) {
+                        memcpy(sb->path_buf, s, dir_len);
+                        sb->path_buf[dir_len] = '/';
+                        memcpy(sb->path_buf + dir_len + 1, name, name_len + 1);
+                        r = check_exec(sb->path_buf);
+                        if (r == 0)
+                                return sb->path_buf;
+                        if (r == -EACCES)
+                                eacces = true;
+                }
+                if (!*e)
+                        break;
+                s = e;
+        }
+        /* index 0: searched PATH (the runtime says "executable file not found in $PATH") */
+        if (eacces)
+                fail_at(sb, ZY_SB_STEP_RESOLVE, EACCES, 0, ZY_SB_EXIT_NOT_EXECUTABLE);
+        fail_at(sb, ZY_SB_STEP_RESOLVE, ENOENT, 0, ZY_SB_EXIT_NOT_FOUND);
+}
+
+_Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
+        const char *path;
+        char b;
+        ssize_t n;
+        int r;
+
+        reset_signals();
+
+        /* 1. wait for the parent: maps written, cgroups joined */
+        do
+                n = read(sb->sync_fd, &b, 1);
+        while (n < 0 && errno == EINTR);
+        if (n == 0)
+                _exit(ZY_SB_EXIT_ABANDONED);
+        if (n < 0)
+                fail(sb, ZY_SB_STEP_GO, errno);
+
+        /* 2. namespaces given by path */
+        for (size_t i = 0; i < sb->n_ns_fds && i < ZY_SB_MAX_NS; i++)
+                if (setns(sb->ns_fds[i], 0) < 0)
+                        fail_at(sb, ZY_SB_STEP_SETNS, errno, (int) i, ZY_SB_EXIT_SETUP_FAILED);
+
+        /* our ids are unmapped in a new user namespace until we take its root's: devpts and
+         * tmpfs refuse (EOVERFLOW) to create inodes for an unmapped owner */
+        if (sb->userns_root && (syscall(SYS_setresgid, 0, 0, 0) < 0 || syscall(SYS_setresuid, 0, 0, 0) < 0))
+                fail(sb, ZY_SB_STEP_SETNS, errno);
+
+        /* 3. the filesystem */
+        if (sb->new_mount_ns)
+                setup_mounts(sb);
+
+        /* 4. hostname */
+        if (sb->hostname && sethostname(sb->hostname, strlen(sb->hostname)) < 0)
+                fail(sb, ZY_SB_STEP_HOSTNAME, errno);
+
+        /* 5. + 6. terminal and session */
+        if (sb->console_fd >= 0) {
+                r = setup_console(sb);
+                if (r < 0)
+                        fail(sb, ZY_SB_STEP_CONSOLE, -r);
+        } else if (setsid() < 0)
+                fail(sb, ZY_SB_STEP_SETSID, errno);
+
+        /* 7. rlimits */
+        for (size_t i = 0; i < sb->n_rlimits; i++)
+                if (setrlimit(sb->rlimits[i].resource, &sb->rlimits[i].limit) < 0)
+                        fail_at(sb, ZY_SB_STEP_RLIMIT, errno, (int) i, ZY_SB_EXIT_SETUP_FAILED);
+
+        /* 8. bounding set, while CAP_SETPCAP is ours */
+        if (sb->set_caps) {
+                r = drop_bounding(sb);
+                if (r < 0)
+                        fail(sb, ZY_SB_STEP_CAPBSET, -r);
+        }
+
+        /* 9. ids, raw: glibc's wrappers would broadcast to threads this copy does not have */
+        if (sb->set_ids) {
+                /* a user namespace with "setgroups deny" (rootless) refuses any list: keep none */
+                if (syscall(SYS_setgroups, sb->n_groups, sb->groups) < 0 &&
+                    !(errno == EPERM && sb->n_groups == 0))
+                        fail(sb, ZY_SB_STEP_GROUPS, errno);
+                if (syscall(SYS_setresgid, sb->gid, sb->gid, sb->gid) < 0)
+                        fail(sb, ZY_SB_STEP_GID, errno);
+                if (sb->uid != 0 && prctl(PR_SET_KEEPCAPS, 1UL, 0UL, 0UL, 0UL) < 0)
+                        fail(sb, ZY_SB_STEP_UID, errno);
+                if (syscall(SYS_setresuid, sb->uid, sb->uid, sb->uid) < 0)
+                        fail(sb, ZY_SB_STEP_UID, errno);
+        }
+
+        /* 10. without no_new_privs the kernel wants CAP_SYS_ADMIN for the filter, which step 11
+         * may drop: then the filter goes on now (the profile must allow capset and prctl, as
+         * Docker's and Podman's do) */
+        if (!sb->no_new_privs && (sb->prog || sb->ref_pidfd >= 0)) {
+                r = sb->set_ids && sb->uid != 0 ? raise_effective() : 0;
+                if (r >= 0)
+                        r = apply_filter(sb);
+                if (r < 0)
+                        fail(sb, ZY_SB_STEP_FILTER, -r);
+        }
+
+        /* 11. capabilities */
+        if (sb->set_caps) {
+                r = set_caps(sb);
+                if (r < 0)
+                        fail(sb, ZY_SB_STEP_CAPS, -r);
+        }
+
+        /* 12. */
+        if (sb->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0)
+                fail(sb, ZY_SB_STEP_NNP, errno);
+        if (sb->umask != (mode_t) -1)
+                umask(sb->umask);
+        if (sb->cwd && chdir(sb->cwd) < 0)
+                fail(sb, ZY_SB_STEP_CHDIR, errno);
+
+        /* 13. */
+        path = resolve(sb);
+
+        /* 14. the filter, last */
+        if (sb->no_new_privs) {
+                r = apply_filter(sb);
+                if (r < 0)
+                        fail(sb, ZY_SB_STEP_FILTER, -r);
+        }
+
+        /* 15. ready; wait for start */
+        if (report(sb->sync_fd, ZY_SB_STEP_READY, 0, -1, (int) getpid()) < 0)
+                _exit(ZY_SB_EXIT_SETUP_FAILED);
+        if (sb->start_fd >= 0) {
+                do
+                        n = read(sb->start_fd, &b, 1);
+                while (n < 0 && errno == EINTR);
+                if (n <= 0)
+                        _exit(ZY_SB_EXIT_ABANDONED);
+        }
+
+        /* 16. only the preserved fds cross execve */
+        (void) syscall(SYS_close_range, 3U + (unsigned) sb->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
+        execve(path, sb->argv, sb->envp);
+        fail_at(sb, ZY_SB_STEP_EXEC, errno, -1,
+                errno == ENOENT ? ZY_SB_EXIT_NOT_FOUND : ZY_SB_EXIT_NOT_EXECUTABLE);
+}

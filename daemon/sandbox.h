@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A container's first process (or an exec'd one) between clone and execve: the sandbox-setup
+ * module. Same contract as child.c's worker: the parent (zygote-runc) prepares one struct
+ * zy_sandbox with every path resolved and every buffer allocated; the child only applies it with
+ * raw system calls: no malloc, no stdio, no locks.
+ *
+ * Namespaces come from the clone3 flags of the fork itself (the parent's choice); a namespace
+ * given by path is an fd in ns_fds that the child joins with setns() first (a pid namespace by
+ * path must be joined by the parent before it clones). Order of the steps:
+ *
+ *   0. signals back to SIG_DFL, empty mask
+ *   1. go:        wait for one byte on sync_fd (the parent wrote uid/gid maps and put the child
+ *                 into its cgroups); EOF means the parent gave up: exit quietly
+ *   2. setns:     every ns_fds entry; then, in a new user namespace, setresgid/setresuid 0
+ *   3. mount namespace work, when new_mount_ns:
+ *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says), rootfs
+ *                 bind onto itself, the mounts in order (mkdir/creat of the target, every
+ *                 component resolved inside the rootfs with openat2(RESOLVE_IN_ROOT) so that a
+ *                 symlink in the image cannot lead a mount outside it; mount on the fd, then
+ *                 the attribute flags with mount_setattr so that ro/nosuid/nodev/noexec also
+ *                 apply to binds and recursively to rbinds), default device nodes (mknod, or a
+ *                 bind of the host's node where mknod is refused, as in a user namespace),
+ *                 /dev/fd etc. symlinks and /dev/ptmx, pivot_root, maskedPaths, readonlyPaths,
+ *                 the read-only root
+ *   4. hostname   (when set)
+ *   5. console:   when console_fd >= 0: a pty from the container's /dev/ptmx, the master sent to
+ *                 console_fd by SCM_RIGHTS, the peer bound over /dev/console, made stdio and the
+ *                 controlling terminal
+ *   6. setsid     (unless a console made it already)
+ *   7. rlimits
+ *   8. capbset:   drop everything outside caps.bounding (needs CAP_SETPCAP: before the ids)
+ *   9. ids:       setgroups, setresgid, setresuid (KEEPCAPS across the switch)
+ *  10. filter, early variant: when no_new_privs is off, the filter goes on while CAP_SYS_ADMIN
+ *                 is still effective (the kernel refuses it afterwards)
+ *  11. caps:      capset effective/permitted/inheritable, then the ambient set
+ *  12. nnp, umask, chdir(cwd)
+ *  13. resolve:   find argv[0] on search_path and check it may be executed (X_OK as the final
+ *                 user), so that `create` fails for a missing binary, as runc's does
+ *  14. filter:    SECCOMP_SET_MODE_FILTER with prog, or SECCOMP_CLONE_FILTER (op 4) from
+ *                 ref_pidfd; always the last restriction (unless step 10 loaded it)
+ *  15. ready:     report ZY_SB_STEP_READY; then when start_fd >= 0, block reading one byte from
+ *                 it (the exec fifo: the parent opened it O_RDWR, `start` writes a byte); EOF or
+ *                 an error there exits ZY_SB_EXIT_ABANDONED
+ *  16. fds:       everything from 3 + preserve_fds up becomes CLOEXEC; execve
+ *
+ * Any failure writes one struct zy_sb_status {step, err, index} to sync_fd and exits with
+ * 125/126/127 (child.h's codes). The sync fd is CLOEXEC: EOF after READY means execve ran.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+struct sock_fprog;
+
+enum zy_sb_step {
+        ZY_SB_STEP_NONE = 0,
+        ZY_SB_STEP_GO,
+        ZY_SB_STEP_SETNS,
+        ZY_SB_STEP_PROPAGATION,
+        ZY_SB_STEP_ROOTFS,
+        ZY_SB_STEP_MOUNT,     /* index: which mount */
+        ZY_SB_STEP_DEVICE,    /* index: which device */
+        ZY_SB_STEP_PIVOT,
+        ZY_SB_STEP_MASK,      /* index: which masked path */
+        ZY_SB_STEP_READONLY,  /* index: which read-only path */
+        ZY_SB_STEP_ROOT_RO,
+        ZY_SB_STEP_HOSTNAME,
+        ZY_SB_STEP_CONSOLE,
+        ZY_SB_STEP_SETSID,
+        ZY_SB_STEP_RLIMIT,    /* index: which rlimit */
+        ZY_SB_STEP_CAPBSET,
+        ZY_SB_STEP_GROUPS,
+        ZY_SB_STEP_GID,
+        ZY_SB_STEP_UID,
+        ZY_SB_STEP_CAPS,
+        ZY_SB_STEP_NNP,
+        ZY_SB_STEP_CHDIR,
+        ZY_SB_STEP_RESOLVE,   /* argv[0] not found or not executable */
+        ZY_SB_STEP_FILTER,
+        ZY_SB_STEP_READY,     /* not a failure: set up, waiting for start (err 0) */
+        ZY_SB_STEP_START,
+        ZY_SB_STEP_EXEC,
+        _ZY_SB_STEP_MAX,
+};
+
+/* Exit codes: the worker's (child.h): 125 setup failed, 126 not executable, 127 not found; and
+ * 124 for an init whose exec fifo was closed without start. */
+enum {
+        ZY_SB_EXIT_SETUP_FAILED = 125,
+        ZY_SB_EXIT_NOT_EXECUTABLE = 126,
+        ZY_SB_EXIT_NOT_FOUND = 127,
+        ZY_SB_EXIT_ABANDONED = 124,
+};
+
+struct zy_sb_status {
+        int32_t step;  /* enum zy_sb_step */
+        int32_t err;   /* positive errno; 0 for READY */
+        int32_t index; /* mount, device, path or rlimit index; -1 when none */
+        int32_t pid;   /* READY only: the pid the child has in its own pid namespace */
+};
+
+enum zy_sb_mount_kind {
+        ZY_SB_MOUNT_FS = 0,   /* a filesystem by type: proc, tmpfs, devpts, sysfs, mqueue, ... */
+        ZY_SB_MOUNT_BIND,     /* bind (MS_REC when recursive) */
+        ZY_SB_MOUNT_CGROUP,   /* cgroup2 on a v2 host; a read-only rbind of the host's hierarchy on v1 */
+};
+
+struct zy_sb_mount {
+        enum zy_sb_mount_kind kind;
+        const char *source;   /* device or bind source (host path, resolved) */
+        const char *dest;     /* the container's path ("/dev/pts"): resolved inside the rootfs */
+        const char *target;   /* host path below the rootfs, for messages only */
+        const char *fstype;
+        const char *data;     /* fs options the kernel parses ("mode=755,size=65536k") */
+        unsigned long flags;  /* MS_* for the mount call itself (nosuid, nodev, noexec, ro) */
+        uint64_t attr_set;    /* MOUNT_ATTR_* applied after, by mount_setattr (binds) */
+        bool recursive;       /* rbind, and attr_set applied recursively */
+        bool source_is_dir;   /* bind: the target must be a directory (else an empty file) */
+        unsigned long propagation; /* MS_PRIVATE/MS_SLAVE/MS_SHARED (|MS_REC) after, or 0 */
+};
+
+struct zy_sb_device {
+        const char *target;   /* host path below the rootfs, for messages only */
+        const char *host;     /* the container's path, and the host's node of the same path that
+                               * is bound when mknod is refused ("/dev/null") */
+        mode_t mode;          /* S_IFCHR|0666 */
+        dev_t dev;
+        uid_t uid;
+        gid_t gid;
+};
+
+struct zy_sb_rlimit {
+        int resource;
+        struct rlimit limit;
+};
+
+#define ZY_SB_MAX_NS 8
+
+struct zy_sandbox {
+        int sync_fd;   /* SOCK_SEQPACKET to the parent, CLOEXEC: go byte in, status records out */
+        int start_fd;  /* the exec fifo opened O_RDWR by the parent, or -1: exec at once */
+        int console_fd; /* connected console socket, or -1: no terminal */
+        int preserve_fds; /* fds 3 .. 3+n-1 stay open across execve (LISTEN_FDS style) */
+
+        int ns_fds[ZY_SB_MAX_NS]; /* setns() targets, -1 terminated or ZY_SB_MAX_NS long */
+        size_t n_ns_fds;
+
+        bool userns_root;        /* a new user namespace: become its root (0/0) before step 3,
+                                  * so that what the mounts create is owned by a mapped id */
+        bool new_mount_ns;       /* do step 3 (false for exec, which joined the container's) */
+        const char *rootfs;      /* absolute, resolved */
+        unsigned long rootfs_propagation; /* MS_SLAVE|MS_REC by default */
+        bool rootfs_readonly;
+        const struct zy_sb_mount *mounts;
+        size_t n_mounts;
+        const struct zy_sb_device *devices;
+        size_t n_devices;
+        const char *const *symlinks; /* pairs {target, container path}, NULL terminated */
+        const char *const *masked;   /* container paths, NULL terminated */
+        const char *const *readonly; /* container paths, NULL terminated */
+        const char *dev_console;     /* "/dev/console" (container path) for a terminal, or NULL */
+
+        const char *hostname;        /* NULL: leave it */
+
+        const struct zy_sb_rlimit *rlimits;
+        size_t n_rlimits;
+
+        bool set_ids;
+        uid_t uid;
+        gid_t gid;
+        const gid_t *groups;
+        size_t n_groups;
+
+        unsigned cap_last;
+        uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
+        bool set_caps;
+
+        bool no_new_privs;
+        mode_t umask;            /* (mode_t) -1: leave it */
+        const char *cwd;
+
+        const struct sock_fprog *prog; /* SECCOMP_SET_MODE_FILTER, or NULL */
+        unsigned filter_flags;
+        int ref_pidfd;                 /* SECCOMP_CLONE_FILTER source instead of prog, or -1 */
+
+        char *const *argv;
+        char *const *envp;
+        const char *search_path;      /* PATH of the container's env; NULL: a default */
+        char *path_buf;               /* scratch for the PATH search and console paths */
+        size_t path_buf_len;          /* at least PATH_MAX + 1 */
+};
+
+/* Runs the steps above in the current, freshly cloned process. Never returns. */
+_Noreturn void zy_sandbox_run(const struct zy_sandbox *sb);
+
+/* Name of a step ("mount", "pivot_root", ...); "unknown" outside the enum. */
+const char *zy_sb_step_to_string(enum zy_sb_step step);

@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cgroups of a container on v1, hybrid (v1 controllers plus cgroup2 at /sys/fs/cgroup/unified)
+ * and pure v2 hosts. The hierarchies come from /proc/self/mountinfo and the caller's place in
+ * each from /proc/self/cgroup; a relative cgroupsPath (or none: the container's id) goes below
+ * the caller's own cgroup, an absolute one below each hierarchy's root, as runc's cgroupfs
+ * driver does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "runtime.h"
+#include "util.h"
+
+bool zy_cgroup_is_v2_only(void) {
+        struct statfs fs;
+        return statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+static int write_file(const char *dir, const char *file, const char *value) {
+        _cleanup_free_ char *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t n = strlen(value);
+
+        if (asprintf(&p, "%s/%s", dir, file) < 0)
+                return -ENOMEM;
+        fd = open(p, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, value, n) != (ssize_t) n)
+                return negative_errno();
+        return 0;
+}
+
+static int read_file(const char *dir, const char *file, char *buf, size_t len) {
+        _cleanup_free_ char *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        if (asprintf(&p, "%s/%s", dir, file) < 0)
+                return -ENOMEM;
+        fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, len - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        return 0;
+}
+
+static int mkdir_parents(char *path) {
+        for (char *p = path + 1;; p++) {
+                bool end = *p == '\0';
+                if (*p != '/' && !end)
+                        continue;
+                *p = '\0';
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                if (end)
+                        return 0;
+                *p = '/';
+        }
+}
+
+/* Whether every controller of the comma list "a,b" is in the mount's super options. */
+static bool has_controllers(const char *options, const char *list) {
+        _cleanup_free_ char *copy = strdup(list);
+        char *save = NULL;
+
+        if (!copy)
+                return false;
+        for (char *c = strtok_r(copy, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+                size_t n = strlen(c);
+                const char *p = options;
+                bool found = false;
+
+                while ((p = strstr(p, c))) {
+                        if ((p == options || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) {
+                                found = true;
+                                break;
+                        }
+                        p += n;
+                }
+                if (!found)
+                        return false;
+        }
+        return true;
+}
+
+/* The mount point of the hierarchy with these controllers ("" for cgroup2). */
+static int find_mount(const char *controllers, char **ret_mnt, char **ret_root) {
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+
+        if (!f)
+                return -errno;
+        while (getline(&line, &cap, f) > 0) {
+                char root[4096], mnt[4096], fstype[64], source[256], super[1024];
+                char *sep = strstr(line, " - ");
+
+                if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
+                    sscanf(sep + 3, "%63s %255s %1023s", fstype, source, super) != 3)
+                        continue;
+                if (controllers[0] == '\0' ? !streq(fstype, "cgroup2")
+                                           : !streq(fstype, "cgroup") || !has_controllers(super, controllers))
+                        continue;
+                fclose(f);
+                *ret_mnt = strdup(mnt);
+                *ret_root = strdup(root);
+                return *ret_mnt && *ret_root ? 0 : -ENOMEM;
+        }
+        fclose(f);
+        return -ENOENT;
+}
+
+/* cgroup2: a controller is usable in dir only when every ancestor below the mount enables it
+ * for its children ("+pids" in cgroup.subtree_control), from the mount's root down. */
+static int enable_v2_controller(const char *mnt, const char *dir, const char *controller) {
+        _cleanup_free_ char *copy = strdup(dir);
+        char value[64];
+        char *p;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        snprintf(value, sizeof(value), "+%s", controller);
+        p = copy + strlen(mnt);
+        for (;;) {
+                char saved = *p;
+
+                *p = '\0';
+                r = write_file(copy, "cgroup.subtree_control", value);
+                *p = saved;
+                if (r < 0)
+                        return r;
+                p = strchr(p + 1, '/');
+                if (!p)
+                        return 0;
+        }
+}
+
+/* "slice:prefix:name" (systemd driver syntax) -> "slice/prefix-name.scope" */
+static char *systemd_style(const char *path) {
+        const char *a = strchr(path, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        char *s;
+
+        if (!b)
+                return NULL;
+        if (asprintf(&s, "/%.*s/%.*s-%s.scope", (int) (a - path), path, (int) (b - a - 1), a + 1, b + 1) < 0)
+                return NULL;
+        return s;
+}
+
+int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
+                     struct zy_cgroup *ret, char **ret_error) {
+        struct zy_cgroup cg = { .v2_only = zy_cgroup_is_v2_only() };
+        _cleanup_free_ char *line = NULL, *converted = NULL;
+        size_t cap = 0;
+        FILE *f;
+        int r = 0;
+
+        if (cgroups_path && cgroups_path[0] != '/' && strchr(cgroups_path, ':')) {
+                converted = systemd_style(cgroups_path);
+                if (!converted)
+                        return -ENOMEM;
+                cgroups_path = converted;
+        }
+        f = fopen("/proc/self/cgroup", "re");
+        if (!f)
+                return -errno;
+        while (r >= 0 && getline(&line, &cap, f) > 0) {
+                char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                _cleanup_free_ char *mnt = NULL, *root = NULL, *dir = NULL;
+                const char *own, *rel;
+                bool v2;
+
+                if (!c2 || cg.n_paths >= ELEMENTSOF(cg.paths))
+                        continue;
+                *c2 = '\0';
+                own = c2 + 1;
+                own = strndupa(own, strcspn(own, "\n"));
+                v2 = c1[1] == '\0';
+                /* cpuset would need cpus and mems copied in; net_cls/perf_event and the like
+                 * hold nothing a container's limits use: runc's v1 set, minus those */
+                if (!v2 && (has_controllers(c1 + 1, "cpuset") || has_controllers(c1 + 1, "net_cls") ||
+                            has_controllers(c1 + 1, "perf_event") || has_controllers(c1 + 1, "rdma") ||
+                            has_controllers(c1 + 1, "misc") || has_controllers(c1 + 1, "hugetlb")))
+                        continue;
+                if (find_mount(v2 ? "" : c1 + 1, &mnt, &root) < 0)
+                        continue;
+                /* the caller's cgroup as seen below this mount */
+                if (!streq(root, "/") && strncmp(own, root, strlen(root)) == 0)
+                        own += strlen(root);
+                rel = cgroups_path && *cgroups_path ? cgroups_path : id;
+                if (rel[0] == '/')
+                        r = asprintf(&dir, "%s%s", mnt, rel);
+                else
+                        r = asprintf(&dir, "%s%s/%s", mnt, streq(own, "/") ? "" : own, rel);
+                if (r < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = mkdir_parents(dir);
+                if (r < 0) {
+                        if (ret_error && asprintf(ret_error, "cgroup %s: %s", dir, strerror(-r)) < 0)
+                                *ret_error = NULL;
+                        break;
+                }
+                if (has_controllers(c1 + 1, "freezer") || (v2 && cg.v2_only)) {
+                        cg.freezer = strdup(dir);
+                        cg.freezer_v1 = !v2;
+                }
+                if (has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only) || (!cg.procs && !v2))
+                        free(cg.procs), cg.procs = strdup(dir);
+                if (pids_limit > 0 && (has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only))) {
+                        char v[32];
+                        snprintf(v, sizeof(v), "%lld", (long long) pids_limit);
+                        r = v2 ? enable_v2_controller(mnt, dir, "pids") : 0;
+                        if (r >= 0)
+                                r = write_file(dir, "pids.max", v);
+                }
+                if (r >= 0 && memory_limit > 0 && (has_controllers(c1 + 1, "memory") || (v2 && cg.v2_only))) {
+                        char v[32];
+                        snprintf(v, sizeof(v), "%lld", (long long) memory_limit);
+                        r = v2 ? enable_v2_controller(mnt, dir, "memory") : 0;
+                        if (r >= 0)
+                                r = write_file(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v);
+                }
+                cg.paths[cg.n_paths++] = TAKE_PTR(dir);
+                if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: limits: %s", cg.paths[cg.n_paths - 1],
+                                                   strerror(-r)) < 0)
+                        *ret_error = NULL;
+        }
+        fclose(f);
+        if (r < 0) {
+                (void) zy_cgroup_remove(&cg);
+                zy_cgroup_done(&cg);
+                return r;
+        }
+        *ret = cg;
+        return 0;
+}
+
+int zy_cgroup_open_v2(const struct zy_cgroup *cg) {
+        int fd;
+
+        if (!cg->v2_only || cg->n_paths == 0)
+                return -EOPNOTSUPP;
+        fd = open(cg->paths[0], O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+int zy_cgroup_join(const struct zy_cgroup *cg, pid_t pid) {
+        char v[32];
+
+        snprintf(v, sizeof(v), "%d", (int) pid);
+        for (size_t i = 0; i < cg->n_paths; i++) {
+                int r = write_file(cg->paths[i], "cgroup.procs", v);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int zy_cgroup_is_frozen(const struct zy_cgroup *cg) {
+        char buf[256];
+        int r;
+
+        if (!cg->freezer)
+                return -EOPNOTSUPP;
+        if (cg->freezer_v1) {
+                r = read_file(cg->freezer, "freezer.state", buf, sizeof(buf));
+                return r < 0 ? r : strncmp(buf, "FROZEN", 6) == 0;
+        }
+        r = read_file(cg->freezer, "cgroup.events", buf, sizeof(buf));
+        return r < 0 ? r : strstr(buf, "frozen 1") != NULL;
+}
+
+int zy_cgroup_freeze(const struct zy_cgroup *cg, bool frozen) {
+        _cleanup_free_ char *events = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (!cg->freezer)
+                return -EOPNOTSUPP;
+        if (cg->freezer_v1) {
+                /* v1 freezes asynchronously (FREEZING): the kernel retries the stragglers each
+                 * time the state is written, so write until it reads back (bounded) */
+                for (int i = 0; i < 1000; i++) {
+                        r = write_file(cg->freezer, "freezer.state", frozen ? "FROZEN" : "THAWED");
+                        if (r < 0)
+                                return r;
+                        r = zy_cgroup_is_frozen(cg);
+                        if (r < 0 || r == frozen)
+                                return r < 0 ? r : 0;
+                        sched_yield();
+                }
+                return -EBUSY;
+        }
+        if (asprintf(&events, "%s/cgroup.events", cg->freezer) < 0)
+                return -ENOMEM;
+        fd = open(events, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = write_file(cg->freezer, "cgroup.freeze", frozen ? "1" : "0");
+        if (r < 0)
+                return r;
+        /* cgroup.events signals POLLPRI on change: wait for "frozen" to match */
+        for (;;) {
+                struct pollfd p = { .fd = fd, .events = POLLPRI };
+                r = zy_cgroup_is_frozen(cg);
+                if (r < 0 || r == frozen)
+                        return r < 0 ? r : 0;
+                if (poll(&p, 1, 10000) <= 0)
+                        return -ETIMEDOUT;
+        }
+}
+
+int zy_cgroup_pids(const struct zy_cgroup *cg, pid_t **ret, size_t *ret_n) {
+        _cleanup_free_ char *p = NULL;
+        pid_t *pids = NULL;
+        size_t n = 0;
+        FILE *f;
+        int pid;
+
+        if (!cg->procs)
+                return -EOPNOTSUPP;
+        if (asprintf(&p, "%s/cgroup.procs", cg->procs) < 0)
+                return -ENOMEM;
+        f = fopen(p, "re");
+        if (!f)
+                return -errno;
+        while (fscanf(f, "%d", &pid) == 1) {
+                pid_t *np = reallocarray(pids, n + 1, sizeof(pid_t));
+                if (!np) {
+                        free(pids);
+                        fclose(f);
+                        return -ENOMEM;
+                }
+                pids = np;
+                pids[n++] = pid;
+        }
+        fclose(f);
+        *ret = pids;
+        *ret_n = n;
+        return 0;
+}
+
+int zy_cgroup_remove(const struct zy_cgroup *cg) {
+        int r = 0;
+
+        for (size_t i = 0; i < cg->n_paths; i++)
+                if (rmdir(cg->paths[i]) < 0 && errno != ENOENT)
+                        r = -errno;
+        return r;
+}
+
+void zy_cgroup_done(struct zy_cgroup *cg) {
+        for (size_t i = 0; i < cg->n_paths; i++)
+                free(cg->paths[i]);
+        free(cg->freezer);
+        free(cg->procs);
+        *cg = (struct zy_cgroup){};
+}
+
+json_object *zy_cgroup_to_json(const struct zy_cgroup *cg) {
+        json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+        for (size_t i = 0; i < cg->n_paths; i++)
+                json_object_array_add(a, json_object_new_string(cg->paths[i]));
+        json_object_object_add(o, "paths", a);
+        json_object_object_add(o, "v2_only", json_object_new_boolean(cg->v2_only));
+        if (cg->freezer)
+                json_object_object_add(o, "freezer", json_object_new_string(cg->freezer));
+        json_object_object_add(o, "freezer_v1", json_object_new_boolean(cg->freezer_v1));
+        if (cg->procs)
+                json_object_object_add(o, "procs", json_object_new_string(cg->procs));
+        return o;
+}
+
+int zy_cgroup_from_json(json_object *o, struct zy_cgroup *ret) {
+        struct zy_cgroup cg = {};
+        json_object *v;
+
+        if (json_object_object_get_ex(o, "paths", &v))
+                for (size_t i = 0; i < json_object_array_length(v) && i < ELEMENTSOF(cg.paths); i++)
+                        cg.paths[cg.n_paths++] = strdup(json_object_get_string(json_object_array_get_idx(v, i)));
+        if (json_object_object_get_ex(o, "v2_only", &v))
+                cg.v2_only = json_object_get_boolean(v);
+        if (json_object_object_get_ex(o, "freezer", &v))
+                cg.freezer = strdup(json_object_get_string(v));
+        if (json_object_object_get_ex(o, "freezer_v1", &v))
+                cg.freezer_v1 = json_object_get_boolean(v);
+        if (json_object_object_get_ex(o, "procs", &v))
+                cg.procs = strdup(json_object_get_string(v));
+        *ret = cg;
+        return 0;
+}

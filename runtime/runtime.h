@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc, the OCI runtime: shared declarations of its parts.
+ *
+ *   main.c      command line (runc's), the small commands (start, state, kill, delete, ...)
+ *   container.c logging, create/run and exec: the parent's side of daemon/sandbox.c
+ *   config.c   config.json -> struct zy_oci (everything the sandbox needs, resolved), spec
+ *   cgroup.c   cgroups v1, hybrid and v2: create, limits, join, freeze, list, remove
+ *   state.c    the state directory of one container and its status
+ *
+ * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
+ * where the user needs more than strerror; only main.c prints.
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sandbox.h"
+
+struct zy_profile;
+
+#define ZY_RUNC_DEFAULT_ROOT "/run/zygote-runc"
+#define ZY_RUNC_OCI_VERSION "1.0.2"
+
+/* ---- config.c ---- */
+
+struct zy_ns_path {
+        int flag;          /* CLONE_NEW* */
+        char *path;
+};
+
+struct zy_idmap {
+        char *text;        /* "container host size\n" lines, for /proc/PID/{uid,gid}_map */
+};
+
+struct zy_oci {
+        json_object *root;       /* config.json; strings below may point into it */
+        char *bundle;            /* absolute */
+        char *rootfs;            /* absolute, resolved */
+
+        char **argv;
+        char **envp;
+        const char *cwd;
+        const char *search_path; /* PATH= of envp */
+        bool terminal;
+        uid_t uid;
+        gid_t gid;
+        gid_t *groups;
+        size_t n_groups;
+        mode_t umask;            /* (mode_t) -1 when unset */
+        uint64_t caps[5];        /* bounding, effective, permitted, inheritable, ambient */
+        struct zy_sb_rlimit *rlimits;
+        size_t n_rlimits;
+        bool no_new_privs;
+
+        const char *hostname;
+        bool readonly_root;
+        unsigned long rootfs_propagation;
+        struct zy_sb_mount *mounts;
+        size_t n_mounts;
+        struct zy_sb_device *devices;
+        size_t n_devices;
+        char **symlinks;         /* pairs, NULL terminated */
+        const char **masked;     /* NULL terminated */
+        const char **readonly;   /* NULL terminated */
+        char *dev_console;
+
+        int clone_flags;         /* CLONE_NEW* to create */
+        struct zy_ns_path ns_paths[8];
+        size_t n_ns_paths;
+        char *uid_map, *gid_map; /* NULL when no user namespace */
+
+        const char *cgroups_path;
+        int64_t pids_limit;      /* -1: unset */
+        int64_t memory_limit;    /* -1: unset */
+
+        struct zy_profile *seccomp; /* NULL: no filter */
+};
+
+/* Reads BUNDLE/config.json (and the process of it, or of process_path when not NULL, as exec's
+ * --process gives). cgroup_v2_only tells how to mount "cgroup". */
+int zy_oci_load(const char *bundle, const char *process_path, bool cgroup_v2_only, struct zy_oci **ret,
+                char **ret_error);
+void zy_oci_free(struct zy_oci *o);
+/* Fills sb from o (pointers into o; o must outlive sb). */
+void zy_oci_to_sandbox(const struct zy_oci *o, struct zy_sandbox *sb);
+/* runc's default config.json (rootless: with a user namespace mapping the caller). */
+json_object *zy_oci_default_spec(bool rootless);
+/* Capability name <-> number via the profile module; "CAP_" optional on input. */
+int zy_oci_cap_last(void);
+
+/* ---- cgroup.c ---- */
+
+struct zy_cgroup {
+        bool v2_only;            /* pure cgroup2 host */
+        char *paths[16];         /* directories we created or joined (v1 controllers, unified) */
+        size_t n_paths;
+        char *freezer;           /* v1 freezer dir, or the v2 dir (freeze via cgroup.freeze) */
+        char *procs;             /* a dir whose cgroup.procs lists every process of the container */
+        bool freezer_v1;
+};
+
+bool zy_cgroup_is_v2_only(void);
+/* Creates the container's cgroups (relative paths are below the caller's own cgroup) and applies
+ * the limits. */
+int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
+                     struct zy_cgroup *ret, char **ret_error);
+/* An fd of the v2 directory for CLONE_INTO_CGROUP, or -EOPNOTSUPP on v1/hybrid. */
+int zy_cgroup_open_v2(const struct zy_cgroup *cg);
+int zy_cgroup_join(const struct zy_cgroup *cg, pid_t pid);
+int zy_cgroup_freeze(const struct zy_cgroup *cg, bool frozen);
+int zy_cgroup_is_frozen(const struct zy_cgroup *cg);
+int zy_cgroup_pids(const struct zy_cgroup *cg, pid_t **ret, size_t *ret_n);
+int zy_cgroup_remove(const struct zy_cgroup *cg);
+void zy_cgroup_done(struct zy_cgroup *cg);
+json_object *zy_cgroup_to_json(const struct zy_cgroup *cg);
+int zy_cgroup_from_json(json_object *o, struct zy_cgroup *ret);
+
+/* ---- state.c ---- */
+
+enum zy_status {
+        ZY_STATUS_CREATED,
+        ZY_STATUS_RUNNING,
+        ZY_STATUS_PAUSED,
+        ZY_STATUS_STOPPED,
+};
+
+struct zy_state {
+        char *id;
+        char *dir;               /* ROOT/ID */
+        pid_t pid;
+        uint64_t starttime;      /* /proc/PID/stat field 22: tells a reused pid apart */
+        char *bundle;
+        char *rootfs;
+        char *created;           /* RFC 3339 */
+        uid_t owner;
+        struct zy_cgroup cgroup;
+        json_object *annotations;
+};
+
+int zy_state_dir(const char *root, const char *id, char **ret);
+int zy_state_load(const char *root, const char *id, struct zy_state *ret);
+int zy_state_save(const struct zy_state *st);
+void zy_state_done(struct zy_state *st);
+enum zy_status zy_state_status(const struct zy_state *st);
+const char *zy_status_to_string(enum zy_status s);
+json_object *zy_state_to_json(const struct zy_state *st);
+int zy_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state);
+/* A pidfd of the container's init, or -ESRCH when it is gone (or its pid was reused). */
+int zy_state_pidfd(const struct zy_state *st);
+int zy_rm_rf(const char *path);
+
+/* ---- container.c ---- */
+
+struct ctx {
+        const char *root;
+        const char *log_path;
+        bool log_json;
+        bool debug;
+};
+
+struct create_args {
+        const char *id;
+        const char *bundle;
+        const char *pid_file;
+        const char *console_socket;
+        int preserve_fds;
+        bool run;
+        bool detach;
+};
+
+struct exec_args {
+        const char *id;
+        const char *process;
+        const char *pid_file;
+        const char *console_socket;
+        const char *cwd;
+        const char *user;
+        const char **env;
+        size_t n_env;
+        bool detach;
+        bool tty;
+        int preserve_fds;
+        char **args;
+        int n_args;
+};
+
+/* Print to stderr and log (error level): returns 1, the exit status of a failed command. */
+__attribute__((format(printf, 2, 3))) int error(const struct ctx *c, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void debug(const struct ctx *c, const char *fmt, ...);
+/* strerror in Go's lower case, which podman matches ("no such file or directory") */
+const char *errstr(int err);
+int parse_signal(const char *s);
+/* Kill every process of the container, wait until they are gone, remove cgroups and state. */
+void destroy(const struct zy_state *st);
+/* Loads ID's state, or prints runc's "container does not exist" and returns a negative errno. */
+int zy_runc_load_state(const struct ctx *c, const char *id, struct zy_state *st);
+int cmd_create_or_run(const struct ctx *c, const struct create_args *a);
+int cmd_exec(const struct ctx *c, const struct exec_args *a);

@@ -1,0 +1,131 @@
+# SPDX-License-Identifier: MIT
+"""Fixtures of zygote-runc's tests: a busybox bundle per test, a state root per test.
+
+Run: ZYGOTE_BUILD_DIR=build /usr/bin/python3 -m pytest -q tests/runtime
+The bundle's rootfs holds Debian's static busybox with its applet links (made here, like
+`busybox --install -s`) and a static try-syscall; config.json comes from `zygote-runc spec`.
+The session exits 77 (ctest: skipped) when nothing passed and something was skipped.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD_DIR = os.path.abspath(os.environ.get("ZYGOTE_BUILD_DIR", os.path.join(SOURCE_DIR, "build")))
+BUSYBOX = "/bin/busybox"
+
+
+class Runtime:
+    """zygote-runc with its own --root; every call returns the CompletedProcess."""
+
+    def __init__(self, binary, root, log):
+        self.binary = binary
+        self.root = root
+        self.log = log
+
+    def __call__(self, *args, timeout=60, **kw):
+        # Output goes to files, not pipes: a created container's init keeps the stdio it was
+        # given (conmon and the shim read it), so a pipe would not see EOF when zygote-runc exits.
+        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+            kw.setdefault("stdout", out)
+            r = subprocess.run([self.binary, "--root", self.root, "--log", self.log, "--log-format", "json",
+                                *args], timeout=timeout, stderr=err, text=True, **kw)
+            out.seek(0)
+            err.seek(0)
+            r.stdout = out.read() if kw["stdout"] is out else None
+            r.stderr = err.read()
+            return r
+
+    def state(self, cid):
+        r = self("state", cid)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+
+class Bundle:
+    def __init__(self, path):
+        self.path = path
+        self.rootfs = os.path.join(path, "rootfs")
+        with open(os.path.join(path, "config.json")) as f:
+            self.config = json.load(f)
+
+    def save(self):
+        with open(os.path.join(self.path, "config.json"), "w") as f:
+            json.dump(self.config, f)
+
+    def set_args(self, *args):
+        self.config["process"]["args"] = list(args)
+        self.save()
+
+
+@pytest.fixture(scope="session")
+def runc_bin():
+    b = os.path.join(BUILD_DIR, "zygote-runc")
+    if not os.access(b, os.X_OK):
+        pytest.fail(f"not built: {b}")
+    return b
+
+
+@pytest.fixture
+def needs_root():
+    if os.geteuid() != 0:
+        pytest.skip("containers need root here (namespaces, mounts, cgroups)")
+
+
+@pytest.fixture
+def runc(runc_bin, tmp_path, needs_root):
+    rt = Runtime(runc_bin, str(tmp_path / "state"), str(tmp_path / "log.json"))
+    yield rt
+    # nothing a test left running survives it
+    if os.path.isdir(rt.root):
+        for cid in os.listdir(rt.root):
+            rt("delete", "--force", cid)
+
+
+@pytest.fixture
+def bundle(runc_bin, tmp_path, needs_root):
+    if not os.path.exists(BUSYBOX):
+        pytest.skip("no /bin/busybox (Debian's busybox-static)")
+    b = tmp_path / "bundle"
+    rootfs = b / "rootfs"
+    (rootfs / "bin").mkdir(parents=True)
+    for d in ("proc", "sys", "dev", "tmp", "etc", "root"):
+        (rootfs / d).mkdir()
+    shutil.copy(BUSYBOX, rootfs / "bin" / "busybox")
+    applets = subprocess.run([BUSYBOX, "--list"], capture_output=True, text=True, check=True).stdout.split()
+    for a in applets:
+        if a != "busybox":
+            os.symlink("busybox", rootfs / "bin" / a)
+    ts = os.path.join(BUILD_DIR, "try-syscall-static")
+    if os.access(ts, os.X_OK):
+        shutil.copy(ts, rootfs / "bin" / "try-syscall")
+    subprocess.run([runc_bin, "spec", "--bundle", str(b)], check=True)
+    return Bundle(str(b))
+
+
+# ---- exit status 77 when everything was skipped --------------------------------------------------
+_outcomes = {"passed": 0, "skipped": 0}
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and report.passed:
+        _outcomes["passed"] += 1
+    elif report.skipped:
+        _outcomes["skipped"] += 1
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # the parent of the tests' absolute cgroupsPath (the runtime removes only the container's own)
+    import glob
+    for d in glob.glob("/sys/fs/cgroup/*/zygote-runc-test") + glob.glob("/sys/fs/cgroup/zygote-runc-test"):
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+    if exitstatus == 0 and _outcomes["passed"] == 0 and _outcomes["skipped"] > 0:
+        print("\nevery test was skipped (see the reasons above): exit 77 for ctest")
+        session.exitstatus = 77
