@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Table-driven JSON dispatch; see json-dispatch.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "json-dispatch.h"
+
+const char *zy_json_string_strict(json_object *v) {
+        if (!json_object_is_type(v, json_type_string))
+                return NULL;
+        const char *s = json_object_get_string(v);
+        return strlen(s) == (size_t) json_object_get_string_len(v) ? s : NULL;
+}
+
+static const struct zy_json_field *find_field(const struct zy_json_field *table, const char *name) {
+        for (const struct zy_json_field *f = table; f->name; f++)
+                if (strcmp(f->name, name) == 0)
+                        return f;
+        return NULL;
+}
+
+/* [min, max] when the table gives a range, else the C type's own. */
+static bool in_range(const struct zy_json_field *f, int64_t v, int64_t lo, int64_t hi) {
+        if (f->min < f->max) {
+                lo = f->min;
+                hi = f->max;
+        }
+        return v >= lo && v <= hi;
+}
+
+static int dispatch_int(const struct zy_json_field *f, json_object *v, void *p) {
+        if (!json_object_is_type(v, json_type_int))
+                return -EINVAL;
+        int64_t i = json_object_get_int64(v);
+        /* json-c keeps integers above INT64_MAX as uint64 and clamps them here. */
+        if (i == INT64_MAX && json_object_get_uint64(v) > (uint64_t) INT64_MAX && f->type != ZY_JSON_UINT64)
+                return -ERANGE;
+        switch (f->type) {
+        case ZY_JSON_INT:
+                if (!in_range(f, i, INT32_MIN, INT32_MAX))
+                        return -ERANGE;
+                *(int *) p = (int) i;
+                return 0;
+        case ZY_JSON_INT64:
+                if (!in_range(f, i, INT64_MIN, INT64_MAX))
+                        return -ERANGE;
+                *(int64_t *) p = i;
+                return 0;
+        case ZY_JSON_UINT:
+                if (!in_range(f, i, 0, UINT32_MAX))
+                        return -ERANGE;
+                *(unsigned *) p = (unsigned) i;
+                return 0;
+        case ZY_JSON_UINT64: {
+                if (i < 0)
+                        return -ERANGE;
+                uint64_t u = json_object_get_uint64(v);
+                if (f->min < f->max && (u < (uint64_t) f->min || u > (uint64_t) f->max))
+                        return -ERANGE;
+                *(uint64_t *) p = u;
+                return 0;
+        }
+        default:
+                return -EINVAL;
+        }
+}
+
+static int dispatch_one(const struct zy_json_field *f, json_object *v, void *p, void *userdata) {
+        int r;
+
+        switch (f->type) {
+        case ZY_JSON_STRING: {
+                if (!json_object_is_type(v, json_type_string))
+                        return -EINVAL;
+                const char *s = (f->flags & ZY_JSON_STRICT) ? zy_json_string_strict(v) : json_object_get_string(v);
+                if (!s || ((f->flags & ZY_JSON_NONEMPTY) && !*s))
+                        return -EINVAL;
+                *(const char **) p = s;
+                break;
+        }
+        case ZY_JSON_BOOL:
+                if (!json_object_is_type(v, json_type_boolean))
+                        return -EINVAL;
+                *(bool *) p = json_object_get_boolean(v);
+                break;
+        case ZY_JSON_INT:
+        case ZY_JSON_INT64:
+        case ZY_JSON_UINT:
+        case ZY_JSON_UINT64:
+                r = dispatch_int(f, v, p);
+                if (r < 0)
+                        return r;
+                break;
+        case ZY_JSON_OBJECT:
+                if (!json_object_is_type(v, json_type_object))
+                        return -EINVAL;
+                *(json_object **) p = v;
+                break;
+        case ZY_JSON_ARRAY:
+        case ZY_JSON_STRV: {
+                if (!json_object_is_type(v, json_type_array))
+                        return -EINVAL;
+                size_t n = json_object_array_length(v);
+                if ((f->max > 0 && n > (uint64_t) f->max) || ((f->flags & ZY_JSON_NONEMPTY) && n == 0))
+                        return -EINVAL;
+                if (f->type == ZY_JSON_STRV)
+                        for (size_t i = 0; i < n; i++)
+                                if (!zy_json_string_strict(json_object_array_get_idx(v, i)))
+                                        return -EINVAL;
+                *(json_object **) p = v;
+                break;
+        }
+        case ZY_JSON_CUSTOM:
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (f->callback)
+                return f->callback(f->name, v, p, userdata);
+        return f->type == ZY_JSON_CUSTOM ? -EINVAL : 0;
+}
+
+int zy_json_dispatch(json_object *obj, const struct zy_json_field *table, unsigned flags, void *data,
+                     void *userdata, const char **ret_bad_field) {
+        const char *bad = NULL;
+        int r = 0;
+
+        if (!json_object_is_type(obj, json_type_object)) {
+                r = -EINVAL;
+                goto finish;
+        }
+        json_object_object_foreach(obj, key, val) {
+                const struct zy_json_field *f = find_field(table, key);
+                if (!f) {
+                        if (flags & ZY_JSON_ALLOW_UNKNOWN)
+                                continue;
+                        bad = key;
+                        r = -EADDRNOTAVAIL;
+                        goto finish;
+                }
+                if (json_object_is_type(val, json_type_null)) {
+                        /* Null is "absent" for a mandatory field, found missing below. */
+                        if (f->flags & (ZY_JSON_NULLABLE | ZY_JSON_MANDATORY))
+                                continue;
+                        bad = key;
+                        r = -EINVAL;
+                        goto finish;
+                }
+                r = dispatch_one(f, val, (char *) data + f->offset, userdata);
+                if (r < 0) {
+                        bad = key;
+                        goto finish;
+                }
+        }
+        for (const struct zy_json_field *f = table; f->name; f++) {
+                json_object *v;
+                if ((f->flags & ZY_JSON_MANDATORY) &&
+                    (!json_object_object_get_ex(obj, f->name, &v) || json_object_is_type(v, json_type_null))) {
+                        bad = f->name;
+                        r = -ENXIO;
+                        goto finish;
+                }
+        }
+finish:
+        if (r < 0 && ret_bad_field)
+                *ret_bad_field = bad;
+        return r;
+}

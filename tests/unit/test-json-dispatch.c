@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/* common/json-dispatch.c: every type, the flags, and which field a failure names. */
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "json-dispatch.h"
+
+struct req {
+        const char *name;
+        bool flag;
+        int count;
+        int64_t big;
+        unsigned small;
+        uint64_t huge;
+        json_object *obj;
+        json_object *list;
+        json_object *argv;
+        int custom;
+};
+
+static int even_only(const char *name, json_object *v, void *ret, void *userdata) {
+        int *calls = userdata;
+        (*calls)++;
+        if (!json_object_is_type(v, json_type_int) || json_object_get_int(v) % 2)
+                return -EDOM;
+        *(int *) ret = json_object_get_int(v);
+        return 0;
+}
+
+static const struct zy_json_field table[] = {
+        { .name = "name", .type = ZY_JSON_STRING, .offset = offsetof(struct req, name),
+          .flags = ZY_JSON_MANDATORY | ZY_JSON_STRICT | ZY_JSON_NONEMPTY },
+        { .name = "flag", .type = ZY_JSON_BOOL, .offset = offsetof(struct req, flag), .flags = ZY_JSON_NULLABLE },
+        { .name = "count", .type = ZY_JSON_INT, .offset = offsetof(struct req, count), .flags = 0, .min = 1, .max = 64 },
+        { .name = "big", .type = ZY_JSON_INT64, .offset = offsetof(struct req, big), .flags = 0 },
+        { .name = "small", .type = ZY_JSON_UINT, .offset = offsetof(struct req, small), .flags = 0 },
+        { .name = "huge", .type = ZY_JSON_UINT64, .offset = offsetof(struct req, huge), .flags = 0 },
+        { .name = "obj", .type = ZY_JSON_OBJECT, .offset = offsetof(struct req, obj), .flags = 0 },
+        { .name = "list", .type = ZY_JSON_ARRAY, .offset = offsetof(struct req, list), .flags = 0, .max = 2 },
+        { .name = "argv", .type = ZY_JSON_STRV, .offset = offsetof(struct req, argv), .flags = ZY_JSON_NONEMPTY, .max = 3 },
+        { .name = "custom", .type = ZY_JSON_CUSTOM, .offset = offsetof(struct req, custom),
+          .callback = even_only },
+        {},
+};
+
+/* Dispatches text; returns the result and the named field (or "" when none). */
+static int run(const char *text, struct req *req, const char **bad, json_object **keep) {
+        int calls = 0;
+        json_object *o = json_tokener_parse(text);
+        assert_non_null(o);
+        *req = (struct req) { .count = 7 };
+        *bad = "";
+        int r = zy_json_dispatch(o, table, 0, req, &calls, bad);
+        if (!*bad)
+                *bad = "(null)";
+        *keep = o;
+        return r;
+}
+
+static void test_all_types(void **state) {
+        struct req q;
+        const char *bad;
+        json_object *o;
+        int r = run("{\"name\":\"x\",\"flag\":true,\"count\":64,\"big\":-5000000000,\"small\":4000000000,"
+                    "\"huge\":18446744073709551615,\"obj\":{\"a\":1},\"list\":[1,\"b\"],\"argv\":[\"a\",\"b\"],"
+                    "\"custom\":4}",
+                    &q, &bad, &o);
+        assert_int_equal(r, 0);
+        assert_string_equal(bad, "");
+        assert_string_equal(q.name, "x");
+        assert_true(q.flag);
+        assert_int_equal(q.count, 64);
+        assert_true(q.big == -5000000000LL);
+        assert_int_equal(q.small, 4000000000u);
+        assert_true(q.huge == UINT64_MAX);
+        assert_non_null(q.obj);
+        assert_int_equal(json_object_array_length(q.list), 2);
+        assert_int_equal(json_object_array_length(q.argv), 2);
+        assert_int_equal(q.custom, 4);
+        json_object_put(o);
+}
+
+static void test_defaults_and_null(void **state) {
+        struct req q;
+        const char *bad;
+        json_object *o;
+        /* Absent and nullable-null fields keep what the caller put there. */
+        assert_int_equal(run("{\"name\":\"x\",\"flag\":null}", &q, &bad, &o), 0);
+        assert_int_equal(q.count, 7);
+        assert_false(q.flag);
+        assert_null(q.argv);
+        json_object_put(o);
+        /* Null where null is not allowed names the field. */
+        assert_int_equal(run("{\"name\":\"x\",\"count\":null}", &q, &bad, &o), -EINVAL);
+        assert_string_equal(bad, "count");
+        json_object_put(o);
+}
+
+static void test_mandatory(void **state) {
+        struct req q;
+        const char *bad;
+        json_object *o;
+        assert_int_equal(run("{}", &q, &bad, &o), -ENXIO);
+        assert_string_equal(bad, "name");
+        json_object_put(o);
+        assert_int_equal(run("{\"name\":null}", &q, &bad, &o), -ENXIO);
+        assert_string_equal(bad, "name");
+        json_object_put(o);
+}
+
+static void test_bad_values(void **state) {
+        static const struct {
+                const char *text;
+                const char *field;
+        } cases[] = {
+                { "{\"name\":5}", "name" },
+                { "{\"name\":\"\"}", "name" },
+                { "{\"name\":\"a\\u0000b\"}", "name" },
+                { "{\"name\":\"x\",\"flag\":1}", "flag" },
+                { "{\"name\":\"x\",\"count\":0}", "count" },
+                { "{\"name\":\"x\",\"count\":65}", "count" },
+                { "{\"name\":\"x\",\"count\":1.5}", "count" },
+                { "{\"name\":\"x\",\"small\":-1}", "small" },
+                { "{\"name\":\"x\",\"small\":4294967296}", "small" },
+                { "{\"name\":\"x\",\"big\":9223372036854775808}", "big" },
+                { "{\"name\":\"x\",\"huge\":-1}", "huge" },
+                { "{\"name\":\"x\",\"obj\":[]}", "obj" },
+                { "{\"name\":\"x\",\"list\":[1,2,3]}", "list" },
+                { "{\"name\":\"x\",\"argv\":[]}", "argv" },
+                { "{\"name\":\"x\",\"argv\":[1]}", "argv" },
+                { "{\"name\":\"x\",\"argv\":[\"a\\u0000\"]}", "argv" },
+                { "{\"name\":\"x\",\"argv\":[\"a\",\"b\",\"c\",\"d\"]}", "argv" },
+                { "{\"name\":\"x\",\"argv\":\"a\"}", "argv" },
+                { "{\"name\":\"x\",\"custom\":3}", "custom" },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct req q;
+                const char *bad;
+                json_object *o;
+                int r = run(cases[i].text, &q, &bad, &o);
+                if (r >= 0 || strcmp(bad, cases[i].field) != 0)
+                        fail_msg("%s: r=%d bad=%s, expected %s", cases[i].text, r, bad, cases[i].field);
+                json_object_put(o);
+        }
+}
+
+static void test_unknown_and_order(void **state) {
+        struct req q;
+        const char *bad;
+        json_object *o;
+        assert_int_equal(run("{\"name\":\"x\",\"bogus\":1}", &q, &bad, &o), -EADDRNOTAVAIL);
+        assert_string_equal(bad, "bogus");
+        json_object_put(o);
+        /* The first bad key in the object's order is the one named, before any missing field. */
+        assert_int_equal(run("{\"count\":0,\"bogus\":1}", &q, &bad, &o), -ERANGE);
+        assert_string_equal(bad, "count");
+        json_object_put(o);
+        assert_int_equal(run("{\"bogus\":1,\"count\":0}", &q, &bad, &o), -EADDRNOTAVAIL);
+        assert_string_equal(bad, "bogus");
+        json_object_put(o);
+        /* Unknown keys may be allowed (a client reading replies that grow new fields). */
+        json_object *v = json_tokener_parse("{\"name\":\"x\",\"bogus\":1}");
+        int calls = 0;
+        struct req r2 = {};
+        assert_int_equal(zy_json_dispatch(v, table, ZY_JSON_ALLOW_UNKNOWN, &r2, &calls, NULL), 0);
+        assert_string_equal(r2.name, "x");
+        json_object_put(v);
+}
+
+static void test_not_an_object(void **state) {
+        json_object *v = json_tokener_parse("[1]");
+        struct req q = {};
+        const char *bad = "unset";
+        assert_int_equal(zy_json_dispatch(v, table, 0, &q, NULL, &bad), -EINVAL);
+        assert_null(bad);
+        assert_int_equal(zy_json_dispatch(NULL, table, 0, &q, NULL, NULL), -EINVAL);
+        json_object_put(v);
+}
+
+static void test_callback_as_extra_check(void **state) {
+        static const struct zy_json_field t[] = {
+                { .name = "n", .type = ZY_JSON_INT, .offset = 0, .flags = 0, .callback = even_only },
+                {},
+        };
+        json_object *v = json_tokener_parse("{\"n\":3}");
+        int n = 0, calls = 0;
+        const char *bad = NULL;
+        assert_int_equal(zy_json_dispatch(v, t, 0, &n, &calls, &bad), -EDOM);
+        assert_string_equal(bad, "n");
+        assert_int_equal(calls, 1);
+        json_object_put(v);
+        /* A type error comes first: the callback is not asked. */
+        v = json_tokener_parse("{\"n\":\"x\"}");
+        calls = 0;
+        assert_int_equal(zy_json_dispatch(v, t, 0, &n, &calls, &bad), -EINVAL);
+        assert_int_equal(calls, 0);
+        json_object_put(v);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_all_types),
+                cmocka_unit_test(test_defaults_and_null),
+                cmocka_unit_test(test_mandatory),
+                cmocka_unit_test(test_bad_values),
+                cmocka_unit_test(test_unknown_and_order),
+                cmocka_unit_test(test_not_an_object),
+                cmocka_unit_test(test_callback_as_extra_check),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
