@@ -159,7 +159,8 @@ int zy_pidfd_exit_status(int pidfd, int *ret_code, int *ret_signal);
 
 /* Parses and checks Spawn's parameters, builds the plan and starts the worker. On success the
  * reply is sent later, from task.c, when the status pipe says exec (or HELD). */
-int zy_spawn(struct zy_conn *c, json_object *params, int *fds, size_t n_fds);
+struct zy_call;
+int zy_spawn(struct zy_call *call);
 /* Test seam (tests/fuzz only; NULL in zygoted): called instead of forking a worker in the clone
  * and load tiers, with the finished plan. Returns 0 with the pid and a pollable fd that stands
  * for its pidfd (taken), or a negative errno. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The dispatch table: every method the daemon answers, with who may call it. A method checks its
- * own parameters and replies (now, or later from task.c); whatever a caller sends, it gets an
- * error reply and the daemon goes on serving everyone else.
+ * parameters through a table (json-dispatch.h) and replies, now or later from task.c, or fails
+ * with an error that the dispatcher answers (call.h); whatever a caller sends, it gets an error
+ * reply and the daemon goes on serving everyone else.
  *
  * Tasks are private to the uid that started them (root sees all): another caller asking about
  * one gets NoSuchTask, exactly as if it did not exist.
@@ -10,11 +11,11 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <syslog.h>
-
 #include <fcntl.h>
 #include <stdio.h>
+#include <syslog.h>
 
+#include "call.h"
 #include "daemon.h"
 #include "util.h"
 
@@ -23,7 +24,7 @@ enum perm {
         PERM_ROOT,
 };
 
-typedef void (*method_fn)(struct zy_conn *c, json_object *params, int *fds, size_t n_fds);
+typedef int (*method_fn)(struct zy_call *call);
 
 struct method {
         const char *name;
@@ -32,94 +33,58 @@ struct method {
         bool takes_fds;
 };
 
-/* ---- parameter helpers -------------------------------------------------------------------- */
+/* ---- parameters --------------------------------------------------------------------------- */
 
-/* Checks that params has only the given keys. Replies and returns false otherwise. */
-static bool only_keys(struct zy_conn *c, json_object *params, const char *const *keys) {
-        json_object_object_foreach(params, key, val) {
-                (void) val;
-                bool ok = false;
-                for (const char *const *k = keys; *k && !ok; k++)
-                        ok = streq(*k, key);
-                if (!ok) {
-                        zy_reply_invalid(c, key);
-                        return false;
-                }
-        }
-        return true;
-}
+struct id_param {
+        const char *id;
+};
 
-static bool get_string(struct zy_conn *c, json_object *params, const char *key, bool required, const char **ret) {
-        json_object *v;
-        if (!json_object_object_get_ex(params, key, &v) || json_object_is_type(v, json_type_null)) {
-                if (required) {
-                        zy_reply_invalid(c, key);
-                        return false;
-                }
-                *ret = NULL;
-                return true;
-        }
-        if (!json_object_is_type(v, json_type_string)) {
-                zy_reply_invalid(c, key);
-                return false;
-        }
-        *ret = json_object_get_string(v);
-        return true;
-}
+static const struct zy_json_field id_fields[] = {
+        { .name = "id", .type = ZY_JSON_STRING, .offset = offsetof(struct id_param, id), .flags = ZY_JSON_MANDATORY },
+        {},
+};
 
-static bool get_int(struct zy_conn *c, json_object *params, const char *key, int64_t min, int64_t max, int64_t *ret) {
-        json_object *v;
-        if (!json_object_object_get_ex(params, key, &v) || json_object_is_type(v, json_type_null))
-                return true; /* keeps the default */
-        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < min ||
-            json_object_get_int64(v) > max) {
-                zy_reply_invalid(c, key);
-                return false;
-        }
-        *ret = json_object_get_int64(v);
-        return true;
-}
-
-static bool get_bool(struct zy_conn *c, json_object *params, const char *key, bool *ret) {
-        json_object *v;
-        if (!json_object_object_get_ex(params, key, &v) || json_object_is_type(v, json_type_null))
-                return true;
-        if (!json_object_is_type(v, json_type_boolean)) {
-                zy_reply_invalid(c, key);
-                return false;
-        }
-        *ret = json_object_get_boolean(v);
-        return true;
-}
+static const struct zy_json_field no_fields[] = {
+        {},
+};
 
 static bool visible(const struct zy_conn *c, const struct zy_task *t) {
         return zy_conn_is_root(c) || t->uid == c->cred.uid;
 }
 
-/* Finds the caller's task named by params.id, or replies NoSuchTask. */
-static struct zy_task *get_task(struct zy_conn *c, json_object *params) {
-        static const char *const keys[] = { "id", NULL };
-        const char *id;
-        if (!only_keys(c, params, keys) || !get_string(c, params, "id", true, &id))
-                return NULL;
-        struct zy_task *t = zy_task_find(c->d, id);
-        if (!t || !visible(c, t)) {
-                zy_reply_errorf(c, "io.zygote.Launcher.NoSuchTask", "id", id);
-                return NULL;
-        }
-        return t;
+static int no_such_task(struct zy_call *call, const char *id) {
+        return zy_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_TASK, "id", id);
 }
 
-static void reply_invalid_state(struct zy_conn *c, const struct zy_task *t) {
+/* The caller's task named by params.id (the only parameter), or NoSuchTask. */
+static int get_task(struct zy_call *call, struct zy_task **ret) {
+        struct id_param p = {};
+        int r = zy_call_dispatch(call, id_fields, &p);
+        if (r < 0)
+                return r;
+        struct zy_task *t = zy_task_find(call->d, p.id);
+        if (!t || !visible(call->conn, t))
+                return no_such_task(call, p.id);
+        *ret = t;
+        return 0;
+}
+
+static int invalid_state(struct zy_call *call, const struct zy_task *t) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, "id", json_object_new_string(t->id));
         json_object_object_add(p, "state", json_object_new_string(zy_task_state_to_string(t->state)));
-        zy_reply_error(c, "io.zygote.Launcher.InvalidState", p);
+        return zy_call_fail(call, -EBUSY, ZY_ERROR_INVALID_STATE, p);
 }
 
 static json_object *with_task(const struct zy_task *t) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, "task", zy_task_to_json(t));
+        return p;
+}
+
+static json_object *with_value(const char *key, json_object *v) {
+        json_object *p = json_object_new_object();
+        json_object_object_add(p, key, v);
         return p;
 }
 
@@ -169,284 +134,312 @@ static void kill_pid(pid_t pid, void *userdata) {
 
 /* ---- methods ------------------------------------------------------------------------------ */
 
-static void m_spawn(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        (void) zy_spawn(c, params, fds, n_fds); /* replies on every path */
+static int m_spawn(struct zy_call *call) {
+        return zy_spawn(call);
 }
 
-static void m_start(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (!t)
-                return;
-        int r = zy_task_start(t, c);
+static int m_start(struct zy_call *call) {
+        struct zy_task *t;
+        int r = get_task(call, &t);
+        if (r < 0)
+                return r;
+        r = zy_task_start(t, call->conn);
         if (r == -EBUSY)
-                reply_invalid_state(c, t);
-        else if (r < 0)
-                zy_reply_errorf(c, "io.zygote.Launcher.InvalidState", "id", t->id);
-        /* else: the reply comes when the status pipe says exec */
+                return invalid_state(call, t);
+        if (r < 0)
+                return zy_call_failf(call, r, ZY_ERROR_INVALID_STATE, "id", t->id);
+        return 0; /* the reply comes when the status pipe says exec */
 }
 
-static void m_kill(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { "id", "signal", "all", NULL };
+struct kill_param {
         const char *id;
-        int64_t sig = SIGTERM;
-        bool all = false;
-        if (!only_keys(c, params, keys) || !get_string(c, params, "id", true, &id) ||
-            !get_int(c, params, "signal", 1, SIGRTMAX, &sig) || !get_bool(c, params, "all", &all))
-                return;
-        struct zy_task *t = zy_task_find(c->d, id);
-        if (!t || !visible(c, t)) {
-                zy_reply_errorf(c, "io.zygote.Launcher.NoSuchTask", "id", id);
-                return;
-        }
-        if (t->exited || t->state == ZY_TASK_STOPPED) {
-                reply_invalid_state(c, t);
-                return;
-        }
+        int64_t signal;
+        bool all;
+};
+
+/* SIGRTMAX is not a constant: the range is checked here. */
+static int check_signal(const char *name, json_object *v, void *ret, void *userdata) {
+        int64_t sig = *(int64_t *) ret;
+        return sig >= 1 && sig <= SIGRTMAX ? 0 : -ERANGE;
+}
+
+static const struct zy_json_field kill_fields[] = {
+        { .name = "id", .type = ZY_JSON_STRING, .offset = offsetof(struct kill_param, id), .flags = ZY_JSON_MANDATORY },
+        { .name = "signal", .type = ZY_JSON_INT64, .offset = offsetof(struct kill_param, signal),
+          .flags = ZY_JSON_NULLABLE, .callback = check_signal },
+        { .name = "all", .type = ZY_JSON_BOOL, .offset = offsetof(struct kill_param, all), .flags = ZY_JSON_NULLABLE },
+        {},
+};
+
+static int m_kill(struct zy_call *call) {
+        struct kill_param p = { .signal = SIGTERM };
+        int r = zy_call_dispatch(call, kill_fields, &p);
+        if (r < 0)
+                return r;
+        struct zy_task *t = zy_task_find(call->d, p.id);
+        if (!t || !visible(call->conn, t))
+                return no_such_task(call, p.id);
+        if (t->exited || t->state == ZY_TASK_STOPPED)
+                return invalid_state(call, t);
         /* The pidfd names exactly this process, never a reused pid. The rest of the session
          * (the worker is a session leader; Pids lists the same set) is signalled by number,
          * found through /proc: a pid could be reused between the scan and the kill, a window
          * zygote accepts, as it has no cgroup to freeze. Only while the leader is not reaped,
          * so that the session id itself cannot have been reused. */
-        int r = 0;
         /* The leader first: signalled after its children, a shell waiting for them would exit
          * on its own before the signal reached it. */
-        if (syscall(SYS_pidfd_send_signal, t->pidfd, (int) sig, NULL, 0) < 0 && errno != ESRCH)
+        if (syscall(SYS_pidfd_send_signal, t->pidfd, (int) p.signal, NULL, 0) < 0 && errno != ESRCH)
                 r = -errno;
-        if (all) {
-                struct kill_ctx k = { .leader = t->pid, .sig = (int) sig };
+        if (p.all) {
+                struct kill_ctx k = { .leader = t->pid, .sig = (int) p.signal };
                 for_each_in_session(t->pid, kill_pid, &k);
                 if (k.err && r == 0)
                         r = -k.err;
         }
-        if (r < 0) {
-                zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason", strerror(-r));
-                return;
-        }
-        zy_reply(c, NULL, false, -EBADF);
+        if (r < 0)
+                return r; /* PermissionDenied, with the errno's text */
+        zy_reply(call->conn, NULL, false, -EBADF);
+        return 0;
 }
 
-static void m_wait(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (!t)
-                return;
+static int m_wait(struct zy_call *call) {
+        struct zy_task *t;
+        int r = get_task(call, &t);
+        if (r < 0)
+                return r;
         if (t->exited && t->state == ZY_TASK_STOPPED) {
-                zy_reply(c, with_task(t), false, -EBADF);
-                return;
+                zy_reply(call->conn, with_task(t), false, -EBADF);
+                return 0;
         }
-        if (zy_task_add_waiter(t, c) < 0) {
-                zy_reply_errorf(c, "io.zygote.Launcher.LimitExceeded", "limit", "memory");
-                return;
-        }
-        if (c->more)
-                zy_reply(c, with_task(t), true, -EBADF);
+        r = zy_task_add_waiter(t, call->conn);
+        if (r < 0)
+                return zy_call_failf(call, r, ZY_ERROR_LIMIT_EXCEEDED, "limit", "memory");
+        if (call->conn->more)
+                zy_reply(call->conn, with_task(t), true, -EBADF);
+        return 0;
 }
 
-static void m_state(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (t)
-                zy_reply(c, with_task(t), false, -EBADF);
+static int m_state(struct zy_call *call) {
+        struct zy_task *t;
+        int r = get_task(call, &t);
+        if (r < 0)
+                return r;
+        zy_reply(call->conn, with_task(t), false, -EBADF);
+        return 0;
 }
 
-static void m_pids(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (!t)
-                return;
+static int m_pids(struct zy_call *call) {
+        struct zy_task *t;
+        int r = get_task(call, &t);
+        if (r < 0)
+                return r;
         json_object *pids = json_object_new_array();
         if (!t->exited)
                 for_each_in_session(t->pid, add_pid, pids);
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "pids", pids);
-        zy_reply(c, p, false, -EBADF);
+        zy_reply(call->conn, with_value("pids", pids), false, -EBADF);
+        return 0;
 }
 
 /* zygoted keeps no copy of a task's stdio (its copies are closed right after the fork), so
  * there is nothing for it to close: the caller holds the other ends. Checked, then answered. */
-static void m_close_io(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (t)
-                zy_reply(c, NULL, false, -EBADF);
+static int m_close_io(struct zy_call *call) {
+        struct zy_task *t;
+        int r = get_task(call, &t);
+        if (r < 0)
+                return r;
+        zy_reply(call->conn, NULL, false, -EBADF);
+        return 0;
 }
 
-static void m_list(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
+static int m_list(struct zy_call *call) {
+        int r = zy_call_dispatch(call, no_fields, NULL);
+        if (r < 0)
+                return r;
         json_object *tasks = json_object_new_array();
         struct lh_entry *e;
-        lh_foreach(c->d->tasks, e) {
+        lh_foreach(call->d->tasks, e) {
                 const struct zy_task *t = lh_entry_v(e);
-                if (visible(c, t))
+                if (visible(call->conn, t))
                         json_object_array_add(tasks, zy_task_to_json(t));
         }
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "tasks", tasks);
-        zy_reply(c, p, false, -EBADF);
+        zy_reply(call->conn, with_value("tasks", tasks), false, -EBADF);
+        return 0;
 }
 
-static void m_delete(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (!t)
-                return;
-        if (t->state == ZY_TASK_RUNNING || t->state == ZY_TASK_STARTING) {
-                reply_invalid_state(c, t);
-                return;
-        }
+static int m_delete(struct zy_call *call) {
+        struct zy_task *t;
+        int r = get_task(call, &t);
+        if (r < 0)
+                return r;
+        if (t->state == ZY_TASK_RUNNING || t->state == ZY_TASK_STARTING)
+                return invalid_state(call, t);
         json_object *p = with_task(t);
         zy_task_delete(t);
-        zy_reply(c, p, false, -EBADF);
+        zy_reply(call->conn, p, false, -EBADF);
+        return 0;
 }
 
-static void m_events(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
-        struct zy_daemon *d = c->d;
-        if (!c->more) {
-                zy_reply_invalid(c, "more");
-                return;
-        }
-        if (d->n_subscribers >= ELEMENTSOF(d->subscribers)) {
-                json_object *p = json_object_new_object();
-                json_object_object_add(p, "limit", json_object_new_string("subscribers"));
-                json_object_object_add(p, "max", json_object_new_int((int) ELEMENTSOF(d->subscribers)));
-                zy_reply_error(c, "io.zygote.Launcher.LimitExceeded", p);
-                return;
-        }
-        d->subscribers[d->n_subscribers++] = c;
-        c->streaming = true; /* no reply now: events arrive as they happen */
+static int m_events(struct zy_call *call) {
+        struct zy_daemon *d = call->d;
+        int r = zy_call_dispatch(call, no_fields, NULL);
+        if (r < 0)
+                return r;
+        if (!call->conn->more)
+                return zy_call_invalid(call, "more");
+        if (d->n_subscribers >= ELEMENTSOF(d->subscribers))
+                return zy_call_limit(call, "subscribers", (long) ELEMENTSOF(d->subscribers));
+        d->subscribers[d->n_subscribers++] = call->conn;
+        call->conn->streaming = true; /* no reply now: events arrive as they happen */
+        return 0;
 }
 
-static void m_list_profiles(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
+static json_object *profiles_to_json(struct zy_daemon *d) {
         json_object *arr = json_object_new_array();
-        for (size_t i = 0; i < c->d->n_entries; i++)
-                json_object_array_add(arr, zy_entry_to_json(c->d->entries[i]));
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "profiles", arr);
-        zy_reply(c, p, false, -EBADF);
+        for (size_t i = 0; i < d->n_entries; i++)
+                json_object_array_add(arr, zy_entry_to_json(d->entries[i]));
+        return arr;
 }
 
-static void m_reload(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
+static int m_list_profiles(struct zy_call *call) {
+        int r = zy_call_dispatch(call, no_fields, NULL);
+        if (r < 0)
+                return r;
+        zy_reply(call->conn, with_value("profiles", profiles_to_json(call->d)), false, -EBADF);
+        return 0;
+}
+
+static int m_reload(struct zy_call *call) {
         json_object *loaded, *failed;
-        int r = zy_registry_reload(c->d, &loaded, &failed);
-        if (r < 0) {
-                zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason", strerror(-r));
-                return;
-        }
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "loaded", loaded);
+        int r = zy_call_dispatch(call, no_fields, NULL);
+        if (r < 0)
+                return r;
+        r = zy_registry_reload(call->d, &loaded, &failed);
+        if (r < 0)
+                return r; /* PermissionDenied, with the errno's text */
+        json_object *p = with_value("loaded", loaded);
         json_object_object_add(p, "failed", failed);
-        zy_reply(c, p, false, -EBADF);
+        zy_reply(call->conn, p, false, -EBADF);
+        return 0;
 }
 
-static void m_get_status(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
-        struct zy_daemon *d = c->d;
-        json_object *p = json_object_new_object(), *f = json_object_new_object(), *arr = json_object_new_array();
+static int m_get_status(struct zy_call *call) {
+        struct zy_daemon *d = call->d;
+        int r = zy_call_dispatch(call, no_fields, NULL);
+        if (r < 0)
+                return r;
+        json_object *p = json_object_new_object(), *f = json_object_new_object();
         json_object_object_add(p, "version", json_object_new_string(ZYGOTE_VERSION));
         json_object_object_add(f, "clone_filter", json_object_new_boolean(d->features.clone_filter));
         json_object_object_add(f, "capbset_drop_mask", json_object_new_boolean(d->features.capbset_drop_mask));
         json_object_object_add(p, "features", f);
-        for (size_t i = 0; i < d->n_entries; i++)
-                json_object_array_add(arr, zy_entry_to_json(d->entries[i]));
-        json_object_object_add(p, "profiles", arr);
+        json_object_object_add(p, "profiles", profiles_to_json(d));
         json_object_object_add(p, "tasks", json_object_new_int((int) d->n_tasks));
         json_object_object_add(p, "connections", json_object_new_int((int) d->n_conns));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
-        zy_reply(c, p, false, -EBADF);
+        zy_reply(call->conn, p, false, -EBADF);
+        return 0;
 }
 
-static void m_get_info(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
+static int m_get_info(struct zy_call *call) {
+        int r = zy_call_dispatch(call, no_fields, NULL);
+        if (r < 0)
+                return r;
         json_object *p = json_object_new_object(), *ifaces = json_object_new_array();
         json_object_object_add(p, "vendor", json_object_new_string("zygote"));
         json_object_object_add(p, "product", json_object_new_string("zygoted"));
         json_object_object_add(p, "version", json_object_new_string(ZYGOTE_VERSION));
         json_object_object_add(p, "url", json_object_new_string("https://zygote.invalid/"));
-        json_object_array_add(ifaces, json_object_new_string("org.varlink.service"));
-        json_object_array_add(ifaces, json_object_new_string("io.zygote.Launcher"));
+        json_object_array_add(ifaces, json_object_new_string(ZY_VARLINK_SERVICE));
+        json_object_array_add(ifaces, json_object_new_string(ZY_INTERFACE));
         json_object_object_add(p, "interfaces", ifaces);
-        zy_reply(c, p, false, -EBADF);
+        zy_reply(call->conn, p, false, -EBADF);
+        return 0;
 }
 
-static void m_get_interface_description(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { "interface", NULL };
-        const char *iface;
-        if (!only_keys(c, params, keys) || !get_string(c, params, "interface", true, &iface))
-                return;
-        if (!streq(iface, "io.zygote.Launcher")) {
-                zy_reply_errorf(c, "org.varlink.service.InterfaceNotFound", "interface", iface);
-                return;
-        }
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "description", json_object_new_string(zy_interface_description));
-        zy_reply(c, p, false, -EBADF);
+struct interface_param {
+        const char *interface;
+};
+
+static const struct zy_json_field interface_fields[] = {
+        { .name = "interface", .type = ZY_JSON_STRING, .offset = offsetof(struct interface_param, interface),
+          .flags = ZY_JSON_MANDATORY },
+        {},
+};
+
+static int m_get_interface_description(struct zy_call *call) {
+        struct interface_param p = {};
+        int r = zy_call_dispatch(call, interface_fields, &p);
+        if (r < 0)
+                return r;
+        if (!streq(p.interface, ZY_INTERFACE))
+                return zy_call_failf(call, -ENOENT, ZY_ERROR_INTERFACE_NOT_FOUND, "interface", p.interface);
+        zy_reply(call->conn, with_value("description", json_object_new_string(zy_interface_description)), false,
+                 -EBADF);
+        return 0;
 }
 
 static const struct method methods[] = {
-        { "io.zygote.Launcher.Spawn", m_spawn, PERM_ANY, true },
-        { "io.zygote.Launcher.Start", m_start, PERM_ANY, false },
-        { "io.zygote.Launcher.Kill", m_kill, PERM_ANY, false },
-        { "io.zygote.Launcher.Wait", m_wait, PERM_ANY, false },
-        { "io.zygote.Launcher.State", m_state, PERM_ANY, false },
-        { "io.zygote.Launcher.Pids", m_pids, PERM_ANY, false },
-        { "io.zygote.Launcher.CloseIO", m_close_io, PERM_ANY, false },
-        { "io.zygote.Launcher.List", m_list, PERM_ANY, false },
-        { "io.zygote.Launcher.Delete", m_delete, PERM_ANY, false },
-        { "io.zygote.Launcher.Events", m_events, PERM_ANY, false },
-        { "io.zygote.Launcher.ListProfiles", m_list_profiles, PERM_ANY, false },
-        { "io.zygote.Launcher.ReloadProfiles", m_reload, PERM_ROOT, false },
-        { "io.zygote.Launcher.GetStatus", m_get_status, PERM_ANY, false },
-        { "org.varlink.service.GetInfo", m_get_info, PERM_ANY, false },
-        { "org.varlink.service.GetInterfaceDescription", m_get_interface_description, PERM_ANY, false },
+        { ZY_METHOD_SPAWN, m_spawn, PERM_ANY, true },
+        { ZY_METHOD_START, m_start, PERM_ANY, false },
+        { ZY_METHOD_KILL, m_kill, PERM_ANY, false },
+        { ZY_METHOD_WAIT, m_wait, PERM_ANY, false },
+        { ZY_METHOD_STATE, m_state, PERM_ANY, false },
+        { ZY_METHOD_PIDS, m_pids, PERM_ANY, false },
+        { ZY_METHOD_CLOSE_IO, m_close_io, PERM_ANY, false },
+        { ZY_METHOD_LIST, m_list, PERM_ANY, false },
+        { ZY_METHOD_DELETE, m_delete, PERM_ANY, false },
+        { ZY_METHOD_EVENTS, m_events, PERM_ANY, false },
+        { ZY_METHOD_LIST_PROFILES, m_list_profiles, PERM_ANY, false },
+        { ZY_METHOD_RELOAD_PROFILES, m_reload, PERM_ROOT, false },
+        { ZY_METHOD_GET_STATUS, m_get_status, PERM_ANY, false },
+        { ZY_METHOD_GET_INFO, m_get_info, PERM_ANY, false },
+        { ZY_METHOD_GET_INTERFACE_DESCRIPTION, m_get_interface_description, PERM_ANY, false },
 };
 
+static const struct method *find_method(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(methods); i++)
+                if (streq(methods[i].name, name))
+                        return &methods[i];
+        return NULL;
+}
+
+/* Which method, whether this caller may call it, and its parameters (null: none). */
+static int call_prepare(struct zy_call *call, json_object *msg, const struct method **ret) {
+        json_object *jm, *jp = NULL;
+        if (!json_object_object_get_ex(msg, "method", &jm) || !json_object_is_type(jm, json_type_string))
+                return zy_call_invalid(call, "method");
+        const struct method *m = find_method(json_object_get_string(jm));
+        if (!m)
+                return zy_call_failf(call, -ENOENT, ZY_ERROR_METHOD_NOT_FOUND, "method", json_object_get_string(jm));
+        if (json_object_object_get_ex(msg, "parameters", &jp) && !json_object_is_type(jp, json_type_object) &&
+            !json_object_is_type(jp, json_type_null))
+                return zy_call_invalid(call, "parameters");
+        if (m->perm == PERM_ROOT && !zy_conn_is_root(call->conn))
+                return zy_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", "root only");
+        if (!m->takes_fds && call->n_fds > 0)
+                return zy_call_invalid(call, "fds");
+        call->params = jp && json_object_is_type(jp, json_type_object) ? json_object_get(jp) : json_object_new_object();
+        *ret = m;
+        return 0;
+}
+
 void zy_dispatch(struct zy_conn *c, json_object *msg, int *fds, size_t n_fds) {
-        json_object *jm, *jp = NULL, *jmore;
+        struct zy_call call = { .d = c->d, .conn = c, .fds = fds, .n_fds = n_fds };
         const struct method *m = NULL;
+        json_object *jmore;
 
         c->more = json_object_object_get_ex(msg, "more", &jmore) && json_object_get_boolean(jmore);
-        if (!json_object_object_get_ex(msg, "method", &jm) || !json_object_is_type(jm, json_type_string)) {
-                zy_reply_invalid(c, "method");
-                goto drop_fds;
+        int r = call_prepare(&call, msg, &m);
+        if (r >= 0)
+                r = m->fn(&call);
+        if (r < 0) {
+                if (!call.error)
+                        (void) zy_call_failf(&call, r, ZY_ERROR_PERMISSION_DENIED, "reason", strerror(-r));
+                zy_reply_error(c, call.error, TAKE_PTR(call.error_params));
         }
-        for (size_t i = 0; i < ELEMENTSOF(methods) && !m; i++)
-                if (streq(methods[i].name, json_object_get_string(jm)))
-                        m = &methods[i];
-        if (!m) {
-                zy_reply_errorf(c, "org.varlink.service.MethodNotFound", "method", json_object_get_string(jm));
-                goto drop_fds;
-        }
-        if (json_object_object_get_ex(msg, "parameters", &jp) && !json_object_is_type(jp, json_type_object) &&
-            !json_object_is_type(jp, json_type_null)) {
-                zy_reply_invalid(c, "parameters");
-                goto drop_fds;
-        }
-        if (m->perm == PERM_ROOT && !zy_conn_is_root(c)) {
-                zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason", "root only");
-                goto drop_fds;
-        }
-        if (!m->takes_fds && n_fds > 0) {
-                zy_reply_invalid(c, "fds");
-                goto drop_fds;
-        }
-        json_object *empty = NULL;
-        if (!jp || json_object_is_type(jp, json_type_null))
-                jp = empty = json_object_new_object();
-        m->fn(c, jp, fds, n_fds);
-        json_object_put(empty);
-        return;
-
-drop_fds:
+        /* The worker has its copies (or never will): ours go in every case. */
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
+        json_object_put(call.params);
+        json_object_put(call.error_params);
 }

@@ -4,6 +4,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +229,9 @@ void fz_init(void) {
         setenv("ZYGOTE_LOG_LEVEL", "err", 0);
         unsetenv("NOTIFY_SOCKET");
         unsetenv("LISTEN_FDS");
+        /* As zygoted's main() does: a write to a stand-in's closed hold pipe is an EPIPE for
+         * task.c to handle, not the end of the process. */
+        signal(SIGPIPE, SIG_IGN);
         zy_log_open();
 
         /* The profiles are copied once: a reload then always sees the same files, keeps every
