@@ -15,8 +15,17 @@
 #include <sys/un.h>
 #include <syslog.h>
 
+#include "adopt.h"
 #include "daemon.h"
+#include "log.h"
+#include "methods.h"
+#include "registry.h"
+#include "sd.h"
+#include "server.h"
+#include "task.h"
+#include "tier.h"
 #include "util.h"
+#include "zygote-protocol.h"
 
 static void usage(FILE *f) {
         fprintf(f,
@@ -74,10 +83,31 @@ static int add_dir(struct zy_daemon *d, const char *dir) {
         return 0;
 }
 
+/* systemd's STATUS= line: profiles by tier, tasks, spawns so far. */
+static void status_line(struct zy_daemon *d, char *buf, size_t size) {
+        unsigned clone = 0, inherit = 0, load = 0;
+        for (size_t i = 0; i < d->n_entries; i++) {
+                enum zy_tier t = d->entries[i]->tier;
+                clone += t == ZY_TIER_CLONE;
+                inherit += t == ZY_TIER_INHERIT;
+                load += t == ZY_TIER_LOAD;
+        }
+        snprintf(buf, size, "%zu profiles (clone %u, inherit %u, load %u), %u tasks, %lu spawned", d->n_entries,
+                 clone, inherit, load, d->n_tasks, d->spawned);
+}
+
+static void notify_status(struct zy_daemon *d) {
+        char status[256];
+        if (!zy_sd_enabled())
+                return;
+        status_line(d, status, sizeof(status));
+        zy_sd_notifyf("STATUS=%s", status);
+}
+
 static void on_stop(struct ev_loop *loop, ev_signal *w, int revents) {
         struct zy_daemon *d = w->data;
         zy_log(LOG_INFO, "signal %d: stopping; %u tasks keep running", w->signum, d->n_tasks);
-        zy_sd_stopping(d);
+        zy_sd_stopping(loop, &d->watchdog);
         d->stopping = true;
         ev_break(loop, EVBREAK_ALL);
 }
@@ -85,9 +115,10 @@ static void on_stop(struct ev_loop *loop, ev_signal *w, int revents) {
 static void on_hup(struct ev_loop *loop, ev_signal *w, int revents) {
         struct zy_daemon *d = w->data;
         json_object *loaded, *failed;
-        zy_sd_reloading(d, false);
+        zy_sd_reloading();
         int r = zy_registry_reload(d, &loaded, &failed);
-        zy_sd_reloading(d, true);
+        zy_sd_notifyf("READY=1");
+        notify_status(d);
         if (r < 0) {
                 zy_log(LOG_ERR, "reload failed: %s; the profiles loaded before stay in service", strerror(-r));
                 return;
@@ -99,7 +130,7 @@ static void on_hup(struct ev_loop *loop, ev_signal *w, int revents) {
 }
 
 static void on_status_timer(struct ev_loop *loop, ev_timer *w, int revents) {
-        zy_sd_status(w->data);
+        notify_status(w->data);
 }
 
 static int check_profile(const char *path) {
@@ -123,7 +154,7 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        struct zy_daemon d = { .listen_fd = -EBADF };
+        struct zy_daemon d = { .server.listen_fd = -EBADF };
         _cleanup_free_ char *socket_path = NULL;
         int r, c;
 
@@ -170,7 +201,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "zygoted: the default socket path is too long: %s; use --socket PATH\n", strerror(-r));
                 return 1;
         }
-        d.socket_path = socket_path;
+        d.server.socket_path = socket_path;
         if (d.n_profile_dirs == 0) {
                 add_dir(&d, is_dir(ZYGOTE_PROFILES_DIR) ? ZYGOTE_PROFILES_DIR : ZYGOTE_SOURCE_PROFILES_DIR);
                 if (is_dir("/etc/zygote/profiles"))
@@ -193,7 +224,8 @@ int main(int argc, char **argv) {
 
         /* Before any process is started: fds passed by systemd are not CLOEXEC until this marks
          * them, and LISTEN_* must not reach the probes or the reference processes. */
-        int n_passed = zy_sd_listen(&d);
+        int n_passed = zy_sd_listen(&d.activation, &d.server.listen_fd);
+        d.server.socket_activated = d.server.listen_fd >= 0;
         if (n_passed < 0)
                 zy_log(LOG_WARNING, "ignoring LISTEN_FDS: %s", strerror(-n_passed));
 
@@ -233,20 +265,24 @@ int main(int argc, char **argv) {
                        d.n_profile_dirs > 1 ? " and the other --profiles directories" : "");
                 return 1;
         }
-        r = zy_server_listen(&d);
+        d.server.loop = d.loop;
+        d.server.on_call = zy_methods_call;
+        d.server.on_disconnect = zy_methods_disconnect;
+        d.server.userdata = &d;
+        r = zy_server_listen(&d.server);
         if (r < 0) {
-                zy_log(LOG_ERR, "cannot listen on %s: %s", d.socket_path, strerror(-r));
+                zy_log(LOG_ERR, "cannot listen on %s: %s", d.server.socket_path, strerror(-r));
                 zy_registry_free(&d);
                 return 1;
         }
-        zy_log(LOG_INFO, "listening on %s%s with %zu profiles", d.socket_activated ? "a socket from systemd, " : "",
-               d.socket_path, d.n_entries);
+        zy_log(LOG_INFO, "listening on %s%s with %zu profiles",
+               d.server.socket_activated ? "a socket from systemd, " : "", d.server.socket_path, d.n_entries);
         if (n_passed > 0)
-                zy_sd_adopt(&d);
+                zy_adopt(&d, &d.activation);
         else if (!getenv("NOTIFY_SOCKET"))
                 zy_log(LOG_INFO, "not under systemd: no fd store, so tasks started by an earlier zygoted "
                        "are not adopted (they keep running, unknown to this one)");
-        zy_sd_free(&d);
+        zy_sd_activation_free(&d.activation);
 
         ev_signal_init(&d.sig_term, on_stop, SIGTERM);
         ev_signal_init(&d.sig_int, on_stop, SIGINT);
@@ -256,7 +292,9 @@ int main(int argc, char **argv) {
         ev_signal_start(d.loop, &d.sig_int);
         ev_signal_start(d.loop, &d.sig_hup);
 
-        zy_sd_ready(&d);
+        char status[256];
+        status_line(&d, status, sizeof(status));
+        zy_sd_ready(d.loop, &d.watchdog, status);
         ev_timer_init(&d.status_timer, on_status_timer, 5., 5.);
         d.status_timer.data = &d;
         if (getenv("NOTIFY_SOCKET"))
@@ -264,7 +302,7 @@ int main(int argc, char **argv) {
 
         ev_run(d.loop, 0);
 
-        zy_server_stop(&d);
+        zy_server_stop(&d.server);
         zy_registry_free(&d);
         zy_tasks_free(&d);
         ev_loop_destroy(d.loop);

@@ -17,6 +17,11 @@
 
 #include "call.h"
 #include "daemon.h"
+#include "methods.h"
+#include "registry.h"
+#include "server.h"
+#include "spawn.h"
+#include "task.h"
 #include "util.h"
 
 enum perm {
@@ -49,7 +54,7 @@ static const struct zy_json_field no_fields[] = {
 };
 
 static bool visible(const struct zy_conn *c, const struct zy_task *t) {
-        return zy_conn_is_root(c) || t->uid == c->cred.uid;
+        return zy_conn_is_root(c) || t->uid == zy_conn_cred(c)->uid;
 }
 
 static int no_such_task(struct zy_call *call, const char *id) {
@@ -214,7 +219,7 @@ static int m_wait(struct zy_call *call) {
         r = zy_task_add_waiter(t, call->conn);
         if (r < 0)
                 return zy_call_failf(call, r, ZY_ERROR_LIMIT_EXCEEDED, "limit", "memory");
-        if (call->conn->more)
+        if (zy_conn_more(call->conn))
                 zy_reply(call->conn, with_task(t), true, -EBADF);
         return 0;
 }
@@ -284,13 +289,11 @@ static int m_events(struct zy_call *call) {
         int r = zy_call_dispatch(call, no_fields, NULL);
         if (r < 0)
                 return r;
-        if (!call->conn->more)
+        if (!zy_conn_more(call->conn))
                 return zy_call_invalid(call, "more");
-        if (d->n_subscribers >= ELEMENTSOF(d->subscribers))
-                return zy_call_limit(call, "subscribers", (long) ELEMENTSOF(d->subscribers));
-        d->subscribers[d->n_subscribers++] = call->conn;
-        call->conn->streaming = true; /* no reply now: events arrive as they happen */
-        return 0;
+        if (zy_events_subscribe(d, call->conn) < 0)
+                return zy_call_limit(call, "subscribers", ZY_MAX_SUBSCRIBERS);
+        return 0; /* no reply now: events arrive as they happen */
 }
 
 static json_object *profiles_to_json(struct zy_daemon *d) {
@@ -334,7 +337,7 @@ static int m_get_status(struct zy_call *call) {
         json_object_object_add(p, "features", f);
         json_object_object_add(p, "profiles", profiles_to_json(d));
         json_object_object_add(p, "tasks", json_object_new_int((int) d->n_tasks));
-        json_object_object_add(p, "connections", json_object_new_int((int) d->n_conns));
+        json_object_object_add(p, "connections", json_object_new_int((int) d->server.n_conns));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
         zy_reply(call->conn, p, false, -EBADF);
         return 0;
@@ -423,12 +426,9 @@ static int call_prepare(struct zy_call *call, json_object *msg, const struct met
         return 0;
 }
 
-void zy_dispatch(struct zy_conn *c, json_object *msg, int *fds, size_t n_fds) {
-        struct zy_call call = { .d = c->d, .conn = c, .fds = fds, .n_fds = n_fds };
+void zy_methods_call(void *userdata, struct zy_conn *c, json_object *msg, int *fds, size_t n_fds) {
+        struct zy_call call = { .d = userdata, .conn = c, .fds = fds, .n_fds = n_fds };
         const struct method *m = NULL;
-        json_object *jmore;
-
-        c->more = json_object_object_get_ex(msg, "more", &jmore) && json_object_get_boolean(jmore);
         int r = call_prepare(&call, msg, &m);
         if (r >= 0)
                 r = m->fn(&call);
@@ -442,4 +442,8 @@ void zy_dispatch(struct zy_conn *c, json_object *msg, int *fds, size_t n_fds) {
                 safe_close(fds[i]);
         json_object_put(call.params);
         json_object_put(call.error_params);
+}
+
+void zy_methods_disconnect(void *userdata, struct zy_conn *c) {
+        zy_task_drop_conn(userdata, c);
 }

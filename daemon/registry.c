@@ -3,7 +3,7 @@
  * The profile registry: every loaded profile with its reference process and the tier its spawns
  * use now, and why.
  *
- * Tier choice per profile (DESIGN.md): `clone` when the kernel has SECCOMP_CLONE_FILTER and the
+ * Tier choice per profile: `clone` when the kernel has SECCOMP_CLONE_FILTER and the
  * reference is up; else `inherit` when a probe worker forked by the reference gets through every
  * setup step under the profile's filter; else `load`. A forced tier (--tier) that a profile cannot
  * use leaves that profile out, loudly, rather than measuring the wrong thing.
@@ -13,45 +13,30 @@
  * of good health).
  */
 #include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/capability.h>
 #include <syslog.h>
 
-#include <fcntl.h>
-#include <stdio.h>
-
 #include "daemon.h"
+#include "log.h"
+#include "registry.h"
+#include "sd.h"
+#include "tier.h"
 #include "util.h"
 
 #define BACKOFF_MIN 0.1
 #define BACKOFF_MAX 30.0
 #define HEALTHY_AFTER 60.0
 
-const char *zy_tier_to_string(enum zy_tier t) {
-        switch (t) {
-        case ZY_TIER_AUTO:
-                return "auto";
-        case ZY_TIER_CLONE:
-                return "clone";
-        case ZY_TIER_INHERIT:
-                return "inherit";
-        case ZY_TIER_LOAD:
-                return "load";
-        }
-        return "unknown";
-}
-
-int zy_tier_from_string(const char *s, enum zy_tier *ret) {
-        static const enum zy_tier all[] = { ZY_TIER_AUTO, ZY_TIER_CLONE, ZY_TIER_INHERIT, ZY_TIER_LOAD };
-        for (size_t i = 0; i < ELEMENTSOF(all); i++)
-                if (streq(s, zy_tier_to_string(all[i]))) {
-                        *ret = all[i];
-                        return 0;
-                }
-        return -EINVAL;
-}
-
 static void on_ref_death(struct ev_loop *loop, ev_io *w, int revents);
 static void on_restart(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* A reference's pidfd in systemd's fd store: the next zygoted ends it (adopt.c). Polled: a dead
+ * reference has nothing to hand over. */
+static void reference_fdname(pid_t pid, char buf[static 32]) {
+        snprintf(buf, 32, "ref/%d", (int) pid);
+}
 
 static int entry_start_reference(struct zy_entry *e) {
         struct zy_daemon *d = e->d;
@@ -62,7 +47,9 @@ static int entry_start_reference(struct zy_entry *e) {
                 return r;
         e->ref_up = true;
         e->ref_started_at = ev_now(d->loop);
-        zy_sd_store_reference(e->ref.pid, e->ref.pidfd);
+        char name[32];
+        reference_fdname(e->ref.pid, name);
+        (void) zy_sd_fdstore_add(name, e->ref.pidfd, true);
         ev_io_init(&e->ref_watch, on_ref_death, e->ref.pidfd, EV_READ);
         e->ref_watch.data = e;
         ev_io_start(d->loop, &e->ref_watch);
@@ -73,7 +60,9 @@ static void entry_stop_reference(struct zy_entry *e) {
         if (!e->ref_up)
                 return;
         ev_io_stop(e->d->loop, &e->ref_watch);
-        zy_sd_forget_reference(e->ref.pid);
+        char name[32];
+        reference_fdname(e->ref.pid, name);
+        zy_sd_fdstore_remove(name);
         zy_reference_stop(&e->ref);
         e->ref_up = false;
 }

@@ -23,6 +23,11 @@
 
 #include "call.h"
 #include "daemon.h"
+#include "log.h"
+#include "registry.h"
+#include "server.h"
+#include "spawn.h"
+#include "task.h"
 #include "util.h"
 
 #define ZY_MAX_TARGET_FD 1024
@@ -175,8 +180,9 @@ static int user_groups(const char *name, gid_t gid, struct identity *id) {
 /* Decides who the worker runs as, from the caller's credentials; the request only narrows. */
 static int decide_identity(struct zy_call *call, const struct spawn_req *req, struct identity *id) {
         struct zy_daemon *d = call->d;
-        struct zy_conn *c = call->conn;
-        const struct ucred *cr = &c->cred;
+        const struct ucred *cr = zy_conn_cred(call->conn);
+        size_t n_groups;
+        const gid_t *groups = zy_conn_groups(call->conn, &n_groups);
         *id = (struct identity) { .uid = cr->uid, .gid = cr->gid };
 
         if (!d->privileged) {
@@ -209,21 +215,21 @@ static int decide_identity(struct zy_call *call, const struct spawn_req *req, st
                 if (resolve_group(req->group, &g) < 0)
                         return zy_call_invalid(call, "group");
                 bool member = g == cr->gid;
-                for (size_t i = 0; i < c->n_groups && !member; i++)
-                        member = c->groups[i] == g;
+                for (size_t i = 0; i < n_groups && !member; i++)
+                        member = groups[i] == g;
                 if (cr->uid != 0 && !member)
                         return deny(call, "only root may run tasks in a group it is not a member of");
                 id->gid = g;
         }
         if (named && name)
                 return user_groups(name, id->gid, id);
-        if (!named && c->n_groups > 0) {
+        if (!named && n_groups > 0) {
                 /* The caller's own supplementary groups, never more. */
-                id->groups = calloc(c->n_groups, sizeof(gid_t));
+                id->groups = calloc(n_groups, sizeof(gid_t));
                 if (!id->groups)
                         return -ENOMEM;
-                memcpy(id->groups, c->groups, c->n_groups * sizeof(gid_t));
-                id->n_groups = c->n_groups;
+                memcpy(id->groups, groups, n_groups * sizeof(gid_t));
+                id->n_groups = n_groups;
         }
         return 0;
 }
@@ -280,20 +286,22 @@ static void spawn_done(struct spawn *s) {
 static int spawn_authorize(struct spawn *s) {
         struct zy_call *call = s->call;
         struct zy_daemon *d = call->d;
-        struct zy_conn *c = call->conn;
+        const struct ucred *cr = zy_conn_cred(call->conn);
+        size_t n_groups;
+        const gid_t *groups = zy_conn_groups(call->conn, &n_groups);
         const struct spawn_req *req = &s->req;
 
         s->entry = zy_registry_find(d, req->profile);
         if (!s->entry)
                 return zy_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_PROFILE, "profile", req->profile);
         const struct zy_profile *p = s->entry->profile;
-        if (!zy_profile_allows(p, c->cred.uid, c->cred.gid, c->groups, c->n_groups))
+        if (!zy_profile_allows(p, cr->uid, cr->gid, groups, n_groups))
                 return deny(call, "the profile's access list does not include the caller");
         if (req->id && zy_task_find(d, req->id))
                 return zy_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
         if (d->n_tasks >= ZY_MAX_TASKS)
                 return zy_call_limit(call, "tasks", ZY_MAX_TASKS);
-        if (c->cred.uid != 0 && zy_tasks_count_uid(d, c->cred.uid) >= ZY_MAX_TASKS_PER_UID)
+        if (cr->uid != 0 && zy_tasks_count_uid(d, cr->uid) >= ZY_MAX_TASKS_PER_UID)
                 return zy_call_limit(call, "tasks_per_user", ZY_MAX_TASKS_PER_UID);
 
         /* Capabilities: the profile's bounding set less what the caller drops; only a worker that
@@ -423,7 +431,7 @@ static int spawn_plan(struct spawn *s) {
                 /* A non-root caller never gains privileges through its task: no setuid or
                  * file-capability exec, whatever the profile says (and an unprivileged daemon
                  * cannot load a filter without it). */
-                .no_new_privs = p->no_new_privs || !d->privileged || call->conn->cred.uid != 0,
+                .no_new_privs = p->no_new_privs || !d->privileged || zy_conn_cred(call->conn)->uid != 0,
                 .filter_flags = p->filter_flags,
                 .nofile_soft = d->nofile_soft,
                 .prog = &s->prog,
@@ -457,7 +465,7 @@ static int spawn_fork(struct spawn *s) {
         pid_t pid = -1;
         int pidfd = -EBADF, r;
 
-        r = zy_task_new(d, s->req.id, c->cred.uid, &t);
+        r = zy_task_new(d, s->req.id, zy_conn_cred(c)->uid, &t);
         if (r < 0)
                 return r;
         t->profile = strdup(p->name);
@@ -491,9 +499,7 @@ static int spawn_fork(struct spawn *s) {
         d->spawned++;
         s->status[1] = safe_close(s->status[1]);
         s->hold[0] = safe_close(s->hold[0]);
-        zy_task_attach(t, pid, pidfd, TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]));
-        t->pending = c;
-        c->task = t;
+        zy_task_attach(t, pid, pidfd, TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
         return 0;
 }
 

@@ -10,16 +10,23 @@
  * process is reaped (a failed spawn, Delete of a created task) stays "orphaned" until its pidfd
  * fires, so that no zombie is left and no pid is signalled after reuse.
  */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
 
-#include <fcntl.h>
-#include <stdio.h>
-
 #include "daemon.h"
+#include "log.h"
+#include "sd.h"
+#include "server.h"
+#include "task-fdname.h"
+#include "task.h"
+#include "tier.h"
 #include "util.h"
+#include "zygote-protocol.h"
 
 double zy_now(void) {
         struct timespec ts;
@@ -39,6 +46,126 @@ const char *zy_task_state_to_string(enum zy_task_state s) {
                 return "stopped";
         }
         return "unknown";
+}
+
+/* linux/pidfd.h of 6.15 (PIDFD_INFO_SIZE_VER0); Debian 12's headers predate it. A newer kernel
+ * accepts this smaller size: the ioctl copies min(our size, its size). */
+struct zy_pidfd_info {
+        uint64_t mask;
+        uint64_t cgroupid;
+        uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+        int32_t exit_code;
+};
+_Static_assert(sizeof(struct zy_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
+#define ZY_PIDFD_INFO_EXIT (1ULL << 3)
+#define ZY_PIDFD_GET_INFO _IOWR(0xFF, 11, struct zy_pidfd_info)
+
+
+/* Exit status of a process that is not our child (PIDFD_INFO_EXIT, Linux 6.15+): 0; -ENODATA
+ * while it runs or is an unreaped zombie; another negative errno when the kernel cannot tell. */
+static int pidfd_exit_status(int pidfd, int *ret_code, int *ret_signal) {
+        struct zy_pidfd_info info = { .mask = ZY_PIDFD_INFO_EXIT };
+        /* ENOTTY/EINVAL: no PIDFD_GET_INFO (before 6.13). ESRCH: reaped, and a kernel before 6.15
+         * kept no status for us. Both are final: the caller reports the exit without a status. */
+        if (ioctl(pidfd, ZY_PIDFD_GET_INFO, &info) < 0)
+                return negative_errno();
+        if (!(info.mask & ZY_PIDFD_INFO_EXIT))
+                return -ENODATA; /* alive, or a zombie nobody has reaped yet */
+        int st = info.exit_code;
+        if (WIFEXITED(st)) {
+                *ret_code = WEXITSTATUS(st);
+                *ret_signal = 0;
+        } else {
+                *ret_signal = WTERMSIG(st);
+                *ret_code = 128 + *ret_signal;
+        }
+        return 0;
+}
+
+
+/* The audit trail: one line per start and one per exit (and one when a held task is created),
+ * saying who launched what, as whom, with which profile and tier. In the journal they carry
+ * ZYGOTE_TASK, ZYGOTE_EVENT, ZYGOTE_PROFILE, ZYGOTE_TIER, ZYGOTE_UID (the caller),
+ * ZYGOTE_RUN_UID, ZYGOTE_PID, ZYGOTE_EXE and, on exit, ZYGOTE_EXIT (the code, or 128+N for
+ * signal N) and ZYGOTE_SIGNAL. The arguments are left out on purpose: they may hold secrets. */
+static void task_log(int priority, const struct zy_task *t, const char *what) {
+        if (!zy_log_enabled(priority))
+                return;
+        int saved = errno;
+        char result[64] = "";
+        if (t->exited) {
+                if (t->status_unknown)
+                        snprintf(result, sizeof(result), " status=unknown");
+                else if (t->signal)
+                        snprintf(result, sizeof(result), " signal=%d", t->signal);
+                else
+                        snprintf(result, sizeof(result), " status=%d", t->exit_code);
+        }
+        const char *exe = t->exe ? t->exe : "?";
+        const char *profile = t->profile ? t->profile : "?";
+        const char *tier = zy_tier_to_string(t->tier);
+        char line[1024];
+        snprintf(line, sizeof(line), "task %s %s: uid=%u run_uid=%u pid=%d profile=%s tier=%s exe=%s%s%s", t->id,
+                 what, (unsigned) t->uid, (unsigned) t->run_uid, (int) t->pid, profile, tier, exe, result,
+                 t->adopted ? " (adopted)" : "");
+        struct zy_log_fields f = {};
+        zy_log_field(&f, "ZYGOTE_TASK=%s", t->id);
+        zy_log_field(&f, "ZYGOTE_EVENT=%s", what);
+        zy_log_field(&f, "ZYGOTE_PROFILE=%s", profile);
+        zy_log_field(&f, "ZYGOTE_TIER=%s", tier);
+        zy_log_field(&f, "ZYGOTE_UID=%u", (unsigned) t->uid);
+        zy_log_field(&f, "ZYGOTE_RUN_UID=%u", (unsigned) t->run_uid);
+        zy_log_field(&f, "ZYGOTE_PID=%d", (int) t->pid);
+        zy_log_field(&f, "ZYGOTE_EXE=%s", exe);
+        if (t->exited && !t->status_unknown) {
+                zy_log_field(&f, "ZYGOTE_EXIT=%d", t->signal ? 128 + t->signal : t->exit_code);
+                if (t->signal)
+                        zy_log_field(&f, "ZYGOTE_SIGNAL=%d", t->signal);
+        }
+        zy_log_struct(priority, &f, line);
+        errno = saved;
+}
+
+/* ---- the fd store ------------------------------------------------------------------------- */
+
+/* The task's pidfd goes to systemd's fd store (without polling: see sd.c), so that a restarted
+ * zygoted adopts it (adopt.c). */
+static void task_store(struct zy_task *t) {
+        if (!zy_sd_enabled() || t->pidfd < 0 || t->fd_name)
+                return;
+        _cleanup_free_ char *name = NULL;
+        /* Rounded, not truncated: an adopted task's created_at is ms / 1000.0, which must give
+         * back the same ms. */
+        struct zy_stored_task s = {
+                .owner = (unsigned) t->uid, .run_uid = (unsigned) t->run_uid, .pid = (int) t->pid, .tier = t->tier,
+                .created_ms = (unsigned long long) (t->created_at * 1000.0 + 0.5),
+                .profile = t->profile ? t->profile : (char *) "", .id = t->id,
+        };
+        int r = zy_task_fdname_format(&s, &name);
+        if (r < 0) {
+                zy_log(LOG_WARNING, "task %s: not put in the fd store (%s): a restart of zygoted will not adopt it",
+                       t->id, strerror(-r));
+                return;
+        }
+        r = zy_sd_fdstore_add(name, t->pidfd, false);
+        if (r <= 0) {
+                zy_log(LOG_WARNING, "task %s: sending its pidfd to the fd store failed (%s): a restart of zygoted "
+                       "will not adopt it", t->id, r < 0 ? strerror(-r) : "no NOTIFY_SOCKET");
+                return;
+        }
+        t->fd_name = TAKE_PTR(name);
+}
+
+static void task_forget(struct zy_task *t) {
+        if (!t->fd_name)
+                return;
+        /* Shutting down: the tasks go on, and their pidfds must stay in the store for the next
+         * zygoted. Only our view of them is being freed. */
+        if (t->d->stopping)
+                return;
+        zy_sd_fdstore_remove(t->fd_name);
+        free(t->fd_name);
+        t->fd_name = NULL;
 }
 
 int zy_tasks_init(struct zy_daemon *d) {
@@ -74,13 +201,13 @@ static void task_free(struct zy_task *t) {
         while (t->waiters) {
                 struct zy_waiter *w = t->waiters;
                 t->waiters = w->next;
-                w->conn->task = NULL;
+                zy_conn_set_data(w->conn, NULL);
                 free(w);
         }
         if (t->pending)
-                t->pending->task = NULL;
+                zy_conn_set_data(t->pending, NULL);
         if (t->spawner)
-                t->spawner->task = NULL;
+                zy_conn_set_data(t->spawner, NULL);
         json_object_put(t->argv);
         free(t->fd_name);
         free(t->id);
@@ -90,7 +217,7 @@ static void task_free(struct zy_task *t) {
 }
 
 static void task_unlink(struct zy_task *t) {
-        zy_sd_forget_task(t);
+        task_forget(t);
         if (!t->in_table)
                 return;
         lh_table_delete(t->d->tasks, t->id);
@@ -149,13 +276,13 @@ json_object *zy_task_to_json(const struct zy_task *t) {
         return o;
 }
 
-void zy_event_emit(struct zy_daemon *d, const char *type, const struct zy_task *t) {
+static void event_emit(struct zy_daemon *d, const char *type, const struct zy_task *t) {
         if (d->n_subscribers == 0)
                 return;
         double now = zy_now();
         for (size_t i = 0; i < d->n_subscribers; i++) {
                 struct zy_conn *c = d->subscribers[i];
-                if (!zy_conn_is_root(c) && c->cred.uid != t->uid)
+                if (!zy_conn_is_root(c) && zy_conn_cred(c)->uid != t->uid)
                         continue;
                 json_object *ev = json_object_new_object();
                 json_object_object_add(ev, "type", json_object_new_string(type));
@@ -182,7 +309,7 @@ static void reply_spawned(struct zy_task *t, struct zy_conn *c) {
         json_object_object_add(p, "tier", json_object_new_string(zy_tier_to_string(t->tier)));
         int fd = fcntl(t->pidfd, F_DUPFD_CLOEXEC, 3);
         /* Spawn with "more" keeps the call open until the exit, which then deletes the task. */
-        bool more = c->more;
+        bool more = zy_conn_more(c);
         if (more && zy_task_add_waiter(t, c) >= 0) {
                 t->auto_delete = true;
                 t->spawner = c;
@@ -197,14 +324,14 @@ static void reply_failed(struct zy_task *t, struct zy_conn *c) {
         json_object_object_add(p, "step", json_object_new_string(step ? step : "unknown"));
         json_object_object_add(p, "errno", json_object_new_int(t->failure.err));
         json_object_object_add(p, "message", json_object_new_string(strerror(t->failure.err)));
-        zy_reply_error(c, "io.zygote.Launcher.SpawnFailed", p);
+        zy_reply_error(c, ZY_ERROR_SPAWN_FAILED, p);
 }
 
 static void deliver_exit(struct zy_task *t) {
         while (t->waiters) {
                 struct zy_waiter *w = t->waiters;
                 t->waiters = w->next;
-                w->conn->task = NULL;
+                zy_conn_set_data(w->conn, NULL);
                 if (w->conn == t->spawner)
                         t->spawner = NULL;
                 json_object *p = json_object_new_object();
@@ -227,12 +354,12 @@ static void task_read_status(struct zy_task *t, bool exited) {
                         return;
                 if (n == sizeof(st) && st.step == ZY_STEP_HELD) {
                         t->state = ZY_TASK_CREATED;
-                        zy_log_task(LOG_INFO, t, "created");
-                        zy_event_emit(d, "create", t);
+                        task_log(LOG_INFO, t, "created");
+                        event_emit(d, "create", t);
                         if (t->pending) {
                                 struct zy_conn *c = t->pending;
                                 t->pending = NULL;
-                                c->task = NULL;
+                                zy_conn_set_data(c, NULL);
                                 reply_spawned(t, c);
                         }
                         continue;
@@ -243,7 +370,7 @@ static void task_read_status(struct zy_task *t, bool exited) {
                 struct zy_conn *c = t->pending;
                 t->pending = NULL;
                 if (c)
-                        c->task = NULL;
+                        zy_conn_set_data(c, NULL);
                 if (n == sizeof(st)) {
                         t->failure = st;
                         d->failed++;
@@ -262,11 +389,11 @@ static void task_read_status(struct zy_task *t, bool exited) {
                 if (t->state == ZY_TASK_CREATED && !t->start_requested)
                         return; /* killed (or deleted) while held: it never ran */
                 if (t->state == ZY_TASK_STARTING)
-                        zy_event_emit(d, "create", t); /* not held: created and started at once */
+                        event_emit(d, "create", t); /* not held: created and started at once */
                 t->state = ZY_TASK_RUNNING;
                 t->started_at = zy_now();
-                zy_log_task(LOG_INFO, t, "start");
-                zy_event_emit(d, "start", t);
+                task_log(LOG_INFO, t, "start");
+                event_emit(d, "start", t);
                 if (c) {
                         if (t->hold_was_used)
                                 zy_reply(c, NULL, false, -EBADF); /* Start's reply */
@@ -297,11 +424,11 @@ static void task_exited(struct zy_task *t, int code, int sig, bool unknown) {
                 return;
         }
         t->state = ZY_TASK_STOPPED;
-        zy_log_task(LOG_INFO, t, "exit");
-        zy_event_emit(d, "exit", t);
+        task_log(LOG_INFO, t, "exit");
+        event_emit(d, "exit", t);
         deliver_exit(t);
         if (t->auto_delete) {
-                zy_event_emit(d, "delete", t);
+                event_emit(d, "delete", t);
                 task_unlink(t);
                 task_free(t);
         }
@@ -313,7 +440,7 @@ static void task_exited(struct zy_task *t, int code, int sig, bool unknown) {
  * reports to an EV_WRITE watcher (a pidfd is never writable, so nothing else wakes it). */
 static void adopted_exit(struct zy_task *t) {
         int code, sig;
-        int r = zy_pidfd_exit_status(t->pidfd, &code, &sig);
+        int r = pidfd_exit_status(t->pidfd, &code, &sig);
         if (r >= 0) {
                 task_exited(t, code, sig, false);
                 return;
@@ -361,7 +488,7 @@ void zy_task_adopt(struct zy_task *t, int pidfd) {
         ev_io_start(d->loop, &t->pid_watch);
 }
 
-void zy_task_attach(struct zy_task *t, pid_t pid, int pidfd, int status_fd, int hold_fd) {
+void zy_task_attach(struct zy_task *t, pid_t pid, int pidfd, int status_fd, int hold_fd, struct zy_conn *c) {
         struct zy_daemon *d = t->d;
         t->pid = pid;
         t->pidfd = pidfd;
@@ -375,7 +502,9 @@ void zy_task_attach(struct zy_task *t, pid_t pid, int pidfd, int status_fd, int 
         ev_io_init(&t->status_watch, on_status, status_fd, EV_READ);
         t->status_watch.data = t;
         ev_io_start(d->loop, &t->status_watch);
-        zy_sd_store_task(t);
+        task_store(t);
+        t->pending = c;
+        zy_conn_set_data(c, t);
 }
 
 int zy_task_start(struct zy_task *t, struct zy_conn *c) {
@@ -388,7 +517,7 @@ int zy_task_start(struct zy_task *t, struct zy_conn *c) {
                 return -EPIPE;
         t->start_requested = true;
         t->pending = c;
-        c->task = t;
+        zy_conn_set_data(c, t);
         return 0;
 }
 
@@ -399,7 +528,7 @@ int zy_task_add_waiter(struct zy_task *t, struct zy_conn *c) {
         w->conn = c;
         w->next = t->waiters;
         t->waiters = w;
-        c->task = t;
+        zy_conn_set_data(c, t);
         return 0;
 }
 
@@ -411,7 +540,7 @@ void zy_task_discard(struct zy_task *t) {
 
 /* Delete: a stopped task goes at once; a created one is killed and reaped later. */
 void zy_task_delete(struct zy_task *t) {
-        zy_event_emit(t->d, "delete", t);
+        event_emit(t->d, "delete", t);
         task_unlink(t);
         if (t->exited) {
                 task_free(t);
@@ -421,11 +550,23 @@ void zy_task_delete(struct zy_task *t) {
         t->hold_fd = safe_close(t->hold_fd);
 }
 
+int zy_events_subscribe(struct zy_daemon *d, struct zy_conn *c) {
+        if (d->n_subscribers >= ZY_MAX_SUBSCRIBERS)
+                return -ENOSPC;
+        d->subscribers[d->n_subscribers++] = c;
+        return 0;
+}
+
 void zy_task_drop_conn(struct zy_daemon *d, struct zy_conn *c) {
-        struct zy_task *t = c->task;
+        for (size_t i = 0; i < d->n_subscribers; i++)
+                if (d->subscribers[i] == c) {
+                        d->subscribers[i] = d->subscribers[--d->n_subscribers];
+                        break;
+                }
+        struct zy_task *t = zy_conn_get_data(c);
         if (!t)
                 return;
-        c->task = NULL;
+        zy_conn_set_data(c, NULL);
         if (t->pending == c)
                 t->pending = NULL;
         for (struct zy_waiter **p = &t->waiters; *p; p = &(*p)->next)

@@ -14,6 +14,12 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "log.h"
+#include "registry.h"
+#include "server.h"
+#include "spawn.h"
+#include "task.h"
+#include "methods.h"
 #include "fuzz-daemon.h"
 #include "util.h"
 
@@ -243,11 +249,17 @@ void fz_init(void) {
         copy_dir(ZYGOTE_FUZZ_PROFILES_DIR, profiles_dir);
         dirs[0] = profiles_dir;
 
-        d.listen_fd = -EBADF;
         d.loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
         if (!d.loop)
                 finding("ev_loop_new");
-        d.socket_path = "/nonexistent-zygote-fuzz.sock";
+        d.server = (struct zy_server) {
+                .loop = d.loop,
+                .socket_path = "/nonexistent-zygote-fuzz.sock",
+                .listen_fd = -EBADF,
+                .on_call = zy_methods_call,
+                .on_disconnect = zy_methods_disconnect,
+                .userdata = &d,
+        };
         d.profile_dirs = dirs;
         d.n_profile_dirs = 1;
         d.forced_tier = ZY_TIER_LOAD;
@@ -307,7 +319,7 @@ int fz_begin(uint8_t header) {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
                 finding("socketpair");
-        if (zy_server_add_conn(&d, sv[0], &caller, caller_groups, caller_n_groups) < 0)
+        if (zy_server_add_conn(&d.server, sv[0], &caller, caller_groups, caller_n_groups) < 0)
                 finding("zy_server_add_conn");
         return sv[1];
 }
@@ -457,25 +469,16 @@ void fz_end(int client) {
         for (unsigned round = 0; round < 256; round++) {
                 fz_exit_all();
                 fz_pump(-1);
-                struct zy_conn *c = d.conns;
-                while (c && !ev_is_active(&c->partial))
-                        c = c->next;
-                if (c) {
-                        ev_timer_stop(d.loop, &c->partial);
-                        ev_invoke(d.loop, &c->partial, EV_TIMER);
+                if (zy_server_expire_partial(&d.server))
                         fz_pump(-1);
-                } else if (!standins_left())
+                else if (!standins_left())
                         break;
         }
         free(pending);
         pending = NULL;
         pending_len = 0;
-        if (d.n_conns != 0 || d.conns) {
-                for (struct zy_conn *c = d.conns; c; c = c->next)
-                        fprintf(stderr, "fuzz-daemon: connection: busy=%d more=%d streaming=%d closing=%d in_len=%zu "
-                                "fds=%zu out=%zu task=%s partial=%d\n", c->busy, c->more, c->streaming, c->closing,
-                                c->in_len, c->n_in_fds, c->out_bytes, c->task ? c->task->id : "-",
-                                ev_is_active(&c->partial));
+        if (d.server.n_conns != 0 || d.server.conns) {
+                zy_server_dump(&d.server, stderr);
                 finding("a connection outlived its client");
         }
         if (d.n_subscribers != 0)
