@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of common/fd-util.c and common/pidfd-util.c: fds through real socketpairs (what
+ * arrives, CLOEXEC, truncation, too many, nothing leaked), and real children forked, signalled
+ * and reaped through their pidfds, on clone3 and on the clone() fallback.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fd-util.h"
+#include "pidfd-util.h"
+
+static int count_open_fds(void) {
+        int n = 0;
+
+        for (int fd = 0; fd < 1024; fd++)
+                if (fcntl(fd, F_GETFD) >= 0)
+                        n++;
+        return n;
+}
+
+static void same_file(int a, int b) {
+        struct stat sa, sb;
+
+        assert_int_equal(fstat(a, &sa), 0);
+        assert_int_equal(fstat(b, &sb), 0);
+        assert_true(sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+static struct iovec iov_of(void *p, size_t len) {
+        return (struct iovec){ .iov_base = p, .iov_len = len };
+}
+
+/* n fds open on distinct files (pipes' read ends), not CLOEXEC so that CLOEXEC on arrival shows. */
+static void make_fds(int *fds, int *others, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                int p[2];
+
+                assert_int_equal(pipe(p), 0);
+                fds[i] = p[0];
+                others[i] = p[1];
+        }
+}
+
+static void close_all(int *fds, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                close(fds[i]);
+}
+
+/* ---- fd-util ------------------------------------------------------------------------------ */
+
+static void test_pass_fds(void **state) {
+        int sv[2], fds[3], others[3], got[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+        char out[] = "hello", in[16] = "";
+        struct iovec o = iov_of(out, sizeof(out)), i = iov_of(in, sizeof(in));
+        size_t n_got = 99;
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        make_fds(fds, others, 3);
+        assert_int_equal(send_fds(sv[0], &o, 1, fds, 3, 0), (ssize_t) sizeof(out));
+        assert_int_equal(recv_fds(sv[1], &i, 1, got, 8, &n_got, 0), (ssize_t) sizeof(out));
+        assert_string_equal(in, "hello");
+        assert_int_equal(n_got, 3);
+        for (size_t k = 0; k < 3; k++) {
+                same_file(fds[k], got[k]);
+                assert_true(fcntl(got[k], F_GETFD) & FD_CLOEXEC);
+        }
+        assert_int_equal(got[3], -1); /* nothing written past what arrived */
+        close_all(got, 3);
+
+        /* no fds: a plain message, n_fds 0 */
+        assert_int_equal(send_fds(sv[0], &o, 1, NULL, 0, 0), (ssize_t) sizeof(out));
+        assert_int_equal(recv_fds(sv[1], &i, 1, got, 8, &n_got, 0), (ssize_t) sizeof(out));
+        assert_int_equal(n_got, 0);
+
+        /* a peer that is gone: -EPIPE, and no SIGPIPE kills the test */
+        close(sv[1]);
+        assert_int_equal(send_fds(sv[0], &o, 1, fds, 1, 0), -EPIPE);
+        /* EAGAIN goes back to the caller */
+        close(sv[0]);
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        assert_int_equal(recv_fds(sv[1], &i, 1, got, 8, &n_got, MSG_DONTWAIT), -EAGAIN);
+        assert_int_equal(n_got, 0); /* untouched */
+        close_all(sv, 2);
+        close_all(fds, 3);
+        close_all(others, 3);
+}
+
+/* More fds than the receiver has room for: an error, and every fd that arrived is closed. */
+static void test_too_many_for_receiver(void **state) {
+        int sv[2], fds[6], others[6], got[6] = { -1, -1, -1, -1, -1, -1 };
+        char b = 'x', in;
+        struct iovec o = iov_of(&b, 1), i = iov_of(&in, 1);
+        size_t n_got = 99;
+        int before;
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        make_fds(fds, others, 6);
+        before = count_open_fds();
+        /* 6 where 2 fit: the kernel truncates (MSG_CTRUNC) */
+        assert_int_equal(send_fds(sv[0], &o, 1, fds, 6, 0), 1);
+        assert_int_equal(recv_fds(sv[1], &i, 1, got, 2, &n_got, 0), -EMSGSIZE);
+        /* 2 where 1 fits: CMSG_SPACE's rounding lets the second through, the count catches it */
+        assert_int_equal(send_fds(sv[0], &o, 1, fds, 2, 0), 1);
+        assert_int_equal(recv_fds(sv[1], &i, 1, got, 1, &n_got, 0), -EMSGSIZE);
+        /* fds where none are wanted */
+        assert_int_equal(send_fds(sv[0], &o, 1, fds, 1, 0), 1);
+        assert_int_equal(recv_fds(sv[1], &i, 1, NULL, 0, &n_got, 0), -EMSGSIZE);
+        assert_int_equal(n_got, 99);
+        assert_int_equal(got[0], -1);
+        assert_int_equal(count_open_fds(), before);
+
+        /* the caller passes no ret_n_fds: what arrived is closed, the bytes are still read */
+        assert_int_equal(send_fds(sv[0], &o, 1, fds, 2, 0), 1);
+        assert_int_equal(recv_fds(sv[1], &i, 1, got, 4, NULL, 0), 1);
+        assert_int_equal(got[0], -1);
+        assert_int_equal(count_open_fds(), before);
+        close_all(sv, 2);
+        close_all(fds, 6);
+        close_all(others, 6);
+}
+
+/* A datagram longer than the buffer (MSG_TRUNC) loses data: an error, its fds closed. */
+static void test_truncated_datagram(void **state) {
+        int sv[2], fds[1], others[1], got[2] = { -1, -1 };
+        char out[64] = "a datagram longer than the reader's buffer", in[8];
+        struct iovec o = iov_of(out, sizeof(out)), i = iov_of(in, sizeof(in));
+        size_t n_got = 99;
+        int before;
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+        make_fds(fds, others, 1);
+        before = count_open_fds();
+        assert_int_equal(send_fds(sv[0], &o, 1, fds, 1, 0), (ssize_t) sizeof(out));
+        assert_int_equal(recv_fds(sv[1], &i, 1, got, 2, &n_got, 0), -EMSGSIZE);
+        assert_int_equal(n_got, 99);
+        assert_int_equal(count_open_fds(), before);
+
+        /* two iovecs on both sides, as zygote-ref's header + payload */
+        char h[4] = "hdr", p[4] = "pay", h2[4], p2[4];
+        struct iovec o2[2] = { iov_of(h, 4), iov_of(p, 4) }, i2[2] = { iov_of(h2, 4), iov_of(p2, 4) };
+        assert_int_equal(send_fds(sv[0], o2, 2, fds, 1, 0), 8);
+        assert_int_equal(recv_fds(sv[1], i2, 2, got, 2, &n_got, 0), 8);
+        assert_string_equal(h2, "hdr");
+        assert_string_equal(p2, "pay");
+        assert_int_equal(n_got, 1);
+        same_file(got[0], fds[0]);
+        close(got[0]);
+        close_all(sv, 2);
+        close(fds[0]);
+        close(others[0]);
+}
+
+/* Limits: the kernel's SCM_MAX_FD is the most either side takes. */
+static void test_fd_limits(void **state) {
+        int sv[2], fds[FD_UTIL_FDS_MAX + 1], got[FD_UTIL_FDS_MAX + 1];
+        char b = 'x', in;
+        struct iovec o = iov_of(&b, 1), i = iov_of(&in, 1);
+        size_t n_got = 0;
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        for (size_t k = 0; k < FD_UTIL_FDS_MAX + 1; k++)
+                fds[k] = sv[0];
+        assert_int_equal(send_fds(sv[0], &o, 1, fds, FD_UTIL_FDS_MAX + 1, 0), -EINVAL);
+        assert_int_equal(recv_fds(sv[1], &i, 1, got, FD_UTIL_FDS_MAX + 1, &n_got, 0), -EINVAL);
+        /* exactly the limit passes */
+        assert_int_equal(send_fds(sv[0], &o, 1, fds, FD_UTIL_FDS_MAX, 0), 1);
+        assert_int_equal(recv_fds(sv[1], &i, 1, got, FD_UTIL_FDS_MAX, &n_got, 0), 1);
+        assert_int_equal(n_got, FD_UTIL_FDS_MAX);
+        close_many(got, n_got);
+        assert_int_equal(got[0], -EBADF);
+        close_all(sv, 2);
+}
+
+/* ---- pidfd-util --------------------------------------------------------------------------- */
+
+static void test_clone_reap(void **state) {
+        siginfo_t si;
+        int pidfd = -1;
+        pid_t pid = clone_with_pidfd(0, &pidfd);
+
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(7);
+        assert_true(pidfd >= 0);
+        assert_true(fcntl(pidfd, F_GETFD) & FD_CLOEXEC);
+        assert_int_equal(pidfd_reap(pidfd, &si), 0);
+        assert_int_equal(si.si_pid, pid);
+        assert_int_equal(si.si_code, CLD_EXITED);
+        assert_int_equal(si.si_status, 7);
+        /* reaped: nothing more to wait for, nobody left to signal */
+        assert_int_equal(pidfd_reap(pidfd, &si), -ECHILD);
+        assert_int_equal(pidfd_kill(pidfd, SIGKILL), -ESRCH);
+        close(pidfd);
+        assert_int_equal(clone_with_pidfd(CLONE_VM, &pidfd), -EINVAL);
+        assert_int_equal(clone_with_pidfd(0, NULL), -EINVAL);
+}
+
+static void test_kill_wait(void **state) {
+        siginfo_t si;
+        int pidfd = -1, self;
+        pid_t pid = clone_with_pidfd(0, &pidfd);
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                for (;;)
+                        pause();
+        }
+        /* still running: WNOHANG reports nothing */
+        assert_int_equal(pidfd_wait(pidfd, WEXITED | WNOHANG, &si), 0);
+        assert_int_equal(si.si_pid, 0);
+        assert_int_equal(pidfd_kill(pidfd, SIGKILL), 0);
+        /* seen but left to reap (WNOWAIT), then reaped */
+        assert_int_equal(pidfd_wait(pidfd, WEXITED | WNOWAIT, &si), 0);
+        assert_int_equal(si.si_code, CLD_KILLED);
+        assert_int_equal(pidfd_reap(pidfd, NULL), 0);
+        close(pidfd);
+
+        self = pidfd_open_pid(getpid());
+        assert_true(self >= 0);
+        assert_true(fcntl(self, F_GETFD) & FD_CLOEXEC);
+        assert_int_equal(pidfd_kill(self, 0), 0);
+        close(self);
+        assert_int_equal(pidfd_open_pid(0), -EINVAL);
+        assert_int_equal(pidfd_kill(-EBADF, SIGKILL), -EBADF);
+        assert_int_equal(pidfd_wait(-EBADF, WEXITED, NULL), -EBADF);
+}
+
+/* In a child: optionally a seccomp filter that answers clone3 with ENOSYS (as Docker's does),
+ * then clone_with_pidfd(CLONE_PARENT): the grandchild must be the test's own child. Writes the
+ * grandchild's pid to fd w. */
+static _Noreturn void clone_parent_child(int w, bool refuse_clone3) {
+        if (refuse_clone3) {
+                struct sock_filter f[] = {
+                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                };
+                struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                        _exit(10);
+                if (syscall(SYS_clone3, NULL, 0) >= 0 || errno != ENOSYS)
+                        _exit(11);
+        }
+        int pidfd = -1;
+        pid_t pid = clone_with_pidfd(CLONE_PARENT, &pidfd);
+        if (pid == 0)
+                _exit(42);
+        if (pid < 0)
+                _exit(12);
+        if (write(w, &pid, sizeof(pid)) != sizeof(pid))
+                _exit(13);
+        _exit(0);
+}
+
+static void clone_parent(bool refuse_clone3) {
+        int p[2], status, pidfd = -1;
+        pid_t mid, grandchild = 0;
+        siginfo_t si;
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        mid = clone_with_pidfd(0, &pidfd);
+        assert_true(mid >= 0);
+        if (mid == 0)
+                clone_parent_child(p[1], refuse_clone3);
+        close(p[1]);
+        assert_int_equal(pidfd_reap(pidfd, &si), 0);
+        assert_int_equal(si.si_code, CLD_EXITED);
+        assert_int_equal(si.si_status, 0);
+        close(pidfd);
+        assert_int_equal(read(p[0], &grandchild, sizeof(grandchild)), (ssize_t) sizeof(grandchild));
+        close(p[0]);
+        /* CLONE_PARENT: ours to reap, with SIGCHLD semantics (waitpid sees it) */
+        assert_int_equal(waitpid(grandchild, &status, 0), grandchild);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 42);
+}
+
+static void test_clone_parent(void **state) {
+        clone_parent(false);
+}
+
+/* The fallback on purpose: clone3 refused by a filter, clone() takes over. */
+static void test_clone_parent_fallback(void **state) {
+        clone_parent(true);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_pass_fds),
+                cmocka_unit_test(test_too_many_for_receiver),
+                cmocka_unit_test(test_truncated_datagram),
+                cmocka_unit_test(test_fd_limits),
+                cmocka_unit_test(test_clone_reap),
+                cmocka_unit_test(test_kill_wait),
+                cmocka_unit_test(test_clone_parent),
+                cmocka_unit_test(test_clone_parent_fallback),
+        };
+
+        /* no SIGPIPE: send_fds must turn a gone peer into -EPIPE by itself */
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
