@@ -23,6 +23,7 @@
 #include "adopt.h"
 #include "daemon.h"
 #include "log.h"
+#include "pidfd-util.h"
 #include "sd.h"
 #include "task-fdname.h"
 #include "task.h"
@@ -119,7 +120,7 @@ int zy_adopt(struct zy_daemon *d, struct zy_sd_activation *a) {
                         /* A reference of the previous daemon: it has nothing left to serve. Only
                          * through a pidfd, so that a recycled pid is never hit. */
                         if (pidfd_pid(fd, &pid) >= 0)
-                                (void) syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+                                (void) pidfd_kill(fd, SIGKILL);
                         zy_sd_fdstore_remove(name);
                         safe_close(fd);
                         refs++;

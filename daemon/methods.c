@@ -18,6 +18,7 @@
 #include "call.h"
 #include "daemon.h"
 #include "methods.h"
+#include "pidfd-util.h"
 #include "registry.h"
 #include "server.h"
 #include "spawn.h"
@@ -193,8 +194,9 @@ static int m_kill(struct zy_call *call) {
          * so that the session id itself cannot have been reused. */
         /* The leader first: signalled after its children, a shell waiting for them would exit
          * on its own before the signal reached it. */
-        if (syscall(SYS_pidfd_send_signal, t->pidfd, (int) p.signal, NULL, 0) < 0 && errno != ESRCH)
-                r = -errno;
+        r = pidfd_kill(t->pidfd, (int) p.signal);
+        if (r == -ESRCH)
+                r = 0;
         if (p.all) {
                 struct kill_ctx k = { .leader = t->pid, .sig = (int) p.signal };
                 for_each_in_session(t->pid, kill_pid, &k);

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <syslog.h>
 
+#include "fd-util.h"
 #include "log.h"
 #include "server.h"
 #include "util.h"
@@ -99,23 +100,9 @@ static void conn_flush(struct zy_conn *c) {
         while (c->out_head) {
                 struct zy_out *o = c->out_head;
                 struct iovec iov = { .iov_base = o->data + o->off, .iov_len = o->len - o->off };
-                union {
-                        struct cmsghdr align;
-                        char buf[CMSG_SPACE(sizeof(int))];
-                } control = {};
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-                if (o->fd >= 0 && o->off == 0) {
-                        mh.msg_control = control.buf;
-                        mh.msg_controllen = sizeof(control.buf);
-                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-                        cm->cmsg_level = SOL_SOCKET;
-                        cm->cmsg_type = SCM_RIGHTS;
-                        cm->cmsg_len = CMSG_LEN(sizeof(int));
-                        memcpy(CMSG_DATA(cm), &o->fd, sizeof(int));
-                }
-                ssize_t n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+                ssize_t n = send_fds(c->fd, &iov, 1, &o->fd, o->fd >= 0 && o->off == 0 ? 1 : 0, MSG_DONTWAIT);
                 if (n < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
+                        if (n == -EAGAIN)
                                 break;
                         conn_close(c); /* EPIPE, ECONNRESET: the caller is gone */
                         return;

@@ -24,6 +24,7 @@
 #include "call.h"
 #include "daemon.h"
 #include "log.h"
+#include "pidfd-util.h"
 #include "registry.h"
 #include "server.h"
 #include "spawn.h"
@@ -239,19 +240,6 @@ static uint64_t all_caps(unsigned cap_last) {
 }
 
 int (*zy_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd) = NULL;
-
-static pid_t clone_pidfd(int *ret_pidfd) {
-        int pidfd = -1;
-        struct clone_args args = {
-                .flags = CLONE_PIDFD,
-                .pidfd = (uint64_t) (uintptr_t) &pidfd,
-                .exit_signal = SIGCHLD,
-        };
-        pid_t pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
-        if (pid > 0)
-                *ret_pidfd = pidfd;
-        return pid;
-}
 
 /* Everything one spawn holds between its steps; spawn_done() releases it. */
 struct spawn {
@@ -486,10 +474,10 @@ static int spawn_fork(struct spawn *s) {
         if (s->tier != ZY_TIER_INHERIT && zy_spawn_fork_hook)
                 r = zy_spawn_fork_hook(&s->plan, &pid, &pidfd);
         else if (s->tier != ZY_TIER_INHERIT) {
-                pid = clone_pidfd(&pidfd);
+                pid = clone_with_pidfd(0, &pidfd);
                 if (pid == 0)
                         zy_child_run(&s->plan); /* never returns */
-                r = pid < 0 ? negative_errno() : 0;
+                r = pid < 0 ? (int) pid : 0;
         }
         if (r < 0) {
                 zy_task_discard(t);

@@ -20,6 +20,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "pidfd-util.h"
 #include "sd.h"
 #include "server.h"
 #include "task-fdname.h"
@@ -461,10 +462,9 @@ static void adopted_exit(struct zy_task *t) {
 static void on_exit_pidfd(struct ev_loop *loop, ev_io *w, int revents) {
         struct zy_task *t = w->data;
         siginfo_t si = {};
-        if (waitid((idtype_t) P_PIDFD, (id_t) t->pidfd, &si, WEXITED | WNOHANG) < 0) {
-                if (errno == EINTR)
-                        return;
-                if (errno == ECHILD) {
+        int r = pidfd_wait(t->pidfd, WEXITED | WNOHANG, &si);
+        if (r < 0) {
+                if (r == -ECHILD) {
                         adopted_exit(t); /* not our child: adopted from the fd store */
                         return;
                 }
@@ -546,7 +546,7 @@ void zy_task_delete(struct zy_task *t) {
                 task_free(t);
                 return;
         }
-        (void) syscall(SYS_pidfd_send_signal, t->pidfd, SIGKILL, NULL, 0);
+        (void) pidfd_kill(t->pidfd, SIGKILL);
         t->hold_fd = safe_close(t->hold_fd);
 }
 
