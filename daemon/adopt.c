@@ -55,7 +55,7 @@ static bool pidfd_exited(int pidfd) {
 /* argv and exe of a live adopted task, from /proc. The pid is only trusted while the pidfd says
  * the process has not exited: checked after the read, so the pid cannot have been reused by
  * another process during it. */
-static void argv_from_proc(struct zy_task *t, int pidfd) {
+static void argv_from_proc(struct zd_task *t, int pidfd) {
         char path[64], buf[8192];
         t->argv = json_object_new_array();
         if (t->pid <= 0)
@@ -73,24 +73,24 @@ static void argv_from_proc(struct zy_task *t, int pidfd) {
 }
 
 /* One task from the store; takes fd. */
-static int adopt_task(struct zy_daemon *d, const char *name, int fd) {
+static int adopt_task(struct zd_daemon *d, const char *name, int fd) {
         _cleanup_close_ int pidfd = fd;
-        struct zy_stored_task s;
+        struct zd_stored_task s;
         int pid, r;
 
-        r = zy_task_fdname_parse(name, &s);
+        r = zd_task_fdname_parse(name, &s);
         if (r < 0)
                 return r;
         r = pidfd_pid(pidfd, &pid);
         if (r < 0 || (pid > 0 && pid != s.pid)) {
-                zy_stored_task_done(&s);
+                zd_stored_task_done(&s);
                 return r < 0 ? r : -ESTALE;
         }
         _cleanup_free_ char *fd_name = strdup(name);
-        struct zy_task *t;
-        r = fd_name ? zy_task_new(d, s.id, s.owner, &t) : -ENOMEM;
+        struct zd_task *t;
+        r = fd_name ? zd_task_new(d, s.id, s.owner, &t) : -ENOMEM;
         if (r < 0) {
-                zy_stored_task_done(&s);
+                zd_stored_task_done(&s);
                 return r;
         }
         t->run_uid = s.run_uid;
@@ -101,13 +101,13 @@ static int adopt_task(struct zy_daemon *d, const char *name, int fd) {
         t->started_at = t->created_at;
         t->adopted = true;
         t->fd_name = TAKE_PTR(fd_name); /* still in the store: systemd keeps its own copy */
-        zy_stored_task_done(&s);
+        zd_stored_task_done(&s);
         argv_from_proc(t, pidfd);
-        zy_task_adopt(t, TAKE_FD(pidfd));
+        zd_task_adopt(t, TAKE_FD(pidfd));
         return 0;
 }
 
-int zy_adopt(struct zy_daemon *d, struct zy_sd_activation *a) {
+int zd_adopt(struct zd_daemon *d, struct zd_sd_activation *a) {
         unsigned adopted = 0, refs = 0;
         for (size_t i = 0; i < a->n; i++) {
                 int fd = a->fds[i];
@@ -121,7 +121,7 @@ int zy_adopt(struct zy_daemon *d, struct zy_sd_activation *a) {
                          * through a pidfd, so that a recycled pid is never hit. */
                         if (pidfd_pid(fd, &pid) >= 0)
                                 (void) pidfd_kill(fd, SIGKILL);
-                        zy_sd_fdstore_remove(name);
+                        zd_sd_fdstore_remove(name);
                         safe_close(fd);
                         refs++;
                         continue;
@@ -133,14 +133,14 @@ int zy_adopt(struct zy_daemon *d, struct zy_sd_activation *a) {
                 }
                 /* Not ours to keep, or not understood: out of the store too, or it would come
                  * back at every restart. */
-                zy_log(LOG_WARNING, "fd store: not adopting the fd named '%s': %s", name ? name : "?",
+                zd_log(LOG_WARNING, "fd store: not adopting the fd named '%s': %s", name ? name : "?",
                        r == -ENOTTY ? "not a pidfd" : r == -ESTALE ? "its pid is not the one recorded" :
                        strerror(-r));
                 if (name && r != -EEXIST) /* a duplicate name: the first one stays */
-                        zy_sd_fdstore_remove(name);
+                        zd_sd_fdstore_remove(name);
         }
         if (adopted || refs)
-                zy_log(LOG_INFO, "fd store: adopted %u tasks started by an earlier zygoted; ended %u of its "
+                zd_log(LOG_INFO, "fd store: adopted %u tasks started by an earlier zygoted; ended %u of its "
                        "reference processes", adopted, refs);
         return (int) adopted;
 }

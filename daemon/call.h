@@ -4,7 +4,7 @@
  * with it, and the error to answer if the handler fails.
  *
  * A handler returns 0 when it replied or its reply comes later (from the task table), or a
- * negative errno after recording, with zy_call_fail() and friends, the error the caller gets.
+ * negative errno after recording, with zd_call_fail() and friends, the error the caller gets.
  * The dispatcher (methods.c) answers that error; a failure with no recorded error is answered
  * with PermissionDenied and the errno's text. So no handler needs to know whether a reply
  * already went out: only the dispatcher answers errors.
@@ -20,12 +20,12 @@
 #include "json-dispatch.h"
 #include "zygote-protocol.h"
 
-struct zy_conn;
-struct zy_daemon;
+struct zd_conn;
+struct zd_daemon;
 
-struct zy_call {
-        struct zy_daemon *d;
-        struct zy_conn *conn;
+struct zd_call {
+        struct zd_daemon *d;
+        struct zd_conn *conn;
         json_object *params;    /* always an object */
         int *fds;               /* closed by the dispatcher after the handler returns */
         size_t n_fds;
@@ -34,7 +34,7 @@ struct zy_call {
 };
 
 /* Records the error the dispatcher answers (params taken) and returns r (< 0). */
-static inline int zy_call_fail(struct zy_call *call, int r, const char *error, json_object *params) {
+static inline int zd_call_fail(struct zd_call *call, int r, const char *error, json_object *params) {
         json_object_put(call->error_params);
         call->error = error;
         call->error_params = params;
@@ -42,31 +42,31 @@ static inline int zy_call_fail(struct zy_call *call, int r, const char *error, j
 }
 
 /* An error with one string parameter. */
-static inline int zy_call_failf(struct zy_call *call, int r, const char *error, const char *key, const char *value) {
+static inline int zd_call_failf(struct zd_call *call, int r, const char *error, const char *key, const char *value) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, key, json_object_new_string(value ? value : ""));
-        return zy_call_fail(call, r, error, p);
+        return zd_call_fail(call, r, error, p);
 }
 
 /* InvalidParameter naming the parameter. */
-static inline int zy_call_invalid(struct zy_call *call, const char *parameter) {
-        return zy_call_failf(call, -EINVAL, ZY_ERROR_INVALID_PARAMETER, "parameter", parameter);
+static inline int zd_call_invalid(struct zd_call *call, const char *parameter) {
+        return zd_call_failf(call, -EINVAL, ZY_ERROR_INVALID_PARAMETER, "parameter", parameter);
 }
 
 /* LimitExceeded: which limit, and its maximum. */
-static inline int zy_call_limit(struct zy_call *call, const char *limit, long max) {
+static inline int zd_call_limit(struct zd_call *call, const char *limit, long max) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, "limit", json_object_new_string(limit));
         json_object_object_add(p, "max", json_object_new_int64(max));
-        return zy_call_fail(call, -EAGAIN, ZY_ERROR_LIMIT_EXCEEDED, p);
+        return zd_call_fail(call, -EAGAIN, ZY_ERROR_LIMIT_EXCEEDED, p);
 }
 
 /* The call's parameters through a dispatch table (unknown keys refused); InvalidParameter
  * naming the bad one. */
-static inline int zy_call_dispatch(struct zy_call *call, const struct zy_json_field *table, void *data) {
+static inline int zd_call_dispatch(struct zd_call *call, const struct zy_json_field *table, void *data) {
         const char *bad = NULL;
         int r = zy_json_dispatch(call->params, table, 0, data, call, &bad);
         if (r < 0)
-                return zy_call_invalid(call, bad ? bad : "parameters");
+                return zd_call_invalid(call, bad ? bad : "parameters");
         return 0;
 }

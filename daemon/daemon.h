@@ -30,14 +30,14 @@
 #include "task.h"
 #include "tier.h"
 
-struct zy_entry;
+struct zd_entry;
 struct lh_table;
 
-struct zy_daemon {
+struct zd_daemon {
         struct ev_loop *loop;
         char **profile_dirs;
         size_t n_profile_dirs;
-        enum zy_tier forced_tier;
+        enum zd_tier forced_tier;
         char helper[4096];
 
         bool privileged;  /* running as root: workers switch to the callers' ids */
@@ -46,17 +46,17 @@ struct zy_daemon {
         gid_t gid;
         struct zy_features features;
 
-        struct zy_entry **entries;
+        struct zd_entry **entries;
         size_t n_entries;
 
         struct lh_table *tasks;
         unsigned long next_task;
         unsigned n_tasks;
-        struct zy_conn *subscribers[ZY_MAX_SUBSCRIBERS]; /* Events streams */
+        struct zd_conn *subscribers[ZD_MAX_SUBSCRIBERS]; /* Events streams */
         size_t n_subscribers;
 
-        struct zy_server server;
-        struct zy_sd_activation activation; /* passed fds, until adopted */
+        struct zd_server server;
+        struct zd_sd_activation activation; /* passed fds, until adopted */
         ev_timer watchdog;
         ev_timer status_timer;
 

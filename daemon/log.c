@@ -4,7 +4,7 @@
  * (systemd sets JOURNAL_STREAM to the device:inode of the stream it gave us, and a stderr
  * redirected elsewhere no longer matches), plain lines on stderr otherwise.
  *
- * zy_log() is a line; zy_log_struct() is a line with fields of its own (the task audit trail
+ * zd_log() is a line; zd_log_struct() is a line with fields of its own (the task audit trail
  * of task.c uses it), like systemd's log_struct(). If the journal cannot take a line (no
  * journald socket, or a failed send), the line goes to stderr instead, never nowhere.
  *
@@ -23,7 +23,7 @@
 static bool use_journal;
 static int max_priority = LOG_INFO;
 
-void zy_log_open(void) {
+void zd_log_open(void) {
         const char *e = getenv("JOURNAL_STREAM");
         const char *lvl = getenv("ZYGOTE_LOG_LEVEL");
         if (lvl) {
@@ -59,11 +59,11 @@ static const char *prio_prefix(int priority) {
         }
 }
 
-bool zy_log_enabled(int priority) {
+bool zd_log_enabled(int priority) {
         return priority <= max_priority;
 }
 
-void zy_log_field(struct zy_log_fields *f, const char *fmt, ...) {
+void zd_log_field(struct zd_log_fields *f, const char *fmt, ...) {
         if (f->n >= ELEMENTSOF(f->iov) || f->used >= sizeof(f->buf))
                 return;
         char *p = f->buf + f->used;
@@ -79,7 +79,7 @@ void zy_log_field(struct zy_log_fields *f, const char *fmt, ...) {
         f->used += len + 1;
 }
 
-static bool journal_send(struct zy_log_fields *f) {
+static bool journal_send(struct zd_log_fields *f) {
         if (!use_journal)
                 return false;
         /* sd_journal_sendv() drops a message silently, and reports success, when journald's
@@ -89,7 +89,7 @@ static bool journal_send(struct zy_log_fields *f) {
         return sd_journal_sendv(f->iov, (int) f->n) >= 0;
 }
 
-void zy_log(int priority, const char *fmt, ...) {
+void zd_log(int priority, const char *fmt, ...) {
         if (priority > max_priority)
                 return;
         int saved = errno;
@@ -99,18 +99,18 @@ void zy_log(int priority, const char *fmt, ...) {
         errno = saved; /* for %m */
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
-        struct zy_log_fields f = {};
-        zy_log_struct(priority, &f, buf);
+        struct zd_log_fields f = {};
+        zd_log_struct(priority, &f, buf);
         errno = saved;
 }
 
-void zy_log_struct(int priority, struct zy_log_fields *f, const char *message) {
+void zd_log_struct(int priority, struct zd_log_fields *f, const char *message) {
         if (priority > max_priority)
                 return;
         int saved = errno;
-        zy_log_field(f, "MESSAGE=%s", message);
-        zy_log_field(f, "PRIORITY=%i", priority);
-        zy_log_field(f, "SYSLOG_IDENTIFIER=zygoted");
+        zd_log_field(f, "MESSAGE=%s", message);
+        zd_log_field(f, "PRIORITY=%i", priority);
+        zd_log_field(f, "SYSLOG_IDENTIFIER=zygoted");
         if (!journal_send(f))
                 fprintf(stderr, "zygoted: %s%s\n", prio_prefix(priority), message);
         errno = saved;

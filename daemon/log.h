@@ -6,13 +6,13 @@
 #include <stddef.h>
 #include <sys/uio.h>
 
-void zy_log_open(void);
-bool zy_log_enabled(int priority);
-void zy_log(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void zd_log_open(void);
+bool zd_log_enabled(int priority);
+void zd_log(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Journal fields of one line, formatted into one fixed buffer: logging never allocates. A field
  * that does not fit is cut short or left out, never the line. */
-struct zy_log_fields {
+struct zd_log_fields {
         struct iovec iov[16];
         size_t n;
         char buf[6144];
@@ -20,8 +20,8 @@ struct zy_log_fields {
 };
 
 /* Adds one "NAME=value" field. */
-void zy_log_field(struct zy_log_fields *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void zd_log_field(struct zd_log_fields *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Logs message with the fields added so far (MESSAGE, PRIORITY and SYSLOG_IDENTIFIER are added
  * here); on stderr only the message. */
-void zy_log_struct(int priority, struct zy_log_fields *f, const char *message);
+void zd_log_struct(int priority, struct zd_log_fields *f, const char *message);

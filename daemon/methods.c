@@ -30,7 +30,7 @@ enum perm {
         PERM_ROOT,
 };
 
-typedef int (*method_fn)(struct zy_call *call);
+typedef int (*method_fn)(struct zd_call *call);
 
 struct method {
         const char *name;
@@ -54,37 +54,37 @@ static const struct zy_json_field no_fields[] = {
         {},
 };
 
-static bool visible(const struct zy_conn *c, const struct zy_task *t) {
-        return zy_conn_is_root(c) || t->uid == zy_conn_cred(c)->uid;
+static bool visible(const struct zd_conn *c, const struct zd_task *t) {
+        return zd_conn_is_root(c) || t->uid == zd_conn_cred(c)->uid;
 }
 
-static int no_such_task(struct zy_call *call, const char *id) {
-        return zy_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_TASK, "id", id);
+static int no_such_task(struct zd_call *call, const char *id) {
+        return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_TASK, "id", id);
 }
 
 /* The caller's task named by params.id (the only parameter), or NoSuchTask. */
-static int get_task(struct zy_call *call, struct zy_task **ret) {
+static int get_task(struct zd_call *call, struct zd_task **ret) {
         struct id_param p = {};
-        int r = zy_call_dispatch(call, id_fields, &p);
+        int r = zd_call_dispatch(call, id_fields, &p);
         if (r < 0)
                 return r;
-        struct zy_task *t = zy_task_find(call->d, p.id);
+        struct zd_task *t = zd_task_find(call->d, p.id);
         if (!t || !visible(call->conn, t))
                 return no_such_task(call, p.id);
         *ret = t;
         return 0;
 }
 
-static int invalid_state(struct zy_call *call, const struct zy_task *t) {
+static int invalid_state(struct zd_call *call, const struct zd_task *t) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, "id", json_object_new_string(t->id));
-        json_object_object_add(p, "state", json_object_new_string(zy_task_state_to_string(t->state)));
-        return zy_call_fail(call, -EBUSY, ZY_ERROR_INVALID_STATE, p);
+        json_object_object_add(p, "state", json_object_new_string(zd_task_state_to_string(t->state)));
+        return zd_call_fail(call, -EBUSY, ZY_ERROR_INVALID_STATE, p);
 }
 
-static json_object *with_task(const struct zy_task *t) {
+static json_object *with_task(const struct zd_task *t) {
         json_object *p = json_object_new_object();
-        json_object_object_add(p, "task", zy_task_to_json(t));
+        json_object_object_add(p, "task", zd_task_to_json(t));
         return p;
 }
 
@@ -140,20 +140,20 @@ static void kill_pid(pid_t pid, void *userdata) {
 
 /* ---- methods ------------------------------------------------------------------------------ */
 
-static int m_spawn(struct zy_call *call) {
-        return zy_spawn(call);
+static int m_spawn(struct zd_call *call) {
+        return zd_spawn(call);
 }
 
-static int m_start(struct zy_call *call) {
-        struct zy_task *t;
+static int m_start(struct zd_call *call) {
+        struct zd_task *t;
         int r = get_task(call, &t);
         if (r < 0)
                 return r;
-        r = zy_task_start(t, call->conn);
+        r = zd_task_start(t, call->conn);
         if (r == -EBUSY)
                 return invalid_state(call, t);
         if (r < 0)
-                return zy_call_failf(call, r, ZY_ERROR_INVALID_STATE, "id", t->id);
+                return zd_call_failf(call, r, ZY_ERROR_INVALID_STATE, "id", t->id);
         return 0; /* the reply comes when the status pipe says exec */
 }
 
@@ -177,15 +177,15 @@ static const struct zy_json_field kill_fields[] = {
         {},
 };
 
-static int m_kill(struct zy_call *call) {
+static int m_kill(struct zd_call *call) {
         struct kill_param p = { .signal = SIGTERM };
-        int r = zy_call_dispatch(call, kill_fields, &p);
+        int r = zd_call_dispatch(call, kill_fields, &p);
         if (r < 0)
                 return r;
-        struct zy_task *t = zy_task_find(call->d, p.id);
+        struct zd_task *t = zd_task_find(call->d, p.id);
         if (!t || !visible(call->conn, t))
                 return no_such_task(call, p.id);
-        if (t->exited || t->state == ZY_TASK_STOPPED)
+        if (t->exited || t->state == ZD_TASK_STOPPED)
                 return invalid_state(call, t);
         /* The pidfd names exactly this process, never a reused pid. The rest of the session
          * (the worker is a session leader; Pids lists the same set) is signalled by number,
@@ -205,131 +205,131 @@ static int m_kill(struct zy_call *call) {
         }
         if (r < 0)
                 return r; /* PermissionDenied, with the errno's text */
-        zy_reply(call->conn, NULL, false, -EBADF);
+        zd_reply(call->conn, NULL, false, -EBADF);
         return 0;
 }
 
-static int m_wait(struct zy_call *call) {
-        struct zy_task *t;
+static int m_wait(struct zd_call *call) {
+        struct zd_task *t;
         int r = get_task(call, &t);
         if (r < 0)
                 return r;
-        if (t->exited && t->state == ZY_TASK_STOPPED) {
-                zy_reply(call->conn, with_task(t), false, -EBADF);
+        if (t->exited && t->state == ZD_TASK_STOPPED) {
+                zd_reply(call->conn, with_task(t), false, -EBADF);
                 return 0;
         }
-        r = zy_task_add_waiter(t, call->conn);
+        r = zd_task_add_waiter(t, call->conn);
         if (r < 0)
-                return zy_call_failf(call, r, ZY_ERROR_LIMIT_EXCEEDED, "limit", "memory");
-        if (zy_conn_more(call->conn))
-                zy_reply(call->conn, with_task(t), true, -EBADF);
+                return zd_call_failf(call, r, ZY_ERROR_LIMIT_EXCEEDED, "limit", "memory");
+        if (zd_conn_more(call->conn))
+                zd_reply(call->conn, with_task(t), true, -EBADF);
         return 0;
 }
 
-static int m_state(struct zy_call *call) {
-        struct zy_task *t;
+static int m_state(struct zd_call *call) {
+        struct zd_task *t;
         int r = get_task(call, &t);
         if (r < 0)
                 return r;
-        zy_reply(call->conn, with_task(t), false, -EBADF);
+        zd_reply(call->conn, with_task(t), false, -EBADF);
         return 0;
 }
 
-static int m_pids(struct zy_call *call) {
-        struct zy_task *t;
+static int m_pids(struct zd_call *call) {
+        struct zd_task *t;
         int r = get_task(call, &t);
         if (r < 0)
                 return r;
         json_object *pids = json_object_new_array();
         if (!t->exited)
                 for_each_in_session(t->pid, add_pid, pids);
-        zy_reply(call->conn, with_value("pids", pids), false, -EBADF);
+        zd_reply(call->conn, with_value("pids", pids), false, -EBADF);
         return 0;
 }
 
 /* zygoted keeps no copy of a task's stdio (its copies are closed right after the fork), so
  * there is nothing for it to close: the caller holds the other ends. Checked, then answered. */
-static int m_close_io(struct zy_call *call) {
-        struct zy_task *t;
+static int m_close_io(struct zd_call *call) {
+        struct zd_task *t;
         int r = get_task(call, &t);
         if (r < 0)
                 return r;
-        zy_reply(call->conn, NULL, false, -EBADF);
+        zd_reply(call->conn, NULL, false, -EBADF);
         return 0;
 }
 
-static int m_list(struct zy_call *call) {
-        int r = zy_call_dispatch(call, no_fields, NULL);
+static int m_list(struct zd_call *call) {
+        int r = zd_call_dispatch(call, no_fields, NULL);
         if (r < 0)
                 return r;
         json_object *tasks = json_object_new_array();
         struct lh_entry *e;
         lh_foreach(call->d->tasks, e) {
-                const struct zy_task *t = lh_entry_v(e);
+                const struct zd_task *t = lh_entry_v(e);
                 if (visible(call->conn, t))
-                        json_object_array_add(tasks, zy_task_to_json(t));
+                        json_object_array_add(tasks, zd_task_to_json(t));
         }
-        zy_reply(call->conn, with_value("tasks", tasks), false, -EBADF);
+        zd_reply(call->conn, with_value("tasks", tasks), false, -EBADF);
         return 0;
 }
 
-static int m_delete(struct zy_call *call) {
-        struct zy_task *t;
+static int m_delete(struct zd_call *call) {
+        struct zd_task *t;
         int r = get_task(call, &t);
         if (r < 0)
                 return r;
-        if (t->state == ZY_TASK_RUNNING || t->state == ZY_TASK_STARTING)
+        if (t->state == ZD_TASK_RUNNING || t->state == ZD_TASK_STARTING)
                 return invalid_state(call, t);
         json_object *p = with_task(t);
-        zy_task_delete(t);
-        zy_reply(call->conn, p, false, -EBADF);
+        zd_task_delete(t);
+        zd_reply(call->conn, p, false, -EBADF);
         return 0;
 }
 
-static int m_events(struct zy_call *call) {
-        struct zy_daemon *d = call->d;
-        int r = zy_call_dispatch(call, no_fields, NULL);
+static int m_events(struct zd_call *call) {
+        struct zd_daemon *d = call->d;
+        int r = zd_call_dispatch(call, no_fields, NULL);
         if (r < 0)
                 return r;
-        if (!zy_conn_more(call->conn))
-                return zy_call_invalid(call, "more");
-        if (zy_events_subscribe(d, call->conn) < 0)
-                return zy_call_limit(call, "subscribers", ZY_MAX_SUBSCRIBERS);
+        if (!zd_conn_more(call->conn))
+                return zd_call_invalid(call, "more");
+        if (zd_events_subscribe(d, call->conn) < 0)
+                return zd_call_limit(call, "subscribers", ZD_MAX_SUBSCRIBERS);
         return 0; /* no reply now: events arrive as they happen */
 }
 
-static json_object *profiles_to_json(struct zy_daemon *d) {
+static json_object *profiles_to_json(struct zd_daemon *d) {
         json_object *arr = json_object_new_array();
         for (size_t i = 0; i < d->n_entries; i++)
-                json_object_array_add(arr, zy_entry_to_json(d->entries[i]));
+                json_object_array_add(arr, zd_entry_to_json(d->entries[i]));
         return arr;
 }
 
-static int m_list_profiles(struct zy_call *call) {
-        int r = zy_call_dispatch(call, no_fields, NULL);
+static int m_list_profiles(struct zd_call *call) {
+        int r = zd_call_dispatch(call, no_fields, NULL);
         if (r < 0)
                 return r;
-        zy_reply(call->conn, with_value("profiles", profiles_to_json(call->d)), false, -EBADF);
+        zd_reply(call->conn, with_value("profiles", profiles_to_json(call->d)), false, -EBADF);
         return 0;
 }
 
-static int m_reload(struct zy_call *call) {
+static int m_reload(struct zd_call *call) {
         json_object *loaded, *failed;
-        int r = zy_call_dispatch(call, no_fields, NULL);
+        int r = zd_call_dispatch(call, no_fields, NULL);
         if (r < 0)
                 return r;
-        r = zy_registry_reload(call->d, &loaded, &failed);
+        r = zd_registry_reload(call->d, &loaded, &failed);
         if (r < 0)
                 return r; /* PermissionDenied, with the errno's text */
         json_object *p = with_value("loaded", loaded);
         json_object_object_add(p, "failed", failed);
-        zy_reply(call->conn, p, false, -EBADF);
+        zd_reply(call->conn, p, false, -EBADF);
         return 0;
 }
 
-static int m_get_status(struct zy_call *call) {
-        struct zy_daemon *d = call->d;
-        int r = zy_call_dispatch(call, no_fields, NULL);
+static int m_get_status(struct zd_call *call) {
+        struct zd_daemon *d = call->d;
+        int r = zd_call_dispatch(call, no_fields, NULL);
         if (r < 0)
                 return r;
         json_object *p = json_object_new_object(), *f = json_object_new_object();
@@ -341,12 +341,12 @@ static int m_get_status(struct zy_call *call) {
         json_object_object_add(p, "tasks", json_object_new_int((int) d->n_tasks));
         json_object_object_add(p, "connections", json_object_new_int((int) d->server.n_conns));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
-        zy_reply(call->conn, p, false, -EBADF);
+        zd_reply(call->conn, p, false, -EBADF);
         return 0;
 }
 
-static int m_get_info(struct zy_call *call) {
-        int r = zy_call_dispatch(call, no_fields, NULL);
+static int m_get_info(struct zd_call *call) {
+        int r = zd_call_dispatch(call, no_fields, NULL);
         if (r < 0)
                 return r;
         json_object *p = json_object_new_object(), *ifaces = json_object_new_array();
@@ -357,7 +357,7 @@ static int m_get_info(struct zy_call *call) {
         json_object_array_add(ifaces, json_object_new_string(ZY_VARLINK_SERVICE));
         json_object_array_add(ifaces, json_object_new_string(ZY_INTERFACE));
         json_object_object_add(p, "interfaces", ifaces);
-        zy_reply(call->conn, p, false, -EBADF);
+        zd_reply(call->conn, p, false, -EBADF);
         return 0;
 }
 
@@ -371,14 +371,14 @@ static const struct zy_json_field interface_fields[] = {
         {},
 };
 
-static int m_get_interface_description(struct zy_call *call) {
+static int m_get_interface_description(struct zd_call *call) {
         struct interface_param p = {};
-        int r = zy_call_dispatch(call, interface_fields, &p);
+        int r = zd_call_dispatch(call, interface_fields, &p);
         if (r < 0)
                 return r;
         if (!streq(p.interface, ZY_INTERFACE))
-                return zy_call_failf(call, -ENOENT, ZY_ERROR_INTERFACE_NOT_FOUND, "interface", p.interface);
-        zy_reply(call->conn, with_value("description", json_object_new_string(zy_interface_description)), false,
+                return zd_call_failf(call, -ENOENT, ZY_ERROR_INTERFACE_NOT_FOUND, "interface", p.interface);
+        zd_reply(call->conn, with_value("description", json_object_new_string(zd_interface_description)), false,
                  -EBADF);
         return 0;
 }
@@ -409,35 +409,35 @@ static const struct method *find_method(const char *name) {
 }
 
 /* Which method, whether this caller may call it, and its parameters (null: none). */
-static int call_prepare(struct zy_call *call, json_object *msg, const struct method **ret) {
+static int call_prepare(struct zd_call *call, json_object *msg, const struct method **ret) {
         json_object *jm, *jp = NULL;
         if (!json_object_object_get_ex(msg, "method", &jm) || !json_object_is_type(jm, json_type_string))
-                return zy_call_invalid(call, "method");
+                return zd_call_invalid(call, "method");
         const struct method *m = find_method(json_object_get_string(jm));
         if (!m)
-                return zy_call_failf(call, -ENOENT, ZY_ERROR_METHOD_NOT_FOUND, "method", json_object_get_string(jm));
+                return zd_call_failf(call, -ENOENT, ZY_ERROR_METHOD_NOT_FOUND, "method", json_object_get_string(jm));
         if (json_object_object_get_ex(msg, "parameters", &jp) && !json_object_is_type(jp, json_type_object) &&
             !json_object_is_type(jp, json_type_null))
-                return zy_call_invalid(call, "parameters");
-        if (m->perm == PERM_ROOT && !zy_conn_is_root(call->conn))
-                return zy_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", "root only");
+                return zd_call_invalid(call, "parameters");
+        if (m->perm == PERM_ROOT && !zd_conn_is_root(call->conn))
+                return zd_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", "root only");
         if (!m->takes_fds && call->n_fds > 0)
-                return zy_call_invalid(call, "fds");
+                return zd_call_invalid(call, "fds");
         call->params = jp && json_object_is_type(jp, json_type_object) ? json_object_get(jp) : json_object_new_object();
         *ret = m;
         return 0;
 }
 
-void zy_methods_call(void *userdata, struct zy_conn *c, json_object *msg, int *fds, size_t n_fds) {
-        struct zy_call call = { .d = userdata, .conn = c, .fds = fds, .n_fds = n_fds };
+void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *fds, size_t n_fds) {
+        struct zd_call call = { .d = userdata, .conn = c, .fds = fds, .n_fds = n_fds };
         const struct method *m = NULL;
         int r = call_prepare(&call, msg, &m);
         if (r >= 0)
                 r = m->fn(&call);
         if (r < 0) {
                 if (!call.error)
-                        (void) zy_call_failf(&call, r, ZY_ERROR_PERMISSION_DENIED, "reason", strerror(-r));
-                zy_reply_error(c, call.error, TAKE_PTR(call.error_params));
+                        (void) zd_call_failf(&call, r, ZY_ERROR_PERMISSION_DENIED, "reason", strerror(-r));
+                zd_reply_error(c, call.error, TAKE_PTR(call.error_params));
         }
         /* The worker has its copies (or never will): ours go in every case. */
         for (size_t i = 0; i < n_fds; i++)
@@ -446,6 +446,6 @@ void zy_methods_call(void *userdata, struct zy_conn *c, json_object *msg, int *f
         json_object_put(call.error_params);
 }
 
-void zy_methods_disconnect(void *userdata, struct zy_conn *c) {
-        zy_task_drop_conn(userdata, c);
+void zd_methods_disconnect(void *userdata, struct zd_conn *c) {
+        zd_task_drop_conn(userdata, c);
 }

@@ -5,11 +5,11 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
-struct zy_conn;
+struct zd_conn;
 
-/* The server's callbacks; userdata is the struct zy_daemon. */
-void zy_methods_call(void *userdata, struct zy_conn *c, json_object *msg, int *fds, size_t n_fds);
-void zy_methods_disconnect(void *userdata, struct zy_conn *c);
+/* The server's callbacks; userdata is the struct zd_daemon. */
+void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *fds, size_t n_fds);
+void zd_methods_disconnect(void *userdata, struct zd_conn *c);
 
 /* The interface text (daemon/io.zygote.Launcher.varlink), answered by GetInterfaceDescription. */
-extern const char zy_interface_description[];
+extern const char zd_interface_description[];

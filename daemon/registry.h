@@ -10,15 +10,15 @@
 #include "reference.h"
 #include "tier.h"
 
-struct zy_daemon;
+struct zd_daemon;
 
-struct zy_entry {
-        struct zy_daemon *d;
+struct zd_entry {
+        struct zd_daemon *d;
         struct zy_profile *profile;
         struct zy_reference ref;
         bool ref_up;
-        enum zy_tier tier;       /* what spawns use now */
-        enum zy_tier best_tier;  /* what spawns use while the reference is up */
+        enum zd_tier tier;       /* what spawns use now */
+        enum zd_tier best_tier;  /* what spawns use while the reference is up */
         char reason[256];        /* why this tier */
         ev_io ref_watch;         /* reference pidfd: its death */
         ev_timer restart;        /* backoff restart */
@@ -27,8 +27,8 @@ struct zy_entry {
         unsigned restarts;
 };
 
-int zy_registry_load(struct zy_daemon *d);   /* start-up: fatal errors only when nothing loads */
-int zy_registry_reload(struct zy_daemon *d, json_object **ret_loaded, json_object **ret_failed);
-void zy_registry_free(struct zy_daemon *d);
-struct zy_entry *zy_registry_find(struct zy_daemon *d, const char *name);
-json_object *zy_entry_to_json(const struct zy_entry *e);
+int zd_registry_load(struct zd_daemon *d);   /* start-up: fatal errors only when nothing loads */
+int zd_registry_reload(struct zd_daemon *d, json_object **ret_loaded, json_object **ret_failed);
+void zd_registry_free(struct zd_daemon *d);
+struct zd_entry *zd_registry_find(struct zd_daemon *d, const char *name);
+json_object *zd_entry_to_json(const struct zd_entry *e);

@@ -33,14 +33,14 @@ static void strv_free(char **v) {
         free(v);
 }
 
-bool zy_sd_enabled(void) {
+bool zd_sd_enabled(void) {
         const char *e = getenv("NOTIFY_SOCKET");
         return e && *e;
 }
 
 /* ---- activation --------------------------------------------------------------------------- */
 
-int zy_sd_listen(struct zy_sd_activation *a, int *listen_fd) {
+int zd_sd_listen(struct zd_sd_activation *a, int *listen_fd) {
         char **names = NULL;
         /* Also sets FD_CLOEXEC on every passed fd and unsets LISTEN_*: nothing we start later
          * inherits them. main.c calls this before it starts any process. */
@@ -71,18 +71,18 @@ int zy_sd_listen(struct zy_sd_activation *a, int *listen_fd) {
         return n;
 }
 
-void zy_sd_activation_free(struct zy_sd_activation *a) {
+void zd_sd_activation_free(struct zd_sd_activation *a) {
         for (size_t i = 0; i < a->n; i++)
                 safe_close(a->fds[i]);
         free(a->fds);
         strv_free(a->names);
-        *a = (struct zy_sd_activation) {};
+        *a = (struct zd_sd_activation) {};
 }
 
 /* ---- notify ------------------------------------------------------------------------------- */
 
-void zy_sd_notifyf(const char *fmt, ...) {
-        if (!zy_sd_enabled())
+void zd_sd_notifyf(const char *fmt, ...) {
+        if (!zd_sd_enabled())
                 return;
         char msg[1024];
         va_list ap;
@@ -96,11 +96,11 @@ static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents) {
         (void) sd_notify(false, "WATCHDOG=1");
 }
 
-void zy_sd_ready(struct ev_loop *loop, ev_timer *watchdog, const char *status) {
-        if (!zy_sd_enabled())
+void zd_sd_ready(struct ev_loop *loop, ev_timer *watchdog, const char *status) {
+        if (!zd_sd_enabled())
                 return;
         (void) sd_notify(false, "READY=1");
-        zy_sd_notifyf("STATUS=%s", status);
+        zd_sd_notifyf("STATUS=%s", status);
         uint64_t usec = 0;
         /* false: keep WATCHDOG_USEC; nothing we exec inherits our environment anyway. */
         if (sd_watchdog_enabled(false, &usec) > 0 && usec > 0) {
@@ -113,32 +113,32 @@ void zy_sd_ready(struct ev_loop *loop, ev_timer *watchdog, const char *status) {
         }
 }
 
-void zy_sd_stopping(struct ev_loop *loop, ev_timer *watchdog) {
-        if (!zy_sd_enabled())
+void zd_sd_stopping(struct ev_loop *loop, ev_timer *watchdog) {
+        if (!zd_sd_enabled())
                 return;
         ev_timer_stop(loop, watchdog);
         (void) sd_notify(false, "STOPPING=1");
 }
 
-void zy_sd_reloading(void) {
+void zd_sd_reloading(void) {
         /* MONOTONIC_USEC: systemd 253+ (Type=notify-reload) ties RELOADING=1 to the reload it
          * started; older managers ignore it. */
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        zy_sd_notifyf("RELOADING=1\nMONOTONIC_USEC=%llu",
+        zd_sd_notifyf("RELOADING=1\nMONOTONIC_USEC=%llu",
                       (unsigned long long) ts.tv_sec * 1000000ULL + (unsigned long long) ts.tv_nsec / 1000ULL);
 }
 
 /* ---- the fd store ------------------------------------------------------------------------- */
 
-int zy_sd_fdstore_add(const char *name, int fd, bool poll) {
-        if (!zy_sd_enabled())
+int zd_sd_fdstore_add(const char *name, int fd, bool poll) {
+        if (!zd_sd_enabled())
                 return 0;
-        char msg[64 + ZY_SD_FDNAME_MAX];
+        char msg[64 + ZD_SD_FDNAME_MAX];
         snprintf(msg, sizeof(msg), "FDSTORE=1\n%sFDNAME=%s", poll ? "" : "FDPOLL=0\n", name);
         return sd_pid_notify_with_fds(0, false, msg, &fd, 1);
 }
 
-void zy_sd_fdstore_remove(const char *name) {
-        zy_sd_notifyf("FDSTOREREMOVE=1\nFDNAME=%s", name);
+void zd_sd_fdstore_remove(const char *name) {
+        zd_sd_notifyf("FDSTOREREMOVE=1\nFDNAME=%s", name);
 }

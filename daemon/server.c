@@ -24,9 +24,9 @@
 #include "util.h"
 #include "zygote-protocol.h"
 
-struct zy_conn {
-        struct zy_server *s;
-        struct zy_conn *prev, *next;
+struct zd_conn {
+        struct zd_server *s;
+        struct zd_conn *prev, *next;
         int fd;
         ev_io io;
         ev_timer partial;
@@ -38,7 +38,7 @@ struct zy_conn {
         size_t in_len, in_size;
         int in_fds[ZY_FDS_MAX];
         size_t n_in_fds;
-        struct zy_out *out_head, *out_tail;
+        struct zd_out *out_head, *out_tail;
         size_t out_bytes;
         bool busy;        /* a call is waiting for its (last) reply */
         bool more;        /* the current call asked for more replies */
@@ -49,46 +49,46 @@ struct zy_conn {
         unsigned refs;
 };
 
-struct zy_out {
-        struct zy_out *next;
+struct zd_out {
+        struct zd_out *next;
         size_t len, off;
         int fd; /* sent with the first byte, -EBADF if none */
         char data[];
 };
 
-static void conn_unref(struct zy_conn *c);
-static void conn_close(struct zy_conn *c);
-static void conn_process(struct zy_conn *c);
-static void conn_update_events(struct zy_conn *c);
+static void conn_unref(struct zd_conn *c);
+static void conn_close(struct zd_conn *c);
+static void conn_process(struct zd_conn *c);
+static void conn_update_events(struct zd_conn *c);
 
-bool zy_conn_is_root(const struct zy_conn *c) {
+bool zd_conn_is_root(const struct zd_conn *c) {
         return c->cred.uid == 0;
 }
 
-const struct ucred *zy_conn_cred(const struct zy_conn *c) {
+const struct ucred *zd_conn_cred(const struct zd_conn *c) {
         return &c->cred;
 }
 
-const gid_t *zy_conn_groups(const struct zy_conn *c, size_t *ret_n) {
+const gid_t *zd_conn_groups(const struct zd_conn *c, size_t *ret_n) {
         *ret_n = c->n_groups;
         return c->groups;
 }
 
-bool zy_conn_more(const struct zy_conn *c) {
+bool zd_conn_more(const struct zd_conn *c) {
         return c->more;
 }
 
-void *zy_conn_get_data(const struct zy_conn *c) {
+void *zd_conn_get_data(const struct zd_conn *c) {
         return c->data;
 }
 
-void zy_conn_set_data(struct zy_conn *c, void *data) {
+void zd_conn_set_data(struct zd_conn *c, void *data) {
         c->data = data;
 }
 
-static unsigned conns_of_uid(struct zy_server *s, uid_t uid) {
+static unsigned conns_of_uid(struct zd_server *s, uid_t uid) {
         unsigned n = 0;
-        for (struct zy_conn *c = s->conns; c; c = c->next)
+        for (struct zd_conn *c = s->conns; c; c = c->next)
                 if (!c->dead && c->cred.uid == uid)
                         n++;
         return n;
@@ -96,9 +96,9 @@ static unsigned conns_of_uid(struct zy_server *s, uid_t uid) {
 
 /* ---- output ------------------------------------------------------------------------------- */
 
-static void conn_flush(struct zy_conn *c) {
+static void conn_flush(struct zd_conn *c) {
         while (c->out_head) {
-                struct zy_out *o = c->out_head;
+                struct zd_out *o = c->out_head;
                 struct iovec iov = { .iov_base = o->data + o->off, .iov_len = o->len - o->off };
                 ssize_t n = send_fds(c->fd, &iov, 1, &o->fd, o->fd >= 0 && o->off == 0 ? 1 : 0, MSG_DONTWAIT);
                 if (n < 0) {
@@ -125,22 +125,22 @@ static void conn_flush(struct zy_conn *c) {
         conn_update_events(c);
 }
 
-static void conn_send(struct zy_conn *c, json_object *msg, int fd) {
+static void conn_send(struct zd_conn *c, json_object *msg, int fd) {
         if (c->dead) {
                 safe_close(fd);
                 return;
         }
         size_t len;
         const char *s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN, &len);
-        if (c->out_bytes + len + 1 > ZY_MAX_OUTPUT) {
+        if (c->out_bytes + len + 1 > ZD_MAX_OUTPUT) {
                 /* The caller does not read its replies; keep no unbounded memory for it. */
-                zy_log(LOG_WARNING, "dropping connection of uid %u: %zu bytes of replies unread",
+                zd_log(LOG_WARNING, "dropping connection of uid %u: %zu bytes of replies unread",
                        (unsigned) c->cred.uid, c->out_bytes);
                 safe_close(fd);
                 conn_close(c);
                 return;
         }
-        struct zy_out *o = malloc(sizeof(*o) + len + 1);
+        struct zd_out *o = malloc(sizeof(*o) + len + 1);
         if (!o) {
                 safe_close(fd);
                 conn_close(c);
@@ -160,7 +160,7 @@ static void conn_send(struct zy_conn *c, json_object *msg, int fd) {
         conn_flush(c);
 }
 
-static void call_done(struct zy_conn *c) {
+static void call_done(struct zd_conn *c) {
         c->busy = false;
         c->more = false;
         if (c->dead)
@@ -172,7 +172,7 @@ static void call_done(struct zy_conn *c) {
 }
 
 static void on_kick(struct ev_loop *loop, ev_idle *w, int revents) {
-        struct zy_conn *c = w->data;
+        struct zd_conn *c = w->data;
         ev_idle_stop(loop, w);
         c->refs++;
         conn_process(c);
@@ -181,7 +181,7 @@ static void on_kick(struct ev_loop *loop, ev_idle *w, int revents) {
         conn_unref(c);
 }
 
-void zy_reply(struct zy_conn *c, json_object *params, bool continues, int fd) {
+void zd_reply(struct zd_conn *c, json_object *params, bool continues, int fd) {
         json_object *msg = json_object_new_object();
         json_object_object_add(msg, "parameters", params ? params : json_object_new_object());
         if (continues)
@@ -197,33 +197,33 @@ void zy_reply(struct zy_conn *c, json_object *params, bool continues, int fd) {
         conn_unref(c);
 }
 
-void zy_reply_error(struct zy_conn *c, const char *error, json_object *params) {
+void zd_reply_error(struct zd_conn *c, const char *error, json_object *params) {
         json_object *msg = json_object_new_object();
         json_object_object_add(msg, "error", json_object_new_string(error));
         json_object_object_add(msg, "parameters", params ? params : json_object_new_object());
-        c->refs++; /* as in zy_reply() */
+        c->refs++; /* as in zd_reply() */
         conn_send(c, msg, -EBADF);
         json_object_put(msg);
         call_done(c);
         conn_unref(c);
 }
 
-static void reply_errorf(struct zy_conn *c, const char *error, const char *key, const char *value) {
+static void reply_errorf(struct zd_conn *c, const char *error, const char *key, const char *value) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, key, json_object_new_string(value));
-        zy_reply_error(c, error, p);
+        zd_reply_error(c, error, p);
 }
 
 /* ---- input -------------------------------------------------------------------------------- */
 
-static void conn_drop_fds(struct zy_conn *c) {
+static void conn_drop_fds(struct zd_conn *c) {
         for (size_t i = 0; i < c->n_in_fds; i++)
                 safe_close(c->in_fds[i]);
         c->n_in_fds = 0;
 }
 
 /* Reads what is there. Returns 0, or -ECONNRESET when the connection must close. */
-static int conn_read(struct zy_conn *c) {
+static int conn_read(struct zd_conn *c) {
         for (;;) {
                 if (c->in_len >= c->in_size) {
                         if (c->in_size >= ZY_MESSAGE_MAX + 1)
@@ -297,7 +297,7 @@ static int conn_read(struct zy_conn *c) {
         }
 }
 
-static void conn_process_calls(struct zy_conn *c) {
+static void conn_process_calls(struct zd_conn *c) {
         while (!c->busy && !c->dead && !c->closing) {
                 char *nul = memchr(c->in, 0, c->in_len);
                 if (!nul) {
@@ -310,7 +310,7 @@ static void conn_process_calls(struct zy_conn *c) {
                         if (c->in_len > 0) {
                                 /* A partial message: it must complete soon (slowloris). */
                                 if (!ev_is_active(&c->partial)) {
-                                        ev_timer_set(&c->partial, ZY_PARTIAL_TIMEOUT, 0.);
+                                        ev_timer_set(&c->partial, ZD_PARTIAL_TIMEOUT, 0.);
                                         ev_timer_start(c->s->loop, &c->partial);
                                 }
                         } else
@@ -356,7 +356,7 @@ static void conn_process_calls(struct zy_conn *c) {
         }
 }
 
-static void conn_process(struct zy_conn *c) {
+static void conn_process(struct zd_conn *c) {
         c->refs++;
         c->processing = true;
         conn_process_calls(c);
@@ -364,7 +364,7 @@ static void conn_process(struct zy_conn *c) {
         conn_unref(c);
 }
 
-static void conn_update_events(struct zy_conn *c) {
+static void conn_update_events(struct zd_conn *c) {
         if (c->dead)
                 return;
         /* Keep reading while there is room (to see EOF early); write when replies wait. */
@@ -386,7 +386,7 @@ static void conn_update_events(struct zy_conn *c) {
 }
 
 static void on_conn_io(struct ev_loop *loop, ev_io *w, int revents) {
-        struct zy_conn *c = w->data;
+        struct zd_conn *c = w->data;
         c->refs++;
         if (revents & EV_WRITE)
                 conn_flush(c);
@@ -406,17 +406,17 @@ static void on_conn_io(struct ev_loop *loop, ev_io *w, int revents) {
 }
 
 static void on_partial_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
-        struct zy_conn *c = w->data;
-        zy_log(LOG_NOTICE, "closing connection of uid %u: partial message idle for %.0fs",
-               (unsigned) c->cred.uid, ZY_PARTIAL_TIMEOUT);
+        struct zd_conn *c = w->data;
+        zd_log(LOG_NOTICE, "closing connection of uid %u: partial message idle for %.0fs",
+               (unsigned) c->cred.uid, ZD_PARTIAL_TIMEOUT);
         conn_close(c);
 }
 
-static void conn_close(struct zy_conn *c) {
+static void conn_close(struct zd_conn *c) {
         if (c->dead)
                 return;
         c->dead = true;
-        struct zy_server *s = c->s;
+        struct zd_server *s = c->s;
         ev_io_stop(s->loop, &c->io);
         ev_timer_stop(s->loop, &c->partial);
         ev_idle_stop(s->loop, &c->kick);
@@ -435,11 +435,11 @@ static void conn_close(struct zy_conn *c) {
         conn_unref(c);
 }
 
-static void conn_unref(struct zy_conn *c) {
+static void conn_unref(struct zd_conn *c) {
         if (--c->refs > 0)
                 return;
         while (c->out_head) {
-                struct zy_out *o = c->out_head;
+                struct zd_out *o = c->out_head;
                 c->out_head = o->next;
                 safe_close(o->fd);
                 free(o);
@@ -468,8 +468,8 @@ static int peer_groups(int fd, gid_t **ret, size_t *ret_n) {
 }
 
 /* A connection of caller cred on fd. Takes groups (malloc'd) always, fd on success only. */
-static int conn_new(struct zy_server *s, int fd, const struct ucred *cred, gid_t *groups, size_t n_groups) {
-        struct zy_conn *c = calloc(1, sizeof(*c));
+static int conn_new(struct zd_server *s, int fd, const struct ucred *cred, gid_t *groups, size_t n_groups) {
+        struct zd_conn *c = calloc(1, sizeof(*c));
         if (!c) {
                 free(groups);
                 return -ENOMEM;
@@ -482,7 +482,7 @@ static int conn_new(struct zy_server *s, int fd, const struct ucred *cred, gid_t
         c->fd = fd;
         ev_io_init(&c->io, on_conn_io, c->fd, EV_READ);
         c->io.data = c;
-        ev_timer_init(&c->partial, on_partial_timeout, ZY_PARTIAL_TIMEOUT, 0.);
+        ev_timer_init(&c->partial, on_partial_timeout, ZD_PARTIAL_TIMEOUT, 0.);
         c->partial.data = c;
         ev_idle_init(&c->kick, on_kick);
         c->kick.data = c;
@@ -496,12 +496,12 @@ static int conn_new(struct zy_server *s, int fd, const struct ucred *cred, gid_t
 }
 
 static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
-        struct zy_server *s = w->data;
+        struct zd_server *s = w->data;
         for (int i = 0; i < 64; i++) {
                 _cleanup_close_ int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (fd < 0) {
                         if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-                                zy_log(LOG_WARNING, "accept: %m");
+                                zd_log(LOG_WARNING, "accept: %m");
                         return;
                 }
                 struct ucred cred;
@@ -510,10 +510,10 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
                         continue;
                 const char *limit = NULL;
                 unsigned max = 0;
-                if (s->n_conns >= ZY_MAX_CONNECTIONS)
-                        limit = "connections", max = ZY_MAX_CONNECTIONS;
-                else if (cred.uid != 0 && conns_of_uid(s, cred.uid) >= ZY_MAX_CONNECTIONS_PER_UID)
-                        limit = "connections_per_user", max = ZY_MAX_CONNECTIONS_PER_UID;
+                if (s->n_conns >= ZD_MAX_CONNECTIONS)
+                        limit = "connections", max = ZD_MAX_CONNECTIONS;
+                else if (cred.uid != 0 && conns_of_uid(s, cred.uid) >= ZD_MAX_CONNECTIONS_PER_UID)
+                        limit = "connections_per_user", max = ZD_MAX_CONNECTIONS_PER_UID;
                 if (limit) {
                         /* Say why, best effort, and close: the others keep being served. */
                         char buf[160];
@@ -534,7 +534,7 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
         }
 }
 
-int zy_server_add_conn(struct zy_server *s, int fd, const struct ucred *cred, const gid_t *groups, size_t n_groups) {
+int zd_server_add_conn(struct zd_server *s, int fd, const struct ucred *cred, const gid_t *groups, size_t n_groups) {
         _cleanup_free_ gid_t *copy = NULL;
         if (n_groups > 0) {
                 copy = calloc(n_groups, sizeof(gid_t));
@@ -560,7 +560,7 @@ static int mkdir_parents(const char *path, mode_t mode) {
         return 0;
 }
 
-int zy_server_listen(struct zy_server *s) {
+int zd_server_listen(struct zd_server *s) {
         if (s->listen_fd < 0) {
                 struct sockaddr_un sa = { .sun_family = AF_UNIX };
                 if (strlen(s->socket_path) >= sizeof(sa.sun_path))
@@ -598,7 +598,7 @@ int zy_server_listen(struct zy_server *s) {
         return 0;
 }
 
-void zy_server_stop(struct zy_server *s) {
+void zd_server_stop(struct zd_server *s) {
         ev_io_stop(s->loop, &s->listen_watch);
         while (s->conns)
                 conn_close(s->conns);
@@ -609,8 +609,8 @@ void zy_server_stop(struct zy_server *s) {
         }
 }
 
-bool zy_server_expire_partial(struct zy_server *s) {
-        for (struct zy_conn *c = s->conns; c; c = c->next)
+bool zd_server_expire_partial(struct zd_server *s) {
+        for (struct zd_conn *c = s->conns; c; c = c->next)
                 if (ev_is_active(&c->partial)) {
                         ev_timer_stop(s->loop, &c->partial);
                         ev_invoke(s->loop, &c->partial, EV_TIMER);
@@ -619,8 +619,8 @@ bool zy_server_expire_partial(struct zy_server *s) {
         return false;
 }
 
-void zy_server_dump(struct zy_server *s, FILE *f) {
-        for (struct zy_conn *c = s->conns; c; c = c->next)
+void zd_server_dump(struct zd_server *s, FILE *f) {
+        for (struct zd_conn *c = s->conns; c; c = c->next)
                 fprintf(f, "connection: uid=%u busy=%d more=%d closing=%d in_len=%zu fds=%zu out=%zu waits=%d "
                         "partial=%d\n", (unsigned) c->cred.uid, c->busy, c->more, c->closing, c->in_len, c->n_in_fds,
                         c->out_bytes, c->data != NULL, ev_is_active(&c->partial));

@@ -31,7 +31,7 @@
 #include "task.h"
 #include "util.h"
 
-#define ZY_MAX_TARGET_FD 1024
+#define ZD_MAX_TARGET_FD 1024
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 struct spawn_req {
@@ -67,8 +67,8 @@ static int check_env(const char *name, json_object *v, void *ret, void *userdata
 /* JSON may carry \u0000: such a string would be cut short by execve; STRICT (and STRV) refuse it. */
 static const struct zy_json_field spawn_fields[] = {
         { .name = "argv", .type = ZY_JSON_STRV, .offset = REQ(argv), .flags = ZY_JSON_MANDATORY | ZY_JSON_NONEMPTY,
-          .max = ZY_MAX_ARGV, .callback = check_argv },
-        { .name = "env", .type = ZY_JSON_STRV, .offset = REQ(env), .flags = ZY_JSON_NULLABLE, .max = ZY_MAX_ENV,
+          .max = ZD_MAX_ARGV, .callback = check_argv },
+        { .name = "env", .type = ZY_JSON_STRV, .offset = REQ(env), .flags = ZY_JSON_NULLABLE, .max = ZD_MAX_ENV,
           .callback = check_env },
         { .name = "fds", .type = ZY_JSON_ARRAY, .offset = REQ(fds), .flags = ZY_JSON_NULLABLE, .max = ZY_MAX_FDS },
         { .name = "dropCapabilities", .type = ZY_JSON_STRV, .offset = REQ(drop_caps), .flags = ZY_JSON_NULLABLE,
@@ -95,15 +95,15 @@ static bool id_ok(const char *id) {
         return id[0] != '.';
 }
 
-static int spawn_parse(struct zy_call *call, struct spawn_req *req) {
+static int spawn_parse(struct zd_call *call, struct spawn_req *req) {
         *req = (struct spawn_req) { .profile = "default" };
-        int r = zy_call_dispatch(call, spawn_fields, req);
+        int r = zd_call_dispatch(call, spawn_fields, req);
         if (r < 0)
                 return r;
         if (req->cwd && req->cwd[0] != '/')
-                return zy_call_invalid(call, "cwd");
+                return zd_call_invalid(call, "cwd");
         if (req->id && !id_ok(req->id))
-                return zy_call_invalid(call, "id");
+                return zd_call_invalid(call, "id");
         return 0;
 }
 
@@ -153,8 +153,8 @@ struct identity {
         size_t n_groups;
 };
 
-static int deny(struct zy_call *call, const char *reason) {
-        return zy_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", reason);
+static int deny(struct zd_call *call, const char *reason) {
+        return zd_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", reason);
 }
 
 /* The supplementary groups of a named user, as login would give them; none when they cannot be
@@ -179,11 +179,11 @@ static int user_groups(const char *name, gid_t gid, struct identity *id) {
 }
 
 /* Decides who the worker runs as, from the caller's credentials; the request only narrows. */
-static int decide_identity(struct zy_call *call, const struct spawn_req *req, struct identity *id) {
-        struct zy_daemon *d = call->d;
-        const struct ucred *cr = zy_conn_cred(call->conn);
+static int decide_identity(struct zd_call *call, const struct spawn_req *req, struct identity *id) {
+        struct zd_daemon *d = call->d;
+        const struct ucred *cr = zd_conn_cred(call->conn);
         size_t n_groups;
-        const gid_t *groups = zy_conn_groups(call->conn, &n_groups);
+        const gid_t *groups = zd_conn_groups(call->conn, &n_groups);
         *id = (struct identity) { .uid = cr->uid, .gid = cr->gid };
 
         if (!d->privileged) {
@@ -204,7 +204,7 @@ static int decide_identity(struct zy_call *call, const struct spawn_req *req, st
                 uid_t u;
                 gid_t g;
                 if (resolve_user(req->user, &u, &g, &name) < 0)
-                        return zy_call_invalid(call, "user");
+                        return zd_call_invalid(call, "user");
                 if (cr->uid != 0 && u != cr->uid)
                         return deny(call, "only root may run tasks as another user");
                 named = u != cr->uid || cr->uid == 0;
@@ -214,7 +214,7 @@ static int decide_identity(struct zy_call *call, const struct spawn_req *req, st
         if (req->group) {
                 gid_t g;
                 if (resolve_group(req->group, &g) < 0)
-                        return zy_call_invalid(call, "group");
+                        return zd_call_invalid(call, "group");
                 bool member = g == cr->gid;
                 for (size_t i = 0; i < n_groups && !member; i++)
                         member = groups[i] == g;
@@ -239,13 +239,13 @@ static uint64_t all_caps(unsigned cap_last) {
         return cap_last >= 63 ? ~0ULL : (1ULL << (cap_last + 1)) - 1;
 }
 
-int (*zy_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd) = NULL;
+int (*zd_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd) = NULL;
 
 /* Everything one spawn holds between its steps; spawn_done() releases it. */
 struct spawn {
-        struct zy_call *call;
+        struct zd_call *call;
         struct spawn_req req;
-        struct zy_entry *entry;
+        struct zd_entry *entry;
         uint64_t keep;            /* the bounding set the worker keeps */
         struct identity id;
         char **argv, **envp, *path_buf;
@@ -255,7 +255,7 @@ struct spawn {
         size_t n_map;
         struct sock_fprog prog;
         struct zy_plan plan;
-        enum zy_tier tier;
+        enum zd_tier tier;
         int status[2], hold[2];
 };
 
@@ -272,25 +272,25 @@ static void spawn_done(struct spawn *s) {
 /* Whether the caller may have this at all: the profile and its access list, the id, the task
  * limits, the capabilities it drops. */
 static int spawn_authorize(struct spawn *s) {
-        struct zy_call *call = s->call;
-        struct zy_daemon *d = call->d;
-        const struct ucred *cr = zy_conn_cred(call->conn);
+        struct zd_call *call = s->call;
+        struct zd_daemon *d = call->d;
+        const struct ucred *cr = zd_conn_cred(call->conn);
         size_t n_groups;
-        const gid_t *groups = zy_conn_groups(call->conn, &n_groups);
+        const gid_t *groups = zd_conn_groups(call->conn, &n_groups);
         const struct spawn_req *req = &s->req;
 
-        s->entry = zy_registry_find(d, req->profile);
+        s->entry = zd_registry_find(d, req->profile);
         if (!s->entry)
-                return zy_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_PROFILE, "profile", req->profile);
+                return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_PROFILE, "profile", req->profile);
         const struct zy_profile *p = s->entry->profile;
         if (!zy_profile_allows(p, cr->uid, cr->gid, groups, n_groups))
                 return deny(call, "the profile's access list does not include the caller");
-        if (req->id && zy_task_find(d, req->id))
-                return zy_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
-        if (d->n_tasks >= ZY_MAX_TASKS)
-                return zy_call_limit(call, "tasks", ZY_MAX_TASKS);
-        if (cr->uid != 0 && zy_tasks_count_uid(d, cr->uid) >= ZY_MAX_TASKS_PER_UID)
-                return zy_call_limit(call, "tasks_per_user", ZY_MAX_TASKS_PER_UID);
+        if (req->id && zd_task_find(d, req->id))
+                return zd_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
+        if (d->n_tasks >= ZD_MAX_TASKS)
+                return zd_call_limit(call, "tasks", ZD_MAX_TASKS);
+        if (cr->uid != 0 && zd_tasks_count_uid(d, cr->uid) >= ZD_MAX_TASKS_PER_UID)
+                return zd_call_limit(call, "tasks_per_user", ZD_MAX_TASKS_PER_UID);
 
         /* Capabilities: the profile's bounding set less what the caller drops; only a worker that
          * runs as root holds any of them, and only a privileged zygoted can shrink the set. */
@@ -299,7 +299,7 @@ static int spawn_authorize(struct spawn *s) {
                 unsigned cap;
                 if (zy_cap_from_name(json_object_get_string(json_object_array_get_idx(req->drop_caps, i)), &cap) < 0 ||
                     cap > d->features.cap_last)
-                        return zy_call_invalid(call, "dropCapabilities");
+                        return zd_call_invalid(call, "dropCapabilities");
                 s->keep &= ~(1ULL << cap);
         }
         return 0;
@@ -307,7 +307,7 @@ static int spawn_authorize(struct spawn *s) {
 
 /* The fd map: client fd index -> target number, each target once. */
 static int spawn_fdmap(struct spawn *s) {
-        struct zy_call *call = s->call;
+        struct zd_call *call = s->call;
         json_object *fds = s->req.fds;
 
         s->n_map = fds ? json_object_array_length(fds) : 0;
@@ -319,13 +319,13 @@ static int spawn_fdmap(struct spawn *s) {
                 if (!json_object_is_type(m, json_type_object) || json_object_object_length(m) != 2 ||
                     !json_object_object_get_ex(m, "fd", &f) || !json_object_object_get_ex(m, "target", &t) ||
                     !json_object_is_type(f, json_type_int) || !json_object_is_type(t, json_type_int))
-                        return zy_call_invalid(call, "fds");
+                        return zd_call_invalid(call, "fds");
                 int64_t fi = json_object_get_int64(f), ti = json_object_get_int64(t);
-                if (fi < 0 || (size_t) fi >= call->n_fds || ti < 0 || ti >= ZY_MAX_TARGET_FD)
-                        return zy_call_invalid(call, "fds");
+                if (fi < 0 || (size_t) fi >= call->n_fds || ti < 0 || ti >= ZD_MAX_TARGET_FD)
+                        return zd_call_invalid(call, "fds");
                 for (size_t j = 0; j < i; j++)
                         if (s->map[j].target == (int) ti)
-                                return zy_call_invalid(call, "fds");
+                                return zd_call_invalid(call, "fds");
                 s->map[i] = (struct zy_fdmap) { .src = call->fds[fi], .target = (int) ti };
         }
         if (s->req.terminal) {
@@ -335,7 +335,7 @@ static int spawn_fdmap(struct spawn *s) {
                         if (s->map[i].target == 0)
                                 tty = isatty(s->map[i].src);
                 if (!tty)
-                        return zy_call_invalid(call, "terminal");
+                        return zd_call_invalid(call, "terminal");
         }
         return 0;
 }
@@ -369,19 +369,19 @@ static bool filter_early(const struct zy_plan *plan) {
                plan->filter_mode != ZY_FILTER_INHERITED;
 }
 
-static void plan_set_tier(struct spawn *s, enum zy_tier tier) {
+static void plan_set_tier(struct spawn *s, enum zd_tier tier) {
         s->tier = tier;
-        s->plan.filter_mode = tier == ZY_TIER_CLONE     ? ZY_FILTER_CLONE
-                              : tier == ZY_TIER_INHERIT ? ZY_FILTER_INHERITED
+        s->plan.filter_mode = tier == ZD_TIER_CLONE     ? ZY_FILTER_CLONE
+                              : tier == ZD_TIER_INHERIT ? ZY_FILTER_INHERITED
                                                         : ZY_FILTER_LOAD;
-        s->plan.ref_pidfd = tier == ZY_TIER_CLONE ? s->entry->ref.pidfd : -1;
+        s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidfd : -1;
         s->plan.filter_early = filter_early(&s->plan);
 }
 
 /* The one plain struct the worker applies: fd map, ids, capabilities, filter, pipes. */
 static int spawn_plan(struct spawn *s) {
-        struct zy_call *call = s->call;
-        struct zy_daemon *d = call->d;
+        struct zd_call *call = s->call;
+        struct zd_daemon *d = call->d;
         const struct zy_profile *p = s->entry->profile;
         int r;
 
@@ -419,7 +419,7 @@ static int spawn_plan(struct spawn *s) {
                 /* A non-root caller never gains privileges through its task: no setuid or
                  * file-capability exec, whatever the profile says (and an unprivileged daemon
                  * cannot load a filter without it). */
-                .no_new_privs = p->no_new_privs || !d->privileged || zy_conn_cred(call->conn)->uid != 0,
+                .no_new_privs = p->no_new_privs || !d->privileged || zd_conn_cred(call->conn)->uid != 0,
                 .filter_flags = p->filter_flags,
                 .nofile_soft = d->nofile_soft,
                 .prog = &s->prog,
@@ -427,9 +427,9 @@ static int spawn_plan(struct spawn *s) {
                 .path_buf_len = s->path_len,
         };
         /* clone and inherit need the reference: without it, this spawn loads. */
-        enum zy_tier tier = s->entry->tier;
-        if ((tier == ZY_TIER_CLONE || tier == ZY_TIER_INHERIT) && !s->entry->ref_up)
-                tier = ZY_TIER_LOAD;
+        enum zd_tier tier = s->entry->tier;
+        if ((tier == ZD_TIER_CLONE || tier == ZD_TIER_INHERIT) && !s->entry->ref_up)
+                tier = ZD_TIER_LOAD;
         plan_set_tier(s, tier);
 
         if (pipe2(s->status, O_CLOEXEC) < 0 || fcntl(s->status[0], F_SETFL, O_NONBLOCK) < 0)
@@ -445,15 +445,15 @@ static int spawn_plan(struct spawn *s) {
 
 /* The worker: through the reference (inherit) or forked here (clone, load). */
 static int spawn_fork(struct spawn *s) {
-        struct zy_call *call = s->call;
-        struct zy_daemon *d = call->d;
-        struct zy_conn *c = call->conn;
+        struct zd_call *call = s->call;
+        struct zd_daemon *d = call->d;
+        struct zd_conn *c = call->conn;
         const struct zy_profile *p = s->entry->profile;
-        struct zy_task *t;
+        struct zd_task *t;
         pid_t pid = -1;
         int pidfd = -EBADF, r;
 
-        r = zy_task_new(d, s->req.id, zy_conn_cred(c)->uid, &t);
+        r = zd_task_new(d, s->req.id, zd_conn_cred(c)->uid, &t);
         if (r < 0)
                 return r;
         t->profile = strdup(p->name);
@@ -461,37 +461,37 @@ static int spawn_fork(struct spawn *s) {
         t->argv = json_object_get(s->req.argv);
         t->run_uid = s->id.set_ids ? s->id.uid : d->uid;
 
-        if (s->tier == ZY_TIER_INHERIT) {
+        if (s->tier == ZD_TIER_INHERIT) {
                 r = zy_reference_spawn(&s->entry->ref, &s->plan, &pid, &pidfd);
                 if (r < 0) {
                         /* The reference is gone or stuck: this spawn is not lost, it loads. Its
                          * pidfd watcher restarts the reference. */
-                        zy_log(LOG_WARNING, "profile %s: reference spawn failed (%s); using the load tier",
+                        zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); using the load tier",
                                p->name, strerror(-r));
-                        plan_set_tier(s, ZY_TIER_LOAD);
+                        plan_set_tier(s, ZD_TIER_LOAD);
                 }
         }
-        if (s->tier != ZY_TIER_INHERIT && zy_spawn_fork_hook)
-                r = zy_spawn_fork_hook(&s->plan, &pid, &pidfd);
-        else if (s->tier != ZY_TIER_INHERIT) {
+        if (s->tier != ZD_TIER_INHERIT && zd_spawn_fork_hook)
+                r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);
+        else if (s->tier != ZD_TIER_INHERIT) {
                 pid = clone_with_pidfd(0, &pidfd);
                 if (pid == 0)
                         zy_child_run(&s->plan); /* never returns */
                 r = pid < 0 ? (int) pid : 0;
         }
         if (r < 0) {
-                zy_task_discard(t);
+                zd_task_discard(t);
                 return r;
         }
         t->tier = s->tier;
         d->spawned++;
         s->status[1] = safe_close(s->status[1]);
         s->hold[0] = safe_close(s->hold[0]);
-        zy_task_attach(t, pid, pidfd, TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
+        zd_task_attach(t, pid, pidfd, TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
         return 0;
 }
 
-int zy_spawn(struct zy_call *call) {
+int zd_spawn(struct zd_call *call) {
         struct spawn s = { .call = call, .status = { -EBADF, -EBADF }, .hold = { -EBADF, -EBADF } };
         int r;
 
@@ -509,7 +509,7 @@ int zy_spawn(struct zy_call *call) {
                 json_object_object_add(ep, "step", json_object_new_string("fork"));
                 json_object_object_add(ep, "errno", json_object_new_int(-r));
                 json_object_object_add(ep, "message", json_object_new_string(strerror(-r)));
-                return zy_call_fail(call, r, ZY_ERROR_SPAWN_FAILED, ep);
+                return zd_call_fail(call, r, ZY_ERROR_SPAWN_FAILED, ep);
         }
         return r;
 }

@@ -83,10 +83,10 @@ static int get_decoded(const char *s, size_t n, char **ret) {
         return 0;
 }
 
-int zy_task_fdname_format(const struct zy_stored_task *t, char **ret) {
-        char buf[ZY_FDNAME_MAX + 1];
+int zd_task_fdname_format(const struct zd_stored_task *t, char **ret) {
+        char buf[ZD_FDNAME_MAX + 1];
         int n = snprintf(buf, sizeof(buf), "zt/%u/%u/%d/%s/%llu/", t->owner, t->run_uid, t->pid,
-                         zy_tier_to_string(t->tier), t->created_ms);
+                         zd_tier_to_string(t->tier), t->created_ms);
         if (n < 0 || (size_t) n >= sizeof(buf))
                 return -ENAMETOOLONG;
         char *p = buf + n, *end = buf + sizeof(buf);
@@ -106,7 +106,7 @@ int zy_task_fdname_format(const struct zy_stored_task *t, char **ret) {
         return 0;
 }
 
-void zy_stored_task_done(struct zy_stored_task *s) {
+void zd_stored_task_done(struct zd_stored_task *s) {
         free(s->profile);
         free(s->id);
 }
@@ -126,7 +126,7 @@ static int parse_uint(const char *s, size_t n, unsigned long long max, unsigned 
         return 0;
 }
 
-int zy_task_fdname_parse(const char *name, struct zy_stored_task *ret) {
+int zd_task_fdname_parse(const char *name, struct zd_stored_task *ret) {
         const char *f[8];
         size_t len[8], k = 0;
         if (strncmp(name, "zt/", 3) != 0)
@@ -153,16 +153,16 @@ int zy_task_fdname_parse(const char *name, struct zy_stored_task *ret) {
                 return -EINVAL;
         memcpy(tier, f[3], len[3]);
         tier[len[3]] = 0;
-        struct zy_stored_task s = { .owner = (unsigned) owner, .run_uid = (unsigned) run_uid, .pid = (int) pid,
+        struct zd_stored_task s = { .owner = (unsigned) owner, .run_uid = (unsigned) run_uid, .pid = (int) pid,
                                  .created_ms = created };
-        if (zy_tier_from_string(tier, &s.tier) < 0 || s.tier == ZY_TIER_AUTO)
+        if (zd_tier_from_string(tier, &s.tier) < 0 || s.tier == ZD_TIER_AUTO)
                 return -EINVAL;
         int r = get_decoded(f[5], len[5], &s.profile);
         if (r < 0)
                 return r;
         r = get_decoded(f[6], len[6], &s.id);
         if (r < 0) {
-                zy_stored_task_done(&s);
+                zd_stored_task_done(&s);
                 return r;
         }
         *ret = s;

@@ -4,20 +4,20 @@
 
 #include "tier.h"
 
-#define ZY_FDNAME_MAX 255 /* systemd's limit for FDNAME= */
+#define ZD_FDNAME_MAX 255 /* systemd's limit for FDNAME= */
 
 /* What the name of a task's pidfd carries. */
-struct zy_stored_task {
+struct zd_stored_task {
         unsigned owner, run_uid;
         int pid;
-        enum zy_tier tier;
+        enum zd_tier tier;
         unsigned long long created_ms; /* ms since the epoch */
-        char *profile, *id;            /* owned after zy_task_fdname_parse() */
+        char *profile, *id;            /* owned after zd_task_fdname_parse() */
 };
 
-/* The name for t (profile and id %-encoded); -ENAMETOOLONG when it exceeds ZY_FDNAME_MAX. The
+/* The name for t (profile and id %-encoded); -ENAMETOOLONG when it exceeds ZD_FDNAME_MAX. The
  * name is computed once, when the fd is stored, and kept: FDSTOREREMOVE must repeat it exactly. */
-int zy_task_fdname_format(const struct zy_stored_task *t, char **ret);
+int zd_task_fdname_format(const struct zd_stored_task *t, char **ret);
 /* Parses a task's fd name; *ret is untouched on failure. */
-int zy_task_fdname_parse(const char *name, struct zy_stored_task *ret);
-void zy_stored_task_done(struct zy_stored_task *s);
+int zd_task_fdname_parse(const char *name, struct zd_stored_task *ret);
+void zd_stored_task_done(struct zd_stored_task *s);

@@ -9,24 +9,24 @@
 #include "tier.h"
 #include "util.h"
 
-const char *zy_tier_to_string(enum zy_tier t) {
+const char *zd_tier_to_string(enum zd_tier t) {
         switch (t) {
-        case ZY_TIER_AUTO:
+        case ZD_TIER_AUTO:
                 return "auto";
-        case ZY_TIER_CLONE:
+        case ZD_TIER_CLONE:
                 return "clone";
-        case ZY_TIER_INHERIT:
+        case ZD_TIER_INHERIT:
                 return "inherit";
-        case ZY_TIER_LOAD:
+        case ZD_TIER_LOAD:
                 return "load";
         }
         return "unknown";
 }
 
-int zy_tier_from_string(const char *s, enum zy_tier *ret) {
-        static const enum zy_tier all[] = { ZY_TIER_AUTO, ZY_TIER_CLONE, ZY_TIER_INHERIT, ZY_TIER_LOAD };
+int zd_tier_from_string(const char *s, enum zd_tier *ret) {
+        static const enum zd_tier all[] = { ZD_TIER_AUTO, ZD_TIER_CLONE, ZD_TIER_INHERIT, ZD_TIER_LOAD };
         for (size_t i = 0; i < ELEMENTSOF(all); i++)
-                if (streq(s, zy_tier_to_string(all[i]))) {
+                if (streq(s, zd_tier_to_string(all[i]))) {
                         *ret = all[i];
                         return 0;
                 }
