@@ -25,18 +25,20 @@
 #include "task.h"
 #include "util.h"
 
-enum perm {
-        PERM_ANY,
-        PERM_ROOT,
+enum {
+        M_ROOT = 1u << 0,      /* root only */
+        M_FDS = 1u << 1,       /* may come with fds */
+        M_TASK = 1u << 2,      /* its one parameter is "id": the handler gets the caller's task */
+        M_NO_PARAMS = 1u << 3, /* takes no parameters */
 };
 
-typedef int (*method_fn)(struct zd_call *call);
+/* t: the task of an M_TASK method, NULL for the others. */
+typedef int (*method_fn)(struct zd_call *call, struct zd_task *t);
 
 struct method {
         const char *name;
         method_fn fn;
-        enum perm perm;
-        bool takes_fds;
+        unsigned flags;
 };
 
 /* ---- parameters --------------------------------------------------------------------------- */
@@ -80,6 +82,12 @@ static int invalid_state(struct zd_call *call, const struct zd_task *t) {
         json_object_object_add(p, "id", json_object_new_string(t->id));
         json_object_object_add(p, "state", json_object_new_string(zd_task_state_to_string(t->state)));
         return zd_call_fail(call, -EBUSY, ZY_ERROR_INVALID_STATE, p);
+}
+
+/* The call's (last) reply. */
+static int reply(struct zd_call *call, json_object *params) {
+        zd_reply(call->conn, params, false, -EBADF);
+        return 0;
 }
 
 static json_object *with_task(const struct zd_task *t) {
@@ -140,16 +148,12 @@ static void kill_pid(pid_t pid, void *userdata) {
 
 /* ---- methods ------------------------------------------------------------------------------ */
 
-static int m_spawn(struct zd_call *call) {
+static int m_spawn(struct zd_call *call, struct zd_task *t) {
         return zd_spawn(call);
 }
 
-static int m_start(struct zd_call *call) {
-        struct zd_task *t;
-        int r = get_task(call, &t);
-        if (r < 0)
-                return r;
-        r = zd_task_start(t, call->conn);
+static int m_start(struct zd_call *call, struct zd_task *t) {
+        int r = zd_task_start(t, call->conn);
         if (r == -EBUSY)
                 return invalid_state(call, t);
         if (r < 0)
@@ -177,12 +181,12 @@ static const struct zy_json_field kill_fields[] = {
         {},
 };
 
-static int m_kill(struct zd_call *call) {
+static int m_kill(struct zd_call *call, struct zd_task *t) {
         struct kill_param p = { .signal = SIGTERM };
         int r = zd_call_dispatch(call, kill_fields, &p);
         if (r < 0)
                 return r;
-        struct zd_task *t = zd_task_find(call->d, p.id);
+        t = zd_task_find(call->d, p.id);
         if (!t || !visible(call->conn, t))
                 return no_such_task(call, p.id);
         if (t->exited || t->state == ZD_TASK_STOPPED)
@@ -205,20 +209,13 @@ static int m_kill(struct zd_call *call) {
         }
         if (r < 0)
                 return r; /* PermissionDenied, with the errno's text */
-        zd_reply(call->conn, NULL, false, -EBADF);
-        return 0;
+        return reply(call, NULL);
 }
 
-static int m_wait(struct zd_call *call) {
-        struct zd_task *t;
-        int r = get_task(call, &t);
-        if (r < 0)
-                return r;
-        if (t->exited && t->state == ZD_TASK_STOPPED) {
-                zd_reply(call->conn, with_task(t), false, -EBADF);
-                return 0;
-        }
-        r = zd_task_add_waiter(t, call->conn);
+static int m_wait(struct zd_call *call, struct zd_task *t) {
+        if (t->exited && t->state == ZD_TASK_STOPPED)
+                return reply(call, with_task(t));
+        int r = zd_task_add_waiter(t, call->conn);
         if (r < 0)
                 return zd_call_failf(call, r, ZY_ERROR_LIMIT_EXCEEDED, "limit", "memory");
         if (zd_conn_more(call->conn))
@@ -226,71 +223,44 @@ static int m_wait(struct zd_call *call) {
         return 0;
 }
 
-static int m_state(struct zd_call *call) {
-        struct zd_task *t;
-        int r = get_task(call, &t);
-        if (r < 0)
-                return r;
-        zd_reply(call->conn, with_task(t), false, -EBADF);
-        return 0;
+static int m_state(struct zd_call *call, struct zd_task *t) {
+        return reply(call, with_task(t));
 }
 
-static int m_pids(struct zd_call *call) {
-        struct zd_task *t;
-        int r = get_task(call, &t);
-        if (r < 0)
-                return r;
+static int m_pids(struct zd_call *call, struct zd_task *t) {
         json_object *pids = json_object_new_array();
         if (!t->exited)
                 for_each_in_session(t->pid, add_pid, pids);
-        zd_reply(call->conn, with_value("pids", pids), false, -EBADF);
-        return 0;
+        return reply(call, with_value("pids", pids));
 }
 
 /* zygoted keeps no copy of a task's stdio (its copies are closed right after the fork), so
  * there is nothing for it to close: the caller holds the other ends. Checked, then answered. */
-static int m_close_io(struct zd_call *call) {
-        struct zd_task *t;
-        int r = get_task(call, &t);
-        if (r < 0)
-                return r;
-        zd_reply(call->conn, NULL, false, -EBADF);
-        return 0;
+static int m_close_io(struct zd_call *call, struct zd_task *t) {
+        return reply(call, NULL);
 }
 
-static int m_list(struct zd_call *call) {
-        int r = zd_call_dispatch(call, no_fields, NULL);
-        if (r < 0)
-                return r;
+static int m_list(struct zd_call *call, struct zd_task *t) {
         json_object *tasks = json_object_new_array();
         struct lh_entry *e;
         lh_foreach(call->d->tasks, e) {
-                const struct zd_task *t = lh_entry_v(e);
-                if (visible(call->conn, t))
-                        json_object_array_add(tasks, zd_task_to_json(t));
+                const struct zd_task *task = lh_entry_v(e);
+                if (visible(call->conn, task))
+                        json_object_array_add(tasks, zd_task_to_json(task));
         }
-        zd_reply(call->conn, with_value("tasks", tasks), false, -EBADF);
-        return 0;
+        return reply(call, with_value("tasks", tasks));
 }
 
-static int m_delete(struct zd_call *call) {
-        struct zd_task *t;
-        int r = get_task(call, &t);
-        if (r < 0)
-                return r;
+static int m_delete(struct zd_call *call, struct zd_task *t) {
         if (t->state == ZD_TASK_RUNNING || t->state == ZD_TASK_STARTING)
                 return invalid_state(call, t);
         json_object *p = with_task(t);
         zd_task_delete(t);
-        zd_reply(call->conn, p, false, -EBADF);
-        return 0;
+        return reply(call, p);
 }
 
-static int m_events(struct zd_call *call) {
+static int m_events(struct zd_call *call, struct zd_task *t) {
         struct zd_daemon *d = call->d;
-        int r = zd_call_dispatch(call, no_fields, NULL);
-        if (r < 0)
-                return r;
         if (!zd_conn_more(call->conn))
                 return zd_call_invalid(call, "more");
         if (zd_events_subscribe(d, call->conn) < 0)
@@ -305,33 +275,22 @@ static json_object *profiles_to_json(struct zd_daemon *d) {
         return arr;
 }
 
-static int m_list_profiles(struct zd_call *call) {
-        int r = zd_call_dispatch(call, no_fields, NULL);
-        if (r < 0)
-                return r;
-        zd_reply(call->conn, with_value("profiles", profiles_to_json(call->d)), false, -EBADF);
-        return 0;
+static int m_list_profiles(struct zd_call *call, struct zd_task *t) {
+        return reply(call, with_value("profiles", profiles_to_json(call->d)));
 }
 
-static int m_reload(struct zd_call *call) {
+static int m_reload(struct zd_call *call, struct zd_task *t) {
         json_object *loaded, *failed;
-        int r = zd_call_dispatch(call, no_fields, NULL);
-        if (r < 0)
-                return r;
-        r = zd_registry_reload(call->d, &loaded, &failed);
+        int r = zd_registry_reload(call->d, &loaded, &failed);
         if (r < 0)
                 return r; /* PermissionDenied, with the errno's text */
         json_object *p = with_value("loaded", loaded);
         json_object_object_add(p, "failed", failed);
-        zd_reply(call->conn, p, false, -EBADF);
-        return 0;
+        return reply(call, p);
 }
 
-static int m_get_status(struct zd_call *call) {
+static int m_get_status(struct zd_call *call, struct zd_task *t) {
         struct zd_daemon *d = call->d;
-        int r = zd_call_dispatch(call, no_fields, NULL);
-        if (r < 0)
-                return r;
         json_object *p = json_object_new_object(), *f = json_object_new_object();
         json_object_object_add(p, "version", json_object_new_string(ZYGOTE_VERSION));
         json_object_object_add(f, "clone_filter", json_object_new_boolean(d->features.clone_filter));
@@ -341,14 +300,10 @@ static int m_get_status(struct zd_call *call) {
         json_object_object_add(p, "tasks", json_object_new_int((int) d->n_tasks));
         json_object_object_add(p, "connections", json_object_new_int((int) d->server.n_conns));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
-        zd_reply(call->conn, p, false, -EBADF);
-        return 0;
+        return reply(call, p);
 }
 
-static int m_get_info(struct zd_call *call) {
-        int r = zd_call_dispatch(call, no_fields, NULL);
-        if (r < 0)
-                return r;
+static int m_get_info(struct zd_call *call, struct zd_task *t) {
         json_object *p = json_object_new_object(), *ifaces = json_object_new_array();
         json_object_object_add(p, "vendor", json_object_new_string("zygote"));
         json_object_object_add(p, "product", json_object_new_string("zygoted"));
@@ -357,8 +312,7 @@ static int m_get_info(struct zd_call *call) {
         json_object_array_add(ifaces, json_object_new_string(ZY_VARLINK_SERVICE));
         json_object_array_add(ifaces, json_object_new_string(ZY_INTERFACE));
         json_object_object_add(p, "interfaces", ifaces);
-        zd_reply(call->conn, p, false, -EBADF);
-        return 0;
+        return reply(call, p);
 }
 
 struct interface_param {
@@ -371,34 +325,32 @@ static const struct zy_json_field interface_fields[] = {
         {},
 };
 
-static int m_get_interface_description(struct zd_call *call) {
+static int m_get_interface_description(struct zd_call *call, struct zd_task *t) {
         struct interface_param p = {};
         int r = zd_call_dispatch(call, interface_fields, &p);
         if (r < 0)
                 return r;
         if (!streq(p.interface, ZY_INTERFACE))
                 return zd_call_failf(call, -ENOENT, ZY_ERROR_INTERFACE_NOT_FOUND, "interface", p.interface);
-        zd_reply(call->conn, with_value("description", json_object_new_string(zd_interface_description)), false,
-                 -EBADF);
-        return 0;
+        return reply(call, with_value("description", json_object_new_string(zd_interface_description)));
 }
 
 static const struct method methods[] = {
-        { ZY_METHOD_SPAWN, m_spawn, PERM_ANY, true },
-        { ZY_METHOD_START, m_start, PERM_ANY, false },
-        { ZY_METHOD_KILL, m_kill, PERM_ANY, false },
-        { ZY_METHOD_WAIT, m_wait, PERM_ANY, false },
-        { ZY_METHOD_STATE, m_state, PERM_ANY, false },
-        { ZY_METHOD_PIDS, m_pids, PERM_ANY, false },
-        { ZY_METHOD_CLOSE_IO, m_close_io, PERM_ANY, false },
-        { ZY_METHOD_LIST, m_list, PERM_ANY, false },
-        { ZY_METHOD_DELETE, m_delete, PERM_ANY, false },
-        { ZY_METHOD_EVENTS, m_events, PERM_ANY, false },
-        { ZY_METHOD_LIST_PROFILES, m_list_profiles, PERM_ANY, false },
-        { ZY_METHOD_RELOAD_PROFILES, m_reload, PERM_ROOT, false },
-        { ZY_METHOD_GET_STATUS, m_get_status, PERM_ANY, false },
-        { ZY_METHOD_GET_INFO, m_get_info, PERM_ANY, false },
-        { ZY_METHOD_GET_INTERFACE_DESCRIPTION, m_get_interface_description, PERM_ANY, false },
+        { ZY_METHOD_SPAWN, m_spawn, M_FDS },
+        { ZY_METHOD_START, m_start, M_TASK },
+        { ZY_METHOD_KILL, m_kill, 0 },
+        { ZY_METHOD_WAIT, m_wait, M_TASK },
+        { ZY_METHOD_STATE, m_state, M_TASK },
+        { ZY_METHOD_PIDS, m_pids, M_TASK },
+        { ZY_METHOD_CLOSE_IO, m_close_io, M_TASK },
+        { ZY_METHOD_LIST, m_list, M_NO_PARAMS },
+        { ZY_METHOD_DELETE, m_delete, M_TASK },
+        { ZY_METHOD_EVENTS, m_events, M_NO_PARAMS },
+        { ZY_METHOD_LIST_PROFILES, m_list_profiles, M_NO_PARAMS },
+        { ZY_METHOD_RELOAD_PROFILES, m_reload, M_ROOT | M_NO_PARAMS },
+        { ZY_METHOD_GET_STATUS, m_get_status, M_NO_PARAMS },
+        { ZY_METHOD_GET_INFO, m_get_info, M_NO_PARAMS },
+        { ZY_METHOD_GET_INTERFACE_DESCRIPTION, m_get_interface_description, 0 },
 };
 
 static const struct method *find_method(const char *name) {
@@ -419,9 +371,9 @@ static int call_prepare(struct zd_call *call, json_object *msg, const struct met
         if (json_object_object_get_ex(msg, "parameters", &jp) && !json_object_is_type(jp, json_type_object) &&
             !json_object_is_type(jp, json_type_null))
                 return zd_call_invalid(call, "parameters");
-        if (m->perm == PERM_ROOT && !zd_conn_is_root(call->conn))
+        if ((m->flags & M_ROOT) && !zd_conn_is_root(call->conn))
                 return zd_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", "root only");
-        if (!m->takes_fds && call->n_fds > 0)
+        if (!(m->flags & M_FDS) && call->n_fds > 0)
                 return zd_call_invalid(call, "fds");
         call->params = jp && json_object_is_type(jp, json_type_object) ? json_object_get(jp) : json_object_new_object();
         *ret = m;
@@ -431,9 +383,14 @@ static int call_prepare(struct zd_call *call, json_object *msg, const struct met
 void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *fds, size_t n_fds) {
         struct zd_call call = { .d = userdata, .conn = c, .fds = fds, .n_fds = n_fds };
         const struct method *m = NULL;
+        struct zd_task *t = NULL;
         int r = call_prepare(&call, msg, &m);
+        if (r >= 0 && (m->flags & M_TASK))
+                r = get_task(&call, &t);
+        else if (r >= 0 && (m->flags & M_NO_PARAMS))
+                r = zd_call_dispatch(&call, no_fields, NULL);
         if (r >= 0)
-                r = m->fn(&call);
+                r = m->fn(&call, t);
         if (r < 0) {
                 if (!call.error)
                         (void) zd_call_failf(&call, r, ZY_ERROR_PERMISSION_DENIED, "reason", strerror(-r));
