@@ -4,14 +4,11 @@
  * (systemd sets JOURNAL_STREAM to the device:inode of the stream it gave us, and a stderr
  * redirected elsewhere no longer matches), plain lines on stderr otherwise.
  *
- * Task lines are the audit trail: one per start and one per exit (and one when a held task is
- * created), saying who launched what, as whom, with which profile and tier. In the journal they
- * carry ZYGOTE_TASK, ZYGOTE_EVENT, ZYGOTE_PROFILE, ZYGOTE_TIER, ZYGOTE_UID (the caller),
- * ZYGOTE_RUN_UID, ZYGOTE_PID, ZYGOTE_EXE and, on exit, ZYGOTE_EXIT (the code, or 128+N for
- * signal N) and ZYGOTE_SIGNAL. The arguments are left out on purpose: they may hold secrets.
+ * zd_log() is a line; zd_log_struct() is a line with fields of its own (the task audit trail
+ * of task.c uses it), like systemd's log_struct(). If the journal cannot take a line (no
+ * journald socket, or a failed send), the line goes to stderr instead, never nowhere.
  *
- * If the journal cannot take a line (no journald socket, or a failed send), the line goes to
- * stderr instead, never nowhere.
+ * A leaf: it knows nothing of the rest of the daemon.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,13 +17,13 @@
 #include <syslog.h>
 #include <systemd/sd-journal.h>
 
-#include "daemon.h"
+#include "log.h"
 #include "util.h"
 
 static bool use_journal;
 static int max_priority = LOG_INFO;
 
-void zy_log_open(void) {
+void zd_log_open(void) {
         const char *e = getenv("JOURNAL_STREAM");
         const char *lvl = getenv("ZYGOTE_LOG_LEVEL");
         if (lvl) {
@@ -62,16 +59,11 @@ static const char *prio_prefix(int priority) {
         }
 }
 
-/* Journal fields, formatted into one fixed buffer: logging never allocates. */
-struct fields {
-        struct iovec iov[16];
-        size_t n;
-        char buf[6144];
-        size_t used;
-};
+bool zd_log_enabled(int priority) {
+        return priority <= max_priority;
+}
 
-static void field(struct fields *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void field(struct fields *f, const char *fmt, ...) {
+void zd_log_field(struct zd_log_fields *f, const char *fmt, ...) {
         if (f->n >= ELEMENTSOF(f->iov) || f->used >= sizeof(f->buf))
                 return;
         char *p = f->buf + f->used;
@@ -87,7 +79,7 @@ static void field(struct fields *f, const char *fmt, ...) {
         f->used += len + 1;
 }
 
-static bool journal_send(struct fields *f) {
+static bool journal_send(struct zd_log_fields *f) {
         if (!use_journal)
                 return false;
         /* sd_journal_sendv() drops a message silently, and reports success, when journald's
@@ -97,7 +89,7 @@ static bool journal_send(struct fields *f) {
         return sd_journal_sendv(f->iov, (int) f->n) >= 0;
 }
 
-void zy_log(int priority, const char *fmt, ...) {
+void zd_log(int priority, const char *fmt, ...) {
         if (priority > max_priority)
                 return;
         int saved = errno;
@@ -107,53 +99,19 @@ void zy_log(int priority, const char *fmt, ...) {
         errno = saved; /* for %m */
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
-        struct fields f = {};
-        field(&f, "MESSAGE=%s", buf);
-        field(&f, "PRIORITY=%i", priority);
-        field(&f, "SYSLOG_IDENTIFIER=zygoted");
-        if (!journal_send(&f))
-                fprintf(stderr, "zygoted: %s%s\n", prio_prefix(priority), buf);
+        struct zd_log_fields f = {};
+        zd_log_struct(priority, &f, buf);
         errno = saved;
 }
 
-void zy_log_task(int priority, const struct zy_task *t, const char *what) {
+void zd_log_struct(int priority, struct zd_log_fields *f, const char *message) {
         if (priority > max_priority)
                 return;
         int saved = errno;
-        char result[64] = "";
-        if (t->exited) {
-                if (t->status_unknown)
-                        snprintf(result, sizeof(result), " status=unknown");
-                else if (t->signal)
-                        snprintf(result, sizeof(result), " signal=%d", t->signal);
-                else
-                        snprintf(result, sizeof(result), " status=%d", t->exit_code);
-        }
-        const char *exe = t->exe ? t->exe : "?";
-        const char *profile = t->profile ? t->profile : "?";
-        const char *tier = zy_tier_to_string(t->tier);
-        char line[1024];
-        snprintf(line, sizeof(line), "task %s %s: uid=%u run_uid=%u pid=%d profile=%s tier=%s exe=%s%s%s", t->id,
-                 what, (unsigned) t->uid, (unsigned) t->run_uid, (int) t->pid, profile, tier, exe, result,
-                 t->adopted ? " (adopted)" : "");
-        struct fields f = {};
-        field(&f, "MESSAGE=%s", line);
-        field(&f, "PRIORITY=%i", priority);
-        field(&f, "SYSLOG_IDENTIFIER=zygoted");
-        field(&f, "ZYGOTE_TASK=%s", t->id);
-        field(&f, "ZYGOTE_EVENT=%s", what);
-        field(&f, "ZYGOTE_PROFILE=%s", profile);
-        field(&f, "ZYGOTE_TIER=%s", tier);
-        field(&f, "ZYGOTE_UID=%u", (unsigned) t->uid);
-        field(&f, "ZYGOTE_RUN_UID=%u", (unsigned) t->run_uid);
-        field(&f, "ZYGOTE_PID=%d", (int) t->pid);
-        field(&f, "ZYGOTE_EXE=%s", exe);
-        if (t->exited && !t->status_unknown) {
-                field(&f, "ZYGOTE_EXIT=%d", t->signal ? 128 + t->signal : t->exit_code);
-                if (t->signal)
-                        field(&f, "ZYGOTE_SIGNAL=%d", t->signal);
-        }
-        if (!journal_send(&f))
-                fprintf(stderr, "zygoted: %s\n", line);
+        zd_log_field(f, "MESSAGE=%s", message);
+        zd_log_field(f, "PRIORITY=%i", priority);
+        zd_log_field(f, "SYSLOG_IDENTIFIER=zygoted");
+        if (!journal_send(f))
+                fprintf(stderr, "zygoted: %s%s\n", prio_prefix(priority), message);
         errno = saved;
 }

@@ -15,8 +15,17 @@
 #include <sys/un.h>
 #include <syslog.h>
 
+#include "adopt.h"
 #include "daemon.h"
+#include "log.h"
+#include "methods.h"
+#include "registry.h"
+#include "sd.h"
+#include "server.h"
+#include "task.h"
+#include "tier.h"
 #include "util.h"
+#include "zygote-protocol.h"
 
 static void usage(FILE *f) {
         fprintf(f,
@@ -62,7 +71,7 @@ static bool is_dir(const char *p) {
         return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int add_dir(struct zy_daemon *d, const char *dir) {
+static int add_dir(struct zd_daemon *d, const char *dir) {
         char **n = realloc(d->profile_dirs, (d->n_profile_dirs + 1) * sizeof(char *));
         if (!n)
                 return -ENOMEM;
@@ -74,32 +83,54 @@ static int add_dir(struct zy_daemon *d, const char *dir) {
         return 0;
 }
 
+/* systemd's STATUS= line: profiles by tier, tasks, spawns so far. */
+static void status_line(struct zd_daemon *d, char *buf, size_t size) {
+        unsigned clone = 0, inherit = 0, load = 0;
+        for (size_t i = 0; i < d->n_entries; i++) {
+                enum zd_tier t = d->entries[i]->tier;
+                clone += t == ZD_TIER_CLONE;
+                inherit += t == ZD_TIER_INHERIT;
+                load += t == ZD_TIER_LOAD;
+        }
+        snprintf(buf, size, "%zu profiles (clone %u, inherit %u, load %u), %u tasks, %lu spawned", d->n_entries,
+                 clone, inherit, load, d->n_tasks, d->spawned);
+}
+
+static void notify_status(struct zd_daemon *d) {
+        char status[256];
+        if (!zd_sd_enabled())
+                return;
+        status_line(d, status, sizeof(status));
+        zd_sd_notifyf("STATUS=%s", status);
+}
+
 static void on_stop(struct ev_loop *loop, ev_signal *w, int revents) {
-        struct zy_daemon *d = w->data;
-        zy_log(LOG_INFO, "signal %d: stopping; %u tasks keep running", w->signum, d->n_tasks);
-        zy_sd_stopping(d);
+        struct zd_daemon *d = w->data;
+        zd_log(LOG_INFO, "signal %d: stopping; %u tasks keep running", w->signum, d->n_tasks);
+        zd_sd_stopping(loop, &d->watchdog);
         d->stopping = true;
         ev_break(loop, EVBREAK_ALL);
 }
 
 static void on_hup(struct ev_loop *loop, ev_signal *w, int revents) {
-        struct zy_daemon *d = w->data;
+        struct zd_daemon *d = w->data;
         json_object *loaded, *failed;
-        zy_sd_reloading(d, false);
-        int r = zy_registry_reload(d, &loaded, &failed);
-        zy_sd_reloading(d, true);
+        zd_sd_reloading();
+        int r = zd_registry_reload(d, &loaded, &failed);
+        zd_sd_notifyf("READY=1");
+        notify_status(d);
         if (r < 0) {
-                zy_log(LOG_ERR, "reload failed: %s; the profiles loaded before stay in service", strerror(-r));
+                zd_log(LOG_ERR, "reload failed: %s; the profiles loaded before stay in service", strerror(-r));
                 return;
         }
-        zy_log(LOG_INFO, "reloaded: %zu profiles loaded, %zu failed", json_object_array_length(loaded),
+        zd_log(LOG_INFO, "reloaded: %zu profiles loaded, %zu failed", json_object_array_length(loaded),
                json_object_array_length(failed));
         json_object_put(loaded);
         json_object_put(failed);
 }
 
 static void on_status_timer(struct ev_loop *loop, ev_timer *w, int revents) {
-        zy_sd_status(w->data);
+        notify_status(w->data);
 }
 
 /* --check-profile: what the profile module made of one file, for a person to read. */
@@ -174,7 +205,7 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        struct zy_daemon d = { .listen_fd = -EBADF, .helper_fd = -EBADF };
+        struct zd_daemon d = { .server.listen_fd = -EBADF, .helper_fd = -EBADF };
         _cleanup_free_ char *socket_path = NULL;
         int r, c;
 
@@ -193,7 +224,7 @@ int main(int argc, char **argv) {
                                 return 1;
                         break;
                 case OPT_TIER:
-                        if (zy_tier_from_string(optarg, &d.forced_tier) < 0) {
+                        if (zd_tier_from_string(optarg, &d.forced_tier) < 0) {
                                 fprintf(stderr, "zygoted: --tier: '%s' is not one of auto, clone, inherit, load\n", optarg);
                                 return 2;
                         }
@@ -216,12 +247,12 @@ int main(int argc, char **argv) {
                 return 2;
         }
 
-        zy_log_open();
+        zd_log_open();
         if (!socket_path && (r = default_socket(&socket_path)) < 0) {
                 fprintf(stderr, "zygoted: the default socket path is too long: %s; use --socket PATH\n", strerror(-r));
                 return 1;
         }
-        d.socket_path = socket_path;
+        d.server.socket_path = socket_path;
         if (d.n_profile_dirs == 0) {
                 add_dir(&d, is_dir(ZYGOTE_PROFILES_DIR) ? ZYGOTE_PROFILES_DIR : ZYGOTE_SOURCE_PROFILES_DIR);
                 if (is_dir("/etc/zygote/profiles"))
@@ -244,28 +275,29 @@ int main(int argc, char **argv) {
 
         /* Before any process is started: fds passed by systemd are not CLOEXEC until this marks
          * them, and LISTEN_* must not reach the probes or the reference processes. */
-        int n_passed = zy_sd_listen(&d);
+        int n_passed = zd_sd_listen(&d.activation, &d.server.listen_fd);
+        d.server.socket_activated = d.server.listen_fd >= 0;
         if (n_passed < 0)
-                zy_log(LOG_WARNING, "ignoring LISTEN_FDS: %s", strerror(-n_passed));
+                zd_log(LOG_WARNING, "ignoring LISTEN_FDS: %s", strerror(-n_passed));
 
         r = zy_helper_path(d.helper, sizeof(d.helper));
         if (r >= 0)
                 r = d.helper_fd = zy_helper_open(d.helper);
         if (r < 0) {
-                zy_log(LOG_ERR, "cannot find the reference helper zygote-ref: %s", strerror(-r));
+                zd_log(LOG_ERR, "cannot find the reference helper zygote-ref: %s", strerror(-r));
                 return 1;
         }
         r = zy_probe_features(&d.features);
         if (r < 0) {
-                zy_log(LOG_ERR, "probing the kernel failed: %s", strerror(-r));
+                zd_log(LOG_ERR, "probing the kernel failed: %s", strerror(-r));
                 return 1;
         }
-        zy_log(LOG_INFO, "kernel: SECCOMP_CLONE_FILTER %s (%s), PR_CAPBSET_DROP_MASK %s (%s), cap_last_cap %u",
+        zd_log(LOG_INFO, "kernel: SECCOMP_CLONE_FILTER %s (%s), PR_CAPBSET_DROP_MASK %s (%s), cap_last_cap %u",
                d.features.clone_filter ? "yes" : "no", d.features.clone_filter_reason,
                d.features.capbset_drop_mask ? "yes" : "no", d.features.capbset_drop_mask_reason,
                d.features.cap_last);
-        if (d.forced_tier == ZY_TIER_CLONE && !d.features.clone_filter) {
-                zy_log(LOG_ERR, "--tier clone: this kernel lacks SECCOMP_CLONE_FILTER (%s)",
+        if (d.forced_tier == ZD_TIER_CLONE && !d.features.clone_filter) {
+                zd_log(LOG_ERR, "--tier clone: this kernel lacks SECCOMP_CLONE_FILTER (%s)",
                        d.features.clone_filter_reason);
                 return 1;
         }
@@ -274,32 +306,36 @@ int main(int argc, char **argv) {
          * would steal our waitid(P_PIDFD). */
         d.loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
         if (!d.loop) {
-                zy_log(LOG_ERR, "cannot create the event loop");
+                zd_log(LOG_ERR, "cannot create the event loop");
                 return 1;
         }
-        r = zy_tasks_init(&d);
+        r = zd_tasks_init(&d);
         if (r < 0)
                 return 1;
-        r = zy_registry_load(&d);
+        r = zd_registry_load(&d);
         if (r < 0) {
-                zy_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d.profile_dirs[0],
+                zd_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d.profile_dirs[0],
                        d.n_profile_dirs > 1 ? " and the other --profiles directories" : "");
                 return 1;
         }
-        r = zy_server_listen(&d);
+        d.server.loop = d.loop;
+        d.server.on_call = zd_methods_call;
+        d.server.on_disconnect = zd_methods_disconnect;
+        d.server.userdata = &d;
+        r = zd_server_listen(&d.server);
         if (r < 0) {
-                zy_log(LOG_ERR, "cannot listen on %s: %s", d.socket_path, strerror(-r));
-                zy_registry_free(&d);
+                zd_log(LOG_ERR, "cannot listen on %s: %s", d.server.socket_path, strerror(-r));
+                zd_registry_free(&d);
                 return 1;
         }
-        zy_log(LOG_INFO, "listening on %s%s with %zu profiles", d.socket_activated ? "a socket from systemd, " : "",
-               d.socket_path, d.n_entries);
+        zd_log(LOG_INFO, "listening on %s%s with %zu profiles",
+               d.server.socket_activated ? "a socket from systemd, " : "", d.server.socket_path, d.n_entries);
         if (n_passed > 0)
-                zy_sd_adopt(&d);
+                zd_adopt(&d, &d.activation);
         else if (!getenv("NOTIFY_SOCKET"))
-                zy_log(LOG_INFO, "not under systemd: no fd store, so tasks started by an earlier zygoted "
+                zd_log(LOG_INFO, "not under systemd: no fd store, so tasks started by an earlier zygoted "
                        "are not adopted (they keep running, unknown to this one)");
-        zy_sd_free(&d);
+        zd_sd_activation_free(&d.activation);
 
         ev_signal_init(&d.sig_term, on_stop, SIGTERM);
         ev_signal_init(&d.sig_int, on_stop, SIGINT);
@@ -309,7 +345,9 @@ int main(int argc, char **argv) {
         ev_signal_start(d.loop, &d.sig_int);
         ev_signal_start(d.loop, &d.sig_hup);
 
-        zy_sd_ready(&d);
+        char status[256];
+        status_line(&d, status, sizeof(status));
+        zd_sd_ready(d.loop, &d.watchdog, status);
         ev_timer_init(&d.status_timer, on_status_timer, 5., 5.);
         d.status_timer.data = &d;
         if (getenv("NOTIFY_SOCKET"))
@@ -317,9 +355,9 @@ int main(int argc, char **argv) {
 
         ev_run(d.loop, 0);
 
-        zy_server_stop(&d);
-        zy_registry_free(&d);
-        zy_tasks_free(&d);
+        zd_server_stop(&d.server);
+        zd_registry_free(&d);
+        zd_tasks_free(&d);
         ev_loop_destroy(d.loop);
         for (size_t i = 0; i < d.n_profile_dirs; i++)
                 free(d.profile_dirs[i]);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The dispatch table: every method the daemon answers, with who may call it. A method checks its
- * own parameters and replies (now, or later from task.c); whatever a caller sends, it gets an
- * error reply and the daemon goes on serving everyone else.
+ * parameters through a table (json-dispatch.h) and replies, now or later from task.c, or fails
+ * with an error that the dispatcher answers (call.h); whatever a caller sends, it gets an error
+ * reply and the daemon goes on serving everyone else.
  *
  * Tasks are private to the uid that started them (root sees all): another caller asking about
  * one gets NoSuchTask, exactly as if it did not exist.
@@ -10,116 +11,94 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <syslog.h>
-
 #include <fcntl.h>
 #include <stdio.h>
+#include <syslog.h>
 
+#include "call.h"
 #include "daemon.h"
+#include "methods.h"
+#include "pidfd-util.h"
+#include "registry.h"
+#include "server.h"
+#include "spawn.h"
+#include "task.h"
 #include "util.h"
 
-enum perm {
-        PERM_ANY,
-        PERM_ROOT,
+enum {
+        M_ROOT = 1u << 0,      /* root only */
+        M_FDS = 1u << 1,       /* may come with fds */
+        M_TASK = 1u << 2,      /* its one parameter is "id": the handler gets the caller's task */
+        M_NO_PARAMS = 1u << 3, /* takes no parameters */
 };
 
-typedef void (*method_fn)(struct zy_conn *c, json_object *params, int *fds, size_t n_fds);
+/* t: the task of an M_TASK method, NULL for the others. */
+typedef int (*method_fn)(struct zd_call *call, struct zd_task *t);
 
 struct method {
         const char *name;
         method_fn fn;
-        enum perm perm;
-        bool takes_fds;
+        unsigned flags;
 };
 
-/* ---- parameter helpers -------------------------------------------------------------------- */
+/* ---- parameters --------------------------------------------------------------------------- */
 
-/* Checks that params has only the given keys. Replies and returns false otherwise. */
-static bool only_keys(struct zy_conn *c, json_object *params, const char *const *keys) {
-        json_object_object_foreach(params, key, val) {
-                (void) val;
-                bool ok = false;
-                for (const char *const *k = keys; *k && !ok; k++)
-                        ok = streq(*k, key);
-                if (!ok) {
-                        zy_reply_invalid(c, key);
-                        return false;
-                }
-        }
-        return true;
-}
-
-static bool get_string(struct zy_conn *c, json_object *params, const char *key, bool required, const char **ret) {
-        json_object *v;
-        if (!json_object_object_get_ex(params, key, &v) || json_object_is_type(v, json_type_null)) {
-                if (required) {
-                        zy_reply_invalid(c, key);
-                        return false;
-                }
-                *ret = NULL;
-                return true;
-        }
-        if (!json_object_is_type(v, json_type_string)) {
-                zy_reply_invalid(c, key);
-                return false;
-        }
-        *ret = json_object_get_string(v);
-        return true;
-}
-
-static bool get_int(struct zy_conn *c, json_object *params, const char *key, int64_t min, int64_t max, int64_t *ret) {
-        json_object *v;
-        if (!json_object_object_get_ex(params, key, &v) || json_object_is_type(v, json_type_null))
-                return true; /* keeps the default */
-        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < min ||
-            json_object_get_int64(v) > max) {
-                zy_reply_invalid(c, key);
-                return false;
-        }
-        *ret = json_object_get_int64(v);
-        return true;
-}
-
-static bool get_bool(struct zy_conn *c, json_object *params, const char *key, bool *ret) {
-        json_object *v;
-        if (!json_object_object_get_ex(params, key, &v) || json_object_is_type(v, json_type_null))
-                return true;
-        if (!json_object_is_type(v, json_type_boolean)) {
-                zy_reply_invalid(c, key);
-                return false;
-        }
-        *ret = json_object_get_boolean(v);
-        return true;
-}
-
-static bool visible(const struct zy_conn *c, const struct zy_task *t) {
-        return zy_conn_is_root(c) || t->uid == c->cred.uid;
-}
-
-/* Finds the caller's task named by params.id, or replies NoSuchTask. */
-static struct zy_task *get_task(struct zy_conn *c, json_object *params) {
-        static const char *const keys[] = { "id", NULL };
+struct id_param {
         const char *id;
-        if (!only_keys(c, params, keys) || !get_string(c, params, "id", true, &id))
-                return NULL;
-        struct zy_task *t = zy_task_find(c->d, id);
-        if (!t || !visible(c, t)) {
-                zy_reply_errorf(c, "io.zygote.Launcher.NoSuchTask", "id", id);
-                return NULL;
-        }
-        return t;
+};
+
+static const struct zy_json_field id_fields[] = {
+        { .name = "id", .type = ZY_JSON_STRING, .offset = offsetof(struct id_param, id), .flags = ZY_JSON_MANDATORY },
+        {},
+};
+
+static const struct zy_json_field no_fields[] = {
+        {},
+};
+
+static bool visible(const struct zd_conn *c, const struct zd_task *t) {
+        return zd_conn_is_root(c) || t->uid == zd_conn_cred(c)->uid;
 }
 
-static void reply_invalid_state(struct zy_conn *c, const struct zy_task *t) {
+static int no_such_task(struct zd_call *call, const char *id) {
+        return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_TASK, "id", id);
+}
+
+/* The caller's task named by params.id (the only parameter), or NoSuchTask. */
+static int get_task(struct zd_call *call, struct zd_task **ret) {
+        struct id_param p = {};
+        int r = zd_call_dispatch(call, id_fields, &p);
+        if (r < 0)
+                return r;
+        struct zd_task *t = zd_task_find(call->d, p.id);
+        if (!t || !visible(call->conn, t))
+                return no_such_task(call, p.id);
+        *ret = t;
+        return 0;
+}
+
+static int invalid_state(struct zd_call *call, const struct zd_task *t) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, "id", json_object_new_string(t->id));
-        json_object_object_add(p, "state", json_object_new_string(zy_task_state_to_string(t->state)));
-        zy_reply_error(c, "io.zygote.Launcher.InvalidState", p);
+        json_object_object_add(p, "state", json_object_new_string(zd_task_state_to_string(t->state)));
+        return zd_call_fail(call, -EBUSY, ZY_ERROR_INVALID_STATE, p);
 }
 
-static json_object *with_task(const struct zy_task *t) {
+/* The call's (last) reply. */
+static int reply(struct zd_call *call, json_object *params) {
+        zd_reply(call->conn, params, false, -EBADF);
+        return 0;
+}
+
+static json_object *with_task(const struct zd_task *t) {
         json_object *p = json_object_new_object();
-        json_object_object_add(p, "task", zy_task_to_json(t));
+        json_object_object_add(p, "task", zd_task_to_json(t));
+        return p;
+}
+
+static json_object *with_value(const char *key, json_object *v) {
+        json_object *p = json_object_new_object();
+        json_object_object_add(p, key, v);
         return p;
 }
 
@@ -169,284 +148,261 @@ static void kill_pid(pid_t pid, void *userdata) {
 
 /* ---- methods ------------------------------------------------------------------------------ */
 
-static void m_spawn(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        (void) zy_spawn(c, params, fds, n_fds); /* replies on every path */
+static int m_spawn(struct zd_call *call, struct zd_task *t) {
+        return zd_spawn(call);
 }
 
-static void m_start(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (!t)
-                return;
-        int r = zy_task_start(t, c);
+static int m_start(struct zd_call *call, struct zd_task *t) {
+        int r = zd_task_start(t, call->conn);
         if (r == -EBUSY)
-                reply_invalid_state(c, t);
-        else if (r < 0)
-                zy_reply_errorf(c, "io.zygote.Launcher.InvalidState", "id", t->id);
-        /* else: the reply comes when the status pipe says exec */
+                return invalid_state(call, t);
+        if (r < 0)
+                return zd_call_failf(call, r, ZY_ERROR_INVALID_STATE, "id", t->id);
+        return 0; /* the reply comes when the status pipe says exec */
 }
 
-static void m_kill(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { "id", "signal", "all", NULL };
+struct kill_param {
         const char *id;
-        int64_t sig = SIGTERM;
-        bool all = false;
-        if (!only_keys(c, params, keys) || !get_string(c, params, "id", true, &id) ||
-            !get_int(c, params, "signal", 1, SIGRTMAX, &sig) || !get_bool(c, params, "all", &all))
-                return;
-        struct zy_task *t = zy_task_find(c->d, id);
-        if (!t || !visible(c, t)) {
-                zy_reply_errorf(c, "io.zygote.Launcher.NoSuchTask", "id", id);
-                return;
-        }
-        if (t->exited || t->state == ZY_TASK_STOPPED) {
-                reply_invalid_state(c, t);
-                return;
-        }
+        int64_t signal;
+        bool all;
+};
+
+/* SIGRTMAX is not a constant: the range is checked here. */
+static int check_signal(const char *name, json_object *v, void *ret, void *userdata) {
+        int64_t sig = *(int64_t *) ret;
+        return sig >= 1 && sig <= SIGRTMAX ? 0 : -ERANGE;
+}
+
+static const struct zy_json_field kill_fields[] = {
+        { .name = "id", .type = ZY_JSON_STRING, .offset = offsetof(struct kill_param, id), .flags = ZY_JSON_MANDATORY },
+        { .name = "signal", .type = ZY_JSON_INT64, .offset = offsetof(struct kill_param, signal),
+          .flags = ZY_JSON_NULLABLE, .callback = check_signal },
+        { .name = "all", .type = ZY_JSON_BOOL, .offset = offsetof(struct kill_param, all), .flags = ZY_JSON_NULLABLE },
+        {},
+};
+
+static int m_kill(struct zd_call *call, struct zd_task *t) {
+        struct kill_param p = { .signal = SIGTERM };
+        int r = zd_call_dispatch(call, kill_fields, &p);
+        if (r < 0)
+                return r;
+        t = zd_task_find(call->d, p.id);
+        if (!t || !visible(call->conn, t))
+                return no_such_task(call, p.id);
+        if (t->exited || t->state == ZD_TASK_STOPPED)
+                return invalid_state(call, t);
         /* The pidfd names exactly this process, never a reused pid. The rest of the session
          * (the worker is a session leader; Pids lists the same set) is signalled by number,
          * found through /proc: a pid could be reused between the scan and the kill, a window
          * zygote accepts, as it has no cgroup to freeze. Only while the leader is not reaped,
          * so that the session id itself cannot have been reused. */
-        int r = 0;
         /* The leader first: signalled after its children, a shell waiting for them would exit
          * on its own before the signal reached it. */
-        if (syscall(SYS_pidfd_send_signal, t->pidfd, (int) sig, NULL, 0) < 0 && errno != ESRCH)
-                r = -errno;
-        if (all) {
-                struct kill_ctx k = { .leader = t->pid, .sig = (int) sig };
+        r = pidfd_kill(t->pidfd, (int) p.signal);
+        if (r == -ESRCH)
+                r = 0;
+        if (p.all) {
+                struct kill_ctx k = { .leader = t->pid, .sig = (int) p.signal };
                 for_each_in_session(t->pid, kill_pid, &k);
                 if (k.err && r == 0)
                         r = -k.err;
         }
-        if (r < 0) {
-                zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason", strerror(-r));
-                return;
-        }
-        zy_reply(c, NULL, false, -EBADF);
+        if (r < 0)
+                return r; /* PermissionDenied, with the errno's text */
+        return reply(call, NULL);
 }
 
-static void m_wait(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (!t)
-                return;
-        if (t->exited && t->state == ZY_TASK_STOPPED) {
-                zy_reply(c, with_task(t), false, -EBADF);
-                return;
-        }
-        if (zy_task_add_waiter(t, c) < 0) {
-                zy_reply_errorf(c, "io.zygote.Launcher.LimitExceeded", "limit", "memory");
-                return;
-        }
-        if (c->more)
-                zy_reply(c, with_task(t), true, -EBADF);
+static int m_wait(struct zd_call *call, struct zd_task *t) {
+        if (t->exited && t->state == ZD_TASK_STOPPED)
+                return reply(call, with_task(t));
+        int r = zd_task_add_waiter(t, call->conn);
+        if (r < 0)
+                return zd_call_failf(call, r, ZY_ERROR_LIMIT_EXCEEDED, "limit", "memory");
+        if (zd_conn_more(call->conn))
+                zd_reply(call->conn, with_task(t), true, -EBADF);
+        return 0;
 }
 
-static void m_state(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (t)
-                zy_reply(c, with_task(t), false, -EBADF);
+static int m_state(struct zd_call *call, struct zd_task *t) {
+        return reply(call, with_task(t));
 }
 
-static void m_pids(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (!t)
-                return;
+static int m_pids(struct zd_call *call, struct zd_task *t) {
         json_object *pids = json_object_new_array();
         if (!t->exited)
                 for_each_in_session(t->pid, add_pid, pids);
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "pids", pids);
-        zy_reply(c, p, false, -EBADF);
+        return reply(call, with_value("pids", pids));
 }
 
 /* zygoted keeps no copy of a task's stdio (its copies are closed right after the fork), so
  * there is nothing for it to close: the caller holds the other ends. Checked, then answered. */
-static void m_close_io(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (t)
-                zy_reply(c, NULL, false, -EBADF);
+static int m_close_io(struct zd_call *call, struct zd_task *t) {
+        return reply(call, NULL);
 }
 
-static void m_list(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
+static int m_list(struct zd_call *call, struct zd_task *t) {
         json_object *tasks = json_object_new_array();
         struct lh_entry *e;
-        lh_foreach(c->d->tasks, e) {
-                const struct zy_task *t = lh_entry_v(e);
-                if (visible(c, t))
-                        json_object_array_add(tasks, zy_task_to_json(t));
+        lh_foreach(call->d->tasks, e) {
+                const struct zd_task *task = lh_entry_v(e);
+                if (visible(call->conn, task))
+                        json_object_array_add(tasks, zd_task_to_json(task));
         }
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "tasks", tasks);
-        zy_reply(c, p, false, -EBADF);
+        return reply(call, with_value("tasks", tasks));
 }
 
-static void m_delete(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_task *t = get_task(c, params);
-        if (!t)
-                return;
-        if (t->state == ZY_TASK_RUNNING || t->state == ZY_TASK_STARTING) {
-                reply_invalid_state(c, t);
-                return;
-        }
+static int m_delete(struct zd_call *call, struct zd_task *t) {
+        if (t->state == ZD_TASK_RUNNING || t->state == ZD_TASK_STARTING)
+                return invalid_state(call, t);
         json_object *p = with_task(t);
-        zy_task_delete(t);
-        zy_reply(c, p, false, -EBADF);
+        zd_task_delete(t);
+        return reply(call, p);
 }
 
-static void m_events(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
-        struct zy_daemon *d = c->d;
-        if (!c->more) {
-                zy_reply_invalid(c, "more");
-                return;
-        }
-        if (d->n_subscribers >= ELEMENTSOF(d->subscribers)) {
-                json_object *p = json_object_new_object();
-                json_object_object_add(p, "limit", json_object_new_string("subscribers"));
-                json_object_object_add(p, "max", json_object_new_int((int) ELEMENTSOF(d->subscribers)));
-                zy_reply_error(c, "io.zygote.Launcher.LimitExceeded", p);
-                return;
-        }
-        d->subscribers[d->n_subscribers++] = c;
-        c->streaming = true; /* no reply now: events arrive as they happen */
+static int m_events(struct zd_call *call, struct zd_task *t) {
+        struct zd_daemon *d = call->d;
+        if (!zd_conn_more(call->conn))
+                return zd_call_invalid(call, "more");
+        if (zd_events_subscribe(d, call->conn) < 0)
+                return zd_call_limit(call, "subscribers", ZD_MAX_SUBSCRIBERS);
+        return 0; /* no reply now: events arrive as they happen */
 }
 
-static void m_list_profiles(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
+static json_object *profiles_to_json(struct zd_daemon *d) {
         json_object *arr = json_object_new_array();
-        for (size_t i = 0; i < c->d->n_entries; i++)
-                json_object_array_add(arr, zy_entry_to_json(c->d->entries[i]));
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "profiles", arr);
-        zy_reply(c, p, false, -EBADF);
+        for (size_t i = 0; i < d->n_entries; i++)
+                json_object_array_add(arr, zd_entry_to_json(d->entries[i]));
+        return arr;
 }
 
-static void m_reload(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
+static int m_list_profiles(struct zd_call *call, struct zd_task *t) {
+        return reply(call, with_value("profiles", profiles_to_json(call->d)));
+}
+
+static int m_reload(struct zd_call *call, struct zd_task *t) {
         json_object *loaded, *failed;
-        int r = zy_registry_reload(c->d, &loaded, &failed);
-        if (r < 0) {
-                zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason", strerror(-r));
-                return;
-        }
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "loaded", loaded);
+        int r = zd_registry_reload(call->d, &loaded, &failed);
+        if (r < 0)
+                return r; /* PermissionDenied, with the errno's text */
+        json_object *p = with_value("loaded", loaded);
         json_object_object_add(p, "failed", failed);
-        zy_reply(c, p, false, -EBADF);
+        return reply(call, p);
 }
 
-static void m_get_status(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
-        struct zy_daemon *d = c->d;
-        json_object *p = json_object_new_object(), *f = json_object_new_object(), *arr = json_object_new_array();
+static int m_get_status(struct zd_call *call, struct zd_task *t) {
+        struct zd_daemon *d = call->d;
+        json_object *p = json_object_new_object(), *f = json_object_new_object();
         json_object_object_add(p, "version", json_object_new_string(ZYGOTE_VERSION));
         json_object_object_add(f, "clone_filter", json_object_new_boolean(d->features.clone_filter));
         json_object_object_add(f, "capbset_drop_mask", json_object_new_boolean(d->features.capbset_drop_mask));
         json_object_object_add(p, "features", f);
-        for (size_t i = 0; i < d->n_entries; i++)
-                json_object_array_add(arr, zy_entry_to_json(d->entries[i]));
-        json_object_object_add(p, "profiles", arr);
+        json_object_object_add(p, "profiles", profiles_to_json(d));
         json_object_object_add(p, "tasks", json_object_new_int((int) d->n_tasks));
-        json_object_object_add(p, "connections", json_object_new_int((int) d->n_conns));
+        json_object_object_add(p, "connections", json_object_new_int((int) d->server.n_conns));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
-        zy_reply(c, p, false, -EBADF);
+        return reply(call, p);
 }
 
-static void m_get_info(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { NULL };
-        if (!only_keys(c, params, keys))
-                return;
+static int m_get_info(struct zd_call *call, struct zd_task *t) {
         json_object *p = json_object_new_object(), *ifaces = json_object_new_array();
         json_object_object_add(p, "vendor", json_object_new_string("zygote"));
         json_object_object_add(p, "product", json_object_new_string("zygoted"));
         json_object_object_add(p, "version", json_object_new_string(ZYGOTE_VERSION));
         json_object_object_add(p, "url", json_object_new_string("https://zygote.invalid/"));
-        json_object_array_add(ifaces, json_object_new_string("org.varlink.service"));
-        json_object_array_add(ifaces, json_object_new_string("io.zygote.Launcher"));
+        json_object_array_add(ifaces, json_object_new_string(ZY_VARLINK_SERVICE));
+        json_object_array_add(ifaces, json_object_new_string(ZY_INTERFACE));
         json_object_object_add(p, "interfaces", ifaces);
-        zy_reply(c, p, false, -EBADF);
+        return reply(call, p);
 }
 
-static void m_get_interface_description(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        static const char *const keys[] = { "interface", NULL };
-        const char *iface;
-        if (!only_keys(c, params, keys) || !get_string(c, params, "interface", true, &iface))
-                return;
-        if (!streq(iface, "io.zygote.Launcher")) {
-                zy_reply_errorf(c, "org.varlink.service.InterfaceNotFound", "interface", iface);
-                return;
-        }
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "description", json_object_new_string(zy_interface_description));
-        zy_reply(c, p, false, -EBADF);
+struct interface_param {
+        const char *interface;
+};
+
+static const struct zy_json_field interface_fields[] = {
+        { .name = "interface", .type = ZY_JSON_STRING, .offset = offsetof(struct interface_param, interface),
+          .flags = ZY_JSON_MANDATORY },
+        {},
+};
+
+static int m_get_interface_description(struct zd_call *call, struct zd_task *t) {
+        struct interface_param p = {};
+        int r = zd_call_dispatch(call, interface_fields, &p);
+        if (r < 0)
+                return r;
+        if (!streq(p.interface, ZY_INTERFACE))
+                return zd_call_failf(call, -ENOENT, ZY_ERROR_INTERFACE_NOT_FOUND, "interface", p.interface);
+        return reply(call, with_value("description", json_object_new_string(zd_interface_description)));
 }
 
 static const struct method methods[] = {
-        { "io.zygote.Launcher.Spawn", m_spawn, PERM_ANY, true },
-        { "io.zygote.Launcher.Start", m_start, PERM_ANY, false },
-        { "io.zygote.Launcher.Kill", m_kill, PERM_ANY, false },
-        { "io.zygote.Launcher.Wait", m_wait, PERM_ANY, false },
-        { "io.zygote.Launcher.State", m_state, PERM_ANY, false },
-        { "io.zygote.Launcher.Pids", m_pids, PERM_ANY, false },
-        { "io.zygote.Launcher.CloseIO", m_close_io, PERM_ANY, false },
-        { "io.zygote.Launcher.List", m_list, PERM_ANY, false },
-        { "io.zygote.Launcher.Delete", m_delete, PERM_ANY, false },
-        { "io.zygote.Launcher.Events", m_events, PERM_ANY, false },
-        { "io.zygote.Launcher.ListProfiles", m_list_profiles, PERM_ANY, false },
-        { "io.zygote.Launcher.ReloadProfiles", m_reload, PERM_ROOT, false },
-        { "io.zygote.Launcher.GetStatus", m_get_status, PERM_ANY, false },
-        { "org.varlink.service.GetInfo", m_get_info, PERM_ANY, false },
-        { "org.varlink.service.GetInterfaceDescription", m_get_interface_description, PERM_ANY, false },
+        { ZY_METHOD_SPAWN, m_spawn, M_FDS },
+        { ZY_METHOD_START, m_start, M_TASK },
+        { ZY_METHOD_KILL, m_kill, 0 },
+        { ZY_METHOD_WAIT, m_wait, M_TASK },
+        { ZY_METHOD_STATE, m_state, M_TASK },
+        { ZY_METHOD_PIDS, m_pids, M_TASK },
+        { ZY_METHOD_CLOSE_IO, m_close_io, M_TASK },
+        { ZY_METHOD_LIST, m_list, M_NO_PARAMS },
+        { ZY_METHOD_DELETE, m_delete, M_TASK },
+        { ZY_METHOD_EVENTS, m_events, M_NO_PARAMS },
+        { ZY_METHOD_LIST_PROFILES, m_list_profiles, M_NO_PARAMS },
+        { ZY_METHOD_RELOAD_PROFILES, m_reload, M_ROOT | M_NO_PARAMS },
+        { ZY_METHOD_GET_STATUS, m_get_status, M_NO_PARAMS },
+        { ZY_METHOD_GET_INFO, m_get_info, M_NO_PARAMS },
+        { ZY_METHOD_GET_INTERFACE_DESCRIPTION, m_get_interface_description, 0 },
 };
 
-void zy_dispatch(struct zy_conn *c, json_object *msg, int *fds, size_t n_fds) {
-        json_object *jm, *jp = NULL, *jmore;
-        const struct method *m = NULL;
+static const struct method *find_method(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(methods); i++)
+                if (streq(methods[i].name, name))
+                        return &methods[i];
+        return NULL;
+}
 
-        c->more = json_object_object_get_ex(msg, "more", &jmore) && json_object_get_boolean(jmore);
-        if (!json_object_object_get_ex(msg, "method", &jm) || !json_object_is_type(jm, json_type_string)) {
-                zy_reply_invalid(c, "method");
-                goto drop_fds;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(methods) && !m; i++)
-                if (streq(methods[i].name, json_object_get_string(jm)))
-                        m = &methods[i];
-        if (!m) {
-                zy_reply_errorf(c, "org.varlink.service.MethodNotFound", "method", json_object_get_string(jm));
-                goto drop_fds;
-        }
+/* Which method, whether this caller may call it, and its parameters (null: none). */
+static int call_prepare(struct zd_call *call, json_object *msg, const struct method **ret) {
+        json_object *jm, *jp = NULL;
+        if (!json_object_object_get_ex(msg, "method", &jm) || !json_object_is_type(jm, json_type_string))
+                return zd_call_invalid(call, "method");
+        const struct method *m = find_method(json_object_get_string(jm));
+        if (!m)
+                return zd_call_failf(call, -ENOENT, ZY_ERROR_METHOD_NOT_FOUND, "method", json_object_get_string(jm));
         if (json_object_object_get_ex(msg, "parameters", &jp) && !json_object_is_type(jp, json_type_object) &&
-            !json_object_is_type(jp, json_type_null)) {
-                zy_reply_invalid(c, "parameters");
-                goto drop_fds;
-        }
-        if (m->perm == PERM_ROOT && !zy_conn_is_root(c)) {
-                zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason", "root only");
-                goto drop_fds;
-        }
-        if (!m->takes_fds && n_fds > 0) {
-                zy_reply_invalid(c, "fds");
-                goto drop_fds;
-        }
-        json_object *empty = NULL;
-        if (!jp || json_object_is_type(jp, json_type_null))
-                jp = empty = json_object_new_object();
-        m->fn(c, jp, fds, n_fds);
-        json_object_put(empty);
-        return;
+            !json_object_is_type(jp, json_type_null))
+                return zd_call_invalid(call, "parameters");
+        if ((m->flags & M_ROOT) && !zd_conn_is_root(call->conn))
+                return zd_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", "root only");
+        if (!(m->flags & M_FDS) && call->n_fds > 0)
+                return zd_call_invalid(call, "fds");
+        call->params = jp && json_object_is_type(jp, json_type_object) ? json_object_get(jp) : json_object_new_object();
+        *ret = m;
+        return 0;
+}
 
-drop_fds:
+void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *fds, size_t n_fds) {
+        struct zd_call call = { .d = userdata, .conn = c, .fds = fds, .n_fds = n_fds };
+        const struct method *m = NULL;
+        struct zd_task *t = NULL;
+        int r = call_prepare(&call, msg, &m);
+        if (r >= 0 && (m->flags & M_TASK))
+                r = get_task(&call, &t);
+        else if (r >= 0 && (m->flags & M_NO_PARAMS))
+                r = zd_call_dispatch(&call, no_fields, NULL);
+        if (r >= 0)
+                r = m->fn(&call, t);
+        if (r < 0) {
+                if (!call.error)
+                        (void) zd_call_failf(&call, r, ZY_ERROR_PERMISSION_DENIED, "reason", strerror(-r));
+                zd_reply_error(c, call.error, TAKE_PTR(call.error_params));
+        }
+        /* The worker has its copies (or never will): ours go in every case. */
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
+        json_object_put(call.params);
+        json_object_put(call.error_params);
+}
+
+void zd_methods_disconnect(void *userdata, struct zd_conn *c) {
+        zd_task_drop_conn(userdata, c);
 }

@@ -3,7 +3,7 @@
  * The profile registry: every loaded profile with its reference process and the tier its spawns
  * use now, and why.
  *
- * Tier choice per profile (DESIGN.md): `clone` when the kernel has SECCOMP_CLONE_FILTER and the
+ * Tier choice per profile: `clone` when the kernel has SECCOMP_CLONE_FILTER and the
  * reference is up; else `inherit` when a probe worker forked by the reference gets through every
  * setup step under the profile's filter; else `load`. A forced tier (--tier) that a profile cannot
  * use leaves that profile out, loudly, rather than measuring the wrong thing.
@@ -13,48 +13,33 @@
  * of good health).
  */
 #include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/capability.h>
 #include <syslog.h>
 
-#include <fcntl.h>
-#include <stdio.h>
-
 #include "daemon.h"
+#include "log.h"
+#include "registry.h"
+#include "sd.h"
+#include "tier.h"
 #include "util.h"
 
 #define BACKOFF_MIN 0.1
 #define BACKOFF_MAX 30.0
 #define HEALTHY_AFTER 60.0
 
-const char *zy_tier_to_string(enum zy_tier t) {
-        switch (t) {
-        case ZY_TIER_AUTO:
-                return "auto";
-        case ZY_TIER_CLONE:
-                return "clone";
-        case ZY_TIER_INHERIT:
-                return "inherit";
-        case ZY_TIER_LOAD:
-                return "load";
-        }
-        return "unknown";
-}
-
-int zy_tier_from_string(const char *s, enum zy_tier *ret) {
-        static const enum zy_tier all[] = { ZY_TIER_AUTO, ZY_TIER_CLONE, ZY_TIER_INHERIT, ZY_TIER_LOAD };
-        for (size_t i = 0; i < ELEMENTSOF(all); i++)
-                if (streq(s, zy_tier_to_string(all[i]))) {
-                        *ret = all[i];
-                        return 0;
-                }
-        return -EINVAL;
-}
-
 static void on_ref_death(struct ev_loop *loop, ev_io *w, int revents);
 static void on_restart(struct ev_loop *loop, ev_timer *w, int revents);
 
-static int entry_start_reference(struct zy_entry *e) {
-        struct zy_daemon *d = e->d;
+/* A reference's pidfd in systemd's fd store: the next zygoted ends it (adopt.c). Polled: a dead
+ * reference has nothing to hand over. */
+static void reference_fdname(pid_t pid, char buf[static 32]) {
+        snprintf(buf, 32, "ref/%d", (int) pid);
+}
+
+static int entry_start_reference(struct zd_entry *e) {
+        struct zd_daemon *d = e->d;
         const struct zy_profile *p = e->profile;
         int r = zy_reference_start(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
                                    p->no_new_privs || !d->privileged, &e->ref);
@@ -62,69 +47,73 @@ static int entry_start_reference(struct zy_entry *e) {
                 return r;
         e->ref_up = true;
         e->ref_started_at = ev_now(d->loop);
-        zy_sd_store_reference(e->ref.pid, e->ref.pidfd);
+        char name[32];
+        reference_fdname(e->ref.pid, name);
+        (void) zd_sd_fdstore_add(name, e->ref.pidfd, true);
         ev_io_init(&e->ref_watch, on_ref_death, e->ref.pidfd, EV_READ);
         e->ref_watch.data = e;
         ev_io_start(d->loop, &e->ref_watch);
         return 0;
 }
 
-static void entry_stop_reference(struct zy_entry *e) {
+static void entry_stop_reference(struct zd_entry *e) {
         if (!e->ref_up)
                 return;
         ev_io_stop(e->d->loop, &e->ref_watch);
-        zy_sd_forget_reference(e->ref.pid);
+        char name[32];
+        reference_fdname(e->ref.pid, name);
+        zd_sd_fdstore_remove(name);
         zy_reference_stop(&e->ref);
         e->ref_up = false;
 }
 
 /* Decides the entry's tier. Returns < 0 when a forced tier cannot be honoured. */
-static int entry_choose_tier(struct zy_entry *e) {
-        struct zy_daemon *d = e->d;
-        enum zy_tier forced = d->forced_tier;
+static int entry_choose_tier(struct zd_entry *e) {
+        struct zd_daemon *d = e->d;
+        enum zd_tier forced = d->forced_tier;
         _cleanup_free_ char *why = NULL;
         int r;
 
-        if (forced == ZY_TIER_LOAD) {
-                e->best_tier = ZY_TIER_LOAD;
+        if (forced == ZD_TIER_LOAD) {
+                e->best_tier = ZD_TIER_LOAD;
                 snprintf(e->reason, sizeof(e->reason), "forced by --tier load");
                 goto done;
         }
         if (!e->ref_up) {
-                if (forced != ZY_TIER_AUTO) {
+                if (forced != ZD_TIER_AUTO) {
                         snprintf(e->reason, sizeof(e->reason), "--tier %s: the reference process did not start",
-                                 zy_tier_to_string(forced));
+                                 zd_tier_to_string(forced));
                         return -ESRCH;
                 }
-                e->best_tier = ZY_TIER_LOAD;
+                e->best_tier = ZD_TIER_LOAD;
                 snprintf(e->reason, sizeof(e->reason), "reference process did not start");
                 goto done;
         }
-        if (d->features.clone_filter && forced != ZY_TIER_INHERIT) {
-                e->best_tier = ZY_TIER_CLONE;
-                snprintf(e->reason, sizeof(e->reason), "%s", forced == ZY_TIER_CLONE ? "forced by --tier clone"
+        if (d->features.clone_filter && forced != ZD_TIER_INHERIT) {
+                e->best_tier = ZD_TIER_CLONE;
+                snprintf(e->reason, sizeof(e->reason), "%s", forced == ZD_TIER_CLONE ? "forced by --tier clone"
                                                                : "kernel has SECCOMP_CLONE_FILTER");
                 goto done;
         }
-        if (forced == ZY_TIER_CLONE) {
+        if (forced == ZD_TIER_CLONE) {
                 snprintf(e->reason, sizeof(e->reason), "--tier clone: the kernel lacks SECCOMP_CLONE_FILTER");
                 return -EOPNOTSUPP;
         }
         r = zy_reference_probe_inherit(&e->ref, d->helper_fd, d->privileged, &why);
         if (r >= 0) {
-                e->best_tier = ZY_TIER_INHERIT;
+                e->best_tier = ZD_TIER_INHERIT;
                 snprintf(e->reason, sizeof(e->reason), "%s",
-                         forced == ZY_TIER_INHERIT ? "forced by --tier inherit; inherit probe passed"
+                         forced == ZD_TIER_INHERIT ? "forced by --tier inherit; inherit probe passed"
                          : d->features.clone_filter ? "inherit probe passed"
                                                     : "kernel lacks SECCOMP_CLONE_FILTER; inherit probe passed");
                 goto done;
         }
-        if (forced == ZY_TIER_INHERIT) {
+        if (forced == ZD_TIER_INHERIT) {
                 snprintf(e->reason, sizeof(e->reason), "--tier inherit: inherit probe failed: %s",
                          why ? why : strerror(-r));
                 return -EPERM;
         }
-        e->best_tier = ZY_TIER_LOAD;
+        e->best_tier = ZD_TIER_LOAD;
         snprintf(e->reason, sizeof(e->reason), "kernel lacks SECCOMP_CLONE_FILTER; inherit probe failed: %s",
                  why ? why : strerror(-r));
 done:
@@ -132,7 +121,7 @@ done:
         return 0;
 }
 
-static void entry_free(struct zy_entry *e) {
+static void entry_free(struct zd_entry *e) {
         if (!e)
                 return;
         entry_stop_reference(e);
@@ -141,8 +130,8 @@ static void entry_free(struct zy_entry *e) {
         free(e);
 }
 
-static int entry_new(struct zy_daemon *d, struct zy_profile *p, struct zy_entry **ret, char **ret_error) {
-        struct zy_entry *e = calloc(1, sizeof(*e));
+static int entry_new(struct zd_daemon *d, struct zy_profile *p, struct zd_entry **ret, char **ret_error) {
+        struct zd_entry *e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
         e->d = d;
@@ -153,7 +142,7 @@ static int entry_new(struct zy_daemon *d, struct zy_profile *p, struct zy_entry 
         e->restart.data = e;
         int r = entry_start_reference(e);
         if (r < 0)
-                zy_log(LOG_WARNING, "profile %s: reference process failed to start: %s", p->name, strerror(-r));
+                zd_log(LOG_WARNING, "profile %s: reference process failed to start: %s", p->name, strerror(-r));
         r = entry_choose_tier(e);
         if (r < 0) {
                 if (ret_error)
@@ -164,18 +153,18 @@ static int entry_new(struct zy_daemon *d, struct zy_profile *p, struct zy_entry 
         }
         /* The reference only matters for clone and inherit; with load it stays as the filter
          * source for a later reload, but costs memory: stop it. */
-        if (e->best_tier == ZY_TIER_LOAD)
+        if (e->best_tier == ZD_TIER_LOAD)
                 entry_stop_reference(e);
         *ret = e;
         return 0;
 }
 
 static void on_restart(struct ev_loop *loop, ev_timer *w, int revents) {
-        struct zy_entry *e = w->data;
+        struct zd_entry *e = w->data;
         int r = entry_start_reference(e);
         if (r < 0) {
                 e->backoff = e->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : e->backoff * 2;
-                zy_log(LOG_WARNING, "profile %s: restarting the reference failed: %s; next try in %.1fs",
+                zd_log(LOG_WARNING, "profile %s: restarting the reference failed: %s; next try in %.1fs",
                        e->profile->name, strerror(-r), e->backoff);
                 ev_timer_set(&e->restart, e->backoff, 0.);
                 ev_timer_start(loop, &e->restart);
@@ -184,27 +173,27 @@ static void on_restart(struct ev_loop *loop, ev_timer *w, int revents) {
         e->restarts++;
         e->tier = e->best_tier;
         snprintf(e->reason, sizeof(e->reason), "reference restarted (%u restarts)", e->restarts);
-        zy_log(LOG_NOTICE, "profile %s: reference process restarted (pid %d); back to the %s tier",
-               e->profile->name, (int) e->ref.pid, zy_tier_to_string(e->tier));
+        zd_log(LOG_NOTICE, "profile %s: reference process restarted (pid %d); back to the %s tier",
+               e->profile->name, (int) e->ref.pid, zd_tier_to_string(e->tier));
 }
 
 static void on_ref_death(struct ev_loop *loop, ev_io *w, int revents) {
-        struct zy_entry *e = w->data;
+        struct zd_entry *e = w->data;
         pid_t pid = e->ref.pid;
         double lived = ev_now(loop) - e->ref_started_at;
         entry_stop_reference(e); /* reaps it */
         if (lived > HEALTHY_AFTER)
                 e->backoff = BACKOFF_MIN;
-        e->tier = ZY_TIER_LOAD;
+        e->tier = ZD_TIER_LOAD;
         snprintf(e->reason, sizeof(e->reason), "reference process died; serving from the load tier until it restarts");
-        zy_log(LOG_WARNING, "profile %s: reference process %d died; load tier meanwhile, restart in %.1fs",
+        zd_log(LOG_WARNING, "profile %s: reference process %d died; load tier meanwhile, restart in %.1fs",
                e->profile->name, (int) pid, e->backoff);
         ev_timer_set(&e->restart, e->backoff, 0.);
         ev_timer_start(loop, &e->restart);
         e->backoff = e->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : e->backoff * 2;
 }
 
-struct zy_entry *zy_registry_find(struct zy_daemon *d, const char *name) {
+struct zd_entry *zd_registry_find(struct zd_daemon *d, const char *name) {
         for (size_t i = 0; i < d->n_entries; i++)
                 if (streq(d->entries[i]->profile->name, name))
                         return d->entries[i];
@@ -213,24 +202,24 @@ struct zy_entry *zy_registry_find(struct zy_daemon *d, const char *name) {
 
 static void log_profile_error(const char *message, void *userdata) {
         json_object *failed = userdata;
-        zy_log(LOG_ERR, "%s", message);
+        zd_log(LOG_ERR, "%s", message);
         if (failed)
                 json_object_array_add(failed, json_object_new_string(message));
 }
 
 /* Builds entries for a freshly loaded set; `old` entries with the same compiled program and
  * settings are kept as they are (reference and all). Takes the profiles out of `set`. */
-static int build_entries(struct zy_daemon *d, struct zy_profile_set *set, struct zy_entry **old, size_t n_old,
-                         json_object *loaded, json_object *failed, struct zy_entry ***ret, size_t *ret_n) {
-        struct zy_entry **entries = calloc(set->n + n_old + 1, sizeof(*entries));
+static int build_entries(struct zd_daemon *d, struct zy_profile_set *set, struct zd_entry **old, size_t n_old,
+                         json_object *loaded, json_object *failed, struct zd_entry ***ret, size_t *ret_n) {
+        struct zd_entry **entries = calloc(set->n + n_old + 1, sizeof(*entries));
         if (!entries)
                 return -ENOMEM;
         size_t n = 0;
         for (size_t i = 0; i < set->n; i++) {
                 struct zy_profile *p = set->items[i];
-                struct zy_entry *keep = NULL;
+                struct zd_entry *keep = NULL;
                 for (size_t j = 0; j < n_old; j++) {
-                        struct zy_entry *o = old[j];
+                        struct zd_entry *o = old[j];
                         if (o && streq(o->profile->name, p->name) && streq(o->profile->hash, p->hash) &&
                             o->profile->caps_keep == p->caps_keep && o->profile->no_new_privs == p->no_new_privs &&
                             o->profile->filter_flags == p->filter_flags) {
@@ -246,7 +235,7 @@ static int build_entries(struct zy_daemon *d, struct zy_profile_set *set, struct
                         set->items[i] = NULL;
                         entries[n++] = keep;
                 } else {
-                        struct zy_entry *e;
+                        struct zd_entry *e;
                         _cleanup_free_ char *err = NULL;
                         int r = entry_new(d, p, &e, &err);
                         if (r < 0) {
@@ -257,8 +246,8 @@ static int build_entries(struct zy_daemon *d, struct zy_profile_set *set, struct
                         }
                         set->items[i] = NULL;
                         entries[n++] = e;
-                        zy_log(LOG_INFO, "profile %s: %zu BPF instructions, longest path %u, tier %s (%s)",
-                               p->name, p->bpf_len, p->longest_path, zy_tier_to_string(e->tier), e->reason);
+                        zd_log(LOG_INFO, "profile %s: %zu BPF instructions, longest path %u, tier %s (%s)",
+                               p->name, p->bpf_len, p->longest_path, zd_tier_to_string(e->tier), e->reason);
                 }
                 if (loaded)
                         json_object_array_add(loaded, json_object_new_string(entries[n - 1]->profile->name));
@@ -268,7 +257,7 @@ static int build_entries(struct zy_daemon *d, struct zy_profile_set *set, struct
         return 0;
 }
 
-int zy_registry_load(struct zy_daemon *d) {
+int zd_registry_load(struct zd_daemon *d) {
         struct zy_profile_set set = {};
         int r = zy_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set,
                                     log_profile_error, NULL);
@@ -281,14 +270,14 @@ int zy_registry_load(struct zy_daemon *d) {
         return d->n_entries > 0 ? 0 : -ENOENT;
 }
 
-int zy_registry_reload(struct zy_daemon *d, json_object **ret_loaded, json_object **ret_failed) {
+int zd_registry_reload(struct zd_daemon *d, json_object **ret_loaded, json_object **ret_failed) {
         struct zy_profile_set set = {};
         json_object *loaded = json_object_new_array(), *failed = json_object_new_array();
         int r = zy_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set,
                                     log_profile_error, failed);
         if (r < 0)
                 goto fail;
-        struct zy_entry **entries;
+        struct zd_entry **entries;
         size_t n;
         r = build_entries(d, &set, d->entries, d->n_entries, loaded, failed, &entries, &n);
         zy_profile_set_clear(&set);
@@ -296,7 +285,7 @@ int zy_registry_reload(struct zy_daemon *d, json_object **ret_loaded, json_objec
                 goto fail;
         /* A profile whose file now fails keeps its old version in service. */
         for (size_t j = 0; j < d->n_entries; j++) {
-                struct zy_entry *o = d->entries[j];
+                struct zd_entry *o = d->entries[j];
                 if (!o)
                         continue;
                 bool failing = false;
@@ -309,7 +298,7 @@ int zy_registry_reload(struct zy_daemon *d, json_object **ret_loaded, json_objec
                 for (size_t k = 0; k < n && !replaced; k++)
                         replaced = streq(entries[k]->profile->name, o->profile->name);
                 if (failing && !replaced) {
-                        zy_log(LOG_WARNING, "profile %s: keeping the version loaded before", o->profile->name);
+                        zd_log(LOG_WARNING, "profile %s: keeping the version loaded before", o->profile->name);
                         entries[n++] = o;
                 } else
                         entry_free(o);
@@ -327,7 +316,7 @@ fail:
         return r;
 }
 
-void zy_registry_free(struct zy_daemon *d) {
+void zd_registry_free(struct zd_daemon *d) {
         for (size_t i = 0; i < d->n_entries; i++)
                 entry_free(d->entries[i]);
         free(d->entries);
@@ -335,12 +324,12 @@ void zy_registry_free(struct zy_daemon *d) {
         d->n_entries = 0;
 }
 
-json_object *zy_entry_to_json(const struct zy_entry *e) {
+json_object *zd_entry_to_json(const struct zd_entry *e) {
         const struct zy_profile *p = e->profile;
         json_object *o = json_object_new_object();
         json_object_object_add(o, "name", json_object_new_string(p->name));
         json_object_object_add(o, "path", json_object_new_string(p->path ? p->path : ""));
-        json_object_object_add(o, "tier", json_object_new_string(zy_tier_to_string(e->tier)));
+        json_object_object_add(o, "tier", json_object_new_string(zd_tier_to_string(e->tier)));
         json_object_object_add(o, "tierReason", json_object_new_string(e->reason));
         json_object_object_add(o, "bpfInstructions", json_object_new_int64((int64_t) p->bpf_len));
         json_object_object_add(o, "longestPath", json_object_new_int64(p->longest_path));

@@ -13,35 +13,82 @@
  * call (every varlink client does). A malformed message drops that peer, never the daemon.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <syslog.h>
 
-#include <fcntl.h>
-#include <stdio.h>
-
-#include "daemon.h"
+#include "fd-util.h"
+#include "log.h"
+#include "server.h"
 #include "util.h"
+#include "zygote-protocol.h"
 
-struct zy_out {
-        struct zy_out *next;
+struct zd_conn {
+        struct zd_server *s;
+        struct zd_conn *prev, *next;
+        int fd;
+        ev_io io;
+        ev_timer partial;
+        ev_idle kick;     /* process buffered calls after an asynchronous reply */
+        struct ucred cred;
+        gid_t *groups;
+        size_t n_groups;
+        char *in;
+        size_t in_len, in_size;
+        int in_fds[ZY_FDS_MAX];
+        size_t n_in_fds;
+        struct zd_out *out_head, *out_tail;
+        size_t out_bytes;
+        bool busy;        /* a call is waiting for its (last) reply */
+        bool more;        /* the current call asked for more replies */
+        bool closing;     /* close once the output is flushed */
+        bool dead;
+        bool processing;  /* inside conn_process() */
+        void *data;       /* the layer above's */
+        unsigned refs;
+};
+
+struct zd_out {
+        struct zd_out *next;
         size_t len, off;
         int fd; /* sent with the first byte, -EBADF if none */
         char data[];
 };
 
-static void conn_unref(struct zy_conn *c);
-static void conn_close(struct zy_conn *c);
-static void conn_process(struct zy_conn *c);
-static void conn_update_events(struct zy_conn *c);
+static void conn_unref(struct zd_conn *c);
+static void conn_close(struct zd_conn *c);
+static void conn_process(struct zd_conn *c);
+static void conn_update_events(struct zd_conn *c);
 
-bool zy_conn_is_root(const struct zy_conn *c) {
+bool zd_conn_is_root(const struct zd_conn *c) {
         return c->cred.uid == 0;
 }
 
-static unsigned conns_of_uid(struct zy_daemon *d, uid_t uid) {
+const struct ucred *zd_conn_cred(const struct zd_conn *c) {
+        return &c->cred;
+}
+
+const gid_t *zd_conn_groups(const struct zd_conn *c, size_t *ret_n) {
+        *ret_n = c->n_groups;
+        return c->groups;
+}
+
+bool zd_conn_more(const struct zd_conn *c) {
+        return c->more;
+}
+
+void *zd_conn_get_data(const struct zd_conn *c) {
+        return c->data;
+}
+
+void zd_conn_set_data(struct zd_conn *c, void *data) {
+        c->data = data;
+}
+
+static unsigned conns_of_uid(struct zd_server *s, uid_t uid) {
         unsigned n = 0;
-        for (struct zy_conn *c = d->conns; c; c = c->next)
+        for (struct zd_conn *c = s->conns; c; c = c->next)
                 if (!c->dead && c->cred.uid == uid)
                         n++;
         return n;
@@ -49,27 +96,13 @@ static unsigned conns_of_uid(struct zy_daemon *d, uid_t uid) {
 
 /* ---- output ------------------------------------------------------------------------------- */
 
-static void conn_flush(struct zy_conn *c) {
+static void conn_flush(struct zd_conn *c) {
         while (c->out_head) {
-                struct zy_out *o = c->out_head;
+                struct zd_out *o = c->out_head;
                 struct iovec iov = { .iov_base = o->data + o->off, .iov_len = o->len - o->off };
-                union {
-                        struct cmsghdr align;
-                        char buf[CMSG_SPACE(sizeof(int))];
-                } control = {};
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-                if (o->fd >= 0 && o->off == 0) {
-                        mh.msg_control = control.buf;
-                        mh.msg_controllen = sizeof(control.buf);
-                        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-                        cm->cmsg_level = SOL_SOCKET;
-                        cm->cmsg_type = SCM_RIGHTS;
-                        cm->cmsg_len = CMSG_LEN(sizeof(int));
-                        memcpy(CMSG_DATA(cm), &o->fd, sizeof(int));
-                }
-                ssize_t n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+                ssize_t n = send_fds(c->fd, &iov, 1, &o->fd, o->fd >= 0 && o->off == 0 ? 1 : 0, MSG_DONTWAIT);
                 if (n < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
+                        if (n == -EAGAIN)
                                 break;
                         conn_close(c); /* EPIPE, ECONNRESET: the caller is gone */
                         return;
@@ -92,22 +125,22 @@ static void conn_flush(struct zy_conn *c) {
         conn_update_events(c);
 }
 
-static void conn_send(struct zy_conn *c, json_object *msg, int fd) {
+static void conn_send(struct zd_conn *c, json_object *msg, int fd) {
         if (c->dead) {
                 safe_close(fd);
                 return;
         }
         size_t len;
         const char *s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN, &len);
-        if (c->out_bytes + len + 1 > ZY_MAX_OUTPUT) {
+        if (c->out_bytes + len + 1 > ZD_MAX_OUTPUT) {
                 /* The caller does not read its replies; keep no unbounded memory for it. */
-                zy_log(LOG_WARNING, "dropping connection of uid %u: %zu bytes of replies unread",
+                zd_log(LOG_WARNING, "dropping connection of uid %u: %zu bytes of replies unread",
                        (unsigned) c->cred.uid, c->out_bytes);
                 safe_close(fd);
                 conn_close(c);
                 return;
         }
-        struct zy_out *o = malloc(sizeof(*o) + len + 1);
+        struct zd_out *o = malloc(sizeof(*o) + len + 1);
         if (!o) {
                 safe_close(fd);
                 conn_close(c);
@@ -127,7 +160,7 @@ static void conn_send(struct zy_conn *c, json_object *msg, int fd) {
         conn_flush(c);
 }
 
-static void call_done(struct zy_conn *c) {
+static void call_done(struct zd_conn *c) {
         c->busy = false;
         c->more = false;
         if (c->dead)
@@ -135,11 +168,11 @@ static void call_done(struct zy_conn *c) {
         /* The next call may already be buffered. Inside conn_process() its loop goes on by
          * itself; after an asynchronous reply, process it from the loop, not recursively. */
         if (!c->processing)
-                ev_idle_start(c->d->loop, &c->kick);
+                ev_idle_start(c->s->loop, &c->kick);
 }
 
 static void on_kick(struct ev_loop *loop, ev_idle *w, int revents) {
-        struct zy_conn *c = w->data;
+        struct zd_conn *c = w->data;
         ev_idle_stop(loop, w);
         c->refs++;
         conn_process(c);
@@ -148,7 +181,7 @@ static void on_kick(struct ev_loop *loop, ev_idle *w, int revents) {
         conn_unref(c);
 }
 
-void zy_reply(struct zy_conn *c, json_object *params, bool continues, int fd) {
+void zd_reply(struct zd_conn *c, json_object *params, bool continues, int fd) {
         json_object *msg = json_object_new_object();
         json_object_object_add(msg, "parameters", params ? params : json_object_new_object());
         if (continues)
@@ -164,39 +197,33 @@ void zy_reply(struct zy_conn *c, json_object *params, bool continues, int fd) {
         conn_unref(c);
 }
 
-void zy_reply_error(struct zy_conn *c, const char *error, json_object *params) {
+void zd_reply_error(struct zd_conn *c, const char *error, json_object *params) {
         json_object *msg = json_object_new_object();
         json_object_object_add(msg, "error", json_object_new_string(error));
         json_object_object_add(msg, "parameters", params ? params : json_object_new_object());
-        c->refs++; /* as in zy_reply() */
+        c->refs++; /* as in zd_reply() */
         conn_send(c, msg, -EBADF);
         json_object_put(msg);
-        c->streaming = false;
         call_done(c);
         conn_unref(c);
 }
 
-void zy_reply_errorf(struct zy_conn *c, const char *error, const char *key, const char *value) {
+static void reply_errorf(struct zd_conn *c, const char *error, const char *key, const char *value) {
         json_object *p = json_object_new_object();
-        if (key)
-                json_object_object_add(p, key, json_object_new_string(value ? value : ""));
-        zy_reply_error(c, error, p);
-}
-
-void zy_reply_invalid(struct zy_conn *c, const char *parameter) {
-        zy_reply_errorf(c, "org.varlink.service.InvalidParameter", "parameter", parameter);
+        json_object_object_add(p, key, json_object_new_string(value));
+        zd_reply_error(c, error, p);
 }
 
 /* ---- input -------------------------------------------------------------------------------- */
 
-static void conn_drop_fds(struct zy_conn *c) {
+static void conn_drop_fds(struct zd_conn *c) {
         for (size_t i = 0; i < c->n_in_fds; i++)
                 safe_close(c->in_fds[i]);
         c->n_in_fds = 0;
 }
 
 /* Reads what is there. Returns 0, or -ECONNRESET when the connection must close. */
-static int conn_read(struct zy_conn *c) {
+static int conn_read(struct zd_conn *c) {
         for (;;) {
                 if (c->in_len >= c->in_size) {
                         if (c->in_size >= ZY_MESSAGE_MAX + 1)
@@ -257,7 +284,7 @@ static int conn_read(struct zy_conn *c) {
                         json_object_object_add(p, "limit", json_object_new_string("fds"));
                         json_object_object_add(p, "max", json_object_new_int(ZY_FDS_MAX));
                         json_object *msg = json_object_new_object();
-                        json_object_object_add(msg, "error", json_object_new_string("io.zygote.Launcher.LimitExceeded"));
+                        json_object_object_add(msg, "error", json_object_new_string(ZY_ERROR_LIMIT_EXCEEDED));
                         json_object_object_add(msg, "parameters", p);
                         conn_send(c, msg, -EBADF);
                         json_object_put(msg);
@@ -270,12 +297,12 @@ static int conn_read(struct zy_conn *c) {
         }
 }
 
-static void conn_process_calls(struct zy_conn *c) {
+static void conn_process_calls(struct zd_conn *c) {
         while (!c->busy && !c->dead && !c->closing) {
                 char *nul = memchr(c->in, 0, c->in_len);
                 if (!nul) {
                         if (c->in_len > ZY_MESSAGE_MAX) {
-                                zy_reply_errorf(c, "io.zygote.Launcher.LimitExceeded", "limit", "message");
+                                reply_errorf(c, ZY_ERROR_LIMIT_EXCEEDED, "limit", "message");
                                 c->closing = true;
                                 conn_flush(c);
                                 return;
@@ -283,14 +310,14 @@ static void conn_process_calls(struct zy_conn *c) {
                         if (c->in_len > 0) {
                                 /* A partial message: it must complete soon (slowloris). */
                                 if (!ev_is_active(&c->partial)) {
-                                        ev_timer_set(&c->partial, ZY_PARTIAL_TIMEOUT, 0.);
-                                        ev_timer_start(c->d->loop, &c->partial);
+                                        ev_timer_set(&c->partial, ZD_PARTIAL_TIMEOUT, 0.);
+                                        ev_timer_start(c->s->loop, &c->partial);
                                 }
                         } else
-                                ev_timer_stop(c->d->loop, &c->partial);
+                                ev_timer_stop(c->s->loop, &c->partial);
                         return;
                 }
-                ev_timer_stop(c->d->loop, &c->partial);
+                ev_timer_stop(c->s->loop, &c->partial);
 
                 size_t len = (size_t) (nul - c->in);
                 json_tokener *tok = json_tokener_new_ex(32);
@@ -315,9 +342,12 @@ static void conn_process_calls(struct zy_conn *c) {
                 if (!complete || !json_object_is_type(msg, json_type_object)) {
                         for (size_t i = 0; i < n_fds; i++)
                                 safe_close(fds[i]);
-                        zy_reply_errorf(c, "org.varlink.service.InvalidParameter", "parameter", "message");
-                } else
-                        zy_dispatch(c, msg, fds, n_fds); /* takes the fds */
+                        reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "message");
+                } else {
+                        json_object *jmore;
+                        c->more = json_object_object_get_ex(msg, "more", &jmore) && json_object_get_boolean(jmore);
+                        c->s->on_call(c->s->userdata, c, msg, fds, n_fds); /* takes the fds */
+                }
                 json_object_put(msg);
                 bool dead = c->dead;
                 conn_unref(c);
@@ -326,7 +356,7 @@ static void conn_process_calls(struct zy_conn *c) {
         }
 }
 
-static void conn_process(struct zy_conn *c) {
+static void conn_process(struct zd_conn *c) {
         c->refs++;
         c->processing = true;
         conn_process_calls(c);
@@ -334,7 +364,7 @@ static void conn_process(struct zy_conn *c) {
         conn_unref(c);
 }
 
-static void conn_update_events(struct zy_conn *c) {
+static void conn_update_events(struct zd_conn *c) {
         if (c->dead)
                 return;
         /* Keep reading while there is room (to see EOF early); write when replies wait. */
@@ -349,14 +379,14 @@ static void conn_update_events(struct zy_conn *c) {
         }
         if (ev_is_active(&c->io) && (c->io.events & (EV_READ | EV_WRITE)) == ev)
                 return;
-        ev_io_stop(c->d->loop, &c->io);
+        ev_io_stop(c->s->loop, &c->io);
         ev_io_set(&c->io, c->fd, ev);
         if (ev)
-                ev_io_start(c->d->loop, &c->io);
+                ev_io_start(c->s->loop, &c->io);
 }
 
 static void on_conn_io(struct ev_loop *loop, ev_io *w, int revents) {
-        struct zy_conn *c = w->data;
+        struct zd_conn *c = w->data;
         c->refs++;
         if (revents & EV_WRITE)
                 conn_flush(c);
@@ -376,44 +406,40 @@ static void on_conn_io(struct ev_loop *loop, ev_io *w, int revents) {
 }
 
 static void on_partial_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
-        struct zy_conn *c = w->data;
-        zy_log(LOG_NOTICE, "closing connection of uid %u: partial message idle for %.0fs",
-               (unsigned) c->cred.uid, ZY_PARTIAL_TIMEOUT);
+        struct zd_conn *c = w->data;
+        zd_log(LOG_NOTICE, "closing connection of uid %u: partial message idle for %.0fs",
+               (unsigned) c->cred.uid, ZD_PARTIAL_TIMEOUT);
         conn_close(c);
 }
 
-static void conn_close(struct zy_conn *c) {
+static void conn_close(struct zd_conn *c) {
         if (c->dead)
                 return;
         c->dead = true;
-        struct zy_daemon *d = c->d;
-        ev_io_stop(d->loop, &c->io);
-        ev_timer_stop(d->loop, &c->partial);
-        ev_idle_stop(d->loop, &c->kick);
-        zy_task_drop_conn(d, c);
-        for (size_t i = 0; i < d->n_subscribers; i++)
-                if (d->subscribers[i] == c) {
-                        d->subscribers[i] = d->subscribers[--d->n_subscribers];
-                        break;
-                }
+        struct zd_server *s = c->s;
+        ev_io_stop(s->loop, &c->io);
+        ev_timer_stop(s->loop, &c->partial);
+        ev_idle_stop(s->loop, &c->kick);
+        if (s->on_disconnect)
+                s->on_disconnect(s->userdata, c);
         c->fd = safe_close(c->fd);
         conn_drop_fds(c);
         if (c->prev)
                 c->prev->next = c->next;
         else
-                d->conns = c->next;
+                s->conns = c->next;
         if (c->next)
                 c->next->prev = c->prev;
         c->prev = c->next = NULL;
-        d->n_conns--;
+        s->n_conns--;
         conn_unref(c);
 }
 
-static void conn_unref(struct zy_conn *c) {
+static void conn_unref(struct zd_conn *c) {
         if (--c->refs > 0)
                 return;
         while (c->out_head) {
-                struct zy_out *o = c->out_head;
+                struct zd_out *o = c->out_head;
                 c->out_head = o->next;
                 safe_close(o->fd);
                 free(o);
@@ -442,13 +468,13 @@ static int peer_groups(int fd, gid_t **ret, size_t *ret_n) {
 }
 
 /* A connection of caller cred on fd. Takes groups (malloc'd) always, fd on success only. */
-static int conn_new(struct zy_daemon *d, int fd, const struct ucred *cred, gid_t *groups, size_t n_groups) {
-        struct zy_conn *c = calloc(1, sizeof(*c));
+static int conn_new(struct zd_server *s, int fd, const struct ucred *cred, gid_t *groups, size_t n_groups) {
+        struct zd_conn *c = calloc(1, sizeof(*c));
         if (!c) {
                 free(groups);
                 return -ENOMEM;
         }
-        c->d = d;
+        c->s = s;
         c->cred = *cred;
         c->refs = 1;
         c->groups = groups;
@@ -456,26 +482,26 @@ static int conn_new(struct zy_daemon *d, int fd, const struct ucred *cred, gid_t
         c->fd = fd;
         ev_io_init(&c->io, on_conn_io, c->fd, EV_READ);
         c->io.data = c;
-        ev_timer_init(&c->partial, on_partial_timeout, ZY_PARTIAL_TIMEOUT, 0.);
+        ev_timer_init(&c->partial, on_partial_timeout, ZD_PARTIAL_TIMEOUT, 0.);
         c->partial.data = c;
         ev_idle_init(&c->kick, on_kick);
         c->kick.data = c;
-        ev_io_start(d->loop, &c->io);
-        c->next = d->conns;
-        if (d->conns)
-                d->conns->prev = c;
-        d->conns = c;
-        d->n_conns++;
+        ev_io_start(s->loop, &c->io);
+        c->next = s->conns;
+        if (s->conns)
+                s->conns->prev = c;
+        s->conns = c;
+        s->n_conns++;
         return 0;
 }
 
 static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
-        struct zy_daemon *d = w->data;
+        struct zd_server *s = w->data;
         for (int i = 0; i < 64; i++) {
-                _cleanup_close_ int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                _cleanup_close_ int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (fd < 0) {
                         if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-                                zy_log(LOG_WARNING, "accept: %m");
+                                zd_log(LOG_WARNING, "accept: %m");
                         return;
                 }
                 struct ucred cred;
@@ -484,15 +510,15 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
                         continue;
                 const char *limit = NULL;
                 unsigned max = 0;
-                if (d->n_conns >= ZY_MAX_CONNECTIONS)
-                        limit = "connections", max = ZY_MAX_CONNECTIONS;
-                else if (cred.uid != 0 && conns_of_uid(d, cred.uid) >= ZY_MAX_CONNECTIONS_PER_UID)
-                        limit = "connections_per_user", max = ZY_MAX_CONNECTIONS_PER_UID;
+                if (s->n_conns >= ZD_MAX_CONNECTIONS)
+                        limit = "connections", max = ZD_MAX_CONNECTIONS;
+                else if (cred.uid != 0 && conns_of_uid(s, cred.uid) >= ZD_MAX_CONNECTIONS_PER_UID)
+                        limit = "connections_per_user", max = ZD_MAX_CONNECTIONS_PER_UID;
                 if (limit) {
                         /* Say why, best effort, and close: the others keep being served. */
                         char buf[160];
                         int n = snprintf(buf, sizeof(buf),
-                                         "{\"error\":\"io.zygote.Launcher.LimitExceeded\",\"parameters\":{\"limit\":\"%s\",\"max\":%u}}",
+                                         "{\"error\":\"" ZY_ERROR_LIMIT_EXCEEDED "\",\"parameters\":{\"limit\":\"%s\",\"max\":%u}}",
                                          limit, max);
                         (void) !send(fd, buf, (size_t) n + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
                         continue;
@@ -503,12 +529,12 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
                         groups = NULL; /* no supplementary groups: the caller gets less, never more */
                         n_groups = 0;
                 }
-                if (conn_new(d, fd, &cred, groups, n_groups) >= 0)
+                if (conn_new(s, fd, &cred, groups, n_groups) >= 0)
                         TAKE_FD(fd);
         }
 }
 
-int zy_server_add_conn(struct zy_daemon *d, int fd, const struct ucred *cred, const gid_t *groups, size_t n_groups) {
+int zd_server_add_conn(struct zd_server *s, int fd, const struct ucred *cred, const gid_t *groups, size_t n_groups) {
         _cleanup_free_ gid_t *copy = NULL;
         if (n_groups > 0) {
                 copy = calloc(n_groups, sizeof(gid_t));
@@ -516,7 +542,7 @@ int zy_server_add_conn(struct zy_daemon *d, int fd, const struct ucred *cred, co
                         return -ENOMEM;
                 memcpy(copy, groups, n_groups * sizeof(gid_t));
         }
-        return conn_new(d, fd, cred, TAKE_PTR(copy), n_groups);
+        return conn_new(s, fd, cred, TAKE_PTR(copy), n_groups);
 }
 
 static int mkdir_parents(const char *path, mode_t mode) {
@@ -534,13 +560,13 @@ static int mkdir_parents(const char *path, mode_t mode) {
         return 0;
 }
 
-int zy_server_listen(struct zy_daemon *d) {
-        if (d->listen_fd < 0) {
+int zd_server_listen(struct zd_server *s) {
+        if (s->listen_fd < 0) {
                 struct sockaddr_un sa = { .sun_family = AF_UNIX };
-                if (strlen(d->socket_path) >= sizeof(sa.sun_path))
+                if (strlen(s->socket_path) >= sizeof(sa.sun_path))
                         return -ENAMETOOLONG;
-                strcpy(sa.sun_path, d->socket_path);
-                int r = mkdir_parents(d->socket_path, 0755);
+                strcpy(sa.sun_path, s->socket_path);
+                int r = mkdir_parents(s->socket_path, 0755);
                 if (r < 0)
                         return r;
                 _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -550,7 +576,7 @@ int zy_server_listen(struct zy_daemon *d) {
                 _cleanup_close_ int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
                 if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, sizeof(sa)) == 0)
                         return -EADDRINUSE;
-                (void) unlink(d->socket_path);
+                (void) unlink(s->socket_path);
                 /* World-connectable: access is decided per caller from SO_PEERCRED, and a
                  * caller never gets more than it already has. The unit file narrows it. */
                 mode_t old = umask(0111);
@@ -560,25 +586,42 @@ int zy_server_listen(struct zy_daemon *d) {
                         return negative_errno();
                 if (listen(fd, 128) < 0)
                         return negative_errno();
-                d->listen_fd = TAKE_FD(fd);
+                s->listen_fd = TAKE_FD(fd);
         } else {
-                int fl = fcntl(d->listen_fd, F_GETFL);
-                if (fl < 0 || fcntl(d->listen_fd, F_SETFL, fl | O_NONBLOCK) < 0)
+                int fl = fcntl(s->listen_fd, F_GETFL);
+                if (fl < 0 || fcntl(s->listen_fd, F_SETFL, fl | O_NONBLOCK) < 0)
                         return negative_errno();
         }
-        ev_io_init(&d->listen_watch, on_accept, d->listen_fd, EV_READ);
-        d->listen_watch.data = d;
-        ev_io_start(d->loop, &d->listen_watch);
+        ev_io_init(&s->listen_watch, on_accept, s->listen_fd, EV_READ);
+        s->listen_watch.data = s;
+        ev_io_start(s->loop, &s->listen_watch);
         return 0;
 }
 
-void zy_server_stop(struct zy_daemon *d) {
-        ev_io_stop(d->loop, &d->listen_watch);
-        while (d->conns)
-                conn_close(d->conns);
-        if (d->listen_fd >= 0) {
-                d->listen_fd = safe_close(d->listen_fd);
-                if (!d->socket_activated)
-                        (void) unlink(d->socket_path);
+void zd_server_stop(struct zd_server *s) {
+        ev_io_stop(s->loop, &s->listen_watch);
+        while (s->conns)
+                conn_close(s->conns);
+        if (s->listen_fd >= 0) {
+                s->listen_fd = safe_close(s->listen_fd);
+                if (!s->socket_activated)
+                        (void) unlink(s->socket_path);
         }
+}
+
+bool zd_server_expire_partial(struct zd_server *s) {
+        for (struct zd_conn *c = s->conns; c; c = c->next)
+                if (ev_is_active(&c->partial)) {
+                        ev_timer_stop(s->loop, &c->partial);
+                        ev_invoke(s->loop, &c->partial, EV_TIMER);
+                        return true;
+                }
+        return false;
+}
+
+void zd_server_dump(struct zd_server *s, FILE *f) {
+        for (struct zd_conn *c = s->conns; c; c = c->next)
+                fprintf(f, "connection: uid=%u busy=%d more=%d closing=%d in_len=%zu fds=%zu out=%zu waits=%d "
+                        "partial=%d\n", (unsigned) c->cred.uid, c->busy, c->more, c->closing, c->in_len, c->n_in_fds,
+                        c->out_bytes, c->data != NULL, ev_is_active(&c->partial));
 }

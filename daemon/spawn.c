@@ -18,15 +18,20 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <stdio.h>
 #include <syslog.h>
 
-#include <fcntl.h>
-#include <stdio.h>
-
+#include "call.h"
 #include "daemon.h"
+#include "log.h"
+#include "pidfd-util.h"
+#include "registry.h"
+#include "server.h"
+#include "spawn.h"
+#include "task.h"
 #include "util.h"
 
-#define ZY_MAX_TARGET_FD 1024
+#define ZD_MAX_TARGET_FD 1024
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 struct spawn_req {
@@ -43,31 +48,41 @@ struct spawn_req {
         bool terminal;
 };
 
-/* A parameter problem: the name of the offending field for InvalidParameter. */
-static const char *bad_param;
-
-static bool string_ok(json_object *o) {
-        /* JSON may carry \u0000: such a string would be cut short by execve; refuse it. */
-        const char *s = json_object_get_string(o);
-        return json_object_is_type(o, json_type_string) &&
-               strlen(s) == (size_t) json_object_get_string_len(o);
+/* argv[0] is the command: it must be there and not empty. */
+static int check_argv(const char *name, json_object *v, void *ret, void *userdata) {
+        return json_object_get_string_len(json_object_array_get_idx(v, 0)) > 0 ? 0 : -EINVAL;
 }
 
-static int parse_string_array(json_object *o, size_t max, bool need_eq, const char *name) {
-        if (!json_object_is_type(o, json_type_array) || json_object_array_length(o) > max) {
-                bad_param = name;
-                return -EINVAL;
-        }
-        for (size_t i = 0; i < json_object_array_length(o); i++) {
-                json_object *s = json_object_array_get_idx(o, i);
-                if (!string_ok(s) || (need_eq && !strchr(json_object_get_string(s), '=')) ||
-                    (need_eq && json_object_get_string(s)[0] == '=')) {
-                        bad_param = name;
+/* Every env entry is NAME=VALUE with a name. */
+static int check_env(const char *name, json_object *v, void *ret, void *userdata) {
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+                const char *e = json_object_get_string(json_object_array_get_idx(v, i));
+                if (!strchr(e, '=') || e[0] == '=')
                         return -EINVAL;
-                }
         }
         return 0;
 }
+
+#define REQ(f) offsetof(struct spawn_req, f)
+/* JSON may carry \u0000: such a string would be cut short by execve; STRICT (and STRV) refuse it. */
+static const struct zy_json_field spawn_fields[] = {
+        { .name = "argv", .type = ZY_JSON_STRV, .offset = REQ(argv), .flags = ZY_JSON_MANDATORY | ZY_JSON_NONEMPTY,
+          .max = ZD_MAX_ARGV, .callback = check_argv },
+        { .name = "env", .type = ZY_JSON_STRV, .offset = REQ(env), .flags = ZY_JSON_NULLABLE, .max = ZD_MAX_ENV,
+          .callback = check_env },
+        { .name = "fds", .type = ZY_JSON_ARRAY, .offset = REQ(fds), .flags = ZY_JSON_NULLABLE, .max = ZY_MAX_FDS },
+        { .name = "dropCapabilities", .type = ZY_JSON_STRV, .offset = REQ(drop_caps), .flags = ZY_JSON_NULLABLE,
+          .max = 64 },
+        { .name = "hold", .type = ZY_JSON_BOOL, .offset = REQ(hold), .flags = ZY_JSON_NULLABLE },
+        { .name = "terminal", .type = ZY_JSON_BOOL, .offset = REQ(terminal), .flags = ZY_JSON_NULLABLE },
+        { .name = "profile", .type = ZY_JSON_STRING, .offset = REQ(profile), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
+        { .name = "cwd", .type = ZY_JSON_STRING, .offset = REQ(cwd), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
+        { .name = "user", .type = ZY_JSON_STRING, .offset = REQ(user), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
+        { .name = "group", .type = ZY_JSON_STRING, .offset = REQ(group), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
+        { .name = "id", .type = ZY_JSON_STRING, .offset = REQ(id), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
+        {},
+};
+#undef REQ
 
 static bool id_ok(const char *id) {
         size_t n = strlen(id);
@@ -80,73 +95,15 @@ static bool id_ok(const char *id) {
         return id[0] != '.';
 }
 
-static int parse_request(json_object *params, struct spawn_req *req) {
+static int spawn_parse(struct zd_call *call, struct spawn_req *req) {
         *req = (struct spawn_req) { .profile = "default" };
-        if (!json_object_is_type(params, json_type_object)) {
-                bad_param = "parameters";
-                return -EINVAL;
-        }
-        json_object_object_foreach(params, key, val) {
-                bad_param = key;
-                if (streq(key, "argv")) {
-                        if (parse_string_array(val, ZY_MAX_ARGV, false, "argv") < 0 ||
-                            json_object_array_length(val) == 0 ||
-                            json_object_get_string_len(json_object_array_get_idx(val, 0)) == 0)
-                                return -EINVAL;
-                        req->argv = val;
-                } else if (streq(key, "env")) {
-                        if (json_object_is_type(val, json_type_null))
-                                continue;
-                        if (parse_string_array(val, ZY_MAX_ENV, true, "env") < 0)
-                                return -EINVAL;
-                        req->env = val;
-                } else if (streq(key, "fds")) {
-                        if (json_object_is_type(val, json_type_null))
-                                continue;
-                        if (!json_object_is_type(val, json_type_array) ||
-                            json_object_array_length(val) > ZY_MAX_FDS)
-                                return -EINVAL;
-                        req->fds = val;
-                } else if (streq(key, "dropCapabilities")) {
-                        if (json_object_is_type(val, json_type_null))
-                                continue;
-                        if (parse_string_array(val, 64, false, "dropCapabilities") < 0)
-                                return -EINVAL;
-                        req->drop_caps = val;
-                } else if (streq(key, "hold") || streq(key, "terminal")) {
-                        if (json_object_is_type(val, json_type_null))
-                                continue;
-                        if (!json_object_is_type(val, json_type_boolean))
-                                return -EINVAL;
-                        *(streq(key, "hold") ? &req->hold : &req->terminal) = json_object_get_boolean(val);
-                } else {
-                        const char **dst = streq(key, "profile") ? &req->profile
-                                           : streq(key, "cwd")   ? &req->cwd
-                                           : streq(key, "user")  ? &req->user
-                                           : streq(key, "group") ? &req->group
-                                           : streq(key, "id")    ? &req->id
-                                                                 : NULL;
-                        if (!dst)
-                                return -EINVAL; /* unknown field: say which */
-                        if (json_object_is_type(val, json_type_null))
-                                continue;
-                        if (!string_ok(val))
-                                return -EINVAL;
-                        *dst = json_object_get_string(val);
-                }
-        }
-        if (!req->argv) {
-                bad_param = "argv";
-                return -EINVAL;
-        }
-        if (req->cwd && req->cwd[0] != '/') {
-                bad_param = "cwd";
-                return -EINVAL;
-        }
-        if (req->id && !id_ok(req->id)) {
-                bad_param = "id";
-                return -EINVAL;
-        }
+        int r = zd_call_dispatch(call, spawn_fields, req);
+        if (r < 0)
+                return r;
+        if (req->cwd && req->cwd[0] != '/')
+                return zd_call_invalid(call, "cwd");
+        if (req->id && !id_ok(req->id))
+                return zd_call_invalid(call, "id");
         return 0;
 }
 
@@ -196,24 +153,45 @@ struct identity {
         size_t n_groups;
 };
 
-/* Decides who the worker runs as. Replies itself on refusal and returns < 0. */
-static int decide_identity(struct zy_conn *c, const struct spawn_req *req, struct identity *id) {
-        struct zy_daemon *d = c->d;
-        const struct ucred *cr = &c->cred;
+static int deny(struct zd_call *call, const char *reason) {
+        return zd_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", reason);
+}
+
+/* The supplementary groups of a named user, as login would give them; none when they cannot be
+ * read. */
+static int user_groups(const char *name, gid_t gid, struct identity *id) {
+        int n = 64;
+        for (;;) {
+                gid_t *g = calloc((size_t) n, sizeof(gid_t));
+                if (!g)
+                        return -ENOMEM;
+                int k = n;
+                if (getgrouplist(name, gid, g, &k) >= 0) {
+                        id->groups = g;
+                        id->n_groups = (size_t) k;
+                        return 0;
+                }
+                free(g);
+                if (k <= n || k > ZY_MAX_GROUPS)
+                        return 0;
+                n = k;
+        }
+}
+
+/* Decides who the worker runs as, from the caller's credentials; the request only narrows. */
+static int decide_identity(struct zd_call *call, const struct spawn_req *req, struct identity *id) {
+        struct zd_daemon *d = call->d;
+        const struct ucred *cr = zd_conn_cred(call->conn);
+        size_t n_groups;
+        const gid_t *groups = zd_conn_groups(call->conn, &n_groups);
         *id = (struct identity) { .uid = cr->uid, .gid = cr->gid };
 
         if (!d->privileged) {
                 /* We can only give what we are. Serve our own user and root (who gets less). */
-                if (cr->uid != d->uid && cr->uid != 0) {
-                        zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason",
-                                        "this zygoted runs unprivileged and starts tasks only as its own user");
-                        return -EPERM;
-                }
-                if (req->user || req->group) {
-                        zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason",
-                                        "an unprivileged zygoted cannot switch users or groups");
-                        return -EPERM;
-                }
+                if (cr->uid != d->uid && cr->uid != 0)
+                        return deny(call, "this zygoted runs unprivileged and starts tasks only as its own user");
+                if (req->user || req->group)
+                        return deny(call, "an unprivileged zygoted cannot switch users or groups");
                 id->uid = d->uid;
                 id->gid = d->gid;
                 return 0;
@@ -225,60 +203,34 @@ static int decide_identity(struct zy_conn *c, const struct spawn_req *req, struc
         if (req->user) {
                 uid_t u;
                 gid_t g;
-                if (resolve_user(req->user, &u, &g, &name) < 0) {
-                        zy_reply_invalid(c, "user");
-                        return -EINVAL;
-                }
-                if (cr->uid != 0 && u != cr->uid) {
-                        zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason",
-                                        "only root may run tasks as another user");
-                        return -EPERM;
-                }
+                if (resolve_user(req->user, &u, &g, &name) < 0)
+                        return zd_call_invalid(call, "user");
+                if (cr->uid != 0 && u != cr->uid)
+                        return deny(call, "only root may run tasks as another user");
                 named = u != cr->uid || cr->uid == 0;
                 id->uid = u;
                 id->gid = g;
         }
         if (req->group) {
                 gid_t g;
-                if (resolve_group(req->group, &g) < 0) {
-                        zy_reply_invalid(c, "group");
-                        return -EINVAL;
-                }
+                if (resolve_group(req->group, &g) < 0)
+                        return zd_call_invalid(call, "group");
                 bool member = g == cr->gid;
-                for (size_t i = 0; i < c->n_groups && !member; i++)
-                        member = c->groups[i] == g;
-                if (cr->uid != 0 && !member) {
-                        zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason",
-                                        "only root may run tasks in a group it is not a member of");
-                        return -EPERM;
-                }
+                for (size_t i = 0; i < n_groups && !member; i++)
+                        member = groups[i] == g;
+                if (cr->uid != 0 && !member)
+                        return deny(call, "only root may run tasks in a group it is not a member of");
                 id->gid = g;
         }
-        if (named && name) {
-                /* A named user gets that user's groups, as login would give them. */
-                int n = 64;
-                for (;;) {
-                        gid_t *g = calloc((size_t) n, sizeof(gid_t));
-                        if (!g)
-                                return -ENOMEM;
-                        int k = n;
-                        if (getgrouplist(name, id->gid, g, &k) >= 0) {
-                                id->groups = g;
-                                id->n_groups = (size_t) k;
-                                break;
-                        }
-                        free(g);
-                        if (k <= n || k > ZY_MAX_GROUPS)
-                                break;
-                        n = k;
-                }
-        } else if (!named && c->n_groups > 0) {
+        if (named && name)
+                return user_groups(name, id->gid, id);
+        if (!named && n_groups > 0) {
                 /* The caller's own supplementary groups, never more. */
-                id->groups = calloc(c->n_groups, sizeof(gid_t));
+                id->groups = calloc(n_groups, sizeof(gid_t));
                 if (!id->groups)
                         return -ENOMEM;
-                memcpy(id->groups, c->groups, c->n_groups * sizeof(gid_t));
-                id->n_groups = c->n_groups;
+                memcpy(id->groups, groups, n_groups * sizeof(gid_t));
+                id->n_groups = n_groups;
         }
         return 0;
 }
@@ -287,271 +239,277 @@ static uint64_t all_caps(unsigned cap_last) {
         return cap_last >= 63 ? ~0ULL : (1ULL << (cap_last + 1)) - 1;
 }
 
-int (*zy_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd) = NULL;
+int (*zd_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd) = NULL;
 
-static pid_t clone_pidfd(int *ret_pidfd) {
-        int pidfd = -1;
-        struct clone_args args = {
-                .flags = CLONE_PIDFD,
-                .pidfd = (uint64_t) (uintptr_t) &pidfd,
-                .exit_signal = SIGCHLD,
-        };
-        pid_t pid = (pid_t) syscall(SYS_clone3, &args, sizeof(args));
-        if (pid > 0)
-                *ret_pidfd = pidfd;
-        return pid;
+/* Everything one spawn holds between its steps; spawn_done() releases it. */
+struct spawn {
+        struct zd_call *call;
+        struct spawn_req req;
+        struct zd_entry *entry;
+        uint64_t keep;            /* the bounding set the worker keeps */
+        struct identity id;
+        char **argv, **envp, *path_buf;
+        const char *search;       /* PATH of the request's env, NULL for the default */
+        size_t path_len;
+        struct zy_fdmap *map;
+        size_t n_map;
+        struct sock_fprog prog;
+        struct zy_plan plan;
+        enum zd_tier tier;
+        int status[2], hold[2];
+};
+
+static void spawn_done(struct spawn *s) {
+        free(s->argv);
+        free(s->envp);
+        free(s->path_buf);
+        free(s->map);
+        free(s->id.groups);
+        close_pairp(&s->status);
+        close_pairp(&s->hold);
 }
 
-int zy_spawn(struct zy_conn *c, json_object *params, int *fds, size_t n_fds) {
-        struct zy_daemon *d = c->d;
-        struct spawn_req req;
-        _cleanup_free_ char **argv = NULL, **envp = NULL, *path_buf = NULL;
-        _cleanup_free_ struct zy_fdmap *map = NULL;
-        struct identity id = {};
-        _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, hold[2] = { -EBADF, -EBADF };
-        int r;
+/* Whether the caller may have this at all: the profile and its access list, the id, the task
+ * limits, the capabilities it drops. */
+static int spawn_authorize(struct spawn *s) {
+        struct zd_call *call = s->call;
+        struct zd_daemon *d = call->d;
+        const struct ucred *cr = zd_conn_cred(call->conn);
+        size_t n_groups;
+        const gid_t *groups = zd_conn_groups(call->conn, &n_groups);
+        const struct spawn_req *req = &s->req;
 
-        if (parse_request(params, &req) < 0) {
-                zy_reply_invalid(c, bad_param);
-                r = -EINVAL;
-                goto finish;
-        }
-
-        struct zy_entry *e = zy_registry_find(d, req.profile);
-        if (!e) {
-                zy_reply_errorf(c, "io.zygote.Launcher.NoSuchProfile", "profile", req.profile);
-                r = -ENOENT;
-                goto finish;
-        }
-        const struct zy_profile *p = e->profile;
-        if (!zy_profile_allows(p, c->cred.uid, c->cred.gid, c->groups, c->n_groups)) {
-                zy_reply_errorf(c, "io.zygote.Launcher.PermissionDenied", "reason",
-                                "the profile's access list does not include the caller");
-                r = -EPERM;
-                goto finish;
-        }
-        if (req.id && zy_task_find(d, req.id)) {
-                zy_reply_errorf(c, "io.zygote.Launcher.TaskExists", "id", req.id);
-                r = -EEXIST;
-                goto finish;
-        }
-        if (d->n_tasks >= ZY_MAX_TASKS ||
-            (c->cred.uid != 0 && zy_tasks_count_uid(d, c->cred.uid) >= ZY_MAX_TASKS_PER_UID)) {
-                json_object *ep = json_object_new_object();
-                bool all = d->n_tasks >= ZY_MAX_TASKS;
-                json_object_object_add(ep, "limit", json_object_new_string(all ? "tasks" : "tasks_per_user"));
-                json_object_object_add(ep, "max", json_object_new_int(all ? ZY_MAX_TASKS : ZY_MAX_TASKS_PER_UID));
-                zy_reply_error(c, "io.zygote.Launcher.LimitExceeded", ep);
-                r = -EAGAIN;
-                goto finish;
-        }
+        s->entry = zd_registry_find(d, req->profile);
+        if (!s->entry)
+                return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_PROFILE, "profile", req->profile);
+        const struct zy_profile *p = s->entry->profile;
+        if (!zy_profile_allows(p, cr->uid, cr->gid, groups, n_groups))
+                return deny(call, "the profile's access list does not include the caller");
+        if (req->id && zd_task_find(d, req->id))
+                return zd_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
+        if (d->n_tasks >= ZD_MAX_TASKS)
+                return zd_call_limit(call, "tasks", ZD_MAX_TASKS);
+        if (cr->uid != 0 && zd_tasks_count_uid(d, cr->uid) >= ZD_MAX_TASKS_PER_UID)
+                return zd_call_limit(call, "tasks_per_user", ZD_MAX_TASKS_PER_UID);
 
         /* Capabilities: the profile's bounding set less what the caller drops; only a worker that
          * runs as root holds any of them, and only a privileged zygoted can shrink the set. */
-        uint64_t keep = p->caps_keep;
-        if (req.drop_caps)
-                for (size_t i = 0; i < json_object_array_length(req.drop_caps); i++) {
-                        unsigned cap;
-                        if (zy_cap_from_name(json_object_get_string(json_object_array_get_idx(req.drop_caps, i)), &cap) < 0 ||
-                            cap > d->features.cap_last) {
-                                zy_reply_invalid(c, "dropCapabilities");
-                                r = -EINVAL;
-                                goto finish;
-                        }
-                        keep &= ~(1ULL << cap);
-                }
-
-        /* The fd map: client fd index -> target number, each target once. */
-        size_t n_map = req.fds ? json_object_array_length(req.fds) : 0;
-        map = calloc(n_map + 1, sizeof(*map));
-        if (!map) {
-                r = -ENOMEM;
-                goto finish;
+        s->keep = p->caps_keep;
+        for (size_t i = 0; req->drop_caps && i < json_object_array_length(req->drop_caps); i++) {
+                unsigned cap;
+                if (zy_cap_from_name(json_object_get_string(json_object_array_get_idx(req->drop_caps, i)), &cap) < 0 ||
+                    cap > d->features.cap_last)
+                        return zd_call_invalid(call, "dropCapabilities");
+                s->keep &= ~(1ULL << cap);
         }
-        for (size_t i = 0; i < n_map; i++) {
-                json_object *m = json_object_array_get_idx(req.fds, i), *f, *t;
+        return 0;
+}
+
+/* The fd map: client fd index -> target number, each target once. */
+static int spawn_fdmap(struct spawn *s) {
+        struct zd_call *call = s->call;
+        json_object *fds = s->req.fds;
+
+        s->n_map = fds ? json_object_array_length(fds) : 0;
+        s->map = calloc(s->n_map + 1, sizeof(*s->map));
+        if (!s->map)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_map; i++) {
+                json_object *m = json_object_array_get_idx(fds, i), *f, *t;
                 if (!json_object_is_type(m, json_type_object) || json_object_object_length(m) != 2 ||
                     !json_object_object_get_ex(m, "fd", &f) || !json_object_object_get_ex(m, "target", &t) ||
-                    !json_object_is_type(f, json_type_int) || !json_object_is_type(t, json_type_int)) {
-                        zy_reply_invalid(c, "fds");
-                        r = -EINVAL;
-                        goto finish;
-                }
+                    !json_object_is_type(f, json_type_int) || !json_object_is_type(t, json_type_int))
+                        return zd_call_invalid(call, "fds");
                 int64_t fi = json_object_get_int64(f), ti = json_object_get_int64(t);
-                if (fi < 0 || (size_t) fi >= n_fds || ti < 0 || ti >= ZY_MAX_TARGET_FD) {
-                        zy_reply_invalid(c, "fds");
-                        r = -EINVAL;
-                        goto finish;
-                }
+                if (fi < 0 || (size_t) fi >= call->n_fds || ti < 0 || ti >= ZD_MAX_TARGET_FD)
+                        return zd_call_invalid(call, "fds");
                 for (size_t j = 0; j < i; j++)
-                        if (map[j].target == (int) ti) {
-                                zy_reply_invalid(c, "fds");
-                                r = -EINVAL;
-                                goto finish;
-                        }
-                map[i] = (struct zy_fdmap) { .src = fds[fi], .target = (int) ti };
+                        if (s->map[j].target == (int) ti)
+                                return zd_call_invalid(call, "fds");
+                s->map[i] = (struct zy_fdmap) { .src = call->fds[fi], .target = (int) ti };
         }
-        if (req.terminal) {
+        if (s->req.terminal) {
                 /* TIOCSCTTY in the worker checks again; this is the clear message. */
                 bool tty = false;
-                for (size_t i = 0; i < n_map; i++)
-                        if (map[i].target == 0)
-                                tty = isatty(map[i].src);
-                if (!tty) {
-                        zy_reply_invalid(c, "terminal");
-                        r = -EINVAL;
-                        goto finish;
-                }
+                for (size_t i = 0; i < s->n_map; i++)
+                        if (s->map[i].target == 0)
+                                tty = isatty(s->map[i].src);
+                if (!tty)
+                        return zd_call_invalid(call, "terminal");
         }
+        return 0;
+}
 
-        r = decide_identity(c, &req, &id);
-        if (r < 0)
-                goto finish; /* replied */
-
-        /* argv/envp arrays pointing into the request: alive until the fork is done. */
-        size_t argc = json_object_array_length(req.argv);
-        size_t envc = req.env ? json_object_array_length(req.env) : 0;
-        argv = calloc(argc + 1, sizeof(char *));
-        envp = calloc(envc + 1, sizeof(char *));
-        if (!argv || !envp) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        const char *search = NULL;
+/* argv/envp arrays pointing into the request (alive until the fork is done), and the PATH the
+ * worker searches. */
+static int spawn_argv(struct spawn *s) {
+        const struct spawn_req *req = &s->req;
+        size_t argc = json_object_array_length(req->argv);
+        size_t envc = req->env ? json_object_array_length(req->env) : 0;
+        s->argv = calloc(argc + 1, sizeof(char *));
+        s->envp = calloc(envc + 1, sizeof(char *));
+        if (!s->argv || !s->envp)
+                return -ENOMEM;
         for (size_t i = 0; i < argc; i++)
-                argv[i] = (char *) json_object_get_string(json_object_array_get_idx(req.argv, i));
+                s->argv[i] = (char *) json_object_get_string(json_object_array_get_idx(req->argv, i));
         for (size_t i = 0; i < envc; i++) {
-                envp[i] = (char *) json_object_get_string(json_object_array_get_idx(req.env, i));
-                if (strncmp(envp[i], "PATH=", 5) == 0)
-                        search = envp[i] + 5;
+                s->envp[i] = (char *) json_object_get_string(json_object_array_get_idx(req->env, i));
+                if (strncmp(s->envp[i], "PATH=", 5) == 0)
+                        s->search = s->envp[i] + 5;
         }
-        size_t path_len = strlen(search ? search : DEFAULT_PATH) + strlen(argv[0]) + 2;
-        path_buf = malloc(path_len);
-        if (!path_buf) {
-                r = -ENOMEM;
-                goto finish;
-        }
+        s->path_len = strlen(s->search ? s->search : DEFAULT_PATH) + strlen(s->argv[0]) + 2;
+        s->path_buf = malloc(s->path_len);
+        return s->path_buf ? 0 : -ENOMEM;
+}
 
-        bool root_worker = id.set_ids ? id.uid == 0 : d->uid == 0;
-        uint64_t caps_now = root_worker ? keep : 0;
-        struct zy_plan plan = {
-                .argv = argv,
-                .envp = envp,
-                .cwd = req.cwd ? req.cwd : "/",
-                .search_path = search,
-                .fds = map,
-                .n_fds = n_map,
+/* Without no_new_privs, loading (or cloning) a filter needs CAP_SYS_ADMIN: load it while the
+ * worker still has it, before capabilities and ids change. */
+static bool filter_early(const struct zy_plan *plan) {
+        return !plan->no_new_privs && !(plan->caps_keep & (1ULL << CAP_SYS_ADMIN)) &&
+               plan->filter_mode != ZY_FILTER_INHERITED;
+}
+
+static void plan_set_tier(struct spawn *s, enum zd_tier tier) {
+        s->tier = tier;
+        s->plan.filter_mode = tier == ZD_TIER_CLONE     ? ZY_FILTER_CLONE
+                              : tier == ZD_TIER_INHERIT ? ZY_FILTER_INHERITED
+                                                        : ZY_FILTER_LOAD;
+        s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidfd : -1;
+        s->plan.filter_early = filter_early(&s->plan);
+}
+
+/* The one plain struct the worker applies: fd map, ids, capabilities, filter, pipes. */
+static int spawn_plan(struct spawn *s) {
+        struct zd_call *call = s->call;
+        struct zd_daemon *d = call->d;
+        const struct zy_profile *p = s->entry->profile;
+        int r;
+
+        r = spawn_fdmap(s);
+        if (r < 0)
+                return r;
+        r = decide_identity(call, &s->req, &s->id);
+        if (r < 0)
+                return r;
+        r = spawn_argv(s);
+        if (r < 0)
+                return r;
+
+        bool root_worker = s->id.set_ids ? s->id.uid == 0 : d->uid == 0;
+        s->prog = (struct sock_fprog) { .len = (unsigned short) p->bpf_len, .filter = p->bpf };
+        s->plan = (struct zy_plan) {
+                .argv = s->argv,
+                .envp = s->envp,
+                .cwd = s->req.cwd ? s->req.cwd : "/",
+                .search_path = s->search,
+                .fds = s->map,
+                .n_fds = s->n_map,
                 .hold_fd = -1,
-                .ctty = req.terminal,
-                .set_ids = id.set_ids,
-                .uid = id.uid,
-                .gid = id.gid,
-                .groups = id.groups,
-                .n_groups = id.n_groups,
-                .capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~keep : 0,
+                .ctty = s->req.terminal,
+                .set_ids = s->id.set_ids,
+                .uid = s->id.uid,
+                .gid = s->id.gid,
+                .groups = s->id.groups,
+                .n_groups = s->id.n_groups,
+                .capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~s->keep : 0,
                 .capbset_mask_prctl = d->features.capbset_drop_mask,
                 .cap_last = d->features.cap_last,
-                .caps_keep = caps_now,
+                .caps_keep = root_worker ? s->keep : 0,
                 .set_caps = d->privileged,
                 /* A non-root caller never gains privileges through its task: no setuid or
                  * file-capability exec, whatever the profile says (and an unprivileged daemon
                  * cannot load a filter without it). */
-                .no_new_privs = p->no_new_privs || !d->privileged || c->cred.uid != 0,
+                .no_new_privs = p->no_new_privs || !d->privileged || zd_conn_cred(call->conn)->uid != 0,
                 .filter_flags = p->filter_flags,
                 .nofile_soft = d->nofile_soft,
-                .ref_pidfd = -1,
-                .path_buf = path_buf,
-                .path_buf_len = path_len,
+                .prog = &s->prog,
+                .path_buf = s->path_buf,
+                .path_buf_len = s->path_len,
         };
-        enum zy_tier tier = e->tier;
-        if (tier == ZY_TIER_CLONE || tier == ZY_TIER_INHERIT) {
-                if (!e->ref_up)
-                        tier = ZY_TIER_LOAD;
-        }
-        struct sock_fprog prog = { .len = (unsigned short) p->bpf_len, .filter = p->bpf };
-        plan.prog = &prog;
-        plan.filter_mode = tier == ZY_TIER_CLONE ? ZY_FILTER_CLONE
-                           : tier == ZY_TIER_INHERIT ? ZY_FILTER_INHERITED
-                                                     : ZY_FILTER_LOAD;
-        if (tier == ZY_TIER_CLONE)
-                plan.ref_pidfd = e->ref.pidfd;
-        /* Without no_new_privs, loading (or cloning) a filter needs CAP_SYS_ADMIN: load it
-         * while the worker still has it, before capabilities and ids change. */
-        plan.filter_early = !plan.no_new_privs && !(caps_now & (1ULL << CAP_SYS_ADMIN)) &&
-                            plan.filter_mode != ZY_FILTER_INHERITED;
+        /* clone and inherit need the reference: without it, this spawn loads. */
+        enum zd_tier tier = s->entry->tier;
+        if ((tier == ZD_TIER_CLONE || tier == ZD_TIER_INHERIT) && !s->entry->ref_up)
+                tier = ZD_TIER_LOAD;
+        plan_set_tier(s, tier);
 
-        if (pipe2(status, O_CLOEXEC) < 0 || fcntl(status[0], F_SETFL, O_NONBLOCK) < 0) {
-                r = negative_errno();
-                goto finish;
+        if (pipe2(s->status, O_CLOEXEC) < 0 || fcntl(s->status[0], F_SETFL, O_NONBLOCK) < 0)
+                return negative_errno();
+        s->plan.status_fd = s->status[1];
+        if (s->req.hold) {
+                if (pipe2(s->hold, O_CLOEXEC) < 0)
+                        return negative_errno();
+                s->plan.hold_fd = s->hold[0];
         }
-        plan.status_fd = status[1];
-        if (req.hold) {
-                if (pipe2(hold, O_CLOEXEC) < 0) {
-                        r = negative_errno();
-                        goto finish;
-                }
-                plan.hold_fd = hold[0];
-        }
+        return 0;
+}
 
-        struct zy_task *t;
-        r = zy_task_new(d, req.id, c->cred.uid, &t);
-        if (r < 0)
-                goto finish;
-        t->profile = strdup(p->name);
-        t->exe = strdup(argv[0]);
-        t->argv = json_object_get(req.argv);
-        t->run_uid = id.set_ids ? id.uid : d->uid;
-
+/* The worker: through the reference (inherit) or forked here (clone, load). */
+static int spawn_fork(struct spawn *s) {
+        struct zd_call *call = s->call;
+        struct zd_daemon *d = call->d;
+        struct zd_conn *c = call->conn;
+        const struct zy_profile *p = s->entry->profile;
+        struct zd_task *t;
         pid_t pid = -1;
-        int pidfd = -EBADF;
-        if (tier == ZY_TIER_INHERIT) {
-                r = zy_reference_spawn(&e->ref, &plan, &pid, &pidfd);
+        int pidfd = -EBADF, r;
+
+        r = zd_task_new(d, s->req.id, zd_conn_cred(c)->uid, &t);
+        if (r < 0)
+                return r;
+        t->profile = strdup(p->name);
+        t->exe = strdup(s->argv[0]);
+        t->argv = json_object_get(s->req.argv);
+        t->run_uid = s->id.set_ids ? s->id.uid : d->uid;
+
+        if (s->tier == ZD_TIER_INHERIT) {
+                r = zy_reference_spawn(&s->entry->ref, &s->plan, &pid, &pidfd);
                 if (r < 0) {
                         /* The reference is gone or stuck: this spawn is not lost, it loads. Its
                          * pidfd watcher restarts the reference. */
-                        zy_log(LOG_WARNING, "profile %s: reference spawn failed (%s); using the load tier",
+                        zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); using the load tier",
                                p->name, strerror(-r));
-                        tier = ZY_TIER_LOAD;
-                        plan.filter_mode = ZY_FILTER_LOAD;
-                        plan.filter_early = !plan.no_new_privs && !(caps_now & (1ULL << CAP_SYS_ADMIN));
+                        plan_set_tier(s, ZD_TIER_LOAD);
                 }
         }
-        if (tier != ZY_TIER_INHERIT && zy_spawn_fork_hook)
-                r = zy_spawn_fork_hook(&plan, &pid, &pidfd);
-        else if (tier != ZY_TIER_INHERIT) {
-                pid = clone_pidfd(&pidfd);
+        if (s->tier != ZD_TIER_INHERIT && zd_spawn_fork_hook)
+                r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);
+        else if (s->tier != ZD_TIER_INHERIT) {
+                pid = clone_with_pidfd(0, &pidfd);
                 if (pid == 0)
-                        zy_child_run(&plan); /* never returns */
-                if (pid < 0)
-                        r = negative_errno();
-                else
-                        r = 0;
+                        zy_child_run(&s->plan); /* never returns */
+                r = pid < 0 ? (int) pid : 0;
         }
         if (r < 0) {
-                zy_task_discard(t);
-                goto finish;
+                zd_task_discard(t);
+                return r;
         }
-        t->tier = tier;
+        t->tier = s->tier;
         d->spawned++;
-        status[1] = safe_close(status[1]);
-        hold[0] = safe_close(hold[0]);
-        zy_task_attach(t, pid, pidfd, TAKE_FD(status[0]), TAKE_FD(hold[1]));
-        t->pending = c;
-        c->task = t;
-        r = 0;
+        s->status[1] = safe_close(s->status[1]);
+        s->hold[0] = safe_close(s->hold[0]);
+        zd_task_attach(t, pid, pidfd, TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
+        return 0;
+}
 
-finish:
-        /* The worker has its copies (or never will): ours go in every case. */
-        for (size_t i = 0; i < n_fds; i++)
-                safe_close(fds[i]);
-        free(id.groups);
-        if (r < 0 && c->busy) {
-                /* Not answered yet: a resource problem in the daemon, not the caller's fault. */
+int zd_spawn(struct zd_call *call) {
+        struct spawn s = { .call = call, .status = { -EBADF, -EBADF }, .hold = { -EBADF, -EBADF } };
+        int r;
+
+        r = spawn_parse(call, &s.req);
+        if (r >= 0)
+                r = spawn_authorize(&s);
+        if (r >= 0)
+                r = spawn_plan(&s);
+        if (r >= 0)
+                r = spawn_fork(&s);
+        spawn_done(&s);
+        if (r < 0 && !call->error) {
+                /* Not the caller's fault: a resource problem in the daemon. */
                 json_object *ep = json_object_new_object();
                 json_object_object_add(ep, "step", json_object_new_string("fork"));
                 json_object_object_add(ep, "errno", json_object_new_int(-r));
                 json_object_object_add(ep, "message", json_object_new_string(strerror(-r)));
-                zy_reply_error(c, "io.zygote.Launcher.SpawnFailed", ep);
+                return zd_call_fail(call, r, ZY_ERROR_SPAWN_FAILED, ep);
         }
         return r;
 }

@@ -10,77 +10,205 @@
  * process is reaped (a failed spawn, Delete of a created task) stays "orphaned" until its pidfd
  * fires, so that no zombie is left and no pid is signalled after reuse.
  */
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
 
-#include <fcntl.h>
-#include <stdio.h>
-
 #include "daemon.h"
+#include "log.h"
+#include "pidfd-util.h"
+#include "sd.h"
+#include "server.h"
+#include "task-fdname.h"
+#include "task.h"
+#include "tier.h"
 #include "util.h"
+#include "zygote-protocol.h"
 
-double zy_now(void) {
+double zd_now(void) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         return (double) ts.tv_sec + (double) (ts.tv_nsec / 1000) / 1e6;
 }
 
-const char *zy_task_state_to_string(enum zy_task_state s) {
+const char *zd_task_state_to_string(enum zd_task_state s) {
         switch (s) {
-        case ZY_TASK_STARTING:
+        case ZD_TASK_STARTING:
                 return "starting";
-        case ZY_TASK_CREATED:
+        case ZD_TASK_CREATED:
                 return "created";
-        case ZY_TASK_RUNNING:
+        case ZD_TASK_RUNNING:
                 return "running";
-        case ZY_TASK_STOPPED:
+        case ZD_TASK_STOPPED:
                 return "stopped";
         }
         return "unknown";
 }
 
-int zy_tasks_init(struct zy_daemon *d) {
+/* linux/pidfd.h of 6.15 (PIDFD_INFO_SIZE_VER0); Debian 12's headers predate it. A newer kernel
+ * accepts this smaller size: the ioctl copies min(our size, its size). */
+struct zd_pidfd_info {
+        uint64_t mask;
+        uint64_t cgroupid;
+        uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+        int32_t exit_code;
+};
+_Static_assert(sizeof(struct zd_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
+#define ZD_PIDFD_INFO_EXIT (1ULL << 3)
+#define ZD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct zd_pidfd_info)
+
+
+/* Exit status of a process that is not our child (PIDFD_INFO_EXIT, Linux 6.15+): 0; -ENODATA
+ * while it runs or is an unreaped zombie; another negative errno when the kernel cannot tell. */
+static int pidfd_exit_status(int pidfd, int *ret_code, int *ret_signal) {
+        struct zd_pidfd_info info = { .mask = ZD_PIDFD_INFO_EXIT };
+        /* ENOTTY/EINVAL: no PIDFD_GET_INFO (before 6.13). ESRCH: reaped, and a kernel before 6.15
+         * kept no status for us. Both are final: the caller reports the exit without a status. */
+        if (ioctl(pidfd, ZD_PIDFD_GET_INFO, &info) < 0)
+                return negative_errno();
+        if (!(info.mask & ZD_PIDFD_INFO_EXIT))
+                return -ENODATA; /* alive, or a zombie nobody has reaped yet */
+        int st = info.exit_code;
+        if (WIFEXITED(st)) {
+                *ret_code = WEXITSTATUS(st);
+                *ret_signal = 0;
+        } else {
+                *ret_signal = WTERMSIG(st);
+                *ret_code = 128 + *ret_signal;
+        }
+        return 0;
+}
+
+
+/* The audit trail: one line per start and one per exit (and one when a held task is created),
+ * saying who launched what, as whom, with which profile and tier. In the journal they carry
+ * ZYGOTE_TASK, ZYGOTE_EVENT, ZYGOTE_PROFILE, ZYGOTE_TIER, ZYGOTE_UID (the caller),
+ * ZYGOTE_RUN_UID, ZYGOTE_PID, ZYGOTE_EXE and, on exit, ZYGOTE_EXIT (the code, or 128+N for
+ * signal N) and ZYGOTE_SIGNAL. The arguments are left out on purpose: they may hold secrets. */
+static void task_log(int priority, const struct zd_task *t, const char *what) {
+        if (!zd_log_enabled(priority))
+                return;
+        int saved = errno;
+        char result[64] = "";
+        if (t->exited) {
+                if (t->status_unknown)
+                        snprintf(result, sizeof(result), " status=unknown");
+                else if (t->signal)
+                        snprintf(result, sizeof(result), " signal=%d", t->signal);
+                else
+                        snprintf(result, sizeof(result), " status=%d", t->exit_code);
+        }
+        const char *exe = t->exe ? t->exe : "?";
+        const char *profile = t->profile ? t->profile : "?";
+        const char *tier = zd_tier_to_string(t->tier);
+        char line[1024];
+        snprintf(line, sizeof(line), "task %s %s: uid=%u run_uid=%u pid=%d profile=%s tier=%s exe=%s%s%s", t->id,
+                 what, (unsigned) t->uid, (unsigned) t->run_uid, (int) t->pid, profile, tier, exe, result,
+                 t->adopted ? " (adopted)" : "");
+        struct zd_log_fields f = {};
+        zd_log_field(&f, "ZYGOTE_TASK=%s", t->id);
+        zd_log_field(&f, "ZYGOTE_EVENT=%s", what);
+        zd_log_field(&f, "ZYGOTE_PROFILE=%s", profile);
+        zd_log_field(&f, "ZYGOTE_TIER=%s", tier);
+        zd_log_field(&f, "ZYGOTE_UID=%u", (unsigned) t->uid);
+        zd_log_field(&f, "ZYGOTE_RUN_UID=%u", (unsigned) t->run_uid);
+        zd_log_field(&f, "ZYGOTE_PID=%d", (int) t->pid);
+        zd_log_field(&f, "ZYGOTE_EXE=%s", exe);
+        if (t->exited && !t->status_unknown) {
+                zd_log_field(&f, "ZYGOTE_EXIT=%d", t->signal ? 128 + t->signal : t->exit_code);
+                if (t->signal)
+                        zd_log_field(&f, "ZYGOTE_SIGNAL=%d", t->signal);
+        }
+        zd_log_struct(priority, &f, line);
+        errno = saved;
+}
+
+/* ---- the fd store ------------------------------------------------------------------------- */
+
+/* The task's pidfd goes to systemd's fd store (without polling: see sd.c), so that a restarted
+ * zygoted adopts it (adopt.c). */
+static void task_store(struct zd_task *t) {
+        if (!zd_sd_enabled() || t->pidfd < 0 || t->fd_name)
+                return;
+        _cleanup_free_ char *name = NULL;
+        /* Rounded, not truncated: an adopted task's created_at is ms / 1000.0, which must give
+         * back the same ms. */
+        struct zd_stored_task s = {
+                .owner = (unsigned) t->uid, .run_uid = (unsigned) t->run_uid, .pid = (int) t->pid, .tier = t->tier,
+                .created_ms = (unsigned long long) (t->created_at * 1000.0 + 0.5),
+                .profile = t->profile ? t->profile : (char *) "", .id = t->id,
+        };
+        int r = zd_task_fdname_format(&s, &name);
+        if (r < 0) {
+                zd_log(LOG_WARNING, "task %s: not put in the fd store (%s): a restart of zygoted will not adopt it",
+                       t->id, strerror(-r));
+                return;
+        }
+        r = zd_sd_fdstore_add(name, t->pidfd, false);
+        if (r <= 0) {
+                zd_log(LOG_WARNING, "task %s: sending its pidfd to the fd store failed (%s): a restart of zygoted "
+                       "will not adopt it", t->id, r < 0 ? strerror(-r) : "no NOTIFY_SOCKET");
+                return;
+        }
+        t->fd_name = TAKE_PTR(name);
+}
+
+static void task_forget(struct zd_task *t) {
+        if (!t->fd_name)
+                return;
+        /* Shutting down: the tasks go on, and their pidfds must stay in the store for the next
+         * zygoted. Only our view of them is being freed. */
+        if (t->d->stopping)
+                return;
+        zd_sd_fdstore_remove(t->fd_name);
+        free(t->fd_name);
+        t->fd_name = NULL;
+}
+
+int zd_tasks_init(struct zd_daemon *d) {
         d->tasks = lh_kchar_table_new(1024, NULL);
         return d->tasks ? 0 : -ENOMEM;
 }
 
-struct zy_task *zy_task_find(struct zy_daemon *d, const char *id) {
+struct zd_task *zd_task_find(struct zd_daemon *d, const char *id) {
         void *v = NULL;
         if (!lh_table_lookup_ex(d->tasks, id, &v))
                 return NULL;
         return v;
 }
 
-unsigned zy_tasks_count_uid(struct zy_daemon *d, uid_t uid) {
+unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid) {
         unsigned n = 0;
         struct lh_entry *e;
         lh_foreach(d->tasks, e) {
-                const struct zy_task *t = lh_entry_v(e);
+                const struct zd_task *t = lh_entry_v(e);
                 if (t->uid == uid)
                         n++;
         }
         return n;
 }
 
-static void task_free(struct zy_task *t) {
-        struct zy_daemon *d = t->d;
+static void task_free(struct zd_task *t) {
+        struct zd_daemon *d = t->d;
         ev_io_stop(d->loop, &t->pid_watch);
         ev_io_stop(d->loop, &t->status_watch);
         safe_close(t->pidfd);
         safe_close(t->status_fd);
         safe_close(t->hold_fd);
         while (t->waiters) {
-                struct zy_waiter *w = t->waiters;
+                struct zd_waiter *w = t->waiters;
                 t->waiters = w->next;
-                w->conn->task = NULL;
+                zd_conn_set_data(w->conn, NULL);
                 free(w);
         }
         if (t->pending)
-                t->pending->task = NULL;
+                zd_conn_set_data(t->pending, NULL);
         if (t->spawner)
-                t->spawner->task = NULL;
+                zd_conn_set_data(t->spawner, NULL);
         json_object_put(t->argv);
         free(t->fd_name);
         free(t->id);
@@ -89,8 +217,8 @@ static void task_free(struct zy_task *t) {
         free(t);
 }
 
-static void task_unlink(struct zy_task *t) {
-        zy_sd_forget_task(t);
+static void task_unlink(struct zd_task *t) {
+        task_forget(t);
         if (!t->in_table)
                 return;
         lh_table_delete(t->d->tasks, t->id);
@@ -98,22 +226,22 @@ static void task_unlink(struct zy_task *t) {
         t->d->n_tasks--;
 }
 
-int zy_task_new(struct zy_daemon *d, const char *id, uid_t owner, struct zy_task **ret) {
+int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret) {
         char buf[32];
         if (!id) {
                 do
                         snprintf(buf, sizeof(buf), "t%lu", ++d->next_task);
-                while (zy_task_find(d, buf));
+                while (zd_task_find(d, buf));
                 id = buf;
-        } else if (zy_task_find(d, id))
+        } else if (zd_task_find(d, id))
                 return -EEXIST;
-        struct zy_task *t = calloc(1, sizeof(*t));
+        struct zd_task *t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
         t->d = d;
         t->uid = owner;
         t->pidfd = t->status_fd = t->hold_fd = -EBADF;
-        t->created_at = zy_now();
+        t->created_at = zd_now();
         t->id = strdup(id);
         if (!t->id || lh_table_insert(d->tasks, t->id, t) < 0) {
                 free(t->id);
@@ -126,14 +254,14 @@ int zy_task_new(struct zy_daemon *d, const char *id, uid_t owner, struct zy_task
         return 0;
 }
 
-json_object *zy_task_to_json(const struct zy_task *t) {
+json_object *zd_task_to_json(const struct zd_task *t) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "id", json_object_new_string(t->id));
         json_object_object_add(o, "profile", json_object_new_string(t->profile ? t->profile : ""));
-        json_object_object_add(o, "state", json_object_new_string(zy_task_state_to_string(t->state)));
+        json_object_object_add(o, "state", json_object_new_string(zd_task_state_to_string(t->state)));
         json_object_object_add(o, "pid", json_object_new_int(t->pid));
         json_object_object_add(o, "uid", json_object_new_int64(t->run_uid));
-        json_object_object_add(o, "tier", json_object_new_string(zy_tier_to_string(t->tier)));
+        json_object_object_add(o, "tier", json_object_new_string(zd_tier_to_string(t->tier)));
         json_object_object_add(o, "argv", t->argv ? json_object_get(t->argv) : json_object_new_array());
         if (t->exited && !t->status_unknown) {
                 if (t->signal)
@@ -149,13 +277,13 @@ json_object *zy_task_to_json(const struct zy_task *t) {
         return o;
 }
 
-void zy_event_emit(struct zy_daemon *d, const char *type, const struct zy_task *t) {
+static void event_emit(struct zd_daemon *d, const char *type, const struct zd_task *t) {
         if (d->n_subscribers == 0)
                 return;
-        double now = zy_now();
+        double now = zd_now();
         for (size_t i = 0; i < d->n_subscribers; i++) {
-                struct zy_conn *c = d->subscribers[i];
-                if (!zy_conn_is_root(c) && c->cred.uid != t->uid)
+                struct zd_conn *c = d->subscribers[i];
+                if (!zd_conn_is_root(c) && zd_conn_cred(c)->uid != t->uid)
                         continue;
                 json_object *ev = json_object_new_object();
                 json_object_object_add(ev, "type", json_object_new_string(type));
@@ -171,53 +299,53 @@ void zy_event_emit(struct zy_daemon *d, const char *type, const struct zy_task *
                 }
                 json_object *p = json_object_new_object();
                 json_object_object_add(p, "event", ev);
-                zy_reply(c, p, true, -EBADF);
+                zd_reply(c, p, true, -EBADF);
         }
 }
 
-static void reply_spawned(struct zy_task *t, struct zy_conn *c) {
+static void reply_spawned(struct zd_task *t, struct zd_conn *c) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, "id", json_object_new_string(t->id));
         json_object_object_add(p, "pid", json_object_new_int(t->pid));
-        json_object_object_add(p, "tier", json_object_new_string(zy_tier_to_string(t->tier)));
+        json_object_object_add(p, "tier", json_object_new_string(zd_tier_to_string(t->tier)));
         int fd = fcntl(t->pidfd, F_DUPFD_CLOEXEC, 3);
         /* Spawn with "more" keeps the call open until the exit, which then deletes the task. */
-        bool more = c->more;
-        if (more && zy_task_add_waiter(t, c) >= 0) {
+        bool more = zd_conn_more(c);
+        if (more && zd_task_add_waiter(t, c) >= 0) {
                 t->auto_delete = true;
                 t->spawner = c;
         } else
                 more = false;
-        zy_reply(c, p, more, fd);
+        zd_reply(c, p, more, fd);
 }
 
-static void reply_failed(struct zy_task *t, struct zy_conn *c) {
+static void reply_failed(struct zd_task *t, struct zd_conn *c) {
         const char *step = zy_step_to_string((enum zy_step) t->failure.step);
         json_object *p = json_object_new_object();
         json_object_object_add(p, "step", json_object_new_string(step ? step : "unknown"));
         json_object_object_add(p, "errno", json_object_new_int(t->failure.err));
         json_object_object_add(p, "message", json_object_new_string(strerror(t->failure.err)));
-        zy_reply_error(c, "io.zygote.Launcher.SpawnFailed", p);
+        zd_reply_error(c, ZY_ERROR_SPAWN_FAILED, p);
 }
 
-static void deliver_exit(struct zy_task *t) {
+static void deliver_exit(struct zd_task *t) {
         while (t->waiters) {
-                struct zy_waiter *w = t->waiters;
+                struct zd_waiter *w = t->waiters;
                 t->waiters = w->next;
-                w->conn->task = NULL;
+                zd_conn_set_data(w->conn, NULL);
                 if (w->conn == t->spawner)
                         t->spawner = NULL;
                 json_object *p = json_object_new_object();
-                json_object_object_add(p, "task", zy_task_to_json(t));
-                zy_reply(w->conn, p, false, -EBADF);
+                json_object_object_add(p, "task", zd_task_to_json(t));
+                zd_reply(w->conn, p, false, -EBADF);
                 free(w);
         }
 }
 
 /* The status pipe: a record (HELD or a failure) or EOF (execve happened). Also called from the
  * exit path, where the process is gone and whatever it wrote is already in the pipe. */
-static void task_read_status(struct zy_task *t, bool exited) {
-        struct zy_daemon *d = t->d;
+static void task_read_status(struct zd_task *t, bool exited) {
+        struct zd_daemon *d = t->d;
         for (;;) {
                 struct zy_status st;
                 ssize_t n = read(t->status_fd, &st, sizeof(st));
@@ -226,13 +354,13 @@ static void task_read_status(struct zy_task *t, bool exited) {
                 if (n < 0 && errno == EAGAIN && !exited)
                         return;
                 if (n == sizeof(st) && st.step == ZY_STEP_HELD) {
-                        t->state = ZY_TASK_CREATED;
-                        zy_log_task(LOG_INFO, t, "created");
-                        zy_event_emit(d, "create", t);
+                        t->state = ZD_TASK_CREATED;
+                        task_log(LOG_INFO, t, "created");
+                        event_emit(d, "create", t);
                         if (t->pending) {
-                                struct zy_conn *c = t->pending;
+                                struct zd_conn *c = t->pending;
                                 t->pending = NULL;
-                                c->task = NULL;
+                                zd_conn_set_data(c, NULL);
                                 reply_spawned(t, c);
                         }
                         continue;
@@ -240,16 +368,16 @@ static void task_read_status(struct zy_task *t, bool exited) {
                 /* Done with the pipe: a failure record, EOF, or nothing at all after exit. */
                 ev_io_stop(d->loop, &t->status_watch);
                 t->status_fd = safe_close(t->status_fd);
-                struct zy_conn *c = t->pending;
+                struct zd_conn *c = t->pending;
                 t->pending = NULL;
                 if (c)
-                        c->task = NULL;
+                        zd_conn_set_data(c, NULL);
                 if (n == sizeof(st)) {
                         t->failure = st;
                         d->failed++;
-                        zy_log(LOG_INFO, "task %s: worker failed at step %s: %s", t->id,
+                        zd_log(LOG_INFO, "task %s: worker failed at step %s: %s", t->id,
                                zy_step_to_string((enum zy_step) st.step), strerror(st.err));
-                        bool was_created = t->state == ZY_TASK_CREATED;
+                        bool was_created = t->state == ZD_TASK_CREATED;
                         if (c)
                                 reply_failed(t, c);
                         if (was_created) {
@@ -259,17 +387,17 @@ static void task_read_status(struct zy_task *t, bool exited) {
                         task_unlink(t); /* reaped (and freed) when its pidfd fires */
                         return;
                 }
-                if (t->state == ZY_TASK_CREATED && !t->start_requested)
+                if (t->state == ZD_TASK_CREATED && !t->start_requested)
                         return; /* killed (or deleted) while held: it never ran */
-                if (t->state == ZY_TASK_STARTING)
-                        zy_event_emit(d, "create", t); /* not held: created and started at once */
-                t->state = ZY_TASK_RUNNING;
-                t->started_at = zy_now();
-                zy_log_task(LOG_INFO, t, "start");
-                zy_event_emit(d, "start", t);
+                if (t->state == ZD_TASK_STARTING)
+                        event_emit(d, "create", t); /* not held: created and started at once */
+                t->state = ZD_TASK_RUNNING;
+                t->started_at = zd_now();
+                task_log(LOG_INFO, t, "start");
+                event_emit(d, "start", t);
                 if (c) {
                         if (t->hold_was_used)
-                                zy_reply(c, NULL, false, -EBADF); /* Start's reply */
+                                zd_reply(c, NULL, false, -EBADF); /* Start's reply */
                         else
                                 reply_spawned(t, c);
                 }
@@ -281,13 +409,13 @@ static void on_status(struct ev_loop *loop, ev_io *w, int revents) {
         task_read_status(w->data, false);
 }
 
-static void task_exited(struct zy_task *t, int code, int sig, bool unknown) {
-        struct zy_daemon *d = t->d;
+static void task_exited(struct zd_task *t, int code, int sig, bool unknown) {
+        struct zd_daemon *d = t->d;
         ev_io_stop(d->loop, &t->pid_watch);
         if (t->status_fd >= 0)
                 task_read_status(t, true);
         t->exited = true;
-        t->exited_at = zy_now();
+        t->exited_at = zd_now();
         t->exit_code = code;
         t->signal = sig;
         t->status_unknown = unknown;
@@ -296,12 +424,12 @@ static void task_exited(struct zy_task *t, int code, int sig, bool unknown) {
                 task_free(t); /* failed spawn or deleted while created */
                 return;
         }
-        t->state = ZY_TASK_STOPPED;
-        zy_log_task(LOG_INFO, t, "exit");
-        zy_event_emit(d, "exit", t);
+        t->state = ZD_TASK_STOPPED;
+        task_log(LOG_INFO, t, "exit");
+        event_emit(d, "exit", t);
         deliver_exit(t);
         if (t->auto_delete) {
-                zy_event_emit(d, "delete", t);
+                event_emit(d, "delete", t);
                 task_unlink(t);
                 task_free(t);
         }
@@ -311,33 +439,32 @@ static void task_exited(struct zy_task *t, int code, int sig, bool unknown) {
  * reaping by whoever is its parent now (the service manager) the kernel has no status yet. The
  * reaping is an event on the same pidfd: EPOLLHUP (Linux 6.9+), which libev's epoll backend
  * reports to an EV_WRITE watcher (a pidfd is never writable, so nothing else wakes it). */
-static void adopted_exit(struct zy_task *t) {
+static void adopted_exit(struct zd_task *t) {
         int code, sig;
-        int r = zy_pidfd_exit_status(t->pidfd, &code, &sig);
+        int r = pidfd_exit_status(t->pidfd, &code, &sig);
         if (r >= 0) {
                 task_exited(t, code, sig, false);
                 return;
         }
         if (r == -ENODATA && !t->awaiting_reap) {
-                zy_log(LOG_DEBUG, "task %s: exited while adopted; its status comes when its reaper reaps it", t->id);
+                zd_log(LOG_DEBUG, "task %s: exited while adopted; its status comes when its reaper reaps it", t->id);
                 t->awaiting_reap = true;
                 ev_io_stop(t->d->loop, &t->pid_watch);
                 ev_io_set(&t->pid_watch, t->pidfd, EV_WRITE);
                 ev_io_start(t->d->loop, &t->pid_watch);
                 return;
         }
-        zy_log(LOG_WARNING, "task %s: exited while adopted; this kernel cannot tell its status (%s)", t->id,
+        zd_log(LOG_WARNING, "task %s: exited while adopted; this kernel cannot tell its status (%s)", t->id,
                strerror(-r));
         task_exited(t, 0, 0, true);
 }
 
 static void on_exit_pidfd(struct ev_loop *loop, ev_io *w, int revents) {
-        struct zy_task *t = w->data;
+        struct zd_task *t = w->data;
         siginfo_t si = {};
-        if (waitid((idtype_t) P_PIDFD, (id_t) t->pidfd, &si, WEXITED | WNOHANG) < 0) {
-                if (errno == EINTR)
-                        return;
-                if (errno == ECHILD) {
+        int r = pidfd_wait(t->pidfd, WEXITED | WNOHANG, &si);
+        if (r < 0) {
+                if (r == -ECHILD) {
                         adopted_exit(t); /* not our child: adopted from the fd store */
                         return;
                 }
@@ -352,34 +479,36 @@ static void on_exit_pidfd(struct ev_loop *loop, ev_io *w, int revents) {
                 task_exited(t, 128 + si.si_status, si.si_status, false);
 }
 
-void zy_task_adopt(struct zy_task *t, int pidfd) {
-        struct zy_daemon *d = t->d;
+void zd_task_adopt(struct zd_task *t, int pidfd) {
+        struct zd_daemon *d = t->d;
         t->pidfd = pidfd;
-        t->state = ZY_TASK_RUNNING;
+        t->state = ZD_TASK_RUNNING;
         ev_io_init(&t->pid_watch, on_exit_pidfd, pidfd, EV_READ);
         t->pid_watch.data = t;
         ev_io_start(d->loop, &t->pid_watch);
 }
 
-void zy_task_attach(struct zy_task *t, pid_t pid, int pidfd, int status_fd, int hold_fd) {
-        struct zy_daemon *d = t->d;
+void zd_task_attach(struct zd_task *t, pid_t pid, int pidfd, int status_fd, int hold_fd, struct zd_conn *c) {
+        struct zd_daemon *d = t->d;
         t->pid = pid;
         t->pidfd = pidfd;
         t->status_fd = status_fd;
         t->hold_fd = hold_fd;
         t->hold_was_used = hold_fd >= 0;
-        t->state = ZY_TASK_STARTING;
+        t->state = ZD_TASK_STARTING;
         ev_io_init(&t->pid_watch, on_exit_pidfd, pidfd, EV_READ);
         t->pid_watch.data = t;
         ev_io_start(d->loop, &t->pid_watch);
         ev_io_init(&t->status_watch, on_status, status_fd, EV_READ);
         t->status_watch.data = t;
         ev_io_start(d->loop, &t->status_watch);
-        zy_sd_store_task(t);
+        task_store(t);
+        t->pending = c;
+        zd_conn_set_data(c, t);
 }
 
-int zy_task_start(struct zy_task *t, struct zy_conn *c) {
-        if (t->state != ZY_TASK_CREATED || t->hold_fd < 0 || t->pending)
+int zd_task_start(struct zd_task *t, struct zd_conn *c) {
+        if (t->state != ZD_TASK_CREATED || t->hold_fd < 0 || t->pending)
                 return -EBUSY;
         char go = 1;
         ssize_t n = write(t->hold_fd, &go, 1);
@@ -388,49 +517,61 @@ int zy_task_start(struct zy_task *t, struct zy_conn *c) {
                 return -EPIPE;
         t->start_requested = true;
         t->pending = c;
-        c->task = t;
+        zd_conn_set_data(c, t);
         return 0;
 }
 
-int zy_task_add_waiter(struct zy_task *t, struct zy_conn *c) {
-        struct zy_waiter *w = calloc(1, sizeof(*w));
+int zd_task_add_waiter(struct zd_task *t, struct zd_conn *c) {
+        struct zd_waiter *w = calloc(1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
         w->conn = c;
         w->next = t->waiters;
         t->waiters = w;
-        c->task = t;
+        zd_conn_set_data(c, t);
         return 0;
 }
 
 /* A task whose worker never started (fork failed). */
-void zy_task_discard(struct zy_task *t) {
+void zd_task_discard(struct zd_task *t) {
         task_unlink(t);
         task_free(t);
 }
 
 /* Delete: a stopped task goes at once; a created one is killed and reaped later. */
-void zy_task_delete(struct zy_task *t) {
-        zy_event_emit(t->d, "delete", t);
+void zd_task_delete(struct zd_task *t) {
+        event_emit(t->d, "delete", t);
         task_unlink(t);
         if (t->exited) {
                 task_free(t);
                 return;
         }
-        (void) syscall(SYS_pidfd_send_signal, t->pidfd, SIGKILL, NULL, 0);
+        (void) pidfd_kill(t->pidfd, SIGKILL);
         t->hold_fd = safe_close(t->hold_fd);
 }
 
-void zy_task_drop_conn(struct zy_daemon *d, struct zy_conn *c) {
-        struct zy_task *t = c->task;
+int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c) {
+        if (d->n_subscribers >= ZD_MAX_SUBSCRIBERS)
+                return -ENOSPC;
+        d->subscribers[d->n_subscribers++] = c;
+        return 0;
+}
+
+void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
+        for (size_t i = 0; i < d->n_subscribers; i++)
+                if (d->subscribers[i] == c) {
+                        d->subscribers[i] = d->subscribers[--d->n_subscribers];
+                        break;
+                }
+        struct zd_task *t = zd_conn_get_data(c);
         if (!t)
                 return;
-        c->task = NULL;
+        zd_conn_set_data(c, NULL);
         if (t->pending == c)
                 t->pending = NULL;
-        for (struct zy_waiter **p = &t->waiters; *p; p = &(*p)->next)
+        for (struct zd_waiter **p = &t->waiters; *p; p = &(*p)->next)
                 if ((*p)->conn == c) {
-                        struct zy_waiter *w = *p;
+                        struct zd_waiter *w = *p;
                         *p = w->next;
                         free(w);
                         break;
@@ -442,12 +583,12 @@ void zy_task_drop_conn(struct zy_daemon *d, struct zy_conn *c) {
         }
 }
 
-void zy_tasks_free(struct zy_daemon *d) {
+void zd_tasks_free(struct zd_daemon *d) {
         if (!d->tasks)
                 return;
         struct lh_entry *e, *tmp;
         lh_foreach_safe(d->tasks, e, tmp) {
-                struct zy_task *t = (struct zy_task *) lh_entry_v(e);
+                struct zd_task *t = (struct zd_task *) lh_entry_v(e);
                 task_unlink(t);
                 task_free(t); /* the processes keep running: only our view goes */
         }

@@ -4,6 +4,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,12 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "log.h"
+#include "registry.h"
+#include "server.h"
+#include "spawn.h"
+#include "task.h"
+#include "methods.h"
 #include "fuzz-daemon.h"
 #include "util.h"
 
@@ -29,7 +36,7 @@ struct standin {
         ev_io hold_watch;
 };
 
-static struct zy_daemon d;
+static struct zd_daemon d;
 static bool initialized;
 static char profiles_dir[256];
 static char *dirs[1];
@@ -228,7 +235,10 @@ void fz_init(void) {
         setenv("ZYGOTE_LOG_LEVEL", "err", 0);
         unsetenv("NOTIFY_SOCKET");
         unsetenv("LISTEN_FDS");
-        zy_log_open();
+        /* As zygoted's main() does: a write to a stand-in's closed hold pipe is an EPIPE for
+         * task.c to handle, not the end of the process. */
+        signal(SIGPIPE, SIG_IGN);
+        zd_log_open();
 
         /* The profiles are copied once: a reload then always sees the same files, keeps every
          * entry and never starts a reference process. */
@@ -239,19 +249,25 @@ void fz_init(void) {
         copy_dir(ZYGOTE_FUZZ_PROFILES_DIR, profiles_dir);
         dirs[0] = profiles_dir;
 
-        d.listen_fd = -EBADF;
         d.loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
         if (!d.loop)
                 finding("ev_loop_new");
-        d.socket_path = "/nonexistent-zygote-fuzz.sock";
+        d.server = (struct zd_server) {
+                .loop = d.loop,
+                .socket_path = "/nonexistent-zygote-fuzz.sock",
+                .listen_fd = -EBADF,
+                .on_call = zd_methods_call,
+                .on_disconnect = zd_methods_disconnect,
+                .userdata = &d,
+        };
         d.profile_dirs = dirs;
         d.n_profile_dirs = 1;
-        d.forced_tier = ZY_TIER_LOAD;
+        d.forced_tier = ZD_TIER_LOAD;
         snprintf(d.helper, sizeof(d.helper), "/nonexistent-zygote-fuzz/zygote-ref");
         if (zy_cap_last(&d.features.cap_last) < 0)
                 d.features.cap_last = 40;
-        if (zy_tasks_init(&d) < 0)
-                finding("zy_tasks_init");
+        if (zd_tasks_init(&d) < 0)
+                finding("zd_tasks_init");
 
         struct zy_profile_set set = {};
         if (zy_profile_set_load((const char *const *) dirs, 1, &set, log_error, NULL) < 0 || set.n == 0)
@@ -260,18 +276,18 @@ void fz_init(void) {
         if (!d.entries)
                 finding("calloc");
         for (size_t i = 0; i < set.n; i++) {
-                struct zy_entry *e = calloc(1, sizeof(*e));
+                struct zd_entry *e = calloc(1, sizeof(*e));
                 if (!e)
                         finding("calloc");
                 e->d = &d;
                 e->profile = TAKE_PTR(set.items[i]);
                 e->ref = ZY_REFERENCE_NULL;
-                e->tier = e->best_tier = ZY_TIER_LOAD;
+                e->tier = e->best_tier = ZD_TIER_LOAD;
                 snprintf(e->reason, sizeof(e->reason), "fuzzing: stand-in workers");
                 d.entries[d.n_entries++] = e;
         }
         zy_profile_set_clear(&set);
-        zy_spawn_fork_hook = fork_hook;
+        zd_spawn_fork_hook = fork_hook;
         initialized = true;
 }
 
@@ -303,8 +319,8 @@ int fz_begin(uint8_t header) {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
                 finding("socketpair");
-        if (zy_server_add_conn(&d, sv[0], &caller, caller_groups, caller_n_groups) < 0)
-                finding("zy_server_add_conn");
+        if (zd_server_add_conn(&d.server, sv[0], &caller, caller_groups, caller_n_groups) < 0)
+                finding("zd_server_add_conn");
         return sv[1];
 }
 
@@ -453,34 +469,25 @@ void fz_end(int client) {
         for (unsigned round = 0; round < 256; round++) {
                 fz_exit_all();
                 fz_pump(-1);
-                struct zy_conn *c = d.conns;
-                while (c && !ev_is_active(&c->partial))
-                        c = c->next;
-                if (c) {
-                        ev_timer_stop(d.loop, &c->partial);
-                        ev_invoke(d.loop, &c->partial, EV_TIMER);
+                if (zd_server_expire_partial(&d.server))
                         fz_pump(-1);
-                } else if (!standins_left())
+                else if (!standins_left())
                         break;
         }
         free(pending);
         pending = NULL;
         pending_len = 0;
-        if (d.n_conns != 0 || d.conns) {
-                for (struct zy_conn *c = d.conns; c; c = c->next)
-                        fprintf(stderr, "fuzz-daemon: connection: busy=%d more=%d streaming=%d closing=%d in_len=%zu "
-                                "fds=%zu out=%zu task=%s partial=%d\n", c->busy, c->more, c->streaming, c->closing,
-                                c->in_len, c->n_in_fds, c->out_bytes, c->task ? c->task->id : "-",
-                                ev_is_active(&c->partial));
+        if (d.server.n_conns != 0 || d.server.conns) {
+                zd_server_dump(&d.server, stderr);
                 finding("a connection outlived its client");
         }
         if (d.n_subscribers != 0)
                 finding("an Events subscriber outlived its connection");
         /* Whatever is left in the table (stopped tasks nobody deleted) goes; the stand-ins have
          * all exited, so nothing waits for a pidfd any more. */
-        zy_tasks_free(&d);
-        if (zy_tasks_init(&d) < 0)
-                finding("zy_tasks_init");
+        zd_tasks_free(&d);
+        if (zd_tasks_init(&d) < 0)
+                finding("zd_tasks_init");
         if (d.n_tasks != 0)
                 finding("the task count is off");
         size_t now = count_fds();

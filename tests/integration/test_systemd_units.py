@@ -146,8 +146,8 @@ def test_units_say_what_the_issue_asks(installed):
     assert usock["ListenStream"] == ["%t/zygote/zygoted.sock"]
 
     dest, prefix = installed
-    with open(os.path.join(SOURCE_DIR, "daemon", "daemon.h")) as f:
-        max_tasks = int(re.search(r"#define ZY_MAX_TASKS (\d+)", f.read()).group(1))
+    with open(os.path.join(SOURCE_DIR, "daemon", "task.h")) as f:
+        max_tasks = int(re.search(r"#define ZD_MAX_TASKS (\d+)", f.read()).group(1))
     for path, store_min in ((os.path.join(system, "zygoted.service"), max_tasks),
                             (os.path.join(user, "zygoted.service"), 1024)):
         unit = read_unit(path)

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* The profile registry: profiles, their reference processes and tiers; see registry.c. */
+#pragma once
+
+#include <ev.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "profile.h"
+#include "reference.h"
+#include "tier.h"
+
+struct zd_daemon;
+
+struct zd_entry {
+        struct zd_daemon *d;
+        struct zy_profile *profile;
+        struct zy_reference ref;
+        bool ref_up;
+        enum zd_tier tier;       /* what spawns use now */
+        enum zd_tier best_tier;  /* what spawns use while the reference is up */
+        char reason[256];        /* why this tier */
+        ev_io ref_watch;         /* reference pidfd: its death */
+        ev_timer restart;        /* backoff restart */
+        double backoff;
+        double ref_started_at;
+        unsigned restarts;
+};
+
+int zd_registry_load(struct zd_daemon *d);   /* start-up: fatal errors only when nothing loads */
+int zd_registry_reload(struct zd_daemon *d, json_object **ret_loaded, json_object **ret_failed);
+void zd_registry_free(struct zd_daemon *d);
+struct zd_entry *zd_registry_find(struct zd_daemon *d, const char *name);
+json_object *zd_entry_to_json(const struct zd_entry *e);

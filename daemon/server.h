@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transport: the listening socket, connections, NUL-framed JSON messages with SCM_RIGHTS
+ * fds, the caller's credentials, and every limit a client could push on. It knows nothing of
+ * methods or tasks: a complete message goes to on_call, a connection that goes away to
+ * on_disconnect. See server.c.
+ */
+#pragma once
+
+#include <ev.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#define ZD_MAX_CONNECTIONS 1024             /* all callers */
+#define ZD_MAX_CONNECTIONS_PER_UID 128      /* one non-root uid */
+#define ZD_MAX_OUTPUT (4u * 1024u * 1024u)  /* unsent replies before a client is dropped */
+#define ZD_PARTIAL_TIMEOUT 10.0             /* seconds a partial message may sit idle */
+
+struct zd_conn; /* private to server.c */
+
+/* A call: msg is a JSON object; the fds came with it and belong to the callee, which must close
+ * them. The callee replies (now or later) with zd_reply()/zd_reply_error(). */
+typedef void (*zd_server_call_fn)(void *userdata, struct zd_conn *c, json_object *msg, int *fds, size_t n_fds);
+/* c is closing: nothing may reply to it or keep it after this returns. */
+typedef void (*zd_server_disconnect_fn)(void *userdata, struct zd_conn *c);
+
+struct zd_server {
+        struct ev_loop *loop;
+        const char *socket_path;
+        bool socket_activated;  /* listen_fd is systemd's: never unlinked */
+        int listen_fd;          /* -EBADF: zd_server_listen() binds socket_path */
+        ev_io listen_watch;
+        struct zd_conn *conns;
+        unsigned n_conns;
+        zd_server_call_fn on_call;
+        zd_server_disconnect_fn on_disconnect;
+        void *userdata;
+};
+
+int zd_server_listen(struct zd_server *s);
+void zd_server_stop(struct zd_server *s);
+
+/* Replies to the current call. With continues=true the call stays open. fd (or -EBADF) is sent
+ * as SCM_RIGHTS and closed here. */
+void zd_reply(struct zd_conn *c, json_object *params, bool continues, int fd);
+/* An error reply (params taken, may be NULL); ends the call. */
+void zd_reply_error(struct zd_conn *c, const char *error, json_object *params);
+
+const struct ucred *zd_conn_cred(const struct zd_conn *c);
+const gid_t *zd_conn_groups(const struct zd_conn *c, size_t *ret_n);
+bool zd_conn_is_root(const struct zd_conn *c);
+/* Whether the current call asked for more replies ("more": true). */
+bool zd_conn_more(const struct zd_conn *c);
+/* One pointer for the layer above (the task a call waits on); NULL at first. */
+void *zd_conn_get_data(const struct zd_conn *c);
+void zd_conn_set_data(struct zd_conn *c, void *data);
+
+/* Test seams (tests/fuzz). fd, a connected non-blocking AF_UNIX stream socket, becomes a
+ * connection of the caller cred with these supplementary groups (copied), as if accepted; no
+ * limit is checked. Takes fd on success. */
+int zd_server_add_conn(struct zd_server *s, int fd, const struct ucred *cred, const gid_t *groups, size_t n_groups);
+/* Fires one armed partial-message timer at once, as if its time had passed; false when none is
+ * armed. */
+bool zd_server_expire_partial(struct zd_server *s);
+/* One line per connection, for a finding. */
+void zd_server_dump(struct zd_server *s, FILE *f);

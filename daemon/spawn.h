@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* Spawn: request + caller + profile -> plan -> worker; see spawn.c. */
+#pragma once
+
+#include <sys/types.h>
+
+#include "child.h"
+
+#define ZD_MAX_ARGV 4096 /* argv entries */
+#define ZD_MAX_ENV 4096  /* env entries */
+
+struct zd_call;
+
+/* Checks Spawn's parameters, decides the worker's identity, builds the plan and starts the
+ * worker. Returns 0 when the worker runs (the reply goes out later, from task.c, when the status
+ * pipe says exec or HELD), or the error recorded in call. */
+int zd_spawn(struct zd_call *call);
+
+/* Test seam (tests/fuzz only; NULL in zygoted): called instead of forking a worker in the clone
+ * and load tiers, with the finished plan. Returns 0 with the pid and a pollable fd that stands
+ * for its pidfd (taken), or a negative errno. */
+extern int (*zd_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd);

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The task table: every worker from fork to Delete, known by its pidfd; its exit, its waiters,
+ * the Events subscribers; the audit lines; its pidfd in systemd's fd store. See task.c.
+ */
+#pragma once
+
+#include <ev.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "child.h"
+#include "tier.h"
+
+#define ZD_MAX_TASKS_PER_UID 1024 /* live + not yet deleted, non-root uid */
+#define ZD_MAX_TASKS 16384        /* everyone */
+#define ZD_MAX_SUBSCRIBERS 64     /* Events streams */
+
+struct zd_conn;
+struct zd_daemon;
+
+enum zd_task_state {
+        ZD_TASK_STARTING, /* forked, waiting for exec (or HELD) on the status pipe */
+        ZD_TASK_CREATED,  /* held before exec */
+        ZD_TASK_RUNNING,
+        ZD_TASK_STOPPED,
+};
+
+struct zd_waiter {
+        struct zd_conn *conn;
+        struct zd_waiter *next;
+};
+
+struct zd_task {
+        struct zd_daemon *d;
+        char *id;
+        char *profile;
+        char *exe;
+        json_object *argv; /* array of strings */
+        enum zd_tier tier;
+        enum zd_task_state state;
+        uid_t uid;        /* the caller who owns it */
+        uid_t run_uid;    /* what it runs as */
+        pid_t pid;
+        int pidfd;
+        int status_fd;    /* read end, while STARTING/CREATED */
+        int hold_fd;      /* write end, while CREATED */
+        ev_io pid_watch;
+        ev_io status_watch;
+        bool exited;
+        int exit_code;    /* valid when exited and !signal */
+        int signal;       /* killed by this signal, 0 otherwise */
+        struct zy_status failure; /* worker failed before exec */
+        bool auto_delete;  /* Spawn with "more": forget it once its exit went to the spawner */
+        bool in_table;
+        bool hold_was_used;
+        bool start_requested;
+        bool adopted;      /* from the fd store: not our child */
+        char *fd_name;     /* its pidfd's name in systemd's fd store; NULL when not stored */
+        bool status_unknown; /* exited, but the kernel could not tell us how */
+        bool awaiting_reap;  /* adopted and exited: its status exists once its reaper reaps it */
+        struct zd_conn *spawner;
+        double created_at, started_at, exited_at;
+        struct zd_conn *pending;    /* Spawn or Start waiting for the status pipe */
+        struct zd_waiter *waiters;  /* Wait calls */
+};
+
+int zd_tasks_init(struct zd_daemon *d);
+void zd_tasks_free(struct zd_daemon *d);
+struct zd_task *zd_task_find(struct zd_daemon *d, const char *id);
+unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid);
+/* A new entry in the table (id NULL: one is made up); -EEXIST when id is taken. */
+int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret);
+/* The worker was forked: watch its pidfd and status pipe; c (the Spawn call) gets the reply. */
+void zd_task_attach(struct zd_task *t, pid_t pid, int pidfd, int status_fd, int hold_fd, struct zd_conn *c);
+/* An entry whose worker never started (fork failed). */
+void zd_task_discard(struct zd_task *t);
+/* A task of an earlier zygoted (adopt.c): watch its pidfd. */
+void zd_task_adopt(struct zd_task *t, int pidfd);
+void zd_task_delete(struct zd_task *t);
+/* Start of a held task; c gets the reply when the status pipe says exec. -EBUSY when it is not
+ * held (or a Start is in progress). */
+int zd_task_start(struct zd_task *t, struct zd_conn *c);
+int zd_task_add_waiter(struct zd_task *t, struct zd_conn *c);
+json_object *zd_task_to_json(const struct zd_task *t);
+const char *zd_task_state_to_string(enum zd_task_state s);
+
+/* Events: c receives every event of the tasks it may see. -ENOSPC past ZD_MAX_SUBSCRIBERS. */
+int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c);
+/* A connection went away: it waits for nothing and receives no events any more. */
+void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c);
+
+double zd_now(void);
