@@ -21,7 +21,7 @@
 #include "pidfd-util.h"
 #include "registry.h"
 #include "server.h"
-#include "spawn.h"
+#include "spawner.h"
 #include "task.h"
 #include "util.h"
 

@@ -24,6 +24,7 @@
 #include "runtime.h"
 #include "util.h"
 
+__attribute__((format(printf, 3, 4)))
 static int errorf(char **ret_error, int r, const char *fmt, ...) {
         va_list ap;
 

@@ -17,7 +17,7 @@
 #include "log.h"
 #include "registry.h"
 #include "server.h"
-#include "spawn.h"
+#include "spawner.h"
 #include "task.h"
 #include "methods.h"
 #include "fuzz-daemon.h"

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Spawn: request + caller + profile -> plan -> worker; see spawn.c. */
+/* Spawn: request + caller + profile -> plan -> worker; see spawn.c. Named spawner.h, not spawn.h:
+ * the daemon folder is on the include path, where a spawn.h would hide libc's <spawn.h>. */
 #pragma once
 
 #include <sys/types.h>
