@@ -4,7 +4,7 @@
 # (the script installs its own dependencies). Run as root on a Debian or Ubuntu host.
 #
 #   scripts/fresh-check.sh [--root DIR] [--keep] [--rev REV] [--kvm none|broken|hang|host]
-#                          [--kernel-lane-only] [--log FILE] [--variant minbase|buildd|-]
+#                          [--ctest REGEX] [--log FILE] [--variant minbase|buildd|-]
 #
 #   --root DIR      the new system's folder (default /var/tmp/zygote-fresh). It must not exist
 #                   unless --keep is given, in which case an existing one is reused (its packages
@@ -16,10 +16,9 @@
 #                   none), host (the host's node; the default when it has one), broken (a writable
 #                   /dev/kvm on which QEMU's KVM fails at once), hang (like broken, and QEMU under
 #                   -accel kvm starts the guest paused, as a KVM that never gets past the firmware)
-#   --kernel-lane-only
-#                   instead of scripts/test.sh, build the main tree and run only ctest's
-#                   kernel-lane (to check the accelerator choice cheaply once the root's kernel
-#                   cache is warm)
+#   --ctest REGEX   instead of scripts/test.sh, install the dependencies, build the main tree
+#                   and run only the ctest entries matching REGEX; e.g. --ctest '^kernel-lane$'
+#                   checks the accelerator choice cheaply once the root's kernel cache is warm
 #   --log FILE      also write everything to FILE (default DIR.log, next to the root)
 #   --variant V     debootstrap's variant (default minbase, the smallest Debian; - for the full
 #                   default set of a Debian installation)
@@ -37,7 +36,7 @@ root=/var/tmp/zygote-fresh
 keep=0
 rev=HEAD
 kvm=
-kernel_only=0
+ctest_re=
 log=
 variant=minbase
 mirror=
@@ -52,7 +51,7 @@ while (($#)); do
         --keep) keep=1; shift ;;
         --rev) rev=$2; shift 2 ;;
         --kvm) kvm=$2; shift 2 ;;
-        --kernel-lane-only) kernel_only=1; shift ;;
+        --ctest) ctest_re=$2; shift 2 ;;
         --log) log=$2; shift 2 ;;
         --variant) variant=$2; shift 2 ;;
         --mirror) mirror=$2; shift 2 ;;
@@ -147,6 +146,9 @@ cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 # --- mounts ---------------------------------------------------------------------------------------
 step "mounts"
 mount --make-rprivate / 2>/dev/null || true
+# The new / must be a mount point, as on a real machine: unshare --propagation and the like
+# change the propagation of / and fail with EINVAL on a plain folder.
+mnt "$root" --bind "$root"
 mnt "$root/proc" -t proc proc
 mnt "$root/sys" --rbind /sys
 # /dev: a tmpfs holding copies of the host's character devices and links, so that /dev/kvm can
@@ -196,12 +198,12 @@ chown -R 0:0 "$root/root/zygote"
 say "/root/zygote at $(git -C "$root/root/zygote" rev-parse --short HEAD); /root is $(stat -c %a "$root/root")"
 
 # --- the README's command -------------------------------------------------------------------------
-if ((kernel_only)); then
-        step "kernel lane only"
-        cmd='scripts/deps.sh --test &&
+if [[ -n $ctest_re ]]; then
+        step "ctest -R $ctest_re"
+        cmd="scripts/deps.sh --test &&
              cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZYGOTE_KERNEL_LANE=ON &&
-             cmake --build build -j"$(nproc)" &&
-             cd build && ctest -R "^kernel-lane$" --output-on-failure -V'
+             cmake --build build -j\"\$(nproc)\" &&
+             cd build && ctest -R $(printf %q "$ctest_re") --output-on-failure -V"
 else
         step "scripts/test.sh"
         cmd='scripts/test.sh'
