@@ -4,7 +4,7 @@
 # (the script installs its own dependencies). Run as root on a Debian or Ubuntu host.
 #
 #   scripts/fresh-check.sh [--root DIR] [--keep] [--rev REV] [--kvm none|broken|hang|host]
-#                          [--ctest REGEX] [--log FILE] [--variant minbase|buildd|-]
+#                          [--ctest REGEX] [--dir PATH] [--log FILE] [--variant minbase|buildd|-]
 #
 #   --root DIR      the new system's folder (default /var/tmp/zygote-fresh). It must not exist
 #                   unless --keep is given, in which case an existing one is reused (its packages
@@ -19,6 +19,8 @@
 #   --ctest REGEX   instead of scripts/test.sh, install the dependencies, build the main tree
 #                   and run only the ctest entries matching REGEX; e.g. --ctest '^kernel-lane$'
 #                   checks the accelerator choice cheaply once the root's kernel cache is warm
+#   --dir PATH      where in the root the clone goes (default /root/zygote); another PATH lets a
+#                   partial run (--ctest) share a kept root with a run in progress
 #   --log FILE      also write everything to FILE (default DIR.log, next to the root)
 #   --variant V     debootstrap's variant (default minbase, the smallest Debian; - for the full
 #                   default set of a Debian installation)
@@ -35,6 +37,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 root=/var/tmp/zygote-fresh
 keep=0
 rev=HEAD
+clone_dir=/root/zygote
 kvm=
 ctest_re=
 log=
@@ -53,6 +56,7 @@ while (($#)); do
         --kvm) kvm=$2; shift 2 ;;
         --ctest) ctest_re=$2; shift 2 ;;
         --log) log=$2; shift 2 ;;
+        --dir) clone_dir=$2; shift 2 ;;
         --variant) variant=$2; shift 2 ;;
         --mirror) mirror=$2; shift 2 ;;
         -h | --help) usage; exit 0 ;;
@@ -191,11 +195,12 @@ fi
 # --- the clone ------------------------------------------------------------------------------------
 step "clone"
 chmod 0700 "$root/root"
-rm -rf "$root/root/zygote"
-git clone -q --no-hardlinks "$repo" "$root/root/zygote"
-git -C "$root/root/zygote" checkout -q --detach "$sha"
-chown -R 0:0 "$root/root/zygote"
-say "/root/zygote at $(git -C "$root/root/zygote" rev-parse --short HEAD); /root is $(stat -c %a "$root/root")"
+clone=$root/${clone_dir#/}
+rm -rf "$clone"
+git clone -q --no-hardlinks "$repo" "$clone"
+git -C "$clone" checkout -q --detach "$sha"
+chown -R 0:0 "$clone"
+say "$clone_dir at $(git -C "$clone" rev-parse --short HEAD); /root is $(stat -c %a "$root/root")"
 
 # --- the README's command -------------------------------------------------------------------------
 if [[ -n $ctest_re ]]; then
@@ -211,7 +216,7 @@ fi
 set +e
 chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=dumb \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        /bin/bash -c "cd /root/zygote && $cmd" </dev/null
+        /bin/bash -c "cd $(printf %q "$clone_dir") && $cmd" </dev/null
 rc=$?
 set -e
 step "done"

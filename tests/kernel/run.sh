@@ -278,14 +278,15 @@ boot() { # boot ACCEL-ARGS...: starts the guest in the background, serial log in
         qemu_pid=$!
 }
 # Waits (inotify, through tail -f) until the serial log shows the start marker, QEMU exits or
-# SECS pass; true when the marker came.
+# SECS pass; true when the marker came. probe_timed_out=1 when the time ran out.
 saw_start() {
         local secs=$1 st
         set +o pipefail
         timeout "$secs" tail -n +1 -f --pid="$qemu_pid" "$work/serial.log" 2>/dev/null | grep -q -m1 -F "$start_marker"
-        st=${PIPESTATUS[1]}
+        st=("${PIPESTATUS[@]}")
         set -o pipefail
-        return "$st"
+        probe_timed_out=$((st[0] == 124))
+        return "${st[1]}"
 }
 
 kvm_state=
@@ -313,18 +314,23 @@ auto)
                 if saw_start "$kvm_probe_secs"; then
                         accel_name=kvm accel_why="/dev/kvm is writable and the guest's init started under it in $((SECONDS - t0))s"
                 else
-                        kill "$qemu_pid" 2>/dev/null || true
-                        set +e
-                        wait "$qemu_pid"
-                        probe_rc=$?
-                        set -e
+                        # Time ran out: the guest is stuck; else QEMU gave up by itself.
+                        if ((probe_timed_out)); then
+                                why="its serial console stayed silent for ${kvm_probe_secs}s"
+                                kill "$qemu_pid" 2>/dev/null || true
+                                wait "$qemu_pid" || true
+                        else
+                                set +e
+                                wait "$qemu_pid"
+                                why="QEMU exited with status $? after $((SECONDS - t0))s"
+                                set -e
+                                qemu_said=$(grep -m1 . "$work/qemu.log" || true)
+                                why+=${qemu_said:+ (QEMU: $qemu_said)}
+                        fi
                         cp "$work/serial.log" "$work/kvm-probe-serial.log"
                         cp "$work/qemu.log" "$work/kvm-probe-qemu.log"
-                        why="QEMU exited with status $probe_rc"
-                        ((probe_rc == 143 || probe_rc == 124)) && why="no line on the serial console"
-                        qemu_said=$(grep -m1 . "$work/qemu.log" || true)
                         accel_name=tcg
-                        accel_why="/dev/kvm is writable but KVM did not run the guest: $why within ${kvm_probe_secs}s${qemu_said:+ (QEMU: $qemu_said)}; logs in $work/kvm-probe-*.log"
+                        accel_why="/dev/kvm is writable but KVM did not run the guest: $why; logs in $work/kvm-probe-*.log"
                         qemu_pid=
                 fi
         fi
