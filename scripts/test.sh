@@ -49,6 +49,7 @@ lane() {
                 [[ -n $k ]] && note+=" (kernel-lane: $k)"
         fi
         summary+=("lane $name: $passed passed, $failed failed, $skipped skipped in $(fmt_time $((SECONDS - t0)))$note")
+        echo "=== ${summary[-1]}"
         total_passed=$((total_passed + passed))
         total_failed=$((total_failed + failed))
         total_skipped=$((total_skipped + skipped))
