@@ -142,6 +142,13 @@ else
         [[ $variant == - ]] || opts+=(--variant="$variant")
         debootstrap "${opts[@]}" bookworm "$root" ${mirror:+"$mirror"} >"$root.debootstrap.log" 2>&1 ||
                 { tail -20 "$root.debootstrap.log"; die "debootstrap failed, see $root.debootstrap.log"; }
+        # debootstrap lists only the release itself; an installed Debian 12 also has its updates
+        # and security suites (the kernel source among them), from the same mirror.
+        url=$(awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' "$root/etc/apt/sources.list")
+        if [[ -n $url ]]; then
+                printf 'deb %s bookworm-updates main\ndeb %s-security bookworm-security main\n' \
+                        "$url" "${url%/}" >>"$root/etc/apt/sources.list"
+        fi
         say "bookworm ($variant) in $root, $(du -sh --one-file-system "$root" | cut -f1)"
 fi
 # Name resolution for apt inside, as the host has it.
