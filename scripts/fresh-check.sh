@@ -220,16 +220,17 @@ else
         step "scripts/test.sh"
         cmd='scripts/test.sh'
 fi
+out=$root/${clone_dir#/}.out
 set +e
 chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=dumb \
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-        /bin/bash -c "cd $(printf %q "$clone_dir") && $cmd" </dev/null
-rc=$?
+        /bin/bash -c "cd $(printf %q "$clone_dir") && $cmd" </dev/null 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
 set -e
 step "done"
 
 echo
 say "result on $(git -C "$repo" log -1 --format=%h "$sha"), kvm $kvm, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg):"
-grep -E '^lane |kernel-lane: accelerator|(^|: )[0-9]+ passed, [0-9]+ failed|tests passed' "$log" | sed 's/^/  /' || true
+grep -E '^lane |kernel-lane: accelerator|(^|: )[0-9]+ passed, [0-9]+ failed|[0-9]+% tests passed' "$out" | sed 's/^/  /' || true
 say "exit status $rc after $(fmt_time $((SECONDS - t_start)))"
 exit "$rc"
