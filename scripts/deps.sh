@@ -7,8 +7,11 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config
       libseccomp-dev libcap-dev libsystemd-dev libev-dev libjson-c-dev)
 if [[ "${1:-}" == "--test" ]]; then
+  # procps: /bin/kill, which the systemd unit's ExecReload names (systemd-analyze verify checks
+  # it exists); golang-github-containers-common: Podman's seccomp.json for unit-profile-diff.
   pkgs+=(libcmocka-dev python3 python3-pytest clang libclang-rt-14-dev
-         systemd util-linux valgrind strace
+         systemd util-linux mount procps valgrind strace
+         golang-github-containers-common
          hyperfine bubblewrap crun runc gnuplot-nox
          linux-source-6.1 bc bison flex libelf-dev cpio xz-utils rsync busybox-static qemu-system-x86)
 fi

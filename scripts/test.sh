@@ -1,26 +1,90 @@
 #!/usr/bin/env bash
-# Installs the dependencies, builds zygote and runs the whole test suite under ctest:
-# unit, integration, fuzzers (bounded runs), the sanitizer build and the kernel lane.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-
-scripts/deps.sh --test
+# Installs the dependencies, builds zygote and runs the whole test suite under ctest, in three
+# lanes that each build their own tree:
+#
+#   main  build/       unit, integration and (as the ctest entry kernel-lane) the kernel lane
+#   asan  build-asan/  the unit and integration tests again against an ASan+UBSan build
+#   fuzz  build-fuzz/  every libFuzzer target (clang, ASan+UBSan) for a bounded number of inputs
+#
+# Every lane runs even when an earlier one failed. Each prints one summary line (passed, failed,
+# skipped, wall time); a lane whose configure or build fails counts as one failed test. The last
+# line is the sum over all lanes, `N passed, M failed, K skipped`; the exit status is 1 when
+# anything failed. Each lane's ctest output is kept in its build directory as ctest.log.
+#
+#   scripts/test.sh            all three lanes
+#   ZYGOTE_TEST_LANES="main fuzz" scripts/test.sh     only those lanes
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
 
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZYGOTE_KERNEL_LANE=ON
-cmake --build build -j"$jobs"
-(cd build && ctest --output-on-failure -j"$jobs" --timeout 1800)
+lanes=${ZYGOTE_TEST_LANES:-main asan fuzz}
+summary=()
+total_passed=0 total_failed=0 total_skipped=0
 
-# >>> robust: the sanitizer lane and the fuzz lane (docs/FUZZING.md)
-# The unit and integration tests again, against an ASan+UBSan build: a daemon that touches freed
-# memory, overflows, hits undefined behaviour or leaks (LeakSanitizer at its exit) fails its test
-# (conftest.py reads every zygoted's log). The load test runs 10,000 spawns there (ASan slows
-# each one down); the kernel lane and the benchmarks do not run there.
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZYGOTE_SANITIZE=ON
-cmake --build build-asan -j"$jobs"
-(cd build-asan && ZYGOTE_LOAD_SPAWNS=10000 ctest --output-on-failure -j"$jobs" --timeout 1800 -R '^(unit|integration)-')
-# Every libFuzzer target (clang, ASan+UBSan) for a bounded number of inputs.
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DZYGOTE_FUZZ=ON
-cmake --build build-fuzz -j"$jobs"
-(cd build-fuzz && ctest --output-on-failure -j"$jobs" --timeout 900 -R '^fuzz-')
-# <<< robust
+fmt_time() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+# lane NAME DIR "CMAKE ARGS" "CTEST ARGS" [VAR=VALUE...]: configure, build and ctest one tree.
+lane() {
+        local name=$1 dir=$2 cmake_args=$3 ctest_args=$4 t0=$SECONDS rc passed failed skipped note=
+        shift 4
+        echo "=== lane $name: $dir"
+        # shellcheck disable=SC2086 # the argument strings are word lists
+        if ! cmake -S . -B "$dir" $cmake_args || ! cmake --build "$dir" -j"$jobs"; then
+                passed=0 failed=1 skipped=0 note=" (the build failed)"
+        else
+                # shellcheck disable=SC2086
+                (cd "$dir" && env "$@" ctest --output-on-failure -j"$jobs" $ctest_args) 2>&1 | tee "$dir/ctest.log"
+                rc=${PIPESTATUS[0]}
+                # One line per finished test: "  3/25 Test  #3: name ......   Passed    0.01 sec".
+                local results
+                results=$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: ' "$dir/ctest.log")
+                passed=$(grep -cE ' Passed +[0-9.]+ sec' <<<"$results")
+                skipped=$(grep -cE '\*\*\*Skipped|Not Run.*Skipped' <<<"$results")
+                failed=$(($(grep -c . <<<"$results") - passed - skipped))
+                if ((rc != 0 && failed == 0)); then
+                        failed=1 note=" (ctest exited $rc)"
+                fi
+                local k
+                k=$(grep -E 'Test +#[0-9]+: kernel-lane ' <<<"$results" | sed -E 's/.*: kernel-lane \.* *//; s/ +/ /g')
+                [[ -n $k ]] && note+=" (kernel-lane: $k)"
+        fi
+        summary+=("lane $name: $passed passed, $failed failed, $skipped skipped in $(fmt_time $((SECONDS - t0)))$note")
+        echo "=== ${summary[-1]}"
+        total_passed=$((total_passed + passed))
+        total_failed=$((total_failed + failed))
+        total_skipped=$((total_skipped + skipped))
+}
+
+t_all=$SECONDS
+if ! scripts/deps.sh --test; then
+        echo "test.sh: scripts/deps.sh --test failed: no lane can run" >&2
+        echo "0 passed, 1 failed"
+        exit 1
+fi
+
+for l in $lanes; do
+        case $l in
+        main)
+                lane main build "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DZYGOTE_KERNEL_LANE=ON" "--timeout 1800"
+                ;;
+        asan)
+                # A daemon that touches freed memory, overflows, hits undefined behaviour or leaks
+                # (LeakSanitizer at its exit) fails its test (conftest.py reads every zygoted's log).
+                # The load test runs 10,000 spawns here (ASan slows each one down).
+                lane asan build-asan "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DZYGOTE_SANITIZE=ON" \
+                        "--timeout 1800 -R ^(unit|integration)-" ZYGOTE_LOAD_SPAWNS=10000
+                ;;
+        fuzz)
+                # docs/FUZZING.md: each target for a bounded number of inputs.
+                lane fuzz build-fuzz "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DZYGOTE_FUZZ=ON" \
+                        "--timeout 900 -R ^fuzz-"
+                ;;
+        *) echo "test.sh: unknown lane $l (main, asan, fuzz)" >&2; exit 2 ;;
+        esac
+done
+
+echo
+echo "=== summary ($(fmt_time $((SECONDS - t_all))) in all, $jobs cores)"
+printf '%s\n' "${summary[@]}"
+echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
+((total_failed == 0))

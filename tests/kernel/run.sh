@@ -4,6 +4,7 @@
 # zygote binaries, and sums the guest's check lines into `N passed, M failed, K skipped`.
 #
 #   tests/kernel/run.sh [--build-dir DIR] [--cache DIR] [--timeout SECS] [--jobs N]
+#                       [--accel auto|kvm|tcg]
 #
 #   --build-dir DIR  where zygoted, launchctl, zygote-ref and try-syscall were built
 #                    (default: ../../build from this script); checks that need them are skipped
@@ -11,6 +12,11 @@
 #   --cache DIR      kernel cache (default: ${XDG_CACHE_HOME:-~/.cache}/zygote-kernel)
 #   --timeout SECS   wall-clock limit for the guest (default 300)
 #   --jobs N         make -j for the kernel build (default: nproc)
+#   --accel MODE     the QEMU accelerator (default: $ZYGOTE_KERNEL_ACCEL, else auto). auto uses
+#                    KVM when /dev/kvm is writable and the guest's init prints its first line
+#                    within $ZYGOTE_KERNEL_KVM_PROBE_SECS (default 20) seconds under it; else it
+#                    stops that guest and boots again under software emulation (tcg). kvm and
+#                    tcg force one, without fallback.
 #
 # The kernel, its uapi headers and the selftest binaries are cached in CACHE/kernel-KEY, KEY
 # being a hash of the source tarball, the config fragment, the patches, the compiler and this
@@ -28,6 +34,8 @@ build_dir=$repo/build
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/zygote-kernel
 guest_timeout=300
 jobs=$(nproc)
+accel_mode=${ZYGOTE_KERNEL_ACCEL:-auto}
+kvm_probe_secs=${ZYGOTE_KERNEL_KVM_PROBE_SECS:-20}
 tarball=/usr/src/linux-source-6.1.tar.xz
 srcname=linux-source-6.1
 # Bump when the way the kernel or the selftests are built changes (part of the cache key).
@@ -43,10 +51,16 @@ while (($#)); do
         --cache) cache=$2; shift 2 ;;
         --timeout) guest_timeout=$2; shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
+        --accel) accel_mode=$2; shift 2 ;;
         -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) log "unknown argument: $1"; exit 2 ;;
         esac
 done
+
+case $accel_mode in
+auto | kvm | tcg) ;;
+*) log "--accel (or ZYGOTE_KERNEL_ACCEL) is auto, kvm or tcg, not '$accel_mode'"; exit 2 ;;
+esac
 
 # --- prerequisites: a missing one is a skip, never a pass -----------------------------------
 [[ -r $tarball ]] || skip "no $tarball (apt-get install linux-source-6.1)"
@@ -248,15 +262,88 @@ log "initramfs: busybox, 3 selftests, filter-bench on $bpf_source, zygote: ${zyg
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/initramfs.cpio"
 
 # --- boot ------------------------------------------------------------------------------------
-accel=(-accel tcg -cpu max)
-[[ -w /dev/kvm ]] && accel=(-accel kvm -cpu host)
-log "booting ($([[ ${accel[1]} == kvm ]] && echo KVM || echo software emulation), limit ${guest_timeout}s)"
+# A /dev/kvm that exists and is writable does not prove that KVM runs a guest: on some virtual
+# machines (nested virtualisation) QEMU starts and the guest never gets past the firmware, or
+# QEMU fails at once. So in auto mode the real guest boots under KVM first, and the first line its
+# init prints (`zygote-kernel-lane: start`) is the proof; without it within the probe time, that
+# guest is stopped and the lane boots again under tcg. When KVM works this costs nothing.
+start_marker='zygote-kernel-lane: start'
+qemu_pid=
+boot() { # boot ACCEL-ARGS...: starts the guest in the background, serial log in $work/serial.log
+        : >"$work/serial.log"
+        timeout -k 10 "$guest_timeout" qemu-system-x86_64 "$@" -nodefaults -nographic -no-reboot \
+                -m 1024 -smp 2 -kernel "$kdir/bzImage" -initrd "$work/initramfs.cpio" \
+                -append 'console=ttyS0 loglevel=5 panic=-1' \
+                -serial file:"$work/serial.log" -monitor none -display none >"$work/qemu.log" 2>&1 &
+        qemu_pid=$!
+}
+# Waits (inotify, through tail -f) until the serial log shows the start marker, QEMU exits or
+# SECS pass; true when the marker came. probe_timed_out=1 when the time ran out.
+saw_start() {
+        local secs=$1 st
+        set +o pipefail
+        timeout "$secs" tail -n +1 -f --pid="$qemu_pid" "$work/serial.log" 2>/dev/null | grep -q -m1 -F "$start_marker"
+        st=("${PIPESTATUS[@]}")
+        set -o pipefail
+        probe_timed_out=$((st[0] == 124))
+        return "${st[1]}"
+}
+
+kvm_state=
+if [[ ! -e /dev/kvm ]]; then
+        kvm_state="no /dev/kvm"
+elif [[ ! -r /dev/kvm || ! -w /dev/kvm ]]; then
+        kvm_state="/dev/kvm is not readable and writable"
+fi
+accel_name='' accel_why=''
 t0=$SECONDS
+case $accel_mode in
+tcg)
+        accel_name=tcg accel_why="forced (--accel tcg or ZYGOTE_KERNEL_ACCEL=tcg)"
+        ;;
+kvm)
+        [[ -z $kvm_state ]] || die "--accel kvm: $kvm_state"
+        accel_name=kvm accel_why="forced (--accel kvm or ZYGOTE_KERNEL_ACCEL=kvm)"
+        ;;
+auto)
+        if [[ -n $kvm_state ]]; then
+                accel_name=tcg accel_why="$kvm_state"
+        else
+                log "trying KVM: the guest must print its first line within ${kvm_probe_secs}s"
+                boot -accel kvm -cpu host
+                if saw_start "$kvm_probe_secs"; then
+                        accel_name=kvm accel_why="/dev/kvm is writable and the guest's init started under it in $((SECONDS - t0))s"
+                else
+                        # Time ran out: the guest is stuck; else QEMU gave up by itself.
+                        if ((probe_timed_out)); then
+                                why="its serial console stayed silent for ${kvm_probe_secs}s"
+                                kill "$qemu_pid" 2>/dev/null || true
+                                wait "$qemu_pid" || true
+                        else
+                                set +e
+                                wait "$qemu_pid"
+                                why="QEMU exited with status $? after $((SECONDS - t0))s"
+                                set -e
+                                qemu_said=$(grep -m1 . "$work/qemu.log" || true)
+                                why+=${qemu_said:+ (QEMU: $qemu_said)}
+                        fi
+                        cp "$work/serial.log" "$work/kvm-probe-serial.log"
+                        cp "$work/qemu.log" "$work/kvm-probe-qemu.log"
+                        accel_name=tcg
+                        accel_why="/dev/kvm is writable but KVM did not run the guest: $why; logs in $work/kvm-probe-*.log"
+                        qemu_pid=
+                fi
+        fi
+        ;;
+esac
+log "accelerator: $accel_name, because $accel_why"
+if [[ -z $qemu_pid ]]; then
+        t0=$SECONDS
+        if [[ $accel_name == kvm ]]; then boot -accel kvm -cpu host; else boot -accel tcg -cpu max; fi
+fi
+log "guest running under $accel_name (limit ${guest_timeout}s)"
 set +e
-timeout -k 10 "$guest_timeout" qemu-system-x86_64 "${accel[@]}" -nodefaults -nographic -no-reboot \
-        -m 1024 -smp 2 -kernel "$kdir/bzImage" -initrd "$work/initramfs.cpio" \
-        -append 'console=ttyS0 loglevel=5 panic=-1' \
-        -serial file:"$work/serial.log" -monitor none -display none >"$work/qemu.log" 2>&1
+wait "$qemu_pid"
 qemu_rc=$?
 set -e
 guest_s=$((SECONDS - t0))
@@ -280,6 +367,7 @@ grep -E '^(info|filter step)' "$work/serial.txt" || true
 passed=$(grep -c '^ok ' "$results" || true)
 failed=$(grep -c '^FAIL ' "$results" || true)
 skipped=$(grep -c '^skip ' "$results" || true)
-echo "guest ran ${guest_s}s; serial log: $work/serial.log"
+echo "info accel $accel_name: $accel_why"
+echo "guest ran ${guest_s}s under $accel_name; serial log: $work/serial.log"
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0 && passed > 0))
