@@ -2,7 +2,7 @@
 /*
  * Small ownership helpers shared by every zygote source file.
  *
- * Conventions (see ../shared/STYLE.md): functions return 0 or a negative errno; -EBADF stands for
+ * Conventions: functions return 0 or a negative errno; -EBADF stands for
  * "no fd"; _cleanup_ attributes free on scope exit; TAKE_FD/TAKE_PTR hand ownership out.
  * Everything here is header-only and async-signal-safe except where it calls free().
  */

@@ -21,7 +21,7 @@ SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__f
 TIMEOUT = 120
 
 # Options systemd implements with a seccomp filter (systemd.exec(5)), and NoNewPrivileges=,
-# which every task would inherit. None may appear in zygoted's units (DESIGN.md).
+# which every task would inherit. None may appear in zygoted's units (docs/ARCHITECTURE.md).
 SECCOMP_BACKED = {
     "SystemCallFilter", "SystemCallArchitectures", "SystemCallErrorNumber", "SystemCallLog",
     "RestrictAddressFamilies", "RestrictNamespaces", "RestrictRealtime", "RestrictSUIDSGID",
