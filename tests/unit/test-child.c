@@ -1051,6 +1051,12 @@ static void test_worker_syscalls_listed(void **state) {
         struct zy_plan p;
         struct result res;
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+        /* Under ASan/UBSan the sanitizer's runtime makes system calls of its own in the worker;
+         * the list describes child.c as zygoted runs it, which the main lane checks. */
+        fprintf(stderr, "skip: the sanitizer runtime makes system calls that child.c does not\n");
+        skip();
+#endif
         listed_only = seccomp_init(SCMP_ACT_KILL_PROCESS);
         assert_non_null(listed_only);
         for (size_t i = 0; i < zy_worker_syscalls_n; i++) {
