@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pidfd-util.h"
 #include "profile.h"
 #include "runtime.h"
 #include "util.h"
@@ -270,7 +271,7 @@ static void kill_all_and_wait(const struct zy_state *st) {
                 if (zy_cgroup_pids(&st->cgroup, &pids, &n) < 0 || n == 0) {
                         int fd = zy_state_pidfd(st);
                         if (fd >= 0) {
-                                (void) syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+                                (void) pidfd_kill(fd, SIGKILL);
                                 wait_gone(fd);
                                 close(fd);
                         }
@@ -551,7 +552,7 @@ fail_child:
         /* before "ready" it exits by itself (it reported, or reads EOF on sync); after it, it
          * would wait on the fifo: only then is it killed, so that run keeps its 126/127 */
         if (ready)
-                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                (void) pidfd_kill(pidfd, SIGKILL);
         r = wait_exit_status(pidfd);
         /* run exits with the init's own code (126/127 for a command that cannot run) */
         ret = a->run && r >= ZY_SB_EXIT_ABANDONED && r <= ZY_SB_EXIT_NOT_FOUND ? r : 1;
@@ -607,7 +608,7 @@ static int ns_flags_to_join(pid_t pid) {
 int cmd_exec(const struct ctx *c, const struct exec_args *a) {
         _cleanup_free_ char *err = NULL, *path_buf = NULL;
         _cleanup_free_ char **envp = NULL;
-        _cleanup_close_ int init_fd = -EBADF, console_fd = -EBADF, pidfd = -EBADF;
+        _cleanup_close_ int init_fd = -EBADF, console_fd = -EBADF, pidfd = -EBADF, root_fd = -EBADF;
         _cleanup_close_pair_ int sync[2] = { -EBADF, -EBADF }, pp[2] = { -EBADF, -EBADF };
         struct zy_sandbox sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 };
         struct zy_oci *o = NULL;
@@ -683,6 +684,20 @@ int cmd_exec(const struct ctx *c, const struct exec_args *a) {
         sb.dev_console = NULL;
 
         flags = ns_flags_to_join(st.pid);
+        /* Joining a mount namespace puts the joiner at that namespace's root, which is not the
+         * container's when the runtime itself runs in a chroot (pivot_root then replaced only the
+         * chroot's mount). The init's own root is the container's: taken here, while the pidfd
+         * proves that pid is still the init, and entered after setns. */
+        if (flags & CLONE_NEWNS) {
+                char p[64];
+
+                snprintf(p, sizeof(p), "/proc/%d/root", (int) st.pid);
+                root_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (root_fd < 0 || pidfd_kill(init_fd, 0) < 0) {
+                        error(c, "exec: the container's init is gone");
+                        goto out;
+                }
+        }
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0 || pipe2(pp, O_CLOEXEC) < 0) {
                 error(c, "exec: %s", errstr(errno));
                 goto out;
@@ -704,6 +719,11 @@ int cmd_exec(const struct ctx *c, const struct exec_args *a) {
                 close(pp[0]);
                 if (flags && setns(init_fd, flags) < 0) {
                         struct zy_sb_status f = { .step = ZY_SB_STEP_SETNS, .err = errno, .index = -1 };
+                        (void) !write(sync[1], &f, sizeof(f));
+                        _exit(ZY_SB_EXIT_SETUP_FAILED);
+                }
+                if (root_fd >= 0 && (fchdir(root_fd) < 0 || chroot(".") < 0)) {
+                        struct zy_sb_status f = { .step = ZY_SB_STEP_PIVOT, .err = errno, .index = -1 };
                         (void) !write(sync[1], &f, sizeof(f));
                         _exit(ZY_SB_EXIT_SETUP_FAILED);
                 }

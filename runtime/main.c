@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pidfd-util.h"
 #include "profile.h"
 #include "runtime.h"
 #include "util.h"
@@ -194,7 +195,7 @@ static int cmd_list(const struct ctx *c, bool quiet, bool json) {
 
 static int cmd_kill(const struct ctx *c, const char *id, const char *signame, bool all) {
         struct zy_state st;
-        int sig = parse_signal(signame), fd, ret = 1;
+        int sig = parse_signal(signame), fd, r, ret = 1;
 
         if (sig < 0)
                 return error(c, "unknown signal \"%s\"", signame);
@@ -203,7 +204,7 @@ static int cmd_kill(const struct ctx *c, const char *id, const char *signame, bo
         if (all) {
                 _cleanup_free_ pid_t *pids = NULL;
                 size_t n = 0;
-                int r = zy_cgroup_pids(&st.cgroup, &pids, &n);
+                r = zy_cgroup_pids(&st.cgroup, &pids, &n);
 
                 if (r < 0)
                         error(c, "kill --all: %s", errstr(-r));
@@ -221,8 +222,9 @@ static int cmd_kill(const struct ctx *c, const char *id, const char *signame, bo
                 error(c, "container not running");
                 goto out;
         }
-        if (syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) < 0)
-                error(c, "kill: %s", errstr(errno));
+        r = pidfd_kill(fd, sig);
+        if (r < 0)
+                error(c, "kill: %s", errstr(-r));
         else
                 ret = 0;
         if (sig == SIGKILL && zy_cgroup_is_frozen(&st.cgroup) > 0)

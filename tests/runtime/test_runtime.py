@@ -533,3 +533,30 @@ def test_symlink_in_image_cannot_lead_a_mount_outside(runc, bundle, tmp_path):
     assert r.stdout == "made\n"
     assert os.listdir(outside) == []
     assert os.path.isdir(os.path.join(bundle.rootfs, str(outside).lstrip("/"), "x"))
+
+
+def test_exec_from_a_chroot(runc_bin, bundle, tmp_path, needs_root):
+    """zygote-runc run from a chroot (a CI job, a debootstrap'd build root): joining the
+    container's mount namespace puts the joiner at that namespace's root, which is the host's
+    real root, not the container's; exec must land in the container's root all the same."""
+    jail = tmp_path / "jail"
+    jail.mkdir()
+    state = tmp_path / "state"
+    name = cid()
+    bundle.set_args("sleep", "1000")
+    with open(os.path.join(bundle.rootfs, "etc", "marker"), "w") as f:
+        f.write("inside the container\n")
+    script = f"""
+set -e
+mount --make-rprivate /
+mount --rbind / {jail}
+cd {jail}
+chroot . {runc_bin} --root {state} run --detach --bundle {bundle.path} {name}
+set +e
+chroot . {runc_bin} --root {state} exec {name} sh -c 'cat /proc/1/cmdline; echo; cat /etc/marker'
+echo "exit=$?"
+chroot . {runc_bin} --root {state} delete --force {name}
+"""
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120)
+    assert "exit=0" in r.stdout, (r.stdout, r.stderr)
+    assert r.stdout.startswith("sleep") and "inside the container" in r.stdout, (r.stdout, r.stderr)
