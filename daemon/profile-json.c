@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "profile.h"
+#include "profile-limits.h"
 #include "util.h"
 
 #define JSON_DEPTH 16 /* deepest legitimate nesting is 6 */

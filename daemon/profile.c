@@ -15,7 +15,6 @@
 #include <pwd.h>
 #include <seccomp.h>
 #include <stdio.h>
-#include <sys/capability.h>
 
 #include "profile-json.h"
 #include "seccomp-compile.h"
@@ -23,53 +22,7 @@
 #include "util.h"
 
 /* ---------------------------------------------------------------------------------------------
- * Names: capabilities, architectures, the libseccomp in use */
-
-int zy_cap_from_name(const char *name, unsigned *ret) {
-        cap_value_t v;
-        char *canon;
-        bool same;
-
-        /* libcap also takes lower case and bare numbers; Docker and OCI write "CAP_CHOWN" only. */
-        if (!name || strncmp(name, "CAP_", 4) != 0 || strlen(name) > 64)
-                return -EINVAL;
-        for (const char *p = name; *p; p++)
-                if (!(isupper((unsigned char) *p) || isdigit((unsigned char) *p) || *p == '_'))
-                        return -EINVAL;
-        if (cap_from_name(name, &v) < 0 || v < 0 || v > 63)
-                return -EINVAL;
-        canon = cap_to_name(v); /* "cap_chown" for a known capability, a number otherwise */
-        if (!canon)
-                return -ENOMEM;
-        same = strcasecmp(canon, name) == 0;
-        cap_free(canon);
-        if (!same)
-                return -EINVAL;
-        *ret = (unsigned) v;
-        return 0;
-}
-
-int zy_cap_to_name(unsigned cap, char **ret) {
-        char *s, *copy;
-
-        if (cap > 63)
-                return -EINVAL;
-        s = cap_to_name((cap_value_t) cap);
-        if (!s)
-                return -ENOMEM;
-        if (strncmp(s, "cap_", 4) != 0) {
-                cap_free(s);
-                return -EINVAL;
-        }
-        copy = strdup(s);
-        cap_free(s);
-        if (!copy)
-                return -ENOMEM;
-        for (char *p = copy; *p; p++)
-                *p = (char) toupper((unsigned char) *p);
-        *ret = copy;
-        return 0;
-}
+ * Names: architectures, the libseccomp in use */
 
 const char *zy_profile_arch_name(uint32_t arch) {
         return oci_arch_to_name(arch);

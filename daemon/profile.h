@@ -15,22 +15,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "caps.h"
+#include "profile-limits.h"
+
 /* Docker's 14 default capabilities, the bounding set kept for a plain Docker/OCI file. */
 #define ZY_DOCKER_DEFAULT_CAPS                                                          \
         "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD",       \
                 "CAP_NET_RAW", "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", \
                 "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"
-
-/* Limits on what one profile file may ask the daemon to hold. */
-#define ZY_PROFILE_MAX_FILE_SIZE (1024 * 1024)
-#define ZY_PROFILE_MAX_RULES 4096     /* entries of "syscalls" */
-#define ZY_PROFILE_MAX_NAMES 16384    /* syscall names over every entry */
-#define ZY_PROFILE_MAX_ARGS 16        /* "args" of one entry (same index repeated means OR) */
-#define ZY_PROFILE_MAX_ARCHES 16
-#define ZY_PROFILE_MAX_ACCESS 1024    /* users, and groups, in "access" */
-#define ZY_PROFILE_MAX_LIST 256       /* any other list: caps, arches, archMap, flags */
-#define ZY_PROFILE_NAME_MAX 64
-#define ZY_PROFILE_SET_MAX 256        /* profiles in one set */
 
 struct zy_profile {
         char *name;   /* "default"; a plain Docker/OCI file is named after its file (no .json) */
@@ -96,12 +88,6 @@ int zy_profile_set_load(const char *const *dirs, size_t n_dirs, struct zy_profil
                         zy_profile_error_fn on_error, void *userdata);
 void zy_profile_set_clear(struct zy_profile_set *set);
 const struct zy_profile *zy_profile_set_find(const struct zy_profile_set *set, const char *name);
-
-/* Capability names <-> numbers (libcap); -EINVAL for an unknown name. Names are the canonical
- * upper-case "CAP_CHOWN" form, as Docker and the OCI spec write them. */
-int zy_cap_from_name(const char *name, unsigned *ret);
-/* Canonical name ("CAP_CHOWN") of capability n, malloc'd; -EINVAL when libcap has no name. */
-int zy_cap_to_name(unsigned cap, char **ret);
 
 /* How to compile; NULL means the defaults. Only measurements and tests change them. */
 struct zy_profile_options {

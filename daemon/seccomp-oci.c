@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "caps.h"
 #include "util.h"
 
 #define SYSCALL_NAME_MAX 64

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "profile-json.h"
-#include "profile.h"
+#include "profile-limits.h"
 
 struct oci_arg {
         unsigned index;
