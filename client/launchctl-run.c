@@ -20,7 +20,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "launchctl.h"
+#include "launchctl-run.h"
+#include "launchctl-util.h"
 #include "pidfd-util.h"
 #include "zygote-private.h"
 #include "../daemon/util.h"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * launchctl: the command-line client of zygoted, on libzygote. This file: the verb table,
- * argument parsing, error messages and the readable/JSON output of every verb but run
- * (launchctl-run.c).
+ * argument parsing and the readable/JSON output of every verb but run (launchctl-run.c); the
+ * helpers both use (connecting, error messages, signal names) are in launchctl-util.c.
  *
  * Exit codes: 0 success; 1 the daemon refused or cannot be reached; 2 usage error; run and
  * wait exit with the task's status (its code, or 128 + N for signal N), and run with 125/126/127
@@ -20,136 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "launchctl.h"
+#include "launchctl-run.h"
+#include "launchctl-util.h"
 #include "zygote-private.h"
 #include "../daemon/util.h"
-
-static const char *arg0 = "launchctl";
-
-/* ---- shared helpers ------------------------------------------------------------------------ */
-
-int lc_usage_error(const char *verb, const char *fmt, ...) {
-        va_list ap;
-
-        fprintf(stderr, "%s%s%s: ", arg0, verb ? " " : "", verb ? verb : "");
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "\nTry '%s%s%s --help'.\n", arg0, verb ? " " : "", verb ? verb : "");
-        return LC_EXIT_USAGE;
-}
-
-int lc_connect(const char *socket_path, zy_conn **ret) {
-        _cleanup_free_ char *def = NULL;
-        int r;
-
-        if (!socket_path) {
-                r = zy_default_socket_path(&def);
-                if (r < 0) {
-                        fprintf(stderr, "%s: cannot find the daemon's socket: %s\n", arg0, strerror(-r));
-                        return r;
-                }
-                socket_path = def;
-        }
-        r = zy_connect(socket_path, ret);
-        if (r < 0)
-                fprintf(stderr,
-                        "%s: cannot connect to %s: %s (is zygoted running? set ZYGOTE_SOCKET or --socket)\n",
-                        arg0, socket_path, strerror(-r));
-        return r;
-}
-
-static const char *error_param(zy_conn *c, const char *key) {
-        json_object *v = NULL;
-
-        if (!json_object_object_get_ex(zy_conn_error_parameters(c), key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
-int lc_fail(zy_conn *c, const char *what, int r) {
-        const char *name = zy_conn_error_name(c);
-        const char *s;
-
-        if (!name) {
-                if (r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE)
-                        fprintf(stderr, "%s: %s: lost the connection to zygoted: %s\n", arg0, what, strerror(-r));
-                else
-                        fprintf(stderr, "%s: %s: %s\n", arg0, what, strerror(-r));
-                return LC_EXIT_FAILURE;
-        }
-        if (r == -ESRCH && (s = error_param(c, "id")))
-                fprintf(stderr, "%s: %s: no such task '%s'\n", arg0, what, s);
-        else if (r == -ENOENT && (s = error_param(c, "profile")))
-                fprintf(stderr, "%s: %s: no such profile '%s'\n", arg0, what, s);
-        else if (r == -EEXIST && (s = error_param(c, "id")))
-                fprintf(stderr, "%s: %s: a task '%s' exists already\n", arg0, what, s);
-        else if (r == -EBUSY && (s = error_param(c, "state")))
-                fprintf(stderr, "%s: %s: the task is %s\n", arg0, what, s);
-        else if (r == -EPERM && (s = error_param(c, "reason")))
-                fprintf(stderr, "%s: %s: permission denied: %s\n", arg0, what, s);
-        else if ((r == -E2BIG || r == -EAGAIN) && (s = error_param(c, "limit"))) {
-                json_object *max = NULL;
-                json_object_object_get_ex(zy_conn_error_parameters(c), "max", &max);
-                fprintf(stderr, "%s: %s: limit '%s' exceeded (max %" PRId64 ")\n", arg0, what, s,
-                        max ? json_object_get_int64(max) : (int64_t) 0);
-        } else
-                fprintf(stderr, "%s: %s: %s (%s)\n", arg0, what, strerror(-r), name);
-        return LC_EXIT_FAILURE;
-}
-
-int lc_parse_signal(const char *s) {
-        const char *name = s;
-        char *end;
-        long n;
-
-        if (!s || !*s)
-                return -EINVAL;
-        if (isdigit((unsigned char) s[0])) {
-                errno = 0;
-                n = strtol(s, &end, 10);
-                if (errno != 0 || *end || n < 1 || n > SIGRTMAX)
-                        return -EINVAL;
-                return (int) n;
-        }
-        if (strncasecmp(name, "SIG", 3) == 0)
-                name += 3;
-        for (int i = 1; i < SIGRTMIN; i++) {
-                const char *abbrev = sigabbrev_np(i);
-                if (abbrev && strcasecmp(name, abbrev) == 0)
-                        return i;
-        }
-        if (strncasecmp(name, "RTMIN", 5) == 0 || strncasecmp(name, "RTMAX", 5) == 0) {
-                bool min = toupper((unsigned char) name[4]) == 'N';
-                int base = min ? SIGRTMIN : SIGRTMAX, sig;
-
-                if (name[5] == 0)
-                        return base;
-                if (name[5] != (min ? '+' : '-') || !isdigit((unsigned char) name[6]))
-                        return -EINVAL;
-                errno = 0;
-                n = strtol(name + 6, &end, 10);
-                if (errno != 0 || *end || n > SIGRTMAX - SIGRTMIN)
-                        return -EINVAL;
-                sig = min ? base + (int) n : base - (int) n;
-                return sig;
-        }
-        return -EINVAL;
-}
-
-int lc_task_exit_status(const struct zy_task_info *t) {
-        int s = zy_task_info_status(t);
-
-        /* A code above 255 cannot be an exit status; nor can a missing one. */
-        return s >= 0 && s <= 255 ? s : LC_EXIT_FAILURE;
-}
-
-void lc_print_json(json_object *o) {
-        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
-}
-
-/* ---- verbs --------------------------------------------------------------------------------- */
 
 struct verb_args {
         const char *socket;
@@ -359,7 +233,7 @@ static void main_help(void) {
                "Start and manage sandboxed processes through zygoted.\n\n"
                "Verbs:\n"
                "  run [OPTIONS] [--] CMD [ARGS...]  run CMD in a sandbox and exit with its status\n",
-               arg0);
+               LC_PROGRAM);
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
                 char left[64];
                 snprintf(left, sizeof(left), "%s %s", verbs[i].name, verbs[i].args);
@@ -374,11 +248,11 @@ static void main_help(void) {
                "Exit codes: 0 done; 1 the daemon refused or cannot be reached; 2 usage error;\n"
                "run and wait: the task's status (its code, or 128+N for signal N); run: 125 the\n"
                "sandbox could not be set up, 126 CMD is not executable, 127 CMD not found.\n",
-               ZY_SOCKET_SYSTEM, arg0);
+               ZY_SOCKET_SYSTEM, LC_PROGRAM);
 }
 
 static void verb_help(const struct verb *v) {
-        printf("Usage: %s %s [OPTIONS] %s\n%c%s.\n\n", arg0, v->name, v->args, toupper((unsigned char) v->summary[0]),
+        printf("Usage: %s %s [OPTIONS] %s\n%c%s.\n\n", LC_PROGRAM, v->name, v->args, toupper((unsigned char) v->summary[0]),
                v->summary + 1);
         if (v->help)
                 printf("%s", v->help);

@@ -19,6 +19,10 @@ _Static_assert(sizeof(pid_t) == sizeof(int) && sizeof(uid_t) == sizeof(unsigned)
                sizeof(enum zy_task_state) == sizeof(int) && sizeof(enum zy_event_type) == sizeof(int),
                "pid_t, uid_t and the enums are stored as int and unsigned");
 
+static void zy_reply_freep(struct zy_reply **r) {
+        zy_reply_free(*r);
+}
+
 /* ---- parameters ---------------------------------------------------------------------------- */
 
 enum param_kind {

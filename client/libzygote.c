@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libzygote, the transport and the generic call: varlink framing (JSON + NUL) on a Unix stream
- * socket, fds as SCM_RIGHTS, error mapping. The typed helpers live in libzygote-tasks.c.
+ * libzygote, the transport and the generic call: the connection, varlink framing (JSON + NUL)
+ * on a Unix stream socket, fds as SCM_RIGHTS. The messages themselves (a call's JSON, a reply's
+ * fields, error names) live in libzygote-message.c, the typed helpers in libzygote-tasks.c.
  *
  * Fds and framing: the daemon attaches a message's fds to the sendmsg() that carries the
  * message's first byte. On our side one recvmsg() may return the tail of one message and the
@@ -20,6 +21,7 @@
 #include <sys/un.h>
 
 #include "fd-util.h"
+#include "libzygote-message.h"
 #include "zygote-private.h"
 #include "../daemon/util.h"
 
@@ -245,45 +247,6 @@ _public_ int zy_conn_spawn_failure(const zy_conn *c, const char **ret_step, int 
         return 0;
 }
 
-static const struct {
-        const char *name;
-        int error;
-} error_table[] = {
-        { ZY_ERROR_NO_SUCH_TASK, ESRCH },
-        { ZY_ERROR_NO_SUCH_PROFILE, ENOENT },
-        { ZY_ERROR_PERMISSION_DENIED, EPERM },
-        { ZY_ERROR_TASK_EXISTS, EEXIST },
-        { ZY_ERROR_INVALID_STATE, EBUSY },
-        { ZY_ERROR_SPAWN_FAILED, ECHILD },
-        { ZY_ERROR_LIMIT_EXCEEDED, E2BIG },
-        { ZY_ERROR_INVALID_PARAMETER, EINVAL },
-        { ZY_ERROR_METHOD_NOT_FOUND, EOPNOTSUPP },
-        { ZY_ERROR_METHOD_NOT_IMPLEMENTED, EOPNOTSUPP },
-        { ZY_ERROR_INTERFACE_NOT_FOUND, EOPNOTSUPP },
-        { ZY_ERROR_VARLINK_PERMISSION_DENIED, EPERM },
-        { ZY_ERROR_EXPECTED_MORE, EBADRQC },
-};
-
-/* Limits on things in use that free up over time, where retrying later may succeed (the names
- * zygoted uses, see LimitExceeded in io.zygote.Launcher.varlink); any other limit is on the size
- * of the request itself ("message", "fds"), which a retry does not change. */
-static const char *const transient_limits[] = {
-        "tasks", "tasks_per_user", "connections", "connections_per_user", "subscribers", "memory",
-};
-
-_public_ int zy_error_to_errno(const char *error_name, const char *limit) {
-        if (!error_name)
-                return -EINVAL;
-        if (streq(error_name, ZY_ERROR_LIMIT_EXCEEDED) && limit)
-                for (size_t i = 0; i < ELEMENTSOF(transient_limits); i++)
-                        if (streq(limit, transient_limits[i]))
-                                return -EAGAIN;
-        for (size_t i = 0; i < ELEMENTSOF(error_table); i++)
-                if (streq(error_name, error_table[i].name))
-                        return -error_table[i].error;
-        return -EREMOTEIO;
-}
-
 _public_ struct zy_reply *zy_reply_free(struct zy_reply *r) {
         if (!r)
                 return NULL;
@@ -366,23 +329,9 @@ _public_ int zy_call_send(zy_conn *c, const char *method, json_object *parameter
 
         conn_clear_error(c);
 
-        call = json_object_new_object();
-        if (!call)
-                return -ENOMEM;
-        if (json_object_object_add(call, "method", json_object_new_string(method)) < 0)
-                return -ENOMEM;
-        if (parameters) {
-                /* json_object_object_add() takes a reference; the caller keeps its own. */
-                json_object_get(parameters);
-                if (json_object_object_add(call, "parameters", parameters) < 0) {
-                        json_object_put(parameters);
-                        return -ENOMEM;
-                }
-        }
-        if (flags & ZY_CALL_MORE && json_object_object_add(call, "more", json_object_new_boolean(1)) < 0)
-                return -ENOMEM;
-        if (flags & ZY_CALL_ONEWAY && json_object_object_add(call, "oneway", json_object_new_boolean(1)) < 0)
-                return -ENOMEM;
+        r = lzy_call_new(method, parameters, flags, &call);
+        if (r < 0)
+                return r;
 
         text = json_object_to_json_string_length(call, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
                                                  &len);
@@ -417,35 +366,6 @@ _public_ int zy_call_send_json(zy_conn *c, const char *method, const char *param
 }
 
 /* ---- receiving ----------------------------------------------------------------------------- */
-
-int zy_json_parse(const char *text, size_t len, json_object **ret) {
-        json_tokener *tok;
-        json_object *o;
-        enum json_tokener_error e;
-
-        if (len > INT_MAX)
-                return -EMSGSIZE;
-        tok = json_tokener_new();
-        if (!tok)
-                return -ENOMEM;
-        o = json_tokener_parse_ex(tok, text, (int) len);
-        e = json_tokener_get_error(tok);
-        /* All of the text must be one value: a complete value followed by garbage, or a value
-         * still incomplete when the text ends, is malformed. */
-        if (!o || e != json_tokener_success || json_tokener_get_parse_end(tok) != len) {
-                json_tokener_free(tok);
-                if (o)
-                        json_object_put(o);
-                return -EBADMSG;
-        }
-        json_tokener_free(tok);
-        if (!json_object_is_type(o, json_type_object)) {
-                json_object_put(o);
-                return -EBADMSG;
-        }
-        *ret = o;
-        return 0;
-}
 
 /* Tags fds that came with a read of the bytes data[0..n) with the index of the last message
  * that begins in those bytes (see the comment at the top). */
@@ -589,42 +509,6 @@ static int conn_next_message(zy_conn *c, const char **ret_text, size_t *ret_len,
         }
 }
 
-static int parse_reply(const char *text, size_t len, json_object **ret_params, char **ret_error,
-                       bool *ret_continues) {
-        _cleanup_(lzy_json_putp) json_object *o = NULL;
-        json_object *params = NULL, *err = NULL, *cont = NULL;
-        _cleanup_free_ char *error = NULL;
-        int r;
-
-        r = zy_json_parse(text, len, &o);
-        if (r < 0)
-                return r;
-        if (json_object_object_get_ex(o, "parameters", &params) && !json_object_is_type(params, json_type_null) &&
-            !json_object_is_type(params, json_type_object))
-                return -EBADMSG;
-        if (json_object_object_get_ex(o, "error", &err)) {
-                if (!json_object_is_type(err, json_type_string) || json_object_get_string_len(err) == 0)
-                        return -EBADMSG;
-                error = strdup(json_object_get_string(err));
-                if (!error)
-                        return -ENOMEM;
-        }
-        if (json_object_object_get_ex(o, "continues", &cont) && !json_object_is_type(cont, json_type_boolean))
-                return -EBADMSG;
-
-        if (params && json_object_is_type(params, json_type_object))
-                json_object_get(params);
-        else {
-                params = json_object_new_object();
-                if (!params)
-                        return -ENOMEM;
-        }
-        *ret_params = params;
-        *ret_error = TAKE_PTR(error);
-        *ret_continues = cont && json_object_get_boolean(cont);
-        return 0;
-}
-
 _public_ int zy_reply_read(zy_conn *c, size_t max_fds, struct zy_reply **ret) {
         _cleanup_(lzy_json_putp) json_object *params = NULL;
         _cleanup_free_ char *error = NULL;
@@ -654,7 +538,7 @@ _public_ int zy_reply_read(zy_conn *c, size_t max_fds, struct zy_reply **ret) {
                 return r;
         }
         if (r >= 0)
-                r = parse_reply(text, len, &params, &error, &continues);
+                r = lzy_reply_parse(text, len, &params, &error, &continues);
         if (r >= 0 && n_fds > max_fds)
                 r = -EBADMSG;
         if (r >= 0 && continues && c->state != CONN_STREAMING)

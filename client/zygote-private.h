@@ -34,13 +34,6 @@ static inline void lzy_json_putp(json_object **o) {
                 json_object_put(*o);
 }
 
-/* Parses text[0..len) as exactly one JSON object. -EBADMSG otherwise. */
-int zy_json_parse(const char *text, size_t len, json_object **ret);
-
-static inline void zy_reply_freep(struct zy_reply **r) {
-        zy_reply_free(*r);
-}
-
 /* A task's stdio as a Spawn fd map: fd i (0, 1, 2) on override[i] where that is >= 0 (override
  * may be NULL), else on our own fd i if it is open; a closed one is left out, so the task gets
  * /dev/null there. Returns the number of entries. Header-only, so that zygote-shim, which links

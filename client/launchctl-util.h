@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * launchctl's internals shared by launchctl.c (verbs, output) and launchctl-run.c (run).
+ * launchctl's helpers (launchctl-util.c), shared by launchctl.c (verbs, output) and
+ * launchctl-run.c (run).
  */
 #pragma once
 
 #include <stdbool.h>
 
 #include "zygote.h"
+
+/* The program name in every message. */
+#define LC_PROGRAM "launchctl"
 
 /* launchctl's exit codes besides a task's own status (see launchctl --help). */
 enum {
@@ -35,6 +39,3 @@ int lc_task_exit_status(const struct zy_task_info *t);
 
 /* Prints json pretty to stdout. */
 void lc_print_json(json_object *o);
-
-/* The run verb (launchctl-run.c). argv[0] is "run". */
-int lc_verb_run(const char *socket_path, int argc, char **argv);
