@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sandbox-setup module: a container process between clone and execve. See sandbox.h for the
- * contract and the order of the steps.
+ * contract and the order of the steps. Step 3, the filesystem, is in sandbox-mount.c.
  *
  * This runs in a freshly cloned copy of zygote-runc: no malloc, no stdio, no locks, no logging.
  * Only raw system calls, async-signal-safe libc wrappers and pure string helpers. Every failure is
@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -23,11 +22,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "sandbox.h"
+#include "sandbox-mount.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -99,339 +98,6 @@ static void reset_signals(void) {
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-static int copy_path(char *buf, size_t len, const char *path) {
-        size_t n = strlen(path);
-
-        if (n + 1 > len)
-                return -ENAMETOOLONG;
-        memcpy(buf, path, n + 1);
-        return 0;
-}
-
-static int open_in_root(int root_fd, const char *path, int flags) {
-        struct open_how how = { .flags = (uint64_t) (O_PATH | O_CLOEXEC | flags),
-                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-        long fd;
-
-        while (*path == '/')
-                path++;
-        fd = syscall(SYS_openat2, root_fd, *path ? path : ".", &how, sizeof(how));
-        return fd < 0 ? -errno : (int) fd;
-}
-
-/* "/proc/self/fd/N" without stdio: mounting there mounts on what fd names, which was resolved
- * inside the rootfs (the way runc mounts) */
-static void fd_path(char buf[static 32], int fd) {
-        static const char prefix[] = "/proc/self/fd/";
-        char digits[12];
-        size_t nd = 0;
-        unsigned n = (unsigned) fd;
-
-        do {
-                digits[nd++] = (char) ('0' + n % 10);
-                n /= 10;
-        } while (n && nd < sizeof(digits));
-        memcpy(buf, prefix, sizeof(prefix) - 1);
-        for (size_t i = 0; i < nd; i++)
-                buf[sizeof(prefix) - 1 + i] = digits[nd - 1 - i];
-        buf[sizeof(prefix) - 1 + nd] = '\0';
-}
-
-/* Creates what is missing of dest below the root (directories; the last component an empty file
- * when !dir), every component resolved inside the root: a symlink in the image resolves as if the
- * rootfs were "/", never to the host. Returns an O_PATH fd of dest. Uses path_buf. */
-static int make_in_root(const struct zy_sandbox *sb, int root_fd, const char *dest, bool dir) {
-        char *buf = sb->path_buf;
-        size_t len;
-        int r;
-
-        while (*dest == '/')
-                dest++;
-        r = copy_path(buf, sb->path_buf_len, *dest ? dest : ".");
-        if (r < 0)
-                return r;
-        len = strlen(buf);
-        for (size_t i = 1; i <= len; i++) {
-                bool last = i == len;
-                char saved = buf[i], *slash;
-                const char *name;
-                int fd, parent;
-
-                if (buf[i] != '/' && !last)
-                        continue;
-                buf[i] = '\0';
-                fd = open_in_root(root_fd, buf, 0);
-                if (fd >= 0 || fd != -ENOENT) {
-                        buf[i] = saved;
-                        if (fd < 0)
-                                return fd;
-                        close(fd);
-                        continue;
-                }
-                slash = strrchr(buf, '/');
-                if (slash) {
-                        *slash = '\0';
-                        parent = open_in_root(root_fd, buf, O_DIRECTORY);
-                        *slash = '/';
-                        name = slash + 1;
-                } else {
-                        parent = open_in_root(root_fd, ".", O_DIRECTORY);
-                        name = buf;
-                }
-                if (parent < 0) {
-                        buf[i] = saved;
-                        return parent;
-                }
-                if (last && !dir) {
-                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
-                        r = fd < 0 && errno != EEXIST ? -errno : 0;
-                        if (fd >= 0)
-                                close(fd);
-                } else
-                        r = mkdirat(parent, name, 0755) < 0 && errno != EEXIST ? -errno : 0;
-                close(parent);
-                buf[i] = saved;
-                if (r < 0)
-                        return r;
-        }
-        return open_in_root(root_fd, buf, 0);
-}
-
-static int setattr_fd(int fd, uint64_t attr_set, bool recursive) {
-        struct mount_attr a = { .attr_set = attr_set };
-
-        if (attr_set == 0)
-                return 0;
-        if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
-                return -errno;
-        return 0;
-}
-
-static int setattr(const char *path, uint64_t attr_set, bool recursive) {
-        struct mount_attr a = { .attr_set = attr_set };
-
-        if (attr_set == 0)
-                return 0;
-        if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &a, sizeof(a)) < 0)
-                return -errno;
-        return 0;
-}
-
-/* The mount itself, on the fd of its target (resolved in the root). */
-static int mount_on(const struct zy_sb_mount *m, const char *at, bool *ret_recursive, uint64_t *ret_attr) {
-        *ret_recursive = m->recursive;
-        *ret_attr = m->attr_set;
-        switch (m->kind) {
-        case ZY_SB_MOUNT_FS:
-                if (mount(m->source, at, m->fstype, m->flags, m->data) == 0)
-                        return 0;
-                /* sysfs needs a network namespace of our own user namespace: without one
-                 * (rootless, host network) runc binds the host's /sys instead */
-                if (errno != EPERM || !m->fstype || strcmp(m->fstype, "sysfs") != 0)
-                        return -errno;
-                if (mount("/sys", at, NULL, MS_BIND | MS_REC, NULL) < 0)
-                        return -errno;
-                *ret_recursive = true;
-                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-                return 0;
-        case ZY_SB_MOUNT_CGROUP:
-                if (m->fstype && mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0) {
-                        *ret_attr = 0;
-                        return 0;
-                }
-                /* v1 or hybrid: the host's hierarchy, read-only, recursively */
-                if (mount(m->source, at, NULL, MS_BIND | MS_REC, NULL) < 0)
-                        return -errno;
-                *ret_recursive = true;
-                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-                return 0;
-        case ZY_SB_MOUNT_BIND:
-                if (mount(m->source, at, NULL, MS_BIND | (m->recursive ? MS_REC : 0), NULL) < 0)
-                        return -errno;
-                return 0;
-        }
-        return -EINVAL;
-}
-
-static int do_mount(const struct zy_sandbox *sb, int root_fd, const struct zy_sb_mount *m) {
-        char at[32];
-        uint64_t attr;
-        bool recursive;
-        int fd, r;
-
-        fd = make_in_root(sb, root_fd, m->dest, m->kind != ZY_SB_MOUNT_BIND || m->source_is_dir);
-        if (fd < 0)
-                return fd;
-        fd_path(at, fd);
-        r = mount_on(m, at, &recursive, &attr);
-        close(fd);
-        /* a filesystem mount took its flags in the call itself */
-        if (m->kind == ZY_SB_MOUNT_FS && attr == m->attr_set)
-                attr = 0;
-        if (r < 0 || (attr == 0 && !m->propagation))
-                return r;
-        /* the new mount, by a fresh lookup (the old fd names what lies under it); mount_setattr
-         * rather than a remount: a remount would have to repeat the flags the kernel locked on
-         * the source, and would not reach the submounts of an rbind */
-        fd = open_in_root(root_fd, m->dest, 0);
-        if (fd < 0)
-                return fd;
-        r = setattr_fd(fd, attr, recursive);
-        if (r >= 0 && m->propagation) {
-                fd_path(at, fd);
-                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
-                        r = -errno;
-        }
-        close(fd);
-        return r;
-}
-
-static int make_device(const struct zy_sandbox *sb, int root_fd, const struct zy_sb_device *d) {
-        char parent_path[4096], at[32];
-        const char *slash = strrchr(d->host, '/'), *name;
-        int parent, fd, r = 0;
-
-        if (!slash || (size_t) (slash - d->host) >= sizeof(parent_path))
-                return -EINVAL;
-        memcpy(parent_path, d->host, (size_t) (slash - d->host));
-        parent_path[slash - d->host] = '\0';
-        name = slash + 1;
-        parent = make_in_root(sb, root_fd, parent_path, true);
-        if (parent < 0)
-                return parent;
-        if (mknodat(parent, name, d->mode, d->dev) == 0) {
-                if (fchownat(parent, name, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0)
-                        r = -errno;
-        } else if (errno != EEXIST) {
-                /* no CAP_MKNOD in the init user namespace: bind the host's node instead */
-                r = errno == EPERM ? 0 : -errno;
-                if (r == 0) {
-                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
-                        if (fd < 0)
-                                r = -errno;
-                        else
-                                close(fd);
-                }
-                if (r == 0) {
-                        fd = open_in_root(root_fd, d->host, 0);
-                        if (fd < 0)
-                                r = fd;
-                        else {
-                                fd_path(at, fd);
-                                if (mount(d->host, at, NULL, MS_BIND, NULL) < 0)
-                                        r = -errno;
-                                close(fd);
-                        }
-                }
-        }
-        close(parent);
-        return r;
-}
-
-static int make_symlink(const struct zy_sandbox *sb, int root_fd, const char *target, const char *link) {
-        char parent_path[4096];
-        const char *slash = strrchr(link, '/');
-        int parent, r = 0;
-
-        if (!slash || (size_t) (slash - link) >= sizeof(parent_path))
-                return -EINVAL;
-        memcpy(parent_path, link, (size_t) (slash - link));
-        parent_path[slash - link] = '\0';
-        parent = make_in_root(sb, root_fd, parent_path, true);
-        if (parent < 0)
-                return parent;
-        if (symlinkat(target, parent, slash + 1) < 0 && errno != EEXIST)
-                r = -errno;
-        close(parent);
-        return r;
-}
-
-/* Step 3, after pivot_root: an absent path is skipped, as runc does. */
-static int mask_path(const char *path) {
-        struct stat st;
-
-        if (stat(path, &st) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        if (S_ISDIR(st.st_mode)) {
-                if (mount("tmpfs", path, "tmpfs", MS_RDONLY, "size=0") < 0)
-                        return -errno;
-        } else if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
-                return -errno;
-        return 0;
-}
-
-static int readonly_path(const char *path) {
-        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        return setattr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                       true);
-}
-
-static void setup_mounts(const struct zy_sandbox *sb) {
-        int root_fd, r;
-
-        if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC,
-                  NULL) < 0)
-                fail(sb, ZY_SB_STEP_PROPAGATION, errno);
-        /* the rootfs becomes a mount point of its own: pivot_root needs one */
-        if (mount(sb->rootfs, sb->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-                fail(sb, ZY_SB_STEP_ROOTFS, errno);
-        /* opened after the bind, so that it names the bind mount, where everything below goes */
-        root_fd = open(sb->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0)
-                fail(sb, ZY_SB_STEP_ROOTFS, errno);
-
-        for (size_t i = 0; i < sb->n_mounts; i++) {
-                r = do_mount(sb, root_fd, &sb->mounts[i]);
-                if (r < 0)
-                        fail_at(sb, ZY_SB_STEP_MOUNT, -r, (int) i, ZY_SB_EXIT_SETUP_FAILED);
-        }
-        for (size_t i = 0; i < sb->n_devices; i++) {
-                r = make_device(sb, root_fd, &sb->devices[i]);
-                if (r < 0)
-                        fail_at(sb, ZY_SB_STEP_DEVICE, -r, (int) i, ZY_SB_EXIT_SETUP_FAILED);
-        }
-        for (size_t i = 0; sb->symlinks && sb->symlinks[i]; i += 2) {
-                r = make_symlink(sb, root_fd, sb->symlinks[i], sb->symlinks[i + 1]);
-                if (r < 0)
-                        fail_at(sb, ZY_SB_STEP_DEVICE, -r, -1, ZY_SB_EXIT_SETUP_FAILED);
-        }
-        if (sb->console_fd >= 0 && sb->dev_console) {
-                r = make_in_root(sb, root_fd, sb->dev_console, false);
-                if (r < 0)
-                        fail(sb, ZY_SB_STEP_CONSOLE, -r);
-                close(r);
-        }
-        close(root_fd);
-
-        /* pivot_root(".", ".") stacks the old root on top of the new one; detaching "." then
-         * leaves only the new root, without a directory for the old one in the image */
-        if (chdir(sb->rootfs) < 0)
-                fail(sb, ZY_SB_STEP_PIVOT, errno);
-        if (syscall(SYS_pivot_root, ".", ".") < 0)
-                fail(sb, ZY_SB_STEP_PIVOT, errno);
-        if (umount2(".", MNT_DETACH) < 0)
-                fail(sb, ZY_SB_STEP_PIVOT, errno);
-        if (chdir("/") < 0)
-                fail(sb, ZY_SB_STEP_PIVOT, errno);
-
-        for (size_t i = 0; sb->masked && sb->masked[i]; i++) {
-                r = mask_path(sb->masked[i]);
-                if (r < 0)
-                        fail_at(sb, ZY_SB_STEP_MASK, -r, (int) i, ZY_SB_EXIT_SETUP_FAILED);
-        }
-        for (size_t i = 0; sb->readonly && sb->readonly[i]; i++) {
-                r = readonly_path(sb->readonly[i]);
-                if (r < 0)
-                        fail_at(sb, ZY_SB_STEP_READONLY, -r, (int) i, ZY_SB_EXIT_SETUP_FAILED);
-        }
-        if (sb->rootfs_readonly) {
-                r = setattr("/", MOUNT_ATTR_RDONLY, false);
-                if (r < 0)
-                        fail(sb, ZY_SB_STEP_ROOT_RO, -r);
-        }
-}
-
 static int send_fd(int sock, int fd) {
         char byte = 0;
         struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
@@ -454,25 +120,6 @@ static int send_fd(int sock, int fd) {
         return 0;
 }
 
-/* "/dev/pts/N" without stdio */
-static int pts_name(char *buf, size_t len, unsigned n) {
-        static const char prefix[] = "/dev/pts/";
-        char digits[16];
-        size_t nd = 0;
-
-        do {
-                digits[nd++] = (char) ('0' + n % 10);
-                n /= 10;
-        } while (n && nd < sizeof(digits));
-        if (sizeof(prefix) + nd > len)
-                return -ENAMETOOLONG;
-        memcpy(buf, prefix, sizeof(prefix) - 1);
-        for (size_t i = 0; i < nd; i++)
-                buf[sizeof(prefix) - 1 + i] = digits[nd - 1 - i];
-        buf[sizeof(prefix) - 1 + nd] = '\0';
-        return 0;
-}
-
 /* Step 5: the pty comes from the container's own devpts, so that its number and permissions are
  * the container's; the master goes to the caller (conmon, the shim) and never stays here. */
 static int setup_console(const struct zy_sandbox *sb) {
@@ -490,7 +137,7 @@ static int setup_console(const struct zy_sandbox *sb) {
                         r = -errno;
         }
         if (r == 0 && sb->dev_console) {
-                r = pts_name(sb->path_buf, sb->path_buf_len, n);
+                r = zy_sb_number_path(sb->path_buf, sb->path_buf_len, "/dev/pts/", n);
                 if (r == 0 && mount(sb->path_buf, "/dev/console", NULL, MS_BIND, NULL) < 0)
                         r = -errno;
         }
@@ -671,8 +318,14 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
                 fail(sb, ZY_SB_STEP_SETNS, errno);
 
         /* 3. the filesystem */
-        if (sb->new_mount_ns)
-                setup_mounts(sb);
+        if (sb->new_mount_ns) {
+                enum zy_sb_step step;
+                int index;
+
+                r = zy_sb_setup_mounts(sb, &step, &index);
+                if (r < 0)
+                        fail_at(sb, step, -r, index, ZY_SB_EXIT_SETUP_FAILED);
+        }
 
         /* 4. hostname */
         if (sb->hostname && sethostname(sb->hostname, strlen(sb->hostname)) < 0)
