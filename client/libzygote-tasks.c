@@ -329,6 +329,16 @@ static const struct shape task_shape = { TASK_SHAPE };
 static const struct shape task_reply_shape = { .key = "task", TASK_SHAPE }; /* a reply's {"task": Task} */
 #undef T
 
+/* A method without parameters whose reply is one struct: the struct's public free function and
+ * the call itself. */
+#define DEFINE_QUERY(type, free_fn, call_fn, method, shape)                                        \
+        _public_ type *free_fn(type *p) {                                                         \
+                return shape_free(&(shape), p);                                                   \
+        }                                                                                         \
+        _public_ int call_fn(zy_conn *c, type **ret) {                                            \
+                return ret ? call(c, method, NULL, 0, &(shape), ret, P_END) : -EINVAL;            \
+        }
+
 _public_ struct zy_task_info *zy_task_info_free(struct zy_task_info *t) {
         return shape_free(&task_shape, t);
 }
@@ -499,13 +509,7 @@ static const struct shape task_list_shape = {
         .fields = (const struct zy_json_field[]){ F_LIST(struct zy_task_list, "tasks", tasks, own_list), {} },
 };
 
-_public_ struct zy_task_list *zy_task_list_free(struct zy_task_list *l) {
-        return shape_free(&task_list_shape, l);
-}
-
-_public_ int zy_list(zy_conn *c, struct zy_task_list **ret) {
-        return ret ? call(c, ZY_METHOD_LIST, NULL, 0, &task_list_shape, ret, P_END) : -EINVAL;
-}
+DEFINE_QUERY(struct zy_task_list, zy_task_list_free, zy_list, ZY_METHOD_LIST, task_list_shape)
 
 /* ---- events -------------------------------------------------------------------------------- */
 
@@ -605,13 +609,7 @@ static const struct shape profile_list_shape = {
         .fields = (const struct zy_json_field[]){ F_LIST(struct zy_profile_list, "profiles", profiles, own_list), {} },
 };
 
-_public_ struct zy_profile_list *zy_profile_list_free(struct zy_profile_list *l) {
-        return shape_free(&profile_list_shape, l);
-}
-
-_public_ int zy_list_profiles(zy_conn *c, struct zy_profile_list **ret) {
-        return ret ? call(c, ZY_METHOD_LIST_PROFILES, NULL, 0, &profile_list_shape, ret, P_END) : -EINVAL;
-}
+DEFINE_QUERY(struct zy_profile_list, zy_profile_list_free, zy_list_profiles, ZY_METHOD_LIST_PROFILES, profile_list_shape)
 
 /* "features": {...}, whose members are fields of the status itself (p is its start). */
 static int status_features(const char *name, json_object *v, void *p, void *userdata) {
@@ -637,13 +635,7 @@ static const struct shape daemon_status_shape = {
 };
 #undef T
 
-_public_ struct zy_daemon_status *zy_daemon_status_free(struct zy_daemon_status *s) {
-        return shape_free(&daemon_status_shape, s);
-}
-
-_public_ int zy_get_status(zy_conn *c, struct zy_daemon_status **ret) {
-        return ret ? call(c, ZY_METHOD_GET_STATUS, NULL, 0, &daemon_status_shape, ret, P_END) : -EINVAL;
-}
+DEFINE_QUERY(struct zy_daemon_status, zy_daemon_status_free, zy_get_status, ZY_METHOD_GET_STATUS, daemon_status_shape)
 
 #define T struct zy_reload_result
 static const struct shape reload_result_shape = {
@@ -652,10 +644,4 @@ static const struct shape reload_result_shape = {
 };
 #undef T
 
-_public_ struct zy_reload_result *zy_reload_result_free(struct zy_reload_result *r) {
-        return shape_free(&reload_result_shape, r);
-}
-
-_public_ int zy_reload_profiles(zy_conn *c, struct zy_reload_result **ret) {
-        return ret ? call(c, ZY_METHOD_RELOAD_PROFILES, NULL, 0, &reload_result_shape, ret, P_END) : -EINVAL;
-}
+DEFINE_QUERY(struct zy_reload_result, zy_reload_result_free, zy_reload_profiles, ZY_METHOD_RELOAD_PROFILES, reload_result_shape)

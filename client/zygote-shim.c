@@ -139,45 +139,53 @@ static void write_line(struct shim *s, json_object *o) {
         }
 }
 
+/* A line of the events output: {"type", "id"}; NULL when out of memory. */
+static json_object *record_new(const char *type, const char *id) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "type", json_object_new_string(type));
+        json_object_object_add(o, "id", json_object_new_string(id));
+        return o;
+}
+
+/* Adds how the task ended, when it did (an exit code, or the signal that killed it), writes the
+ * line and frees it. */
+static void record_write(struct shim *s, json_object *o, int exit_code, int signal) {
+        if (exit_code >= 0 && signal == 0)
+                json_object_object_add(o, "exitCode", json_object_new_int(exit_code));
+        if (signal > 0)
+                json_object_object_add(o, "signal", json_object_new_int(signal));
+        write_line(s, o);
+        json_object_put(o);
+}
+
 /* One event of our task, as the daemon sent it. */
 static void event_write(struct shim *s, const struct zy_event *e) {
         json_object *o;
 
         if (s->events_fd < 0 || !s->id || strcmp(e->id, s->id) != 0)
                 return;
-        o = json_object_new_object();
+        o = record_new(e->type_name, e->id);
         if (!o)
                 return;
-        json_object_object_add(o, "type", json_object_new_string(e->type_name));
-        json_object_object_add(o, "id", json_object_new_string(e->id));
         json_object_object_add(o, "time", json_object_new_double(e->time));
         if (e->pid > 0)
                 json_object_object_add(o, "pid", json_object_new_int(e->pid));
-        if (e->exit_code >= 0 && e->signal == 0)
-                json_object_object_add(o, "exitCode", json_object_new_int(e->exit_code));
-        if (e->signal > 0)
-                json_object_object_add(o, "signal", json_object_new_int(e->signal));
-        write_line(s, o);
-        json_object_put(o);
+        record_write(s, o, e->exit_code, e->signal);
 }
 
 /* --attach: the task as found, before any of its later events. Also tells a supervisor that
  * the shim is ready for signals (they are blocked and queued from here on). */
 static void attach_write(struct shim *s, const struct zy_task_info *t) {
-        json_object *o = json_object_new_object();
+        json_object *o = record_new("attach", t->id);
 
         if (!o)
                 return;
-        json_object_object_add(o, "type", json_object_new_string("attach"));
-        json_object_object_add(o, "id", json_object_new_string(t->id));
         json_object_object_add(o, "state", json_object_new_string(t->state_name));
         json_object_object_add(o, "pid", json_object_new_int(t->pid));
-        if (t->exit_code >= 0 && t->signal == 0)
-                json_object_object_add(o, "exitCode", json_object_new_int(t->exit_code));
-        if (t->signal > 0)
-                json_object_object_add(o, "signal", json_object_new_int(t->signal));
-        write_line(s, o);
-        json_object_put(o);
+        record_write(s, o, t->exit_code, t->signal);
 }
 
 /* Reads one event (the stream is readable) and writes it if it is ours. A broken stream
