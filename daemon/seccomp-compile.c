@@ -30,7 +30,7 @@ static void seccomp_releasep(scmp_filter_ctx *ctx) {
 }
 
 /* libseccomp 2.5.4 has no export to memory: export into a memfd and read it back. */
-static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *ret_len) {
+int sc_export_bpf(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *ret_len) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ struct sock_filter *prog = NULL;
         off_t size;
@@ -153,7 +153,7 @@ int sc_compile(struct pj_loader *l, const struct oci_spec *s, unsigned optimize,
                 }
         }
 
-        r = export_bpf(ctx, &p->bpf, &p->bpf_len);
+        r = sc_export_bpf(ctx, &p->bpf, &p->bpf_len);
         if (r < 0)
                 return pj_fail(l, r, NULL, "exporting the BPF program failed: %s", strerror(-r));
         p->compile_nsec = now_nsec() - start;

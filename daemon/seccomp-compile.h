@@ -8,6 +8,8 @@
  */
 #pragma once
 
+#include <seccomp.h>
+
 #include "profile-json.h"
 #include "profile.h"
 #include "seccomp-oci.h"
@@ -16,6 +18,10 @@
  * arches, filter_flags, n_rules, skipped_syscalls and compile_nsec. optimize is libseccomp's
  * SCMP_FLTATR_CTL_OPTIMIZE (1 or 2). */
 int sc_compile(struct pj_loader *l, const struct oci_spec *s, unsigned optimize, struct zy_profile *p);
+
+/* ctx's program, exported by libseccomp, as a malloc'd array of *ret_len instructions. Also used
+ * by the tests' and benchmarks' own libseccomp builders. */
+int sc_export_bpf(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *ret_len);
 
 /* From p's program: longest_path, worker_setup_ok/worker_setup_blocked and hash. */
 int sc_measure(struct zy_profile *p);

@@ -9,25 +9,24 @@
 #include "tier.h"
 #include "util.h"
 
+/* The tiers in the order of the enum; zd_tier_from_string() reads the same table back. */
+static const char *const tier_names[] = {
+        [ZD_TIER_AUTO] = "auto",
+        [ZD_TIER_CLONE] = "clone",
+        [ZD_TIER_INHERIT] = "inherit",
+        [ZD_TIER_LOAD] = "load",
+};
+
 const char *zd_tier_to_string(enum zd_tier t) {
-        switch (t) {
-        case ZD_TIER_AUTO:
-                return "auto";
-        case ZD_TIER_CLONE:
-                return "clone";
-        case ZD_TIER_INHERIT:
-                return "inherit";
-        case ZD_TIER_LOAD:
-                return "load";
-        }
-        return "unknown";
+        if ((size_t) t >= ELEMENTSOF(tier_names) || !tier_names[t])
+                return "unknown";
+        return tier_names[t];
 }
 
 int zd_tier_from_string(const char *s, enum zd_tier *ret) {
-        static const enum zd_tier all[] = { ZD_TIER_AUTO, ZD_TIER_CLONE, ZD_TIER_INHERIT, ZD_TIER_LOAD };
-        for (size_t i = 0; i < ELEMENTSOF(all); i++)
-                if (streq(s, zd_tier_to_string(all[i]))) {
-                        *ret = all[i];
+        for (size_t i = 0; i < ELEMENTSOF(tier_names); i++)
+                if (tier_names[i] && streq(s, tier_names[i])) {
+                        *ret = (enum zd_tier) i;
                         return 0;
                 }
         return -EINVAL;

@@ -27,6 +27,7 @@
 #include "bench.h"
 #include "bpf.h"
 #include "profile.h"
+#include "seccomp-compile.h"
 #include "util.h"
 
 #define PERSONALITY_QUERY 0xffffffffUL /* returns the current persona, changes nothing */
@@ -53,7 +54,7 @@ static int build_exported(json_object *oci, unsigned optimize, struct sock_filte
         int r = bench_oci_build(oci, optimize, &ctx);
         if (r < 0)
                 return r;
-        r = bench_oci_export(ctx, ret, ret_len);
+        r = sc_export_bpf(ctx, ret, ret_len);
         seccomp_release(ctx);
         return r;
 }

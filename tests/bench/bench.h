@@ -63,6 +63,3 @@ int bench_cmd_status(int argc, char **argv);
  * layout, 2 = binary tree. Returns 0 or a negative errno; -EINVAL for content it cannot use.
  * Allocates: call it in the child only when that is what is being measured. */
 int bench_oci_build(json_object *seccomp, unsigned optimize, scmp_filter_ctx *ret);
-
-/* The filter's BPF program for the kernel (malloc'd). */
-int bench_oci_export(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *ret_len);

@@ -9,8 +9,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -204,30 +202,3 @@ fail:
         return r;
 }
 
-int bench_oci_export(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ struct sock_filter *prog = NULL;
-        struct stat st;
-        int r;
-
-        /* libseccomp 2.5 (Debian 12) has no export-to-memory call: go through a memfd. */
-        fd = memfd_create("bench-bpf", MFD_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        r = seccomp_export_bpf(ctx, fd);
-        if (r < 0)
-                return r;
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) != 0)
-                return -EBADMSG;
-        prog = malloc((size_t) st.st_size);
-        if (!prog)
-                return -ENOMEM;
-        ssize_t n = pread(fd, prog, (size_t) st.st_size, 0);
-        if (n != st.st_size)
-                return n < 0 ? negative_errno() : -EIO;
-        *ret_len = (size_t) st.st_size / sizeof(struct sock_filter);
-        *ret = TAKE_PTR(prog);
-        return 0;
-}

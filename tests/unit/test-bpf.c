@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <seccomp.h>
 
 #include "bpf.h"
+#include "seccomp-compile.h"
 
 #define ARG_LO(i) ((uint32_t) (offsetof(struct seccomp_data, args) + 8 * (i)))
 #define ARG_HI(i) (ARG_LO(i) + 4)
@@ -285,22 +285,6 @@ static void test_longest_path_widening(void **state) {
         free(p);
 }
 
-/* A libseccomp program, exported, decides here what its rules say. */
-static void export(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *ret_len) {
-        int fd = memfd_create("test-bpf", MFD_CLOEXEC);
-        off_t size;
-
-        assert_true(fd >= 0);
-        assert_int_equal(seccomp_export_bpf(ctx, fd), 0);
-        size = lseek(fd, 0, SEEK_END);
-        assert_true(size > 0);
-        *ret = malloc((size_t) size);
-        assert_non_null(*ret);
-        assert_int_equal(pread(fd, *ret, (size_t) size, 0), size);
-        *ret_len = (size_t) size / sizeof(struct sock_filter);
-        close(fd);
-}
-
 static void test_libseccomp_program(void **state) {
         struct sock_filter *prog[2];
         size_t len[2];
@@ -319,7 +303,7 @@ static void test_libseccomp_program(void **state) {
                                                   SCMP_A0(SCMP_CMP_EQ, 0xffffffff, 0)), 0);
                 assert_int_equal(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(22), SCMP_SYS(clone), 1,
                                                   SCMP_A0(SCMP_CMP_MASKED_EQ, 0x10000000, 0x10000000)), 0);
-                export(ctx, &prog[layout], &len[layout]);
+                assert_int_equal(sc_export_bpf(ctx, &prog[layout], &len[layout]), 0);
                 seccomp_release(ctx);
                 assert_int_equal(zy_bpf_check(prog[layout], len[layout]), 0);
 

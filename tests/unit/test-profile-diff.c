@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +44,7 @@
 
 #include "bpf.h"
 #include "profile.h"
+#include "seccomp-compile.h"
 
 static const char *profiles_dir;
 /* The engine profiles given on the command line that exist, and Docker's among them (or NULL). */
@@ -145,20 +145,6 @@ static enum scmp_compare docker_op(const char *op) {
         return SCMP_CMP_EQ;
 }
 
-static void export_prog(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *ret_len) {
-        int fd = memfd_create("reference", MFD_CLOEXEC);
-        off_t size;
-
-        assert_true(fd >= 0);
-        assert_int_equal(seccomp_export_bpf(ctx, fd), 0);
-        size = lseek(fd, 0, SEEK_END);
-        *ret = malloc((size_t) size);
-        assert_non_null(*ret);
-        assert_int_equal(pread(fd, *ret, (size_t) size, 0), size);
-        *ret_len = (size_t) size / sizeof(struct sock_filter);
-        close(fd);
-}
-
 static void build_reference(json_object *root, struct sock_filter **ret, size_t *ret_len) {
         uint32_t def = docker_action(root, "defaultAction", "defaultErrnoRet");
         scmp_filter_ctx ctx = seccomp_init(def);
@@ -224,7 +210,7 @@ static void build_reference(json_object *root, struct sock_filter **ret, size_t 
                                         assert_int_equal(seccomp_rule_add_array(ctx, action, nr, 1, &cmp[k]), 0);
                 }
         }
-        export_prog(ctx, ret, ret_len);
+        assert_int_equal(sc_export_bpf(ctx, ret, ret_len), 0);
         seccomp_release(ctx);
 }
 
