@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,4 +79,25 @@ int tu_count_open_fds(void) {
                 if (fcntl(fd, F_GETFD) >= 0)
                         n++;
         return n;
+}
+
+void tu_assert_no_children(void) {
+        siginfo_t si;
+
+        assert_int_equal(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
+        assert_int_equal(errno, ECHILD);
+}
+
+const char *tu_profiles_dir_arg(int argc, char **argv, const char *why_x86_64) {
+        if (argc != 2) {
+                fprintf(stderr, "usage: %s PROFILES_DIR\n", argv[0]);
+                exit(2);
+        }
+#if !defined(__x86_64__)
+        fprintf(stderr, "skip: %s\n", why_x86_64);
+        exit(77);
+#else
+        (void) why_x86_64;
+#endif
+        return argv[1];
 }

@@ -36,5 +36,13 @@ bool tu_read_record(int fd, void *rec, size_t size);
 /* Reaps the process of pidfd: its exit code, or 128 + the signal that killed it. */
 int tu_wait_code(int pidfd);
 
+/* Fails the test unless every child of this process has been reaped (none left, exited or not). */
+void tu_assert_no_children(void);
+
 /* How many fds this process has open (below 1024). */
 int tu_count_open_fds(void);
+
+/* The command line of a test of the bundled profiles: the one argument, PROFILES_DIR, which it
+ * returns. A bad command line exits 2; a machine that is not x86_64 exits 77 (a skip) saying
+ * why_x86_64, since such tests spell syscalls by their x86_64 numbers. */
+const char *tu_profiles_dir_arg(int argc, char **argv, const char *why_x86_64);

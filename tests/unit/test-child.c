@@ -38,6 +38,7 @@
 
 #include "child.h"
 #include "pidfd-util.h"
+#include "testplan.h"
 #include "testutil.h"
 #include "probe.h"
 #include "util.h"
@@ -77,17 +78,8 @@ struct result {
 typedef void (*pre_fn)(void);
 
 static void plan_init(struct zy_plan *p, char *const *argv) {
-        *p = (struct zy_plan){
-                .argv = argv,
-                .envp = test_env,
-                .status_fd = -EBADF,
-                .hold_fd = -EBADF,
-                .ref_pidfd = -EBADF,
-                .cap_last = cap_last,
-                .filter_mode = ZY_FILTER_NONE,
-                .path_buf = path_buf,
-                .path_buf_len = sizeof(path_buf),
-        };
+        tu_plan_init(p, argv, test_env, path_buf, sizeof(path_buf));
+        p->cap_last = cap_last;
 }
 
 /* The worker switches to uid and gid (with no supplementary groups unless the test adds some). */
@@ -957,6 +949,18 @@ static void test_ambient_cleared(void **state) {
         assert_int_equal(status_hex(&res, "CapEff"), 0);
 }
 
+/* Without no_new_privs a filter loaded after the caps step is refused (EACCES); filter_early
+ * loads it while CAP_SYS_ADMIN is still there. */
+static void check_filter_needs_early(struct zy_plan *p, struct result *res) {
+        p->filter_mode = ZY_FILTER_LOAD;
+        p->prog = &block_personality_prog;
+        run(p, true, NULL, res);
+        assert_failed(res, ZY_STEP_FILTER, EACCES, ZY_EXIT_SETUP_FAILED);
+        p->filter_early = true;
+        run_ok(p, res);
+        assert_status(res, "Seccomp_filters", "1");
+}
+
 static void test_filter_late_needs_nnp(void **state) {
         struct zy_plan p;
         struct result res;
@@ -966,16 +970,8 @@ static void test_filter_late_needs_nnp(void **state) {
         plan_ids(&p, 65534, 65534);
         p.set_caps = true;
         p.caps_keep = 0;
-        p.filter_mode = ZY_FILTER_LOAD;
-        p.prog = &block_personality_prog;
-        run(&p, true, NULL, &res);
-        assert_failed(&res, ZY_STEP_FILTER, EACCES, ZY_EXIT_SETUP_FAILED);
-
-        /* filter_early loads it while CAP_SYS_ADMIN is still there */
-        p.filter_early = true;
-        run_ok(&p, &res);
+        check_filter_needs_early(&p, &res);
         assert_status(&res, "Seccomp", "2");
-        assert_status(&res, "Seccomp_filters", "1");
         assert_status(&res, "NoNewPrivs", "0");
         assert_status(&res, "Uid", "65534\t65534\t65534\t65534");
         assert_int_equal(status_hex(&res, "CapEff"), 0);
@@ -985,13 +981,7 @@ static void test_filter_late_needs_nnp(void **state) {
         p.capbset_drop = UINT64_C(1) << CAP_SYS_ADMIN;
         p.set_caps = true;
         p.caps_keep = UINT64_C(1) << CAP_CHOWN;
-        p.filter_mode = ZY_FILTER_LOAD;
-        p.prog = &block_personality_prog;
-        run(&p, true, NULL, &res);
-        assert_failed(&res, ZY_STEP_FILTER, EACCES, ZY_EXIT_SETUP_FAILED);
-        p.filter_early = true;
-        run_ok(&p, &res);
-        assert_status(&res, "Seccomp_filters", "1");
+        check_filter_needs_early(&p, &res);
         assert_int_equal(status_hex(&res, "CapBnd") & (UINT64_C(1) << CAP_SYS_ADMIN), 0);
 }
 

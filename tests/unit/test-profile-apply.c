@@ -40,6 +40,7 @@
 #include <seccomp.h>
 
 #include "profile.h"
+#include "testutil.h"
 
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
@@ -362,15 +363,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_worker_setup),
         };
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: %s PROFILES_DIR\n", argv[0]);
-                return 2;
-        }
-        profiles_dir = argv[1];
-        if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
-                fprintf(stderr, "skip: the syscall checks are written for x86_64\n");
-                return 77;
-        }
+        profiles_dir = tu_profiles_dir_arg(argc, argv, "the syscall checks are written for x86_64");
         if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
                 fprintf(stderr, "skip: the kernel has no seccomp (PR_GET_SECCOMP: %m)\n");
                 return 77;

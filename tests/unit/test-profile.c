@@ -27,6 +27,7 @@
 
 #include "bpf.h"
 #include "profile.h"
+#include "testutil.h"
 #include "sha256.h"
 
 static const char *profiles_dir;
@@ -1004,14 +1005,6 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_bundled),
         };
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: %s PROFILES_DIR\n", argv[0]);
-                return 2;
-        }
-        profiles_dir = argv[1];
-        if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
-                fprintf(stderr, "skip: these tests encode x86_64 syscall numbers\n");
-                return 77;
-        }
+        profiles_dir = tu_profiles_dir_arg(argc, argv, "these tests encode x86_64 syscall numbers");
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
