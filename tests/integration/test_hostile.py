@@ -71,6 +71,16 @@ def fds_back_to(d, before, what):
         raise AssertionError(f"{what}: the daemon holds {len(now)} fds, {len(before)} before; new: {extra}")
 
 
+def subscribe_and_see_a_task(daemon, c):
+    """c subscribes to Events and must get the event of a task run on another connection."""
+    c.send(L + "Events", {}, more=True)
+    assert daemon.status()["version"]
+    with daemon.connect() as other:
+        zytest.run_task(other, ["true"], stdin=False, stdout=False)
+    ev = c.recv()
+    assert not ev.error and ev.continues, dict(ev)
+
+
 def served(d, capsys, label):
     """A well-behaved client on a fresh connection: GetStatus, then /bin/echo to its exit.
     Prints both latencies (the machine is shared and slow: they are printed, never asserted)."""
@@ -450,41 +460,17 @@ def test_connections_per_user(daemon, capsys):
 
 # ---- fd floods and control messages -------------------------------------------------------------
 
-def test_fd_flood_one_sendmsg(daemon, capsys):
-    """200 fds with one message (more than the daemon's 64, fewer than the kernel's 253): the
-    kernel truncates the control data (MSG_CTRUNC) and closes what did not fit; the daemon says
-    LimitExceeded, closes the rest and drops the connection."""
+def refused_fd_flood(daemon, capsys, n, send, label):
+    """Sends GetStatus with n fds through send(sock, data, fds): the daemon must answer
+    LimitExceeded "fds", drop the connection, close every fd it got and serve the next client.
+    Returns the error reply."""
     before = settled_fds(daemon)
-    fds = devnull_fds(200)
+    fds = devnull_fds(n)
     try:
         s = raw_socket(daemon)
         c = varlink.Connection(sock=s)
         try:
-            sendmsg_fds(s, msg(L + "GetStatus"), fds)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        r = c.recv()
-        assert r.error == LIMIT and r.parameters == {"limit": "fds", "max": 64}, dict(r)
-        assert c.at_eof(10)
-        c.close()
-    finally:
-        close_all(fds)
-    fds_back_to(daemon, before, "200 fds refused")
-    served(daemon, capsys, "fd flood")
-
-
-def test_fd_flood_across_writes(daemon, capsys):
-    """40 + 40 fds on two writes of the same message: 80 > 64 in all, refused the same way."""
-    before = settled_fds(daemon)
-    fds = devnull_fds(80)
-    try:
-        s = raw_socket(daemon)
-        c = varlink.Connection(sock=s)
-        data = msg(L + "GetStatus")
-        try:
-            sendmsg_fds(s, data[:1], fds[:40])
-            sendmsg_fds(s, data[1:2], fds[40:])
-            s.sendall(data[2:])
+            send(s, msg(L + "GetStatus"), fds)
         except (BrokenPipeError, ConnectionResetError):
             pass
         r = c.recv()
@@ -493,8 +479,27 @@ def test_fd_flood_across_writes(daemon, capsys):
         c.close()
     finally:
         close_all(fds)
-    fds_back_to(daemon, before, "80 fds over two writes")
-    served(daemon, capsys, "fd flood across writes")
+    fds_back_to(daemon, before, label)
+    served(daemon, capsys, label)
+    return r
+
+
+def test_fd_flood_one_sendmsg(daemon, capsys):
+    """200 fds with one message (more than the daemon's 64, fewer than the kernel's 253): the
+    kernel truncates the control data (MSG_CTRUNC) and closes what did not fit; the daemon says
+    LimitExceeded, closes the rest and drops the connection."""
+    r = refused_fd_flood(daemon, capsys, 200, sendmsg_fds, "200 fds refused")
+    assert r.parameters == {"limit": "fds", "max": 64}, dict(r)
+
+
+def test_fd_flood_across_writes(daemon, capsys):
+    """40 + 40 fds on two writes of the same message: 80 > 64 in all, refused the same way."""
+    def two_writes(s, data, fds):
+        sendmsg_fds(s, data[:1], fds[:40])
+        sendmsg_fds(s, data[1:2], fds[40:])
+        s.sendall(data[2:])
+
+    refused_fd_flood(daemon, capsys, 80, two_writes, "80 fds over two writes")
 
 
 def test_fds_held_by_unfinished_messages_are_closed(daemon, capsys):
@@ -766,12 +771,7 @@ def test_subscribers_that_never_read(daemon, capsys):
             s.close()
     # Their slots come back when they leave.
     with daemon.connect() as c:
-        c.send(L + "Events", {}, more=True)
-        assert daemon.status()["version"]
-        with daemon.connect() as c2:
-            zytest.run_task(c2, ["true"], stdin=False, stdout=False)
-        ev = c.recv()
-        assert not ev.error and ev.continues, dict(ev)
+        subscribe_and_see_a_task(daemon, c)
 
 
 # ---- callers that go away at the wrong moment ---------------------------------------------------
@@ -871,12 +871,7 @@ def test_events_slots_are_not_one_users(daemon):
             s.send(L + "Events", {}, more=True)
         assert daemon.status()["version"]
         with daemon.connect() as root:
-            root.send(L + "Events", {}, more=True)
-            assert daemon.status()["version"]
-            with daemon.connect() as c:
-                zytest.run_task(c, ["true"], stdin=False, stdout=False)
-            r = root.recv()
-            assert not r.error, dict(r)
+            subscribe_and_see_a_task(daemon, root)
     finally:
         for s in subs:
             s.close()
