@@ -179,6 +179,16 @@ static void expect_call(int fd, const char *method, const char *id) {
         request_done(&req);
 }
 
+/* State of id, answered by the fake daemon with reply: the task it returns (to be freed). */
+static struct zy_task_info *state_answered(struct fixture *f, const char *id, const char *reply) {
+        struct zy_task_info *t = NULL;
+
+        srv_send(f->srv, reply, NULL, 0);
+        assert_int_equal(zy_state(f->c, id, &t), 0);
+        expect_call(f->srv, "io.zygote.Launcher.State", id);
+        return t;
+}
+
 static bool same_file(int a, int b) {
         struct stat sa, sb;
 
@@ -1009,30 +1019,19 @@ static void test_wait_state_delete(void **state) {
         zy_task_info_free(t);
         expect_call(f->srv, "io.zygote.Launcher.Wait", NULL);
 
-        t = NULL;
-        srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("s", "running", "") "}}", NULL, 0);
-        assert_int_equal(zy_state(f->c, "s", &t), 0);
+        t = state_answered(f, "s", "{\"parameters\":{\"task\":" TASK_JSON("s", "running", "") "}}");
         assert_int_equal(t->state, ZY_TASK_RUNNING);
         assert_int_equal(zy_task_info_status(t), -1);
         zy_task_info_free(t);
-        expect_call(f->srv, "io.zygote.Launcher.State", NULL);
 
-        t = NULL;
-        srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("c", "created", "") "}}", NULL, 0);
-        assert_int_equal(zy_state(f->c, "c", &t), 0);
+        t = state_answered(f, "c", "{\"parameters\":{\"task\":" TASK_JSON("c", "created", "") "}}");
         assert_int_equal(t->state, ZY_TASK_CREATED);
         zy_task_info_free(t);
-        srv_recv(f->srv, &req);
-        request_done(&req);
 
-        t = NULL;
-        srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("c", "paused", "") "}}", NULL, 0);
-        assert_int_equal(zy_state(f->c, "c", &t), 0);
+        t = state_answered(f, "c", "{\"parameters\":{\"task\":" TASK_JSON("c", "paused", "") "}}");
         assert_int_equal(t->state, ZY_TASK_UNKNOWN);
         assert_string_equal(t->state_name, "paused");
         zy_task_info_free(t);
-        srv_recv(f->srv, &req);
-        request_done(&req);
 
         t = NULL;
         srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("d", "stopped", ",\"exitCode\":0") "}}", NULL, 0);
