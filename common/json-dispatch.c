@@ -67,13 +67,25 @@ static int dispatch_int(const struct zy_json_field *f, json_object *v, void *p) 
         }
 }
 
+/* The JSON type a field of each type must have (json_type_null: none checked here; the integer
+ * types are checked in dispatch_int, CUSTOM by its callback). */
+static const enum json_type json_type_of[] = {
+        [ZY_JSON_STRING] = json_type_string,
+        [ZY_JSON_BOOL] = json_type_boolean,
+        [ZY_JSON_OBJECT] = json_type_object,
+        [ZY_JSON_ARRAY] = json_type_array,
+        [ZY_JSON_STRV] = json_type_array,
+};
+
 static int dispatch_one(const struct zy_json_field *f, json_object *v, void *p, void *userdata) {
         int r;
 
+        if ((size_t) f->type < sizeof(json_type_of) / sizeof(json_type_of[0]) &&
+            json_type_of[f->type] != json_type_null && !json_object_is_type(v, json_type_of[f->type]))
+                return -EINVAL;
+
         switch (f->type) {
         case ZY_JSON_STRING: {
-                if (!json_object_is_type(v, json_type_string))
-                        return -EINVAL;
                 const char *s = (f->flags & ZY_JSON_STRICT) ? zy_json_string_strict(v) : json_object_get_string(v);
                 if (!s || ((f->flags & ZY_JSON_NONEMPTY) && !*s))
                         return -EINVAL;
@@ -81,8 +93,6 @@ static int dispatch_one(const struct zy_json_field *f, json_object *v, void *p, 
                 break;
         }
         case ZY_JSON_BOOL:
-                if (!json_object_is_type(v, json_type_boolean))
-                        return -EINVAL;
                 *(bool *) p = json_object_get_boolean(v);
                 break;
         case ZY_JSON_INT:
@@ -94,14 +104,10 @@ static int dispatch_one(const struct zy_json_field *f, json_object *v, void *p, 
                         return r;
                 break;
         case ZY_JSON_OBJECT:
-                if (!json_object_is_type(v, json_type_object))
-                        return -EINVAL;
                 *(json_object **) p = v;
                 break;
         case ZY_JSON_ARRAY:
         case ZY_JSON_STRV: {
-                if (!json_object_is_type(v, json_type_array))
-                        return -EINVAL;
                 size_t n = json_object_array_length(v);
                 if ((f->max > 0 && n > (uint64_t) f->max) || ((f->flags & ZY_JSON_NONEMPTY) && n == 0))
                         return -EINVAL;

@@ -65,6 +65,17 @@ static int run(const char *text, struct req *req, const char **bad, json_object 
         return r;
 }
 
+/* text is refused with error r, naming field as the bad one. */
+static void expect_refused(const char *text, int r, const char *field) {
+        struct req q;
+        const char *bad;
+        json_object *o;
+
+        assert_int_equal(run(text, &q, &bad, &o), r);
+        assert_string_equal(bad, field);
+        json_object_put(o);
+}
+
 static void test_all_types(void **state) {
         struct req q;
         const char *bad;
@@ -99,21 +110,12 @@ static void test_defaults_and_null(void **state) {
         assert_null(q.argv);
         json_object_put(o);
         /* Null where null is not allowed names the field. */
-        assert_int_equal(run("{\"name\":\"x\",\"count\":null}", &q, &bad, &o), -EINVAL);
-        assert_string_equal(bad, "count");
-        json_object_put(o);
+        expect_refused("{\"name\":\"x\",\"count\":null}", -EINVAL, "count");
 }
 
 static void test_mandatory(void **state) {
-        struct req q;
-        const char *bad;
-        json_object *o;
-        assert_int_equal(run("{}", &q, &bad, &o), -ENXIO);
-        assert_string_equal(bad, "name");
-        json_object_put(o);
-        assert_int_equal(run("{\"name\":null}", &q, &bad, &o), -ENXIO);
-        assert_string_equal(bad, "name");
-        json_object_put(o);
+        expect_refused("{}", -ENXIO, "name");
+        expect_refused("{\"name\":null}", -ENXIO, "name");
 }
 
 static void test_bad_values(void **state) {
@@ -153,19 +155,10 @@ static void test_bad_values(void **state) {
 }
 
 static void test_unknown_and_order(void **state) {
-        struct req q;
-        const char *bad;
-        json_object *o;
-        assert_int_equal(run("{\"name\":\"x\",\"bogus\":1}", &q, &bad, &o), -EADDRNOTAVAIL);
-        assert_string_equal(bad, "bogus");
-        json_object_put(o);
+        expect_refused("{\"name\":\"x\",\"bogus\":1}", -EADDRNOTAVAIL, "bogus");
         /* The first bad key in the object's order is the one named, before any missing field. */
-        assert_int_equal(run("{\"count\":0,\"bogus\":1}", &q, &bad, &o), -ERANGE);
-        assert_string_equal(bad, "count");
-        json_object_put(o);
-        assert_int_equal(run("{\"bogus\":1,\"count\":0}", &q, &bad, &o), -EADDRNOTAVAIL);
-        assert_string_equal(bad, "bogus");
-        json_object_put(o);
+        expect_refused("{\"count\":0,\"bogus\":1}", -ERANGE, "count");
+        expect_refused("{\"bogus\":1,\"count\":0}", -EADDRNOTAVAIL, "bogus");
         /* Unknown keys may be allowed (a client reading replies that grow new fields). */
         json_object *v = json_tokener_parse("{\"name\":\"x\",\"bogus\":1}");
         int calls = 0;
