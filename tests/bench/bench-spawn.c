@@ -122,14 +122,6 @@ static int zygote_once(zy_conn *c, json_object *params, const char *tier, int64_
         return 0;
 }
 
-static int wait_ok(pid_t pid) {
-        int st;
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
-                        return negative_errno();
-        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -ECHILD;
-}
-
 /* ret_ns[0]: to the exit; ret_ns[1]: to posix_spawn's return, which glibc makes wait until
  * the child has exec'd (CLONE_VFORK). */
 static int posix_once(const posix_spawn_file_actions_t *fa, int64_t ret_ns[2]) {
@@ -139,7 +131,7 @@ static int posix_once(const posix_spawn_file_actions_t *fa, int64_t ret_ns[2]) {
         if (r != 0)
                 return -r;
         int64_t t_spawned = bench_now_ns();
-        r = wait_ok(pid);
+        r = bench_wait(pid, NULL);
         if (r < 0)
                 return r;
         ret_ns[0] = bench_now_ns() - t0;
@@ -184,7 +176,7 @@ static int libseccomp_once(json_object *oci, int devnull, int64_t ret_ns[3]) {
                 execve("/bin/true", true_argv, empty_envp);
                 _exit(127);
         }
-        r = wait_ok(pid);
+        r = bench_wait(pid, NULL);
         int64_t t1 = bench_now_ns();
         if (r < 0)
                 return r;
@@ -204,11 +196,9 @@ static int filter_load_once(const struct sock_fprog *prog, unsigned flags, int64
         pid_t pid;
         int r;
 
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return negative_errno();
-        pid = fork();
+        pid = bench_fork_measure(p);
         if (pid < 0)
-                return negative_errno();
+                return pid;
         if (pid == 0) {
                 if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                         _exit(1);
@@ -217,9 +207,8 @@ static int filter_load_once(const struct sock_fprog *prog, unsigned flags, int64
                 int64_t d = bench_now_ns() - t0;
                 _exit(k == 0 && write(p[1], &d, sizeof(d)) == (ssize_t) sizeof(d) ? 0 : 1);
         }
-        p[1] = safe_close(p[1]);
         ssize_t n = read(p[0], &dt, sizeof(dt));
-        r = wait_ok(pid);
+        r = bench_wait(pid, NULL);
         if (r < 0)
                 return r;
         if (n != (ssize_t) sizeof(dt))

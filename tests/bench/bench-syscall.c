@@ -65,13 +65,11 @@ static int measure_child(const struct filter *f, unsigned batches, unsigned call
         _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF };
         size_t n = (size_t) batches * ELEMENTSOF(probes);
         pid_t pid;
-        int st;
+        int st = -1, r;
 
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return negative_errno();
-        pid = fork();
+        pid = bench_fork_measure(p);
         if (pid < 0)
-                return negative_errno();
+                return pid;
         if (pid == 0) {
                 double *v = calloc(n, sizeof(double));
                 if (!v || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -94,7 +92,6 @@ static int measure_child(const struct filter *f, unsigned batches, unsigned call
                         }
                 _exit(write(p[1], v, n * sizeof(double)) == (ssize_t) (n * sizeof(double)) ? 0 : 4);
         }
-        p[1] = safe_close(p[1]);
         size_t got = 0;
         while (got < n * sizeof(double)) {
                 ssize_t k = read(p[0], (char *) ret + got, n * sizeof(double) - got);
@@ -104,15 +101,38 @@ static int measure_child(const struct filter *f, unsigned batches, unsigned call
                         break;
                 got += (size_t) k;
         }
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
-                        return negative_errno();
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-                fprintf(stderr, "zygote-bench: syscall child for %s failed (status %d%s)\n", f->name, st,
-                        WIFEXITED(st) && WEXITSTATUS(st) == 3 ? ": the filter denies a probed syscall" : "");
-                return -ECHILD;
+        r = bench_wait(pid, &st);
+        if (r < 0) {
+                if (st != -1) /* reaped: it failed */
+                        fprintf(stderr, "zygote-bench: syscall child for %s failed (status %d%s)\n", f->name, st,
+                                WIFEXITED(st) && WEXITSTATUS(st) == 3 ? ": the filter denies a probed syscall" : "");
+                return r;
         }
         return got == n * sizeof(double) ? 0 : -EIO;
+}
+
+/* The profile a command names; NULL after saying why it does not load. */
+static struct zy_profile *profile_arg(const char *path) {
+        _cleanup_free_ char *perr = NULL;
+        struct zy_profile *p = NULL;
+        int r = zy_profile_load_file(path, &p, &perr);
+
+        if (r < 0) {
+                fprintf(stderr, "zygote-bench: %s\n", perr ? perr : strerror(-r));
+                return NULL;
+        }
+        return p;
+}
+
+/* `zygote-bench CMD PROFILE ARG`: the profile loaded, and 0; else the exit code, 2 after the
+ * usage line or 1 after why the profile does not load. */
+static int command_profile(int argc, char **argv, const char *usage, struct zy_profile **ret) {
+        if (argc != 3) {
+                fprintf(stderr, "usage: zygote-bench %s\n", usage);
+                return 2;
+        }
+        *ret = profile_arg(argv[1]);
+        return *ret ? 0 : 1;
 }
 
 static json_object *paths_json(const struct filter *f) {
@@ -152,7 +172,6 @@ int bench_cmd_syscall(int argc, char **argv) {
         };
         struct zy_profile *profile = NULL, *linear = NULL;
         const struct zy_profile_options linear_opts = { .optimize = 1 };
-        _cleanup_free_ char *perr = NULL;
         _cleanup_free_ double *v = NULL;
         json_object *out = NULL;
         int r, ret = 1;
@@ -163,11 +182,9 @@ int bench_cmd_syscall(int argc, char **argv) {
                 fprintf(stderr, "zygote-bench syscall: --profile is required; counts must be > 0\n");
                 goto finish;
         }
-        r = zy_profile_load_file(profile_path, &profile, &perr);
-        if (r < 0) {
-                fprintf(stderr, "zygote-bench: %s\n", perr ? perr : strerror(-r));
+        profile = profile_arg(profile_path);
+        if (!profile)
                 goto finish;
-        }
         /* The same rules, compiled by the same code, only in libseccomp's default layout. */
         r = zy_profile_load_file_with(profile_path, &linear_opts, &linear, NULL);
         if (r < 0) {
@@ -237,19 +254,12 @@ finish:
 
 int bench_cmd_compile(int argc, char **argv) {
         struct zy_profile *p = NULL;
-        _cleanup_free_ char *perr = NULL;
         _cleanup_close_ int fd = -EBADF;
         int r;
 
-        if (argc != 3) {
-                fprintf(stderr, "usage: zygote-bench compile PROFILE OUT.bpf\n");
-                return 2;
-        }
-        r = zy_profile_load_file(argv[1], &p, &perr);
-        if (r < 0) {
-                fprintf(stderr, "zygote-bench: %s\n", perr ? perr : strerror(-r));
-                return 1;
-        }
+        r = command_profile(argc, argv, "compile PROFILE OUT.bpf", &p);
+        if (r != 0)
+                return r;
         size_t size = p->bpf_len * sizeof(struct sock_filter);
         fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0 || write(fd, p->bpf, size) != (ssize_t) size) {
@@ -288,22 +298,15 @@ struct arch_range {
 
 int bench_cmd_same_profile(int argc, char **argv) {
         struct zy_profile *p = NULL;
-        _cleanup_free_ char *perr = NULL;
         _cleanup_free_ struct sock_filter *prog = NULL;
         size_t len = 0;
         json_object *oci = NULL;
         unsigned long checked = 0, differences = 0;
         int r, ret = 1;
 
-        if (argc != 3) {
-                fprintf(stderr, "usage: zygote-bench same-profile PROFILE OCI.json\n");
-                return 2;
-        }
-        r = zy_profile_load_file(argv[1], &p, &perr);
-        if (r < 0) {
-                fprintf(stderr, "zygote-bench: %s\n", perr ? perr : strerror(-r));
-                return 1;
-        }
+        r = command_profile(argc, argv, "same-profile PROFILE OCI.json", &p);
+        if (r != 0)
+                return r;
         if (bench_json_file(argv[2], &oci) < 0)
                 goto finish;
         r = build_exported(oci, 1, &prog, &len);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ---- zygote-bench.c: shared helpers ---------------------------------------------------------- */
 
@@ -37,6 +38,14 @@ void bench_shuffle(unsigned *order, size_t n, uint64_t *state);
 
 /* Appends v to a JSON array of doubles. */
 void bench_push(json_object *array, double v);
+
+/* Forks a child that measures something and sends it back on the pipe p (made here, CLOEXEC):
+ * returns 0 in the child, which writes to p[1] and must _exit(); in the parent the child's pid,
+ * with p[1] already closed; a negative errno when the pipe or the fork fails. */
+pid_t bench_fork_measure(int p[2]);
+
+/* Reaps pid: 0 when it exited with 0, else -ECHILD; its wait status in *ret_status (may be NULL). */
+int bench_wait(pid_t pid, int *ret_status);
 
 /* Prints obj on stdout (pretty) and returns 0, or -EIO. */
 int bench_print(json_object *obj);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,6 +111,30 @@ void bench_push(json_object *array, double v) {
         char text[64];
         snprintf(text, sizeof(text), "%.3f", v);
         json_object_array_add(array, json_object_new_double_s(v, text));
+}
+
+pid_t bench_fork_measure(int p[2]) {
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid = fork();
+        if (pid < 0)
+                return negative_errno();
+        if (pid > 0)
+                p[1] = safe_close(p[1]);
+        return pid;
+}
+
+int bench_wait(pid_t pid, int *ret_status) {
+        int st;
+
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return negative_errno();
+        if (ret_status)
+                *ret_status = st;
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -ECHILD;
 }
 
 int bench_print(json_object *obj) {
