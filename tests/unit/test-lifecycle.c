@@ -353,17 +353,34 @@ static void test_full_lifecycle(void **state) {
         zy_conn_free(c);
 }
 
+/* A created task whose command would print "ran" if it ever started; our end of its stdout in
+ * *ret_out. */
+static const char *const echo_ran[] = { "sh", "-c", "echo ran", NULL };
+
+static void spawn_echo_ran(zy_conn *c, const char *id, int *ret_out, struct zy_spawn_result **ret) {
+        int out[2];
+
+        spawn_piped(c, id, echo_ran, NULL, out, ret);
+        *ret_out = out[0];
+}
+
+/* The task's stdout ended without "ran": it went without ever exec'ing. Closes out. */
+static void assert_never_ran(int *out) {
+        char buf[64];
+
+        assert_int_equal(read_until(*out, "ran", buf, sizeof(buf)), 0);
+        close_fd(out);
+}
+
 /* Delete of a created task kills it: the process goes, the command never runs. */
 static void test_delete_created_kills(void **state) {
-        static const char *const argv[] = { "sh", "-c", "echo ran", NULL };
         const char *id = "lc-delete-created";
         struct zy_spawn_result *sr = NULL;
         struct zy_task_info *t = NULL;
-        int out[2];
-        char buf[64];
+        int out;
         zy_conn *c = conn();
 
-        spawn_piped(c, id, argv, NULL, out, &sr);
+        spawn_echo_ran(c, id, &out, &sr);
         assert_true(sr->pidfd >= 0);
         assert_false(fd_readable(sr->pidfd, 0));
 
@@ -373,29 +390,26 @@ static void test_delete_created_kills(void **state) {
         expect_no_such_task(c, zy_state(c, id, &t));
         /* The worker exits (its pidfd turns readable) without having exec'd: EOF, no output. */
         assert_true(fd_readable(sr->pidfd, DEADLINE_MS));
-        assert_int_equal(read_until(out[0], "ran", buf, sizeof(buf)), 0);
+        assert_never_ran(&out);
         /* The id is free again. */
         zy_spawn_result_free(sr);
         sr = NULL;
-        assert_int_equal(spawn_held(c, id, argv, -1, -1, &sr), 0);
+        assert_int_equal(spawn_held(c, id, echo_ran, -1, -1, &sr), 0);
         assert_int_equal(zy_delete(c, id, NULL), 0);
 
-        close_fd(&out[0]);
         zy_spawn_result_free(sr);
         zy_conn_free(c);
 }
 
 /* Kill of a created task: it stops with the signal and never starts. */
 static void test_kill_created(void **state) {
-        static const char *const argv[] = { "sh", "-c", "echo ran", NULL };
         const char *id = "lc-kill-created";
         struct zy_spawn_result *sr = NULL;
         struct zy_task_info *t = NULL;
-        int out[2];
-        char buf[64];
+        int out;
         zy_conn *c = conn();
 
-        spawn_piped(c, id, argv, NULL, out, &sr);
+        spawn_echo_ran(c, id, &out, &sr);
         assert_int_equal(zy_kill(c, id, SIGTERM, false), 0);
         assert_int_equal(wait_task(c, id, &t), 0);
         assert_int_equal(t->state, ZY_TASK_STOPPED);
@@ -403,13 +417,12 @@ static void test_kill_created(void **state) {
         assert_int_equal(zy_task_info_status(t), 128 + SIGTERM);
         assert_true(t->started_at == 0);
         t = zy_task_info_free(t);
-        assert_int_equal(read_until(out[0], "ran", buf, sizeof(buf)), 0);
+        assert_never_ran(&out);
         /* Too late to start. */
         assert_int_equal(zy_start(c, id), -EBUSY);
         assert_string_equal(zy_conn_error_name(c), "io.zygote.Launcher.InvalidState");
         assert_int_equal(zy_delete(c, id, NULL), 0);
 
-        close_fd(&out[0]);
         zy_spawn_result_free(sr);
         zy_conn_free(c);
 }
