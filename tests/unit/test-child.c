@@ -156,6 +156,20 @@ static void run_ok(struct zy_plan *plan, struct result *res) {
         assert_exec_ok(res);
 }
 
+/* A plan that loads prog, after no_new_privs (the load tier's worker). */
+static void plan_init_load(struct zy_plan *p, char *const *argv, const struct sock_fprog *prog) {
+        plan_init(p, argv);
+        p->no_new_privs = true;
+        p->filter_mode = ZY_FILTER_LOAD;
+        p->prog = prog;
+}
+
+/* Runs plan and expects it to fail at step with err, the worker exiting with code. */
+static void run_fails(struct zy_plan *plan, bool capture, struct result *res, enum zy_step step, int err, int code) {
+        run(plan, capture, NULL, res);
+        assert_failed(res, step, err, code);
+}
+
 /* The value of "Key:" in /proc/self/status output, or NULL. */
 static const char *status_field(const struct result *res, const char *key, char *buf, size_t size) {
         size_t klen = strlen(key);
@@ -339,8 +353,7 @@ static void test_fd_bad_source(void **state) {
         plan_init(&p, argv_true);
         p.fds = map;
         p.n_fds = 1;
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_FDS, EBADF, ZY_EXIT_SETUP_FAILED);
+        run_fails(&p, false, &res, ZY_STEP_FDS, EBADF, ZY_EXIT_SETUP_FAILED);
 }
 
 static void test_fd_duplicate_target(void **state) {
@@ -351,8 +364,7 @@ static void test_fd_duplicate_target(void **state) {
         plan_init(&p, argv_true);
         p.fds = map;
         p.n_fds = 2;
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_FDS, EINVAL, ZY_EXIT_SETUP_FAILED);
+        run_fails(&p, false, &res, ZY_STEP_FDS, EINVAL, ZY_EXIT_SETUP_FAILED);
 }
 
 static void test_status_fd_low(void **state) {
@@ -392,8 +404,7 @@ static void test_chdir_enoent(void **state) {
 
         plan_init(&p, argv_true);
         p.cwd = "/nonexistent-zygote-test";
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_CHDIR, ENOENT, ZY_EXIT_SETUP_FAILED);
+        run_fails(&p, false, &res, ZY_STEP_CHDIR, ENOENT, ZY_EXIT_SETUP_FAILED);
 }
 
 static void test_chdir(void **state) {
@@ -415,21 +426,17 @@ static void test_exec_enoent(void **state) {
         struct result res;
 
         plan_init(&p, argv_abs);
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        run_fails(&p, false, &res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
 
         plan_init(&p, argv_rel);
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        run_fails(&p, false, &res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
 
         plan_init(&p, argv_rel);
         p.search_path = "/nonexistent-zygote-test:/etc/passwd:/bin"; /* ENOENT, ENOTDIR, ENOENT */
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        run_fails(&p, false, &res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
 
         plan_init(&p, argv_empty);
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        run_fails(&p, false, &res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
 }
 
 static void test_exec_eacces(void **state) {
@@ -450,15 +457,13 @@ static void test_exec_eacces(void **state) {
         safe_close(fd);
 
         plan_init(&p, argv_abs);
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_EXEC, EACCES, ZY_EXIT_NOT_EXECUTABLE);
+        run_fails(&p, false, &res, ZY_STEP_EXEC, EACCES, ZY_EXIT_NOT_EXECUTABLE);
 
         /* In a PATH search, EACCES is remembered and reported if nothing else is found... */
         snprintf(search, sizeof(search), "%s:/nonexistent-zygote-test", dir);
         plan_init(&p, argv_rel);
         p.search_path = search;
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_EXEC, EACCES, ZY_EXIT_NOT_EXECUTABLE);
+        run_fails(&p, false, &res, ZY_STEP_EXEC, EACCES, ZY_EXIT_NOT_EXECUTABLE);
 
         /* ...but a later directory that has it wins. */
         unlink(file);
@@ -507,8 +512,7 @@ static void test_path_search(void **state) {
         /* a path_buf too small for any candidate */
         plan_init(&p, argv);
         p.path_buf_len = 4;
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_EXEC, ENAMETOOLONG, ZY_EXIT_NOT_EXECUTABLE);
+        run_fails(&p, false, &res, ZY_STEP_EXEC, ENAMETOOLONG, ZY_EXIT_NOT_EXECUTABLE);
 }
 
 static void test_setsid(void **state) {
@@ -529,8 +533,7 @@ static void test_ctty_enotty(void **state) {
 
         plan_init(&p, argv_true);
         p.ctty = true; /* fd 0 is /dev/null */
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_CTTY, ENOTTY, ZY_EXIT_SETUP_FAILED);
+        run_fails(&p, false, &res, ZY_STEP_CTTY, ENOTTY, ZY_EXIT_SETUP_FAILED);
 }
 
 static void test_signals_reset(void **state) {
@@ -592,20 +595,14 @@ static void test_filter_load(void **state) {
         struct zy_plan p;
         struct result res;
 
-        plan_init(&p, argv_status);
-        p.no_new_privs = true;
-        p.filter_mode = ZY_FILTER_LOAD;
-        p.prog = &block_personality_prog;
+        plan_init_load(&p, argv_status, &block_personality_prog);
         run_ok(&p, &res);
         assert_status(&res, "Seccomp", "2");
         assert_status(&res, "Seccomp_filters", "1");
         assert_status(&res, "NoNewPrivs", "1");
 
         /* and it is the filter we gave */
-        plan_init(&p, argv);
-        p.no_new_privs = true;
-        p.filter_mode = ZY_FILTER_LOAD;
-        p.prog = &block_personality_prog;
+        plan_init_load(&p, argv, &block_personality_prog);
         run_ok(&p, &res);
         assert_string_equal(res.out, "personality errno=95\n");
 
@@ -621,12 +618,8 @@ static void test_filter_invalid(void **state) {
         struct zy_plan p;
         struct result res;
 
-        plan_init(&p, argv_true);
-        p.no_new_privs = true;
-        p.filter_mode = ZY_FILTER_LOAD;
-        p.prog = &bad_prog;
-        run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_FILTER, EINVAL, ZY_EXIT_SETUP_FAILED);
+        plan_init_load(&p, argv_true, &bad_prog);
+        run_fails(&p, false, &res, ZY_STEP_FILTER, EINVAL, ZY_EXIT_SETUP_FAILED);
 }
 
 static void test_filter_clone_absent(void **state) {
@@ -771,10 +764,7 @@ static void test_try_syscall(void **state) {
                 assert_int_not_equal(atoi(res.out + strlen(want)), BLOCKED_ERRNO);
 
                 /* blocked: the filter's errno, so it was that call */
-                plan_init(&p, argv);
-                p.no_new_privs = true;
-                p.filter_mode = ZY_FILTER_LOAD;
-                p.prog = &prog;
+                plan_init_load(&p, argv, &prog);
                 run_ok(&p, &res);
                 snprintf(want, sizeof(want), "%s errno=%d\n", line, BLOCKED_ERRNO);
                 assert_string_equal(res.out, want);
