@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * launchctl's helpers shared by its verbs (launchctl.c) and run (launchctl-run.c): connecting,
- * the messages for a failed call or a usage error, signal names, a task's exit status, JSON
- * output.
+ * the messages for a failed call or a usage error, a task's exit status, JSON output.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -85,45 +84,6 @@ int lc_fail(zy_conn *c, const char *what, int r) {
         } else
                 fprintf(stderr, "%s: %s: %s (%s)\n", LC_PROGRAM, what, strerror(-r), name);
         return LC_EXIT_FAILURE;
-}
-
-int lc_parse_signal(const char *s) {
-        const char *name = s;
-        char *end;
-        long n;
-
-        if (!s || !*s)
-                return -EINVAL;
-        if (isdigit((unsigned char) s[0])) {
-                errno = 0;
-                n = strtol(s, &end, 10);
-                if (errno != 0 || *end || n < 1 || n > SIGRTMAX)
-                        return -EINVAL;
-                return (int) n;
-        }
-        if (strncasecmp(name, "SIG", 3) == 0)
-                name += 3;
-        for (int i = 1; i < SIGRTMIN; i++) {
-                const char *abbrev = sigabbrev_np(i);
-                if (abbrev && strcasecmp(name, abbrev) == 0)
-                        return i;
-        }
-        if (strncasecmp(name, "RTMIN", 5) == 0 || strncasecmp(name, "RTMAX", 5) == 0) {
-                bool min = toupper((unsigned char) name[4]) == 'N';
-                int base = min ? SIGRTMIN : SIGRTMAX, sig;
-
-                if (name[5] == 0)
-                        return base;
-                if (name[5] != (min ? '+' : '-') || !isdigit((unsigned char) name[6]))
-                        return -EINVAL;
-                errno = 0;
-                n = strtol(name + 6, &end, 10);
-                if (errno != 0 || *end || n > SIGRTMAX - SIGRTMIN)
-                        return -EINVAL;
-                sig = min ? base + (int) n : base - (int) n;
-                return sig;
-        }
-        return -EINVAL;
 }
 
 int lc_task_exit_status(const struct zy_task_info *t) {

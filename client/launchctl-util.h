@@ -31,9 +31,6 @@ int lc_fail(zy_conn *c, const char *what, int r);
 /* Prints a usage error for verb and returns LC_EXIT_USAGE. */
 int lc_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Signal name ("TERM", "SIGTERM", "term", "RTMIN+2") or number to its number, -EINVAL if none. */
-int lc_parse_signal(const char *s);
-
 /* The exit status of launchctl run / wait for a task that exited: its code, or 128 + signal. */
 int lc_task_exit_status(const struct zy_task_info *t);
 

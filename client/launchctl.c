@@ -22,6 +22,7 @@
 
 #include "launchctl-run.h"
 #include "launchctl-util.h"
+#include "signal-util.h"
 #include "zygote-private.h"
 #include "../daemon/util.h"
 
@@ -388,7 +389,7 @@ static int run_verb(const struct verb *v, const char *socket_path, int argc, cha
 
         /* Every usage error before connecting: a bad command line never depends on the daemon. */
         if (streq(v->name, "kill") && a.n_pos > 1) {
-                a.signal = lc_parse_signal(a.pos[1]);
+                a.signal = zy_signal_from_string(a.pos[1]);
                 if (a.signal < 0)
                         return lc_usage_error(v->name, "unknown signal '%s'", a.pos[1]);
         }

@@ -2,7 +2,8 @@
 /*
  * Unit tests of common/fd-util.c and common/pidfd-util.c: fds through real socketpairs (what
  * arrives, CLOEXEC, truncation, too many, nothing leaked), and real children forked, signalled
- * and reaped through their pidfds, on clone3 and on the clone() fallback.
+ * and reaped through their pidfds, on clone3 and on the clone() fallback; and of the signal
+ * names of common/signal-util.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,7 @@
 #include "fd-util.h"
 #include "testutil.h"
 #include "pidfd-util.h"
+#include "signal-util.h"
 
 static void same_file(int a, int b) {
         struct stat sa, sb;
@@ -312,6 +314,22 @@ static void test_clone_parent_no_clone3(void **state) {
         clone_parent(CLONE3_KILLS);
 }
 
+static void test_signal_names(void **state) {
+        assert_int_equal(zy_signal_from_string("TERM"), SIGTERM);
+        assert_int_equal(zy_signal_from_string("SIGTERM"), SIGTERM);
+        assert_int_equal(zy_signal_from_string("sigkill"), SIGKILL);
+        assert_int_equal(zy_signal_from_string("9"), SIGKILL);
+        assert_int_equal(zy_signal_from_string("RTMIN"), SIGRTMIN);
+        assert_int_equal(zy_signal_from_string("SIGRTMIN+2"), SIGRTMIN + 2);
+        assert_int_equal(zy_signal_from_string("RTMAX-1"), SIGRTMAX - 1);
+        assert_int_equal(zy_signal_from_string("BOGUS"), -EINVAL);
+        assert_int_equal(zy_signal_from_string("0"), -EINVAL);
+        assert_int_equal(zy_signal_from_string("9x"), -EINVAL);
+        assert_int_equal(zy_signal_from_string("RTMIN-1"), -EINVAL);
+        assert_int_equal(zy_signal_from_string(""), -EINVAL);
+        assert_int_equal(zy_signal_from_string(NULL), -EINVAL);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pass_fds),
@@ -323,6 +341,7 @@ int main(void) {
                 cmocka_unit_test(test_clone_parent),
                 cmocka_unit_test(test_clone_parent_fallback),
                 cmocka_unit_test(test_clone_parent_no_clone3),
+                cmocka_unit_test(test_signal_names),
         };
 
         /* no SIGPIPE: send_fds must turn a gone peer into -EPIPE by itself */
