@@ -594,6 +594,24 @@ int zy_oci_load(const char *bundle, const char *process_path, bool v2_only, stru
         if (v && json_object_get_int64(v) > 0)
                 o->memory_limit = json_object_get_int64(v);
 
+        /* sysctls: written by the parent in the container's namespaces (container.c); here only
+         * checked, so that a bad key fails before anything is made. A key is a dotted name: a '/'
+         * or an empty component could lead the write elsewhere below /proc/sys. */
+        o->sysctl = get(linux_, "sysctl");
+        if (o->sysctl) {
+                if (!json_object_is_type(o->sysctl, json_type_object)) {
+                        r = errorf(ret_error, -EINVAL, "config.json: linux.sysctl is not an object");
+                        goto fail;
+                }
+                json_object_object_foreach(o->sysctl, key, val) {
+                        if (!key[0] || strchr(key, '/') || strstr(key, "..") || key[0] == '.' ||
+                            key[strlen(key) - 1] == '.' || !json_object_is_type(val, json_type_string)) {
+                                r = errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
+                                goto fail;
+                        }
+                }
+        }
+
         /* seccomp: one compiler for the daemon's profiles and for containers */
         v = get(linux_, "seccomp");
         if (v) {

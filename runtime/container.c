@@ -325,6 +325,100 @@ static void forward_signals(pid_t pid) {
 
 /* The parts of the sandbox struct that create/run and exec share: o's settings, the console
  * socket (connected here), the scratch buffer of the PATH search. */
+/* The namespace a sysctl belongs to (as runc decides it), or 0 for one that is not namespaced,
+ * which a container may not set: it would change the host. */
+static int sysctl_namespace(const char *key) {
+        static const char *const ipc[] = { "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
+                                           "kernel.shmall", "kernel.shmmax", "kernel.shmmni",
+                                           "kernel.shm_rmid_forced" };
+
+        if (strncmp(key, "net.", strlen("net.")) == 0)
+                return CLONE_NEWNET;
+        if (strncmp(key, "fs.mqueue.", strlen("fs.mqueue.")) == 0)
+                return CLONE_NEWIPC;
+        for (size_t i = 0; i < ELEMENTSOF(ipc); i++)
+                if (streq(key, ipc[i]))
+                        return CLONE_NEWIPC;
+        if (streq(key, "kernel.hostname") || streq(key, "kernel.domainname"))
+                return CLONE_NEWUTS;
+        return 0;
+}
+
+/* Writes one sysctl from a short-lived child of ours that joined the container's namespace
+ * NS_FD: /proc/sys answers for the namespaces of the process that opens it, so the host's /proc
+ * serves and nothing of the container (mounts, filter) is touched. Returns 0 or -errno. */
+static int write_sysctl_in(int ns_fd, int nstype, const char *key, const char *value) {
+        char path[PATH_MAX];
+        int n = snprintf(path, sizeof(path), "/proc/sys/%s", key), status;
+        pid_t pid;
+
+        if (n < 0 || (size_t) n >= sizeof(path))
+                return -ENAMETOOLONG;
+        for (char *p = path + strlen("/proc/sys/"); *p; p++)
+                if (*p == '.')
+                        *p = '/';
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                size_t len = strlen(value);
+                int fd;
+
+                if (setns(ns_fd, nstype) < 0)
+                        _exit(errno);
+                fd = open(path, O_WRONLY | O_CLOEXEC);
+                if (fd < 0)
+                        _exit(errno);
+                if (write(fd, value, len) != (ssize_t) len)
+                        _exit(errno ? errno : EIO);
+                _exit(close(fd) < 0 ? errno : 0);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (!WIFEXITED(status))
+                return -EINTR;
+        return -WEXITSTATUS(status);
+}
+
+/* linux.sysctl, each in the container's own namespace of its kind (created by the clone or
+ * joined by path); a sysctl of a namespace the container shares with the host is refused. */
+static int apply_sysctls(const struct ctx *c, const struct zy_oci *o, pid_t pid) {
+        static const struct { int flag; const char *name; } kinds[] = {
+                { CLONE_NEWNET, "net" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" } };
+
+        if (!o->sysctl)
+                return 0;
+        json_object_object_foreach(o->sysctl, key, val) {
+                _cleanup_close_ int fd = -EBADF;
+                const char *kind = NULL, *path = NULL;
+                char proc[64];
+                int ns = sysctl_namespace(key), r;
+
+                for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                        if (kinds[i].flag == ns)
+                                kind = kinds[i].name;
+                if (!kind)
+                        return error(c, "sysctl %s: not namespaced, a container may not set it: %s", key,
+                                     errstr(EPERM)), -EPERM;
+                for (size_t i = 0; i < o->n_ns_paths; i++)
+                        if (o->ns_paths[i].flag == ns)
+                                path = o->ns_paths[i].path;
+                if (!path && (o->clone_flags & ns)) {
+                        (void) snprintf(proc, sizeof(proc), "/proc/%d/ns/%s", (int) pid, kind);
+                        path = proc;
+                }
+                if (!path)
+                        return error(c, "sysctl %s: the container shares the host's %s namespace: %s", key, kind,
+                                     errstr(EPERM)), -EPERM;
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                r = fd < 0 ? -errno : write_sysctl_in(fd, ns, key, json_object_get_string(val));
+                if (r < 0)
+                        return error(c, "sysctl %s: %s", key, errstr(-r)), r;
+        }
+        return 0;
+}
+
 static int sandbox_prepare(const struct ctx *c, const struct zy_oci *o, const char *console_socket,
                            int preserve_fds, struct zy_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
         if (console_socket) {
@@ -485,6 +579,8 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                         goto fail_child;
                 }
         }
+        if (apply_sysctls(c, o, pid) < 0)
+                goto fail_child;
         if (write(sync[0], "g", 1) != 1) {
                 error(c, "container init: %s", errstr(errno));
                 goto fail_child;

@@ -76,6 +76,7 @@ struct zy_oci {
         const char *cgroups_path;
         int64_t pids_limit;      /* -1: unset */
         int64_t memory_limit;    /* -1: unset */
+        json_object *sysctl;     /* linux.sysctl (keys checked), or NULL */
 
         struct zy_profile *seccomp; /* NULL: no filter */
 };

@@ -120,6 +120,12 @@ def test_podman_profile_from_inside(pm, tmp_path):
     assert "add_key errno=99" not in r.stdout
 
 
+def test_sysctl(pm):
+    r = pm("run", "--rm", "--sysctl", "net.ipv4.ip_forward=1", "--sysctl", "kernel.shmmni=1234", IMAGE,
+           "cat", "/proc/sys/net/ipv4/ip_forward", "/proc/sys/kernel/shmmni")
+    assert (r.returncode, r.stdout) == (0, "1\n1234\n"), r.stderr
+
+
 def test_commands_that_cannot_run(pm):
     """podman maps the runtime's words to its exit codes: 127 not found, 126 not executable."""
     n = name()

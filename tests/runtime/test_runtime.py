@@ -387,6 +387,36 @@ def test_missing_binary(runc, bundle):
     assert r.returncode == 126
 
 
+def test_sysctl(runc, bundle):
+    """linux.sysctl is written in the container's own namespaces; the host's values stay."""
+    with open("/proc/sys/net/ipv4/ip_forward") as f:
+        host_forward = f.read()
+    with open("/proc/sys/kernel/shmmni") as f:
+        host_shmmni = f.read()
+    bundle.config["linux"]["sysctl"] = {"net.ipv4.ip_forward": "1", "kernel.shmmni": "1234"}
+    bundle.set_args("cat", "/proc/sys/net/ipv4/ip_forward", "/proc/sys/kernel/shmmni")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert (r.returncode, r.stdout) == (0, "1\n1234\n"), r.stderr
+    with open("/proc/sys/net/ipv4/ip_forward") as f:
+        assert f.read() == host_forward
+    with open("/proc/sys/kernel/shmmni") as f:
+        assert f.read() == host_shmmni
+    # not namespaced: it would change the host
+    name = cid()
+    bundle.config["linux"]["sysctl"] = {"vm.swappiness": "1"}
+    bundle.save()
+    assert "sysctl vm.swappiness: not namespaced" in create_fails(runc, bundle, name)
+    # a namespace the container shares with the host
+    bundle.config["linux"]["sysctl"] = {"net.ipv4.ip_forward": "1"}
+    bundle.config["linux"]["namespaces"] = [n for n in bundle.config["linux"]["namespaces"] if n["type"] != "network"]
+    bundle.save()
+    assert "shares the host's net namespace" in create_fails(runc, bundle, name)
+    # a key that would leave /proc/sys/net
+    bundle.config["linux"]["sysctl"] = {"net/../../kernel/shmmni": "1"}
+    bundle.save()
+    assert "linux.sysctl: bad entry" in create_fails(runc, bundle, name)
+
+
 def test_missing_rootfs(runc, bundle):
     bundle.config["root"]["path"] = "nosuchdir"
     bundle.save()
