@@ -237,6 +237,10 @@ int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limi
                         if (r >= 0)
                                 r = write_file(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v);
                 }
+                if (asprintf(&cg.origins[cg.n_paths], "%s%s", mnt, streq(own, "/") ? "" : own) < 0) {
+                        cg.origins[cg.n_paths] = NULL;
+                        r = -ENOMEM;
+                }
                 cg.paths[cg.n_paths++] = TAKE_PTR(dir);
                 if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: limits: %s", cg.paths[cg.n_paths - 1],
                                                    strerror(-r)) < 0)
@@ -267,6 +271,18 @@ int zy_cgroup_join(const struct zy_cgroup *cg, pid_t pid) {
         snprintf(v, sizeof(v), "%d", (int) pid);
         for (size_t i = 0; i < cg->n_paths; i++) {
                 int r = write_file(cg->paths[i], "cgroup.procs", v);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int zy_cgroup_return(const struct zy_cgroup *cg) {
+        char v[32];
+
+        snprintf(v, sizeof(v), "%d", (int) getpid());
+        for (size_t i = 0; i < cg->n_paths; i++) {
+                int r = cg->origins[i] ? write_file(cg->origins[i], "cgroup.procs", v) : -ENOENT;
                 if (r < 0)
                         return r;
         }
@@ -367,8 +383,10 @@ int zy_cgroup_remove(const struct zy_cgroup *cg) {
 }
 
 void zy_cgroup_done(struct zy_cgroup *cg) {
-        for (size_t i = 0; i < cg->n_paths; i++)
+        for (size_t i = 0; i < cg->n_paths; i++) {
                 free(cg->paths[i]);
+                free(cg->origins[i]);
+        }
         free(cg->freezer);
         free(cg->procs);
         *cg = (struct zy_cgroup){};

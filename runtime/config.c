@@ -372,6 +372,13 @@ static int parse_process(struct zy_oci *o, json_object *p, char **ret_error) {
                         return r;
         }
         o->no_new_privs = (v = get(p, "noNewPrivileges")) && json_object_get_boolean(v);
+        o->oom_score_adj = INT_MIN;
+        if ((v = get(p, "oomScoreAdj"))) {
+                int64_t adj = json_object_get_int64(v);
+                if (!json_object_is_type(v, json_type_int) || adj < -1000 || adj > 1000)
+                        return errorf(ret_error, -EINVAL, "config.json: process.oomScoreAdj must be -1000 to 1000");
+                o->oom_score_adj = (int) adj;
+        }
 
         v = get(p, "rlimits");
         o->n_rlimits = 0;

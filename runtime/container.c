@@ -451,7 +451,7 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         struct zy_sb_status status;
         struct clone_args ca = {};
         char created[96];
-        bool made_dir = false, ready = false;
+        bool made_dir = false, ready = false, born_in_cgroup = false;
         pid_t pid;
         int r, ret = 1;
 
@@ -545,18 +545,40 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 ca.flags |= CLONE_INTO_CGROUP;
                 ca.cgroup = (uint64_t) cg_fd;
         }
+        if (cg_fd < 0 && (ca.flags & CLONE_NEWCGROUP)) {
+                /* v1/hybrid: a cgroup namespace is rooted where its creator is when it is made,
+                 * and the init could only be moved in after the clone (its cgroups would then
+                 * read "/../ID"). So the runtime steps into the container's cgroups for the
+                 * clone, the init is born there, and the runtime steps back. */
+                r = zy_cgroup_join(&st.cgroup, getpid());
+                if (r < 0) {
+                        error(c, "joining the container's cgroups: %s", errstr(-r));
+                        (void) zy_cgroup_return(&st.cgroup);
+                        goto out;
+                }
+                born_in_cgroup = true;
+        }
         fflush(stdout);
         fflush(stderr);
         pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
-        if (pid < 0) {
-                error(c, "clone3: %s", errstr(errno));
-                goto out;
-        }
         if (pid == 0) {
                 close(sync[0]);
                 sb.sync_fd = sync[1];
                 zy_sandbox_run(&sb);
         }
+        if (pid < 0)
+                error(c, "clone3: %s", errstr(errno));
+        if (born_in_cgroup) {
+                r = zy_cgroup_return(&st.cgroup);
+                if (r < 0) {
+                        /* the runtime would stay counted in the container's cgroups */
+                        error(c, "leaving the container's cgroups: %s", errstr(-r));
+                        if (pid > 0)
+                                goto fail_child_early;
+                }
+        }
+        if (pid < 0)
+                goto out;
         sync[1] = safe_close(sync[1]);
         st.pid = pid;
 
@@ -572,10 +594,20 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                         goto fail_child;
                 }
         }
-        if (cg_fd < 0) {
+        if (cg_fd < 0 && !born_in_cgroup) {
                 r = zy_cgroup_join(&st.cgroup, pid);
                 if (r < 0) {
                         error(c, "joining the container's cgroups: %s", errstr(-r));
+                        goto fail_child;
+                }
+        }
+        if (o->oom_score_adj != INT_MIN) {
+                char v[16];
+
+                snprintf(v, sizeof(v), "%d", o->oom_score_adj);
+                r = write_proc(pid, "oom_score_adj", v); /* inherited by what the init execs */
+                if (r < 0) {
+                        error(c, "oom_score_adj: %s", errstr(-r));
                         goto fail_child;
                 }
         }
@@ -641,6 +673,9 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         destroy(&st);
         goto out;
 
+fail_child_early:
+        sync[1] = safe_close(sync[1]);
+        st.pid = pid;
 fail_child:
         /* closing sync makes an init still waiting for "go" exit; then it is reaped here, so
          * that a failed create leaves no process, no cgroup and no state behind */

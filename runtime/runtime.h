@@ -55,6 +55,7 @@ struct zy_oci {
         struct zy_sb_rlimit *rlimits;
         size_t n_rlimits;
         bool no_new_privs;
+        int oom_score_adj;       /* INT_MIN: unset */
 
         const char *hostname;
         bool readonly_root;
@@ -98,6 +99,7 @@ int zy_oci_cap_last(void);
 struct zy_cgroup {
         bool v2_only;            /* pure cgroup2 host */
         char *paths[16];         /* directories we created or joined (v1 controllers, unified) */
+        char *origins[16];       /* the creator's own directory in the same hierarchy (not saved) */
         size_t n_paths;
         char *freezer;           /* v1 freezer dir, or the v2 dir (freeze via cgroup.freeze) */
         char *procs;             /* a dir whose cgroup.procs lists every process of the container */
@@ -112,6 +114,8 @@ int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limi
 /* An fd of the v2 directory for CLONE_INTO_CGROUP, or -EOPNOTSUPP on v1/hybrid. */
 int zy_cgroup_open_v2(const struct zy_cgroup *cg);
 int zy_cgroup_join(const struct zy_cgroup *cg, pid_t pid);
+/* Moves the calling process back to the directories it was in when it created cg. */
+int zy_cgroup_return(const struct zy_cgroup *cg);
 int zy_cgroup_freeze(const struct zy_cgroup *cg, bool frozen);
 int zy_cgroup_is_frozen(const struct zy_cgroup *cg);
 int zy_cgroup_pids(const struct zy_cgroup *cg, pid_t **ret, size_t *ret_n);

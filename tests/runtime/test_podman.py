@@ -126,6 +126,15 @@ def test_sysctl(pm):
     assert (r.returncode, r.stdout) == (0, "1\n1234\n"), r.stderr
 
 
+def test_cgroup_namespace_and_oom_score_adj(pm):
+    r = pm("run", "--rm", "--cgroupns", "private", "--oom-score-adj", "500", IMAGE,
+           "sh", "-c", "cat /proc/self/cgroup /proc/self/oom_score_adj")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "500"
+    assert all(l.endswith(":/") for l in lines[:-1]), r.stdout
+
+
 def test_commands_that_cannot_run(pm):
     """podman maps the runtime's words to its exit codes: 127 not found, 126 not executable."""
     n = name()

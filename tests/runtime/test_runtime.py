@@ -417,6 +417,26 @@ def test_sysctl(runc, bundle):
     assert "linux.sysctl: bad entry" in create_fails(runc, bundle, name)
 
 
+def test_cgroup_namespace_and_oom_score_adj(runc, bundle):
+    """A cgroup namespace is rooted at the container's own cgroups (on v1 and hybrid hosts too,
+    where the init cannot be born in them by CLONE_INTO_CGROUP); oomScoreAdj reaches the command."""
+    name = cid()
+    bundle.config["linux"]["cgroupsPath"] = f"/{CG_PARENT}/{name}"
+    bundle.config["linux"]["namespaces"].append({"type": "cgroup"})
+    bundle.config["process"]["oomScoreAdj"] = 321
+    bundle.set_args("sh", "-c", "cat /proc/self/cgroup /proc/self/oom_score_adj")
+    r = runc("run", "--bundle", bundle.path, name)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "321"
+    # every hierarchy the container joined reads "/" (cpuset and the like stay the caller's)
+    joined = [l for l in lines[:-1] if l.split(":", 2)[1] in ("pids", "memory", "freezer", "")]
+    assert joined and all(l.endswith(":/") for l in joined), r.stdout
+    bundle.config["process"]["oomScoreAdj"] = 5000
+    bundle.save()
+    assert "oomScoreAdj" in create_fails(runc, bundle, cid())
+
+
 def test_missing_rootfs(runc, bundle):
     bundle.config["root"]["path"] = "nosuchdir"
     bundle.save()
