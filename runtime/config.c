@@ -275,6 +275,65 @@ static int parse_mount(struct zy_oci *o, json_object *m, size_t idx, bool v2_onl
         return 0;
 }
 
+static char *own(struct zy_oci *o, char *s) {
+        char **grown;
+
+        if (!s)
+                return NULL;
+        grown = reallocarray(o->owned, o->n_owned + 1, sizeof(char *));
+        if (!grown) {
+                free(s);
+                return NULL;
+        }
+        o->owned = grown;
+        return o->owned[o->n_owned++] = s;
+}
+
+int zy_oci_cgroup_view(struct zy_oci *o, const struct zy_cgroup_view *v, size_t n) {
+        struct zy_sb_mount *grown, *m;
+        size_t k = 0;
+
+        while (k < o->n_mounts && o->mounts[k].kind != ZY_SB_MOUNT_CGROUP)
+                k++;
+        if (k == o->n_mounts)
+                return 0;
+        grown = reallocarray(o->mounts, o->n_mounts + n, sizeof(*grown));
+        if (!grown)
+                return -ENOMEM;
+        o->mounts = grown;
+        memmove(&o->mounts[k + 1 + n], &o->mounts[k + 1], (o->n_mounts - k - 1) * sizeof(*grown));
+        m = &o->mounts[k];
+        /* the tmpfs stays writable: the binds below need their mount points made in it */
+        m->kind = ZY_SB_MOUNT_FS;
+        m->fstype = m->source = "tmpfs";
+        m->flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+        m->attr_set = 0;
+        free((char *) m->data);
+        m->data = strdup("mode=755");
+        for (size_t i = 0; i < n; i++)
+                o->mounts[k + 1 + i] = (struct zy_sb_mount){
+                        .kind = ZY_SB_MOUNT_BIND,
+                        .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                        .source_is_dir = true,
+                };
+        o->n_mounts += n; /* from here on zy_oci_free owns each entry's data and target */
+        if (!m->data)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                struct zy_sb_mount *b = &o->mounts[k + 1 + i];
+                char *dest;
+
+                if (asprintf(&dest, "%s/%s", m->dest, v[i].name) < 0)
+                        return -ENOMEM;
+                b->dest = own(o, dest);
+                b->source = own(o, strdup(v[i].dir));
+                b->target = b->dest ? join_path(o->rootfs, b->dest) : NULL;
+                if (!b->dest || !b->source || !b->target)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static const struct {
         const char *name;
         int flag;
@@ -653,6 +712,9 @@ void zy_oci_free(struct zy_oci *o) {
                 free(o->symlinks[i]);
         for (size_t i = 0; i < o->n_ns_paths; i++)
                 free(o->ns_paths[i].path);
+        for (size_t i = 0; i < o->n_owned; i++)
+                free(o->owned[i]);
+        free(o->owned);
         free(o->symlinks);
         free(o->mounts);
         free(o->devices);

@@ -495,6 +495,19 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 error(c, "%s", err ? err : errstr(-r));
                 goto out;
         }
+        if (!st.cgroup.v2_only) {
+                struct zy_cgroup_view *views = NULL;
+                size_t n_views = 0;
+
+                r = zy_cgroup_views(&st.cgroup, &views, &n_views);
+                if (r >= 0)
+                        r = zy_oci_cgroup_view(o, views, n_views);
+                zy_cgroup_views_free(views, n_views);
+                if (r < 0) {
+                        error(c, "the container's view of its cgroups: %s", errstr(-r));
+                        goto out;
+                }
+        }
 
         if (!a->run) {
                 if (asprintf(&fifo, "%s/exec.fifo", dir) < 0 || mkfifo(fifo, 0600) < 0) {

@@ -9,6 +9,7 @@ session starts its own containerd (own root, state, sockets, no CRI plugin) and 
 import glob
 import json
 import os
+import select
 import shlex
 import shutil
 import subprocess
@@ -54,6 +55,26 @@ def processes_naming(text):
         except OSError:
             pass
     return found
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "(gone)"
+
+
+def wait_gone(pid, timeout):
+    """Waits (on a pidfd, bounded) for a process that is not our child to exit."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
 
 
 def mounts_naming(text):
@@ -158,8 +179,13 @@ volume_path = "{workdir}/volumes"
         """What is left of the containers once they are removed: a process naming MARKER or this
         podman's store, a mount below the store, a libpod cgroup below the tests' parent."""
         left = []
-        if processes_naming(marker) or processes_naming(self.root):
-            left.append(f"processes {processes_naming(marker) + processes_naming(self.root)}")
+        # conmon outlives its container by the exit command it runs (`podman container cleanup`)
+        for pid in processes_naming(self.root):
+            if cmdline(pid).startswith("/usr/bin/conmon"):
+                wait_gone(pid, timeout=60)
+        procs = set(processes_naming(marker) + processes_naming(self.root))
+        if procs:
+            left.append("processes " + "; ".join(f"{p}: {cmdline(p)}" for p in sorted(procs)))
         if mounts_naming(self.root) or mounts_naming(self.runroot):
             left.append(f"mounts {mounts_naming(self.root) + mounts_naming(self.runroot)}")
         cg = cgroups_naming(PODMAN_CGROUP_PARENT, "libpod-")
@@ -272,6 +298,10 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 
     def leftovers(self, cid):
         left = []
+        # the shim exits once containerd has deleted the task, not necessarily before ctr does
+        for pid in processes_naming(cid):
+            if "containerd-shim" in cmdline(pid):
+                wait_gone(pid, timeout=60)
         procs = processes_naming(cid)
         if procs:
             left.append(f"processes {procs}")

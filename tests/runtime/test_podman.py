@@ -135,6 +135,12 @@ def test_cgroup_namespace_and_oom_score_adj(pm):
     assert all(l.endswith(":/") for l in lines[:-1]), r.stdout
 
 
+def test_limits_seen_from_inside(pm):
+    r = pm("run", "--rm", "--pids-limit", "42", IMAGE, "sh", "-c",
+           "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max")
+    assert (r.returncode, r.stdout) == (0, "42\n"), r.stderr
+
+
 def test_commands_that_cannot_run(pm):
     """podman maps the runtime's words to its exit codes: 127 not found, 126 not executable."""
     n = name()

@@ -437,6 +437,20 @@ def test_cgroup_namespace_and_oom_score_adj(runc, bundle):
     assert "oomScoreAdj" in create_fails(runc, bundle, cid())
 
 
+def test_cgroup_mount_shows_the_containers_own(runc, bundle):
+    """/sys/fs/cgroup inside is the container's own cgroups, read-only, not the host's tree: a
+    program reads its limits there (on v1: one directory per hierarchy, as runc binds them)."""
+    name = cid()
+    bundle.config["linux"]["cgroupsPath"] = f"/{CG_PARENT}/{name}"
+    bundle.config["linux"]["resources"] = {"pids": {"limit": 42}}
+    bundle.set_args("sh", "-c", "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max; "
+                    "ls /sys/fs/cgroup | grep -c " + CG_PARENT + "; mkdir /sys/fs/cgroup/pids/x /sys/fs/cgroup/x")
+    r = runc("run", "--bundle", bundle.path, name)
+    assert r.returncode != 0  # mkdir: read-only
+    assert r.stdout.splitlines() == ["42", "0"], r.stdout + r.stderr
+    assert "Read-only file system" in r.stderr or "Read-only file system" in r.stdout
+
+
 def test_missing_rootfs(runc, bundle):
     bundle.config["root"]["path"] = "nosuchdir"
     bundle.save()
