@@ -12,6 +12,8 @@ import uuid
 
 import pytest
 
+from containertools import processes_naming
+
 # Docker's profile is read from the reference directory that ctest names, never copied in.
 DOCKER_PROFILE = os.path.join(os.environ.get("ZYGOTE_REFERENCE_DIR", "/nonexistent"), "docker-default.json")
 PODMAN_PROFILE = "/usr/share/containers/seccomp.json"
@@ -32,20 +34,6 @@ def cgroup_dirs(cgroups_path):
     """Every hierarchy's directory for an absolute cgroupsPath."""
     return [d for d in glob.glob("/sys/fs/cgroup/*" + cgroups_path) + glob.glob("/sys/fs/cgroup" + cgroups_path)
             if os.path.isdir(d)]
-
-
-def processes_naming(text):
-    found = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as f:
-                if text.encode() in f.read():
-                    found.append(int(p))
-        except OSError:
-            pass
-    return found
 
 
 def mounts_below(path):
