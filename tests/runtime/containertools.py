@@ -164,6 +164,9 @@ volume_path = "{workdir}/volumes"
         self.env = dict(os.environ, CONTAINERS_CONF=conf, CONTAINERS_STORAGE_CONF=storage)
 
     def argv(self, *args, runtime=None):
+        if args and args[0] in ("run", "create"):
+            # below a parent of the tests' own, where what a container leaves is looked for
+            args = (args[0], "--cgroup-parent", PODMAN_CGROUP_PARENT, *args[1:])
         return ["podman", "--root", self.root, "--runroot", self.runroot,
                 "--runtime", runtime or self.runtime, *args]
 
