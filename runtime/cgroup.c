@@ -237,6 +237,10 @@ int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limi
                         if (r >= 0)
                                 r = write_file(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v);
                 }
+                if (asprintf(&cg.origins[cg.n_paths], "%s%s", mnt, streq(own, "/") ? "" : own) < 0) {
+                        cg.origins[cg.n_paths] = NULL;
+                        r = -ENOMEM;
+                }
                 cg.paths[cg.n_paths++] = TAKE_PTR(dir);
                 if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: limits: %s", cg.paths[cg.n_paths - 1],
                                                    strerror(-r)) < 0)
@@ -249,6 +253,80 @@ int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limi
                 return r;
         }
         *ret = cg;
+        return 0;
+}
+
+void zy_cgroup_views_free(struct zy_cgroup_view *v, size_t n) {
+        for (size_t i = 0; v && i < n; i++) {
+                free(v[i].name);
+                free(v[i].dir);
+        }
+        free(v);
+}
+
+int zy_cgroup_views(const struct zy_cgroup *cg, struct zy_cgroup_view **ret, size_t *ret_n) {
+        _cleanup_free_ char *line = NULL;
+        struct zy_cgroup_view *v = NULL;
+        size_t cap = 0, n = 0;
+        FILE *f = fopen("/proc/self/cgroup", "re");
+        int r = 0;
+
+        if (!f)
+                return -errno;
+        while (r >= 0 && getline(&line, &cap, f) > 0) {
+                char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                _cleanup_free_ char *mnt = NULL, *root = NULL;
+                const char *own, *name, *dir = NULL;
+                struct zy_cgroup_view *grown;
+                size_t mlen;
+                bool seen = false;
+
+                if (!c2)
+                        continue;
+                *c2 = '\0';
+                own = strndupa(c2 + 1, strcspn(c2 + 1, "\n"));
+                if (find_mount(c1[1] == '\0' ? "" : c1 + 1, &mnt, &root) < 0)
+                        continue;
+                /* only the hierarchies of the host's /sys/fs/cgroup, each under its own name */
+                name = strrchr(mnt, '/');
+                if (!name || (size_t) (name - mnt) != strlen("/sys/fs/cgroup") ||
+                    strncmp(mnt, "/sys/fs/cgroup", strlen("/sys/fs/cgroup")) != 0)
+                        continue;
+                name++;
+                for (size_t i = 0; i < n; i++)
+                        seen = seen || streq(v[i].name, name);
+                if (seen)
+                        continue;
+                if (!streq(root, "/") && strncmp(own, root, strlen(root)) == 0)
+                        own += strlen(root);
+                mlen = strlen(mnt);
+                for (size_t i = 0; i < cg->n_paths && !dir; i++)
+                        if (strncmp(cg->paths[i], mnt, mlen) == 0 && cg->paths[i][mlen] == '/')
+                                dir = cg->paths[i];
+                grown = reallocarray(v, n + 1, sizeof(*v));
+                if (!grown) {
+                        r = -ENOMEM;
+                        break;
+                }
+                v = grown;
+                v[n].name = strdup(name);
+                /* the container's own directory, or (a hierarchy it was not put in: cpuset and
+                 * the like) the one it inherited from us */
+                if (dir)
+                        v[n].dir = strdup(dir);
+                else if (asprintf(&v[n].dir, "%s%s", mnt, streq(own, "/") ? "" : own) < 0)
+                        v[n].dir = NULL;
+                n++;
+                if (!v[n - 1].name || !v[n - 1].dir)
+                        r = -ENOMEM;
+        }
+        fclose(f);
+        if (r < 0) {
+                zy_cgroup_views_free(v, n);
+                return r;
+        }
+        *ret = v;
+        *ret_n = n;
         return 0;
 }
 
@@ -267,6 +345,18 @@ int zy_cgroup_join(const struct zy_cgroup *cg, pid_t pid) {
         snprintf(v, sizeof(v), "%d", (int) pid);
         for (size_t i = 0; i < cg->n_paths; i++) {
                 int r = write_file(cg->paths[i], "cgroup.procs", v);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int zy_cgroup_return(const struct zy_cgroup *cg) {
+        char v[32];
+
+        snprintf(v, sizeof(v), "%d", (int) getpid());
+        for (size_t i = 0; i < cg->n_paths; i++) {
+                int r = cg->origins[i] ? write_file(cg->origins[i], "cgroup.procs", v) : -ENOENT;
                 if (r < 0)
                         return r;
         }
@@ -367,8 +457,10 @@ int zy_cgroup_remove(const struct zy_cgroup *cg) {
 }
 
 void zy_cgroup_done(struct zy_cgroup *cg) {
-        for (size_t i = 0; i < cg->n_paths; i++)
+        for (size_t i = 0; i < cg->n_paths; i++) {
                 free(cg->paths[i]);
+                free(cg->origins[i]);
+        }
         free(cg->freezer);
         free(cg->procs);
         *cg = (struct zy_cgroup){};

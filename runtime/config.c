@@ -275,6 +275,65 @@ static int parse_mount(struct zy_oci *o, json_object *m, size_t idx, bool v2_onl
         return 0;
 }
 
+static char *own(struct zy_oci *o, char *s) {
+        char **grown;
+
+        if (!s)
+                return NULL;
+        grown = reallocarray(o->owned, o->n_owned + 1, sizeof(char *));
+        if (!grown) {
+                free(s);
+                return NULL;
+        }
+        o->owned = grown;
+        return o->owned[o->n_owned++] = s;
+}
+
+int zy_oci_cgroup_view(struct zy_oci *o, const struct zy_cgroup_view *v, size_t n) {
+        struct zy_sb_mount *grown, *m;
+        size_t k = 0;
+
+        while (k < o->n_mounts && o->mounts[k].kind != ZY_SB_MOUNT_CGROUP)
+                k++;
+        if (k == o->n_mounts)
+                return 0;
+        grown = reallocarray(o->mounts, o->n_mounts + n, sizeof(*grown));
+        if (!grown)
+                return -ENOMEM;
+        o->mounts = grown;
+        memmove(&o->mounts[k + 1 + n], &o->mounts[k + 1], (o->n_mounts - k - 1) * sizeof(*grown));
+        m = &o->mounts[k];
+        /* the tmpfs stays writable: the binds below need their mount points made in it */
+        m->kind = ZY_SB_MOUNT_FS;
+        m->fstype = m->source = "tmpfs";
+        m->flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+        m->attr_set = 0;
+        free((char *) m->data);
+        m->data = strdup("mode=755");
+        for (size_t i = 0; i < n; i++)
+                o->mounts[k + 1 + i] = (struct zy_sb_mount){
+                        .kind = ZY_SB_MOUNT_BIND,
+                        .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                        .source_is_dir = true,
+                };
+        o->n_mounts += n; /* from here on zy_oci_free owns each entry's data and target */
+        if (!m->data)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                struct zy_sb_mount *b = &o->mounts[k + 1 + i];
+                char *dest;
+
+                if (asprintf(&dest, "%s/%s", m->dest, v[i].name) < 0)
+                        return -ENOMEM;
+                b->dest = own(o, dest);
+                b->source = own(o, strdup(v[i].dir));
+                b->target = b->dest ? join_path(o->rootfs, b->dest) : NULL;
+                if (!b->dest || !b->source || !b->target)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static const struct {
         const char *name;
         int flag;
@@ -372,6 +431,13 @@ static int parse_process(struct zy_oci *o, json_object *p, char **ret_error) {
                         return r;
         }
         o->no_new_privs = (v = get(p, "noNewPrivileges")) && json_object_get_boolean(v);
+        o->oom_score_adj = INT_MIN;
+        if ((v = get(p, "oomScoreAdj"))) {
+                int64_t adj = json_object_get_int64(v);
+                if (!json_object_is_type(v, json_type_int) || adj < -1000 || adj > 1000)
+                        return errorf(ret_error, -EINVAL, "config.json: process.oomScoreAdj must be -1000 to 1000");
+                o->oom_score_adj = (int) adj;
+        }
 
         v = get(p, "rlimits");
         o->n_rlimits = 0;
@@ -594,6 +660,24 @@ int zy_oci_load(const char *bundle, const char *process_path, bool v2_only, stru
         if (v && json_object_get_int64(v) > 0)
                 o->memory_limit = json_object_get_int64(v);
 
+        /* sysctls: written by the parent in the container's namespaces (container.c); here only
+         * checked, so that a bad key fails before anything is made. A key is a dotted name: a '/'
+         * or an empty component could lead the write elsewhere below /proc/sys. */
+        o->sysctl = get(linux_, "sysctl");
+        if (o->sysctl) {
+                if (!json_object_is_type(o->sysctl, json_type_object)) {
+                        r = errorf(ret_error, -EINVAL, "config.json: linux.sysctl is not an object");
+                        goto fail;
+                }
+                json_object_object_foreach(o->sysctl, key, val) {
+                        if (!key[0] || strchr(key, '/') || strstr(key, "..") || key[0] == '.' ||
+                            key[strlen(key) - 1] == '.' || !json_object_is_type(val, json_type_string)) {
+                                r = errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
+                                goto fail;
+                        }
+                }
+        }
+
         /* seccomp: one compiler for the daemon's profiles and for containers */
         v = get(linux_, "seccomp");
         if (v) {
@@ -628,6 +712,9 @@ void zy_oci_free(struct zy_oci *o) {
                 free(o->symlinks[i]);
         for (size_t i = 0; i < o->n_ns_paths; i++)
                 free(o->ns_paths[i].path);
+        for (size_t i = 0; i < o->n_owned; i++)
+                free(o->owned[i]);
+        free(o->owned);
         free(o->symlinks);
         free(o->mounts);
         free(o->devices);

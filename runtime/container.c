@@ -325,6 +325,100 @@ static void forward_signals(pid_t pid) {
 
 /* The parts of the sandbox struct that create/run and exec share: o's settings, the console
  * socket (connected here), the scratch buffer of the PATH search. */
+/* The namespace a sysctl belongs to (as runc decides it), or 0 for one that is not namespaced,
+ * which a container may not set: it would change the host. */
+static int sysctl_namespace(const char *key) {
+        static const char *const ipc[] = { "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
+                                           "kernel.shmall", "kernel.shmmax", "kernel.shmmni",
+                                           "kernel.shm_rmid_forced" };
+
+        if (strncmp(key, "net.", strlen("net.")) == 0)
+                return CLONE_NEWNET;
+        if (strncmp(key, "fs.mqueue.", strlen("fs.mqueue.")) == 0)
+                return CLONE_NEWIPC;
+        for (size_t i = 0; i < ELEMENTSOF(ipc); i++)
+                if (streq(key, ipc[i]))
+                        return CLONE_NEWIPC;
+        if (streq(key, "kernel.hostname") || streq(key, "kernel.domainname"))
+                return CLONE_NEWUTS;
+        return 0;
+}
+
+/* Writes one sysctl from a short-lived child of ours that joined the container's namespace
+ * NS_FD: /proc/sys answers for the namespaces of the process that opens it, so the host's /proc
+ * serves and nothing of the container (mounts, filter) is touched. Returns 0 or -errno. */
+static int write_sysctl_in(int ns_fd, int nstype, const char *key, const char *value) {
+        char path[PATH_MAX];
+        int n = snprintf(path, sizeof(path), "/proc/sys/%s", key), status;
+        pid_t pid;
+
+        if (n < 0 || (size_t) n >= sizeof(path))
+                return -ENAMETOOLONG;
+        for (char *p = path + strlen("/proc/sys/"); *p; p++)
+                if (*p == '.')
+                        *p = '/';
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                size_t len = strlen(value);
+                int fd;
+
+                if (setns(ns_fd, nstype) < 0)
+                        _exit(errno);
+                fd = open(path, O_WRONLY | O_CLOEXEC);
+                if (fd < 0)
+                        _exit(errno);
+                if (write(fd, value, len) != (ssize_t) len)
+                        _exit(errno ? errno : EIO);
+                _exit(close(fd) < 0 ? errno : 0);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (!WIFEXITED(status))
+                return -EINTR;
+        return -WEXITSTATUS(status);
+}
+
+/* linux.sysctl, each in the container's own namespace of its kind (created by the clone or
+ * joined by path); a sysctl of a namespace the container shares with the host is refused. */
+static int apply_sysctls(const struct ctx *c, const struct zy_oci *o, pid_t pid) {
+        static const struct { int flag; const char *name; } kinds[] = {
+                { CLONE_NEWNET, "net" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" } };
+
+        if (!o->sysctl)
+                return 0;
+        json_object_object_foreach(o->sysctl, key, val) {
+                _cleanup_close_ int fd = -EBADF;
+                const char *kind = NULL, *path = NULL;
+                char proc[64];
+                int ns = sysctl_namespace(key), r;
+
+                for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                        if (kinds[i].flag == ns)
+                                kind = kinds[i].name;
+                if (!kind)
+                        return error(c, "sysctl %s: not namespaced, a container may not set it: %s", key,
+                                     errstr(EPERM)), -EPERM;
+                for (size_t i = 0; i < o->n_ns_paths; i++)
+                        if (o->ns_paths[i].flag == ns)
+                                path = o->ns_paths[i].path;
+                if (!path && (o->clone_flags & ns)) {
+                        (void) snprintf(proc, sizeof(proc), "/proc/%d/ns/%s", (int) pid, kind);
+                        path = proc;
+                }
+                if (!path)
+                        return error(c, "sysctl %s: the container shares the host's %s namespace: %s", key, kind,
+                                     errstr(EPERM)), -EPERM;
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                r = fd < 0 ? -errno : write_sysctl_in(fd, ns, key, json_object_get_string(val));
+                if (r < 0)
+                        return error(c, "sysctl %s: %s", key, errstr(-r)), r;
+        }
+        return 0;
+}
+
 static int sandbox_prepare(const struct ctx *c, const struct zy_oci *o, const char *console_socket,
                            int preserve_fds, struct zy_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
         if (console_socket) {
@@ -357,7 +451,7 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         struct zy_sb_status status;
         struct clone_args ca = {};
         char created[96];
-        bool made_dir = false, ready = false;
+        bool made_dir = false, ready = false, born_in_cgroup = false;
         pid_t pid;
         int r, ret = 1;
 
@@ -400,6 +494,19 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         if (r < 0) {
                 error(c, "%s", err ? err : errstr(-r));
                 goto out;
+        }
+        if (!st.cgroup.v2_only) {
+                struct zy_cgroup_view *views = NULL;
+                size_t n_views = 0;
+
+                r = zy_cgroup_views(&st.cgroup, &views, &n_views);
+                if (r >= 0)
+                        r = zy_oci_cgroup_view(o, views, n_views);
+                zy_cgroup_views_free(views, n_views);
+                if (r < 0) {
+                        error(c, "the container's view of its cgroups: %s", errstr(-r));
+                        goto out;
+                }
         }
 
         if (!a->run) {
@@ -451,18 +558,40 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 ca.flags |= CLONE_INTO_CGROUP;
                 ca.cgroup = (uint64_t) cg_fd;
         }
+        if (cg_fd < 0 && (ca.flags & CLONE_NEWCGROUP)) {
+                /* v1/hybrid: a cgroup namespace is rooted where its creator is when it is made,
+                 * and the init could only be moved in after the clone (its cgroups would then
+                 * read "/../ID"). So the runtime steps into the container's cgroups for the
+                 * clone, the init is born there, and the runtime steps back. */
+                r = zy_cgroup_join(&st.cgroup, getpid());
+                if (r < 0) {
+                        error(c, "joining the container's cgroups: %s", errstr(-r));
+                        (void) zy_cgroup_return(&st.cgroup);
+                        goto out;
+                }
+                born_in_cgroup = true;
+        }
         fflush(stdout);
         fflush(stderr);
         pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
-        if (pid < 0) {
-                error(c, "clone3: %s", errstr(errno));
-                goto out;
-        }
         if (pid == 0) {
                 close(sync[0]);
                 sb.sync_fd = sync[1];
                 zy_sandbox_run(&sb);
         }
+        if (pid < 0)
+                error(c, "clone3: %s", errstr(errno));
+        if (born_in_cgroup) {
+                r = zy_cgroup_return(&st.cgroup);
+                if (r < 0) {
+                        /* the runtime would stay counted in the container's cgroups */
+                        error(c, "leaving the container's cgroups: %s", errstr(-r));
+                        if (pid > 0)
+                                goto fail_child_early;
+                }
+        }
+        if (pid < 0)
+                goto out;
         sync[1] = safe_close(sync[1]);
         st.pid = pid;
 
@@ -478,13 +607,25 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                         goto fail_child;
                 }
         }
-        if (cg_fd < 0) {
+        if (cg_fd < 0 && !born_in_cgroup) {
                 r = zy_cgroup_join(&st.cgroup, pid);
                 if (r < 0) {
                         error(c, "joining the container's cgroups: %s", errstr(-r));
                         goto fail_child;
                 }
         }
+        if (o->oom_score_adj != INT_MIN) {
+                char v[16];
+
+                snprintf(v, sizeof(v), "%d", o->oom_score_adj);
+                r = write_proc(pid, "oom_score_adj", v); /* inherited by what the init execs */
+                if (r < 0) {
+                        error(c, "oom_score_adj: %s", errstr(-r));
+                        goto fail_child;
+                }
+        }
+        if (apply_sysctls(c, o, pid) < 0)
+                goto fail_child;
         if (write(sync[0], "g", 1) != 1) {
                 error(c, "container init: %s", errstr(errno));
                 goto fail_child;
@@ -545,6 +686,9 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         destroy(&st);
         goto out;
 
+fail_child_early:
+        sync[1] = safe_close(sync[1]);
+        st.pid = pid;
 fail_child:
         /* closing sync makes an init still waiting for "go" exit; then it is reaped here, so
          * that a failed create leaves no process, no cgroup and no state behind */

@@ -55,6 +55,7 @@ struct zy_oci {
         struct zy_sb_rlimit *rlimits;
         size_t n_rlimits;
         bool no_new_privs;
+        int oom_score_adj;       /* INT_MIN: unset */
 
         const char *hostname;
         bool readonly_root;
@@ -76,8 +77,11 @@ struct zy_oci {
         const char *cgroups_path;
         int64_t pids_limit;      /* -1: unset */
         int64_t memory_limit;    /* -1: unset */
+        json_object *sysctl;     /* linux.sysctl (keys checked), or NULL */
 
         struct zy_profile *seccomp; /* NULL: no filter */
+        char **owned;            /* strings the mounts point to that nothing else owns */
+        size_t n_owned;
 };
 
 /* Reads BUNDLE/config.json (and the process of it, or of process_path when not NULL, as exec's
@@ -85,6 +89,10 @@ struct zy_oci {
 int zy_oci_load(const char *bundle, const char *process_path, bool cgroup_v2_only, struct zy_oci **ret,
                 char **ret_error);
 void zy_oci_free(struct zy_oci *o);
+struct zy_cgroup_view; /* cgroup.c */
+/* v1/hybrid: turns the "cgroup" mount into a tmpfs with a read-only bind of each of the
+ * container's own cgroup directories (as runc mounts it), instead of the host's whole tree. */
+int zy_oci_cgroup_view(struct zy_oci *o, const struct zy_cgroup_view *v, size_t n);
 /* Fills sb from o (pointers into o; o must outlive sb). */
 void zy_oci_to_sandbox(const struct zy_oci *o, struct zy_sandbox *sb);
 /* runc's default config.json (rootless: with a user namespace mapping the caller). */
@@ -97,6 +105,7 @@ int zy_oci_cap_last(void);
 struct zy_cgroup {
         bool v2_only;            /* pure cgroup2 host */
         char *paths[16];         /* directories we created or joined (v1 controllers, unified) */
+        char *origins[16];       /* the creator's own directory in the same hierarchy (not saved) */
         size_t n_paths;
         char *freezer;           /* v1 freezer dir, or the v2 dir (freeze via cgroup.freeze) */
         char *procs;             /* a dir whose cgroup.procs lists every process of the container */
@@ -111,6 +120,16 @@ int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limi
 /* An fd of the v2 directory for CLONE_INTO_CGROUP, or -EOPNOTSUPP on v1/hybrid. */
 int zy_cgroup_open_v2(const struct zy_cgroup *cg);
 int zy_cgroup_join(const struct zy_cgroup *cg, pid_t pid);
+/* What a container in cg sees of a v1 or hybrid host: per hierarchy mounted below
+ * /sys/fs/cgroup, its name there ("pids", "unified") and the container's own directory. */
+struct zy_cgroup_view {
+        char *name;
+        char *dir;
+};
+int zy_cgroup_views(const struct zy_cgroup *cg, struct zy_cgroup_view **ret, size_t *ret_n);
+void zy_cgroup_views_free(struct zy_cgroup_view *v, size_t n);
+/* Moves the calling process back to the directories it was in when it created cg. */
+int zy_cgroup_return(const struct zy_cgroup *cg);
 int zy_cgroup_freeze(const struct zy_cgroup *cg, bool frozen);
 int zy_cgroup_is_frozen(const struct zy_cgroup *cg);
 int zy_cgroup_pids(const struct zy_cgroup *cg, pid_t **ret, size_t *ret_n);

@@ -12,7 +12,7 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(libcmocka-dev python3 python3-pytest clang libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace
          golang-github-containers-common
-         hyperfine bubblewrap crun runc gnuplot-nox
+         hyperfine bubblewrap crun runc podman conmon containerd gnuplot-nox
          linux-source-6.1 bc bison flex libelf-dev cpio xz-utils rsync busybox-static qemu-system-x86)
 fi
 

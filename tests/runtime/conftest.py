@@ -14,6 +14,8 @@ import tempfile
 
 import pytest
 
+import containertools as ct
+
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD_DIR = os.path.abspath(os.environ.get("ZYGOTE_BUILD_DIR", os.path.join(SOURCE_DIR, "build")))
 BUSYBOX = "/bin/busybox"
@@ -129,3 +131,63 @@ def pytest_sessionfinish(session, exitstatus):
     if exitstatus == 0 and _outcomes["passed"] == 0 and _outcomes["skipped"] > 0:
         print("\nevery test was skipped (see the reasons above): exit 77 for ctest")
         session.exitstatus = 77
+
+
+# ---- podman and containerd (test_podman.py, test_containerd.py) -----------------------------------
+# Session-wide: the image is built once (cached in the build dir), podman's store is loaded once,
+# one containerd serves every test. Each skips, with the reason, where the tool is missing or
+# cannot run a container here even with runc; if runc can, zygote-runc must.
+
+@pytest.fixture(scope="session")
+def oci_image(runc_bin):
+    if os.geteuid() != 0:
+        pytest.skip("podman and containerd need root here")
+    r = subprocess.run([os.path.join(SOURCE_DIR, "tests", "runtime", "make-image.sh"), BUILD_DIR],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode == 77:
+        pytest.skip(r.stderr.strip())
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def _probe_with_runc(what, r):
+    if r.returncode != 0:
+        pytest.skip(f"{what} cannot run a container here even with runc: {(r.stderr or r.stdout).strip()[-400:]}")
+
+
+@pytest.fixture(scope="session")
+def podman(runc_bin, oci_image):
+    for tool in ("podman", "conmon", "runc"):
+        if not shutil.which(tool) and not os.path.exists(f"/usr/libexec/podman/{tool}"):
+            pytest.skip(f"no {tool} (Debian packages podman, conmon, runc)")
+    pm = ct.Podman(runc_bin, ct.make_workdir("zyg-pm."))
+    try:
+        r = pm("load", "-q", "-i", oci_image, timeout=120)
+        assert r.returncode == 0, r.stderr
+        _probe_with_runc("podman", pm("run", "--rm", ct.IMAGE, "true", runtime="runc"))
+        yield pm
+    finally:
+        pm("rm", "--all", "--force", "--time", "0")
+        ct.remove_workdir(pm.dir)
+        ct.remove_cgroup_parent(ct.PODMAN_CGROUP_PARENT)
+
+
+@pytest.fixture(scope="session")
+def containerd(runc_bin, oci_image):
+    for tool in ("containerd", "ctr", "containerd-shim-runc-v2", "runc"):
+        if not shutil.which(tool):
+            pytest.skip(f"no {tool} (Debian packages containerd, runc)")
+    cd = ct.Containerd(ct.make_workdir("zyg-ctd."))
+    try:
+        try:
+            cd.start()
+        except RuntimeError as e:
+            pytest.skip(str(e))
+        r = cd.ctr("image", "import", oci_image, timeout=120)
+        assert r.returncode == 0, r.stderr
+        _probe_with_runc("containerd", cd.run("runc", "probe-runc", "true", opts=["--rm"]))
+        yield cd
+    finally:
+        cd.stop()
+        ct.remove_workdir(cd.dir)
+        ct.remove_cgroup_parent(ct.CTR_CGROUP_PARENT)

@@ -12,6 +12,8 @@ import uuid
 
 import pytest
 
+from containertools import processes_naming
+
 # Docker's profile is read from the reference directory that ctest names, never copied in.
 DOCKER_PROFILE = os.path.join(os.environ.get("ZYGOTE_REFERENCE_DIR", "/nonexistent"), "docker-default.json")
 PODMAN_PROFILE = "/usr/share/containers/seccomp.json"
@@ -32,20 +34,6 @@ def cgroup_dirs(cgroups_path):
     """Every hierarchy's directory for an absolute cgroupsPath."""
     return [d for d in glob.glob("/sys/fs/cgroup/*" + cgroups_path) + glob.glob("/sys/fs/cgroup" + cgroups_path)
             if os.path.isdir(d)]
-
-
-def processes_naming(text):
-    found = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as f:
-                if text.encode() in f.read():
-                    found.append(int(p))
-        except OSError:
-            pass
-    return found
 
 
 def mounts_below(path):
@@ -177,12 +165,16 @@ def test_docker_profile(runc, bundle):
 
 def test_profile_without_no_new_privs(runc, bundle):
     """Podman runs with noNewPrivileges false: the filter goes on while CAP_SYS_ADMIN is there."""
-    if not os.path.exists(DOCKER_PROFILE):
-        pytest.skip(f"no {DOCKER_PROFILE}")
+    if not os.path.exists(PODMAN_PROFILE):
+        pytest.skip(f"no {PODMAN_PROFILE} (package golang-github-containers-common)")
+    with open(PODMAN_PROFILE) as f:
+        profile = json.load(f)
+    profile["defaultErrnoRet"] = 99  # distinct from what the kernel itself answers
+    profile.pop("defaultErrno", None)
     bundle.config["process"]["noNewPrivileges"] = False
     bundle.config["process"]["user"] = {"uid": 1000, "gid": 1000}
-    mode, err = try_syscall(runc, bundle, DOCKER_PROFILE, "keyctl")
-    assert (mode, err) == ("2", 1)
+    mode, err = try_syscall(runc, bundle, profile, "add_key")
+    assert (mode, err) == ("2", 99)
 
 
 def needs_user_namespaces():
@@ -381,6 +373,70 @@ def test_missing_binary(runc, bundle):
     assert "permission denied" in create_fails(runc, bundle, name, cg)
     r = runc("run", "--bundle", bundle.path, name)
     assert r.returncode == 126
+
+
+def test_sysctl(runc, bundle):
+    """linux.sysctl is written in the container's own namespaces; the host's values stay."""
+    with open("/proc/sys/net/ipv4/ip_forward") as f:
+        host_forward = f.read()
+    with open("/proc/sys/kernel/shmmni") as f:
+        host_shmmni = f.read()
+    bundle.config["linux"]["sysctl"] = {"net.ipv4.ip_forward": "1", "kernel.shmmni": "1234"}
+    bundle.set_args("cat", "/proc/sys/net/ipv4/ip_forward", "/proc/sys/kernel/shmmni")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert (r.returncode, r.stdout) == (0, "1\n1234\n"), r.stderr
+    with open("/proc/sys/net/ipv4/ip_forward") as f:
+        assert f.read() == host_forward
+    with open("/proc/sys/kernel/shmmni") as f:
+        assert f.read() == host_shmmni
+    # not namespaced: it would change the host
+    name = cid()
+    bundle.config["linux"]["sysctl"] = {"vm.swappiness": "1"}
+    bundle.save()
+    assert "sysctl vm.swappiness: not namespaced" in create_fails(runc, bundle, name)
+    # a namespace the container shares with the host
+    bundle.config["linux"]["sysctl"] = {"net.ipv4.ip_forward": "1"}
+    bundle.config["linux"]["namespaces"] = [n for n in bundle.config["linux"]["namespaces"] if n["type"] != "network"]
+    bundle.save()
+    assert "shares the host's net namespace" in create_fails(runc, bundle, name)
+    # a key that would leave /proc/sys/net
+    bundle.config["linux"]["sysctl"] = {"net/../../kernel/shmmni": "1"}
+    bundle.save()
+    assert "linux.sysctl: bad entry" in create_fails(runc, bundle, name)
+
+
+def test_cgroup_namespace_and_oom_score_adj(runc, bundle):
+    """A cgroup namespace is rooted at the container's own cgroups (on v1 and hybrid hosts too,
+    where the init cannot be born in them by CLONE_INTO_CGROUP); oomScoreAdj reaches the command."""
+    name = cid()
+    bundle.config["linux"]["cgroupsPath"] = f"/{CG_PARENT}/{name}"
+    bundle.config["linux"]["namespaces"].append({"type": "cgroup"})
+    bundle.config["process"]["oomScoreAdj"] = 321
+    bundle.set_args("sh", "-c", "cat /proc/self/cgroup /proc/self/oom_score_adj")
+    r = runc("run", "--bundle", bundle.path, name)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "321"
+    # every hierarchy the container joined reads "/" (cpuset and the like stay the caller's)
+    joined = [l for l in lines[:-1] if l.split(":", 2)[1] in ("pids", "memory", "freezer", "")]
+    assert joined and all(l.endswith(":/") for l in joined), r.stdout
+    bundle.config["process"]["oomScoreAdj"] = 5000
+    bundle.save()
+    assert "oomScoreAdj" in create_fails(runc, bundle, cid())
+
+
+def test_cgroup_mount_shows_the_containers_own(runc, bundle):
+    """/sys/fs/cgroup inside is the container's own cgroups, read-only, not the host's tree: a
+    program reads its limits there (on v1: one directory per hierarchy, as runc binds them)."""
+    name = cid()
+    bundle.config["linux"]["cgroupsPath"] = f"/{CG_PARENT}/{name}"
+    bundle.config["linux"]["resources"] = {"pids": {"limit": 42}}
+    bundle.set_args("sh", "-c", "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max; "
+                    "ls /sys/fs/cgroup | grep -c " + CG_PARENT + "; mkdir /sys/fs/cgroup/pids/x /sys/fs/cgroup/x")
+    r = runc("run", "--bundle", bundle.path, name)
+    assert r.returncode != 0  # mkdir: read-only
+    assert r.stdout.splitlines() == ["42", "0"], r.stdout + r.stderr
+    assert "Read-only file system" in r.stderr or "Read-only file system" in r.stdout
 
 
 def test_missing_rootfs(runc, bundle):

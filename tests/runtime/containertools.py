@@ -1,0 +1,333 @@
+# SPDX-License-Identifier: MIT
+"""podman and containerd, each with a configuration and state of its own under a temp dir, driving
+an OCI runtime binary: the fixtures of test_podman.py and test_containerd.py (see conftest.py).
+
+Nothing of the machine's is used: podman gets its own --root/--runroot/tmpdir and a CONTAINERS_CONF
+(cgroupfs, file events, no network, default ulimits under the machine's hard NOFILE limit); each
+session starts its own containerd (own root, state, sockets, no CRI plugin) and stops it by pid.
+"""
+import glob
+import json
+import os
+import select
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+
+IMAGE = "localhost/zygote-busybox:latest"
+PODMAN_PROFILE = "/usr/share/containers/seccomp.json"
+PODMAN_CGROUP_PARENT = "/zygote-podman-test"
+CTR_CGROUP_PARENT = "/zygote-ctr-test"
+CTR_NAMESPACE = "zygote-test"
+
+
+def run_to_files(argv, timeout=60, env=None, input=None):
+    """subprocess.run with stdout/stderr in files: a detached container's processes may keep the
+    stdio they were given, so a pipe would not see EOF when the tool exits."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        kw = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
+        r = subprocess.run(argv, stdout=out, stderr=err, timeout=timeout, env=env, text=True, **kw)
+        out.seek(0)
+        err.seek(0)
+        r.stdout, r.stderr = out.read(), err.read()
+        return r
+
+
+def under_script(argv, timeout=60, env=None):
+    """Runs argv with a terminal as stdio (util-linux `script`), as a person typing `-it` would;
+    returns the CompletedProcess (script -e: the command's exit status)."""
+    return run_to_files(["script", "-qefc", shlex.join(argv), "/dev/null"], timeout=timeout, env=env)
+
+
+# ---- what a container may leave behind -----------------------------------------------------------
+
+def processes_naming(text):
+    found = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit() or int(p) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                if text.encode() in f.read():
+                    found.append(int(p))
+        except OSError:
+            pass
+    return found
+
+
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "(gone)"
+
+
+def wait_gone(pid, timeout):
+    """Waits (on a pidfd, bounded) for a process that is not our child to exit."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+
+
+def mounts_naming(text):
+    with open("/proc/self/mountinfo") as f:
+        return [l for l in f if text in l]
+
+
+def cgroups_naming(parent, text):
+    """Directories below PARENT (in every v1 hierarchy and the cgroup2 one) whose name holds TEXT."""
+    pats = [f"/sys/fs/cgroup/*{parent}/*{text}*", f"/sys/fs/cgroup{parent}/*{text}*"]
+    return [d for p in pats for d in glob.glob(p) if os.path.isdir(d)]
+
+
+def remove_cgroup_parent(parent):
+    """Session end: the parent cgroup (and conmon's child of it) made for the tests."""
+    for base in glob.glob("/sys/fs/cgroup/*") + ["/sys/fs/cgroup"]:
+        d = base + parent
+        if not os.path.isdir(d):
+            continue
+        for sub in sorted(glob.glob(d + "/*/"), reverse=True):
+            try:
+                os.rmdir(sub)
+            except OSError:
+                pass
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+def is_frozen(pid):
+    """Whether the cgroup freezer holds PID: v1 freezer.state, or cgroup.events of cgroup2."""
+    with open(f"/proc/{pid}/cgroup") as f:
+        lines = [l.rstrip("\n").split(":", 2) for l in f]
+    for _, controllers, path in lines:
+        if "freezer" in controllers.split(","):
+            with open(f"/sys/fs/cgroup/freezer{path}/freezer.state") as f:
+                if f.read().strip() == "FROZEN":
+                    return True
+        elif controllers == "":
+            for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+                ev = f"{root}{path}/cgroup.events"
+                if os.path.exists(ev):
+                    with open(ev) as f:
+                        if "frozen 1" in f.read():
+                            return True
+                    break
+    return False
+
+
+def profile_with_errno(errno):
+    """Podman's profile with a distinct default errno: its default (ENOSYS) is also what a kernel
+    without the call answers, so the filter's own answer would not show."""
+    with open(PODMAN_PROFILE) as f:
+        profile = json.load(f)
+    profile["defaultErrnoRet"] = errno
+    profile.pop("defaultErrno", None)
+    return profile
+
+
+# ---- podman --------------------------------------------------------------------------------------
+
+class Podman:
+    def __init__(self, runtime, workdir):
+        self.runtime = runtime
+        self.dir = workdir
+        self.root = os.path.join(workdir, "root")
+        self.runroot = os.path.join(workdir, "run")  # podman refuses a runroot over 50 characters
+        conf = os.path.join(workdir, "containers.conf")
+        with open(conf, "w") as f:
+            f.write(f"""[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
+netns = "none"
+seccomp_profile = "{PODMAN_PROFILE}"
+
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+events_logfile_path = "{workdir}/events.log"
+tmp_dir = "{workdir}/tmp"
+volume_path = "{workdir}/volumes"
+""")
+        storage = os.path.join(workdir, "storage.conf")
+        with open(storage, "w") as f:
+            # vfs: the image is a few MB, and no overlay mount can outlive a container
+            f.write(f'[storage]\ndriver = "vfs"\ngraphroot = "{self.root}"\nrunroot = "{self.runroot}"\n')
+        self.env = dict(os.environ, CONTAINERS_CONF=conf, CONTAINERS_STORAGE_CONF=storage)
+
+    def argv(self, *args, runtime=None):
+        if args and args[0] in ("run", "create"):
+            # below a parent of the tests' own, where what a container leaves is looked for
+            args = (args[0], "--cgroup-parent", PODMAN_CGROUP_PARENT, *args[1:])
+        return ["podman", "--root", self.root, "--runroot", self.runroot,
+                "--runtime", runtime or self.runtime, *args]
+
+    def __call__(self, *args, runtime=None, timeout=60, input=None):
+        return run_to_files(self.argv(*args, runtime=runtime), timeout=timeout, env=self.env, input=input)
+
+    def inspect(self, name, fmt):
+        r = self("inspect", "--format", fmt, name)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip()
+
+    def leftovers(self, marker):
+        """What is left of the containers once they are removed: a process naming MARKER or this
+        podman's store, a mount below the store, a libpod cgroup below the tests' parent."""
+        left = []
+        # conmon outlives its container by the exit command it runs (`podman container cleanup`)
+        for pid in processes_naming(self.root):
+            if cmdline(pid).startswith("/usr/bin/conmon"):
+                wait_gone(pid, timeout=60)
+        procs = set(processes_naming(marker) + processes_naming(self.root))
+        if procs:
+            left.append("processes " + "; ".join(f"{p}: {cmdline(p)}" for p in sorted(procs)))
+        if mounts_naming(self.root) or mounts_naming(self.runroot):
+            left.append(f"mounts {mounts_naming(self.root) + mounts_naming(self.runroot)}")
+        cg = cgroups_naming(PODMAN_CGROUP_PARENT, "libpod-")
+        if cg:
+            left.append(f"cgroups {cg}")
+        r = self("ps", "-a", "-q")
+        if r.stdout.strip():
+            left.append(f"containers {r.stdout.split()}")
+        return left
+
+
+# ---- containerd ----------------------------------------------------------------------------------
+
+class Containerd:
+    """A containerd of the test session's own; `ctr` calls go to its socket."""
+
+    BOOTED = "containerd successfully booted"
+
+    def __init__(self, workdir):
+        self.dir = workdir
+        self.sock = os.path.join(workdir, "containerd.sock")
+        self.runc_root = os.path.join(workdir, "runc")
+        self.log = os.path.join(workdir, "containerd.log")
+        self.proc = None
+        conf = os.path.join(workdir, "config.toml")
+        with open(conf, "w") as f:
+            f.write(f"""version = 2
+root = "{workdir}/root"
+state = "{workdir}/state"
+disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.internal.v1.tracing",
+  "io.containerd.tracing.processor.v1.otlp"]
+[grpc]
+  address = "{self.sock}"
+[ttrpc]
+  address = "{self.sock}.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+""")
+        self.conf = conf
+
+    def start(self, timeout=60):
+        """Starts containerd and returns once it says it booted (its log line, read as it comes);
+        raises RuntimeError with the log's tail if it exits or stays silent."""
+        self.proc = subprocess.Popen(["containerd", "--config", self.conf], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        booted = threading.Event()
+
+        def drain():  # keeps the pipe from filling for as long as containerd runs
+            with open(self.log, "wb") as log:
+                for line in self.proc.stderr:
+                    log.write(line)
+                    log.flush()
+                    if self.BOOTED.encode() in line:
+                        booted.set()
+            booted.set()
+
+        self.drainer = threading.Thread(target=drain, daemon=True)
+        self.drainer.start()
+        if not booted.wait(timeout) or self.proc.poll() is not None:
+            self.stop()
+            with open(self.log, errors="replace") as f:
+                raise RuntimeError("containerd did not boot: " + f.read()[-2000:])
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            self.drainer.join(timeout=30)
+        # the shims of containers a failed test left: each is a child of no one of ours any more;
+        # they name this containerd's socket in their command line
+        for pid in processes_naming(self.sock):
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        for line in reversed(mounts_naming(self.dir)):
+            subprocess.run(["umount", "-l", line.split()[4]], stderr=subprocess.DEVNULL)
+
+    def ctr_argv(self, *args):
+        return ["ctr", "--address", self.sock, "-n", CTR_NAMESPACE, *args]
+
+    def ctr(self, *args, timeout=60, input=None):
+        return run_to_files(self.ctr_argv(*args), timeout=timeout, input=input)
+
+    def run_argv(self, runtime, cid, *args, opts=()):
+        """`ctr run` of the test image with RUNTIME as the runc v2 shim's binary; the cgroup is
+        below the tests' parent, the runtime's state below this containerd's dir."""
+        return self.ctr_argv("run", "--runc-binary", runtime, "--runc-root", self.runc_root,
+                             "--cgroup", f"{CTR_CGROUP_PARENT}/{cid}", *opts, IMAGE, cid, *args)
+
+    def run(self, runtime, cid, *args, opts=(), timeout=60, input=None):
+        return run_to_files(self.run_argv(runtime, cid, *args, opts=opts), timeout=timeout, input=input)
+
+    def task_pid(self, cid):
+        r = self.ctr("task", "ls")
+        for line in r.stdout.splitlines()[1:]:
+            f = line.split()
+            if f and f[0] == cid:
+                return int(f[1]), f[2]
+        raise AssertionError(f"no task {cid} in {r.stdout!r}")
+
+    def leftovers(self, cid):
+        left = []
+        # the shim exits once containerd has deleted the task, not necessarily before ctr does
+        for pid in processes_naming(cid):
+            if "containerd-shim" in cmdline(pid):
+                wait_gone(pid, timeout=60)
+        procs = processes_naming(cid)
+        if procs:
+            left.append(f"processes {procs}")
+        if mounts_naming(cid):
+            left.append(f"mounts {mounts_naming(cid)}")
+        cg = cgroups_naming(CTR_CGROUP_PARENT, cid)
+        if cg:
+            left.append(f"cgroups {cg}")
+        state = glob.glob(os.path.join(self.runc_root, "*", cid))
+        if state:
+            left.append(f"runtime state {state}")
+        r = self.ctr("containers", "ls", "-q")
+        if cid in r.stdout.split():
+            left.append("the container")
+        return left
+
+
+def make_workdir(prefix):
+    # short and in /tmp: podman's runroot and the shims' socket paths have length limits
+    return tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+
+
+def remove_workdir(path):
+    if mounts_naming(path):
+        return  # never rm -rf through a mount; the failing test already said what was left
+    shutil.rmtree(path, ignore_errors=True)

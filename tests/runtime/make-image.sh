@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Builds the offline busybox image that podman and containerd run in tests/runtime, with no
+# registry: a rootfs tar of Debian's busybox-static (its applet links made here, as
+# `busybox --install -s` would) and the static try-syscall, `podman import`ed into a throwaway
+# store and written out with `podman save --format oci-archive`; `ctr image import` and
+# `podman load` both read that archive.
+#
+#   tests/runtime/make-image.sh BUILD_DIR    prints the archive's path (BUILD_DIR/runtime-image/)
+#
+# The archive is cached: it is rebuilt only when busybox, try-syscall-static or this script is
+# newer. Exit 77 (a skip) without podman or busybox-static; needs root (podman's store).
+set -euo pipefail
+
+build=$(cd "${1:?usage: make-image.sh BUILD_DIR}" && pwd)
+busybox=/bin/busybox
+trysys=$build/try-syscall-static
+name=localhost/zygote-busybox:latest
+out=$build/runtime-image
+archive=$out/busybox.oci.tar
+
+command -v podman >/dev/null || { echo "make-image: no podman (Debian package podman)" >&2; exit 77; }
+[[ -x $busybox ]] || { echo "make-image: no $busybox (Debian package busybox-static)" >&2; exit 77; }
+
+fresh=1
+for f in "$busybox" "$0" ${trysys:+$( [[ -x $trysys ]] && echo "$trysys")}; do
+  [[ -f $archive && ! $f -nt $archive ]] || fresh=0
+done
+if ((fresh)); then echo "$archive"; exit 0; fi
+
+mkdir -p "$out"
+# in /tmp: podman refuses a runroot path longer than 50 characters
+work=$(mktemp -d /tmp/zygote-image.XXXXXX)
+cleanup() {
+  # podman's store may hold overlay mounts of its own even after an import: unmount before rm
+  podman --root "$work/store" --runroot "$work/run" --storage-driver vfs system reset --force \
+    >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+root=$work/rootfs
+mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc,root,run}
+chmod 1777 "$root/tmp"
+cp "$busybox" "$root/bin/busybox"
+for a in $("$busybox" --list); do
+  [[ $a == busybox ]] || ln -s busybox "$root/bin/$a"
+done
+[[ -x $trysys ]] && cp "$trysys" "$root/bin/try-syscall"
+echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
+echo 'root:x:0:' >"$root/etc/group"
+tar -C "$root" --numeric-owner -cf "$work/rootfs.tar" .
+
+# A store of its own (vfs: no mounts to leave behind), not the machine's configuration
+printf '[storage]\ndriver = "vfs"\ngraphroot = "%s"\nrunroot = "%s"\n' "$work/store" "$work/run" >"$work/storage.conf"
+export CONTAINERS_CONF=/dev/null CONTAINERS_STORAGE_CONF=$work/storage.conf
+p=(podman --root "$work/store" --runroot "$work/run" --storage-driver vfs --events-backend file)
+"${p[@]}" import -q --change 'CMD ["/bin/sh"]' --change 'ENV PATH=/bin' "$work/rootfs.tar" "$name" >/dev/null
+"${p[@]}" save --format oci-archive -o "$work/image.tar" "$name" >/dev/null 2>&1
+mv "$work/image.tar" "$archive"
+echo "$archive"

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: MIT
+"""podman (4.3, through conmon) driving zygote-runc with `--runtime`, on the offline busybox image:
+what a person does with `podman run`, and what each step leaves behind.
+
+Every container is named with a marker that its command line also carries, so that a process
+it leaves is found; after each test no container, process, mount or libpod cgroup may remain."""
+import json
+import os
+import re
+import uuid
+
+import pytest
+
+import containertools as ct
+from containertools import IMAGE
+
+
+@pytest.fixture
+def pm(podman):
+    yield podman
+    left = podman.leftovers("zyg-pm-")
+    podman("rm", "--all", "--force", "--time", "0")
+    assert left == [], f"left behind: {left}"
+
+
+def name():
+    return "zyg-pm-" + uuid.uuid4().hex[:10]
+
+
+def needs_try_syscall(pm):
+    r = pm("run", "--rm", IMAGE, "test", "-x", "/bin/try-syscall")
+    if r.returncode != 0:
+        pytest.skip("try-syscall-static not built (no static libc): the image has no try-syscall")
+
+
+def test_echo_exit_code_and_stdin(pm):
+    n = name()
+    r = pm("run", "--rm", "--name", n, IMAGE, "sh", "-c", f"echo hello from {n}; exit 7")
+    assert r.stdout == f"hello from {n}\n", r.stderr
+    assert r.returncode == 7
+    r = pm("run", "--rm", "-i", IMAGE, "sh", "-c", "tr a-z A-Z; exit 0", input="through a pipe\n")
+    assert (r.returncode, r.stdout) == (0, "THROUGH A PIPE\n"), r.stderr
+
+
+def test_terminal_under_script(pm):
+    r = ct.under_script(pm.argv("run", "-it", "--rm", IMAGE, "sh", "-c",
+                                "test -t 0 && test -t 1 && tty; exit 5"), env=pm.env)
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert re.search(r"/dev/pts/\d+", r.stdout), r.stdout
+
+
+def test_detached_stop_then_kill(pm):
+    n = name()
+    # pid 1 ignores SIGTERM without a handler: the trap makes `podman stop` end it with 42
+    r = pm("run", "-d", "--name", n, IMAGE, "sh", "-c", f"trap 'exit 42' TERM; sleep 1000 & wait; : {n}")
+    assert r.returncode == 0, r.stderr
+    assert pm.inspect(n, "{{.State.Status}}") == "running"
+    pid = int(pm.inspect(n, "{{.State.Pid}}"))
+    assert os.path.exists(f"/proc/{pid}")
+    r = pm("stop", "--time", "30", n)
+    assert r.returncode == 0, r.stderr
+    assert pm.inspect(n, "{{.State.ExitCode}}") == "42"  # 137 would mean SIGTERM was lost
+    assert ct.processes_naming(n) == []
+    # restarted, then killed (podman kill: SIGKILL)
+    assert pm("start", n).returncode == 0
+    r = pm("kill", n)
+    assert r.returncode == 0, r.stderr
+    r = pm("wait", n)
+    assert r.stdout.strip() == "137", r.stdout + r.stderr
+    assert pm("rm", n).returncode == 0
+
+
+def test_exec_and_top(pm):
+    n = name()
+    assert pm("run", "-d", "--name", n, IMAGE, "sleep", "1000").returncode == 0
+    r = pm("exec", n, "sh", "-c", "echo in $(hostname); cat /proc/1/cmdline | tr '\\0' ' '; exit 4")
+    assert r.returncode == 4, r.stderr
+    assert r.stdout.splitlines()[0].startswith("in ")
+    assert "sleep 1000" in r.stdout  # the exec sees the container's init as its pid 1
+    r = pm("exec", n, "/no/such/binary")
+    assert r.returncode == 127, r.stderr
+    r = pm("exec", "--user", "65534:65534", n, "id", "-u")
+    assert (r.returncode, r.stdout.strip()) == (0, "65534"), r.stderr
+    r = ct.under_script(pm.argv("exec", "-it", n, "sh", "-c", "tty; exit 3"), env=pm.env)
+    assert r.returncode == 3 and "/dev/pts/" in r.stdout, r.stdout + r.stderr
+    r = pm("top", n, "pid", "args")
+    assert r.returncode == 0, r.stderr
+    assert "sleep 1000" in r.stdout
+    assert pm("rm", "--force", "--time", "0", n).returncode == 0
+
+
+def test_pause_resume(pm):
+    n = name()
+    assert pm("run", "-d", "--name", n, IMAGE, "sleep", "1000").returncode == 0
+    pid = int(pm.inspect(n, "{{.State.Pid}}"))
+    r = pm("pause", n)
+    assert r.returncode == 0, r.stderr
+    assert pm.inspect(n, "{{.State.Status}}") == "paused"
+    assert ct.is_frozen(pid)
+    r = pm("unpause", n)
+    assert r.returncode == 0, r.stderr
+    assert pm.inspect(n, "{{.State.Status}}") == "running"
+    assert not ct.is_frozen(pid)
+    assert pm("rm", "--force", "--time", "0", n).returncode == 0
+
+
+def test_podman_profile_from_inside(pm, tmp_path):
+    """podman's own profile (its default), and the same with a distinct errno, given as a file."""
+    needs_try_syscall(pm)
+    r = pm("run", "--rm", IMAGE, "sh", "-c", "grep Seccomp: /proc/self/status; try-syscall add_key")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^Seccomp:\s+2$", r.stdout, re.M), r.stdout
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps(ct.profile_with_errno(99)))
+    r = pm("run", "--rm", "--security-opt", f"seccomp={profile}", IMAGE, "try-syscall", "add_key")
+    assert r.stdout.strip() == "add_key errno=99", r.stdout + r.stderr
+    r = pm("run", "--rm", "--security-opt", "seccomp=unconfined", IMAGE,
+           "sh", "-c", "grep Seccomp: /proc/self/status; try-syscall add_key")
+    assert re.search(r"^Seccomp:\s+0$", r.stdout, re.M), r.stdout
+    assert "add_key errno=99" not in r.stdout
+
+
+def test_sysctl(pm):
+    r = pm("run", "--rm", "--sysctl", "net.ipv4.ip_forward=1", "--sysctl", "kernel.shmmni=1234", IMAGE,
+           "cat", "/proc/sys/net/ipv4/ip_forward", "/proc/sys/kernel/shmmni")
+    assert (r.returncode, r.stdout) == (0, "1\n1234\n"), r.stderr
+
+
+def test_cgroup_namespace_and_oom_score_adj(pm):
+    r = pm("run", "--rm", "--cgroupns", "private", "--oom-score-adj", "500", IMAGE,
+           "sh", "-c", "cat /proc/self/cgroup /proc/self/oom_score_adj")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[-1] == "500"
+    assert all(l.endswith(":/") for l in lines[:-1]), r.stdout
+
+
+def test_limits_seen_from_inside(pm):
+    r = pm("run", "--rm", "--pids-limit", "42", IMAGE, "sh", "-c",
+           "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max")
+    assert (r.returncode, r.stdout) == (0, "42\n"), r.stderr
+
+
+def test_commands_that_cannot_run(pm):
+    """podman maps the runtime's words to its exit codes: 127 not found, 126 not executable."""
+    n = name()
+    r = pm("run", "--rm", "--name", n, IMAGE, "no-such-command")
+    assert r.returncode == 127, r.stderr
+    assert "executable file not found in $PATH" in r.stderr
+    r = pm("run", "--rm", "--name", n, IMAGE, "/no/such/file")
+    assert r.returncode == 127, r.stderr
+    assert "no such file or directory" in r.stderr
+    r = pm("run", "--rm", "--name", n, IMAGE, "/etc")
+    assert r.returncode == 126, r.stderr
+    assert "permission denied" in r.stderr
+    # a dynamically linked binary whose ELF interpreter the image lacks: execve says ENOENT
+    r = pm("run", "--rm", "--name", n, "-v", "/usr/bin/true:/x:ro", IMAGE, "/x")
+    assert r.returncode == 127, r.stderr
+    # a container created but never started, then removed
+    r = pm("create", "--name", n, IMAGE, "true")
+    assert r.returncode == 0, r.stderr
+    assert pm("rm", n).returncode == 0
