@@ -74,7 +74,9 @@ static int dispatch_one(const struct zy_json_field *f, json_object *v, void *p, 
         case ZY_JSON_STRING: {
                 if (!json_object_is_type(v, json_type_string))
                         return -EINVAL;
-                const char *s = (f->flags & ZY_JSON_STRICT) ? zy_json_string_strict(v) : json_object_get_string(v);
+                /* Never a string with an embedded NUL ("\u0000"): C would cut it short, and a
+                 * caller could then name one thing to a filter and another to the daemon. */
+                const char *s = zy_json_string_strict(v);
                 if (!s || ((f->flags & ZY_JSON_NONEMPTY) && !*s))
                         return -EINVAL;
                 *(const char **) p = s;
@@ -167,4 +169,44 @@ finish:
         if (r < 0 && ret_bad_field)
                 *ret_bad_field = bad;
         return r;
+}
+
+size_t zy_json_text_nul_escapes(const char *s, size_t n) {
+        size_t count = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] != '\\')
+                        continue;
+                /* An escape: \\ is one (so "\\u0000" is a backslash and text), \u0000 a NUL. */
+                if (i + 5 < n && memcmp(s + i + 1, "u0000", 5) == 0) {
+                        count++;
+                        i += 5;
+                } else
+                        i++;
+        }
+        return count;
+}
+
+size_t zy_json_nuls(json_object *v) {
+        size_t count = 0;
+        switch (json_object_get_type(v)) {
+        case json_type_string: {
+                const char *s = json_object_get_string(v), *end = s + json_object_get_string_len(v);
+                for (const char *p = s; (p = memchr(p, 0, (size_t) (end - p))); p++)
+                        count++;
+                break;
+        }
+        case json_type_array:
+                for (size_t i = 0; i < json_object_array_length(v); i++)
+                        count += zy_json_nuls(json_object_array_get_idx(v, i));
+                break;
+        case json_type_object: {
+                struct json_object_iterator it = json_object_iter_begin(v), end = json_object_iter_end(v);
+                for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+                        count += zy_json_nuls(json_object_iter_peek_value(&it));
+                break;
+        }
+        default:
+                break;
+        }
+        return count;
 }

@@ -365,9 +365,14 @@ static int call_prepare(struct zd_call *call, json_object *msg, const struct met
         json_object *jm, *jp = NULL;
         if (!json_object_object_get_ex(msg, "method", &jm) || !json_object_is_type(jm, json_type_string))
                 return zd_call_invalid(call, "method");
-        const struct method *m = find_method(json_object_get_string(jm));
+        /* A name with an embedded NUL is no method: compared as a C string it would be the
+         * method named by its prefix, one method to a filter in front of the socket and another
+         * here. It is echoed whole (json-c writes the NUL as \u0000). */
+        const char *name = zy_json_string_strict(jm);
+        const struct method *m = name ? find_method(name) : NULL;
         if (!m)
-                return zd_call_failf(call, -ENOENT, ZY_ERROR_METHOD_NOT_FOUND, "method", json_object_get_string(jm));
+                return zd_call_fail(call, -ENOENT, ZY_ERROR_METHOD_NOT_FOUND,
+                                    with_value("method", json_object_get(jm)));
         if (json_object_object_get_ex(msg, "parameters", &jp) && !json_object_is_type(jp, json_type_object) &&
             !json_object_is_type(jp, json_type_null))
                 return zd_call_invalid(call, "parameters");

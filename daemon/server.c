@@ -19,6 +19,7 @@
 #include <syslog.h>
 
 #include "fd-util.h"
+#include "json-dispatch.h"
 #include "log.h"
 #include "server.h"
 #include "util.h"
@@ -329,6 +330,10 @@ static void conn_process_calls(struct zd_conn *c) {
                 bool complete = tok && json_tokener_get_error(tok) == json_tokener_success &&
                                 json_tokener_get_parse_end(tok) == len;
                 json_tokener_free(tok);
+                /* A key with \u0000 is cut there by json-c: "method\u0000x" would count as a
+                 * second "method". Strings with one are refused where they are read. */
+                if (complete && zy_json_text_nul_escapes(c->in, len) != zy_json_nuls(msg))
+                        complete = false;
                 memmove(c->in, nul + 1, c->in_len - len - 1);
                 c->in_len -= len + 1;
 

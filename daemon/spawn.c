@@ -64,7 +64,7 @@ static int check_env(const char *name, json_object *v, void *ret, void *userdata
 }
 
 #define REQ(f) offsetof(struct spawn_req, f)
-/* JSON may carry \u0000: such a string would be cut short by execve; STRICT (and STRV) refuse it. */
+/* JSON may carry \u0000: such a string would be cut short by execve; the dispatcher refuses it. */
 static const struct zy_json_field spawn_fields[] = {
         { .name = "argv", .type = ZY_JSON_STRV, .offset = REQ(argv), .flags = ZY_JSON_MANDATORY | ZY_JSON_NONEMPTY,
           .max = ZD_MAX_ARGV, .callback = check_argv },
@@ -75,11 +75,11 @@ static const struct zy_json_field spawn_fields[] = {
           .max = 64 },
         { .name = "hold", .type = ZY_JSON_BOOL, .offset = REQ(hold), .flags = ZY_JSON_NULLABLE },
         { .name = "terminal", .type = ZY_JSON_BOOL, .offset = REQ(terminal), .flags = ZY_JSON_NULLABLE },
-        { .name = "profile", .type = ZY_JSON_STRING, .offset = REQ(profile), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
-        { .name = "cwd", .type = ZY_JSON_STRING, .offset = REQ(cwd), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
-        { .name = "user", .type = ZY_JSON_STRING, .offset = REQ(user), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
-        { .name = "group", .type = ZY_JSON_STRING, .offset = REQ(group), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
-        { .name = "id", .type = ZY_JSON_STRING, .offset = REQ(id), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
+        { .name = "profile", .type = ZY_JSON_STRING, .offset = REQ(profile), .flags = ZY_JSON_NULLABLE },
+        { .name = "cwd", .type = ZY_JSON_STRING, .offset = REQ(cwd), .flags = ZY_JSON_NULLABLE },
+        { .name = "user", .type = ZY_JSON_STRING, .offset = REQ(user), .flags = ZY_JSON_NULLABLE },
+        { .name = "group", .type = ZY_JSON_STRING, .offset = REQ(group), .flags = ZY_JSON_NULLABLE },
+        { .name = "id", .type = ZY_JSON_STRING, .offset = REQ(id), .flags = ZY_JSON_NULLABLE },
         {},
 };
 #undef REQ

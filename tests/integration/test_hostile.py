@@ -222,15 +222,41 @@ def test_not_utf8_is_refused(daemon, label, seq):
         assert r.error == INVALID, dict(r)
 
 
-@pytest.mark.xfail(strict=True, reason="a method name is compared as a C string: 'GetStatus\\u0000x' "
-                   "runs GetStatus; reported (methods.c)")
 def test_method_name_with_nul_is_not_that_method(daemon):
     """Varlink names never hold NUL. Compared as C strings, a name with \\u0000 would run the
     method named by its prefix: a filter in front of the socket that matches whole names (a
     proxy, an audit rule) would see one method while the daemon runs another."""
+    name = "io.zygote.Launcher.GetStatus\u0000.ReloadProfiles"
     with daemon.connect() as c:
-        r = c.call("io.zygote.Launcher.GetStatus\u0000.ReloadProfiles", check=False)
-        assert r.error in (INVALID, "org.varlink.service.MethodNotFound"), dict(r)
+        r = c.call(name, check=False)
+        assert r.error == "org.varlink.service.MethodNotFound", dict(r)
+        assert r.parameters["method"] == name, dict(r)  # echoed whole, the NUL escaped
+
+
+# A string parameter with \u0000 is the name of one thing to a strict parser and of another
+# (its prefix) to C: refused, naming the field.
+NUL_PARAMETERS = [
+    ("Wait", {"id": "x\u0000y"}, "id"),
+    ("Kill", {"id": "x\u0000y"}, "id"),
+    ("Spawn", {"argv": ["/bin/true"], "id": "a\u0000b"}, "id"),
+]
+
+
+@pytest.mark.parametrize("method,params,field", NUL_PARAMETERS, ids=[f"{m}.{f}" for m, _, f in NUL_PARAMETERS])
+def test_string_parameter_with_nul_is_refused(daemon, method, params, field):
+    with daemon.connect() as c:
+        r = c.call(L + method, params, check=False)
+        assert r.error == INVALID and r.parameters.get("parameter") == field, dict(r)
+
+
+def test_key_with_nul_is_refused(daemon):
+    """json-c cuts a key at its NUL: {"method": A, "method\\u0000": B} would run B, where a
+    strict parser sees method A and an unknown key."""
+    with daemon.connect() as c:
+        c.send_raw(b'{"method":"' + (L + "GetStatus").encode() + b'","method\\u0000":"' +
+                   (L + "ReloadProfiles").encode() + b'"}\0')
+        r = c.recv()
+        assert r.error == INVALID and r.parameters.get("parameter") == "message", dict(r)
 
 
 # ---- framing: one byte at a time, partial messages, oversize -------------------------------------

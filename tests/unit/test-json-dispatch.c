@@ -37,7 +37,7 @@ static int even_only(const char *name, json_object *v, void *ret, void *userdata
 
 static const struct zy_json_field table[] = {
         { .name = "name", .type = ZY_JSON_STRING, .offset = offsetof(struct req, name),
-          .flags = ZY_JSON_MANDATORY | ZY_JSON_STRICT | ZY_JSON_NONEMPTY },
+          .flags = ZY_JSON_MANDATORY | ZY_JSON_NONEMPTY },
         { .name = "flag", .type = ZY_JSON_BOOL, .offset = offsetof(struct req, flag), .flags = ZY_JSON_NULLABLE },
         { .name = "count", .type = ZY_JSON_INT, .offset = offsetof(struct req, count), .flags = 0, .min = 1, .max = 64 },
         { .name = "big", .type = ZY_JSON_INT64, .offset = offsetof(struct req, big), .flags = 0 },
@@ -205,6 +205,27 @@ static void test_callback_as_extra_check(void **state) {
         json_object_put(v);
 }
 
+/* A key with \u0000 is found by comparing the text's escapes with the values' NULs. */
+static void test_nul_in_keys(void **state) {
+        static const struct {
+                const char *text;
+                size_t escapes, nuls;
+        } cases[] = {
+                { "{\"a\":\"x\"}", 0, 0 },
+                { "{\"a\":\"x\\u0000y\",\"b\":[\"\\u0000\",{\"c\":\"\\u0000\"}]}", 3, 3 },
+                { "{\"a\\u0000b\":\"x\"}", 1, 0 },
+                { "{\"a\":\"\\\\u0000\"}", 0, 0 }, /* an escaped backslash, then text */
+                { "{\"a\":\"\\\\\\u0000\"}", 1, 1 },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                json_object *v = json_tokener_parse(cases[i].text);
+                assert_non_null(v);
+                assert_int_equal(zy_json_text_nul_escapes(cases[i].text, strlen(cases[i].text)), cases[i].escapes);
+                assert_int_equal(zy_json_nuls(v), cases[i].nuls);
+                json_object_put(v);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_all_types),
@@ -214,6 +235,7 @@ int main(void) {
                 cmocka_unit_test(test_unknown_and_order),
                 cmocka_unit_test(test_not_an_object),
                 cmocka_unit_test(test_callback_as_extra_check),
+                cmocka_unit_test(test_nul_in_keys),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
