@@ -227,11 +227,13 @@ static void conn_drop_fds(struct zd_conn *c) {
 static int conn_read(struct zd_conn *c) {
         for (;;) {
                 if (c->in_len >= c->in_size) {
-                        if (c->in_size >= ZY_MESSAGE_MAX + 1)
+                        /* ZY_MESSAGE_MAX counts the NUL: a buffer that size without one holds
+                         * a message too long already. */
+                        if (c->in_size >= ZY_MESSAGE_MAX)
                                 return 0; /* full: parsing decides (a call may be busy) */
                         size_t n = c->in_size ? c->in_size * 2 : 4096;
-                        if (n > ZY_MESSAGE_MAX + 1)
-                                n = ZY_MESSAGE_MAX + 1;
+                        if (n > ZY_MESSAGE_MAX)
+                                n = ZY_MESSAGE_MAX;
                         char *p = realloc(c->in, n);
                         if (!p)
                                 return -ENOMEM;
@@ -302,7 +304,7 @@ static void conn_process_calls(struct zd_conn *c) {
         while (!c->busy && !c->dead && !c->closing) {
                 char *nul = memchr(c->in, 0, c->in_len);
                 if (!nul) {
-                        if (c->in_len > ZY_MESSAGE_MAX) {
+                        if (c->in_len >= ZY_MESSAGE_MAX) {
                                 reply_errorf(c, ZY_ERROR_LIMIT_EXCEEDED, "limit", "message");
                                 c->closing = true;
                                 conn_flush(c);
@@ -374,7 +376,7 @@ static void conn_update_events(struct zd_conn *c) {
                 return;
         /* Keep reading while there is room (to see EOF early); write when replies wait. */
         int ev = 0;
-        if (c->in_len <= ZY_MESSAGE_MAX && !c->closing)
+        if (c->in_len < ZY_MESSAGE_MAX && !c->closing)
                 ev |= EV_READ;
         if (c->out_head)
                 ev |= EV_WRITE;
