@@ -3,6 +3,7 @@
  * Table-driven JSON dispatch; see json-dispatch.h.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json-dispatch.h"
@@ -209,4 +210,59 @@ size_t zy_json_nuls(json_object *v) {
                 break;
         }
         return count;
+}
+
+/* The length of the UTF-8 sequence at s (n > 0 bytes left) when it is one (RFC 3629: shortest
+ * form, no surrogate, at most U+10FFFF), else 0. */
+static size_t utf8_sequence(const unsigned char *s, size_t n) {
+        size_t len;
+        uint32_t cp, min;
+
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                len = 2, cp = s[0] & 0x1f, min = 0x80;
+        else if ((s[0] & 0xf0) == 0xe0)
+                len = 3, cp = s[0] & 0x0f, min = 0x800;
+        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+                len = 4, cp = s[0] & 0x07, min = 0x10000;
+        else
+                return 0; /* a continuation byte, C0/C1 (always overlong), F5..FF */
+        if (n < len)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = cp << 6 | (s[i] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return len;
+}
+
+bool zy_utf8_valid(const char *s, size_t n) {
+        const unsigned char *p = (const unsigned char *) s;
+        for (size_t i = 0, k; i < n; i += k)
+                if ((k = utf8_sequence(p + i, n - i)) == 0)
+                        return false;
+        return true;
+}
+
+char *zy_utf8_make_valid(const char *s, size_t n, size_t *ret_len) {
+        const unsigned char *p = (const unsigned char *) s;
+        char *out = malloc(n * 3 + 1), *o = out;
+        if (!out)
+                return NULL;
+        for (size_t i = 0, k; i < n; i += k) {
+                k = utf8_sequence(p + i, n - i);
+                if (k > 0)
+                        o = mempcpy(o, s + i, k);
+                else {
+                        o = mempcpy(o, "\xef\xbf\xbd", 3); /* U+FFFD for the one bad byte */
+                        k = 1;
+                }
+        }
+        *o = 0;
+        *ret_len = (size_t) (o - out);
+        return out;
 }

@@ -76,3 +76,10 @@ size_t zy_json_text_nul_escapes(const char *s, size_t n);
  * key at its first NUL, so a text whose escapes outnumber its values' NULs has a key holding
  * one: a key another parser reads whole ("method\u0000x") and json-c as another ("method"). */
 size_t zy_json_nuls(json_object *v);
+
+/* Whether the n bytes at s are UTF-8 (RFC 3629): no overlong form, no surrogate, nothing past
+ * U+10FFFF, no stray byte. json-c's own check lets the first three through. */
+bool zy_utf8_valid(const char *s, size_t n);
+/* A copy of s (n bytes) with every byte that starts no valid sequence replaced by U+FFFD, NUL
+ * terminated, its length in *ret_len; NULL when out of memory. */
+char *zy_utf8_make_valid(const char *s, size_t n, size_t *ret_len);

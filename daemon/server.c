@@ -133,6 +133,18 @@ static void conn_send(struct zd_conn *c, json_object *msg, int fd) {
         }
         size_t len;
         const char *s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN, &len);
+        /* Requests are checked, but a reply may also carry what no caller sent (a profile's
+         * file name, a name from /proc): whatever it holds, the caller gets UTF-8. */
+        _cleanup_free_ char *valid = NULL;
+        if (!zy_utf8_valid(s, len)) {
+                valid = zy_utf8_make_valid(s, len, &len);
+                if (!valid) {
+                        safe_close(fd);
+                        conn_close(c);
+                        return;
+                }
+                s = valid;
+        }
         if (c->out_bytes + len + 1 > ZD_MAX_OUTPUT) {
                 /* The caller does not read its replies; keep no unbounded memory for it. */
                 zd_log(LOG_WARNING, "dropping connection of uid %u: %zu bytes of replies unread",
@@ -323,15 +335,16 @@ static void conn_process_calls(struct zd_conn *c) {
                 ev_timer_stop(c->s->loop, &c->partial);
 
                 size_t len = (size_t) (nul - c->in);
-                json_tokener *tok = json_tokener_new_ex(32);
                 /* Invalid UTF-8 would come back in error replies (e.g. an unknown method's name)
-                 * and make them invalid JSON: refuse it here. */
-                if (tok)
-                        json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
+                 * and make them invalid JSON: refuse it here, strictly (json-c's own check lets
+                 * overlong forms, surrogates and code points past U+10FFFF through). */
+                bool utf8 = zy_utf8_valid(c->in, len);
+                json_tokener *tok = utf8 ? json_tokener_new_ex(32) : NULL;
                 json_object *msg = tok ? json_tokener_parse_ex(tok, c->in, (int) len) : NULL;
                 bool complete = tok && json_tokener_get_error(tok) == json_tokener_success &&
                                 json_tokener_get_parse_end(tok) == len;
-                json_tokener_free(tok);
+                if (tok)
+                        json_tokener_free(tok);
                 /* A key with \u0000 is cut there by json-c: "method\u0000x" would count as a
                  * second "method". Strings with one are refused where they are read. */
                 if (complete && zy_json_text_nul_escapes(c->in, len) != zy_json_nuls(msg))

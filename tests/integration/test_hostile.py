@@ -202,24 +202,39 @@ def test_escapes_in_echoed_names(daemon):
 
 
 # Byte sequences that are not UTF-8 (RFC 3629) although json-c's JSON_TOKENER_VALIDATE_UTF8 lets
-# them through: they come back in MethodNotFound, whose reply is then not JSON. Reported to the
-# lead (server.c): validate UTF-8 strictly before parsing.
+# them through: echoed in MethodNotFound, they made a reply that is not JSON. The daemon checks
+# every message strictly before parsing it.
 NOT_UTF8 = [
     ("overlong", b"\xc0\xaf"),
+    ("overlong 3 bytes", b"\xe0\x80\xaf"),
     ("surrogate", b"\xed\xa0\x80"),
     ("above U+10FFFF", b"\xf4\x90\x80\x80"),
     ("F5 lead byte", b"\xf5\x80\x80\x80"),
+    ("truncated", b"\xe2\x82"),
+    ("stray continuation", b"\x80"),
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="json-c's UTF-8 check accepts overlong forms, surrogates and "
-                   "code points past U+10FFFF; reported (server.c)")
 @pytest.mark.parametrize("label,seq", NOT_UTF8, ids=[n[0] for n in NOT_UTF8])
 def test_not_utf8_is_refused(daemon, label, seq):
     with daemon.connect() as c:
         c.send_raw(b'{"method":"io.zygote.Launcher.X' + seq + b'"}\0')
         r = c.recv()  # asserts that the reply is UTF-8
-        assert r.error == INVALID, dict(r)
+        assert r.error == INVALID and r.parameters.get("parameter") == "message", dict(r)
+        # and in a parameter, where nothing echoes it
+        c.send_raw(b'{"method":"io.zygote.Launcher.Wait","parameters":{"id":"' + seq + b'"}}\0')
+        r = c.recv()
+        assert r.error == INVALID and r.parameters.get("parameter") == "message", dict(r)
+
+
+# Escapes that name no character: json-c makes a lone surrogate U+FFFD, and what comes back is UTF-8.
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udc00x", "\\ud800\\u0041"])
+def test_lone_surrogate_escape_comes_back_as_utf8(daemon, escape):
+    with daemon.connect() as c:
+        c.send_raw(b'{"method":"io.zygote.Launcher.X' + escape.encode() + b'"}\0')
+        r = c.recv()  # asserts that the reply is UTF-8
+        assert r.error == "org.varlink.service.MethodNotFound", dict(r)
+        assert r.parameters["method"].startswith("io.zygote.Launcher.X\ufffd"), dict(r)
 
 
 def test_method_name_with_nul_is_not_that_method(daemon):

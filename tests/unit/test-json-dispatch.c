@@ -226,6 +226,29 @@ static void test_nul_in_keys(void **state) {
         }
 }
 
+static void test_utf8(void **state) {
+        static const char *good[] = { "", "a", "\xc2\x80", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xee\x80\x80",
+                                      "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xef\xbf\xbd" };
+        static const char *bad[] = { "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xed\xa0\x80",
+                                     "\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff", "\x80",
+                                     "\xe2\x82", "a\xe2\x82" };
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+                assert_true(zy_utf8_valid(good[i], strlen(good[i])));
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                assert_false(zy_utf8_valid(bad[i], strlen(bad[i])));
+                size_t n;
+                char *v = zy_utf8_make_valid(bad[i], strlen(bad[i]), &n);
+                assert_non_null(v);
+                assert_int_equal(strlen(v), n);
+                assert_true(zy_utf8_valid(v, n));
+                free(v);
+        }
+        size_t n;
+        char *v = zy_utf8_make_valid("x\xed\xa0\x80y\xc3\xa9", 7, &n);
+        assert_string_equal(v, "x\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdy\xc3\xa9");
+        free(v);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_all_types),
@@ -236,6 +259,7 @@ int main(void) {
                 cmocka_unit_test(test_not_an_object),
                 cmocka_unit_test(test_callback_as_extra_check),
                 cmocka_unit_test(test_nul_in_keys),
+                cmocka_unit_test(test_utf8),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
