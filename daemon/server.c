@@ -59,6 +59,7 @@ struct zd_out {
 
 static void conn_unref(struct zd_conn *c);
 static void conn_close(struct zd_conn *c);
+static void accept_resume(struct zd_server *s);
 static void conn_process(struct zd_conn *c);
 static void conn_update_events(struct zd_conn *c);
 
@@ -453,6 +454,7 @@ static void conn_close(struct zd_conn *c) {
         c->prev = c->next = NULL;
         s->n_conns--;
         conn_unref(c);
+        accept_resume(s); /* an fd is free again */
 }
 
 static void conn_unref(struct zd_conn *c) {
@@ -515,12 +517,46 @@ static int conn_new(struct zd_server *s, int fd, const struct ucred *cred, gid_t
         return 0;
 }
 
+static void accept_resume(struct zd_server *s) {
+        if (!s->accept_paused)
+                return;
+        s->accept_paused = false;
+        ev_timer_stop(s->loop, &s->accept_retry);
+        if (s->listen_fd >= 0)
+                ev_io_start(s->loop, &s->listen_watch);
+}
+
+static void on_accept_retry(struct ev_loop *loop, ev_timer *w, int revents) {
+        accept_resume(w->data);
+}
+
+/* Out of fds or memory: the connection waits in the backlog, and the listening socket stays
+ * readable, so a watcher left on would spin (and log) at full speed. It waits for an fd to
+ * free (a connection closing; anything else is caught by the timer). */
+static void accept_pause(struct zd_server *s, int err) {
+        ev_io_stop(s->loop, &s->listen_watch);
+        s->accept_paused = true;
+        ev_timer_set(&s->accept_retry, ZD_ACCEPT_RETRY, 0.);
+        ev_timer_start(s->loop, &s->accept_retry);
+        ev_tstamp now = ev_now(s->loop);
+        if (s->accept_logged > 0 && now - s->accept_logged < ZD_ACCEPT_LOG_INTERVAL) {
+                s->accept_unlogged++;
+                return;
+        }
+        zd_log(LOG_WARNING, "accept: %s: connections wait until an fd frees (%u such pauses not logged)",
+               strerror(err), s->accept_unlogged);
+        s->accept_logged = now;
+        s->accept_unlogged = 0;
+}
+
 static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
         struct zd_server *s = w->data;
         for (int i = 0; i < 64; i++) {
                 _cleanup_close_ int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (fd < 0) {
-                        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                                accept_pause(s, errno);
+                        else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                                 zd_log(LOG_WARNING, "accept: %m");
                         return;
                 }
@@ -614,12 +650,17 @@ int zd_server_listen(struct zd_server *s) {
         }
         ev_io_init(&s->listen_watch, on_accept, s->listen_fd, EV_READ);
         s->listen_watch.data = s;
+        ev_timer_init(&s->accept_retry, on_accept_retry, ZD_ACCEPT_RETRY, 0.);
+        s->accept_retry.data = s;
+        s->accept_paused = false;
         ev_io_start(s->loop, &s->listen_watch);
         return 0;
 }
 
 void zd_server_stop(struct zd_server *s) {
         ev_io_stop(s->loop, &s->listen_watch);
+        ev_timer_stop(s->loop, &s->accept_retry);
+        s->accept_paused = false;
         while (s->conns)
                 conn_close(s->conns);
         if (s->listen_fd >= 0) {
