@@ -263,7 +263,10 @@ static int m_events(struct zd_call *call, struct zd_task *t) {
         struct zd_daemon *d = call->d;
         if (!zd_conn_more(call->conn))
                 return zd_call_invalid(call, "more");
-        if (zd_events_subscribe(d, call->conn) < 0)
+        int r = zd_events_subscribe(d, call->conn);
+        if (r == -EDQUOT)
+                return zd_call_limit(call, "subscribers_per_user", ZD_MAX_SUBSCRIBERS_PER_UID);
+        if (r < 0)
                 return zd_call_limit(call, "subscribers", ZD_MAX_SUBSCRIBERS);
         return 0; /* no reply now: events arrive as they happen */
 }

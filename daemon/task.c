@@ -553,6 +553,15 @@ void zd_task_delete(struct zd_task *t) {
 int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c) {
         if (d->n_subscribers >= ZD_MAX_SUBSCRIBERS)
                 return -ENOSPC;
+        /* So that one user cannot lock every other (a shim, root) out of Events. */
+        if (!zd_conn_is_root(c)) {
+                unsigned n = 0;
+                for (size_t i = 0; i < d->n_subscribers; i++)
+                        if (zd_conn_cred(d->subscribers[i])->uid == zd_conn_cred(c)->uid)
+                                n++;
+                if (n >= ZD_MAX_SUBSCRIBERS_PER_UID)
+                        return -EDQUOT;
+        }
         d->subscribers[d->n_subscribers++] = c;
         return 0;
 }

@@ -16,6 +16,7 @@
 #define ZD_MAX_TASKS_PER_UID 1024 /* live + not yet deleted, non-root uid */
 #define ZD_MAX_TASKS 16384        /* everyone */
 #define ZD_MAX_SUBSCRIBERS 64     /* Events streams */
+#define ZD_MAX_SUBSCRIBERS_PER_UID 8 /* Events streams of one non-root uid */
 
 struct zd_conn;
 struct zd_daemon;
@@ -86,7 +87,8 @@ int zd_task_add_waiter(struct zd_task *t, struct zd_conn *c);
 json_object *zd_task_to_json(const struct zd_task *t);
 const char *zd_task_state_to_string(enum zd_task_state s);
 
-/* Events: c receives every event of the tasks it may see. -ENOSPC past ZD_MAX_SUBSCRIBERS. */
+/* Events: c receives every event of the tasks it may see. -ENOSPC past ZD_MAX_SUBSCRIBERS,
+ * -EDQUOT past ZD_MAX_SUBSCRIBERS_PER_UID streams of a non-root caller's uid. */
 int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c);
 /* A connection went away: it waits for nothing and receives no events any more. */
 void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c);

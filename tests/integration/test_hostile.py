@@ -910,16 +910,21 @@ def test_tasks_per_user(daemon, capsys):
     assert daemon.status()["tasks"] == 0
 
 
-@pytest.mark.xfail(strict=True, reason="Events has 64 slots in all and none per user: one user can take "
-                   "them all; reported (methods.c)")
 def test_events_slots_are_not_one_users(daemon):
     """One non-root user opening 64 Events streams must not lock every other caller (a shim, root)
-    out of Events."""
+    out of Events: it gets 8, the 9th and later are refused with the per-user limit."""
     subs = varlink.connect_many_as(daemon.socket, NOBODY, NOGROUP, 64, timeout=60)
     try:
         for s in subs:
             s.send(L + "Events", {}, more=True)
-        assert daemon.status()["version"]
+        # Each stream gets the refusal or, once the user runs a task, an event of it.
+        with daemon.connect_as(NOBODY, NOGROUP) as c:
+            zytest.run_task(c, ["true"], stdin=False, stdout=False)
+        replies = [s.recv() for s in subs]
+        refused = [r for r in replies if r.error]
+        assert len(refused) == 64 - 8, [dict(r) for r in refused[:3]]
+        for r in refused:
+            assert r.error == LIMIT and r.parameters == {"limit": "subscribers_per_user", "max": 8}, dict(r)
         with daemon.connect() as root:
             root.send(L + "Events", {}, more=True)
             assert daemon.status()["version"]
