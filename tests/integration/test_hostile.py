@@ -975,6 +975,43 @@ def test_held_worker_memory_is_not_the_callers(daemons, needs_root, tier):
         c.call(L + "Delete", {"id": "held-copy"})
 
 
+def test_kill_all_signals_members_through_pidfds(daemon, tmp_path):
+    """Kill with all signals the rest of a task's session, found through /proc. Signalled by
+    number, a member that exits between the scan and the kill could have its pid reused by
+    another process, which root zygoted would then signal: each member is signalled through a
+    pidfd opened before its session is checked again. The race itself cannot be forced from
+    outside; strace shows that no signal goes by number."""
+    import shutil
+    import subprocess
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("needs strace (scripts/deps.sh --test)")
+    log = tmp_path / "strace.log"
+    with daemon.connect() as c:
+        r = c.call(L + "Spawn", {"argv": ["/bin/sh", "-c", "sleep 1000 & sleep 1000 & wait"], "id": "session"})
+        r.close_fds()
+        wait_for(lambda: len(c.call(L + "Pids", {"id": "session"}).parameters["pids"]) == 3, "the session's members")
+        tracer = subprocess.Popen([strace, "-p", str(daemon.proc.pid), "-o", str(log),
+                                   "-e", "trace=kill,tkill,tgkill,pidfd_send_signal"], stderr=subprocess.PIPE)
+        try:
+            line = b""
+            while b"attached" not in line:
+                assert zytest.wait_readable(tracer.stderr.fileno(), 30), "strace did not attach"
+                line = tracer.stderr.readline()
+                assert line, f"strace exited: {tracer.wait()}"
+            c.call(L + "Kill", {"id": "session", "signal": 9, "all": True})
+        finally:
+            tracer.terminate()
+            tracer.wait()
+        assert c.call(L + "Wait", {"id": "session"}).parameters["task"]["signal"] in (9, "SIGKILL")
+        c.call(L + "Delete", {"id": "session"})
+    calls = log.read_text().splitlines()
+    by_number = [x for x in calls if x.startswith(("kill(", "tkill(", "tgkill("))]
+    through_pidfd = [x for x in calls if x.startswith("pidfd_send_signal(") and "SIGKILL" in x]
+    assert not by_number, f"signalled by pid: {by_number}"
+    assert len(through_pidfd) == 3, calls
+
+
 def cpu_seconds(pid):
     """utime + stime of a process, in seconds (/proc/PID/stat fields 14 and 15)."""
     with open(f"/proc/{pid}/stat") as f:
