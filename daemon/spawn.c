@@ -329,12 +329,14 @@ static int spawn_fdmap(struct spawn *s) {
                 s->map[i] = (struct zy_fdmap) { .src = call->fds[fi], .target = (int) ti };
         }
         if (s->req.terminal) {
-                /* TIOCSCTTY in the worker checks again; this is the clear message. */
-                bool tty = false;
+                /* The daemon never asks the fd itself whether it is a terminal: isatty() is an
+                 * ioctl, which a FUSE file forwards to its server, which may never answer. The
+                 * worker's TIOCSCTTY checks it (SpawnFailed, step ctty). */
+                bool stdin_mapped = false;
                 for (size_t i = 0; i < s->n_map; i++)
                         if (s->map[i].target == 0)
-                                tty = isatty(s->map[i].src);
-                if (!tty)
+                                stdin_mapped = true;
+                if (!stdin_mapped)
                         return zd_call_invalid(call, "terminal");
         }
         return 0;
