@@ -22,9 +22,9 @@ from zytest import NOBODY, NOGROUP
 NOT_YET = "a task does not carry its caller's confinement yet (the security issue's first item)"
 
 
-def run_client(daemon, argv, prefix=(), uid=None, gid=None, timeout=zytest.CALL_TIMEOUT):
-    """launchctl run ARGV, started through PREFIX (prlimit, unshare, ...) as uid:gid."""
-    cmd = list(prefix) + [daemon.bins["launchctl"], "--socket", daemon.socket, "run", "--", *argv]
+def run_client(daemon, argv, prefix=(), uid=None, gid=None, timeout=zytest.CALL_TIMEOUT, options=()):
+    """launchctl run OPTIONS ARGV, started through PREFIX (prlimit, unshare, ...) as uid:gid."""
+    cmd = list(prefix) + [daemon.bins["launchctl"], "--socket", daemon.socket, "run", *options, "--", *argv]
     if uid is not None:
         cmd = zytest.setpriv(uid, uid if gid is None else gid) + cmd
     return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -131,6 +131,27 @@ def test_task_cannot_kill_its_callers_other_processes(tiered):
         r = run_client(tiered, ["sh", "-c", f"kill -9 {victim.pid}"], uid=NOBODY, gid=NOGROUP)
         alive = not zytest.pidfd_wait_exit(victim.pid, 1.0)
         assert alive, f"a task killed its caller's process {victim.pid} (kill exit {r.returncode})"
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+# x86_64 numbers: strict is an x86_64-only profile.
+SIGNAL_CALLS = {"kill": "62, pid, 9", "tkill": "200, pid, 9", "tgkill": "234, pid, pid, 9"}
+
+
+@pytest.mark.parametrize("call", sorted(SIGNAL_CALLS))
+def test_strict_task_cannot_signal_by_pid(tiered, call):
+    """strict leaves every call that signals by pid out (kill, tkill, tgkill): its tasks run as
+    their caller's uid and could otherwise kill the caller's other processes."""
+    victim = subprocess.Popen(zytest.setpriv(NOBODY, NOGROUP) + ["sleep", "600"])
+    try:
+        code = (f"import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True); pid = {victim.pid}; "
+                f"r = libc.syscall({SIGNAL_CALLS[call]}); print(r, ctypes.get_errno())")
+        r = run_client(tiered, ["python3", "-c", code], uid=NOBODY, gid=NOGROUP, options=["--profile", "strict"])
+        alive = not zytest.pidfd_wait_exit(victim.pid, 0.5)
+        assert alive, f"a strict task killed its caller's process with {call}: {r.stdout} {r.stderr}"
+        assert r.returncode == 0 and r.stdout.split() == [b"-1", b"1"], (r.returncode, r.stdout, r.stderr)
     finally:
         victim.kill()
         victim.wait()
