@@ -266,3 +266,12 @@ char *zy_utf8_make_valid(const char *s, size_t n, size_t *ret_len) {
         *ret_len = (size_t) (o - out);
         return out;
 }
+
+bool zy_json_text_has_control(const char *s, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char) s[i];
+                if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+                        return true;
+        }
+        return false;
+}

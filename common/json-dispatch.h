@@ -83,3 +83,7 @@ bool zy_utf8_valid(const char *s, size_t n);
 /* A copy of s (n bytes) with every byte that starts no valid sequence replaced by U+FFFD, NUL
  * terminated, its length in *ret_len; NULL when out of memory. */
 char *zy_utf8_make_valid(const char *s, size_t n, size_t *ret_len);
+/* Whether the JSON text holds a raw control byte other than the whitespace JSON allows between
+ * tokens (RFC 8259 wants them escaped in strings; json-c takes them, and writes each back as a
+ * six-byte \u00XX). */
+bool zy_json_text_has_control(const char *s, size_t n);

@@ -263,8 +263,19 @@ static int m_close_io(struct zd_call *call, struct zd_task *t) {
 }
 
 static int m_list(struct zd_call *call, struct zd_task *t) {
-        json_object *tasks = json_object_new_array();
         struct lh_entry *e;
+        /* Counted before it is built: a reply past what a connection may queue would be built
+         * (seconds for hundreds of MB), then dropped, while every other caller waits. A
+         * non-root caller's own tasks always fit (ZD_MAX_ARGV_BYTES_PER_UID). */
+        size_t size = 0;
+        lh_foreach(call->d->tasks, e) {
+                const struct zd_task *task = lh_entry_v(e);
+                if (visible(call->conn, task))
+                        size += task->argv_bytes + ZD_TASK_JSON_MAX_OVERHEAD;
+        }
+        if (size > ZD_MAX_OUTPUT)
+                return zd_call_limit(call, "reply", ZD_MAX_OUTPUT);
+        json_object *tasks = json_object_new_array();
         lh_foreach(call->d->tasks, e) {
                 const struct zd_task *task = lh_entry_v(e);
                 if (visible(call->conn, task))

@@ -338,8 +338,9 @@ static void conn_process_calls(struct zd_conn *c) {
                 size_t len = (size_t) (nul - c->in);
                 /* Invalid UTF-8 would come back in error replies (e.g. an unknown method's name)
                  * and make them invalid JSON: refuse it here, strictly (json-c's own check lets
-                 * overlong forms, surrogates and code points past U+10FFFF through). */
-                bool utf8 = zy_utf8_valid(c->in, len);
+                 * overlong forms, surrogates and code points past U+10FFFF through). Raw control
+                 * bytes too: JSON has them escaped, and each would come back six times longer. */
+                bool utf8 = zy_utf8_valid(c->in, len) && !zy_json_text_has_control(c->in, len);
                 json_tokener *tok = utf8 ? json_tokener_new_ex(32) : NULL;
                 json_object *msg = tok ? json_tokener_parse_ex(tok, c->in, (int) len) : NULL;
                 bool complete = tok && json_tokener_get_error(tok) == json_tokener_success &&

@@ -249,6 +249,7 @@ struct spawn {
         uint64_t keep;            /* the bounding set the worker keeps */
         struct identity id;
         char **argv, **envp, *path_buf;
+        size_t argv_bytes; /* zd_task_argv_bytes() of the request's argv */
         const char *search;       /* PATH of the request's env, NULL for the default */
         size_t path_len;
         struct zy_fdmap *map;
@@ -291,6 +292,9 @@ static int spawn_authorize(struct spawn *s) {
                 return zd_call_limit(call, "tasks", ZD_MAX_TASKS);
         if (cr->uid != 0 && zd_tasks_count_uid(d, cr->uid) >= ZD_MAX_TASKS_PER_UID)
                 return zd_call_limit(call, "tasks_per_user", ZD_MAX_TASKS_PER_UID);
+        s->argv_bytes = zd_task_argv_bytes(req->argv);
+        if (cr->uid != 0 && zd_tasks_argv_bytes_uid(d, cr->uid) + s->argv_bytes > ZD_MAX_ARGV_BYTES_PER_UID)
+                return zd_call_limit(call, "argv_bytes_per_user", ZD_MAX_ARGV_BYTES_PER_UID);
 
         /* Capabilities: the profile's bounding set less what the caller drops; only a worker that
          * runs as root holds any of them, and only a privileged zygoted can shrink the set. */
@@ -461,6 +465,7 @@ static int spawn_fork(struct spawn *s) {
         t->profile = strdup(p->name);
         t->exe = strdup(s->argv[0]);
         t->argv = json_object_get(s->req.argv);
+        t->argv_bytes = s->argv_bytes;
         t->run_uid = s->id.set_ids ? s->id.uid : d->uid;
 
         if (s->tier == ZD_TIER_INHERIT) {

@@ -192,6 +192,30 @@ unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid) {
         return n;
 }
 
+size_t zd_tasks_argv_bytes_uid(struct zd_daemon *d, uid_t uid) {
+        size_t n = 0;
+        struct lh_entry *e;
+        lh_foreach(d->tasks, e) {
+                const struct zd_task *t = lh_entry_v(e);
+                if (t->uid == uid)
+                        n += t->argv_bytes;
+        }
+        return n;
+}
+
+size_t zd_task_argv_bytes(json_object *argv) {
+        size_t n = 2; /* [] */
+        for (size_t i = 0; i < json_object_array_length(argv); i++) {
+                json_object *v = json_object_array_get_idx(argv, i);
+                const unsigned char *s = (const unsigned char *) json_object_get_string(v);
+                size_t len = (size_t) json_object_get_string_len(v);
+                n += 3; /* "", */
+                for (size_t k = 0; k < len; k++)
+                        n += s[k] < 0x20 ? 6 : (s[k] == '"' || s[k] == '\\' || s[k] == '/') ? 2 : 1;
+        }
+        return n;
+}
+
 static void task_free(struct zd_task *t) {
         struct zd_daemon *d = t->d;
         ev_io_stop(d->loop, &t->pid_watch);

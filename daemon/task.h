@@ -17,6 +17,11 @@
 #define ZD_MAX_TASKS 16384        /* everyone */
 #define ZD_MAX_SUBSCRIBERS 64     /* Events streams */
 #define ZD_MAX_SUBSCRIBERS_PER_UID 8 /* Events streams of one non-root uid */
+/* argv kept for List and State, as JSON text (json-c writes a control byte as six), of all the
+ * tasks of one non-root uid: what one user can make the daemon store and send. */
+#define ZD_MAX_ARGV_BYTES_PER_UID (1024u * 1024u)
+/* A task's JSON apart from its argv, at most (List counts a reply before building it). */
+#define ZD_TASK_JSON_MAX_OVERHEAD 512u
 
 struct zd_conn;
 struct zd_daemon;
@@ -39,6 +44,7 @@ struct zd_task {
         char *profile;
         char *exe;
         json_object *argv; /* array of strings */
+        size_t argv_bytes; /* zd_task_argv_bytes(argv), counted against its owner */
         enum zd_tier tier;
         enum zd_task_state state;
         uid_t uid;        /* the caller who owns it */
@@ -71,6 +77,10 @@ int zd_tasks_init(struct zd_daemon *d);
 void zd_tasks_free(struct zd_daemon *d);
 struct zd_task *zd_task_find(struct zd_daemon *d, const char *id);
 unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid);
+/* The argv bytes (argv_bytes) the tasks of uid hold. */
+size_t zd_tasks_argv_bytes_uid(struct zd_daemon *d, uid_t uid);
+/* How long argv (an array of strings) is as JSON text, at most: what a reply carrying it takes. */
+size_t zd_task_argv_bytes(json_object *argv);
 /* A new entry in the table (id NULL: one is made up); -EEXIST when id is taken. */
 int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret);
 /* The worker was forked: watch its pidfd and status pipe; c (the Spawn call) gets the reply. */

@@ -1016,6 +1016,80 @@ def test_kill_all_signals_members_through_pidfds(daemon, tmp_path):
     assert len(through_pidfd) == 3, calls
 
 
+def test_raw_control_bytes_are_refused(daemon):
+    """JSON has control characters escaped in strings; json-c takes them raw and wrote each back as
+    a six-byte \\u00XX, a sixfold reply for a caller's bytes."""
+    with daemon.connect() as c:
+        c.send_raw(b'{"method":"io.zygote.Launcher.Wait","parameters":{"id":"a\x01b"}}\0')
+        r = c.recv()
+        assert r.error == INVALID and r.parameters.get("parameter") == "message", dict(r)
+        # whitespace between tokens is JSON
+        c.send_raw(b'{"method":\t"io.zygote.Launcher.GetStatus"\r\n}\0')
+        assert not c.recv().error
+
+
+def test_one_users_argv_cannot_stall_others(daemon, capsys):
+    """One user holding tasks with big argvs (control characters, six bytes each in a reply) and
+    listing them from 8 connections at once: the daemon stores at most 1 MiB of argv for it
+    (LimitExceeded argv_bytes_per_user), so each List stays small, and another user's GetStatus
+    stays fast (bound: 1 s; it was 34 s with 1,024 such tasks and a 400 MB List)."""
+    import threading
+    argv = ["/bin/true", "\x01" * 10000]  # 60 KB as JSON
+    ids = []
+    refused = None
+    with daemon.connect_as(NOBODY, NOGROUP) as c:
+        try:
+            for i in range(40):
+                r = c.call(L + "Spawn", {"argv": argv, "hold": True, "id": f"big-{i}"}, check=False)
+                r.close_fds()
+                if r.error:
+                    refused = r
+                    break
+                ids.append(f"big-{i}")
+            assert refused is not None, f"{len(ids)} tasks with 60 KB argvs stored for one user"
+            assert refused.error == LIMIT and refused.parameters == {
+                "limit": "argv_bytes_per_user", "max": 1024 * 1024}, dict(refused)
+            assert 10 <= len(ids) <= 17, ids
+
+            stop = threading.Event()
+            lists = []
+            errors = []
+
+            def lister():
+                try:
+                    with daemon.connect_as(NOBODY, NOGROUP) as lc:
+                        while not stop.is_set():
+                            tasks = lc.call(L + "List").parameters["tasks"]
+                            lists.append(len(tasks))
+                except Exception as e:  # reported below
+                    errors.append(e)
+            threads = [threading.Thread(target=lister) for _ in range(8)]
+            for t in threads:
+                t.start()
+            worst = 0.0
+            try:
+                wait_for(lambda: len(lists) >= 8, "the first Lists")
+                with daemon.connect_as(OTHER_UID, OTHER_GID) as other:
+                    for _ in range(20):
+                        t0 = time.monotonic()
+                        other.call(L + "GetStatus")
+                        worst = max(worst, time.monotonic() - t0)
+            finally:
+                stop.set()
+                for t in threads:
+                    t.join()
+            assert not errors, errors
+            assert set(lists) == {len(ids)}, set(lists)
+            with capsys.disabled():
+                print(f"\n  [argv bloat] {len(ids)} held tasks of 60 KB argv, {len(lists)} Lists from 8 connections; "
+                      f"another user's slowest GetStatus {1000 * worst:.1f} ms", end="")
+            assert worst < 1.0, f"another user's GetStatus took {worst:.2f} s"
+        finally:
+            for i in ids:
+                c.call(L + "Delete", {"id": i})
+    served(daemon, capsys, "after argv bloat")
+
+
 def cpu_seconds(pid):
     """utime + stime of a process, in seconds (/proc/PID/stat fields 14 and 15)."""
     with open(f"/proc/{pid}/stat") as f:
