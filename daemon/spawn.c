@@ -290,10 +290,11 @@ static int spawn_authorize(struct spawn *s) {
                 return zd_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
         if (d->n_tasks >= ZD_MAX_TASKS)
                 return zd_call_limit(call, "tasks", ZD_MAX_TASKS);
-        if (cr->uid != 0 && zd_tasks_count_uid(d, cr->uid) >= ZD_MAX_TASKS_PER_UID)
-                return zd_call_limit(call, "tasks_per_user", ZD_MAX_TASKS_PER_UID);
         s->argv_bytes = zd_task_argv_bytes(req->argv);
-        if (cr->uid != 0 && zd_tasks_argv_bytes_uid(d, cr->uid) + s->argv_bytes > ZD_MAX_ARGV_BYTES_PER_UID)
+        size_t argv_bytes = 0;
+        if (cr->uid != 0 && zd_tasks_count_uid(d, cr->uid, &argv_bytes) >= ZD_MAX_TASKS_PER_UID)
+                return zd_call_limit(call, "tasks_per_user", ZD_MAX_TASKS_PER_UID);
+        if (cr->uid != 0 && argv_bytes + s->argv_bytes > ZD_MAX_ARGV_BYTES_PER_UID)
                 return zd_call_limit(call, "argv_bytes_per_user", ZD_MAX_ARGV_BYTES_PER_UID);
 
         /* Capabilities: the profile's bounding set less what the caller drops; only a worker that

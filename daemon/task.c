@@ -181,25 +181,19 @@ struct zd_task *zd_task_find(struct zd_daemon *d, const char *id) {
         return v;
 }
 
-unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid) {
+unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes) {
         unsigned n = 0;
+        size_t bytes = 0;
         struct lh_entry *e;
         lh_foreach(d->tasks, e) {
                 const struct zd_task *t = lh_entry_v(e);
-                if (t->uid == uid)
+                if (t->uid == uid) {
                         n++;
+                        bytes += t->argv_bytes;
+                }
         }
-        return n;
-}
-
-size_t zd_tasks_argv_bytes_uid(struct zd_daemon *d, uid_t uid) {
-        size_t n = 0;
-        struct lh_entry *e;
-        lh_foreach(d->tasks, e) {
-                const struct zd_task *t = lh_entry_v(e);
-                if (t->uid == uid)
-                        n += t->argv_bytes;
-        }
+        if (ret_argv_bytes)
+                *ret_argv_bytes = bytes;
         return n;
 }
 

@@ -76,9 +76,8 @@ struct zd_task {
 int zd_tasks_init(struct zd_daemon *d);
 void zd_tasks_free(struct zd_daemon *d);
 struct zd_task *zd_task_find(struct zd_daemon *d, const char *id);
-unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid);
-/* The argv bytes (argv_bytes) the tasks of uid hold. */
-size_t zd_tasks_argv_bytes_uid(struct zd_daemon *d, uid_t uid);
+/* How many tasks uid owns, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */
+unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes);
 /* How long argv (an array of strings) is as JSON text, at most: what a reply carrying it takes. */
 size_t zd_task_argv_bytes(json_object *argv);
 /* A new entry in the table (id NULL: one is made up); -EEXIST when id is taken. */

@@ -985,24 +985,13 @@ def test_kill_all_signals_members_through_pidfds(daemon, tmp_path):
     another process, which root zygoted would then signal: each member is signalled through a
     pidfd opened before its session is checked again. The race itself cannot be forced from
     outside; strace shows that no signal goes by number."""
-    import shutil
-    import subprocess
-    strace = shutil.which("strace")
-    if not strace:
-        pytest.skip("needs strace (scripts/deps.sh --test)")
     log = tmp_path / "strace.log"
     with daemon.connect() as c:
         r = c.call(L + "Spawn", {"argv": ["/bin/sh", "-c", "sleep 1000 & sleep 1000 & wait"], "id": "session"})
         r.close_fds()
         wait_for(lambda: len(c.call(L + "Pids", {"id": "session"}).parameters["pids"]) == 3, "the session's members")
-        tracer = subprocess.Popen([strace, "-p", str(daemon.proc.pid), "-o", str(log),
-                                   "-e", "trace=kill,tkill,tgkill,pidfd_send_signal"], stderr=subprocess.PIPE)
+        tracer = zytest.strace_attach(daemon.proc.pid, "-o", str(log), "-e", "trace=kill,tkill,tgkill,pidfd_send_signal")
         try:
-            line = b""
-            while b"attached" not in line:
-                assert zytest.wait_readable(tracer.stderr.fileno(), 30), "strace did not attach"
-                line = tracer.stderr.readline()
-                assert line, f"strace exited: {tracer.wait()}"
             c.call(L + "Kill", {"id": "session", "signal": 9, "all": True})
         finally:
             tracer.terminate()
