@@ -1220,7 +1220,7 @@ def test_terminal_check_cannot_stall_the_daemon(daemon, daemons):
             fs.release.set()
             r = attacker.recv()
             assert r.error == L + "SpawnFailed" and r.parameters["step"] == "ctty", dict(r)
-            assert ok, "the daemon stopped serving while a FUSE server held an ioctl"
+            assert ok, f"the daemon stopped serving (the FUSE server held an ioctl: {stalled})"
     finally:
         if f is not None:
             os.close(f)
