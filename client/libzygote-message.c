@@ -124,7 +124,8 @@ static const struct {
  * zygoted uses, see LimitExceeded in io.zygote.Launcher.varlink); any other limit is on the size
  * of the request itself ("message", "fds"), which a retry does not change. */
 static const char *const transient_limits[] = {
-        "tasks", "tasks_per_user", "connections", "connections_per_user", "subscribers", "memory",
+        "tasks", "tasks_per_user", "connections", "connections_per_user", "subscribers", "subscribers_per_user",
+        "argv_bytes_per_user", "memory",
 };
 
 _public_ int zy_error_to_errno(const char *error_name, const char *limit) {

@@ -3,6 +3,7 @@
  * Table-driven JSON dispatch; see json-dispatch.h.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json-dispatch.h"
@@ -86,7 +87,9 @@ static int dispatch_one(const struct zy_json_field *f, json_object *v, void *p, 
 
         switch (f->type) {
         case ZY_JSON_STRING: {
-                const char *s = (f->flags & ZY_JSON_STRICT) ? zy_json_string_strict(v) : json_object_get_string(v);
+                /* Never a string with an embedded NUL ("\u0000"): C would cut it short, and a
+                 * caller could then name one thing to a filter and another to the daemon. */
+                const char *s = zy_json_string_strict(v);
                 if (!s || ((f->flags & ZY_JSON_NONEMPTY) && !*s))
                         return -EINVAL;
                 *(const char **) p = s;
@@ -173,4 +176,108 @@ finish:
         if (r < 0 && ret_bad_field)
                 *ret_bad_field = bad;
         return r;
+}
+
+size_t zy_json_text_nul_escapes(const char *s, size_t n) {
+        size_t count = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] != '\\')
+                        continue;
+                /* An escape: \\ is one (so "\\u0000" is a backslash and text), \u0000 a NUL. */
+                if (i + 5 < n && memcmp(s + i + 1, "u0000", 5) == 0) {
+                        count++;
+                        i += 5;
+                } else
+                        i++;
+        }
+        return count;
+}
+
+size_t zy_json_nuls(json_object *v) {
+        size_t count = 0;
+        switch (json_object_get_type(v)) {
+        case json_type_string: {
+                const char *s = json_object_get_string(v), *end = s + json_object_get_string_len(v);
+                for (const char *p = s; (p = memchr(p, 0, (size_t) (end - p))); p++)
+                        count++;
+                break;
+        }
+        case json_type_array:
+                for (size_t i = 0; i < json_object_array_length(v); i++)
+                        count += zy_json_nuls(json_object_array_get_idx(v, i));
+                break;
+        case json_type_object: {
+                struct json_object_iterator it = json_object_iter_begin(v), end = json_object_iter_end(v);
+                for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
+                        count += zy_json_nuls(json_object_iter_peek_value(&it));
+                break;
+        }
+        default:
+                break;
+        }
+        return count;
+}
+
+/* The length of the UTF-8 sequence at s (n > 0 bytes left) when it is one (RFC 3629: shortest
+ * form, no surrogate, at most U+10FFFF), else 0. */
+static size_t utf8_sequence(const unsigned char *s, size_t n) {
+        size_t len;
+        uint32_t cp, min;
+
+        if (s[0] < 0x80)
+                return 1;
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                len = 2, cp = s[0] & 0x1f, min = 0x80;
+        else if ((s[0] & 0xf0) == 0xe0)
+                len = 3, cp = s[0] & 0x0f, min = 0x800;
+        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+                len = 4, cp = s[0] & 0x07, min = 0x10000;
+        else
+                return 0; /* a continuation byte, C0/C1 (always overlong), F5..FF */
+        if (n < len)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = cp << 6 | (s[i] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return len;
+}
+
+bool zy_utf8_valid(const char *s, size_t n) {
+        const unsigned char *p = (const unsigned char *) s;
+        for (size_t i = 0, k; i < n; i += k)
+                if ((k = utf8_sequence(p + i, n - i)) == 0)
+                        return false;
+        return true;
+}
+
+char *zy_utf8_make_valid(const char *s, size_t n, size_t *ret_len) {
+        const unsigned char *p = (const unsigned char *) s;
+        char *out = malloc(n * 3 + 1), *o = out;
+        if (!out)
+                return NULL;
+        for (size_t i = 0, k; i < n; i += k) {
+                k = utf8_sequence(p + i, n - i);
+                if (k > 0)
+                        o = mempcpy(o, s + i, k);
+                else {
+                        o = mempcpy(o, "\xef\xbf\xbd", 3); /* U+FFFD for the one bad byte */
+                        k = 1;
+                }
+        }
+        *o = 0;
+        *ret_len = (size_t) (o - out);
+        return out;
+}
+
+bool zy_json_text_has_control(const char *s, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char) s[i];
+                if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+                        return true;
+        }
+        return false;
 }

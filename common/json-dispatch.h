@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 enum zy_json_type {
-        ZY_JSON_STRING,  /* const char * */
+        ZY_JSON_STRING,  /* const char *, without an embedded NUL ("\u0000") */
         ZY_JSON_BOOL,    /* bool */
         ZY_JSON_INT,     /* int, within [min, max] when min < max */
         ZY_JSON_INT64,   /* int64_t, within [min, max] when min < max */
@@ -37,8 +37,6 @@ enum zy_json_type {
 enum {
         ZY_JSON_MANDATORY = 1u << 0, /* absent (or null) is an error */
         ZY_JSON_NULLABLE = 1u << 1,  /* null is accepted and leaves the field as it was */
-        ZY_JSON_STRICT = 1u << 2,    /* strings: refuse an embedded NUL ("\u0000"), which C
-                                      * would silently cut short */
         ZY_JSON_NONEMPTY = 1u << 3,  /* strings and arrays: refuse "" and [] */
 };
 
@@ -71,3 +69,21 @@ int zy_json_dispatch(json_object *obj, const struct zy_json_field *table, unsign
 
 /* The string of v when it is a string without an embedded NUL, else NULL. */
 const char *zy_json_string_strict(json_object *v);
+
+/* How many \u0000 escapes the JSON text s (n bytes) holds, keys included. */
+size_t zy_json_text_nul_escapes(const char *s, size_t n);
+/* How many NUL bytes the string values of v (and of everything it holds) carry. json-c cuts a
+ * key at its first NUL, so a text whose escapes outnumber its values' NULs has a key holding
+ * one: a key another parser reads whole ("method\u0000x") and json-c as another ("method"). */
+size_t zy_json_nuls(json_object *v);
+
+/* Whether the n bytes at s are UTF-8 (RFC 3629): no overlong form, no surrogate, nothing past
+ * U+10FFFF, no stray byte. json-c's own check lets the first three through. */
+bool zy_utf8_valid(const char *s, size_t n);
+/* A copy of s (n bytes) with every byte that starts no valid sequence replaced by U+FFFD, NUL
+ * terminated, its length in *ret_len; NULL when out of memory. */
+char *zy_utf8_make_valid(const char *s, size_t n, size_t *ret_len);
+/* Whether the JSON text holds a raw control byte other than the whitespace JSON allows between
+ * tokens (RFC 8259 wants them escaped in strings; json-c takes them, and writes each back as a
+ * six-byte \u00XX). */
+bool zy_json_text_has_control(const char *s, size_t n);

@@ -68,6 +68,7 @@ static void argv_from_proc(struct zd_task *t, int pidfd) {
         buf[n] = 0;
         for (char *p = buf; p < buf + n; p += strlen(p) + 1)
                 json_object_array_add(t->argv, json_object_new_string(p));
+        t->argv_bytes = zd_task_argv_bytes(t->argv);
         if (json_object_array_length(t->argv) > 0)
                 t->exe = strdup(json_object_get_string(json_object_array_get_idx(t->argv, 0)));
 }

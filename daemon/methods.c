@@ -102,27 +102,37 @@ static json_object *with_value(const char *key, json_object *v) {
         return p;
 }
 
+/* The session id of pid, read from /proc; a negative errno when it cannot be read. */
+static pid_t session_of(pid_t pid) {
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -ESRCH;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return -ESRCH;
+        buf[n] = 0;
+        /* pid (comm) state ppid pgrp session: comm may hold spaces and ')' */
+        char *rp = strrchr(buf, ')');
+        int ppid, pgrp, session;
+        char state;
+        if (!rp || sscanf(rp + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) != 4)
+                return -EINVAL;
+        return (pid_t) session;
+}
+
 /* Calls fn for every process in the session whose id is sid (the worker called setsid(), so its
  * pid is the sid of everything it starts, unless they setsid() themselves). */
 static void for_each_in_session(pid_t sid, void (*fn)(pid_t pid, void *userdata), void *userdata) {
         DIR *dir = opendir("/proc");
         struct dirent *de;
         while (dir && (de = readdir(dir))) {
-                char path[300], buf[512];
                 if (de->d_name[0] < '0' || de->d_name[0] > '9')
                         continue;
-                snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-                ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-                if (n <= 0)
-                        continue;
-                buf[n] = 0;
-                /* pid (comm) state ppid pgrp session: comm may hold spaces and ')' */
-                char *rp = strrchr(buf, ')');
-                int ppid, pgrp, session;
-                char state;
-                if (rp && sscanf(rp + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) == 4 && session == sid)
-                        fn((pid_t) atoi(de->d_name), userdata);
+                pid_t pid = (pid_t) atoi(de->d_name);
+                if (session_of(pid) == sid)
+                        fn(pid, userdata);
         }
         if (dir)
                 closedir(dir);
@@ -142,8 +152,21 @@ static void kill_pid(pid_t pid, void *userdata) {
         struct kill_ctx *k = userdata;
         if (pid == k->leader)
                 return; /* through its pidfd */
-        if (kill(pid, k->sig) < 0 && errno != ESRCH && k->err == 0)
-                k->err = errno;
+        /* Between the scan and a kill by number, pid could exit and be reused by another
+         * process, which root would then signal. The pidfd pins one process; its session read
+         * again after it was opened is that process's if it still lives when signalled (a pid
+         * is not reused while its process lives, and a process that died stays dead). */
+        _cleanup_close_ int pidfd = pidfd_open_pid(pid);
+        if (pidfd < 0) {
+                if (pidfd != -ESRCH && k->err == 0)
+                        k->err = -pidfd;
+                return;
+        }
+        if (session_of(pid) != k->leader)
+                return;
+        int r = pidfd_kill(pidfd, k->sig);
+        if (r < 0 && r != -ESRCH && k->err == 0)
+                k->err = -r;
 }
 
 /* ---- methods ------------------------------------------------------------------------------ */
@@ -192,10 +215,9 @@ static int m_kill(struct zd_call *call, struct zd_task *t) {
         if (t->exited || t->state == ZD_TASK_STOPPED)
                 return invalid_state(call, t);
         /* The pidfd names exactly this process, never a reused pid. The rest of the session
-         * (the worker is a session leader; Pids lists the same set) is signalled by number,
-         * found through /proc: a pid could be reused between the scan and the kill, a window
-         * zygote accepts, as it has no cgroup to freeze. Only while the leader is not reaped,
-         * so that the session id itself cannot have been reused. */
+         * (the worker is a session leader; Pids lists the same set) is found through /proc and
+         * each member signalled through a pidfd of its own (kill_pid). Only while the leader
+         * is not reaped, so that the session id itself cannot have been reused. */
         /* The leader first: signalled after its children, a shell waiting for them would exit
          * on its own before the signal reached it. */
         r = pidfd_kill(t->pidfd, (int) p.signal);
@@ -241,8 +263,19 @@ static int m_close_io(struct zd_call *call, struct zd_task *t) {
 }
 
 static int m_list(struct zd_call *call, struct zd_task *t) {
-        json_object *tasks = json_object_new_array();
         struct lh_entry *e;
+        /* Counted before it is built: a reply past what a connection may queue would be built
+         * (seconds for hundreds of MB), then dropped, while every other caller waits. A
+         * non-root caller's own tasks always fit (ZD_MAX_ARGV_BYTES_PER_UID). */
+        size_t size = 0;
+        lh_foreach(call->d->tasks, e) {
+                const struct zd_task *task = lh_entry_v(e);
+                if (visible(call->conn, task))
+                        size += task->argv_bytes + ZD_TASK_JSON_MAX_OVERHEAD;
+        }
+        if (size > ZD_MAX_OUTPUT)
+                return zd_call_limit(call, "reply", ZD_MAX_OUTPUT);
+        json_object *tasks = json_object_new_array();
         lh_foreach(call->d->tasks, e) {
                 const struct zd_task *task = lh_entry_v(e);
                 if (visible(call->conn, task))
@@ -263,7 +296,10 @@ static int m_events(struct zd_call *call, struct zd_task *t) {
         struct zd_daemon *d = call->d;
         if (!zd_conn_more(call->conn))
                 return zd_call_invalid(call, "more");
-        if (zd_events_subscribe(d, call->conn) < 0)
+        int r = zd_events_subscribe(d, call->conn);
+        if (r == -EDQUOT)
+                return zd_call_limit(call, "subscribers_per_user", ZD_MAX_SUBSCRIBERS_PER_UID);
+        if (r < 0)
                 return zd_call_limit(call, "subscribers", ZD_MAX_SUBSCRIBERS);
         return 0; /* no reply now: events arrive as they happen */
 }
@@ -365,9 +401,14 @@ static int call_prepare(struct zd_call *call, json_object *msg, const struct met
         json_object *jm, *jp = NULL;
         if (!json_object_object_get_ex(msg, "method", &jm) || !json_object_is_type(jm, json_type_string))
                 return zd_call_invalid(call, "method");
-        const struct method *m = find_method(json_object_get_string(jm));
+        /* A name with an embedded NUL is no method: compared as a C string it would be the
+         * method named by its prefix, one method to a filter in front of the socket and another
+         * here. It is echoed whole (json-c writes the NUL as \u0000). */
+        const char *name = zy_json_string_strict(jm);
+        const struct method *m = name ? find_method(name) : NULL;
         if (!m)
-                return zd_call_failf(call, -ENOENT, ZY_ERROR_METHOD_NOT_FOUND, "method", json_object_get_string(jm));
+                return zd_call_fail(call, -ENOENT, ZY_ERROR_METHOD_NOT_FOUND,
+                                    with_value("method", json_object_get(jm)));
         if (json_object_object_get_ex(msg, "parameters", &jp) && !json_object_is_type(jp, json_type_object) &&
             !json_object_is_type(jp, json_type_null))
                 return zd_call_invalid(call, "parameters");

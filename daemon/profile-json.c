@@ -8,9 +8,13 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "profile-limits.h"
 #include "util.h"
@@ -366,16 +370,79 @@ int pj_parse(struct pj_loader *l, const char *data, size_t size, json_object **r
         return 0;
 }
 
+/* O_NONBLOCK: a FIFO placed where a profile should be must not hang the daemon. */
+#define PJ_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+
+bool pj_no_openat2 = false;
+
+/* The path the fd was opened as (readlink of /proc/self/fd/N). */
+static int fd_path(int fd, char buf[static PATH_MAX]) {
+        char link[64];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, buf, PATH_MAX - 1);
+        if (n < 0)
+                return negative_errno();
+        if (n >= PATH_MAX - 1)
+                return -ENAMETOOLONG;
+        buf[n] = '\0';
+        return 0;
+}
+
+/* rel opened beneath the directory dirfd: -EXDEV where it would leave it (through "..", an
+ * absolute symlink, a symlink pointing up, a magic link). */
+static int open_beneath(int dirfd, const char *rel) {
+        if (!pj_no_openat2) {
+                struct open_how how = {
+                        .flags = PJ_OPEN_FLAGS,
+                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+                };
+                int fd = (int) syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+                if (fd >= 0)
+                        return fd;
+                if (errno != ENOSYS && errno != EPERM) /* EPERM: a filter that does not know it */
+                        return negative_errno();
+        }
+        /* No openat2 (Linux before 5.6): open it, then check where it landed. The check is on
+         * the opened file itself, so a path changed meanwhile cannot fool it. */
+        _cleanup_close_ int fd = openat(dirfd, rel, PJ_OPEN_FLAGS);
+        if (fd < 0)
+                return negative_errno();
+        char dir[PATH_MAX], file[PATH_MAX];
+        int r = fd_path(dirfd, dir);
+        if (r >= 0)
+                r = fd_path(fd, file);
+        if (r < 0)
+                return r;
+        size_t n = streq(dir, "/") ? 0 : strlen(dir);
+        if (strncmp(file, dir, n) != 0 || file[n] != '/')
+                return -EXDEV;
+        return TAKE_FD(fd);
+}
+
+static int read_fd(int fd, char **ret, size_t *ret_size);
+
 int pj_read_file(const char *path, char **ret, size_t *ret_size) {
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int fd = open(path, PJ_OPEN_FLAGS);
+        if (fd < 0)
+                return negative_errno();
+        return read_fd(fd, ret, ret_size);
+}
+
+int pj_read_file_beneath(const char *dir, const char *rel, char **ret, size_t *ret_size) {
+        _cleanup_close_ int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0)
+                return negative_errno();
+        _cleanup_close_ int fd = open_beneath(dirfd, rel);
+        if (fd < 0)
+                return fd;
+        return read_fd(fd, ret, ret_size);
+}
+
+static int read_fd(int fd, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         struct stat st;
         size_t n = 0;
 
-        /* O_NONBLOCK: a FIFO placed where a profile should be must not hang the daemon. */
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return negative_errno();
         if (fstat(fd, &st) < 0)
                 return negative_errno();
         if (S_ISDIR(st.st_mode))

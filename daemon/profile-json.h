@@ -76,6 +76,12 @@ int pj_parse(struct pj_loader *l, const char *data, size_t size, json_object **r
 /* Reads a regular file of at most ZY_PROFILE_MAX_FILE_SIZE bytes, NUL-terminated; -EBADFD for
  * anything but a regular file, -EFBIG beyond the limit. Records no message: callers word it. */
 int pj_read_file(const char *path, char **ret, size_t *ret_size);
+/* The same for rel, opened beneath the directory dir: -EXDEV when the path would leave it
+ * ("..", a symlink pointing out). openat2(RESOLVE_BENEATH) where the kernel has it, else an
+ * open checked afterwards through the opened file's path; pj_no_openat2 forces the latter
+ * (tests). */
+int pj_read_file_beneath(const char *dir, const char *rel, char **ret, size_t *ret_size);
+extern bool pj_no_openat2;
 
 static inline void json_object_putp(json_object **o) {
         if (*o)

@@ -179,7 +179,7 @@ static int parse_access(struct pj_loader *l, json_object *o, const char *loc, st
 
 static int load_referenced(struct pj_loader *l, json_object *v, const char *loc, char **ret_path,
                            json_object **ret_root) {
-        _cleanup_free_ char *full = NULL, *data = NULL;
+        _cleanup_free_ char *dir = NULL, *full = NULL, *data = NULL;
         char q[PJ_QUOTE_MAX];
         const char *rel, *slash;
         size_t size;
@@ -194,12 +194,17 @@ static int load_referenced(struct pj_loader *l, json_object *v, const char *loc,
                 return pj_fail(l, -EINVAL, loc, "%s: the path must be relative to the profile's directory", pj_quote(rel, q));
         slash = strrchr(l->path, '/');
         if (slash)
-                r = asprintf(&full, "%.*s/%s", (int) (slash - l->path), l->path, rel);
+                r = asprintf(&dir, "%.*s", (int) (slash - l->path), l->path);
         else
-                r = asprintf(&full, "%s", rel);
-        if (r < 0)
+                r = asprintf(&dir, ".");
+        if (r < 0 || asprintf(&full, "%s/%s", dir, rel) < 0)
                 return -ENOMEM;
-        r = pj_read_file(full, &data, &size);
+        /* Beneath the profile's directory only: whoever may write a profile must not make the
+         * daemon read any file it can ("../../../../etc/shadow") and show parts of it in its
+         * messages. */
+        r = pj_read_file_beneath(*dir ? dir : "/", rel, &data, &size);
+        if (r == -EXDEV)
+                return pj_fail(l, -EINVAL, loc, "%s: the path leaves the profile's directory", pj_quote(rel, q));
         if (r < 0)
                 return pj_fail(l, r, loc, "cannot read %s: %s", full, strerror(-r));
 

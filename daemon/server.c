@@ -19,6 +19,7 @@
 #include <syslog.h>
 
 #include "fd-util.h"
+#include "json-dispatch.h"
 #include "log.h"
 #include "server.h"
 #include "util.h"
@@ -58,6 +59,7 @@ struct zd_out {
 
 static void conn_unref(struct zd_conn *c);
 static void conn_close(struct zd_conn *c);
+static void accept_resume(struct zd_server *s);
 static void conn_process(struct zd_conn *c);
 static void conn_update_events(struct zd_conn *c);
 
@@ -132,6 +134,18 @@ static void conn_send(struct zd_conn *c, json_object *msg, int fd) {
         }
         size_t len;
         const char *s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN, &len);
+        /* Requests are checked, but a reply may also carry what no caller sent (a profile's
+         * file name, a name from /proc): whatever it holds, the caller gets UTF-8. */
+        _cleanup_free_ char *valid = NULL;
+        if (!zy_utf8_valid(s, len)) {
+                valid = zy_utf8_make_valid(s, len, &len);
+                if (!valid) {
+                        safe_close(fd);
+                        conn_close(c);
+                        return;
+                }
+                s = valid;
+        }
         if (c->out_bytes + len + 1 > ZD_MAX_OUTPUT) {
                 /* The caller does not read its replies; keep no unbounded memory for it. */
                 zd_log(LOG_WARNING, "dropping connection of uid %u: %zu bytes of replies unread",
@@ -226,11 +240,13 @@ static void conn_drop_fds(struct zd_conn *c) {
 static int conn_read(struct zd_conn *c) {
         for (;;) {
                 if (c->in_len >= c->in_size) {
-                        if (c->in_size >= ZY_MESSAGE_MAX + 1)
+                        /* ZY_MESSAGE_MAX counts the NUL: a buffer that size without one holds
+                         * a message too long already. */
+                        if (c->in_size >= ZY_MESSAGE_MAX)
                                 return 0; /* full: parsing decides (a call may be busy) */
                         size_t n = c->in_size ? c->in_size * 2 : 4096;
-                        if (n > ZY_MESSAGE_MAX + 1)
-                                n = ZY_MESSAGE_MAX + 1;
+                        if (n > ZY_MESSAGE_MAX)
+                                n = ZY_MESSAGE_MAX;
                         char *p = realloc(c->in, n);
                         if (!p)
                                 return -ENOMEM;
@@ -301,7 +317,7 @@ static void conn_process_calls(struct zd_conn *c) {
         while (!c->busy && !c->dead && !c->closing) {
                 char *nul = memchr(c->in, 0, c->in_len);
                 if (!nul) {
-                        if (c->in_len > ZY_MESSAGE_MAX) {
+                        if (c->in_len >= ZY_MESSAGE_MAX) {
                                 reply_errorf(c, ZY_ERROR_LIMIT_EXCEEDED, "limit", "message");
                                 c->closing = true;
                                 conn_flush(c);
@@ -320,15 +336,21 @@ static void conn_process_calls(struct zd_conn *c) {
                 ev_timer_stop(c->s->loop, &c->partial);
 
                 size_t len = (size_t) (nul - c->in);
-                json_tokener *tok = json_tokener_new_ex(32);
                 /* Invalid UTF-8 would come back in error replies (e.g. an unknown method's name)
-                 * and make them invalid JSON: refuse it here. */
-                if (tok)
-                        json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
+                 * and make them invalid JSON: refuse it here, strictly (json-c's own check lets
+                 * overlong forms, surrogates and code points past U+10FFFF through). Raw control
+                 * bytes too: JSON has them escaped, and each would come back six times longer. */
+                bool utf8 = zy_utf8_valid(c->in, len) && !zy_json_text_has_control(c->in, len);
+                json_tokener *tok = utf8 ? json_tokener_new_ex(32) : NULL;
                 json_object *msg = tok ? json_tokener_parse_ex(tok, c->in, (int) len) : NULL;
                 bool complete = tok && json_tokener_get_error(tok) == json_tokener_success &&
                                 json_tokener_get_parse_end(tok) == len;
-                json_tokener_free(tok);
+                if (tok)
+                        json_tokener_free(tok);
+                /* A key with \u0000 is cut there by json-c: "method\u0000x" would count as a
+                 * second "method". Strings with one are refused where they are read. */
+                if (complete && zy_json_text_nul_escapes(c->in, len) != zy_json_nuls(msg))
+                        complete = false;
                 memmove(c->in, nul + 1, c->in_len - len - 1);
                 c->in_len -= len + 1;
 
@@ -369,7 +391,7 @@ static void conn_update_events(struct zd_conn *c) {
                 return;
         /* Keep reading while there is room (to see EOF early); write when replies wait. */
         int ev = 0;
-        if (c->in_len <= ZY_MESSAGE_MAX && !c->closing)
+        if (c->in_len < ZY_MESSAGE_MAX && !c->closing)
                 ev |= EV_READ;
         if (c->out_head)
                 ev |= EV_WRITE;
@@ -433,6 +455,7 @@ static void conn_close(struct zd_conn *c) {
         c->prev = c->next = NULL;
         s->n_conns--;
         conn_unref(c);
+        accept_resume(s); /* an fd is free again */
 }
 
 static void conn_unref(struct zd_conn *c) {
@@ -495,12 +518,46 @@ static int conn_new(struct zd_server *s, int fd, const struct ucred *cred, gid_t
         return 0;
 }
 
+static void accept_resume(struct zd_server *s) {
+        if (!s->accept_paused)
+                return;
+        s->accept_paused = false;
+        ev_timer_stop(s->loop, &s->accept_retry);
+        if (s->listen_fd >= 0)
+                ev_io_start(s->loop, &s->listen_watch);
+}
+
+static void on_accept_retry(struct ev_loop *loop, ev_timer *w, int revents) {
+        accept_resume(w->data);
+}
+
+/* Out of fds or memory: the connection waits in the backlog, and the listening socket stays
+ * readable, so a watcher left on would spin (and log) at full speed. It waits for an fd to
+ * free (a connection closing; anything else is caught by the timer). */
+static void accept_pause(struct zd_server *s, int err) {
+        ev_io_stop(s->loop, &s->listen_watch);
+        s->accept_paused = true;
+        ev_timer_set(&s->accept_retry, ZD_ACCEPT_RETRY, 0.);
+        ev_timer_start(s->loop, &s->accept_retry);
+        ev_tstamp now = ev_now(s->loop);
+        if (s->accept_logged > 0 && now - s->accept_logged < ZD_ACCEPT_LOG_INTERVAL) {
+                s->accept_unlogged++;
+                return;
+        }
+        zd_log(LOG_WARNING, "accept: %s: connections wait until an fd frees (%u such pauses not logged)",
+               strerror(err), s->accept_unlogged);
+        s->accept_logged = now;
+        s->accept_unlogged = 0;
+}
+
 static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
         struct zd_server *s = w->data;
         for (int i = 0; i < 64; i++) {
                 _cleanup_close_ int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (fd < 0) {
-                        if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                                accept_pause(s, errno);
+                        else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                                 zd_log(LOG_WARNING, "accept: %m");
                         return;
                 }
@@ -594,12 +651,17 @@ int zd_server_listen(struct zd_server *s) {
         }
         ev_io_init(&s->listen_watch, on_accept, s->listen_fd, EV_READ);
         s->listen_watch.data = s;
+        ev_timer_init(&s->accept_retry, on_accept_retry, ZD_ACCEPT_RETRY, 0.);
+        s->accept_retry.data = s;
+        s->accept_paused = false;
         ev_io_start(s->loop, &s->listen_watch);
         return 0;
 }
 
 void zd_server_stop(struct zd_server *s) {
         ev_io_stop(s->loop, &s->listen_watch);
+        ev_timer_stop(s->loop, &s->accept_retry);
+        s->accept_paused = false;
         while (s->conns)
                 conn_close(s->conns);
         if (s->listen_fd >= 0) {

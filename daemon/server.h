@@ -18,6 +18,8 @@
 #define ZD_MAX_CONNECTIONS_PER_UID 128      /* one non-root uid */
 #define ZD_MAX_OUTPUT (4u * 1024u * 1024u)  /* unsent replies before a client is dropped */
 #define ZD_PARTIAL_TIMEOUT 10.0             /* seconds a partial message may sit idle */
+#define ZD_ACCEPT_RETRY 1.0                /* seconds before accept() is tried again, out of fds */
+#define ZD_ACCEPT_LOG_INTERVAL 60.0        /* seconds between two "out of fds" lines */
 
 struct zd_conn; /* private to server.c */
 
@@ -33,6 +35,12 @@ struct zd_server {
         bool socket_activated;  /* listen_fd is systemd's: never unlinked */
         int listen_fd;          /* -EBADF: zd_server_listen() binds socket_path */
         ev_io listen_watch;
+        /* Out of fds (EMFILE), accept() fails while the listening socket stays readable: the
+         * watcher stops until a connection closes or the retry timer fires. */
+        ev_timer accept_retry;
+        bool accept_paused;
+        ev_tstamp accept_logged;    /* when the last "out of fds" line went out */
+        unsigned accept_unlogged;   /* pauses since, not logged */
         struct zd_conn *conns;
         unsigned n_conns;
         zd_server_call_fn on_call;

@@ -64,7 +64,7 @@ static int check_env(const char *name, json_object *v, void *ret, void *userdata
 }
 
 #define REQ(f) offsetof(struct spawn_req, f)
-/* JSON may carry \u0000: such a string would be cut short by execve; STRICT (and STRV) refuse it. */
+/* JSON may carry \u0000: such a string would be cut short by execve; the dispatcher refuses it. */
 static const struct zy_json_field spawn_fields[] = {
         { .name = "argv", .type = ZY_JSON_STRV, .offset = REQ(argv), .flags = ZY_JSON_MANDATORY | ZY_JSON_NONEMPTY,
           .max = ZD_MAX_ARGV, .callback = check_argv },
@@ -75,11 +75,11 @@ static const struct zy_json_field spawn_fields[] = {
           .max = 64 },
         { .name = "hold", .type = ZY_JSON_BOOL, .offset = REQ(hold), .flags = ZY_JSON_NULLABLE },
         { .name = "terminal", .type = ZY_JSON_BOOL, .offset = REQ(terminal), .flags = ZY_JSON_NULLABLE },
-        { .name = "profile", .type = ZY_JSON_STRING, .offset = REQ(profile), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
-        { .name = "cwd", .type = ZY_JSON_STRING, .offset = REQ(cwd), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
-        { .name = "user", .type = ZY_JSON_STRING, .offset = REQ(user), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
-        { .name = "group", .type = ZY_JSON_STRING, .offset = REQ(group), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
-        { .name = "id", .type = ZY_JSON_STRING, .offset = REQ(id), .flags = ZY_JSON_NULLABLE | ZY_JSON_STRICT },
+        { .name = "profile", .type = ZY_JSON_STRING, .offset = REQ(profile), .flags = ZY_JSON_NULLABLE },
+        { .name = "cwd", .type = ZY_JSON_STRING, .offset = REQ(cwd), .flags = ZY_JSON_NULLABLE },
+        { .name = "user", .type = ZY_JSON_STRING, .offset = REQ(user), .flags = ZY_JSON_NULLABLE },
+        { .name = "group", .type = ZY_JSON_STRING, .offset = REQ(group), .flags = ZY_JSON_NULLABLE },
+        { .name = "id", .type = ZY_JSON_STRING, .offset = REQ(id), .flags = ZY_JSON_NULLABLE },
         {},
 };
 #undef REQ
@@ -249,6 +249,7 @@ struct spawn {
         uint64_t keep;            /* the bounding set the worker keeps */
         struct identity id;
         char **argv, **envp, *path_buf;
+        size_t argv_bytes; /* zd_task_argv_bytes() of the request's argv */
         const char *search;       /* PATH of the request's env, NULL for the default */
         size_t path_len;
         struct zy_fdmap *map;
@@ -289,8 +290,12 @@ static int spawn_authorize(struct spawn *s) {
                 return zd_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
         if (d->n_tasks >= ZD_MAX_TASKS)
                 return zd_call_limit(call, "tasks", ZD_MAX_TASKS);
-        if (cr->uid != 0 && zd_tasks_count_uid(d, cr->uid) >= ZD_MAX_TASKS_PER_UID)
+        s->argv_bytes = zd_task_argv_bytes(req->argv);
+        size_t argv_bytes = 0;
+        if (cr->uid != 0 && zd_tasks_count_uid(d, cr->uid, &argv_bytes) >= ZD_MAX_TASKS_PER_UID)
                 return zd_call_limit(call, "tasks_per_user", ZD_MAX_TASKS_PER_UID);
+        if (cr->uid != 0 && argv_bytes + s->argv_bytes > ZD_MAX_ARGV_BYTES_PER_UID)
+                return zd_call_limit(call, "argv_bytes_per_user", ZD_MAX_ARGV_BYTES_PER_UID);
 
         /* Capabilities: the profile's bounding set less what the caller drops; only a worker that
          * runs as root holds any of them, and only a privileged zygoted can shrink the set. */
@@ -329,12 +334,14 @@ static int spawn_fdmap(struct spawn *s) {
                 s->map[i] = (struct zy_fdmap) { .src = call->fds[fi], .target = (int) ti };
         }
         if (s->req.terminal) {
-                /* TIOCSCTTY in the worker checks again; this is the clear message. */
-                bool tty = false;
+                /* The daemon never asks the fd itself whether it is a terminal: isatty() is an
+                 * ioctl, which a FUSE file forwards to its server, which may never answer. The
+                 * worker's TIOCSCTTY checks it (SpawnFailed, step ctty). */
+                bool stdin_mapped = false;
                 for (size_t i = 0; i < s->n_map; i++)
                         if (s->map[i].target == 0)
-                                tty = isatty(s->map[i].src);
-                if (!tty)
+                                stdin_mapped = true;
+                if (!stdin_mapped)
                         return zd_call_invalid(call, "terminal");
         }
         return 0;
@@ -459,6 +466,7 @@ static int spawn_fork(struct spawn *s) {
         t->profile = strdup(p->name);
         t->exe = strdup(s->argv[0]);
         t->argv = json_object_get(s->req.argv);
+        t->argv_bytes = s->argv_bytes;
         t->run_uid = s->id.set_ids ? s->id.uid : d->uid;
 
         if (s->tier == ZD_TIER_INHERIT) {

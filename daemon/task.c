@@ -181,13 +181,31 @@ struct zd_task *zd_task_find(struct zd_daemon *d, const char *id) {
         return v;
 }
 
-unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid) {
+unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes) {
         unsigned n = 0;
+        size_t bytes = 0;
         struct lh_entry *e;
         lh_foreach(d->tasks, e) {
                 const struct zd_task *t = lh_entry_v(e);
-                if (t->uid == uid)
+                if (t->uid == uid) {
                         n++;
+                        bytes += t->argv_bytes;
+                }
+        }
+        if (ret_argv_bytes)
+                *ret_argv_bytes = bytes;
+        return n;
+}
+
+size_t zd_task_argv_bytes(json_object *argv) {
+        size_t n = 2; /* [] */
+        for (size_t i = 0; i < json_object_array_length(argv); i++) {
+                json_object *v = json_object_array_get_idx(argv, i);
+                const unsigned char *s = (const unsigned char *) json_object_get_string(v);
+                size_t len = (size_t) json_object_get_string_len(v);
+                n += 3; /* "", */
+                for (size_t k = 0; k < len; k++)
+                        n += s[k] < 0x20 ? 6 : (s[k] == '"' || s[k] == '\\' || s[k] == '/') ? 2 : 1;
         }
         return n;
 }
@@ -553,6 +571,15 @@ void zd_task_delete(struct zd_task *t) {
 int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c) {
         if (d->n_subscribers >= ZD_MAX_SUBSCRIBERS)
                 return -ENOSPC;
+        /* So that one user cannot lock every other (a shim, root) out of Events. */
+        if (!zd_conn_is_root(c)) {
+                unsigned n = 0;
+                for (size_t i = 0; i < d->n_subscribers; i++)
+                        if (zd_conn_cred(d->subscribers[i])->uid == zd_conn_cred(c)->uid)
+                                n++;
+                if (n >= ZD_MAX_SUBSCRIBERS_PER_UID)
+                        return -EDQUOT;
+        }
         d->subscribers[d->n_subscribers++] = c;
         return 0;
 }

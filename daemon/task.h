@@ -16,6 +16,12 @@
 #define ZD_MAX_TASKS_PER_UID 1024 /* live + not yet deleted, non-root uid */
 #define ZD_MAX_TASKS 16384        /* everyone */
 #define ZD_MAX_SUBSCRIBERS 64     /* Events streams */
+#define ZD_MAX_SUBSCRIBERS_PER_UID 8 /* Events streams of one non-root uid */
+/* argv kept for List and State, as JSON text (json-c writes a control byte as six), of all the
+ * tasks of one non-root uid: what one user can make the daemon store and send. */
+#define ZD_MAX_ARGV_BYTES_PER_UID (1024u * 1024u)
+/* A task's JSON apart from its argv, at most (List counts a reply before building it). */
+#define ZD_TASK_JSON_MAX_OVERHEAD 512u
 
 struct zd_conn;
 struct zd_daemon;
@@ -38,6 +44,7 @@ struct zd_task {
         char *profile;
         char *exe;
         json_object *argv; /* array of strings */
+        size_t argv_bytes; /* zd_task_argv_bytes(argv), counted against its owner */
         enum zd_tier tier;
         enum zd_task_state state;
         uid_t uid;        /* the caller who owns it */
@@ -69,7 +76,10 @@ struct zd_task {
 int zd_tasks_init(struct zd_daemon *d);
 void zd_tasks_free(struct zd_daemon *d);
 struct zd_task *zd_task_find(struct zd_daemon *d, const char *id);
-unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid);
+/* How many tasks uid owns, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */
+unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes);
+/* How long argv (an array of strings) is as JSON text, at most: what a reply carrying it takes. */
+size_t zd_task_argv_bytes(json_object *argv);
 /* A new entry in the table (id NULL: one is made up); -EEXIST when id is taken. */
 int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret);
 /* The worker was forked: watch its pidfd and status pipe; c (the Spawn call) gets the reply. */
@@ -86,7 +96,8 @@ int zd_task_add_waiter(struct zd_task *t, struct zd_conn *c);
 json_object *zd_task_to_json(const struct zd_task *t);
 const char *zd_task_state_to_string(enum zd_task_state s);
 
-/* Events: c receives every event of the tasks it may see. -ENOSPC past ZD_MAX_SUBSCRIBERS. */
+/* Events: c receives every event of the tasks it may see. -ENOSPC past ZD_MAX_SUBSCRIBERS,
+ * -EDQUOT past ZD_MAX_SUBSCRIBERS_PER_UID streams of a non-root caller's uid. */
 int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c);
 /* A connection went away: it waits for nothing and receives no events any more. */
 void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c);

@@ -21,6 +21,7 @@
 #include "task.h"
 #include "methods.h"
 #include "fuzz-daemon.h"
+#include "json-dispatch.h"
 #include "util.h"
 
 #define FZ_DAEMON_UID_NUMBER 65532  /* who the unprivileged daemon pretends to be */
@@ -333,7 +334,7 @@ static void check_reply(const char *s, size_t len) {
         json_tokener *tok = json_tokener_new();
         json_object *o = json_tokener_parse_ex(tok, s, (int) len);
         bool ok = json_tokener_get_error(tok) == json_tokener_success && json_tokener_get_parse_end(tok) == len &&
-                  json_object_is_type(o, json_type_object);
+                  json_object_is_type(o, json_type_object) && zy_utf8_valid(s, len);
         json_object *p, *e;
         if (ok) {
                 bool has_p = json_object_object_get_ex(o, "parameters", &p) && json_object_is_type(p, json_type_object);

@@ -66,6 +66,11 @@ PROTOCOL = {
                    m(L + "Kill", {"id": "x", "signal": 100000}) + m(L + "Wait", {"id": None}) +
                    m(L + "Spawn", {"argv": ["true"], "env": ["NOEQ"]}) + m(L + "Spawn", {"argv": ["true"], "id": "../x"})),
     "malformed": (ROOT, b'{"method":' + b"\0" + b"[1,2]\0" + b"\0" + b'"x"\0' + b'{"method":"' + L.encode() + b'X\xc0\xaf"}\0'),
+    "strings": (NOBODY, m(L + "GetStatus\u0000x") + m(L + "Wait", {"id": "a\u0000b"}) +
+                b'{"method":"' + L.encode() + b'GetStatus","method\\u0000":"x"}\0' +
+                b'{"method":"' + L.encode() + b'X\xed\xa0\x80"}\0' + b'{"method":"' + L.encode() + b'X\\ud800"}\0' +
+                b'{"method":"' + L.encode() + b'Wait","parameters":{"id":"\x01"}}\0'),
+    "argv-bytes": (NOBODY, m(L + "Spawn", {"argv": ["run", "\u0001" * 8000], "hold": True}) + m(L + "List")),
     "shut-rd": (NOBODY | SHUT_RD, m(L + "Spawn", {"argv": ["true"]}) + m(L + "GetStatus")),
     "partial": (ROOT, b'{"method":"io.zygote.Launcher.GetSt'),
     "oversize": (ROOT, b'{"method":"' + b"x" * 65600 + b'"}\0'),

@@ -46,6 +46,10 @@ static long arg_value(const char *arg, long def) {
 
 static long try_getpid(const char *arg) { return syscall(SYS_getpid); }
 static long try_getppid(const char *arg) { return syscall(SYS_getppid); }
+/* Signal 0 to itself: checks the call, sends nothing. */
+static long try_kill(const char *arg) { return syscall(SYS_kill, getpid(), 0); }
+static long try_tkill(const char *arg) { return syscall(SYS_tkill, gettid(), 0); }
+static long try_tgkill(const char *arg) { return syscall(SYS_tgkill, getpid(), gettid(), 0); }
 static long try_uname(const char *arg) {
         struct utsname u;
         return syscall(SYS_uname, &u);
@@ -134,6 +138,9 @@ static const struct {
 } calls[] = {
         { "getpid", try_getpid },
         { "getppid", try_getppid },
+        { "kill", try_kill },
+        { "tkill", try_tkill },
+        { "tgkill", try_tgkill },
         { "uname", try_uname },
         { "getcwd", try_getcwd },
         { "personality", try_personality },

@@ -15,7 +15,6 @@
 import os
 import shutil
 import signal
-import subprocess
 import threading
 import time
 
@@ -149,22 +148,13 @@ def test_reference_death_mid_spawn_runs_once(daemon, capsys, tmp_path):
     run its command once, and no worker may be left untracked (a zombie child of the daemon)."""
     if daemon.profiles()["default"]["tier"] != "inherit":
         pytest.skip("the default profile is not in the inherit tier here")
-    strace = shutil.which("strace")
-    if not strace:
-        pytest.skip("needs strace (scripts/deps.sh --test)")
     ref = daemon.profiles()["default"]["referencePid"]
     out = tmp_path / "runs"
     out.touch()
     os.chmod(tmp_path, 0o777)
     os.chmod(out, 0o666)
-    tracer = subprocess.Popen([strace, "-p", str(ref), "-o", "/dev/null", "-e", "trace=sendmsg",
-                               "-e", "inject=sendmsg:signal=KILL"], stderr=subprocess.PIPE)
+    tracer = zytest.strace_attach(ref, "-o", "/dev/null", "-e", "trace=sendmsg", "-e", "inject=sendmsg:signal=KILL")
     try:
-        line = b""
-        while b"attached" not in line:
-            assert zytest.wait_readable(tracer.stderr.fileno(), 30), "strace did not attach"
-            line = tracer.stderr.readline()
-            assert line, f"strace exited: {tracer.wait()}"
         with daemon.connect() as c:
             first, final = spawn_true(c, argv=("/bin/sh", "-c", f"echo once >> {out}"))
         assert final and final["exitCode"] == 0, (first, final)

@@ -273,6 +273,10 @@ def test_matrix(daemons, bins, needs_root, setup, tier):
     for name in ISSUE_BLOCKED + ["socket(2)", "socket(10)"]:
         assert st[name] != 0, (name, st)
     assert st["getpid"] == 0 and st["getppid"] == 0, st
+    # no signals by pid: a task runs as its caller's uid and could reach the caller's other
+    # processes (raise() and abort() use tgkill: they fail here; abort still ends the process)
+    for name in ("kill", "tkill", "tgkill"):
+        assert st[name] == EPERM, (name, st)
 
 
 @pytest.mark.parametrize("setup", SETUPS)

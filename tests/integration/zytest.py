@@ -108,6 +108,27 @@ def wait_readable(fd, timeout):
     return bool(r)
 
 
+def strace_attach(pid, *options):
+    """strace -p PID OPTIONS, returned once it has attached (its stderr says so). Skips the test
+    when strace is not installed. The caller kills and waits for it."""
+    import pytest
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("needs strace (scripts/deps.sh --test)")
+    tracer = subprocess.Popen([strace, "-p", str(pid), *options], stderr=subprocess.PIPE)
+    try:
+        line = b""
+        while b"attached" not in line:
+            assert wait_readable(tracer.stderr.fileno(), 30), "strace did not attach"
+            line = tracer.stderr.readline()
+            assert line, f"strace exited: {tracer.wait()}"
+    except BaseException:
+        tracer.kill()
+        tracer.wait()
+        raise
+    return tracer
+
+
 def pidfd_wait_exit(pid, timeout):
     """Waits (on a pidfd, no polling) until process pid has exited. True if it did."""
     try:

@@ -37,7 +37,7 @@ static int even_only(const char *name, json_object *v, void *ret, void *userdata
 
 static const struct zy_json_field table[] = {
         { .name = "name", .type = ZY_JSON_STRING, .offset = offsetof(struct req, name),
-          .flags = ZY_JSON_MANDATORY | ZY_JSON_STRICT | ZY_JSON_NONEMPTY },
+          .flags = ZY_JSON_MANDATORY | ZY_JSON_NONEMPTY },
         { .name = "flag", .type = ZY_JSON_BOOL, .offset = offsetof(struct req, flag), .flags = ZY_JSON_NULLABLE },
         { .name = "count", .type = ZY_JSON_INT, .offset = offsetof(struct req, count), .flags = 0, .min = 1, .max = 64 },
         { .name = "big", .type = ZY_JSON_INT64, .offset = offsetof(struct req, big), .flags = 0 },
@@ -198,6 +198,50 @@ static void test_callback_as_extra_check(void **state) {
         json_object_put(v);
 }
 
+/* A key with \u0000 is found by comparing the text's escapes with the values' NULs. */
+static void test_nul_in_keys(void **state) {
+        static const struct {
+                const char *text;
+                size_t escapes, nuls;
+        } cases[] = {
+                { "{\"a\":\"x\"}", 0, 0 },
+                { "{\"a\":\"x\\u0000y\",\"b\":[\"\\u0000\",{\"c\":\"\\u0000\"}]}", 3, 3 },
+                { "{\"a\\u0000b\":\"x\"}", 1, 0 },
+                { "{\"a\":\"\\\\u0000\"}", 0, 0 }, /* an escaped backslash, then text */
+                { "{\"a\":\"\\\\\\u0000\"}", 1, 1 },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                json_object *v = json_tokener_parse(cases[i].text);
+                assert_non_null(v);
+                assert_int_equal(zy_json_text_nul_escapes(cases[i].text, strlen(cases[i].text)), cases[i].escapes);
+                assert_int_equal(zy_json_nuls(v), cases[i].nuls);
+                json_object_put(v);
+        }
+}
+
+static void test_utf8(void **state) {
+        static const char *good[] = { "", "a", "\xc2\x80", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xee\x80\x80",
+                                      "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xef\xbf\xbd" };
+        static const char *bad[] = { "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xed\xa0\x80",
+                                     "\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff", "\x80",
+                                     "\xe2\x82", "a\xe2\x82" };
+        for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+                assert_true(zy_utf8_valid(good[i], strlen(good[i])));
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                assert_false(zy_utf8_valid(bad[i], strlen(bad[i])));
+                size_t n;
+                char *v = zy_utf8_make_valid(bad[i], strlen(bad[i]), &n);
+                assert_non_null(v);
+                assert_int_equal(strlen(v), n);
+                assert_true(zy_utf8_valid(v, n));
+                free(v);
+        }
+        size_t n;
+        char *v = zy_utf8_make_valid("x\xed\xa0\x80y\xc3\xa9", 7, &n);
+        assert_string_equal(v, "x\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdy\xc3\xa9");
+        free(v);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_all_types),
@@ -207,6 +251,8 @@ int main(void) {
                 cmocka_unit_test(test_unknown_and_order),
                 cmocka_unit_test(test_not_an_object),
                 cmocka_unit_test(test_callback_as_extra_check),
+                cmocka_unit_test(test_nul_in_keys),
+                cmocka_unit_test(test_utf8),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

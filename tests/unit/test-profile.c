@@ -26,6 +26,7 @@
 #include <seccomp.h>
 
 #include "bpf.h"
+#include "profile-json.h"
 #include "profile.h"
 #include "testutil.h"
 #include "sha256.h"
@@ -626,7 +627,6 @@ static void test_seccomp_reference(void **state) {
         write_file(dir, "bad-inner.json", "{'name':'bi','capabilities':[],'seccomp':'bad.json'}");
         write_file(dir, "bad.json", "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'X'}]}");
         write_file(dir, "nested.json", "{'name':'n','capabilities':[],'seccomp':'admin.json'}");
-        write_file(dir, "sub/up.json", "{'name':'up','capabilities':['CAP_SYS_ADMIN'],'seccomp':'../docker.json'}");
 
         /* includes in the referenced file see the profile's capabilities */
         assert_true(asprintf(&path, "%s/admin.json", dir) > 0);
@@ -642,11 +642,6 @@ static void test_seccomp_reference(void **state) {
         zy_profile_free(p);
         free(path);
 
-        assert_true(asprintf(&path, "%s/sub/up.json", dir) > 0);
-        assert_int_equal(zy_profile_load_file(path, &p, &err), 0);
-        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
-        zy_profile_free(p);
-        free(path);
 
         /* an error inside the referenced file names both files */
         assert_true(asprintf(&path, "%s/bad-inner.json", dir) > 0);
@@ -669,6 +664,69 @@ static void test_seccomp_reference(void **state) {
 
         rm_rf(dir);
         free(dir);
+}
+
+/* A profile's seccomp path stays beneath the profile's directory: openat2(RESOLVE_BENEATH), and
+ * the checked open without it. */
+static void seccomp_path_beneath(bool no_openat2) {
+        char *dir = tmpdir_new(), *path, *err = NULL, *want;
+        struct zy_profile *p = NULL;
+        static const struct {
+                const char *file, *json, *rel; /* rel: the path refused, NULL when it loads */
+        } cases[] = {
+                { "sub/up.json", "{'name':'up','capabilities':[],'seccomp':'../docker.json'}", "../docker.json" },
+                { "sub/far.json", "{'name':'far','capabilities':[],'seccomp':'../../../../../../etc/shadow'}",
+                  "../../../../../../etc/shadow" },
+                { "sub/link.json", "{'name':'link','capabilities':[],'seccomp':'out.json'}", "out.json" },
+                { "sub/abs.json", "{'name':'abs','capabilities':[],'seccomp':'abs-link.json'}", "abs-link.json" },
+                { "sub/dot.json", "{'name':'dot','capabilities':[],'seccomp':'deeper/../in.json'}", NULL },
+                { "down.json", "{'name':'down','capabilities':[],'seccomp':'sub/in.json'}", NULL },
+        };
+
+        pj_no_openat2 = no_openat2;
+        assert_true(asprintf(&path, "%s/sub", dir) > 0);
+        assert_int_equal(mkdir(path, 0755), 0);
+        free(path);
+        assert_true(asprintf(&path, "%s/sub/deeper", dir) > 0);
+        assert_int_equal(mkdir(path, 0755), 0);
+        free(path);
+        write_file(dir, "docker.json", "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[]}");
+        write_file(dir, "sub/in.json", "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[]}");
+        assert_true(asprintf(&path, "%s/sub/out.json", dir) > 0);
+        assert_int_equal(symlink("../docker.json", path), 0);
+        free(path);
+        assert_true(asprintf(&path, "%s/sub/abs-link.json", dir) > 0);
+        assert_true(asprintf(&want, "%s/docker.json", dir) > 0);
+        assert_int_equal(symlink(want, path), 0);
+        free(want);
+        free(path);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                write_file(dir, cases[i].file, cases[i].json);
+                assert_true(asprintf(&path, "%s/%s", dir, cases[i].file) > 0);
+                if (!cases[i].rel) {
+                        assert_int_equal(zy_profile_load_file(path, &p, &err), 0);
+                        zy_profile_free(p);
+                } else {
+                        assert_int_equal(zy_profile_load_file(path, &p, &err), -EINVAL);
+                        assert_true(asprintf(&want, "%s: seccomp: \"%s\": the path leaves the profile's directory",
+                                             path, cases[i].rel) > 0);
+                        assert_string_equal(err, want);
+                        free(want);
+                        free(err);
+                }
+                free(path);
+        }
+        pj_no_openat2 = false;
+        rm_rf(dir);
+        free(dir);
+}
+
+static void test_seccomp_path_beneath(void **state) {
+        seccomp_path_beneath(false);
+}
+
+static void test_seccomp_path_beneath_without_openat2(void **state) {
+        seccomp_path_beneath(true);
 }
 
 static void test_json_errors(void **state) {
@@ -993,6 +1051,8 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_flags_and_listener),
                 cmocka_unit_test(test_zygote_form),
                 cmocka_unit_test(test_seccomp_reference),
+                cmocka_unit_test(test_seccomp_path_beneath),
+                cmocka_unit_test(test_seccomp_path_beneath_without_openat2),
                 cmocka_unit_test(test_json_errors),
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_allows),
