@@ -209,7 +209,11 @@ static int decide_identity(struct zd_call *call, const struct spawn_req *req, st
                         return deny(call, "only root may run tasks as another user");
                 named = u != cr->uid || cr->uid == 0;
                 id->uid = u;
-                id->gid = g;
+                /* Root gets the named user's login gid. A non-root caller naming itself keeps its
+                 * own gid (SO_PEERCRED): the passwd entry's gid, or the uid number where there is
+                 * none, may be a group it is not in. */
+                if (cr->uid == 0)
+                        id->gid = g;
         }
         if (req->group) {
                 gid_t g;

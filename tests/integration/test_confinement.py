@@ -114,13 +114,18 @@ def test_callers_own_filter_is_kept(daemon):
         assert lines[1] == lines[0], f"the caller is denied ({lines[0]}), its task is not ({lines[1]})"
 
 
-@pytest.mark.xfail(strict=True, reason="a non-root caller naming itself as user gets that uid as its gid "
-                   "(the security issue's second item)")
-def test_non_root_caller_keeps_its_gid(daemon):
-    with daemon.connect_as(4242, NOGROUP) as c:
-        out, final, _ = zytest.run_task(c, ["id", "-g"], extra={"user": "4242"})
+@pytest.mark.parametrize("extra", [{"user": "4242"}, {"user": str(NOBODY)}, {}], ids=["no-passwd", "passwd", "unnamed"])
+def test_non_root_caller_keeps_its_gid(daemon, extra):
+    """A non-root caller naming itself (a uid without a passwd entry, one with an entry whose gid
+    differs, or no user at all) gets its own gid and groups: never the passwd entry's gid nor its
+    uid number."""
+    uid = int(extra.get("user", NOBODY))
+    with daemon.connect_as(uid, 4243, groups=[4244]) as c:
+        out, final, _ = zytest.run_task(c, ["cat", "/proc/self/status"], extra=extra)
     assert final["exitCode"] == 0
-    assert out.decode().strip() == str(NOGROUP), f"a caller of gid {NOGROUP} got gid {out.decode().strip()}"
+    st = {k: v.split() for k, _, v in (ln.partition(":") for ln in out.decode().splitlines())}
+    assert st["Gid"] == ["4243"] * 4, f"a caller of gid 4243 got gid {st['Gid']}"
+    assert st["Groups"] == ["4244"], f"a caller in group 4244 got groups {st['Groups']}"
 
 
 @pytest.mark.xfail(strict=True, reason="tasks share their caller's pid namespace and can signal its other "
