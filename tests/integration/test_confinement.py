@@ -47,7 +47,6 @@ def tiered(request, daemons, needs_root):
     return daemons(tier=request.param)
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_YET)
 def test_rlimits_follow_the_caller(tiered):
     lowered = ["prlimit", "--nproc=30:30", "--fsize=4096:4096", "--nofile=64:64", "--as=900000000:900000000", "--"]
     mine = subprocess.run(lowered + ["cat", "/proc/self/limits"], stdout=subprocess.PIPE, check=True).stdout
@@ -58,7 +57,6 @@ def test_rlimits_follow_the_caller(tiered):
         assert got[name] == want[name], f"{name}: the caller has {want[name]}, its task {got[name]}"
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_YET)
 def test_network_namespace_follows_the_caller(tiered):
     """A caller in a network namespace of its own gets a task in that namespace, or a refusal
     that names the namespace; never a task on the host's network."""
@@ -72,7 +70,6 @@ def test_network_namespace_follows_the_caller(tiered):
     assert len(lines) == 2 and lines[0] == lines[1], f"caller in {lines[0]}, its task in {lines[1:]}"
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_YET)
 def test_cgroup_follows_the_caller(tiered):
     """A caller in a cgroup (here a pids cgroup of its own) gets a task in that cgroup or below."""
     base = "/sys/fs/cgroup/pids" if os.path.isdir("/sys/fs/cgroup/pids") else "/sys/fs/cgroup"
@@ -97,7 +94,6 @@ def test_cgroup_follows_the_caller(tiered):
         os.rmdir(cg)
 
 
-@pytest.mark.xfail(strict=True, reason=NOT_YET)
 def test_callers_own_filter_is_kept(daemon):
     """A caller under a filter that denies AF_INET (2) sockets (it is itself a "nonet" task) must not
     get a task that may open one."""

@@ -240,7 +240,8 @@ static uint64_t bounding_set(void) {
 static void test_step_names(void **state) {
         static const char *const want[] = { "none", "fds", "setsid", "ctty", "capbset", "groups",
                                             "gid", "uid", "caps", "chdir", "nnp", "filter",
-                                            "held", "hold", "exec", "rlimit" };
+                                            "held", "hold", "exec", "rlimit", "cgroup", "setns",
+                                            "chroot" };
 
         assert_int_equal(ELEMENTSOF(want), _ZY_STEP_MAX);
         for (int i = 0; i < _ZY_STEP_MAX; i++)
