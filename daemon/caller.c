@@ -407,7 +407,7 @@ int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *c) {
                 r = read_cgroups(proc_fd, c);
         /* A process that is gone may have left its number to another: what was read may be
          * that one's. Alive now, it was alive throughout, and the number was its own. */
-        if (pidfd_kill(c->pidfd, 0) < 0)
+        if (pidfd_kill(c->pidfd, 0) == -ESRCH) /* EPERM: alive, only not ours to signal */
                 return -ESRCH;
         return r == -ENOENT ? -ESRCH : r;
 }

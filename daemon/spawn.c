@@ -392,6 +392,10 @@ static int spawn_confine(struct spawn *s) {
         if (r == -ESRCH)
                 return confined(call, "the process that connected has exited: what confines it, which its "
                                 "task must carry, cannot be read (spawn from the process that connects)");
+        if (r == -EACCES)
+                return confined(call, "what confines the caller cannot be read: zygoted may not look into "
+                                "its namespaces (a process that is not dumpable, and a zygoted without "
+                                "CAP_SYS_PTRACE)");
         if (r == -EXDEV)
                 return confined(call, "the caller's cgroup is in a hierarchy that has no mount in zygoted's "
                                 "mount namespace: its task could not be put there");

@@ -8,11 +8,13 @@ malformed bytes) and reports exactly what came back (also EOF), so that the test
 daemon's handling of bad input.
 """
 import array
+import ctypes
 import json
 import os
 import socket
 
 MAX_FDS_PER_RECV = 253  # SCM_MAX_FD: the kernel never delivers more with one recvmsg
+PR_SET_DUMPABLE = 4
 
 
 class Closed(Exception):
@@ -216,6 +218,9 @@ def connect_many_as(path, uid, gid, n, groups=(), timeout=30.0):
             os.setgroups(list(groups))
             os.setresgid(gid, gid, gid)
             os.setresuid(uid, uid, uid)
+            # The id switch made this process non-dumpable, and a zygoted of this uid (not root)
+            # could not read its namespaces: be what a program started as this user is.
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
             socks = []
             for _ in range(n):
                 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
