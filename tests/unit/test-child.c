@@ -580,6 +580,41 @@ static void test_nofile_soft(void **state) {
         assert_memory_equal(res.out, "123\n", 4);
 }
 
+/* The caller's limits, soft and hard, as the plan carries them (lowering needs no privilege). */
+static void test_rlimits(void **state) {
+        static char *const argv_ulimit[] = { "/bin/sh", "-c", "ulimit -Sn; ulimit -Hn", NULL };
+        struct zy_plan p;
+        struct result res;
+
+        plan_init(&p, argv_ulimit);
+        p.rlimits[0] = (struct zy_rlimit){ .resource = RLIMIT_NOFILE, .cur = 77, .max = 99 };
+        p.n_rlimits = 1;
+        run_ok(&p, &res);
+        assert_int_equal(res.out_len, 6);
+        assert_memory_equal(res.out, "77\n99\n", 6);
+
+        /* a soft limit above the hard one: the step fails and says so */
+        plan_init(&p, argv_ulimit);
+        p.rlimits[0] = (struct zy_rlimit){ .resource = RLIMIT_NOFILE, .cur = 2, .max = 1 };
+        p.n_rlimits = 1;
+        run(&p, false, NULL, &res);
+        assert_failed(&res, ZY_STEP_RLIMIT, EINVAL, ZY_EXIT_SETUP_FAILED);
+}
+
+/* A directory that is no cgroup: the cgroup step fails first and says so. */
+static void test_cgroup_not_a_cgroup(void **state) {
+        _cleanup_close_ int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct zy_plan p;
+        struct result res;
+
+        assert_true(dir >= 0);
+        plan_init(&p, argv_true);
+        p.cgroup_fds[0] = dir;
+        p.n_cgroups = 1;
+        run(&p, false, NULL, &res);
+        assert_failed(&res, ZY_STEP_CGROUP, ENOENT, ZY_EXIT_SETUP_FAILED);
+}
+
 static void test_nnp(void **state) {
         struct zy_plan p;
         struct result res;
@@ -1090,6 +1125,9 @@ static void test_worker_syscalls_listed(void **state) {
                 printf("# no pseudo-terminal here (%s): the terminal step is not covered\n", strerror(errno));
         assert_return_code(getrlimit(RLIMIT_NOFILE, &rl), errno);
         p.nofile_soft = rl.rlim_cur > 64 ? rl.rlim_cur - 1 : rl.rlim_cur + 1;
+        /* the caller's limits */
+        p.rlimits[0] = (struct zy_rlimit){ .resource = RLIMIT_NOFILE, .cur = p.nofile_soft, .max = rl.rlim_max };
+        p.n_rlimits = 1;
         p.capbset_drop = all_caps() & ~(UINT64_C(1) << CAP_NET_BIND_SERVICE);
         p.capbset_mask_prctl = features.capbset_drop_mask;
         p.set_ids = true;
@@ -1146,6 +1184,8 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_ctty_enotty),
                 cmocka_unit_test(test_signals_reset),
                 cmocka_unit_test(test_nofile_soft),
+                cmocka_unit_test(test_rlimits),
+                cmocka_unit_test(test_cgroup_not_a_cgroup),
                 cmocka_unit_test(test_nnp),
                 cmocka_unit_test(test_filter_load),
                 cmocka_unit_test(test_filter_invalid),
