@@ -117,36 +117,44 @@ static const char *field(const char *text, const char *key) {
         return NULL;
 }
 
-/* The process that connected: its pidfd and pid number. */
-static int open_peer(int conn_fd, const struct ucred *cr, int *ret_pidfd, pid_t *ret_pid, bool *ret_check_uid) {
+/* The process that connected, named by SO_PEERPIDFD: its pidfd and pid number. -ENOPROTOOPT
+ * when the kernel cannot tell. */
+static int peer_pidfd(int conn_fd, int *ret_pidfd, pid_t *ret_pid) {
+        _cleanup_free_ char *info = NULL;
+        _cleanup_close_ int pidfd = -EBADF;
         socklen_t l = sizeof(int);
-        int pidfd = -EBADF;
+        char name[64];
+        const char *v;
+        int r;
 
-        if (getsockopt(conn_fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) == 0 && pidfd >= 0) {
-                _cleanup_free_ char *info = NULL;
-                char name[64];
-                const char *v;
-                int r;
-
-                snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", pidfd);
-                r = read_proc(AT_FDCWD, name, &info);
-                if (r < 0) {
-                        safe_close(pidfd);
-                        return r;
-                }
-                /* "Pid:" is -1 once the process has exited, 0 outside our pid namespace. */
-                v = field(info, "Pid");
-                if (!v || atoi(v) <= 0) {
-                        safe_close(pidfd);
-                        return -ESRCH;
-                }
-                *ret_pidfd = pidfd;
-                *ret_pid = (pid_t) atoi(v);
-                *ret_check_uid = false;
-                return 0;
+        if (getsockopt(conn_fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) < 0) {
+                if (errno == ENOPROTOOPT || errno == EINVAL || errno == ENODATA)
+                        return -ENOPROTOOPT;
+                return negative_errno();
         }
-        if (errno != ENOPROTOOPT && errno != EINVAL && errno != ENODATA)
-                return errno == ESRCH ? -ESRCH : negative_errno();
+        snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", pidfd);
+        r = read_proc(AT_FDCWD, name, &info);
+        if (r < 0)
+                return r;
+        /* "Pid:" is -1 once the process has exited, 0 outside our pid namespace. */
+        v = field(info, "Pid");
+        if (!v || atoi(v) <= 0)
+                return -ESRCH;
+        *ret_pid = (pid_t) atoi(v);
+        *ret_pidfd = TAKE_FD(pidfd);
+        return 0;
+}
+
+/* The process that connected: its pidfd and pid number. conn_fd < 0 takes the path of a kernel
+ * without SO_PEERPIDFD (tests). */
+static int open_peer(int conn_fd, const struct ucred *cr, int *ret_pidfd, pid_t *ret_pid, bool *ret_check_uid) {
+        int pidfd, r;
+
+        r = conn_fd >= 0 ? peer_pidfd(conn_fd, ret_pidfd, ret_pid) : -ENOPROTOOPT;
+        if (r != -ENOPROTOOPT) {
+                *ret_check_uid = false;
+                return r;
+        }
         /* No SO_PEERPIDFD: the pid of SO_PEERCRED may have been reused since connect(); the
          * caller checks that the process it names runs as the connection's uid. */
         if (cr->pid <= 0)

@@ -39,7 +39,8 @@ struct zd_caller {
  * SO_PEERCRED's pid whose uid is checked; everything is read through /proc/PID and prlimit, and
  * the pidfd checked alive afterwards, so the pid was not reused meanwhile. Returns 0, -ESRCH
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
- * cgroup of the caller has no mount here, or another negative errno. On failure *ret is left in a
+ * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
+ * or another negative errno. conn_fd < 0 takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a
  * state zd_caller_done() accepts. */
 int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *ret);
 
