@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -36,8 +37,8 @@ struct zd_caller {
 
 /* Reads the confinement of the process that connected on conn_fd (whose SO_PEERCRED is cr).
  * The caller is found race-free: SO_PEERPIDFD where the kernel has it, else a pidfd on
- * SO_PEERCRED's pid whose uid is checked; everything is read through /proc/PID and prlimit, and
- * the pidfd checked alive afterwards, so the pid was not reused meanwhile. Returns 0, -ESRCH
+ * SO_PEERCRED's pid whose uid is checked; everything is read through /proc/PID, and the pidfd
+ * checked alive afterwards, so the pid was not reused meanwhile. Returns 0, -ESRCH
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
  * or another negative errno. conn_fd < 0 takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a
