@@ -245,14 +245,41 @@ static int parse_limits(const char *text, struct zd_caller *c) {
         return 0;
 }
 
+/* zygoted's own hard limits, read once: it never changes them (it raises only its soft
+ * RLIMIT_NOFILE, at start-up). */
+static uint64_t own_max[ZY_MAX_RLIMITS];
+static bool own_max_read;
+
 static int read_rlimits(int proc_fd, struct zd_caller *c) {
         _cleanup_free_ char *text = NULL;
         int r;
 
+        if (!own_max_read) {
+                for (int res = 0; res < RLIM_NLIMITS && res < ZY_MAX_RLIMITS; res++) {
+                        struct rlimit rl;
+
+                        if (getrlimit(res, &rl) < 0)
+                                return negative_errno();
+                        own_max[res] = rl.rlim_max;
+                }
+                own_max_read = true;
+        }
         r = read_proc(proc_fd, "limits", &text);
         if (r < 0)
                 return r;
-        return parse_limits(text, c);
+        r = parse_limits(text, c);
+        if (r < 0)
+                return r;
+        /* Raising a hard limit above ours needs CAP_SYS_RESOURCE, which an unprivileged zygoted
+         * (and a root one in some containers) lacks: the task gets the lower of the caller's hard
+         * limit and ours, never more than the caller's. */
+        for (size_t i = 0; i < c->n_rlimits; i++) {
+                struct zy_rlimit *l = &c->rlimits[i];
+
+                l->max = l->max < own_max[l->resource] ? l->max : own_max[l->resource];
+                l->cur = l->cur < l->max ? l->cur : l->max;
+        }
+        return 0;
 }
 
 static bool same_file(const struct stat *a, const struct stat *b) {

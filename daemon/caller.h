@@ -19,7 +19,7 @@ struct zd_caller {
         int pidfd; /* the caller's, or -EBADF */
         pid_t pid;
 
-        struct zy_rlimit rlimits[ZY_MAX_RLIMITS];
+        struct zy_rlimit rlimits[ZY_MAX_RLIMITS]; /* hard limits at most zygoted's own */
         size_t n_rlimits;
 
         bool no_new_privs;

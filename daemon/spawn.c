@@ -19,7 +19,6 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <syslog.h>
 
@@ -499,18 +498,6 @@ static int spawn_plan(struct spawn *s) {
         };
         memcpy(s->plan.rlimits, s->caller.rlimits, sizeof(s->plan.rlimits));
         memcpy(s->plan.cgroup_fds, s->caller.cgroup_fds, sizeof(s->plan.cgroup_fds));
-        /* Raising a hard limit above ours needs CAP_SYS_RESOURCE, which an unprivileged zygoted
-         * (and a root one in some containers) lacks: the task gets the lower of the caller's
-         * hard limit and ours, never more than the caller's. */
-        for (size_t i = 0; i < s->plan.n_rlimits; i++) {
-                struct zy_rlimit *l = &s->plan.rlimits[i];
-                struct rlimit own;
-
-                if (getrlimit((int) l->resource, &own) < 0)
-                        return negative_errno();
-                l->max = l->max < own.rlim_max ? l->max : own.rlim_max;
-                l->cur = l->cur < l->max ? l->cur : l->max;
-        }
         /* clone and inherit need the reference: without it, this spawn loads. A worker that joins
          * the caller's namespaces or root is forked here: the inherit tier's filter, in place
          * before the worker runs, allows no setns nor chroot. */
