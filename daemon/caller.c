@@ -365,9 +365,11 @@ static bool has_controllers(const char *opts, const char *ctl, size_t ctl_len) {
         return true;
 }
 
-/* The mount point of the hierarchy a /proc/PID/cgroup line names (controllers empty for the
- * unified one), mounted at its root, into buf. -EXDEV when there is none. */
-static int find_mount(const char *mountinfo, const char *ctl, size_t ctl_len, char *buf, size_t size) {
+/* The directory of cgroup path (plen bytes) in the hierarchy a /proc/PID/cgroup line names
+ * (controllers empty for the unified one), into buf: under a mount of that hierarchy whose root
+ * (a container's mounts show only their own subtree) holds the path. -EXDEV when none does. */
+static int find_cgroup_dir(const char *mountinfo, const char *ctl, size_t ctl_len, const char *path, size_t plen,
+                           char *buf, size_t size) {
         for (const char *l = mountinfo; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
                 char root[PATH_MAX], point[PATH_MAX], type[32], opts[512];
                 const char *sep = strstr(l, " - ");
@@ -379,12 +381,14 @@ static int find_mount(const char *mountinfo, const char *ctl, size_t ctl_len, ch
                 if (sscanf(l, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
                     sscanf(sep + 3, "%31s %*s %511s", type, opts) != 2)
                         continue;
-                if (strcmp(root, "/") != 0)
-                        continue;
                 if (ctl_len == 0 ? strcmp(type, "cgroup2") != 0
                                  : strcmp(type, "cgroup") != 0 || !has_controllers(opts, ctl, ctl_len))
                         continue;
-                if ((size_t) snprintf(buf, size, "%s", point) >= size)
+                /* root "/" holds every path; "/a" holds "/a" and "/a/..." */
+                size_t rlen = strcmp(root, "/") == 0 ? 0 : strlen(root);
+                if (rlen > plen || strncmp(path, root, rlen) != 0 || (rlen < plen && rlen > 0 && path[rlen] != '/'))
+                        continue;
+                if ((size_t) snprintf(buf, size, "%s%.*s", point, (int) (plen - rlen), path + rlen) >= size)
                         return -ENAMETOOLONG;
                 return 0;
         }
@@ -411,22 +415,23 @@ static int read_cgroups(int proc_fd, struct zd_caller *c) {
         r = read_proc(AT_FDCWD, "/proc/self/cgroup", &mine);
         if (r < 0)
                 return r;
-        for (const char *l = theirs; *l; l = *strchrnul(l, '\n') ? strchrnul(l, '\n') + 1 : strchrnul(l, '\n')) {
-                const char *eol = strchrnul(l, '\n'), *ctl = strchr(l, ':'), *path, *m;
+        /* lines "ID:CONTROLLERS:PATH" */
+        for (const char *l = theirs, *eol; *l; l = *eol ? eol + 1 : eol) {
+                const char *ctl = strchr(l, ':'), *path, *m, *mp;
                 char dir[PATH_MAX];
                 size_t plen;
 
+                eol = strchrnul(l, '\n');
                 if (!ctl || ctl > eol || !(path = strchr(ctl + 1, ':')) || path > eol)
                         return -EBADMSG;
                 ctl++;
                 path++;
                 plen = (size_t) (eol - path);
                 m = same_hierarchy(mine, l);
-                if (m) {
-                        const char *mp = strchr(strchr(m, ':') + 1, ':') + 1;
-                        if ((size_t) (strchrnul(mp, '\n') - mp) == plen && strncmp(mp, path, plen) == 0)
-                                continue; /* the task starts there anyway */
-                }
+                mp = m ? strchr(m, ':') : NULL;
+                mp = mp ? strchr(mp + 1, ':') : NULL;
+                if (mp && (size_t) (strchrnul(mp + 1, '\n') - (mp + 1)) == plen && strncmp(mp + 1, path, plen) == 0)
+                        continue; /* the task starts there anyway */
                 if (c->n_cgroups >= ZY_MAX_CGROUPS)
                         return -E2BIG;
                 if (!mountinfo) {
@@ -434,12 +439,9 @@ static int read_cgroups(int proc_fd, struct zd_caller *c) {
                         if (r < 0)
                                 return r;
                 }
-                r = find_mount(mountinfo, ctl, (size_t) (path - 1 - ctl), dir, sizeof(dir));
+                r = find_cgroup_dir(mountinfo, ctl, (size_t) (path - 1 - ctl), path, plen, dir, sizeof(dir));
                 if (r < 0)
                         return r;
-                if (strlen(dir) + plen + 1 >= sizeof(dir))
-                        return -ENAMETOOLONG;
-                strncat(dir, path, plen);
                 r = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (r < 0)
                         return negative_errno();

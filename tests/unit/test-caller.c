@@ -20,7 +20,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -42,7 +45,10 @@ enum {
         CONF_NETNS = 1 << 3,  /* a network namespace of its own (root) */
         CONF_NOBODY = 1 << 4, /* runs as nobody, dumpable (root) */
         CONF_EXIT = 1 << 5,   /* exits once its socket is handed over */
+        CONF_CGROUP = 1 << 6, /* moves itself into peer_cgroup first (root) */
 };
+
+static char peer_cgroup[PATH_MAX];
 
 struct peer {
         pid_t pid;
@@ -71,6 +77,16 @@ static void peer_start(unsigned conf, struct peer *ret) {
 
                 close(xfer[0]);
                 close(hold[1]);
+                if (conf & CONF_CGROUP) {
+                        char procs[PATH_MAX + 16];
+                        int fd;
+
+                        snprintf(procs, sizeof(procs), "%s/cgroup.procs", peer_cgroup);
+                        fd = open(procs, O_WRONLY | O_CLOEXEC);
+                        if (fd < 0 || write(fd, "0", 1) != 1)
+                                _exit(8);
+                        close(fd);
+                }
                 if ((conf & CONF_LIMITS) && setrlimit(RLIMIT_NOFILE, &rl) < 0)
                         _exit(2);
                 if ((conf & CONF_NETNS) && unshare(CLONE_NEWNET) < 0)
@@ -227,6 +243,98 @@ static void test_other_user_in_netns(void **state) {
         peer_stop(&p);
 }
 
+/* A hierarchy to make cgroups in (v1 pids, or the v2 one), or NULL. */
+static const char *cgroup_base(void) {
+        const char *base = access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/pids"
+                                                                                   : "/sys/fs/cgroup";
+        char procs[64];
+
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
+        if (geteuid() != 0 || access(procs, F_OK) < 0 || access(base, W_OK) < 0)
+                return NULL;
+        return base;
+}
+
+/* The O_PATH directory of the caller's cgroup that caller.c opened, by its path. */
+static bool has_cgroup_dir(const struct zd_caller *c, const char *want) {
+        for (size_t i = 0; i < c->n_cgroups; i++) {
+                char link[64], got[PATH_MAX];
+                ssize_t n;
+
+                snprintf(link, sizeof(link), "/proc/self/fd/%d", c->cgroup_fds[i]);
+                n = readlink(link, got, sizeof(got) - 1);
+                if (n > 0) {
+                        got[n] = 0;
+                        if (strcmp(got, want) == 0)
+                                return true;
+                }
+        }
+        return false;
+}
+
+/* Root: a caller in a cgroup of its own; its directory is opened for the worker. */
+static void test_cgroup(void **state) {
+        const char *base = cgroup_base();
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        if (!base) {
+                fprintf(stderr, "skip: needs root and a cgroup hierarchy it may write to\n");
+                skip();
+        }
+        snprintf(peer_cgroup, sizeof(peer_cgroup), "%s/zytest-caller-%d", base, (int) getpid());
+        assert_int_equal(mkdir(peer_cgroup, 0755), 0);
+        peer_start(CONF_CGROUP, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        assert_true(has_cgroup_dir(&c, peer_cgroup));
+        zd_caller_done(&c);
+        peer_stop(&p);
+        assert_int_equal(rmdir(peer_cgroup), 0);
+}
+
+/* Root: where zygoted sees a hierarchy only through a mount of a subtree (a container's view),
+ * the caller's cgroup is found under it. The reader is a child in a mount namespace of its own
+ * where that is so; it exits 0 when the directory is the right one. */
+static void test_cgroup_subtree_mount(void **state) {
+        const char *base = cgroup_base();
+        char sub[256], mnt[] = "/tmp/zytest-cgmnt-XXXXXX", want[PATH_MAX + 16];
+        struct peer p;
+        pid_t reader;
+        int st;
+
+        if (!base) {
+                fprintf(stderr, "skip: needs root and a cgroup hierarchy it may write to\n");
+                skip();
+        }
+        snprintf(sub, sizeof(sub), "%s/zytest-sub-%d", base, (int) getpid());
+        snprintf(peer_cgroup, sizeof(peer_cgroup), "%s/inner", sub);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        assert_int_equal(mkdir(peer_cgroup, 0755), 0);
+        assert_non_null(mkdtemp(mnt));
+        snprintf(want, sizeof(want), "%s/inner", mnt);
+        peer_start(CONF_CGROUP, &p);
+
+        reader = fork();
+        assert_true(reader >= 0);
+        if (reader == 0) {
+                struct zd_caller c = ZD_CALLER_INIT;
+
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                    mount(sub, mnt, NULL, MS_BIND, NULL) < 0 || umount2(base, MNT_DETACH) < 0)
+                        _exit(2);
+                if (zd_caller_read(p.sock, &p.cred, &c) < 0)
+                        _exit(3);
+                _exit(has_cgroup_dir(&c, want) ? 0 : 4);
+        }
+        assert_int_equal(waitpid(reader, &st, 0), reader);
+        peer_stop(&p);
+        assert_int_equal(rmdir(peer_cgroup), 0);
+        assert_int_equal(rmdir(sub), 0);
+        assert_int_equal(rmdir(mnt), 0);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_unconfined),
@@ -234,6 +342,8 @@ int main(void) {
                 cmocka_unit_test(test_fallback_checks_uid),
                 cmocka_unit_test(test_exited),
                 cmocka_unit_test(test_other_user_in_netns),
+                cmocka_unit_test(test_cgroup),
+                cmocka_unit_test(test_cgroup_subtree_mount),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
