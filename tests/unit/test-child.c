@@ -1031,6 +1031,90 @@ static void test_filter_late_needs_nnp(void **state) {
         assert_int_equal(status_hex(&res, "CapBnd") & (UINT64_C(1) << CAP_SYS_ADMIN), 0);
 }
 
+/* A process in network and UTS namespaces of its own (once this returns), waiting until the
+ * pipe it returns closes. */
+static pid_t start_in_netns(int *ret_pidfd, int *ret_release) {
+        int p[2], ready[2];
+        pid_t pid;
+        char b;
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+        pid = clone_with_pidfd(0, ret_pidfd);
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                close(p[1]);
+                close(ready[0]);
+                if (unshare(CLONE_NEWNET | CLONE_NEWUTS) < 0 || write(ready[1], "r", 1) != 1)
+                        _exit(1);
+                (void) read(p[0], &b, 1);
+                _exit(0);
+        }
+        close(p[0]);
+        close(ready[1]);
+        assert_int_equal(read(ready[0], &b, 1), 1);
+        close(ready[0]);
+        *ret_release = p[1];
+        return pid;
+}
+
+/* Step 1c: the worker joins the namespaces of the process behind a pidfd, several at once. */
+static void test_setns(void **state) {
+        static char *const argv_ns[] = { "/bin/readlink", "/proc/self/ns/net", "/proc/self/ns/uts", NULL };
+        _cleanup_close_ int pidfd = -EBADF, release = -EBADF;
+        char want[128], link[64], got[64];
+        struct zy_plan p;
+        struct result res;
+        pid_t pid;
+        ssize_t n;
+        int st;
+
+        pid = start_in_netns(&pidfd, &release);
+        snprintf(link, sizeof(link), "/proc/%d/ns/net", (int) pid);
+        n = readlink(link, got, sizeof(got));
+        assert_true(n > 0);
+        n = snprintf(want, sizeof(want), "%.*s\n", (int) n, got);
+        snprintf(link, sizeof(link), "/proc/%d/ns/uts", (int) pid);
+        n += readlink(link, want + n, sizeof(want) - (size_t) n - 2);
+        want[n++] = '\n';
+        want[n] = 0;
+
+        plan_init(&p, argv_ns);
+        p.ns_join = CLONE_NEWNET | CLONE_NEWUTS;
+        p.caller_pidfd = pidfd;
+        run_ok(&p, &res);
+        assert_int_equal(res.out_len, (size_t) n);
+        assert_memory_equal(res.out, want, (size_t) n);
+
+        /* a process that has exited: the step fails and says so */
+        safe_close(release);
+        release = -EBADF;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        run(&p, false, NULL, &res);
+        assert_failed(&res, ZY_STEP_SETNS, ESRCH, ZY_EXIT_SETUP_FAILED);
+}
+
+/* Step 1d: the worker enters the directory open at root_fd as its root; an empty one has no
+ * /bin/true, so exec fails there where it works without. */
+static void test_chroot(void **state) {
+        char dir[] = "/tmp/zytest-root-XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+        struct zy_plan p;
+        struct result res;
+
+        assert_non_null(mkdtemp(dir));
+        fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        plan_init(&p, argv_true);
+        p.enter_root = true;
+        p.root_fd = fd;
+        run(&p, false, NULL, &res);
+        assert_int_equal(rmdir(dir), 0);
+        assert_failed(&res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        p.enter_root = false;
+        run_ok(&p, &res);
+}
+
 static void test_full_plan(void **state) {
         static const gid_t groups[] = { 65534 };
         struct zy_plan p;
@@ -1203,6 +1287,8 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_ambient_cleared),
                 cmocka_unit_test(test_filter_late_needs_nnp),
                 cmocka_unit_test(test_full_plan),
+                cmocka_unit_test(test_setns),
+                cmocka_unit_test(test_chroot),
                 cmocka_unit_test(test_worker_syscalls_listed),
         };
         const struct CMUnitTest mask[] = {
