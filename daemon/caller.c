@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "caller.h"
@@ -290,10 +291,22 @@ static bool same_file(const struct stat *a, const struct stat *b) {
  * chroot in the daemon), and each stat of /proc costs as much as a small part of a spawn. An
  * entry the kernel lacks stays zero, and so never equals a caller's. */
 static struct stat own_ns[ELEMENTSOF(namespaces)], own_root;
+
+/* The device and inode of a directory, from its inode as it is (AT_STATX_DONT_SYNC): a caller
+ * whose root is on FUSE must not make zygoted wait for its file system's server. */
+static int dir_id(int dir_fd, const char *path, struct stat *ret) {
+        struct statx stx;
+
+        if (statx(dir_fd, path, AT_STATX_DONT_SYNC, STATX_INO, &stx) < 0)
+                return negative_errno();
+        *ret = (struct stat) { .st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .st_ino = stx.stx_ino };
+        return 0;
+}
 static bool own_read;
 
 static int read_own(void) {
         char path[32];
+        int r;
 
         if (own_read)
                 return 0;
@@ -302,8 +315,9 @@ static int read_own(void) {
                 if (stat(path, &own_ns[i]) < 0 && errno != ENOENT)
                         return negative_errno();
         }
-        if (stat("/", &own_root) < 0)
-                return negative_errno();
+        r = dir_id(AT_FDCWD, "/", &own_root);
+        if (r < 0)
+                return r;
         own_read = true;
         return 0;
 }
@@ -332,8 +346,9 @@ static int read_namespaces(int proc_fd, struct zd_caller *c) {
         }
 
         /* The caller's root: a chroot of its own, or the root of its mount namespace. */
-        if (fstatat(proc_fd, "root", &theirs, 0) < 0)
-                return negative_errno();
+        r = dir_id(proc_fd, "root", &theirs);
+        if (r < 0)
+                return r;
         if ((c->ns_join & CLONE_NEWNS) || !same_file(&own_root, &theirs)) {
                 c->root_fd = openat(proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (c->root_fd < 0)
