@@ -343,7 +343,7 @@ static int set_rlimits(const struct zy_plan *p) {
         if (p->n_rlimits > ZY_MAX_RLIMITS)
                 return -EINVAL;
         for (size_t i = 0; i < p->n_rlimits; i++) {
-                struct rlimit64 {
+                struct {
                         uint64_t cur, max;
                 } rl = { p->rlimits[i].cur, p->rlimits[i].max };
 
@@ -479,9 +479,9 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
 
         /* 3b. the caller's resource limits, before the uid switch: setresuid checks
          * RLIMIT_NPROC against the target user's processes (over the caller's limit, execve then
-         * fails with EAGAIN, as the caller's own fork would), and raising a hard limit back to
-         * the caller's needs the CAP_SYS_RESOURCE the worker still has. Nothing below opens an
-         * fd or forks, so the caller's lower limits cannot break a later step. */
+         * fails with EAGAIN, as the caller's own fork would). No hard limit is raised: the plan's
+         * are at most the parent's. Nothing below opens an fd or forks, so the caller's lower
+         * limits cannot break a later step. */
         r = set_rlimits(p);
         if (r < 0)
                 fail(&st, ZY_STEP_RLIMIT, -r, ZY_EXIT_SETUP_FAILED);

@@ -29,10 +29,10 @@
  *   3. capbset:  drop plan->capbset_drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl
  *                when plan->capbset_mask_prctl, else a PR_CAPBSET_DROP loop); needs CAP_SETPCAP,
  *                so it comes before the uid switch
- *   3b. rlimits: every limit of plan->rlimits (the caller's), before the uid switch: the switch
- *                checks RLIMIT_NPROC (a user over the caller's limit makes execve fail with
- *                EAGAIN, as the caller's own fork would), and raising a hard limit to the
- *                caller's needs the CAP_SYS_RESOURCE the worker still has
+ *   3b. rlimits: every limit of plan->rlimits (the caller's, hard limits at most the
+ *                parent's), before the uid switch: the switch checks RLIMIT_NPROC (a user over
+ *                the caller's limit makes execve fail with EAGAIN, as the caller's own fork
+ *                would)
  *   4. ids:      setgroups, setresgid, setresuid (when plan->set_ids)
  *   5. filter, early variant: only when plan->filter_early (no_new_privs off and the kept caps
  *                lack CAP_SYS_ADMIN, so the filter must be loaded while we still may)
