@@ -76,6 +76,8 @@ int lc_fail(zy_conn *c, const char *what, int r) {
                 fprintf(stderr, "%s: %s: the task is %s\n", LC_PROGRAM, what, s);
         else if (r == -EPERM && (s = error_param(c, "reason")))
                 fprintf(stderr, "%s: %s: permission denied: %s\n", LC_PROGRAM, what, s);
+        else if (r == -EACCES && (s = error_param(c, "reason")))
+                fprintf(stderr, "%s: %s: refused: %s (%s)\n", LC_PROGRAM, what, s, name);
         else if ((r == -E2BIG || r == -EAGAIN) && (s = error_param(c, "limit"))) {
                 json_object *max = NULL;
                 json_object_object_get_ex(zy_conn_error_parameters(c), "max", &max);

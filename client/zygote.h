@@ -44,6 +44,8 @@
  *     io.zygote.Launcher.TaskExists         -EEXIST
  *     io.zygote.Launcher.InvalidState       -EBUSY
  *     io.zygote.Launcher.SpawnFailed        -ECHILD  (step and errno: zy_conn_spawn_failure())
+ *     io.zygote.Launcher.CallerConfined     -EACCES  (the caller is confined in a way its task
+ *                                                    could not carry; "reason" says how)
  *     io.zygote.Launcher.LimitExceeded      -EAGAIN  when "limit" names a resource in use that
  *                                                    may free up ("tasks", "tasks_per_user",
  *                                                    "connections", "connections_per_user",

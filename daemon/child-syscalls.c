@@ -28,13 +28,18 @@ const struct zy_worker_syscall zy_worker_syscalls[] = {
         /* 0. signals */
         { "rt_sigaction", 0, ALWAYS, {} },
         { "rt_sigprocmask", 0, ALWAYS, {} },
+        /* 0b. cgroup: openat "cgroup.procs", write "0", close (listed below) */
         /* 1. fds */
         { "fcntl", ARG1, ALWAYS, { 0, F_DUPFD_CLOEXEC } },
         { "openat", 0, ALWAYS, {} }, /* /dev/null for a missing standard fd */
         { "dup3", 0, ALWAYS, {} },
         { "close_range", 0, ALWAYS, {} },
-        /* 1b. rlimit: glibc's getrlimit and setrlimit */
+        /* 1b. rlimit (glibc's getrlimit and setrlimit), and 3b the caller's limits */
         { "prlimit64", 0, ALWAYS, {} },
+        /* 1c and 1d. the caller's namespaces and root: only in a worker zygoted forks */
+        { "setns", 0, ZY_WORKER_CALL_FORKED, {} },
+        { "fchdir", 0, ZY_WORKER_CALL_FORKED, {} },
+        { "chroot", 0, ZY_WORKER_CALL_FORKED, {} },
         /* 2. setsid, controlling tty */
         { "setsid", 0, ALWAYS, {} },
         { "ioctl", ARG1, ZY_WORKER_CALL_TERMINAL, { 0, TIOCSCTTY } },

@@ -38,7 +38,8 @@ static const char *const step_names[_ZY_STEP_MAX] = {
         [ZY_STEP_GID] = "gid",       [ZY_STEP_UID] = "uid",       [ZY_STEP_CAPS] = "caps",
         [ZY_STEP_CHDIR] = "chdir",   [ZY_STEP_NNP] = "nnp",       [ZY_STEP_FILTER] = "filter",
         [ZY_STEP_HELD] = "held",     [ZY_STEP_HOLD] = "hold",     [ZY_STEP_EXEC] = "exec",
-        [ZY_STEP_RLIMIT] = "rlimit",
+        [ZY_STEP_RLIMIT] = "rlimit", [ZY_STEP_CGROUP] = "cgroup", [ZY_STEP_SETNS] = "setns",
+        [ZY_STEP_CHROOT] = "chroot",
 };
 
 const char *zy_step_to_string(enum zy_step step) {
@@ -53,6 +54,8 @@ struct state {
         int hold_fd;
         int ref_pidfd;
         int exec_fd;
+        int caller_pidfd;
+        int root_fd;
 };
 
 static int report(int fd, enum zy_step step, int err) {
@@ -131,7 +134,13 @@ static int setup_fds(const struct zy_plan *p, struct state *st) {
                         have_std[t] = true;
         }
 
-        n_keep = (st->status_fd >= 0) + (st->hold_fd >= 0) + (st->ref_pidfd >= 0) + (st->exec_fd >= 0);
+        /* The fds the worker itself keeps, in the order they are placed above the targets. */
+        int *const kept[] = { &st->status_fd, &st->hold_fd, &st->ref_pidfd, &st->exec_fd, &st->caller_pidfd,
+                              &st->root_fd };
+
+        n_keep = 0;
+        for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+                n_keep += *kept[i] >= 0;
         /* Kept fds end up at max_target+1.. ; the moved copies live above them. */
         base = max_target + 1 + (int) n_keep;
 
@@ -144,29 +153,13 @@ static int setup_fds(const struct zy_plan *p, struct state *st) {
                         return r;
                 moved[i] = r;
         }
-        if (st->status_fd >= 0) {
-                r = move_above(st->status_fd, base);
+        for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+                if (*kept[i] < 0)
+                        continue;
+                r = move_above(*kept[i], base);
                 if (r < 0)
                         return r;
-                st->status_fd = r;
-        }
-        if (st->hold_fd >= 0) {
-                r = move_above(st->hold_fd, base);
-                if (r < 0)
-                        return r;
-                st->hold_fd = r;
-        }
-        if (st->ref_pidfd >= 0) {
-                r = move_above(st->ref_pidfd, base);
-                if (r < 0)
-                        return r;
-                st->ref_pidfd = r;
-        }
-        if (st->exec_fd >= 0) {
-                r = move_above(st->exec_fd, base);
-                if (r < 0)
-                        return r;
-                st->exec_fd = r;
+                *kept[i] = r;
         }
         if (!have_std[0] || !have_std[1] || !have_std[2]) {
                 r = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
@@ -187,28 +180,16 @@ static int setup_fds(const struct zy_plan *p, struct state *st) {
                 if (!have_std[t] && dup3(devnull, t, 0) < 0)
                         return -errno;
 
-        /* The status/hold/reference fds go right above the highest target, CLOEXEC: they close at
-         * exec. Whatever was at those numbers was not ours to keep (every source has a copy). */
+        /* The status/hold/reference/caller fds go right above the highest target, CLOEXEC: they
+         * close at exec. Whatever was at those numbers was not ours to keep (every source has a
+         * copy). */
         next = max_target + 1;
-        if (st->status_fd >= 0) {
-                if (dup3(st->status_fd, next, O_CLOEXEC) < 0)
+        for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+                if (*kept[i] < 0)
+                        continue;
+                if (dup3(*kept[i], next, O_CLOEXEC) < 0)
                         return -errno;
-                st->status_fd = next++;
-        }
-        if (st->hold_fd >= 0) {
-                if (dup3(st->hold_fd, next, O_CLOEXEC) < 0)
-                        return -errno;
-                st->hold_fd = next++;
-        }
-        if (st->ref_pidfd >= 0) {
-                if (dup3(st->ref_pidfd, next, O_CLOEXEC) < 0)
-                        return -errno;
-                st->ref_pidfd = next++;
-        }
-        if (st->exec_fd >= 0) {
-                if (dup3(st->exec_fd, next, O_CLOEXEC) < 0)
-                        return -errno;
-                st->exec_fd = next++;
+                *kept[i] = next++;
         }
 
         /* Close the gaps below the highest target: sort the target numbers (at most 67). */
@@ -331,6 +312,47 @@ static int apply_filter(const struct zy_plan *p, const struct state *st) {
         return -EINVAL;
 }
 
+/* Step 0b: the worker moves itself into each of the caller's cgroups. Writing "0" moves the
+ * writer; the directories were opened by the parent, so no path is looked up here. */
+static int join_cgroups(const struct zy_plan *p) {
+        if (p->n_cgroups > ZY_MAX_CGROUPS)
+                return -EINVAL;
+        for (size_t i = 0; i < p->n_cgroups; i++) {
+                int fd = openat(p->cgroup_fds[i], "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+                ssize_t n;
+
+                if (fd < 0)
+                        return -errno;
+                do
+                        n = write(fd, "0", 1);
+                while (n < 0 && errno == EINTR);
+                if (n < 0) {
+                        int e = errno;
+
+                        (void) close(fd);
+                        return -e;
+                }
+                (void) close(fd);
+        }
+        return 0;
+}
+
+/* Step 3b: every limit as the caller has it, soft and hard at once (prlimit64, so that a soft
+ * limit above the old hard one is never refused in between). */
+static int set_rlimits(const struct zy_plan *p) {
+        if (p->n_rlimits > ZY_MAX_RLIMITS)
+                return -EINVAL;
+        for (size_t i = 0; i < p->n_rlimits; i++) {
+                struct {
+                        uint64_t cur, max;
+                } rl = { p->rlimits[i].cur, p->rlimits[i].max };
+
+                if (syscall(SYS_prlimit64, 0, p->rlimits[i].resource, &rl, NULL) < 0)
+                        return -errno;
+        }
+        return 0;
+}
+
 static int exec_exit_code(int err) {
         return err == ENOENT ? ZY_EXIT_NOT_FOUND : ZY_EXIT_NOT_EXECUTABLE;
 }
@@ -406,10 +428,18 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
                 .hold_fd = p->hold_fd,
                 .ref_pidfd = p->filter_mode == ZY_FILTER_CLONE ? p->ref_pidfd : -EBADF,
                 .exec_fd = p->exec_by_fd ? p->exec_fd : -EBADF,
+                .caller_pidfd = p->ns_join ? p->caller_pidfd : -EBADF,
+                .root_fd = p->enter_root ? p->root_fd : -EBADF,
         };
         int r;
 
         reset_signals();
+
+        /* 0b. the caller's cgroups, first: from here on the worker counts there (and the fds go
+         * at step 1, the fd limit may fall at step 3b) */
+        r = join_cgroups(p);
+        if (r < 0)
+                fail(&st, ZY_STEP_CGROUP, -r, ZY_EXIT_SETUP_FAILED);
 
         /* 1. fds */
         r = setup_fds(p, &st);
@@ -428,6 +458,16 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
                 }
         }
 
+        /* 1c. the caller's namespaces, all at once, after the fd step: /dev/null was opened in
+         * the parent's mount namespace, never in one the caller may have made. */
+        if (p->ns_join && syscall(SYS_setns, st.caller_pidfd, (int) p->ns_join) < 0)
+                fail(&st, ZY_STEP_SETNS, errno, ZY_EXIT_SETUP_FAILED);
+
+        /* 1d. the caller's root (its chroot, or its mount namespace's root). Nothing is looked
+         * up by path as root from here: the next lookup is chdir, as the target user. */
+        if (p->enter_root && (fchdir(st.root_fd) < 0 || chroot(".") < 0))
+                fail(&st, ZY_STEP_CHROOT, errno, ZY_EXIT_SETUP_FAILED);
+
         /* 2. a session of its own (the controlling tty comes after the ids: step 6b) */
         if (setsid() < 0)
                 fail(&st, ZY_STEP_SETSID, errno, ZY_EXIT_SETUP_FAILED);
@@ -436,6 +476,15 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
         r = drop_capbset(p);
         if (r < 0)
                 fail(&st, ZY_STEP_CAPBSET, -r, ZY_EXIT_SETUP_FAILED);
+
+        /* 3b. the caller's resource limits, before the uid switch: setresuid checks
+         * RLIMIT_NPROC against the target user's processes (over the caller's limit, execve then
+         * fails with EAGAIN, as the caller's own fork would). No hard limit is raised: the plan's
+         * are at most the parent's. Nothing below opens an fd or forks, so the caller's lower
+         * limits cannot break a later step. */
+        r = set_rlimits(p);
+        if (r < 0)
+                fail(&st, ZY_STEP_RLIMIT, -r, ZY_EXIT_SETUP_FAILED);
 
         /* 4. ids. Raw syscalls: the kernel's calls are per thread, and glibc's wrappers would try
          * to broadcast to threads that do not exist in this copy of the process. */

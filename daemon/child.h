@@ -10,15 +10,29 @@
  *   0. signals:  every disposition back to SIG_DFL, empty signal mask (ignored signals and the
  *                mask would survive execve; a daemon handler must never run in the worker);
  *                cannot fail
+ *   0b. cgroup:  "0" into cgroup.procs of each of plan->cgroup_fds (O_PATH directories of the
+ *                caller's cgroups, one per hierarchy where it differs from the parent's): first,
+ *                so that everything the worker does counts there, and before the fd step closes
+ *                those fds and the rlimit step may lower RLIMIT_NOFILE
  *   1. fds:      move status/hold/ref_pidfd fds above every target, dup3 the fd map into place,
  *                then CLOSE every other fd (gaps below the highest target and everything above
  *                the kept ones): a held worker must not keep copies of the daemon's sockets,
  *                or a client whose connection the daemon closes would never see EOF
  *   1b. rlimit:  RLIMIT_NOFILE soft limit back to plan->nofile_soft (when not 0)
+ *   1c. setns:   setns(plan->caller_pidfd, plan->ns_join) when ns_join is not 0: the caller's
+ *                namespaces, all at once; after the fd step, so that /dev/null was opened in
+ *                the parent's mount namespace, never in one the caller may have crafted
+ *   1d. chroot:  fchdir(plan->root_fd) + chroot(".") when plan->enter_root: the caller's root
+ *                (a chroot of its own, or its mount namespace's root). No path is looked up
+ *                as root after 1c and 1d: the next one is chdir, as the target user
  *   2. setsid:   always (the worker never shares the daemon's session)
  *   3. capbset:  drop plan->capbset_drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl
  *                when plan->capbset_mask_prctl, else a PR_CAPBSET_DROP loop); needs CAP_SETPCAP,
  *                so it comes before the uid switch
+ *   3b. rlimits: every limit of plan->rlimits (the caller's, hard limits at most the
+ *                parent's), before the uid switch: the switch checks RLIMIT_NPROC (a user over
+ *                the caller's limit makes execve fail with EAGAIN, as the caller's own fork
+ *                would)
  *   4. ids:      setgroups, setresgid, setresuid (when plan->set_ids)
  *   5. filter, early variant: only when plan->filter_early (no_new_privs off and the kept caps
  *                lack CAP_SYS_ADMIN, so the filter must be loaded while we still may)
@@ -72,6 +86,9 @@ enum zy_step {
         ZY_STEP_HOLD,
         ZY_STEP_EXEC,
         ZY_STEP_RLIMIT,
+        ZY_STEP_CGROUP,
+        ZY_STEP_SETNS,
+        ZY_STEP_CHROOT,
         _ZY_STEP_MAX,
 };
 
@@ -104,6 +121,14 @@ struct zy_fdmap {
 
 #define ZY_MAX_FDS 64
 #define ZY_MAX_GROUPS 65536
+#define ZY_MAX_RLIMITS 16 /* RLIM_NLIMITS today */
+#define ZY_MAX_CGROUPS 16 /* hierarchies: v1 controllers, name=systemd, the unified one */
+
+struct zy_rlimit {
+        uint32_t resource; /* RLIMIT_* */
+        uint32_t unused;
+        uint64_t cur, max; /* RLIM_INFINITY is ~0 */
+};
 
 struct zy_plan {
         char *const *argv; /* NULL-terminated, argv[0] is the command */
@@ -136,6 +161,22 @@ struct zy_plan {
         /* RLIMIT_NOFILE soft limit to give back (zygoted raises its own to hold many
          * connections and pidfds; a task gets what zygoted started with). 0: leave it. */
         uint64_t nofile_soft;
+
+        /* The caller's resource limits, each set as it is (step 3b). */
+        struct zy_rlimit rlimits[ZY_MAX_RLIMITS];
+        size_t n_rlimits;
+
+        /* O_PATH directories of the caller's cgroups (step 0b), borrowed. */
+        int cgroup_fds[ZY_MAX_CGROUPS];
+        size_t n_cgroups;
+
+        /* The caller's namespaces (step 1c) and root (step 1d). Not packed for the reference: no
+         * profile allows setns, and the filter of the inherit tier is in place before the worker
+         * runs, so a spawn that needs them is forked by zygoted. */
+        unsigned ns_join; /* CLONE_NEW* flags; 0: join none */
+        int caller_pidfd; /* with ns_join */
+        bool enter_root;
+        int root_fd;      /* with enter_root */
 
         enum zy_filter_mode filter_mode;
         bool filter_early;
@@ -172,6 +213,8 @@ enum zy_worker_syscall_when {
         ZY_WORKER_CALL_KEEP_CAPS, /* only when the profile keeps capabilities (PR_SET_KEEPCAPS) */
         ZY_WORKER_CALL_TERMINAL,  /* only for a request with a terminal (TIOCSCTTY): a profile that
                                    * refuses it still serves every other request in that tier */
+        ZY_WORKER_CALL_FORKED,    /* only in a worker zygoted forks itself (setns, chroot): never
+                                   * under an inherited filter */
 };
 
 struct zy_worker_syscall {

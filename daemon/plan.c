@@ -37,14 +37,16 @@ struct zy_plan_wire {
         uint32_t n_argv, n_envp, n_fdmap, n_groups;
         uint32_t n_insns, strings_len, path_buf_len, filter_mode;
         uint32_t filter_flags, cap_last, uid, gid;
+        uint32_t n_rlimits, n_cgroups;
         uint64_t capbset_drop, caps_keep;
         uint64_t nofile_soft;
-        /* then: int32_t target[n_fdmap], uint32_t group[n_groups],
-         * struct sock_filter insn[n_insns], char strings[strings_len] */
+        /* then: int32_t target[n_fdmap], uint32_t group[n_groups], struct zy_rlimit
+         * rlimit[n_rlimits], struct sock_filter insn[n_insns], char strings[strings_len] */
 };
 
 _Static_assert(sizeof(struct sock_filter) == 8, "struct sock_filter is 8 bytes");
 _Static_assert(sizeof(gid_t) == 4, "gid_t is 32 bits");
+_Static_assert(sizeof(struct zy_rlimit) == 24, "struct zy_rlimit has no padding");
 
 static size_t count_strv(char *const *v) {
         size_t n = 0;
@@ -78,11 +80,12 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
         if (n_argv == 0)
                 return -EINVAL;
         if (n_argv + n_envp > ZY_PLAN_MAX_STRINGS || p->n_fds > ZY_MAX_FDS ||
-            p->n_groups > ZY_MAX_GROUPS)
+            p->n_groups > ZY_MAX_GROUPS || p->n_rlimits > ZY_MAX_RLIMITS || p->n_cgroups > ZY_MAX_CGROUPS)
                 return -E2BIG;
         if ((p->n_fds > 0 && !p->fds) || (p->n_groups > 0 && !p->groups))
                 return -EINVAL;
-        if ((unsigned) p->filter_mode > ZY_FILTER_INHERITED || p->exec_by_fd) /* exec_fd: never packed */
+        /* exec_fd, the caller's namespaces and root: never packed (see child.h) */
+        if ((unsigned) p->filter_mode > ZY_FILTER_INHERITED || p->exec_by_fd || p->ns_join || p->enter_root)
                 return -EINVAL;
         if (prog && (prog->len > ZY_PLAN_MAX_INSNS || (prog->len > 0 && !prog->filter)))
                 return -E2BIG;
@@ -101,17 +104,23 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                 return -E2BIG;
 
         size = sizeof(w) + p->n_fds * sizeof(int32_t) + p->n_groups * sizeof(uint32_t) +
-               (prog ? prog->len : 0) * sizeof(struct sock_filter) + strings;
+               p->n_rlimits * sizeof(struct zy_rlimit) + (prog ? prog->len : 0) * sizeof(struct sock_filter) +
+               strings;
         if (size > ZY_PLAN_MAX_SIZE)
                 return -E2BIG;
 
-        /* the fd list: map sources, status, hold, reference pidfd */
-        if (cap < p->n_fds + 3)
+        /* the fd list: map sources, cgroup directories, status, hold, reference pidfd */
+        if (cap < p->n_fds + p->n_cgroups + 3)
                 return -ENOBUFS;
         for (size_t i = 0; i < p->n_fds; i++) {
                 if (p->fds[i].src < 0 || p->fds[i].target < 0)
                         return -EBADF;
                 fds[n++] = p->fds[i].src;
+        }
+        for (size_t i = 0; i < p->n_cgroups; i++) {
+                if (p->cgroup_fds[i] < 0)
+                        return -EBADF;
+                fds[n++] = p->cgroup_fds[i];
         }
         if (p->status_fd >= 0) {
                 w.flags |= PW_HAS_STATUS;
@@ -136,6 +145,8 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
         w.n_envp = (uint32_t) n_envp;
         w.n_fdmap = (uint32_t) p->n_fds;
         w.n_groups = (uint32_t) p->n_groups;
+        w.n_rlimits = (uint32_t) p->n_rlimits;
+        w.n_cgroups = (uint32_t) p->n_cgroups;
         w.n_insns = prog ? prog->len : 0;
         w.strings_len = (uint32_t) strings;
         /* only scratch: more than this is never needed for one PATH candidate */
@@ -167,6 +178,10 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                 memcpy(q, p->groups, p->n_groups * sizeof(uint32_t));
                 q += p->n_groups * sizeof(uint32_t);
         }
+        if (p->n_rlimits) {
+                memcpy(q, p->rlimits, p->n_rlimits * sizeof(struct zy_rlimit));
+                q += p->n_rlimits * sizeof(struct zy_rlimit);
+        }
         if (w.n_insns) {
                 memcpy(q, prog->filter, w.n_insns * sizeof(struct sock_filter));
                 q += w.n_insns * sizeof(struct sock_filter);
@@ -195,7 +210,7 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
 
 int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
                    struct zy_plan_storage *ret) {
-        const char *in = buf, *strings, *s, *end;
+        const char *in = buf, *strings, *s, *end, *rlimits;
         struct zy_plan_wire w;
         uint64_t expect;
         size_t want_fds, n_strings, off_ptrs, off_groups, off_insns, off_strings, off_path, total;
@@ -212,7 +227,8 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
         if ((w.flags & ~(uint32_t) _PW_ALL) || w.filter_mode > ZY_FILTER_INHERITED)
                 return -EBADMSG;
         if (w.n_argv == 0 || (uint64_t) w.n_argv + w.n_envp > ZY_PLAN_MAX_STRINGS ||
-            w.n_fdmap > ZY_MAX_FDS || w.n_groups > ZY_MAX_GROUPS || w.n_insns > ZY_PLAN_MAX_INSNS ||
+            w.n_fdmap > ZY_MAX_FDS || w.n_groups > ZY_MAX_GROUPS || w.n_rlimits > ZY_MAX_RLIMITS ||
+            w.n_cgroups > ZY_MAX_CGROUPS || w.n_insns > ZY_PLAN_MAX_INSNS ||
             w.path_buf_len > ZY_PLAN_MAX_PATH_BUF || w.strings_len == 0)
                 return -EBADMSG;
         if (!(w.flags & PW_HAS_PROG) && w.n_insns != 0)
@@ -222,12 +238,12 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
 
         /* every count is bounded above, so this cannot overflow 64 bits */
         expect = (uint64_t) sizeof(w) + (uint64_t) w.n_fdmap * sizeof(int32_t) +
-                 (uint64_t) w.n_groups * sizeof(uint32_t) +
+                 (uint64_t) w.n_groups * sizeof(uint32_t) + (uint64_t) w.n_rlimits * sizeof(struct zy_rlimit) +
                  (uint64_t) w.n_insns * sizeof(struct sock_filter) + w.strings_len;
         if (expect != len)
                 return -EBADMSG;
 
-        want_fds = w.n_fdmap + !!(w.flags & PW_HAS_STATUS) + !!(w.flags & PW_HAS_HOLD) +
+        want_fds = w.n_fdmap + w.n_cgroups + !!(w.flags & PW_HAS_STATUS) + !!(w.flags & PW_HAS_HOLD) +
                    !!(w.flags & PW_HAS_REF_PIDFD);
         if (n_fds != want_fds)
                 return -EBADMSG;
@@ -277,6 +293,8 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
         }
         memcpy(mem + off_groups, in, (size_t) w.n_groups * sizeof(gid_t));
         in += (size_t) w.n_groups * sizeof(gid_t);
+        rlimits = in;
+        in += (size_t) w.n_rlimits * sizeof(struct zy_rlimit);
         memcpy(mem + off_insns, in, (size_t) w.n_insns * sizeof(struct sock_filter));
         in += (size_t) w.n_insns * sizeof(struct sock_filter);
         memcpy(mem + off_strings, in, w.strings_len);
@@ -317,6 +335,11 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
                 .path_buf = w.path_buf_len ? mem + off_path : NULL,
                 .path_buf_len = w.path_buf_len,
         };
+        memcpy(ret->plan.rlimits, rlimits, (size_t) w.n_rlimits * sizeof(struct zy_rlimit));
+        ret->plan.n_rlimits = w.n_rlimits;
+        for (uint32_t i = 0; i < w.n_cgroups; i++)
+                ret->plan.cgroup_fds[i] = fds[fi++];
+        ret->plan.n_cgroups = w.n_cgroups;
         if (w.flags & PW_HAS_CWD) {
                 ret->plan.cwd = s;
                 s += strlen(s) + 1;

@@ -6,8 +6,9 @@
  *
  * Buffer: a fixed header (struct zy_plan_wire in plan.c, native byte order: both ends are the same build
  * on the same machine), then fd map entries, groups, BPF instructions, and a string area holding
- * argv, envp, cwd and search_path as NUL-terminated strings in that order. fds travel in this
- * order: one per fd map entry, then status_fd, then hold_fd (if >= 0), then ref_pidfd (only in
+ * argv, envp, cwd and search_path as NUL-terminated strings in that order (the caller's rlimits
+ * between groups and BPF). fds travel in this order: one per fd map entry, one per cgroup
+ * directory, then status_fd, then hold_fd (if >= 0), then ref_pidfd (only in
  * ZY_FILTER_CLONE mode). The BPF program is sent only in ZY_FILTER_LOAD mode. path_buf is not
  * sent; only its length is, and unpack allocates it.
  *
@@ -23,9 +24,9 @@
 #include "child.h"
 
 #define ZY_PLAN_MAGIC 0x5a59504cu /* "ZYPL" */
-#define ZY_PLAN_VERSION 1u
+#define ZY_PLAN_VERSION 2u
 #define ZY_PLAN_MAX_SIZE (256u * 1024u) /* must fit one SEQPACKET message */
-#define ZY_PLAN_MAX_FDS (ZY_MAX_FDS + 3)
+#define ZY_PLAN_MAX_FDS (ZY_MAX_FDS + ZY_MAX_CGROUPS + 3)
 #define ZY_PLAN_MAX_STRINGS 65536
 #define ZY_PLAN_MAX_INSNS 4096 /* BPF_MAXINSNS */
 #define ZY_PLAN_MAX_PATH_BUF 8192

@@ -214,7 +214,7 @@ static int check_worker_setup(struct zy_profile *p) {
                 uint32_t action;
                 int nr, r;
 
-                if (call->when == ZY_WORKER_CALL_TERMINAL ||
+                if (call->when == ZY_WORKER_CALL_TERMINAL || call->when == ZY_WORKER_CALL_FORKED ||
                     (call->when == ZY_WORKER_CALL_KEEP_CAPS && p->caps_keep == 0))
                         continue;
                 nr = seccomp_syscall_resolve_name_arch(p->arches[0], call->name);

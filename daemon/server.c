@@ -71,6 +71,10 @@ const struct ucred *zd_conn_cred(const struct zd_conn *c) {
         return &c->cred;
 }
 
+int zd_conn_fd(const struct zd_conn *c) {
+        return c->fd;
+}
+
 const gid_t *zd_conn_groups(const struct zd_conn *c, size_t *ret_n) {
         *ret_n = c->n_groups;
         return c->groups;

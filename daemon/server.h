@@ -59,6 +59,8 @@ void zd_reply_error(struct zd_conn *c, const char *error, json_object *params);
 
 const struct ucred *zd_conn_cred(const struct zd_conn *c);
 const gid_t *zd_conn_groups(const struct zd_conn *c, size_t *ret_n);
+/* The connection's socket, for what the kernel says of its peer (SO_PEERPIDFD); borrowed. */
+int zd_conn_fd(const struct zd_conn *c);
 bool zd_conn_is_root(const struct zd_conn *c);
 /* Whether the current call asked for more replies ("more": true). */
 bool zd_conn_more(const struct zd_conn *c);

@@ -17,11 +17,13 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/syscall.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <syslog.h>
 
 #include "call.h"
+#include "caller.h"
 #include "daemon.h"
 #include "log.h"
 #include "pidfd-util.h"
@@ -209,7 +211,11 @@ static int decide_identity(struct zd_call *call, const struct spawn_req *req, st
                         return deny(call, "only root may run tasks as another user");
                 named = u != cr->uid || cr->uid == 0;
                 id->uid = u;
-                id->gid = g;
+                /* Root gets the named user's login gid. A non-root caller naming itself keeps its
+                 * own gid (SO_PEERCRED): the passwd entry's gid, or the uid number where there is
+                 * none, may be a group it is not in. */
+                if (cr->uid == 0)
+                        id->gid = g;
         }
         if (req->group) {
                 gid_t g;
@@ -248,6 +254,7 @@ struct spawn {
         struct zd_entry *entry;
         uint64_t keep;            /* the bounding set the worker keeps */
         struct identity id;
+        struct zd_caller caller;  /* what confines the caller, for its task to carry */
         char **argv, **envp, *path_buf;
         size_t argv_bytes; /* zd_task_argv_bytes() of the request's argv */
         const char *search;       /* PATH of the request's env, NULL for the default */
@@ -266,6 +273,7 @@ static void spawn_done(struct spawn *s) {
         free(s->path_buf);
         free(s->map);
         free(s->id.groups);
+        zd_caller_done(&s->caller);
         close_pairp(&s->status);
         close_pairp(&s->hold);
 }
@@ -369,6 +377,57 @@ static int spawn_argv(struct spawn *s) {
         return s->path_buf ? 0 : -ENOMEM;
 }
 
+__attribute__((format(printf, 2, 3))) static int confined(struct zd_call *call, const char *fmt, ...) {
+        char reason[256];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(reason, sizeof(reason), fmt, ap);
+        va_end(ap);
+        return zd_call_failf(call, -EACCES, ZY_ERROR_CALLER_CONFINED, "reason", reason);
+}
+
+/* The caller's own confinement, read from the kernel: the task carries it (rlimits,
+ * no_new_privs, namespaces, root, cgroups), or the call is refused with the reason. */
+static int spawn_confine(struct spawn *s) {
+        struct zd_call *call = s->call;
+        struct zd_caller *c = &s->caller;
+        int r;
+
+        r = zd_caller_read(zd_conn_fd(call->conn), zd_conn_cred(call->conn), c);
+        if (r == -ESRCH)
+                return confined(call, "the process that connected has exited: what confines it, which its "
+                                "task must carry, cannot be read (spawn from the process that connects)");
+        if (r == -EACCES)
+                return confined(call, "what confines the caller cannot be read: zygoted may not look into "
+                                "its namespaces (a process that is not dumpable, and a zygoted without "
+                                "CAP_SYS_PTRACE)");
+        if (r == -EXDEV)
+                return confined(call, "the caller's cgroup is in a hierarchy that has no mount in zygoted's "
+                                "mount namespace: its task could not be put there");
+        if (r < 0)
+                return r;
+        /* A filter cannot be read back from the kernel nor copied to another process: the task
+         * would run without it. */
+        if (c->seccomp_mode != 0)
+                return confined(call, "the caller runs under a seccomp filter of its own%s; its task could not "
+                                "carry it", c->seccomp_mode == 1 ? " (strict mode)" : "");
+        /* A pid namespace applies only to children (the task would have to be a grandchild that
+         * zygoted does not track), and joining a user namespace would change what every uid of
+         * the plan means. */
+        if (c->ns_other)
+                return confined(call, "the caller is in a %s namespace of its own, which its task cannot join",
+                                c->ns_other);
+        if (!call->d->privileged && c->ns_join)
+                return confined(call, "the caller is in a %s namespace of its own, and this zygoted runs "
+                                "unprivileged: it cannot join it",
+                                zd_caller_ns_name(c->ns_join & -c->ns_join));
+        if (!call->d->privileged && c->root_fd >= 0)
+                return confined(call, "the caller runs in a chroot or mount namespace of its own, and this "
+                                "zygoted runs unprivileged: it cannot enter it");
+        return 0;
+}
+
 /* Without no_new_privs, loading (or cloning) a filter needs CAP_SYS_ADMIN: load it while the
  * worker still has it, before capabilities and ids change. */
 static bool filter_early(const struct zy_plan *plan) {
@@ -396,6 +455,9 @@ static int spawn_plan(struct spawn *s) {
         if (r < 0)
                 return r;
         r = decide_identity(call, &s->req, &s->id);
+        if (r < 0)
+                return r;
+        r = spawn_confine(s);
         if (r < 0)
                 return r;
         r = spawn_argv(s);
@@ -426,16 +488,30 @@ static int spawn_plan(struct spawn *s) {
                 /* A non-root caller never gains privileges through its task: no setuid or
                  * file-capability exec, whatever the profile says (and an unprivileged daemon
                  * cannot load a filter without it). */
-                .no_new_privs = p->no_new_privs || !d->privileged || zd_conn_cred(call->conn)->uid != 0,
+                .no_new_privs = p->no_new_privs || !d->privileged || zd_conn_cred(call->conn)->uid != 0 ||
+                                s->caller.no_new_privs,
                 .filter_flags = p->filter_flags,
-                .nofile_soft = d->nofile_soft,
+                /* the caller's limits replace it, RLIMIT_NOFILE with the others */
+                .nofile_soft = s->caller.n_rlimits > 0 ? 0 : d->nofile_soft,
+                .n_rlimits = s->caller.n_rlimits,
+                .n_cgroups = s->caller.n_cgroups,
+                .ns_join = s->caller.ns_join,
+                .caller_pidfd = s->caller.pidfd,
+                .enter_root = s->caller.root_fd >= 0,
+                .root_fd = s->caller.root_fd,
                 .prog = &s->prog,
                 .path_buf = s->path_buf,
                 .path_buf_len = s->path_len,
         };
-        /* clone and inherit need the reference: without it, this spawn loads. */
+        memcpy(s->plan.rlimits, s->caller.rlimits, sizeof(s->plan.rlimits));
+        memcpy(s->plan.cgroup_fds, s->caller.cgroup_fds, sizeof(s->plan.cgroup_fds));
+        /* clone and inherit need the reference: without it, this spawn loads. A worker that joins
+         * the caller's namespaces or root is forked here: the inherit tier's filter, in place
+         * before the worker runs, allows no setns nor chroot. */
         enum zd_tier tier = s->entry->tier;
         if ((tier == ZD_TIER_CLONE || tier == ZD_TIER_INHERIT) && !s->entry->ref_up)
+                tier = ZD_TIER_LOAD;
+        if (tier == ZD_TIER_INHERIT && (s->plan.ns_join || s->plan.enter_root))
                 tier = ZD_TIER_LOAD;
         plan_set_tier(s, tier);
 
@@ -500,7 +576,8 @@ static int spawn_fork(struct spawn *s) {
 }
 
 int zd_spawn(struct zd_call *call) {
-        struct spawn s = { .call = call, .status = { -EBADF, -EBADF }, .hold = { -EBADF, -EBADF } };
+        struct spawn s = { .call = call, .caller = ZD_CALLER_INIT, .status = { -EBADF, -EBADF },
+                           .hold = { -EBADF, -EBADF } };
         int r;
 
         r = spawn_parse(call, &s.req);

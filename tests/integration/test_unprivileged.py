@@ -27,10 +27,8 @@ def cat_status(conn, **extra):
     return st
 
 
-@pytest.mark.parametrize("caller", ["nobody", "root"])
-def test_workers_run_as_the_daemon_user(udaemon, caller):
-    conn = udaemon.connect_as(NOBODY, NOGROUP) if caller == "nobody" else udaemon.connect()
-    with conn:
+def test_workers_run_as_the_daemon_user(udaemon):
+    with udaemon.connect_as(NOBODY, NOGROUP) as conn:
         st = cat_status(conn)
     assert st["Uid"].split() == [str(NOBODY)] * 4
     assert st["NoNewPrivs"] == "1"
@@ -38,6 +36,15 @@ def test_workers_run_as_the_daemon_user(udaemon, caller):
     assert st["Seccomp"] == "2" and st["Seccomp_filters"] == "1"
     # Cannot shrink the bounding set without CAP_SETPCAP: it stays full, as documented.
     assert int(st["CapBnd"], 16) == zytest.full_capset()
+
+
+def test_root_caller_is_refused(udaemon):
+    """An unprivileged zygoted may not look into root's namespaces (no CAP_SYS_PTRACE), so it
+    cannot tell whether root's task would leave them: it refuses, and says why."""
+    with udaemon.connect() as c:
+        e = c.call_error(L + "Spawn", {"argv": ["true"]})
+    assert e.error == L + "CallerConfined", dict(e)
+    assert "cannot be read" in e.parameters["reason"], dict(e)
 
 
 def test_full_bounding_set_is_documented(bins):

@@ -8,11 +8,13 @@ malformed bytes) and reports exactly what came back (also EOF), so that the test
 daemon's handling of bad input.
 """
 import array
+import ctypes
 import json
 import os
 import socket
 
 MAX_FDS_PER_RECV = 253  # SCM_MAX_FD: the kernel never delivers more with one recvmsg
+PR_SET_DUMPABLE = 4
 
 
 class Closed(Exception):
@@ -63,6 +65,7 @@ class Connection:
         self.sock = sock
         self.buf = b""
         self.fds = []  # fds received and not yet handed to a message
+        self.keeper = None  # the process that connected, kept alive while this is open
 
     # ---- context manager --------------------------------------------------------------------
     def __enter__(self):
@@ -78,6 +81,9 @@ class Connection:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
+        if self.keeper is not None:
+            self.keeper.release()
+            self.keeper = None
 
     def fileno(self):
         return self.sock.fileno()
@@ -179,13 +185,29 @@ def connect(path, timeout=30.0):
     return Connection(path, timeout=timeout)
 
 
+class _Connector:
+    """The child that connected, alive until the last of its connections is closed: zygoted reads
+    the confinement of the process that connected (its rlimits, namespaces, cgroups) at each
+    Spawn and refuses a caller that has exited."""
+
+    def __init__(self, sock, pid, n):
+        self.sock, self.pid, self.n = sock, pid, n
+
+    def release(self):
+        self.n -= 1
+        if self.n == 0:
+            self.sock.close()  # the child reads EOF and exits
+            os.waitpid(self.pid, 0)
+
+
 def connect_many_as(path, uid, gid, n, groups=(), timeout=30.0):
     """n connections whose peer credentials are uid/gid/groups.
 
     The kernel records SO_PEERCRED and SO_PEERGROUPS at connect(): a child switches to the
     identity, connects, and hands the connected sockets back over a socketpair (200 a message).
     The daemon then sees a caller of that identity for each connection's whole life, exactly as if
-    that user's own program had connected.
+    that user's own program had connected. The child stays (holding no other fd) until every one
+    of the connections is closed.
     """
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
     pid = os.fork()
@@ -196,6 +218,9 @@ def connect_many_as(path, uid, gid, n, groups=(), timeout=30.0):
             os.setgroups(list(groups))
             os.setresgid(gid, gid, gid)
             os.setresuid(uid, uid, uid)
+            # The id switch made this process non-dumpable, and a zygoted of this uid (not root)
+            # could not read its namespaces: be what a program started as this user is.
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
             socks = []
             for _ in range(n):
                 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
@@ -203,7 +228,12 @@ def connect_many_as(path, uid, gid, n, groups=(), timeout=30.0):
                 socks.append(s)
             for i in range(0, n, 200):
                 socket.send_fds(child, [b"s"], [s.fileno() for s in socks[i:i + 200]])
+            keep = child.fileno()
+            os.closerange(0, keep)
+            os.closerange(keep + 1, 1 << 20)
             code = 0
+            while child.recv(1):
+                pass
         except BaseException as e:  # report, never return into pytest from the child
             try:
                 child.sendall(repr(e).encode())
@@ -221,10 +251,15 @@ def connect_many_as(path, uid, gid, n, groups=(), timeout=30.0):
                     os.close(fd)
                 raise OSError(f"connect as {uid}:{gid} failed: {msg.decode(errors='replace')}")
             got += fds
-    finally:
+    except BaseException:
         parent.close()
         os.waitpid(pid, 0)
-    return [Connection(sock=socket.socket(fileno=fd), timeout=timeout) for fd in got]
+        raise
+    keeper = _Connector(parent, pid, n)
+    conns = [Connection(sock=socket.socket(fileno=fd), timeout=timeout) for fd in got]
+    for c in conns:
+        c.keeper = keeper
+    return conns
 
 
 def connect_as(path, uid, gid, groups=(), timeout=30.0):

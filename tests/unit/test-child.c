@@ -246,7 +246,8 @@ static uint64_t bounding_set(void) {
 static void test_step_names(void **state) {
         static const char *const want[] = { "none", "fds", "setsid", "ctty", "capbset", "groups",
                                             "gid", "uid", "caps", "chdir", "nnp", "filter",
-                                            "held", "hold", "exec", "rlimit" };
+                                            "held", "hold", "exec", "rlimit", "cgroup", "setns",
+                                            "chroot" };
 
         assert_int_equal(ELEMENTSOF(want), _ZY_STEP_MAX);
         for (int i = 0; i < _ZY_STEP_MAX; i++)
@@ -572,6 +573,41 @@ static void test_nofile_soft(void **state) {
         run_ok(&p, &res);
         assert_int_equal(res.out_len, 4);
         assert_memory_equal(res.out, "123\n", 4);
+}
+
+/* The caller's limits, soft and hard, as the plan carries them (lowering needs no privilege). */
+static void test_rlimits(void **state) {
+        static char *const argv_ulimit[] = { "/bin/sh", "-c", "ulimit -Sn; ulimit -Hn", NULL };
+        struct zy_plan p;
+        struct result res;
+
+        plan_init(&p, argv_ulimit);
+        p.rlimits[0] = (struct zy_rlimit){ .resource = RLIMIT_NOFILE, .cur = 77, .max = 99 };
+        p.n_rlimits = 1;
+        run_ok(&p, &res);
+        assert_int_equal(res.out_len, 6);
+        assert_memory_equal(res.out, "77\n99\n", 6);
+
+        /* a soft limit above the hard one: the step fails and says so */
+        plan_init(&p, argv_ulimit);
+        p.rlimits[0] = (struct zy_rlimit){ .resource = RLIMIT_NOFILE, .cur = 2, .max = 1 };
+        p.n_rlimits = 1;
+        run(&p, false, NULL, &res);
+        assert_failed(&res, ZY_STEP_RLIMIT, EINVAL, ZY_EXIT_SETUP_FAILED);
+}
+
+/* A directory that is no cgroup: the cgroup step fails first and says so. */
+static void test_cgroup_not_a_cgroup(void **state) {
+        _cleanup_close_ int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        struct zy_plan p;
+        struct result res;
+
+        assert_true(dir >= 0);
+        plan_init(&p, argv_true);
+        p.cgroup_fds[0] = dir;
+        p.n_cgroups = 1;
+        run(&p, false, NULL, &res);
+        assert_failed(&res, ZY_STEP_CGROUP, ENOENT, ZY_EXIT_SETUP_FAILED);
 }
 
 static void test_nnp(void **state) {
@@ -975,6 +1011,90 @@ static void test_filter_late_needs_nnp(void **state) {
         assert_int_equal(status_hex(&res, "CapBnd") & (UINT64_C(1) << CAP_SYS_ADMIN), 0);
 }
 
+/* A process in network and UTS namespaces of its own (once this returns), waiting until the
+ * pipe it returns closes. */
+static pid_t start_in_netns(int *ret_pidfd, int *ret_release) {
+        int p[2], ready[2];
+        pid_t pid;
+        char b;
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+        pid = clone_with_pidfd(0, ret_pidfd);
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                close(p[1]);
+                close(ready[0]);
+                if (unshare(CLONE_NEWNET | CLONE_NEWUTS) < 0 || write(ready[1], "r", 1) != 1)
+                        _exit(1);
+                (void) read(p[0], &b, 1);
+                _exit(0);
+        }
+        close(p[0]);
+        close(ready[1]);
+        assert_int_equal(read(ready[0], &b, 1), 1);
+        close(ready[0]);
+        *ret_release = p[1];
+        return pid;
+}
+
+/* Step 1c: the worker joins the namespaces of the process behind a pidfd, several at once. */
+static void test_setns(void **state) {
+        static char *const argv_ns[] = { "/bin/readlink", "/proc/self/ns/net", "/proc/self/ns/uts", NULL };
+        _cleanup_close_ int pidfd = -EBADF, release = -EBADF;
+        char want[128], link[64], got[64];
+        struct zy_plan p;
+        struct result res;
+        pid_t pid;
+        ssize_t n;
+        int st;
+
+        pid = start_in_netns(&pidfd, &release);
+        snprintf(link, sizeof(link), "/proc/%d/ns/net", (int) pid);
+        n = readlink(link, got, sizeof(got));
+        assert_true(n > 0);
+        n = snprintf(want, sizeof(want), "%.*s\n", (int) n, got);
+        snprintf(link, sizeof(link), "/proc/%d/ns/uts", (int) pid);
+        n += readlink(link, want + n, sizeof(want) - (size_t) n - 2);
+        want[n++] = '\n';
+        want[n] = 0;
+
+        plan_init(&p, argv_ns);
+        p.ns_join = CLONE_NEWNET | CLONE_NEWUTS;
+        p.caller_pidfd = pidfd;
+        run_ok(&p, &res);
+        assert_int_equal(res.out_len, (size_t) n);
+        assert_memory_equal(res.out, want, (size_t) n);
+
+        /* a process that has exited: the step fails and says so */
+        safe_close(release);
+        release = -EBADF;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        run(&p, false, NULL, &res);
+        assert_failed(&res, ZY_STEP_SETNS, ESRCH, ZY_EXIT_SETUP_FAILED);
+}
+
+/* Step 1d: the worker enters the directory open at root_fd as its root; an empty one has no
+ * /bin/true, so exec fails there where it works without. */
+static void test_chroot(void **state) {
+        char dir[] = "/tmp/zytest-root-XXXXXX";
+        _cleanup_close_ int fd = -EBADF;
+        struct zy_plan p;
+        struct result res;
+
+        assert_non_null(mkdtemp(dir));
+        fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        plan_init(&p, argv_true);
+        p.enter_root = true;
+        p.root_fd = fd;
+        run(&p, false, NULL, &res);
+        assert_int_equal(rmdir(dir), 0);
+        assert_failed(&res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        p.enter_root = false;
+        run_ok(&p, &res);
+}
+
 static void test_full_plan(void **state) {
         static const gid_t groups[] = { 65534 };
         struct zy_plan p;
@@ -1069,6 +1189,9 @@ static void test_worker_syscalls_listed(void **state) {
                 printf("# no pseudo-terminal here (%s): the terminal step is not covered\n", strerror(errno));
         assert_return_code(getrlimit(RLIMIT_NOFILE, &rl), errno);
         p.nofile_soft = rl.rlim_cur > 64 ? rl.rlim_cur - 1 : rl.rlim_cur + 1;
+        /* the caller's limits */
+        p.rlimits[0] = (struct zy_rlimit){ .resource = RLIMIT_NOFILE, .cur = p.nofile_soft, .max = rl.rlim_max };
+        p.n_rlimits = 1;
         p.capbset_drop = all_caps() & ~(UINT64_C(1) << CAP_NET_BIND_SERVICE);
         p.capbset_mask_prctl = features.capbset_drop_mask;
         p.set_ids = true;
@@ -1125,6 +1248,8 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_ctty_enotty),
                 cmocka_unit_test(test_signals_reset),
                 cmocka_unit_test(test_nofile_soft),
+                cmocka_unit_test(test_rlimits),
+                cmocka_unit_test(test_cgroup_not_a_cgroup),
                 cmocka_unit_test(test_nnp),
                 cmocka_unit_test(test_filter_load),
                 cmocka_unit_test(test_filter_invalid),
@@ -1142,6 +1267,8 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_ambient_cleared),
                 cmocka_unit_test(test_filter_late_needs_nnp),
                 cmocka_unit_test(test_full_plan),
+                cmocka_unit_test(test_setns),
+                cmocka_unit_test(test_chroot),
                 cmocka_unit_test(test_worker_syscalls_listed),
         };
         const struct CMUnitTest mask[] = {

@@ -252,6 +252,44 @@ static void test_plan_round_trip(void **state) {
         zy_plan_storage_done(&s);
 }
 
+/* The caller's rlimits and cgroup directories travel to the reference; its namespaces and root
+ * never do (the worker that joins them is forked by zygoted). */
+static void test_plan_caller_confinement(void **state) {
+        static char *const argv[] = { "/bin/true", NULL };
+        struct zy_plan p = { .argv = argv, .status_fd = 12, .hold_fd = -1, .ref_pidfd = -1,
+                             .filter_mode = ZY_FILTER_INHERITED, .n_rlimits = 2, .n_cgroups = 2,
+                             .cgroup_fds = { 30, 31 } };
+        int fds[ZY_PLAN_MAX_FDS], got[] = { 40, 41, 42 };
+        size_t n_fds = ZY_PLAN_MAX_FDS, len;
+        _cleanup_free_ void *buf = NULL;
+        struct zy_plan_storage s;
+
+        p.rlimits[0] = (struct zy_rlimit){ .resource = 6, .cur = 30, .max = 31 };
+        p.rlimits[1] = (struct zy_rlimit){ .resource = 7, .cur = 64, .max = UINT64_MAX };
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(n_fds, 3);
+        assert_int_equal(fds[0], 30);
+        assert_int_equal(fds[1], 31);
+        assert_int_equal(fds[2], 12);
+        assert_int_equal(zy_plan_unpack(buf, len, got, 3, &s), 0);
+        assert_int_equal(s.plan.n_cgroups, 2);
+        assert_int_equal(s.plan.cgroup_fds[0], 40);
+        assert_int_equal(s.plan.cgroup_fds[1], 41);
+        assert_int_equal(s.plan.status_fd, 42);
+        assert_int_equal(s.plan.n_rlimits, 2);
+        assert_memory_equal(s.plan.rlimits, p.rlimits, 2 * sizeof(struct zy_rlimit));
+        zy_plan_storage_done(&s);
+        /* one fd short: the cgroup directories count */
+        assert_int_equal(zy_plan_unpack(buf, len, got, 2, &s), -EBADMSG);
+
+        p.ns_join = 0x40000000; /* CLONE_NEWNET */
+        n_fds = ZY_PLAN_MAX_FDS;
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
+        p.ns_join = 0;
+        p.enter_root = true;
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
+}
+
 static void test_plan_corrupt(void **state) {
         static char *const argv[] = { "/bin/true", "a", NULL };
         static char *const envp[] = { "X=y", NULL };
@@ -706,6 +744,7 @@ static int setup(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_plan_round_trip),
+                cmocka_unit_test(test_plan_caller_confinement),
                 cmocka_unit_test(test_plan_corrupt),
                 cmocka_unit_test(test_plan_limits),
                 cmocka_unit_test(test_spawn),

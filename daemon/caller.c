@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What confines the caller, read so that its task can carry it (docs/SECURITY.md, "A task
+ * carries its caller's confinement"). The daemon forks the task (or a reference does), so
+ * without this the task would start with zygoted's limits, namespaces and cgroups.
+ *
+ * Race-free: the process is named by a pidfd, from SO_PEERPIDFD where the kernel has it (the
+ * process that connected, whatever happened to its pid number since), else pidfd_open() on
+ * SO_PEERCRED's pid, whose real uid must then be the connection's. Everything is read through
+ * /proc/PID, and the pidfd is checked alive afterwards: a live process keeps its
+ * pid number, so what was read under that number was its own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "caller.h"
+#include "pidfd-util.h"
+#include "util.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+
+/* PIDFD_GET_INFO (Linux 6.13): the pid of a pidfd in one ioctl; its first version's layout. */
+struct zd_pidfd_info {
+        uint64_t mask;
+        uint64_t cgroupid;
+        uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+        uint32_t spare0[1];
+};
+#define ZD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct zd_pidfd_info)
+#define ZD_PIDFD_INFO_PID (1ULL << 0)
+
+#define PROC_FILE_MAX (1024 * 1024) /* /proc/PID/status with 65536 groups is under 500 KiB */
+
+static const struct {
+        const char *name;
+        unsigned flag;
+        bool joinable; /* setns in the worker keeps the caller's view; see zd_caller_read() */
+} namespaces[] = {
+        { "net", CLONE_NEWNET, true },       { "ipc", CLONE_NEWIPC, true },
+        { "uts", CLONE_NEWUTS, true },       { "mnt", CLONE_NEWNS, true },
+        { "cgroup", CLONE_NEWCGROUP, true }, { "pid", CLONE_NEWPID, false },
+        { "user", CLONE_NEWUSER, false },
+};
+
+const char *zd_caller_ns_name(unsigned flag) {
+        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
+                if (namespaces[i].flag == flag)
+                        return namespaces[i].name;
+        return "unknown";
+}
+
+void zd_caller_done(struct zd_caller *c) {
+        if (!c)
+                return;
+        c->pidfd = safe_close(c->pidfd);
+        c->root_fd = safe_close(c->root_fd);
+        for (size_t i = 0; i < c->n_cgroups; i++)
+                safe_close(c->cgroup_fds[i]);
+        c->n_cgroups = 0;
+}
+
+/* A whole /proc file, NUL-terminated, in *ret (freed by the caller). */
+static int read_proc(int dir_fd, const char *name, char **ret) {
+        _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        size_t size = 4096, len = 0;
+        char *buf = NULL;
+
+        if (fd < 0)
+                return negative_errno();
+        for (;;) {
+                char *nb;
+                ssize_t n;
+
+                if (len + 1 >= size) {
+                        if (size >= PROC_FILE_MAX) {
+                                free(buf);
+                                return -EFBIG;
+                        }
+                        size *= 2;
+                }
+                nb = realloc(buf, size);
+                if (!nb) {
+                        free(buf);
+                        return -ENOMEM;
+                }
+                buf = nb;
+                n = read(fd, buf + len, size - len - 1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        int r = negative_errno();
+                        free(buf);
+                        return r;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = 0;
+        *ret = buf;
+        return 0;
+}
+
+/* The value of "Key:\t..." in a /proc status-like text, or NULL. */
+static const char *field(const char *text, const char *key) {
+        size_t k = strlen(key);
+
+        for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+                if (strncmp(l, key, k) == 0 && l[k] == ':')
+                        return l + k + 1 + strspn(l + k + 1, " \t");
+        return NULL;
+}
+
+/* The process that connected, named by SO_PEERPIDFD: its pidfd and pid number. -ENOPROTOOPT
+ * when the kernel cannot tell. */
+static int peer_pidfd(int conn_fd, int *ret_pidfd, pid_t *ret_pid) {
+        _cleanup_free_ char *info = NULL;
+        _cleanup_close_ int pidfd = -EBADF;
+        socklen_t l = sizeof(int);
+        char name[64];
+        const char *v;
+        int r;
+
+        if (getsockopt(conn_fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) < 0) {
+                if (errno == ENOPROTOOPT || errno == EINVAL || errno == ENODATA)
+                        return -ENOPROTOOPT;
+                return negative_errno();
+        }
+        struct zd_pidfd_info pi = { .mask = ZD_PIDFD_INFO_PID };
+        if (ioctl(pidfd, ZD_PIDFD_GET_INFO, &pi) == 0 && pi.pid > 0) {
+                *ret_pid = (pid_t) pi.pid;
+                *ret_pidfd = TAKE_FD(pidfd);
+                return 0;
+        }
+        if (errno == ESRCH)
+                return -ESRCH;
+        /* Before Linux 6.13: the pid as fdinfo shows it. */
+        snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", pidfd);
+        r = read_proc(AT_FDCWD, name, &info);
+        if (r < 0)
+                return r;
+        /* "Pid:" is -1 once the process has exited, 0 outside our pid namespace. */
+        v = field(info, "Pid");
+        if (!v || atoi(v) <= 0)
+                return -ESRCH;
+        *ret_pid = (pid_t) atoi(v);
+        *ret_pidfd = TAKE_FD(pidfd);
+        return 0;
+}
+
+/* The process that connected: its pidfd and pid number. conn_fd < 0 takes the path of a kernel
+ * without SO_PEERPIDFD (tests). */
+static int open_peer(int conn_fd, const struct ucred *cr, int *ret_pidfd, pid_t *ret_pid, bool *ret_check_uid) {
+        int pidfd, r;
+
+        r = conn_fd >= 0 ? peer_pidfd(conn_fd, ret_pidfd, ret_pid) : -ENOPROTOOPT;
+        if (r != -ENOPROTOOPT) {
+                *ret_check_uid = false;
+                return r;
+        }
+        /* No SO_PEERPIDFD: the pid of SO_PEERCRED may have been reused since connect(); the
+         * caller checks that the process it names runs as the connection's uid. */
+        if (cr->pid <= 0)
+                return -ESRCH;
+        pidfd = pidfd_open_pid(cr->pid);
+        if (pidfd < 0)
+                return pidfd;
+        *ret_pidfd = pidfd;
+        *ret_pid = cr->pid;
+        *ret_check_uid = true;
+        return 0;
+}
+
+static int read_status(int proc_fd, const struct ucred *cr, bool check_uid, struct zd_caller *c) {
+        _cleanup_free_ char *text = NULL;
+        const char *v;
+        int r;
+
+        r = read_proc(proc_fd, "status", &text);
+        if (r < 0)
+                return r;
+        if (check_uid) {
+                v = field(text, "Uid");
+                if (!v || strtoul(v, NULL, 10) != cr->uid)
+                        return -ESRCH; /* not the process that connected */
+        }
+        v = field(text, "NoNewPrivs");
+        c->no_new_privs = v && *v == '1';
+        v = field(text, "Seccomp");
+        c->seccomp_mode = v ? (unsigned) atoi(v) : 0;
+        return 0;
+}
+
+/* "unlimited" or a number, in a /proc/PID/limits column. */
+static int limit_value(const char *v, uint64_t *ret) {
+        char *end;
+
+        v += strspn(v, " ");
+        if (strncmp(v, "unlimited", 9) == 0) {
+                *ret = RLIM_INFINITY;
+                return 0;
+        }
+        errno = 0;
+        *ret = strtoull(v, &end, 10);
+        return errno || end == v ? -EBADMSG : 0;
+}
+
+/* /proc/PID/limits: a title line, then one line per resource in RLIMIT_* order, the name in
+ * 26 columns, then the soft and hard limits in 21 columns each. It says what prlimit(PID) would,
+ * all 16 limits in one read where prlimit takes 16 calls (a tenth of a millisecond on a slow
+ * machine), and anyone may read it where prlimit on another user's process needs
+ * CAP_SYS_RESOURCE (which an unprivileged zygoted, and a root one in some containers, lacks). */
+static int parse_limits(const char *text, struct zd_caller *c) {
+        const char *l = strchr(text, '\n');
+
+        c->n_rlimits = 0;
+        for (int res = 0; res < RLIM_NLIMITS && res < ZY_MAX_RLIMITS; res++) {
+                struct zy_rlimit *rl = &c->rlimits[c->n_rlimits];
+
+                if (!l || strlen(++l) < 26 + 21 + 1)
+                        return -EBADMSG;
+                if (limit_value(l + 26, &rl->cur) < 0 || limit_value(l + 26 + 21, &rl->max) < 0)
+                        return -EBADMSG;
+                rl->resource = (uint32_t) res;
+                c->n_rlimits++;
+                l = strchr(l, '\n');
+        }
+        return 0;
+}
+
+/* zygoted's own hard limits, read once: it never changes them (it raises only its soft
+ * RLIMIT_NOFILE, at start-up). */
+static uint64_t own_max[ZY_MAX_RLIMITS];
+static bool own_max_read;
+
+static int read_rlimits(int proc_fd, struct zd_caller *c) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (!own_max_read) {
+                for (int res = 0; res < RLIM_NLIMITS && res < ZY_MAX_RLIMITS; res++) {
+                        struct rlimit rl;
+
+                        if (getrlimit(res, &rl) < 0)
+                                return negative_errno();
+                        own_max[res] = rl.rlim_max;
+                }
+                own_max_read = true;
+        }
+        r = read_proc(proc_fd, "limits", &text);
+        if (r < 0)
+                return r;
+        r = parse_limits(text, c);
+        if (r < 0)
+                return r;
+        /* Raising a hard limit above ours needs CAP_SYS_RESOURCE, which an unprivileged zygoted
+         * (and a root one in some containers) lacks: the task gets the lower of the caller's hard
+         * limit and ours, never more than the caller's. */
+        for (size_t i = 0; i < c->n_rlimits; i++) {
+                struct zy_rlimit *l = &c->rlimits[i];
+
+                l->max = l->max < own_max[l->resource] ? l->max : own_max[l->resource];
+                l->cur = l->cur < l->max ? l->cur : l->max;
+        }
+        return 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b) {
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* zygoted's own namespaces and root, read once: it never changes them (no setns, unshare nor
+ * chroot in the daemon), and each stat of /proc costs as much as a small part of a spawn. An
+ * entry the kernel lacks stays zero, and so never equals a caller's. */
+static struct stat own_ns[ELEMENTSOF(namespaces)], own_root;
+
+/* The device and inode of a directory, from its inode as it is (AT_STATX_DONT_SYNC): a caller
+ * whose root is on FUSE must not make zygoted wait for its file system's server. */
+static int dir_id(int dir_fd, const char *path, struct stat *ret) {
+        struct statx stx;
+
+        if (statx(dir_fd, path, AT_STATX_DONT_SYNC, STATX_INO, &stx) < 0)
+                return negative_errno();
+        *ret = (struct stat) { .st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .st_ino = stx.stx_ino };
+        return 0;
+}
+static bool own_read;
+
+static int read_own(void) {
+        char path[32];
+        int r;
+
+        if (own_read)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
+                snprintf(path, sizeof(path), "/proc/self/ns/%s", namespaces[i].name);
+                if (stat(path, &own_ns[i]) < 0 && errno != ENOENT)
+                        return negative_errno();
+        }
+        r = dir_id(AT_FDCWD, "/", &own_root);
+        if (r < 0)
+                return r;
+        own_read = true;
+        return 0;
+}
+
+static int read_namespaces(int proc_fd, struct zd_caller *c) {
+        struct stat theirs;
+        char path[32];
+        int r;
+
+        r = read_own();
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
+                snprintf(path, sizeof(path), "ns/%s", namespaces[i].name);
+                if (fstatat(proc_fd, path, &theirs, 0) < 0) {
+                        if (errno == ENOENT)
+                                continue; /* a kernel without this kind of namespace */
+                        return negative_errno();
+                }
+                if (same_file(&own_ns[i], &theirs))
+                        continue;
+                if (namespaces[i].joinable)
+                        c->ns_join |= namespaces[i].flag;
+                else if (!c->ns_other)
+                        c->ns_other = namespaces[i].name;
+        }
+
+        /* The caller's root: a chroot of its own, or the root of its mount namespace. */
+        r = dir_id(proc_fd, "root", &theirs);
+        if (r < 0)
+                return r;
+        if ((c->ns_join & CLONE_NEWNS) || !same_file(&own_root, &theirs)) {
+                c->root_fd = openat(proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (c->root_fd < 0)
+                        return negative_errno();
+        }
+        return 0;
+}
+
+/* Whether every controller of a /proc/PID/cgroup line ("pids", "cpu,cpuacct", "name=systemd")
+ * is among a cgroup v1 mount's super options. */
+static bool has_controllers(const char *opts, const char *ctl, size_t ctl_len) {
+        while (ctl_len > 0) {
+                size_t n = strcspn(ctl, ",");
+                bool found = false;
+
+                if (n > ctl_len)
+                        n = ctl_len;
+                for (const char *o = opts; *o && !found; o += strcspn(o, ","), o += *o ? 1 : 0)
+                        found = strncmp(o, ctl, n) == 0 && (o[n] == ',' || o[n] == 0);
+                if (!found)
+                        return false;
+                ctl += n;
+                ctl_len -= n;
+                if (ctl_len > 0) {
+                        ctl++;
+                        ctl_len--;
+                }
+        }
+        return true;
+}
+
+/* The directory of cgroup path (plen bytes) in the hierarchy a /proc/PID/cgroup line names
+ * (controllers empty for the unified one), into buf: under a mount of that hierarchy whose root
+ * (a container's mounts show only their own subtree) holds the path. -EXDEV when none does. */
+static int find_cgroup_dir(const char *mountinfo, const char *ctl, size_t ctl_len, const char *path, size_t plen,
+                           char *buf, size_t size) {
+        for (const char *l = mountinfo; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+                char root[PATH_MAX], point[PATH_MAX], type[32], opts[512];
+                const char *sep = strstr(l, " - ");
+                const char *eol = strchrnul(l, '\n');
+
+                if (!sep || sep > eol)
+                        continue;
+                /* id parent major:minor root mount-point ... - type source super-options */
+                if (sscanf(l, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
+                    sscanf(sep + 3, "%31s %*s %511s", type, opts) != 2)
+                        continue;
+                if (ctl_len == 0 ? strcmp(type, "cgroup2") != 0
+                                 : strcmp(type, "cgroup") != 0 || !has_controllers(opts, ctl, ctl_len))
+                        continue;
+                /* root "/" holds every path; "/a" holds "/a" and "/a/..." */
+                size_t rlen = strcmp(root, "/") == 0 ? 0 : strlen(root);
+                if (rlen > plen || strncmp(path, root, rlen) != 0 || (rlen < plen && rlen > 0 && path[rlen] != '/'))
+                        continue;
+                if ((size_t) snprintf(buf, size, "%s%.*s", point, (int) (plen - rlen), path + rlen) >= size)
+                        return -ENAMETOOLONG;
+                return 0;
+        }
+        return -EXDEV;
+}
+
+/* The line of the same hierarchy ("ID:") in a /proc/PID/cgroup text, or NULL. */
+static const char *same_hierarchy(const char *text, const char *line) {
+        size_t k = strcspn(line, ":") + 1;
+
+        for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+                if (strncmp(l, line, k) == 0)
+                        return l;
+        return NULL;
+}
+
+static int read_cgroups(int proc_fd, struct zd_caller *c) {
+        _cleanup_free_ char *theirs = NULL, *mine = NULL, *mountinfo = NULL;
+        int r;
+
+        r = read_proc(proc_fd, "cgroup", &theirs);
+        if (r < 0)
+                return r;
+        r = read_proc(AT_FDCWD, "/proc/self/cgroup", &mine);
+        if (r < 0)
+                return r;
+        /* lines "ID:CONTROLLERS:PATH" */
+        for (const char *l = theirs, *eol; *l; l = *eol ? eol + 1 : eol) {
+                const char *ctl = strchr(l, ':'), *path, *m, *mp;
+                char dir[PATH_MAX];
+                size_t plen;
+
+                eol = strchrnul(l, '\n');
+                if (!ctl || ctl > eol || !(path = strchr(ctl + 1, ':')) || path > eol)
+                        return -EBADMSG;
+                ctl++;
+                path++;
+                plen = (size_t) (eol - path);
+                m = same_hierarchy(mine, l);
+                mp = m ? strchr(m, ':') : NULL;
+                mp = mp ? strchr(mp + 1, ':') : NULL;
+                if (mp && (size_t) (strchrnul(mp + 1, '\n') - (mp + 1)) == plen && strncmp(mp + 1, path, plen) == 0)
+                        continue; /* the task starts there anyway */
+                if (c->n_cgroups >= ZY_MAX_CGROUPS)
+                        return -E2BIG;
+                if (!mountinfo) {
+                        r = read_proc(AT_FDCWD, "/proc/self/mountinfo", &mountinfo);
+                        if (r < 0)
+                                return r;
+                }
+                r = find_cgroup_dir(mountinfo, ctl, (size_t) (path - 1 - ctl), path, plen, dir, sizeof(dir));
+                if (r < 0)
+                        return r;
+                r = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (r < 0)
+                        return negative_errno();
+                c->cgroup_fds[c->n_cgroups++] = r;
+        }
+        return 0;
+}
+
+int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *c) {
+        _cleanup_close_ int proc_fd = -EBADF;
+        bool check_uid = false;
+        char path[32];
+        int r;
+
+        r = open_peer(conn_fd, cr, &c->pidfd, &c->pid, &check_uid);
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof(path), "/proc/%d", (int) c->pid);
+        proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+
+        r = read_status(proc_fd, cr, check_uid, c);
+        if (r >= 0)
+                r = read_rlimits(proc_fd, c);
+        if (r >= 0)
+                r = read_namespaces(proc_fd, c);
+        if (r >= 0)
+                r = read_cgroups(proc_fd, c);
+        /* A process that is gone may have left its number to another: what was read may be
+         * that one's. Alive now, it was alive throughout, and the number was its own. */
+        if (pidfd_kill(c->pidfd, 0) == -ESRCH) /* EPERM: alive, only not ours to signal */
+                return -ESRCH;
+        return r == -ENOENT ? -ESRCH : r;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The confinement of the process that connected (the caller), read from the kernel so that its
+ * task carries it: every resource limit, no_new_privs, whether it runs under a seccomp filter,
+ * the namespaces and root directory it differs from zygoted in, and its cgroup in each
+ * hierarchy where that differs from zygoted's. See caller.c and docs/SECURITY.md.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "child.h"
+
+struct zd_caller {
+        int pidfd; /* the caller's, or -EBADF */
+        pid_t pid;
+
+        struct zy_rlimit rlimits[ZY_MAX_RLIMITS]; /* hard limits at most zygoted's own */
+        size_t n_rlimits;
+
+        bool no_new_privs;
+        unsigned seccomp_mode; /* 0 none, 1 strict, 2 filter */
+
+        unsigned ns_join;      /* CLONE_NEW* of the namespaces the task must join */
+        const char *ns_other;  /* a namespace that differs and cannot be joined ("pid", "user") */
+        int root_fd;           /* O_PATH: the caller's root, when it or its mount namespace differs */
+
+        int cgroup_fds[ZY_MAX_CGROUPS]; /* O_PATH directories of the cgroups that differ */
+        size_t n_cgroups;
+};
+
+#define ZD_CALLER_INIT { .pidfd = -EBADF, .root_fd = -EBADF }
+
+/* Reads the confinement of the process that connected on conn_fd (whose SO_PEERCRED is cr).
+ * The caller is found race-free: SO_PEERPIDFD where the kernel has it, else a pidfd on
+ * SO_PEERCRED's pid whose uid is checked; everything is read through /proc/PID, and the pidfd
+ * checked alive afterwards, so the pid was not reused meanwhile. Returns 0, -ESRCH
+ * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
+ * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
+ * or another negative errno. conn_fd < 0 takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a
+ * state zd_caller_done() accepts. */
+int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *ret);
+
+/* Closes the fds; accepts a zd_caller that was never read (ZD_CALLER_INIT). */
+void zd_caller_done(struct zd_caller *c);
+
+/* The name of a CLONE_NEW* namespace flag ("net", ...). */
+const char *zd_caller_ns_name(unsigned flag);

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of daemon/caller.c: what confines the process at the other end of a socket, read
+ * from a real child that confines itself (rlimits, no_new_privs, a seccomp filter, a network
+ * namespace, another uid), through SO_PEERPIDFD and through the SO_PEERCRED fallback, and a
+ * caller that has exited.
+ *
+ *   test-caller   (the root-only parts skip, with the reason, when not root)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <limits.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "caller.h"
+#include "fd-util.h"
+#include "util.h"
+
+#define NOBODY 65534
+
+enum {
+        CONF_LIMITS = 1 << 0, /* RLIMIT_NOFILE 50:60 */
+        CONF_NNP = 1 << 1,
+        CONF_FILTER = 1 << 2, /* an allow-all filter (with no_new_privs) */
+        CONF_NETNS = 1 << 3,  /* a network namespace of its own (root) */
+        CONF_NOBODY = 1 << 4, /* runs as nobody, dumpable (root) */
+        CONF_EXIT = 1 << 5,   /* exits once its socket is handed over */
+        CONF_CGROUP = 1 << 6, /* moves itself into peer_cgroup first (root) */
+};
+
+static char peer_cgroup[PATH_MAX];
+
+struct peer {
+        pid_t pid;
+        int sock;    /* our end of the socketpair the child made: its peer is the child */
+        int release; /* closing it lets the child exit */
+        struct ucred cred;
+};
+
+/* A child confines itself as asked, makes a socketpair (whose peer credentials are its own) and
+ * hands one end over, then waits until released. */
+static void peer_start(unsigned conf, struct peer *ret) {
+        int xfer[2], hold[2];
+        pid_t pid;
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, xfer), 0);
+        assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+                struct sock_fprog prog = { .len = 1, .filter = allow };
+                struct rlimit rl = { 50, 60 };
+                struct iovec iov = { .iov_base = (char *) "s", .iov_len = 1 };
+                int sp[2];
+                char b;
+
+                close(xfer[0]);
+                close(hold[1]);
+                if (conf & CONF_CGROUP) {
+                        char procs[PATH_MAX + 16];
+                        int fd;
+
+                        snprintf(procs, sizeof(procs), "%s/cgroup.procs", peer_cgroup);
+                        fd = open(procs, O_WRONLY | O_CLOEXEC);
+                        if (fd < 0 || write(fd, "0", 1) != 1)
+                                _exit(8);
+                        close(fd);
+                }
+                if ((conf & CONF_LIMITS) && setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        _exit(2);
+                if ((conf & CONF_NETNS) && unshare(CLONE_NEWNET) < 0)
+                        _exit(3);
+                if ((conf & CONF_NOBODY) && (syscall(SYS_setgroups, 0, NULL) < 0 ||
+                                             syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY) < 0 ||
+                                             syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY) < 0 ||
+                                             prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0))
+                        _exit(4);
+                if ((conf & (CONF_NNP | CONF_FILTER)) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                        _exit(5);
+                if ((conf & CONF_FILTER) && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                        _exit(6);
+                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
+                    send_fds(xfer[1], &iov, 1, &sp[0], 1, 0) < 0)
+                        _exit(7);
+                if (conf & CONF_EXIT)
+                        _exit(0);
+                (void) read(hold[0], &b, 1);
+                _exit(0);
+        }
+        close(xfer[1]);
+        close(hold[0]);
+        {
+                struct iovec iov = { .iov_base = (char[1]) {}, .iov_len = 1 };
+                int fd = -EBADF;
+                size_t n = 0;
+
+                assert_true(recv_fds(xfer[0], &iov, 1, &fd, 1, &n, 0) >= 0);
+                assert_int_equal(n, 1);
+                ret->sock = fd;
+        }
+        close(xfer[0]);
+        ret->pid = pid;
+        ret->release = hold[1];
+        ret->cred = (struct ucred) { .pid = pid, .uid = (conf & CONF_NOBODY) ? NOBODY : getuid(),
+                                     .gid = (conf & CONF_NOBODY) ? NOBODY : getgid() };
+}
+
+static void peer_stop(struct peer *p) {
+        int st;
+
+        safe_close(p->release);
+        safe_close(p->sock);
+        assert_int_equal(waitpid(p->pid, &st, 0), p->pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* Nothing of its own: the limits are ours, nothing to join, nothing to move. */
+static void test_unconfined(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        peer_start(0, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        assert_int_equal(c.pid, p.pid);
+        assert_int_equal(c.n_rlimits, RLIM_NLIMITS);
+        for (size_t i = 0; i < c.n_rlimits; i++) {
+                struct rlimit rl;
+
+                assert_int_equal(c.rlimits[i].resource, i);
+                assert_int_equal(getrlimit((int) i, &rl), 0);
+                assert_true(c.rlimits[i].cur == rl.rlim_cur && c.rlimits[i].max == rl.rlim_max);
+        }
+        assert_false(c.no_new_privs);
+        assert_int_equal(c.seccomp_mode, 0);
+        assert_int_equal(c.ns_join, 0);
+        assert_null(c.ns_other);
+        assert_true(c.root_fd < 0);
+        assert_int_equal(c.n_cgroups, 0);
+        zd_caller_done(&c);
+        peer_stop(&p);
+}
+
+static void check_confined(const struct zd_caller *c) {
+        assert_int_equal(c->n_rlimits, RLIM_NLIMITS);
+        assert_true(c->rlimits[RLIMIT_NOFILE].cur == 50 && c->rlimits[RLIMIT_NOFILE].max == 60);
+        assert_true(c->no_new_privs);
+        assert_int_equal(c->seccomp_mode, 2);
+}
+
+/* Its limits, no_new_privs and filter, through SO_PEERPIDFD and through the fallback. */
+static void test_confined(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT, f = ZD_CALLER_INIT;
+        struct peer p;
+
+        peer_start(CONF_LIMITS | CONF_FILTER, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        check_confined(&c);
+        assert_int_equal(zd_caller_read(-1, &p.cred, &f), 0);
+        check_confined(&f);
+        zd_caller_done(&c);
+        zd_caller_done(&f);
+        peer_stop(&p);
+}
+
+/* The fallback names the process by SO_PEERCRED's pid: one of another uid is not the caller. */
+static void test_fallback_checks_uid(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+        struct ucred other;
+
+        peer_start(0, &p);
+        other = p.cred;
+        other.uid += 1;
+        assert_int_equal(zd_caller_read(-1, &other, &c), -ESRCH);
+        zd_caller_done(&c);
+        peer_stop(&p);
+}
+
+/* A caller that has exited cannot be read, through either path. */
+static void test_exited(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT, f = ZD_CALLER_INIT;
+        struct peer p;
+        int st;
+
+        peer_start(CONF_EXIT, &p);
+        assert_int_equal(waitpid(p.pid, &st, 0), p.pid);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), -ESRCH);
+        assert_int_equal(zd_caller_read(-1, &p.cred, &f), -ESRCH);
+        zd_caller_done(&c);
+        zd_caller_done(&f);
+        safe_close(p.release);
+        safe_close(p.sock);
+}
+
+/* Root: another user's process (its limits as /proc/PID/limits gives them where prlimit would
+ * need CAP_SYS_RESOURCE) in a network namespace of its own, to be joined. */
+static void test_other_user_in_netns(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "skip: needs root (a process of another uid, a network namespace)\n");
+                skip();
+        }
+        peer_start(CONF_LIMITS | CONF_NNP | CONF_NETNS | CONF_NOBODY, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        assert_true(c.rlimits[RLIMIT_NOFILE].cur == 50 && c.rlimits[RLIMIT_NOFILE].max == 60);
+        for (size_t i = 0; i < c.n_rlimits; i++) {
+                struct rlimit rl;
+
+                if (i == RLIMIT_NOFILE)
+                        continue;
+                assert_int_equal(getrlimit((int) i, &rl), 0);
+                assert_true(c.rlimits[i].cur == rl.rlim_cur && c.rlimits[i].max == rl.rlim_max);
+        }
+        assert_true(c.no_new_privs);
+        assert_int_equal(c.ns_join, CLONE_NEWNET);
+        assert_string_equal(zd_caller_ns_name(c.ns_join), "net");
+        assert_null(c.ns_other);
+        zd_caller_done(&c);
+        peer_stop(&p);
+}
+
+/* A hierarchy to make cgroups in (v1 pids, or the v2 one), or NULL. */
+static const char *cgroup_base(void) {
+        const char *base = access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/pids"
+                                                                                   : "/sys/fs/cgroup";
+        char procs[64];
+
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
+        if (geteuid() != 0 || access(procs, F_OK) < 0 || access(base, W_OK) < 0)
+                return NULL;
+        return base;
+}
+
+/* The O_PATH directory of the caller's cgroup that caller.c opened, by its path. */
+static bool has_cgroup_dir(const struct zd_caller *c, const char *want) {
+        for (size_t i = 0; i < c->n_cgroups; i++) {
+                char link[64], got[PATH_MAX];
+                ssize_t n;
+
+                snprintf(link, sizeof(link), "/proc/self/fd/%d", c->cgroup_fds[i]);
+                n = readlink(link, got, sizeof(got) - 1);
+                if (n > 0) {
+                        got[n] = 0;
+                        if (strcmp(got, want) == 0)
+                                return true;
+                }
+        }
+        return false;
+}
+
+/* Root: a caller in a cgroup of its own; its directory is opened for the worker. */
+static void test_cgroup(void **state) {
+        const char *base = cgroup_base();
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        if (!base) {
+                fprintf(stderr, "skip: needs root and a cgroup hierarchy it may write to\n");
+                skip();
+        }
+        snprintf(peer_cgroup, sizeof(peer_cgroup), "%s/zytest-caller-%d", base, (int) getpid());
+        assert_int_equal(mkdir(peer_cgroup, 0755), 0);
+        peer_start(CONF_CGROUP, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        assert_true(has_cgroup_dir(&c, peer_cgroup));
+        zd_caller_done(&c);
+        peer_stop(&p);
+        assert_int_equal(rmdir(peer_cgroup), 0);
+}
+
+/* Root: where zygoted sees a hierarchy only through a mount of a subtree (a container's view),
+ * the caller's cgroup is found under it. The reader is a child in a mount namespace of its own
+ * where that is so; it exits 0 when the directory is the right one. */
+static void test_cgroup_subtree_mount(void **state) {
+        const char *base = cgroup_base();
+        char sub[256], mnt[] = "/tmp/zytest-cgmnt-XXXXXX", want[PATH_MAX + 16];
+        struct peer p;
+        pid_t reader;
+        int st;
+
+        if (!base) {
+                fprintf(stderr, "skip: needs root and a cgroup hierarchy it may write to\n");
+                skip();
+        }
+        snprintf(sub, sizeof(sub), "%s/zytest-sub-%d", base, (int) getpid());
+        snprintf(peer_cgroup, sizeof(peer_cgroup), "%s/inner", sub);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        assert_int_equal(mkdir(peer_cgroup, 0755), 0);
+        assert_non_null(mkdtemp(mnt));
+        snprintf(want, sizeof(want), "%s/inner", mnt);
+        peer_start(CONF_CGROUP, &p);
+
+        reader = fork();
+        assert_true(reader >= 0);
+        if (reader == 0) {
+                struct zd_caller c = ZD_CALLER_INIT;
+
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+                    mount(sub, mnt, NULL, MS_BIND, NULL) < 0 || umount2(base, MNT_DETACH) < 0)
+                        _exit(2);
+                if (zd_caller_read(p.sock, &p.cred, &c) < 0)
+                        _exit(3);
+                _exit(has_cgroup_dir(&c, want) ? 0 : 4);
+        }
+        assert_int_equal(waitpid(reader, &st, 0), reader);
+        peer_stop(&p);
+        assert_int_equal(rmdir(peer_cgroup), 0);
+        assert_int_equal(rmdir(sub), 0);
+        assert_int_equal(rmdir(mnt), 0);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_unconfined),
+                cmocka_unit_test(test_confined),
+                cmocka_unit_test(test_fallback_checks_uid),
+                cmocka_unit_test(test_exited),
+                cmocka_unit_test(test_other_user_in_netns),
+                cmocka_unit_test(test_cgroup),
+                cmocka_unit_test(test_cgroup_subtree_mount),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
