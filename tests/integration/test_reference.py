@@ -5,6 +5,9 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+
+import pytest
 
 import zytest
 from zytest import wait_for
@@ -100,3 +103,47 @@ def test_build_where_only_root_may_search(daemons, bins, needs_root):
     r = d.launchctl("run", "--", "id", "-u", uid=zytest.NOBODY)
     assert r.returncode == 0 and r.stdout == f"{zytest.NOBODY}\n".encode(), r.stderr
     assert check_sandboxed_spawn(d) == "inherit"
+
+
+def test_client_pidfd_is_not_the_watched_one(daemons, needs_root, capsys):
+    """The pidfd a Spawn reply carries is a pidfd of its own (pidfd_open), not a copy of the one
+    the daemon watches with epoll: with a copy, the daemon's registration outlives its close
+    while the caller holds the copy, and the stale event that follows makes libev drop and
+    rebuild its whole epoll set (epoll_create1 and one epoll_ctl per watched fd). Counted with
+    strace on the daemon over spawns whose callers hold their pidfds past the exit, in both
+    tiers that reply with one."""
+    strace = shutil.which("strace")
+    if not strace:
+        pytest.skip("needs strace (scripts/deps.sh --test)")
+    n = 40
+    for tier in ("inherit", "load"):
+        d = daemons(tier=tier)
+        log = os.path.join(d.dir, f"epoll-{tier}.strace")
+        tracer = subprocess.Popen([strace, "-p", str(d.proc.pid), "-o", log, "-e", "trace=epoll_create,epoll_create1"],
+                                  stderr=subprocess.PIPE)
+        try:
+            line = b""
+            while b"attached" not in line:
+                assert zytest.wait_readable(tracer.stderr.fileno(), 30), "strace did not attach"
+                line = tracer.stderr.readline()
+                assert line, f"strace exited: {tracer.wait()}"
+            held = []
+            with d.connect() as c:
+                for _ in range(n):
+                    first = c.call_more(L + "Spawn", {"argv": ["/bin/true"]})
+                    assert not first.error, dict(first)
+                    final = c.recv()
+                    assert final.parameters["task"]["exitCode"] == 0
+                    held.append(first)  # the pidfd stays open past the daemon's close of its own
+                # One more round trip: every event of the last exit has been handled.
+                c.call("org.varlink.service.GetInfo")
+            for r in held:
+                r.close_fds()
+        finally:
+            tracer.terminate()
+            tracer.wait()
+        with open(log) as f:
+            rebuilds = sum(1 for line in f if "epoll_create" in line)
+        with capsys.disabled():
+            print(f"\n  [{tier}] {rebuilds} epoll set rebuilds over {n} spawns", end="")
+        assert rebuilds == 0, f"{tier}: libev rebuilt its epoll set {rebuilds} times over {n} spawns"
