@@ -500,7 +500,7 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
                 ssize_t n;
 
                 /* Without the HELD record the daemon would never answer Spawn: give up instead. */
-                if (report(st.status_fd, ZY_STEP_HELD, 0) < 0)
+                if (!p->hold_quiet && report(st.status_fd, ZY_STEP_HELD, 0) < 0)
                         _exit(ZY_EXIT_SETUP_FAILED);
                 do
                         n = read(st.hold_fd, &b, 1);

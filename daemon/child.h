@@ -29,8 +29,8 @@
  *   8. nnp:      PR_SET_NO_NEW_PRIVS when plan->no_new_privs
  *   9. filter:   load plan->prog, or SECCOMP_CLONE_FILTER from plan->ref_pidfd, or nothing
  *                (inherited from the reference); always the last restriction
- *  10. hold:     when plan->hold_fd >= 0, report ZY_STEP_HELD and block reading hold_fd; a byte
- *                means go on, EOF means abandon (exit ZY_EXIT_ABANDONED)
+ *  10. hold:     when plan->hold_fd >= 0, report ZY_STEP_HELD (unless plan->hold_quiet) and block
+ *                reading hold_fd; a byte means go on, EOF means abandon (exit ZY_EXIT_ABANDONED)
  *  11. exec:     execve argv[0] if it has a slash, else search plan->search_path (PATH), using
  *                plan->path_buf as scratch (ENOENT/ENOTDIR go on, EACCES is reported if nothing
  *                else is found, as execvp(3) does, without its /bin/sh fallback); with
@@ -116,6 +116,9 @@ struct zy_plan {
 
         int status_fd; /* write end of the status pipe, CLOEXEC */
         int hold_fd;   /* read end of the hold pipe, or -1 */
+        /* Wait at hold_fd without reporting HELD: the daemon's gate in the inherit tier, opened
+         * once it tracks the worker, so that a worker it lost track of never execs. */
+        bool hold_quiet;
 
         bool ctty; /* make fd 0 (a terminal) the controlling tty */
 

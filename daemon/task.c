@@ -556,6 +556,24 @@ void zd_task_discard(struct zd_task *t) {
         task_free(t);
 }
 
+void zd_task_reap_orphan(struct zd_daemon *d, pid_t pid, int pidfd) {
+        (void) pidfd_kill(pidfd, SIGKILL);
+        struct zd_task *t = calloc(1, sizeof(*t));
+        if (!t) {
+                /* killed: its exit is near, and waiting for it is the only way not to leak it */
+                (void) pidfd_reap(pidfd, NULL);
+                safe_close(pidfd);
+                return;
+        }
+        t->d = d;
+        t->pid = pid;
+        t->pidfd = pidfd;
+        t->status_fd = t->hold_fd = -EBADF;
+        ev_io_init(&t->pid_watch, on_exit_pidfd, pidfd, EV_READ);
+        t->pid_watch.data = t;
+        ev_io_start(d->loop, &t->pid_watch);
+}
+
 /* Delete: a stopped task goes at once; a created one is killed and reaped later. */
 void zd_task_delete(struct zd_task *t) {
         event_emit(t->d, "delete", t);

@@ -104,8 +104,10 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
         zy_plan_storage_done(&s);
         if (r)
                 return reply_error(ctl, ZY_STEP_NONE, r);
-        reply(ctl, ZY_REF_SPAWNED, (int32_t) pid, 0, &pidfd, 1);
+        /* The pid alone: the worker is the daemon's unreaped child, so the daemon opens its pidfd
+         * by pid, exactly, and an fd it could not receive (EMFILE) never loses the worker. */
         safe_close(pidfd);
+        reply(ctl, ZY_REF_SPAWNED, (int32_t) pid, 0, NULL, 0);
         return 0;
 }
 

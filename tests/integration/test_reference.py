@@ -5,7 +5,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 
 import pytest
 
@@ -112,21 +111,14 @@ def test_client_pidfd_is_not_the_watched_one(daemons, needs_root, capsys):
     rebuild its whole epoll set (epoll_create1 and one epoll_ctl per watched fd). Counted with
     strace on the daemon over spawns whose callers hold their pidfds past the exit, in both
     tiers that reply with one."""
-    strace = shutil.which("strace")
-    if not strace:
-        pytest.skip("needs strace (scripts/deps.sh --test)")
     n = 40
     for tier in ("inherit", "load"):
         d = daemons(tier=tier)
         log = os.path.join(d.dir, f"epoll-{tier}.strace")
-        tracer = subprocess.Popen([strace, "-p", str(d.proc.pid), "-o", log, "-e", "trace=epoll_create,epoll_create1"],
-                                  stderr=subprocess.PIPE)
+        tracer = zytest.strace_attach(d.proc.pid, "-e", "trace=epoll_create,epoll_create1", out=log)
+        if not tracer:
+            pytest.skip("needs strace (scripts/deps.sh --test)")
         try:
-            line = b""
-            while b"attached" not in line:
-                assert zytest.wait_readable(tracer.stderr.fileno(), 30), "strace did not attach"
-                line = tracer.stderr.readline()
-                assert line, f"strace exited: {tracer.wait()}"
             held = []
             with d.connect() as c:
                 for _ in range(n):

@@ -120,6 +120,21 @@ def pidfd_wait_exit(pid, timeout):
         os.close(fd)
 
 
+def strace_attach(pid, *args, out="/dev/null"):
+    """strace -p pid with args, once it says it is attached (its stderr read until then); None
+    without strace. The caller kills and waits for it."""
+    strace = shutil.which("strace")
+    if not strace:
+        return None
+    tracer = subprocess.Popen([strace, "-p", str(pid), "-o", out, *args], stderr=subprocess.PIPE)
+    line = b""
+    while b"attached" not in line:
+        assert wait_readable(tracer.stderr.fileno(), 30), "strace did not attach"
+        line = tracer.stderr.readline()
+        assert line, f"strace exited: {tracer.wait()}"
+    return tracer
+
+
 def read_all(fd, timeout=CALL_TIMEOUT):
     """Reads fd until EOF (bounded by a deadline) and closes it."""
     chunks = []

@@ -671,7 +671,7 @@ static void test_capbset_mask_absent(void **state) {
         assert_failed(&res, ZY_STEP_CAPBSET, EINVAL, ZY_EXIT_SETUP_FAILED);
 }
 
-static int hold_run(bool go, struct result *res) {
+static int hold_run(bool go, bool quiet, struct result *res) {
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, hold[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF;
         struct zy_status s;
@@ -685,6 +685,7 @@ static int hold_run(bool go, struct result *res) {
         plan_init(&p, argv_true);
         p.status_fd = status[1];
         p.hold_fd = hold[0];
+        p.hold_quiet = quiet;
         p.no_new_privs = true;
         p.filter_mode = ZY_FILTER_LOAD;
         p.prog = &block_personality_prog;
@@ -695,14 +696,16 @@ static int hold_run(bool go, struct result *res) {
         status[1] = safe_close(status[1]);
         hold[0] = safe_close(hold[0]);
 
-        /* HELD first */
-        assert_true(tu_read_record(status[0], &s, sizeof(s)));
-        assert_int_equal(s.step, ZY_STEP_HELD);
-        assert_int_equal(s.err, 0);
+        if (!quiet) {
+                /* HELD first */
+                assert_true(tu_read_record(status[0], &s, sizeof(s)));
+                assert_int_equal(s.step, ZY_STEP_HELD);
+                assert_int_equal(s.err, 0);
 
-        /* the worker is waiting: not exited */
-        pfd = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-        assert_int_equal(poll(&pfd, 1, 0), 0);
+                /* the worker is waiting: not exited */
+                pfd = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+                assert_int_equal(poll(&pfd, 1, 0), 0);
+        }
 
         if (go)
                 assert_int_equal(write(hold[1], "x", 1), 1);
@@ -715,10 +718,22 @@ static int hold_run(bool go, struct result *res) {
 static void test_hold(void **state) {
         struct result res;
 
-        hold_run(true, &res);
+        hold_run(true, false, &res);
         assert_exec_ok(&res); /* EOF after HELD: exec happened */
 
-        hold_run(false, &res);
+        hold_run(false, false, &res);
+        assert_int_equal(res.n_recs, 0);
+        assert_int_equal(res.code, ZY_EXIT_ABANDONED);
+}
+
+/* The inherit tier's gate: the same wait without the HELD record. Shut, the worker never execs. */
+static void test_hold_quiet(void **state) {
+        struct result res;
+
+        hold_run(true, true, &res);
+        assert_exec_ok(&res);
+
+        hold_run(false, true, &res);
         assert_int_equal(res.n_recs, 0);
         assert_int_equal(res.code, ZY_EXIT_ABANDONED);
 }
@@ -1150,6 +1165,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_filter_invalid),
                 cmocka_unit_test(test_filter_clone_absent),
                 cmocka_unit_test(test_hold),
+                cmocka_unit_test(test_hold_quiet),
                 cmocka_unit_test(test_try_syscall),
         };
         const struct CMUnitTest root[] = {

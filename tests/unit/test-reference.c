@@ -163,7 +163,7 @@ static void test_plan_round_trip(void **state) {
         struct zy_fdmap map[] = { { .src = 10, .target = 0 }, { .src = 11, .target = 7 } };
         struct zy_plan p = {
                 .argv = argv, .envp = envp, .cwd = "/tmp", .search_path = "/a:/b",
-                .fds = map, .n_fds = 2, .status_fd = 12, .hold_fd = 13, .ctty = true,
+                .fds = map, .n_fds = 2, .status_fd = 12, .hold_fd = 13, .hold_quiet = true, .ctty = true,
                 .set_ids = true, .uid = 1000, .gid = 1001, .groups = groups, .n_groups = 3,
                 .capbset_drop = UINT64_C(0xfffffffffe), .capbset_mask_prctl = true, .cap_last = 40,
                 .caps_keep = 0x21, .set_caps = true, .no_new_privs = true,
@@ -220,7 +220,7 @@ static void test_plan_round_trip(void **state) {
         assert_int_equal(q->hold_fd, 23);
         assert_int_equal(q->ref_pidfd, -EBADF); /* only in clone mode */
         assert_true(q->ctty && q->set_ids && q->capbset_mask_prctl && q->set_caps && q->no_new_privs &&
-                    q->filter_early);
+                    q->filter_early && q->hold_quiet);
         assert_int_equal(q->uid, 1000);
         assert_int_equal(q->gid, 1001);
         assert_int_equal(q->n_groups, 3);
@@ -365,6 +365,12 @@ static void test_plan_limits(void **state) {
         n_fds = 3;
         assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -ENOBUFS);
         p.n_fds = 0;
+
+        /* a quiet hold without a hold fd */
+        p.hold_quiet = true;
+        n_fds = ZY_PLAN_MAX_FDS;
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
+        p.hold_quiet = false;
 
         /* no argv */
         struct zy_plan none = { .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
