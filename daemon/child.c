@@ -409,7 +409,8 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
         };
         int r;
 
-        reset_signals();
+        if (!p->signals_default)
+                reset_signals();
 
         /* 1. fds */
         r = setup_fds(p, &st);

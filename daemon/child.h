@@ -9,7 +9,7 @@
  *
  *   0. signals:  every disposition back to SIG_DFL, empty signal mask (ignored signals and the
  *                mask would survive execve; a daemon handler must never run in the worker);
- *                cannot fail
+ *                cannot fail; skipped with plan->signals_default
  *   1. fds:      move status/hold/ref_pidfd fds above every target, dup3 the fd map into place,
  *                then CLOSE every other fd (gaps below the highest target and everything above
  *                the kept ones): a held worker must not keep copies of the daemon's sockets,
@@ -107,6 +107,9 @@ struct zy_fdmap {
 
 struct zy_plan {
         char *const *argv; /* NULL-terminated, argv[0] is the command */
+        /* Every disposition is SIG_DFL and the mask empty already (zygote-ref checks it once at
+         * start-up): step 0 is skipped, 65 system calls fewer. Never packed: the forker says. */
+        bool signals_default;
         char *const *envp; /* NULL-terminated */
         const char *cwd;   /* NULL: stay in the parent's cwd ("/" for zygoted) */
         const char *search_path; /* PATH used when argv[0] has no '/'; NULL: default path */

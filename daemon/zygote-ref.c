@@ -79,6 +79,30 @@ static int handle_init(int ctl, const char *payload, size_t len, bool *initializ
         return 0;
 }
 
+/* Set at start-up when every disposition is SIG_DFL and the mask empty, as child.c left them for
+ * us: our workers then need not reset them. Nothing here installs a handler later. */
+static bool signals_pristine;
+
+static bool check_signals_pristine(void) {
+        sigset_t mask;
+
+        for (int sig = 1; sig < _NSIG; sig++) {
+                struct sigaction old;
+
+                if (sig == SIGKILL || sig == SIGSTOP)
+                        continue;
+                /* glibc's two internal signals: it refuses them here; a handler it set is reset
+                 * by execve, and a worker's own reset cannot change them either */
+                if (sigaction(sig, NULL, &old) < 0)
+                        continue;
+                if (old.sa_handler != SIG_DFL)
+                        return false;
+        }
+        if (sigprocmask(SIG_SETMASK, NULL, &mask) < 0)
+                return false;
+        return sigisemptyset(&mask);
+}
+
 static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size_t n_fds) {
         struct zy_plan_storage s;
         int pidfd = -1, r;
@@ -90,6 +114,7 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
         /* Whatever the daemon asked: this process's filter is the one the worker must have. */
         s.plan.filter_mode = ZY_FILTER_INHERITED;
         s.plan.filter_early = false;
+        s.plan.signals_default = signals_pristine;
 
         /* CLONE_PARENT: the worker is the daemon's child (its SIGCHLD, its waitid). A plain clone
          * (not clone3, which Docker's profile answers with ENOSYS and a caller's profile might
@@ -136,6 +161,7 @@ int main(int argc, char **argv) {
          * uid cannot ptrace it or read its memory. Both are inherited by nothing past exec. */
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
         (void) prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+        signals_pristine = check_signals_pristine();
 
         for (;;) {
                 struct zy_ref_header h;

@@ -21,6 +21,9 @@ def check_sandboxed_spawn(d):
     assert out == b"ok\n" and final["exitCode"] == 0
     assert st["Seccomp"] == "2" and st["Seccomp_filters"] == "1", st
     assert int(st["CapBnd"], 16) == zytest.DOCKER_CAPS_MASK, st
+    # No ignored or blocked signal from the daemon or the reference (whose workers skip the
+    # reset when it had none to give them).
+    assert (st["SigIgn"], st["SigBlk"]) == ("0000000000000000",) * 2, st
     return tier
 
 

@@ -566,6 +566,23 @@ static void test_signals_reset(void **state) {
         assert_status(&res, "SigBlk", "0000000000000000");
 }
 
+/* signals_default (zygote-ref's pristine signals) skips step 0: here an ignored signal of the
+ * parent stays ignored, which shows that nothing was reset. */
+static void test_signals_default_skips_the_reset(void **state) {
+        struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+        struct zy_plan p;
+        struct result res;
+
+        assert_return_code(sigaction(SIGPIPE, &ign, &old_pipe), errno);
+        plan_init(&p, argv_status);
+        p.signals_default = true;
+        run(&p, true, NULL, &res);
+        sigaction(SIGPIPE, &old_pipe, NULL);
+
+        assert_exec_ok(&res);
+        assert_status(&res, "SigIgn", "0000000000001000");
+}
+
 /* The fd limit zygoted started with comes back in the task (zygoted raises its own). */
 static void test_nofile_soft(void **state) {
         static char *const argv_ulimit[] = { "/bin/sh", "-c", "ulimit -Sn", NULL };
@@ -1165,6 +1182,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_filter_invalid),
                 cmocka_unit_test(test_filter_clone_absent),
                 cmocka_unit_test(test_hold),
+                cmocka_unit_test(test_signals_default_skips_the_reset),
                 cmocka_unit_test(test_hold_quiet),
                 cmocka_unit_test(test_try_syscall),
         };
