@@ -163,6 +163,11 @@ struct zy_plan {
 /* Runs the steps above in the current (freshly forked) process. Never returns. */
 _Noreturn void zy_child_run(const struct zy_plan *plan);
 
+/* Step 3 alone: drops drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl with
+ * mask_prctl, else a PR_CAPBSET_DROP loop up to cap_last, 0 for unknown). Raw system calls;
+ * zygote-ref also calls it once, for all its workers. 0 or a negative errno. */
+int zy_capbset_drop(uint64_t drop, bool mask_prctl, unsigned cap_last);
+
 /* Protocol name of a step ("fds", "uid", ...); "unknown" for a value outside the enum. */
 const char *zy_step_to_string(enum zy_step step);
 

@@ -185,7 +185,7 @@ static int reap(int pidfd, int64_t deadline, siginfo_t *ret_si) {
 }
 
 int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
-                       unsigned filter_flags, bool nnp, struct zy_reference *ret) {
+                       unsigned filter_flags, bool nnp, uint64_t capbset_drop, struct zy_reference *ret) {
         _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF }, status[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF;
         _cleanup_free_ char *payload = NULL;
@@ -194,7 +194,8 @@ int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
         char path_buf[PATH_MAX];
         struct zy_fdmap map[2];
         struct zy_reference r = ZY_REFERENCE_NULL;
-        struct zy_ref_init init = { .filter_flags = filter_flags, .nnp = nnp, .n_insns = (uint32_t) len };
+        struct zy_ref_init init = { .filter_flags = filter_flags, .nnp = nnp, .n_insns = (uint32_t) len,
+                                    .capbset_drop = capbset_drop };
         struct zy_ref_header h = { .magic = ZY_REF_MAGIC, .type = ZY_REF_INIT };
         struct zy_status rec;
         struct zy_plan plan;

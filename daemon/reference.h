@@ -58,6 +58,8 @@ struct zy_ref_init {
         uint32_t nnp;          /* set no_new_privs before loading */
         uint32_t n_insns;
         uint32_t reserved;
+        uint64_t capbset_drop; /* dropped from the reference's bounding set first, once for all
+                                * its workers (which inherit the set and drop only the rest) */
         /* followed by n_insns struct sock_filter */
 };
 
@@ -72,10 +74,11 @@ struct zy_reference {
 /* Starts the helper open at helper_fd (zy_helper_open()) with a clean environment, 0 and 1 on
  * /dev/null, the daemon's stderr, the control socket on fd 3; sends INIT and waits for READY.
  * bpf/len: the program (len instructions); nnp: set no_new_privs before loading it (without
- * it, the reference needs CAP_SYS_ADMIN). Errors: the exec's errno, the reference's
- * (negative) errno for the failing step, -ECONNRESET if it died, -ETIMEDOUT. */
+ * it, the reference needs CAP_SYS_ADMIN); capbset_drop: capabilities the reference drops from
+ * its bounding set first (0: none), so that its workers need not. Errors: the exec's errno, the
+ * reference's (negative) errno for the failing step, -ECONNRESET if it died, -ETIMEDOUT. */
 int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
-                       unsigned filter_flags, bool nnp, struct zy_reference *ret);
+                       unsigned filter_flags, bool nnp, uint64_t capbset_drop, struct zy_reference *ret);
 
 /* Has the reference fork a worker that runs zy_child_run(plan) with ZY_FILTER_INHERITED (the
  * plan's filter mode and program are ignored). The worker is the caller's child. The plan's fds

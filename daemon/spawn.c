@@ -248,6 +248,7 @@ struct spawn {
         struct spawn_req req;
         struct zd_entry *entry;
         uint64_t keep;            /* the bounding set the worker keeps */
+        uint64_t capbset_drop;    /* what the worker's bounding set loses, whoever forks it */
         struct identity id;
         char **argv, **envp, *path_buf;
         const char *search;       /* PATH of the request's env, NULL for the default */
@@ -376,6 +377,8 @@ static void plan_set_tier(struct spawn *s, enum zd_tier tier) {
                               : tier == ZD_TIER_INHERIT ? ZY_FILTER_INHERITED
                                                         : ZY_FILTER_LOAD;
         s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidfd : -1;
+        /* a worker of the reference starts from its bounding set: only the rest is dropped */
+        s->plan.capbset_drop = tier == ZD_TIER_INHERIT ? s->capbset_drop & ~s->entry->ref_capbset : s->capbset_drop;
         s->plan.filter_early = filter_early(&s->plan);
 }
 
@@ -419,6 +422,7 @@ static int spawn_plan(struct spawn *s) {
                 return r;
 
         bool root_worker = s->id.set_ids ? s->id.uid == 0 : d->uid == 0;
+        s->capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~s->keep : 0;
         s->prog = (struct sock_fprog) { .len = (unsigned short) p->bpf_len, .filter = p->bpf };
         s->plan = (struct zy_plan) {
                 .argv = s->argv,
@@ -434,7 +438,7 @@ static int spawn_plan(struct spawn *s) {
                 .gid = s->id.gid,
                 .groups = s->id.groups,
                 .n_groups = s->id.n_groups,
-                .capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~s->keep : 0,
+                .capbset_drop = s->capbset_drop, /* less in the inherit tier: plan_set_tier() */
                 .capbset_mask_prctl = d->features.capbset_drop_mask,
                 .cap_last = d->features.cap_last,
                 .caps_keep = root_worker ? s->keep : 0,

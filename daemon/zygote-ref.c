@@ -55,6 +55,7 @@ static int reply_error(int ctl, enum zy_step step, int err) {
 static int handle_init(int ctl, const char *payload, size_t len, bool *initialized) {
         struct zy_ref_init init;
         struct sock_fprog prog;
+        int r;
 
         if (*initialized)
                 return reply_error(ctl, ZY_STEP_NONE, EALREADY);
@@ -65,9 +66,13 @@ static int handle_init(int ctl, const char *payload, size_t len, bool *initializ
             len != sizeof(init) + (size_t) init.n_insns * sizeof(struct sock_filter))
                 return reply_error(ctl, ZY_STEP_NONE, EBADMSG);
 
+        /* before the filter: the bounding set every worker starts from */
+        r = zy_capbset_drop(init.capbset_drop, false, 0);
+        if (r < 0)
+                return reply_error(ctl, ZY_STEP_CAPBSET, -r);
         if (init.nnp && prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0)
                 return reply_error(ctl, ZY_STEP_NNP, errno);
-        /* msg is static and 8-byte aligned; the program follows a 16-byte header */
+        /* msg is static and 8-byte aligned; the program follows the 16-byte header and init */
         prog = (struct sock_fprog){
                 .len = (unsigned short) init.n_insns,
                 .filter = (struct sock_filter *) (void *) (payload + sizeof(init)),

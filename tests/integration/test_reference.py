@@ -38,6 +38,24 @@ def test_reference_is_sandboxed(daemon):
     st = zytest.proc_status(pid)
     assert int(st["PPid"]) == daemon.proc.pid
     assert st["Seccomp"] == "2" and st["Seccomp_filters"] == "1"
+    # It dropped what its profile's workers drop, once for all of them.
+    assert int(st["CapBnd"], 16) == zytest.DOCKER_CAPS_MASK, st
+
+
+def test_dropped_capabilities_in_every_tier(daemons, needs_root):
+    """A request's dropCapabilities leave the task's bounding set whoever forks it: in the inherit
+    tier the worker starts from its reference's set (the profile's) and drops only these."""
+    CAP_NET_RAW, CAP_KILL = 13, 5
+    want = zytest.DOCKER_CAPS_MASK & ~(1 << CAP_NET_RAW) & ~(1 << CAP_KILL)
+    for tier in ("inherit", "load"):
+        d = daemons(tier=tier)
+        with d.connect() as c:
+            st, out, final, got = zytest.spawn_and_status(c, ["cat"], b"ok\n",
+                                                          extra={"dropCapabilities": ["CAP_NET_RAW", "CAP_KILL"]})
+        assert got == tier and out == b"ok\n" and final["exitCode"] == 0
+        assert int(st["CapBnd"], 16) == want, (tier, st["CapBnd"])
+        # and a request that drops nothing more still gets the profile's set
+        assert check_sandboxed_spawn(d) == tier
 
 
 def test_sigkill_reference_comes_back(daemon):

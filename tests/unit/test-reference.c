@@ -400,7 +400,7 @@ static void test_plan_limits(void **state) {
 /* ---- the reference process --------------------------------------------------------------- */
 
 static int start(const struct sock_filter *f, size_t n, struct zy_reference *r) {
-        return zy_reference_start(helper_fd, f, n, 0, true, r);
+        return zy_reference_start(helper_fd, f, n, 0, true, 0, r);
 }
 
 static void test_spawn(void **state) {
@@ -532,10 +532,10 @@ static void test_start_failures(void **state) {
 
         assert_int_equal(zy_helper_open("/nonexistent-zygote-test/zygote-ref"), -ENOENT);
         assert_int_equal(zy_reference_start(-EBADF, block_personality,
-                                            ELEMENTSOF(block_personality), 0, true, &r), -EINVAL);
+                                            ELEMENTSOF(block_personality), 0, true, 0, &r), -EINVAL);
         assert_true(not_exec >= 0);
         assert_int_equal(zy_reference_start(not_exec, block_personality,
-                                            ELEMENTSOF(block_personality), 0, true, &r), -EACCES);
+                                            ELEMENTSOF(block_personality), 0, true, 0, &r), -EACCES);
         /* the kernel refuses the program: the reference says so (and exits on our close) */
         assert_int_equal(start(bad, ELEMENTSOF(bad), &r), -EINVAL);
         assert_int_equal(start(block_personality, 0, &r), -EINVAL);
@@ -662,7 +662,7 @@ static void test_probe_inherit_hidden_helper(void **state) {
         assert_true(fd >= 0);
 
         assert_int_equal(zy_reference_start(fd, block_personality, ELEMENTSOF(block_personality), 0,
-                                            true, &r), 0);
+                                            true, 0, &r), 0);
         k = zy_reference_probe_inherit(&r, fd, true, &reason);
         if (k < 0)
                 fail_msg("probe failed: %s", reason ? reason : "?");
