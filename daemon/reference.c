@@ -360,10 +360,11 @@ static bool holds_pipe(pid_t pid, ino_t ino) {
 }
 
 pid_t zy_reference_find_worker(const struct zy_reference *r, int status_r) {
-        char path[64], list[65536];
-        _cleanup_close_ int fd = -EBADF;
+        char path[64];
         struct stat st;
-        ssize_t n;
+        pid_t found = 0;
+        long pid;
+        FILE *f;
         int k;
 
         if (!r || status_r < 0)
@@ -376,23 +377,16 @@ pid_t zy_reference_find_worker(const struct zy_reference *r, int status_r) {
                 if (k < 0)
                         return k;
         }
+        /* every child, however many tasks there are: read as a stream */
         snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        f = fopen(path, "re");
+        if (!f)
                 return -errno;
-        n = read(fd, list, sizeof(list) - 1);
-        if (n < 0)
-                return -errno;
-        list[n] = 0;
-        for (char *p = list, *end; *p; p = end) {
-                long pid = strtol(p, &end, 10);
-
-                if (end == p)
-                        break;
+        while (!found && fscanf(f, "%ld", &pid) == 1)
                 if (pid > 0 && pid != r->pid && holds_pipe((pid_t) pid, st.st_ino))
-                        return (pid_t) pid;
-        }
-        return 0;
+                        found = (pid_t) pid;
+        fclose(f);
+        return found;
 }
 
 int zy_reference_probe_inherit(struct zy_reference *r, int helper_fd, bool privileged,
