@@ -7,7 +7,11 @@
  * a signalfd afterwards, so that one that arrives while the daemon is spawning is forwarded
  * too, not lost. They go to the worker with pidfd_send_signal() on the pidfd of the Spawn
  * reply; when that is impossible (no pidfd, or the kernel or permissions refuse), with the
- * Kill method on a second connection (the first one is busy with Wait).
+ * Kill method on a second connection (the first one is busy with the Spawn call).
+ *
+ * A foreground run is one call, Spawn with "more": its first reply comes at exec, its last at
+ * the exit, after which the daemon forgets the task (no Wait, no Delete). --detach is a plain
+ * Spawn: the task stays until `launchctl delete`.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,16 +114,13 @@ static void forward_signal(int pidfd, const char *socket_path, const char *id, z
                 lc_fail(*kill_conn, "run: cannot forward signal", r);
 }
 
-/* Waits for the task's exit while forwarding signals; returns launchctl's exit status. */
+/* Waits for the final reply of the Spawn call (the task's exit) while forwarding signals;
+ * returns launchctl's exit status. */
 static int wait_forwarding(zy_conn *c, const char *socket_path, const struct zy_spawn_result *sr, int sfd, bool json) {
         zy_conn *kill_conn = NULL;
         struct zy_task_info *t = NULL;
         struct zy_reply *reply = NULL;
-        int r;
-
-        r = zy_wait_send(c, sr->id);
-        if (r < 0)
-                return lc_fail(c, "run: wait", r);
+        int r = 0;
 
         while (!zy_conn_has_input(c)) {
                 struct pollfd p[2] = {
@@ -166,9 +167,6 @@ static int wait_forwarding(zy_conn *c, const char *socket_path, const struct zy_
         zy_reply_free(reply);
         r = lc_task_exit_status(t);
         zy_task_info_free(t);
-        /* Its exit went to us, the one who started it in the foreground: nobody else will ask,
-         * so the daemon need not keep it (a detached task is kept until `launchctl delete`). */
-        (void) zy_delete(c, sr->id, NULL);
         return r;
 }
 
@@ -310,7 +308,8 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
 
         if (lc_connect(socket_path, &c) < 0)
                 return LC_EXIT_FAILURE;
-        r = zy_spawn(c, &so, &sr);
+        /* In the foreground the exit comes as the call's last reply (see the top of this file). */
+        r = detach ? zy_spawn(c, &so, &sr) : zy_spawn_more(c, &so, &sr);
         if (r < 0) {
                 r = spawn_failed(c, so.argv[0], r);
                 zy_conn_free(c);

@@ -254,6 +254,16 @@ static int vsend(zy_conn *c, const char *method, const int *fds, size_t n_fds, u
         return r < 0 ? r : zy_call_send(c, method, p, fds, n_fds, flags);
 }
 
+static int send_call_fds(zy_conn *c, const char *method, const int *fds, size_t n_fds, unsigned flags, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, flags);
+        r = vsend(c, method, fds, n_fds, flags, ap);
+        va_end(ap);
+        return r;
+}
+
 static int send_call(zy_conn *c, const char *method, unsigned flags, ...) {
         va_list ap;
         int r;
@@ -405,7 +415,8 @@ static int spawn_fds(const struct zy_fd_map *map, size_t n_map, json_object **re
         return 0;
 }
 
-_public_ int zy_spawn(zy_conn *c, const struct zy_spawn_opts *o, struct zy_spawn_result **ret) {
+/* Sends Spawn (flags: 0 or ZY_CALL_MORE) and reads its first reply. */
+static int spawn_call(zy_conn *c, const struct zy_spawn_opts *o, unsigned flags, struct zy_spawn_result **ret) {
         json_object *fd_map = NULL;
         int fds[ZY_FDS_MAX];
         size_t n_fds = 0;
@@ -416,11 +427,20 @@ _public_ int zy_spawn(zy_conn *c, const struct zy_spawn_opts *o, struct zy_spawn
         r = spawn_fds(o->fds, o->n_fds, &fd_map, fds, &n_fds);
         if (r < 0)
                 return r;
-        return call(c, ZY_METHOD_SPAWN, fds, n_fds, &spawn_result_shape, ret,
-                    P_STRV, "argv", o->argv, P_STR, "profile", o->profile, P_STRV, "env", o->env,
-                    P_STR, "cwd", o->cwd, P_STR, "user", o->user, P_STR, "group", o->group,
-                    P_STRV, "dropCapabilities", o->drop_caps, P_STR, "id", o->id, P_JSON, "fds", fd_map,
-                    P_BOOL, "hold", o->hold, P_BOOL, "terminal", o->terminal, P_END);
+        r = send_call_fds(c, ZY_METHOD_SPAWN, fds, n_fds, flags,
+                          P_STRV, "argv", o->argv, P_STR, "profile", o->profile, P_STRV, "env", o->env,
+                          P_STR, "cwd", o->cwd, P_STR, "user", o->user, P_STR, "group", o->group,
+                          P_STRV, "dropCapabilities", o->drop_caps, P_STR, "id", o->id, P_JSON, "fds", fd_map,
+                          P_BOOL, "hold", o->hold, P_BOOL, "terminal", o->terminal, P_END);
+        return r < 0 ? r : read_reply(c, &spawn_result_shape, ret);
+}
+
+_public_ int zy_spawn(zy_conn *c, const struct zy_spawn_opts *o, struct zy_spawn_result **ret) {
+        return spawn_call(c, o, 0, ret);
+}
+
+_public_ int zy_spawn_more(zy_conn *c, const struct zy_spawn_opts *o, struct zy_spawn_result **ret) {
+        return spawn_call(c, o, ZY_CALL_MORE, ret);
 }
 
 _public_ int zy_start(zy_conn *c, const char *id) {

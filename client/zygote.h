@@ -211,6 +211,12 @@ struct zy_spawn_result {
 
 /* Starts a task. -ECHILD with zy_conn_spawn_failure() when the worker failed before execve. */
 int zy_spawn(zy_conn *c, const struct zy_spawn_opts *opts, struct zy_spawn_result **ret);
+
+/* The same with "more": one call answers at exec (or at hold) and again at the exit, which
+ * zy_wait_read() then reads (the call stays in flight until then: the connection takes no
+ * other call meanwhile); the daemon forgets the task once that exit went out, so that no Wait
+ * and no Delete are needed. A task whose caller leaves before its exit stays until Delete. */
+int zy_spawn_more(zy_conn *c, const struct zy_spawn_opts *opts, struct zy_spawn_result **ret);
 struct zy_spawn_result *zy_spawn_result_free(struct zy_spawn_result *r);
 
 /* Lets a held task (opts.hold) go on to execve. */

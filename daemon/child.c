@@ -218,13 +218,12 @@ static int setup_fds(const struct zy_plan *p, struct state *st) {
 }
 
 /* Step 3. */
-static int drop_capbset(const struct zy_plan *p) {
-        uint64_t drop = p->capbset_drop;
+int zy_capbset_drop(uint64_t drop, bool mask_prctl, unsigned cap_last) {
         unsigned last;
 
         if (drop == 0)
                 return 0;
-        if (p->capbset_mask_prctl) {
+        if (mask_prctl) {
                 if (prctl(ZY_PR_CAPBSET_DROP_MASK, (unsigned long) (uint32_t) drop,
                           (unsigned long) (uint32_t) (drop >> 32), 0UL, 0UL) < 0)
                         return -errno;
@@ -232,7 +231,7 @@ static int drop_capbset(const struct zy_plan *p) {
         }
         /* cap_last 0 would mean "only CAP_CHOWN exists": treat it as unknown rather than silently
          * keep every other capability; PR_CAPBSET_READ answers EINVAL past the kernel's last. */
-        last = p->cap_last > 0 && p->cap_last < 64 ? p->cap_last : 63;
+        last = cap_last > 0 && cap_last < 64 ? cap_last : 63;
         for (unsigned c = 0; c <= last; c++) {
                 int r;
 
@@ -250,6 +249,10 @@ static int drop_capbset(const struct zy_plan *p) {
                         return -errno;
         }
         return 0;
+}
+
+static int drop_capbset(const struct zy_plan *p) {
+        return zy_capbset_drop(p->capbset_drop, p->capbset_mask_prctl, p->cap_last);
 }
 
 /* Step 6. */
@@ -433,7 +436,8 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
         };
         int r;
 
-        reset_signals();
+        if (!p->signals_default)
+                reset_signals();
 
         /* 0b. the caller's cgroups, first: from here on the worker counts there (and the fds go
          * at step 1, the fd limit may fall at step 3b) */
@@ -549,7 +553,7 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
                 ssize_t n;
 
                 /* Without the HELD record the daemon would never answer Spawn: give up instead. */
-                if (report(st.status_fd, ZY_STEP_HELD, 0) < 0)
+                if (!p->hold_quiet && report(st.status_fd, ZY_STEP_HELD, 0) < 0)
                         _exit(ZY_EXIT_SETUP_FAILED);
                 do
                         n = read(st.hold_fd, &b, 1);

@@ -9,7 +9,7 @@
  *
  *   0. signals:  every disposition back to SIG_DFL, empty signal mask (ignored signals and the
  *                mask would survive execve; a daemon handler must never run in the worker);
- *                cannot fail
+ *                cannot fail; skipped with plan->signals_default
  *   0b. cgroup:  "0" into cgroup.procs of each of plan->cgroup_fds (O_PATH directories of the
  *                caller's cgroups, one per hierarchy where it differs from the parent's): first,
  *                so that everything the worker does counts there, and before the fd step closes
@@ -43,8 +43,8 @@
  *   8. nnp:      PR_SET_NO_NEW_PRIVS when plan->no_new_privs
  *   9. filter:   load plan->prog, or SECCOMP_CLONE_FILTER from plan->ref_pidfd, or nothing
  *                (inherited from the reference); always the last restriction
- *  10. hold:     when plan->hold_fd >= 0, report ZY_STEP_HELD and block reading hold_fd; a byte
- *                means go on, EOF means abandon (exit ZY_EXIT_ABANDONED)
+ *  10. hold:     when plan->hold_fd >= 0, report ZY_STEP_HELD (unless plan->hold_quiet) and block
+ *                reading hold_fd; a byte means go on, EOF means abandon (exit ZY_EXIT_ABANDONED)
  *  11. exec:     execve argv[0] if it has a slash, else search plan->search_path (PATH), using
  *                plan->path_buf as scratch (ENOENT/ENOTDIR go on, EACCES is reported if nothing
  *                else is found, as execvp(3) does, without its /bin/sh fallback); with
@@ -132,6 +132,9 @@ struct zy_rlimit {
 
 struct zy_plan {
         char *const *argv; /* NULL-terminated, argv[0] is the command */
+        /* Every disposition is SIG_DFL and the mask empty already (zygote-ref checks it once at
+         * start-up): step 0 is skipped, 65 system calls fewer. Never packed: the forker says. */
+        bool signals_default;
         char *const *envp; /* NULL-terminated */
         const char *cwd;   /* NULL: stay in the parent's cwd ("/" for zygoted) */
         const char *search_path; /* PATH used when argv[0] has no '/'; NULL: default path */
@@ -141,6 +144,9 @@ struct zy_plan {
 
         int status_fd; /* write end of the status pipe, CLOEXEC */
         int hold_fd;   /* read end of the hold pipe, or -1 */
+        /* Wait at hold_fd without reporting HELD: the daemon's gate in the inherit tier, opened
+         * once it tracks the worker, so that a worker it lost track of never execs. */
+        bool hold_quiet;
 
         bool ctty; /* make fd 0 (a terminal) the controlling tty */
 
@@ -197,6 +203,11 @@ struct zy_plan {
 
 /* Runs the steps above in the current (freshly forked) process. Never returns. */
 _Noreturn void zy_child_run(const struct zy_plan *plan);
+
+/* Step 3 alone: drops drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl with
+ * mask_prctl, else a PR_CAPBSET_DROP loop up to cap_last, 0 for unknown). Raw system calls;
+ * zygote-ref also calls it once, for all its workers. 0 or a negative errno. */
+int zy_capbset_drop(uint64_t drop, bool mask_prctl, unsigned cap_last);
 
 /* Protocol name of a step ("fds", "uid", ...); "unknown" for a value outside the enum. */
 const char *zy_step_to_string(enum zy_step step);

@@ -27,7 +27,8 @@ enum {
         PW_HAS_HOLD = 1u << 9,
         PW_HAS_REF_PIDFD = 1u << 10,
         PW_HAS_PROG = 1u << 11,
-        _PW_ALL = (1u << 12) - 1,
+        PW_HOLD_QUIET = 1u << 12,
+        _PW_ALL = (1u << 13) - 1,
 };
 
 struct zy_plan_wire {
@@ -91,6 +92,8 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                 return -E2BIG;
         if (p->filter_mode == ZY_FILTER_CLONE && p->ref_pidfd < 0)
                 return -EBADF;
+        if (p->hold_quiet && p->hold_fd < 0)
+                return -EINVAL;
 
         for (size_t i = 0; i < n_argv; i++)
                 strings += strlen(p->argv[i]) + 1;
@@ -140,7 +143,7 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                    (p->capbset_mask_prctl ? PW_MASK_PRCTL : 0) | (p->set_caps ? PW_SET_CAPS : 0) |
                    (p->no_new_privs ? PW_NNP : 0) | (p->filter_early ? PW_FILTER_EARLY : 0) |
                    (p->cwd ? PW_HAS_CWD : 0) | (p->search_path ? PW_HAS_SEARCH_PATH : 0) |
-                   (prog ? PW_HAS_PROG : 0);
+                   (prog ? PW_HAS_PROG : 0) | (p->hold_quiet ? PW_HOLD_QUIET : 0);
         w.n_argv = (uint32_t) n_argv;
         w.n_envp = (uint32_t) n_envp;
         w.n_fdmap = (uint32_t) p->n_fds;
@@ -233,6 +236,8 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
                 return -EBADMSG;
         if (!(w.flags & PW_HAS_PROG) && w.n_insns != 0)
                 return -EBADMSG;
+        if ((w.flags & PW_HOLD_QUIET) && !(w.flags & PW_HAS_HOLD))
+                return -EBADMSG;
         if (!!(w.flags & PW_HAS_REF_PIDFD) != (w.filter_mode == ZY_FILTER_CLONE))
                 return -EBADMSG;
 
@@ -317,6 +322,7 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
                 .hold_fd = -EBADF,
                 .ref_pidfd = -EBADF,
                 .ctty = !!(w.flags & PW_CTTY),
+                .hold_quiet = !!(w.flags & PW_HOLD_QUIET),
                 .set_ids = !!(w.flags & PW_SET_IDS),
                 .uid = (uid_t) w.uid,
                 .gid = (gid_t) w.gid,

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -183,7 +185,7 @@ static int reap(int pidfd, int64_t deadline, siginfo_t *ret_si) {
 }
 
 int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
-                       unsigned filter_flags, bool nnp, struct zy_reference *ret) {
+                       unsigned filter_flags, bool nnp, uint64_t capbset_drop, struct zy_reference *ret) {
         _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF }, status[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF;
         _cleanup_free_ char *payload = NULL;
@@ -192,7 +194,8 @@ int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
         char path_buf[PATH_MAX];
         struct zy_fdmap map[2];
         struct zy_reference r = ZY_REFERENCE_NULL;
-        struct zy_ref_init init = { .filter_flags = filter_flags, .nnp = nnp, .n_insns = (uint32_t) len };
+        struct zy_ref_init init = { .filter_flags = filter_flags, .nnp = nnp, .n_insns = (uint32_t) len,
+                                    .capbset_drop = capbset_drop };
         struct zy_ref_header h = { .magic = ZY_REF_MAGIC, .type = ZY_REF_INIT };
         struct zy_status rec;
         struct zy_plan plan;
@@ -264,16 +267,33 @@ int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
         return 0;
 }
 
+/* A pidfd for pid, which must be our child: the reference answers a pid, and a pid that is not
+ * one of our children could be anyone's. Exact because we reap our children only through their
+ * pidfds: until then the pid cannot be reused. */
+static int open_child(pid_t pid) {
+        _cleanup_close_ int fd = pidfd_open_pid(pid);
+        siginfo_t si;
+        int k;
+
+        if (fd < 0)
+                return fd;
+        k = pidfd_wait(fd, WEXITED | WNOHANG | WNOWAIT, &si);
+        if (k < 0)
+                return k == -ECHILD ? -EBADMSG : k;
+        return TAKE_FD(fd);
+}
+
 int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t *ret_pid,
                        int *ret_pidfd) {
         struct zy_ref_header h = { .magic = ZY_REF_MAGIC, .type = ZY_REF_SPAWN };
         _cleanup_free_ void *buf = NULL;
-        int fds[ZY_PLAN_MAX_FDS], got[1];
+        int fds[ZY_PLAN_MAX_FDS];
         size_t n_fds = ZY_PLAN_MAX_FDS, n_got = 0, len;
         int k;
 
         if (!r || !plan || !ret_pid || !ret_pidfd)
                 return -EINVAL;
+        *ret_pid = 0;
         if (r->ctl_fd < 0)
                 return -ENOTCONN;
         k = zy_plan_pack(plan, &buf, &len, fds, &n_fds);
@@ -282,17 +302,91 @@ int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t
         k = zy_ref_send(r->ctl_fd, &h, buf, len, fds, n_fds);
         if (k < 0)
                 return k;
-        k = wait_reply(r, ZY_REF_SPAWNED, &h, got, ELEMENTSOF(got), &n_got);
-        if (k < 0)
-                return k;
-        if (n_got != 1 || h.arg <= 0) {
-                close_many(got, n_got);
+        h.type = 0;
+        k = wait_reply(r, ZY_REF_SPAWNED, &h, NULL, 0, &n_got);
+        if (k < 0) {
+                /* An ERROR reply: the reference forked nothing. No reply: it may have, and it is
+                 * dead or, out of step with us, killed now (never left to act late). */
+                if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_ERROR)
+                        return k;
                 break_ctl(r);
+                *ret_pid = ZY_REF_WORKER_UNKNOWN;
+                return k;
+        }
+        if (h.arg <= 0) {
+                break_ctl(r);
+                *ret_pid = ZY_REF_WORKER_UNKNOWN;
                 return -EBADMSG;
         }
+        k = open_child((pid_t) h.arg);
+        if (k == -EBADMSG) {
+                /* not our child: the reference is out of step, and its worker unknown */
+                break_ctl(r);
+                *ret_pid = ZY_REF_WORKER_UNKNOWN;
+                return k;
+        }
         *ret_pid = (pid_t) h.arg;
-        *ret_pidfd = got[0];
+        if (k < 0)
+                return k;
+        *ret_pidfd = k;
         return 0;
+}
+
+/* Whether process pid holds an fd on the pipe whose inode is ino. */
+static bool holds_pipe(pid_t pid, ino_t ino) {
+        char dir[64], want[64], link[64];
+        struct dirent *de;
+        bool found = false;
+        DIR *d;
+
+        snprintf(dir, sizeof(dir), "/proc/%d/fd", (int) pid);
+        snprintf(want, sizeof(want), "pipe:[%lu]", (unsigned long) ino);
+        d = opendir(dir);
+        if (!d)
+                return false; /* gone, or not ours to look at */
+        while (!found && (de = readdir(d))) {
+                ssize_t n;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+                if (n <= 0)
+                        continue;
+                link[n] = 0;
+                found = streq(link, want);
+        }
+        closedir(d);
+        return found;
+}
+
+pid_t zy_reference_find_worker(const struct zy_reference *r, int status_r) {
+        char path[64];
+        struct stat st;
+        pid_t found = 0;
+        long pid;
+        FILE *f;
+        int k;
+
+        if (!r || status_r < 0)
+                return -EINVAL;
+        if (fstat(status_r, &st) < 0)
+                return -errno;
+        /* Dead, so that its fork, if it made one, is complete. It is being killed already. */
+        if (r->pidfd >= 0) {
+                k = wait_readable(r->pidfd, -EBADF, now_ms() + ZY_REF_TIMEOUT_MS);
+                if (k < 0)
+                        return k;
+        }
+        /* every child, however many tasks there are: read as a stream */
+        snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (!found && fscanf(f, "%ld", &pid) == 1)
+                if (pid > 0 && pid != r->pid && holds_pipe((pid_t) pid, st.st_ino))
+                        found = (pid_t) pid;
+        fclose(f);
+        return found;
 }
 
 int zy_reference_probe_inherit(struct zy_reference *r, int helper_fd, bool privileged,

@@ -11,7 +11,7 @@
  *   daemon -> ref   INIT   zy_ref_init + n_insns struct sock_filter
  *   ref -> daemon   READY  (nothing)                   or ERROR
  *   daemon -> ref   SPAWN  a packed plan (plan.h), fds as SCM_RIGHTS
- *   ref -> daemon   SPAWNED  arg = worker pid, its pidfd as SCM_RIGHTS   or ERROR
+ *   ref -> daemon   SPAWNED  arg = worker pid (the daemon opens its pidfd)   or ERROR
  *   ERROR:          arg = enum zy_step (0 when no child step failed), err = positive errno
  *
  * EOF on the control socket makes the reference exit 0. A reference that receives a malformed
@@ -58,6 +58,8 @@ struct zy_ref_init {
         uint32_t nnp;          /* set no_new_privs before loading */
         uint32_t n_insns;
         uint32_t reserved;
+        uint64_t capbset_drop; /* dropped from the reference's bounding set first, once for all
+                                * its workers (which inherit the set and drop only the rest) */
         /* followed by n_insns struct sock_filter */
 };
 
@@ -72,18 +74,34 @@ struct zy_reference {
 /* Starts the helper open at helper_fd (zy_helper_open()) with a clean environment, 0 and 1 on
  * /dev/null, the daemon's stderr, the control socket on fd 3; sends INIT and waits for READY.
  * bpf/len: the program (len instructions); nnp: set no_new_privs before loading it (without
- * it, the reference needs CAP_SYS_ADMIN). Errors: the exec's errno, the reference's
- * (negative) errno for the failing step, -ECONNRESET if it died, -ETIMEDOUT. */
+ * it, the reference needs CAP_SYS_ADMIN); capbset_drop: capabilities the reference drops from
+ * its bounding set first (0: none), so that its workers need not. Errors: the exec's errno, the
+ * reference's (negative) errno for the failing step, -ECONNRESET if it died, -ETIMEDOUT. */
 int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
-                       unsigned filter_flags, bool nnp, struct zy_reference *ret);
+                       unsigned filter_flags, bool nnp, uint64_t capbset_drop, struct zy_reference *ret);
 
 /* Has the reference fork a worker that runs zy_child_run(plan) with ZY_FILTER_INHERITED (the
  * plan's filter mode and program are ignored). The worker is the caller's child. The plan's fds
- * stay the caller's. On success *ret_pidfd is a new CLOEXEC pidfd the caller owns. Errors:
+ * stay the caller's. On success *ret_pidfd is a new CLOEXEC pidfd the caller owns, opened by the
+ * pid the reference answers (exact: the worker is the caller's unreaped child, checked). Errors:
  * -EPIPE / -ECONNRESET when the reference is gone, -ETIMEDOUT, -E2BIG for a plan too big for
- * one message, or the reference's errno (e.g. clone's). */
+ * one message, or the reference's errno (e.g. clone's).
+ *
+ * On failure *ret_pid says what became of the worker: 0, none was forked (the request never
+ * reached the reference, or it answered an error); > 0, this worker was forked but no pidfd could
+ * be opened for it (-EMFILE, say); ZY_REF_WORKER_UNKNOWN, the reference died or stopped answering
+ * with the request in its hands (zy_reference_find_worker() finds the worker if there is one).
+ * A plan with a hold fd keeps a worker that is not tracked from exec: close the write end. */
+#define ZY_REF_WORKER_UNKNOWN ((pid_t) -1)
 int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t *ret_pid,
                        int *ret_pidfd);
+
+/* After a spawn that ended with ZY_REF_WORKER_UNKNOWN: waits (bounded) until the reference is
+ * dead, so that any fork it started is complete, then finds among the caller's children the
+ * worker that holds the other end of status_r, the read end of that spawn's status pipe (only it
+ * and the reference ever held the write end). Returns its pid, 0 when there is none (it never
+ * was, or it is gone), or a negative errno. */
+pid_t zy_reference_find_worker(const struct zy_reference *r, int status_r);
 
 /* Runs a probe worker through the reference that does every step a real one does (as root:
  * groups, uid/gid 65534, capbset drop, caps, nnp, chdir /; otherwise nnp and chdir /) and execs

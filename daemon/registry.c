@@ -41,10 +41,15 @@ static void reference_fdname(pid_t pid, char buf[static 32]) {
 static int entry_start_reference(struct zd_entry *e) {
         struct zd_daemon *d = e->d;
         const struct zy_profile *p = e->profile;
+        unsigned last = d->features.cap_last;
+        /* What the profile's workers drop anyway: once in the reference for all of them. An
+         * unprivileged zygoted drops nothing (it could not). */
+        uint64_t drop = !d->privileged ? 0 : (last >= 63 ? ~0ULL : (1ULL << (last + 1)) - 1) & ~p->caps_keep;
         int r = zy_reference_start(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
-                                   p->no_new_privs || !d->privileged, &e->ref);
+                                   p->no_new_privs || !d->privileged, drop, &e->ref);
         if (r < 0)
                 return r;
+        e->ref_capbset = drop;
         e->ref_up = true;
         e->ref_started_at = ev_now(d->loop);
         char name[32];

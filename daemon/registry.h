@@ -16,6 +16,7 @@ struct zd_entry {
         struct zd_daemon *d;
         struct zy_profile *profile;
         struct zy_reference ref;
+        uint64_t ref_capbset;    /* what the reference dropped from its bounding set */
         bool ref_up;
         enum zd_tier tier;       /* what spawns use now */
         enum zd_tier best_tier;  /* what spawns use while the reference is up */

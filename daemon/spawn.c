@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <syslog.h>
 
 #include "call.h"
@@ -253,6 +254,7 @@ struct spawn {
         struct spawn_req req;
         struct zd_entry *entry;
         uint64_t keep;            /* the bounding set the worker keeps */
+        uint64_t capbset_drop;    /* what the worker's bounding set loses, whoever forks it */
         struct identity id;
         struct zd_caller caller;  /* what confines the caller, for its task to carry */
         char **argv, **envp, *path_buf;
@@ -441,7 +443,31 @@ static void plan_set_tier(struct spawn *s, enum zd_tier tier) {
                               : tier == ZD_TIER_INHERIT ? ZY_FILTER_INHERITED
                                                         : ZY_FILTER_LOAD;
         s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidfd : -1;
+        /* a worker of the reference starts from its bounding set: only the rest is dropped */
+        s->plan.capbset_drop = tier == ZD_TIER_INHERIT ? s->capbset_drop & ~s->entry->ref_capbset : s->capbset_drop;
         s->plan.filter_early = filter_early(&s->plan);
+}
+
+/* The status pipe, and the hold pipe for hold or as the inherit tier's gate (spawn_inherit()),
+ * new for the plan's tier: a fallback to load gets pipes no lost worker holds. */
+static int spawn_pipes(struct spawn *s) {
+        bool gate = s->tier == ZD_TIER_INHERIT && !s->req.hold;
+
+        for (int i = 0; i < 2; i++) {
+                s->status[i] = safe_close(s->status[i]);
+                s->hold[i] = safe_close(s->hold[i]);
+        }
+        s->plan.status_fd = s->plan.hold_fd = -EBADF;
+        if (pipe2(s->status, O_CLOEXEC) < 0 || fcntl(s->status[0], F_SETFL, O_NONBLOCK) < 0)
+                return negative_errno();
+        s->plan.status_fd = s->status[1];
+        if (s->req.hold || gate) {
+                if (pipe2(s->hold, O_CLOEXEC) < 0)
+                        return negative_errno();
+                s->plan.hold_fd = s->hold[0];
+        }
+        s->plan.hold_quiet = gate;
+        return 0;
 }
 
 /* The one plain struct the worker applies: fd map, ids, capabilities, filter, pipes. */
@@ -465,6 +491,7 @@ static int spawn_plan(struct spawn *s) {
                 return r;
 
         bool root_worker = s->id.set_ids ? s->id.uid == 0 : d->uid == 0;
+        s->capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~s->keep : 0;
         s->prog = (struct sock_fprog) { .len = (unsigned short) p->bpf_len, .filter = p->bpf };
         s->plan = (struct zy_plan) {
                 .argv = s->argv,
@@ -480,7 +507,7 @@ static int spawn_plan(struct spawn *s) {
                 .gid = s->id.gid,
                 .groups = s->id.groups,
                 .n_groups = s->id.n_groups,
-                .capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~s->keep : 0,
+                .capbset_drop = s->capbset_drop, /* less in the inherit tier: plan_set_tier() */
                 .capbset_mask_prctl = d->features.capbset_drop_mask,
                 .cap_last = d->features.cap_last,
                 .caps_keep = root_worker ? s->keep : 0,
@@ -514,16 +541,70 @@ static int spawn_plan(struct spawn *s) {
         if (tier == ZD_TIER_INHERIT && (s->plan.ns_join || s->plan.enter_root))
                 tier = ZD_TIER_LOAD;
         plan_set_tier(s, tier);
+        return spawn_pipes(s);
+}
 
-        if (pipe2(s->status, O_CLOEXEC) < 0 || fcntl(s->status[0], F_SETFL, O_NONBLOCK) < 0)
-                return negative_errno();
-        s->plan.status_fd = s->status[1];
-        if (s->req.hold) {
-                if (pipe2(s->hold, O_CLOEXEC) < 0)
-                        return negative_errno();
-                s->plan.hold_fd = s->hold[0];
+/* A worker forked for this spawn that it cannot keep (pidfd is -EBADF when none could be opened):
+ * its gate closes, so that it never execs, and it is killed and reaped. */
+static void spawn_drop_worker(struct spawn *s, pid_t pid, int pidfd) {
+        s->hold[1] = safe_close(s->hold[1]);
+        if (pidfd < 0) {
+                /* Our own fds of this spawn are free now: one is enough for its pidfd. */
+                s->status[0] = safe_close(s->status[0]);
+                pidfd = pidfd_open_pid(pid);
         }
-        return 0;
+        if (pidfd < 0) {
+                /* Still none: by pid, which stays this worker's until we reap it. */
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, __WALL);
+                return;
+        }
+        zd_task_reap_orphan(s->call->d, pid, pidfd);
+}
+
+/* The inherit tier: the reference forks the worker, which waits at a gate before exec (the hold
+ * pipe: quietly, unless the caller asked for hold) until we track it. A worker we lose track of
+ * (the reference died or stopped answering with the request in its hands; no pidfd for it, at
+ * EMFILE) never runs the command: it is found, killed and reaped, and the request runs once, or
+ * fails having run nowhere. 0: forked; 1: no worker, the spawn may load; < 0: failed. */
+static int spawn_inherit(struct spawn *s, pid_t *ret_pid, int *ret_pidfd) {
+        const char *name = s->entry->profile->name;
+        pid_t pid = 0;
+        int r;
+
+        r = zy_reference_spawn(&s->entry->ref, &s->plan, &pid, ret_pidfd);
+        if (r >= 0) {
+                if (s->plan.hold_quiet) {
+                        /* EPIPE: it died already; its pidfd and status pipe say how */
+                        ssize_t n = write(s->hold[1], "", 1);
+                        (void) n;
+                        s->hold[1] = safe_close(s->hold[1]);
+                }
+                *ret_pid = pid;
+                return 0;
+        }
+        if (pid > 0) {
+                zd_log(LOG_WARNING, "profile %s: no pidfd for worker %d (%s); it is killed before exec",
+                       name, (int) pid, strerror(-r));
+                spawn_drop_worker(s, pid, -EBADF);
+                return r;
+        }
+        if (pid == ZY_REF_WORKER_UNKNOWN) {
+                pid_t lost = zy_reference_find_worker(&s->entry->ref, s->status[0]);
+                if (lost > 0) {
+                        zd_log(LOG_WARNING, "profile %s: worker %d of a failed reference is killed before exec",
+                               name, (int) lost);
+                        spawn_drop_worker(s, lost, pidfd_open_pid(lost));
+                } else if (lost < 0)
+                        zd_log(LOG_WARNING, "profile %s: looking for the worker of a failed reference: %s",
+                               name, strerror(-lost));
+        }
+        /* The reference is gone or stuck: this spawn is not lost, it loads. Its pidfd watcher
+         * restarts the reference. */
+        zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); using the load tier", name, strerror(-r));
+        plan_set_tier(s, ZD_TIER_LOAD);
+        r = spawn_pipes(s);
+        return r < 0 ? r : 1;
 }
 
 /* The worker: through the reference (inherit) or forked here (clone, load). */
@@ -545,15 +626,11 @@ static int spawn_fork(struct spawn *s) {
         t->argv_bytes = s->argv_bytes;
         t->run_uid = s->id.set_ids ? s->id.uid : d->uid;
 
-        if (s->tier == ZD_TIER_INHERIT) {
-                r = zy_reference_spawn(&s->entry->ref, &s->plan, &pid, &pidfd);
-                if (r < 0) {
-                        /* The reference is gone or stuck: this spawn is not lost, it loads. Its
-                         * pidfd watcher restarts the reference. */
-                        zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); using the load tier",
-                               p->name, strerror(-r));
-                        plan_set_tier(s, ZD_TIER_LOAD);
-                }
+        if (s->tier == ZD_TIER_INHERIT)
+                r = spawn_inherit(s, &pid, &pidfd);
+        if (r < 0) {
+                zd_task_discard(t);
+                return r;
         }
         if (s->tier != ZD_TIER_INHERIT && zd_spawn_fork_hook)
                 r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);

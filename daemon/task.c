@@ -321,12 +321,22 @@ static void event_emit(struct zd_daemon *d, const char *type, const struct zd_ta
         }
 }
 
-static void reply_spawned(struct zd_task *t, struct zd_conn *c) {
+/* The caller's pidfd is one of its own, not a copy of ours: epoll registers the file, so with a
+ * copy our registration would outlive our close while the caller holds it, and the stale event
+ * that follows makes libev rebuild its whole epoll set. pidfd_open by pid is exact while the
+ * worker is our unreaped child; once reaped (reaped: the exit path) its pid may be reused, and
+ * only a copy is safe. */
+static int client_pidfd(const struct zd_task *t, bool reaped) {
+        int fd = reaped ? -EBADF : pidfd_open_pid(t->pid);
+        return fd >= 0 ? fd : fcntl(t->pidfd, F_DUPFD_CLOEXEC, 3);
+}
+
+static void reply_spawned(struct zd_task *t, struct zd_conn *c, bool reaped) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, "id", json_object_new_string(t->id));
         json_object_object_add(p, "pid", json_object_new_int(t->pid));
         json_object_object_add(p, "tier", json_object_new_string(zd_tier_to_string(t->tier)));
-        int fd = fcntl(t->pidfd, F_DUPFD_CLOEXEC, 3);
+        int fd = client_pidfd(t, reaped);
         /* Spawn with "more" keeps the call open until the exit, which then deletes the task. */
         bool more = zd_conn_more(c);
         if (more && zd_task_add_waiter(t, c) >= 0) {
@@ -361,8 +371,9 @@ static void deliver_exit(struct zd_task *t) {
 }
 
 /* The status pipe: a record (HELD or a failure) or EOF (execve happened). Also called from the
- * exit path, where the process is gone and whatever it wrote is already in the pipe. */
-static void task_read_status(struct zd_task *t, bool exited) {
+ * exit path, where the process is gone and whatever it wrote is already in the pipe (exited),
+ * and after it was reaped (reaped). */
+static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
         struct zd_daemon *d = t->d;
         for (;;) {
                 struct zy_status st;
@@ -379,7 +390,7 @@ static void task_read_status(struct zd_task *t, bool exited) {
                                 struct zd_conn *c = t->pending;
                                 t->pending = NULL;
                                 zd_conn_set_data(c, NULL);
-                                reply_spawned(t, c);
+                                reply_spawned(t, c, reaped);
                         }
                         continue;
                 }
@@ -417,21 +428,21 @@ static void task_read_status(struct zd_task *t, bool exited) {
                         if (t->hold_was_used)
                                 zd_reply(c, NULL, false, -EBADF); /* Start's reply */
                         else
-                                reply_spawned(t, c);
+                                reply_spawned(t, c, reaped);
                 }
                 return;
         }
 }
 
 static void on_status(struct ev_loop *loop, ev_io *w, int revents) {
-        task_read_status(w->data, false);
+        task_read_status(w->data, false, false);
 }
 
 static void task_exited(struct zd_task *t, int code, int sig, bool unknown) {
         struct zd_daemon *d = t->d;
         ev_io_stop(d->loop, &t->pid_watch);
         if (t->status_fd >= 0)
-                task_read_status(t, true);
+                task_read_status(t, true, true);
         t->exited = true;
         t->exited_at = zd_now();
         t->exit_code = code;
@@ -480,6 +491,13 @@ static void adopted_exit(struct zd_task *t) {
 static void on_exit_pidfd(struct ev_loop *loop, ev_io *w, int revents) {
         struct zd_task *t = w->data;
         siginfo_t si = {};
+        /* The status pipe before the reaping: a Spawn reply still due opens the caller's pidfd
+         * by pid, which is exact only while the worker is an unreaped zombie (client_pidfd). */
+        if (t->status_fd >= 0 && !t->adopted) {
+                if (pidfd_wait(t->pidfd, WEXITED | WNOHANG | WNOWAIT, &si) >= 0 && si.si_pid == 0)
+                        return; /* not yet */
+                task_read_status(t, true, false);
+        }
         int r = pidfd_wait(t->pidfd, WEXITED | WNOHANG, &si);
         if (r < 0) {
                 if (r == -ECHILD) {
@@ -554,6 +572,24 @@ int zd_task_add_waiter(struct zd_task *t, struct zd_conn *c) {
 void zd_task_discard(struct zd_task *t) {
         task_unlink(t);
         task_free(t);
+}
+
+void zd_task_reap_orphan(struct zd_daemon *d, pid_t pid, int pidfd) {
+        (void) pidfd_kill(pidfd, SIGKILL);
+        struct zd_task *t = calloc(1, sizeof(*t));
+        if (!t) {
+                /* killed: its exit is near, and waiting for it is the only way not to leak it */
+                (void) pidfd_reap(pidfd, NULL);
+                safe_close(pidfd);
+                return;
+        }
+        t->d = d;
+        t->pid = pid;
+        t->pidfd = pidfd;
+        t->status_fd = t->hold_fd = -EBADF;
+        ev_io_init(&t->pid_watch, on_exit_pidfd, pidfd, EV_READ);
+        t->pid_watch.data = t;
+        ev_io_start(d->loop, &t->pid_watch);
 }
 
 /* Delete: a stopped task goes at once; a created one is killed and reaped later. */

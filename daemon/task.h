@@ -86,6 +86,9 @@ int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task
 void zd_task_attach(struct zd_task *t, pid_t pid, int pidfd, int status_fd, int hold_fd, struct zd_conn *c);
 /* An entry whose worker never started (fork failed). */
 void zd_task_discard(struct zd_task *t);
+/* A worker no request owns (its spawn failed after the fork): SIGKILLed, reaped when its pidfd
+ * says so, never listed. Takes pidfd. */
+void zd_task_reap_orphan(struct zd_daemon *d, pid_t pid, int pidfd);
 /* A task of an earlier zygoted (adopt.c): watch its pidfd. */
 void zd_task_adopt(struct zd_task *t, int pidfd);
 void zd_task_delete(struct zd_task *t);

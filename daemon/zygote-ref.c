@@ -55,6 +55,7 @@ static int reply_error(int ctl, enum zy_step step, int err) {
 static int handle_init(int ctl, const char *payload, size_t len, bool *initialized) {
         struct zy_ref_init init;
         struct sock_fprog prog;
+        int r;
 
         if (*initialized)
                 return reply_error(ctl, ZY_STEP_NONE, EALREADY);
@@ -65,9 +66,13 @@ static int handle_init(int ctl, const char *payload, size_t len, bool *initializ
             len != sizeof(init) + (size_t) init.n_insns * sizeof(struct sock_filter))
                 return reply_error(ctl, ZY_STEP_NONE, EBADMSG);
 
+        /* before the filter: the bounding set every worker starts from */
+        r = zy_capbset_drop(init.capbset_drop, false, 0);
+        if (r < 0)
+                return reply_error(ctl, ZY_STEP_CAPBSET, -r);
         if (init.nnp && prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0)
                 return reply_error(ctl, ZY_STEP_NNP, errno);
-        /* msg is static and 8-byte aligned; the program follows a 16-byte header */
+        /* msg is static and 8-byte aligned; the program follows the 16-byte header and init */
         prog = (struct sock_fprog){
                 .len = (unsigned short) init.n_insns,
                 .filter = (struct sock_filter *) (void *) (payload + sizeof(init)),
@@ -77,6 +82,30 @@ static int handle_init(int ctl, const char *payload, size_t len, bool *initializ
         *initialized = true;
         reply(ctl, ZY_REF_READY, 0, 0, NULL, 0);
         return 0;
+}
+
+/* Set at start-up when every disposition is SIG_DFL and the mask empty, as child.c left them for
+ * us: our workers then need not reset them. Nothing here installs a handler later. */
+static bool signals_pristine;
+
+static bool check_signals_pristine(void) {
+        sigset_t mask;
+
+        for (int sig = 1; sig < _NSIG; sig++) {
+                struct sigaction old;
+
+                if (sig == SIGKILL || sig == SIGSTOP)
+                        continue;
+                /* glibc's two internal signals: it refuses them here; a handler it set is reset
+                 * by execve, and a worker's own reset cannot change them either */
+                if (sigaction(sig, NULL, &old) < 0)
+                        continue;
+                if (old.sa_handler != SIG_DFL)
+                        return false;
+        }
+        if (sigprocmask(SIG_SETMASK, NULL, &mask) < 0)
+                return false;
+        return sigisemptyset(&mask);
 }
 
 static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size_t n_fds) {
@@ -90,6 +119,7 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
         /* Whatever the daemon asked: this process's filter is the one the worker must have. */
         s.plan.filter_mode = ZY_FILTER_INHERITED;
         s.plan.filter_early = false;
+        s.plan.signals_default = signals_pristine;
 
         /* CLONE_PARENT: the worker is the daemon's child (its SIGCHLD, its waitid). A plain clone
          * (not clone3, which Docker's profile answers with ENOSYS and a caller's profile might
@@ -104,8 +134,10 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
         zy_plan_storage_done(&s);
         if (r)
                 return reply_error(ctl, ZY_STEP_NONE, r);
-        reply(ctl, ZY_REF_SPAWNED, (int32_t) pid, 0, &pidfd, 1);
+        /* The pid alone: the worker is the daemon's unreaped child, so the daemon opens its pidfd
+         * by pid, exactly, and an fd it could not receive (EMFILE) never loses the worker. */
         safe_close(pidfd);
+        reply(ctl, ZY_REF_SPAWNED, (int32_t) pid, 0, NULL, 0);
         return 0;
 }
 
@@ -134,6 +166,7 @@ int main(int argc, char **argv) {
          * uid cannot ptrace it or read its memory. Both are inherited by nothing past exec. */
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
         (void) prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+        signals_pristine = check_signals_pristine();
 
         for (;;) {
                 struct zy_ref_header h;

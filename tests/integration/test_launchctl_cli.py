@@ -150,7 +150,10 @@ def task(id_, state="stopped", **kw):
 
 class FakeDaemon:
     """Listens on a socket; each connection gets a thread; handler(conn, method, params, fds, msg)
-    sends the replies (conn.reply / conn.error). Every call is recorded."""
+    sends the replies (conn.reply / conn.error). Every call is recorded. A Spawn with "more" (a
+    foreground run) is answered as zygoted does, in two replies: the handler's Spawn reply goes
+    out with continues, then the handler is asked for the final one as if Wait had been called
+    (recorded as "Spawn more" and "(Wait)")."""
 
     def __init__(self, handler):
         self.dir = tempfile.mkdtemp(prefix="zygote-fake-")
@@ -184,6 +187,9 @@ class FakeDaemon:
                     self.calls.append((msg["method"], msg.get("parameters", {}), len(fds)))
                     self.called.notify_all()
                 try:
+                    if msg["method"] == IFACE + "Spawn" and msg.get("more"):
+                        self._spawn_more(conn, msg, fds)
+                        continue
                     if msg["method"] == IFACE + "Delete" and not getattr(self.handler, "handles_delete", False):
                         # A foreground run deletes its task after reading its exit: answer that
                         # for every handler that does not test Delete itself.
@@ -197,6 +203,22 @@ class FakeDaemon:
             self.errors.append(repr(e))
         finally:
             conn.sock.close()
+
+    def _spawn_more(self, conn, msg, fds):
+        sent = []
+        reply = conn.reply
+        conn.reply = lambda params=None, fds=(), continues=False: sent.append(params) or reply(params, fds, True)
+        try:
+            self.handler(conn, "Spawn", msg.get("parameters", {}), fds, msg)
+        finally:
+            conn.reply = reply
+        if not sent:
+            return  # an error ended the call
+        with self.lock:
+            self.calls[-1] = (IFACE + "Spawn more",) + self.calls[-1][1:]
+            self.calls.append((IFACE + "(Wait)", {"id": sent[0].get("id")}, 0))
+            self.called.notify_all()
+        self.handler(conn, "Wait", {"id": sent[0].get("id")}, [], msg)
 
     def close(self):
         self.sock.close()
@@ -337,10 +359,9 @@ def test_run_request_and_exit_code(launchctl, fake, tmp_path):
     assert sorted((m["fd"], m["target"]) for m in p["fds"]) == [(0, 0), (1, 1), (2, 2)]
     st = seen["stat"][p["fds"][1]["fd"]]
     assert (st.st_dev, st.st_ino) == (stdout_stat.st_dev, stdout_stat.st_ino)
-    assert seen["wait"] == {"id": "t1"}
-    # The exit has been read: the task is deleted, nobody else will ask for it.
-    assert d.methods() == ["Spawn", "Wait", "Delete"]
-    assert d.calls[-1][1] == {"id": "t1"}
+    # One call, Spawn with "more", whose last reply is the exit: no Wait, no Delete (the daemon
+    # forgets the task once that exit went out).
+    assert d.methods() == ["Spawn more", "(Wait)"]
 
 
 def test_run_env_clear(launchctl, fake):
@@ -458,9 +479,9 @@ def test_run_forwards_signals(launchctl, fake, send_pidfd, sig):
     p = subprocess.Popen([launchctl, "--socket", d.path, "run", "--", "sleep", "1000"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     try:
-        # Signal only once launchctl waits (the fake daemon got Wait): by then its signals are
-        # blocked and read from a signalfd, and it has the pidfd.
-        assert d.wait_call("Wait")
+        # Signal only once launchctl waits (the fake daemon answered the Spawn's first reply): by
+        # then its signals are blocked and read from a signalfd, and it has the pidfd.
+        assert d.wait_call("(Wait)")
         p.send_signal(sig)
         out, err = p.communicate(timeout=30)
     finally:

@@ -6,6 +6,8 @@ import os
 import shutil
 import signal
 
+import pytest
+
 import zytest
 from zytest import wait_for
 
@@ -19,6 +21,9 @@ def check_sandboxed_spawn(d):
     assert out == b"ok\n" and final["exitCode"] == 0
     assert st["Seccomp"] == "2" and st["Seccomp_filters"] == "1", st
     assert int(st["CapBnd"], 16) == zytest.DOCKER_CAPS_MASK, st
+    # No ignored or blocked signal from the daemon or the reference (whose workers skip the
+    # reset when it had none to give them).
+    assert (st["SigIgn"], st["SigBlk"]) == ("0000000000000000",) * 2, st
     return tier
 
 
@@ -33,6 +38,24 @@ def test_reference_is_sandboxed(daemon):
     st = zytest.proc_status(pid)
     assert int(st["PPid"]) == daemon.proc.pid
     assert st["Seccomp"] == "2" and st["Seccomp_filters"] == "1"
+    # It dropped what its profile's workers drop, once for all of them.
+    assert int(st["CapBnd"], 16) == zytest.DOCKER_CAPS_MASK, st
+
+
+def test_dropped_capabilities_in_every_tier(daemons, needs_root):
+    """A request's dropCapabilities leave the task's bounding set whoever forks it: in the inherit
+    tier the worker starts from its reference's set (the profile's) and drops only these."""
+    CAP_NET_RAW, CAP_KILL = 13, 5
+    want = zytest.DOCKER_CAPS_MASK & ~(1 << CAP_NET_RAW) & ~(1 << CAP_KILL)
+    for tier in ("inherit", "load"):
+        d = daemons(tier=tier)
+        with d.connect() as c:
+            st, out, final, got = zytest.spawn_and_status(c, ["cat"], b"ok\n",
+                                                          extra={"dropCapabilities": ["CAP_NET_RAW", "CAP_KILL"]})
+        assert got == tier and out == b"ok\n" and final["exitCode"] == 0
+        assert int(st["CapBnd"], 16) == want, (tier, st["CapBnd"])
+        # and a request that drops nothing more still gets the profile's set
+        assert check_sandboxed_spawn(d) == tier
 
 
 def test_sigkill_reference_comes_back(daemon):
@@ -100,3 +123,38 @@ def test_build_where_only_root_may_search(daemons, bins, needs_root):
     r = d.launchctl("run", "--", "id", "-u", uid=zytest.NOBODY)
     assert r.returncode == 0 and r.stdout == f"{zytest.NOBODY}\n".encode(), r.stderr
     assert check_sandboxed_spawn(d) == "inherit"
+
+
+def test_client_pidfd_is_not_the_watched_one(daemons, needs_root, capsys):
+    """The pidfd a Spawn reply carries is a pidfd of its own (pidfd_open), not a copy of the one
+    the daemon watches with epoll: with a copy, the daemon's registration outlives its close
+    while the caller holds the copy, and the stale event that follows makes libev drop and
+    rebuild its whole epoll set (epoll_create1 and one epoll_ctl per watched fd). Counted with
+    strace on the daemon over spawns whose callers hold their pidfds past the exit, in both
+    tiers that reply with one."""
+    n = 40
+    for tier in ("inherit", "load"):
+        d = daemons(tier=tier)
+        log = os.path.join(d.dir, f"epoll-{tier}.strace")
+        tracer = zytest.strace_attach(d.proc.pid, "-o", str(log), "-e", "trace=epoll_create,epoll_create1")
+        try:
+            held = []
+            with d.connect() as c:
+                for _ in range(n):
+                    first = c.call_more(L + "Spawn", {"argv": ["/bin/true"]})
+                    assert not first.error, dict(first)
+                    final = c.recv()
+                    assert final.parameters["task"]["exitCode"] == 0
+                    held.append(first)  # the pidfd stays open past the daemon's close of its own
+                # One more round trip: every event of the last exit has been handled.
+                c.call("org.varlink.service.GetInfo")
+            for r in held:
+                r.close_fds()
+        finally:
+            tracer.terminate()
+            tracer.wait()
+        with open(log) as f:
+            rebuilds = sum(1 for line in f if "epoll_create" in line)
+        with capsys.disabled():
+            print(f"\n  [{tier}] {rebuilds} epoll set rebuilds over {n} spawns", end="")
+        assert rebuilds == 0, f"{tier}: libev rebuilt its epoll set {rebuilds} times over {n} spawns"

@@ -562,6 +562,23 @@ static void test_signals_reset(void **state) {
         assert_status(&res, "SigBlk", "0000000000000000");
 }
 
+/* signals_default (zygote-ref's pristine signals) skips step 0: here an ignored signal of the
+ * parent stays ignored, which shows that nothing was reset. */
+static void test_signals_default_skips_the_reset(void **state) {
+        struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+        struct zy_plan p;
+        struct result res;
+
+        assert_return_code(sigaction(SIGPIPE, &ign, &old_pipe), errno);
+        plan_init(&p, argv_status);
+        p.signals_default = true;
+        run(&p, true, NULL, &res);
+        sigaction(SIGPIPE, &old_pipe, NULL);
+
+        assert_exec_ok(&res);
+        assert_status(&res, "SigIgn", "0000000000001000");
+}
+
 /* The fd limit zygoted started with comes back in the task (zygoted raises its own). */
 static void test_nofile_soft(void **state) {
         static char *const argv_ulimit[] = { "/bin/sh", "-c", "ulimit -Sn", NULL };
@@ -692,7 +709,7 @@ static void test_capbset_mask_absent(void **state) {
         assert_failed(&res, ZY_STEP_CAPBSET, EINVAL, ZY_EXIT_SETUP_FAILED);
 }
 
-static int hold_run(bool go, struct result *res) {
+static int hold_run(bool go, bool quiet, struct result *res) {
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, hold[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF;
         struct zy_status s;
@@ -706,6 +723,7 @@ static int hold_run(bool go, struct result *res) {
         plan_init(&p, argv_true);
         p.status_fd = status[1];
         p.hold_fd = hold[0];
+        p.hold_quiet = quiet;
         p.no_new_privs = true;
         p.filter_mode = ZY_FILTER_LOAD;
         p.prog = &block_personality_prog;
@@ -716,14 +734,16 @@ static int hold_run(bool go, struct result *res) {
         status[1] = safe_close(status[1]);
         hold[0] = safe_close(hold[0]);
 
-        /* HELD first */
-        assert_true(tu_read_record(status[0], &s, sizeof(s)));
-        assert_int_equal(s.step, ZY_STEP_HELD);
-        assert_int_equal(s.err, 0);
+        if (!quiet) {
+                /* HELD first */
+                assert_true(tu_read_record(status[0], &s, sizeof(s)));
+                assert_int_equal(s.step, ZY_STEP_HELD);
+                assert_int_equal(s.err, 0);
 
-        /* the worker is waiting: not exited */
-        pfd = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-        assert_int_equal(poll(&pfd, 1, 0), 0);
+                /* the worker is waiting: not exited */
+                pfd = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+                assert_int_equal(poll(&pfd, 1, 0), 0);
+        }
 
         if (go)
                 assert_int_equal(write(hold[1], "x", 1), 1);
@@ -736,10 +756,22 @@ static int hold_run(bool go, struct result *res) {
 static void test_hold(void **state) {
         struct result res;
 
-        hold_run(true, &res);
+        hold_run(true, false, &res);
         assert_exec_ok(&res); /* EOF after HELD: exec happened */
 
-        hold_run(false, &res);
+        hold_run(false, false, &res);
+        assert_int_equal(res.n_recs, 0);
+        assert_int_equal(res.code, ZY_EXIT_ABANDONED);
+}
+
+/* The inherit tier's gate: the same wait without the HELD record. Shut, the worker never execs. */
+static void test_hold_quiet(void **state) {
+        struct result res;
+
+        hold_run(true, true, &res);
+        assert_exec_ok(&res);
+
+        hold_run(false, true, &res);
         assert_int_equal(res.n_recs, 0);
         assert_int_equal(res.code, ZY_EXIT_ABANDONED);
 }
@@ -1255,6 +1287,8 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_filter_invalid),
                 cmocka_unit_test(test_filter_clone_absent),
                 cmocka_unit_test(test_hold),
+                cmocka_unit_test(test_signals_default_skips_the_reset),
+                cmocka_unit_test(test_hold_quiet),
                 cmocka_unit_test(test_try_syscall),
         };
         const struct CMUnitTest root[] = {

@@ -973,6 +973,38 @@ static void test_start_kill_close_io(void **state) {
         srv_expect_nothing(f->srv);
 }
 
+/* Spawn with "more": the first reply at exec, the exit as the same call's last reply; no other
+ * call may go out on the connection meanwhile. */
+static void test_spawn_more(void **state) {
+        struct fixture *f = *state;
+        const char *argv[] = { "/bin/true", NULL };
+        struct zy_spawn_opts o = { .argv = argv };
+        struct zy_spawn_result *sr = NULL;
+        struct zy_task_info *t = NULL;
+        struct request req;
+        json_object *more;
+
+        srv_send(f->srv, "{\"parameters\":{\"id\":\"m\",\"pid\":778,\"tier\":\"inherit\"},\"continues\":true}", NULL, 0);
+        assert_int_equal(zy_spawn_more(f->c, &o, &sr), 0);
+        assert_string_equal(sr->id, "m");
+        assert_int_equal(sr->pid, 778);
+        assert_int_equal(sr->pidfd, -1);
+        srv_recv(f->srv, &req);
+        assert_method(&req, "io.zygote.Launcher.Spawn");
+        more = json_object_object_get(req.msg, "more");
+        assert_true(more && json_object_get_boolean(more));
+        request_done(&req);
+        assert_int_equal(zy_wait_send(f->c, "m"), -EINPROGRESS);
+
+        srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("m", "stopped", ",\"exitCode\":0") "}}", NULL, 0);
+        assert_int_equal(zy_wait_read(f->c, &t), 0);
+        assert_string_equal(t->id, "m");
+        assert_int_equal(zy_task_info_status(t), 0);
+        zy_task_info_free(t);
+        zy_spawn_result_free(sr);
+        srv_expect_nothing(f->srv);
+}
+
 static void test_wait_state_delete(void **state) {
         struct fixture *f = *state;
         struct zy_task_info *t = NULL;
@@ -1329,6 +1361,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_errors_readable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_spawn, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_start_kill_close_io, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_spawn_more, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_wait_state_delete, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pids_list, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_events, setup, teardown),

@@ -156,7 +156,7 @@ static void test_plan_round_trip(void **state) {
         struct zy_fdmap map[] = { { .src = 10, .target = 0 }, { .src = 11, .target = 7 } };
         struct zy_plan p = {
                 .argv = argv, .envp = envp, .cwd = "/tmp", .search_path = "/a:/b",
-                .fds = map, .n_fds = 2, .status_fd = 12, .hold_fd = 13, .ctty = true,
+                .fds = map, .n_fds = 2, .status_fd = 12, .hold_fd = 13, .hold_quiet = true, .ctty = true,
                 .set_ids = true, .uid = 1000, .gid = 1001, .groups = groups, .n_groups = 3,
                 .capbset_drop = UINT64_C(0xfffffffffe), .capbset_mask_prctl = true, .cap_last = 40,
                 .caps_keep = 0x21, .set_caps = true, .no_new_privs = true,
@@ -213,7 +213,7 @@ static void test_plan_round_trip(void **state) {
         assert_int_equal(q->hold_fd, 23);
         assert_int_equal(q->ref_pidfd, -EBADF); /* only in clone mode */
         assert_true(q->ctty && q->set_ids && q->capbset_mask_prctl && q->set_caps && q->no_new_privs &&
-                    q->filter_early);
+                    q->filter_early && q->hold_quiet);
         assert_int_equal(q->uid, 1000);
         assert_int_equal(q->gid, 1001);
         assert_int_equal(q->n_groups, 3);
@@ -397,6 +397,12 @@ static void test_plan_limits(void **state) {
         assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -ENOBUFS);
         p.n_fds = 0;
 
+        /* a quiet hold without a hold fd */
+        p.hold_quiet = true;
+        n_fds = ZY_PLAN_MAX_FDS;
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
+        p.hold_quiet = false;
+
         /* no argv */
         struct zy_plan none = { .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
         n_fds = ZY_PLAN_MAX_FDS;
@@ -425,7 +431,7 @@ static void test_plan_limits(void **state) {
 /* ---- the reference process --------------------------------------------------------------- */
 
 static int start(const struct sock_filter *f, size_t n, struct zy_reference *r) {
-        return zy_reference_start(helper_fd, f, n, 0, true, r);
+        return zy_reference_start(helper_fd, f, n, 0, true, 0, r);
 }
 
 static void test_spawn(void **state) {
@@ -552,10 +558,10 @@ static void test_start_failures(void **state) {
 
         assert_int_equal(zy_helper_open("/nonexistent-zygote-test/zygote-ref"), -ENOENT);
         assert_int_equal(zy_reference_start(-EBADF, block_personality,
-                                            ELEMENTSOF(block_personality), 0, true, &r), -EINVAL);
+                                            ELEMENTSOF(block_personality), 0, true, 0, &r), -EINVAL);
         assert_true(not_exec >= 0);
         assert_int_equal(zy_reference_start(not_exec, block_personality,
-                                            ELEMENTSOF(block_personality), 0, true, &r), -EACCES);
+                                            ELEMENTSOF(block_personality), 0, true, 0, &r), -EACCES);
         /* the kernel refuses the program: the reference says so (and exits on our close) */
         assert_int_equal(start(bad, ELEMENTSOF(bad), &r), -EINVAL);
         assert_int_equal(start(block_personality, 0, &r), -EINVAL);
@@ -678,7 +684,7 @@ static void test_probe_inherit_hidden_helper(void **state) {
         assert_true(fd >= 0);
 
         assert_int_equal(zy_reference_start(fd, block_personality, ELEMENTSOF(block_personality), 0,
-                                            true, &r), 0);
+                                            true, 0, &r), 0);
         k = zy_reference_probe_inherit(&r, fd, true, &reason);
         if (k < 0)
                 fail_msg("probe failed: %s", reason ? reason : "?");
