@@ -15,6 +15,7 @@
 import os
 import shutil
 import signal
+import subprocess
 import threading
 import time
 
