@@ -424,10 +424,15 @@ static int read_cgroups(int proc_fd, struct zd_caller *c) {
         _cleanup_free_ char *theirs = NULL, *mine = NULL, *mountinfo = NULL;
         int r;
 
-        r = read_proc(proc_fd, "cgroup", &theirs);
+        /* A kernel without cgroups (CONFIG_CGROUPS off, as in the kernel lane's guest) has no
+         * /proc/PID/cgroup: nothing to carry. Read ours first, so that a caller's missing file
+         * still means a caller that is gone. */
+        r = read_proc(AT_FDCWD, "/proc/self/cgroup", &mine);
+        if (r == -ENOENT)
+                return 0;
         if (r < 0)
                 return r;
-        r = read_proc(AT_FDCWD, "/proc/self/cgroup", &mine);
+        r = read_proc(proc_fd, "cgroup", &theirs);
         if (r < 0)
                 return r;
         /* lines "ID:CONTROLLERS:PATH" */

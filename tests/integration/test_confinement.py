@@ -48,12 +48,19 @@ def tiered(request, daemons, needs_root):
 
 
 def test_rlimits_follow_the_caller(tiered):
+    names = ["Max processes", "Max file size", "Max open files", "Max address space"]
     lowered = ["prlimit", "--nproc=30:30", "--fsize=4096:4096", "--nofile=64:64", "--as=900000000:900000000", "--"]
+    with open(tiered.bins["launchctl"], "rb") as f:
+        if b"__asan_init" in f.read():
+            # AddressSanitizer reserves terabytes of shadow address space: an ASan-built caller
+            # cannot start under a 900 MB RLIMIT_AS. The main lane checks that limit.
+            names.remove("Max address space")
+            lowered.remove("--as=900000000:900000000")
     mine = subprocess.run(lowered + ["cat", "/proc/self/limits"], stdout=subprocess.PIPE, check=True).stdout
     r = run_client(tiered, ["cat", "/proc/self/limits"], prefix=lowered, uid=NOBODY, gid=NOGROUP)
     assert r.returncode == 0, r.stderr
     want, got = limits_of(mine.decode()), limits_of(r.stdout.decode())
-    for name in ("Max processes", "Max file size", "Max open files", "Max address space"):
+    for name in names:
         assert got[name] == want[name], f"{name}: the caller has {want[name]}, its task {got[name]}"
 
 
