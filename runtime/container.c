@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "pidfd-util.h"
+#include "signal-util.h"
 #include "profile.h"
 #include "runtime.h"
 #include "util.h"
@@ -180,22 +181,7 @@ static int connect_console(const char *path) {
 }
 
 int parse_signal(const char *s) {
-        char *end;
-        long n;
-
-        if (!s)
-                return SIGTERM;
-        n = strtol(s, &end, 10);
-        if (*s && !*end)
-                return n > 0 && n < _NSIG ? (int) n : -EINVAL;
-        if (strncasecmp(s, "SIG", 3) == 0)
-                s += 3;
-        for (int sig = 1; sig < SIGRTMIN; sig++) {
-                const char *name = sigabbrev_np(sig);
-                if (name && strcasecmp(name, s) == 0)
-                        return sig;
-        }
-        return -EINVAL;
+        return s ? zy_signal_from_string(s) : SIGTERM;
 }
 
 /* The message of one failure record of the container's process, runc's words where podman and
