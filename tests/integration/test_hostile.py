@@ -618,9 +618,22 @@ def test_credentials_control_message(daemon, capsys):
 
 # ---- fds that are not what they claim -----------------------------------------------------------
 
-def fd_links(pid):
-    base = f"/proc/{pid}/fd"
-    return {int(n): os.readlink(f"{base}/{n}") for n in os.listdir(base)}
+def fd_links(pid, exe):
+    """The task's fds once it runs `exe`. The pid reply can come before the worker's exec, so wait
+    for it; an fd the starting program closes between listdir and readlink (the dynamic loader's
+    fd 3) is left out."""
+    base = f"/proc/{pid}"
+    deadline = time.monotonic() + 10
+    while not os.readlink(f"{base}/exe").endswith("/" + exe):
+        assert time.monotonic() < deadline, f"task {pid} did not exec {exe}"
+        time.sleep(0.005)
+    links = {}
+    for n in os.listdir(f"{base}/fd"):
+        try:
+            links[int(n)] = os.readlink(f"{base}/fd/{n}")
+        except FileNotFoundError:
+            pass
+    return links
 
 
 def test_odd_fds_reach_the_task_as_sent(daemon, capsys, tmp_path):
@@ -643,7 +656,7 @@ def test_odd_fds_reach_the_task_as_sent(daemon, capsys, tmp_path):
             assert not first.error, dict(first)
             first.close_fds()
             pid = first.parameters["pid"]
-            links = fd_links(pid)
+            links = fd_links(pid, "cat")
             # What cat opened itself (fd 3) aside, exactly what we sent.
             low = {k: v for k, v in links.items() if k != 3}
             assert low[0] == "/" and low[1] == low[2] and low[1].startswith("pipe:")
