@@ -126,7 +126,7 @@ static const struct {
  * of the request itself ("message", "fds"), which a retry does not change. */
 static const char *const transient_limits[] = {
         "tasks", "tasks_per_user", "connections", "connections_per_user", "subscribers", "subscribers_per_user",
-        "argv_bytes_per_user", "memory",
+        "argv_bytes_per_user", "memory", "compile_time_per_user", "compile_time_users",
 };
 
 _public_ int zy_error_to_errno(const char *error_name, const char *limit) {

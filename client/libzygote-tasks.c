@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "json-dispatch.h"
 #include "zygote-private.h"
@@ -665,3 +666,74 @@ static const struct shape reload_result_shape = {
 #undef T
 
 DEFINE_QUERY(struct zy_reload_result, zy_reload_result_free, zy_reload_profiles, ZY_METHOD_RELOAD_PROFILES, reload_result_shape)
+
+/* ---- compiled seccomp programs ------------------------------------------------------------- */
+
+#define T struct zy_filter
+static const struct shape filter_shape = {
+        .size = sizeof(T), .minus_one = offsetof(T, memfd) + 1, .fd_at = offsetof(T, memfd) + 1,
+        .fields = (const struct zy_json_field[]){
+                F_STR(T, "key", key),
+                F_STR(T, "hash", hash),
+                F_(UINT64, T, "instructions", n_instructions, REQ, .min = 1, .max = 4096),
+                F_UINT(T, "flags", flags),
+                F_BOOL(T, "cached", cached),
+                {} },
+};
+#undef T
+
+_public_ struct zy_filter *zy_filter_free(struct zy_filter *f) {
+        if (f) {
+                safe_close(f->memfd);
+                free(f->program);
+        }
+        return shape_free(&filter_shape, f);
+}
+
+static void zy_filter_freep(struct zy_filter **f) {
+        zy_filter_free(*f);
+}
+
+/* Reads the program out of the memfd, after checking that it can no longer change. */
+static int filter_read(struct zy_filter *f) {
+        const unsigned need = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
+        size_t size = f->n_instructions * 8, done = 0;
+        struct stat st;
+        int seals;
+
+        if (f->memfd < 0)
+                return -EBADMSG;
+        seals = fcntl(f->memfd, F_GET_SEALS);
+        if (seals < 0 || ((unsigned) seals & need) != need)
+                return -EBADMSG;
+        if (fstat(f->memfd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size != size)
+                return -EBADMSG;
+        if (!(f->program = malloc(size)))
+                return -ENOMEM;
+        while (done < size) {
+                ssize_t n = pread(f->memfd, (char *) f->program + done, size - done, (off_t) done);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? -errno : -EBADMSG;
+                done += (size_t) n;
+        }
+        return 0;
+}
+
+_public_ int zy_get_filter(zy_conn *c, const char *profile, json_object *seccomp, struct zy_filter **ret) {
+        _cleanup_(zy_filter_freep) struct zy_filter *f = NULL;
+        int r;
+
+        if (!c || !ret || !profile == !seccomp)
+                return -EINVAL;
+        r = call(c, ZY_METHOD_GET_FILTER, NULL, 0, &filter_shape, &f, P_STR, "profile", profile, P_JSON, "seccomp",
+                 seccomp ? json_object_get(seccomp) : NULL, P_END);
+        if (r < 0)
+                return r;
+        r = filter_read(f);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(f);
+        return 0;
+}

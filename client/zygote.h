@@ -49,7 +49,8 @@
  *     io.zygote.Launcher.LimitExceeded      -EAGAIN  when "limit" names a resource in use that
  *                                                    may free up ("tasks", "tasks_per_user",
  *                                                    "connections", "connections_per_user",
- *                                                    "subscribers", "memory")
+ *                                                    "subscribers", "memory",
+ *                                                    "compile_time_per_user")
  *                                           -E2BIG   for any other limit (the size of the
  *                                                    request: "message", "fds")
  *     org.varlink.service.InvalidParameter  -EINVAL
@@ -364,6 +365,28 @@ struct zy_reload_result *zy_reload_result_free(struct zy_reload_result *r);
 
 /* Root only. */
 int zy_reload_profiles(zy_conn *c, struct zy_reload_result **ret);
+
+/* ---- typed helpers: compiled seccomp programs ----------------------------------------------- */
+
+/* A compiled seccomp program from GetFilter, ready for seccomp(SECCOMP_SET_MODE_FILTER, flags,
+ * &(struct sock_fprog){ n_instructions, program }). */
+struct zy_filter {
+        void *program;          /* n_instructions struct sock_filter (8 bytes each), malloc'd */
+        size_t n_instructions;
+        unsigned flags;         /* SECCOMP_FILTER_FLAG_* */
+        char *key;              /* SHA-256 of the seccomp object's plain serialization */
+        char *hash;             /* SHA-256 of the program */
+        bool cached;            /* the daemon had compiled it before */
+        int memfd;              /* the sealed memfd it came in, O_CLOEXEC; owned (set to -1 to keep) */
+};
+struct zy_filter *zy_filter_free(struct zy_filter *f);
+
+/* The program of a loaded profile (profile) or of an OCI `linux.seccomp` object (seccomp,
+ * borrowed; sent as json-c's plain serialization): exactly one of the two (-EINVAL otherwise).
+ * The memfd must carry F_SEAL_WRITE, F_SEAL_SHRINK and F_SEAL_GROW and hold exactly the
+ * announced instructions, else -EBADMSG: what was checked cannot change afterwards. Bad content
+ * is -EINVAL with the field named in zy_conn_error_parameters() ("parameter", "message"). */
+int zy_get_filter(zy_conn *c, const char *profile, json_object *seccomp, struct zy_filter **ret);
 
 /* Frees a NULL-terminated string array. Returns NULL. */
 char **zy_strv_free(char **l);

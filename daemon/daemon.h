@@ -7,6 +7,7 @@
  *   adopt.c         tasks and references of an earlier zygoted, from the fd store
  *   methods.c       the dispatch table: every varlink method and its permission
  *   spawn.c         request + caller + profile -> struct zy_plan -> worker (all tiers)
+ *   filter.c        GetFilter: compiled seccomp programs as sealed memfds (filter-cache.c)
  *   registry.c      profiles, their reference processes and tiers, reloads, restarts
  *   task.c          the task table: pidfd watchers, exit status, waiters, events, audit lines
  *   task-fdname.c   a task's name in systemd's fd store, and back
@@ -24,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "filter-cache.h"
 #include "probe.h"
 #include "sd.h"
 #include "server.h"
@@ -49,6 +51,7 @@ struct zd_daemon {
 
         struct zd_entry **entries;
         size_t n_entries;
+        struct zd_filter_cache filters; /* GetFilter's compiled programs */
 
         struct lh_table *tasks;
         unsigned long next_task;

@@ -19,6 +19,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "methods.h"
+#include "filter.h"
 #include "registry.h"
 #include "sd.h"
 #include "server.h"
@@ -356,6 +357,7 @@ int main(int argc, char **argv) {
         ev_run(d.loop, 0);
 
         zd_server_stop(&d.server);
+        zd_filters_free(&d);
         zd_registry_free(&d);
         zd_tasks_free(&d);
         ev_loop_destroy(d.loop);

@@ -17,6 +17,7 @@
 
 #include "call.h"
 #include "daemon.h"
+#include "filter.h"
 #include "methods.h"
 #include "pidfd-util.h"
 #include "registry.h"
@@ -325,6 +326,10 @@ static int m_reload(struct zd_call *call, struct zd_task *t) {
         return reply(call, p);
 }
 
+static int m_get_filter(struct zd_call *call, struct zd_task *t) {
+        return zd_get_filter(call);
+}
+
 static int m_get_status(struct zd_call *call, struct zd_task *t) {
         struct zd_daemon *d = call->d;
         json_object *p = json_object_new_object(), *f = json_object_new_object();
@@ -384,6 +389,7 @@ static const struct method methods[] = {
         { ZY_METHOD_EVENTS, m_events, M_NO_PARAMS },
         { ZY_METHOD_LIST_PROFILES, m_list_profiles, M_NO_PARAMS },
         { ZY_METHOD_RELOAD_PROFILES, m_reload, M_ROOT | M_NO_PARAMS },
+        { ZY_METHOD_GET_FILTER, m_get_filter, 0 },
         { ZY_METHOD_GET_STATUS, m_get_status, M_NO_PARAMS },
         { ZY_METHOD_GET_INFO, m_get_info, M_NO_PARAMS },
         { ZY_METHOD_GET_INTERFACE_DESCRIPTION, m_get_interface_description, 0 },
