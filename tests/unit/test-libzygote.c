@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1267,6 +1268,87 @@ static void check_profile(const struct zy_profile_info *p, const char *name, pid
         assert_int_equal(p->skipped_syscalls, 2);
 }
 
+/* A memfd holding len bytes of data, with seals. */
+static int filter_memfd(const void *data, size_t len, unsigned seals) {
+        int fd = memfd_create("test-filter", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, data, len), (ssize_t) len);
+        if (seals)
+                assert_int_equal(fcntl(fd, F_ADD_SEALS, seals), 0);
+        return fd;
+}
+
+/* GetFilter: the program is read only from a memfd that can no longer change and holds exactly
+ * what the reply announces. */
+static void test_get_filter(void **state) {
+        struct fixture *f = *state;
+        static const uint64_t prog[2] = { 0x0000000400000020ULL, 0x7fff000000000006ULL };
+        const unsigned sealed = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+        const char *reply = "{\"parameters\":{\"key\":\"k\",\"hash\":\"h\",\"instructions\":2,\"flags\":1,\"cached\":true}}";
+        struct zy_filter *flt = NULL;
+        json_object *obj = json_tokener_parse("{\"defaultAction\":\"SCMP_ACT_ALLOW\"}");
+        struct request req;
+        int fd;
+
+        fd = filter_memfd(prog, sizeof(prog), sealed);
+        srv_send(f->srv, reply, &fd, 1);
+        close(fd);
+        assert_int_equal(zy_get_filter(f->c, NULL, obj, &flt), 0);
+        srv_recv(f->srv, &req);
+        assert_method(&req, "io.zygote.Launcher.GetFilter");
+        assert_string_equal(json_object_get_string(param(&req, "seccomp", json_type_object)),
+                            json_object_get_string(obj));
+        assert_no_param(&req, "profile");
+        request_done(&req);
+        assert_int_equal(flt->n_instructions, 2);
+        assert_int_equal(flt->flags, 1);
+        assert_true(flt->cached);
+        assert_string_equal(flt->key, "k");
+        assert_memory_equal(flt->program, prog, sizeof(prog));
+        assert_true(is_cloexec(flt->memfd));
+        zy_filter_free(flt);
+
+        /* Not sealed against writes; one instruction short; no fd at all: -EBADMSG. */
+        const struct {
+                size_t len;
+                unsigned seals;
+        } bad[] = { { sizeof(prog), F_SEAL_SHRINK | F_SEAL_GROW }, { 8, sealed } };
+        for (size_t i = 0; i < 2; i++) {
+                flt = NULL;
+                fd = filter_memfd(prog, bad[i].len, bad[i].seals);
+                srv_send(f->srv, reply, &fd, 1);
+                close(fd);
+                assert_int_equal(zy_get_filter(f->c, "default", NULL, &flt), -EBADMSG);
+                assert_null(flt);
+                srv_recv(f->srv, &req);
+                assert_param_string(&req, "profile", "default");
+                assert_no_param(&req, "seccomp");
+                request_done(&req);
+        }
+        srv_send(f->srv, reply, NULL, 0);
+        assert_int_equal(zy_get_filter(f->c, "default", NULL, &flt), -EBADMSG);
+        expect_call(f->srv, "io.zygote.Launcher.GetFilter", NULL);
+
+        /* Exactly one of profile and seccomp; nothing is sent otherwise. */
+        assert_int_equal(zy_get_filter(f->c, NULL, NULL, &flt), -EINVAL);
+        assert_int_equal(zy_get_filter(f->c, "default", obj, &flt), -EINVAL);
+        srv_expect_nothing(f->srv);
+
+        /* The daemon's verdict on the content: -EINVAL, the field readable. */
+        srv_send(f->srv, "{\"error\":\"org.varlink.service.InvalidParameter\",\"parameters\":{\"parameter\":"
+                         "\"seccomp.defaultAction\",\"message\":\"m\"}}", NULL, 0);
+        assert_int_equal(zy_get_filter(f->c, NULL, obj, &flt), -EINVAL);
+        expect_call(f->srv, "io.zygote.Launcher.GetFilter", NULL);
+        assert_string_equal(json_object_get_string(json_object_object_get(zy_conn_error_parameters(f->c), "parameter")),
+                            "seccomp.defaultAction");
+        srv_send(f->srv, "{\"error\":\"io.zygote.Launcher.LimitExceeded\",\"parameters\":{\"limit\":"
+                         "\"compile_time_per_user\",\"max\":1000}}", NULL, 0);
+        assert_int_equal(zy_get_filter(f->c, NULL, obj, &flt), -EAGAIN);
+        expect_call(f->srv, "io.zygote.Launcher.GetFilter", NULL);
+        json_object_put(obj);
+}
+
 static void test_profiles_status_reload(void **state) {
         struct fixture *f = *state;
         struct zy_profile_list *l = NULL;
@@ -1367,6 +1449,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_events, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_events_errors, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_profiles_status_reload, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_filter, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
