@@ -2,29 +2,40 @@
 # SPDX-License-Identifier: MIT
 """Container start-up through zygote-runc against runc and crun, in one run on one machine.
 
-    tests/bench/runtime-bench.py [--build DIR] [--runs N] [--ctr-runs M] [--no-readme]
+    tests/bench/runtime-bench.py [--build DIR] [--runs N] [--ctr-runs M] [--podman-runs K] [--no-readme]
 
-Two measurements, each timed from the caller's side (fork of the tool to its exit):
-  bundle:  `RUNTIME run --bundle B ID` of one busybox bundle whose command is /bin/true and whose
-           config.json carries Podman's seccomp profile (/usr/share/containers/seccomp.json);
-  ctr:     `ctr run --rm --runc-binary RUNTIME --seccomp --seccomp-profile PODMAN IMAGE ID true`
-           against a containerd of this run's own, on the offline busybox image.
-The runtimes take turns within each round (the order rotates), so that the ratios compare samples
+The runtimes: zygote-runc taking the compiled seccomp program from a zygoted of this run's own
+(GetFilter: compiled once per distinct profile, then a sealed memfd), `zygote-runc --no-zygote`
+compiling it at every start, runc and crun. Three measurements, each timed from the caller's side
+(fork of the tool to its exit):
+  bundle:  `RUNTIME run --bundle B ID` of one busybox bundle whose command is /bin/true;
+  ctr:     `ctr run --rm --runc-binary RUNTIME --seccomp --seccomp-profile P IMAGE ID true`
+           against a containerd of this run's own, on the offline busybox image;
+  podman:  `podman --runtime RUNTIME run --rm --security-opt seccomp=P IMAGE true` with a store
+           of this run's own.
+Every container carries Docker's profile when ZYGOTE_REFERENCE_DIR holds docker-default.json, else
+Podman's (/usr/share/containers/seccomp.json). containerd and podman call a binary with no option:
+both zygote-runc variants go through a two-line sh wrapper that sets ZYGOTE_SOCKET or
+ZYGOTE_RUNC_FILTER=local (the same extra exec for both; runc and crun run directly). The
+runtimes take turns within each round (the order rotates), so that the ratios compare samples
 taken side by side; ratios are medians of the per-round ratios. Medians with [p10-p90].
+Then the filter step alone (tests/bench/filter-step.c): compiled here, from zygoted, none.
 
 crun 1.8 refuses hybrid cgroup hosts (cgroup v1 controllers with cgroup2 mounted at
 /sys/fs/cgroup/unified). On such a host the whole set is measured twice: as the host is (crun
 reported as refused), and in a private mount namespace without the cgroup2 mount, where the host
 looks like plain cgroup v1 to every runtime alike and crun runs.
 
-Writes the table into README.md's and docs/CONTAINERS.md's runtime-bench regions and the raw
-figures to tests/bench/results/runtime.json (not with --no-readme). Root; about 2 minutes.
+Writes the tables into README.md's and docs/CONTAINERS.md's runtime-bench regions and the raw
+figures to tests/bench/results/runtime.json (not with --no-readme). Root; several minutes.
 """
 import argparse
 import datetime
 import json
 import os
 import shutil
+import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -36,8 +47,18 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "runtime"))
 import containertools as ct  # noqa: E402
 
-RUNTIMES = ("zygote-runc", "runc", "crun")
+ZR, ZR_LOCAL = "zygote-runc", "zygote-runc --no-zygote"
+RUNTIMES = (ZR, ZR_LOCAL, "runc", "crun")
+TAGS = {ZR: "zr", ZR_LOCAL: "zrlocal", "runc": "runc", "crun": "crun"}  # in ids and paths
 BEGIN, END = "<!-- runtime-bench:begin -->", "<!-- runtime-bench:end -->"
+
+
+def profile_path():
+    ref = os.environ.get("ZYGOTE_REFERENCE_DIR")
+    docker = os.path.join(ref, "docker-default.json") if ref else None
+    if docker and os.path.exists(docker):
+        return docker, "Docker's"
+    return ct.PODMAN_PROFILE, "Podman's"
 
 
 def log(msg):
@@ -67,7 +88,7 @@ def make_bundle(path, zygote_runc):
     with open(os.path.join(path, "config.json")) as f:
         config = json.load(f)
     config["process"]["args"] = ["/bin/true"]
-    with open(ct.PODMAN_PROFILE) as f:
+    with open(profile_path()[0]) as f:
         config["linux"]["seccomp"] = json.load(f)
     with open(os.path.join(path, "config.json"), "w") as f:
         json.dump(config, f)
@@ -107,58 +128,138 @@ def rounds(names, one, runs, warmup=2):
             continue
         out[n] = quantiles(times[n])
         for other in live:
-            if other != n and n == "zygote-runc":
+            if other != n and n == ZR:
                 out[n][f"ratio_to_{other}"] = quantiles([r[n] / r[other] for r in ratios])
     return out
+
+
+def start_zygoted(build, work):
+    """A zygoted of this run's own (root, the bundled profiles); returns (process, socket)."""
+    sock = os.path.join(work, "zygoted.sock")
+    log = open(os.path.join(work, "zygoted.log"), "wb")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZYGOTE_")}
+    proc = subprocess.Popen([os.path.join(build, "zygoted"), "--socket", sock, "--profiles",
+                             os.path.join(REPO, "profiles")], stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+    deadline = time.monotonic() + 30
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"zygoted exited with status {proc.returncode}")
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(sock)
+            return proc, sock
+        except (FileNotFoundError, ConnectionRefusedError):
+            if time.monotonic() > deadline:
+                raise RuntimeError("zygoted is not listening after 30 s")
+            time.sleep(0.02)
+
+
+def stop_zygoted(proc):
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+def wrapper(path, binary, env):
+    """containerd and podman take a binary, no options: the variant's setting goes by environment."""
+    with open(path, "w") as f:
+        f.write(f"#!/bin/sh\n{env} exec {binary} \"$@\"\n")
+    os.chmod(path, 0o755)
+    return path
 
 
 def measure(args):
     """One set of measurements in the current mount namespace; JSON on stdout."""
     zr = os.path.join(args.build, "zygote-runc")
-    paths = {"zygote-runc": zr, "runc": shutil.which("runc"), "crun": shutil.which("crun")}
-    names = [n for n in RUNTIMES if paths[n]]
     work = tempfile.mkdtemp(prefix="zyg-bench.", dir="/tmp")
+    zygoted, sock = start_zygoted(args.build, work)
+    profile = profile_path()[0]
+    # bundle rows: options on the command line; ctr and podman rows: binaries (see wrapper())
+    argvs = {ZR: [zr, "--zygote-socket", sock], ZR_LOCAL: [zr, "--no-zygote"],
+             "runc": [shutil.which("runc")], "crun": [shutil.which("crun")]}
+    binaries = {ZR: wrapper(os.path.join(work, "zr-zygoted"), zr, f"ZYGOTE_SOCKET={sock} ZYGOTE_RUNC_FILTER=zygoted"),
+                ZR_LOCAL: wrapper(os.path.join(work, "zr-local"), zr, "ZYGOTE_RUNC_FILTER=local"),
+                "runc": argvs["runc"][0], "crun": argvs["crun"][0]}
+    names = [n for n in RUNTIMES if argvs[n][0]]
     result = {}
     try:
         bundle = os.path.join(work, "bundle")
         make_bundle(bundle, zr)
 
         def run_bundle(name, tag):
-            t, r = timed([paths[name], "--root", os.path.join(work, "state-" + name), "run", "--bundle", bundle,
-                          f"b-{name}-{tag}"])
+            t, r = timed([*argvs[name], "--root", os.path.join(work, "state-" + TAGS[name]), "run",
+                          "--bundle", bundle, f"b-{TAGS[name]}-{tag}"])
             return t if r.returncode == 0 else (r.stderr.decode(errors="replace").strip() or f"exit {r.returncode}")
 
         log(f"bundle: {args.runs} rounds of {', '.join(names)}")
         result["bundle"] = rounds(names, run_bundle, args.runs)
 
-        os.mkdir(os.path.join(work, "ctd"))
-        cd = ct.Containerd(os.path.join(work, "ctd"))
-        cd.start()
-        try:
-            r = cd.ctr("image", "import", args.image, timeout=120)
-            if r.returncode != 0:
-                raise RuntimeError(r.stderr)
-
-            def run_ctr(name, tag):
-                cid = f"c-{name}-{tag}"
-                t, r = timed(cd.ctr_argv("run", "--rm", "--runc-binary", paths[name], "--runc-root", cd.runc_root,
-                                         "--cgroup", f"{ct.CTR_CGROUP_PARENT}/{cid}", "--seccomp",
-                                         "--seccomp-profile", ct.PODMAN_PROFILE, ct.IMAGE, cid, "true"), timeout=120)
+        if args.ctr_runs and shutil.which("ctr") and shutil.which("containerd"):
+            os.mkdir(os.path.join(work, "ctd"))
+            cd = ct.Containerd(os.path.join(work, "ctd"))
+            cd.start()
+            try:
+                r = cd.ctr("image", "import", args.image, timeout=120)
                 if r.returncode != 0:
-                    cd.ctr("containers", "rm", cid)
-                    return r.stderr.decode(errors="replace").strip() or f"exit {r.returncode}"
-                return t
+                    raise RuntimeError(r.stderr)
 
-            log(f"ctr run --rm: {args.ctr_runs} rounds of {', '.join(names)}")
-            result["ctr"] = rounds(names, run_ctr, args.ctr_runs)
-        finally:
-            cd.stop()
+                def run_ctr(name, tag):
+                    cid = f"c-{TAGS[name]}-{tag}"
+                    t, r = timed(cd.ctr_argv("run", "--rm", "--runc-binary", binaries[name], "--runc-root",
+                                             cd.runc_root, "--cgroup", f"{ct.CTR_CGROUP_PARENT}/{cid}", "--seccomp",
+                                             "--seccomp-profile", profile, ct.IMAGE, cid, "true"), timeout=120)
+                    if r.returncode != 0:
+                        cd.ctr("containers", "rm", cid)
+                        return r.stderr.decode(errors="replace").strip() or f"exit {r.returncode}"
+                    return t
+
+                log(f"ctr run --rm: {args.ctr_runs} rounds of {', '.join(names)}")
+                result["ctr"] = rounds(names, run_ctr, args.ctr_runs)
+            finally:
+                cd.stop()
+
+        if args.podman_runs and shutil.which("podman"):
+            os.makedirs(os.path.join(work, "pm", "tmp"))
+            pm = ct.Podman(zr, os.path.join(work, "pm"))
+            try:
+                r = pm("load", "-q", "-i", args.image, timeout=120)
+                if r.returncode != 0:
+                    raise RuntimeError(r.stderr)
+
+                def run_podman(name, tag):
+                    t, r = timed(pm.argv("run", "--rm", "--security-opt", f"seccomp={profile}", ct.IMAGE, "true",
+                                         runtime=binaries[name]), env=pm.env, timeout=120)
+                    if r.returncode != 0:
+                        return r.stderr.decode(errors="replace").strip() or f"exit {r.returncode}"
+                    return t
+
+                log(f"podman run --rm: {args.podman_runs} rounds of {', '.join(names)}")
+                result["podman"] = rounds(names, run_podman, args.podman_runs)
+            finally:
+                pm("rm", "--all", "--force", "--time", "0")
+                ct.remove_cgroup_parent(ct.PODMAN_CGROUP_PARENT)
     finally:
+        stop_zygoted(zygoted)
         for line in reversed(ct.mounts_naming(work)):
             subprocess.run(["umount", "-l", line.split()[4]], stderr=subprocess.DEVNULL)
         shutil.rmtree(work, ignore_errors=True)
         ct.remove_cgroup_parent(ct.CTR_CGROUP_PARENT)
     json.dump(result, sys.stdout)
+
+
+def filter_step(args):
+    """tests/bench/filter-step.c against a zygoted of its own, for Podman's and Docker's profiles."""
+    profiles = [p for p in (ct.PODMAN_PROFILE, os.path.join(os.environ.get("ZYGOTE_REFERENCE_DIR", "/nonexistent"),
+                                                             "docker-default.json")) if os.path.exists(p)]
+    work = tempfile.mkdtemp(prefix="zyg-fstep.", dir="/tmp")
+    zygoted, sock = start_zygoted(args.build, work)
+    try:
+        r = subprocess.run([os.path.join(args.build, "filter-step"), "--socket", sock, "--runs", str(args.runs),
+                            "--json", *profiles], check=True, capture_output=True, text=True)
+        raw = json.loads(r.stdout)
+    finally:
+        stop_zygoted(zygoted)
+        shutil.rmtree(work, ignore_errors=True)
+    return {os.path.basename(p): {m: quantiles(v) for m, v in modes.items()} for p, modes in raw.items()}
 
 
 def cell(m):
@@ -175,26 +276,35 @@ def ratio_cell(z, other):
     return f"{r['median']:.2f} [{r['p10']:.2f}–{r['p90']:.2f}]"
 
 
-def table(sets, meta):
+def table(sets, steps, meta):
     lines = [f"Container start-up, {meta['when']}, commit {meta['commit']}, {meta['cpu']}, Linux {meta['kernel']}; "
              f"load average {meta['load_start']:.2f} at start and {meta['load_end']:.2f} at end; "
-             f"{meta['runs']} rounds per bundle row, {meta['ctr_runs']} per ctr row, the runtimes taking turns. "
-             f"{meta['versions']}. Milliseconds, median [p10–p90]; ratio = zygote-runc's time over the other's in "
-             "the same round (below 1: zygote-runc is faster). Every container carries Podman's seccomp profile; "
-             "zygote-runc compiles it itself (zygoted's compiled-profile method is not built yet). "
-             "Reproduce: `tests/bench/runtime-bench.py`.", ""]
-    lines += ["| cgroups | what | zygote-runc ms | runc ms | crun ms | zygote-runc / runc | zygote-runc / crun |",
-              "|---|---|---|---|---|---|---|"]
+             f"{meta['runs']} rounds per bundle row, {meta['ctr_runs']} per ctr row, {meta['podman_runs']} per "
+             f"podman row, the runtimes taking turns. {meta['versions']}. Milliseconds, median [p10–p90]; "
+             "ratio = zygote-runc's time over the other's in the same round (below 1: zygote-runc is faster). "
+             f"Every container carries {meta['profile']} seccomp profile. zygote-runc takes the compiled "
+             "program from zygoted (GetFilter, compiled once, then a sealed memfd); `--no-zygote` compiles it "
+             "at every start, as runc and crun do. Reproduce: `tests/bench/runtime-bench.py`.", ""]
+    lines += ["| cgroups | what | " + " | ".join(f"{n} ms" for n in RUNTIMES)
+              + " | zygote-runc / --no-zygote | zygote-runc / runc | zygote-runc / crun |",
+              "|---|---|" + "---|" * (len(RUNTIMES) + 3)]
     for view, res in sets.items():
         for what, label in (("bundle", "`RUNTIME run` of a bundle (/bin/true)"),
-                            ("ctr", "`ctr run --rm` (containerd 1.6, runc v2 shim)")):
+                            ("ctr", "`ctr run --rm` (containerd 1.6, runc v2 shim)"),
+                            ("podman", "`podman run --rm` (podman 4.3, conmon)")):
             if what not in res:
                 continue
             row = res[what]
-            z = row["zygote-runc"]
+            z = row[ZR]
             lines.append(f"| {view} | {label} | " + " | ".join(cell(row[n]) if n in row else "not installed"
                                                             for n in RUNTIMES)
-                         + f" | {ratio_cell(z, 'runc')} | {ratio_cell(z, 'crun')} |")
+                         + f" | {ratio_cell(z, ZR_LOCAL)} | {ratio_cell(z, 'runc')} | {ratio_cell(z, 'crun')} |")
+    if steps:
+        lines += ["", "The seccomp step alone (`tests/bench/filter-step.c`: get the program, then a forked child "
+                  "loads it and exits; `none` is that fork and reap alone), same run:", "",
+                  "| profile | compiled here ms | from zygoted (memfd) ms | none ms |", "|---|---|---|---|"]
+        for prof, modes in steps.items():
+            lines.append(f"| {prof} | {cell(modes['local'])} | {cell(modes['zygoted'])} | {cell(modes['none'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -215,6 +325,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--ctr-runs", type=int, default=20)
+    ap.add_argument("--podman-runs", type=int, default=10)
     ap.add_argument("--no-readme", action="store_true")
     ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--image", help=argparse.SUPPRESS)
@@ -224,15 +335,16 @@ def main():
         return measure(args)
     if os.geteuid() != 0:
         sys.exit("runtime-bench: needs root (containers, cgroups, containerd)")
-    for tool in ("containerd", "ctr", "runc"):
+    for tool in ("runc",):
         if not shutil.which(tool):
             sys.exit(f"runtime-bench: no {tool} (scripts/deps.sh --test)")
-    subprocess.run(["cmake", "--build", args.build, "--target", "zygote-runc", "try-syscall-static"],
+    subprocess.run(["cmake", "--build", args.build, "--target", "zygote-runc", "zygoted", "zygote-ref", "filter-step",
+                    "try-syscall-static"],
                    check=True, stdout=subprocess.DEVNULL)
     image = subprocess.run([os.path.join(REPO, "tests", "runtime", "make-image.sh"), args.build],
                            check=True, capture_output=True, text=True).stdout.strip()
     me = [sys.executable, os.path.abspath(__file__), "--measure", "--build", args.build, "--image", image,
-          "--runs", str(args.runs), "--ctr-runs", str(args.ctr_runs)]
+          "--runs", str(args.runs), "--ctr-runs", str(args.ctr_runs), "--podman-runs", str(args.podman_runs)]
     load_start = os.getloadavg()[0]
     sets = {}
     hybrid = is_hybrid()
@@ -244,6 +356,8 @@ def main():
         sets["v1 (cgroup2 unmounted)"] = json.loads(subprocess.run(
             ["unshare", "--mount", "--propagation", "private", "sh", "-c", sh, "sh", *me],
             check=True, stdout=subprocess.PIPE).stdout)
+    log(f"filter step: {args.runs} rounds")
+    steps = filter_step(args)
     load_end = os.getloadavg()[0]
 
     def out(argv):
@@ -263,17 +377,18 @@ def main():
         "commit": out(["git", "-C", REPO, "rev-parse", "--short", "HEAD"]) + (" + uncommitted changes" if dirty else ""),
         "cpu": f"{cpu}, {os.cpu_count()} cores", "kernel": os.uname().release,
         "load_start": load_start, "load_end": load_end, "runs": args.runs, "ctr_runs": args.ctr_runs,
+        "podman_runs": args.podman_runs, "profile": profile_path()[1],
         "versions": "; ".join([out(["runc", "--version"]), out(["crun", "--version"]),
                                "containerd " + out(["containerd", "--version"]).split()[-2]]),
     }
-    text = table(sets, meta)
+    text = table(sets, steps, meta)
     print(text)
     if not args.no_readme:
         replace_region(os.path.join(REPO, "README.md"), text)
         replace_region(os.path.join(REPO, "docs", "CONTAINERS.md"), text)
         os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
         with open(os.path.join(HERE, "results", "runtime.json"), "w") as f:
-            json.dump({"meta": meta, "sets": sets}, f, indent=1)
+            json.dump({"meta": meta, "sets": sets, "filter_step": steps}, f, indent=1)
         log("README.md, docs/CONTAINERS.md and tests/bench/results/runtime.json updated")
 
 
