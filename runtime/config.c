@@ -198,10 +198,9 @@ int zy_oci_load(const char *bundle, const char *process_path, bool v2_only, stru
         /* seccomp: one compiler for the daemon's profiles and for containers */
         v = get(linux_, "seccomp");
         if (v) {
-                const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
                 _cleanup_free_ char *err = NULL;
 
-                r = zy_profile_load_buffer_with(config, text, strlen(text), NULL, &o->seccomp, &err);
+                r = zy_runc_filter_load(config, v, &o->seccomp, &err); /* filter-remote.c */
                 if (r < 0) {
                         r = errorf(ret_error, r, "linux.seccomp: %s", err ? err : strerror(-r));
                         goto fail;

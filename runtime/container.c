@@ -381,9 +381,8 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 goto fail_child;
         }
         if (o->seccomp)
-                debug(c, "container %s created, init pid %d; seccomp filter compiled here (no zygoted): "
-                      "%zu instructions in %.2f ms", a->id, (int) pid, o->seccomp->bpf_len,
-                      (double) o->seccomp->compile_nsec / 1e6);
+                debug(c, "container %s created, init pid %d; seccomp filter of %zu instructions %s", a->id,
+                      (int) pid, o->seccomp->bpf_len, zy_runc_filter_source());
         else
                 debug(c, "container %s created, init pid %d, no seccomp filter", a->id, (int) pid);
 

@@ -70,6 +70,19 @@ void debug(const struct ctx *c, const char *fmt, ...) {
         }
 }
 
+void info(const struct ctx *c, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        if (c->debug)
+                fprintf(stderr, "zygote-runc: %s\n", msg ? msg : fmt);
+        log_line(c, "info", msg ? msg : fmt);
+}
+
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
 const char *errstr(int err) {
         static char buf[128];

@@ -382,6 +382,9 @@ static const char usage[] =
         "  --log FILE          also log to FILE\n"
         "  --log-format text|json\n"
         "  --debug\n"
+        "  --zygote-socket PATH  zygoted to ask for compiled seccomp filters (default $ZYGOTE_SOCKET,\n"
+        "                      else libzygote's default socket)\n"
+        "  --no-zygote         compile seccomp filters here (also ZYGOTE_RUNC_FILTER=local)\n"
         "  --systemd-cgroup    accepted; the systemd cgroup driver is not supported\n"
         "  --version, --help\n";
 
@@ -411,7 +414,8 @@ int main(int argc, char **argv) {
                         fputs(usage, stdout);
                         return 0;
                 }
-                for (const char *const *n = (const char *const[]){ "root", "log", "log-format", "rootless", "criu", NULL };
+                for (const char *const *n = (const char *const[]){ "root", "log", "log-format", "rootless", "criu",
+                                                                     "zygote-socket", NULL };
                      *n; n++) {
                         size_t l = strlen(*n);
                         const char *s = a[1] == '-' ? a + 2 : a + 1;
@@ -429,6 +433,8 @@ int main(int argc, char **argv) {
                                         c.log_path = v;
                                 else if (streq(*n, "log-format"))
                                         c.log_json = streq(v, "json");
+                                else if (streq(*n, "zygote-socket"))
+                                        c.zygote_socket = v;
                                 break;
                         }
                 }
@@ -436,11 +442,14 @@ int main(int argc, char **argv) {
                         continue;
                 if (streq(a, "--debug") || streq(a, "-debug"))
                         c.debug = true;
+                else if (streq(a, "--no-zygote"))
+                        c.no_zygote = true;
                 else if (streq(a, "--systemd-cgroup") || streq(a, "-systemd-cgroup"))
                         fprintf(stderr, "zygote-runc: warning: --systemd-cgroup is not supported; using cgroupfs\n");
                 else
                         return error(&c, "unknown global option %s", a);
         }
+        zy_runc_filter_setup(&c, c.zygote_socket, c.no_zygote);
         if (i >= argc) {
                 fputs(usage, stderr);
                 return 1;

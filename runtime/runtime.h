@@ -13,6 +13,7 @@
  *               config-util.c (JSON access and errors, config-util.h)
  *   cgroup.c   cgroups v1, hybrid and v2: create, limits, join, freeze, list, remove
  *   state.c    the state directory of one container and its status
+ *   filter-remote.c  the seccomp program from zygoted (GetFilter) or compiled here
  *
  * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
  * where the user needs more than strerror; only main.c prints.
@@ -178,6 +179,16 @@ int zy_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state);
 int zy_state_pidfd(const struct zy_state *st);
 int zy_rm_rf(const char *path);
 
+/* ---- filter-remote.c: the seccomp program from zygoted (GetFilter) or compiled here ---- */
+
+struct ctx;
+/* The command's context and options (socket NULL: $ZYGOTE_SOCKET or the default). */
+void zy_runc_filter_setup(const struct ctx *c, const char *socket, bool no_zygote);
+/* seccomp (config's linux.seccomp) as a compiled profile, from zygoted or compiled here. */
+int zy_runc_filter_load(const char *config, json_object *seccomp, struct zy_profile **ret, char **ret_error);
+/* Where the last program came from, for a debug line. */
+const char *zy_runc_filter_source(void);
+
 /* ---- log.c, process.c, container.c, exec.c ---- */
 
 struct ctx {
@@ -185,6 +196,8 @@ struct ctx {
         const char *log_path;
         bool log_json;
         bool debug;
+        const char *zygote_socket; /* --zygote-socket */
+        bool no_zygote;            /* --no-zygote */
 };
 
 struct create_args {
@@ -216,6 +229,8 @@ struct exec_args {
 /* log.c: print to stderr and log (error level): returns 1, the exit status of a failed command. */
 __attribute__((format(printf, 2, 3))) int error(const struct ctx *c, const char *fmt, ...);
 __attribute__((format(printf, 2, 3))) void debug(const struct ctx *c, const char *fmt, ...);
+/* To the log file (and stderr with --debug): what an operator should know, not an error. */
+__attribute__((format(printf, 2, 3))) void info(const struct ctx *c, const char *fmt, ...);
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
 const char *errstr(int err);
 int parse_signal(const char *s);
