@@ -124,6 +124,12 @@ static int filter_of_seccomp(struct zd_call *call, json_object *seccomp) {
 
         if (!text)
                 return zd_call_limit(call, "memory", 0);
+        /* Only an OCI object, which the OCI spec says has a defaultAction. The profile module
+         * also reads zygote's own profile format, whose "seccomp" may name a file to read: that,
+         * done as root for whoever asks, would open any file on the machine. */
+        json_object *action;
+        if (!json_object_object_get_ex(seccomp, "defaultAction", &action) || !action)
+                return invalid_seccomp(call, -EINVAL, "seccomp: defaultAction: missing (an OCI seccomp object has one)");
         zd_filter_key(text, strlen(text), key);
         f = zd_filter_cache_lookup(&d->filters, key, uid);
         if (f)

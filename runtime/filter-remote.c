@@ -127,8 +127,16 @@ int zy_runc_filter_load(const char *config, json_object *seccomp, struct zy_prof
         const struct ctx *c = filter_setup.ctx;
         char why[768] = "--no-zygote or ZYGOTE_RUNC_FILTER=local";
         const char *text;
+        json_object *action;
         int r;
 
+        /* The OCI object only: the profile module also reads zygote's profile format, whose
+         * "seccomp" names a file to read, which no config.json should make the runtime open. */
+        if (!json_object_object_get_ex(seccomp, "defaultAction", &action) || !action) {
+                if (ret_error)
+                        *ret_error = strdup("defaultAction: missing (an OCI seccomp object has one)");
+                return -EINVAL;
+        }
         if (!filter_setup.local) {
                 r = from_daemon(seccomp, why, sizeof(why), ret);
                 if (r >= 0)

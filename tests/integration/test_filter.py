@@ -161,6 +161,10 @@ def test_sealed_memfd_cannot_be_changed(daemon):
                                                        "args": [{"index": 9, "value": 1, "op": "SCMP_CMP_EQ"}]}]},
      "seccomp.syscalls[0].args[0].index", ""),
     ({"defaultAction": "SCMP_ACT_ALLOW", "bogus": 1}, "seccomp", "bogus"),
+    # zygote's own profile format names a file to read: root's daemon must not open one for anyone
+    ({"seccomp": "/etc/shadow"}, "seccomp.defaultAction", "missing"),
+    ({"name": "x", "seccomp": {"defaultAction": "SCMP_ACT_ALLOW"}}, "seccomp.defaultAction", "missing"),
+    ({"defaultAction": None, "syscalls": []}, "seccomp.defaultAction", "missing"),
 ])
 def test_bad_object_names_the_field(daemon, obj, field, words):
     with daemon.connect() as c:

@@ -130,3 +130,17 @@ def test_untrusted_daemon_refused(runc, filtered, zygoted):
     info = log_lines(runc, "info")
     assert len(info) == 1 and f"runs as uid {zytest.NOBODY}, neither root nor us: not trusted" in info[0], info
     assert not cached_in(d, filtered), "the untrusted zygoted was asked"
+
+
+def test_only_an_oci_object(runc, bundle, zygoted, tmp_path):
+    """The profile module also reads zygote's profile format, whose "seccomp" names a file: a
+    config.json must not make the runtime (or, through GetFilter, root's zygoted) open one."""
+    d = zygoted()
+    secret = tmp_path / "other.json"
+    secret.write_text(json.dumps({"defaultAction": "SCMP_ACT_ALLOW"}))
+    bundle.config["linux"]["seccomp"] = {"seccomp": str(secret)}
+    bundle.save()
+    for opts in (("--zygote-socket", d.socket), ("--no-zygote",)):
+        r = runc(*opts, "run", "--bundle", bundle.path, "w" + uuid.uuid4().hex[:10])
+        assert r.returncode != 0
+        assert "linux.seccomp: defaultAction: missing" in r.stderr, r.stderr
