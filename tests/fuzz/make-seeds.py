@@ -75,6 +75,12 @@ PROTOCOL = {
     "partial": (ROOT, b'{"method":"io.zygote.Launcher.GetSt'),
     "oversize": (ROOT, b'{"method":"' + b"x" * 65600 + b'"}\0'),
     "deep": (ROOT, b'{"method":"io.zygote.Launcher.GetStatus","parameters":' + b"[" * 40 + b"]" * 40 + b"}\0"),
+    "get-filter": (NOBODY, m(L + "GetFilter", {"seccomp": {
+        "defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": 38, "architectures": ["SCMP_ARCH_X86_64"],
+        "syscalls": [{"names": ["read", "write"], "action": "SCMP_ACT_ALLOW"},
+                     {"names": ["ioctl"], "action": "SCMP_ACT_ALLOW",
+                      "args": [{"index": 1, "value": 21505, "op": "SCMP_CMP_EQ"}]}]}}) +
+                   m(L + "GetFilter", {"profile": "default"}) + m(L + "GetFilter", {"seccomp": {"seccomp": "x"}})),
     "pipeline": (NOBODY | EXIT_ALL, m(L + "Spawn", {"argv": ["run"], "id": "p"}) +
                  m(L + "Wait", {"id": "p"}) + m(L + "Delete", {"id": "p"}) + m(L + "GetStatus")),
 }
