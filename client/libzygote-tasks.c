@@ -721,14 +721,26 @@ static int filter_read(struct zy_filter *f) {
         return 0;
 }
 
+_public_ int zy_get_filter_send(zy_conn *c, const char *profile, json_object *seccomp) {
+        if (!c || !profile == !seccomp)
+                return -EINVAL;
+        return send_call(c, ZY_METHOD_GET_FILTER, 0, P_STR, "profile", profile, P_JSON, "seccomp",
+                         seccomp ? json_object_get(seccomp) : NULL, P_END);
+}
+
 _public_ int zy_get_filter(zy_conn *c, const char *profile, json_object *seccomp, struct zy_filter **ret) {
+        int r = ret ? zy_get_filter_send(c, profile, seccomp) : -EINVAL;
+
+        return r < 0 ? r : zy_get_filter_read(c, ret);
+}
+
+_public_ int zy_get_filter_read(zy_conn *c, struct zy_filter **ret) {
         _cleanup_(zy_filter_freep) struct zy_filter *f = NULL;
         int r;
 
-        if (!c || !ret || !profile == !seccomp)
+        if (!ret)
                 return -EINVAL;
-        r = call(c, ZY_METHOD_GET_FILTER, NULL, 0, &filter_shape, &f, P_STR, "profile", profile, P_JSON, "seccomp",
-                 seccomp ? json_object_get(seccomp) : NULL, P_END);
+        r = read_reply(c, &filter_shape, &f);
         if (r < 0)
                 return r;
         r = filter_read(f);

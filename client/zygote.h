@@ -387,6 +387,10 @@ struct zy_filter *zy_filter_free(struct zy_filter *f);
  * announced instructions, else -EBADMSG: what was checked cannot change afterwards. Bad content
  * is -EINVAL with the field named in zy_conn_error_parameters() ("parameter", "message"). */
 int zy_get_filter(zy_conn *c, const char *profile, json_object *seccomp, struct zy_filter **ret);
+/* The same in two halves, for a caller that waits with a timeout (poll() on zy_conn_get_fd()
+ * unless zy_conn_has_input()) and gives up by freeing the connection. */
+int zy_get_filter_send(zy_conn *c, const char *profile, json_object *seccomp);
+int zy_get_filter_read(zy_conn *c, struct zy_filter **ret);
 
 /* Frees a NULL-terminated string array. Returns NULL. */
 char **zy_strv_free(char **l);

@@ -10,7 +10,7 @@
  *   --zygote-socket PATH, else $ZYGOTE_SOCKET,      zygoted there, if it answers and runs as
  *   else libzygote's default socket                 root or as our own euid (SO_PEERCRED)
  *   anything else (no daemon, an untrusted one,     compiled here; the reason goes to the log
- *   an error of the daemon)                         once (zygoted's own verdict on bad content
+ *   an error of the daemon, no answer in 3 s)       once (zygoted's own verdict on bad content
  *                                                   is not repeated: the local compile words it)
  * ZYGOTE_RUNC_FILTER=zygoted makes a failure to get it from zygoted an error (benchmarks, tests).
  *
@@ -21,6 +21,7 @@
  * command's (one container per zygote-runc process).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -31,6 +32,10 @@
 #include "runtime.h"
 #include "util.h"
 #include "zygote.h"
+
+/* How long zygoted may take to answer: a cold compile there takes well under a second even on a
+ * loaded machine, a local one about as long. */
+#define ZY_RUNC_FILTER_TIMEOUT_MS 3000
 
 static struct {
         const struct ctx *ctx;
@@ -95,7 +100,24 @@ static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct 
                          (unsigned) cred.uid);
                 goto out;
         }
-        r = zy_get_filter(conn, NULL, seccomp, &f);
+        r = zy_get_filter_send(conn, NULL, seccomp);
+        if (r >= 0 && !zy_conn_has_input(conn)) {
+                /* A daemon that accepted and then stalls (stopped, or compiling for others) must
+                 * not stall the container's start: past the timeout, compiling here is faster. */
+                struct pollfd pfd = { .fd = zy_conn_get_fd(conn), .events = POLLIN };
+                int n;
+                do
+                        n = poll(&pfd, 1, ZY_RUNC_FILTER_TIMEOUT_MS);
+                while (n < 0 && errno == EINTR);
+                if (n == 0) {
+                        r = -ETIMEDOUT;
+                        snprintf(why, why_size, "zygoted at %s did not answer within %d ms", path,
+                                 ZY_RUNC_FILTER_TIMEOUT_MS);
+                        goto out;
+                }
+        }
+        if (r >= 0)
+                r = zy_get_filter_read(conn, &f);
         if (r < 0) {
                 const char *name = zy_conn_error_name(conn);
                 snprintf(why, why_size, "zygoted at %s: GetFilter failed: %s%s%s", path, strerror(-r),

@@ -144,3 +144,22 @@ def test_only_an_oci_object(runc, bundle, zygoted, tmp_path):
         r = runc(*opts, "run", "--bundle", bundle.path, "w" + uuid.uuid4().hex[:10])
         assert r.returncode != 0
         assert "linux.seccomp: defaultAction: missing" in r.stderr, r.stderr
+
+
+def test_stalled_daemon_falls_back(runc, filtered, zygoted):
+    """A zygoted that accepts and then does not answer (stopped here) costs the start at most the
+    timeout: the runtime compiles locally and says why."""
+    import signal
+    import time
+    d = zygoted()
+    os.kill(d.proc.pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        err = run(runc, filtered, "--zygote-socket", d.socket)
+        took = time.monotonic() - t0
+    finally:
+        os.kill(d.proc.pid, signal.SIGCONT)
+    assert "compiled here in" in err, err
+    info = log_lines(runc, "info")
+    assert len(info) == 1 and f"zygoted at {d.socket} did not answer within 3000 ms" in info[0], info
+    assert took < 30, took
