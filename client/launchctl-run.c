@@ -177,19 +177,14 @@ static void free_inherited(char *(*kv)[3]) {
 }
 
 int lc_verb_run(const char *socket_path, int argc, char **argv) {
-        enum { O_DROP_CAP = ZY_OPT_OWN, O_ENV, O_ENV_CLEAR, O_HOLD, O_TERMINAL, O_DETACH, O_JSON, O_SOCKET,
-               O_HELP };
+        enum { O_DROP_CAP = ZY_OPT_OWN, O_ENV_CLEAR, O_TERMINAL, O_DETACH, O_JSON };
         static const struct option opts[] = {
                 ZY_SPAWN_OPTIONS,
                 { "drop-cap", required_argument, NULL, O_DROP_CAP },
-                { "env", required_argument, NULL, O_ENV },
                 { "env-clear", no_argument, NULL, O_ENV_CLEAR },
-                { "hold", no_argument, NULL, O_HOLD },
                 { "terminal", no_argument, NULL, O_TERMINAL },
                 { "detach", no_argument, NULL, O_DETACH },
                 { "json", no_argument, NULL, O_JSON },
-                { "socket", required_argument, NULL, O_SOCKET },
-                { "help", no_argument, NULL, O_HELP },
                 {},
         };
         static const char *const inherited[] = { "PATH", "TERM", "LANG" };
@@ -205,7 +200,6 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
         _cleanup_close_ int sfd = -EBADF;
         zy_conn *c = NULL;
         struct zy_spawn_result *sr = NULL;
-        sigset_t mask;
         int o, r;
 
         /* At most argc of each repeatable option: size the arrays once. */
@@ -218,23 +212,20 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
         }
 
         optind = 0;
-        opterr = 0;
-        while ((o = getopt_long(argc, argv, "+", opts, NULL)) >= 0) {
-                if (zy_spawn_option(&so, o, optarg))
-                        continue;
+        while ((o = zy_spawn_getopt(argc, argv, opts, &so)) >= 0) {
                 switch (o) {
                 case O_DROP_CAP:
                         drop[n_drop++] = optarg;
                         break;
-                case O_ENV:
-                        if (!strchr(optarg, '=') || optarg[0] == '=')
+                case ZY_OPT_ENV:
+                        if (!zy_env_arg_ok(optarg))
                                 return lc_usage_error("run", "--env wants KEY=VALUE, not '%s'", optarg);
                         extra_env[n_extra++] = optarg;
                         break;
                 case O_ENV_CLEAR:
                         env_clear = true;
                         break;
-                case O_HOLD:
+                case ZY_OPT_HOLD:
                         so.hold = true;
                         break;
                 case O_TERMINAL:
@@ -246,10 +237,10 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                 case O_JSON:
                         json = true;
                         break;
-                case O_SOCKET:
+                case ZY_OPT_SOCKET:
                         socket_path = optarg;
                         break;
-                case O_HELP:
+                case ZY_OPT_HELP:
                         run_help();
                         return 0;
                 default:
@@ -292,16 +283,9 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
         so.n_fds = zy_stdio_map(fds, NULL);
 
         if (!detach) {
-                sigemptyset(&mask);
-                for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
-                        sigaddset(&mask, forwarded[i]);
-                if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
-                        fprintf(stderr, "launchctl: cannot block signals: %m\n");
-                        return LC_EXIT_FAILURE;
-                }
-                sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+                sfd = zy_signalfd_block(forwarded, ELEMENTSOF(forwarded));
                 if (sfd < 0) {
-                        fprintf(stderr, "launchctl: cannot create a signalfd: %m\n");
+                        fprintf(stderr, "launchctl: cannot block signals in a signalfd: %s\n", strerror(-sfd));
                         return LC_EXIT_FAILURE;
                 }
         }

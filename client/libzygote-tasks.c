@@ -318,17 +318,13 @@ _public_ char **zy_strv_free(char **l) {
 
 #define T struct zy_task_info
 static const struct zy_json_field task_fields[] = {
-        F_STR(T, "id", id),
-        F_STR(T, "profile", profile),
+        /* what runs: */
+        F_STR(T, "id", id), F_STR(T, "profile", profile), F_STR(T, "tier", tier), F_STRV(T, "argv", argv),
+        F_INT(T, "pid", pid, REQ, 0, INT_MAX), F_(UINT, T, "uid", uid, REQ, .max = UINT32_MAX - 1),
+        /* how it went: */
         F_STR(T, "state", state_name),
-        F_STR(T, "tier", tier),
-        F_STRV(T, "argv", argv),
-        F_INT(T, "pid", pid, REQ, 0, INT_MAX),
-        F_(UINT, T, "uid", uid, REQ, .max = UINT32_MAX - 1),
-        F_INT(T, "exitCode", exit_code, OPT, 0, 255),
-        F_INT(T, "signal", signal, OPT, 1, 127),
-        F_TIME(T, "createdAt", created_at, REQ),
-        F_TIME(T, "startedAt", started_at, OPT),
+        F_INT(T, "exitCode", exit_code, OPT, 0, 255), F_INT(T, "signal", signal, OPT, 1, 127),
+        F_TIME(T, "createdAt", created_at, REQ), F_TIME(T, "startedAt", started_at, OPT),
         F_TIME(T, "exitedAt", exited_at, OPT),
         {}
 };
@@ -610,17 +606,15 @@ _public_ int zy_events(zy_conn *c, zy_event_cb cb, void *userdata) {
 static const struct shape profile_shape = {
         .size = sizeof(T),
         .fields = (const struct zy_json_field[]){
-                F_STR(T, "name", name),
-                F_STR(T, "path", path),
-                F_STR(T, "tier", tier),
-                F_STR(T, "tierReason", tier_reason),
-                F_STR(T, "hash", hash),
-                F_STRV(T, "capabilities", capabilities),
-                F_BOOL(T, "noNewPrivileges", no_new_privileges),
-                F_UINT(T, "bpfInstructions", bpf_instructions),
-                F_UINT(T, "longestPath", longest_path),
-                F_INT(T, "referencePid", reference_pid, OPT, 1, INT_MAX),
+                /* the file: */
+                F_STR(T, "name", name), F_STR(T, "path", path), F_STR(T, "hash", hash),
+                F_STRV(T, "capabilities", capabilities), F_BOOL(T, "noNewPrivileges", no_new_privileges),
+                /* its program: */
+                F_UINT(T, "bpfInstructions", bpf_instructions), F_UINT(T, "longestPath", longest_path),
                 F_UINT(T, "skippedSyscalls", skipped_syscalls),
+                /* how workers get it: */
+                F_STR(T, "tier", tier), F_STR(T, "tierReason", tier_reason),
+                F_INT(T, "referencePid", reference_pid, OPT, 1, INT_MAX),
                 {} },
 };
 #undef T

@@ -4,11 +4,14 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 
 #include "zygote.h"
 #include "../daemon/util.h"
@@ -50,16 +53,42 @@ static inline size_t zy_stdio_map(struct zy_fd_map map[static 3], const int over
         return n;
 }
 
-/* The command-line options launchctl run and zygote-shim share, each one field of
- * zy_spawn_opts: ZY_SPAWN_OPTIONS goes into their getopt_long tables, zy_spawn_option() stores
- * the argument. Their own options are numbered from ZY_OPT_OWN. Header-only, as above. */
-enum { ZY_OPT_PROFILE = 256, ZY_OPT_USER, ZY_OPT_GROUP, ZY_OPT_CWD, ZY_OPT_ID, ZY_OPT_OWN };
-#define ZY_SPAWN_OPTIONS                                                                        \
-        { "profile", required_argument, NULL, ZY_OPT_PROFILE },                                 \
-        { "user", required_argument, NULL, ZY_OPT_USER },                                       \
-        { "group", required_argument, NULL, ZY_OPT_GROUP },                                     \
-        { "cwd", required_argument, NULL, ZY_OPT_CWD },                                         \
-        { "id", required_argument, NULL, ZY_OPT_ID }
+/* The command-line options launchctl run and zygote-shim share: ZY_SPAWN_OPTIONS goes into their
+ * getopt_long tables. The first five are each one field of zy_spawn_opts, which
+ * zy_spawn_option() stores; --socket PATH, --env KEY=VALUE (zy_env_arg_ok), --hold and --help
+ * each program acts on itself. Their own options are numbered from ZY_OPT_OWN. Header-only, as
+ * above. */
+enum {
+        ZY_OPT_PROFILE = 256, ZY_OPT_USER, ZY_OPT_GROUP, ZY_OPT_CWD, ZY_OPT_ID,
+        ZY_OPT_SOCKET, ZY_OPT_ENV, ZY_OPT_HOLD, ZY_OPT_HELP, ZY_OPT_OWN
+};
+#define ZY_SPAWN_OPTIONS                                                                                 \
+        { "profile", required_argument, NULL, ZY_OPT_PROFILE }, { "user", required_argument, NULL, ZY_OPT_USER }, \
+        { "group", required_argument, NULL, ZY_OPT_GROUP }, { "cwd", required_argument, NULL, ZY_OPT_CWD },   \
+        { "id", required_argument, NULL, ZY_OPT_ID }, { "socket", required_argument, NULL, ZY_OPT_SOCKET },  \
+        { "env", required_argument, NULL, ZY_OPT_ENV }, { "hold", no_argument, NULL, ZY_OPT_HOLD },          \
+        { "help", no_argument, NULL, ZY_OPT_HELP }
+
+/* An --env argument: KEY=VALUE with a non-empty KEY. */
+static inline bool zy_env_arg_ok(const char *arg) {
+        return arg[0] != '=' && strchr(arg, '=');
+}
+
+/* Blocks the n signals of sigs and returns a signalfd (CLOEXEC, non-blocking) that reads them,
+ * or a negative errno. Blocked before anything is created, read afterwards: a signal that
+ * arrives meanwhile is handled then, not lost. */
+static inline int zy_signalfd_block(const int *sigs, size_t n) {
+        sigset_t mask;
+        int fd;
+
+        sigemptyset(&mask);
+        for (size_t i = 0; i < n; i++)
+                sigaddset(&mask, sigs[i]);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return -errno;
+        fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        return fd < 0 ? -errno : fd;
+}
 
 /* Stores arg where option o belongs in so; false when o is not a shared option. */
 static inline bool zy_spawn_option(struct zy_spawn_opts *so, int o, const char *arg) {
@@ -73,4 +102,16 @@ static inline bool zy_spawn_option(struct zy_spawn_opts *so, int o, const char *
         if (f)
                 *f = arg;
         return f;
+}
+
+/* getopt_long over opts ("+": stops at the command), the shared spawn options stored in so on the
+ * way: returns the next option that is not one of those (or -1 at the end). getopt prints
+ * nothing; the caller reports '?' and ':' itself. */
+static inline int zy_spawn_getopt(int argc, char **argv, const struct option *opts, struct zy_spawn_opts *so) {
+        int o;
+
+        opterr = 0;
+        while ((o = getopt_long(argc, argv, "+", opts, NULL)) >= 0 && zy_spawn_option(so, o, optarg))
+                ;
+        return o;
 }

@@ -423,21 +423,16 @@ static int parse_fd(const char *s, int *ret) {
 }
 
 static int shim_run(struct shim *s, int argc, char **argv) {
-        enum { O_SOCKET = ZY_OPT_OWN, O_STDIN, O_STDOUT, O_STDERR, O_ENV, O_HOLD, O_KILL_ALL, O_PID_FILE,
-               O_EVENTS_FD, O_ATTACH, O_HELP };
+        enum { O_STDIN = ZY_OPT_OWN, O_STDOUT, O_STDERR, O_KILL_ALL, O_PID_FILE, O_EVENTS_FD, O_ATTACH };
         static const struct option opts[] = {
-                { "socket", required_argument, NULL, O_SOCKET },
                 ZY_SPAWN_OPTIONS,
-                { "stdin", required_argument, NULL, O_STDIN },
-                { "stdout", required_argument, NULL, O_STDOUT },
+                /* --stdin, --stdout, --stderr: O_STDIN + the fd number */
+                { "stdin", required_argument, NULL, O_STDIN }, { "stdout", required_argument, NULL, O_STDOUT },
                 { "stderr", required_argument, NULL, O_STDERR },
-                { "env", required_argument, NULL, O_ENV },
-                { "hold", no_argument, NULL, O_HOLD },
                 { "kill-all", no_argument, NULL, O_KILL_ALL },
                 { "pid-file", required_argument, NULL, O_PID_FILE },
                 { "events-fd", required_argument, NULL, O_EVENTS_FD },
                 { "attach", required_argument, NULL, O_ATTACH },
-                { "help", no_argument, NULL, O_HELP },
                 {},
         };
         static const char *env[MAX_ENV + 1];
@@ -445,15 +440,11 @@ static int shim_run(struct shim *s, int argc, char **argv) {
         struct zy_spawn_opts so = { .env = env, .cwd = "/" };
         struct zy_task_info *t = NULL;
         size_t n_env = 0;
-        sigset_t mask;
         int o, r;
 
-        opterr = 0;
-        while ((o = getopt_long(argc, argv, "+", opts, NULL)) >= 0) {
-                if (zy_spawn_option(&so, o, optarg))
-                        continue;
+        while ((o = zy_spawn_getopt(argc, argv, opts, &so)) >= 0) {
                 switch (o) {
-                case O_SOCKET:
+                case ZY_OPT_SOCKET:
                         s->socket_path = optarg;
                         break;
                 case O_STDIN:
@@ -461,14 +452,14 @@ static int shim_run(struct shim *s, int argc, char **argv) {
                 case O_STDERR:
                         stdio_paths[o - O_STDIN] = optarg;
                         break;
-                case O_ENV:
-                        if (!strchr(optarg, '=') || optarg[0] == '=')
+                case ZY_OPT_ENV:
+                        if (!zy_env_arg_ok(optarg))
                                 return usage_error("--env wants KEY=VALUE", optarg);
                         if (n_env == MAX_ENV)
                                 return usage_error("too many --env", NULL);
                         env[n_env++] = optarg;
                         break;
-                case O_HOLD:
+                case ZY_OPT_HOLD:
                         s->hold = true;
                         break;
                 case O_KILL_ALL:
@@ -485,7 +476,7 @@ static int shim_run(struct shim *s, int argc, char **argv) {
                         s->attach = true;
                         s->id = optarg;
                         break;
-                case O_HELP:
+                case ZY_OPT_HELP:
                         help();
                         return 0;
                 default:
@@ -503,14 +494,9 @@ static int shim_run(struct shim *s, int argc, char **argv) {
         /* Blocked before anything is created, read from a signalfd afterwards: a signal that
          * arrives while the daemon creates the task is handled then, not lost, and a SIGTERM
          * before Start kills the created task instead of leaving it behind. */
-        sigemptyset(&mask);
-        for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
-                sigaddset(&mask, handled_signals[i]);
-        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-                return fail(NULL, "blocking signals", -errno);
-        s->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        s->sfd = zy_signalfd_block(handled_signals, sizeof(handled_signals) / sizeof(handled_signals[0]));
         if (s->sfd < 0)
-                return fail(NULL, "signalfd", -errno);
+                return fail(NULL, "blocking signals in a signalfd", s->sfd);
         /* An events reader that goes away must not kill the shim (EPIPE ends the output). */
         signal(SIGPIPE, SIG_IGN);
 

@@ -7,6 +7,7 @@
  * one reference process per profile and choose its tier, then listen. Tasks are not ours to end:
  * on SIGTERM the daemon stops listening and exits, and running tasks go on.
  */
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@
 static void usage(FILE *f) {
         fprintf(f,
                 "Usage: zygoted [OPTIONS]\n"
-                "       zygoted --check-profile FILE\n"
+                "       zygoted --check-profile FILE [--dump-bpf OUT]\n"
                 "\n"
                 "Serves sandboxed process launches over a Unix socket (varlink protocol\n"
                 "io.zygote.Launcher), from one pre-loaded reference process per seccomp profile.\n"
@@ -50,6 +51,8 @@ static void usage(FILE *f) {
                 "                        kernel without SECCOMP_CLONE_FILTER fails at start-up\n"
                 "  --check-profile FILE  compile one profile file, print what it gives, and exit\n"
                 "                        0 (good) or 1 (bad), like nginx -t\n"
+                "  --dump-bpf OUT        with --check-profile: also write the compiled program to\n"
+                "                        OUT, a raw array of struct sock_filter\n"
                 "  --version             print the version\n"
                 "  -h, --help            this text\n"
                 "\n"
@@ -182,7 +185,28 @@ static void print_profile(const struct zy_profile *p, FILE *out) {
         fprintf(out, "sha256:        %s\n", p->hash);
 }
 
-static int check_profile(const char *path) {
+/* The compiled program as a raw array of struct sock_filter, what seccomp_export_bpf() writes:
+ * the kernel lane (tests/kernel/) times the filter step on the default profile's own program. */
+static int dump_bpf(const struct zy_profile *p, const char *out) {
+        const char *q = (const char *) p->bpf;
+        size_t left = p->bpf_len * sizeof(p->bpf[0]);
+        _cleanup_close_ int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        if (fd < 0)
+                return -errno;
+        while (left > 0) {
+                ssize_t n = write(fd, q, left);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? -errno : -EIO;
+                q += n;
+                left -= (size_t) n;
+        }
+        return close(TAKE_FD(fd)) < 0 ? -errno : 0;
+}
+
+static int check_profile(const char *path, const char *dump) {
         _cleanup_free_ char *error = NULL;
         struct zy_profile *p = NULL;
         int r = zy_profile_load_file(path, &p, &error);
@@ -191,23 +215,28 @@ static int check_profile(const char *path) {
                 return 1;
         }
         print_profile(p, stdout);
+        r = dump ? dump_bpf(p, dump) : 0;
+        if (r < 0)
+                fprintf(stderr, "zygoted: --dump-bpf %s: %s\n", dump, strerror(-r));
         zy_profile_free(p);
-        return 0;
+        return r < 0 ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
-        enum { OPT_SOCKET = 0x100, OPT_PROFILES, OPT_TIER, OPT_CHECK, OPT_VERSION };
+        enum { OPT_SOCKET = 0x100, OPT_PROFILES, OPT_TIER, OPT_CHECK, OPT_DUMP_BPF, OPT_VERSION };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, OPT_SOCKET },
                 { "profiles", required_argument, NULL, OPT_PROFILES },
                 { "tier", required_argument, NULL, OPT_TIER },
                 { "check-profile", required_argument, NULL, OPT_CHECK },
+                { "dump-bpf", required_argument, NULL, OPT_DUMP_BPF },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
         struct zd_daemon d = { .server.listen_fd = -EBADF, .helper_fd = -EBADF };
         _cleanup_free_ char *socket_path = NULL;
+        const char *check = NULL, *dump = NULL;
         int r, c;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
@@ -231,7 +260,11 @@ int main(int argc, char **argv) {
                         }
                         break;
                 case OPT_CHECK:
-                        return check_profile(optarg);
+                        check = optarg;
+                        break;
+                case OPT_DUMP_BPF:
+                        dump = optarg;
+                        break;
                 case OPT_VERSION:
                         printf("zygoted %s\n", ZYGOTE_VERSION);
                         return 0;
@@ -247,6 +280,12 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "zygoted: unexpected argument '%s' (see --help)\n", argv[optind]);
                 return 2;
         }
+        if (dump && !check) {
+                fprintf(stderr, "zygoted: --dump-bpf goes with --check-profile (see --help)\n");
+                return 2;
+        }
+        if (check)
+                return check_profile(check, dump);
 
         zd_log_open();
         if (!socket_path && (r = default_socket(&socket_path)) < 0) {

@@ -74,6 +74,27 @@ static void write_full(int fd, const void *buf, size_t size) {
         while (n < 0 && errno == EINTR);
 }
 
+/* A probe child's end: its one result record to fd, then exit. */
+_Noreturn static void report_and_exit(int fd, const void *buf, size_t size) {
+        write_full(fd, buf, size);
+        _exit(0);
+}
+
+/* The parent's side of a probe child: closes the write end of result, reads the child's record
+ * and reaps it. 1 with *buf filled; 0 with reason set when the child died without a word. */
+static int read_result(int result[2], int pidfd, void *buf, size_t size, char *reason, size_t reason_size) {
+        int r;
+
+        result[1] = safe_close(result[1]);
+        r = read_full(result[0], buf, size);
+        (void) wait_pidfd(pidfd);
+        if (r < 0) {
+                snprintf(reason, reason_size, "probe child died: %s", strerror(-r));
+                return 0;
+        }
+        return 1;
+}
+
 int zy_cap_last(unsigned *ret) {
         _cleanup_close_ int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
         char buf[16];
@@ -198,17 +219,11 @@ static int probe_clone_filter(char *reason, size_t size) {
                         c.getppid_r = (int32_t) syscall(SYS_getppid);
                         c.getppid_err = errno;
                 }
-                write_full(result[1], &c, sizeof(c));
-                _exit(0);
+                report_and_exit(result[1], &c, sizeof(c));
         }
-        result[1] = safe_close(result[1]);
-        r = read_full(result[0], &res, sizeof(res));
-        (void) wait_pidfd(probe_pidfd);
-        if (r < 0) {
-                snprintf(reason, size, "probe child died: %s", strerror(-r));
-                r = 0;
+        r = 0;
+        if (!read_result(result, probe_pidfd, &res, sizeof(res), reason, size))
                 goto finish;
-        }
         if (res.r != 0)
                 snprintf(reason, size, "seccomp op 4: %s", strerror(res.err));
         else if (res.getppid_r != -1 || res.getppid_err != PROBE_ERRNO)
@@ -238,7 +253,6 @@ static int probe_capbset_drop_mask(unsigned cap_last, char *reason, size_t size)
         _cleanup_close_ int pidfd = -EBADF;
         struct mask_result res;
         pid_t pid;
-        int r;
 
         if (pipe2(result, O_CLOEXEC) < 0)
                 return -errno;
@@ -264,8 +278,7 @@ static int probe_capbset_drop_mask(unsigned cap_last, char *reason, size_t size)
                 if (m.cap < 0) {
                         m.r = -1;
                         m.err = ENODATA;
-                        write_full(result[1], &m, sizeof(m));
-                        _exit(0);
+                        report_and_exit(result[1], &m, sizeof(m));
                 }
                 mask = UINT64_C(1) << m.cap;
                 m.r = prctl(ZY_PR_CAPBSET_DROP_MASK, (unsigned long) (uint32_t) mask,
@@ -274,16 +287,10 @@ static int probe_capbset_drop_mask(unsigned cap_last, char *reason, size_t size)
                 m.cap_after = prctl(PR_CAPBSET_READ, (unsigned long) m.cap, 0UL, 0UL, 0UL);
                 if (m.other >= 0)
                         m.other_after = prctl(PR_CAPBSET_READ, (unsigned long) m.other, 0UL, 0UL, 0UL);
-                write_full(result[1], &m, sizeof(m));
-                _exit(0);
+                report_and_exit(result[1], &m, sizeof(m));
         }
-        result[1] = safe_close(result[1]);
-        r = read_full(result[0], &res, sizeof(res));
-        (void) wait_pidfd(pidfd);
-        if (r < 0) {
-                snprintf(reason, size, "probe child died: %s", strerror(-r));
+        if (!read_result(result, pidfd, &res, sizeof(res), reason, size))
                 return 0;
-        }
         if (res.cap < 0)
                 snprintf(reason, size, "no capability in the bounding set to test prctl 82 with");
         else if (res.r != 0)

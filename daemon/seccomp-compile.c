@@ -236,12 +236,10 @@ static int check_worker_setup(struct zy_profile *p) {
 }
 
 int sc_measure(struct zy_profile *p) {
-        int r;
+        int r = measure(p);
 
-        r = measure(p);
-        if (r < 0)
-                return r;
-        r = check_worker_setup(p);
+        if (r >= 0)
+                r = check_worker_setup(p);
         if (r < 0)
                 return r;
         zy_sha256_hex(p->bpf, p->bpf_len * sizeof(struct sock_filter), p->hash);

@@ -26,7 +26,7 @@ bool zy_cgroup_is_v2_only(void) {
         return statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-static int write_file(const char *dir, const char *file, const char *value) {
+int zy_write_at(const char *dir, const char *file, const char *value) {
         _cleanup_free_ char *p = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t n = strlen(value);
@@ -140,7 +140,7 @@ static int enable_v2_controller(const char *mnt, const char *dir, const char *co
                 char saved = *p;
 
                 *p = '\0';
-                r = write_file(copy, "cgroup.subtree_control", value);
+                r = zy_write_at(copy, "cgroup.subtree_control", value);
                 *p = saved;
                 if (r < 0)
                         return r;
@@ -228,14 +228,14 @@ int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limi
                         snprintf(v, sizeof(v), "%lld", (long long) pids_limit);
                         r = v2 ? enable_v2_controller(mnt, dir, "pids") : 0;
                         if (r >= 0)
-                                r = write_file(dir, "pids.max", v);
+                                r = zy_write_at(dir, "pids.max", v);
                 }
                 if (r >= 0 && memory_limit > 0 && (has_controllers(c1 + 1, "memory") || (v2 && cg.v2_only))) {
                         char v[32];
                         snprintf(v, sizeof(v), "%lld", (long long) memory_limit);
                         r = v2 ? enable_v2_controller(mnt, dir, "memory") : 0;
                         if (r >= 0)
-                                r = write_file(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v);
+                                r = zy_write_at(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v);
                 }
                 if (asprintf(&cg.origins[cg.n_paths], "%s%s", mnt, streq(own, "/") ? "" : own) < 0) {
                         cg.origins[cg.n_paths] = NULL;
@@ -344,7 +344,7 @@ int zy_cgroup_join(const struct zy_cgroup *cg, pid_t pid) {
 
         snprintf(v, sizeof(v), "%d", (int) pid);
         for (size_t i = 0; i < cg->n_paths; i++) {
-                int r = write_file(cg->paths[i], "cgroup.procs", v);
+                int r = zy_write_at(cg->paths[i], "cgroup.procs", v);
                 if (r < 0)
                         return r;
         }
@@ -356,7 +356,7 @@ int zy_cgroup_return(const struct zy_cgroup *cg) {
 
         snprintf(v, sizeof(v), "%d", (int) getpid());
         for (size_t i = 0; i < cg->n_paths; i++) {
-                int r = cg->origins[i] ? write_file(cg->origins[i], "cgroup.procs", v) : -ENOENT;
+                int r = cg->origins[i] ? zy_write_at(cg->origins[i], "cgroup.procs", v) : -ENOENT;
                 if (r < 0)
                         return r;
         }
@@ -388,7 +388,7 @@ int zy_cgroup_freeze(const struct zy_cgroup *cg, bool frozen) {
                 /* v1 freezes asynchronously (FREEZING): the kernel retries the stragglers each
                  * time the state is written, so write until it reads back (bounded) */
                 for (int i = 0; i < 1000; i++) {
-                        r = write_file(cg->freezer, "freezer.state", frozen ? "FROZEN" : "THAWED");
+                        r = zy_write_at(cg->freezer, "freezer.state", frozen ? "FROZEN" : "THAWED");
                         if (r < 0)
                                 return r;
                         r = zy_cgroup_is_frozen(cg);
@@ -403,7 +403,7 @@ int zy_cgroup_freeze(const struct zy_cgroup *cg, bool frozen) {
         fd = open(events, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = write_file(cg->freezer, "cgroup.freeze", frozen ? "1" : "0");
+        r = zy_write_at(cg->freezer, "cgroup.freeze", frozen ? "1" : "0");
         if (r < 0)
                 return r;
         /* cgroup.events signals POLLPRI on change: wait for "frozen" to match */

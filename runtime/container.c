@@ -20,7 +20,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,17 +48,10 @@ static int mkdir_p(const char *path, mode_t mode) {
 }
 
 static int write_proc(pid_t pid, const char *file, const char *text) {
-        char path[64];
-        _cleanup_close_ int fd = -EBADF;
-        size_t n = strlen(text);
+        char dir[32];
 
-        snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, file);
-        fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (write(fd, text, n) != (ssize_t) n)
-                return negative_errno();
-        return 0;
+        snprintf(dir, sizeof(dir), "/proc/%d", (int) pid);
+        return zy_write_at(dir, file, text);
 }
 
 static void now_rfc3339(char *buf, size_t len) {
@@ -181,36 +173,36 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         pid_t pid;
         int r, ret = 1;
 
-        r = zy_state_dir(c->root, a->id, &dir);
+        r = zy_state_dir(c->root, a->p.id, &dir);
         if (r < 0)
-                return error(c, "invalid container id \"%s\"", a->id);
+                return error(c, "invalid container id \"%s\"", a->p.id);
         r = mkdir_p(c->root, 0700);
         if (r < 0)
                 return error(c, "state root %s: %s", c->root, errstr(-r));
         if (mkdir(dir, 0711) < 0)
-                return error(c, errno == EEXIST ? "container with id exists: %s" : "state dir %s: %s", a->id,
+                return error(c, errno == EEXIST ? "container with id exists: %s" : "state dir %s: %s", a->p.id,
                              errstr(errno));
         made_dir = true;
         st.dir = strdup(dir);
-        st.id = strdup(a->id);
+        st.id = strdup(a->p.id);
 
         r = zy_oci_load(a->bundle, NULL, zy_cgroup_is_v2_only(), &o, &err);
         if (r < 0) {
                 error(c, "%s", err ? err : errstr(-r));
                 goto out;
         }
-        if (o->terminal && !a->console_socket) {
+        if (o->terminal && !a->p.console_socket) {
                 error(c, "cannot allocate tty if zygote-runc will detach without setting console socket");
                 goto out;
         }
-        if (!o->terminal && a->console_socket) {
+        if (!o->terminal && a->p.console_socket) {
                 error(c, "cannot use console socket if zygote-runc will not detach or allocate tty");
                 goto out;
         }
         if (json_object_object_get_ex(o->root, "hooks", NULL))
                 debug(c, "hooks are not supported and were ignored");
 
-        r = zy_cgroup_create(o->cgroups_path, a->id, o->pids_limit, o->memory_limit, &st.cgroup, &err);
+        r = zy_cgroup_create(o->cgroups_path, a->p.id, o->pids_limit, o->memory_limit, &st.cgroup, &err);
         if (r < 0 && getuid() != 0 && (r == -EACCES || r == -EPERM || r == -EROFS) && o->pids_limit < 0 &&
             o->memory_limit < 0) {
                 /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
@@ -248,7 +240,7 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                         goto out;
                 }
         }
-        if (zy_runc_sandbox_prepare(c, o, a->console_socket, a->preserve_fds, &sb, &path_buf, &console_fd) < 0)
+        if (zy_runc_sandbox_prepare(c, o, a->p.console_socket, a->p.preserve_fds, &sb, &path_buf, &console_fd) < 0)
                 goto out;
         sb.start_fd = start_fd;
         for (size_t i = 0; i < o->n_ns_paths; i++) {
@@ -297,16 +289,9 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 }
                 born_in_cgroup = true;
         }
-        fflush(stdout);
-        fflush(stderr);
-        pid = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
-        if (pid == 0) {
-                close(sync[0]);
-                sb.sync_fd = sync[1];
-                zy_sandbox_run(&sb);
-        }
+        pid = zy_runc_clone_sandbox(&ca, &sb, sync[1], sync[0]);
         if (pid < 0)
-                error(c, "clone3: %s", errstr(errno));
+                error(c, "clone3: %s", errstr(-pid));
         if (born_in_cgroup) {
                 r = zy_cgroup_return(&st.cgroup);
                 if (r < 0) {
@@ -375,16 +360,16 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 json_object_get(st.annotations);
         r = zy_state_save(&st);
         if (r >= 0)
-                r = zy_runc_write_pid_file(a->pid_file, pid);
+                r = zy_runc_write_pid_file(a->p.pid_file, pid);
         if (r < 0) {
                 error(c, "saving state: %s", errstr(-r));
                 goto fail_child;
         }
         if (o->seccomp)
-                debug(c, "container %s created, init pid %d; seccomp filter of %zu instructions %s", a->id,
+                debug(c, "container %s created, init pid %d; seccomp filter of %zu instructions %s", a->p.id,
                       (int) pid, o->seccomp->bpf_len, zy_runc_filter_source());
         else
-                debug(c, "container %s created, init pid %d, no seccomp filter", a->id, (int) pid);
+                debug(c, "container %s created, init pid %d, no seccomp filter", a->p.id, (int) pid);
 
         if (!a->run) {
                 ret = 0;
@@ -402,7 +387,7 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 goto out;
         }
         made_dir = false;
-        if (a->detach) {
+        if (a->p.detach) {
                 ret = 0;
                 goto out;
         }

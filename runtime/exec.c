@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +42,14 @@ static int ns_flags_to_join(pid_t pid) {
 }
 
 
+/* The helper's failure record, as the sandbox writes its own; the process was never made. */
+_Noreturn static void helper_fail(int sync_fd, enum zy_sb_step step, int err) {
+        struct zy_sb_status f = { .step = step, .err = err, .index = -1 };
+
+        (void) !write(sync_fd, &f, sizeof(f));
+        _exit(ZY_SB_EXIT_SETUP_FAILED);
+}
+
 int cmd_exec(const struct ctx *c, const struct exec_args *a) {
         _cleanup_free_ char *err = NULL, *path_buf = NULL;
         _cleanup_free_ char **envp = NULL;
@@ -56,7 +63,7 @@ int cmd_exec(const struct ctx *c, const struct exec_args *a) {
         pid_t helper, pid = 0;
         int r, flags, ret = 1;
 
-        if (zy_runc_load_state(c, a->id, &st) < 0)
+        if (zy_runc_load_state(c, a->p.id, &st) < 0)
                 return 1;
         s = zy_state_status(&st);
         if (s != ZY_STATUS_RUNNING && s != ZY_STATUS_CREATED) {
@@ -106,11 +113,11 @@ int cmd_exec(const struct ctx *c, const struct exec_args *a) {
                                 o->gid = g;
                 }
         }
-        if (o->terminal && !a->console_socket) {
+        if (o->terminal && !a->p.console_socket) {
                 error(c, "cannot allocate tty without a console socket (--console-socket)");
                 goto out;
         }
-        if (zy_runc_sandbox_prepare(c, o, a->console_socket, a->preserve_fds, &sb, &path_buf, &console_fd) < 0)
+        if (zy_runc_sandbox_prepare(c, o, a->p.console_socket, a->p.preserve_fds, &sb, &path_buf, &console_fd) < 0)
                 goto out;
         if (envp)
                 sb.envp = envp;
@@ -155,27 +162,13 @@ int cmd_exec(const struct ctx *c, const struct exec_args *a) {
 
                 close(sync[0]);
                 close(pp[0]);
-                if (flags && setns(init_fd, flags) < 0) {
-                        struct zy_sb_status f = { .step = ZY_SB_STEP_SETNS, .err = errno, .index = -1 };
-                        (void) !write(sync[1], &f, sizeof(f));
-                        _exit(ZY_SB_EXIT_SETUP_FAILED);
-                }
-                if (root_fd >= 0 && (fchdir(root_fd) < 0 || chroot(".") < 0)) {
-                        struct zy_sb_status f = { .step = ZY_SB_STEP_PIVOT, .err = errno, .index = -1 };
-                        (void) !write(sync[1], &f, sizeof(f));
-                        _exit(ZY_SB_EXIT_SETUP_FAILED);
-                }
-                child = (pid_t) syscall(SYS_clone3, &ca, sizeof(ca));
-                if (child == 0) {
-                        close(pp[1]);
-                        sb.sync_fd = sync[1];
-                        zy_sandbox_run(&sb);
-                }
-                if (child < 0) {
-                        struct zy_sb_status f = { .step = ZY_SB_STEP_SETNS, .err = errno, .index = -1 };
-                        (void) !write(sync[1], &f, sizeof(f));
-                        _exit(ZY_SB_EXIT_SETUP_FAILED);
-                }
+                if (flags && setns(init_fd, flags) < 0)
+                        helper_fail(sync[1], ZY_SB_STEP_SETNS, errno);
+                if (root_fd >= 0 && (fchdir(root_fd) < 0 || chroot(".") < 0))
+                        helper_fail(sync[1], ZY_SB_STEP_PIVOT, errno);
+                child = zy_runc_clone_sandbox(&ca, &sb, sync[1], pp[1]);
+                if (child < 0)
+                        helper_fail(sync[1], ZY_SB_STEP_SETNS, -child);
                 (void) !write(pp[1], &child, sizeof(child));
                 _exit(0);
         }
@@ -213,10 +206,10 @@ int cmd_exec(const struct ctx *c, const struct exec_args *a) {
                 ret = pidfd >= 0 ? zy_runc_wait_exit_status(pidfd) : 1;
                 goto out;
         }
-        r = zy_runc_write_pid_file(a->pid_file, pid);
+        r = zy_runc_write_pid_file(a->p.pid_file, pid);
         if (r < 0)
                 error(c, "pid file: %s", errstr(-r));
-        if (a->detach) {
+        if (a->p.detach) {
                 ret = r < 0 ? 1 : 0;
                 goto out;
         }

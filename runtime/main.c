@@ -109,6 +109,17 @@ static const char *opt_get(const struct opt *opts, size_t n, const char *name) {
         return NULL;
 }
 
+/* The options create, run and exec share, from their parsed opts. */
+static void proc_args_get(struct proc_args *p, const char *id, const struct opt *o, size_t n) {
+        const char *fds = opt_get(o, n, "preserve-fds");
+
+        p->id = id;
+        p->pid_file = opt_get(o, n, "pid-file");
+        p->console_socket = opt_get(o, n, "console-socket");
+        p->detach = opt_get(o, n, "detach") != NULL;
+        p->preserve_fds = fds ? atoi(fds) : 0;
+}
+
 
 /* ---- the other commands ---- */
 
@@ -471,15 +482,10 @@ int main(int argc, char **argv) {
 
                 if (k < 0 || need_id(&c, cmd, argc, argv, k) < 0)
                         return 1;
-                a.id = argv[k];
+                proc_args_get(&a.p, argv[k], o, ELEMENTSOF(o));
                 a.bundle = opt_get(o, ELEMENTSOF(o), "bundle");
                 if (!a.bundle)
                         a.bundle = ".";
-                a.pid_file = opt_get(o, ELEMENTSOF(o), "pid-file");
-                a.console_socket = opt_get(o, ELEMENTSOF(o), "console-socket");
-                a.detach = opt_get(o, ELEMENTSOF(o), "detach") != NULL;
-                if (opt_get(o, ELEMENTSOF(o), "preserve-fds"))
-                        a.preserve_fds = atoi(opt_get(o, ELEMENTSOF(o), "preserve-fds"));
                 return cmd_create_or_run(&c, &a);
         }
         if (streq(cmd, "exec")) {
@@ -494,20 +500,15 @@ int main(int argc, char **argv) {
 
                 if (k < 0 || need_id(&c, cmd, argc, argv, k) < 0)
                         return 1;
-                a.id = argv[k];
+                proc_args_get(&a.p, argv[k], o, ELEMENTSOF(o));
                 a.args = argv + k + 1;
                 a.n_args = argc - k - 1;
                 a.process = opt_get(o, ELEMENTSOF(o), "process");
-                a.pid_file = opt_get(o, ELEMENTSOF(o), "pid-file");
-                a.console_socket = opt_get(o, ELEMENTSOF(o), "console-socket");
-                a.detach = opt_get(o, ELEMENTSOF(o), "detach") != NULL;
                 a.tty = opt_get(o, ELEMENTSOF(o), "tty") != NULL;
                 a.cwd = opt_get(o, ELEMENTSOF(o), "cwd");
                 a.user = opt_get(o, ELEMENTSOF(o), "user");
                 a.env = env;
                 a.n_env = o[6].n_list;
-                if (opt_get(o, ELEMENTSOF(o), "preserve-fds"))
-                        a.preserve_fds = atoi(opt_get(o, ELEMENTSOF(o), "preserve-fds"));
                 return cmd_exec(&c, &a);
         }
         if (streq(cmd, "kill")) {

@@ -5,6 +5,7 @@
  * runc's words, waiting for and signalling the process, the pid file, destroying a container.
  */
 #include <errno.h>
+#include <linux/sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -207,4 +209,18 @@ int zy_runc_load_state(const struct ctx *c, const char *id, struct zy_state *st)
         if (r < 0)
                 return error(c, "container %s: state: %s", id, errstr(-r)), r;
         return 0;
+}
+
+pid_t zy_runc_clone_sandbox(struct clone_args *ca, struct zy_sandbox *sb, int sync_fd, int close_fd) {
+        pid_t pid;
+
+        fflush(stdout);
+        fflush(stderr);
+        pid = (pid_t) syscall(SYS_clone3, ca, sizeof(*ca));
+        if (pid == 0) {
+                safe_close(close_fd);
+                sb->sync_fd = sync_fd;
+                zy_sandbox_run(sb);
+        }
+        return pid < 0 ? -errno : pid;
 }

@@ -120,6 +120,8 @@ struct zy_cgroup {
 };
 
 bool zy_cgroup_is_v2_only(void);
+/* Writes value to DIR/FILE in one write (cgroup and /proc files want that). */
+int zy_write_at(const char *dir, const char *file, const char *value);
 /* Creates the container's cgroups (relative paths are below the caller's own cgroup) and applies
  * the limits. */
 int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
@@ -200,28 +202,30 @@ struct ctx {
         bool no_zygote;            /* --no-zygote */
 };
 
-struct create_args {
+/* What create, run and exec all take: the container, --pid-file, --console-socket,
+ * --preserve-fds, --detach. */
+struct proc_args {
         const char *id;
-        const char *bundle;
         const char *pid_file;
         const char *console_socket;
         int preserve_fds;
-        bool run;
         bool detach;
 };
 
+struct create_args {
+        struct proc_args p;
+        const char *bundle;
+        bool run;
+};
+
 struct exec_args {
-        const char *id;
-        const char *process;
-        const char *pid_file;
-        const char *console_socket;
+        struct proc_args p;
+        const char *process;    /* --process FILE, or NULL: args, env, cwd, user, tty below */
         const char *cwd;
         const char *user;
         const char **env;
         size_t n_env;
-        bool detach;
         bool tty;
-        int preserve_fds;
         char **args;
         int n_args;
 };
@@ -251,6 +255,10 @@ void zy_runc_report_failure(const struct ctx *c, const struct zy_oci *o, const s
 /* Reaps the process: its exit code, or 128 + its signal. */
 int zy_runc_wait_exit_status(int pidfd);
 void zy_runc_forward_signals(pid_t pid);
+/* clone3(ca) into the sandbox: the child closes close_fd (-1: none), reports on sync_fd and
+ * runs sb (never returns). Returns the child's pid or a negative errno. */
+struct clone_args;
+pid_t zy_runc_clone_sandbox(struct clone_args *ca, struct zy_sandbox *sb, int sync_fd, int close_fd);
 /* Writes pid to path atomically (nothing when path is NULL). */
 int zy_runc_write_pid_file(const char *path, pid_t pid);
 /* container.c, exec.c */

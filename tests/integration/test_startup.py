@@ -4,6 +4,8 @@ ZYGOTE_DISABLE_FEATURES switch, --check-profile, start-up errors."""
 import json
 import os
 import platform
+import re
+import struct
 import subprocess
 
 import pytest
@@ -192,6 +194,31 @@ def test_check_profile_bad(bins, daemons, fname, content, where):
     assert path in msg, f"the message does not name the file: {msg!r}"
     if where:
         assert where in msg, f"the message does not name the JSON location {where}: {msg!r}"
+
+
+def test_check_profile_dump_bpf(bins, daemons):
+    """--dump-bpf writes the program --check-profile describes: as many struct sock_filter (8
+    bytes each) as it counts, the first loading the architecture, the last a return."""
+    out = os.path.join(daemons.workdir(), "default.bpf")
+    r = run_zygoted(bins, "--check-profile", os.path.join(bins["profiles"], "default.json"), "--dump-bpf", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    n = int(re.search(r"^instructions:\s+(\d+)$", r.stdout, re.M).group(1))
+    with open(out, "rb") as f:
+        prog = f.read()
+    assert len(prog) == 8 * n and n > 100, (len(prog), n)
+    first = struct.unpack("=HBBI", prog[:8])
+    last = struct.unpack("=HBBI", prog[-8:])
+    assert first[0] == 0x20 and first[3] == 4, first  # BPF_LD|BPF_W|BPF_ABS of seccomp_data.arch
+    assert last[0] & 0x07 == 0x06, last                # BPF_RET
+
+
+@pytest.mark.parametrize("args,code", [(["--dump-bpf", "/tmp/x.bpf"], 2),
+                                       (["--check-profile", "DEFAULT", "--dump-bpf", "/nonexistent-zygote/x.bpf"], 1)])
+def test_dump_bpf_refused(bins, args, code):
+    args = [os.path.join(bins["profiles"], "default.json") if a == "DEFAULT" else a for a in args]
+    r = run_zygoted(bins, *args)
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    assert "--dump-bpf" in r.stderr
 
 
 def test_check_profile_missing_file(bins):

@@ -72,7 +72,8 @@ busybox=/bin/busybox
 bb_ldd=$(LC_ALL=C ldd "$busybox" 2>&1 || true)
 [[ -x $busybox && $bb_ldd == *"not a dynamic executable"* ]] ||
         skip "no static busybox at $busybox (apt-get install busybox-static)"
-pkg-config --exists libseccomp || skip "no libseccomp-dev (for gen-bpf)"
+[[ -x $build_dir/zygoted ]] ||
+        skip "no zygoted in $build_dir (build first: it compiles profiles/default.json for filter-bench)"
 for lib in libc.a libcap.a; do
         [[ -n $(gcc -print-file-name="$lib" | grep /) && -e $(gcc -print-file-name="$lib") ]] ||
                 skip "no static $lib for the selftests (libc6-dev, libcap-dev)"
@@ -227,20 +228,10 @@ printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 gcc "${cflags[@]}" -static -o "$root/bin/filter-bench" "$here/guest/filter-bench.c" ||
         die "building filter-bench failed"
 
-# The program filter-bench times: the BPF of profiles/default.json when zygoted can dump it,
-# else a docker-like program from gen-bpf.
-bpf_source=
-if [[ -x $build_dir/zygoted && -r $repo/profiles/default.json ]] &&
-        "$build_dir/zygoted" --help 2>&1 | grep -q -- --dump-bpf &&
-        "$build_dir/zygoted" --check-profile "$repo/profiles/default.json" \
-                --dump-bpf "$root/zygote/default.bpf" >"$work/dump-bpf.log" 2>&1; then
-        bpf_source="profiles/default.json (zygoted --dump-bpf)"
-else
-        gcc "${cflags[@]}" -o "$work/gen-bpf" "$here/gen-bpf.c" $(pkg-config --cflags --libs libseccomp) ||
-                die "building gen-bpf failed"
-        "$work/gen-bpf" "$root/zygote/default.bpf" || die "gen-bpf failed"
-        bpf_source="gen-bpf's docker-like program"
-fi
+# The program filter-bench times: the BPF of profiles/default.json, compiled by zygoted.
+"$build_dir/zygoted" --check-profile "$repo/profiles/default.json" --dump-bpf "$root/zygote/default.bpf" \
+        >"$work/dump-bpf.log" 2>&1 || die "zygoted --dump-bpf failed: $(cat "$work/dump-bpf.log")"
+bpf_source="profiles/default.json (zygoted --dump-bpf)"
 
 # zygote's binaries and helpers with the shared libraries they need, at the same paths.
 copy_libs() {
