@@ -5,6 +5,7 @@ daemon's time, and errors that name the bad field."""
 import ctypes
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import struct
@@ -86,6 +87,10 @@ def test_compiled_once_and_the_program_works(daemon):
         assert p1["key"] == p2["key"] and p1["hash"] == p2["hash"]
         assert p3["key"] != p1["key"] and p3["hash"] != p1["hash"]
         assert len(p1["key"]) == 64 and len(p1["hash"]) == 64
+        # The key is the SHA-256 of json-c's plain serialization: for this object (no '/', which
+        # json-c escapes) the same text as Python's compact one, keys in the order sent.
+        text = json.dumps(small(), separators=(",", ":")).encode()
+        assert p1["key"] == hashlib.sha256(text).hexdigest()
         prog = read_program(fd1, p1["instructions"])
         assert read_program(fd2, p2["instructions"]) == prog
         # A fresh memfd per reply: no shared offset, no shared file.
