@@ -52,6 +52,8 @@ void zy_runc_filter_setup(const struct ctx *c, const char *socket, bool no_zygot
         filter_setup.socket = socket;
         filter_setup.local = no_zygote || (mode && streq(mode, "local"));
         filter_setup.required = !filter_setup.local && mode && streq(mode, "zygoted");
+        if (mode && *mode && !streq(mode, "local") && !streq(mode, "zygoted"))
+                info(c, "ZYGOTE_RUNC_FILTER=%s is neither \"local\" nor \"zygoted\": ignored", mode);
 }
 
 const char *zy_runc_filter_source(void) {
