@@ -343,6 +343,12 @@ def summary_markdown(results, plot_path=None):
     if tables:
         lines.append("")
         lines.extend(tables)
+    if results.get("hops"):
+        lines.append("")
+        lines.append("Where each microsecond of a spawn goes (medians, µs; "
+                     "[method](docs/BENCHMARKS.md#where-the-time-goes-per-hop)):")
+        lines.append("")
+        lines.append(hops_markdown(results["hops"]).rstrip("\n"))
     missed = [t for t in results["targets"] if "met" in t and not t["met"]]
     if missed:
         lines.append("")
@@ -407,6 +413,12 @@ def full_markdown(results, plot_path=None):
             else:
                 lines.append(f"| {k} | {fmt(v['median'])} | {v['method']} |")
         lines.append("")
+    if results.get("hops") or results.get("skipped", {}).get("hops"):
+        lines.append("### Per hop (µs, perf tracepoints)\n")
+        if results.get("hops"):
+            lines.append(hops_markdown(results["hops"]))
+        else:
+            lines.append(f"Skipped: {results['skipped']['hops']}\n")
     cli = results.get("cli")
     if cli:
         lines.append("### Command line, end to end (hyperfine, ms)\n")
@@ -844,11 +856,14 @@ def hop_chain(sample, idx, daemon_tid=None, client_tid=None):
             return None
         t["reply"] = reply["t"]
     t["end"] = X
+    t["syscalls"] = sum(1 for e in wevs if e["ev"] == "raw_syscalls:sys_enter" and e["t"] < execve_in["t"])
     marks = ["send", "recv", "req", "ref", "fork", "first", "gate_in", "gate_out", "execve", "exec",
              "exit", "reap", "reply", "end"]
     if any(t[a] > t[b] for a, b in zip(marks, marks[1:])):
         return None
-    return {k: t[b] - t[a] for k, a, b in zip(HOP_KEYS, marks, marks[1:])}
+    chain = {k: t[b] - t[a] for k, a, b in zip(HOP_KEYS, marks, marks[1:])}
+    chain["worker_syscalls"] = t["syscalls"]
+    return chain
 
 
 def analyse_hops(raw, events, daemon_tids):
@@ -867,7 +882,8 @@ def analyse_hops(raw, events, daemon_tids):
         v = {"n": len(chains), "samples": len(samples)}
         if chains:
             v["hops"] = {k: stats([c[k] / 1000.0 for c in chains]) for k in HOP_KEYS}
-            v["total"] = stats([sum(c.values()) / 1000.0 for c in chains])
+            v["total"] = stats([sum(c[k] for k in HOP_KEYS) / 1000.0 for c in chains])
+            v["worker_syscalls"] = stats([c["worker_syscalls"] for c in chains])
             v["sum_of_medians"] = sum(v["hops"][k]["median"] for k in HOP_KEYS)
         out["variants"][name] = v
     base = out["variants"].get("posix_spawn", {}).get("hops")
@@ -899,6 +915,10 @@ def hops_markdown(h):
     lines.append("| **sum of the hop medians** | " + " | ".join(cells) + " |")
     cells = [f'{h["variants"][n]["total"]["median"]:.0f}' for n in names] + ["" for t in tiers if "delta" in h["variants"][t]]
     lines.append("| spawn-to-exit under perf (median) | " + " | ".join(cells) + " |")
+    cells = [f'{h["variants"][n]["worker_syscalls"]["median"]:.0f}' for n in names]
+    cells += [f"{h['variants'][t]['worker_syscalls']['median'] - h['variants']['posix_spawn']['worker_syscalls']['median']:+.0f}"
+              for t in tiers if "delta" in h["variants"][t]]
+    lines.append("| the worker's syscalls before execve (count) | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("Medians in µs over " + ", ".join(f"{n} {h['variants'][n]['n']}/{h['variants'][n]['samples']}"
                                                      for n in names)
