@@ -13,14 +13,17 @@ import re
 README_BEGIN = "<!-- bench:begin -->"
 README_END = "<!-- bench:end -->"
 
-# The targets of issue 5. "max": the measured value must not exceed it; "min": must reach it.
+# The targets of issue 5, as issue 14 restated them: the command line is judged on its overhead
+# over /bin/true's own run (a ratio of times would reward a slow /bin/true), the daemon on its own
+# memory (Pss: RSS counts every shared library in full). "max": the measured value must not
+# exceed it; "min": must reach it.
 TARGETS = [
     # key, description, bound, kind, unit
     ("spawn_ratio", "spawn-to-exit vs posix_spawn, best tier", 1.10, "max", "x"),
-    ("cli_bwrap", "launchctl run vs bwrap (times faster)", 4.0, "min", "x"),
-    ("cli_crun", "launchctl run vs crun run (times faster)", 20.0, "min", "x"),
+    ("cli_bwrap", "launchctl run's overhead over /bin/true, relative to bwrap's", 0.4, "max", "x"),
+    ("cli_crun", "launchctl run's overhead over /bin/true, relative to crun run's", 0.05, "max", "x"),
     ("throughput_16", "throughput at 16 clients vs posix_spawn, best tier", 0.90, "min", "x"),
-    ("footprint_daemon", "zygoted RSS", 4.0, "max", "MiB"),
+    ("footprint_daemon", "zygoted Pss", 4.0, "max", "MiB"),
     ("footprint_reference", "private memory of each reference process (largest)", 1.0, "max", "MiB"),
 ]
 
@@ -172,6 +175,26 @@ def analyse_cli(passes, skipped):
                 "times_faster": quantile(merged[peer], 0.5) / quantile(merged["launchctl"], 0.5),
                 "pass_min": min(per_pass), "pass_max": max(per_pass),
             }
+    if "true" in merged:
+        # overhead: what a command costs beyond running /bin/true itself
+        base = quantile(merged["true"], 0.5) * 1e3
+        for k, st in out["commands"].items():
+            st["overhead_ms"] = st["median"] - base
+        lc = out["commands"].get("launchctl")
+        for peer in ("bwrap", "crun", "runc"):
+            if lc is None or peer not in out["commands"] or out["commands"][peer]["overhead_ms"] <= 0:
+                continue
+            per_pass = []
+            for p in passes:
+                if peer in p and "launchctl" in p and "true" in p:
+                    t = quantile(p["true"], 0.5)
+                    d = quantile(p[peer], 0.5) - t
+                    if d > 0:
+                        per_pass.append((quantile(p["launchctl"], 0.5) - t) / d)
+            out["ratios"][peer].update(
+                overhead_ratio=lc["overhead_ms"] / out["commands"][peer]["overhead_ms"],
+                overhead_pass_min=min(per_pass) if per_pass else None,
+                overhead_pass_max=max(per_pass) if per_pass else None)
     return out
 
 
@@ -182,10 +205,10 @@ def targets(results):
     if sp.get("best_tier"):
         measured["spawn_ratio"] = (sp["spawn_ratio"][sp["best_tier"]]["ratio"], sp["best_tier"])
     cli = results.get("cli", {}).get("ratios", {})
-    if "bwrap" in cli:
-        measured["cli_bwrap"] = (cli["bwrap"]["times_faster"], None)
-    if "crun" in cli:
-        measured["cli_crun"] = (cli["crun"]["times_faster"], None)
+    if "overhead_ratio" in cli.get("bwrap", {}):
+        measured["cli_bwrap"] = (cli["bwrap"]["overhead_ratio"], None)
+    if "overhead_ratio" in cli.get("crun", {}):
+        measured["cli_crun"] = (cli["crun"]["overhead_ratio"], None)
     tp = results.get("throughput", {}).get("clients", {}).get("16")
     if tp and tp["ratio"]:
         best = max(tp["ratio"], key=lambda t: tp["ratio"][t]["ratio"])
@@ -193,8 +216,8 @@ def targets(results):
     fp = results.get("footprint", {})
     daemons = fp.get("daemons") or {}
     if daemons:
-        worst = max(daemons, key=lambda k: daemons[k]["rss_kib"])
-        measured["footprint_daemon"] = (daemons[worst]["rss_kib"] / 1024.0, worst)
+        worst = max(daemons, key=lambda k: daemons[k]["pss_kib"])
+        measured["footprint_daemon"] = (daemons[worst]["pss_kib"] / 1024.0, worst)
     refs = fp.get("references") or {}
     if refs:
         worst = max(refs, key=lambda k: refs[k]["private_kib"])
@@ -422,14 +445,21 @@ def full_markdown(results, plot_path=None):
     cli = results.get("cli")
     if cli:
         lines.append("### Command line, end to end (hyperfine, ms)\n")
-        lines.append("| command | ms | launchctl is N× faster (range over passes) |")
-        lines.append("|---|---|---|")
+        lines.append("| command | ms | overhead over /bin/true, ms | launchctl's overhead / this one's "
+                     "(range over passes) | launchctl is N× faster |")
+        lines.append("|---|---|---|---|---|")
         for k, v in cli["commands"].items():
             r = cli["ratios"].get(k)
             rr = f"{r['times_faster']:.2f} ({r['pass_min']:.2f}–{r['pass_max']:.2f})" if r else ""
-            lines.append(f"| `{cli['command_lines'].get(k, k)}` | {fmt_stats(v)} | {rr} |")
+            orr = ""
+            if r and r.get("overhead_ratio") is not None:
+                orr = f"{r['overhead_ratio']:.3f}"
+                if r.get("overhead_pass_min") is not None:
+                    orr += f" ({r['overhead_pass_min']:.3f}–{r['overhead_pass_max']:.3f})"
+            oh = fmt(v["overhead_ms"]) if "overhead_ms" in v else ""
+            lines.append(f"| `{cli['command_lines'].get(k, k)}` | {fmt_stats(v)} | {oh} | {orr} | {rr} |")
         for k, why in cli["skipped"].items():
-            lines.append(f"| {k} | skipped: {why} | |")
+            lines.append(f"| {k} | skipped: {why} | | | |")
         lines.append("")
     tp = results.get("throughput")
     if tp:
@@ -674,7 +704,7 @@ def write_json(path, obj):
 # zygote-bench hops stamps each spawn in the client (CLOCK_MONOTONIC: send, first reply, exit
 # known) and names the worker's pid; `perf record -k mono` (the same clock) records the
 # scheduler's fork, exec and exit tracepoints and every syscall's entry and exit of the bench
-# client, the daemons, their references and (inherited) every worker. hops_from_events() joins
+# client, the daemons, their references and (inherited) every worker. hop_chain() joins
 # the two into one chain of hops per spawn: each hop ends where the next begins, so a spawn's
 # hops add up to its spawn-to-exit exactly.
 

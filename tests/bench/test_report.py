@@ -134,7 +134,7 @@ def test_docker_reference_file_resolves():
     assert all("includes" not in c and "excludes" not in c for c in oci["syscalls"])
 
 
-def fake_results(spawn_ratio=1.05, bwrap=5.0, crun=None, tp16=0.95, rss_kib=3000, ref_kib=200):
+def fake_results(spawn_ratio=1.05, bwrap=5.0, crun=None, tp16=0.95, pss_kib=3000, ref_kib=200):
     base = [1000.0 + i for i in range(20)]
     raw = {"rounds": 20, "warmup": 2, "samples": {
         "posix_spawn": base,
@@ -153,7 +153,7 @@ def fake_results(spawn_ratio=1.05, bwrap=5.0, crun=None, tp16=0.95, rss_kib=3000
         "throughput": report.analyse_throughput({"rounds": 3, "tasks_per_round": {"16": 160}, "samples": {
             "16": {"posix_spawn": [100.0, 100.0, 100.0], "inherit": [100.0 * tp16] * 3, "load": [30.0] * 3}}},
             ["inherit", "load"]),
-        "footprint": {"daemons": {"auto": {"rss_kib": rss_kib, "pss_kib": 1, "private_kib": 1}},
+        "footprint": {"daemons": {"auto": {"rss_kib": 9000, "pss_kib": pss_kib, "private_kib": 1}},
                       "references": {"auto/default": {"rss_kib": 900, "pss_kib": 1, "private_kib": ref_kib}}},
         "notes": [],
     }
@@ -170,14 +170,18 @@ def test_targets_met_missed_and_skipped():
     t = {x["key"]: x for x in fake_results()["targets"]}
     assert t["spawn_ratio"]["met"] and t["spawn_ratio"]["which"] == "inherit"
     assert t["spawn_ratio"]["measured"] == pytest.approx(1.05)
-    assert t["cli_bwrap"]["met"] and t["cli_bwrap"]["measured"] == pytest.approx(5.0)
+    # /bin/true 1 ms, launchctl 2 ms, bwrap 10 ms: overheads 1 and 9 ms
+    assert t["cli_bwrap"]["met"] and t["cli_bwrap"]["measured"] == pytest.approx(1 / 9)
     assert t["cli_crun"]["skipped"] == "crun fails here: cgroups"
     assert t["throughput_16"]["met"] and t["throughput_16"]["which"] == "inherit"
     assert t["footprint_daemon"]["met"] and t["footprint_reference"]["met"]
 
-    t = {x["key"]: x for x in fake_results(spawn_ratio=1.32, crun=10, tp16=0.45, rss_kib=5120)["targets"]}
+    t = {x["key"]: x for x in fake_results(spawn_ratio=1.32, crun=10, tp16=0.45, pss_kib=5120)["targets"]}
     assert not t["spawn_ratio"]["met"] and t["spawn_ratio"]["miss"] == pytest.approx(0.2)
-    assert not t["cli_crun"]["met"] and t["cli_crun"]["miss"] == pytest.approx(0.5)
+    # crun 20 ms: overhead 19 ms against launchctl's 1 ms, 1/19 > 1/20
+    assert not t["cli_crun"]["met"] and t["cli_crun"]["measured"] == pytest.approx(1 / 19)
+    assert t["cli_crun"]["miss"] == pytest.approx(20 / 19 - 1)
+    # judged on Pss: the RSS of 9000 KiB counts shared libraries and is not what is judged
     assert not t["throughput_16"]["met"] and t["throughput_16"]["miss"] == pytest.approx(0.5)
     assert not t["footprint_daemon"]["met"] and t["footprint_daemon"]["measured"] == pytest.approx(5.0)
 
@@ -351,3 +355,13 @@ def test_hops_table_has_every_hop_and_the_deltas():
         assert f"| {label} |" in md
     assert "| gate wait | 0 | 200 | 0 | +200 | +0 |" in md
     assert "| **sum of the hop medians** | 1000 | 2000 | 1000 | +1000 | +0 |" in md
+
+
+def test_cli_overhead_over_true_per_pass():
+    passes = [{"true": [0.001] * 3, "launchctl": [0.0014] * 3, "bwrap": [0.002] * 3},
+              {"true": [0.002] * 3, "launchctl": [0.0024] * 3, "bwrap": [0.004] * 3}]
+    cli = report.analyse_cli(passes, {})
+    assert cli["commands"]["launchctl"]["overhead_ms"] == pytest.approx(1.9 - 1.5)
+    r = cli["ratios"]["bwrap"]
+    assert r["overhead_pass_min"] == pytest.approx(0.2) and r["overhead_pass_max"] == pytest.approx(0.4)
+    assert r["overhead_ratio"] == pytest.approx(0.4 / (3.0 - 1.5))
