@@ -370,7 +370,30 @@ int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t
         }
 }
 
-/* Whether process pid holds an fd on the pipe whose inode is ino. */
+/* Whether fd of process pid is open for writing (/proc/PID/fdinfo/FD's flags). */
+static bool fd_writes(pid_t pid, const char *fd) {
+        char path[sizeof("/proc//fdinfo/") + 3 * sizeof(int) + NAME_MAX], line[128];
+        bool w = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int) pid, fd);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long flags;
+
+                if (sscanf(line, "flags: %lo", &flags) == 1) {
+                        w = (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
+                        break;
+                }
+        }
+        fclose(f);
+        return w;
+}
+
+/* Whether process pid holds the write end of the pipe whose inode is ino. The write end: any
+ * child the daemon forks meanwhile holds copies of its read ends until its exec. */
 static bool holds_pipe(pid_t pid, ino_t ino) {
         char dir[64], want[64], link[64];
         struct dirent *de;
@@ -391,7 +414,7 @@ static bool holds_pipe(pid_t pid, ino_t ino) {
                 if (n <= 0)
                         continue;
                 link[n] = 0;
-                found = streq(link, want);
+                found = streq(link, want) && fd_writes(pid, de->d_name);
         }
         closedir(d);
         return found;

@@ -694,6 +694,11 @@ static int spawn_park(struct spawn *s) {
                 r = spawn_pipes(s);
                 return r < 0 ? r : 0;
         }
+        /* The reference has its copies of the worker's ends of the pipes (in the message): ours go
+         * now, or a worker forked here meanwhile would hold them too until its exec, and be taken
+         * for this spawn's lost worker (zy_reference_find_worker()) if the reference died. */
+        s->status[1] = safe_close(s->status[1]);
+        s->hold[0] = safe_close(s->hold[0]);
         /* the call is ours now: its fds (the plan names them by number) and its parameters */
         p->call = *call;
         p->call.fds = p->fds;
@@ -738,6 +743,8 @@ static void parked_answer(struct zd_parked *p, int r, pid_t pid, int pidfd) {
 
         if (r >= 0 && !p->call.conn) {
                 /* the caller is gone: its worker is killed at the gate, never runs */
+                zd_log(LOG_INFO, "profile %s: the caller left before its worker %d was tracked; it is "
+                       "killed at its gate", s->profile_name, (int) pid);
                 spawn_drop_worker(s, pid, pidfd);
                 parked_free(p);
                 return;
@@ -830,7 +837,9 @@ void zd_spawn_ref_lost(struct zd_entry *e) {
                 return;
         if (e->ref.pidfd >= 0)
                 (void) pidfd_kill(e->ref.pidfd, SIGKILL); /* so that any fork it started is complete */
-        while ((p = parked_pop(e))) {
+        /* every lost worker first, then the spawns again: a worker forked here for one of them
+         * is never looked at as another's */
+        for (p = e->parked; p; p = p->next) {
                 struct spawn *s = p->s;
                 pid_t lost = zy_reference_find_worker(&e->ref, s->status[0]);
 
@@ -841,8 +850,9 @@ void zd_spawn_ref_lost(struct zd_entry *e) {
                 } else if (lost < 0)
                         zd_log(LOG_WARNING, "profile %s: looking for the worker of a lost reference: %s",
                                s->profile_name, strerror(-lost));
-                parked_answer(p, -ECONNRESET, 0, -EBADF);
         }
+        while ((p = parked_pop(e)))
+                parked_answer(p, -ECONNRESET, 0, -EBADF);
 }
 
 /* A caller went away: its parked spawn, when the reference answers, kills its worker at the
