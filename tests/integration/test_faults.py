@@ -197,46 +197,45 @@ def nofile_soft(pid):
 def test_no_pidfd_for_the_worker_runs_nothing(daemons, needs_root, capsys, tmp_path):
     """The daemon out of fds when the reference answers with its worker's pid: the worker waits at
     its gate before exec, is killed and reaped, and the caller gets SpawnFailed for a command that
-    never ran (a retry runs it once). The daemon's fd limit is cut with prlimit to a little more
-    than it uses, one fd more each round, until a spawn goes through: one round runs out at the
-    worker's pidfd (the log says so), the rounds before at the spawn's pipes."""
+    never ran (a retry runs it once). Deterministic: the Spawn is parked for a stopped reference,
+    the daemon's fd limit is cut (prlimit) to the lowest fd number it does not use, and the
+    reference is let go."""
     d = daemons(tier="inherit")
     out = tmp_path / "runs"
     out.touch()
     os.chmod(tmp_path, 0o777)
     os.chmod(out, 0o666)
     pid = d.proc.pid
+    ref = d.profiles()["default"]["referencePid"]
     soft = nofile_soft(pid)
     argv = ["/bin/sh", "-c", f"echo once >> {out}"]
-    failed = []
     try:
         with d.connect() as c:
             c.call("org.varlink.service.GetInfo")
-            used = {int(n) for n in os.listdir(f"/proc/{pid}/fd")}
-            free = [n for n in range(len(used) + 16) if n not in used]
-            for k in range(12):
-                subprocess.run(["prlimit", "--pid", str(pid), f"--nofile={free[k]}:"], check=True)
-                first, final = spawn_true(c, argv=argv)
-                if final is None:
-                    assert first["error"] == L + "SpawnFailed", first
-                    failed.append(first["parameters"]["errno"])
-                    assert out.read_text() == "", f"the command ran although its Spawn failed ({first})"
-                    continue
-                assert final["exitCode"] == 0, final
-                break
-            else:
-                raise AssertionError(f"no spawn went through with up to {free[11]} fds")
+            with stopped(ref):
+                c.send(L + "Spawn", {"argv": argv}, more=True)
+                d.status()  # the Spawn is read, and parked
+
+                def settled():
+                    a = set(os.listdir(f"/proc/{pid}/fd"))
+                    time.sleep(0.2)
+                    return a if a == set(os.listdir(f"/proc/{pid}/fd")) else None
+                used = {int(n) for n in wait_for(settled, "the daemon's fds settled")}
+                lowest_free = min(n for n in range(len(used) + 1) if n not in used)
+                subprocess.run(["prlimit", "--pid", str(pid), f"--nofile={lowest_free}:"], check=True)
+            first = c.recv()
+            assert first.error == L + "SpawnFailed", dict(first)
+            assert first.parameters["errno"] == 24, first.parameters
     finally:
         subprocess.run(["prlimit", "--pid", str(pid), f"--nofile={soft}:"], check=True)
     with capsys.disabled():
-        print(f"\n  [out of fds] {len(failed)} spawns failed first (errno {sorted(set(failed))}); "
-              f"runs: {out.read_text().split()}", end="")
-    assert "no pidfd for worker" in d.log(), "no round ran out of fds at the worker's pidfd"
-    assert out.read_text().split() == ["once"]
+        print(f"\n  [out of fds] SpawnFailed {first.parameters}; runs: {out.read_text().split()}", end="")
+    assert "no pidfd for worker" in d.log(), "the spawn did not run out of fds at the worker's pidfd"
+    assert out.read_text() == "", "the command ran although its Spawn failed"
     no_zombies(d)
     with d.connect() as c:
         _, final = spawn_true(c, argv=argv)
-    assert final["exitCode"] == 0 and out.read_text().split() == ["once", "once"]
+    assert final["exitCode"] == 0 and out.read_text().split() == ["once"]
 
 
 # ---- workers killed between fork and exec -------------------------------------------------------
