@@ -480,6 +480,30 @@ static int spawn_pipes(struct spawn *s) {
         return 0;
 }
 
+/* The daemon's signal dispositions that are not SIG_DFL (its handlers, SIGPIPE ignored), read
+ * once, at the first spawn (main.c sets them all before it serves, nothing later): a worker
+ * forked here resets only those, not all 64 (issue 14: 60 system calls fewer before exec). */
+static const sigset_t *daemon_dispositions(void) {
+        static sigset_t set;
+        static bool known;
+
+        if (!known) {
+                sigemptyset(&set);
+                for (int sig = 1; sig < _NSIG; sig++) {
+                        struct sigaction old;
+
+                        /* glibc's internal signals: it refuses them (EINVAL), and so it does in
+                         * the worker's reset; a handler of its own is reset by execve */
+                        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &old) < 0)
+                                continue;
+                        if (old.sa_handler != SIG_DFL)
+                                sigaddset(&set, sig);
+                }
+                known = true;
+        }
+        return &set;
+}
+
 /* The one plain struct the worker applies: fd map, ids, capabilities, filter, pipes. */
 static int spawn_plan(struct spawn *s) {
         struct zd_call *call = s->call;
@@ -537,6 +561,7 @@ static int spawn_plan(struct spawn *s) {
                 .enter_root = s->caller.root_fd >= 0,
                 .root_fd = s->caller.root_fd,
                 .prog = &s->prog,
+                .signals_reset = daemon_dispositions(),
                 .path_buf = s->path_buf,
                 .path_buf_len = s->path_len,
         };
