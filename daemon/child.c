@@ -78,12 +78,12 @@ _Noreturn static void fail(const struct state *st, enum zy_step step, int err, i
  * dispositions and the mask survive execve, and a handler of the daemon must never run in the
  * worker. Errors are ignored on purpose: glibc refuses its two internal signals, which are
  * handlers and therefore reset by execve anyway. */
-static void reset_signals(void) {
+static void reset_signals(const sigset_t *only) {
         struct sigaction sa = { .sa_handler = SIG_DFL };
         sigset_t none;
 
         for (int sig = 1; sig < _NSIG; sig++) {
-                if (sig == SIGKILL || sig == SIGSTOP)
+                if (sig == SIGKILL || sig == SIGSTOP || (only && sigismember(only, sig) != 1))
                         continue;
                 (void) sigaction(sig, &sa, NULL);
         }
@@ -433,7 +433,7 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
         int r;
 
         if (!p->signals_default)
-                reset_signals();
+                reset_signals(p->signals_reset);
 
         /* 0b. the caller's cgroups, first: from here on the worker counts there (and the fds go
          * at step 1, the fd limit may fall at step 3b) */

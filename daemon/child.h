@@ -62,6 +62,7 @@
 #pragma once
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -143,6 +144,10 @@ struct zy_plan {
         /* Every disposition is SIG_DFL and the mask empty already (zygote-ref checks it once at
          * start-up): step 0 is skipped, 65 system calls fewer. Never packed: the forker says. */
         bool signals_default;
+        /* Otherwise step 0 resets only these dispositions (zygoted's: those it found not SIG_DFL,
+         * which nothing changes later), NULL: every one. The mask is emptied either way. Never
+         * packed: the forker says. */
+        const sigset_t *signals_reset;
         char *const *envp; /* NULL-terminated */
         const char *cwd;   /* NULL: stay in the parent's cwd ("/" for zygoted) */
         const char *search_path; /* PATH used when argv[0] has no '/'; NULL: default path */

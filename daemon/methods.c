@@ -443,13 +443,15 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
                         (void) zd_call_failf(&call, r, ZY_ERROR_PERMISSION_DENIED, "reason", strerror(-r));
                 zd_reply_error(c, call.error, TAKE_PTR(call.error_params));
         }
-        /* The worker has its copies (or never will): ours go in every case. */
-        for (size_t i = 0; i < n_fds; i++)
+        /* The worker has its copies (or never will): ours go in every case, but for those a
+         * handler took (a Spawn parked for the reference sets n_fds to 0). */
+        for (size_t i = 0; i < call.n_fds; i++)
                 safe_close(fds[i]);
         json_object_put(call.params);
         json_object_put(call.error_params);
 }
 
 void zd_methods_disconnect(void *userdata, struct zd_conn *c) {
+        zd_spawn_drop_conn(userdata, c);
         zd_task_drop_conn(userdata, c);
 }

@@ -275,48 +275,63 @@ static int open_child(pid_t pid) {
         return TAKE_FD(fd);
 }
 
-int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t *ret_pid,
-                       int *ret_pidfd) {
+int zy_reference_request(struct zy_reference *r, const struct zy_plan *plan) {
         struct zy_ref_header h = { .magic = ZY_REF_MAGIC, .type = ZY_REF_SPAWN };
         _cleanup_free_ void *buf = NULL;
         int fds[ZY_PLAN_MAX_FDS];
-        size_t n_fds = ZY_PLAN_MAX_FDS, n_got = 0, len;
+        size_t n_fds = ZY_PLAN_MAX_FDS, len;
         int k;
 
-        if (!r || !plan || !ret_pid || !ret_pidfd)
+        if (!r || !plan)
                 return -EINVAL;
-        *ret_pid = 0;
         if (r->ctl_fd < 0)
                 return -ENOTCONN;
         k = zy_plan_pack(plan, &buf, &len, fds, &n_fds);
         if (k < 0)
                 return k;
-        k = zy_ref_send(r->ctl_fd, &h, buf, len, fds, n_fds);
-        if (k < 0)
-                return k;
-        h.type = 0;
-        k = wait_reply(r, ZY_REF_SPAWNED, &h, NULL, 0, &n_got);
-        if (k < 0) {
-                /* An ERROR reply: the reference forked nothing. No reply: it may have, and it is
-                 * dead or, out of step with us, killed now (never left to act late). */
-                if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_ERROR)
-                        return k;
-                break_ctl(r);
-                *ret_pid = ZY_REF_WORKER_UNKNOWN;
-                return k;
-        }
-        if (h.arg <= 0) {
-                break_ctl(r);
-                *ret_pid = ZY_REF_WORKER_UNKNOWN;
-                return -EBADMSG;
-        }
+        return zy_ref_send(r->ctl_fd, &h, buf, len, fds, n_fds);
+}
+
+/* The reference is out of step or gone with a request in its hands: its worker is unknown. */
+static int worker_unknown(struct zy_reference *r, pid_t *ret_pid, int k) {
+        break_ctl(r);
+        *ret_pid = ZY_REF_WORKER_UNKNOWN;
+        return k;
+}
+
+int zy_reference_reply(struct zy_reference *r, pid_t *ret_pid, int *ret_pidfd) {
+        struct zy_ref_header h;
+        char buf[sizeof(h)];
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+        ssize_t n;
+        int k;
+
+        if (!r || !ret_pid || !ret_pidfd)
+                return -EINVAL;
+        *ret_pid = 0;
+        if (r->ctl_fd < 0)
+                return worker_unknown(r, ret_pid, -ENOTCONN);
+        n = recv_fds(r->ctl_fd, &iov, 1, NULL, 0, NULL, MSG_DONTWAIT);
+        if (n == -EAGAIN)
+                return -EAGAIN;
+        if (n == 0 || n == -ECONNRESET)
+                return worker_unknown(r, ret_pid, -ECONNRESET);
+        if (n < 0)
+                return worker_unknown(r, ret_pid, (int) n);
+        if ((size_t) n != sizeof(h))
+                return worker_unknown(r, ret_pid, -EBADMSG);
+        memcpy(&h, buf, sizeof(h));
+        if (h.magic != ZY_REF_MAGIC || (h.type != ZY_REF_SPAWNED && h.type != ZY_REF_ERROR))
+                return worker_unknown(r, ret_pid, -EBADMSG);
+        /* An ERROR reply: the reference forked nothing. */
+        if (h.type == ZY_REF_ERROR)
+                return h.err > 0 ? -h.err : -EIO;
+        if (h.arg <= 0)
+                return worker_unknown(r, ret_pid, -EBADMSG);
         k = open_child((pid_t) h.arg);
-        if (k == -EBADMSG) {
-                /* not our child: the reference is out of step, and its worker unknown */
-                break_ctl(r);
-                *ret_pid = ZY_REF_WORKER_UNKNOWN;
-                return k;
-        }
+        /* not our child: the reference is out of step, and its worker unknown */
+        if (k == -EBADMSG)
+                return worker_unknown(r, ret_pid, k);
         *ret_pid = (pid_t) h.arg;
         if (k < 0)
                 return k;
@@ -324,7 +339,53 @@ int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t
         return 0;
 }
 
-/* Whether process pid holds an fd on the pipe whose inode is ino. */
+int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t *ret_pid,
+                       int *ret_pidfd) {
+        int64_t deadline = now_ms() + ZY_REF_TIMEOUT_MS;
+        int k;
+
+        if (!r || !plan || !ret_pid || !ret_pidfd)
+                return -EINVAL;
+        *ret_pid = 0;
+        k = zy_reference_request(r, plan);
+        if (k < 0)
+                return k;
+        for (;;) {
+                k = wait_readable(r->ctl_fd, r->pidfd, deadline);
+                if (k == 0)
+                        return worker_unknown(r, ret_pid, -ECONNRESET);
+                if (k < 0)
+                        return worker_unknown(r, ret_pid, k);
+                k = zy_reference_reply(r, ret_pid, ret_pidfd);
+                if (k != -EAGAIN)
+                        return k;
+        }
+}
+
+/* Whether fd of process pid is open for writing (/proc/PID/fdinfo/FD's flags). */
+static bool fd_writes(pid_t pid, const char *fd) {
+        char path[sizeof("/proc//fdinfo/") + 3 * sizeof(int) + NAME_MAX], line[128];
+        bool w = false;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int) pid, fd);
+        f = fopen(path, "re");
+        if (!f)
+                return false;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long flags;
+
+                if (sscanf(line, "flags: %lo", &flags) == 1) {
+                        w = (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
+                        break;
+                }
+        }
+        fclose(f);
+        return w;
+}
+
+/* Whether process pid holds the write end of the pipe whose inode is ino. The write end: any
+ * child the daemon forks meanwhile holds copies of its read ends until its exec. */
 static bool holds_pipe(pid_t pid, ino_t ino) {
         char dir[64], want[64], link[64];
         struct dirent *de;
@@ -345,7 +406,7 @@ static bool holds_pipe(pid_t pid, ino_t ino) {
                 if (n <= 0)
                         continue;
                 link[n] = 0;
-                found = streq(link, want);
+                found = streq(link, want) && fd_writes(pid, de->d_name);
         }
         closedir(d);
         return found;

@@ -34,7 +34,7 @@
 #include "child.h"
 
 #define ZY_REF_CTL_FD 3
-#define ZY_REF_TIMEOUT_MS 5000 /* the daemon blocks this long at most per call */
+#define ZY_REF_TIMEOUT_MS 5000 /* a reply later than this: the reference is stuck, and killed */
 #define ZY_REF_MAX_MSG (320u * 1024u) /* header + the largest plan or program */
 
 enum zy_ref_type {
@@ -96,6 +96,17 @@ int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
 int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t *ret_pid,
                        int *ret_pidfd);
 
+/* zy_reference_spawn() in two halves, for a caller that does not block (zygoted's loop): the
+ * request, sent without waiting (at most ZY_REF_MAX_QUEUED in flight: they fit the socket's
+ * buffer), and, when the control socket is readable, the reply to the oldest request in flight
+ * (the reference answers in order). zy_reference_reply() returns -EAGAIN when no reply is there
+ * yet; otherwise what zy_reference_spawn() returns, *ret_pid included. After a
+ * ZY_REF_WORKER_UNKNOWN the socket is shut and the reference killed: every request still in
+ * flight is lost with it. */
+#define ZY_REF_MAX_QUEUED 64
+int zy_reference_request(struct zy_reference *r, const struct zy_plan *plan);
+int zy_reference_reply(struct zy_reference *r, pid_t *ret_pid, int *ret_pidfd);
+
 /* After a spawn that ended with ZY_REF_WORKER_UNKNOWN: waits (bounded) until the reference is
  * dead, so that any fork it started is complete, then finds among the caller's children the
  * worker that holds the other end of status_r, the read end of that spawn's status pipe (only it
@@ -128,7 +139,7 @@ int zy_helper_path(char *buf, size_t size);
 int zy_helper_open(const char *path);
 
 /* Both ends' framing: one datagram = header + payload, fds as SCM_RIGHTS. send never blocks
- * (MSG_DONTWAIT; at most one message is ever in flight) and never raises SIGPIPE. recv
+ * (MSG_DONTWAIT; at most ZY_REF_MAX_QUEUED requests are in flight) and never raises SIGPIPE. recv
  * receives with MSG_CMSG_CLOEXEC, returns the byte count (0 at EOF) and the fds; a truncated
  * message or more than max_fds fds closes what arrived and fails with -EMSGSIZE. */
 int zy_ref_send(int fd, const struct zy_ref_header *h, const void *payload, size_t len,

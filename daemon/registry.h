@@ -11,6 +11,7 @@
 #include "tier.h"
 
 struct zd_daemon;
+struct zd_parked;
 
 struct zd_entry {
         struct zd_daemon *d;
@@ -22,6 +23,10 @@ struct zd_entry {
         enum zd_tier best_tier;  /* what spawns use while the reference is up */
         char reason[256];        /* why this tier */
         ev_io ref_watch;         /* reference pidfd: its death */
+        ev_io ctl_watch;         /* its control socket, while spawns are parked (spawn.c) */
+        ev_timer ctl_timer;      /* the oldest parked spawn's deadline */
+        struct zd_parked *parked; /* inherit-tier spawns waiting for the reference, oldest first */
+        unsigned n_parked;
         ev_timer restart;        /* backoff restart */
         double backoff;
         double ref_started_at;

@@ -7,6 +7,7 @@ hyperfine's; this script starts the daemons, prepares the peers, and turns raw s
 figures with report.py.
 
   bench.py run --build DIR [--out DIR] [--quick] [--no-readme] [--docker-profile FILE]
+  bench.py hops --build DIR [--out DIR] [--rounds N]
   bench.py same-profile --build DIR [--docker-profile FILE]
 """
 
@@ -39,11 +40,11 @@ PRESETS = {
     "full": dict(spawn_rounds=2000, spawn_warmup=50, spawn_seconds=240,
                  tp_rounds=8, tp_tasks=64,
                  sc_rounds=9, sc_batches=100, sc_calls=500,
-                 cli_passes=5, cli_runs=30, cli_warmup=5),
+                 cli_passes=5, cli_runs=30, cli_warmup=5, hops_rounds=300),
     "quick": dict(spawn_rounds=150, spawn_warmup=10, spawn_seconds=0,
                   tp_rounds=3, tp_tasks=48,
                   sc_rounds=2, sc_batches=30, sc_calls=500,
-                  cli_passes=1, cli_runs=10, cli_warmup=2),
+                  cli_passes=1, cli_runs=10, cli_warmup=2, hops_rounds=30),
 }
 CLI_NAMESPACE_NOTE = ("all CLI commands run in one private mount namespace (unshare -m) with "
                       "/sys/fs/cgroup/unified unmounted there: crun 1.8.1 refuses the hybrid cgroup layout")
@@ -167,6 +168,70 @@ def footprint_refs(status, prefix):
 
 
 # ---- the peers ----------------------------------------------------------------------------------------
+
+
+# ---- the per-hop breakdown -----------------------------------------------------------------------------
+
+PERF_EVENTS = ("sched:sched_process_fork,sched:sched_process_exec,sched:sched_process_exit,"
+               "raw_syscalls:sys_enter,raw_syscalls:sys_exit")
+
+
+def measure_hops(build, daemons, tiers, rounds, work, seed):
+    """zygote-bench hops under `perf record -k mono` attached to it, the tier daemons and their
+    references (workers are followed as their children). Returns (analysed, None) or (None, why
+    it was skipped)."""
+    perf = shutil.which("perf")
+    if not perf:
+        return None, "perf is not installed (linux-perf)"
+    if platform.machine() != "x86_64":
+        return None, f"the hop anchors are x86_64 syscall numbers; this is {platform.machine()}"
+    pids = []
+    for t in tiers:
+        pids.append(daemons[t].pid)
+        pids.extend(p["reference_pid"] for p in daemons[t].status(build)["profiles"] if p.get("reference_pid"))
+    data = os.path.join(work, "hops.perf.data")
+    tier_args = [a for t in tiers for a in ("--tier", f"{t}={daemons[t].sock}")]
+    bench = subprocess.Popen([os.path.join(build, "zygote-bench"), "hops", "--handshake", *tier_args,
+                              "--rounds", str(rounds), "--seed", str(seed)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    rec = None
+    try:
+        line = bench.stderr.readline()
+        if line.strip() != "ready":
+            bench.kill()
+            out, err = bench.communicate(timeout=60)
+            raise BenchError(f"zygote-bench hops: {first_line(line + err)}")
+        # -m: a buffer large enough that perf seldom wakes up to drain it (it shares the CPUs)
+        rec = subprocess.Popen([perf, "record", "-q", "-k", "mono", "-m", "16M", "-e", PERF_EVENTS, "-o", data,
+                                "-p", ",".join(str(p) for p in [bench.pid, *pids])],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # perf opens its events per task of each pid: until it has, nothing would be recorded
+        time.sleep(2.0)
+        if rec.poll() is not None:
+            bench.kill()
+            bench.communicate(timeout=60)
+            return None, f"perf record failed: {first_line(rec.stderr.read())}"
+        out, err = bench.communicate("go\n", timeout=1800)
+        if bench.returncode != 0:
+            raise BenchError(f"zygote-bench hops exited {bench.returncode}: {first_line(err)}")
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+            bench.wait()
+        if rec and rec.poll() is None:
+            rec.send_signal(signal.SIGINT)
+            try:
+                rec.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                rec.kill()
+                rec.wait()
+    raw = json.loads(out)
+    p = run([perf, "script", "-i", data, "--ns", "-F", "tid,time,event,trace"], timeout=1800)
+    events = report.parse_perf_script(p.stdout.splitlines())
+    os.unlink(data)
+    hops = report.analyse_hops(raw, events, {t: daemons[t].pid for t in tiers})
+    hops["perf_events"] = len(events)
+    return hops, None
 
 
 def make_bundle(path, oci_seccomp):
@@ -412,6 +477,13 @@ def cmd_run(args):
         report.write_json(os.path.join(raw_dir, "spawn.json"), raw_spawn)
         results["spawn"] = report.analyse_spawn(raw_spawn, tiers, skipped_tiers)
 
+        log(f"per-hop breakdown: {cfg['hops_rounds']} rounds under perf")
+        hops, why = measure_hops(build, daemons, tiers, cfg["hops_rounds"], work, seed)
+        if hops:
+            results["hops"] = hops
+        else:
+            results["skipped"]["hops"] = why
+
         log(f"throughput: 1, 4, 16 clients, {cfg['tp_rounds']} rounds")
         raw_tp = bench_tool(build, "throughput", *tier_args, "--clients", "1,4,16", "--rounds",
                             str(cfg["tp_rounds"]), "--tasks", str(cfg["tp_tasks"]), "--seed", str(seed))
@@ -506,6 +578,48 @@ def publish(out_dir, results, plot):
     log(f"README.md and {rel}/ updated")
 
 
+def cmd_hops(args):
+    """The per-hop breakdown alone, on daemons of its own; merged into DIR/results.json (and
+    results.md re-rendered) when a run left one there."""
+    build = os.path.abspath(args.build)
+    out_dir = os.path.abspath(args.out or os.path.join(build, "bench"))
+    work = os.path.join(out_dir, "work")
+    os.makedirs(work, exist_ok=True)
+    rundir = tempfile.mkdtemp(prefix="zygote-bench.")
+    daemons, tiers = {}, []
+    load = os.getloadavg()[0]
+    try:
+        for t in ("inherit", "load"):
+            d = Daemon(build, t, rundir)
+            daemons[t] = d
+            dp = next((p for p in d.status(build)["profiles"] if p["name"] == "default"), None)
+            if dp and dp["tier"] == t:
+                tiers.append(t)
+        log(f"per-hop breakdown: {args.rounds} rounds of posix_spawn, {', '.join(tiers)} under perf")
+        hops, why = measure_hops(build, daemons, tiers, args.rounds, work, args.seed)
+    finally:
+        for d in daemons.values():
+            d.stop()
+        shutil.rmtree(rundir, ignore_errors=True)
+    if not hops:
+        log(f"skipped: {why}")
+        return 77
+    hops["loadavg"] = [load, os.getloadavg()[0]]
+    report.write_json(os.path.join(out_dir, "hops.json"), hops)
+    print(report.hops_markdown(hops))
+    path = os.path.join(out_dir, "results.json")
+    if os.path.exists(path):
+        results = report.load_json(path)
+        results["hops"] = hops
+        results.get("skipped", {}).pop("hops", None)
+        report.write_json(path, results)
+        with open(os.path.join(out_dir, "results.md"), "w") as f:
+            f.write(report.full_markdown(results, "plot.png" if os.path.exists(os.path.join(out_dir, "plot.png"))
+                                         else None))
+        log(f"{path} and results.md updated")
+    return 0
+
+
 def cmd_same_profile(args):
     build = os.path.abspath(args.build)
     if not os.path.exists(args.docker_profile):
@@ -551,12 +665,17 @@ def main():
     r.add_argument("--no-readme", action="store_true")
     r.add_argument("--seed", type=int, default=20251)
     r.add_argument("--docker-profile", default=DOCKER_PROFILE)
+    h = sub.add_parser("hops")
+    h.add_argument("--build", required=True)
+    h.add_argument("--out")
+    h.add_argument("--rounds", type=int, default=300)
+    h.add_argument("--seed", type=int, default=20251)
     s = sub.add_parser("same-profile")
     s.add_argument("--build", required=True)
     s.add_argument("--docker-profile", default=DOCKER_PROFILE)
     args = ap.parse_args()
     try:
-        return cmd_run(args) if args.cmd == "run" else cmd_same_profile(args)
+        return {"run": cmd_run, "hops": cmd_hops, "same-profile": cmd_same_profile}[args.cmd](args)
     except BenchError as e:
         log(f"error: {e}")
         return 1

@@ -6,6 +6,7 @@
  *                      [--max-seconds S]
  *   zygote-bench throughput --tier NAME=SOCKET... [--clients 1,4,16] [--rounds N] [--tasks N]
  *   zygote-bench syscall --profile FILE [--rounds N] [--batches N] [--calls N]
+ *   zygote-bench hops --tier NAME=SOCKET... [--rounds N] [--warmup N] [--handshake]
  *   zygote-bench compile PROFILE OUT.bpf
  *   zygote-bench same-profile PROFILE OCI.json
  *   zygote-bench status SOCKET
@@ -161,6 +162,7 @@ static void usage(FILE *f) {
               "                          [--max-seconds S]\n"
               "       zygote-bench throughput --tier NAME=SOCKET... [--clients 1,4,16] [--rounds N] [--tasks N]\n"
               "       zygote-bench syscall --profile FILE [--rounds N] [--batches N] [--calls N]\n"
+              "       zygote-bench hops --tier NAME=SOCKET... [--rounds N] [--warmup N] [--handshake]\n"
               "       zygote-bench compile PROFILE OUT.bpf\n"
               "       zygote-bench same-profile PROFILE OCI.json\n"
               "       zygote-bench status SOCKET\n"
@@ -176,6 +178,7 @@ int main(int argc, char **argv) {
                 { "spawn", bench_cmd_spawn },     { "throughput", bench_cmd_throughput },
                 { "syscall", bench_cmd_syscall }, { "compile", bench_cmd_compile },
                 { "same-profile", bench_cmd_same_profile }, { "status", bench_cmd_status },
+                { "hops", bench_cmd_hops },
         };
 
         if (argc < 2) {

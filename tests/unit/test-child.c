@@ -561,6 +561,35 @@ static void test_signals_reset(void **state) {
         assert_status(&res, "SigBlk", "0000000000000000");
 }
 
+/* signals_reset names the dispositions to reset (zygoted's own): the others stay as they are
+ * (here an ignored SIGHUP, which shows the reset was limited), and the mask is emptied. */
+static void test_signals_reset_only_those_named(void **state) {
+        struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_hup;
+        sigset_t block, old_mask, only;
+        struct zy_plan p;
+        struct result res;
+
+        assert_return_code(sigaction(SIGPIPE, &ign, &old_pipe), errno);
+        assert_return_code(sigaction(SIGHUP, &ign, &old_hup), errno);
+        sigemptyset(&block);
+        sigaddset(&block, SIGTERM);
+        assert_return_code(sigprocmask(SIG_BLOCK, &block, &old_mask), errno);
+        sigemptyset(&only);
+        sigaddset(&only, SIGPIPE);
+
+        plan_init(&p, argv_status);
+        p.signals_reset = &only;
+        run(&p, true, NULL, &res);
+
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        sigaction(SIGPIPE, &old_pipe, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
+
+        assert_exec_ok(&res);
+        assert_status(&res, "SigIgn", "0000000000000001");
+        assert_status(&res, "SigBlk", "0000000000000000");
+}
+
 /* signals_default (zygote-ref's pristine signals) skips step 0: here an ignored signal of the
  * parent stays ignored, which shows that nothing was reset. */
 static void test_signals_default_skips_the_reset(void **state) {
@@ -1287,6 +1316,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_filter_clone_absent),
                 cmocka_unit_test(test_hold),
                 cmocka_unit_test(test_signals_default_skips_the_reset),
+                cmocka_unit_test(test_signals_reset_only_those_named),
                 cmocka_unit_test(test_hold_quiet),
                 cmocka_unit_test(test_try_syscall),
         };
