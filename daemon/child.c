@@ -35,13 +35,9 @@
 #define ZY_MAX_TARGET (1 << 20) /* above any RLIMIT_NOFILE we would see; keeps the sums below safe */
 
 static const char *const step_names[_ZY_STEP_MAX] = {
-        [ZY_STEP_NONE] = "none",     [ZY_STEP_FDS] = "fds",       [ZY_STEP_SETSID] = "setsid",
-        [ZY_STEP_CTTY] = "ctty",     [ZY_STEP_CAPBSET] = "capbset", [ZY_STEP_GROUPS] = "groups",
-        [ZY_STEP_GID] = "gid",       [ZY_STEP_UID] = "uid",       [ZY_STEP_CAPS] = "caps",
-        [ZY_STEP_CHDIR] = "chdir",   [ZY_STEP_NNP] = "nnp",       [ZY_STEP_FILTER] = "filter",
-        [ZY_STEP_HELD] = "held",     [ZY_STEP_HOLD] = "hold",     [ZY_STEP_EXEC] = "exec",
-        [ZY_STEP_RLIMIT] = "rlimit", [ZY_STEP_CGROUP] = "cgroup", [ZY_STEP_SETNS] = "setns",
-        [ZY_STEP_CHROOT] = "chroot", [ZY_STEP_MNTNS] = "mntns",   [ZY_STEP_PROC] = "proc",
+#define ZY_STEP_NAME(id, name) [ZY_STEP_##id] = name,
+        ZY_STEPS(ZY_STEP_NAME)
+#undef ZY_STEP_NAME
 };
 
 const char *zy_step_to_string(enum zy_step step) {

@@ -67,6 +67,7 @@
  */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,28 +76,35 @@
 struct sock_fprog;
 
 /* Steps, reported in struct zy_status and by name in the protocol's SpawnFailed error. */
+/* X(ID, "name") gives ZY_STEP_ID, named "name" in the protocol. The numbers are the wire's
+ * (struct zy_status): a new step goes at the end, so that none moves. */
+#define ZY_STEPS(X)                                                                                 \
+        X(NONE, "none")                                                                             \
+        X(FDS, "fds")                                                                               \
+        X(SETSID, "setsid")                                                                         \
+        X(CTTY, "ctty")                                                                             \
+        X(CAPBSET, "capbset")                                                                       \
+        X(GROUPS, "groups")                                                                         \
+        X(GID, "gid")                                                                               \
+        X(UID, "uid")                                                                               \
+        X(CAPS, "caps")                                                                             \
+        X(CHDIR, "chdir")                                                                           \
+        X(NNP, "nnp")                                                                               \
+        X(FILTER, "filter")                                                                         \
+        X(HELD, "held")         /* not a failure: "sandboxed and waiting for Start" (err is 0) */   \
+        X(HOLD, "hold")                                                                             \
+        X(EXEC, "exec")                                                                             \
+        X(RLIMIT, "rlimit")                                                                         \
+        X(CGROUP, "cgroup")                                                                         \
+        X(SETNS, "setns")                                                                           \
+        X(CHROOT, "chroot")                                                                         \
+        X(MNTNS, "mntns")       /* the mount namespace of the profile's pid namespace (pidns.h) */  \
+        X(PROC, "proc")         /* a private mount namespace with a /proc of its own */
+
 enum zy_step {
-        ZY_STEP_NONE = 0,
-        ZY_STEP_FDS,
-        ZY_STEP_SETSID,
-        ZY_STEP_CTTY,
-        ZY_STEP_CAPBSET,
-        ZY_STEP_GROUPS,
-        ZY_STEP_GID,
-        ZY_STEP_UID,
-        ZY_STEP_CAPS,
-        ZY_STEP_CHDIR,
-        ZY_STEP_NNP,
-        ZY_STEP_FILTER,
-        ZY_STEP_HELD, /* not a failure: "sandboxed and waiting for Start" (err is 0) */
-        ZY_STEP_HOLD,
-        ZY_STEP_EXEC,
-        ZY_STEP_RLIMIT,
-        ZY_STEP_CGROUP,
-        ZY_STEP_SETNS,
-        ZY_STEP_CHROOT,
-        ZY_STEP_MNTNS,
-        ZY_STEP_PROC,
+#define ZY_STEP_ENUM(id, name) ZY_STEP_##id,
+        ZY_STEPS(ZY_STEP_ENUM)
+#undef ZY_STEP_ENUM
         _ZY_STEP_MAX,
 };
 
@@ -217,6 +225,27 @@ struct zy_plan {
         char *path_buf; /* scratch for the PATH search, at least path_buf_len bytes */
         size_t path_buf_len;
 };
+
+/* A plan that runs argv with envp and nothing else: no status, hold or reference fd (every fd
+ * -EBADF), no ids, capabilities, limits, namespaces or filter; path_buf is the caller's scratch
+ * buffer of the PATH search. The caller sets what its plan adds. */
+static inline void zy_plan_init(struct zy_plan *p, char *const *argv, char *const *envp, char *path_buf,
+                                size_t path_buf_len) {
+        *p = (struct zy_plan){
+                .argv = argv,
+                .envp = envp,
+                .status_fd = -EBADF,
+                .hold_fd = -EBADF,
+                .ref_pidfd = -EBADF,
+                .caller_pidfd = -EBADF,
+                .root_fd = -EBADF,
+                .mntns_fd = -EBADF,
+                .exec_fd = -EBADF,
+                .filter_mode = ZY_FILTER_NONE,
+                .path_buf = path_buf,
+                .path_buf_len = path_buf_len,
+        };
+}
 
 /* Runs the steps above in the current (freshly forked) process. Never returns. */
 _Noreturn void zy_child_run(const struct zy_plan *plan);

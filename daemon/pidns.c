@@ -94,21 +94,12 @@ int zy_pidns_start(int helper_fd, struct zy_pidns *ret, char *what, size_t what_
                 return k;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(status, O_CLOEXEC) < 0)
                 return -errno;
-        plan = (struct zy_plan){
-                .argv = argv,
-                .envp = envp,
-                .cwd = "/",
-                .fds = map,
-                .status_fd = status[1],
-                .hold_fd = -EBADF,
-                .ref_pidfd = -EBADF,
-                .mntns_fd = -EBADF,
-                .filter_mode = ZY_FILTER_NONE,
-                .exec_by_fd = true,
-                .exec_fd = helper_fd,
-                .path_buf = path_buf,
-                .path_buf_len = sizeof(path_buf),
-        };
+        zy_plan_init(&plan, argv, envp, path_buf, sizeof(path_buf));
+        plan.cwd = "/";
+        plan.fds = map;
+        plan.status_fd = status[1];
+        plan.exec_by_fd = true;
+        plan.exec_fd = helper_fd;
         map[plan.n_fds++] = (struct zy_fdmap){ .src = sv[1], .target = ZY_PIDNS_CTL_FD };
         if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
                 map[plan.n_fds++] = (struct zy_fdmap){ .src = STDERR_FILENO, .target = STDERR_FILENO };

@@ -14,22 +14,19 @@
 #include "plan.h"
 #include "util.h"
 
+/* The plan's plain booleans, packed one bit each (PW_<field>), in this order. */
+#define ZY_PLAN_BOOLS(X) X(ctty) X(set_ids) X(capbset_mask_prctl) X(set_caps) X(no_new_privs) X(filter_early) X(hold_quiet)
+
+/* Bit numbers of the wire's flags: the booleans, then what the message holds besides. */
 enum {
-        PW_CTTY = 1u << 0,
-        PW_SET_IDS = 1u << 1,
-        PW_MASK_PRCTL = 1u << 2,
-        PW_SET_CAPS = 1u << 3,
-        PW_NNP = 1u << 4,
-        PW_FILTER_EARLY = 1u << 5,
-        PW_HAS_CWD = 1u << 6,
-        PW_HAS_SEARCH_PATH = 1u << 7,
-        PW_HAS_STATUS = 1u << 8,
-        PW_HAS_HOLD = 1u << 9,
-        PW_HAS_REF_PIDFD = 1u << 10,
-        PW_HAS_PROG = 1u << 11,
-        PW_HOLD_QUIET = 1u << 12,
-        _PW_ALL = (1u << 13) - 1,
+#define BIT(field) PW_##field,
+        ZY_PLAN_BOOLS(BIT)
+#undef BIT
+        PW_HAS_CWD, PW_HAS_SEARCH_PATH, PW_HAS_STATUS, PW_HAS_HOLD, PW_HAS_REF_PIDFD, PW_HAS_PROG,
+        _PW_N,
 };
+#define PW(bit) (1u << (bit))
+#define _PW_ALL (PW(_PW_N) - 1)
 
 struct zy_plan_wire {
         uint32_t magic, version;
@@ -126,24 +123,24 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
                 fds[n++] = p->cgroup_fds[i];
         }
         if (p->status_fd >= 0) {
-                w.flags |= PW_HAS_STATUS;
+                w.flags |= PW(PW_HAS_STATUS);
                 fds[n++] = p->status_fd;
         }
         if (p->hold_fd >= 0) {
-                w.flags |= PW_HAS_HOLD;
+                w.flags |= PW(PW_HAS_HOLD);
                 fds[n++] = p->hold_fd;
         }
         if (p->filter_mode == ZY_FILTER_CLONE) {
-                w.flags |= PW_HAS_REF_PIDFD;
+                w.flags |= PW(PW_HAS_REF_PIDFD);
                 fds[n++] = p->ref_pidfd;
         }
 
         w.size = (uint32_t) size;
-        w.flags |= (p->ctty ? PW_CTTY : 0) | (p->set_ids ? PW_SET_IDS : 0) |
-                   (p->capbset_mask_prctl ? PW_MASK_PRCTL : 0) | (p->set_caps ? PW_SET_CAPS : 0) |
-                   (p->no_new_privs ? PW_NNP : 0) | (p->filter_early ? PW_FILTER_EARLY : 0) |
-                   (p->cwd ? PW_HAS_CWD : 0) | (p->search_path ? PW_HAS_SEARCH_PATH : 0) |
-                   (prog ? PW_HAS_PROG : 0) | (p->hold_quiet ? PW_HOLD_QUIET : 0);
+#define PACK(field) w.flags |= p->field ? PW(PW_##field) : 0;
+        ZY_PLAN_BOOLS(PACK)
+#undef PACK
+        w.flags |= (p->cwd ? PW(PW_HAS_CWD) : 0) | (p->search_path ? PW(PW_HAS_SEARCH_PATH) : 0) |
+                   (prog ? PW(PW_HAS_PROG) : 0);
         w.n_argv = (uint32_t) n_argv;
         w.n_envp = (uint32_t) n_envp;
         w.n_fdmap = (uint32_t) p->n_fds;
@@ -234,11 +231,11 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
             w.n_cgroups > ZY_MAX_CGROUPS || w.n_insns > ZY_PLAN_MAX_INSNS ||
             w.path_buf_len > ZY_PLAN_MAX_PATH_BUF || w.strings_len == 0)
                 return -EBADMSG;
-        if (!(w.flags & PW_HAS_PROG) && w.n_insns != 0)
+        if (!(w.flags & PW(PW_HAS_PROG)) && w.n_insns != 0)
                 return -EBADMSG;
-        if ((w.flags & PW_HOLD_QUIET) && !(w.flags & PW_HAS_HOLD))
+        if ((w.flags & PW(PW_hold_quiet)) && !(w.flags & PW(PW_HAS_HOLD)))
                 return -EBADMSG;
-        if (!!(w.flags & PW_HAS_REF_PIDFD) != (w.filter_mode == ZY_FILTER_CLONE))
+        if (!!(w.flags & PW(PW_HAS_REF_PIDFD)) != (w.filter_mode == ZY_FILTER_CLONE))
                 return -EBADMSG;
 
         /* every count is bounded above, so this cannot overflow 64 bits */
@@ -248,8 +245,8 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
         if (expect != len)
                 return -EBADMSG;
 
-        want_fds = w.n_fdmap + w.n_cgroups + !!(w.flags & PW_HAS_STATUS) + !!(w.flags & PW_HAS_HOLD) +
-                   !!(w.flags & PW_HAS_REF_PIDFD);
+        want_fds = w.n_fdmap + w.n_cgroups + !!(w.flags & PW(PW_HAS_STATUS)) + !!(w.flags & PW(PW_HAS_HOLD)) +
+                   !!(w.flags & PW(PW_HAS_REF_PIDFD));
         if (n_fds != want_fds)
                 return -EBADMSG;
         for (size_t i = 0; i < n_fds; i++)
@@ -263,8 +260,8 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
         n_strings = 0;
         for (s = strings, end = strings + w.strings_len; s < end; s += strlen(s) + 1)
                 n_strings++;
-        if (n_strings != (size_t) w.n_argv + w.n_envp + !!(w.flags & PW_HAS_CWD) +
-                                 !!(w.flags & PW_HAS_SEARCH_PATH))
+        if (n_strings != (size_t) w.n_argv + w.n_envp + !!(w.flags & PW(PW_HAS_CWD)) +
+                                 !!(w.flags & PW(PW_HAS_SEARCH_PATH)))
                 return -EBADMSG;
 
         for (uint32_t i = 0; i < w.n_fdmap; i++) {
@@ -321,44 +318,40 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
                 .status_fd = -EBADF,
                 .hold_fd = -EBADF,
                 .ref_pidfd = -EBADF,
-                .ctty = !!(w.flags & PW_CTTY),
-                .hold_quiet = !!(w.flags & PW_HOLD_QUIET),
-                .set_ids = !!(w.flags & PW_SET_IDS),
                 .uid = (uid_t) w.uid,
                 .gid = (gid_t) w.gid,
                 .groups = w.n_groups ? (const gid_t *) (void *) (mem + off_groups) : NULL,
                 .n_groups = w.n_groups,
                 .capbset_drop = w.capbset_drop,
-                .capbset_mask_prctl = !!(w.flags & PW_MASK_PRCTL),
                 .cap_last = w.cap_last,
                 .caps_keep = w.caps_keep,
-                .set_caps = !!(w.flags & PW_SET_CAPS),
-                .no_new_privs = !!(w.flags & PW_NNP),
                 .nofile_soft = w.nofile_soft,
                 .filter_mode = (enum zy_filter_mode) w.filter_mode,
-                .filter_early = !!(w.flags & PW_FILTER_EARLY),
                 .filter_flags = w.filter_flags,
                 .path_buf = w.path_buf_len ? mem + off_path : NULL,
                 .path_buf_len = w.path_buf_len,
         };
+#define UNPACK(field) ret->plan.field = !!(w.flags & PW(PW_##field));
+        ZY_PLAN_BOOLS(UNPACK)
+#undef UNPACK
         memcpy(ret->plan.rlimits, rlimits, (size_t) w.n_rlimits * sizeof(struct zy_rlimit));
         ret->plan.n_rlimits = w.n_rlimits;
         for (uint32_t i = 0; i < w.n_cgroups; i++)
                 ret->plan.cgroup_fds[i] = fds[fi++];
         ret->plan.n_cgroups = w.n_cgroups;
-        if (w.flags & PW_HAS_CWD) {
+        if (w.flags & PW(PW_HAS_CWD)) {
                 ret->plan.cwd = s;
                 s += strlen(s) + 1;
         }
-        if (w.flags & PW_HAS_SEARCH_PATH)
+        if (w.flags & PW(PW_HAS_SEARCH_PATH))
                 ret->plan.search_path = s;
-        if (w.flags & PW_HAS_STATUS)
+        if (w.flags & PW(PW_HAS_STATUS))
                 ret->plan.status_fd = fds[fi++];
-        if (w.flags & PW_HAS_HOLD)
+        if (w.flags & PW(PW_HAS_HOLD))
                 ret->plan.hold_fd = fds[fi++];
-        if (w.flags & PW_HAS_REF_PIDFD)
+        if (w.flags & PW(PW_HAS_REF_PIDFD))
                 ret->plan.ref_pidfd = fds[fi++];
-        if (w.flags & PW_HAS_PROG) {
+        if (w.flags & PW(PW_HAS_PROG)) {
                 ret->prog = (struct sock_fprog){
                         .len = (unsigned short) w.n_insns,
                         .filter = (struct sock_filter *) (void *) (mem + off_insns),

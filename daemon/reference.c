@@ -217,20 +217,12 @@ int zy_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t l
         /* the largest plan must fit one datagram; clamped to wmem_max, which is still enough */
         (void) setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 
-        plan = (struct zy_plan){
-                .argv = argv,
-                .envp = envp,
-                .cwd = "/",
-                .fds = map,
-                .status_fd = status[1],
-                .hold_fd = -EBADF,
-                .ref_pidfd = -EBADF,
-                .filter_mode = ZY_FILTER_NONE,
-                .exec_by_fd = true,
-                .exec_fd = helper_fd,
-                .path_buf = path_buf,
-                .path_buf_len = sizeof(path_buf),
-        };
+        zy_plan_init(&plan, argv, envp, path_buf, sizeof(path_buf));
+        plan.cwd = "/";
+        plan.fds = map;
+        plan.status_fd = status[1];
+        plan.exec_by_fd = true;
+        plan.exec_fd = helper_fd;
         map[plan.n_fds++] = (struct zy_fdmap){ .src = sv[1], .target = ZY_REF_CTL_FD };
         /* the daemon's stderr, for the reference's fatal messages; /dev/null if it has none */
         if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
@@ -423,20 +415,13 @@ int zy_reference_probe_inherit(struct zy_reference *r, int helper_fd, bool privi
                 return -EINVAL;
         if (pipe2(status, O_CLOEXEC) < 0)
                 return -errno;
-        plan = (struct zy_plan){
-                .argv = argv,
-                .envp = envp,
-                .cwd = "/",
-                .fds = map,
-                .n_fds = ELEMENTSOF(map),
-                .status_fd = status[1],
-                .hold_fd = -EBADF,
-                .ref_pidfd = -EBADF,
-                .no_new_privs = true,
-                .filter_mode = ZY_FILTER_INHERITED,
-                .path_buf = path_buf,
-                .path_buf_len = sizeof(path_buf),
-        };
+        zy_plan_init(&plan, argv, envp, path_buf, sizeof(path_buf));
+        plan.n_fds = ELEMENTSOF(map);
+        plan.fds = map;
+        plan.cwd = "/";
+        plan.status_fd = status[1];
+        plan.no_new_privs = true;
+        plan.filter_mode = ZY_FILTER_INHERITED;
         if (privileged) {
                 /* every step a real worker of a non-root caller goes through */
                 k = zy_cap_last(&cap_last);

@@ -39,20 +39,9 @@
 #define ZY_SB_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static const char *const step_names[_ZY_SB_STEP_MAX] = {
-        [ZY_SB_STEP_NONE] = "none",           [ZY_SB_STEP_GO] = "sync",
-        [ZY_SB_STEP_SETNS] = "setns",         [ZY_SB_STEP_PROPAGATION] = "propagation",
-        [ZY_SB_STEP_ROOTFS] = "rootfs",       [ZY_SB_STEP_MOUNT] = "mount",
-        [ZY_SB_STEP_DEVICE] = "device",       [ZY_SB_STEP_PIVOT] = "pivot_root",
-        [ZY_SB_STEP_MASK] = "maskedPaths",    [ZY_SB_STEP_READONLY] = "readonlyPaths",
-        [ZY_SB_STEP_ROOT_RO] = "readonly root", [ZY_SB_STEP_HOSTNAME] = "hostname",
-        [ZY_SB_STEP_CONSOLE] = "console",     [ZY_SB_STEP_SETSID] = "setsid",
-        [ZY_SB_STEP_RLIMIT] = "rlimits",      [ZY_SB_STEP_CAPBSET] = "capability bounding set",
-        [ZY_SB_STEP_GROUPS] = "setgroups",    [ZY_SB_STEP_GID] = "setresgid",
-        [ZY_SB_STEP_UID] = "setresuid",       [ZY_SB_STEP_CAPS] = "capabilities",
-        [ZY_SB_STEP_NNP] = "no_new_privs",    [ZY_SB_STEP_CHDIR] = "cwd",
-        [ZY_SB_STEP_RESOLVE] = "exec",        [ZY_SB_STEP_FILTER] = "seccomp",
-        [ZY_SB_STEP_READY] = "ready",         [ZY_SB_STEP_START] = "start",
-        [ZY_SB_STEP_EXEC] = "exec",
+#define ZY_SB_STEP_NAME(id, name) [ZY_SB_STEP_##id] = name,
+        ZY_SB_STEPS(ZY_SB_STEP_NAME)
+#undef ZY_SB_STEP_NAME
 };
 
 const char *zy_sb_step_to_string(enum zy_sb_step step) {

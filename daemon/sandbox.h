@@ -57,34 +57,42 @@
 
 struct sock_fprog;
 
+/* The steps in the order they run (the numbers above group them), each with the name failures
+ * report: X(ID, "name") gives ZY_SB_STEP_ID. New steps go here, in place; the names table and
+ * the enum follow. */
+#define ZY_SB_STEPS(X)                                                                              \
+        X(NONE, "none")                                                                             \
+        X(GO, "sync")                                                                               \
+        X(SETNS, "setns")                                                                           \
+        X(PROPAGATION, "propagation")                                                               \
+        X(ROOTFS, "rootfs")                                                                         \
+        X(MOUNT, "mount")                 /* index: which mount */                                  \
+        X(DEVICE, "device")               /* index: which device */                                 \
+        X(PIVOT, "pivot_root")                                                                      \
+        X(MASK, "maskedPaths")            /* index: which masked path */                            \
+        X(READONLY, "readonlyPaths")      /* index: which read-only path */                         \
+        X(ROOT_RO, "readonly root")                                                                 \
+        X(HOSTNAME, "hostname")                                                                     \
+        X(CONSOLE, "console")                                                                       \
+        X(SETSID, "setsid")                                                                         \
+        X(RLIMIT, "rlimits")              /* index: which rlimit */                                 \
+        X(CAPBSET, "capability bounding set")                                                       \
+        X(GROUPS, "setgroups")                                                                      \
+        X(GID, "setresgid")                                                                         \
+        X(UID, "setresuid")                                                                         \
+        X(CAPS, "capabilities")                                                                     \
+        X(NNP, "no_new_privs")                                                                      \
+        X(CHDIR, "cwd")                                                                             \
+        X(RESOLVE, "exec")                /* argv[0] not found or not executable */                 \
+        X(FILTER, "seccomp")                                                                        \
+        X(READY, "ready")                 /* not a failure: set up, waiting for start (err 0) */    \
+        X(START, "start")                                                                           \
+        X(EXEC, "exec")
+
 enum zy_sb_step {
-        ZY_SB_STEP_NONE = 0,
-        ZY_SB_STEP_GO,
-        ZY_SB_STEP_SETNS,
-        ZY_SB_STEP_PROPAGATION,
-        ZY_SB_STEP_ROOTFS,
-        ZY_SB_STEP_MOUNT,     /* index: which mount */
-        ZY_SB_STEP_DEVICE,    /* index: which device */
-        ZY_SB_STEP_PIVOT,
-        ZY_SB_STEP_MASK,      /* index: which masked path */
-        ZY_SB_STEP_READONLY,  /* index: which read-only path */
-        ZY_SB_STEP_ROOT_RO,
-        ZY_SB_STEP_HOSTNAME,
-        ZY_SB_STEP_CONSOLE,
-        ZY_SB_STEP_SETSID,
-        ZY_SB_STEP_RLIMIT,    /* index: which rlimit */
-        ZY_SB_STEP_CAPBSET,
-        ZY_SB_STEP_GROUPS,
-        ZY_SB_STEP_GID,
-        ZY_SB_STEP_UID,
-        ZY_SB_STEP_CAPS,
-        ZY_SB_STEP_NNP,
-        ZY_SB_STEP_CHDIR,
-        ZY_SB_STEP_RESOLVE,   /* argv[0] not found or not executable */
-        ZY_SB_STEP_FILTER,
-        ZY_SB_STEP_READY,     /* not a failure: set up, waiting for start (err 0) */
-        ZY_SB_STEP_START,
-        ZY_SB_STEP_EXEC,
+#define ZY_SB_STEP_ENUM(id, name) ZY_SB_STEP_##id,
+        ZY_SB_STEPS(ZY_SB_STEP_ENUM)
+#undef ZY_SB_STEP_ENUM
         _ZY_SB_STEP_MAX,
 };
 

@@ -3,8 +3,14 @@
  * zygote-runc, the OCI runtime: shared declarations of its parts.
  *
  *   main.c      command line (runc's), the small commands (start, state, kill, delete, ...)
- *   container.c logging, create/run and exec: the parent's side of daemon/sandbox.c
- *   config.c   config.json -> struct zy_oci (everything the sandbox needs, resolved), spec
+ *   log.c       error and debug messages: stderr and the log file (text or JSON)
+ *   container.c create/run: the parent's side of daemon/sandbox.c for the init
+ *   exec.c      exec: a new process joined to a running container
+ *   process.c   what create and exec share: sandbox preparation, status records and runc's
+ *               failure messages, waiting, signal forwarding, destroy
+ *   config.c    config.json -> struct zy_oci (everything the sandbox needs, resolved), spec;
+ *               its parts config-process.c (process), config-mount.c (mounts, devices) and
+ *               config-util.c (JSON access and errors, config-util.h)
  *   cgroup.c   cgroups v1, hybrid and v2: create, limits, join, freeze, list, remove
  *   state.c    the state directory of one container and its status
  *
@@ -172,7 +178,7 @@ int zy_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state);
 int zy_state_pidfd(const struct zy_state *st);
 int zy_rm_rf(const char *path);
 
-/* ---- container.c ---- */
+/* ---- log.c, process.c, container.c, exec.c ---- */
 
 struct ctx {
         const char *root;
@@ -207,7 +213,7 @@ struct exec_args {
         int n_args;
 };
 
-/* Print to stderr and log (error level): returns 1, the exit status of a failed command. */
+/* log.c: print to stderr and log (error level): returns 1, the exit status of a failed command. */
 __attribute__((format(printf, 2, 3))) int error(const struct ctx *c, const char *fmt, ...);
 __attribute__((format(printf, 2, 3))) void debug(const struct ctx *c, const char *fmt, ...);
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
@@ -217,5 +223,21 @@ int parse_signal(const char *s);
 void destroy(const struct zy_state *st);
 /* Loads ID's state, or prints runc's "container does not exist" and returns a negative errno. */
 int zy_runc_load_state(const struct ctx *c, const char *id, struct zy_state *st);
+/* process.c */
+struct zy_sb_status;
+/* The sandbox settings of o plus the console socket (connected here) and the PATH-search buffer
+ * (*ret_path_buf, freed by the caller). Prints and returns a negative errno on failure. */
+int zy_runc_sandbox_prepare(const struct ctx *c, const struct zy_oci *o, const char *console_socket,
+                            int preserve_fds, struct zy_sandbox *sb, char **ret_path_buf, int *ret_console_fd);
+/* One status record of the process's sync socket: 1, 0 at EOF (it exec'd or died), or -errno. */
+int zy_runc_read_status(int fd, struct zy_sb_status *ret);
+/* Prints a failure record in runc's words, where podman and containerd look for them. */
+void zy_runc_report_failure(const struct ctx *c, const struct zy_oci *o, const struct zy_sb_status *s);
+/* Reaps the process: its exit code, or 128 + its signal. */
+int zy_runc_wait_exit_status(int pidfd);
+void zy_runc_forward_signals(pid_t pid);
+/* Writes pid to path atomically (nothing when path is NULL). */
+int zy_runc_write_pid_file(const char *path, pid_t pid);
+/* container.c, exec.c */
 int cmd_create_or_run(const struct ctx *c, const struct create_args *a);
 int cmd_exec(const struct ctx *c, const struct exec_args *a);

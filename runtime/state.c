@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "pidfd-util.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -153,9 +153,9 @@ int zy_state_pidfd(const struct zy_state *st) {
 
         if (st->pid <= 0)
                 return -ESRCH;
-        fd = (int) syscall(SYS_pidfd_open, st->pid, 0);
+        fd = pidfd_open_pid(st->pid);
         if (fd < 0)
-                return -errno;
+                return fd;
         /* after the pidfd: a pid reused later cannot be mistaken for this one */
         r = zy_proc_starttime(st->pid, &start, &state);
         if (r < 0 || start != st->starttime || state == 'Z' || state == 'X') {

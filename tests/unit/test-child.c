@@ -38,7 +38,6 @@
 
 #include "child.h"
 #include "pidfd-util.h"
-#include "testplan.h"
 #include "testutil.h"
 #include "probe.h"
 #include "util.h"
@@ -78,7 +77,7 @@ struct result {
 typedef void (*pre_fn)(void);
 
 static void plan_init(struct zy_plan *p, char *const *argv) {
-        tu_plan_init(p, argv, test_env, path_buf, sizeof(path_buf));
+        zy_plan_init(p, argv, test_env, path_buf, sizeof(path_buf));
         p->cap_last = cap_last;
 }
 

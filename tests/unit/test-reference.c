@@ -30,7 +30,6 @@
 
 #include "child.h"
 #include "pidfd-util.h"
-#include "testplan.h"
 #include "testutil.h"
 #include "plan.h"
 #include "reference.h"
@@ -60,7 +59,7 @@ static char path_buf[PATH_MAX];
 static char *const test_env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
 
 static void plan_init(struct zy_plan *p, char *const *argv) {
-        tu_plan_init(p, argv, test_env, path_buf, sizeof(path_buf));
+        zy_plan_init(p, argv, test_env, path_buf, sizeof(path_buf));
         p->filter_mode = ZY_FILTER_LOAD; /* ignored by the reference */
 }
 

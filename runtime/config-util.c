@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.json access for config*.c: members of the right type or NULL, errors with a message.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config-util.h"
+#include "util.h"
+
+int errorf(char **ret_error, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_error) {
+                free(*ret_error);
+                va_start(ap, fmt);
+                if (vasprintf(ret_error, fmt, ap) < 0)
+                        *ret_error = NULL;
+                va_end(ap);
+        }
+        return r;
+}
+
+json_object *get(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_is_type(o, json_type_object))
+                return NULL;
+        return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+const char *get_str(json_object *o, const char *key) {
+        json_object *v = get(o, key);
+        return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+size_t array_len(json_object *a) {
+        return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+int str_array(json_object *a, const char *what, char ***ret, char **ret_error) {
+        size_t n = array_len(a);
+        char **v = calloc(n + 1, sizeof(char *));
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+                if (!json_object_is_type(e, json_type_string)) {
+                        free(v);
+                        return errorf(ret_error, -EINVAL, "config.json: %s[%zu] is not a string", what, i);
+                }
+                v[i] = (char *) json_object_get_string(e);
+        }
+        *ret = v;
+        return 0;
+}
+
+char *join_path(const char *a, const char *b) {
+        char *s;
+
+        while (*b == '/')
+                b++;
+        if (asprintf(&s, "%s/%s", a, b) < 0)
+                return NULL;
+        return s;
+}
+
+int read_json(const char *path, json_object **ret, char **ret_error) {
+        json_object *j = json_object_from_file(path);
+
+        if (!j) {
+                if (access(path, R_OK) < 0)
+                        return errorf(ret_error, -errno, "open %s: %s", path, strerror(errno));
+                return errorf(ret_error, -EINVAL, "%s: not valid JSON: %s", path, json_util_get_last_err());
+        }
+        if (!json_object_is_type(j, json_type_object)) {
+                json_object_put(j);
+                return errorf(ret_error, -EINVAL, "%s: not a JSON object", path);
+        }
+        *ret = j;
+        return 0;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc's messages: stderr for podman (it maps the text to 126/127), the log file for
+ * containerd (it reports the last {"level":"error"} line).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime.h"
+#include "util.h"
+
+static void log_line(const struct ctx *c, const char *level, const char *msg) {
+        FILE *f;
+        char ts[64];
+        struct timespec now;
+        struct tm tm;
+
+        if (!c->log_path)
+                return;
+        f = fopen(c->log_path, "ae");
+        if (!f)
+                return;
+        clock_gettime(CLOCK_REALTIME, &now);
+        gmtime_r(&now.tv_sec, &tm);
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        if (c->log_json) {
+                json_object *o = json_object_new_object();
+                char t[96];
+
+                snprintf(t, sizeof(t), "%s.%09ldZ", ts, now.tv_nsec);
+                json_object_object_add(o, "level", json_object_new_string(level));
+                json_object_object_add(o, "msg", json_object_new_string(msg));
+                json_object_object_add(o, "time", json_object_new_string(t));
+                fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                json_object_put(o);
+        } else
+                fprintf(f, "time=\"%sZ\" level=%s msg=\"%s\"\n", ts, level, msg);
+        fclose(f);
+}
+
+int error(const struct ctx *c, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        fprintf(stderr, "zygote-runc: %s\n", msg ? msg : fmt);
+        log_line(c, "error", msg ? msg : fmt);
+        return 1;
+}
+
+void debug(const struct ctx *c, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        va_list ap;
+
+        if (!c->debug && !c->log_path)
+                return;
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                return;
+        va_end(ap);
+        if (c->debug) {
+                fprintf(stderr, "zygote-runc: debug: %s\n", msg);
+                log_line(c, "debug", msg);
+        }
+}
+
+/* strerror in Go's lower case, which podman matches ("no such file or directory") */
+const char *errstr(int err) {
+        static char buf[128];
+
+        snprintf(buf, sizeof(buf), "%s", strerror(err));
+        if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+                buf[0] = (char) (buf[0] - 'A' + 'a');
+        return buf;
+}
+
