@@ -79,7 +79,7 @@ int zy_pidns_start(int helper_fd, struct zy_pidns *ret, char *what, size_t what_
         char *argv[] = { (char *) "zygote-ref", (char *) ZY_PIDNS_INIT_ARG, NULL };
         char *envp[] = { NULL };
         char path_buf[PATH_MAX];
-        struct zy_fdmap map[2];
+        struct zy_fdmap map[1];
         struct zy_pidns ns = ZY_PIDNS_NULL;
         struct zy_pidns_ready ready = {};
         struct zy_plan plan;
@@ -100,9 +100,9 @@ int zy_pidns_start(int helper_fd, struct zy_pidns *ret, char *what, size_t what_
         plan.status_fd = status[1];
         plan.exec_by_fd = true;
         plan.exec_fd = helper_fd;
+        /* Not even our stderr (its failures come back on the control socket): it outlives us, and
+         * whoever reads our stderr to its end (a service manager, a test) would wait for it. */
         map[plan.n_fds++] = (struct zy_fdmap){ .src = sv[1], .target = ZY_PIDNS_CTL_FD };
-        if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
-                map[plan.n_fds++] = (struct zy_fdmap){ .src = STDERR_FILENO, .target = STDERR_FILENO };
 
         /* A new mount namespace with it: the init's /proc must not be mounted in ours. */
         pid = clone_with_pidfd(CLONE_NEWPID | CLONE_NEWNS, &pidfd);

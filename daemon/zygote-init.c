@@ -49,8 +49,8 @@ _Noreturn static void report_fail(const char *what, int err) {
         struct zy_pidns_ready r = { .magic = ZY_PIDNS_MAGIC, .err = err > 0 ? err : EIO };
 
         snprintf(r.what, sizeof(r.what), "%s", what);
+        /* zygoted logs it; our stderr is /dev/null (pidns.c) */
         (void) send(ctl, &r, sizeof(r), MSG_NOSIGNAL);
-        fprintf(stderr, "zygote-ref --init: %s: %s\n", what, strerror(r.err));
         _exit(1);
 }
 
