@@ -43,15 +43,29 @@ static void on_init_death(struct ev_loop *loop, ev_io *w, int revents);
 struct released_init {
         ev_io watch;
         int pidfd;
+        struct released_init *next;
 };
+
+/* The inits let go of and not yet gone: freed when they leave, or with the registry (one daemon
+ * per process: a list of this module's own). */
+static struct released_init *released_inits;
+
+static void released_init_free(struct ev_loop *loop, struct released_init *ri) {
+        for (struct released_init **p = &released_inits; *p; p = &(*p)->next)
+                if (*p == ri) {
+                        *p = ri->next;
+                        break;
+                }
+        ev_io_stop(loop, &ri->watch);
+        safe_close(ri->pidfd);
+        free(ri);
+}
 
 static void on_released_init(struct ev_loop *loop, ev_io *w, int revents) {
         struct released_init *ri = w->data;
 
-        ev_io_stop(loop, w);
         (void) pidfd_reap(ri->pidfd, NULL);
-        safe_close(ri->pidfd);
-        free(ri);
+        released_init_free(loop, ri);
 }
 
 static void entry_release_pidns(struct zd_entry *e) {
@@ -60,13 +74,16 @@ static void entry_release_pidns(struct zd_entry *e) {
         if (e->ns.pidfd < 0)
                 return;
         ev_io_stop(e->d->loop, &e->ns_watch);
-        ri = malloc(sizeof(*ri));
+        /* zygoted stopping: the init is reparented when we exit, nobody here to reap it */
+        ri = e->d->stopping ? NULL : malloc(sizeof(*ri));
         if (ri) {
                 ri->pidfd = fcntl(e->ns.pidfd, F_DUPFD_CLOEXEC, 3);
                 if (ri->pidfd >= 0) {
                         ev_io_init(&ri->watch, on_released_init, ri->pidfd, EV_READ);
                         ri->watch.data = ri;
                         ev_io_start(e->d->loop, &ri->watch);
+                        ri->next = released_inits;
+                        released_inits = ri;
                 } else
                         free(ri);
         }
@@ -436,6 +453,8 @@ fail:
 void zd_registry_free(struct zd_daemon *d) {
         for (size_t i = 0; i < d->n_entries; i++)
                 entry_free(d->entries[i]);
+        while (released_inits)
+                released_init_free(d->loop, released_inits);
         free(d->entries);
         d->entries = NULL;
         d->n_entries = 0;
