@@ -322,6 +322,54 @@ static int read_own(void) {
         return 0;
 }
 
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s) {
+        char *o = s;
+
+        for (; *s; s++) {
+                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+                    s[3] <= '7') {
+                        *o++ = (char) (((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+                        s += 3;
+                } else
+                        *o++ = *s;
+        }
+        *o = 0;
+}
+
+/* A procfs mount the caller sees (mountinfo lists those under its root, relative to it) other
+ * than on /proc and beneath it, which the task's own /proc covers. */
+static int read_procfs_elsewhere(int proc_fd, struct zd_caller *c) {
+        _cleanup_close_ int fd = openat(proc_fd, "mountinfo", O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        FILE *f;
+
+        if (fd < 0)
+                return negative_errno();
+        f = fdopen(fd, "re");
+        if (!f)
+                return negative_errno();
+        fd = -EBADF;
+        while (!c->procfs_elsewhere[0] && getline(&line, &cap, f) > 0) {
+                char mp[4096], fstype[64];
+                const char *sep = strstr(line, " - ");
+
+                if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || sscanf(sep, " - %63s", fstype) != 1 ||
+                    !streq(fstype, "proc"))
+                        continue;
+                unescape_octal(mp);
+                if (!streq(mp, "/proc") && strncmp(mp, "/proc/", 6) != 0) {
+                        /* cut to fit: it only names the mount in the error */
+                        size_t n = strnlen(mp, sizeof(c->procfs_elsewhere) - 1);
+                        memcpy(c->procfs_elsewhere, mp, n);
+                        c->procfs_elsewhere[n] = 0;
+                }
+        }
+        fclose(f);
+        return 0;
+}
+
 static int read_namespaces(int proc_fd, struct zd_caller *c) {
         struct stat theirs;
         char path[32];
@@ -353,6 +401,7 @@ static int read_namespaces(int proc_fd, struct zd_caller *c) {
                 c->root_fd = openat(proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (c->root_fd < 0)
                         return negative_errno();
+                return read_procfs_elsewhere(proc_fd, c);
         }
         return 0;
 }

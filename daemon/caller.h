@@ -28,6 +28,7 @@ struct zd_caller {
         unsigned ns_join;      /* CLONE_NEW* of the namespaces the task must join */
         const char *ns_other;  /* a namespace that differs and cannot be joined ("pid", "user") */
         int root_fd;           /* O_PATH: the caller's root, when it or its mount namespace differs */
+        char procfs_elsewhere[128]; /* with root_fd: a procfs mount it sees other than /proc, or "" */
 
         int cgroup_fds[ZY_MAX_CGROUPS]; /* O_PATH directories of the cgroups that differ */
         size_t n_cgroups;

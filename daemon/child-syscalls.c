@@ -40,6 +40,10 @@ const struct zy_worker_syscall zy_worker_syscalls[] = {
         { "setns", 0, ZY_WORKER_CALL_FORKED, {} },
         { "fchdir", 0, ZY_WORKER_CALL_FORKED, {} },
         { "chroot", 0, ZY_WORKER_CALL_FORKED, {} },
+        /* 1c' and 1d. the profile's pid namespace: its mount namespace, or a private copy with
+         * its own /proc; only in a worker zygoted forks (the reference joined it itself) */
+        { "unshare", 0, ZY_WORKER_CALL_FORKED, {} },
+        { "mount", 0, ZY_WORKER_CALL_FORKED, {} },
         /* 2. setsid, controlling tty */
         { "setsid", 0, ALWAYS, {} },
         { "ioctl", ARG1, ZY_WORKER_CALL_TERMINAL, { 0, TIOCSCTTY } },

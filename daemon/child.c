@@ -14,7 +14,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -52,6 +54,7 @@ struct state {
         int exec_fd;
         int caller_pidfd;
         int root_fd;
+        int mntns_fd;
 };
 
 static int report(int fd, enum zy_step step, int err) {
@@ -132,7 +135,7 @@ static int setup_fds(const struct zy_plan *p, struct state *st) {
 
         /* The fds the worker itself keeps, in the order they are placed above the targets. */
         int *const kept[] = { &st->status_fd, &st->hold_fd, &st->ref_pidfd, &st->exec_fd, &st->caller_pidfd,
-                              &st->root_fd };
+                              &st->root_fd, &st->mntns_fd };
 
         n_keep = 0;
         for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
@@ -429,6 +432,7 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
                 .exec_fd = p->exec_by_fd ? p->exec_fd : -EBADF,
                 .caller_pidfd = p->ns_join ? p->caller_pidfd : -EBADF,
                 .root_fd = p->enter_root ? p->root_fd : -EBADF,
+                .mntns_fd = p->join_mntns ? p->mntns_fd : -EBADF,
         };
         int r;
 
@@ -463,10 +467,29 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
         if (p->ns_join && syscall(SYS_setns, st.caller_pidfd, (int) p->ns_join) < 0)
                 fail(&st, ZY_STEP_SETNS, errno, ZY_EXIT_SETUP_FAILED);
 
+        /* 1c'. the mount namespace of the profile's pid namespace: its /proc shows only that */
+        if (p->join_mntns && syscall(SYS_setns, st.mntns_fd, CLONE_NEWNS) < 0)
+                fail(&st, ZY_STEP_MNTNS, errno, ZY_EXIT_SETUP_FAILED);
+
         /* 1d. the caller's root (its chroot, or its mount namespace's root). Nothing is looked
-         * up by path as root from here: the next lookup is chdir, as the target user. */
-        if (p->enter_root && (fchdir(st.root_fd) < 0 || chroot(".") < 0))
-                fail(&st, ZY_STEP_CHROOT, errno, ZY_EXIT_SETUP_FAILED);
+         * up by path as root from here but /proc: the next lookup is chdir, as the target user. */
+        if (p->enter_root) {
+                if (fchdir(st.root_fd) < 0)
+                        fail(&st, ZY_STEP_CHROOT, errno, ZY_EXIT_SETUP_FAILED);
+                /* A private copy, so that our /proc stays ours: unshare moves root and cwd to the
+                 * copies of their mounts; "/" is still the namespace's root, a mount's root, as
+                 * MS_SLAVE needs. Slaves: the caller's later mounts still reach the task. */
+                if (p->own_proc && (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0))
+                        fail(&st, ZY_STEP_PROC, errno, ZY_EXIT_SETUP_FAILED);
+                if (chroot(".") < 0)
+                        fail(&st, ZY_STEP_CHROOT, errno, ZY_EXIT_SETUP_FAILED);
+                /* The caller's /proc shows the pid namespace it was mounted in: ours shows the
+                 * task's. A root without /proc has none to show (the daemon refused a caller that
+                 * sees a procfs elsewhere). */
+                if (p->own_proc && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0 &&
+                    errno != ENOENT)
+                        fail(&st, ZY_STEP_PROC, errno, ZY_EXIT_SETUP_FAILED);
+        }
 
         /* 2. a session of its own (the controlling tty comes after the ids: step 6b) */
         if (setsid() < 0)

@@ -22,9 +22,15 @@
  *   1c. setns:   setns(plan->caller_pidfd, plan->ns_join) when ns_join is not 0: the caller's
  *                namespaces, all at once; after the fd step, so that /dev/null was opened in
  *                the parent's mount namespace, never in one the caller may have crafted
+ *   1c'. mntns:  setns(plan->mntns_fd, CLONE_NEWNS) when plan->join_mntns: the mount namespace
+ *                of the profile's pid namespace (pidns.h), whose /proc shows that namespace only
  *   1d. chroot:  fchdir(plan->root_fd) + chroot(".") when plan->enter_root: the caller's root
- *                (a chroot of its own, or its mount namespace's root). No path is looked up
- *                as root after 1c and 1d: the next one is chdir, as the target user
+ *                (a chroot of its own, or its mount namespace's root). With plan->own_proc, a
+ *                private copy of the mount namespace is made between the two (step "proc":
+ *                unshare(CLONE_NEWNS), every mount a slave) and, after the chroot, a procfs of
+ *                the worker's pid namespace goes on /proc (hidepid=invisible; skipped when the
+ *                root has no /proc). No path is looked up as root after 1c and 1d but that
+ *                /proc: the next one is chdir, as the target user
  *   2. setsid:   always (the worker never shares the daemon's session)
  *   3. capbset:  drop plan->capbset_drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl
  *                when plan->capbset_mask_prctl, else a PR_CAPBSET_DROP loop); needs CAP_SETPCAP,
@@ -92,7 +98,9 @@ struct sock_fprog;
         X(RLIMIT, "rlimit")                                                                         \
         X(CGROUP, "cgroup")                                                                         \
         X(SETNS, "setns")                                                                           \
-        X(CHROOT, "chroot")
+        X(CHROOT, "chroot")                                                                         \
+        X(MNTNS, "mntns")       /* the mount namespace of the profile's pid namespace (pidns.h) */  \
+        X(PROC, "proc")         /* a private mount namespace with a /proc of its own */
 
 enum zy_step {
 #define ZY_STEP_ENUM(id, name) ZY_STEP_##id,
@@ -197,6 +205,15 @@ struct zy_plan {
         bool enter_root;
         int root_fd;      /* with enter_root */
 
+        /* The profile's pid namespace (pidns.h): its mount namespace, joined at step 1c' (a
+         * worker cloned into the pid namespace by zygoted), or, for a caller whose mount
+         * namespace or root the worker enters, a private copy with a procfs of its own (step
+         * 1d). Not packed: the reference joined the namespace itself, and such a caller's spawn
+         * is forked by zygoted. */
+        bool join_mntns;
+        int mntns_fd;     /* with join_mntns, borrowed */
+        bool own_proc;    /* with enter_root */
+
         enum zy_filter_mode filter_mode;
         bool filter_early;
         const struct sock_fprog *prog; /* ZY_FILTER_LOAD */
@@ -227,6 +244,7 @@ static inline void zy_plan_init(struct zy_plan *p, char *const *argv, char *cons
                 .ref_pidfd = -EBADF,
                 .caller_pidfd = -EBADF,
                 .root_fd = -EBADF,
+                .mntns_fd = -EBADF,
                 .exec_fd = -EBADF,
                 .filter_mode = ZY_FILTER_NONE,
                 .path_buf = path_buf,

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -57,7 +58,7 @@ static void usage(FILE *f) {
                 "  -h, --help            this text\n"
                 "\n"
                 "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
-                "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask (force the fallbacks),\n"
+                "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace (force the fallbacks),\n"
                 "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
 
@@ -301,6 +302,12 @@ int main(int argc, char **argv) {
         d.uid = geteuid();
         d.gid = getegid();
         d.privileged = d.uid == 0;
+#if !defined(__SANITIZE_ADDRESS__)
+        /* Not dumpable: an unprivileged zygoted's tasks run as its own user, and could otherwise
+         * ptrace it or read its memory (other callers' requests). Not under ASan, whose leak
+         * check attaches to the process with ptrace. */
+        (void) prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+#endif
 
         /* Writes to a held worker's pipe or a gone client must not kill the daemon; the worker
          * resets every signal disposition before exec. */
@@ -336,6 +343,12 @@ int main(int argc, char **argv) {
                d.features.clone_filter ? "yes" : "no", d.features.clone_filter_reason,
                d.features.capbset_drop_mask ? "yes" : "no", d.features.capbset_drop_mask_reason,
                d.features.cap_last);
+        if (d.features.pid_namespace)
+                zd_log(LOG_INFO, "tasks: one pid namespace per profile (%s)", d.features.pid_namespace_reason);
+        else
+                zd_log(LOG_WARNING, "tasks share zygoted's pid namespace: a task can signal, and without Yama "
+                       "ptrace, its caller's other processes (no pid namespace: %s)",
+                       d.features.pid_namespace_reason);
         if (d.forced_tier == ZD_TIER_CLONE && !d.features.clone_filter) {
                 zd_log(LOG_ERR, "--tier clone: this kernel lacks SECCOMP_CLONE_FILTER (%s)",
                        d.features.clone_filter_reason);

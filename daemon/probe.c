@@ -305,6 +305,32 @@ static int probe_capbset_drop_mask(unsigned cap_last, char *reason, size_t size)
         return 0;
 }
 
+/* ---- pid namespaces ---------------------------------------------------------------------- */
+
+/* What a profile's pid namespace needs (pidns.h): a clone with CLONE_NEWPID | CLONE_NEWNS whose
+ * child is pid 1. EINVAL without CONFIG_PID_NS, EPERM without CAP_SYS_ADMIN. */
+static int probe_pid_namespace(char *reason, size_t size) {
+        _cleanup_close_ int pidfd = -1;
+        siginfo_t si = { 0 };
+        long pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
+
+        if (pid < 0) {
+                snprintf(reason, size, "clone(CLONE_NEWPID | CLONE_NEWNS): %s", strerror(errno));
+                return 0;
+        }
+        if (pid == 0)
+                _exit(syscall(SYS_getpid) == 1 ? 0 : 1);
+        while (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (si.si_code != CLD_EXITED || si.si_status != 0) {
+                snprintf(reason, size, "a child cloned with CLONE_NEWPID was not pid 1");
+                return 0;
+        }
+        snprintf(reason, size, "a child cloned with CLONE_NEWPID is pid 1");
+        return 1;
+}
+
 int zy_probe_features(struct zy_features *ret) {
         struct zy_features f = { 0 };
         int r;
@@ -332,6 +358,16 @@ int zy_probe_features(struct zy_features *ret) {
                 if (r < 0)
                         return r;
                 f.capbset_drop_mask = r > 0;
+        }
+
+        if (feature_disabled("pid_namespace"))
+                snprintf(f.pid_namespace_reason, sizeof(f.pid_namespace_reason),
+                         "disabled by ZYGOTE_DISABLE_FEATURES");
+        else {
+                r = probe_pid_namespace(f.pid_namespace_reason, sizeof(f.pid_namespace_reason));
+                if (r < 0)
+                        return r;
+                f.pid_namespace = r > 0;
         }
 
         *ret = f;

@@ -9,8 +9,10 @@
  *   capbset_drop_mask  PR_CAPBSET_DROP_MASK (prctl 82): a child drops one capability with it and
  *                      checks with PR_CAPBSET_READ that exactly that one went away (82 may mean
  *                      something else on another kernel).
+ *   pid_namespace      a child cloned with CLONE_NEWPID | CLONE_NEWNS is pid 1 (CONFIG_PID_NS, and
+ *                      the privilege to make both: a profile's pid namespace, pidns.h).
  *
- * ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask (comma-separated, "all" for every
+ * ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace (comma-separated, "all" for every
  * feature) forces features off; their reason says so. Tests use it to force the fallbacks.
  */
 #pragma once
@@ -22,11 +24,13 @@
 struct zy_features {
         bool clone_filter;
         bool capbset_drop_mask;
+        bool pid_namespace;
         unsigned cap_last; /* /proc/sys/kernel/cap_last_cap */
 
         /* why the feature is present or absent, e.g. "seccomp op 4: Invalid argument" */
         char clone_filter_reason[ZY_FEATURE_REASON_MAX];
         char capbset_drop_mask_reason[ZY_FEATURE_REASON_MAX];
+        char pid_namespace_reason[ZY_FEATURE_REASON_MAX];
 };
 
 /* Fills *ret. Returns 0, or a negative errno when a probe could not be run at all (fork or

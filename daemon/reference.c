@@ -186,6 +186,12 @@ static int reap(int pidfd, int64_t deadline, siginfo_t *ret_si) {
 
 int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
                        unsigned filter_flags, bool nnp, uint64_t capbset_drop, struct zy_reference *ret) {
+        return zy_reference_start_ns(helper_fd, bpf, len, filter_flags, nnp, capbset_drop, -EBADF, -EBADF, ret);
+}
+
+int zy_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags,
+                          bool nnp, uint64_t capbset_drop, int pidns_fd, int mntns_fd, struct zy_reference *ret) {
+        const int ns_fds[2] = { pidns_fd, mntns_fd };
         _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF }, status[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF;
         _cleanup_free_ char *payload = NULL;
@@ -204,7 +210,7 @@ int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
         int sndbuf = (int) ZY_REF_MAX_MSG * 2, k;
         long pid;
 
-        if (helper_fd < 0 || !bpf || len == 0 || len > ZY_PLAN_MAX_INSNS || !ret)
+        if (helper_fd < 0 || !bpf || len == 0 || len > ZY_PLAN_MAX_INSNS || !ret || (pidns_fd < 0) != (mntns_fd < 0))
                 return -EINVAL;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(status, O_CLOEXEC) < 0)
                 return -errno;
@@ -248,7 +254,8 @@ int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
         }
         memcpy(payload, &init, sizeof(init));
         memcpy(payload + sizeof(init), bpf, len * sizeof(struct sock_filter));
-        k = zy_ref_send(r.ctl_fd, &h, payload, sizeof(init) + len * sizeof(struct sock_filter), NULL, 0);
+        k = zy_ref_send(r.ctl_fd, &h, payload, sizeof(init) + len * sizeof(struct sock_filter), ns_fds,
+                        pidns_fd >= 0 ? 2 : 0);
         if (k == 0)
                 k = wait_reply(&r, ZY_REF_READY, &h, NULL, 0, &n_fds);
         if (k < 0) {

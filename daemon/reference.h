@@ -8,7 +8,8 @@
  *
  * Protocol: every message is one SEQPACKET datagram that starts with struct zy_ref_header.
  *
- *   daemon -> ref   INIT   zy_ref_init + n_insns struct sock_filter
+ *   daemon -> ref   INIT   zy_ref_init + n_insns struct sock_filter; fds: none, or the pid and
+ *                          mount namespaces to join first (pidns.h)
  *   ref -> daemon   READY  (nothing)                   or ERROR
  *   daemon -> ref   SPAWN  a packed plan (plan.h), fds as SCM_RIGHTS
  *   ref -> daemon   SPAWNED  arg = worker pid (the daemon opens its pidfd)   or ERROR
@@ -79,6 +80,11 @@ struct zy_reference {
  * reference's (negative) errno for the failing step, -ECONNRESET if it died, -ETIMEDOUT. */
 int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
                        unsigned filter_flags, bool nnp, uint64_t capbset_drop, struct zy_reference *ret);
+/* The same, and the reference joins the pid namespace (for its children) and the mount namespace
+ * open at pidns_fd and mntns_fd (a profile's, pidns.h) before it loads the filter: its workers
+ * are born there. Both -EBADF: neither. A failure to join is its errno (step mntns). */
+int zy_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags,
+                          bool nnp, uint64_t capbset_drop, int pidns_fd, int mntns_fd, struct zy_reference *ret);
 
 /* Has the reference fork a worker that runs zy_child_run(plan) with ZY_FILTER_INHERITED (the
  * plan's filter mode and program are ignored). The worker is the caller's child. The plan's fds

@@ -14,12 +14,15 @@
  */
 #include <ctype.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <sys/capability.h>
 #include <syslog.h>
 
 #include "daemon.h"
 #include "log.h"
+#include "pidfd-util.h"
 #include "registry.h"
 #include "sd.h"
 #include "spawner.h"
@@ -32,6 +35,94 @@
 
 static void on_ref_death(struct ev_loop *loop, ev_io *w, int revents);
 static void on_restart(struct ev_loop *loop, ev_timer *w, int revents);
+static void on_init_death(struct ev_loop *loop, ev_io *w, int revents);
+
+/* ---- the profile's pid namespace (pidns.h) ---------------------------------------------- */
+
+/* An init let go of (its profile unloaded, or its init replaced): it leaves once its namespace is
+ * empty, and we reap it then, as its parent. */
+struct released_init {
+        ev_io watch;
+        int pidfd;
+        struct released_init *next;
+};
+
+/* The inits let go of and not yet gone: freed when they leave, or with the registry (one daemon
+ * per process: a list of this module's own). */
+static struct released_init *released_inits;
+
+static void released_init_free(struct ev_loop *loop, struct released_init *ri) {
+        for (struct released_init **p = &released_inits; *p; p = &(*p)->next)
+                if (*p == ri) {
+                        *p = ri->next;
+                        break;
+                }
+        ev_io_stop(loop, &ri->watch);
+        safe_close(ri->pidfd);
+        free(ri);
+}
+
+static void on_released_init(struct ev_loop *loop, ev_io *w, int revents) {
+        struct released_init *ri = w->data;
+
+        (void) pidfd_reap(ri->pidfd, NULL);
+        released_init_free(loop, ri);
+}
+
+static void entry_release_pidns(struct zd_entry *e) {
+        struct released_init *ri;
+
+        if (e->ns.pidfd < 0)
+                return;
+        ev_io_stop(e->d->loop, &e->ns_watch);
+        /* zygoted stopping: the init is reparented when we exit, nobody here to reap it */
+        ri = e->d->stopping ? NULL : malloc(sizeof(*ri));
+        if (ri) {
+                ri->pidfd = fcntl(e->ns.pidfd, F_DUPFD_CLOEXEC, 3);
+                if (ri->pidfd >= 0) {
+                        ev_io_init(&ri->watch, on_released_init, ri->pidfd, EV_READ);
+                        ri->watch.data = ri;
+                        ev_io_start(e->d->loop, &ri->watch);
+                        ri->next = released_inits;
+                        released_inits = ri;
+                } else
+                        free(ri);
+        }
+        zy_pidns_release(&e->ns); /* closes the control socket: the init drains */
+}
+
+static int entry_start_pidns(struct zd_entry *e) {
+        struct zd_daemon *d = e->d;
+        char what[64] = "";
+        int r;
+
+        if (!d->features.pid_namespace || e->ns.pidfd >= 0)
+                return 0;
+        r = zy_pidns_start(d->helper_fd, &e->ns, what, sizeof(what));
+        if (r < 0) {
+                zd_log(LOG_ERR, "profile %s: the init of its pid namespace failed to start%s%s: %s",
+                       e->profile->name, what[0] ? " at " : "", what, strerror(-r));
+                return r;
+        }
+        ev_io_init(&e->ns_watch, on_init_death, e->ns.pidfd, EV_READ);
+        e->ns_watch.data = e;
+        ev_io_start(d->loop, &e->ns_watch);
+        return 0;
+}
+
+const struct zy_pidns *zd_entry_pidns(struct zd_entry *e, int *ret_err) {
+        int r;
+
+        *ret_err = 0;
+        if (!e->d->features.pid_namespace)
+                return NULL;
+        r = entry_start_pidns(e);
+        if (r < 0) {
+                *ret_err = r;
+                return NULL;
+        }
+        return &e->ns;
+}
 
 /* A reference's pidfd in systemd's fd store: the next zygoted ends it (adopt.c). Polled: a dead
  * reference has nothing to hand over. */
@@ -46,8 +137,13 @@ static int entry_start_reference(struct zd_entry *e) {
         /* What the profile's workers drop anyway: once in the reference for all of them. An
          * unprivileged zygoted drops nothing (it could not). */
         uint64_t drop = !d->privileged ? 0 : (last >= 63 ? ~0ULL : (1ULL << (last + 1)) - 1) & ~p->caps_keep;
-        int r = zy_reference_start(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
-                                   p->no_new_privs || !d->privileged, drop, &e->ref);
+        /* The reference joins the pid namespace before its filter: its workers are born there. */
+        int r = entry_start_pidns(e);
+        if (r < 0)
+                return r;
+        r = zy_reference_start_ns(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
+                                  p->no_new_privs || !d->privileged, drop, e->ns.pidns_fd, e->ns.mntns_fd,
+                                  &e->ref);
         if (r < 0)
                 return r;
         e->ref_capbset = drop;
@@ -132,6 +228,7 @@ static void entry_free(struct zd_entry *e) {
         if (!e)
                 return;
         entry_stop_reference(e);
+        entry_release_pidns(e);
         ev_timer_stop(e->d->loop, &e->restart);
         zy_profile_free(e->profile);
         free(e);
@@ -144,6 +241,7 @@ static int entry_new(struct zd_daemon *d, struct zy_profile *p, struct zd_entry 
         e->d = d;
         e->profile = p;
         e->ref.pidfd = e->ref.ctl_fd = -EBADF;
+        e->ns = ZY_PIDNS_NULL;
         e->backoff = BACKOFF_MIN;
         ev_timer_init(&e->restart, on_restart, 0., 0.);
         e->restart.data = e;
@@ -151,7 +249,18 @@ static int entry_new(struct zd_daemon *d, struct zy_profile *p, struct zd_entry 
         e->ctl_watch.data = e;
         ev_timer_init(&e->ctl_timer, zd_spawn_on_ref_timeout, 0., 0.);
         e->ctl_timer.data = e;
-        int r = entry_start_reference(e);
+        /* Without its pid namespace, a profile's tasks could reach outside their sandbox: the
+         * profile is not served at all. */
+        int r = entry_start_pidns(e);
+        if (r < 0) {
+                if (ret_error && asprintf(ret_error, "the init of its pid namespace failed to start: %s",
+                                          strerror(-r)) < 0)
+                        *ret_error = NULL;
+                e->profile = NULL;
+                entry_free(e);
+                return r;
+        }
+        r = entry_start_reference(e);
         if (r < 0)
                 zd_log(LOG_WARNING, "profile %s: reference process failed to start: %s", p->name, strerror(-r));
         r = entry_choose_tier(e);
@@ -202,6 +311,26 @@ static void on_ref_death(struct ev_loop *loop, ev_io *w, int revents) {
         ev_timer_set(&e->restart, e->backoff, 0.);
         ev_timer_start(loop, &e->restart);
         e->backoff = e->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : e->backoff * 2;
+}
+
+/* The init died (killed from outside: no task can signal it), and every process of its namespace
+ * with it; the reference, whose children would be born in a dead namespace, goes too and is
+ * restarted with a new one. The next spawn starts the init if this fails. */
+static void on_init_death(struct ev_loop *loop, ev_io *w, int revents) {
+        struct zd_entry *e = w->data;
+        pid_t pid = e->ns.pid;
+        siginfo_t si = {};
+
+        ev_io_stop(loop, w);
+        (void) pidfd_reap(e->ns.pidfd, &si);
+        zy_pidns_release(&e->ns);
+        zd_log(LOG_WARNING, "profile %s: the init %d of its pid namespace died (%s %d), and its tasks with it; "
+               "starting another", e->profile->name, (int) pid,
+               si.si_code == CLD_EXITED ? "exit status" : "signal", si.si_status);
+        /* its watcher sees it die and restarts it, in the new namespace */
+        if (e->ref_up)
+                (void) pidfd_kill(e->ref.pidfd, SIGKILL);
+        (void) entry_start_pidns(e);
 }
 
 struct zd_entry *zd_registry_find(struct zd_daemon *d, const char *name) {
@@ -330,6 +459,8 @@ fail:
 void zd_registry_free(struct zd_daemon *d) {
         for (size_t i = 0; i < d->n_entries; i++)
                 entry_free(d->entries[i]);
+        while (released_inits)
+                released_init_free(d->loop, released_inits);
         free(d->entries);
         d->entries = NULL;
         d->n_entries = 0;
@@ -358,6 +489,8 @@ json_object *zd_entry_to_json(const struct zd_entry *e) {
         json_object_object_add(o, "noNewPrivileges", json_object_new_boolean(p->no_new_privs));
         if (e->ref_up)
                 json_object_object_add(o, "referencePid", json_object_new_int(e->ref.pid));
+        if (e->ns.pidfd >= 0)
+                json_object_object_add(o, "initPid", json_object_new_int(e->ns.pid));
         json_object_object_add(o, "skippedSyscalls", json_object_new_int64(p->skipped_syscalls));
         return o;
 }

@@ -268,6 +268,7 @@ struct spawn {
         struct sock_fprog prog;
         struct zy_plan plan;
         enum zd_tier tier;
+        const struct zy_pidns *ns; /* the profile's pid namespace; NULL: zygoted's (fallback) */
         int status[2], hold[2];
         char *profile_name; /* the entry's profile may be replaced while the spawn is parked */
         bool parked;
@@ -437,6 +438,11 @@ static int spawn_confine(struct spawn *s) {
         if (!call->d->privileged && c->root_fd >= 0)
                 return confined(call, "the caller runs in a chroot or mount namespace of its own, and this "
                                 "zygoted runs unprivileged: it cannot enter it");
+        /* Its task gets a /proc of its own pid namespace; a procfs elsewhere would still show
+         * every process of the pid namespace it was mounted in. */
+        if (call->d->features.pid_namespace && c->root_fd >= 0 && c->procfs_elsewhere[0])
+                return confined(call, "the caller sees a procfs outside /proc (on %s), which would show its "
+                                "task the processes outside its sandbox", c->procfs_elsewhere);
         return 0;
 }
 
@@ -523,6 +529,9 @@ static int spawn_plan(struct spawn *s) {
         r = spawn_argv(s);
         if (r < 0)
                 return r;
+        s->ns = zd_entry_pidns(s->entry, &r);
+        if (r < 0)
+                return r;
 
         bool root_worker = s->id.set_ids ? s->id.uid == 0 : d->uid == 0;
         s->capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~s->keep : 0;
@@ -560,6 +569,11 @@ static int spawn_plan(struct spawn *s) {
                 .caller_pidfd = s->caller.pidfd,
                 .enter_root = s->caller.root_fd >= 0,
                 .root_fd = s->caller.root_fd,
+                /* the pid namespace's /proc: through its mount namespace, or for a caller whose
+                 * root the worker enters, a private copy with a procfs of its own */
+                .join_mntns = s->ns && s->caller.root_fd < 0,
+                .mntns_fd = s->ns ? s->ns->mntns_fd : -EBADF,
+                .own_proc = s->ns && s->caller.root_fd >= 0,
                 .prog = &s->prog,
                 .signals_reset = daemon_dispositions(),
                 .path_buf = s->path_buf,
@@ -629,7 +643,8 @@ static int spawn_start(struct spawn *s, pid_t pid, int pidfd) {
         } else if (zd_spawn_fork_hook)
                 r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);
         else {
-                pid = clone_with_pidfd(0, &pidfd);
+                /* born in the profile's pid namespace (a plain fork without one) */
+                pid = zy_pidns_clone(s->ns, &pidfd);
                 if (pid == 0)
                         zy_child_run(&s->plan); /* never returns */
                 r = pid < 0 ? (int) pid : 0;

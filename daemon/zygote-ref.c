@@ -4,9 +4,12 @@
  *
  *   zygote-ref               serve the control socket on fd 3 (started by zygoted only)
  *   zygote-ref --probe-exec  exit 0: what the daemon's inherit-tier probe worker execs
+ *   zygote-ref --init        the init of a profile's pid namespace (zygote-init.c, pidns.h)
  *
  * It loads the profile's filter on itself once (INIT), then forks workers that inherit it
- * (SPAWN). It keeps its own capabilities: the workers drop theirs in child.c. It says nothing on
+ * (SPAWN). With the profile's pid namespace (two fds with INIT), it joins that namespace for its
+ * children and its mount namespace first, before the filter: its workers are born there, while
+ * it keeps its own pid in zygoted's namespace (CLONE_PARENT needs a parent that is not an init). It keeps its own capabilities: the workers drop theirs in child.c. It says nothing on
  * stderr unless it cannot go on; a malformed request gets an ERROR reply and is forgotten.
  */
 #include <errno.h>
@@ -26,6 +29,7 @@
 #include "plan.h"
 #include "reference.h"
 #include "util.h"
+#include "zygote-init.h"
 
 /* The largest request, static: the reference never grows. */
 static char msg[ZY_REF_MAX_MSG] __attribute__((aligned(16)));
@@ -52,7 +56,8 @@ static int reply_error(int ctl, enum zy_step step, int err) {
         return 0;
 }
 
-static int handle_init(int ctl, const char *payload, size_t len, bool *initialized) {
+static int handle_init(int ctl, const char *payload, size_t len, const int *fds, size_t n_fds,
+                       bool *initialized) {
         struct zy_ref_init init;
         struct sock_fprog prog;
         int r;
@@ -62,10 +67,14 @@ static int handle_init(int ctl, const char *payload, size_t len, bool *initializ
         if (len < sizeof(init))
                 return reply_error(ctl, ZY_STEP_NONE, EBADMSG);
         memcpy(&init, payload, sizeof(init));
-        if (init.n_insns == 0 || init.n_insns > ZY_PLAN_MAX_INSNS ||
+        if ((n_fds != 0 && n_fds != 2) || init.n_insns == 0 || init.n_insns > ZY_PLAN_MAX_INSNS ||
             len != sizeof(init) + (size_t) init.n_insns * sizeof(struct sock_filter))
                 return reply_error(ctl, ZY_STEP_NONE, EBADMSG);
 
+        /* The profile's pid namespace (for our children: pid_for_children) and its mount
+         * namespace, before the filter, which allows no setns. */
+        if (n_fds == 2 && (syscall(SYS_setns, fds[0], CLONE_NEWPID) < 0 || syscall(SYS_setns, fds[1], CLONE_NEWNS) < 0))
+                return reply_error(ctl, ZY_STEP_MNTNS, errno);
         /* before the filter: the bounding set every worker starts from */
         r = zy_capbset_drop(init.capbset_drop, false, 0);
         if (r < 0)
@@ -152,8 +161,10 @@ int main(int argc, char **argv) {
          * that. Nothing is buffered on stdio. */
         if (argc == 2 && strcmp(argv[1], "--probe-exec") == 0)
                 _exit(0);
+        if (argc == 2 && strcmp(argv[1], "--init") == 0)
+                return zy_init_main();
         if (argc != 1) {
-                fprintf(stderr, "usage: zygote-ref [--probe-exec]\n"
+                fprintf(stderr, "usage: zygote-ref [--probe-exec | --init]\n"
                                 "zygote-ref is started by zygoted; it serves a control socket on fd 3.\n");
                 return 2;
         }
@@ -189,8 +200,8 @@ int main(int argc, char **argv) {
                         continue;
                 }
                 memcpy(&h, msg, sizeof(h));
-                if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_INIT && n_fds == 0)
-                        (void) handle_init(ctl, msg + sizeof(h), (size_t) n - sizeof(h), &initialized);
+                if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_INIT)
+                        (void) handle_init(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds, &initialized);
                 else if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_SPAWN && initialized)
                         (void) handle_spawn(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds);
                 else

@@ -107,8 +107,10 @@ static int zygote_once(zy_conn *c, json_object *params, const char *tier, int64_
                 return r;
         }
         /* A daemon forced to one tier must really use it, or the figure means nothing. */
+        /* NAME@VARIANT (two daemons of one tier, say with and without a feature): the tier is NAME */
         if (tier && (!json_object_object_get_ex(first->parameters, "tier", &jt) ||
-                     !streq(json_object_get_string(jt), tier)))
+                     strncmp(json_object_get_string(jt), tier, strcspn(tier, "@")) != 0 ||
+                     json_object_get_string(jt)[strcspn(tier, "@")] != 0))
                 r = -EMEDIUMTYPE;
         else if (!json_object_object_get_ex(last->parameters, "task", &jtask) ||
                  !json_object_object_get_ex(jtask, "exitCode", &jcode) || json_object_get_int(jcode) != 0)

@@ -179,8 +179,6 @@ def test_non_root_caller_keeps_its_gid(daemon, extra):
     assert st["Groups"] == ["4244"], f"a caller in group 4244 got groups {st['Groups']}"
 
 
-@pytest.mark.xfail(strict=True, reason="tasks share their caller's pid namespace and can signal its other "
-                   "processes (the security issue's third item)")
 def test_task_cannot_kill_its_callers_other_processes(tiered):
     victim = subprocess.Popen(zytest.setpriv(NOBODY, NOGROUP) + ["sleep", "600"])
     try:

@@ -53,10 +53,20 @@ def reference_pids(d):
     return {p["referencePid"] for p in d.profiles().values() if p.get("referencePid")}
 
 
+def init_pids(d):
+    """The inits of the profiles' pid namespaces: children of the daemon that stay (and outlive
+    it), not workers."""
+    return {p["initPid"] for p in d.profiles().values() if p.get("initPid")}
+
+
+def helper_pids(d):
+    return reference_pids(d) | init_pids(d)
+
+
 def no_zombies(d):
-    """Every child of the daemon other than its references has been reaped (waited on a
+    """Every child of the daemon other than its references and inits has been reaped (waited on a
     condition: the daemon reaps on its pidfd events)."""
-    refs = reference_pids(d)
+    refs = helper_pids(d)
 
     def clean():
         return {p: s for p, s in children(d.proc.pid).items() if p not in refs} == {}
@@ -167,7 +177,7 @@ def test_reference_death_mid_spawn_runs_once(daemon, capsys, tmp_path):
             tracer.kill()
         tracer.wait()
     # The lost worker is killed and reaped on its pidfd's event, which may come after the reply.
-    refs = reference_pids(daemon)
+    refs = helper_pids(daemon)
     untracked = {}
 
     def reaped():
@@ -267,7 +277,7 @@ def test_killer_races_every_spawn(daemons, needs_root, capsys, tier):
     exec, while they set up the sandbox), while three clients spawn: every Spawn gets an answer
     (success then a final reply, or SpawnFailed), none hangs, and no zombie is left."""
     d = daemons(tier=tier)
-    refs = reference_pids(d)
+    refs = helper_pids(d)
     before = settled_fds(d)
     stop = threading.Event()
     killed = {"before_exec": 0, "after_exec": 0}
@@ -328,7 +338,7 @@ def test_killer_races_every_spawn(daemons, needs_root, capsys, tier):
         print(f"\n  [killer, {tier}] outcomes {outcomes}; killed {killed['before_exec']} before exec, "
               f"{killed['after_exec']} after", end="")
     assert killed["before_exec"] + killed["after_exec"] > 0, "the killer never caught a worker"
-    assert reference_pids(d) == refs, "the killer hit a reference"
+    assert helper_pids(d) == refs, "the killer hit a reference or an init"
     no_zombies(d)
     fds_back_to(d, before, "after the killer")
     served(d, capsys, f"after the killer ({tier})")
@@ -401,6 +411,7 @@ def test_caller_disconnects_mid_spawn(daemon, capsys, when):
 def test_sigkill_zygoted_tasks_survive(daemons, needs_root, capsys):
     d = daemons()
     refs = reference_pids(d)
+    inits = init_pids(d)
     conns, tasks = [], []
     try:
         for i in range(3):
@@ -416,6 +427,8 @@ def test_sigkill_zygoted_tasks_survive(daemons, needs_root, capsys):
         for t in tasks:
             assert not zytest.wait_readable(t.pidfd, 0), f"task {t.id} died with zygoted"
             assert zytest.proc_status(t.pid)["State"][0] in "RS"
+        # The init of the tasks' pid namespace stays while they live (its death would kill them).
+        init_fds = {pid: os.pidfd_open(pid) for pid in inits}
         # A new zygoted takes over the stale socket and serves; without the fd store it does
         # not know the old tasks (adoption is tested with systemd, test_systemd.py).
         d2 = daemons(start=False)
@@ -432,6 +445,10 @@ def test_sigkill_zygoted_tasks_survive(daemons, needs_root, capsys):
             assert zytest.read_all(t.stdout) == f"{t.id}\n".encode()
             t.stdout = None
             assert zytest.wait_readable(t.pidfd, 30), f"task {t.id} did not exit"
+        # ... and leaves after the last of them, by itself.
+        for pid, fd in init_fds.items():
+            assert zytest.wait_readable(fd, 30), f"the init {pid} outlived its namespace's last task"
+            os.close(fd)
     finally:
         for t in tasks:
             t.cleanup()

@@ -83,3 +83,20 @@ def test_status_of_unprivileged_daemon(udaemon):
     assert r.returncode == 0 and r.stdout == b"65534\n", r.stderr
     r = udaemon.launchctl("run", "--", "true", uid=OTHER_UID)
     assert r.returncode == 1 and b"permission denied" in r.stderr.lower()
+
+
+def test_unprivileged_daemon_has_no_pid_namespace_and_is_not_dumpable(udaemon):
+    """It cannot make a pid namespace: said once, tasks share its pid namespace (the fallback
+    docs/SECURITY.md states). Its tasks run as its own user: it is not dumpable, so they cannot
+    ptrace it or read its memory."""
+    log = udaemon.log()
+    assert log.count("tasks share zygoted's pid namespace") == 1, log
+    assert not any(p.get("initPid") for p in udaemon.profiles().values())
+    with open(udaemon.bins["zygoted"], "rb") as f:
+        if b"__asan_init" in f.read():
+            pytest.skip("an ASan zygoted stays dumpable: its leak check attaches with ptrace")
+    code = (f"import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+            f"r = libc.ptrace(16, {udaemon.proc.pid}, 0, 0); print(r, ctypes.get_errno())")
+    r = udaemon.launchctl("run", "--", "python3", "-c", code, uid=NOBODY)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [b"-1", b"1"], f"a task attached to its unprivileged zygoted: {r.stdout}"

@@ -246,7 +246,7 @@ static void test_step_names(void **state) {
         static const char *const want[] = { "none", "fds", "setsid", "ctty", "capbset", "groups",
                                             "gid", "uid", "caps", "chdir", "nnp", "filter",
                                             "held", "hold", "exec", "rlimit", "cgroup", "setns",
-                                            "chroot" };
+                                            "chroot", "mntns", "proc" };
 
         assert_int_equal(ELEMENTSOF(want), _ZY_STEP_MAX);
         for (int i = 0; i < _ZY_STEP_MAX; i++)

@@ -119,6 +119,22 @@ check_sandbox_proc() {
         if [ -z "$why" ]; then ok "$name.sandbox-proc"; else fail "$name.sandbox-proc" "$why"; fi
 }
 
+# The task lives in its profile's pid namespace (pidns.h): a small pid, and a /proc that shows
+# the namespace (its init, the shell, ls) and nothing of the guest's.
+check_pidns() {
+        name=$1
+        out=$(lc run --profile default -- /bin/sh -c 'readlink /proc/self; ls -d /proc/[0-9]* | wc -l' 2>/tmp/run.err)
+        rc=$?
+        set -- $out
+        if [ $rc != 0 ]; then
+                fail "$name.pidns" "launchctl run exited $rc: $(head -c 300 /tmp/run.err)"
+        elif [ "${1:-999}" -lt 100 ] 2>/dev/null && [ "${2:-999}" -lt 10 ]; then
+                ok "$name.pidns"
+        else
+                fail "$name.pidns" "pid $1 and $2 processes in /proc: not a pid namespace of its own"
+        fi
+}
+
 check_try_syscall() {
         name=$1
         if [ ! -x $bin/try-syscall ]; then
@@ -196,6 +212,7 @@ for t in $tiers; do
                 fi
         fi
         check_sandbox_proc "$name"
+        check_pidns "$name"
         check_try_syscall "$name"
         check_workloads "$name"
         time_spawns "$want"
