@@ -178,8 +178,9 @@ int zy_runc_filter_load(const char *config, json_object *seccomp, struct zy_prof
         if (!text)
                 return -ENOMEM;
         r = zy_profile_load_buffer_with(config, text, strlen(text), NULL, ret, ret_error);
-        if (r >= 0)
-                snprintf(filter_setup.source, sizeof(filter_setup.source), "compiled here in %.2f ms (%s)",
-                         (double) (*ret)->compile_nsec / 1e6, why);
+        /* a long reason is cut at the buffer's end: the source line is for the log only */
+        if (r >= 0 && snprintf(filter_setup.source, sizeof(filter_setup.source), "compiled here in %.2f ms (%s)",
+                               (double) (*ret)->compile_nsec / 1e6, why) < 0)
+                filter_setup.source[0] = '\0';
         return r;
 }
