@@ -32,6 +32,8 @@
 #include "task.h"
 #include "tier.h"
 
+struct zd_registry_hooks;
+
 struct zd_entry;
 struct lh_table;
 
@@ -60,6 +62,7 @@ struct zd_daemon {
         size_t n_subscribers;
 
         struct zd_server server;
+        const struct zd_registry_hooks *registry_hooks; /* main.c: the spawn layer's (registry.h) */
         struct zd_sd_activation activation; /* passed fds, until adopted */
         ev_timer watchdog;
         ev_timer status_timer;

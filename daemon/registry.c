@@ -25,7 +25,6 @@
 #include "pidfd-util.h"
 #include "registry.h"
 #include "sd.h"
-#include "spawner.h"
 #include "tier.h"
 #include "util.h"
 
@@ -161,7 +160,8 @@ static int entry_start_reference(struct zd_entry *e) {
 static void entry_stop_reference(struct zd_entry *e) {
         if (!e->ref_up)
                 return;
-        zd_spawn_ref_lost(e); /* its parked spawns: in the load tier, before it is reaped */
+        if (e->d->registry_hooks)
+                e->d->registry_hooks->ref_lost(e); /* its parked spawns: in the load tier, before it is reaped */
         ev_io_stop(e->d->loop, &e->ref_watch);
         char name[32];
         reference_fdname(e->ref.pid, name);
@@ -245,9 +245,10 @@ static int entry_new(struct zd_daemon *d, struct zy_profile *p, struct zd_entry 
         e->backoff = BACKOFF_MIN;
         ev_timer_init(&e->restart, on_restart, 0., 0.);
         e->restart.data = e;
-        ev_io_init(&e->ctl_watch, zd_spawn_on_ref_reply, -1, EV_READ);
+        const struct zd_registry_hooks *h = d->registry_hooks;
+        ev_io_init(&e->ctl_watch, h ? h->ref_reply : NULL, -1, EV_READ);
         e->ctl_watch.data = e;
-        ev_timer_init(&e->ctl_timer, zd_spawn_on_ref_timeout, 0., 0.);
+        ev_timer_init(&e->ctl_timer, h ? h->ref_timeout : NULL, 0., 0.);
         e->ctl_timer.data = e;
         /* Without its pid namespace, a profile's tasks could reach outside their sandbox: the
          * profile is not served at all. */

@@ -36,6 +36,15 @@ struct zd_entry {
         unsigned restarts;
 };
 
+/* What becomes of a reference's parked spawns is the spawn layer's business: main.c points
+ * zd_daemon.registry_hooks at spawn.c's functions, so this module never calls the layer above it
+ * by name. Without hooks (unit tests) nothing is ever parked. */
+struct zd_registry_hooks {
+        void (*ref_reply)(struct ev_loop *loop, ev_io *w, int revents);      /* ctl_watch */
+        void (*ref_timeout)(struct ev_loop *loop, ev_timer *w, int revents); /* ctl_timer */
+        void (*ref_lost)(struct zd_entry *e); /* the reference goes: settle its parked spawns */
+};
+
 int zd_registry_load(struct zd_daemon *d);   /* start-up: fatal errors only when nothing loads */
 int zd_registry_reload(struct zd_daemon *d, json_object **ret_loaded, json_object **ret_failed);
 void zd_registry_free(struct zd_daemon *d);
