@@ -7,6 +7,8 @@
  *   adopt.c         tasks and references of an earlier zygoted, from the fd store
  *   methods.c       the dispatch table: every varlink method and its permission
  *   spawn.c         request + caller + profile -> struct zy_plan -> worker (all tiers)
+ *   spawn-park.c    the inherit tier's spawns parked until the reference replies
+ *   spawn-worker.c  the plan's tier and pipes, the worker started and tracked, a spawn's end
  *   filter.c        GetFilter: compiled seccomp programs as sealed memfds (filter-cache.c)
  *   registry.c      profiles, their reference processes and tiers, reloads, restarts
  *   task.c          the task table: pidfd watchers, exit status, waiters, events, audit lines

@@ -26,7 +26,7 @@ struct zd_entry {
         enum zd_tier best_tier;  /* what spawns use while the reference is up */
         char reason[256];        /* why this tier */
         ev_io ref_watch;         /* reference pidfd: its death */
-        ev_io ctl_watch;         /* its control socket, while spawns are parked (spawn.c) */
+        ev_io ctl_watch;         /* its control socket, while spawns are parked (spawn-park.c) */
         ev_timer ctl_timer;      /* the oldest parked spawn's deadline */
         struct zd_parked *parked; /* inherit-tier spawns waiting for the reference, oldest first */
         unsigned n_parked;
@@ -37,7 +37,7 @@ struct zd_entry {
 };
 
 /* What becomes of a reference's parked spawns is the spawn layer's business: main.c points
- * zd_daemon.registry_hooks at spawn.c's functions, so this module never calls the layer above it
+ * zd_daemon.registry_hooks at spawn-park.c's functions, so this module never calls the layer above it
  * by name. Without hooks (unit tests) nothing is ever parked. */
 struct zd_registry_hooks {
         void (*ref_reply)(struct ev_loop *loop, ev_io *w, int revents);      /* ctl_watch */

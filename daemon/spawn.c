@@ -9,49 +9,30 @@
  * caller (uid, gid, groups) with no capabilities; only root may name another user. An
  * unprivileged zygoted cannot switch ids at all, so it serves only its own user (and root), with
  * no_new_privs always on.
+ *
+ * This file parses, authorizes and plans; the worker is started by spawn-worker.c, through the
+ * reference's queue (spawn-park.c) in the inherit tier (spawn-worker.h: the three, layered).
  */
-#include <fcntl.h>
 #include <grp.h>
-#include <linux/capability.h>
-#include <linux/sched.h>
 #include <pwd.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <syslog.h>
 
 #include "call.h"
 #include "caller.h"
 #include "daemon.h"
-#include "fd-util.h"
-#include "log.h"
-#include "pidfd-util.h"
 #include "registry.h"
 #include "server.h"
+#include "spawn-park.h"
+#include "spawn-worker.h"
 #include "spawner.h"
 #include "task.h"
 #include "util.h"
 
 #define ZD_MAX_TARGET_FD 1024
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-struct spawn_req {
-        json_object *argv;
-        const char *profile;
-        json_object *env;
-        const char *cwd;
-        json_object *fds;
-        const char *user;
-        const char *group;
-        json_object *drop_caps;
-        const char *id;
-        bool hold;
-        bool terminal;
-};
 
 /* argv[0] is the command: it must be there and not empty. */
 static int check_argv(const char *name, json_object *v, void *ret, void *userdata) {
@@ -150,14 +131,6 @@ static int resolve_group(const char *s, gid_t *ret) {
         return 0;
 }
 
-struct identity {
-        bool set_ids;
-        uid_t uid;
-        gid_t gid;
-        gid_t *groups; /* owned */
-        size_t n_groups;
-};
-
 static int deny(struct zd_call *call, const char *reason) {
         return zd_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", reason);
 }
@@ -248,46 +221,6 @@ static uint64_t all_caps(unsigned cap_last) {
         return cap_last >= 63 ? ~0ULL : (1ULL << (cap_last + 1)) - 1;
 }
 
-int (*zd_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd) = NULL;
-
-/* Everything one spawn holds between its steps; spawn_done() releases it. */
-struct spawn {
-        struct zd_call *call;
-        struct spawn_req req;
-        struct zd_entry *entry;
-        uint64_t keep;            /* the bounding set the worker keeps */
-        uint64_t capbset_drop;    /* what the worker's bounding set loses, whoever forks it */
-        struct identity id;
-        struct zd_caller caller;  /* what confines the caller, for its task to carry */
-        char **argv, **envp, *path_buf;
-        size_t argv_bytes; /* zd_task_argv_bytes() of the request's argv */
-        const char *search;       /* PATH of the request's env, NULL for the default */
-        size_t path_len;
-        struct zy_fdmap *map;
-        size_t n_map;
-        struct sock_fprog prog;
-        struct zy_plan plan;
-        enum zd_tier tier;
-        const struct zy_pidns *ns; /* the profile's pid namespace; NULL: zygoted's (fallback) */
-        int status[2], hold[2];
-        char *profile_name; /* the entry's profile may be replaced while the spawn is parked */
-        bool parked;
-};
-
-static void spawn_done(struct spawn *s) {
-        free(s->profile_name);
-        free(s->argv);
-        free(s->envp);
-        free(s->path_buf);
-        free(s->map);
-        free(s->id.groups);
-        zd_caller_done(&s->caller);
-        close_pairp(&s->status);
-        close_pairp(&s->hold);
-}
-
-static bool parked_id(struct zd_daemon *d, const char *id);
-
 /* Whether the caller may have this at all: the profile and its access list, the id, the task
  * limits, the capabilities it drops. */
 static int spawn_authorize(struct spawn *s) {
@@ -307,7 +240,7 @@ static int spawn_authorize(struct spawn *s) {
                 return -ENOMEM;
         if (!zy_profile_allows(p, cr->uid, cr->gid, groups, n_groups))
                 return deny(call, "the profile's access list does not include the caller");
-        if (req->id && (zd_task_find(d, req->id) || parked_id(d, req->id)))
+        if (req->id && (zd_task_find(d, req->id) || zd_spawn_parked_id(d, req->id)))
                 return zd_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
         if (d->n_tasks >= ZD_MAX_TASKS)
                 return zd_call_limit(call, "tasks", ZD_MAX_TASKS);
@@ -446,46 +379,6 @@ static int spawn_confine(struct spawn *s) {
         return 0;
 }
 
-/* Without no_new_privs, loading (or cloning) a filter needs CAP_SYS_ADMIN: load it while the
- * worker still has it, before capabilities and ids change. */
-static bool filter_early(const struct zy_plan *plan) {
-        return !plan->no_new_privs && !(plan->caps_keep & (1ULL << CAP_SYS_ADMIN)) &&
-               plan->filter_mode != ZY_FILTER_INHERITED;
-}
-
-static void plan_set_tier(struct spawn *s, enum zd_tier tier) {
-        s->tier = tier;
-        s->plan.filter_mode = tier == ZD_TIER_CLONE     ? ZY_FILTER_CLONE
-                              : tier == ZD_TIER_INHERIT ? ZY_FILTER_INHERITED
-                                                        : ZY_FILTER_LOAD;
-        s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidfd : -1;
-        /* a worker of the reference starts from its bounding set: only the rest is dropped */
-        s->plan.capbset_drop = tier == ZD_TIER_INHERIT ? s->capbset_drop & ~s->entry->ref_capbset : s->capbset_drop;
-        s->plan.filter_early = filter_early(&s->plan);
-}
-
-/* The status pipe, and the hold pipe for hold or as the inherit tier's gate (spawn_inherit()),
- * new for the plan's tier: a fallback to load gets pipes no lost worker holds. */
-static int spawn_pipes(struct spawn *s) {
-        bool gate = s->tier == ZD_TIER_INHERIT && !s->req.hold;
-
-        for (int i = 0; i < 2; i++) {
-                s->status[i] = safe_close(s->status[i]);
-                s->hold[i] = safe_close(s->hold[i]);
-        }
-        s->plan.status_fd = s->plan.hold_fd = -EBADF;
-        if (pipe2(s->status, O_CLOEXEC) < 0 || fcntl(s->status[0], F_SETFL, O_NONBLOCK) < 0)
-                return negative_errno();
-        s->plan.status_fd = s->status[1];
-        if (s->req.hold || gate) {
-                if (pipe2(s->hold, O_CLOEXEC) < 0)
-                        return negative_errno();
-                s->plan.hold_fd = s->hold[0];
-        }
-        s->plan.hold_quiet = gate;
-        return 0;
-}
-
 /* The daemon's signal dispositions that are not SIG_DFL (its handlers, SIGPIPE ignored), read
  * once, at the first spawn (main.c sets them all before it serves, nothing later): a worker
  * forked here resets only those, not all 64 (issue 14: 60 system calls fewer before exec). */
@@ -550,7 +443,7 @@ static int spawn_plan(struct spawn *s) {
                 .gid = s->id.gid,
                 .groups = s->id.groups,
                 .n_groups = s->id.n_groups,
-                .capbset_drop = s->capbset_drop, /* less in the inherit tier: plan_set_tier() */
+                .capbset_drop = s->capbset_drop, /* less in the inherit tier: zd_spawn_set_tier() */
                 .capbset_mask_prctl = d->features.capbset_drop_mask,
                 .cap_last = d->features.cap_last,
                 .caps_keep = root_worker ? s->keep : 0,
@@ -589,361 +482,19 @@ static int spawn_plan(struct spawn *s) {
                 tier = ZD_TIER_LOAD;
         if (tier == ZD_TIER_INHERIT && (s->plan.ns_join || s->plan.enter_root))
                 tier = ZD_TIER_LOAD;
-        plan_set_tier(s, tier);
-        return spawn_pipes(s);
-}
-
-/* A worker forked for this spawn that it cannot keep (pidfd is -EBADF when none could be opened):
- * its gate closes, so that it never execs, and it is killed and reaped. */
-static void spawn_drop_worker(struct spawn *s, pid_t pid, int pidfd) {
-        s->hold[1] = safe_close(s->hold[1]);
-        if (pidfd < 0) {
-                /* Our own fds of this spawn are free now: one is enough for its pidfd. */
-                s->status[0] = safe_close(s->status[0]);
-                pidfd = pidfd_open_pid(pid);
-        }
-        if (pidfd < 0) {
-                /* Still none: by pid, which stays this worker's until we reap it. */
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, NULL, __WALL);
-                return;
-        }
-        zd_task_reap_orphan(s->call->d, pid, pidfd);
-}
-
-/* The worker: forked here (clone, load: pid 0) or by the reference (inherit: pid and its pidfd,
- * waiting at its gate), then tracked as a task that answers the Spawn. The gate opens only once
- * the task is attached: a worker this spawn cannot keep never execs. */
-static int spawn_start(struct spawn *s, pid_t pid, int pidfd) {
-        struct zd_call *call = s->call;
-        struct zd_daemon *d = call->d;
-        struct zd_conn *c = call->conn;
-        struct zd_task *t;
-        int r;
-
-        r = zd_task_new(d, s->req.id, zd_conn_cred(c)->uid, &t);
-        if (r < 0) {
-                if (pid > 0)
-                        spawn_drop_worker(s, pid, pidfd);
-                return r;
-        }
-        t->profile = strdup(s->profile_name);
-        t->exe = strdup(s->argv[0]);
-        t->argv = json_object_get(s->req.argv);
-        t->argv_bytes = s->argv_bytes;
-        t->run_uid = s->id.set_ids ? s->id.uid : d->uid;
-
-        if (pid > 0) {
-                if (s->plan.hold_quiet) {
-                        /* EPIPE: it died already; its pidfd and status pipe say how */
-                        ssize_t n = write(s->hold[1], "", 1);
-                        (void) n;
-                        s->hold[1] = safe_close(s->hold[1]);
-                }
-        } else if (zd_spawn_fork_hook)
-                r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);
-        else {
-                /* born in the profile's pid namespace (a plain fork without one) */
-                pid = zy_pidns_clone(s->ns, &pidfd);
-                if (pid == 0)
-                        zy_child_run(&s->plan); /* never returns */
-                r = pid < 0 ? (int) pid : 0;
-        }
-        if (r < 0) {
-                zd_task_discard(t);
-                return r;
-        }
-        t->tier = s->tier;
-        d->spawned++;
-        s->status[1] = safe_close(s->status[1]);
-        s->hold[0] = safe_close(s->hold[0]);
-        zd_task_attach(t, pid, pidfd, TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
-        return 0;
-}
-
-/* A spawn of the inherit tier whose request is in the reference's hands: the daemon goes on
- * serving, and the reference's reply (on its control socket, in order) finishes it. It owns its
- * call's parameters and fds now (the dispatcher's copies are handed over). */
-struct zd_parked {
-        struct zd_parked *next;
-        struct zd_call call; /* conn NULL once the caller is gone */
-        int *fds;
-        struct spawn *s;
-        double sent_at;
-};
-
-static void spawn_free(struct spawn *s);
-static int spawn_fail(struct spawn *s, int r);
-
-static void parked_free(struct zd_parked *p) {
-        if (p->s)
-                spawn_free(p->s);
-        close_many(p->fds, p->call.n_fds);
-        free(p->fds);
-        json_object_put(p->call.params);
-        json_object_put(p->call.error_params);
-        free(p);
-}
-
-static void ref_arm(struct zd_entry *e) {
-        struct ev_loop *loop = e->d->loop;
-
-        if (!e->parked) {
-                ev_io_stop(loop, &e->ctl_watch);
-                ev_timer_stop(loop, &e->ctl_timer);
-                return;
-        }
-        if (!ev_is_active(&e->ctl_watch) && e->ref.ctl_fd >= 0) {
-                ev_io_set(&e->ctl_watch, e->ref.ctl_fd, EV_READ);
-                ev_io_start(loop, &e->ctl_watch);
-        }
-        /* the oldest request in flight has until sent_at + the timeout */
-        ev_timer_stop(loop, &e->ctl_timer);
-        double left = e->parked->sent_at + ZY_REF_TIMEOUT_MS / 1000.0 - ev_now(loop);
-        ev_timer_set(&e->ctl_timer, left > 0 ? left : 0., 0.);
-        ev_timer_start(loop, &e->ctl_timer);
-}
-
-/* The request goes to the reference and the spawn waits in its profile's queue: 1. Nothing
- * reached the reference: 0, and the spawn loads. < 0: refused (the queue is full). */
-static int spawn_park(struct spawn *s) {
-        struct zd_entry *e = s->entry;
-        struct zd_call *call = s->call;
-        struct zd_parked *p, **tail;
-        int r;
-
-        if (e->n_parked >= ZY_REF_MAX_QUEUED)
-                return zd_call_limit(call, "pendingSpawnsPerProfile", ZY_REF_MAX_QUEUED);
-        p = calloc(1, sizeof(*p));
-        if (!p)
-                return -ENOMEM;
-        if (call->n_fds > 0) {
-                p->fds = calloc(call->n_fds, sizeof(int));
-                if (!p->fds) {
-                        free(p);
-                        return -ENOMEM;
-                }
-        }
-        r = zy_reference_request(&e->ref, &s->plan);
-        if (r < 0) {
-                free(p->fds);
-                free(p);
-                zd_log(LOG_WARNING, "profile %s: request to the reference failed (%s); using the load tier",
-                       s->profile_name, strerror(-r));
-                plan_set_tier(s, ZD_TIER_LOAD);
-                r = spawn_pipes(s);
-                return r < 0 ? r : 0;
-        }
-        /* The reference has its copies of the worker's ends of the pipes (in the message): ours go
-         * now, or a worker forked here meanwhile would hold them too until its exec, and be taken
-         * for this spawn's lost worker (zy_reference_find_worker()) if the reference died. */
-        s->status[1] = safe_close(s->status[1]);
-        s->hold[0] = safe_close(s->hold[0]);
-        /* the call is ours now: its fds (the plan names them by number) and its parameters */
-        p->call = *call;
-        p->call.fds = p->fds;
-        memcpy(p->fds, call->fds, call->n_fds * sizeof(int));
-        call->n_fds = 0;
-        json_object_get(p->call.params);
-        p->call.error = NULL;
-        p->call.error_params = NULL;
-        p->s = s;
-        s->call = &p->call;
-        p->sent_at = ev_now(e->d->loop);
-        for (tail = &e->parked; *tail; tail = &(*tail)->next)
-                ;
-        *tail = p;
-        e->n_parked++;
-        ref_arm(e);
-        return 1;
-}
-
-static struct zd_parked *parked_pop(struct zd_entry *e) {
-        struct zd_parked *p = e->parked;
-
-        if (p) {
-                e->parked = p->next;
-                e->n_parked--;
-                p->next = NULL;
-        }
-        return p;
-}
-
-/* The parked spawn's end: answered (now, or by its task later), or dropped with its caller. */
-static void parked_finish(struct zd_parked *p, int r) {
-        if (r < 0 && p->call.conn)
-                (void) spawn_fail(p->s, r);
-        parked_free(p);
-}
-
-/* The reference's answer to the oldest parked spawn: the worker's pid (and a pidfd for it, at
- * its gate), or an error (nothing forked: the spawn loads). */
-static void parked_answer(struct zd_parked *p, int r, pid_t pid, int pidfd) {
-        struct spawn *s = p->s;
-
-        if (r >= 0 && !p->call.conn) {
-                /* the caller is gone: its worker is killed at the gate, never runs */
-                zd_log(LOG_INFO, "profile %s: the caller left before its worker %d was tracked; it is "
-                       "killed at its gate", s->profile_name, (int) pid);
-                spawn_drop_worker(s, pid, pidfd);
-                parked_free(p);
-                return;
-        }
-        if (r >= 0) {
-                parked_finish(p, spawn_start(s, pid, pidfd));
-                return;
-        }
-        if (pid > 0) {
-                zd_log(LOG_WARNING, "profile %s: no pidfd for worker %d (%s); it is killed before exec",
-                       s->profile_name, (int) pid, strerror(-r));
-                spawn_drop_worker(s, pid, -EBADF);
-                parked_finish(p, r);
-                return;
-        }
-        zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); using the load tier", s->profile_name,
-               strerror(-r));
-        if (!p->call.conn) {
-                parked_free(p);
-                return;
-        }
-        /* the profile may have been reloaded meanwhile (same program): the entry's copy */
-        s->prog = (struct sock_fprog){ .len = (unsigned short) s->entry->profile->bpf_len,
-                                       .filter = s->entry->profile->bpf };
-        plan_set_tier(s, ZD_TIER_LOAD);
-        r = spawn_pipes(s);
-        parked_finish(p, r < 0 ? r : spawn_start(s, 0, -EBADF));
-}
-
-void zd_spawn_on_ref_reply(struct ev_loop *loop, ev_io *w, int revents) {
-        struct zd_entry *e = w->data;
-
-        while (e->parked) {
-                pid_t pid = 0;
-                int pidfd = -EBADF;
-                int r = zy_reference_reply(&e->ref, &pid, &pidfd);
-
-                if (r == -EAGAIN)
-                        break;
-                if (r < 0 && pid == ZY_REF_WORKER_UNKNOWN) {
-                        /* killed (zy_reference_reply): the reference's death, seen on its pidfd,
-                         * settles every parked spawn (zd_spawn_ref_lost) */
-                        ev_io_stop(loop, w);
-                        ev_timer_stop(loop, &e->ctl_timer);
-                        return;
-                }
-                parked_answer(parked_pop(e), r, pid, pidfd);
-        }
-        if (!e->parked) {
-                /* a message nobody asked for: the reference is out of step */
-                pid_t pid = 0;
-                int pidfd = -EBADF;
-                int r = zy_reference_reply(&e->ref, &pid, &pidfd);
-                if (r != -EAGAIN) {
-                        if (r >= 0)
-                                zd_task_reap_orphan(e->d, pid, pidfd); /* a worker nobody asked for */
-                        zd_log(LOG_WARNING, "profile %s: the reference answered what it was not asked; it is "
-                               "killed", e->profile->name);
-                        (void) pidfd_kill(e->ref.pidfd, SIGKILL);
-                        ev_io_stop(loop, w);
-                        return;
-                }
-        }
-        ref_arm(e);
-}
-
-void zd_spawn_on_ref_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
-        struct zd_entry *e = w->data;
-
-        if (!e->parked)
-                return;
-        zd_log(LOG_WARNING, "profile %s: the reference did not answer within %d ms; it is killed",
-               e->profile->name, ZY_REF_TIMEOUT_MS);
-        ev_io_stop(loop, &e->ctl_watch);
-        if (e->ref.ctl_fd >= 0)
-                (void) shutdown(e->ref.ctl_fd, SHUT_RDWR);
-        (void) pidfd_kill(e->ref.pidfd, SIGKILL); /* its death settles the parked spawns */
-}
-
-/* The reference is dead or about to be stopped (its pidfd fired; a reload; shutdown): each
- * parked spawn's worker, if it made one, is killed before exec, and the spawn runs once in the
- * load tier, or is dropped when its caller is gone. */
-void zd_spawn_ref_lost(struct zd_entry *e) {
-        struct ev_loop *loop = e->d->loop;
-        struct zd_parked *p;
-
-        ev_io_stop(loop, &e->ctl_watch);
-        ev_timer_stop(loop, &e->ctl_timer);
-        if (!e->parked)
-                return;
-        if (e->ref.pidfd >= 0)
-                (void) pidfd_kill(e->ref.pidfd, SIGKILL); /* so that any fork it started is complete */
-        /* every lost worker first, then the spawns again: a worker forked here for one of them
-         * is never looked at as another's */
-        for (p = e->parked; p; p = p->next) {
-                struct spawn *s = p->s;
-                pid_t lost = zy_reference_find_worker(&e->ref, s->status[0]);
-
-                if (lost > 0) {
-                        zd_log(LOG_WARNING, "profile %s: worker %d of a lost reference is killed before exec",
-                               s->profile_name, (int) lost);
-                        spawn_drop_worker(s, lost, pidfd_open_pid(lost));
-                } else if (lost < 0)
-                        zd_log(LOG_WARNING, "profile %s: looking for the worker of a lost reference: %s",
-                               s->profile_name, strerror(-lost));
-        }
-        while ((p = parked_pop(e)))
-                parked_answer(p, -ECONNRESET, 0, -EBADF);
-}
-
-/* A caller went away: its parked spawn, when the reference answers, kills its worker at the
- * gate. */
-void zd_spawn_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
-        for (size_t i = 0; i < d->n_entries; i++)
-                for (struct zd_parked *p = d->entries[i]->parked; p; p = p->next)
-                        if (p->call.conn == c)
-                                p->call.conn = NULL;
-}
-
-static bool parked_id(struct zd_daemon *d, const char *id) {
-        for (size_t i = 0; i < d->n_entries; i++)
-                for (struct zd_parked *p = d->entries[i]->parked; p; p = p->next)
-                        if (p->s->req.id && streq(p->s->req.id, id))
-                                return true;
-        return false;
+        zd_spawn_set_tier(s, tier);
+        return zd_spawn_pipes(s);
 }
 
 /* The worker: through the reference (inherit: parked until it answers) or forked here (clone,
  * load). 1: parked. */
 static int spawn_fork(struct spawn *s) {
         if (s->tier == ZD_TIER_INHERIT) {
-                int r = spawn_park(s);
+                int r = zd_spawn_park(s);
                 if (r != 0)
                         return r;
         }
-        return spawn_start(s, 0, -EBADF);
-}
-
-static void spawn_free(struct spawn *s) {
-        spawn_done(s);
-        free(s);
-}
-
-/* A failed spawn's answer, now: the dispatcher's for a call still in its handler, ours for a
- * parked one. Not the caller's fault when no error was recorded: a resource problem in the
- * daemon. */
-static int spawn_fail(struct spawn *s, int r) {
-        struct zd_call *call = s->call;
-
-        if (!call->error) {
-                json_object *ep = json_object_new_object();
-                json_object_object_add(ep, "step", json_object_new_string("fork"));
-                json_object_object_add(ep, "errno", json_object_new_int(-r));
-                json_object_object_add(ep, "message", json_object_new_string(strerror(-r)));
-                r = zd_call_fail(call, r, ZY_ERROR_SPAWN_FAILED, ep);
-        }
-        if (s->parked)
-                zd_reply_error(call->conn, call->error, TAKE_PTR(call->error_params));
-        return r;
+        return zd_spawn_start(s, 0, -EBADF);
 }
 
 int zd_spawn(struct zd_call *call) {
@@ -966,7 +517,7 @@ int zd_spawn(struct zd_call *call) {
                 return 0;
         }
         if (r < 0)
-                r = spawn_fail(s, r);
-        spawn_free(s);
+                r = zd_spawn_fail(s, r);
+        zd_spawn_free(s);
         return r;
 }

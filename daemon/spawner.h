@@ -17,7 +17,7 @@ struct zd_call;
  * pipe says exec or HELD), or the error recorded in call. */
 int zd_spawn(struct zd_call *call);
 
-/* The inherit tier's parked spawns (spawn.c), per profile entry (registry.h): the reference's
+/* The inherit tier's parked spawns (spawn-park.c), per profile entry (registry.h): the reference's
  * replies (an ev_io on its control socket), a reply late by ZY_REF_TIMEOUT_MS (an ev_timer: the
  * reference is killed), the reference lost (each parked spawn's worker killed before exec, the
  * spawn run once in the load tier), a caller gone (its worker killed at the gate). */

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Spawn's last step, shared by spawn.c and spawn-park.c (spawn-worker.h): the plan's tier and
+ * its pipes, the worker forked here or taken from the reference and tracked as a task, a worker
+ * the spawn cannot keep, and the spawn's failure and end.
+ */
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "daemon.h"
+#include "fd-util.h"
+#include "pidfd-util.h"
+#include "server.h"
+#include "spawn-worker.h"
+#include "spawner.h"
+#include "task.h"
+#include "util.h"
+
+int (*zd_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd) = NULL;
+
+static void spawn_done(struct spawn *s) {
+        free(s->profile_name);
+        free(s->argv);
+        free(s->envp);
+        free(s->path_buf);
+        free(s->map);
+        free(s->id.groups);
+        zd_caller_done(&s->caller);
+        close_pairp(&s->status);
+        close_pairp(&s->hold);
+}
+
+/* Without no_new_privs, loading (or cloning) a filter needs CAP_SYS_ADMIN: load it while the
+ * worker still has it, before capabilities and ids change. */
+static bool filter_early(const struct zy_plan *plan) {
+        return !plan->no_new_privs && !(plan->caps_keep & (1ULL << CAP_SYS_ADMIN)) &&
+               plan->filter_mode != ZY_FILTER_INHERITED;
+}
+
+void zd_spawn_set_tier(struct spawn *s, enum zd_tier tier) {
+        s->tier = tier;
+        s->plan.filter_mode = tier == ZD_TIER_CLONE     ? ZY_FILTER_CLONE
+                              : tier == ZD_TIER_INHERIT ? ZY_FILTER_INHERITED
+                                                        : ZY_FILTER_LOAD;
+        s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidfd : -1;
+        /* a worker of the reference starts from its bounding set: only the rest is dropped */
+        s->plan.capbset_drop = tier == ZD_TIER_INHERIT ? s->capbset_drop & ~s->entry->ref_capbset : s->capbset_drop;
+        s->plan.filter_early = filter_early(&s->plan);
+}
+
+int zd_spawn_pipes(struct spawn *s) {
+        bool gate = s->tier == ZD_TIER_INHERIT && !s->req.hold;
+
+        for (int i = 0; i < 2; i++) {
+                s->status[i] = safe_close(s->status[i]);
+                s->hold[i] = safe_close(s->hold[i]);
+        }
+        s->plan.status_fd = s->plan.hold_fd = -EBADF;
+        if (pipe2(s->status, O_CLOEXEC) < 0 || fcntl(s->status[0], F_SETFL, O_NONBLOCK) < 0)
+                return negative_errno();
+        s->plan.status_fd = s->status[1];
+        if (s->req.hold || gate) {
+                if (pipe2(s->hold, O_CLOEXEC) < 0)
+                        return negative_errno();
+                s->plan.hold_fd = s->hold[0];
+        }
+        s->plan.hold_quiet = gate;
+        return 0;
+}
+
+int zd_spawn_set_load(struct spawn *s) {
+        /* the profile may have been reloaded meanwhile (same program): the entry's copy */
+        s->prog = (struct sock_fprog){ .len = (unsigned short) s->entry->profile->bpf_len,
+                                       .filter = s->entry->profile->bpf };
+        zd_spawn_set_tier(s, ZD_TIER_LOAD);
+        return zd_spawn_pipes(s);
+}
+
+/* A worker forked for this spawn that it cannot keep (pidfd is -EBADF when none could be opened):
+ * its gate closes, so that it never execs, and it is killed and reaped. */
+void zd_spawn_drop_worker(struct spawn *s, pid_t pid, int pidfd) {
+        s->hold[1] = safe_close(s->hold[1]);
+        if (pidfd < 0) {
+                /* Our own fds of this spawn are free now: one is enough for its pidfd. */
+                s->status[0] = safe_close(s->status[0]);
+                pidfd = pidfd_open_pid(pid);
+        }
+        if (pidfd < 0) {
+                /* Still none: by pid, which stays this worker's until we reap it. */
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, __WALL);
+                return;
+        }
+        zd_task_reap_orphan(s->call->d, pid, pidfd);
+}
+
+/* The worker: forked here (clone, load: pid 0) or by the reference (inherit: pid and its pidfd,
+ * waiting at its gate), then tracked as a task that answers the Spawn. The gate opens only once
+ * the task is attached: a worker this spawn cannot keep never execs. */
+int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
+        struct zd_call *call = s->call;
+        struct zd_daemon *d = call->d;
+        struct zd_conn *c = call->conn;
+        struct zd_task *t;
+        int r;
+
+        r = zd_task_new(d, s->req.id, zd_conn_cred(c)->uid, &t);
+        if (r < 0) {
+                if (pid > 0)
+                        zd_spawn_drop_worker(s, pid, pidfd);
+                return r;
+        }
+        t->profile = strdup(s->profile_name);
+        t->exe = strdup(s->argv[0]);
+        t->argv = json_object_get(s->req.argv);
+        t->argv_bytes = s->argv_bytes;
+        t->run_uid = s->id.set_ids ? s->id.uid : d->uid;
+
+        if (pid > 0) {
+                if (s->plan.hold_quiet) {
+                        /* EPIPE: it died already; its pidfd and status pipe say how */
+                        ssize_t n = write(s->hold[1], "", 1);
+                        (void) n;
+                        s->hold[1] = safe_close(s->hold[1]);
+                }
+        } else if (zd_spawn_fork_hook)
+                r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);
+        else {
+                /* born in the profile's pid namespace (a plain fork without one) */
+                pid = zy_pidns_clone(s->ns, &pidfd);
+                if (pid == 0)
+                        zy_child_run(&s->plan); /* never returns */
+                r = pid < 0 ? (int) pid : 0;
+        }
+        if (r < 0) {
+                zd_task_discard(t);
+                return r;
+        }
+        t->tier = s->tier;
+        d->spawned++;
+        s->status[1] = safe_close(s->status[1]);
+        s->hold[0] = safe_close(s->hold[0]);
+        zd_task_attach(t, pid, pidfd, TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
+        return 0;
+}
+
+void zd_spawn_free(struct spawn *s) {
+        spawn_done(s);
+        free(s);
+}
+
+/* A failed spawn's answer, now: the dispatcher's for a call still in its handler, ours for a
+ * parked one. Not the caller's fault when no error was recorded: a resource problem in the
+ * daemon. */
+int zd_spawn_fail(struct spawn *s, int r) {
+        struct zd_call *call = s->call;
+
+        if (!call->error) {
+                json_object *ep = json_object_new_object();
+                json_object_object_add(ep, "step", json_object_new_string("fork"));
+                json_object_object_add(ep, "errno", json_object_new_int(-r));
+                json_object_object_add(ep, "message", json_object_new_string(strerror(-r)));
+                r = zd_call_fail(call, r, ZY_ERROR_SPAWN_FAILED, ep);
+        }
+        if (s->parked)
+                zd_reply_error(call->conn, call->error, TAKE_PTR(call->error_params));
+        return r;
+}
