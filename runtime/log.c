@@ -41,46 +41,45 @@ static void log_line(const struct ctx *c, const char *level, const char *msg) {
         fclose(f);
 }
 
-int error(const struct ctx *c, const char *fmt, ...) {
+/* One message: on stderr after "zygote-runc: " and prefix, unless prefix is NULL, and in the log
+ * file at level. The format itself stands in for a message that cannot be formatted. */
+static void emit(const struct ctx *c, const char *level, const char *prefix, const char *fmt, va_list ap) {
         _cleanup_free_ char *msg = NULL;
+
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        if (prefix)
+                fprintf(stderr, "zygote-runc: %s%s\n", prefix, msg ? msg : fmt);
+        log_line(c, level, msg ? msg : fmt);
+}
+
+int error(const struct ctx *c, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                msg = NULL;
+        emit(c, "error", "", fmt, ap);
         va_end(ap);
-        fprintf(stderr, "zygote-runc: %s\n", msg ? msg : fmt);
-        log_line(c, "error", msg ? msg : fmt);
         return 1;
 }
 
+/* Only with --debug, on stderr and in the log file. */
 void debug(const struct ctx *c, const char *fmt, ...) {
-        _cleanup_free_ char *msg = NULL;
         va_list ap;
 
-        if (!c->debug && !c->log_path)
+        if (!c->debug)
                 return;
         va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                return;
+        emit(c, "debug", "debug: ", fmt, ap);
         va_end(ap);
-        if (c->debug) {
-                fprintf(stderr, "zygote-runc: debug: %s\n", msg);
-                log_line(c, "debug", msg);
-        }
 }
 
+/* In the log file; on stderr too with --debug. */
 void info(const struct ctx *c, const char *fmt, ...) {
-        _cleanup_free_ char *msg = NULL;
         va_list ap;
 
         va_start(ap, fmt);
-        if (vasprintf(&msg, fmt, ap) < 0)
-                msg = NULL;
+        emit(c, "info", c->debug ? "" : NULL, fmt, ap);
         va_end(ap);
-        if (c->debug)
-                fprintf(stderr, "zygote-runc: %s\n", msg ? msg : fmt);
-        log_line(c, "info", msg ? msg : fmt);
 }
 
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
