@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "caller.h"
+#include "mountinfo.h"
 #include "pidfd-util.h"
 #include "util.h"
 
@@ -322,52 +323,25 @@ static int read_own(void) {
         return 0;
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape_octal(char *s) {
-        char *o = s;
+/* The first procfs mount point the caller sees (mountinfo lists those under its root, relative
+ * to it) other than on /proc and beneath it, which the task's own /proc covers. */
+static int note_procfs(const char *mount_point, void *userdata) {
+        struct zd_caller *c = userdata;
+        /* cut to fit: it only names the mount in the error */
+        size_t n = strnlen(mount_point, sizeof(c->procfs_elsewhere) - 1);
 
-        for (; *s; s++) {
-                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-                    s[3] <= '7') {
-                        *o++ = (char) (((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-                        s += 3;
-                } else
-                        *o++ = *s;
-        }
-        *o = 0;
+        memcpy(c->procfs_elsewhere, mount_point, n);
+        c->procfs_elsewhere[n] = 0;
+        return 1;
 }
 
-/* A procfs mount the caller sees (mountinfo lists those under its root, relative to it) other
- * than on /proc and beneath it, which the task's own /proc covers. */
 static int read_procfs_elsewhere(int proc_fd, struct zd_caller *c) {
-        _cleanup_close_ int fd = openat(proc_fd, "mountinfo", O_RDONLY | O_CLOEXEC);
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
-        FILE *f;
+        int fd = openat(proc_fd, "mountinfo", O_RDONLY | O_CLOEXEC), r;
 
         if (fd < 0)
                 return negative_errno();
-        f = fdopen(fd, "re");
-        if (!f)
-                return negative_errno();
-        fd = -EBADF;
-        while (!c->procfs_elsewhere[0] && getline(&line, &cap, f) > 0) {
-                char mp[4096], fstype[64];
-                const char *sep = strstr(line, " - ");
-
-                if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || sscanf(sep, " - %63s", fstype) != 1 ||
-                    !streq(fstype, "proc"))
-                        continue;
-                unescape_octal(mp);
-                if (!streq(mp, "/proc") && strncmp(mp, "/proc/", 6) != 0) {
-                        /* cut to fit: it only names the mount in the error */
-                        size_t n = strnlen(mp, sizeof(c->procfs_elsewhere) - 1);
-                        memcpy(c->procfs_elsewhere, mp, n);
-                        c->procfs_elsewhere[n] = 0;
-                }
-        }
-        fclose(f);
-        return 0;
+        r = zy_mountinfo_procfs_elsewhere(fd, note_procfs, c);
+        return r < 0 ? r : 0;
 }
 
 static int read_namespaces(int proc_fd, struct zd_caller *c) {

@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mountinfo.h"
 #include "pidfd-util.h"
 #include "pidns.h"
 #include "util.h"
@@ -54,64 +55,36 @@ _Noreturn static void report_fail(const char *what, int err) {
         _exit(1);
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s) {
-        char *o = s;
+struct detach_list {
+        char *points[MAX_DETACH];
+        size_t n;
+};
 
-        for (; *s; s++) {
-                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-                    s[3] <= '7') {
-                        *o++ = (char) (((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-                        s += 3;
-                } else
-                        *o++ = *s;
-        }
-        *o = 0;
+static int note_procfs(const char *mount_point, void *userdata) {
+        struct detach_list *l = userdata;
+
+        if (l->n == MAX_DETACH)
+                return -E2BIG;
+        l->points[l->n] = strdup(mount_point);
+        if (!l->points[l->n])
+                return -ENOMEM;
+        l->n++;
+        return 0;
 }
 
 /* Every procfs mount but the one on /proc (and what lies beneath /proc, which ours covers):
  * they show the host's pid namespace. Detached deepest first (mountinfo lists parents first). */
 static int detach_other_procfs(void) {
-        char *points[MAX_DETACH];
-        size_t n = 0;
-        char *line = NULL;
-        size_t cap = 0;
-        int r = 0;
-        FILE *f = fopen("/proc/self/mountinfo", "re");
+        struct detach_list l = { .n = 0 };
+        int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        int r = fd < 0 ? -errno : zy_mountinfo_procfs_elsewhere(fd, note_procfs, &l);
 
-        if (!f)
-                return -errno;
-        while (getline(&line, &cap, f) > 0) {
-                char mp[4096], fstype[64];
-                const char *sep = strstr(line, " - ");
-
-                /* id parent major:minor root mountpoint options... - fstype source superopts */
-                if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || sscanf(sep, " - %63s", fstype) != 1)
-                        continue;
-                if (strcmp(fstype, "proc") != 0)
-                        continue;
-                unescape(mp);
-                if (strcmp(mp, "/proc") == 0 || strncmp(mp, "/proc/", 6) == 0)
-                        continue;
-                if (n == MAX_DETACH) {
-                        r = -E2BIG;
-                        break;
-                }
-                points[n] = strdup(mp);
-                if (!points[n]) {
-                        r = -ENOMEM;
-                        break;
-                }
-                n++;
-        }
-        free(line);
-        fclose(f);
-        while (n > 0) {
-                n--;
+        while (l.n > 0) {
+                l.n--;
                 /* EINVAL: gone with one detached before it */
-                if (r == 0 && umount2(points[n], MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+                if (r == 0 && umount2(l.points[l.n], MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
                         r = -errno;
-                free(points[n]);
+                free(l.points[l.n]);
         }
         return r;
 }

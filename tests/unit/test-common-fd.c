@@ -3,7 +3,8 @@
  * Unit tests of common/fd-util.c and common/pidfd-util.c: fds through real socketpairs (what
  * arrives, CLOEXEC, truncation, too many, nothing leaked), and real children forked, signalled
  * and reaped through their pidfds, on clone3 and on the clone() fallback; and of the signal
- * names of common/signal-util.c.
+ * names of common/signal-util.c; and the procfs mounts outside /proc that common/mountinfo.c
+ * finds in a mountinfo file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -29,6 +31,7 @@
 #include <cmocka.h>
 
 #include "fd-util.h"
+#include "mountinfo.h"
 #include "testutil.h"
 #include "pidfd-util.h"
 #include "signal-util.h"
@@ -330,6 +333,52 @@ static void test_signal_names(void **state) {
         assert_int_equal(zy_signal_from_string(NULL), -EINVAL);
 }
 
+struct seen {
+        char points[4][64];
+        size_t n, stop_at;
+};
+
+static int note_point(const char *mount_point, void *userdata) {
+        struct seen *s = userdata;
+
+        assert_true(s->n < 4);
+        snprintf(s->points[s->n], sizeof(s->points[0]), "%s", mount_point);
+        return ++s->n == s->stop_at ? 7 : 0;
+}
+
+static int mountinfo_fd(const char *text) {
+        int fd = memfd_create("mountinfo", MFD_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+        return fd;
+}
+
+/* procfs only, /proc and beneath it left out, escapes undone, in order; fn's stop returned. */
+static void test_mountinfo_procfs(void **state) {
+        static const char text[] =
+                "21 1 0:20 / /proc rw,nosuid shared:12 - proc proc rw\n"
+                "22 21 0:21 / /proc/sys/fs/binfmt_misc rw - proc proc rw\n"
+                "23 1 0:22 / /run rw - tmpfs tmpfs rw\n"
+                "24 1 0:23 / /mnt/my\\040proc rw - proc proc rw\n"
+                "25 1 0:24 / /procfs rw master:3 - proc none rw\n"
+                "26 1 0:25 / /proc2 rw - sysfs sysfs rw\n"
+                "broken line without a separator\n";
+        struct seen s = { .n = 0 };
+
+        assert_int_equal(zy_mountinfo_procfs_elsewhere(mountinfo_fd(text), note_point, &s), 0);
+        assert_int_equal(s.n, 2);
+        assert_string_equal(s.points[0], "/mnt/my proc");
+        assert_string_equal(s.points[1], "/procfs");
+
+        s = (struct seen){ .stop_at = 1 };
+        assert_int_equal(zy_mountinfo_procfs_elsewhere(mountinfo_fd(text), note_point, &s), 7);
+        assert_int_equal(s.n, 1);
+
+        assert_int_equal(zy_mountinfo_procfs_elsewhere(-EBADF, note_point, &s), -EBADF);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pass_fds),
@@ -342,6 +391,7 @@ int main(void) {
                 cmocka_unit_test(test_clone_parent_fallback),
                 cmocka_unit_test(test_clone_parent_no_clone3),
                 cmocka_unit_test(test_signal_names),
+                cmocka_unit_test(test_mountinfo_procfs),
         };
 
         /* no SIGPIPE: send_fds must turn a gone peer into -EPIPE by itself */

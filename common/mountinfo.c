@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mountinfo.h"
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s) {
+        char *o = s;
+
+        for (; *s; s++) {
+                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+                    s[3] <= '7') {
+                        *o++ = (char) (((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+                        s += 3;
+                } else
+                        *o++ = *s;
+        }
+        *o = 0;
+}
+
+int zy_mountinfo_procfs_elsewhere(int fd, int (*fn)(const char *mount_point, void *userdata), void *userdata) {
+        char *line = NULL;
+        size_t cap = 0;
+        int r = 0;
+        FILE *f;
+
+        if (fd < 0)
+                return -EBADF;
+        f = fdopen(fd, "re");
+        if (!f) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        while (r == 0 && getline(&line, &cap, f) > 0) {
+                char mp[4096], fstype[64];
+                const char *sep = strstr(line, " - ");
+
+                /* id parent major:minor root mountpoint options... - fstype source superopts */
+                if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || sscanf(sep, " - %63s", fstype) != 1 ||
+                    strcmp(fstype, "proc") != 0)
+                        continue;
+                unescape_octal(mp);
+                if (strcmp(mp, "/proc") != 0 && strncmp(mp, "/proc/", 6) != 0)
+                        r = fn(mp, userdata);
+        }
+        free(line);
+        fclose(f);
+        return r;
+}

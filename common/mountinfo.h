@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * /proc/PID/mountinfo, as far as zygoted and its pid namespaces' inits read it.
+ */
+#pragma once
+
+/* Calls fn for every procfs mount of the mountinfo file open at fd (taken) that is neither on
+ * /proc nor beneath it, with its mount point unescaped: such a procfs shows every process of the
+ * pid namespace it was mounted in, whatever namespace its viewer is in. Mount points are listed
+ * in mountinfo's order (a parent before what lies beneath it). A nonzero return of fn stops the
+ * walk and is returned; else 0, or a negative errno. */
+int zy_mountinfo_procfs_elsewhere(int fd, int (*fn)(const char *mount_point, void *userdata), void *userdata);
