@@ -145,27 +145,17 @@ int bench_cmd_hops(int argc, char **argv) {
                 fprintf(stderr, "zygote-bench hops: --rounds must be > 0\n");
                 goto finish;
         }
-        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (devnull < 0) {
-                fprintf(stderr, "zygote-bench hops: /dev/null: %m\n");
+        devnull = bench_devnull_stdio("zygote-bench hops", &fa);
+        if (devnull < 0)
                 goto finish;
-        }
-        posix_spawn_file_actions_init(&fa);
-        for (int fd = 0; fd < 3; fd++)
-                posix_spawn_file_actions_adddup2(&fa, devnull, fd);
         params = json_object_new_object();
         json_object *jargv = json_object_new_array();
         json_object_array_add(jargv, json_object_new_string("/bin/true"));
         json_object_object_add(params, "argv", jargv);
         json_object_object_add(params, "profile", json_object_new_string("default"));
-        for (size_t i = 0; i < ts.n; i++) {
-                r = zy_connect(ts.t[i].socket, &ts.t[i].conn);
-                if (r < 0) {
-                        fprintf(stderr, "zygote-bench hops: %s: connect %s: %s\n", ts.t[i].name, ts.t[i].socket,
-                                strerror(-r));
+        for (size_t i = 0; i < ts.n; i++)
+                if (bench_connect("zygote-bench hops", ts.t[i].name, ts.t[i].socket, &ts.t[i].conn) < 0)
                         goto finish;
-                }
-        }
 
         out = json_object_new_object();
         samples = json_object_new_object();

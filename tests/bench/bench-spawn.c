@@ -338,24 +338,13 @@ int bench_cmd_spawn(int argc, char **argv) {
         s.prog = (struct sock_fprog){ .len = (unsigned short) s.profile->bpf_len, .filter = s.profile->bpf };
         if (bench_json_file(oci_path, &s.oci) < 0)
                 goto finish;
-        s.devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (s.devnull < 0) {
-                fprintf(stderr, "zygote-bench: /dev/null: %m\n");
+        s.devnull = bench_devnull_stdio("zygote-bench", &s.fa);
+        if (s.devnull < 0)
                 goto finish;
-        }
-        posix_spawn_file_actions_init(&s.fa);
-        /* The daemon gives a task 0, 1 and 2 on /dev/null by default: so does the baseline. */
-        for (int fd = 0; fd < 3; fd++)
-                posix_spawn_file_actions_adddup2(&s.fa, s.devnull, fd);
         s.params = spawn_params();
-        for (size_t i = 0; i < s.n_tiers; i++) {
-                r = zy_connect(s.tiers[i].socket, &s.conns[i]);
-                if (r < 0) {
-                        fprintf(stderr, "zygote-bench: %s: connect %s: %s\n", s.tiers[i].name, s.tiers[i].socket,
-                                strerror(-r));
+        for (size_t i = 0; i < s.n_tiers; i++)
+                if (bench_connect("zygote-bench", s.tiers[i].name, s.tiers[i].socket, &s.conns[i]) < 0)
                         goto finish;
-                }
-        }
 
         struct variant variants[3 + BENCH_MAX_TIERS];
         size_t n_variants = 0;
@@ -560,14 +549,9 @@ int bench_cmd_throughput(int argc, char **argv) {
                 fprintf(stderr, "zygote-bench throughput: --rounds, --tasks and --clients must be > 0\n");
                 goto finish;
         }
-        devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (devnull < 0) {
-                fprintf(stderr, "zygote-bench: /dev/null: %m\n");
+        devnull = bench_devnull_stdio("zygote-bench throughput", &fa);
+        if (devnull < 0)
                 goto finish;
-        }
-        posix_spawn_file_actions_init(&fa);
-        for (int fd = 0; fd < 3; fd++)
-                posix_spawn_file_actions_adddup2(&fa, devnull, fd);
 
         out = json_object_new_object();
         json_object *jsamples = json_object_new_object(), *jtasks = json_object_new_object();

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include <linux/filter.h>
 #include <seccomp.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +50,15 @@ int bench_wait(pid_t pid, int *ret_status);
 
 /* Prints obj on stdout (pretty) and returns 0, or -EIO. */
 int bench_print(json_object *obj);
+
+/* The posix_spawn baseline's stdio: 0, 1 and 2 on /dev/null, as the daemon gives a task by
+ * default. Returns the /dev/null fd (close it after posix_spawn_file_actions_destroy(fa)), or a
+ * negative errno with a message that starts with tool (fa is then not initialized). */
+int bench_devnull_stdio(const char *tool, posix_spawn_file_actions_t *fa);
+
+/* zy_connect() to a tier's socket, or a message naming tool, tier and socket. */
+struct zy_conn;
+int bench_connect(const char *tool, const char *tier, const char *socket, struct zy_conn **ret);
 
 /* "name=value" -> name (malloc'd) and value (points into arg). */
 int bench_split_pair(const char *arg, char **ret_name, const char **ret_value);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zygote.h>
 
 #include "bench.h"
 #include "util.h"
@@ -143,6 +144,29 @@ int bench_print(json_object *obj) {
         if (!s || puts(s) < 0 || fflush(stdout) != 0)
                 return -EIO;
         return 0;
+}
+
+int bench_devnull_stdio(const char *tool, posix_spawn_file_actions_t *fa) {
+        int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+        if (fd < 0) {
+                int r = -errno;
+
+                fprintf(stderr, "%s: /dev/null: %s\n", tool, strerror(-r));
+                return r;
+        }
+        posix_spawn_file_actions_init(fa);
+        for (int i = 0; i < 3; i++)
+                posix_spawn_file_actions_adddup2(fa, fd, i);
+        return fd;
+}
+
+int bench_connect(const char *tool, const char *tier, const char *socket, struct zy_conn **ret) {
+        int r = zy_connect(socket, ret);
+
+        if (r < 0)
+                fprintf(stderr, "%s: %s: connect %s: %s\n", tool, tier, socket, strerror(-r));
+        return r;
 }
 
 int bench_split_pair(const char *arg, char **ret_name, const char **ret_value) {
