@@ -55,50 +55,7 @@ static int hops_tier_opt(const char *arg, void *dest) {
         return 0;
 }
 
-/* One sample: absolute stamps in ns, the worker's pid. */
-struct hop_sample {
-        int64_t send, first, exit;
-        long pid;
-};
-
-static int zygote_sample(zy_conn *c, json_object *params, const char *tier, struct hop_sample *ret) {
-        struct zy_reply *first = NULL, *last = NULL;
-        json_object *jt, *jpid, *jtask, *jcode;
-        int r;
-
-        ret->send = bench_now_ns();
-        r = zy_call_send(c, SPAWN_METHOD, params, NULL, 0, ZY_CALL_MORE);
-        if (r < 0)
-                return r;
-        r = zy_reply_read(c, 1, &first);
-        if (r < 0)
-                return r;
-        ret->first = bench_now_ns();
-        if (!first->continues) {
-                zy_reply_free(first);
-                return -EPROTO;
-        }
-        r = zy_reply_read(c, 0, &last);
-        ret->exit = bench_now_ns();
-        if (r < 0) {
-                zy_reply_free(first);
-                return r;
-        }
-        if (!json_object_object_get_ex(first->parameters, "tier", &jt) || !streq(json_object_get_string(jt), tier))
-                r = -EMEDIUMTYPE;
-        else if (!json_object_object_get_ex(first->parameters, "pid", &jpid))
-                r = -EBADMSG;
-        else if (!json_object_object_get_ex(last->parameters, "task", &jtask) ||
-                 !json_object_object_get_ex(jtask, "exitCode", &jcode) || json_object_get_int(jcode) != 0)
-                r = -ECHILD;
-        else
-                ret->pid = (long) json_object_get_int64(jpid);
-        zy_reply_free(first);
-        zy_reply_free(last);
-        return r;
-}
-
-static int posix_sample(const posix_spawn_file_actions_t *fa, struct hop_sample *ret) {
+static int posix_sample(const posix_spawn_file_actions_t *fa, struct bench_spawn_stamps *ret) {
         pid_t pid;
         int r;
 
@@ -113,7 +70,7 @@ static int posix_sample(const posix_spawn_file_actions_t *fa, struct hop_sample 
         return r;
 }
 
-static void push_sample(json_object *array, const struct hop_sample *s, unsigned long round) {
+static void push_sample(json_object *array, const struct bench_spawn_stamps *s, unsigned long round) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "round", json_object_new_int64((int64_t) round));
@@ -130,7 +87,7 @@ int bench_cmd_hops(int argc, char **argv) {
         uint64_t seed = 0x5eed;
         bool handshake = false;
         const struct bench_opt opts[] = {
-                { "tier", BENCH_OPT_CALL, &ts, hops_tier_opt }, { "rounds", BENCH_OPT_ULONG, &rounds, NULL },
+                { "tier", BENCH_OPT_CALL, &ts, hops_tier_opt }, { "rounds", BENCH_OPT_COUNT, &rounds, NULL },
                 { "warmup", BENCH_OPT_ULONG, &warmup, NULL },   { "seed", BENCH_OPT_U64, &seed, NULL },
                 { "handshake", BENCH_OPT_FLAG, &handshake, NULL }, {},
         };
@@ -141,10 +98,6 @@ int bench_cmd_hops(int argc, char **argv) {
 
         if (bench_parse_opts(argc, argv, "zygote-bench hops", opts) != argc)
                 goto finish;
-        if (rounds == 0) {
-                fprintf(stderr, "zygote-bench hops: --rounds must be > 0\n");
-                goto finish;
-        }
         devnull = bench_devnull_stdio("zygote-bench hops", &fa);
         if (devnull < 0)
                 goto finish;
@@ -178,10 +131,10 @@ int bench_cmd_hops(int argc, char **argv) {
                 bench_shuffle(order, ts.n + 1, &seed);
                 for (size_t k = 0; k <= ts.n; k++) {
                         unsigned v = order[k];
-                        struct hop_sample s = {};
+                        struct bench_spawn_stamps s = {};
                         const char *name = v == 0 ? "posix_spawn" : ts.t[v - 1].name;
 
-                        r = v == 0 ? posix_sample(&fa, &s) : zygote_sample(ts.t[v - 1].conn, params, name, &s);
+                        r = v == 0 ? posix_sample(&fa, &s) : bench_zygote_spawn(ts.t[v - 1].conn, params, name, &s);
                         if (r < 0) {
                                 fprintf(stderr, "zygote-bench hops: %s: %s\n", name, strerror(-r));
                                 goto finish;

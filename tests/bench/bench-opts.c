@@ -56,7 +56,12 @@ int bench_parse_opts(int argc, char **argv, const char *tool, const struct bench
                         *(const char **) o->dest = optarg;
                         break;
                 case BENCH_OPT_ULONG:
+                case BENCH_OPT_COUNT:
                         r = parse_number(optarg, 10, ULONG_MAX, &v);
+                        if (r == 0 && v == 0 && o->kind == BENCH_OPT_COUNT) {
+                                fprintf(stderr, "%s: --%s must be > 0\n", tool, o->name);
+                                return -EINVAL;
+                        }
                         if (r == 0)
                                 *(unsigned long *) o->dest = (unsigned long) v;
                         break;

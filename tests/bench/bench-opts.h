@@ -11,6 +11,7 @@
 enum bench_opt_kind {
         BENCH_OPT_STRING, /* const char **dest = the argument */
         BENCH_OPT_ULONG,  /* unsigned long *dest, decimal */
+        BENCH_OPT_COUNT,  /* unsigned long *dest, decimal, at least 1 */
         BENCH_OPT_U64,    /* uint64_t *dest, decimal or 0x hex (seeds) */
         BENCH_OPT_FLAG,   /* bool *dest = true; takes no argument */
         BENCH_OPT_CALL,   /* call(argument, dest): 0, or a negative errno after its own message */

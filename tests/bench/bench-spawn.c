@@ -77,31 +77,26 @@ static json_object *spawn_params(void) {
         return p;
 }
 
-/* One spawn-to-exit through the daemon: send Spawn with "more", read the spawn reply (with the
- * worker's pidfd), read the final reply that comes at the exit. ret_ns[0]: to the exit;
- * ret_ns[1]: to the spawn reply, which the daemon sends once the worker has exec'd (EOF on its
- * status pipe), the counterpart of posix_spawn returning. */
-static int zygote_once(zy_conn *c, json_object *params, const char *tier, int64_t ret_ns[2]) {
+int bench_zygote_spawn(struct zy_conn *c, json_object *params, const char *tier, struct bench_spawn_stamps *ret) {
         struct zy_reply *first = NULL, *last = NULL;
-        json_object *jt, *jtask, *jcode;
-        int64_t t0, t_first, t1;
+        json_object *jt, *jpid, *jtask, *jcode;
         int r;
 
-        t0 = bench_now_ns();
+        ret->send = bench_now_ns();
         r = zy_call_send(c, SPAWN_METHOD, params, NULL, 0, ZY_CALL_MORE);
         if (r < 0)
                 return r;
         r = zy_reply_read(c, 1, &first);
         if (r < 0)
                 return r;
-        t_first = bench_now_ns();
+        ret->first = bench_now_ns();
         if (!first->continues) {
                 /* The daemon answered once: it does not keep Spawn open until the exit. */
                 zy_reply_free(first);
                 return -EPROTO;
         }
         r = zy_reply_read(c, 0, &last);
-        t1 = bench_now_ns();
+        ret->exit = bench_now_ns();
         if (r < 0) {
                 zy_reply_free(first);
                 return r;
@@ -112,15 +107,28 @@ static int zygote_once(zy_conn *c, json_object *params, const char *tier, int64_
                      strncmp(json_object_get_string(jt), tier, strcspn(tier, "@")) != 0 ||
                      json_object_get_string(jt)[strcspn(tier, "@")] != 0))
                 r = -EMEDIUMTYPE;
+        else if (!json_object_object_get_ex(first->parameters, "pid", &jpid))
+                r = -EBADMSG;
         else if (!json_object_object_get_ex(last->parameters, "task", &jtask) ||
                  !json_object_object_get_ex(jtask, "exitCode", &jcode) || json_object_get_int(jcode) != 0)
                 r = -ECHILD;
+        else
+                ret->pid = (long) json_object_get_int64(jpid);
         zy_reply_free(first);
         zy_reply_free(last);
+        return r;
+}
+
+/* ret_ns[0]: to the exit; ret_ns[1]: to the spawn reply, which the daemon sends once the worker
+ * has exec'd (EOF on its status pipe), the counterpart of posix_spawn returning. */
+static int zygote_once(zy_conn *c, json_object *params, const char *tier, int64_t ret_ns[2]) {
+        struct bench_spawn_stamps st;
+        int r = bench_zygote_spawn(c, params, tier, &st);
+
         if (r < 0)
                 return r;
-        ret_ns[0] = t1 - t0;
-        ret_ns[1] = t_first - t0;
+        ret_ns[0] = st.exit - st.send;
+        ret_ns[1] = st.first - st.send;
         return 0;
 }
 
@@ -535,7 +543,7 @@ int bench_cmd_throughput(int argc, char **argv) {
         struct clients_opt co = { clients, &n_clients, ELEMENTSOF(clients) };
         const struct bench_opt opts[] = {
                 { "tier", BENCH_OPT_CALL, &to, tier_opt }, { "clients", BENCH_OPT_CALL, &co, clients_opt },
-                { "rounds", BENCH_OPT_ULONG, &rounds, NULL },    { "tasks", BENCH_OPT_ULONG, &tasks, NULL },
+                { "rounds", BENCH_OPT_COUNT, &rounds, NULL },    { "tasks", BENCH_OPT_COUNT, &tasks, NULL },
                 { "seed", BENCH_OPT_U64, &seed, NULL },          {},
         };
         posix_spawn_file_actions_t fa;
@@ -545,8 +553,8 @@ int bench_cmd_throughput(int argc, char **argv) {
 
         if (bench_parse_opts(argc, argv, "zygote-bench throughput", opts) != argc)
                 goto finish;
-        if (rounds == 0 || tasks == 0 || n_clients == 0) {
-                fprintf(stderr, "zygote-bench throughput: --rounds, --tasks and --clients must be > 0\n");
+        if (n_clients == 0) {
+                fprintf(stderr, "zygote-bench throughput: --clients must name at least one count\n");
                 goto finish;
         }
         devnull = bench_devnull_stdio("zygote-bench throughput", &fa);

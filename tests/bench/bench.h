@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct zy_conn;
+
 /* ---- zygote-bench.c: shared helpers ---------------------------------------------------------- */
 
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -57,11 +59,25 @@ int bench_print(json_object *obj);
 int bench_devnull_stdio(const char *tool, posix_spawn_file_actions_t *fa);
 
 /* zy_connect() to a tier's socket, or a message naming tool, tier and socket. */
-struct zy_conn;
 int bench_connect(const char *tool, const char *tier, const char *socket, struct zy_conn **ret);
 
 /* "name=value" -> name (malloc'd) and value (points into arg). */
 int bench_split_pair(const char *arg, char **ret_name, const char **ret_value);
+
+/* ---- bench-spawn.c: one Spawn, shared with bench-hops.c ----------------------------------------- */
+
+/* Stamps of one spawn-to-exit, CLOCK_MONOTONIC in ns: the request sent (or posix_spawn called),
+ * the spawn reply, which the daemon sends once the worker has exec'd (or posix_spawn's return),
+ * the final reply at the task's exit (or the child reaped); and the worker's pid. */
+struct bench_spawn_stamps {
+        int64_t send, first, exit;
+        long pid;
+};
+
+/* Spawn with params through the daemon on c, with "more": the spawn reply, then the final one at
+ * the exit. A tier ("NAME" or "NAME@VARIANT"; NULL: any) the reply must name, or -EMEDIUMTYPE: a
+ * daemon forced to one tier must really use it. -ECHILD unless the task exited with 0. */
+int bench_zygote_spawn(struct zy_conn *c, json_object *params, const char *tier, struct bench_spawn_stamps *ret);
 
 /* The subcommands; argv[0] is the subcommand name. They return a process exit code. */
 int bench_cmd_spawn(int argc, char **argv);
