@@ -536,26 +536,36 @@ static void test_ctty_enotty(void **state) {
         run_fails(&p, false, &res, ZY_STEP_CTTY, ENOTTY, ZY_EXIT_SETUP_FAILED);
 }
 
-static void test_signals_reset(void **state) {
-        struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_hup;
+/* Runs the plan from a parent whose signals are not pristine, as zygoted's are not: the signals
+ * of ignored (0-ended) ignored and those of blocked blocked, then put back. */
+static void run_dirty(struct zy_plan *p, const int *ignored, const int *blocked, struct result *res) {
+        struct sigaction ign = { .sa_handler = SIG_IGN }, old[4];
         sigset_t block, old_mask;
+        size_t n;
+
+        for (n = 0; ignored[n]; n++) {
+                assert_true(n < 4);
+                assert_return_code(sigaction(ignored[n], &ign, &old[n]), errno);
+        }
+        sigemptyset(&block);
+        for (const int *s = blocked; *s; s++)
+                sigaddset(&block, *s);
+        assert_return_code(sigprocmask(SIG_BLOCK, &block, &old_mask), errno);
+
+        run(p, true, NULL, res);
+
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        while (n-- > 0)
+                sigaction(ignored[n], &old[n], NULL);
+}
+
+static void test_signals_reset(void **state) {
+        static const int ignored[] = { SIGPIPE, SIGHUP, 0 }, blocked[] = { SIGUSR1, SIGTERM, 0 };
         struct zy_plan p;
         struct result res;
 
-        assert_return_code(sigaction(SIGPIPE, &ign, &old_pipe), errno);
-        assert_return_code(sigaction(SIGHUP, &ign, &old_hup), errno);
-        sigemptyset(&block);
-        sigaddset(&block, SIGUSR1);
-        sigaddset(&block, SIGTERM);
-        assert_return_code(sigprocmask(SIG_BLOCK, &block, &old_mask), errno);
-
         plan_init(&p, argv_status);
-        run(&p, true, NULL, &res);
-
-        sigprocmask(SIG_SETMASK, &old_mask, NULL);
-        sigaction(SIGPIPE, &old_pipe, NULL);
-        sigaction(SIGHUP, &old_hup, NULL);
-
+        run_dirty(&p, ignored, blocked, &res);
         assert_exec_ok(&res);
         assert_status(&res, "SigIgn", "0000000000000000");
         assert_status(&res, "SigBlk", "0000000000000000");
@@ -564,27 +574,16 @@ static void test_signals_reset(void **state) {
 /* signals_reset names the dispositions to reset (zygoted's own): the others stay as they are
  * (here an ignored SIGHUP, which shows the reset was limited), and the mask is emptied. */
 static void test_signals_reset_only_those_named(void **state) {
-        struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe, old_hup;
-        sigset_t block, old_mask, only;
+        static const int ignored[] = { SIGPIPE, SIGHUP, 0 }, blocked[] = { SIGTERM, 0 };
+        sigset_t only;
         struct zy_plan p;
         struct result res;
 
-        assert_return_code(sigaction(SIGPIPE, &ign, &old_pipe), errno);
-        assert_return_code(sigaction(SIGHUP, &ign, &old_hup), errno);
-        sigemptyset(&block);
-        sigaddset(&block, SIGTERM);
-        assert_return_code(sigprocmask(SIG_BLOCK, &block, &old_mask), errno);
         sigemptyset(&only);
         sigaddset(&only, SIGPIPE);
-
         plan_init(&p, argv_status);
         p.signals_reset = &only;
-        run(&p, true, NULL, &res);
-
-        sigprocmask(SIG_SETMASK, &old_mask, NULL);
-        sigaction(SIGPIPE, &old_pipe, NULL);
-        sigaction(SIGHUP, &old_hup, NULL);
-
+        run_dirty(&p, ignored, blocked, &res);
         assert_exec_ok(&res);
         assert_status(&res, "SigIgn", "0000000000000001");
         assert_status(&res, "SigBlk", "0000000000000000");
@@ -593,16 +592,13 @@ static void test_signals_reset_only_those_named(void **state) {
 /* signals_default (zygote-ref's pristine signals) skips step 0: here an ignored signal of the
  * parent stays ignored, which shows that nothing was reset. */
 static void test_signals_default_skips_the_reset(void **state) {
-        struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+        static const int ignored[] = { SIGPIPE, 0 }, blocked[] = { 0 };
         struct zy_plan p;
         struct result res;
 
-        assert_return_code(sigaction(SIGPIPE, &ign, &old_pipe), errno);
         plan_init(&p, argv_status);
         p.signals_default = true;
-        run(&p, true, NULL, &res);
-        sigaction(SIGPIPE, &old_pipe, NULL);
-
+        run_dirty(&p, ignored, blocked, &res);
         assert_exec_ok(&res);
         assert_status(&res, "SigIgn", "0000000000001000");
 }
