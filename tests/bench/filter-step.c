@@ -18,7 +18,6 @@
  * [p10-p90]) or, with --json, {"profile": {"mode": [samples in ms]}}.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -32,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-opts.h"
 #include "profile.h"
 #include "util.h"
 #include "zygote.h"
@@ -124,39 +124,25 @@ static double quantile(const double *sorted, size_t n, double q) {
 }
 
 int main(int argc, char **argv) {
-        static const struct option options[] = {
-                { "socket", required_argument, NULL, 's' },
-                { "runs", required_argument, NULL, 'n' },
-                { "json", no_argument, NULL, 'j' },
+        const char *socket_path = NULL;
+        unsigned long runs = 30;
+        bool as_json = false;
+        const struct bench_opt opts[] = {
+                { "socket", BENCH_OPT_STRING, &socket_path, NULL },
+                { "runs", BENCH_OPT_COUNT, &runs, NULL },
+                { "json", BENCH_OPT_FLAG, &as_json, NULL },
                 {},
         };
-        const char *socket_path = NULL;
-        unsigned runs = 30;
-        bool as_json = false;
         json_object *out = json_object_new_object();
-        int c;
+        int first = bench_parse_opts(argc, argv, "filter-step", opts);
 
-        while ((c = getopt_long(argc, argv, "s:n:j", options, NULL)) >= 0)
-                switch (c) {
-                case 's':
-                        socket_path = optarg;
-                        break;
-                case 'n':
-                        runs = (unsigned) strtoul(optarg, NULL, 10);
-                        break;
-                case 'j':
-                        as_json = true;
-                        break;
-                default:
-                        return 2;
-                }
-        if (optind >= argc || runs == 0) {
+        if (first < 0 || first >= argc) {
                 fprintf(stderr, "usage: filter-step [--socket PATH] [--runs N] [--json] PROFILE.json...\n");
                 return 2;
         }
         if (!as_json)
                 printf("%-28s %-8s %6s  %s\n", "profile", "mode", "insns", "ms: median [p10-p90]");
-        for (int a = optind; a < argc; a++) {
+        for (int a = first; a < argc; a++) {
                 json_object *seccomp = json_object_from_file(argv[a]);
                 size_t n_modes = socket_path ? N_MODES : M_ZYGOTED;
                 double *samples[N_MODES];
@@ -181,7 +167,7 @@ int main(int argc, char **argv) {
                         free(prog);
                         samples[m] = calloc(runs, sizeof(double));
                 }
-                for (unsigned i = 0; i < runs; i++)
+                for (unsigned long i = 0; i < runs; i++)
                         for (size_t k = 0; k < n_modes; k++) {
                                 size_t m = (k + i) % n_modes; /* turns rotate */
                                 struct sock_filter *prog;
@@ -196,7 +182,7 @@ int main(int argc, char **argv) {
                         }
                 for (size_t m = 0; m < n_modes; m++) {
                         json_object *arr = json_object_new_array();
-                        for (unsigned i = 0; i < runs; i++)
+                        for (unsigned long i = 0; i < runs; i++)
                                 json_object_array_add(arr, json_object_new_double(samples[m][i]));
                         json_object_object_add(per, mode_names[m], arr);
                         qsort(samples[m], runs, sizeof(double), cmp_double);
