@@ -437,9 +437,10 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
                         (void) zd_call_failf(&call, r, ZY_ERROR_PERMISSION_DENIED, "reason", strerror(-r));
                 zd_reply_error(c, call.error, TAKE_PTR(call.error_params));
         }
-        /* The worker has its copies (or never will): ours go in every case. */
+        /* The worker has its copies (or never will): ours go in every case, through a helper
+         * (the close of a caller's file may wait on the caller: a FUSE file's FLUSH). */
         for (size_t i = 0; i < n_fds; i++)
-                safe_close(fds[i]);
+                zd_server_close_caller_fd(&call.d->server, fds[i]);
         json_object_put(call.params);
         json_object_put(call.error_params);
 }

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <linux/kcmp.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -332,20 +334,47 @@ int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t
         return 0;
 }
 
-/* Whether process pid holds an fd on the pipe whose inode is ino. */
-static bool holds_pipe(pid_t pid, ino_t ino) {
-        char dir[64], want[64], link[64];
-        struct dirent *de;
-        bool found = false;
-        DIR *d;
+/* kcmp(2): whether two processes' resources are the same object (0), or -errno. */
+static int kcmp_same(pid_t a, pid_t b, int type, unsigned long x, unsigned long y) {
+        long k = syscall(SYS_kcmp, a, b, type, x, y);
+        return k < 0 ? -errno : k == 0;
+}
 
-        snprintf(dir, sizeof(dir), "/proc/%d/fd", (int) pid);
+/* Whether the open file of fd n of process pid is our fd `file`, by kcmp(KCMP_FILE): the very
+ * file, not another of the same pipe. Without kcmp (a kernel without CONFIG_KCMP, or ptrace
+ * access refused), -ENOSYS/-EPERM: the caller falls back to what fdinfo says. */
+static int holds_file(pid_t pid, int file, DIR *d) {
+        struct dirent *de;
+        int k;
+
+        while ((de = readdir(d))) {
+                char *end;
+                long n = strtol(de->d_name, &end, 10);
+
+                if (de->d_name[0] == '.' || *end || n < 0)
+                        continue;
+                k = kcmp_same(getpid(), pid, KCMP_FILE, (unsigned long) file, (unsigned long) n);
+                if (k == -EBADF || k == -ENOENT)
+                        continue; /* closed meanwhile */
+                if (k != 0)
+                        return k; /* 1: it is ours; or kcmp cannot tell */
+        }
+        return 0;
+}
+
+/* The fallback: by /proc/PID/fdinfo, an fd on the pipe whose inode is ino opened for writing
+ * (the worker's end), and none for reading (a process that shares our fd table, such as a
+ * closer helper of fd-closer.h, has both ends). */
+static bool holds_pipe_write_end(pid_t pid, ino_t ino, DIR *d) {
+        char link[64], want[64], info[320], buf[256];
+        struct dirent *de;
+        bool w = false, r = false;
+
         snprintf(want, sizeof(want), "pipe:[%lu]", (unsigned long) ino);
-        d = opendir(dir);
-        if (!d)
-                return false; /* gone, or not ours to look at */
-        while (!found && (de = readdir(d))) {
+        while ((de = readdir(d))) {
                 ssize_t n;
+                unsigned flags = 0;
+                FILE *f;
 
                 if (de->d_name[0] == '.')
                         continue;
@@ -353,13 +382,57 @@ static bool holds_pipe(pid_t pid, ino_t ino) {
                 if (n <= 0)
                         continue;
                 link[n] = 0;
-                found = streq(link, want);
+                if (!streq(link, want))
+                        continue;
+                snprintf(info, sizeof(info), "/proc/%d/fdinfo/%s", (int) pid, de->d_name);
+                f = fopen(info, "re");
+                if (!f)
+                        continue;
+                while (fgets(buf, sizeof(buf), f))
+                        if (sscanf(buf, "flags: %o", &flags) == 1)
+                                break;
+                fclose(f);
+                if ((flags & O_ACCMODE) == O_WRONLY)
+                        w = true;
+                else
+                        r = true;
         }
+        return w && !r;
+}
+
+/* Whether child pid holds status_w, the write end we gave the reference: by kcmp where the
+ * kernel has it, by fdinfo otherwise. A child that shares our fd table holds it as we do, and is
+ * not a worker. */
+static bool holds_status(pid_t pid, int status_w, ino_t ino, bool force_fdinfo) {
+        char dir[64];
+        bool found = false;
+        DIR *d;
+        int k = -ENOSYS;
+
+        if (!force_fdinfo && kcmp_same(getpid(), pid, KCMP_FILES, 0, 0) == 1)
+                return false;
+        snprintf(dir, sizeof(dir), "/proc/%d/fd", (int) pid);
+        d = opendir(dir);
+        if (!d)
+                return false; /* gone, or not ours to look at */
+        if (!force_fdinfo && status_w >= 0)
+                k = holds_file(pid, status_w, d);
+        if (k < 0) {
+                rewinddir(d);
+                found = holds_pipe_write_end(pid, ino, d);
+        } else
+                found = k == 1;
         closedir(d);
         return found;
 }
 
-pid_t zy_reference_find_worker(const struct zy_reference *r, int status_r) {
+/* ZYGOTE_DISABLE_FEATURES=kcmp (or all) forces the fdinfo fallback, so that tests run it. */
+static bool kcmp_disabled(void) {
+        const char *list = secure_getenv("ZYGOTE_DISABLE_FEATURES");
+        return list && (strstr(list, "kcmp") || strstr(list, "all"));
+}
+
+pid_t zy_reference_find_worker(const struct zy_reference *r, int status_r, int status_w) {
         char path[64];
         struct stat st;
         pid_t found = 0;
@@ -383,7 +456,8 @@ pid_t zy_reference_find_worker(const struct zy_reference *r, int status_r) {
         if (!f)
                 return -errno;
         while (!found && fscanf(f, "%ld", &pid) == 1)
-                if (pid > 0 && pid != r->pid && holds_pipe((pid_t) pid, st.st_ino))
+                if (pid > 0 && pid != r->pid &&
+                    holds_status((pid_t) pid, status_w, st.st_ino, kcmp_disabled()))
                         found = (pid_t) pid;
         fclose(f);
         return found;

@@ -98,10 +98,12 @@ int zy_reference_spawn(struct zy_reference *r, const struct zy_plan *plan, pid_t
 
 /* After a spawn that ended with ZY_REF_WORKER_UNKNOWN: waits (bounded) until the reference is
  * dead, so that any fork it started is complete, then finds among the caller's children the
- * worker that holds the other end of status_r, the read end of that spawn's status pipe (only it
- * and the reference ever held the write end). Returns its pid, 0 when there is none (it never
+ * worker that holds status_w, the write end of that spawn's status pipe whose read end is status_r
+ * (only it and the reference ever held it): compared with kcmp(KCMP_FILE), the same open file and
+ * not merely one on the same pipe; by the pipe's inode and the fd's access mode where the kernel
+ * has no kcmp (forced with ZYGOTE_DISABLE_FEATURES=kcmp). Children sharing our fd table (fd-closer.h) are skipped. Returns its pid, 0 when there is none (it never
  * was, or it is gone), or a negative errno. */
-pid_t zy_reference_find_worker(const struct zy_reference *r, int status_r);
+pid_t zy_reference_find_worker(const struct zy_reference *r, int status_r, int status_w);
 
 /* Runs a probe worker through the reference that does every step a real one does (as root:
  * groups, uid/gid 65534, capbset drop, caps, nnp, chdir /; otherwise nnp and chdir /) and execs

@@ -590,7 +590,7 @@ static int spawn_inherit(struct spawn *s, pid_t *ret_pid, int *ret_pidfd) {
                 return r;
         }
         if (pid == ZY_REF_WORKER_UNKNOWN) {
-                pid_t lost = zy_reference_find_worker(&s->entry->ref, s->status[0]);
+                pid_t lost = zy_reference_find_worker(&s->entry->ref, s->status[0], s->status[1]);
                 if (lost > 0) {
                         zd_log(LOG_WARNING, "profile %s: worker %d of a failed reference is killed before exec",
                                name, (int) lost);

@@ -29,8 +29,12 @@ from zytest import NOBODY, NOGROUP
 L = "io.zygote.Launcher."
 
 
+CLOSER_COMM = "zygote-closer"
+
+
 def children(pid):
-    """The daemon's children: {pid: (state, comm)}."""
+    """The daemon's children but its fd closers (common/fd-closer.h: helpers that share its fd
+    table and close callers' fds): {pid: (state, comm)}."""
     out = {}
     with open(f"/proc/{pid}/task/{pid}/children") as f:
         for c in f.read().split():
@@ -40,6 +44,8 @@ def children(pid):
             except OSError:  # gone meanwhile (ENOENT, or ESRCH while reading)
                 continue
             comm = stat[stat.index("(") + 1:stat.rindex(")")]
+            if comm == CLOSER_COMM:
+                continue
             out[int(c)] = (stat[stat.rindex(")") + 2], comm)
     return out
 
