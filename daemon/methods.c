@@ -335,6 +335,7 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(p, "profiles", profiles_to_json(d));
         json_object_object_add(p, "tasks", json_object_new_int((int) d->n_tasks));
         json_object_object_add(p, "connections", json_object_new_int((int) d->server.n_conns));
+        json_object_object_add(p, "subscribers", json_object_new_int((int) d->n_subscribers));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
         return reply(call, p);
 }

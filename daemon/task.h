@@ -99,8 +99,10 @@ int zd_task_add_waiter(struct zd_task *t, struct zd_conn *c);
 json_object *zd_task_to_json(const struct zd_task *t);
 const char *zd_task_state_to_string(enum zd_task_state s);
 
-/* Events: c receives every event of the tasks it may see. -ENOSPC past ZD_MAX_SUBSCRIBERS,
- * -EDQUOT past ZD_MAX_SUBSCRIBERS_PER_UID streams of a non-root caller's uid. */
+/* Events: c receives every event of the tasks it may see. -EDQUOT past
+ * ZD_MAX_SUBSCRIBERS_PER_UID streams of a non-root caller's uid. At ZD_MAX_SUBSCRIBERS, the oldest
+ * stream of the uid holding the most ends (LimitExceeded "subscribers") if c's uid holds at least
+ * two fewer; -ENOSPC otherwise. */
 int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c);
 /* A connection went away: it waits for nothing and receives no events any more. */
 void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c);

@@ -949,6 +949,61 @@ def test_events_slots_are_not_one_users(daemon):
             s.close()
 
 
+def test_events_slots_of_many_uids_are_shared(daemon):
+    """Eight uids (or root alone) holding all 64 Events streams must not lock another user out:
+    a uid with fewer streams takes the oldest stream of the uid holding the most, which ends with
+    LimitExceeded "subscribers". A uid that would only trade places (7 against 8) is refused."""
+    uids = [NOBODY] + [60000 + i for i in range(7)]
+    subs = {u: varlink.connect_many_as(daemon.socket, u, u, 8, timeout=60) for u in uids}
+    try:
+        for u in uids:
+            for s in subs[u]:
+                s.send(L + "Events", {}, more=True)
+        wait_for(lambda: daemon.status()["subscribers"] == 64, "64 streams")
+
+        def one_ended():
+            """The one stream that got a reply: (uid, its error reply)."""
+            import select
+            socks = {s.sock: (u, s) for u in uids for s in subs[u]}
+            ready = select.select(list(socks), [], [], 10)[0]
+            assert len(ready) == 1, f"{len(ready)} streams ended"
+            u, s = socks[ready[0]]
+            subs[u].remove(s)
+            r = s.recv()
+            s.close()
+            return u, r
+        with daemon.connect_as(OTHER_UID, OTHER_GID) as newcomer:
+            # its first stream: the oldest stream of a uid holding 8 ends
+            newcomer.send(L + "Events", {}, more=True)
+            loser, ended = one_ended()
+            assert ended.error == LIMIT and ended.parameters == {"limit": "subscribers", "max": 64}, dict(ended)
+            # and the newcomer's stream works: it sees its own task
+            with daemon.connect_as(OTHER_UID, OTHER_GID) as c:
+                zytest.run_task(c, ["true"], stdin=False, stdout=False)
+            ev = newcomer.recv()
+            assert not ev.error and ev.continues, dict(ev)
+            # the loser now holds 7 and the others 8: taking one back would only trade places
+            # (7 + 1 = 8, not fewer), so it is refused and no stream of anyone else ends
+            with daemon.connect_as(loser, loser) as again:
+                again.send(L + "Events", {}, more=True)
+                e = again.recv()
+                assert e.error == LIMIT and e.parameters == {"limit": "subscribers", "max": 64}, dict(e)
+            # root, with none: takes the oldest stream of a uid still holding 8
+            with daemon.connect() as root:
+                root.send(L + "Events", {}, more=True)
+                loser2, ended = one_ended()
+                assert ended.error == LIMIT and loser2 != loser, (loser, loser2, dict(ended))
+                with daemon.connect() as c:
+                    zytest.run_task(c, ["true"], stdin=False, stdout=False)
+                ev = root.recv()
+                assert not ev.error and ev.continues, dict(ev)
+                assert daemon.status()["subscribers"] == 64
+    finally:
+        for u in uids:
+            for s in subs[u]:
+                s.close()
+
+
 @pytest.mark.parametrize("tier", ["load", "inherit"])
 def test_held_worker_memory_is_not_the_callers(daemons, needs_root, tier):
     """A held worker is a copy of zygoted (load tier) or of a reference (inherit tier) until its
