@@ -1142,6 +1142,56 @@ def test_one_users_argv_cannot_stall_others(daemon, capsys):
     served(daemon, capsys, "after argv bloat")
 
 
+def test_root_list_is_paged(daemon, capsys):
+    """Root holding 50 tasks with 60 KB argvs (3 MB as JSON; 4 MiB was a LimitExceeded before,
+    and the whole table one reply): List answers pages of about 2 MiB in the order of the ids,
+    "next" naming where the following page starts, so that no reply grows with the table and
+    another caller's GetStatus is not queued behind one. launchctl ps (libzygote's zy_list) and
+    ps --json follow every page and show every task."""
+    argv = ["/bin/true", "\x01" * 10000]
+    ids = [f"page-{i:03d}" for i in range(50)]
+    with daemon.connect() as c:
+        try:
+            for i in ids:
+                r = c.call(L + "Spawn", {"argv": argv, "hold": True, "id": i})
+                r.close_fds()
+            pages, seen, after = [], [], None
+            t0 = time.monotonic()
+            while True:
+                r = c.call(L + "List", {"after": after} if after else {})
+                size = len(json.dumps(r.parameters))
+                pages.append(size)
+                seen += [t["id"] for t in r.parameters["tasks"]]
+                after = r.parameters.get("next")
+                if not after:
+                    break
+                assert after == seen[-1], (after, seen[-1])
+            elapsed = time.monotonic() - t0
+            with daemon.connect_as(OTHER_UID, OTHER_GID) as other:
+                t1 = time.monotonic()
+                other.call(L + "GetStatus")
+                status_ms = 1000 * (time.monotonic() - t1)
+            with capsys.disabled():
+                print(f"\n  [root List, 50 tasks of 60 KB argv] {len(pages)} pages "
+                      f"({', '.join(f'{p / 1e6:.2f} MB' for p in pages)}) in {1000 * elapsed:.0f} ms; "
+                      f"another user's GetStatus after it {status_ms:.1f} ms", end="")
+            assert seen == ids, "every task once, in the order of the ids"
+            assert len(pages) >= 2 and max(pages) <= 2 * 1024 * 1024 + 70000, pages
+            # an "after" that names no task starts after it all the same
+            assert [t["id"] for t in c.call(L + "List", {"after": "page-0245"}).parameters["tasks"]][:1] == ["page-025"]
+            assert c.call(L + "List", {"after": "zzz"}).parameters == {"tasks": []}
+            ps = daemon.launchctl("ps", timeout=60)
+            assert ps.returncode == 0, ps.stderr
+            assert [line.split()[0] for line in ps.stdout.decode().splitlines()[1:]] == ids
+            ps = daemon.launchctl("ps", "--json", timeout=60)
+            assert ps.returncode == 0, ps.stderr
+            out = json.loads(ps.stdout)
+            assert [t["id"] for t in out["tasks"]] == ids and "next" not in out
+        finally:
+            for i in ids:
+                c.call(L + "Delete", {"id": i}, check=False)
+
+
 def cpu_seconds(pid):
     """utime + stime of a process, in seconds (/proc/PID/stat fields 14 and 15)."""
     with open(f"/proc/{pid}/stat") as f:
