@@ -1084,7 +1084,9 @@ def test_one_users_argv_cannot_stall_others(daemon, capsys):
     """One user holding tasks with big argvs (control characters, six bytes each in a reply) and
     listing them from 8 connections at once: the daemon stores at most 1 MiB of argv for it
     (LimitExceeded argv_bytes_per_user), so each List stays small, and another user's GetStatus
-    stays fast (bound: 1 s; it was 34 s with 1,024 such tasks and a 400 MB List)."""
+    waits behind at most one List per connection: bound 3 s, the one docs/SECURITY.md states for
+    a loaded 2-core machine (it was 34 s with 1,024 such tasks and a 400 MB List). The time of
+    one List alone is printed beside it: the wait is about that times the connections ahead."""
     import threading
     argv = ["/bin/true", "\x01" * 10000]  # 60 KB as JSON
     ids = []
@@ -1103,6 +1105,9 @@ def test_one_users_argv_cannot_stall_others(daemon, capsys):
                 "limit": "argv_bytes_per_user", "max": 1024 * 1024}, dict(refused)
             assert 10 <= len(ids) <= 17, ids
 
+            t0 = time.monotonic()
+            c.call(L + "List")
+            alone = time.monotonic() - t0
             stop = threading.Event()
             lists = []
             errors = []
@@ -1134,8 +1139,9 @@ def test_one_users_argv_cannot_stall_others(daemon, capsys):
             assert set(lists) == {len(ids)}, set(lists)
             with capsys.disabled():
                 print(f"\n  [argv bloat] {len(ids)} held tasks of 60 KB argv, {len(lists)} Lists from 8 connections; "
-                      f"another user's slowest GetStatus {1000 * worst:.1f} ms", end="")
-            assert worst < 1.0, f"another user's GetStatus took {worst:.2f} s"
+                      f"another user's slowest GetStatus {1000 * worst:.1f} ms (one List alone {1000 * alone:.1f} ms; "
+                      f"load {os.getloadavg()[0]:.1f})", end="")
+            assert worst < 3.0, f"another user's GetStatus took {worst:.2f} s (one List alone: {alone:.2f} s)"
         finally:
             for i in ids:
                 c.call(L + "Delete", {"id": i})
