@@ -212,6 +212,11 @@ size_t zd_task_argv_bytes(json_object *argv) {
 
 static void task_free(struct zd_task *t) {
         struct zd_daemon *d = t->d;
+        if (t->dying_prev) {
+                *t->dying_prev = t->dying_next;
+                if (t->dying_next)
+                        t->dying_next->dying_prev = t->dying_prev;
+        }
         ev_io_stop(d->loop, &t->pid_watch);
         ev_io_stop(d->loop, &t->status_watch);
         safe_close(t->pidfd);
@@ -602,6 +607,12 @@ void zd_task_delete(struct zd_task *t) {
         }
         (void) pidfd_kill(t->pidfd, SIGKILL);
         t->hold_fd = safe_close(t->hold_fd);
+        /* freed on its pidfd's event, or by zd_tasks_free() if the daemon stops first */
+        t->dying_next = t->d->dying;
+        if (t->dying_next)
+                t->dying_next->dying_prev = &t->dying_next;
+        t->dying_prev = &t->d->dying;
+        t->d->dying = t;
 }
 
 static unsigned subscribers_of_uid(const struct zd_daemon *d, uid_t uid) {
@@ -677,6 +688,13 @@ void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
         }
 }
 
+unsigned zd_tasks_dying(const struct zd_daemon *d) {
+        unsigned n = 0;
+        for (const struct zd_task *t = d->dying; t; t = t->dying_next)
+                n++;
+        return n;
+}
+
 void zd_tasks_free(struct zd_daemon *d) {
         if (!d->tasks)
                 return;
@@ -688,4 +706,7 @@ void zd_tasks_free(struct zd_daemon *d) {
         }
         lh_table_free(d->tasks);
         d->tasks = NULL;
+        /* deleted, killed, and not yet seen to exit: gone from the table, not from memory */
+        while (d->dying)
+                task_free(d->dying);
 }

@@ -62,6 +62,9 @@ struct zd_task {
         struct zy_status failure; /* worker failed before exec */
         bool auto_delete;  /* Spawn with "more": forget it once its exit went to the spawner */
         bool in_table;
+        /* Deleted while alive (killed, its exit not yet seen): out of the table, on the daemon's
+         * dying list until its pidfd says it has gone, so that a stop frees it too. */
+        struct zd_task *dying_next, **dying_prev;
         bool hold_was_used;
         bool start_requested;
         bool adopted;      /* from the fd store: not our child */
@@ -75,6 +78,8 @@ struct zd_task {
 };
 
 int zd_tasks_init(struct zd_daemon *d);
+/* Deleted tasks killed and not yet seen to exit (freed by zd_tasks_free() too). */
+unsigned zd_tasks_dying(const struct zd_daemon *d);
 void zd_tasks_free(struct zd_daemon *d);
 struct zd_task *zd_task_find(struct zd_daemon *d, const char *id);
 /* How many tasks uid owns, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */

@@ -1433,3 +1433,37 @@ def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
             os.close(f)
         fs.close()
     fds_back_to(d, before, "fds once the FUSE server answered")
+
+
+def test_sigterm_frees_deleted_tasks_still_exiting(daemons, needs_root):
+    """A held task deleted (killed) whose worker has not yet exited when zygoted stops: it is out
+    of the task table and was freed only on its pidfd's event, which a stop never sees, so it
+    leaked (memory, its pidfd and status pipe; LeakSanitizer in a ZYGOTE_SANITIZE build). The
+    worker is kept from exiting by a FUSE file whose FLUSH (in its exit's close) is held."""
+    d = daemons()
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse")
+    mnt = os.path.join(daemons.workdir(), "mnt")
+    os.mkdir(mnt)
+    try:
+        fs = StallingFuse(mnt, [])
+    except OSError as e:
+        pytest.skip(f"cannot mount a FUSE file system here: {e}")
+    f = None
+    try:
+        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
+        with d.connect() as c:
+            r = c.call(L + "Spawn", {"argv": ["true"], "hold": True, "id": "dying",
+                                     "fds": [{"fd": 0, "target": 0}]}, fds=[f])
+            r.close_fds()
+            fs.hold.add(StallingFuse.FLUSH)  # from now on: the worker's exit waits in its close
+            c.call(L + "Delete", {"id": "dying"})
+            assert fs.held.wait(10), "the killed worker made no FLUSH"
+            assert c.call(L + "GetStatus").parameters["tasks"] == 0
+        assert d.stop() == 0
+        assert "0 tasks keep running, 1 deleted ones are exiting" in d.log(), d.log()[-500:]
+    finally:
+        fs.release.set()
+        if f is not None:
+            os.close(f)
+        fs.close()
