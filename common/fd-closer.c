@@ -21,6 +21,7 @@ struct ack {
 
 struct helper {
         uint32_t serial;
+        pid_t pid;
         int pidfd;
         int cmd_w;        /* ours; -1 once the helper is let go */
         int cmd_r;        /* the helper's end, in the one table: the helper closes it */
@@ -112,7 +113,7 @@ static int helper_start(struct zy_fd_closer *c) {
          * queue goes as far as the pipe takes it. */
         (void) fcntl(p[1], F_SETFL, O_NONBLOCK);
         h = &c->helpers[c->n_helpers++];
-        *h = (struct helper){ .serial = c->next_serial++, .pidfd = pidfd, .cmd_w = p[1], .cmd_r = p[0],
+        *h = (struct helper){ .serial = c->next_serial++, .pid = pid, .pidfd = pidfd, .cmd_w = p[1], .cmd_r = p[0],
                               .in_flight = -1 };
         c->current = h;
         return 0;
@@ -161,6 +162,10 @@ size_t zy_fd_closer_pending(const struct zy_fd_closer *c) {
         for (size_t i = 0; i < c->n_helpers; i++)
                 n += c->helpers[i].in_flight >= 0;
         return n;
+}
+
+pid_t zy_fd_closer_current_pid(const struct zy_fd_closer *c) {
+        return c && c->current ? c->current->pid : 0;
 }
 
 size_t zy_fd_closer_helpers(const struct zy_fd_closer *c) {

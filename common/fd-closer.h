@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define ZY_FD_CLOSER_STUCK_MS 200
 #define ZY_FD_CLOSER_MAX_HELPERS 64
@@ -49,6 +50,8 @@ int zy_fd_closer_dispatch(struct zy_fd_closer *c, int64_t now_ms);
 /* fds waiting or in a helper's hands (not yet acknowledged), and live helpers. */
 size_t zy_fd_closer_pending(const struct zy_fd_closer *c);
 size_t zy_fd_closer_helpers(const struct zy_fd_closer *c);
+/* The pid of the helper that takes new work, 0 when none (for tests and logs). */
+pid_t zy_fd_closer_current_pid(const struct zy_fd_closer *c);
 
 /* Lets every helper go once its work is done (EOF on its pipe); queued fds go to the current
  * helper first if it can take them without blocking, the rest are closed here. Never waits. */

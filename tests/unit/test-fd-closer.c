@@ -51,29 +51,6 @@ static bool none_pending(void *arg) {
         return zy_fd_closer_pending(arg) == 0;
 }
 
-/* The helper's pid: our child named ZY_FD_CLOSER_COMM. */
-static pid_t helper_pid(void) {
-        char path[64], comm[32];
-        FILE *f;
-        long pid, found = 0;
-
-        snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
-        f = fopen(path, "re");
-        assert_non_null(f);
-        while (fscanf(f, "%ld", &pid) == 1) {
-                FILE *g;
-
-                snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-                g = fopen(path, "re");
-                if (g && fgets(comm, sizeof(comm), g) && strncmp(comm, ZY_FD_CLOSER_COMM, strlen(ZY_FD_CLOSER_COMM)) == 0)
-                        found = pid;
-                if (g)
-                        fclose(g);
-        }
-        fclose(f);
-        return (pid_t) found;
-}
-
 static void test_closes_everything(void **state) {
         struct zy_fd_closer *c = NULL;
         int p[100][2];
@@ -119,7 +96,7 @@ static void test_stuck_helper_is_replaced(void **state) {
 
         (void) state;
         assert_int_equal(zy_fd_closer_new(0, &c), 0);
-        first = helper_pid();
+        first = zy_fd_closer_current_pid(c);
         assert_true(first > 0);
         /* idle in read(): stopped, it takes a's number and closes nothing */
         assert_int_equal(kill(first, SIGSTOP), 0);
