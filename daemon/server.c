@@ -669,11 +669,8 @@ static int closer_start(struct zd_server *s) {
 }
 
 int zd_server_listen(struct zd_server *s) {
-        if (!s->closer) {
-                int r = closer_start(s);
-                if (r < 0)
-                        return r;
-        }
+        if (!s->closer && !s->closer_disabled)
+                s->closer_error = closer_start(s);
         if (s->listen_fd < 0) {
                 struct sockaddr_un sa = { .sun_family = AF_UNIX };
                 if (strlen(s->socket_path) >= sizeof(sa.sun_path))

@@ -1359,6 +1359,52 @@ def spawn_with_stalling_fuse(daemon, daemons, hold, params):
         fs.close()
 
 
+def closers_of(d):
+    """The daemon's zygote-closer children (common/fd-closer.h)."""
+    out = []
+    with open(f"/proc/{d.proc.pid}/task/{d.proc.pid}/children") as f:
+        for c in f.read().split():
+            try:
+                with open(f"/proc/{c}/comm") as g:
+                    if g.read().strip() == "zygote-closer":
+                        out.append(int(c))
+            except OSError:
+                pass
+    return out
+
+
+@pytest.mark.parametrize("closer", ["helper", "disabled"])
+def test_caller_fds_are_closed(daemons, needs_root, closer):
+    """The fds a caller passes are closed, every copy, by the daemon's fd closer (one helper
+    sharing its fd table: the same fds) or, forced with ZYGOTE_DISABLE_FEATURES=fd_closer (the
+    fallback when no helper can start), on the daemon's loop, which says so in its log."""
+    d = daemons(env={"ZYGOTE_DISABLE_FEATURES": "fd_closer"} if closer == "disabled" else None)
+    helpers = closers_of(d)
+    if closer == "disabled":
+        assert helpers == [] and "no fd closer (disabled)" in d.log(), d.log()[-400:]
+    else:
+        assert len(helpers) == 1 and "no fd closer" not in d.log(), helpers
+        assert sorted(os.listdir(f"/proc/{helpers[0]}/fd")) == sorted(os.listdir(f"/proc/{d.proc.pid}/fd"))
+    before = settled_fds(d)
+    import select
+    with d.connect() as c:
+        for _ in range(5):
+            pr, pw = os.pipe2(os.O_CLOEXEC)
+            try:
+                r = c.call(L + "Spawn", {"argv": ["true"], "fds": [{"fd": 0, "target": 1}]}, fds=[pw])
+                r.close_fds()
+                os.close(pw)
+                pw = None
+                c.call(L + "Wait", {"id": r.parameters["id"]})
+                c.call(L + "Delete", {"id": r.parameters["id"]})
+                assert select.select([pr], [], [], 10)[0] and os.read(pr, 1) == b"", "a copy stayed open"
+            finally:
+                os.close(pr)
+                if pw is not None:
+                    os.close(pw)
+    fds_back_to(d, before, "the callers' fds closed")
+
+
 def test_terminal_check_cannot_stall_the_daemon(daemon, daemons):
     """Spawn with terminal and a FUSE file as fd 0 (its server never answers ioctls): the daemon
     must go on serving everyone else meanwhile. It makes no ioctl on the fd; the worker's
