@@ -110,7 +110,10 @@ static bool check_signals_pristine(void) {
         return sigisemptyset(&mask);
 }
 
-static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size_t n_fds) {
+/* *n_caller: how many of fds (the first ones: the fd map's, zy_plan_pack()'s order) are the
+ * caller's; the rest are the daemon's own pipes, pidfd and cgroup directories. Left alone (all
+ * of them, as the caller's) when the plan does not unpack. */
+static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size_t n_fds, size_t *n_caller) {
         struct zy_plan_storage s;
         int pidfd = -1, r;
         long pid;
@@ -118,6 +121,7 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
         r = zy_plan_unpack(payload, len, fds, n_fds, &s);
         if (r < 0)
                 return reply_error(ctl, ZY_STEP_NONE, -r);
+        *n_caller = s.plan.n_fds;
         /* Whatever the daemon asked: this process's filter is the one the worker must have. */
         s.plan.filter_mode = ZY_FILTER_INHERITED;
         s.plan.filter_early = false;
@@ -218,15 +222,23 @@ int main(int argc, char **argv) {
                                 zy_fd_closer_close(closer, fds[i]);
                         reply_error(ctl, ZY_STEP_NONE, EBADMSG);
                 } else {
+                        size_t n_caller = n_fds;
+
                         memcpy(&h, msg, sizeof(h));
                         if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_INIT && n_fds == 0)
                                 (void) handle_init(ctl, msg + sizeof(h), (size_t) n - sizeof(h), &initialized);
                         else if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_SPAWN && initialized)
-                                (void) handle_spawn(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds);
+                                (void) handle_spawn(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds,
+                                                    &n_caller);
                         else
                                 reply_error(ctl, ZY_STEP_NONE, initialized ? EBADMSG : EPROTO);
+                        /* The daemon's own (the status pipe it waits on for the exec) go at once;
+                         * only the caller's may be slow to close. */
                         for (size_t i = 0; i < n_fds; i++)
-                                zy_fd_closer_close(closer, fds[i]);
+                                if (i < n_caller)
+                                        zy_fd_closer_close(closer, fds[i]);
+                                else
+                                        safe_close(fds[i]);
                 }
                 if (closer && n_fds > 0)
                         timeout = zy_fd_closer_dispatch(closer, zy_fd_closer_now_ms());
