@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,8 +64,10 @@ _Noreturn static void helper_main(int cmd_r, int ack_w, uint32_t serial, pid_t p
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
         (void) prctl(PR_SET_NAME, (unsigned long) ZY_FD_CLOSER_COMM, 0UL, 0UL, 0UL);
-        if (getppid() != parent)
+        if (getppid() != parent) {
+                (void) close(cmd_r);
                 _exit(0);
+        }
         /* Its own signals: the parent's handlers (an event loop's, writing to a pipe in the
          * shared table) are not for it; a stop signal ends it like any plain process; SIGPIPE
          * must not (the ack pipe outlives us). */
@@ -230,6 +233,8 @@ static void let_go(struct zy_fd_closer *c, struct helper *h) {
 }
 
 static void reap(struct zy_fd_closer *c) {
+        int requeue = -1;
+
         for (size_t i = 0; i < c->n_helpers;) {
                 struct helper *h = &c->helpers[i];
                 siginfo_t si = { 0 };
@@ -238,12 +243,27 @@ static void reap(struct zy_fd_closer *c) {
                         i++;
                         continue;
                 }
-                /* Gone. It closed its cmd_r itself, or died (killed) with it open: then the number
-                 * leaks rather than be closed from here when it may be reused already. */
+                /* Gone. Leaving on EOF it closed its cmd_r itself; killed (only root can), it
+                 * left cmd_r open, and the fd it was on, closed or not: cmd_r is closed here
+                 * (nobody else would), the fd is left (its number may be reused already). */
+                if (si.si_code != CLD_EXITED) {
+                        int unread = -1;
+
+                        /* still in its pipe: it never read it, so it is open and ours again */
+                        (void) fcntl(h->cmd_r, F_SETFL, O_NONBLOCK);
+                        if (h->in_flight >= 0 && read(h->cmd_r, &unread, sizeof(unread)) == (ssize_t) sizeof(unread) &&
+                            unread == h->in_flight)
+                                requeue = unread;
+                        close_keep_errno(h->cmd_r);
+                }
                 close_keep_errno(h->pidfd);
                 c->helpers[i] = c->helpers[--c->n_helpers];
                 if (c->current == &c->helpers[c->n_helpers])
                         c->current = &c->helpers[i];
+                if (requeue >= 0) {
+                        zy_fd_closer_close(c, requeue); /* no helper may hold it now: queued */
+                        requeue = -1;
+                }
         }
 }
 

@@ -15,6 +15,9 @@
  * (it exits after it, on EOF of its pipe) and a new one takes the queue; so no fd is ever given
  * to two helpers, and no number is closed after the kernel could have reused it. At most
  * ZY_FD_CLOSER_MAX_HELPERS helpers live at once; past that the queue waits for one to finish.
+ * A helper killed from outside (only root can signal it) is replaced the same way; an fd still
+ * unread in its pipe is taken back, one it had read is left open (it may have been closed, and
+ * its number reused, before the helper died).
  *
  * Not thread-safe; no logging. Helpers die with the process that made them (PR_SET_PDEATHSIG).
  */

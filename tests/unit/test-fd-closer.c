@@ -118,6 +118,41 @@ static void test_stuck_helper_is_replaced(void **state) {
         zy_fd_closer_free(c);
 }
 
+static int open_fds(void) {
+        int n = 0;
+
+        for (int fd = 0; fd < 1024; fd++)
+                n += fcntl(fd, F_GETFD) >= 0;
+        return n;
+}
+
+static bool a_closed(void *arg) {
+        struct stuck *s = arg;
+        return eof(s->b) && zy_fd_closer_helpers(s->c) == 1;
+}
+
+/* A helper killed (only root could) before it read the fd handed to it: the fd is still in its
+ * pipe, so it is taken back and closed by the next helper; the dead one's pipe end is closed. */
+static void test_killed_helper_gives_back_what_it_never_read(void **state) {
+        struct zy_fd_closer *c = NULL;
+        int a[2], base;
+        pid_t first;
+
+        (void) state;
+        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        base = open_fds();
+        first = zy_fd_closer_current_pid(c);
+        assert_int_equal(kill(first, SIGKILL), 0);
+        assert_int_equal(pipe2(a, O_CLOEXEC), 0);
+        zy_fd_closer_close(c, a[1]);
+        struct stuck s = { .c = c, .b = a[0] };
+        assert_true(run_until(c, a_closed, &s, 10000));
+        assert_true(zy_fd_closer_current_pid(c) != first);
+        close(a[0]);
+        assert_int_equal(open_fds(), base); /* the new helper's pipe for the dead one's */
+        zy_fd_closer_free(c);
+}
+
 static void test_free_hands_over_the_queue(void **state) {
         struct zy_fd_closer *c = NULL;
         int p[10][2];
@@ -141,6 +176,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_closes_everything),
                 cmocka_unit_test(test_stuck_helper_is_replaced),
+                cmocka_unit_test(test_killed_helper_gives_back_what_it_never_read),
                 cmocka_unit_test(test_free_hands_over_the_queue),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
