@@ -1266,6 +1266,7 @@ class StallingFuse:
             os.close(self.fd)
             raise OSError(e, os.strerror(e))
         self.held = threading.Event()
+        self.n_held = 0  # requests held so far
         self.release = threading.Event()
         threading.Thread(target=self.serve, daemon=True).start()
 
@@ -1304,6 +1305,7 @@ class StallingFuse:
                 self.reply(unique, 0, struct.pack("<QII", 1, 0, 0))
             elif op in self.hold:  # answered once released, in a thread of its own
                 import threading
+                self.n_held += 1
                 self.held.set()
                 threading.Thread(target=self.answer_when_released,
                                  args=(unique, errno.ENOTTY if op == self.IOCTL else 0), daemon=True).start()
@@ -1379,6 +1381,8 @@ def test_caller_fds_are_closed(daemons, needs_root, closer):
     sharing its fd table: the same fds) or, forced with ZYGOTE_DISABLE_FEATURES=fd_closer (the
     fallback when no helper can start), on the daemon's loop, which says so in its log."""
     d = daemons(env={"ZYGOTE_DISABLE_FEATURES": "fd_closer"} if closer == "disabled" else None)
+    if closer == "helper":  # named once it runs
+        wait_for(lambda: closers_of(d), "the zygote-closer helper")
     helpers = closers_of(d)
     if closer == "disabled":
         assert helpers == [] and "no fd closer (disabled)" in d.log(), d.log()[-400:]
@@ -1438,6 +1442,11 @@ def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
             # Its own worker waits for its close of the file too (before exec): so does its reply.
             attacker.send(L + "Spawn", {"argv": ["true"], "id": "fuse", "fds": [{"fd": 0, "target": 0}]}, fds=[f])
             assert fs.held.wait(10), "the FUSE server saw no FLUSH"
+            # Every copy's close is under way: the attacker's worker's, the daemon's and (inherit)
+            # the reference's. A worker forked before a copy has left a table inherits it, and its
+            # own close waits too (docs/SECURITY.md, known issues): not what this test measures.
+            copies = 3 if tier == "inherit" else 2
+            wait_for(lambda: fs.n_held >= copies, f"{copies} FLUSHes held")
             worst = 0.0
             for _ in range(10):
                 t0 = time.monotonic()
@@ -1464,7 +1473,7 @@ def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
                         os.close(pw)
             spawns = time.monotonic() - t0
             with capsys.disabled():
-                print(f"\n  [FUSE FLUSH held, {tier}] another caller's slowest GetStatus {1000 * worst:.1f} ms; "
+                print(f"\n  [FUSE FLUSH held, {tier}] {fs.n_held} FLUSHes held; another caller's slowest GetStatus {1000 * worst:.1f} ms; "
                       f"3 spawns with a pipe to EOF {1000 * spawns:.0f} ms", end="")
             assert worst < 1.0, f"GetStatus took {worst:.2f} s while a FLUSH was held"
             fs.release.set()
