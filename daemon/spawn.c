@@ -678,7 +678,9 @@ static int spawn_fail(struct spawn *s, int r);
 static void parked_free(struct zd_parked *p) {
         if (p->s)
                 spawn_free(p->s);
-        close_many(p->fds, p->call.n_fds);
+        /* the caller's fds: their close may wait on the caller (server.c's closer) */
+        for (size_t i = 0; i < p->call.n_fds; i++)
+                zd_server_close_caller_fd(&p->call.d->server, p->fds[i]);
         free(p->fds);
         json_object_put(p->call.params);
         json_object_put(p->call.error_params);
