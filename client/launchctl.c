@@ -306,6 +306,50 @@ static int snake_case_keys(json_object *o) {
         return 0;
 }
 
+/* ps --json: List answers a page at a time; the pages that follow "next" join the first's
+ * "tasks", so that the JSON printed is every task, as one reply. */
+static int list_rest(zy_conn *c, json_object *first) {
+        json_object *tasks = json_object_object_get(first, "tasks"), *next;
+        int r;
+
+        if (!json_object_is_type(tasks, json_type_array))
+                return -EBADMSG;
+        while ((next = json_object_object_get(first, "next")) && json_object_is_type(next, json_type_string)) {
+                _cleanup_(lzy_json_putp) json_object *p = json_object_new_object();
+                struct zy_reply *page = NULL;
+                json_object *more;
+
+                if (!p || json_object_object_add(p, "after", json_object_get(next)) < 0)
+                        return -ENOMEM;
+                r = zy_call(c, ZY_METHOD_LIST, p, NULL, 0, 0, &page);
+                if (r < 0)
+                        return r;
+                more = json_object_object_get(page->parameters, "tasks");
+                if (!json_object_is_type(more, json_type_array) || json_object_array_length(more) == 0) {
+                        zy_reply_free(page);
+                        return -EBADMSG;
+                }
+                for (size_t i = 0; i < json_object_array_length(more); i++)
+                        if (json_object_array_add(tasks, json_object_get(json_object_array_get_idx(more, i))) < 0) {
+                                zy_reply_free(page);
+                                return -ENOMEM;
+                        }
+                /* the next page's cursor, or none: this one's goes */
+                json_object *n = json_object_object_get(page->parameters, "next");
+                if (n && json_object_is_type(n, json_type_string)) {
+                        if (strcmp(json_object_get_string(n), json_object_get_string(next)) <= 0) {
+                                zy_reply_free(page);
+                                return -EBADMSG;
+                        }
+                        json_object_object_add(first, "next", json_object_get(n));
+                } else
+                        json_object_object_del(first, "next");
+                zy_reply_free(page);
+        }
+        json_object_object_del(first, "next");
+        return 0;
+}
+
 static int verb_json(zy_conn *c, const struct verb *v, const struct verb_args *a) {
         _cleanup_(lzy_json_putp) json_object *p = NULL;
         struct zy_reply *reply = NULL;
@@ -324,6 +368,13 @@ static int verb_json(zy_conn *c, const struct verb *v, const struct verb_args *a
         r = zy_call(c, v->method, p, NULL, 0, 0, &reply);
         if (r < 0)
                 return lc_fail(c, v->name, r);
+        if (streq_ptr(v->name, "ps")) {
+                r = list_rest(c, reply->parameters);
+                if (r < 0) {
+                        zy_reply_free(reply);
+                        return lc_fail(c, v->name, r);
+                }
+        }
         if (streq_ptr(v->name, "status") && snake_case_keys(reply->parameters) < 0) {
                 zy_reply_free(reply);
                 return lc_fail(NULL, v->name, -ENOMEM);

@@ -526,7 +526,78 @@ static const struct shape task_list_shape = {
         .fields = (const struct zy_json_field[]){ F_LIST(struct zy_task_list, "tasks", tasks, own_list), {} },
 };
 
-DEFINE_QUERY(struct zy_task_list, zy_task_list_free, zy_list, ZY_METHOD_LIST, task_list_shape)
+_public_ struct zy_task_list *zy_task_list_free(struct zy_task_list *p) {
+        return shape_free(&task_list_shape, p);
+}
+
+/* One List reply: a page of tasks, and the "after" of the next page when more follow. */
+struct list_page {
+        struct zy_task_list l; /* first: "tasks" fills it as a struct list */
+        char *next;
+};
+
+static const struct shape list_page_shape = {
+        .size = sizeof(struct list_page),
+        .fields = (const struct zy_json_field[]){
+                F_LIST(struct list_page, "tasks", l, own_list),
+                F_(STRING, struct list_page, "next", next, OPT, .callback = own_string),
+                {} },
+};
+
+/* Every page, in order: the daemon bounds each reply (about 2 MiB), and "next" says where the
+ * next one starts. A "next" that does not move forward is the daemon's error (-EBADMSG), not a
+ * loop. */
+_public_ int zy_list(zy_conn *c, struct zy_task_list **ret) {
+        struct zy_task_list *all;
+        char *after = NULL;
+        int r = 0;
+
+        if (!ret)
+                return -EINVAL;
+        if (!(all = calloc(1, sizeof(*all))) || !(all->tasks = calloc(1, sizeof(void *)))) {
+                free(all);
+                return -ENOMEM;
+        }
+        for (;;) {
+                struct list_page *pg = NULL;
+                struct zy_task_info **items;
+
+                r = call(c, ZY_METHOD_LIST, NULL, 0, &list_page_shape, &pg, P_STR, "after", after, P_END);
+                if (r < 0)
+                        break;
+                items = realloc(all->tasks, (all->n_tasks + pg->l.n_tasks + 1) * sizeof(void *));
+                if (!items) {
+                        shape_free(&list_page_shape, pg);
+                        r = -ENOMEM;
+                        break;
+                }
+                all->tasks = items;
+                memcpy(all->tasks + all->n_tasks, pg->l.tasks, pg->l.n_tasks * sizeof(void *));
+                all->n_tasks += pg->l.n_tasks;
+                all->tasks[all->n_tasks] = NULL;
+                free(pg->l.tasks);
+                pg->l.tasks = NULL;
+                if (!pg->next) {
+                        shape_free(&list_page_shape, pg);
+                        break;
+                }
+                if ((after && strcmp(pg->next, after) <= 0) || pg->l.n_tasks == 0) {
+                        shape_free(&list_page_shape, pg);
+                        r = -EBADMSG;
+                        break;
+                }
+                free(after);
+                after = TAKE_PTR(pg->next);
+                shape_free(&list_page_shape, pg);
+        }
+        free(after);
+        if (r < 0) {
+                zy_task_list_free(all);
+                return r;
+        }
+        *ret = all;
+        return 0;
+}
 
 /* ---- events -------------------------------------------------------------------------------- */
 

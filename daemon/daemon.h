@@ -60,6 +60,7 @@ struct zd_daemon {
         struct lh_table *tasks;
         unsigned long next_task;
         unsigned n_tasks;
+        struct zd_task *dying; /* deleted tasks whose exit has not been seen (task.c) */
         struct zd_conn *subscribers[ZD_MAX_SUBSCRIBERS]; /* Events streams */
         size_t n_subscribers;
 

@@ -112,7 +112,8 @@ static void notify_status(struct zd_daemon *d) {
 
 static void on_stop(struct ev_loop *loop, ev_signal *w, int revents) {
         struct zd_daemon *d = w->data;
-        zd_log(LOG_INFO, "signal %d: stopping; %u tasks keep running", w->signum, d->n_tasks);
+        zd_log(LOG_INFO, "signal %d: stopping; %u tasks keep running, %u deleted ones are exiting", w->signum,
+               d->n_tasks, zd_tasks_dying(d));
         zd_sd_stopping(loop, &d->watchdog);
         d->stopping = true;
         ev_break(loop, EVBREAK_ALL);
@@ -382,12 +383,17 @@ int main(int argc, char **argv) {
         d.server.on_call = zd_methods_call;
         d.server.on_disconnect = zd_methods_disconnect;
         d.server.userdata = &d;
+        d.server.closer_disabled = zy_feature_disabled("fd_closer");
         r = zd_server_listen(&d.server);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot listen on %s: %s", d.server.socket_path, strerror(-r));
                 zd_registry_free(&d);
                 return 1;
         }
+        if (!d.server.closer)
+                zd_log(LOG_WARNING, "no fd closer (%s): callers' fds are closed here, and a FUSE file's "
+                       "FLUSH can hold up the daemon", d.server.closer_disabled ? "disabled" :
+                       strerror(-d.server.closer_error));
         zd_log(LOG_INFO, "listening on %s%s with %zu profiles",
                d.server.socket_activated ? "a socket from systemd, " : "", d.server.socket_path, d.n_entries);
         if (n_passed > 0)

@@ -263,26 +263,46 @@ static int m_close_io(struct zd_call *call, struct zd_task *t) {
         return reply(call, NULL);
 }
 
+static const struct zy_json_field list_fields[] = {
+        { .name = "after", .type = ZY_JSON_STRING, .offset = offsetof(struct id_param, id), .flags = ZY_JSON_NULLABLE },
+        {},
+};
+
+static int by_id(const void *a, const void *b) {
+        return strcmp((*(const struct zd_task *const *) a)->id, (*(const struct zd_task *const *) b)->id);
+}
+
+/* One page of the caller's tasks (root: everyone's) in the order of their ids, from the first
+ * after "after": as many as fit in ZD_LIST_PAGE_BYTES (counted before the reply is built, at the
+ * most a task can take as JSON), at least one. "next" names the last one when more follow. So a
+ * reply stays small whatever root holds, and no other caller waits behind one List. */
 static int m_list(struct zd_call *call, struct zd_task *t) {
+        struct id_param p = {};
         struct lh_entry *e;
-        /* Counted before it is built: a reply past what a connection may queue would be built
-         * (seconds for hundreds of MB), then dropped, while every other caller waits. A
-         * non-root caller's own tasks always fit (ZD_MAX_ARGV_BYTES_PER_UID). */
-        size_t size = 0;
+        size_t n = 0, size = 0, i;
+        int r = zd_call_dispatch(call, list_fields, &p);
+        if (r < 0)
+                return r;
+        _cleanup_free_ const struct zd_task **page = calloc(call->d->n_tasks + 1, sizeof(*page));
+        if (!page)
+                return -ENOMEM;
         lh_foreach(call->d->tasks, e) {
                 const struct zd_task *task = lh_entry_v(e);
-                if (visible(call->conn, task))
-                        size += task->argv_bytes + ZD_TASK_JSON_MAX_OVERHEAD;
+                if (visible(call->conn, task) && (!p.id || strcmp(task->id, p.id) > 0) && n < call->d->n_tasks)
+                        page[n++] = task;
         }
-        if (size > ZD_MAX_OUTPUT)
-                return zd_call_limit(call, "reply", ZD_MAX_OUTPUT);
+        qsort(page, n, sizeof(*page), by_id);
         json_object *tasks = json_object_new_array();
-        lh_foreach(call->d->tasks, e) {
-                const struct zd_task *task = lh_entry_v(e);
-                if (visible(call->conn, task))
-                        json_object_array_add(tasks, zd_task_to_json(task));
+        for (i = 0; i < n; i++) {
+                size += page[i]->argv_bytes + ZD_TASK_JSON_MAX_OVERHEAD;
+                if (i > 0 && size > ZD_LIST_PAGE_BYTES)
+                        break;
+                json_object_array_add(tasks, zd_task_to_json(page[i]));
         }
-        return reply(call, with_value("tasks", tasks));
+        json_object *reply_params = with_value("tasks", tasks);
+        if (i < n)
+                json_object_object_add(reply_params, "next", json_object_new_string(page[i - 1]->id));
+        return reply(call, reply_params);
 }
 
 static int m_delete(struct zd_call *call, struct zd_task *t) {
@@ -340,6 +360,7 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(p, "profiles", profiles_to_json(d));
         json_object_object_add(p, "tasks", json_object_new_int((int) d->n_tasks));
         json_object_object_add(p, "connections", json_object_new_int((int) d->server.n_conns));
+        json_object_object_add(p, "subscribers", json_object_new_int((int) d->n_subscribers));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
         return reply(call, p);
 }
@@ -384,7 +405,7 @@ static const struct method methods[] = {
         { ZY_METHOD_STATE, m_state, M_TASK },
         { ZY_METHOD_PIDS, m_pids, M_TASK },
         { ZY_METHOD_CLOSE_IO, m_close_io, M_TASK },
-        { ZY_METHOD_LIST, m_list, M_NO_PARAMS },
+        { ZY_METHOD_LIST, m_list, 0 },
         { ZY_METHOD_DELETE, m_delete, M_TASK },
         { ZY_METHOD_EVENTS, m_events, M_NO_PARAMS },
         { ZY_METHOD_LIST_PROFILES, m_list_profiles, M_NO_PARAMS },
@@ -444,9 +465,10 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
                 zd_reply_error(c, call.error, TAKE_PTR(call.error_params));
         }
         /* The worker has its copies (or never will): ours go in every case, but for those a
-         * handler took (a Spawn parked for the reference sets n_fds to 0). */
+         * handler took (a Spawn parked for the reference sets n_fds to 0), through a helper (the
+         * close of a caller's file may wait on the caller: a FUSE file's FLUSH). */
         for (size_t i = 0; i < call.n_fds; i++)
-                safe_close(fds[i]);
+                zd_server_close_caller_fd(&call.d->server, fds[i]);
         json_object_put(call.params);
         json_object_put(call.error_params);
 }

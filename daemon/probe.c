@@ -124,7 +124,7 @@ int zy_cap_last(unsigned *ret) {
         return -EIO;
 }
 
-static bool feature_disabled(const char *name) {
+bool zy_feature_disabled(const char *name) {
         const char *list = secure_getenv("ZYGOTE_DISABLE_FEATURES");
         size_t len = strlen(name);
 
@@ -339,7 +339,7 @@ int zy_probe_features(struct zy_features *ret) {
         if (r < 0)
                 return r;
 
-        if (feature_disabled("clone_filter"))
+        if (zy_feature_disabled("clone_filter"))
                 snprintf(f.clone_filter_reason, sizeof(f.clone_filter_reason),
                          "disabled by ZYGOTE_DISABLE_FEATURES");
         else {
@@ -349,7 +349,7 @@ int zy_probe_features(struct zy_features *ret) {
                 f.clone_filter = r > 0;
         }
 
-        if (feature_disabled("capbset_drop_mask"))
+        if (zy_feature_disabled("capbset_drop_mask"))
                 snprintf(f.capbset_drop_mask_reason, sizeof(f.capbset_drop_mask_reason),
                          "disabled by ZYGOTE_DISABLE_FEATURES");
         else {
@@ -360,7 +360,7 @@ int zy_probe_features(struct zy_features *ret) {
                 f.capbset_drop_mask = r > 0;
         }
 
-        if (feature_disabled("pid_namespace"))
+        if (zy_feature_disabled("pid_namespace"))
                 snprintf(f.pid_namespace_reason, sizeof(f.pid_namespace_reason),
                          "disabled by ZYGOTE_DISABLE_FEATURES");
         else {

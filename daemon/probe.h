@@ -33,6 +33,10 @@ struct zy_features {
         char pid_namespace_reason[ZY_FEATURE_REASON_MAX];
 };
 
+/* Whether ZYGOTE_DISABLE_FEATURES (a comma-separated list, or "all") names this feature: the
+ * switch that forces a fallback path, for tests. */
+bool zy_feature_disabled(const char *name);
+
 /* Fills *ret. Returns 0, or a negative errno when a probe could not be run at all (fork or
  * pipe failure, unreadable cap_last_cap); an absent feature is not an error. */
 int zy_probe_features(struct zy_features *ret);

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <syslog.h>
 
+#include "fd-closer.h"
 #include "fd-util.h"
 #include "json-dispatch.h"
 #include "log.h"
@@ -236,7 +237,7 @@ static void reply_errorf(struct zd_conn *c, const char *error, const char *key, 
 
 static void conn_drop_fds(struct zd_conn *c) {
         for (size_t i = 0; i < c->n_in_fds; i++)
-                safe_close(c->in_fds[i]);
+                zd_server_close_caller_fd(c->s, c->in_fds[i]);
         c->n_in_fds = 0;
 }
 
@@ -290,7 +291,7 @@ static int conn_read(struct zd_conn *c) {
                                 if (c->n_in_fds < ZY_FDS_MAX && !c->busy)
                                         c->in_fds[c->n_in_fds++] = fd;
                                 else {
-                                        safe_close(fd);
+                                        zd_server_close_caller_fd(c->s, fd);
                                         bad = true;
                                 }
                         }
@@ -367,7 +368,7 @@ static void conn_process_calls(struct zd_conn *c) {
                 c->refs++;
                 if (!complete || !json_object_is_type(msg, json_type_object)) {
                         for (size_t i = 0; i < n_fds; i++)
-                                safe_close(fds[i]);
+                                zd_server_close_caller_fd(c->s, fds[i]);
                         reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "message");
                 } else {
                         json_object *jmore;
@@ -621,7 +622,55 @@ static int mkdir_parents(const char *path, mode_t mode) {
         return 0;
 }
 
+/* ---- callers' fds ------------------------------------------------------------------------- */
+
+static void closer_dispatch(struct zd_server *s) {
+        int ms = zy_fd_closer_dispatch(s->closer, zy_fd_closer_now_ms());
+        ev_timer_stop(s->loop, &s->closer_timer);
+        if (ms >= 0) {
+                ev_timer_set(&s->closer_timer, ms / 1000., 0.);
+                ev_timer_start(s->loop, &s->closer_timer);
+        }
+}
+
+static void on_closer_ack(struct ev_loop *loop, ev_io *w, int revents) {
+        (void) loop;
+        (void) revents;
+        closer_dispatch(w->data);
+}
+
+static void on_closer_timer(struct ev_loop *loop, ev_timer *w, int revents) {
+        (void) loop;
+        (void) revents;
+        closer_dispatch(w->data);
+}
+
+void zd_server_close_caller_fd(struct zd_server *s, int fd) {
+        if (fd < 0)
+                return;
+        zy_fd_closer_close(s->closer, fd);
+        /* its deadline: a helper that does not answer in time is replaced */
+        if (s->closer && !ev_is_active(&s->closer_timer)) {
+                ev_timer_set(&s->closer_timer, ZY_FD_CLOSER_STUCK_MS / 1000., 0.);
+                ev_timer_start(s->loop, &s->closer_timer);
+        }
+}
+
+static int closer_start(struct zd_server *s) {
+        int r = zy_fd_closer_new(0, &s->closer);
+        if (r < 0)
+                return r;
+        ev_io_init(&s->closer_watch, on_closer_ack, zy_fd_closer_fd(s->closer), EV_READ);
+        s->closer_watch.data = s;
+        ev_init(&s->closer_timer, on_closer_timer);
+        s->closer_timer.data = s;
+        ev_io_start(s->loop, &s->closer_watch);
+        return 0;
+}
+
 int zd_server_listen(struct zd_server *s) {
+        if (!s->closer && !s->closer_disabled)
+                s->closer_error = closer_start(s);
         if (s->listen_fd < 0) {
                 struct sockaddr_un sa = { .sun_family = AF_UNIX };
                 if (strlen(s->socket_path) >= sizeof(sa.sun_path))
@@ -672,6 +721,11 @@ void zd_server_stop(struct zd_server *s) {
                 s->listen_fd = safe_close(s->listen_fd);
                 if (!s->socket_activated)
                         (void) unlink(s->socket_path);
+        }
+        if (s->closer) {
+                ev_io_stop(s->loop, &s->closer_watch);
+                ev_timer_stop(s->loop, &s->closer_timer);
+                zy_fd_closer_free(TAKE_PTR(s->closer));
         }
 }
 

@@ -12,9 +12,9 @@
 #include <syslog.h>
 
 #include "daemon.h"
-#include "fd-util.h"
 #include "log.h"
 #include "pidfd-util.h"
+#include "server.h"
 #include "spawn-park.h"
 #include "spawn-worker.h"
 #include "spawner.h"
@@ -35,7 +35,9 @@ struct zd_parked {
 static void parked_free(struct zd_parked *p) {
         if (p->s)
                 zd_spawn_free(p->s);
-        close_many(p->fds, p->call.n_fds);
+        /* the caller's fds: their close may wait on the caller (server.c's closer) */
+        for (size_t i = 0; i < p->call.n_fds; i++)
+                zd_server_close_caller_fd(&p->call.d->server, p->fds[i]);
         free(p->fds);
         json_object_put(p->call.params);
         json_object_put(p->call.error_params);

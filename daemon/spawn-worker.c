@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 
 #include "daemon.h"
-#include "fd-util.h"
 #include "pidfd-util.h"
 #include "server.h"
 #include "spawn-worker.h"

@@ -212,6 +212,11 @@ size_t zd_task_argv_bytes(json_object *argv) {
 
 static void task_free(struct zd_task *t) {
         struct zd_daemon *d = t->d;
+        if (t->dying_prev) {
+                *t->dying_prev = t->dying_next;
+                if (t->dying_next)
+                        t->dying_next->dying_prev = t->dying_prev;
+        }
         ev_io_stop(d->loop, &t->pid_watch);
         ev_io_stop(d->loop, &t->status_watch);
         safe_close(t->pidfd);
@@ -602,19 +607,56 @@ void zd_task_delete(struct zd_task *t) {
         }
         (void) pidfd_kill(t->pidfd, SIGKILL);
         t->hold_fd = safe_close(t->hold_fd);
+        /* freed on its pidfd's event, or by zd_tasks_free() if the daemon stops first */
+        t->dying_next = t->d->dying;
+        if (t->dying_next)
+                t->dying_next->dying_prev = &t->dying_next;
+        t->dying_prev = &t->d->dying;
+        t->d->dying = t;
+}
+
+static unsigned subscribers_of_uid(const struct zd_daemon *d, uid_t uid) {
+        unsigned n = 0;
+        for (size_t i = 0; i < d->n_subscribers; i++)
+                if (zd_conn_cred(d->subscribers[i])->uid == uid)
+                        n++;
+        return n;
+}
+
+/* subscribers[] is oldest first: removal keeps the order. */
+static void subscriber_remove(struct zd_daemon *d, size_t i) {
+        memmove(&d->subscribers[i], &d->subscribers[i + 1], (d->n_subscribers - i - 1) * sizeof(d->subscribers[0]));
+        d->n_subscribers--;
 }
 
 int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c) {
-        if (d->n_subscribers >= ZD_MAX_SUBSCRIBERS)
-                return -ENOSPC;
+        uid_t uid = zd_conn_cred(c)->uid;
+        unsigned mine = subscribers_of_uid(d, uid);
+
         /* So that one user cannot lock every other (a shim, root) out of Events. */
-        if (!zd_conn_is_root(c)) {
-                unsigned n = 0;
-                for (size_t i = 0; i < d->n_subscribers; i++)
-                        if (zd_conn_cred(d->subscribers[i])->uid == zd_conn_cred(c)->uid)
-                                n++;
-                if (n >= ZD_MAX_SUBSCRIBERS_PER_UID)
-                        return -EDQUOT;
+        if (!zd_conn_is_root(c) && mine >= ZD_MAX_SUBSCRIBERS_PER_UID)
+                return -EDQUOT;
+        if (d->n_subscribers >= ZD_MAX_SUBSCRIBERS) {
+                /* Full: the uid holding the most streams gives up its oldest to a uid holding
+                 * fewer, so that many uids (or root) cannot lock the rest out either. Only while
+                 * the newcomer stays below it (mine + 1 < most): two uids never take turns. */
+                size_t victim = SIZE_MAX;
+                unsigned most = 0;
+                for (size_t i = 0; i < d->n_subscribers; i++) {
+                        unsigned n = subscribers_of_uid(d, zd_conn_cred(d->subscribers[i])->uid);
+                        if (n > most) { /* the first stream of the top uid is its oldest */
+                                most = n;
+                                victim = i;
+                        }
+                }
+                if (victim == SIZE_MAX || mine + 1 >= most)
+                        return -ENOSPC;
+                struct zd_conn *old = d->subscribers[victim];
+                subscriber_remove(d, victim);
+                json_object *p = json_object_new_object();
+                json_object_object_add(p, "limit", json_object_new_string("subscribers"));
+                json_object_object_add(p, "max", json_object_new_int64(ZD_MAX_SUBSCRIBERS));
+                zd_reply_error(old, ZY_ERROR_LIMIT_EXCEEDED, p); /* ends its stream */
         }
         d->subscribers[d->n_subscribers++] = c;
         return 0;
@@ -623,7 +665,7 @@ int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c) {
 void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
         for (size_t i = 0; i < d->n_subscribers; i++)
                 if (d->subscribers[i] == c) {
-                        d->subscribers[i] = d->subscribers[--d->n_subscribers];
+                        subscriber_remove(d, i);
                         break;
                 }
         struct zd_task *t = zd_conn_get_data(c);
@@ -646,6 +688,13 @@ void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
         }
 }
 
+unsigned zd_tasks_dying(const struct zd_daemon *d) {
+        unsigned n = 0;
+        for (const struct zd_task *t = d->dying; t; t = t->dying_next)
+                n++;
+        return n;
+}
+
 void zd_tasks_free(struct zd_daemon *d) {
         if (!d->tasks)
                 return;
@@ -657,4 +706,7 @@ void zd_tasks_free(struct zd_daemon *d) {
         }
         lh_table_free(d->tasks);
         d->tasks = NULL;
+        /* deleted, killed, and not yet seen to exit: gone from the table, not from memory */
+        while (d->dying)
+                task_free(d->dying);
 }

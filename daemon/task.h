@@ -22,6 +22,7 @@
 #define ZD_MAX_ARGV_BYTES_PER_UID (1024u * 1024u)
 /* A task's JSON apart from its argv, at most (List counts a reply before building it). */
 #define ZD_TASK_JSON_MAX_OVERHEAD 512u
+#define ZD_LIST_PAGE_BYTES (2u * 1024u * 1024u) /* one List reply, at most (a task more than that alone) */
 
 struct zd_conn;
 struct zd_daemon;
@@ -61,6 +62,9 @@ struct zd_task {
         struct zy_status failure; /* worker failed before exec */
         bool auto_delete;  /* Spawn with "more": forget it once its exit went to the spawner */
         bool in_table;
+        /* Deleted while alive (killed, its exit not yet seen): out of the table, on the daemon's
+         * dying list until its pidfd says it has gone, so that a stop frees it too. */
+        struct zd_task *dying_next, **dying_prev;
         bool hold_was_used;
         bool start_requested;
         bool adopted;      /* from the fd store: not our child */
@@ -74,6 +78,8 @@ struct zd_task {
 };
 
 int zd_tasks_init(struct zd_daemon *d);
+/* Deleted tasks killed and not yet seen to exit (freed by zd_tasks_free() too). */
+unsigned zd_tasks_dying(const struct zd_daemon *d);
 void zd_tasks_free(struct zd_daemon *d);
 struct zd_task *zd_task_find(struct zd_daemon *d, const char *id);
 /* How many tasks uid owns, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */
@@ -99,8 +105,10 @@ int zd_task_add_waiter(struct zd_task *t, struct zd_conn *c);
 json_object *zd_task_to_json(const struct zd_task *t);
 const char *zd_task_state_to_string(enum zd_task_state s);
 
-/* Events: c receives every event of the tasks it may see. -ENOSPC past ZD_MAX_SUBSCRIBERS,
- * -EDQUOT past ZD_MAX_SUBSCRIBERS_PER_UID streams of a non-root caller's uid. */
+/* Events: c receives every event of the tasks it may see. -EDQUOT past
+ * ZD_MAX_SUBSCRIBERS_PER_UID streams of a non-root caller's uid. At ZD_MAX_SUBSCRIBERS, the oldest
+ * stream of the uid holding the most ends (LimitExceeded "subscribers") if c's uid holds at least
+ * two fewer; -ENOSPC otherwise. */
 int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c);
 /* A connection went away: it waits for nothing and receives no events any more. */
 void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c);

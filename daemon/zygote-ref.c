@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "fd-closer.h"
 #include "pidfd-util.h"
 #include "plan.h"
 #include "reference.h"
@@ -117,7 +119,10 @@ static bool check_signals_pristine(void) {
         return sigisemptyset(&mask);
 }
 
-static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size_t n_fds) {
+/* *n_caller: how many of fds (the first ones: the fd map's, zy_plan_pack()'s order) are the
+ * caller's; the rest are the daemon's own pipes, pidfd and cgroup directories. Left alone (all
+ * of them, as the caller's) when the plan does not unpack. */
+static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size_t n_fds, size_t *n_caller) {
         struct zy_plan_storage s;
         int pidfd = -1, r;
         long pid;
@@ -125,6 +130,7 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
         r = zy_plan_unpack(payload, len, fds, n_fds, &s);
         if (r < 0)
                 return reply_error(ctl, ZY_STEP_NONE, -r);
+        *n_caller = s.plan.n_fds;
         /* Whatever the daemon asked: this process's filter is the one the worker must have. */
         s.plan.filter_mode = ZY_FILTER_INHERITED;
         s.plan.filter_early = false;
@@ -179,14 +185,43 @@ int main(int argc, char **argv) {
         (void) prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
         signals_pristine = check_signals_pristine();
 
+        /* Caller fds come with SPAWN; their close may wait on the caller (a FUSE file's FLUSH)
+         * and this loop serves every caller of the profile: helpers close them (fd-closer.h).
+         * Started before INIT's filter; without one (or without poll() under a caller's filter),
+         * fds are closed here as before. */
+        struct zy_fd_closer *closer = NULL;
+        int timeout = -1;
+        (void) zy_fd_closer_new(CLONE_WITH_PIDFD_NO_CLONE3, &closer);
+
         for (;;) {
                 struct zy_ref_header h;
                 int fds[ZY_PLAN_MAX_FDS];
                 size_t n_fds = 0;
-                ssize_t n = zy_ref_recv(ctl, msg, sizeof(msg), fds, ELEMENTSOF(fds), &n_fds);
+                ssize_t n;
+
+                if (closer) {
+                        struct pollfd p[2] = {
+                                { .fd = ctl, .events = POLLIN },
+                                { .fd = zy_fd_closer_fd(closer), .events = POLLIN },
+                        };
+                        int k = poll(p, 2, timeout);
+
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0) {
+                                zy_fd_closer_free(closer); /* what it holds is closed or sent */
+                                closer = NULL;
+                        } else if (k == 0 || p[1].revents)
+                                timeout = zy_fd_closer_dispatch(closer, zy_fd_closer_now_ms());
+                        if (k >= 0 && !p[0].revents)
+                                continue;
+                }
+                n = zy_ref_recv(ctl, msg, sizeof(msg), fds, ELEMENTSOF(fds), &n_fds);
 
                 if (n == 0 || n == -ECONNRESET)
                         _exit(0); /* the daemon closed the socket; _exit as above */
+                if (n == -EAGAIN || n == -EINTR)
+                        continue;
                 if (n == -EMSGSIZE) {
                         reply_error(ctl, ZY_STEP_NONE, EMSGSIZE);
                         continue;
@@ -195,18 +230,31 @@ int main(int argc, char **argv) {
                         die("recvmsg", (int) -n);
                 if ((size_t) n < sizeof(h)) {
                         for (size_t i = 0; i < n_fds; i++)
-                                safe_close(fds[i]);
+                                zy_fd_closer_close(closer, fds[i]);
                         reply_error(ctl, ZY_STEP_NONE, EBADMSG);
-                        continue;
+                } else {
+                        size_t n_caller = n_fds;
+
+                        memcpy(&h, msg, sizeof(h));
+                        if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_INIT) {
+                                /* INIT's fds are the daemon's (the pid namespace's) */
+                                (void) handle_init(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds,
+                                                   &initialized);
+                                n_caller = 0;
+                        } else if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_SPAWN && initialized)
+                                (void) handle_spawn(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds,
+                                                    &n_caller);
+                        else
+                                reply_error(ctl, ZY_STEP_NONE, initialized ? EBADMSG : EPROTO);
+                        /* The daemon's own (the status pipe it waits on for the exec) go at once;
+                         * only the caller's may be slow to close. */
+                        for (size_t i = 0; i < n_fds; i++)
+                                if (i < n_caller)
+                                        zy_fd_closer_close(closer, fds[i]);
+                                else
+                                        safe_close(fds[i]);
                 }
-                memcpy(&h, msg, sizeof(h));
-                if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_INIT)
-                        (void) handle_init(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds, &initialized);
-                else if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_SPAWN && initialized)
-                        (void) handle_spawn(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds);
-                else
-                        reply_error(ctl, ZY_STEP_NONE, initialized ? EBADMSG : EPROTO);
-                for (size_t i = 0; i < n_fds; i++)
-                        safe_close(fds[i]);
+                if (closer && n_fds > 0)
+                        timeout = zy_fd_closer_dispatch(closer, zy_fd_closer_now_ms());
         }
 }

@@ -949,6 +949,61 @@ def test_events_slots_are_not_one_users(daemon):
             s.close()
 
 
+def test_events_slots_of_many_uids_are_shared(daemon):
+    """Eight uids (or root alone) holding all 64 Events streams must not lock another user out:
+    a uid with fewer streams takes the oldest stream of the uid holding the most, which ends with
+    LimitExceeded "subscribers". A uid that would only trade places (7 against 8) is refused."""
+    uids = [NOBODY] + [60000 + i for i in range(7)]
+    subs = {u: varlink.connect_many_as(daemon.socket, u, u, 8, timeout=60) for u in uids}
+    try:
+        for u in uids:
+            for s in subs[u]:
+                s.send(L + "Events", {}, more=True)
+        wait_for(lambda: daemon.status()["subscribers"] == 64, "64 streams")
+
+        def one_ended():
+            """The one stream that got a reply: (uid, its error reply)."""
+            import select
+            socks = {s.sock: (u, s) for u in uids for s in subs[u]}
+            ready = select.select(list(socks), [], [], 10)[0]
+            assert len(ready) == 1, f"{len(ready)} streams ended"
+            u, s = socks[ready[0]]
+            subs[u].remove(s)
+            r = s.recv()
+            s.close()
+            return u, r
+        with daemon.connect_as(OTHER_UID, OTHER_GID) as newcomer:
+            # its first stream: the oldest stream of a uid holding 8 ends
+            newcomer.send(L + "Events", {}, more=True)
+            loser, ended = one_ended()
+            assert ended.error == LIMIT and ended.parameters == {"limit": "subscribers", "max": 64}, dict(ended)
+            # and the newcomer's stream works: it sees its own task
+            with daemon.connect_as(OTHER_UID, OTHER_GID) as c:
+                zytest.run_task(c, ["true"], stdin=False, stdout=False)
+            ev = newcomer.recv()
+            assert not ev.error and ev.continues, dict(ev)
+            # the loser now holds 7 and the others 8: taking one back would only trade places
+            # (7 + 1 = 8, not fewer), so it is refused and no stream of anyone else ends
+            with daemon.connect_as(loser, loser) as again:
+                again.send(L + "Events", {}, more=True)
+                e = again.recv()
+                assert e.error == LIMIT and e.parameters == {"limit": "subscribers", "max": 64}, dict(e)
+            # root, with none: takes the oldest stream of a uid still holding 8
+            with daemon.connect() as root:
+                root.send(L + "Events", {}, more=True)
+                loser2, ended = one_ended()
+                assert ended.error == LIMIT and loser2 != loser, (loser, loser2, dict(ended))
+                with daemon.connect() as c:
+                    zytest.run_task(c, ["true"], stdin=False, stdout=False)
+                ev = root.recv()
+                assert not ev.error and ev.continues, dict(ev)
+                assert daemon.status()["subscribers"] == 64
+    finally:
+        for u in uids:
+            for s in subs[u]:
+                s.close()
+
+
 @pytest.mark.parametrize("tier", ["load", "inherit"])
 def test_held_worker_memory_is_not_the_callers(daemons, needs_root, tier):
     """A held worker is a copy of zygoted (load tier) or of a reference (inherit tier) until its
@@ -1029,7 +1084,9 @@ def test_one_users_argv_cannot_stall_others(daemon, capsys):
     """One user holding tasks with big argvs (control characters, six bytes each in a reply) and
     listing them from 8 connections at once: the daemon stores at most 1 MiB of argv for it
     (LimitExceeded argv_bytes_per_user), so each List stays small, and another user's GetStatus
-    stays fast (bound: 1 s; it was 34 s with 1,024 such tasks and a 400 MB List)."""
+    waits behind at most one List per connection: bound 3 s, the one docs/SECURITY.md states for
+    a loaded 2-core machine (it was 34 s with 1,024 such tasks and a 400 MB List). The time of
+    one List alone is printed beside it: the wait is about that times the connections ahead."""
     import threading
     argv = ["/bin/true", "\x01" * 10000]  # 60 KB as JSON
     ids = []
@@ -1048,6 +1105,9 @@ def test_one_users_argv_cannot_stall_others(daemon, capsys):
                 "limit": "argv_bytes_per_user", "max": 1024 * 1024}, dict(refused)
             assert 10 <= len(ids) <= 17, ids
 
+            t0 = time.monotonic()
+            c.call(L + "List")
+            alone = time.monotonic() - t0
             stop = threading.Event()
             lists = []
             errors = []
@@ -1079,12 +1139,63 @@ def test_one_users_argv_cannot_stall_others(daemon, capsys):
             assert set(lists) == {len(ids)}, set(lists)
             with capsys.disabled():
                 print(f"\n  [argv bloat] {len(ids)} held tasks of 60 KB argv, {len(lists)} Lists from 8 connections; "
-                      f"another user's slowest GetStatus {1000 * worst:.1f} ms", end="")
-            assert worst < 1.0, f"another user's GetStatus took {worst:.2f} s"
+                      f"another user's slowest GetStatus {1000 * worst:.1f} ms (one List alone {1000 * alone:.1f} ms; "
+                      f"load {os.getloadavg()[0]:.1f})", end="")
+            assert worst < 3.0, f"another user's GetStatus took {worst:.2f} s (one List alone: {alone:.2f} s)"
         finally:
             for i in ids:
                 c.call(L + "Delete", {"id": i})
     served(daemon, capsys, "after argv bloat")
+
+
+def test_root_list_is_paged(daemon, capsys):
+    """Root holding 50 tasks with 60 KB argvs (3 MB as JSON; 4 MiB was a LimitExceeded before,
+    and the whole table one reply): List answers pages of about 2 MiB in the order of the ids,
+    "next" naming where the following page starts, so that no reply grows with the table and
+    another caller's GetStatus is not queued behind one. launchctl ps (libzygote's zy_list) and
+    ps --json follow every page and show every task."""
+    argv = ["/bin/true", "\x01" * 10000]
+    ids = [f"page-{i:03d}" for i in range(50)]
+    with daemon.connect() as c:
+        try:
+            for i in ids:
+                r = c.call(L + "Spawn", {"argv": argv, "hold": True, "id": i})
+                r.close_fds()
+            pages, seen, after = [], [], None
+            t0 = time.monotonic()
+            while True:
+                r = c.call(L + "List", {"after": after} if after else {})
+                size = len(json.dumps(r.parameters))
+                pages.append(size)
+                seen += [t["id"] for t in r.parameters["tasks"]]
+                after = r.parameters.get("next")
+                if not after:
+                    break
+                assert after == seen[-1], (after, seen[-1])
+            elapsed = time.monotonic() - t0
+            with daemon.connect_as(OTHER_UID, OTHER_GID) as other:
+                t1 = time.monotonic()
+                other.call(L + "GetStatus")
+                status_ms = 1000 * (time.monotonic() - t1)
+            with capsys.disabled():
+                print(f"\n  [root List, 50 tasks of 60 KB argv] {len(pages)} pages "
+                      f"({', '.join(f'{p / 1e6:.2f} MB' for p in pages)}) in {1000 * elapsed:.0f} ms; "
+                      f"another user's GetStatus after it {status_ms:.1f} ms", end="")
+            assert seen == ids, "every task once, in the order of the ids"
+            assert len(pages) >= 2 and max(pages) <= 2 * 1024 * 1024 + 70000, pages
+            # an "after" that names no task starts after it all the same
+            assert [t["id"] for t in c.call(L + "List", {"after": "page-0245"}).parameters["tasks"]][:1] == ["page-025"]
+            assert c.call(L + "List", {"after": "zzz"}).parameters == {"tasks": []}
+            ps = daemon.launchctl("ps", timeout=60)
+            assert ps.returncode == 0, ps.stderr
+            assert [line.split()[0] for line in ps.stdout.decode().splitlines()[1:]] == ids
+            ps = daemon.launchctl("ps", "--json", timeout=60)
+            assert ps.returncode == 0, ps.stderr
+            out = json.loads(ps.stdout)
+            assert [t["id"] for t in out["tasks"]] == ids and "next" not in out
+        finally:
+            for i in ids:
+                c.call(L + "Delete", {"id": i}, check=False)
 
 
 def cpu_seconds(pid):
@@ -1155,6 +1266,7 @@ class StallingFuse:
             os.close(self.fd)
             raise OSError(e, os.strerror(e))
         self.held = threading.Event()
+        self.n_held = 0  # requests held so far
         self.release = threading.Event()
         threading.Thread(target=self.serve, daemon=True).start()
 
@@ -1193,6 +1305,7 @@ class StallingFuse:
                 self.reply(unique, 0, struct.pack("<QII", 1, 0, 0))
             elif op in self.hold:  # answered once released, in a thread of its own
                 import threading
+                self.n_held += 1
                 self.held.set()
                 threading.Thread(target=self.answer_when_released,
                                  args=(unique, errno.ENOTTY if op == self.IOCTL else 0), daemon=True).start()
@@ -1248,6 +1361,54 @@ def spawn_with_stalling_fuse(daemon, daemons, hold, params):
         fs.close()
 
 
+def closers_of(d):
+    """The daemon's zygote-closer children (common/fd-closer.h)."""
+    out = []
+    with open(f"/proc/{d.proc.pid}/task/{d.proc.pid}/children") as f:
+        for c in f.read().split():
+            try:
+                with open(f"/proc/{c}/comm") as g:
+                    if g.read().strip() == "zygote-closer":
+                        out.append(int(c))
+            except OSError:
+                pass
+    return out
+
+
+@pytest.mark.parametrize("closer", ["helper", "disabled"])
+def test_caller_fds_are_closed(daemons, needs_root, closer):
+    """The fds a caller passes are closed, every copy, by the daemon's fd closer (one helper
+    sharing its fd table: the same fds) or, forced with ZYGOTE_DISABLE_FEATURES=fd_closer (the
+    fallback when no helper can start), on the daemon's loop, which says so in its log."""
+    d = daemons(env={"ZYGOTE_DISABLE_FEATURES": "fd_closer"} if closer == "disabled" else None)
+    if closer == "helper":  # named once it runs
+        wait_for(lambda: closers_of(d), "the zygote-closer helper")
+    helpers = closers_of(d)
+    if closer == "disabled":
+        assert helpers == [] and "no fd closer (disabled)" in d.log(), d.log()[-400:]
+    else:
+        assert len(helpers) == 1 and "no fd closer" not in d.log(), helpers
+        assert sorted(os.listdir(f"/proc/{helpers[0]}/fd")) == sorted(os.listdir(f"/proc/{d.proc.pid}/fd"))
+    before = settled_fds(d)
+    import select
+    with d.connect() as c:
+        for _ in range(5):
+            pr, pw = os.pipe2(os.O_CLOEXEC)
+            try:
+                r = c.call(L + "Spawn", {"argv": ["true"], "fds": [{"fd": 0, "target": 1}]}, fds=[pw])
+                r.close_fds()
+                os.close(pw)
+                pw = None
+                c.call(L + "Wait", {"id": r.parameters["id"]})
+                c.call(L + "Delete", {"id": r.parameters["id"]})
+                assert select.select([pr], [], [], 10)[0] and os.read(pr, 1) == b"", "a copy stayed open"
+            finally:
+                os.close(pr)
+                if pw is not None:
+                    os.close(pw)
+    fds_back_to(d, before, "the callers' fds closed")
+
+
 def test_terminal_check_cannot_stall_the_daemon(daemon, daemons):
     """Spawn with terminal and a FUSE file as fd 0 (its server never answers ioctls): the daemon
     must go on serving everyone else meanwhile. It makes no ioctl on the fd; the worker's
@@ -1257,11 +1418,107 @@ def test_terminal_check_cannot_stall_the_daemon(daemon, daemons):
     assert ok, f"the daemon stopped serving (the FUSE server held an ioctl: {held})"
 
 
-@pytest.mark.xfail(strict=True, reason="the daemon closes its copy of a caller's fd itself, and close() "
-                   "of a FUSE file waits for the server's answer to FLUSH; see docs/SECURITY.md")
-def test_fuse_flush_cannot_stall_the_daemon(daemon, daemons):
-    """A FUSE file passed with a Spawn whose server holds FLUSH: the daemon's close() of its copy
-    (after the fork) waits for the server, and everyone else with it."""
-    held, ok, r = spawn_with_stalling_fuse(daemon, daemons, [StallingFuse.FLUSH], {"argv": ["true"]})
-    assert held, "the FUSE server saw no FLUSH"
-    assert ok, "the daemon stopped serving while a FUSE server held its close()"
+@pytest.mark.parametrize("tier", ["load", "inherit"])
+def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
+    """A FUSE file passed with a Spawn whose server holds every FLUSH (every close() of it waits):
+    the daemon's copy, and in the inherit tier the reference's, are closed by helpers sharing
+    their fd tables (common/fd-closer.h). Meanwhile another caller's GetStatus and Spawns of the
+    same profile (the same reference) are served, and their fds are closed: a helper that does not
+    answer is replaced. Once the server answers, the daemon's fd table is back where it was."""
+    d = daemons(tier=tier)
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse")
+    mnt = os.path.join(daemons.workdir(), "mnt")
+    os.mkdir(mnt)
+    before = settled_fds(d)
+    try:
+        fs = StallingFuse(mnt, [StallingFuse.FLUSH])
+    except OSError as e:
+        pytest.skip(f"cannot mount a FUSE file system here: {e}")
+    f = None
+    try:
+        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
+        with d.connect() as attacker, d.connect(timeout=10) as other:
+            # Its own worker waits for its close of the file too (before exec): so does its reply.
+            attacker.send(L + "Spawn", {"argv": ["true"], "id": "fuse", "fds": [{"fd": 0, "target": 0}]}, fds=[f])
+            assert fs.held.wait(10), "the FUSE server saw no FLUSH"
+            # Every copy's close is under way: the attacker's worker's, the daemon's and (inherit)
+            # the reference's. A worker forked before a copy has left a table inherits it, and its
+            # own close waits too (docs/SECURITY.md, known issues): not what this test measures.
+            copies = 3 if tier == "inherit" else 2
+            wait_for(lambda: fs.n_held >= copies, f"{copies} FLUSHes held")
+            worst = 0.0
+            for _ in range(10):
+                t0 = time.monotonic()
+                assert other.call(L + "GetStatus").parameters["version"]
+                worst = max(worst, time.monotonic() - t0)
+            # Another caller's spawns through the same profile, with a pipe: its write end must
+            # be closed by the daemon (and the reference) although a helper is stuck.
+            t0 = time.monotonic()
+            for _ in range(3):
+                pr, pw = os.pipe2(os.O_CLOEXEC)
+                try:
+                    s = other.call(L + "Spawn", {"argv": ["true"], "fds": [{"fd": 0, "target": 1}]}, fds=[pw])
+                    s.close_fds()
+                    os.close(pw)
+                    pw = None
+                    other.call(L + "Wait", {"id": s.parameters["id"]})
+                    other.call(L + "Delete", {"id": s.parameters["id"]})
+                    import select
+                    assert select.select([pr], [], [], 10)[0], "no EOF on the pipe: a copy of it stayed open"
+                    assert os.read(pr, 1) == b""
+                finally:
+                    os.close(pr)
+                    if pw is not None:
+                        os.close(pw)
+            spawns = time.monotonic() - t0
+            with capsys.disabled():
+                print(f"\n  [FUSE FLUSH held, {tier}] {fs.n_held} FLUSHes held; another caller's slowest GetStatus {1000 * worst:.1f} ms; "
+                      f"3 spawns with a pipe to EOF {1000 * spawns:.0f} ms", end="")
+            assert worst < 1.0, f"GetStatus took {worst:.2f} s while a FLUSH was held"
+            fs.release.set()
+            r = attacker.recv()
+            r.close_fds()
+            assert not r.error and r.parameters["tier"] == tier, dict(r)
+            attacker.call(L + "Wait", {"id": "fuse"})
+            attacker.call(L + "Delete", {"id": "fuse"})
+    finally:
+        fs.release.set()  # before our own close, which the server holds too
+        if f is not None:
+            os.close(f)
+        fs.close()
+    fds_back_to(d, before, "fds once the FUSE server answered")
+
+
+def test_sigterm_frees_deleted_tasks_still_exiting(daemons, needs_root):
+    """A held task deleted (killed) whose worker has not yet exited when zygoted stops: it is out
+    of the task table and was freed only on its pidfd's event, which a stop never sees, so it
+    leaked (memory, its pidfd and status pipe; LeakSanitizer in a ZYGOTE_SANITIZE build). The
+    worker is kept from exiting by a FUSE file whose FLUSH (in its exit's close) is held."""
+    d = daemons()
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("no /dev/fuse")
+    mnt = os.path.join(daemons.workdir(), "mnt")
+    os.mkdir(mnt)
+    try:
+        fs = StallingFuse(mnt, [])
+    except OSError as e:
+        pytest.skip(f"cannot mount a FUSE file system here: {e}")
+    f = None
+    try:
+        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
+        with d.connect() as c:
+            r = c.call(L + "Spawn", {"argv": ["true"], "hold": True, "id": "dying",
+                                     "fds": [{"fd": 0, "target": 0}]}, fds=[f])
+            r.close_fds()
+            fs.hold.add(StallingFuse.FLUSH)  # from now on: the worker's exit waits in its close
+            c.call(L + "Delete", {"id": "dying"})
+            assert fs.held.wait(10), "the killed worker made no FLUSH"
+            assert c.call(L + "GetStatus").parameters["tasks"] == 0
+        assert d.stop() == 0
+        assert "0 tasks keep running, 1 deleted ones are exiting" in d.log(), d.log()[-500:]
+    finally:
+        fs.release.set()
+        if f is not None:
+            os.close(f)
+        fs.close()

@@ -557,6 +557,38 @@ def test_ps_state_profiles(launchctl, fake):
     assert r.returncode == 0 and r.stdout.splitlines()[1].split()[:3] == ["default", "inherit", "321"]
 
 
+def test_ps_follows_every_page(launchctl, fake):
+    """List answers a page at a time ("next" is the "after" of the following page): ps and
+    ps --json show the tasks of every page, once each; a "next" that does not move forward is
+    the daemon's error, not an endless loop."""
+    pages = {None: ["a", "b"], "b": ["c"], "c": ["d", "e"]}
+    asked = []
+
+    def handler(conn, method, params, fds, msg):
+        after = (params or {}).get("after")
+        asked.append(after)
+        p = {"tasks": [task(i) for i in pages[after]]}
+        if after != "c":
+            p["next"] = pages[after][-1]
+        conn.reply(p)
+    d = fake(handler)
+    r = run(launchctl, "--socket", d.path, "ps")
+    assert r.returncode == 0, r.stderr
+    assert [line.split()[0] for line in r.stdout.splitlines()[1:]] == ["a", "b", "c", "d", "e"]
+    assert asked == [None, "b", "c"]
+    r = run(launchctl, "--socket", d.path, "ps", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [t["id"] for t in out["tasks"]] == ["a", "b", "c", "d", "e"] and "next" not in out
+
+    def stuck(conn, method, params, fds, msg):
+        conn.reply({"tasks": [task("a")], "next": "a"})
+    d = fake(stuck)
+    for args in (("ps",), ("ps", "--json")):
+        r = run(launchctl, "--socket", d.path, *args, timeout=10)
+        assert r.returncode != 0, r.stdout
+
+
 def test_kill(launchctl, fake):
     d = fake(replying({"Kill": {}}))
     for args, want in [((), {"id": "t"}), (("KILL",), {"id": "t", "signal": 9}),

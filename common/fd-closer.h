@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Closing fds that a caller passed, away from the process that holds them.
+ *
+ * close() is not always quick: on a FUSE file it sends FLUSH and waits for the file system's
+ * server, which a hostile caller runs and may never answer. A daemon that closes such an fd on
+ * its one thread stops serving everyone. So the close happens in a helper process that shares
+ * the fd table (clone with CLONE_FILES, not CLONE_VM): the helper's close() removes the fd from
+ * the one table at once, and only the helper waits for the FLUSH.
+ *
+ * One fd is handed to a helper at a time, by number over a pipe, and the helper acknowledges it
+ * after close() returns (acks of every helper come back on one pipe, the fd to watch). While a
+ * helper is on an fd, the rest wait in a queue in this process: still open, never promised to
+ * anyone. A helper that has not acknowledged within ZY_FD_CLOSER_STUCK_MS is left to its close
+ * (it exits after it, on EOF of its pipe) and a new one takes the queue; so no fd is ever given
+ * to two helpers, and no number is closed after the kernel could have reused it. At most
+ * ZY_FD_CLOSER_MAX_HELPERS helpers live at once; past that the queue waits for one to finish.
+ * A helper killed from outside (only root can signal it) is replaced the same way; an fd still
+ * unread in its pipe is taken back, one it had read is left open (it may have been closed, and
+ * its number reused, before the helper died).
+ *
+ * Not thread-safe; no logging. Helpers die with the process that made them (PR_SET_PDEATHSIG).
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ZY_FD_CLOSER_STUCK_MS 200
+#define ZY_FD_CLOSER_MAX_HELPERS 64
+#define ZY_FD_CLOSER_COMM "zygote-closer" /* the helpers' name (comm), for ps and tests */
+
+struct zy_fd_closer;
+
+/* Starts the first helper. extra_clone_flags: passed to clone_with_pidfd() (for example
+ * CLONE_WITH_PIDFD_NO_CLONE3 under a filter that may kill on clone3). */
+int zy_fd_closer_new(uint64_t extra_clone_flags, struct zy_fd_closer **ret);
+
+/* Closes fd through a helper; never blocks. With no helper to take it, the fd waits in the
+ * queue (zy_fd_closer_dispatch() starts one); if even the queue cannot grow (ENOMEM), the fd is
+ * closed here, the old way, as the last resort. c == NULL: closed here. fd < 0: nothing. */
+void zy_fd_closer_close(struct zy_fd_closer *c, int fd);
+
+/* Readable when a helper acknowledged a close: call zy_fd_closer_dispatch(). */
+int zy_fd_closer_fd(const struct zy_fd_closer *c);
+
+/* Reads the acks there are, reaps helpers that finished, replaces a stuck helper, and hands out
+ * the next fd. now_ms: CLOCK_MONOTONIC in ms. Returns the ms until it must be called again
+ * (a helper's deadline), or -1 if only an ack needs it. */
+int zy_fd_closer_dispatch(struct zy_fd_closer *c, int64_t now_ms);
+
+/* fds waiting or in a helper's hands (not yet acknowledged), and live helpers. */
+size_t zy_fd_closer_pending(const struct zy_fd_closer *c);
+size_t zy_fd_closer_helpers(const struct zy_fd_closer *c);
+/* The pid of the helper that takes new work, 0 when none (for tests and logs). */
+pid_t zy_fd_closer_current_pid(const struct zy_fd_closer *c);
+
+/* Lets every helper go once its work is done (EOF on its pipe); queued fds go to the current
+ * helper first if it can take them without blocking, the rest are closed here. Never waits. */
+void zy_fd_closer_free(struct zy_fd_closer *c);
+
+/* CLOCK_MONOTONIC in ms. */
+int64_t zy_fd_closer_now_ms(void);
