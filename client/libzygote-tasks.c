@@ -1,318 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libzygote, the typed helpers: one function per method of io.zygote.Launcher. Every one is a
- * call(): parameters from a list of (kind, key, value), the reply's parameters checked against a
- * table of the interface's fields (common/json-dispatch) and turned into the public struct.
- * Unknown fields are ignored (a newer daemon may add some); a missing or mistyped field is
- * -EBADMSG.
+ * libzygote, the typed helpers: one function per method of io.zygote.Launcher, each an
+ * lzy_call() (libzygote-call.h) with its reply's shape: the interface's fields of the struct.
  */
 #include <limits.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "json-dispatch.h"
-#include "zygote-private.h"
+#include "libzygote-call.h"
 #include "../daemon/util.h"
-
-_Static_assert(sizeof(pid_t) == sizeof(int) && sizeof(uid_t) == sizeof(unsigned) &&
-               sizeof(enum zy_task_state) == sizeof(int) && sizeof(enum zy_event_type) == sizeof(int),
-               "pid_t, uid_t and the enums are stored as int and unsigned");
-
-static void zy_reply_freep(struct zy_reply **r) {
-        zy_reply_free(*r);
-}
-
-/* ---- parameters ---------------------------------------------------------------------------- */
-
-enum param_kind {
-        P_END,
-        P_ID,   /* const char *: required, not empty (-EINVAL otherwise) */
-        P_STR,  /* const char *: left out when NULL */
-        P_STRV, /* const char *const *: left out when NULL */
-        P_BOOL, /* bool: left out when false */
-        P_INT,  /* int: left out when 0 */
-        P_JSON, /* json_object *, taken: left out when NULL */
-};
-
-static json_object *strv_to_json(const char *const *l) {
-        json_object *a = json_object_new_array();
-
-        for (const char *const *p = l; a && *p; p++) {
-                json_object *s = json_object_new_string(*p);
-                if (!s || json_object_array_add(a, s) < 0) {
-                        json_object_put(s);
-                        json_object_put(a);
-                        return NULL;
-                }
-        }
-        return a;
-}
-
-/* Builds {key: value, ...} from (kind, key, value) triples ended by P_END; NULL when all are left
- * out. What is left out keeps the daemon's default. */
-static int params_build(va_list ap, json_object **ret) {
-        _cleanup_(lzy_json_putp) json_object *p = NULL;
-        enum param_kind k;
-        int r = 0;
-
-        while ((k = va_arg(ap, enum param_kind)) != P_END) {
-                const char *key = va_arg(ap, const char *), *s = NULL;
-                const char *const *l = NULL;
-                json_object *v = NULL;
-                int i = 0;
-
-                switch (k) {
-                case P_ID:
-                case P_STR:
-                        if (!(s = va_arg(ap, const char *)) && k == P_STR)
-                                continue;
-                        if (k == P_ID && (!s || !*s))
-                                r = -EINVAL;
-                        v = json_object_new_string(s ?: "");
-                        break;
-                case P_STRV:
-                        if (!(l = va_arg(ap, const char *const *)))
-                                continue;
-                        v = strv_to_json(l);
-                        break;
-                case P_BOOL:
-                case P_INT:
-                        if (!(i = va_arg(ap, int)))
-                                continue;
-                        v = k == P_BOOL ? json_object_new_boolean(1) : json_object_new_int(i);
-                        break;
-                case P_JSON:
-                        if (!(v = va_arg(ap, json_object *)))
-                                continue;
-                        break;
-                default:
-                        return -EINVAL;
-                }
-                /* On error, keep reading to the end: a P_JSON later in the list is ours to free. */
-                if (r == 0 && (!v || (!p && !(p = json_object_new_object())) || json_object_object_add(p, key, v) < 0))
-                        r = -ENOMEM;
-                else if (r == 0)
-                        continue;
-                json_object_put(v);
-        }
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(p);
-        return 0;
-}
-
-/* ---- replies ------------------------------------------------------------------------------- */
-
-/* What a reply (or one element of a reply's list) becomes: a struct of size bytes, filled by
- * fields. The fields also say what the struct owns: shape_free() frees by them. */
-struct shape {
-        const char *key; /* the object is this member of the reply's parameters; NULL: the parameters */
-        size_t size;
-        const struct zy_json_field *fields;
-        int minus_one;   /* offset + 1 of an int whose default is -1; 0: none */
-        /* an enum field (at enum_at) from a string field (at name_at): its index in names, 0 when
-         * absent (every enum of zygote.h has its UNKNOWN at 0) */
-        const char *const *names;
-        size_t name_at, enum_at;
-        int fd_at;       /* offset + 1 of the int that takes the reply's one fd; 0: none */
-};
-
-static const struct shape task_shape, profile_shape;
-
-/* Field callbacks: the dispatcher stores a borrowed value, these make it the struct's own. On
- * failure they leave NULL, so that shape_free() never sees a borrowed pointer. */
-static int own_string(const char *name, json_object *v, void *p, void *userdata) {
-        char **s = p;
-
-        *s = strdup(*s);
-        return *s ? 0 : -ENOMEM;
-}
-
-static int own_strv(const char *name, json_object *v, void *p, void *userdata) {
-        size_t n = json_object_array_length(v);
-        char **l = calloc(n + 1, sizeof(char *));
-
-        *(char ***) p = l;
-        for (size_t i = 0; l && i < n; i++)
-                if (!(l[i] = strdup(json_object_get_string(json_object_array_get_idx(v, i))))) {
-                        *(char ***) p = zy_strv_free(l);
-                        return -ENOMEM;
-                }
-        return l ? 0 : -ENOMEM;
-}
-
-/* A float field may come as a JSON integer ("1700000000"). */
-static int get_time(const char *name, json_object *v, void *p, void *userdata) {
-        if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
-                return -EINVAL;
-        *(double *) p = json_object_get_double(v);
-        return isfinite(*(double *) p) ? 0 : -EINVAL;
-}
-
-static int own_list(const char *name, json_object *a, void *p, void *userdata);
-static int own_list_ptr(const char *name, json_object *a, void *p, void *userdata);
-static int own_pids(const char *name, json_object *a, void *p, void *userdata);
-
-/* A list field's elements: "tasks" are tasks, "profiles" profiles. */
-static const struct shape *element_shape(const char *name) {
-        return streq(name, "tasks") ? &task_shape : &profile_shape;
-}
-
-static void *shape_free(const struct shape *s, void *p) {
-        if (!p)
-                return NULL;
-        for (const struct zy_json_field *f = s->fields; f->name; f++) {
-                void **v = (void **) ((char *) p + f->offset);
-
-                if (f->callback == own_string || f->callback == own_pids)
-                        free(*v);
-                else if (f->callback == own_strv)
-                        zy_strv_free(*v);
-                else if (f->callback == own_list || f->callback == own_list_ptr) {
-                        void **items = f->callback == own_list ? *v : *v ? *(void **) *v : NULL;
-
-                        for (size_t i = 0; items && items[i]; i++)
-                                shape_free(element_shape(f->name), items[i]);
-                        free(items);
-                        if (f->callback == own_list_ptr)
-                                free(*v);
-                }
-        }
-        free(p);
-        return NULL;
-}
-
-static int object_from_json(json_object *o, const struct shape *s, struct zy_reply *reply, void **ret) {
-        void *p;
-        int r;
-
-        if (!json_object_is_type(o, json_type_object))
-                return -EBADMSG;
-        if (!(p = calloc(1, s->size)))
-                return -ENOMEM;
-        if (s->minus_one)
-                *(int *) ((char *) p + s->minus_one - 1) = -1;
-        r = zy_json_dispatch(o, s->fields, ZY_JSON_ALLOW_UNKNOWN, p, NULL, NULL);
-        if (r < 0) {
-                shape_free(s, p);
-                return r == -ENOMEM ? r : -EBADMSG;
-        }
-        for (int i = 1; s->names && s->names[i]; i++)
-                if (streq(*(char **) ((char *) p + s->name_at), s->names[i]))
-                        *(int *) ((char *) p + s->enum_at) = i;
-        if (s->fd_at && reply && reply->n_fds == 1)
-                *(int *) ((char *) p + s->fd_at - 1) = TAKE_FD(reply->fds[0]);
-        *ret = p;
-        return 0;
-}
-
-/* [Object] into { T **items (NULL-terminated); size_t n; } at p: every list of zygote.h. */
-struct list {
-        void **items;
-        size_t n;
-};
-_Static_assert(offsetof(struct zy_task_list, n_tasks) == offsetof(struct list, n) &&
-               offsetof(struct zy_profile_list, n_profiles) == offsetof(struct list, n), "lists");
-
-static int own_list(const char *name, json_object *a, void *p, void *userdata) {
-        struct list *l = p;
-        size_t n = json_object_array_length(a);
-        int r = 0;
-
-        if (!(l->items = calloc(n + 1, sizeof(void *))))
-                return -ENOMEM;
-        for (; l->n < n && r >= 0; l->n++)
-                r = object_from_json(json_object_array_get_idx(a, l->n), element_shape(name), NULL, &l->items[l->n]);
-        return r;
-}
-
-/* The same, into a newly allocated list whose pointer is at p. */
-static int own_list_ptr(const char *name, json_object *a, void *p, void *userdata) {
-        if (!(*(void **) p = calloc(1, sizeof(struct list))))
-                return -ENOMEM;
-        return own_list(name, a, *(void **) p, userdata);
-}
-
-#define REQ ZY_JSON_MANDATORY
-#define OPT ZY_JSON_NULLABLE /* the interface's "?type": absent or null keeps the default */
-#define F_(k, t, key, f, fl, ...) { .name = key, .type = ZY_JSON_##k, .offset = offsetof(t, f), .flags = fl, __VA_ARGS__ }
-#define F_STR(t, key, f) F_(STRING, t, key, f, REQ, .callback = own_string)
-#define F_STRV(t, key, f) F_(STRV, t, key, f, REQ, .callback = own_strv)
-#define F_INT(t, key, f, fl, lo, hi) F_(INT, t, key, f, fl, .min = lo, .max = hi)
-#define F_UINT(t, key, f) F_(UINT, t, key, f, REQ, .min = 0)
-#define F_BOOL(t, key, f) F_(BOOL, t, key, f, REQ, .min = 0)
-#define F_TIME(t, key, f, fl) F_(CUSTOM, t, key, f, fl, .callback = get_time)
-#define F_LIST(t, key, f, cb) F_(ARRAY, t, key, f, REQ, .callback = cb)
-
-/* Sends method with the parameters of the (kind, key, value) list ap. */
-static int vsend(zy_conn *c, const char *method, const int *fds, size_t n_fds, unsigned flags, va_list ap) {
-        _cleanup_(lzy_json_putp) json_object *p = NULL;
-        int r;
-
-        r = params_build(ap, &p);
-        return r < 0 ? r : zy_call_send(c, method, p, fds, n_fds, flags);
-}
-
-static int send_call_fds(zy_conn *c, const char *method, const int *fds, size_t n_fds, unsigned flags, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, flags);
-        r = vsend(c, method, fds, n_fds, flags, ap);
-        va_end(ap);
-        return r;
-}
-
-static int send_call(zy_conn *c, const char *method, unsigned flags, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, flags);
-        r = vsend(c, method, NULL, 0, flags, ap);
-        va_end(ap);
-        return r;
-}
-
-/* Reads one reply; a daemon error is its errno. With s, the reply becomes *ret (freed again
- * when ret is NULL: a malformed reply is a broken daemon even when the caller wants nothing). */
-static int read_reply(zy_conn *c, const struct shape *s, void *ret) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
-        void *p;
-        int r;
-
-        r = zy_reply_read(c, s && s->fd_at ? 1 : 0, &reply);
-        if (r < 0 || !s)
-                return r;
-        r = object_from_json(s->key ? json_object_object_get(reply->parameters, s->key) : reply->parameters,
-                             s, reply, &p);
-        if (r >= 0 && ret)
-                *(void **) ret = p;
-        else if (r >= 0)
-                shape_free(s, p);
-        return r;
-}
-
-/* The one call of every typed helper: method with fds and the parameters of the (kind, key,
- * value) list after ret, then one reply of shape s (NULL: nothing but success expected). */
-static int call(zy_conn *c, const char *method, const int *fds, size_t n_fds, const struct shape *s,
-                void *ret, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, ret);
-        r = vsend(c, method, fds, n_fds, 0, ap);
-        va_end(ap);
-        return r < 0 ? r : read_reply(c, s, ret);
-}
-
-_public_ char **zy_strv_free(char **l) {
-        for (char **p = l; p && *p; p++)
-                free(*p);
-        free(l);
-        return NULL;
-}
 
 /* ---- tasks --------------------------------------------------------------------------------- */
 
@@ -337,21 +33,21 @@ static const struct shape task_reply_shape = { .key = "task", TASK_SHAPE }; /* a
 #undef T
 
 /* A method without parameters whose reply is one struct: the struct's public free function and
- * the call itself. */
+ * the lzy_call itself. */
 #define DEFINE_QUERY(type, free_fn, call_fn, method, shape)                                        \
         _public_ type *free_fn(type *p) {                                                         \
-                return shape_free(&(shape), p);                                                   \
+                return lzy_shape_free(&(shape), p);                                                   \
         }                                                                                         \
         _public_ int call_fn(zy_conn *c, type **ret) {                                            \
-                return ret ? call(c, method, NULL, 0, &(shape), ret, P_END) : -EINVAL;            \
+                return ret ? lzy_call(c, method, NULL, 0, &(shape), ret, P_END) : -EINVAL;            \
         }
 
 _public_ struct zy_task_info *zy_task_info_free(struct zy_task_info *t) {
-        return shape_free(&task_shape, t);
+        return lzy_shape_free(&task_shape, t);
 }
 
 _public_ int zy_task_info_from_json(json_object *o, struct zy_task_info **ret) {
-        return object_from_json(o, &task_shape, NULL, (void **) ret);
+        return lzy_object_from_json(o, &task_shape, NULL, (void **) ret);
 }
 
 _public_ int zy_task_info_status(const struct zy_task_info *t) {
@@ -373,7 +69,7 @@ static const struct shape spawn_result_shape = {
 _public_ struct zy_spawn_result *zy_spawn_result_free(struct zy_spawn_result *r) {
         if (r)
                 safe_close(r->pidfd);
-        return shape_free(&spawn_result_shape, r);
+        return lzy_shape_free(&spawn_result_shape, r);
 }
 
 /* Sends each distinct fd of the map once; FdMapping.fd is its position among the sent fds. */
@@ -424,12 +120,12 @@ static int spawn_call(zy_conn *c, const struct zy_spawn_opts *o, unsigned flags,
         r = spawn_fds(o->fds, o->n_fds, &fd_map, fds, &n_fds);
         if (r < 0)
                 return r;
-        r = send_call_fds(c, ZY_METHOD_SPAWN, fds, n_fds, flags,
+        r = lzy_send_call_fds(c, ZY_METHOD_SPAWN, fds, n_fds, flags,
                           P_STRV, "argv", o->argv, P_STR, "profile", o->profile, P_STRV, "env", o->env,
                           P_STR, "cwd", o->cwd, P_STR, "user", o->user, P_STR, "group", o->group,
                           P_STRV, "dropCapabilities", o->drop_caps, P_STR, "id", o->id, P_JSON, "fds", fd_map,
                           P_BOOL, "hold", o->hold, P_BOOL, "terminal", o->terminal, P_END);
-        return r < 0 ? r : read_reply(c, &spawn_result_shape, ret);
+        return r < 0 ? r : lzy_read_reply(c, &spawn_result_shape, ret);
 }
 
 _public_ int zy_spawn(zy_conn *c, const struct zy_spawn_opts *o, struct zy_spawn_result **ret) {
@@ -441,22 +137,22 @@ _public_ int zy_spawn_more(zy_conn *c, const struct zy_spawn_opts *o, struct zy_
 }
 
 _public_ int zy_start(zy_conn *c, const char *id) {
-        return call(c, ZY_METHOD_START, NULL, 0, NULL, NULL, P_ID, "id", id, P_END);
+        return lzy_call(c, ZY_METHOD_START, NULL, 0, NULL, NULL, P_ID, "id", id, P_END);
 }
 
 _public_ int zy_kill(zy_conn *c, const char *id, int signal, bool all) {
         if (signal < 0 || signal > 64)
                 return -EINVAL;
-        return call(c, ZY_METHOD_KILL, NULL, 0, NULL, NULL, P_ID, "id", id, P_INT, "signal", signal,
+        return lzy_call(c, ZY_METHOD_KILL, NULL, 0, NULL, NULL, P_ID, "id", id, P_INT, "signal", signal,
                     P_BOOL, "all", all, P_END);
 }
 
 _public_ int zy_wait_send(zy_conn *c, const char *id) {
-        return send_call(c, ZY_METHOD_WAIT, 0, P_ID, "id", id, P_END);
+        return lzy_send_call(c, ZY_METHOD_WAIT, 0, P_ID, "id", id, P_END);
 }
 
 _public_ int zy_wait_read(zy_conn *c, struct zy_task_info **ret) {
-        return ret ? read_reply(c, &task_reply_shape, ret) : -EINVAL;
+        return ret ? lzy_read_reply(c, &task_reply_shape, ret) : -EINVAL;
 }
 
 _public_ int zy_wait(zy_conn *c, const char *id, struct zy_task_info **ret) {
@@ -466,44 +162,20 @@ _public_ int zy_wait(zy_conn *c, const char *id, struct zy_task_info **ret) {
 }
 
 _public_ int zy_state(zy_conn *c, const char *id, struct zy_task_info **ret) {
-        return ret ? call(c, ZY_METHOD_STATE, NULL, 0, &task_reply_shape, ret, P_ID, "id", id, P_END) : -EINVAL;
+        return ret ? lzy_call(c, ZY_METHOD_STATE, NULL, 0, &task_reply_shape, ret, P_ID, "id", id, P_END) : -EINVAL;
 }
 
 _public_ int zy_delete(zy_conn *c, const char *id, struct zy_task_info **ret) {
-        return call(c, ZY_METHOD_DELETE, NULL, 0, &task_reply_shape, ret, P_ID, "id", id, P_END);
+        return lzy_call(c, ZY_METHOD_DELETE, NULL, 0, &task_reply_shape, ret, P_ID, "id", id, P_END);
 }
 
 _public_ int zy_close_io(zy_conn *c, const char *id) {
-        return call(c, ZY_METHOD_CLOSE_IO, NULL, 0, NULL, NULL, P_ID, "id", id, P_END);
-}
-
-/* "pids": [int], each a pid, into a malloc'd array (one slot more, so that an empty list is
- * still a valid allocation). */
-struct pid_list {
-        pid_t *pids;
-        size_t n;
-};
-
-static int own_pids(const char *name, json_object *a, void *p, void *userdata) {
-        struct pid_list *l = p;
-        size_t n = json_object_array_length(a);
-
-        if (!(l->pids = calloc(n + 1, sizeof(pid_t))))
-                return -ENOMEM;
-        for (; l->n < n; l->n++) {
-                json_object *v = json_object_array_get_idx(a, l->n);
-                int64_t pid = json_object_get_int64(v);
-
-                if (!json_object_is_type(v, json_type_int) || pid <= 0 || pid > INT_MAX)
-                        return -EINVAL;
-                l->pids[l->n] = (pid_t) pid;
-        }
-        return 0;
+        return lzy_call(c, ZY_METHOD_CLOSE_IO, NULL, 0, NULL, NULL, P_ID, "id", id, P_END);
 }
 
 static const struct shape pids_shape = {
         .size = sizeof(struct pid_list),
-        .fields = (const struct zy_json_field[]){ F_LIST(struct pid_list, "pids", pids, own_pids), {} },
+        .fields = (const struct zy_json_field[]){ F_LIST(struct pid_list, "pids", pids, lzy_own_pids), {} },
 };
 
 _public_ int zy_pids(zy_conn *c, const char *id, pid_t **ret_pids, size_t *ret_n) {
@@ -512,7 +184,7 @@ _public_ int zy_pids(zy_conn *c, const char *id, pid_t **ret_pids, size_t *ret_n
 
         if (!ret_pids || !ret_n)
                 return -EINVAL;
-        r = call(c, ZY_METHOD_PIDS, NULL, 0, &pids_shape, &l, P_ID, "id", id, P_END);
+        r = lzy_call(c, ZY_METHOD_PIDS, NULL, 0, &pids_shape, &l, P_ID, "id", id, P_END);
         if (r < 0)
                 return r;
         *ret_pids = l->pids;
@@ -522,12 +194,12 @@ _public_ int zy_pids(zy_conn *c, const char *id, pid_t **ret_pids, size_t *ret_n
 }
 
 static const struct shape task_list_shape = {
-        .size = sizeof(struct zy_task_list),
-        .fields = (const struct zy_json_field[]){ F_LIST(struct zy_task_list, "tasks", tasks, own_list), {} },
+        .size = sizeof(struct zy_task_list), .element = &task_shape,
+        .fields = (const struct zy_json_field[]){ F_LIST(struct zy_task_list, "tasks", tasks, lzy_own_list), {} },
 };
 
 _public_ struct zy_task_list *zy_task_list_free(struct zy_task_list *p) {
-        return shape_free(&task_list_shape, p);
+        return lzy_shape_free(&task_list_shape, p);
 }
 
 /* One List reply: a page of tasks, and the "after" of the next page when more follow. */
@@ -537,10 +209,10 @@ struct list_page {
 };
 
 static const struct shape list_page_shape = {
-        .size = sizeof(struct list_page),
+        .size = sizeof(struct list_page), .element = &task_shape,
         .fields = (const struct zy_json_field[]){
-                F_LIST(struct list_page, "tasks", l, own_list),
-                F_(STRING, struct list_page, "next", next, OPT, .callback = own_string),
+                F_LIST(struct list_page, "tasks", l, lzy_own_list),
+                F_(STRING, struct list_page, "next", next, OPT, .callback = lzy_own_string),
                 {} },
 };
 
@@ -562,12 +234,12 @@ _public_ int zy_list(zy_conn *c, struct zy_task_list **ret) {
                 struct list_page *pg = NULL;
                 struct zy_task_info **items;
 
-                r = call(c, ZY_METHOD_LIST, NULL, 0, &list_page_shape, &pg, P_STR, "after", after, P_END);
+                r = lzy_call(c, ZY_METHOD_LIST, NULL, 0, &list_page_shape, &pg, P_STR, "after", after, P_END);
                 if (r < 0)
                         break;
                 items = realloc(all->tasks, (all->n_tasks + pg->l.n_tasks + 1) * sizeof(void *));
                 if (!items) {
-                        shape_free(&list_page_shape, pg);
+                        lzy_shape_free(&list_page_shape, pg);
                         r = -ENOMEM;
                         break;
                 }
@@ -578,17 +250,17 @@ _public_ int zy_list(zy_conn *c, struct zy_task_list **ret) {
                 free(pg->l.tasks);
                 pg->l.tasks = NULL;
                 if (!pg->next) {
-                        shape_free(&list_page_shape, pg);
+                        lzy_shape_free(&list_page_shape, pg);
                         break;
                 }
                 if ((after && strcmp(pg->next, after) <= 0) || pg->l.n_tasks == 0) {
-                        shape_free(&list_page_shape, pg);
+                        lzy_shape_free(&list_page_shape, pg);
                         r = -EBADMSG;
                         break;
                 }
                 free(after);
                 after = TAKE_PTR(pg->next);
-                shape_free(&list_page_shape, pg);
+                lzy_shape_free(&list_page_shape, pg);
         }
         free(after);
         if (r < 0) {
@@ -618,7 +290,7 @@ static const struct shape event_shape = {
 #undef T
 
 _public_ struct zy_event *zy_event_free(struct zy_event *e) {
-        return shape_free(&event_shape, e);
+        return lzy_shape_free(&event_shape, e);
 }
 
 static void event_freep(struct zy_event **e) {
@@ -626,11 +298,11 @@ static void event_freep(struct zy_event **e) {
 }
 
 _public_ int zy_events_subscribe(zy_conn *c) {
-        return send_call(c, ZY_METHOD_EVENTS, ZY_CALL_MORE, P_END);
+        return lzy_send_call(c, ZY_METHOD_EVENTS, ZY_CALL_MORE, P_END);
 }
 
 _public_ int zy_events_next(zy_conn *c, struct zy_event **ret) {
-        _cleanup_(zy_reply_freep) struct zy_reply *reply = NULL;
+        _cleanup_(lzy_reply_freep) struct zy_reply *reply = NULL;
         json_object *ev = NULL;
         int r;
 
@@ -645,7 +317,7 @@ _public_ int zy_events_next(zy_conn *c, struct zy_event **ret) {
                 *ret = NULL;
                 return 0;
         }
-        return object_from_json(ev, &event_shape, reply, (void **) ret);
+        return lzy_object_from_json(ev, &event_shape, reply, (void **) ret);
 }
 
 _public_ int zy_events(zy_conn *c, zy_event_cb cb, void *userdata) {
@@ -691,8 +363,8 @@ static const struct shape profile_shape = {
 #undef T
 
 static const struct shape profile_list_shape = {
-        .size = sizeof(struct zy_profile_list),
-        .fields = (const struct zy_json_field[]){ F_LIST(struct zy_profile_list, "profiles", profiles, own_list), {} },
+        .size = sizeof(struct zy_profile_list), .element = &profile_shape,
+        .fields = (const struct zy_json_field[]){ F_LIST(struct zy_profile_list, "profiles", profiles, lzy_own_list), {} },
 };
 
 DEFINE_QUERY(struct zy_profile_list, zy_profile_list_free, zy_list_profiles, ZY_METHOD_LIST_PROFILES, profile_list_shape)
@@ -710,13 +382,13 @@ static int status_features(const char *name, json_object *v, void *p, void *user
 
 #define T struct zy_daemon_status
 static const struct shape daemon_status_shape = {
-        .size = sizeof(T),
+        .size = sizeof(T), .element = &profile_shape,
         .fields = (const struct zy_json_field[]){
                 F_STR(T, "version", version),
                 { .name = "features", .type = ZY_JSON_CUSTOM, .flags = REQ, .callback = status_features },
                 F_UINT(T, "tasks", tasks),
                 F_UINT(T, "connections", connections),
-                F_LIST(T, "profiles", profiles, own_list_ptr),
+                F_LIST(T, "profiles", profiles, lzy_own_list_ptr),
                 {} },
 };
 #undef T
@@ -752,7 +424,7 @@ _public_ struct zy_filter *zy_filter_free(struct zy_filter *f) {
                 safe_close(f->memfd);
                 free(f->program);
         }
-        return shape_free(&filter_shape, f);
+        return lzy_shape_free(&filter_shape, f);
 }
 
 static void zy_filter_freep(struct zy_filter **f) {
@@ -789,7 +461,7 @@ static int filter_read(struct zy_filter *f) {
 _public_ int zy_get_filter_send(zy_conn *c, const char *profile, json_object *seccomp) {
         if (!c || !profile == !seccomp)
                 return -EINVAL;
-        return send_call(c, ZY_METHOD_GET_FILTER, 0, P_STR, "profile", profile, P_JSON, "seccomp",
+        return lzy_send_call(c, ZY_METHOD_GET_FILTER, 0, P_STR, "profile", profile, P_JSON, "seccomp",
                          seccomp ? json_object_get(seccomp) : NULL, P_END);
 }
 
@@ -805,7 +477,7 @@ _public_ int zy_get_filter_read(zy_conn *c, struct zy_filter **ret) {
 
         if (!ret)
                 return -EINVAL;
-        r = read_reply(c, &filter_shape, &f);
+        r = lzy_read_reply(c, &filter_shape, &f);
         if (r < 0)
                 return r;
         r = filter_read(f);

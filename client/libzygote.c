@@ -2,7 +2,8 @@
 /*
  * libzygote, the transport and the generic call: the connection, varlink framing (JSON + NUL)
  * on a Unix stream socket, fds as SCM_RIGHTS. The messages themselves (a call's JSON, a reply's
- * fields, error names) live in libzygote-message.c, the typed helpers in libzygote-tasks.c.
+ * fields, error names) live in libzygote-message.c, the typed helpers in libzygote-tasks.c
+ * over libzygote-call.c.
  *
  * Fds and framing: the daemon attaches a message's fds to the sendmsg() that carries the
  * message's first byte. On our side one recvmsg() may return the tail of one message and the
