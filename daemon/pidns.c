@@ -74,47 +74,29 @@ void zy_pidns_kill(struct zy_pidns *ns) {
 }
 
 int zy_pidns_start(int helper_fd, struct zy_pidns *ret, char *what, size_t what_size) {
-        _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF }, status[2] = { -EBADF, -EBADF };
-        _cleanup_close_ int pidfd = -EBADF;
+        _cleanup_close_ int status_fd = -EBADF;
         char *argv[] = { (char *) "zygote-ref", (char *) ZY_PIDNS_INIT_ARG, NULL };
-        char *envp[] = { NULL };
-        char path_buf[PATH_MAX];
-        struct zy_fdmap map[1];
+        struct zy_helper_child child;
         struct zy_pidns ns = ZY_PIDNS_NULL;
         struct zy_pidns_ready ready = {};
-        struct zy_plan plan;
         int64_t deadline = now_ms() + ZY_PIDNS_TIMEOUT_MS;
         int k;
-        long pid;
 
         if (helper_fd < 0 || !ret)
                 return -EINVAL;
         k = open_own_pidns();
         if (k < 0)
                 return k;
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(status, O_CLOEXEC) < 0)
-                return -errno;
-        zy_plan_init(&plan, argv, envp, path_buf, sizeof(path_buf));
-        plan.cwd = "/";
-        plan.fds = map;
-        plan.status_fd = status[1];
-        plan.exec_by_fd = true;
-        plan.exec_fd = helper_fd;
         /* Not even our stderr (its failures come back on the control socket): it outlives us, and
-         * whoever reads our stderr to its end (a service manager, a test) would wait for it. */
-        map[plan.n_fds++] = (struct zy_fdmap){ .src = sv[1], .target = ZY_PIDNS_CTL_FD };
-
-        /* A new mount namespace with it: the init's /proc must not be mounted in ours. */
-        pid = clone_with_pidfd(CLONE_NEWPID | CLONE_NEWNS, &pidfd);
-        if (pid < 0)
-                return (int) pid;
-        if (pid == 0)
-                zy_child_run(&plan); /* only raw syscalls from here: see child.c */
-        ns.pid = (pid_t) pid;
-        ns.pidfd = TAKE_FD(pidfd);
-        ns.ctl_fd = TAKE_FD(sv[0]);
-        sv[1] = safe_close(sv[1]);
-        status[1] = safe_close(status[1]);
+         * whoever reads our stderr to its end (a service manager, a test) would wait for it. A new
+         * mount namespace with it: the init's /proc must not be mounted in ours. */
+        k = zy_helper_clone(helper_fd, argv, CLONE_NEWPID | CLONE_NEWNS, ZY_PIDNS_CTL_FD, false, &child);
+        if (k < 0)
+                return k;
+        ns.pid = child.pid;
+        ns.pidfd = child.pidfd;
+        ns.ctl_fd = child.ctl_fd;
+        status_fd = child.status_fd;
 
         /* One datagram: the init's report, once /proc is in place. EOF: it died (a failed exec
          * writes its record to the status pipe, read below). */
@@ -137,7 +119,7 @@ int zy_pidns_start(int helper_fd, struct zy_pidns *ret, char *what, size_t what_
                         struct zy_status rec;
 
                         k = -ECONNRESET;
-                        if (read(status[0], &rec, sizeof(rec)) == (ssize_t) sizeof(rec) && rec.err > 0) {
+                        if (read(status_fd, &rec, sizeof(rec)) == (ssize_t) sizeof(rec) && rec.err > 0) {
                                 k = -rec.err;
                                 if (what && what_size)
                                         snprintf(what, what_size, "%s", zy_step_to_string(rec.step));

@@ -189,59 +189,69 @@ int zy_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
         return zy_reference_start_ns(helper_fd, bpf, len, filter_flags, nnp, capbset_drop, -EBADF, -EBADF, ret);
 }
 
-int zy_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags,
-                          bool nnp, uint64_t capbset_drop, int pidns_fd, int mntns_fd, struct zy_reference *ret) {
-        const int ns_fds[2] = { pidns_fd, mntns_fd };
+int zy_helper_clone(int helper_fd, char **argv, unsigned long clone_flags, int ctl_target, bool with_stderr,
+                    struct zy_helper_child *ret) {
         _cleanup_close_pair_ int sv[2] = { -EBADF, -EBADF }, status[2] = { -EBADF, -EBADF };
-        _cleanup_close_ int pidfd = -EBADF;
-        _cleanup_free_ char *payload = NULL;
-        char *argv[] = { (char *) "zygote-ref", NULL };
+        int pidfd = -EBADF;
         char *envp[] = { NULL };
         char path_buf[PATH_MAX];
         struct zy_fdmap map[2];
-        struct zy_reference r = ZY_REFERENCE_NULL;
-        struct zy_ref_init init = { .filter_flags = filter_flags, .nnp = nnp, .n_insns = (uint32_t) len,
-                                    .capbset_drop = capbset_drop };
-        struct zy_ref_header h = { .magic = ZY_REF_MAGIC, .type = ZY_REF_INIT };
-        struct zy_status rec;
         struct zy_plan plan;
-        size_t n_fds = 0;
-        int64_t deadline = now_ms() + ZY_REF_TIMEOUT_MS;
-        int sndbuf = (int) ZY_REF_MAX_MSG * 2, k;
         long pid;
 
-        if (helper_fd < 0 || !bpf || len == 0 || len > ZY_PLAN_MAX_INSNS || !ret || (pidns_fd < 0) != (mntns_fd < 0))
+        if (helper_fd < 0 || !argv || !ret)
                 return -EINVAL;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 || pipe2(status, O_CLOEXEC) < 0)
                 return -errno;
-        /* the largest plan must fit one datagram; clamped to wmem_max, which is still enough */
-        (void) setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-
         zy_plan_init(&plan, argv, envp, path_buf, sizeof(path_buf));
         plan.cwd = "/";
         plan.fds = map;
         plan.status_fd = status[1];
         plan.exec_by_fd = true;
         plan.exec_fd = helper_fd;
-        map[plan.n_fds++] = (struct zy_fdmap){ .src = sv[1], .target = ZY_REF_CTL_FD };
-        /* the daemon's stderr, for the reference's fatal messages; /dev/null if it has none */
-        if (fcntl(STDERR_FILENO, F_GETFD) >= 0)
+        map[plan.n_fds++] = (struct zy_fdmap){ .src = sv[1], .target = ctl_target };
+        if (with_stderr && fcntl(STDERR_FILENO, F_GETFD) >= 0)
                 map[plan.n_fds++] = (struct zy_fdmap){ .src = STDERR_FILENO, .target = STDERR_FILENO };
 
-        pid = clone_with_pidfd(0, &pidfd);
+        pid = clone_with_pidfd(clone_flags, &pidfd);
         if (pid < 0)
                 return (int) pid;
         if (pid == 0)
                 zy_child_run(&plan); /* only raw syscalls from here: see child.c */
+        *ret = (struct zy_helper_child){ .pid = (pid_t) pid, .pidfd = pidfd, .ctl_fd = TAKE_FD(sv[0]),
+                                         .status_fd = TAKE_FD(status[0]) };
+        return 0;
+}
 
-        r.pid = (pid_t) pid;
-        r.pidfd = TAKE_FD(pidfd);
-        r.ctl_fd = TAKE_FD(sv[0]);
-        sv[1] = safe_close(sv[1]);
-        status[1] = safe_close(status[1]);
+int zy_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags,
+                          bool nnp, uint64_t capbset_drop, int pidns_fd, int mntns_fd, struct zy_reference *ret) {
+        const int ns_fds[2] = { pidns_fd, mntns_fd };
+        _cleanup_close_ int status_fd = -EBADF;
+        _cleanup_free_ char *payload = NULL;
+        char *argv[] = { (char *) "zygote-ref", NULL };
+        struct zy_helper_child child;
+        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct zy_ref_init init = { .filter_flags = filter_flags, .nnp = nnp, .n_insns = (uint32_t) len,
+                                    .capbset_drop = capbset_drop };
+        struct zy_ref_header h = { .magic = ZY_REF_MAGIC, .type = ZY_REF_INIT };
+        struct zy_status rec;
+        size_t n_fds = 0;
+        int64_t deadline = now_ms() + ZY_REF_TIMEOUT_MS;
+        int sndbuf = (int) ZY_REF_MAX_MSG * 2, k;
+
+        if (helper_fd < 0 || !bpf || len == 0 || len > ZY_PLAN_MAX_INSNS || !ret || (pidns_fd < 0) != (mntns_fd < 0))
+                return -EINVAL;
+        /* the daemon's stderr, for the reference's fatal messages */
+        k = zy_helper_clone(helper_fd, argv, 0, ZY_REF_CTL_FD, true, &child);
+        if (k < 0)
+                return k;
+        r = (struct zy_reference){ .pid = child.pid, .pidfd = child.pidfd, .ctl_fd = child.ctl_fd };
+        status_fd = child.status_fd;
+        /* the largest plan must fit one datagram; clamped to wmem_max, which is still enough */
+        (void) setsockopt(r.ctl_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 
         /* exec, or a (step, errno) record */
-        k = read_status(status[0], r.pidfd, deadline, &rec);
+        k = read_status(status_fd, r.pidfd, deadline, &rec);
         if (k != 0) {
                 zy_reference_stop(&r);
                 return k < 0 ? k : -(rec.err > 0 ? rec.err : EIO);

@@ -144,6 +144,19 @@ int zy_helper_path(char *buf, size_t size);
  * renamed on disk later is not picked up). Returns the fd or a negative errno. */
 int zy_helper_open(const char *path);
 
+/* zygote-ref in a child cloned with clone_flags from the helper open at helper_fd: argv, a clean
+ * environment, cwd /, its end of a new SOCK_SEQPACKET pair at ctl_target and, with with_stderr,
+ * the daemon's stderr (when it has one; else nothing there). Returns the child's pid, its pidfd,
+ * our end of the socket and the read end of its status pipe (EOF: exec; else a struct zy_status
+ * record), all CLOEXEC, or a negative errno. For both of its roles: reference and pid namespace
+ * init (pidns.c). */
+struct zy_helper_child {
+        pid_t pid;
+        int pidfd, ctl_fd, status_fd;
+};
+int zy_helper_clone(int helper_fd, char **argv, unsigned long clone_flags, int ctl_target, bool with_stderr,
+                    struct zy_helper_child *ret);
+
 /* Both ends' framing: one datagram = header + payload, fds as SCM_RIGHTS. send never blocks
  * (MSG_DONTWAIT; at most ZY_REF_MAX_QUEUED requests are in flight) and never raises SIGPIPE. recv
  * receives with MSG_CMSG_CLOEXEC, returns the byte count (0 at EOF) and the fds; a truncated
