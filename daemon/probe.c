@@ -158,7 +158,7 @@ struct clone_result {
         int32_t getppid_r, getppid_err;
 };
 
-static int probe_clone_filter(char *reason, size_t size) {
+static int probe_clone_filter(unsigned cap_last, char *reason, size_t size) {
         _cleanup_close_pair_ int ready[2] = { -EBADF, -EBADF }, release[2] = { -EBADF, -EBADF },
                                  result[2] = { -EBADF, -EBADF };
         _cleanup_close_ int source_pidfd = -EBADF, probe_pidfd = -EBADF;
@@ -309,7 +309,7 @@ static int probe_capbset_drop_mask(unsigned cap_last, char *reason, size_t size)
 
 /* What a profile's pid namespace needs (pidns.h): a clone with CLONE_NEWPID | CLONE_NEWNS whose
  * child is pid 1. EINVAL without CONFIG_PID_NS, EPERM without CAP_SYS_ADMIN. */
-static int probe_pid_namespace(char *reason, size_t size) {
+static int probe_pid_namespace(unsigned cap_last, char *reason, size_t size) {
         _cleanup_close_ int pidfd = -1;
         siginfo_t si = { 0 };
         long pid = syscall(SYS_clone, CLONE_NEWPID | CLONE_NEWNS | CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
@@ -331,45 +331,38 @@ static int probe_pid_namespace(char *reason, size_t size) {
         return 1;
 }
 
+/* One feature: off with the reason when ZYGOTE_DISABLE_FEATURES names it, else what its probe
+ * finds (> 0: there; < 0: the probe itself failed). */
+static int feature(const char *name, int (*probe)(unsigned cap_last, char *reason, size_t size), unsigned cap_last,
+                   bool *ret, char *reason, size_t size) {
+        int r;
+
+        if (zy_feature_disabled(name)) {
+                snprintf(reason, size, "disabled by ZYGOTE_DISABLE_FEATURES");
+                return 0;
+        }
+        r = probe(cap_last, reason, size);
+        if (r >= 0)
+                *ret = r > 0;
+        return r;
+}
+
 int zy_probe_features(struct zy_features *ret) {
         struct zy_features f = { 0 };
         int r;
 
         r = zy_cap_last(&f.cap_last);
+        if (r >= 0)
+                r = feature("clone_filter", probe_clone_filter, f.cap_last, &f.clone_filter, f.clone_filter_reason,
+                            sizeof(f.clone_filter_reason));
+        if (r >= 0)
+                r = feature("capbset_drop_mask", probe_capbset_drop_mask, f.cap_last, &f.capbset_drop_mask,
+                            f.capbset_drop_mask_reason, sizeof(f.capbset_drop_mask_reason));
+        if (r >= 0)
+                r = feature("pid_namespace", probe_pid_namespace, f.cap_last, &f.pid_namespace,
+                            f.pid_namespace_reason, sizeof(f.pid_namespace_reason));
         if (r < 0)
                 return r;
-
-        if (zy_feature_disabled("clone_filter"))
-                snprintf(f.clone_filter_reason, sizeof(f.clone_filter_reason),
-                         "disabled by ZYGOTE_DISABLE_FEATURES");
-        else {
-                r = probe_clone_filter(f.clone_filter_reason, sizeof(f.clone_filter_reason));
-                if (r < 0)
-                        return r;
-                f.clone_filter = r > 0;
-        }
-
-        if (zy_feature_disabled("capbset_drop_mask"))
-                snprintf(f.capbset_drop_mask_reason, sizeof(f.capbset_drop_mask_reason),
-                         "disabled by ZYGOTE_DISABLE_FEATURES");
-        else {
-                r = probe_capbset_drop_mask(f.cap_last, f.capbset_drop_mask_reason,
-                                            sizeof(f.capbset_drop_mask_reason));
-                if (r < 0)
-                        return r;
-                f.capbset_drop_mask = r > 0;
-        }
-
-        if (zy_feature_disabled("pid_namespace"))
-                snprintf(f.pid_namespace_reason, sizeof(f.pid_namespace_reason),
-                         "disabled by ZYGOTE_DISABLE_FEATURES");
-        else {
-                r = probe_pid_namespace(f.pid_namespace_reason, sizeof(f.pid_namespace_reason));
-                if (r < 0)
-                        return r;
-                f.pid_namespace = r > 0;
-        }
-
         *ret = f;
         return 0;
 }
