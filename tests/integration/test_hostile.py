@@ -71,6 +71,27 @@ def fds_back_to(d, before, what):
         raise AssertionError(f"{what}: the daemon holds {len(now)} fds, {len(before)} before; new: {extra}")
 
 
+def spawn_with_pipe_to_eof(c):
+    """A task spawned on c with a pipe's write end as its stdout, waited for and deleted: the pipe
+    must then reach EOF, that is every copy of the write end (the caller's, the daemon's, the
+    reference's, the worker's) be closed."""
+    import select
+    pr, pw = os.pipe2(os.O_CLOEXEC)
+    try:
+        r = c.call(L + "Spawn", {"argv": ["true"], "fds": [{"fd": 0, "target": 1}]}, fds=[pw])
+        r.close_fds()
+        os.close(pw)
+        pw = None
+        c.call(L + "Wait", {"id": r.parameters["id"]})
+        c.call(L + "Delete", {"id": r.parameters["id"]})
+        assert select.select([pr], [], [], 10)[0], "no EOF on the pipe: a copy of it stayed open"
+        assert os.read(pr, 1) == b""
+    finally:
+        os.close(pr)
+        if pw is not None:
+            os.close(pw)
+
+
 def subscribe_and_see_a_task(daemon, c):
     """c subscribes to Events and must get the event of a task run on another connection."""
     c.send(L + "Events", {}, more=True)
@@ -1329,18 +1350,24 @@ class StallingFuse:
         os.close(self.fd)
 
 
-def spawn_with_stalling_fuse(daemon, daemons, hold, params):
-    """Spawn (params) with a file of a StallingFuse that holds `hold` as fd 0, and GetStatus from
-    another client meanwhile. Returns (the server held a request, GetStatus was answered within
-    5 s, the Spawn's reply)."""
+def stalling_fuse(daemons, hold):
+    """A StallingFuse holding the requests of hold, mounted on a new "mnt" of the daemons' work
+    directory: (it, the mount point). A skip without /dev/fuse or where it cannot be mounted."""
     if not os.path.exists("/dev/fuse"):
         pytest.skip("no /dev/fuse")
     mnt = os.path.join(daemons.workdir(), "mnt")
     os.mkdir(mnt)
     try:
-        fs = StallingFuse(mnt, hold)
+        return StallingFuse(mnt, hold), mnt
     except OSError as e:
         pytest.skip(f"cannot mount a FUSE file system here: {e}")
+
+
+def spawn_with_stalling_fuse(daemon, daemons, hold, params):
+    """Spawn (params) with a file of a StallingFuse that holds `hold` as fd 0, and GetStatus from
+    another client meanwhile. Returns (the server held a request, GetStatus was answered within
+    5 s, the Spawn's reply)."""
+    fs, mnt = stalling_fuse(daemons, hold)
     f = None
     try:
         f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
@@ -1390,22 +1417,9 @@ def test_caller_fds_are_closed(daemons, needs_root, closer):
         assert len(helpers) == 1 and "no fd closer" not in d.log(), helpers
         assert sorted(os.listdir(f"/proc/{helpers[0]}/fd")) == sorted(os.listdir(f"/proc/{d.proc.pid}/fd"))
     before = settled_fds(d)
-    import select
     with d.connect() as c:
         for _ in range(5):
-            pr, pw = os.pipe2(os.O_CLOEXEC)
-            try:
-                r = c.call(L + "Spawn", {"argv": ["true"], "fds": [{"fd": 0, "target": 1}]}, fds=[pw])
-                r.close_fds()
-                os.close(pw)
-                pw = None
-                c.call(L + "Wait", {"id": r.parameters["id"]})
-                c.call(L + "Delete", {"id": r.parameters["id"]})
-                assert select.select([pr], [], [], 10)[0] and os.read(pr, 1) == b"", "a copy stayed open"
-            finally:
-                os.close(pr)
-                if pw is not None:
-                    os.close(pw)
+            spawn_with_pipe_to_eof(c)
     fds_back_to(d, before, "the callers' fds closed")
 
 
@@ -1426,15 +1440,8 @@ def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
     same profile (the same reference) are served, and their fds are closed: a helper that does not
     answer is replaced. Once the server answers, the daemon's fd table is back where it was."""
     d = daemons(tier=tier)
-    if not os.path.exists("/dev/fuse"):
-        pytest.skip("no /dev/fuse")
-    mnt = os.path.join(daemons.workdir(), "mnt")
-    os.mkdir(mnt)
     before = settled_fds(d)
-    try:
-        fs = StallingFuse(mnt, [StallingFuse.FLUSH])
-    except OSError as e:
-        pytest.skip(f"cannot mount a FUSE file system here: {e}")
+    fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH])
     f = None
     try:
         f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
@@ -1456,21 +1463,7 @@ def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
             # be closed by the daemon (and the reference) although a helper is stuck.
             t0 = time.monotonic()
             for _ in range(3):
-                pr, pw = os.pipe2(os.O_CLOEXEC)
-                try:
-                    s = other.call(L + "Spawn", {"argv": ["true"], "fds": [{"fd": 0, "target": 1}]}, fds=[pw])
-                    s.close_fds()
-                    os.close(pw)
-                    pw = None
-                    other.call(L + "Wait", {"id": s.parameters["id"]})
-                    other.call(L + "Delete", {"id": s.parameters["id"]})
-                    import select
-                    assert select.select([pr], [], [], 10)[0], "no EOF on the pipe: a copy of it stayed open"
-                    assert os.read(pr, 1) == b""
-                finally:
-                    os.close(pr)
-                    if pw is not None:
-                        os.close(pw)
+                spawn_with_pipe_to_eof(other)
             spawns = time.monotonic() - t0
             with capsys.disabled():
                 print(f"\n  [FUSE FLUSH held, {tier}] {fs.n_held} FLUSHes held; another caller's slowest GetStatus {1000 * worst:.1f} ms; "
@@ -1496,14 +1489,7 @@ def test_sigterm_frees_deleted_tasks_still_exiting(daemons, needs_root):
     leaked (memory, its pidfd and status pipe; LeakSanitizer in a ZYGOTE_SANITIZE build). The
     worker is kept from exiting by a FUSE file whose FLUSH (in its exit's close) is held."""
     d = daemons()
-    if not os.path.exists("/dev/fuse"):
-        pytest.skip("no /dev/fuse")
-    mnt = os.path.join(daemons.workdir(), "mnt")
-    os.mkdir(mnt)
-    try:
-        fs = StallingFuse(mnt, [])
-    except OSError as e:
-        pytest.skip(f"cannot mount a FUSE file system here: {e}")
+    fs, mnt = stalling_fuse(daemons, [])
     f = None
     try:
         f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
