@@ -11,7 +11,8 @@
  *   spawn-worker.c  the plan's tier and pipes, the worker started and tracked, a spawn's end
  *   filter.c        GetFilter: compiled seccomp programs as sealed memfds (filter-cache.c)
  *   registry.c      profiles, their reference processes and tiers, reloads, restarts
- *   task.c          the task table: pidfd watchers, exit status, waiters, events, audit lines
+ *   task.c          the task table: pidfd watchers, exit status, waiters, audit lines
+ *   events.c        the Events streams: subscribers, their limits, one task's event
  *   task-fdname.c   a task's name in systemd's fd store, and back
  *   server.c        the transport: socket, connections, framing, fds, limits
  *   sd.c            systemd primitives: activation, notify, the fd store

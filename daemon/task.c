@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "events.h"
 #include "log.h"
 #include "pidfd-util.h"
 #include "sd.h"
@@ -28,12 +29,6 @@
 #include "tier.h"
 #include "util.h"
 #include "zygote-protocol.h"
-
-double zd_now(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (double) ts.tv_sec + (double) (ts.tv_nsec / 1000) / 1e6;
-}
 
 const char *zd_task_state_to_string(enum zd_task_state s) {
         switch (s) {
@@ -300,32 +295,6 @@ json_object *zd_task_to_json(const struct zd_task *t) {
         return o;
 }
 
-static void event_emit(struct zd_daemon *d, const char *type, const struct zd_task *t) {
-        if (d->n_subscribers == 0)
-                return;
-        double now = zd_now();
-        for (size_t i = 0; i < d->n_subscribers; i++) {
-                struct zd_conn *c = d->subscribers[i];
-                if (!zd_conn_is_root(c) && zd_conn_cred(c)->uid != t->uid)
-                        continue;
-                json_object *ev = json_object_new_object();
-                json_object_object_add(ev, "type", json_object_new_string(type));
-                json_object_object_add(ev, "id", json_object_new_string(t->id));
-                json_object_object_add(ev, "time", json_object_new_double(now));
-                if (t->pid > 0)
-                        json_object_object_add(ev, "pid", json_object_new_int(t->pid));
-                if (t->exited && !t->status_unknown) {
-                        if (t->signal)
-                                json_object_object_add(ev, "signal", json_object_new_int(t->signal));
-                        else
-                                json_object_object_add(ev, "exitCode", json_object_new_int(t->exit_code));
-                }
-                json_object *p = json_object_new_object();
-                json_object_object_add(p, "event", ev);
-                zd_reply(c, p, true, -EBADF);
-        }
-}
-
 /* The caller's pidfd is one of its own, not a copy of ours: epoll registers the file, so with a
  * copy our registration would outlive our close while the caller holds it, and the stale event
  * that follows makes libev rebuild its whole epoll set. pidfd_open by pid is exact while the
@@ -390,7 +359,7 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                 if (n == sizeof(st) && st.step == ZY_STEP_HELD) {
                         t->state = ZD_TASK_CREATED;
                         task_log(LOG_INFO, t, "created");
-                        event_emit(d, "create", t);
+                        zd_event_emit(d, "create", t);
                         if (t->pending) {
                                 struct zd_conn *c = t->pending;
                                 t->pending = NULL;
@@ -424,11 +393,11 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                 if (t->state == ZD_TASK_CREATED && !t->start_requested)
                         return; /* killed (or deleted) while held: it never ran */
                 if (t->state == ZD_TASK_STARTING)
-                        event_emit(d, "create", t); /* not held: created and started at once */
+                        zd_event_emit(d, "create", t); /* not held: created and started at once */
                 t->state = ZD_TASK_RUNNING;
                 t->started_at = zd_now();
                 task_log(LOG_INFO, t, "start");
-                event_emit(d, "start", t);
+                zd_event_emit(d, "start", t);
                 if (c) {
                         if (t->hold_was_used)
                                 zd_reply(c, NULL, false, -EBADF); /* Start's reply */
@@ -460,10 +429,10 @@ static void task_exited(struct zd_task *t, int code, int sig, bool unknown) {
         }
         t->state = ZD_TASK_STOPPED;
         task_log(LOG_INFO, t, "exit");
-        event_emit(d, "exit", t);
+        zd_event_emit(d, "exit", t);
         deliver_exit(t);
         if (t->auto_delete) {
-                event_emit(d, "delete", t);
+                zd_event_emit(d, "delete", t);
                 task_unlink(t);
                 task_free(t);
         }
@@ -599,7 +568,7 @@ void zd_task_reap_orphan(struct zd_daemon *d, pid_t pid, int pidfd) {
 
 /* Delete: a stopped task goes at once; a created one is killed and reaped later. */
 void zd_task_delete(struct zd_task *t) {
-        event_emit(t->d, "delete", t);
+        zd_event_emit(t->d, "delete", t);
         task_unlink(t);
         if (t->exited) {
                 task_free(t);
@@ -615,59 +584,8 @@ void zd_task_delete(struct zd_task *t) {
         t->d->dying = t;
 }
 
-static unsigned subscribers_of_uid(const struct zd_daemon *d, uid_t uid) {
-        unsigned n = 0;
-        for (size_t i = 0; i < d->n_subscribers; i++)
-                if (zd_conn_cred(d->subscribers[i])->uid == uid)
-                        n++;
-        return n;
-}
-
-/* subscribers[] is oldest first: removal keeps the order. */
-static void subscriber_remove(struct zd_daemon *d, size_t i) {
-        memmove(&d->subscribers[i], &d->subscribers[i + 1], (d->n_subscribers - i - 1) * sizeof(d->subscribers[0]));
-        d->n_subscribers--;
-}
-
-int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c) {
-        uid_t uid = zd_conn_cred(c)->uid;
-        unsigned mine = subscribers_of_uid(d, uid);
-
-        /* So that one user cannot lock every other (a shim, root) out of Events. */
-        if (!zd_conn_is_root(c) && mine >= ZD_MAX_SUBSCRIBERS_PER_UID)
-                return -EDQUOT;
-        if (d->n_subscribers >= ZD_MAX_SUBSCRIBERS) {
-                /* Full: the uid holding the most streams gives up its oldest to a uid holding
-                 * fewer, so that many uids (or root) cannot lock the rest out either. Only while
-                 * the newcomer stays below it (mine + 1 < most): two uids never take turns. */
-                size_t victim = SIZE_MAX;
-                unsigned most = 0;
-                for (size_t i = 0; i < d->n_subscribers; i++) {
-                        unsigned n = subscribers_of_uid(d, zd_conn_cred(d->subscribers[i])->uid);
-                        if (n > most) { /* the first stream of the top uid is its oldest */
-                                most = n;
-                                victim = i;
-                        }
-                }
-                if (victim == SIZE_MAX || mine + 1 >= most)
-                        return -ENOSPC;
-                struct zd_conn *old = d->subscribers[victim];
-                subscriber_remove(d, victim);
-                json_object *p = json_object_new_object();
-                json_object_object_add(p, "limit", json_object_new_string("subscribers"));
-                json_object_object_add(p, "max", json_object_new_int64(ZD_MAX_SUBSCRIBERS));
-                zd_reply_error(old, ZY_ERROR_LIMIT_EXCEEDED, p); /* ends its stream */
-        }
-        d->subscribers[d->n_subscribers++] = c;
-        return 0;
-}
-
 void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
-        for (size_t i = 0; i < d->n_subscribers; i++)
-                if (d->subscribers[i] == c) {
-                        subscriber_remove(d, i);
-                        break;
-                }
+        zd_events_drop_conn(d, c);
         struct zd_task *t = zd_conn_get_data(c);
         if (!t)
                 return;

@@ -11,12 +11,11 @@
 #include <sys/types.h>
 
 #include "child.h"
+#include "events.h"
 #include "tier.h"
 
 #define ZD_MAX_TASKS_PER_UID 1024 /* live + not yet deleted, non-root uid */
 #define ZD_MAX_TASKS 16384        /* everyone */
-#define ZD_MAX_SUBSCRIBERS 64     /* Events streams */
-#define ZD_MAX_SUBSCRIBERS_PER_UID 8 /* Events streams of one non-root uid */
 /* argv kept for List and State, as JSON text (json-c writes a control byte as six), of all the
  * tasks of one non-root uid: what one user can make the daemon store and send. */
 #define ZD_MAX_ARGV_BYTES_PER_UID (1024u * 1024u)
@@ -105,12 +104,6 @@ int zd_task_add_waiter(struct zd_task *t, struct zd_conn *c);
 json_object *zd_task_to_json(const struct zd_task *t);
 const char *zd_task_state_to_string(enum zd_task_state s);
 
-/* Events: c receives every event of the tasks it may see. -EDQUOT past
- * ZD_MAX_SUBSCRIBERS_PER_UID streams of a non-root caller's uid. At ZD_MAX_SUBSCRIBERS, the oldest
- * stream of the uid holding the most ends (LimitExceeded "subscribers") if c's uid holds at least
- * two fewer; -ENOSPC otherwise. */
-int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c);
-/* A connection went away: it waits for nothing and receives no events any more. */
+/* A connection went away: it waits for nothing and receives no events any more (events.h). */
 void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c);
 
-double zd_now(void);
