@@ -18,10 +18,10 @@
 #include <sys/un.h>
 #include <syslog.h>
 
-#include "fd-closer.h"
 #include "fd-util.h"
 #include "json-dispatch.h"
 #include "log.h"
+#include "server-closer.h"
 #include "server.h"
 #include "util.h"
 #include "zygote-protocol.h"
@@ -622,55 +622,9 @@ static int mkdir_parents(const char *path, mode_t mode) {
         return 0;
 }
 
-/* ---- callers' fds ------------------------------------------------------------------------- */
-
-static void closer_dispatch(struct zd_server *s) {
-        int ms = zy_fd_closer_dispatch(s->closer, zy_fd_closer_now_ms());
-        ev_timer_stop(s->loop, &s->closer_timer);
-        if (ms >= 0) {
-                ev_timer_set(&s->closer_timer, ms / 1000., 0.);
-                ev_timer_start(s->loop, &s->closer_timer);
-        }
-}
-
-static void on_closer_ack(struct ev_loop *loop, ev_io *w, int revents) {
-        (void) loop;
-        (void) revents;
-        closer_dispatch(w->data);
-}
-
-static void on_closer_timer(struct ev_loop *loop, ev_timer *w, int revents) {
-        (void) loop;
-        (void) revents;
-        closer_dispatch(w->data);
-}
-
-void zd_server_close_caller_fd(struct zd_server *s, int fd) {
-        if (fd < 0)
-                return;
-        zy_fd_closer_close(s->closer, fd);
-        /* its deadline: a helper that does not answer in time is replaced */
-        if (s->closer && !ev_is_active(&s->closer_timer)) {
-                ev_timer_set(&s->closer_timer, ZY_FD_CLOSER_STUCK_MS / 1000., 0.);
-                ev_timer_start(s->loop, &s->closer_timer);
-        }
-}
-
-static int closer_start(struct zd_server *s) {
-        int r = zy_fd_closer_new(0, &s->closer);
-        if (r < 0)
-                return r;
-        ev_io_init(&s->closer_watch, on_closer_ack, zy_fd_closer_fd(s->closer), EV_READ);
-        s->closer_watch.data = s;
-        ev_init(&s->closer_timer, on_closer_timer);
-        s->closer_timer.data = s;
-        ev_io_start(s->loop, &s->closer_watch);
-        return 0;
-}
-
 int zd_server_listen(struct zd_server *s) {
         if (!s->closer && !s->closer_disabled)
-                s->closer_error = closer_start(s);
+                s->closer_error = zd_server_closer_start(s);
         if (s->listen_fd < 0) {
                 struct sockaddr_un sa = { .sun_family = AF_UNIX };
                 if (strlen(s->socket_path) >= sizeof(sa.sun_path))
@@ -722,11 +676,7 @@ void zd_server_stop(struct zd_server *s) {
                 if (!s->socket_activated)
                         (void) unlink(s->socket_path);
         }
-        if (s->closer) {
-                ev_io_stop(s->loop, &s->closer_watch);
-                ev_timer_stop(s->loop, &s->closer_timer);
-                zy_fd_closer_free(TAKE_PTR(s->closer));
-        }
+        zd_server_closer_stop(s);
 }
 
 bool zd_server_expire_partial(struct zd_server *s) {
