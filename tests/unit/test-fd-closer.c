@@ -52,16 +52,23 @@ static bool none_pending(void *arg) {
         return zy_fd_closer_pending(arg) == 0;
 }
 
-static void test_closes_everything(void **state) {
+/* A new closer, handed the write ends of n new pipes (their read ends stay in p). */
+static struct zy_fd_closer *closer_of_pipes(int (*p)[2], size_t n) {
         struct zy_fd_closer *c = NULL;
-        int p[100][2];
 
-        (void) state;
         assert_int_equal(zy_fd_closer_new(0, &c), 0);
-        for (int i = 0; i < 100; i++) {
+        for (size_t i = 0; i < n; i++) {
                 assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
                 zy_fd_closer_close(c, p[i][1]);
         }
+        return c;
+}
+
+static void test_closes_everything(void **state) {
+        int p[100][2];
+        struct zy_fd_closer *c = closer_of_pipes(p, 100);
+
+        (void) state;
         assert_true(run_until(c, none_pending, c, 10000));
         for (int i = 0; i < 100; i++) {
                 assert_true(eof(p[i][0]));
@@ -163,15 +170,10 @@ static void test_killed_helper_gives_back_what_it_never_read(void **state) {
 }
 
 static void test_free_hands_over_the_queue(void **state) {
-        struct zy_fd_closer *c = NULL;
         int p[10][2];
+        struct zy_fd_closer *c = closer_of_pipes(p, 10);
 
         (void) state;
-        assert_int_equal(zy_fd_closer_new(0, &c), 0);
-        for (int i = 0; i < 10; i++) {
-                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
-                zy_fd_closer_close(c, p[i][1]);
-        }
         zy_fd_closer_free(c); /* never waits; the helper closes them and leaves */
         for (int i = 0; i < 10; i++) {
                 struct pollfd q = { .fd = p[i][0], .events = POLLIN };
