@@ -64,7 +64,11 @@ _Noreturn static void helper_main(int cmd_r, int ack_w, uint32_t serial, pid_t p
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
         (void) prctl(PR_SET_NAME, (unsigned long) ZY_FD_CLOSER_COMM, 0UL, 0UL, 0UL);
-        if (getppid() != parent) {
+        /* The parent died before PDEATHSIG was set: we were handed to a reaper. getppid() is 0
+         * while a parent outside our pid namespace lives (zygote-ref's helpers, born in its
+         * profile's namespace), and the namespace's init once it died. */
+        pid_t pp = getppid();
+        if (pp != parent && pp != 0) {
                 (void) close(cmd_r);
                 _exit(0);
         }

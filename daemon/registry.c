@@ -492,6 +492,7 @@ json_object *zd_entry_to_json(const struct zd_entry *e) {
                 json_object_object_add(o, "referencePid", json_object_new_int(e->ref.pid));
         if (e->ns.pidfd >= 0)
                 json_object_object_add(o, "initPid", json_object_new_int(e->ns.pid));
+        json_object_object_add(o, "parkedSpawns", json_object_new_int64(e->n_parked));
         json_object_object_add(o, "skippedSyscalls", json_object_new_int64(p->skipped_syscalls));
         return o;
 }

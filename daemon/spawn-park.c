@@ -100,7 +100,8 @@ int zd_spawn_park(struct spawn *s) {
         /* the call is ours now: its fds (the plan names them by number) and its parameters */
         p->call = *call;
         p->call.fds = p->fds;
-        memcpy(p->fds, call->fds, call->n_fds * sizeof(int));
+        if (call->n_fds > 0)
+                memcpy(p->fds, call->fds, call->n_fds * sizeof(int));
         call->n_fds = 0;
         json_object_get(p->call.params);
         p->call.error = NULL;

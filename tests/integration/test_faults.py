@@ -200,7 +200,7 @@ def test_reference_death_mid_spawn_runs_once(daemons, needs_root, capsys, tmp_pa
         pass  # reported below, with the runs
     runs = out.read_text().split()
     with capsys.disabled():
-        print(f"\n  [reference death mid-spawn, by {find}] tier {first.get('tier')}; the command ran {len(runs)} times; "
+        print(f"\n  [reference death mid-spawn] tier {first.get('tier')}; the command ran {len(runs)} times; "
               f"untracked children of the daemon: {untracked}", end="")
     assert not untracked, f"workers left untracked: {untracked}"
     assert runs == ["once"], f"the command ran {len(runs)} times"
@@ -234,7 +234,7 @@ def test_no_pidfd_for_the_worker_runs_nothing(daemons, needs_root, capsys, tmp_p
             c.call("org.varlink.service.GetInfo")
             with stopped(ref):
                 c.send(L + "Spawn", {"argv": argv}, more=True)
-                d.status()  # the Spawn is read, and parked
+                wait_for(lambda: d.profiles()["default"]["parkedSpawns"] == 1, "the Spawn parked", timeout=10)
 
                 def settled():
                     a = set(os.listdir(f"/proc/{pid}/fd"))
@@ -592,7 +592,8 @@ def test_lost_reference_runs_parked_spawns_once(daemon, capsys, tmp_path):
                 c = daemon.connect()
                 conns.append(c)
                 c.send(L + "Spawn", {"argv": ["/bin/sh", "-c", f"echo {word} >> {out}"]}, more=True)
-            daemon.status()  # all three read, and parked
+            wait_for(lambda: daemon.profiles()["default"]["parkedSpawns"] == 3, "three Spawns parked",
+                     timeout=10)
             os.kill(ref, signal.SIGKILL)
         tiers = []
         for c in conns:
@@ -623,7 +624,8 @@ def test_parked_spawns_are_capped(daemon, capsys):
                 c = daemon.connect()
                 conns.append(c)
                 c.send(L + "Spawn", {"argv": ["/bin/true"]}, more=True)
-            daemon.status()
+            wait_for(lambda: daemon.profiles()["default"]["parkedSpawns"] == 64, "64 Spawns parked",
+                     timeout=20)
             with daemon.connect() as extra:
                 e = extra.call_error(L + "Spawn", {"argv": ["/bin/true"]})
         assert e.error == L + "LimitExceeded", dict(e)
@@ -653,7 +655,7 @@ def test_caller_gone_while_parked_kills_the_worker_at_its_gate(daemon, capsys, t
         c = daemon.connect()
         c.send(L + "Spawn", {"argv": ["/bin/sh", "-c", f"echo ran >> {out}"], "id": "parked-orphan"},
                more=True)
-        daemon.status()  # the Spawn is read, and parked
+        wait_for(lambda: daemon.profiles()["default"]["parkedSpawns"] == 1, "the Spawn parked", timeout=10)
         c.close()
         daemon.status()  # and the caller's EOF seen
     wait_for(lambda: "killed at its gate" in daemon.log(), "the parked worker killed at its gate", timeout=15)
