@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "events.h"
 #include "filter-cache.h"
 #include "probe.h"
 #include "sd.h"

@@ -2,36 +2,35 @@
 /*
  * Events: the streams of the callers that subscribed (oldest first, in zd_daemon), their limits
  * per uid and in all, and one event of a task to each stream that may see it (root, or the
- * task's owner). The task table (task.c) emits; see events.h.
+ * task's owner). The task table (task.c) emits; this file knows events, not tasks (events.h).
  */
 #include <stdint.h>
 
 #include "daemon.h"
 #include "events.h"
 #include "server.h"
-#include "task.h"
 #include "util.h"
 #include "zygote-protocol.h"
 
-void zd_event_emit(struct zd_daemon *d, const char *type, const struct zd_task *t) {
+void zd_event_emit(struct zd_daemon *d, const struct zd_event *e) {
         if (d->n_subscribers == 0)
                 return;
         double now = zd_now();
         for (size_t i = 0; i < d->n_subscribers; i++) {
                 struct zd_conn *c = d->subscribers[i];
-                if (!zd_conn_is_root(c) && zd_conn_cred(c)->uid != t->uid)
+                if (!zd_conn_is_root(c) && zd_conn_cred(c)->uid != e->uid)
                         continue;
                 json_object *ev = json_object_new_object();
-                json_object_object_add(ev, "type", json_object_new_string(type));
-                json_object_object_add(ev, "id", json_object_new_string(t->id));
+                json_object_object_add(ev, "type", json_object_new_string(e->type));
+                json_object_object_add(ev, "id", json_object_new_string(e->id));
                 json_object_object_add(ev, "time", json_object_new_double(now));
-                if (t->pid > 0)
-                        json_object_object_add(ev, "pid", json_object_new_int(t->pid));
-                if (t->exited && !t->status_unknown) {
-                        if (t->signal)
-                                json_object_object_add(ev, "signal", json_object_new_int(t->signal));
+                if (e->pid > 0)
+                        json_object_object_add(ev, "pid", json_object_new_int(e->pid));
+                if (e->has_status) {
+                        if (e->signal)
+                                json_object_object_add(ev, "signal", json_object_new_int(e->signal));
                         else
-                                json_object_object_add(ev, "exitCode", json_object_new_int(t->exit_code));
+                                json_object_object_add(ev, "exitCode", json_object_new_int(e->exit_code));
                 }
                 json_object *p = json_object_new_object();
                 json_object_object_add(p, "event", ev);

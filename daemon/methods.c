@@ -17,6 +17,7 @@
 
 #include "call.h"
 #include "daemon.h"
+#include "events.h"
 #include "filter.h"
 #include "methods.h"
 #include "pidfd-util.h"

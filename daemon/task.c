@@ -295,6 +295,12 @@ json_object *zd_task_to_json(const struct zd_task *t) {
         return o;
 }
 
+static void task_event(struct zd_daemon *d, const char *type, const struct zd_task *t) {
+        zd_event_emit(d, &(struct zd_event){ .type = type, .id = t->id, .uid = t->uid, .pid = t->pid,
+                                             .has_status = t->exited && !t->status_unknown,
+                                             .signal = t->signal, .exit_code = t->exit_code });
+}
+
 /* The caller's pidfd is one of its own, not a copy of ours: epoll registers the file, so with a
  * copy our registration would outlive our close while the caller holds it, and the stale event
  * that follows makes libev rebuild its whole epoll set. pidfd_open by pid is exact while the
@@ -359,7 +365,7 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                 if (n == sizeof(st) && st.step == ZY_STEP_HELD) {
                         t->state = ZD_TASK_CREATED;
                         task_log(LOG_INFO, t, "created");
-                        zd_event_emit(d, "create", t);
+                        task_event(d, "create", t);
                         if (t->pending) {
                                 struct zd_conn *c = t->pending;
                                 t->pending = NULL;
@@ -393,11 +399,11 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                 if (t->state == ZD_TASK_CREATED && !t->start_requested)
                         return; /* killed (or deleted) while held: it never ran */
                 if (t->state == ZD_TASK_STARTING)
-                        zd_event_emit(d, "create", t); /* not held: created and started at once */
+                        task_event(d, "create", t); /* not held: created and started at once */
                 t->state = ZD_TASK_RUNNING;
                 t->started_at = zd_now();
                 task_log(LOG_INFO, t, "start");
-                zd_event_emit(d, "start", t);
+                task_event(d, "start", t);
                 if (c) {
                         if (t->hold_was_used)
                                 zd_reply(c, NULL, false, -EBADF); /* Start's reply */
@@ -429,10 +435,10 @@ static void task_exited(struct zd_task *t, int code, int sig, bool unknown) {
         }
         t->state = ZD_TASK_STOPPED;
         task_log(LOG_INFO, t, "exit");
-        zd_event_emit(d, "exit", t);
+        task_event(d, "exit", t);
         deliver_exit(t);
         if (t->auto_delete) {
-                zd_event_emit(d, "delete", t);
+                task_event(d, "delete", t);
                 task_unlink(t);
                 task_free(t);
         }
@@ -568,7 +574,7 @@ void zd_task_reap_orphan(struct zd_daemon *d, pid_t pid, int pidfd) {
 
 /* Delete: a stopped task goes at once; a created one is killed and reaped later. */
 void zd_task_delete(struct zd_task *t) {
-        zd_event_emit(t->d, "delete", t);
+        task_event(t->d, "delete", t);
         task_unlink(t);
         if (t->exited) {
                 task_free(t);

@@ -11,7 +11,6 @@
 #include <sys/types.h>
 
 #include "child.h"
-#include "events.h"
 #include "tier.h"
 
 #define ZD_MAX_TASKS_PER_UID 1024 /* live + not yet deleted, non-root uid */
