@@ -63,8 +63,7 @@ struct zd_daemon {
         unsigned long next_task;
         unsigned n_tasks;
         struct zd_task *dying; /* deleted tasks whose exit has not been seen (task.c) */
-        struct zd_conn *subscribers[ZD_MAX_SUBSCRIBERS]; /* Events streams */
-        size_t n_subscribers;
+        struct zd_events events; /* Events streams (events.h) */
 
         struct zd_server server;
         const struct zd_registry_hooks *registry_hooks; /* main.c: the spawn layer's (registry.h) */

@@ -1,23 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Events: the streams of the callers that subscribed (oldest first, in zd_daemon), their limits
+ * Events: the streams of the callers that subscribed (oldest first, struct zd_events), their limits
  * per uid and in all, and one event of a task to each stream that may see it (root, or the
  * task's owner). The task table (task.c) emits; this file knows events, not tasks (events.h).
  */
 #include <stdint.h>
 
-#include "daemon.h"
 #include "events.h"
 #include "server.h"
 #include "util.h"
 #include "zygote-protocol.h"
 
-void zd_event_emit(struct zd_daemon *d, const struct zd_event *e) {
-        if (d->n_subscribers == 0)
+void zd_event_emit(struct zd_events *es, const struct zd_event *e) {
+        if (es->n_subscribers == 0)
                 return;
         double now = zd_now();
-        for (size_t i = 0; i < d->n_subscribers; i++) {
-                struct zd_conn *c = d->subscribers[i];
+        for (size_t i = 0; i < es->n_subscribers; i++) {
+                struct zd_conn *c = es->subscribers[i];
                 if (!zd_conn_is_root(c) && zd_conn_cred(c)->uid != e->uid)
                         continue;
                 json_object *ev = json_object_new_object();
@@ -38,35 +37,35 @@ void zd_event_emit(struct zd_daemon *d, const struct zd_event *e) {
         }
 }
 
-static unsigned subscribers_of_uid(const struct zd_daemon *d, uid_t uid) {
+static unsigned subscribers_of_uid(const struct zd_events *es, uid_t uid) {
         unsigned n = 0;
-        for (size_t i = 0; i < d->n_subscribers; i++)
-                if (zd_conn_cred(d->subscribers[i])->uid == uid)
+        for (size_t i = 0; i < es->n_subscribers; i++)
+                if (zd_conn_cred(es->subscribers[i])->uid == uid)
                         n++;
         return n;
 }
 
 /* subscribers[] is oldest first: removal keeps the order. */
-static void subscriber_remove(struct zd_daemon *d, size_t i) {
-        memmove(&d->subscribers[i], &d->subscribers[i + 1], (d->n_subscribers - i - 1) * sizeof(d->subscribers[0]));
-        d->n_subscribers--;
+static void subscriber_remove(struct zd_events *es, size_t i) {
+        memmove(&es->subscribers[i], &es->subscribers[i + 1], (es->n_subscribers - i - 1) * sizeof(es->subscribers[0]));
+        es->n_subscribers--;
 }
 
-int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c) {
+int zd_events_subscribe(struct zd_events *es, struct zd_conn *c) {
         uid_t uid = zd_conn_cred(c)->uid;
-        unsigned mine = subscribers_of_uid(d, uid);
+        unsigned mine = subscribers_of_uid(es, uid);
 
         /* So that one user cannot lock every other (a shim, root) out of Events. */
         if (!zd_conn_is_root(c) && mine >= ZD_MAX_SUBSCRIBERS_PER_UID)
                 return -EDQUOT;
-        if (d->n_subscribers >= ZD_MAX_SUBSCRIBERS) {
+        if (es->n_subscribers >= ZD_MAX_SUBSCRIBERS) {
                 /* Full: the uid holding the most streams gives up its oldest to a uid holding
                  * fewer, so that many uids (or root) cannot lock the rest out either. Only while
                  * the newcomer stays below it (mine + 1 < most): two uids never take turns. */
                 size_t victim = SIZE_MAX;
                 unsigned most = 0;
-                for (size_t i = 0; i < d->n_subscribers; i++) {
-                        unsigned n = subscribers_of_uid(d, zd_conn_cred(d->subscribers[i])->uid);
+                for (size_t i = 0; i < es->n_subscribers; i++) {
+                        unsigned n = subscribers_of_uid(es, zd_conn_cred(es->subscribers[i])->uid);
                         if (n > most) { /* the first stream of the top uid is its oldest */
                                 most = n;
                                 victim = i;
@@ -74,21 +73,21 @@ int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c) {
                 }
                 if (victim == SIZE_MAX || mine + 1 >= most)
                         return -ENOSPC;
-                struct zd_conn *old = d->subscribers[victim];
-                subscriber_remove(d, victim);
+                struct zd_conn *old = es->subscribers[victim];
+                subscriber_remove(es, victim);
                 json_object *p = json_object_new_object();
                 json_object_object_add(p, "limit", json_object_new_string("subscribers"));
                 json_object_object_add(p, "max", json_object_new_int64(ZD_MAX_SUBSCRIBERS));
                 zd_reply_error(old, ZY_ERROR_LIMIT_EXCEEDED, p); /* ends its stream */
         }
-        d->subscribers[d->n_subscribers++] = c;
+        es->subscribers[es->n_subscribers++] = c;
         return 0;
 }
 
-void zd_events_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
-        for (size_t i = 0; i < d->n_subscribers; i++)
-                if (d->subscribers[i] == c) {
-                        subscriber_remove(d, i);
+void zd_events_drop_conn(struct zd_events *es, struct zd_conn *c) {
+        for (size_t i = 0; i < es->n_subscribers; i++)
+                if (es->subscribers[i] == c) {
+                        subscriber_remove(es, i);
                         break;
                 }
 }

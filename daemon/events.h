@@ -3,13 +3,19 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #define ZD_MAX_SUBSCRIBERS 64        /* Events streams */
 #define ZD_MAX_SUBSCRIBERS_PER_UID 8 /* Events streams of one non-root uid */
 
-struct zd_daemon;
 struct zd_conn;
+
+/* The streams, oldest first (zd_daemon's events). */
+struct zd_events {
+        struct zd_conn *subscribers[ZD_MAX_SUBSCRIBERS];
+        size_t n_subscribers;
+};
 
 /* One event of a task, as its stream says it. */
 struct zd_event {
@@ -25,8 +31,8 @@ struct zd_event {
  * ZD_MAX_SUBSCRIBERS_PER_UID streams of a non-root caller's uid. At ZD_MAX_SUBSCRIBERS, the oldest
  * stream of the uid holding the most ends (LimitExceeded "subscribers") if c's uid holds at least
  * two fewer; -ENOSPC otherwise. */
-int zd_events_subscribe(struct zd_daemon *d, struct zd_conn *c);
+int zd_events_subscribe(struct zd_events *es, struct zd_conn *c);
 /* The event to every stream that may see it. */
-void zd_event_emit(struct zd_daemon *d, const struct zd_event *ev);
+void zd_event_emit(struct zd_events *es, const struct zd_event *ev);
 /* c's stream, if it has one, ends (the connection went away). */
-void zd_events_drop_conn(struct zd_daemon *d, struct zd_conn *c);
+void zd_events_drop_conn(struct zd_events *es, struct zd_conn *c);

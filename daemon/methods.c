@@ -318,7 +318,7 @@ static int m_events(struct zd_call *call, struct zd_task *t) {
         struct zd_daemon *d = call->d;
         if (!zd_conn_more(call->conn))
                 return zd_call_invalid(call, "more");
-        int r = zd_events_subscribe(d, call->conn);
+        int r = zd_events_subscribe(&d->events, call->conn);
         if (r == -EDQUOT)
                 return zd_call_limit(call, "subscribers_per_user", ZD_MAX_SUBSCRIBERS_PER_UID);
         if (r < 0)
@@ -361,7 +361,7 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(p, "profiles", profiles_to_json(d));
         json_object_object_add(p, "tasks", json_object_new_int((int) d->n_tasks));
         json_object_object_add(p, "connections", json_object_new_int((int) d->server.n_conns));
-        json_object_object_add(p, "subscribers", json_object_new_int((int) d->n_subscribers));
+        json_object_object_add(p, "subscribers", json_object_new_int((int) d->events.n_subscribers));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
         return reply(call, p);
 }

@@ -296,7 +296,7 @@ json_object *zd_task_to_json(const struct zd_task *t) {
 }
 
 static void task_event(struct zd_daemon *d, const char *type, const struct zd_task *t) {
-        zd_event_emit(d, &(struct zd_event){ .type = type, .id = t->id, .uid = t->uid, .pid = t->pid,
+        zd_event_emit(&d->events, &(struct zd_event){ .type = type, .id = t->id, .uid = t->uid, .pid = t->pid,
                                              .has_status = t->exited && !t->status_unknown,
                                              .signal = t->signal, .exit_code = t->exit_code });
 }
@@ -591,7 +591,7 @@ void zd_task_delete(struct zd_task *t) {
 }
 
 void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
-        zd_events_drop_conn(d, c);
+        zd_events_drop_conn(&d->events, c);
         struct zd_task *t = zd_conn_get_data(c);
         if (!t)
                 return;

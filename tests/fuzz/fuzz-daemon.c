@@ -482,7 +482,7 @@ void fz_end(int client) {
                 zd_server_dump(&d.server, stderr);
                 finding("a connection outlived its client");
         }
-        if (d.n_subscribers != 0)
+        if (d.events.n_subscribers != 0)
                 finding("an Events subscriber outlived its connection");
         /* Whatever is left in the table (stopped tasks nobody deleted) goes; the stand-ins have
          * all exited, so nothing waits for a pidfd any more. */
