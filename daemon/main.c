@@ -383,17 +383,17 @@ int main(int argc, char **argv) {
         d.server.on_call = zd_methods_call;
         d.server.on_disconnect = zd_methods_disconnect;
         d.server.userdata = &d;
-        d.server.closer_disabled = zy_feature_disabled("fd_closer");
+        d.server.closer.disabled = zy_feature_disabled("fd_closer");
         r = zd_server_listen(&d.server);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot listen on %s: %s", d.server.socket_path, strerror(-r));
                 zd_registry_free(&d);
                 return 1;
         }
-        if (!d.server.closer)
+        if (!d.server.closer.helpers)
                 zd_log(LOG_WARNING, "no fd closer (%s): callers' fds are closed here, and a FUSE file's "
-                       "FLUSH can hold up the daemon", d.server.closer_disabled ? "disabled" :
-                       strerror(-d.server.closer_error));
+                       "FLUSH can hold up the daemon", d.server.closer.disabled ? "disabled" :
+                       strerror(-d.server.closer.error));
         zd_log(LOG_INFO, "listening on %s%s with %zu profiles",
                d.server.socket_activated ? "a socket from systemd, " : "", d.server.socket_path, d.n_entries);
         if (n_passed > 0)

@@ -3,19 +3,18 @@
  * The fds callers pass, closed off the loop: common/fd-closer.h's helpers, which share zygoted's
  * fd table, on zygoted's libev loop (their acks, and a deadline after which a helper that does
  * not answer is replaced). A close may wait on the caller (a FUSE file's FLUSH); this loop must
- * not. Without a closer they are closed here, on the loop.
+ * not. Without helpers they are closed here, on the loop.
  */
 #include "fd-closer.h"
 #include "server-closer.h"
-#include "server.h"
 #include "util.h"
 
-static void closer_dispatch(struct zd_server *s) {
-        int ms = zy_fd_closer_dispatch(s->closer, zy_fd_closer_now_ms());
-        ev_timer_stop(s->loop, &s->closer_timer);
+static void closer_dispatch(struct zd_closer *c) {
+        int ms = zy_fd_closer_dispatch(c->helpers, zy_fd_closer_now_ms());
+        ev_timer_stop(c->loop, &c->timer);
         if (ms >= 0) {
-                ev_timer_set(&s->closer_timer, ms / 1000., 0.);
-                ev_timer_start(s->loop, &s->closer_timer);
+                ev_timer_set(&c->timer, ms / 1000., 0.);
+                ev_timer_start(c->loop, &c->timer);
         }
 }
 
@@ -31,33 +30,34 @@ static void on_closer_timer(struct ev_loop *loop, ev_timer *w, int revents) {
         closer_dispatch(w->data);
 }
 
-void zd_server_close_caller_fd(struct zd_server *s, int fd) {
+void zd_closer_close(struct zd_closer *c, int fd) {
         if (fd < 0)
                 return;
-        zy_fd_closer_close(s->closer, fd);
+        zy_fd_closer_close(c->helpers, fd);
         /* its deadline: a helper that does not answer in time is replaced */
-        if (s->closer && !ev_is_active(&s->closer_timer)) {
-                ev_timer_set(&s->closer_timer, ZY_FD_CLOSER_STUCK_MS / 1000., 0.);
-                ev_timer_start(s->loop, &s->closer_timer);
+        if (c->helpers && !ev_is_active(&c->timer)) {
+                ev_timer_set(&c->timer, ZY_FD_CLOSER_STUCK_MS / 1000., 0.);
+                ev_timer_start(c->loop, &c->timer);
         }
 }
 
-int zd_server_closer_start(struct zd_server *s) {
-        int r = zy_fd_closer_new(0, &s->closer);
+int zd_closer_start(struct zd_closer *c, struct ev_loop *loop) {
+        int r = zy_fd_closer_new(0, &c->helpers);
         if (r < 0)
                 return r;
-        ev_io_init(&s->closer_watch, on_closer_ack, zy_fd_closer_fd(s->closer), EV_READ);
-        s->closer_watch.data = s;
-        ev_init(&s->closer_timer, on_closer_timer);
-        s->closer_timer.data = s;
-        ev_io_start(s->loop, &s->closer_watch);
+        c->loop = loop;
+        ev_io_init(&c->watch, on_closer_ack, zy_fd_closer_fd(c->helpers), EV_READ);
+        c->watch.data = c;
+        ev_init(&c->timer, on_closer_timer);
+        c->timer.data = c;
+        ev_io_start(loop, &c->watch);
         return 0;
 }
 
-void zd_server_closer_stop(struct zd_server *s) {
-        if (!s->closer)
+void zd_closer_stop(struct zd_closer *c) {
+        if (!c->helpers)
                 return;
-        ev_io_stop(s->loop, &s->closer_watch);
-        ev_timer_stop(s->loop, &s->closer_timer);
-        zy_fd_closer_free(TAKE_PTR(s->closer));
+        ev_io_stop(c->loop, &c->watch);
+        ev_timer_stop(c->loop, &c->timer);
+        zy_fd_closer_free(TAKE_PTR(c->helpers));
 }

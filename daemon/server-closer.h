@@ -1,11 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* The callers' fds closed by helpers, for server.c; see server-closer.c. zd_server_close_caller_fd()
- * is in server.h, for every module that closes a caller's fd. */
+/* The fds callers pass, closed by helpers on the daemon's loop; see server-closer.c. The
+ * transport (server.h) holds one, and every module closes a caller's fd through
+ * zd_server_close_caller_fd(). */
 #pragma once
 
-struct zd_server;
+#include <ev.h>
+#include <stdbool.h>
 
-/* Starts the helpers and watches them on s's loop. A negative errno when none can start. */
-int zd_server_closer_start(struct zd_server *s);
-/* Stops watching them and lets them go once their work is done; nothing without a closer. */
-void zd_server_closer_stop(struct zd_server *s);
+struct zy_fd_closer;
+
+struct zd_closer {
+        struct ev_loop *loop;
+        struct zy_fd_closer *helpers; /* common/fd-closer.h; NULL: the fds are closed here */
+        bool disabled;                /* set before start: close here (ZYGOTE_DISABLE_FEATURES=fd_closer) */
+        int error;                    /* why there are no helpers: a negative errno, or 0 */
+        ev_io watch;                  /* the helpers' acks */
+        ev_timer timer;               /* the deadline of the oldest fd handed over */
+};
+
+/* Starts the helpers and watches them on loop. A negative errno when none can start. */
+int zd_closer_start(struct zd_closer *c, struct ev_loop *loop);
+/* Closes fd (-EBADF: nothing), through the helpers when there are any, never waiting for it. */
+void zd_closer_close(struct zd_closer *c, int fd);
+/* Stops watching them and lets them go once their work is done; nothing without helpers. */
+void zd_closer_stop(struct zd_closer *c);

@@ -21,7 +21,6 @@
 #include "fd-util.h"
 #include "json-dispatch.h"
 #include "log.h"
-#include "server-closer.h"
 #include "server.h"
 #include "util.h"
 #include "zygote-protocol.h"
@@ -623,8 +622,8 @@ static int mkdir_parents(const char *path, mode_t mode) {
 }
 
 int zd_server_listen(struct zd_server *s) {
-        if (!s->closer && !s->closer_disabled)
-                s->closer_error = zd_server_closer_start(s);
+        if (!s->closer.helpers && !s->closer.disabled)
+                s->closer.error = zd_closer_start(&s->closer, s->loop);
         if (s->listen_fd < 0) {
                 struct sockaddr_un sa = { .sun_family = AF_UNIX };
                 if (strlen(s->socket_path) >= sizeof(sa.sun_path))
@@ -676,7 +675,7 @@ void zd_server_stop(struct zd_server *s) {
                 if (!s->socket_activated)
                         (void) unlink(s->socket_path);
         }
-        zd_server_closer_stop(s);
+        zd_closer_stop(&s->closer);
 }
 
 bool zd_server_expire_partial(struct zd_server *s) {

@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "server-closer.h"
+
 #define ZD_MAX_CONNECTIONS 1024             /* all callers */
 #define ZD_MAX_CONNECTIONS_PER_UID 128      /* one non-root uid */
 #define ZD_MAX_OUTPUT (4u * 1024u * 1024u)  /* unsent replies before a client is dropped */
@@ -43,23 +45,21 @@ struct zd_server {
         unsigned accept_unlogged;   /* pauses since, not logged */
         struct zd_conn *conns;
         unsigned n_conns;
-        /* Closes the fds callers pass, in helper processes (common/fd-closer.h): a close may
-         * wait on the caller (a FUSE file's FLUSH), and this loop must not. NULL: closed here. */
-        struct zy_fd_closer *closer;
-        bool closer_disabled;   /* set before listen: close here (ZYGOTE_DISABLE_FEATURES=fd_closer) */
-        int closer_error;       /* why there is no closer: a negative errno, or 0 */
-        ev_io closer_watch;
-        ev_timer closer_timer;
+        /* Closes the fds callers pass, in helper processes (server-closer.h): a close may wait
+         * on the caller (a FUSE file's FLUSH), and this loop must not. */
+        struct zd_closer closer;
         zd_server_call_fn on_call;
         zd_server_disconnect_fn on_disconnect;
         void *userdata;
 };
 
-/* Without a closer (it could not start, or disabled), callers' fds are closed on the loop as
- * before: closer_error says why; the daemon serves all the same. */
+/* Without helpers to close callers' fds (they could not start, or disabled), the fds are closed
+ * on the loop as before: closer.error says why; the daemon serves all the same. */
 int zd_server_listen(struct zd_server *s);
 /* Closes an fd a caller passed (or -EBADF: nothing), never waiting for it. */
-void zd_server_close_caller_fd(struct zd_server *s, int fd);
+static inline void zd_server_close_caller_fd(struct zd_server *s, int fd) {
+        zd_closer_close(&s->closer, fd);
+}
 void zd_server_stop(struct zd_server *s);
 
 /* Replies to the current call. With continues=true the call stays open. fd (or -EBADF) is sent
