@@ -20,6 +20,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -441,6 +442,19 @@ def test_sigkill_zygoted_tasks_survive(daemons, needs_root, capsys):
         init_fds = {pid: os.pidfd_open(pid) for pid in inits}
         # A new zygoted takes over the stale socket and serves; without the fd store it does
         # not know the old tasks (adoption is tested with systemd, test_systemd.py).
+        # The old listening socket lives as long as anything shares the dead daemon's fd table
+        # (its fd closers, killed by PR_SET_PDEATHSIG a moment later): until it refuses
+        # connections, a new zygoted would take it for a live daemon's, and so would our check.
+        def refused():
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+            try:
+                s.connect(d.socket)
+                return False
+            except ConnectionRefusedError:
+                return True
+            finally:
+                s.close()
+        wait_for(refused, "the dead zygoted's listening socket closed", timeout=10)
         d2 = daemons(start=False)
         d2.dir, d2.socket = d.dir, d.socket
         d2.logpath = os.path.join(d.dir, "zygoted2.log")
