@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -318,13 +319,30 @@ static int probe_pid_namespace(unsigned cap_last, char *reason, size_t size) {
                 snprintf(reason, size, "clone(CLONE_NEWPID | CLONE_NEWNS): %s", strerror(errno));
                 return 0;
         }
-        if (pid == 0)
-                _exit(syscall(SYS_getpid) == 1 ? 0 : 1);
+        if (pid == 0) {
+                /* Workers join the namespace's mounts with setns(CLONE_NEWNS), which puts them at
+                 * the mount namespace's root: in a zygoted that runs chrooted, outside its root.
+                 * Joining our own mount namespace shows where that lands. */
+                struct stat before, after;
+                int mnt = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+
+                if (syscall(SYS_getpid) != 1)
+                        _exit(1);
+                if (mnt < 0 || stat("/", &before) < 0 || syscall(SYS_setns, mnt, CLONE_NEWNS) < 0 ||
+                    stat("/", &after) < 0)
+                        _exit(3);
+                _exit(before.st_dev == after.st_dev && before.st_ino == after.st_ino ? 0 : 2);
+        }
         while (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
                 if (errno != EINTR)
                         return -errno;
         if (si.si_code != CLD_EXITED || si.si_status != 0) {
-                snprintf(reason, size, "a child cloned with CLONE_NEWPID was not pid 1");
+                snprintf(reason, size, "%s",
+                         si.si_code == CLD_EXITED && si.si_status == 2 ?
+                                 "zygoted runs chrooted: joining the namespace's mounts would take tasks out of its root" :
+                         si.si_code == CLD_EXITED && si.si_status == 3 ?
+                                 "a child could not join its own mount namespace (setns)" :
+                                 "a child cloned with CLONE_NEWPID was not pid 1");
                 return 0;
         }
         snprintf(reason, size, "a child cloned with CLONE_NEWPID is pid 1");

@@ -28,6 +28,7 @@
 
 #include "pidfd-util.h"
 #include "pidns.h"
+#include "probe.h"
 #include "reference.h"
 #include "util.h"
 
@@ -178,6 +179,13 @@ int main(void) {
         if (zy_helper_path(helper, sizeof(helper)) < 0 || (helper_fd = zy_helper_open(helper)) < 0) {
                 fprintf(stderr, "zygote-ref not found: set ZYGOTE_REF_HELPER\n");
                 return 1;
+        }
+        /* zygoted's own probe: where it gives tasks no pid namespace (a chrooted zygoted, whose
+         * workers would leave its root by joining the namespace's mounts), nothing here applies */
+        struct zy_features f;
+        if (zy_probe_features(&f) == 0 && !f.pid_namespace) {
+                fprintf(stderr, "zygoted would use no pid namespace here: %s\n", f.pid_namespace_reason);
+                return 77;
         }
         r = zy_pidns_start(helper_fd, &ns, what, sizeof(what));
         if (r == -EINVAL || r == -EPERM) {
