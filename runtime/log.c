@@ -43,6 +43,7 @@ static void log_line(const struct ctx *c, const char *level, const char *msg) {
 
 /* One message: on stderr after "zygote-runc: " and prefix, unless prefix is NULL, and in the log
  * file at level. The format itself stands in for a message that cannot be formatted. */
+__attribute__((format(printf, 4, 0)))
 static void emit(const struct ctx *c, const char *level, const char *prefix, const char *fmt, va_list ap) {
         _cleanup_free_ char *msg = NULL;
 
