@@ -50,3 +50,15 @@ int zy_signal_from_string(const char *s) {
         }
         return -EINVAL;
 }
+
+void zy_signals_handled(sigset_t *ret) {
+        sigemptyset(ret);
+        for (int sig = 1; sig < _NSIG; sig++) {
+                struct sigaction old;
+
+                if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &old) < 0)
+                        continue;
+                if (old.sa_handler != SIG_DFL)
+                        sigaddset(ret, sig);
+        }
+}

@@ -25,6 +25,7 @@
 #include "daemon.h"
 #include "registry.h"
 #include "server.h"
+#include "signal-util.h"
 #include "spawn-park.h"
 #include "spawn-worker.h"
 #include "spawner.h"
@@ -387,17 +388,7 @@ static const sigset_t *daemon_dispositions(void) {
         static bool known;
 
         if (!known) {
-                sigemptyset(&set);
-                for (int sig = 1; sig < _NSIG; sig++) {
-                        struct sigaction old;
-
-                        /* glibc's internal signals: it refuses them (EINVAL), and so it does in
-                         * the worker's reset; a handler of its own is reset by execve */
-                        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &old) < 0)
-                                continue;
-                        if (old.sa_handler != SIG_DFL)
-                                sigaddset(&set, sig);
-                }
+                zy_signals_handled(&set);
                 known = true;
         }
         return &set;

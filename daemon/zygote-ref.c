@@ -30,6 +30,7 @@
 #include "pidfd-util.h"
 #include "plan.h"
 #include "reference.h"
+#include "signal-util.h"
 #include "util.h"
 #include "zygote-init.h"
 
@@ -100,21 +101,10 @@ static int handle_init(int ctl, const char *payload, size_t len, const int *fds,
 static bool signals_pristine;
 
 static bool check_signals_pristine(void) {
-        sigset_t mask;
+        sigset_t handled, mask;
 
-        for (int sig = 1; sig < _NSIG; sig++) {
-                struct sigaction old;
-
-                if (sig == SIGKILL || sig == SIGSTOP)
-                        continue;
-                /* glibc's two internal signals: it refuses them here; a handler it set is reset
-                 * by execve, and a worker's own reset cannot change them either */
-                if (sigaction(sig, NULL, &old) < 0)
-                        continue;
-                if (old.sa_handler != SIG_DFL)
-                        return false;
-        }
-        if (sigprocmask(SIG_SETMASK, NULL, &mask) < 0)
+        zy_signals_handled(&handled);
+        if (!sigisemptyset(&handled) || sigprocmask(SIG_SETMASK, NULL, &mask) < 0)
                 return false;
         return sigisemptyset(&mask);
 }
