@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of common/fd-closer.c with real helper processes: every fd handed over is closed
- * (the other end of a pipe sees EOF); a helper that does not answer (stopped with SIGSTOP, as a
- * close waiting on a FUSE server would leave it) is replaced within its deadline and the fds
- * behind it are closed by the next one, while the fd in its hands stays open until it goes on;
- * a helper that finished is reaped; free hands the queue over without waiting.
+ * (the other end of a pipe sees EOF); a helper that does not answer (stopped with SIGSTOP) is
+ * replaced within its deadline and what it never read is taken back and closed by the next one,
+ * never twice; a helper that finished is reaped; free hands the queue over without waiting.
+ * zy_fd_closer_settle(): a stopped helper's fds are taken back at once; a helper asleep in a
+ * close() that lingers (a TCP socket with SO_LINGER and unsent data, as a FUSE FLUSH would hold
+ * it) is seen there through /proc, and the fds behind it go to a new helper; without that file
+ * settle waits for the ack, times out once, and gives that fd up; past the helper limit, -EMFILE.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,9 +102,17 @@ static bool old_one_reaped(void *arg) {
         return zy_fd_closer_helpers(s->c) == 1 && zy_fd_closer_pending(s->c) == 0;
 }
 
+/* Stops pid and waits until it is stopped: a stop still on its way would let it read. */
+static void stop(pid_t pid) {
+        siginfo_t si;
+
+        assert_int_equal(kill(pid, SIGSTOP), 0);
+        assert_int_equal(waitid(P_PID, (id_t) pid, &si, WSTOPPED), 0);
+}
+
 static void test_stuck_helper_is_replaced(void **state) {
         struct zy_fd_closer *c = NULL;
-        int a[2], b[2];
+        int a[2], b[2], s_a, s_b;
         int64_t t0;
         pid_t first;
 
@@ -106,8 +120,8 @@ static void test_stuck_helper_is_replaced(void **state) {
         assert_int_equal(zy_fd_closer_new(0, &c), 0);
         first = zy_fd_closer_current_pid(c);
         assert_true(first > 0);
-        /* idle in read(): stopped, it takes a's number and closes nothing */
-        assert_int_equal(kill(first, SIGSTOP), 0);
+        /* idle: stopped, it reads neither a nor b */
+        stop(first);
         assert_int_equal(pipe2(a, O_CLOEXEC), 0);
         assert_int_equal(pipe2(b, O_CLOEXEC), 0);
         t0 = zy_fd_closer_now_ms();
@@ -116,11 +130,21 @@ static void test_stuck_helper_is_replaced(void **state) {
         struct stuck s = { .c = c, .b = b[0] };
         assert_true(run_until(c, b_closed_by_another, &s, 10000));
         assert_true(zy_fd_closer_now_ms() - t0 >= ZY_FD_CLOSER_STUCK_MS);
-        assert_false(eof(a[0])); /* still the stopped one's: never given to two */
+        assert_true(eof(a[0])); /* taken back from its pipe, closed by the next one */
+        assert_int_equal(zy_fd_closer_pending(c), 0);
         assert_int_equal(zy_fd_closer_helpers(c), 2);
+        /* Never twice: new files at a's and b's numbers stay open once the stopped one goes on
+         * (it finds its pipe empty, then EOF) and is reaped. */
+        s_a = fcntl(b[0], F_DUPFD_CLOEXEC, a[1]);
+        s_b = fcntl(b[0], F_DUPFD_CLOEXEC, b[1]);
+        assert_int_equal(s_a, a[1]);
+        assert_int_equal(s_b, b[1]);
         assert_int_equal(kill(first, SIGCONT), 0);
         assert_true(run_until(c, old_one_reaped, &s, 10000));
-        assert_true(eof(a[0]));
+        assert_true(fcntl(s_a, F_GETFD) >= 0);
+        assert_true(fcntl(s_b, F_GETFD) >= 0);
+        close(s_a);
+        close(s_b);
         close(a[0]);
         close(b[0]);
         zy_fd_closer_free(c);
@@ -153,6 +177,11 @@ static void test_killed_helper_gives_back_what_it_never_read(void **state) {
         while (waitid(P_ALL, 0, &gone, WEXITED) == 0)
                 ;
         assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        /* once it has closed something, the helper has opened its /proc/self/syscall too */
+        assert_int_equal(pipe2(a, O_CLOEXEC), 0);
+        zy_fd_closer_close(c, a[1]);
+        assert_true(run_until(c, none_pending, c, 10000));
+        close(a[0]);
         base = open_fds();
         first = zy_fd_closer_current_pid(c);
         assert_int_equal(kill(first, SIGKILL), 0);
@@ -183,12 +212,196 @@ static void test_free_hands_over_the_queue(void **state) {
         }
 }
 
+static bool reaped_and_done(void *arg) {
+        return zy_fd_closer_helpers(arg) == 1 && zy_fd_closer_pending(arg) == 0;
+}
+
+/* settle() hands out what a stopped idle helper never read at once, to a new helper, long
+ * before its timeout (and before the 200 ms of dispatch's deadline). */
+static void test_settle_takes_back_from_a_stopped_helper(void **state) {
+        struct zy_fd_closer *c = NULL;
+        int p[5][2];
+        int64_t t0, took;
+        pid_t first;
+
+        (void) state;
+        assert_int_equal(zy_fd_closer_settle(NULL, 1000), 0);
+        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        assert_int_equal(zy_fd_closer_settle(c, 1000), 0); /* nothing pending */
+        first = zy_fd_closer_current_pid(c);
+        stop(first);
+        for (int i = 0; i < 5; i++) {
+                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
+                zy_fd_closer_close(c, p[i][1]);
+        }
+        t0 = zy_fd_closer_now_ms();
+        assert_int_equal(zy_fd_closer_settle(c, 2000), 0);
+        took = zy_fd_closer_now_ms() - t0;
+        print_message("settle with a stopped helper: %lld ms\n", (long long) took);
+        assert_true(took < ZY_FD_CLOSER_STUCK_MS);
+        for (int i = 0; i < 5; i++)
+                assert_true(eof(p[i][0])); /* closed everywhere: by the new helper */
+        assert_int_equal(zy_fd_closer_pending(c), 0);
+        assert_int_equal(zy_fd_closer_helpers(c), 2);
+        assert_true(zy_fd_closer_current_pid(c) != first);
+        assert_int_equal(kill(first, SIGCONT), 0);
+        assert_true(run_until(c, reaped_and_done, c, 10000));
+        for (int i = 0; i < 5; i++)
+                close(p[i][0]);
+        zy_fd_closer_free(c);
+}
+
+/* A TCP connection over loopback whose close() lingers: SO_LINGER 5 s, the send buffer full and
+ * the peer reading nothing, so the last close of *ret_client sleeps until the peer reads or
+ * closes (*ret_peer) or 5 s pass. */
+static void lingering_socket(int *ret_client, int *ret_peer) {
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        struct linger l = { .l_onoff = 1, .l_linger = 5 };
+        int small = 4096, l_fd, cl, peer;
+        char buf[4096] = { 0 };
+
+        l_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(l_fd >= 0);
+        assert_int_equal(setsockopt(l_fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+        assert_int_equal(bind(l_fd, (struct sockaddr *) &a, sizeof(a)), 0);
+        assert_int_equal(getsockname(l_fd, (struct sockaddr *) &a, &len), 0);
+        assert_int_equal(listen(l_fd, 1), 0);
+        cl = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(cl >= 0);
+        assert_int_equal(setsockopt(cl, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+        assert_int_equal(connect(cl, (struct sockaddr *) &a, sizeof(a)), 0);
+        peer = accept4(l_fd, NULL, NULL, SOCK_CLOEXEC);
+        assert_true(peer >= 0);
+        close(l_fd);
+        assert_int_equal(setsockopt(cl, SOL_SOCKET, SO_LINGER, &l, sizeof(l)), 0);
+        for (;;) {
+                ssize_t n = send(cl, buf, sizeof(buf), MSG_DONTWAIT);
+
+                if (n < 0) {
+                        assert_int_equal(errno, EAGAIN);
+                        break;
+                }
+        }
+        *ret_client = cl;
+        *ret_peer = peer;
+}
+
+/* settle() finds the helper asleep in close() of the lingering socket through its
+ * /proc/self/syscall: that fd has left the table, and the pipe ends behind it are taken back and
+ * closed by a new helper, all long before the linger's 5 s. */
+static void test_settle_sees_a_helper_inside_close(void **state) {
+        struct zy_fd_closer *c = NULL;
+        int p[3][2], sock, peer;
+        int64_t t0, took;
+
+        (void) state;
+        lingering_socket(&sock, &peer);
+        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        zy_fd_closer_close(c, sock);
+        for (int i = 0; i < 3; i++) {
+                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
+                zy_fd_closer_close(c, p[i][1]);
+        }
+        t0 = zy_fd_closer_now_ms();
+        assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
+        took = zy_fd_closer_now_ms() - t0;
+        print_message("settle past a helper in close(): %lld ms\n", (long long) took);
+        assert_true(took < 2000);
+        /* gone from the table: we opened nothing since, but the new helper opened its
+         * /proc/self/syscall, which may have taken the lowest free number */
+        struct stat st;
+        if (fstat(sock, &st) == 0)
+                assert_false(S_ISSOCK(st.st_mode));
+        else
+                assert_int_equal(errno, EBADF);
+        for (int i = 0; i < 3; i++)
+                assert_true(eof(p[i][0]));
+        assert_int_equal(zy_fd_closer_pending(c), 1); /* the socket, in close() still */
+        assert_int_equal(zy_fd_closer_helpers(c), 2);
+        assert_int_equal(zy_fd_closer_settle(c, 4000), 0); /* known: at once */
+        /* the linger ends: the helper acknowledges, leaves, and is reaped */
+        close(peer);
+        assert_true(run_until(c, reaped_and_done, c, 10000));
+        for (int i = 0; i < 3; i++)
+                close(p[i][0]);
+        zy_fd_closer_free(c);
+}
+
+/* The fallback without /proc/self/syscall (forced): nothing tells that the helper is in close(),
+ * so settle() waits for the ack until its timeout, once: that fd is given up, and the next call
+ * does not wait for it. The fds behind it still go to a new helper. */
+static void test_settle_without_syscall_file_waits_once(void **state) {
+        struct zy_fd_closer *c = NULL;
+        int p[2], sock, peer;
+        int64_t t0, took;
+
+        (void) state;
+        lingering_socket(&sock, &peer);
+        assert_int_equal(zy_fd_closer_new(ZY_FD_CLOSER_NO_SYSCALL_FILE, &c), 0);
+        zy_fd_closer_close(c, sock);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        zy_fd_closer_close(c, p[1]);
+        t0 = zy_fd_closer_now_ms();
+        assert_int_equal(zy_fd_closer_settle(c, 300), -ETIMEDOUT);
+        took = zy_fd_closer_now_ms() - t0;
+        print_message("settle without the file: %lld ms\n", (long long) took);
+        assert_true(took >= 300 && took < 2000);
+        assert_true(eof(p[0]));
+        assert_int_equal(zy_fd_closer_pending(c), 1);
+        t0 = zy_fd_closer_now_ms();
+        assert_int_equal(zy_fd_closer_settle(c, 300), 0); /* given up: not waited for again */
+        assert_true(zy_fd_closer_now_ms() - t0 < 100);
+        close(peer);
+        assert_true(run_until(c, reaped_and_done, c, 10000));
+        close(p[0]);
+        zy_fd_closer_free(c);
+}
+
+/* Past ZY_FD_CLOSER_MAX_HELPERS (every helper stopped, none leaving), settle() cannot start one
+ * for what it took back: -EMFILE, the fd stays queued, and goes out once helpers leave. */
+static void test_settle_at_the_helper_limit(void **state) {
+        struct zy_fd_closer *c = NULL;
+        pid_t stopped[ZY_FD_CLOSER_MAX_HELPERS];
+        int p[ZY_FD_CLOSER_MAX_HELPERS][2];
+
+        (void) state;
+        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        for (int i = 0; i < ZY_FD_CLOSER_MAX_HELPERS; i++) {
+                stopped[i] = zy_fd_closer_current_pid(c);
+                stop(stopped[i]);
+                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
+                zy_fd_closer_close(c, p[i][1]);
+                assert_int_equal(zy_fd_closer_helpers(c), (size_t) i + 1);
+                if (i < ZY_FD_CLOSER_MAX_HELPERS - 1) {
+                        assert_int_equal(zy_fd_closer_settle(c, 2000), 0);
+                        assert_true(eof(p[i][0]));
+                }
+        }
+        assert_int_equal(zy_fd_closer_settle(c, 2000), -EMFILE);
+        assert_false(eof(p[ZY_FD_CLOSER_MAX_HELPERS - 1][0]));
+        assert_int_equal(zy_fd_closer_pending(c), 1);
+        assert_int_equal(zy_fd_closer_current_pid(c), 0);
+        for (int i = 0; i < ZY_FD_CLOSER_MAX_HELPERS; i++)
+                assert_int_equal(kill(stopped[i], SIGCONT), 0);
+        assert_true(run_until(c, reaped_and_done, c, 10000));
+        for (int i = 0; i < ZY_FD_CLOSER_MAX_HELPERS; i++) {
+                assert_true(eof(p[i][0]));
+                close(p[i][0]);
+        }
+        zy_fd_closer_free(c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_closes_everything),
                 cmocka_unit_test(test_stuck_helper_is_replaced),
                 cmocka_unit_test(test_killed_helper_gives_back_what_it_never_read),
                 cmocka_unit_test(test_free_hands_over_the_queue),
+                cmocka_unit_test(test_settle_takes_back_from_a_stopped_helper),
+                cmocka_unit_test(test_settle_sees_a_helper_inside_close),
+                cmocka_unit_test(test_settle_without_syscall_file_waits_once),
+                cmocka_unit_test(test_settle_at_the_helper_limit),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
