@@ -21,14 +21,16 @@
  * is atomic (under PIPE_BUF), and its pipe never fills. */
 #define BATCH 64
 /* How long a helper may make no progress in zy_fd_closer_settle() before the fds it has not
- * read are taken back: above a runnable task's wait on two busy cores (CFS: 12 ms). */
+ * read are taken back: above a runnable task's wait on two busy cores (CFS: 12 ms). One that
+ * has not said hello yet is still starting (a copy of a large process, slower under ASan): it
+ * gets ZY_FD_CLOSER_STUCK_MS. */
 #define GRACE_MS 20
 
 enum { ACK_CLOSED, ACK_HELLO };
 
 struct ack {
         uint32_t helper; /* the helper's serial number */
-        int32_t kind;    /* ACK_CLOSED: fd closed; ACK_HELLO: fd is its /proc/self/syscall */
+        int32_t kind;    /* ACK_CLOSED: fd closed; ACK_HELLO: up, fd is its /proc/self/syscall or -1 */
         int32_t fd;
 };
 
@@ -48,6 +50,7 @@ struct helper {
         int fifo[BATCH];  /* written and not acknowledged, in order: fifo[head] it holds or reads next */
         size_t fifo_head, fifo_n;
         enum head_state head_state;
+        bool hello;       /* it is up */
         int64_t progress; /* when it last acknowledged, or got work while idle */
         int64_t deadline; /* progress + ZY_FD_CLOSER_STUCK_MS: past it, work left makes it stuck */
 };
@@ -112,12 +115,8 @@ _Noreturn static void helper_main(int cmd_r, int ack_w, uint32_t serial, pid_t p
         /* Opened here, not by the parent: a reference's helpers sit in a pid namespace whose
          * /proc may not name them by the pid clone() returned. Non-dumpable and unprivileged, the
          * open fails (EACCES): the parent then relies on acks alone. The parent closes it. */
-        if (!no_syscall_file) {
-                int sysfd = open("/proc/self/syscall", O_RDONLY | O_CLOEXEC);
-
-                if (sysfd >= 0)
-                        ack_write(ack_w, &(struct ack){ .helper = serial, .kind = ACK_HELLO, .fd = sysfd });
-        }
+        int sysfd = no_syscall_file ? -1 : open("/proc/self/syscall", O_RDONLY | O_CLOEXEC);
+        ack_write(ack_w, &(struct ack){ .helper = serial, .kind = ACK_HELLO, .fd = sysfd < 0 ? -1 : sysfd });
         for (;;) {
                 int fd;
                 ssize_t n = read(cmd_r, &fd, sizeof(fd));
@@ -360,9 +359,11 @@ static void read_acks(struct zy_fd_closer *c, int64_t now) {
                         struct helper *h = helper_of(c, acks[i].helper);
 
                         if (acks[i].kind == ACK_HELLO) {
-                                if (h && h->sysfd < 0)
+                                if (h && !h->hello) {
+                                        h->hello = true;
                                         h->sysfd = acks[i].fd;
-                                else
+                                        h->progress = now; /* none was possible before */
+                                } else
                                         close_keep_errno(acks[i].fd); /* its, and nobody closed it */
                                 continue;
                         }
@@ -495,7 +496,8 @@ int zy_fd_closer_settle(struct zy_fd_closer *c, int timeout_ms) {
                                 /* held there, maybe for long: the rest go to a new helper */
                                 if (h->fifo_n > 1)
                                         let_go(c, h);
-                        } else if (h->cmd_w >= 0 && now - h->progress >= GRACE_MS)
+                        } else if (h->cmd_w >= 0 &&
+                                   now - h->progress >= (h->hello ? GRACE_MS : ZY_FD_CLOSER_STUCK_MS))
                                 let_go(c, h); /* stalled: what it has not read comes back */
                 }
                 if (!unsettled(c))

@@ -212,6 +212,18 @@ static void test_free_hands_over_the_queue(void **state) {
         }
 }
 
+/* Waits until the current helper is up (it has closed something): settle() gives one still
+ * starting more time. */
+static void warm_up(struct zy_fd_closer *c) {
+        int p[2];
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        zy_fd_closer_close(c, p[1]);
+        assert_true(run_until(c, none_pending, c, 10000));
+        assert_true(eof(p[0]));
+        close(p[0]);
+}
+
 static bool reaped_and_done(void *arg) {
         return zy_fd_closer_helpers(arg) == 1 && zy_fd_closer_pending(arg) == 0;
 }
@@ -228,6 +240,7 @@ static void test_settle_takes_back_from_a_stopped_helper(void **state) {
         assert_int_equal(zy_fd_closer_settle(NULL, 1000), 0);
         assert_int_equal(zy_fd_closer_new(0, &c), 0);
         assert_int_equal(zy_fd_closer_settle(c, 1000), 0); /* nothing pending */
+        warm_up(c);
         first = zy_fd_closer_current_pid(c);
         stop(first);
         for (int i = 0; i < 5; i++) {
@@ -242,7 +255,7 @@ static void test_settle_takes_back_from_a_stopped_helper(void **state) {
         for (int i = 0; i < 5; i++)
                 assert_true(eof(p[i][0])); /* closed everywhere: by the new helper */
         assert_int_equal(zy_fd_closer_pending(c), 0);
-        assert_int_equal(zy_fd_closer_helpers(c), 2);
+        assert_true(zy_fd_closer_helpers(c) >= 2); /* 3 if the new one was slow, under load */
         assert_true(zy_fd_closer_current_pid(c) != first);
         assert_int_equal(kill(first, SIGCONT), 0);
         assert_true(run_until(c, reaped_and_done, c, 10000));
@@ -318,7 +331,7 @@ static void test_settle_sees_a_helper_inside_close(void **state) {
         for (int i = 0; i < 3; i++)
                 assert_true(eof(p[i][0]));
         assert_int_equal(zy_fd_closer_pending(c), 1); /* the socket, in close() still */
-        assert_int_equal(zy_fd_closer_helpers(c), 2);
+        assert_true(zy_fd_closer_helpers(c) >= 2);
         assert_int_equal(zy_fd_closer_settle(c, 4000), 0); /* known: at once */
         /* the linger ends: the helper acknowledges, leaves, and is reaped */
         close(peer);
@@ -363,29 +376,35 @@ static void test_settle_without_syscall_file_waits_once(void **state) {
 static void test_settle_at_the_helper_limit(void **state) {
         struct zy_fd_closer *c = NULL;
         pid_t stopped[ZY_FD_CLOSER_MAX_HELPERS];
-        int p[ZY_FD_CLOSER_MAX_HELPERS][2];
+        int p[ZY_FD_CLOSER_MAX_HELPERS][2], r = 0;
+        size_t n = 0;
 
         (void) state;
         assert_int_equal(zy_fd_closer_new(0, &c), 0);
-        for (int i = 0; i < ZY_FD_CLOSER_MAX_HELPERS; i++) {
-                stopped[i] = zy_fd_closer_current_pid(c);
-                stop(stopped[i]);
-                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
-                zy_fd_closer_close(c, p[i][1]);
-                assert_int_equal(zy_fd_closer_helpers(c), (size_t) i + 1);
-                if (i < ZY_FD_CLOSER_MAX_HELPERS - 1) {
-                        assert_int_equal(zy_fd_closer_settle(c, 2000), 0);
-                        assert_true(eof(p[i][0]));
-                }
+        warm_up(c);
+        /* each round stops the current helper and hands it a pipe end: settle() takes it back
+         * and starts another (two, if the new one is slow under load), until it cannot */
+        while (n < ZY_FD_CLOSER_MAX_HELPERS) {
+                stopped[n] = zy_fd_closer_current_pid(c);
+                assert_true(stopped[n] > 0);
+                stop(stopped[n]);
+                assert_int_equal(pipe2(p[n], O_CLOEXEC), 0);
+                zy_fd_closer_close(c, p[n][1]);
+                r = zy_fd_closer_settle(c, 2000);
+                n++;
+                if (r != 0)
+                        break;
+                assert_true(eof(p[n - 1][0]));
         }
-        assert_int_equal(zy_fd_closer_settle(c, 2000), -EMFILE);
-        assert_false(eof(p[ZY_FD_CLOSER_MAX_HELPERS - 1][0]));
+        assert_int_equal(r, -EMFILE);
+        assert_int_equal(zy_fd_closer_helpers(c), ZY_FD_CLOSER_MAX_HELPERS);
+        assert_false(eof(p[n - 1][0]));
         assert_int_equal(zy_fd_closer_pending(c), 1);
         assert_int_equal(zy_fd_closer_current_pid(c), 0);
-        for (int i = 0; i < ZY_FD_CLOSER_MAX_HELPERS; i++)
+        for (size_t i = 0; i < n; i++)
                 assert_int_equal(kill(stopped[i], SIGCONT), 0);
         assert_true(run_until(c, reaped_and_done, c, 10000));
-        for (int i = 0; i < ZY_FD_CLOSER_MAX_HELPERS; i++) {
+        for (size_t i = 0; i < n; i++) {
                 assert_true(eof(p[i][0]));
                 close(p[i][0]);
         }
