@@ -489,11 +489,13 @@ int zy_fd_closer_settle(struct zy_fd_closer *c, int timeout_ms) {
                 for (size_t i = 0; i < c->n_helpers; i++) {
                         struct helper *h = &c->helpers[i];
 
-                        if (h->fifo_n == 0 || h->head_state != HEAD_OPEN)
+                        if (h->fifo_n == 0)
                                 continue;
-                        if (in_close(h)) {
+                        if (h->head_state == HEAD_OPEN && in_close(h))
                                 h->head_state = HEAD_IN_CLOSE;
-                                /* held there, maybe for long: the rest go to a new helper */
+                        if (h->head_state != HEAD_OPEN) {
+                                /* held there, maybe for long (still the current one, it was
+                                 * given more since): the rest go to a new helper */
                                 if (h->fifo_n > 1)
                                         let_go(c, h);
                         } else if (h->cmd_w >= 0 &&

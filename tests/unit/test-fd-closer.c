@@ -300,19 +300,32 @@ static void lingering_socket(int *ret_client, int *ret_peer) {
         *ret_peer = peer;
 }
 
-/* settle() finds the helper asleep in close() of the lingering socket through its
+/* Whether fd is no longer the socket it was: closed, or its number taken by something else
+ * (we open nothing, but a new helper opens its /proc/self/syscall at the lowest free number). */
+static bool not_a_socket(int fd) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return errno == EBADF;
+        return !S_ISSOCK(st.st_mode);
+}
+
+/* settle() finds a helper asleep in close() of a lingering socket through its
  * /proc/self/syscall: that fd has left the table, and the pipe ends behind it are taken back and
- * closed by a new helper, all long before the linger's 5 s. */
+ * closed by a new helper, all long before the linger's 5 s. Twice: with the pipe ends handed
+ * right behind the socket, and handed after a settle that found the helper (still the current
+ * one) in close(). */
 static void test_settle_sees_a_helper_inside_close(void **state) {
         struct zy_fd_closer *c = NULL;
-        int p[3][2], sock, peer;
+        int p[3][2], sock[2], peer[2];
         int64_t t0, took;
 
         (void) state;
-        lingering_socket(&sock, &peer);
+        lingering_socket(&sock[0], &peer[0]);
+        lingering_socket(&sock[1], &peer[1]);
         assert_int_equal(zy_fd_closer_new(0, &c), 0);
-        zy_fd_closer_close(c, sock);
-        for (int i = 0; i < 3; i++) {
+        zy_fd_closer_close(c, sock[0]);
+        for (int i = 0; i < 2; i++) {
                 assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
                 zy_fd_closer_close(c, p[i][1]);
         }
@@ -321,20 +334,33 @@ static void test_settle_sees_a_helper_inside_close(void **state) {
         took = zy_fd_closer_now_ms() - t0;
         print_message("settle past a helper in close(): %lld ms\n", (long long) took);
         assert_true(took < 2000);
-        /* gone from the table: we opened nothing since, but the new helper opened its
-         * /proc/self/syscall, which may have taken the lowest free number */
-        struct stat st;
-        if (fstat(sock, &st) == 0)
-                assert_false(S_ISSOCK(st.st_mode));
-        else
-                assert_int_equal(errno, EBADF);
-        for (int i = 0; i < 3; i++)
+        assert_true(not_a_socket(sock[0]));
+        for (int i = 0; i < 2; i++)
                 assert_true(eof(p[i][0]));
         assert_int_equal(zy_fd_closer_pending(c), 1); /* the socket, in close() still */
         assert_true(zy_fd_closer_helpers(c) >= 2);
         assert_int_equal(zy_fd_closer_settle(c, 4000), 0); /* known: at once */
-        /* the linger ends: the helper acknowledges, leaves, and is reaped */
-        close(peer);
+
+        /* the socket alone: the helper in close() stays the current one */
+        zy_fd_closer_close(c, sock[1]);
+        assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
+        assert_true(not_a_socket(sock[1]));
+        pid_t in_close = zy_fd_closer_current_pid(c);
+        /* what it is handed now waits behind it: settle gives it to a new helper */
+        assert_int_equal(pipe2(p[2], O_CLOEXEC), 0);
+        zy_fd_closer_close(c, p[2][1]);
+        t0 = zy_fd_closer_now_ms();
+        assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
+        took = zy_fd_closer_now_ms() - t0;
+        print_message("settle behind a current helper in close(): %lld ms\n", (long long) took);
+        assert_true(took < 2000);
+        assert_true(eof(p[2][0]));
+        assert_true(zy_fd_closer_current_pid(c) != in_close);
+        assert_int_equal(zy_fd_closer_pending(c), 2); /* both sockets */
+
+        /* the lingers end: the helpers acknowledge, leave, and are reaped */
+        close(peer[0]);
+        close(peer[1]);
         assert_true(run_until(c, reaped_and_done, c, 10000));
         for (int i = 0; i < 3; i++)
                 close(p[i][0]);
