@@ -7,7 +7,9 @@
  * zy_fd_closer_settle(): a stopped helper's fds are taken back at once; a helper asleep in a
  * close() that lingers (a TCP socket with SO_LINGER and unsent data, as a FUSE FLUSH would hold
  * it) is seen there through /proc, and the fds behind it go to a new helper; without that file
- * settle waits for the ack, times out once, and gives that fd up; past the helper limit, -EMFILE.
+ * settle waits for the ack, times out once, and gives that fd up; past the helper limit, -EMFILE;
+ * under a filter that refuses poll(), helpers that cannot wait leave and what they never read
+ * is taken back.
  */
 #include <errno.h>
 #include <fcntl.h>
