@@ -69,7 +69,8 @@ int zy_fd_closer_dispatch(struct zy_fd_closer *c, int64_t now_ms);
  * way; with nothing pending, at once and without a system call. -ETIMEDOUT when it could not make
  * sure within timeout_ms (never longer): what a helper then still holds is given up, not waited
  * for by later calls. -EMFILE when fds are queued and no helper can be started (the limit, or
- * clone failing). c == NULL: 0. */
+ * clone failing). c == NULL: 0. It may start helpers and queue fds taken back: call
+ * zy_fd_closer_dispatch() afterwards for the next deadline. */
 int zy_fd_closer_settle(struct zy_fd_closer *c, int timeout_ms);
 
 /* fds waiting or in a helper's hands (not yet acknowledged), and live helpers. */
