@@ -2,12 +2,14 @@
 /* Closing a caller's fds in helper processes that share the fd table: see fd-closer.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,9 +17,27 @@
 #include "fd-closer.h"
 #include "pidfd-util.h"
 
+/* At most this many fds written to a helper and not yet acknowledged: one write() of them all
+ * is atomic (under PIPE_BUF), and its pipe never fills. */
+#define BATCH 64
+/* How long a helper may make no progress in zy_fd_closer_settle() before the fds it has not
+ * read are taken back: above a runnable task's wait on two busy cores (CFS: 12 ms). One that
+ * has not said hello yet is still starting (a copy of a large process, slower under ASan): it
+ * gets ZY_FD_CLOSER_STUCK_MS. */
+#define GRACE_MS 20
+
+enum { ACK_CLOSED, ACK_HELLO };
+
 struct ack {
         uint32_t helper; /* the helper's serial number */
+        int32_t kind;    /* ACK_CLOSED: fd closed; ACK_HELLO: up, fd is its /proc/self/syscall or -1 */
         int32_t fd;
+};
+
+enum head_state {
+        HEAD_OPEN,     /* the fifo's head may still be in the table */
+        HEAD_IN_CLOSE, /* seen asleep in close(head): it has left the table */
+        HEAD_GIVEN_UP, /* a settle waited its whole timeout for it: not waited for again */
 };
 
 struct helper {
@@ -25,13 +45,19 @@ struct helper {
         pid_t pid;
         int pidfd;
         int cmd_w;        /* ours; -1 once the helper is let go */
-        int cmd_r;        /* the helper's end, in the one table: the helper closes it */
-        int in_flight;    /* the fd it is on, -1 when idle */
-        int64_t deadline; /* when an unanswered in_flight makes it stuck */
+        int cmd_r;        /* the helper's end (O_NONBLOCK), in the one table: it closes it at EOF */
+        int sysfd;        /* its /proc/self/syscall (its hello names it), ours to close; -1 none */
+        int fifo[BATCH];  /* written and not acknowledged, in order: fifo[head] it holds or reads next */
+        size_t fifo_head, fifo_n;
+        enum head_state head_state;
+        bool hello;       /* it is up */
+        int64_t progress; /* when it last acknowledged, or got work while idle */
+        int64_t deadline; /* progress + ZY_FD_CLOSER_STUCK_MS: past it, work left makes it stuck */
 };
 
 struct zy_fd_closer {
         uint64_t clone_flags;
+        bool no_syscall_file;
         int ack_r, ack_w;
         uint32_t next_serial;
         struct helper helpers[ZY_FD_CLOSER_MAX_HELPERS];
@@ -56,12 +82,18 @@ static void close_keep_errno(int fd) {
         errno = e;
 }
 
+static void ack_write(int ack_w, const struct ack *a) {
+        while (write(ack_w, a, sizeof(*a)) < 0 && errno == EINTR)
+                ;
+}
+
 /* The helper: close what comes, acknowledge each after its close returns, leave at EOF. It shares
  * the table, so it must not close anything it was not given, and it leaves with _exit (no atexit
- * handlers of the parent's copy of memory). */
-_Noreturn static void helper_main(int cmd_r, int ack_w, uint32_t serial, pid_t parent) {
-        int fds[256];
-
+ * handlers of the parent's copy of memory). It reads one fd at a time from a non-blocking pipe:
+ * whatever it has not read, the parent can take back with one read() (steal()); so it holds at
+ * most one. It leaves with 0 only at EOF, having closed cmd_r; any other way out leaves cmd_r to
+ * the parent, with what is unread in it. */
+_Noreturn static void helper_main(int cmd_r, int ack_w, uint32_t serial, pid_t parent, bool no_syscall_file) {
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
         (void) prctl(PR_SET_NAME, (unsigned long) ZY_FD_CLOSER_COMM, 0UL, 0UL, 0UL);
         /* The parent died before PDEATHSIG was set: we were handed to a reaper. getppid() is 0
@@ -80,20 +112,31 @@ _Noreturn static void helper_main(int cmd_r, int ack_w, uint32_t serial, pid_t p
         sigset_t none;
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        /* Opened here, not by the parent: a reference's helpers sit in a pid namespace whose
+         * /proc may not name them by the pid clone() returned. Non-dumpable and unprivileged, the
+         * open fails (EACCES): the parent then relies on acks alone. The parent closes it. */
+        int sysfd = no_syscall_file ? -1 : open("/proc/self/syscall", O_RDONLY | O_CLOEXEC);
+        ack_write(ack_w, &(struct ack){ .helper = serial, .kind = ACK_HELLO, .fd = sysfd < 0 ? -1 : sysfd });
         for (;;) {
-                ssize_t n = read(cmd_r, fds, sizeof(fds));
+                int fd;
+                ssize_t n = read(cmd_r, &fd, sizeof(fd));
 
+                if (n == (ssize_t) sizeof(fd)) {
+                        (void) close(fd);
+                        ack_write(ack_w, &(struct ack){ .helper = serial, .kind = ACK_CLOSED, .fd = fd });
+                        continue;
+                }
+                if (n == 0)
+                        break;
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n <= 0)
-                        break;
-                for (size_t i = 0; i < (size_t) n / sizeof(int); i++) {
-                        struct ack a = { .helper = serial, .fd = fds[i] };
+                if (n < 0 && errno == EAGAIN) {
+                        struct pollfd p = { .fd = cmd_r, .events = POLLIN };
 
-                        (void) close(fds[i]);
-                        while (write(ack_w, &a, sizeof(a)) < 0 && errno == EINTR)
-                                ;
+                        if (poll(&p, 1, -1) >= 0 || errno == EINTR)
+                                continue;
                 }
+                _exit(1); /* cannot wait (poll refused?): the parent takes back what is unread */
         }
         (void) close(cmd_r);
         _exit(0);
@@ -106,22 +149,22 @@ static int helper_start(struct zy_fd_closer *c) {
 
         if (c->n_helpers >= ZY_FD_CLOSER_MAX_HELPERS)
                 return -EMFILE;
-        if (pipe2(p, O_CLOEXEC) < 0)
+        if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
                 return -errno;
         pid = clone_with_pidfd(CLONE_FILES | c->clone_flags, &pidfd);
         if (pid == 0)
-                helper_main(p[0], c->ack_w, c->next_serial, self);
+                helper_main(p[0], c->ack_w, c->next_serial, self, c->no_syscall_file);
         if (pid < 0) {
                 close_keep_errno(p[0]);
                 close_keep_errno(p[1]);
                 return (int) pid;
         }
-        /* Ours never blocks: one fd at a time goes into an empty pipe, and at the end the
-         * queue goes as far as the pipe takes it. */
-        (void) fcntl(p[1], F_SETFL, O_NONBLOCK);
+        /* Both ends non-blocking: ours, since at most BATCH ints are in the pipe, and a write
+         * that does not fit must fail rather than wait; the helper's, so that steal() can take
+         * back what it has not read without blocking. */
         h = &c->helpers[c->n_helpers++];
         *h = (struct helper){ .serial = c->next_serial++, .pid = pid, .pidfd = pidfd, .cmd_w = p[1], .cmd_r = p[0],
-                              .in_flight = -1 };
+                              .sysfd = -1 };
         c->current = h;
         return 0;
 }
@@ -135,7 +178,8 @@ int zy_fd_closer_new(uint64_t extra_clone_flags, struct zy_fd_closer **ret) {
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        c->clone_flags = extra_clone_flags;
+        c->no_syscall_file = extra_clone_flags & ZY_FD_CLOSER_NO_SYSCALL_FILE;
+        c->clone_flags = extra_clone_flags & ~ZY_FD_CLOSER_NO_SYSCALL_FILE;
         if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
                 r = -errno;
                 free(c);
@@ -167,7 +211,7 @@ size_t zy_fd_closer_pending(const struct zy_fd_closer *c) {
                 return 0;
         n = c->n - c->head;
         for (size_t i = 0; i < c->n_helpers; i++)
-                n += c->helpers[i].in_flight >= 0;
+                n += c->helpers[i].fifo_n;
         return n;
 }
 
@@ -179,21 +223,73 @@ size_t zy_fd_closer_helpers(const struct zy_fd_closer *c) {
         return c ? c->n_helpers : 0;
 }
 
-/* Hands the next queued fd to the current helper if it is idle. */
+static int fifo_at(const struct helper *h, size_t i) {
+        return h->fifo[(h->fifo_head + i) % BATCH];
+}
+
+/* Makes room for k more in the queue; false when it cannot grow. */
+static bool queue_reserve(struct zy_fd_closer *c, size_t k) {
+        size_t live = c->n - c->head;
+
+        if (c->n + k <= c->size)
+                return true;
+        if (c->head > 0) {
+                memmove(c->queue, c->queue + c->head, live * sizeof(int));
+                c->head = 0;
+                c->n = live;
+        }
+        if (live + k <= c->size)
+                return true;
+        size_t size = c->size ? c->size * 2 : 64;
+        while (size < live + k)
+                size *= 2;
+        int *q = realloc(c->queue, size * sizeof(int));
+        if (!q)
+                return false;
+        c->queue = q;
+        c->size = size;
+        return true;
+}
+
+/* Puts fds taken back from a helper in front of the queue: they were handed over first. */
+static void queue_front(struct zy_fd_closer *c, const int *fds, size_t k) {
+        if (c->head < k) {
+                size_t live = c->n - c->head;
+
+                if (!queue_reserve(c, k)) {
+                        for (size_t i = 0; i < k; i++)
+                                close_keep_errno(fds[i]); /* the last resort: it may block */
+                        return;
+                }
+                memmove(c->queue + k, c->queue + c->head, live * sizeof(int));
+                c->head = k;
+                c->n = k + live;
+        }
+        c->head -= k;
+        memcpy(c->queue + c->head, fds, k * sizeof(int));
+}
+
+/* Writes as much of the queue as the current helper may have outstanding, in one write(). */
 static void feed(struct zy_fd_closer *c, int64_t now) {
         struct helper *h = c->current;
-        int fd;
+        size_t k;
 
-        if (!h || h->in_flight >= 0 || c->head == c->n)
+        if (!h || c->head == c->n || h->fifo_n == BATCH)
                 return;
-        fd = c->queue[c->head];
-        if (write(h->cmd_w, &fd, sizeof(fd)) != (ssize_t) sizeof(fd))
-                return; /* cannot happen on an empty pipe; the fd stays queued */
-        c->head++;
+        k = c->n - c->head;
+        if (k > BATCH - h->fifo_n)
+                k = BATCH - h->fifo_n;
+        if (write(h->cmd_w, &c->queue[c->head], k * sizeof(int)) != (ssize_t) (k * sizeof(int)))
+                return; /* cannot happen (at most BATCH ints in its pipe); they stay queued */
+        if (h->fifo_n == 0) {
+                h->head_state = HEAD_OPEN;
+                h->progress = now;
+                h->deadline = now + ZY_FD_CLOSER_STUCK_MS;
+        }
+        for (size_t i = 0; i < k; i++)
+                h->fifo[(h->fifo_head + h->fifo_n++) % BATCH] = c->queue[c->head++];
         if (c->head == c->n)
                 c->head = c->n = 0;
-        h->in_flight = fd;
-        h->deadline = now + ZY_FD_CLOSER_STUCK_MS;
 }
 
 void zy_fd_closer_close(struct zy_fd_closer *c, int fd) {
@@ -203,32 +299,43 @@ void zy_fd_closer_close(struct zy_fd_closer *c, int fd) {
                 close_keep_errno(fd);
                 return;
         }
-        if (c->n == c->size) {
-                size_t live = c->n - c->head;
-
-                if (c->head > 0) {
-                        memmove(c->queue, c->queue + c->head, live * sizeof(int));
-                        c->head = 0;
-                        c->n = live;
-                } else {
-                        size_t size = c->size ? c->size * 2 : 64;
-                        int *q = realloc(c->queue, size * sizeof(int));
-
-                        if (!q) {
-                                close_keep_errno(fd); /* the last resort: it may block */
-                                return;
-                        }
-                        c->queue = q;
-                        c->size = size;
-                }
+        if (!queue_reserve(c, 1)) {
+                close_keep_errno(fd); /* the last resort: it may block */
+                return;
         }
         c->queue[c->n++] = fd;
         feed(c, zy_fd_closer_now_ms());
 }
 
-/* Lets h go: EOF on its pipe once it is done. Its slot stays until it is reaped. */
+/* Takes back, with one read(), every fd in h's pipe that it has not read: the tail of its fifo.
+ * Only while nothing else can close cmd_r: h not let go yet (it closes cmd_r only at EOF), or
+ * dead without having seen EOF. A single read of the whole pipe is atomic against the helper's
+ * reads, so each fd is either in its hands or back in ours, never both. */
+static void steal(struct zy_fd_closer *c, struct helper *h) {
+        int fds[BATCH];
+        ssize_t n;
+        size_t k;
+
+        if (h->fifo_n == 0)
+                return;
+        n = read(h->cmd_r, fds, sizeof(fds));
+        if (n <= 0 || n % sizeof(int) != 0)
+                return;
+        k = (size_t) n / sizeof(int);
+        if (k > h->fifo_n)
+                return; /* cannot happen; better leave them open than close one twice */
+        for (size_t i = 0; i < k; i++)
+                if (fds[i] != fifo_at(h, h->fifo_n - k + i))
+                        return; /* cannot happen either */
+        h->fifo_n -= k;
+        queue_front(c, fds, k);
+}
+
+/* Lets h go: what it has not read comes back to the queue, then EOF on its pipe once it is done
+ * with what it holds. Its slot stays until it is reaped. */
 static void let_go(struct zy_fd_closer *c, struct helper *h) {
         if (h->cmd_w >= 0) {
+                steal(c, h); /* before the close: after it the helper may close cmd_r at EOF */
                 close_keep_errno(h->cmd_w);
                 h->cmd_w = -1;
         }
@@ -236,65 +343,90 @@ static void let_go(struct zy_fd_closer *c, struct helper *h) {
                 c->current = NULL;
 }
 
-static void reap(struct zy_fd_closer *c) {
-        int requeue = -1;
+static struct helper *helper_of(struct zy_fd_closer *c, uint32_t serial) {
+        for (size_t i = 0; i < c->n_helpers; i++)
+                if (c->helpers[i].serial == serial)
+                        return &c->helpers[i];
+        return NULL;
+}
 
+static void read_acks(struct zy_fd_closer *c, int64_t now) {
+        struct ack acks[64];
+        ssize_t n;
+
+        while ((n = read(c->ack_r, acks, sizeof(acks))) > 0)
+                for (size_t i = 0; i < (size_t) n / sizeof(acks[0]); i++) {
+                        struct helper *h = helper_of(c, acks[i].helper);
+
+                        if (acks[i].kind == ACK_HELLO) {
+                                if (h && !h->hello) {
+                                        h->hello = true;
+                                        h->sysfd = acks[i].fd;
+                                        h->progress = now; /* none was possible before */
+                                } else
+                                        close_keep_errno(acks[i].fd); /* its, and nobody closed it */
+                                continue;
+                        }
+                        if (!h || h->fifo_n == 0 || fifo_at(h, 0) != acks[i].fd)
+                                continue;
+                        h->fifo_head = (h->fifo_head + 1) % BATCH;
+                        h->fifo_n--;
+                        h->head_state = HEAD_OPEN;
+                        h->progress = now;
+                        h->deadline = now + ZY_FD_CLOSER_STUCK_MS;
+                        /* a helper let go while stuck has nothing more to do */
+                        if (h->fifo_n == 0 && h != c->current)
+                                let_go(c, h);
+                }
+}
+
+static void reap(struct zy_fd_closer *c, int64_t now) {
         for (size_t i = 0; i < c->n_helpers;) {
                 struct helper *h = &c->helpers[i];
                 siginfo_t si = { 0 };
 
-                if (h->cmd_w >= 0 || pidfd_wait(h->pidfd, WEXITED | WNOHANG, &si) < 0 || si.si_pid == 0) {
+                if (pidfd_wait(h->pidfd, WEXITED | WNOHANG, &si) < 0 || si.si_pid == 0) {
                         i++;
                         continue;
                 }
-                /* Gone. Leaving on EOF it closed its cmd_r itself; killed (only root can), it
-                 * left cmd_r open, and the fd it was on, closed or not: cmd_r is closed here
-                 * (nobody else would), the fd is left (its number may be reused already). */
-                if (si.si_code != CLD_EXITED) {
-                        int unread = -1;
-
-                        /* still in its pipe: it never read it, so it is open and ours again */
-                        (void) fcntl(h->cmd_r, F_SETFL, O_NONBLOCK);
-                        if (h->in_flight >= 0 && read(h->cmd_r, &unread, sizeof(unread)) == (ssize_t) sizeof(unread) &&
-                            unread == h->in_flight)
-                                requeue = unread;
-                        close_keep_errno(h->cmd_r);
+                /* Gone: what it wrote is in the ack pipe already (its hello among it). */
+                read_acks(c, now);
+                h = &c->helpers[i];
+                /* Leaving on EOF (0) it closed its cmd_r itself. Any other way (killed, which only
+                 * root can do, or no poll()) before it was let go, cmd_r is still open: what is
+                 * unread there was never read, so it is ours again; the fd it held is left (closed
+                 * or not, its number may be reused already). Killed after it was let go, cmd_r may
+                 * have been closed at EOF: left alone, never closed twice. */
+                if (h->cmd_w >= 0) {
+                        steal(c, h);
+                        close_keep_errno(h->cmd_w);
+                        h->cmd_w = -1;
+                        if (!(si.si_code == CLD_EXITED && si.si_status == 0))
+                                close_keep_errno(h->cmd_r);
                 }
+                close_keep_errno(h->sysfd);
                 close_keep_errno(h->pidfd);
+                if (c->current == h)
+                        c->current = NULL;
                 c->helpers[i] = c->helpers[--c->n_helpers];
                 if (c->current == &c->helpers[c->n_helpers])
                         c->current = &c->helpers[i];
-                if (requeue >= 0) {
-                        zy_fd_closer_close(c, requeue); /* no helper may hold it now: queued */
-                        requeue = -1;
-                }
         }
 }
 
 int zy_fd_closer_dispatch(struct zy_fd_closer *c, int64_t now) {
-        struct ack acks[64];
-        ssize_t n;
         int64_t next = -1;
 
         if (!c)
                 return -1;
-        while ((n = read(c->ack_r, acks, sizeof(acks))) > 0)
-                for (size_t i = 0; i < (size_t) n / sizeof(acks[0]); i++)
-                        for (size_t k = 0; k < c->n_helpers; k++)
-                                if (c->helpers[k].serial == acks[i].helper &&
-                                    c->helpers[k].in_flight == acks[i].fd) {
-                                        c->helpers[k].in_flight = -1;
-                                        /* a helper let go while stuck has nothing more to do */
-                                        if (&c->helpers[k] != c->current)
-                                                let_go(c, &c->helpers[k]);
-                                }
-        if (c->current && c->current->in_flight >= 0 && now >= c->current->deadline)
-                let_go(c, c->current); /* stuck, or slow: it finishes that one fd alone */
-        reap(c);
+        read_acks(c, now);
+        if (c->current && c->current->fifo_n > 0 && now >= c->current->deadline)
+                let_go(c, c->current); /* stuck, or slow: it finishes the one it holds alone */
+        reap(c, now);
         if (!c->current && c->head < c->n)
                 (void) helper_start(c); /* at the limit (or failing): the queue waits */
         feed(c, now);
-        if (c->current && c->current->in_flight >= 0)
+        if (c->current && c->current->fifo_n > 0)
                 next = c->current->deadline - now;
         else if (!c->current && c->head < c->n)
                 next = ZY_FD_CLOSER_STUCK_MS; /* try again to start one */
@@ -303,6 +435,95 @@ int zy_fd_closer_dispatch(struct zy_fd_closer *c, int64_t now) {
                         if (c->helpers[i].cmd_w < 0) /* a zombie to reap once it has left */
                                 next = ZY_FD_CLOSER_STUCK_MS;
         return next < 0 ? -1 : next > INT32_MAX ? INT32_MAX : (int) (next < 1 ? 1 : next);
+}
+
+/* Whether h is asleep inside close() of its fifo's head, as its /proc/self/syscall tells ("NR
+ * ARG0 ...", or "running"): the kernel takes the fd out of the table before it flushes, and
+ * the file reads a syscall only of a task that is not running. pread() at 0 makes it anew. */
+static bool in_close(const struct helper *h) {
+        char buf[160], *end;
+        ssize_t n;
+        long nr;
+        unsigned long long arg0;
+
+        if (h->sysfd < 0 || h->fifo_n == 0)
+                return false;
+        n = pread(h->sysfd, buf, sizeof(buf) - 1, 0);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        errno = 0;
+        nr = strtol(buf, &end, 10);
+        if (end == buf || *end != ' ' || nr != SYS_close)
+                return false;
+        arg0 = strtoull(end + 1, &end, 16);
+        return errno == 0 && *end == ' ' && arg0 == (unsigned long long) (unsigned) fifo_at(h, 0);
+}
+
+/* fds still in the table as far as we know: queued, or in a helper's fifo and not known out. */
+static bool unsettled(const struct zy_fd_closer *c) {
+        if (c->head < c->n)
+                return true;
+        for (size_t i = 0; i < c->n_helpers; i++) {
+                const struct helper *h = &c->helpers[i];
+
+                if (h->fifo_n > (h->head_state == HEAD_OPEN ? 0 : 1))
+                        return true;
+        }
+        return false;
+}
+
+int zy_fd_closer_settle(struct zy_fd_closer *c, int timeout_ms) {
+        int64_t now, end;
+
+        if (!c || !unsettled(c))
+                return 0;
+        now = zy_fd_closer_now_ms();
+        end = now + (timeout_ms > 0 ? timeout_ms : 0);
+        for (;;) {
+                read_acks(c, now);
+                reap(c, now);
+                if (!c->current && c->head < c->n && helper_start(c) < 0)
+                        return -EMFILE; /* at the limit (or clone failing): the queue waits */
+                feed(c, now);
+                for (size_t i = 0; i < c->n_helpers; i++) {
+                        struct helper *h = &c->helpers[i];
+
+                        if (h->fifo_n == 0)
+                                continue;
+                        if (h->head_state == HEAD_OPEN && in_close(h))
+                                h->head_state = HEAD_IN_CLOSE;
+                        if (h->head_state != HEAD_OPEN) {
+                                /* held there, maybe for long (still the current one, it was
+                                 * given more since): the rest go to a new helper */
+                                if (h->fifo_n > 1)
+                                        let_go(c, h);
+                        } else if (h->cmd_w >= 0 &&
+                                   now - h->progress >= (h->hello ? GRACE_MS : ZY_FD_CLOSER_STUCK_MS))
+                                let_go(c, h); /* stalled: what it has not read comes back */
+                }
+                if (!unsettled(c))
+                        return 0;
+                if (c->head < c->n && !c->current)
+                        continue; /* taken back: to a new helper at once */
+                if (now >= end)
+                        break;
+                struct pollfd p = { .fd = c->ack_r, .events = POLLIN };
+                (void) poll(&p, 1, 1); /* an ack, or 1 ms: a helper entering close() acks nothing */
+                now = zy_fd_closer_now_ms();
+        }
+        /* What helpers hold and were never seen in close(): not waited for again, so that a
+         * stopped helper costs one timeout, not one per fork. What they have not read comes back
+         * to the queue (for a new helper, at the next call). */
+        for (size_t i = 0; i < c->n_helpers; i++) {
+                struct helper *h = &c->helpers[i];
+
+                if (h->fifo_n > 0 && h->head_state == HEAD_OPEN) {
+                        h->head_state = HEAD_GIVEN_UP;
+                        let_go(c, h);
+                }
+        }
+        return -ETIMEDOUT;
 }
 
 void zy_fd_closer_free(struct zy_fd_closer *c) {
@@ -318,8 +539,14 @@ void zy_fd_closer_free(struct zy_fd_closer *c) {
         while (c->head < c->n)
                 close_keep_errno(c->queue[c->head++]);
         for (size_t i = 0; i < c->n_helpers; i++) {
-                let_go(c, &c->helpers[i]);
-                close_keep_errno(c->helpers[i].pidfd); /* reaped by whoever inherits them */
+                struct helper *h = &c->helpers[i];
+
+                if (h->cmd_w >= 0) { /* not let_go(): nothing comes back now */
+                        close_keep_errno(h->cmd_w);
+                        h->cmd_w = -1;
+                }
+                close_keep_errno(h->sysfd); /* the helper never touches it after its hello */
+                close_keep_errno(h->pidfd); /* reaped by whoever inherits them */
         }
         close_keep_errno(c->ack_r);
         close_keep_errno(c->ack_w);

@@ -8,16 +8,25 @@
  * the fd table (clone with CLONE_FILES, not CLONE_VM): the helper's close() removes the fd from
  * the one table at once, and only the helper waits for the FLUSH.
  *
- * One fd is handed to a helper at a time, by number over a pipe, and the helper acknowledges it
- * after close() returns (acks of every helper come back on one pipe, the fd to watch). While a
- * helper is on an fd, the rest wait in a queue in this process: still open, never promised to
- * anyone. A helper that has not acknowledged within ZY_FD_CLOSER_STUCK_MS is left to its close
- * (it exits after it, on EOF of its pipe) and a new one takes the queue; so no fd is ever given
- * to two helpers, and no number is closed after the kernel could have reused it. At most
- * ZY_FD_CLOSER_MAX_HELPERS helpers live at once; past that the queue waits for one to finish.
- * A helper killed from outside (only root can signal it) is replaced the same way; an fd still
- * unread in its pipe is taken back, one it had read is left open (it may have been closed, and
- * its number reused, before the helper died).
+ * fds go to a helper by number over a pipe, in batches (at most 64 outstanding); it reads them
+ * one at a time and acknowledges each after close() returns (acks of every helper come back on
+ * one pipe, the fd to watch). fds beyond a batch wait in a queue in this process: still open,
+ * never promised to anyone. A helper that has not acknowledged within ZY_FD_CLOSER_STUCK_MS is
+ * let go: what it has not read yet is taken back from its pipe (one read() of the whole pipe,
+ * atomic against the helper's own reads), it finishes the one it holds alone and exits at EOF, and
+ * a new one takes the queue; so no fd is ever given to two helpers, and no number is closed after
+ * the kernel could have reused it. At most ZY_FD_CLOSER_MAX_HELPERS helpers live at once; past
+ * that the queue waits for one to finish. A helper killed from outside (only root can signal it)
+ * is replaced the same way; what is unread in its pipe is taken back, the one it held is left
+ * open (it may have been closed, and its number reused, before the helper died).
+ *
+ * Before a fork, zy_fd_closer_settle() makes sure no handed fd is still in the table (a child
+ * would copy it, and its own close of the copy would wait for the FLUSH too): each is
+ * acknowledged, or its helper is seen asleep inside close() of it in its /proc/self/syscall
+ * (which the helper opens itself and names to us; the kernel takes the fd out of the table
+ * before the flush). A helper found there with more behind it, or making no progress, is let go
+ * at once. Where the helper cannot open that file (non-dumpable and unprivileged), only acks
+ * tell.
  *
  * Not thread-safe; no logging. Helpers die with the process that made them (PR_SET_PDEATHSIG).
  */
@@ -30,11 +39,16 @@
 #define ZY_FD_CLOSER_STUCK_MS 200
 #define ZY_FD_CLOSER_MAX_HELPERS 64
 #define ZY_FD_CLOSER_COMM "zygote-closer" /* the helpers' name (comm), for ps and tests */
+/* In zy_fd_closer_new()'s flags, not a clone flag: helpers do not open /proc/self/syscall, so
+ * zy_fd_closer_settle() relies on acks alone (what a non-dumpable unprivileged process gets; for
+ * tests and to rule the file out). */
+#define ZY_FD_CLOSER_NO_SYSCALL_FILE (1ULL << 62)
 
 struct zy_fd_closer;
 
 /* Starts the first helper. extra_clone_flags: passed to clone_with_pidfd() (for example
- * CLONE_WITH_PIDFD_NO_CLONE3 under a filter that may kill on clone3). */
+ * CLONE_WITH_PIDFD_NO_CLONE3 under a filter that may kill on clone3), with
+ * ZY_FD_CLOSER_NO_SYSCALL_FILE taken out. */
 int zy_fd_closer_new(uint64_t extra_clone_flags, struct zy_fd_closer **ret);
 
 /* Closes fd through a helper; never blocks. With no helper to take it, the fd waits in the
@@ -49,6 +63,15 @@ int zy_fd_closer_fd(const struct zy_fd_closer *c);
  * the next fd. now_ms: CLOCK_MONOTONIC in ms. Returns the ms until it must be called again
  * (a helper's deadline), or -1 if only an ack needs it. */
 int zy_fd_closer_dispatch(struct zy_fd_closer *c, int64_t now_ms);
+
+/* Call before fork(): returns 0 once no fd handed over is still in the fd table (each is
+ * acknowledged, or its helper is asleep inside close() of it), doing the work of dispatch on the
+ * way; with nothing pending, at once and without a system call. -ETIMEDOUT when it could not make
+ * sure within timeout_ms (never longer): what a helper then still holds is given up, not waited
+ * for by later calls. -EMFILE when fds are queued and no helper can be started (the limit, or
+ * clone failing). c == NULL: 0. It may start helpers and queue fds taken back: call
+ * zy_fd_closer_dispatch() afterwards for the next deadline. */
+int zy_fd_closer_settle(struct zy_fd_closer *c, int timeout_ms);
 
 /* fds waiting or in a helper's hands (not yet acknowledged), and live helpers. */
 size_t zy_fd_closer_pending(const struct zy_fd_closer *c);

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of common/fd-closer.c with real helper processes: every fd handed over is closed
- * (the other end of a pipe sees EOF); a helper that does not answer (stopped with SIGSTOP, as a
- * close waiting on a FUSE server would leave it) is replaced within its deadline and the fds
- * behind it are closed by the next one, while the fd in its hands stays open until it goes on;
- * a helper that finished is reaped; free hands the queue over without waiting.
+ * (the other end of a pipe sees EOF); a helper that does not answer (stopped with SIGSTOP) is
+ * replaced within its deadline and what it never read is taken back and closed by the next one,
+ * never twice; a helper that finished is reaped; free hands the queue over without waiting.
+ * zy_fd_closer_settle(): a stopped helper's fds are taken back at once; a helper asleep in a
+ * close() that lingers (a TCP socket with SO_LINGER and unsent data, as a FUSE FLUSH would hold
+ * it) is seen there through /proc, and the fds behind it go to a new helper; without that file
+ * settle waits for the ack, times out once, and gives that fd up; past the helper limit, -EMFILE;
+ * under a filter that refuses poll(), helpers that cannot wait leave and what they never read
+ * is taken back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +22,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,9 +108,17 @@ static bool old_one_reaped(void *arg) {
         return zy_fd_closer_helpers(s->c) == 1 && zy_fd_closer_pending(s->c) == 0;
 }
 
+/* Stops pid and waits until it is stopped: a stop still on its way would let it read. */
+static void stop(pid_t pid) {
+        siginfo_t si;
+
+        assert_int_equal(kill(pid, SIGSTOP), 0);
+        assert_int_equal(waitid(P_PID, (id_t) pid, &si, WSTOPPED), 0);
+}
+
 static void test_stuck_helper_is_replaced(void **state) {
         struct zy_fd_closer *c = NULL;
-        int a[2], b[2];
+        int a[2], b[2], s_a, s_b;
         int64_t t0;
         pid_t first;
 
@@ -106,8 +126,8 @@ static void test_stuck_helper_is_replaced(void **state) {
         assert_int_equal(zy_fd_closer_new(0, &c), 0);
         first = zy_fd_closer_current_pid(c);
         assert_true(first > 0);
-        /* idle in read(): stopped, it takes a's number and closes nothing */
-        assert_int_equal(kill(first, SIGSTOP), 0);
+        /* idle: stopped, it reads neither a nor b */
+        stop(first);
         assert_int_equal(pipe2(a, O_CLOEXEC), 0);
         assert_int_equal(pipe2(b, O_CLOEXEC), 0);
         t0 = zy_fd_closer_now_ms();
@@ -116,11 +136,21 @@ static void test_stuck_helper_is_replaced(void **state) {
         struct stuck s = { .c = c, .b = b[0] };
         assert_true(run_until(c, b_closed_by_another, &s, 10000));
         assert_true(zy_fd_closer_now_ms() - t0 >= ZY_FD_CLOSER_STUCK_MS);
-        assert_false(eof(a[0])); /* still the stopped one's: never given to two */
+        assert_true(eof(a[0])); /* taken back from its pipe, closed by the next one */
+        assert_int_equal(zy_fd_closer_pending(c), 0);
         assert_int_equal(zy_fd_closer_helpers(c), 2);
+        /* Never twice: new files at a's and b's numbers stay open once the stopped one goes on
+         * (it finds its pipe empty, then EOF) and is reaped. */
+        s_a = fcntl(b[0], F_DUPFD_CLOEXEC, a[1]);
+        s_b = fcntl(b[0], F_DUPFD_CLOEXEC, b[1]);
+        assert_int_equal(s_a, a[1]);
+        assert_int_equal(s_b, b[1]);
         assert_int_equal(kill(first, SIGCONT), 0);
         assert_true(run_until(c, old_one_reaped, &s, 10000));
-        assert_true(eof(a[0]));
+        assert_true(fcntl(s_a, F_GETFD) >= 0);
+        assert_true(fcntl(s_b, F_GETFD) >= 0);
+        close(s_a);
+        close(s_b);
         close(a[0]);
         close(b[0]);
         zy_fd_closer_free(c);
@@ -153,6 +183,11 @@ static void test_killed_helper_gives_back_what_it_never_read(void **state) {
         while (waitid(P_ALL, 0, &gone, WEXITED) == 0)
                 ;
         assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        /* once it has closed something, the helper has opened its /proc/self/syscall too */
+        assert_int_equal(pipe2(a, O_CLOEXEC), 0);
+        zy_fd_closer_close(c, a[1]);
+        assert_true(run_until(c, none_pending, c, 10000));
+        close(a[0]);
         base = open_fds();
         first = zy_fd_closer_current_pid(c);
         assert_int_equal(kill(first, SIGKILL), 0);
@@ -183,12 +218,303 @@ static void test_free_hands_over_the_queue(void **state) {
         }
 }
 
+/* Waits until the current helper is up (it has closed something): settle() gives one still
+ * starting more time. */
+static void warm_up(struct zy_fd_closer *c) {
+        int p[2];
+
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        zy_fd_closer_close(c, p[1]);
+        assert_true(run_until(c, none_pending, c, 10000));
+        assert_true(eof(p[0]));
+        close(p[0]);
+}
+
+static bool reaped_and_done(void *arg) {
+        return zy_fd_closer_helpers(arg) == 1 && zy_fd_closer_pending(arg) == 0;
+}
+
+/* settle() hands out what a stopped idle helper never read at once, to a new helper, long
+ * before its timeout (and before the 200 ms of dispatch's deadline). */
+static void test_settle_takes_back_from_a_stopped_helper(void **state) {
+        struct zy_fd_closer *c = NULL;
+        int p[5][2];
+        int64_t t0, took;
+        pid_t first;
+
+        (void) state;
+        assert_int_equal(zy_fd_closer_settle(NULL, 1000), 0);
+        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        assert_int_equal(zy_fd_closer_settle(c, 1000), 0); /* nothing pending */
+        warm_up(c);
+        first = zy_fd_closer_current_pid(c);
+        stop(first);
+        for (int i = 0; i < 5; i++) {
+                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
+                zy_fd_closer_close(c, p[i][1]);
+        }
+        t0 = zy_fd_closer_now_ms();
+        assert_int_equal(zy_fd_closer_settle(c, 2000), 0);
+        took = zy_fd_closer_now_ms() - t0;
+        print_message("settle with a stopped helper: %lld ms\n", (long long) took);
+        assert_true(took < ZY_FD_CLOSER_STUCK_MS);
+        for (int i = 0; i < 5; i++)
+                assert_true(eof(p[i][0])); /* closed everywhere: by the new helper */
+        assert_int_equal(zy_fd_closer_pending(c), 0);
+        assert_true(zy_fd_closer_helpers(c) >= 2); /* 3 if the new one was slow, under load */
+        assert_true(zy_fd_closer_current_pid(c) != first);
+        assert_int_equal(kill(first, SIGCONT), 0);
+        assert_true(run_until(c, reaped_and_done, c, 10000));
+        for (int i = 0; i < 5; i++)
+                close(p[i][0]);
+        zy_fd_closer_free(c);
+}
+
+/* A TCP connection over loopback whose close() lingers: SO_LINGER 5 s, the send buffer full and
+ * the peer reading nothing, so the last close of *ret_client sleeps until the peer reads or
+ * closes (*ret_peer) or 5 s pass. */
+static void lingering_socket(int *ret_client, int *ret_peer) {
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+        struct linger l = { .l_onoff = 1, .l_linger = 5 };
+        int small = 4096, l_fd, cl, peer;
+        char buf[4096] = { 0 };
+
+        l_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(l_fd >= 0);
+        assert_int_equal(setsockopt(l_fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+        assert_int_equal(bind(l_fd, (struct sockaddr *) &a, sizeof(a)), 0);
+        assert_int_equal(getsockname(l_fd, (struct sockaddr *) &a, &len), 0);
+        assert_int_equal(listen(l_fd, 1), 0);
+        cl = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(cl >= 0);
+        assert_int_equal(setsockopt(cl, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+        assert_int_equal(connect(cl, (struct sockaddr *) &a, sizeof(a)), 0);
+        peer = accept4(l_fd, NULL, NULL, SOCK_CLOEXEC);
+        assert_true(peer >= 0);
+        close(l_fd);
+        assert_int_equal(setsockopt(cl, SOL_SOCKET, SO_LINGER, &l, sizeof(l)), 0);
+        for (;;) {
+                ssize_t n = send(cl, buf, sizeof(buf), MSG_DONTWAIT);
+
+                if (n < 0) {
+                        assert_int_equal(errno, EAGAIN);
+                        break;
+                }
+        }
+        *ret_client = cl;
+        *ret_peer = peer;
+}
+
+/* Whether fd is no longer the socket it was: closed, or its number taken by something else
+ * (we open nothing, but a new helper opens its /proc/self/syscall at the lowest free number). */
+static bool not_a_socket(int fd) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return errno == EBADF;
+        return !S_ISSOCK(st.st_mode);
+}
+
+/* settle() finds a helper asleep in close() of a lingering socket through its
+ * /proc/self/syscall: that fd has left the table, and the pipe ends behind it are taken back and
+ * closed by a new helper, all long before the linger's 5 s. Twice: with the pipe ends handed
+ * right behind the socket, and handed after a settle that found the helper (still the current
+ * one) in close(). */
+static void test_settle_sees_a_helper_inside_close(void **state) {
+        struct zy_fd_closer *c = NULL;
+        int p[3][2], sock[2], peer[2];
+        int64_t t0, took;
+
+        (void) state;
+        lingering_socket(&sock[0], &peer[0]);
+        lingering_socket(&sock[1], &peer[1]);
+        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        zy_fd_closer_close(c, sock[0]);
+        for (int i = 0; i < 2; i++) {
+                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
+                zy_fd_closer_close(c, p[i][1]);
+        }
+        t0 = zy_fd_closer_now_ms();
+        assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
+        took = zy_fd_closer_now_ms() - t0;
+        print_message("settle past a helper in close(): %lld ms\n", (long long) took);
+        assert_true(took < 2000);
+        assert_true(not_a_socket(sock[0]));
+        for (int i = 0; i < 2; i++)
+                assert_true(eof(p[i][0]));
+        assert_int_equal(zy_fd_closer_pending(c), 1); /* the socket, in close() still */
+        assert_true(zy_fd_closer_helpers(c) >= 2);
+        assert_int_equal(zy_fd_closer_settle(c, 4000), 0); /* known: at once */
+
+        /* the socket alone: the helper in close() stays the current one */
+        zy_fd_closer_close(c, sock[1]);
+        assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
+        assert_true(not_a_socket(sock[1]));
+        pid_t in_close = zy_fd_closer_current_pid(c);
+        /* what it is handed now waits behind it: settle gives it to a new helper */
+        assert_int_equal(pipe2(p[2], O_CLOEXEC), 0);
+        zy_fd_closer_close(c, p[2][1]);
+        t0 = zy_fd_closer_now_ms();
+        assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
+        took = zy_fd_closer_now_ms() - t0;
+        print_message("settle behind a current helper in close(): %lld ms\n", (long long) took);
+        assert_true(took < 2000);
+        assert_true(eof(p[2][0]));
+        assert_true(zy_fd_closer_current_pid(c) != in_close);
+        assert_int_equal(zy_fd_closer_pending(c), 2); /* both sockets */
+
+        /* the lingers end: the helpers acknowledge, leave, and are reaped */
+        close(peer[0]);
+        close(peer[1]);
+        assert_true(run_until(c, reaped_and_done, c, 10000));
+        for (int i = 0; i < 3; i++)
+                close(p[i][0]);
+        zy_fd_closer_free(c);
+}
+
+/* The fallback without /proc/self/syscall (forced): nothing tells that the helper is in close(),
+ * so settle() waits for the ack until its timeout, once: that fd is given up, and the next call
+ * does not wait for it. The fds behind it still go to a new helper. */
+static void test_settle_without_syscall_file_waits_once(void **state) {
+        struct zy_fd_closer *c = NULL;
+        int p[2], sock, peer;
+        int64_t t0, took;
+
+        (void) state;
+        lingering_socket(&sock, &peer);
+        assert_int_equal(zy_fd_closer_new(ZY_FD_CLOSER_NO_SYSCALL_FILE, &c), 0);
+        zy_fd_closer_close(c, sock);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        zy_fd_closer_close(c, p[1]);
+        t0 = zy_fd_closer_now_ms();
+        assert_int_equal(zy_fd_closer_settle(c, 300), -ETIMEDOUT);
+        took = zy_fd_closer_now_ms() - t0;
+        print_message("settle without the file: %lld ms\n", (long long) took);
+        assert_true(took >= 300 && took < 2000);
+        assert_true(eof(p[0]));
+        assert_int_equal(zy_fd_closer_pending(c), 1);
+        t0 = zy_fd_closer_now_ms();
+        assert_int_equal(zy_fd_closer_settle(c, 300), 0); /* given up: not waited for again */
+        assert_true(zy_fd_closer_now_ms() - t0 < 100);
+        close(peer);
+        assert_true(run_until(c, reaped_and_done, c, 10000));
+        close(p[0]);
+        zy_fd_closer_free(c);
+}
+
+/* Past ZY_FD_CLOSER_MAX_HELPERS (every helper stopped, none leaving), settle() cannot start one
+ * for what it took back: -EMFILE, the fd stays queued, and goes out once helpers leave. */
+static void test_settle_at_the_helper_limit(void **state) {
+        struct zy_fd_closer *c = NULL;
+        pid_t stopped[ZY_FD_CLOSER_MAX_HELPERS];
+        int p[ZY_FD_CLOSER_MAX_HELPERS][2], r = 0;
+        size_t n = 0;
+
+        (void) state;
+        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        warm_up(c);
+        /* each round stops the current helper and hands it a pipe end: settle() takes it back
+         * and starts another (two, if the new one is slow under load), until it cannot */
+        while (n < ZY_FD_CLOSER_MAX_HELPERS) {
+                stopped[n] = zy_fd_closer_current_pid(c);
+                assert_true(stopped[n] > 0);
+                stop(stopped[n]);
+                assert_int_equal(pipe2(p[n], O_CLOEXEC), 0);
+                zy_fd_closer_close(c, p[n][1]);
+                r = zy_fd_closer_settle(c, 2000);
+                n++;
+                if (r != 0)
+                        break;
+                assert_true(eof(p[n - 1][0]));
+        }
+        assert_int_equal(r, -EMFILE);
+        assert_int_equal(zy_fd_closer_helpers(c), ZY_FD_CLOSER_MAX_HELPERS);
+        assert_false(eof(p[n - 1][0]));
+        assert_int_equal(zy_fd_closer_pending(c), 1);
+        assert_int_equal(zy_fd_closer_current_pid(c), 0);
+        for (size_t i = 0; i < n; i++)
+                assert_int_equal(kill(stopped[i], SIGCONT), 0);
+        assert_true(run_until(c, reaped_and_done, c, 10000));
+        for (size_t i = 0; i < n; i++) {
+                assert_true(eof(p[i][0]));
+                close(p[i][0]);
+        }
+        zy_fd_closer_free(c);
+}
+
+/* In a child of ours under a seccomp filter that refuses poll() and ppoll() (EPERM), as a
+ * caller's profile could: a helper that finds its pipe empty cannot wait, so it leaves (not at
+ * EOF: what is unread is taken back), and a new one takes the queue; settle() cannot sleep
+ * between its looks, but still returns once every fd is closed. Exits 0 when all went so. */
+static int closes_without_poll(void) {
+        struct sock_filter insns[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#ifdef __NR_poll
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_poll, 2, 0),
+#else
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ppoll, 2, 0),
+#endif
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ppoll, 1, 0),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        };
+        struct sock_fprog prog = { .len = sizeof(insns) / sizeof(insns[0]), .filter = insns };
+        struct zy_fd_closer *c = NULL;
+        int p[20][2];
+
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0 ||
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0UL, 0UL) < 0)
+                return 10;
+        struct pollfd q = { .fd = 0, .events = POLLIN };
+        if (poll(&q, 1, 0) >= 0 || errno != EPERM)
+                return 11;
+        if (zy_fd_closer_new(0, &c) < 0)
+                return 12;
+        for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < 10; i++) {
+                        if (pipe2(p[round * 10 + i], O_CLOEXEC | O_NONBLOCK) < 0)
+                                return 13;
+                        zy_fd_closer_close(c, p[round * 10 + i][1]);
+                }
+                if (zy_fd_closer_settle(c, 5000) != 0)
+                        return 14;
+                for (int i = 0; i < 10; i++) {
+                        /* poll() is refused here too: EOF is read() returning 0 */
+                        char b;
+                        if (read(p[round * 10 + i][0], &b, 1) != 0)
+                                return 15;
+                }
+        }
+        zy_fd_closer_free(c);
+        return 0;
+}
+
+static void test_helpers_without_poll(void **state) {
+        siginfo_t si;
+        pid_t pid;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(closes_without_poll());
+        assert_int_equal(waitid(P_PID, (id_t) pid, &si, WEXITED), 0);
+        assert_int_equal(si.si_code, CLD_EXITED);
+        assert_int_equal(si.si_status, 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_closes_everything),
                 cmocka_unit_test(test_stuck_helper_is_replaced),
                 cmocka_unit_test(test_killed_helper_gives_back_what_it_never_read),
                 cmocka_unit_test(test_free_hands_over_the_queue),
+                cmocka_unit_test(test_settle_takes_back_from_a_stopped_helper),
+                cmocka_unit_test(test_settle_sees_a_helper_inside_close),
+                cmocka_unit_test(test_settle_without_syscall_file_waits_once),
+                cmocka_unit_test(test_settle_at_the_helper_limit),
+                cmocka_unit_test(test_helpers_without_poll),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
