@@ -270,10 +270,24 @@ static void queue_front(struct zy_fd_closer *c, const int *fds, size_t k) {
 }
 
 /* Writes as much of the queue as the current helper may have outstanding, in one write(). */
+static void let_go(struct zy_fd_closer *c, struct helper *h);
+static bool in_close(const struct helper *h);
+
 static void feed(struct zy_fd_closer *c, int64_t now) {
         struct helper *h = c->current;
         size_t k;
 
+        /* One held in close() (a FLUSH nobody answers, maybe: a settle saw it, or its head is
+         * older than a millisecond and it is there now) takes nothing more: what comes now goes
+         * to a new helper at once, not after its deadline. */
+        if (h && h->fifo_n > 0 && h->head_state == HEAD_OPEN && c->head < c->n && now - h->progress >= 1 &&
+            in_close(h))
+                h->head_state = HEAD_IN_CLOSE;
+        if (h && h->fifo_n > 0 && h->head_state != HEAD_OPEN && c->head < c->n) {
+                let_go(c, h);
+                (void) helper_start(c); /* failing (the limit): the queue waits for dispatch */
+                h = c->current;
+        }
         if (!h || c->head == c->n || h->fifo_n == BATCH)
                 return;
         k = c->n - c->head;

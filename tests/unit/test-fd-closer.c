@@ -352,9 +352,10 @@ static void test_settle_sees_a_helper_inside_close(void **state) {
         assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
         assert_true(not_a_socket(sock[1]));
         pid_t in_close = zy_fd_closer_current_pid(c);
-        /* what it is handed now waits behind it: settle gives it to a new helper */
+        /* what it is handed now goes to a new helper at once, not behind it */
         assert_int_equal(pipe2(p[2], O_CLOEXEC), 0);
         zy_fd_closer_close(c, p[2][1]);
+        assert_true(zy_fd_closer_current_pid(c) != in_close);
         t0 = zy_fd_closer_now_ms();
         assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
         took = zy_fd_closer_now_ms() - t0;
@@ -370,6 +371,56 @@ static void test_settle_sees_a_helper_inside_close(void **state) {
         assert_true(run_until(c, reaped_and_done, c, 10000));
         for (int i = 0; i < 3; i++)
                 close(p[i][0]);
+        zy_fd_closer_free(c);
+}
+
+/* Whether process pid sleeps in close(fd), as its /proc/PID/syscall says. */
+static bool sleeps_in_close(pid_t pid, int fd) {
+        char path[64], buf[160];
+        ssize_t n;
+        int f;
+
+        snprintf(path, sizeof(path), "/proc/%d/syscall", (int) pid);
+        f = open(path, O_RDONLY | O_CLOEXEC);
+        if (f < 0)
+                return false;
+        n = read(f, buf, sizeof(buf) - 1);
+        close(f);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        char want[64];
+        snprintf(want, sizeof(want), "%d 0x%x ", SYS_close, (unsigned) fd);
+        return strncmp(buf, want, strlen(want)) == 0;
+}
+
+/* Without a settle: a helper whose fd has waited in its hands for a while and that sleeps in
+ * close() of it is found there at the next handoff, which goes to a new helper at once (not
+ * after ZY_FD_CLOSER_STUCK_MS). */
+static void test_handoff_passes_a_helper_inside_close(void **state) {
+        struct zy_fd_closer *c = NULL;
+        int p[2], sock, peer;
+        pid_t first;
+
+        (void) state;
+        lingering_socket(&sock, &peer);
+        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        first = zy_fd_closer_current_pid(c);
+        zy_fd_closer_close(c, sock);
+        for (int i = 0; i < 5000 && !sleeps_in_close(first, sock); i++)
+                usleep(1000);
+        assert_true(sleeps_in_close(first, sock));
+        (void) zy_fd_closer_dispatch(c, zy_fd_closer_now_ms()); /* its hello, as the loop reads it */
+        usleep(2000); /* its head older than the 1 ms the handoff waits before it looks */
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        zy_fd_closer_close(c, p[1]);
+        assert_true(zy_fd_closer_current_pid(c) != first);
+        assert_int_equal(zy_fd_closer_helpers(c), 2);
+        struct stuck s = { .c = c, .b = p[0] };
+        assert_true(run_until(c, b_closed_by_another, &s, 10000));
+        close(peer);
+        assert_true(run_until(c, reaped_and_done, c, 10000));
+        close(p[0]);
         zy_fd_closer_free(c);
 }
 
@@ -512,6 +563,7 @@ int main(void) {
                 cmocka_unit_test(test_free_hands_over_the_queue),
                 cmocka_unit_test(test_settle_takes_back_from_a_stopped_helper),
                 cmocka_unit_test(test_settle_sees_a_helper_inside_close),
+                cmocka_unit_test(test_handoff_passes_a_helper_inside_close),
                 cmocka_unit_test(test_settle_without_syscall_file_waits_once),
                 cmocka_unit_test(test_settle_at_the_helper_limit),
                 cmocka_unit_test(test_helpers_without_poll),
