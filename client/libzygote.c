@@ -275,15 +275,20 @@ static int conn_send(zy_conn *c, const char *data, size_t len, const int *fds, s
 
         assert(n_fds <= ZY_FDS_MAX);
         while (done < len) {
-                struct iovec iov = { .iov_base = (char *) data + done, .iov_len = len - done };
+                /* The fds ride on the sendmsg() carrying the message's last byte (its NUL), and
+                 * only on that one: the daemon gets them with the end of the message, never holds
+                 * them while the rest is on its way (it drops a connection whose fds wait for the
+                 * rest when it must fork: zygoted's fork-gate.c). So the bytes before it go
+                 * first, on their own. A retry after a partial send must not send them again.
+                 * send_fds adds MSG_NOSIGNAL: a daemon that went away is an error return, not a
+                 * SIGPIPE that kills the caller. */
+                bool last = n_fds == 0 || done == len - 1;
+                struct iovec iov = { .iov_base = (char *) data + done,
+                                     .iov_len = last ? len - done : len - 1 - done };
                 ssize_t n;
                 int r;
 
-                /* The fds ride on the sendmsg() carrying the message's first byte, and only on
-                 * that one: a retry after a partial send must not send them again. send_fds adds
-                 * MSG_NOSIGNAL: a daemon that went away is an error return, not a SIGPIPE that
-                 * kills the caller. */
-                n = send_fds(c->fd, &iov, 1, fds, done == 0 ? n_fds : 0, 0);
+                n = send_fds(c->fd, &iov, 1, fds, last ? n_fds : 0, 0);
                 if (n == -EAGAIN) {
                         r = wait_fd(c->fd, POLLOUT);
                         if (r < 0)

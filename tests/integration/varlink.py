@@ -90,12 +90,13 @@ class Connection:
 
     # ---- sending ----------------------------------------------------------------------------
     def send_raw(self, data, fds=()):
-        """Sends bytes as they are; fds go with the first byte."""
+        """Sends bytes as they are; fds go with the last byte, as libzygote sends them (zygoted
+        drops a connection that holds fds of an unfinished message when it must fork)."""
         fds = list(fds)
-        if fds:
-            n = self.sock.sendmsg([data[:1]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
-            data = data[n:]
-        if data:
+        if fds and data:
+            self.sock.sendall(data[:-1])
+            self.sock.sendmsg([data[-1:]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+        elif data:
             self.sock.sendall(data)
 
     def send(self, method, parameters=None, more=False, oneway=False, fds=(), extra=None):
