@@ -67,6 +67,9 @@ struct zd_daemon {
 
         struct zd_server server;
         const struct zd_registry_hooks *registry_hooks; /* main.c: the spawn layer's (registry.h) */
+        /* main.c: fork-gate.c's zd_fork_prepare(), called before every fork that copies the fd
+         * table (spawn-worker.c, registry.c), through this pointer so that neither calls up */
+        void (*before_fork)(struct zd_daemon *d);
         struct zd_sd_activation activation; /* passed fds, until adopted */
         ev_timer watchdog;
         ev_timer status_timer;
@@ -75,3 +78,9 @@ struct zd_daemon {
         bool stopping;
         unsigned long spawned, failed;
 };
+
+/* Before a fork whose child copies zygoted's fd table: see fork-gate.c. */
+static inline void zd_daemon_before_fork(struct zd_daemon *d) {
+        if (d->before_fork)
+                d->before_fork(d);
+}

@@ -19,6 +19,7 @@
 
 #include "adopt.h"
 #include "daemon.h"
+#include "fork-gate.h"
 #include "log.h"
 #include "methods.h"
 #include "filter.h"
@@ -373,6 +374,7 @@ int main(int argc, char **argv) {
                 .ref_lost = zd_spawn_ref_lost,
         };
         d.registry_hooks = &spawn_hooks;
+        d.before_fork = zd_fork_prepare;
         r = zd_registry_load(&d);
         if (r < 0) {
                 zd_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d.profile_dirs[0],

@@ -97,6 +97,7 @@ static int entry_start_pidns(struct zd_entry *e) {
 
         if (!d->features.pid_namespace || e->ns.pidfd >= 0)
                 return 0;
+        zd_daemon_before_fork(d);
         r = zy_pidns_start(d->helper_fd, &e->ns, what, sizeof(what));
         if (r < 0) {
                 zd_log(LOG_ERR, "profile %s: the init of its pid namespace failed to start%s%s: %s",
@@ -140,6 +141,7 @@ static int entry_start_reference(struct zd_entry *e) {
         int r = entry_start_pidns(e);
         if (r < 0)
                 return r;
+        zd_daemon_before_fork(d);
         r = zy_reference_start_ns(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
                                   p->no_new_privs || !d->privileged, drop, e->ns.pidns_fd, e->ns.mntns_fd,
                                   &e->ref);

@@ -41,6 +41,16 @@ void zd_closer_close(struct zd_closer *c, int fd) {
         }
 }
 
+int zd_closer_settle(struct zd_closer *c) {
+        int r;
+
+        if (!c->helpers)
+                return 0;
+        r = zy_fd_closer_settle(c->helpers, ZY_FD_CLOSER_STUCK_MS);
+        closer_dispatch(c); /* the deadline of what it handed to a new helper */
+        return r;
+}
+
 int zd_closer_start(struct zd_closer *c, struct ev_loop *loop) {
         int r = zy_fd_closer_new(0, &c->helpers);
         if (r < 0)

@@ -22,5 +22,8 @@ struct zd_closer {
 int zd_closer_start(struct zd_closer *c, struct ev_loop *loop);
 /* Closes fd (-EBADF: nothing), through the helpers when there are any, never waiting for it. */
 void zd_closer_close(struct zd_closer *c, int fd);
+/* Before a fork: waits (a bounded time) until no fd handed over is still in the fd table
+ * (closed, or its helper is inside close() for it): common/fd-closer.h. 0, or why it could not. */
+int zd_closer_settle(struct zd_closer *c);
 /* Stops watching them and lets them go once their work is done; nothing without helpers. */
 void zd_closer_stop(struct zd_closer *c);

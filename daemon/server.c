@@ -240,6 +240,30 @@ static void conn_drop_fds(struct zd_conn *c) {
         c->n_in_fds = 0;
 }
 
+/* A fork is about to copy the daemon's fd table (fork-gate.c): a connection holding the fds of a
+ * message not yet complete would have them copied into the child, whose close of its copies may
+ * wait on the caller (a FUSE file's FLUSH). Such a connection is told why and dropped; its fds go
+ * to the closer. libzygote sends a message's fds with its last byte, so that its fds never wait
+ * for the rest; a client whose message with fds comes in pieces may lose the race and retries. */
+unsigned zd_server_drop_partial_fds(struct zd_server *s) {
+        unsigned n = 0;
+
+        for (struct zd_conn *c = s->conns, *next; c; c = next) {
+                next = c->next;
+                if (c->dead || c->n_in_fds == 0)
+                        continue;
+                c->refs++;
+                conn_drop_fds(c);
+                reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "fds");
+                c->closing = true;
+                if (!c->dead)
+                        conn_update_events(c); /* closes once the error is out */
+                conn_unref(c);
+                n++;
+        }
+        return n;
+}
+
 /* Reads what is there. Returns 0, or -ECONNRESET when the connection must close. */
 static int conn_read(struct zd_conn *c) {
         for (;;) {

@@ -61,6 +61,9 @@ static inline void zd_server_close_caller_fd(struct zd_server *s, int fd) {
         zd_closer_close(&s->closer, fd);
 }
 void zd_server_stop(struct zd_server *s);
+/* Before a fork: drops every connection that holds the fds of a message not yet complete (they
+ * go to the closer, the caller gets InvalidParameter "fds"). Returns how many. */
+unsigned zd_server_drop_partial_fds(struct zd_server *s);
 
 /* Replies to the current call. With continues=true the call stays open. fd (or -EBADF) is sent
  * as SCM_RIGHTS and closed here. */

@@ -28,6 +28,7 @@ struct zd_parked {
         struct zd_parked *next;
         struct zd_call call; /* conn NULL once the caller is gone */
         int *fds;
+        bool fds_released; /* to the closer before another fork: no load tier if the reference is lost */
         struct spawn *s;
         double sent_at;
 };
@@ -159,12 +160,26 @@ static void parked_answer(struct zd_parked *p, int r, pid_t pid, int pidfd) {
                 parked_finish(p, r);
                 return;
         }
-        zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); using the load tier", s->profile_name,
-               strerror(-r));
         if (!p->call.conn) {
                 parked_free(p);
                 return;
         }
+        if (p->fds_released) {
+                /* its fds went before another fork (zd_spawn_park_release_fds): nothing ran, and
+                 * nothing can run it again here; the caller may retry */
+                zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); its fds are released, so it "
+                       "fails (nothing ran)", s->profile_name, strerror(-r));
+                json_object *ep = json_object_new_object();
+                json_object_object_add(ep, "step", json_object_new_string("reference"));
+                json_object_object_add(ep, "errno", json_object_new_int(-r));
+                json_object_object_add(ep, "message", json_object_new_string(
+                        "the profile's reference process was lost before it started the task; nothing ran"));
+                (void) zd_call_fail(&p->call, r, ZY_ERROR_SPAWN_FAILED, ep);
+                parked_finish(p, r);
+                return;
+        }
+        zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); using the load tier", s->profile_name,
+               strerror(-r));
         r = zd_spawn_set_load(s);
         parked_finish(p, r < 0 ? r : zd_spawn_start(s, 0, -EBADF));
 }
@@ -265,4 +280,24 @@ bool zd_spawn_parked_id(struct zd_daemon *d, const char *id) {
                         if (p->s->req.id && streq(p->s->req.id, id))
                                 return true;
         return false;
+}
+
+/* Another fork is about to copy the daemon's fd table: the caller fds that parked spawns keep
+ * (only to run them in the load tier should their reference be lost) go to the closer now, or
+ * the child would hold copies whose close may wait on their caller (a FUSE file's FLUSH). A
+ * spawn run again in the load tier was taken off its queue before its own fork, so its fds are
+ * never among these. */
+unsigned zd_spawn_park_release_fds(struct zd_daemon *d) {
+        unsigned n = 0;
+
+        for (size_t i = 0; i < d->n_entries; i++)
+                /* NULL: an entry a reload is moving to its new table (registry.c) */
+                for (struct zd_parked *p = d->entries[i] ? d->entries[i]->parked : NULL; p; p = p->next) {
+                        for (size_t k = 0; k < p->call.n_fds; k++)
+                                zd_server_close_caller_fd(&d->server, p->fds[k]);
+                        n += p->call.n_fds;
+                        p->fds_released = p->fds_released || p->call.n_fds > 0;
+                        p->call.n_fds = 0;
+                }
+        return n;
 }

@@ -14,3 +14,6 @@ struct zd_daemon;
 int zd_spawn_park(struct spawn *s);
 /* Whether a parked spawn asked for this task id. */
 bool zd_spawn_parked_id(struct zd_daemon *d, const char *id);
+/* Before another fork: the parked spawns' caller fds go to the closer (such a spawn then fails,
+ * nothing run, if its reference is lost). Returns how many went. */
+unsigned zd_spawn_park_release_fds(struct zd_daemon *d);

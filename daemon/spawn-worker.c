@@ -124,14 +124,18 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
                         (void) n;
                         s->hold[1] = safe_close(s->hold[1]);
                 }
-        } else if (zd_spawn_fork_hook)
-                r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);
-        else {
-                /* born in the profile's pid namespace (a plain fork without one) */
-                pid = zy_pidns_clone(s->ns, &pidfd);
-                if (pid == 0)
-                        zy_child_run(&s->plan); /* never returns */
-                r = pid < 0 ? (int) pid : 0;
+        } else {
+                /* the child copies our fd table: no other caller's fd may be in it */
+                zd_daemon_before_fork(d);
+                if (zd_spawn_fork_hook)
+                        r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);
+                else {
+                        /* born in the profile's pid namespace (a plain fork without one) */
+                        pid = zy_pidns_clone(s->ns, &pidfd);
+                        if (pid == 0)
+                                zy_child_run(&s->plan); /* never returns */
+                        r = pid < 0 ? (int) pid : 0;
+                }
         }
         if (r < 0) {
                 zd_task_discard(t);

@@ -112,7 +112,8 @@ static bool check_signals_pristine(void) {
 /* *n_caller: how many of fds (the first ones: the fd map's, zy_plan_pack()'s order) are the
  * caller's; the rest are the daemon's own pipes, pidfd and cgroup directories. Left alone (all
  * of them, as the caller's) when the plan does not unpack. */
-static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size_t n_fds, size_t *n_caller) {
+static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size_t n_fds, size_t *n_caller,
+                        struct zy_fd_closer *closer) {
         struct zy_plan_storage s;
         int pidfd = -1, r;
         long pid;
@@ -130,6 +131,10 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
          * (not clone3, which Docker's profile answers with ENOSYS and a caller's profile might
          * kill for; these flags pass its 0x7E020000 mask) with no new stack: the child returns
          * here on a copy of ours. */
+        /* The worker copies our fd table: the fds of earlier requests handed to the closer must
+         * have left it first (a copy's close could wait on their caller). Bounded; past that the
+         * fork goes on, as before. */
+        (void) zy_fd_closer_settle(closer, ZY_FD_CLOSER_STUCK_MS);
         pid = clone_with_pidfd(CLONE_PARENT | CLONE_WITH_PIDFD_NO_CLONE3, &pidfd);
         if (pid == 0) {
                 /* the control socket is CLOEXEC; child.c closes it with every other fd */
@@ -233,7 +238,7 @@ int main(int argc, char **argv) {
                                 n_caller = 0;
                         } else if (h.magic == ZY_REF_MAGIC && h.type == ZY_REF_SPAWN && initialized)
                                 (void) handle_spawn(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds,
-                                                    &n_caller);
+                                                    &n_caller, closer);
                         else
                                 reply_error(ctl, ZY_STEP_NONE, initialized ? EBADMSG : EPROTO);
                         /* The daemon's own (the status pipe it waits on for the exec) go at once;
