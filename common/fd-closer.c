@@ -48,6 +48,7 @@ struct helper {
         int cmd_r;        /* the helper's end (O_NONBLOCK), in the one table: it closes it at EOF */
         int sysfd;        /* its /proc/self/syscall (its hello names it), ours to close; -1 none */
         int fifo[BATCH];  /* written and not acknowledged, in order: fifo[head] it holds or reads next */
+        uint32_t fifo_owner[BATCH]; /* whose each one is (zy_fd_closer_close_owned()) */
         size_t fifo_head, fifo_n;
         enum head_state head_state;
         bool hello;       /* it is up */
@@ -64,6 +65,7 @@ struct zy_fd_closer {
         size_t n_helpers;
         struct helper *current; /* the one that takes new work; NULL when none */
         int *queue;             /* FIFO: queue[head..n) */
+        uint32_t *owners;       /* whose each queued fd is, in step with queue */
         size_t head, n, size;
 };
 
@@ -223,6 +225,23 @@ size_t zy_fd_closer_helpers(const struct zy_fd_closer *c) {
         return c ? c->n_helpers : 0;
 }
 
+size_t zy_fd_closer_held(const struct zy_fd_closer *c, uint32_t owner) {
+        size_t n = 0;
+
+        if (!c)
+                return 0;
+        for (size_t i = 0; i < c->n_helpers; i++) {
+                const struct helper *h = &c->helpers[i];
+
+                /* its head seen in close(), given up, or past its deadline with the helper let
+                 * go: a helper taken for as long as that close lasts */
+                if (h->fifo_n > 0 && (h->head_state != HEAD_OPEN || h->cmd_w < 0) &&
+                    (owner == ZY_FD_CLOSER_ANY_OWNER || h->fifo_owner[h->fifo_head] == owner))
+                        n++;
+        }
+        return n;
+}
+
 static int fifo_at(const struct helper *h, size_t i) {
         return h->fifo[(h->fifo_head + i) % BATCH];
 }
@@ -235,6 +254,7 @@ static bool queue_reserve(struct zy_fd_closer *c, size_t k) {
                 return true;
         if (c->head > 0) {
                 memmove(c->queue, c->queue + c->head, live * sizeof(int));
+                memmove(c->owners, c->owners + c->head, live * sizeof(uint32_t));
                 c->head = 0;
                 c->n = live;
         }
@@ -247,12 +267,16 @@ static bool queue_reserve(struct zy_fd_closer *c, size_t k) {
         if (!q)
                 return false;
         c->queue = q;
+        uint32_t *o = realloc(c->owners, size * sizeof(uint32_t));
+        if (!o)
+                return false; /* the queue is larger than size says: harmless */
+        c->owners = o;
         c->size = size;
         return true;
 }
 
 /* Puts fds taken back from a helper in front of the queue: they were handed over first. */
-static void queue_front(struct zy_fd_closer *c, const int *fds, size_t k) {
+static void queue_front(struct zy_fd_closer *c, const int *fds, const uint32_t *owners, size_t k) {
         if (c->head < k) {
                 size_t live = c->n - c->head;
 
@@ -262,11 +286,13 @@ static void queue_front(struct zy_fd_closer *c, const int *fds, size_t k) {
                         return;
                 }
                 memmove(c->queue + k, c->queue + c->head, live * sizeof(int));
+                memmove(c->owners + k, c->owners + c->head, live * sizeof(uint32_t));
                 c->head = k;
                 c->n = k + live;
         }
         c->head -= k;
         memcpy(c->queue + c->head, fds, k * sizeof(int));
+        memcpy(c->owners + c->head, owners, k * sizeof(uint32_t));
 }
 
 /* Writes as much of the queue as the current helper may have outstanding, in one write(). */
@@ -300,13 +326,19 @@ static void feed(struct zy_fd_closer *c, int64_t now) {
                 h->progress = now;
                 h->deadline = now + ZY_FD_CLOSER_STUCK_MS;
         }
-        for (size_t i = 0; i < k; i++)
-                h->fifo[(h->fifo_head + h->fifo_n++) % BATCH] = c->queue[c->head++];
+        for (size_t i = 0; i < k; i++, c->head++, h->fifo_n++) {
+                h->fifo[(h->fifo_head + h->fifo_n) % BATCH] = c->queue[c->head];
+                h->fifo_owner[(h->fifo_head + h->fifo_n) % BATCH] = c->owners[c->head];
+        }
         if (c->head == c->n)
                 c->head = c->n = 0;
 }
 
 void zy_fd_closer_close(struct zy_fd_closer *c, int fd) {
+        zy_fd_closer_close_owned(c, fd, ZY_FD_CLOSER_NO_OWNER);
+}
+
+void zy_fd_closer_close_owned(struct zy_fd_closer *c, int fd, uint32_t owner) {
         if (fd < 0)
                 return;
         if (!c) {
@@ -317,6 +349,7 @@ void zy_fd_closer_close(struct zy_fd_closer *c, int fd) {
                 close_keep_errno(fd); /* the last resort: it may block */
                 return;
         }
+        c->owners[c->n] = owner;
         c->queue[c->n++] = fd;
         feed(c, zy_fd_closer_now_ms());
 }
@@ -327,6 +360,7 @@ void zy_fd_closer_close(struct zy_fd_closer *c, int fd) {
  * reads, so each fd is either in its hands or back in ours, never both. */
 static void steal(struct zy_fd_closer *c, struct helper *h) {
         int fds[BATCH];
+        uint32_t owners[BATCH];
         ssize_t n;
         size_t k;
 
@@ -338,11 +372,13 @@ static void steal(struct zy_fd_closer *c, struct helper *h) {
         k = (size_t) n / sizeof(int);
         if (k > h->fifo_n)
                 return; /* cannot happen; better leave them open than close one twice */
-        for (size_t i = 0; i < k; i++)
+        for (size_t i = 0; i < k; i++) {
                 if (fds[i] != fifo_at(h, h->fifo_n - k + i))
                         return; /* cannot happen either */
+                owners[i] = h->fifo_owner[(h->fifo_head + h->fifo_n - k + i) % BATCH];
+        }
         h->fifo_n -= k;
-        queue_front(c, fds, k);
+        queue_front(c, fds, owners, k);
 }
 
 /* Lets h go: what it has not read comes back to the queue, then EOF on its pipe once it is done
@@ -565,5 +601,6 @@ void zy_fd_closer_free(struct zy_fd_closer *c) {
         close_keep_errno(c->ack_r);
         close_keep_errno(c->ack_w);
         free(c->queue);
+        free(c->owners);
         free(c);
 }

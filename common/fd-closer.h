@@ -37,7 +37,7 @@
 #include <sys/types.h>
 
 #define ZY_FD_CLOSER_STUCK_MS 200
-#define ZY_FD_CLOSER_MAX_HELPERS 64
+#define ZY_FD_CLOSER_MAX_HELPERS 256
 #define ZY_FD_CLOSER_COMM "zygote-closer" /* the helpers' name (comm), for ps and tests */
 /* In zy_fd_closer_new()'s flags, not a clone flag: helpers do not open /proc/self/syscall, so
  * zy_fd_closer_settle() relies on acks alone (what a non-dumpable unprivileged process gets; for
@@ -55,6 +55,16 @@ int zy_fd_closer_new(uint64_t extra_clone_flags, struct zy_fd_closer **ret);
  * queue (zy_fd_closer_dispatch() starts one); if even the queue cannot grow (ENOMEM), the fd is
  * closed here, the old way, as the last resort. c == NULL: closed here. fd < 0: nothing. */
 void zy_fd_closer_close(struct zy_fd_closer *c, int fd);
+
+/* The same, for an fd of owner (a uid, say): zy_fd_closer_held() counts the helpers each owner's
+ * fds hold up. zy_fd_closer_close() is ZY_FD_CLOSER_NO_OWNER's. */
+#define ZY_FD_CLOSER_NO_OWNER UINT32_MAX
+#define ZY_FD_CLOSER_ANY_OWNER (UINT32_MAX - 1)
+void zy_fd_closer_close_owned(struct zy_fd_closer *c, int fd, uint32_t owner);
+/* Helpers held up by an fd of owner (ZY_FD_CLOSER_ANY_OWNER: anyone's): seen asleep in its
+ * close(), or let go past their deadline while still on it. Each is a process until that close
+ * returns: what an owner may make the closer hold is bounded by its caller with this. */
+size_t zy_fd_closer_held(const struct zy_fd_closer *c, uint32_t owner);
 
 /* Readable when a helper acknowledged a close: call zy_fd_closer_dispatch(). */
 int zy_fd_closer_fd(const struct zy_fd_closer *c);

@@ -6,6 +6,7 @@
  * not. Without helpers they are closed here, on the loop.
  */
 #include "fd-closer.h"
+#include "zygote-protocol.h"
 #include "server-closer.h"
 #include "util.h"
 
@@ -30,15 +31,24 @@ static void on_closer_timer(struct ev_loop *loop, ev_timer *w, int revents) {
         closer_dispatch(w->data);
 }
 
-void zd_closer_close(struct zd_closer *c, int fd) {
+void zd_closer_close(struct zd_closer *c, int fd, uid_t uid) {
         if (fd < 0)
                 return;
-        zy_fd_closer_close(c->helpers, fd);
+        zy_fd_closer_close_owned(c->helpers, fd, (uint32_t) uid);
         /* its deadline: a helper that does not answer in time is replaced */
         if (c->helpers && !ev_is_active(&c->timer)) {
                 ev_timer_set(&c->timer, ZY_FD_CLOSER_STUCK_MS / 1000., 0.);
                 ev_timer_start(c->loop, &c->timer);
         }
+}
+
+bool zd_closer_may_take(const struct zd_closer *c, uid_t uid) {
+        if (!c->helpers || uid == 0)
+                return true;
+        if (zy_fd_closer_held(c->helpers, (uint32_t) uid) >= ZD_CLOSER_HELD_PER_UID)
+                return false;
+        /* one message's fds may each need a helper of its own (each held in its close) */
+        return zy_fd_closer_helpers(c->helpers) + ZY_FDS_MAX < ZY_FD_CLOSER_MAX_HELPERS;
 }
 
 int zd_closer_settle(struct zd_closer *c) {

@@ -6,6 +6,7 @@
 
 #include <ev.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct zy_fd_closer;
 
@@ -20,8 +21,14 @@ struct zd_closer {
 
 /* Starts the helpers and watches them on loop. A negative errno when none can start. */
 int zd_closer_start(struct zd_closer *c, struct ev_loop *loop);
-/* Closes fd (-EBADF: nothing), through the helpers when there are any, never waiting for it. */
-void zd_closer_close(struct zd_closer *c, int fd);
+/* Closes fd (-EBADF: nothing), a caller of uid's, through the helpers when there are any,
+ * never waiting for it. */
+void zd_closer_close(struct zd_closer *c, int fd, uid_t uid);
+/* Whether a caller of uid may pass fds now: not while its fds hold up ZD_CLOSER_HELD_PER_UID
+ * helpers (a non-root uid), nor while fewer than one message's worth of helpers are left for
+ * anyone but root. Fds refused are dropped by the kernel unread, with no close (no FLUSH). */
+#define ZD_CLOSER_HELD_PER_UID 8
+bool zd_closer_may_take(const struct zd_closer *c, uid_t uid);
 /* Before a fork: waits (a bounded time) until no fd handed over is still in the fd table
  * (closed, or its helper is inside close() for it): common/fd-closer.h. 0, or why it could not. */
 int zd_closer_settle(struct zd_closer *c);

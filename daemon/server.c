@@ -236,7 +236,7 @@ static void reply_errorf(struct zd_conn *c, const char *error, const char *key, 
 
 static void conn_drop_fds(struct zd_conn *c) {
         for (size_t i = 0; i < c->n_in_fds; i++)
-                zd_server_close_caller_fd(c->s, c->in_fds[i]);
+                zd_server_close_caller_fd(c->s, c->in_fds[i], c->cred.uid);
         c->n_in_fds = 0;
 }
 
@@ -286,9 +286,12 @@ static int conn_read(struct zd_conn *c) {
                         char buf[CMSG_SPACE(sizeof(int) * ZY_FDS_MAX)];
                 } control;
                 struct iovec iov = { .iov_base = c->in + c->in_len, .iov_len = c->in_size - c->in_len };
+                /* A uid whose fds hold up too many closer helpers (FLUSHes its FUSE server does not
+                 * answer) passes none: the kernel drops them unread, without a close. */
+                bool take = zd_closer_may_take(&c->s->closer, c->cred.uid);
                 struct msghdr mh = {
                         .msg_iov = &iov, .msg_iovlen = 1,
-                        .msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+                        .msg_control = control.buf, .msg_controllen = take ? sizeof(control.buf) : 0,
                 };
                 ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
                 if (n < 0) {
@@ -314,19 +317,24 @@ static int conn_read(struct zd_conn *c) {
                                 if (c->n_in_fds < ZY_FDS_MAX && !c->busy)
                                         c->in_fds[c->n_in_fds++] = fd;
                                 else {
-                                        zd_server_close_caller_fd(c->s, fd);
+                                        zd_server_close_caller_fd(c->s, fd, c->cred.uid);
                                         bad = true;
                                 }
                         }
                 }
+                bool refused = (mh.msg_flags & MSG_CTRUNC) && !take;
                 if (mh.msg_flags & MSG_CTRUNC)
                         bad = true; /* more fds than we take: the kernel closed the rest */
                 if (bad) {
                         /* Tell the caller why, then drop it: its fd stream is out of step. */
                         conn_drop_fds(c);
+                        if (refused)
+                                zd_log(LOG_NOTICE, "refusing the fds of uid %u: its fds hold up %d closer helpers, "
+                                       "or too few are left", (unsigned) c->cred.uid, ZD_CLOSER_HELD_PER_UID);
                         json_object *p = json_object_new_object();
-                        json_object_object_add(p, "limit", json_object_new_string("fds"));
-                        json_object_object_add(p, "max", json_object_new_int(ZY_FDS_MAX));
+                        json_object_object_add(p, "limit", json_object_new_string(refused ? "fdsHeldInClose" : "fds"));
+                        json_object_object_add(p, "max", json_object_new_int(refused ? ZD_CLOSER_HELD_PER_UID
+                                                                                    : (int) ZY_FDS_MAX));
                         json_object *msg = json_object_new_object();
                         json_object_object_add(msg, "error", json_object_new_string(ZY_ERROR_LIMIT_EXCEEDED));
                         json_object_object_add(msg, "parameters", p);
@@ -391,7 +399,7 @@ static void conn_process_calls(struct zd_conn *c) {
                 c->refs++;
                 if (!complete || !json_object_is_type(msg, json_type_object)) {
                         for (size_t i = 0; i < n_fds; i++)
-                                zd_server_close_caller_fd(c->s, fds[i]);
+                                zd_server_close_caller_fd(c->s, fds[i], c->cred.uid);
                         reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "message");
                 } else {
                         json_object *jmore;

@@ -56,9 +56,9 @@ struct zd_server {
 /* Without helpers to close callers' fds (they could not start, or disabled), the fds are closed
  * on the loop as before: closer.error says why; the daemon serves all the same. */
 int zd_server_listen(struct zd_server *s);
-/* Closes an fd a caller passed (or -EBADF: nothing), never waiting for it. */
-static inline void zd_server_close_caller_fd(struct zd_server *s, int fd) {
-        zd_closer_close(&s->closer, fd);
+/* Closes an fd a caller of uid passed (or -EBADF: nothing), never waiting for it. */
+static inline void zd_server_close_caller_fd(struct zd_server *s, int fd, uid_t uid) {
+        zd_closer_close(&s->closer, fd, uid);
 }
 void zd_server_stop(struct zd_server *s);
 /* Before a fork: drops every connection that holds the fds of a message not yet complete (they

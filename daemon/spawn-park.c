@@ -29,6 +29,7 @@ struct zd_parked {
         struct zd_call call; /* conn NULL once the caller is gone */
         int *fds;
         bool fds_released; /* to the closer before another fork: no load tier if the reference is lost */
+        uid_t uid;         /* the caller's: whose fds these are */
         struct spawn *s;
         double sent_at;
 };
@@ -38,7 +39,7 @@ static void parked_free(struct zd_parked *p) {
                 zd_spawn_free(p->s);
         /* the caller's fds: their close may wait on the caller (server.c's closer) */
         for (size_t i = 0; i < p->call.n_fds; i++)
-                zd_server_close_caller_fd(&p->call.d->server, p->fds[i]);
+                zd_server_close_caller_fd(&p->call.d->server, p->fds[i], p->uid);
         free(p->fds);
         json_object_put(p->call.params);
         json_object_put(p->call.error_params);
@@ -101,6 +102,7 @@ int zd_spawn_park(struct spawn *s) {
         /* the call is ours now: its fds (the plan names them by number) and its parameters */
         p->call = *call;
         p->call.fds = p->fds;
+        p->uid = zd_conn_cred(call->conn)->uid;
         if (call->n_fds > 0)
                 memcpy(p->fds, call->fds, call->n_fds * sizeof(int));
         call->n_fds = 0;
@@ -294,7 +296,7 @@ unsigned zd_spawn_park_release_fds(struct zd_daemon *d) {
                 /* NULL: an entry a reload is moving to its new table (registry.c) */
                 for (struct zd_parked *p = d->entries[i] ? d->entries[i]->parked : NULL; p; p = p->next) {
                         for (size_t k = 0; k < p->call.n_fds; k++)
-                                zd_server_close_caller_fd(&d->server, p->fds[k]);
+                                zd_server_close_caller_fd(&d->server, p->fds[k], p->uid);
                         n += p->call.n_fds;
                         p->fds_released = p->fds_released || p->call.n_fds > 0;
                         p->call.n_fds = 0;

@@ -1654,6 +1654,60 @@ def test_fork_releases_the_fds_of_parked_spawns(daemons, needs_root, capsys):
         fs.close()
 
 
+def test_fds_held_in_close_are_bounded_per_uid(daemons, needs_root, capsys):
+    """A uid whose FUSE server holds every FLUSH makes each of its fds that zygoted closes hold a
+    closer helper (a process) inside close(). Unbounded, its fds would take every helper, and
+    another caller's fds would then wait in the fd table for one, where the next fork copies
+    them. Once a non-root uid's fds hold 8 helpers, its further fds are refused unread
+    (LimitExceeded fdsHeldInClose: the kernel drops them, no close, no FLUSH); another uid's fds
+    are still taken and closed."""
+    d = daemons(tier="load")
+    conns = varlink.connect_many_as(d.socket, NOBODY, NOGROUP, 40, timeout=20)
+    other = d.connect_as(OTHER_UID, OTHER_GID, timeout=20)
+    fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH])
+    files = []
+    try:
+        files = [os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC) for _ in range(10)]
+        conns[0].send(L + "Spawn", {"argv": ["true"], "fds": [{"fd": i, "target": 3 + i} for i in range(10)]},
+                      fds=files)
+        # its worker waits in its first close; zygoted's ten copies come to hold a helper each
+        wait_for(lambda: fs.n_held >= 11, "the worker's and zygoted's ten FLUSHes held", timeout=30)
+        attempts = iter(conns[1:])
+
+        def refused():
+            c = next(attempts, None)
+            if c is None:
+                pytest.fail("39 Spawns of the uid passed their fds: none was refused")
+            pr, pw = os.pipe2(os.O_CLOEXEC)
+            try:
+                c.send(L + "Spawn", {"argv": ["true"], "fds": [{"fd": 0, "target": 1}]}, fds=[pw])
+                r = c.recv()
+                r.close_fds()
+            finally:
+                os.close(pr)
+                os.close(pw)
+            if r.error == LIMIT:
+                assert r.parameters == {"limit": "fdsHeldInClose", "max": 8}, dict(r)
+                return True
+            assert not r.error, dict(r)
+            return False
+        wait_for(refused, "the uid's fds refused", timeout=20)
+        assert "refusing the fds of uid" in d.log(), d.log()[-400:]
+        # another uid's fds are taken, and every copy of its pipe closed
+        spawn_with_pipe_to_eof(other)
+        with capsys.disabled():
+            print(f"\n  [FLUSH held by one uid] {len(closers_of(d))} closer helpers; the uid's next fds refused, "
+                  f"another uid served", end="")
+    finally:
+        fs.release.set()
+        for f in files:
+            os.close(f)
+        fs.close()
+        other.close()
+        for c in conns:
+            c.close()
+
+
 def test_sigterm_frees_deleted_tasks_still_exiting(daemons, needs_root):
     """A held task deleted (killed) whose worker has not yet exited when zygoted stops: it is out
     of the task table and was freed only on its pidfd's event, which a stop never sees, so it
