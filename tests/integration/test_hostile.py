@@ -1654,6 +1654,53 @@ def test_fork_releases_the_fds_of_parked_spawns(daemons, needs_root, capsys):
         fs.close()
 
 
+def test_parked_spawn_whose_fds_went_fails_when_its_reference_is_lost(daemons, needs_root, tmp_path):
+    """The other side of releasing a parked spawn's fds before a fork: should its reference then
+    be lost, the spawn cannot run in the load tier (its fds are gone), so it fails, SpawnFailed
+    step "reference", and nothing ran (a retry is safe)."""
+    import subprocess
+    d = daemons(tier="inherit")
+    p = d.profiles()["default"]
+    if p["tier"] != "inherit" or not p.get("referencePid"):
+        pytest.skip("the default profile is not in the inherit tier here")
+    ref = p["referencePid"]
+    out = tmp_path / "ran"
+    go_r, go_w = os.pipe2(os.O_CLOEXEC)
+    other = subprocess.Popen(["unshare", "-n", "sh", "-c",
+                              f"read x && exec {d.bins['launchctl']} --socket {d.socket} run -- true"],
+                             stdin=go_r, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(zytest.WORK_ENV))
+    os.close(go_r)
+    pr, pw = os.pipe2(os.O_CLOEXEC)
+    try:
+        with d.connect() as c:
+            os.kill(ref, signal.SIGSTOP)
+            try:
+                c.send(L + "Spawn", {"argv": ["/bin/sh", "-c", f"echo ran >> {out}"],
+                                     "fds": [{"fd": 0, "target": 1}]}, fds=[pw], more=True)
+                wait_for(lambda: d.profiles()["default"]["parkedSpawns"] == 1, "the Spawn parked", timeout=10)
+                os.write(go_w, b"go\n")  # a load-tier fork of zygoted: the parked fds go first
+                rc = other.wait(timeout=30)
+                err = other.stderr.read().decode()
+                if rc != 0 and "unshare failed" in err:
+                    pytest.skip(f"cannot make a network namespace here: {err.strip()}")
+                assert rc == 0, err
+                os.kill(ref, signal.SIGKILL)
+            finally:
+                signal_all([ref], signal.SIGCONT)
+            r = c.recv()
+            r.close_fds()
+            assert r.error == L + "SpawnFailed" and r.parameters.get("step") == "reference", dict(r)
+        assert "its fds are released, so it fails (nothing ran)" in d.log(), d.log()[-600:]
+        assert not out.exists(), "the spawn reported failed ran"
+    finally:
+        if other.poll() is None:
+            other.kill()
+        other.wait()
+        os.close(go_w)
+        os.close(pr)
+        os.close(pw)
+
+
 def test_fds_held_in_close_are_bounded_per_uid(daemons, needs_root, capsys):
     """A uid whose FUSE server holds every FLUSH makes each of its fds that zygoted closes hold a
     closer helper (a process) inside close(). Unbounded, its fds would take every helper, and
