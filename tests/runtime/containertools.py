@@ -57,6 +57,19 @@ def processes_naming(text):
     return found
 
 
+def processes_naming_after(text, timeout=15.0):
+    """processes_naming(text) once it is empty, or what is still there after timeout seconds, as
+    "pid: cmdline" strings. A process of the runtime's caller can outlive the container for a
+    moment (conmon, whose -n names it, runs podman's exit command after the container ends)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while True:
+        left = processes_naming(text)
+        if not left or time.monotonic() >= deadline:
+            return [f"{p}: {cmdline(p)}" for p in left]
+        time.sleep(0.05)
+
+
 def cmdline(pid):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:

@@ -60,7 +60,7 @@ def test_detached_stop_then_kill(pm):
     r = pm("stop", "--time", "30", n)
     assert r.returncode == 0, r.stderr
     assert pm.inspect(n, "{{.State.ExitCode}}") == "42"  # 137 would mean SIGTERM was lost
-    assert ct.processes_naming(n) == []
+    assert ct.processes_naming_after(n) == []
     # restarted, then killed (podman kill: SIGKILL)
     assert pm("start", n).returncode == 0
     r = pm("kill", n)
