@@ -18,7 +18,7 @@
  * the queue before the fork). A reference does the same before each of its forks
  * (zygote-ref.c: its closer only; it keeps nothing else).
  */
-#include <string.h>
+#include <errno.h>
 #include <syslog.h>
 
 #include "daemon.h"
@@ -40,6 +40,7 @@ void zd_fork_prepare(struct zd_daemon *d) {
                 zd_log(LOG_DEBUG, "%u fds of parked spawns released before a fork", released);
         r = zd_closer_settle(&d->server.closer);
         if (r < 0)
-                zd_log(LOG_WARNING, "forking while a caller fd may still be in the fd table (%s): a "
-                       "closer helper did not get to it in time", strerror(-r));
+                zd_log(LOG_WARNING, "forking while a caller fd may still be in the fd table: %s",
+                       r == -EMFILE ? "no closer helper could be started for it"
+                                    : "a closer helper did not take it out within its time");
 }

@@ -30,7 +30,7 @@ import pytest
 import varlink
 import zytest
 from test_hostile import fds_back_to, served, settled_fds, wait_for
-from zytest import NOBODY, NOGROUP
+from zytest import NOBODY, NOGROUP, inherit_reference
 
 L = "io.zygote.Launcher."
 
@@ -531,13 +531,6 @@ def test_garbage_profile_then_sighup(daemons, bins, needs_root, capsys):
 
 
 # ---- the inherit tier's parked spawns (issue 14) ----------------------------------------------------
-
-def inherit_reference(d):
-    p = d.profiles()["default"]
-    if p["tier"] != "inherit" or not p.get("referencePid"):
-        pytest.skip("the default profile is not in the inherit tier here")
-    return p["referencePid"]
-
 
 @contextlib.contextmanager
 def stopped(pid):

@@ -1389,10 +1389,10 @@ def spawn_with_stalling_fuse(daemon, daemons, hold, params):
         fs.close()
 
 
-def closers_of(d):
-    """The daemon's zygote-closer children (common/fd-closer.h)."""
+def closers_under(pid):
+    """The zygote-closer children of process pid: zygoted's or a reference's (common/fd-closer.h)."""
     out = []
-    with open(f"/proc/{d.proc.pid}/task/{d.proc.pid}/children") as f:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
         for c in f.read().split():
             try:
                 with open(f"/proc/{c}/comm") as g:
@@ -1401,6 +1401,11 @@ def closers_of(d):
             except OSError:
                 pass
     return out
+
+
+def closers_of(d):
+    """The daemon's zygote-closer children."""
+    return closers_under(d.proc.pid)
 
 
 @pytest.mark.parametrize("closer", ["helper", "disabled"])
@@ -1484,20 +1489,6 @@ def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
     fds_back_to(d, before, "fds once the FUSE server answered")
 
 
-def closers_under(pid):
-    """The zygote-closer children of process pid: zygoted's or a reference's (common/fd-closer.h)."""
-    out = []
-    with open(f"/proc/{pid}/task/{pid}/children") as f:
-        for c in f.read().split():
-            try:
-                with open(f"/proc/{c}/comm") as g:
-                    if g.read().strip() == "zygote-closer":
-                        out.append(int(c))
-            except OSError:
-                pass
-    return out
-
-
 def signal_all(pids, sig):
     for p in pids:
         try:
@@ -1515,13 +1506,7 @@ def test_fork_never_copies_an_fd_queued_for_closing(daemons, needs_root, tier, c
     FLUSH: another caller's Spawn would hang. The fork first takes the fd back from the stopped
     helper and has a new one close it (docs/SECURITY.md: "Caller fds and forks")."""
     d = daemons(tier=tier)
-    if tier == "inherit":
-        p = d.profiles()["default"]
-        if p["tier"] != "inherit" or not p.get("referencePid"):
-            pytest.skip("the default profile is not in the inherit tier here")
-        owner = p["referencePid"]
-    else:
-        owner = d.proc.pid
+    owner = zytest.inherit_reference(d) if tier == "inherit" else d.proc.pid
     wait_for(lambda: closers_under(owner), "the zygote-closer helper")
     helpers = closers_under(owner)
     fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH])
@@ -1596,25 +1581,49 @@ def test_fork_drops_a_connection_holding_fds_of_an_unfinished_message(daemons, n
         fs.close()
 
 
+class NetnsCaller:
+    """`launchctl run -- true` from a network namespace of its own (served by the load tier: a
+    fork of zygoted), started now and waiting until run() lets it ask."""
+
+    def __init__(self, d):
+        import subprocess
+        go_r, self.go_w = os.pipe2(os.O_CLOEXEC)
+        self.proc = subprocess.Popen(["unshare", "-n", "sh", "-c",
+                                      f"read x && exec {d.bins['launchctl']} --socket {d.socket} run -- true"],
+                                     stdin=go_r, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=dict(zytest.WORK_ENV))
+        os.close(go_r)
+
+    def run(self, hung, timeout=30):
+        """Lets it ask: it must exit 0 within timeout (pytest.fail(hung) otherwise); a skip when
+        no network namespace can be made here."""
+        import subprocess
+        os.write(self.go_w, b"go\n")
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the caller in a network namespace hung: {hung}")
+        err = self.proc.stderr.read().decode()
+        if rc != 0 and "unshare failed" in err:
+            pytest.skip(f"cannot make a network namespace here: {err.strip()}")
+        assert rc == 0, err
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        os.close(self.go_w)
+
+
 def test_fork_releases_the_fds_of_parked_spawns(daemons, needs_root, capsys):
     """An inherit-tier Spawn parked for a stopped reference keeps its caller's fds (to run it in
     the load tier should the reference be lost): a FUSE file among them would be copied by the
     next fork of zygoted, a load-tier worker for a caller in a network namespace of its own. They
     go to the closer before that fork; the other caller is served, and the parked Spawn, once
     the reference goes on, runs as asked (the reference had its own copies)."""
-    import subprocess
     d = daemons(tier="inherit")
-    p = d.profiles()["default"]
-    if p["tier"] != "inherit" or not p.get("referencePid"):
-        pytest.skip("the default profile is not in the inherit tier here")
-    ref = p["referencePid"]
-    # Started before the FUSE file exists (no subprocess may start while it is open): it waits
-    # for a line, then asks for a task from its own network namespace (served by the load tier).
-    go_r, go_w = os.pipe2(os.O_CLOEXEC)
-    other = subprocess.Popen(["unshare", "-n", "sh", "-c",
-                              f"read x && exec {d.bins['launchctl']} --socket {d.socket} run -- true"],
-                             stdin=go_r, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(zytest.WORK_ENV))
-    os.close(go_r)
+    ref = zytest.inherit_reference(d)
+    other = NetnsCaller(d)  # before the FUSE file exists: no subprocess may start while it is open
     fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH])
     f = None
     try:
@@ -1625,16 +1634,7 @@ def test_fork_releases_the_fds_of_parked_spawns(daemons, needs_root, capsys):
                 attacker.send(L + "Spawn", {"argv": ["true"], "id": "parked", "fds": [{"fd": 0, "target": 0}]},
                               fds=[f])
                 wait_for(lambda: d.profiles()["default"]["parkedSpawns"] == 1, "the Spawn parked", timeout=10)
-                os.write(go_w, b"go\n")
-                try:
-                    rc = other.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    pytest.fail("the caller in a network namespace hung: its load-tier worker copied a parked "
-                                "spawn's FUSE file")
-                err = other.stderr.read().decode()
-                if rc != 0 and "unshare failed" in err:
-                    pytest.skip(f"cannot make a network namespace here: {err.strip()}")
-                assert rc == 0, err
+                other.run("its load-tier worker copied a parked spawn's FUSE file")
             finally:
                 signal_all([ref], signal.SIGCONT)
             fs.release.set()
@@ -1644,10 +1644,7 @@ def test_fork_releases_the_fds_of_parked_spawns(daemons, needs_root, capsys):
             attacker.call(L + "Wait", {"id": "parked"})
             attacker.call(L + "Delete", {"id": "parked"})
     finally:
-        if other.poll() is None:
-            other.kill()
-        other.wait()
-        os.close(go_w)
+        other.close()
         fs.release.set()
         if f is not None:
             os.close(f)
@@ -1658,18 +1655,10 @@ def test_parked_spawn_whose_fds_went_fails_when_its_reference_is_lost(daemons, n
     """The other side of releasing a parked spawn's fds before a fork: should its reference then
     be lost, the spawn cannot run in the load tier (its fds are gone), so it fails, SpawnFailed
     step "reference", and nothing ran (a retry is safe)."""
-    import subprocess
     d = daemons(tier="inherit")
-    p = d.profiles()["default"]
-    if p["tier"] != "inherit" or not p.get("referencePid"):
-        pytest.skip("the default profile is not in the inherit tier here")
-    ref = p["referencePid"]
+    ref = zytest.inherit_reference(d)
     out = tmp_path / "ran"
-    go_r, go_w = os.pipe2(os.O_CLOEXEC)
-    other = subprocess.Popen(["unshare", "-n", "sh", "-c",
-                              f"read x && exec {d.bins['launchctl']} --socket {d.socket} run -- true"],
-                             stdin=go_r, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(zytest.WORK_ENV))
-    os.close(go_r)
+    other = NetnsCaller(d)
     pr, pw = os.pipe2(os.O_CLOEXEC)
     try:
         with d.connect() as c:
@@ -1678,12 +1667,7 @@ def test_parked_spawn_whose_fds_went_fails_when_its_reference_is_lost(daemons, n
                 c.send(L + "Spawn", {"argv": ["/bin/sh", "-c", f"echo ran >> {out}"],
                                      "fds": [{"fd": 0, "target": 1}]}, fds=[pw], more=True)
                 wait_for(lambda: d.profiles()["default"]["parkedSpawns"] == 1, "the Spawn parked", timeout=10)
-                os.write(go_w, b"go\n")  # a load-tier fork of zygoted: the parked fds go first
-                rc = other.wait(timeout=30)
-                err = other.stderr.read().decode()
-                if rc != 0 and "unshare failed" in err:
-                    pytest.skip(f"cannot make a network namespace here: {err.strip()}")
-                assert rc == 0, err
+                other.run("its load-tier worker hung")  # a fork of zygoted: the parked fds go first
                 os.kill(ref, signal.SIGKILL)
             finally:
                 signal_all([ref], signal.SIGCONT)
@@ -1693,10 +1677,7 @@ def test_parked_spawn_whose_fds_went_fails_when_its_reference_is_lost(daemons, n
         assert "its fds are released, so it fails (nothing ran)" in d.log(), d.log()[-600:]
         assert not out.exists(), "the spawn reported failed ran"
     finally:
-        if other.poll() is None:
-            other.kill()
-        other.wait()
-        os.close(go_w)
+        other.close()
         os.close(pr)
         os.close(pw)
 

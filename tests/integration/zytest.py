@@ -83,6 +83,16 @@ def proc_status(pid):
     return out
 
 
+def inherit_reference(d):
+    """The pid of the default profile's reference process; a skip when that profile is not in
+    the inherit tier here."""
+    import pytest
+    p = d.profiles()["default"]
+    if p["tier"] != "inherit" or not p.get("referencePid"):
+        pytest.skip("the default profile is not in the inherit tier here")
+    return p["referencePid"]
+
+
 def wait_for(cond, what, timeout=30.0):
     """Polls cond() with a deadline (a condition, not a sleep: returns as soon as it holds)."""
     deadline = time.monotonic() + timeout
