@@ -113,7 +113,7 @@ static void notify_status(struct zd_daemon *d) {
 
 static void on_stop(struct ev_loop *loop, ev_signal *w, int revents) {
         struct zd_daemon *d = w->data;
-        zd_log(LOG_INFO, "signal %d: stopping; %u tasks keep running, %u deleted ones are exiting", w->signum,
+        zd_log(LOG_INFO, "signal %d: stopping; %u tasks keep running, %u out of the table are exiting", w->signum,
                d->n_tasks, zd_tasks_dying(d));
         zd_sd_stopping(loop, &d->watchdog);
         d->stopping = true;

@@ -244,6 +244,19 @@ static void task_unlink(struct zd_task *t) {
         t->d->n_tasks--;
 }
 
+/* A task out of the table whose process has not been seen to exit (a failed spawn, a deleted
+ * created task, a worker killed at its gate): kept on the dying list until its pidfd fires, so
+ * that a daemon stopping before then frees it too (zd_tasks_free). */
+static void task_to_dying(struct zd_task *t) {
+        if (t->dying_prev)
+                return;
+        t->dying_next = t->d->dying;
+        if (t->dying_next)
+                t->dying_next->dying_prev = &t->dying_next;
+        t->dying_prev = &t->d->dying;
+        t->d->dying = t;
+}
+
 int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret) {
         char buf[32];
         if (!id) {
@@ -393,7 +406,8 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                                 /* Exec failed after Start: the task stays, as stopped. */
                                 return;
                         }
-                        task_unlink(t); /* reaped (and freed) when its pidfd fires */
+                        task_unlink(t);
+                        task_to_dying(t); /* reaped (and freed) when its pidfd fires */
                         return;
                 }
                 if (t->state == ZD_TASK_CREATED && !t->start_requested)
@@ -570,6 +584,7 @@ void zd_task_reap_orphan(struct zd_daemon *d, pid_t pid, int pidfd) {
         ev_io_init(&t->pid_watch, on_exit_pidfd, pidfd, EV_READ);
         t->pid_watch.data = t;
         ev_io_start(d->loop, &t->pid_watch);
+        task_to_dying(t);
 }
 
 /* Delete: a stopped task goes at once; a created one is killed and reaped later. */
@@ -583,11 +598,7 @@ void zd_task_delete(struct zd_task *t) {
         (void) pidfd_kill(t->pidfd, SIGKILL);
         t->hold_fd = safe_close(t->hold_fd);
         /* freed on its pidfd's event, or by zd_tasks_free() if the daemon stops first */
-        t->dying_next = t->d->dying;
-        if (t->dying_next)
-                t->dying_next->dying_prev = &t->dying_next;
-        t->dying_prev = &t->d->dying;
-        t->d->dying = t;
+        task_to_dying(t);
 }
 
 void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c) {

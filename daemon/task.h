@@ -60,8 +60,8 @@ struct zd_task {
         struct zy_status failure; /* worker failed before exec */
         bool auto_delete;  /* Spawn with "more": forget it once its exit went to the spawner */
         bool in_table;
-        /* Deleted while alive (killed, its exit not yet seen): out of the table, on the daemon's
-         * dying list until its pidfd says it has gone, so that a stop frees it too. */
+        /* Out of the table while alive (deleted, a failed spawn, a worker killed at its gate):
+         * on the daemon's dying list until its pidfd says it has gone, so that a stop frees it too. */
         struct zd_task *dying_next, **dying_prev;
         bool hold_was_used;
         bool start_requested;

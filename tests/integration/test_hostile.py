@@ -12,6 +12,7 @@ connection and prints its latency (GetStatus round trip and spawn-to-exit of /bi
 import array
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -1275,10 +1276,13 @@ class StallingFuse:
 
     IOCTL, FLUSH = 39, 25
 
-    def __init__(self, mnt, hold=(IOCTL,)):
+    def __init__(self, mnt, hold=(IOCTL,), armed_by=None):
+        """armed_by: an op; requests of `hold` are held only once one of those was answered."""
         import ctypes
         import threading
         self.hold = set(hold)
+        self.armed_by = armed_by
+        self.armed = armed_by is None
         self.libc = ctypes.CDLL(None, use_errno=True)
         self.mnt = mnt.encode()
         self.fd = os.open("/dev/fuse", os.O_RDWR | os.O_CLOEXEC)
@@ -1325,7 +1329,7 @@ class StallingFuse:
                 self.reply(unique, 0, struct.pack("<QII", 1, 0, 0) + self.attr(node, mode))
             elif op == 14:  # OPEN
                 self.reply(unique, 0, struct.pack("<QII", 1, 0, 0))
-            elif op in self.hold:  # answered once released, in a thread of its own
+            elif op in self.hold and self.armed:  # answered once released, in a thread of its own
                 import threading
                 self.n_held += 1
                 self.held.set()
@@ -1333,6 +1337,7 @@ class StallingFuse:
                                  args=(unique, errno.ENOTTY if op == self.IOCTL else 0), daemon=True).start()
             elif op == self.IOCTL:
                 self.reply(unique, errno.ENOTTY)
+                self.armed = self.armed or self.armed_by == op
             elif op in (2, 36, 42):  # FORGET, INTERRUPT, BATCH_FORGET: no reply
                 pass
             elif op in (18, 25, 34):  # RELEASE, FLUSH, ACCESS
@@ -1351,7 +1356,7 @@ class StallingFuse:
         os.close(self.fd)
 
 
-def stalling_fuse(daemons, hold):
+def stalling_fuse(daemons, hold, armed_by=None):
     """A StallingFuse holding the requests of hold, mounted on a new "mnt" of the daemons' work
     directory: (it, the mount point). A skip without /dev/fuse or where it cannot be mounted."""
     if not os.path.exists("/dev/fuse"):
@@ -1359,7 +1364,7 @@ def stalling_fuse(daemons, hold):
     mnt = os.path.join(daemons.workdir(), "mnt")
     os.mkdir(mnt)
     try:
-        return StallingFuse(mnt, hold), mnt
+        return StallingFuse(mnt, hold, armed_by), mnt
     except OSError as e:
         pytest.skip(f"cannot mount a FUSE file system here: {e}")
 
@@ -1436,6 +1441,39 @@ def test_terminal_check_cannot_stall_the_daemon(daemon, daemons):
     held, ok, r = spawn_with_stalling_fuse(daemon, daemons, [StallingFuse.IOCTL], {"argv": ["true"], "terminal": True})
     assert r.error == L + "SpawnFailed" and r.parameters["step"] == "ctty", dict(r)
     assert ok, f"the daemon stopped serving (the FUSE server held an ioctl: {held})"
+
+
+@pytest.mark.parametrize("tier", ["load", "inherit"])
+def test_failed_worker_still_exiting_is_freed_at_stop(daemons, needs_root, tier):
+    """A Spawn whose worker fails (step ctty: fd 0 is a FUSE file, not a terminal) and then cannot
+    finish exiting (its close of that file waits on a FLUSH the server holds): its task is out of
+    the table, its process not yet reaped, when the daemon stops. The daemon must still account
+    for it (the stop's log line counts it among those exiting) and free it: in the asan lane a
+    leak of it (and of its argv) is a LeakSanitizer report at exit, which fails the test."""
+    d = daemons(tier=tier)
+    # FLUSHes are held once the worker's TIOCSCTTY was answered (ENOTTY): the closes before it
+    # (the worker's fd map) pass, the one of its exit waits
+    fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH], armed_by=StallingFuse.IOCTL)
+    f = None
+    try:
+        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
+        with d.connect() as c:
+            c.send(L + "Spawn", {"argv": ["true", "x" * 100], "terminal": True, "id": "held-exit",
+                                 "fds": [{"fd": 0, "target": 0}]}, fds=[f])
+            r = c.recv()
+            r.close_fds()
+            assert r.error == L + "SpawnFailed" and r.parameters["step"] == "ctty", dict(r)
+            # the worker's own close is held: it has not exited (and cannot be reaped) yet
+            assert fs.held.wait(10), "the FUSE server saw no FLUSH"
+            assert c.call_error(L + "State", {"id": "held-exit"}).error == L + "NoSuchTask"
+        assert d.stop() == 0
+        stop_line = [ln for ln in d.log().splitlines() if "stopping;" in ln]
+        assert stop_line and re.search(r"[1-9]\d* out of the table are exiting", stop_line[-1]), stop_line
+    finally:
+        fs.release.set()
+        if f is not None:
+            os.close(f)
+        fs.close()
 
 
 @pytest.mark.parametrize("tier", ["load", "inherit"])
