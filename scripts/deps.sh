@@ -9,7 +9,7 @@ pkgs=(build-essential cmake pkg-config
 if [[ "${1:-}" == "--test" ]]; then
   # procps: /bin/kill, which the systemd unit's ExecReload names (systemd-analyze verify checks
   # it exists); golang-github-containers-common: Podman's seccomp.json for unit-profile-diff.
-  pkgs+=(libcmocka-dev python3 python3-pytest clang libclang-rt-14-dev
+  pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout clang libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace
          golang-github-containers-common
          hyperfine bubblewrap crun runc podman conmon containerd gnuplot-nox

@@ -7,7 +7,13 @@
 #   fuzz  build-fuzz/  every libFuzzer target (clang, ASan+UBSan) for a bounded number of inputs
 #
 # Every lane runs even when an earlier one failed. Each prints one summary line (passed, failed,
-# skipped, wall time); a lane whose configure or build fails counts as one failed test. The last
+# skipped, wall time); a lane whose configure or build fails counts as one failed test, and so
+# does a lane that ran no test at all. Each tree is configured with every option its lane needs
+# given explicitly (tests on, sanitizers, fuzzers, kernel lane, compiler), whatever an earlier
+# command (scripts/run.sh builds build/ without tests) left in its cache. Every ctest entry runs
+# through tests/helpers/bounded-run.c: a time bound each, and a test that leaves processes
+# running fails. After the lanes, scripts/check-collected.py checks that every test file of the
+# tree runs in some lane (one failed test for each that does not). The last
 # line is the sum over all lanes, `N passed, M failed, K skipped`; the exit status is 1 when
 # anything failed. Each lane's ctest output is kept in its build directory as ctest.log.
 #
@@ -41,7 +47,11 @@ lane() {
                 passed=$(grep -cE ' Passed +[0-9.]+ sec' <<<"$results")
                 skipped=$(grep -cE '\*\*\*Skipped|Not Run.*Skipped' <<<"$results")
                 failed=$(($(grep -c . <<<"$results") - passed - skipped))
-                if ((rc != 0 && failed == 0)); then
+                if ((passed + failed + skipped == 0)); then
+                        # "No tests were found!!!" (a tree configured without tests) or a filter
+                        # that matches nothing: a lane that runs nothing has tested nothing
+                        failed=1 note=" (no test ran: ctest found none in $dir)"
+                elif ((rc != 0 && failed == 0)); then
                         failed=1 note=" (ctest exited $rc)"
                 fi
                 local k
@@ -62,26 +72,47 @@ if ! scripts/deps.sh --test; then
         exit 1
 fi
 
+# What every lane's tree needs, whatever its cache holds: tests on, a build type with symbols.
+common="-DBUILD_TESTING=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo"
+ran_lanes=()
 for l in $lanes; do
+        ran_lanes+=("$l")
         case $l in
         main)
-                lane main build "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DZYGOTE_KERNEL_LANE=ON" "--timeout 1800"
+                lane main build "$common -DCMAKE_C_COMPILER=gcc -DZYGOTE_SANITIZE=OFF -DZYGOTE_FUZZ=OFF -DZYGOTE_KERNEL_LANE=ON" \
+                        "--timeout 1800"
                 ;;
         asan)
                 # A daemon that touches freed memory, overflows, hits undefined behaviour or leaks
                 # (LeakSanitizer at its exit) fails its test (conftest.py reads every zygoted's log).
                 # The load test runs 10,000 spawns here (ASan slows each one down).
-                lane asan build-asan "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DZYGOTE_SANITIZE=ON" \
+                lane asan build-asan "$common -DCMAKE_C_COMPILER=gcc -DZYGOTE_SANITIZE=ON -DZYGOTE_FUZZ=OFF -DZYGOTE_KERNEL_LANE=OFF" \
                         "--timeout 1800 -R ^(unit|integration)-" ZYGOTE_LOAD_SPAWNS=10000
                 ;;
         fuzz)
                 # docs/FUZZING.md: each target for a bounded number of inputs.
-                lane fuzz build-fuzz "-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DZYGOTE_FUZZ=ON" \
+                lane fuzz build-fuzz "$common -DCMAKE_C_COMPILER=clang -DZYGOTE_SANITIZE=OFF -DZYGOTE_FUZZ=ON -DZYGOTE_KERNEL_LANE=OFF" \
                         "--timeout 900 -R ^fuzz-"
                 ;;
         *) echo "test.sh: unknown lane $l (main, asan, fuzz)" >&2; exit 2 ;;
         esac
 done
+
+# Every test file runs in some lane (only meaningful when all three ran).
+if [[ " ${ran_lanes[*]} " == *" main "*" asan "*" fuzz "* ]]; then
+        t0=$SECONDS
+        if out=$(python3 scripts/check-collected.py main=build asan=build-asan:'^(unit|integration)-' \
+                fuzz=build-fuzz:'^fuzz-' 2>&1); then
+                echo "$out"
+                summary+=("every test file runs in some lane: $(tail -1 <<<"$out")")
+        else
+                echo "$out"
+                missing=$(grep -c '^not collected: ' <<<"$out")
+                ((missing > 0)) || missing=1
+                total_failed=$((total_failed + missing))
+                summary+=("every test file runs in some lane: $missing failed (above) in $(fmt_time $((SECONDS - t0)))")
+        fi
+fi
 
 echo
 echo "=== summary ($(fmt_time $((SECONDS - t_all))) in all, $jobs cores)"

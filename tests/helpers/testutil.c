@@ -2,6 +2,7 @@
 /*
  * Shared helpers of the unit tests (see testutil.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +13,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -86,6 +90,110 @@ void tu_assert_no_children(void) {
 
         assert_int_equal(waitid(P_ALL, 0, &si, WEXITED | WNOHANG), -1);
         assert_int_equal(errno, ECHILD);
+}
+
+#define TU_STR_(x) #x
+#define TU_STR(x) TU_STR_(x)
+static void bound_exceeded(int sig) {
+        static const char msg[] = "\ntestutil: the test above ran past its bound of " TU_STR(TU_TEST_BOUND_S) " s\n";
+        (void) sig;
+        ssize_t n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        (void) n;
+        _exit(1);
+}
+
+int tu_setup_bounded(void **state) {
+        (void) state;
+        signal(SIGALRM, bound_exceeded);
+        alarm(TU_TEST_BOUND_S);
+        return 0;
+}
+
+/* The live children of this process (exited ones are reaped on the way), at most max. */
+static size_t live_children(pid_t *pids, size_t max) {
+        siginfo_t si;
+        size_t n = 0;
+        pid_t self = getpid();
+
+        for (;;) {
+                si.si_pid = 0;
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | __WALL) < 0 || si.si_pid == 0)
+                        break;
+        }
+        DIR *dir = opendir("/proc");
+        if (!dir)
+                return 0;
+        struct dirent *de;
+        while ((de = readdir(dir)) && n < max) {
+                char path[64], buf[512];
+                int pid = atoi(de->d_name), ppid;
+                char st;
+                if (pid <= 0)
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+                int fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                ssize_t len = read(fd, buf, sizeof(buf) - 1);
+                close(fd);
+                if (len <= 0)
+                        continue;
+                buf[len] = 0;
+                char *p = strrchr(buf, ')');
+                if (p && sscanf(p + 1, " %c %d", &st, &ppid) == 2 && ppid == self && st != 'Z')
+                        pids[n++] = pid;
+        }
+        closedir(dir);
+        return n;
+}
+
+int tu_teardown_no_leftovers(void **state) {
+        pid_t pids[64];
+        size_t n;
+        int64_t end;
+        struct timespec ts;
+
+        (void) state;
+        alarm(0);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        end = (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + TU_LEFTOVER_GRACE_MS;
+        while ((n = live_children(pids, 64)) > 0) {
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                int64_t left = end - ((int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+                if (left <= 0)
+                        break;
+                /* wait for the first of them to exit, on its pidfd: no polling interval */
+                struct pollfd p[64];
+                nfds_t k = 0;
+                for (size_t i = 0; i < n; i++) {
+                        int fd = (int) syscall(SYS_pidfd_open, pids[i], 0);
+                        if (fd >= 0)
+                                p[k++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+                }
+                (void) poll(p, k, (int) left);
+                for (nfds_t i = 0; i < k; i++)
+                        close(p[i].fd);
+        }
+        if (n == 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                char path[64], comm[64] = "";
+                snprintf(path, sizeof(path), "/proc/%d/comm", (int) pids[i]);
+                FILE *f = fopen(path, "re");
+                if (f) {
+                        if (!fgets(comm, sizeof(comm), f))
+                                comm[0] = 0;
+                        fclose(f);
+                }
+                comm[strcspn(comm, "\n")] = 0;
+                fprintf(stderr, "testutil: the test left process %d (%s) running: killed\n", (int) pids[i], comm);
+                (void) kill(pids[i], SIGKILL);
+        }
+        /* reaped here, so that the next test starts with no child at all */
+        siginfo_t si;
+        while (waitid(P_ALL, 0, &si, WEXITED | __WALL) == 0)
+                ;
+        return -1;
 }
 
 const char *tu_profiles_dir_arg(int argc, char **argv, const char *why_x86_64) {

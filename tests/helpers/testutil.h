@@ -39,6 +39,16 @@ int tu_wait_code(int pidfd);
 /* Fails the test unless every child of this process has been reaped (none left, exited or not). */
 void tu_assert_no_children(void);
 
+/* Per-test bounds for cmocka groups (cmocka_unit_test_setup_teardown(test, tu_setup_bounded,
+ * tu_teardown_no_leftovers)): the setup arms an alarm of TU_TEST_BOUND_S seconds, after which the
+ * binary exits 1 saying so (cmocka has printed the test's name); the teardown disarms it, gives
+ * this process's children TU_LEFTOVER_GRACE_MS to end, and fails the test when any is still
+ * running (they are listed and killed), so that no test leaves a process for the next. */
+#define TU_TEST_BOUND_S 30
+#define TU_LEFTOVER_GRACE_MS 5000
+int tu_setup_bounded(void **state);
+int tu_teardown_no_leftovers(void **state);
+
 /* How many fds this process has open (below 1024). */
 int tu_count_open_fds(void);
 

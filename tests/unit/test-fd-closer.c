@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #include "fd-closer.h"
+#include "testutil.h"
 
 /* Whether the write end of the pipe whose read end is r has been closed everywhere. */
 static bool eof(int r) {
@@ -177,11 +178,9 @@ static void test_killed_helper_gives_back_what_it_never_read(void **state) {
         pid_t first;
 
         (void) state;
-        /* the helpers of the tests before, let go, leave on their own and close their pipe
-         * ends in our table as they go: reap them first, so that the count below is steady */
-        siginfo_t gone;
-        while (waitid(P_ALL, 0, &gone, WEXITED) == 0)
-                ;
+        /* every test before ends with its helpers gone (tu_teardown_no_leftovers), so the
+         * count below is steady */
+        tu_assert_no_children();
         assert_int_equal(zy_fd_closer_new(0, &c), 0);
         /* once it has closed something, the helper has opened its /proc/self/syscall too */
         assert_int_equal(pipe2(a, O_CLOEXEC), 0);
@@ -557,16 +556,16 @@ static void test_helpers_without_poll(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_closes_everything),
-                cmocka_unit_test(test_stuck_helper_is_replaced),
-                cmocka_unit_test(test_killed_helper_gives_back_what_it_never_read),
-                cmocka_unit_test(test_free_hands_over_the_queue),
-                cmocka_unit_test(test_settle_takes_back_from_a_stopped_helper),
-                cmocka_unit_test(test_settle_sees_a_helper_inside_close),
-                cmocka_unit_test(test_handoff_passes_a_helper_inside_close),
-                cmocka_unit_test(test_settle_without_syscall_file_waits_once),
-                cmocka_unit_test(test_settle_at_the_helper_limit),
-                cmocka_unit_test(test_helpers_without_poll),
+                cmocka_unit_test_setup_teardown(test_closes_everything, tu_setup_bounded, tu_teardown_no_leftovers),
+                cmocka_unit_test_setup_teardown(test_stuck_helper_is_replaced, tu_setup_bounded, tu_teardown_no_leftovers),
+                cmocka_unit_test_setup_teardown(test_killed_helper_gives_back_what_it_never_read, tu_setup_bounded, tu_teardown_no_leftovers),
+                cmocka_unit_test_setup_teardown(test_free_hands_over_the_queue, tu_setup_bounded, tu_teardown_no_leftovers),
+                cmocka_unit_test_setup_teardown(test_settle_takes_back_from_a_stopped_helper, tu_setup_bounded, tu_teardown_no_leftovers),
+                cmocka_unit_test_setup_teardown(test_settle_sees_a_helper_inside_close, tu_setup_bounded, tu_teardown_no_leftovers),
+                cmocka_unit_test_setup_teardown(test_handoff_passes_a_helper_inside_close, tu_setup_bounded, tu_teardown_no_leftovers),
+                cmocka_unit_test_setup_teardown(test_settle_without_syscall_file_waits_once, tu_setup_bounded, tu_teardown_no_leftovers),
+                cmocka_unit_test_setup_teardown(test_settle_at_the_helper_limit, tu_setup_bounded, tu_teardown_no_leftovers),
+                cmocka_unit_test_setup_teardown(test_helpers_without_poll, tu_setup_bounded, tu_teardown_no_leftovers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
