@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Rehearses the README on a fresh Debian 12: debootstraps bookworm into a folder, clones this
-# repository into its /root/zygote and runs `scripts/test.sh` there as root, as the README says
-# (the script installs its own dependencies). Run as root on a Debian or Ubuntu host.
+# repository into its /root/zygote and, there as root, types the README's two commands in order
+# in that one clone, as a newcomer does: `scripts/run.sh` (it installs what it needs, builds and
+# starts zygoted; a `launchctl run` and `launchctl status` are served, then it is stopped with
+# Ctrl-C's SIGINT), then `scripts/test.sh` (whatever run.sh left in build/). Run as root on a
+# Debian or Ubuntu host.
 #
 #   scripts/fresh-check.sh [--root DIR] [--keep] [--rev REV] [--kvm none|broken|hang|host]
 #                          [--ctest REGEX] [--dir PATH] [--log FILE] [--variant minbase|buildd|-]
@@ -16,7 +19,8 @@
 #                   none), host (the host's node; the default when it has one), broken (a writable
 #                   /dev/kvm on which QEMU's KVM fails at once), hang (like broken, and QEMU under
 #                   -accel kvm starts the guest paused, as a KVM that never gets past the firmware)
-#   --ctest REGEX   instead of scripts/test.sh, install the dependencies, build the main tree
+#   --no-run        skip scripts/run.sh: only scripts/test.sh, in a new clone
+#   --ctest REGEX   instead of run.sh and test.sh, install the dependencies, build the main tree
 #                   and run only the ctest entries matching REGEX; e.g. --ctest '^kernel-lane$'
 #                   checks the accelerator choice cheaply once the root's kernel cache is warm
 #   --dir PATH      where in the root the clone goes (default /root/zygote); another PATH lets a
@@ -40,6 +44,7 @@ rev=HEAD
 clone_dir=/root/zygote
 kvm=
 ctest_re=
+run_first=1
 log=
 variant=minbase
 mirror=
@@ -55,6 +60,7 @@ while (($#)); do
         --rev) rev=$2; shift 2 ;;
         --kvm) kvm=$2; shift 2 ;;
         --ctest) ctest_re=$2; shift 2 ;;
+        --no-run) run_first=0; shift ;;
         --log) log=$2; shift 2 ;;
         --dir) clone_dir=$2; shift 2 ;;
         --variant) variant=$2; shift 2 ;;
@@ -217,8 +223,40 @@ if [[ -n $ctest_re ]]; then
              cmake --build build -j\"\$(nproc)\" &&
              cd build && ctest -R $(printf %q "$ctest_re") --output-on-failure -V"
 else
-        step "scripts/test.sh"
-        cmd='scripts/test.sh'
+        # The README's first command, in the background as a user's first terminal, until its
+        # zygoted serves; a second terminal's `launchctl run` and `status`; Ctrl-C (SIGINT: run.sh
+        # execs zygoted); then the second command in the same clone.
+        cmd=
+        if ((run_first)); then
+                step "scripts/run.sh, launchctl run, stop; then scripts/test.sh"
+                cmd='set -u
+scripts/run.sh >/root/run.sh.log 2>&1 &
+run=$!
+export ZYGOTE_SOCKET=$PWD/build/zygoted.sock
+served=0
+for ((i = 0; i < 1200; i++)); do
+        kill -0 $run 2>/dev/null || break
+        if [[ -S $ZYGOTE_SOCKET ]] && build/launchctl status >/root/status.out 2>&1; then served=1; break; fi
+        sleep 1
+done
+if ((!served)); then
+        echo "fresh-check: scripts/run.sh did not serve within 20 minutes:"; tail -30 /root/run.sh.log
+        kill -INT $run 2>/dev/null; wait $run; exit 1
+fi
+out=$(timeout 60 build/launchctl run -- /bin/echo hello from the sandbox 2>&1); rc=$?
+strict=$(timeout 60 build/launchctl run --profile strict -- sh -c "grep Seccomp: /proc/self/status" 2>&1)
+echo "fresh-check: run.sh served: launchctl run -> \"$out\" (exit $rc); strict -> $strict"
+kill -INT $run
+timeout 60 tail --pid=$run -f /dev/null || { echo "fresh-check: zygoted did not stop on SIGINT"; kill -KILL $run; exit 1; }
+wait $run; echo "fresh-check: run.sh stopped (exit $?)"
+if [[ $out != "hello from the sandbox" || $rc != 0 || $strict != *"Seccomp:"*2 ]]; then
+        echo "fresh-check: launchctl run failed after scripts/run.sh"; cat /root/status.out; exit 1
+fi
+'
+        else
+                step "scripts/test.sh"
+        fi
+        cmd+='scripts/test.sh'
 fi
 out=$root/${clone_dir#/}.out
 set +e

@@ -1793,7 +1793,7 @@ def test_sigterm_frees_deleted_tasks_still_exiting(daemons, needs_root):
             assert fs.held.wait(10), "the killed worker made no FLUSH"
             assert c.call(L + "GetStatus").parameters["tasks"] == 0
         assert d.stop() == 0
-        assert "0 tasks keep running, 1 deleted ones are exiting" in d.log(), d.log()[-500:]
+        assert "0 tasks keep running, 1 out of the table are exiting" in d.log(), d.log()[-500:]
     finally:
         fs.release.set()
         if f is not None:
