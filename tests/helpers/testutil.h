@@ -48,6 +48,8 @@ void tu_assert_no_children(void);
 #define TU_LEFTOVER_GRACE_MS 5000
 int tu_setup_bounded(void **state);
 int tu_teardown_no_leftovers(void **state);
+/* A cmocka test with both. */
+#define tu_test(f) cmocka_unit_test_setup_teardown(f, tu_setup_bounded, tu_teardown_no_leftovers)
 
 /* How many fds this process has open (below 1024). */
 int tu_count_open_fds(void);

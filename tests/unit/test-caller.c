@@ -32,6 +32,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "caller.h"
 #include "fd-util.h"
 #include "util.h"
@@ -337,13 +339,13 @@ static void test_cgroup_subtree_mount(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_unconfined),
-                cmocka_unit_test(test_confined),
-                cmocka_unit_test(test_fallback_checks_uid),
-                cmocka_unit_test(test_exited),
-                cmocka_unit_test(test_other_user_in_netns),
-                cmocka_unit_test(test_cgroup),
-                cmocka_unit_test(test_cgroup_subtree_mount),
+                tu_test(test_unconfined),
+                tu_test(test_confined),
+                tu_test(test_fallback_checks_uid),
+                tu_test(test_exited),
+                tu_test(test_other_user_in_netns),
+                tu_test(test_cgroup),
+                tu_test(test_cgroup_subtree_mount),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -381,17 +381,17 @@ static void test_mountinfo_procfs(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_pass_fds),
-                cmocka_unit_test(test_too_many_for_receiver),
-                cmocka_unit_test(test_truncated_datagram),
-                cmocka_unit_test(test_fd_limits),
-                cmocka_unit_test(test_clone_reap),
-                cmocka_unit_test(test_kill_wait),
-                cmocka_unit_test(test_clone_parent),
-                cmocka_unit_test(test_clone_parent_fallback),
-                cmocka_unit_test(test_clone_parent_no_clone3),
-                cmocka_unit_test(test_signal_names),
-                cmocka_unit_test(test_mountinfo_procfs),
+                tu_test(test_pass_fds),
+                tu_test(test_too_many_for_receiver),
+                tu_test(test_truncated_datagram),
+                tu_test(test_fd_limits),
+                tu_test(test_clone_reap),
+                tu_test(test_kill_wait),
+                tu_test(test_clone_parent),
+                tu_test(test_clone_parent_fallback),
+                tu_test(test_clone_parent_no_clone3),
+                tu_test(test_signal_names),
+                tu_test(test_mountinfo_procfs),
         };
 
         /* no SIGPIPE: send_fds must turn a gone peer into -EPIPE by itself */

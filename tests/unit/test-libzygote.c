@@ -1423,8 +1423,8 @@ static void test_profiles_status_reload(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_default_socket_path),
-                cmocka_unit_test(test_connect),
+                tu_test(test_default_socket_path),
+                tu_test(test_connect),
                 cmocka_unit_test_setup_teardown(test_call_framing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_call_more, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_send_fds, setup, teardown),
@@ -1436,7 +1436,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_reply_fds, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reply_fds_unexpected, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_reply_fds_association, setup, teardown),
-                cmocka_unit_test(test_reply_malformed),
+                tu_test(test_reply_malformed),
                 cmocka_unit_test_setup_teardown(test_eof, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_send_to_closed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_error_mapping, setup, teardown),

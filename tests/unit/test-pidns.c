@@ -26,6 +26,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "pidfd-util.h"
 #include "pidns.h"
 #include "probe.h"
@@ -195,9 +197,9 @@ int main(void) {
         zy_pidns_kill(&ns);
 
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_clone_into_namespace),
-                cmocka_unit_test(test_init_outlives_release),
-                cmocka_unit_test(test_init_ignores_signals_from_inside),
+                tu_test(test_clone_into_namespace),
+                tu_test(test_init_outlives_release),
+                tu_test(test_init_ignores_signals_from_inside),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -176,10 +176,10 @@ static void test_no_trace(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_matches_kernel),
-                cmocka_unit_test(test_cap_last),
-                cmocka_unit_test(test_forcing),
-                cmocka_unit_test(test_no_trace),
+                tu_test(test_matches_kernel),
+                tu_test(test_cap_last),
+                tu_test(test_forcing),
+                tu_test(test_no_trace),
         };
 
         return cmocka_run_group_tests_name("probe", tests, NULL, NULL);

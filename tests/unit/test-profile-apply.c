@@ -357,10 +357,10 @@ static void test_worker_setup(void **state) {
 
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_default),
-                cmocka_unit_test(test_nonet),
-                cmocka_unit_test(test_strict),
-                cmocka_unit_test(test_worker_setup),
+                tu_test(test_default),
+                tu_test(test_nonet),
+                tu_test(test_strict),
+                tu_test(test_worker_setup),
         };
 
         profiles_dir = tu_profiles_dir_arg(argc, argv, "the syscall checks are written for x86_64");

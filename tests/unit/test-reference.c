@@ -779,18 +779,18 @@ static int setup(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_plan_round_trip),
-                cmocka_unit_test(test_plan_caller_confinement),
-                cmocka_unit_test(test_plan_corrupt),
-                cmocka_unit_test(test_plan_limits),
-                cmocka_unit_test(test_spawn),
-                cmocka_unit_test(test_reference_dies),
-                cmocka_unit_test(test_reference_stuck),
-                cmocka_unit_test(test_start_failures),
-                cmocka_unit_test(test_malformed_requests),
-                cmocka_unit_test(test_probe_inherit),
-                cmocka_unit_test(test_probe_inherit_hidden_helper),
-                cmocka_unit_test(test_helper_path),
+                tu_test(test_plan_round_trip),
+                tu_test(test_plan_caller_confinement),
+                tu_test(test_plan_corrupt),
+                tu_test(test_plan_limits),
+                tu_test(test_spawn),
+                tu_test(test_reference_dies),
+                tu_test(test_reference_stuck),
+                tu_test(test_start_failures),
+                tu_test(test_malformed_requests),
+                tu_test(test_probe_inherit),
+                tu_test(test_probe_inherit_hidden_helper),
+                tu_test(test_helper_path),
         };
 
         return cmocka_run_group_tests_name("reference", tests, setup, NULL);
