@@ -13,8 +13,6 @@
  * after --timeout seconds (default 120) is killed with everything it started, and fails.
  * Otherwise the command's exit status is passed on (77, a skip, stays 77).
  */
-#define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -26,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc-children.h"
+
 #define MAX_LEFT 256
 
 static double now(void) {
@@ -36,33 +36,7 @@ static double now(void) {
 
 /* The processes whose parent is us (orphans reparent here), at most max of them. */
 static size_t children(pid_t *pids, size_t max) {
-        pid_t self = getpid();
-        size_t n = 0;
-        DIR *dir = opendir("/proc");
-        if (!dir)
-                return 0;
-        struct dirent *de;
-        while ((de = readdir(dir)) && n < max) {
-                char path[64], buf[512];
-                pid_t pid = (pid_t) strtol(de->d_name, NULL, 10);
-                if (pid <= 0)
-                        continue;
-                snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-                FILE *f = fopen(path, "re");
-                if (!f)
-                        continue;
-                size_t len = fread(buf, 1, sizeof(buf) - 1, f);
-                fclose(f);
-                buf[len] = 0;
-                /* "pid (comm) state ppid ...": comm may hold anything, so parse after its last ')' */
-                char *p = strrchr(buf, ')');
-                char state;
-                int ppid;
-                if (p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 && ppid == self && state != 'Z')
-                        pids[n++] = pid;
-        }
-        closedir(dir);
-        return n;
+        return proc_children(getpid(), pids, max);
 }
 
 static void describe(pid_t pid) {

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "pidfd-util.h"
+#include "proc-children.h"
 #include "testutil.h"
 
 void tu_wait_input(int fd) {
@@ -112,39 +113,13 @@ int tu_setup_bounded(void **state) {
 /* The live children of this process (exited ones are reaped on the way), at most max. */
 static size_t live_children(pid_t *pids, size_t max) {
         siginfo_t si;
-        size_t n = 0;
-        pid_t self = getpid();
 
         for (;;) {
                 si.si_pid = 0;
                 if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | __WALL) < 0 || si.si_pid == 0)
                         break;
         }
-        DIR *dir = opendir("/proc");
-        if (!dir)
-                return 0;
-        struct dirent *de;
-        while ((de = readdir(dir)) && n < max) {
-                char path[64], buf[512];
-                int pid = atoi(de->d_name), ppid;
-                char st;
-                if (pid <= 0)
-                        continue;
-                snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-                int fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                        continue;
-                ssize_t len = read(fd, buf, sizeof(buf) - 1);
-                close(fd);
-                if (len <= 0)
-                        continue;
-                buf[len] = 0;
-                char *p = strrchr(buf, ')');
-                if (p && sscanf(p + 1, " %c %d", &st, &ppid) == 2 && ppid == self && st != 'Z')
-                        pids[n++] = pid;
-        }
-        closedir(dir);
-        return n;
+        return proc_children(getpid(), pids, max);
 }
 
 int tu_teardown_no_leftovers(void **state) {
