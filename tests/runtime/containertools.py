@@ -18,8 +18,12 @@ import threading
 
 IMAGE = "localhost/zygote-busybox:latest"
 PODMAN_PROFILE = "/usr/share/containers/seccomp.json"
-PODMAN_CGROUP_PARENT = "/zygote-podman-test"
-CTR_CGROUP_PARENT = "/zygote-ctr-test"
+# One test run's own: another run on the same machine (another checkout's suite) has others, so
+# that neither takes the other's containers, cgroups or processes for its leftovers.
+RUN_TAG = f"{os.getpid():x}"
+PODMAN_CGROUP_PARENT = f"/zygote-podman-test-{RUN_TAG}"
+CTR_CGROUP_PARENT = f"/zygote-ctr-test-{RUN_TAG}"
+PODMAN_NAME_PREFIX = f"zyg-pm-{RUN_TAG}-"
 CTR_NAMESPACE = "zygote-test"
 
 

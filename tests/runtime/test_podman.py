@@ -18,13 +18,13 @@ from containertools import IMAGE
 @pytest.fixture
 def pm(podman):
     yield podman
-    left = podman.leftovers("zyg-pm-")
+    left = podman.leftovers(ct.PODMAN_NAME_PREFIX)
     podman("rm", "--all", "--force", "--time", "0")
     assert left == [], f"left behind: {left}"
 
 
 def name():
-    return "zyg-pm-" + uuid.uuid4().hex[:10]
+    return ct.PODMAN_NAME_PREFIX + uuid.uuid4().hex[:10]
 
 
 def needs_try_syscall(pm):
