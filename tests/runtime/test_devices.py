@@ -8,6 +8,7 @@ with cgroup2 mounted at /sys/fs/cgroup, which the runtime then takes for a v2-on
 import glob
 import json
 import os
+import shlex
 import stat
 import subprocess
 import uuid
@@ -192,8 +193,10 @@ def test_allow_rule_opens_exactly_its_device(runc, bundle, cgroups, tmp_path):
     assert_nothing_left(runc, name, cg)
 
 
-def test_exec_gets_the_same_rules(runc, bundle, tmp_path):
-    """A process added by exec is in the container's cgroups, so under its device rules."""
+def test_exec_gets_the_same_rules(runc, bundle, cgroups, tmp_path):
+    """A process added by exec is in the container's cgroups, so under its device rules. One
+    shell runs run --detach, exec and delete, so that on emulated v2 all three see the same
+    cgroup2 mount."""
     disk = block_devices(tmp_path)
     if not disk:
         pytest.skip("no block device that the host itself may open")
@@ -202,18 +205,24 @@ def test_exec_gets_the_same_rules(runc, bundle, tmp_path):
     bundle.config["linux"]["cgroupsPath"] = cg
     with_mknod(bundle)
     bundle.set_args("sleep", "1000")
-    r = runc("run", "--detach", "--bundle", bundle.path, name)
+    rt = " ".join(shlex.quote(a) for a in (runc.binary, "--root", runc.root, "--log", runc.log, "--log-format",
+                                           "json"))
+    probe = probe_script([("/dev/zd-disk", "b", *disk[0])], [("/dev/zd-disk", "r"), ("/dev/null", "w")])
+    script = (f"{rt} run --detach --bundle {shlex.quote(bundle.path)} {name} </dev/null >/dev/null || exit 1\n"
+              f"{rt} exec --cap CAP_MKNOD {name} sh -c {shlex.quote(probe)}\n"
+              f"echo exec-exit=$?\n"
+              f"{rt} delete --force {name}\n"
+              f"echo delete-exit=$?\n")
+    argv = ["sh", "-c", script]
+    if cgroups == "v2":
+        argv = ["unshare", "--mount", "sh", "-c", V2_WRAPPER, "sh", *argv]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr
-    try:
-        r = runc("exec", "--cap", "CAP_MKNOD", name, "sh", "-c",
-                 probe_script([("/dev/zd-disk", "b", *disk[0])], [("/dev/zd-disk", "r"), ("/dev/null", "w")]))
-        assert r.returncode == 0, r.stderr
-        res = results(r.stdout)
-        assert res.get("mknod /dev/zd-disk") == "ok", res
-        assert_refused(res, "open /dev/zd-disk r")
-        assert res.get("open /dev/null w") == "ok", res
-    finally:
-        assert runc("delete", "--force", name).returncode == 0
+    res = results(r.stdout)
+    assert res.get("exec-exit") == "0" and res.get("delete-exit") == "0", (res, r.stderr)
+    assert res.get("mknod /dev/zd-disk") == "ok", res
+    assert_refused(res, "open /dev/zd-disk r")
+    assert res.get("open /dev/null w") == "ok", res
     assert_nothing_left(runc, name, cg)
 
 
