@@ -364,8 +364,14 @@ int zy_cgroup_set_devices(const struct zy_cgroup *cg, const struct zy_dev_rule *
         }
         /* cgroup2 has no devices file: an eBPF program on the directory decides (on a hybrid
          * host without the v1 controller too: cgroup2's programs run on every host) */
-        if (!cg->unified)
-                return 0;
+        if (!cg->unified) {
+                /* neither: the container would open every device of the host; the caller decides
+                 * (only a rootless one goes on) */
+                if (ret_error && asprintf(ret_error, "no devices cgroup controller and no cgroup2 hierarchy: the "
+                                                     "container's devices cannot be restricted") < 0)
+                        *ret_error = NULL;
+                return -EOPNOTSUPP;
+        }
         prog = calloc(zy_dev_program_max(n), sizeof(*prog));
         if (!prog)
                 return -ENOMEM;

@@ -230,9 +230,10 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         r = zy_dev_rules_from_json(get_devices(o), &dev_rules, &n_dev_rules, &dev_err);
         if (r >= 0)
                 r = zy_cgroup_set_devices(&st.cgroup, dev_rules, n_dev_rules, &dev_err);
-        if (r < 0 && getuid() != 0 && (r == -EPERM || r == -EACCES)) {
-                /* rootless: no bpf(2) and no v1 controller of our own; the user namespace
-                 * refuses mknod of a device and the host's nodes keep their own permissions */
+        if (r < 0 && getuid() != 0 && (r == -EPERM || r == -EACCES || r == -EOPNOTSUPP)) {
+                /* rootless: no cgroup, or no bpf(2) and no v1 controller of our own; the user
+                 * namespace refuses mknod of a device and the host's nodes keep their own
+                 * permissions */
                 debug(c, "no device cgroup for the container: %s", dev_err ? dev_err : errstr(-r));
                 r = 0;
         }

@@ -131,7 +131,8 @@ int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limi
                      struct zy_cgroup *ret, char **ret_error);
 struct zy_dev_rule; /* cgroup-devices.h */
 /* The device rules (zy_dev_rules_from_json's list): written to the v1 devices controller, or
- * else, as an eBPF program, attached to the cgroup2 directory. Before the init joins. */
+ * else, as an eBPF program, attached to the cgroup2 directory. Before the init joins.
+ * -EOPNOTSUPP when cg has neither. */
 int zy_cgroup_set_devices(const struct zy_cgroup *cg, const struct zy_dev_rule *rules, size_t n, char **ret_error);
 /* An fd of the v2 directory for CLONE_INTO_CGROUP, or -EOPNOTSUPP on v1/hybrid. */
 int zy_cgroup_open_v2(const struct zy_cgroup *cg);

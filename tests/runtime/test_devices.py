@@ -279,3 +279,28 @@ def test_deny_inside_a_wider_allow(runc, bundle, cgroups):
         assert_refused(res, "open /dev/zd-kmsg w")
         assert res.get("open /dev/null w") == "ok", res
     assert_nothing_left(runc, name, cg)
+
+
+def test_no_device_cgroup_at_all_is_refused(runc, bundle):
+    """A host without the devices controller and without cgroup2 (emulated: both unmounted in a
+    private mount namespace) cannot restrict devices: the runtime refuses to start the container
+    rather than give it the host's devices."""
+    mounts = {}
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ")
+            mounts[left.split()[4]] = right.split()
+    targets = [m for m, (fstype, _, opts, *_) in mounts.items() if m.startswith("/sys/fs/cgroup/") and
+               (fstype == "cgroup2" or (fstype == "cgroup" and "devices" in opts.split(",")))]
+    if mounts.get("/sys/fs/cgroup", ["?"])[0] != "tmpfs" or not targets:
+        pytest.skip("needs a cgroup v1 or hybrid host (/sys/fs/cgroup a tmpfs of v1 hierarchies)")
+    name = cid()
+    bundle.set_args("true")
+    argv = [runc.binary, "--root", runc.root, "--log", runc.log, "--log-format", "json", "run", "--bundle",
+            bundle.path, name]
+    unmount = " && ".join(f"umount {shlex.quote(t)}" for t in targets)
+    r = subprocess.run(["unshare", "--mount", "sh", "-c", f"mount --make-rprivate / && {unmount} && exec \"$@\"",
+                        "sh", *argv], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0, r.stdout
+    assert "the container's devices cannot be restricted" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(runc.root, name))
