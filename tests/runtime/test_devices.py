@@ -304,3 +304,31 @@ def test_no_device_cgroup_at_all_is_refused(runc, bundle):
     assert r.returncode != 0, r.stdout
     assert "the container's devices cannot be restricted" in r.stderr, r.stderr
     assert not os.path.exists(os.path.join(runc.root, name))
+
+
+def test_exec_that_cannot_join_the_device_cgroup_is_refused(runc, bundle):
+    """exec runs nothing when the process cannot join the container's cgroups: outside them it
+    would open the host's devices. Made to happen on a v1 host by renaming the container's
+    devices cgroup (v1 allows that) while the container runs."""
+    if not host_uses_v1_devices():
+        pytest.skip("needs the v1 devices controller (a cgroup can only be renamed on v1)")
+    name = cid()
+    cg = f"/{CG_PARENT}/{name}"
+    bundle.config["linux"]["cgroupsPath"] = cg
+    bundle.set_args("sleep", "1000")
+    r = runc("run", "--detach", "--bundle", bundle.path, name)
+    assert r.returncode == 0, r.stderr
+    devices = [d for d in cgroup_dirs(cg) if os.path.exists(os.path.join(d, "devices.list"))]
+    assert len(devices) == 1, cgroup_dirs(cg)
+    moved = devices[0] + "-moved"
+    os.rename(devices[0], moved)
+    try:
+        r = runc("exec", name, "sh", "-c", "echo ran")
+        assert r.returncode != 0 and "ran" not in r.stdout, (r.stdout, r.stderr)
+        assert "joining the container's cgroups" in r.stderr, r.stderr
+        with open(os.path.join(moved, "cgroup.procs")) as f:
+            assert len(f.read().split()) == 1, "only the init is in the container's devices cgroup"
+    finally:
+        os.rename(moved, devices[0])
+        assert runc("delete", "--force", name).returncode == 0
+    assert_nothing_left(runc, name, cg)
