@@ -19,8 +19,17 @@ CG_PARENT = "zygote-runc-test"
 EPERM_TEXT = os.strerror(1)  # "Operation not permitted", as busybox prints it
 
 # v2 emulation: the host's cgroup trees are unmounted in a private mount namespace only
-V2_WRAPPER = ("mount --make-rprivate / && umount -R /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup "
-              "&& exec \"$@\"")
+V2_WRAPPER = ("{ mount --make-rprivate / && umount -R /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup; } "
+              "|| exit 77; exec \"$@\"")
+
+
+def run_v2(argv, **kw):
+    """argv in a private mount namespace where /sys/fs/cgroup is cgroup2 alone; skips when this
+    machine does not let us make one."""
+    r = subprocess.run(["unshare", "--mount", "sh", "-c", V2_WRAPPER, "sh", *argv], **kw)
+    if r.returncode == 77:
+        pytest.skip(f"cannot mount cgroup2 alone in a private mount namespace here: {r.stderr.strip()}")
+    return r
 
 
 def cid():
@@ -78,9 +87,8 @@ def cgroups(request):
 def run_container(runc, bundle, name, mode):
     argv = [runc.binary, "--root", runc.root, "--log", runc.log, "--log-format", "json", "run", "--bundle",
             bundle.path, name]
-    if mode == "v2":
-        argv = ["unshare", "--mount", "sh", "-c", V2_WRAPPER, "sh", *argv]
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    kw = dict(capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    r = run_v2(argv, **kw) if mode == "v2" else subprocess.run(argv, **kw)
     if mode == "v2" and r.returncode != 0 and "device program (bpf)" in r.stderr:
         has = kernel_has_cgroup_bpf()
         if "Function not implemented" in r.stderr or has is False:
@@ -214,9 +222,8 @@ def test_exec_gets_the_same_rules(runc, bundle, cgroups, tmp_path):
               f"{rt} delete --force {name}\n"
               f"echo delete-exit=$?\n")
     argv = ["sh", "-c", script]
-    if cgroups == "v2":
-        argv = ["unshare", "--mount", "sh", "-c", V2_WRAPPER, "sh", *argv]
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    kw = dict(capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    r = run_v2(argv, **kw) if cgroups == "v2" else subprocess.run(argv, **kw)
     assert r.returncode == 0, r.stderr
     res = results(r.stdout)
     assert res.get("exec-exit") == "0" and res.get("delete-exit") == "0", (res, r.stderr)
