@@ -18,17 +18,25 @@ import pytest
 CG_PARENT = "zygote-runc-test"
 EPERM_TEXT = os.strerror(1)  # "Operation not permitted", as busybox prints it
 
-# v2 emulation: the host's cgroup trees are unmounted in a private mount namespace only
-V2_WRAPPER = ("{ mount --make-rprivate / && umount -R /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup; } "
-              "|| exit 77; exec \"$@\"")
+# The emulations, each in a private mount namespace of its own: "v2" unmounts the host's cgroup
+# trees and mounts cgroup2 alone at /sys/fs/cgroup (the runtime then takes the host for pure v2);
+# "hybrid-bpf" unmounts only the v1 devices hierarchy of a hybrid host (the runtime then attaches
+# the program to the container's directory in /sys/fs/cgroup/unified, beside its v1 cgroups).
+WRAPPERS = {
+    "v2": "mount --make-rprivate / && umount -R /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup",
+    "hybrid-bpf": "mount --make-rprivate / && umount /sys/fs/cgroup/devices",
+}
 
 
-def run_v2(argv, **kw):
-    """argv in a private mount namespace where /sys/fs/cgroup is cgroup2 alone; skips when this
-    machine does not let us make one."""
-    r = subprocess.run(["unshare", "--mount", "sh", "-c", V2_WRAPPER, "sh", *argv], **kw)
+def run_in(mode, argv, **kw):
+    """argv on the host's cgroups, or in one of the emulations; skips when this machine does not
+    let us make it."""
+    if mode == "host":
+        return subprocess.run(argv, **kw)
+    r = subprocess.run(["unshare", "--mount", "sh", "-c", f"{{ {WRAPPERS[mode]}; }} || exit 77; exec \"$@\"",
+                        "sh", *argv], **kw)
     if r.returncode == 77:
-        pytest.skip(f"cannot mount cgroup2 alone in a private mount namespace here: {r.stderr.strip()}")
+        pytest.skip(f"cannot make the {mode} emulation here: {r.stderr.strip()}")
     return r
 
 
@@ -74,10 +82,26 @@ def kernel_has_cgroup_bpf():
     return None
 
 
-@pytest.fixture(params=["host", "v2"])
+def cgroup_mounts():
+    """{mount point below /sys/fs/cgroup: (fstype, super options)}"""
+    mounts = {}
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ")
+            point, (fstype, _, opts, *_) = left.split()[4], right.split()
+            if point.startswith("/sys/fs/cgroup"):
+                mounts[point] = (fstype, opts)
+    return mounts
+
+
+@pytest.fixture(params=["host", "v2", "hybrid-bpf"])
 def cgroups(request):
-    """"host": the host's own cgroups; "v2": cgroup2 alone in a private mount namespace."""
-    if request.param == "v2":
+    """"host": the host's own cgroups; the others: WRAPPERS."""
+    if request.param == "hybrid-bpf":
+        m = cgroup_mounts()
+        if m.get("/sys/fs/cgroup/unified", ("",))[0] != "cgroup2" or "/sys/fs/cgroup/devices" not in m:
+            pytest.skip("needs a hybrid host with the v1 devices hierarchy at /sys/fs/cgroup/devices")
+    if request.param != "host":
         with open("/proc/filesystems") as f:
             if "cgroup2" not in f.read():
                 pytest.skip("no cgroup2 file system in this kernel")
@@ -88,8 +112,8 @@ def run_container(runc, bundle, name, mode):
     argv = [runc.binary, "--root", runc.root, "--log", runc.log, "--log-format", "json", "run", "--bundle",
             bundle.path, name]
     kw = dict(capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    r = run_v2(argv, **kw) if mode == "v2" else subprocess.run(argv, **kw)
-    if mode == "v2" and r.returncode != 0 and "device program (bpf)" in r.stderr:
+    r = run_in(mode, argv, **kw)
+    if mode != "host" and r.returncode != 0 and "device program (bpf)" in r.stderr:
         has = kernel_has_cgroup_bpf()
         if "Function not implemented" in r.stderr or has is False:
             pytest.skip(f"the kernel cannot attach cgroup device programs: {r.stderr.strip()}")
@@ -223,7 +247,7 @@ def test_exec_gets_the_same_rules(runc, bundle, cgroups, tmp_path):
               f"echo delete-exit=$?\n")
     argv = ["sh", "-c", script]
     kw = dict(capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    r = run_v2(argv, **kw) if cgroups == "v2" else subprocess.run(argv, **kw)
+    r = run_in(cgroups, argv, **kw)
     assert r.returncode == 0, r.stderr
     res = results(r.stdout)
     assert res.get("exec-exit") == "0" and res.get("delete-exit") == "0", (res, r.stderr)
@@ -251,13 +275,7 @@ def test_bad_device_rule_is_named(runc, bundle, rule, words):
 
 
 def host_uses_v1_devices():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split(" - ")
-            if fields[0].split()[4].startswith("/sys/fs/cgroup") and fields[1].split()[0] == "cgroup" \
-                    and "devices" in fields[1].split()[2].split(","):
-                return True
-    return False
+    return any(fstype == "cgroup" and "devices" in opts.split(",") for fstype, opts in cgroup_mounts().values())
 
 
 def test_deny_inside_a_wider_allow(runc, bundle, cgroups):
@@ -292,14 +310,10 @@ def test_no_device_cgroup_at_all_is_refused(runc, bundle):
     """A host without the devices controller and without cgroup2 (emulated: both unmounted in a
     private mount namespace) cannot restrict devices: the runtime refuses to start the container
     rather than give it the host's devices."""
-    mounts = {}
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, right = line.split(" - ")
-            mounts[left.split()[4]] = right.split()
-    targets = [m for m, (fstype, _, opts, *_) in mounts.items() if m.startswith("/sys/fs/cgroup/") and
+    mounts = cgroup_mounts()
+    targets = [m for m, (fstype, opts) in mounts.items() if m.startswith("/sys/fs/cgroup/") and
                (fstype == "cgroup2" or (fstype == "cgroup" and "devices" in opts.split(",")))]
-    if mounts.get("/sys/fs/cgroup", ["?"])[0] != "tmpfs" or not targets:
+    if mounts.get("/sys/fs/cgroup", ("?",))[0] != "tmpfs" or not targets:
         pytest.skip("needs a cgroup v1 or hybrid host (/sys/fs/cgroup a tmpfs of v1 hierarchies)")
     name = cid()
     bundle.set_args("true")
