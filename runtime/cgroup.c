@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "cgroup-devices.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -221,6 +222,10 @@ int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limi
                         cg.freezer = strdup(dir);
                         cg.freezer_v1 = !v2;
                 }
+                if (!v2 && has_controllers(c1 + 1, "devices"))
+                        free(cg.devices), cg.devices = strdup(dir);
+                if (v2)
+                        free(cg.unified), cg.unified = strdup(dir);
                 if (has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only) || (!cg.procs && !v2))
                         free(cg.procs), cg.procs = strdup(dir);
                 if (pids_limit > 0 && (has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only))) {
@@ -328,6 +333,60 @@ int zy_cgroup_views(const struct zy_cgroup *cg, struct zy_cgroup_view **ret, siz
         *ret = v;
         *ret_n = n;
         return 0;
+}
+
+int zy_cgroup_set_devices(const struct zy_cgroup *cg, const struct zy_dev_rule *rules, size_t n, char **ret_error) {
+        _cleanup_free_ struct bpf_insn *prog = NULL;
+        _cleanup_free_ char *log = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int len, r;
+
+        if (cg->devices) {
+                /* v1 (and hybrid, where the controller is v1): the kernel's own lists, in order;
+                 * "a" first empties whatever the new directory inherited from its parent */
+                r = zy_dev_rules_check_v1(rules, n, ret_error);
+                if (r < 0)
+                        return r;
+                r = zy_write_at(cg->devices, "devices.deny", "a");
+                for (size_t i = 0; r >= 0 && i < n; i++) {
+                        char line[64];
+
+                        zy_dev_rule_v1_line(&rules[i], line, sizeof(line));
+                        r = zy_write_at(cg->devices, rules[i].allow ? "devices.allow" : "devices.deny", line);
+                        if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: devices.%s \"%s\": %s", cg->devices,
+                                                           rules[i].allow ? "allow" : "deny", line, strerror(-r)) < 0)
+                                *ret_error = NULL;
+                }
+                if (r < 0 && ret_error && !*ret_error &&
+                    asprintf(ret_error, "cgroup %s: devices.deny: %s", cg->devices, strerror(-r)) < 0)
+                        *ret_error = NULL;
+                return r;
+        }
+        /* cgroup2 has no devices file: an eBPF program on the directory decides (on a hybrid
+         * host without the v1 controller too: cgroup2's programs run on every host) */
+        if (!cg->unified) {
+                /* neither: the container would open every device of the host; the caller decides
+                 * (only a rootless one goes on) */
+                if (ret_error && asprintf(ret_error, "no devices cgroup controller and no cgroup2 hierarchy: the "
+                                                     "container's devices cannot be restricted") < 0)
+                        *ret_error = NULL;
+                return -EOPNOTSUPP;
+        }
+        prog = calloc(zy_dev_program_max(n), sizeof(*prog));
+        if (!prog)
+                return -ENOMEM;
+        len = zy_dev_program(rules, n, prog, zy_dev_program_max(n));
+        if (len < 0)
+                return len;
+        /* not O_PATH: bpf(2) takes the cgroup from a file it can read */
+        fd = open(cg->unified, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = zy_dev_program_attach(fd, prog, (size_t) len, &log);
+        if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: device program (bpf): %s%s%s", cg->unified,
+                                           strerror(-r), log && *log ? ": " : "", log ? log : "") < 0)
+                *ret_error = NULL;
+        return r;
 }
 
 int zy_cgroup_open_v2(const struct zy_cgroup *cg) {
@@ -463,6 +522,8 @@ void zy_cgroup_done(struct zy_cgroup *cg) {
         }
         free(cg->freezer);
         free(cg->procs);
+        free(cg->devices);
+        free(cg->unified);
         *cg = (struct zy_cgroup){};
 }
 

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-devices.h"
 #include "pidfd-util.h"
 #include "profile.h"
 #include "runtime.h"
@@ -159,8 +160,19 @@ static int apply_sysctls(const struct ctx *c, const struct zy_oci *o, pid_t pid)
         return 0;
 }
 
+static json_object *get_devices(const struct zy_oci *o) {
+        json_object *l = NULL, *res = NULL, *d = NULL;
+
+        if (!json_object_object_get_ex(o->root, "linux", &l) || !json_object_object_get_ex(l, "resources", &res) ||
+            !json_object_object_get_ex(res, "devices", &d))
+                return NULL;
+        return d;
+}
+
 int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
-        _cleanup_free_ char *dir = NULL, *fifo = NULL, *err = NULL, *path_buf = NULL;
+        _cleanup_free_ char *dir = NULL, *fifo = NULL, *err = NULL, *path_buf = NULL, *dev_err = NULL;
+        _cleanup_free_ struct zy_dev_rule *dev_rules = NULL;
+        size_t n_dev_rules = 0;
         _cleanup_close_ int start_fd = -EBADF, console_fd = -EBADF, pidfd = -EBADF, cg_fd = -EBADF;
         _cleanup_close_pair_ int sync[2] = { -EBADF, -EBADF };
         struct zy_oci *o = NULL;
@@ -211,6 +223,22 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         }
         if (r < 0) {
                 error(c, "%s", err ? err : errstr(-r));
+                goto out;
+        }
+        /* the device rules, before any process is in the cgroup: the init is born into (or
+         * joined to) a cgroup that already refuses the host's devices */
+        r = zy_dev_rules_from_json(get_devices(o), &dev_rules, &n_dev_rules, &dev_err);
+        if (r >= 0)
+                r = zy_cgroup_set_devices(&st.cgroup, dev_rules, n_dev_rules, &dev_err);
+        if (r < 0 && getuid() != 0 && (r == -EPERM || r == -EACCES || r == -EOPNOTSUPP)) {
+                /* rootless: no cgroup, or no bpf(2) and no v1 controller of our own; the user
+                 * namespace refuses mknod of a device and the host's nodes keep their own
+                 * permissions */
+                debug(c, "no device cgroup for the container: %s", dev_err ? dev_err : errstr(-r));
+                r = 0;
+        }
+        if (r < 0) {
+                error(c, "%s", dev_err ? dev_err : errstr(-r));
                 goto out;
         }
         if (!st.cgroup.v2_only) {

@@ -187,6 +187,15 @@ int cmd_exec(const struct ctx *c, const struct exec_args *a) {
         }
         pidfd = pidfd_open_pid(pid);
         r = zy_cgroup_join(&st.cgroup, pid);
+        if (r < 0 && getuid() == 0) {
+                /* outside them the process would escape the container's limits and its device
+                 * rules: it is still waiting for "go", and EOF on sync makes it exit */
+                error(c, "exec: joining the container's cgroups: %s", errstr(-r));
+                sync[0] = safe_close(sync[0]);
+                if (pidfd >= 0)
+                        (void) zy_runc_wait_exit_status(pidfd);
+                goto out;
+        }
         if (r < 0)
                 debug(c, "exec: joining the container's cgroups: %s", errstr(-r));
         if (write(sync[0], "g", 1) != 1 || (r = zy_runc_read_status(sync[0], &status)) <= 0 ||

@@ -12,6 +12,7 @@
  *               its parts config-process.c (process), config-mount.c (mounts, devices) and
  *               config-util.c (JSON access and errors, config-util.h)
  *   cgroup.c   cgroups v1, hybrid and v2: create, limits, join, freeze, list, remove
+ *   cgroup-devices.c  the device rules: OCI parsing, v1 lines, the v2 eBPF program
  *   state.c    the state directory of one container and its status
  *   filter-remote.c  the seccomp program from zygoted (GetFilter) or compiled here
  *
@@ -117,6 +118,8 @@ struct zy_cgroup {
         char *freezer;           /* v1 freezer dir, or the v2 dir (freeze via cgroup.freeze) */
         char *procs;             /* a dir whose cgroup.procs lists every process of the container */
         bool freezer_v1;
+        char *devices;           /* the v1 devices controller's dir, or NULL (only while creating) */
+        char *unified;           /* the cgroup2 dir (pure v2 or hybrid), or NULL (only while creating) */
 };
 
 bool zy_cgroup_is_v2_only(void);
@@ -126,6 +129,11 @@ int zy_write_at(const char *dir, const char *file, const char *value);
  * the limits. */
 int zy_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
                      struct zy_cgroup *ret, char **ret_error);
+struct zy_dev_rule; /* cgroup-devices.h */
+/* The device rules (zy_dev_rules_from_json's list): written to the v1 devices controller, or
+ * else, as an eBPF program, attached to the cgroup2 directory. Before the init joins.
+ * -EOPNOTSUPP when cg has neither. */
+int zy_cgroup_set_devices(const struct zy_cgroup *cg, const struct zy_dev_rule *rules, size_t n, char **ret_error);
 /* An fd of the v2 directory for CLONE_INTO_CGROUP, or -EOPNOTSUPP on v1/hybrid. */
 int zy_cgroup_open_v2(const struct zy_cgroup *cg);
 int zy_cgroup_join(const struct zy_cgroup *cg, pid_t pid);
