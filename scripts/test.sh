@@ -29,11 +29,23 @@ total_passed=0 total_failed=0 total_skipped=0
 
 fmt_time() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
-# lane NAME DIR "CMAKE ARGS" "CTEST ARGS" [VAR=VALUE...]: configure, build and ctest one tree.
+# lane NAME DIR CC "CMAKE ARGS" "CTEST ARGS" [VAR=VALUE...]: configure, build and ctest one tree
+# with the C compiler CC.
 lane() {
-        local name=$1 dir=$2 cmake_args=$3 ctest_args=$4 t0=$SECONDS rc passed failed skipped note=
-        shift 4
+        local name=$1 dir=$2 cc=$3 cmake_args=$4 ctest_args=$5 t0=$SECONDS rc passed failed skipped note=
+        shift 5
         echo "=== lane $name: $dir"
+        # A tree cached with another compiler: cmake would start it over by itself, and forget
+        # every -D option of this command line while doing so (the kernel lane's among them).
+        # So it is started over here, before the configure that sets them.
+        cc=$(command -v "$cc") || cc=$3
+        local cached
+        cached=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$dir/CMakeCache.txt" 2>/dev/null)
+        if [[ -n $cached && $cached != "$cc" ]]; then
+                echo "test.sh: $dir was configured with $cached, this lane needs $cc: configuring it anew"
+                rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+        fi
+        cmake_args+=" -DCMAKE_C_COMPILER=$cc"
         # shellcheck disable=SC2086 # the argument strings are word lists
         if ! cmake -S . -B "$dir" $cmake_args || ! cmake --build "$dir" -j"$jobs"; then
                 passed=0 failed=1 skipped=0 note=" (the build failed)"
@@ -79,19 +91,19 @@ for l in $lanes; do
         ran_lanes+=("$l")
         case $l in
         main)
-                lane main build "$common -DCMAKE_C_COMPILER=gcc -DZYGOTE_SANITIZE=OFF -DZYGOTE_FUZZ=OFF -DZYGOTE_KERNEL_LANE=ON" \
+                lane main build gcc "$common -DZYGOTE_SANITIZE=OFF -DZYGOTE_FUZZ=OFF -DZYGOTE_KERNEL_LANE=ON" \
                         "--timeout 1800"
                 ;;
         asan)
                 # A daemon that touches freed memory, overflows, hits undefined behaviour or leaks
                 # (LeakSanitizer at its exit) fails its test (conftest.py reads every zygoted's log).
                 # The load test runs 10,000 spawns here (ASan slows each one down).
-                lane asan build-asan "$common -DCMAKE_C_COMPILER=gcc -DZYGOTE_SANITIZE=ON -DZYGOTE_FUZZ=OFF -DZYGOTE_KERNEL_LANE=OFF" \
+                lane asan build-asan gcc "$common -DZYGOTE_SANITIZE=ON -DZYGOTE_FUZZ=OFF -DZYGOTE_KERNEL_LANE=OFF" \
                         "--timeout 1800 -R ^(unit|integration)-" ZYGOTE_LOAD_SPAWNS=10000
                 ;;
         fuzz)
                 # docs/FUZZING.md: each target for a bounded number of inputs.
-                lane fuzz build-fuzz "$common -DCMAKE_C_COMPILER=clang -DZYGOTE_SANITIZE=OFF -DZYGOTE_FUZZ=ON -DZYGOTE_KERNEL_LANE=OFF" \
+                lane fuzz build-fuzz clang "$common -DZYGOTE_SANITIZE=OFF -DZYGOTE_FUZZ=ON -DZYGOTE_KERNEL_LANE=OFF" \
                         "--timeout 900 -R ^fuzz-"
                 ;;
         *) echo "test.sh: unknown lane $l (main, asan, fuzz)" >&2; exit 2 ;;
