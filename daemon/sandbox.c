@@ -296,10 +296,13 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
         if (n < 0)
                 fail(sb, ZY_SB_STEP_GO, errno);
 
-        /* 2. namespaces given by path */
+        /* 2. namespaces given by path, each only as the kind it was declared: with a type of 0
+         * the kernel would join whatever the file is (an "ipc" entry naming the host's mount
+         * namespace would put the container's mounts there) */
         for (size_t i = 0; i < sb->n_ns_fds && i < ZY_SB_MAX_NS; i++)
-                if (setns(sb->ns_fds[i], 0) < 0)
-                        fail_at(sb, ZY_SB_STEP_SETNS, errno, (int) i, ZY_SB_EXIT_SETUP_FAILED);
+                if (sb->ns_types[i] == 0 || setns(sb->ns_fds[i], sb->ns_types[i]) < 0)
+                        fail_at(sb, ZY_SB_STEP_SETNS, sb->ns_types[i] == 0 ? EINVAL : errno, (int) i,
+                                ZY_SB_EXIT_SETUP_FAILED);
 
         /* our ids are unmapped in a new user namespace until we take its root's: devpts and
          * tmpfs refuse (EOVERFLOW) to create inodes for an unmapped owner */

@@ -12,7 +12,9 @@
  *   0. signals back to SIG_DFL, empty mask
  *   1. go:        wait for one byte on sync_fd (the parent wrote uid/gid maps and put the child
  *                 into its cgroups); EOF means the parent gave up: exit quietly
- *   2. setns:     every ns_fds entry; then, in a new user namespace, setresgid/setresuid 0
+ *   2. setns:     every ns_fds entry, each with its declared CLONE_NEW* type (ns_types) so that
+ *                 the kernel refuses a file of another kind; then, in a new user namespace,
+ *                 setresgid/setresuid 0
  *   3. mount namespace work, when new_mount_ns:
  *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says), rootfs
  *                 bind onto itself, the mounts in order (mkdir/creat of the target, every
@@ -63,7 +65,7 @@ struct sock_fprog;
 #define ZY_SB_STEPS(X)                                                                              \
         X(NONE, "none")                                                                             \
         X(GO, "sync")                                                                               \
-        X(SETNS, "setns")                                                                           \
+        X(SETNS, "setns")                 /* index: which ns_fds entry */                           \
         X(PROPAGATION, "propagation")                                                               \
         X(ROOTFS, "rootfs")                                                                         \
         X(MOUNT, "mount")                 /* index: which mount */                                  \
@@ -156,6 +158,7 @@ struct zy_sandbox {
         int preserve_fds; /* fds 3 .. 3+n-1 stay open across execve (LISTEN_FDS style) */
 
         int ns_fds[ZY_SB_MAX_NS]; /* setns() targets, -1 terminated or ZY_SB_MAX_NS long */
+        int ns_types[ZY_SB_MAX_NS]; /* the CLONE_NEW* each was declared as (0 is refused) */
         size_t n_ns_fds;
 
         bool userns_root;        /* a new user namespace: become its root (0/0) before step 3,

@@ -104,6 +104,8 @@ int zy_oci_cgroup_view(struct zy_oci *o, const struct zy_cgroup_view *v, size_t 
 void zy_oci_to_sandbox(const struct zy_oci *o, struct zy_sandbox *sb);
 /* runc's default config.json (rootless: with a user namespace mapping the caller). */
 json_object *zy_oci_default_spec(bool rootless);
+/* config.json's name of a CLONE_NEW* namespace ("network" for CLONE_NEWNET), "unknown" else. */
+const char *zy_oci_ns_name(int flag);
 /* Capability name <-> number via the profile module; "CAP_" optional on input. */
 int zy_oci_cap_last(void);
 

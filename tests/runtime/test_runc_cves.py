@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """zygote-runc against the classes of runc's CVEs, tried as an attacker would (issue #22):
 
+- a namespace joined by path must be of the type it is declared as;
 - device nodes get the config's fileMode, whatever the caller's umask.
 """
 import fcntl
@@ -84,6 +85,94 @@ def runc_copy(runc_bin, tmp_path, needs_root):
     if os.path.isdir(rt.root):
         for name in os.listdir(rt.root):
             cleaner("delete", "--force", name)
+
+
+# ---- a namespace joined by path is of the type it is declared as ----------------------------------
+
+NS_FILES = {"pid": "pid", "network": "net", "mount": "mnt", "ipc": "ipc", "uts": "uts", "user": "user",
+            "cgroup": "cgroup"}
+
+
+@pytest.fixture
+def victim_namespaces():
+    """A process in namespaces of its own (mount, uts, ipc, net, cgroup, user), standing in for
+    the host: a runtime that joined the wrong kind would change these, not the machine's."""
+    p = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "--uts", "--ipc", "--net", "--cgroup",
+                          "--user", "--map-root-user", "sh", "-c", "hostname victim; echo ready; exec sleep 1000"],
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        if p.stdout.readline() != "ready\n":
+            pytest.skip("unshare cannot make the namespaces here")
+        yield p.pid
+    finally:
+        p.kill()
+        p.wait(timeout=10)
+
+
+def root_and_bundle(mountinfo, bundle_path):
+    """The root mount and every mount of the bundle in a mount namespace: what a runtime doing its
+    mount work in the wrong namespace changes (pivot_root onto the rootfs). Not the whole table:
+    other users of the machine mount and unmount meanwhile."""
+    with open(mountinfo) as f:
+        return [l for l in f if l.split()[4] == "/" or bundle_path in l]
+
+
+def test_namespace_path_of_another_type_is_refused(runc, bundle, victim_namespaces):
+    pid = victim_namespaces
+    victim_root = root_and_bundle(f"/proc/{pid}/mountinfo", bundle.path)
+    host_root = root_and_bundle("/proc/self/mountinfo", bundle.path)
+    base = [ns for ns in bundle.config["linux"]["namespaces"]]
+    bundle.config.pop("hostname", None)  # needs a uts namespace of the container's own
+    tried, started, unclear = 0, [], []
+    for declared in NS_FILES:
+        for other, file in NS_FILES.items():
+            if other == declared:
+                continue
+            path = f"/proc/{pid}/ns/{file}"
+            namespaces = [ns for ns in base if ns["type"] != declared]
+            if declared == "mount":
+                namespaces.append({"type": "mount"})  # the container's own, and one more by path
+            namespaces.append({"type": declared, "path": path})
+            bundle.config["linux"]["namespaces"] = namespaces
+            bundle.set_args("sh", "-c", "echo started")
+            name = cid()
+            r = runc("run", "--bundle", bundle.path, name)
+            what = f"{declared} -> {file}"
+            if r.returncode == 0 or "started" in (r.stdout or ""):
+                started.append(what)
+            if (f"{declared} namespace path {path}: is a {other} namespace" not in r.stderr or
+                    os.path.exists(os.path.join(runc.root, name))):
+                unclear.append((what, r.stderr))
+            tried += 1
+    assert tried == 42
+    assert root_and_bundle(f"/proc/{pid}/mountinfo", bundle.path) == victim_root, "the victim's mounts changed"
+    assert root_and_bundle("/proc/self/mountinfo", bundle.path) == host_root, "the host's mounts changed"
+    r = subprocess.run(["nsenter", "-t", str(pid), "-u", "hostname"], capture_output=True, text=True, timeout=10)
+    assert r.stdout.strip() == "victim", r.stderr
+    assert started == [], "containers started with a namespace of another type"
+    assert unclear == [], "refused, but not before anything was made, or without saying why"
+    assert processes_naming(bundle.path) == []
+
+
+def test_namespace_path_that_is_no_namespace_is_refused(runc, bundle, tmp_path):
+    plain = tmp_path / "plain"
+    plain.write_text("")
+    for path in (str(plain), "/proc/self/exe"):
+        bundle.config["linux"]["namespaces"] = [ns for ns in bundle.config["linux"]["namespaces"]
+                                                if ns["type"] != "ipc"] + [{"type": "ipc", "path": path}]
+        bundle.set_args("sh", "-c", "echo started")
+        r = runc("run", "--bundle", bundle.path, cid())
+        assert r.returncode != 0 and f"ipc namespace path {path}: not a namespace file" in r.stderr, r.stderr
+
+
+def test_namespace_path_of_its_own_type_is_joined(runc, bundle, victim_namespaces):
+    pid = victim_namespaces
+    bundle.config["linux"]["namespaces"] = [ns for ns in bundle.config["linux"]["namespaces"]
+                                            if ns["type"] != "uts"] + [{"type": "uts", "path": f"/proc/{pid}/ns/uts"}]
+    del bundle.config["hostname"]
+    bundle.set_args("hostname")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0 and r.stdout == "victim\n", r.stderr
 
 
 # ---- device nodes: the config's mode, not the caller's umask's ------------------------------------
