@@ -15,6 +15,9 @@
  *   2. setns:     every ns_fds entry, each with its declared CLONE_NEW* type (ns_types) so that
  *                 the kernel refuses a file of another kind; then, in a new user namespace,
  *                 setresgid/setresuid 0
+ *      fds:       close every fd but stdio, the preserved ones and the four of this struct
+ *                 (sync, start, console, ref_pidfd): nothing the runtime opened is there when
+ *                 anything of config.json or the image is resolved
  *   3. mount namespace work, when new_mount_ns:
  *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says), rootfs
  *                 bind onto itself, the mounts in order (mkdir/creat of the target, every
@@ -36,7 +39,8 @@
  *  10. filter, early variant: when no_new_privs is off, the filter goes on while CAP_SYS_ADMIN
  *                 is still effective (the kernel refuses it afterwards)
  *  11. caps:      capset effective/permitted/inheritable, then the ambient set
- *  12. nnp, umask, chdir(cwd)
+ *  12. nnp, umask, cwd: opened inside the root with openat2(RESOLVE_IN_ROOT, no magic links),
+ *                 then fchdir; refused if that fails
  *  13. resolve:   find argv[0] on search_path and check it may be executed (X_OK as the final
  *                 user), so that `create` fails for a missing binary, as runc's does
  *  14. filter:    SECCOMP_SET_MODE_FILTER with prog, or SECCOMP_CLONE_FILTER (op 4) from
@@ -66,6 +70,7 @@ struct sock_fprog;
         X(NONE, "none")                                                                             \
         X(GO, "sync")                                                                               \
         X(SETNS, "setns")                 /* index: which ns_fds entry */                           \
+        X(FDS, "close fds")                                                                         \
         X(PROPAGATION, "propagation")                                                               \
         X(ROOTFS, "rootfs")                                                                         \
         X(MOUNT, "mount")                 /* index: which mount */                                  \

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """zygote-runc against the classes of runc's CVEs, tried as an attacker would (issue #22):
 
+- CVE-2024-21626: no fd of the runtime (or leaked by its caller) may take a container's cwd into
+  the host's tree (`"cwd": "/proc/self/fd/N"`), on the host's cgroups and on cgroup v2;
 - a namespace joined by path must be of the type it is declared as;
 - device nodes get the config's fileMode, whatever the caller's umask.
 """
@@ -85,6 +87,122 @@ def runc_copy(runc_bin, tmp_path, needs_root):
     if os.path.isdir(rt.root):
         for name in os.listdir(rt.root):
             cleaner("delete", "--force", name)
+
+
+# ---- CVE-2024-21626: a host fd as the container's cwd ---------------------------------------------
+
+FDS = range(3, 21)
+EMULATED_V2 = "mount -t cgroup2 none /sys/fs/cgroup && exec \"$@\""
+
+
+def under_v2(argv):
+    """argv in a private mount namespace whose /sys/fs/cgroup is cgroup2: the host seen as a pure
+    v2 host (the runtime then opens the container's cgroup for CLONE_INTO_CGROUP)."""
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", EMULATED_V2, "sh", *argv]
+
+
+def v2_or_skip():
+    r = subprocess.run(under_v2(["stat", "-f", "-c", "%T", "/sys/fs/cgroup"]), capture_output=True, text=True,
+                       timeout=30)
+    if r.returncode != 0 or r.stdout.strip() != "cgroup2fs":
+        pytest.skip(f"cannot mount cgroup2 in a private mount namespace: {r.stderr.strip()}")
+
+
+# In the container: where it started, as getcwd sees it ("(unreachable)/..." outside its root), and
+# whether the host's marker file is there.
+CWD_PROBE = ["sh", "-c", "pwd -P; ls host-marker 2>/dev/null && echo HOST-TREE; exit 0"]
+
+
+def assert_refused_or_inside(r, what):
+    if r.returncode != 0:
+        assert "cwd" in r.stderr or "container process" in r.stderr, (what, r.stderr)
+        return
+    out = r.stdout or ""
+    assert "HOST-TREE" not in out and "unreachable" not in out, (what, out)
+    assert out.startswith("/"), (what, out, r.stderr)
+
+
+@pytest.fixture
+def leaked_dir(tmp_path):
+    """A host directory the runtime's caller leaks to it as an open fd (not CLOEXEC): the runtime
+    must not hand it on to the container either."""
+    d = tmp_path / "host-dir"
+    d.mkdir()
+    (d / "host-marker").write_text("host\n")
+    fd = os.open(str(d), os.O_RDONLY | os.O_DIRECTORY)
+    os.set_inheritable(fd, True)
+    yield fd
+    os.close(fd)
+
+
+def run_with_cwd(runc, bundle, name, cwd, leaked_fd, v2):
+    bundle.config["process"]["cwd"] = cwd
+    bundle.config["process"]["args"] = CWD_PROBE
+    bundle.save()
+    argv = [runc.binary, "--root", runc.root, "run", "--bundle", bundle.path, name]
+    r = subprocess.run(under_v2(argv) if v2 else argv, capture_output=True, text=True, timeout=60,
+                       pass_fds=(leaked_fd,))
+    if v2:
+        # what a failed run left behind is in the v2 view only: removed there
+        subprocess.run(under_v2([runc.binary, "--root", runc.root, "delete", "--force", name]),
+                       capture_output=True, timeout=60)
+    return r
+
+
+@pytest.mark.parametrize("v2", [False, True], ids=["host-cgroups", "emulated-v2"])
+def test_cwd_through_a_runtime_fd_with_run(runc, bundle, leaked_dir, v2):
+    if v2:
+        v2_or_skip()
+    for fd in sorted(set(FDS) | {leaked_dir}):
+        r = run_with_cwd(runc, bundle, cid(), f"/proc/self/fd/{fd}", leaked_dir, v2)
+        assert_refused_or_inside(r, f"run, cwd /proc/self/fd/{fd}")
+    # and through the runtime's init, and its parent
+    for cwd in ("/proc/1/cwd", "/proc/self/cwd/..", f"/proc/self/fd/{leaked_dir}/.."):
+        r = run_with_cwd(runc, bundle, cid(), cwd, leaked_dir, v2)
+        assert_refused_or_inside(r, f"run, cwd {cwd}")
+    # an ordinary cwd, and one through a symlink of the image, still work (inside the root)
+    os.makedirs(os.path.join(bundle.rootfs, "srv", "app"))
+    os.symlink("/srv/app", os.path.join(bundle.rootfs, "app"))
+    for cwd, want in (("/srv/app", "/srv/app"), ("/app", "/srv/app")):
+        r = run_with_cwd(runc, bundle, cid(), cwd, leaked_dir, v2)
+        assert r.returncode == 0 and r.stdout.splitlines()[0] == want, (cwd, r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("v2", [False, True], ids=["host-cgroups", "emulated-v2"])
+def test_cwd_through_a_runtime_fd_with_create(runc, bundle, leaked_dir, tmp_path, v2):
+    """create, then start: the cwd is resolved while create holds every fd of its own."""
+    if v2:
+        v2_or_skip()
+    bundle.config["process"]["args"] = CWD_PROBE
+    for fd in list(range(3, 13)) + [leaked_dir]:
+        name = cid()
+        bundle.config["process"]["cwd"] = f"/proc/self/fd/{fd}"
+        bundle.save()
+        out = tmp_path / f"out-{fd}"
+        rt = f"{runc.binary} --root {runc.root}"
+        script = (f"{rt} create --bundle {bundle.path} {name} > {out}; rc=$?; "
+                  f"if [ $rc = 0 ]; then {rt} start {name}; "
+                  f"for i in $(seq 100); do grep -q '^/\\|unreachable' {out} && break; sleep 0.05; done; fi; "
+                  f"{rt} delete --force {name}; exit $rc")
+        argv = ["sh", "-c", script]
+        r = subprocess.run(under_v2(argv) if v2 else argv, capture_output=True, text=True, timeout=60,
+                           pass_fds=(leaked_dir,))
+        r.stdout = out.read_text() if out.exists() else ""
+        assert_refused_or_inside(r, f"create, cwd /proc/self/fd/{fd}")
+
+
+def test_exec_cwd_through_a_runtime_fd(runc, bundle, leaked_dir):
+    name = cid()
+    bundle.set_args("sleep", "1000")
+    assert runc("run", "--detach", "--bundle", bundle.path, name).returncode == 0
+    for fd in sorted(set(FDS) | {leaked_dir}):
+        r = runc("exec", "--cwd", f"/proc/self/fd/{fd}", name, *CWD_PROBE, pass_fds=(leaked_dir,))
+        assert_refused_or_inside(r, f"exec --cwd /proc/self/fd/{fd}")
+    r = runc("exec", "--cwd", "/proc/1/cwd/..", name, *CWD_PROBE, pass_fds=(leaked_dir,))
+    assert_refused_or_inside(r, "exec --cwd /proc/1/cwd/..")
+    r = runc("exec", "--cwd", "/tmp", name, *CWD_PROBE)
+    assert r.returncode == 0 and r.stdout.splitlines()[0] == "/tmp", r.stderr
+    assert runc("delete", "--force", name).returncode == 0
 
 
 # ---- a namespace joined by path is of the type it is declared as ----------------------------------
