@@ -331,6 +331,11 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
         int r;
 
         reset_signals();
+        /* A copy of the runtime in the container's pid namespace: dumpable, its /proc/PID/exe,
+         * mem and environ and its fds (pidfd_getfd) would be open to the container's processes.
+         * The runtime forks us non-dumpable already; this is for any other caller. */
+        if (!sb->dumpable_until_go && prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0)
+                fail(sb, ZY_SB_STEP_DUMPABLE, errno);
 
         /* 1. wait for the parent: maps written, cgroups joined */
         do
@@ -340,6 +345,8 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
                 _exit(ZY_SB_EXIT_ABANDONED);
         if (n < 0)
                 fail(sb, ZY_SB_STEP_GO, errno);
+        if (prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0)
+                fail(sb, ZY_SB_STEP_DUMPABLE, errno);
 
         /* 2. namespaces given by path, each only as the kind it was declared: with a type of 0
          * the kernel would join whatever the file is (an "ipc" entry naming the host's mount

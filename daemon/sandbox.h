@@ -9,9 +9,10 @@
  * given by path is an fd in ns_fds that the child joins with setns() first (a pid namespace by
  * path must be joined by the parent before it clones). Order of the steps:
  *
- *   0. signals back to SIG_DFL, empty mask
+ *   0. signals back to SIG_DFL, empty mask; not dumpable (unless dumpable_until_go)
  *   1. go:        wait for one byte on sync_fd (the parent wrote uid/gid maps and put the child
- *                 into its cgroups); EOF means the parent gave up: exit quietly
+ *                 into its cgroups); EOF means the parent gave up: exit quietly. Then not
+ *                 dumpable, in any case, until execve
  *   2. setns:     every ns_fds entry, each with its declared CLONE_NEW* type (ns_types) so that
  *                 the kernel refuses a file of another kind; then, in a new user namespace,
  *                 setresgid/setresuid 0
@@ -69,6 +70,7 @@ struct sock_fprog;
 #define ZY_SB_STEPS(X)                                                                              \
         X(NONE, "none")                                                                             \
         X(GO, "sync")                                                                               \
+        X(DUMPABLE, "non-dumpable")                                                                 \
         X(SETNS, "setns")                 /* index: which ns_fds entry */                           \
         X(FDS, "close fds")                                                                         \
         X(PROPAGATION, "propagation")                                                               \
@@ -165,6 +167,8 @@ struct zy_sandbox {
         int ns_fds[ZY_SB_MAX_NS]; /* setns() targets, -1 terminated or ZY_SB_MAX_NS long */
         int ns_types[ZY_SB_MAX_NS]; /* the CLONE_NEW* each was declared as (0 is refused) */
         size_t n_ns_fds;
+        bool dumpable_until_go;  /* the parent writes our /proc files before "go" without
+                                  * privilege over a non-dumpable process (rootless maps) */
 
         bool userns_root;        /* a new user namespace: become its root (0/0) before step 3,
                                   * so that what the mounts create is owned by a mapped id */

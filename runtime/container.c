@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -320,6 +321,14 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 }
                 born_in_cgroup = true;
         }
+        /* Unprivileged, the runtime can write the maps (and open the namespaces for sysctls) of
+         * a dumpable child only: the init is born dumpable then and turns non-dumpable at "go",
+         * while it is still alone in its namespaces. */
+        sb.dumpable_until_go = o->uid_map && getuid() != 0;
+        if (sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL) < 0) {
+                error(c, "prctl(PR_SET_DUMPABLE): %s", errstr(errno));
+                goto out;
+        }
         pid = zy_runc_clone_sandbox(&ca, &sb, sync[1], sync[0]);
         if (pid < 0)
                 error(c, "clone3: %s", errstr(-pid));
@@ -331,6 +340,11 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                         if (pid > 0)
                                 goto fail_child_early;
                 }
+        }
+        if (sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0) {
+                error(c, "prctl(PR_SET_DUMPABLE): %s", errstr(errno));
+                if (pid > 0)
+                        goto fail_child_early;
         }
         if (pid < 0)
                 goto out;

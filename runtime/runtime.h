@@ -14,6 +14,7 @@
  *   cgroup.c   cgroups v1, hybrid and v2: create, limits, join, freeze, list, remove
  *   state.c    the state directory of one container and its status
  *   filter-remote.c  the seccomp program from zygoted (GetFilter) or compiled here
+ *   sealed-copy.c    the runtime runs from a sealed memfd copy of itself, never the host's file
  *
  * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
  * where the user needs more than strerror; only main.c prints.
@@ -192,6 +193,12 @@ void zy_runc_filter_setup(const struct ctx *c, const char *socket, bool no_zygot
 int zy_runc_filter_load(const char *config, json_object *seccomp, struct zy_profile **ret, char **ret_error);
 /* Where the last program came from, for a debug line. */
 const char *zy_runc_filter_source(void);
+
+/* ---- sealed-copy.c ---- */
+
+/* Re-executes this program from a sealed, read-only memfd copy of itself unless it runs from
+ * one already (then 0). Returns only then, or with a negative errno when it could not. */
+int zy_runc_run_sealed(char **argv);
 
 /* ---- log.c, process.c, container.c, exec.c ---- */
 

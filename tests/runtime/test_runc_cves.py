@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 """zygote-runc against the classes of runc's CVEs, tried as an attacker would (issue #22):
 
+- CVE-2019-5736: the runtime's own processes in the container's pid namespace (the init held
+  until `start`, an exec'd process during its setup) must not open the host's runtime binary, nor
+  their memory, environment or fds, to the container's processes;
 - CVE-2024-21626: no fd of the runtime (or leaked by its caller) may take a container's cwd into
   the host's tree (`"cwd": "/proc/self/fd/N"`), on the host's cgroups and on cgroup v2;
 - a namespace joined by path must be of the type it is declared as;
@@ -87,6 +90,124 @@ def runc_copy(runc_bin, tmp_path, needs_root):
     if os.path.isdir(rt.root):
         for name in os.listdir(rt.root):
             cleaner("delete", "--force", name)
+
+
+# ---- CVE-2019-5736: the runtime's processes in the container ----------------------------------------
+
+def add_caps(bundle, *caps):
+    for s in ("bounding", "effective", "permitted"):
+        bundle.config["process"]["capabilities"][s] += list(caps)
+    bundle.save()
+
+
+@pytest.mark.parametrize("ptrace", [False, True], ids=["default-caps", "cap-sys-ptrace"])
+def test_held_init_is_closed_to_the_container(runc_copy, attacker, ptrace):
+    """While `create` holds the init (a copy of the runtime, waiting for `start`), processes exec'd
+    into the container attack it: /proc/1/exe for writing and as O_PATH kept until the init has
+    exec'd away (the original exploit), /proc/1/environ (the runtime's environment, with a secret),
+    /proc/1/mem, pidfd_getfd of its fds. With CAP_SYS_PTRACE the container may look at the init
+    (as with runc), but what /proc/1/exe names must still be no writable host file."""
+    rt, bundle = runc_copy, attacker
+    binary_hash = sha256(rt.binary)
+    secret = "ZYGOTE_SECRET_" + uuid.uuid4().hex
+    env = dict(os.environ, ZYGOTE_TEST_SECRET=secret)
+    if ptrace:
+        add_caps(bundle, "CAP_SYS_PTRACE")
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    r = rt("create", "--bundle", bundle.path, name, env=env)
+    assert r.returncode == 0, r.stderr
+    for attempt in range(3):
+        r = rt("exec", name, "runc-attacker", "probe", "1", secret, env=env, timeout=30)
+        assert r.returncode == 0, r.stderr
+        out = r.stdout
+        assert fields(out, "exe-wronly")["errno"] != "0", out
+        if not ptrace:
+            assert fields(out, "exe-path")["errno"] != "0", out
+            assert fields(out, "environ")["marker"] == "0", out
+            assert fields(out, "mem")["errno"] != "0", out
+            assert fields(out, "getfd")["got"] == "0", out
+    # the old exploit: hold /proc/1/exe, and write it once the init has exec'd away
+    r = rt("exec", "--detach", name, "sh", "-c", "runc-attacker hold-exe 1 4 > /hold.out", env=env)
+    assert r.returncode == 0, r.stderr
+    report = os.path.join(bundle.rootfs, "hold.out")
+    # it has tried /proc/1/exe before the init execs away
+    out = wait_for(report, lambda lines: any(l.startswith("exe-path") for l in lines), 10)
+    assert "exe-path" in out, out
+    assert rt("start", name).returncode == 0
+    out = wait_for_line(report, "done", 15)
+    assert "done" in out.splitlines(), out
+    assert "exe-overwritten" not in out, out
+    if not ptrace:
+        assert fields(out, "exe-path")["errno"] != "0", out
+    assert sha256(rt.binary) == binary_hash, "the host's runtime binary was changed from the container"
+    assert rt("delete", "--force", name).returncode == 0
+
+
+def test_exec_during_setup_is_closed_to_the_container(runc_copy, attacker, tmp_path):
+    """An exec'd process is a copy of the runtime until its execve. A PATH of thousands of entries
+    through a symlink loop keeps it in its setup (the PATH search) long enough for an attacker in
+    the container that watches for new processes to try everything on it, several times."""
+    rt, bundle = runc_copy, attacker
+    binary_hash = sha256(rt.binary)
+    secret = "ZYGOTE_SECRET_" + uuid.uuid4().hex
+    env = dict(os.environ, ZYGOTE_TEST_SECRET=secret)
+    os.symlink("/l", os.path.join(bundle.rootfs, "l"))
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    assert rt("run", "--detach", "--bundle", bundle.path, name).returncode == 0
+    report = os.path.join(bundle.rootfs, "race.out")
+    r = rt("exec", "--detach", name, "sh", "-c", f"runc-attacker race {secret} 60 /race.stop > /race.out")
+    assert r.returncode == 0, r.stderr
+    assert "racing" in wait_for_line(report, "racing", 10)
+    slow_path = ":".join(["/l"] * 40000) + ":/bin"
+    proc = tmp_path / "process.json"
+    proc.write_text(json.dumps(dict(bundle.config["process"], args=["true"],
+                                    env=[f"PATH={slow_path}"])))
+    for attempt in range(3):
+        r = rt("exec", "--process", str(proc), name, env=env, timeout=60)
+        assert r.returncode == 0, r.stderr
+    open(os.path.join(bundle.rootfs, "race.stop"), "w").close()
+    out = wait_for_line(report, "done", 20)
+    assert "done" in out.splitlines(), out
+    assert [l for l in out.splitlines() if l.startswith("won")] == [], out
+    # the attacker did see the runtime's processes, and tried
+    assert int(fields(out, "probed")["probed"]) > 0, out
+    assert sha256(rt.binary) == binary_hash
+    assert rt("delete", "--force", name).returncode == 0
+
+
+def test_runtime_runs_from_a_sealed_copy(runc_copy, bundle):
+    """The held init's /proc/PID/exe, seen from the host, is a sealed memfd, not the file."""
+    rt = runc_copy
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    pid_file = os.path.join(bundle.path, "pid")
+    r = rt("create", "--bundle", bundle.path, "--pid-file", pid_file, name)
+    assert r.returncode == 0, r.stderr
+    pid = int(open(pid_file).read())
+    exe = os.readlink(f"/proc/{pid}/exe")
+    assert exe.startswith("/memfd:") and exe != rt.binary, exe
+    fd = os.open(f"/proc/{pid}/exe", os.O_RDONLY)
+    try:
+        seals = fcntl.fcntl(fd, F_GET_SEALS)
+        assert seals & SEALS == SEALS, hex(seals)
+    finally:
+        os.close(fd)
+    # even root on the host cannot change it
+    try:
+        fd = os.open(f"/proc/{pid}/exe", os.O_WRONLY)
+    except OSError:
+        pass
+    else:
+        try:
+            with pytest.raises(OSError):
+                os.write(fd, b"ZYGOTE-ATTACK")
+        finally:
+            os.close(fd)
+    with open(f"/proc/{pid}/status") as f:
+        assert f.read().startswith("Name:\tzygote-runc\n")
+    assert rt("delete", "--force", name).returncode == 0
 
 
 # ---- CVE-2024-21626: a host fd as the container's cwd ---------------------------------------------
