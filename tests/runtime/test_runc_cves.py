@@ -312,18 +312,33 @@ def test_cwd_through_a_runtime_fd_with_create(runc, bundle, leaked_dir, tmp_path
         assert_refused_or_inside(r, f"create, cwd /proc/self/fd/{fd}")
 
 
-def test_exec_cwd_through_a_runtime_fd(runc, bundle, leaked_dir):
+@pytest.mark.parametrize("v2", [False, True], ids=["host-cgroups", "emulated-v2"])
+def test_exec_cwd_through_a_runtime_fd(runc, bundle, leaked_dir, tmp_path, v2):
+    """exec --cwd into a running container: one script (in the v2 view when emulated) runs the
+    container, every exec with its output in files, and deletes the container."""
+    if v2:
+        v2_or_skip()
     name = cid()
     bundle.set_args("sleep", "1000")
-    assert runc("run", "--detach", "--bundle", bundle.path, name).returncode == 0
-    for fd in sorted(set(FDS) | {leaked_dir}):
-        r = runc("exec", "--cwd", f"/proc/self/fd/{fd}", name, *CWD_PROBE, pass_fds=(leaked_dir,))
-        assert_refused_or_inside(r, f"exec --cwd /proc/self/fd/{fd}")
-    r = runc("exec", "--cwd", "/proc/1/cwd/..", name, *CWD_PROBE, pass_fds=(leaked_dir,))
-    assert_refused_or_inside(r, "exec --cwd /proc/1/cwd/..")
-    r = runc("exec", "--cwd", "/tmp", name, *CWD_PROBE)
-    assert r.returncode == 0 and r.stdout.splitlines()[0] == "/tmp", r.stderr
-    assert runc("delete", "--force", name).returncode == 0
+    cwds = [f"/proc/self/fd/{fd}" for fd in sorted(set(FDS) | {leaked_dir})] + ["/proc/1/cwd/..", "/tmp"]
+    rt = f"{runc.binary} --root {runc.root}"
+    probe = " ".join(f"'{a}'" for a in CWD_PROBE)
+    lines = [f"{rt} run --detach --bundle {bundle.path} {name} || exit 1"]
+    for k, cwd in enumerate(cwds):
+        lines.append(f"{rt} exec --cwd {cwd} {name} {probe} > {tmp_path}/out-{k} 2> {tmp_path}/err-{k}; "
+                     f"echo $? > {tmp_path}/rc-{k}")
+    lines.append(f"{rt} delete --force {name}")
+    argv = ["sh", "-c", "\n".join(lines)]
+    r = subprocess.run(under_v2(argv) if v2 else argv, capture_output=True, text=True, timeout=300,
+                       pass_fds=(leaked_dir,))
+    assert r.returncode == 0, r.stderr
+    for k, cwd in enumerate(cwds):
+        res = subprocess.CompletedProcess([], int((tmp_path / f"rc-{k}").read_text()),
+                                          (tmp_path / f"out-{k}").read_text(), (tmp_path / f"err-{k}").read_text())
+        if cwd == "/tmp":
+            assert res.returncode == 0 and res.stdout.splitlines()[0] == "/tmp", res.stderr
+        else:
+            assert_refused_or_inside(res, f"exec --cwd {cwd}")
 
 
 # ---- a namespace joined by path is of the type it is declared as ----------------------------------
