@@ -216,7 +216,9 @@ static int do_mount(const struct zy_sandbox *sb, int root_fd, const struct zy_sb
 static int make_device(const struct zy_sandbox *sb, int root_fd, const struct zy_sb_device *d) {
         char parent_path[4096], at[32];
         const char *slash = strrchr(d->host, '/'), *name;
-        int parent, fd, r = 0;
+        int parent, fd, saved_errno, r = 0;
+        mode_t old_umask;
+        bool made;
 
         if (!slash || (size_t) (slash - d->host) >= sizeof(parent_path))
                 return -EINVAL;
@@ -226,7 +228,13 @@ static int make_device(const struct zy_sandbox *sb, int root_fd, const struct zy
         parent = make_in_root(sb, root_fd, parent_path, true);
         if (parent < 0)
                 return parent;
-        if (mknodat(parent, name, d->mode, d->dev) == 0) {
+        /* the mode is the config's (fileMode), not the caller's umask's cut of it */
+        old_umask = umask(0);
+        made = mknodat(parent, name, d->mode, d->dev) == 0;
+        saved_errno = errno;
+        (void) umask(old_umask);
+        errno = saved_errno;
+        if (made) {
                 if (fchownat(parent, name, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0)
                         r = -errno;
         } else if (errno != EEXIST) {

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -225,6 +226,50 @@ static int apply_filter(const struct zy_sandbox *sb) {
         return 0;
 }
 
+/* Closes every fd from 3 + preserve up, but the n of keep (any order; negative ones ignored): the
+ * gaps between them, each with one close_range. */
+static int close_all_but(unsigned preserve, const int *keep, size_t n) {
+        unsigned from = 3U + preserve;
+
+        for (;;) {
+                unsigned next = ~0U; /* the lowest kept fd at or above from */
+
+                for (size_t i = 0; i < n; i++)
+                        if (keep[i] >= 0 && (unsigned) keep[i] >= from && (unsigned) keep[i] < next)
+                                next = (unsigned) keep[i];
+                if (next > from && syscall(SYS_close_range, from, next == ~0U ? ~0U : next - 1, 0U) < 0)
+                        return -errno;
+                if (next == ~0U)
+                        return 0;
+                from = next + 1;
+        }
+}
+
+/* Step 12's cwd, resolved inside the process's root ("/": the container's after pivot_root or
+ * exec's chroot): a symlink in the image resolves as if the rootfs were "/", and a magic link
+ * (/proc/self/fd/N, /proc/1/cwd) is refused rather than followed wherever it points. */
+static int chdir_in_root(const char *cwd) {
+        struct open_how how = { .flags = (uint64_t) (O_PATH | O_DIRECTORY | O_CLOEXEC),
+                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+        int root, fd, r = 0;
+
+        root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return -errno;
+        while (*cwd == '/')
+                cwd++;
+        fd = (int) syscall(SYS_openat2, root, *cwd ? cwd : ".", &how, sizeof(how));
+        if (fd < 0)
+                r = -errno;
+        close(root);
+        if (r < 0)
+                return r;
+        if (fchdir(fd) < 0)
+                r = -errno;
+        close(fd);
+        return r;
+}
+
 static int check_exec(const char *path) {
         struct stat st;
 
@@ -286,6 +331,11 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
         int r;
 
         reset_signals();
+        /* A copy of the runtime in the container's pid namespace: dumpable, its /proc/PID/exe,
+         * mem and environ and its fds (pidfd_getfd) would be open to the container's processes.
+         * The runtime forks us non-dumpable already; this is for any other caller. */
+        if (!sb->dumpable_until_go && prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0)
+                fail(sb, ZY_SB_STEP_DUMPABLE, errno);
 
         /* 1. wait for the parent: maps written, cgroups joined */
         do
@@ -295,11 +345,28 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
                 _exit(ZY_SB_EXIT_ABANDONED);
         if (n < 0)
                 fail(sb, ZY_SB_STEP_GO, errno);
+        if (prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0)
+                fail(sb, ZY_SB_STEP_DUMPABLE, errno);
 
-        /* 2. namespaces given by path */
+        /* 2. namespaces given by path, each only as the kind it was declared: with a type of 0
+         * the kernel would join whatever the file is (an "ipc" entry naming the host's mount
+         * namespace would put the container's mounts there) */
         for (size_t i = 0; i < sb->n_ns_fds && i < ZY_SB_MAX_NS; i++)
-                if (setns(sb->ns_fds[i], 0) < 0)
-                        fail_at(sb, ZY_SB_STEP_SETNS, errno, (int) i, ZY_SB_EXIT_SETUP_FAILED);
+                if (sb->ns_types[i] == 0 || setns(sb->ns_fds[i], sb->ns_types[i]) < 0)
+                        fail_at(sb, ZY_SB_STEP_SETNS, sb->ns_types[i] == 0 ? EINVAL : errno, (int) i,
+                                ZY_SB_EXIT_SETUP_FAILED);
+
+        /* Nothing the runtime opened may reach what config.json or the image names: a cwd or a
+         * mount source of /proc/self/fd/N would otherwise start in the host's tree through an fd
+         * of ours (a cgroup directory, a namespace, the state directory). Only what the
+         * container is given and what the remaining steps use stays open. */
+        {
+                const int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd };
+
+                r = close_all_but((unsigned) (sb->preserve_fds > 0 ? sb->preserve_fds : 0), keep, 4);
+                if (r < 0)
+                        fail(sb, ZY_SB_STEP_FDS, -r);
+        }
 
         /* our ids are unmapped in a new user namespace until we take its root's: devpts and
          * tmpfs refuse (EOVERFLOW) to create inodes for an unmapped owner */
@@ -377,8 +444,11 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
                 fail(sb, ZY_SB_STEP_NNP, errno);
         if (sb->umask != (mode_t) -1)
                 umask(sb->umask);
-        if (sb->cwd && chdir(sb->cwd) < 0)
-                fail(sb, ZY_SB_STEP_CHDIR, errno);
+        if (sb->cwd) {
+                r = chdir_in_root(sb->cwd);
+                if (r < 0)
+                        fail(sb, ZY_SB_STEP_CHDIR, -r);
+        }
 
         /* 13. */
         path = resolve(sb);

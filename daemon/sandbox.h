@@ -9,10 +9,16 @@
  * given by path is an fd in ns_fds that the child joins with setns() first (a pid namespace by
  * path must be joined by the parent before it clones). Order of the steps:
  *
- *   0. signals back to SIG_DFL, empty mask
+ *   0. signals back to SIG_DFL, empty mask; not dumpable (unless dumpable_until_go)
  *   1. go:        wait for one byte on sync_fd (the parent wrote uid/gid maps and put the child
- *                 into its cgroups); EOF means the parent gave up: exit quietly
- *   2. setns:     every ns_fds entry; then, in a new user namespace, setresgid/setresuid 0
+ *                 into its cgroups); EOF means the parent gave up: exit quietly. Then not
+ *                 dumpable, in any case, until execve
+ *   2. setns:     every ns_fds entry, each with its declared CLONE_NEW* type (ns_types) so that
+ *                 the kernel refuses a file of another kind; then, in a new user namespace,
+ *                 setresgid/setresuid 0
+ *      fds:       close every fd but stdio, the preserved ones and the four of this struct
+ *                 (sync, start, console, ref_pidfd): nothing the runtime opened is there when
+ *                 anything of config.json or the image is resolved
  *   3. mount namespace work, when new_mount_ns:
  *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says), rootfs
  *                 bind onto itself, the mounts in order (mkdir/creat of the target, every
@@ -34,7 +40,8 @@
  *  10. filter, early variant: when no_new_privs is off, the filter goes on while CAP_SYS_ADMIN
  *                 is still effective (the kernel refuses it afterwards)
  *  11. caps:      capset effective/permitted/inheritable, then the ambient set
- *  12. nnp, umask, chdir(cwd)
+ *  12. nnp, umask, cwd: opened inside the root with openat2(RESOLVE_IN_ROOT, no magic links),
+ *                 then fchdir; refused if that fails
  *  13. resolve:   find argv[0] on search_path and check it may be executed (X_OK as the final
  *                 user), so that `create` fails for a missing binary, as runc's does
  *  14. filter:    SECCOMP_SET_MODE_FILTER with prog, or SECCOMP_CLONE_FILTER (op 4) from
@@ -63,7 +70,9 @@ struct sock_fprog;
 #define ZY_SB_STEPS(X)                                                                              \
         X(NONE, "none")                                                                             \
         X(GO, "sync")                                                                               \
-        X(SETNS, "setns")                                                                           \
+        X(DUMPABLE, "non-dumpable")                                                                 \
+        X(SETNS, "setns")                 /* index: which ns_fds entry */                           \
+        X(FDS, "close fds")                                                                         \
         X(PROPAGATION, "propagation")                                                               \
         X(ROOTFS, "rootfs")                                                                         \
         X(MOUNT, "mount")                 /* index: which mount */                                  \
@@ -156,7 +165,10 @@ struct zy_sandbox {
         int preserve_fds; /* fds 3 .. 3+n-1 stay open across execve (LISTEN_FDS style) */
 
         int ns_fds[ZY_SB_MAX_NS]; /* setns() targets, -1 terminated or ZY_SB_MAX_NS long */
+        int ns_types[ZY_SB_MAX_NS]; /* the CLONE_NEW* each was declared as (0 is refused) */
         size_t n_ns_fds;
+        bool dumpable_until_go;  /* the parent writes our /proc files before "go" without
+                                  * privilege over a non-dumpable process (rootless maps) */
 
         bool userns_root;        /* a new user namespace: become its root (0/0) before step 3,
                                   * so that what the mounts create is owned by a mapped id */

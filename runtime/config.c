@@ -34,6 +34,15 @@ static const struct {
         { "cgroup", CLONE_NEWCGROUP },
 };
 
+const char *zy_oci_ns_name(int flag) {
+        for (size_t k = 0; k < ELEMENTSOF(ns_names); k++)
+                if (ns_names[k].flag == flag)
+                        return ns_names[k].name;
+        if (flag == CLONE_NEWTIME)
+                return "time";
+        return "unknown";
+}
+
 static int parse_idmap(json_object *a, const char *what, char **ret, char **ret_error) {
         char *text = NULL;
         size_t len = 0;

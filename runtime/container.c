@@ -12,12 +12,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/nsfs.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -169,6 +172,17 @@ static json_object *get_devices(const struct zy_oci *o) {
         return d;
 }
 
+/* Whether fd is a namespace of the kind flag (CLONE_NEW*): 0, -EINVAL with *ret_type the kind it
+ * is, -ENOTTY for a file that is no namespace, or another -errno. */
+static int check_ns_type(int fd, int flag, int *ret_type) {
+        int type = ioctl(fd, NS_GET_NSTYPE);
+
+        if (type < 0)
+                return -errno;
+        *ret_type = type;
+        return type == flag ? 0 : -EINVAL;
+}
+
 int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         _cleanup_free_ char *dir = NULL, *fifo = NULL, *err = NULL, *path_buf = NULL, *dev_err = NULL;
         _cleanup_free_ struct zy_dev_rule *dev_rules = NULL;
@@ -272,10 +286,27 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 goto out;
         sb.start_fd = start_fd;
         for (size_t i = 0; i < o->n_ns_paths; i++) {
-                int fd = open(o->ns_paths[i].path, O_RDONLY | O_CLOEXEC);
+                int fd = open(o->ns_paths[i].path, O_RDONLY | O_CLOEXEC), type = 0;
 
                 if (fd < 0) {
                         error(c, "namespace %s: %s", o->ns_paths[i].path, errstr(errno));
+                        goto out;
+                }
+                /* Said here, in words, before anything is made; the child's setns() is given the
+                 * type too, so that the kernel refuses a mismatch whatever happens in between. */
+                r = check_ns_type(fd, o->ns_paths[i].flag, &type);
+                if (r < 0) {
+                        if (r == -ENOTTY)
+                                error(c, "%s namespace path %s: not a namespace file", zy_oci_ns_name(o->ns_paths[i].flag),
+                                      o->ns_paths[i].path);
+                        else if (r == -EINVAL)
+                                error(c, "%s namespace path %s: is a %s namespace, not a %s one",
+                                      zy_oci_ns_name(o->ns_paths[i].flag), o->ns_paths[i].path, zy_oci_ns_name(type),
+                                      zy_oci_ns_name(o->ns_paths[i].flag));
+                        else
+                                error(c, "%s namespace path %s: %s", zy_oci_ns_name(o->ns_paths[i].flag),
+                                      o->ns_paths[i].path, errstr(-r));
+                        close(fd);
                         goto out;
                 }
                 if (o->ns_paths[i].flag == CLONE_NEWPID) {
@@ -288,6 +319,7 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                         }
                         continue;
                 }
+                sb.ns_types[sb.n_ns_fds] = o->ns_paths[i].flag;
                 sb.ns_fds[sb.n_ns_fds++] = fd; /* closed at exit (CLOEXEC for the container) */
         }
 
@@ -317,6 +349,14 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 }
                 born_in_cgroup = true;
         }
+        /* Unprivileged, the runtime can write the maps (and open the namespaces for sysctls) of
+         * a dumpable child only: the init is born dumpable then and turns non-dumpable at "go",
+         * while it is still alone in its namespaces. */
+        sb.dumpable_until_go = o->uid_map && getuid() != 0;
+        if (sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL) < 0) {
+                error(c, "prctl(PR_SET_DUMPABLE): %s", errstr(errno));
+                goto out;
+        }
         pid = zy_runc_clone_sandbox(&ca, &sb, sync[1], sync[0]);
         if (pid < 0)
                 error(c, "clone3: %s", errstr(-pid));
@@ -328,6 +368,11 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                         if (pid > 0)
                                 goto fail_child_early;
                 }
+        }
+        if (sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0) {
+                error(c, "prctl(PR_SET_DUMPABLE): %s", errstr(errno));
+                if (pid > 0)
+                        goto fail_child_early;
         }
         if (pid < 0)
                 goto out;

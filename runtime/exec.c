@@ -20,6 +20,7 @@
 #include "runtime.h"
 #include "util.h"
 
+/* The CLONE_NEW* kinds in which pid's namespaces differ from ours, or -errno. */
 static int ns_flags_to_join(pid_t pid) {
         static const struct {
                 const char *name;
@@ -35,7 +36,17 @@ static int ns_flags_to_join(pid_t pid) {
 
                 snprintf(a, sizeof(a), "/proc/self/ns/%s", ns[i].name);
                 snprintf(b, sizeof(b), "/proc/%d/ns/%s", (int) pid, ns[i].name);
-                if (stat(a, &sa) == 0 && stat(b, &sb) == 0 && (sa.st_ino != sb.st_ino || sa.st_dev != sb.st_dev))
+                if (stat(a, &sa) < 0) {
+                        if (errno == ENOENT)
+                                continue; /* a kind this kernel does not have */
+                        return -errno;
+                }
+                /* not to be skipped: the process would stay in the host's namespace of that kind
+                 * (the init is not dumpable before its execve, and an unprivileged runtime may
+                 * not look at it then) */
+                if (stat(b, &sb) < 0)
+                        return -errno;
+                if (sa.st_ino != sb.st_ino || sa.st_dev != sb.st_dev)
                         flags |= ns[i].flag;
         }
         return flags;
@@ -129,6 +140,10 @@ int cmd_exec(const struct ctx *c, const struct exec_args *a) {
         sb.dev_console = NULL;
 
         flags = ns_flags_to_join(st.pid);
+        if (flags < 0) {
+                error(c, "exec: the container's namespaces: %s", errstr(-flags));
+                goto out;
+        }
         /* Joining a mount namespace puts the joiner at that namespace's root, which is not the
          * container's when the runtime itself runs in a chroot (pivot_root then replaced only the
          * chroot's mount). The init's own root is the container's: taken here, while the pidfd

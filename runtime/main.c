@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -408,7 +409,20 @@ static int need_id(const struct ctx *c, const char *cmd, int argc, char **argv, 
 int main(int argc, char **argv) {
         struct ctx c = { .root = ZY_RUNC_DEFAULT_ROOT };
         const char *cmd;
-        int i;
+        int i, r;
+
+        /* first of all: neither this process nor anything it forks into a container may have the
+         * host's file as /proc/PID/exe (sealed-copy.c) */
+        r = zy_runc_run_sealed(argv);
+        if (r < 0)
+                return error(&c, "re-executing from a sealed copy of this program: %s", errstr(-r));
+        /* Nothing this program forks is dumpable until its execve (the dumpable flag is inherited
+         * at fork): the init held until `start` and an exec'd process during its setup sit in the
+         * container's pid namespace, and a dumpable one opens its /proc/PID/{exe,mem,environ} and,
+         * by pidfd_getfd, its fds to the container's processes. execve makes the container's own
+         * program dumpable again. */
+        if (prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0)
+                return error(&c, "prctl(PR_SET_DUMPABLE): %s", errstr(errno));
 
         for (i = 1; i < argc; i++) {
                 const char *a = argv[i];

@@ -15,6 +15,7 @@
  *   cgroup-devices.c  the device rules: OCI parsing, v1 lines, the v2 eBPF program
  *   state.c    the state directory of one container and its status
  *   filter-remote.c  the seccomp program from zygoted (GetFilter) or compiled here
+ *   sealed-copy.c    the runtime runs from a sealed memfd copy of itself, never the host's file
  *
  * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
  * where the user needs more than strerror; only main.c prints.
@@ -105,6 +106,8 @@ int zy_oci_cgroup_view(struct zy_oci *o, const struct zy_cgroup_view *v, size_t 
 void zy_oci_to_sandbox(const struct zy_oci *o, struct zy_sandbox *sb);
 /* runc's default config.json (rootless: with a user namespace mapping the caller). */
 json_object *zy_oci_default_spec(bool rootless);
+/* config.json's name of a CLONE_NEW* namespace ("network" for CLONE_NEWNET), "unknown" else. */
+const char *zy_oci_ns_name(int flag);
 /* Capability name <-> number via the profile module; "CAP_" optional on input. */
 int zy_oci_cap_last(void);
 
@@ -198,6 +201,12 @@ void zy_runc_filter_setup(const struct ctx *c, const char *socket, bool no_zygot
 int zy_runc_filter_load(const char *config, json_object *seccomp, struct zy_profile **ret, char **ret_error);
 /* Where the last program came from, for a debug line. */
 const char *zy_runc_filter_source(void);
+
+/* ---- sealed-copy.c ---- */
+
+/* Re-executes this program from a sealed, read-only memfd copy of itself unless it runs from
+ * one already (then 0). Returns only then, or with a negative errno when it could not. */
+int zy_runc_run_sealed(char **argv);
 
 /* ---- log.c, process.c, container.c, exec.c ---- */
 
