@@ -213,7 +213,7 @@ def test_runtime_runs_from_a_sealed_copy(runc_copy, bundle):
 # ---- CVE-2024-21626: a host fd as the container's cwd ---------------------------------------------
 
 FDS = range(3, 21)
-EMULATED_V2 = "mount -t cgroup2 none /sys/fs/cgroup && exec \"$@\""
+EMULATED_V2 = "umount -R /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup && exec \"$@\""
 
 
 def under_v2(argv):
