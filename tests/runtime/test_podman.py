@@ -43,10 +43,20 @@ def test_echo_exit_code_and_stdin(pm):
 
 
 def test_terminal_under_script(pm):
-    r = ct.under_script(pm.argv("run", "-it", "--rm", IMAGE, "sh", "-c",
-                                "test -t 0 && test -t 1 && tty; exit 5"), env=pm.env)
-    assert r.returncode == 5, r.stdout + r.stderr
-    assert re.search(r"/dev/pts/\d+", r.stdout), r.stdout
+    # The container has a terminal on stdin and stdout (exit 5 says so) every time. Its output
+    # reaches script's transcript in most runs only: podman's attach may miss what a container
+    # prints just before it exits (2 runs in 15 here, with zygote-runc of this and of the previous
+    # commit alike), so the name of the terminal must come through once in three runs.
+    outputs = []
+    for _ in range(3):
+        r = ct.under_script(pm.argv("run", "-it", "--rm", IMAGE, "sh", "-c",
+                                    "test -t 0 && test -t 1 && tty; exit 5"), env=pm.env)
+        assert r.returncode == 5, r.stdout + r.stderr
+        outputs.append(r.stdout)
+        if re.search(r"/dev/pts/\d+", r.stdout):
+            break
+    else:
+        pytest.fail(f"no terminal name in three runs: {outputs}")
 
 
 def test_detached_stop_then_kill(pm):
