@@ -16,6 +16,7 @@ import tempfile
 
 import pytest
 
+import varlink
 import zytest
 from zytest import NOBODY, NOGROUP
 
@@ -281,3 +282,174 @@ def test_terminal_with_read_access_becomes_the_tasks(daemon):
     finally:
         os.close(master)
         os.close(slave)
+
+
+# ---- a root caller's capabilities and ids, read at each call ---------------------------------------
+CAP_SETS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+
+# How a root process sheds capabilities without leaving uid 0: an empty bounding set (capsh
+# --drop=all, systemd's CapabilityBoundingSet=), no capabilities at all with the bounding set
+# left full (SECBIT_NOROOT: exec as root grants nothing), or one capability kept.
+SHED = {
+    "empty-bounding-set": ["setpriv", "--bounding-set=-all", "--inh-caps=-all"],
+    "no-effective-caps": ["setpriv", "--securebits=+noroot,+noroot_locked", "--inh-caps=-all"],
+    "only-net-raw": ["setpriv", "--bounding-set=-all,+net_raw", "--inh-caps=-all"],
+}
+
+
+def status_field(text, key):
+    """The words of "Key:" in a /proc/PID/status text."""
+    for line in text.splitlines():
+        k, _, v = line.partition(":")
+        if k == key:
+            return v.split()
+    raise AssertionError(f"no {key} in {text!r}")
+
+
+def cap_sets(text):
+    """The capability sets of a /proc/PID/status text, as numbers."""
+    out = {}
+    for line in text.splitlines():
+        k, _, v = line.partition(":")
+        if k in CAP_SETS:
+            out[k] = int(v.strip(), 16)
+    return out
+
+
+@pytest.mark.parametrize("how", sorted(SHED))
+def test_root_callers_capabilities_bound_its_task(tiered, how):
+    """A root caller that shed capabilities gets a task with none it lacks, in every set (the
+    profile keeps 14): not through the bounding set, nor the inheritable one, nor at exec."""
+    prefix = SHED[how]
+    mine = subprocess.run(prefix + ["cat", "/proc/self/status"], stdout=subprocess.PIPE, check=True,
+                          timeout=zytest.CALL_TIMEOUT).stdout.decode()
+    caller = cap_sets(mine)
+    r = run_client(tiered, ["cat", "/proc/self/status"], prefix=prefix)
+    assert r.returncode == 0, r.stderr
+    task = cap_sets(r.stdout.decode())
+    assert status_field(r.stdout.decode(), "Uid") == ["0"] * 4, "the task does not run as root"
+    for k in CAP_SETS:
+        extra = task[k] & ~caller[k]
+        assert extra == 0, f"{k}: the caller ({how}) has {caller[k]:#x}, its task {task[k]:#x} ({extra:#x} more)"
+    if how == "only-net-raw":
+        # the control: what the caller holds and the profile keeps is still given
+        assert task["CapEff"] == zytest.caps_mask(["CAP_NET_RAW"]), f"{task['CapEff']:#x}"
+
+
+@pytest.mark.parametrize("caps,request_", [
+    ("-all", ["--user", str(NOBODY)]),
+    ("-all", ["--user", "nobody"]),
+    ("-all,+setuid", ["--user", str(NOBODY)]),   # another user's gid and groups need CAP_SETGID
+    ("-all", ["--group", str(NOGROUP)]),
+    ("-all,+setuid", ["--group", str(NOGROUP)]),
+], ids=["uid", "name", "setuid-only", "group", "group-setuid-only"])
+def test_root_caller_without_setuid_cannot_name_another_user(daemon, caps, request_):
+    """A root process without CAP_SETUID (CAP_SETGID for a group) cannot switch ids itself: it
+    must not get a task as another user, or in a group it is not in, through the socket."""
+    prefix = ["setpriv", f"--bounding-set={caps}", "--inh-caps=-all"]
+    r = run_client(daemon, ["id"], prefix=prefix, options=request_)
+    assert r.returncode != 0, f"a root caller without the capabilities ran as {r.stdout.decode().strip()}"
+    err = r.stderr.decode()
+    assert "permission denied" in err and "CAP_SET" in err, err
+
+
+def test_root_caller_with_setuid_and_setgid_names_another_user(daemon):
+    """The counterpart: with CAP_SETUID and CAP_SETGID (and nothing else) it may."""
+    prefix = ["setpriv", "--bounding-set=-all,+setuid,+setgid", "--inh-caps=-all"]
+    r = run_client(daemon, ["id", "-u"], prefix=prefix, options=["--user", str(NOBODY)])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(NOBODY).encode()]
+
+
+def spawn_after(daemon, drop, argv, extra=None):
+    """Connects as root, then (same process, same connection) runs drop(), then Spawns argv and
+    returns (the caller's /proc/self/status after drop(), the task's stdout, or None and the
+    error reply): as a program that connected while privileged and dropped privileges later
+    would. In a child, so that the test's own ids stay."""
+    import ctypes
+    import json
+    rd, wr = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(rd)
+            conn = daemon.connect()
+            drop()
+            # A zygoted may read a process that dropped its ids (it is root); keep the test about
+            # the ids, not about dumpability.
+            ctypes.CDLL(None, use_errno=True).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+            with open("/proc/self/status") as f:
+                mine = f.read()
+            try:
+                out, _, _ = zytest.run_task(conn, argv, extra=extra)
+                res = {"status": mine, "out": out.decode()}
+            except varlink.VarlinkError as e:
+                res = {"status": mine, "error": dict(e.reply)}
+            os.write(wr, json.dumps(res).encode())
+            code = 0
+        except BaseException as e:  # never return into pytest from the child
+            try:
+                os.write(wr, json.dumps({"crash": repr(e)}).encode())
+            except OSError:
+                pass
+        finally:
+            os._exit(code)
+    os.close(wr)
+    try:
+        got = zytest.read_all(rd, zytest.CALL_TIMEOUT)
+    finally:
+        if not zytest.pidfd_wait_exit(pid, zytest.CALL_TIMEOUT):
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    res = json.loads(got)
+    assert "crash" not in res, res["crash"]
+    return res["status"], res.get("out"), res.get("error")
+
+
+def drop_to_nobody():
+    os.setgroups([])
+    os.setresgid(NOGROUP, NOGROUP, NOGROUP)
+    os.setresuid(NOBODY, NOBODY, NOBODY)
+
+
+def drop_every_capability():
+    """Stays uid 0, with no capability in any set (bounding set first: it needs CAP_SETPCAP)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in range(zytest.cap_last() + 1):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
+    hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()
+    assert libc.capset(hdr, data) == 0, ctypes.get_errno()
+
+
+@pytest.mark.parametrize("drop", [drop_to_nobody, drop_every_capability], ids=["setuid-nobody", "drop-caps"])
+def test_identity_is_read_at_each_call(tiered, drop):
+    """What the kernel recorded at connect() is not what a caller has later: a process that
+    connected as root and then dropped its uid (or every capability) gets a task with what it
+    has at the Spawn."""
+    mine, out, err = spawn_after(tiered, drop, ["cat", "/proc/self/status"])
+    assert err is None, err
+    caller, task = cap_sets(mine), cap_sets(out)
+    uid = status_field(out, "Uid")
+    if drop is drop_to_nobody:
+        assert uid == [str(NOBODY)] * 4, f"a caller now {NOBODY} got a task as uid {uid}"
+        assert status_field(out, "Gid") == [str(NOGROUP)] * 4
+        assert status_field(out, "Groups") == [], "it dropped every group"
+    else:
+        assert uid == ["0"] * 4
+    for k in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
+        assert task[k] == 0, f"a caller without capabilities got a task with {k} {task[k]:#x}"
+    assert task["CapBnd"] & ~caller["CapBnd"] == 0, f"bounding set: the caller's {caller}, the task's {task}"
+
+
+@pytest.mark.parametrize("extra", [{"user": str(NOBODY)}, {"group": str(NOGROUP)}], ids=["user", "group"])
+def test_dropped_setuid_is_seen_at_the_next_call(daemon, extra):
+    """Connected as root with every capability, then without any: naming another user or group
+    on that connection is refused as PermissionDenied (the protocol's answer to a refused
+    parameter), naming what it lacks."""
+    _, out, err = spawn_after(daemon, drop_every_capability, ["id"], extra=extra)
+    assert err is not None, f"a root caller without CAP_SETUID/CAP_SETGID ran {out!r}"
+    assert err["error"] == "io.zygote.Launcher.PermissionDenied", err
+    assert "CAP_SETGID" in err["parameters"]["reason"], err
