@@ -56,6 +56,8 @@ struct spawn {
         struct ucred who;
         const gid_t *who_groups;
         size_t who_n_groups;
+        bool set_sched;           /* the worker takes sched (step 0c) */
+        struct zy_sched sched;
         char **argv, **envp, *path_buf;
         size_t argv_bytes; /* zd_task_argv_bytes() of the request's argv */
         const char *search;       /* PATH of the request's env, NULL for the default */

@@ -401,7 +401,7 @@ static int spawn_read_caller(struct spawn *s) {
 }
 
 /* The caller's own confinement: the task carries it (rlimits, no_new_privs, namespaces, root,
- * cgroups), or the call is refused with the reason. */
+ * cgroups, scheduling), or the call is refused with the reason. */
 static int spawn_confine(struct spawn *s) {
         struct zd_call *call = s->call;
         struct zd_caller *c = &s->caller;
@@ -429,6 +429,28 @@ static int spawn_confine(struct spawn *s) {
         if (call->d->features.pid_namespace && c->root_fd >= 0 && c->procfs_elsewhere[0])
                 return confined(call, "the caller sees a procfs outside /proc (on %s), which would show its "
                                 "task the processes outside its sandbox", c->procfs_elsewhere);
+        return 0;
+}
+
+/* The caller's scheduling and umask, for step 0c of its worker: nothing to do where they are
+ * zygoted's own, which the worker starts with (a reference has those zygoted had when it
+ * started it). zygoted's are read at each spawn: cheap system calls, and an administrator may
+ * renice it while it runs. An unprivileged zygoted cannot make its worker more important than
+ * itself (a lower nice or oom_score_adj): there the task gets the less important of the two. */
+static int spawn_sched(struct spawn *s) {
+        struct zy_sched own;
+        int r;
+
+        r = zd_caller_own_sched(&own);
+        if (r < 0)
+                return r;
+        s->sched = s->caller.sched;
+        if (!s->call->d->privileged) {
+                s->sched.nice = s->sched.nice > own.nice ? s->sched.nice : own.nice;
+                s->sched.oom_score_adj = s->sched.oom_score_adj > own.oom_score_adj ? s->sched.oom_score_adj
+                                                                                    : own.oom_score_adj;
+        }
+        s->set_sched = memcmp(&s->sched, &own, sizeof(own)) != 0;
         return 0;
 }
 
@@ -483,6 +505,10 @@ static int spawn_plan(struct spawn *s) {
         if (r < 0)
                 return r;
 
+        r = spawn_sched(s);
+        if (r < 0)
+                return r;
+
         bool root_worker = s->id.set_ids ? s->id.uid == 0 : d->uid == 0;
         s->capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~s->keep : 0;
         s->prog = (struct sock_fprog) { .len = (unsigned short) p->bpf_len, .filter = p->bpf };
@@ -524,6 +550,8 @@ static int spawn_plan(struct spawn *s) {
                  * root the worker enters, a private copy with a procfs of its own */
                 .join_mntns = s->ns && s->caller.root_fd < 0,
                 .mntns_fd = s->ns ? s->ns->mntns_fd : -EBADF,
+                .set_sched = s->set_sched,
+                .sched = s->sched,
                 .own_proc = s->ns && s->caller.root_fd >= 0,
                 .prog = &s->prog,
                 .signals_reset = daemon_dispositions(),
@@ -539,6 +567,9 @@ static int spawn_plan(struct spawn *s) {
         if ((tier == ZD_TIER_CLONE || tier == ZD_TIER_INHERIT) && !s->entry->ref_up)
                 tier = ZD_TIER_LOAD;
         if (tier == ZD_TIER_INHERIT && (s->plan.ns_join || s->plan.enter_root))
+                tier = ZD_TIER_LOAD;
+        /* a profile whose filter refuses the calls of step 0c: forked here, before any filter */
+        if (tier == ZD_TIER_INHERIT && s->plan.set_sched && !p->worker_sched_ok)
                 tier = ZD_TIER_LOAD;
         zd_spawn_set_tier(s, tier);
         return zd_spawn_pipes(s);

@@ -364,7 +364,7 @@ def test_root_caller_with_setuid_and_setgid_names_another_user(daemon):
 def spawn_after(daemon, drop, argv, extra=None):
     """Connects as root, then (same process, same connection) runs drop(), then Spawns argv and
     returns (the caller's /proc/self/status after drop(), the task's stdout, or None and the
-    error reply): as a program that connected while privileged and dropped privileges later
+    error reply, the task's tier): as a program that connected while privileged and dropped privileges later
     would. In a child, so that the test's own ids stay."""
     import ctypes
     import json
@@ -382,8 +382,8 @@ def spawn_after(daemon, drop, argv, extra=None):
             with open("/proc/self/status") as f:
                 mine = f.read()
             try:
-                out, _, _ = zytest.run_task(conn, argv, extra=extra)
-                res = {"status": mine, "out": out.decode()}
+                out, _, tier = zytest.run_task(conn, argv, extra=extra)
+                res = {"status": mine, "out": out.decode(), "tier": tier}
             except varlink.VarlinkError as e:
                 res = {"status": mine, "error": dict(e.reply)}
             os.write(wr, json.dumps(res).encode())
@@ -404,7 +404,7 @@ def spawn_after(daemon, drop, argv, extra=None):
         os.waitpid(pid, 0)
     res = json.loads(got)
     assert "crash" not in res, res["crash"]
-    return res["status"], res.get("out"), res.get("error")
+    return res["status"], res.get("out"), res.get("error"), res.get("tier")
 
 
 def drop_to_nobody():
@@ -429,7 +429,7 @@ def test_identity_is_read_at_each_call(tiered, drop):
     """What the kernel recorded at connect() is not what a caller has later: a process that
     connected as root and then dropped its uid (or every capability) gets a task with what it
     has at the Spawn."""
-    mine, out, err = spawn_after(tiered, drop, ["cat", "/proc/self/status"])
+    mine, out, err, _ = spawn_after(tiered, drop, ["cat", "/proc/self/status"])
     assert err is None, err
     caller, task = cap_sets(mine), cap_sets(out)
     uid = status_field(out, "Uid")
@@ -449,7 +449,85 @@ def test_dropped_setuid_is_seen_at_the_next_call(daemon, extra):
     """Connected as root with every capability, then without any: naming another user or group
     on that connection is refused as PermissionDenied (the protocol's answer to a refused
     parameter), naming what it lacks."""
-    _, out, err = spawn_after(daemon, drop_every_capability, ["id"], extra=extra)
+    _, out, err, _ = spawn_after(daemon, drop_every_capability, ["id"], extra=extra)
     assert err is not None, f"a root caller without CAP_SETUID/CAP_SETGID ran {out!r}"
     assert err["error"] == "io.zygote.Launcher.PermissionDenied", err
     assert "CAP_SETGID" in err["parameters"]["reason"], err
+
+
+# ---- scheduling, OOM score and umask ------------------------------------------------------------
+SCHED_PROBE = r"""
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+m = os.umask(0); os.umask(m)
+io = libc.syscall(252 if os.uname().machine == "x86_64" else 31, 1, 0)  # ioprio_get(WHO_PROCESS, self)
+print(json.dumps({"nice": os.getpriority(os.PRIO_PROCESS, 0),
+                  "oom": int(open("/proc/self/oom_score_adj").read()),
+                  "ioclass": io >> 13, "iolevel": io & 7,
+                  "cpus": sorted(os.sched_getaffinity(0)),
+                  "policy": os.sched_getscheduler(0) & ~0x40000000,
+                  "umask": m}))
+"""
+
+# The caller: nice 10, oom_score_adj 500, idle I/O class, CPU 0 only, umask 077, a batch or idle
+# policy; and all of them at once.
+SCHED_CALLERS = {
+    "nice-10": ["nice", "-n", "10"],
+    "oom-500": ["choom", "-n", "500", "--"],
+    "ionice-idle": ["ionice", "-c", "3"],
+    "ionice-be-7": ["ionice", "-c", "2", "-n", "7"],
+    "cpu-0": ["taskset", "-c", "0"],
+    "umask-077": ["sh", "-c", 'umask 077 && exec "$@"', "sh"],
+    "sched-batch": ["chrt", "-b", "0"],
+    "sched-idle": ["chrt", "-i", "0"],
+    "all": ["nice", "-n", "10", "choom", "-n", "500", "--", "ionice", "-c", "3", "taskset", "-c", "0",
+            "chrt", "-b", "0", "sh", "-c", 'umask 077 && exec "$@"', "sh"],
+}
+
+# I/O classes from most to least important: real time, best effort (none: by nice), idle.
+IO_RANK = {1: 0, 2: 1, 0: 1, 3: 2}
+# Policies from most to least important to the scheduler: FIFO/RR, OTHER, BATCH, IDLE.
+POLICY_RANK = {1: 0, 2: 0, 0: 1, 3: 2, 5: 3}
+
+
+@pytest.mark.parametrize("how", sorted(SCHED_CALLERS))
+def test_task_is_never_more_important_than_its_caller(tiered, how):
+    """A task gets its caller's nice value, OOM score adjustment, I/O priority, CPU affinity,
+    scheduling policy and umask, or weaker ones: never the daemon's."""
+    import json
+    prefix = SCHED_CALLERS[how]
+    mine = subprocess.run(prefix + ["python3", "-c", SCHED_PROBE], stdout=subprocess.PIPE, check=True,
+                          env=dict(zytest.WORK_ENV), timeout=zytest.CALL_TIMEOUT)
+    caller = json.loads(mine.stdout)
+    r = run_client(tiered, ["python3", "-c", SCHED_PROBE], prefix=prefix)
+    assert r.returncode == 0, r.stderr
+    task = json.loads(r.stdout)
+    assert task["nice"] >= caller["nice"], f"nice: the caller {caller['nice']}, its task {task['nice']}"
+    assert task["oom"] >= caller["oom"], f"oom_score_adj: the caller {caller['oom']}, its task {task['oom']}"
+    io_c, io_t = (IO_RANK[caller["ioclass"]], caller["iolevel"]), (IO_RANK[task["ioclass"]], task["iolevel"])
+    if caller["ioclass"] == 0 and task["ioclass"] == 0:
+        io_c, io_t = io_c[0], io_t[0]  # both follow their nice values, compared above
+    assert io_t >= io_c, f"I/O priority: the caller {caller}, its task {task}"
+    assert set(task["cpus"]) <= set(caller["cpus"]), f"CPUs: the caller {caller['cpus']}, its task {task['cpus']}"
+    assert POLICY_RANK[task["policy"]] >= POLICY_RANK[caller["policy"]], f"policy: {caller} / {task}"
+    assert task["umask"] & caller["umask"] == caller["umask"], f"umask: {caller['umask']:o} / {task['umask']:o}"
+
+
+def test_profile_refusing_the_scheduling_calls_serves_from_the_load_tier(daemons, needs_root):
+    """strict's filter refuses setpriority and the other calls of the worker's scheduling step,
+    so its inherit tier cannot take a caller's scheduling: such a caller's task is forked by
+    zygoted (the load tier) and still gets it; a caller scheduled as zygoted stays in the
+    inherit tier (the control)."""
+    d = daemons(tier="inherit")
+    probe = ["cat", "/proc/self/stat"]
+    tiers = {}
+    for niced in (False, True):
+        def drop(niced=niced):
+            if niced:
+                os.nice(10)
+        _, out, err, tier = spawn_after(d, drop, probe, extra={"profile": "strict"})
+        assert err is None, err
+        nice = int(out.rsplit(")", 1)[1].split()[16])  # field 19, counted after the command name
+        assert nice == (10 if niced else 0), f"niced={niced}: the task's nice value is {nice}"
+        tiers[niced] = tier
+    assert tiers == {False: "inherit", True: "load"}, tiers
