@@ -49,6 +49,7 @@ struct zd_pidfd_info {
 #define ZD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct zd_pidfd_info)
 #define ZD_PIDFD_INFO_PID (1ULL << 0)
 
+#define ZD_CALLER_MAX_THREADS 64 /* a /proc read each, at each Spawn (docs/SECURITY.md) */
 #define PROC_FILE_MAX (1024 * 1024) /* /proc/PID/status with 65536 groups is under 500 KiB */
 
 static const struct {
@@ -364,8 +365,13 @@ static int read_status(int proc_fd, const struct ucred *cr, bool check_uid, stru
         merge_thread(c, &t);
         /* Umask (4.7): without it, the strictest */
         c->sched.umask = field_number(text, "Umask", 0, 8, &v) >= 0 ? (uint32_t) (v & 0777) : 0777;
-        if (field_number(text, "Threads", 0, 10, &threads) >= 0 && threads > 1)
+        if (field_number(text, "Threads", 0, 10, &threads) >= 0 && threads > 1) {
+                /* one read per thread, in the daemon's one thread: bounded, or a caller with
+                 * thousands would stall every other caller at each of its Spawns */
+                if (threads > ZD_CALLER_MAX_THREADS)
+                        return -EMLINK;
                 return read_threads(proc_fd, c->pid, text, c);
+        }
         return 0;
 }
 

@@ -391,6 +391,9 @@ static int spawn_read_caller(struct spawn *s) {
         if (r == -EXDEV)
                 return confined(call, "the caller's cgroup is in a hierarchy that has no mount in zygoted's "
                                 "mount namespace: its task could not be put there");
+        if (r == -EMLINK)
+                return confined(call, "the caller has more than 64 threads: each may hold other "
+                                "capabilities or a filter of its own, and zygoted reads at most 64 per call");
         if (r == -ENOTUNIQ)
                 return confined(call, "the caller's threads run with different user or group ids: which of "
                                 "them made the call cannot be told");

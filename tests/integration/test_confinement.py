@@ -14,6 +14,8 @@ import os
 import subprocess
 import tempfile
 
+import threading
+
 import pytest
 
 import varlink
@@ -361,11 +363,12 @@ def test_root_caller_with_setuid_and_setgid_names_another_user(daemon):
     assert r.stdout.split() == [str(NOBODY).encode()]
 
 
-def spawn_after(daemon, drop, argv, extra=None):
+def spawn_after(daemon, drop, argv, extra=None, in_thread=None):
     """Connects as root, then (same process, same connection) runs drop(), then Spawns argv and
     returns (the caller's /proc/self/status after drop(), the task's stdout, or None and the
-    error reply, the task's tier): as a program that connected while privileged and dropped privileges later
-    would. In a child, so that the test's own ids stay."""
+    error reply, the task's tier): as a program that connected while privileged and dropped
+    privileges later would. In a child, so that the test's own ids stay. in_thread: the Spawn
+    is made by a second thread, which first runs in_thread()."""
     import ctypes
     import json
     rd, wr = os.pipe2(os.O_CLOEXEC)
@@ -381,11 +384,24 @@ def spawn_after(daemon, drop, argv, extra=None):
             ctypes.CDLL(None, use_errno=True).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
             with open("/proc/self/status") as f:
                 mine = f.read()
-            try:
-                out, _, tier = zytest.run_task(conn, argv, extra=extra)
-                res = {"status": mine, "out": out.decode(), "tier": tier}
-            except varlink.VarlinkError as e:
-                res = {"status": mine, "error": dict(e.reply)}
+            res = {"status": mine}
+
+            def call():
+                try:
+                    if in_thread:
+                        in_thread()
+                    out, _, tier = zytest.run_task(conn, argv, extra=extra)
+                    res.update(out=out.decode(), tier=tier)
+                except varlink.VarlinkError as e:
+                    res["error"] = dict(e.reply)
+                except BaseException as e:  # the thread's failure, reported as the child's
+                    res["crash"] = repr(e)
+            if in_thread:
+                t = threading.Thread(target=call)
+                t.start()
+                t.join(zytest.CALL_TIMEOUT)
+            else:
+                call()
             os.write(wr, json.dumps(res).encode())
             code = 0
         except BaseException as e:  # never return into pytest from the child
@@ -453,6 +469,46 @@ def test_dropped_setuid_is_seen_at_the_next_call(daemon, extra):
     assert err is not None, f"a root caller without CAP_SETUID/CAP_SETGID ran {out!r}"
     assert err["error"] == "io.zygote.Launcher.PermissionDenied", err
     assert "CAP_SETGID" in err["parameters"]["reason"], err
+
+
+def filter_this_thread():
+    """An allow-all seccomp filter on the calling thread only (no TSYNC): the other threads of
+    the process stay unfiltered."""
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    insn = ctypes.create_string_buffer(struct.pack("HBBI", 0x06, 0, 0, 0x7fff0000))  # ret ALLOW
+    prog = ctypes.create_string_buffer(struct.pack("HxxxxxxP", 1, ctypes.addressof(insn)))
+    ul = ctypes.c_ulong
+    assert libc.prctl(38, ul(1), ul(0), ul(0), ul(0)) == 0, ctypes.get_errno()  # PR_SET_NO_NEW_PRIVS
+    assert libc.prctl(22, ul(2), ul(ctypes.addressof(prog)), ul(0), ul(0)) == 0, ctypes.get_errno()  # PR_SET_SECCOMP
+
+
+def start_idle_threads(n):
+    ev = threading.Event()
+    for _ in range(n):
+        threading.Thread(target=ev.wait, daemon=True).start()
+
+
+@pytest.mark.parametrize("how", ["filtered-thread", "many-threads"])
+def test_every_thread_of_the_caller_counts(daemon, how):
+    """The daemon cannot tell which thread sent the call. A thread under a filter of its own (the
+    first thread has none) is refused as a filtered caller, not served as the first thread; a
+    caller with more threads than the daemon reads per call is refused too."""
+    if how == "filtered-thread":
+        _, out, err, _ = spawn_after(daemon, lambda: None, ["true"], in_thread=filter_this_thread)
+        want = "seccomp filter of its own"
+    else:
+        _, out, err, _ = spawn_after(daemon, lambda: start_idle_threads(70), ["true"])
+        want = "more than 64 threads"
+    assert err is not None, f"{how}: the caller got a task"
+    assert err["error"] == "io.zygote.Launcher.CallerConfined" and want in err["parameters"]["reason"], err
+
+
+def test_a_few_threads_are_served(daemon):
+    """The counterpart: a caller with a few unfiltered threads gets its task."""
+    _, out, err, _ = spawn_after(daemon, lambda: start_idle_threads(8), ["true"], in_thread=lambda: None)
+    assert err is None, err
 
 
 # ---- scheduling, OOM score and umask ------------------------------------------------------------

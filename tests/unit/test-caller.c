@@ -52,6 +52,7 @@ enum {
         CONF_CAPS = 1 << 8,   /* keeps CAP_NET_RAW alone, in every set (root) */
         CONF_THREAD_FILTER = 1 << 9, /* a second thread with no_new_privs and a filter; not the first */
         CONF_THREAD_UID = 1 << 10,   /* a second thread that runs as nobody (root) */
+        CONF_THREADS_MANY = 1 << 11, /* 65 threads in all */
 };
 
 static int thread_wake[2]; /* the second thread says it is ready */
@@ -72,6 +73,12 @@ static void *second_thread(void *arg) {
         for (;;)
                 pause();
         return NULL;
+}
+
+static void *idle_thread(void *arg) {
+        for (;;)
+                pause();
+        return arg;
 }
 
 /* CAP_NET_RAW alone: the bounding set first (it needs CAP_SETPCAP), then the other sets. */
@@ -159,6 +166,18 @@ static void peer_start(unsigned conf, struct peer *ret) {
                         _exit(9);
                 if ((conf & CONF_CAPS) && keep_net_raw() < 0)
                         _exit(10);
+                if (conf & CONF_THREADS_MANY) {
+                        pthread_attr_t attr;
+
+                        if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, 64 * 1024) != 0)
+                                _exit(12);
+                        for (int i = 0; i < 64; i++) {
+                                pthread_t t;
+
+                                if (pthread_create(&t, &attr, idle_thread, NULL) != 0)
+                                        _exit(12);
+                        }
+                }
                 if (conf & (CONF_THREAD_FILTER | CONF_THREAD_UID)) {
                         static unsigned thread_conf;
                         pthread_t t;
@@ -385,6 +404,18 @@ static void test_thread_uid(void **state) {
         peer_stop(&p);
 }
 
+/* Past 64 threads a caller is refused: each thread's status would be read, in the daemon's
+ * one thread, at each of its calls. */
+static void test_threads_many(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        peer_start(CONF_THREADS_MANY, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), -EMLINK);
+        zd_caller_done(&c);
+        peer_stop(&p);
+}
+
 /* A hierarchy to make cgroups in (v1 pids, or the v2 one), or NULL. */
 static const char *cgroup_base(void) {
         const char *base = access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/pids"
@@ -490,6 +521,7 @@ int main(void) {
                 cmocka_unit_test(test_caps),
                 cmocka_unit_test(test_thread_filter),
                 cmocka_unit_test(test_thread_uid),
+                cmocka_unit_test(test_threads_many),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
