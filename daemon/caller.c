@@ -417,9 +417,9 @@ static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct zy_sch
                 policy = SCHED_OTHER;
                 sp.sched_priority = 0;
         }
-        /* Newer kernels answer a process without an I/O priority of its own (class NONE) with the
+        /* Some kernels answer for a process without an I/O priority of its own (class NONE) the
          * one its nice value gives (best effort, level (nice + 20) / 5): set as it is, the task's
-         * would no longer follow its nice value. Kept as NONE. */
+         * would no longer follow its nice value. Kept as NONE, which means the same. */
         if (ioprio >> 13 == 2 /* IOPRIO_CLASS_BE */ && (ioprio & 7) == (nice + 20) / 5 && policy != SCHED_FIFO &&
             policy != SCHED_RR)
                 ioprio = 0;
