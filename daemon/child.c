@@ -379,7 +379,7 @@ static int set_sched(const struct zy_sched *c, enum zy_step *ret_step) {
         int r;
 
         *ret_step = ZY_STEP_OOM;
-        r = set_oom_score_adj(c->oom_score_adj);
+        r = c->oom_score_adj == ZY_OOM_KEEP ? 0 : set_oom_score_adj(c->oom_score_adj);
         if (r < 0)
                 return r;
         /* sched_setscheduler keeps the nice value, and setpriority sets it under any policy */

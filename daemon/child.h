@@ -155,6 +155,7 @@ struct zy_fdmap {
 #define ZY_MAX_RLIMITS 16 /* RLIM_NLIMITS today */
 #define ZY_MAX_CGROUPS 16 /* hierarchies: v1 controllers, name=systemd, the unified one */
 #define ZY_AFFINITY_WORDS 16 /* a CPU mask of 1024 CPUs, as glibc's cpu_set_t */
+#define ZY_OOM_KEEP INT32_MIN
 
 /* How the kernel treats a process, which a task takes from its caller (step 0c): never more
  * important than the caller. */
@@ -163,7 +164,7 @@ struct zy_sched {
         int32_t priority;      /* sched_priority: 0 but for FIFO and RR */
         int32_t nice;          /* -20..19 */
         int32_t ioprio;        /* as ioprio_get(2) gives it: class << 13 | level */
-        int32_t oom_score_adj; /* -1000..1000 */
+        int32_t oom_score_adj; /* -1000..1000, or ZY_OOM_KEEP: the parent's, not written */
         uint32_t umask;        /* 0..0777 */
         uint64_t affinity[ZY_AFFINITY_WORDS]; /* CPU i is bit i % 64 of word i / 64 */
 };

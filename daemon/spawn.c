@@ -439,7 +439,9 @@ static int spawn_confine(struct spawn *s) {
  * zygoted's own, which the worker starts with (a reference has those zygoted had when it
  * started it). zygoted's are read at each spawn: cheap system calls, and an administrator may
  * renice it while it runs. An unprivileged zygoted cannot make its worker more important than
- * itself (a lower nice or oom_score_adj): there the task gets the less important of the two. */
+ * itself: its task gets the larger nice value of the two. Nor can its worker write its
+ * oom_score_adj at all: a process that is not dumpable (zygoted's copies never are) has its
+ * /proc files owned by root. Its tasks keep zygoted's (docs/SECURITY.md, known issues). */
 static int spawn_sched(struct spawn *s) {
         struct zy_sched own;
         int r;
@@ -450,10 +452,12 @@ static int spawn_sched(struct spawn *s) {
         s->sched = s->caller.sched;
         if (!s->call->d->privileged) {
                 s->sched.nice = s->sched.nice > own.nice ? s->sched.nice : own.nice;
-                s->sched.oom_score_adj = s->sched.oom_score_adj > own.oom_score_adj ? s->sched.oom_score_adj
-                                                                                    : own.oom_score_adj;
+                s->sched.oom_score_adj = own.oom_score_adj;
         }
         s->set_sched = memcmp(&s->sched, &own, sizeof(own)) != 0;
+        /* a write to /proc saved where nothing changes */
+        if (s->sched.oom_score_adj == own.oom_score_adj)
+                s->sched.oom_score_adj = ZY_OOM_KEEP;
         return 0;
 }
 
