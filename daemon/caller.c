@@ -10,6 +10,7 @@
  * /proc/PID, and the pidfd is checked alive afterwards: a live process keeps its
  * pid number, so what was read under that number was its own.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -48,6 +49,7 @@ struct zd_pidfd_info {
 #define ZD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct zd_pidfd_info)
 #define ZD_PIDFD_INFO_PID (1ULL << 0)
 
+#define ZD_CALLER_MAX_THREADS 64 /* a /proc read each, at each Spawn (docs/SECURITY.md) */
 #define PROC_FILE_MAX (1024 * 1024) /* /proc/PID/status with 65536 groups is under 500 KiB */
 
 static const struct {
@@ -73,6 +75,9 @@ void zd_caller_done(struct zd_caller *c) {
                 return;
         c->pidfd = safe_close(c->pidfd);
         c->root_fd = safe_close(c->root_fd);
+        free(c->groups);
+        c->groups = NULL;
+        c->n_groups = 0;
         for (size_t i = 0; i < c->n_cgroups; i++)
                 safe_close(c->cgroup_fds[i]);
         c->n_cgroups = 0;
@@ -190,23 +195,257 @@ static int open_peer(int conn_fd, const struct ucred *cr, int *ret_pidfd, pid_t 
         return 0;
 }
 
+/* The n-th (0-based) number of a "Key:\t1\t2..." line, base 10 or 16. */
+static int field_number(const char *text, const char *key, unsigned n, int base, uint64_t *ret) {
+        const char *v = field(text, key);
+        unsigned long long x;
+        char *end;
+
+        if (!v)
+                return -EBADMSG;
+        for (;;) {
+                errno = 0;
+                x = strtoull(v, &end, base);
+                if (errno || end == v)
+                        return -EBADMSG;
+                if (n-- == 0) {
+                        *ret = x;
+                        return 0;
+                }
+                v = end;
+        }
+}
+
+/* The line of "Key:" up to its newline, for comparing two threads' ids. */
+static size_t line_len(const char *v) {
+        return v ? strcspn(v, "\n") : 0;
+}
+
+static bool same_line(const char *a, const char *b, const char *key) {
+        const char *x = field(a, key), *y = field(b, key);
+
+        return x && y && line_len(x) == line_len(y) && strncmp(x, y, line_len(x)) == 0;
+}
+
+/* Groups: "Groups:\t1 2 3 \n" (empty for none). */
+static int parse_groups(const char *text, struct zd_caller *c) {
+        const char *v = field(text, "Groups");
+        size_t n = 0;
+
+        if (!v)
+                return -EBADMSG;
+        for (const char *q = v; *q && *q != '\n'; q++)
+                n += *q >= '0' && *q <= '9' && (q[1] < '0' || q[1] > '9');
+        if (n > ZY_MAX_GROUPS)
+                return -E2BIG;
+        c->groups = n ? calloc(n, sizeof(gid_t)) : NULL;
+        if (n && !c->groups)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                char *end;
+
+                v += strspn(v, " \t");
+                c->groups[i] = (gid_t) strtoul(v, &end, 10);
+                v = end;
+        }
+        c->n_groups = n;
+        return 0;
+}
+
+/* The capability sets and confinement flags of one status text. */
+struct thread_caps {
+        uint64_t inh, prm, eff, bnd, amb;
+        bool nnp;
+        unsigned seccomp;
+};
+
+static int parse_thread(const char *text, struct thread_caps *t) {
+        uint64_t v;
+        int r;
+
+        if ((r = field_number(text, "CapInh", 0, 16, &t->inh)) < 0 || (r = field_number(text, "CapPrm", 0, 16, &t->prm)) < 0 ||
+            (r = field_number(text, "CapEff", 0, 16, &t->eff)) < 0 || (r = field_number(text, "CapBnd", 0, 16, &t->bnd)) < 0)
+                return r;
+        /* CapAmb (4.3) and NoNewPrivs (4.10): none on a kernel without them */
+        t->amb = field_number(text, "CapAmb", 0, 16, &v) >= 0 ? v : 0;
+        t->nnp = field_number(text, "NoNewPrivs", 0, 10, &v) >= 0 && v != 0;
+        t->seccomp = field_number(text, "Seccomp", 0, 10, &v) >= 0 ? (unsigned) v : 0;
+        return 0;
+}
+
+static void merge_thread(struct zd_caller *c, const struct thread_caps *t) {
+        c->cap_inh &= t->inh;
+        c->cap_prm &= t->prm;
+        c->cap_eff &= t->eff;
+        c->cap_bnd &= t->bnd;
+        c->cap_amb &= t->amb;
+        c->no_new_privs = c->no_new_privs || t->nnp;
+        c->seccomp_mode = t->seccomp > c->seccomp_mode ? t->seccomp : c->seccomp_mode;
+}
+
+/* The other threads of a caller with more than one. zygoted cannot know which thread sent the
+ * call: each may hold other capabilities, flags or a filter of its own (all are per thread), so
+ * the task gets what every thread holds and the most confined thread's flags and filter. Ids are
+ * per thread too; threads that disagree on them are refused rather than guessed at. */
+static int read_threads(int proc_fd, pid_t pid, const char *main_text, struct zd_caller *c) {
+        int fd = openat(proc_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct dirent *de;
+        DIR *dir;
+        int r = 0;
+
+        if (fd < 0)
+                return negative_errno();
+        dir = fdopendir(fd);
+        if (!dir) {
+                r = negative_errno();
+                close(fd);
+                return r;
+        }
+        while (r >= 0 && (errno = 0, de = readdir(dir))) {
+                _cleanup_free_ char *text = NULL;
+                struct thread_caps t;
+                char name[32];
+
+                /* thread ids are numbers: nothing else is read */
+                if (strspn(de->d_name, "0123456789") != strlen(de->d_name) || strlen(de->d_name) > 10 ||
+                    atoi(de->d_name) == pid)
+                        continue;
+                snprintf(name, sizeof(name), "task/%.10s/status", de->d_name);
+                r = read_proc(proc_fd, name, &text);
+                if (r == -ENOENT) {
+                        r = 0; /* that thread has exited meanwhile */
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                if (!same_line(text, main_text, "Uid") || !same_line(text, main_text, "Gid") ||
+                    !same_line(text, main_text, "Groups")) {
+                        r = -ENOTUNIQ;
+                        break;
+                }
+                r = parse_thread(text, &t);
+                if (r >= 0)
+                        merge_thread(c, &t);
+        }
+        if (r >= 0 && errno != 0)
+                r = negative_errno();
+        closedir(dir);
+        return r;
+}
+
 static int read_status(int proc_fd, const struct ucred *cr, bool check_uid, struct zd_caller *c) {
         _cleanup_free_ char *text = NULL;
-        const char *v;
+        struct thread_caps t;
+        uint64_t v, threads;
         int r;
 
         r = read_proc(proc_fd, "status", &text);
         if (r < 0)
                 return r;
         if (check_uid) {
-                v = field(text, "Uid");
-                if (!v || strtoul(v, NULL, 10) != cr->uid)
+                if (field_number(text, "Uid", 0, 10, &v) < 0 || v != cr->uid)
                         return -ESRCH; /* not the process that connected */
         }
-        v = field(text, "NoNewPrivs");
-        c->no_new_privs = v && *v == '1';
-        v = field(text, "Seccomp");
-        c->seccomp_mode = v ? (unsigned) atoi(v) : 0;
+        /* Uid and Gid: real, effective, saved, filesystem. The effective ones, as SO_PEERCRED. */
+        if ((r = field_number(text, "Uid", 1, 10, &v)) < 0)
+                return r;
+        c->euid = (uid_t) v;
+        if ((r = field_number(text, "Gid", 1, 10, &v)) < 0)
+                return r;
+        c->egid = (gid_t) v;
+        r = parse_groups(text, c);
+        if (r < 0)
+                return r;
+        r = parse_thread(text, &t);
+        if (r < 0)
+                return r;
+        c->cap_inh = c->cap_prm = c->cap_eff = c->cap_bnd = c->cap_amb = UINT64_MAX;
+        c->no_new_privs = false;
+        c->seccomp_mode = 0;
+        merge_thread(c, &t);
+        /* Umask (4.7): without it, the strictest */
+        c->sched.umask = field_number(text, "Umask", 0, 8, &v) >= 0 ? (uint32_t) (v & 0777) : 0777;
+        if (field_number(text, "Threads", 0, 10, &threads) >= 0 && threads > 1) {
+                /* one read per thread, in the daemon's one thread: bounded, or a caller with
+                 * thousands would stall every other caller at each of its Spawns */
+                if (threads > ZD_CALLER_MAX_THREADS)
+                        return -EMLINK;
+                return read_threads(proc_fd, c->pid, text, c);
+        }
+        return 0;
+}
+
+/* How the kernel schedules process pid (0: zygoted itself), whose oom_score_adj is oom_path
+ * under dir_fd: what a child it forked now would start with. Everything but the umask, which
+ * the status gives. The values are its first thread's: they are per thread, and a caller whose
+ * other thread made the call may get a task scheduled as its first thread is, never more than
+ * what that process could give a child through its own first thread. */
+static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct zy_sched *ret) {
+        _cleanup_free_ char *text = NULL;
+        struct sched_param sp = {};
+        int policy, ioprio, nice;
+        bool reset;
+        int r;
+
+        errno = 0;
+        nice = getpriority(PRIO_PROCESS, (id_t) pid);
+        if (nice == -1 && errno != 0)
+                return negative_errno();
+        ioprio = (int) syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, pid);
+        if (ioprio < 0)
+                return negative_errno();
+        policy = sched_getscheduler(pid);
+        if (policy < 0 || sched_getparam(pid, &sp) < 0)
+                return negative_errno();
+        if (sched_getaffinity(pid, sizeof(ret->affinity), (cpu_set_t *) (void *) ret->affinity) < 0)
+                return negative_errno(); /* EINVAL: more CPUs than ZY_AFFINITY_WORDS holds */
+        r = read_proc(dir_fd, oom_path, &text);
+        if (r < 0)
+                return r;
+
+        /* What fork gives a child: SCHED_RESET_ON_FORK takes a real-time policy back to
+         * SCHED_OTHER and a negative nice to 0; a SCHED_DEADLINE process may not fork at all,
+         * and what is not a policy a child could get becomes SCHED_OTHER, the least privileged
+         * for a task that keeps the nice value. */
+        reset = policy & SCHED_RESET_ON_FORK;
+        policy &= ~SCHED_RESET_ON_FORK;
+        if (reset && nice < 0)
+                nice = 0;
+        if ((reset && (policy == SCHED_FIFO || policy == SCHED_RR)) ||
+            (policy != SCHED_OTHER && policy != SCHED_BATCH && policy != SCHED_IDLE && policy != SCHED_FIFO &&
+             policy != SCHED_RR)) {
+                policy = SCHED_OTHER;
+                sp.sched_priority = 0;
+        }
+        /* Some kernels answer for a process without an I/O priority of its own (class NONE) the
+         * one its nice value gives (best effort, level (nice + 20) / 5): set as it is, the task's
+         * would no longer follow its nice value. Kept as NONE, which means the same. */
+        if (ioprio >> 13 == 2 /* IOPRIO_CLASS_BE */ && (ioprio & 7) == (nice + 20) / 5 && policy != SCHED_FIFO &&
+            policy != SCHED_RR)
+                ioprio = 0;
+        else if (ioprio >> 13 == 0)
+                ioprio = 0;
+        ret->policy = policy;
+        ret->priority = sp.sched_priority;
+        ret->nice = nice;
+        ret->ioprio = ioprio;
+        ret->oom_score_adj = atoi(text);
+        return 0;
+}
+
+int zd_caller_own_sched(struct zy_sched *ret) {
+        struct zy_sched own = {};
+        mode_t m;
+        int r;
+
+        r = read_sched(AT_FDCWD, "/proc/self/oom_score_adj", 0, &own);
+        if (r < 0)
+                return r;
+        /* umask cannot be read without setting it: twice, and zygoted has one thread */
+        m = umask(0);
+        umask(m);
+        own.umask = (uint32_t) m;
+        *ret = own;
         return 0;
 }
 
@@ -508,6 +747,8 @@ int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *c) {
                 return errno == ENOENT ? -ESRCH : negative_errno();
 
         r = read_status(proc_fd, cr, check_uid, c);
+        if (r >= 0)
+                r = read_sched(proc_fd, "oom_score_adj", c->pid, &c->sched);
         if (r >= 0)
                 r = read_rlimits(proc_fd, c);
         if (r >= 0)

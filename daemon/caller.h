@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The confinement of the process that connected (the caller), read from the kernel so that its
- * task carries it: every resource limit, no_new_privs, whether it runs under a seccomp filter,
- * the namespaces and root directory it differs from zygoted in, and its cgroup in each
- * hierarchy where that differs from zygoted's. See caller.c and docs/SECURITY.md.
+ * The confinement of the process that connected (the caller), read from the kernel at each call
+ * so that its task carries it: who it is now (ids, groups) and the capabilities it holds, every
+ * resource limit, no_new_privs, whether it runs under a seccomp filter, how the kernel schedules
+ * it (nice, policy, I/O priority, CPU affinity, oom_score_adj) and its umask, the namespaces and
+ * root directory it differs from zygoted in, and its cgroup in each hierarchy where that differs
+ * from zygoted's. See caller.c and docs/SECURITY.md.
  */
 #pragma once
 
@@ -22,8 +24,21 @@ struct zd_caller {
         struct zy_rlimit rlimits[ZY_MAX_RLIMITS]; /* hard limits at most zygoted's own */
         size_t n_rlimits;
 
-        bool no_new_privs;
-        unsigned seccomp_mode; /* 0 none, 1 strict, 2 filter */
+        /* Its credentials now, which may be less than at connect (a root process that dropped
+         * its uid or capabilities since). Every thread's, which must agree on the ids; the
+         * capability sets are those every thread holds. */
+        uid_t euid;
+        gid_t egid;
+        gid_t *groups; /* owned */
+        size_t n_groups;
+        uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
+
+        bool no_new_privs;     /* any thread's */
+        unsigned seccomp_mode; /* 0 none, 1 strict, 2 filter: the most confined thread's */
+
+        /* How the kernel treats it: what a child it forked would start with (the reset of
+         * SCHED_RESET_ON_FORK applied); its first thread's (see caller.c). */
+        struct zy_sched sched;
 
         unsigned ns_join;      /* CLONE_NEW* of the namespaces the task must join */
         const char *ns_other;  /* a namespace that differs and cannot be joined ("pid", "user") */
@@ -36,18 +51,24 @@ struct zd_caller {
 
 #define ZD_CALLER_INIT { .pidfd = -EBADF, .root_fd = -EBADF }
 
-/* Reads the confinement of the process that connected on conn_fd (whose SO_PEERCRED is cr).
+/* Reads the confinement of the process that connected on conn_fd (whose SO_PEERCRED is cr), as
+ * it is now.
  * The caller is found race-free: SO_PEERPIDFD where the kernel has it, else a pidfd on
  * SO_PEERCRED's pid whose uid is checked; everything is read through /proc/PID, and the pidfd
  * checked alive afterwards, so the pid was not reused meanwhile. Returns 0, -ESRCH
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
- * or another negative errno. conn_fd < 0 takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a
+ * -ENOTUNIQ when its threads run with different ids, -EMLINK when it has more than 64
+ * threads (each must be read), or another negative errno. conn_fd < 0 takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a
  * state zd_caller_done() accepts. */
 int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *ret);
 
-/* Closes the fds; accepts a zd_caller that was never read (ZD_CALLER_INIT). */
+/* Closes the fds, frees the groups; accepts a zd_caller that was never read (ZD_CALLER_INIT). */
 void zd_caller_done(struct zd_caller *c);
+
+/* zygoted's own scheduling and umask, as read_sched() reads a caller's: what a worker it forks
+ * starts with. */
+int zd_caller_own_sched(struct zy_sched *ret);
 
 /* The name of a CLONE_NEW* namespace flag ("net", ...). */
 const char *zd_caller_ns_name(unsigned flag);

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "child.h"
 #include "util.h"
@@ -29,6 +30,14 @@ const struct zy_worker_syscall zy_worker_syscalls[] = {
         { "rt_sigaction", 0, ALWAYS, {} },
         { "rt_sigprocmask", 0, ALWAYS, {} },
         /* 0b. cgroup: openat "cgroup.procs", write "0", close (listed below) */
+        /* 0c. the caller's scheduling and umask, when it differs from zygoted's: oom_score_adj
+         * (openat, write, close, listed with the other steps), policy, nice, I/O priority, CPU
+         * affinity, umask */
+        { "sched_setscheduler", 0, ZY_WORKER_CALL_SCHED, {} },
+        { "setpriority", ARG0, ZY_WORKER_CALL_SCHED, { PRIO_PROCESS } },
+        { "ioprio_set", ARG0, ZY_WORKER_CALL_SCHED, { 1 /* IOPRIO_WHO_PROCESS */ } },
+        { "sched_setaffinity", 0, ZY_WORKER_CALL_SCHED, {} },
+        { "umask", 0, ZY_WORKER_CALL_SCHED, {} },
         /* 1. fds */
         { "fcntl", ARG1, ALWAYS, { 0, F_DUPFD_CLOEXEC } },
         { "openat", 0, ALWAYS, {} }, /* /dev/null for a missing standard fd */

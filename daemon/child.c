@@ -19,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -259,14 +260,16 @@ static int set_caps(const struct zy_plan *p) {
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
         struct __user_cap_data_struct d[2];
         uint32_t lo = (uint32_t) p->caps_keep, hi = (uint32_t) (p->caps_keep >> 32);
+        uint32_t ilo = (uint32_t) p->caps_inh_drop, ihi = (uint32_t) (p->caps_inh_drop >> 32);
 
         /* Ambient capabilities would survive execve for a non-root uid: never pass any on. */
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0UL, 0UL, 0UL) < 0)
                 return -errno;
         if (!p->set_caps)
                 return 0;
-        d[0] = (struct __user_cap_data_struct){ .effective = lo, .permitted = lo, .inheritable = lo };
-        d[1] = (struct __user_cap_data_struct){ .effective = hi, .permitted = hi, .inheritable = hi };
+        /* the inheritable set: also within the caller's (caps_inh_drop) */
+        d[0] = (struct __user_cap_data_struct){ .effective = lo, .permitted = lo, .inheritable = lo & ~ilo };
+        d[1] = (struct __user_cap_data_struct){ .effective = hi, .permitted = hi, .inheritable = hi & ~ihi };
         if (syscall(SYS_capset, &h, d) < 0)
                 return -errno;
         return 0;
@@ -336,6 +339,63 @@ static int join_cgroups(const struct zy_plan *p) {
                 }
                 (void) close(fd);
         }
+        return 0;
+}
+
+/* Step 0c, oom_score_adj: the number as text into /proc/self/oom_score_adj (a value below the
+ * parent's needs CAP_SYS_RESOURCE, which the worker still has here). */
+static int set_oom_score_adj(int32_t v) {
+        char buf[16], *q = buf + sizeof(buf);
+        uint32_t u = v < 0 ? (uint32_t) -(int64_t) v : (uint32_t) v;
+        ssize_t n;
+        int fd;
+
+        do
+                *--q = (char) ('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (v < 0)
+                *--q = '-';
+        fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        do
+                n = write(fd, q, (size_t) (buf + sizeof(buf) - q));
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+                int e = errno;
+
+                (void) close(fd);
+                return -e;
+        }
+        (void) close(fd);
+        return 0;
+}
+
+/* Step 0c: the caller's scheduling, each value set as it is (the daemon made them no more
+ * important than the caller's), so that the task weighs with the kernel what its caller does.
+ * The step that failed in *ret_step. */
+static int set_sched(const struct zy_sched *c, enum zy_step *ret_step) {
+        struct sched_param sp = { .sched_priority = c->priority };
+        int r;
+
+        *ret_step = ZY_STEP_OOM;
+        r = c->oom_score_adj == ZY_OOM_KEEP ? 0 : set_oom_score_adj(c->oom_score_adj);
+        if (r < 0)
+                return r;
+        /* sched_setscheduler keeps the nice value, and setpriority sets it under any policy */
+        *ret_step = ZY_STEP_SCHED;
+        if (syscall(SYS_sched_setscheduler, 0, c->policy, &sp) < 0)
+                return -errno;
+        *ret_step = ZY_STEP_NICE;
+        if (syscall(SYS_setpriority, PRIO_PROCESS, 0, c->nice) < 0)
+                return -errno;
+        *ret_step = ZY_STEP_IOPRIO;
+        if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, c->ioprio) < 0)
+                return -errno;
+        *ret_step = ZY_STEP_AFFINITY;
+        if (syscall(SYS_sched_setaffinity, 0, sizeof(c->affinity), c->affinity) < 0)
+                return -errno;
+        (void) umask((mode_t) c->umask);
         return 0;
 }
 
@@ -444,6 +504,17 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
         r = join_cgroups(p);
         if (r < 0)
                 fail(&st, ZY_STEP_CGROUP, -r, ZY_EXIT_SETUP_FAILED);
+
+        /* 0c. the caller's scheduling and umask: before the fd step (the /proc file is opened in
+         * the parent's mount namespace, never in the caller's) and while the worker still has
+         * the capabilities a value more important than its parent's needs */
+        if (p->set_sched) {
+                enum zy_step step;
+
+                r = set_sched(&p->sched, &step);
+                if (r < 0)
+                        fail(&st, step, -r, ZY_EXIT_SETUP_FAILED);
+        }
 
         /* 1. fds */
         r = setup_fds(p, &st);

@@ -14,6 +14,14 @@
  *                caller's cgroups, one per hierarchy where it differs from the parent's): first,
  *                so that everything the worker does counts there, and before the fd step closes
  *                those fds and the rlimit step may lower RLIMIT_NOFILE
+ *   0c. sched:   when plan->set_sched, the caller's scheduling (plan->sched): oom_score_adj
+ *                (written to /proc/self/oom_score_adj, step "oom_score_adj"), policy and RT
+ *                priority ("sched"), nice ("nice"), I/O priority ("ioprio"), CPU affinity
+ *                ("affinity"), then umask (cannot fail). Before the fd step (the /proc file is
+ *                opened and closed here, in the parent's mount namespace: the caller's root may
+ *                have no /proc) and while the worker is still root with every capability, which
+ *                a value more important than the parent's own needs; after the cgroup step, so
+ *                that the affinity is taken within the caller's cpuset
  *   1. fds:      move status/hold/ref_pidfd fds above every target, dup3 the fd map into place,
  *                then CLOSE every other fd (gaps below the highest target and everything above
  *                the kept ones): a held worker must not keep copies of the daemon's sockets,
@@ -43,6 +51,7 @@
  *   5. filter, early variant: only when plan->filter_early (no_new_privs off and the kept caps
  *                lack CAP_SYS_ADMIN, so the filter must be loaded while we still may)
  *   6. caps:     clear ambient; capset permitted/effective/inheritable to plan->caps_keep
+ *                (the inheritable set less plan->caps_inh_drop)
  *   6b. ctty:    TIOCSCTTY on fd 0 when plan->ctty, with the task's own ids and caps, so the
  *                kernel's check that the caller may read the terminal applies
  *   7. chdir:    plan->cwd, as the target user
@@ -100,7 +109,12 @@ struct sock_fprog;
         X(SETNS, "setns")                                                                           \
         X(CHROOT, "chroot")                                                                         \
         X(MNTNS, "mntns")       /* the mount namespace of the profile's pid namespace (pidns.h) */  \
-        X(PROC, "proc")         /* a private mount namespace with a /proc of its own */
+        X(PROC, "proc")         /* a private mount namespace with a /proc of its own */          \
+        X(OOM, "oom_score_adj") /* the caller's scheduling and umask (step 0c) */                   \
+        X(SCHED, "sched")                                                                           \
+        X(NICE, "nice")                                                                             \
+        X(IOPRIO, "ioprio")                                                                         \
+        X(AFFINITY, "affinity")
 
 enum zy_step {
 #define ZY_STEP_ENUM(id, name) ZY_STEP_##id,
@@ -140,6 +154,20 @@ struct zy_fdmap {
 #define ZY_MAX_GROUPS 65536
 #define ZY_MAX_RLIMITS 16 /* RLIM_NLIMITS today */
 #define ZY_MAX_CGROUPS 16 /* hierarchies: v1 controllers, name=systemd, the unified one */
+#define ZY_AFFINITY_WORDS 16 /* a CPU mask of 1024 CPUs, as glibc's cpu_set_t */
+#define ZY_OOM_KEEP INT32_MIN
+
+/* How the kernel treats a process, which a task takes from its caller (step 0c): never more
+ * important than the caller. */
+struct zy_sched {
+        int32_t policy;        /* SCHED_OTHER, _BATCH, _IDLE, _FIFO or _RR (no flag) */
+        int32_t priority;      /* sched_priority: 0 but for FIFO and RR */
+        int32_t nice;          /* -20..19 */
+        int32_t ioprio;        /* as ioprio_get(2) gives it: class << 13 | level */
+        int32_t oom_score_adj; /* -1000..1000, or ZY_OOM_KEEP: the parent's, not written */
+        uint32_t umask;        /* 0..0777 */
+        uint64_t affinity[ZY_AFFINITY_WORDS]; /* CPU i is bit i % 64 of word i / 64 */
+};
 
 struct zy_rlimit {
         uint32_t resource; /* RLIMIT_* */
@@ -181,6 +209,7 @@ struct zy_plan {
         bool capbset_mask_prctl;  /* kernel has PR_CAPBSET_DROP_MASK */
         unsigned cap_last;        /* highest capability number the kernel knows */
         uint64_t caps_keep;       /* permitted/effective/inheritable after the uid switch */
+        uint64_t caps_inh_drop;   /* not in the inheritable set all the same (the caller lacks them) */
         bool set_caps;            /* whether to capset at all (false for an unprivileged daemon) */
 
         bool no_new_privs;
@@ -192,6 +221,11 @@ struct zy_plan {
         /* The caller's resource limits, each set as it is (step 3b). */
         struct zy_rlimit rlimits[ZY_MAX_RLIMITS];
         size_t n_rlimits;
+
+        /* The caller's scheduling and umask (step 0c); when false the worker keeps its
+         * parent's, which the daemon found the same. */
+        bool set_sched;
+        struct zy_sched sched;
 
         /* O_PATH directories of the caller's cgroups (step 0b), borrowed. */
         int cgroup_fds[ZY_MAX_CGROUPS];
@@ -277,6 +311,9 @@ enum zy_worker_syscall_when {
                                    * refuses it still serves every other request in that tier */
         ZY_WORKER_CALL_FORKED,    /* only in a worker zygoted forks itself (setns, chroot): never
                                    * under an inherited filter */
+        ZY_WORKER_CALL_SCHED,     /* only for a caller scheduled otherwise than zygoted (step 0c):
+                                   * a profile that refuses them still serves the others in that
+                                   * tier, and such a caller's spawn is forked by zygoted */
 };
 
 struct zy_worker_syscall {

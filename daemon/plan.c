@@ -15,7 +15,7 @@
 #include "util.h"
 
 /* The plan's plain booleans, packed one bit each (PW_<field>), in this order. */
-#define ZY_PLAN_BOOLS(X) X(ctty) X(set_ids) X(capbset_mask_prctl) X(set_caps) X(no_new_privs) X(filter_early) X(hold_quiet)
+#define ZY_PLAN_BOOLS(X) X(ctty) X(set_ids) X(capbset_mask_prctl) X(set_caps) X(no_new_privs) X(filter_early) X(hold_quiet) X(set_sched)
 
 /* Bit numbers of the wire's flags: the booleans, then what the message holds besides. */
 enum {
@@ -36,8 +36,9 @@ struct zy_plan_wire {
         uint32_t n_insns, strings_len, path_buf_len, filter_mode;
         uint32_t filter_flags, cap_last, uid, gid;
         uint32_t n_rlimits, n_cgroups;
-        uint64_t capbset_drop, caps_keep;
+        uint64_t capbset_drop, caps_keep, caps_inh_drop;
         uint64_t nofile_soft;
+        struct zy_sched sched; /* with set_sched; all 0 otherwise */
         /* then: int32_t target[n_fdmap], uint32_t group[n_groups], struct zy_rlimit
          * rlimit[n_rlimits], struct sock_filter insn[n_insns], char strings[strings_len] */
 };
@@ -45,6 +46,7 @@ struct zy_plan_wire {
 _Static_assert(sizeof(struct sock_filter) == 8, "struct sock_filter is 8 bytes");
 _Static_assert(sizeof(gid_t) == 4, "gid_t is 32 bits");
 _Static_assert(sizeof(struct zy_rlimit) == 24, "struct zy_rlimit has no padding");
+_Static_assert(sizeof(struct zy_sched) == 24 + 8 * ZY_AFFINITY_WORDS, "struct zy_sched has no padding");
 
 static size_t count_strv(char *const *v) {
         size_t n = 0;
@@ -161,6 +163,9 @@ int zy_plan_pack(const struct zy_plan *p, void **ret_buf, size_t *ret_len, int *
         w.gid = (uint32_t) p->gid;
         w.capbset_drop = p->capbset_drop;
         w.caps_keep = p->caps_keep;
+        w.caps_inh_drop = p->caps_inh_drop;
+        if (p->set_sched)
+                w.sched = p->sched;
 
         buf = malloc(size);
         if (!buf)
@@ -234,6 +239,8 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
         if (!(w.flags & PW(PW_HAS_PROG)) && w.n_insns != 0)
                 return -EBADMSG;
         if ((w.flags & PW(PW_hold_quiet)) && !(w.flags & PW(PW_HAS_HOLD)))
+                return -EBADMSG;
+        if (w.sched.umask > 0777 || (!(w.flags & PW(PW_set_sched)) && w.sched.umask != 0))
                 return -EBADMSG;
         if (!!(w.flags & PW(PW_HAS_REF_PIDFD)) != (w.filter_mode == ZY_FILTER_CLONE))
                 return -EBADMSG;
@@ -325,6 +332,8 @@ int zy_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
                 .capbset_drop = w.capbset_drop,
                 .cap_last = w.cap_last,
                 .caps_keep = w.caps_keep,
+                .caps_inh_drop = w.caps_inh_drop,
+                .sched = w.sched,
                 .nofile_soft = w.nofile_soft,
                 .filter_mode = (enum zy_filter_mode) w.filter_mode,
                 .filter_flags = w.filter_flags,

@@ -24,7 +24,7 @@
 #include "child.h"
 
 #define ZY_PLAN_MAGIC 0x5a59504cu /* "ZYPL" */
-#define ZY_PLAN_VERSION 3u /* 3: the booleans' bits first (plan.c's ZY_PLAN_BOOLS) */
+#define ZY_PLAN_VERSION 4u /* 4: the caller's scheduling (struct zy_sched) in the header */
 #define ZY_PLAN_MAX_SIZE (256u * 1024u) /* must fit one SEQPACKET message */
 #define ZY_PLAN_MAX_FDS (ZY_MAX_FDS + ZY_MAX_CGROUPS + 3)
 #define ZY_PLAN_MAX_STRINGS 65536

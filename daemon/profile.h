@@ -55,6 +55,9 @@ struct zy_profile {
          * `inherit` tier). When false, worker_setup_blocked names the first syscall refused. */
         bool worker_setup_ok;
         const char *worker_setup_blocked; /* static string, or NULL */
+        /* Whether it also lets the worker take a caller's scheduling (child.h, step 0c): when
+         * false, a caller scheduled otherwise than zygoted gets its worker from the load tier. */
+        bool worker_sched_ok;
 };
 
 /* Loads and compiles one file. On failure returns a negative errno (-EINVAL for bad content;

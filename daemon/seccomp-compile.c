@@ -207,6 +207,7 @@ static int measure(struct zy_profile *p) {
 static int check_worker_setup(struct zy_profile *p) {
         p->worker_setup_ok = true;
         p->worker_setup_blocked = NULL;
+        p->worker_sched_ok = true;
 
         for (size_t i = 0; i < zy_worker_syscalls_n; i++) {
                 const struct zy_worker_syscall *call = &zy_worker_syscalls[i];
@@ -226,6 +227,10 @@ static int check_worker_setup(struct zy_profile *p) {
                 if (r < 0)
                         return r;
                 action &= SECCOMP_RET_ACTION_FULL;
+                if (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG && call->when == ZY_WORKER_CALL_SCHED) {
+                        p->worker_sched_ok = false;
+                        continue;
+                }
                 if (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG) {
                         p->worker_setup_ok = false;
                         p->worker_setup_blocked = call->name;

@@ -51,6 +51,13 @@ struct spawn {
         uint64_t capbset_drop;    /* what the worker's bounding set loses, whoever forks it */
         struct identity id;
         struct zd_caller caller;  /* what confines the caller, for its task to carry */
+        /* who the caller is for this call: a root connection's process as it is now, any other
+         * the connection's (spawn.c, caller_identity()); the groups are borrowed */
+        struct ucred who;
+        const gid_t *who_groups;
+        size_t who_n_groups;
+        bool set_sched;           /* the worker takes sched (step 0c) */
+        struct zy_sched sched;
         char **argv, **envp, *path_buf;
         size_t argv_bytes; /* zd_task_argv_bytes() of the request's argv */
         const char *search;       /* PATH of the request's env, NULL for the default */

@@ -6,7 +6,9 @@
  * applies the plan.
  *
  * The rule: a caller never gets more than it already has. A non-root caller's worker runs as the
- * caller (uid, gid, groups) with no capabilities; only root may name another user. An
+ * caller (uid, gid, groups) with no capabilities; only root holding CAP_SETUID and CAP_SETGID may
+ * name another user. Who a root caller is, and the capabilities it holds, are read from the
+ * process at each call (it may have dropped them since it connected). An
  * unprivileged zygoted cannot switch ids at all, so it serves only its own user (and root), with
  * no_new_privs always on.
  *
@@ -15,6 +17,7 @@
  */
 #include <grp.h>
 #include <pwd.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -157,12 +160,38 @@ static int user_groups(const char *name, gid_t gid, struct identity *id) {
         }
 }
 
+static bool has_cap(const struct spawn *s, unsigned cap) {
+        return s->caller.cap_eff & (1ULL << cap);
+}
+
+/* Who the caller is for this call. The kernel recorded the connection's ids at connect(); a root
+ * caller may have become less since (setuid to another user, groups dropped): its ids now, from
+ * the process (zd_caller_read()), are what it has. Any other caller stays the connection's: a
+ * process that connected as a user and then gained more (a setuid-root exec) may share the socket
+ * with processes of that user, which must not borrow what it gained. So does root for an
+ * unprivileged zygoted, which switches no ids for anyone. */
+static void caller_identity(struct spawn *s) {
+        const struct ucred *cr = zd_conn_cred(s->call->conn);
+
+        if (cr->uid == 0 && s->call->d->privileged) {
+                s->who = (struct ucred) { .pid = cr->pid, .uid = s->caller.euid, .gid = s->caller.egid };
+                s->who_groups = s->caller.groups;
+                s->who_n_groups = s->caller.n_groups;
+        } else {
+                s->who = *cr;
+                s->who_groups = zd_conn_groups(s->call->conn, &s->who_n_groups);
+        }
+}
+
 /* Decides who the worker runs as, from the caller's credentials; the request only narrows. */
-static int decide_identity(struct zd_call *call, const struct spawn_req *req, struct identity *id) {
+static int decide_identity(struct spawn *s) {
+        struct zd_call *call = s->call;
+        const struct spawn_req *req = &s->req;
+        struct identity *id = &s->id;
         struct zd_daemon *d = call->d;
-        const struct ucred *cr = zd_conn_cred(call->conn);
-        size_t n_groups;
-        const gid_t *groups = zd_conn_groups(call->conn, &n_groups);
+        const struct ucred *cr = &s->who;
+        size_t n_groups = s->who_n_groups;
+        const gid_t *groups = s->who_groups;
         *id = (struct identity) { .uid = cr->uid, .gid = cr->gid };
 
         if (!d->privileged) {
@@ -177,6 +206,10 @@ static int decide_identity(struct zd_call *call, const struct spawn_req *req, st
         }
 
         id->set_ids = true;
+        /* Root may give its task other ids only with the capabilities that let it change its own:
+         * a root process without them (a service with an empty bounding set) could not. */
+        bool setuid_ok = cr->uid == 0 && has_cap(s, CAP_SETUID);
+        bool setgid_ok = cr->uid == 0 && has_cap(s, CAP_SETGID);
         bool named = false;
         _cleanup_free_ char *name = NULL;
         if (req->user) {
@@ -186,12 +219,17 @@ static int decide_identity(struct zd_call *call, const struct spawn_req *req, st
                         return zd_call_invalid(call, "user");
                 if (cr->uid != 0 && u != cr->uid)
                         return deny(call, "only root may run tasks as another user");
-                named = u != cr->uid || cr->uid == 0;
+                /* another user comes with its own gid and groups */
+                if (u != cr->uid && !(setuid_ok && setgid_ok))
+                        return deny(call, "the caller does not hold CAP_SETUID and CAP_SETGID, which running a "
+                                    "task as another user needs");
+                /* Root naming a user (itself too) gets the user's login gid and groups, when it may
+                 * set groups. A caller naming itself otherwise keeps its own gid (SO_PEERCRED): the
+                 * passwd entry's gid, or the uid number where there is none, may be a group it is
+                 * not in. */
+                named = u != cr->uid || setgid_ok;
                 id->uid = u;
-                /* Root gets the named user's login gid. A non-root caller naming itself keeps its
-                 * own gid (SO_PEERCRED): the passwd entry's gid, or the uid number where there is
-                 * none, may be a group it is not in. */
-                if (cr->uid == 0)
+                if (named)
                         id->gid = g;
         }
         if (req->group) {
@@ -203,6 +241,9 @@ static int decide_identity(struct zd_call *call, const struct spawn_req *req, st
                         member = groups[i] == g;
                 if (cr->uid != 0 && !member)
                         return deny(call, "only root may run tasks in a group it is not a member of");
+                if (!member && !setgid_ok)
+                        return deny(call, "the caller does not hold CAP_SETGID, which running a task in a group "
+                                    "it is not a member of needs");
                 id->gid = g;
         }
         if (named && name)
@@ -228,8 +269,6 @@ static int spawn_authorize(struct spawn *s) {
         struct zd_call *call = s->call;
         struct zd_daemon *d = call->d;
         const struct ucred *cr = zd_conn_cred(call->conn);
-        size_t n_groups;
-        const gid_t *groups = zd_conn_groups(call->conn, &n_groups);
         const struct spawn_req *req = &s->req;
 
         s->entry = zd_registry_find(d, req->profile);
@@ -239,7 +278,7 @@ static int spawn_authorize(struct spawn *s) {
         s->profile_name = strdup(p->name);
         if (!s->profile_name)
                 return -ENOMEM;
-        if (!zy_profile_allows(p, cr->uid, cr->gid, groups, n_groups))
+        if (!zy_profile_allows(p, s->who.uid, s->who.gid, s->who_groups, s->who_n_groups))
                 return deny(call, "the profile's access list does not include the caller");
         if (req->id && (zd_task_find(d, req->id) || zd_spawn_parked_id(d, req->id)))
                 return zd_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
@@ -334,9 +373,9 @@ __attribute__((format(printf, 2, 3))) static int confined(struct zd_call *call, 
         return zd_call_failf(call, -EACCES, ZY_ERROR_CALLER_CONFINED, "reason", reason);
 }
 
-/* The caller's own confinement, read from the kernel: the task carries it (rlimits,
- * no_new_privs, namespaces, root, cgroups), or the call is refused with the reason. */
-static int spawn_confine(struct spawn *s) {
+/* The caller as it is now, read from the kernel at each call: who it is, what it holds and what
+ * confines it, for the checks and the plan below. */
+static int spawn_read_caller(struct spawn *s) {
         struct zd_call *call = s->call;
         struct zd_caller *c = &s->caller;
         int r;
@@ -352,8 +391,24 @@ static int spawn_confine(struct spawn *s) {
         if (r == -EXDEV)
                 return confined(call, "the caller's cgroup is in a hierarchy that has no mount in zygoted's "
                                 "mount namespace: its task could not be put there");
+        if (r == -EMLINK)
+                return confined(call, "the caller has more than 64 threads: each may hold other "
+                                "capabilities or a filter of its own, and zygoted reads at most 64 per call");
+        if (r == -ENOTUNIQ)
+                return confined(call, "the caller's threads run with different user or group ids: which of "
+                                "them made the call cannot be told");
         if (r < 0)
                 return r;
+        caller_identity(s);
+        return 0;
+}
+
+/* The caller's own confinement: the task carries it (rlimits, no_new_privs, namespaces, root,
+ * cgroups, scheduling), or the call is refused with the reason. */
+static int spawn_confine(struct spawn *s) {
+        struct zd_call *call = s->call;
+        struct zd_caller *c = &s->caller;
+
         /* A filter cannot be read back from the kernel nor copied to another process: the task
          * would run without it. */
         if (c->seccomp_mode != 0)
@@ -377,6 +432,32 @@ static int spawn_confine(struct spawn *s) {
         if (call->d->features.pid_namespace && c->root_fd >= 0 && c->procfs_elsewhere[0])
                 return confined(call, "the caller sees a procfs outside /proc (on %s), which would show its "
                                 "task the processes outside its sandbox", c->procfs_elsewhere);
+        return 0;
+}
+
+/* The caller's scheduling and umask, for step 0c of its worker: nothing to do where they are
+ * zygoted's own, which the worker starts with (a reference has those zygoted had when it
+ * started it). zygoted's are read at each spawn: cheap system calls, and an administrator may
+ * renice it while it runs. An unprivileged zygoted cannot make its worker more important than
+ * itself: its task gets the larger nice value of the two. Nor can its worker write its
+ * oom_score_adj at all: a process that is not dumpable (zygoted's copies never are) has its
+ * /proc files owned by root. Its tasks keep zygoted's (docs/SECURITY.md, known issues). */
+static int spawn_sched(struct spawn *s) {
+        struct zy_sched own;
+        int r;
+
+        r = zd_caller_own_sched(&own);
+        if (r < 0)
+                return r;
+        s->sched = s->caller.sched;
+        if (!s->call->d->privileged) {
+                s->sched.nice = s->sched.nice > own.nice ? s->sched.nice : own.nice;
+                s->sched.oom_score_adj = own.oom_score_adj;
+        }
+        s->set_sched = memcmp(&s->sched, &own, sizeof(own)) != 0;
+        /* a write to /proc saved where nothing changes */
+        if (s->sched.oom_score_adj == own.oom_score_adj)
+                s->sched.oom_score_adj = ZY_OOM_KEEP;
         return 0;
 }
 
@@ -404,16 +485,34 @@ static int spawn_plan(struct spawn *s) {
         r = spawn_fdmap(s);
         if (r < 0)
                 return r;
-        r = decide_identity(call, &s->req, &s->id);
+        r = decide_identity(s);
         if (r < 0)
                 return r;
+        /* a root connection's process was read before authorize; any other's is read here, after
+         * the checks that need only the connection's identity */
+        if (s->caller.pidfd < 0) {
+                r = spawn_read_caller(s);
+                if (r < 0)
+                        return r;
+        }
         r = spawn_confine(s);
         if (r < 0)
                 return r;
+        /* Never a capability the caller lacks: the bounding set within the caller's. A task that
+         * runs as root gets, at its exec, its bounding set (and inheritable one) as permitted and
+         * effective sets: so also within those the caller holds now, which a root caller may have
+         * emptied (capsh --drop, a service's CapabilityBoundingSet=) without leaving uid 0. */
+        s->keep &= s->caller.cap_bnd;
+        if (s->who.uid == 0)
+                s->keep &= s->caller.cap_prm & s->caller.cap_eff;
         r = spawn_argv(s);
         if (r < 0)
                 return r;
         s->ns = zd_entry_pidns(s->entry, &r);
+        if (r < 0)
+                return r;
+
+        r = spawn_sched(s);
         if (r < 0)
                 return r;
 
@@ -438,11 +537,12 @@ static int spawn_plan(struct spawn *s) {
                 .capbset_mask_prctl = d->features.capbset_drop_mask,
                 .cap_last = d->features.cap_last,
                 .caps_keep = root_worker ? s->keep : 0,
+                .caps_inh_drop = ~s->caller.cap_inh,
                 .set_caps = d->privileged,
                 /* A non-root caller never gains privileges through its task: no setuid or
                  * file-capability exec, whatever the profile says (and an unprivileged daemon
                  * cannot load a filter without it). */
-                .no_new_privs = p->no_new_privs || !d->privileged || zd_conn_cred(call->conn)->uid != 0 ||
+                .no_new_privs = p->no_new_privs || !d->privileged || s->who.uid != 0 ||
                                 s->caller.no_new_privs,
                 .filter_flags = p->filter_flags,
                 /* the caller's limits replace it, RLIMIT_NOFILE with the others */
@@ -457,6 +557,8 @@ static int spawn_plan(struct spawn *s) {
                  * root the worker enters, a private copy with a procfs of its own */
                 .join_mntns = s->ns && s->caller.root_fd < 0,
                 .mntns_fd = s->ns ? s->ns->mntns_fd : -EBADF,
+                .set_sched = s->set_sched,
+                .sched = s->sched,
                 .own_proc = s->ns && s->caller.root_fd >= 0,
                 .prog = &s->prog,
                 .signals_reset = daemon_dispositions(),
@@ -472,6 +574,9 @@ static int spawn_plan(struct spawn *s) {
         if ((tier == ZD_TIER_CLONE || tier == ZD_TIER_INHERIT) && !s->entry->ref_up)
                 tier = ZD_TIER_LOAD;
         if (tier == ZD_TIER_INHERIT && (s->plan.ns_join || s->plan.enter_root))
+                tier = ZD_TIER_LOAD;
+        /* a profile whose filter refuses the calls of step 0c: forked here, before any filter */
+        if (tier == ZD_TIER_INHERIT && s->plan.set_sched && !p->worker_sched_ok)
                 tier = ZD_TIER_LOAD;
         zd_spawn_set_tier(s, tier);
         return zd_spawn_pipes(s);
@@ -497,6 +602,15 @@ int zd_spawn(struct zd_call *call) {
         *s = (struct spawn){ .call = call, .caller = ZD_CALLER_INIT, .status = { -EBADF, -EBADF },
                              .hold = { -EBADF, -EBADF } };
         r = spawn_parse(call, &s->req);
+        /* Who a root connection's process is now (it may have dropped its uid or capabilities
+         * since connect) decides what the checks below allow: read it first. Any other
+         * connection's identity is the kernel's record, and its process is read with its
+         * confinement, after those checks; so is root's by an unprivileged zygoted, which
+         * switches no ids for anyone. */
+        if (r >= 0 && call->d->privileged && zd_conn_cred(call->conn)->uid == 0)
+                r = spawn_read_caller(s);
+        else if (r >= 0)
+                caller_identity(s);
         if (r >= 0)
                 r = spawn_authorize(s);
         if (r >= 0)

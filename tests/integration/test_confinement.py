@@ -14,8 +14,11 @@ import os
 import subprocess
 import tempfile
 
+import threading
+
 import pytest
 
+import varlink
 import zytest
 from zytest import NOBODY, NOGROUP
 
@@ -283,3 +286,335 @@ def test_terminal_with_read_access_becomes_the_tasks(daemon):
     finally:
         os.close(master)
         os.close(slave)
+
+
+# ---- a root caller's capabilities and ids, read at each call ---------------------------------------
+CAP_SETS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+
+# How a root process sheds capabilities without leaving uid 0: an empty bounding set (capsh
+# --drop=all, systemd's CapabilityBoundingSet=), no capabilities at all with the bounding set
+# left full (SECBIT_NOROOT: exec as root grants nothing), or one capability kept.
+SHED = {
+    "empty-bounding-set": ["setpriv", "--bounding-set=-all", "--inh-caps=-all"],
+    "no-effective-caps": ["setpriv", "--securebits=+noroot,+noroot_locked", "--inh-caps=-all"],
+    "only-net-raw": ["setpriv", "--bounding-set=-all,+net_raw", "--inh-caps=-all"],
+}
+
+
+def status_field(text, key):
+    """The words of "Key:" in a /proc/PID/status text."""
+    for line in text.splitlines():
+        k, _, v = line.partition(":")
+        if k == key:
+            return v.split()
+    raise AssertionError(f"no {key} in {text!r}")
+
+
+def cap_sets(text):
+    """The capability sets of a /proc/PID/status text, as numbers."""
+    out = {}
+    for line in text.splitlines():
+        k, _, v = line.partition(":")
+        if k in CAP_SETS:
+            out[k] = int(v.strip(), 16)
+    return out
+
+
+@pytest.mark.parametrize("how", sorted(SHED))
+def test_root_callers_capabilities_bound_its_task(tiered, how):
+    """A root caller that shed capabilities gets a task with none it lacks, in every set (the
+    profile keeps 14): not through the bounding set, nor the inheritable one, nor at exec."""
+    prefix = SHED[how]
+    mine = subprocess.run(prefix + ["cat", "/proc/self/status"], stdout=subprocess.PIPE, check=True,
+                          timeout=zytest.CALL_TIMEOUT).stdout.decode()
+    caller = cap_sets(mine)
+    r = run_client(tiered, ["cat", "/proc/self/status"], prefix=prefix)
+    assert r.returncode == 0, r.stderr
+    task = cap_sets(r.stdout.decode())
+    assert status_field(r.stdout.decode(), "Uid") == ["0"] * 4, "the task does not run as root"
+    for k in CAP_SETS:
+        extra = task[k] & ~caller[k]
+        assert extra == 0, f"{k}: the caller ({how}) has {caller[k]:#x}, its task {task[k]:#x} ({extra:#x} more)"
+    if how == "only-net-raw":
+        # the control: what the caller holds and the profile keeps is still given
+        assert task["CapEff"] == zytest.caps_mask(["CAP_NET_RAW"]), f"{task['CapEff']:#x}"
+
+
+@pytest.mark.parametrize("caps,request_", [
+    ("-all", ["--user", str(NOBODY)]),
+    ("-all", ["--user", "nobody"]),
+    ("-all,+setuid", ["--user", str(NOBODY)]),   # another user's gid and groups need CAP_SETGID
+    ("-all", ["--group", str(NOGROUP)]),
+    ("-all,+setuid", ["--group", str(NOGROUP)]),
+], ids=["uid", "name", "setuid-only", "group", "group-setuid-only"])
+def test_root_caller_without_setuid_cannot_name_another_user(daemon, caps, request_):
+    """A root process without CAP_SETUID (CAP_SETGID for a group) cannot switch ids itself: it
+    must not get a task as another user, or in a group it is not in, through the socket."""
+    prefix = ["setpriv", f"--bounding-set={caps}", "--inh-caps=-all"]
+    r = run_client(daemon, ["id"], prefix=prefix, options=request_)
+    assert r.returncode != 0, f"a root caller without the capabilities ran as {r.stdout.decode().strip()}"
+    err = r.stderr.decode()
+    assert "permission denied" in err and "CAP_SET" in err, err
+
+
+def test_root_caller_with_setuid_and_setgid_names_another_user(daemon):
+    """The counterpart: with CAP_SETUID and CAP_SETGID (and nothing else) it may."""
+    prefix = ["setpriv", "--bounding-set=-all,+setuid,+setgid", "--inh-caps=-all"]
+    r = run_client(daemon, ["id", "-u"], prefix=prefix, options=["--user", str(NOBODY)])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(NOBODY).encode()]
+
+
+def spawn_after(daemon, drop, argv, extra=None, in_thread=None):
+    """Connects as root, then (same process, same connection) runs drop(), then Spawns argv and
+    returns (the caller's /proc/self/status after drop(), the task's stdout, or None and the
+    error reply, the task's tier): as a program that connected while privileged and dropped
+    privileges later would. In a child, so that the test's own ids stay. in_thread: the Spawn
+    is made by a second thread, which first runs in_thread()."""
+    import ctypes
+    import json
+    rd, wr = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(rd)
+            conn = daemon.connect()
+            drop()
+            # A zygoted may read a process that dropped its ids (it is root); keep the test about
+            # the ids, not about dumpability.
+            ctypes.CDLL(None, use_errno=True).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+            with open("/proc/self/status") as f:
+                mine = f.read()
+            res = {"status": mine}
+
+            def call():
+                try:
+                    if in_thread:
+                        in_thread()
+                    out, _, tier = zytest.run_task(conn, argv, extra=extra)
+                    res.update(out=out.decode(), tier=tier)
+                except varlink.VarlinkError as e:
+                    res["error"] = dict(e.reply)
+                except BaseException as e:  # the thread's failure, reported as the child's
+                    res["crash"] = repr(e)
+            if in_thread:
+                t = threading.Thread(target=call)
+                t.start()
+                t.join(zytest.CALL_TIMEOUT)
+            else:
+                call()
+            os.write(wr, json.dumps(res).encode())
+            code = 0
+        except BaseException as e:  # never return into pytest from the child
+            try:
+                os.write(wr, json.dumps({"crash": repr(e)}).encode())
+            except OSError:
+                pass
+        finally:
+            os._exit(code)
+    os.close(wr)
+    try:
+        got = zytest.read_all(rd, zytest.CALL_TIMEOUT)
+    finally:
+        if not zytest.pidfd_wait_exit(pid, zytest.CALL_TIMEOUT):
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    res = json.loads(got)
+    assert "crash" not in res, res["crash"]
+    return res["status"], res.get("out"), res.get("error"), res.get("tier")
+
+
+def drop_to_nobody():
+    os.setgroups([])
+    os.setresgid(NOGROUP, NOGROUP, NOGROUP)
+    os.setresuid(NOBODY, NOBODY, NOBODY)
+
+
+def drop_every_capability():
+    """Stays uid 0, with no capability in any set (bounding set first: it needs CAP_SETPCAP)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in range(zytest.cap_last() + 1):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP
+    hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()
+    assert libc.capset(hdr, data) == 0, ctypes.get_errno()
+
+
+@pytest.mark.parametrize("drop", [drop_to_nobody, drop_every_capability], ids=["setuid-nobody", "drop-caps"])
+def test_identity_is_read_at_each_call(tiered, drop):
+    """What the kernel recorded at connect() is not what a caller has later: a process that
+    connected as root and then dropped its uid (or every capability) gets a task with what it
+    has at the Spawn."""
+    mine, out, err, _ = spawn_after(tiered, drop, ["cat", "/proc/self/status"])
+    assert err is None, err
+    caller, task = cap_sets(mine), cap_sets(out)
+    uid = status_field(out, "Uid")
+    if drop is drop_to_nobody:
+        assert uid == [str(NOBODY)] * 4, f"a caller now {NOBODY} got a task as uid {uid}"
+        assert status_field(out, "Gid") == [str(NOGROUP)] * 4
+        assert status_field(out, "Groups") == [], "it dropped every group"
+    else:
+        assert uid == ["0"] * 4
+    for k in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
+        assert task[k] == 0, f"a caller without capabilities got a task with {k} {task[k]:#x}"
+    assert task["CapBnd"] & ~caller["CapBnd"] == 0, f"bounding set: the caller's {caller}, the task's {task}"
+
+
+@pytest.mark.parametrize("extra", [{"user": str(NOBODY)}, {"group": str(NOGROUP)}], ids=["user", "group"])
+def test_dropped_setuid_is_seen_at_the_next_call(daemon, extra):
+    """Connected as root with every capability, then without any: naming another user or group
+    on that connection is refused as PermissionDenied (the protocol's answer to a refused
+    parameter), naming what it lacks."""
+    _, out, err, _ = spawn_after(daemon, drop_every_capability, ["id"], extra=extra)
+    assert err is not None, f"a root caller without CAP_SETUID/CAP_SETGID ran {out!r}"
+    assert err["error"] == "io.zygote.Launcher.PermissionDenied", err
+    assert "CAP_SETGID" in err["parameters"]["reason"], err
+
+
+def filter_this_thread():
+    """An allow-all seccomp filter on the calling thread only (no TSYNC): the other threads of
+    the process stay unfiltered."""
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    insn = ctypes.create_string_buffer(struct.pack("HBBI", 0x06, 0, 0, 0x7fff0000))  # ret ALLOW
+    prog = ctypes.create_string_buffer(struct.pack("HxxxxxxP", 1, ctypes.addressof(insn)))
+    ul = ctypes.c_ulong
+    assert libc.prctl(38, ul(1), ul(0), ul(0), ul(0)) == 0, ctypes.get_errno()  # PR_SET_NO_NEW_PRIVS
+    assert libc.prctl(22, ul(2), ul(ctypes.addressof(prog)), ul(0), ul(0)) == 0, ctypes.get_errno()  # PR_SET_SECCOMP
+
+
+def start_idle_threads(n):
+    ev = threading.Event()
+    for _ in range(n):
+        threading.Thread(target=ev.wait, daemon=True).start()
+
+
+@pytest.mark.parametrize("how", ["filtered-thread", "many-threads"])
+def test_every_thread_of_the_caller_counts(daemon, how):
+    """The daemon cannot tell which thread sent the call. A thread under a filter of its own (the
+    first thread has none) is refused as a filtered caller, not served as the first thread; a
+    caller with more threads than the daemon reads per call is refused too."""
+    if how == "filtered-thread":
+        _, out, err, _ = spawn_after(daemon, lambda: None, ["true"], in_thread=filter_this_thread)
+        want = "seccomp filter of its own"
+    else:
+        _, out, err, _ = spawn_after(daemon, lambda: start_idle_threads(70), ["true"])
+        want = "more than 64 threads"
+    assert err is not None, f"{how}: the caller got a task"
+    assert err["error"] == "io.zygote.Launcher.CallerConfined" and want in err["parameters"]["reason"], err
+
+
+def test_a_few_threads_are_served(daemon):
+    """The counterpart: a caller with a few unfiltered threads gets its task."""
+    _, out, err, _ = spawn_after(daemon, lambda: start_idle_threads(8), ["true"], in_thread=lambda: None)
+    assert err is None, err
+
+
+# ---- scheduling, OOM score and umask ------------------------------------------------------------
+SCHED_PROBE = r"""
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+m = os.umask(0); os.umask(m)
+io = libc.syscall(252 if os.uname().machine == "x86_64" else 31, 1, 0)  # ioprio_get(WHO_PROCESS, self)
+print(json.dumps({"nice": os.getpriority(os.PRIO_PROCESS, 0),
+                  "oom": int(open("/proc/self/oom_score_adj").read()),
+                  "ioclass": io >> 13, "iolevel": io & 7,
+                  "cpus": sorted(os.sched_getaffinity(0)),
+                  "policy": os.sched_getscheduler(0) & ~0x40000000,
+                  "umask": m}))
+"""
+
+# The caller: nice 10, oom_score_adj 500, idle I/O class, CPU 0 only, umask 077, a batch or idle
+# policy; and all of them at once.
+SCHED_CALLERS = {
+    "nice-10": ["nice", "-n", "10"],
+    "oom-500": ["choom", "-n", "500", "--"],
+    "ionice-idle": ["ionice", "-c", "3"],
+    "ionice-be-7": ["ionice", "-c", "2", "-n", "7"],
+    "cpu-0": ["taskset", "-c", "0"],
+    "umask-077": ["sh", "-c", 'umask 077 && exec "$@"', "sh"],
+    "sched-batch": ["chrt", "-b", "0"],
+    "sched-idle": ["chrt", "-i", "0"],
+    "all": ["nice", "-n", "10", "choom", "-n", "500", "--", "ionice", "-c", "3", "taskset", "-c", "0",
+            "chrt", "-b", "0", "sh", "-c", 'umask 077 && exec "$@"', "sh"],
+}
+
+# I/O classes from most to least important: real time, best effort (none: by nice), idle.
+IO_RANK = {1: 0, 2: 1, 0: 1, 3: 2}
+# Policies from most to least important to the scheduler: FIFO/RR, OTHER, BATCH, IDLE.
+POLICY_RANK = {1: 0, 2: 0, 0: 1, 3: 2, 5: 3}
+
+
+@pytest.mark.parametrize("how", sorted(SCHED_CALLERS))
+def test_task_is_never_more_important_than_its_caller(tiered, how):
+    """A task gets its caller's nice value, OOM score adjustment, I/O priority, CPU affinity,
+    scheduling policy and umask, or weaker ones: never the daemon's."""
+    import json
+    prefix = SCHED_CALLERS[how]
+    mine = subprocess.run(prefix + ["python3", "-c", SCHED_PROBE], stdout=subprocess.PIPE, check=True,
+                          env=dict(zytest.WORK_ENV), timeout=zytest.CALL_TIMEOUT)
+    caller = json.loads(mine.stdout)
+    r = run_client(tiered, ["python3", "-c", SCHED_PROBE], prefix=prefix)
+    assert r.returncode == 0, r.stderr
+    task = json.loads(r.stdout)
+    assert task["nice"] >= caller["nice"], f"nice: the caller {caller['nice']}, its task {task['nice']}"
+    assert task["oom"] >= caller["oom"], f"oom_score_adj: the caller {caller['oom']}, its task {task['oom']}"
+    io_c, io_t = (IO_RANK[caller["ioclass"]], caller["iolevel"]), (IO_RANK[task["ioclass"]], task["iolevel"])
+    if caller["ioclass"] == 0 and task["ioclass"] == 0:
+        io_c, io_t = io_c[0], io_t[0]  # both follow their nice values, compared above
+    assert io_t >= io_c, f"I/O priority: the caller {caller}, its task {task}"
+    assert set(task["cpus"]) <= set(caller["cpus"]), f"CPUs: the caller {caller['cpus']}, its task {task['cpus']}"
+    assert POLICY_RANK[task["policy"]] >= POLICY_RANK[caller["policy"]], f"policy: {caller} / {task}"
+    assert task["umask"] & caller["umask"] == caller["umask"], f"umask: {caller['umask']:o} / {task['umask']:o}"
+
+
+def test_profile_refusing_the_scheduling_calls_serves_from_the_load_tier(daemons, needs_root):
+    """strict's filter refuses setpriority and the other calls of the worker's scheduling step,
+    so its inherit tier cannot take a caller's scheduling: such a caller's task is forked by
+    zygoted (the load tier) and still gets it; a caller scheduled as zygoted stays in the
+    inherit tier (the control)."""
+    d = daemons(tier="inherit")
+    probe = ["cat", "/proc/self/stat"]
+    tiers = {}
+    for niced in (False, True):
+        def drop(niced=niced):
+            if niced:
+                os.nice(10)
+        _, out, err, tier = spawn_after(d, drop, probe, extra={"profile": "strict"})
+        assert err is None, err
+        nice = int(out.rsplit(")", 1)[1].split()[16])  # field 19, counted after the command name
+        assert nice == (10 if niced else 0), f"niced={niced}: the task's nice value is {nice}"
+        tiers[niced] = tier
+    assert tiers == {False: "inherit", True: "load"}, tiers
+
+
+UNPRIVILEGED_OOM = pytest.mark.xfail(strict=True, reason=(
+    "an unprivileged zygoted's worker is not dumpable, so its /proc files are root's: it cannot write its "
+    "oom_score_adj (SECURITY.md, known issues)"))
+
+
+@pytest.mark.parametrize("how", ["nice-10", pytest.param("oom-500", marks=UNPRIVILEGED_OOM), "ionice-idle", "cpu-0",
+                                 "umask-077", "sched-batch"])
+def test_unprivileged_zygoted_carries_the_scheduling_it_may(daemons, needs_root, how):
+    """An unprivileged zygoted serves its own user: the worker cannot make itself more
+    important than zygoted, but may make itself less, so a caller less important than zygoted
+    gets a task as unimportant as itself."""
+    import json
+    d = daemons(as_uid=NOBODY)
+    prefix = SCHED_CALLERS[how]
+    mine = subprocess.run(zytest.setpriv(NOBODY, NOGROUP) + prefix + ["python3", "-c", SCHED_PROBE],
+                          stdout=subprocess.PIPE, check=True, env=dict(zytest.WORK_ENV),
+                          timeout=zytest.CALL_TIMEOUT)
+    caller = json.loads(mine.stdout)
+    r = run_client(d, ["python3", "-c", SCHED_PROBE], prefix=prefix, uid=NOBODY, gid=NOGROUP)
+    assert r.returncode == 0, r.stderr
+    task = json.loads(r.stdout)
+    assert task["nice"] >= caller["nice"] and task["oom"] >= caller["oom"], f"{caller} / {task}"
+    assert set(task["cpus"]) <= set(caller["cpus"]), f"{caller} / {task}"
+    assert task["umask"] & caller["umask"] == caller["umask"], f"{caller} / {task}"
+    assert POLICY_RANK[task["policy"]] >= POLICY_RANK[caller["policy"]], f"{caller} / {task}"
+    if caller["ioclass"] == 3:
+        assert task["ioclass"] == 3, f"{caller} / {task}"

@@ -9,7 +9,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
+#include <pthread.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -48,7 +50,67 @@ enum {
         CONF_NOBODY = 1 << 4, /* runs as nobody, dumpable (root) */
         CONF_EXIT = 1 << 5,   /* exits once its socket is handed over */
         CONF_CGROUP = 1 << 6, /* moves itself into peer_cgroup first (root) */
+        CONF_SCHED = 1 << 7,  /* nice 10, SCHED_BATCH, oom_score_adj 500, umask 077, CPU 0 only */
+        CONF_CAPS = 1 << 8,   /* keeps CAP_NET_RAW alone, in every set (root) */
+        CONF_THREAD_FILTER = 1 << 9, /* a second thread with no_new_privs and a filter; not the first */
+        CONF_THREAD_UID = 1 << 10,   /* a second thread that runs as nobody (root) */
+        CONF_THREADS_MANY = 1 << 11, /* 65 threads in all */
 };
+
+static int thread_wake[2]; /* the second thread says it is ready */
+
+static void *second_thread(void *arg) {
+        unsigned conf = *(unsigned *) arg;
+        struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+        struct sock_fprog prog = { .len = 1, .filter = allow };
+        char ok = 1;
+
+        /* per thread: the raw calls, not glibc's wrappers that apply them to every thread */
+        if ((conf & CONF_THREAD_FILTER) && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                                            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0))
+                ok = 0;
+        if ((conf & CONF_THREAD_UID) && syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY) < 0)
+                ok = 0;
+        (void) write(thread_wake[1], &ok, 1);
+        for (;;)
+                pause();
+        return NULL;
+}
+
+static void *idle_thread(void *arg) {
+        for (;;)
+                pause();
+        return arg;
+}
+
+/* CAP_NET_RAW alone: the bounding set first (it needs CAP_SETPCAP), then the other sets. */
+static int keep_net_raw(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[2] = { { .effective = 1u << CAP_NET_RAW, .permitted = 1u << CAP_NET_RAW } };
+
+        for (int cap = 0; cap < 64; cap++)
+                if (cap != CAP_NET_RAW && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+                        return -1;
+        return (int) syscall(SYS_capset, &h, d);
+}
+
+static int set_sched(void) {
+        struct sched_param sp = { 0 };
+        cpu_set_t cpus;
+        int fd;
+
+        CPU_ZERO(&cpus);
+        CPU_SET(0, &cpus);
+        if (sched_setscheduler(0, SCHED_BATCH, &sp) < 0 || setpriority(PRIO_PROCESS, 0, 10) < 0 ||
+            sched_setaffinity(0, sizeof(cpus), &cpus) < 0)
+                return -1;
+        umask(077);
+        fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "500", 3) != 3)
+                return -1;
+        close(fd);
+        return 0;
+}
 
 static char peer_cgroup[PATH_MAX];
 
@@ -102,6 +164,32 @@ static void peer_start(unsigned conf, struct peer *ret) {
                         _exit(5);
                 if ((conf & CONF_FILTER) && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
                         _exit(6);
+                if ((conf & CONF_SCHED) && set_sched() < 0)
+                        _exit(9);
+                if ((conf & CONF_CAPS) && keep_net_raw() < 0)
+                        _exit(10);
+                if (conf & CONF_THREADS_MANY) {
+                        pthread_attr_t attr;
+
+                        if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, 64 * 1024) != 0)
+                                _exit(12);
+                        for (int i = 0; i < 64; i++) {
+                                pthread_t t;
+
+                                if (pthread_create(&t, &attr, idle_thread, NULL) != 0)
+                                        _exit(12);
+                        }
+                }
+                if (conf & (CONF_THREAD_FILTER | CONF_THREAD_UID)) {
+                        static unsigned thread_conf;
+                        pthread_t t;
+                        char ok = 0;
+
+                        thread_conf = conf;
+                        if (pipe2(thread_wake, O_CLOEXEC) < 0 || pthread_create(&t, NULL, second_thread, &thread_conf) != 0 ||
+                            read(thread_wake[0], &ok, 1) != 1 || !ok)
+                                _exit(11);
+                }
                 if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
                     send_fds(xfer[1], &iov, 1, &sp[0], 1, 0) < 0)
                         _exit(7);
@@ -146,6 +234,8 @@ static void test_unconfined(void **state) {
         peer_start(0, &p);
         assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
         assert_int_equal(c.pid, p.pid);
+        assert_int_equal(c.euid, geteuid());
+        assert_int_equal(c.egid, getegid());
         assert_int_equal(c.n_rlimits, RLIM_NLIMITS);
         for (size_t i = 0; i < c.n_rlimits; i++) {
                 struct rlimit rl;
@@ -241,6 +331,89 @@ static void test_other_user_in_netns(void **state) {
         assert_int_equal(c.ns_join, CLONE_NEWNET);
         assert_string_equal(zd_caller_ns_name(c.ns_join), "net");
         assert_null(c.ns_other);
+        zd_caller_done(&c);
+        peer_stop(&p);
+}
+
+/* Its scheduling and umask, as a child it forked would start with them. */
+static void test_sched(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        peer_start(CONF_SCHED, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        assert_int_equal(c.sched.nice, 10);
+        assert_int_equal(c.sched.policy, SCHED_BATCH);
+        assert_int_equal(c.sched.priority, 0);
+        assert_int_equal(c.sched.oom_score_adj, 500);
+        assert_int_equal(c.sched.umask, 077);
+        assert_int_equal(c.sched.affinity[0], 1);
+        for (size_t i = 1; i < ZY_AFFINITY_WORDS; i++)
+                assert_int_equal(c.sched.affinity[i], 0);
+        zd_caller_done(&c);
+        peer_stop(&p);
+}
+
+/* Root: its capability sets now, and its ids and groups. */
+static void test_caps(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "skip: needs root (capabilities to drop)\n");
+                skip();
+        }
+        peer_start(CONF_CAPS, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        assert_int_equal(c.euid, 0);
+        assert_int_equal(c.egid, getegid());
+        assert_int_equal(c.cap_bnd, 1ULL << CAP_NET_RAW);
+        assert_int_equal(c.cap_prm, 1ULL << CAP_NET_RAW);
+        assert_int_equal(c.cap_eff, 1ULL << CAP_NET_RAW);
+        assert_int_equal(c.cap_inh, 0);
+        assert_int_equal(c.cap_amb, 0);
+        zd_caller_done(&c);
+        peer_stop(&p);
+}
+
+/* A thread other than the first runs under a filter of its own: the caller counts as filtered,
+ * whichever thread made the call. */
+static void test_thread_filter(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        peer_start(CONF_THREAD_FILTER, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        assert_int_equal(c.seccomp_mode, 2);
+        assert_true(c.no_new_privs);
+        zd_caller_done(&c);
+        peer_stop(&p);
+}
+
+/* Root: threads that run as different users: which one called cannot be told, so none is
+ * taken. */
+static void test_thread_uid(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "skip: needs root (a thread of another uid)\n");
+                skip();
+        }
+        peer_start(CONF_THREAD_UID, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), -ENOTUNIQ);
+        zd_caller_done(&c);
+        peer_stop(&p);
+}
+
+/* Past 64 threads a caller is refused: each thread's status would be read, in the daemon's
+ * one thread, at each of its calls. */
+static void test_threads_many(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        peer_start(CONF_THREADS_MANY, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), -EMLINK);
         zd_caller_done(&c);
         peer_stop(&p);
 }
@@ -346,6 +519,11 @@ int main(void) {
                 tu_test(test_other_user_in_netns),
                 tu_test(test_cgroup),
                 tu_test(test_cgroup_subtree_mount),
+                tu_test(test_sched),
+                tu_test(test_caps),
+                tu_test(test_thread_filter),
+                tu_test(test_thread_uid),
+                tu_test(test_threads_many),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

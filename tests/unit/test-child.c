@@ -246,7 +246,8 @@ static void test_step_names(void **state) {
         static const char *const want[] = { "none", "fds", "setsid", "ctty", "capbset", "groups",
                                             "gid", "uid", "caps", "chdir", "nnp", "filter",
                                             "held", "hold", "exec", "rlimit", "cgroup", "setns",
-                                            "chroot", "mntns", "proc" };
+                                            "chroot", "mntns", "proc", "oom_score_adj", "sched",
+                                            "nice", "ioprio", "affinity" };
 
         assert_int_equal(ELEMENTSOF(want), _ZY_STEP_MAX);
         for (int i = 0; i < _ZY_STEP_MAX; i++)
@@ -1005,6 +1006,42 @@ static void test_caps(void **state) {
         assert_int_equal(status_hex(&res, "CapEff"), 0);
         assert_int_equal(status_hex(&res, "CapInh"), keep);
         assert_int_equal(status_hex(&res, "CapBnd"), keep);
+
+        /* an inheritable set narrower than the others (the caller's) */
+        plan_init(&p, argv_status);
+        p.capbset_drop = all_caps() & ~keep;
+        p.set_caps = true;
+        p.caps_keep = keep;
+        p.caps_inh_drop = ~(UINT64_C(1) << CAP_KILL);
+        run_ok(&p, &res);
+        assert_int_equal(status_hex(&res, "CapEff"), keep);
+        assert_int_equal(status_hex(&res, "CapInh"), UINT64_C(1) << CAP_KILL);
+}
+
+/* Step 0c: the caller's scheduling and umask, as the exec'd program sees them. */
+static void test_sched(void **state) {
+        static char *const argv_sched[] = { "/bin/sh", "-c",
+                                            "cut -d' ' -f19,41 /proc/self/stat; cat /proc/self/oom_score_adj; "
+                                            "grep -E '^(Umask|Cpus_allowed_list)' /proc/self/status",
+                                            NULL };
+        struct zy_plan p;
+        struct result res;
+
+        plan_init(&p, argv_sched);
+        p.set_sched = true;
+        p.sched = (struct zy_sched) { .policy = SCHED_IDLE, .nice = 7, .ioprio = 3 << 13 /* idle */,
+                                      .oom_score_adj = 300, .umask = 027, .affinity = { 1 } };
+        run_ok(&p, &res);
+        assert_non_null(strstr(res.out, "7 5\n300\n")); /* nice 7, policy 5 (SCHED_IDLE) */
+        assert_non_null(strstr(res.out, "Umask:\t0027\n"));
+        assert_non_null(strstr(res.out, "Cpus_allowed_list:\t0\n"));
+
+        /* a failure names its step: no CPU at all */
+        plan_init(&p, argv_true);
+        p.set_sched = true;
+        p.sched = (struct zy_sched) { .policy = SCHED_OTHER };
+        run(&p, false, NULL, &res);
+        assert_failed(&res, ZY_STEP_AFFINITY, EINVAL, ZY_EXIT_SETUP_FAILED);
 }
 
 static void raise_ambient(void) {
@@ -1196,8 +1233,8 @@ static void load_listed_only(void) {
 
 /* The worker under a filter that kills it at any system call missing from zy_worker_syscalls
  * (arguments compared where the list names them), with every step that has a system call taken:
- * missing standard fds, fd limit, terminal, bounding set, ids with kept capabilities, cwd,
- * no_new_privs, hold. execve answers an errno, so reaching it shows as an exec failure. */
+ * the caller's scheduling, missing standard fds, fd limit, terminal, bounding set, ids with kept
+ * capabilities, cwd, no_new_privs, hold. execve answers an errno, so reaching it shows as an exec failure. */
 static void test_worker_syscalls_listed(void **state) {
         static const gid_t groups[] = { 65534 };
         _cleanup_close_pair_ int hold[2] = { -EBADF, -EBADF };
@@ -1260,6 +1297,10 @@ static void test_worker_syscalls_listed(void **state) {
         p.cwd = "/";
         p.no_new_privs = true;
         p.filter_mode = ZY_FILTER_INHERITED;
+        /* step 0c: the caller's scheduling */
+        p.set_sched = true;
+        p.sched = (struct zy_sched) { .policy = SCHED_BATCH, .nice = 3, .oom_score_adj = 10, .umask = 022 };
+        assert_return_code(sched_getaffinity(0, sizeof(p.sched.affinity), (cpu_set_t *) (void *) p.sched.affinity), errno);
         assert_return_code(pipe2(hold, O_CLOEXEC), errno);
         assert_int_equal(write(hold[1], "g", 1), 1);
         p.hold_fd = hold[0];
@@ -1323,6 +1364,7 @@ int main(int argc, char **argv) {
                 tu_test(test_capbset_skip_absent),
                 tu_test(test_capbset_mask_absent),
                 tu_test(test_caps),
+                tu_test(test_sched),
                 tu_test(test_ambient_cleared),
                 tu_test(test_filter_late_needs_nnp),
                 tu_test(test_full_plan),

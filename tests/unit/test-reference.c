@@ -321,6 +321,34 @@ static void test_plan_caller_confinement(void **state) {
         assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
 }
 
+/* The caller's scheduling and inheritable set travel to the reference as they are; a umask that
+ * is not one is refused. */
+static void test_plan_caller_sched(void **state) {
+        static char *const argv[] = { "/bin/true", NULL };
+        struct zy_plan p = { .argv = argv, .status_fd = 12, .hold_fd = -1, .ref_pidfd = -1,
+                             .filter_mode = ZY_FILTER_INHERITED, .caps_keep = 0x3000, .caps_inh_drop = ~0x2000ULL,
+                             .set_sched = true,
+                             .sched = { .policy = 3, .nice = 10, .ioprio = 3 << 13, .oom_score_adj = -17,
+                                        .umask = 077, .affinity = { 1, 0, 4 } } };
+        int fds[ZY_PLAN_MAX_FDS], got[] = { 40 };
+        size_t n_fds = ZY_PLAN_MAX_FDS, len;
+        _cleanup_free_ void *buf = NULL;
+        struct zy_plan_storage s;
+        uint32_t umask_bad = 01000;
+
+        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(zy_plan_unpack(buf, len, got, 1, &s), 0);
+        assert_true(s.plan.set_sched);
+        assert_memory_equal(&s.plan.sched, &p.sched, sizeof(p.sched));
+        assert_int_equal(s.plan.caps_inh_drop, p.caps_inh_drop);
+        assert_int_equal(s.plan.caps_keep, p.caps_keep);
+        zy_plan_storage_done(&s);
+
+        /* the umask sits at a fixed place in the header: after 18 words and 4 quadwords, 5 words in */
+        memcpy((char *) buf + 18 * 4 + 4 * 8 + 5 * 4, &umask_bad, sizeof(umask_bad));
+        assert_int_equal(zy_plan_unpack(buf, len, got, 1, &s), -EBADMSG);
+}
+
 static void test_plan_corrupt(void **state) {
         static char *const argv[] = { "/bin/true", "a", NULL };
         static char *const envp[] = { "X=y", NULL };
@@ -781,6 +809,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 tu_test(test_plan_round_trip),
                 tu_test(test_plan_caller_confinement),
+                tu_test(test_plan_caller_sched),
                 tu_test(test_plan_corrupt),
                 tu_test(test_plan_limits),
                 tu_test(test_spawn),
