@@ -319,47 +319,15 @@ static int apply_filter(const struct zy_plan *p, const struct state *st) {
 
 /* Step 0b: the worker moves itself into each of the caller's cgroups. Writing "0" moves the
  * writer; the directories were opened by the parent, so no path is looked up here. */
-static int join_cgroups(const struct zy_plan *p) {
-        if (p->n_cgroups > ZY_MAX_CGROUPS)
-                return -EINVAL;
-        for (size_t i = 0; i < p->n_cgroups; i++) {
-                int fd = openat(p->cgroup_fds[i], "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-                ssize_t n;
-
-                if (fd < 0)
-                        return -errno;
-                do
-                        n = write(fd, "0", 1);
-                while (n < 0 && errno == EINTR);
-                if (n < 0) {
-                        int e = errno;
-
-                        (void) close(fd);
-                        return -e;
-                }
-                (void) close(fd);
-        }
-        return 0;
-}
-
-/* Step 0c, oom_score_adj: the number as text into /proc/self/oom_score_adj (a value below the
- * parent's needs CAP_SYS_RESOURCE, which the worker still has here). */
-static int set_oom_score_adj(int32_t v) {
-        char buf[16], *q = buf + sizeof(buf);
-        uint32_t u = v < 0 ? (uint32_t) -(int64_t) v : (uint32_t) v;
+/* Writes len bytes of text to the file path under dirfd (a kernel interface file: one write). */
+static int write_text_at(int dirfd, const char *path, const char *text, size_t len) {
+        int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
         ssize_t n;
-        int fd;
 
-        do
-                *--q = (char) ('0' + u % 10);
-        while ((u /= 10) > 0);
-        if (v < 0)
-                *--q = '-';
-        fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
         do
-                n = write(fd, q, (size_t) (buf + sizeof(buf) - q));
+                n = write(fd, text, len);
         while (n < 0 && errno == EINTR);
         if (n < 0) {
                 int e = errno;
@@ -369,6 +337,32 @@ static int set_oom_score_adj(int32_t v) {
         }
         (void) close(fd);
         return 0;
+}
+
+static int join_cgroups(const struct zy_plan *p) {
+        if (p->n_cgroups > ZY_MAX_CGROUPS)
+                return -EINVAL;
+        for (size_t i = 0; i < p->n_cgroups; i++) {
+                int r = write_text_at(p->cgroup_fds[i], "cgroup.procs", "0", 1);
+
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Step 0c, oom_score_adj: the number as text into /proc/self/oom_score_adj (a value below the
+ * parent's needs CAP_SYS_RESOURCE, which the worker still has here). */
+static int set_oom_score_adj(int32_t v) {
+        char buf[16], *q = buf + sizeof(buf);
+        uint32_t u = v < 0 ? (uint32_t) -(int64_t) v : (uint32_t) v;
+
+        do
+                *--q = (char) ('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (v < 0)
+                *--q = '-';
+        return write_text_at(AT_FDCWD, "/proc/self/oom_score_adj", q, (size_t) (buf + sizeof(buf) - q));
 }
 
 /* Step 0c: the caller's scheduling, each value set as it is (the daemon made them no more
