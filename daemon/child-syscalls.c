@@ -11,10 +11,10 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
+#include "kernel-abi.h"
 #include "child.h"
 #include "util.h"
 
-#define ZY_PR_CAPBSET_DROP_MASK 82 /* RFC: not in mainline, see child.c */
 
 #define ARG0 (1u << 0)
 #define ARG1 (1u << 1)

@@ -24,15 +24,13 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "kernel-abi.h"
 #include "child.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-#define ZY_PR_CAPBSET_DROP_MASK 82   /* RFC: not in mainline; tests/kernel/patches/ */
-#define ZY_SECCOMP_CLONE_FILTER 4    /* RFC: not in mainline; tests/kernel/patches/ */
-#define ZY_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define ZY_MAX_TARGET (1 << 20) /* above any RLIMIT_NOFILE we would see; keeps the sums below safe */
 
 static const char *const step_names[_ZY_STEP_MAX] = {

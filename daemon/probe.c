@@ -22,11 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kernel-abi.h"
 #include "probe.h"
 #include "util.h"
 
-#define ZY_PR_CAPBSET_DROP_MASK 82
-#define ZY_SECCOMP_CLONE_FILTER 4
 #define PROBE_ERRNO 77 /* what the source's filter answers to getppid */
 
 /* fork() with a pidfd. A raw clone: no atfork handlers run, and the child only makes syscalls. */

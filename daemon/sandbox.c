@@ -26,6 +26,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "kernel-abi.h"
 #include "sandbox.h"
 #include "sandbox-mount.h"
 
@@ -36,8 +37,6 @@
 #define TIOCGPTPEER _IO('T', 0x41)
 #endif
 
-#define ZY_SB_SECCOMP_CLONE_FILTER 4 /* RFC: not in mainline; refused (EINVAL) by other kernels */
-#define ZY_SB_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static const char *const step_names[_ZY_SB_STEP_MAX] = {
 #define ZY_SB_STEP_NAME(id, name) [ZY_SB_STEP_##id] = name,
@@ -212,7 +211,7 @@ static int raise_effective(void) {
 static int apply_filter(const struct zy_sandbox *sb) {
         if (sb->ref_pidfd >= 0) {
                 /* the RFC's ABI: flags 0, the pidfd by value in the pointer argument */
-                if (syscall(SYS_seccomp, ZY_SB_SECCOMP_CLONE_FILTER, 0,
+                if (syscall(SYS_seccomp, ZY_SECCOMP_CLONE_FILTER, 0,
                             (void *) (intptr_t) sb->ref_pidfd) == 0)
                         return 0;
                 /* a kernel without the op answers EINVAL and installed nothing: load instead */
@@ -300,7 +299,7 @@ static const char *resolve(const struct zy_sandbox *sb) {
                 return name;
         }
         name_len = strlen(name);
-        for (const char *s = sb->search_path ? sb->search_path : ZY_SB_DEFAULT_PATH;; s++) {
+        for (const char *s = sb->search_path ? sb->search_path : ZY_DEFAULT_PATH;; s++) {
                 const char *e = strchrnul(s, ':');
                 size_t dir_len = (size_t) (e - s);
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "kernel-abi.h"
 #include "call.h"
 #include "caller.h"
 #include "daemon.h"
@@ -36,7 +37,6 @@
 #include "util.h"
 
 #define ZD_MAX_TARGET_FD 1024
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* argv[0] is the command: it must be there and not empty. */
 static int check_argv(const char *name, json_object *v, void *ret, void *userdata) {
@@ -358,7 +358,7 @@ static int spawn_argv(struct spawn *s) {
                 if (strncmp(s->envp[i], "PATH=", 5) == 0)
                         s->search = s->envp[i] + 5;
         }
-        s->path_len = strlen(s->search ? s->search : DEFAULT_PATH) + strlen(s->argv[0]) + 2;
+        s->path_len = strlen(s->search ? s->search : ZY_DEFAULT_PATH) + strlen(s->argv[0]) + 2;
         s->path_buf = malloc(s->path_len);
         return s->path_buf ? 0 : -ENOMEM;
 }
