@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "kernel-abi.h"
+#include "steps.h"
 #include "child.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -74,23 +75,6 @@ static int report(int fd, enum zy_step step, int err) {
 _Noreturn static void fail(const struct state *st, enum zy_step step, int err, int code) {
         (void) report(st->status_fd, step, err > 0 ? err : EIO);
         _exit(code);
-}
-
-/* The daemon (libev) may have handlers, ignored signals (SIGPIPE) and a blocked mask; ignored
- * dispositions and the mask survive execve, and a handler of the daemon must never run in the
- * worker. Errors are ignored on purpose: glibc refuses its two internal signals, which are
- * handlers and therefore reset by execve anyway. */
-static void reset_signals(const sigset_t *only) {
-        struct sigaction sa = { .sa_handler = SIG_DFL };
-        sigset_t none;
-
-        for (int sig = 1; sig < _NSIG; sig++) {
-                if (sig == SIGKILL || sig == SIGSTOP || (only && sigismember(only, sig) != 1))
-                        continue;
-                (void) sigaction(sig, &sa, NULL);
-        }
-        sigemptyset(&none);
-        (void) sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 static int move_above(int fd, int base) {
@@ -216,80 +200,29 @@ static int setup_fds(const struct zy_plan *p, struct state *st) {
 }
 
 /* Step 3. */
-int zy_capbset_drop(uint64_t drop, bool mask_prctl, unsigned cap_last) {
-        unsigned last;
-
-        if (drop == 0)
-                return 0;
-        if (mask_prctl) {
-                if (prctl(ZY_PR_CAPBSET_DROP_MASK, (unsigned long) (uint32_t) drop,
-                          (unsigned long) (uint32_t) (drop >> 32), 0UL, 0UL) < 0)
-                        return -errno;
-                return 0;
-        }
-        /* cap_last 0 would mean "only CAP_CHOWN exists": treat it as unknown rather than silently
-         * keep every other capability; PR_CAPBSET_READ answers EINVAL past the kernel's last. */
-        last = cap_last > 0 && cap_last < 64 ? cap_last : 63;
-        for (unsigned c = 0; c <= last; c++) {
-                int r;
-
-                if (!(drop & (UINT64_C(1) << c)))
-                        continue;
-                r = prctl(PR_CAPBSET_READ, (unsigned long) c, 0UL, 0UL, 0UL);
-                if (r < 0) {
-                        if (errno == EINVAL)
-                                break; /* the kernel has no capability c, nor any above it */
-                        return -errno;
-                }
-                if (r == 0)
-                        continue; /* already gone: dropping it again would still need CAP_SETPCAP */
-                if (prctl(PR_CAPBSET_DROP, (unsigned long) c, 0UL, 0UL, 0UL) < 0)
-                        return -errno;
-        }
-        return 0;
-}
-
 static int drop_capbset(const struct zy_plan *p) {
         return zy_capbset_drop(p->capbset_drop, p->capbset_mask_prctl, p->cap_last);
 }
 
 /* Step 6. */
 static int set_caps(const struct zy_plan *p) {
-        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-        struct __user_cap_data_struct d[2];
-        uint32_t lo = (uint32_t) p->caps_keep, hi = (uint32_t) (p->caps_keep >> 32);
-        uint32_t ilo = (uint32_t) p->caps_inh_drop, ihi = (uint32_t) (p->caps_inh_drop >> 32);
-
         /* Ambient capabilities would survive execve for a non-root uid: never pass any on. */
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0UL, 0UL, 0UL) < 0)
                 return -errno;
         if (!p->set_caps)
                 return 0;
         /* the inheritable set: also within the caller's (caps_inh_drop) */
-        d[0] = (struct __user_cap_data_struct){ .effective = lo, .permitted = lo, .inheritable = lo & ~ilo };
-        d[1] = (struct __user_cap_data_struct){ .effective = hi, .permitted = hi, .inheritable = hi & ~ihi };
-        if (syscall(SYS_capset, &h, d) < 0)
-                return -errno;
-        return 0;
+        return zy_step_capset(p->caps_keep, p->caps_keep, p->caps_keep & ~p->caps_inh_drop);
 }
 
 /* Step 5, for a worker that left uid 0: the switch emptied the effective set (KEEPCAPS kept
  * only the permitted one), and loading a filter without no_new_privs needs CAP_SYS_ADMIN in it.
  * Step 6 then sets the final sets. */
 static int raise_effective(const struct zy_plan *p) {
-        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-        struct __user_cap_data_struct d[2];
-
         /* only where step 4 set KEEPCAPS: step 6 then sets the final sets */
         if (!p->set_ids || p->uid == 0 || !p->set_caps)
                 return 0;
-        if (syscall(SYS_capget, &h, d) < 0)
-                return -errno;
-        d[0].effective = d[0].permitted;
-        d[1].effective = d[1].permitted;
-        if (syscall(SYS_capset, &h, d) < 0)
-                return -errno;
-        return 0;
+        return zy_step_raise_effective();
 }
 
 /* Steps 5 and 9. */
@@ -299,18 +232,9 @@ static int apply_filter(const struct zy_plan *p, const struct state *st) {
         case ZY_FILTER_INHERITED:
                 return 0;
         case ZY_FILTER_LOAD:
-                if (!p->prog)
-                        return -EINVAL;
-                if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, p->filter_flags, p->prog) < 0)
-                        return -errno;
-                return 0;
+                return zy_step_filter_load(p->prog, p->filter_flags);
         case ZY_FILTER_CLONE:
-                if (st->ref_pidfd < 0)
-                        return -EBADF;
-                /* The RFC's ABI: the pidfd is passed by value in the pointer argument. */
-                if (syscall(SYS_seccomp, ZY_SECCOMP_CLONE_FILTER, 0, (void *) (intptr_t) st->ref_pidfd) < 0)
-                        return -errno;
-                return 0;
+                return zy_step_filter_clone(st->ref_pidfd);
         }
         return -EINVAL;
 }
@@ -489,7 +413,7 @@ _Noreturn void zy_child_run(const struct zy_plan *p) {
         int r;
 
         if (!p->signals_default)
-                reset_signals(p->signals_reset);
+                zy_step_reset_signals(p->signals_reset);
 
         /* 0b. the caller's cgroups, first: from here on the worker counts there (and the fds go
          * at step 1, the fd limit may fall at step 3b) */

@@ -76,6 +76,7 @@
  */
 #pragma once
 
+#include "steps.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -123,15 +124,8 @@ enum zy_step {
         _ZY_STEP_MAX,
 };
 
-/* Exit codes of a worker that never reached execve (documented in docs/ARCHITECTURE.md).
- * They follow env(1)/podman: 125 the sandbox could not be set up, 126 found but not
- * executable, 127 not found. */
-enum {
-        ZY_EXIT_SETUP_FAILED = 125,
-        ZY_EXIT_NOT_EXECUTABLE = 126,
-        ZY_EXIT_NOT_FOUND = 127,
-        ZY_EXIT_ABANDONED = 124, /* held worker whose hold fd closed without Start */
-};
+/* Exit codes of a worker that never reached execve: ZY_EXIT_* of steps.h (124: a held worker
+ * whose hold fd closed without Start). */
 
 enum zy_filter_mode {
         ZY_FILTER_NONE = 0, /* no filter (only for tests of the child itself) */
@@ -289,10 +283,8 @@ static inline void zy_plan_init(struct zy_plan *p, char *const *argv, char *cons
 /* Runs the steps above in the current (freshly forked) process. Never returns. */
 _Noreturn void zy_child_run(const struct zy_plan *plan);
 
-/* Step 3 alone: drops drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl with
- * mask_prctl, else a PR_CAPBSET_DROP loop up to cap_last, 0 for unknown). Raw system calls;
- * zygote-ref also calls it once, for all its workers. 0 or a negative errno. */
-int zy_capbset_drop(uint64_t drop, bool mask_prctl, unsigned cap_last);
+/* Step 3 alone is zy_capbset_drop() (steps.h): zygote-ref also calls it once, for all its
+ * workers. */
 
 /* Protocol name of a step ("fds", "uid", ...); "unknown" for a value outside the enum. */
 const char *zy_step_to_string(enum zy_step step);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "kernel-abi.h"
+#include "steps.h"
 #include "sandbox.h"
 #include "sandbox-mount.h"
 
@@ -73,18 +74,7 @@ _Noreturn static void fail_at(const struct zy_sandbox *sb, enum zy_sb_step step,
 }
 
 _Noreturn static void fail(const struct zy_sandbox *sb, enum zy_sb_step step, int err) {
-        fail_at(sb, step, err, -1, ZY_SB_EXIT_SETUP_FAILED);
-}
-
-static void reset_signals(void) {
-        struct sigaction sa = { .sa_handler = SIG_DFL };
-        sigset_t none;
-
-        for (int sig = 1; sig < _NSIG; sig++)
-                if (sig != SIGKILL && sig != SIGSTOP)
-                        (void) sigaction(sig, &sa, NULL);
-        sigemptyset(&none);
-        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        fail_at(sb, step, err, -1, ZY_EXIT_SETUP_FAILED);
 }
 
 static int send_fd(int sock, int fd) {
@@ -146,35 +136,6 @@ static int setup_console(const struct zy_sandbox *sb) {
         return 0;
 }
 
-static int drop_bounding(const struct zy_sandbox *sb) {
-        unsigned last = sb->cap_last > 0 && sb->cap_last < 64 ? sb->cap_last : 63;
-
-        for (unsigned c = 0; c <= last; c++) {
-                int r;
-
-                if (sb->cap_bounding & (UINT64_C(1) << c))
-                        continue;
-                r = prctl(PR_CAPBSET_READ, (unsigned long) c, 0UL, 0UL, 0UL);
-                if (r < 0) {
-                        if (errno == EINVAL)
-                                break; /* no capability c in this kernel, nor any above */
-                        return -errno;
-                }
-                if (r > 0 && prctl(PR_CAPBSET_DROP, (unsigned long) c, 0UL, 0UL, 0UL) < 0)
-                        return -errno;
-        }
-        return 0;
-}
-
-static int capset3(uint64_t eff, uint64_t perm, uint64_t inh) {
-        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-        struct __user_cap_data_struct d[2] = {
-                { .effective = (uint32_t) eff, .permitted = (uint32_t) perm, .inheritable = (uint32_t) inh },
-                { .effective = (uint32_t) (eff >> 32), .permitted = (uint32_t) (perm >> 32),
-                  .inheritable = (uint32_t) (inh >> 32) },
-        };
-        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
-}
 
 static int set_caps(const struct zy_sandbox *sb) {
         unsigned last = sb->cap_last > 0 && sb->cap_last < 64 ? sb->cap_last : 63;
@@ -182,7 +143,7 @@ static int set_caps(const struct zy_sandbox *sb) {
 
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0UL, 0UL, 0UL) < 0)
                 return -errno;
-        r = capset3(sb->cap_effective, sb->cap_permitted, sb->cap_inheritable);
+        r = zy_step_capset(sb->cap_effective, sb->cap_permitted, sb->cap_inheritable);
         if (r < 0)
                 return r;
         /* the kernel raises an ambient capability only when it is permitted and inheritable;
@@ -195,34 +156,17 @@ static int set_caps(const struct zy_sandbox *sb) {
         return 0;
 }
 
-/* The effective set back to the permitted one (the uid switch emptied it): loading a filter
- * without no_new_privs needs CAP_SYS_ADMIN there. */
-static int raise_effective(void) {
-        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-        struct __user_cap_data_struct d[2];
-
-        if (syscall(SYS_capget, &h, d) < 0)
-                return -errno;
-        d[0].effective = d[0].permitted;
-        d[1].effective = d[1].permitted;
-        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
-}
-
 static int apply_filter(const struct zy_sandbox *sb) {
         if (sb->ref_pidfd >= 0) {
-                /* the RFC's ABI: flags 0, the pidfd by value in the pointer argument */
-                if (syscall(SYS_seccomp, ZY_SECCOMP_CLONE_FILTER, 0,
-                            (void *) (intptr_t) sb->ref_pidfd) == 0)
-                        return 0;
+                int r = zy_step_filter_clone(sb->ref_pidfd);
+
                 /* a kernel without the op answers EINVAL and installed nothing: load instead */
-                if (errno != EINVAL || !sb->prog)
-                        return -errno;
+                if (r == 0 || r != -EINVAL || !sb->prog)
+                        return r;
         }
         if (!sb->prog)
                 return 0;
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, sb->filter_flags, sb->prog) < 0)
-                return -errno;
-        return 0;
+        return zy_step_filter_load(sb->prog, sb->filter_flags);
 }
 
 /* Closes every fd from 3 + preserve up, but the n of keep (any order; negative ones ignored): the
@@ -290,12 +234,12 @@ static const char *resolve(const struct zy_sandbox *sb) {
         int r;
 
         if (!name || !*name)
-                fail_at(sb, ZY_SB_STEP_RESOLVE, ENOENT, -1, ZY_SB_EXIT_NOT_FOUND);
+                fail_at(sb, ZY_SB_STEP_RESOLVE, ENOENT, -1, ZY_EXIT_NOT_FOUND);
         if (strchr(name, '/')) {
                 r = check_exec(name);
                 if (r < 0)
                         fail_at(sb, ZY_SB_STEP_RESOLVE, -r, 1,
-                                r == -ENOENT || r == -ENOTDIR ? ZY_SB_EXIT_NOT_FOUND : ZY_SB_EXIT_NOT_EXECUTABLE);
+                                r == -ENOENT || r == -ENOTDIR ? ZY_EXIT_NOT_FOUND : ZY_EXIT_NOT_EXECUTABLE);
                 return name;
         }
         name_len = strlen(name);
@@ -319,8 +263,8 @@ static const char *resolve(const struct zy_sandbox *sb) {
         }
         /* index 0: searched PATH (the runtime says "executable file not found in $PATH") */
         if (eacces)
-                fail_at(sb, ZY_SB_STEP_RESOLVE, EACCES, 0, ZY_SB_EXIT_NOT_EXECUTABLE);
-        fail_at(sb, ZY_SB_STEP_RESOLVE, ENOENT, 0, ZY_SB_EXIT_NOT_FOUND);
+                fail_at(sb, ZY_SB_STEP_RESOLVE, EACCES, 0, ZY_EXIT_NOT_EXECUTABLE);
+        fail_at(sb, ZY_SB_STEP_RESOLVE, ENOENT, 0, ZY_EXIT_NOT_FOUND);
 }
 
 _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
@@ -329,7 +273,7 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
         ssize_t n;
         int r;
 
-        reset_signals();
+        zy_step_reset_signals(NULL);
         /* A copy of the runtime in the container's pid namespace: dumpable, its /proc/PID/exe,
          * mem and environ and its fds (pidfd_getfd) would be open to the container's processes.
          * The runtime forks us non-dumpable already; this is for any other caller. */
@@ -341,7 +285,7 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
                 n = read(sb->sync_fd, &b, 1);
         while (n < 0 && errno == EINTR);
         if (n == 0)
-                _exit(ZY_SB_EXIT_ABANDONED);
+                _exit(ZY_EXIT_ABANDONED);
         if (n < 0)
                 fail(sb, ZY_SB_STEP_GO, errno);
         if (prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0)
@@ -353,7 +297,7 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
         for (size_t i = 0; i < sb->n_ns_fds && i < ZY_SB_MAX_NS; i++)
                 if (sb->ns_types[i] == 0 || setns(sb->ns_fds[i], sb->ns_types[i]) < 0)
                         fail_at(sb, ZY_SB_STEP_SETNS, sb->ns_types[i] == 0 ? EINVAL : errno, (int) i,
-                                ZY_SB_EXIT_SETUP_FAILED);
+                                ZY_EXIT_SETUP_FAILED);
 
         /* Nothing the runtime opened may reach what config.json or the image names: a cwd or a
          * mount source of /proc/self/fd/N would otherwise start in the host's tree through an fd
@@ -379,7 +323,7 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
 
                 r = zy_sb_setup_mounts(sb, &step, &index);
                 if (r < 0)
-                        fail_at(sb, step, -r, index, ZY_SB_EXIT_SETUP_FAILED);
+                        fail_at(sb, step, -r, index, ZY_EXIT_SETUP_FAILED);
         }
 
         /* 4. hostname */
@@ -397,11 +341,13 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
         /* 7. rlimits */
         for (size_t i = 0; i < sb->n_rlimits; i++)
                 if (setrlimit(sb->rlimits[i].resource, &sb->rlimits[i].limit) < 0)
-                        fail_at(sb, ZY_SB_STEP_RLIMIT, errno, (int) i, ZY_SB_EXIT_SETUP_FAILED);
+                        fail_at(sb, ZY_SB_STEP_RLIMIT, errno, (int) i, ZY_EXIT_SETUP_FAILED);
 
         /* 8. bounding set, while CAP_SETPCAP is ours */
         if (sb->set_caps) {
-                r = drop_bounding(sb);
+                /* every capability outside the kept bounding set; the loop (no mask prctl here)
+                 * stops where the kernel's capabilities end */
+                r = zy_capbset_drop(~sb->cap_bounding, false, sb->cap_last);
                 if (r < 0)
                         fail(sb, ZY_SB_STEP_CAPBSET, -r);
         }
@@ -424,7 +370,7 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
          * may drop: then the filter goes on now (the profile must allow capset and prctl, as
          * Docker's and Podman's do) */
         if (!sb->no_new_privs && (sb->prog || sb->ref_pidfd >= 0)) {
-                r = sb->set_ids && sb->uid != 0 ? raise_effective() : 0;
+                r = sb->set_ids && sb->uid != 0 ? zy_step_raise_effective() : 0;
                 if (r >= 0)
                         r = apply_filter(sb);
                 if (r < 0)
@@ -461,18 +407,18 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
 
         /* 15. ready; wait for start */
         if (report(sb->sync_fd, ZY_SB_STEP_READY, 0, -1, (int) getpid()) < 0)
-                _exit(ZY_SB_EXIT_SETUP_FAILED);
+                _exit(ZY_EXIT_SETUP_FAILED);
         if (sb->start_fd >= 0) {
                 do
                         n = read(sb->start_fd, &b, 1);
                 while (n < 0 && errno == EINTR);
                 if (n <= 0)
-                        _exit(ZY_SB_EXIT_ABANDONED);
+                        _exit(ZY_EXIT_ABANDONED);
         }
 
         /* 16. only the preserved fds cross execve */
         (void) syscall(SYS_close_range, 3U + (unsigned) sb->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
         execve(path, sb->argv, sb->envp);
         fail_at(sb, ZY_SB_STEP_EXEC, errno, -1,
-                errno == ENOENT ? ZY_SB_EXIT_NOT_FOUND : ZY_SB_EXIT_NOT_EXECUTABLE);
+                errno == ENOENT ? ZY_EXIT_NOT_FOUND : ZY_EXIT_NOT_EXECUTABLE);
 }

@@ -48,7 +48,7 @@
  *                 ref_pidfd; always the last restriction (unless step 10 loaded it)
  *  15. ready:     report ZY_SB_STEP_READY; then when start_fd >= 0, block reading one byte from
  *                 it (the exec fifo: the parent opened it O_RDWR, `start` writes a byte); EOF or
- *                 an error there exits ZY_SB_EXIT_ABANDONED
+ *                 an error there exits ZY_EXIT_ABANDONED
  *  16. fds:       everything from 3 + preserve_fds up becomes CLOEXEC; execve
  *
  * Any failure writes one struct zy_sb_status {step, err, index} to sync_fd and exits with
@@ -56,6 +56,7 @@
  */
 #pragma once
 
+#include "steps.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -105,14 +106,8 @@ enum zy_sb_step {
         _ZY_SB_STEP_MAX,
 };
 
-/* Exit codes: the worker's (child.h): 125 setup failed, 126 not executable, 127 not found; and
- * 124 for an init whose exec fifo was closed without start. */
-enum {
-        ZY_SB_EXIT_SETUP_FAILED = 125,
-        ZY_SB_EXIT_NOT_EXECUTABLE = 126,
-        ZY_SB_EXIT_NOT_FOUND = 127,
-        ZY_SB_EXIT_ABANDONED = 124,
-};
+/* Exit codes: ZY_EXIT_* of steps.h, the worker's table (124 here: an init whose exec fifo was
+ * closed without start). */
 
 struct zy_sb_status {
         int32_t step;  /* enum zy_sb_step */

@@ -482,7 +482,7 @@ fail_child:
                 (void) pidfd_kill(pidfd, SIGKILL);
         r = zy_runc_wait_exit_status(pidfd);
         /* run exits with the init's own code (126/127 for a command that cannot run) */
-        ret = a->run && r >= ZY_SB_EXIT_ABANDONED && r <= ZY_SB_EXIT_NOT_FOUND ? r : 1;
+        ret = a->run && r >= ZY_EXIT_ABANDONED && r <= ZY_EXIT_NOT_FOUND ? r : 1;
 out:
         if (made_dir) {
                 (void) zy_cgroup_remove(&st.cgroup);

@@ -58,7 +58,7 @@ _Noreturn static void helper_fail(int sync_fd, enum zy_sb_step step, int err) {
         struct zy_sb_status f = { .step = step, .err = err, .index = -1 };
 
         (void) !write(sync_fd, &f, sizeof(f));
-        _exit(ZY_SB_EXIT_SETUP_FAILED);
+        _exit(ZY_EXIT_SETUP_FAILED);
 }
 
 int cmd_exec(const struct ctx *c, const struct exec_args *a) {
