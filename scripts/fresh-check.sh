@@ -245,10 +245,10 @@ if ((!served)); then
 fi
 out=$(timeout 60 build/launchctl run -- /bin/echo hello from the sandbox 2>&1); rc=$?
 strict=$(timeout 60 build/launchctl run --profile strict -- sh -c "grep Seccomp: /proc/self/status" 2>&1)
-echo "fresh-check: run.sh served: launchctl run -> \"$out\" (exit $rc); strict -> $strict"
+echo "fresh-check: run.sh served after $SECONDS s (dependencies, build, start): launchctl run -> \"$out\" (exit $rc); strict -> $strict"
 kill -INT $run
 timeout 60 tail --pid=$run -f /dev/null || { echo "fresh-check: zygoted did not stop on SIGINT"; kill -KILL $run; exit 1; }
-wait $run; echo "fresh-check: run.sh stopped (exit $?)"
+wait $run; echo "fresh-check: run.sh stopped (exit $?); scripts/test.sh starts at $SECONDS s"
 if [[ $out != "hello from the sandbox" || $rc != 0 || $strict != *"Seccomp:"*2 ]]; then
         echo "fresh-check: launchctl run failed after scripts/run.sh"; cat /root/status.out; exit 1
 fi
