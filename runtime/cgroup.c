@@ -19,6 +19,7 @@
 #include <linux/magic.h>
 
 #include "cgroup-devices.h"
+#include "pidfd-util.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -503,6 +504,46 @@ int zy_cgroup_pids(const struct zy_cgroup *cg, pid_t **ret, size_t *ret_n) {
         fclose(f);
         *ret = pids;
         *ret_n = n;
+        return 0;
+}
+
+static bool pid_listed(const pid_t *pids, size_t n, pid_t pid) {
+        for (size_t i = 0; i < n; i++)
+                if (pids[i] == pid)
+                        return true;
+        return false;
+}
+
+int zy_cgroup_pidfds(const struct zy_cgroup *cg, int **ret, size_t *ret_n) {
+        _cleanup_free_ pid_t *pids = NULL, *again = NULL;
+        size_t n = 0, m = 0, k = 0;
+        int *fds;
+        int r;
+
+        r = zy_cgroup_pids(cg, &pids, &n);
+        if (r < 0)
+                return r;
+        fds = calloc(n ? n : 1, sizeof(int));
+        if (!fds)
+                return -ENOMEM;
+        /* a pidfd pins its pid: the number is not reused while it is open */
+        for (size_t i = 0; i < n; i++)
+                fds[i] = pidfd_open_pid(pids[i]);
+        r = zy_cgroup_pids(cg, &again, &m);
+        for (size_t i = 0; i < n; i++) {
+                if (fds[i] < 0)
+                        continue; /* gone already */
+                if (r >= 0 && pid_listed(again, m, pids[i]))
+                        fds[k++] = fds[i];
+                else
+                        close(fds[i]); /* exited meanwhile: that number may be anyone's now */
+        }
+        if (r < 0) {
+                free(fds);
+                return r;
+        }
+        *ret = fds;
+        *ret_n = k;
         return 0;
 }
 

@@ -214,15 +214,17 @@ static int cmd_kill(const struct ctx *c, const char *id, const char *signame, bo
         if (zy_runc_load_state(c, id, &st) < 0)
                 return 1;
         if (all) {
-                _cleanup_free_ pid_t *pids = NULL;
+                _cleanup_free_ int *fds = NULL;
                 size_t n = 0;
-                r = zy_cgroup_pids(&st.cgroup, &pids, &n);
+                r = zy_cgroup_pidfds(&st.cgroup, &fds, &n);
 
                 if (r < 0)
                         error(c, "kill --all: %s", errstr(-r));
                 else {
-                        for (size_t i = 0; i < n; i++)
-                                (void) kill(pids[i], sig);
+                        for (size_t i = 0; i < n; i++) {
+                                (void) pidfd_kill(fds[i], sig);
+                                close(fds[i]);
+                        }
                         if (sig == SIGKILL)
                                 (void) zy_cgroup_freeze(&st.cgroup, false);
                         ret = 0;

@@ -133,10 +133,10 @@ static void wait_gone(int pidfd) {
  * can go (a v1-frozen cgroup is thawed first: SIGKILL does not reach frozen tasks). */
 static void kill_all_and_wait(const struct zy_state *st) {
         for (int round = 0; round < 100; round++) {
-                _cleanup_free_ pid_t *pids = NULL;
+                _cleanup_free_ int *fds = NULL;
                 size_t n = 0;
 
-                if (zy_cgroup_pids(&st->cgroup, &pids, &n) < 0 || n == 0) {
+                if (zy_cgroup_pidfds(&st->cgroup, &fds, &n) < 0 || n == 0) {
                         int fd = zy_state_pidfd(st);
                         if (fd >= 0) {
                                 (void) pidfd_kill(fd, SIGKILL);
@@ -146,14 +146,11 @@ static void kill_all_and_wait(const struct zy_state *st) {
                         return;
                 }
                 for (size_t i = 0; i < n; i++)
-                        (void) kill(pids[i], SIGKILL);
+                        (void) pidfd_kill(fds[i], SIGKILL);
                 (void) zy_cgroup_freeze(&st->cgroup, false);
                 for (size_t i = 0; i < n; i++) {
-                        int fd = pidfd_open_pid(pids[i]);
-                        if (fd >= 0) {
-                                wait_gone(fd);
-                                close(fd);
-                        }
+                        wait_gone(fds[i]);
+                        close(fds[i]);
                 }
         }
 }

@@ -153,6 +153,10 @@ int zy_cgroup_return(const struct zy_cgroup *cg);
 int zy_cgroup_freeze(const struct zy_cgroup *cg, bool frozen);
 int zy_cgroup_is_frozen(const struct zy_cgroup *cg);
 int zy_cgroup_pids(const struct zy_cgroup *cg, pid_t **ret, size_t *ret_n);
+/* The container's processes as pidfds (*ret malloc'd, each fd the caller's to close): every pid of
+ * cgroup.procs pinned by a pidfd, and kept only if the cgroup still lists it afterwards, so that a
+ * pid reused meanwhile by a process outside the container is never among them. */
+int zy_cgroup_pidfds(const struct zy_cgroup *cg, int **ret, size_t *ret_n);
 int zy_cgroup_remove(const struct zy_cgroup *cg);
 void zy_cgroup_done(struct zy_cgroup *cg);
 json_object *zy_cgroup_to_json(const struct zy_cgroup *cg);
