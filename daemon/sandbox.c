@@ -408,9 +408,10 @@ _Noreturn void zy_sandbox_run(const struct zy_sandbox *sb) {
         /* 15. ready; wait for start */
         if (report(sb->sync_fd, ZY_SB_STEP_READY, 0, -1, (int) getpid()) < 0)
                 _exit(ZY_EXIT_SETUP_FAILED);
-        if (sb->start_fd >= 0) {
+        int start = sb->start_fd >= 0 ? sb->start_fd : sb->start_on_sync ? sb->sync_fd : -1;
+        if (start >= 0) {
                 do
-                        n = read(sb->start_fd, &b, 1);
+                        n = read(start, &b, 1);
                 while (n < 0 && errno == EINTR);
                 if (n <= 0)
                         _exit(ZY_EXIT_ABANDONED);

@@ -46,7 +46,8 @@
  *                 user), so that `create` fails for a missing binary, as runc's does
  *  14. filter:    SECCOMP_SET_MODE_FILTER with prog, or SECCOMP_CLONE_FILTER (op 4) from
  *                 ref_pidfd; always the last restriction (unless step 10 loaded it)
- *  15. ready:     report ZY_SB_STEP_READY; then when start_fd >= 0, block reading one byte from
+ *  15. ready:     report ZY_SB_STEP_READY; then when start_fd >= 0 (or sync_fd with
+ *                 start_on_sync), block reading one byte from
  *                 it (the exec fifo: the parent opened it O_RDWR, `start` writes a byte); EOF or
  *                 an error there exits ZY_EXIT_ABANDONED
  *  16. fds:       everything from 3 + preserve_fds up becomes CLOEXEC; execve
@@ -156,6 +157,8 @@ struct zy_sb_rlimit {
 struct zy_sandbox {
         int sync_fd;   /* SOCK_SEQPACKET to the parent, CLOEXEC: go byte in, status records out */
         int start_fd;  /* the exec fifo opened O_RDWR by the parent, or -1: exec at once */
+        bool start_on_sync; /* start_fd -1: wait for one byte on sync_fd instead (run: the parent
+                             * has saved the container's state before anything of it runs) */
         int console_fd; /* connected console socket, or -1: no terminal */
         int preserve_fds; /* fds 3 .. 3+n-1 stay open across execve (LISTEN_FDS style) */
 

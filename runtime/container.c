@@ -285,6 +285,9 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
         if (zy_runc_sandbox_prepare(c, o, a->p.console_socket, a->p.preserve_fds, &sb, &path_buf, &console_fd) < 0)
                 goto out;
         sb.start_fd = start_fd;
+        /* run: the init waits for a byte on the sync socket once ready, sent when the state is
+         * saved, so that nothing of the container runs (and no one asks for its state) before */
+        sb.start_on_sync = a->run;
         for (size_t i = 0; i < o->n_ns_paths; i++) {
                 int fd = open(o->ns_paths[i].path, O_RDONLY | O_CLOEXEC), type = 0;
 
@@ -450,7 +453,10 @@ int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
                 goto out;
         }
 
-        /* run: the init execs at once; EOF on the sync socket says it did */
+        /* run: the state is saved, so the init may exec; EOF on the sync socket says it did (a
+         * failed write: it is gone, and the status read says how) */
+        if (write(sync[0], "s", 1) != 1)
+                debug(c, "container init gone before its start: %s", errstr(errno));
         r = zy_runc_read_status(sync[0], &status);
         if (r > 0) {
                 zy_runc_report_failure(c, o, &status);
