@@ -36,7 +36,7 @@
 #define SYS_pidfd_getfd 438
 #endif
 
-static void say(const char *fmt, ...) {
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...) {
         char line[512];
         va_list ap;
         int n;
