@@ -1799,3 +1799,231 @@ def test_sigterm_frees_deleted_tasks_still_exiting(daemons, needs_root):
         if f is not None:
             os.close(f)
         fs.close()
+
+
+# ---- another caller's latency while a call's cost lands on the daemon (issue 22) ----------------
+
+LATENCY_BOUND = 0.100  # no request of one caller may delay another by more than this
+
+
+class LatencyProbe:
+    """Another user's GetStatus, on a connection of its own, round after round in a thread while
+    an attack runs: every round trip is recorded. A round that takes 5 s is cut and counted as
+    5 s (the daemon is stalled; the rest of the test must still end)."""
+
+    CUT = 5.0
+
+    def __init__(self, d, uid=OTHER_UID, gid=OTHER_GID):
+        import threading
+        self.conn = d.connect_as(uid, gid, timeout=self.CUT)
+        self.times = []
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stop_event.is_set():
+            t0 = time.monotonic()
+            try:
+                assert self.conn.call(L + "GetStatus").parameters["version"]
+            except (socket.timeout, TimeoutError, OSError, varlink.Closed):
+                self.times.append(self.CUT)
+                return
+            self.times.append(time.monotonic() - t0)
+            self.stop_event.wait(0.01)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        self.conn.close()
+
+    def stop(self):
+        self.stop_event.set()
+        self.thread.join(self.CUT + 5)
+
+    def check(self, capsys, label):
+        """Stops the probe, prints its figures, and asserts every round under LATENCY_BOUND."""
+        self.stop()
+        assert self.times, "the probe made no round"
+        worst = max(self.times)
+        with capsys.disabled():
+            print(f"\n  [{label}] another user's GetStatus: {len(self.times)} rounds, median "
+                  f"{1000 * sorted(self.times)[len(self.times) // 2]:.1f} ms, worst {1000 * worst:.1f} ms", end="")
+        assert worst < LATENCY_BOUND, f"{label}: another user's GetStatus waited {1000 * worst:.0f} ms"
+
+
+class LingeringSocket:
+    """A TCP socket on the loopback whose close waits: SO_LINGER 40 s, its send buffer full of
+    data its peer (held here, never reading) does not take. Whoever drops its last reference
+    waits in close() until the data went out or 40 s passed; release() resets the peer, which
+    ends any such wait at once."""
+
+    def __init__(self):
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        self.client = socket.socket(socket.AF_INET, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        self.client.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        self.client.connect(self.listener.getsockname())
+        self.peer, _ = self.listener.accept()
+        self.client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 40))
+        self.client.setblocking(False)
+        try:
+            while True:
+                self.client.send(b"x" * 65536)
+        except BlockingIOError:
+            pass
+
+    def fileno(self):
+        return self.client.fileno()
+
+    def hand_over(self):
+        """Our copy goes once it was sent and before the daemon can have read it (see
+        send_stopped): the message in flight holds it, so this close is not the last, and the
+        daemon's is."""
+        os.close(self.client.detach())
+
+    def release(self):
+        # SO_LINGER 0 on the peer: its close sends a reset, which ends a lingering close
+        self.peer.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.peer.close()
+        self.listener.close()
+        if self.client.fileno() >= 0:
+            self.client.close()
+
+
+def send_stopped(d, sock, data, fds, lingering):
+    """sendmsg(data, fds) to the daemon while it is stopped, and our copies of the lingering
+    sockets closed before it goes on: whatever it does with them, its release is the last."""
+    os.kill(d.proc.pid, signal.SIGSTOP)
+    try:
+        try:
+            sendmsg_fds(sock, data, fds)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        for ling in lingering:
+            ling.hand_over()
+    finally:
+        os.kill(d.proc.pid, signal.SIGCONT)
+
+
+def lingering_fd_attack(d, capsys, label, n_fds, position, sender=None, probe=None):
+    """One message of n_fds fds (GetStatus, which takes none) whose fd at index position is a
+    LingeringSocket, the rest /dev/null, while another user's GetStatus is timed. The sender
+    gets an error (the message is refused, or its connection dropped) and every other caller is
+    served within LATENCY_BOUND. Returns the sender's reply (None if it was dropped unanswered)."""
+    ling = LingeringSocket()
+    fds = devnull_fds(n_fds - 1)
+    fds.insert(position, ling.fileno())
+    s = sender or raw_socket(d)
+    c = varlink.Connection(sock=s) if sender is None else sender
+    sock = c.sock
+    r = None
+    try:
+        send_stopped(d, sock, msg(L + "GetStatus"), fds, [ling])
+        with probe or LatencyProbe(d) as probe:
+            sock.settimeout(LatencyProbe.CUT + 2)
+            try:
+                r = c.recv()
+            except (varlink.Closed, ConnectionResetError, socket.timeout, TimeoutError):
+                r = None  # dropped unanswered, or the daemon stalled (the probe tells)
+            # the daemon drops the last reference in this time, or after the connection closes
+            c.at_eof(2)
+            probe.stop_event.wait(1.0)
+            probe.check(capsys, label)
+    finally:
+        close_all(fds[:position] + fds[position + 1:])
+        ling.release()
+        c.close()
+    assert d.alive()
+    return r
+
+
+def test_lingering_socket_as_the_65th_fd(daemon, capsys):
+    """A message with 65 fds, the 65th a TCP socket lingering on unsent data: with room for only
+    64, recvmsg itself dropped the 65th, and its close waited 40 s in the daemon's one thread.
+    Every fd is taken (room for the kernel's 253) and closed by the closer: LimitExceeded "fds",
+    and another user's GetStatus stays under 100 ms."""
+    r = lingering_fd_attack(daemon, capsys, "lingering socket as the 65th fd", 65, 64)
+    assert r is not None and r.error == LIMIT and r.parameters == {"limit": "fds", "max": 64}, r and dict(r)
+
+
+@pytest.mark.parametrize("position", [64, 170, 252])
+def test_lingering_socket_among_253_fds(daemon, capsys, position):
+    """The most one message can carry (SCM_MAX_FD, 253), one of them a lingering TCP socket."""
+    r = lingering_fd_attack(daemon, capsys, f"lingering socket as fd {position + 1} of 253", 253, position)
+    assert r is not None and r.error == LIMIT and r.parameters == {"limit": "fds", "max": 64}, r and dict(r)
+
+
+def test_lingering_socket_sent_after_the_message(daemon, capsys):
+    """The fds come after a message the daemon refuses and drops the connection for: they are
+    never read, and closing the connection releases them (the queue's last reference). The
+    sink closes such a socket, never the daemon's thread."""
+    ling = LingeringSocket()
+    s = raw_socket(daemon)
+    s.setsockopt(socket.SOL_SOCKET, 32, 1 << 20)  # SO_SNDBUFFORCE: all of it queued at once
+    c = varlink.Connection(sock=s)
+    try:
+        # Both queued while the daemon is stopped, so that it reads the first and never the
+        # second: 64 KiB with no NUL (a message too long: refused, the connection dropped),
+        # then one byte with the fd.
+        os.kill(daemon.proc.pid, signal.SIGSTOP)
+        try:
+            s.sendall(b" " * (64 * 1024))
+            sendmsg_fds(s, b" ", [ling.fileno()])
+            ling.hand_over()
+        finally:
+            os.kill(daemon.proc.pid, signal.SIGCONT)
+        with LatencyProbe(daemon) as probe:
+            s.settimeout(LatencyProbe.CUT + 2)
+            r = c.recv()
+            assert r.error == LIMIT and r.parameters.get("limit") == "message", dict(r)
+            c.at_eof(2)
+            probe.stop_event.wait(1.0)
+            probe.check(capsys, "lingering socket queued on a dropped connection")
+    finally:
+        ling.release()
+        c.close()
+    assert daemon.alive()
+
+
+def test_lingering_socket_from_a_refused_uid(daemons, needs_root, capsys):
+    """A uid whose fds hold 8 closer helpers (FUSE files whose FLUSH its server holds) is refused
+    fds: recvmsg with no room for them had the kernel drop them in the daemon's thread. Its next
+    message, with a lingering TCP socket, is refused unread (LimitExceeded fdsHeldInClose) and
+    its connection, the socket still queued in it, goes to the sink; another user's GetStatus
+    stays under 100 ms."""
+    d = daemons(tier="load")
+    conns = varlink.connect_many_as(d.socket, NOBODY, NOGROUP, 3, timeout=10)
+    probe = LatencyProbe(d)  # its connection made before the FUSE server runs (no fork then)
+    fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH])
+    files = []
+    try:
+        files = [os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC) for _ in range(10)]
+        sendmsg_fds(conns[0].sock, msg(L + "GetStatus"), files)
+        assert conns[0].recv().error == INVALID
+        wait_for(lambda: fs.n_held >= 10, "zygoted's ten FLUSHes held", timeout=30)
+
+        def refused():  # on one connection: an fd taken gets InvalidParameter, and it stays
+            fds = devnull_fds(1)
+            try:
+                sendmsg_fds(conns[1].sock, msg(L + "GetStatus"), fds)
+                r = conns[1].recv()
+            finally:
+                close_all(fds)
+            return r.error == LIMIT and r.parameters.get("limit") == "fdsHeldInClose"
+        wait_for(refused, "the uid's fds refused", timeout=30)
+        r = lingering_fd_attack(d, capsys, "lingering socket from a refused uid", 1, 0, sender=conns[2],
+                                probe=probe)
+        assert r is not None and r.error == LIMIT and r.parameters == {"limit": "fdsHeldInClose", "max": 8}, \
+            r and dict(r)
+    finally:
+        fs.release.set()
+        close_all(files)
+        fs.close()
+        probe.conn.close()
+        for c in conns:
+            c.close()
