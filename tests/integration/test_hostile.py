@@ -2027,3 +2027,172 @@ def test_lingering_socket_from_a_refused_uid(daemons, needs_root, capsys):
         probe.conn.close()
         for c in conns:
             c.close()
+
+
+# ---- GetFilter's compile off the loop (issue 22) -------------------------------------------------
+
+def syscall_names():
+    """Every syscall name of this machine's architecture (x86_64), from the kernel's headers."""
+    names = []
+    try:
+        with open("/usr/include/x86_64-linux-gnu/asm/unistd_64.h") as f:
+            for line in f:
+                m = re.match(r"#define __NR_(\w+) \d+", line)
+                if m:
+                    names.append(m.group(1))
+    except FileNotFoundError:
+        pass
+    if os.uname().machine != "x86_64" or len(names) < 300:
+        pytest.skip("needs x86_64's syscall names (linux-libc-dev)")
+    return names
+
+
+def expensive_object(entries, args, arches, tag="", names_per=1):
+    """An OCI seccomp object made to keep libseccomp busy: `entries` entries of `names_per`
+    syscalls each, every one comparing `args` arguments, for `arches` architectures. Its
+    complexity is entries * names_per * args * arches argument comparisons (filter-cache.h)."""
+    names = syscall_names()
+    syscalls = [{"names": [names[(i * names_per + k) % len(names)] for k in range(names_per)],
+                 "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
+                 "args": [{"index": a, "value": 1000 + i + a, "op": "SCMP_CMP_NE"} for a in range(args)]}
+                for i in range(entries)]
+    syscalls.append({"names": ["getpid"], "action": "SCMP_ACT_ALLOW", "comment": f"variant {tag}"})
+    return {"defaultAction": "SCMP_ACT_ALLOW",
+            "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"][:arches],
+            "syscalls": syscalls}
+
+
+# under the bound (1024 argument comparisons), each a few hundred ms to seconds of libseccomp
+EXPENSIVE = [
+    ("many rules", (340, 1, 3, 1)),           # 1020: about 0.7 s here; compiles
+    ("many names", (56, 6, 1, 3)),            # 1008
+    ("many args", (170, 6, 1, 1)),            # 1020: about 3 s here; then too long a program
+    ("several architectures", (56, 6, 3, 1)),  # 1008: 0.7 to 2 s here; compiles
+]
+
+
+def children_named(pid, comm):
+    out = []
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+    except OSError:
+        return out
+    for c in kids:
+        try:
+            with open(f"/proc/{c}/comm") as g:
+                if g.read().strip() == comm:
+                    out.append(int(c))
+        except OSError:
+            pass
+    return out
+
+
+@pytest.mark.parametrize("label,shape", EXPENSIVE, ids=[e[0] for e in EXPENSIVE])
+def test_expensive_filter_does_not_stall_others(daemon, capsys, label, shape):
+    """A non-root user's GetFilter with an object made expensive on purpose: compiled in the
+    daemon's thread, it held every other caller for as long as libseccomp took. The compile
+    runs in a child; another user's GetStatus stays under 100 ms throughout, and the attacker
+    gets its answer (the program, or why not)."""
+    entries, args, arches, names_per = shape
+    obj = expensive_object(entries, args, arches, tag=f"{label} {time.monotonic()}", names_per=names_per)
+    with daemon.connect_as(NOBODY, NOGROUP, timeout=60) as attacker, LatencyProbe(daemon) as probe:
+        t0 = time.monotonic()
+        attacker.send(L + "GetFilter", {"seccomp": obj})
+        r = attacker.recv()
+        took = time.monotonic() - t0
+        r.close_fds()
+        probe.stop_event.wait(0.2)
+        probe.check(capsys, f"GetFilter, {label}, answered in {1000 * took:.0f} ms")
+    assert not r.error or r.error in (INVALID, LIMIT), dict(r)
+    assert daemon.alive()
+
+
+def test_complex_object_is_refused_before_compiling(daemon, capsys):
+    """The object of the report (180 syscalls with six comparisons each on three architectures:
+    3240 comparisons; here as 60 entries of three names, to fit in a message) is refused before
+    any compile, root's as well: LimitExceeded filter_complexity with a sentence that says why,
+    at once."""
+    obj = expensive_object(60, 6, 3, names_per=3)
+    for who in ("root", "user"):
+        c = daemon.connect(timeout=10) if who == "root" else daemon.connect_as(NOBODY, NOGROUP, timeout=10)
+        with c, LatencyProbe(daemon) as probe:
+            t0 = time.monotonic()
+            e = c.call_error(L + "GetFilter", {"seccomp": obj})
+            took = time.monotonic() - t0
+            probe.check(capsys, f"complex object from {who}, refused in {1000 * took:.1f} ms")
+        assert e.error == LIMIT and e.parameters.get("limit") == "filter_complexity", dict(e)
+        assert e.parameters["max"] == 1024 and "3240 argument comparisons" in e.parameters["message"], dict(e)
+        assert took < 1.0
+
+
+def test_back_to_back_expensive_compiles_are_refused(daemon, capsys):
+    """Compile time was charged as wall time to the 10 s window the compile started in: a compile
+    started late in one window was free for the next, and the next request passed at once. Now
+    the child's CPU time is a debt the uid pays back at 1 s per 10 s: a request right after an
+    expensive one is refused (LimitExceeded compile_time_per_user) whatever the window. The
+    first compile starts 1.4 s before a 10 s boundary of CLOCK_MONOTONIC (the old windows'),
+    so that it ends in the next window."""
+    import threading
+    first = expensive_object(170, 6, 1, tag="first")
+    second = expensive_object(170, 6, 1, tag="second")
+    with daemon.connect_as(NOBODY, NOGROUP, timeout=60) as c:
+        threading.Event().wait((8.6 - time.monotonic() % 10) % 10)
+        t0 = time.monotonic()
+        r = c.call(L + "GetFilter", {"seccomp": first}, check=False)
+        r.close_fds()
+        t1 = time.monotonic()
+        assert r.error != LIMIT or r.parameters.get("limit") == "compile_cpu", dict(r)
+        e = c.call(L + "GetFilter", {"seccomp": second}, check=False)
+        e.close_fds()
+        t2 = time.monotonic()
+        with capsys.disabled():
+            print(f"\n  [back to back] first answered in {1000 * (t1 - t0):.0f} ms ({r.error or 'compiled'}), "
+                  f"second in {1000 * (t2 - t1):.0f} ms ({e.error or 'compiled'})", end="")
+        assert e.error == LIMIT and e.parameters == {"limit": "compile_time_per_user", "max": 1000}, dict(e)
+    # another uid is not affected
+    with daemon.connect_as(OTHER_UID, OTHER_GID, timeout=60) as other:
+        r = other.call(L + "GetFilter", {"seccomp": expensive_object(2, 1, 1, tag="other")})
+        r.close_fds()
+
+
+def test_compile_past_its_cpu_limit_is_stopped(daemons, needs_root, capsys):
+    """A compile child past its CPU limit (RLIMIT_CPU; lowered to 1 s here through the test
+    seam ZYGOTE_FILTER_CPU_SEC) is killed, and the caller told why: LimitExceeded compile_cpu
+    with a sentence. The daemon serves on, and the child is reaped."""
+    d = daemons(env={"ZYGOTE_FILTER_CPU_SEC": "1"})
+    with d.connect(timeout=60) as c, LatencyProbe(d) as probe:
+        e = c.call_error(L + "GetFilter", {"seccomp": expensive_object(170, 6, 1, tag="cpu")})
+        probe.check(capsys, "compile past its CPU limit")
+    assert e.error == LIMIT and e.parameters.get("limit") == "compile_cpu", dict(e)
+    assert e.parameters["max"] == 1000 and "CPU time" in e.parameters["message"], dict(e)
+    wait_for(lambda: not children_named(d.proc.pid, "zygote-compile"), "the compile child reaped", timeout=10)
+
+
+def test_identical_objects_share_one_compile(daemon, capsys):
+    """Two users ask for the same expensive object at once: one compile child serves both (the
+    same program, key and hash), and a third request of one of them while it runs is not a
+    second compile. A caller that leaves has its compile killed when nobody else waits."""
+    obj = expensive_object(56, 6, 3, tag=f"shared {time.monotonic()}")
+    a = daemon.connect_as(NOBODY, NOGROUP, timeout=60)
+    b = daemon.connect_as(OTHER_UID, OTHER_GID, timeout=60)
+    try:
+        a.send(L + "GetFilter", {"seccomp": obj})
+        wait_for(lambda: children_named(daemon.proc.pid, "zygote-compile"), "a compile child", timeout=10)
+        b.send(L + "GetFilter", {"seccomp": obj})
+        with daemon.connect(timeout=5) as c:  # b's call was read once this is answered
+            c.call(L + "GetStatus")
+        assert len(children_named(daemon.proc.pid, "zygote-compile")) <= 1
+        ra, rb = a.recv(), b.recv()
+        ra.close_fds()
+        rb.close_fds()
+        assert not ra.error and not rb.error, (dict(ra), dict(rb))
+        assert ra.parameters["key"] == rb.parameters["key"] and ra.parameters["hash"] == rb.parameters["hash"]
+        # a caller that leaves: its compile goes
+        a.send(L + "GetFilter", {"seccomp": expensive_object(56, 6, 3, tag=f"left {time.monotonic()}")})
+        wait_for(lambda: children_named(daemon.proc.pid, "zygote-compile"), "a compile child", timeout=10)
+        a.close()
+        wait_for(lambda: not children_named(daemon.proc.pid, "zygote-compile"), "the compile killed", timeout=10)
+    finally:
+        a.close()
+        b.close()
