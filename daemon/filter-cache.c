@@ -128,25 +128,41 @@ void zd_filter_cache_clear(struct zd_filter_cache *c) {
         c->n_budgets = 0;
 }
 
-static struct zd_filter_budget *budget_of(struct zd_filter_cache *c, uid_t uid, uint64_t bucket, bool make) {
-        struct zd_filter_budget *stale = NULL;
+/* The debt of b at now: what was charged, less what a rate of ZD_FILTER_BUDGET_NSEC per
+ * ZD_FILTER_BUCKET_NSEC paid back since. */
+static uint64_t debt_at(const struct zd_filter_budget *b, uint64_t now) {
+        uint64_t paid = now > b->at ? (now - b->at) / (ZD_FILTER_BUCKET_NSEC / ZD_FILTER_BUDGET_NSEC) : 0;
 
-        for (size_t i = 0; i < c->n_budgets; i++) {
-                struct zd_filter_budget *b = &c->budgets[i];
-                if (b->uid == uid) {
-                        if (b->bucket != bucket)
-                                *b = (struct zd_filter_budget){ .uid = uid, .bucket = bucket };
-                        return b;
+        return b->debt_nsec > paid ? b->debt_nsec - paid : 0;
+}
+
+static struct zd_filter_budget *budget_of(struct zd_filter_cache *c, uid_t uid, uint64_t now, bool make) {
+        struct zd_filter_budget *b = NULL, *stale = NULL;
+
+        for (size_t i = 0; i < c->n_budgets && !b; i++) {
+                if (c->budgets[i].uid == uid)
+                        b = &c->budgets[i];
+                else if (!stale && debt_at(&c->budgets[i], now) == 0 && now - c->budgets[i].at >= ZD_FILTER_BUCKET_NSEC)
+                        stale = &c->budgets[i];
+        }
+        if (b) {
+                /* brought up to date without losing the remainder of the division */
+                uint64_t paid = now > b->at ? (now - b->at) / (ZD_FILTER_BUCKET_NSEC / ZD_FILTER_BUDGET_NSEC) : 0;
+                if (paid >= b->debt_nsec) {
+                        b->debt_nsec = 0;
+                        b->at = now > b->at ? now : b->at;
+                } else {
+                        b->debt_nsec -= paid;
+                        b->at += paid * (ZD_FILTER_BUCKET_NSEC / ZD_FILTER_BUDGET_NSEC);
                 }
-                if (b->bucket != bucket && !stale)
-                        stale = b;
+                return b;
         }
         if (!make)
                 return NULL;
         if (!stale && c->n_budgets < ZD_FILTER_BUDGET_UIDS)
                 stale = &c->budgets[c->n_budgets++];
         if (stale)
-                *stale = (struct zd_filter_budget){ .uid = uid, .bucket = bucket };
+                *stale = (struct zd_filter_budget){ .uid = uid, .at = now };
         return stale;
 }
 
@@ -155,10 +171,10 @@ int zd_filter_budget_check(struct zd_filter_cache *c, uid_t uid, uint64_t now_ns
 
         if (uid == 0)
                 return 0;
-        b = budget_of(c, uid, now_nsec / ZD_FILTER_BUCKET_NSEC, true);
+        b = budget_of(c, uid, now_nsec, true);
         if (!b)
                 return -EUSERS;
-        return b->used_nsec >= ZD_FILTER_BUDGET_NSEC ? -EDQUOT : 0;
+        return b->debt_nsec >= ZD_FILTER_BUDGET_NSEC ? -EDQUOT : 0;
 }
 
 void zd_filter_budget_charge(struct zd_filter_cache *c, uid_t uid, uint64_t now_nsec, uint64_t nsec) {
@@ -166,7 +182,21 @@ void zd_filter_budget_charge(struct zd_filter_cache *c, uid_t uid, uint64_t now_
 
         if (uid == 0)
                 return;
-        b = budget_of(c, uid, now_nsec / ZD_FILTER_BUCKET_NSEC, false);
+        b = budget_of(c, uid, now_nsec, false);
         if (b)
-                b->used_nsec += nsec;
+                b->debt_nsec = b->debt_nsec + nsec < b->debt_nsec ? UINT64_MAX : b->debt_nsec + nsec;
+}
+
+uint64_t zd_filter_complexity(size_t n_arches, const size_t *names, const size_t *args, size_t n_rules) {
+        uint64_t sum = 0;
+
+        for (size_t i = 0; i < n_rules; i++) {
+                uint64_t k;
+                if (__builtin_mul_overflow((uint64_t) names[i], (uint64_t) args[i], &k) ||
+                    __builtin_add_overflow(sum, k, &sum))
+                        return UINT64_MAX;
+        }
+        if (__builtin_mul_overflow(sum, (uint64_t) (n_arches ? n_arches : 1), &sum))
+                return UINT64_MAX;
+        return sum;
 }

@@ -27,12 +27,32 @@
 
 #define ZD_FILTER_CACHE_MAX 256
 #define ZD_FILTER_CACHE_PER_UID 16
-/* Compile time a non-root uid may spend per bucket (wall time: the daemon serves nobody else
- * while it compiles), and the bucket's length. */
+/* Compile time a non-root uid may spend: CPU time of its compile children, as a debt that is
+ * paid back at ZD_FILTER_BUDGET_NSEC per ZD_FILTER_BUCKET_NSEC. A compile may start while the
+ * debt is under ZD_FILTER_BUDGET_NSEC; what it cost is charged when it ends, whatever its
+ * length, so one expensive compile keeps its uid out for as long as it takes to pay back. */
 #define ZD_FILTER_BUDGET_NSEC 1000000000ULL
 #define ZD_FILTER_BUCKET_NSEC 10000000000ULL
-/* uids whose budget is tracked in one bucket; beyond that, compiles for new uids wait. */
+/* uids whose debt is tracked at once (a uid's slot is free again once its debt is paid and a
+ * bucket passed since its last compile); beyond that, compiles for new uids wait. */
 #define ZD_FILTER_BUDGET_UIDS 128
+
+/* What an object may ask of the compiler, before it is compiled (root included): argument
+ * comparisons, each syscall name of an entry counted once per argument it compares, once per
+ * architecture the filter holds. libseccomp's time grows with the square of it: 1080 (60
+ * entries of 6 comparisons on 3 architectures) took 2 s of CPU on the test machine. */
+#define ZD_FILTER_ARG_CMP_MAX 1024
+
+/* A compile runs in a child (filter-compile.c): its CPU time (RLIMIT_CPU; past it, LimitExceeded
+ * compile_cpu), its wall-clock time (killed past it: LimitExceeded compile_wall_time), and
+ * how many run at once: in all, for all non-root uids together (so that root's always has a
+ * place), and for one non-root uid (a compile already running for the same object is shared,
+ * never counted again). */
+#define ZD_FILTER_CPU_SEC 5
+#define ZD_FILTER_WALL_SEC 20
+#define ZD_FILTER_COMPILES_MAX 4
+#define ZD_FILTER_COMPILES_USERS_MAX 3
+#define ZD_FILTER_COMPILES_PER_UID 1
 
 struct zd_filter {
         uint8_t key[ZY_SHA256_DIGEST_SIZE];
@@ -48,12 +68,15 @@ struct zd_filter {
 
 struct zd_filter_budget {
         uid_t uid;
-        uint64_t bucket;   /* now / ZD_FILTER_BUCKET_NSEC when last charged */
-        uint64_t used_nsec;
+        uint64_t at;        /* when debt_nsec was last brought up to date */
+        uint64_t debt_nsec; /* CPU time charged and not yet paid back */
 };
+
+struct zd_filter_compile; /* filter.c's: a compile running in a child */
 
 struct zd_filter_cache {
         struct zd_filter *newest, *oldest;
+        struct zd_filter_compile *compiling; /* filter.c's list; not touched here */
         size_t n;
         struct zd_filter_budget budgets[ZD_FILTER_BUDGET_UIDS];
         size_t n_budgets;
@@ -80,10 +103,14 @@ size_t zd_filter_cache_count(const struct zd_filter_cache *c, uid_t uid);
 
 void zd_filter_cache_clear(struct zd_filter_cache *c);
 
-/* Whether uid may compile now (now_nsec: CLOCK_MONOTONIC). 0 for root and for a uid under its
- * budget; -EDQUOT when uid spent its budget in this bucket; -EUSERS when ZD_FILTER_BUDGET_UIDS
- * other uids compiled in this bucket already. */
+/* Whether uid may compile now (now_nsec: CLOCK_MONOTONIC). 0 for root and for a uid whose debt
+ * is under ZD_FILTER_BUDGET_NSEC; -EDQUOT when it is not; -EUSERS when ZD_FILTER_BUDGET_UIDS
+ * other uids hold a slot. */
 int zd_filter_budget_check(struct zd_filter_cache *c, uid_t uid, uint64_t now_nsec);
 
-/* Charges nsec of compile time to uid (nothing for root; nothing when the check refused it). */
+/* Charges nsec of CPU time to uid (nothing for root; nothing when the check refused it). */
 void zd_filter_budget_charge(struct zd_filter_cache *c, uid_t uid, uint64_t now_nsec, uint64_t nsec);
+
+/* The complexity of an object (see ZD_FILTER_ARG_CMP_MAX): n_arches architectures, and per
+ * entry of "syscalls" its number of names and of argument comparisons. Saturates. */
+uint64_t zd_filter_complexity(size_t n_arches, const size_t *names, const size_t *args, size_t n_rules);

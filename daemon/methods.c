@@ -477,4 +477,5 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
 void zd_methods_disconnect(void *userdata, struct zd_conn *c) {
         zd_spawn_drop_conn(userdata, c);
         zd_task_drop_conn(userdata, c);
+        zd_filter_drop_conn(userdata, c);
 }

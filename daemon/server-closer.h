@@ -17,7 +17,25 @@ struct zd_closer {
         int error;                    /* why there are no helpers: a negative errno, or 0 */
         ev_io watch;                  /* the helpers' acks */
         ev_timer timer;               /* the deadline of the oldest fd handed over */
+        /* The sink: one process, not sharing the fd table, that closes the connection sockets
+         * whose receive queue still holds a caller's unread data (and with it, maybe, fds the
+         * daemon never took). See server-closer.c. */
+        bool sink_alive;              /* sink_fd and sink_pidfd hold only while it is */
+        int sink_fd;                  /* our end of its socket */
+        int sink_error;               /* why it went: a negative errno, or 0 */
+        bool sink_commit_owed;        /* the last socket sent is ours closed, the sink not told yet */
+        int sink_pidfd;
+        ev_io sink_watch;             /* its socket writable again, or the sink gone */
+        ev_io sink_exit;
+        int *sink_queue;              /* sockets waiting while the sink's socket is full */
+        size_t n_sink_queue;
 };
+
+/* The most fds one message can carry on a Unix socket (the kernel's SCM_MAX_FD): every read
+ * leaves room for that many, so that the kernel never drops an fd in the daemon's thread. */
+#define ZD_SCM_MAX_FD 253
+/* Connection sockets that may wait for the sink; past that they go to the helpers. */
+#define ZD_SINK_QUEUE_MAX 1024
 
 /* Starts the helpers and watches them on loop. A negative errno when none can start. */
 int zd_closer_start(struct zd_closer *c, struct ev_loop *loop);
@@ -32,5 +50,10 @@ bool zd_closer_may_take(const struct zd_closer *c, uid_t uid);
 /* Before a fork: waits (a bounded time) until no fd handed over is still in the fd table
  * (closed, or its helper is inside close() for it): common/fd-closer.h. 0, or why it could not. */
 int zd_closer_settle(struct zd_closer *c);
+/* Closes one of the daemon's own connection sockets whose receive queue is not empty: the
+ * kernel then releases what is queued there, a caller's fds among it, and the last close of one
+ * of them may wait (a TCP socket lingering on unsent data). That happens in the sink, or, with
+ * no sink, in a helper as a caller fd of uid. Never waits. */
+void zd_closer_sink(struct zd_closer *c, int fd, uid_t uid);
 /* Stops watching them and lets them go once their work is done; nothing without helpers. */
 void zd_closer_stop(struct zd_closer *c);

@@ -13,7 +13,9 @@
  * call (every varlink client does). A malformed message drops that peer, never the daemon.
  */
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <syslog.h>
@@ -281,24 +283,44 @@ static int conn_read(struct zd_conn *c) {
                         c->in = p;
                         c->in_size = n;
                 }
+                /* Room for every fd one message can carry: fds that do not fit, the kernel
+                 * releases inside recvmsg, in this thread, and the last release of one may wait
+                 * (a TCP socket lingering on unsent data). All of them go to the closer. */
                 union {
                         struct cmsghdr align;
-                        char buf[CMSG_SPACE(sizeof(int) * ZY_FDS_MAX)];
+                        char buf[CMSG_SPACE(sizeof(int) * ZD_SCM_MAX_FD)];
                 } control;
                 struct iovec iov = { .iov_base = c->in + c->in_len, .iov_len = c->in_size - c->in_len };
-                /* A uid whose fds hold up too many closer helpers (FLUSHes its FUSE server does not
-                 * answer) passes none: the kernel drops them unread, without a close. */
-                bool take = zd_closer_may_take(&c->s->closer, c->cred.uid);
                 struct msghdr mh = {
                         .msg_iov = &iov, .msg_iovlen = 1,
-                        .msg_control = control.buf, .msg_controllen = take ? sizeof(control.buf) : 0,
+                        .msg_control = control.buf, .msg_controllen = sizeof(control.buf),
                 };
-                ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-                if (n < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
-                                return 0;
-                        return -ECONNRESET;
+                /* A uid whose fds hold up too many closer helpers (closes that do not return)
+                 * passes none. Its fds are not even taken in: a look first (MSG_PEEK with no
+                 * room, which stops where the first fds are and releases nothing but extra
+                 * references) says whether the read would bring any; if so the connection is
+                 * refused with them still queued in it, and the sink closes it. */
+                bool refused = false;
+                if (!zd_closer_may_take(&c->s->closer, c->cred.uid)) {
+                        struct msghdr peek = { .msg_iov = &iov, .msg_iovlen = 1 };
+                        ssize_t k = recvmsg(c->fd, &peek, MSG_DONTWAIT | MSG_PEEK);
+                        if (k < 0)
+                                return errno == EAGAIN || errno == EINTR ? 0 : -ECONNRESET;
+                        if (peek.msg_flags & MSG_CTRUNC)
+                                refused = true;
+                        else
+                                iov.iov_len = (size_t) k; /* no further: what comes next may bring fds */
                 }
+                ssize_t n = 0;
+                if (!refused) {
+                        n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                        if (n < 0) {
+                                if (errno == EAGAIN || errno == EINTR)
+                                        return 0;
+                                return -ECONNRESET;
+                        }
+                } else
+                        mh.msg_controllen = 0;
                 bool bad = false;
                 for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
                         if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
@@ -322,10 +344,9 @@ static int conn_read(struct zd_conn *c) {
                                 }
                         }
                 }
-                bool refused = (mh.msg_flags & MSG_CTRUNC) && !take;
                 if (mh.msg_flags & MSG_CTRUNC)
-                        bad = true; /* more fds than we take: the kernel closed the rest */
-                if (bad) {
+                        bad = true; /* the daemon out of fds (EMFILE): the kernel released the rest */
+                if (bad || refused) {
                         /* Tell the caller why, then drop it: its fd stream is out of step. */
                         conn_drop_fds(c);
                         if (refused)
@@ -470,6 +491,21 @@ static void on_partial_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
         conn_close(c);
 }
 
+/* Our end of a connection goes. Its receive queue may still hold what the caller sent after the
+ * message we acted on, fds among it, which the socket's last close releases (and such a release
+ * may wait: a TCP socket lingering on unsent data). Shut for reading first, so that nothing more
+ * can be queued (a sender gets EPIPE); then an empty queue is closed here, and one that is not
+ * goes to the sink (server-closer.h). */
+static void conn_release_socket(struct zd_conn *c) {
+        int queued = 0;
+
+        (void) shutdown(c->fd, SHUT_RD);
+        if (ioctl(c->fd, SIOCINQ, &queued) < 0 || queued > 0)
+                zd_closer_sink(&c->s->closer, TAKE_FD(c->fd), c->cred.uid);
+        else
+                c->fd = safe_close(c->fd);
+}
+
 static void conn_close(struct zd_conn *c) {
         if (c->dead)
                 return;
@@ -480,7 +516,7 @@ static void conn_close(struct zd_conn *c) {
         ev_idle_stop(s->loop, &c->kick);
         if (s->on_disconnect)
                 s->on_disconnect(s->userdata, c);
-        c->fd = safe_close(c->fd);
+        conn_release_socket(c);
         conn_drop_fds(c);
         if (c->prev)
                 c->prev->next = c->next;

@@ -468,6 +468,12 @@ void fz_end(int client) {
          * partial-message timer must end it. No time passes here: fire those timers as 10 s
          * would. */
         for (unsigned round = 0; round < 256; round++) {
+                /* A GetFilter compile runs in a child (filter.c), which holds a copy of this
+                 * process's fd table, the client's end too, until it drops what it does not
+                 * keep: its answer, and the connection's EOF, come when it ends (its deadline
+                 * bounds the wait). */
+                while (d.filters.compiling)
+                        ev_run(d.loop, EVRUN_ONCE);
                 fz_exit_all();
                 fz_pump(-1);
                 if (zd_server_expire_partial(&d.server))

@@ -36,11 +36,12 @@ L = "io.zygote.Launcher."
 
 
 CLOSER_COMM = "zygote-closer"
+SINK_COMM = "zygote-sink"  # daemon/server-closer.c: closes connection sockets with unread fds
 
 
 def children(pid):
     """The daemon's children but its fd closers (common/fd-closer.h: helpers that share its fd
-    table and close callers' fds): {pid: (state, comm)}."""
+    table and close callers' fds) and its sink: {pid: (state, comm)}."""
     out = {}
     with open(f"/proc/{pid}/task/{pid}/children") as f:
         for c in f.read().split():
@@ -50,7 +51,7 @@ def children(pid):
             except OSError:  # gone meanwhile (ENOENT, or ESRCH while reading)
                 continue
             comm = stat[stat.index("(") + 1:stat.rindex(")")]
-            if comm == CLOSER_COMM:
+            if comm in (CLOSER_COMM, SINK_COMM):
                 continue
             out[int(c)] = (stat[stat.rindex(")") + 2], comm)
     return out

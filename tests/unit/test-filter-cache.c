@@ -152,16 +152,50 @@ static void test_budget(void **state) {
         assert_int_equal(zd_filter_budget_check(&c, 1001, t + 2), 0);
         zd_filter_budget_charge(&c, 0, t, 100 * ZD_FILTER_BUDGET_NSEC);
         assert_int_equal(zd_filter_budget_check(&c, 0, t + 2), 0);
-        /* The next bucket starts afresh. */
+        /* Paid back at the rate of the budget per bucket. */
         assert_int_equal(zd_filter_budget_check(&c, 1000, t + ZD_FILTER_BUCKET_NSEC), 0);
 
-        /* More uids in one bucket than the table tracks: the next one waits for the next bucket. */
-        t = 7 * ZD_FILTER_BUCKET_NSEC;
+        /* More uids at once than the table tracks: the next one waits until a slot is a bucket
+         * old and paid back. */
+        t = 8 * ZD_FILTER_BUCKET_NSEC;
         for (uid_t u = 2000; u < 2000 + ZD_FILTER_BUDGET_UIDS; u++)
                 assert_int_equal(zd_filter_budget_check(&c, u, t), 0);
         assert_int_equal(zd_filter_budget_check(&c, 5000, t), -EUSERS);
         assert_int_equal(zd_filter_budget_check(&c, 5000, t + ZD_FILTER_BUCKET_NSEC), 0);
         zd_filter_cache_clear(&c);
+}
+
+/* One compile that cost 5 s of CPU keeps its uid out until 4 s of it are paid back (40 s), across
+ * any bucket boundary: the window a compile started in does not matter. */
+static void test_expensive_compile_is_paid_back(void **state) {
+        struct zd_filter_cache c = {};
+        uint64_t t = 3 * ZD_FILTER_BUCKET_NSEC - 1; /* just before a boundary */
+        uint64_t rate = ZD_FILTER_BUCKET_NSEC / ZD_FILTER_BUDGET_NSEC;
+
+        assert_int_equal(zd_filter_budget_check(&c, 1000, t), 0);
+        zd_filter_budget_charge(&c, 1000, t + 2, 5 * ZD_FILTER_BUDGET_NSEC);
+        assert_int_equal(zd_filter_budget_check(&c, 1000, t + 3), -EDQUOT);
+        assert_int_equal(zd_filter_budget_check(&c, 1000, t + ZD_FILTER_BUCKET_NSEC), -EDQUOT);
+        assert_int_equal(zd_filter_budget_check(&c, 1000, t + 2 + 4 * ZD_FILTER_BUDGET_NSEC * rate - rate), -EDQUOT);
+        assert_int_equal(zd_filter_budget_check(&c, 1000, t + 2 + 4 * ZD_FILTER_BUDGET_NSEC * rate + rate), 0);
+        zd_filter_cache_clear(&c);
+}
+
+static void test_complexity(void **state) {
+        size_t names[] = { 1, 1, 3, 400 }, args[] = { 6, 6, 2, 0 };
+        size_t huge[] = { SIZE_MAX, SIZE_MAX };
+
+        assert_int_equal(zd_filter_complexity(3, names, args, 4), 3 * (6 + 6 + 6 + 0));
+        assert_int_equal(zd_filter_complexity(0, names, args, 4), 18); /* at least one */
+        assert_int_equal(zd_filter_complexity(3, names, args, 0), 0);
+        assert_true(zd_filter_complexity(16, huge, huge, 2) == UINT64_MAX);
+        /* the object of issue 22 (about 180 entries of six comparisons, three architectures) */
+        size_t n180[180], a180[180];
+        for (size_t i = 0; i < 180; i++)
+                n180[i] = 1, a180[i] = 6;
+        assert_true(zd_filter_complexity(3, n180, a180, 180) > ZD_FILTER_ARG_CMP_MAX);
+        /* a container engine's default profile: a few comparisons */
+        assert_true(zd_filter_complexity(3, names + 2, args + 2, 2) <= ZD_FILTER_ARG_CMP_MAX);
 }
 
 int main(void) {
@@ -171,6 +205,8 @@ int main(void) {
                 cmocka_unit_test(test_global_limit_spares_root),
                 cmocka_unit_test(test_root_use_protects_a_user_entry),
                 cmocka_unit_test(test_budget),
+                cmocka_unit_test(test_expensive_compile_is_paid_back),
+                cmocka_unit_test(test_complexity),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
