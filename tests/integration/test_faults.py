@@ -71,9 +71,10 @@ def helper_pids(d):
     return reference_pids(d) | init_pids(d)
 
 
-def no_zombies(d):
-    """Every child of the daemon other than its references and inits has been reaped (waited on a
-    condition: the daemon reaps on its pidfd events)."""
+def untracked_after(d, timeout):
+    """Waits up to timeout s for every child of the daemon other than its references and inits
+    to be reaped (a condition: the daemon reaps on its pidfd events); returns those still there,
+    {pid: (state, name)}: a zombie among them is one the daemon did not reap."""
     refs = helper_pids(d)
     left = {}
 
@@ -82,11 +83,17 @@ def no_zombies(d):
         left.update({p: s for p, s in children(d.proc.pid).items() if p not in refs})
         return not left
     try:
-        wait_for(clean, "the daemon's children to be only its references", timeout=30)
+        wait_for(clean, "the daemon's children to be only its references", timeout=timeout)
     except AssertionError:
-        # what is still there at the end, with its state: a zombie is one the daemon did not reap
-        raise AssertionError(f"after 30 s the daemon still has children besides its references {sorted(refs)}: "
-                             f"{left}; its log ends: {d.log()[-1500:]}") from None
+        pass  # the caller says what it expected
+    return left
+
+
+def no_zombies(d):
+    """Every child of the daemon other than its references and inits has been reaped."""
+    left = untracked_after(d, 30)
+    assert not left, (f"after 30 s the daemon still has children besides its references "
+                      f"{sorted(helper_pids(d))}: {left}; its log ends: {d.log()[-1500:]}")
 
 
 def spawn_true(conn, argv=("/bin/true",), profile=None):
@@ -197,17 +204,7 @@ def test_reference_death_mid_spawn_runs_once(daemons, needs_root, capsys, tmp_pa
             tracer.kill()
         tracer.wait()
     # The lost worker is killed and reaped on its pidfd's event, which may come after the reply.
-    refs = helper_pids(daemon)
-    untracked = {}
-
-    def reaped():
-        untracked.clear()
-        untracked.update({p: s for p, s in children(daemon.proc.pid).items() if p not in refs})
-        return not untracked
-    try:
-        wait_for(reaped, "the lost worker reaped", timeout=10)
-    except AssertionError:
-        pass  # reported below, with the runs
+    untracked = untracked_after(daemon, 10)  # reported below, with the runs
     runs = out.read_text().split()
     with capsys.disabled():
         print(f"\n  [reference death mid-spawn] tier {first.get('tier')}; the command ran {len(runs)} times; "
