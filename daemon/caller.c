@@ -392,7 +392,10 @@ static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct zy_sch
         if (nice == -1 && errno != 0)
                 return negative_errno();
         ioprio = (int) syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, pid);
-        if (ioprio < 0)
+        /* ENOSYS: a kernel without the block layer has no I/O priorities: none to carry */
+        if (ioprio < 0 && errno == ENOSYS)
+                ioprio = 0;
+        else if (ioprio < 0)
                 return negative_errno();
         policy = sched_getscheduler(pid);
         if (policy < 0 || sched_getparam(pid, &sp) < 0)

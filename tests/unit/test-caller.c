@@ -354,6 +354,40 @@ static void test_sched(void **state) {
         peer_stop(&p);
 }
 
+/* A kernel without the block layer has no ioprio_get (ENOSYS): there is no I/O priority to carry,
+ * and reading the rest of the scheduling still works (the guest kernel of the kernel lane is
+ * one). Forced here with a filter that answers ENOSYS to ioprio_get alone. */
+static void test_sched_without_ioprio(void **state) {
+        struct sock_filter insns[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioprio_get, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { .len = sizeof(insns) / sizeof(insns[0]), .filter = insns };
+        int status;
+        pid_t pid;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct zy_sched s = {};
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0 ||
+                    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                        _exit(3);
+                if (syscall(SYS_ioprio_get, 1, 0) >= 0 || errno != ENOSYS)
+                        _exit(4); /* the filter does not do what this test needs */
+                _exit(zd_caller_own_sched(&s) == 0 && s.ioprio == 0 ? 0 : 1);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* Root: its capability sets now, and its ids and groups. */
 static void test_caps(void **state) {
         struct zd_caller c = ZD_CALLER_INIT;
@@ -520,6 +554,7 @@ int main(void) {
                 tu_test(test_cgroup),
                 tu_test(test_cgroup_subtree_mount),
                 tu_test(test_sched),
+                tu_test(test_sched_without_ioprio),
                 tu_test(test_caps),
                 tu_test(test_thread_filter),
                 tu_test(test_thread_uid),
