@@ -735,6 +735,36 @@ static int read_cgroups(int proc_fd, struct zd_caller *c) {
         return 0;
 }
 
+int zd_caller_read_ids(int conn_fd, const struct ucred *cr, uid_t *ret_uid, gid_t *ret_gid) {
+        _cleanup_close_ int proc_fd = -EBADF, pidfd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        bool check_uid = false;
+        uint64_t uid, gid, v;
+        char path[32];
+        pid_t pid;
+        int r;
+
+        r = open_peer(conn_fd, cr, &pidfd, &pid, &check_uid);
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof(path), "/proc/%d", (int) pid);
+        proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        r = read_proc(proc_fd, "status", &text);
+        if (r < 0)
+                return r == -ENOENT ? -ESRCH : r;
+        if (check_uid && (field_number(text, "Uid", 0, 10, &v) < 0 || v != cr->uid))
+                return -ESRCH; /* not the process that connected */
+        if ((r = field_number(text, "Uid", 1, 10, &uid)) < 0 || (r = field_number(text, "Gid", 1, 10, &gid)) < 0)
+                return r;
+        if (pidfd_kill(pidfd, 0) == -ESRCH) /* gone: its number may be another's now */
+                return -ESRCH;
+        *ret_uid = (uid_t) uid;
+        *ret_gid = (gid_t) gid;
+        return 0;
+}
+
 int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *c) {
         _cleanup_close_ int proc_fd = -EBADF;
         bool check_uid = false;

@@ -63,6 +63,11 @@ struct zd_caller {
  * state zd_caller_done() accepts. */
 int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *ret);
 
+/* The effective uid and gid of the process that connected on conn_fd, as they are now (its first
+ * thread's), found as zd_caller_read() finds it. 0, -ESRCH when it has exited, or a negative
+ * errno. For the calls other than Spawn of a connection that was root at connect. */
+int zd_caller_read_ids(int conn_fd, const struct ucred *cr, uid_t *ret_uid, gid_t *ret_gid);
+
 /* Closes the fds, frees the groups; accepts a zd_caller that was never read (ZD_CALLER_INIT). */
 void zd_caller_done(struct zd_caller *c);
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <syslog.h>
 
+#include "caller.h"
 #include "call.h"
 #include "daemon.h"
 #include "events.h"
@@ -424,6 +425,31 @@ static const struct method *find_method(const char *name) {
         return NULL;
 }
 
+/* A connection that was root at connect: the process may have dropped its uid since, and root's
+ * powers here (every task visible, Kill and Delete of anyone's, ReloadProfiles) go by what it is
+ * now, at each call. A connection that was not root keeps SO_PEERCRED's identity (the kernel
+ * lets it gain none without an exec). */
+static int acting_identity(struct zd_call *call) {
+        struct zd_conn *c = call->conn;
+        uid_t uid;
+        gid_t gid;
+        int r;
+
+        if (!zd_conn_root_at_connect(c))
+                return 0;
+        r = zd_caller_read_ids(zd_conn_fd(c), zd_conn_peer_cred(c), &uid, &gid);
+        if (r < 0) {
+                /* Not known (the process that connected has exited and another holds the
+                 * socket, or zygoted is out of fds): no one, rather than root. A uid no task has
+                 * and no permission names: what needs no one (GetStatus, GetInfo) is still
+                 * served; a Spawn reads the process itself and fails on its own. */
+                uid = (uid_t) -1;
+                gid = (gid_t) -1;
+        }
+        zd_conn_set_acting(c, uid, gid);
+        return 0;
+}
+
 /* Which method, whether this caller may call it, and its parameters (null: none). */
 static int call_prepare(struct zd_call *call, json_object *msg, const struct method **ret) {
         json_object *jm, *jp = NULL;
@@ -453,7 +479,9 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
         struct zd_call call = { .d = userdata, .conn = c, .fds = fds, .n_fds = n_fds };
         const struct method *m = NULL;
         struct zd_task *t = NULL;
-        int r = call_prepare(&call, msg, &m);
+        int r = acting_identity(&call);
+        if (r >= 0)
+                r = call_prepare(&call, msg, &m);
         if (r >= 0 && (m->flags & M_TASK))
                 r = get_task(&call, &t);
         else if (r >= 0 && (m->flags & M_NO_PARAMS))

@@ -34,7 +34,9 @@ struct zd_conn {
         ev_io io;
         ev_timer partial;
         ev_idle kick;     /* process buffered calls after an asynchronous reply */
-        struct ucred cred;
+        struct ucred cred;   /* SO_PEERCRED: who connected (the connection's limits go by it) */
+        struct ucred acting; /* who calls now: cred, or less for a root connection whose process
+                              * dropped its ids since (zd_conn_set_acting) */
         gid_t *groups;
         size_t n_groups;
         char *in;
@@ -66,11 +68,24 @@ static void conn_process(struct zd_conn *c);
 static void conn_update_events(struct zd_conn *c);
 
 bool zd_conn_is_root(const struct zd_conn *c) {
+        return c->acting.uid == 0;
+}
+
+bool zd_conn_root_at_connect(const struct zd_conn *c) {
         return c->cred.uid == 0;
 }
 
 const struct ucred *zd_conn_cred(const struct zd_conn *c) {
+        return &c->acting;
+}
+
+const struct ucred *zd_conn_peer_cred(const struct zd_conn *c) {
         return &c->cred;
+}
+
+void zd_conn_set_acting(struct zd_conn *c, uid_t uid, gid_t gid) {
+        c->acting.uid = uid;
+        c->acting.gid = gid;
 }
 
 int zd_conn_fd(const struct zd_conn *c) {
@@ -570,7 +585,7 @@ static int conn_new(struct zd_server *s, int fd, const struct ucred *cred, gid_t
                 return -ENOMEM;
         }
         c->s = s;
-        c->cred = *cred;
+        c->cred = c->acting = *cred;
         c->refs = 1;
         c->groups = groups;
         c->n_groups = n_groups;

@@ -71,7 +71,13 @@ void zd_reply(struct zd_conn *c, json_object *params, bool continues, int fd);
 /* An error reply (params taken, may be NULL); ends the call. */
 void zd_reply_error(struct zd_conn *c, const char *error, json_object *params);
 
+/* Who calls: SO_PEERCRED's, or for a root connection what its process is now (methods.c reads
+ * it at each call: zd_conn_set_acting). Ownership and every permission go by it. */
 const struct ucred *zd_conn_cred(const struct zd_conn *c);
+/* SO_PEERCRED as at connect: to find the process that connected (caller.c). */
+const struct ucred *zd_conn_peer_cred(const struct zd_conn *c);
+bool zd_conn_root_at_connect(const struct zd_conn *c);
+void zd_conn_set_acting(struct zd_conn *c, uid_t uid, gid_t gid);
 const gid_t *zd_conn_groups(const struct zd_conn *c, size_t *ret_n);
 /* The connection's socket, for what the kernel says of its peer (SO_PEERPIDFD); borrowed. */
 int zd_conn_fd(const struct zd_conn *c);

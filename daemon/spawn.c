@@ -380,7 +380,7 @@ static int spawn_read_caller(struct spawn *s) {
         struct zd_caller *c = &s->caller;
         int r;
 
-        r = zd_caller_read(zd_conn_fd(call->conn), zd_conn_cred(call->conn), c);
+        r = zd_caller_read(zd_conn_fd(call->conn), zd_conn_peer_cred(call->conn), c);
         if (r == -ESRCH)
                 return confined(call, "the process that connected has exited: what confines it, which its "
                                 "task must carry, cannot be read (spawn from the process that connects)");

@@ -618,3 +618,71 @@ def test_unprivileged_zygoted_carries_the_scheduling_it_may(daemons, needs_root,
     assert POLICY_RANK[task["policy"]] >= POLICY_RANK[caller["policy"]], f"{caller} / {task}"
     if caller["ioclass"] == 3:
         assert task["ioclass"] == 3, f"{caller} / {task}"
+
+
+def calls_after(daemon, drop, calls):
+    """Connects as root, runs drop() (same process, same connection), then makes each (method,
+    parameters) of calls; returns their replies' error names (None: answered). In a child."""
+    import json
+    rd, wr = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(rd)
+            conn = daemon.connect()
+            drop()
+            out = []
+            for method, params in calls:
+                r = conn.call("io.zygote.Launcher." + method, params, check=False)
+                r.close_fds()
+                out.append([r.error, r.parameters if r.error else None,
+                            [t["id"] for t in r.parameters.get("tasks", [])] if method == "List" and not r.error else None])
+            os.write(wr, json.dumps(out).encode())
+            code = 0
+        except BaseException as e:  # never return into pytest from the child
+            try:
+                os.write(wr, json.dumps({"crash": repr(e)}).encode())
+            except OSError:
+                pass
+        finally:
+            os._exit(code)
+    os.close(wr)
+    try:
+        got = zytest.read_all(rd, zytest.CALL_TIMEOUT)
+    finally:
+        if not zytest.pidfd_wait_exit(pid, zytest.CALL_TIMEOUT):
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    res = json.loads(got)
+    assert not isinstance(res, dict), res
+    return res
+
+
+def test_calls_other_than_spawn_use_the_callers_identity_now(daemon):
+    """A process that connected as root and then became nobody no longer has root's powers on
+    that connection: another user's (root's) task is invisible to List, and Kill, State and Delete
+    of it answer NoSuchTask; ReloadProfiles is refused; its own calls still work (GetStatus)."""
+    L = "io.zygote.Launcher."
+    with daemon.connect() as owner:
+        first = owner.call_more(L + "Spawn", {"argv": ["sleep", "1000"], "id": "roots-task"})
+        assert not first.error, dict(first)
+        first.close_fds()
+        try:
+            res = calls_after(daemon, drop_to_nobody, [
+                ("List", {}), ("State", {"id": "roots-task"}), ("Kill", {"id": "roots-task", "signal": 9}),
+                ("Delete", {"id": "roots-task"}), ("ReloadProfiles", {}), ("GetStatus", {})])
+            (lst, state, kill, delete, reload, status) = res
+            assert lst[0] is None and "roots-task" not in lst[2], lst
+            assert state[0] == L + "NoSuchTask", state
+            assert kill[0] == L + "NoSuchTask", kill
+            assert delete[0] == L + "NoSuchTask", delete
+            assert reload[0] == L + "PermissionDenied", reload
+            assert status[0] is None, status
+            # the task was left alone (asked on another connection: the owner's is in its Spawn)
+            with daemon.connect() as admin:
+                assert admin.call(L + "State", {"id": "roots-task"}).parameters["task"]["state"] == "running"
+        finally:
+            with daemon.connect() as admin:
+                admin.call(L + "Kill", {"id": "roots-task", "signal": 9}, check=False)
+            owner.recv()  # the Spawn's final reply: the exit
