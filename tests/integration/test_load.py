@@ -45,7 +45,9 @@ def load(bins, d, n, timeout):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     assert p.stdout, f"zygote-load said nothing: {p.stderr.decode(errors='replace')}"
     r = json.loads(p.stdout)
-    assert r["done"] == n and r["exit0"] == n and r["errors"] == 0, r
+    assert r["done"] == n and r["exit0"] == n and r["errors"] == 0, \
+        f"{r['errors']} errors (the first: {r.get('first_error')!r}), {r['done']} of {n} done; {r}; daemon log ends: " \
+        f"{d.log()[-800:]}"
     assert p.returncode == 0, r
     return r
 
