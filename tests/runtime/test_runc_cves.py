@@ -444,3 +444,99 @@ def test_device_modes_ignore_the_callers_umask(runc, bundle):
             assert got[p] == f"{m:o}", (oct(umask), p, r.stdout)
         for p in ("/dev/null", "/dev/zero", "/dev/tty"):
             assert got[p] == "666", (oct(umask), p, r.stdout)
+
+
+# ---- CVE-2021-30465: mount destinations through symlinks of the image -----------------------------
+
+RENAME_EXCHANGE = 2
+
+
+def renameat2_exchange(a, b):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.renameat2(-100, a.encode(), -100, b.encode(), RENAME_EXCHANGE) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), a)
+
+
+@pytest.fixture
+def host_victim(tmp_path):
+    """A host directory an escaping mount would land in (or create its target in)."""
+    d = tmp_path / "host-victim"
+    d.mkdir()
+    (d / "host-file").write_text("host\n")
+    return str(d)
+
+
+def bind_mount(source, dest):
+    return {"destination": dest, "type": "bind", "source": source, "options": ["rbind", "rw"]}
+
+
+def test_mount_destination_through_an_image_symlink_stays_inside(runc, bundle, host_victim, tmp_path):
+    """mounts[] destinations whose path in the rootfs passes through a symlink of the image that
+    points outside it (absolute, `..` past the root, a magic link of /proc): the mount lands inside
+    the rootfs, where the symlink resolves with the rootfs as "/", or the container is refused;
+    nothing is created or mounted in the host's directory."""
+    src = tmp_path / "mount-src"
+    src.mkdir()
+    (src / "from-source").write_text("source\n")
+    links = {"abs": host_victim, "up": "../../../../../../../../.." + host_victim,
+             "procroot": "/proc/self/root" + host_victim, "rootlink": "/", "fdlink": "/proc/self/fd/3"}
+    for name, target in links.items():
+        os.symlink(target, os.path.join(bundle.rootfs, name))
+    before = sorted(os.listdir(host_victim))
+    for name in links:
+        for dest in (f"/{name}/zyg-m", f"/{name}/deeper/zyg-m"):
+            bundle.config["mounts"] = [m for m in bundle.config["mounts"] if m["type"] != "bind"]
+            bundle.config["mounts"].append(bind_mount(str(src), dest))
+            bundle.set_args("sh", "-c", f"cat {dest}/from-source; ls {dest}/host-file 2>/dev/null && echo HOST; true")
+            r = runc("run", "--bundle", bundle.path, cid())
+            assert sorted(os.listdir(host_victim)) == before, (dest, os.listdir(host_victim))
+            if r.returncode == 0:
+                assert r.stdout.splitlines() == ["source"], (dest, r.stdout)
+            else:
+                assert "mount" in r.stderr, (dest, r.stderr)
+    # an ordinary symlink of the image, inside it, still works
+    os.makedirs(os.path.join(bundle.rootfs, "srv", "data"))
+    os.symlink("/srv/data", os.path.join(bundle.rootfs, "data"))
+    bundle.config["mounts"][-1] = bind_mount(str(src), "/data/zyg-m")
+    bundle.set_args("cat", "/srv/data/zyg-m/from-source")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0 and r.stdout == "source\n", (r.stdout, r.stderr)
+
+
+def test_mount_destination_swapped_to_a_symlink_during_setup(runc, bundle, host_victim, tmp_path):
+    """A component of a mount destination flips between a directory and a symlink to the host
+    (atomic rename exchange, as a second container sharing the volume did in the exploit) while
+    containers start: no run may create or mount anything in the host's directory."""
+    import threading
+    src = tmp_path / "mount-src"
+    src.mkdir()
+    (src / "from-source").write_text("source\n")
+    os.mkdir(os.path.join(bundle.rootfs, "flip"))
+    os.symlink(host_victim, os.path.join(bundle.rootfs, "flip-other"))
+    stop = threading.Event()
+    flips = [0]
+
+    def flipper():
+        a, b = os.path.join(bundle.rootfs, "flip"), os.path.join(bundle.rootfs, "flip-other")
+        while not stop.is_set():
+            renameat2_exchange(a, b)
+            flips[0] += 1
+
+    t = threading.Thread(target=flipper)
+    t.start()
+    try:
+        results = []
+        for i in range(12):
+            bundle.config["mounts"] = [m for m in bundle.config["mounts"] if m["type"] != "bind"]
+            bundle.config["mounts"].append(bind_mount(str(src), f"/flip/zyg-race-{i}"))
+            bundle.set_args("true")
+            results.append(runc("run", "--bundle", bundle.path, cid()).returncode)
+    finally:
+        stop.set()
+        t.join(timeout=30)
+    assert not t.is_alive()
+    assert flips[0] > 0
+    assert sorted(os.listdir(host_victim)) == ["host-file"], os.listdir(host_victim)
+
+
