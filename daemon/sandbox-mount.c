@@ -40,6 +40,22 @@ static int open_in_root(int root_fd, const char *path, int flags) {
         return fd < 0 ? -errno : (int) fd;
 }
 
+/* A detached copy of the mount at what fd names (with its submounts when recursive), for
+ * move_onto(); cloned from an fd, the source is what was resolved, not a path looked up again. */
+static int clone_tree(int fd, bool recursive) {
+        long t = syscall(SYS_open_tree, fd, "",
+                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0));
+
+        return t < 0 ? -errno : (int) t;
+}
+
+/* Attaches the detached mount tree on what target names. */
+static int move_onto(int tree, int target) {
+        if (syscall(SYS_move_mount, tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return -errno;
+        return 0;
+}
+
 /* "PREFIX" followed by n in decimal, without stdio. */
 int zy_sb_number_path(char *buf, size_t len, const char *prefix, unsigned n) {
         size_t np = strlen(prefix), nd = 0;
@@ -315,13 +331,27 @@ int zy_sb_setup_mounts(const struct zy_sandbox *sb, enum zy_sb_step *ret_step, i
         if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC,
                   NULL) < 0)
                 return failed(ret_step, ret_index, ZY_SB_STEP_PROPAGATION, -1, errno);
-        /* the rootfs becomes a mount point of its own: pivot_root needs one */
-        if (mount(sb->rootfs, sb->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-                return failed(ret_step, ret_index, ZY_SB_STEP_ROOTFS, -1, errno);
-        /* opened after the bind, so that it names the bind mount, where everything below goes */
-        root_fd = open(sb->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0)
-                return failed(ret_step, ret_index, ZY_SB_STEP_ROOTFS, -1, errno);
+        /* The rootfs as the runtime resolved it, once, with every symlink followed: a symlink
+         * met on the way now was swapped in since, and is refused rather than followed (it could
+         * name the host's "/"). It becomes a mount point of its own (pivot_root needs one) by a
+         * copy of its mount attached on that same fd; the copy's fd is where everything below
+         * goes, and what pivot_root turns into "/". */
+        {
+                struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+                int fd = (int) syscall(SYS_openat2, AT_FDCWD, sb->rootfs, &how, sizeof(how));
+
+                if (fd < 0)
+                        return failed(ret_step, ret_index, ZY_SB_STEP_ROOTFS, -1, errno);
+                root_fd = clone_tree(fd, true);
+                r = root_fd < 0 ? root_fd : move_onto(root_fd, fd);
+                close(fd);
+                if (r < 0) {
+                        if (root_fd >= 0)
+                                close(root_fd);
+                        return failed(ret_step, ret_index, ZY_SB_STEP_ROOTFS, -1, -r);
+                }
+        }
 
         for (size_t i = 0; i < sb->n_mounts; i++) {
                 r = do_mount(sb, root_fd, &sb->mounts[i]);
@@ -344,12 +374,13 @@ int zy_sb_setup_mounts(const struct zy_sandbox *sb, enum zy_sb_step *ret_step, i
                         return failed(ret_step, ret_index, ZY_SB_STEP_CONSOLE, -1, -r);
                 close(r);
         }
-        close(root_fd);
 
         /* pivot_root(".", ".") stacks the old root on top of the new one; detaching "." then
          * leaves only the new root, without a directory for the old one in the image */
-        if (chdir(sb->rootfs) < 0)
-                return failed(ret_step, ret_index, ZY_SB_STEP_PIVOT, -1, errno);
+        r = fchdir(root_fd) < 0 ? -errno : 0;
+        close(root_fd);
+        if (r < 0)
+                return failed(ret_step, ret_index, ZY_SB_STEP_PIVOT, -1, -r);
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return failed(ret_step, ret_index, ZY_SB_STEP_PIVOT, -1, errno);
         if (umount2(".", MNT_DETACH) < 0)

@@ -540,3 +540,54 @@ def test_mount_destination_swapped_to_a_symlink_during_setup(runc, bundle, host_
     assert sorted(os.listdir(host_victim)) == ["host-file"], os.listdir(host_victim)
 
 
+
+
+# ---- root.path a symlink ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target", ["/", "../../../../../../../..", "/proc/self/root", "/proc/1/root"])
+def test_rootfs_symlink_to_the_host_root_is_refused(runc, bundle, target):
+    """root.path is a symlink to the host's "/" (directly, by `..`, by a magic link): refused."""
+    link = os.path.join(bundle.path, "rootfs-link")
+    os.symlink(target, link)
+    bundle.config["root"]["path"] = "rootfs-link"
+    bundle.set_args("true")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode != 0
+    assert "rootfs" in r.stderr, r.stderr
+
+
+def test_rootfs_symlink_is_resolved_once(runc, bundle):
+    """root.path a symlink to another directory works; one that flips between the image and the
+    host's "/" while containers start gives each either the image or a refusal, never the host."""
+    import threading
+    with open(os.path.join(bundle.rootfs, "zyg-image-marker"), "w") as f:
+        f.write("image\n")
+    os.symlink("rootfs", os.path.join(bundle.path, "rootfs-link"))
+    bundle.config["root"]["path"] = "rootfs-link"
+    bundle.config["root"]["readonly"] = True
+    bundle.set_args("sh", "-c", "cat /zyg-image-marker || echo NOT-THE-IMAGE")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0 and r.stdout == "image\n", (r.stdout, r.stderr)
+
+    other = os.path.join(bundle.path, "rootfs-other")
+    os.symlink("/", other)
+    link = os.path.join(bundle.path, "rootfs-link")
+    stop = threading.Event()
+
+    def flipper():
+        while not stop.is_set():
+            renameat2_exchange(link, other)
+
+    t = threading.Thread(target=flipper)
+    t.start()
+    try:
+        outs = [runc("run", "--bundle", bundle.path, cid()) for _ in range(12)]
+    finally:
+        stop.set()
+        t.join(timeout=30)
+    assert not t.is_alive()
+    for r in outs:
+        if r.returncode == 0:
+            assert r.stdout == "image\n", r.stdout
+        else:
+            assert "rootfs" in r.stderr, r.stderr
