@@ -540,6 +540,98 @@ def test_mount_destination_swapped_to_a_symlink_during_setup(runc, bundle, host_
     assert sorted(os.listdir(host_victim)) == ["host-file"], os.listdir(host_victim)
 
 
+# ---- CVE-2019-16884 / CVE-2025-52881: /proc and /sys as the image makes them ----------------------
+
+@pytest.mark.parametrize("entry", ["proc", "sys"])
+@pytest.mark.parametrize("target", ["/", "..", "tmp/fake", "/tmp/fake", "etc"])
+def test_proc_and_sys_on_an_image_symlink_are_refused(runc, bundle, entry, target):
+    """The image makes /proc or /sys a symlink (to its root, past it, to a directory of its own): the
+    runtime must not mount procfs or sysfs wherever the symlink leads (masked and read-only paths
+    would then miss the real files); the container is refused, as runc refuses it."""
+    os.rmdir(os.path.join(bundle.rootfs, entry))
+    os.makedirs(os.path.join(bundle.rootfs, "tmp", "fake"))
+    os.symlink(target, os.path.join(bundle.rootfs, entry))
+    bundle.set_args("sh", "-c", "stat -f -c %T /proc/ /sys/ /tmp/fake/ /etc/ /")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode != 0, r.stdout
+    assert "mount" in r.stderr, r.stderr
+
+
+def test_masked_and_readonly_proc_paths_hold(runc, bundle):
+    """The default maskedPaths and readonlyPaths: /proc/timer_list reads nothing (/proc/kcore is not
+    on every kernel), /proc/sys refuses a write; /sys/firmware is empty."""
+    bundle.set_args("sh", "-c", "wc -c < /proc/timer_list; stat -c %t:%T /proc/timer_list; "
+                    "echo 1 > /proc/sys/kernel/ns_last_pid && echo WROTE-SYS; "
+                    "ls -A /sys/firmware | wc -l; exit 0")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split()
+    assert lines[0] == "0" and lines[1] == "1:3", r.stdout
+    assert "WROTE" not in r.stdout, r.stdout
+    assert lines[-1] == "0", r.stdout
+
+
+def test_masked_and_readonly_paths_through_image_symlinks(runc, bundle):
+    """maskedPaths and readonlyPaths that the image makes symlinks (to its /etc/passwd, past the
+    root, through a magic link): each is masked or read-only where it resolves inside the root, or
+    the container is refused; never skipped."""
+    etc = os.path.join(bundle.rootfs, "etc")
+    with open(os.path.join(etc, "passwd"), "w") as f:
+        f.write("root:x:0:0:root:/root:/bin/sh\n")
+    os.makedirs(os.path.join(bundle.rootfs, "srv", "rw"))
+    variants = {"/etc/passwd": "/etc/zyg-masked", "../../../../../../etc/passwd": "/etc/zyg-masked",
+                "/proc/self/root/etc/passwd": "/etc/zyg-masked"}
+    for target, path in variants.items():
+        link = os.path.join(bundle.rootfs, path.lstrip("/"))
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.symlink(target, link)
+        bundle.config["linux"]["maskedPaths"] = ["/proc/timer_list", path]
+        bundle.set_args("sh", "-c", f"wc -c < {path}")
+        r = runc("run", "--bundle", bundle.path, cid())
+        if r.returncode == 0:
+            assert r.stdout.strip() == "0", (target, r.stdout)
+        else:
+            assert "maskedPaths" in r.stderr, (target, r.stderr)
+    for target in ("/srv/rw", "../../../../srv/rw"):
+        link = os.path.join(bundle.rootfs, "zyg-ro")
+        if os.path.lexists(link):
+            os.unlink(link)
+        os.symlink(target, link)
+        bundle.config["linux"]["maskedPaths"] = ["/proc/timer_list"]
+        bundle.config["linux"]["readonlyPaths"] = ["/proc/sys", "/zyg-ro"]
+        bundle.config["root"]["readonly"] = False
+        bundle.set_args("sh", "-c", "touch /srv/rw/x && echo WROTE; exit 0")
+        r = runc("run", "--bundle", bundle.path, cid())
+        if r.returncode == 0:
+            assert "WROTE" not in r.stdout, (target, r.stdout)
+        else:
+            assert "readonlyPaths" in r.stderr, (target, r.stderr)
+
+
+# ---- CVE-2025-31133 / CVE-2025-52565: /dev/null and /dev/console as the image makes them ----------
+
+def without_dev_tmpfs(bundle):
+    """The image's own /dev (no tmpfs over it): what it ships there is what setup meets."""
+    bundle.config["mounts"] = [m for m in bundle.config["mounts"] if m["destination"] != "/dev"]
+    bundle.config["root"]["readonly"] = False
+    bundle.save()
+
+
+@pytest.mark.parametrize("target", ["/proc/sys/kernel/core_pattern", "/proc/sysrq-trigger", "../proc/self/environ"])
+def test_mask_source_is_the_real_dev_null(runc, bundle, target):
+    """The image ships /dev/null as a symlink to a procfs file: masking (which binds /dev/null over
+    /proc/timer_list and the others) must not bind that file instead, which would open a writable
+    core_pattern to the container at /proc/timer_list; masked paths read nothing or the container
+    is refused."""
+    without_dev_tmpfs(bundle)
+    os.symlink(target, os.path.join(bundle.rootfs, "dev", "null"))
+    bundle.set_args("sh", "-c", "wc -c < /proc/timer_list; stat -c %t:%T /proc/timer_list")
+    r = runc("run", "--bundle", bundle.path, cid())
+    if r.returncode == 0:
+        assert r.stdout.split() == ["0", "1:3"], (target, r.stdout)
+    else:
+        assert "maskedPaths" in r.stderr or "device" in r.stderr, (target, r.stderr)
 
 
 # ---- root.path a symlink ------------------------------------------------------------------------
