@@ -402,6 +402,32 @@ static int readonly_path(int root_fd, const char *path) {
         return r;
 }
 
+int zy_sb_bind_console(int peer, const char *path) {
+        struct stat st;
+        int root_fd, fd, tree, r;
+
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return -errno;
+        fd = open_resolved(root_fd, path, 0, RESOLVE_NO_SYMLINKS);
+        close(root_fd);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (S_ISDIR(st.st_mode))
+                r = -EISDIR;
+        else {
+                r = tree = clone_tree(peer, false);
+                if (tree >= 0) {
+                        r = move_onto(tree, fd);
+                        close(tree);
+                }
+        }
+        close(fd);
+        return r;
+}
+
 /* Records which step failed and where; returns err as a negative errno. */
 static int failed(enum zy_sb_step *ret_step, int *ret_index, enum zy_sb_step step, int index, int err) {
         *ret_step = step;

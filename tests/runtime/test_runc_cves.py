@@ -634,6 +634,76 @@ def test_mask_source_is_the_real_dev_null(runc, bundle, target):
         assert "maskedPaths" in r.stderr or "device" in r.stderr, (target, r.stderr)
 
 
+def run_with_terminal(runc, bundle, tmp_path, script):
+    """create with a console socket, start, and what the pty shows until the process exits; or the
+    failed create."""
+    import select
+    import socket
+    name = cid()
+    path = str(tmp_path / f"console-{name}.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+    bundle.config["process"]["terminal"] = True
+    bundle.set_args("sh", "-c", script + "; echo END-OF-PROBE")
+    try:
+        r = runc("create", "--bundle", bundle.path, "--console-socket", path, name)
+        if r.returncode != 0:
+            return r, None
+        srv.settimeout(30)
+        conn, _ = srv.accept()
+        _, fds, _, _ = socket.recv_fds(conn, 16, 1)
+        conn.close()
+        master = fds[0]
+        assert runc("start", name).returncode == 0
+        out = b""
+        while b"END-OF-PROBE\r\n" not in out:
+            ready, _, _ = select.select([master], [], [], 20)
+            assert ready, out
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        return r, out.decode(errors="replace")
+    finally:
+        srv.close()
+        runc("delete", "--force", name)
+
+
+@pytest.mark.parametrize("variant", ["console-abs", "console-up", "console-proc", "dev-symlink"])
+def test_console_lands_on_dev_console_only(runc, bundle, tmp_path, variant):
+    """terminal: true with an image that ships /dev/console as a symlink (to its /etc/passwd, past
+    the root, to a procfs file) or /dev itself as a symlink: the pty is bound over /dev/console of
+    the container only, or the container is refused; never over what the symlink names."""
+    without_dev_tmpfs(bundle)
+    with open(os.path.join(bundle.rootfs, "etc", "passwd"), "w") as f:
+        f.write("root:x:0:0:root:/root:/bin/sh\n")
+    dev = os.path.join(bundle.rootfs, "dev")
+    if variant == "dev-symlink":
+        os.rmdir(dev)
+        os.symlink("/etc", dev)
+    else:
+        target = {"console-abs": "/etc/passwd", "console-up": "../../../../etc/passwd",
+                  "console-proc": "/proc/sys/kernel/core_pattern"}[variant]
+        os.symlink(target, os.path.join(dev, "console"))
+    r, out = run_with_terminal(runc, bundle, tmp_path,
+                               "head -c 5 /etc/passwd; echo; stat -c %t /dev/console; "
+                               "stat -c %t /proc/sys/kernel/core_pattern")
+    if out is None:
+        # refused: at the console, or (a /dev that is a symlink) already where masking looks for
+        # the real /dev/null
+        assert "console" in r.stderr or "maskedPaths" in r.stderr, r.stderr
+        return
+    lines = [line.strip() for line in out.splitlines()]
+    assert lines[0] == "root:", out
+    assert lines[1] == "88", out  # 136: a pty of the container's devpts
+    assert lines[2] == "0", out   # core_pattern is still procfs's own file
+
+
 # ---- root.path a symlink ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("target", ["/", "../../../../../../../..", "/proc/self/root", "/proc/1/root"])
