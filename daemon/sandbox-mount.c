@@ -323,6 +323,9 @@ static int open_dev_null(int root_fd) {
         struct stat st;
         int fd = open_resolved(root_fd, "/dev/null", 0, RESOLVE_NO_SYMLINKS);
 
+        /* ENODEV: the runtime reports "not the null device" for each of these */
+        if (fd == -ELOOP || fd == -ENOENT)
+                return -ENODEV;
         if (fd < 0)
                 return fd;
         if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
