@@ -196,12 +196,35 @@ static int mount_on(const struct zy_sb_mount *m, const char *at, bool *ret_recur
                 *ret_recursive = true;
                 *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
                 return 0;
-        case ZY_SB_MOUNT_BIND:
-                if (mount(m->source, at, NULL, MS_BIND | (m->recursive ? MS_REC : 0), NULL) < 0)
-                        return -errno;
-                return 0;
+        case ZY_SB_MOUNT_BIND: /* bind_onto() */
+                break;
         }
         return -EINVAL;
+}
+
+/* A bind as a detached copy of the source, given its flags while nobody can see it, attached on
+ * the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
+ * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
+ * another mount, this one left writable). */
+static int bind_onto(const struct zy_sb_mount *m, int target) {
+        char at[32];
+        long t;
+        int r;
+
+        t = syscall(SYS_open_tree, AT_FDCWD, m->source,
+                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
+        if (t < 0)
+                return -errno;
+        r = setattr_fd((int) t, m->attr_set, m->recursive);
+        if (r >= 0)
+                r = move_onto((int) t, target);
+        if (r >= 0 && m->propagation) {
+                fd_path(at, (int) t);
+                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
+                        r = -errno;
+        }
+        close((int) t);
+        return r;
 }
 
 static int do_mount(const struct zy_sandbox *sb, int root_fd, const struct zy_sb_mount *m) {
@@ -222,6 +245,11 @@ static int do_mount(const struct zy_sandbox *sb, int root_fd, const struct zy_sb
                 fd = open_resolved(root_fd, m->dest, O_DIRECTORY, RESOLVE_NO_SYMLINKS);
                 if (fd < 0)
                         return fd;
+        }
+        if (m->kind == ZY_SB_MOUNT_BIND) {
+                r = bind_onto(m, fd);
+                close(fd);
+                return r;
         }
         fd_path(at, fd);
         r = mount_on(m, at, &recursive, &attr);

@@ -540,6 +540,40 @@ def test_mount_destination_swapped_to_a_symlink_during_setup(runc, bundle, host_
     assert sorted(os.listdir(host_victim)) == ["host-file"], os.listdir(host_victim)
 
 
+def test_readonly_bind_stays_readonly_while_its_destination_flips(runc, bundle, tmp_path):
+    """A read-only bind whose destination's parent flips between a directory and a symlink to
+    another directory of the image while containers start: the flags must go on the bind that was
+    made (not onto whatever a second lookup finds), so the source is never written through it."""
+    import threading
+    src = tmp_path / "ro-src"
+    src.mkdir()
+    os.makedirs(os.path.join(bundle.rootfs, "flip", "zyg-ro"))
+    os.makedirs(os.path.join(bundle.rootfs, "srv", "zyg-ro"))
+    os.symlink("/srv", os.path.join(bundle.rootfs, "flip-other"))
+    bundle.config["root"]["readonly"] = False
+    bundle.config["mounts"].append({"destination": "/flip/zyg-ro", "type": "bind", "source": str(src),
+                                    "options": ["rbind", "ro"]})
+    bundle.set_args("sh", "-c", "touch /flip/zyg-ro/probe-a /srv/zyg-ro/probe-b /flip-other/zyg-ro/probe-c "
+                    "2>/dev/null; true")
+    stop = threading.Event()
+
+    def flipper():
+        a, b = os.path.join(bundle.rootfs, "flip"), os.path.join(bundle.rootfs, "flip-other")
+        while not stop.is_set():
+            renameat2_exchange(a, b)
+
+    t = threading.Thread(target=flipper)
+    t.start()
+    try:
+        for _ in range(12):
+            runc("run", "--bundle", bundle.path, cid())
+    finally:
+        stop.set()
+        t.join(timeout=30)
+    assert not t.is_alive()
+    assert os.listdir(src) == [], os.listdir(src)
+
+
 # ---- CVE-2019-16884 / CVE-2025-52881: /proc and /sys as the image makes them ----------------------
 
 @pytest.mark.parametrize("entry", ["proc", "sys"])
