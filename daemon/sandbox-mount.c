@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,15 +30,38 @@ static int copy_path(char *buf, size_t len, const char *path) {
         return 0;
 }
 
-static int open_in_root(int root_fd, const char *path, int flags) {
+/* An O_PATH fd of path below root_fd, every component resolved inside it (a symlink of the image
+ * resolves as if root_fd were "/"; a magic link of /proc is refused), plus the extra resolve
+ * flags (RESOLVE_NO_SYMLINKS: a symlink anywhere on the way is refused). */
+static int open_resolved(int root_fd, const char *path, int flags, uint64_t resolve) {
         struct open_how how = { .flags = (uint64_t) (O_PATH | O_CLOEXEC | flags),
-                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | resolve };
         long fd;
 
         while (*path == '/')
                 path++;
         fd = syscall(SYS_openat2, root_fd, *path ? path : ".", &how, sizeof(how));
         return fd < 0 ? -errno : (int) fd;
+}
+
+static int open_in_root(int root_fd, const char *path, int flags) {
+        return open_resolved(root_fd, path, flags, 0);
+}
+
+/* A detached copy of the mount at what fd names (with its submounts when recursive), for
+ * move_onto(); cloned from an fd, the source is what was resolved, not a path looked up again. */
+static int clone_tree(int fd, bool recursive) {
+        long t = syscall(SYS_open_tree, fd, "",
+                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0));
+
+        return t < 0 ? -errno : (int) t;
+}
+
+/* Attaches the detached mount tree on what target names. */
+static int move_onto(int tree, int target) {
+        if (syscall(SYS_move_mount, tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return -errno;
+        return 0;
 }
 
 /* "PREFIX" followed by n in decimal, without stdio. */
@@ -172,12 +196,35 @@ static int mount_on(const struct zy_sb_mount *m, const char *at, bool *ret_recur
                 *ret_recursive = true;
                 *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
                 return 0;
-        case ZY_SB_MOUNT_BIND:
-                if (mount(m->source, at, NULL, MS_BIND | (m->recursive ? MS_REC : 0), NULL) < 0)
-                        return -errno;
-                return 0;
+        case ZY_SB_MOUNT_BIND: /* bind_onto() */
+                break;
         }
         return -EINVAL;
+}
+
+/* A bind as a detached copy of the source, given its flags while nobody can see it, attached on
+ * the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
+ * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
+ * another mount, this one left writable). */
+static int bind_onto(const struct zy_sb_mount *m, int target) {
+        char at[32];
+        long t;
+        int r;
+
+        t = syscall(SYS_open_tree, AT_FDCWD, m->source,
+                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
+        if (t < 0)
+                return -errno;
+        r = setattr_fd((int) t, m->attr_set, m->recursive);
+        if (r >= 0)
+                r = move_onto((int) t, target);
+        if (r >= 0 && m->propagation) {
+                fd_path(at, (int) t);
+                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
+                        r = -errno;
+        }
+        close((int) t);
+        return r;
 }
 
 static int do_mount(const struct zy_sandbox *sb, int root_fd, const struct zy_sb_mount *m) {
@@ -189,6 +236,21 @@ static int do_mount(const struct zy_sandbox *sb, int root_fd, const struct zy_sb
         fd = make_in_root(sb, root_fd, m->dest, m->kind != ZY_SB_MOUNT_BIND || m->source_is_dir);
         if (fd < 0)
                 return fd;
+        if (m->kind == ZY_SB_MOUNT_FS && m->fstype &&
+            (strcmp(m->fstype, "proc") == 0 || strcmp(m->fstype, "sysfs") == 0)) {
+                /* procfs and sysfs only on a directory reached without any symlink of the image:
+                 * one would carry them elsewhere (its root, a directory of its own), and the
+                 * masked and read-only paths below /proc and /sys would miss the real files */
+                close(fd);
+                fd = open_resolved(root_fd, m->dest, O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+                if (fd < 0)
+                        return fd;
+        }
+        if (m->kind == ZY_SB_MOUNT_BIND) {
+                r = bind_onto(m, fd);
+                close(fd);
+                return r;
+        }
         fd_path(at, fd);
         r = mount_on(m, at, &recursive, &attr);
         close(fd);
@@ -281,25 +343,120 @@ static int make_symlink(const struct zy_sandbox *sb, int root_fd, const char *ta
         return r;
 }
 
-/* Step 3, after pivot_root: an absent path is skipped, as runc does. */
-static int mask_path(const char *path) {
+/* Step 3, after pivot_root: the container's /dev/null as the source of every masking bind, and
+ * only if it is the null device itself, reached without a symlink: an image shipping
+ * /dev/null -> /proc/sys/kernel/core_pattern would otherwise have that file bound, writable, over
+ * each masked path. */
+static int open_dev_null(int root_fd) {
         struct stat st;
+        int fd = open_resolved(root_fd, "/dev/null", 0, RESOLVE_NO_SYMLINKS);
 
-        if (stat(path, &st) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        if (S_ISDIR(st.st_mode)) {
-                if (mount("tmpfs", path, "tmpfs", MS_RDONLY, "size=0") < 0)
-                        return -errno;
-        } else if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
-                return -errno;
-        return 0;
+        /* ENODEV: the runtime reports "not the null device" for each of these */
+        if (fd == -ELOOP || fd == -ENOENT)
+                return -ENODEV;
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+                close(fd);
+                return -ENODEV;
+        }
+        return fd;
 }
 
-static int readonly_path(const char *path) {
-        if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
-                return errno == ENOENT ? 0 : -errno;
-        return setattr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                       true);
+/* An empty read-only tmpfs, made and attached by fd: no path is looked up again. */
+static int mount_empty_tmpfs(int target) {
+        int fs, mnt, r = 0;
+
+        fs = (int) syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return -errno;
+        if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                r = -errno;
+        mnt = r < 0 ? -1 : (int) syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY);
+        if (r == 0 && mnt < 0)
+                r = -errno;
+        close(fs);
+        if (r < 0)
+                return r;
+        r = move_onto(mnt, target);
+        close(mnt);
+        return r;
+}
+
+/* The masked path resolved inside the root (a symlink of the image masks what it names there; a
+ * magic link is refused); an absent path is skipped, as runc does. */
+static int mask_path(int root_fd, int null_fd, const char *path) {
+        struct stat st;
+        int fd, tree, r;
+
+        fd = open_in_root(root_fd, path, 0);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (S_ISDIR(st.st_mode))
+                r = mount_empty_tmpfs(fd);
+        else if (null_fd < 0)
+                r = null_fd;
+        else {
+                r = tree = clone_tree(null_fd, false);
+                if (tree >= 0) {
+                        r = move_onto(tree, fd);
+                        close(tree);
+                }
+        }
+        close(fd);
+        return r;
+}
+
+/* A read-only copy of the path's mounts, made read-only while still detached (no window where the
+ * bind is writable) and attached on the fd it was cloned from. */
+static int readonly_path(int root_fd, const char *path) {
+        int fd, tree, r;
+
+        fd = open_in_root(root_fd, path, 0);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        r = tree = clone_tree(fd, true);
+        if (tree >= 0) {
+                r = setattr_fd(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                               true);
+                if (r >= 0)
+                        r = move_onto(tree, fd);
+                close(tree);
+        }
+        close(fd);
+        return r;
+}
+
+int zy_sb_bind_console(int peer, const char *path) {
+        struct stat st;
+        int root_fd, fd, tree, r;
+
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return -errno;
+        fd = open_resolved(root_fd, path, 0, RESOLVE_NO_SYMLINKS);
+        close(root_fd);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (S_ISDIR(st.st_mode))
+                r = -EISDIR;
+        else {
+                r = tree = clone_tree(peer, false);
+                if (tree >= 0) {
+                        r = move_onto(tree, fd);
+                        close(tree);
+                }
+        }
+        close(fd);
+        return r;
 }
 
 /* Records which step failed and where; returns err as a negative errno. */
@@ -315,13 +472,27 @@ int zy_sb_setup_mounts(const struct zy_sandbox *sb, enum zy_sb_step *ret_step, i
         if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC,
                   NULL) < 0)
                 return failed(ret_step, ret_index, ZY_SB_STEP_PROPAGATION, -1, errno);
-        /* the rootfs becomes a mount point of its own: pivot_root needs one */
-        if (mount(sb->rootfs, sb->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
-                return failed(ret_step, ret_index, ZY_SB_STEP_ROOTFS, -1, errno);
-        /* opened after the bind, so that it names the bind mount, where everything below goes */
-        root_fd = open(sb->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0)
-                return failed(ret_step, ret_index, ZY_SB_STEP_ROOTFS, -1, errno);
+        /* The rootfs as the runtime resolved it, once, with every symlink followed: a symlink
+         * met on the way now was swapped in since, and is refused rather than followed (it could
+         * name the host's "/"). It becomes a mount point of its own (pivot_root needs one) by a
+         * copy of its mount attached on that same fd; the copy's fd is where everything below
+         * goes, and what pivot_root turns into "/". */
+        {
+                struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+                int fd = (int) syscall(SYS_openat2, AT_FDCWD, sb->rootfs, &how, sizeof(how));
+
+                if (fd < 0)
+                        return failed(ret_step, ret_index, ZY_SB_STEP_ROOTFS, -1, errno);
+                root_fd = clone_tree(fd, true);
+                r = root_fd < 0 ? root_fd : move_onto(root_fd, fd);
+                close(fd);
+                if (r < 0) {
+                        if (root_fd >= 0)
+                                close(root_fd);
+                        return failed(ret_step, ret_index, ZY_SB_STEP_ROOTFS, -1, -r);
+                }
+        }
 
         for (size_t i = 0; i < sb->n_mounts; i++) {
                 r = do_mount(sb, root_fd, &sb->mounts[i]);
@@ -344,12 +515,13 @@ int zy_sb_setup_mounts(const struct zy_sandbox *sb, enum zy_sb_step *ret_step, i
                         return failed(ret_step, ret_index, ZY_SB_STEP_CONSOLE, -1, -r);
                 close(r);
         }
-        close(root_fd);
 
         /* pivot_root(".", ".") stacks the old root on top of the new one; detaching "." then
          * leaves only the new root, without a directory for the old one in the image */
-        if (chdir(sb->rootfs) < 0)
-                return failed(ret_step, ret_index, ZY_SB_STEP_PIVOT, -1, errno);
+        r = fchdir(root_fd) < 0 ? -errno : 0;
+        close(root_fd);
+        if (r < 0)
+                return failed(ret_step, ret_index, ZY_SB_STEP_PIVOT, -1, -r);
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return failed(ret_step, ret_index, ZY_SB_STEP_PIVOT, -1, errno);
         if (umount2(".", MNT_DETACH) < 0)
@@ -357,16 +529,33 @@ int zy_sb_setup_mounts(const struct zy_sandbox *sb, enum zy_sb_step *ret_step, i
         if (chdir("/") < 0)
                 return failed(ret_step, ret_index, ZY_SB_STEP_PIVOT, -1, errno);
 
-        for (size_t i = 0; sb->masked && sb->masked[i]; i++) {
-                r = mask_path(sb->masked[i]);
-                if (r < 0)
-                        return failed(ret_step, ret_index, ZY_SB_STEP_MASK, (int) i, -r);
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return failed(ret_step, ret_index, ZY_SB_STEP_PIVOT, -1, errno);
+        {
+                /* a negative null_fd fails only a masked path that is a file */
+                int null_fd = sb->masked && sb->masked[0] ? open_dev_null(root_fd) : -ENOENT;
+
+                for (size_t i = 0; sb->masked && sb->masked[i]; i++) {
+                        r = mask_path(root_fd, null_fd, sb->masked[i]);
+                        if (r < 0) {
+                                if (null_fd >= 0)
+                                        close(null_fd);
+                                close(root_fd);
+                                return failed(ret_step, ret_index, ZY_SB_STEP_MASK, (int) i, -r);
+                        }
+                }
+                if (null_fd >= 0)
+                        close(null_fd);
         }
         for (size_t i = 0; sb->readonly && sb->readonly[i]; i++) {
-                r = readonly_path(sb->readonly[i]);
-                if (r < 0)
+                r = readonly_path(root_fd, sb->readonly[i]);
+                if (r < 0) {
+                        close(root_fd);
                         return failed(ret_step, ret_index, ZY_SB_STEP_READONLY, (int) i, -r);
+                }
         }
+        close(root_fd);
         if (sb->rootfs_readonly) {
                 r = setattr("/", MOUNT_ATTR_RDONLY, false);
                 if (r < 0)

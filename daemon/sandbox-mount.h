@@ -17,3 +17,9 @@ int zy_sb_setup_mounts(const struct zy_sandbox *sb, enum zy_sb_step *ret_step, i
 /* buf = prefix followed by n in decimal ("/dev/pts/3"), without stdio; -ENAMETOOLONG when it
  * does not fit in len bytes. */
 int zy_sb_number_path(char *buf, size_t len, const char *prefix, unsigned n);
+
+/* Step 5: binds the pty that peer is over path ("/dev/console") of the current root, resolved
+ * inside it without any symlink (an image's /dev/console -> /etc/passwd, or a /dev that is a
+ * symlink, is refused rather than followed); the source is the fd itself, not a /dev/pts path
+ * looked up again. */
+int zy_sb_bind_console(int peer, const char *path);

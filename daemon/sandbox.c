@@ -115,11 +115,8 @@ static int setup_console(const struct zy_sandbox *sb) {
                 if (peer < 0)
                         r = -errno;
         }
-        if (r == 0 && sb->dev_console) {
-                r = zy_sb_number_path(sb->path_buf, sb->path_buf_len, "/dev/pts/", n);
-                if (r == 0 && mount(sb->path_buf, "/dev/console", NULL, MS_BIND, NULL) < 0)
-                        r = -errno;
-        }
+        if (r == 0 && sb->dev_console)
+                r = zy_sb_bind_console(peer, sb->dev_console);
         if (r == 0)
                 r = send_fd(sb->console_fd, master);
         close(master);

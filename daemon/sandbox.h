@@ -23,16 +23,19 @@
  *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says), rootfs
  *                 bind onto itself, the mounts in order (mkdir/creat of the target, every
  *                 component resolved inside the rootfs with openat2(RESOLVE_IN_ROOT) so that a
- *                 symlink in the image cannot lead a mount outside it; mount on the fd, then
- *                 the attribute flags with mount_setattr so that ro/nosuid/nodev/noexec also
- *                 apply to binds and recursively to rbinds), default device nodes (mknod, or a
+ *                 symlink in the image cannot lead a mount outside it; procfs and sysfs only
+ *                 on a destination without any symlink; a bind is an open_tree copy given its
+ *                 ro/nosuid/nodev/noexec with mount_setattr while detached, then move_mount'ed
+ *                 on the target's fd), default device nodes (mknod, or a
  *                 bind of the host's node where mknod is refused, as in a user namespace),
- *                 /dev/fd etc. symlinks and /dev/ptmx, pivot_root, maskedPaths, readonlyPaths,
- *                 the read-only root
+ *                 /dev/fd etc. symlinks and /dev/ptmx, pivot_root (on the rootfs copy's fd),
+ *                 maskedPaths (the container's /dev/null, only if it is 1:3 without a symlink,
+ *                 or an empty tmpfs, by fd) and readonlyPaths (read-only before attached), each
+ *                 resolved inside the root, the read-only root
  *   4. hostname   (when set)
  *   5. console:   when console_fd >= 0: a pty from the container's /dev/ptmx, the master sent to
- *                 console_fd by SCM_RIGHTS, the peer bound over /dev/console, made stdio and the
- *                 controlling terminal
+ *                 console_fd by SCM_RIGHTS, the peer (its own fd) bound over /dev/console
+ *                 (resolved in the root, no symlink), made stdio and the controlling terminal
  *   6. setsid     (unless a console made it already)
  *   7. rlimits
  *   8. capbset:   drop everything outside caps.bounding (needs CAP_SETPCAP: before the ids)

@@ -117,6 +117,13 @@ int zy_oci_load(const char *bundle, const char *process_path, bool v2_only, stru
                            errno == ENOENT ? "no such file or directory" : strerror(errno));
                 goto fail;
         }
+        /* resolved once, here: the child binds this path refusing any symlink on it, so what it
+         * names is what was checked. A root.path leading to the host's "/" (a symlink to it, `..`
+         * past it, /proc/self/root) would hand the host to the container. */
+        if (strcmp(o->rootfs, "/") == 0) {
+                r = errorf(ret_error, -EINVAL, "rootfs (%s): resolves to the host's /", root_path);
+                goto fail;
+        }
         o->readonly_root = (v = get(get(o->root, "root"), "readonly")) && json_object_get_boolean(v);
         o->hostname = get_str(o->root, "hostname");
 

@@ -92,6 +92,25 @@ void zy_runc_report_failure(const struct ctx *c, const struct zy_oci *o, const s
                         return;
                 }
                 break;
+        case ZY_SB_STEP_MASK:
+        case ZY_SB_STEP_READONLY: {
+                const char *const *paths = s->step == ZY_SB_STEP_MASK ? o->masked : o->readonly;
+                const char *path = NULL;
+
+                for (int i = 0; paths && s->index >= 0 && paths[i]; i++)
+                        if (i == s->index) {
+                                path = paths[i];
+                                break;
+                        }
+                if (!path)
+                        break;
+                /* ENODEV is the mask's source, not the path: see sandbox-mount.c */
+                error(c, "unable to start container process: %s %s: %s", zy_sb_step_to_string(s->step), path,
+                      s->step == ZY_SB_STEP_MASK && s->err == ENODEV
+                              ? "the container's /dev/null is missing or not the null device (a symlink, another node)"
+                              : errstr(s->err));
+                return;
+        }
         default:
                 break;
         }
