@@ -64,6 +64,17 @@ static int move_onto(int tree, int target) {
         return 0;
 }
 
+/* A bind of what src is (not a path looked up again) onto what target names. */
+static int bind_fd_onto(int src, int target) {
+        int tree = clone_tree(src, false), r;
+
+        if (tree < 0)
+                return tree;
+        r = move_onto(tree, target);
+        close(tree);
+        return r;
+}
+
 /* "PREFIX" followed by n in decimal, without stdio. */
 int zy_sb_number_path(char *buf, size_t len, const char *prefix, unsigned n) {
         size_t np = strlen(prefix), nd = 0;
@@ -387,7 +398,7 @@ static int mount_empty_tmpfs(int target) {
  * magic link is refused); an absent path is skipped, as runc does. */
 static int mask_path(int root_fd, int null_fd, const char *path) {
         struct stat st;
-        int fd, tree, r;
+        int fd, r;
 
         fd = open_in_root(root_fd, path, 0);
         if (fd == -ENOENT)
@@ -400,13 +411,8 @@ static int mask_path(int root_fd, int null_fd, const char *path) {
                 r = mount_empty_tmpfs(fd);
         else if (null_fd < 0)
                 r = null_fd;
-        else {
-                r = tree = clone_tree(null_fd, false);
-                if (tree >= 0) {
-                        r = move_onto(tree, fd);
-                        close(tree);
-                }
-        }
+        else
+                r = bind_fd_onto(null_fd, fd);
         close(fd);
         return r;
 }
@@ -435,7 +441,7 @@ static int readonly_path(int root_fd, const char *path) {
 
 int zy_sb_bind_console(int peer, const char *path) {
         struct stat st;
-        int root_fd, fd, tree, r;
+        int root_fd, fd, r;
 
         root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
@@ -448,13 +454,8 @@ int zy_sb_bind_console(int peer, const char *path) {
                 r = -errno;
         else if (S_ISDIR(st.st_mode))
                 r = -EISDIR;
-        else {
-                r = tree = clone_tree(peer, false);
-                if (tree >= 0) {
-                        r = move_onto(tree, fd);
-                        close(tree);
-                }
-        }
+        else
+                r = bind_fd_onto(peer, fd);
         close(fd);
         return r;
 }
