@@ -365,13 +365,10 @@ def test_root_caller_with_setuid_and_setgid_names_another_user(daemon):
     assert r.stdout.split() == [str(NOBODY).encode()]
 
 
-def spawn_after(daemon, drop, argv, extra=None, in_thread=None):
-    """Connects as root, then (same process, same connection) runs drop(), then Spawns argv and
-    returns (the caller's /proc/self/status after drop(), the task's stdout, or None and the
-    error reply, the task's tier): as a program that connected while privileged and dropped
-    privileges later would. In a child, so that the test's own ids stay. in_thread: the Spawn
-    is made by a second thread, which first runs in_thread()."""
-    import ctypes
+def after_drop(daemon, drop, body):
+    """In a child (so that the test's own ids stay): connects as root, runs drop() (same process,
+    same connection), then body(conn), whose JSON-able result is returned here; as a program that
+    connected while privileged and dropped privileges later would."""
     import json
     rd, wr = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
@@ -381,30 +378,7 @@ def spawn_after(daemon, drop, argv, extra=None, in_thread=None):
             os.close(rd)
             conn = daemon.connect()
             drop()
-            # A zygoted may read a process that dropped its ids (it is root); keep the test about
-            # the ids, not about dumpability.
-            ctypes.CDLL(None, use_errno=True).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
-            with open("/proc/self/status") as f:
-                mine = f.read()
-            res = {"status": mine}
-
-            def call():
-                try:
-                    if in_thread:
-                        in_thread()
-                    out, _, tier = zytest.run_task(conn, argv, extra=extra)
-                    res.update(out=out.decode(), tier=tier)
-                except varlink.VarlinkError as e:
-                    res["error"] = dict(e.reply)
-                except BaseException as e:  # the thread's failure, reported as the child's
-                    res["crash"] = repr(e)
-            if in_thread:
-                t = threading.Thread(target=call)
-                t.start()
-                t.join(zytest.CALL_TIMEOUT)
-            else:
-                call()
-            os.write(wr, json.dumps(res).encode())
+            os.write(wr, json.dumps({"result": body(conn)}).encode())
             code = 0
         except BaseException as e:  # never return into pytest from the child
             try:
@@ -421,6 +395,41 @@ def spawn_after(daemon, drop, argv, extra=None, in_thread=None):
             os.kill(pid, 9)
         os.waitpid(pid, 0)
     res = json.loads(got)
+    assert "crash" not in res, res["crash"]
+    return res["result"]
+
+
+def spawn_after(daemon, drop, argv, extra=None, in_thread=None):
+    """after_drop() with a Spawn of argv: returns (the caller's /proc/self/status after drop(),
+    the task's stdout, or None and the error reply, the task's tier). in_thread: the Spawn is
+    made by a second thread, which first runs in_thread()."""
+    import ctypes
+
+    def body(conn):
+        # A zygoted may read a process that dropped its ids (it is root); keep the test about
+        # the ids, not about dumpability.
+        ctypes.CDLL(None, use_errno=True).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+        with open("/proc/self/status") as f:
+            res = {"status": f.read()}
+
+        def call():
+            try:
+                if in_thread:
+                    in_thread()
+                out, _, tier = zytest.run_task(conn, argv, extra=extra)
+                res.update(out=out.decode(), tier=tier)
+            except varlink.VarlinkError as e:
+                res["error"] = dict(e.reply)
+            except BaseException as e:  # the thread's failure, reported as the child's
+                res["crash"] = repr(e)
+        if in_thread:
+            t = threading.Thread(target=call)
+            t.start()
+            t.join(zytest.CALL_TIMEOUT)
+        else:
+            call()
+        return res
+    res = after_drop(daemon, drop, body)
     assert "crash" not in res, res["crash"]
     return res["status"], res.get("out"), res.get("error"), res.get("tier")
 
@@ -621,42 +630,17 @@ def test_unprivileged_zygoted_carries_the_scheduling_it_may(daemons, needs_root,
 
 
 def calls_after(daemon, drop, calls):
-    """Connects as root, runs drop() (same process, same connection), then makes each (method,
-    parameters) of calls; returns their replies' error names (None: answered). In a child."""
-    import json
-    rd, wr = os.pipe2(os.O_CLOEXEC)
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.close(rd)
-            conn = daemon.connect()
-            drop()
-            out = []
-            for method, params in calls:
-                r = conn.call("io.zygote.Launcher." + method, params, check=False)
-                r.close_fds()
-                out.append([r.error, r.parameters if r.error else None,
-                            [t["id"] for t in r.parameters.get("tasks", [])] if method == "List" and not r.error else None])
-            os.write(wr, json.dumps(out).encode())
-            code = 0
-        except BaseException as e:  # never return into pytest from the child
-            try:
-                os.write(wr, json.dumps({"crash": repr(e)}).encode())
-            except OSError:
-                pass
-        finally:
-            os._exit(code)
-    os.close(wr)
-    try:
-        got = zytest.read_all(rd, zytest.CALL_TIMEOUT)
-    finally:
-        if not zytest.pidfd_wait_exit(pid, zytest.CALL_TIMEOUT):
-            os.kill(pid, 9)
-        os.waitpid(pid, 0)
-    res = json.loads(got)
-    assert not isinstance(res, dict), res
-    return res
+    """after_drop() with each (method, parameters) of calls: [error name or None, error
+    parameters, the task ids of a List]."""
+    def body(conn):
+        out = []
+        for method, params in calls:
+            r = conn.call("io.zygote.Launcher." + method, params, check=False)
+            r.close_fds()
+            out.append([r.error, r.parameters if r.error else None,
+                        [t["id"] for t in r.parameters.get("tasks", [])] if method == "List" and not r.error else None])
+        return out
+    return after_drop(daemon, drop, body)
 
 
 def test_calls_other_than_spawn_use_the_callers_identity_now(daemon):
