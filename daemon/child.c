@@ -239,8 +239,6 @@ static int apply_filter(const struct zy_plan *p, const struct state *st) {
         return -EINVAL;
 }
 
-/* Step 0b: the worker moves itself into each of the caller's cgroups. Writing "0" moves the
- * writer; the directories were opened by the parent, so no path is looked up here. */
 /* Writes len bytes of text to the file path under dirfd (a kernel interface file: one write). */
 static int write_text_at(int dirfd, const char *path, const char *text, size_t len) {
         int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
@@ -261,6 +259,8 @@ static int write_text_at(int dirfd, const char *path, const char *text, size_t l
         return 0;
 }
 
+/* Step 0b: the worker moves itself into each of the caller's cgroups. Writing "0" moves the
+ * writer; the directories were opened by the parent, so no path is looked up here. */
 static int join_cgroups(const struct zy_plan *p) {
         if (p->n_cgroups > ZY_MAX_CGROUPS)
                 return -EINVAL;

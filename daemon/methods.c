@@ -33,6 +33,7 @@ enum {
         M_FDS = 1u << 1,       /* may come with fds */
         M_TASK = 1u << 2,      /* its one parameter is "id": the handler gets the caller's task */
         M_NO_PARAMS = 1u << 3, /* takes no parameters */
+        M_READS_CALLER = 1u << 4, /* reads the caller's process itself, and sets who acts (spawn.c) */
 };
 
 /* t: the task of an M_TASK method, NULL for the others. */
@@ -400,7 +401,7 @@ static int m_get_interface_description(struct zd_call *call, struct zd_task *t) 
 }
 
 static const struct method methods[] = {
-        { ZY_METHOD_SPAWN, m_spawn, M_FDS },
+        { ZY_METHOD_SPAWN, m_spawn, M_FDS | M_READS_CALLER },
         { ZY_METHOD_START, m_start, M_TASK },
         { ZY_METHOD_KILL, m_kill, 0 },
         { ZY_METHOD_WAIT, m_wait, M_TASK },
@@ -429,14 +430,14 @@ static const struct method *find_method(const char *name) {
  * powers here (every task visible, Kill and Delete of anyone's, ReloadProfiles) go by what it is
  * now, at each call. A connection that was not root keeps SO_PEERCRED's identity (the kernel
  * lets it gain none without an exec). */
-static int acting_identity(struct zd_call *call) {
+static void acting_identity(struct zd_call *call) {
         struct zd_conn *c = call->conn;
         uid_t uid;
         gid_t gid;
         int r;
 
         if (!zd_conn_root_at_connect(c))
-                return 0;
+                return;
         r = zd_caller_read_ids(zd_conn_fd(c), zd_conn_peer_cred(c), &uid, &gid);
         if (r < 0) {
                 /* Not known (the process that connected has exited and another holds the
@@ -447,7 +448,6 @@ static int acting_identity(struct zd_call *call) {
                 gid = (gid_t) -1;
         }
         zd_conn_set_acting(c, uid, gid);
-        return 0;
 }
 
 /* Which method, whether this caller may call it, and its parameters (null: none). */
@@ -466,6 +466,8 @@ static int call_prepare(struct zd_call *call, json_object *msg, const struct met
         if (json_object_object_get_ex(msg, "parameters", &jp) && !json_object_is_type(jp, json_type_object) &&
             !json_object_is_type(jp, json_type_null))
                 return zd_call_invalid(call, "parameters");
+        if (!(m->flags & M_READS_CALLER))
+                acting_identity(call);
         if ((m->flags & M_ROOT) && !zd_conn_is_root(call->conn))
                 return zd_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", "root only");
         if (!(m->flags & M_FDS) && call->n_fds > 0)
@@ -479,9 +481,7 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
         struct zd_call call = { .d = userdata, .conn = c, .fds = fds, .n_fds = n_fds };
         const struct method *m = NULL;
         struct zd_task *t = NULL;
-        int r = acting_identity(&call);
-        if (r >= 0)
-                r = call_prepare(&call, msg, &m);
+        int r = call_prepare(&call, msg, &m);
         if (r >= 0 && (m->flags & M_TASK))
                 r = get_task(&call, &t);
         else if (r >= 0 && (m->flags & M_NO_PARAMS))

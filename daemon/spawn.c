@@ -171,12 +171,15 @@ static bool has_cap(const struct spawn *s, unsigned cap) {
  * with processes of that user, which must not borrow what it gained. So does root for an
  * unprivileged zygoted, which switches no ids for anyone. */
 static void caller_identity(struct spawn *s) {
-        const struct ucred *cr = zd_conn_cred(s->call->conn);
+        struct zd_conn *conn = s->call->conn;
+        const struct ucred *cr = zd_conn_cred(conn);
 
-        if (cr->uid == 0 && s->call->d->privileged) {
+        if (zd_conn_root_at_connect(conn) && s->call->d->privileged) {
                 s->who = (struct ucred) { .pid = cr->pid, .uid = s->caller.euid, .gid = s->caller.egid };
                 s->who_groups = s->caller.groups;
                 s->who_n_groups = s->caller.n_groups;
+                /* the connection acts as that now (the task's owner), as after any other call */
+                zd_conn_set_acting(conn, s->caller.euid, s->caller.egid);
         } else {
                 s->who = *cr;
                 s->who_groups = zd_conn_groups(s->call->conn, &s->who_n_groups);
@@ -607,7 +610,7 @@ int zd_spawn(struct zd_call *call) {
          * connection's identity is the kernel's record, and its process is read with its
          * confinement, after those checks; so is root's by an unprivileged zygoted, which
          * switches no ids for anyone. */
-        if (r >= 0 && call->d->privileged && zd_conn_cred(call->conn)->uid == 0)
+        if (r >= 0 && call->d->privileged && zd_conn_root_at_connect(call->conn))
                 r = spawn_read_caller(s);
         else if (r >= 0)
                 caller_identity(s);

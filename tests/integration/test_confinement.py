@@ -365,7 +365,7 @@ def test_root_caller_with_setuid_and_setgid_names_another_user(daemon):
     assert r.stdout.split() == [str(NOBODY).encode()]
 
 
-def after_drop(daemon, drop, body):
+def after_drop(daemon, drop, body, before_connect=None):
     """In a child (so that the test's own ids stay): connects as root, runs drop() (same process,
     same connection), then body(conn), whose JSON-able result is returned here; as a program that
     connected while privileged and dropped privileges later would."""
@@ -376,6 +376,8 @@ def after_drop(daemon, drop, body):
         code = 1
         try:
             os.close(rd)
+            if before_connect:
+                before_connect()
             conn = daemon.connect()
             drop()
             os.write(wr, json.dumps({"result": body(conn)}).encode())
@@ -399,7 +401,7 @@ def after_drop(daemon, drop, body):
     return res["result"]
 
 
-def spawn_after(daemon, drop, argv, extra=None, in_thread=None):
+def spawn_after(daemon, drop, argv, extra=None, in_thread=None, before_connect=None):
     """after_drop() with a Spawn of argv: returns (the caller's /proc/self/status after drop(),
     the task's stdout, or None and the error reply, the task's tier). in_thread: the Spawn is
     made by a second thread, which first runs in_thread()."""
@@ -429,7 +431,7 @@ def spawn_after(daemon, drop, argv, extra=None, in_thread=None):
         else:
             call()
         return res
-    res = after_drop(daemon, drop, body)
+    res = after_drop(daemon, drop, body, before_connect)
     assert "crash" not in res, res["crash"]
     return res["status"], res.get("out"), res.get("error"), res.get("tier")
 
@@ -456,7 +458,10 @@ def test_identity_is_read_at_each_call(tiered, drop):
     """What the kernel recorded at connect() is not what a caller has later: a process that
     connected as root and then dropped its uid (or every capability) gets a task with what it
     has at the Spawn."""
-    mine, out, err, _ = spawn_after(tiered, drop, ["cat", "/proc/self/status"])
+    # Connected with supplementary groups (SO_PEERGROUPS records them): the task must not get
+    # them back once the process has dropped them.
+    mine, out, err, _ = spawn_after(tiered, drop, ["cat", "/proc/self/status"],
+                                    before_connect=lambda: os.setgroups([4, 27]))
     assert err is None, err
     caller, task = cap_sets(mine), cap_sets(out)
     uid = status_field(out, "Uid")
