@@ -20,10 +20,10 @@
 /* At most this many fds written to a helper and not yet acknowledged: one write() of them all
  * is atomic (under PIPE_BUF), and its pipe never fills. */
 #define BATCH 64
-/* How long a helper may make no progress in zy_fd_closer_settle() before the fds it has not
+/* How long a helper may make no progress in zc_fd_closer_settle() before the fds it has not
  * read are taken back: above a runnable task's wait on two busy cores (CFS: 12 ms). One that
  * has not said hello yet is still starting (a copy of a large process, slower under ASan): it
- * gets ZY_FD_CLOSER_STUCK_MS. */
+ * gets ZC_FD_CLOSER_STUCK_MS. */
 #define GRACE_MS 20
 
 enum { ACK_CLOSED, ACK_HELLO };
@@ -48,20 +48,20 @@ struct helper {
         int cmd_r;        /* the helper's end (O_NONBLOCK), in the one table: it closes it at EOF */
         int sysfd;        /* its /proc/self/syscall (its hello names it), ours to close; -1 none */
         int fifo[BATCH];  /* written and not acknowledged, in order: fifo[head] it holds or reads next */
-        uint32_t fifo_owner[BATCH]; /* whose each one is (zy_fd_closer_close_owned()) */
+        uint32_t fifo_owner[BATCH]; /* whose each one is (zc_fd_closer_close_owned()) */
         size_t fifo_head, fifo_n;
         enum head_state head_state;
         bool hello;       /* it is up */
         int64_t progress; /* when it last acknowledged, or got work while idle */
-        int64_t deadline; /* progress + ZY_FD_CLOSER_STUCK_MS: past it, work left makes it stuck */
+        int64_t deadline; /* progress + ZC_FD_CLOSER_STUCK_MS: past it, work left makes it stuck */
 };
 
-struct zy_fd_closer {
+struct zc_fd_closer {
         uint64_t clone_flags;
         bool no_syscall_file;
         int ack_r, ack_w;
         uint32_t next_serial;
-        struct helper helpers[ZY_FD_CLOSER_MAX_HELPERS];
+        struct helper helpers[ZC_FD_CLOSER_MAX_HELPERS];
         size_t n_helpers;
         struct helper *current; /* the one that takes new work; NULL when none */
         int *queue;             /* FIFO: queue[head..n) */
@@ -69,7 +69,7 @@ struct zy_fd_closer {
         size_t head, n, size;
 };
 
-int64_t zy_fd_closer_now_ms(void) {
+int64_t zc_fd_closer_now_ms(void) {
         struct timespec ts;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -97,7 +97,7 @@ static void ack_write(int ack_w, const struct ack *a) {
  * the parent, with what is unread in it. */
 _Noreturn static void helper_main(int cmd_r, int ack_w, uint32_t serial, pid_t parent, bool no_syscall_file) {
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
-        (void) prctl(PR_SET_NAME, (unsigned long) ZY_FD_CLOSER_COMM, 0UL, 0UL, 0UL);
+        (void) prctl(PR_SET_NAME, (unsigned long) ZC_FD_CLOSER_COMM, 0UL, 0UL, 0UL);
         /* The parent died before PDEATHSIG was set: we were handed to a reaper. getppid() is 0
          * while a parent outside our pid namespace lives (zygote-ref's helpers, born in its
          * profile's namespace), and the namespace's init once it died. */
@@ -144,12 +144,12 @@ _Noreturn static void helper_main(int cmd_r, int ack_w, uint32_t serial, pid_t p
         _exit(0);
 }
 
-static int helper_start(struct zy_fd_closer *c) {
+static int helper_start(struct zc_fd_closer *c) {
         struct helper *h;
         int p[2], pidfd = -1;
         pid_t pid, self = getpid();
 
-        if (c->n_helpers >= ZY_FD_CLOSER_MAX_HELPERS)
+        if (c->n_helpers >= ZC_FD_CLOSER_MAX_HELPERS)
                 return -EMFILE;
         if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
                 return -errno;
@@ -171,8 +171,8 @@ static int helper_start(struct zy_fd_closer *c) {
         return 0;
 }
 
-int zy_fd_closer_new(uint64_t extra_clone_flags, struct zy_fd_closer **ret) {
-        struct zy_fd_closer *c;
+int zc_fd_closer_new(uint64_t extra_clone_flags, struct zc_fd_closer **ret) {
+        struct zc_fd_closer *c;
         int p[2], r;
 
         if (!ret)
@@ -180,8 +180,8 @@ int zy_fd_closer_new(uint64_t extra_clone_flags, struct zy_fd_closer **ret) {
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        c->no_syscall_file = extra_clone_flags & ZY_FD_CLOSER_NO_SYSCALL_FILE;
-        c->clone_flags = extra_clone_flags & ~ZY_FD_CLOSER_NO_SYSCALL_FILE;
+        c->no_syscall_file = extra_clone_flags & ZC_FD_CLOSER_NO_SYSCALL_FILE;
+        c->clone_flags = extra_clone_flags & ~ZC_FD_CLOSER_NO_SYSCALL_FILE;
         if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
                 r = -errno;
                 free(c);
@@ -202,11 +202,11 @@ int zy_fd_closer_new(uint64_t extra_clone_flags, struct zy_fd_closer **ret) {
         return 0;
 }
 
-int zy_fd_closer_fd(const struct zy_fd_closer *c) {
+int zc_fd_closer_fd(const struct zc_fd_closer *c) {
         return c ? c->ack_r : -EBADF;
 }
 
-size_t zy_fd_closer_pending(const struct zy_fd_closer *c) {
+size_t zc_fd_closer_pending(const struct zc_fd_closer *c) {
         size_t n;
 
         if (!c)
@@ -217,15 +217,15 @@ size_t zy_fd_closer_pending(const struct zy_fd_closer *c) {
         return n;
 }
 
-pid_t zy_fd_closer_current_pid(const struct zy_fd_closer *c) {
+pid_t zc_fd_closer_current_pid(const struct zc_fd_closer *c) {
         return c && c->current ? c->current->pid : 0;
 }
 
-size_t zy_fd_closer_helpers(const struct zy_fd_closer *c) {
+size_t zc_fd_closer_helpers(const struct zc_fd_closer *c) {
         return c ? c->n_helpers : 0;
 }
 
-size_t zy_fd_closer_held(const struct zy_fd_closer *c, uint32_t owner) {
+size_t zc_fd_closer_held(const struct zc_fd_closer *c, uint32_t owner) {
         size_t n = 0;
 
         if (!c)
@@ -236,7 +236,7 @@ size_t zy_fd_closer_held(const struct zy_fd_closer *c, uint32_t owner) {
                 /* its head seen in close(), given up, or past its deadline with the helper let
                  * go: a helper taken for as long as that close lasts */
                 if (h->fifo_n > 0 && (h->head_state != HEAD_OPEN || h->cmd_w < 0) &&
-                    (owner == ZY_FD_CLOSER_ANY_OWNER || h->fifo_owner[h->fifo_head] == owner))
+                    (owner == ZC_FD_CLOSER_ANY_OWNER || h->fifo_owner[h->fifo_head] == owner))
                         n++;
         }
         return n;
@@ -247,7 +247,7 @@ static int fifo_at(const struct helper *h, size_t i) {
 }
 
 /* Makes room for k more in the queue; false when it cannot grow. */
-static bool queue_reserve(struct zy_fd_closer *c, size_t k) {
+static bool queue_reserve(struct zc_fd_closer *c, size_t k) {
         size_t live = c->n - c->head;
 
         if (c->n + k <= c->size)
@@ -276,7 +276,7 @@ static bool queue_reserve(struct zy_fd_closer *c, size_t k) {
 }
 
 /* Puts fds taken back from a helper in front of the queue: they were handed over first. */
-static void queue_front(struct zy_fd_closer *c, const int *fds, const uint32_t *owners, size_t k) {
+static void queue_front(struct zc_fd_closer *c, const int *fds, const uint32_t *owners, size_t k) {
         if (c->head < k) {
                 size_t live = c->n - c->head;
 
@@ -296,10 +296,10 @@ static void queue_front(struct zy_fd_closer *c, const int *fds, const uint32_t *
 }
 
 /* Writes as much of the queue as the current helper may have outstanding, in one write(). */
-static void let_go(struct zy_fd_closer *c, struct helper *h);
+static void let_go(struct zc_fd_closer *c, struct helper *h);
 static bool in_close(const struct helper *h);
 
-static void feed(struct zy_fd_closer *c, int64_t now) {
+static void feed(struct zc_fd_closer *c, int64_t now) {
         struct helper *h = c->current;
         size_t k;
 
@@ -324,7 +324,7 @@ static void feed(struct zy_fd_closer *c, int64_t now) {
         if (h->fifo_n == 0) {
                 h->head_state = HEAD_OPEN;
                 h->progress = now;
-                h->deadline = now + ZY_FD_CLOSER_STUCK_MS;
+                h->deadline = now + ZC_FD_CLOSER_STUCK_MS;
         }
         for (size_t i = 0; i < k; i++, c->head++, h->fifo_n++) {
                 h->fifo[(h->fifo_head + h->fifo_n) % BATCH] = c->queue[c->head];
@@ -334,11 +334,11 @@ static void feed(struct zy_fd_closer *c, int64_t now) {
                 c->head = c->n = 0;
 }
 
-void zy_fd_closer_close(struct zy_fd_closer *c, int fd) {
-        zy_fd_closer_close_owned(c, fd, ZY_FD_CLOSER_NO_OWNER);
+void zc_fd_closer_close(struct zc_fd_closer *c, int fd) {
+        zc_fd_closer_close_owned(c, fd, ZC_FD_CLOSER_NO_OWNER);
 }
 
-void zy_fd_closer_close_owned(struct zy_fd_closer *c, int fd, uint32_t owner) {
+void zc_fd_closer_close_owned(struct zc_fd_closer *c, int fd, uint32_t owner) {
         if (fd < 0)
                 return;
         if (!c) {
@@ -351,14 +351,14 @@ void zy_fd_closer_close_owned(struct zy_fd_closer *c, int fd, uint32_t owner) {
         }
         c->owners[c->n] = owner;
         c->queue[c->n++] = fd;
-        feed(c, zy_fd_closer_now_ms());
+        feed(c, zc_fd_closer_now_ms());
 }
 
 /* Takes back, with one read(), every fd in h's pipe that it has not read: the tail of its fifo.
  * Only while nothing else can close cmd_r: h not let go yet (it closes cmd_r only at EOF), or
  * dead without having seen EOF. A single read of the whole pipe is atomic against the helper's
  * reads, so each fd is either in its hands or back in ours, never both. */
-static void steal(struct zy_fd_closer *c, struct helper *h) {
+static void steal(struct zc_fd_closer *c, struct helper *h) {
         int fds[BATCH];
         uint32_t owners[BATCH];
         ssize_t n;
@@ -383,7 +383,7 @@ static void steal(struct zy_fd_closer *c, struct helper *h) {
 
 /* Lets h go: what it has not read comes back to the queue, then EOF on its pipe once it is done
  * with what it holds. Its slot stays until it is reaped. */
-static void let_go(struct zy_fd_closer *c, struct helper *h) {
+static void let_go(struct zc_fd_closer *c, struct helper *h) {
         if (h->cmd_w >= 0) {
                 steal(c, h); /* before the close: after it the helper may close cmd_r at EOF */
                 close_keep_errno(h->cmd_w);
@@ -393,14 +393,14 @@ static void let_go(struct zy_fd_closer *c, struct helper *h) {
                 c->current = NULL;
 }
 
-static struct helper *helper_of(struct zy_fd_closer *c, uint32_t serial) {
+static struct helper *helper_of(struct zc_fd_closer *c, uint32_t serial) {
         for (size_t i = 0; i < c->n_helpers; i++)
                 if (c->helpers[i].serial == serial)
                         return &c->helpers[i];
         return NULL;
 }
 
-static void read_acks(struct zy_fd_closer *c, int64_t now) {
+static void read_acks(struct zc_fd_closer *c, int64_t now) {
         struct ack acks[64];
         ssize_t n;
 
@@ -423,14 +423,14 @@ static void read_acks(struct zy_fd_closer *c, int64_t now) {
                         h->fifo_n--;
                         h->head_state = HEAD_OPEN;
                         h->progress = now;
-                        h->deadline = now + ZY_FD_CLOSER_STUCK_MS;
+                        h->deadline = now + ZC_FD_CLOSER_STUCK_MS;
                         /* a helper let go while stuck has nothing more to do */
                         if (h->fifo_n == 0 && h != c->current)
                                 let_go(c, h);
                 }
 }
 
-static void reap(struct zy_fd_closer *c, int64_t now) {
+static void reap(struct zc_fd_closer *c, int64_t now) {
         for (size_t i = 0; i < c->n_helpers;) {
                 struct helper *h = &c->helpers[i];
                 siginfo_t si = { 0 };
@@ -464,7 +464,7 @@ static void reap(struct zy_fd_closer *c, int64_t now) {
         }
 }
 
-int zy_fd_closer_dispatch(struct zy_fd_closer *c, int64_t now) {
+int zc_fd_closer_dispatch(struct zc_fd_closer *c, int64_t now) {
         int64_t next = -1;
 
         if (!c)
@@ -479,11 +479,11 @@ int zy_fd_closer_dispatch(struct zy_fd_closer *c, int64_t now) {
         if (c->current && c->current->fifo_n > 0)
                 next = c->current->deadline - now;
         else if (!c->current && c->head < c->n)
-                next = ZY_FD_CLOSER_STUCK_MS; /* try again to start one */
+                next = ZC_FD_CLOSER_STUCK_MS; /* try again to start one */
         else
                 for (size_t i = 0; i < c->n_helpers; i++)
                         if (c->helpers[i].cmd_w < 0) /* a zombie to reap once it has left */
-                                next = ZY_FD_CLOSER_STUCK_MS;
+                                next = ZC_FD_CLOSER_STUCK_MS;
         return next < 0 ? -1 : next > INT32_MAX ? INT32_MAX : (int) (next < 1 ? 1 : next);
 }
 
@@ -511,7 +511,7 @@ static bool in_close(const struct helper *h) {
 }
 
 /* fds still in the table as far as we know: queued, or in a helper's fifo and not known out. */
-static bool unsettled(const struct zy_fd_closer *c) {
+static bool unsettled(const struct zc_fd_closer *c) {
         if (c->head < c->n)
                 return true;
         for (size_t i = 0; i < c->n_helpers; i++) {
@@ -523,12 +523,12 @@ static bool unsettled(const struct zy_fd_closer *c) {
         return false;
 }
 
-int zy_fd_closer_settle(struct zy_fd_closer *c, int timeout_ms) {
+int zc_fd_closer_settle(struct zc_fd_closer *c, int timeout_ms) {
         int64_t now, end;
 
         if (!c || !unsettled(c))
                 return 0;
-        now = zy_fd_closer_now_ms();
+        now = zc_fd_closer_now_ms();
         end = now + (timeout_ms > 0 ? timeout_ms : 0);
         for (;;) {
                 read_acks(c, now);
@@ -549,7 +549,7 @@ int zy_fd_closer_settle(struct zy_fd_closer *c, int timeout_ms) {
                                 if (h->fifo_n > 1)
                                         let_go(c, h);
                         } else if (h->cmd_w >= 0 &&
-                                   now - h->progress >= (h->hello ? GRACE_MS : ZY_FD_CLOSER_STUCK_MS))
+                                   now - h->progress >= (h->hello ? GRACE_MS : ZC_FD_CLOSER_STUCK_MS))
                                 let_go(c, h); /* stalled: what it has not read comes back */
                 }
                 if (!unsettled(c))
@@ -560,7 +560,7 @@ int zy_fd_closer_settle(struct zy_fd_closer *c, int timeout_ms) {
                         break;
                 struct pollfd p = { .fd = c->ack_r, .events = POLLIN };
                 (void) poll(&p, 1, 1); /* an ack, or 1 ms: a helper entering close() acks nothing */
-                now = zy_fd_closer_now_ms();
+                now = zc_fd_closer_now_ms();
         }
         /* What helpers hold and were never seen in close(): not waited for again, so that a
          * stopped helper costs one timeout, not one per fork. What they have not read comes back
@@ -576,10 +576,10 @@ int zy_fd_closer_settle(struct zy_fd_closer *c, int timeout_ms) {
         return -ETIMEDOUT;
 }
 
-void zy_fd_closer_free(struct zy_fd_closer *c) {
+void zc_fd_closer_free(struct zc_fd_closer *c) {
         if (!c)
                 return;
-        (void) zy_fd_closer_dispatch(c, zy_fd_closer_now_ms());
+        (void) zc_fd_closer_dispatch(c, zc_fd_closer_now_ms());
         /* Exiting: the rest go to the current helper in one batch, as far as its pipe takes
          * them (a stuck one among them holds up only those after it, in a helper of its own). */
         if (c->current && c->current->cmd_w >= 0)

@@ -8,22 +8,22 @@
 
 #include "json-dispatch.h"
 
-const char *zy_json_string_strict(json_object *v) {
+const char *zc_json_string_strict(json_object *v) {
         if (!json_object_is_type(v, json_type_string))
                 return NULL;
         const char *s = json_object_get_string(v);
         return strlen(s) == (size_t) json_object_get_string_len(v) ? s : NULL;
 }
 
-static const struct zy_json_field *find_field(const struct zy_json_field *table, const char *name) {
-        for (const struct zy_json_field *f = table; f->name; f++)
+static const struct zc_json_field *find_field(const struct zc_json_field *table, const char *name) {
+        for (const struct zc_json_field *f = table; f->name; f++)
                 if (strcmp(f->name, name) == 0)
                         return f;
         return NULL;
 }
 
 /* [min, max] when the table gives a range, else the C type's own. */
-static bool in_range(const struct zy_json_field *f, int64_t v, int64_t lo, int64_t hi) {
+static bool in_range(const struct zc_json_field *f, int64_t v, int64_t lo, int64_t hi) {
         if (f->min < f->max) {
                 lo = f->min;
                 hi = f->max;
@@ -31,30 +31,30 @@ static bool in_range(const struct zy_json_field *f, int64_t v, int64_t lo, int64
         return v >= lo && v <= hi;
 }
 
-static int dispatch_int(const struct zy_json_field *f, json_object *v, void *p) {
+static int dispatch_int(const struct zc_json_field *f, json_object *v, void *p) {
         if (!json_object_is_type(v, json_type_int))
                 return -EINVAL;
         int64_t i = json_object_get_int64(v);
         /* json-c keeps integers above INT64_MAX as uint64 and clamps them here. */
-        if (i == INT64_MAX && json_object_get_uint64(v) > (uint64_t) INT64_MAX && f->type != ZY_JSON_UINT64)
+        if (i == INT64_MAX && json_object_get_uint64(v) > (uint64_t) INT64_MAX && f->type != ZC_JSON_UINT64)
                 return -ERANGE;
         switch (f->type) {
-        case ZY_JSON_INT:
+        case ZC_JSON_INT:
                 if (!in_range(f, i, INT32_MIN, INT32_MAX))
                         return -ERANGE;
                 *(int *) p = (int) i;
                 return 0;
-        case ZY_JSON_INT64:
+        case ZC_JSON_INT64:
                 if (!in_range(f, i, INT64_MIN, INT64_MAX))
                         return -ERANGE;
                 *(int64_t *) p = i;
                 return 0;
-        case ZY_JSON_UINT:
+        case ZC_JSON_UINT:
                 if (!in_range(f, i, 0, UINT32_MAX))
                         return -ERANGE;
                 *(unsigned *) p = (unsigned) i;
                 return 0;
-        case ZY_JSON_UINT64: {
+        case ZC_JSON_UINT64: {
                 if (i < 0)
                         return -ERANGE;
                 uint64_t u = json_object_get_uint64(v);
@@ -71,14 +71,14 @@ static int dispatch_int(const struct zy_json_field *f, json_object *v, void *p) 
 /* The JSON type a field of each type must have (json_type_null: none checked here; the integer
  * types are checked in dispatch_int, CUSTOM by its callback). */
 static const enum json_type json_type_of[] = {
-        [ZY_JSON_STRING] = json_type_string,
-        [ZY_JSON_BOOL] = json_type_boolean,
-        [ZY_JSON_OBJECT] = json_type_object,
-        [ZY_JSON_ARRAY] = json_type_array,
-        [ZY_JSON_STRV] = json_type_array,
+        [ZC_JSON_STRING] = json_type_string,
+        [ZC_JSON_BOOL] = json_type_boolean,
+        [ZC_JSON_OBJECT] = json_type_object,
+        [ZC_JSON_ARRAY] = json_type_array,
+        [ZC_JSON_STRV] = json_type_array,
 };
 
-static int dispatch_one(const struct zy_json_field *f, json_object *v, void *p, void *userdata) {
+static int dispatch_one(const struct zc_json_field *f, json_object *v, void *p, void *userdata) {
         int r;
 
         if ((size_t) f->type < sizeof(json_type_of) / sizeof(json_type_of[0]) &&
@@ -86,52 +86,52 @@ static int dispatch_one(const struct zy_json_field *f, json_object *v, void *p, 
                 return -EINVAL;
 
         switch (f->type) {
-        case ZY_JSON_STRING: {
+        case ZC_JSON_STRING: {
                 /* Never a string with an embedded NUL ("\u0000"): C would cut it short, and a
                  * caller could then name one thing to a filter and another to the daemon. */
-                const char *s = zy_json_string_strict(v);
-                if (!s || ((f->flags & ZY_JSON_NONEMPTY) && !*s))
+                const char *s = zc_json_string_strict(v);
+                if (!s || ((f->flags & ZC_JSON_NONEMPTY) && !*s))
                         return -EINVAL;
                 *(const char **) p = s;
                 break;
         }
-        case ZY_JSON_BOOL:
+        case ZC_JSON_BOOL:
                 *(bool *) p = json_object_get_boolean(v);
                 break;
-        case ZY_JSON_INT:
-        case ZY_JSON_INT64:
-        case ZY_JSON_UINT:
-        case ZY_JSON_UINT64:
+        case ZC_JSON_INT:
+        case ZC_JSON_INT64:
+        case ZC_JSON_UINT:
+        case ZC_JSON_UINT64:
                 r = dispatch_int(f, v, p);
                 if (r < 0)
                         return r;
                 break;
-        case ZY_JSON_OBJECT:
+        case ZC_JSON_OBJECT:
                 *(json_object **) p = v;
                 break;
-        case ZY_JSON_ARRAY:
-        case ZY_JSON_STRV: {
+        case ZC_JSON_ARRAY:
+        case ZC_JSON_STRV: {
                 size_t n = json_object_array_length(v);
-                if ((f->max > 0 && n > (uint64_t) f->max) || ((f->flags & ZY_JSON_NONEMPTY) && n == 0))
+                if ((f->max > 0 && n > (uint64_t) f->max) || ((f->flags & ZC_JSON_NONEMPTY) && n == 0))
                         return -EINVAL;
-                if (f->type == ZY_JSON_STRV)
+                if (f->type == ZC_JSON_STRV)
                         for (size_t i = 0; i < n; i++)
-                                if (!zy_json_string_strict(json_object_array_get_idx(v, i)))
+                                if (!zc_json_string_strict(json_object_array_get_idx(v, i)))
                                         return -EINVAL;
                 *(json_object **) p = v;
                 break;
         }
-        case ZY_JSON_CUSTOM:
+        case ZC_JSON_CUSTOM:
                 break;
         default:
                 return -EINVAL;
         }
         if (f->callback)
                 return f->callback(f->name, v, p, userdata);
-        return f->type == ZY_JSON_CUSTOM ? -EINVAL : 0;
+        return f->type == ZC_JSON_CUSTOM ? -EINVAL : 0;
 }
 
-int zy_json_dispatch(json_object *obj, const struct zy_json_field *table, unsigned flags, void *data,
+int zc_json_dispatch(json_object *obj, const struct zc_json_field *table, unsigned flags, void *data,
                      void *userdata, const char **ret_bad_field) {
         const char *bad = NULL;
         int r = 0;
@@ -141,9 +141,9 @@ int zy_json_dispatch(json_object *obj, const struct zy_json_field *table, unsign
                 goto finish;
         }
         json_object_object_foreach(obj, key, val) {
-                const struct zy_json_field *f = find_field(table, key);
+                const struct zc_json_field *f = find_field(table, key);
                 if (!f) {
-                        if (flags & ZY_JSON_ALLOW_UNKNOWN)
+                        if (flags & ZC_JSON_ALLOW_UNKNOWN)
                                 continue;
                         bad = key;
                         r = -EADDRNOTAVAIL;
@@ -151,7 +151,7 @@ int zy_json_dispatch(json_object *obj, const struct zy_json_field *table, unsign
                 }
                 if (json_object_is_type(val, json_type_null)) {
                         /* Null is "absent" for a mandatory field, found missing below. */
-                        if (f->flags & (ZY_JSON_NULLABLE | ZY_JSON_MANDATORY))
+                        if (f->flags & (ZC_JSON_NULLABLE | ZC_JSON_MANDATORY))
                                 continue;
                         bad = key;
                         r = -EINVAL;
@@ -163,9 +163,9 @@ int zy_json_dispatch(json_object *obj, const struct zy_json_field *table, unsign
                         goto finish;
                 }
         }
-        for (const struct zy_json_field *f = table; f->name; f++) {
+        for (const struct zc_json_field *f = table; f->name; f++) {
                 json_object *v;
-                if ((f->flags & ZY_JSON_MANDATORY) &&
+                if ((f->flags & ZC_JSON_MANDATORY) &&
                     (!json_object_object_get_ex(obj, f->name, &v) || json_object_is_type(v, json_type_null))) {
                         bad = f->name;
                         r = -ENXIO;
@@ -178,7 +178,7 @@ finish:
         return r;
 }
 
-size_t zy_json_text_nul_escapes(const char *s, size_t n) {
+size_t zc_json_text_nul_escapes(const char *s, size_t n) {
         size_t count = 0;
         for (size_t i = 0; i < n; i++) {
                 if (s[i] != '\\')
@@ -193,7 +193,7 @@ size_t zy_json_text_nul_escapes(const char *s, size_t n) {
         return count;
 }
 
-size_t zy_json_nuls(json_object *v) {
+size_t zc_json_nuls(json_object *v) {
         size_t count = 0;
         switch (json_object_get_type(v)) {
         case json_type_string: {
@@ -204,12 +204,12 @@ size_t zy_json_nuls(json_object *v) {
         }
         case json_type_array:
                 for (size_t i = 0; i < json_object_array_length(v); i++)
-                        count += zy_json_nuls(json_object_array_get_idx(v, i));
+                        count += zc_json_nuls(json_object_array_get_idx(v, i));
                 break;
         case json_type_object: {
                 struct json_object_iterator it = json_object_iter_begin(v), end = json_object_iter_end(v);
                 for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it))
-                        count += zy_json_nuls(json_object_iter_peek_value(&it));
+                        count += zc_json_nuls(json_object_iter_peek_value(&it));
                 break;
         }
         default:
@@ -246,7 +246,7 @@ static size_t utf8_sequence(const unsigned char *s, size_t n) {
         return len;
 }
 
-bool zy_utf8_valid(const char *s, size_t n) {
+bool zc_utf8_valid(const char *s, size_t n) {
         const unsigned char *p = (const unsigned char *) s;
         for (size_t i = 0, k; i < n; i += k)
                 if ((k = utf8_sequence(p + i, n - i)) == 0)
@@ -254,7 +254,7 @@ bool zy_utf8_valid(const char *s, size_t n) {
         return true;
 }
 
-char *zy_utf8_make_valid(const char *s, size_t n, size_t *ret_len) {
+char *zc_utf8_make_valid(const char *s, size_t n, size_t *ret_len) {
         const unsigned char *p = (const unsigned char *) s;
         char *out = malloc(n * 3 + 1), *o = out;
         if (!out)
@@ -273,7 +273,7 @@ char *zy_utf8_make_valid(const char *s, size_t n, size_t *ret_len) {
         return out;
 }
 
-bool zy_json_text_has_control(const char *s, size_t n) {
+bool zc_json_text_has_control(const char *s, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 unsigned char c = (unsigned char) s[i];
                 if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')

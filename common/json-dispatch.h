@@ -10,7 +10,7 @@
  * Mandatory fields that were absent (or null) are looked for afterwards, in table order.
  *
  * Values that are JSON themselves (objects, arrays, string arrays) are stored as borrowed
- * json_object pointers: they live as long as the object given to zy_json_dispatch(). Strings are
+ * json_object pointers: they live as long as the object given to zc_json_dispatch(). Strings are
  * borrowed the same way. Nothing here logs or allocates beyond what json-c does.
  */
 #pragma once
@@ -20,43 +20,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum zy_json_type {
-        ZY_JSON_STRING,  /* const char *, without an embedded NUL ("\u0000") */
-        ZY_JSON_BOOL,    /* bool */
-        ZY_JSON_INT,     /* int, within [min, max] when min < max */
-        ZY_JSON_INT64,   /* int64_t, within [min, max] when min < max */
-        ZY_JSON_UINT,    /* unsigned, within [min, max] when min < max */
-        ZY_JSON_UINT64,  /* uint64_t, within [min, max] when min < max */
-        ZY_JSON_OBJECT,  /* json_object *, a JSON object */
-        ZY_JSON_ARRAY,   /* json_object *, a JSON array of at most max elements (max > 0) */
-        ZY_JSON_STRV,    /* json_object *, an array of strings: at most max (when > 0), each
+enum zc_json_type {
+        ZC_JSON_STRING,  /* const char *, without an embedded NUL ("\u0000") */
+        ZC_JSON_BOOL,    /* bool */
+        ZC_JSON_INT,     /* int, within [min, max] when min < max */
+        ZC_JSON_INT64,   /* int64_t, within [min, max] when min < max */
+        ZC_JSON_UINT,    /* unsigned, within [min, max] when min < max */
+        ZC_JSON_UINT64,  /* uint64_t, within [min, max] when min < max */
+        ZC_JSON_OBJECT,  /* json_object *, a JSON object */
+        ZC_JSON_ARRAY,   /* json_object *, a JSON array of at most max elements (max > 0) */
+        ZC_JSON_STRV,    /* json_object *, an array of strings: at most max (when > 0), each
                           * without an embedded NUL */
-        ZY_JSON_CUSTOM,  /* the callback decides; it gets a pointer to the field */
+        ZC_JSON_CUSTOM,  /* the callback decides; it gets a pointer to the field */
 };
 
 enum {
-        ZY_JSON_MANDATORY = 1u << 0, /* absent (or null) is an error */
-        ZY_JSON_NULLABLE = 1u << 1,  /* null is accepted and leaves the field as it was */
-        ZY_JSON_NONEMPTY = 1u << 3,  /* strings and arrays: refuse "" and [] */
+        ZC_JSON_MANDATORY = 1u << 0, /* absent (or null) is an error */
+        ZC_JSON_NULLABLE = 1u << 1,  /* null is accepted and leaves the field as it was */
+        ZC_JSON_NONEMPTY = 1u << 3,  /* strings and arrays: refuse "" and [] */
 };
 
-/* Flags of zy_json_dispatch() itself. */
+/* Flags of zc_json_dispatch() itself. */
 enum {
-        ZY_JSON_ALLOW_UNKNOWN = 1u << 0, /* keys that are not in the table are skipped, not refused */
+        ZC_JSON_ALLOW_UNKNOWN = 1u << 0, /* keys that are not in the table are skipped, not refused */
 };
 
-/* For ZY_JSON_CUSTOM, and as an extra check after the built-in one for every other type (then
+/* For ZC_JSON_CUSTOM, and as an extra check after the built-in one for every other type (then
  * ret points at the value just stored). Returns 0, or a negative errno that fails the dispatch
  * and names this field. */
-typedef int (*zy_json_dispatch_fn)(const char *name, json_object *v, void *ret, void *userdata);
+typedef int (*zc_json_dispatch_fn)(const char *name, json_object *v, void *ret, void *userdata);
 
-struct zy_json_field {
+struct zc_json_field {
         const char *name;
-        enum zy_json_type type;
-        size_t offset;            /* where the value goes in the struct given to zy_json_dispatch() */
+        enum zc_json_type type;
+        size_t offset;            /* where the value goes in the struct given to zc_json_dispatch() */
         unsigned flags;
         int64_t min, max;         /* ranges of the integer types; the length limit of arrays */
-        zy_json_dispatch_fn callback;
+        zc_json_dispatch_fn callback;
 };
 
 /* Checks obj against table (ended by an entry with a NULL name) and fills data. Returns 0;
@@ -64,26 +64,26 @@ struct zy_json_field {
  * mandatory field is missing; -EADDRNOTAVAIL for a key the table lacks; or a callback's error.
  * On failure *ret_bad_field names the field (a key of obj or a name of the table) and data may
  * hold the fields dispatched before the bad one. ret_bad_field may be NULL. */
-int zy_json_dispatch(json_object *obj, const struct zy_json_field *table, unsigned flags, void *data,
+int zc_json_dispatch(json_object *obj, const struct zc_json_field *table, unsigned flags, void *data,
                      void *userdata, const char **ret_bad_field);
 
 /* The string of v when it is a string without an embedded NUL, else NULL. */
-const char *zy_json_string_strict(json_object *v);
+const char *zc_json_string_strict(json_object *v);
 
 /* How many \u0000 escapes the JSON text s (n bytes) holds, keys included. */
-size_t zy_json_text_nul_escapes(const char *s, size_t n);
+size_t zc_json_text_nul_escapes(const char *s, size_t n);
 /* How many NUL bytes the string values of v (and of everything it holds) carry. json-c cuts a
  * key at its first NUL, so a text whose escapes outnumber its values' NULs has a key holding
  * one: a key another parser reads whole ("method\u0000x") and json-c as another ("method"). */
-size_t zy_json_nuls(json_object *v);
+size_t zc_json_nuls(json_object *v);
 
 /* Whether the n bytes at s are UTF-8 (RFC 3629): no overlong form, no surrogate, nothing past
  * U+10FFFF, no stray byte. json-c's own check lets the first three through. */
-bool zy_utf8_valid(const char *s, size_t n);
+bool zc_utf8_valid(const char *s, size_t n);
 /* A copy of s (n bytes) with every byte that starts no valid sequence replaced by U+FFFD, NUL
  * terminated, its length in *ret_len; NULL when out of memory. */
-char *zy_utf8_make_valid(const char *s, size_t n, size_t *ret_len);
+char *zc_utf8_make_valid(const char *s, size_t n, size_t *ret_len);
 /* Whether the JSON text holds a raw control byte other than the whitespace JSON allows between
  * tokens (RFC 8259 wants them escaped in strings; json-c takes them, and writes each back as a
  * six-byte \u00XX). */
-bool zy_json_text_has_control(const char *s, size_t n);
+bool zc_json_text_has_control(const char *s, size_t n);

@@ -22,7 +22,7 @@ static void unescape_octal(char *s) {
         *o = 0;
 }
 
-int zy_mountinfo_procfs_elsewhere(int fd, int (*fn)(const char *mount_point, void *userdata), void *userdata) {
+int zc_mountinfo_procfs_elsewhere(int fd, int (*fn)(const char *mount_point, void *userdata), void *userdata) {
         char *line = NULL;
         size_t cap = 0;
         int r = 0;

@@ -9,4 +9,4 @@
  * pid namespace it was mounted in, whatever namespace its viewer is in. Mount points are listed
  * in mountinfo's order (a parent before what lies beneath it). A nonzero return of fn stops the
  * walk and is returned; else 0, or a negative errno. */
-int zy_mountinfo_procfs_elsewhere(int fd, int (*fn)(const char *mount_point, void *userdata), void *userdata);
+int zc_mountinfo_procfs_elsewhere(int fd, int (*fn)(const char *mount_point, void *userdata), void *userdata);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pidfd helpers (see pidfd-util.h). Raw system calls only: clone_with_pidfd's child returns into
- * its caller, which may be about to run code that must not allocate (daemon/child.c).
+ * its caller, which may be about to run code that must not allocate (engine/child.c).
  */
 #include <errno.h>
 #include <linux/sched.h>

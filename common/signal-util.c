@@ -12,7 +12,7 @@
 
 #include "signal-util.h"
 
-int zy_signal_from_string(const char *s) {
+int zc_signal_from_string(const char *s) {
         const char *name = s;
         char *end;
         long n;
@@ -51,7 +51,7 @@ int zy_signal_from_string(const char *s) {
         return -EINVAL;
 }
 
-void zy_signals_handled(sigset_t *ret) {
+void zc_signals_handled(sigset_t *ret) {
         sigemptyset(ret);
         for (int sig = 1; sig < _NSIG; sig++) {
                 struct sigaction old;

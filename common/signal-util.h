@@ -10,9 +10,9 @@
 /* A signal by number ("15") or name, with or without "SIG", in any case ("TERM", "SIGTERM",
  * "term"), and the real-time ones as "RTMIN", "RTMIN+N", "RTMAX", "RTMAX-N". Its number, or
  * -EINVAL. */
-int zy_signal_from_string(const char *s);
+int zc_signal_from_string(const char *s);
 
 /* The signals whose disposition is not SIG_DFL, into *ret. Left out: SIGKILL and SIGSTOP, and
  * what sigaction() refuses to read (glibc's two internal signals: a handler of its own is reset by
  * execve anyway, and a worker could not reset it either). */
-void zy_signals_handled(sigset_t *ret);
+void zc_signals_handled(sigset_t *ret);

@@ -29,7 +29,7 @@ struct zd_call {
         json_object *params;    /* always an object */
         int *fds;               /* closed by the dispatcher after the handler returns */
         size_t n_fds;
-        const char *error;      /* ZY_ERROR_*: what a failed handler answers */
+        const char *error;      /* ZD_ERROR_*: what a failed handler answers */
         json_object *error_params;
 };
 
@@ -63,9 +63,9 @@ static inline int zd_call_limit(struct zd_call *call, const char *limit, long ma
 
 /* The call's parameters through a dispatch table (unknown keys refused); InvalidParameter
  * naming the bad one. */
-static inline int zd_call_dispatch(struct zd_call *call, const struct zy_json_field *table, void *data) {
+static inline int zd_call_dispatch(struct zd_call *call, const struct zc_json_field *table, void *data) {
         const char *bad = NULL;
-        int r = zy_json_dispatch(call->params, table, 0, data, call, &bad);
+        int r = zc_json_dispatch(call->params, table, 0, data, call, &bad);
         if (r < 0)
                 return zd_call_invalid(call, bad ? bad : "parameters");
         return 0;

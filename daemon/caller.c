@@ -236,7 +236,7 @@ static int parse_groups(const char *text, struct zd_caller *c) {
                 return -EBADMSG;
         for (const char *q = v; *q && *q != '\n'; q++)
                 n += *q >= '0' && *q <= '9' && (q[1] < '0' || q[1] > '9');
-        if (n > ZY_MAX_GROUPS)
+        if (n > ZE_MAX_GROUPS)
                 return -E2BIG;
         c->groups = n ? calloc(n, sizeof(gid_t)) : NULL;
         if (n && !c->groups)
@@ -380,7 +380,7 @@ static int read_status(int proc_fd, const struct ucred *cr, bool check_uid, stru
  * the status gives. The values are its first thread's: they are per thread, and a caller whose
  * other thread made the call may get a task scheduled as its first thread is, never more than
  * what that process could give a child through its own first thread. */
-static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct zy_sched *ret) {
+static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct ze_sched *ret) {
         _cleanup_free_ char *text = NULL;
         struct sched_param sp = {};
         int policy, ioprio, nice;
@@ -401,7 +401,7 @@ static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct zy_sch
         if (policy < 0 || sched_getparam(pid, &sp) < 0)
                 return negative_errno();
         if (sched_getaffinity(pid, sizeof(ret->affinity), (cpu_set_t *) (void *) ret->affinity) < 0)
-                return negative_errno(); /* EINVAL: more CPUs than ZY_AFFINITY_WORDS holds */
+                return negative_errno(); /* EINVAL: more CPUs than ZE_AFFINITY_WORDS holds */
         r = read_proc(dir_fd, oom_path, &text);
         if (r < 0)
                 return r;
@@ -436,8 +436,8 @@ static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct zy_sch
         return 0;
 }
 
-int zd_caller_own_sched(struct zy_sched *ret) {
-        struct zy_sched own = {};
+int zd_caller_own_sched(struct ze_sched *ret) {
+        struct ze_sched own = {};
         mode_t m;
         int r;
 
@@ -475,8 +475,8 @@ static int parse_limits(const char *text, struct zd_caller *c) {
         const char *l = strchr(text, '\n');
 
         c->n_rlimits = 0;
-        for (int res = 0; res < RLIM_NLIMITS && res < ZY_MAX_RLIMITS; res++) {
-                struct zy_rlimit *rl = &c->rlimits[c->n_rlimits];
+        for (int res = 0; res < RLIM_NLIMITS && res < ZE_MAX_RLIMITS; res++) {
+                struct ze_rlimit *rl = &c->rlimits[c->n_rlimits];
 
                 if (!l || strlen(++l) < 26 + 21 + 1)
                         return -EBADMSG;
@@ -491,7 +491,7 @@ static int parse_limits(const char *text, struct zd_caller *c) {
 
 /* zygoted's own hard limits, read once: it never changes them (it raises only its soft
  * RLIMIT_NOFILE, at start-up). */
-static uint64_t own_max[ZY_MAX_RLIMITS];
+static uint64_t own_max[ZE_MAX_RLIMITS];
 static bool own_max_read;
 
 static int read_rlimits(int proc_fd, struct zd_caller *c) {
@@ -499,7 +499,7 @@ static int read_rlimits(int proc_fd, struct zd_caller *c) {
         int r;
 
         if (!own_max_read) {
-                for (int res = 0; res < RLIM_NLIMITS && res < ZY_MAX_RLIMITS; res++) {
+                for (int res = 0; res < RLIM_NLIMITS && res < ZE_MAX_RLIMITS; res++) {
                         struct rlimit rl;
 
                         if (getrlimit(res, &rl) < 0)
@@ -518,7 +518,7 @@ static int read_rlimits(int proc_fd, struct zd_caller *c) {
          * (and a root one in some containers) lacks: the task gets the lower of the caller's hard
          * limit and ours, never more than the caller's. */
         for (size_t i = 0; i < c->n_rlimits; i++) {
-                struct zy_rlimit *l = &c->rlimits[i];
+                struct ze_rlimit *l = &c->rlimits[i];
 
                 l->max = l->max < own_max[l->resource] ? l->max : own_max[l->resource];
                 l->cur = l->cur < l->max ? l->cur : l->max;
@@ -582,7 +582,7 @@ static int read_procfs_elsewhere(int proc_fd, struct zd_caller *c) {
 
         if (fd < 0)
                 return negative_errno();
-        r = zy_mountinfo_procfs_elsewhere(fd, note_procfs, c);
+        r = zc_mountinfo_procfs_elsewhere(fd, note_procfs, c);
         return r < 0 ? r : 0;
 }
 
@@ -717,7 +717,7 @@ static int read_cgroups(int proc_fd, struct zd_caller *c) {
                 mp = mp ? strchr(mp + 1, ':') : NULL;
                 if (mp && (size_t) (strchrnul(mp + 1, '\n') - (mp + 1)) == plen && strncmp(mp + 1, path, plen) == 0)
                         continue; /* the task starts there anyway */
-                if (c->n_cgroups >= ZY_MAX_CGROUPS)
+                if (c->n_cgroups >= ZE_MAX_CGROUPS)
                         return -E2BIG;
                 if (!mountinfo) {
                         r = read_proc(AT_FDCWD, "/proc/self/mountinfo", &mountinfo);

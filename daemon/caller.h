@@ -21,7 +21,7 @@ struct zd_caller {
         int pidfd; /* the caller's, or -EBADF */
         pid_t pid;
 
-        struct zy_rlimit rlimits[ZY_MAX_RLIMITS]; /* hard limits at most zygoted's own */
+        struct ze_rlimit rlimits[ZE_MAX_RLIMITS]; /* hard limits at most zygoted's own */
         size_t n_rlimits;
 
         /* Its credentials now, which may be less than at connect (a root process that dropped
@@ -38,14 +38,14 @@ struct zd_caller {
 
         /* How the kernel treats it: what a child it forked would start with (the reset of
          * SCHED_RESET_ON_FORK applied); its first thread's (see caller.c). */
-        struct zy_sched sched;
+        struct ze_sched sched;
 
         unsigned ns_join;      /* CLONE_NEW* of the namespaces the task must join */
         const char *ns_other;  /* a namespace that differs and cannot be joined ("pid", "user") */
         int root_fd;           /* O_PATH: the caller's root, when it or its mount namespace differs */
         char procfs_elsewhere[128]; /* with root_fd: a procfs mount it sees other than /proc, or "" */
 
-        int cgroup_fds[ZY_MAX_CGROUPS]; /* O_PATH directories of the cgroups that differ */
+        int cgroup_fds[ZE_MAX_CGROUPS]; /* O_PATH directories of the cgroups that differ */
         size_t n_cgroups;
 };
 
@@ -73,7 +73,7 @@ void zd_caller_done(struct zd_caller *c);
 
 /* zygoted's own scheduling and umask, as read_sched() reads a caller's: what a worker it forks
  * starts with. */
-int zd_caller_own_sched(struct zy_sched *ret);
+int zd_caller_own_sched(struct ze_sched *ret);
 
 /* The name of a CLONE_NEW* namespace flag ("net", ...). */
 const char *zd_caller_ns_name(unsigned flag);

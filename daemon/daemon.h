@@ -6,7 +6,7 @@
  *   main.c          options, start-up, signals, shutdown, systemd status   (calls anyone)
  *   adopt.c         tasks and references of an earlier zygoted, from the fd store
  *   methods.c       the dispatch table: every varlink method and its permission
- *   spawn.c         request + caller + profile -> struct zy_plan -> worker (all tiers)
+ *   spawn.c         request + caller + profile -> struct ze_plan -> worker (all tiers)
  *   spawn-park.c    the inherit tier's spawns parked until the reference replies
  *   spawn-worker.c  the plan's tier and pipes, the worker started and tracked, a spawn's end
  *   filter.c        GetFilter: compiled seccomp programs as sealed memfds (filter-cache.c)
@@ -53,7 +53,7 @@ struct zd_daemon {
         uint64_t nofile_soft; /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
         uid_t uid;
         gid_t gid;
-        struct zy_features features;
+        struct ze_features features;
 
         struct zd_entry **entries;
         size_t n_entries;

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void zd_filter_key(const char *text, size_t size, uint8_t ret[ZY_SHA256_DIGEST_SIZE]) {
-        zy_sha256(text, size, ret);
+void zd_filter_key(const char *text, size_t size, uint8_t ret[ZC_SHA256_DIGEST_SIZE]) {
+        zc_sha256(text, size, ret);
 }
 
 static void unlink_entry(struct zd_filter_cache *c, struct zd_filter *f) {
@@ -44,10 +44,10 @@ static void drop(struct zd_filter_cache *c, struct zd_filter *f) {
         free(f);
 }
 
-struct zd_filter *zd_filter_cache_lookup(struct zd_filter_cache *c, const uint8_t key[ZY_SHA256_DIGEST_SIZE],
+struct zd_filter *zd_filter_cache_lookup(struct zd_filter_cache *c, const uint8_t key[ZC_SHA256_DIGEST_SIZE],
                                          uid_t uid) {
         for (struct zd_filter *f = c->newest; f; f = f->older)
-                if (memcmp(f->key, key, ZY_SHA256_DIGEST_SIZE) == 0) {
+                if (memcmp(f->key, key, ZC_SHA256_DIGEST_SIZE) == 0) {
                         unlink_entry(c, f);
                         push_newest(c, f);
                         /* Root relies on it now: no other uid's inserts may push it out. */
@@ -77,14 +77,14 @@ static struct zd_filter *victim(struct zd_filter_cache *c, uid_t uid, bool own_o
         return NULL;
 }
 
-int zd_filter_cache_insert(struct zd_filter_cache *c, const uint8_t key[ZY_SHA256_DIGEST_SIZE], uid_t uid,
+int zd_filter_cache_insert(struct zd_filter_cache *c, const uint8_t key[ZC_SHA256_DIGEST_SIZE], uid_t uid,
                            const struct sock_filter *bpf, size_t bpf_len, unsigned flags, const char *hash,
                            uint64_t compile_nsec, struct zd_filter **ret) {
         struct zd_filter *f, *old = NULL;
         static const char hex[] = "0123456789abcdef";
 
         for (f = c->newest; f; f = f->older)
-                if (memcmp(f->key, key, ZY_SHA256_DIGEST_SIZE) == 0)
+                if (memcmp(f->key, key, ZC_SHA256_DIGEST_SIZE) == 0)
                         return -EEXIST;
         /* Decided before anything is freed: a refusal leaves the cache as it was. */
         if (uid != 0 && zd_filter_cache_count(c, uid) >= ZD_FILTER_CACHE_PER_UID)
@@ -105,8 +105,8 @@ int zd_filter_cache_insert(struct zd_filter_cache *c, const uint8_t key[ZY_SHA25
                 c->evictions++;
         }
         memcpy(f->bpf, bpf, bpf_len * sizeof(*bpf));
-        memcpy(f->key, key, ZY_SHA256_DIGEST_SIZE);
-        for (size_t i = 0; i < ZY_SHA256_DIGEST_SIZE; i++) {
+        memcpy(f->key, key, ZC_SHA256_DIGEST_SIZE);
+        for (size_t i = 0; i < ZC_SHA256_DIGEST_SIZE; i++) {
                 f->key_hex[2 * i] = hex[key[i] >> 4];
                 f->key_hex[2 * i + 1] = hex[key[i] & 15];
         }

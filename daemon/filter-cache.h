@@ -55,12 +55,12 @@
 #define ZD_FILTER_COMPILES_PER_UID 1
 
 struct zd_filter {
-        uint8_t key[ZY_SHA256_DIGEST_SIZE];
-        char key_hex[2 * ZY_SHA256_DIGEST_SIZE + 1];
+        uint8_t key[ZC_SHA256_DIGEST_SIZE];
+        char key_hex[2 * ZC_SHA256_DIGEST_SIZE + 1];
         struct sock_filter *bpf; /* owned */
         size_t bpf_len;
         unsigned flags;          /* SECCOMP_FILTER_FLAG_* */
-        char hash[2 * ZY_SHA256_DIGEST_SIZE + 1]; /* of the program */
+        char hash[2 * ZC_SHA256_DIGEST_SIZE + 1]; /* of the program */
         uint64_t compile_nsec;
         uid_t owner;
         struct zd_filter *newer, *older;
@@ -84,17 +84,17 @@ struct zd_filter_cache {
 };
 
 /* The key of a seccomp object: SHA-256 of its serialization text. */
-void zd_filter_key(const char *text, size_t size, uint8_t ret[ZY_SHA256_DIGEST_SIZE]);
+void zd_filter_key(const char *text, size_t size, uint8_t ret[ZC_SHA256_DIGEST_SIZE]);
 
 /* The entry of key, made the most recently used (and root's when uid is 0); NULL when absent.
  * Counts a hit or a miss. */
-struct zd_filter *zd_filter_cache_lookup(struct zd_filter_cache *c, const uint8_t key[ZY_SHA256_DIGEST_SIZE],
+struct zd_filter *zd_filter_cache_lookup(struct zd_filter_cache *c, const uint8_t key[ZC_SHA256_DIGEST_SIZE],
                                          uid_t uid);
 
 /* Stores a program compiled for uid under key (bpf copied). Returns 0 and *ret (may be NULL)
  * the new entry, -ENOSPC when the rules above leave no room for it (nothing stored), -EEXIST
  * when key is already there, -ENOMEM. */
-int zd_filter_cache_insert(struct zd_filter_cache *c, const uint8_t key[ZY_SHA256_DIGEST_SIZE], uid_t uid,
+int zd_filter_cache_insert(struct zd_filter_cache *c, const uint8_t key[ZC_SHA256_DIGEST_SIZE], uid_t uid,
                            const struct sock_filter *bpf, size_t bpf_len, unsigned flags, const char *hash,
                            uint64_t compile_nsec, struct zd_filter **ret);
 

@@ -33,7 +33,7 @@ struct answer {
         uint32_t flags;
         uint32_t bpf_len;
         uint32_t message_len;
-        char hash[2 * ZY_SHA256_DIGEST_SIZE + 1];
+        char hash[2 * ZC_SHA256_DIGEST_SIZE + 1];
 };
 
 static int write_all(int fd, const void *p, size_t size) {
@@ -52,7 +52,7 @@ static int write_all(int fd, const void *p, size_t size) {
 static _noreturn_ void compile_child(pid_t parent, const char *text, size_t size, unsigned cpu_sec, int fd) {
         struct rlimit cpu = { .rlim_cur = cpu_sec, .rlim_max = cpu_sec + 1 };
         struct answer a = { .magic = ANSWER_MAGIC };
-        struct zy_profile *p = NULL;
+        struct zp_profile *p = NULL;
         char *err = NULL;
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL, 0UL, 0UL, 0UL);
@@ -69,7 +69,7 @@ static _noreturn_ void compile_child(pid_t parent, const char *text, size_t size
         if (setrlimit(RLIMIT_CPU, &cpu) < 0)
                 _exit(1);
 
-        a.error = zy_profile_load_buffer_with("seccomp", text, size, NULL, &p, &err);
+        a.error = zp_profile_load_buffer_with("seccomp", text, size, NULL, &p, &err);
         if (a.error >= 0 && (p->bpf_len > ZD_COMPILE_MAX_INSNS)) {
                 a.error = -E2BIG;
                 free(err);

@@ -14,7 +14,7 @@ struct zd_compile_result {
         unsigned flags;          /* SECCOMP_FILTER_FLAG_* */
         struct sock_filter *bpf; /* malloc'd; NULL on error */
         size_t bpf_len;
-        char hash[2 * ZY_SHA256_DIGEST_SIZE + 1];
+        char hash[2 * ZC_SHA256_DIGEST_SIZE + 1];
         char *message;           /* malloc'd: the error's words (NULL when none) */
 };
 

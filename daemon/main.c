@@ -22,7 +22,7 @@
 #include "fork-gate.h"
 #include "log.h"
 #include "methods.h"
-#include "filter.h"
+#include "getfilter.h"
 #include "registry.h"
 #include "sd.h"
 #include "server.h"
@@ -142,7 +142,7 @@ static void on_status_timer(struct ev_loop *loop, ev_timer *w, int revents) {
 }
 
 /* --check-profile: what the profile module made of one file, for a person to read. */
-static void print_profile(const struct zy_profile *p, FILE *out) {
+static void print_profile(const struct zp_profile *p, FILE *out) {
         unsigned major, minor, micro;
 
         fprintf(out, "profile:       %s (%s)\n", p->name, p->path);
@@ -153,7 +153,7 @@ static void print_profile(const struct zy_profile *p, FILE *out) {
                 _cleanup_free_ char *name = NULL;
                 if (!(p->caps_keep & (UINT64_C(1) << c)))
                         continue;
-                if (zy_cap_to_name(c, &name) < 0)
+                if (zp_cap_to_name(c, &name) < 0)
                         fprintf(out, " %u", c);
                 else
                         fprintf(out, " %s", name);
@@ -171,13 +171,13 @@ static void print_profile(const struct zy_profile *p, FILE *out) {
         }
         fprintf(out, "architectures:");
         for (size_t i = 0; i < p->n_arches; i++) {
-                const char *a = zy_profile_arch_name(p->arches[i]);
+                const char *a = zp_profile_arch_name(p->arches[i]);
                 if (a)
                         fprintf(out, " %s", a);
                 else
                         fprintf(out, " 0x%08x", p->arches[i]);
         }
-        zy_profile_libseccomp_version(&major, &minor, &micro);
+        zp_profile_libseccomp_version(&major, &minor, &micro);
         fprintf(out, "\ninstructions:  %zu\n", p->bpf_len);
         fprintf(out, "longest path:  %u instructions\n", p->longest_path);
         fprintf(out, "rules:         %u (%u syscall names unknown to libseccomp %u.%u.%u, skipped)\n", p->n_rules,
@@ -191,7 +191,7 @@ static void print_profile(const struct zy_profile *p, FILE *out) {
 
 /* The compiled program as a raw array of struct sock_filter, what seccomp_export_bpf() writes:
  * the kernel lane (tests/kernel/) times the filter step on the default profile's own program. */
-static int dump_bpf(const struct zy_profile *p, const char *out) {
+static int dump_bpf(const struct zp_profile *p, const char *out) {
         const char *q = (const char *) p->bpf;
         size_t left = p->bpf_len * sizeof(p->bpf[0]);
         _cleanup_close_ int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -212,8 +212,8 @@ static int dump_bpf(const struct zy_profile *p, const char *out) {
 
 static int check_profile(const char *path, const char *dump) {
         _cleanup_free_ char *error = NULL;
-        struct zy_profile *p = NULL;
-        int r = zy_profile_load_file(path, &p, &error);
+        struct zp_profile *p = NULL;
+        int r = zp_profile_load_file(path, &p, &error);
         if (r < 0) {
                 fprintf(stderr, "zygoted: %s\n", error ? error : strerror(-r));
                 return 1;
@@ -222,7 +222,7 @@ static int check_profile(const char *path, const char *dump) {
         r = dump ? dump_bpf(p, dump) : 0;
         if (r < 0)
                 fprintf(stderr, "zygoted: --dump-bpf %s: %s\n", dump, strerror(-r));
-        zy_profile_free(p);
+        zp_profile_free(p);
         return r < 0 ? 1 : 0;
 }
 
@@ -330,14 +330,14 @@ int main(int argc, char **argv) {
         if (n_passed < 0)
                 zd_log(LOG_WARNING, "ignoring LISTEN_FDS: %s", strerror(-n_passed));
 
-        r = zy_helper_path(d.helper, sizeof(d.helper));
+        r = zr_helper_path(d.helper, sizeof(d.helper));
         if (r >= 0)
-                r = d.helper_fd = zy_helper_open(d.helper);
+                r = d.helper_fd = zr_helper_open(d.helper);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot find the reference helper zygote-ref: %s", strerror(-r));
                 return 1;
         }
-        r = zy_probe_features(&d.features);
+        r = ze_probe_features(&d.features);
         if (r < 0) {
                 zd_log(LOG_ERR, "probing the kernel failed: %s", strerror(-r));
                 return 1;
@@ -385,7 +385,7 @@ int main(int argc, char **argv) {
         d.server.on_call = zd_methods_call;
         d.server.on_disconnect = zd_methods_disconnect;
         d.server.userdata = &d;
-        d.server.closer.disabled = zy_feature_disabled("fd_closer");
+        d.server.closer.disabled = ze_feature_disabled("fd_closer");
         r = zd_server_listen(&d.server);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot listen on %s: %s", d.server.socket_path, strerror(-r));

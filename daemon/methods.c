@@ -19,7 +19,7 @@
 #include "call.h"
 #include "daemon.h"
 #include "events.h"
-#include "filter.h"
+#include "getfilter.h"
 #include "methods.h"
 #include "pidfd-util.h"
 #include "registry.h"
@@ -51,12 +51,12 @@ struct id_param {
         const char *id;
 };
 
-static const struct zy_json_field id_fields[] = {
-        { .name = "id", .type = ZY_JSON_STRING, .offset = offsetof(struct id_param, id), .flags = ZY_JSON_MANDATORY },
+static const struct zc_json_field id_fields[] = {
+        { .name = "id", .type = ZC_JSON_STRING, .offset = offsetof(struct id_param, id), .flags = ZC_JSON_MANDATORY },
         {},
 };
 
-static const struct zy_json_field no_fields[] = {
+static const struct zc_json_field no_fields[] = {
         {},
 };
 
@@ -200,11 +200,11 @@ static int check_signal(const char *name, json_object *v, void *ret, void *userd
         return sig >= 1 && sig <= SIGRTMAX ? 0 : -ERANGE;
 }
 
-static const struct zy_json_field kill_fields[] = {
-        { .name = "id", .type = ZY_JSON_STRING, .offset = offsetof(struct kill_param, id), .flags = ZY_JSON_MANDATORY },
-        { .name = "signal", .type = ZY_JSON_INT64, .offset = offsetof(struct kill_param, signal),
-          .flags = ZY_JSON_NULLABLE, .callback = check_signal },
-        { .name = "all", .type = ZY_JSON_BOOL, .offset = offsetof(struct kill_param, all), .flags = ZY_JSON_NULLABLE },
+static const struct zc_json_field kill_fields[] = {
+        { .name = "id", .type = ZC_JSON_STRING, .offset = offsetof(struct kill_param, id), .flags = ZC_JSON_MANDATORY },
+        { .name = "signal", .type = ZC_JSON_INT64, .offset = offsetof(struct kill_param, signal),
+          .flags = ZC_JSON_NULLABLE, .callback = check_signal },
+        { .name = "all", .type = ZC_JSON_BOOL, .offset = offsetof(struct kill_param, all), .flags = ZC_JSON_NULLABLE },
         {},
 };
 
@@ -266,8 +266,8 @@ static int m_close_io(struct zd_call *call, struct zd_task *t) {
         return reply(call, NULL);
 }
 
-static const struct zy_json_field list_fields[] = {
-        { .name = "after", .type = ZY_JSON_STRING, .offset = offsetof(struct id_param, id), .flags = ZY_JSON_NULLABLE },
+static const struct zc_json_field list_fields[] = {
+        { .name = "after", .type = ZC_JSON_STRING, .offset = offsetof(struct id_param, id), .flags = ZC_JSON_NULLABLE },
         {},
 };
 
@@ -384,9 +384,9 @@ struct interface_param {
         const char *interface;
 };
 
-static const struct zy_json_field interface_fields[] = {
-        { .name = "interface", .type = ZY_JSON_STRING, .offset = offsetof(struct interface_param, interface),
-          .flags = ZY_JSON_MANDATORY },
+static const struct zc_json_field interface_fields[] = {
+        { .name = "interface", .type = ZC_JSON_STRING, .offset = offsetof(struct interface_param, interface),
+          .flags = ZC_JSON_MANDATORY },
         {},
 };
 
@@ -458,7 +458,7 @@ static int call_prepare(struct zd_call *call, json_object *msg, const struct met
         /* A name with an embedded NUL is no method: compared as a C string it would be the
          * method named by its prefix, one method to a filter in front of the socket and another
          * here. It is echoed whole (json-c writes the NUL as \u0000). */
-        const char *name = zy_json_string_strict(jm);
+        const char *name = zc_json_string_strict(jm);
         const struct method *m = name ? find_method(name) : NULL;
         if (!m)
                 return zd_call_fail(call, -ENOENT, ZY_ERROR_METHOD_NOT_FOUND,

@@ -11,5 +11,5 @@ struct zd_conn;
 void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *fds, size_t n_fds);
 void zd_methods_disconnect(void *userdata, struct zd_conn *c);
 
-/* The interface text (daemon/io.zygote.Launcher.varlink), answered by GetInterfaceDescription. */
+/* The interface text (protocol/io.zygote.Launcher.varlink), answered by GetInterfaceDescription. */
 extern const char zd_interface_description[];

@@ -87,7 +87,7 @@ static void entry_release_pidns(struct zd_entry *e) {
                 } else
                         free(ri);
         }
-        zy_pidns_release(&e->ns); /* closes the control socket: the init drains */
+        zr_pidns_release(&e->ns); /* closes the control socket: the init drains */
 }
 
 static int entry_start_pidns(struct zd_entry *e) {
@@ -98,7 +98,7 @@ static int entry_start_pidns(struct zd_entry *e) {
         if (!d->features.pid_namespace || e->ns.pidfd >= 0)
                 return 0;
         zd_daemon_before_fork(d);
-        r = zy_pidns_start(d->helper_fd, &e->ns, what, sizeof(what));
+        r = zr_pidns_start(d->helper_fd, &e->ns, what, sizeof(what));
         if (r < 0) {
                 zd_log(LOG_ERR, "profile %s: the init of its pid namespace failed to start%s%s: %s",
                        e->profile->name, what[0] ? " at " : "", what, strerror(-r));
@@ -110,7 +110,7 @@ static int entry_start_pidns(struct zd_entry *e) {
         return 0;
 }
 
-const struct zy_pidns *zd_entry_pidns(struct zd_entry *e, int *ret_err) {
+const struct zr_pidns *zd_entry_pidns(struct zd_entry *e, int *ret_err) {
         int r;
 
         *ret_err = 0;
@@ -132,7 +132,7 @@ static void reference_fdname(pid_t pid, char buf[static 32]) {
 
 static int entry_start_reference(struct zd_entry *e) {
         struct zd_daemon *d = e->d;
-        const struct zy_profile *p = e->profile;
+        const struct zp_profile *p = e->profile;
         unsigned last = d->features.cap_last;
         /* What the profile's workers drop anyway: once in the reference for all of them. An
          * unprivileged zygoted drops nothing (it could not). */
@@ -142,7 +142,7 @@ static int entry_start_reference(struct zd_entry *e) {
         if (r < 0)
                 return r;
         zd_daemon_before_fork(d);
-        r = zy_reference_start_ns(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
+        r = zr_reference_start_ns(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
                                   p->no_new_privs || !d->privileged, drop, e->ns.pidns_fd, e->ns.mntns_fd,
                                   &e->ref);
         if (r < 0)
@@ -168,7 +168,7 @@ static void entry_stop_reference(struct zd_entry *e) {
         char name[32];
         reference_fdname(e->ref.pid, name);
         zd_sd_fdstore_remove(name);
-        zy_reference_stop(&e->ref);
+        zr_reference_stop(&e->ref);
         e->ref_up = false;
 }
 
@@ -204,7 +204,7 @@ static int entry_choose_tier(struct zd_entry *e) {
                 snprintf(e->reason, sizeof(e->reason), "--tier clone: the kernel lacks SECCOMP_CLONE_FILTER");
                 return -EOPNOTSUPP;
         }
-        r = zy_reference_probe_inherit(&e->ref, d->helper_fd, d->privileged, &why);
+        r = zr_reference_probe_inherit(&e->ref, d->helper_fd, d->privileged, &why);
         if (r >= 0) {
                 e->best_tier = ZD_TIER_INHERIT;
                 snprintf(e->reason, sizeof(e->reason), "%s",
@@ -232,18 +232,18 @@ static void entry_free(struct zd_entry *e) {
         entry_stop_reference(e);
         entry_release_pidns(e);
         ev_timer_stop(e->d->loop, &e->restart);
-        zy_profile_free(e->profile);
+        zp_profile_free(e->profile);
         free(e);
 }
 
-static int entry_new(struct zd_daemon *d, struct zy_profile *p, struct zd_entry **ret, char **ret_error) {
+static int entry_new(struct zd_daemon *d, struct zp_profile *p, struct zd_entry **ret, char **ret_error) {
         struct zd_entry *e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
         e->d = d;
         e->profile = p;
         e->ref.pidfd = e->ref.ctl_fd = -EBADF;
-        e->ns = ZY_PIDNS_NULL;
+        e->ns = ZR_PIDNS_NULL;
         e->backoff = BACKOFF_MIN;
         ev_timer_init(&e->restart, on_restart, 0., 0.);
         e->restart.data = e;
@@ -326,7 +326,7 @@ static void on_init_death(struct ev_loop *loop, ev_io *w, int revents) {
 
         ev_io_stop(loop, w);
         (void) pidfd_reap(e->ns.pidfd, &si);
-        zy_pidns_release(&e->ns);
+        zr_pidns_release(&e->ns);
         zd_log(LOG_WARNING, "profile %s: the init %d of its pid namespace died (%s %d), and its tasks with it; "
                "starting another", e->profile->name, (int) pid,
                si.si_code == CLD_EXITED ? "exit status" : "signal", si.si_status);
@@ -352,14 +352,14 @@ static void log_profile_error(const char *message, void *userdata) {
 
 /* Builds entries for a freshly loaded set; `old` entries with the same compiled program and
  * settings are kept as they are (reference and all). Takes the profiles out of `set`. */
-static int build_entries(struct zd_daemon *d, struct zy_profile_set *set, struct zd_entry **old, size_t n_old,
+static int build_entries(struct zd_daemon *d, struct zp_profile_set *set, struct zd_entry **old, size_t n_old,
                          json_object *loaded, json_object *failed, struct zd_entry ***ret, size_t *ret_n) {
         struct zd_entry **entries = calloc(set->n + n_old + 1, sizeof(*entries));
         if (!entries)
                 return -ENOMEM;
         size_t n = 0;
         for (size_t i = 0; i < set->n; i++) {
-                struct zy_profile *p = set->items[i];
+                struct zp_profile *p = set->items[i];
                 struct zd_entry *keep = NULL;
                 for (size_t j = 0; j < n_old; j++) {
                         struct zd_entry *o = old[j];
@@ -373,7 +373,7 @@ static int build_entries(struct zd_daemon *d, struct zy_profile_set *set, struct
                 }
                 if (keep) {
                         /* Same program: keep the reference; take the new access list and path. */
-                        zy_profile_free(keep->profile);
+                        zp_profile_free(keep->profile);
                         keep->profile = p;
                         set->items[i] = NULL;
                         entries[n++] = keep;
@@ -401,29 +401,29 @@ static int build_entries(struct zd_daemon *d, struct zy_profile_set *set, struct
 }
 
 int zd_registry_load(struct zd_daemon *d) {
-        struct zy_profile_set set = {};
-        int r = zy_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set,
+        struct zp_profile_set set = {};
+        int r = zp_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set,
                                     log_profile_error, NULL);
         if (r < 0)
                 return r;
         r = build_entries(d, &set, NULL, 0, NULL, NULL, &d->entries, &d->n_entries);
-        zy_profile_set_clear(&set);
+        zp_profile_set_clear(&set);
         if (r < 0)
                 return r;
         return d->n_entries > 0 ? 0 : -ENOENT;
 }
 
 int zd_registry_reload(struct zd_daemon *d, json_object **ret_loaded, json_object **ret_failed) {
-        struct zy_profile_set set = {};
+        struct zp_profile_set set = {};
         json_object *loaded = json_object_new_array(), *failed = json_object_new_array();
-        int r = zy_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set,
+        int r = zp_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set,
                                     log_profile_error, failed);
         if (r < 0)
                 goto fail;
         struct zd_entry **entries;
         size_t n;
         r = build_entries(d, &set, d->entries, d->n_entries, loaded, failed, &entries, &n);
-        zy_profile_set_clear(&set);
+        zp_profile_set_clear(&set);
         if (r < 0)
                 goto fail;
         /* A profile whose file now fails keeps its old version in service. */
@@ -470,7 +470,7 @@ void zd_registry_free(struct zd_daemon *d) {
 }
 
 json_object *zd_entry_to_json(const struct zd_entry *e) {
-        const struct zy_profile *p = e->profile;
+        const struct zp_profile *p = e->profile;
         json_object *o = json_object_new_object();
         json_object_object_add(o, "name", json_object_new_string(p->name));
         json_object_object_add(o, "path", json_object_new_string(p->path ? p->path : ""));

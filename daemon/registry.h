@@ -16,9 +16,9 @@ struct zd_parked;
 
 struct zd_entry {
         struct zd_daemon *d;
-        struct zy_profile *profile;
-        struct zy_reference ref;
-        struct zy_pidns ns;      /* the profile's pid namespace (pidns.h); pidfd < 0: none */
+        struct zp_profile *profile;
+        struct zr_reference ref;
+        struct zr_pidns ns;      /* the profile's pid namespace (pidns.h); pidfd < 0: none */
         ev_io ns_watch;          /* its init's pidfd: its death */
         uint64_t ref_capbset;    /* what the reference dropped from its bounding set */
         bool ref_up;
@@ -52,5 +52,5 @@ struct zd_entry *zd_registry_find(struct zd_daemon *d, const char *name);
 /* The pid namespace this profile's tasks are born in: NULL with *ret_err 0 when the daemon has
  * none to give (unprivileged, no CONFIG_PID_NS, or disabled); its init is started again here if
  * it died (NULL and the errno when that fails: the spawn must fail, never run outside). */
-const struct zy_pidns *zd_entry_pidns(struct zd_entry *e, int *ret_err);
+const struct zr_pidns *zd_entry_pidns(struct zd_entry *e, int *ret_err);
 json_object *zd_entry_to_json(const struct zd_entry *e);

@@ -22,7 +22,7 @@
 #define SINK_COMM "zygote-sink"
 
 static void closer_dispatch(struct zd_closer *c) {
-        int ms = zy_fd_closer_dispatch(c->helpers, zy_fd_closer_now_ms());
+        int ms = zc_fd_closer_dispatch(c->helpers, zc_fd_closer_now_ms());
         ev_timer_stop(c->loop, &c->timer);
         if (ms >= 0) {
                 ev_timer_set(&c->timer, ms / 1000., 0.);
@@ -45,10 +45,10 @@ static void on_closer_timer(struct ev_loop *loop, ev_timer *w, int revents) {
 void zd_closer_close(struct zd_closer *c, int fd, uid_t uid) {
         if (fd < 0)
                 return;
-        zy_fd_closer_close_owned(c->helpers, fd, (uint32_t) uid);
+        zc_fd_closer_close_owned(c->helpers, fd, (uint32_t) uid);
         /* its deadline: a helper that does not answer in time is replaced */
         if (c->helpers && !ev_is_active(&c->timer)) {
-                ev_timer_set(&c->timer, ZY_FD_CLOSER_STUCK_MS / 1000., 0.);
+                ev_timer_set(&c->timer, ZC_FD_CLOSER_STUCK_MS / 1000., 0.);
                 ev_timer_start(c->loop, &c->timer);
         }
 }
@@ -56,10 +56,10 @@ void zd_closer_close(struct zd_closer *c, int fd, uid_t uid) {
 bool zd_closer_may_take(const struct zd_closer *c, uid_t uid) {
         if (!c->helpers || uid == 0)
                 return true;
-        if (zy_fd_closer_held(c->helpers, (uint32_t) uid) >= ZD_CLOSER_HELD_PER_UID)
+        if (zc_fd_closer_held(c->helpers, (uint32_t) uid) >= ZD_CLOSER_HELD_PER_UID)
                 return false;
         /* one message's fds may each need a helper of its own (each held in its close) */
-        return zy_fd_closer_helpers(c->helpers) + ZY_FDS_MAX < ZY_FD_CLOSER_MAX_HELPERS;
+        return zc_fd_closer_helpers(c->helpers) + ZY_FDS_MAX < ZC_FD_CLOSER_MAX_HELPERS;
 }
 
 int zd_closer_settle(struct zd_closer *c) {
@@ -67,7 +67,7 @@ int zd_closer_settle(struct zd_closer *c) {
 
         if (!c->helpers)
                 return 0;
-        r = zy_fd_closer_settle(c->helpers, ZY_FD_CLOSER_STUCK_MS);
+        r = zc_fd_closer_settle(c->helpers, ZC_FD_CLOSER_STUCK_MS);
         closer_dispatch(c); /* the deadline of what it handed to a new helper */
         return r;
 }
@@ -162,7 +162,7 @@ static void sink_lost(struct zd_closer *c, int error) {
         c->sink_error = error;
         /* what waited for it goes to the helpers */
         for (size_t i = 0; i < c->n_sink_queue; i++)
-                zy_fd_closer_close_owned(c->helpers, c->sink_queue[i], ZY_FD_CLOSER_NO_OWNER);
+                zc_fd_closer_close_owned(c->helpers, c->sink_queue[i], ZC_FD_CLOSER_NO_OWNER);
         c->n_sink_queue = 0;
 }
 
@@ -266,10 +266,10 @@ int zd_closer_start(struct zd_closer *c, struct ev_loop *loop) {
                 c->sink_exit.data = c;
                 ev_io_start(loop, &c->sink_exit);
         }
-        r = zy_fd_closer_new(0, &c->helpers);
+        r = zc_fd_closer_new(0, &c->helpers);
         if (r < 0)
                 return r;
-        ev_io_init(&c->watch, on_closer_ack, zy_fd_closer_fd(c->helpers), EV_READ);
+        ev_io_init(&c->watch, on_closer_ack, zc_fd_closer_fd(c->helpers), EV_READ);
         c->watch.data = c;
         ev_init(&c->timer, on_closer_timer);
         c->timer.data = c;
@@ -282,7 +282,7 @@ void zd_closer_stop(struct zd_closer *c) {
                 /* what still waits goes to the helpers (or is closed here without them); the
                  * sink leaves at EOF, after what it holds, or with us (PR_SET_PDEATHSIG) */
                 for (size_t i = 0; i < c->n_sink_queue; i++)
-                        zy_fd_closer_close_owned(c->helpers, c->sink_queue[i], ZY_FD_CLOSER_NO_OWNER);
+                        zc_fd_closer_close_owned(c->helpers, c->sink_queue[i], ZC_FD_CLOSER_NO_OWNER);
                 c->n_sink_queue = 0;
                 ev_io_stop(c->loop, &c->sink_watch);
                 ev_io_stop(c->loop, &c->sink_exit);
@@ -296,5 +296,5 @@ void zd_closer_stop(struct zd_closer *c) {
                 return;
         ev_io_stop(c->loop, &c->watch);
         ev_timer_stop(c->loop, &c->timer);
-        zy_fd_closer_free(TAKE_PTR(c->helpers));
+        zc_fd_closer_free(TAKE_PTR(c->helpers));
 }

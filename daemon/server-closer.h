@@ -8,11 +8,11 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-struct zy_fd_closer;
+struct zc_fd_closer;
 
 struct zd_closer {
         struct ev_loop *loop;
-        struct zy_fd_closer *helpers; /* common/fd-closer.h; NULL: the fds are closed here */
+        struct zc_fd_closer *helpers; /* common/fd-closer.h; NULL: the fds are closed here */
         bool disabled;                /* set before start: close here (ZYGOTE_DISABLE_FEATURES=fd_closer) */
         int error;                    /* why there are no helpers: a negative errno, or 0 */
         ev_io watch;                  /* the helpers' acks */

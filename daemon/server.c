@@ -158,8 +158,8 @@ static void conn_send(struct zd_conn *c, json_object *msg, int fd) {
         /* Requests are checked, but a reply may also carry what no caller sent (a profile's
          * file name, a name from /proc): whatever it holds, the caller gets UTF-8. */
         _cleanup_free_ char *valid = NULL;
-        if (!zy_utf8_valid(s, len)) {
-                valid = zy_utf8_make_valid(s, len, &len);
+        if (!zc_utf8_valid(s, len)) {
+                valid = zc_utf8_make_valid(s, len, &len);
                 if (!valid) {
                         safe_close(fd);
                         conn_close(c);
@@ -412,7 +412,7 @@ static void conn_process_calls(struct zd_conn *c) {
                  * and make them invalid JSON: refuse it here, strictly (json-c's own check lets
                  * overlong forms, surrogates and code points past U+10FFFF through). Raw control
                  * bytes too: JSON has them escaped, and each would come back six times longer. */
-                bool utf8 = zy_utf8_valid(c->in, len) && !zy_json_text_has_control(c->in, len);
+                bool utf8 = zc_utf8_valid(c->in, len) && !zc_json_text_has_control(c->in, len);
                 json_tokener *tok = utf8 ? json_tokener_new_ex(32) : NULL;
                 json_object *msg = tok ? json_tokener_parse_ex(tok, c->in, (int) len) : NULL;
                 bool complete = tok && json_tokener_get_error(tok) == json_tokener_success &&
@@ -421,7 +421,7 @@ static void conn_process_calls(struct zd_conn *c) {
                         json_tokener_free(tok);
                 /* A key with \u0000 is cut there by json-c: "method\u0000x" would count as a
                  * second "method". Strings with one are refused where they are read. */
-                if (complete && zy_json_text_nul_escapes(c->in, len) != zy_json_nuls(msg))
+                if (complete && zc_json_text_nul_escapes(c->in, len) != zc_json_nuls(msg))
                         complete = false;
                 memmove(c->in, nul + 1, c->in_len - len - 1);
                 c->in_len -= len + 1;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The inherit tier's parked spawns: a spawn whose plan went to the profile's reference waits in
- * the profile's queue (at most ZY_REF_MAX_QUEUED) while the daemon serves on; the reference's
+ * the profile's queue (at most ZR_REF_MAX_QUEUED) while the daemon serves on; the reference's
  * replies, read in order from its control socket, finish them (spawn-worker.c), a reply late by
- * ZY_REF_TIMEOUT_MS kills the reference, and a lost reference has each parked spawn's worker
+ * ZR_REF_TIMEOUT_MS kills the reference, and a lost reference has each parked spawn's worker
  * killed before exec and the spawn run once in the load tier. The registry reaches this file
  * only through the hooks main.c sets (registry.h).
  */
@@ -60,7 +60,7 @@ static void ref_arm(struct zd_entry *e) {
         }
         /* the oldest request in flight has until sent_at + the timeout */
         ev_timer_stop(loop, &e->ctl_timer);
-        double left = e->parked->sent_at + ZY_REF_TIMEOUT_MS / 1000.0 - ev_now(loop);
+        double left = e->parked->sent_at + ZR_REF_TIMEOUT_MS / 1000.0 - ev_now(loop);
         ev_timer_set(&e->ctl_timer, left > 0 ? left : 0., 0.);
         ev_timer_start(loop, &e->ctl_timer);
 }
@@ -73,8 +73,8 @@ int zd_spawn_park(struct spawn *s) {
         struct zd_parked *p, **tail;
         int r;
 
-        if (e->n_parked >= ZY_REF_MAX_QUEUED)
-                return zd_call_limit(call, "pendingSpawnsPerProfile", ZY_REF_MAX_QUEUED);
+        if (e->n_parked >= ZR_REF_MAX_QUEUED)
+                return zd_call_limit(call, "pendingSpawnsPerProfile", ZR_REF_MAX_QUEUED);
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
@@ -85,7 +85,7 @@ int zd_spawn_park(struct spawn *s) {
                         return -ENOMEM;
                 }
         }
-        r = zy_reference_request(&e->ref, &s->plan);
+        r = zr_reference_request(&e->ref, &s->plan);
         if (r < 0) {
                 free(p->fds);
                 free(p);
@@ -96,7 +96,7 @@ int zd_spawn_park(struct spawn *s) {
         }
         /* The reference has its copies of the worker's ends of the pipes (in the message): ours go
          * now, or a worker forked here meanwhile would hold them too until its exec, and be taken
-         * for this spawn's lost worker (zy_reference_find_worker()) if the reference died. */
+         * for this spawn's lost worker (zr_reference_find_worker()) if the reference died. */
         s->status[1] = safe_close(s->status[1]);
         s->hold[0] = safe_close(s->hold[0]);
         /* the call is ours now: its fds (the plan names them by number) and its parameters */
@@ -192,12 +192,12 @@ void zd_spawn_on_ref_reply(struct ev_loop *loop, ev_io *w, int revents) {
         while (e->parked) {
                 pid_t pid = 0;
                 int pidfd = -EBADF;
-                int r = zy_reference_reply(&e->ref, &pid, &pidfd);
+                int r = zr_reference_reply(&e->ref, &pid, &pidfd);
 
                 if (r == -EAGAIN)
                         break;
-                if (r < 0 && pid == ZY_REF_WORKER_UNKNOWN) {
-                        /* killed (zy_reference_reply): the reference's death, seen on its pidfd,
+                if (r < 0 && pid == ZR_REF_WORKER_UNKNOWN) {
+                        /* killed (zr_reference_reply): the reference's death, seen on its pidfd,
                          * settles every parked spawn (zd_spawn_ref_lost) */
                         ev_io_stop(loop, w);
                         ev_timer_stop(loop, &e->ctl_timer);
@@ -209,7 +209,7 @@ void zd_spawn_on_ref_reply(struct ev_loop *loop, ev_io *w, int revents) {
                 /* a message nobody asked for: the reference is out of step */
                 pid_t pid = 0;
                 int pidfd = -EBADF;
-                int r = zy_reference_reply(&e->ref, &pid, &pidfd);
+                int r = zr_reference_reply(&e->ref, &pid, &pidfd);
                 if (r != -EAGAIN) {
                         if (r >= 0)
                                 zd_task_reap_orphan(e->d, pid, pidfd); /* a worker nobody asked for */
@@ -229,7 +229,7 @@ void zd_spawn_on_ref_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
         if (!e->parked)
                 return;
         zd_log(LOG_WARNING, "profile %s: the reference did not answer within %d ms; it is killed",
-               e->profile->name, ZY_REF_TIMEOUT_MS);
+               e->profile->name, ZR_REF_TIMEOUT_MS);
         ev_io_stop(loop, &e->ctl_watch);
         if (e->ref.ctl_fd >= 0)
                 (void) shutdown(e->ref.ctl_fd, SHUT_RDWR);
@@ -253,7 +253,7 @@ void zd_spawn_ref_lost(struct zd_entry *e) {
          * is never looked at as another's */
         for (p = e->parked; p; p = p->next) {
                 struct spawn *s = p->s;
-                pid_t lost = zy_reference_find_worker(&e->ref, s->status[0]);
+                pid_t lost = zr_reference_find_worker(&e->ref, s->status[0]);
 
                 if (lost > 0) {
                         zd_log(LOG_WARNING, "profile %s: worker %d of a lost reference is killed before exec",

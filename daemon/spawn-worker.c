@@ -17,7 +17,7 @@
 #include "task.h"
 #include "util.h"
 
-int (*zd_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd) = NULL;
+int (*zd_spawn_fork_hook)(const struct ze_plan *plan, pid_t *ret_pid, int *ret_pidfd) = NULL;
 
 static void spawn_done(struct spawn *s) {
         free(s->profile_name);
@@ -33,16 +33,16 @@ static void spawn_done(struct spawn *s) {
 
 /* Without no_new_privs, loading (or cloning) a filter needs CAP_SYS_ADMIN: load it while the
  * worker still has it, before capabilities and ids change. */
-static bool filter_early(const struct zy_plan *plan) {
+static bool filter_early(const struct ze_plan *plan) {
         return !plan->no_new_privs && !(plan->caps_keep & (1ULL << CAP_SYS_ADMIN)) &&
-               plan->filter_mode != ZY_FILTER_INHERITED;
+               plan->filter_mode != ZE_FILTER_INHERITED;
 }
 
 void zd_spawn_set_tier(struct spawn *s, enum zd_tier tier) {
         s->tier = tier;
-        s->plan.filter_mode = tier == ZD_TIER_CLONE     ? ZY_FILTER_CLONE
-                              : tier == ZD_TIER_INHERIT ? ZY_FILTER_INHERITED
-                                                        : ZY_FILTER_LOAD;
+        s->plan.filter_mode = tier == ZD_TIER_CLONE     ? ZE_FILTER_CLONE
+                              : tier == ZD_TIER_INHERIT ? ZE_FILTER_INHERITED
+                                                        : ZE_FILTER_LOAD;
         s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidfd : -1;
         /* a worker of the reference starts from its bounding set: only the rest is dropped */
         s->plan.capbset_drop = tier == ZD_TIER_INHERIT ? s->capbset_drop & ~s->entry->ref_capbset : s->capbset_drop;
@@ -131,9 +131,9 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
                         r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);
                 else {
                         /* born in the profile's pid namespace (a plain fork without one) */
-                        pid = zy_pidns_clone(s->ns, &pidfd);
+                        pid = zr_pidns_clone(s->ns, &pidfd);
                         if (pid == 0)
-                                zy_child_run(&s->plan); /* never returns */
+                                ze_child_run(&s->plan); /* never returns */
                         r = pid < 0 ? (int) pid : 0;
                 }
         }

@@ -57,17 +57,17 @@ struct spawn {
         const gid_t *who_groups;
         size_t who_n_groups;
         bool set_sched;           /* the worker takes sched (step 0c) */
-        struct zy_sched sched;
+        struct ze_sched sched;
         char **argv, **envp, *path_buf;
         size_t argv_bytes; /* zd_task_argv_bytes() of the request's argv */
         const char *search;       /* PATH of the request's env, NULL for the default */
         size_t path_len;
-        struct zy_fdmap *map;
+        struct ze_fdmap *map;
         size_t n_map;
         struct sock_fprog prog;
-        struct zy_plan plan;
+        struct ze_plan plan;
         enum zd_tier tier;
-        const struct zy_pidns *ns; /* the profile's pid namespace; NULL: zygoted's (fallback) */
+        const struct zr_pidns *ns; /* the profile's pid namespace; NULL: zygoted's (fallback) */
         int status[2], hold[2];
         char *profile_name; /* the entry's profile may be replaced while the spawn is parked */
         bool parked;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Spawn: from a request, the caller's credentials and a profile to one struct zy_plan, and from
+ * Spawn: from a request, the caller's credentials and a profile to one struct ze_plan, and from
  * the plan to a worker in the profile's tier. Every decision about identity and privilege is made
  * here, in the parent, from SO_PEERCRED/SO_PEERGROUPS and the profile; the child (child.c) only
  * applies the plan.
@@ -55,21 +55,21 @@ static int check_env(const char *name, json_object *v, void *ret, void *userdata
 
 #define REQ(f) offsetof(struct spawn_req, f)
 /* JSON may carry \u0000: such a string would be cut short by execve; the dispatcher refuses it. */
-static const struct zy_json_field spawn_fields[] = {
-        { .name = "argv", .type = ZY_JSON_STRV, .offset = REQ(argv), .flags = ZY_JSON_MANDATORY | ZY_JSON_NONEMPTY,
+static const struct zc_json_field spawn_fields[] = {
+        { .name = "argv", .type = ZC_JSON_STRV, .offset = REQ(argv), .flags = ZC_JSON_MANDATORY | ZC_JSON_NONEMPTY,
           .max = ZD_MAX_ARGV, .callback = check_argv },
-        { .name = "env", .type = ZY_JSON_STRV, .offset = REQ(env), .flags = ZY_JSON_NULLABLE, .max = ZD_MAX_ENV,
+        { .name = "env", .type = ZC_JSON_STRV, .offset = REQ(env), .flags = ZC_JSON_NULLABLE, .max = ZD_MAX_ENV,
           .callback = check_env },
-        { .name = "fds", .type = ZY_JSON_ARRAY, .offset = REQ(fds), .flags = ZY_JSON_NULLABLE, .max = ZY_MAX_FDS },
-        { .name = "dropCapabilities", .type = ZY_JSON_STRV, .offset = REQ(drop_caps), .flags = ZY_JSON_NULLABLE,
+        { .name = "fds", .type = ZC_JSON_ARRAY, .offset = REQ(fds), .flags = ZC_JSON_NULLABLE, .max = ZE_MAX_FDS },
+        { .name = "dropCapabilities", .type = ZC_JSON_STRV, .offset = REQ(drop_caps), .flags = ZC_JSON_NULLABLE,
           .max = 64 },
-        { .name = "hold", .type = ZY_JSON_BOOL, .offset = REQ(hold), .flags = ZY_JSON_NULLABLE },
-        { .name = "terminal", .type = ZY_JSON_BOOL, .offset = REQ(terminal), .flags = ZY_JSON_NULLABLE },
-        { .name = "profile", .type = ZY_JSON_STRING, .offset = REQ(profile), .flags = ZY_JSON_NULLABLE },
-        { .name = "cwd", .type = ZY_JSON_STRING, .offset = REQ(cwd), .flags = ZY_JSON_NULLABLE },
-        { .name = "user", .type = ZY_JSON_STRING, .offset = REQ(user), .flags = ZY_JSON_NULLABLE },
-        { .name = "group", .type = ZY_JSON_STRING, .offset = REQ(group), .flags = ZY_JSON_NULLABLE },
-        { .name = "id", .type = ZY_JSON_STRING, .offset = REQ(id), .flags = ZY_JSON_NULLABLE },
+        { .name = "hold", .type = ZC_JSON_BOOL, .offset = REQ(hold), .flags = ZC_JSON_NULLABLE },
+        { .name = "terminal", .type = ZC_JSON_BOOL, .offset = REQ(terminal), .flags = ZC_JSON_NULLABLE },
+        { .name = "profile", .type = ZC_JSON_STRING, .offset = REQ(profile), .flags = ZC_JSON_NULLABLE },
+        { .name = "cwd", .type = ZC_JSON_STRING, .offset = REQ(cwd), .flags = ZC_JSON_NULLABLE },
+        { .name = "user", .type = ZC_JSON_STRING, .offset = REQ(user), .flags = ZC_JSON_NULLABLE },
+        { .name = "group", .type = ZC_JSON_STRING, .offset = REQ(group), .flags = ZC_JSON_NULLABLE },
+        { .name = "id", .type = ZC_JSON_STRING, .offset = REQ(id), .flags = ZC_JSON_NULLABLE },
         {},
 };
 #undef REQ
@@ -154,7 +154,7 @@ static int user_groups(const char *name, gid_t gid, struct identity *id) {
                         return 0;
                 }
                 free(g);
-                if (k <= n || k > ZY_MAX_GROUPS)
+                if (k <= n || k > ZE_MAX_GROUPS)
                         return 0;
                 n = k;
         }
@@ -277,11 +277,11 @@ static int spawn_authorize(struct spawn *s) {
         s->entry = zd_registry_find(d, req->profile);
         if (!s->entry)
                 return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_PROFILE, "profile", req->profile);
-        const struct zy_profile *p = s->entry->profile;
+        const struct zp_profile *p = s->entry->profile;
         s->profile_name = strdup(p->name);
         if (!s->profile_name)
                 return -ENOMEM;
-        if (!zy_profile_allows(p, s->who.uid, s->who.gid, s->who_groups, s->who_n_groups))
+        if (!zp_profile_allows(p, s->who.uid, s->who.gid, s->who_groups, s->who_n_groups))
                 return deny(call, "the profile's access list does not include the caller");
         if (req->id && (zd_task_find(d, req->id) || zd_spawn_parked_id(d, req->id)))
                 return zd_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
@@ -299,7 +299,7 @@ static int spawn_authorize(struct spawn *s) {
         s->keep = p->caps_keep;
         for (size_t i = 0; req->drop_caps && i < json_object_array_length(req->drop_caps); i++) {
                 unsigned cap;
-                if (zy_cap_from_name(json_object_get_string(json_object_array_get_idx(req->drop_caps, i)), &cap) < 0 ||
+                if (zp_cap_from_name(json_object_get_string(json_object_array_get_idx(req->drop_caps, i)), &cap) < 0 ||
                     cap > d->features.cap_last)
                         return zd_call_invalid(call, "dropCapabilities");
                 s->keep &= ~(1ULL << cap);
@@ -328,7 +328,7 @@ static int spawn_fdmap(struct spawn *s) {
                 for (size_t j = 0; j < i; j++)
                         if (s->map[j].target == (int) ti)
                                 return zd_call_invalid(call, "fds");
-                s->map[i] = (struct zy_fdmap) { .src = call->fds[fi], .target = (int) ti };
+                s->map[i] = (struct ze_fdmap) { .src = call->fds[fi], .target = (int) ti };
         }
         if (s->req.terminal) {
                 /* The daemon never asks the fd itself whether it is a terminal: isatty() is an
@@ -361,7 +361,7 @@ static int spawn_argv(struct spawn *s) {
                 if (strncmp(s->envp[i], "PATH=", 5) == 0)
                         s->search = s->envp[i] + 5;
         }
-        s->path_len = strlen(s->search ? s->search : ZY_DEFAULT_PATH) + strlen(s->argv[0]) + 2;
+        s->path_len = strlen(s->search ? s->search : ZC_DEFAULT_PATH) + strlen(s->argv[0]) + 2;
         s->path_buf = malloc(s->path_len);
         return s->path_buf ? 0 : -ENOMEM;
 }
@@ -446,7 +446,7 @@ static int spawn_confine(struct spawn *s) {
  * oom_score_adj at all: a process that is not dumpable (zygoted's copies never are) has its
  * /proc files owned by root. Its tasks keep zygoted's (docs/SECURITY.md, known issues). */
 static int spawn_sched(struct spawn *s) {
-        struct zy_sched own;
+        struct ze_sched own;
         int r;
 
         r = zd_caller_own_sched(&own);
@@ -460,7 +460,7 @@ static int spawn_sched(struct spawn *s) {
         s->set_sched = memcmp(&s->sched, &own, sizeof(own)) != 0;
         /* a write to /proc saved where nothing changes */
         if (s->sched.oom_score_adj == own.oom_score_adj)
-                s->sched.oom_score_adj = ZY_OOM_KEEP;
+                s->sched.oom_score_adj = ZE_OOM_KEEP;
         return 0;
 }
 
@@ -472,7 +472,7 @@ static const sigset_t *daemon_dispositions(void) {
         static bool known;
 
         if (!known) {
-                zy_signals_handled(&set);
+                zc_signals_handled(&set);
                 known = true;
         }
         return &set;
@@ -482,7 +482,7 @@ static const sigset_t *daemon_dispositions(void) {
 static int spawn_plan(struct spawn *s) {
         struct zd_call *call = s->call;
         struct zd_daemon *d = call->d;
-        const struct zy_profile *p = s->entry->profile;
+        const struct zp_profile *p = s->entry->profile;
         int r;
 
         r = spawn_fdmap(s);
@@ -522,7 +522,7 @@ static int spawn_plan(struct spawn *s) {
         bool root_worker = s->id.set_ids ? s->id.uid == 0 : d->uid == 0;
         s->capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~s->keep : 0;
         s->prog = (struct sock_fprog) { .len = (unsigned short) p->bpf_len, .filter = p->bpf };
-        s->plan = (struct zy_plan) {
+        s->plan = (struct ze_plan) {
                 .argv = s->argv,
                 .envp = s->envp,
                 .cwd = s->req.cwd ? s->req.cwd : "/",

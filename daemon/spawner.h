@@ -18,7 +18,7 @@ struct zd_call;
 int zd_spawn(struct zd_call *call);
 
 /* The inherit tier's parked spawns (spawn-park.c), per profile entry (registry.h): the reference's
- * replies (an ev_io on its control socket), a reply late by ZY_REF_TIMEOUT_MS (an ev_timer: the
+ * replies (an ev_io on its control socket), a reply late by ZR_REF_TIMEOUT_MS (an ev_timer: the
  * reference is killed), the reference lost (each parked spawn's worker killed before exec, the
  * spawn run once in the load tier), a caller gone (its worker killed at the gate). */
 struct ev_loop;
@@ -35,4 +35,4 @@ void zd_spawn_drop_conn(struct zd_daemon *d, struct zd_conn *c);
 /* Test seam (tests/fuzz only; NULL in zygoted): called instead of forking a worker in the clone
  * and load tiers, with the finished plan. Returns 0 with the pid and a pollable fd that stands
  * for its pidfd (taken), or a negative errno. */
-extern int (*zd_spawn_fork_hook)(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd);
+extern int (*zd_spawn_fork_hook)(const struct ze_plan *plan, pid_t *ret_pid, int *ret_pidfd);

@@ -341,7 +341,7 @@ static void reply_spawned(struct zd_task *t, struct zd_conn *c, bool reaped) {
 }
 
 static void reply_failed(struct zd_task *t, struct zd_conn *c) {
-        const char *step = zy_step_to_string((enum zy_step) t->failure.step);
+        const char *step = ze_step_to_string((enum ze_step) t->failure.step);
         json_object *p = json_object_new_object();
         json_object_object_add(p, "step", json_object_new_string(step ? step : "unknown"));
         json_object_object_add(p, "errno", json_object_new_int(t->failure.err));
@@ -369,13 +369,13 @@ static void deliver_exit(struct zd_task *t) {
 static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
         struct zd_daemon *d = t->d;
         for (;;) {
-                struct zy_status st;
+                struct ze_status st;
                 ssize_t n = read(t->status_fd, &st, sizeof(st));
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0 && errno == EAGAIN && !exited)
                         return;
-                if (n == sizeof(st) && st.step == ZY_STEP_HELD) {
+                if (n == sizeof(st) && st.step == ZE_STEP_HELD) {
                         t->state = ZD_TASK_CREATED;
                         task_log(LOG_INFO, t, "created");
                         task_event(d, "create", t);
@@ -398,7 +398,7 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                         t->failure = st;
                         d->failed++;
                         zd_log(LOG_INFO, "task %s: worker failed at step %s: %s", t->id,
-                               zy_step_to_string((enum zy_step) st.step), strerror(st.err));
+                               ze_step_to_string((enum ze_step) st.step), strerror(st.err));
                         bool was_created = t->state == ZD_TASK_CREATED;
                         if (c)
                                 reply_failed(t, c);

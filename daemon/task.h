@@ -57,7 +57,7 @@ struct zd_task {
         bool exited;
         int exit_code;    /* valid when exited and !signal */
         int signal;       /* killed by this signal, 0 otherwise */
-        struct zy_status failure; /* worker failed before exec */
+        struct ze_status failure; /* worker failed before exec */
         bool auto_delete;  /* Spawn with "more": forget it once its exit went to the spawner */
         bool in_table;
         /* Out of the table while alive (deleted, a failed spawn, a worker killed at its gate):

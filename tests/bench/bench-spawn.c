@@ -259,7 +259,7 @@ struct spawn_ctx {
         zy_conn *conns[BENCH_MAX_TIERS];
         json_object *params;
         json_object *oci;
-        struct zy_profile *profile;
+        struct zp_profile *profile;
         struct sock_fprog prog;
         posix_spawn_file_actions_t fa;
         int devnull;
@@ -338,7 +338,7 @@ int bench_cmd_spawn(int argc, char **argv) {
                 goto finish;
         }
 
-        r = zy_profile_load_file(profile_path, &s.profile, &perr);
+        r = zp_profile_load_file(profile_path, &s.profile, &perr);
         if (r < 0) {
                 fprintf(stderr, "zygote-bench: %s\n", perr ? perr : strerror(-r));
                 goto finish;
@@ -413,7 +413,7 @@ finish:
         json_object_put(out);
         json_object_put(s.params);
         json_object_put(s.oci);
-        zy_profile_free(s.profile);
+        zp_profile_free(s.profile);
         if (s.devnull >= 0)
                 posix_spawn_file_actions_destroy(&s.fa);
         safe_close(s.devnull);

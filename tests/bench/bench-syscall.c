@@ -54,7 +54,7 @@ static int build_exported(json_object *oci, unsigned optimize, struct sock_filte
         int r = bench_oci_build(oci, optimize, &ctx);
         if (r < 0)
                 return r;
-        r = sc_export_bpf(ctx, ret, ret_len);
+        r = zp_seccomp_export_bpf(ctx, ret, ret_len);
         seccomp_release(ctx);
         return r;
 }
@@ -112,10 +112,10 @@ static int measure_child(const struct filter *f, unsigned batches, unsigned call
 }
 
 /* The profile a command names; NULL after saying why it does not load. */
-static struct zy_profile *profile_arg(const char *path) {
+static struct zp_profile *profile_arg(const char *path) {
         _cleanup_free_ char *perr = NULL;
-        struct zy_profile *p = NULL;
-        int r = zy_profile_load_file(path, &p, &perr);
+        struct zp_profile *p = NULL;
+        int r = zp_profile_load_file(path, &p, &perr);
 
         if (r < 0) {
                 fprintf(stderr, "zygote-bench: %s\n", perr ? perr : strerror(-r));
@@ -126,7 +126,7 @@ static struct zy_profile *profile_arg(const char *path) {
 
 /* `zygote-bench CMD PROFILE ARG`: the profile loaded, and 0; else the exit code, 2 after the
  * usage line or 1 after why the profile does not load. */
-static int command_profile(int argc, char **argv, const char *usage, struct zy_profile **ret) {
+static int command_profile(int argc, char **argv, const char *usage, struct zp_profile **ret) {
         if (argc != 3) {
                 fprintf(stderr, "usage: zygote-bench %s\n", usage);
                 return 2;
@@ -148,13 +148,13 @@ static json_object *paths_json(const struct filter *f) {
                  * arguments of that syscall can make it execute. */
                 struct seccomp_data d = { .nr = (int) probes[k].nr, .arch = arch, .args = { probes[k].arg0 } };
                 uint32_t action;
-                if (zy_bpf_run(f->insns, f->len, &d, &action, &steps) >= 0)
+                if (zp_bpf_run(f->insns, f->len, &d, &action, &steps) >= 0)
                         json_object_object_add(j, probes[k].name, json_object_new_int64(steps));
                 snprintf(key, sizeof(key), "%s_longest", probes[k].name);
-                if (zy_bpf_longest_path(f->insns, f->len, arch, (uint32_t) probes[k].nr, &steps) >= 0)
+                if (zp_bpf_longest_path(f->insns, f->len, arch, (uint32_t) probes[k].nr, &steps) >= 0)
                         json_object_object_add(j, key, json_object_new_int64(steps));
         }
-        if (zy_bpf_longest_path_range(f->insns, f->len, arch, 0, WORST_NR_RANGE, &steps, &worst_nr) >= 0) {
+        if (zp_bpf_longest_path_range(f->insns, f->len, arch, 0, WORST_NR_RANGE, &steps, &worst_nr) >= 0) {
                 json_object_object_add(j, "longest", json_object_new_int64(steps));
                 json_object_object_add(j, "longest_nr", json_object_new_int64(worst_nr));
         }
@@ -170,8 +170,8 @@ int bench_cmd_syscall(int argc, char **argv) {
                 { "batches", BENCH_OPT_ULONG, &batches, NULL },        { "calls", BENCH_OPT_ULONG, &calls, NULL },
                 { "seed", BENCH_OPT_U64, &seed, NULL },                {},
         };
-        struct zy_profile *profile = NULL, *linear = NULL;
-        const struct zy_profile_options linear_opts = { .optimize = 1 };
+        struct zp_profile *profile = NULL, *linear = NULL;
+        const struct zp_profile_options linear_opts = { .optimize = 1 };
         _cleanup_free_ double *v = NULL;
         json_object *out = NULL;
         int r, ret = 1;
@@ -186,7 +186,7 @@ int bench_cmd_syscall(int argc, char **argv) {
         if (!profile)
                 goto finish;
         /* The same rules, compiled by the same code, only in libseccomp's default layout. */
-        r = zy_profile_load_file_with(profile_path, &linear_opts, &linear, NULL);
+        r = zp_profile_load_file_with(profile_path, &linear_opts, &linear, NULL);
         if (r < 0) {
                 fprintf(stderr, "zygote-bench: %s: linear layout: %s\n", profile_path, strerror(-r));
                 goto finish;
@@ -245,15 +245,15 @@ int bench_cmd_syscall(int argc, char **argv) {
         ret = bench_print(out) < 0 ? 1 : 0;
 finish:
         json_object_put(out);
-        zy_profile_free(profile);
-        zy_profile_free(linear);
+        zp_profile_free(profile);
+        zp_profile_free(linear);
         return ret;
 }
 
 /* ---- compile ------------------------------------------------------------------------------------ */
 
 int bench_cmd_compile(int argc, char **argv) {
-        struct zy_profile *p = NULL;
+        struct zp_profile *p = NULL;
         _cleanup_close_ int fd = -EBADF;
         int r;
 
@@ -264,7 +264,7 @@ int bench_cmd_compile(int argc, char **argv) {
         fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0 || write(fd, p->bpf, size) != (ssize_t) size) {
                 fprintf(stderr, "zygote-bench: %s: %m\n", argv[2]);
-                zy_profile_free(p);
+                zp_profile_free(p);
                 return 1;
         }
         json_object *out = json_object_new_object();
@@ -276,7 +276,7 @@ int bench_cmd_compile(int argc, char **argv) {
         json_object_object_add(out, "no_new_privs", json_object_new_boolean(p->no_new_privs));
         r = bench_print(out);
         json_object_put(out);
-        zy_profile_free(p);
+        zp_profile_free(p);
         return r < 0 ? 1 : 0;
 }
 
@@ -297,7 +297,7 @@ struct arch_range {
 };
 
 int bench_cmd_same_profile(int argc, char **argv) {
-        struct zy_profile *p = NULL;
+        struct zp_profile *p = NULL;
         _cleanup_free_ struct sock_filter *prog = NULL;
         size_t len = 0;
         json_object *oci = NULL;
@@ -335,8 +335,8 @@ int bench_cmd_same_profile(int argc, char **argv) {
                                                                   .arch = ranges[a].arch };
                                         uint32_t az, ao;
                                         d.args[argi] = arg_samples[s];
-                                        if (zy_bpf_run(p->bpf, p->bpf_len, &d, &az, NULL) < 0 ||
-                                            zy_bpf_run(prog, len, &d, &ao, NULL) < 0) {
+                                        if (zp_bpf_run(p->bpf, p->bpf_len, &d, &az, NULL) < 0 ||
+                                            zp_bpf_run(prog, len, &d, &ao, NULL) < 0) {
                                                 fprintf(stderr, "zygote-bench: a program fails the BPF check\n");
                                                 goto finish;
                                         }
@@ -348,8 +348,8 @@ int bench_cmd_same_profile(int argc, char **argv) {
                                                 fprintf(stderr,
                                                         "differ: arch 0x%x nr %d arg%u=0x%llx: zygote %s, libseccomp %s\n",
                                                         d.arch, d.nr, argi, (unsigned long long) arg_samples[s],
-                                                        zy_bpf_action_to_string(az, bz, sizeof(bz)),
-                                                        zy_bpf_action_to_string(ao, bo, sizeof(bo)));
+                                                        zp_bpf_action_to_string(az, bz, sizeof(bz)),
+                                                        zp_bpf_action_to_string(ao, bo, sizeof(bo)));
                                         }
                                 }
 
@@ -365,6 +365,6 @@ int bench_cmd_same_profile(int argc, char **argv) {
         ret = r < 0 ? 1 : differences == 0 ? 0 : 1;
 finish:
         json_object_put(oci);
-        zy_profile_free(p);
+        zp_profile_free(p);
         return ret;
 }

@@ -360,7 +360,7 @@ def machine_info(build):
     v = version(["systemd-detect-virt"])
     m["virtualization"] = v or "none"
     head = version(["git", "-C", REPO, "rev-parse", "--short", "HEAD"])
-    dirty = version(["git", "-C", REPO, "status", "--porcelain", "--", "daemon", "client", "profiles",
+    dirty = version(["git", "-C", REPO, "status", "--porcelain", "--", "daemon", "engine", "reference", "profile", "common", "protocol", "libzygote", "cli", "shim", "runc", "profiles",
                      "tests/bench", "CMakeLists.txt"])
     m["commit"] = (head or "unknown") + (" + uncommitted changes" if dirty else "")
     m["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -54,9 +54,9 @@ static int get_program(enum mode m, json_object *seccomp, const char *socket_pat
         *ret_flags = 0;
         if (m == M_LOCAL) {
                 const char *text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
-                struct zy_profile *p = NULL;
+                struct zp_profile *p = NULL;
                 _cleanup_free_ char *err = NULL;
-                int r = zy_profile_load_buffer_with("seccomp", text, strlen(text), NULL, &p, &err);
+                int r = zp_profile_load_buffer_with("seccomp", text, strlen(text), NULL, &p, &err);
                 if (r < 0) {
                         fprintf(stderr, "filter-step: %s\n", err ? err : strerror(-r));
                         return r;
@@ -64,7 +64,7 @@ static int get_program(enum mode m, json_object *seccomp, const char *socket_pat
                 *ret_prog = TAKE_PTR(p->bpf);
                 *ret_len = p->bpf_len;
                 *ret_flags = p->filter_flags;
-                zy_profile_free(p);
+                zp_profile_free(p);
         } else if (m == M_ZYGOTED) {
                 zy_conn *c = NULL;
                 struct zy_filter *f = NULL;

@@ -102,7 +102,7 @@ static bool in_caller_groups(gid_t g) {
 }
 
 /* The identity and fd rules every plan must follow, whatever the request said. */
-static void check_plan(const struct zy_plan *p) {
+static void check_plan(const struct ze_plan *p) {
         if (!p->argv || !p->argv[0] || !p->argv[0][0])
                 finding("a plan without argv[0]");
         if (!p->envp)
@@ -112,8 +112,8 @@ static void check_plan(const struct zy_plan *p) {
                         finding("an env entry without a name and '='");
         if (!p->cwd || p->cwd[0] != '/')
                 finding("a relative cwd");
-        if (p->n_fds > ZY_MAX_FDS)
-                finding("more fds than ZY_MAX_FDS in a plan");
+        if (p->n_fds > ZE_MAX_FDS)
+                finding("more fds than ZE_MAX_FDS in a plan");
         for (size_t i = 0; i < p->n_fds; i++) {
                 if (p->fds[i].target < 0 || p->fds[i].target >= 1024)
                         finding("an fd target outside 0..1023");
@@ -125,7 +125,7 @@ static void check_plan(const struct zy_plan *p) {
         }
         if (fcntl(p->status_fd, F_GETFD) < 0)
                 finding("no status pipe");
-        if (p->filter_mode != ZY_FILTER_LOAD || !p->prog || !p->prog->filter || p->prog->len == 0)
+        if (p->filter_mode != ZE_FILTER_LOAD || !p->prog || !p->prog->filter || p->prog->len == 0)
                 finding("a load-tier plan without its BPF program");
         if (p->caps_keep & p->capbset_drop)
                 finding("a capability both kept and dropped from the bounding set");
@@ -152,7 +152,7 @@ static void check_plan(const struct zy_plan *p) {
                 finding("a non-root caller's task may gain privileges (no no_new_privs)");
 }
 
-static int fork_hook(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd) {
+static int fork_hook(const struct ze_plan *plan, pid_t *ret_pid, int *ret_pidfd) {
         check_plan(plan);
         progress++;
 
@@ -171,12 +171,12 @@ static int fork_hook(const struct zy_plan *plan, pid_t *ret_pid, int *ret_pidfd)
         const char *name = strrchr(plan->argv[0], '/');
         name = name ? name + 1 : plan->argv[0];
         if (strncmp(name, "fail", 4) == 0) {
-                struct zy_status st = { .step = ZY_STEP_EXEC, .err = ENOENT };
+                struct ze_status st = { .step = ZE_STEP_EXEC, .err = ENOENT };
                 if (write(plan->status_fd, &st, sizeof(st)) != sizeof(st))
                         finding("status pipe write");
                 s->exit_w = safe_close(s->exit_w); /* exit 127 */
         } else if (plan->hold_fd >= 0) {
-                struct zy_status st = { .step = ZY_STEP_HELD };
+                struct ze_status st = { .step = ZE_STEP_HELD };
                 if (write(plan->status_fd, &st, sizeof(st)) != sizeof(st))
                         finding("status pipe write");
                 s->status_w = fcntl(plan->status_fd, F_DUPFD_CLOEXEC, 3);
@@ -265,13 +265,13 @@ void fz_init(void) {
         d.n_profile_dirs = 1;
         d.forced_tier = ZD_TIER_LOAD;
         snprintf(d.helper, sizeof(d.helper), "/nonexistent-zygote-fuzz/zygote-ref");
-        if (zy_cap_last(&d.features.cap_last) < 0)
+        if (ze_cap_last(&d.features.cap_last) < 0)
                 d.features.cap_last = 40;
         if (zd_tasks_init(&d) < 0)
                 finding("zd_tasks_init");
 
-        struct zy_profile_set set = {};
-        if (zy_profile_set_load((const char *const *) dirs, 1, &set, log_error, NULL) < 0 || set.n == 0)
+        struct zp_profile_set set = {};
+        if (zp_profile_set_load((const char *const *) dirs, 1, &set, log_error, NULL) < 0 || set.n == 0)
                 finding("no profile loaded");
         d.entries = calloc(set.n, sizeof(*d.entries));
         if (!d.entries)
@@ -282,12 +282,12 @@ void fz_init(void) {
                         finding("calloc");
                 e->d = &d;
                 e->profile = TAKE_PTR(set.items[i]);
-                e->ref = ZY_REFERENCE_NULL;
+                e->ref = ZR_REFERENCE_NULL;
                 e->tier = e->best_tier = ZD_TIER_LOAD;
                 snprintf(e->reason, sizeof(e->reason), "fuzzing: stand-in workers");
                 d.entries[d.n_entries++] = e;
         }
-        zy_profile_set_clear(&set);
+        zp_profile_set_clear(&set);
         zd_spawn_fork_hook = fork_hook;
         initialized = true;
 }
@@ -334,7 +334,7 @@ static void check_reply(const char *s, size_t len) {
         json_tokener *tok = json_tokener_new();
         json_object *o = json_tokener_parse_ex(tok, s, (int) len);
         bool ok = json_tokener_get_error(tok) == json_tokener_success && json_tokener_get_parse_end(tok) == len &&
-                  json_object_is_type(o, json_type_object) && zy_utf8_valid(s, len);
+                  json_object_is_type(o, json_type_object) && zc_utf8_valid(s, len);
         json_object *p, *e;
         if (ok) {
                 bool has_p = json_object_object_get_ex(o, "parameters", &p) && json_object_is_type(p, json_type_object);

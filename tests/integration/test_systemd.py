@@ -767,7 +767,7 @@ def test_longest_names_round_trip(manager, tmp_path):
     m = manager
     pdir = tmp_path / "profiles"
     pdir.mkdir()
-    long_profile = "p" * 63 + "_"  # ZY_PROFILE_NAME_MAX: 64 of A-Z a-z 0-9 . _ -
+    long_profile = "p" * 63 + "_"  # ZP_PROFILE_NAME_MAX: 64 of A-Z a-z 0-9 . _ -
     with open(os.path.join(PROFILES, "default.json")) as f:
         prof = json.load(f)
     prof["name"] = long_profile

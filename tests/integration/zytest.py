@@ -427,11 +427,11 @@ def stage_build(build, source):
 
     paths = {name: copy(os.path.join(build, name), os.path.join(stage, name), 0o755)
              for name in STAGED_PROGRAMS if os.access(os.path.join(build, name), os.X_OK)}
-    os.mkdir(os.path.join(stage, "client"), 0o755)
-    lib = os.path.join(build, "client")
+    os.mkdir(os.path.join(stage, "libzygote"), 0o755)
+    lib = os.path.join(build, "libzygote")
     for name in os.listdir(lib) if os.path.isdir(lib) else ():
         if name.startswith("libzygote.so"):
-            copy(os.path.join(lib, name), os.path.join(stage, "client", name), 0o644)
+            copy(os.path.join(lib, name), os.path.join(stage, "libzygote", name), 0o644)
     paths["profiles"] = os.path.join(stage, "profiles")
     os.mkdir(paths["profiles"], 0o755)
     for name in os.listdir(os.path.join(source, "profiles")):

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* daemon/bpf.c: the checker refuses what the kernel refuses, the interpreter computes what the
+/* profile/bpf.c: the checker refuses what the kernel refuses, the interpreter computes what the
  * kernel computes, and the longest path is exact on libseccomp-shaped programs and an upper bound
  * beyond. */
 
@@ -29,7 +29,7 @@
 
 static uint32_t run(const struct sock_filter *p, size_t n, const struct seccomp_data *d, unsigned *steps) {
         uint32_t action = 0xdeadbeef;
-        assert_int_equal(zy_bpf_run(p, n, d, &action, steps), 0);
+        assert_int_equal(zp_bpf_run(p, n, d, &action, steps), 0);
         return action;
 }
 
@@ -57,38 +57,38 @@ static void test_check_rejects(void **state) {
         };
         struct sock_filter *big;
 
-        assert_int_equal(zy_bpf_check(ok, N(ok)), 0);
-        assert_int_equal(zy_bpf_check(ok, 0), -EINVAL);
-        assert_int_equal(zy_bpf_check(NULL, 1), -EINVAL);
-        assert_int_equal(zy_bpf_check(byte_load, N(byte_load)), -EINVAL);
-        assert_int_equal(zy_bpf_check(unaligned, N(unaligned)), -EINVAL);
-        assert_int_equal(zy_bpf_check(beyond, N(beyond)), -EINVAL);
-        assert_int_equal(zy_bpf_check(ja_out, N(ja_out)), -EINVAL);
-        assert_int_equal(zy_bpf_check(jt_out, N(jt_out)), -EINVAL);
-        assert_int_equal(zy_bpf_check(jf_out, N(jf_out)), -EINVAL);
-        assert_int_equal(zy_bpf_check(no_ret, N(no_ret)), -EINVAL);
-        assert_int_equal(zy_bpf_check(div0, N(div0)), -EINVAL);
-        assert_int_equal(zy_bpf_check(mod, N(mod)), -EINVAL); /* seccomp has no BPF_MOD */
-        assert_int_equal(zy_bpf_check(shift32, N(shift32)), -EINVAL);
-        assert_int_equal(zy_bpf_check(mem16, N(mem16)), -EINVAL);
-        assert_int_equal(zy_bpf_check(unset_mem, N(unset_mem)), -EINVAL);
-        assert_int_equal(zy_bpf_check(half_mem, N(half_mem)), -EINVAL);
+        assert_int_equal(zp_bpf_check(ok, N(ok)), 0);
+        assert_int_equal(zp_bpf_check(ok, 0), -EINVAL);
+        assert_int_equal(zp_bpf_check(NULL, 1), -EINVAL);
+        assert_int_equal(zp_bpf_check(byte_load, N(byte_load)), -EINVAL);
+        assert_int_equal(zp_bpf_check(unaligned, N(unaligned)), -EINVAL);
+        assert_int_equal(zp_bpf_check(beyond, N(beyond)), -EINVAL);
+        assert_int_equal(zp_bpf_check(ja_out, N(ja_out)), -EINVAL);
+        assert_int_equal(zp_bpf_check(jt_out, N(jt_out)), -EINVAL);
+        assert_int_equal(zp_bpf_check(jf_out, N(jf_out)), -EINVAL);
+        assert_int_equal(zp_bpf_check(no_ret, N(no_ret)), -EINVAL);
+        assert_int_equal(zp_bpf_check(div0, N(div0)), -EINVAL);
+        assert_int_equal(zp_bpf_check(mod, N(mod)), -EINVAL); /* seccomp has no BPF_MOD */
+        assert_int_equal(zp_bpf_check(shift32, N(shift32)), -EINVAL);
+        assert_int_equal(zp_bpf_check(mem16, N(mem16)), -EINVAL);
+        assert_int_equal(zp_bpf_check(unset_mem, N(unset_mem)), -EINVAL);
+        assert_int_equal(zp_bpf_check(half_mem, N(half_mem)), -EINVAL);
         /* Writing M[0] before the branch makes the same read fine. */
         half_mem[0] = (struct sock_filter) BPF_STMT(BPF_ST, 0);
-        assert_int_equal(zy_bpf_check(half_mem, N(half_mem)), 0);
+        assert_int_equal(zp_bpf_check(half_mem, N(half_mem)), 0);
 
         big = calloc(BPF_MAXINSNS + 1, sizeof(*big));
         assert_non_null(big);
         for (size_t i = 0; i <= BPF_MAXINSNS; i++)
                 big[i] = (struct sock_filter) BPF_STMT(BPF_RET | BPF_K, 0);
-        assert_int_equal(zy_bpf_check(big, BPF_MAXINSNS), 0);
-        assert_int_equal(zy_bpf_check(big, BPF_MAXINSNS + 1), -EINVAL);
+        assert_int_equal(zp_bpf_check(big, BPF_MAXINSNS), 0);
+        assert_int_equal(zp_bpf_check(big, BPF_MAXINSNS + 1), -EINVAL);
         free(big);
 
         /* run refuses what check refuses */
         uint32_t action;
         struct seccomp_data d = {};
-        assert_int_equal(zy_bpf_run(no_ret, N(no_ret), &d, &action, NULL), -EINVAL);
+        assert_int_equal(zp_bpf_run(no_ret, N(no_ret), &d, &action, NULL), -EINVAL);
 }
 
 static void test_loads(void **state) {
@@ -222,13 +222,13 @@ static void test_steps_and_longest_path(void **state) {
         assert_int_equal(steps, 3);
 
         /* Over every argument value: nr 1 reaches the second argument check. */
-        assert_int_equal(zy_bpf_longest_path(small, N(small), AUDIT_ARCH_X86_64, 1, &longest), 0);
+        assert_int_equal(zp_bpf_longest_path(small, N(small), AUDIT_ARCH_X86_64, 1, &longest), 0);
         assert_int_equal(longest, 9);
-        assert_int_equal(zy_bpf_longest_path(small, N(small), AUDIT_ARCH_X86_64, 2, &longest), 0);
+        assert_int_equal(zp_bpf_longest_path(small, N(small), AUDIT_ARCH_X86_64, 2, &longest), 0);
         assert_int_equal(longest, 5);
-        assert_int_equal(zy_bpf_longest_path(small, N(small), AUDIT_ARCH_I386, 1, &longest), 0);
+        assert_int_equal(zp_bpf_longest_path(small, N(small), AUDIT_ARCH_I386, 1, &longest), 0);
         assert_int_equal(longest, 3);
-        assert_int_equal(zy_bpf_longest_path_range(small, N(small), AUDIT_ARCH_X86_64, 0, 100, &longest, &worst), 0);
+        assert_int_equal(zp_bpf_longest_path_range(small, N(small), AUDIT_ARCH_X86_64, 0, 100, &longest, &worst), 0);
         assert_int_equal(longest, 9);
         assert_int_equal(worst, 1);
 }
@@ -271,16 +271,16 @@ static void test_longest_path_widening(void **state) {
          * branch: the load, 9 failed compares, compare + load + jump (n + 3 = 13 to reach the
          * meeting point), then the compare, which no constant passes, and the return. */
         p = converging(10, &len, &meet);
-        assert_int_equal(zy_bpf_check(p, len), 0);
-        assert_int_equal(zy_bpf_longest_path(p, len, AUDIT_ARCH_X86_64, 0, &longest), 0);
+        assert_int_equal(zp_bpf_check(p, len), 0);
+        assert_int_equal(zp_bpf_longest_path(p, len, AUDIT_ARCH_X86_64, 0, &longest), 0);
         assert_int_equal(longest, 10 + 3 + 2);
         free(p);
 
-        /* 20 states: more than ZY_BPF_MAX_STATES, widened to "unknown", so the chain behind the
+        /* 20 states: more than ZP_BPF_MAX_STATES, widened to "unknown", so the chain behind the
          * compare counts too (compare, 10 loads, return): an upper bound, never below the truth. */
         p = converging(20, &len, &meet);
-        assert_int_equal(zy_bpf_check(p, len), 0);
-        assert_int_equal(zy_bpf_longest_path(p, len, AUDIT_ARCH_X86_64, 0, &longest), 0);
+        assert_int_equal(zp_bpf_check(p, len), 0);
+        assert_int_equal(zp_bpf_longest_path(p, len, AUDIT_ARCH_X86_64, 0, &longest), 0);
         assert_int_equal(longest, 20 + 3 + 12);
         free(p);
 }
@@ -303,9 +303,9 @@ static void test_libseccomp_program(void **state) {
                                                   SCMP_A0(SCMP_CMP_EQ, 0xffffffff, 0)), 0);
                 assert_int_equal(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(22), SCMP_SYS(clone), 1,
                                                   SCMP_A0(SCMP_CMP_MASKED_EQ, 0x10000000, 0x10000000)), 0);
-                assert_int_equal(sc_export_bpf(ctx, &prog[layout], &len[layout]), 0);
+                assert_int_equal(zp_seccomp_export_bpf(ctx, &prog[layout], &len[layout]), 0);
                 seccomp_release(ctx);
-                assert_int_equal(zy_bpf_check(prog[layout], len[layout]), 0);
+                assert_int_equal(zp_bpf_check(prog[layout], len[layout]), 0);
 
                 struct seccomp_data d = { .arch = AUDIT_ARCH_X86_64 };
                 d.nr = 3;
@@ -325,7 +325,7 @@ static void test_libseccomp_program(void **state) {
                 d.arch = AUDIT_ARCH_AARCH64; /* not in the filter: libseccomp's default bad-arch action */
                 assert_int_equal(run(prog[layout], len[layout], &d, NULL), SECCOMP_RET_KILL_THREAD);
 
-                assert_int_equal(zy_bpf_longest_path_range(prog[layout], len[layout], AUDIT_ARCH_X86_64, 0, 512,
+                assert_int_equal(zp_bpf_longest_path_range(prog[layout], len[layout], AUDIT_ARCH_X86_64, 0, 512,
                                                            &longest[layout], NULL), 0);
         }
         /* The binary tree is much shorter than the linear layout. */
@@ -338,13 +338,13 @@ static void test_libseccomp_program(void **state) {
 static void test_action_to_string(void **state) {
         char buf[32];
 
-        assert_string_equal(zy_bpf_action_to_string(SECCOMP_RET_ALLOW, buf, sizeof(buf)), "ALLOW");
-        assert_string_equal(zy_bpf_action_to_string(SECCOMP_RET_ERRNO | 38, buf, sizeof(buf)), "ERRNO(38)");
-        assert_string_equal(zy_bpf_action_to_string(SECCOMP_RET_KILL_PROCESS, buf, sizeof(buf)), "KILL_PROCESS");
-        assert_string_equal(zy_bpf_action_to_string(SECCOMP_RET_KILL_THREAD, buf, sizeof(buf)), "KILL_THREAD");
-        assert_string_equal(zy_bpf_action_to_string(SECCOMP_RET_TRACE | 7, buf, sizeof(buf)), "TRACE(7)");
-        assert_string_equal(zy_bpf_action_to_string(SECCOMP_RET_LOG, buf, sizeof(buf)), "LOG");
-        assert_string_equal(zy_bpf_action_to_string(0x12340000, buf, sizeof(buf)), "0x12340000");
+        assert_string_equal(zp_bpf_action_to_string(SECCOMP_RET_ALLOW, buf, sizeof(buf)), "ALLOW");
+        assert_string_equal(zp_bpf_action_to_string(SECCOMP_RET_ERRNO | 38, buf, sizeof(buf)), "ERRNO(38)");
+        assert_string_equal(zp_bpf_action_to_string(SECCOMP_RET_KILL_PROCESS, buf, sizeof(buf)), "KILL_PROCESS");
+        assert_string_equal(zp_bpf_action_to_string(SECCOMP_RET_KILL_THREAD, buf, sizeof(buf)), "KILL_THREAD");
+        assert_string_equal(zp_bpf_action_to_string(SECCOMP_RET_TRACE | 7, buf, sizeof(buf)), "TRACE(7)");
+        assert_string_equal(zp_bpf_action_to_string(SECCOMP_RET_LOG, buf, sizeof(buf)), "LOG");
+        assert_string_equal(zp_bpf_action_to_string(0x12340000, buf, sizeof(buf)), "0x12340000");
 }
 
 int main(void) {

@@ -348,7 +348,7 @@ static void test_sched(void **state) {
         assert_int_equal(c.sched.oom_score_adj, 500);
         assert_int_equal(c.sched.umask, 077);
         assert_int_equal(c.sched.affinity[0], 1);
-        for (size_t i = 1; i < ZY_AFFINITY_WORDS; i++)
+        for (size_t i = 1; i < ZE_AFFINITY_WORDS; i++)
                 assert_int_equal(c.sched.affinity[i], 0);
         zd_caller_done(&c);
         peer_stop(&p);
@@ -375,7 +375,7 @@ static void test_sched_without_ioprio(void **state) {
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                struct zy_sched s = {};
+                struct ze_sched s = {};
                 if (prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0 ||
                     syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
                         _exit(3);

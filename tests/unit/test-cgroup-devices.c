@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runtime/cgroup-devices.c alone: OCI rules parse (and bad ones are named), the list a container
+ * runc/cgroup-devices.c alone: OCI rules parse (and bad ones are named), the list a container
  * gets, the v1 lines and the v1 refusal, and the v2 program decides as the list says: a small
  * interpreter here runs the generated eBPF on every request of a grid, against a reference
  * written here from the OCI wording (per access, last matching rule wins, default deny), for the
@@ -27,7 +27,7 @@
 /* ---- the reference and the interpreter ------------------------------------------------------- */
 
 /* The OCI meaning, read independently of the code under test. */
-static bool expect(const struct zy_dev_rule *rules, size_t n, char type, uint32_t major, uint32_t minor,
+static bool expect(const struct zrc_dev_rule *rules, size_t n, char type, uint32_t major, uint32_t minor,
                    unsigned access) {
         for (unsigned bit = 1; bit < 8; bit <<= 1) {
                 int verdict = 0;
@@ -35,7 +35,7 @@ static bool expect(const struct zy_dev_rule *rules, size_t n, char type, uint32_
                 if (!(access & bit))
                         continue;
                 for (size_t i = 0; i < n; i++) {
-                        const struct zy_dev_rule *r = &rules[i];
+                        const struct zrc_dev_rule *r = &rules[i];
                         bool dev = (r->type == 'a' || r->type == type) && (r->major < 0 || r->major == major) &&
                                    (r->minor < 0 || r->minor == minor);
                         if (dev && (r->access & bit))
@@ -132,13 +132,13 @@ static void assert_all_reachable(const struct bpf_insn *prog, int len) {
         free(seen);
 }
 
-static int generate(const struct zy_dev_rule *rules, size_t n, struct bpf_insn **ret) {
-        size_t max = zy_dev_program_max(n);
+static int generate(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn **ret) {
+        size_t max = zrc_dev_program_max(n);
         struct bpf_insn *prog = calloc(max, sizeof(*prog));
         int len;
 
         assert_non_null(prog);
-        len = zy_dev_program(rules, n, prog, max);
+        len = zrc_dev_program(rules, n, prog, max);
         assert_in_range(len, 1, (int) max);
         assert_all_reachable(prog, len);
         *ret = prog;
@@ -148,8 +148,8 @@ static int generate(const struct zy_dev_rule *rules, size_t n, struct bpf_insn *
 static const uint32_t majors[] = { 0, 1, 4, 5, 7, 10, 136, 254, 4095 };
 static const uint32_t minors[] = { 0, 1, 2, 3, 5, 7, 8, 9, 11, 200, 1048575 };
 
-/* The program, the reference and zy_dev_rules_allow agree on the whole grid. */
-static void assert_program_matches(const struct zy_dev_rule *rules, size_t n) {
+/* The program, the reference and zrc_dev_rules_allow agree on the whole grid. */
+static void assert_program_matches(const struct zrc_dev_rule *rules, size_t n) {
         struct bpf_insn *prog;
         int len = generate(rules, n, &prog);
 
@@ -168,18 +168,18 @@ static void assert_program_matches(const struct zy_dev_rule *rules, size_t n) {
                                         if ((uint64_t) want != run(prog, len, ctx, &steps))
                                                 fail_msg("%c %u:%u access %u: program says %s", type, majors[a],
                                                          minors[b], acc, want ? "deny" : "allow");
-                                        assert_int_equal(want, zy_dev_rules_allow(rules, n, type, majors[a],
+                                        assert_int_equal(want, zrc_dev_rules_allow(rules, n, type, majors[a],
                                                                                   minors[b], acc));
                                 }
         free(prog);
 }
 
-static void parse(const char *json, struct zy_dev_rule **ret, size_t *ret_n) {
+static void parse(const char *json, struct zrc_dev_rule **ret, size_t *ret_n) {
         json_object *o = json_tokener_parse(json);
         char *err = NULL;
 
         assert_non_null(o);
-        if (zy_dev_rules_from_json(o, ret, ret_n, &err) < 0)
+        if (zrc_dev_rules_from_json(o, ret, ret_n, &err) < 0)
                 fail_msg("%s: %s", json, err);
         assert_null(err);
         json_object_put(o);
@@ -205,12 +205,12 @@ static void test_parse_errors(void **state) {
 
         for (size_t i = 0; i < N(bad); i++) {
                 json_object *o = json_tokener_parse(bad[i].json);
-                struct zy_dev_rule *rules = (void *) 1;
+                struct zrc_dev_rule *rules = (void *) 1;
                 size_t n = 99;
                 char *err = NULL;
 
                 assert_non_null(o);
-                assert_int_equal(zy_dev_rules_from_json(o, &rules, &n, &err), -EINVAL);
+                assert_int_equal(zrc_dev_rules_from_json(o, &rules, &n, &err), -EINVAL);
                 assert_non_null(err);
                 if (!strstr(err, bad[i].words))
                         fail_msg("%s: %s", bad[i].json, err);
@@ -223,26 +223,26 @@ static void test_parse_errors(void **state) {
 
 static void test_too_many_rules(void **state) {
         json_object *a = json_object_new_array();
-        struct zy_dev_rule *rules = NULL;
+        struct zrc_dev_rule *rules = NULL;
         size_t n = 0;
         char *err = NULL;
 
-        for (int i = 0; i <= ZY_DEV_MAX_CONFIG_RULES; i++)
+        for (int i = 0; i <= ZRC_DEV_MAX_CONFIG_RULES; i++)
                 json_object_array_add(a, json_tokener_parse("{\"allow\":false}"));
-        assert_int_equal(zy_dev_rules_from_json(a, &rules, &n, &err), -E2BIG);
+        assert_int_equal(zrc_dev_rules_from_json(a, &rules, &n, &err), -E2BIG);
         assert_non_null(strstr(err, "more than"));
         free(err);
         json_object_put(a);
 }
 
 static void test_list_shape(void **state) {
-        struct zy_dev_rule *rules;
+        struct zrc_dev_rule *rules;
         size_t n, n_default;
 
         parse("[]", &rules, &n_default);
         free(rules);
         /* no devices member at all: the same list */
-        assert_int_equal(zy_dev_rules_from_json(NULL, &rules, &n, NULL), 0);
+        assert_int_equal(zrc_dev_rules_from_json(NULL, &rules, &n, NULL), 0);
         assert_int_equal(n, n_default);
         free(rules);
 
@@ -253,18 +253,18 @@ static void test_list_shape(void **state) {
         /* deny everything first, whatever the config says */
         assert_false(rules[0].allow);
         assert_int_equal(rules[0].type, 'a');
-        assert_int_equal(rules[0].access, ZY_DEV_ALL);
+        assert_int_equal(rules[0].access, ZRC_DEV_ALL);
         /* "a" is every device */
         assert_int_equal(rules[1].type, 'a');
-        assert_int_equal(rules[1].major, ZY_DEV_ANY);
-        assert_int_equal(rules[1].minor, ZY_DEV_ANY);
-        assert_int_equal(rules[1].access, ZY_DEV_READ);
+        assert_int_equal(rules[1].major, ZRC_DEV_ANY);
+        assert_int_equal(rules[1].minor, ZRC_DEV_ANY);
+        assert_int_equal(rules[1].access, ZRC_DEV_READ);
         /* absent minor and access: any minor, every access */
         assert_int_equal(rules[2].major, 7);
-        assert_int_equal(rules[2].minor, ZY_DEV_ANY);
-        assert_int_equal(rules[2].access, ZY_DEV_ALL);
-        assert_int_equal(rules[3].minor, ZY_DEV_ANY);
-        assert_int_equal(rules[3].access, ZY_DEV_ALL);
+        assert_int_equal(rules[2].minor, ZRC_DEV_ANY);
+        assert_int_equal(rules[2].access, ZRC_DEV_ALL);
+        assert_int_equal(rules[3].minor, ZRC_DEV_ANY);
+        assert_int_equal(rules[3].access, ZRC_DEV_ALL);
         free(rules);
 }
 
@@ -276,23 +276,23 @@ static void test_default_list(void **state) {
                 unsigned access;
                 bool allowed;
         } cases[] = {
-                { 'c', 1, 3, ZY_DEV_READ | ZY_DEV_WRITE, true },  /* null */
-                { 'c', 1, 9, ZY_DEV_READ, true },                 /* urandom */
-                { 'c', 5, 2, ZY_DEV_READ | ZY_DEV_WRITE, true },  /* ptmx */
-                { 'c', 136, 7, ZY_DEV_READ | ZY_DEV_WRITE, true },/* a pts */
-                { 'c', 1, 11, ZY_DEV_WRITE, false },              /* kmsg */
-                { 'c', 1, 1, ZY_DEV_READ, false },                /* mem */
-                { 'b', 254, 0, ZY_DEV_READ, false },              /* a disk */
-                { 'b', 254, 0, ZY_DEV_MKNOD, true },              /* its node may be made */
-                { 'b', 254, 0, ZY_DEV_MKNOD | ZY_DEV_READ, false },
-                { 'c', 10, 200, ZY_DEV_READ | ZY_DEV_WRITE, false }, /* tun: not by default */
+                { 'c', 1, 3, ZRC_DEV_READ | ZRC_DEV_WRITE, true },  /* null */
+                { 'c', 1, 9, ZRC_DEV_READ, true },                 /* urandom */
+                { 'c', 5, 2, ZRC_DEV_READ | ZRC_DEV_WRITE, true },  /* ptmx */
+                { 'c', 136, 7, ZRC_DEV_READ | ZRC_DEV_WRITE, true },/* a pts */
+                { 'c', 1, 11, ZRC_DEV_WRITE, false },              /* kmsg */
+                { 'c', 1, 1, ZRC_DEV_READ, false },                /* mem */
+                { 'b', 254, 0, ZRC_DEV_READ, false },              /* a disk */
+                { 'b', 254, 0, ZRC_DEV_MKNOD, true },              /* its node may be made */
+                { 'b', 254, 0, ZRC_DEV_MKNOD | ZRC_DEV_READ, false },
+                { 'c', 10, 200, ZRC_DEV_READ | ZRC_DEV_WRITE, false }, /* tun: not by default */
         };
-        struct zy_dev_rule *rules;
+        struct zrc_dev_rule *rules;
         size_t n;
 
         parse("[{\"allow\":false,\"access\":\"rwm\"}]", &rules, &n);
         for (size_t i = 0; i < N(cases); i++)
-                if (zy_dev_rules_allow(rules, n, cases[i].type, cases[i].major, cases[i].minor, cases[i].access) !=
+                if (zrc_dev_rules_allow(rules, n, cases[i].type, cases[i].major, cases[i].minor, cases[i].access) !=
                     cases[i].allowed)
                         fail_msg("case %zu: %c %u:%u", i, cases[i].type, cases[i].major, cases[i].minor);
         assert_program_matches(rules, n);
@@ -300,42 +300,42 @@ static void test_default_list(void **state) {
 
         /* one allow more opens exactly that device, for exactly that access */
         parse("[{\"allow\":true,\"type\":\"b\",\"major\":7,\"minor\":0,\"access\":\"r\"}]", &rules, &n);
-        assert_true(zy_dev_rules_allow(rules, n, 'b', 7, 0, ZY_DEV_READ));
-        assert_false(zy_dev_rules_allow(rules, n, 'b', 7, 0, ZY_DEV_READ | ZY_DEV_WRITE));
-        assert_false(zy_dev_rules_allow(rules, n, 'b', 7, 1, ZY_DEV_READ));
-        assert_false(zy_dev_rules_allow(rules, n, 'c', 7, 0, ZY_DEV_READ));
+        assert_true(zrc_dev_rules_allow(rules, n, 'b', 7, 0, ZRC_DEV_READ));
+        assert_false(zrc_dev_rules_allow(rules, n, 'b', 7, 0, ZRC_DEV_READ | ZRC_DEV_WRITE));
+        assert_false(zrc_dev_rules_allow(rules, n, 'b', 7, 1, ZRC_DEV_READ));
+        assert_false(zrc_dev_rules_allow(rules, n, 'c', 7, 0, ZRC_DEV_READ));
         assert_program_matches(rules, n);
         free(rules);
 }
 
 /* Lists whose answer depends on reading access per kind, and on the order. */
 static void test_hand_made_lists(void **state) {
-        const struct zy_dev_rule deny_write[] = {
-                { true, 'a', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_ALL },
-                { false, 'c', 1, 5, ZY_DEV_WRITE },
+        const struct zrc_dev_rule deny_write[] = {
+                { true, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
+                { false, 'c', 1, 5, ZRC_DEV_WRITE },
         };
-        const struct zy_dev_rule split_allow[] = {
-                { false, 'a', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_ALL },
-                { true, 'c', 1, 5, ZY_DEV_READ },
-                { true, 'c', ZY_DEV_ANY, 5, ZY_DEV_WRITE },
+        const struct zrc_dev_rule split_allow[] = {
+                { false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
+                { true, 'c', 1, 5, ZRC_DEV_READ },
+                { true, 'c', ZRC_DEV_ANY, 5, ZRC_DEV_WRITE },
         };
-        const struct zy_dev_rule later_wins[] = {
-                { true, 'c', 1, ZY_DEV_ANY, ZY_DEV_ALL },
-                { false, 'c', 1, 3, ZY_DEV_ALL },
-                { true, 'c', ZY_DEV_ANY, 3, ZY_DEV_READ },
+        const struct zrc_dev_rule later_wins[] = {
+                { true, 'c', 1, ZRC_DEV_ANY, ZRC_DEV_ALL },
+                { false, 'c', 1, 3, ZRC_DEV_ALL },
+                { true, 'c', ZRC_DEV_ANY, 3, ZRC_DEV_READ },
         };
-        const struct zy_dev_rule allow_all[] = { { true, 'a', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_ALL } };
-        const struct zy_dev_rule nothing[] = { { false, 'b', 1, 1, ZY_DEV_READ } };
+        const struct zrc_dev_rule allow_all[] = { { true, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL } };
+        const struct zrc_dev_rule nothing[] = { { false, 'b', 1, 1, ZRC_DEV_READ } };
 
         /* open(O_RDWR) of a device whose write is denied: refused, though read alone is fine */
-        assert_false(zy_dev_rules_allow(deny_write, N(deny_write), 'c', 1, 5, ZY_DEV_READ | ZY_DEV_WRITE));
-        assert_true(zy_dev_rules_allow(deny_write, N(deny_write), 'c', 1, 5, ZY_DEV_READ));
+        assert_false(zrc_dev_rules_allow(deny_write, N(deny_write), 'c', 1, 5, ZRC_DEV_READ | ZRC_DEV_WRITE));
+        assert_true(zrc_dev_rules_allow(deny_write, N(deny_write), 'c', 1, 5, ZRC_DEV_READ));
         /* read and write granted by two rules: O_RDWR is granted */
-        assert_true(zy_dev_rules_allow(split_allow, N(split_allow), 'c', 1, 5, ZY_DEV_READ | ZY_DEV_WRITE));
-        assert_false(zy_dev_rules_allow(split_allow, N(split_allow), 'c', 2, 5, ZY_DEV_READ | ZY_DEV_WRITE));
-        assert_true(zy_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 3, ZY_DEV_READ));
-        assert_false(zy_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 3, ZY_DEV_WRITE));
-        assert_true(zy_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 4, ZY_DEV_WRITE));
+        assert_true(zrc_dev_rules_allow(split_allow, N(split_allow), 'c', 1, 5, ZRC_DEV_READ | ZRC_DEV_WRITE));
+        assert_false(zrc_dev_rules_allow(split_allow, N(split_allow), 'c', 2, 5, ZRC_DEV_READ | ZRC_DEV_WRITE));
+        assert_true(zrc_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 3, ZRC_DEV_READ));
+        assert_false(zrc_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 3, ZRC_DEV_WRITE));
+        assert_true(zrc_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 4, ZRC_DEV_WRITE));
         assert_program_matches(deny_write, N(deny_write));
         assert_program_matches(split_allow, N(split_allow));
         assert_program_matches(later_wins, N(later_wins));
@@ -344,14 +344,14 @@ static void test_hand_made_lists(void **state) {
         assert_program_matches(nothing, 0);
 }
 
-static void random_rule(unsigned *seed, struct zy_dev_rule *r) {
-        static const int64_t nums[] = { ZY_DEV_ANY, ZY_DEV_ANY, 0, 1, 3, 5, 7, 136, 254 };
+static void random_rule(unsigned *seed, struct zrc_dev_rule *r) {
+        static const int64_t nums[] = { ZRC_DEV_ANY, ZRC_DEV_ANY, 0, 1, 3, 5, 7, 136, 254 };
         int t = rand_r(seed) % 5;
 
         r->allow = rand_r(seed) % 2;
         r->type = t == 0 ? 'a' : t <= 2 ? 'c' : 'b';
-        r->major = r->type == 'a' ? ZY_DEV_ANY : nums[rand_r(seed) % N(nums)];
-        r->minor = r->type == 'a' ? ZY_DEV_ANY : nums[rand_r(seed) % N(nums)];
+        r->major = r->type == 'a' ? ZRC_DEV_ANY : nums[rand_r(seed) % N(nums)];
+        r->minor = r->type == 'a' ? ZRC_DEV_ANY : nums[rand_r(seed) % N(nums)];
         r->access = 1 + (unsigned) rand_r(seed) % 7;
 }
 
@@ -359,7 +359,7 @@ static void test_random_lists(void **state) {
         unsigned seed = 22;
 
         for (int round = 0; round < 300; round++) {
-                struct zy_dev_rule rules[24];
+                struct zrc_dev_rule rules[24];
                 size_t n = 1 + (size_t) rand_r(&seed) % N(rules);
 
                 for (size_t i = 0; i < n; i++)
@@ -369,60 +369,60 @@ static void test_random_lists(void **state) {
 }
 
 static void test_program_too_long(void **state) {
-        const struct zy_dev_rule rules[] = { { true, 'c', 1, 3, ZY_DEV_ALL } };
+        const struct zrc_dev_rule rules[] = { { true, 'c', 1, 3, ZRC_DEV_ALL } };
         struct bpf_insn prog[8];
 
-        assert_int_equal(zy_dev_program(rules, N(rules), prog, N(prog)), -E2BIG);
+        assert_int_equal(zrc_dev_program(rules, N(rules), prog, N(prog)), -E2BIG);
 }
 
 static void test_v1_lines_and_refusal(void **state) {
-        const struct zy_dev_rule lines[] = {
-                { true, 'c', 1, 3, ZY_DEV_ALL }, { false, 'b', 7, ZY_DEV_ANY, ZY_DEV_READ },
-                { true, 'c', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_MKNOD }, { false, 'a', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_ALL },
+        const struct zrc_dev_rule lines[] = {
+                { true, 'c', 1, 3, ZRC_DEV_ALL }, { false, 'b', 7, ZRC_DEV_ANY, ZRC_DEV_READ },
+                { true, 'c', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_MKNOD }, { false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
         };
         static const char *const want[] = { "c 1:3 rwm", "b 7:* r", "c *:* m", "a" };
-        const struct zy_dev_rule carve[] = {
-                { false, 'a', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_ALL },
-                { true, 'c', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_ALL },
-                { false, 'c', 1, 1, ZY_DEV_READ },
+        const struct zrc_dev_rule carve[] = {
+                { false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
+                { true, 'c', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
+                { false, 'c', 1, 1, ZRC_DEV_READ },
         };
-        const struct zy_dev_rule same[] = {
-                { false, 'a', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_ALL },
-                { true, 'c', 1, 1, ZY_DEV_ALL },
-                { false, 'c', 1, 1, ZY_DEV_WRITE },
-                { true, 'c', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_MKNOD },
-                { false, 'c', 1, 2, ZY_DEV_READ }, /* no access in common with the wide allow */
+        const struct zrc_dev_rule same[] = {
+                { false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
+                { true, 'c', 1, 1, ZRC_DEV_ALL },
+                { false, 'c', 1, 1, ZRC_DEV_WRITE },
+                { true, 'c', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_MKNOD },
+                { false, 'c', 1, 2, ZRC_DEV_READ }, /* no access in common with the wide allow */
         };
-        const struct zy_dev_rule reset[] = {
-                { true, 'c', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_ALL },
-                { false, 'a', ZY_DEV_ANY, ZY_DEV_ANY, ZY_DEV_ALL }, /* empties the v1 list */
-                { false, 'c', 1, 1, ZY_DEV_READ },
+        const struct zrc_dev_rule reset[] = {
+                { true, 'c', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
+                { false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL }, /* empties the v1 list */
+                { false, 'c', 1, 1, ZRC_DEV_READ },
         };
-        struct zy_dev_rule *rules;
+        struct zrc_dev_rule *rules;
         size_t n;
         char buf[64], *err = NULL;
 
         for (size_t i = 0; i < N(lines); i++) {
-                zy_dev_rule_v1_line(&lines[i], buf, sizeof(buf));
+                zrc_dev_rule_v1_line(&lines[i], buf, sizeof(buf));
                 assert_string_equal(buf, want[i]);
         }
-        assert_int_equal(zy_dev_rules_check_v1(carve, N(carve), &err), -EINVAL);
+        assert_int_equal(zrc_dev_rules_check_v1(carve, N(carve), &err), -EINVAL);
         assert_non_null(strstr(err, "\"c 1:1 r\""));
         assert_non_null(strstr(err, "\"c *:* rwm\""));
         free(err);
-        assert_int_equal(zy_dev_rules_check_v1(same, N(same), NULL), 0);
-        assert_int_equal(zy_dev_rules_check_v1(reset, N(reset), NULL), 0);
+        assert_int_equal(zrc_dev_rules_check_v1(same, N(same), NULL), 0);
+        assert_int_equal(zrc_dev_rules_check_v1(reset, N(reset), NULL), 0);
         /* the default list, and podman's shape of list, are fine on v1 */
         parse("[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":10,\"minor\":229,"
               "\"access\":\"rwm\"}]", &rules, &n);
-        assert_int_equal(zy_dev_rules_check_v1(rules, n, NULL), 0);
+        assert_int_equal(zrc_dev_rules_check_v1(rules, n, NULL), 0);
         free(rules);
 }
 
 /* The kernel's verifier accepts what the generator makes. */
 static void test_kernel_accepts(void **state) {
         static const char license[] = "MIT";
-        struct zy_dev_rule *rules, big[ZY_DEV_MAX_CONFIG_RULES];
+        struct zrc_dev_rule *rules, big[ZRC_DEV_MAX_CONFIG_RULES];
         unsigned seed = 7;
         size_t n;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of daemon/child.c: every worker runs in a real child (raw clone with CLONE_PIDFD)
+ * Unit tests of engine/child.c: every worker runs in a real child (raw clone with CLONE_PIDFD)
  * and the effects are checked from the outside: the status records, the exit code, and what an
  * exec'd /bin/cat /proc/self/status or /bin/ls -l /proc/self/fd prints to a pipe.
  *
@@ -64,32 +64,32 @@ static char *const argv_status[] = { "/bin/cat", "/proc/self/status", NULL };
 static char *const argv_true[] = { "/bin/true", NULL };
 static char path_buf[PATH_MAX];
 static unsigned cap_last;
-static struct zy_features features;
+static struct ze_features features;
 
 struct result {
         int code;   /* exit code, or 128 + signal */
         int n_recs; /* status records received */
-        struct zy_status recs[4];
+        struct ze_status recs[4];
         char out[65536];
         size_t out_len;
 };
 
 typedef void (*pre_fn)(void);
 
-static void plan_init(struct zy_plan *p, char *const *argv) {
-        zy_plan_init(p, argv, test_env, path_buf, sizeof(path_buf));
+static void plan_init(struct ze_plan *p, char *const *argv) {
+        ze_plan_init(p, argv, test_env, path_buf, sizeof(path_buf));
         p->cap_last = cap_last;
 }
 
 /* The worker switches to uid and gid (with no supplementary groups unless the test adds some). */
-static void plan_ids(struct zy_plan *p, uid_t uid, gid_t gid) {
+static void plan_ids(struct ze_plan *p, uid_t uid, gid_t gid) {
         p->set_ids = true;
         p->uid = uid;
         p->gid = gid;
 }
 
 static void read_records(int fd, struct result *res) {
-        struct zy_status s;
+        struct ze_status s;
 
         while (tu_read_record(fd, &s, sizeof(s))) {
                 assert_true(res->n_recs < (int) ELEMENTSOF(res->recs));
@@ -98,10 +98,10 @@ static void read_records(int fd, struct result *res) {
 }
 
 /* Runs plan in a child. With capture, a pipe becomes the child's fd 1 (appended to the plan's fd
- * map) and its output is collected. pre runs in the child before zy_child_run. */
-static void run(struct zy_plan *plan, bool capture, pre_fn pre, struct result *res) {
+ * map) and its output is collected. pre runs in the child before ze_child_run. */
+static void run(struct ze_plan *plan, bool capture, pre_fn pre, struct result *res) {
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF };
-        struct zy_fdmap map[ZY_MAX_FDS];
+        struct ze_fdmap map[ZE_MAX_FDS];
         _cleanup_close_ int pidfd = -EBADF;
         pid_t pid;
 
@@ -110,10 +110,10 @@ static void run(struct zy_plan *plan, bool capture, pre_fn pre, struct result *r
         plan->status_fd = status[1];
         if (capture) {
                 assert_return_code(pipe2(out, O_CLOEXEC), errno);
-                assert_true(plan->n_fds < ZY_MAX_FDS);
+                assert_true(plan->n_fds < ZE_MAX_FDS);
                 if (plan->n_fds > 0)
                         memcpy(map, plan->fds, plan->n_fds * sizeof(map[0]));
-                map[plan->n_fds] = (struct zy_fdmap){ .src = out[1], .target = 1 };
+                map[plan->n_fds] = (struct ze_fdmap){ .src = out[1], .target = 1 };
                 plan->fds = map;
                 plan->n_fds++;
         }
@@ -123,7 +123,7 @@ static void run(struct zy_plan *plan, bool capture, pre_fn pre, struct result *r
         if (pid == 0) {
                 if (pre)
                         pre();
-                zy_child_run(plan);
+                ze_child_run(plan);
         }
         if (capture) {
                 plan->n_fds--;
@@ -135,36 +135,36 @@ static void run(struct zy_plan *plan, bool capture, pre_fn pre, struct result *r
         res->code = tu_wait_code(pidfd);
 }
 
-static void assert_failed(const struct result *res, enum zy_step step, int err, int code) {
+static void assert_failed(const struct result *res, enum ze_step step, int err, int code) {
         assert_int_equal(res->n_recs, 1);
-        assert_string_equal(zy_step_to_string(res->recs[0].step), zy_step_to_string(step));
+        assert_string_equal(ze_step_to_string(res->recs[0].step), ze_step_to_string(step));
         assert_int_equal(res->recs[0].err, err);
         assert_int_equal(res->code, code);
 }
 
 static void assert_exec_ok(const struct result *res) {
         if (res->n_recs > 0)
-                fail_msg("unexpected record: %s %s", zy_step_to_string(res->recs[0].step),
+                fail_msg("unexpected record: %s %s", ze_step_to_string(res->recs[0].step),
                          strerror(res->recs[0].err));
         assert_int_equal(res->code, 0);
 }
 
 /* Runs plan with its output captured and asserts that it exec'd and exited 0. */
-static void run_ok(struct zy_plan *plan, struct result *res) {
+static void run_ok(struct ze_plan *plan, struct result *res) {
         run(plan, true, NULL, res);
         assert_exec_ok(res);
 }
 
 /* A plan that loads prog, after no_new_privs (the load tier's worker). */
-static void plan_init_load(struct zy_plan *p, char *const *argv, const struct sock_fprog *prog) {
+static void plan_init_load(struct ze_plan *p, char *const *argv, const struct sock_fprog *prog) {
         plan_init(p, argv);
         p->no_new_privs = true;
-        p->filter_mode = ZY_FILTER_LOAD;
+        p->filter_mode = ZE_FILTER_LOAD;
         p->prog = prog;
 }
 
 /* Runs plan and expects it to fail at step with err, the worker exiting with code. */
-static void run_fails(struct zy_plan *plan, bool capture, struct result *res, enum zy_step step, int err, int code) {
+static void run_fails(struct ze_plan *plan, bool capture, struct result *res, enum ze_step step, int err, int code) {
         run(plan, capture, NULL, res);
         assert_failed(res, step, err, code);
 }
@@ -251,9 +251,9 @@ static void test_step_names(void **state) {
 
         assert_int_equal(ELEMENTSOF(want), _ZY_STEP_MAX);
         for (int i = 0; i < _ZY_STEP_MAX; i++)
-                assert_string_equal(zy_step_to_string((enum zy_step) i), want[i]);
-        assert_string_equal(zy_step_to_string(_ZY_STEP_MAX), "unknown");
-        assert_string_equal(zy_step_to_string((enum zy_step) -1), "unknown");
+                assert_string_equal(ze_step_to_string((enum ze_step) i), want[i]);
+        assert_string_equal(ze_step_to_string(_ZY_STEP_MAX), "unknown");
+        assert_string_equal(ze_step_to_string((enum ze_step) -1), "unknown");
 }
 
 static int memfd_at(const char *name, int fd) {
@@ -290,7 +290,7 @@ static int parse_ls(const struct result *res, char links[][128], int max) {
 static void test_fd_map(void **state) {
         static char *const argv[] = { "/bin/ls", "-l", "/proc/self/fd", NULL };
         char links[64][128];
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
         int leak, a, b, c, n, open_fds = 0;
         bool dir_seen = false;
@@ -302,7 +302,7 @@ static void test_fd_map(void **state) {
         leak = memfd_at("zy-leak", 30);
         assert_return_code(fcntl(leak, F_SETFD, 0), errno);
 
-        struct zy_fdmap map[] = {
+        struct ze_fdmap map[] = {
                 { .src = a, .target = b }, /* a swap: each source is the other's target */
                 { .src = b, .target = a },
                 { .src = c, .target = c }, /* src == target */
@@ -346,35 +346,35 @@ static void test_fd_map(void **state) {
 }
 
 static void test_fd_bad_source(void **state) {
-        struct zy_fdmap map[] = { { .src = 999, .target = 5 } };
-        struct zy_plan p;
+        struct ze_fdmap map[] = { { .src = 999, .target = 5 } };
+        struct ze_plan p;
         struct result res;
 
         assert_true(fcntl(999, F_GETFD) < 0);
         plan_init(&p, argv_true);
         p.fds = map;
         p.n_fds = 1;
-        run_fails(&p, false, &res, ZY_STEP_FDS, EBADF, ZY_EXIT_SETUP_FAILED);
+        run_fails(&p, false, &res, ZE_STEP_FDS, EBADF, ZE_EXIT_SETUP_FAILED);
 }
 
 static void test_fd_duplicate_target(void **state) {
-        struct zy_fdmap map[] = { { .src = 0, .target = 5 }, { .src = 1, .target = 5 } };
-        struct zy_plan p;
+        struct ze_fdmap map[] = { { .src = 0, .target = 5 }, { .src = 1, .target = 5 } };
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_true);
         p.fds = map;
         p.n_fds = 2;
-        run_fails(&p, false, &res, ZY_STEP_FDS, EINVAL, ZY_EXIT_SETUP_FAILED);
+        run_fails(&p, false, &res, ZE_STEP_FDS, EINVAL, ZE_EXIT_SETUP_FAILED);
 }
 
 static void test_status_fd_low(void **state) {
         /* The status fd sits at a number the map targets: it must be moved, not clobbered. */
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF, saved = -EBADF;
-        struct zy_fdmap map[] = { { .src = 0, .target = 0 } };
+        struct ze_fdmap map[] = { { .src = 0, .target = 0 } };
         char *const argv[] = { "/nonexistent/zy", NULL };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res = { 0 };
         pid_t pid;
 
@@ -391,26 +391,26 @@ static void test_status_fd_low(void **state) {
                 if (dup3(status[1], 1, O_CLOEXEC) < 0 || dup3(status[1], 2, O_CLOEXEC) < 0)
                         _exit(99);
                 p.status_fd = 1;
-                zy_child_run(&p);
+                ze_child_run(&p);
         }
         status[1] = safe_close(status[1]);
         read_records(status[0], &res);
         res.code = tu_wait_code(pidfd);
-        assert_failed(&res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        assert_failed(&res, ZE_STEP_EXEC, ENOENT, ZE_EXIT_NOT_FOUND);
 }
 
 static void test_chdir_enoent(void **state) {
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_true);
         p.cwd = "/nonexistent-zygote-test";
-        run_fails(&p, false, &res, ZY_STEP_CHDIR, ENOENT, ZY_EXIT_SETUP_FAILED);
+        run_fails(&p, false, &res, ZE_STEP_CHDIR, ENOENT, ZE_EXIT_SETUP_FAILED);
 }
 
 static void test_chdir(void **state) {
         static char *const argv[] = { "/bin/sh", "-c", "pwd", NULL };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv);
@@ -423,21 +423,21 @@ static void test_exec_enoent(void **state) {
         static char *const argv_abs[] = { "/nonexistent-zygote-test/cmd", NULL };
         static char *const argv_rel[] = { "zygote-no-such-command", NULL };
         static char *const argv_empty[] = { "", NULL };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_abs);
-        run_fails(&p, false, &res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        run_fails(&p, false, &res, ZE_STEP_EXEC, ENOENT, ZE_EXIT_NOT_FOUND);
 
         plan_init(&p, argv_rel);
-        run_fails(&p, false, &res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        run_fails(&p, false, &res, ZE_STEP_EXEC, ENOENT, ZE_EXIT_NOT_FOUND);
 
         plan_init(&p, argv_rel);
         p.search_path = "/nonexistent-zygote-test:/etc/passwd:/bin"; /* ENOENT, ENOTDIR, ENOENT */
-        run_fails(&p, false, &res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        run_fails(&p, false, &res, ZE_STEP_EXEC, ENOENT, ZE_EXIT_NOT_FOUND);
 
         plan_init(&p, argv_empty);
-        run_fails(&p, false, &res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        run_fails(&p, false, &res, ZE_STEP_EXEC, ENOENT, ZE_EXIT_NOT_FOUND);
 }
 
 static void test_exec_eacces(void **state) {
@@ -446,7 +446,7 @@ static void test_exec_eacces(void **state) {
         char *const argv_rel[] = { "zy-not-executable", NULL };
         char *const argv_true_rel[] = { "true", NULL };
         char search[2 * PATH_MAX];
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
         int fd;
 
@@ -458,13 +458,13 @@ static void test_exec_eacces(void **state) {
         safe_close(fd);
 
         plan_init(&p, argv_abs);
-        run_fails(&p, false, &res, ZY_STEP_EXEC, EACCES, ZY_EXIT_NOT_EXECUTABLE);
+        run_fails(&p, false, &res, ZE_STEP_EXEC, EACCES, ZE_EXIT_NOT_EXECUTABLE);
 
         /* In a PATH search, EACCES is remembered and reported if nothing else is found... */
         snprintf(search, sizeof(search), "%s:/nonexistent-zygote-test", dir);
         plan_init(&p, argv_rel);
         p.search_path = search;
-        run_fails(&p, false, &res, ZY_STEP_EXEC, EACCES, ZY_EXIT_NOT_EXECUTABLE);
+        run_fails(&p, false, &res, ZE_STEP_EXEC, EACCES, ZE_EXIT_NOT_EXECUTABLE);
 
         /* ...but a later directory that has it wins. */
         unlink(file);
@@ -484,7 +484,7 @@ static void test_exec_eacces(void **state) {
 static void test_exec_enoexec(void **state) {
         char file[] = "/tmp/zy-test-enoexec-XXXXXX";
         char *argv[] = { file, NULL };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
         int fd = mkostemp(file, O_CLOEXEC);
 
@@ -495,12 +495,12 @@ static void test_exec_enoexec(void **state) {
         plan_init(&p, argv);
         run(&p, false, NULL, &res);
         unlink(file);
-        assert_failed(&res, ZY_STEP_EXEC, ENOEXEC, ZY_EXIT_NOT_EXECUTABLE);
+        assert_failed(&res, ZE_STEP_EXEC, ENOEXEC, ZE_EXIT_NOT_EXECUTABLE);
 }
 
 static void test_path_search(void **state) {
         static char *const argv[] = { "cat", "/proc/self/status", NULL };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
         char buf[32];
 
@@ -513,11 +513,11 @@ static void test_path_search(void **state) {
         /* a path_buf too small for any candidate */
         plan_init(&p, argv);
         p.path_buf_len = 4;
-        run_fails(&p, false, &res, ZY_STEP_EXEC, ENAMETOOLONG, ZY_EXIT_NOT_EXECUTABLE);
+        run_fails(&p, false, &res, ZE_STEP_EXEC, ENAMETOOLONG, ZE_EXIT_NOT_EXECUTABLE);
 }
 
 static void test_setsid(void **state) {
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
         char pid[32], sid[32];
 
@@ -529,17 +529,17 @@ static void test_setsid(void **state) {
 }
 
 static void test_ctty_enotty(void **state) {
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_true);
         p.ctty = true; /* fd 0 is /dev/null */
-        run_fails(&p, false, &res, ZY_STEP_CTTY, ENOTTY, ZY_EXIT_SETUP_FAILED);
+        run_fails(&p, false, &res, ZE_STEP_CTTY, ENOTTY, ZE_EXIT_SETUP_FAILED);
 }
 
 /* Runs the plan from a parent whose signals are not pristine, as zygoted's are not: the signals
  * of ignored (0-ended) ignored and those of blocked blocked, then put back. */
-static void run_dirty(struct zy_plan *p, const int *ignored, const int *blocked, struct result *res) {
+static void run_dirty(struct ze_plan *p, const int *ignored, const int *blocked, struct result *res) {
         struct sigaction ign = { .sa_handler = SIG_IGN }, old[4];
         sigset_t block, old_mask;
         size_t n;
@@ -562,7 +562,7 @@ static void run_dirty(struct zy_plan *p, const int *ignored, const int *blocked,
 
 static void test_signals_reset(void **state) {
         static const int ignored[] = { SIGPIPE, SIGHUP, 0 }, blocked[] = { SIGUSR1, SIGTERM, 0 };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_status);
@@ -577,7 +577,7 @@ static void test_signals_reset(void **state) {
 static void test_signals_reset_only_those_named(void **state) {
         static const int ignored[] = { SIGPIPE, SIGHUP, 0 }, blocked[] = { SIGTERM, 0 };
         sigset_t only;
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         sigemptyset(&only);
@@ -594,7 +594,7 @@ static void test_signals_reset_only_those_named(void **state) {
  * parent stays ignored, which shows that nothing was reset. */
 static void test_signals_default_skips_the_reset(void **state) {
         static const int ignored[] = { SIGPIPE, 0 }, blocked[] = { 0 };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_status);
@@ -607,7 +607,7 @@ static void test_signals_default_skips_the_reset(void **state) {
 /* The fd limit zygoted started with comes back in the task (zygoted raises its own). */
 static void test_nofile_soft(void **state) {
         static char *const argv_ulimit[] = { "/bin/sh", "-c", "ulimit -Sn", NULL };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_ulimit);
@@ -620,11 +620,11 @@ static void test_nofile_soft(void **state) {
 /* The caller's limits, soft and hard, as the plan carries them (lowering needs no privilege). */
 static void test_rlimits(void **state) {
         static char *const argv_ulimit[] = { "/bin/sh", "-c", "ulimit -Sn; ulimit -Hn", NULL };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_ulimit);
-        p.rlimits[0] = (struct zy_rlimit){ .resource = RLIMIT_NOFILE, .cur = 77, .max = 99 };
+        p.rlimits[0] = (struct ze_rlimit){ .resource = RLIMIT_NOFILE, .cur = 77, .max = 99 };
         p.n_rlimits = 1;
         run_ok(&p, &res);
         assert_int_equal(res.out_len, 6);
@@ -632,16 +632,16 @@ static void test_rlimits(void **state) {
 
         /* a soft limit above the hard one: the step fails and says so */
         plan_init(&p, argv_ulimit);
-        p.rlimits[0] = (struct zy_rlimit){ .resource = RLIMIT_NOFILE, .cur = 2, .max = 1 };
+        p.rlimits[0] = (struct ze_rlimit){ .resource = RLIMIT_NOFILE, .cur = 2, .max = 1 };
         p.n_rlimits = 1;
         run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_RLIMIT, EINVAL, ZY_EXIT_SETUP_FAILED);
+        assert_failed(&res, ZE_STEP_RLIMIT, EINVAL, ZE_EXIT_SETUP_FAILED);
 }
 
 /* A directory that is no cgroup: the cgroup step fails first and says so. */
 static void test_cgroup_not_a_cgroup(void **state) {
         _cleanup_close_ int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         assert_true(dir >= 0);
@@ -649,11 +649,11 @@ static void test_cgroup_not_a_cgroup(void **state) {
         p.cgroup_fds[0] = dir;
         p.n_cgroups = 1;
         run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_CGROUP, ENOENT, ZY_EXIT_SETUP_FAILED);
+        assert_failed(&res, ZE_STEP_CGROUP, ENOENT, ZE_EXIT_SETUP_FAILED);
 }
 
 static void test_nnp(void **state) {
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_status);
@@ -670,7 +670,7 @@ static void test_filter_load(void **state) {
         char buf[PATH_MAX];
         char *argv[] = { (char *) helper("ZYGOTE_TRY_SYSCALL", "try-syscall", buf, sizeof(buf)),
                          "personality", "0xffffffff", NULL };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init_load(&p, argv_status, &block_personality_prog);
@@ -693,16 +693,16 @@ static void test_filter_load(void **state) {
 static void test_filter_invalid(void **state) {
         static struct sock_filter bad[] = { BPF_STMT(BPF_JMP | BPF_JA, 5) }; /* jumps out */
         static const struct sock_fprog bad_prog = { .len = 1, .filter = bad };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init_load(&p, argv_true, &bad_prog);
-        run_fails(&p, false, &res, ZY_STEP_FILTER, EINVAL, ZY_EXIT_SETUP_FAILED);
+        run_fails(&p, false, &res, ZE_STEP_FILTER, EINVAL, ZE_EXIT_SETUP_FAILED);
 }
 
 static void test_filter_clone_absent(void **state) {
         _cleanup_close_ int self = -EBADF;
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         if (features.clone_filter)
@@ -711,15 +711,15 @@ static void test_filter_clone_absent(void **state) {
         assert_true(self >= 0);
         plan_init(&p, argv_true);
         p.no_new_privs = true;
-        p.filter_mode = ZY_FILTER_CLONE;
+        p.filter_mode = ZE_FILTER_CLONE;
         p.ref_pidfd = self;
         run(&p, false, NULL, &res);
         /* an unpatched kernel knows no seccomp op 4 */
-        assert_failed(&res, ZY_STEP_FILTER, EINVAL, ZY_EXIT_SETUP_FAILED);
+        assert_failed(&res, ZE_STEP_FILTER, EINVAL, ZE_EXIT_SETUP_FAILED);
 }
 
 static void test_capbset_mask_absent(void **state) {
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         if (features.capbset_drop_mask)
@@ -731,14 +731,14 @@ static void test_capbset_mask_absent(void **state) {
         p.capbset_mask_prctl = true;
         run(&p, false, NULL, &res);
         /* prctl 82 is unknown here: the worker must fail, not silently keep the capability */
-        assert_failed(&res, ZY_STEP_CAPBSET, EINVAL, ZY_EXIT_SETUP_FAILED);
+        assert_failed(&res, ZE_STEP_CAPBSET, EINVAL, ZE_EXIT_SETUP_FAILED);
 }
 
 static int hold_run(bool go, bool quiet, struct result *res) {
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, hold[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF;
-        struct zy_status s;
-        struct zy_plan p;
+        struct ze_status s;
+        struct ze_plan p;
         struct pollfd pfd;
         pid_t pid;
 
@@ -750,19 +750,19 @@ static int hold_run(bool go, bool quiet, struct result *res) {
         p.hold_fd = hold[0];
         p.hold_quiet = quiet;
         p.no_new_privs = true;
-        p.filter_mode = ZY_FILTER_LOAD;
+        p.filter_mode = ZE_FILTER_LOAD;
         p.prog = &block_personality_prog;
         pid = clone_with_pidfd(0, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0)
-                zy_child_run(&p);
+                ze_child_run(&p);
         status[1] = safe_close(status[1]);
         hold[0] = safe_close(hold[0]);
 
         if (!quiet) {
                 /* HELD first */
                 assert_true(tu_read_record(status[0], &s, sizeof(s)));
-                assert_int_equal(s.step, ZY_STEP_HELD);
+                assert_int_equal(s.step, ZE_STEP_HELD);
                 assert_int_equal(s.err, 0);
 
                 /* the worker is waiting: not exited */
@@ -786,7 +786,7 @@ static void test_hold(void **state) {
 
         hold_run(false, false, &res);
         assert_int_equal(res.n_recs, 0);
-        assert_int_equal(res.code, ZY_EXIT_ABANDONED);
+        assert_int_equal(res.code, ZE_EXIT_ABANDONED);
 }
 
 /* The inherit tier's gate: the same wait without the HELD record. Shut, the worker never execs. */
@@ -798,7 +798,7 @@ static void test_hold_quiet(void **state) {
 
         hold_run(false, true, &res);
         assert_int_equal(res.n_recs, 0);
-        assert_int_equal(res.code, ZY_EXIT_ABANDONED);
+        assert_int_equal(res.code, ZE_EXIT_ABANDONED);
 }
 
 /* try-syscall: every name it knows makes exactly that system call (a filter that blocks only
@@ -812,7 +812,7 @@ static void test_try_syscall(void **state) {
                 "kexec_load", "bpf", "perf_event_open", "ptrace", "setns", "chroot", "clone3",
                 "add_key", "init_module", "swapon", "reboot", "open_by_handle_at",
         };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result list, res;
         unsigned n = 0;
 
@@ -875,7 +875,7 @@ static void become_nobody(void) {
 
 static void test_ids_as_nonroot(void **state) {
         static const gid_t groups[] = { 0 };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_true);
@@ -883,25 +883,25 @@ static void test_ids_as_nonroot(void **state) {
         p.groups = groups;
         p.n_groups = 1;
         run(&p, false, become_nobody, &res);
-        assert_failed(&res, ZY_STEP_GROUPS, EPERM, ZY_EXIT_SETUP_FAILED);
+        assert_failed(&res, ZE_STEP_GROUPS, EPERM, ZE_EXIT_SETUP_FAILED);
 
         /* capset beyond the permitted set */
         plan_init(&p, argv_true);
         p.set_caps = true;
         p.caps_keep = UINT64_C(1) << CAP_SYS_ADMIN;
         run(&p, false, become_nobody, &res);
-        assert_failed(&res, ZY_STEP_CAPS, EPERM, ZY_EXIT_SETUP_FAILED);
+        assert_failed(&res, ZE_STEP_CAPS, EPERM, ZE_EXIT_SETUP_FAILED);
 
         /* the bounding set needs CAP_SETPCAP */
         plan_init(&p, argv_true);
         p.capbset_drop = UINT64_C(1) << CAP_MKNOD;
         run(&p, false, become_nobody, &res);
-        assert_failed(&res, ZY_STEP_CAPBSET, EPERM, ZY_EXIT_SETUP_FAILED);
+        assert_failed(&res, ZE_STEP_CAPBSET, EPERM, ZE_EXIT_SETUP_FAILED);
 }
 
 static void test_ids_switch(void **state) {
         static const gid_t groups[] = { 65534, 100 };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_status);
@@ -927,7 +927,7 @@ static void test_ids_switch(void **state) {
 /* Keeps only CAP_CHOWN and CAP_KILL in the bounding set, by one prctl or the loop. */
 static const uint64_t capbset_keep = (UINT64_C(1) << CAP_CHOWN) | (UINT64_C(1) << CAP_KILL);
 
-static void run_capbset(bool mask_prctl, struct zy_plan *p, struct result *res) {
+static void run_capbset(bool mask_prctl, struct ze_plan *p, struct result *res) {
         plan_init(p, argv_status);
         p->capbset_drop = all_caps() & ~capbset_keep;
         p->capbset_mask_prctl = mask_prctl;
@@ -937,7 +937,7 @@ static void run_capbset(bool mask_prctl, struct zy_plan *p, struct result *res) 
 
 static void test_capbset_loop(void **state) {
         uint64_t keep = capbset_keep;
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         run_capbset(false, &p, &res);
@@ -967,7 +967,7 @@ static void drop_mknod_and_setpcap(void) {
 }
 
 static void test_capbset_skip_absent(void **state) {
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         /* Without CAP_SETPCAP, dropping bits that are already gone must still succeed. */
@@ -981,7 +981,7 @@ static void test_capbset_skip_absent(void **state) {
 static void test_caps(void **state) {
         uint64_t keep = (UINT64_C(1) << CAP_CHOWN) | (UINT64_C(1) << CAP_KILL) |
                         (UINT64_C(1) << CAP_NET_BIND_SERVICE);
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_status);
@@ -1024,12 +1024,12 @@ static void test_sched(void **state) {
                                             "cut -d' ' -f19,41 /proc/self/stat; cat /proc/self/oom_score_adj; "
                                             "grep -E '^(Umask|Cpus_allowed_list)' /proc/self/status",
                                             NULL };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_sched);
         p.set_sched = true;
-        p.sched = (struct zy_sched) { .policy = SCHED_IDLE, .nice = 7, .ioprio = 3 << 13 /* idle */,
+        p.sched = (struct ze_sched) { .policy = SCHED_IDLE, .nice = 7, .ioprio = 3 << 13 /* idle */,
                                       .oom_score_adj = 300, .umask = 027, .affinity = { 1 } };
         run_ok(&p, &res);
         assert_non_null(strstr(res.out, "7 5\n300\n")); /* nice 7, policy 5 (SCHED_IDLE) */
@@ -1039,13 +1039,13 @@ static void test_sched(void **state) {
         /* a failure names its step: no CPU at all */
         plan_init(&p, argv_true);
         p.set_sched = true;
-        p.sched = (struct zy_sched) { .policy = SCHED_OTHER };
+        p.sched = (struct ze_sched) { .policy = SCHED_OTHER };
         run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_AFFINITY, EINVAL, ZY_EXIT_SETUP_FAILED);
+        assert_failed(&res, ZE_STEP_AFFINITY, EINVAL, ZE_EXIT_SETUP_FAILED);
 }
 
 static void raise_ambient(void) {
-        /* CAP_KILL into inheritable, then ambient: zy_child_run must clear it */
+        /* CAP_KILL into inheritable, then ambient: ze_child_run must clear it */
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
         struct __user_cap_data_struct d[2];
 
@@ -1057,7 +1057,7 @@ static void raise_ambient(void) {
 }
 
 static void test_ambient_cleared(void **state) {
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_status);
@@ -1070,18 +1070,18 @@ static void test_ambient_cleared(void **state) {
 
 /* Without no_new_privs a filter loaded after the caps step is refused (EACCES); filter_early
  * loads it while CAP_SYS_ADMIN is still there. */
-static void check_filter_needs_early(struct zy_plan *p, struct result *res) {
-        p->filter_mode = ZY_FILTER_LOAD;
+static void check_filter_needs_early(struct ze_plan *p, struct result *res) {
+        p->filter_mode = ZE_FILTER_LOAD;
         p->prog = &block_personality_prog;
         run(p, true, NULL, res);
-        assert_failed(res, ZY_STEP_FILTER, EACCES, ZY_EXIT_SETUP_FAILED);
+        assert_failed(res, ZE_STEP_FILTER, EACCES, ZE_EXIT_SETUP_FAILED);
         p->filter_early = true;
         run_ok(p, res);
         assert_status(res, "Seccomp_filters", "1");
 }
 
 static void test_filter_late_needs_nnp(void **state) {
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         /* uid 65534 without no_new_privs: after the caps step nothing may load a filter */
@@ -1136,7 +1136,7 @@ static void test_setns(void **state) {
         static char *const argv_ns[] = { "/bin/readlink", "/proc/self/ns/net", "/proc/self/ns/uts", NULL };
         _cleanup_close_ int pidfd = -EBADF, release = -EBADF;
         char want[128], link[64], got[64];
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
         pid_t pid;
         ssize_t n;
@@ -1164,7 +1164,7 @@ static void test_setns(void **state) {
         release = -EBADF;
         assert_int_equal(waitpid(pid, &st, 0), pid);
         run(&p, false, NULL, &res);
-        assert_failed(&res, ZY_STEP_SETNS, ESRCH, ZY_EXIT_SETUP_FAILED);
+        assert_failed(&res, ZE_STEP_SETNS, ESRCH, ZE_EXIT_SETUP_FAILED);
 }
 
 /* Step 1d: the worker enters the directory open at root_fd as its root; an empty one has no
@@ -1172,7 +1172,7 @@ static void test_setns(void **state) {
 static void test_chroot(void **state) {
         char dir[] = "/tmp/zytest-root-XXXXXX";
         _cleanup_close_ int fd = -EBADF;
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         assert_non_null(mkdtemp(dir));
@@ -1183,14 +1183,14 @@ static void test_chroot(void **state) {
         p.root_fd = fd;
         run(&p, false, NULL, &res);
         assert_int_equal(rmdir(dir), 0);
-        assert_failed(&res, ZY_STEP_EXEC, ENOENT, ZY_EXIT_NOT_FOUND);
+        assert_failed(&res, ZE_STEP_EXEC, ENOENT, ZE_EXIT_NOT_FOUND);
         p.enter_root = false;
         run_ok(&p, &res);
 }
 
 static void test_full_plan(void **state) {
         static const gid_t groups[] = { 65534 };
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         /* everything at once, as a Docker-like worker */
@@ -1202,7 +1202,7 @@ static void test_full_plan(void **state) {
         p.capbset_drop = all_caps() & ~(UINT64_C(1) << CAP_NET_BIND_SERVICE);
         p.set_caps = true;
         p.no_new_privs = true;
-        p.filter_mode = ZY_FILTER_LOAD;
+        p.filter_mode = ZE_FILTER_LOAD;
         p.prog = &block_personality_prog;
         run_ok(&p, &res);
         assert_status(&res, "Seccomp_filters", "1");
@@ -1214,7 +1214,7 @@ static void test_full_plan(void **state) {
 /* ---- PR_CAPBSET_DROP_MASK --------------------------------------------------------------- */
 
 static void test_capbset_mask(void **state) {
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
         run_capbset(true, &p, &res);
@@ -1231,7 +1231,7 @@ static void load_listed_only(void) {
                 _exit(100);
 }
 
-/* The worker under a filter that kills it at any system call missing from zy_worker_syscalls
+/* The worker under a filter that kills it at any system call missing from ze_worker_syscalls
  * (arguments compared where the list names them), with every step that has a system call taken:
  * the caller's scheduling, missing standard fds, fd limit, terminal, bounding set, ids with kept
  * capabilities, cwd, no_new_privs, hold. execve answers an errno, so reaching it shows as an exec failure. */
@@ -1239,9 +1239,9 @@ static void test_worker_syscalls_listed(void **state) {
         static const gid_t groups[] = { 65534 };
         _cleanup_close_pair_ int hold[2] = { -EBADF, -EBADF };
         _cleanup_close_ int ptm = -EBADF, pts = -EBADF;
-        struct zy_fdmap map[1];
+        struct ze_fdmap map[1];
         struct rlimit rl;
-        struct zy_plan p;
+        struct ze_plan p;
         struct result res;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
@@ -1252,8 +1252,8 @@ static void test_worker_syscalls_listed(void **state) {
 #endif
         listed_only = seccomp_init(SCMP_ACT_KILL_PROCESS);
         assert_non_null(listed_only);
-        for (size_t i = 0; i < zy_worker_syscalls_n; i++) {
-                const struct zy_worker_syscall *c = &zy_worker_syscalls[i];
+        for (size_t i = 0; i < ze_worker_syscalls_n; i++) {
+                const struct ze_worker_syscall *c = &ze_worker_syscalls[i];
                 struct scmp_arg_cmp cmp[6];
                 unsigned n = 0;
                 int nr = seccomp_syscall_resolve_name(c->name);
@@ -1274,7 +1274,7 @@ static void test_worker_syscalls_listed(void **state) {
         if (ptm >= 0 && grantpt(ptm) == 0 && unlockpt(ptm) == 0)
                 pts = open(ptsname(ptm), O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (pts >= 0) {
-                map[0] = (struct zy_fdmap){ .src = pts, .target = 0 };
+                map[0] = (struct ze_fdmap){ .src = pts, .target = 0 };
                 p.fds = map;
                 p.n_fds = 1;
                 p.ctty = true;
@@ -1283,7 +1283,7 @@ static void test_worker_syscalls_listed(void **state) {
         assert_return_code(getrlimit(RLIMIT_NOFILE, &rl), errno);
         p.nofile_soft = rl.rlim_cur > 64 ? rl.rlim_cur - 1 : rl.rlim_cur + 1;
         /* the caller's limits */
-        p.rlimits[0] = (struct zy_rlimit){ .resource = RLIMIT_NOFILE, .cur = p.nofile_soft, .max = rl.rlim_max };
+        p.rlimits[0] = (struct ze_rlimit){ .resource = RLIMIT_NOFILE, .cur = p.nofile_soft, .max = rl.rlim_max };
         p.n_rlimits = 1;
         p.capbset_drop = all_caps() & ~(UINT64_C(1) << CAP_NET_BIND_SERVICE);
         p.capbset_mask_prctl = features.capbset_drop_mask;
@@ -1296,10 +1296,10 @@ static void test_worker_syscalls_listed(void **state) {
         p.caps_keep = UINT64_C(1) << CAP_NET_BIND_SERVICE;
         p.cwd = "/";
         p.no_new_privs = true;
-        p.filter_mode = ZY_FILTER_INHERITED;
+        p.filter_mode = ZE_FILTER_INHERITED;
         /* step 0c: the caller's scheduling */
         p.set_sched = true;
-        p.sched = (struct zy_sched) { .policy = SCHED_BATCH, .nice = 3, .oom_score_adj = 10, .umask = 022 };
+        p.sched = (struct ze_sched) { .policy = SCHED_BATCH, .nice = 3, .oom_score_adj = 10, .umask = 022 };
         assert_return_code(sched_getaffinity(0, sizeof(p.sched.affinity), (cpu_set_t *) (void *) p.sched.affinity), errno);
         assert_return_code(pipe2(hold, O_CLOEXEC), errno);
         assert_int_equal(write(hold[1], "g", 1), 1);
@@ -1308,20 +1308,20 @@ static void test_worker_syscalls_listed(void **state) {
         run(&p, false, load_listed_only, &res);
         seccomp_release(listed_only);
         if (res.code == 128 + SIGSYS)
-                fail_msg("the worker made a system call missing from zy_worker_syscalls (child-syscalls.c); "
+                fail_msg("the worker made a system call missing from ze_worker_syscalls (child-syscalls.c); "
                          "strace -f this test to see which");
         assert_int_equal(res.n_recs, 2);
-        assert_string_equal(zy_step_to_string(res.recs[0].step), "held");
-        assert_string_equal(zy_step_to_string(res.recs[1].step), "exec");
+        assert_string_equal(ze_step_to_string(res.recs[0].step), "held");
+        assert_string_equal(ze_step_to_string(res.recs[1].step), "exec");
         assert_int_equal(res.recs[1].err, LISTED_EXEC_ERRNO);
-        assert_int_equal(res.code, ZY_EXIT_NOT_EXECUTABLE);
+        assert_int_equal(res.code, ZE_EXIT_NOT_EXECUTABLE);
 }
 
 static int setup_all(void **state) {
-        int r = zy_probe_features(&features);
+        int r = ze_probe_features(&features);
 
         if (r < 0) {
-                fprintf(stderr, "zy_probe_features: %s\n", strerror(-r));
+                fprintf(stderr, "ze_probe_features: %s\n", strerror(-r));
                 return -1;
         }
         cap_last = features.cap_last;

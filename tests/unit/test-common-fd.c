@@ -318,19 +318,19 @@ static void test_clone_parent_no_clone3(void **state) {
 }
 
 static void test_signal_names(void **state) {
-        assert_int_equal(zy_signal_from_string("TERM"), SIGTERM);
-        assert_int_equal(zy_signal_from_string("SIGTERM"), SIGTERM);
-        assert_int_equal(zy_signal_from_string("sigkill"), SIGKILL);
-        assert_int_equal(zy_signal_from_string("9"), SIGKILL);
-        assert_int_equal(zy_signal_from_string("RTMIN"), SIGRTMIN);
-        assert_int_equal(zy_signal_from_string("SIGRTMIN+2"), SIGRTMIN + 2);
-        assert_int_equal(zy_signal_from_string("RTMAX-1"), SIGRTMAX - 1);
-        assert_int_equal(zy_signal_from_string("BOGUS"), -EINVAL);
-        assert_int_equal(zy_signal_from_string("0"), -EINVAL);
-        assert_int_equal(zy_signal_from_string("9x"), -EINVAL);
-        assert_int_equal(zy_signal_from_string("RTMIN-1"), -EINVAL);
-        assert_int_equal(zy_signal_from_string(""), -EINVAL);
-        assert_int_equal(zy_signal_from_string(NULL), -EINVAL);
+        assert_int_equal(zc_signal_from_string("TERM"), SIGTERM);
+        assert_int_equal(zc_signal_from_string("SIGTERM"), SIGTERM);
+        assert_int_equal(zc_signal_from_string("sigkill"), SIGKILL);
+        assert_int_equal(zc_signal_from_string("9"), SIGKILL);
+        assert_int_equal(zc_signal_from_string("RTMIN"), SIGRTMIN);
+        assert_int_equal(zc_signal_from_string("SIGRTMIN+2"), SIGRTMIN + 2);
+        assert_int_equal(zc_signal_from_string("RTMAX-1"), SIGRTMAX - 1);
+        assert_int_equal(zc_signal_from_string("BOGUS"), -EINVAL);
+        assert_int_equal(zc_signal_from_string("0"), -EINVAL);
+        assert_int_equal(zc_signal_from_string("9x"), -EINVAL);
+        assert_int_equal(zc_signal_from_string("RTMIN-1"), -EINVAL);
+        assert_int_equal(zc_signal_from_string(""), -EINVAL);
+        assert_int_equal(zc_signal_from_string(NULL), -EINVAL);
 }
 
 struct seen {
@@ -367,16 +367,16 @@ static void test_mountinfo_procfs(void **state) {
                 "broken line without a separator\n";
         struct seen s = { .n = 0 };
 
-        assert_int_equal(zy_mountinfo_procfs_elsewhere(mountinfo_fd(text), note_point, &s), 0);
+        assert_int_equal(zc_mountinfo_procfs_elsewhere(mountinfo_fd(text), note_point, &s), 0);
         assert_int_equal(s.n, 2);
         assert_string_equal(s.points[0], "/mnt/my proc");
         assert_string_equal(s.points[1], "/procfs");
 
         s = (struct seen){ .stop_at = 1 };
-        assert_int_equal(zy_mountinfo_procfs_elsewhere(mountinfo_fd(text), note_point, &s), 7);
+        assert_int_equal(zc_mountinfo_procfs_elsewhere(mountinfo_fd(text), note_point, &s), 7);
         assert_int_equal(s.n, 1);
 
-        assert_int_equal(zy_mountinfo_procfs_elsewhere(-EBADF, note_point, &s), -EBADF);
+        assert_int_equal(zc_mountinfo_procfs_elsewhere(-EBADF, note_point, &s), -EBADF);
 }
 
 int main(void) {

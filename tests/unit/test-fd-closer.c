@@ -4,7 +4,7 @@
  * (the other end of a pipe sees EOF); a helper that does not answer (stopped with SIGSTOP) is
  * replaced within its deadline and what it never read is taken back and closed by the next one,
  * never twice; a helper that finished is reaped; free hands the queue over without waiting.
- * zy_fd_closer_settle(): a stopped helper's fds are taken back at once; a helper asleep in a
+ * zc_fd_closer_settle(): a stopped helper's fds are taken back at once; a helper asleep in a
  * close() that lingers (a TCP socket with SO_LINGER and unsent data, as a FUSE FLUSH would hold
  * it) is seen there through /proc, and the fds behind it go to a new helper; without that file
  * settle waits for the ack, times out once, and gives that fd up; past the helper limit, -EMFILE;
@@ -45,41 +45,41 @@ static bool eof(int r) {
 }
 
 /* Runs the closer's events until done() or timeout_ms. */
-static bool run_until(struct zy_fd_closer *c, bool (*done)(void *), void *arg, int timeout_ms) {
-        int64_t end = zy_fd_closer_now_ms() + timeout_ms;
+static bool run_until(struct zc_fd_closer *c, bool (*done)(void *), void *arg, int timeout_ms) {
+        int64_t end = zc_fd_closer_now_ms() + timeout_ms;
         int next = 0;
 
         while (!done(arg)) {
-                struct pollfd p = { .fd = zy_fd_closer_fd(c), .events = POLLIN };
-                int64_t left = end - zy_fd_closer_now_ms();
+                struct pollfd p = { .fd = zc_fd_closer_fd(c), .events = POLLIN };
+                int64_t left = end - zc_fd_closer_now_ms();
 
                 if (left <= 0)
                         return false;
                 (void) poll(&p, 1, next < 0 || next > left ? (int) left : next);
-                next = zy_fd_closer_dispatch(c, zy_fd_closer_now_ms());
+                next = zc_fd_closer_dispatch(c, zc_fd_closer_now_ms());
         }
         return true;
 }
 
 static bool none_pending(void *arg) {
-        return zy_fd_closer_pending(arg) == 0;
+        return zc_fd_closer_pending(arg) == 0;
 }
 
 /* A new closer, handed the write ends of n new pipes (their read ends stay in p). */
-static struct zy_fd_closer *closer_of_pipes(int (*p)[2], size_t n) {
-        struct zy_fd_closer *c = NULL;
+static struct zc_fd_closer *closer_of_pipes(int (*p)[2], size_t n) {
+        struct zc_fd_closer *c = NULL;
 
-        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        assert_int_equal(zc_fd_closer_new(0, &c), 0);
         for (size_t i = 0; i < n; i++) {
                 assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
-                zy_fd_closer_close(c, p[i][1]);
+                zc_fd_closer_close(c, p[i][1]);
         }
         return c;
 }
 
 static void test_closes_everything(void **state) {
         int p[100][2];
-        struct zy_fd_closer *c = closer_of_pipes(p, 100);
+        struct zc_fd_closer *c = closer_of_pipes(p, 100);
 
         (void) state;
         assert_true(run_until(c, none_pending, c, 10000));
@@ -87,15 +87,15 @@ static void test_closes_everything(void **state) {
                 assert_true(eof(p[i][0]));
                 close(p[i][0]);
         }
-        assert_int_equal(zy_fd_closer_helpers(c), 1);
+        assert_int_equal(zc_fd_closer_helpers(c), 1);
         /* NULL closes here; a negative fd is nothing */
-        zy_fd_closer_close(NULL, dup(0));
-        zy_fd_closer_close(c, -EBADF);
-        zy_fd_closer_free(c);
+        zc_fd_closer_close(NULL, dup(0));
+        zc_fd_closer_close(c, -EBADF);
+        zc_fd_closer_free(c);
 }
 
 struct stuck {
-        struct zy_fd_closer *c;
+        struct zc_fd_closer *c;
         int b;
 };
 
@@ -106,7 +106,7 @@ static bool b_closed_by_another(void *arg) {
 
 static bool old_one_reaped(void *arg) {
         struct stuck *s = arg;
-        return zy_fd_closer_helpers(s->c) == 1 && zy_fd_closer_pending(s->c) == 0;
+        return zc_fd_closer_helpers(s->c) == 1 && zc_fd_closer_pending(s->c) == 0;
 }
 
 /* Stops pid and waits until it is stopped: a stop still on its way would let it read. */
@@ -118,28 +118,28 @@ static void stop(pid_t pid) {
 }
 
 static void test_stuck_helper_is_replaced(void **state) {
-        struct zy_fd_closer *c = NULL;
+        struct zc_fd_closer *c = NULL;
         int a[2], b[2], s_a, s_b;
         int64_t t0;
         pid_t first;
 
         (void) state;
-        assert_int_equal(zy_fd_closer_new(0, &c), 0);
-        first = zy_fd_closer_current_pid(c);
+        assert_int_equal(zc_fd_closer_new(0, &c), 0);
+        first = zc_fd_closer_current_pid(c);
         assert_true(first > 0);
         /* idle: stopped, it reads neither a nor b */
         stop(first);
         assert_int_equal(pipe2(a, O_CLOEXEC), 0);
         assert_int_equal(pipe2(b, O_CLOEXEC), 0);
-        t0 = zy_fd_closer_now_ms();
-        zy_fd_closer_close(c, a[1]);
-        zy_fd_closer_close(c, b[1]);
+        t0 = zc_fd_closer_now_ms();
+        zc_fd_closer_close(c, a[1]);
+        zc_fd_closer_close(c, b[1]);
         struct stuck s = { .c = c, .b = b[0] };
         assert_true(run_until(c, b_closed_by_another, &s, 10000));
-        assert_true(zy_fd_closer_now_ms() - t0 >= ZY_FD_CLOSER_STUCK_MS);
+        assert_true(zc_fd_closer_now_ms() - t0 >= ZC_FD_CLOSER_STUCK_MS);
         assert_true(eof(a[0])); /* taken back from its pipe, closed by the next one */
-        assert_int_equal(zy_fd_closer_pending(c), 0);
-        assert_int_equal(zy_fd_closer_helpers(c), 2);
+        assert_int_equal(zc_fd_closer_pending(c), 0);
+        assert_int_equal(zc_fd_closer_helpers(c), 2);
         /* Never twice: new files at a's and b's numbers stay open once the stopped one goes on
          * (it finds its pipe empty, then EOF) and is reaped. */
         s_a = fcntl(b[0], F_DUPFD_CLOEXEC, a[1]);
@@ -154,7 +154,7 @@ static void test_stuck_helper_is_replaced(void **state) {
         close(s_b);
         close(a[0]);
         close(b[0]);
-        zy_fd_closer_free(c);
+        zc_fd_closer_free(c);
 }
 
 static int open_fds(void) {
@@ -167,13 +167,13 @@ static int open_fds(void) {
 
 static bool a_closed(void *arg) {
         struct stuck *s = arg;
-        return eof(s->b) && zy_fd_closer_helpers(s->c) == 1;
+        return eof(s->b) && zc_fd_closer_helpers(s->c) == 1;
 }
 
 /* A helper killed (only root could) before it read the fd handed to it: the fd is still in its
  * pipe, so it is taken back and closed by the next helper; the dead one's pipe end is closed. */
 static void test_killed_helper_gives_back_what_it_never_read(void **state) {
-        struct zy_fd_closer *c = NULL;
+        struct zc_fd_closer *c = NULL;
         int a[2], base;
         pid_t first;
 
@@ -181,34 +181,34 @@ static void test_killed_helper_gives_back_what_it_never_read(void **state) {
         /* every test before ends with its helpers gone (tu_teardown_no_leftovers), so the
          * count below is steady */
         tu_assert_no_children();
-        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        assert_int_equal(zc_fd_closer_new(0, &c), 0);
         /* once it has closed something, the helper has opened its /proc/self/syscall too */
         assert_int_equal(pipe2(a, O_CLOEXEC), 0);
-        zy_fd_closer_close(c, a[1]);
+        zc_fd_closer_close(c, a[1]);
         assert_true(run_until(c, none_pending, c, 10000));
         close(a[0]);
         base = open_fds();
-        first = zy_fd_closer_current_pid(c);
+        first = zc_fd_closer_current_pid(c);
         assert_int_equal(kill(first, SIGKILL), 0);
         /* dead before the fd goes out: a read() woken by the kill could still take it first */
         siginfo_t si;
         assert_int_equal(waitid(P_PID, (id_t) first, &si, WEXITED | WNOWAIT), 0);
         assert_int_equal(pipe2(a, O_CLOEXEC), 0);
-        zy_fd_closer_close(c, a[1]);
+        zc_fd_closer_close(c, a[1]);
         struct stuck s = { .c = c, .b = a[0] };
         assert_true(run_until(c, a_closed, &s, 10000));
-        assert_true(zy_fd_closer_current_pid(c) != first);
+        assert_true(zc_fd_closer_current_pid(c) != first);
         close(a[0]);
         assert_int_equal(open_fds(), base); /* the new helper's pipe for the dead one's */
-        zy_fd_closer_free(c);
+        zc_fd_closer_free(c);
 }
 
 static void test_free_hands_over_the_queue(void **state) {
         int p[10][2];
-        struct zy_fd_closer *c = closer_of_pipes(p, 10);
+        struct zc_fd_closer *c = closer_of_pipes(p, 10);
 
         (void) state;
-        zy_fd_closer_free(c); /* never waits; the helper closes them and leaves */
+        zc_fd_closer_free(c); /* never waits; the helper closes them and leaves */
         for (int i = 0; i < 10; i++) {
                 struct pollfd q = { .fd = p[i][0], .events = POLLIN };
                 assert_int_equal(poll(&q, 1, 10000), 1);
@@ -219,54 +219,54 @@ static void test_free_hands_over_the_queue(void **state) {
 
 /* Waits until the current helper is up (it has closed something): settle() gives one still
  * starting more time. */
-static void warm_up(struct zy_fd_closer *c) {
+static void warm_up(struct zc_fd_closer *c) {
         int p[2];
 
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        zy_fd_closer_close(c, p[1]);
+        zc_fd_closer_close(c, p[1]);
         assert_true(run_until(c, none_pending, c, 10000));
         assert_true(eof(p[0]));
         close(p[0]);
 }
 
 static bool reaped_and_done(void *arg) {
-        return zy_fd_closer_helpers(arg) == 1 && zy_fd_closer_pending(arg) == 0;
+        return zc_fd_closer_helpers(arg) == 1 && zc_fd_closer_pending(arg) == 0;
 }
 
 /* settle() hands out what a stopped idle helper never read at once, to a new helper, long
  * before its timeout (and before the 200 ms of dispatch's deadline). */
 static void test_settle_takes_back_from_a_stopped_helper(void **state) {
-        struct zy_fd_closer *c = NULL;
+        struct zc_fd_closer *c = NULL;
         int p[5][2];
         int64_t t0, took;
         pid_t first;
 
         (void) state;
-        assert_int_equal(zy_fd_closer_settle(NULL, 1000), 0);
-        assert_int_equal(zy_fd_closer_new(0, &c), 0);
-        assert_int_equal(zy_fd_closer_settle(c, 1000), 0); /* nothing pending */
+        assert_int_equal(zc_fd_closer_settle(NULL, 1000), 0);
+        assert_int_equal(zc_fd_closer_new(0, &c), 0);
+        assert_int_equal(zc_fd_closer_settle(c, 1000), 0); /* nothing pending */
         warm_up(c);
-        first = zy_fd_closer_current_pid(c);
+        first = zc_fd_closer_current_pid(c);
         stop(first);
         for (int i = 0; i < 5; i++) {
                 assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
-                zy_fd_closer_close(c, p[i][1]);
+                zc_fd_closer_close(c, p[i][1]);
         }
-        t0 = zy_fd_closer_now_ms();
-        assert_int_equal(zy_fd_closer_settle(c, 2000), 0);
-        took = zy_fd_closer_now_ms() - t0;
+        t0 = zc_fd_closer_now_ms();
+        assert_int_equal(zc_fd_closer_settle(c, 2000), 0);
+        took = zc_fd_closer_now_ms() - t0;
         print_message("settle with a stopped helper: %lld ms\n", (long long) took);
-        assert_true(took < ZY_FD_CLOSER_STUCK_MS);
+        assert_true(took < ZC_FD_CLOSER_STUCK_MS);
         for (int i = 0; i < 5; i++)
                 assert_true(eof(p[i][0])); /* closed everywhere: by the new helper */
-        assert_int_equal(zy_fd_closer_pending(c), 0);
-        assert_true(zy_fd_closer_helpers(c) >= 2); /* 3 if the new one was slow, under load */
-        assert_true(zy_fd_closer_current_pid(c) != first);
+        assert_int_equal(zc_fd_closer_pending(c), 0);
+        assert_true(zc_fd_closer_helpers(c) >= 2); /* 3 if the new one was slow, under load */
+        assert_true(zc_fd_closer_current_pid(c) != first);
         assert_int_equal(kill(first, SIGCONT), 0);
         assert_true(run_until(c, reaped_and_done, c, 10000));
         for (int i = 0; i < 5; i++)
                 close(p[i][0]);
-        zy_fd_closer_free(c);
+        zc_fd_closer_free(c);
 }
 
 /* A TCP connection over loopback whose close() lingers: SO_LINGER 5 s, the send buffer full and
@@ -321,48 +321,48 @@ static bool not_a_socket(int fd) {
  * right behind the socket, and handed after a settle that found the helper (still the current
  * one) in close(). */
 static void test_settle_sees_a_helper_inside_close(void **state) {
-        struct zy_fd_closer *c = NULL;
+        struct zc_fd_closer *c = NULL;
         int p[3][2], sock[2], peer[2];
         int64_t t0, took;
 
         (void) state;
         lingering_socket(&sock[0], &peer[0]);
         lingering_socket(&sock[1], &peer[1]);
-        assert_int_equal(zy_fd_closer_new(0, &c), 0);
-        zy_fd_closer_close(c, sock[0]);
+        assert_int_equal(zc_fd_closer_new(0, &c), 0);
+        zc_fd_closer_close(c, sock[0]);
         for (int i = 0; i < 2; i++) {
                 assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
-                zy_fd_closer_close(c, p[i][1]);
+                zc_fd_closer_close(c, p[i][1]);
         }
-        t0 = zy_fd_closer_now_ms();
-        assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
-        took = zy_fd_closer_now_ms() - t0;
+        t0 = zc_fd_closer_now_ms();
+        assert_int_equal(zc_fd_closer_settle(c, 4000), 0);
+        took = zc_fd_closer_now_ms() - t0;
         print_message("settle past a helper in close(): %lld ms\n", (long long) took);
         assert_true(took < 2000);
         assert_true(not_a_socket(sock[0]));
         for (int i = 0; i < 2; i++)
                 assert_true(eof(p[i][0]));
-        assert_int_equal(zy_fd_closer_pending(c), 1); /* the socket, in close() still */
-        assert_true(zy_fd_closer_helpers(c) >= 2);
-        assert_int_equal(zy_fd_closer_settle(c, 4000), 0); /* known: at once */
+        assert_int_equal(zc_fd_closer_pending(c), 1); /* the socket, in close() still */
+        assert_true(zc_fd_closer_helpers(c) >= 2);
+        assert_int_equal(zc_fd_closer_settle(c, 4000), 0); /* known: at once */
 
         /* the socket alone: the helper in close() stays the current one */
-        zy_fd_closer_close(c, sock[1]);
-        assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
+        zc_fd_closer_close(c, sock[1]);
+        assert_int_equal(zc_fd_closer_settle(c, 4000), 0);
         assert_true(not_a_socket(sock[1]));
-        pid_t in_close = zy_fd_closer_current_pid(c);
+        pid_t in_close = zc_fd_closer_current_pid(c);
         /* what it is handed now goes to a new helper at once, not behind it */
         assert_int_equal(pipe2(p[2], O_CLOEXEC), 0);
-        zy_fd_closer_close(c, p[2][1]);
-        assert_true(zy_fd_closer_current_pid(c) != in_close);
-        t0 = zy_fd_closer_now_ms();
-        assert_int_equal(zy_fd_closer_settle(c, 4000), 0);
-        took = zy_fd_closer_now_ms() - t0;
+        zc_fd_closer_close(c, p[2][1]);
+        assert_true(zc_fd_closer_current_pid(c) != in_close);
+        t0 = zc_fd_closer_now_ms();
+        assert_int_equal(zc_fd_closer_settle(c, 4000), 0);
+        took = zc_fd_closer_now_ms() - t0;
         print_message("settle behind a current helper in close(): %lld ms\n", (long long) took);
         assert_true(took < 2000);
         assert_true(eof(p[2][0]));
-        assert_true(zy_fd_closer_current_pid(c) != in_close);
-        assert_int_equal(zy_fd_closer_pending(c), 2); /* both sockets */
+        assert_true(zc_fd_closer_current_pid(c) != in_close);
+        assert_int_equal(zc_fd_closer_pending(c), 2); /* both sockets */
 
         /* the lingers end: the helpers acknowledge, leave, and are reaped */
         close(peer[0]);
@@ -370,7 +370,7 @@ static void test_settle_sees_a_helper_inside_close(void **state) {
         assert_true(run_until(c, reaped_and_done, c, 10000));
         for (int i = 0; i < 3; i++)
                 close(p[i][0]);
-        zy_fd_closer_free(c);
+        zc_fd_closer_free(c);
 }
 
 /* Whether process pid sleeps in close(fd), as its /proc/PID/syscall says. */
@@ -395,94 +395,94 @@ static bool sleeps_in_close(pid_t pid, int fd) {
 
 /* Without a settle: a helper whose fd has waited in its hands for a while and that sleeps in
  * close() of it is found there at the next handoff, which goes to a new helper at once (not
- * after ZY_FD_CLOSER_STUCK_MS). */
+ * after ZC_FD_CLOSER_STUCK_MS). */
 static void test_handoff_passes_a_helper_inside_close(void **state) {
-        struct zy_fd_closer *c = NULL;
+        struct zc_fd_closer *c = NULL;
         int p[2], sock, peer;
         pid_t first;
 
         (void) state;
         lingering_socket(&sock, &peer);
-        assert_int_equal(zy_fd_closer_new(0, &c), 0);
-        first = zy_fd_closer_current_pid(c);
-        zy_fd_closer_close(c, sock);
+        assert_int_equal(zc_fd_closer_new(0, &c), 0);
+        first = zc_fd_closer_current_pid(c);
+        zc_fd_closer_close(c, sock);
         for (int i = 0; i < 5000 && !sleeps_in_close(first, sock); i++)
                 usleep(1000);
         assert_true(sleeps_in_close(first, sock));
-        (void) zy_fd_closer_dispatch(c, zy_fd_closer_now_ms()); /* its hello, as the loop reads it */
+        (void) zc_fd_closer_dispatch(c, zc_fd_closer_now_ms()); /* its hello, as the loop reads it */
         usleep(2000); /* its head older than the 1 ms the handoff waits before it looks */
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        zy_fd_closer_close(c, p[1]);
-        assert_true(zy_fd_closer_current_pid(c) != first);
-        assert_int_equal(zy_fd_closer_helpers(c), 2);
+        zc_fd_closer_close(c, p[1]);
+        assert_true(zc_fd_closer_current_pid(c) != first);
+        assert_int_equal(zc_fd_closer_helpers(c), 2);
         struct stuck s = { .c = c, .b = p[0] };
         assert_true(run_until(c, b_closed_by_another, &s, 10000));
         close(peer);
         assert_true(run_until(c, reaped_and_done, c, 10000));
         close(p[0]);
-        zy_fd_closer_free(c);
+        zc_fd_closer_free(c);
 }
 
 /* The fallback without /proc/self/syscall (forced): nothing tells that the helper is in close(),
  * so settle() waits for the ack until its timeout, once: that fd is given up, and the next call
  * does not wait for it. The fds behind it still go to a new helper. */
 static void test_settle_without_syscall_file_waits_once(void **state) {
-        struct zy_fd_closer *c = NULL;
+        struct zc_fd_closer *c = NULL;
         int p[2], sock, peer;
         int64_t t0, took;
 
         (void) state;
         lingering_socket(&sock, &peer);
-        assert_int_equal(zy_fd_closer_new(ZY_FD_CLOSER_NO_SYSCALL_FILE, &c), 0);
-        zy_fd_closer_close(c, sock);
+        assert_int_equal(zc_fd_closer_new(ZC_FD_CLOSER_NO_SYSCALL_FILE, &c), 0);
+        zc_fd_closer_close(c, sock);
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-        zy_fd_closer_close(c, p[1]);
-        t0 = zy_fd_closer_now_ms();
-        assert_int_equal(zy_fd_closer_settle(c, 300), -ETIMEDOUT);
-        took = zy_fd_closer_now_ms() - t0;
+        zc_fd_closer_close(c, p[1]);
+        t0 = zc_fd_closer_now_ms();
+        assert_int_equal(zc_fd_closer_settle(c, 300), -ETIMEDOUT);
+        took = zc_fd_closer_now_ms() - t0;
         print_message("settle without the file: %lld ms\n", (long long) took);
         assert_true(took >= 300 && took < 2000);
         assert_true(eof(p[0]));
-        assert_int_equal(zy_fd_closer_pending(c), 1);
-        t0 = zy_fd_closer_now_ms();
-        assert_int_equal(zy_fd_closer_settle(c, 300), 0); /* given up: not waited for again */
-        assert_true(zy_fd_closer_now_ms() - t0 < 100);
+        assert_int_equal(zc_fd_closer_pending(c), 1);
+        t0 = zc_fd_closer_now_ms();
+        assert_int_equal(zc_fd_closer_settle(c, 300), 0); /* given up: not waited for again */
+        assert_true(zc_fd_closer_now_ms() - t0 < 100);
         close(peer);
         assert_true(run_until(c, reaped_and_done, c, 10000));
         close(p[0]);
-        zy_fd_closer_free(c);
+        zc_fd_closer_free(c);
 }
 
-/* Past ZY_FD_CLOSER_MAX_HELPERS (every helper stopped, none leaving), settle() cannot start one
+/* Past ZC_FD_CLOSER_MAX_HELPERS (every helper stopped, none leaving), settle() cannot start one
  * for what it took back: -EMFILE, the fd stays queued, and goes out once helpers leave. */
 static void test_settle_at_the_helper_limit(void **state) {
-        struct zy_fd_closer *c = NULL;
-        pid_t stopped[ZY_FD_CLOSER_MAX_HELPERS];
-        int p[ZY_FD_CLOSER_MAX_HELPERS][2], r = 0;
+        struct zc_fd_closer *c = NULL;
+        pid_t stopped[ZC_FD_CLOSER_MAX_HELPERS];
+        int p[ZC_FD_CLOSER_MAX_HELPERS][2], r = 0;
         size_t n = 0;
 
         (void) state;
-        assert_int_equal(zy_fd_closer_new(0, &c), 0);
+        assert_int_equal(zc_fd_closer_new(0, &c), 0);
         warm_up(c);
         /* each round stops the current helper and hands it a pipe end: settle() takes it back
          * and starts another (two, if the new one is slow under load), until it cannot */
-        while (n < ZY_FD_CLOSER_MAX_HELPERS) {
-                stopped[n] = zy_fd_closer_current_pid(c);
+        while (n < ZC_FD_CLOSER_MAX_HELPERS) {
+                stopped[n] = zc_fd_closer_current_pid(c);
                 assert_true(stopped[n] > 0);
                 stop(stopped[n]);
                 assert_int_equal(pipe2(p[n], O_CLOEXEC), 0);
-                zy_fd_closer_close(c, p[n][1]);
-                r = zy_fd_closer_settle(c, 2000);
+                zc_fd_closer_close(c, p[n][1]);
+                r = zc_fd_closer_settle(c, 2000);
                 n++;
                 if (r != 0)
                         break;
                 assert_true(eof(p[n - 1][0]));
         }
         assert_int_equal(r, -EMFILE);
-        assert_int_equal(zy_fd_closer_helpers(c), ZY_FD_CLOSER_MAX_HELPERS);
+        assert_int_equal(zc_fd_closer_helpers(c), ZC_FD_CLOSER_MAX_HELPERS);
         assert_false(eof(p[n - 1][0]));
-        assert_int_equal(zy_fd_closer_pending(c), 1);
-        assert_int_equal(zy_fd_closer_current_pid(c), 0);
+        assert_int_equal(zc_fd_closer_pending(c), 1);
+        assert_int_equal(zc_fd_closer_current_pid(c), 0);
         for (size_t i = 0; i < n; i++)
                 assert_int_equal(kill(stopped[i], SIGCONT), 0);
         assert_true(run_until(c, reaped_and_done, c, 10000));
@@ -490,7 +490,7 @@ static void test_settle_at_the_helper_limit(void **state) {
                 assert_true(eof(p[i][0]));
                 close(p[i][0]);
         }
-        zy_fd_closer_free(c);
+        zc_fd_closer_free(c);
 }
 
 /* In a child of ours under a seccomp filter that refuses poll() and ppoll() (EPERM), as a
@@ -510,7 +510,7 @@ static int closes_without_poll(void) {
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
         };
         struct sock_fprog prog = { .len = sizeof(insns) / sizeof(insns[0]), .filter = insns };
-        struct zy_fd_closer *c = NULL;
+        struct zc_fd_closer *c = NULL;
         int p[20][2];
 
         if (prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0 ||
@@ -519,15 +519,15 @@ static int closes_without_poll(void) {
         struct pollfd q = { .fd = 0, .events = POLLIN };
         if (poll(&q, 1, 0) >= 0 || errno != EPERM)
                 return 11;
-        if (zy_fd_closer_new(0, &c) < 0)
+        if (zc_fd_closer_new(0, &c) < 0)
                 return 12;
         for (int round = 0; round < 2; round++) {
                 for (int i = 0; i < 10; i++) {
                         if (pipe2(p[round * 10 + i], O_CLOEXEC | O_NONBLOCK) < 0)
                                 return 13;
-                        zy_fd_closer_close(c, p[round * 10 + i][1]);
+                        zc_fd_closer_close(c, p[round * 10 + i][1]);
                 }
-                if (zy_fd_closer_settle(c, 5000) != 0)
+                if (zc_fd_closer_settle(c, 5000) != 0)
                         return 14;
                 for (int i = 0; i < 10; i++) {
                         /* poll() is refused here too: EOF is read() returning 0 */
@@ -536,7 +536,7 @@ static int closes_without_poll(void) {
                                 return 15;
                 }
         }
-        zy_fd_closer_free(c);
+        zc_fd_closer_free(c);
         return 0;
 }
 

@@ -23,7 +23,7 @@ static const struct sock_filter prog[2] = {
 };
 
 /* A distinct key per number. */
-static void key_of(unsigned n, uint8_t key[ZY_SHA256_DIGEST_SIZE]) {
+static void key_of(unsigned n, uint8_t key[ZC_SHA256_DIGEST_SIZE]) {
         char text[64];
 
         snprintf(text, sizeof(text), "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"n\":%u}", n);
@@ -31,14 +31,14 @@ static void key_of(unsigned n, uint8_t key[ZY_SHA256_DIGEST_SIZE]) {
 }
 
 static int insert(struct zd_filter_cache *c, unsigned n, uid_t uid) {
-        uint8_t key[ZY_SHA256_DIGEST_SIZE];
+        uint8_t key[ZC_SHA256_DIGEST_SIZE];
 
         key_of(n, key);
         return zd_filter_cache_insert(c, key, uid, prog, 2, 0, "h", 1000, NULL);
 }
 
 static bool present(struct zd_filter_cache *c, unsigned n) {
-        uint8_t key[ZY_SHA256_DIGEST_SIZE];
+        uint8_t key[ZC_SHA256_DIGEST_SIZE];
 
         key_of(n, key);
         for (struct zd_filter *f = c->newest; f; f = f->older)
@@ -48,13 +48,13 @@ static bool present(struct zd_filter_cache *c, unsigned n) {
 }
 
 static void test_key_is_sha256_of_text(void **state) {
-        uint8_t key[ZY_SHA256_DIGEST_SIZE];
+        uint8_t key[ZC_SHA256_DIGEST_SIZE];
         char hex[65];
         struct zd_filter_cache c = {};
         struct zd_filter *f = NULL;
 
         zd_filter_key("abc", 3, key);
-        zy_sha256_hex("abc", 3, hex);
+        zc_sha256_hex("abc", 3, hex);
         assert_int_equal(zd_filter_cache_insert(&c, key, 0, prog, 2, 4, "h", 0, &f), 0);
         assert_string_equal(f->key_hex, hex);
         assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -75,7 +75,7 @@ static void test_key_is_sha256_of_text(void **state) {
 
 static void test_per_uid_limit_evicts_own_lru(void **state) {
         struct zd_filter_cache c = {};
-        uint8_t key[ZY_SHA256_DIGEST_SIZE];
+        uint8_t key[ZC_SHA256_DIGEST_SIZE];
 
         for (unsigned i = 0; i < ZD_FILTER_CACHE_PER_UID; i++)
                 assert_int_equal(insert(&c, i, 1000), 0);
@@ -126,7 +126,7 @@ static void test_global_limit_spares_root(void **state) {
 
 static void test_root_use_protects_a_user_entry(void **state) {
         struct zd_filter_cache c = {};
-        uint8_t key[ZY_SHA256_DIGEST_SIZE];
+        uint8_t key[ZC_SHA256_DIGEST_SIZE];
 
         assert_int_equal(insert(&c, 0, 1000), 0);
         key_of(0, key);

@@ -35,18 +35,18 @@ static int even_only(const char *name, json_object *v, void *ret, void *userdata
         return 0;
 }
 
-static const struct zy_json_field table[] = {
-        { .name = "name", .type = ZY_JSON_STRING, .offset = offsetof(struct req, name),
-          .flags = ZY_JSON_MANDATORY | ZY_JSON_NONEMPTY },
-        { .name = "flag", .type = ZY_JSON_BOOL, .offset = offsetof(struct req, flag), .flags = ZY_JSON_NULLABLE },
-        { .name = "count", .type = ZY_JSON_INT, .offset = offsetof(struct req, count), .flags = 0, .min = 1, .max = 64 },
-        { .name = "big", .type = ZY_JSON_INT64, .offset = offsetof(struct req, big), .flags = 0 },
-        { .name = "small", .type = ZY_JSON_UINT, .offset = offsetof(struct req, small), .flags = 0 },
-        { .name = "huge", .type = ZY_JSON_UINT64, .offset = offsetof(struct req, huge), .flags = 0 },
-        { .name = "obj", .type = ZY_JSON_OBJECT, .offset = offsetof(struct req, obj), .flags = 0 },
-        { .name = "list", .type = ZY_JSON_ARRAY, .offset = offsetof(struct req, list), .flags = 0, .max = 2 },
-        { .name = "argv", .type = ZY_JSON_STRV, .offset = offsetof(struct req, argv), .flags = ZY_JSON_NONEMPTY, .max = 3 },
-        { .name = "custom", .type = ZY_JSON_CUSTOM, .offset = offsetof(struct req, custom),
+static const struct zc_json_field table[] = {
+        { .name = "name", .type = ZC_JSON_STRING, .offset = offsetof(struct req, name),
+          .flags = ZC_JSON_MANDATORY | ZC_JSON_NONEMPTY },
+        { .name = "flag", .type = ZC_JSON_BOOL, .offset = offsetof(struct req, flag), .flags = ZC_JSON_NULLABLE },
+        { .name = "count", .type = ZC_JSON_INT, .offset = offsetof(struct req, count), .flags = 0, .min = 1, .max = 64 },
+        { .name = "big", .type = ZC_JSON_INT64, .offset = offsetof(struct req, big), .flags = 0 },
+        { .name = "small", .type = ZC_JSON_UINT, .offset = offsetof(struct req, small), .flags = 0 },
+        { .name = "huge", .type = ZC_JSON_UINT64, .offset = offsetof(struct req, huge), .flags = 0 },
+        { .name = "obj", .type = ZC_JSON_OBJECT, .offset = offsetof(struct req, obj), .flags = 0 },
+        { .name = "list", .type = ZC_JSON_ARRAY, .offset = offsetof(struct req, list), .flags = 0, .max = 2 },
+        { .name = "argv", .type = ZC_JSON_STRV, .offset = offsetof(struct req, argv), .flags = ZC_JSON_NONEMPTY, .max = 3 },
+        { .name = "custom", .type = ZC_JSON_CUSTOM, .offset = offsetof(struct req, custom),
           .callback = even_only },
         {},
 };
@@ -58,7 +58,7 @@ static int run(const char *text, struct req *req, const char **bad, json_object 
         assert_non_null(o);
         *req = (struct req) { .count = 7 };
         *bad = "";
-        int r = zy_json_dispatch(o, table, 0, req, &calls, bad);
+        int r = zc_json_dispatch(o, table, 0, req, &calls, bad);
         if (!*bad)
                 *bad = "(null)";
         *keep = o;
@@ -163,7 +163,7 @@ static void test_unknown_and_order(void **state) {
         json_object *v = json_tokener_parse("{\"name\":\"x\",\"bogus\":1}");
         int calls = 0;
         struct req r2 = {};
-        assert_int_equal(zy_json_dispatch(v, table, ZY_JSON_ALLOW_UNKNOWN, &r2, &calls, NULL), 0);
+        assert_int_equal(zc_json_dispatch(v, table, ZC_JSON_ALLOW_UNKNOWN, &r2, &calls, NULL), 0);
         assert_string_equal(r2.name, "x");
         json_object_put(v);
 }
@@ -172,28 +172,28 @@ static void test_not_an_object(void **state) {
         json_object *v = json_tokener_parse("[1]");
         struct req q = {};
         const char *bad = "unset";
-        assert_int_equal(zy_json_dispatch(v, table, 0, &q, NULL, &bad), -EINVAL);
+        assert_int_equal(zc_json_dispatch(v, table, 0, &q, NULL, &bad), -EINVAL);
         assert_null(bad);
-        assert_int_equal(zy_json_dispatch(NULL, table, 0, &q, NULL, NULL), -EINVAL);
+        assert_int_equal(zc_json_dispatch(NULL, table, 0, &q, NULL, NULL), -EINVAL);
         json_object_put(v);
 }
 
 static void test_callback_as_extra_check(void **state) {
-        static const struct zy_json_field t[] = {
-                { .name = "n", .type = ZY_JSON_INT, .offset = 0, .flags = 0, .callback = even_only },
+        static const struct zc_json_field t[] = {
+                { .name = "n", .type = ZC_JSON_INT, .offset = 0, .flags = 0, .callback = even_only },
                 {},
         };
         json_object *v = json_tokener_parse("{\"n\":3}");
         int n = 0, calls = 0;
         const char *bad = NULL;
-        assert_int_equal(zy_json_dispatch(v, t, 0, &n, &calls, &bad), -EDOM);
+        assert_int_equal(zc_json_dispatch(v, t, 0, &n, &calls, &bad), -EDOM);
         assert_string_equal(bad, "n");
         assert_int_equal(calls, 1);
         json_object_put(v);
         /* A type error comes first: the callback is not asked. */
         v = json_tokener_parse("{\"n\":\"x\"}");
         calls = 0;
-        assert_int_equal(zy_json_dispatch(v, t, 0, &n, &calls, &bad), -EINVAL);
+        assert_int_equal(zc_json_dispatch(v, t, 0, &n, &calls, &bad), -EINVAL);
         assert_int_equal(calls, 0);
         json_object_put(v);
 }
@@ -213,8 +213,8 @@ static void test_nul_in_keys(void **state) {
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 json_object *v = json_tokener_parse(cases[i].text);
                 assert_non_null(v);
-                assert_int_equal(zy_json_text_nul_escapes(cases[i].text, strlen(cases[i].text)), cases[i].escapes);
-                assert_int_equal(zy_json_nuls(v), cases[i].nuls);
+                assert_int_equal(zc_json_text_nul_escapes(cases[i].text, strlen(cases[i].text)), cases[i].escapes);
+                assert_int_equal(zc_json_nuls(v), cases[i].nuls);
                 json_object_put(v);
         }
 }
@@ -226,18 +226,18 @@ static void test_utf8(void **state) {
                                      "\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff", "\x80",
                                      "\xe2\x82", "a\xe2\x82" };
         for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-                assert_true(zy_utf8_valid(good[i], strlen(good[i])));
+                assert_true(zc_utf8_valid(good[i], strlen(good[i])));
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-                assert_false(zy_utf8_valid(bad[i], strlen(bad[i])));
+                assert_false(zc_utf8_valid(bad[i], strlen(bad[i])));
                 size_t n;
-                char *v = zy_utf8_make_valid(bad[i], strlen(bad[i]), &n);
+                char *v = zc_utf8_make_valid(bad[i], strlen(bad[i]), &n);
                 assert_non_null(v);
                 assert_int_equal(strlen(v), n);
-                assert_true(zy_utf8_valid(v, n));
+                assert_true(zc_utf8_valid(v, n));
                 free(v);
         }
         size_t n;
-        char *v = zy_utf8_make_valid("x\xed\xa0\x80y\xc3\xa9", 7, &n);
+        char *v = zc_utf8_make_valid("x\xed\xa0\x80y\xc3\xa9", 7, &n);
         assert_string_equal(v, "x\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdy\xc3\xa9");
         free(v);
 }

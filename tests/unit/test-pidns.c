@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of daemon/pidns.c and `zygote-ref --init` (daemon/zygote-init.c): a real init in a
+ * Unit tests of reference/pidns.c and `zygote-ref --init` (reference/zygote-init.c): a real init in a
  * new pid and mount namespace, a child cloned into it, what that child sees in /proc, the init
  * staying while its namespace holds a process after it is let go, and leaving after the last.
  * Needs root and CONFIG_PID_NS (skipped otherwise, exit 77).
@@ -65,7 +65,7 @@ _Noreturn static void child_report(int fd, pid_t outside) {
 }
 
 static void test_clone_into_namespace(void **state) {
-        struct zy_pidns ns = ZY_PIDNS_NULL;
+        struct zr_pidns ns = ZR_PIDNS_NULL;
         _cleanup_close_pair_ int p[2] = { -EBADF, -EBADF };
         char what[64] = "", r[4];
         int pidfd = -EBADF;
@@ -74,11 +74,11 @@ static void test_clone_into_namespace(void **state) {
         ssize_t n;
 
         (void) state;
-        assert_int_equal(zy_pidns_start(helper_fd, &ns, what, sizeof(what)), 0);
+        assert_int_equal(zr_pidns_start(helper_fd, &ns, what, sizeof(what)), 0);
         assert_true(ns.pid > 0 && ns.pidfd >= 0 && ns.pidns_fd >= 0 && ns.mntns_fd >= 0);
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 
-        pid = zy_pidns_clone(&ns, &pidfd);
+        pid = zr_pidns_clone(&ns, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0) {
                 if (syscall(SYS_setns, ns.mntns_fd, CLONE_NEWNS) < 0)
@@ -95,7 +95,7 @@ static void test_clone_into_namespace(void **state) {
         safe_close(pidfd);
 
         /* we went back: our next child is in our own namespace */
-        pid = zy_pidns_clone(NULL, &pidfd);
+        pid = zr_pidns_clone(NULL, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0) {
                 snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int) getpid());
@@ -112,21 +112,21 @@ static void test_clone_into_namespace(void **state) {
         theirs[n] = 0;
         assert_string_equal(own, theirs);
 
-        zy_pidns_kill(&ns);
+        zr_pidns_kill(&ns);
 }
 
 /* Let go of with a process inside, the init stays; it leaves after that process. */
 static void test_init_outlives_release(void **state) {
-        struct zy_pidns ns = ZY_PIDNS_NULL;
+        struct zr_pidns ns = ZR_PIDNS_NULL;
         _cleanup_close_pair_ int hold[2] = { -EBADF, -EBADF };
         char what[64] = "";
         int pidfd = -EBADF, init_fd;
         pid_t pid;
 
         (void) state;
-        assert_int_equal(zy_pidns_start(helper_fd, &ns, what, sizeof(what)), 0);
+        assert_int_equal(zr_pidns_start(helper_fd, &ns, what, sizeof(what)), 0);
         assert_int_equal(pipe2(hold, O_CLOEXEC), 0);
-        pid = zy_pidns_clone(&ns, &pidfd);
+        pid = zr_pidns_clone(&ns, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0) {
                 char b;
@@ -137,7 +137,7 @@ static void test_init_outlives_release(void **state) {
         hold[0] = safe_close(hold[0]);
         init_fd = fcntl(ns.pidfd, F_DUPFD_CLOEXEC, 3);
         assert_true(init_fd >= 0);
-        zy_pidns_release(&ns);
+        zr_pidns_release(&ns);
         assert_false(readable(init_fd, 200)); /* stays: its namespace is not empty */
         hold[1] = safe_close(hold[1]);
         assert_int_equal(pidfd_reap(pidfd, NULL), 0);
@@ -149,15 +149,15 @@ static void test_init_outlives_release(void **state) {
 
 /* Its signals from inside are ignored: a process of its namespace cannot kill it. */
 static void test_init_ignores_signals_from_inside(void **state) {
-        struct zy_pidns ns = ZY_PIDNS_NULL;
+        struct zr_pidns ns = ZR_PIDNS_NULL;
         char what[64] = "";
         int pidfd = -EBADF;
         siginfo_t si;
         pid_t pid;
 
         (void) state;
-        assert_int_equal(zy_pidns_start(helper_fd, &ns, what, sizeof(what)), 0);
-        pid = zy_pidns_clone(&ns, &pidfd);
+        assert_int_equal(zr_pidns_start(helper_fd, &ns, what, sizeof(what)), 0);
+        pid = zr_pidns_clone(&ns, &pidfd);
         assert_true(pid >= 0);
         if (pid == 0)
                 _exit(kill(1, SIGKILL) == 0 && kill(1, SIGTERM) == 0 ? 0 : 5);
@@ -165,36 +165,36 @@ static void test_init_ignores_signals_from_inside(void **state) {
         assert_int_equal(si.si_status, 0);
         safe_close(pidfd);
         assert_false(readable(ns.pidfd, 200));
-        zy_pidns_kill(&ns);
+        zr_pidns_kill(&ns);
 }
 
 int main(void) {
         char helper[PATH_MAX];
         char what[64] = "";
-        struct zy_pidns ns = ZY_PIDNS_NULL;
+        struct zr_pidns ns = ZR_PIDNS_NULL;
         int r;
 
         if (geteuid() != 0) {
                 fprintf(stderr, "needs root (CAP_SYS_ADMIN for a pid namespace)\n");
                 return 77;
         }
-        if (zy_helper_path(helper, sizeof(helper)) < 0 || (helper_fd = zy_helper_open(helper)) < 0) {
+        if (zr_helper_path(helper, sizeof(helper)) < 0 || (helper_fd = zr_helper_open(helper)) < 0) {
                 fprintf(stderr, "zygote-ref not found: set ZYGOTE_REF_HELPER\n");
                 return 1;
         }
         /* zygoted's own probe: where it gives tasks no pid namespace (a chrooted zygoted, whose
          * workers would leave its root by joining the namespace's mounts), nothing here applies */
-        struct zy_features f;
-        if (zy_probe_features(&f) == 0 && !f.pid_namespace) {
+        struct ze_features f;
+        if (ze_probe_features(&f) == 0 && !f.pid_namespace) {
                 fprintf(stderr, "zygoted would use no pid namespace here: %s\n", f.pid_namespace_reason);
                 return 77;
         }
-        r = zy_pidns_start(helper_fd, &ns, what, sizeof(what));
+        r = zr_pidns_start(helper_fd, &ns, what, sizeof(what));
         if (r == -EINVAL || r == -EPERM) {
                 fprintf(stderr, "no pid namespace here: %s\n", strerror(-r));
                 return 77;
         }
-        zy_pidns_kill(&ns);
+        zr_pidns_kill(&ns);
 
         const struct CMUnitTest tests[] = {
                 tu_test(test_clone_into_namespace),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of daemon/probe.c: the probe's answers must match an independent look at the
+ * Unit tests of engine/probe.c: the probe's answers must match an independent look at the
  * kernel, ZYGOTE_DISABLE_FEATURES must force features off, and probing must leave no trace on
  * the caller (no filter, no lost capability, no child left).
  */
@@ -86,11 +86,11 @@ static int capbset_mask_works(void) {
 }
 
 static void test_matches_kernel(void **state) {
-        struct zy_features f;
+        struct ze_features f;
         int op4, mask;
 
         unsetenv("ZYGOTE_DISABLE_FEATURES");
-        assert_int_equal(zy_probe_features(&f), 0);
+        assert_int_equal(ze_probe_features(&f), 0);
         fprintf(stderr, "clone_filter=%d (%s)\ncapbset_drop_mask=%d (%s)\ncap_last=%u\n",
                 f.clone_filter, f.clone_filter_reason, f.capbset_drop_mask,
                 f.capbset_drop_mask_reason, f.cap_last);
@@ -116,15 +116,15 @@ static void test_matches_kernel(void **state) {
 
 static void test_cap_last(void **state) {
         FILE *file = fopen("/proc/sys/kernel/cap_last_cap", "re");
-        struct zy_features f;
+        struct ze_features f;
         unsigned want, got;
 
         assert_non_null(file);
         assert_int_equal(fscanf(file, "%u", &want), 1);
         fclose(file);
-        assert_int_equal(zy_cap_last(&got), 0);
+        assert_int_equal(ze_cap_last(&got), 0);
         assert_int_equal(got, want);
-        assert_int_equal(zy_probe_features(&f), 0);
+        assert_int_equal(ze_probe_features(&f), 0);
         assert_int_equal(f.cap_last, want);
         /* and the kernel agrees: want is known, want + 1 is not */
         assert_true(prctl(PR_CAPBSET_READ, want, 0, 0, 0) >= 0);
@@ -134,11 +134,11 @@ static void test_cap_last(void **state) {
 static void test_forcing(void **state) {
         static const char *const lists[] = { "clone_filter,capbset_drop_mask",
                                              " capbset_drop_mask , clone_filter", "all" };
-        struct zy_features f;
+        struct ze_features f;
 
         for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
                 assert_int_equal(setenv("ZYGOTE_DISABLE_FEATURES", lists[i], 1), 0);
-                assert_int_equal(zy_probe_features(&f), 0);
+                assert_int_equal(ze_probe_features(&f), 0);
                 assert_false(f.clone_filter);
                 assert_false(f.capbset_drop_mask);
                 assert_non_null(strstr(f.clone_filter_reason, "ZYGOTE_DISABLE_FEATURES"));
@@ -147,14 +147,14 @@ static void test_forcing(void **state) {
 
         /* only the named feature is forced; the other one is probed */
         assert_int_equal(setenv("ZYGOTE_DISABLE_FEATURES", "capbset_drop_mask", 1), 0);
-        assert_int_equal(zy_probe_features(&f), 0);
+        assert_int_equal(ze_probe_features(&f), 0);
         assert_non_null(strstr(f.capbset_drop_mask_reason, "ZYGOTE_DISABLE_FEATURES"));
         assert_null(strstr(f.clone_filter_reason, "ZYGOTE_DISABLE_FEATURES"));
         assert_non_null(strstr(f.clone_filter_reason, "seccomp op 4"));
 
         /* a name that merely contains a feature's name forces nothing */
         assert_int_equal(setenv("ZYGOTE_DISABLE_FEATURES", "clone_filterx,xcapbset_drop_mask", 1), 0);
-        assert_int_equal(zy_probe_features(&f), 0);
+        assert_int_equal(ze_probe_features(&f), 0);
         assert_null(strstr(f.clone_filter_reason, "ZYGOTE_DISABLE_FEATURES"));
         assert_null(strstr(f.capbset_drop_mask_reason, "ZYGOTE_DISABLE_FEATURES"));
         unsetenv("ZYGOTE_DISABLE_FEATURES");
@@ -162,10 +162,10 @@ static void test_forcing(void **state) {
 
 static void test_no_trace(void **state) {
         int64_t bnd = status_hex("CapBnd"), eff = status_hex("CapEff");
-        struct zy_features f;
+        struct ze_features f;
 
         unsetenv("ZYGOTE_DISABLE_FEATURES");
-        assert_int_equal(zy_probe_features(&f), 0);
+        assert_int_equal(ze_probe_features(&f), 0);
         assert_int_equal(status_hex("Seccomp"), 0);
         assert_int_equal(status_hex("NoNewPrivs"), 0);
         assert_int_equal(status_hex("CapBnd"), bnd);

@@ -8,7 +8,7 @@
  *   nonet:   socket(AF_INET) fails (EAFNOSUPPORT), AF_UNIX works
  *   strict:  /bin/sh -c 'ls / | wc -l' and /usr/bin/python3 -c pass exit 0
  *   all:     the syscalls zygote's worker makes after inheriting the filter are not refused, as
- *            zy_profile->worker_setup_ok claims
+ *            zp_profile->worker_setup_ok claims
  * Children report failures on stderr and through their exit status; the parent waits for them.
  *
  * Usage: test-profile-apply PROFILES_DIR
@@ -50,18 +50,18 @@ extern char **environ;
 
 static const char *profiles_dir;
 
-static struct zy_profile *load_bundled(const char *name) {
-        struct zy_profile *p = NULL;
+static struct zp_profile *load_bundled(const char *name) {
+        struct zp_profile *p = NULL;
         char *path, *err = NULL;
 
         assert_true(asprintf(&path, "%s/%s.json", profiles_dir, name) > 0);
-        if (zy_profile_load_file(path, &p, &err) < 0)
+        if (zp_profile_load_file(path, &p, &err) < 0)
                 fail_msg("%s", err);
         free(path);
         return p;
 }
 
-static int apply(const struct zy_profile *p) {
+static int apply(const struct zp_profile *p) {
         struct sock_fprog prog = { .len = (unsigned short) p->bpf_len, .filter = p->bpf };
 
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -98,7 +98,7 @@ static void expect_not_refused(const char *what, long r) {
 #define NOT_REFUSED(call) (errno = 0, expect_not_refused(#call, (long) (call)))
 
 /* Runs fn in a child, with the profile's filter when p is not NULL; returns the child's status. */
-static int in_child(const struct zy_profile *p, void (*fn)(void)) {
+static int in_child(const struct zp_profile *p, void (*fn)(void)) {
         pid_t pid;
         int status, r;
 
@@ -173,15 +173,15 @@ static void default_control(void) {
 }
 
 static void test_default(void **state) {
-        struct zy_profile *p = load_bundled("default");
+        struct zp_profile *p = load_bundled("default");
 
         if (geteuid() != 0) {
-                zy_profile_free(p);
+                zp_profile_free(p);
                 skip(); /* the control needs root to tell the filter's EPERM from the kernel's */
         }
         assert_child_ok(in_child(NULL, default_control));
         assert_child_ok(in_child(p, default_checks));
-        zy_profile_free(p);
+        zp_profile_free(p);
 }
 
 /* --- nonet ------------------------------------------------------------------------------------ */
@@ -210,17 +210,17 @@ static void nonet_control(void) {
 }
 
 static void test_nonet(void **state) {
-        struct zy_profile *p = load_bundled("nonet");
+        struct zp_profile *p = load_bundled("nonet");
 
         assert_child_ok(in_child(NULL, nonet_control));
         assert_child_ok(in_child(p, nonet_checks));
-        zy_profile_free(p);
+        zp_profile_free(p);
 }
 
 /* --- strict: real programs ---------------------------------------------------------------- */
 
 /* Runs argv under the profile with stdout into a pipe; returns the exit status and the output. */
-static int run_under(const struct zy_profile *p, char *const argv[], char *out, size_t out_size) {
+static int run_under(const struct zp_profile *p, char *const argv[], char *out, size_t out_size) {
         int pipefd[2], status, r;
         size_t n = 0;
         pid_t pid;
@@ -276,7 +276,7 @@ static void strict_checks(void) {
 }
 
 static void test_strict(void **state) {
-        struct zy_profile *p = load_bundled("strict");
+        struct zp_profile *p = load_bundled("strict");
         char *sh[] = { "/bin/sh", "-c", "ls / | wc -l", NULL };
         char *py[] = { "/usr/bin/python3", "-c", "pass", NULL };
         char *py_sub[] = { "/usr/bin/python3", "-c",
@@ -292,7 +292,7 @@ static void test_strict(void **state) {
         assert_true(atoi(out) > 0); /* ls really listed / and wc really counted */
 
         if (access(py[0], X_OK) < 0) {
-                zy_profile_free(p);
+                zp_profile_free(p);
                 fprintf(stderr, "skip: %s not installed\n", py[0]);
                 skip();
         }
@@ -303,12 +303,12 @@ static void test_strict(void **state) {
         assert_true(atoi(out) > 0);
 
         assert_child_ok(in_child(p, strict_checks));
-        zy_profile_free(p);
+        zp_profile_free(p);
 }
 
 /* --- the worker's setup under each filter ------------------------------------------------ */
 
-/* The calls zygote's worker and reference make after the filter is inherited (zy_worker_syscalls,
+/* The calls zygote's worker and reference make after the filter is inherited (ze_worker_syscalls,
  * without TIOCSCTTY and PR_SET_KEEPCAPS, which depend on the request and the profile), with
  * arguments that either succeed harmlessly in this throwaway child or fail in the kernel after the
  * filter let them through (EBADF, EINVAL): EPERM would mean the filter refused them. */
@@ -348,10 +348,10 @@ static void test_worker_setup(void **state) {
         static const char *const names[] = { "default", "nonet", "strict" };
 
         for (size_t i = 0; i < 3; i++) {
-                struct zy_profile *p = load_bundled(names[i]);
+                struct zp_profile *p = load_bundled(names[i]);
                 assert_true(p->worker_setup_ok);
                 assert_child_ok(in_child(p, worker_checks));
-                zy_profile_free(p);
+                zp_profile_free(p);
         }
 }
 

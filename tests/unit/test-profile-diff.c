@@ -58,7 +58,7 @@ static const char *docker_file;
  * from the profile module on purpose; it handles what docker-default.json and Podman's
  * seccomp.json use and fails on the rest. */
 
-static const char *const docker_caps[] = { ZY_DOCKER_DEFAULT_CAPS };
+static const char *const docker_caps[] = { ZP_DOCKER_DEFAULT_CAPS };
 
 static bool in_list(json_object *list, const char *s) {
         for (size_t i = 0; list && i < json_object_array_length(list); i++)
@@ -210,7 +210,7 @@ static void build_reference(json_object *root, struct sock_filter **ret, size_t 
                                         assert_int_equal(seccomp_rule_add_array(ctx, action, nr, 1, &cmp[k]), 0);
                 }
         }
-        assert_int_equal(sc_export_bpf(ctx, ret, ret_len), 0);
+        assert_int_equal(zp_seccomp_export_bpf(ctx, ret, ret_len), 0);
         seccomp_release(ctx);
 }
 
@@ -313,8 +313,8 @@ static unsigned long n_compared, n_differ;
 static void compare_one(const struct prog *a, const struct prog *b, const struct seccomp_data *d) {
         uint32_t ra, rb;
 
-        assert_int_equal(zy_bpf_run(a->bpf, a->len, d, &ra, NULL), 0);
-        assert_int_equal(zy_bpf_run(b->bpf, b->len, d, &rb, NULL), 0);
+        assert_int_equal(zp_bpf_run(a->bpf, a->len, d, &ra, NULL), 0);
+        assert_int_equal(zp_bpf_run(b->bpf, b->len, d, &rb, NULL), 0);
         n_compared++;
         if (ra != rb) {
                 char sa[32], sb[32];
@@ -322,8 +322,8 @@ static void compare_one(const struct prog *a, const struct prog *b, const struct
                         fprintf(stderr,
                                 "differ: arch 0x%08x nr %d args %#" PRIx64 " %#" PRIx64 " %#" PRIx64 ": %s %s, %s %s\n",
                                 d->arch, d->nr, (uint64_t) d->args[0], (uint64_t) d->args[1], (uint64_t) d->args[2],
-                                a->what, zy_bpf_action_to_string(ra, sa, sizeof(sa)), b->what,
-                                zy_bpf_action_to_string(rb, sb, sizeof(sb)));
+                                a->what, zp_bpf_action_to_string(ra, sa, sizeof(sa)), b->what,
+                                zp_bpf_action_to_string(rb, sb, sizeof(sb)));
         }
 }
 
@@ -418,23 +418,23 @@ static void compare_programs(const struct prog *a, const struct prog *b) {
 static unsigned longest(const struct sock_filter *bpf, size_t len) {
         unsigned best = 0, s;
 
-        assert_int_equal(zy_bpf_longest_path_range(bpf, len, AUDIT_ARCH_X86_64, 0, 1024, &s, NULL), 0);
+        assert_int_equal(zp_bpf_longest_path_range(bpf, len, AUDIT_ARCH_X86_64, 0, 1024, &s, NULL), 0);
         best = s > best ? s : best;
-        assert_int_equal(zy_bpf_longest_path_range(bpf, len, AUDIT_ARCH_X86_64, 0x40000000, 1024, &s, NULL), 0);
+        assert_int_equal(zp_bpf_longest_path_range(bpf, len, AUDIT_ARCH_X86_64, 0x40000000, 1024, &s, NULL), 0);
         best = s > best ? s : best;
-        assert_int_equal(zy_bpf_longest_path_range(bpf, len, AUDIT_ARCH_I386, 0, 1024, &s, NULL), 0);
+        assert_int_equal(zp_bpf_longest_path_range(bpf, len, AUDIT_ARCH_I386, 0, 1024, &s, NULL), 0);
         best = s > best ? s : best;
-        assert_int_equal(zy_bpf_longest_path(bpf, len, AUDIT_ARCH_X86_64, UINT32_MAX, &s), 0);
+        assert_int_equal(zp_bpf_longest_path(bpf, len, AUDIT_ARCH_X86_64, UINT32_MAX, &s), 0);
         best = s > best ? s : best;
         return best;
 }
 
-static struct zy_profile *load(const char *path, unsigned optimize) {
-        struct zy_profile_options o = { .optimize = optimize };
-        struct zy_profile *p = NULL;
+static struct zp_profile *load(const char *path, unsigned optimize) {
+        struct zp_profile_options o = { .optimize = optimize };
+        struct zp_profile *p = NULL;
         char *err = NULL;
 
-        if (zy_profile_load_file_with(path, &o, &p, &err) < 0)
+        if (zp_profile_load_file_with(path, &o, &p, &err) < 0)
                 fail_msg("%s", err);
         return p;
 }
@@ -445,7 +445,7 @@ static void test_engine_vs_libseccomp(void **state) {
         json_object *root = json_object_from_file(path);
         struct sock_filter *ref;
         size_t ref_len;
-        struct zy_profile *zy;
+        struct zp_profile *zy;
         char *what_a, *what_b;
 
         assert_non_null(root);
@@ -469,7 +469,7 @@ static void test_engine_vs_libseccomp(void **state) {
         if (path == docker_file)
                 assert_true(zy->longest_path <= 24);
 
-        zy_profile_free(zy);
+        zp_profile_free(zy);
         free(ref);
         free(what_a);
         free(what_b);
@@ -479,14 +479,14 @@ static void test_engine_vs_libseccomp(void **state) {
 /* The bound on the default profile holds whether or not Docker's file is at hand. */
 static void test_default_longest(void **state) {
         char *zpath;
-        struct zy_profile *def;
+        struct zp_profile *def;
 
         assert_true(asprintf(&zpath, "%s/default.json", profiles_dir) > 0);
         def = load(zpath, 2);
         assert_int_equal(longest(def->bpf, def->bpf_len), def->longest_path);
         assert_true(def->longest_path <= 24);
         assert_true(def->no_new_privs);
-        zy_profile_free(def);
+        zp_profile_free(def);
         free(zpath);
 }
 
@@ -494,7 +494,7 @@ static void test_default_vs_docker(void **state) {
         const char *dpath = docker_file;
         char *zpath;
         json_object *droot, *zroot, *sec;
-        struct zy_profile *docker, *def;
+        struct zp_profile *docker, *def;
 
         if (!dpath) {
                 printf("# skipped: no docker-default.json given; profiles/default.json is compared with Docker's "
@@ -522,8 +522,8 @@ static void test_default_vs_docker(void **state) {
                def->bpf_len);
         assert_true(def->longest_path <= 24);
 
-        zy_profile_free(docker);
-        zy_profile_free(def);
+        zp_profile_free(docker);
+        zp_profile_free(def);
         json_object_put(droot);
         json_object_put(zroot);
         free(zpath);
@@ -544,7 +544,7 @@ static void test_figures(void **state) {
         printf("# %-8s %6s %6s %8s %8s %10s %10s\n", "", "tree", "linear", "tree", "linear", "(min of 10)", "ms");
         for (size_t i = 0; i < 3 + n_sources; i++) {
                 char *path;
-                struct zy_profile *tree, *lin;
+                struct zp_profile *tree, *lin;
                 double best = 1e9, lib = 1e9;
 
                 if (i < 3)
@@ -558,22 +558,22 @@ static void test_figures(void **state) {
                         double ms = ms_since(&t0);
                         best = ms < best ? ms : best;
                         lib = (double) tree->compile_nsec / 1e6 < lib ? (double) tree->compile_nsec / 1e6 : lib;
-                        zy_profile_free(tree);
+                        zp_profile_free(tree);
                 }
                 tree = load(path, 2);
                 lin = load(path, 1);
                 for (int nr = 0; nr < 1024; nr++) {
                         struct seccomp_data d = { .nr = nr, .arch = AUDIT_ARCH_X86_64 };
                         uint32_t ra, rb;
-                        assert_int_equal(zy_bpf_run(tree->bpf, tree->bpf_len, &d, &ra, NULL), 0);
-                        assert_int_equal(zy_bpf_run(lin->bpf, lin->bpf_len, &d, &rb, NULL), 0);
+                        assert_int_equal(zp_bpf_run(tree->bpf, tree->bpf_len, &d, &ra, NULL), 0);
+                        assert_int_equal(zp_bpf_run(lin->bpf, lin->bpf_len, &d, &rb, NULL), 0);
                         assert_int_equal(ra, rb);
                 }
                 printf("# %-8s %6zu %6zu %8u %8u %10.2f %10.2f\n", i < 3 ? names[i] : sources[i - 3] == docker_file ? "docker" : "podman", tree->bpf_len,
                        lin->bpf_len,
                        tree->longest_path, lin->longest_path, best, lib);
-                zy_profile_free(tree);
-                zy_profile_free(lin);
+                zp_profile_free(tree);
+                zp_profile_free(lin);
                 free(path);
         }
 }

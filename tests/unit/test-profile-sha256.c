@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* daemon/sha256.c against the FIPS 180-2 examples and the padding boundaries. */
+/* common/sha256.c against the FIPS 180-2 examples and the padding boundaries. */
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include "sha256.h"
 
 static void hex_of(const char *data, size_t size, char out[65]) {
-        zy_sha256_hex(data, size, out);
+        zc_sha256_hex(data, size, out);
 }
 
 /* FIPS 180-2, appendix B.1, B.2, B.3 (and the empty message). */
@@ -69,27 +69,27 @@ static void test_padding_boundaries(void **state) {
 static void test_incremental(void **state) {
         static const size_t pieces[] = { 1, 63, 64, 65, 0, 7, 128, 3, 1000 };
         uint8_t data[4096], one[32], inc[32];
-        struct zy_sha256 s;
+        struct zc_sha256 s;
         size_t off = 0;
 
         for (size_t i = 0; i < sizeof(data); i++)
                 data[i] = (uint8_t) (i * 131 + 7);
-        zy_sha256(data, sizeof(data), one);
+        zc_sha256(data, sizeof(data), one);
 
-        zy_sha256_init(&s);
+        zc_sha256_init(&s);
         for (size_t i = 0; off < sizeof(data); i = (i + 1) % (sizeof(pieces) / sizeof(pieces[0]))) {
                 size_t n = pieces[i];
                 if (n > sizeof(data) - off)
                         n = sizeof(data) - off;
-                zy_sha256_update(&s, data + off, n);
+                zc_sha256_update(&s, data + off, n);
                 off += n;
         }
-        zy_sha256_final(&s, inc);
+        zc_sha256_final(&s, inc);
         assert_memory_equal(one, inc, sizeof(one));
 
         /* And a different byte changes it. */
         data[100] ^= 1;
-        zy_sha256(data, sizeof(data), inc);
+        zc_sha256(data, sizeof(data), inc);
         assert_memory_not_equal(one, inc, sizeof(one));
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The profile module (daemon/profile.c and the files it shares the work with): every field of both
+ * The profile module (profile/profile.c and the files it shares the work with): every field of both
  * file forms, every error path of the loader, profile sets, access checks, capability names.
- * Decisions of compiled programs are read with the interpreter in daemon/bpf.c.
+ * Decisions of compiled programs are read with the interpreter in profile/bpf.c.
  *
  * Usage: test-profile PROFILES_DIR
  */
@@ -45,10 +45,10 @@ static char *J(const char *s) {
 
 #define BUF_PATH "t/x.json"
 
-static struct zy_profile *load_ok(const char *json) {
-        struct zy_profile *p = NULL;
+static struct zp_profile *load_ok(const char *json) {
+        struct zp_profile *p = NULL;
         char *err = NULL, *j = J(json);
-        int r = zy_profile_load_buffer(BUF_PATH, j, strlen(j), &p, &err);
+        int r = zp_profile_load_buffer(BUF_PATH, j, strlen(j), &p, &err);
 
         if (r < 0)
                 fail_msg("unexpected failure %d: %s\n  for %s", r, err, j);
@@ -60,13 +60,13 @@ static struct zy_profile *load_ok(const char *json) {
 
 /* Fails with exactly this errno and this message (after "t/x.json: "). */
 static void load_fail(const char *json, int want_r, const char *want_msg) {
-        struct zy_profile *p = (struct zy_profile *) 0x1;
+        struct zp_profile *p = (struct zp_profile *) 0x1;
         char *err = NULL, *j = J(json), *want = NULL;
-        int r = zy_profile_load_buffer(BUF_PATH, j, strlen(j), &p, &err);
+        int r = zp_profile_load_buffer(BUF_PATH, j, strlen(j), &p, &err);
 
         if (r != want_r)
                 fail_msg("got %d (%s), want %d\n  for %s", r, err ? err : "(no message)", want_r, j);
-        assert_ptr_equal(p, (struct zy_profile *) 0x1); /* untouched on failure */
+        assert_ptr_equal(p, (struct zp_profile *) 0x1); /* untouched on failure */
         assert_non_null(err);
         assert_true(asprintf(&want, "%s: %s", BUF_PATH, want_msg) > 0);
         assert_string_equal(err, want);
@@ -75,24 +75,24 @@ static void load_fail(const char *json, int want_r, const char *want_msg) {
         free(j);
 }
 
-static uint32_t decide_arch(const struct zy_profile *p, uint32_t arch, int nr, uint64_t a0, uint64_t a1) {
+static uint32_t decide_arch(const struct zp_profile *p, uint32_t arch, int nr, uint64_t a0, uint64_t a1) {
         struct seccomp_data d = { .nr = nr, .arch = arch, .args = { a0, a1 } };
         uint32_t action;
 
-        assert_int_equal(zy_bpf_run(p->bpf, p->bpf_len, &d, &action, NULL), 0);
+        assert_int_equal(zp_bpf_run(p->bpf, p->bpf_len, &d, &action, NULL), 0);
         return action;
 }
 
-static uint32_t decide(const struct zy_profile *p, const char *name, uint64_t a0, uint64_t a1) {
+static uint32_t decide(const struct zp_profile *p, const char *name, uint64_t a0, uint64_t a1) {
         int nr = seccomp_syscall_resolve_name(name);
         assert_true(nr >= 0);
         return decide_arch(p, AUDIT_ARCH_X86_64, nr, a0, a1);
 }
 
 /* One rule on getpid with the given action fields, under defaultAction ALLOW. */
-static struct zy_profile *getpid_rule(const char *fields) {
+static struct zp_profile *getpid_rule(const char *fields) {
         char *json;
-        struct zy_profile *p;
+        struct zp_profile *p;
 
         assert_true(asprintf(&json, "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],%s}]}", fields) > 0);
         p = load_ok(json);
@@ -101,15 +101,15 @@ static struct zy_profile *getpid_rule(const char *fields) {
 }
 
 static void test_plain_minimal(void **state) {
-        static const char *const docker[] = { ZY_DOCKER_DEFAULT_CAPS };
-        struct zy_profile *p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW'}");
+        static const char *const docker[] = { ZP_DOCKER_DEFAULT_CAPS };
+        struct zp_profile *p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW'}");
         uint64_t caps = 0;
 
         assert_string_equal(p->name, "x");
         assert_string_equal(p->path, BUF_PATH);
         for (size_t i = 0; i < sizeof(docker) / sizeof(docker[0]); i++) {
                 unsigned c;
-                assert_int_equal(zy_cap_from_name(docker[i], &c), 0);
+                assert_int_equal(zp_cap_from_name(docker[i], &c), 0);
                 caps |= UINT64_C(1) << c;
         }
         assert_int_equal(__builtin_popcountll(caps), 14);
@@ -121,14 +121,14 @@ static void test_plain_minimal(void **state) {
         assert_int_equal(p->filter_flags, 0);
         assert_int_equal(p->n_rules, 0);
         assert_int_equal(p->skipped_syscalls, 0);
-        assert_int_equal(zy_bpf_check(p->bpf, p->bpf_len), 0);
+        assert_int_equal(zp_bpf_check(p->bpf, p->bpf_len), 0);
         assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
         assert_true(p->worker_setup_ok);
         assert_null(p->worker_setup_blocked);
         assert_true(p->longest_path > 0);
         /* An architecture that is not in the filter gets libseccomp's bad-arch action. */
         assert_int_equal(decide_arch(p, AUDIT_ARCH_I386, 20, 0, 0), SECCOMP_RET_KILL_THREAD);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* "syscalls" alone marks a plain file too, and then defaultAction is missing. */
         load_fail("{'syscalls':[]}", -EINVAL, "missing \"defaultAction\"");
@@ -155,9 +155,9 @@ static void test_default_actions(void **state) {
         };
 
         for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-                struct zy_profile *p = load_ok(v[i].json);
+                struct zp_profile *p = load_ok(v[i].json);
                 assert_int_equal(decide(p, "getpid", 0, 0), v[i].want);
-                zy_profile_free(p);
+                zp_profile_free(p);
         }
 }
 
@@ -182,19 +182,19 @@ static void test_rule_actions(void **state) {
         };
 
         for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-                struct zy_profile *p = getpid_rule(v[i].fields);
+                struct zp_profile *p = getpid_rule(v[i].fields);
                 assert_int_equal(decide(p, "getpid", 0, 0), v[i].want);
                 assert_int_equal(decide(p, "getppid", 0, 0), SECCOMP_RET_ALLOW);
                 assert_int_equal(p->n_rules, 1);
-                zy_profile_free(p);
+                zp_profile_free(p);
         }
 
         /* A rule with the default action decides nothing: skipped, as runc and crun do (libseccomp
          * would refuse it with EACCES). */
-        struct zy_profile *p = getpid_rule("'action':'SCMP_ACT_ALLOW'");
+        struct zp_profile *p = getpid_rule("'action':'SCMP_ACT_ALLOW'");
         assert_int_equal(p->n_rules, 0);
         assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
-        zy_profile_free(p);
+        zp_profile_free(p);
 }
 
 static void test_action_errors(void **state) {
@@ -250,7 +250,7 @@ static void test_args_ops(void **state) {
 
         for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
                 char *fields;
-                struct zy_profile *p;
+                struct zp_profile *p;
 
                 assert_true(asprintf(&fields,
                                      "'action':'SCMP_ACT_ERRNO','errnoRet':9,'args':[{'index':1,'op':'%s','value':%" PRIu64
@@ -266,13 +266,13 @@ static void test_args_ops(void **state) {
                 /* The other argument does not matter. */
                 assert_int_equal(decide(p, "getpid", 12345, v[i].samples[0].arg),
                                  v[i].samples[0].match ? SECCOMP_RET_ERRNO | 9 : SECCOMP_RET_ALLOW);
-                zy_profile_free(p);
+                zp_profile_free(p);
                 free(fields);
         }
 }
 
 static void test_args_and_or(void **state) {
-        struct zy_profile *p;
+        struct zp_profile *p;
 
         /* Different arguments: all conditions must hold. */
         p = getpid_rule("'action':'SCMP_ACT_ERRNO','args':[{'index':0,'op':'SCMP_CMP_EQ','value':1},"
@@ -281,7 +281,7 @@ static void test_args_and_or(void **state) {
         assert_int_equal(decide(p, "getpid", 1, 3), SECCOMP_RET_ALLOW);
         assert_int_equal(decide(p, "getpid", 0, 2), SECCOMP_RET_ALLOW);
         assert_int_equal(p->n_rules, 1);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* The same argument twice: runc and crun make one rule per condition, any may match. */
         p = getpid_rule("'action':'SCMP_ACT_ERRNO','args':[{'index':0,'op':'SCMP_CMP_EQ','value':1},"
@@ -290,12 +290,12 @@ static void test_args_and_or(void **state) {
         assert_int_equal(decide(p, "getpid", 2, 0), SECCOMP_RET_ERRNO | EPERM);
         assert_int_equal(decide(p, "getpid", 3, 7), SECCOMP_RET_ERRNO | EPERM);
         assert_int_equal(decide(p, "getpid", 3, 0), SECCOMP_RET_ALLOW);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* "args": null is no condition (Go reads null as empty). */
         p = getpid_rule("'action':'SCMP_ACT_ERRNO','args':null");
         assert_int_equal(decide(p, "getpid", 3, 0), SECCOMP_RET_ERRNO | EPERM);
-        zy_profile_free(p);
+        zp_profile_free(p);
 }
 
 static void test_args_errors(void **state) {
@@ -318,11 +318,11 @@ static void test_args_errors(void **state) {
                   "syscalls[0].args: 17 entries, more than the 16 allowed");
 #undef R
         /* The largest value is fine. */
-        zy_profile_free(getpid_rule("'action':'SCMP_ACT_KILL','args':[{'index':0,'op':'SCMP_CMP_EQ','value':18446744073709551615}]"));
+        zp_profile_free(getpid_rule("'action':'SCMP_ACT_KILL','args':[{'index':0,'op':'SCMP_CMP_EQ','value':18446744073709551615}]"));
 }
 
 static void test_names(void **state) {
-        struct zy_profile *p;
+        struct zp_profile *p;
 
         /* Unknown names are skipped and counted, as runc does; the rest still applies. */
         p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid','no_such_call','neither'],"
@@ -330,12 +330,12 @@ static void test_names(void **state) {
         assert_int_equal(p->skipped_syscalls, 2);
         assert_int_equal(p->n_rules, 1);
         assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_KILL_PROCESS);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* Docker's older single "name". */
         p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'name':'getpid','action':'SCMP_ACT_KILL_PROCESS'}]}");
         assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_KILL_PROCESS);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* A name of another architecture only (i386's _llseek): applies there, no error. */
         p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['SCMP_ARCH_X86'],"
@@ -343,7 +343,7 @@ static void test_names(void **state) {
         assert_int_equal(p->skipped_syscalls, 0);
         assert_int_equal(decide_arch(p, AUDIT_ARCH_I386, 140, 0, 0), SECCOMP_RET_KILL_PROCESS);
         assert_int_equal(decide_arch(p, AUDIT_ARCH_X86_64, 140, 0, 0), SECCOMP_RET_ALLOW);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
 #define R(a) "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{" a "'action':'SCMP_ACT_KILL'}]}"
         load_fail(R("'name':'getpid','names':['getppid'],"), -EINVAL,
@@ -364,9 +364,9 @@ static void test_names(void **state) {
 }
 
 /* A zygote profile with one rule on getpid guarded by the given includes/excludes. */
-static struct zy_profile *guarded(const char *caps, const char *guard) {
+static struct zp_profile *guarded(const char *caps, const char *guard) {
         char *json;
-        struct zy_profile *p;
+        struct zp_profile *p;
 
         assert_true(asprintf(&json,
                              "{'name':'g','capabilities':[%s],'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','syscalls':"
@@ -378,9 +378,9 @@ static struct zy_profile *guarded(const char *caps, const char *guard) {
 }
 
 static bool applies(const char *caps, const char *guard) {
-        struct zy_profile *p = guarded(caps, guard);
+        struct zp_profile *p = guarded(caps, guard);
         bool r = decide(p, "getpid", 0, 0) == SECCOMP_RET_KILL_PROCESS;
-        zy_profile_free(p);
+        zp_profile_free(p);
         return r;
 }
 
@@ -440,7 +440,7 @@ static void test_includes_excludes(void **state) {
 }
 
 static void test_arches(void **state) {
-        struct zy_profile *p;
+        struct zp_profile *p;
 
         /* architectures: native first, others added; rules apply per architecture */
         p = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86','SCMP_ARCH_X86_64','SCMP_ARCH_X32'],"
@@ -453,12 +453,12 @@ static void test_arches(void **state) {
         assert_int_equal(decide_arch(p, AUDIT_ARCH_I386, 39, 0, 0), SECCOMP_RET_ERRNO | EPERM);
         assert_int_equal(decide_arch(p, AUDIT_ARCH_X86_64, 39, 0, 0), SECCOMP_RET_ALLOW);
         assert_int_equal(decide_arch(p, AUDIT_ARCH_X86_64, 0x40000000 | 39, 0, 0), SECCOMP_RET_ALLOW); /* x32 */
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* x32 numbers on x86_64 without x32 in the filter: bad architecture */
         p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW'}");
         assert_int_equal(decide_arch(p, AUDIT_ARCH_X86_64, 0x40000000 | 39, 0, 0), SECCOMP_RET_KILL_THREAD);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* archMap: only the native entry counts; others may name architectures libseccomp lacks */
         p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','archMap':["
@@ -467,12 +467,12 @@ static void test_arches(void **state) {
                     "{'architecture':'SCMP_ARCH_X86_64','subArchitectures':['SCMP_ARCH_X86']}]}");
         assert_int_equal(p->n_arches, 2);
         assert_int_equal(p->arches[1], SCMP_ARCH_X86);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* the libseccomp spelling works too, and "native" */
         p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['x86','native']}");
         assert_int_equal(p->n_arches, 2);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['SCMP_ARCH_X86'],'archMap':[]}", -EINVAL,
                   "use either \"architectures\" or \"archMap\", not both");
@@ -492,13 +492,13 @@ static void test_arches(void **state) {
 }
 
 static void test_flags_and_listener(void **state) {
-        struct zy_profile *p;
+        struct zp_profile *p;
 
         p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_LOG','SECCOMP_FILTER_FLAG_SPEC_ALLOW',"
                     "'SECCOMP_FILTER_FLAG_TSYNC'],'listenerPath':'','listenerMetadata':''}");
         assert_int_equal(p->filter_flags,
                          SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW | SECCOMP_FILTER_FLAG_TSYNC);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_FOO']}", -EINVAL,
                   "flags[0]: unknown flag \"SECCOMP_FILTER_FLAG_FOO\"");
@@ -514,14 +514,14 @@ static void test_flags_and_listener(void **state) {
 }
 
 static void test_zygote_form(void **state) {
-        struct zy_profile *p;
+        struct zp_profile *p;
         unsigned cap;
 
         p = load_ok("{'name':'build-1.x','comment':'c','capabilities':['CAP_CHOWN','CAP_SYS_PTRACE'],'noNewPrivileges':false,"
                     "'access':{'users':['root',1000,4294967294],'groups':['root',100]},"
                     "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_ALLOW'}]}}");
         assert_string_equal(p->name, "build-1.x");
-        assert_int_equal(zy_cap_from_name("CAP_SYS_PTRACE", &cap), 0);
+        assert_int_equal(zp_cap_from_name("CAP_SYS_PTRACE", &cap), 0);
         assert_true(p->caps_keep == ((UINT64_C(1) << 0) | (UINT64_C(1) << cap)));
         assert_false(p->no_new_privs);
         assert_false(p->access_all);
@@ -537,7 +537,7 @@ static void test_zygote_form(void **state) {
         /* errno-default program without setsid: the worker cannot finish its setup under it */
         assert_false(p->worker_setup_ok);
         assert_non_null(p->worker_setup_blocked);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* no capabilities at all, and an empty access list (root only) */
         p = load_ok("{'name':'n','capabilities':[],'access':{},'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
@@ -545,7 +545,7 @@ static void test_zygote_form(void **state) {
         assert_true(p->no_new_privs);
         assert_false(p->access_all);
         assert_int_equal(p->n_access_uids + p->n_access_gids, 0);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
 #define S "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}"
         load_fail("{'capabilities':[]," S "}", -EINVAL, "missing \"name\"");
@@ -614,7 +614,7 @@ static void rm_rf(const char *dir) {
 
 static void test_seccomp_reference(void **state) {
         char *dir = tmpdir_new(), *path, *err = NULL, *want;
-        struct zy_profile *p = NULL;
+        struct zp_profile *p = NULL;
 
         assert_true(asprintf(&path, "%s/sub", dir) > 0);
         assert_int_equal(mkdir(path, 0755), 0);
@@ -630,22 +630,22 @@ static void test_seccomp_reference(void **state) {
 
         /* includes in the referenced file see the profile's capabilities */
         assert_true(asprintf(&path, "%s/admin.json", dir) > 0);
-        assert_int_equal(zy_profile_load_file(path, &p, &err), 0);
+        assert_int_equal(zp_profile_load_file(path, &p, &err), 0);
         assert_string_equal(p->name, "admin");
         assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
-        zy_profile_free(p);
+        zp_profile_free(p);
         free(path);
 
         assert_true(asprintf(&path, "%s/plain.json", dir) > 0);
-        assert_int_equal(zy_profile_load_file(path, &p, &err), 0);
+        assert_int_equal(zp_profile_load_file(path, &p, &err), 0);
         assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ERRNO | EPERM);
-        zy_profile_free(p);
+        zp_profile_free(p);
         free(path);
 
 
         /* an error inside the referenced file names both files */
         assert_true(asprintf(&path, "%s/bad-inner.json", dir) > 0);
-        assert_int_equal(zy_profile_load_file(path, &p, &err), -EINVAL);
+        assert_int_equal(zp_profile_load_file(path, &p, &err), -EINVAL);
         assert_true(asprintf(&want, "%s: seccomp file %s/bad.json: syscalls[0].action: unknown action \"X\"", path, dir) > 0);
         assert_string_equal(err, want);
         free(want);
@@ -654,7 +654,7 @@ static void test_seccomp_reference(void **state) {
 
         /* the referenced file must be a Docker/OCI file, not another zygote profile */
         assert_true(asprintf(&path, "%s/nested.json", dir) > 0);
-        assert_int_equal(zy_profile_load_file(path, &p, &err), -EINVAL);
+        assert_int_equal(zp_profile_load_file(path, &p, &err), -EINVAL);
         assert_true(asprintf(&want, "%s: seccomp file %s/admin.json: is a zygote profile; \"seccomp\" must name a Docker/OCI seccomp file",
                              path, dir) > 0);
         assert_string_equal(err, want);
@@ -670,7 +670,7 @@ static void test_seccomp_reference(void **state) {
  * the checked open without it. */
 static void seccomp_path_beneath(bool no_openat2) {
         char *dir = tmpdir_new(), *path, *err = NULL, *want;
-        struct zy_profile *p = NULL;
+        struct zp_profile *p = NULL;
         static const struct {
                 const char *file, *json, *rel; /* rel: the path refused, NULL when it loads */
         } cases[] = {
@@ -683,7 +683,7 @@ static void seccomp_path_beneath(bool no_openat2) {
                 { "down.json", "{'name':'down','capabilities':[],'seccomp':'sub/in.json'}", NULL },
         };
 
-        pj_no_openat2 = no_openat2;
+        zp_json_no_openat2 = no_openat2;
         assert_true(asprintf(&path, "%s/sub", dir) > 0);
         assert_int_equal(mkdir(path, 0755), 0);
         free(path);
@@ -704,10 +704,10 @@ static void seccomp_path_beneath(bool no_openat2) {
                 write_file(dir, cases[i].file, cases[i].json);
                 assert_true(asprintf(&path, "%s/%s", dir, cases[i].file) > 0);
                 if (!cases[i].rel) {
-                        assert_int_equal(zy_profile_load_file(path, &p, &err), 0);
-                        zy_profile_free(p);
+                        assert_int_equal(zp_profile_load_file(path, &p, &err), 0);
+                        zp_profile_free(p);
                 } else {
-                        assert_int_equal(zy_profile_load_file(path, &p, &err), -EINVAL);
+                        assert_int_equal(zp_profile_load_file(path, &p, &err), -EINVAL);
                         assert_true(asprintf(&want, "%s: seccomp: \"%s\": the path leaves the profile's directory",
                                              path, cases[i].rel) > 0);
                         assert_string_equal(err, want);
@@ -716,7 +716,7 @@ static void seccomp_path_beneath(bool no_openat2) {
                 }
                 free(path);
         }
-        pj_no_openat2 = false;
+        zp_json_no_openat2 = false;
         rm_rf(dir);
         free(dir);
 }
@@ -731,7 +731,7 @@ static void test_seccomp_path_beneath_without_openat2(void **state) {
 
 static void test_json_errors(void **state) {
         char *big;
-        struct zy_profile *p = NULL;
+        struct zp_profile *p = NULL;
         char *err = NULL;
 
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW',}", -EINVAL, "line 1, column 35: unexpected character");
@@ -749,43 +749,43 @@ static void test_json_errors(void **state) {
 
         /* a NUL byte ends the JSON text early: the rest is reported, not ignored */
         static const char nul[] = "{\"defaultAction\":\"SCMP_ACT_ALLOW\"}\0{}";
-        assert_int_equal(zy_profile_load_buffer(BUF_PATH, nul, sizeof(nul) - 1, &p, &err), -EINVAL);
+        assert_int_equal(zp_profile_load_buffer(BUF_PATH, nul, sizeof(nul) - 1, &p, &err), -EINVAL);
         assert_string_equal(err, BUF_PATH ": line 1, column 35: unexpected data after the JSON value");
         free(err);
 
         /* 1 MiB limit */
-        big = malloc(ZY_PROFILE_MAX_FILE_SIZE + 2);
+        big = malloc(ZP_PROFILE_MAX_FILE_SIZE + 2);
         assert_non_null(big);
-        memset(big, ' ', ZY_PROFILE_MAX_FILE_SIZE + 1);
+        memset(big, ' ', ZP_PROFILE_MAX_FILE_SIZE + 1);
         memcpy(big, "{\"defaultAction\":\"SCMP_ACT_ALLOW\"}", 34);
-        assert_int_equal(zy_profile_load_buffer(BUF_PATH, big, ZY_PROFILE_MAX_FILE_SIZE, &p, &err), 0);
-        zy_profile_free(p);
-        assert_int_equal(zy_profile_load_buffer(BUF_PATH, big, ZY_PROFILE_MAX_FILE_SIZE + 1, &p, &err), -EFBIG);
+        assert_int_equal(zp_profile_load_buffer(BUF_PATH, big, ZP_PROFILE_MAX_FILE_SIZE, &p, &err), 0);
+        zp_profile_free(p);
+        assert_int_equal(zp_profile_load_buffer(BUF_PATH, big, ZP_PROFILE_MAX_FILE_SIZE + 1, &p, &err), -EFBIG);
         assert_string_equal(err, BUF_PATH ": 1048577 bytes, more than the 1048576 allowed");
         free(err);
         free(big);
 
         /* bad arguments */
-        assert_int_equal(zy_profile_load_buffer(NULL, "{}", 2, &p, NULL), -EINVAL);
-        assert_int_equal(zy_profile_load_buffer(BUF_PATH, NULL, 2, &p, NULL), -EINVAL);
-        struct zy_profile_options o = { .optimize = 3 };
-        assert_int_equal(zy_profile_load_buffer_with(BUF_PATH, "{}", 2, &o, &p, NULL), -EINVAL);
+        assert_int_equal(zp_profile_load_buffer(NULL, "{}", 2, &p, NULL), -EINVAL);
+        assert_int_equal(zp_profile_load_buffer(BUF_PATH, NULL, 2, &p, NULL), -EINVAL);
+        struct zp_profile_options o = { .optimize = 3 };
+        assert_int_equal(zp_profile_load_buffer_with(BUF_PATH, "{}", 2, &o, &p, NULL), -EINVAL);
 }
 
 static void test_limits(void **state) {
         char *json;
         size_t n = 0, cap = 200000;
 
-        /* more than ZY_PROFILE_MAX_RULES entries */
+        /* more than ZP_PROFILE_MAX_RULES entries */
         json = malloc(cap);
         assert_non_null(json);
         n += (size_t) sprintf(json, "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[");
-        for (int i = 0; i <= ZY_PROFILE_MAX_RULES; i++)
+        for (int i = 0; i <= ZP_PROFILE_MAX_RULES; i++)
                 n += (size_t) sprintf(json + n, "%s{}", i ? "," : "");
         n += (size_t) sprintf(json + n, "]}");
         load_fail(json, -E2BIG, "syscalls: 4097 entries, more than the 4096 allowed");
 
-        /* more than ZY_PROFILE_MAX_NAMES names over the file */
+        /* more than ZP_PROFILE_MAX_NAMES names over the file */
         n = (size_t) sprintf(json, "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[");
         for (int i = 0; i < 3; i++) {
                 n += (size_t) sprintf(json + n, "%s{\"action\":\"SCMP_ACT_KILL\",\"names\":[", i ? "," : "");
@@ -801,48 +801,48 @@ static void test_limits(void **state) {
 
 static void test_allows(void **state) {
         gid_t groups[] = { 5, 100 };
-        struct zy_profile *p = load_ok("{'name':'a','capabilities':[],'access':{'users':[1000],'groups':[100]},"
+        struct zp_profile *p = load_ok("{'name':'a','capabilities':[],'access':{'users':[1000],'groups':[100]},"
                                        "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
 
-        assert_true(zy_profile_allows(p, 0, 0, NULL, 0));       /* root always */
-        assert_true(zy_profile_allows(p, 1000, 1000, NULL, 0)); /* listed user */
-        assert_true(zy_profile_allows(p, 1001, 100, NULL, 0));  /* primary group */
-        assert_true(zy_profile_allows(p, 1001, 1001, groups, 2)); /* supplementary group */
-        assert_false(zy_profile_allows(p, 1001, 1001, groups, 1));
-        assert_false(zy_profile_allows(p, 1001, 1001, NULL, 0));
-        assert_false(zy_profile_allows(NULL, 0, 0, NULL, 0));
-        zy_profile_free(p);
+        assert_true(zp_profile_allows(p, 0, 0, NULL, 0));       /* root always */
+        assert_true(zp_profile_allows(p, 1000, 1000, NULL, 0)); /* listed user */
+        assert_true(zp_profile_allows(p, 1001, 100, NULL, 0));  /* primary group */
+        assert_true(zp_profile_allows(p, 1001, 1001, groups, 2)); /* supplementary group */
+        assert_false(zp_profile_allows(p, 1001, 1001, groups, 1));
+        assert_false(zp_profile_allows(p, 1001, 1001, NULL, 0));
+        assert_false(zp_profile_allows(NULL, 0, 0, NULL, 0));
+        zp_profile_free(p);
 
         p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW'}");
-        assert_true(zy_profile_allows(p, 4242, 4242, NULL, 0));
-        zy_profile_free(p);
+        assert_true(zp_profile_allows(p, 4242, 4242, NULL, 0));
+        zp_profile_free(p);
 }
 
 static void test_cap_names(void **state) {
         unsigned c = 99;
         char *name;
 
-        assert_int_equal(zy_cap_from_name("CAP_CHOWN", &c), 0);
+        assert_int_equal(zp_cap_from_name("CAP_CHOWN", &c), 0);
         assert_int_equal(c, 0);
-        assert_int_equal(zy_cap_from_name("CAP_SYS_ADMIN", &c), 0);
+        assert_int_equal(zp_cap_from_name("CAP_SYS_ADMIN", &c), 0);
         assert_int_equal(c, 21);
-        assert_int_equal(zy_cap_from_name("CAP_CHECKPOINT_RESTORE", &c), 0);
+        assert_int_equal(zp_cap_from_name("CAP_CHECKPOINT_RESTORE", &c), 0);
         assert_int_equal(c, 40);
         c = 99;
-        assert_int_equal(zy_cap_from_name("cap_chown", &c), -EINVAL);
-        assert_int_equal(zy_cap_from_name("CHOWN", &c), -EINVAL);
-        assert_int_equal(zy_cap_from_name("12", &c), -EINVAL);
-        assert_int_equal(zy_cap_from_name("CAP_12", &c), -EINVAL);
-        assert_int_equal(zy_cap_from_name("CAP_FOO", &c), -EINVAL);
-        assert_int_equal(zy_cap_from_name("CAP_CHOWN ", &c), -EINVAL);
-        assert_int_equal(zy_cap_from_name(NULL, &c), -EINVAL);
+        assert_int_equal(zp_cap_from_name("cap_chown", &c), -EINVAL);
+        assert_int_equal(zp_cap_from_name("CHOWN", &c), -EINVAL);
+        assert_int_equal(zp_cap_from_name("12", &c), -EINVAL);
+        assert_int_equal(zp_cap_from_name("CAP_12", &c), -EINVAL);
+        assert_int_equal(zp_cap_from_name("CAP_FOO", &c), -EINVAL);
+        assert_int_equal(zp_cap_from_name("CAP_CHOWN ", &c), -EINVAL);
+        assert_int_equal(zp_cap_from_name(NULL, &c), -EINVAL);
         assert_int_equal(c, 99);
 
-        assert_int_equal(zy_cap_to_name(21, &name), 0);
+        assert_int_equal(zp_cap_to_name(21, &name), 0);
         assert_string_equal(name, "CAP_SYS_ADMIN");
         free(name);
-        assert_int_equal(zy_cap_to_name(64, &name), -EINVAL);
-        assert_int_equal(zy_cap_to_name(63, &name), -EINVAL);
+        assert_int_equal(zp_cap_to_name(64, &name), -EINVAL);
+        assert_int_equal(zp_cap_to_name(63, &name), -EINVAL);
 }
 
 struct errors {
@@ -859,9 +859,9 @@ static void collect(const char *message, void *userdata) {
 static void test_set_load(void **state) {
         char *d1 = tmpdir_new(), *d2 = tmpdir_new(), *missing, *fifo;
         const char *dirs[3];
-        struct zy_profile_set set = {};
+        struct zp_profile_set set = {};
         struct errors e = {};
-        const struct zy_profile *p;
+        const struct zp_profile *p;
 
         write_file(d1, "b-good.json", "{'name':'beta','capabilities':[],'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
         write_file(d1, "a-bad.json", "{'defaultAction':'SCMP_ACT_NOPE'}");
@@ -875,7 +875,7 @@ static void test_set_load(void **state) {
         assert_true(asprintf(&missing, "%s/missing", d2) > 0);
 
         dirs[0] = d1, dirs[1] = missing, dirs[2] = d2;
-        assert_int_equal(zy_profile_set_load(dirs, 3, &set, collect, &e), 0);
+        assert_int_equal(zp_profile_set_load(dirs, 3, &set, collect, &e), 0);
 
         /* a-bad, c-dup, missing dir, fifo */
         assert_int_equal(e.n, 4);
@@ -887,23 +887,23 @@ static void test_set_load(void **state) {
                 free(e.msgs[i]);
 
         assert_int_equal(set.n, 2);
-        p = zy_profile_set_find(&set, "beta");
+        p = zp_profile_set_find(&set, "beta");
         assert_non_null(p);
         assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
-        p = zy_profile_set_find(&set, "docker");
+        p = zp_profile_set_find(&set, "docker");
         assert_non_null(p);
         /* the later directory's docker.json replaced the earlier one */
         assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_LOG);
-        assert_null(zy_profile_set_find(&set, "a-bad"));
-        assert_null(zy_profile_set_find(&set, NULL));
-        zy_profile_set_clear(&set);
+        assert_null(zp_profile_set_find(&set, "a-bad"));
+        assert_null(zp_profile_set_find(&set, NULL));
+        zp_profile_set_clear(&set);
         assert_int_equal(set.n, 0);
-        zy_profile_set_clear(&set); /* twice is fine */
+        zp_profile_set_clear(&set); /* twice is fine */
 
         /* no callback: errors are dropped, the rest loads */
-        assert_int_equal(zy_profile_set_load(dirs, 3, &set, NULL, NULL), 0);
+        assert_int_equal(zp_profile_set_load(dirs, 3, &set, NULL, NULL), 0);
         assert_int_equal(set.n, 2);
-        zy_profile_set_clear(&set);
+        zp_profile_set_clear(&set);
 
         rm_rf(d1);
         rm_rf(d2);
@@ -915,22 +915,22 @@ static void test_set_load(void **state) {
 
 static void test_file_errors(void **state) {
         char *dir = tmpdir_new(), *path, *err = NULL;
-        struct zy_profile *p = NULL;
+        struct zp_profile *p = NULL;
         FILE *f;
 
-        assert_int_equal(zy_profile_load_file("/nonexistent/x.json", &p, &err), -ENOENT);
+        assert_int_equal(zp_profile_load_file("/nonexistent/x.json", &p, &err), -ENOENT);
         assert_string_equal(err, "/nonexistent/x.json: No such file or directory");
         free(err);
 
-        assert_int_equal(zy_profile_load_file(dir, &p, &err), -EISDIR);
+        assert_int_equal(zp_profile_load_file(dir, &p, &err), -EISDIR);
         free(err);
 
         assert_true(asprintf(&path, "%s/big.json", dir) > 0);
         f = fopen(path, "we");
         assert_non_null(f);
-        assert_int_equal(ftruncate(fileno(f), ZY_PROFILE_MAX_FILE_SIZE + 1), 0);
+        assert_int_equal(ftruncate(fileno(f), ZP_PROFILE_MAX_FILE_SIZE + 1), 0);
         fclose(f);
-        assert_int_equal(zy_profile_load_file(path, &p, &err), -EFBIG);
+        assert_int_equal(zp_profile_load_file(path, &p, &err), -EFBIG);
         assert_non_null(strstr(err, "big.json: more than the 1048576 bytes allowed"));
         free(err);
         free(path);
@@ -943,25 +943,25 @@ static void test_file_errors(void **state) {
 /* A file that cannot be read: the message is the path and the reason, nothing else.
  * (zygoted --check-profile's printing is checked in tests/integration/test_startup.py.) */
 static void test_missing_file(void **state) {
-        struct zy_profile *p = NULL;
+        struct zp_profile *p = NULL;
         char *err = NULL;
 
-        assert_int_equal(zy_profile_load_file("/nonexistent/p.json", &p, &err), -ENOENT);
+        assert_int_equal(zp_profile_load_file("/nonexistent/p.json", &p, &err), -ENOENT);
         assert_null(p);
         assert_string_equal(err, "/nonexistent/p.json: No such file or directory");
         free(err);
 }
 
 static void test_program_fields(void **state) {
-        struct zy_profile *a, *b, *c, *lin;
-        struct zy_profile_options o = { .optimize = 1 };
+        struct zp_profile *a, *b, *c, *lin;
+        struct zp_profile_options o = { .optimize = 1 };
         char hex[65], *err = NULL, *j;
 
         a = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close'],'action':'SCMP_ACT_ALLOW'}]}");
         b = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close'],'action':'SCMP_ACT_ALLOW'}]}");
         c = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid'],'action':'SCMP_ACT_ALLOW'}]}");
 
-        zy_sha256_hex(a->bpf, a->bpf_len * sizeof(struct sock_filter), hex);
+        zc_sha256_hex(a->bpf, a->bpf_len * sizeof(struct sock_filter), hex);
         assert_string_equal(a->hash, hex);
         assert_int_equal(strlen(a->hash), 64);
         assert_string_equal(a->hash, b->hash);
@@ -971,44 +971,44 @@ static void test_program_fields(void **state) {
         /* the linear layout decides the same, on a longer path */
         j = J("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close','openat','mmap','brk',"
               "'futex','munmap','fstat','lseek','exit_group','rt_sigaction','rt_sigprocmask','ioctl'],'action':'SCMP_ACT_ALLOW'}]}");
-        assert_int_equal(zy_profile_load_buffer_with(BUF_PATH, j, strlen(j), &o, &lin, &err), 0);
-        zy_profile_free(a);
-        assert_int_equal(zy_profile_load_buffer(BUF_PATH, j, strlen(j), &a, &err), 0);
+        assert_int_equal(zp_profile_load_buffer_with(BUF_PATH, j, strlen(j), &o, &lin, &err), 0);
+        zp_profile_free(a);
+        assert_int_equal(zp_profile_load_buffer(BUF_PATH, j, strlen(j), &a, &err), 0);
         for (int nr = 0; nr < 512; nr++)
                 assert_int_equal(decide_arch(a, AUDIT_ARCH_X86_64, nr, 0, 0), decide_arch(lin, AUDIT_ARCH_X86_64, nr, 0, 0));
         assert_true(lin->longest_path > a->longest_path);
         assert_string_not_equal(a->hash, lin->hash);
         free(j);
 
-        zy_profile_free(a);
-        zy_profile_free(b);
-        zy_profile_free(c);
-        zy_profile_free(lin);
+        zp_profile_free(a);
+        zp_profile_free(b);
+        zp_profile_free(c);
+        zp_profile_free(lin);
 }
 
 static void test_worker_setup(void **state) {
-        struct zy_profile *p;
+        struct zp_profile *p;
 
         p = getpid_rule("'action':'SCMP_ACT_KILL'");
         assert_true(p->worker_setup_ok);
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['setsid'],'action':'SCMP_ACT_ERRNO'}]}");
         assert_false(p->worker_setup_ok);
         assert_string_equal(p->worker_setup_blocked, "setsid");
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* clone with CLONE_PARENT|CLONE_PIDFD must pass the namespace mask */
         p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['clone'],'action':'SCMP_ACT_ERRNO',"
                     "'args':[{'index':0,'op':'SCMP_CMP_MASKED_EQ','value':36864,'valueTwo':36864}]}]}");
         assert_false(p->worker_setup_ok);
         assert_string_equal(p->worker_setup_blocked, "clone");
-        zy_profile_free(p);
+        zp_profile_free(p);
 
         /* LOG lets the call through */
         p = load_ok("{'defaultAction':'SCMP_ACT_LOG'}");
         assert_true(p->worker_setup_ok);
-        zy_profile_free(p);
+        zp_profile_free(p);
 }
 
 static void test_bundled(void **state) {
@@ -1016,10 +1016,10 @@ static void test_bundled(void **state) {
 
         for (size_t i = 0; i < 3; i++) {
                 char *path, *err = NULL;
-                struct zy_profile *p = NULL;
+                struct zp_profile *p = NULL;
 
                 assert_true(asprintf(&path, "%s/%s.json", profiles_dir, names[i]) > 0);
-                if (zy_profile_load_file(path, &p, &err) < 0)
+                if (zp_profile_load_file(path, &p, &err) < 0)
                         fail_msg("%s", err);
                 assert_string_equal(p->name, names[i]);
                 assert_true(p->no_new_privs);
@@ -1031,7 +1031,7 @@ static void test_bundled(void **state) {
                         assert_true(p->caps_keep == 0);
                 else
                         assert_int_equal(__builtin_popcountll(p->caps_keep), 14);
-                zy_profile_free(p);
+                zp_profile_free(p);
                 free(path);
         }
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of daemon/plan.c, daemon/reference.c and the zygote-ref helper: plan packing
+ * Unit tests of engine/plan.c, reference/reference.c and the zygote-ref helper: plan packing
  * (round trip, corrupt buffers, limits), a real reference process with a small filter, workers
  * spawned through it (the test's children, with the reference's filter), a reference that dies,
  * malformed requests, and the inherit-tier probe.
@@ -53,14 +53,14 @@ static struct sock_filter block_personality[] = FILTER_BLOCKING(__NR_personality
 static struct sock_filter block_setresuid[] = FILTER_BLOCKING(__NR_setresuid, EPERM);
 
 static char helper[PATH_MAX];
-static int helper_fd = -EBADF; /* zy_helper_open(helper) */
+static int helper_fd = -EBADF; /* zr_helper_open(helper) */
 static char try_syscall[PATH_MAX];
 static char path_buf[PATH_MAX];
 static char *const test_env[] = { "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
 
-static void plan_init(struct zy_plan *p, char *const *argv) {
-        zy_plan_init(p, argv, test_env, path_buf, sizeof(path_buf));
-        p->filter_mode = ZY_FILTER_LOAD; /* ignored by the reference */
+static void plan_init(struct ze_plan *p, char *const *argv) {
+        ze_plan_init(p, argv, test_env, path_buf, sizeof(path_buf));
+        p->filter_mode = ZE_FILTER_LOAD; /* ignored by the reference */
 }
 
 /* Whether the reference's fd is its closer helper's /proc/self/syscall, which the helper opens
@@ -80,7 +80,7 @@ static bool is_helper_syscall_file(pid_t pid, int fd) {
 /* The reference keeps fds 0 to 3 and its fd closer's (common/fd-closer.h, made at its start:
  * two pipes and the helper's pidfd, and maybe its /proc/self/syscall) only: nothing a request
  * brought stays behind. */
-static void assert_ref_fds_clean(const struct zy_reference *r) {
+static void assert_ref_fds_clean(const struct zr_reference *r) {
         char path[64], link[64];
         int pipes = 0, pidfds = 0;
 
@@ -135,16 +135,16 @@ static void file_field(pid_t pid, const char *key, char *buf, size_t size) {
 struct worker {
         int code;
         int n_recs;
-        struct zy_status rec;
+        struct ze_status rec;
         char out[16384];
 };
 
 /* Spawns argv through the reference with stdout on a pipe; collects output, records, exit. */
-static int spawn_through(struct zy_reference *r, char *const *argv, const char *cwd, struct worker *w) {
+static int spawn_through(struct zr_reference *r, char *const *argv, const char *cwd, struct worker *w) {
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF };
         _cleanup_close_ int pidfd = -EBADF;
-        struct zy_fdmap map[1];
-        struct zy_plan p;
+        struct ze_fdmap map[1];
+        struct ze_plan p;
         siginfo_t si = { 0 };
         pid_t pid;
         int k;
@@ -152,14 +152,14 @@ static int spawn_through(struct zy_reference *r, char *const *argv, const char *
         memset(w, 0, sizeof(*w));
         assert_return_code(pipe2(status, O_CLOEXEC), errno);
         assert_return_code(pipe2(out, O_CLOEXEC), errno);
-        map[0] = (struct zy_fdmap){ .src = out[1], .target = 1 };
+        map[0] = (struct ze_fdmap){ .src = out[1], .target = 1 };
         plan_init(&p, argv);
         p.cwd = cwd;
         p.fds = map;
         p.n_fds = 1;
         p.status_fd = status[1];
         p.no_new_privs = true;
-        k = zy_reference_spawn(r, &p, &pid, &pidfd);
+        k = zr_reference_spawn(r, &p, &pid, &pidfd);
         if (k < 0)
                 return k;
         assert_true(pid > 0);
@@ -184,39 +184,39 @@ static void test_plan_round_trip(void **state) {
         static const gid_t groups[] = { 5, 100, 65534 };
         static const struct sock_fprog prog = { .len = ELEMENTSOF(block_personality),
                                                 .filter = block_personality };
-        struct zy_fdmap map[] = { { .src = 10, .target = 0 }, { .src = 11, .target = 7 } };
-        struct zy_plan p = {
+        struct ze_fdmap map[] = { { .src = 10, .target = 0 }, { .src = 11, .target = 7 } };
+        struct ze_plan p = {
                 .argv = argv, .envp = envp, .cwd = "/tmp", .search_path = "/a:/b",
                 .fds = map, .n_fds = 2, .status_fd = 12, .hold_fd = 13, .hold_quiet = true, .ctty = true,
                 .set_ids = true, .uid = 1000, .gid = 1001, .groups = groups, .n_groups = 3,
                 .capbset_drop = UINT64_C(0xfffffffffe), .capbset_mask_prctl = true, .cap_last = 40,
                 .caps_keep = 0x21, .set_caps = true, .no_new_privs = true,
-                .filter_mode = ZY_FILTER_LOAD, .filter_early = true, .prog = &prog,
+                .filter_mode = ZE_FILTER_LOAD, .filter_early = true, .prog = &prog,
                 .filter_flags = 3, .ref_pidfd = 14, .path_buf = path_buf, .path_buf_len = 300,
         };
-        int fds[ZY_PLAN_MAX_FDS];
-        size_t n_fds = ZY_PLAN_MAX_FDS, len;
+        int fds[ZE_PLAN_MAX_FDS];
+        size_t n_fds = ZE_PLAN_MAX_FDS, len;
         _cleanup_free_ void *buf = NULL;
-        struct zy_plan_storage s;
-        const struct zy_plan *q = &s.plan;
+        struct ze_plan_storage s;
+        const struct ze_plan *q = &s.plan;
 
         /* clone mode: the reference pidfd goes along, the program does not */
-        p.filter_mode = ZY_FILTER_CLONE;
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        p.filter_mode = ZE_FILTER_CLONE;
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
         assert_int_equal(n_fds, 5);
         assert_int_equal(fds[4], 14);
         int got5[] = { 20, 21, 22, 23, 24 };
-        assert_int_equal(zy_plan_unpack(buf, len, got5, 5, &s), 0);
-        assert_int_equal(s.plan.filter_mode, ZY_FILTER_CLONE);
+        assert_int_equal(ze_plan_unpack(buf, len, got5, 5, &s), 0);
+        assert_int_equal(s.plan.filter_mode, ZE_FILTER_CLONE);
         assert_int_equal(s.plan.ref_pidfd, 24);
         assert_null(s.plan.prog);
-        zy_plan_storage_done(&s);
+        ze_plan_storage_done(&s);
         free(buf);
         buf = NULL;
 
-        p.filter_mode = ZY_FILTER_LOAD;
-        n_fds = ZY_PLAN_MAX_FDS;
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        p.filter_mode = ZE_FILTER_LOAD;
+        n_fds = ZE_PLAN_MAX_FDS;
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
         assert_int_equal(n_fds, 4);
         assert_int_equal(fds[0], 10);
         assert_int_equal(fds[1], 11);
@@ -224,7 +224,7 @@ static void test_plan_round_trip(void **state) {
         assert_int_equal(fds[3], 13);
         /* the receiver gets other numbers */
         int got[] = { 20, 21, 22, 23 };
-        assert_int_equal(zy_plan_unpack(buf, len, got, 4, &s), 0);
+        assert_int_equal(ze_plan_unpack(buf, len, got, 4, &s), 0);
 
         assert_string_equal(q->argv[0], "/bin/echo");
         assert_string_equal(q->argv[1], "");
@@ -252,7 +252,7 @@ static void test_plan_round_trip(void **state) {
         assert_int_equal(q->capbset_drop, UINT64_C(0xfffffffffe));
         assert_int_equal(q->cap_last, 40);
         assert_int_equal(q->caps_keep, 0x21);
-        assert_int_equal(q->filter_mode, ZY_FILTER_LOAD);
+        assert_int_equal(q->filter_mode, ZE_FILTER_LOAD);
         assert_int_equal(q->filter_flags, 3);
         assert_non_null(q->prog);
         assert_int_equal(q->prog->len, ELEMENTSOF(block_personality));
@@ -260,18 +260,18 @@ static void test_plan_round_trip(void **state) {
         assert_int_equal(q->path_buf_len, 300);
         assert_non_null(q->path_buf);
         memset(q->path_buf, 'x', q->path_buf_len); /* really that big (ASan would say) */
-        zy_plan_storage_done(&s);
+        ze_plan_storage_done(&s);
         assert_null(s.mem);
 
         /* the minimum: argv only, no status fd */
         static char *const one[] = { "x", NULL };
-        struct zy_plan m = { .argv = one, .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
+        struct ze_plan m = { .argv = one, .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
         free(buf);
         buf = NULL;
-        n_fds = ZY_PLAN_MAX_FDS;
-        assert_int_equal(zy_plan_pack(&m, &buf, &len, fds, &n_fds), 0);
+        n_fds = ZE_PLAN_MAX_FDS;
+        assert_int_equal(ze_plan_pack(&m, &buf, &len, fds, &n_fds), 0);
         assert_int_equal(n_fds, 0);
-        assert_int_equal(zy_plan_unpack(buf, len, NULL, 0, &s), 0);
+        assert_int_equal(ze_plan_unpack(buf, len, NULL, 0, &s), 0);
         assert_string_equal(s.plan.argv[0], "x");
         assert_null(s.plan.envp[0]);
         assert_null(s.plan.cwd);
@@ -280,116 +280,116 @@ static void test_plan_round_trip(void **state) {
         assert_null(s.plan.path_buf);
         assert_int_equal(s.plan.status_fd, -EBADF);
         assert_int_equal(s.plan.hold_fd, -EBADF);
-        zy_plan_storage_done(&s);
+        ze_plan_storage_done(&s);
 }
 
 /* The caller's rlimits and cgroup directories travel to the reference; its namespaces and root
  * never do (the worker that joins them is forked by zygoted). */
 static void test_plan_caller_confinement(void **state) {
         static char *const argv[] = { "/bin/true", NULL };
-        struct zy_plan p = { .argv = argv, .status_fd = 12, .hold_fd = -1, .ref_pidfd = -1,
-                             .filter_mode = ZY_FILTER_INHERITED, .n_rlimits = 2, .n_cgroups = 2,
+        struct ze_plan p = { .argv = argv, .status_fd = 12, .hold_fd = -1, .ref_pidfd = -1,
+                             .filter_mode = ZE_FILTER_INHERITED, .n_rlimits = 2, .n_cgroups = 2,
                              .cgroup_fds = { 30, 31 } };
-        int fds[ZY_PLAN_MAX_FDS], got[] = { 40, 41, 42 };
-        size_t n_fds = ZY_PLAN_MAX_FDS, len;
+        int fds[ZE_PLAN_MAX_FDS], got[] = { 40, 41, 42 };
+        size_t n_fds = ZE_PLAN_MAX_FDS, len;
         _cleanup_free_ void *buf = NULL;
-        struct zy_plan_storage s;
+        struct ze_plan_storage s;
 
-        p.rlimits[0] = (struct zy_rlimit){ .resource = 6, .cur = 30, .max = 31 };
-        p.rlimits[1] = (struct zy_rlimit){ .resource = 7, .cur = 64, .max = UINT64_MAX };
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        p.rlimits[0] = (struct ze_rlimit){ .resource = 6, .cur = 30, .max = 31 };
+        p.rlimits[1] = (struct ze_rlimit){ .resource = 7, .cur = 64, .max = UINT64_MAX };
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
         assert_int_equal(n_fds, 3);
         assert_int_equal(fds[0], 30);
         assert_int_equal(fds[1], 31);
         assert_int_equal(fds[2], 12);
-        assert_int_equal(zy_plan_unpack(buf, len, got, 3, &s), 0);
+        assert_int_equal(ze_plan_unpack(buf, len, got, 3, &s), 0);
         assert_int_equal(s.plan.n_cgroups, 2);
         assert_int_equal(s.plan.cgroup_fds[0], 40);
         assert_int_equal(s.plan.cgroup_fds[1], 41);
         assert_int_equal(s.plan.status_fd, 42);
         assert_int_equal(s.plan.n_rlimits, 2);
-        assert_memory_equal(s.plan.rlimits, p.rlimits, 2 * sizeof(struct zy_rlimit));
-        zy_plan_storage_done(&s);
+        assert_memory_equal(s.plan.rlimits, p.rlimits, 2 * sizeof(struct ze_rlimit));
+        ze_plan_storage_done(&s);
         /* one fd short: the cgroup directories count */
-        assert_int_equal(zy_plan_unpack(buf, len, got, 2, &s), -EBADMSG);
+        assert_int_equal(ze_plan_unpack(buf, len, got, 2, &s), -EBADMSG);
 
         p.ns_join = 0x40000000; /* CLONE_NEWNET */
-        n_fds = ZY_PLAN_MAX_FDS;
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
+        n_fds = ZE_PLAN_MAX_FDS;
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
         p.ns_join = 0;
         p.enter_root = true;
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
 }
 
 /* The caller's scheduling and inheritable set travel to the reference as they are; a umask that
  * is not one is refused. */
 static void test_plan_caller_sched(void **state) {
         static char *const argv[] = { "/bin/true", NULL };
-        struct zy_plan p = { .argv = argv, .status_fd = 12, .hold_fd = -1, .ref_pidfd = -1,
-                             .filter_mode = ZY_FILTER_INHERITED, .caps_keep = 0x3000, .caps_inh_drop = ~0x2000ULL,
+        struct ze_plan p = { .argv = argv, .status_fd = 12, .hold_fd = -1, .ref_pidfd = -1,
+                             .filter_mode = ZE_FILTER_INHERITED, .caps_keep = 0x3000, .caps_inh_drop = ~0x2000ULL,
                              .set_sched = true,
                              .sched = { .policy = 3, .nice = 10, .ioprio = 3 << 13, .oom_score_adj = -17,
                                         .umask = 077, .affinity = { 1, 0, 4 } } };
-        int fds[ZY_PLAN_MAX_FDS], got[] = { 40 };
-        size_t n_fds = ZY_PLAN_MAX_FDS, len;
+        int fds[ZE_PLAN_MAX_FDS], got[] = { 40 };
+        size_t n_fds = ZE_PLAN_MAX_FDS, len;
         _cleanup_free_ void *buf = NULL;
-        struct zy_plan_storage s;
+        struct ze_plan_storage s;
         uint32_t umask_bad = 01000;
 
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
-        assert_int_equal(zy_plan_unpack(buf, len, got, 1, &s), 0);
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(ze_plan_unpack(buf, len, got, 1, &s), 0);
         assert_true(s.plan.set_sched);
         assert_memory_equal(&s.plan.sched, &p.sched, sizeof(p.sched));
         assert_int_equal(s.plan.caps_inh_drop, p.caps_inh_drop);
         assert_int_equal(s.plan.caps_keep, p.caps_keep);
-        zy_plan_storage_done(&s);
+        ze_plan_storage_done(&s);
 
         /* the umask sits at a fixed place in the header: after 18 words and 4 quadwords, 5 words in */
         memcpy((char *) buf + 18 * 4 + 4 * 8 + 5 * 4, &umask_bad, sizeof(umask_bad));
-        assert_int_equal(zy_plan_unpack(buf, len, got, 1, &s), -EBADMSG);
+        assert_int_equal(ze_plan_unpack(buf, len, got, 1, &s), -EBADMSG);
 }
 
 static void test_plan_corrupt(void **state) {
         static char *const argv[] = { "/bin/true", "a", NULL };
         static char *const envp[] = { "X=y", NULL };
-        struct zy_fdmap map[] = { { .src = 10, .target = 1 } };
-        struct zy_plan p = { .argv = argv, .envp = envp, .cwd = "/", .fds = map, .n_fds = 1,
+        struct ze_fdmap map[] = { { .src = 10, .target = 1 } };
+        struct ze_plan p = { .argv = argv, .envp = envp, .cwd = "/", .fds = map, .n_fds = 1,
                              .status_fd = 11, .hold_fd = -1, .ref_pidfd = -1,
                              .path_buf = path_buf, .path_buf_len = 64 };
-        int fds[ZY_PLAN_MAX_FDS], got[] = { 30, 31, 32 };
-        size_t n_fds = ZY_PLAN_MAX_FDS, len;
+        int fds[ZE_PLAN_MAX_FDS], got[] = { 30, 31, 32 };
+        size_t n_fds = ZE_PLAN_MAX_FDS, len;
         _cleanup_free_ char *buf = NULL;
         char *copy;
-        struct zy_plan_storage s;
+        struct ze_plan_storage s;
         unsigned ok = 0;
 
-        assert_int_equal(zy_plan_pack(&p, (void **) &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(ze_plan_pack(&p, (void **) &buf, &len, fds, &n_fds), 0);
         assert_int_equal(n_fds, 2);
-        assert_int_equal(zy_plan_unpack(buf, len, got, 2, &s), 0);
-        zy_plan_storage_done(&s);
+        assert_int_equal(ze_plan_unpack(buf, len, got, 2, &s), 0);
+        ze_plan_storage_done(&s);
 
         /* every truncation, and one byte too many */
         copy = malloc(len + 1);
         assert_non_null(copy);
         for (size_t l = 0; l < len; l++) {
                 memcpy(copy, buf, l);
-                assert_int_equal(zy_plan_unpack(copy, l, got, 2, &s), -EBADMSG);
+                assert_int_equal(ze_plan_unpack(copy, l, got, 2, &s), -EBADMSG);
         }
         memcpy(copy, buf, len);
         copy[len] = 0;
-        assert_int_equal(zy_plan_unpack(copy, len + 1, got, 2, &s), -EBADMSG);
+        assert_int_equal(ze_plan_unpack(copy, len + 1, got, 2, &s), -EBADMSG);
 
         /* wrong fd counts, a negative fd */
-        assert_int_equal(zy_plan_unpack(buf, len, got, 1, &s), -EBADMSG);
-        assert_int_equal(zy_plan_unpack(buf, len, got, 3, &s), -EBADMSG);
+        assert_int_equal(ze_plan_unpack(buf, len, got, 1, &s), -EBADMSG);
+        assert_int_equal(ze_plan_unpack(buf, len, got, 3, &s), -EBADMSG);
         got[1] = -1;
-        assert_int_equal(zy_plan_unpack(buf, len, got, 2, &s), -EBADMSG);
+        assert_int_equal(ze_plan_unpack(buf, len, got, 2, &s), -EBADMSG);
         got[1] = 31;
 
         /* the last string loses its NUL */
         memcpy(copy, buf, len);
         copy[len - 1] = 'x';
-        assert_int_equal(zy_plan_unpack(copy, len, got, 2, &s), -EBADMSG);
+        assert_int_equal(ze_plan_unpack(copy, len, got, 2, &s), -EBADMSG);
 
         /* string counts that do not match the string area (n_argv at 16, n_envp at 20) */
         {
@@ -398,11 +398,11 @@ static void test_plan_corrupt(void **state) {
                 memcpy(copy, buf, len);
                 v = 0;
                 memcpy(copy + 20, &v, sizeof(v));
-                assert_int_equal(zy_plan_unpack(copy, len, got, 2, &s), -EBADMSG);
+                assert_int_equal(ze_plan_unpack(copy, len, got, 2, &s), -EBADMSG);
                 memcpy(copy, buf, len);
                 v = 3;
                 memcpy(copy + 16, &v, sizeof(v));
-                assert_int_equal(zy_plan_unpack(copy, len, got, 2, &s), -EBADMSG);
+                assert_int_equal(ze_plan_unpack(copy, len, got, 2, &s), -EBADMSG);
         }
 
         /* every single byte of the buffer set to each of a few values: never a crash; either
@@ -414,7 +414,7 @@ static void test_plan_corrupt(void **state) {
 
                         memcpy(copy, buf, len);
                         copy[i] = (char) values[v];
-                        r = zy_plan_unpack(copy, len, got, 2, &s);
+                        r = ze_plan_unpack(copy, len, got, 2, &s);
                         assert_true(r == 0 || r == -EBADMSG);
                         if (r == 0) {
                                 ok++;
@@ -423,8 +423,8 @@ static void test_plan_corrupt(void **state) {
                                         (void) strlen(*a);
                                 for (char *const *e = s.plan.envp; *e; e++)
                                         (void) strlen(*e);
-                                assert_true(s.plan.n_fds <= ZY_MAX_FDS);
-                                zy_plan_storage_done(&s);
+                                assert_true(s.plan.n_fds <= ZE_MAX_FDS);
+                                ze_plan_storage_done(&s);
                         }
                 }
         assert_true(ok > 0); /* some bytes (uid, caps, string contents) are free-form */
@@ -433,55 +433,55 @@ static void test_plan_corrupt(void **state) {
 
 static void test_plan_limits(void **state) {
         static char *const argv[] = { "x", NULL };
-        struct zy_fdmap map[ZY_MAX_FDS + 1];
-        struct zy_plan p = { .argv = argv, .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
-        int fds[ZY_PLAN_MAX_FDS];
-        size_t n_fds = ZY_PLAN_MAX_FDS, len;
+        struct ze_fdmap map[ZE_MAX_FDS + 1];
+        struct ze_plan p = { .argv = argv, .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
+        int fds[ZE_PLAN_MAX_FDS];
+        size_t n_fds = ZE_PLAN_MAX_FDS, len;
         void *buf = NULL;
         char **big;
 
         for (size_t i = 0; i < ELEMENTSOF(map); i++)
-                map[i] = (struct zy_fdmap){ .src = 3, .target = (int) i };
+                map[i] = (struct ze_fdmap){ .src = 3, .target = (int) i };
         p.fds = map;
-        p.n_fds = ZY_MAX_FDS + 1;
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -E2BIG);
-        p.n_fds = ZY_MAX_FDS;
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
-        assert_int_equal(n_fds, ZY_MAX_FDS);
+        p.n_fds = ZE_MAX_FDS + 1;
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), -E2BIG);
+        p.n_fds = ZE_MAX_FDS;
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(n_fds, ZE_MAX_FDS);
         free(buf);
         buf = NULL;
 
         /* a fd list too small */
         n_fds = 3;
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -ENOBUFS);
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), -ENOBUFS);
         p.n_fds = 0;
 
         /* a quiet hold without a hold fd */
         p.hold_quiet = true;
-        n_fds = ZY_PLAN_MAX_FDS;
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
+        n_fds = ZE_PLAN_MAX_FDS;
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
         p.hold_quiet = false;
 
         /* no argv */
-        struct zy_plan none = { .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
-        n_fds = ZY_PLAN_MAX_FDS;
-        assert_int_equal(zy_plan_pack(&none, &buf, &len, fds, &n_fds), -EINVAL);
+        struct ze_plan none = { .status_fd = -1, .hold_fd = -1, .ref_pidfd = -1 };
+        n_fds = ZE_PLAN_MAX_FDS;
+        assert_int_equal(ze_plan_pack(&none, &buf, &len, fds, &n_fds), -EINVAL);
 
         /* clone mode without a pidfd */
-        p.filter_mode = ZY_FILTER_CLONE;
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -EBADF);
-        p.filter_mode = ZY_FILTER_NONE;
+        p.filter_mode = ZE_FILTER_CLONE;
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), -EBADF);
+        p.filter_mode = ZE_FILTER_NONE;
 
         /* more than one message can carry */
         big = calloc(4, sizeof(char *));
         assert_non_null(big);
         big[0] = "x";
-        big[1] = malloc(ZY_PLAN_MAX_SIZE);
+        big[1] = malloc(ZE_PLAN_MAX_SIZE);
         assert_non_null(big[1]);
-        memset(big[1], 'a', ZY_PLAN_MAX_SIZE - 1);
-        big[1][ZY_PLAN_MAX_SIZE - 1] = 0;
+        memset(big[1], 'a', ZE_PLAN_MAX_SIZE - 1);
+        big[1][ZE_PLAN_MAX_SIZE - 1] = 0;
         p.argv = big;
-        assert_int_equal(zy_plan_pack(&p, &buf, &len, fds, &n_fds), -E2BIG);
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), -E2BIG);
         free(big[1]);
         free(big);
         assert_null(buf);
@@ -489,15 +489,15 @@ static void test_plan_limits(void **state) {
 
 /* ---- the reference process --------------------------------------------------------------- */
 
-static int start(const struct sock_filter *f, size_t n, struct zy_reference *r) {
-        return zy_reference_start(helper_fd, f, n, 0, true, 0, r);
+static int start(const struct sock_filter *f, size_t n, struct zr_reference *r) {
+        return zr_reference_start(helper_fd, f, n, 0, true, 0, r);
 }
 
 static void test_spawn(void **state) {
         char *const argv_status[] = { "/bin/cat", "/proc/self/status", NULL };
         char *const argv_try[] = { try_syscall, "personality", "0xffffffff", NULL };
         char *const argv_true[] = { "/bin/true", NULL };
-        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct zr_reference r = ZR_REFERENCE_NULL;
         struct worker w;
         char buf[64], want[32];
 
@@ -542,9 +542,9 @@ static void test_spawn(void **state) {
         /* a worker that fails before exec reports it as usual */
         assert_int_equal(spawn_through(&r, argv_true, "/nonexistent-zygote-test", &w), 0);
         assert_int_equal(w.n_recs, 1);
-        assert_int_equal(w.rec.step, ZY_STEP_CHDIR);
+        assert_int_equal(w.rec.step, ZE_STEP_CHDIR);
         assert_int_equal(w.rec.err, ENOENT);
-        assert_int_equal(w.code, ZY_EXIT_SETUP_FAILED);
+        assert_int_equal(w.code, ZE_EXIT_SETUP_FAILED);
 
         /* many in a row: no fd leaks in the reference */
         for (int i = 0; i < 50; i++) {
@@ -553,14 +553,14 @@ static void test_spawn(void **state) {
         }
         assert_ref_fds_clean(&r);
 
-        zy_reference_stop(&r);
+        zr_reference_stop(&r);
         assert_int_equal(r.pidfd, -EBADF);
         assert_int_equal(r.ctl_fd, -EBADF);
 }
 
 static void test_reference_dies(void **state) {
         char *const argv_true[] = { "/bin/true", NULL };
-        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct zr_reference r = ZR_REFERENCE_NULL;
         struct pollfd pfd;
         struct worker w;
         int k;
@@ -576,15 +576,15 @@ static void test_reference_dies(void **state) {
         k = spawn_through(&r, argv_true, NULL, &w);
         assert_true(k == -EPIPE || k == -ECONNRESET);
 
-        zy_reference_stop(&r);
-        zy_reference_stop(&r); /* twice is fine */
-        zy_reference_stop(NULL);
+        zr_reference_stop(&r);
+        zr_reference_stop(&r); /* twice is fine */
+        zr_reference_stop(NULL);
         tu_assert_no_children();
 }
 
 static void test_reference_stuck(void **state) {
         char *const argv_true[] = { "/bin/true", NULL };
-        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct zr_reference r = ZR_REFERENCE_NULL;
         siginfo_t si = { 0 };
         struct pollfd pfd;
         struct worker w;
@@ -604,21 +604,21 @@ static void test_reference_stuck(void **state) {
         assert_int_equal(poll(&pfd, 1, TU_TIMEOUT_MS), 1);
         k = spawn_through(&r, argv_true, NULL, &w);
         assert_true(k == -EPIPE || k == -ECONNRESET);
-        zy_reference_stop(&r);
+        zr_reference_stop(&r);
         tu_assert_no_children();
 }
 
 static void test_start_failures(void **state) {
         static struct sock_filter bad[] = { BPF_STMT(BPF_JMP | BPF_JA, 5) };
-        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct zr_reference r = ZR_REFERENCE_NULL;
 
-        _cleanup_close_ int not_exec = zy_helper_open("/etc/passwd");
+        _cleanup_close_ int not_exec = zr_helper_open("/etc/passwd");
 
-        assert_int_equal(zy_helper_open("/nonexistent-zygote-test/zygote-ref"), -ENOENT);
-        assert_int_equal(zy_reference_start(-EBADF, block_personality,
+        assert_int_equal(zr_helper_open("/nonexistent-zygote-test/zygote-ref"), -ENOENT);
+        assert_int_equal(zr_reference_start(-EBADF, block_personality,
                                             ELEMENTSOF(block_personality), 0, true, 0, &r), -EINVAL);
         assert_true(not_exec >= 0);
-        assert_int_equal(zy_reference_start(not_exec, block_personality,
+        assert_int_equal(zr_reference_start(not_exec, block_personality,
                                             ELEMENTSOF(block_personality), 0, true, 0, &r), -EACCES);
         /* the kernel refuses the program: the reference says so (and exits on our close) */
         assert_int_equal(start(bad, ELEMENTSOF(bad), &r), -EINVAL);
@@ -629,8 +629,8 @@ static void test_start_failures(void **state) {
 
 static void test_malformed_requests(void **state) {
         char *const argv_true[] = { "/bin/true", NULL };
-        struct zy_reference r = ZY_REFERENCE_NULL;
-        struct zy_ref_header h, bad = { .magic = 0x12345678, .type = ZY_REF_SPAWN };
+        struct zr_reference r = ZR_REFERENCE_NULL;
+        struct zr_ref_header h, bad = { .magic = 0x12345678, .type = ZR_REF_SPAWN };
         struct worker w;
         char junk[100];
         int fds[4];
@@ -642,55 +642,55 @@ static void test_malformed_requests(void **state) {
         /* bad magic, with an fd that must not leak */
         devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
         assert_true(devnull >= 0);
-        assert_int_equal(zy_ref_send(r.ctl_fd, &bad, NULL, 0, &devnull, 1), 0);
+        assert_int_equal(zr_ref_send(r.ctl_fd, &bad, NULL, 0, &devnull, 1), 0);
         safe_close(devnull);
-        assert_int_equal(zy_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
+        assert_int_equal(zr_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
         assert_int_equal(n_fds, 0);
-        assert_int_equal(h.type, ZY_REF_ERROR);
+        assert_int_equal(h.type, ZR_REF_ERROR);
         assert_int_equal(h.err, EBADMSG);
 
         /* a SPAWN whose plan is garbage */
         memset(junk, 0xa5, sizeof(junk));
-        bad.magic = ZY_REF_MAGIC;
-        assert_int_equal(zy_ref_send(r.ctl_fd, &bad, junk, sizeof(junk), NULL, 0), 0);
-        assert_int_equal(zy_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
-        assert_int_equal(h.type, ZY_REF_ERROR);
+        bad.magic = ZR_REF_MAGIC;
+        assert_int_equal(zr_ref_send(r.ctl_fd, &bad, junk, sizeof(junk), NULL, 0), 0);
+        assert_int_equal(zr_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
+        assert_int_equal(h.type, ZR_REF_ERROR);
         assert_int_equal(h.err, EBADMSG);
 
         /* a second INIT */
-        bad.type = ZY_REF_INIT;
-        assert_int_equal(zy_ref_send(r.ctl_fd, &bad, junk, sizeof(junk), NULL, 0), 0);
-        assert_int_equal(zy_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
-        assert_int_equal(h.type, ZY_REF_ERROR);
+        bad.type = ZR_REF_INIT;
+        assert_int_equal(zr_ref_send(r.ctl_fd, &bad, junk, sizeof(junk), NULL, 0), 0);
+        assert_int_equal(zr_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
+        assert_int_equal(h.type, ZR_REF_ERROR);
         assert_int_equal(h.err, EALREADY);
 
         /* shorter than a header */
         assert_int_equal(send(r.ctl_fd, "x", 1, 0), 1);
-        assert_int_equal(zy_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
+        assert_int_equal(zr_ref_recv(r.ctl_fd, &h, sizeof(h), fds, 4, &n_fds), sizeof(h));
         assert_int_equal(h.err, EBADMSG);
 
         /* still serving, and no fd left behind in the reference */
         assert_int_equal(spawn_through(&r, argv_true, NULL, &w), 0);
         assert_int_equal(w.code, 0);
         assert_ref_fds_clean(&r);
-        zy_reference_stop(&r);
+        zr_reference_stop(&r);
 }
 
 static void test_probe_inherit(void **state) {
-        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct zr_reference r = ZR_REFERENCE_NULL;
         bool root = geteuid() == 0;
         char *reason = NULL;
         int k;
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        k = zy_reference_probe_inherit(&r, helper_fd, root, &reason);
+        k = zr_reference_probe_inherit(&r, helper_fd, root, &reason);
         if (k < 0)
                 fail_msg("probe failed: %s", reason ? reason : "?");
         assert_null(reason);
-        zy_reference_stop(&r);
+        zr_reference_stop(&r);
 
         assert_int_equal(start(block_setresuid, ELEMENTSOF(block_setresuid), &r), 0);
-        k = zy_reference_probe_inherit(&r, helper_fd, root, &reason);
+        k = zr_reference_probe_inherit(&r, helper_fd, root, &reason);
         if (root) {
                 /* the uid switch is what the profile forbids */
                 assert_int_equal(k, -EPERM);
@@ -699,13 +699,13 @@ static void test_probe_inherit(void **state) {
         } else
                 assert_int_equal(k, 0); /* an unprivileged daemon's workers switch nothing */
         free(reason);
-        zy_reference_stop(&r);
+        zr_reference_stop(&r);
 
         /* a dead reference: fails, says why, leaves nothing behind */
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        zy_reference_stop(&r);
+        zr_reference_stop(&r);
         reason = NULL;
-        k = zy_reference_probe_inherit(&r, helper_fd, root, &reason);
+        k = zr_reference_probe_inherit(&r, helper_fd, root, &reason);
         assert_true(k < 0);
         assert_non_null(reason);
         free(reason);
@@ -715,7 +715,7 @@ static void test_probe_inherit(void **state) {
  * which runs as nobody when we are root, still execs it, because it gets the fd, not the path. */
 static void test_probe_inherit_hidden_helper(void **state) {
         char dir[] = "/tmp/zygote-test-ref-XXXXXX", path[sizeof(dir) + sizeof("/zygote-ref")];
-        struct zy_reference r = ZY_REFERENCE_NULL;
+        struct zr_reference r = ZR_REFERENCE_NULL;
         _cleanup_close_ int src = -EBADF, dst = -EBADF, fd = -EBADF;
         char *reason = NULL;
         struct stat st;
@@ -738,15 +738,15 @@ static void test_probe_inherit_hidden_helper(void **state) {
         assert_int_equal(stat(dir, &st), 0);
         assert_int_equal(st.st_mode & 07777, 0700);
         assert_int_equal(st.st_uid, 0);
-        fd = zy_helper_open(path);
+        fd = zr_helper_open(path);
         assert_true(fd >= 0);
 
-        assert_int_equal(zy_reference_start(fd, block_personality, ELEMENTSOF(block_personality), 0,
+        assert_int_equal(zr_reference_start(fd, block_personality, ELEMENTSOF(block_personality), 0,
                                             true, 0, &r), 0);
-        k = zy_reference_probe_inherit(&r, fd, true, &reason);
+        k = zr_reference_probe_inherit(&r, fd, true, &reason);
         if (k < 0)
                 fail_msg("probe failed: %s", reason ? reason : "?");
-        zy_reference_stop(&r);
+        zr_reference_stop(&r);
         assert_int_equal(unlink(path), 0);
         assert_int_equal(rmdir(dir), 0);
 }
@@ -757,13 +757,13 @@ static void test_helper_path(void **state) {
         char *copy = saved ? strdup(saved) : NULL;
 
         assert_int_equal(setenv("ZYGOTE_REF_HELPER", "/some/where/zygote-ref", 1), 0);
-        assert_int_equal(zy_helper_path(buf, sizeof(buf)), 0);
+        assert_int_equal(zr_helper_path(buf, sizeof(buf)), 0);
         assert_string_equal(buf, "/some/where/zygote-ref");
-        assert_int_equal(zy_helper_path(small, sizeof(small)), -ENAMETOOLONG);
+        assert_int_equal(zr_helper_path(small, sizeof(small)), -ENAMETOOLONG);
 
         /* next to this executable (the build root), else the install location */
         unsetenv("ZYGOTE_REF_HELPER");
-        assert_int_equal(zy_helper_path(buf, sizeof(buf)), 0);
+        assert_int_equal(zr_helper_path(buf, sizeof(buf)), 0);
         assert_true(strlen(buf) > strlen("/zygote-ref"));
         assert_string_equal(buf + strlen(buf) - strlen("/zygote-ref"), "/zygote-ref");
         if (access(buf, X_OK) != 0)
@@ -791,8 +791,8 @@ static void self_dir_file(const char *name, char *buf, size_t size) {
 static int setup(void **state) {
         const char *t = getenv("ZYGOTE_TRY_SYSCALL");
 
-        if (zy_helper_path(helper, sizeof(helper)) < 0 || access(helper, X_OK) != 0 ||
-            (helper_fd = zy_helper_open(helper)) < 0) {
+        if (zr_helper_path(helper, sizeof(helper)) < 0 || access(helper, X_OK) != 0 ||
+            (helper_fd = zr_helper_open(helper)) < 0) {
                 fprintf(stderr, "zygote-ref not found (%s): set ZYGOTE_REF_HELPER\n", helper);
                 return -1;
         }

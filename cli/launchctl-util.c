@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * launchctl's helpers shared by its verbs (launchctl.c) and run (launchctl-run.c): connecting,
+ * the messages for a failed call or a usage error, a task's exit status, JSON output.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launchctl-util.h"
+#include "zygote-private.h"
+#include "util.h"
+
+int lc_usage_error(const char *verb, const char *fmt, ...) {
+        va_list ap;
+
+        fprintf(stderr, "%s%s%s: ", LC_PROGRAM, verb ? " " : "", verb ? verb : "");
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "\nTry '%s%s%s --help'.\n", LC_PROGRAM, verb ? " " : "", verb ? verb : "");
+        return LC_EXIT_USAGE;
+}
+
+int lc_connect(const char *socket_path, zy_conn **ret) {
+        _cleanup_free_ char *def = NULL;
+        int r;
+
+        if (!socket_path) {
+                r = zy_default_socket_path(&def);
+                if (r < 0) {
+                        fprintf(stderr, "%s: cannot find the daemon's socket: %s\n", LC_PROGRAM, strerror(-r));
+                        return r;
+                }
+                socket_path = def;
+        }
+        r = zy_connect(socket_path, ret);
+        if (r < 0)
+                fprintf(stderr,
+                        "%s: cannot connect to %s: %s (is zygoted running? set ZYGOTE_SOCKET or --socket)\n",
+                        LC_PROGRAM, socket_path, strerror(-r));
+        return r;
+}
+
+static const char *error_param(zy_conn *c, const char *key) {
+        json_object *v = NULL;
+
+        if (!json_object_object_get_ex(zy_conn_error_parameters(c), key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+int lc_fail(zy_conn *c, const char *what, int r) {
+        const char *name = zy_conn_error_name(c);
+        const char *s;
+
+        if (!name) {
+                if (r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE)
+                        fprintf(stderr, "%s: %s: lost the connection to zygoted: %s\n", LC_PROGRAM, what, strerror(-r));
+                else
+                        fprintf(stderr, "%s: %s: %s\n", LC_PROGRAM, what, strerror(-r));
+                return LC_EXIT_FAILURE;
+        }
+        if (r == -ESRCH && (s = error_param(c, "id")))
+                fprintf(stderr, "%s: %s: no such task '%s'\n", LC_PROGRAM, what, s);
+        else if (r == -ENOENT && (s = error_param(c, "profile")))
+                fprintf(stderr, "%s: %s: no such profile '%s'\n", LC_PROGRAM, what, s);
+        else if (r == -EEXIST && (s = error_param(c, "id")))
+                fprintf(stderr, "%s: %s: a task '%s' exists already\n", LC_PROGRAM, what, s);
+        else if (r == -EBUSY && (s = error_param(c, "state")))
+                fprintf(stderr, "%s: %s: the task is %s\n", LC_PROGRAM, what, s);
+        else if (r == -EPERM && (s = error_param(c, "reason")))
+                fprintf(stderr, "%s: %s: permission denied: %s\n", LC_PROGRAM, what, s);
+        else if (r == -EACCES && (s = error_param(c, "reason")))
+                fprintf(stderr, "%s: %s: refused: %s (%s)\n", LC_PROGRAM, what, s, name);
+        else if ((r == -E2BIG || r == -EAGAIN) && (s = error_param(c, "limit"))) {
+                json_object *max = NULL;
+                json_object_object_get_ex(zy_conn_error_parameters(c), "max", &max);
+                fprintf(stderr, "%s: %s: limit '%s' exceeded (max %" PRId64 ")\n", LC_PROGRAM, what, s,
+                        max ? json_object_get_int64(max) : (int64_t) 0);
+        } else
+                fprintf(stderr, "%s: %s: %s (%s)\n", LC_PROGRAM, what, strerror(-r), name);
+        return LC_EXIT_FAILURE;
+}
+
+int lc_task_exit_status(const struct zy_task_info *t) {
+        int s = zy_task_info_status(t);
+
+        /* A code above 255 cannot be an exit status; nor can a missing one. */
+        return s >= 0 && s <= 255 ? s : LC_EXIT_FAILURE;
+}
+
+void lc_print_json(json_object *o) {
+        puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                       JSON_C_TO_STRING_NOSLASHESCAPE));
+}

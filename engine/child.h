@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The worker: everything between fork and execve lives in child.c and nowhere else.
+ *
+ * The parent (zygoted's spawn.c, or the reference process in the inherit tier) prepares one
+ * struct ze_plan with every string, array and buffer already allocated; the child only applies
+ * it with raw system calls, in this order (the order is part of the security argument, see
+ * docs/SECURITY.md):
+ *
+ *   0. signals:  every disposition back to SIG_DFL, empty signal mask (ignored signals and the
+ *                mask would survive execve; a daemon handler must never run in the worker);
+ *                cannot fail; skipped with plan->signals_default
+ *   0b. cgroup:  "0" into cgroup.procs of each of plan->cgroup_fds (O_PATH directories of the
+ *                caller's cgroups, one per hierarchy where it differs from the parent's): first,
+ *                so that everything the worker does counts there, and before the fd step closes
+ *                those fds and the rlimit step may lower RLIMIT_NOFILE
+ *   0c. sched:   when plan->set_sched, the caller's scheduling (plan->sched): oom_score_adj
+ *                (written to /proc/self/oom_score_adj, step "oom_score_adj"), policy and RT
+ *                priority ("sched"), nice ("nice"), I/O priority ("ioprio"), CPU affinity
+ *                ("affinity"), then umask (cannot fail). Before the fd step (the /proc file is
+ *                opened and closed here, in the parent's mount namespace: the caller's root may
+ *                have no /proc) and while the worker is still root with every capability, which
+ *                a value more important than the parent's own needs; after the cgroup step, so
+ *                that the affinity is taken within the caller's cpuset
+ *   1. fds:      move status/hold/ref_pidfd fds above every target, dup3 the fd map into place,
+ *                then CLOSE every other fd (gaps below the highest target and everything above
+ *                the kept ones): a held worker must not keep copies of the daemon's sockets,
+ *                or a client whose connection the daemon closes would never see EOF
+ *   1b. rlimit:  RLIMIT_NOFILE soft limit back to plan->nofile_soft (when not 0)
+ *   1c. setns:   setns(plan->caller_pidfd, plan->ns_join) when ns_join is not 0: the caller's
+ *                namespaces, all at once; after the fd step, so that /dev/null was opened in
+ *                the parent's mount namespace, never in one the caller may have crafted
+ *   1c'. mntns:  setns(plan->mntns_fd, CLONE_NEWNS) when plan->join_mntns: the mount namespace
+ *                of the profile's pid namespace (pidns.h), whose /proc shows that namespace only
+ *   1d. chroot:  fchdir(plan->root_fd) + chroot(".") when plan->enter_root: the caller's root
+ *                (a chroot of its own, or its mount namespace's root). With plan->own_proc, a
+ *                private copy of the mount namespace is made between the two (step "proc":
+ *                unshare(CLONE_NEWNS), every mount a slave) and, after the chroot, a procfs of
+ *                the worker's pid namespace goes on /proc (hidepid=invisible; skipped when the
+ *                root has no /proc). No path is looked up as root after 1c and 1d but that
+ *                /proc: the next one is chdir, as the target user
+ *   2. setsid:   always (the worker never shares the daemon's session)
+ *   3. capbset:  drop plan->capbset_drop from the bounding set (one PR_CAPBSET_DROP_MASK prctl
+ *                when plan->capbset_mask_prctl, else a PR_CAPBSET_DROP loop); needs CAP_SETPCAP,
+ *                so it comes before the uid switch
+ *   3b. rlimits: every limit of plan->rlimits (the caller's, hard limits at most the
+ *                parent's), before the uid switch: the switch checks RLIMIT_NPROC (a user over
+ *                the caller's limit makes execve fail with EAGAIN, as the caller's own fork
+ *                would)
+ *   4. ids:      setgroups, setresgid, setresuid (when plan->set_ids)
+ *   5. filter, early variant: only when plan->filter_early (no_new_privs off and the kept caps
+ *                lack CAP_SYS_ADMIN, so the filter must be loaded while we still may)
+ *   6. caps:     clear ambient; capset permitted/effective/inheritable to plan->caps_keep
+ *                (the inheritable set less plan->caps_inh_drop)
+ *   6b. ctty:    TIOCSCTTY on fd 0 when plan->ctty, with the task's own ids and caps, so the
+ *                kernel's check that the caller may read the terminal applies
+ *   7. chdir:    plan->cwd, as the target user
+ *   8. nnp:      PR_SET_NO_NEW_PRIVS when plan->no_new_privs
+ *   9. filter:   load plan->prog, or SECCOMP_CLONE_FILTER from plan->ref_pidfd, or nothing
+ *                (inherited from the reference); always the last restriction
+ *  10. hold:     when plan->hold_fd >= 0, report ZE_STEP_HELD (unless plan->hold_quiet) and block
+ *                reading hold_fd; a byte means go on, EOF means abandon (exit ZE_EXIT_ABANDONED)
+ *  11. exec:     execve argv[0] if it has a slash, else search plan->search_path (PATH), using
+ *                plan->path_buf as scratch (ENOENT/ENOTDIR go on, EACCES is reported if nothing
+ *                else is found, as execvp(3) does, without its /bin/sh fallback); with
+ *                plan->exec_by_fd, execveat(plan->exec_fd, "", AT_EMPTY_PATH) instead
+ *
+ * When the uid switch leaves uid 0 with set_caps, and caps_keep is not empty or filter_early is
+ * set, PR_SET_KEEPCAPS is set just before setresuid so that step 6 can still set caps_keep, and
+ * step 5 first raises the effective set back to the permitted one (CAP_SYS_ADMIN) to load the
+ * filter. execve clears KEEPCAPS; step 6 sets the final sets.
+ *
+ * Any failure writes one struct ze_status {step, errno} to plan->status_fd and exits with the
+ * code below. The status fd is CLOEXEC: EOF on the parent's end with no record means exec
+ * succeeded.
+ */
+#pragma once
+
+#include "steps.h"
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct sock_fprog;
+
+/* Steps, reported in struct ze_status and by name in the protocol's SpawnFailed error. */
+/* X(ID, "name") gives ZE_STEP_ID, named "name" in the protocol. The numbers are the wire's
+ * (struct ze_status): a new step goes at the end, so that none moves. */
+#define ZE_STEPS(X)                                                                                 \
+        X(NONE, "none")                                                                             \
+        X(FDS, "fds")                                                                               \
+        X(SETSID, "setsid")                                                                         \
+        X(CTTY, "ctty")                                                                             \
+        X(CAPBSET, "capbset")                                                                       \
+        X(GROUPS, "groups")                                                                         \
+        X(GID, "gid")                                                                               \
+        X(UID, "uid")                                                                               \
+        X(CAPS, "caps")                                                                             \
+        X(CHDIR, "chdir")                                                                           \
+        X(NNP, "nnp")                                                                               \
+        X(FILTER, "filter")                                                                         \
+        X(HELD, "held")         /* not a failure: "sandboxed and waiting for Start" (err is 0) */   \
+        X(HOLD, "hold")                                                                             \
+        X(EXEC, "exec")                                                                             \
+        X(RLIMIT, "rlimit")                                                                         \
+        X(CGROUP, "cgroup")                                                                         \
+        X(SETNS, "setns")                                                                           \
+        X(CHROOT, "chroot")                                                                         \
+        X(MNTNS, "mntns")       /* the mount namespace of the profile's pid namespace (pidns.h) */  \
+        X(PROC, "proc")         /* a private mount namespace with a /proc of its own */          \
+        X(OOM, "oom_score_adj") /* the caller's scheduling and umask (step 0c) */                   \
+        X(SCHED, "sched")                                                                           \
+        X(NICE, "nice")                                                                             \
+        X(IOPRIO, "ioprio")                                                                         \
+        X(AFFINITY, "affinity")
+
+enum ze_step {
+#define ZE_STEP_ENUM(id, name) ZE_STEP_##id,
+        ZE_STEPS(ZE_STEP_ENUM)
+#undef ZE_STEP_ENUM
+        _ZY_STEP_MAX,
+};
+
+/* Exit codes of a worker that never reached execve: ZE_EXIT_* of steps.h (124: a held worker
+ * whose hold fd closed without Start). */
+
+enum ze_filter_mode {
+        ZE_FILTER_NONE = 0, /* no filter (only for tests of the child itself) */
+        ZE_FILTER_LOAD,     /* seccomp(SECCOMP_SET_MODE_FILTER, filter_flags, prog) */
+        ZE_FILTER_CLONE,    /* seccomp(SECCOMP_CLONE_FILTER, 0, ref_pidfd) */
+        ZE_FILTER_INHERITED, /* already in place: forked by the reference process */
+};
+
+struct ze_status {
+        int32_t step; /* enum ze_step */
+        int32_t err;  /* positive errno, 0 for ZE_STEP_HELD */
+};
+
+struct ze_fdmap {
+        int src;    /* fd in the parent (CLOEXEC there) */
+        int target; /* number it gets in the new program */
+};
+
+#define ZE_MAX_FDS 64
+#define ZE_MAX_GROUPS 65536
+#define ZE_MAX_RLIMITS 16 /* RLIM_NLIMITS today */
+#define ZE_MAX_CGROUPS 16 /* hierarchies: v1 controllers, name=systemd, the unified one */
+#define ZE_AFFINITY_WORDS 16 /* a CPU mask of 1024 CPUs, as glibc's cpu_set_t */
+#define ZE_OOM_KEEP INT32_MIN
+
+/* How the kernel treats a process, which a task takes from its caller (step 0c): never more
+ * important than the caller. */
+struct ze_sched {
+        int32_t policy;        /* SCHED_OTHER, _BATCH, _IDLE, _FIFO or _RR (no flag) */
+        int32_t priority;      /* sched_priority: 0 but for FIFO and RR */
+        int32_t nice;          /* -20..19 */
+        int32_t ioprio;        /* as ioprio_get(2) gives it: class << 13 | level */
+        int32_t oom_score_adj; /* -1000..1000, or ZE_OOM_KEEP: the parent's, not written */
+        uint32_t umask;        /* 0..0777 */
+        uint64_t affinity[ZE_AFFINITY_WORDS]; /* CPU i is bit i % 64 of word i / 64 */
+};
+
+struct ze_rlimit {
+        uint32_t resource; /* RLIMIT_* */
+        uint32_t unused;
+        uint64_t cur, max; /* RLIM_INFINITY is ~0 */
+};
+
+struct ze_plan {
+        char *const *argv; /* NULL-terminated, argv[0] is the command */
+        /* Every disposition is SIG_DFL and the mask empty already (zygote-ref checks it once at
+         * start-up): step 0 is skipped, 65 system calls fewer. Never packed: the forker says. */
+        bool signals_default;
+        /* Otherwise step 0 resets only these dispositions (zygoted's: those it found not SIG_DFL,
+         * which nothing changes later), NULL: every one. The mask is emptied either way. Never
+         * packed: the forker says. */
+        const sigset_t *signals_reset;
+        char *const *envp; /* NULL-terminated */
+        const char *cwd;   /* NULL: stay in the parent's cwd ("/" for zygoted) */
+        const char *search_path; /* PATH used when argv[0] has no '/'; NULL: default path */
+
+        const struct ze_fdmap *fds;
+        size_t n_fds;
+
+        int status_fd; /* write end of the status pipe, CLOEXEC */
+        int hold_fd;   /* read end of the hold pipe, or -1 */
+        /* Wait at hold_fd without reporting HELD: the daemon's gate in the inherit tier, opened
+         * once it tracks the worker, so that a worker it lost track of never execs. */
+        bool hold_quiet;
+
+        bool ctty; /* make fd 0 (a terminal) the controlling tty */
+
+        bool set_ids;
+        uid_t uid;
+        gid_t gid;
+        const gid_t *groups;
+        size_t n_groups;
+
+        uint64_t capbset_drop;    /* capabilities to remove from the bounding set */
+        bool capbset_mask_prctl;  /* kernel has PR_CAPBSET_DROP_MASK */
+        unsigned cap_last;        /* highest capability number the kernel knows */
+        uint64_t caps_keep;       /* permitted/effective/inheritable after the uid switch */
+        uint64_t caps_inh_drop;   /* not in the inheritable set all the same (the caller lacks them) */
+        bool set_caps;            /* whether to capset at all (false for an unprivileged daemon) */
+
+        bool no_new_privs;
+
+        /* RLIMIT_NOFILE soft limit to give back (zygoted raises its own to hold many
+         * connections and pidfds; a task gets what zygoted started with). 0: leave it. */
+        uint64_t nofile_soft;
+
+        /* The caller's resource limits, each set as it is (step 3b). */
+        struct ze_rlimit rlimits[ZE_MAX_RLIMITS];
+        size_t n_rlimits;
+
+        /* The caller's scheduling and umask (step 0c); when false the worker keeps its
+         * parent's, which the daemon found the same. */
+        bool set_sched;
+        struct ze_sched sched;
+
+        /* O_PATH directories of the caller's cgroups (step 0b), borrowed. */
+        int cgroup_fds[ZE_MAX_CGROUPS];
+        size_t n_cgroups;
+
+        /* The caller's namespaces (step 1c) and root (step 1d). Not packed for the reference: no
+         * profile allows setns, and the filter of the inherit tier is in place before the worker
+         * runs, so a spawn that needs them is forked by zygoted. */
+        unsigned ns_join; /* CLONE_NEW* flags; 0: join none */
+        int caller_pidfd; /* with ns_join */
+        bool enter_root;
+        int root_fd;      /* with enter_root */
+
+        /* The profile's pid namespace (pidns.h): its mount namespace, joined at step 1c' (a
+         * worker cloned into the pid namespace by zygoted), or, for a caller whose mount
+         * namespace or root the worker enters, a private copy with a procfs of its own (step
+         * 1d). Not packed: the reference joined the namespace itself, and such a caller's spawn
+         * is forked by zygoted. */
+        bool join_mntns;
+        int mntns_fd;     /* with join_mntns, borrowed */
+        bool own_proc;    /* with enter_root */
+
+        enum ze_filter_mode filter_mode;
+        bool filter_early;
+        const struct sock_fprog *prog; /* ZE_FILTER_LOAD */
+        unsigned filter_flags;         /* SECCOMP_FILTER_FLAG_* for ZE_FILTER_LOAD */
+        int ref_pidfd;                 /* ZE_FILTER_CLONE */
+
+        /* Exec the file open at exec_fd (O_PATH is enough) rather than look argv[0] up: no
+         * search permission on the directories above it is needed, only the file's own exec
+         * permission. Kept through the fd step like status_fd, closed at exec. Not packed for
+         * the reference: execveat is not in every profile, and an inherited filter applies. */
+        bool exec_by_fd;
+        int exec_fd;
+
+        char *path_buf; /* scratch for the PATH search, at least path_buf_len bytes */
+        size_t path_buf_len;
+};
+
+/* A plan that runs argv with envp and nothing else: no status, hold or reference fd (every fd
+ * -EBADF), no ids, capabilities, limits, namespaces or filter; path_buf is the caller's scratch
+ * buffer of the PATH search. The caller sets what its plan adds. */
+static inline void ze_plan_init(struct ze_plan *p, char *const *argv, char *const *envp, char *path_buf,
+                                size_t path_buf_len) {
+        *p = (struct ze_plan){
+                .argv = argv,
+                .envp = envp,
+                .status_fd = -EBADF,
+                .hold_fd = -EBADF,
+                .ref_pidfd = -EBADF,
+                .caller_pidfd = -EBADF,
+                .root_fd = -EBADF,
+                .mntns_fd = -EBADF,
+                .exec_fd = -EBADF,
+                .filter_mode = ZE_FILTER_NONE,
+                .path_buf = path_buf,
+                .path_buf_len = path_buf_len,
+        };
+}
+
+/* Runs the steps above in the current (freshly forked) process. Never returns. */
+_Noreturn void ze_child_run(const struct ze_plan *plan);
+
+/* Step 3 alone is ze_capbset_drop() (steps.h): zygote-ref also calls it once, for all its
+ * workers. */
+
+/* Protocol name of a step ("fds", "uid", ...); "unknown" for a value outside the enum. */
+const char *ze_step_to_string(enum ze_step step);
+
+/* The system calls made between fork and execve once the profile's filter may already be in
+ * place (the `inherit` tier: the reference process applied it, then forks the worker): the
+ * reference's own calls to receive a spawn request and fork, then every step above, with the
+ * arguments a filter may look at (glibc's wrappers named by the system call they make). The
+ * profile module checks at start-up that a profile's filter allows each one, with these arguments
+ * and 0 for the others; test-child runs the worker under a filter that allows only these. A new
+ * step's system call goes in child-syscalls.c with it. */
+enum ze_worker_syscall_when {
+        ZE_WORKER_CALL_ALWAYS = 0,
+        ZE_WORKER_CALL_KEEP_CAPS, /* only when the profile keeps capabilities (PR_SET_KEEPCAPS) */
+        ZE_WORKER_CALL_TERMINAL,  /* only for a request with a terminal (TIOCSCTTY): a profile that
+                                   * refuses it still serves every other request in that tier */
+        ZE_WORKER_CALL_FORKED,    /* only in a worker zygoted forks itself (setns, chroot): never
+                                   * under an inherited filter */
+        ZE_WORKER_CALL_SCHED,     /* only for a caller scheduled otherwise than zygoted (step 0c):
+                                   * a profile that refuses them still serves the others in that
+                                   * tier, and such a caller's spawn is forked by zygoted */
+};
+
+struct ze_worker_syscall {
+        const char *name; /* libseccomp's (and the kernel's) name */
+        uint8_t match;    /* bit i set: args[i] is what the call passes; other arguments vary */
+        uint8_t when;     /* enum ze_worker_syscall_when */
+        uint64_t args[6];
+};
+
+extern const struct ze_worker_syscall ze_worker_syscalls[];
+extern const size_t ze_worker_syscalls_n;

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Step 3 of the sandbox-setup module (sandbox.h): the container's filesystem, in its new mount
+ * namespace: propagation, the rootfs bind, the mounts, devices, symlinks, pivot_root, masked and
+ * read-only paths, the read-only root.
+ *
+ * Same rules as sandbox.c: it runs between clone and execve in a copy of zygote-runc, so no
+ * malloc, no stdio, no locks; raw system calls and pure string helpers only. Paths are built in
+ * the struct's path_buf or on the stack.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox-mount.h"
+
+static int copy_path(char *buf, size_t len, const char *path) {
+        size_t n = strlen(path);
+
+        if (n + 1 > len)
+                return -ENAMETOOLONG;
+        memcpy(buf, path, n + 1);
+        return 0;
+}
+
+/* An O_PATH fd of path below root_fd, every component resolved inside it (a symlink of the image
+ * resolves as if root_fd were "/"; a magic link of /proc is refused), plus the extra resolve
+ * flags (RESOLVE_NO_SYMLINKS: a symlink anywhere on the way is refused). */
+static int open_resolved(int root_fd, const char *path, int flags, uint64_t resolve) {
+        struct open_how how = { .flags = (uint64_t) (O_PATH | O_CLOEXEC | flags),
+                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | resolve };
+        long fd;
+
+        while (*path == '/')
+                path++;
+        fd = syscall(SYS_openat2, root_fd, *path ? path : ".", &how, sizeof(how));
+        return fd < 0 ? -errno : (int) fd;
+}
+
+static int open_in_root(int root_fd, const char *path, int flags) {
+        return open_resolved(root_fd, path, flags, 0);
+}
+
+/* A detached copy of the mount at what fd names (with its submounts when recursive), for
+ * move_onto(); cloned from an fd, the source is what was resolved, not a path looked up again. */
+static int clone_tree(int fd, bool recursive) {
+        long t = syscall(SYS_open_tree, fd, "",
+                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0));
+
+        return t < 0 ? -errno : (int) t;
+}
+
+/* Attaches the detached mount tree on what target names. */
+static int move_onto(int tree, int target) {
+        if (syscall(SYS_move_mount, tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return -errno;
+        return 0;
+}
+
+/* A bind of what src is (not a path looked up again) onto what target names. */
+static int bind_fd_onto(int src, int target) {
+        int tree = clone_tree(src, false), r;
+
+        if (tree < 0)
+                return tree;
+        r = move_onto(tree, target);
+        close(tree);
+        return r;
+}
+
+/* "PREFIX" followed by n in decimal, without stdio. */
+int ze_sb_number_path(char *buf, size_t len, const char *prefix, unsigned n) {
+        size_t np = strlen(prefix), nd = 0;
+        char digits[12];
+
+        do {
+                digits[nd++] = (char) ('0' + n % 10);
+                n /= 10;
+        } while (n && nd < sizeof(digits));
+        if (np + nd + 1 > len)
+                return -ENAMETOOLONG;
+        memcpy(buf, prefix, np);
+        for (size_t i = 0; i < nd; i++)
+                buf[np + i] = digits[nd - 1 - i];
+        buf[np + nd] = '\0';
+        return 0;
+}
+
+/* "/proc/self/fd/N": mounting there mounts on what fd names, which was resolved inside the
+ * rootfs (the way runc mounts). 32 bytes always hold it. */
+static void fd_path(char buf[static 32], int fd) {
+        (void) ze_sb_number_path(buf, 32, "/proc/self/fd/", (unsigned) fd);
+}
+
+/* Creates what is missing of dest below the root (directories; the last component an empty file
+ * when !dir), every component resolved inside the root: a symlink in the image resolves as if the
+ * rootfs were "/", never to the host. Returns an O_PATH fd of dest. Uses path_buf. */
+static int make_in_root(const struct ze_sandbox *sb, int root_fd, const char *dest, bool dir) {
+        char *buf = sb->path_buf;
+        size_t len;
+        int r;
+
+        while (*dest == '/')
+                dest++;
+        r = copy_path(buf, sb->path_buf_len, *dest ? dest : ".");
+        if (r < 0)
+                return r;
+        len = strlen(buf);
+        for (size_t i = 1; i <= len; i++) {
+                bool last = i == len;
+                char saved = buf[i], *slash;
+                const char *name;
+                int fd, parent;
+
+                if (buf[i] != '/' && !last)
+                        continue;
+                buf[i] = '\0';
+                fd = open_in_root(root_fd, buf, 0);
+                if (fd >= 0 || fd != -ENOENT) {
+                        buf[i] = saved;
+                        if (fd < 0)
+                                return fd;
+                        close(fd);
+                        continue;
+                }
+                slash = strrchr(buf, '/');
+                if (slash) {
+                        *slash = '\0';
+                        parent = open_in_root(root_fd, buf, O_DIRECTORY);
+                        *slash = '/';
+                        name = slash + 1;
+                } else {
+                        parent = open_in_root(root_fd, ".", O_DIRECTORY);
+                        name = buf;
+                }
+                if (parent < 0) {
+                        buf[i] = saved;
+                        return parent;
+                }
+                if (last && !dir) {
+                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+                        r = fd < 0 && errno != EEXIST ? -errno : 0;
+                        if (fd >= 0)
+                                close(fd);
+                } else
+                        r = mkdirat(parent, name, 0755) < 0 && errno != EEXIST ? -errno : 0;
+                close(parent);
+                buf[i] = saved;
+                if (r < 0)
+                        return r;
+        }
+        return open_in_root(root_fd, buf, 0);
+}
+
+static int setattr_fd(int fd, uint64_t attr_set, bool recursive) {
+        struct mount_attr a = { .attr_set = attr_set };
+
+        if (attr_set == 0)
+                return 0;
+        if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
+                return -errno;
+        return 0;
+}
+
+static int setattr(const char *path, uint64_t attr_set, bool recursive) {
+        struct mount_attr a = { .attr_set = attr_set };
+
+        if (attr_set == 0)
+                return 0;
+        if (syscall(SYS_mount_setattr, AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &a, sizeof(a)) < 0)
+                return -errno;
+        return 0;
+}
+
+/* The mount itself, on the fd of its target (resolved in the root). */
+static int mount_on(const struct ze_sb_mount *m, const char *at, bool *ret_recursive, uint64_t *ret_attr) {
+        *ret_recursive = m->recursive;
+        *ret_attr = m->attr_set;
+        switch (m->kind) {
+        case ZE_SB_MOUNT_FS:
+                if (mount(m->source, at, m->fstype, m->flags, m->data) == 0)
+                        return 0;
+                /* sysfs needs a network namespace of our own user namespace: without one
+                 * (rootless, host network) runc binds the host's /sys instead */
+                if (errno != EPERM || !m->fstype || strcmp(m->fstype, "sysfs") != 0)
+                        return -errno;
+                if (mount("/sys", at, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        return -errno;
+                *ret_recursive = true;
+                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+                return 0;
+        case ZE_SB_MOUNT_CGROUP:
+                if (m->fstype && mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0) {
+                        *ret_attr = 0;
+                        return 0;
+                }
+                /* v1 or hybrid: the host's hierarchy, read-only, recursively */
+                if (mount(m->source, at, NULL, MS_BIND | MS_REC, NULL) < 0)
+                        return -errno;
+                *ret_recursive = true;
+                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+                return 0;
+        case ZE_SB_MOUNT_BIND: /* bind_onto() */
+                break;
+        }
+        return -EINVAL;
+}
+
+/* A bind as a detached copy of the source, given its flags while nobody can see it, attached on
+ * the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
+ * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
+ * another mount, this one left writable). */
+static int bind_onto(const struct ze_sb_mount *m, int target) {
+        char at[32];
+        long t;
+        int r;
+
+        t = syscall(SYS_open_tree, AT_FDCWD, m->source,
+                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
+        if (t < 0)
+                return -errno;
+        r = setattr_fd((int) t, m->attr_set, m->recursive);
+        if (r >= 0)
+                r = move_onto((int) t, target);
+        if (r >= 0 && m->propagation) {
+                fd_path(at, (int) t);
+                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
+                        r = -errno;
+        }
+        close((int) t);
+        return r;
+}
+
+static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m) {
+        char at[32];
+        uint64_t attr;
+        bool recursive;
+        int fd, r;
+
+        fd = make_in_root(sb, root_fd, m->dest, m->kind != ZE_SB_MOUNT_BIND || m->source_is_dir);
+        if (fd < 0)
+                return fd;
+        if (m->kind == ZE_SB_MOUNT_FS && m->fstype &&
+            (strcmp(m->fstype, "proc") == 0 || strcmp(m->fstype, "sysfs") == 0)) {
+                /* procfs and sysfs only on a directory reached without any symlink of the image:
+                 * one would carry them elsewhere (its root, a directory of its own), and the
+                 * masked and read-only paths below /proc and /sys would miss the real files */
+                close(fd);
+                fd = open_resolved(root_fd, m->dest, O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+                if (fd < 0)
+                        return fd;
+        }
+        if (m->kind == ZE_SB_MOUNT_BIND) {
+                r = bind_onto(m, fd);
+                close(fd);
+                return r;
+        }
+        fd_path(at, fd);
+        r = mount_on(m, at, &recursive, &attr);
+        close(fd);
+        /* a filesystem mount took its flags in the call itself */
+        if (m->kind == ZE_SB_MOUNT_FS && attr == m->attr_set)
+                attr = 0;
+        if (r < 0 || (attr == 0 && !m->propagation))
+                return r;
+        /* the new mount, by a fresh lookup (the old fd names what lies under it); mount_setattr
+         * rather than a remount: a remount would have to repeat the flags the kernel locked on
+         * the source, and would not reach the submounts of an rbind */
+        fd = open_in_root(root_fd, m->dest, 0);
+        if (fd < 0)
+                return fd;
+        r = setattr_fd(fd, attr, recursive);
+        if (r >= 0 && m->propagation) {
+                fd_path(at, fd);
+                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
+                        r = -errno;
+        }
+        close(fd);
+        return r;
+}
+
+static int make_device(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_device *d) {
+        char parent_path[4096], at[32];
+        const char *slash = strrchr(d->host, '/'), *name;
+        int parent, fd, saved_errno, r = 0;
+        mode_t old_umask;
+        bool made;
+
+        if (!slash || (size_t) (slash - d->host) >= sizeof(parent_path))
+                return -EINVAL;
+        memcpy(parent_path, d->host, (size_t) (slash - d->host));
+        parent_path[slash - d->host] = '\0';
+        name = slash + 1;
+        parent = make_in_root(sb, root_fd, parent_path, true);
+        if (parent < 0)
+                return parent;
+        /* the mode is the config's (fileMode), not the caller's umask's cut of it */
+        old_umask = umask(0);
+        made = mknodat(parent, name, d->mode, d->dev) == 0;
+        saved_errno = errno;
+        (void) umask(old_umask);
+        errno = saved_errno;
+        if (made) {
+                if (fchownat(parent, name, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0)
+                        r = -errno;
+        } else if (errno != EEXIST) {
+                /* no CAP_MKNOD in the init user namespace: bind the host's node instead */
+                r = errno == EPERM ? 0 : -errno;
+                if (r == 0) {
+                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+                        if (fd < 0)
+                                r = -errno;
+                        else
+                                close(fd);
+                }
+                if (r == 0) {
+                        fd = open_in_root(root_fd, d->host, 0);
+                        if (fd < 0)
+                                r = fd;
+                        else {
+                                fd_path(at, fd);
+                                if (mount(d->host, at, NULL, MS_BIND, NULL) < 0)
+                                        r = -errno;
+                                close(fd);
+                        }
+                }
+        }
+        close(parent);
+        return r;
+}
+
+static int make_symlink(const struct ze_sandbox *sb, int root_fd, const char *target, const char *link) {
+        char parent_path[4096];
+        const char *slash = strrchr(link, '/');
+        int parent, r = 0;
+
+        if (!slash || (size_t) (slash - link) >= sizeof(parent_path))
+                return -EINVAL;
+        memcpy(parent_path, link, (size_t) (slash - link));
+        parent_path[slash - link] = '\0';
+        parent = make_in_root(sb, root_fd, parent_path, true);
+        if (parent < 0)
+                return parent;
+        if (symlinkat(target, parent, slash + 1) < 0 && errno != EEXIST)
+                r = -errno;
+        close(parent);
+        return r;
+}
+
+/* Step 3, after pivot_root: the container's /dev/null as the source of every masking bind, and
+ * only if it is the null device itself, reached without a symlink: an image shipping
+ * /dev/null -> /proc/sys/kernel/core_pattern would otherwise have that file bound, writable, over
+ * each masked path. */
+static int open_dev_null(int root_fd) {
+        struct stat st;
+        int fd = open_resolved(root_fd, "/dev/null", 0, RESOLVE_NO_SYMLINKS);
+
+        /* ENODEV: the runtime reports "not the null device" for each of these */
+        if (fd == -ELOOP || fd == -ENOENT)
+                return -ENODEV;
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+                close(fd);
+                return -ENODEV;
+        }
+        return fd;
+}
+
+/* An empty read-only tmpfs, made and attached by fd: no path is looked up again. */
+static int mount_empty_tmpfs(int target) {
+        int fs, mnt, r = 0;
+
+        fs = (int) syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return -errno;
+        if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                r = -errno;
+        mnt = r < 0 ? -1 : (int) syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY);
+        if (r == 0 && mnt < 0)
+                r = -errno;
+        close(fs);
+        if (r < 0)
+                return r;
+        r = move_onto(mnt, target);
+        close(mnt);
+        return r;
+}
+
+/* The masked path resolved inside the root (a symlink of the image masks what it names there; a
+ * magic link is refused); an absent path is skipped, as runc does. */
+static int mask_path(int root_fd, int null_fd, const char *path) {
+        struct stat st;
+        int fd, r;
+
+        fd = open_in_root(root_fd, path, 0);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (S_ISDIR(st.st_mode))
+                r = mount_empty_tmpfs(fd);
+        else if (null_fd < 0)
+                r = null_fd;
+        else
+                r = bind_fd_onto(null_fd, fd);
+        close(fd);
+        return r;
+}
+
+/* A read-only copy of the path's mounts, made read-only while still detached (no window where the
+ * bind is writable) and attached on the fd it was cloned from. */
+static int readonly_path(int root_fd, const char *path) {
+        int fd, tree, r;
+
+        fd = open_in_root(root_fd, path, 0);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        r = tree = clone_tree(fd, true);
+        if (tree >= 0) {
+                r = setattr_fd(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                               true);
+                if (r >= 0)
+                        r = move_onto(tree, fd);
+                close(tree);
+        }
+        close(fd);
+        return r;
+}
+
+int ze_sb_bind_console(int peer, const char *path) {
+        struct stat st;
+        int root_fd, fd, r;
+
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return -errno;
+        fd = open_resolved(root_fd, path, 0, RESOLVE_NO_SYMLINKS);
+        close(root_fd);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (S_ISDIR(st.st_mode))
+                r = -EISDIR;
+        else
+                r = bind_fd_onto(peer, fd);
+        close(fd);
+        return r;
+}
+
+/* Records which step failed and where; returns err as a negative errno. */
+static int failed(enum ze_sb_step *ret_step, int *ret_index, enum ze_sb_step step, int index, int err) {
+        *ret_step = step;
+        *ret_index = index;
+        return -(err > 0 ? err : EIO);
+}
+
+int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_sb_step *ret_step, int *ret_index) {
+        int root_fd, r;
+
+        if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC,
+                  NULL) < 0)
+                return failed(ret_step, ret_index, ZE_SB_STEP_PROPAGATION, -1, errno);
+        /* The rootfs as the runtime resolved it, once, with every symlink followed: a symlink
+         * met on the way now was swapped in since, and is refused rather than followed (it could
+         * name the host's "/"). It becomes a mount point of its own (pivot_root needs one) by a
+         * copy of its mount attached on that same fd; the copy's fd is where everything below
+         * goes, and what pivot_root turns into "/". */
+        {
+                struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+                int fd = (int) syscall(SYS_openat2, AT_FDCWD, sb->rootfs, &how, sizeof(how));
+
+                if (fd < 0)
+                        return failed(ret_step, ret_index, ZE_SB_STEP_ROOTFS, -1, errno);
+                root_fd = clone_tree(fd, true);
+                r = root_fd < 0 ? root_fd : move_onto(root_fd, fd);
+                close(fd);
+                if (r < 0) {
+                        if (root_fd >= 0)
+                                close(root_fd);
+                        return failed(ret_step, ret_index, ZE_SB_STEP_ROOTFS, -1, -r);
+                }
+        }
+
+        for (size_t i = 0; i < sb->n_mounts; i++) {
+                r = do_mount(sb, root_fd, &sb->mounts[i]);
+                if (r < 0)
+                        return failed(ret_step, ret_index, ZE_SB_STEP_MOUNT, (int) i, -r);
+        }
+        for (size_t i = 0; i < sb->n_devices; i++) {
+                r = make_device(sb, root_fd, &sb->devices[i]);
+                if (r < 0)
+                        return failed(ret_step, ret_index, ZE_SB_STEP_DEVICE, (int) i, -r);
+        }
+        for (size_t i = 0; sb->symlinks && sb->symlinks[i]; i += 2) {
+                r = make_symlink(sb, root_fd, sb->symlinks[i], sb->symlinks[i + 1]);
+                if (r < 0)
+                        return failed(ret_step, ret_index, ZE_SB_STEP_DEVICE, -1, -r);
+        }
+        if (sb->console_fd >= 0 && sb->dev_console) {
+                r = make_in_root(sb, root_fd, sb->dev_console, false);
+                if (r < 0)
+                        return failed(ret_step, ret_index, ZE_SB_STEP_CONSOLE, -1, -r);
+                close(r);
+        }
+
+        /* pivot_root(".", ".") stacks the old root on top of the new one; detaching "." then
+         * leaves only the new root, without a directory for the old one in the image */
+        r = fchdir(root_fd) < 0 ? -errno : 0;
+        close(root_fd);
+        if (r < 0)
+                return failed(ret_step, ret_index, ZE_SB_STEP_PIVOT, -1, -r);
+        if (syscall(SYS_pivot_root, ".", ".") < 0)
+                return failed(ret_step, ret_index, ZE_SB_STEP_PIVOT, -1, errno);
+        if (umount2(".", MNT_DETACH) < 0)
+                return failed(ret_step, ret_index, ZE_SB_STEP_PIVOT, -1, errno);
+        if (chdir("/") < 0)
+                return failed(ret_step, ret_index, ZE_SB_STEP_PIVOT, -1, errno);
+
+        root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return failed(ret_step, ret_index, ZE_SB_STEP_PIVOT, -1, errno);
+        {
+                /* a negative null_fd fails only a masked path that is a file */
+                int null_fd = sb->masked && sb->masked[0] ? open_dev_null(root_fd) : -ENOENT;
+
+                for (size_t i = 0; sb->masked && sb->masked[i]; i++) {
+                        r = mask_path(root_fd, null_fd, sb->masked[i]);
+                        if (r < 0) {
+                                if (null_fd >= 0)
+                                        close(null_fd);
+                                close(root_fd);
+                                return failed(ret_step, ret_index, ZE_SB_STEP_MASK, (int) i, -r);
+                        }
+                }
+                if (null_fd >= 0)
+                        close(null_fd);
+        }
+        for (size_t i = 0; sb->readonly && sb->readonly[i]; i++) {
+                r = readonly_path(root_fd, sb->readonly[i]);
+                if (r < 0) {
+                        close(root_fd);
+                        return failed(ret_step, ret_index, ZE_SB_STEP_READONLY, (int) i, -r);
+                }
+        }
+        close(root_fd);
+        if (sb->rootfs_readonly) {
+                r = setattr("/", MOUNT_ATTR_RDONLY, false);
+                if (r < 0)
+                        return failed(ret_step, ret_index, ZE_SB_STEP_ROOT_RO, -1, -r);
+        }
+        return 0;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sandbox-setup module's filesystem step (sandbox-mount.c), called by ze_sandbox_run().
+ * Internal to the module; raw system calls only, like the rest of it.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "sandbox.h"
+
+/* Step 3 of sandbox.h: everything in the new mount namespace, up to the read-only root. Returns
+ * 0, or a negative errno with the step that failed in *ret_step and the index of the mount,
+ * device or path in *ret_index (-1 when the step has none); the caller reports it and exits. */
+int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_sb_step *ret_step, int *ret_index);
+
+/* buf = prefix followed by n in decimal ("/dev/pts/3"), without stdio; -ENAMETOOLONG when it
+ * does not fit in len bytes. */
+int ze_sb_number_path(char *buf, size_t len, const char *prefix, unsigned n);
+
+/* Step 5: binds the pty that peer is over path ("/dev/console") of the current root, resolved
+ * inside it without any symlink (an image's /dev/console -> /etc/passwd, or a /dev that is a
+ * symlink, is refused rather than followed); the source is the fd itself, not a /dev/pts path
+ * looked up again. */
+int ze_sb_bind_console(int peer, const char *path);

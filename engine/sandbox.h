@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A container's first process (or an exec'd one) between clone and execve: the sandbox-setup
+ * module. Same contract as child.c's worker: the parent (zygote-runc) prepares one struct
+ * ze_sandbox with every path resolved and every buffer allocated; the child only applies it with
+ * raw system calls: no malloc, no stdio, no locks.
+ *
+ * Namespaces come from the clone3 flags of the fork itself (the parent's choice); a namespace
+ * given by path is an fd in ns_fds that the child joins with setns() first (a pid namespace by
+ * path must be joined by the parent before it clones). Order of the steps:
+ *
+ *   0. signals back to SIG_DFL, empty mask; not dumpable (unless dumpable_until_go)
+ *   1. go:        wait for one byte on sync_fd (the parent wrote uid/gid maps and put the child
+ *                 into its cgroups); EOF means the parent gave up: exit quietly. Then not
+ *                 dumpable, in any case, until execve
+ *   2. setns:     every ns_fds entry, each with its declared CLONE_NEW* type (ns_types) so that
+ *                 the kernel refuses a file of another kind; then, in a new user namespace,
+ *                 setresgid/setresuid 0
+ *      fds:       close every fd but stdio, the preserved ones and the four of this struct
+ *                 (sync, start, console, ref_pidfd): nothing the runtime opened is there when
+ *                 anything of config.json or the image is resolved
+ *   3. mount namespace work, when new_mount_ns:
+ *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says), rootfs
+ *                 bind onto itself, the mounts in order (mkdir/creat of the target, every
+ *                 component resolved inside the rootfs with openat2(RESOLVE_IN_ROOT) so that a
+ *                 symlink in the image cannot lead a mount outside it; procfs and sysfs only
+ *                 on a destination without any symlink; a bind is an open_tree copy given its
+ *                 ro/nosuid/nodev/noexec with mount_setattr while detached, then move_mount'ed
+ *                 on the target's fd), default device nodes (mknod, or a
+ *                 bind of the host's node where mknod is refused, as in a user namespace),
+ *                 /dev/fd etc. symlinks and /dev/ptmx, pivot_root (on the rootfs copy's fd),
+ *                 maskedPaths (the container's /dev/null, only if it is 1:3 without a symlink,
+ *                 or an empty tmpfs, by fd) and readonlyPaths (read-only before attached), each
+ *                 resolved inside the root, the read-only root
+ *   4. hostname   (when set)
+ *   5. console:   when console_fd >= 0: a pty from the container's /dev/ptmx, the master sent to
+ *                 console_fd by SCM_RIGHTS, the peer (its own fd) bound over /dev/console
+ *                 (resolved in the root, no symlink), made stdio and the controlling terminal
+ *   6. setsid     (unless a console made it already)
+ *   7. rlimits
+ *   8. capbset:   drop everything outside caps.bounding (needs CAP_SETPCAP: before the ids)
+ *   9. ids:       setgroups, setresgid, setresuid (KEEPCAPS across the switch)
+ *  10. filter, early variant: when no_new_privs is off, the filter goes on while CAP_SYS_ADMIN
+ *                 is still effective (the kernel refuses it afterwards)
+ *  11. caps:      capset effective/permitted/inheritable, then the ambient set
+ *  12. nnp, umask, cwd: opened inside the root with openat2(RESOLVE_IN_ROOT, no magic links),
+ *                 then fchdir; refused if that fails
+ *  13. resolve:   find argv[0] on search_path and check it may be executed (X_OK as the final
+ *                 user), so that `create` fails for a missing binary, as runc's does
+ *  14. filter:    SECCOMP_SET_MODE_FILTER with prog, or SECCOMP_CLONE_FILTER (op 4) from
+ *                 ref_pidfd; always the last restriction (unless step 10 loaded it)
+ *  15. ready:     report ZE_SB_STEP_READY; then when start_fd >= 0 (or sync_fd with
+ *                 start_on_sync), block reading one byte from
+ *                 it (the exec fifo: the parent opened it O_RDWR, `start` writes a byte); EOF or
+ *                 an error there exits ZE_EXIT_ABANDONED
+ *  16. fds:       everything from 3 + preserve_fds up becomes CLOEXEC; execve
+ *
+ * Any failure writes one struct ze_sb_status {step, err, index} to sync_fd and exits with
+ * 125/126/127 (child.h's codes). The sync fd is CLOEXEC: EOF after READY means execve ran.
+ */
+#pragma once
+
+#include "steps.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+struct sock_fprog;
+
+/* The steps in the order they run (the numbers above group them), each with the name failures
+ * report: X(ID, "name") gives ZE_SB_STEP_ID. New steps go here, in place; the names table and
+ * the enum follow. */
+#define ZE_SB_STEPS(X)                                                                              \
+        X(NONE, "none")                                                                             \
+        X(GO, "sync")                                                                               \
+        X(DUMPABLE, "non-dumpable")                                                                 \
+        X(SETNS, "setns")                 /* index: which ns_fds entry */                           \
+        X(FDS, "close fds")                                                                         \
+        X(PROPAGATION, "propagation")                                                               \
+        X(ROOTFS, "rootfs")                                                                         \
+        X(MOUNT, "mount")                 /* index: which mount */                                  \
+        X(DEVICE, "device")               /* index: which device */                                 \
+        X(PIVOT, "pivot_root")                                                                      \
+        X(MASK, "maskedPaths")            /* index: which masked path */                            \
+        X(READONLY, "readonlyPaths")      /* index: which read-only path */                         \
+        X(ROOT_RO, "readonly root")                                                                 \
+        X(HOSTNAME, "hostname")                                                                     \
+        X(CONSOLE, "console")                                                                       \
+        X(SETSID, "setsid")                                                                         \
+        X(RLIMIT, "rlimits")              /* index: which rlimit */                                 \
+        X(CAPBSET, "capability bounding set")                                                       \
+        X(GROUPS, "setgroups")                                                                      \
+        X(GID, "setresgid")                                                                         \
+        X(UID, "setresuid")                                                                         \
+        X(CAPS, "capabilities")                                                                     \
+        X(NNP, "no_new_privs")                                                                      \
+        X(CHDIR, "cwd")                                                                             \
+        X(RESOLVE, "exec")                /* argv[0] not found or not executable */                 \
+        X(FILTER, "seccomp")                                                                        \
+        X(READY, "ready")                 /* not a failure: set up, waiting for start (err 0) */    \
+        X(START, "start")                                                                           \
+        X(EXEC, "exec")
+
+enum ze_sb_step {
+#define ZE_SB_STEP_ENUM(id, name) ZE_SB_STEP_##id,
+        ZE_SB_STEPS(ZE_SB_STEP_ENUM)
+#undef ZE_SB_STEP_ENUM
+        _ZY_SB_STEP_MAX,
+};
+
+/* Exit codes: ZE_EXIT_* of steps.h, the worker's table (124 here: an init whose exec fifo was
+ * closed without start). */
+
+struct ze_sb_status {
+        int32_t step;  /* enum ze_sb_step */
+        int32_t err;   /* positive errno; 0 for READY */
+        int32_t index; /* mount, device, path or rlimit index; -1 when none */
+        int32_t pid;   /* READY only: the pid the child has in its own pid namespace */
+};
+
+enum ze_sb_mount_kind {
+        ZE_SB_MOUNT_FS = 0,   /* a filesystem by type: proc, tmpfs, devpts, sysfs, mqueue, ... */
+        ZE_SB_MOUNT_BIND,     /* bind (MS_REC when recursive) */
+        ZE_SB_MOUNT_CGROUP,   /* cgroup2 on a v2 host; a read-only rbind of the host's hierarchy on v1 */
+};
+
+struct ze_sb_mount {
+        enum ze_sb_mount_kind kind;
+        const char *source;   /* device or bind source (host path, resolved) */
+        const char *dest;     /* the container's path ("/dev/pts"): resolved inside the rootfs */
+        const char *target;   /* host path below the rootfs, for messages only */
+        const char *fstype;
+        const char *data;     /* fs options the kernel parses ("mode=755,size=65536k") */
+        unsigned long flags;  /* MS_* for the mount call itself (nosuid, nodev, noexec, ro) */
+        uint64_t attr_set;    /* MOUNT_ATTR_* applied after, by mount_setattr (binds) */
+        bool recursive;       /* rbind, and attr_set applied recursively */
+        bool source_is_dir;   /* bind: the target must be a directory (else an empty file) */
+        unsigned long propagation; /* MS_PRIVATE/MS_SLAVE/MS_SHARED (|MS_REC) after, or 0 */
+};
+
+struct ze_sb_device {
+        const char *target;   /* host path below the rootfs, for messages only */
+        const char *host;     /* the container's path, and the host's node of the same path that
+                               * is bound when mknod is refused ("/dev/null") */
+        mode_t mode;          /* S_IFCHR|0666 */
+        dev_t dev;
+        uid_t uid;
+        gid_t gid;
+};
+
+struct ze_sb_rlimit {
+        int resource;
+        struct rlimit limit;
+};
+
+#define ZE_SB_MAX_NS 8
+
+struct ze_sandbox {
+        int sync_fd;   /* SOCK_SEQPACKET to the parent, CLOEXEC: go byte in, status records out */
+        int start_fd;  /* the exec fifo opened O_RDWR by the parent, or -1: exec at once */
+        bool start_on_sync; /* start_fd -1: wait for one byte on sync_fd instead (run: the parent
+                             * has saved the container's state before anything of it runs) */
+        int console_fd; /* connected console socket, or -1: no terminal */
+        int preserve_fds; /* fds 3 .. 3+n-1 stay open across execve (LISTEN_FDS style) */
+
+        int ns_fds[ZE_SB_MAX_NS]; /* setns() targets, -1 terminated or ZE_SB_MAX_NS long */
+        int ns_types[ZE_SB_MAX_NS]; /* the CLONE_NEW* each was declared as (0 is refused) */
+        size_t n_ns_fds;
+        bool dumpable_until_go;  /* the parent writes our /proc files before "go" without
+                                  * privilege over a non-dumpable process (rootless maps) */
+
+        bool userns_root;        /* a new user namespace: become its root (0/0) before step 3,
+                                  * so that what the mounts create is owned by a mapped id */
+        bool new_mount_ns;       /* do step 3 (false for exec, which joined the container's) */
+        const char *rootfs;      /* absolute, resolved */
+        unsigned long rootfs_propagation; /* MS_SLAVE|MS_REC by default */
+        bool rootfs_readonly;
+        const struct ze_sb_mount *mounts;
+        size_t n_mounts;
+        const struct ze_sb_device *devices;
+        size_t n_devices;
+        const char *const *symlinks; /* pairs {target, container path}, NULL terminated */
+        const char *const *masked;   /* container paths, NULL terminated */
+        const char *const *readonly; /* container paths, NULL terminated */
+        const char *dev_console;     /* "/dev/console" (container path) for a terminal, or NULL */
+
+        const char *hostname;        /* NULL: leave it */
+
+        const struct ze_sb_rlimit *rlimits;
+        size_t n_rlimits;
+
+        bool set_ids;
+        uid_t uid;
+        gid_t gid;
+        const gid_t *groups;
+        size_t n_groups;
+
+        unsigned cap_last;
+        uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
+        bool set_caps;
+
+        bool no_new_privs;
+        mode_t umask;            /* (mode_t) -1: leave it */
+        const char *cwd;
+
+        const struct sock_fprog *prog; /* SECCOMP_SET_MODE_FILTER, or NULL */
+        unsigned filter_flags;
+        int ref_pidfd;                 /* SECCOMP_CLONE_FILTER source instead of prog, or -1 */
+
+        char *const *argv;
+        char *const *envp;
+        const char *search_path;      /* PATH of the container's env; NULL: a default */
+        char *path_buf;               /* scratch for the PATH search and console paths */
+        size_t path_buf_len;          /* at least PATH_MAX + 1 */
+};
+
+/* Runs the steps above in the current, freshly cloned process. Never returns. */
+_Noreturn void ze_sandbox_run(const struct ze_sandbox *sb);
+
+/* Name of a step ("mount", "pivot_root", ...); "unknown" outside the enum. */
+const char *ze_sb_step_to_string(enum ze_sb_step step);

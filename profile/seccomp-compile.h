@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A parsed OCI seccomp spec to a seccomp BPF program, through libseccomp, in its binary-tree
+ * layout (SCMP_FLTATR_CTL_OPTIMIZE 2), and the program's measurements: size, longest path, hash,
+ * and whether the worker's setup survives it (the `inherit` tier).
+ *
+ * Internal to the profile module.
+ */
+#pragma once
+
+#include <seccomp.h>
+
+#include "profile-json.h"
+#include "profile.h"
+#include "seccomp-oci.h"
+
+/* Adds s's active rules the way runc and crun do and exports the program: fills p->bpf, bpf_len,
+ * arches, filter_flags, n_rules, skipped_syscalls and compile_nsec. optimize is libseccomp's
+ * SCMP_FLTATR_CTL_OPTIMIZE (1 or 2). */
+int zp_seccomp_compile(struct zp_json_loader *l, const struct zp_oci_spec *s, unsigned optimize, struct zp_profile *p);
+
+/* ctx's program, exported by libseccomp, as a malloc'd array of *ret_len instructions. Also used
+ * by the tests' and benchmarks' own libseccomp builders. */
+int zp_seccomp_export_bpf(scmp_filter_ctx ctx, struct sock_filter **ret, size_t *ret_len);
+
+/* From p's program: longest_path, worker_setup_ok/worker_setup_blocked and hash. */
+int zp_seccomp_measure(struct zp_profile *p);

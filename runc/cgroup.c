@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cgroups of a container on v1, hybrid (v1 controllers plus cgroup2 at /sys/fs/cgroup/unified)
+ * and pure v2 hosts. The hierarchies come from /proc/self/mountinfo and the caller's place in
+ * each from /proc/self/cgroup; a relative cgroupsPath (or none: the container's id) goes below
+ * the caller's own cgroup, an absolute one below each hierarchy's root, as runc's cgroupfs
+ * driver does.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "cgroup-devices.h"
+#include "pidfd-util.h"
+#include "runtime.h"
+#include "util.h"
+
+bool zrc_cgroup_is_v2_only(void) {
+        struct statfs fs;
+        return statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+int zrc_write_at(const char *dir, const char *file, const char *value) {
+        _cleanup_free_ char *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t n = strlen(value);
+
+        if (asprintf(&p, "%s/%s", dir, file) < 0)
+                return -ENOMEM;
+        fd = open(p, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, value, n) != (ssize_t) n)
+                return negative_errno();
+        return 0;
+}
+
+static int read_file(const char *dir, const char *file, char *buf, size_t len) {
+        _cleanup_free_ char *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        if (asprintf(&p, "%s/%s", dir, file) < 0)
+                return -ENOMEM;
+        fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, len - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        return 0;
+}
+
+static int mkdir_parents(char *path) {
+        for (char *p = path + 1;; p++) {
+                bool end = *p == '\0';
+                if (*p != '/' && !end)
+                        continue;
+                *p = '\0';
+                if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                if (end)
+                        return 0;
+                *p = '/';
+        }
+}
+
+/* Whether every controller of the comma list "a,b" is in the mount's super options. */
+static bool has_controllers(const char *options, const char *list) {
+        _cleanup_free_ char *copy = strdup(list);
+        char *save = NULL;
+
+        if (!copy)
+                return false;
+        for (char *c = strtok_r(copy, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+                size_t n = strlen(c);
+                const char *p = options;
+                bool found = false;
+
+                while ((p = strstr(p, c))) {
+                        if ((p == options || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) {
+                                found = true;
+                                break;
+                        }
+                        p += n;
+                }
+                if (!found)
+                        return false;
+        }
+        return true;
+}
+
+/* The mount point of the hierarchy with these controllers ("" for cgroup2). */
+static int find_mount(const char *controllers, char **ret_mnt, char **ret_root) {
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+
+        if (!f)
+                return -errno;
+        while (getline(&line, &cap, f) > 0) {
+                char root[4096], mnt[4096], fstype[64], source[256], super[1024];
+                char *sep = strstr(line, " - ");
+
+                if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
+                    sscanf(sep + 3, "%63s %255s %1023s", fstype, source, super) != 3)
+                        continue;
+                if (controllers[0] == '\0' ? !streq(fstype, "cgroup2")
+                                           : !streq(fstype, "cgroup") || !has_controllers(super, controllers))
+                        continue;
+                fclose(f);
+                *ret_mnt = strdup(mnt);
+                *ret_root = strdup(root);
+                return *ret_mnt && *ret_root ? 0 : -ENOMEM;
+        }
+        fclose(f);
+        return -ENOENT;
+}
+
+/* cgroup2: a controller is usable in dir only when every ancestor below the mount enables it
+ * for its children ("+pids" in cgroup.subtree_control), from the mount's root down. */
+static int enable_v2_controller(const char *mnt, const char *dir, const char *controller) {
+        _cleanup_free_ char *copy = strdup(dir);
+        char value[64];
+        char *p;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        snprintf(value, sizeof(value), "+%s", controller);
+        p = copy + strlen(mnt);
+        for (;;) {
+                char saved = *p;
+
+                *p = '\0';
+                r = zrc_write_at(copy, "cgroup.subtree_control", value);
+                *p = saved;
+                if (r < 0)
+                        return r;
+                p = strchr(p + 1, '/');
+                if (!p)
+                        return 0;
+        }
+}
+
+/* "slice:prefix:name" (systemd driver syntax) -> "slice/prefix-name.scope" */
+static char *systemd_style(const char *path) {
+        const char *a = strchr(path, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        char *s;
+
+        if (!b)
+                return NULL;
+        if (asprintf(&s, "/%.*s/%.*s-%s.scope", (int) (a - path), path, (int) (b - a - 1), a + 1, b + 1) < 0)
+                return NULL;
+        return s;
+}
+
+int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
+                     struct zrc_cgroup *ret, char **ret_error) {
+        struct zrc_cgroup cg = { .v2_only = zrc_cgroup_is_v2_only() };
+        _cleanup_free_ char *line = NULL, *converted = NULL;
+        size_t cap = 0;
+        FILE *f;
+        int r = 0;
+
+        if (cgroups_path && cgroups_path[0] != '/' && strchr(cgroups_path, ':')) {
+                converted = systemd_style(cgroups_path);
+                if (!converted)
+                        return -ENOMEM;
+                cgroups_path = converted;
+        }
+        f = fopen("/proc/self/cgroup", "re");
+        if (!f)
+                return -errno;
+        while (r >= 0 && getline(&line, &cap, f) > 0) {
+                char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                _cleanup_free_ char *mnt = NULL, *root = NULL, *dir = NULL;
+                const char *own, *rel;
+                bool v2;
+
+                if (!c2 || cg.n_paths >= ELEMENTSOF(cg.paths))
+                        continue;
+                *c2 = '\0';
+                own = c2 + 1;
+                own = strndupa(own, strcspn(own, "\n"));
+                v2 = c1[1] == '\0';
+                /* cpuset would need cpus and mems copied in; net_cls/perf_event and the like
+                 * hold nothing a container's limits use: runc's v1 set, minus those */
+                if (!v2 && (has_controllers(c1 + 1, "cpuset") || has_controllers(c1 + 1, "net_cls") ||
+                            has_controllers(c1 + 1, "perf_event") || has_controllers(c1 + 1, "rdma") ||
+                            has_controllers(c1 + 1, "misc") || has_controllers(c1 + 1, "hugetlb")))
+                        continue;
+                if (find_mount(v2 ? "" : c1 + 1, &mnt, &root) < 0)
+                        continue;
+                /* the caller's cgroup as seen below this mount */
+                if (!streq(root, "/") && strncmp(own, root, strlen(root)) == 0)
+                        own += strlen(root);
+                rel = cgroups_path && *cgroups_path ? cgroups_path : id;
+                if (rel[0] == '/')
+                        r = asprintf(&dir, "%s%s", mnt, rel);
+                else
+                        r = asprintf(&dir, "%s%s/%s", mnt, streq(own, "/") ? "" : own, rel);
+                if (r < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = mkdir_parents(dir);
+                if (r < 0) {
+                        if (ret_error && asprintf(ret_error, "cgroup %s: %s", dir, strerror(-r)) < 0)
+                                *ret_error = NULL;
+                        break;
+                }
+                if (has_controllers(c1 + 1, "freezer") || (v2 && cg.v2_only)) {
+                        cg.freezer = strdup(dir);
+                        cg.freezer_v1 = !v2;
+                }
+                if (!v2 && has_controllers(c1 + 1, "devices"))
+                        free(cg.devices), cg.devices = strdup(dir);
+                if (v2)
+                        free(cg.unified), cg.unified = strdup(dir);
+                if (has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only) || (!cg.procs && !v2))
+                        free(cg.procs), cg.procs = strdup(dir);
+                if (pids_limit > 0 && (has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only))) {
+                        char v[32];
+                        snprintf(v, sizeof(v), "%lld", (long long) pids_limit);
+                        r = v2 ? enable_v2_controller(mnt, dir, "pids") : 0;
+                        if (r >= 0)
+                                r = zrc_write_at(dir, "pids.max", v);
+                }
+                if (r >= 0 && memory_limit > 0 && (has_controllers(c1 + 1, "memory") || (v2 && cg.v2_only))) {
+                        char v[32];
+                        snprintf(v, sizeof(v), "%lld", (long long) memory_limit);
+                        r = v2 ? enable_v2_controller(mnt, dir, "memory") : 0;
+                        if (r >= 0)
+                                r = zrc_write_at(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v);
+                }
+                if (asprintf(&cg.origins[cg.n_paths], "%s%s", mnt, streq(own, "/") ? "" : own) < 0) {
+                        cg.origins[cg.n_paths] = NULL;
+                        r = -ENOMEM;
+                }
+                cg.paths[cg.n_paths++] = TAKE_PTR(dir);
+                if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: limits: %s", cg.paths[cg.n_paths - 1],
+                                                   strerror(-r)) < 0)
+                        *ret_error = NULL;
+        }
+        fclose(f);
+        if (r < 0) {
+                (void) zrc_cgroup_remove(&cg);
+                zrc_cgroup_done(&cg);
+                return r;
+        }
+        *ret = cg;
+        return 0;
+}
+
+void zrc_cgroup_views_free(struct zrc_cgroup_view *v, size_t n) {
+        for (size_t i = 0; v && i < n; i++) {
+                free(v[i].name);
+                free(v[i].dir);
+        }
+        free(v);
+}
+
+int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, size_t *ret_n) {
+        _cleanup_free_ char *line = NULL;
+        struct zrc_cgroup_view *v = NULL;
+        size_t cap = 0, n = 0;
+        FILE *f = fopen("/proc/self/cgroup", "re");
+        int r = 0;
+
+        if (!f)
+                return -errno;
+        while (r >= 0 && getline(&line, &cap, f) > 0) {
+                char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                _cleanup_free_ char *mnt = NULL, *root = NULL;
+                const char *own, *name, *dir = NULL;
+                struct zrc_cgroup_view *grown;
+                size_t mlen;
+                bool seen = false;
+
+                if (!c2)
+                        continue;
+                *c2 = '\0';
+                own = strndupa(c2 + 1, strcspn(c2 + 1, "\n"));
+                if (find_mount(c1[1] == '\0' ? "" : c1 + 1, &mnt, &root) < 0)
+                        continue;
+                /* only the hierarchies of the host's /sys/fs/cgroup, each under its own name */
+                name = strrchr(mnt, '/');
+                if (!name || (size_t) (name - mnt) != strlen("/sys/fs/cgroup") ||
+                    strncmp(mnt, "/sys/fs/cgroup", strlen("/sys/fs/cgroup")) != 0)
+                        continue;
+                name++;
+                for (size_t i = 0; i < n; i++)
+                        seen = seen || streq(v[i].name, name);
+                if (seen)
+                        continue;
+                if (!streq(root, "/") && strncmp(own, root, strlen(root)) == 0)
+                        own += strlen(root);
+                mlen = strlen(mnt);
+                for (size_t i = 0; i < cg->n_paths && !dir; i++)
+                        if (strncmp(cg->paths[i], mnt, mlen) == 0 && cg->paths[i][mlen] == '/')
+                                dir = cg->paths[i];
+                grown = reallocarray(v, n + 1, sizeof(*v));
+                if (!grown) {
+                        r = -ENOMEM;
+                        break;
+                }
+                v = grown;
+                v[n].name = strdup(name);
+                /* the container's own directory, or (a hierarchy it was not put in: cpuset and
+                 * the like) the one it inherited from us */
+                if (dir)
+                        v[n].dir = strdup(dir);
+                else if (asprintf(&v[n].dir, "%s%s", mnt, streq(own, "/") ? "" : own) < 0)
+                        v[n].dir = NULL;
+                n++;
+                if (!v[n - 1].name || !v[n - 1].dir)
+                        r = -ENOMEM;
+        }
+        fclose(f);
+        if (r < 0) {
+                zrc_cgroup_views_free(v, n);
+                return r;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+int zrc_cgroup_set_devices(const struct zrc_cgroup *cg, const struct zrc_dev_rule *rules, size_t n, char **ret_error) {
+        _cleanup_free_ struct bpf_insn *prog = NULL;
+        _cleanup_free_ char *log = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int len, r;
+
+        if (cg->devices) {
+                /* v1 (and hybrid, where the controller is v1): the kernel's own lists, in order;
+                 * "a" first empties whatever the new directory inherited from its parent */
+                r = zrc_dev_rules_check_v1(rules, n, ret_error);
+                if (r < 0)
+                        return r;
+                r = zrc_write_at(cg->devices, "devices.deny", "a");
+                for (size_t i = 0; r >= 0 && i < n; i++) {
+                        char line[64];
+
+                        zrc_dev_rule_v1_line(&rules[i], line, sizeof(line));
+                        r = zrc_write_at(cg->devices, rules[i].allow ? "devices.allow" : "devices.deny", line);
+                        if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: devices.%s \"%s\": %s", cg->devices,
+                                                           rules[i].allow ? "allow" : "deny", line, strerror(-r)) < 0)
+                                *ret_error = NULL;
+                }
+                if (r < 0 && ret_error && !*ret_error &&
+                    asprintf(ret_error, "cgroup %s: devices.deny: %s", cg->devices, strerror(-r)) < 0)
+                        *ret_error = NULL;
+                return r;
+        }
+        /* cgroup2 has no devices file: an eBPF program on the directory decides (on a hybrid
+         * host without the v1 controller too: cgroup2's programs run on every host) */
+        if (!cg->unified) {
+                /* neither: the container would open every device of the host; the caller decides
+                 * (only a rootless one goes on) */
+                if (ret_error && asprintf(ret_error, "no devices cgroup controller and no cgroup2 hierarchy: the "
+                                                     "container's devices cannot be restricted") < 0)
+                        *ret_error = NULL;
+                return -EOPNOTSUPP;
+        }
+        prog = calloc(zrc_dev_program_max(n), sizeof(*prog));
+        if (!prog)
+                return -ENOMEM;
+        len = zrc_dev_program(rules, n, prog, zrc_dev_program_max(n));
+        if (len < 0)
+                return len;
+        /* not O_PATH: bpf(2) takes the cgroup from a file it can read */
+        fd = open(cg->unified, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = zrc_dev_program_attach(fd, prog, (size_t) len, &log);
+        if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: device program (bpf): %s%s%s", cg->unified,
+                                           strerror(-r), log && *log ? ": " : "", log ? log : "") < 0)
+                *ret_error = NULL;
+        return r;
+}
+
+int zrc_cgroup_open_v2(const struct zrc_cgroup *cg) {
+        int fd;
+
+        if (!cg->v2_only || cg->n_paths == 0)
+                return -EOPNOTSUPP;
+        fd = open(cg->paths[0], O_PATH | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+int zrc_cgroup_join(const struct zrc_cgroup *cg, pid_t pid) {
+        char v[32];
+
+        snprintf(v, sizeof(v), "%d", (int) pid);
+        for (size_t i = 0; i < cg->n_paths; i++) {
+                int r = zrc_write_at(cg->paths[i], "cgroup.procs", v);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int zrc_cgroup_return(const struct zrc_cgroup *cg) {
+        char v[32];
+
+        snprintf(v, sizeof(v), "%d", (int) getpid());
+        for (size_t i = 0; i < cg->n_paths; i++) {
+                int r = cg->origins[i] ? zrc_write_at(cg->origins[i], "cgroup.procs", v) : -ENOENT;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int zrc_cgroup_is_frozen(const struct zrc_cgroup *cg) {
+        char buf[256];
+        int r;
+
+        if (!cg->freezer)
+                return -EOPNOTSUPP;
+        if (cg->freezer_v1) {
+                r = read_file(cg->freezer, "freezer.state", buf, sizeof(buf));
+                return r < 0 ? r : strncmp(buf, "FROZEN", 6) == 0;
+        }
+        r = read_file(cg->freezer, "cgroup.events", buf, sizeof(buf));
+        return r < 0 ? r : strstr(buf, "frozen 1") != NULL;
+}
+
+int zrc_cgroup_freeze(const struct zrc_cgroup *cg, bool frozen) {
+        _cleanup_free_ char *events = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (!cg->freezer)
+                return -EOPNOTSUPP;
+        if (cg->freezer_v1) {
+                /* v1 freezes asynchronously (FREEZING): the kernel retries the stragglers each
+                 * time the state is written, so write until it reads back (bounded) */
+                for (int i = 0; i < 1000; i++) {
+                        r = zrc_write_at(cg->freezer, "freezer.state", frozen ? "FROZEN" : "THAWED");
+                        if (r < 0)
+                                return r;
+                        r = zrc_cgroup_is_frozen(cg);
+                        if (r < 0 || r == frozen)
+                                return r < 0 ? r : 0;
+                        sched_yield();
+                }
+                return -EBUSY;
+        }
+        if (asprintf(&events, "%s/cgroup.events", cg->freezer) < 0)
+                return -ENOMEM;
+        fd = open(events, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = zrc_write_at(cg->freezer, "cgroup.freeze", frozen ? "1" : "0");
+        if (r < 0)
+                return r;
+        /* cgroup.events signals POLLPRI on change: wait for "frozen" to match */
+        for (;;) {
+                struct pollfd p = { .fd = fd, .events = POLLPRI };
+                r = zrc_cgroup_is_frozen(cg);
+                if (r < 0 || r == frozen)
+                        return r < 0 ? r : 0;
+                if (poll(&p, 1, 10000) <= 0)
+                        return -ETIMEDOUT;
+        }
+}
+
+int zrc_cgroup_pids(const struct zrc_cgroup *cg, pid_t **ret, size_t *ret_n) {
+        _cleanup_free_ char *p = NULL;
+        pid_t *pids = NULL;
+        size_t n = 0;
+        FILE *f;
+        int pid;
+
+        if (!cg->procs)
+                return -EOPNOTSUPP;
+        if (asprintf(&p, "%s/cgroup.procs", cg->procs) < 0)
+                return -ENOMEM;
+        f = fopen(p, "re");
+        if (!f)
+                return -errno;
+        while (fscanf(f, "%d", &pid) == 1) {
+                pid_t *np = reallocarray(pids, n + 1, sizeof(pid_t));
+                if (!np) {
+                        free(pids);
+                        fclose(f);
+                        return -ENOMEM;
+                }
+                pids = np;
+                pids[n++] = pid;
+        }
+        fclose(f);
+        *ret = pids;
+        *ret_n = n;
+        return 0;
+}
+
+static bool pid_listed(const pid_t *pids, size_t n, pid_t pid) {
+        for (size_t i = 0; i < n; i++)
+                if (pids[i] == pid)
+                        return true;
+        return false;
+}
+
+int zrc_cgroup_pidfds(const struct zrc_cgroup *cg, int **ret, size_t *ret_n) {
+        _cleanup_free_ pid_t *pids = NULL, *again = NULL;
+        size_t n = 0, m = 0, k = 0;
+        int *fds;
+        int r;
+
+        r = zrc_cgroup_pids(cg, &pids, &n);
+        if (r < 0)
+                return r;
+        fds = calloc(n ? n : 1, sizeof(int));
+        if (!fds)
+                return -ENOMEM;
+        /* a pidfd pins its pid: the number is not reused while it is open */
+        for (size_t i = 0; i < n; i++)
+                fds[i] = pidfd_open_pid(pids[i]);
+        r = zrc_cgroup_pids(cg, &again, &m);
+        for (size_t i = 0; i < n; i++) {
+                if (fds[i] < 0)
+                        continue; /* gone already */
+                if (r >= 0 && pid_listed(again, m, pids[i]))
+                        fds[k++] = fds[i];
+                else
+                        close(fds[i]); /* exited meanwhile: that number may be anyone's now */
+        }
+        if (r < 0) {
+                free(fds);
+                return r;
+        }
+        *ret = fds;
+        *ret_n = k;
+        return 0;
+}
+
+int zrc_cgroup_remove(const struct zrc_cgroup *cg) {
+        int r = 0;
+
+        for (size_t i = 0; i < cg->n_paths; i++)
+                if (rmdir(cg->paths[i]) < 0 && errno != ENOENT)
+                        r = -errno;
+        return r;
+}
+
+void zrc_cgroup_done(struct zrc_cgroup *cg) {
+        for (size_t i = 0; i < cg->n_paths; i++) {
+                free(cg->paths[i]);
+                free(cg->origins[i]);
+        }
+        free(cg->freezer);
+        free(cg->procs);
+        free(cg->devices);
+        free(cg->unified);
+        *cg = (struct zrc_cgroup){};
+}
+
+json_object *zrc_cgroup_to_json(const struct zrc_cgroup *cg) {
+        json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+        for (size_t i = 0; i < cg->n_paths; i++)
+                json_object_array_add(a, json_object_new_string(cg->paths[i]));
+        json_object_object_add(o, "paths", a);
+        json_object_object_add(o, "v2_only", json_object_new_boolean(cg->v2_only));
+        if (cg->freezer)
+                json_object_object_add(o, "freezer", json_object_new_string(cg->freezer));
+        json_object_object_add(o, "freezer_v1", json_object_new_boolean(cg->freezer_v1));
+        if (cg->procs)
+                json_object_object_add(o, "procs", json_object_new_string(cg->procs));
+        return o;
+}
+
+int zrc_cgroup_from_json(json_object *o, struct zrc_cgroup *ret) {
+        struct zrc_cgroup cg = {};
+        json_object *v;
+
+        if (json_object_object_get_ex(o, "paths", &v))
+                for (size_t i = 0; i < json_object_array_length(v) && i < ELEMENTSOF(cg.paths); i++)
+                        cg.paths[cg.n_paths++] = strdup(json_object_get_string(json_object_array_get_idx(v, i)));
+        if (json_object_object_get_ex(o, "v2_only", &v))
+                cg.v2_only = json_object_get_boolean(v);
+        if (json_object_object_get_ex(o, "freezer", &v))
+                cg.freezer = strdup(json_object_get_string(v));
+        if (json_object_object_get_ex(o, "freezer_v1", &v))
+                cg.freezer_v1 = json_object_get_boolean(v);
+        if (json_object_object_get_ex(o, "procs", &v))
+                cg.procs = strdup(json_object_get_string(v));
+        *ret = cg;
+        return 0;
+}

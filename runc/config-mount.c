@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.json's filesystem: mounts (options split into flags, bind attributes, propagation and
+ * filesystem data), the v1/hybrid cgroup view, devices and the default /dev symlinks.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "config-util.h"
+#include "util.h"
+
+/* Mount options: flags of the mount call, attributes for binds, propagation; anything else is
+ * filesystem data. */
+static const struct {
+        const char *name;
+        unsigned long set, clear;
+        uint64_t attr;
+        unsigned long propagation;
+} mount_opts[] = {
+        { "ro", MS_RDONLY, 0, MOUNT_ATTR_RDONLY, 0 },
+        { "rw", 0, MS_RDONLY, 0, 0 },
+        { "nosuid", MS_NOSUID, 0, MOUNT_ATTR_NOSUID, 0 },
+        { "suid", 0, MS_NOSUID, 0, 0 },
+        { "nodev", MS_NODEV, 0, MOUNT_ATTR_NODEV, 0 },
+        { "dev", 0, MS_NODEV, 0, 0 },
+        { "noexec", MS_NOEXEC, 0, MOUNT_ATTR_NOEXEC, 0 },
+        { "exec", 0, MS_NOEXEC, 0, 0 },
+        { "sync", MS_SYNCHRONOUS, 0, 0, 0 },
+        { "async", 0, MS_SYNCHRONOUS, 0, 0 },
+        { "dirsync", MS_DIRSYNC, 0, 0, 0 },
+        { "remount", MS_REMOUNT, 0, 0, 0 },
+        { "mand", 0, 0, 0, 0 },
+        { "nomand", 0, 0, 0, 0 },
+        { "atime", 0, MS_NOATIME, 0, 0 },
+        { "noatime", MS_NOATIME, 0, MOUNT_ATTR_NOATIME, 0 },
+        { "diratime", 0, MS_NODIRATIME, 0, 0 },
+        { "nodiratime", MS_NODIRATIME, 0, MOUNT_ATTR_NODIRATIME, 0 },
+        { "relatime", MS_RELATIME, 0, 0, 0 },
+        { "norelatime", 0, MS_RELATIME, 0, 0 },
+        { "strictatime", MS_STRICTATIME, 0, 0, 0 },
+        { "nostrictatime", 0, MS_STRICTATIME, 0, 0 },
+        { "private", 0, 0, 0, MS_PRIVATE },
+        { "rprivate", 0, 0, 0, MS_PRIVATE | MS_REC },
+        { "shared", 0, 0, 0, MS_SHARED },
+        { "rshared", 0, 0, 0, MS_SHARED | MS_REC },
+        { "slave", 0, 0, 0, MS_SLAVE },
+        { "rslave", 0, 0, 0, MS_SLAVE | MS_REC },
+        { "unbindable", 0, 0, 0, MS_UNBINDABLE },
+        { "runbindable", 0, 0, 0, MS_UNBINDABLE | MS_REC },
+        /* podman's and containerd's own options, not the kernel's */
+        { "tmpcopyup", 0, 0, 0, 0 },
+        { "notmpcopyup", 0, 0, 0, 0 },
+        { "copy", 0, 0, 0, 0 },
+        { "nocopy", 0, 0, 0, 0 },
+        { "z", 0, 0, 0, 0 },
+        { "Z", 0, 0, 0, 0 },
+};
+
+static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_only, char **ret_error) {
+        struct ze_sb_mount *sm = &o->mounts[o->n_mounts];
+        const char *dest = get_str(m, "destination"), *type = get_str(m, "type"), *src = get_str(m, "source");
+        json_object *opts = get(m, "options");
+        size_t data_len = 0;
+        char *data;
+        bool bind = type && streq(type, "bind");
+
+        if (!dest || dest[0] != '/')
+                return errorf(ret_error, -EINVAL, "config.json: mounts[%zu].destination must be an absolute path", idx);
+        data = calloc(1, 4096);
+        if (!data)
+                return -ENOMEM;
+        *sm = (struct ze_sb_mount){ .fstype = type, .source = src, .dest = dest };
+        for (size_t i = 0; i < array_len(opts); i++) {
+                const char *opt = json_object_get_string(json_object_array_get_idx(opts, i));
+                bool known = false;
+
+                if (!opt)
+                        continue;
+                if (streq(opt, "bind") || streq(opt, "rbind")) {
+                        bind = true;
+                        sm->recursive = opt[0] == 'r';
+                        continue;
+                }
+                for (size_t k = 0; k < ELEMENTSOF(mount_opts); k++)
+                        if (streq(opt, mount_opts[k].name)) {
+                                sm->flags = (sm->flags | mount_opts[k].set) & ~mount_opts[k].clear;
+                                if (mount_opts[k].set)
+                                        sm->attr_set |= mount_opts[k].attr;
+                                else if (streq(opt, "rw"))
+                                        sm->attr_set &= ~(uint64_t) MOUNT_ATTR_RDONLY;
+                                if (mount_opts[k].propagation)
+                                        sm->propagation = mount_opts[k].propagation;
+                                known = true;
+                                break;
+                        }
+                if (!known) {
+                        size_t n = strlen(opt);
+                        if (data_len + n + 2 > 4096) {
+                                free(data);
+                                return errorf(ret_error, -E2BIG, "config.json: mounts[%zu]: options too long", idx);
+                        }
+                        if (data_len)
+                                data[data_len++] = ',';
+                        memcpy(data + data_len, opt, n + 1);
+                        data_len += n;
+                }
+        }
+        sm->data = data;
+        sm->target = join_path(o->rootfs, dest);
+        if (!sm->target)
+                return -ENOMEM;
+        o->n_mounts++; /* from here on zrc_oci_free owns data and target */
+
+        if (type && streq(type, "cgroup")) {
+                sm->kind = ZE_SB_MOUNT_CGROUP;
+                sm->fstype = v2_only ? "cgroup2" : NULL;
+                sm->source = "/sys/fs/cgroup";
+        } else if (bind) {
+                struct stat st;
+                char *abs;
+
+                sm->kind = ZE_SB_MOUNT_BIND;
+                if (!src)
+                        return errorf(ret_error, -EINVAL, "config.json: mounts[%zu]: a bind mount needs a source", idx);
+                /* a relative source is relative to the bundle, as runc reads it */
+                abs = src[0] == '/' ? strdup(src) : join_path(o->bundle, src);
+                if (!abs)
+                        return -ENOMEM;
+                /* kept alive by the JSON tree: it owns the string from here */
+                json_object_object_add(m, "source", json_object_new_string(abs));
+                sm->source = get_str(m, "source");
+                free(abs);
+                if (stat(sm->source, &st) < 0)
+                        return errorf(ret_error, -errno, "mounts[%zu]: bind source %s: %s", idx, sm->source,
+                                      strerror(errno));
+                sm->source_is_dir = S_ISDIR(st.st_mode);
+                sm->flags = 0;
+        } else {
+                sm->kind = ZE_SB_MOUNT_FS;
+                if (!type)
+                        return errorf(ret_error, -EINVAL, "config.json: mounts[%zu] (%s) has no type", idx, dest);
+                if (!sm->source)
+                        sm->source = type;
+                if (streq(dest, "/dev/console"))
+                        sm->source_is_dir = false;
+        }
+        if (!sm->data[0])
+                sm->data = NULL, free(data);
+        return 0;
+}
+
+static char *own(struct zrc_oci *o, char *s) {
+        char **grown;
+
+        if (!s)
+                return NULL;
+        grown = reallocarray(o->owned, o->n_owned + 1, sizeof(char *));
+        if (!grown) {
+                free(s);
+                return NULL;
+        }
+        o->owned = grown;
+        return o->owned[o->n_owned++] = s;
+}
+
+int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size_t n) {
+        struct ze_sb_mount *grown, *m;
+        size_t k = 0;
+
+        while (k < o->n_mounts && o->mounts[k].kind != ZE_SB_MOUNT_CGROUP)
+                k++;
+        if (k == o->n_mounts)
+                return 0;
+        grown = reallocarray(o->mounts, o->n_mounts + n, sizeof(*grown));
+        if (!grown)
+                return -ENOMEM;
+        o->mounts = grown;
+        memmove(&o->mounts[k + 1 + n], &o->mounts[k + 1], (o->n_mounts - k - 1) * sizeof(*grown));
+        m = &o->mounts[k];
+        /* the tmpfs stays writable: the binds below need their mount points made in it */
+        m->kind = ZE_SB_MOUNT_FS;
+        m->fstype = m->source = "tmpfs";
+        m->flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+        m->attr_set = 0;
+        free((char *) m->data);
+        m->data = strdup("mode=755");
+        for (size_t i = 0; i < n; i++)
+                o->mounts[k + 1 + i] = (struct ze_sb_mount){
+                        .kind = ZE_SB_MOUNT_BIND,
+                        .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                        .source_is_dir = true,
+                };
+        o->n_mounts += n; /* from here on zrc_oci_free owns each entry's data and target */
+        if (!m->data)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                struct ze_sb_mount *b = &o->mounts[k + 1 + i];
+                char *dest;
+
+                if (asprintf(&dest, "%s/%s", m->dest, v[i].name) < 0)
+                        return -ENOMEM;
+                b->dest = own(o, dest);
+                b->source = own(o, strdup(v[i].dir));
+                b->target = b->dest ? join_path(o->rootfs, b->dest) : NULL;
+                if (!b->dest || !b->source || !b->target)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+
+static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned maj,
+                      unsigned min, mode_t perm, uid_t uid, gid_t gid) {
+        struct ze_sb_device *d;
+
+        for (size_t i = 0; i < o->n_devices; i++)
+                if (streq(o->devices[i].host ? o->devices[i].host : "", path))
+                        return 0;
+        d = reallocarray(o->devices, o->n_devices + 1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        o->devices = d;
+        d = &o->devices[o->n_devices];
+        *d = (struct ze_sb_device){ .mode = type | perm, .dev = makedev(maj, min), .uid = uid, .gid = gid };
+        d->target = join_path(o->rootfs, path);
+        d->host = strdup(path);
+        if (!d->target || !d->host) {
+                free((char *) d->target);
+                free((char *) d->host);
+                return -ENOMEM;
+        }
+        o->n_devices++;
+        return 0;
+}
+
+static const char *const default_symlinks[] = {
+        "/proc/self/fd", "dev/fd", "/proc/self/fd/0", "dev/stdin", "/proc/self/fd/1", "dev/stdout",
+        "/proc/self/fd/2", "dev/stderr", "pts/ptmx", "dev/ptmx",
+};
+
+int zrc_oci_parse_mounts(struct zrc_oci *o, json_object *linux_, bool v2_only, char **ret_error) {
+        json_object *v;
+        const char *s;
+        int r;
+
+        v = get(o->root, "mounts");
+        o->mounts = calloc(array_len(v) + 1, sizeof(*o->mounts));
+        if (!o->mounts)
+                return -ENOMEM;
+        for (size_t i = 0; i < array_len(v); i++) {
+                r = parse_mount(o, json_object_array_get_idx(v, i), i, v2_only, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        s = get_str(linux_, "rootfsPropagation");
+        o->rootfs_propagation = MS_SLAVE | MS_REC;
+        if (s)
+                for (size_t k = 0; k < ELEMENTSOF(mount_opts); k++)
+                        if (streq(s, mount_opts[k].name) && mount_opts[k].propagation)
+                                o->rootfs_propagation = mount_opts[k].propagation | MS_REC;
+        return 0;
+}
+
+int zrc_oci_parse_devices(struct zrc_oci *o, json_object *linux_, char **ret_error) {
+        static const struct {
+                const char *path;
+                unsigned maj, min;
+        } defaults[] = { { "/dev/null", 1, 3 }, { "/dev/zero", 1, 5 }, { "/dev/full", 1, 7 },
+                         { "/dev/random", 1, 8 }, { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 } };
+        json_object *v;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(defaults); i++) {
+                r = add_device(o, defaults[i].path, S_IFCHR, defaults[i].maj, defaults[i].min, 0666, 0, 0);
+                if (r < 0)
+                        return r;
+        }
+        v = get(linux_, "devices");
+        for (size_t i = 0; i < array_len(v); i++) {
+                json_object *e = json_object_array_get_idx(v, i);
+                const char *path = get_str(e, "path"), *type = get_str(e, "type");
+                mode_t t = type && streq(type, "b") ? S_IFBLK : type && streq(type, "p") ? S_IFIFO : S_IFCHR;
+                json_object *fm = get(e, "fileMode");
+
+                if (!path || path[0] != '/')
+                        return errorf(ret_error, -EINVAL, "config.json: linux.devices[%zu].path must be absolute", i);
+                r = add_device(o, path, t, (unsigned) json_object_get_int64(get(e, "major")),
+                               (unsigned) json_object_get_int64(get(e, "minor")), fm ? (mode_t) json_object_get_int(fm) & 07777 : 0666,
+                               (uid_t) json_object_get_int64(get(e, "uid")), (gid_t) json_object_get_int64(get(e, "gid")));
+                if (r < 0)
+                        return r;
+        }
+        o->symlinks = calloc(ELEMENTSOF(default_symlinks) + 1, sizeof(char *));
+        if (!o->symlinks)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(default_symlinks); i += 2) {
+                o->symlinks[i] = strdup(default_symlinks[i]);
+                o->symlinks[i + 1] = strdup(default_symlinks[i + 1]);
+                if (!o->symlinks[i] || !o->symlinks[i + 1])
+                        return -ENOMEM;
+        }
+        o->dev_console = strdup("/dev/console");
+        return o->dev_console ? 0 : -ENOMEM;
+}

@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.json -> struct zrc_oci: every path resolved, every option parsed, the seccomp object
+ * compiled by the profile module (profile/profile.c), so that the container's first process only
+ * applies the result (engine/sandbox.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "config-util.h"
+#include "profile.h"
+#include "runtime.h"
+#include "util.h"
+
+static const struct {
+        const char *name;
+        int flag;
+} ns_names[] = {
+        { "pid", CLONE_NEWPID },     { "network", CLONE_NEWNET }, { "mount", CLONE_NEWNS },
+        { "ipc", CLONE_NEWIPC },     { "uts", CLONE_NEWUTS },     { "user", CLONE_NEWUSER },
+        { "cgroup", CLONE_NEWCGROUP },
+};
+
+const char *zrc_oci_ns_name(int flag) {
+        for (size_t k = 0; k < ELEMENTSOF(ns_names); k++)
+                if (ns_names[k].flag == flag)
+                        return ns_names[k].name;
+        if (flag == CLONE_NEWTIME)
+                return "time";
+        return "unknown";
+}
+
+static int parse_idmap(json_object *a, const char *what, char **ret, char **ret_error) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+
+        if (!f)
+                return -ENOMEM;
+        for (size_t i = 0; i < array_len(a); i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+                json_object *c = get(e, "containerID"), *h = get(e, "hostID"), *s = get(e, "size");
+                if (!c || !h || !s) {
+                        fclose(f);
+                        free(text);
+                        return errorf(ret_error, -EINVAL, "config.json: linux.%s[%zu] needs containerID, hostID and size",
+                                      what, i);
+                }
+                fprintf(f, "%" PRId64 " %" PRId64 " %" PRId64 "\n", json_object_get_int64(c),
+                        json_object_get_int64(h), json_object_get_int64(s));
+        }
+        fclose(f);
+        *ret = text;
+        return 0;
+}
+
+int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, struct zrc_oci **ret,
+                char **ret_error) {
+        _cleanup_free_ char *config = NULL, *root_path = NULL;
+        struct zrc_oci *o;
+        json_object *linux_, *v, *proc_json = NULL;
+        const char *s;
+        int r;
+
+        o = calloc(1, sizeof(*o));
+        if (!o)
+                return -ENOMEM;
+        o->bundle = realpath(bundle, NULL);
+        if (!o->bundle) {
+                r = errorf(ret_error, -errno, "bundle %s: %s", bundle, strerror(errno));
+                goto fail;
+        }
+        if (asprintf(&config, "%s/config.json", o->bundle) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = read_json(config, &o->root, ret_error);
+        if (r < 0)
+                goto fail;
+        if (process_path) {
+                r = read_json(process_path, &proc_json, ret_error);
+                if (r < 0)
+                        goto fail;
+                /* the tree keeps it alive: strings of the process point into it */
+                json_object_object_add(o->root, "process", proc_json);
+        }
+        r = zrc_oci_parse_process(o, get(o->root, "process"), ret_error);
+        if (r < 0)
+                goto fail;
+
+        s = get_str(get(o->root, "root"), "path");
+        if (!s) {
+                r = errorf(ret_error, -EINVAL, "config.json: root.path is missing");
+                goto fail;
+        }
+        root_path = s[0] == '/' ? strdup(s) : join_path(o->bundle, s);
+        if (!root_path) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        o->rootfs = realpath(root_path, NULL);
+        if (!o->rootfs) {
+                r = errorf(ret_error, -errno, "rootfs (%s): %s", root_path,
+                           errno == ENOENT ? "no such file or directory" : strerror(errno));
+                goto fail;
+        }
+        /* resolved once, here: the child binds this path refusing any symlink on it, so what it
+         * names is what was checked. A root.path leading to the host's "/" (a symlink to it, `..`
+         * past it, /proc/self/root) would hand the host to the container. */
+        if (strcmp(o->rootfs, "/") == 0) {
+                r = errorf(ret_error, -EINVAL, "rootfs (%s): resolves to the host's /", root_path);
+                goto fail;
+        }
+        o->readonly_root = (v = get(get(o->root, "root"), "readonly")) && json_object_get_boolean(v);
+        o->hostname = get_str(o->root, "hostname");
+
+        linux_ = get(o->root, "linux");
+        /* namespaces */
+        v = get(linux_, "namespaces");
+        for (size_t i = 0; i < array_len(v); i++) {
+                json_object *e = json_object_array_get_idx(v, i);
+                const char *type = get_str(e, "type"), *path = get_str(e, "path");
+                size_t k;
+
+                for (k = 0; k < ELEMENTSOF(ns_names); k++)
+                        if (type && streq(type, ns_names[k].name))
+                                break;
+                if (k == ELEMENTSOF(ns_names)) {
+                        r = errorf(ret_error, -EINVAL, "config.json: linux.namespaces[%zu]: unknown namespace type \"%s\"", i,
+                                   type ? type : "");
+                        goto fail;
+                }
+                if (path && *path) {
+                        if (o->n_ns_paths >= ELEMENTSOF(o->ns_paths)) {
+                                r = -E2BIG;
+                                goto fail;
+                        }
+                        o->ns_paths[o->n_ns_paths].flag = ns_names[k].flag;
+                        o->ns_paths[o->n_ns_paths++].path = strdup(path);
+                } else
+                        o->clone_flags |= ns_names[k].flag;
+        }
+        if (!(o->clone_flags & CLONE_NEWNS)) {
+                r = errorf(ret_error, -EINVAL, "config.json: zygote-runc needs a new mount namespace (linux.namespaces \"mount\")");
+                goto fail;
+        }
+        if (o->clone_flags & CLONE_NEWUSER) {
+                r = parse_idmap(get(linux_, "uidMappings"), "uidMappings", &o->uid_map, ret_error);
+                if (r >= 0)
+                        r = parse_idmap(get(linux_, "gidMappings"), "gidMappings", &o->gid_map, ret_error);
+                if (r < 0)
+                        goto fail;
+        }
+        if (o->hostname && !(o->clone_flags & CLONE_NEWUTS)) {
+                /* runc refuses too: it would rename the host */
+                r = errorf(ret_error, -EINVAL, "config.json: hostname needs a new uts namespace");
+                goto fail;
+        }
+
+        r = zrc_oci_parse_mounts(o, linux_, v2_only, ret_error);
+        if (r >= 0)
+                r = zrc_oci_parse_devices(o, linux_, ret_error);
+        if (r < 0)
+                goto fail;
+
+
+        r = str_array(get(linux_, "maskedPaths"), "linux.maskedPaths", (char ***) &o->masked, ret_error);
+        if (r >= 0)
+                r = str_array(get(linux_, "readonlyPaths"), "linux.readonlyPaths", (char ***) &o->readonly, ret_error);
+        if (r < 0)
+                goto fail;
+
+        /* cgroups */
+        o->cgroups_path = get_str(linux_, "cgroupsPath");
+        o->pids_limit = o->memory_limit = -1;
+        v = get(get(get(linux_, "resources"), "pids"), "limit");
+        if (v && json_object_get_int64(v) > 0)
+                o->pids_limit = json_object_get_int64(v);
+        v = get(get(get(linux_, "resources"), "memory"), "limit");
+        if (v && json_object_get_int64(v) > 0)
+                o->memory_limit = json_object_get_int64(v);
+
+        /* sysctls: written by the parent in the container's namespaces (container.c); here only
+         * checked, so that a bad key fails before anything is made. A key is a dotted name: a '/'
+         * or an empty component could lead the write elsewhere below /proc/sys. */
+        o->sysctl = get(linux_, "sysctl");
+        if (o->sysctl) {
+                if (!json_object_is_type(o->sysctl, json_type_object)) {
+                        r = errorf(ret_error, -EINVAL, "config.json: linux.sysctl is not an object");
+                        goto fail;
+                }
+                json_object_object_foreach(o->sysctl, key, val) {
+                        if (!key[0] || strchr(key, '/') || strstr(key, "..") || key[0] == '.' ||
+                            key[strlen(key) - 1] == '.' || !json_object_is_type(val, json_type_string)) {
+                                r = errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
+                                goto fail;
+                        }
+                }
+        }
+
+        /* seccomp: one compiler for the daemon's profiles and for containers */
+        v = get(linux_, "seccomp");
+        if (v) {
+                _cleanup_free_ char *err = NULL;
+
+                r = zrc_runc_filter_load(config, v, &o->seccomp, &err); /* filter-remote.c */
+                if (r < 0) {
+                        r = errorf(ret_error, r, "linux.seccomp: %s", err ? err : strerror(-r));
+                        goto fail;
+                }
+        }
+        *ret = o;
+        return 0;
+fail:
+        zrc_oci_free(o);
+        return r;
+}
+
+void zrc_oci_free(struct zrc_oci *o) {
+        if (!o)
+                return;
+        for (size_t i = 0; i < o->n_mounts; i++) {
+                free((char *) o->mounts[i].target);
+                free((char *) o->mounts[i].data);
+        }
+        for (size_t i = 0; i < o->n_devices; i++) {
+                free((char *) o->devices[i].target);
+                free((char *) o->devices[i].host);
+        }
+        for (size_t i = 0; o->symlinks && o->symlinks[i]; i++)
+                free(o->symlinks[i]);
+        for (size_t i = 0; i < o->n_ns_paths; i++)
+                free(o->ns_paths[i].path);
+        for (size_t i = 0; i < o->n_owned; i++)
+                free(o->owned[i]);
+        free(o->owned);
+        free(o->symlinks);
+        free(o->mounts);
+        free(o->devices);
+        free(o->argv);
+        free(o->envp);
+        free(o->groups);
+        free(o->rlimits);
+        free(o->masked);
+        free(o->readonly);
+        free(o->dev_console);
+        free(o->uid_map);
+        free(o->gid_map);
+        free(o->bundle);
+        free(o->rootfs);
+        zp_profile_free(o->seccomp);
+        if (o->root)
+                json_object_put(o->root);
+        free(o);
+}
+
+/* The members of struct zrc_oci that struct ze_sandbox has under the same name and type. */
+#define ZRC_OCI_SANDBOX_SAME(X)                                                                     \
+        X(rootfs) X(rootfs_propagation) X(mounts) X(n_mounts) X(devices) X(n_devices) X(masked)   \
+        X(readonly) X(dev_console) X(hostname) X(rlimits) X(n_rlimits) X(uid) X(gid) X(groups)    \
+        X(n_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path)
+
+void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {
+        static struct sock_fprog prog; /* one container per zygote-runc process */
+
+        sb->new_mount_ns = true;
+        sb->userns_root = (o->clone_flags & CLONE_NEWUSER) != 0;
+        sb->rootfs_readonly = o->readonly_root;
+        sb->symlinks = (const char *const *) o->symlinks;
+        sb->set_ids = true;
+        sb->cap_last = (unsigned) zrc_oci_cap_last();
+        sb->cap_bounding = o->caps[0];
+        sb->cap_effective = o->caps[1];
+        sb->cap_permitted = o->caps[2];
+        sb->cap_inheritable = o->caps[3];
+        sb->cap_ambient = o->caps[4];
+        sb->set_caps = true;
+        sb->ref_pidfd = -1;
+        if (o->seccomp) {
+                prog = (struct sock_fprog){ .len = (unsigned short) o->seccomp->bpf_len, .filter = o->seccomp->bpf };
+                sb->prog = &prog;
+                sb->filter_flags = o->seccomp->filter_flags;
+        }
+#define SAME(field) sb->field = o->field;
+        ZRC_OCI_SANDBOX_SAME(SAME)
+#undef SAME
+}
+
+/* runc's `spec`, with terminal off: a bundle made from it runs without a console socket. */
+static const char default_spec[] =
+        "{\"ociVersion\":\"" ZRC_RUNC_OCI_VERSION "\","
+        "\"process\":{\"terminal\":false,\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],"
+        "\"env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\",\"TERM=xterm\"],"
+        "\"cwd\":\"/\",\"capabilities\":{"
+        "\"bounding\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"
+        "\"effective\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"
+        "\"permitted\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"
+        "\"ambient\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"]},"
+        "\"rlimits\":[{\"type\":\"RLIMIT_NOFILE\",\"hard\":1024,\"soft\":1024}],"
+        "\"noNewPrivileges\":true},"
+        "\"root\":{\"path\":\"rootfs\",\"readonly\":true},"
+        "\"hostname\":\"zygote\","
+        "\"mounts\":["
+        "{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
+        "{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size=65536k\"]},"
+        "{\"destination\":\"/dev/pts\",\"type\":\"devpts\",\"source\":\"devpts\",\"options\":[\"nosuid\",\"noexec\",\"newinstance\",\"ptmxmode=0666\",\"mode=0620\",\"gid=5\"]},"
+        "{\"destination\":\"/dev/shm\",\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size=65536k\"]},"
+        "{\"destination\":\"/dev/mqueue\",\"type\":\"mqueue\",\"source\":\"mqueue\",\"options\":[\"nosuid\",\"noexec\",\"nodev\"]},"
+        "{\"destination\":\"/sys\",\"type\":\"sysfs\",\"source\":\"sysfs\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"ro\"]},"
+        "{\"destination\":\"/sys/fs/cgroup\",\"type\":\"cgroup\",\"source\":\"cgroup\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"relatime\",\"ro\"]}],"
+        "\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]},"
+        "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":\"mount\"}],"
+        "\"maskedPaths\":[\"/proc/acpi\",\"/proc/asound\",\"/proc/kcore\",\"/proc/keys\",\"/proc/latency_stats\","
+        "\"/proc/timer_list\",\"/proc/timer_stats\",\"/proc/sched_debug\",\"/sys/firmware\",\"/proc/scsi\"],"
+        "\"readonlyPaths\":[\"/proc/bus\",\"/proc/fs\",\"/proc/irq\",\"/proc/sys\",\"/proc/sysrq-trigger\"]}}";
+
+json_object *zrc_oci_default_spec(bool rootless) {
+        json_object *spec = json_tokener_parse(default_spec), *linux_, *ns, *mounts, *map;
+
+        if (!spec || !rootless)
+                return spec;
+        /* runc's --rootless: a user namespace mapping the caller to root, no network namespace
+         * of its own (sysfs then falls back to a bind of the host's), no devpts gid, no cgroup
+         * limits */
+        linux_ = get(spec, "linux");
+        json_object_object_del(linux_, "resources");
+        ns = get(linux_, "namespaces");
+        json_object_array_del_idx(ns, 1, 1);
+        json_object *user = json_object_new_object();
+        json_object_object_add(user, "type", json_object_new_string("user"));
+        json_object_array_add(ns, user);
+        for (int k = 0; k < 2; k++) {
+                map = json_object_new_array();
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "containerID", json_object_new_int(0));
+                json_object_object_add(e, "hostID", json_object_new_int64(k == 0 ? (int64_t) getuid() : (int64_t) getgid()));
+                json_object_object_add(e, "size", json_object_new_int(1));
+                json_object_array_add(map, e);
+                json_object_object_add(linux_, k == 0 ? "uidMappings" : "gidMappings", map);
+        }
+        mounts = get(spec, "mounts");
+        json_object_array_del_idx(mounts, 6, 1); /* cgroup */
+        json_object_array_del_idx(get(json_object_array_get_idx(mounts, 2), "options"), 5, 1); /* gid=5 */
+        return spec;
+}

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc's side of a container process that create/run (container.c) and exec (exec.c)
+ * share: preparing the sandbox, reading its status records and reporting a failed step in
+ * runc's words, waiting for and signalling the process, the pid file, destroying a container.
+ */
+#include <errno.h>
+#include <linux/sched.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pidfd-util.h"
+#include "signal-util.h"
+#include "runtime.h"
+#include "util.h"
+
+int zrc_runc_write_pid_file(const char *path, pid_t pid) {
+        _cleanup_free_ char *tmp = NULL;
+        FILE *f;
+
+        if (!path)
+                return 0;
+        if (asprintf(&tmp, "%s.tmp%d", path, (int) getpid()) < 0)
+                return -ENOMEM;
+        f = fopen(tmp, "we");
+        if (!f)
+                return -errno;
+        fprintf(f, "%d", (int) pid);
+        if (fclose(f) != 0 || rename(tmp, path) < 0) {
+                int r = negative_errno();
+                unlink(tmp);
+                return r;
+        }
+        return 0;
+}
+
+static int connect_console(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+int parse_signal(const char *s) {
+        return s ? zc_signal_from_string(s) : SIGTERM;
+}
+
+/* The message of one failure record of the container's process, runc's words where podman and
+ * containerd look for them. */
+void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const struct ze_sb_status *s) {
+        const char *name = o->argv[0];
+
+        switch (s->step) {
+        case ZE_SB_STEP_RESOLVE:
+        case ZE_SB_STEP_EXEC:
+                if (s->err == ENOENT && s->index == 0)
+                        error(c, "unable to start container process: exec: \"%s\": executable file not found in $PATH",
+                              name);
+                else if (s->err == ENOENT)
+                        error(c, "unable to start container process: exec: \"%s\": stat %s: no such file or directory",
+                              name, name);
+                else
+                        error(c, "unable to start container process: exec: \"%s\": %s", name, errstr(s->err));
+                return;
+        case ZE_SB_STEP_MOUNT:
+                if (s->index >= 0 && (size_t) s->index < o->n_mounts) {
+                        const struct ze_sb_mount *m = &o->mounts[s->index];
+                        error(c, "unable to start container process: mount %s (%s) on %s: %s",
+                              m->source ? m->source : "none", m->fstype ? m->fstype : "bind", m->target,
+                              errstr(s->err));
+                        return;
+                }
+                break;
+        case ZE_SB_STEP_MASK:
+        case ZE_SB_STEP_READONLY: {
+                const char *const *paths = s->step == ZE_SB_STEP_MASK ? o->masked : o->readonly;
+                const char *path = NULL;
+
+                for (int i = 0; paths && s->index >= 0 && paths[i]; i++)
+                        if (i == s->index) {
+                                path = paths[i];
+                                break;
+                        }
+                if (!path)
+                        break;
+                /* ENODEV is the mask's source, not the path: see sandbox-mount.c */
+                error(c, "unable to start container process: %s %s: %s", ze_sb_step_to_string(s->step), path,
+                      s->step == ZE_SB_STEP_MASK && s->err == ENODEV
+                              ? "the container's /dev/null is missing or not the null device (a symlink, another node)"
+                              : errstr(s->err));
+                return;
+        }
+        default:
+                break;
+        }
+        error(c, "unable to start container process: %s%s: %s", ze_sb_step_to_string(s->step),
+              s->index >= 0 ? " (entry)" : "", errstr(s->err));
+}
+
+int zrc_runc_read_status(int fd, struct ze_sb_status *ret) {
+        ssize_t n;
+
+        do
+                n = recv(fd, ret, sizeof(*ret), 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if (n == 0)
+                return 0; /* EOF: execve happened (or the process died without a word) */
+        return n == (ssize_t) sizeof(*ret) ? 1 : -EIO;
+}
+
+int zrc_runc_wait_exit_status(int pidfd) {
+        siginfo_t si = {};
+
+        while (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
+                if (errno != EINTR)
+                        return 255;
+        if (si.si_code == CLD_EXITED)
+                return si.si_status;
+        return 128 + si.si_status;
+}
+
+/* Waits for a process that is not necessarily our child to be gone: pidfds poll readable then. */
+static void wait_gone(int pidfd) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        (void) poll(&p, 1, 10000);
+}
+
+/* SIGKILL to every process of the container and wait until they are gone, so that the cgroups
+ * can go (a v1-frozen cgroup is thawed first: SIGKILL does not reach frozen tasks). */
+static void kill_all_and_wait(const struct zrc_state *st) {
+        for (int round = 0; round < 100; round++) {
+                _cleanup_free_ int *fds = NULL;
+                size_t n = 0;
+
+                if (zrc_cgroup_pidfds(&st->cgroup, &fds, &n) < 0 || n == 0) {
+                        int fd = zrc_state_pidfd(st);
+                        if (fd >= 0) {
+                                (void) pidfd_kill(fd, SIGKILL);
+                                wait_gone(fd);
+                                close(fd);
+                        }
+                        return;
+                }
+                for (size_t i = 0; i < n; i++)
+                        (void) pidfd_kill(fds[i], SIGKILL);
+                (void) zrc_cgroup_freeze(&st->cgroup, false);
+                for (size_t i = 0; i < n; i++) {
+                        wait_gone(fds[i]);
+                        close(fds[i]);
+                }
+        }
+}
+
+void destroy(const struct zrc_state *st) {
+        kill_all_and_wait(st);
+        (void) zrc_cgroup_remove(&st->cgroup);
+        (void) zrc_rm_rf(st->dir);
+}
+
+static volatile pid_t forward_pid;
+
+static void forward_signal(int sig) {
+        if (forward_pid > 0)
+                (void) kill(forward_pid, sig);
+}
+
+void zrc_runc_forward_signals(pid_t pid) {
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
+        struct sigaction sa = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
+
+        forward_pid = pid;
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                (void) sigaction(sigs[i], &sa, NULL);
+}
+
+/* The parts of the sandbox struct that create/run and exec share: o's settings, the console
+ * socket (connected here), the scratch buffer of the PATH search. */
+int zrc_runc_sandbox_prepare(const struct ctx *c, const struct zrc_oci *o, const char *console_socket,
+                            int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
+        if (console_socket) {
+                int fd = connect_console(console_socket);
+                if (fd < 0)
+                        return error(c, "console socket %s: %s", console_socket, errstr(-fd)), fd;
+                *ret_console_fd = fd;
+        }
+        zrc_oci_to_sandbox(o, sb);
+        sb->console_fd = *ret_console_fd;
+        sb->preserve_fds = preserve_fds;
+        *ret_path_buf = malloc(PATH_MAX + 1);
+        if (!*ret_path_buf)
+                return error(c, "out of memory"), -ENOMEM;
+        sb->path_buf = *ret_path_buf;
+        sb->path_buf_len = PATH_MAX + 1;
+        return 0;
+}
+
+int zrc_runc_load_state(const struct ctx *c, const char *id, struct zrc_state *st) {
+        int r = zrc_state_load(c->root, id, st);
+
+        if (r == -ENOENT)
+                return error(c, "container does not exist: %s", id), -ENOENT;
+        if (r < 0)
+                return error(c, "container %s: state: %s", id, errstr(-r)), r;
+        return 0;
+}
+
+pid_t zrc_runc_clone_sandbox(struct clone_args *ca, struct ze_sandbox *sb, int sync_fd, int close_fd) {
+        pid_t pid;
+
+        fflush(stdout);
+        fflush(stderr);
+        pid = (pid_t) syscall(SYS_clone3, ca, sizeof(*ca));
+        if (pid == 0) {
+                safe_close(close_fd);
+                sb->sync_fd = sync_fd;
+                ze_sandbox_run(sb);
+        }
+        return pid < 0 ? -errno : pid;
+}

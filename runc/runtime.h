@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc, the OCI runtime: shared declarations of its parts.
+ *
+ *   main.c      command line (runc's), the small commands (start, state, kill, delete, ...)
+ *   log.c       error and debug messages: stderr and the log file (text or JSON)
+ *   container.c create/run: the parent's side of engine/sandbox.c for the init
+ *   exec.c      exec: a new process joined to a running container
+ *   process.c   what create and exec share: sandbox preparation, status records and runc's
+ *               failure messages, waiting, signal forwarding, destroy
+ *   config.c    config.json -> struct zrc_oci (everything the sandbox needs, resolved), spec;
+ *               its parts config-process.c (process), config-mount.c (mounts, devices) and
+ *               config-util.c (JSON access and errors, config-util.h)
+ *   cgroup.c   cgroups v1, hybrid and v2: create, limits, join, freeze, list, remove
+ *   cgroup-devices.c  the device rules: OCI parsing, v1 lines, the v2 eBPF program
+ *   state.c    the state directory of one container and its status
+ *   filter-remote.c  the seccomp program from zygoted (GetFilter) or compiled here
+ *   sealed-copy.c    the runtime runs from a sealed memfd copy of itself, never the host's file
+ *
+ * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
+ * where the user needs more than strerror; only main.c prints.
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sandbox.h"
+
+struct zp_profile;
+
+#define ZRC_RUNC_DEFAULT_ROOT "/run/zygote-runc"
+#define ZRC_RUNC_OCI_VERSION "1.0.2"
+
+/* ---- config.c ---- */
+
+struct zrc_ns_path {
+        int flag;          /* CLONE_NEW* */
+        char *path;
+};
+
+struct zrc_idmap {
+        char *text;        /* "container host size\n" lines, for /proc/PID/{uid,gid}_map */
+};
+
+struct zrc_oci {
+        json_object *root;       /* config.json; strings below may point into it */
+        char *bundle;            /* absolute */
+        char *rootfs;            /* absolute, resolved */
+
+        char **argv;
+        char **envp;
+        const char *cwd;
+        const char *search_path; /* PATH= of envp */
+        bool terminal;
+        uid_t uid;
+        gid_t gid;
+        gid_t *groups;
+        size_t n_groups;
+        mode_t umask;            /* (mode_t) -1 when unset */
+        uint64_t caps[5];        /* bounding, effective, permitted, inheritable, ambient */
+        struct ze_sb_rlimit *rlimits;
+        size_t n_rlimits;
+        bool no_new_privs;
+        int oom_score_adj;       /* INT_MIN: unset */
+
+        const char *hostname;
+        bool readonly_root;
+        unsigned long rootfs_propagation;
+        struct ze_sb_mount *mounts;
+        size_t n_mounts;
+        struct ze_sb_device *devices;
+        size_t n_devices;
+        char **symlinks;         /* pairs, NULL terminated */
+        const char **masked;     /* NULL terminated */
+        const char **readonly;   /* NULL terminated */
+        char *dev_console;
+
+        int clone_flags;         /* CLONE_NEW* to create */
+        struct zrc_ns_path ns_paths[8];
+        size_t n_ns_paths;
+        char *uid_map, *gid_map; /* NULL when no user namespace */
+
+        const char *cgroups_path;
+        int64_t pids_limit;      /* -1: unset */
+        int64_t memory_limit;    /* -1: unset */
+        json_object *sysctl;     /* linux.sysctl (keys checked), or NULL */
+
+        struct zp_profile *seccomp; /* NULL: no filter */
+        char **owned;            /* strings the mounts point to that nothing else owns */
+        size_t n_owned;
+};
+
+/* Reads BUNDLE/config.json (and the process of it, or of process_path when not NULL, as exec's
+ * --process gives). cgroup_v2_only tells how to mount "cgroup". */
+int zrc_oci_load(const char *bundle, const char *process_path, bool cgroup_v2_only, struct zrc_oci **ret,
+                char **ret_error);
+void zrc_oci_free(struct zrc_oci *o);
+struct zrc_cgroup_view; /* cgroup.c */
+/* v1/hybrid: turns the "cgroup" mount into a tmpfs with a read-only bind of each of the
+ * container's own cgroup directories (as runc mounts it), instead of the host's whole tree. */
+int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size_t n);
+/* Fills sb from o (pointers into o; o must outlive sb). */
+void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb);
+/* runc's default config.json (rootless: with a user namespace mapping the caller). */
+json_object *zrc_oci_default_spec(bool rootless);
+/* config.json's name of a CLONE_NEW* namespace ("network" for CLONE_NEWNET), "unknown" else. */
+const char *zrc_oci_ns_name(int flag);
+/* Capability name <-> number via the profile module; "CAP_" optional on input. */
+int zrc_oci_cap_last(void);
+
+/* ---- cgroup.c ---- */
+
+struct zrc_cgroup {
+        bool v2_only;            /* pure cgroup2 host */
+        char *paths[16];         /* directories we created or joined (v1 controllers, unified) */
+        char *origins[16];       /* the creator's own directory in the same hierarchy (not saved) */
+        size_t n_paths;
+        char *freezer;           /* v1 freezer dir, or the v2 dir (freeze via cgroup.freeze) */
+        char *procs;             /* a dir whose cgroup.procs lists every process of the container */
+        bool freezer_v1;
+        char *devices;           /* the v1 devices controller's dir, or NULL (only while creating) */
+        char *unified;           /* the cgroup2 dir (pure v2 or hybrid), or NULL (only while creating) */
+};
+
+bool zrc_cgroup_is_v2_only(void);
+/* Writes value to DIR/FILE in one write (cgroup and /proc files want that). */
+int zrc_write_at(const char *dir, const char *file, const char *value);
+/* Creates the container's cgroups (relative paths are below the caller's own cgroup) and applies
+ * the limits. */
+int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
+                     struct zrc_cgroup *ret, char **ret_error);
+struct zrc_dev_rule; /* cgroup-devices.h */
+/* The device rules (zrc_dev_rules_from_json's list): written to the v1 devices controller, or
+ * else, as an eBPF program, attached to the cgroup2 directory. Before the init joins.
+ * -EOPNOTSUPP when cg has neither. */
+int zrc_cgroup_set_devices(const struct zrc_cgroup *cg, const struct zrc_dev_rule *rules, size_t n, char **ret_error);
+/* An fd of the v2 directory for CLONE_INTO_CGROUP, or -EOPNOTSUPP on v1/hybrid. */
+int zrc_cgroup_open_v2(const struct zrc_cgroup *cg);
+int zrc_cgroup_join(const struct zrc_cgroup *cg, pid_t pid);
+/* What a container in cg sees of a v1 or hybrid host: per hierarchy mounted below
+ * /sys/fs/cgroup, its name there ("pids", "unified") and the container's own directory. */
+struct zrc_cgroup_view {
+        char *name;
+        char *dir;
+};
+int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, size_t *ret_n);
+void zrc_cgroup_views_free(struct zrc_cgroup_view *v, size_t n);
+/* Moves the calling process back to the directories it was in when it created cg. */
+int zrc_cgroup_return(const struct zrc_cgroup *cg);
+int zrc_cgroup_freeze(const struct zrc_cgroup *cg, bool frozen);
+int zrc_cgroup_is_frozen(const struct zrc_cgroup *cg);
+int zrc_cgroup_pids(const struct zrc_cgroup *cg, pid_t **ret, size_t *ret_n);
+/* The container's processes as pidfds (*ret malloc'd, each fd the caller's to close): every pid of
+ * cgroup.procs pinned by a pidfd, and kept only if the cgroup still lists it afterwards, so that a
+ * pid reused meanwhile by a process outside the container is never among them. */
+int zrc_cgroup_pidfds(const struct zrc_cgroup *cg, int **ret, size_t *ret_n);
+int zrc_cgroup_remove(const struct zrc_cgroup *cg);
+void zrc_cgroup_done(struct zrc_cgroup *cg);
+json_object *zrc_cgroup_to_json(const struct zrc_cgroup *cg);
+int zrc_cgroup_from_json(json_object *o, struct zrc_cgroup *ret);
+
+/* ---- state.c ---- */
+
+enum zrc_status {
+        ZRC_STATUS_CREATED,
+        ZRC_STATUS_RUNNING,
+        ZRC_STATUS_PAUSED,
+        ZRC_STATUS_STOPPED,
+};
+
+struct zrc_state {
+        char *id;
+        char *dir;               /* ROOT/ID */
+        pid_t pid;
+        uint64_t starttime;      /* /proc/PID/stat field 22: tells a reused pid apart */
+        char *bundle;
+        char *rootfs;
+        char *created;           /* RFC 3339 */
+        uid_t owner;
+        struct zrc_cgroup cgroup;
+        json_object *annotations;
+};
+
+int zrc_state_dir(const char *root, const char *id, char **ret);
+int zrc_state_load(const char *root, const char *id, struct zrc_state *ret);
+int zrc_state_save(const struct zrc_state *st);
+void zrc_state_done(struct zrc_state *st);
+enum zrc_status zrc_state_status(const struct zrc_state *st);
+const char *zrc_status_to_string(enum zrc_status s);
+json_object *zrc_state_to_json(const struct zrc_state *st);
+int zrc_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state);
+/* A pidfd of the container's init, or -ESRCH when it is gone (or its pid was reused). */
+int zrc_state_pidfd(const struct zrc_state *st);
+int zrc_rm_rf(const char *path);
+
+/* ---- filter-remote.c: the seccomp program from zygoted (GetFilter) or compiled here ---- */
+
+struct ctx;
+/* The command's context and options (socket NULL: $ZYGOTE_SOCKET or the default). */
+void zrc_runc_filter_setup(const struct ctx *c, const char *socket, bool no_zygote);
+/* seccomp (config's linux.seccomp) as a compiled profile, from zygoted or compiled here. */
+int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_profile **ret, char **ret_error);
+/* Where the last program came from, for a debug line. */
+const char *zrc_runc_filter_source(void);
+
+/* ---- sealed-copy.c ---- */
+
+/* Re-executes this program from a sealed, read-only memfd copy of itself unless it runs from
+ * one already (then 0). Returns only then, or with a negative errno when it could not. */
+int zrc_runc_run_sealed(char **argv);
+
+/* ---- log.c, process.c, container.c, exec.c ---- */
+
+struct ctx {
+        const char *root;
+        const char *log_path;
+        bool log_json;
+        bool debug;
+        const char *zygote_socket; /* --zygote-socket */
+        bool no_zygote;            /* --no-zygote */
+};
+
+/* What create, run and exec all take: the container, --pid-file, --console-socket,
+ * --preserve-fds, --detach. */
+struct proc_args {
+        const char *id;
+        const char *pid_file;
+        const char *console_socket;
+        int preserve_fds;
+        bool detach;
+};
+
+struct create_args {
+        struct proc_args p;
+        const char *bundle;
+        bool run;
+};
+
+struct exec_args {
+        struct proc_args p;
+        const char *process;    /* --process FILE, or NULL: args, env, cwd, user, tty below */
+        const char *cwd;
+        const char *user;
+        const char **env;
+        size_t n_env;
+        bool tty;
+        char **args;
+        int n_args;
+};
+
+/* log.c: print to stderr and log (error level): returns 1, the exit status of a failed command. */
+__attribute__((format(printf, 2, 3))) int error(const struct ctx *c, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void debug(const struct ctx *c, const char *fmt, ...);
+/* To the log file (and stderr with --debug): what an operator should know, not an error. */
+__attribute__((format(printf, 2, 3))) void info(const struct ctx *c, const char *fmt, ...);
+/* strerror in Go's lower case, which podman matches ("no such file or directory") */
+const char *errstr(int err);
+int parse_signal(const char *s);
+/* Kill every process of the container, wait until they are gone, remove cgroups and state. */
+void destroy(const struct zrc_state *st);
+/* Loads ID's state, or prints runc's "container does not exist" and returns a negative errno. */
+int zrc_runc_load_state(const struct ctx *c, const char *id, struct zrc_state *st);
+/* process.c */
+struct ze_sb_status;
+/* The sandbox settings of o plus the console socket (connected here) and the PATH-search buffer
+ * (*ret_path_buf, freed by the caller). Prints and returns a negative errno on failure. */
+int zrc_runc_sandbox_prepare(const struct ctx *c, const struct zrc_oci *o, const char *console_socket,
+                            int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd);
+/* One status record of the process's sync socket: 1, 0 at EOF (it exec'd or died), or -errno. */
+int zrc_runc_read_status(int fd, struct ze_sb_status *ret);
+/* Prints a failure record in runc's words, where podman and containerd look for them. */
+void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const struct ze_sb_status *s);
+/* Reaps the process: its exit code, or 128 + its signal. */
+int zrc_runc_wait_exit_status(int pidfd);
+void zrc_runc_forward_signals(pid_t pid);
+/* clone3(ca) into the sandbox: the child closes close_fd (-1: none), reports on sync_fd and
+ * runs sb (never returns). Returns the child's pid or a negative errno. */
+struct clone_args;
+pid_t zrc_runc_clone_sandbox(struct clone_args *ca, struct ze_sandbox *sb, int sync_fd, int close_fd);
+/* Writes pid to path atomically (nothing when path is NULL). */
+int zrc_runc_write_pid_file(const char *path, pid_t pid);
+/* container.c, exec.c */
+int cmd_create_or_run(const struct ctx *c, const struct create_args *a);
+int cmd_exec(const struct ctx *c, const struct exec_args *a);

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The state directory of one container, ROOT/ID: state.json (what `state` prints plus what the
+ * other commands need: the init's start time, the cgroups) and exec.fifo (present from create
+ * until start: its presence is what "created" means).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pidfd-util.h"
+#include "runtime.h"
+#include "util.h"
+
+static bool id_valid(const char *id) {
+        if (!id || !*id || strlen(id) > 1024 || streq(id, ".") || streq(id, ".."))
+                return false;
+        for (const char *p = id; *p; p++)
+                if (*p == '/' || (unsigned char) *p < 0x20)
+                        return false;
+        return true;
+}
+
+int zrc_state_dir(const char *root, const char *id, char **ret) {
+        if (!id_valid(id))
+                return -EINVAL;
+        return asprintf(ret, "%s/%s", root, id) < 0 ? -ENOMEM : 0;
+}
+
+int zrc_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state) {
+        char path[64], buf[1024], *p;
+        unsigned long long start = 0;
+        char state;
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return -ESRCH;
+        buf[n] = '\0';
+        /* comm may hold spaces and parentheses: the fields start after the last ')' */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                         &state, &start) != 2)
+                return -EIO;
+        *ret = start;
+        if (ret_state)
+                *ret_state = state;
+        return 0;
+}
+
+int zrc_state_load(const char *root, const char *id, struct zrc_state *ret) {
+        _cleanup_free_ char *dir = NULL, *file = NULL;
+        struct zrc_state st = {};
+        json_object *j, *v;
+        int r;
+
+        r = zrc_state_dir(root, id, &dir);
+        if (r < 0)
+                return r;
+        if (asprintf(&file, "%s/state.json", dir) < 0)
+                return -ENOMEM;
+        if (access(file, F_OK) < 0)
+                return -ENOENT;
+        j = json_object_from_file(file);
+        if (!j)
+                return -EINVAL;
+        st.id = strdup(id);
+        st.dir = TAKE_PTR(dir);
+        if (json_object_object_get_ex(j, "pid", &v))
+                st.pid = json_object_get_int(v);
+        if (json_object_object_get_ex(j, "starttime", &v))
+                st.starttime = json_object_get_uint64(v);
+        if (json_object_object_get_ex(j, "bundle", &v))
+                st.bundle = strdup(json_object_get_string(v));
+        if (json_object_object_get_ex(j, "rootfs", &v))
+                st.rootfs = strdup(json_object_get_string(v));
+        if (json_object_object_get_ex(j, "created", &v))
+                st.created = strdup(json_object_get_string(v));
+        if (json_object_object_get_ex(j, "owner", &v))
+                st.owner = (uid_t) json_object_get_int64(v);
+        if (json_object_object_get_ex(j, "cgroup", &v))
+                (void) zrc_cgroup_from_json(v, &st.cgroup);
+        if (json_object_object_get_ex(j, "annotations", &v))
+                st.annotations = json_object_get(v);
+        json_object_put(j);
+        *ret = st;
+        return 0;
+}
+
+json_object *zrc_state_to_json(const struct zrc_state *st) {
+        json_object *o = json_object_new_object();
+        enum zrc_status s = zrc_state_status(st);
+
+        json_object_object_add(o, "ociVersion", json_object_new_string(ZRC_RUNC_OCI_VERSION));
+        json_object_object_add(o, "id", json_object_new_string(st->id));
+        json_object_object_add(o, "pid", json_object_new_int(s == ZRC_STATUS_STOPPED ? 0 : st->pid));
+        json_object_object_add(o, "status", json_object_new_string(zrc_status_to_string(s)));
+        json_object_object_add(o, "bundle", json_object_new_string(st->bundle ? st->bundle : ""));
+        json_object_object_add(o, "rootfs", json_object_new_string(st->rootfs ? st->rootfs : ""));
+        json_object_object_add(o, "created", json_object_new_string(st->created ? st->created : ""));
+        json_object_object_add(o, "owner", json_object_new_string(""));
+        if (st->annotations)
+                json_object_object_add(o, "annotations", json_object_get(st->annotations));
+        return o;
+}
+
+int zrc_state_save(const struct zrc_state *st) {
+        _cleanup_free_ char *file = NULL, *tmp = NULL;
+        json_object *o = zrc_state_to_json(st);
+        int r = 0;
+
+        /* the private fields; "status" is recomputed on every read */
+        json_object_object_add(o, "pid", json_object_new_int(st->pid));
+        json_object_object_add(o, "starttime", json_object_new_uint64(st->starttime));
+        json_object_object_add(o, "owner", json_object_new_int64(st->owner));
+        json_object_object_add(o, "cgroup", zrc_cgroup_to_json(&st->cgroup));
+        json_object_object_del(o, "status");
+        if (asprintf(&file, "%s/state.json", st->dir) < 0 || asprintf(&tmp, "%s/.state.json.tmp", st->dir) < 0)
+                r = -ENOMEM;
+        else if (json_object_to_file_ext(tmp, o, JSON_C_TO_STRING_PLAIN) < 0 || rename(tmp, file) < 0)
+                r = negative_errno();
+        json_object_put(o);
+        return r;
+}
+
+void zrc_state_done(struct zrc_state *st) {
+        free(st->id);
+        free(st->dir);
+        free(st->bundle);
+        free(st->rootfs);
+        free(st->created);
+        zrc_cgroup_done(&st->cgroup);
+        if (st->annotations)
+                json_object_put(st->annotations);
+        *st = (struct zrc_state){};
+}
+
+int zrc_state_pidfd(const struct zrc_state *st) {
+        uint64_t start;
+        char state;
+        int fd, r;
+
+        if (st->pid <= 0)
+                return -ESRCH;
+        fd = pidfd_open_pid(st->pid);
+        if (fd < 0)
+                return fd;
+        /* after the pidfd: a pid reused later cannot be mistaken for this one */
+        r = zrc_proc_starttime(st->pid, &start, &state);
+        if (r < 0 || start != st->starttime || state == 'Z' || state == 'X') {
+                close(fd);
+                return -ESRCH;
+        }
+        return fd;
+}
+
+enum zrc_status zrc_state_status(const struct zrc_state *st) {
+        _cleanup_free_ char *fifo = NULL;
+        int fd = zrc_state_pidfd(st);
+
+        if (fd < 0)
+                return ZRC_STATUS_STOPPED;
+        close(fd);
+        if (asprintf(&fifo, "%s/exec.fifo", st->dir) >= 0 && access(fifo, F_OK) == 0)
+                return ZRC_STATUS_CREATED;
+        if (zrc_cgroup_is_frozen(&st->cgroup) > 0)
+                return ZRC_STATUS_PAUSED;
+        return ZRC_STATUS_RUNNING;
+}
+
+const char *zrc_status_to_string(enum zrc_status s) {
+        static const char *const names[] = { "created", "running", "paused", "stopped" };
+        return (unsigned) s < ELEMENTSOF(names) ? names[s] : "unknown";
+}
+
+int zrc_rm_rf(const char *path) {
+        DIR *d = opendir(path);
+        struct dirent *de;
+
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *p = NULL;
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (asprintf(&p, "%s/%s", path, de->d_name) < 0)
+                        break;
+                if (de->d_type == DT_DIR)
+                        (void) zrc_rm_rf(p);
+                else
+                        (void) unlink(p);
+        }
+        closedir(d);
+        return rmdir(path) < 0 && errno != ENOENT ? -errno : 0;
+}
