@@ -2,7 +2,8 @@
 /*
  * zygote-runc, the OCI runtime: shared declarations of its parts.
  *
- *   main.c      command line (runc's), the small commands (start, state, kill, delete, ...)
+ *   main.c      command line (runc's): global options and the verb table; the verbs' option
+ *               parser (options.c) and handlers (cmd-*.c) are declared in verbs.h
  *   log.c       error and debug messages: stderr and the log file (text or JSON)
  *   container.c create/run: the parent's side of engine/sandbox.c for the init
  *   exec.c      exec: a new process joined to a running container
@@ -18,7 +19,7 @@
  *   sealed-copy.c    the runtime runs from a sealed memfd copy of itself, never the host's file
  *
  * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
- * where the user needs more than strerror; only main.c prints.
+ * where the user needs more than strerror; only the parts that take a struct ctx print.
  */
 #pragma once
 

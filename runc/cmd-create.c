@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc create, run and start. create forks the container's init (container.c), which
+ * waits on ROOT/ID/exec.fifo; start writes a byte there; run does both and waits for the init.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "verbs.h"
+
+static int create_or_run(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, bool run) {
+        struct zrc_opt o[] = { { "bundle", 'b', true }, { "pid-file", 0, true }, { "console-socket", 0, true },
+                               { "preserve-fds", 0, true }, { "detach", 'd', false }, { "no-pivot", 0, false },
+                               { "no-new-keyring", 0, false }, { "keep", 0, false }, { "no-subreaper", 0, false } };
+        struct create_args a = { .run = run };
+        int k = zrc_opts_parse(c, v, argc, argv, o, ELEMENTSOF(o));
+
+        if (k < 0)
+                return 1;
+        zrc_proc_args_get(&a.p, argv[k], o, ELEMENTSOF(o));
+        a.bundle = zrc_opt_get(o, ELEMENTSOF(o), "bundle");
+        if (!a.bundle)
+                a.bundle = ".";
+        return cmd_create_or_run(c, &a);
+}
+
+int zrc_cmd_create(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        return create_or_run(c, v, argc, argv, false);
+}
+
+int zrc_cmd_run(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        return create_or_run(c, v, argc, argv, true);
+}
+
+int zrc_cmd_start(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        _cleanup_free_ char *fifo = NULL;
+        struct zrc_state st;
+        const char *id;
+        int fd, ret = 1;
+        int k = zrc_opts_parse(c, v, argc, argv, NULL, 0);
+
+        if (k < 0)
+                return 1;
+        id = argv[k];
+        if (zrc_runc_load_state(c, id, &st) < 0)
+                return 1;
+        switch (zrc_state_status(&st)) {
+        case ZRC_STATUS_CREATED:
+                break;
+        case ZRC_STATUS_STOPPED:
+                error(c, "cannot start a container that has stopped");
+                goto out;
+        default:
+                error(c, "cannot start an already running container");
+                goto out;
+        }
+        if (asprintf(&fifo, "%s/exec.fifo", st.dir) < 0)
+                goto out;
+        fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+                error(c, "cannot start container %s: %s", id, errno == ENXIO ? "its init is gone" : errstr(errno));
+                goto out;
+        }
+        if (write(fd, "s", 1) != 1)
+                error(c, "cannot start container %s: %s", id, errstr(errno));
+        else
+                ret = 0;
+        close(fd);
+        (void) unlink(fifo);
+out:
+        zrc_state_done(&st);
+        return ret;
+}

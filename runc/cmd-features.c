@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc features: what this runtime supports, in the OCI runtime-spec's features format.
+ */
+#include <stdio.h>
+
+#include "util.h"
+#include "verbs.h"
+
+int zrc_cmd_features(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        (void) c;
+        (void) v;
+        (void) argc;
+        (void) argv;
+        printf("{\n"
+               "  \"ociVersionMin\": \"1.0.0\",\n"
+               "  \"ociVersionMax\": \"" ZRC_RUNC_OCI_VERSION "\",\n"
+               "  \"hooks\": [],\n"
+               "  \"mountOptions\": [\"ro\",\"rw\",\"nosuid\",\"suid\",\"nodev\",\"dev\",\"noexec\",\"exec\","
+               "\"bind\",\"rbind\",\"private\",\"rprivate\",\"shared\",\"rshared\",\"slave\",\"rslave\","
+               "\"unbindable\",\"runbindable\",\"relatime\",\"norelatime\",\"strictatime\",\"noatime\"],\n"
+               "  \"linux\": {\n"
+               "    \"namespaces\": [\"cgroup\",\"ipc\",\"mount\",\"network\",\"pid\",\"user\",\"uts\"],\n"
+               "    \"cgroup\": {\"v1\": true, \"v2\": true, \"systemd\": false, \"systemdUser\": false},\n"
+               "    \"seccomp\": {\"enabled\": true, \"actions\": [\"SCMP_ACT_ALLOW\",\"SCMP_ACT_ERRNO\","
+               "\"SCMP_ACT_KILL\",\"SCMP_ACT_KILL_PROCESS\",\"SCMP_ACT_KILL_THREAD\",\"SCMP_ACT_LOG\","
+               "\"SCMP_ACT_TRACE\",\"SCMP_ACT_TRAP\"]},\n"
+               "    \"apparmor\": {\"enabled\": false},\n"
+               "    \"selinux\": {\"enabled\": false}\n"
+               "  },\n"
+               "  \"annotations\": {\"io.zygote.runtime\": \"zygote-runc " ZYGOTE_VERSION "\"}\n"
+               "}\n");
+        return 0;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc state, list and ps: what the state directory (state.c) and the container's cgroup
+ * (cgroup.c) say, in runc's formats.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+#include "verbs.h"
+
+int zrc_cmd_state(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        struct zrc_state st;
+        json_object *o;
+        int k = zrc_opts_parse(c, v, argc, argv, NULL, 0);
+
+        if (k < 0)
+                return 1;
+        if (zrc_runc_load_state(c, argv[k], &st) < 0)
+                return 1;
+        o = zrc_state_to_json(&st);
+        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(o);
+        zrc_state_done(&st);
+        return 0;
+}
+
+static int list(const struct ctx *c, bool quiet, bool json) {
+        DIR *d = opendir(c->root);
+        json_object *arr = json_object_new_array();
+        struct dirent *de;
+
+        if (!json && !quiet)
+                printf("%-20s %-8s %-10s %-40s %-32s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
+        while (d && (de = readdir(d))) {
+                struct zrc_state st;
+                json_object *o;
+
+                if (de->d_name[0] == '.' || zrc_state_load(c->root, de->d_name, &st) < 0)
+                        continue;
+                o = zrc_state_to_json(&st);
+                if (quiet)
+                        printf("%s\n", st.id);
+                else if (!json)
+                        printf("%-20s %-8d %-10s %-40s %-32s %u\n", st.id,
+                               json_object_get_int(json_object_object_get(o, "pid")),
+                               json_object_get_string(json_object_object_get(o, "status")), st.bundle, st.created,
+                               (unsigned) st.owner);
+                json_object_array_add(arr, o);
+                zrc_state_done(&st);
+        }
+        if (d)
+                closedir(d);
+        if (json)
+                printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(arr);
+        return 0;
+}
+
+int zrc_cmd_list(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        struct zrc_opt o[] = { { "format", 'f', true }, { "quiet", 'q', false } };
+        int k = zrc_opts_parse(c, v, argc, argv, o, ELEMENTSOF(o));
+
+        if (k < 0)
+                return 1;
+        return list(c, o[1].value != NULL, o[0].value && streq(o[0].value, "json"));
+}
+
+static int ps(const struct ctx *c, const char *id, bool json) {
+        _cleanup_free_ pid_t *pids = NULL;
+        struct zrc_state st;
+        size_t n = 0;
+        int r;
+
+        if (zrc_runc_load_state(c, id, &st) < 0)
+                return 1;
+        r = zrc_cgroup_pids(&st.cgroup, &pids, &n);
+        zrc_state_done(&st);
+        if (r < 0)
+                return error(c, "ps: %s", errstr(-r));
+        if (json) {
+                printf("[");
+                for (size_t i = 0; i < n; i++)
+                        printf("%s%d", i ? "," : "", (int) pids[i]);
+                printf("]\n");
+                return 0;
+        }
+        printf("%-8s %s\n", "PID", "CMD");
+        for (size_t i = 0; i < n; i++) {
+                char path[64], comm[256] = "?";
+                FILE *f;
+
+                snprintf(path, sizeof(path), "/proc/%d/comm", (int) pids[i]);
+                f = fopen(path, "re");
+                if (f) {
+                        if (fgets(comm, sizeof(comm), f))
+                                comm[strcspn(comm, "\n")] = '\0';
+                        fclose(f);
+                }
+                printf("%-8d %s\n", (int) pids[i], comm);
+        }
+        return 0;
+}
+
+int zrc_cmd_ps(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        struct zrc_opt o[] = { { "format", 'f', true } };
+        int k = zrc_opts_parse(c, v, argc, argv, o, ELEMENTSOF(o));
+
+        if (k < 0)
+                return 1;
+        return ps(c, argv[k], o[0].value && streq(o[0].value, "json"));
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc's verb options, as runc's urfave/cli takes them: "--name value", "--name=value",
+ * "-n value" and single-dash long names ("-bundle"), all before the first positional argument
+ * or "--".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "verbs.h"
+
+int zrc_opts_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
+                   size_t n_opts) {
+        const char *cmd = v->name;
+        int i;
+
+        for (i = 0; i < argc; i++) {
+                const char *a = argv[i], *val = NULL, *eq;
+                struct zrc_opt *o = NULL;
+                size_t len;
+
+                if (a[0] != '-' || streq(a, "-"))
+                        break;
+                if (streq(a, "--")) {
+                        i++;
+                        break;
+                }
+                if (a[1] == '-') {
+                        eq = strchr(a + 2, '=');
+                        len = eq ? (size_t) (eq - a - 2) : strlen(a + 2);
+                        for (size_t k = 0; k < n_opts; k++)
+                                if (strlen(opts[k].name) == len && strncmp(opts[k].name, a + 2, len) == 0)
+                                        o = &opts[k];
+                        if (eq)
+                                val = eq + 1;
+                } else if (a[2] == '\0') {
+                        for (size_t k = 0; k < n_opts; k++)
+                                if (opts[k].short_name == a[1])
+                                        o = &opts[k];
+                }
+                if (!o) {
+                        /* single-dash long flags (-bundle) are accepted by urfave/cli too */
+                        for (size_t k = 0; k < n_opts && a[1] != '-'; k++)
+                                if (streq(opts[k].name, a + 1))
+                                        o = &opts[k];
+                        if (!o) {
+                                error(c, "%s: unknown option %s", cmd, a);
+                                return -1;
+                        }
+                }
+                if (o->has_arg && !val) {
+                        if (i + 1 >= argc) {
+                                error(c, "%s: option %s needs an argument", cmd, a);
+                                return -1;
+                        }
+                        val = argv[++i];
+                }
+                if (!o->has_arg)
+                        val = "";
+                o->value = val;
+                if (o->list) {
+                        o->list[o->n_list++] = val;
+                }
+        }
+        if ((v->flags & ZRC_VERB_ID) && i >= argc) {
+                error(c, "%s: a container id is required", cmd);
+                return -1;
+        }
+        return i;
+}
+
+const char *zrc_opt_get(const struct zrc_opt *opts, size_t n, const char *name) {
+        for (size_t k = 0; k < n; k++)
+                if (streq(opts[k].name, name))
+                        return opts[k].value;
+        return NULL;
+}
+
+void zrc_proc_args_get(struct proc_args *p, const char *id, const struct zrc_opt *o, size_t n) {
+        const char *fds = zrc_opt_get(o, n, "preserve-fds");
+
+        p->id = id;
+        p->pid_file = zrc_opt_get(o, n, "pid-file");
+        p->console_socket = zrc_opt_get(o, n, "console-socket");
+        p->detach = zrc_opt_get(o, n, "detach") != NULL;
+        p->preserve_fds = fds ? atoi(fds) : 0;
+}
