@@ -25,7 +25,7 @@ static int create_or_run(const struct ctx *c, const struct zrc_verb *v, int argc
         a.bundle = zrc_opt_get(o, ELEMENTSOF(o), "bundle");
         if (!a.bundle)
                 a.bundle = ".";
-        return cmd_create_or_run(c, &a);
+        return zrc_container_create(c, &a);
 }
 
 int zrc_cmd_create(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {

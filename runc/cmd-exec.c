@@ -32,5 +32,5 @@ int zrc_cmd_exec(const struct ctx *c, const struct zrc_verb *v, int argc, char *
         a.user = zrc_opt_get(o, ELEMENTSOF(o), "user");
         a.env = env;
         a.n_env = o[6].n_list;
-        return cmd_exec(c, &a);
+        return zrc_exec_process(c, &a);
 }

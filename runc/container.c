@@ -183,7 +183,7 @@ static int check_ns_type(int fd, int flag, int *ret_type) {
         return type == flag ? 0 : -EINVAL;
 }
 
-int cmd_create_or_run(const struct ctx *c, const struct create_args *a) {
+int zrc_container_create(const struct ctx *c, const struct create_args *a) {
         _cleanup_free_ char *dir = NULL, *fifo = NULL, *err = NULL, *path_buf = NULL, *dev_err = NULL;
         _cleanup_free_ struct zrc_dev_rule *dev_rules = NULL;
         size_t n_dev_rules = 0;

@@ -61,7 +61,7 @@ _Noreturn static void helper_fail(int sync_fd, enum ze_sb_step step, int err) {
         _exit(ZE_EXIT_SETUP_FAILED);
 }
 
-int cmd_exec(const struct ctx *c, const struct exec_args *a) {
+int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
         _cleanup_free_ char *err = NULL, *path_buf = NULL;
         _cleanup_free_ char **envp = NULL;
         _cleanup_close_ int init_fd = -EBADF, console_fd = -EBADF, pidfd = -EBADF, root_fd = -EBADF;

@@ -283,6 +283,7 @@ struct clone_args;
 pid_t zrc_runc_clone_sandbox(struct clone_args *ca, struct ze_sandbox *sb, int sync_fd, int close_fd);
 /* Writes pid to path atomically (nothing when path is NULL). */
 int zrc_runc_write_pid_file(const char *path, pid_t pid);
-/* container.c, exec.c */
-int cmd_create_or_run(const struct ctx *c, const struct create_args *a);
-int cmd_exec(const struct ctx *c, const struct exec_args *a);
+/* container.c: create (a->run: and start and wait); exec.c: exec. They print; they return the
+ * command's exit status. */
+int zrc_container_create(const struct ctx *c, const struct create_args *a);
+int zrc_exec_process(const struct ctx *c, const struct exec_args *a);
