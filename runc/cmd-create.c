@@ -17,7 +17,7 @@ static int create_or_run(const struct ctx *c, const struct zrc_verb *v, int argc
                                { "preserve-fds", 0, true }, { "detach", 'd', false }, { "no-pivot", 0, false },
                                { "no-new-keyring", 0, false }, { "keep", 0, false }, { "no-subreaper", 0, false } };
         struct create_args a = { .run = run };
-        int k = zrc_opts_parse(c, v, argc, argv, o, ELEMENTSOF(o));
+        int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
 
         if (k < 0)
                 return 1;
@@ -40,14 +40,12 @@ int zrc_cmd_start(const struct ctx *c, const struct zrc_verb *v, int argc, char 
         _cleanup_free_ char *fifo = NULL;
         struct zrc_state st;
         const char *id;
-        int fd, ret = 1;
-        int k = zrc_opts_parse(c, v, argc, argv, NULL, 0);
+        int k, fd, ret = 1;
 
+        k = zrc_verb_parse(c, v, argc, argv, NULL, 0, &st);
         if (k < 0)
                 return 1;
         id = argv[k];
-        if (zrc_runc_load_state(c, id, &st) < 0)
-                return 1;
         switch (zrc_state_status(&st)) {
         case ZRC_STATUS_CREATED:
                 break;

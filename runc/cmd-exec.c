@@ -20,7 +20,7 @@ int zrc_cmd_exec(const struct ctx *c, const struct zrc_verb *v, int argc, char *
 
         if (!env)
                 return error(c, "out of memory");
-        k = zrc_opts_parse(c, v, argc, argv, o, ELEMENTSOF(o));
+        k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
         if (k < 0)
                 return 1;
         zrc_proc_args_get(&a.p, argv[k], o, ELEMENTSOF(o));

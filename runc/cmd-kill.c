@@ -11,15 +11,23 @@
 #include "util.h"
 #include "verbs.h"
 
-static int kill_container(const struct ctx *c, const char *id, const char *signame, bool all) {
+int zrc_cmd_kill(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        struct zrc_opt o[] = { { "all", 'a', false } };
+        int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
+        const char *id, *signame;
         struct zrc_state st;
-        int sig = parse_signal(signame), fd, r, ret = 1;
+        int sig, fd, r, ret = 1;
 
+        if (k < 0)
+                return 1;
+        id = argv[k];
+        signame = k + 1 < argc ? argv[k + 1] : NULL;
+        sig = parse_signal(signame);
         if (sig < 0)
                 return error(c, "unknown signal \"%s\"", signame);
         if (zrc_runc_load_state(c, id, &st) < 0)
                 return 1;
-        if (all) {
+        if (o[0].value) { /* --all */
                 _cleanup_free_ int *fds = NULL;
                 size_t n = 0;
                 r = zrc_cgroup_pidfds(&st.cgroup, &fds, &n);
@@ -55,20 +63,20 @@ out:
         return ret;
 }
 
-int zrc_cmd_kill(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
-        struct zrc_opt o[] = { { "all", 'a', false } };
-        int k = zrc_opts_parse(c, v, argc, argv, o, ELEMENTSOF(o));
+int zrc_cmd_delete(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        struct zrc_opt o[] = { { "force", 'f', false } };
+        int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
+        const char *id;
+        struct zrc_state st;
+        enum zrc_status s;
+        bool force;
+        int r;
 
         if (k < 0)
                 return 1;
-        return kill_container(c, argv[k], k + 1 < argc ? argv[k + 1] : NULL, o[0].value != NULL);
-}
-
-static int delete(const struct ctx *c, const char *id, bool force) {
-        struct zrc_state st;
-        enum zrc_status s;
-        int r = zrc_state_load(c->root, id, &st);
-
+        id = argv[k];
+        force = o[0].value != NULL;
+        r = zrc_state_load(c->root, id, &st);
         if (r == -ENOENT) {
                 _cleanup_free_ char *dir = NULL;
                 /* a create that died half-way may have left the directory without state */
@@ -89,24 +97,12 @@ static int delete(const struct ctx *c, const char *id, bool force) {
         return 0;
 }
 
-int zrc_cmd_delete(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
-        struct zrc_opt o[] = { { "force", 'f', false } };
-        int k = zrc_opts_parse(c, v, argc, argv, o, ELEMENTSOF(o));
-
-        if (k < 0)
-                return 1;
-        return delete(c, argv[k], o[0].value != NULL);
-}
-
 static int freeze(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, bool frozen) {
         struct zrc_state st;
         enum zrc_status s;
         int r, ret = 1;
-        int k = zrc_opts_parse(c, v, argc, argv, NULL, 0);
 
-        if (k < 0)
-                return 1;
-        if (zrc_runc_load_state(c, argv[k], &st) < 0)
+        if (zrc_verb_parse(c, v, argc, argv, NULL, 0, &st) < 0)
                 return 1;
         s = zrc_state_status(&st);
         if (frozen && s != ZRC_STATUS_RUNNING && s != ZRC_STATUS_CREATED)

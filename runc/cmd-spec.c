@@ -9,11 +9,17 @@
 #include "util.h"
 #include "verbs.h"
 
-static int spec(const struct ctx *c, const char *bundle, bool rootless) {
+int zrc_cmd_spec(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        struct zrc_opt o[] = { { "bundle", 'b', true }, { "rootless", 0, false } };
+        int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
+        const char *bundle = o[0].value;
         _cleanup_free_ char *path = NULL;
-        json_object *spec = zrc_oci_default_spec(rootless);
+        json_object *spec;
         int r;
 
+        if (k < 0)
+                return 1;
+        spec = zrc_oci_default_spec(o[1].value != NULL);
         if (!spec || asprintf(&path, "%s/config.json", bundle ? bundle : ".") < 0)
                 return error(c, "out of memory");
         if (access(path, F_OK) == 0) {
@@ -23,13 +29,4 @@ static int spec(const struct ctx *c, const char *bundle, bool rootless) {
         r = json_object_to_file_ext(path, spec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
         json_object_put(spec);
         return r < 0 ? error(c, "writing %s: %s", path, errstr(errno)) : 0;
-}
-
-int zrc_cmd_spec(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
-        struct zrc_opt o[] = { { "bundle", 'b', true }, { "rootless", 0, false } };
-        int k = zrc_opts_parse(c, v, argc, argv, o, ELEMENTSOF(o));
-
-        if (k < 0)
-                return 1;
-        return spec(c, o[0].value, o[1].value != NULL);
 }

@@ -13,11 +13,8 @@
 int zrc_cmd_state(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_state st;
         json_object *o;
-        int k = zrc_opts_parse(c, v, argc, argv, NULL, 0);
 
-        if (k < 0)
-                return 1;
-        if (zrc_runc_load_state(c, argv[k], &st) < 0)
+        if (zrc_verb_parse(c, v, argc, argv, NULL, 0, &st) < 0)
                 return 1;
         o = zrc_state_to_json(&st);
         printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -26,11 +23,18 @@ int zrc_cmd_state(const struct ctx *c, const struct zrc_verb *v, int argc, char 
         return 0;
 }
 
-static int list(const struct ctx *c, bool quiet, bool json) {
-        DIR *d = opendir(c->root);
-        json_object *arr = json_object_new_array();
+int zrc_cmd_list(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        struct zrc_opt opts[] = { { "format", 'f', true }, { "quiet", 'q', false } };
+        int k = zrc_verb_parse(c, v, argc, argv, opts, ELEMENTSOF(opts), NULL);
+        bool quiet = opts[1].value != NULL, json = opts[0].value && streq(opts[0].value, "json");
+        json_object *arr;
         struct dirent *de;
+        DIR *d;
 
+        if (k < 0)
+                return 1;
+        d = opendir(c->root);
+        arr = json_object_new_array();
         if (!json && !quiet)
                 printf("%-20s %-8s %-10s %-40s %-32s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
         while (d && (de = readdir(d))) {
@@ -58,23 +62,17 @@ static int list(const struct ctx *c, bool quiet, bool json) {
         return 0;
 }
 
-int zrc_cmd_list(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
-        struct zrc_opt o[] = { { "format", 'f', true }, { "quiet", 'q', false } };
-        int k = zrc_opts_parse(c, v, argc, argv, o, ELEMENTSOF(o));
-
-        if (k < 0)
-                return 1;
-        return list(c, o[1].value != NULL, o[0].value && streq(o[0].value, "json"));
-}
-
-static int ps(const struct ctx *c, const char *id, bool json) {
+int zrc_cmd_ps(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        struct zrc_opt o[] = { { "format", 'f', true } };
         _cleanup_free_ pid_t *pids = NULL;
         struct zrc_state st;
         size_t n = 0;
+        bool json;
         int r;
 
-        if (zrc_runc_load_state(c, id, &st) < 0)
+        if (zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), &st) < 0)
                 return 1;
+        json = o[0].value && streq(o[0].value, "json");
         r = zrc_cgroup_pids(&st.cgroup, &pids, &n);
         zrc_state_done(&st);
         if (r < 0)
@@ -101,13 +99,4 @@ static int ps(const struct ctx *c, const char *id, bool json) {
                 printf("%-8d %s\n", (int) pids[i], comm);
         }
         return 0;
-}
-
-int zrc_cmd_ps(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
-        struct zrc_opt o[] = { { "format", 'f', true } };
-        int k = zrc_opts_parse(c, v, argc, argv, o, ELEMENTSOF(o));
-
-        if (k < 0)
-                return 1;
-        return ps(c, argv[k], o[0].value && streq(o[0].value, "json"));
 }

@@ -16,24 +16,37 @@
 #include "util.h"
 #include "verbs.h"
 
-/* Every verb, in the order of --help. */
+/* Every verb, in the order of --help. kill, delete and exec load the state themselves: kill checks
+ * its signal first, delete with --force takes a missing container for deleted, and exec.c's
+ * zrc_exec_process() takes the id. */
 static const struct zrc_verb verbs[] = {
         { "create", zrc_cmd_create, ZRC_VERB_ID,
           "create --bundle DIR [--pid-file F] [--console-socket S] [--preserve-fds N] ID" },
-        { "start", zrc_cmd_start, ZRC_VERB_ID, "start ID                  run the created container's process" },
-        { "run", zrc_cmd_run, ZRC_VERB_ID, "run [--bundle DIR] [--detach] [--pid-file F] ID   create, start and wait" },
-        { "state", zrc_cmd_state, ZRC_VERB_ID, "state ID                  print runc's state JSON" },
-        { "list", zrc_cmd_list, 0, "list [-q] [--format table|json]" },
-        { "kill", zrc_cmd_kill, ZRC_VERB_ID, "kill [--all] ID [SIGNAL]  SIGNAL by name or number, default TERM" },
-        { "delete", zrc_cmd_delete, ZRC_VERB_ID, "delete [--force] ID" },
-        { "ps", zrc_cmd_ps, ZRC_VERB_ID, "ps [--format table|json] ID" },
-        { "pause", zrc_cmd_pause, ZRC_VERB_ID, "pause ID / resume ID      cgroup freezer" },
-        { "resume", zrc_cmd_resume, ZRC_VERB_ID, NULL },
+        { "start", zrc_cmd_start, ZRC_VERB_ID | ZRC_VERB_STATE,
+          "start ID                  run the created container's process" },
+        { "run", zrc_cmd_run, ZRC_VERB_ID,
+          "run [--bundle DIR] [--detach] [--pid-file F] ID   create, start and wait" },
+        { "state", zrc_cmd_state, ZRC_VERB_ID | ZRC_VERB_STATE,
+          "state ID                  print runc's state JSON" },
+        { "list", zrc_cmd_list, 0,
+          "list [-q] [--format table|json]" },
+        { "kill", zrc_cmd_kill, ZRC_VERB_ID,
+          "kill [--all] ID [SIGNAL]  SIGNAL by name or number, default TERM" },
+        { "delete", zrc_cmd_delete, ZRC_VERB_ID,
+          "delete [--force] ID" },
+        { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE,
+          "ps [--format table|json] ID" },
+        { "pause", zrc_cmd_pause, ZRC_VERB_ID | ZRC_VERB_STATE,
+          "pause ID / resume ID      cgroup freezer" },
+        { "resume", zrc_cmd_resume, ZRC_VERB_ID | ZRC_VERB_STATE,
+          NULL },
         { "exec", zrc_cmd_exec, ZRC_VERB_ID,
           "exec [--process F | ARGS] [--detach] [--pid-file F] [--tty] [--console-socket S]\n"
           "       [--cwd D] [--env K=V] [--user UID[:GID]] ID [COMMAND ARGS...]" },
-        { "spec", zrc_cmd_spec, 0, "spec [--bundle DIR] [--rootless]   write a default config.json" },
-        { "features", zrc_cmd_features, 0, "features                  print what this runtime supports" },
+        { "spec", zrc_cmd_spec, 0,
+          "spec [--bundle DIR] [--rootless]   write a default config.json" },
+        { "features", zrc_cmd_features, 0,
+          "features                  print what this runtime supports" },
 };
 
 static const char usage_global[] =

@@ -10,8 +10,8 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_opts_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
-                   size_t n_opts) {
+int zrc_verb_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
+                   size_t n_opts, struct zrc_state *ret_state) {
         const char *cmd = v->name;
         int i;
 
@@ -67,6 +67,8 @@ int zrc_opts_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char
                 error(c, "%s: a container id is required", cmd);
                 return -1;
         }
+        if ((v->flags & ZRC_VERB_STATE) && zrc_runc_load_state(c, argv[i], ret_state) < 0)
+                return -1;
         return i;
 }
 

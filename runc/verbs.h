@@ -26,14 +26,17 @@ enum {
         /* The first argument after the options is the container's id: without it the verb fails
          * with "CMD: a container id is required" before doing anything. */
         ZRC_VERB_ID = 1 << 0,
+        /* The verb works on the container's saved state (state.c), loaded before its handler goes
+         * on: without it the verb fails with runc's "container does not exist". */
+        ZRC_VERB_STATE = 1 << 1,
 };
 
 struct zrc_verb;
-typedef int (*zrc_verb_handler)(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
+typedef int zrc_verb_handler(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
 
 struct zrc_verb {
         const char *name;
-        zrc_verb_handler run;   /* argv: what follows the verb's name */
+        zrc_verb_handler *run;  /* argv: what follows the verb's name */
         unsigned flags;         /* ZRC_VERB_* */
         const char *help;       /* its line(s) in --help, or NULL when another verb's line covers it */
 };
@@ -49,11 +52,12 @@ struct zrc_opt {
         size_t n_list;
 };
 
-/* Fills opts from argv[0..]; returns the index of the first positional argument (after which
- * everything is positional, as exec's command needs), or -1 after printing an error; with
- * ZRC_VERB_ID in v's flags, also -1 (printed) when that argument is missing. */
-int zrc_opts_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
-                   size_t n_opts);
+/* A verb's command line: fills opts from argv[0..] and returns the index of the first positional
+ * argument (after which everything is positional, as exec's command needs), or -1 after printing
+ * an error. As v's flags say, that argument must be there (ZRC_VERB_ID) and the state of the
+ * container it names is loaded into *ret_state (ZRC_VERB_STATE; else ret_state may be NULL). */
+int zrc_verb_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
+                   size_t n_opts, struct zrc_state *ret_state);
 /* The value of the option called name (NULL: not given). */
 const char *zrc_opt_get(const struct zrc_opt *opts, size_t n, const char *name);
 /* The options create, run and exec share, from their parsed opts. */
@@ -61,16 +65,9 @@ void zrc_proc_args_get(struct proc_args *p, const char *id, const struct zrc_opt
 
 /* ---- the handlers ---- */
 
-int zrc_cmd_create(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_run(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_start(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_exec(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_state(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_list(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_ps(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_kill(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_delete(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_pause(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_resume(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_spec(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
-int zrc_cmd_features(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
+zrc_verb_handler zrc_cmd_create, zrc_cmd_run, zrc_cmd_start, /* cmd-create.c */
+        zrc_cmd_exec,                                        /* cmd-exec.c */
+        zrc_cmd_state, zrc_cmd_list, zrc_cmd_ps,             /* cmd-state.c */
+        zrc_cmd_kill, zrc_cmd_delete, zrc_cmd_pause, zrc_cmd_resume, /* cmd-kill.c */
+        zrc_cmd_spec,                                        /* cmd-spec.c */
+        zrc_cmd_features;                                    /* cmd-features.c */
