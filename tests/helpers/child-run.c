@@ -237,3 +237,33 @@ int setup_all(void **state) {
         return 0;
 }
 
+
+int child_test_main(int argc, char **argv, const struct child_test_group *groups, size_t n_groups) {
+        const char *name = argc > 1 ? argv[1] : "plain";
+
+        for (size_t i = 0; i < n_groups; i++) {
+                const struct child_test_group *g = &groups[i];
+
+                if (strcmp(name, g->name) != 0)
+                        continue;
+                if (g->needs_root && geteuid() != 0) {
+                        fprintf(stderr, "skip: the %s group needs root (ids, capabilities, bounding set)\n", g->name);
+                        return 77;
+                }
+                if (g->needs_capbset_mask) {
+                        if (setup_all(NULL) < 0)
+                                return 1;
+                        if (!features.capbset_drop_mask) {
+                                fprintf(stderr, "skip: kernel lacks PR_CAPBSET_DROP_MASK: %s\n",
+                                        features.capbset_drop_mask_reason);
+                                return 77;
+                        }
+                }
+                return _cmocka_run_group_tests(g->title, g->tests, g->n_tests, setup_all, NULL);
+        }
+        fprintf(stderr, "usage: %s [", argv[0]);
+        for (size_t i = 0; i < n_groups; i++)
+                fprintf(stderr, "%s%s", i ? "|" : "", groups[i].name);
+        fprintf(stderr, "]\n");
+        return 2;
+}

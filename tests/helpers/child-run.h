@@ -63,3 +63,16 @@ uint64_t all_caps(void);
 uint64_t bounding_set(void);
 /* Probes the kernel's features (cap_last, features): the groups' setup. */
 int setup_all(void **state);
+
+/* A group of tests, run by `test-child* NAME`. */
+struct child_test_group {
+        const char *name;        /* on the command line: plain, root, capbset-mask */
+        const char *title;       /* cmocka's group name */
+        const struct CMUnitTest *tests;
+        size_t n_tests;
+        bool needs_root;         /* skipped (exit 77) when not root */
+        bool needs_capbset_mask; /* skipped when the kernel lacks PR_CAPBSET_DROP_MASK */
+};
+
+/* main() of each test-child* executable: runs the group argv[1] names ("plain" by default). */
+int child_test_main(int argc, char **argv, const struct child_test_group *groups, size_t n_groups);

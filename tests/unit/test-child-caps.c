@@ -417,51 +417,23 @@ static void test_capbset_mask(void **state) {
 
 
 int main(int argc, char **argv) {
-        const struct CMUnitTest plain[] = {
-                tu_test(test_nnp),
-                tu_test(test_filter_load),
-                tu_test(test_filter_invalid),
-                tu_test(test_filter_clone_absent),
-                tu_test(test_try_syscall),
+        static const struct CMUnitTest plain[] = {
+                tu_test(test_nnp), tu_test(test_filter_load), tu_test(test_filter_invalid),
+                tu_test(test_filter_clone_absent), tu_test(test_try_syscall),
         };
-        const struct CMUnitTest root[] = {
-                tu_test(test_ids_as_nonroot),
-                tu_test(test_ids_switch),
-                tu_test(test_capbset_loop),
-                tu_test(test_capbset_skip_absent),
-                tu_test(test_capbset_mask_absent),
-                tu_test(test_caps),
-                tu_test(test_ambient_cleared),
-                tu_test(test_filter_late_needs_nnp),
+        static const struct CMUnitTest root[] = {
+                tu_test(test_ids_as_nonroot), tu_test(test_ids_switch), tu_test(test_capbset_loop),
+                tu_test(test_capbset_skip_absent), tu_test(test_capbset_mask_absent), tu_test(test_caps),
+                tu_test(test_ambient_cleared), tu_test(test_filter_late_needs_nnp),
         };
-        const struct CMUnitTest mask[] = {
+        static const struct CMUnitTest mask[] = {
                 tu_test(test_capbset_mask),
         };
-        const char *group = argc > 1 ? argv[1] : "plain";
+        static const struct child_test_group groups[] = {
+                { .name = "plain", .title = "child-caps", .tests = plain, .n_tests = ELEMENTSOF(plain) },
+                { .name = "root", .title = "child-caps-root", .tests = root, .n_tests = ELEMENTSOF(root), .needs_root = true },
+                { .name = "capbset-mask", .title = "child-capbset-mask", .tests = mask, .n_tests = ELEMENTSOF(mask), .needs_root = true, .needs_capbset_mask = true },
+        };
 
-        if (strcmp(group, "plain") == 0)
-                return cmocka_run_group_tests_name("child-caps", plain, setup_all, NULL);
-        if (strcmp(group, "root") == 0) {
-                if (geteuid() != 0) {
-                        fprintf(stderr, "skip: switching ids and capabilities needs root\n");
-                        return 77;
-                }
-                return cmocka_run_group_tests_name("child-caps-root", root, setup_all, NULL);
-        }
-        if (strcmp(group, "capbset-mask") == 0) {
-                if (geteuid() != 0) {
-                        fprintf(stderr, "skip: dropping from the bounding set needs root\n");
-                        return 77;
-                }
-                if (setup_all(NULL) < 0)
-                        return 1;
-                if (!features.capbset_drop_mask) {
-                        fprintf(stderr, "skip: kernel lacks PR_CAPBSET_DROP_MASK: %s\n",
-                                features.capbset_drop_mask_reason);
-                        return 77;
-                }
-                return cmocka_run_group_tests_name("child-capbset-mask", mask, setup_all, NULL);
-        }
-        fprintf(stderr, "usage: %s [plain|root|capbset-mask]\n", argv[0]);
-        return 2;
+        return child_test_main(argc, argv, groups, ELEMENTSOF(groups));
 }

@@ -184,16 +184,13 @@ static void test_status_fd_low(void **state) {
 
 
 int main(int argc, char **argv) {
-        const struct CMUnitTest plain[] = {
-                tu_test(test_fd_map),
-                tu_test(test_fd_bad_source),
-                tu_test(test_fd_duplicate_target),
+        static const struct CMUnitTest plain[] = {
+                tu_test(test_fd_map), tu_test(test_fd_bad_source), tu_test(test_fd_duplicate_target),
                 tu_test(test_status_fd_low),
         };
-        const char *group = argc > 1 ? argv[1] : "plain";
+        static const struct child_test_group groups[] = {
+                { .name = "plain", .title = "child-fds", .tests = plain, .n_tests = ELEMENTSOF(plain) },
+        };
 
-        if (strcmp(group, "plain") == 0)
-                return cmocka_run_group_tests_name("child-fds", plain, setup_all, NULL);
-        fprintf(stderr, "usage: %s [plain]\n", argv[0]);
-        return 2;
+        return child_test_main(argc, argv, groups, ELEMENTSOF(groups));
 }

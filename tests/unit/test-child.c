@@ -620,43 +620,22 @@ static void test_worker_syscalls_listed(void **state) {
 
 
 int main(int argc, char **argv) {
-        const struct CMUnitTest plain[] = {
-                tu_test(test_step_names),
-                tu_test(test_chdir_enoent),
-                tu_test(test_chdir),
-                tu_test(test_exec_enoent),
-                tu_test(test_exec_eacces),
-                tu_test(test_exec_enoexec),
-                tu_test(test_path_search),
-                tu_test(test_setsid),
-                tu_test(test_ctty_enotty),
-                tu_test(test_signals_reset),
-                tu_test(test_nofile_soft),
-                tu_test(test_rlimits),
-                tu_test(test_cgroup_not_a_cgroup),
-                tu_test(test_hold),
-                tu_test(test_signals_default_skips_the_reset),
-                tu_test(test_signals_reset_only_those_named),
-                tu_test(test_hold_quiet),
+        static const struct CMUnitTest plain[] = {
+                tu_test(test_step_names), tu_test(test_chdir_enoent), tu_test(test_chdir), tu_test(test_exec_enoent),
+                tu_test(test_exec_eacces), tu_test(test_exec_enoexec), tu_test(test_path_search),
+                tu_test(test_setsid), tu_test(test_ctty_enotty), tu_test(test_signals_reset),
+                tu_test(test_nofile_soft), tu_test(test_rlimits), tu_test(test_cgroup_not_a_cgroup),
+                tu_test(test_hold), tu_test(test_signals_default_skips_the_reset),
+                tu_test(test_signals_reset_only_those_named), tu_test(test_hold_quiet),
         };
-        const struct CMUnitTest root[] = {
-                tu_test(test_sched),
-                tu_test(test_full_plan),
-                tu_test(test_setns),
-                tu_test(test_chroot),
+        static const struct CMUnitTest root[] = {
+                tu_test(test_sched), tu_test(test_full_plan), tu_test(test_setns), tu_test(test_chroot),
                 tu_test(test_worker_syscalls_listed),
         };
-        const char *group = argc > 1 ? argv[1] : "plain";
+        static const struct child_test_group groups[] = {
+                { .name = "plain", .title = "child", .tests = plain, .n_tests = ELEMENTSOF(plain) },
+                { .name = "root", .title = "child-root", .tests = root, .n_tests = ELEMENTSOF(root), .needs_root = true },
+        };
 
-        if (strcmp(group, "plain") == 0)
-                return cmocka_run_group_tests_name("child", plain, setup_all, NULL);
-        if (strcmp(group, "root") == 0) {
-                if (geteuid() != 0) {
-                        fprintf(stderr, "skip: switching ids and capabilities needs root\n");
-                        return 77;
-                }
-                return cmocka_run_group_tests_name("child-root", root, setup_all, NULL);
-        }
-        fprintf(stderr, "usage: %s [plain|root]\n", argv[0]);
-        return 2;
+        return child_test_main(argc, argv, groups, ELEMENTSOF(groups));
 }
