@@ -243,20 +243,13 @@ static int set_sched(const struct ze_sched *c, enum ze_step *ret_step) {
         return 0;
 }
 
-/* Step 3b: every limit as the caller has it, soft and hard at once (prlimit64, so that a soft
- * limit above the old hard one is never refused in between). */
+/* Step 3b: every limit as the caller has it. */
 static int set_rlimits(const struct ze_plan *p) {
+        int index;
+
         if (p->n_rlimits > ZE_MAX_RLIMITS)
                 return -EINVAL;
-        for (size_t i = 0; i < p->n_rlimits; i++) {
-                struct {
-                        uint64_t cur, max;
-                } rl = { p->rlimits[i].cur, p->rlimits[i].max };
-
-                if (syscall(SYS_prlimit64, 0, p->rlimits[i].resource, &rl, NULL) < 0)
-                        return -errno;
-        }
-        return 0;
+        return ze_step_rlimits(p->rlimits, p->n_rlimits, &index);
 }
 
 

@@ -98,7 +98,6 @@ struct ze_fdmap {
 };
 
 #define ZE_MAX_FDS 64
-#define ZE_MAX_RLIMITS 16 /* RLIM_NLIMITS today */
 #define ZE_MAX_CGROUPS 16 /* hierarchies: v1 controllers, name=systemd, the unified one */
 #define ZE_AFFINITY_WORDS 16 /* a CPU mask of 1024 CPUs, as glibc's cpu_set_t */
 #define ZE_OOM_KEEP INT32_MIN
@@ -113,12 +112,6 @@ struct ze_sched {
         int32_t oom_score_adj; /* -1000..1000, or ZE_OOM_KEEP: the parent's, not written */
         uint32_t umask;        /* 0..0777 */
         uint64_t affinity[ZE_AFFINITY_WORDS]; /* CPU i is bit i % 64 of word i / 64 */
-};
-
-struct ze_rlimit {
-        uint32_t resource; /* RLIMIT_* */
-        uint32_t unused;
-        uint64_t cur, max; /* RLIM_INFINITY is ~0 */
 };
 
 struct ze_plan {

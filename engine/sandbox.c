@@ -166,17 +166,6 @@ static int console_or_session(const struct ze_sandbox *sb, enum ze_step *ret_ste
         return setsid() < 0 ? -errno : 0;
 }
 
-/* Step 7. The entry that failed in *ret_index. */
-static int set_rlimits(const struct ze_sandbox *sb, int *ret_index) {
-        for (size_t i = 0; i < sb->n_rlimits; i++) {
-                *ret_index = (int) i;
-                if (setrlimit(sb->rlimits[i].resource, &sb->rlimits[i].limit) < 0)
-                        return -errno;
-        }
-        *ret_index = -1;
-        return 0;
-}
-
 /* Steps 10 and 14: the cloned filter falls back to prog on a kernel without the op. */
 static int apply_filter(const struct ze_sandbox *sb) {
         enum ze_filter_mode mode = sb->ref_pidfd >= 0 ? ZE_FILTER_CLONE : sb->prog ? ZE_FILTER_LOAD : ZE_FILTER_NONE;
@@ -268,7 +257,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         r = console_or_session(sb, &step);
         check(&to, step, r);
         /* 7. */
-        r = set_rlimits(sb, &index);
+        r = ze_step_rlimits(sb->rlimits, sb->n_rlimits, &index);
         check_at(&to, ZE_STEP_RLIMIT, index, r);
         /* 8. bounding set, while CAP_SETPCAP is ours: every capability outside the kept one; the
          * loop (no mask prctl here) stops where the kernel's capabilities end */

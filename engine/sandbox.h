@@ -106,11 +106,6 @@ struct ze_sb_device {
         gid_t gid;
 };
 
-struct ze_sb_rlimit {
-        int resource;
-        struct rlimit limit;
-};
-
 #define ZE_SB_MAX_NS 8
 
 struct ze_sandbox {
@@ -144,7 +139,7 @@ struct ze_sandbox {
 
         const char *hostname;        /* NULL: leave it */
 
-        const struct ze_sb_rlimit *rlimits;
+        const struct ze_rlimit *rlimits;
         size_t n_rlimits;
 
         bool set_ids;

@@ -73,6 +73,20 @@ int ze_step_close_all_but(unsigned first, const int *keep, size_t n) {
         }
 }
 
+int ze_step_rlimits(const struct ze_rlimit *rl, size_t n, int *ret_index) {
+        for (size_t i = 0; i < n; i++) {
+                struct {
+                        uint64_t cur, max;
+                } v = { rl[i].cur, rl[i].max };
+
+                *ret_index = (int) i;
+                if (syscall(SYS_prlimit64, 0, rl[i].resource, &v, NULL) < 0)
+                        return -errno;
+        }
+        *ret_index = -1;
+        return 0;
+}
+
 int ze_step_wait_go(int fd) {
         char b;
         ssize_t n;

@@ -72,6 +72,16 @@ enum ze_filter_mode {
         ZE_FILTER_INHERITED, /* already in place: forked by the reference process */
 };
 
+#define ZE_MAX_RLIMITS 16 /* RLIM_NLIMITS today */
+
+/* A resource limit, soft and hard, as the worker's plan carries it (the same on the wire) and the
+ * container init's config gives it. */
+struct ze_rlimit {
+        uint32_t resource; /* RLIMIT_* */
+        uint32_t unused;
+        uint64_t cur, max; /* RLIM_INFINITY is ~0 */
+};
+
 /* --- steps.c ---------------------------------------------------------------------------------- */
 
 /* Every disposition back to SIG_DFL (only those in *only when it is not NULL) and an empty
@@ -83,6 +93,10 @@ void ze_step_reset_signals(const sigset_t *only);
 /* Closes every fd from first up but the n of keep (any order; negative ones ignored), one
  * close_range per gap. */
 int ze_step_close_all_but(unsigned first, const int *keep, size_t n);
+
+/* Every limit of rl, soft and hard at once (prlimit64, so that a soft limit above the old hard
+ * one is never refused in between). The entry that failed in *ret_index. */
+int ze_step_rlimits(const struct ze_rlimit *rl, size_t n, int *ret_index);
 
 /* Blocks for one byte on fd (a hold pipe, the sync socket, the exec fifo): 1 for the byte (go
  * on), 0 for EOF (the holder gave up), or a negative errno. */

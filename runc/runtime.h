@@ -61,7 +61,7 @@ struct zrc_oci {
         size_t n_groups;
         mode_t umask;            /* (mode_t) -1 when unset */
         uint64_t caps[5];        /* bounding, effective, permitted, inheritable, ambient */
-        struct ze_sb_rlimit *rlimits;
+        struct ze_rlimit *rlimits;
         size_t n_rlimits;
         bool no_new_privs;
         int oom_score_adj;       /* INT_MIN: unset */
