@@ -6,7 +6,7 @@
  * recipe to report as one {step, errno} record. Also the one step enumeration, the one status
  * record and the one table of exit codes of a process that never reached execve.
  *
- * Facets: steps.c (signals, status records, fds, the hold), caps.c (bounding set, ids,
+ * Facets: steps.c (signals, status records, fds, resource limits, the hold), caps.c (bounding set, ids,
  * capabilities, no_new_privs), filter-load.c (the seccomp filter, loaded or cloned), exec.c
  * (PATH search and execve).
  */
