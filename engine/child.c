@@ -267,13 +267,6 @@ static int restore_nofile(uint64_t soft) {
         return setrlimit(RLIMIT_NOFILE, &rl) < 0 ? -errno : 0;
 }
 
-/* Step 1c and 1c': setns(fd, flags), when flags are not 0. */
-static int join_ns(int fd, unsigned flags) {
-        if (flags == 0)
-                return 0;
-        return syscall(SYS_setns, fd, (int) flags) < 0 ? -errno : 0;
-}
-
 /* Step 1d: the caller's root (its chroot, or its mount namespace's root), and with own_proc a
  * procfs of the worker's pid namespace on its /proc. The part that failed in *ret_step. */
 static int enter_root(const struct ze_plan *p, const struct state *st, enum ze_step *ret_step) {
@@ -366,9 +359,11 @@ _Noreturn void ze_child_run(const struct ze_plan *p) {
         check(&st, ZE_STEP_RLIMIT, restore_nofile(p->nofile_soft));
         /* 1c. the caller's namespaces, all at once, after the fd step: /dev/null was opened in
          * the parent's mount namespace, never in one the caller may have made. */
-        check(&st, ZE_STEP_SETNS, join_ns(st.caller_pidfd, p->ns_join));
+        if (p->ns_join)
+                check(&st, ZE_STEP_SETNS, ze_step_setns(st.caller_pidfd, p->ns_join));
         /* 1c'. the mount namespace of the profile's pid namespace: its /proc shows only that */
-        check(&st, ZE_STEP_MNTNS, join_ns(st.mntns_fd, p->join_mntns ? CLONE_NEWNS : 0));
+        if (p->join_mntns)
+                check(&st, ZE_STEP_MNTNS, ze_step_setns(st.mntns_fd, CLONE_NEWNS));
         /* 1d. the caller's root. Nothing is looked up by path as root from here but /proc: the
          * next lookup is chdir, as the target user. */
         check_part(&st, &step, enter_root(p, &st, &step));

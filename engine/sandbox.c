@@ -131,16 +131,15 @@ static int chdir_in_root(const char *cwd) {
 }
 
 
-/* Step 2: namespaces given by path, each only as the kind it was declared: with a type of 0 the
- * kernel would join whatever the file is (an "ipc" entry naming the host's mount namespace would
- * put the container's mounts there). The entry that failed in *ret_index. */
+/* Step 2: namespaces given by path, each only as the kind it was declared (ze_step_setns refuses
+ * a type of 0). The entry that failed in *ret_index. */
 static int join_ns_fds(const struct ze_sandbox *sb, int *ret_index) {
         for (size_t i = 0; i < sb->n_ns_fds && i < ZE_SB_MAX_NS; i++) {
+                int r = ze_step_setns(sb->ns_fds[i], (unsigned) sb->ns_types[i]);
+
                 *ret_index = (int) i;
-                if (sb->ns_types[i] == 0)
-                        return -EINVAL;
-                if (setns(sb->ns_fds[i], sb->ns_types[i]) < 0)
-                        return -errno;
+                if (r < 0)
+                        return r;
         }
         *ret_index = -1;
         return 0;

@@ -10,8 +10,8 @@
  * path must be joined by the parent before it clones). Order of the steps:
  *
  *   0. signals back to SIG_DFL, empty mask; not dumpable (unless dumpable_until_go)
- *   1. go:        wait for one byte on sync_fd (the parent wrote uid/gid maps and put the child
- *                 into its cgroups); EOF means the parent gave up: exit quietly. Then not
+ *   1. go:        wait for one byte on sync_fd (step "sync"; the parent wrote uid/gid maps and
+ *                 put the child into its cgroups); EOF means the parent gave up: exit quietly. Then not
  *                 dumpable, in any case, until execve
  *   2. setns:     every ns_fds entry, each with its declared CLONE_NEW* type (ns_types) so that
  *                 the kernel refuses a file of another kind; then, in a new user namespace,
@@ -49,7 +49,8 @@
  *                 user), so that `create` fails for a missing binary, as runc's does (step
  *                 "exec", index 0 when PATH was searched)
  *  14. filter:    SECCOMP_SET_MODE_FILTER with prog, or SECCOMP_CLONE_FILTER (op 4) from
- *                 ref_pidfd; always the last restriction (unless step 10 loaded it)
+ *                 ref_pidfd (prog instead on a kernel without op 4); always the last restriction
+ *                 (unless step 10 loaded it)
  *  15. ready:     report ZE_STEP_HELD (with the pid); then when start_fd >= 0 (or sync_fd with
  *                 start_on_sync), block reading one byte from
  *                 it (the exec fifo: the parent opened it O_RDWR, `start` writes a byte); EOF or

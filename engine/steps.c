@@ -73,6 +73,12 @@ int ze_step_close_all_but(unsigned first, const int *keep, size_t n) {
         }
 }
 
+int ze_step_setns(int fd, unsigned flags) {
+        if (flags == 0)
+                return -EINVAL;
+        return syscall(SYS_setns, fd, (int) flags) < 0 ? -errno : 0;
+}
+
 int ze_step_rlimits(const struct ze_rlimit *rl, size_t n, int *ret_index) {
         for (size_t i = 0; i < n; i++) {
                 struct {

@@ -94,6 +94,11 @@ void ze_step_reset_signals(const sigset_t *only);
  * close_range per gap. */
 int ze_step_close_all_but(unsigned first, const int *keep, size_t n);
 
+/* setns(fd, flags): the namespaces of fd (a pidfd: several at once), only of the kinds in flags.
+ * flags 0 is refused (-EINVAL): the kernel would join whatever fd is, and a file declared as one
+ * kind could be another (an "ipc" entry naming the host's mount namespace). */
+int ze_step_setns(int fd, unsigned flags);
+
 /* Every limit of rl, soft and hard at once (prlimit64, so that a soft limit above the old hard
  * one is never refused in between). The entry that failed in *ret_index. */
 int ze_step_rlimits(const struct ze_rlimit *rl, size_t n, int *ret_index);
