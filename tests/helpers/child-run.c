@@ -40,15 +40,7 @@
 
 
 /* Allows everything but personality(2), which fails with BLOCKED_ERRNO. */
-static struct sock_filter block_personality[] = {
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_personality, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | BLOCKED_ERRNO),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-};
+static struct sock_filter block_personality[] = { TU_BPF_FAIL_ONLY(__NR_personality, BLOCKED_ERRNO) };
 const struct sock_fprog block_personality_prog = {
         .len = ELEMENTSOF(block_personality),
         .filter = block_personality,
