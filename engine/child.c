@@ -47,11 +47,6 @@ static void check(const struct state *st, enum ze_step step, int r) {
                 ze_fail(&st->to, step, -r, -1, ZE_EXIT_SETUP_FAILED);
 }
 
-/* The same, for a step that says which of its parts failed (*step, read after it ran). */
-static void check_part(const struct state *st, const enum ze_step *step, int r) {
-        check(st, *step, r);
-}
-
 static int move_above(int fd, int base) {
         int r = fcntl(fd, F_DUPFD_CLOEXEC, base);
         return r < 0 ? -errno : r;
@@ -341,6 +336,7 @@ _Noreturn void ze_child_run(const struct ze_plan *p) {
                 .mntns_fd = p->join_mntns ? p->mntns_fd : -EBADF,
         };
         enum ze_step step = ZE_STEP_NONE;
+        int r;
 
         /* 0. no handler, ignored signal or mask of the parent's reaches the task */
         if (!p->signals_default)
@@ -351,8 +347,10 @@ _Noreturn void ze_child_run(const struct ze_plan *p) {
         /* 0c. the caller's scheduling and umask: before the fd step (the /proc file is opened in
          * the parent's mount namespace, never in the caller's) and while the worker still has
          * the capabilities a value more important than its parent's needs */
-        if (p->set_sched)
-                check_part(&st, &step, set_sched(&p->sched, &step));
+        if (p->set_sched) {
+                r = set_sched(&p->sched, &step);
+                check(&st, step, r);
+        }
         /* 1. the fd map; everything else of the parent's closed */
         check(&st, ZE_STEP_FDS, setup_fds(p, &st));
         /* 1b. */
@@ -366,7 +364,8 @@ _Noreturn void ze_child_run(const struct ze_plan *p) {
                 check(&st, ZE_STEP_MNTNS, ze_step_setns(st.mntns_fd, CLONE_NEWNS));
         /* 1d. the caller's root. Nothing is looked up by path as root from here but /proc: the
          * next lookup is chdir, as the target user. */
-        check_part(&st, &step, enter_root(p, &st, &step));
+        r = enter_root(p, &st, &step);
+        check(&st, step, r);
         /* 2. a session of its own (the controlling tty comes after the ids: step 6b) */
         check(&st, ZE_STEP_SETSID, setsid() < 0 ? -errno : 0);
         /* 3. bounding set, while we still have CAP_SETPCAP */
@@ -379,11 +378,11 @@ _Noreturn void ze_child_run(const struct ze_plan *p) {
         check(&st, ZE_STEP_RLIMIT, set_rlimits(p));
         /* 4. ids. Leaving uid 0 empties the permitted set unless KEEPCAPS: step 6 still has to
          * set caps_keep, and an early filter still needs CAP_SYS_ADMIN. */
-        if (p->set_ids)
-                check_part(&st, &step,
-                           ze_step_ids(p->uid, p->gid, p->groups, p->n_groups,
-                                       p->uid != 0 && p->set_caps && (p->caps_keep != 0 || p->filter_early), false,
-                                       &step));
+        if (p->set_ids) {
+                r = ze_step_ids(p->uid, p->gid, p->groups, p->n_groups,
+                                p->uid != 0 && p->set_caps && (p->caps_keep != 0 || p->filter_early), false, &step);
+                check(&st, step, r);
+        }
         /* 5. the filter, early variant: without no_new_privs, loading needs CAP_SYS_ADMIN */
         if (p->filter_early)
                 check(&st, ZE_STEP_FILTER, apply_filter_early(p, &st));
