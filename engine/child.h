@@ -70,9 +70,12 @@
  * step 5 first raises the effective set back to the permitted one (CAP_SYS_ADMIN) to load the
  * filter. execve clears KEEPCAPS; step 6 sets the final sets.
  *
- * Any failure writes one struct ze_status {step, errno} to plan->status_fd and exits with the
- * code below. The status fd is CLOEXEC: EOF on the parent's end with no record means exec
- * succeeded.
+ * Any failure writes one struct ze_status {step, errno} (steps.h) to plan->status_fd and exits
+ * with a ZE_EXIT_* code of steps.h. The status fd is CLOEXEC: EOF on the parent's end with no
+ * record means exec succeeded.
+ *
+ * Every step is a step function of the engine (steps.h), shared with the container init
+ * (sandbox.h) where both take it; ze_child_run() is the recipe, one line per step.
  */
 #pragma once
 
@@ -86,58 +89,8 @@
 
 struct sock_fprog;
 
-/* Steps, reported in struct ze_status and by name in the protocol's SpawnFailed error. */
-/* X(ID, "name") gives ZE_STEP_ID, named "name" in the protocol. The numbers are the wire's
- * (struct ze_status): a new step goes at the end, so that none moves. */
-#define ZE_STEPS(X)                                                                                 \
-        X(NONE, "none")                                                                             \
-        X(FDS, "fds")                                                                               \
-        X(SETSID, "setsid")                                                                         \
-        X(CTTY, "ctty")                                                                             \
-        X(CAPBSET, "capbset")                                                                       \
-        X(GROUPS, "groups")                                                                         \
-        X(GID, "gid")                                                                               \
-        X(UID, "uid")                                                                               \
-        X(CAPS, "caps")                                                                             \
-        X(CHDIR, "chdir")                                                                           \
-        X(NNP, "nnp")                                                                               \
-        X(FILTER, "filter")                                                                         \
-        X(HELD, "held")         /* not a failure: "sandboxed and waiting for Start" (err is 0) */   \
-        X(HOLD, "hold")                                                                             \
-        X(EXEC, "exec")                                                                             \
-        X(RLIMIT, "rlimit")                                                                         \
-        X(CGROUP, "cgroup")                                                                         \
-        X(SETNS, "setns")                                                                           \
-        X(CHROOT, "chroot")                                                                         \
-        X(MNTNS, "mntns")       /* the mount namespace of the profile's pid namespace (pidns.h) */  \
-        X(PROC, "proc")         /* a private mount namespace with a /proc of its own */          \
-        X(OOM, "oom_score_adj") /* the caller's scheduling and umask (step 0c) */                   \
-        X(SCHED, "sched")                                                                           \
-        X(NICE, "nice")                                                                             \
-        X(IOPRIO, "ioprio")                                                                         \
-        X(AFFINITY, "affinity")
-
-enum ze_step {
-#define ZE_STEP_ENUM(id, name) ZE_STEP_##id,
-        ZE_STEPS(ZE_STEP_ENUM)
-#undef ZE_STEP_ENUM
-        _ZY_STEP_MAX,
-};
-
-/* Exit codes of a worker that never reached execve: ZE_EXIT_* of steps.h (124: a held worker
- * whose hold fd closed without Start). */
-
-enum ze_filter_mode {
-        ZE_FILTER_NONE = 0, /* no filter (only for tests of the child itself) */
-        ZE_FILTER_LOAD,     /* seccomp(SECCOMP_SET_MODE_FILTER, filter_flags, prog) */
-        ZE_FILTER_CLONE,    /* seccomp(SECCOMP_CLONE_FILTER, 0, ref_pidfd) */
-        ZE_FILTER_INHERITED, /* already in place: forked by the reference process */
-};
-
-struct ze_status {
-        int32_t step; /* enum ze_step */
-        int32_t err;  /* positive errno, 0 for ZE_STEP_HELD */
-};
+/* Steps (enum ze_step), the status record (struct ze_status), the filter modes and the exit
+ * codes of a worker that never reached execve: steps.h, shared with the container init. */
 
 struct ze_fdmap {
         int src;    /* fd in the parent (CLOEXEC there) */
@@ -145,8 +98,6 @@ struct ze_fdmap {
 };
 
 #define ZE_MAX_FDS 64
-#define ZE_MAX_GROUPS 65536
-#define ZE_MAX_RLIMITS 16 /* RLIM_NLIMITS today */
 #define ZE_MAX_CGROUPS 16 /* hierarchies: v1 controllers, name=systemd, the unified one */
 #define ZE_AFFINITY_WORDS 16 /* a CPU mask of 1024 CPUs, as glibc's cpu_set_t */
 #define ZE_OOM_KEEP INT32_MIN
@@ -161,12 +112,6 @@ struct ze_sched {
         int32_t oom_score_adj; /* -1000..1000, or ZE_OOM_KEEP: the parent's, not written */
         uint32_t umask;        /* 0..0777 */
         uint64_t affinity[ZE_AFFINITY_WORDS]; /* CPU i is bit i % 64 of word i / 64 */
-};
-
-struct ze_rlimit {
-        uint32_t resource; /* RLIMIT_* */
-        uint32_t unused;
-        uint64_t cur, max; /* RLIM_INFINITY is ~0 */
 };
 
 struct ze_plan {
@@ -285,9 +230,6 @@ _Noreturn void ze_child_run(const struct ze_plan *plan);
 
 /* Step 3 alone is ze_capbset_drop() (steps.h): zygote-ref also calls it once, for all its
  * workers. */
-
-/* Protocol name of a step ("fds", "uid", ...); "unknown" for a value outside the enum. */
-const char *ze_step_to_string(enum ze_step step);
 
 /* The system calls made between fork and execve once the profile's filter may already be in
  * place (the `inherit` tier: the reference process applied it, then forks the worker): the

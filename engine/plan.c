@@ -14,8 +14,14 @@
 #include "plan.h"
 #include "util.h"
 
-/* The plan's plain booleans, packed one bit each (PW_<field>), in this order. */
+/* The plan's plain fields, described once: each table drives the wire header, pack and unpack.
+ * A new plain field of struct ze_plan that the reference needs goes in one of them. */
+/* booleans, packed one bit each (PW_<field>), in this order */
 #define ZE_PLAN_BOOLS(X) X(ctty) X(set_ids) X(capbset_mask_prctl) X(set_caps) X(no_new_privs) X(filter_early) X(hold_quiet) X(set_sched)
+/* numbers copied as they are: 32 bits (ids, the kernel's last capability, seccomp flags) ... */
+#define ZE_PLAN_U32S(X) X(filter_flags) X(cap_last) X(uid) X(gid)
+/* ... and 64 bits (capability masks, the fd limit) */
+#define ZE_PLAN_U64S(X) X(capbset_drop) X(caps_keep) X(caps_inh_drop) X(nofile_soft)
 
 /* Bit numbers of the wire's flags: the booleans, then what the message holds besides. */
 enum {
@@ -34,10 +40,13 @@ struct ze_plan_wire {
         uint32_t flags;
         uint32_t n_argv, n_envp, n_fdmap, n_groups;
         uint32_t n_insns, strings_len, path_buf_len, filter_mode;
-        uint32_t filter_flags, cap_last, uid, gid;
+#define W_U32(field) uint32_t field;
+        ZE_PLAN_U32S(W_U32)
+#undef W_U32
         uint32_t n_rlimits, n_cgroups;
-        uint64_t capbset_drop, caps_keep, caps_inh_drop;
-        uint64_t nofile_soft;
+#define W_U64(field) uint64_t field;
+        ZE_PLAN_U64S(W_U64)
+#undef W_U64
         struct ze_sched sched; /* with set_sched; all 0 otherwise */
         /* then: int32_t target[n_fdmap], uint32_t group[n_groups], struct ze_rlimit
          * rlimit[n_rlimits], struct sock_filter insn[n_insns], char strings[strings_len] */
@@ -156,14 +165,10 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
                                              ? ZE_PLAN_MAX_PATH_BUF
                                              : p->path_buf ? p->path_buf_len : 0);
         w.filter_mode = (uint32_t) p->filter_mode;
-        w.filter_flags = p->filter_flags;
-        w.nofile_soft = p->nofile_soft;
-        w.cap_last = p->cap_last;
-        w.uid = (uint32_t) p->uid;
-        w.gid = (uint32_t) p->gid;
-        w.capbset_drop = p->capbset_drop;
-        w.caps_keep = p->caps_keep;
-        w.caps_inh_drop = p->caps_inh_drop;
+#define PACK_NUMBER(field) w.field = p->field;
+        ZE_PLAN_U32S(PACK_NUMBER)
+        ZE_PLAN_U64S(PACK_NUMBER)
+#undef PACK_NUMBER
         if (p->set_sched)
                 w.sched = p->sched;
 
@@ -325,24 +330,20 @@ int ze_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
                 .status_fd = -EBADF,
                 .hold_fd = -EBADF,
                 .ref_pidfd = -EBADF,
-                .uid = (uid_t) w.uid,
-                .gid = (gid_t) w.gid,
                 .groups = w.n_groups ? (const gid_t *) (void *) (mem + off_groups) : NULL,
                 .n_groups = w.n_groups,
-                .capbset_drop = w.capbset_drop,
-                .cap_last = w.cap_last,
-                .caps_keep = w.caps_keep,
-                .caps_inh_drop = w.caps_inh_drop,
                 .sched = w.sched,
-                .nofile_soft = w.nofile_soft,
                 .filter_mode = (enum ze_filter_mode) w.filter_mode,
-                .filter_flags = w.filter_flags,
                 .path_buf = w.path_buf_len ? mem + off_path : NULL,
                 .path_buf_len = w.path_buf_len,
         };
 #define UNPACK(field) ret->plan.field = !!(w.flags & PW(PW_##field));
         ZE_PLAN_BOOLS(UNPACK)
 #undef UNPACK
+#define UNPACK_NUMBER(field) ret->plan.field = w.field;
+        ZE_PLAN_U32S(UNPACK_NUMBER)
+        ZE_PLAN_U64S(UNPACK_NUMBER)
+#undef UNPACK_NUMBER
         memcpy(ret->plan.rlimits, rlimits, (size_t) w.n_rlimits * sizeof(struct ze_rlimit));
         ret->plan.n_rlimits = w.n_rlimits;
         for (uint32_t i = 0; i < w.n_cgroups; i++)

@@ -24,6 +24,7 @@
 
 #include "kernel-abi.h"
 #include "probe.h"
+#include "steps.h"
 #include "util.h"
 
 #define PROBE_ERRNO 77 /* what the source's filter answers to getppid */
@@ -181,9 +182,10 @@ static int probe_clone_filter(unsigned cap_last, char *reason, size_t size) {
                 char b;
 
                 close(release[1]);
-                if (prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0 ||
-                    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-                        e = errno;
+                e = ze_step_nnp();
+                if (e == 0)
+                        e = ze_step_filter_load(&prog, 0);
+                e = -e;
                 write_full(ready[1], &e, sizeof(e));
                 while (read(release[0], &b, 1) < 0 && errno == EINTR)
                         ;
@@ -209,10 +211,9 @@ static int probe_clone_filter(unsigned cap_last, char *reason, size_t size) {
                 struct clone_result c = { 0 };
 
                 /* RFC: the caller needs no_new_privs or CAP_SYS_ADMIN */
-                (void) prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL);
-                c.r = (int32_t) syscall(SYS_seccomp, ZC_SECCOMP_CLONE_FILTER, 0,
-                                        (void *) (intptr_t) source_pidfd);
-                c.err = c.r < 0 ? errno : 0;
+                (void) ze_step_nnp();
+                c.err = -ze_step_filter_clone(source_pidfd);
+                c.r = c.err ? -1 : 0;
                 if (c.r == 0) {
                         /* the raw syscall: glibc's getppid() has no error path to set errno */
                         errno = 0;

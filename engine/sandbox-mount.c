@@ -461,18 +461,18 @@ int ze_sb_bind_console(int peer, const char *path) {
 }
 
 /* Records which step failed and where; returns err as a negative errno. */
-static int failed(enum ze_sb_step *ret_step, int *ret_index, enum ze_sb_step step, int index, int err) {
+static int failed(enum ze_step *ret_step, int *ret_index, enum ze_step step, int index, int err) {
         *ret_step = step;
         *ret_index = index;
         return -(err > 0 ? err : EIO);
 }
 
-int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_sb_step *ret_step, int *ret_index) {
+int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index) {
         int root_fd, r;
 
         if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC,
                   NULL) < 0)
-                return failed(ret_step, ret_index, ZE_SB_STEP_PROPAGATION, -1, errno);
+                return failed(ret_step, ret_index, ZE_STEP_PROPAGATION, -1, errno);
         /* The rootfs as the runtime resolved it, once, with every symlink followed: a symlink
          * met on the way now was swapped in since, and is refused rather than followed (it could
          * name the host's "/"). It becomes a mount point of its own (pivot_root needs one) by a
@@ -484,36 +484,36 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_sb_step *ret_step, i
                 int fd = (int) syscall(SYS_openat2, AT_FDCWD, sb->rootfs, &how, sizeof(how));
 
                 if (fd < 0)
-                        return failed(ret_step, ret_index, ZE_SB_STEP_ROOTFS, -1, errno);
+                        return failed(ret_step, ret_index, ZE_STEP_ROOTFS, -1, errno);
                 root_fd = clone_tree(fd, true);
                 r = root_fd < 0 ? root_fd : move_onto(root_fd, fd);
                 close(fd);
                 if (r < 0) {
                         if (root_fd >= 0)
                                 close(root_fd);
-                        return failed(ret_step, ret_index, ZE_SB_STEP_ROOTFS, -1, -r);
+                        return failed(ret_step, ret_index, ZE_STEP_ROOTFS, -1, -r);
                 }
         }
 
         for (size_t i = 0; i < sb->n_mounts; i++) {
                 r = do_mount(sb, root_fd, &sb->mounts[i]);
                 if (r < 0)
-                        return failed(ret_step, ret_index, ZE_SB_STEP_MOUNT, (int) i, -r);
+                        return failed(ret_step, ret_index, ZE_STEP_MOUNT, (int) i, -r);
         }
         for (size_t i = 0; i < sb->n_devices; i++) {
                 r = make_device(sb, root_fd, &sb->devices[i]);
                 if (r < 0)
-                        return failed(ret_step, ret_index, ZE_SB_STEP_DEVICE, (int) i, -r);
+                        return failed(ret_step, ret_index, ZE_STEP_DEVICE, (int) i, -r);
         }
         for (size_t i = 0; sb->symlinks && sb->symlinks[i]; i += 2) {
                 r = make_symlink(sb, root_fd, sb->symlinks[i], sb->symlinks[i + 1]);
                 if (r < 0)
-                        return failed(ret_step, ret_index, ZE_SB_STEP_DEVICE, -1, -r);
+                        return failed(ret_step, ret_index, ZE_STEP_DEVICE, -1, -r);
         }
         if (sb->console_fd >= 0 && sb->dev_console) {
                 r = make_in_root(sb, root_fd, sb->dev_console, false);
                 if (r < 0)
-                        return failed(ret_step, ret_index, ZE_SB_STEP_CONSOLE, -1, -r);
+                        return failed(ret_step, ret_index, ZE_STEP_CONSOLE, -1, -r);
                 close(r);
         }
 
@@ -522,17 +522,17 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_sb_step *ret_step, i
         r = fchdir(root_fd) < 0 ? -errno : 0;
         close(root_fd);
         if (r < 0)
-                return failed(ret_step, ret_index, ZE_SB_STEP_PIVOT, -1, -r);
+                return failed(ret_step, ret_index, ZE_STEP_PIVOT, -1, -r);
         if (syscall(SYS_pivot_root, ".", ".") < 0)
-                return failed(ret_step, ret_index, ZE_SB_STEP_PIVOT, -1, errno);
+                return failed(ret_step, ret_index, ZE_STEP_PIVOT, -1, errno);
         if (umount2(".", MNT_DETACH) < 0)
-                return failed(ret_step, ret_index, ZE_SB_STEP_PIVOT, -1, errno);
+                return failed(ret_step, ret_index, ZE_STEP_PIVOT, -1, errno);
         if (chdir("/") < 0)
-                return failed(ret_step, ret_index, ZE_SB_STEP_PIVOT, -1, errno);
+                return failed(ret_step, ret_index, ZE_STEP_PIVOT, -1, errno);
 
         root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
-                return failed(ret_step, ret_index, ZE_SB_STEP_PIVOT, -1, errno);
+                return failed(ret_step, ret_index, ZE_STEP_PIVOT, -1, errno);
         {
                 /* a negative null_fd fails only a masked path that is a file */
                 int null_fd = sb->masked && sb->masked[0] ? open_dev_null(root_fd) : -ENOENT;
@@ -543,7 +543,7 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_sb_step *ret_step, i
                                 if (null_fd >= 0)
                                         close(null_fd);
                                 close(root_fd);
-                                return failed(ret_step, ret_index, ZE_SB_STEP_MASK, (int) i, -r);
+                                return failed(ret_step, ret_index, ZE_STEP_MASK, (int) i, -r);
                         }
                 }
                 if (null_fd >= 0)
@@ -553,14 +553,14 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_sb_step *ret_step, i
                 r = readonly_path(root_fd, sb->readonly[i]);
                 if (r < 0) {
                         close(root_fd);
-                        return failed(ret_step, ret_index, ZE_SB_STEP_READONLY, (int) i, -r);
+                        return failed(ret_step, ret_index, ZE_STEP_READONLY, (int) i, -r);
                 }
         }
         close(root_fd);
         if (sb->rootfs_readonly) {
                 r = setattr("/", MOUNT_ATTR_RDONLY, false);
                 if (r < 0)
-                        return failed(ret_step, ret_index, ZE_SB_STEP_ROOT_RO, -1, -r);
+                        return failed(ret_step, ret_index, ZE_STEP_ROOT_RO, -1, -r);
         }
         return 0;
 }

@@ -12,7 +12,7 @@
 /* Step 3 of sandbox.h: everything in the new mount namespace, up to the read-only root. Returns
  * 0, or a negative errno with the step that failed in *ret_step and the index of the mount,
  * device or path in *ret_index (-1 when the step has none); the caller reports it and exits. */
-int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_sb_step *ret_step, int *ret_index);
+int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index);
 
 /* buf = prefix followed by n in decimal ("/dev/pts/3"), without stdio; -ENAMETOOLONG when it
  * does not fit in len bytes. */

@@ -5,13 +5,12 @@
  *
  * This runs in a freshly cloned copy of zygote-runc: no malloc, no stdio, no locks, no logging.
  * Only raw system calls, async-signal-safe libc wrappers and pure string helpers. Every failure is
- * one struct ze_sb_status on sync_fd, then _exit().
+ * one struct ze_status on sync_fd, then _exit(). The steps the task worker takes too are the
+ * engine's step functions (steps.h); here are the container's own and the recipe.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <linux/openat2.h>
-#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -30,6 +29,7 @@
 #include "steps.h"
 #include "sandbox.h"
 #include "sandbox-mount.h"
+#include "util.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -38,43 +38,14 @@
 #define TIOCGPTPEER _IO('T', 0x41)
 #endif
 
-
-static const char *const step_names[_ZY_SB_STEP_MAX] = {
-#define ZE_SB_STEP_NAME(id, name) [ZE_SB_STEP_##id] = name,
-        ZE_SB_STEPS(ZE_SB_STEP_NAME)
-#undef ZE_SB_STEP_NAME
-};
-
-const char *ze_sb_step_to_string(enum ze_sb_step step) {
-        if ((unsigned) step >= _ZY_SB_STEP_MAX || !step_names[step])
-                return "unknown";
-        return step_names[step];
+/* A step's result: on failure, its record (index: which entry, -1 none) and exit 125. */
+static void check_at(const struct ze_reporter *to, enum ze_step step, int index, int r) {
+        if (r < 0)
+                ze_fail(to, step, -r, index, ZE_EXIT_SETUP_FAILED);
 }
 
-static int report(int fd, enum ze_sb_step step, int err, int index, int pid) {
-        struct ze_sb_status s = { .step = step, .err = err, .index = index, .pid = pid };
-        ssize_t n;
-
-        if (fd < 0)
-                return 0;
-        /* one datagram on a SOCK_SEQPACKET: whole or nothing; MSG_NOSIGNAL: a parent that went
-         * away must not kill us with SIGPIPE before we exit with our code */
-        do
-                n = send(fd, &s, sizeof(s), MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-        return n == (ssize_t) sizeof(s) ? 0 : -EIO;
-}
-
-_Noreturn static void fail_at(const struct ze_sandbox *sb, enum ze_sb_step step, int err, int index,
-                              int code) {
-        (void) report(sb->sync_fd, step, err > 0 ? err : EIO, index, 0);
-        _exit(code);
-}
-
-_Noreturn static void fail(const struct ze_sandbox *sb, enum ze_sb_step step, int err) {
-        fail_at(sb, step, err, -1, ZE_EXIT_SETUP_FAILED);
+static void check(const struct ze_reporter *to, enum ze_step step, int r) {
+        check_at(to, step, -1, r);
 }
 
 static int send_fd(int sock, int fd) {
@@ -134,57 +105,6 @@ static int setup_console(const struct ze_sandbox *sb) {
 }
 
 
-static int set_caps(const struct ze_sandbox *sb) {
-        unsigned last = sb->cap_last > 0 && sb->cap_last < 64 ? sb->cap_last : 63;
-        int r;
-
-        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0UL, 0UL, 0UL) < 0)
-                return -errno;
-        r = ze_step_capset(sb->cap_effective, sb->cap_permitted, sb->cap_inheritable);
-        if (r < 0)
-                return r;
-        /* the kernel raises an ambient capability only when it is permitted and inheritable;
-         * others are skipped, as runc does (its default spec asks for ambient ones with an
-         * empty inheritable set) */
-        for (unsigned c = 0; c <= last; c++)
-                if ((sb->cap_ambient & sb->cap_permitted & sb->cap_inheritable & (UINT64_C(1) << c)) &&
-                    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, (unsigned long) c, 0UL, 0UL) < 0)
-                        return -errno;
-        return 0;
-}
-
-static int apply_filter(const struct ze_sandbox *sb) {
-        if (sb->ref_pidfd >= 0) {
-                int r = ze_step_filter_clone(sb->ref_pidfd);
-
-                /* a kernel without the op answers EINVAL and installed nothing: load instead */
-                if (r == 0 || r != -EINVAL || !sb->prog)
-                        return r;
-        }
-        if (!sb->prog)
-                return 0;
-        return ze_step_filter_load(sb->prog, sb->filter_flags);
-}
-
-/* Closes every fd from 3 + preserve up, but the n of keep (any order; negative ones ignored): the
- * gaps between them, each with one close_range. */
-static int close_all_but(unsigned preserve, const int *keep, size_t n) {
-        unsigned from = 3U + preserve;
-
-        for (;;) {
-                unsigned next = ~0U; /* the lowest kept fd at or above from */
-
-                for (size_t i = 0; i < n; i++)
-                        if (keep[i] >= 0 && (unsigned) keep[i] >= from && (unsigned) keep[i] < next)
-                                next = (unsigned) keep[i];
-                if (next > from && syscall(SYS_close_range, from, next == ~0U ? ~0U : next - 1, 0U) < 0)
-                        return -errno;
-                if (next == ~0U)
-                        return 0;
-                from = next + 1;
-        }
-}
-
 /* Step 12's cwd, resolved inside the process's root ("/": the container's after pivot_root or
  * exec's chroot): a symlink in the image resolves as if the rootfs were "/", and a magic link
  * (/proc/self/fd/N, /proc/1/cwd) is refused rather than followed wherever it points. */
@@ -210,213 +130,163 @@ static int chdir_in_root(const char *cwd) {
         return r;
 }
 
-static int check_exec(const char *path) {
-        struct stat st;
 
-        if (stat(path, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EACCES;
-        if (access(path, X_OK) < 0)
+/* Step 2: namespaces given by path, each only as the kind it was declared (ze_step_setns refuses
+ * a type of 0). The entry that failed in *ret_index. */
+static int join_ns_fds(const struct ze_sandbox *sb, int *ret_index) {
+        for (size_t i = 0; i < sb->n_ns_fds && i < ZE_SB_MAX_NS; i++) {
+                int r = ze_step_setns(sb->ns_fds[i], (unsigned) sb->ns_types[i]);
+
+                *ret_index = (int) i;
+                if (r < 0)
+                        return r;
+        }
+        *ret_index = -1;
+        return 0;
+}
+
+/* Step 2, in a new user namespace: our ids are unmapped until we take its root's, and devpts and
+ * tmpfs refuse (EOVERFLOW) to create inodes for an unmapped owner. */
+static int become_userns_root(const struct ze_sandbox *sb) {
+        if (!sb->userns_root)
+                return 0;
+        if (syscall(SYS_setresgid, 0, 0, 0) < 0 || syscall(SYS_setresuid, 0, 0, 0) < 0)
                 return -errno;
         return 0;
 }
 
-/* Step 13: like execvp's search (without its /bin/sh fallback); the result is in path_buf, or
- * argv[0] itself when it has a slash. Returns the path to exec or fails the child. */
-static const char *resolve(const struct ze_sandbox *sb) {
-        const char *name = sb->argv ? sb->argv[0] : NULL;
-        bool eacces = false;
-        size_t name_len;
-        int r;
-
-        if (!name || !*name)
-                fail_at(sb, ZE_SB_STEP_RESOLVE, ENOENT, -1, ZE_EXIT_NOT_FOUND);
-        if (strchr(name, '/')) {
-                r = check_exec(name);
-                if (r < 0)
-                        fail_at(sb, ZE_SB_STEP_RESOLVE, -r, 1,
-                                r == -ENOENT || r == -ENOTDIR ? ZE_EXIT_NOT_FOUND : ZE_EXIT_NOT_EXECUTABLE);
-                return name;
+/* Steps 5 and 6: the terminal, which makes the session too, or a session alone. */
+static int console_or_session(const struct ze_sandbox *sb, enum ze_step *ret_step) {
+        if (sb->console_fd >= 0) {
+                *ret_step = ZE_STEP_CONSOLE;
+                return setup_console(sb);
         }
-        name_len = strlen(name);
-        for (const char *s = sb->search_path ? sb->search_path : ZC_DEFAULT_PATH;; s++) {
-                const char *e = strchrnul(s, ':');
-                size_t dir_len = (size_t) (e - s);
-
-                if (dir_len > 0 && dir_len + 1 + name_len + 1 <= sb->path_buf_len) {
-                        memcpy(sb->path_buf, s, dir_len);
-                        sb->path_buf[dir_len] = '/';
-                        memcpy(sb->path_buf + dir_len + 1, name, name_len + 1);
-                        r = check_exec(sb->path_buf);
-                        if (r == 0)
-                                return sb->path_buf;
-                        if (r == -EACCES)
-                                eacces = true;
-                }
-                if (!*e)
-                        break;
-                s = e;
-        }
-        /* index 0: searched PATH (the runtime says "executable file not found in $PATH") */
-        if (eacces)
-                fail_at(sb, ZE_SB_STEP_RESOLVE, EACCES, 0, ZE_EXIT_NOT_EXECUTABLE);
-        fail_at(sb, ZE_SB_STEP_RESOLVE, ENOENT, 0, ZE_EXIT_NOT_FOUND);
+        *ret_step = ZE_STEP_SETSID;
+        return setsid() < 0 ? -errno : 0;
 }
 
-_Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
-        const char *path;
-        char b;
-        ssize_t n;
+/* Steps 10 and 14: the cloned filter falls back to prog on a kernel without the op. */
+static int apply_filter(const struct ze_sandbox *sb) {
+        enum ze_filter_mode mode = sb->ref_pidfd >= 0 ? ZE_FILTER_CLONE : sb->prog ? ZE_FILTER_LOAD : ZE_FILTER_NONE;
+
+        return ze_step_filter(mode, sb->ref_pidfd, sb->prog, sb->filter_flags);
+}
+
+/* Step 10: without no_new_privs the kernel wants CAP_SYS_ADMIN for the filter, which step 11
+ * may drop: then the filter goes on now, the effective set first raised back to the permitted
+ * one if the switch left uid 0 (the profile must allow capset and prctl, as Docker's and
+ * Podman's do). */
+static int apply_filter_early(const struct ze_sandbox *sb) {
         int r;
 
-        ze_step_reset_signals(NULL);
-        /* A copy of the runtime in the container's pid namespace: dumpable, its /proc/PID/exe,
-         * mem and environ and its fds (pidfd_getfd) would be open to the container's processes.
-         * The runtime forks us non-dumpable already; this is for any other caller. */
-        if (!sb->dumpable_until_go && prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0)
-                fail(sb, ZE_SB_STEP_DUMPABLE, errno);
+        if (sb->no_new_privs || (!sb->prog && sb->ref_pidfd < 0))
+                return 0;
+        r = sb->set_ids && sb->uid != 0 ? ze_step_raise_effective() : 0;
+        return r < 0 ? r : apply_filter(sb);
+}
 
-        /* 1. wait for the parent: maps written, cgroups joined */
-        do
-                n = read(sb->sync_fd, &b, 1);
-        while (n < 0 && errno == EINTR);
-        if (n == 0)
-                _exit(ZE_EXIT_ABANDONED);
-        if (n < 0)
-                fail(sb, ZE_SB_STEP_GO, errno);
-        if (prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0)
-                fail(sb, ZE_SB_STEP_DUMPABLE, errno);
-
-        /* 2. namespaces given by path, each only as the kind it was declared: with a type of 0
-         * the kernel would join whatever the file is (an "ipc" entry naming the host's mount
-         * namespace would put the container's mounts there) */
-        for (size_t i = 0; i < sb->n_ns_fds && i < ZE_SB_MAX_NS; i++)
-                if (sb->ns_types[i] == 0 || setns(sb->ns_fds[i], sb->ns_types[i]) < 0)
-                        fail_at(sb, ZE_SB_STEP_SETNS, sb->ns_types[i] == 0 ? EINVAL : errno, (int) i,
-                                ZE_EXIT_SETUP_FAILED);
-
-        /* Nothing the runtime opened may reach what config.json or the image names: a cwd or a
-         * mount source of /proc/self/fd/N would otherwise start in the host's tree through an fd
-         * of ours (a cgroup directory, a namespace, the state directory). Only what the
-         * container is given and what the remaining steps use stays open. */
-        {
-                const int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd };
-
-                r = close_all_but((unsigned) (sb->preserve_fds > 0 ? sb->preserve_fds : 0), keep, 4);
-                if (r < 0)
-                        fail(sb, ZE_SB_STEP_FDS, -r);
-        }
-
-        /* our ids are unmapped in a new user namespace until we take its root's: devpts and
-         * tmpfs refuse (EOVERFLOW) to create inodes for an unmapped owner */
-        if (sb->userns_root && (syscall(SYS_setresgid, 0, 0, 0) < 0 || syscall(SYS_setresuid, 0, 0, 0) < 0))
-                fail(sb, ZE_SB_STEP_SETNS, errno);
-
-        /* 3. the filesystem */
-        if (sb->new_mount_ns) {
-                enum ze_sb_step step;
-                int index;
-
-                r = ze_sb_setup_mounts(sb, &step, &index);
-                if (r < 0)
-                        fail_at(sb, step, -r, index, ZE_EXIT_SETUP_FAILED);
-        }
-
-        /* 4. hostname */
-        if (sb->hostname && sethostname(sb->hostname, strlen(sb->hostname)) < 0)
-                fail(sb, ZE_SB_STEP_HOSTNAME, errno);
-
-        /* 5. + 6. terminal and session */
-        if (sb->console_fd >= 0) {
-                r = setup_console(sb);
-                if (r < 0)
-                        fail(sb, ZE_SB_STEP_CONSOLE, -r);
-        } else if (setsid() < 0)
-                fail(sb, ZE_SB_STEP_SETSID, errno);
-
-        /* 7. rlimits */
-        for (size_t i = 0; i < sb->n_rlimits; i++)
-                if (setrlimit(sb->rlimits[i].resource, &sb->rlimits[i].limit) < 0)
-                        fail_at(sb, ZE_SB_STEP_RLIMIT, errno, (int) i, ZE_EXIT_SETUP_FAILED);
-
-        /* 8. bounding set, while CAP_SETPCAP is ours */
-        if (sb->set_caps) {
-                /* every capability outside the kept bounding set; the loop (no mask prctl here)
-                 * stops where the kernel's capabilities end */
-                r = ze_capbset_drop(~sb->cap_bounding, false, sb->cap_last);
-                if (r < 0)
-                        fail(sb, ZE_SB_STEP_CAPBSET, -r);
-        }
-
-        /* 9. ids, raw: glibc's wrappers would broadcast to threads this copy does not have */
-        if (sb->set_ids) {
-                /* a user namespace with "setgroups deny" (rootless) refuses any list: keep none */
-                if (syscall(SYS_setgroups, sb->n_groups, sb->groups) < 0 &&
-                    !(errno == EPERM && sb->n_groups == 0))
-                        fail(sb, ZE_SB_STEP_GROUPS, errno);
-                if (syscall(SYS_setresgid, sb->gid, sb->gid, sb->gid) < 0)
-                        fail(sb, ZE_SB_STEP_GID, errno);
-                if (sb->uid != 0 && prctl(PR_SET_KEEPCAPS, 1UL, 0UL, 0UL, 0UL) < 0)
-                        fail(sb, ZE_SB_STEP_UID, errno);
-                if (syscall(SYS_setresuid, sb->uid, sb->uid, sb->uid) < 0)
-                        fail(sb, ZE_SB_STEP_UID, errno);
-        }
-
-        /* 10. without no_new_privs the kernel wants CAP_SYS_ADMIN for the filter, which step 11
-         * may drop: then the filter goes on now (the profile must allow capset and prctl, as
-         * Docker's and Podman's do) */
-        if (!sb->no_new_privs && (sb->prog || sb->ref_pidfd >= 0)) {
-                r = sb->set_ids && sb->uid != 0 ? ze_step_raise_effective() : 0;
-                if (r >= 0)
-                        r = apply_filter(sb);
-                if (r < 0)
-                        fail(sb, ZE_SB_STEP_FILTER, -r);
-        }
-
-        /* 11. capabilities */
-        if (sb->set_caps) {
-                r = set_caps(sb);
-                if (r < 0)
-                        fail(sb, ZE_SB_STEP_CAPS, -r);
-        }
-
-        /* 12. */
-        if (sb->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0)
-                fail(sb, ZE_SB_STEP_NNP, errno);
+/* Step 12: umask and cwd, the cwd opened inside the root. */
+static int enter_cwd(const struct ze_sandbox *sb) {
         if (sb->umask != (mode_t) -1)
                 umask(sb->umask);
-        if (sb->cwd) {
-                r = chdir_in_root(sb->cwd);
-                if (r < 0)
-                        fail(sb, ZE_SB_STEP_CHDIR, -r);
-        }
+        return sb->cwd ? chdir_in_root(sb->cwd) : 0;
+}
 
-        /* 13. */
-        path = resolve(sb);
+/* Step 13: the program, found now so that create fails for a missing one. */
+static const char *resolve(const struct ze_sandbox *sb, const struct ze_reporter *to) {
+        const char *path = NULL;
+        int index, r;
 
-        /* 14. the filter, last */
-        if (sb->no_new_privs) {
-                r = apply_filter(sb);
-                if (r < 0)
-                        fail(sb, ZE_SB_STEP_FILTER, -r);
-        }
+        r = ze_step_resolve(sb->argv, sb->search_path, sb->path_buf, sb->path_buf_len, &path, &index);
+        if (r < 0)
+                ze_fail(to, ZE_STEP_EXEC, -r, index, r == -ENOTDIR ? ZE_EXIT_NOT_FOUND : ze_exec_exit_code(-r));
+        return path;
+}
 
-        /* 15. ready; wait for start */
-        if (report(sb->sync_fd, ZE_SB_STEP_READY, 0, -1, (int) getpid()) < 0)
-                _exit(ZE_EXIT_SETUP_FAILED);
+/* Step 15: HELD with our pid, then the go: start writes to the exec fifo (or the parent to the
+ * sync socket); EOF or an error there abandons. */
+static void ready(const struct ze_sandbox *sb, const struct ze_reporter *to) {
         int start = sb->start_fd >= 0 ? sb->start_fd : sb->start_on_sync ? sb->sync_fd : -1;
-        if (start >= 0) {
-                do
-                        n = read(start, &b, 1);
-                while (n < 0 && errno == EINTR);
-                if (n <= 0)
-                        _exit(ZE_EXIT_ABANDONED);
-        }
 
+        if (ze_report(to, ZE_STEP_HELD, 0, -1, (int) getpid()) < 0)
+                _exit(ZE_EXIT_SETUP_FAILED);
+        if (start >= 0 && ze_step_wait_go(start) <= 0)
+                _exit(ZE_EXIT_ABANDONED);
+}
+
+/* The container init's recipe: the order is the security argument of sandbox.h. */
+_Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
+        const struct ze_reporter to = { .fd = sb->sync_fd, .socket = true };
+        /* what the remaining steps use; with stdio and the preserved fds, all that stays open */
+        const int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd };
+        enum ze_step step = ZE_STEP_NONE;
+        const char *path;
+        int index = -1, r;
+
+        /* 0. no handler, ignored signal or mask of the runtime's reaches the container. A copy of
+         * the runtime in the container's pid namespace: dumpable, its /proc/PID/exe, mem and
+         * environ and its fds (pidfd_getfd) would be open to the container's processes. The
+         * runtime forks us non-dumpable already; this is for any other caller. */
+        ze_step_reset_signals(NULL);
+        if (!sb->dumpable_until_go)
+                check(&to, ZE_STEP_DUMPABLE, prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0 ? -errno : 0);
+        /* 1. wait for the parent: maps written, cgroups joined; EOF: it gave up */
+        r = ze_step_wait_go(sb->sync_fd);
+        if (r == 0)
+                _exit(ZE_EXIT_ABANDONED);
+        check(&to, ZE_STEP_SYNC, r);
+        check(&to, ZE_STEP_DUMPABLE, prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0 ? -errno : 0);
+        /* 2. namespaces given by path */
+        r = join_ns_fds(sb, &index);
+        check_at(&to, ZE_STEP_SETNS, index, r);
+        /* Nothing the runtime opened may reach what config.json or the image names: a cwd or a
+         * mount source of /proc/self/fd/N would otherwise start in the host's tree through an fd
+         * of ours (a cgroup directory, a namespace, the state directory). */
+        check(&to, ZE_STEP_FDS,
+              ze_step_close_all_but(3U + (unsigned) (sb->preserve_fds > 0 ? sb->preserve_fds : 0), keep, ELEMENTSOF(keep)));
+        check(&to, ZE_STEP_SETNS, become_userns_root(sb));
+        /* 3. the filesystem */
+        if (sb->new_mount_ns) {
+                r = ze_sb_setup_mounts(sb, &step, &index);
+                check_at(&to, step, index, r);
+        }
+        /* 4. */
+        check(&to, ZE_STEP_HOSTNAME, sb->hostname && sethostname(sb->hostname, strlen(sb->hostname)) < 0 ? -errno : 0);
+        /* 5. + 6. terminal and session */
+        r = console_or_session(sb, &step);
+        check(&to, step, r);
+        /* 7. */
+        r = ze_step_rlimits(sb->rlimits, sb->n_rlimits, &index);
+        check_at(&to, ZE_STEP_RLIMIT, index, r);
+        /* 8. bounding set, while CAP_SETPCAP is ours: every capability outside the kept one; the
+         * loop (no mask prctl here) stops where the kernel's capabilities end */
+        if (sb->set_caps)
+                check(&to, ZE_STEP_CAPBSET, ze_capbset_drop(~sb->cap_bounding, false, sb->cap_last));
+        /* 9. ids (KEEPCAPS across the switch); a user namespace with "setgroups deny"
+         * (rootless) refuses any group list: keep none */
+        if (sb->set_ids) {
+                r = ze_step_ids(sb->uid, sb->gid, sb->groups, sb->n_groups, sb->uid != 0, true, &step);
+                check(&to, step, r);
+        }
+        /* 10. the filter, early variant */
+        check(&to, ZE_STEP_FILTER, apply_filter_early(sb));
+        /* 11. capabilities, then the ambient set */
+        if (sb->set_caps)
+                check(&to, ZE_STEP_CAPS,
+                      ze_step_caps(true, sb->cap_effective, sb->cap_permitted, sb->cap_inheritable, sb->cap_ambient,
+                                   sb->cap_last));
+        /* 12. */
+        check(&to, ZE_STEP_NNP, sb->no_new_privs ? ze_step_nnp() : 0);
+        check(&to, ZE_STEP_CHDIR, enter_cwd(sb));
+        /* 13. */
+        path = resolve(sb, &to);
+        /* 14. the filter, last */
+        if (sb->no_new_privs)
+                check(&to, ZE_STEP_FILTER, apply_filter(sb));
+        /* 15. */
+        ready(sb, &to);
         /* 16. only the preserved fds cross execve */
         (void) syscall(SYS_close_range, 3U + (unsigned) sb->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
         execve(path, sb->argv, sb->envp);
-        fail_at(sb, ZE_SB_STEP_EXEC, errno, -1,
-                errno == ENOENT ? ZE_EXIT_NOT_FOUND : ZE_EXIT_NOT_EXECUTABLE);
+        ze_fail(&to, ZE_STEP_EXEC, errno, -1, ze_exec_exit_code(errno));
 }

@@ -10,8 +10,8 @@
  * path must be joined by the parent before it clones). Order of the steps:
  *
  *   0. signals back to SIG_DFL, empty mask; not dumpable (unless dumpable_until_go)
- *   1. go:        wait for one byte on sync_fd (the parent wrote uid/gid maps and put the child
- *                 into its cgroups); EOF means the parent gave up: exit quietly. Then not
+ *   1. go:        wait for one byte on sync_fd (step "sync"; the parent wrote uid/gid maps and
+ *                 put the child into its cgroups); EOF means the parent gave up: exit quietly. Then not
  *                 dumpable, in any case, until execve
  *   2. setns:     every ns_fds entry, each with its declared CLONE_NEW* type (ns_types) so that
  *                 the kernel refuses a file of another kind; then, in a new user namespace,
@@ -46,17 +46,22 @@
  *  12. nnp, umask, cwd: opened inside the root with openat2(RESOLVE_IN_ROOT, no magic links),
  *                 then fchdir; refused if that fails
  *  13. resolve:   find argv[0] on search_path and check it may be executed (X_OK as the final
- *                 user), so that `create` fails for a missing binary, as runc's does
+ *                 user), so that `create` fails for a missing binary, as runc's does (step
+ *                 "exec", index 0 when PATH was searched)
  *  14. filter:    SECCOMP_SET_MODE_FILTER with prog, or SECCOMP_CLONE_FILTER (op 4) from
- *                 ref_pidfd; always the last restriction (unless step 10 loaded it)
- *  15. ready:     report ZE_SB_STEP_READY; then when start_fd >= 0 (or sync_fd with
+ *                 ref_pidfd (prog instead on a kernel without op 4); always the last restriction
+ *                 (unless step 10 loaded it)
+ *  15. ready:     report ZE_STEP_HELD (with the pid); then when start_fd >= 0 (or sync_fd with
  *                 start_on_sync), block reading one byte from
  *                 it (the exec fifo: the parent opened it O_RDWR, `start` writes a byte); EOF or
  *                 an error there exits ZE_EXIT_ABANDONED
  *  16. fds:       everything from 3 + preserve_fds up becomes CLOEXEC; execve
  *
- * Any failure writes one struct ze_sb_status {step, err, index} to sync_fd and exits with
- * 125/126/127 (child.h's codes). The sync fd is CLOEXEC: EOF after READY means execve ran.
+ * Any failure writes one struct ze_status {step, err, index} (steps.h) to sync_fd and exits with
+ * a ZE_EXIT_* code of steps.h. The sync fd is CLOEXEC: EOF after HELD means execve ran.
+ *
+ * Every step is a step function of the engine (steps.h), shared with the task worker (child.h)
+ * where both take it; ze_sandbox_run() is the recipe, one line per step.
  */
 #pragma once
 
@@ -69,56 +74,8 @@
 
 struct sock_fprog;
 
-/* The steps in the order they run (the numbers above group them), each with the name failures
- * report: X(ID, "name") gives ZE_SB_STEP_ID. New steps go here, in place; the names table and
- * the enum follow. */
-#define ZE_SB_STEPS(X)                                                                              \
-        X(NONE, "none")                                                                             \
-        X(GO, "sync")                                                                               \
-        X(DUMPABLE, "non-dumpable")                                                                 \
-        X(SETNS, "setns")                 /* index: which ns_fds entry */                           \
-        X(FDS, "close fds")                                                                         \
-        X(PROPAGATION, "propagation")                                                               \
-        X(ROOTFS, "rootfs")                                                                         \
-        X(MOUNT, "mount")                 /* index: which mount */                                  \
-        X(DEVICE, "device")               /* index: which device */                                 \
-        X(PIVOT, "pivot_root")                                                                      \
-        X(MASK, "maskedPaths")            /* index: which masked path */                            \
-        X(READONLY, "readonlyPaths")      /* index: which read-only path */                         \
-        X(ROOT_RO, "readonly root")                                                                 \
-        X(HOSTNAME, "hostname")                                                                     \
-        X(CONSOLE, "console")                                                                       \
-        X(SETSID, "setsid")                                                                         \
-        X(RLIMIT, "rlimits")              /* index: which rlimit */                                 \
-        X(CAPBSET, "capability bounding set")                                                       \
-        X(GROUPS, "setgroups")                                                                      \
-        X(GID, "setresgid")                                                                         \
-        X(UID, "setresuid")                                                                         \
-        X(CAPS, "capabilities")                                                                     \
-        X(NNP, "no_new_privs")                                                                      \
-        X(CHDIR, "cwd")                                                                             \
-        X(RESOLVE, "exec")                /* argv[0] not found or not executable */                 \
-        X(FILTER, "seccomp")                                                                        \
-        X(READY, "ready")                 /* not a failure: set up, waiting for start (err 0) */    \
-        X(START, "start")                                                                           \
-        X(EXEC, "exec")
-
-enum ze_sb_step {
-#define ZE_SB_STEP_ENUM(id, name) ZE_SB_STEP_##id,
-        ZE_SB_STEPS(ZE_SB_STEP_ENUM)
-#undef ZE_SB_STEP_ENUM
-        _ZY_SB_STEP_MAX,
-};
-
-/* Exit codes: ZE_EXIT_* of steps.h, the worker's table (124 here: an init whose exec fifo was
- * closed without start). */
-
-struct ze_sb_status {
-        int32_t step;  /* enum ze_sb_step */
-        int32_t err;   /* positive errno; 0 for READY */
-        int32_t index; /* mount, device, path or rlimit index; -1 when none */
-        int32_t pid;   /* READY only: the pid the child has in its own pid namespace */
-};
+/* Steps (enum ze_step: the container init's own ones follow the worker's), the status record
+ * (struct ze_status) and the exit codes: steps.h, shared with the task worker. */
 
 enum ze_sb_mount_kind {
         ZE_SB_MOUNT_FS = 0,   /* a filesystem by type: proc, tmpfs, devpts, sysfs, mqueue, ... */
@@ -148,11 +105,6 @@ struct ze_sb_device {
         dev_t dev;
         uid_t uid;
         gid_t gid;
-};
-
-struct ze_sb_rlimit {
-        int resource;
-        struct rlimit limit;
 };
 
 #define ZE_SB_MAX_NS 8
@@ -188,7 +140,7 @@ struct ze_sandbox {
 
         const char *hostname;        /* NULL: leave it */
 
-        const struct ze_sb_rlimit *rlimits;
+        const struct ze_rlimit *rlimits;
         size_t n_rlimits;
 
         bool set_ids;
@@ -218,6 +170,3 @@ struct ze_sandbox {
 
 /* Runs the steps above in the current, freshly cloned process. Never returns. */
 _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb);
-
-/* Name of a step ("mount", "pivot_root", ...); "unknown" outside the enum. */
-const char *ze_sb_step_to_string(enum ze_sb_step step);

@@ -1,13 +1,47 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The engine's shared steps of no particular facet: the step names, the status record, signals,
+ * fds and the hold. See steps.h.
+ */
 #include <errno.h>
-#include <linux/capability.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "kernel-abi.h"
 #include "steps.h"
+
+static const char *const step_names[_ZE_STEP_MAX] = {
+#define ZE_STEP_NAME(id, name) [ZE_STEP_##id] = name,
+        ZY_STEPS(ZE_STEP_NAME)
+#undef ZE_STEP_NAME
+};
+
+const char *ze_step_to_string(enum ze_step step) {
+        if ((unsigned) step >= _ZE_STEP_MAX || !step_names[step])
+                return "unknown";
+        return step_names[step];
+}
+
+int ze_report(const struct ze_reporter *to, enum ze_step step, int err, int index, int pid) {
+        struct ze_status s = { .step = step, .err = err, .index = index, .pid = pid };
+        ssize_t n;
+
+        if (to->fd < 0)
+                return 0;
+        /* 16 bytes into a pipe are written whole or not at all (< PIPE_BUF), and one datagram on
+         * a SOCK_SEQPACKET is; only EINTR repeats. */
+        do
+                n = to->socket ? send(to->fd, &s, sizeof(s), MSG_NOSIGNAL) : write(to->fd, &s, sizeof(s));
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        return n == (ssize_t) sizeof(s) ? 0 : -EIO;
+}
+
+_Noreturn void ze_fail(const struct ze_reporter *to, enum ze_step step, int err, int index, int code) {
+        (void) ze_report(to, step, err > 0 ? err : EIO, index, 0);
+        _exit(code);
+}
 
 void ze_step_reset_signals(const sigset_t *only) {
         struct sigaction sa = { .sa_handler = SIG_DFL };
@@ -22,71 +56,51 @@ void ze_step_reset_signals(const sigset_t *only) {
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-int ze_capbset_drop(uint64_t drop, bool mask_prctl, unsigned cap_last) {
-        unsigned last;
+int ze_step_close_all_but(unsigned first, const int *keep, size_t n) {
+        unsigned from = first;
 
-        if (drop == 0)
-                return 0;
-        if (mask_prctl) {
-                if (prctl(ZC_PR_CAPBSET_DROP_MASK, (unsigned long) (uint32_t) drop,
-                          (unsigned long) (uint32_t) (drop >> 32), 0UL, 0UL) < 0)
-                        return -errno;
-                return 0;
-        }
-        /* cap_last 0 would mean "only CAP_CHOWN exists": treat it as unknown rather than silently
-         * keep every other capability; PR_CAPBSET_READ answers EINVAL past the kernel's last. */
-        last = cap_last > 0 && cap_last < 64 ? cap_last : 63;
-        for (unsigned c = 0; c <= last; c++) {
-                int r;
+        for (;;) {
+                unsigned next = ~0U; /* the lowest kept fd at or above from */
 
-                if (!(drop & (UINT64_C(1) << c)))
-                        continue;
-                r = prctl(PR_CAPBSET_READ, (unsigned long) c, 0UL, 0UL, 0UL);
-                if (r < 0) {
-                        if (errno == EINVAL)
-                                break; /* the kernel has no capability c, nor any above it */
+                for (size_t i = 0; i < n; i++)
+                        if (keep[i] >= 0 && (unsigned) keep[i] >= from && (unsigned) keep[i] < next)
+                                next = (unsigned) keep[i];
+                if (next > from && syscall(SYS_close_range, from, next == ~0U ? ~0U : next - 1, 0U) < 0)
                         return -errno;
-                }
-                if (r == 0)
-                        continue; /* already gone: dropping it again would still need CAP_SETPCAP */
-                if (prctl(PR_CAPBSET_DROP, (unsigned long) c, 0UL, 0UL, 0UL) < 0)
+                if (next == ~0U)
+                        return 0;
+                from = next + 1;
+        }
+}
+
+int ze_step_setns(int fd, unsigned flags) {
+        if (flags == 0)
+                return -EINVAL;
+        return syscall(SYS_setns, fd, (int) flags) < 0 ? -errno : 0;
+}
+
+int ze_step_rlimits(const struct ze_rlimit *rl, size_t n, int *ret_index) {
+        for (size_t i = 0; i < n; i++) {
+                struct {
+                        uint64_t cur, max;
+                } v = { rl[i].cur, rl[i].max };
+
+                *ret_index = (int) i;
+                if (syscall(SYS_prlimit64, 0, rl[i].resource, &v, NULL) < 0)
                         return -errno;
         }
+        *ret_index = -1;
         return 0;
 }
 
-int ze_step_capset(uint64_t effective, uint64_t permitted, uint64_t inheritable) {
-        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-        struct __user_cap_data_struct d[2] = {
-                { .effective = (uint32_t) effective, .permitted = (uint32_t) permitted,
-                  .inheritable = (uint32_t) inheritable },
-                { .effective = (uint32_t) (effective >> 32), .permitted = (uint32_t) (permitted >> 32),
-                  .inheritable = (uint32_t) (inheritable >> 32) },
-        };
+int ze_step_wait_go(int fd) {
+        char b;
+        ssize_t n;
 
-        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
-}
-
-int ze_step_raise_effective(void) {
-        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-        struct __user_cap_data_struct d[2];
-
-        if (syscall(SYS_capget, &h, d) < 0)
+        do
+                n = read(fd, &b, 1);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
                 return -errno;
-        d[0].effective = d[0].permitted;
-        d[1].effective = d[1].permitted;
-        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
-}
-
-int ze_step_filter_load(const struct sock_fprog *prog, unsigned flags) {
-        if (!prog)
-                return -EINVAL;
-        return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog) < 0 ? -errno : 0;
-}
-
-int ze_step_filter_clone(int pidfd) {
-        if (pidfd < 0)
-                return -EBADF;
-        /* The RFC's ABI: flags 0, the pidfd by value in the pointer argument. */
-        return syscall(SYS_seccomp, ZC_SECCOMP_CLONE_FILTER, 0, (void *) (intptr_t) pidfd) < 0 ? -errno : 0;
+        return n > 0;
 }

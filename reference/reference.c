@@ -166,7 +166,7 @@ static int read_status(int fd, int pidfd, int64_t deadline, struct ze_status *re
         if (n < 0)
                 return -errno;
         if (n == 0) {
-                *ret_rec = (struct ze_status){ 0, 0 };
+                *ret_rec = (struct ze_status){ .step = 0 };
                 return 0;
         }
         if (n != (ssize_t) sizeof(s))

@@ -82,15 +82,17 @@ static int handle_init(int ctl, const char *payload, size_t len, const int *fds,
         r = ze_capbset_drop(init.capbset_drop, false, 0);
         if (r < 0)
                 return reply_error(ctl, ZE_STEP_CAPBSET, -r);
-        if (init.nnp && prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0)
-                return reply_error(ctl, ZE_STEP_NNP, errno);
+        r = init.nnp ? ze_step_nnp() : 0;
+        if (r < 0)
+                return reply_error(ctl, ZE_STEP_NNP, -r);
         /* msg is static and 8-byte aligned; the program follows the 16-byte header and init */
         prog = (struct sock_fprog){
                 .len = (unsigned short) init.n_insns,
                 .filter = (struct sock_filter *) (void *) (payload + sizeof(init)),
         };
-        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, init.filter_flags, &prog) < 0)
-                return reply_error(ctl, ZE_STEP_FILTER, errno);
+        r = ze_step_filter_load(&prog, init.filter_flags);
+        if (r < 0)
+                return reply_error(ctl, ZE_STEP_FILTER, -r);
         *initialized = true;
         reply(ctl, ZR_REF_READY, 0, 0, NULL, 0);
         return 0;

@@ -133,10 +133,10 @@ int zrc_oci_parse_process(struct zrc_oci *o, json_object *p, char **ret_error) {
                 if (k == ELEMENTSOF(rlimit_names))
                         return errorf(ret_error, -EINVAL, "config.json: process.rlimits[%zu]: unknown type \"%s\"", i,
                                       type ? type : "");
-                o->rlimits[o->n_rlimits++] = (struct ze_sb_rlimit){
-                        .resource = rlimit_names[k].resource,
-                        .limit = { .rlim_cur = (rlim_t) json_object_get_uint64(get(e, "soft")),
-                                   .rlim_max = (rlim_t) json_object_get_uint64(get(e, "hard")) },
+                o->rlimits[o->n_rlimits++] = (struct ze_rlimit){
+                        .resource = (uint32_t) rlimit_names[k].resource,
+                        .cur = json_object_get_uint64(get(e, "soft")),
+                        .max = json_object_get_uint64(get(e, "hard")),
                 };
         }
         return 0;

@@ -192,7 +192,7 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
         struct zrc_oci *o = NULL;
         struct zrc_state st = {};
         struct ze_sandbox sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 };
-        struct ze_sb_status status;
+        struct ze_status status;
         struct clone_args ca = {};
         char created[96];
         bool made_dir = false, ready = false, born_in_cgroup = false;
@@ -418,7 +418,7 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
                 goto fail_child;
         }
         r = zrc_runc_read_status(sync[0], &status);
-        if (r <= 0 || status.step != ZE_SB_STEP_READY) {
+        if (r <= 0 || status.step != ZE_STEP_HELD) {
                 if (r > 0)
                         zrc_runc_report_failure(c, o, &status);
                 else

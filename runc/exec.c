@@ -54,11 +54,8 @@ static int ns_flags_to_join(pid_t pid) {
 
 
 /* The helper's failure record, as the sandbox writes its own; the process was never made. */
-_Noreturn static void helper_fail(int sync_fd, enum ze_sb_step step, int err) {
-        struct ze_sb_status f = { .step = step, .err = err, .index = -1 };
-
-        (void) !write(sync_fd, &f, sizeof(f));
-        _exit(ZE_EXIT_SETUP_FAILED);
+_Noreturn static void helper_fail(int sync_fd, enum ze_step step, int err) {
+        ze_fail(&(const struct ze_reporter){ .fd = sync_fd, .socket = true }, step, err, -1, ZE_EXIT_SETUP_FAILED);
 }
 
 int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
@@ -69,7 +66,7 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
         struct ze_sandbox sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 };
         struct zrc_oci *o = NULL;
         struct zrc_state st;
-        struct ze_sb_status status;
+        struct ze_status status;
         enum zrc_status s;
         pid_t helper, pid = 0;
         int r, flags, ret = 1;
@@ -178,12 +175,12 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
                 close(sync[0]);
                 close(pp[0]);
                 if (flags && setns(init_fd, flags) < 0)
-                        helper_fail(sync[1], ZE_SB_STEP_SETNS, errno);
+                        helper_fail(sync[1], ZE_STEP_SETNS, errno);
                 if (root_fd >= 0 && (fchdir(root_fd) < 0 || chroot(".") < 0))
-                        helper_fail(sync[1], ZE_SB_STEP_PIVOT, errno);
+                        helper_fail(sync[1], ZE_STEP_PIVOT, errno);
                 child = zrc_runc_clone_sandbox(&ca, &sb, sync[1], pp[1]);
                 if (child < 0)
-                        helper_fail(sync[1], ZE_SB_STEP_SETNS, -child);
+                        helper_fail(sync[1], ZE_STEP_SETNS, -child);
                 (void) !write(pp[1], &child, sizeof(child));
                 _exit(0);
         }
@@ -214,7 +211,7 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
         if (r < 0)
                 debug(c, "exec: joining the container's cgroups: %s", errstr(-r));
         if (write(sync[0], "g", 1) != 1 || (r = zrc_runc_read_status(sync[0], &status)) <= 0 ||
-            status.step != ZE_SB_STEP_READY) {
+            status.step != ZE_STEP_HELD) {
                 if (r > 0)
                         zrc_runc_report_failure(c, o, &status);
                 else

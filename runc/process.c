@@ -68,12 +68,11 @@ int parse_signal(const char *s) {
 
 /* The message of one failure record of the container's process, runc's words where podman and
  * containerd look for them. */
-void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const struct ze_sb_status *s) {
+void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const struct ze_status *s) {
         const char *name = o->argv[0];
 
         switch (s->step) {
-        case ZE_SB_STEP_RESOLVE:
-        case ZE_SB_STEP_EXEC:
+        case ZE_STEP_EXEC:
                 if (s->err == ENOENT && s->index == 0)
                         error(c, "unable to start container process: exec: \"%s\": executable file not found in $PATH",
                               name);
@@ -83,7 +82,7 @@ void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const
                 else
                         error(c, "unable to start container process: exec: \"%s\": %s", name, errstr(s->err));
                 return;
-        case ZE_SB_STEP_MOUNT:
+        case ZE_STEP_MOUNT:
                 if (s->index >= 0 && (size_t) s->index < o->n_mounts) {
                         const struct ze_sb_mount *m = &o->mounts[s->index];
                         error(c, "unable to start container process: mount %s (%s) on %s: %s",
@@ -92,9 +91,9 @@ void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const
                         return;
                 }
                 break;
-        case ZE_SB_STEP_MASK:
-        case ZE_SB_STEP_READONLY: {
-                const char *const *paths = s->step == ZE_SB_STEP_MASK ? o->masked : o->readonly;
+        case ZE_STEP_MASK:
+        case ZE_STEP_READONLY: {
+                const char *const *paths = s->step == ZE_STEP_MASK ? o->masked : o->readonly;
                 const char *path = NULL;
 
                 for (int i = 0; paths && s->index >= 0 && paths[i]; i++)
@@ -105,8 +104,8 @@ void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const
                 if (!path)
                         break;
                 /* ENODEV is the mask's source, not the path: see sandbox-mount.c */
-                error(c, "unable to start container process: %s %s: %s", ze_sb_step_to_string(s->step), path,
-                      s->step == ZE_SB_STEP_MASK && s->err == ENODEV
+                error(c, "unable to start container process: %s %s: %s", ze_step_to_string(s->step), path,
+                      s->step == ZE_STEP_MASK && s->err == ENODEV
                               ? "the container's /dev/null is missing or not the null device (a symlink, another node)"
                               : errstr(s->err));
                 return;
@@ -114,11 +113,11 @@ void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const
         default:
                 break;
         }
-        error(c, "unable to start container process: %s%s: %s", ze_sb_step_to_string(s->step),
+        error(c, "unable to start container process: %s%s: %s", ze_step_to_string(s->step),
               s->index >= 0 ? " (entry)" : "", errstr(s->err));
 }
 
-int zrc_runc_read_status(int fd, struct ze_sb_status *ret) {
+int zrc_runc_read_status(int fd, struct ze_status *ret) {
         ssize_t n;
 
         do

@@ -62,7 +62,7 @@ struct zrc_oci {
         size_t n_groups;
         mode_t umask;            /* (mode_t) -1 when unset */
         uint64_t caps[5];        /* bounding, effective, permitted, inheritable, ambient */
-        struct ze_sb_rlimit *rlimits;
+        struct ze_rlimit *rlimits;
         size_t n_rlimits;
         bool no_new_privs;
         int oom_score_adj;       /* INT_MIN: unset */
@@ -265,15 +265,15 @@ void destroy(const struct zrc_state *st);
 /* Loads ID's state, or prints runc's "container does not exist" and returns a negative errno. */
 int zrc_runc_load_state(const struct ctx *c, const char *id, struct zrc_state *st);
 /* process.c */
-struct ze_sb_status;
+struct ze_status;
 /* The sandbox settings of o plus the console socket (connected here) and the PATH-search buffer
  * (*ret_path_buf, freed by the caller). Prints and returns a negative errno on failure. */
 int zrc_runc_sandbox_prepare(const struct ctx *c, const struct zrc_oci *o, const char *console_socket,
                             int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd);
 /* One status record of the process's sync socket: 1, 0 at EOF (it exec'd or died), or -errno. */
-int zrc_runc_read_status(int fd, struct ze_sb_status *ret);
+int zrc_runc_read_status(int fd, struct ze_status *ret);
 /* Prints a failure record in runc's words, where podman and containerd look for them. */
-void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const struct ze_sb_status *s);
+void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const struct ze_status *s);
 /* Reaps the process: its exit code, or 128 + its signal. */
 int zrc_runc_wait_exit_status(int pidfd);
 void zrc_runc_forward_signals(pid_t pid);

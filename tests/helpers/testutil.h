@@ -18,6 +18,18 @@
 #error "add this architecture's AUDIT_ARCH_*"
 #endif
 
+/* The instructions of a filter that allows every system call but nr, which fails with err (a
+ * test's own filter, for struct sock_filter insns[] = { TU_BPF_FAIL_ONLY(nr, errno) }). Needs
+ * <linux/filter.h>, <linux/seccomp.h> and <stddef.h>. */
+#define TU_BPF_FAIL_ONLY(sys_nr, err_no)                                                            \
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),                    \
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),                                 \
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                                               \
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),                      \
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (sys_nr), 0, 1),                                        \
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (err_no)),                                    \
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
 /* A bound on every wait, so that a child that keeps a pipe open (the bug many tests look for)
  * fails the test instead of hanging it. Never a synchronisation delay. */
 #define TU_TIMEOUT_MS 20000

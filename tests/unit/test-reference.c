@@ -38,16 +38,7 @@
 #define BLOCKED_ERRNO 95
 
 /* Allows everything but one system call, which fails with errnum. */
-#define FILTER_BLOCKING(sysnr, errnum)                                                        \
-        {                                                                               \
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)), \
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),             \
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                           \
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),  \
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (sysnr), 0, 1),                      \
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (errnum)),                 \
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                           \
-        }
+#define FILTER_BLOCKING(sysnr, errnum) { TU_BPF_FAIL_ONLY(sysnr, errnum) }
 
 static struct sock_filter block_personality[] = FILTER_BLOCKING(__NR_personality, BLOCKED_ERRNO);
 static struct sock_filter block_setresuid[] = FILTER_BLOCKING(__NR_setresuid, EPERM);

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine's filter step: a compiled program loaded, or the filter of a reference process
+ * cloned (the SECCOMP_CLONE_FILTER RFC). Never libseccomp here: programs arrive compiled.
+ */
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kernel-abi.h"
+#include "steps.h"
+
+int ze_step_filter_load(const struct sock_fprog *prog, unsigned flags) {
+        if (!prog)
+                return -EINVAL;
+        return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog) < 0 ? -errno : 0;
+}
+
+int ze_step_filter_clone(int pidfd) {
+        if (pidfd < 0)
+                return -EBADF;
+        /* The RFC's ABI: flags 0, the pidfd by value in the pointer argument. */
+        return syscall(SYS_seccomp, ZC_SECCOMP_CLONE_FILTER, 0, (void *) (intptr_t) pidfd) < 0 ? -errno : 0;
+}
+
+int ze_step_filter(enum ze_filter_mode mode, int ref_pidfd, const struct sock_fprog *prog, unsigned flags) {
+        int r;
+
+        switch (mode) {
+        case ZE_FILTER_NONE:
+        case ZE_FILTER_INHERITED:
+                return 0;
+        case ZE_FILTER_LOAD:
+                return ze_step_filter_load(prog, flags);
+        case ZE_FILTER_CLONE:
+                r = ze_step_filter_clone(ref_pidfd);
+                /* a kernel without the op answers EINVAL and installed nothing: load instead */
+                if (r == -EINVAL && prog)
+                        return ze_step_filter_load(prog, flags);
+                return r;
+        }
+        return -EINVAL;
+}
