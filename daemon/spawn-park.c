@@ -2,7 +2,7 @@
 /*
  * The inherit tier's parked spawns: a spawn whose plan went to the profile's reference waits in
  * the profile's queue (at most ZR_REF_MAX_QUEUED) while the daemon serves on; the reference's
- * replies, read in order from its control socket, finish them (spawn-worker.c), a reply late by
+ * replies, read in order from its control socket, finish them (spawn-start.c), a reply late by
  * ZR_REF_TIMEOUT_MS kills the reference, and a lost reference has each parked spawn's worker
  * killed before exec and the spawn run once in the load tier. The registry reaches this file
  * only through the hooks main.c sets (registry.h).
@@ -16,7 +16,9 @@
 #include "pidfd-util.h"
 #include "server.h"
 #include "spawn-park.h"
-#include "spawn-worker.h"
+#include "spawn-plan.h"
+#include "spawn-start.h"
+#include "spawn-state.h"
 #include "spawner.h"
 #include "task.h"
 #include "util.h"
