@@ -17,6 +17,7 @@
 #include "server.h"
 #include "spawn-park.h"
 #include "spawn-plan.h"
+#include "spawn-reply.h"
 #include "spawn-start.h"
 #include "spawn-state.h"
 #include "spawner.h"
@@ -173,12 +174,9 @@ static void parked_answer(struct zd_parked *p, int r, pid_t pid, int pidfd) {
                  * nothing can run it again here; the caller may retry */
                 zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); its fds are released, so it "
                        "fails (nothing ran)", s->profile_name, strerror(-r));
-                json_object *ep = json_object_new_object();
-                json_object_object_add(ep, "step", json_object_new_string("reference"));
-                json_object_object_add(ep, "errno", json_object_new_int(-r));
-                json_object_object_add(ep, "message", json_object_new_string(
-                        "the profile's reference process was lost before it started the task; nothing ran"));
-                (void) zd_call_fail(&p->call, r, ZY_ERROR_SPAWN_FAILED, ep);
+                (void) zd_spawn_fail_call(&p->call, r, ZD_SPAWN_STEP_REFERENCE,
+                                          "the profile's reference process was lost before it started the "
+                                          "task; nothing ran");
                 parked_finish(p, r);
                 return;
         }

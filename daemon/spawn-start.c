@@ -10,6 +10,7 @@
 #include "daemon.h"
 #include "pidfd-util.h"
 #include "server.h"
+#include "spawn-reply.h"
 #include "spawn-start.h"
 #include "spawn-state.h"
 #include "spawner.h"
@@ -113,14 +114,9 @@ void zd_spawn_free(struct spawn *s) {
 int zd_spawn_fail(struct spawn *s, int r) {
         struct zd_call *call = s->call;
 
-        if (!call->error) {
-                json_object *ep = json_object_new_object();
-                json_object_object_add(ep, "step", json_object_new_string("fork"));
-                json_object_object_add(ep, "errno", json_object_new_int(-r));
-                json_object_object_add(ep, "message", json_object_new_string(strerror(-r)));
-                r = zd_call_fail(call, r, ZY_ERROR_SPAWN_FAILED, ep);
-        }
+        if (!call->error)
+                r = zd_spawn_fail_call(call, r, ZD_SPAWN_STEP_FORK, NULL);
         if (s->parked)
-                zd_reply_error(call->conn, call->error, TAKE_PTR(call->error_params));
+                zd_spawn_reply_recorded(call);
         return r;
 }

@@ -9,6 +9,7 @@
  *   spawn-park.c      the inherit tier's parked spawns, waiting for the reference's replies
  *   spawn-plan.c      request + caller + profile -> struct ze_plan, its tier and pipes
  *   spawn-start.c     the worker started and tracked, a worker it cannot keep, a spawn's end
+ *   spawn-reply.c     every Spawn reply (also task.c's), success and SpawnFailed
  */
 #pragma once
 

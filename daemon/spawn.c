@@ -6,7 +6,7 @@
  *   the request parsed and authorized (spawn-request.c), for the caller as it is now
  *   (spawn-identity.c: every decision about identity and privilege), the plan built
  *   (spawn-plan.c), and the worker started (spawn-start.c), through the reference's queue
- *   (spawn-park.c) in the inherit tier.
+ *   (spawn-park.c) in the inherit tier. Every reply is written by spawn-reply.c.
  */
 #include "call.h"
 #include "caller.h"

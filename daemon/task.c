@@ -24,6 +24,7 @@
 #include "pidfd-util.h"
 #include "sd.h"
 #include "server.h"
+#include "spawn-reply.h"
 #include "task-fdname.h"
 #include "task.h"
 #include "tier.h"
@@ -325,10 +326,6 @@ static int client_pidfd(const struct zd_task *t, bool reaped) {
 }
 
 static void reply_spawned(struct zd_task *t, struct zd_conn *c, bool reaped) {
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "id", json_object_new_string(t->id));
-        json_object_object_add(p, "pid", json_object_new_int(t->pid));
-        json_object_object_add(p, "tier", json_object_new_string(zd_tier_to_string(t->tier)));
         int fd = client_pidfd(t, reaped);
         /* Spawn with "more" keeps the call open until the exit, which then deletes the task. */
         bool more = zd_conn_more(c);
@@ -337,16 +334,7 @@ static void reply_spawned(struct zd_task *t, struct zd_conn *c, bool reaped) {
                 t->spawner = c;
         } else
                 more = false;
-        zd_reply(c, p, more, fd);
-}
-
-static void reply_failed(struct zd_task *t, struct zd_conn *c) {
-        const char *step = ze_step_to_string((enum ze_step) t->failure.step);
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "step", json_object_new_string(step ? step : "unknown"));
-        json_object_object_add(p, "errno", json_object_new_int(t->failure.err));
-        json_object_object_add(p, "message", json_object_new_string(strerror(t->failure.err)));
-        zd_reply_error(c, ZY_ERROR_SPAWN_FAILED, p);
+        zd_spawn_reply_spawned(c, t->id, t->pid, t->tier, fd, more);
 }
 
 static void deliver_exit(struct zd_task *t) {
@@ -401,7 +389,7 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                                ze_step_to_string((enum ze_step) st.step), strerror(st.err));
                         bool was_created = t->state == ZD_TASK_CREATED;
                         if (c)
-                                reply_failed(t, c);
+                                zd_spawn_reply_failed(c, t->failure.step, t->failure.err);
                         if (was_created) {
                                 /* Exec failed after Start: the task stays, as stopped. */
                                 return;
