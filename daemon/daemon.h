@@ -13,10 +13,12 @@
  *   filter.c        GetFilter: compiled seccomp programs as sealed memfds (filter-cache.c)
  *   registry.c      profiles, their reference processes and tiers, reloads, restarts
  *   task.c          the task table: pidfd watchers, exit status, waiters, audit lines
+ *   spawn-reply.c   every Spawn reply, success and SpawnFailed
  *   events.c        the Events streams: subscribers, their limits, one task's event
  *   task-fdname.c   a task's name in systemd's fd store, and back
  *   server.c        the transport: socket, connections, framing, fds, limits
  *   sd.c            systemd primitives: activation, notify, the fd store
+ *   session.c       a task's session, through /proc
  *   tier.c          tier names
  *   log.c           logging to the journal (structured) or stderr
  *
@@ -34,12 +36,12 @@
 #include "probe.h"
 #include "sd.h"
 #include "server.h"
-#include "task.h"
 #include "tier.h"
 
 struct zd_registry_hooks;
 
 struct zd_entry;
+struct zd_task;
 struct lh_table;
 
 struct zd_daemon {

@@ -95,7 +95,7 @@ int zd_spawn_authorize(struct spawn *s) {
                 return zd_call_denied(call, "the profile's access list does not include the caller");
         if (req->id && (zd_task_find(d, req->id) || zd_spawn_parked_id(d, req->id)))
                 return zd_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
-        if (d->n_tasks >= ZD_MAX_TASKS)
+        if (zd_tasks_count(d) >= ZD_MAX_TASKS)
                 return zd_call_limit(call, "tasks", ZD_MAX_TASKS);
         s->argv_bytes = zd_task_argv_bytes(req->argv);
         size_t argv_bytes = 0;

@@ -193,6 +193,40 @@ unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_byt
         return n;
 }
 
+unsigned zd_tasks_count(const struct zd_daemon *d) {
+        return d->n_tasks;
+}
+
+static int by_id(const void *a, const void *b) {
+        return strcmp((*(const struct zd_task *const *) a)->id, (*(const struct zd_task *const *) b)->id);
+}
+
+json_object *zd_tasks_list(struct zd_daemon *d, bool all, uid_t uid, const char *after) {
+        struct lh_entry *e;
+        size_t n = 0, size = 0, i;
+        _cleanup_free_ const struct zd_task **page = calloc(d->n_tasks + 1, sizeof(*page));
+        if (!page)
+                return NULL;
+        lh_foreach(d->tasks, e) {
+                const struct zd_task *task = lh_entry_v(e);
+                if ((all || task->uid == uid) && (!after || strcmp(task->id, after) > 0) && n < d->n_tasks)
+                        page[n++] = task;
+        }
+        qsort(page, n, sizeof(*page), by_id);
+        json_object *tasks = json_object_new_array();
+        for (i = 0; i < n; i++) {
+                size += page[i]->argv_bytes + ZD_TASK_JSON_MAX_OVERHEAD;
+                if (i > 0 && size > ZD_LIST_PAGE_BYTES)
+                        break;
+                json_object_array_add(tasks, zd_task_to_json(page[i]));
+        }
+        json_object *p = json_object_new_object();
+        json_object_object_add(p, "tasks", tasks);
+        if (i < n)
+                json_object_object_add(p, "next", json_object_new_string(page[i - 1]->id));
+        return p;
+}
+
 size_t zd_task_argv_bytes(json_object *argv) {
         size_t n = 2; /* [] */
         for (size_t i = 0; i < json_object_array_length(argv); i++) {
