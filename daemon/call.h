@@ -9,7 +9,8 @@
  * with PermissionDenied and the errno's text. So no handler needs to know whether a reply
  * already went out: only the dispatcher answers errors.
  *
- * Header-only: spawn.c and methods.c both use it, and neither may call the other's helpers.
+ * Header-only: the spawn module and methods.c both use it, and neither may call the other's
+ * helpers.
  */
 #pragma once
 
@@ -46,6 +47,11 @@ static inline int zd_call_failf(struct zd_call *call, int r, const char *error, 
         json_object *p = json_object_new_object();
         json_object_object_add(p, key, json_object_new_string(value ? value : ""));
         return zd_call_fail(call, r, error, p);
+}
+
+/* PermissionDenied with the reason. */
+static inline int zd_call_denied(struct zd_call *call, const char *reason) {
+        return zd_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason", reason);
 }
 
 /* InvalidParameter naming the parameter. */

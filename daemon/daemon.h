@@ -6,16 +6,19 @@
  *   main.c          options, start-up, signals, shutdown, systemd status   (calls anyone)
  *   adopt.c         tasks and references of an earlier zygoted, from the fd store
  *   methods.c       the dispatch table: every varlink method and its permission
- *   spawn.c         request + caller + profile -> struct ze_plan -> worker (all tiers)
+ *   spawn.c         request + caller + profile -> struct ze_plan -> worker (all tiers): the
+ *                   recipe over spawn-request.c, spawn-identity.c, spawn-plan.c, then
  *   spawn-park.c    the inherit tier's spawns parked until the reference replies
- *   spawn-worker.c  the plan's tier and pipes, the worker started and tracked, a spawn's end
+ *   spawn-start.c   the worker started and tracked, a spawn's end
  *   filter.c        GetFilter: compiled seccomp programs as sealed memfds (filter-cache.c)
  *   registry.c      profiles, their reference processes and tiers, reloads, restarts
  *   task.c          the task table: pidfd watchers, exit status, waiters, audit lines
+ *   spawn-reply.c   every Spawn reply, success and SpawnFailed
  *   events.c        the Events streams: subscribers, their limits, one task's event
  *   task-fdname.c   a task's name in systemd's fd store, and back
  *   server.c        the transport: socket, connections, framing, fds, limits
  *   sd.c            systemd primitives: activation, notify, the fd store
+ *   session.c       a task's session, through /proc
  *   tier.c          tier names
  *   log.c           logging to the journal (structured) or stderr
  *
@@ -33,12 +36,12 @@
 #include "probe.h"
 #include "sd.h"
 #include "server.h"
-#include "task.h"
 #include "tier.h"
 
 struct zd_registry_hooks;
 
 struct zd_entry;
+struct zd_task;
 struct lh_table;
 
 struct zd_daemon {
@@ -68,7 +71,7 @@ struct zd_daemon {
         struct zd_server server;
         const struct zd_registry_hooks *registry_hooks; /* main.c: the spawn layer's (registry.h) */
         /* main.c: fork-gate.c's zd_fork_prepare(), called before every fork that copies the fd
-         * table (spawn-worker.c, registry.c), through this pointer so that neither calls up */
+         * table (spawn-start.c, registry.c), through this pointer so that neither calls up */
         void (*before_fork)(struct zd_daemon *d);
         struct zd_sd_activation activation; /* passed fds, until adopted */
         ev_timer watchdog;

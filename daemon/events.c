@@ -91,3 +91,7 @@ void zd_events_drop_conn(struct zd_events *es, struct zd_conn *c) {
                         break;
                 }
 }
+
+size_t zd_events_n_subscribers(const struct zd_events *es) {
+        return es->n_subscribers;
+}

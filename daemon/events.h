@@ -34,5 +34,7 @@ struct zd_event {
 int zd_events_subscribe(struct zd_events *es, struct zd_conn *c);
 /* The event to every stream that may see it. */
 void zd_event_emit(struct zd_events *es, const struct zd_event *ev);
+/* How many streams are open. */
+size_t zd_events_n_subscribers(const struct zd_events *es);
 /* c's stream, if it has one, ends (the connection went away). */
 void zd_events_drop_conn(struct zd_events *es, struct zd_conn *c);

@@ -8,11 +8,7 @@
  * Tasks are private to the uid that started them (root sees all): another caller asking about
  * one gets NoSuchTask, exactly as if it did not exist.
  */
-#include <dirent.h>
 #include <signal.h>
-#include <sys/syscall.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <syslog.h>
 
 #include "caller.h"
@@ -24,6 +20,7 @@
 #include "pidfd-util.h"
 #include "registry.h"
 #include "server.h"
+#include "session.h"
 #include "spawner.h"
 #include "task.h"
 #include "util.h"
@@ -33,7 +30,7 @@ enum {
         M_FDS = 1u << 1,       /* may come with fds */
         M_TASK = 1u << 2,      /* its one parameter is "id": the handler gets the caller's task */
         M_NO_PARAMS = 1u << 3, /* takes no parameters */
-        M_READS_CALLER = 1u << 4, /* reads the caller's process itself, and sets who acts (spawn.c) */
+        M_READS_CALLER = 1u << 4, /* reads the caller's process itself, and sets who acts (spawn-identity.c) */
 };
 
 /* t: the task of an M_TASK method, NULL for the others. */
@@ -106,73 +103,6 @@ static json_object *with_value(const char *key, json_object *v) {
         return p;
 }
 
-/* The session id of pid, read from /proc; a negative errno when it cannot be read. */
-static pid_t session_of(pid_t pid) {
-        char path[64], buf[512];
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -ESRCH;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
-                return -ESRCH;
-        buf[n] = 0;
-        /* pid (comm) state ppid pgrp session: comm may hold spaces and ')' */
-        char *rp = strrchr(buf, ')');
-        int ppid, pgrp, session;
-        char state;
-        if (!rp || sscanf(rp + 1, " %c %d %d %d", &state, &ppid, &pgrp, &session) != 4)
-                return -EINVAL;
-        return (pid_t) session;
-}
-
-/* Calls fn for every process in the session whose id is sid (the worker called setsid(), so its
- * pid is the sid of everything it starts, unless they setsid() themselves). */
-static void for_each_in_session(pid_t sid, void (*fn)(pid_t pid, void *userdata), void *userdata) {
-        DIR *dir = opendir("/proc");
-        struct dirent *de;
-        while (dir && (de = readdir(dir))) {
-                if (de->d_name[0] < '0' || de->d_name[0] > '9')
-                        continue;
-                pid_t pid = (pid_t) atoi(de->d_name);
-                if (session_of(pid) == sid)
-                        fn(pid, userdata);
-        }
-        if (dir)
-                closedir(dir);
-}
-
-static void add_pid(pid_t pid, void *userdata) {
-        json_object_array_add(userdata, json_object_new_int(pid));
-}
-
-struct kill_ctx {
-        pid_t leader;
-        int sig;
-        int err;
-};
-
-static void kill_pid(pid_t pid, void *userdata) {
-        struct kill_ctx *k = userdata;
-        if (pid == k->leader)
-                return; /* through its pidfd */
-        /* Between the scan and a kill by number, pid could exit and be reused by another
-         * process, which root would then signal. The pidfd pins one process; its session read
-         * again after it was opened is that process's if it still lives when signalled (a pid
-         * is not reused while its process lives, and a process that died stays dead). */
-        _cleanup_close_ int pidfd = pidfd_open_pid(pid);
-        if (pidfd < 0) {
-                if (pidfd != -ESRCH && k->err == 0)
-                        k->err = -pidfd;
-                return;
-        }
-        if (session_of(pid) != k->leader)
-                return;
-        int r = pidfd_kill(pidfd, k->sig);
-        if (r < 0 && r != -ESRCH && k->err == 0)
-                k->err = -r;
-}
-
 /* ---- methods ------------------------------------------------------------------------------ */
 
 static int m_spawn(struct zd_call *call, struct zd_task *t) {
@@ -228,10 +158,9 @@ static int m_kill(struct zd_call *call, struct zd_task *t) {
         if (r == -ESRCH)
                 r = 0;
         if (p.all) {
-                struct kill_ctx k = { .leader = t->pid, .sig = (int) p.signal };
-                for_each_in_session(t->pid, kill_pid, &k);
-                if (k.err && r == 0)
-                        r = -k.err;
+                int k = zd_session_kill(t->pid, (int) p.signal);
+                if (k < 0 && r == 0)
+                        r = k;
         }
         if (r < 0)
                 return r; /* PermissionDenied, with the errno's text */
@@ -254,9 +183,7 @@ static int m_state(struct zd_call *call, struct zd_task *t) {
 }
 
 static int m_pids(struct zd_call *call, struct zd_task *t) {
-        json_object *pids = json_object_new_array();
-        if (!t->exited)
-                for_each_in_session(t->pid, add_pid, pids);
+        json_object *pids = t->exited ? json_object_new_array() : zd_session_pids(t->pid);
         return reply(call, with_value("pids", pids));
 }
 
@@ -271,41 +198,17 @@ static const struct zc_json_field list_fields[] = {
         {},
 };
 
-static int by_id(const void *a, const void *b) {
-        return strcmp((*(const struct zd_task *const *) a)->id, (*(const struct zd_task *const *) b)->id);
-}
-
-/* One page of the caller's tasks (root: everyone's) in the order of their ids, from the first
- * after "after": as many as fit in ZD_LIST_PAGE_BYTES (counted before the reply is built, at the
- * most a task can take as JSON), at least one. "next" names the last one when more follow. So a
- * reply stays small whatever root holds, and no other caller waits behind one List. */
+/* One page of the caller's tasks (root: everyone's): task.c's zd_tasks_list(). So a reply stays
+ * small whatever root holds, and no other caller waits behind one List. */
 static int m_list(struct zd_call *call, struct zd_task *t) {
         struct id_param p = {};
-        struct lh_entry *e;
-        size_t n = 0, size = 0, i;
         int r = zd_call_dispatch(call, list_fields, &p);
         if (r < 0)
                 return r;
-        _cleanup_free_ const struct zd_task **page = calloc(call->d->n_tasks + 1, sizeof(*page));
-        if (!page)
+        json_object *params = zd_tasks_list(call->d, zd_conn_is_root(call->conn), zd_conn_cred(call->conn)->uid, p.id);
+        if (!params)
                 return -ENOMEM;
-        lh_foreach(call->d->tasks, e) {
-                const struct zd_task *task = lh_entry_v(e);
-                if (visible(call->conn, task) && (!p.id || strcmp(task->id, p.id) > 0) && n < call->d->n_tasks)
-                        page[n++] = task;
-        }
-        qsort(page, n, sizeof(*page), by_id);
-        json_object *tasks = json_object_new_array();
-        for (i = 0; i < n; i++) {
-                size += page[i]->argv_bytes + ZD_TASK_JSON_MAX_OVERHEAD;
-                if (i > 0 && size > ZD_LIST_PAGE_BYTES)
-                        break;
-                json_object_array_add(tasks, zd_task_to_json(page[i]));
-        }
-        json_object *reply_params = with_value("tasks", tasks);
-        if (i < n)
-                json_object_object_add(reply_params, "next", json_object_new_string(page[i - 1]->id));
-        return reply(call, reply_params);
+        return reply(call, params);
 }
 
 static int m_delete(struct zd_call *call, struct zd_task *t) {
@@ -361,9 +264,9 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(f, "capbset_drop_mask", json_object_new_boolean(d->features.capbset_drop_mask));
         json_object_object_add(p, "features", f);
         json_object_object_add(p, "profiles", profiles_to_json(d));
-        json_object_object_add(p, "tasks", json_object_new_int((int) d->n_tasks));
-        json_object_object_add(p, "connections", json_object_new_int((int) d->server.n_conns));
-        json_object_object_add(p, "subscribers", json_object_new_int((int) d->events.n_subscribers));
+        json_object_object_add(p, "tasks", json_object_new_int((int) zd_tasks_count(d)));
+        json_object_object_add(p, "connections", json_object_new_int((int) zd_server_n_conns(&d->server)));
+        json_object_object_add(p, "subscribers", json_object_new_int((int) zd_events_n_subscribers(&d->events)));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
         return reply(call, p);
 }

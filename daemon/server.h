@@ -61,6 +61,10 @@ static inline void zd_server_close_caller_fd(struct zd_server *s, int fd, uid_t 
         zd_closer_close(&s->closer, fd, uid);
 }
 void zd_server_stop(struct zd_server *s);
+/* How many connections are open. */
+static inline unsigned zd_server_n_conns(const struct zd_server *s) {
+        return s->n_conns;
+}
 /* Before a fork: drops every connection that holds the fds of a message not yet complete (they
  * go to the closer, the caller gets InvalidParameter "fds"). Returns how many. */
 unsigned zd_server_drop_partial_fds(struct zd_server *s);

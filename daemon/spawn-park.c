@@ -2,7 +2,7 @@
 /*
  * The inherit tier's parked spawns: a spawn whose plan went to the profile's reference waits in
  * the profile's queue (at most ZR_REF_MAX_QUEUED) while the daemon serves on; the reference's
- * replies, read in order from its control socket, finish them (spawn-worker.c), a reply late by
+ * replies, read in order from its control socket, finish them (spawn-start.c), a reply late by
  * ZR_REF_TIMEOUT_MS kills the reference, and a lost reference has each parked spawn's worker
  * killed before exec and the spawn run once in the load tier. The registry reaches this file
  * only through the hooks main.c sets (registry.h).
@@ -16,7 +16,10 @@
 #include "pidfd-util.h"
 #include "server.h"
 #include "spawn-park.h"
-#include "spawn-worker.h"
+#include "spawn-plan.h"
+#include "spawn-reply.h"
+#include "spawn-start.h"
+#include "spawn-state.h"
 #include "spawner.h"
 #include "task.h"
 #include "util.h"
@@ -171,12 +174,9 @@ static void parked_answer(struct zd_parked *p, int r, pid_t pid, int pidfd) {
                  * nothing can run it again here; the caller may retry */
                 zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); its fds are released, so it "
                        "fails (nothing ran)", s->profile_name, strerror(-r));
-                json_object *ep = json_object_new_object();
-                json_object_object_add(ep, "step", json_object_new_string("reference"));
-                json_object_object_add(ep, "errno", json_object_new_int(-r));
-                json_object_object_add(ep, "message", json_object_new_string(
-                        "the profile's reference process was lost before it started the task; nothing ran"));
-                (void) zd_call_fail(&p->call, r, ZY_ERROR_SPAWN_FAILED, ep);
+                (void) zd_spawn_fail_call(&p->call, r, ZD_SPAWN_STEP_REFERENCE,
+                                          "the profile's reference process was lost before it started the "
+                                          "task; nothing ran");
                 parked_finish(p, r);
                 return;
         }

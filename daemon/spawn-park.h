@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The inherit tier's parked spawns (spawn-park.c), for spawn.c; the registry's hooks and
- * zd_spawn_drop_conn() are in spawner.h. */
+/* The inherit tier's parked spawns (spawn-park.c), for spawn.c, spawn-request.c and fork-gate.c;
+ * the registry's hooks and zd_spawn_drop_conn() are in spawner.h. */
 #pragma once
 
 #include <stdbool.h>

@@ -24,6 +24,7 @@
 #include "pidfd-util.h"
 #include "sd.h"
 #include "server.h"
+#include "spawn-reply.h"
 #include "task-fdname.h"
 #include "task.h"
 #include "tier.h"
@@ -192,6 +193,40 @@ unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_byt
         return n;
 }
 
+unsigned zd_tasks_count(const struct zd_daemon *d) {
+        return d->n_tasks;
+}
+
+static int by_id(const void *a, const void *b) {
+        return strcmp((*(const struct zd_task *const *) a)->id, (*(const struct zd_task *const *) b)->id);
+}
+
+json_object *zd_tasks_list(struct zd_daemon *d, bool all, uid_t uid, const char *after) {
+        struct lh_entry *e;
+        size_t n = 0, size = 0, i;
+        _cleanup_free_ const struct zd_task **page = calloc(d->n_tasks + 1, sizeof(*page));
+        if (!page)
+                return NULL;
+        lh_foreach(d->tasks, e) {
+                const struct zd_task *task = lh_entry_v(e);
+                if ((all || task->uid == uid) && (!after || strcmp(task->id, after) > 0) && n < d->n_tasks)
+                        page[n++] = task;
+        }
+        qsort(page, n, sizeof(*page), by_id);
+        json_object *tasks = json_object_new_array();
+        for (i = 0; i < n; i++) {
+                size += page[i]->argv_bytes + ZD_TASK_JSON_MAX_OVERHEAD;
+                if (i > 0 && size > ZD_LIST_PAGE_BYTES)
+                        break;
+                json_object_array_add(tasks, zd_task_to_json(page[i]));
+        }
+        json_object *p = json_object_new_object();
+        json_object_object_add(p, "tasks", tasks);
+        if (i < n)
+                json_object_object_add(p, "next", json_object_new_string(page[i - 1]->id));
+        return p;
+}
+
 size_t zd_task_argv_bytes(json_object *argv) {
         size_t n = 2; /* [] */
         for (size_t i = 0; i < json_object_array_length(argv); i++) {
@@ -325,10 +360,6 @@ static int client_pidfd(const struct zd_task *t, bool reaped) {
 }
 
 static void reply_spawned(struct zd_task *t, struct zd_conn *c, bool reaped) {
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "id", json_object_new_string(t->id));
-        json_object_object_add(p, "pid", json_object_new_int(t->pid));
-        json_object_object_add(p, "tier", json_object_new_string(zd_tier_to_string(t->tier)));
         int fd = client_pidfd(t, reaped);
         /* Spawn with "more" keeps the call open until the exit, which then deletes the task. */
         bool more = zd_conn_more(c);
@@ -337,16 +368,7 @@ static void reply_spawned(struct zd_task *t, struct zd_conn *c, bool reaped) {
                 t->spawner = c;
         } else
                 more = false;
-        zd_reply(c, p, more, fd);
-}
-
-static void reply_failed(struct zd_task *t, struct zd_conn *c) {
-        const char *step = ze_step_to_string((enum ze_step) t->failure.step);
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "step", json_object_new_string(step ? step : "unknown"));
-        json_object_object_add(p, "errno", json_object_new_int(t->failure.err));
-        json_object_object_add(p, "message", json_object_new_string(strerror(t->failure.err)));
-        zd_reply_error(c, ZY_ERROR_SPAWN_FAILED, p);
+        zd_spawn_reply_spawned(c, t->id, t->pid, t->tier, fd, more);
 }
 
 static void deliver_exit(struct zd_task *t) {
@@ -401,7 +423,7 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                                ze_step_to_string((enum ze_step) st.step), strerror(st.err));
                         bool was_created = t->state == ZD_TASK_CREATED;
                         if (c)
-                                reply_failed(t, c);
+                                zd_spawn_reply_failed(c, t->failure.step, t->failure.err);
                         if (was_created) {
                                 /* Exec failed after Start: the task stays, as stopped. */
                                 return;

@@ -82,6 +82,13 @@ void zd_tasks_free(struct zd_daemon *d);
 struct zd_task *zd_task_find(struct zd_daemon *d, const char *id);
 /* How many tasks uid owns, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */
 unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes);
+/* How many tasks the table holds (live and not yet deleted). */
+unsigned zd_tasks_count(const struct zd_daemon *d);
+/* List's reply parameters: one page ("tasks", and "next" naming the last one when more follow)
+ * of the tasks uid owns (all: everyone's), in the order of their ids, from the first after
+ * "after" (NULL: from the start): as many as fit in ZD_LIST_PAGE_BYTES (counted before the reply
+ * is built, at the most a task can take as JSON), at least one. NULL: no memory. */
+json_object *zd_tasks_list(struct zd_daemon *d, bool all, uid_t uid, const char *after);
 /* How long argv (an array of strings) is as JSON text, at most: what a reply carrying it takes. */
 size_t zd_task_argv_bytes(json_object *argv);
 /* A new entry in the table (id NULL: one is made up); -EEXIST when id is taken. */

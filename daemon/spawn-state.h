@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The spawn module's private header (not for other modules: spawner.h is its API). One spawn
- * passes through three files, each calling only the ones below it:
- *   spawn.c         parse, authorize, plan; the worker through the reference or forked here
- *   spawn-park.c    the inherit tier's parked spawns, waiting for the reference's replies
- *   spawn-worker.c  (this header) a plan's tier and pipes, starting and tracking the worker, a
- *                   worker it cannot keep, a spawn's failure and end
+ * What one spawn holds between its steps, shared by the spawn module's files (not for other
+ * modules: spawner.h is its API). One spawn passes through them in this order, each calling only
+ * the ones below it:
+ *   spawn.c           the recipe: the steps below, in order, then park or start
+ *   spawn-request.c   parse, authorize, the fd map (spawn-request.h)
+ *   spawn-identity.c  the caller now, who the worker runs as, the caller's confinement
+ *   spawn-park.c      the inherit tier's parked spawns, waiting for the reference's replies
+ *   spawn-plan.c      request + caller + profile -> struct ze_plan, its tier and pipes
+ *   spawn-start.c     the worker started and tracked, a worker it cannot keep, a spawn's end
+ *   spawn-reply.c     every Spawn reply (also task.c's), success and SpawnFailed
  */
 #pragma once
 
@@ -52,7 +56,7 @@ struct spawn {
         struct identity id;
         struct zd_caller caller;  /* what confines the caller, for its task to carry */
         /* who the caller is for this call: a root connection's process as it is now, any other
-         * the connection's (spawn.c, caller_identity()); the groups are borrowed */
+         * the connection's (zd_spawn_identify()); the groups are borrowed */
         struct ucred who;
         const gid_t *who_groups;
         size_t who_n_groups;
@@ -72,21 +76,3 @@ struct spawn {
         char *profile_name; /* the entry's profile may be replaced while the spawn is parked */
         bool parked;
 };
-
-/* The plan's tier: its filter mode, the reference's pidfd (clone), what the bounding set loses. */
-void zd_spawn_set_tier(struct spawn *s, enum zd_tier tier);
-/* The status pipe, and the hold pipe for hold or as the inherit tier's gate, new for the plan's
- * tier: a fallback to load gets pipes no lost worker holds. */
-int zd_spawn_pipes(struct spawn *s);
-/* The spawn again in the load tier (the reference did not take it), with the entry's program
- * (the profile may have been reloaded meanwhile) and new pipes. */
-int zd_spawn_set_load(struct spawn *s);
-/* The worker: forked here (pid 0) or by the reference (its pid and pidfd, at its gate), then
- * tracked as a task that answers the Spawn. */
-int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd);
-/* A worker forked for this spawn that it cannot keep: killed at its gate, reaped. */
-void zd_spawn_drop_worker(struct spawn *s, pid_t pid, int pidfd);
-/* The failed spawn's error (SpawnFailed, step fork, when none was recorded); a parked spawn's is
- * answered here. Returns the error. */
-int zd_spawn_fail(struct spawn *s, int r);
-void zd_spawn_free(struct spawn *s);

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Spawn's last step, shared by spawn.c and spawn-park.c (spawn-worker.h): the plan's tier and
- * its pipes, the worker forked here or taken from the reference and tracked as a task, a worker
- * the spawn cannot keep, and the spawn's failure and end.
+ * Spawn's last step, shared by spawn.c and spawn-park.c (spawn-start.h): the worker forked here
+ * or taken from the reference and tracked as a task, a worker the spawn cannot keep, and the
+ * spawn's failure and end.
  */
-#include <fcntl.h>
-#include <linux/capability.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include "daemon.h"
 #include "pidfd-util.h"
 #include "server.h"
-#include "spawn-worker.h"
+#include "spawn-reply.h"
+#include "spawn-start.h"
+#include "spawn-state.h"
 #include "spawner.h"
 #include "task.h"
 #include "util.h"
@@ -29,52 +29,6 @@ static void spawn_done(struct spawn *s) {
         zd_caller_done(&s->caller);
         close_pairp(&s->status);
         close_pairp(&s->hold);
-}
-
-/* Without no_new_privs, loading (or cloning) a filter needs CAP_SYS_ADMIN: load it while the
- * worker still has it, before capabilities and ids change. */
-static bool filter_early(const struct ze_plan *plan) {
-        return !plan->no_new_privs && !(plan->caps_keep & (1ULL << CAP_SYS_ADMIN)) &&
-               plan->filter_mode != ZE_FILTER_INHERITED;
-}
-
-void zd_spawn_set_tier(struct spawn *s, enum zd_tier tier) {
-        s->tier = tier;
-        s->plan.filter_mode = tier == ZD_TIER_CLONE     ? ZE_FILTER_CLONE
-                              : tier == ZD_TIER_INHERIT ? ZE_FILTER_INHERITED
-                                                        : ZE_FILTER_LOAD;
-        s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidfd : -1;
-        /* a worker of the reference starts from its bounding set: only the rest is dropped */
-        s->plan.capbset_drop = tier == ZD_TIER_INHERIT ? s->capbset_drop & ~s->entry->ref_capbset : s->capbset_drop;
-        s->plan.filter_early = filter_early(&s->plan);
-}
-
-int zd_spawn_pipes(struct spawn *s) {
-        bool gate = s->tier == ZD_TIER_INHERIT && !s->req.hold;
-
-        for (int i = 0; i < 2; i++) {
-                s->status[i] = safe_close(s->status[i]);
-                s->hold[i] = safe_close(s->hold[i]);
-        }
-        s->plan.status_fd = s->plan.hold_fd = -EBADF;
-        if (pipe2(s->status, O_CLOEXEC) < 0 || fcntl(s->status[0], F_SETFL, O_NONBLOCK) < 0)
-                return negative_errno();
-        s->plan.status_fd = s->status[1];
-        if (s->req.hold || gate) {
-                if (pipe2(s->hold, O_CLOEXEC) < 0)
-                        return negative_errno();
-                s->plan.hold_fd = s->hold[0];
-        }
-        s->plan.hold_quiet = gate;
-        return 0;
-}
-
-int zd_spawn_set_load(struct spawn *s) {
-        /* the profile may have been reloaded meanwhile (same program): the entry's copy */
-        s->prog = (struct sock_fprog){ .len = (unsigned short) s->entry->profile->bpf_len,
-                                       .filter = s->entry->profile->bpf };
-        zd_spawn_set_tier(s, ZD_TIER_LOAD);
-        return zd_spawn_pipes(s);
 }
 
 /* A worker forked for this spawn that it cannot keep (pidfd is -EBADF when none could be opened):
@@ -160,14 +114,9 @@ void zd_spawn_free(struct spawn *s) {
 int zd_spawn_fail(struct spawn *s, int r) {
         struct zd_call *call = s->call;
 
-        if (!call->error) {
-                json_object *ep = json_object_new_object();
-                json_object_object_add(ep, "step", json_object_new_string("fork"));
-                json_object_object_add(ep, "errno", json_object_new_int(-r));
-                json_object_object_add(ep, "message", json_object_new_string(strerror(-r)));
-                r = zd_call_fail(call, r, ZY_ERROR_SPAWN_FAILED, ep);
-        }
+        if (!call->error)
+                r = zd_spawn_fail_call(call, r, ZD_SPAWN_STEP_FORK, NULL);
         if (s->parked)
-                zd_reply_error(call->conn, call->error, TAKE_PTR(call->error_params));
+                zd_spawn_reply_recorded(call);
         return r;
 }
