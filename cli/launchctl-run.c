@@ -290,7 +290,7 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                 }
         }
 
-        if (lc_connect(socket_path, &c) < 0)
+        if (lc_connect(socket_path, &c, NULL) < 0)
                 return LC_EXIT_FAILURE;
         /* In the foreground the exit comes as the call's last reply (see the top of this file). */
         r = detach ? zy_spawn(c, &so, &sr) : zy_spawn_more(c, &so, &sr);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "launchctl-util.h"
 #include "zygote-private.h"
@@ -27,19 +28,51 @@ int lc_usage_error(const char *verb, const char *fmt, ...) {
         return LC_EXIT_USAGE;
 }
 
-int lc_connect(const char *socket_path, zy_conn **ret) {
-        _cleanup_free_ char *def = NULL;
-        int r;
+static int connect_path(const char *path, const char *source, zy_conn **ret, char **ret_used) {
+        int r = zy_connect(path, ret);
 
-        if (!socket_path) {
+        if (r >= 0 && ret_used && asprintf(ret_used, "%s (%s)", path, source) < 0) {
+                *ret_used = NULL;
+                zy_conn_free(*ret);
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return r;
+}
+
+int lc_connect(const char *socket_path, zy_conn **ret, char **ret_used) {
+        _cleanup_free_ char *def = NULL, *why = NULL;
+        const char *env = secure_getenv("ZYGOTE_SOCKET");
+        int r, r_sys;
+
+        if (socket_path)
+                r = connect_path(socket_path, "--socket", ret, ret_used);
+        else if (env && *env)
+                r = connect_path(socket_path = env, "$ZYGOTE_SOCKET", ret, ret_used);
+        else if (geteuid() == 0)
+                r = connect_path(socket_path = ZY_SOCKET_SYSTEM, "the system daemon", ret, ret_used);
+        else {
+                /* Not root: the user's own daemon if one listens, else the system one, which a
+                 * member of group zygote may use (docs/SYSTEMD.md). */
                 r = zy_default_socket_path(&def);
                 if (r < 0) {
                         fprintf(stderr, "%s: cannot find the daemon's socket: %s\n", LC_PROGRAM, strerror(-r));
                         return r;
                 }
-                socket_path = def;
+                r = connect_path(def, "your own daemon", ret, ret_used);
+                if (r >= 0 || r == -ENOMEM)
+                        return r;
+                if (asprintf(&why, "the system daemon; none at %s: %s", def, strerror(-r)) < 0)
+                        return -ENOMEM;
+                r_sys = connect_path(ZY_SOCKET_SYSTEM, why, ret, ret_used);
+                if (r_sys >= 0 || r_sys == -ENOMEM)
+                        return r_sys;
+                fprintf(stderr,
+                        "%s: cannot connect to %s: %s, nor to %s: %s (is zygoted running? set ZYGOTE_SOCKET or "
+                        "--socket)\n",
+                        LC_PROGRAM, def, strerror(-r), ZY_SOCKET_SYSTEM, strerror(-r_sys));
+                return r_sys;
         }
-        r = zy_connect(socket_path, ret);
         if (r < 0)
                 fprintf(stderr,
                         "%s: cannot connect to %s: %s (is zygoted running? set ZYGOTE_SOCKET or --socket)\n",

@@ -21,8 +21,11 @@ enum {
         LC_EXIT_NOT_FOUND = 127,
 };
 
-/* Connects, or prints where it looked and why it failed. */
-int lc_connect(const char *socket_path, zy_conn **ret);
+/* Connects to socket_path, else to the default socket: $ZYGOTE_SOCKET; for root the system
+ * daemon's; for anyone else the user's own daemon's if one listens there, else the system one's.
+ * On success *ret_used (when not NULL) is a malloc'd "PATH (why this one)" for launchctl status;
+ * on failure prints every path it tried and why each failed. */
+int lc_connect(const char *socket_path, zy_conn **ret, char **ret_used);
 
 /* Prints "launchctl: WHAT: reason" for a failed call, using the daemon's error when there is
  * one. Returns LC_EXIT_FAILURE. */

@@ -31,6 +31,7 @@ struct verb_args {
         bool json;
         bool all;
         int signal; /* kill: 0 for the daemon's default */
+        char *socket_used; /* the socket connected to, and why that one (status) */
         int n_pos;
         char **pos;
 };
@@ -184,6 +185,7 @@ static int verb_status(zy_conn *c, const struct verb_args *a) {
 
         if (r < 0)
                 return r;
+        printf("socket: %s\n", a->socket_used ? a->socket_used : "-");
         printf("zygoted %s: %u task%s, %u connection%s\n", s->version, s->tasks, s->tasks == 1 ? "" : "s",
                s->connections, s->connections == 1 ? "" : "s");
         printf("kernel: SECCOMP_CLONE_FILTER %s, PR_CAPBSET_DROP_MASK %s\n", s->clone_filter ? "yes" : "no",
@@ -218,7 +220,7 @@ static const struct verb verbs[] = {
         { "state", "ID", 1, 1, "show a task", NULL, ZY_METHOD_STATE, verb_state },
         { "delete", "ID", 1, 1, "forget a stopped task (kill and forget a held one)", NULL, ZY_METHOD_DELETE, verb_delete },
         { "profiles", "", 0, 0, "list the profiles and their tiers", NULL, ZY_METHOD_LIST_PROFILES, verb_profiles },
-        { "status", "", 0, 0, "show the daemon, the kernel features and the profiles",
+        { "status", "", 0, 0, "show the socket, daemon, kernel features, profiles",
           "With --json, the daemon's GetStatus reply with every key in snake_case\n"
           "(bpfInstructions becomes bpf_instructions, referencePid reference_pid, ...):\n"
           "  {\"version\", \"features\": {\"clone_filter\", \"capbset_drop_mask\"},\n"
@@ -242,7 +244,9 @@ static void main_help(void) {
         }
         printf("\nOptions:\n"
                "  --socket PATH   zygoted's socket (default: $ZYGOTE_SOCKET, else %s\n"
-               "                  for root, else $XDG_RUNTIME_DIR/zygote/zygoted.sock)\n"
+               "                  for root; for other users $XDG_RUNTIME_DIR/zygote/zygoted.sock\n"
+               "                  when a daemon listens there, else the system one; 'status'\n"
+               "                  says which)\n"
                "  --help          show this help ('%s VERB --help' for a verb's)\n"
                "  --version       show the version\n\n"
                "Every verb takes --json: the daemon's reply as JSON instead of a table.\n"
@@ -445,13 +449,16 @@ static int run_verb(const struct verb *v, const char *socket_path, int argc, cha
                         return lc_usage_error(v->name, "unknown signal '%s'", a.pos[1]);
         }
 
-        r = lc_connect(a.socket, &c);
+        r = lc_connect(a.socket, &c, &a.socket_used);
+        if (r == -ENOMEM)
+                return lc_fail(NULL, v->name, r);
         if (r < 0)
                 return LC_EXIT_FAILURE;
         r = a.json ? verb_json(c, v, &a) : v->run(c, &a);
         if (r < 0)
                 r = lc_fail(c, v->name, r);
         zy_conn_free(c);
+        free(a.socket_used);
         return r;
 }
 

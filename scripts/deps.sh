@@ -4,14 +4,17 @@
 #   scripts/deps.sh --test   also the test, fuzzing, benchmark and kernel-lane tools
 set -euo pipefail
 
+# scdoc: the man pages (man/*.scd); bash-completion: where its completions install (pkg-config).
 pkgs=(build-essential cmake pkg-config
-      libseccomp-dev libcap-dev libsystemd-dev libev-dev libjson-c-dev)
+      libseccomp-dev libcap-dev libsystemd-dev libev-dev libjson-c-dev
+      scdoc bash-completion)
 if [[ "${1:-}" == "--test" ]]; then
   # procps: /bin/kill, which the systemd unit's ExecReload names (systemd-analyze verify checks
   # it exists); golang-github-containers-common: Podman's seccomp.json for unit-profile-diff.
   pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout clang libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace
          golang-github-containers-common
+         python3-yaml
          hyperfine bubblewrap crun runc podman conmon containerd gnuplot-nox
          linux-source-6.1 bc bison flex libelf-dev cpio xz-utils rsync busybox-static qemu-system-x86)
 fi

@@ -6,7 +6,9 @@ checks the installed units in a private mount namespace where the installed sbin
 bind-mounted at the configured one, so that ExecStart= names exactly the binary the install put
 there (verify refuses a unit whose ExecStart binary does not exist). verify exits 0 even for
 unknown keys and bad values (it only warns), so any output at all is a failure; a deliberately
-broken copy shows that such warnings are caught.
+broken copy shows that such warnings are caught. man:zygoted(8) in Documentation= is looked up
+in the installed man pages; the SYSTEMD.md it names is installed. `systemctl --root` on the
+install tree shows that enabling zygoted.service enables only the socket (no start at boot).
 
 Run: /usr/bin/python3 -m pytest -q tests/integration/test_systemd_units.py (ZYGOTE_BUILD_DIR=build)
 """
@@ -100,8 +102,13 @@ def verify(installed):
         if not os.path.isdir(bindir):
             pytest.skip(f"{bindir} does not exist on this machine to mount the installed one over")
         assert os.access(dest + binary, os.X_OK), f"the install did not put ExecStart's {binary} in place"
-        cmd = ["systemd-analyze", "--no-pager"] + (["--user"] if user else []) + ["verify", *units]
-        env = dict(os.environ, SYSTEMD_LOG_COLOR="0")
+        # Documentation=man:zygoted(8) is checked with man(1): against the installed pages, or
+        # not at all when the build had no scdoc to make them.
+        mandir = os.path.join(dest + installed[1], "share", "man")
+        has_page = os.path.exists(os.path.join(mandir, "man8", "zygoted.8"))
+        cmd = (["systemd-analyze", "--no-pager"] + (["--user"] if user else []) + ["verify"] +
+               ([] if has_page else ["--man=no"]) + units)
+        env = dict(os.environ, SYSTEMD_LOG_COLOR="0", MANPATH=mandir)
         if runtime_dir:
             env["XDG_RUNTIME_DIR"] = runtime_dir
         r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
@@ -178,3 +185,60 @@ def test_sysusers_creates_the_group(installed, tmp_path):
     assert r.returncode == 0, r.stdout.decode()
     groups = {line.split(":")[0]: int(line.split(":")[2]) for line in open(root / "etc" / "group")}
     assert "zygote" in groups and groups["zygote"] < 1000, groups  # a system group
+
+
+def test_each_unit_names_its_installed_documentation(installed, request):
+    """Documentation= names zygoted(8) and the installed SYSTEMD.md, which the install put there."""
+    dest, prefix = installed
+    for kind in ("system", "user"):
+        for name in ("zygoted.socket", "zygoted.service"):
+            docs = " ".join(read_unit(os.path.join(unit_dir(installed, kind), name))["Unit"]["Documentation"]).split()
+            assert "man:zygoted(8)" in docs, (kind, name, docs)
+            files = [d[len("file://"):] for d in docs if d.startswith("file://")]
+            assert files and all(os.path.isfile(dest + f) for f in files), (kind, name, docs)
+            assert any(f.endswith("/SYSTEMD.md") and f.startswith(prefix + "/") for f in files), (kind, name, docs)
+    # the page the units name is installed too (when scdoc built it)
+    build = build_dir(request.config)
+    if os.path.isdir(os.path.join(build, "man")) and os.path.exists(os.path.join(build, "man", "zygoted.8")):
+        assert any(f == "zygoted.8" for _, _, fs in os.walk(dest) for f in fs)
+
+
+def test_enabling_the_service_enables_only_the_socket(installed):
+    """`systemctl enable zygoted.service` (and --user) makes the daemon start on the first call, not
+    at boot or login: the service's [Install] has Also=zygoted.socket and no WantedBy=, the socket
+    is wanted by sockets.target. Checked on the units' text and by systemctl --root on the
+    install tree, which makes the links it would make on a real system."""
+    for kind in ("system", "user"):
+        svc = read_unit(os.path.join(unit_dir(installed, kind), "zygoted.service"))["Install"]
+        assert svc == {"Also": ["zygoted.socket"]}, (kind, svc)
+        sock = read_unit(os.path.join(unit_dir(installed, kind), "zygoted.socket"))["Install"]
+        assert sock == {"WantedBy": ["sockets.target"]}, (kind, sock)
+
+    tool = shutil.which("systemctl")
+    if not tool:
+        pytest.skip("systemctl is not installed (Debian package systemd)")
+    dest, prefix = installed
+    if prefix not in ("/usr", "/usr/local"):
+        pytest.skip(f"systemd looks for units under /usr and /usr/local only, not under {prefix}")
+
+    def links(top):
+        out = {}
+        for d, _, fs in os.walk(os.path.join(dest, top)):
+            for f in fs:
+                p = os.path.join(d, f)
+                if os.path.islink(p):
+                    out[os.path.relpath(p, os.path.join(dest, top))] = os.readlink(p)
+        return out
+
+    for args, top in ((["--root", dest], "etc/systemd/system"), (["--root", dest, "--global"], "etc/systemd/user")):
+        r = subprocess.run([tool, *args, "enable", "zygoted.service"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
+        assert r.returncode == 0, r.stdout
+        made = links(top)
+        assert list(made) == ["sockets.target.wants/zygoted.socket"], (args, made, r.stdout)
+        assert made["sockets.target.wants/zygoted.socket"].endswith("/zygoted.socket")
+        # Disabling the service disables the socket with it.
+        r = subprocess.run([tool, *args, "disable", "zygoted.service"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
+        assert r.returncode == 0, r.stdout
+        assert links(top) == {}, (args, links(top), r.stdout)
