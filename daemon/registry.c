@@ -21,6 +21,7 @@
 #include <syslog.h>
 
 #include "daemon.h"
+#include "fork-gate.h"
 #include "log.h"
 #include "pidfd-util.h"
 #include "registry.h"
@@ -97,7 +98,7 @@ static int entry_start_pidns(struct zd_entry *e) {
 
         if (!d->features.pid_namespace || e->ns.pidfd >= 0)
                 return 0;
-        zd_daemon_before_fork(d);
+        zd_fork_gate();
         r = zr_pidns_start(d->helper_fd, &e->ns, what, sizeof(what));
         if (r < 0) {
                 zd_log(LOG_ERR, "profile %s: the init of its pid namespace failed to start%s%s: %s",
@@ -141,7 +142,7 @@ static int entry_start_reference(struct zd_entry *e) {
         int r = entry_start_pidns(e);
         if (r < 0)
                 return r;
-        zd_daemon_before_fork(d);
+        zd_fork_gate();
         r = zr_reference_start_ns(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
                                   p->no_new_privs || !d->privileged, drop, e->ns.pidns_fd, e->ns.mntns_fd,
                                   &e->ref);
@@ -162,8 +163,7 @@ static int entry_start_reference(struct zd_entry *e) {
 static void entry_stop_reference(struct zd_entry *e) {
         if (!e->ref_up)
                 return;
-        if (e->d->registry_hooks)
-                e->d->registry_hooks->ref_lost(e); /* its parked spawns: in the load tier, before it is reaped */
+        zd_ref_client_lost(&e->client); /* what it had in hand is settled before it is reaped */
         ev_io_stop(e->d->loop, &e->ref_watch);
         char name[32];
         reference_fdname(e->ref.pid, name);
@@ -232,6 +232,7 @@ static void entry_free(struct zd_entry *e) {
         entry_stop_reference(e);
         entry_release_pidns(e);
         ev_timer_stop(e->d->loop, &e->restart);
+        zd_ref_client_done(&e->client);
         zp_profile_free(e->profile);
         free(e);
 }
@@ -247,14 +248,14 @@ static int entry_new(struct zd_daemon *d, struct zp_profile *p, struct zd_entry 
         e->backoff = BACKOFF_MIN;
         ev_timer_init(&e->restart, on_restart, 0., 0.);
         e->restart.data = e;
-        const struct zd_registry_hooks *h = d->registry_hooks;
-        ev_io_init(&e->ctl_watch, h ? h->ref_reply : NULL, -1, EV_READ);
-        e->ctl_watch.data = e;
-        ev_timer_init(&e->ctl_timer, h ? h->ref_timeout : NULL, 0., 0.);
-        e->ctl_timer.data = e;
+        int r = zd_ref_client_init(&e->client, d, &e->ref, p->name);
+        if (r < 0) {
+                free(e);
+                return r;
+        }
         /* Without its pid namespace, a profile's tasks could reach outside their sandbox: the
          * profile is not served at all. */
-        int r = entry_start_pidns(e);
+        r = entry_start_pidns(e);
         if (r < 0) {
                 if (ret_error && asprintf(ret_error, "the init of its pid namespace failed to start: %s",
                                           strerror(-r)) < 0)
@@ -494,7 +495,7 @@ json_object *zd_entry_to_json(const struct zd_entry *e) {
                 json_object_object_add(o, "referencePid", json_object_new_int(e->ref.pid));
         if (e->ns.pidfd >= 0)
                 json_object_object_add(o, "initPid", json_object_new_int(e->ns.pid));
-        json_object_object_add(o, "parkedSpawns", json_object_new_int64(e->n_parked));
+        json_object_object_add(o, "parkedSpawns", json_object_new_int64(zd_ref_client_pending(&e->client)));
         json_object_object_add(o, "skippedSyscalls", json_object_new_int64(p->skipped_syscalls));
         return o;
 }

@@ -257,12 +257,13 @@ static void conn_drop_fds(struct zd_conn *c) {
         c->n_in_fds = 0;
 }
 
-/* A fork is about to copy the daemon's fd table (fork-gate.c): a connection holding the fds of a
+/* A fork is about to copy the daemon's fd table (fork-gate.h, the release stage): a connection holding the fds of a
  * message not yet complete would have them copied into the child, whose close of its copies may
  * wait on the caller (a FUSE file's FLUSH). Such a connection is told why and dropped; its fds go
  * to the closer. libzygote sends a message's fds with its last byte, so that its fds never wait
  * for the rest; a client whose message with fds comes in pieces may lose the race and retries. */
-unsigned zd_server_drop_partial_fds(struct zd_server *s) {
+static int drop_partial_fds(void *userdata) {
+        struct zd_server *s = userdata;
         unsigned n = 0;
 
         for (struct zd_conn *c = s->conns, *next; c; c = next) {
@@ -278,7 +279,10 @@ unsigned zd_server_drop_partial_fds(struct zd_server *s) {
                 conn_unref(c);
                 n++;
         }
-        return n;
+        if (n > 0)
+                zd_log(LOG_INFO, "%u connection%s dropped: %s the fds of a message not yet complete when a "
+                       "fork needed a clean fd table", n, n == 1 ? "" : "s", n == 1 ? "it held" : "they held");
+        return (int) n;
 }
 
 /* Reads what is there. Returns 0, or -ECONNRESET when the connection must close. */
@@ -744,10 +748,14 @@ int zd_server_listen(struct zd_server *s) {
         s->accept_retry.data = s;
         s->accept_paused = false;
         ev_io_start(s->loop, &s->listen_watch);
+        s->fork_holder = (struct zd_fork_holder){ .stage = ZD_FORK_RELEASE, .close_before_fork = drop_partial_fds,
+                                                  .userdata = s };
+        zd_fork_gate_register(&s->fork_holder);
         return 0;
 }
 
 void zd_server_stop(struct zd_server *s) {
+        zd_fork_gate_unregister(&s->fork_holder);
         ev_io_stop(s->loop, &s->listen_watch);
         ev_timer_stop(s->loop, &s->accept_retry);
         s->accept_paused = false;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "daemon.h"
+#include "fork-gate.h"
 #include "pidfd-util.h"
 #include "server.h"
 #include "spawn-worker.h"
@@ -126,7 +127,7 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
                 }
         } else {
                 /* the child copies our fd table: no other caller's fd may be in it */
-                zd_daemon_before_fork(d);
+                zd_fork_gate();
                 if (zd_spawn_fork_hook)
                         r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);
                 else {
