@@ -224,12 +224,12 @@ static int m_kill(struct zd_call *call, struct zd_task *t) {
          * is not reaped, so that the session id itself cannot have been reused. */
         /* The leader first: signalled after its children, a shell waiting for them would exit
          * on its own before the signal reached it. */
-        r = pidfd_kill(t->pidfd, (int) p.signal);
+        r = zc_pidref_kill(&t->pidref, (int) p.signal);
         if (r == -ESRCH)
                 r = 0;
         if (p.all) {
-                struct kill_ctx k = { .leader = t->pid, .sig = (int) p.signal };
-                for_each_in_session(t->pid, kill_pid, &k);
+                struct kill_ctx k = { .leader = t->pidref.pid, .sig = (int) p.signal };
+                for_each_in_session(t->pidref.pid, kill_pid, &k);
                 if (k.err && r == 0)
                         r = -k.err;
         }
@@ -256,7 +256,7 @@ static int m_state(struct zd_call *call, struct zd_task *t) {
 static int m_pids(struct zd_call *call, struct zd_task *t) {
         json_object *pids = json_object_new_array();
         if (!t->exited)
-                for_each_in_session(t->pid, add_pid, pids);
+                for_each_in_session(t->pidref.pid, add_pid, pids);
         return reply(call, with_value("pids", pids));
 }
 

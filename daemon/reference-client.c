@@ -126,10 +126,10 @@ static void on_reply(struct ev_loop *loop, ev_io *w, int revents) {
                 int r = zr_reference_reply(c->ref, &pid, &pidfd);
                 if (r != -EAGAIN) {
                         if (r >= 0)
-                                zd_task_reap_orphan(c->d, pid, pidfd); /* a worker nobody asked for */
+                                zd_task_reap_orphan(c->d, zc_pidref_make(pid, pidfd)); /* a worker nobody asked for */
                         zd_log(LOG_WARNING, "profile %s: the reference answered what it was not asked; it is "
                                "killed", c->name);
-                        (void) pidfd_kill(c->ref->pidfd, SIGKILL);
+                        (void) zc_pidref_kill(&c->ref->pidref, SIGKILL);
                         ev_io_stop(loop, w);
                         return;
                 }
@@ -147,20 +147,20 @@ static void on_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
         ev_io_stop(loop, &c->watch);
         if (c->ref->ctl_fd >= 0)
                 (void) shutdown(c->ref->ctl_fd, SHUT_RDWR);
-        (void) pidfd_kill(c->ref->pidfd, SIGKILL); /* its death settles the requests */
+        (void) zc_pidref_kill(&c->ref->pidref, SIGKILL); /* its death settles the requests */
 }
 
 /* A lost reference's worker, waiting at its gate: killed, never runs, and reaped. */
 static void kill_lost_worker(struct zd_ref_client *c, pid_t pid) {
-        int pidfd = pidfd_open_pid(pid);
+        struct zc_pidref worker;
 
-        if (pidfd < 0) {
+        if (zc_pidref_set_pid(&worker, pid) < 0) {
                 /* by pid, which stays this worker's until we reap it */
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, __WALL);
                 return;
         }
-        zd_task_reap_orphan(c->d, pid, pidfd);
+        zd_task_reap_orphan(c->d, worker);
 }
 
 void zd_ref_client_lost(struct zd_ref_client *c) {
@@ -174,8 +174,7 @@ void zd_ref_client_lost(struct zd_ref_client *c) {
         ev_timer_stop(loop, &c->timer);
         if (!c->requests)
                 return;
-        if (c->ref->pidfd >= 0)
-                (void) pidfd_kill(c->ref->pidfd, SIGKILL); /* so that any fork it started is complete */
+        (void) zc_pidref_kill(&c->ref->pidref, SIGKILL); /* so that any fork it started is complete */
         /* every lost worker first, then the completions: a worker a completion forks is never
          * looked at as another request's */
         for (q = c->requests; q; q = q->next) {

@@ -44,7 +44,7 @@ void zd_spawn_set_tier(struct spawn *s, enum zd_tier tier) {
         s->plan.filter_mode = tier == ZD_TIER_CLONE     ? ZE_FILTER_CLONE
                               : tier == ZD_TIER_INHERIT ? ZE_FILTER_INHERITED
                                                         : ZE_FILTER_LOAD;
-        s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidfd : -1;
+        s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidref.fd : -1;
         /* a worker of the reference starts from its bounding set: only the rest is dropped */
         s->plan.capbset_drop = tier == ZD_TIER_INHERIT ? s->capbset_drop & ~s->entry->ref_capbset : s->capbset_drop;
         s->plan.filter_early = filter_early(&s->plan);
@@ -93,7 +93,7 @@ void zd_spawn_drop_worker(struct spawn *s, pid_t pid, int pidfd) {
                 (void) waitpid(pid, NULL, __WALL);
                 return;
         }
-        zd_task_reap_orphan(s->call->d, pid, pidfd);
+        zd_task_reap_orphan(s->call->d, zc_pidref_make(pid, pidfd));
 }
 
 /* The worker: forked here (clone, load: pid 0) or by the reference (inherit: pid and its pidfd,
@@ -146,7 +146,7 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
         d->spawned++;
         s->status[1] = safe_close(s->status[1]);
         s->hold[0] = safe_close(s->hold[0]);
-        zd_task_attach(t, pid, pidfd, TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
+        zd_task_attach(t, zc_pidref_make(pid, pidfd), TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
         return 0;
 }
 

@@ -103,8 +103,7 @@ static int wait_readable(int fd, int pidfd, int64_t deadline) {
 static void break_ctl(struct zr_reference *r) {
         if (r->ctl_fd >= 0)
                 (void) shutdown(r->ctl_fd, SHUT_RDWR);
-        if (r->pidfd >= 0)
-                (void) pidfd_kill(r->pidfd, SIGKILL);
+        (void) zc_pidref_kill(&r->pidref, SIGKILL);
 }
 
 /* Receives one reply of type want (or ERROR). Returns 0 with *h filled, or a negative errno;
@@ -116,7 +115,7 @@ static int wait_reply(struct zr_reference *r, uint32_t want, struct zr_ref_heade
         ssize_t n;
         int k;
 
-        k = wait_readable(r->ctl_fd, r->pidfd, now_ms() + ZR_REF_TIMEOUT_MS);
+        k = wait_readable(r->ctl_fd, r->pidref.fd, now_ms() + ZR_REF_TIMEOUT_MS);
         if (k == 0)
                 return -ECONNRESET;
         if (k < 0) {
@@ -218,7 +217,7 @@ int zr_helper_clone(int helper_fd, char **argv, unsigned long clone_flags, int c
                 return (int) pid;
         if (pid == 0)
                 ze_child_run(&plan); /* only raw syscalls from here: see child.c */
-        *ret = (struct zr_helper_child){ .pid = (pid_t) pid, .pidfd = pidfd, .ctl_fd = TAKE_FD(sv[0]),
+        *ret = (struct zr_helper_child){ .pidref = zc_pidref_make((pid_t) pid, pidfd), .ctl_fd = TAKE_FD(sv[0]),
                                          .status_fd = TAKE_FD(status[0]) };
         return 0;
 }
@@ -245,13 +244,13 @@ int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t l
         k = zr_helper_clone(helper_fd, argv, 0, ZR_REF_CTL_FD, true, &child);
         if (k < 0)
                 return k;
-        r = (struct zr_reference){ .pid = child.pid, .pidfd = child.pidfd, .ctl_fd = child.ctl_fd };
+        r = (struct zr_reference){ .pidref = child.pidref, .ctl_fd = child.ctl_fd };
         status_fd = child.status_fd;
         /* the largest plan must fit one datagram; clamped to wmem_max, which is still enough */
         (void) setsockopt(r.ctl_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 
         /* exec, or a (step, errno) record */
-        k = read_status(status_fd, r.pidfd, deadline, &rec);
+        k = read_status(status_fd, r.pidref.fd, deadline, &rec);
         if (k != 0) {
                 zr_reference_stop(&r);
                 return k < 0 ? k : -(rec.err > 0 ? rec.err : EIO);
@@ -368,7 +367,7 @@ int zr_reference_spawn(struct zr_reference *r, const struct ze_plan *plan, pid_t
         if (k < 0)
                 return k;
         for (;;) {
-                k = wait_readable(r->ctl_fd, r->pidfd, deadline);
+                k = wait_readable(r->ctl_fd, r->pidref.fd, deadline);
                 if (k == 0)
                         return worker_unknown(r, ret_pid, -ECONNRESET);
                 if (k < 0)
@@ -442,8 +441,8 @@ pid_t zr_reference_find_worker(const struct zr_reference *r, int status_r) {
         if (fstat(status_r, &st) < 0)
                 return -errno;
         /* Dead, so that its fork, if it made one, is complete. It is being killed already. */
-        if (r->pidfd >= 0) {
-                k = wait_readable(r->pidfd, -EBADF, now_ms() + ZR_REF_TIMEOUT_MS);
+        if (r->pidref.fd >= 0) {
+                k = wait_readable(r->pidref.fd, -EBADF, now_ms() + ZR_REF_TIMEOUT_MS);
                 if (k < 0)
                         return k;
         }
@@ -453,7 +452,7 @@ pid_t zr_reference_find_worker(const struct zr_reference *r, int status_r) {
         if (!f)
                 return -errno;
         while (!found && fscanf(f, "%ld", &pid) == 1)
-                if (pid > 0 && pid != r->pid && holds_pipe((pid_t) pid, st.st_ino))
+                if (pid > 0 && pid != r->pidref.pid && holds_pipe((pid_t) pid, st.st_ino))
                         found = (pid_t) pid;
         fclose(f);
         return found;
@@ -553,13 +552,7 @@ void zr_reference_stop(struct zr_reference *r) {
         if (!r)
                 return;
         r->ctl_fd = safe_close(r->ctl_fd);
-        if (r->pidfd >= 0) {
-                /* ESRCH (already gone) and ECHILD (someone reaped it) are both fine here */
-                (void) pidfd_kill(r->pidfd, SIGKILL);
-                (void) pidfd_reap(r->pidfd, NULL);
-        }
-        r->pidfd = safe_close(r->pidfd);
-        r->pid = 0;
+        zc_pidref_kill_and_reap(&r->pidref);
 }
 
 int zr_helper_open(const char *path) {

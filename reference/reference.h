@@ -33,6 +33,7 @@
 #include <sys/types.h>
 
 #include "child.h"
+#include "pidref.h"
 
 #define ZR_REF_CTL_FD 3
 #define ZR_REF_TIMEOUT_MS 5000 /* a reply later than this: the reference is stuck, and killed */
@@ -65,12 +66,11 @@ struct zr_ref_init {
 };
 
 struct zr_reference {
-        pid_t pid;
-        int pidfd;  /* -EBADF when not running */
-        int ctl_fd; /* -EBADF when not running */
+        struct zc_pidref pidref; /* fd -EBADF when not running */
+        int ctl_fd;              /* -EBADF when not running */
 };
 
-#define ZR_REFERENCE_NULL ((struct zr_reference){ .pid = 0, .pidfd = -EBADF, .ctl_fd = -EBADF })
+#define ZR_REFERENCE_NULL ((struct zr_reference){ .pidref = ZC_PIDREF_NULL, .ctl_fd = -EBADF })
 
 /* Starts the helper open at helper_fd (zr_helper_open()) with a clean environment, 0 and 1 on
  * /dev/null, the daemon's stderr, the control socket on fd 3; sends INIT and waits for READY.
@@ -129,7 +129,7 @@ int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privi
                                char **ret_reason);
 
 /* Closes the control socket, SIGKILLs the reference through its pidfd and reaps it. Safe on a
- * stopped or never-started reference (pidfd < 0) and on NULL. Resets *r to ZR_REFERENCE_NULL. */
+ * stopped or never-started reference (no pidfd) and on NULL. Resets *r to ZR_REFERENCE_NULL. */
 void zr_reference_stop(struct zr_reference *r);
 
 /* Where the helper is: env ZYGOTE_REF_HELPER, else zygote-ref next to /proc/self/exe (when it
@@ -146,13 +146,13 @@ int zr_helper_open(const char *path);
 
 /* zygote-ref in a child cloned with clone_flags from the helper open at helper_fd: argv, a clean
  * environment, cwd /, its end of a new SOCK_SEQPACKET pair at ctl_target and, with with_stderr,
- * the daemon's stderr (when it has one; else nothing there). Returns the child's pid, its pidfd,
+ * the daemon's stderr (when it has one; else nothing there). Returns the child (its pid and pidfd),
  * our end of the socket and the read end of its status pipe (EOF: exec; else a struct ze_status
  * record), all CLOEXEC, or a negative errno. For both of its roles: reference and pid namespace
  * init (pidns.c). */
 struct zr_helper_child {
-        pid_t pid;
-        int pidfd, ctl_fd, status_fd;
+        struct zc_pidref pidref;
+        int ctl_fd, status_fd;
 };
 int zr_helper_clone(int helper_fd, char **argv, unsigned long clone_flags, int ctl_target, bool with_stderr,
                     struct zr_helper_child *ret);

@@ -87,14 +87,14 @@ static void assert_ref_fds_clean(const struct zr_reference *r) {
         for (int fd = 4; fd < 64; fd++) {
                 ssize_t n;
 
-                snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) r->pid, fd);
+                snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) r->pidref.pid, fd);
                 n = readlink(path, link, sizeof(link) - 1);
                 if (n < 0)
                         continue;
                 link[n] = 0;
                 if (strcmp(link, "anon_inode:[pidfd]") == 0)
                         pidfds++;
-                else if (!is_helper_syscall_file(r->pid, fd)) {
+                else if (!is_helper_syscall_file(r->pidref.pid, fd)) {
                         assert_true(strncmp(link, "pipe:", 5) == 0);
                         pipes++;
                 }
@@ -502,22 +502,22 @@ static void test_spawn(void **state) {
         char buf[64], want[32];
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        assert_true(r.pid > 0 && r.pidfd >= 0 && r.ctl_fd >= 0);
+        assert_true(r.pidref.pid > 0 && r.pidref.fd >= 0 && r.ctl_fd >= 0);
         assert_int_equal(fcntl(r.ctl_fd, F_GETFD), FD_CLOEXEC);
-        assert_int_equal(fcntl(r.pidfd, F_GETFD), FD_CLOEXEC);
+        assert_int_equal(fcntl(r.pidref.fd, F_GETFD), FD_CLOEXEC);
 
         /* the reference itself: filtered, nnp, in its own session, fds 0-3 and its closer's */
-        file_field(r.pid, "Seccomp_filters", buf, sizeof(buf));
+        file_field(r.pidref.pid, "Seccomp_filters", buf, sizeof(buf));
         assert_string_equal(buf, "1");
-        file_field(r.pid, "NoNewPrivs", buf, sizeof(buf));
+        file_field(r.pidref.pid, "NoNewPrivs", buf, sizeof(buf));
         assert_string_equal(buf, "1");
         {
                 char path[64];
                 int n = 0;
 
                 for (int fd = 0; fd < 64; fd++) {
-                        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) r.pid, fd);
-                        if (access(path, F_OK) == 0 && !is_helper_syscall_file(r.pid, fd))
+                        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) r.pidref.pid, fd);
+                        if (access(path, F_OK) == 0 && !is_helper_syscall_file(r.pidref.pid, fd))
                                 n++;
                 }
                 assert_int_equal(n, 4 + 5);
@@ -554,7 +554,7 @@ static void test_spawn(void **state) {
         assert_ref_fds_clean(&r);
 
         zr_reference_stop(&r);
-        assert_int_equal(r.pidfd, -EBADF);
+        assert_int_equal(r.pidref.fd, -EBADF);
         assert_int_equal(r.ctl_fd, -EBADF);
 }
 
@@ -566,9 +566,9 @@ static void test_reference_dies(void **state) {
         int k;
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        assert_int_equal(pidfd_kill(r.pidfd, SIGKILL), 0);
+        assert_int_equal(pidfd_kill(r.pidref.fd, SIGKILL), 0);
         /* wait for its death on the pidfd, without reaping it */
-        pfd = (struct pollfd){ .fd = r.pidfd, .events = POLLIN };
+        pfd = (struct pollfd){ .fd = r.pidref.fd, .events = POLLIN };
         assert_int_equal(poll(&pfd, 1, -1), 1);
 
         k = spawn_through(&r, argv_true, NULL, &w);
@@ -591,16 +591,16 @@ static void test_reference_stuck(void **state) {
         int k;
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        assert_int_equal(pidfd_kill(r.pidfd, SIGSTOP), 0);
+        assert_int_equal(pidfd_kill(r.pidref.fd, SIGSTOP), 0);
         /* until it is really stopped (not reaped: WNOWAIT) */
-        assert_int_equal(pidfd_wait(r.pidfd, WSTOPPED | WNOWAIT, &si), 0);
+        assert_int_equal(pidfd_wait(r.pidref.fd, WSTOPPED | WNOWAIT, &si), 0);
         assert_int_equal(si.si_code, CLD_STOPPED);
 
         /* bounded: the call gives up instead of blocking the daemon forever... */
         k = spawn_through(&r, argv_true, NULL, &w);
         assert_int_equal(k, -ETIMEDOUT);
         /* ...and the reference is killed, so it cannot fork that worker late */
-        pfd = (struct pollfd){ .fd = r.pidfd, .events = POLLIN };
+        pfd = (struct pollfd){ .fd = r.pidref.fd, .events = POLLIN };
         assert_int_equal(poll(&pfd, 1, TU_TIMEOUT_MS), 1);
         k = spawn_through(&r, argv_true, NULL, &w);
         assert_true(k == -EPIPE || k == -ECONNRESET);
@@ -623,7 +623,7 @@ static void test_start_failures(void **state) {
         /* the kernel refuses the program: the reference says so (and exits on our close) */
         assert_int_equal(start(bad, ELEMENTSOF(bad), &r), -EINVAL);
         assert_int_equal(start(block_personality, 0, &r), -EINVAL);
-        assert_int_equal(r.pidfd, -EBADF);
+        assert_int_equal(r.pidref.fd, -EBADF);
         tu_assert_no_children();
 }
 
