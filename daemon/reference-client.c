@@ -61,12 +61,12 @@ static struct zd_ref_request *request_pop(struct zd_ref_client *c) {
 }
 
 /* Off the queue first: the completion may fork, or send the next request. */
-static void request_complete(struct zd_ref_request *q, int r, pid_t pid, int pidfd) {
+static void request_complete(struct zd_ref_request *q, int r, struct zc_pidref worker) {
         zd_ref_done_fn done = q->done;
         void *userdata = q->userdata;
 
         free(q);
-        done(userdata, r, pid, pidfd);
+        done(userdata, r, worker);
 }
 
 int zd_ref_client_send(struct zd_ref_client *c, const struct ze_plan *plan, int status_r, zd_ref_done_fn done,
@@ -104,29 +104,27 @@ static void on_reply(struct ev_loop *loop, ev_io *w, int revents) {
         struct zd_ref_client *c = w->data;
 
         while (c->requests) {
-                pid_t pid = 0;
-                int pidfd = -EBADF;
-                int r = zr_reference_reply(c->ref, &pid, &pidfd);
+                struct zc_pidref worker;
+                int r = zr_reference_reply(c->ref, &worker);
 
                 if (r == -EAGAIN)
                         break;
-                if (r < 0 && pid == ZR_REF_WORKER_UNKNOWN) {
+                if (r < 0 && worker.pid == ZR_REF_WORKER_UNKNOWN) {
                         /* killed (zr_reference_reply): the reference's death, seen on its pidfd,
                          * settles every request (zd_ref_client_lost) */
                         ev_io_stop(loop, w);
                         ev_timer_stop(loop, &c->timer);
                         return;
                 }
-                request_complete(request_pop(c), r, pid, pidfd);
+                request_complete(request_pop(c), r, worker);
         }
         if (!c->requests) {
                 /* a message nobody asked for: the reference is out of step */
-                pid_t pid = 0;
-                int pidfd = -EBADF;
-                int r = zr_reference_reply(c->ref, &pid, &pidfd);
+                struct zc_pidref worker;
+                int r = zr_reference_reply(c->ref, &worker);
                 if (r != -EAGAIN) {
                         if (r >= 0)
-                                zd_task_reap_orphan(c->d, zc_pidref_make(pid, pidfd)); /* a worker nobody asked for */
+                                zd_task_reap_orphan(c->d, worker); /* a worker nobody asked for */
                         zd_log(LOG_WARNING, "profile %s: the reference answered what it was not asked; it is "
                                "killed", c->name);
                         (void) zc_pidref_kill(&c->ref->pidref, SIGKILL);
@@ -189,7 +187,7 @@ void zd_ref_client_lost(struct zd_ref_client *c) {
                                strerror(-lost));
         }
         while ((q = request_pop(c)))
-                request_complete(q, -ECONNRESET, 0, -EBADF);
+                request_complete(q, -ECONNRESET, ZC_PIDREF_NULL);
 }
 
 int zd_ref_client_init(struct zd_ref_client *c, struct zd_daemon *d, struct zr_reference *ref, const char *name) {

@@ -11,14 +11,14 @@ struct zd_daemon;
 struct zd_ref_request; /* private to reference-client.c */
 
 /* A request's end, called exactly once, from the loop (never from zd_ref_client_send()):
- *   r >= 0: the worker's pid and a pidfd for it (taken), waiting at its gate;
- *   r < 0 and pid 0: the reference forked nothing for it (an error reply), or the reference was
- *           lost with the request in its hands (-ECONNRESET: its worker, if it had forked one,
- *           was found, killed before exec and reaped);
- *   r < 0 and pid > 0: this worker was forked but no pidfd could be opened for it.
+ *   r >= 0: the worker (taken), waiting at its gate;
+ *   r < 0 and worker.pid 0: the reference forked nothing for it (an error reply), or the
+ *           reference was lost with the request in its hands (-ECONNRESET: its worker, if it had
+ *           forked one, was found, killed before exec and reaped);
+ *   r < 0 and worker.pid > 0: this worker was forked but no pidfd could be opened for it.
  * A completion may fork (it passes the fork gate), and may be told of requests that follow; it
  * must not free the client. */
-typedef void (*zd_ref_done_fn)(void *userdata, int r, pid_t pid, int pidfd);
+typedef void (*zd_ref_done_fn)(void *userdata, int r, struct zc_pidref worker);
 
 /* One per reference (a profile's entry, registry.h). It owns the watcher of the control socket
  * while requests are in flight and the deadline of the oldest one. */

@@ -84,7 +84,7 @@ static void parked_remove(struct zd_daemon *d, struct zd_parked *p) {
                 zd_fork_gate_unregister(&park_holder);
 }
 
-static void parked_done(void *userdata, int r, pid_t pid, int pidfd);
+static void parked_done(void *userdata, int r, struct zc_pidref worker);
 
 /* The request goes to the reference and the spawn waits in its profile's queue: 1. Nothing
  * reached the reference: 0, and the spawn loads. < 0: refused (the queue is full). */
@@ -192,11 +192,11 @@ static void parked_answer(struct zd_parked *p, int r, pid_t pid, int pidfd) {
 }
 
 /* The reference client's completion: off the list before anything forks. */
-static void parked_done(void *userdata, int r, pid_t pid, int pidfd) {
+static void parked_done(void *userdata, int r, struct zc_pidref worker) {
         struct zd_parked *p = userdata;
 
         parked_remove(p->call.d, p);
-        parked_answer(p, r, pid, pidfd);
+        parked_answer(p, r, worker.pid, worker.fd);
 }
 
 /* A caller went away: its parked spawn, when the reference answers, kills its worker at the

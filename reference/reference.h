@@ -88,30 +88,30 @@ int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t l
 
 /* Has the reference fork a worker that runs ze_child_run(plan) with ZE_FILTER_INHERITED (the
  * plan's filter mode and program are ignored). The worker is the caller's child. The plan's fds
- * stay the caller's. On success *ret_pidfd is a new CLOEXEC pidfd the caller owns, opened by the
- * pid the reference answers (exact: the worker is the caller's unreaped child, checked). Errors:
+ * stay the caller's. On success *ret_worker is the worker: the pid the reference answers and a new
+ * CLOEXEC pidfd the caller owns, opened by that pid (exact: the worker is the caller's unreaped
+ * child, checked). Errors:
  * -EPIPE / -ECONNRESET when the reference is gone, -ETIMEDOUT, -E2BIG for a plan too big for
  * one message, or the reference's errno (e.g. clone's).
  *
- * On failure *ret_pid says what became of the worker: 0, none was forked (the request never
+ * On failure ret_worker->pid says what became of the worker (its fd is -EBADF): 0, none was forked (the request never
  * reached the reference, or it answered an error); > 0, this worker was forked but no pidfd could
  * be opened for it (-EMFILE, say); ZR_REF_WORKER_UNKNOWN, the reference died or stopped answering
  * with the request in its hands (zr_reference_find_worker() finds the worker if there is one).
  * A plan with a hold fd keeps a worker that is not tracked from exec: close the write end. */
 #define ZR_REF_WORKER_UNKNOWN ((pid_t) -1)
-int zr_reference_spawn(struct zr_reference *r, const struct ze_plan *plan, pid_t *ret_pid,
-                       int *ret_pidfd);
+int zr_reference_spawn(struct zr_reference *r, const struct ze_plan *plan, struct zc_pidref *ret_worker);
 
 /* zr_reference_spawn() in two halves, for a caller that does not block (zygoted's loop): the
  * request, sent without waiting (at most ZR_REF_MAX_QUEUED in flight: they fit the socket's
  * buffer), and, when the control socket is readable, the reply to the oldest request in flight
  * (the reference answers in order). zr_reference_reply() returns -EAGAIN when no reply is there
- * yet; otherwise what zr_reference_spawn() returns, *ret_pid included. After a
+ * yet; otherwise what zr_reference_spawn() returns, *ret_worker included. After a
  * ZR_REF_WORKER_UNKNOWN the socket is shut and the reference killed: every request still in
  * flight is lost with it. */
 #define ZR_REF_MAX_QUEUED 64
 int zr_reference_request(struct zr_reference *r, const struct ze_plan *plan);
-int zr_reference_reply(struct zr_reference *r, pid_t *ret_pid, int *ret_pidfd);
+int zr_reference_reply(struct zr_reference *r, struct zc_pidref *ret_worker);
 
 /* After a spawn that ended with ZR_REF_WORKER_UNKNOWN: waits (bounded) until the reference is
  * dead, so that any fork it started is complete, then finds among the caller's children the

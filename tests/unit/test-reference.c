@@ -142,11 +142,10 @@ struct worker {
 /* Spawns argv through the reference with stdout on a pipe; collects output, records, exit. */
 static int spawn_through(struct zr_reference *r, char *const *argv, const char *cwd, struct worker *w) {
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF };
-        _cleanup_close_ int pidfd = -EBADF;
+        _cleanup_(zc_pidref_done) struct zc_pidref worker = ZC_PIDREF_NULL;
         struct ze_fdmap map[1];
         struct ze_plan p;
         siginfo_t si = { 0 };
-        pid_t pid;
         int k;
 
         memset(w, 0, sizeof(*w));
@@ -159,19 +158,19 @@ static int spawn_through(struct zr_reference *r, char *const *argv, const char *
         p.n_fds = 1;
         p.status_fd = status[1];
         p.no_new_privs = true;
-        k = zr_reference_spawn(r, &p, &pid, &pidfd);
+        k = zr_reference_spawn(r, &p, &worker);
         if (k < 0)
                 return k;
-        assert_true(pid > 0);
-        assert_int_equal(fcntl(pidfd, F_GETFD), FD_CLOEXEC);
+        assert_true(worker.pid > 0);
+        assert_int_equal(fcntl(worker.fd, F_GETFD), FD_CLOEXEC);
         out[1] = safe_close(out[1]);
         status[1] = safe_close(status[1]);
         tu_read_all(out[0], w->out, sizeof(w->out));
         while (tu_read_record(status[0], &w->rec, sizeof(w->rec)))
                 w->n_recs++;
         /* works only because the worker is our child (CLONE_PARENT) */
-        assert_int_equal(pidfd_reap(pidfd, &si), 0);
-        assert_int_equal(si.si_pid, pid);
+        assert_int_equal(zc_pidref_wait(&worker, WEXITED, &si), 0);
+        assert_int_equal(si.si_pid, worker.pid);
         w->code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
         return 0;
 }
