@@ -58,9 +58,9 @@ static bool pidfd_exited(int pidfd) {
 static void argv_from_proc(struct zd_task *t, int pidfd) {
         char path[64], buf[8192];
         t->argv = json_object_new_array();
-        if (t->pid <= 0)
+        if (t->pidref.pid <= 0)
                 return;
-        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int) t->pid);
+        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int) t->pidref.pid);
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
         if (n <= 0 || pidfd_exited(pidfd))
@@ -95,7 +95,7 @@ static int adopt_task(struct zd_daemon *d, const char *name, int fd) {
                 return r;
         }
         t->run_uid = s.run_uid;
-        t->pid = s.pid;
+        t->pidref.pid = s.pid;
         t->tier = s.tier;
         t->profile = TAKE_PTR(s.profile);
         t->created_at = (double) s.created_ms / 1000.0;

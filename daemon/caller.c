@@ -24,19 +24,15 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "caller.h"
-#include "mountinfo.h"
+#include "caller-proc.h"
 #include "pidfd-util.h"
 #include "util.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
-#endif
-#ifndef CLONE_NEWCGROUP
-#define CLONE_NEWCGROUP 0x02000000
 #endif
 
 /* PIDFD_GET_INFO (Linux 6.13): the pid of a pidfd in one ioctl; its first version's layout. */
@@ -52,24 +48,6 @@ struct zd_pidfd_info {
 #define ZD_CALLER_MAX_THREADS 64 /* a /proc read each, at each Spawn (docs/SECURITY.md) */
 #define PROC_FILE_MAX (1024 * 1024) /* /proc/PID/status with 65536 groups is under 500 KiB */
 
-static const struct {
-        const char *name;
-        unsigned flag;
-        bool joinable; /* setns in the worker keeps the caller's view; see zd_caller_read() */
-} namespaces[] = {
-        { "net", CLONE_NEWNET, true },       { "ipc", CLONE_NEWIPC, true },
-        { "uts", CLONE_NEWUTS, true },       { "mnt", CLONE_NEWNS, true },
-        { "cgroup", CLONE_NEWCGROUP, true }, { "pid", CLONE_NEWPID, false },
-        { "user", CLONE_NEWUSER, false },
-};
-
-const char *zd_caller_ns_name(unsigned flag) {
-        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
-                if (namespaces[i].flag == flag)
-                        return namespaces[i].name;
-        return "unknown";
-}
-
 void zd_caller_done(struct zd_caller *c) {
         if (!c)
                 return;
@@ -83,8 +61,7 @@ void zd_caller_done(struct zd_caller *c) {
         c->n_cgroups = 0;
 }
 
-/* A whole /proc file, NUL-terminated, in *ret (freed by the caller). */
-static int read_proc(int dir_fd, const char *name, char **ret) {
+int zd_caller_read_proc(int dir_fd, const char *name, char **ret) {
         _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         size_t size = 4096, len = 0;
         char *buf = NULL;
@@ -160,7 +137,7 @@ static int peer_pidfd(int conn_fd, int *ret_pidfd, pid_t *ret_pid) {
                 return -ESRCH;
         /* Before Linux 6.13: the pid as fdinfo shows it. */
         snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", pidfd);
-        r = read_proc(AT_FDCWD, name, &info);
+        r = zd_caller_read_proc(AT_FDCWD, name, &info);
         if (r < 0)
                 return r;
         /* "Pid:" is -1 once the process has exited, 0 outside our pid namespace. */
@@ -311,7 +288,7 @@ static int read_threads(int proc_fd, pid_t pid, const char *main_text, struct zd
                     atoi(de->d_name) == pid)
                         continue;
                 snprintf(name, sizeof(name), "task/%.10s/status", de->d_name);
-                r = read_proc(proc_fd, name, &text);
+                r = zd_caller_read_proc(proc_fd, name, &text);
                 if (r == -ENOENT) {
                         r = 0; /* that thread has exited meanwhile */
                         continue;
@@ -339,7 +316,7 @@ static int read_status(int proc_fd, const struct ucred *cr, bool check_uid, stru
         uint64_t v, threads;
         int r;
 
-        r = read_proc(proc_fd, "status", &text);
+        r = zd_caller_read_proc(proc_fd, "status", &text);
         if (r < 0)
                 return r;
         if (check_uid) {
@@ -402,7 +379,7 @@ static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct ze_sch
                 return negative_errno();
         if (sched_getaffinity(pid, sizeof(ret->affinity), (cpu_set_t *) (void *) ret->affinity) < 0)
                 return negative_errno(); /* EINVAL: more CPUs than ZE_AFFINITY_WORDS holds */
-        r = read_proc(dir_fd, oom_path, &text);
+        r = zd_caller_read_proc(dir_fd, oom_path, &text);
         if (r < 0)
                 return r;
 
@@ -508,7 +485,7 @@ static int read_rlimits(int proc_fd, struct zd_caller *c) {
                 }
                 own_max_read = true;
         }
-        r = read_proc(proc_fd, "limits", &text);
+        r = zd_caller_read_proc(proc_fd, "limits", &text);
         if (r < 0)
                 return r;
         r = parse_limits(text, c);
@@ -522,215 +499,6 @@ static int read_rlimits(int proc_fd, struct zd_caller *c) {
 
                 l->max = l->max < own_max[l->resource] ? l->max : own_max[l->resource];
                 l->cur = l->cur < l->max ? l->cur : l->max;
-        }
-        return 0;
-}
-
-static bool same_file(const struct stat *a, const struct stat *b) {
-        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
-/* zygoted's own namespaces and root, read once: it never changes them (no setns, unshare nor
- * chroot in the daemon), and each stat of /proc costs as much as a small part of a spawn. An
- * entry the kernel lacks stays zero, and so never equals a caller's. */
-static struct stat own_ns[ELEMENTSOF(namespaces)], own_root;
-
-/* The device and inode of a directory, from its inode as it is (AT_STATX_DONT_SYNC): a caller
- * whose root is on FUSE must not make zygoted wait for its file system's server. */
-static int dir_id(int dir_fd, const char *path, struct stat *ret) {
-        struct statx stx;
-
-        if (statx(dir_fd, path, AT_STATX_DONT_SYNC, STATX_INO, &stx) < 0)
-                return negative_errno();
-        *ret = (struct stat) { .st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .st_ino = stx.stx_ino };
-        return 0;
-}
-static bool own_read;
-
-static int read_own(void) {
-        char path[32];
-        int r;
-
-        if (own_read)
-                return 0;
-        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
-                snprintf(path, sizeof(path), "/proc/self/ns/%s", namespaces[i].name);
-                if (stat(path, &own_ns[i]) < 0 && errno != ENOENT)
-                        return negative_errno();
-        }
-        r = dir_id(AT_FDCWD, "/", &own_root);
-        if (r < 0)
-                return r;
-        own_read = true;
-        return 0;
-}
-
-/* The first procfs mount point the caller sees (mountinfo lists those under its root, relative
- * to it) other than on /proc and beneath it, which the task's own /proc covers. */
-static int note_procfs(const char *mount_point, void *userdata) {
-        struct zd_caller *c = userdata;
-        /* cut to fit: it only names the mount in the error */
-        size_t n = strnlen(mount_point, sizeof(c->procfs_elsewhere) - 1);
-
-        memcpy(c->procfs_elsewhere, mount_point, n);
-        c->procfs_elsewhere[n] = 0;
-        return 1;
-}
-
-static int read_procfs_elsewhere(int proc_fd, struct zd_caller *c) {
-        int fd = openat(proc_fd, "mountinfo", O_RDONLY | O_CLOEXEC), r;
-
-        if (fd < 0)
-                return negative_errno();
-        r = zc_mountinfo_procfs_elsewhere(fd, note_procfs, c);
-        return r < 0 ? r : 0;
-}
-
-static int read_namespaces(int proc_fd, struct zd_caller *c) {
-        struct stat theirs;
-        char path[32];
-        int r;
-
-        r = read_own();
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
-                snprintf(path, sizeof(path), "ns/%s", namespaces[i].name);
-                if (fstatat(proc_fd, path, &theirs, 0) < 0) {
-                        if (errno == ENOENT)
-                                continue; /* a kernel without this kind of namespace */
-                        return negative_errno();
-                }
-                if (same_file(&own_ns[i], &theirs))
-                        continue;
-                if (namespaces[i].joinable)
-                        c->ns_join |= namespaces[i].flag;
-                else if (!c->ns_other)
-                        c->ns_other = namespaces[i].name;
-        }
-
-        /* The caller's root: a chroot of its own, or the root of its mount namespace. */
-        r = dir_id(proc_fd, "root", &theirs);
-        if (r < 0)
-                return r;
-        if ((c->ns_join & CLONE_NEWNS) || !same_file(&own_root, &theirs)) {
-                c->root_fd = openat(proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (c->root_fd < 0)
-                        return negative_errno();
-                return read_procfs_elsewhere(proc_fd, c);
-        }
-        return 0;
-}
-
-/* Whether every controller of a /proc/PID/cgroup line ("pids", "cpu,cpuacct", "name=systemd")
- * is among a cgroup v1 mount's super options. */
-static bool has_controllers(const char *opts, const char *ctl, size_t ctl_len) {
-        while (ctl_len > 0) {
-                size_t n = strcspn(ctl, ",");
-                bool found = false;
-
-                if (n > ctl_len)
-                        n = ctl_len;
-                for (const char *o = opts; *o && !found; o += strcspn(o, ","), o += *o ? 1 : 0)
-                        found = strncmp(o, ctl, n) == 0 && (o[n] == ',' || o[n] == 0);
-                if (!found)
-                        return false;
-                ctl += n;
-                ctl_len -= n;
-                if (ctl_len > 0) {
-                        ctl++;
-                        ctl_len--;
-                }
-        }
-        return true;
-}
-
-/* The directory of cgroup path (plen bytes) in the hierarchy a /proc/PID/cgroup line names
- * (controllers empty for the unified one), into buf: under a mount of that hierarchy whose root
- * (a container's mounts show only their own subtree) holds the path. -EXDEV when none does. */
-static int find_cgroup_dir(const char *mountinfo, const char *ctl, size_t ctl_len, const char *path, size_t plen,
-                           char *buf, size_t size) {
-        for (const char *l = mountinfo; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-                char root[PATH_MAX], point[PATH_MAX], type[32], opts[512];
-                const char *sep = strstr(l, " - ");
-                const char *eol = strchrnul(l, '\n');
-
-                if (!sep || sep > eol)
-                        continue;
-                /* id parent major:minor root mount-point ... - type source super-options */
-                if (sscanf(l, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
-                    sscanf(sep + 3, "%31s %*s %511s", type, opts) != 2)
-                        continue;
-                if (ctl_len == 0 ? strcmp(type, "cgroup2") != 0
-                                 : strcmp(type, "cgroup") != 0 || !has_controllers(opts, ctl, ctl_len))
-                        continue;
-                /* root "/" holds every path; "/a" holds "/a" and "/a/..." */
-                size_t rlen = strcmp(root, "/") == 0 ? 0 : strlen(root);
-                if (rlen > plen || strncmp(path, root, rlen) != 0 || (rlen < plen && rlen > 0 && path[rlen] != '/'))
-                        continue;
-                if ((size_t) snprintf(buf, size, "%s%.*s", point, (int) (plen - rlen), path + rlen) >= size)
-                        return -ENAMETOOLONG;
-                return 0;
-        }
-        return -EXDEV;
-}
-
-/* The line of the same hierarchy ("ID:") in a /proc/PID/cgroup text, or NULL. */
-static const char *same_hierarchy(const char *text, const char *line) {
-        size_t k = strcspn(line, ":") + 1;
-
-        for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
-                if (strncmp(l, line, k) == 0)
-                        return l;
-        return NULL;
-}
-
-static int read_cgroups(int proc_fd, struct zd_caller *c) {
-        _cleanup_free_ char *theirs = NULL, *mine = NULL, *mountinfo = NULL;
-        int r;
-
-        /* A kernel without cgroups (CONFIG_CGROUPS off, as in the kernel lane's guest) has no
-         * /proc/PID/cgroup: nothing to carry. Read ours first, so that a caller's missing file
-         * still means a caller that is gone. */
-        r = read_proc(AT_FDCWD, "/proc/self/cgroup", &mine);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        r = read_proc(proc_fd, "cgroup", &theirs);
-        if (r < 0)
-                return r;
-        /* lines "ID:CONTROLLERS:PATH" */
-        for (const char *l = theirs, *eol; *l; l = *eol ? eol + 1 : eol) {
-                const char *ctl = strchr(l, ':'), *path, *m, *mp;
-                char dir[PATH_MAX];
-                size_t plen;
-
-                eol = strchrnul(l, '\n');
-                if (!ctl || ctl > eol || !(path = strchr(ctl + 1, ':')) || path > eol)
-                        return -EBADMSG;
-                ctl++;
-                path++;
-                plen = (size_t) (eol - path);
-                m = same_hierarchy(mine, l);
-                mp = m ? strchr(m, ':') : NULL;
-                mp = mp ? strchr(mp + 1, ':') : NULL;
-                if (mp && (size_t) (strchrnul(mp + 1, '\n') - (mp + 1)) == plen && strncmp(mp + 1, path, plen) == 0)
-                        continue; /* the task starts there anyway */
-                if (c->n_cgroups >= ZE_MAX_CGROUPS)
-                        return -E2BIG;
-                if (!mountinfo) {
-                        r = read_proc(AT_FDCWD, "/proc/self/mountinfo", &mountinfo);
-                        if (r < 0)
-                                return r;
-                }
-                r = find_cgroup_dir(mountinfo, ctl, (size_t) (path - 1 - ctl), path, plen, dir, sizeof(dir));
-                if (r < 0)
-                        return r;
-                r = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (r < 0)
-                        return negative_errno();
-                c->cgroup_fds[c->n_cgroups++] = r;
         }
         return 0;
 }
@@ -751,7 +519,7 @@ int zd_caller_read_ids(int conn_fd, const struct ucred *cr, uid_t *ret_uid, gid_
         proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (proc_fd < 0)
                 return errno == ENOENT ? -ESRCH : negative_errno();
-        r = read_proc(proc_fd, "status", &text);
+        r = zd_caller_read_proc(proc_fd, "status", &text);
         if (r < 0)
                 return r == -ENOENT ? -ESRCH : r;
         if (check_uid && (field_number(text, "Uid", 0, 10, &v) < 0 || v != cr->uid))
@@ -785,9 +553,9 @@ int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *c) {
         if (r >= 0)
                 r = read_rlimits(proc_fd, c);
         if (r >= 0)
-                r = read_namespaces(proc_fd, c);
+                r = zd_caller_read_namespaces(proc_fd, c);
         if (r >= 0)
-                r = read_cgroups(proc_fd, c);
+                r = zd_caller_read_cgroups(proc_fd, c);
         /* A process that is gone may have left its number to another: what was read may be
          * that one's. Alive now, it was alive throughout, and the number was its own. */
         if (pidfd_kill(c->pidfd, 0) == -ESRCH) /* EPERM: alive, only not ours to signal */

@@ -12,11 +12,13 @@
  *   spawn-start.c   the worker started and tracked, a spawn's end
  *   filter.c        GetFilter: compiled seccomp programs as sealed memfds (filter-cache.c)
  *   registry.c      profiles, their reference processes and tiers, reloads, restarts
+ *   reference-client.c  a reference's requests in flight, each with its sender's completion
  *   task.c          the task table: pidfd watchers, exit status, waiters, audit lines
  *   spawn-reply.c   every Spawn reply, success and SpawnFailed
  *   events.c        the Events streams: subscribers, their limits, one task's event
  *   task-fdname.c   a task's name in systemd's fd store, and back
  *   server.c        the transport: socket, connections, framing, fds, limits
+ *   fork-gate.c     before a fork: the holders of other callers' fds, registered, let them go
  *   sd.c            systemd primitives: activation, notify, the fd store
  *   session.c       a task's session, through /proc
  *   tier.c          tier names
@@ -38,10 +40,9 @@
 #include "server.h"
 #include "tier.h"
 
-struct zd_registry_hooks;
-
 struct zd_entry;
 struct zd_task;
+struct zd_parked;
 struct lh_table;
 
 struct zd_daemon {
@@ -69,10 +70,7 @@ struct zd_daemon {
         struct zd_events events; /* Events streams (events.h) */
 
         struct zd_server server;
-        const struct zd_registry_hooks *registry_hooks; /* main.c: the spawn layer's (registry.h) */
-        /* main.c: fork-gate.c's zd_fork_prepare(), called before every fork that copies the fd
-         * table (spawn-start.c, registry.c), through this pointer so that neither calls up */
-        void (*before_fork)(struct zd_daemon *d);
+        struct zd_parked *parked; /* inherit-tier spawns the references have in hand (spawn-park.c) */
         struct zd_sd_activation activation; /* passed fds, until adopted */
         ev_timer watchdog;
         ev_timer status_timer;
@@ -81,9 +79,3 @@ struct zd_daemon {
         bool stopping;
         unsigned long spawned, failed;
 };
-
-/* Before a fork whose child copies zygoted's fd table: see fork-gate.c. */
-static inline void zd_daemon_before_fork(struct zd_daemon *d) {
-        if (d->before_fork)
-                d->before_fork(d);
-}

@@ -6,7 +6,7 @@
  * closes each copy it does not keep before its exec; close() of a FUSE file waits for the FUSE
  * server's answer to FLUSH. So a caller fd of someone else that sat in the table at the fork
  * would hold up this spawn for as long as that caller's server likes. Three kinds of caller fds
- * outlive the handling of their own call; each goes, or is made sure to have gone, here:
+ * outlive the handling of their own call, and their modules register here (fork-gate.h):
  *
  * - the fds of a message not yet complete (server.c): the connection is dropped;
  * - the fds parked inherit-tier spawns keep for a load-tier retry (spawn-park.c): released;
@@ -17,30 +17,50 @@
  * The spawn being forked keeps its own (they are in its call, or its parked entry was taken off
  * the queue before the fork). A reference does the same before each of its forks
  * (zygote-ref.c: its closer only; it keeps nothing else).
+ *
+ * The fd table is the process's, and so is the gate: one list of holders, whichever module
+ * forks. The gate calls no module by name: those below it register.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <syslog.h>
 
-#include "daemon.h"
 #include "fork-gate.h"
 #include "log.h"
-#include "server.h"
-#include "spawn-park.h"
 
-void zd_fork_prepare(struct zd_daemon *d) {
-        unsigned dropped = zd_server_drop_partial_fds(&d->server);
-        unsigned released = zd_spawn_park_release_fds(d);
+static struct zd_fork_holder *holders;
+
+void zd_fork_gate_register(struct zd_fork_holder *h) {
+        struct zd_fork_holder **p;
+
+        for (p = &holders; *p; p = &(*p)->next)
+                if (*p == h)
+                        return;
+        h->next = NULL;
+        *p = h; /* at the end: holders act in the order they came */
+}
+
+void zd_fork_gate_unregister(struct zd_fork_holder *h) {
+        for (struct zd_fork_holder **p = &holders; *p; p = &(*p)->next)
+                if (*p == h) {
+                        *p = h->next;
+                        h->next = NULL;
+                        return;
+                }
+}
+
+void zd_fork_gate(void) {
         int r;
 
-        if (dropped > 0)
-                zd_log(LOG_INFO, "%u connection%s dropped: %s the fds of a message not yet complete when a "
-                       "fork needed a clean fd table", dropped, dropped == 1 ? "" : "s",
-                       dropped == 1 ? "it held" : "they held");
-        if (released > 0)
-                zd_log(LOG_DEBUG, "%u fds of parked spawns released before a fork", released);
-        r = zd_closer_settle(&d->server.closer);
-        if (r < 0)
-                zd_log(LOG_WARNING, "forking while a caller fd may still be in the fd table: %s",
-                       r == -EMFILE ? "no closer helper could be started for it"
-                                    : "a closer helper did not take it out within its time");
+        for (enum zd_fork_stage stage = 0; stage < _ZD_FORK_STAGE_MAX; stage++)
+                for (struct zd_fork_holder *h = holders, *next; h; h = next) {
+                        next = h->next; /* a holder may leave the list as it lets go */
+                        if (h->stage != stage)
+                                continue;
+                        r = h->close_before_fork(h->userdata);
+                        if (stage == ZD_FORK_SETTLE && r < 0)
+                                zd_log(LOG_WARNING, "forking while a caller fd may still be in the fd table: %s",
+                                       r == -EMFILE ? "no closer helper could be started for it"
+                                                    : "a closer helper did not take it out within its time");
+                }
 }

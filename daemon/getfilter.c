@@ -36,6 +36,7 @@
 
 #include "call.h"
 #include "daemon.h"
+#include "fork-gate.h"
 #include "getfilter.h"
 #include "filter-cache.h"
 #include "filter-compile.h"
@@ -336,7 +337,7 @@ static int compile_start(struct zd_call *call, const uint8_t key[ZC_SHA256_DIGES
         memcpy(k->key, key, ZC_SHA256_DIGEST_SIZE);
         zc_sha256_hex(text, strlen(text), k->key_hex);
         /* the child copies our fd table: no other caller's fd may be in it */
-        zd_daemon_before_fork(d);
+        zd_fork_gate();
         pid = zd_compile_fork(text, strlen(text), k->cpu_sec, &k->pidfd, &k->out);
         if (pid < 0) {
                 zd_log(LOG_WARNING, "GetFilter: no compile child: %s", strerror((int) -pid));

@@ -19,14 +19,12 @@
 
 #include "adopt.h"
 #include "daemon.h"
-#include "fork-gate.h"
 #include "log.h"
 #include "methods.h"
 #include "getfilter.h"
 #include "registry.h"
 #include "sd.h"
 #include "server.h"
-#include "spawner.h"
 #include "task.h"
 #include "tier.h"
 #include "util.h"
@@ -368,13 +366,6 @@ int main(int argc, char **argv) {
         r = zd_tasks_init(&d);
         if (r < 0)
                 return 1;
-        static const struct zd_registry_hooks spawn_hooks = {
-                .ref_reply = zd_spawn_on_ref_reply,
-                .ref_timeout = zd_spawn_on_ref_timeout,
-                .ref_lost = zd_spawn_ref_lost,
-        };
-        d.registry_hooks = &spawn_hooks;
-        d.before_fork = zd_fork_prepare;
         r = zd_registry_load(&d);
         if (r < 0) {
                 zd_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d.profile_dirs[0],

@@ -154,11 +154,11 @@ static int m_kill(struct zd_call *call, struct zd_task *t) {
          * is not reaped, so that the session id itself cannot have been reused. */
         /* The leader first: signalled after its children, a shell waiting for them would exit
          * on its own before the signal reached it. */
-        r = pidfd_kill(t->pidfd, (int) p.signal);
+        r = zc_pidref_kill(&t->pidref, (int) p.signal);
         if (r == -ESRCH)
                 r = 0;
         if (p.all) {
-                int k = zd_session_kill(t->pid, (int) p.signal);
+                int k = zd_session_kill(t->pidref.pid, (int) p.signal);
                 if (k < 0 && r == 0)
                         r = k;
         }
@@ -183,7 +183,7 @@ static int m_state(struct zd_call *call, struct zd_task *t) {
 }
 
 static int m_pids(struct zd_call *call, struct zd_task *t) {
-        json_object *pids = t->exited ? json_object_new_array() : zd_session_pids(t->pid);
+        json_object *pids = t->exited ? json_object_new_array() : zd_session_pids(t->pidref.pid);
         return reply(call, with_value("pids", pids));
 }
 

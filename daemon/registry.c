@@ -21,6 +21,7 @@
 #include <syslog.h>
 
 #include "daemon.h"
+#include "fork-gate.h"
 #include "log.h"
 #include "pidfd-util.h"
 #include "registry.h"
@@ -71,13 +72,13 @@ static void on_released_init(struct ev_loop *loop, ev_io *w, int revents) {
 static void entry_release_pidns(struct zd_entry *e) {
         struct released_init *ri;
 
-        if (e->ns.pidfd < 0)
+        if (e->ns.pidref.fd < 0)
                 return;
         ev_io_stop(e->d->loop, &e->ns_watch);
         /* zygoted stopping: the init is reparented when we exit, nobody here to reap it */
         ri = e->d->stopping ? NULL : malloc(sizeof(*ri));
         if (ri) {
-                ri->pidfd = fcntl(e->ns.pidfd, F_DUPFD_CLOEXEC, 3);
+                ri->pidfd = fcntl(e->ns.pidref.fd, F_DUPFD_CLOEXEC, 3);
                 if (ri->pidfd >= 0) {
                         ev_io_init(&ri->watch, on_released_init, ri->pidfd, EV_READ);
                         ri->watch.data = ri;
@@ -95,16 +96,16 @@ static int entry_start_pidns(struct zd_entry *e) {
         char what[64] = "";
         int r;
 
-        if (!d->features.pid_namespace || e->ns.pidfd >= 0)
+        if (!d->features.pid_namespace || e->ns.pidref.fd >= 0)
                 return 0;
-        zd_daemon_before_fork(d);
+        zd_fork_gate();
         r = zr_pidns_start(d->helper_fd, &e->ns, what, sizeof(what));
         if (r < 0) {
                 zd_log(LOG_ERR, "profile %s: the init of its pid namespace failed to start%s%s: %s",
                        e->profile->name, what[0] ? " at " : "", what, strerror(-r));
                 return r;
         }
-        ev_io_init(&e->ns_watch, on_init_death, e->ns.pidfd, EV_READ);
+        ev_io_init(&e->ns_watch, on_init_death, e->ns.pidref.fd, EV_READ);
         e->ns_watch.data = e;
         ev_io_start(d->loop, &e->ns_watch);
         return 0;
@@ -141,7 +142,7 @@ static int entry_start_reference(struct zd_entry *e) {
         int r = entry_start_pidns(e);
         if (r < 0)
                 return r;
-        zd_daemon_before_fork(d);
+        zd_fork_gate();
         r = zr_reference_start_ns(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
                                   p->no_new_privs || !d->privileged, drop, e->ns.pidns_fd, e->ns.mntns_fd,
                                   &e->ref);
@@ -151,9 +152,9 @@ static int entry_start_reference(struct zd_entry *e) {
         e->ref_up = true;
         e->ref_started_at = ev_now(d->loop);
         char name[32];
-        reference_fdname(e->ref.pid, name);
-        (void) zd_sd_fdstore_add(name, e->ref.pidfd, true);
-        ev_io_init(&e->ref_watch, on_ref_death, e->ref.pidfd, EV_READ);
+        reference_fdname(e->ref.pidref.pid, name);
+        (void) zd_sd_fdstore_add(name, e->ref.pidref.fd, true);
+        ev_io_init(&e->ref_watch, on_ref_death, e->ref.pidref.fd, EV_READ);
         e->ref_watch.data = e;
         ev_io_start(d->loop, &e->ref_watch);
         return 0;
@@ -162,11 +163,10 @@ static int entry_start_reference(struct zd_entry *e) {
 static void entry_stop_reference(struct zd_entry *e) {
         if (!e->ref_up)
                 return;
-        if (e->d->registry_hooks)
-                e->d->registry_hooks->ref_lost(e); /* its parked spawns: in the load tier, before it is reaped */
+        zd_ref_client_lost(&e->client); /* what it had in hand is settled before it is reaped */
         ev_io_stop(e->d->loop, &e->ref_watch);
         char name[32];
-        reference_fdname(e->ref.pid, name);
+        reference_fdname(e->ref.pidref.pid, name);
         zd_sd_fdstore_remove(name);
         zr_reference_stop(&e->ref);
         e->ref_up = false;
@@ -232,6 +232,7 @@ static void entry_free(struct zd_entry *e) {
         entry_stop_reference(e);
         entry_release_pidns(e);
         ev_timer_stop(e->d->loop, &e->restart);
+        zd_ref_client_done(&e->client);
         zp_profile_free(e->profile);
         free(e);
 }
@@ -242,19 +243,19 @@ static int entry_new(struct zd_daemon *d, struct zp_profile *p, struct zd_entry 
                 return -ENOMEM;
         e->d = d;
         e->profile = p;
-        e->ref.pidfd = e->ref.ctl_fd = -EBADF;
+        e->ref = ZR_REFERENCE_NULL;
         e->ns = ZR_PIDNS_NULL;
         e->backoff = BACKOFF_MIN;
         ev_timer_init(&e->restart, on_restart, 0., 0.);
         e->restart.data = e;
-        const struct zd_registry_hooks *h = d->registry_hooks;
-        ev_io_init(&e->ctl_watch, h ? h->ref_reply : NULL, -1, EV_READ);
-        e->ctl_watch.data = e;
-        ev_timer_init(&e->ctl_timer, h ? h->ref_timeout : NULL, 0., 0.);
-        e->ctl_timer.data = e;
+        int r = zd_ref_client_init(&e->client, d, &e->ref, p->name);
+        if (r < 0) {
+                free(e);
+                return r;
+        }
         /* Without its pid namespace, a profile's tasks could reach outside their sandbox: the
          * profile is not served at all. */
-        int r = entry_start_pidns(e);
+        r = entry_start_pidns(e);
         if (r < 0) {
                 if (ret_error && asprintf(ret_error, "the init of its pid namespace failed to start: %s",
                                           strerror(-r)) < 0)
@@ -297,12 +298,12 @@ static void on_restart(struct ev_loop *loop, ev_timer *w, int revents) {
         e->tier = e->best_tier;
         snprintf(e->reason, sizeof(e->reason), "reference restarted (%u restarts)", e->restarts);
         zd_log(LOG_NOTICE, "profile %s: reference process restarted (pid %d); back to the %s tier",
-               e->profile->name, (int) e->ref.pid, zd_tier_to_string(e->tier));
+               e->profile->name, (int) e->ref.pidref.pid, zd_tier_to_string(e->tier));
 }
 
 static void on_ref_death(struct ev_loop *loop, ev_io *w, int revents) {
         struct zd_entry *e = w->data;
-        pid_t pid = e->ref.pid;
+        pid_t pid = e->ref.pidref.pid;
         double lived = ev_now(loop) - e->ref_started_at;
         entry_stop_reference(e); /* reaps it */
         if (lived > HEALTHY_AFTER)
@@ -321,18 +322,18 @@ static void on_ref_death(struct ev_loop *loop, ev_io *w, int revents) {
  * restarted with a new one. The next spawn starts the init if this fails. */
 static void on_init_death(struct ev_loop *loop, ev_io *w, int revents) {
         struct zd_entry *e = w->data;
-        pid_t pid = e->ns.pid;
+        pid_t pid = e->ns.pidref.pid;
         siginfo_t si = {};
 
         ev_io_stop(loop, w);
-        (void) pidfd_reap(e->ns.pidfd, &si);
+        (void) zc_pidref_wait(&e->ns.pidref, WEXITED, &si);
         zr_pidns_release(&e->ns);
         zd_log(LOG_WARNING, "profile %s: the init %d of its pid namespace died (%s %d), and its tasks with it; "
                "starting another", e->profile->name, (int) pid,
                si.si_code == CLD_EXITED ? "exit status" : "signal", si.si_status);
         /* its watcher sees it die and restarts it, in the new namespace */
         if (e->ref_up)
-                (void) pidfd_kill(e->ref.pidfd, SIGKILL);
+                (void) zc_pidref_kill(&e->ref.pidref, SIGKILL);
         (void) entry_start_pidns(e);
 }
 
@@ -491,10 +492,10 @@ json_object *zd_entry_to_json(const struct zd_entry *e) {
         json_object_object_add(o, "capabilities", caps);
         json_object_object_add(o, "noNewPrivileges", json_object_new_boolean(p->no_new_privs));
         if (e->ref_up)
-                json_object_object_add(o, "referencePid", json_object_new_int(e->ref.pid));
-        if (e->ns.pidfd >= 0)
-                json_object_object_add(o, "initPid", json_object_new_int(e->ns.pid));
-        json_object_object_add(o, "parkedSpawns", json_object_new_int64(e->n_parked));
+                json_object_object_add(o, "referencePid", json_object_new_int(e->ref.pidref.pid));
+        if (e->ns.pidref.fd >= 0)
+                json_object_object_add(o, "initPid", json_object_new_int(e->ns.pidref.pid));
+        json_object_object_add(o, "parkedSpawns", json_object_new_int64(zd_ref_client_pending(&e->client)));
         json_object_object_add(o, "skippedSyscalls", json_object_new_int64(p->skipped_syscalls));
         return o;
 }

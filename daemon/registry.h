@@ -9,10 +9,10 @@
 #include "pidns.h"
 #include "profile.h"
 #include "reference.h"
+#include "reference-client.h"
 #include "tier.h"
 
 struct zd_daemon;
-struct zd_parked;
 
 struct zd_entry {
         struct zd_daemon *d;
@@ -26,23 +26,11 @@ struct zd_entry {
         enum zd_tier best_tier;  /* what spawns use while the reference is up */
         char reason[256];        /* why this tier */
         ev_io ref_watch;         /* reference pidfd: its death */
-        ev_io ctl_watch;         /* its control socket, while spawns are parked (spawn-park.c) */
-        ev_timer ctl_timer;      /* the oldest parked spawn's deadline */
-        struct zd_parked *parked; /* inherit-tier spawns waiting for the reference, oldest first */
-        unsigned n_parked;
+        struct zd_ref_client client; /* the requests in its hands (reference-client.h) */
         ev_timer restart;        /* backoff restart */
         double backoff;
         double ref_started_at;
         unsigned restarts;
-};
-
-/* What becomes of a reference's parked spawns is the spawn layer's business: main.c points
- * zd_daemon.registry_hooks at spawn-park.c's functions, so this module never calls the layer above it
- * by name. Without hooks (unit tests) nothing is ever parked. */
-struct zd_registry_hooks {
-        void (*ref_reply)(struct ev_loop *loop, ev_io *w, int revents);      /* ctl_watch */
-        void (*ref_timeout)(struct ev_loop *loop, ev_timer *w, int revents); /* ctl_timer */
-        void (*ref_lost)(struct zd_entry *e); /* the reference goes: settle its parked spawns */
 };
 
 int zd_registry_load(struct zd_daemon *d);   /* start-up: fatal errors only when nothing loads */

@@ -62,7 +62,9 @@ bool zd_closer_may_take(const struct zd_closer *c, uid_t uid) {
         return zc_fd_closer_helpers(c->helpers) + ZY_FDS_MAX < ZC_FD_CLOSER_MAX_HELPERS;
 }
 
-int zd_closer_settle(struct zd_closer *c) {
+/* The fork gate's settle stage (fork-gate.h). */
+static int closer_settle(void *userdata) {
+        struct zd_closer *c = userdata;
         int r;
 
         if (!c->helpers)
@@ -82,8 +84,8 @@ int zd_closer_settle(struct zd_closer *c) {
  * message), and our close of our copy is then not the last. It closes them one after the other:
  * a stuck one delays only the sockets behind it, which wait in its socket or in our queue. It is
  * forked once, when the daemon starts listening, before any caller's fd is in the table; it is
- * not restarted (that fork would need the fork gate, a layer above): without it, the helpers
- * close such sockets. */
+ * not restarted (that fork would need the fork gate, whose settle stage is the closer's own):
+ * without it, the helpers close such sockets. */
 
 /* Each socket comes in two messages: the socket, then (once our copy is closed) a commit. The
  * sink closes a socket only at its commit: closed before ours, our close would be the last. */
@@ -274,6 +276,9 @@ int zd_closer_start(struct zd_closer *c, struct ev_loop *loop) {
         ev_init(&c->timer, on_closer_timer);
         c->timer.data = c;
         ev_io_start(loop, &c->watch);
+        c->fork_holder = (struct zd_fork_holder){ .stage = ZD_FORK_SETTLE, .close_before_fork = closer_settle,
+                                                  .userdata = c };
+        zd_fork_gate_register(&c->fork_holder);
         return 0;
 }
 
@@ -294,6 +299,7 @@ void zd_closer_stop(struct zd_closer *c) {
         c->sink_queue = NULL;
         if (!c->helpers)
                 return;
+        zd_fork_gate_unregister(&c->fork_holder);
         ev_io_stop(c->loop, &c->watch);
         ev_timer_stop(c->loop, &c->timer);
         zc_fd_closer_free(TAKE_PTR(c->helpers));

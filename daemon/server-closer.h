@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "fork-gate.h"
+
 struct zc_fd_closer;
 
 struct zd_closer {
@@ -17,6 +19,10 @@ struct zd_closer {
         int error;                    /* why there are no helpers: a negative errno, or 0 */
         ev_io watch;                  /* the helpers' acks */
         ev_timer timer;               /* the deadline of the oldest fd handed over */
+        /* With helpers, before a fork (fork-gate.h, the settle stage): waits (a bounded time)
+         * until no fd handed over is still in the fd table (closed, or its helper is inside
+         * close() for it): common/fd-closer.h. */
+        struct zd_fork_holder fork_holder;
         /* The sink: one process, not sharing the fd table, that closes the connection sockets
          * whose receive queue still holds a caller's unread data (and with it, maybe, fds the
          * daemon never took). See server-closer.c. */
@@ -47,9 +53,6 @@ void zd_closer_close(struct zd_closer *c, int fd, uid_t uid);
  * anyone but root. Fds refused are dropped by the kernel unread, with no close (no FLUSH). */
 #define ZD_CLOSER_HELD_PER_UID 8
 bool zd_closer_may_take(const struct zd_closer *c, uid_t uid);
-/* Before a fork: waits (a bounded time) until no fd handed over is still in the fd table
- * (closed, or its helper is inside close() for it): common/fd-closer.h. 0, or why it could not. */
-int zd_closer_settle(struct zd_closer *c);
 /* Closes one of the daemon's own connection sockets whose receive queue is not empty: the
  * kernel then releases what is queued there, a caller's fds among it, and the last close of one
  * of them may wait (a TCP socket lingering on unsent data). That happens in the sink, or, with

@@ -11,6 +11,9 @@
  * the sendmsg that carried them. They are collected per connection and given to the next message
  * that completes; a client that passes fds must therefore wait for each reply before its next
  * call (every varlink client does). A malformed message drops that peer, never the daemon.
+ *
+ * This file: the listening socket, connections, replies; reading and framing are server-read.c
+ * (server-conn.h between the two).
  */
 #include <fcntl.h>
 #include <linux/sockios.h>
@@ -24,48 +27,12 @@
 #include "json-dispatch.h"
 #include "log.h"
 #include "server.h"
+#include "server-conn.h"
 #include "util.h"
 #include "zygote-protocol.h"
 
-struct zd_conn {
-        struct zd_server *s;
-        struct zd_conn *prev, *next;
-        int fd;
-        ev_io io;
-        ev_timer partial;
-        ev_idle kick;     /* process buffered calls after an asynchronous reply */
-        struct ucred cred;   /* SO_PEERCRED: who connected (the connection's limits go by it) */
-        struct ucred acting; /* who calls now: cred, or less for a root connection whose process
-                              * dropped its ids since (zd_conn_set_acting) */
-        gid_t *groups;
-        size_t n_groups;
-        char *in;
-        size_t in_len, in_size;
-        int in_fds[ZY_FDS_MAX];
-        size_t n_in_fds;
-        struct zd_out *out_head, *out_tail;
-        size_t out_bytes;
-        bool busy;        /* a call is waiting for its (last) reply */
-        bool more;        /* the current call asked for more replies */
-        bool closing;     /* close once the output is flushed */
-        bool dead;
-        bool processing;  /* inside conn_process() */
-        void *data;       /* the layer above's */
-        unsigned refs;
-};
-
-struct zd_out {
-        struct zd_out *next;
-        size_t len, off;
-        int fd; /* sent with the first byte, -EBADF if none */
-        char data[];
-};
-
-static void conn_unref(struct zd_conn *c);
 static void conn_close(struct zd_conn *c);
 static void accept_resume(struct zd_server *s);
-static void conn_process(struct zd_conn *c);
-static void conn_update_events(struct zd_conn *c);
 
 bool zd_conn_is_root(const struct zd_conn *c) {
         return c->acting.uid == 0;
@@ -119,7 +86,7 @@ static unsigned conns_of_uid(struct zd_server *s, uid_t uid) {
 
 /* ---- output ------------------------------------------------------------------------------- */
 
-static void conn_flush(struct zd_conn *c) {
+void zd_conn_flush(struct zd_conn *c) {
         while (c->out_head) {
                 struct zd_out *o = c->out_head;
                 struct iovec iov = { .iov_base = o->data + o->off, .iov_len = o->len - o->off };
@@ -145,10 +112,10 @@ static void conn_flush(struct zd_conn *c) {
                 conn_close(c);
                 return;
         }
-        conn_update_events(c);
+        zd_conn_update_events(c);
 }
 
-static void conn_send(struct zd_conn *c, json_object *msg, int fd) {
+void zd_conn_send(struct zd_conn *c, json_object *msg, int fd) {
         if (c->dead) {
                 safe_close(fd);
                 return;
@@ -192,7 +159,7 @@ static void conn_send(struct zd_conn *c, json_object *msg, int fd) {
                 c->out_head = o;
         c->out_tail = o;
         c->out_bytes += o->len;
-        conn_flush(c);
+        zd_conn_flush(c);
 }
 
 static void call_done(struct zd_conn *c) {
@@ -200,7 +167,7 @@ static void call_done(struct zd_conn *c) {
         c->more = false;
         if (c->dead)
                 return;
-        /* The next call may already be buffered. Inside conn_process() its loop goes on by
+        /* The next call may already be buffered. Inside zd_conn_process() its loop goes on by
          * itself; after an asynchronous reply, process it from the loop, not recursively. */
         if (!c->processing)
                 ev_idle_start(c->s->loop, &c->kick);
@@ -210,10 +177,10 @@ static void on_kick(struct ev_loop *loop, ev_idle *w, int revents) {
         struct zd_conn *c = w->data;
         ev_idle_stop(loop, w);
         c->refs++;
-        conn_process(c);
+        zd_conn_process(c);
         if (!c->dead)
-                conn_update_events(c);
-        conn_unref(c);
+                zd_conn_update_events(c);
+        zd_conn_unref(c);
 }
 
 void zd_reply(struct zd_conn *c, json_object *params, bool continues, int fd) {
@@ -225,11 +192,11 @@ void zd_reply(struct zd_conn *c, json_object *params, bool continues, int fd) {
          * asynchronous reply from task.c holds no reference of its own: keep c alive until
          * call_done() is through with it. */
         c->refs++;
-        conn_send(c, msg, fd);
+        zd_conn_send(c, msg, fd);
         json_object_put(msg);
         if (!continues)
                 call_done(c);
-        conn_unref(c);
+        zd_conn_unref(c);
 }
 
 void zd_reply_error(struct zd_conn *c, const char *error, json_object *params) {
@@ -237,228 +204,19 @@ void zd_reply_error(struct zd_conn *c, const char *error, json_object *params) {
         json_object_object_add(msg, "error", json_object_new_string(error));
         json_object_object_add(msg, "parameters", params ? params : json_object_new_object());
         c->refs++; /* as in zd_reply() */
-        conn_send(c, msg, -EBADF);
+        zd_conn_send(c, msg, -EBADF);
         json_object_put(msg);
         call_done(c);
-        conn_unref(c);
+        zd_conn_unref(c);
 }
 
-static void reply_errorf(struct zd_conn *c, const char *error, const char *key, const char *value) {
+void zd_conn_reply_errorf(struct zd_conn *c, const char *error, const char *key, const char *value) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, key, json_object_new_string(value));
         zd_reply_error(c, error, p);
 }
 
-/* ---- input -------------------------------------------------------------------------------- */
-
-static void conn_drop_fds(struct zd_conn *c) {
-        for (size_t i = 0; i < c->n_in_fds; i++)
-                zd_server_close_caller_fd(c->s, c->in_fds[i], c->cred.uid);
-        c->n_in_fds = 0;
-}
-
-/* A fork is about to copy the daemon's fd table (fork-gate.c): a connection holding the fds of a
- * message not yet complete would have them copied into the child, whose close of its copies may
- * wait on the caller (a FUSE file's FLUSH). Such a connection is told why and dropped; its fds go
- * to the closer. libzygote sends a message's fds with its last byte, so that its fds never wait
- * for the rest; a client whose message with fds comes in pieces may lose the race and retries. */
-unsigned zd_server_drop_partial_fds(struct zd_server *s) {
-        unsigned n = 0;
-
-        for (struct zd_conn *c = s->conns, *next; c; c = next) {
-                next = c->next;
-                if (c->dead || c->n_in_fds == 0)
-                        continue;
-                c->refs++;
-                conn_drop_fds(c);
-                reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "fds");
-                c->closing = true;
-                if (!c->dead)
-                        conn_update_events(c); /* closes once the error is out */
-                conn_unref(c);
-                n++;
-        }
-        return n;
-}
-
-/* Reads what is there. Returns 0, or -ECONNRESET when the connection must close. */
-static int conn_read(struct zd_conn *c) {
-        for (;;) {
-                if (c->in_len >= c->in_size) {
-                        /* ZY_MESSAGE_MAX counts the NUL: a buffer that size without one holds
-                         * a message too long already. */
-                        if (c->in_size >= ZY_MESSAGE_MAX)
-                                return 0; /* full: parsing decides (a call may be busy) */
-                        size_t n = c->in_size ? c->in_size * 2 : 4096;
-                        if (n > ZY_MESSAGE_MAX)
-                                n = ZY_MESSAGE_MAX;
-                        char *p = realloc(c->in, n);
-                        if (!p)
-                                return -ENOMEM;
-                        c->in = p;
-                        c->in_size = n;
-                }
-                /* Room for every fd one message can carry: fds that do not fit, the kernel
-                 * releases inside recvmsg, in this thread, and the last release of one may wait
-                 * (a TCP socket lingering on unsent data). All of them go to the closer. */
-                union {
-                        struct cmsghdr align;
-                        char buf[CMSG_SPACE(sizeof(int) * ZD_SCM_MAX_FD)];
-                } control;
-                struct iovec iov = { .iov_base = c->in + c->in_len, .iov_len = c->in_size - c->in_len };
-                struct msghdr mh = {
-                        .msg_iov = &iov, .msg_iovlen = 1,
-                        .msg_control = control.buf, .msg_controllen = sizeof(control.buf),
-                };
-                /* A uid whose fds hold up too many closer helpers (closes that do not return)
-                 * passes none. Its fds are not even taken in: a look first (MSG_PEEK with no
-                 * room, which stops where the first fds are and releases nothing but extra
-                 * references) says whether the read would bring any; if so the connection is
-                 * refused with them still queued in it, and the sink closes it. */
-                bool refused = false;
-                if (!zd_closer_may_take(&c->s->closer, c->cred.uid)) {
-                        struct msghdr peek = { .msg_iov = &iov, .msg_iovlen = 1 };
-                        ssize_t k = recvmsg(c->fd, &peek, MSG_DONTWAIT | MSG_PEEK);
-                        if (k < 0)
-                                return errno == EAGAIN || errno == EINTR ? 0 : -ECONNRESET;
-                        if (peek.msg_flags & MSG_CTRUNC)
-                                refused = true;
-                        else
-                                iov.iov_len = (size_t) k; /* no further: what comes next may bring fds */
-                }
-                ssize_t n = 0;
-                if (!refused) {
-                        n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-                        if (n < 0) {
-                                if (errno == EAGAIN || errno == EINTR)
-                                        return 0;
-                                return -ECONNRESET;
-                        }
-                } else
-                        mh.msg_controllen = 0;
-                bool bad = false;
-                for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-                        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-                            cm->cmsg_len < CMSG_LEN(0)) {
-                                bad = true; /* credentials or anything else: not ours to accept */
-                                continue;
-                        }
-                        size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                        int *fdp = (int *) CMSG_DATA(cm);
-                        for (size_t i = 0; i < k; i++) {
-                                int fd;
-                                memcpy(&fd, fdp + i, sizeof(int));
-                                /* fds come with a call, never while one is in progress (an
-                                 * Events stream, a Wait): held meanwhile, a client's own end of
-                                 * this socket would keep the connection from ever seeing EOF. */
-                                if (c->n_in_fds < ZY_FDS_MAX && !c->busy)
-                                        c->in_fds[c->n_in_fds++] = fd;
-                                else {
-                                        zd_server_close_caller_fd(c->s, fd, c->cred.uid);
-                                        bad = true;
-                                }
-                        }
-                }
-                if (mh.msg_flags & MSG_CTRUNC)
-                        bad = true; /* the daemon out of fds (EMFILE): the kernel released the rest */
-                if (bad || refused) {
-                        /* Tell the caller why, then drop it: its fd stream is out of step. */
-                        conn_drop_fds(c);
-                        if (refused)
-                                zd_log(LOG_NOTICE, "refusing the fds of uid %u: its fds hold up %d closer helpers, "
-                                       "or too few are left", (unsigned) c->cred.uid, ZD_CLOSER_HELD_PER_UID);
-                        json_object *p = json_object_new_object();
-                        json_object_object_add(p, "limit", json_object_new_string(refused ? "fdsHeldInClose" : "fds"));
-                        json_object_object_add(p, "max", json_object_new_int(refused ? ZD_CLOSER_HELD_PER_UID
-                                                                                    : (int) ZY_FDS_MAX));
-                        json_object *msg = json_object_new_object();
-                        json_object_object_add(msg, "error", json_object_new_string(ZY_ERROR_LIMIT_EXCEEDED));
-                        json_object_object_add(msg, "parameters", p);
-                        conn_send(c, msg, -EBADF);
-                        json_object_put(msg);
-                        c->closing = true;
-                        return -EPROTO;
-                }
-                if (n == 0)
-                        return -ECONNRESET;
-                c->in_len += (size_t) n;
-        }
-}
-
-static void conn_process_calls(struct zd_conn *c) {
-        while (!c->busy && !c->dead && !c->closing) {
-                char *nul = memchr(c->in, 0, c->in_len);
-                if (!nul) {
-                        if (c->in_len >= ZY_MESSAGE_MAX) {
-                                reply_errorf(c, ZY_ERROR_LIMIT_EXCEEDED, "limit", "message");
-                                c->closing = true;
-                                conn_flush(c);
-                                return;
-                        }
-                        if (c->in_len > 0) {
-                                /* A partial message: it must complete soon (slowloris). */
-                                if (!ev_is_active(&c->partial)) {
-                                        ev_timer_set(&c->partial, ZD_PARTIAL_TIMEOUT, 0.);
-                                        ev_timer_start(c->s->loop, &c->partial);
-                                }
-                        } else
-                                ev_timer_stop(c->s->loop, &c->partial);
-                        return;
-                }
-                ev_timer_stop(c->s->loop, &c->partial);
-
-                size_t len = (size_t) (nul - c->in);
-                /* Invalid UTF-8 would come back in error replies (e.g. an unknown method's name)
-                 * and make them invalid JSON: refuse it here, strictly (json-c's own check lets
-                 * overlong forms, surrogates and code points past U+10FFFF through). Raw control
-                 * bytes too: JSON has them escaped, and each would come back six times longer. */
-                bool utf8 = zc_utf8_valid(c->in, len) && !zc_json_text_has_control(c->in, len);
-                json_tokener *tok = utf8 ? json_tokener_new_ex(32) : NULL;
-                json_object *msg = tok ? json_tokener_parse_ex(tok, c->in, (int) len) : NULL;
-                bool complete = tok && json_tokener_get_error(tok) == json_tokener_success &&
-                                json_tokener_get_parse_end(tok) == len;
-                if (tok)
-                        json_tokener_free(tok);
-                /* A key with \u0000 is cut there by json-c: "method\u0000x" would count as a
-                 * second "method". Strings with one are refused where they are read. */
-                if (complete && zc_json_text_nul_escapes(c->in, len) != zc_json_nuls(msg))
-                        complete = false;
-                memmove(c->in, nul + 1, c->in_len - len - 1);
-                c->in_len -= len + 1;
-
-                int fds[ZY_FDS_MAX];
-                size_t n_fds = c->n_in_fds;
-                memcpy(fds, c->in_fds, n_fds * sizeof(int));
-                c->n_in_fds = 0;
-
-                c->busy = true;
-                c->refs++;
-                if (!complete || !json_object_is_type(msg, json_type_object)) {
-                        for (size_t i = 0; i < n_fds; i++)
-                                zd_server_close_caller_fd(c->s, fds[i], c->cred.uid);
-                        reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "message");
-                } else {
-                        json_object *jmore;
-                        c->more = json_object_object_get_ex(msg, "more", &jmore) && json_object_get_boolean(jmore);
-                        c->s->on_call(c->s->userdata, c, msg, fds, n_fds); /* takes the fds */
-                }
-                json_object_put(msg);
-                bool dead = c->dead;
-                conn_unref(c);
-                if (dead)
-                        return;
-        }
-}
-
-static void conn_process(struct zd_conn *c) {
-        c->refs++;
-        c->processing = true;
-        conn_process_calls(c);
-        c->processing = false;
-        conn_unref(c);
-}
-
-static void conn_update_events(struct zd_conn *c) {
+void zd_conn_update_events(struct zd_conn *c) {
         if (c->dead)
                 return;
         /* Keep reading while there is room (to see EOF early); write when replies wait. */
@@ -483,20 +241,20 @@ static void on_conn_io(struct ev_loop *loop, ev_io *w, int revents) {
         struct zd_conn *c = w->data;
         c->refs++;
         if (revents & EV_WRITE)
-                conn_flush(c);
+                zd_conn_flush(c);
         if (!c->dead && (revents & EV_READ) && !c->closing) {
-                int r = conn_read(c);
+                int r = zd_conn_read(c);
                 if (r == -EPROTO) {
-                        conn_flush(c);
+                        zd_conn_flush(c);
                 } else if (r < 0) {
                         conn_close(c);
                 }
         }
         if (!c->dead)
-                conn_process(c);
+                zd_conn_process(c);
         if (!c->dead)
-                conn_update_events(c);
-        conn_unref(c);
+                zd_conn_update_events(c);
+        zd_conn_unref(c);
 }
 
 static void on_partial_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
@@ -532,7 +290,7 @@ static void conn_close(struct zd_conn *c) {
         if (s->on_disconnect)
                 s->on_disconnect(s->userdata, c);
         conn_release_socket(c);
-        conn_drop_fds(c);
+        zd_conn_drop_fds(c);
         if (c->prev)
                 c->prev->next = c->next;
         else
@@ -541,11 +299,11 @@ static void conn_close(struct zd_conn *c) {
                 c->next->prev = c->prev;
         c->prev = c->next = NULL;
         s->n_conns--;
-        conn_unref(c);
+        zd_conn_unref(c);
         accept_resume(s); /* an fd is free again */
 }
 
-static void conn_unref(struct zd_conn *c) {
+void zd_conn_unref(struct zd_conn *c) {
         if (--c->refs > 0)
                 return;
         while (c->out_head) {
@@ -744,10 +502,14 @@ int zd_server_listen(struct zd_server *s) {
         s->accept_retry.data = s;
         s->accept_paused = false;
         ev_io_start(s->loop, &s->listen_watch);
+        s->fork_holder = (struct zd_fork_holder){ .stage = ZD_FORK_RELEASE, .close_before_fork = zd_server_drop_partial_fds,
+                                                  .userdata = s };
+        zd_fork_gate_register(&s->fork_holder);
         return 0;
 }
 
 void zd_server_stop(struct zd_server *s) {
+        zd_fork_gate_unregister(&s->fork_holder);
         ev_io_stop(s->loop, &s->listen_watch);
         ev_timer_stop(s->loop, &s->accept_retry);
         s->accept_paused = false;

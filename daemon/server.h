@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "fork-gate.h"
 #include "server-closer.h"
 
 #define ZD_MAX_CONNECTIONS 1024             /* all callers */
@@ -48,6 +49,9 @@ struct zd_server {
         /* Closes the fds callers pass, in helper processes (server-closer.h): a close may wait
          * on the caller (a FUSE file's FLUSH), and this loop must not. */
         struct zd_closer closer;
+        /* While listening: before a fork, a connection holding the fds of a message not yet
+         * complete is dropped (they go to the closer, the caller gets InvalidParameter "fds"). */
+        struct zd_fork_holder fork_holder;
         zd_server_call_fn on_call;
         zd_server_disconnect_fn on_disconnect;
         void *userdata;
@@ -65,9 +69,6 @@ void zd_server_stop(struct zd_server *s);
 static inline unsigned zd_server_n_conns(const struct zd_server *s) {
         return s->n_conns;
 }
-/* Before a fork: drops every connection that holds the fds of a message not yet complete (they
- * go to the closer, the caller gets InvalidParameter "fds"). Returns how many. */
-unsigned zd_server_drop_partial_fds(struct zd_server *s);
 
 /* Replies to the current call. With continues=true the call stays open. fd (or -EBADF) is sent
  * as SCM_RIGHTS and closed here. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The inherit tier's parked spawns (spawn-park.c), for spawn.c, spawn-request.c and fork-gate.c;
- * the registry's hooks and zd_spawn_drop_conn() are in spawner.h. */
+/* The inherit tier's parked spawns (spawn-park.c), for spawn.c and spawn-request.c;
+ * zd_spawn_drop_conn() is in spawner.h. */
 #pragma once
 
 #include <stdbool.h>
@@ -14,6 +14,3 @@ struct zd_daemon;
 int zd_spawn_park(struct spawn *s);
 /* Whether a parked spawn asked for this task id. */
 bool zd_spawn_parked_id(struct zd_daemon *d, const char *id);
-/* Before another fork: the parked spawns' caller fds go to the closer (such a spawn then fails,
- * nothing run, if its reference is lost). Returns how many went. */
-unsigned zd_spawn_park_release_fds(struct zd_daemon *d);

@@ -185,7 +185,7 @@ void zd_spawn_set_tier(struct spawn *s, enum zd_tier tier) {
         s->plan.filter_mode = tier == ZD_TIER_CLONE     ? ZE_FILTER_CLONE
                               : tier == ZD_TIER_INHERIT ? ZE_FILTER_INHERITED
                                                         : ZE_FILTER_LOAD;
-        s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidfd : -1;
+        s->plan.ref_pidfd = tier == ZD_TIER_CLONE ? s->entry->ref.pidref.fd : -1;
         /* a worker of the reference starts from its bounding set: only the rest is dropped */
         s->plan.capbset_drop = tier == ZD_TIER_INHERIT ? s->capbset_drop & ~s->entry->ref_capbset : s->capbset_drop;
         s->plan.filter_early = filter_early(&s->plan);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "daemon.h"
+#include "fork-gate.h"
 #include "pidfd-util.h"
 #include "server.h"
 #include "spawn-reply.h"
@@ -46,7 +47,7 @@ void zd_spawn_drop_worker(struct spawn *s, pid_t pid, int pidfd) {
                 (void) waitpid(pid, NULL, __WALL);
                 return;
         }
-        zd_task_reap_orphan(s->call->d, pid, pidfd);
+        zd_task_reap_orphan(s->call->d, zc_pidref_make(pid, pidfd));
 }
 
 /* The worker: forked here (clone, load: pid 0) or by the reference (inherit: pid and its pidfd,
@@ -80,7 +81,7 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
                 }
         } else {
                 /* the child copies our fd table: no other caller's fd may be in it */
-                zd_daemon_before_fork(d);
+                zd_fork_gate();
                 if (zd_spawn_fork_hook)
                         r = zd_spawn_fork_hook(&s->plan, &pid, &pidfd);
                 else {
@@ -99,7 +100,7 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
         d->spawned++;
         s->status[1] = safe_close(s->status[1]);
         s->hold[0] = safe_close(s->hold[0]);
-        zd_task_attach(t, pid, pidfd, TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
+        zd_task_attach(t, zc_pidref_make(pid, pidfd), TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
         return 0;
 }
 

@@ -17,19 +17,10 @@ struct zd_call;
  * pipe says exec or HELD), or the error recorded in call. */
 int zd_spawn(struct zd_call *call);
 
-/* The inherit tier's parked spawns (spawn-park.c), per profile entry (registry.h): the reference's
- * replies (an ev_io on its control socket), a reply late by ZR_REF_TIMEOUT_MS (an ev_timer: the
- * reference is killed), the reference lost (each parked spawn's worker killed before exec, the
- * spawn run once in the load tier), a caller gone (its worker killed at the gate). */
-struct ev_loop;
-struct ev_io;
-struct ev_timer;
-struct zd_entry;
+/* A caller gone: its parked spawn (spawn-park.c), when the reference answers, has its worker
+ * killed at the gate. */
 struct zd_daemon;
 struct zd_conn;
-void zd_spawn_on_ref_reply(struct ev_loop *loop, struct ev_io *w, int revents);
-void zd_spawn_on_ref_timeout(struct ev_loop *loop, struct ev_timer *w, int revents);
-void zd_spawn_ref_lost(struct zd_entry *e);
 void zd_spawn_drop_conn(struct zd_daemon *d, struct zd_conn *c);
 
 /* Test seam (tests/fuzz only; NULL in zygoted): called instead of forking a worker in the clone

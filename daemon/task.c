@@ -103,7 +103,7 @@ static void task_log(int priority, const struct zd_task *t, const char *what) {
         const char *tier = zd_tier_to_string(t->tier);
         char line[1024];
         snprintf(line, sizeof(line), "task %s %s: uid=%u run_uid=%u pid=%d profile=%s tier=%s exe=%s%s%s", t->id,
-                 what, (unsigned) t->uid, (unsigned) t->run_uid, (int) t->pid, profile, tier, exe, result,
+                 what, (unsigned) t->uid, (unsigned) t->run_uid, (int) t->pidref.pid, profile, tier, exe, result,
                  t->adopted ? " (adopted)" : "");
         struct zd_log_fields f = {};
         zd_log_field(&f, "ZYGOTE_TASK=%s", t->id);
@@ -112,7 +112,7 @@ static void task_log(int priority, const struct zd_task *t, const char *what) {
         zd_log_field(&f, "ZYGOTE_TIER=%s", tier);
         zd_log_field(&f, "ZYGOTE_UID=%u", (unsigned) t->uid);
         zd_log_field(&f, "ZYGOTE_RUN_UID=%u", (unsigned) t->run_uid);
-        zd_log_field(&f, "ZYGOTE_PID=%d", (int) t->pid);
+        zd_log_field(&f, "ZYGOTE_PID=%d", (int) t->pidref.pid);
         zd_log_field(&f, "ZYGOTE_EXE=%s", exe);
         if (t->exited && !t->status_unknown) {
                 zd_log_field(&f, "ZYGOTE_EXIT=%d", t->signal ? 128 + t->signal : t->exit_code);
@@ -128,13 +128,14 @@ static void task_log(int priority, const struct zd_task *t, const char *what) {
 /* The task's pidfd goes to systemd's fd store (without polling: see sd.c), so that a restarted
  * zygoted adopts it (adopt.c). */
 static void task_store(struct zd_task *t) {
-        if (!zd_sd_enabled() || t->pidfd < 0 || t->fd_name)
+        if (!zd_sd_enabled() || t->pidref.fd < 0 || t->fd_name)
                 return;
         _cleanup_free_ char *name = NULL;
         /* Rounded, not truncated: an adopted task's created_at is ms / 1000.0, which must give
          * back the same ms. */
         struct zd_stored_task s = {
-                .owner = (unsigned) t->uid, .run_uid = (unsigned) t->run_uid, .pid = (int) t->pid, .tier = t->tier,
+                .owner = (unsigned) t->uid, .run_uid = (unsigned) t->run_uid, .pid = (int) t->pidref.pid,
+                .tier = t->tier,
                 .created_ms = (unsigned long long) (t->created_at * 1000.0 + 0.5),
                 .profile = t->profile ? t->profile : (char *) "", .id = t->id,
         };
@@ -144,7 +145,7 @@ static void task_store(struct zd_task *t) {
                        t->id, strerror(-r));
                 return;
         }
-        r = zd_sd_fdstore_add(name, t->pidfd, false);
+        r = zd_sd_fdstore_add(name, t->pidref.fd, false);
         if (r <= 0) {
                 zd_log(LOG_WARNING, "task %s: sending its pidfd to the fd store failed (%s): a restart of zygoted "
                        "will not adopt it", t->id, r < 0 ? strerror(-r) : "no NOTIFY_SOCKET");
@@ -249,7 +250,7 @@ static void task_free(struct zd_task *t) {
         }
         ev_io_stop(d->loop, &t->pid_watch);
         ev_io_stop(d->loop, &t->status_watch);
-        safe_close(t->pidfd);
+        zc_pidref_done(&t->pidref);
         safe_close(t->status_fd);
         safe_close(t->hold_fd);
         while (t->waiters) {
@@ -306,7 +307,8 @@ int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task
                 return -ENOMEM;
         t->d = d;
         t->uid = owner;
-        t->pidfd = t->status_fd = t->hold_fd = -EBADF;
+        t->pidref = ZC_PIDREF_NULL;
+        t->status_fd = t->hold_fd = -EBADF;
         t->created_at = zd_now();
         t->id = strdup(id);
         if (!t->id || lh_table_insert(d->tasks, t->id, t) < 0) {
@@ -325,7 +327,7 @@ json_object *zd_task_to_json(const struct zd_task *t) {
         json_object_object_add(o, "id", json_object_new_string(t->id));
         json_object_object_add(o, "profile", json_object_new_string(t->profile ? t->profile : ""));
         json_object_object_add(o, "state", json_object_new_string(zd_task_state_to_string(t->state)));
-        json_object_object_add(o, "pid", json_object_new_int(t->pid));
+        json_object_object_add(o, "pid", json_object_new_int(t->pidref.pid));
         json_object_object_add(o, "uid", json_object_new_int64(t->run_uid));
         json_object_object_add(o, "tier", json_object_new_string(zd_tier_to_string(t->tier)));
         json_object_object_add(o, "argv", t->argv ? json_object_get(t->argv) : json_object_new_array());
@@ -344,7 +346,7 @@ json_object *zd_task_to_json(const struct zd_task *t) {
 }
 
 static void task_event(struct zd_daemon *d, const char *type, const struct zd_task *t) {
-        zd_event_emit(&d->events, &(struct zd_event){ .type = type, .id = t->id, .uid = t->uid, .pid = t->pid,
+        zd_event_emit(&d->events, &(struct zd_event){ .type = type, .id = t->id, .uid = t->uid, .pid = t->pidref.pid,
                                              .has_status = t->exited && !t->status_unknown,
                                              .signal = t->signal, .exit_code = t->exit_code });
 }
@@ -355,8 +357,8 @@ static void task_event(struct zd_daemon *d, const char *type, const struct zd_ta
  * worker is our unreaped child; once reaped (reaped: the exit path) its pid may be reused, and
  * only a copy is safe. */
 static int client_pidfd(const struct zd_task *t, bool reaped) {
-        int fd = reaped ? -EBADF : pidfd_open_pid(t->pid);
-        return fd >= 0 ? fd : fcntl(t->pidfd, F_DUPFD_CLOEXEC, 3);
+        int fd = reaped ? -EBADF : pidfd_open_pid(t->pidref.pid);
+        return fd >= 0 ? fd : fcntl(t->pidref.fd, F_DUPFD_CLOEXEC, 3);
 }
 
 static void reply_spawned(struct zd_task *t, struct zd_conn *c, bool reaped) {
@@ -368,7 +370,7 @@ static void reply_spawned(struct zd_task *t, struct zd_conn *c, bool reaped) {
                 t->spawner = c;
         } else
                 more = false;
-        zd_spawn_reply_spawned(c, t->id, t->pid, t->tier, fd, more);
+        zd_spawn_reply_spawned(c, t->id, t->pidref.pid, t->tier, fd, more);
 }
 
 static void deliver_exit(struct zd_task *t) {
@@ -486,7 +488,7 @@ static void task_exited(struct zd_task *t, int code, int sig, bool unknown) {
  * reports to an EV_WRITE watcher (a pidfd is never writable, so nothing else wakes it). */
 static void adopted_exit(struct zd_task *t) {
         int code, sig;
-        int r = pidfd_exit_status(t->pidfd, &code, &sig);
+        int r = pidfd_exit_status(t->pidref.fd, &code, &sig);
         if (r >= 0) {
                 task_exited(t, code, sig, false);
                 return;
@@ -495,7 +497,7 @@ static void adopted_exit(struct zd_task *t) {
                 zd_log(LOG_DEBUG, "task %s: exited while adopted; its status comes when its reaper reaps it", t->id);
                 t->awaiting_reap = true;
                 ev_io_stop(t->d->loop, &t->pid_watch);
-                ev_io_set(&t->pid_watch, t->pidfd, EV_WRITE);
+                ev_io_set(&t->pid_watch, t->pidref.fd, EV_WRITE);
                 ev_io_start(t->d->loop, &t->pid_watch);
                 return;
         }
@@ -510,11 +512,11 @@ static void on_exit_pidfd(struct ev_loop *loop, ev_io *w, int revents) {
         /* The status pipe before the reaping: a Spawn reply still due opens the caller's pidfd
          * by pid, which is exact only while the worker is an unreaped zombie (client_pidfd). */
         if (t->status_fd >= 0 && !t->adopted) {
-                if (pidfd_wait(t->pidfd, WEXITED | WNOHANG | WNOWAIT, &si) >= 0 && si.si_pid == 0)
+                if (zc_pidref_wait(&t->pidref, WEXITED | WNOHANG | WNOWAIT, &si) >= 0 && si.si_pid == 0)
                         return; /* not yet */
                 task_read_status(t, true, false);
         }
-        int r = pidfd_wait(t->pidfd, WEXITED | WNOHANG, &si);
+        int r = zc_pidref_wait(&t->pidref, WEXITED | WNOHANG, &si);
         if (r < 0) {
                 if (r == -ECHILD) {
                         adopted_exit(t); /* not our child: adopted from the fd store */
@@ -533,22 +535,21 @@ static void on_exit_pidfd(struct ev_loop *loop, ev_io *w, int revents) {
 
 void zd_task_adopt(struct zd_task *t, int pidfd) {
         struct zd_daemon *d = t->d;
-        t->pidfd = pidfd;
+        t->pidref.fd = pidfd;
         t->state = ZD_TASK_RUNNING;
         ev_io_init(&t->pid_watch, on_exit_pidfd, pidfd, EV_READ);
         t->pid_watch.data = t;
         ev_io_start(d->loop, &t->pid_watch);
 }
 
-void zd_task_attach(struct zd_task *t, pid_t pid, int pidfd, int status_fd, int hold_fd, struct zd_conn *c) {
+void zd_task_attach(struct zd_task *t, struct zc_pidref worker, int status_fd, int hold_fd, struct zd_conn *c) {
         struct zd_daemon *d = t->d;
-        t->pid = pid;
-        t->pidfd = pidfd;
+        t->pidref = worker;
         t->status_fd = status_fd;
         t->hold_fd = hold_fd;
         t->hold_was_used = hold_fd >= 0;
         t->state = ZD_TASK_STARTING;
-        ev_io_init(&t->pid_watch, on_exit_pidfd, pidfd, EV_READ);
+        ev_io_init(&t->pid_watch, on_exit_pidfd, t->pidref.fd, EV_READ);
         t->pid_watch.data = t;
         ev_io_start(d->loop, &t->pid_watch);
         ev_io_init(&t->status_watch, on_status, status_fd, EV_READ);
@@ -590,20 +591,18 @@ void zd_task_discard(struct zd_task *t) {
         task_free(t);
 }
 
-void zd_task_reap_orphan(struct zd_daemon *d, pid_t pid, int pidfd) {
-        (void) pidfd_kill(pidfd, SIGKILL);
+void zd_task_reap_orphan(struct zd_daemon *d, struct zc_pidref worker) {
+        (void) zc_pidref_kill(&worker, SIGKILL);
         struct zd_task *t = calloc(1, sizeof(*t));
         if (!t) {
                 /* killed: its exit is near, and waiting for it is the only way not to leak it */
-                (void) pidfd_reap(pidfd, NULL);
-                safe_close(pidfd);
+                zc_pidref_kill_and_reap(&worker);
                 return;
         }
         t->d = d;
-        t->pid = pid;
-        t->pidfd = pidfd;
+        t->pidref = worker;
         t->status_fd = t->hold_fd = -EBADF;
-        ev_io_init(&t->pid_watch, on_exit_pidfd, pidfd, EV_READ);
+        ev_io_init(&t->pid_watch, on_exit_pidfd, t->pidref.fd, EV_READ);
         t->pid_watch.data = t;
         ev_io_start(d->loop, &t->pid_watch);
         task_to_dying(t);
@@ -617,7 +616,7 @@ void zd_task_delete(struct zd_task *t) {
                 task_free(t);
                 return;
         }
-        (void) pidfd_kill(t->pidfd, SIGKILL);
+        (void) zc_pidref_kill(&t->pidref, SIGKILL);
         t->hold_fd = safe_close(t->hold_fd);
         /* freed on its pidfd's event, or by zd_tasks_free() if the daemon stops first */
         task_to_dying(t);

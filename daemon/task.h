@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "child.h"
+#include "pidref.h"
 #include "tier.h"
 
 #define ZD_MAX_TASKS_PER_UID 1024 /* live + not yet deleted, non-root uid */
@@ -48,8 +49,7 @@ struct zd_task {
         enum zd_task_state state;
         uid_t uid;        /* the caller who owns it */
         uid_t run_uid;    /* what it runs as */
-        pid_t pid;
-        int pidfd;
+        struct zc_pidref pidref; /* the worker */
         int status_fd;    /* read end, while STARTING/CREATED */
         int hold_fd;      /* write end, while CREATED */
         ev_io pid_watch;
@@ -93,13 +93,14 @@ json_object *zd_tasks_list(struct zd_daemon *d, bool all, uid_t uid, const char 
 size_t zd_task_argv_bytes(json_object *argv);
 /* A new entry in the table (id NULL: one is made up); -EEXIST when id is taken. */
 int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret);
-/* The worker was forked: watch its pidfd and status pipe; c (the Spawn call) gets the reply. */
-void zd_task_attach(struct zd_task *t, pid_t pid, int pidfd, int status_fd, int hold_fd, struct zd_conn *c);
+/* The worker was forked: watch its pidfd and status pipe; c (the Spawn call) gets the reply.
+ * Takes the worker's handle and the fds. */
+void zd_task_attach(struct zd_task *t, struct zc_pidref worker, int status_fd, int hold_fd, struct zd_conn *c);
 /* An entry whose worker never started (fork failed). */
 void zd_task_discard(struct zd_task *t);
 /* A worker no request owns (its spawn failed after the fork): SIGKILLed, reaped when its pidfd
- * says so, never listed. Takes pidfd. */
-void zd_task_reap_orphan(struct zd_daemon *d, pid_t pid, int pidfd);
+ * says so, never listed. Takes the handle. */
+void zd_task_reap_orphan(struct zd_daemon *d, struct zc_pidref worker);
 /* A task of an earlier zygoted (adopt.c): watch its pidfd. */
 void zd_task_adopt(struct zd_task *t, int pidfd);
 void zd_task_delete(struct zd_task *t);

@@ -59,17 +59,13 @@ void zr_pidns_release(struct zr_pidns *ns) {
         ns->ctl_fd = safe_close(ns->ctl_fd);
         ns->pidns_fd = safe_close(ns->pidns_fd);
         ns->mntns_fd = safe_close(ns->mntns_fd);
-        ns->pidfd = safe_close(ns->pidfd);
-        ns->pid = 0;
+        zc_pidref_done(&ns->pidref);
 }
 
 void zr_pidns_kill(struct zr_pidns *ns) {
         if (!ns)
                 return;
-        if (ns->pidfd >= 0) {
-                (void) pidfd_kill(ns->pidfd, SIGKILL);
-                (void) pidfd_reap(ns->pidfd, NULL);
-        }
+        zc_pidref_kill_and_reap(&ns->pidref);
         zr_pidns_release(ns);
 }
 
@@ -93,8 +89,7 @@ int zr_pidns_start(int helper_fd, struct zr_pidns *ret, char *what, size_t what_
         k = zr_helper_clone(helper_fd, argv, CLONE_NEWPID | CLONE_NEWNS, ZR_PIDNS_CTL_FD, false, &child);
         if (k < 0)
                 return k;
-        ns.pid = child.pid;
-        ns.pidfd = child.pidfd;
+        ns.pidref = child.pidref;
         ns.ctl_fd = child.ctl_fd;
         status_fd = child.status_fd;
 
@@ -141,8 +136,8 @@ int zr_pidns_start(int helper_fd, struct zr_pidns *ret, char *what, size_t what_
                 return k;
         }
         /* Our child, unreaped: its pid is its own until we reap it. */
-        ns.pidns_fd = open_ns(ns.pid, "pid");
-        ns.mntns_fd = open_ns(ns.pid, "mnt");
+        ns.pidns_fd = open_ns(ns.pidref.pid, "pid");
+        ns.mntns_fd = open_ns(ns.pidref.pid, "mnt");
         if (ns.pidns_fd < 0 || ns.mntns_fd < 0) {
                 k = ns.pidns_fd < 0 ? ns.pidns_fd : ns.mntns_fd;
                 zr_pidns_kill(&ns);

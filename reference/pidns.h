@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pidref.h"
+
 #define ZR_PIDNS_CTL_FD 3
 #define ZR_PIDNS_INIT_ARG "--init"
 
@@ -36,15 +38,14 @@ struct zr_pidns_ready {
 #define ZR_PIDNS_MAGIC 0x5a59504eu /* "ZYPN" */
 
 struct zr_pidns {
-        pid_t pid;    /* the init, in zygoted's pid namespace */
-        int pidfd;    /* -EBADF when not running */
+        struct zc_pidref pidref; /* the init, in zygoted's pid namespace; fd -EBADF when not running */
         int ctl_fd;   /* closing it tells the init to leave once its namespace is empty */
         int pidns_fd; /* /proc/PID/ns/pid and ns/mnt of the init, O_RDONLY */
         int mntns_fd;
 };
 
 #define ZR_PIDNS_NULL \
-        ((struct zr_pidns){ .pid = 0, .pidfd = -EBADF, .ctl_fd = -EBADF, .pidns_fd = -EBADF, .mntns_fd = -EBADF })
+        ((struct zr_pidns){ .pidref = ZC_PIDREF_NULL, .ctl_fd = -EBADF, .pidns_fd = -EBADF, .mntns_fd = -EBADF })
 
 /* Starts the helper open at helper_fd as the init of a new pid and mount namespace and waits
  * (bounded) until its /proc is in place. Errors: the clone's or exec's errno, the init's

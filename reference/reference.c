@@ -103,8 +103,7 @@ static int wait_readable(int fd, int pidfd, int64_t deadline) {
 static void break_ctl(struct zr_reference *r) {
         if (r->ctl_fd >= 0)
                 (void) shutdown(r->ctl_fd, SHUT_RDWR);
-        if (r->pidfd >= 0)
-                (void) pidfd_kill(r->pidfd, SIGKILL);
+        (void) zc_pidref_kill(&r->pidref, SIGKILL);
 }
 
 /* Receives one reply of type want (or ERROR). Returns 0 with *h filled, or a negative errno;
@@ -116,7 +115,7 @@ static int wait_reply(struct zr_reference *r, uint32_t want, struct zr_ref_heade
         ssize_t n;
         int k;
 
-        k = wait_readable(r->ctl_fd, r->pidfd, now_ms() + ZR_REF_TIMEOUT_MS);
+        k = wait_readable(r->ctl_fd, r->pidref.fd, now_ms() + ZR_REF_TIMEOUT_MS);
         if (k == 0)
                 return -ECONNRESET;
         if (k < 0) {
@@ -218,7 +217,7 @@ int zr_helper_clone(int helper_fd, char **argv, unsigned long clone_flags, int c
                 return (int) pid;
         if (pid == 0)
                 ze_child_run(&plan); /* only raw syscalls from here: see child.c */
-        *ret = (struct zr_helper_child){ .pid = (pid_t) pid, .pidfd = pidfd, .ctl_fd = TAKE_FD(sv[0]),
+        *ret = (struct zr_helper_child){ .pidref = zc_pidref_make((pid_t) pid, pidfd), .ctl_fd = TAKE_FD(sv[0]),
                                          .status_fd = TAKE_FD(status[0]) };
         return 0;
 }
@@ -245,13 +244,13 @@ int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t l
         k = zr_helper_clone(helper_fd, argv, 0, ZR_REF_CTL_FD, true, &child);
         if (k < 0)
                 return k;
-        r = (struct zr_reference){ .pid = child.pid, .pidfd = child.pidfd, .ctl_fd = child.ctl_fd };
+        r = (struct zr_reference){ .pidref = child.pidref, .ctl_fd = child.ctl_fd };
         status_fd = child.status_fd;
         /* the largest plan must fit one datagram; clamped to wmem_max, which is still enough */
         (void) setsockopt(r.ctl_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 
         /* exec, or a (step, errno) record */
-        k = read_status(status_fd, r.pidfd, deadline, &rec);
+        k = read_status(status_fd, r.pidref.fd, deadline, &rec);
         if (k != 0) {
                 zr_reference_stop(&r);
                 return k < 0 ? k : -(rec.err > 0 ? rec.err : EIO);
@@ -316,64 +315,63 @@ static int worker_unknown(struct zr_reference *r, pid_t *ret_pid, int k) {
         return k;
 }
 
-int zr_reference_reply(struct zr_reference *r, pid_t *ret_pid, int *ret_pidfd) {
+int zr_reference_reply(struct zr_reference *r, struct zc_pidref *ret_worker) {
         struct zr_ref_header h;
         char buf[sizeof(h)];
         struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
         ssize_t n;
         int k;
 
-        if (!r || !ret_pid || !ret_pidfd)
+        if (!r || !ret_worker)
                 return -EINVAL;
-        *ret_pid = 0;
+        *ret_worker = ZC_PIDREF_NULL;
         if (r->ctl_fd < 0)
-                return worker_unknown(r, ret_pid, -ENOTCONN);
+                return worker_unknown(r, &ret_worker->pid, -ENOTCONN);
         n = recv_fds(r->ctl_fd, &iov, 1, NULL, 0, NULL, MSG_DONTWAIT);
         if (n == -EAGAIN)
                 return -EAGAIN;
         if (n == 0 || n == -ECONNRESET)
-                return worker_unknown(r, ret_pid, -ECONNRESET);
+                return worker_unknown(r, &ret_worker->pid, -ECONNRESET);
         if (n < 0)
-                return worker_unknown(r, ret_pid, (int) n);
+                return worker_unknown(r, &ret_worker->pid, (int) n);
         if ((size_t) n != sizeof(h))
-                return worker_unknown(r, ret_pid, -EBADMSG);
+                return worker_unknown(r, &ret_worker->pid, -EBADMSG);
         memcpy(&h, buf, sizeof(h));
         if (h.magic != ZR_REF_MAGIC || (h.type != ZR_REF_SPAWNED && h.type != ZR_REF_ERROR))
-                return worker_unknown(r, ret_pid, -EBADMSG);
+                return worker_unknown(r, &ret_worker->pid, -EBADMSG);
         /* An ERROR reply: the reference forked nothing. */
         if (h.type == ZR_REF_ERROR)
                 return h.err > 0 ? -h.err : -EIO;
         if (h.arg <= 0)
-                return worker_unknown(r, ret_pid, -EBADMSG);
+                return worker_unknown(r, &ret_worker->pid, -EBADMSG);
         k = open_child((pid_t) h.arg);
         /* not our child: the reference is out of step, and its worker unknown */
         if (k == -EBADMSG)
-                return worker_unknown(r, ret_pid, k);
-        *ret_pid = (pid_t) h.arg;
+                return worker_unknown(r, &ret_worker->pid, k);
+        ret_worker->pid = (pid_t) h.arg;
         if (k < 0)
                 return k;
-        *ret_pidfd = k;
+        ret_worker->fd = k;
         return 0;
 }
 
-int zr_reference_spawn(struct zr_reference *r, const struct ze_plan *plan, pid_t *ret_pid,
-                       int *ret_pidfd) {
+int zr_reference_spawn(struct zr_reference *r, const struct ze_plan *plan, struct zc_pidref *ret_worker) {
         int64_t deadline = now_ms() + ZR_REF_TIMEOUT_MS;
         int k;
 
-        if (!r || !plan || !ret_pid || !ret_pidfd)
+        if (!r || !plan || !ret_worker)
                 return -EINVAL;
-        *ret_pid = 0;
+        *ret_worker = ZC_PIDREF_NULL;
         k = zr_reference_request(r, plan);
         if (k < 0)
                 return k;
         for (;;) {
-                k = wait_readable(r->ctl_fd, r->pidfd, deadline);
+                k = wait_readable(r->ctl_fd, r->pidref.fd, deadline);
                 if (k == 0)
-                        return worker_unknown(r, ret_pid, -ECONNRESET);
+                        return worker_unknown(r, &ret_worker->pid, -ECONNRESET);
                 if (k < 0)
-                        return worker_unknown(r, ret_pid, k);
-                k = zr_reference_reply(r, ret_pid, ret_pidfd);
+                        return worker_unknown(r, &ret_worker->pid, k);
+                k = zr_reference_reply(r, ret_worker);
                 if (k != -EAGAIN)
                         return k;
         }
@@ -442,8 +440,8 @@ pid_t zr_reference_find_worker(const struct zr_reference *r, int status_r) {
         if (fstat(status_r, &st) < 0)
                 return -errno;
         /* Dead, so that its fork, if it made one, is complete. It is being killed already. */
-        if (r->pidfd >= 0) {
-                k = wait_readable(r->pidfd, -EBADF, now_ms() + ZR_REF_TIMEOUT_MS);
+        if (r->pidref.fd >= 0) {
+                k = wait_readable(r->pidref.fd, -EBADF, now_ms() + ZR_REF_TIMEOUT_MS);
                 if (k < 0)
                         return k;
         }
@@ -453,7 +451,7 @@ pid_t zr_reference_find_worker(const struct zr_reference *r, int status_r) {
         if (!f)
                 return -errno;
         while (!found && fscanf(f, "%ld", &pid) == 1)
-                if (pid > 0 && pid != r->pid && holds_pipe((pid_t) pid, st.st_ino))
+                if (pid > 0 && pid != r->pidref.pid && holds_pipe((pid_t) pid, st.st_ino))
                         found = (pid_t) pid;
         fclose(f);
         return found;
@@ -463,7 +461,7 @@ int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privi
                                char **ret_reason) {
         static const gid_t groups[] = { ZR_REF_PROBE_GID };
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF };
-        _cleanup_close_ int pidfd = -EBADF;
+        _cleanup_(zc_pidref_done) struct zc_pidref worker = ZC_PIDREF_NULL;
         /* The probe worker runs as ZR_REF_PROBE_UID, which may not search the directories above
          * the helper (a build in /root): it gets the daemon's fd of the helper and execs it by
          * /proc/self/fd, with execve, the call every real worker makes under the filter already in
@@ -479,7 +477,6 @@ int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privi
         int64_t deadline;
         unsigned cap_last;
         char *reason = NULL;
-        pid_t pid;
         int k;
 
         if (!r || helper_fd < 0)
@@ -509,7 +506,7 @@ int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privi
                 plan.caps_keep = 0;
         }
 
-        k = zr_reference_spawn(r, &plan, &pid, &pidfd);
+        k = zr_reference_spawn(r, &plan, &worker);
         if (k < 0) {
                 if (ret_reason && asprintf(&reason, "spawn through the reference: %s", strerror(-k)) >= 0)
                         *ret_reason = reason;
@@ -518,16 +515,16 @@ int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privi
         status[1] = safe_close(status[1]);
 
         deadline = now_ms() + ZR_REF_TIMEOUT_MS;
-        k = read_status(status[0], pidfd, deadline, &rec);
+        k = read_status(status[0], worker.fd, deadline, &rec);
         if (k >= 0) {
-                int w = reap(pidfd, deadline, &si);
+                int w = reap(worker.fd, deadline, &si);
                 if (w < 0)
                         k = w;
         }
         if (k < 0) {
                 /* a worker that does not finish in time is killed, never left behind */
-                (void) pidfd_kill(pidfd, SIGKILL);
-                (void) reap(pidfd, now_ms() + ZR_REF_TIMEOUT_MS, NULL);
+                (void) zc_pidref_kill(&worker, SIGKILL);
+                (void) reap(worker.fd, now_ms() + ZR_REF_TIMEOUT_MS, NULL);
                 if (ret_reason && asprintf(&reason, "probe worker: %s", strerror(-k)) >= 0)
                         *ret_reason = reason;
                 return k;
@@ -553,13 +550,7 @@ void zr_reference_stop(struct zr_reference *r) {
         if (!r)
                 return;
         r->ctl_fd = safe_close(r->ctl_fd);
-        if (r->pidfd >= 0) {
-                /* ESRCH (already gone) and ECHILD (someone reaped it) are both fine here */
-                (void) pidfd_kill(r->pidfd, SIGKILL);
-                (void) pidfd_reap(r->pidfd, NULL);
-        }
-        r->pidfd = safe_close(r->pidfd);
-        r->pid = 0;
+        zc_pidref_kill_and_reap(&r->pidref);
 }
 
 int zr_helper_open(const char *path) {

@@ -33,6 +33,7 @@
 #include <sys/types.h>
 
 #include "child.h"
+#include "pidref.h"
 
 #define ZR_REF_CTL_FD 3
 #define ZR_REF_TIMEOUT_MS 5000 /* a reply later than this: the reference is stuck, and killed */
@@ -65,12 +66,11 @@ struct zr_ref_init {
 };
 
 struct zr_reference {
-        pid_t pid;
-        int pidfd;  /* -EBADF when not running */
-        int ctl_fd; /* -EBADF when not running */
+        struct zc_pidref pidref; /* fd -EBADF when not running */
+        int ctl_fd;              /* -EBADF when not running */
 };
 
-#define ZR_REFERENCE_NULL ((struct zr_reference){ .pid = 0, .pidfd = -EBADF, .ctl_fd = -EBADF })
+#define ZR_REFERENCE_NULL ((struct zr_reference){ .pidref = ZC_PIDREF_NULL, .ctl_fd = -EBADF })
 
 /* Starts the helper open at helper_fd (zr_helper_open()) with a clean environment, 0 and 1 on
  * /dev/null, the daemon's stderr, the control socket on fd 3; sends INIT and waits for READY.
@@ -88,30 +88,30 @@ int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t l
 
 /* Has the reference fork a worker that runs ze_child_run(plan) with ZE_FILTER_INHERITED (the
  * plan's filter mode and program are ignored). The worker is the caller's child. The plan's fds
- * stay the caller's. On success *ret_pidfd is a new CLOEXEC pidfd the caller owns, opened by the
- * pid the reference answers (exact: the worker is the caller's unreaped child, checked). Errors:
+ * stay the caller's. On success *ret_worker is the worker: the pid the reference answers and a new
+ * CLOEXEC pidfd the caller owns, opened by that pid (exact: the worker is the caller's unreaped
+ * child, checked). Errors:
  * -EPIPE / -ECONNRESET when the reference is gone, -ETIMEDOUT, -E2BIG for a plan too big for
  * one message, or the reference's errno (e.g. clone's).
  *
- * On failure *ret_pid says what became of the worker: 0, none was forked (the request never
+ * On failure ret_worker->pid says what became of the worker (its fd is -EBADF): 0, none was forked (the request never
  * reached the reference, or it answered an error); > 0, this worker was forked but no pidfd could
  * be opened for it (-EMFILE, say); ZR_REF_WORKER_UNKNOWN, the reference died or stopped answering
  * with the request in its hands (zr_reference_find_worker() finds the worker if there is one).
  * A plan with a hold fd keeps a worker that is not tracked from exec: close the write end. */
 #define ZR_REF_WORKER_UNKNOWN ((pid_t) -1)
-int zr_reference_spawn(struct zr_reference *r, const struct ze_plan *plan, pid_t *ret_pid,
-                       int *ret_pidfd);
+int zr_reference_spawn(struct zr_reference *r, const struct ze_plan *plan, struct zc_pidref *ret_worker);
 
 /* zr_reference_spawn() in two halves, for a caller that does not block (zygoted's loop): the
  * request, sent without waiting (at most ZR_REF_MAX_QUEUED in flight: they fit the socket's
  * buffer), and, when the control socket is readable, the reply to the oldest request in flight
  * (the reference answers in order). zr_reference_reply() returns -EAGAIN when no reply is there
- * yet; otherwise what zr_reference_spawn() returns, *ret_pid included. After a
+ * yet; otherwise what zr_reference_spawn() returns, *ret_worker included. After a
  * ZR_REF_WORKER_UNKNOWN the socket is shut and the reference killed: every request still in
  * flight is lost with it. */
 #define ZR_REF_MAX_QUEUED 64
 int zr_reference_request(struct zr_reference *r, const struct ze_plan *plan);
-int zr_reference_reply(struct zr_reference *r, pid_t *ret_pid, int *ret_pidfd);
+int zr_reference_reply(struct zr_reference *r, struct zc_pidref *ret_worker);
 
 /* After a spawn that ended with ZR_REF_WORKER_UNKNOWN: waits (bounded) until the reference is
  * dead, so that any fork it started is complete, then finds among the caller's children the
@@ -129,7 +129,7 @@ int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privi
                                char **ret_reason);
 
 /* Closes the control socket, SIGKILLs the reference through its pidfd and reaps it. Safe on a
- * stopped or never-started reference (pidfd < 0) and on NULL. Resets *r to ZR_REFERENCE_NULL. */
+ * stopped or never-started reference (no pidfd) and on NULL. Resets *r to ZR_REFERENCE_NULL. */
 void zr_reference_stop(struct zr_reference *r);
 
 /* Where the helper is: env ZYGOTE_REF_HELPER, else zygote-ref next to /proc/self/exe (when it
@@ -146,13 +146,13 @@ int zr_helper_open(const char *path);
 
 /* zygote-ref in a child cloned with clone_flags from the helper open at helper_fd: argv, a clean
  * environment, cwd /, its end of a new SOCK_SEQPACKET pair at ctl_target and, with with_stderr,
- * the daemon's stderr (when it has one; else nothing there). Returns the child's pid, its pidfd,
+ * the daemon's stderr (when it has one; else nothing there). Returns the child (its pid and pidfd),
  * our end of the socket and the read end of its status pipe (EOF: exec; else a struct ze_status
  * record), all CLOEXEC, or a negative errno. For both of its roles: reference and pid namespace
  * init (pidns.c). */
 struct zr_helper_child {
-        pid_t pid;
-        int pidfd, ctl_fd, status_fd;
+        struct zc_pidref pidref;
+        int ctl_fd, status_fd;
 };
 int zr_helper_clone(int helper_fd, char **argv, unsigned long clone_flags, int ctl_target, bool with_stderr,
                     struct zr_helper_child *ret);

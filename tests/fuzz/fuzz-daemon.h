@@ -6,7 +6,7 @@
  *
  *   - The profiles are the bundled ones plus tests/fuzz/profiles (one with an access list and
  *     kept capabilities), all in the load tier with no reference process.
- *   - Workers are stand-ins (spawn-worker.c's zd_spawn_fork_hook): a pipe whose read end plays the
+ *   - Workers are stand-ins (spawn-start.c's zd_spawn_fork_hook): a pipe whose read end plays the
  *     pidfd (EOF = the process exited), a status record written as the worker would write it,
  *     a hold pipe watched so that Start lets the stand-in "exec". argv[0] chooses the story:
  *     a name starting with "fail" fails at exec (ENOENT), "exit" or "true" exits at once, any

@@ -75,7 +75,7 @@ static void test_clone_into_namespace(void **state) {
 
         (void) state;
         assert_int_equal(zr_pidns_start(helper_fd, &ns, what, sizeof(what)), 0);
-        assert_true(ns.pid > 0 && ns.pidfd >= 0 && ns.pidns_fd >= 0 && ns.mntns_fd >= 0);
+        assert_true(ns.pidref.pid > 0 && ns.pidref.fd >= 0 && ns.pidns_fd >= 0 && ns.mntns_fd >= 0);
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 
         pid = zr_pidns_clone(&ns, &pidfd);
@@ -135,7 +135,7 @@ static void test_init_outlives_release(void **state) {
                 _exit(0);
         }
         hold[0] = safe_close(hold[0]);
-        init_fd = fcntl(ns.pidfd, F_DUPFD_CLOEXEC, 3);
+        init_fd = fcntl(ns.pidref.fd, F_DUPFD_CLOEXEC, 3);
         assert_true(init_fd >= 0);
         zr_pidns_release(&ns);
         assert_false(readable(init_fd, 200)); /* stays: its namespace is not empty */
@@ -164,7 +164,7 @@ static void test_init_ignores_signals_from_inside(void **state) {
         assert_int_equal(pidfd_wait(pidfd, WEXITED, &si), 0);
         assert_int_equal(si.si_status, 0);
         safe_close(pidfd);
-        assert_false(readable(ns.pidfd, 200));
+        assert_false(readable(ns.pidref.fd, 200));
         zr_pidns_kill(&ns);
 }
 

@@ -78,14 +78,14 @@ static void assert_ref_fds_clean(const struct zr_reference *r) {
         for (int fd = 4; fd < 64; fd++) {
                 ssize_t n;
 
-                snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) r->pid, fd);
+                snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) r->pidref.pid, fd);
                 n = readlink(path, link, sizeof(link) - 1);
                 if (n < 0)
                         continue;
                 link[n] = 0;
                 if (strcmp(link, "anon_inode:[pidfd]") == 0)
                         pidfds++;
-                else if (!is_helper_syscall_file(r->pid, fd)) {
+                else if (!is_helper_syscall_file(r->pidref.pid, fd)) {
                         assert_true(strncmp(link, "pipe:", 5) == 0);
                         pipes++;
                 }
@@ -133,11 +133,10 @@ struct worker {
 /* Spawns argv through the reference with stdout on a pipe; collects output, records, exit. */
 static int spawn_through(struct zr_reference *r, char *const *argv, const char *cwd, struct worker *w) {
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF };
-        _cleanup_close_ int pidfd = -EBADF;
+        _cleanup_(zc_pidref_done) struct zc_pidref worker = ZC_PIDREF_NULL;
         struct ze_fdmap map[1];
         struct ze_plan p;
         siginfo_t si = { 0 };
-        pid_t pid;
         int k;
 
         memset(w, 0, sizeof(*w));
@@ -150,19 +149,19 @@ static int spawn_through(struct zr_reference *r, char *const *argv, const char *
         p.n_fds = 1;
         p.status_fd = status[1];
         p.no_new_privs = true;
-        k = zr_reference_spawn(r, &p, &pid, &pidfd);
+        k = zr_reference_spawn(r, &p, &worker);
         if (k < 0)
                 return k;
-        assert_true(pid > 0);
-        assert_int_equal(fcntl(pidfd, F_GETFD), FD_CLOEXEC);
+        assert_true(worker.pid > 0);
+        assert_int_equal(fcntl(worker.fd, F_GETFD), FD_CLOEXEC);
         out[1] = safe_close(out[1]);
         status[1] = safe_close(status[1]);
         tu_read_all(out[0], w->out, sizeof(w->out));
         while (tu_read_record(status[0], &w->rec, sizeof(w->rec)))
                 w->n_recs++;
         /* works only because the worker is our child (CLONE_PARENT) */
-        assert_int_equal(pidfd_reap(pidfd, &si), 0);
-        assert_int_equal(si.si_pid, pid);
+        assert_int_equal(zc_pidref_wait(&worker, WEXITED, &si), 0);
+        assert_int_equal(si.si_pid, worker.pid);
         w->code = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
         return 0;
 }
@@ -493,22 +492,22 @@ static void test_spawn(void **state) {
         char buf[64], want[32];
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        assert_true(r.pid > 0 && r.pidfd >= 0 && r.ctl_fd >= 0);
+        assert_true(r.pidref.pid > 0 && r.pidref.fd >= 0 && r.ctl_fd >= 0);
         assert_int_equal(fcntl(r.ctl_fd, F_GETFD), FD_CLOEXEC);
-        assert_int_equal(fcntl(r.pidfd, F_GETFD), FD_CLOEXEC);
+        assert_int_equal(fcntl(r.pidref.fd, F_GETFD), FD_CLOEXEC);
 
         /* the reference itself: filtered, nnp, in its own session, fds 0-3 and its closer's */
-        file_field(r.pid, "Seccomp_filters", buf, sizeof(buf));
+        file_field(r.pidref.pid, "Seccomp_filters", buf, sizeof(buf));
         assert_string_equal(buf, "1");
-        file_field(r.pid, "NoNewPrivs", buf, sizeof(buf));
+        file_field(r.pidref.pid, "NoNewPrivs", buf, sizeof(buf));
         assert_string_equal(buf, "1");
         {
                 char path[64];
                 int n = 0;
 
                 for (int fd = 0; fd < 64; fd++) {
-                        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) r.pid, fd);
-                        if (access(path, F_OK) == 0 && !is_helper_syscall_file(r.pid, fd))
+                        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int) r.pidref.pid, fd);
+                        if (access(path, F_OK) == 0 && !is_helper_syscall_file(r.pidref.pid, fd))
                                 n++;
                 }
                 assert_int_equal(n, 4 + 5);
@@ -545,7 +544,7 @@ static void test_spawn(void **state) {
         assert_ref_fds_clean(&r);
 
         zr_reference_stop(&r);
-        assert_int_equal(r.pidfd, -EBADF);
+        assert_int_equal(r.pidref.fd, -EBADF);
         assert_int_equal(r.ctl_fd, -EBADF);
 }
 
@@ -557,9 +556,9 @@ static void test_reference_dies(void **state) {
         int k;
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        assert_int_equal(pidfd_kill(r.pidfd, SIGKILL), 0);
+        assert_int_equal(pidfd_kill(r.pidref.fd, SIGKILL), 0);
         /* wait for its death on the pidfd, without reaping it */
-        pfd = (struct pollfd){ .fd = r.pidfd, .events = POLLIN };
+        pfd = (struct pollfd){ .fd = r.pidref.fd, .events = POLLIN };
         assert_int_equal(poll(&pfd, 1, -1), 1);
 
         k = spawn_through(&r, argv_true, NULL, &w);
@@ -582,16 +581,16 @@ static void test_reference_stuck(void **state) {
         int k;
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        assert_int_equal(pidfd_kill(r.pidfd, SIGSTOP), 0);
+        assert_int_equal(pidfd_kill(r.pidref.fd, SIGSTOP), 0);
         /* until it is really stopped (not reaped: WNOWAIT) */
-        assert_int_equal(pidfd_wait(r.pidfd, WSTOPPED | WNOWAIT, &si), 0);
+        assert_int_equal(pidfd_wait(r.pidref.fd, WSTOPPED | WNOWAIT, &si), 0);
         assert_int_equal(si.si_code, CLD_STOPPED);
 
         /* bounded: the call gives up instead of blocking the daemon forever... */
         k = spawn_through(&r, argv_true, NULL, &w);
         assert_int_equal(k, -ETIMEDOUT);
         /* ...and the reference is killed, so it cannot fork that worker late */
-        pfd = (struct pollfd){ .fd = r.pidfd, .events = POLLIN };
+        pfd = (struct pollfd){ .fd = r.pidref.fd, .events = POLLIN };
         assert_int_equal(poll(&pfd, 1, TU_TIMEOUT_MS), 1);
         k = spawn_through(&r, argv_true, NULL, &w);
         assert_true(k == -EPIPE || k == -ECONNRESET);
@@ -614,7 +613,7 @@ static void test_start_failures(void **state) {
         /* the kernel refuses the program: the reference says so (and exits on our close) */
         assert_int_equal(start(bad, ELEMENTSOF(bad), &r), -EINVAL);
         assert_int_equal(start(block_personality, 0, &r), -EINVAL);
-        assert_int_equal(r.pidfd, -EBADF);
+        assert_int_equal(r.pidref.fd, -EBADF);
         tu_assert_no_children();
 }
 

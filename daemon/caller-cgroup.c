@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cgroups of the caller (caller.c's facet; caller-proc.h): in each hierarchy where its
+ * cgroup differs from zygoted's, that cgroup's directory, found under a mount of the hierarchy
+ * here, for the task to start in.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "caller-proc.h"
+#include "util.h"
+
+/* Whether every controller of a /proc/PID/cgroup line ("pids", "cpu,cpuacct", "name=systemd")
+ * is among a cgroup v1 mount's super options. */
+static bool has_controllers(const char *opts, const char *ctl, size_t ctl_len) {
+        while (ctl_len > 0) {
+                size_t n = strcspn(ctl, ",");
+                bool found = false;
+
+                if (n > ctl_len)
+                        n = ctl_len;
+                for (const char *o = opts; *o && !found; o += strcspn(o, ","), o += *o ? 1 : 0)
+                        found = strncmp(o, ctl, n) == 0 && (o[n] == ',' || o[n] == 0);
+                if (!found)
+                        return false;
+                ctl += n;
+                ctl_len -= n;
+                if (ctl_len > 0) {
+                        ctl++;
+                        ctl_len--;
+                }
+        }
+        return true;
+}
+
+/* The directory of cgroup path (plen bytes) in the hierarchy a /proc/PID/cgroup line names
+ * (controllers empty for the unified one), into buf: under a mount of that hierarchy whose root
+ * (a container's mounts show only their own subtree) holds the path. -EXDEV when none does. */
+static int find_cgroup_dir(const char *mountinfo, const char *ctl, size_t ctl_len, const char *path, size_t plen,
+                           char *buf, size_t size) {
+        for (const char *l = mountinfo; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+                char root[PATH_MAX], point[PATH_MAX], type[32], opts[512];
+                const char *sep = strstr(l, " - ");
+                const char *eol = strchrnul(l, '\n');
+
+                if (!sep || sep > eol)
+                        continue;
+                /* id parent major:minor root mount-point ... - type source super-options */
+                if (sscanf(l, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
+                    sscanf(sep + 3, "%31s %*s %511s", type, opts) != 2)
+                        continue;
+                if (ctl_len == 0 ? strcmp(type, "cgroup2") != 0
+                                 : strcmp(type, "cgroup") != 0 || !has_controllers(opts, ctl, ctl_len))
+                        continue;
+                /* root "/" holds every path; "/a" holds "/a" and "/a/..." */
+                size_t rlen = strcmp(root, "/") == 0 ? 0 : strlen(root);
+                if (rlen > plen || strncmp(path, root, rlen) != 0 || (rlen < plen && rlen > 0 && path[rlen] != '/'))
+                        continue;
+                if ((size_t) snprintf(buf, size, "%s%.*s", point, (int) (plen - rlen), path + rlen) >= size)
+                        return -ENAMETOOLONG;
+                return 0;
+        }
+        return -EXDEV;
+}
+
+/* The line of the same hierarchy ("ID:") in a /proc/PID/cgroup text, or NULL. */
+static const char *same_hierarchy(const char *text, const char *line) {
+        size_t k = strcspn(line, ":") + 1;
+
+        for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+                if (strncmp(l, line, k) == 0)
+                        return l;
+        return NULL;
+}
+
+int zd_caller_read_cgroups(int proc_fd, struct zd_caller *c) {
+        _cleanup_free_ char *theirs = NULL, *mine = NULL, *mountinfo = NULL;
+        int r;
+
+        /* A kernel without cgroups (CONFIG_CGROUPS off, as in the kernel lane's guest) has no
+         * /proc/PID/cgroup: nothing to carry. Read ours first, so that a caller's missing file
+         * still means a caller that is gone. */
+        r = zd_caller_read_proc(AT_FDCWD, "/proc/self/cgroup", &mine);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        r = zd_caller_read_proc(proc_fd, "cgroup", &theirs);
+        if (r < 0)
+                return r;
+        /* lines "ID:CONTROLLERS:PATH" */
+        for (const char *l = theirs, *eol; *l; l = *eol ? eol + 1 : eol) {
+                const char *ctl = strchr(l, ':'), *path, *m, *mp;
+                char dir[PATH_MAX];
+                size_t plen;
+
+                eol = strchrnul(l, '\n');
+                if (!ctl || ctl > eol || !(path = strchr(ctl + 1, ':')) || path > eol)
+                        return -EBADMSG;
+                ctl++;
+                path++;
+                plen = (size_t) (eol - path);
+                m = same_hierarchy(mine, l);
+                mp = m ? strchr(m, ':') : NULL;
+                mp = mp ? strchr(mp + 1, ':') : NULL;
+                if (mp && (size_t) (strchrnul(mp + 1, '\n') - (mp + 1)) == plen && strncmp(mp + 1, path, plen) == 0)
+                        continue; /* the task starts there anyway */
+                if (c->n_cgroups >= ZE_MAX_CGROUPS)
+                        return -E2BIG;
+                if (!mountinfo) {
+                        r = zd_caller_read_proc(AT_FDCWD, "/proc/self/mountinfo", &mountinfo);
+                        if (r < 0)
+                                return r;
+                }
+                r = find_cgroup_dir(mountinfo, ctl, (size_t) (path - 1 - ctl), path, plen, dir, sizeof(dir));
+                if (r < 0)
+                        return r;
+                r = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (r < 0)
+                        return negative_errno();
+                c->cgroup_fds[c->n_cgroups++] = r;
+        }
+        return 0;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* What the facets of caller.c share (not for other modules: caller.h is the API). caller.c reads
+ * the caller's ids, capabilities, limits and scheduling; caller-ns.c its namespaces and root;
+ * caller-cgroup.c its cgroups. Each reads through proc_fd, the caller's /proc/PID. */
+#pragma once
+
+#include "caller.h"
+
+/* A whole /proc file, NUL-terminated, in *ret (freed by the caller). */
+int zd_caller_read_proc(int dir_fd, const char *name, char **ret);
+
+/* The namespaces the caller differs from zygoted in (ns_join, ns_other) and its root (root_fd,
+ * procfs_elsewhere) when it or its mount namespace differs. */
+int zd_caller_read_namespaces(int proc_fd, struct zd_caller *c);
+
+/* The caller's cgroup in each hierarchy where it differs from zygoted's (cgroup_fds). */
+int zd_caller_read_cgroups(int proc_fd, struct zd_caller *c);
