@@ -466,7 +466,7 @@ static int spawn_sched(struct spawn *s) {
 
 /* The daemon's signal dispositions that are not SIG_DFL (its handlers, SIGPIPE ignored), read
  * once, at the first spawn (main.c sets them all before it serves, nothing later): a worker
- * forked here resets only those, not all 64 (issue 14: 60 system calls fewer before exec). */
+ * forked here resets only those, not all 64 (many fewer system calls before exec). */
 static const sigset_t *daemon_dispositions(void) {
         static sigset_t set;
         static bool known;

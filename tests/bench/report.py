@@ -13,7 +13,7 @@ import re
 README_BEGIN = "<!-- bench:begin -->"
 README_END = "<!-- bench:end -->"
 
-# The targets of issue 5, as issue 14 restated them: the command line is judged on its overhead
+# The targets (docs/BENCHMARKS.md): the command line is judged on its overhead
 # over /bin/true's own run (a ratio of times would reward a slow /bin/true), the daemon on its own
 # memory (Pss: RSS counts every shared library in full). "max": the measured value must not
 # exceed it; "min": must reach it.
@@ -199,7 +199,7 @@ def analyse_cli(passes, skipped):
 
 
 def targets(results):
-    """The verdict on each target of issue 5, from the analysed results."""
+    """The verdict on each target, from the analysed results."""
     measured = {}
     sp = results.get("spawn", {})
     if sp.get("best_tier"):
@@ -248,7 +248,7 @@ def skip_reason(key, results):
 
 
 def missing(results):
-    """What a finished run lacks: every figure of issue 5 must be a number or a stated skip."""
+    """What a finished run lacks: every target's figure must be a number or a stated skip."""
     problems = []
 
     def number(v):

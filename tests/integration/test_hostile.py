@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Hostile clients against the real zygoted (issue 6): malformed JSON, a message dribbled one
+"""Hostile clients against the real zygoted: malformed JSON, a message dribbled one
 byte at a time, partial messages held open, oversize messages and unread replies, a thousand
 connections, fd floods and odd control messages, fds that are not what they claim, other users'
 tasks, a non-root caller asking for more than it has, many waiters and subscribers.
@@ -1804,7 +1804,7 @@ def test_sigterm_frees_deleted_tasks_still_exiting(daemons, needs_root):
         fs.close()
 
 
-# ---- another caller's latency while a call's cost lands on the daemon (issue 22) ----------------
+# ---- another caller's latency while a call's cost lands on the daemon ---------------------------
 
 LATENCY_BOUND = 0.100  # no request of one caller may delay another by more than this
 
@@ -2032,7 +2032,7 @@ def test_lingering_socket_from_a_refused_uid(daemons, needs_root, capsys):
             c.close()
 
 
-# ---- GetFilter's compile off the loop (issue 22) -------------------------------------------------
+# ---- GetFilter's compile off the loop ------------------------------------------------------------
 
 def syscall_names():
     """Every syscall name of this machine's architecture (x86_64), from the kernel's headers."""
@@ -2065,12 +2065,13 @@ def expensive_object(entries, args, arches, tag="", names_per=1):
             "syscalls": syscalls}
 
 
-# under the bound (1024 argument comparisons), each a few hundred ms to seconds of libseccomp
+# under the bound (1024 argument comparisons), each an expensive compile for libseccomp
+# (the times are in docs/BENCHMARKS.md)
 EXPENSIVE = [
-    ("many rules", (340, 1, 3, 1)),           # 1020: about 0.7 s here; compiles
+    ("many rules", (340, 1, 3, 1)),           # 1020; compiles
     ("many names", (56, 6, 1, 3)),            # 1008
-    ("many args", (170, 6, 1, 1)),            # 1020: about 3 s here; then too long a program
-    ("several architectures", (56, 6, 3, 1)),  # 1008: 0.7 to 2 s here; compiles
+    ("many args", (170, 6, 1, 1)),            # 1020; the slowest, then too long a program
+    ("several architectures", (56, 6, 3, 1)),  # 1008; compiles
 ]
 
 

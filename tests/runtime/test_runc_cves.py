@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""zygote-runc against the classes of runc's CVEs, tried as an attacker would (issue #22):
+"""zygote-runc against the classes of runc's CVEs, tried as an attacker would:
 
 - CVE-2019-5736: the runtime's own processes in the container's pid namespace (the init held
   until `start`, an exec'd process during its setup) must not open the host's runtime binary, nor
