@@ -27,7 +27,6 @@
 
 #include "libzygote-fake.h"
 
-
 int setup(void **state) {
         struct fixture *f = calloc(1, sizeof(*f));
         int sv[2];
@@ -72,7 +71,6 @@ void srv_sendf(int fd, const char *fmt, ...) {
         srv_send(fd, s, NULL, 0);
         free(s);
 }
-
 
 /* Reads the next message the library sent, one byte per read so that nothing of the next
  * message is taken; checks its framing (fds only with the first byte, one NUL at the end). */
@@ -187,7 +185,6 @@ bool is_cloexec(int fd) {
         assert_true(flags >= 0);
         return flags & FD_CLOEXEC;
 }
-
 
 void *dribble_thread(void *p) {
         struct dribble *d = p;
