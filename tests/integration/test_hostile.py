@@ -22,7 +22,7 @@ import varlink
 import zytest
 from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID
 from hostile import (L, INVALID, LIMIT, settled_fds, fds_back_to, served, blocking_connect,
-    raw_socket, sendmsg_fds, msg, devnull_fds, close_all)
+                     raw_socket, sendmsg_fds, msg, devnull_fds, close_all)
 
 
 # ---- malformed JSON -----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import varlink
 import zytest
 from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID, wait_for
 from hostile import (L, INVALID, LIMIT, settled_fds, fds_back_to, subscribe_and_see_a_task, served,
-    blocking_connect, sendmsg_fds)
+                     blocking_connect, sendmsg_fds)
 
 
 # ---- strings ------------------------------------------------------------------------------------

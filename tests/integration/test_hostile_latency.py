@@ -20,7 +20,7 @@ import pytest
 import varlink
 from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID, wait_for
 from hostile import (L, INVALID, LIMIT, served, raw_socket, sendmsg_fds, msg, devnull_fds,
-    close_all, StallingFuse, stalling_fuse)
+                     close_all, StallingFuse, stalling_fuse)
 
 
 # ---- another caller's latency while a call's cost lands on the daemon ---------------------------

@@ -21,7 +21,7 @@ import varlink
 import zytest
 from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID, wait_for
 from hostile import (L, INVALID, LIMIT, settled_fds, fds_back_to, spawn_with_pipe_to_eof, served,
-    raw_socket, sendmsg_fds, StallingFuse, stalling_fuse)
+                     raw_socket, sendmsg_fds, StallingFuse, stalling_fuse)
 
 
 def spawn_with_stalling_fuse(daemon, daemons, hold, params):
