@@ -30,6 +30,7 @@
 
 #include "lifecycle-daemon.h"
 
+/* Pids lists every process of the task's session; Kill with all reaches every one of them. */
 static void test_pids_kill_all(void **state) {
         /* Two children, then "ready" once both are forked (dash forks at '&'). A background
          * job of a non-interactive shell gets /dev/null as stdin (and "<&0" would copy that):

@@ -402,8 +402,6 @@ static void test_wait_after_disconnect(void **state) {
         zy_conn_free(b);
 }
 
-/* Pids lists every process of the task's session; Kill with all reaches every one of them. */
-
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_full_lifecycle),
