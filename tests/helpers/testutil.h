@@ -18,6 +18,21 @@
 #error "add this architecture's AUDIT_ARCH_*"
 #endif
 
+/* The instructions of a seccomp filter (an initializer of TU_FILTER_BLOCKING_LEN struct
+ * sock_filter; needs <linux/filter.h> and <linux/seccomp.h>) that allows every system call of
+ * TEST_AUDIT_ARCH but sysnr, which gets ret (SECCOMP_RET_ERRNO | errno, SECCOMP_RET_KILL_PROCESS). */
+#define TU_FILTER_BLOCKING_LEN 7
+#define TU_FILTER_BLOCKING(sysnr, ret)                                                                                  \
+        {                                                                                                              \
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),                               \
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),                                           \
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                                                         \
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),                                 \
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (sysnr), 0, 1),                                                    \
+                BPF_STMT(BPF_RET | BPF_K, (ret)),                                                                     \
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                                                         \
+        }
+
 /* A bound on every wait, so that a child that keeps a pipe open (the bug many tests look for)
  * fails the test instead of hanging it. Never a synchronisation delay. */
 #define TU_TIMEOUT_MS 20000

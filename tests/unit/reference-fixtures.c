@@ -34,8 +34,10 @@
 
 
 
-struct sock_filter block_personality[7] = FILTER_BLOCKING(__NR_personality, BLOCKED_ERRNO);
-struct sock_filter block_setresuid[7] = FILTER_BLOCKING(__NR_setresuid, EPERM);
+struct sock_filter block_personality[TU_FILTER_BLOCKING_LEN] =
+        TU_FILTER_BLOCKING(__NR_personality, SECCOMP_RET_ERRNO | BLOCKED_ERRNO);
+struct sock_filter block_setresuid[TU_FILTER_BLOCKING_LEN] =
+        TU_FILTER_BLOCKING(__NR_setresuid, SECCOMP_RET_ERRNO | EPERM);
 
 char helper[PATH_MAX];
 /* zr_helper_open(helper) */

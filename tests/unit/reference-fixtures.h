@@ -34,22 +34,10 @@
 
 #define BLOCKED_ERRNO 95
 
-/* Allows everything but one system call, which fails with errnum. */
-#define FILTER_BLOCKING(sysnr, errnum)                                                        \
-        {                                                                               \
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)), \
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),             \
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                           \
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),  \
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (sysnr), 0, 1),                      \
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (errnum)),                 \
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                           \
-        }
+/* TU_FILTER_BLOCKING programs: personality(2) fails with BLOCKED_ERRNO, setresuid(2) with EPERM */
+extern struct sock_filter block_personality[TU_FILTER_BLOCKING_LEN];
 
-/* 7: the statements of FILTER_BLOCKING */
-extern struct sock_filter block_personality[7];
-
-extern struct sock_filter block_setresuid[7];
+extern struct sock_filter block_setresuid[TU_FILTER_BLOCKING_LEN];
 
 extern char helper[PATH_MAX];
 

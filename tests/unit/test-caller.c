@@ -358,15 +358,7 @@ static void test_sched(void **state) {
  * and reading the rest of the scheduling still works (the guest kernel of the kernel lane is
  * one). Forced here with a filter that answers ENOSYS to ioprio_get alone. */
 static void test_sched_without_ioprio(void **state) {
-        struct sock_filter insns[] = {
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioprio_get, 0, 1),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-        };
+        struct sock_filter insns[] = TU_FILTER_BLOCKING(SYS_ioprio_get, SECCOMP_RET_ERRNO | ENOSYS);
         struct sock_fprog prog = { .len = sizeof(insns) / sizeof(insns[0]), .filter = insns };
         int status;
         pid_t pid;

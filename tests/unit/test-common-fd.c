@@ -250,16 +250,8 @@ enum clone3_filter { CLONE3_ALLOWED, CLONE3_ENOSYS, CLONE3_KILLS };
 
 static _Noreturn void clone_parent_child(int w, enum clone3_filter filter) {
         if (filter != CLONE3_ALLOWED) {
-                struct sock_filter f[] = {
-                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),
-                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
-                        BPF_STMT(BPF_RET | BPF_K, filter == CLONE3_KILLS ? SECCOMP_RET_KILL_PROCESS
-                                                                         : SECCOMP_RET_ERRNO | ENOSYS),
-                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                };
+                struct sock_filter f[] = TU_FILTER_BLOCKING(
+                        __NR_clone3, filter == CLONE3_KILLS ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ERRNO | ENOSYS);
                 struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 
                 if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
