@@ -120,3 +120,8 @@ void rm_rf(const char *dir) {
         assert_int_equal(system(cmd), 0);
         free(cmd);
 }
+
+int profile_tests_run(int argc, char **argv, const struct CMUnitTest *tests, size_t n_tests) {
+        profiles_dir = tu_profiles_dir_arg(argc, argv, "these tests encode x86_64 syscall numbers");
+        return _cmocka_run_group_tests("profile", tests, n_tests, NULL, NULL);
+}

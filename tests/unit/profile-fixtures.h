@@ -50,3 +50,6 @@ char *tmpdir_new(void);
 void write_file(const char *dir, const char *name, const char *json);
 
 void rm_rf(const char *dir);
+
+/* main() of a profile test: PROFILES_DIR from the command line into profiles_dir, then the tests. */
+int profile_tests_run(int argc, char **argv, const struct CMUnitTest *tests, size_t n_tests);

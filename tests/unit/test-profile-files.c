@@ -457,23 +457,22 @@ static void test_bundled(void **state) {
         }
 }
 
-int main(int argc, char **argv) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_seccomp_reference),
-                cmocka_unit_test(test_seccomp_path_beneath),
-                cmocka_unit_test(test_seccomp_path_beneath_without_openat2),
-                cmocka_unit_test(test_json_errors),
-                cmocka_unit_test(test_limits),
-                cmocka_unit_test(test_allows),
-                cmocka_unit_test(test_cap_names),
-                cmocka_unit_test(test_set_load),
-                cmocka_unit_test(test_file_errors),
-                cmocka_unit_test(test_missing_file),
-                cmocka_unit_test(test_program_fields),
-                cmocka_unit_test(test_worker_setup),
-                cmocka_unit_test(test_bundled),
-        };
+static const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seccomp_reference),
+        cmocka_unit_test(test_seccomp_path_beneath),
+        cmocka_unit_test(test_seccomp_path_beneath_without_openat2),
+        cmocka_unit_test(test_json_errors),
+        cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_allows),
+        cmocka_unit_test(test_cap_names),
+        cmocka_unit_test(test_set_load),
+        cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_program_fields),
+        cmocka_unit_test(test_worker_setup),
+        cmocka_unit_test(test_bundled),
+};
 
-        profiles_dir = tu_profiles_dir_arg(argc, argv, "these tests encode x86_64 syscall numbers");
-        return cmocka_run_group_tests(tests, NULL, NULL);
+int main(int argc, char **argv) {
+        return profile_tests_run(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
 }

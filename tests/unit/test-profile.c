@@ -519,22 +519,21 @@ static void test_zygote_form(void **state) {
 }
 
 
-int main(int argc, char **argv) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_plain_minimal),
-                cmocka_unit_test(test_default_actions),
-                cmocka_unit_test(test_rule_actions),
-                cmocka_unit_test(test_action_errors),
-                cmocka_unit_test(test_args_ops),
-                cmocka_unit_test(test_args_and_or),
-                cmocka_unit_test(test_args_errors),
-                cmocka_unit_test(test_names),
-                cmocka_unit_test(test_includes_excludes),
-                cmocka_unit_test(test_arches),
-                cmocka_unit_test(test_flags_and_listener),
-                cmocka_unit_test(test_zygote_form),
-        };
+static const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plain_minimal),
+        cmocka_unit_test(test_default_actions),
+        cmocka_unit_test(test_rule_actions),
+        cmocka_unit_test(test_action_errors),
+        cmocka_unit_test(test_args_ops),
+        cmocka_unit_test(test_args_and_or),
+        cmocka_unit_test(test_args_errors),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_includes_excludes),
+        cmocka_unit_test(test_arches),
+        cmocka_unit_test(test_flags_and_listener),
+        cmocka_unit_test(test_zygote_form),
+};
 
-        profiles_dir = tu_profiles_dir_arg(argc, argv, "these tests encode x86_64 syscall numbers");
-        return cmocka_run_group_tests(tests, NULL, NULL);
+int main(int argc, char **argv) {
+        return profile_tests_run(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
 }
