@@ -65,6 +65,10 @@ int tu_setup_bounded(void **state);
 int tu_teardown_no_leftovers(void **state);
 /* A cmocka test with both. */
 #define tu_test(f) cmocka_unit_test_setup_teardown(f, tu_setup_bounded, tu_teardown_no_leftovers)
+/* The same test function run once per case, under its own name, with the case as its *state:
+ * tu_test_case with the bounds of tu_test, tu_unit_test_case without. */
+#define tu_test_case(name, f, c) { name, f, tu_setup_bounded, tu_teardown_no_leftovers, (void *) (c) }
+#define tu_unit_test_case(name, f, c) { name, f, NULL, NULL, (void *) (c) }
 
 /* How many fds this process has open (below 1024). */
 int tu_count_open_fds(void);

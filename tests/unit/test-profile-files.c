@@ -142,12 +142,9 @@ static void seccomp_path_beneath(bool no_openat2) {
         free(dir);
 }
 
+/* *state: whether openat2 is taken away (the fallback) */
 static void test_seccomp_path_beneath(void **state) {
-        seccomp_path_beneath(false);
-}
-
-static void test_seccomp_path_beneath_without_openat2(void **state) {
-        seccomp_path_beneath(true);
+        seccomp_path_beneath(*(const bool *) *state);
 }
 
 static void test_json_errors(void **state) {
@@ -457,10 +454,12 @@ static void test_bundled(void **state) {
         }
 }
 
+static const bool with_openat2 = false, without_openat2 = true;
+
 static const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seccomp_reference),
-        cmocka_unit_test(test_seccomp_path_beneath),
-        cmocka_unit_test(test_seccomp_path_beneath_without_openat2),
+        tu_unit_test_case("test_seccomp_path_beneath", test_seccomp_path_beneath, &with_openat2),
+        tu_unit_test_case("test_seccomp_path_beneath_without_openat2", test_seccomp_path_beneath, &without_openat2),
         cmocka_unit_test(test_json_errors),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_allows),
