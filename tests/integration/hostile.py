@@ -4,6 +4,7 @@ messages, `served()` (a well-behaved client served correctly, with its latency),
 system whose requests never end.
 """
 import array
+import contextlib
 import json
 import os
 import re
@@ -252,3 +253,20 @@ def stalling_fuse(daemons, hold, armed_by=None):
         return StallingFuse(mnt, hold, armed_by), mnt
     except OSError as e:
         pytest.skip(f"cannot mount a FUSE file system here: {e}")
+
+
+@contextlib.contextmanager
+def held_fuse_file(daemons, hold, armed_by=None):
+    """stalling_fuse(daemons, hold, armed_by) with its file open read-write: yields (the file
+    system, the fd). On the way out the server is released first (our own close of the file would
+    be held too), then the fd is closed and the file system unmounted."""
+    fs, mnt = stalling_fuse(daemons, hold, armed_by)
+    f = None
+    try:
+        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
+        yield fs, f
+    finally:
+        fs.release.set()
+        if f is not None:
+            os.close(f)
+        fs.close()

@@ -21,17 +21,14 @@ import varlink
 import zytest
 from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID, wait_for
 from hostile import (L, INVALID, LIMIT, settled_fds, fds_back_to, spawn_with_pipe_to_eof, served,
-                     raw_socket, sendmsg_fds, StallingFuse, stalling_fuse)
+                     raw_socket, sendmsg_fds, StallingFuse, stalling_fuse, held_fuse_file)
 
 
 def spawn_with_stalling_fuse(daemon, daemons, hold, params):
     """Spawn (params) with a file of a StallingFuse that holds `hold` as fd 0, and GetStatus from
     another client meanwhile. Returns (the server held a request, GetStatus was answered within
     5 s, the Spawn's reply)."""
-    fs, mnt = stalling_fuse(daemons, hold)
-    f = None
-    try:
-        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
+    with held_fuse_file(daemons, hold) as (fs, f):
         with daemon.connect() as attacker, daemon.connect(timeout=5) as other:
             attacker.send(L + "Spawn", {**params, "fds": [{"fd": 0, "target": 0}]}, fds=[f])
             held = fs.held.wait(10)
@@ -43,10 +40,6 @@ def spawn_with_stalling_fuse(daemon, daemons, hold, params):
             r = attacker.recv()
             r.close_fds()
             return held, ok, r
-    finally:
-        if f is not None:
-            os.close(f)
-        fs.close()
 
 
 def closers_under(pid):
@@ -108,10 +101,7 @@ def test_failed_worker_still_exiting_is_freed_at_stop(daemons, needs_root, tier)
     d = daemons(tier=tier)
     # FLUSHes are held once the worker's TIOCSCTTY was answered (ENOTTY): the closes before it
     # (the worker's fd map) pass, the one of its exit waits
-    fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH], armed_by=StallingFuse.IOCTL)
-    f = None
-    try:
-        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
+    with held_fuse_file(daemons, [StallingFuse.FLUSH], armed_by=StallingFuse.IOCTL) as (fs, f):
         with d.connect() as c:
             c.send(L + "Spawn", {"argv": ["true", "x" * 100], "terminal": True, "id": "held-exit",
                                  "fds": [{"fd": 0, "target": 0}]}, fds=[f])
@@ -124,11 +114,6 @@ def test_failed_worker_still_exiting_is_freed_at_stop(daemons, needs_root, tier)
         assert d.stop() == 0
         stop_line = [ln for ln in d.log().splitlines() if "stopping;" in ln]
         assert stop_line and re.search(r"[1-9]\d* out of the table are exiting", stop_line[-1]), stop_line
-    finally:
-        fs.release.set()
-        if f is not None:
-            os.close(f)
-        fs.close()
 
 
 @pytest.mark.parametrize("tier", ["load", "inherit"])
@@ -140,10 +125,7 @@ def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
     answer is replaced. Once the server answers, the daemon's fd table is back where it was."""
     d = daemons(tier=tier)
     before = settled_fds(d)
-    fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH])
-    f = None
-    try:
-        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
+    with held_fuse_file(daemons, [StallingFuse.FLUSH]) as (fs, f):
         with d.connect() as attacker, d.connect(timeout=10) as other:
             # Its own worker waits for its close of the file too (before exec): so does its reply.
             attacker.send(L + "Spawn", {"argv": ["true"], "id": "fuse", "fds": [{"fd": 0, "target": 0}]}, fds=[f])
@@ -174,11 +156,6 @@ def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
             assert not r.error and r.parameters["tier"] == tier, dict(r)
             attacker.call(L + "Wait", {"id": "fuse"})
             attacker.call(L + "Delete", {"id": "fuse"})
-    finally:
-        fs.release.set()  # before our own close, which the server holds too
-        if f is not None:
-            os.close(f)
-        fs.close()
     fds_back_to(d, before, "fds once the FUSE server answered")
 
 
@@ -202,39 +179,33 @@ def test_fork_never_copies_an_fd_queued_for_closing(daemons, needs_root, tier, c
     owner = zytest.inherit_reference(d) if tier == "inherit" else d.proc.pid
     wait_for(lambda: closers_under(owner), "the zygote-closer helper")
     helpers = closers_under(owner)
-    fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH])
-    f = None
-    try:
-        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
-        with d.connect() as attacker, d.connect(timeout=20) as other:
-            signal_all(helpers, signal.SIGSTOP)
-            attacker.send(L + "Spawn", {"argv": ["true"], "id": "fuse", "fds": [{"fd": 0, "target": 0}]}, fds=[f])
-            assert fs.held.wait(10), "the attacker's worker made no FLUSH"
-            # past the attacker's Spawn: zygoted (and the reference, which answered) handed the
-            # file to a stopped helper, so it is still in their fd table
-            wait_for(lambda: d.profiles()["default"].get("parkedSpawns", 0) == 0, "the reference answered")
-            assert other.call(L + "GetStatus").parameters["version"]
-            t0 = time.monotonic()
-            try:
-                spawn_with_pipe_to_eof(other)
-            except (socket.timeout, TimeoutError):
-                pytest.fail("another caller's Spawn hung: its worker copied the attacker's FUSE file")
-            took = time.monotonic() - t0
-            with capsys.disabled():
-                print(f"\n  [fd queued for a stopped closer, {tier}] another caller's spawn with a pipe to EOF "
-                      f"{1000 * took:.0f} ms", end="")
-            fs.release.set()
-            r = attacker.recv()
-            r.close_fds()
-            assert not r.error, dict(r)
-            attacker.call(L + "Wait", {"id": "fuse"})
-            attacker.call(L + "Delete", {"id": "fuse"})
-    finally:
-        signal_all(helpers, signal.SIGCONT)
-        fs.release.set()
-        if f is not None:
-            os.close(f)
-        fs.close()
+    with held_fuse_file(daemons, [StallingFuse.FLUSH]) as (fs, f):
+        try:
+            with d.connect() as attacker, d.connect(timeout=20) as other:
+                signal_all(helpers, signal.SIGSTOP)
+                attacker.send(L + "Spawn", {"argv": ["true"], "id": "fuse", "fds": [{"fd": 0, "target": 0}]}, fds=[f])
+                assert fs.held.wait(10), "the attacker's worker made no FLUSH"
+                # past the attacker's Spawn: zygoted (and the reference, which answered) handed the
+                # file to a stopped helper, so it is still in their fd table
+                wait_for(lambda: d.profiles()["default"].get("parkedSpawns", 0) == 0, "the reference answered")
+                assert other.call(L + "GetStatus").parameters["version"]
+                t0 = time.monotonic()
+                try:
+                    spawn_with_pipe_to_eof(other)
+                except (socket.timeout, TimeoutError):
+                    pytest.fail("another caller's Spawn hung: its worker copied the attacker's FUSE file")
+                took = time.monotonic() - t0
+                with capsys.disabled():
+                    print(f"\n  [fd queued for a stopped closer, {tier}] another caller's spawn with a pipe to EOF "
+                          f"{1000 * took:.0f} ms", end="")
+                fs.release.set()
+                r = attacker.recv()
+                r.close_fds()
+                assert not r.error, dict(r)
+                attacker.call(L + "Wait", {"id": "fuse"})
+                attacker.call(L + "Delete", {"id": "fuse"})
+        finally:
+            signal_all(helpers, signal.SIGCONT)
 
 
 def test_fork_drops_a_connection_holding_fds_of_an_unfinished_message(daemons, needs_root, capsys):
@@ -243,35 +214,30 @@ def test_fork_drops_a_connection_holding_fds_of_an_unfinished_message(daemons, n
     whose server holds FLUSH would hold up that worker's close. Before it forks, zygoted drops
     the connection, telling it why (InvalidParameter "fds"); the other caller is served."""
     d = daemons(tier="load")
-    fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH])
-    f = s = None
-    try:
-        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
-        s = raw_socket(d)
-        sendmsg_fds(s, b'{"method":"io.zygote.Launcher.Spawn","parameters":{"argv":["tr', [f])
-        with d.connect(timeout=20) as other:
-            assert other.call(L + "GetStatus").parameters["version"]  # the partial message is read
-            try:
-                spawn_with_pipe_to_eof(other)
-            except (socket.timeout, TimeoutError):
-                pytest.fail("another caller's Spawn hung: its worker copied the unfinished message's FUSE file")
-        s.settimeout(10)
-        got = b""
-        while True:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            got += chunk
-        reply = json.loads(got.split(b"\0")[0])
-        assert reply["error"] == INVALID and reply["parameters"]["parameter"] == "fds", reply
-        assert "the fds of a message not yet complete" in d.log(), d.log()[-400:]
-    finally:
-        if s is not None:
-            s.close()
-        fs.release.set()
-        if f is not None:
-            os.close(f)
-        fs.close()
+    s = None
+    with held_fuse_file(daemons, [StallingFuse.FLUSH]) as (fs, f):
+        try:
+            s = raw_socket(d)
+            sendmsg_fds(s, b'{"method":"io.zygote.Launcher.Spawn","parameters":{"argv":["tr', [f])
+            with d.connect(timeout=20) as other:
+                assert other.call(L + "GetStatus").parameters["version"]  # the partial message is read
+                try:
+                    spawn_with_pipe_to_eof(other)
+                except (socket.timeout, TimeoutError):
+                    pytest.fail("another caller's Spawn hung: its worker copied the unfinished message's FUSE file")
+            s.settimeout(10)
+            got = b""
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+            reply = json.loads(got.split(b"\0")[0])
+            assert reply["error"] == INVALID and reply["parameters"]["parameter"] == "fds", reply
+            assert "the fds of a message not yet complete" in d.log(), d.log()[-400:]
+        finally:
+            if s is not None:
+                s.close()
 
 
 class NetnsCaller:
@@ -317,31 +283,25 @@ def test_fork_releases_the_fds_of_parked_spawns(daemons, needs_root, capsys):
     d = daemons(tier="inherit")
     ref = zytest.inherit_reference(d)
     other = NetnsCaller(d)  # before the FUSE file exists: no subprocess may start while it is open
-    fs, mnt = stalling_fuse(daemons, [StallingFuse.FLUSH])
-    f = None
-    try:
-        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
-        with d.connect() as attacker:
-            os.kill(ref, signal.SIGSTOP)
-            try:
-                attacker.send(L + "Spawn", {"argv": ["true"], "id": "parked", "fds": [{"fd": 0, "target": 0}]},
-                              fds=[f])
-                wait_for(lambda: d.profiles()["default"]["parkedSpawns"] == 1, "the Spawn parked", timeout=10)
-                other.run("its load-tier worker copied a parked spawn's FUSE file")
-            finally:
-                signal_all([ref], signal.SIGCONT)
-            fs.release.set()
-            r = attacker.recv()
-            r.close_fds()
-            assert not r.error and r.parameters["tier"] == "inherit", dict(r)
-            attacker.call(L + "Wait", {"id": "parked"})
-            attacker.call(L + "Delete", {"id": "parked"})
-    finally:
-        other.close()
-        fs.release.set()
-        if f is not None:
-            os.close(f)
-        fs.close()
+    with held_fuse_file(daemons, [StallingFuse.FLUSH]) as (fs, f):
+        try:
+            with d.connect() as attacker:
+                os.kill(ref, signal.SIGSTOP)
+                try:
+                    attacker.send(L + "Spawn", {"argv": ["true"], "id": "parked", "fds": [{"fd": 0, "target": 0}]},
+                                  fds=[f])
+                    wait_for(lambda: d.profiles()["default"]["parkedSpawns"] == 1, "the Spawn parked", timeout=10)
+                    other.run("its load-tier worker copied a parked spawn's FUSE file")
+                finally:
+                    signal_all([ref], signal.SIGCONT)
+                fs.release.set()
+                r = attacker.recv()
+                r.close_fds()
+                assert not r.error and r.parameters["tier"] == "inherit", dict(r)
+                attacker.call(L + "Wait", {"id": "parked"})
+                attacker.call(L + "Delete", {"id": "parked"})
+        finally:
+            other.close()
 
 
 def test_parked_spawn_whose_fds_went_fails_when_its_reference_is_lost(daemons, needs_root, tmp_path):
@@ -435,10 +395,7 @@ def test_sigterm_frees_deleted_tasks_still_exiting(daemons, needs_root):
     leaked (memory, its pidfd and status pipe; LeakSanitizer in a ZYGOTE_SANITIZE build). The
     worker is kept from exiting by a FUSE file whose FLUSH (in its exit's close) is held."""
     d = daemons()
-    fs, mnt = stalling_fuse(daemons, [])
-    f = None
-    try:
-        f = os.open(os.path.join(mnt, "file"), os.O_RDWR | os.O_CLOEXEC)
+    with held_fuse_file(daemons, []) as (fs, f):
         with d.connect() as c:
             r = c.call(L + "Spawn", {"argv": ["true"], "hold": True, "id": "dying",
                                      "fds": [{"fd": 0, "target": 0}]}, fds=[f])
@@ -449,8 +406,3 @@ def test_sigterm_frees_deleted_tasks_still_exiting(daemons, needs_root):
             assert c.call(L + "GetStatus").parameters["tasks"] == 0
         assert d.stop() == 0
         assert "0 tasks keep running, 1 out of the table are exiting" in d.log(), d.log()[-500:]
-    finally:
-        fs.release.set()
-        if f is not None:
-            os.close(f)
-        fs.close()
