@@ -53,3 +53,9 @@ void rm_rf(const char *dir);
 
 /* main() of a profile test: PROFILES_DIR from the command line into profiles_dir, then the tests. */
 int profile_tests_run(int argc, char **argv, const struct CMUnitTest *tests, size_t n_tests);
+
+/* The main() of a profile test whose table is tests. */
+#define PROFILE_TESTS_MAIN(tests)                                                                                      \
+        int main(int argc, char **argv) {                                                                              \
+                return profile_tests_run(argc, argv, tests, sizeof(tests) / sizeof((tests)[0]));                       \
+        }

@@ -163,15 +163,27 @@ static void test_full_lifecycle(void **state) {
         zy_conn_free(c);
 }
 
-/* A created task whose command would print "ran" if it ever started; our end of its stdout in
- * *ret_out. */
+/* A created task whose command would print "ran" if it ever started, on a connection of its own. */
 static const char *const echo_ran[] = { "sh", "-c", "echo ran", NULL };
 
-static void spawn_echo_ran(zy_conn *c, const char *id, int *ret_out, struct zy_spawn_result **ret) {
+struct created {
+        zy_conn *c;
+        struct zy_spawn_result *sr;
+        int out; /* our end of its stdout */
+};
+
+static void spawn_echo_ran(const char *id, struct created *e) {
         int out[2];
 
-        spawn_piped(c, id, echo_ran, NULL, out, ret);
-        *ret_out = out[0];
+        e->c = conn();
+        e->sr = NULL;
+        spawn_piped(e->c, id, echo_ran, NULL, out, &e->sr);
+        e->out = out[0];
+}
+
+static void created_done(struct created *e) {
+        zy_spawn_result_free(e->sr);
+        zy_conn_free(e->c);
 }
 
 /* The task's stdout ended without "ran": it went without ever exec'ing. Closes out. */
@@ -185,56 +197,50 @@ static void assert_never_ran(int *out) {
 /* Delete of a created task kills it: the process goes, the command never runs. */
 static void test_delete_created_kills(void **state) {
         const char *id = "lc-delete-created";
-        struct zy_spawn_result *sr = NULL;
         struct zy_task_info *t = NULL;
-        int out;
-        zy_conn *c = conn();
+        struct created e;
 
-        spawn_echo_ran(c, id, &out, &sr);
-        assert_true(sr->pidfd >= 0);
-        assert_false(fd_readable(sr->pidfd, 0));
+        spawn_echo_ran(id, &e);
+        assert_true(e.sr->pidfd >= 0);
+        assert_false(fd_readable(e.sr->pidfd, 0));
 
-        assert_int_equal(zy_delete(c, id, &t), 0);
+        assert_int_equal(zy_delete(e.c, id, &t), 0);
         assert_int_equal(t->state, ZY_TASK_CREATED);
         t = zy_task_info_free(t);
-        expect_no_such_task(c, zy_state(c, id, &t));
+        expect_no_such_task(e.c, zy_state(e.c, id, &t));
         /* The worker exits (its pidfd turns readable) without having exec'd: EOF, no output. */
-        assert_true(fd_readable(sr->pidfd, DEADLINE_MS));
-        assert_never_ran(&out);
+        assert_true(fd_readable(e.sr->pidfd, DEADLINE_MS));
+        assert_never_ran(&e.out);
         /* The id is free again. */
-        zy_spawn_result_free(sr);
-        sr = NULL;
-        assert_int_equal(spawn_held(c, id, echo_ran, -1, -1, &sr), 0);
-        assert_int_equal(zy_delete(c, id, NULL), 0);
+        zy_spawn_result_free(e.sr);
+        e.sr = NULL;
+        assert_int_equal(spawn_held(e.c, id, echo_ran, -1, -1, &e.sr), 0);
+        assert_int_equal(zy_delete(e.c, id, NULL), 0);
 
-        zy_spawn_result_free(sr);
-        zy_conn_free(c);
+        created_done(&e);
 }
 
 /* Kill of a created task: it stops with the signal and never starts. */
 static void test_kill_created(void **state) {
         const char *id = "lc-kill-created";
-        struct zy_spawn_result *sr = NULL;
         struct zy_task_info *t = NULL;
-        int out;
-        zy_conn *c = conn();
+        struct created e;
 
-        spawn_echo_ran(c, id, &out, &sr);
-        assert_int_equal(zy_kill(c, id, SIGTERM, false), 0);
-        assert_int_equal(wait_task(c, id, &t), 0);
+        spawn_echo_ran(id, &e);
+        assert_int_equal(zy_kill(e.c, id, SIGTERM, false), 0);
+        assert_int_equal(wait_task(e.c, id, &t), 0);
         assert_int_equal(t->state, ZY_TASK_STOPPED);
         assert_int_equal(t->signal, SIGTERM);
         assert_int_equal(zy_task_info_status(t), 128 + SIGTERM);
         assert_true(t->started_at == 0);
         t = zy_task_info_free(t);
-        assert_never_ran(&out);
+        assert_never_ran(&e.out);
         /* Too late to start. */
-        assert_int_equal(zy_start(c, id), -EBUSY);
-        assert_string_equal(zy_conn_error_name(c), "io.zygote.Launcher.InvalidState");
-        assert_int_equal(zy_delete(c, id, NULL), 0);
+        assert_int_equal(zy_start(e.c, id), -EBUSY);
+        assert_string_equal(zy_conn_error_name(e.c), "io.zygote.Launcher.InvalidState");
+        assert_int_equal(zy_delete(e.c, id, NULL), 0);
 
-        zy_spawn_result_free(sr);
-        zy_conn_free(c);
+        created_done(&e);
 }
 
 /* Caller-chosen ids are unique while the task exists, stopped or not; daemon-chosen ids too. */

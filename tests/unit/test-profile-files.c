@@ -472,6 +472,4 @@ static const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bundled),
 };
 
-int main(int argc, char **argv) {
-        return profile_tests_run(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
-}
+PROFILE_TESTS_MAIN(tests)

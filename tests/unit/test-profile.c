@@ -534,6 +534,4 @@ static const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_zygote_form),
 };
 
-int main(int argc, char **argv) {
-        return profile_tests_run(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
-}
+PROFILE_TESTS_MAIN(tests)
