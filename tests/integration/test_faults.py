@@ -29,8 +29,8 @@ import pytest
 
 import varlink
 import zytest
-from test_hostile import fds_back_to, served, settled_fds, wait_for
-from zytest import NOBODY, NOGROUP, inherit_reference
+from hostile import fds_back_to, served, settled_fds
+from zytest import NOBODY, NOGROUP, inherit_reference, wait_for
 
 L = "io.zygote.Launcher."
 

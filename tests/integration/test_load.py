@@ -16,7 +16,7 @@ import pytest
 
 import zytest
 from test_faults import no_zombies
-from test_hostile import fds_back_to, served, settled_fds
+from hostile import fds_back_to, served, settled_fds
 
 L = "io.zygote.Launcher."
 
