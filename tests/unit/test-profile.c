@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The profile module (profile/profile.c and the files it shares the work with): every field of both
- * file forms, every error path of the loader, profile sets, access checks, capability names.
+ * file forms and its errors (test-profile-files.c has referenced files, JSON errors and limits,
+ * profile sets, access checks, capability names; profile-fixtures.c the helpers of both).
  * Decisions of compiled programs are read with the interpreter in profile/bpf.c.
  *
  * Usage: test-profile PROFILES_DIR
