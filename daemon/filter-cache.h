@@ -39,8 +39,8 @@
 
 /* What an object may ask of the compiler, before it is compiled (root included): argument
  * comparisons, each syscall name of an entry counted once per argument it compares, once per
- * architecture the filter holds. libseccomp's time grows with the square of it: 1080 (60
- * entries of 6 comparisons on 3 architectures) took 2 s of CPU on the test machine. */
+ * architecture the filter holds. libseccomp's time grows with the square of it, and just above
+ * this bound one compile already costs seconds of CPU (docs/BENCHMARKS.md). */
 #define ZD_FILTER_ARG_CMP_MAX 1024
 
 /* A compile runs in a child (filter-compile.c): its CPU time (RLIMIT_CPU; past it, LimitExceeded

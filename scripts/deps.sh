@@ -10,9 +10,10 @@ pkgs=(build-essential cmake pkg-config
       scdoc bash-completion)
 if [[ "${1:-}" == "--test" ]]; then
   # procps: /bin/kill, which the systemd unit's ExecReload names (systemd-analyze verify checks
-  # it exists); golang-github-containers-common: Podman's seccomp.json for unit-profile-diff.
+  # it exists); golang-github-containers-common: Podman's seccomp.json for unit-profile-diff;
+  # clang-format: version 14, which scripts/check-format.sh (ctest lint-format) needs.
   pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout clang libclang-rt-14-dev
-         systemd util-linux mount procps valgrind strace
+         systemd util-linux mount procps valgrind strace clang-format
          golang-github-containers-common
          python3-yaml
          hyperfine bubblewrap crun runc podman conmon containerd gnuplot-nox

@@ -5,7 +5,7 @@
 #
 # Builds what it needs in build/ (or --build DIR) when missing, starts its own zygoted daemons
 # (one per tier) on private sockets, measures, and writes results.json, results.md and plot.png
-# to DIR (default: BUILD/bench). A full run (5 to 8 minutes) also refreshes the README's
+# to DIR (default: BUILD/bench). A full run (minutes: docs/BENCHMARKS.md) also refreshes the README's
 # Benchmarks section and tests/bench/results/; --quick (a smoke run with few samples) and
 # --no-readme leave them alone. Run it as root on an otherwise idle machine.
 set -euo pipefail

@@ -223,7 +223,7 @@ def test_strict_task_cannot_signal_by_pid(tiered, call):
 
 def test_profile_seccomp_path_stays_in_its_directory(bins):
     """A profile's seccomp path leaving its directory is refused, naming the profile and the path
-    (tests/unit/test-profile.c covers symlinks and the fallback without openat2)."""
+    (tests/unit/test-profile-files.c covers symlinks and the fallback without openat2)."""
     top = zytest.make_workdir()
     try:
         os.mkdir(os.path.join(top, "profiles"))

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Faults (issue 6): SIGKILL where it hurts, and callers that vanish at the wrong moment.
+"""Faults: SIGKILL where it hurts, and callers that vanish at the wrong moment.
 
 - a reference process killed while spawns are in flight: no spawn lost or hung, the profile
   moves to the `load` tier and back;
@@ -11,7 +11,7 @@
   a new zygoted serves on the same socket;
 - a profile file replaced with garbage, then SIGHUP: the old profile stays in service and the
   error is logged;
-- the inherit tier's parked spawns (issue 14): a reference that stops answering blocks nobody
+- the inherit tier's parked spawns: a reference that stops answering blocks nobody
   else and is killed after 5 s; a reference lost with spawns parked runs each once in the load
   tier; at most 64 are parked per profile; a caller that leaves while its spawn is parked has
   its worker killed at the gate.
@@ -29,8 +29,8 @@ import pytest
 
 import varlink
 import zytest
-from test_hostile import fds_back_to, served, settled_fds, wait_for
-from zytest import NOBODY, NOGROUP, inherit_reference
+from hostile import fds_back_to, served, settled_fds
+from zytest import NOBODY, NOGROUP, inherit_reference, wait_for
 
 L = "io.zygote.Launcher."
 
@@ -539,7 +539,7 @@ def test_garbage_profile_then_sighup(daemons, bins, needs_root, capsys):
     served(d, capsys, "after SIGHUP with garbage")
 
 
-# ---- the inherit tier's parked spawns (issue 14) ----------------------------------------------------
+# ---- the inherit tier's parked spawns -------------------------------------------------------------
 
 @contextlib.contextmanager
 def stopped(pid):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Load (issue 6): 100,000 spawns of /bin/true from 16 concurrent clients (Spawn with "more": one
+"""Load: 100,000 spawns of /bin/true from 16 concurrent clients (Spawn with "more": one
 round trip per task, the task forgotten at its exit), by tests/load/zygote-load.c.
 
 Every spawn is accounted for with its exit status; afterwards no zombie is left, the task table
@@ -16,7 +16,7 @@ import pytest
 
 import zytest
 from test_faults import no_zombies
-from test_hostile import fds_back_to, served, settled_fds
+from hostile import fds_back_to, served, settled_fds
 
 L = "io.zygote.Launcher."
 
@@ -52,8 +52,8 @@ def load(bins, d, n, timeout):
     return r
 
 
-# 100,000 spawns take 75-90 s on 2 cores, more on a loaded machine: the test's own bound is the
-# ctest entry's (2400 s), not the 120 s default of tests/pytest.ini.
+# 100,000 spawns take minutes on a small machine, more on a loaded one (docs/BENCHMARKS.md): the
+# test's own bound is the ctest entry's (2400 s), not the 120 s default of tests/pytest.ini.
 @pytest.mark.timeout(2300)
 def test_load(daemon, bins, capsys):
     d = daemon

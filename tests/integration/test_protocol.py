@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The raw protocol, through tests/integration/varlink.py: replies, fds, and every bad input of
-issue 3, each followed by a good request that the daemon must still serve."""
+the protocol, each followed by a good request that the daemon must still serve."""
 import json
 import os
 import select
@@ -521,7 +521,7 @@ def test_events_only_own_tasks(daemon):
 
 
 def test_events_announce_auto_delete(daemon):
-    """A task spawned with "more" is deleted after its final reply (issue 3): a subscriber that
+    """A task spawned with "more" is deleted after its final reply: a subscriber that
     keeps a task table from the events must hear of that deletion too."""
     events = collect_events(daemon)
     mine = [e["type"] for e in events if e["id"] == "ev-mine"]

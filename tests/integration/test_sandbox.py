@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Issue 3's core matrix: for each tier forced in turn (auto, inherit, load; clone does not exist
+"""The core matrix: for each tier forced in turn (auto, inherit, load; clone does not exist
 on this kernel, see test_startup.py) and for each identity setup,
 
   root     a root zygoted and a root caller
@@ -33,7 +33,7 @@ DOCKER_BLOCKED = ["unshare", "mount", "keyctl", "kexec_load", "bpf", "perf_event
                   "umount2", "add_key", "setns", "pivot_root", "init_module", "finit_module",
                   "delete_module", "swapon", "swapoff", "reboot", "open_by_handle_at",
                   "acct", "settimeofday", "userfaultfd", "io_uring_setup"]
-# Issue 3 names these six explicitly.
+# The original requirements name these six explicitly.
 ISSUE_BLOCKED = ["unshare", "mount", "keyctl", "kexec_load", "bpf", "perf_event_open"]
 ORDINARY = ["getpid", "getppid", "personality", "socket", "setresuid"]
 

@@ -202,7 +202,7 @@ build_kernel() {
         rm -rf "$kdir"
         mv "$tmp" "$kdir"
         log "kernel $key built in $((SECONDS - t0)) s"
-        # Keep the three newest kernels (about 13 MB each with headers and selftests).
+        # Keep the three newest kernels (each with its headers and selftests: not small).
         ls -dt "$cache"/kernel-*/ | tail -n +4 | xargs -r rm -rf
 }
 

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import uuid
 
 IMAGE = "localhost/zygote-busybox:latest"
 PODMAN_PROFILE = "/usr/share/containers/seccomp.json"
@@ -25,6 +26,11 @@ PODMAN_CGROUP_PARENT = f"/zygote-podman-test-{RUN_TAG}"
 CTR_CGROUP_PARENT = f"/zygote-ctr-test-{RUN_TAG}"
 PODMAN_NAME_PREFIX = f"zyg-pm-{RUN_TAG}-"
 CTR_NAMESPACE = "zygote-test"
+
+
+def container_id(prefix="c-"):
+    """A container id of this run's alone: prefix and 12 random hex digits."""
+    return prefix + uuid.uuid4().hex[:12]
 
 
 def run_to_files(argv, timeout=60, env=None, input=None):

@@ -149,6 +149,14 @@ def results(stdout):
     return out
 
 
+def probe_in_container(runc, bundle, name, cgroups, script):
+    """Runs the probe script as the container's process; its results (see results())."""
+    bundle.set_args("sh", "-c", script)
+    r = run_container(runc, bundle, name, cgroups)
+    assert r.returncode == 0, r.stderr
+    return results(r.stdout)
+
+
 def assert_refused(res, key):
     assert key in res, res
     assert res[key] != "ok" and EPERM_TEXT in res[key], f"{key}: {res[key]} (expected {EPERM_TEXT})"
@@ -176,10 +184,7 @@ def test_host_devices_refused(runc, bundle, cgroups, tmp_path):
     script = probe_script([("/dev/zd-disk", "b", *disk), ("/dev/zd-kmsg", "c", 1, 11)],
                           [("/dev/zd-disk", "r"), ("/disk-from-image", "r"), ("/dev/zd-kmsg", "w"),
                            ("/dev/null", "w"), ("/dev/zero", "r"), ("/dev/tty", "r")])
-    bundle.set_args("sh", "-c", script)
-    r = run_container(runc, bundle, name, cgroups)
-    assert r.returncode == 0, r.stderr
-    res = results(r.stdout)
+    res = probe_in_container(runc, bundle, name, cgroups, script)
     assert res.get("mknod /dev/zd-disk") == "ok", res
     assert res.get("mknod /dev/zd-kmsg") == "ok", res
     assert_refused(res, "open /dev/zd-disk r")
@@ -212,10 +217,7 @@ def test_allow_rule_opens_exactly_its_device(runc, bundle, cgroups, tmp_path):
         opens.append(("/dev/zd-allowed", "w"))  # a loop device: harmless to open for writing
     script = probe_script([("/dev/zd-allowed", "b", *allowed), ("/dev/zd-other", "b", *other),
                            ("/dev/zd-kmsg", "c", 1, 11)], opens)
-    bundle.set_args("sh", "-c", script)
-    r = run_container(runc, bundle, name, cgroups)
-    assert r.returncode == 0, r.stderr
-    res = results(r.stdout)
+    res = probe_in_container(runc, bundle, name, cgroups, script)
     assert res.get("open /dev/zd-allowed r") == "ok", res
     assert res.get("open /dev/null w") == "ok", res
     assert_refused(res, "open /dev/zd-other r")

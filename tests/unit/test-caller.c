@@ -226,13 +226,30 @@ static void peer_stop(struct peer *p) {
         assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* peer_start(conf) and the daemon's read of the peer, which must give want. */
+static void peer_read(unsigned conf, struct peer *p, struct zd_caller *c, int want) {
+        peer_start(conf, p);
+        assert_int_equal(zd_caller_read(p->sock, &p->cred, c), want);
+}
+
+static void peer_done(struct peer *p, struct zd_caller *c) {
+        zd_caller_done(c);
+        peer_stop(p);
+}
+
+static void skip_unless_root(const char *why) {
+        if (geteuid() != 0) {
+                fprintf(stderr, "skip: needs root (%s)\n", why);
+                skip();
+        }
+}
+
 /* Nothing of its own: the limits are ours, nothing to join, nothing to move. */
 static void test_unconfined(void **state) {
         struct zd_caller c = ZD_CALLER_INIT;
         struct peer p;
 
-        peer_start(0, &p);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        peer_read(0, &p, &c, 0);
         assert_int_equal(c.pid, p.pid);
         assert_int_equal(c.euid, geteuid());
         assert_int_equal(c.egid, getegid());
@@ -250,8 +267,7 @@ static void test_unconfined(void **state) {
         assert_null(c.ns_other);
         assert_true(c.root_fd < 0);
         assert_int_equal(c.n_cgroups, 0);
-        zd_caller_done(&c);
-        peer_stop(&p);
+        peer_done(&p, &c);
 }
 
 static void check_confined(const struct zd_caller *c) {
@@ -266,8 +282,7 @@ static void test_confined(void **state) {
         struct zd_caller c = ZD_CALLER_INIT, f = ZD_CALLER_INIT;
         struct peer p;
 
-        peer_start(CONF_LIMITS | CONF_FILTER, &p);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        peer_read(CONF_LIMITS | CONF_FILTER, &p, &c, 0);
         check_confined(&c);
         assert_int_equal(zd_caller_read(-1, &p.cred, &f), 0);
         check_confined(&f);
@@ -286,8 +301,7 @@ static void test_fallback_checks_uid(void **state) {
         other = p.cred;
         other.uid += 1;
         assert_int_equal(zd_caller_read(-1, &other, &c), -ESRCH);
-        zd_caller_done(&c);
-        peer_stop(&p);
+        peer_done(&p, &c);
 }
 
 /* A caller that has exited cannot be read, through either path. */
@@ -312,12 +326,8 @@ static void test_other_user_in_netns(void **state) {
         struct zd_caller c = ZD_CALLER_INIT;
         struct peer p;
 
-        if (geteuid() != 0) {
-                fprintf(stderr, "skip: needs root (a process of another uid, a network namespace)\n");
-                skip();
-        }
-        peer_start(CONF_LIMITS | CONF_NNP | CONF_NETNS | CONF_NOBODY, &p);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        skip_unless_root("a process of another uid, a network namespace");
+        peer_read(CONF_LIMITS | CONF_NNP | CONF_NETNS | CONF_NOBODY, &p, &c, 0);
         assert_true(c.rlimits[RLIMIT_NOFILE].cur == 50 && c.rlimits[RLIMIT_NOFILE].max == 60);
         for (size_t i = 0; i < c.n_rlimits; i++) {
                 struct rlimit rl;
@@ -331,8 +341,7 @@ static void test_other_user_in_netns(void **state) {
         assert_int_equal(c.ns_join, CLONE_NEWNET);
         assert_string_equal(zd_caller_ns_name(c.ns_join), "net");
         assert_null(c.ns_other);
-        zd_caller_done(&c);
-        peer_stop(&p);
+        peer_done(&p, &c);
 }
 
 /* Its scheduling and umask, as a child it forked would start with them. */
@@ -340,8 +349,7 @@ static void test_sched(void **state) {
         struct zd_caller c = ZD_CALLER_INIT;
         struct peer p;
 
-        peer_start(CONF_SCHED, &p);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        peer_read(CONF_SCHED, &p, &c, 0);
         assert_int_equal(c.sched.nice, 10);
         assert_int_equal(c.sched.policy, SCHED_BATCH);
         assert_int_equal(c.sched.priority, 0);
@@ -350,8 +358,7 @@ static void test_sched(void **state) {
         assert_int_equal(c.sched.affinity[0], 1);
         for (size_t i = 1; i < ZE_AFFINITY_WORDS; i++)
                 assert_int_equal(c.sched.affinity[i], 0);
-        zd_caller_done(&c);
-        peer_stop(&p);
+        peer_done(&p, &c);
 }
 
 /* A kernel without the block layer has no ioprio_get (ENOSYS): there is no I/O priority to carry,
@@ -385,12 +392,8 @@ static void test_caps(void **state) {
         struct zd_caller c = ZD_CALLER_INIT;
         struct peer p;
 
-        if (geteuid() != 0) {
-                fprintf(stderr, "skip: needs root (capabilities to drop)\n");
-                skip();
-        }
-        peer_start(CONF_CAPS, &p);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        skip_unless_root("capabilities to drop");
+        peer_read(CONF_CAPS, &p, &c, 0);
         assert_int_equal(c.euid, 0);
         assert_int_equal(c.egid, getegid());
         assert_int_equal(c.cap_bnd, 1ULL << CAP_NET_RAW);
@@ -398,8 +401,7 @@ static void test_caps(void **state) {
         assert_int_equal(c.cap_eff, 1ULL << CAP_NET_RAW);
         assert_int_equal(c.cap_inh, 0);
         assert_int_equal(c.cap_amb, 0);
-        zd_caller_done(&c);
-        peer_stop(&p);
+        peer_done(&p, &c);
 }
 
 /* A thread other than the first runs under a filter of its own: the caller counts as filtered,
@@ -408,12 +410,10 @@ static void test_thread_filter(void **state) {
         struct zd_caller c = ZD_CALLER_INIT;
         struct peer p;
 
-        peer_start(CONF_THREAD_FILTER, &p);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        peer_read(CONF_THREAD_FILTER, &p, &c, 0);
         assert_int_equal(c.seccomp_mode, 2);
         assert_true(c.no_new_privs);
-        zd_caller_done(&c);
-        peer_stop(&p);
+        peer_done(&p, &c);
 }
 
 /* Root: threads that run as different users: which one called cannot be told, so none is
@@ -422,14 +422,9 @@ static void test_thread_uid(void **state) {
         struct zd_caller c = ZD_CALLER_INIT;
         struct peer p;
 
-        if (geteuid() != 0) {
-                fprintf(stderr, "skip: needs root (a thread of another uid)\n");
-                skip();
-        }
-        peer_start(CONF_THREAD_UID, &p);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), -ENOTUNIQ);
-        zd_caller_done(&c);
-        peer_stop(&p);
+        skip_unless_root("a thread of another uid");
+        peer_read(CONF_THREAD_UID, &p, &c, -ENOTUNIQ);
+        peer_done(&p, &c);
 }
 
 /* Past 64 threads a caller is refused: each thread's status would be read, in the daemon's
@@ -438,10 +433,8 @@ static void test_threads_many(void **state) {
         struct zd_caller c = ZD_CALLER_INIT;
         struct peer p;
 
-        peer_start(CONF_THREADS_MANY, &p);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), -EMLINK);
-        zd_caller_done(&c);
-        peer_stop(&p);
+        peer_read(CONF_THREADS_MANY, &p, &c, -EMLINK);
+        peer_done(&p, &c);
 }
 
 /* A hierarchy to make cgroups in (v1 pids, or the v2 one), or NULL. */
@@ -485,11 +478,9 @@ static void test_cgroup(void **state) {
         }
         snprintf(peer_cgroup, sizeof(peer_cgroup), "%s/zytest-caller-%d", base, (int) getpid());
         assert_int_equal(mkdir(peer_cgroup, 0755), 0);
-        peer_start(CONF_CGROUP, &p);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), 0);
+        peer_read(CONF_CGROUP, &p, &c, 0);
         assert_true(has_cgroup_dir(&c, peer_cgroup));
-        zd_caller_done(&c);
-        peer_stop(&p);
+        peer_done(&p, &c);
         assert_int_equal(rmdir(peer_cgroup), 0);
 }
 

@@ -251,16 +251,8 @@ enum clone3_filter { CLONE3_ALLOWED, CLONE3_ENOSYS, CLONE3_KILLS };
 
 static _Noreturn void clone_parent_child(int w, enum clone3_filter filter) {
         if (filter != CLONE3_ALLOWED) {
-                struct sock_filter f[] = {
-                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),
-                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-                        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
-                        BPF_STMT(BPF_RET | BPF_K, filter == CLONE3_KILLS ? SECCOMP_RET_KILL_PROCESS
-                                                                         : SECCOMP_RET_ERRNO | ENOSYS),
-                        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-                };
+                struct sock_filter f[] = TU_FILTER_BLOCKING(
+                        __NR_clone3, filter == CLONE3_KILLS ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ERRNO | ENOSYS);
                 struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 
                 if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
@@ -304,18 +296,13 @@ static void clone_parent(enum clone3_filter filter) {
         assert_int_equal(WEXITSTATUS(status), 42);
 }
 
+/* Its cases: clone3 allowed; the fallback on purpose (clone3 refused by a filter, clone() takes
+ * over); a filter that kills on clone3 (NO_CLONE3 must never try it). */
+static const enum clone3_filter clone3_allowed = CLONE3_ALLOWED, clone3_enosys = CLONE3_ENOSYS,
+                                clone3_kills = CLONE3_KILLS;
+
 static void test_clone_parent(void **state) {
-        clone_parent(CLONE3_ALLOWED);
-}
-
-/* The fallback on purpose: clone3 refused by a filter, clone() takes over. */
-static void test_clone_parent_fallback(void **state) {
-        clone_parent(CLONE3_ENOSYS);
-}
-
-/* A filter that kills on clone3: NO_CLONE3 must never try it. */
-static void test_clone_parent_no_clone3(void **state) {
-        clone_parent(CLONE3_KILLS);
+        clone_parent(*(const enum clone3_filter *) *state);
 }
 
 static void test_signal_names(void **state) {
@@ -455,9 +442,9 @@ int main(void) {
                 tu_test(test_fd_limits),
                 tu_test(test_clone_reap),
                 tu_test(test_kill_wait),
-                tu_test(test_clone_parent),
-                tu_test(test_clone_parent_fallback),
-                tu_test(test_clone_parent_no_clone3),
+                tu_test_case("test_clone_parent", test_clone_parent, &clone3_allowed),
+                tu_test_case("test_clone_parent_fallback", test_clone_parent, &clone3_enosys),
+                tu_test_case("test_clone_parent_no_clone3", test_clone_parent, &clone3_kills),
                 tu_test(test_signal_names),
                 tu_test(test_mountinfo_procfs),
                 tu_test(test_pidref_child),

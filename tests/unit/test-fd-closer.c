@@ -65,16 +65,31 @@ static bool none_pending(void *arg) {
         return zc_fd_closer_pending(arg) == 0;
 }
 
+/* Hands c the write ends of n new pipes (their read ends stay in p). */
+static void close_pipes(struct zc_fd_closer *c, int (*p)[2], size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
+                zc_fd_closer_close(c, p[i][1]);
+        }
+}
+
 /* A new closer, handed the write ends of n new pipes (their read ends stay in p). */
 static struct zc_fd_closer *closer_of_pipes(int (*p)[2], size_t n) {
         struct zc_fd_closer *c = NULL;
 
         assert_int_equal(zc_fd_closer_new(0, &c), 0);
-        for (size_t i = 0; i < n; i++) {
-                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
-                zc_fd_closer_close(c, p[i][1]);
-        }
+        close_pipes(c, p, n);
         return c;
+}
+
+/* settle(c, timeout) must return want; how long it took (ms), printed as what. */
+static int64_t timed_settle(struct zc_fd_closer *c, int timeout_ms, int want, const char *what) {
+        int64_t t0 = zc_fd_closer_now_ms(), took;
+
+        assert_int_equal(zc_fd_closer_settle(c, timeout_ms), want);
+        took = zc_fd_closer_now_ms() - t0;
+        print_message("%s: %lld ms\n", what, (long long) took);
+        return took;
 }
 
 static void test_closes_everything(void **state) {
@@ -238,7 +253,7 @@ static bool reaped_and_done(void *arg) {
 static void test_settle_takes_back_from_a_stopped_helper(void **state) {
         struct zc_fd_closer *c = NULL;
         int p[5][2];
-        int64_t t0, took;
+        int64_t took;
         pid_t first;
 
         (void) state;
@@ -248,14 +263,8 @@ static void test_settle_takes_back_from_a_stopped_helper(void **state) {
         warm_up(c);
         first = zc_fd_closer_current_pid(c);
         stop(first);
-        for (int i = 0; i < 5; i++) {
-                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
-                zc_fd_closer_close(c, p[i][1]);
-        }
-        t0 = zc_fd_closer_now_ms();
-        assert_int_equal(zc_fd_closer_settle(c, 2000), 0);
-        took = zc_fd_closer_now_ms() - t0;
-        print_message("settle with a stopped helper: %lld ms\n", (long long) took);
+        close_pipes(c, p, 5);
+        took = timed_settle(c, 2000, 0, "settle with a stopped helper");
         assert_true(took < ZC_FD_CLOSER_STUCK_MS);
         for (int i = 0; i < 5; i++)
                 assert_true(eof(p[i][0])); /* closed everywhere: by the new helper */
@@ -323,21 +332,15 @@ static bool not_a_socket(int fd) {
 static void test_settle_sees_a_helper_inside_close(void **state) {
         struct zc_fd_closer *c = NULL;
         int p[3][2], sock[2], peer[2];
-        int64_t t0, took;
+        int64_t took;
 
         (void) state;
         lingering_socket(&sock[0], &peer[0]);
         lingering_socket(&sock[1], &peer[1]);
         assert_int_equal(zc_fd_closer_new(0, &c), 0);
         zc_fd_closer_close(c, sock[0]);
-        for (int i = 0; i < 2; i++) {
-                assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
-                zc_fd_closer_close(c, p[i][1]);
-        }
-        t0 = zc_fd_closer_now_ms();
-        assert_int_equal(zc_fd_closer_settle(c, 4000), 0);
-        took = zc_fd_closer_now_ms() - t0;
-        print_message("settle past a helper in close(): %lld ms\n", (long long) took);
+        close_pipes(c, p, 2);
+        took = timed_settle(c, 4000, 0, "settle past a helper in close()");
         assert_true(took < 2000);
         assert_true(not_a_socket(sock[0]));
         for (int i = 0; i < 2; i++)
@@ -355,10 +358,7 @@ static void test_settle_sees_a_helper_inside_close(void **state) {
         assert_int_equal(pipe2(p[2], O_CLOEXEC), 0);
         zc_fd_closer_close(c, p[2][1]);
         assert_true(zc_fd_closer_current_pid(c) != in_close);
-        t0 = zc_fd_closer_now_ms();
-        assert_int_equal(zc_fd_closer_settle(c, 4000), 0);
-        took = zc_fd_closer_now_ms() - t0;
-        print_message("settle behind a current helper in close(): %lld ms\n", (long long) took);
+        took = timed_settle(c, 4000, 0, "settle behind a current helper in close()");
         assert_true(took < 2000);
         assert_true(eof(p[2][0]));
         assert_true(zc_fd_closer_current_pid(c) != in_close);
@@ -393,6 +393,15 @@ static bool sleeps_in_close(pid_t pid, int fd) {
         return strncmp(buf, want, strlen(want)) == 0;
 }
 
+/* The end of a test with a lingering socket: its peer closed, every helper reaped and done, the
+ * pipe's read end closed, the closer freed. */
+static void release_and_free(struct zc_fd_closer *c, int peer, int pipe_r) {
+        close(peer);
+        assert_true(run_until(c, reaped_and_done, c, 10000));
+        close(pipe_r);
+        zc_fd_closer_free(c);
+}
+
 /* Without a settle: a helper whose fd has waited in its hands for a while and that sleeps in
  * close() of it is found there at the next handoff, which goes to a new helper at once (not
  * after ZC_FD_CLOSER_STUCK_MS). */
@@ -417,10 +426,7 @@ static void test_handoff_passes_a_helper_inside_close(void **state) {
         assert_int_equal(zc_fd_closer_helpers(c), 2);
         struct stuck s = { .c = c, .b = p[0] };
         assert_true(run_until(c, b_closed_by_another, &s, 10000));
-        close(peer);
-        assert_true(run_until(c, reaped_and_done, c, 10000));
-        close(p[0]);
-        zc_fd_closer_free(c);
+        release_and_free(c, peer, p[0]);
 }
 
 /* The fallback without /proc/self/syscall (forced): nothing tells that the helper is in close(),
@@ -437,20 +443,14 @@ static void test_settle_without_syscall_file_waits_once(void **state) {
         zc_fd_closer_close(c, sock);
         assert_int_equal(pipe2(p, O_CLOEXEC), 0);
         zc_fd_closer_close(c, p[1]);
-        t0 = zc_fd_closer_now_ms();
-        assert_int_equal(zc_fd_closer_settle(c, 300), -ETIMEDOUT);
-        took = zc_fd_closer_now_ms() - t0;
-        print_message("settle without the file: %lld ms\n", (long long) took);
+        took = timed_settle(c, 300, -ETIMEDOUT, "settle without the file");
         assert_true(took >= 300 && took < 2000);
         assert_true(eof(p[0]));
         assert_int_equal(zc_fd_closer_pending(c), 1);
         t0 = zc_fd_closer_now_ms();
         assert_int_equal(zc_fd_closer_settle(c, 300), 0); /* given up: not waited for again */
         assert_true(zc_fd_closer_now_ms() - t0 < 100);
-        close(peer);
-        assert_true(run_until(c, reaped_and_done, c, 10000));
-        close(p[0]);
-        zc_fd_closer_free(c);
+        release_and_free(c, peer, p[0]);
 }
 
 /* Past ZC_FD_CLOSER_MAX_HELPERS (every helper stopped, none leaving), settle() cannot start one

@@ -189,7 +189,7 @@ static void test_complexity(void **state) {
         assert_int_equal(zd_filter_complexity(0, names, args, 4), 18); /* at least one */
         assert_int_equal(zd_filter_complexity(3, names, args, 0), 0);
         assert_true(zd_filter_complexity(16, huge, huge, 2) == UINT64_MAX);
-        /* the object of issue 22 (about 180 entries of six comparisons, three architectures) */
+        /* an object that is costly to compile (about 180 entries of six comparisons, three architectures) */
         size_t n180[180], a180[180];
         for (size_t i = 0; i < 180; i++)
                 n180[i] = 1, a180[i] = 6;

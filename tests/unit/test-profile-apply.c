@@ -355,14 +355,14 @@ static void test_worker_setup(void **state) {
         }
 }
 
-int main(int argc, char **argv) {
-        const struct CMUnitTest tests[] = {
-                tu_test(test_default),
-                tu_test(test_nonet),
-                tu_test(test_strict),
-                tu_test(test_worker_setup),
-        };
+static const struct CMUnitTest tests[] = {
+        tu_test(test_default),
+        tu_test(test_nonet),
+        tu_test(test_strict),
+        tu_test(test_worker_setup),
+};
 
+int main(int argc, char **argv) {
         profiles_dir = tu_profiles_dir_arg(argc, argv, "the syscall checks are written for x86_64");
         if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
                 fprintf(stderr, "skip: the kernel has no seccomp (PR_GET_SECCOMP: %m)\n");
