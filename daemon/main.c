@@ -224,7 +224,9 @@ static int check_profile(const char *path, const char *dump) {
         return r < 0 ? 1 : 0;
 }
 
-int main(int argc, char **argv) {
+/* The command line. Returns -1 to go on serving, else the exit code (--help, --version,
+ * --check-profile, a bad option). */
+static int parse_options(int argc, char **argv, struct zd_daemon *d, char **socket_path) {
         enum { OPT_SOCKET = 0x100, OPT_PROFILES, OPT_TIER, OPT_CHECK, OPT_DUMP_BPF, OPT_VERSION };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, OPT_SOCKET },
@@ -236,27 +238,25 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        struct zd_daemon d = { .server.listen_fd = -EBADF, .helper_fd = -EBADF };
-        _cleanup_free_ char *socket_path = NULL;
         const char *check = NULL, *dump = NULL;
-        int r, c;
+        int c;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
                 switch (c) {
                 case OPT_SOCKET:
-                        free(socket_path);
-                        socket_path = strdup(optarg);
+                        free(*socket_path);
+                        *socket_path = strdup(optarg);
                         break;
                 case OPT_PROFILES:
                         if (!is_dir(optarg)) {
                                 fprintf(stderr, "zygoted: --profiles %s: not a directory\n", optarg);
                                 return 2;
                         }
-                        if (add_dir(&d, optarg) < 0)
+                        if (add_dir(d, optarg) < 0)
                                 return 1;
                         break;
                 case OPT_TIER:
-                        if (zd_tier_from_string(optarg, &d.forced_tier) < 0) {
+                        if (zd_tier_from_string(optarg, &d->forced_tier) < 0) {
                                 fprintf(stderr, "zygoted: --tier: '%s' is not one of auto, clone, inherit, load\n", optarg);
                                 return 2;
                         }
@@ -288,131 +288,169 @@ int main(int argc, char **argv) {
         }
         if (check)
                 return check_profile(check, dump);
+        return -1;
+}
 
-        zd_log_open();
-        if (!socket_path && (r = default_socket(&socket_path)) < 0) {
+/* The process itself, before anything is started: socket path, profile directories, who it runs
+ * as, not dumpable, SIGPIPE ignored, room for many fds. */
+static int setup_process(struct zd_daemon *d, char **socket_path) {
+        struct rlimit rl;
+        int r;
+
+        if (!*socket_path && (r = default_socket(socket_path)) < 0) {
                 fprintf(stderr, "zygoted: the default socket path is too long: %s; use --socket PATH\n", strerror(-r));
-                return 1;
+                return r;
         }
-        d.server.socket_path = socket_path;
-        if (d.n_profile_dirs == 0) {
-                add_dir(&d, is_dir(ZYGOTE_PROFILES_DIR) ? ZYGOTE_PROFILES_DIR : ZYGOTE_SOURCE_PROFILES_DIR);
+        d->server.socket_path = *socket_path;
+        if (d->n_profile_dirs == 0) {
+                add_dir(d, is_dir(ZYGOTE_PROFILES_DIR) ? ZYGOTE_PROFILES_DIR : ZYGOTE_SOURCE_PROFILES_DIR);
                 if (is_dir("/etc/zygote/profiles"))
-                        add_dir(&d, "/etc/zygote/profiles");
+                        add_dir(d, "/etc/zygote/profiles");
         }
-        d.uid = geteuid();
-        d.gid = getegid();
-        d.privileged = d.uid == 0;
+        d->uid = geteuid();
+        d->gid = getegid();
+        d->privileged = d->uid == 0;
 #if !defined(__SANITIZE_ADDRESS__)
         /* Not dumpable: an unprivileged zygoted's tasks run as its own user, and could otherwise
          * ptrace it or read its memory (other callers' requests). Not under ASan, whose leak
          * check attaches to the process with ptrace. */
         (void) prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
 #endif
-
         /* Writes to a held worker's pipe or a gone client must not kill the daemon; the worker
          * resets every signal disposition before exec. */
         signal(SIGPIPE, SIG_IGN);
         /* Each connection, task and reference holds fds: allow many. */
-        struct rlimit rl;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-                d.nofile_soft = rl.rlim_cur; /* what tasks get back */
+                d->nofile_soft = rl.rlim_cur; /* what tasks get back */
                 rl.rlim_cur = rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
+        return 0;
+}
 
-        /* Before any process is started: fds passed by systemd are not CLOEXEC until this marks
-         * them, and LISTEN_* must not reach the probes or the reference processes. */
-        int n_passed = zd_sd_listen(&d.activation, &d.server.listen_fd);
-        d.server.socket_activated = d.server.listen_fd >= 0;
-        if (n_passed < 0)
-                zd_log(LOG_WARNING, "ignoring LISTEN_FDS: %s", strerror(-n_passed));
+/* The reference helper opened once, and what the kernel offers, logged. */
+static int probe_kernel(struct zd_daemon *d) {
+        int r = zr_helper_path(d->helper, sizeof(d->helper));
 
-        r = zr_helper_path(d.helper, sizeof(d.helper));
         if (r >= 0)
-                r = d.helper_fd = zr_helper_open(d.helper);
+                r = d->helper_fd = zr_helper_open(d->helper);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot find the reference helper zygote-ref: %s", strerror(-r));
-                return 1;
+                return r;
         }
-        r = ze_probe_features(&d.features);
+        r = ze_probe_features(&d->features);
         if (r < 0) {
                 zd_log(LOG_ERR, "probing the kernel failed: %s", strerror(-r));
-                return 1;
+                return r;
         }
         zd_log(LOG_INFO, "kernel: SECCOMP_CLONE_FILTER %s (%s), PR_CAPBSET_DROP_MASK %s (%s), cap_last_cap %u",
-               d.features.clone_filter ? "yes" : "no", d.features.clone_filter_reason,
-               d.features.capbset_drop_mask ? "yes" : "no", d.features.capbset_drop_mask_reason,
-               d.features.cap_last);
-        if (d.features.pid_namespace)
-                zd_log(LOG_INFO, "tasks: one pid namespace per profile (%s)", d.features.pid_namespace_reason);
+               d->features.clone_filter ? "yes" : "no", d->features.clone_filter_reason,
+               d->features.capbset_drop_mask ? "yes" : "no", d->features.capbset_drop_mask_reason,
+               d->features.cap_last);
+        if (d->features.pid_namespace)
+                zd_log(LOG_INFO, "tasks: one pid namespace per profile (%s)", d->features.pid_namespace_reason);
         else
                 zd_log(LOG_WARNING, "tasks share zygoted's pid namespace: a task can signal, and without Yama "
                        "ptrace, its caller's other processes (no pid namespace: %s)",
-                       d.features.pid_namespace_reason);
-        if (d.forced_tier == ZD_TIER_CLONE && !d.features.clone_filter) {
+                       d->features.pid_namespace_reason);
+        if (d->forced_tier == ZD_TIER_CLONE && !d->features.clone_filter) {
                 zd_log(LOG_ERR, "--tier clone: this kernel lacks SECCOMP_CLONE_FILTER (%s)",
-                       d.features.clone_filter_reason);
-                return 1;
+                       d->features.clone_filter_reason);
+                return -ENOSYS;
         }
+        return 0;
+}
+
+/* The loop, the task table, the profiles and their references, the listening socket, and the
+ * tasks of an earlier zygoted adopted. */
+static int start_serving(struct zd_daemon *d, int n_passed) {
+        int r;
 
         /* Not the default loop: libev's default loop reaps children itself on SIGCHLD, which
          * would steal our waitid(P_PIDFD). */
-        d.loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
-        if (!d.loop) {
+        d->loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
+        if (!d->loop) {
                 zd_log(LOG_ERR, "cannot create the event loop");
-                return 1;
+                return -ENOMEM;
         }
-        r = zd_tasks_init(&d);
+        r = zd_tasks_init(d);
         if (r < 0)
-                return 1;
-        r = zd_registry_load(&d);
+                return r;
+        r = zd_registry_load(d);
         if (r < 0) {
-                zd_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d.profile_dirs[0],
-                       d.n_profile_dirs > 1 ? " and the other --profiles directories" : "");
-                return 1;
+                zd_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d->profile_dirs[0],
+                       d->n_profile_dirs > 1 ? " and the other --profiles directories" : "");
+                return r;
         }
-        d.server.loop = d.loop;
-        d.server.on_call = zd_methods_call;
-        d.server.on_disconnect = zd_methods_disconnect;
-        d.server.userdata = &d;
-        d.server.closer.disabled = ze_feature_disabled("fd_closer");
-        r = zd_server_listen(&d.server);
+        d->server.loop = d->loop;
+        d->server.on_call = zd_methods_call;
+        d->server.on_disconnect = zd_methods_disconnect;
+        d->server.userdata = d;
+        d->server.closer.disabled = ze_feature_disabled("fd_closer");
+        r = zd_server_listen(&d->server);
         if (r < 0) {
-                zd_log(LOG_ERR, "cannot listen on %s: %s", d.server.socket_path, strerror(-r));
-                zd_registry_free(&d);
-                return 1;
+                zd_log(LOG_ERR, "cannot listen on %s: %s", d->server.socket_path, strerror(-r));
+                zd_registry_free(d);
+                return r;
         }
-        if (!d.server.closer.helpers)
+        if (!d->server.closer.helpers)
                 zd_log(LOG_WARNING, "no fd closer (%s): callers' fds are closed here, and a FUSE file's "
-                       "FLUSH can hold up the daemon", d.server.closer.disabled ? "disabled" :
-                       strerror(-d.server.closer.error));
+                       "FLUSH can hold up the daemon", d->server.closer.disabled ? "disabled" :
+                       strerror(-d->server.closer.error));
         zd_log(LOG_INFO, "listening on %s%s with %zu profiles",
-               d.server.socket_activated ? "a socket from systemd, " : "", d.server.socket_path, d.n_entries);
+               d->server.socket_activated ? "a socket from systemd, " : "", d->server.socket_path, d->n_entries);
         if (n_passed > 0)
-                zd_adopt(&d, &d.activation);
+                zd_adopt(d, &d->activation);
         else if (!getenv("NOTIFY_SOCKET"))
                 zd_log(LOG_INFO, "not under systemd: no fd store, so tasks started by an earlier zygoted "
                        "are not adopted (they keep running, unknown to this one)");
-        zd_sd_activation_free(&d.activation);
+        zd_sd_activation_free(&d->activation);
+        return 0;
+}
 
-        ev_signal_init(&d.sig_term, on_stop, SIGTERM);
-        ev_signal_init(&d.sig_int, on_stop, SIGINT);
-        ev_signal_init(&d.sig_hup, on_hup, SIGHUP);
-        d.sig_term.data = d.sig_int.data = d.sig_hup.data = &d;
-        ev_signal_start(d.loop, &d.sig_term);
-        ev_signal_start(d.loop, &d.sig_int);
-        ev_signal_start(d.loop, &d.sig_hup);
-
+/* Signals, READY=1 and the status timer; then the loop until SIGTERM or SIGINT. */
+static void run_loop(struct zd_daemon *d) {
         char status[256];
-        status_line(&d, status, sizeof(status));
-        zd_sd_ready(d.loop, &d.watchdog, status);
-        ev_timer_init(&d.status_timer, on_status_timer, 5., 5.);
-        d.status_timer.data = &d;
-        if (getenv("NOTIFY_SOCKET"))
-                ev_timer_start(d.loop, &d.status_timer);
 
-        ev_run(d.loop, 0);
+        ev_signal_init(&d->sig_term, on_stop, SIGTERM);
+        ev_signal_init(&d->sig_int, on_stop, SIGINT);
+        ev_signal_init(&d->sig_hup, on_hup, SIGHUP);
+        d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+        ev_signal_start(d->loop, &d->sig_term);
+        ev_signal_start(d->loop, &d->sig_int);
+        ev_signal_start(d->loop, &d->sig_hup);
+
+        status_line(d, status, sizeof(status));
+        zd_sd_ready(d->loop, &d->watchdog, status);
+        ev_timer_init(&d->status_timer, on_status_timer, 5., 5.);
+        d->status_timer.data = d;
+        if (getenv("NOTIFY_SOCKET"))
+                ev_timer_start(d->loop, &d->status_timer);
+
+        ev_run(d->loop, 0);
+}
+
+int main(int argc, char **argv) {
+        struct zd_daemon d = { .server.listen_fd = -EBADF, .helper_fd = -EBADF };
+        _cleanup_free_ char *socket_path = NULL;
+        int r, n_passed;
+
+        r = parse_options(argc, argv, &d, &socket_path);
+        if (r >= 0)
+                return r;
+        zd_log_open();
+        if (setup_process(&d, &socket_path) < 0)
+                return 1;
+        /* Before any process is started: fds passed by systemd are not CLOEXEC until this marks
+         * them, and LISTEN_* must not reach the probes or the reference processes. */
+        n_passed = zd_sd_listen(&d.activation, &d.server.listen_fd);
+        d.server.socket_activated = d.server.listen_fd >= 0;
+        if (n_passed < 0)
+                zd_log(LOG_WARNING, "ignoring LISTEN_FDS: %s", strerror(-n_passed));
+        if (probe_kernel(&d) < 0 || start_serving(&d, n_passed) < 0)
+                return 1;
+
+        run_loop(&d);
 
         zd_server_stop(&d.server);
         zd_filters_free(&d);
