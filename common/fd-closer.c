@@ -16,6 +16,7 @@
 
 #include "fd-closer.h"
 #include "pidfd-util.h"
+#include "signal-util.h"
 
 /* At most this many fds written to a helper and not yet acknowledged: one write() of them all
  * is atomic (under PIPE_BUF), and its pipe never fills. */
@@ -109,11 +110,8 @@ _Noreturn static void helper_main(int cmd_r, int ack_w, uint32_t serial, pid_t p
         /* Its own signals: the parent's handlers (an event loop's, writing to a pipe in the
          * shared table) are not for it; a stop signal ends it like any plain process; SIGPIPE
          * must not (the ack pipe outlives us). */
-        for (int sig = 1; sig < _NSIG; sig++)
-                (void) signal(sig, sig == SIGPIPE ? SIG_IGN : SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        zc_signals_reset(NULL);
+        (void) signal(SIGPIPE, SIG_IGN);
         /* Opened here, not by the parent: a reference's helpers sit in a pid namespace whose
          * /proc may not name them by the pid clone() returned. Non-dumpable and unprivileged, the
          * open fails (EACCES): the parent then relies on acks alone. The parent closes it. */

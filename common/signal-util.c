@@ -62,3 +62,16 @@ void zc_signals_handled(sigset_t *ret) {
                         sigaddset(ret, sig);
         }
 }
+
+void zc_signals_reset(const sigset_t *only) {
+        struct sigaction sa = { .sa_handler = SIG_DFL };
+        sigset_t none;
+
+        for (int sig = 1; sig < _NSIG; sig++) {
+                if (sig == SIGKILL || sig == SIGSTOP || (only && sigismember(only, sig) != 1))
+                        continue;
+                (void) sigaction(sig, &sa, NULL);
+        }
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+}

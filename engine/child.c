@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "kernel-abi.h"
+#include "signal-util.h"
 #include "steps.h"
 #include "child.h"
 #include "util.h"
@@ -340,7 +341,7 @@ _Noreturn void ze_child_run(const struct ze_plan *p) {
 
         /* 0. no handler, ignored signal or mask of the parent's reaches the task */
         if (!p->signals_default)
-                ze_step_reset_signals(p->signals_reset);
+                zc_signals_reset(p->signals_reset);
         /* 0b. the caller's cgroups, first: from here on the worker counts there (and the fds go
          * at step 1, the fd limit may fall at step 3b) */
         check(&st, ZE_STEP_CGROUP, join_cgroups(p));

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "kernel-abi.h"
+#include "signal-util.h"
 #include "steps.h"
 #include "sandbox.h"
 #include "sandbox-mount.h"
@@ -227,7 +228,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
          * the runtime in the container's pid namespace: dumpable, its /proc/PID/exe, mem and
          * environ and its fds (pidfd_getfd) would be open to the container's processes. The
          * runtime forks us non-dumpable already; this is for any other caller. */
-        ze_step_reset_signals(NULL);
+        zc_signals_reset(NULL);
         if (!sb->dumpable_until_go)
                 check(&to, ZE_STEP_DUMPABLE, prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0 ? -errno : 0);
         /* 1. wait for the parent: maps written, cgroups joined; EOF: it gave up */

@@ -43,19 +43,6 @@ _Noreturn void ze_fail(const struct ze_reporter *to, enum ze_step step, int err,
         _exit(code);
 }
 
-void ze_step_reset_signals(const sigset_t *only) {
-        struct sigaction sa = { .sa_handler = SIG_DFL };
-        sigset_t none;
-
-        for (int sig = 1; sig < _NSIG; sig++) {
-                if (sig == SIGKILL || sig == SIGSTOP || (only && sigismember(only, sig) != 1))
-                        continue;
-                (void) sigaction(sig, &sa, NULL);
-        }
-        sigemptyset(&none);
-        (void) sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
 int ze_step_close_all_but(unsigned first, const int *keep, size_t n) {
         unsigned from = first;
 

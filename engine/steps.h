@@ -84,11 +84,8 @@ struct ze_rlimit {
 
 /* --- steps.c ---------------------------------------------------------------------------------- */
 
-/* Every disposition back to SIG_DFL (only those in *only when it is not NULL) and an empty
- * mask: a parent's ignored signals and mask survive execve, and its handlers must never run
- * here. Errors are ignored on purpose: glibc refuses its two internal signals, which are
- * handlers and so reset by execve anyway. */
-void ze_step_reset_signals(const sigset_t *only);
+/* The signal step is common/signal-util.h's zc_signals_reset(), shared with the fd closer's
+ * helpers. */
 
 /* Closes every fd from first up but the n of keep (any order; negative ones ignored), one
  * close_range per gap. */
