@@ -65,6 +65,11 @@ void plan_ids(struct ze_plan *p, uid_t uid, gid_t gid) {
         p->gid = gid;
 }
 
+void plan_caps(struct ze_plan *p, uint64_t keep) {
+        p->set_caps = true;
+        p->caps_keep = keep;
+}
+
 void read_records(int fd, struct result *res) {
         struct ze_status s;
 

@@ -210,8 +210,7 @@ static void test_ids_as_nonroot(void **state) {
 
         /* capset beyond the permitted set */
         plan_init(&p, argv_true);
-        p.set_caps = true;
-        p.caps_keep = UINT64_C(1) << CAP_SYS_ADMIN;
+        plan_caps(&p, UINT64_C(1) << CAP_SYS_ADMIN);
         run(&p, false, become_nobody, &res);
         assert_failed(&res, ZE_STEP_CAPS, EPERM, ZE_EXIT_SETUP_FAILED);
 
@@ -222,22 +221,31 @@ static void test_ids_as_nonroot(void **state) {
         assert_failed(&res, ZE_STEP_CAPBSET, EPERM, ZE_EXIT_SETUP_FAILED);
 }
 
+/* A worker that becomes uid and gid 65534 and keeps no capabilities. */
+static void plan_nobody_without_caps(struct ze_plan *p) {
+        plan_init(p, argv_status);
+        plan_ids(p, 65534, 65534);
+        plan_caps(p, 0);
+}
+
+/* What such a worker's program saw: uid 65534 in every slot, no effective capability. */
+static void assert_nobody_without_caps(const struct result *res) {
+        assert_status(res, "Uid", "65534\t65534\t65534\t65534");
+        assert_int_equal(status_hex(res, "CapEff"), 0);
+}
+
 static void test_ids_switch(void **state) {
         static const gid_t groups[] = { 65534, 100 };
         struct ze_plan p;
         struct result res;
 
-        plan_init(&p, argv_status);
-        plan_ids(&p, 65534, 65534);
+        plan_nobody_without_caps(&p);
         p.groups = groups;
         p.n_groups = ELEMENTSOF(groups);
-        p.set_caps = true;
-        p.caps_keep = 0;
         run_ok(&p, &res);
-        assert_status(&res, "Uid", "65534\t65534\t65534\t65534");
+        assert_nobody_without_caps(&res);
         assert_status(&res, "Gid", "65534\t65534\t65534\t65534");
         assert_status(&res, "Groups", "100 65534");
-        assert_int_equal(status_hex(&res, "CapEff"), 0);
         assert_int_equal(status_hex(&res, "CapPrm"), 0);
 
         /* no groups at all */
@@ -309,8 +317,7 @@ static void test_caps(void **state) {
 
         plan_init(&p, argv_status);
         p.capbset_drop = all_caps() & ~keep;
-        p.set_caps = true;
-        p.caps_keep = keep;
+        plan_caps(&p, keep);
         run_ok(&p, &res);
         assert_int_equal(status_hex(&res, "CapEff"), keep);
         assert_int_equal(status_hex(&res, "CapPrm"), keep);
@@ -323,8 +330,7 @@ static void test_caps(void **state) {
         plan_init(&p, argv_status);
         p.capbset_drop = all_caps() & ~keep;
         plan_ids(&p, 65534, 65534);
-        p.set_caps = true;
-        p.caps_keep = keep;
+        plan_caps(&p, keep);
         run_ok(&p, &res);
         assert_int_equal(status_hex(&res, "CapEff"), 0);
         assert_int_equal(status_hex(&res, "CapInh"), keep);
@@ -333,8 +339,7 @@ static void test_caps(void **state) {
         /* an inheritable set narrower than the others (the caller's) */
         plan_init(&p, argv_status);
         p.capbset_drop = all_caps() & ~keep;
-        p.set_caps = true;
-        p.caps_keep = keep;
+        plan_caps(&p, keep);
         p.caps_inh_drop = ~(UINT64_C(1) << CAP_KILL);
         run_ok(&p, &res);
         assert_int_equal(status_hex(&res, "CapEff"), keep);
@@ -384,21 +389,16 @@ static void test_filter_late_needs_nnp(void **state) {
         struct result res;
 
         /* uid 65534 without no_new_privs: after the caps step nothing may load a filter */
-        plan_init(&p, argv_status);
-        plan_ids(&p, 65534, 65534);
-        p.set_caps = true;
-        p.caps_keep = 0;
+        plan_nobody_without_caps(&p);
         check_filter_needs_early(&p, &res);
         assert_status(&res, "Seccomp", "2");
         assert_status(&res, "NoNewPrivs", "0");
-        assert_status(&res, "Uid", "65534\t65534\t65534\t65534");
-        assert_int_equal(status_hex(&res, "CapEff"), 0);
+        assert_nobody_without_caps(&res);
 
         /* the same for a worker that stays root but loses CAP_SYS_ADMIN (Docker's default) */
         plan_init(&p, argv_status);
         p.capbset_drop = UINT64_C(1) << CAP_SYS_ADMIN;
-        p.set_caps = true;
-        p.caps_keep = UINT64_C(1) << CAP_CHOWN;
+        plan_caps(&p, UINT64_C(1) << CAP_CHOWN);
         check_filter_needs_early(&p, &res);
         assert_int_equal(status_hex(&res, "CapBnd") & (UINT64_C(1) << CAP_SYS_ADMIN), 0);
 }

@@ -593,8 +593,7 @@ static void test_worker_syscalls_listed(void **state) {
         p.gid = 65534;
         p.groups = groups;
         p.n_groups = 1;
-        p.set_caps = true;
-        p.caps_keep = UINT64_C(1) << CAP_NET_BIND_SERVICE;
+        plan_caps(&p, UINT64_C(1) << CAP_NET_BIND_SERVICE);
         p.cwd = "/";
         p.no_new_privs = true;
         p.filter_mode = ZE_FILTER_INHERITED;

@@ -68,60 +68,84 @@ static void test_plain_minimal(void **state) {
         load_fail("{'syscalls':[]}", -EINVAL, "missing \"defaultAction\"");
 }
 
-static void test_default_actions(void **state) {
-        static const struct {
-                const char *json;
-                uint32_t want;
-        } v[] = {
-                { "{'defaultAction':'SCMP_ACT_KILL'}", SECCOMP_RET_KILL_THREAD },
-                { "{'defaultAction':'SCMP_ACT_KILL_THREAD'}", SECCOMP_RET_KILL_THREAD },
-                { "{'defaultAction':'SCMP_ACT_KILL_PROCESS'}", SECCOMP_RET_KILL_PROCESS },
-                { "{'defaultAction':'SCMP_ACT_TRAP'}", SECCOMP_RET_TRAP },
-                { "{'defaultAction':'SCMP_ACT_ERRNO'}", SECCOMP_RET_ERRNO | EPERM },
-                { "{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':38}", SECCOMP_RET_ERRNO | ENOSYS },
-                { "{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':0}", SECCOMP_RET_ERRNO | 0 },
-                { "{'defaultAction':'SCMP_ACT_ERRNO','defaultErrno':'EACCES'}", SECCOMP_RET_ERRNO | EACCES },
-                { "{'defaultAction':'SCMP_ACT_ERRNO','defaultErrno':'ENOSYS','defaultErrnoRet':38}", SECCOMP_RET_ERRNO | ENOSYS },
-                { "{'defaultAction':'SCMP_ACT_TRACE'}", SECCOMP_RET_TRACE | EPERM },
-                { "{'defaultAction':'SCMP_ACT_TRACE','defaultErrnoRet':4242}", SECCOMP_RET_TRACE | 4242 },
-                { "{'defaultAction':'SCMP_ACT_ALLOW'}", SECCOMP_RET_ALLOW },
-                { "{'defaultAction':'SCMP_ACT_LOG'}", SECCOMP_RET_LOG },
-        };
+/* The actions a profile's defaultAction and a rule's action take, with the errno fields of each
+ * ("defaultErrno"/"errno" by name, "defaultErrnoRet"/"errnoRet" by number; NULL and -1 leave one
+ * out), and the filter's return value for them. */
+static const struct action_case {
+        const char *action;
+        const char *errno_name;
+        int errno_ret;
+        uint32_t want;
+} action_cases[] = {
+        { "SCMP_ACT_KILL", NULL, -1, SECCOMP_RET_KILL_THREAD },
+        { "SCMP_ACT_KILL_THREAD", NULL, -1, SECCOMP_RET_KILL_THREAD },
+        { "SCMP_ACT_KILL_PROCESS", NULL, -1, SECCOMP_RET_KILL_PROCESS },
+        { "SCMP_ACT_TRAP", NULL, -1, SECCOMP_RET_TRAP },
+        { "SCMP_ACT_ERRNO", NULL, -1, SECCOMP_RET_ERRNO | EPERM },
+        { "SCMP_ACT_ERRNO", NULL, 38, SECCOMP_RET_ERRNO | ENOSYS },
+        { "SCMP_ACT_ERRNO", NULL, 22, SECCOMP_RET_ERRNO | EINVAL },
+        { "SCMP_ACT_ERRNO", NULL, 0, SECCOMP_RET_ERRNO | 0 },
+        { "SCMP_ACT_ERRNO", NULL, 4094, SECCOMP_RET_ERRNO | 4094 },
+        { "SCMP_ACT_ERRNO", "EACCES", -1, SECCOMP_RET_ERRNO | EACCES },
+        { "SCMP_ACT_ERRNO", "ENOENT", -1, SECCOMP_RET_ERRNO | ENOENT },
+        { "SCMP_ACT_ERRNO", "ENOSYS", 38, SECCOMP_RET_ERRNO | ENOSYS },
+        { "SCMP_ACT_ERRNO", "EPERM", 1, SECCOMP_RET_ERRNO | EPERM },
+        { "SCMP_ACT_TRACE", NULL, -1, SECCOMP_RET_TRACE | EPERM },
+        { "SCMP_ACT_TRACE", NULL, 4242, SECCOMP_RET_TRACE | 4242 },
+        { "SCMP_ACT_TRACE", NULL, 65535, SECCOMP_RET_TRACE | 65535 },
+        { "SCMP_ACT_LOG", NULL, -1, SECCOMP_RET_LOG },
+};
 
-        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-                struct zp_profile *p = load_ok(v[i].json);
-                assert_int_equal(decide(p, "getpid", 0, 0), v[i].want);
+/* The case's fields with the given prefix ("default" for the profile's, "" for a rule's): the
+ * action field, then the errno fields it has. */
+static char *action_fields(const struct action_case *c, bool as_default) {
+        char name[64] = "", ret[64] = "", *out;
+
+        if (c->errno_name)
+                snprintf(name, sizeof(name), ",'%s':'%s'", as_default ? "defaultErrno" : "errno", c->errno_name);
+        if (c->errno_ret >= 0)
+                snprintf(ret, sizeof(ret), ",'%s':%d", as_default ? "defaultErrnoRet" : "errnoRet", c->errno_ret);
+        assert_true(asprintf(&out, "'%s':'%s'%s%s", as_default ? "defaultAction" : "action", c->action, name, ret) >
+                    0);
+        return out;
+}
+
+static void test_default_actions(void **state) {
+        for (size_t i = 0; i < sizeof(action_cases) / sizeof(action_cases[0]); i++) {
+                char *fields = action_fields(&action_cases[i], true), *json;
+                struct zp_profile *p;
+
+                assert_true(asprintf(&json, "{%s}", fields) > 0);
+                p = load_ok(json);
+                assert_int_equal(decide(p, "getpid", 0, 0), action_cases[i].want);
                 zp_profile_free(p);
+                free(json);
+                free(fields);
         }
+
+        struct zp_profile *p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW'}");
+        assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_ALLOW);
+        zp_profile_free(p);
+}
+
+/* A getpid rule with these fields decides want for getpid and leaves getppid to the default. */
+static void check_rule_action(const char *fields, uint32_t want) {
+        struct zp_profile *p = getpid_rule(fields);
+
+        assert_int_equal(decide(p, "getpid", 0, 0), want);
+        assert_int_equal(decide(p, "getppid", 0, 0), SECCOMP_RET_ALLOW);
+        assert_int_equal(p->n_rules, 1);
+        zp_profile_free(p);
 }
 
 static void test_rule_actions(void **state) {
-        static const struct {
-                const char *fields;
-                uint32_t want;
-        } v[] = {
-                { "'action':'SCMP_ACT_KILL'", SECCOMP_RET_KILL_THREAD },
-                { "'action':'SCMP_ACT_KILL_THREAD'", SECCOMP_RET_KILL_THREAD },
-                { "'action':'SCMP_ACT_KILL_PROCESS'", SECCOMP_RET_KILL_PROCESS },
-                { "'action':'SCMP_ACT_TRAP'", SECCOMP_RET_TRAP },
-                { "'action':'SCMP_ACT_ERRNO'", SECCOMP_RET_ERRNO | EPERM },
-                { "'action':'SCMP_ACT_ERRNO','errnoRet':22", SECCOMP_RET_ERRNO | EINVAL },
-                { "'action':'SCMP_ACT_ERRNO','errnoRet':4094", SECCOMP_RET_ERRNO | 4094 },
-                { "'action':'SCMP_ACT_ERRNO','errno':'ENOENT'", SECCOMP_RET_ERRNO | ENOENT },
-                { "'action':'SCMP_ACT_ERRNO','errno':'EPERM','errnoRet':1", SECCOMP_RET_ERRNO | EPERM },
-                { "'action':'SCMP_ACT_TRACE'", SECCOMP_RET_TRACE | EPERM },
-                { "'action':'SCMP_ACT_TRACE','errnoRet':65535", SECCOMP_RET_TRACE | 65535 },
-                { "'action':'SCMP_ACT_LOG'", SECCOMP_RET_LOG },
-                { "'action':'SCMP_ACT_LOG','comment':'why'", SECCOMP_RET_LOG },
-        };
+        for (size_t i = 0; i < sizeof(action_cases) / sizeof(action_cases[0]); i++) {
+                char *fields = action_fields(&action_cases[i], false);
 
-        for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-                struct zp_profile *p = getpid_rule(v[i].fields);
-                assert_int_equal(decide(p, "getpid", 0, 0), v[i].want);
-                assert_int_equal(decide(p, "getppid", 0, 0), SECCOMP_RET_ALLOW);
-                assert_int_equal(p->n_rules, 1);
-                zp_profile_free(p);
+                check_rule_action(fields, action_cases[i].want);
+                free(fields);
         }
+        check_rule_action("'action':'SCMP_ACT_LOG','comment':'why'", SECCOMP_RET_LOG);
 
         /* A rule with the default action decides nothing: skipped, as runc and crun do (libseccomp
          * would refuse it with EACCES). */
