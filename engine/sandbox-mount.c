@@ -179,10 +179,42 @@ static int setattr(const char *path, uint64_t attr_set, bool recursive) {
         return 0;
 }
 
-/* The mount itself, on the fd of its target (resolved in the root). */
-static int mount_on(const struct ze_sb_mount *m, const char *at, bool *ret_recursive, uint64_t *ret_attr) {
-        *ret_recursive = m->recursive;
-        *ret_attr = m->attr_set;
+/* A bind of the path source as a detached copy, given its flags while nobody can see it, attached
+ * on the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
+ * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
+ * another mount, this one left writable). */
+static int bind_path_onto(const char *source, bool recursive, uint64_t attr, unsigned long propagation,
+                          int target) {
+        char at[32];
+        long t;
+        int r;
+
+        t = syscall(SYS_open_tree, AT_FDCWD, source,
+                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+        if (t < 0)
+                return -errno;
+        r = setattr_fd((int) t, attr, recursive);
+        if (r >= 0)
+                r = move_onto((int) t, target);
+        if (r >= 0 && propagation) {
+                fd_path(at, (int) t);
+                if (mount(NULL, at, NULL, propagation, NULL) < 0)
+                        r = -errno;
+        }
+        close((int) t);
+        return r;
+}
+
+/* The mount itself, on the fd of its target (resolved in the root): 0 when a filesystem was
+ * mounted (its flags taken in the call itself), 1 when a fallback bind was made (flags and
+ * propagation already on it), or a negative errno. */
+static int mount_on(const struct ze_sb_mount *m, int target) {
+        /* the fallbacks bind the host's trees: read-only whatever the config says */
+        const uint64_t host_tree = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+        char at[32];
+        int r;
+
+        fd_path(at, target);
         switch (m->kind) {
         case ZE_SB_MOUNT_FS:
                 if (mount(m->source, at, m->fstype, m->flags, m->data) == 0)
@@ -191,57 +223,22 @@ static int mount_on(const struct ze_sb_mount *m, const char *at, bool *ret_recur
                  * (rootless, host network) runc binds the host's /sys instead */
                 if (errno != EPERM || !m->fstype || strcmp(m->fstype, "sysfs") != 0)
                         return -errno;
-                if (mount("/sys", at, NULL, MS_BIND | MS_REC, NULL) < 0)
-                        return -errno;
-                *ret_recursive = true;
-                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-                return 0;
+                r = bind_path_onto("/sys", true, host_tree, m->propagation, target);
+                return r < 0 ? r : 1;
         case ZE_SB_MOUNT_CGROUP:
-                if (m->fstype && mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0) {
-                        *ret_attr = 0;
+                if (m->fstype && mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0)
                         return 0;
-                }
-                /* v1 or hybrid: the host's hierarchy, read-only, recursively */
-                if (mount(m->source, at, NULL, MS_BIND | MS_REC, NULL) < 0)
-                        return -errno;
-                *ret_recursive = true;
-                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-                return 0;
-        case ZE_SB_MOUNT_BIND: /* bind_onto() */
+                /* v1 or hybrid, or no cgroup2 of our own: the host's hierarchy, read-only */
+                r = bind_path_onto(m->source, true, host_tree, m->propagation, target);
+                return r < 0 ? r : 1;
+        case ZE_SB_MOUNT_BIND: /* bind_path_onto() */
                 break;
         }
         return -EINVAL;
 }
 
-/* A bind as a detached copy of the source, given its flags while nobody can see it, attached on
- * the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
- * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
- * another mount, this one left writable). */
-static int bind_onto(const struct ze_sb_mount *m, int target) {
-        char at[32];
-        long t;
-        int r;
-
-        t = syscall(SYS_open_tree, AT_FDCWD, m->source,
-                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
-        if (t < 0)
-                return -errno;
-        r = setattr_fd((int) t, m->attr_set, m->recursive);
-        if (r >= 0)
-                r = move_onto((int) t, target);
-        if (r >= 0 && m->propagation) {
-                fd_path(at, (int) t);
-                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
-                        r = -errno;
-        }
-        close((int) t);
-        return r;
-}
-
 static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m) {
         char at[32];
-        uint64_t attr;
-        bool recursive;
         int fd, r;
 
         fd = make_in_root(sb, root_fd, m->dest, m->kind != ZE_SB_MOUNT_BIND || m->source_is_dir);
@@ -258,30 +255,21 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                         return fd;
         }
         if (m->kind == ZE_SB_MOUNT_BIND) {
-                r = bind_onto(m, fd);
+                r = bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
                 close(fd);
                 return r;
         }
-        fd_path(at, fd);
-        r = mount_on(m, at, &recursive, &attr);
+        r = mount_on(m, fd);
         close(fd);
-        /* a filesystem mount took its flags in the call itself */
-        if (m->kind == ZE_SB_MOUNT_FS && attr == m->attr_set)
-                attr = 0;
-        if (r < 0 || (attr == 0 && !m->propagation))
-                return r;
-        /* the new mount, by a fresh lookup (the old fd names what lies under it); mount_setattr
-         * rather than a remount: a remount would have to repeat the flags the kernel locked on
-         * the source, and would not reach the submounts of an rbind */
+        if (r != 0 || !m->propagation)
+                return r < 0 ? r : 0;
+        /* a filesystem's propagation, on the new mount by a fresh lookup (the old fd names what
+         * lies under it); its flags were taken in the mount call */
         fd = open_in_root(root_fd, m->dest, 0);
         if (fd < 0)
                 return fd;
-        r = setattr_fd(fd, attr, recursive);
-        if (r >= 0 && m->propagation) {
-                fd_path(at, fd);
-                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
-                        r = -errno;
-        }
+        fd_path(at, fd);
+        r = mount(NULL, at, NULL, m->propagation, NULL) < 0 ? -errno : 0;
         close(fd);
         return r;
 }

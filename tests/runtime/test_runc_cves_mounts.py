@@ -143,6 +143,71 @@ def test_readonly_bind_stays_readonly_while_its_destination_flips(runc, bundle, 
     assert os.listdir(src) == [], os.listdir(src)
 
 
+def in_user_namespace_on_host_network(bundle):
+    """A user namespace (identity map, so the image's files stay root's) and the host's network
+    namespace: the kernel refuses sysfs there, and the runtime binds the host's /sys instead."""
+    ns = [n for n in bundle.config["linux"]["namespaces"] if n["type"] != "network"]
+    bundle.config["linux"]["namespaces"] = ns + [{"type": "user"}]
+    for k in ("uidMappings", "gidMappings"):
+        bundle.config["linux"][k] = [{"containerID": 0, "hostID": 0, "size": 65536}]
+
+
+def writable_sysfs_mounts(mountinfo):
+    """Mount points of the sysfs binds (and what is below them) that are not read-only."""
+    found = []
+    for line in mountinfo.splitlines():
+        pre, post = line.split(" - ", 1)
+        fields = pre.split()
+        if post.split()[0] == "sysfs" and "ro" not in fields[5].split(","):
+            found.append(fields[4])
+    return found
+
+
+def test_sysfs_fallback_bind_is_readonly_while_its_destination_flips(runc, bundle, tmp_path):
+    """The bind of the host's /sys made where a sysfs mount is refused (a user namespace on the
+    host's network): read-only with everything below it, on /sys and on a destination whose parent
+    flips between a directory and a symlink to a directory holding a writable bind of the config
+    (where flags applied by a second lookup would land)."""
+    import threading
+    in_user_namespace_on_host_network(bundle)
+    bundle.set_args("cat", "/proc/self/mountinfo")
+    r = runc("run", "--bundle", bundle.path, cid())
+    if r.returncode != 0 and "user" in r.stderr and "not permitted" in r.stderr.lower():
+        pytest.skip(f"no user namespace here: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stderr
+    assert " /sys " in r.stdout and writable_sysfs_mounts(r.stdout) == [], r.stdout
+    src = tmp_path / "rw-src"
+    src.mkdir()
+    os.makedirs(os.path.join(bundle.rootfs, "flip", "zyg-sys"))
+    os.makedirs(os.path.join(bundle.rootfs, "srv", "zyg-sys"))
+    os.symlink("/srv", os.path.join(bundle.rootfs, "flip-other"))
+    bundle.config["mounts"] += [
+        {"destination": "/srv/zyg-sys", "type": "bind", "source": str(src), "options": ["rbind", "rw"]},
+        {"destination": "/flip/zyg-sys", "type": "sysfs", "source": "sysfs", "options": ["ro", "nosuid"]}]
+    bundle.save()
+    stop = threading.Event()
+
+    def flipper():
+        a, b = os.path.join(bundle.rootfs, "flip"), os.path.join(bundle.rootfs, "flip-other")
+        while not stop.is_set():
+            renameat2_exchange(a, b)
+
+    t = threading.Thread(target=flipper)
+    t.start()
+    outs = []
+    try:
+        for _ in range(12):
+            r = runc("run", "--bundle", bundle.path, cid())
+            if r.returncode == 0:
+                outs.append(r.stdout)
+    finally:
+        stop.set()
+        t.join(timeout=30)
+    assert not t.is_alive()
+    for out in outs:
+        assert writable_sysfs_mounts(out) == [], out
+
+
 # ---- CVE-2019-16884 / CVE-2025-52881: /proc and /sys as the image makes them ----------------------
 
 @pytest.mark.parametrize("entry", ["proc", "sys"])
