@@ -421,3 +421,41 @@ def test_rootfs_symlink_is_resolved_once(runc, bundle):
             assert r.stdout == "image\n", r.stdout
         else:
             assert "rootfs" in r.stderr, r.stderr
+
+
+# ---- CVE-2025-52881: the runtime's writes into procfs, with a mount over /proc ---------------------
+
+SYSCTLS = {"net.ipv4.ip_forward": "1", "kernel.shmmni": "1234", "kernel.domainname": "zyg-domain"}
+
+
+@pytest.mark.parametrize("over", ["/proc/sys", "/proc/sys/net", "/proc/sys/net/ipv4", "/proc/sys/kernel"])
+def test_sysctl_writes_ignore_a_mount_over_proc(runc, bundle, tmp_path, over):
+    """A directory mounted over /proc/sys or part of it in the mount namespace the runtime runs in
+    (as a volume with shared propagation lets another container do): the runtime's sysctl writes
+    must reach the container's namespaces, never the files of that mount."""
+    import subprocess
+    decoy = tmp_path / "decoy"
+    rel_over = os.path.relpath(over, "/proc/sys")
+    planted = []
+    for key in list(SYSCTLS) + ["kernel.cap_last_cap"]:
+        rel = os.path.relpath(os.path.join(*key.split(".")), rel_over if rel_over != "." else "")
+        if rel.startswith(".."):
+            continue
+        path = decoy / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open("/proc/sys/" + key.replace(".", "/")) as f:
+            real = f.read()
+        # what the runtime itself reads there stays true; the rest is bait
+        path.write_text(real if key == "kernel.cap_last_cap" else "untouched\n")
+        planted.append(path)
+    bundle.config["linux"]["sysctl"] = SYSCTLS
+    bundle.set_args("cat", *("/proc/sys/" + k.replace(".", "/") for k in SYSCTLS))
+    argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            f'mount --bind {decoy} {over} && exec "$@"', "sh",
+            runc.binary, "--root", runc.root, "--log", runc.log, "run", "--bundle", bundle.path, cid()]
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    for path in planted:
+        if path.name != "cap_last_cap":
+            assert path.read_text() == "untouched\n", f"the write for {path} went into the mount over {over}"
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == list(SYSCTLS.values()), r.stdout
