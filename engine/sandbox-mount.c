@@ -205,6 +205,44 @@ static int bind_path_onto(const char *source, bool recursive, uint64_t attr, uns
         return r;
 }
 
+static int mount_empty_tmpfs(int target);
+
+/* cgroup2 refused (a user namespace without a cgroup namespace of its own): a bind of the
+ * process's own cgroup below m->source, as runc binds it, not the host's whole tree; a process at
+ * the root of what it sees gets an empty read-only tmpfs instead. */
+static int bind_own_cgroup2(const struct ze_sb_mount *m, uint64_t attr, int target) {
+        char buf[4096], path[4096], *own, *nl;
+        size_t n = strlen(m->source), len;
+        ssize_t k;
+        int fd;
+
+        fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        k = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (k < 0)
+                return -errno;
+        buf[k] = '\0';
+        /* the cgroup2 line, "0::/PATH" (last on a hybrid host, alone on a v2 one) */
+        own = strncmp(buf, "0::/", 4) == 0 ? buf : strstr(buf, "\n0::/");
+        if (!own)
+                return -EPROTO;
+        own += own == buf ? 3 : 4;
+        nl = strchr(own, '\n');
+        if (!nl)
+                return -EPROTO;
+        *nl = '\0';
+        if (strcmp(own, "/") == 0 || strstr(own, "/.."))
+                return mount_empty_tmpfs(target);
+        len = strlen(own);
+        if (n + len + 1 > sizeof(path))
+                return -ENAMETOOLONG;
+        memcpy(path, m->source, n);
+        memcpy(path + n, own, len + 1);
+        return bind_path_onto(path, false, attr, m->propagation, target);
+}
+
 /* The mount itself, on the fd of its target (resolved in the root): 0 when a filesystem was
  * mounted (its flags taken in the call itself), 1 when a fallback bind was made (flags and
  * propagation already on it), or a negative errno. */
@@ -226,10 +264,16 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
                 r = bind_path_onto("/sys", true, host_tree, m->propagation, target);
                 return r < 0 ? r : 1;
         case ZE_SB_MOUNT_CGROUP:
-                if (m->fstype && mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0)
+                if (!m->fstype) {
+                        /* v1 or hybrid without the runtime's view: the host's hierarchy */
+                        r = bind_path_onto(m->source, true, host_tree, m->propagation, target);
+                        return r < 0 ? r : 1;
+                }
+                if (mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0)
                         return 0;
-                /* v1 or hybrid, or no cgroup2 of our own: the host's hierarchy, read-only */
-                r = bind_path_onto(m->source, true, host_tree, m->propagation, target);
+                if (errno != EPERM)
+                        return -errno;
+                r = bind_own_cgroup2(m, host_tree, target);
                 return r < 0 ? r : 1;
         case ZE_SB_MOUNT_BIND: /* bind_path_onto() */
                 break;

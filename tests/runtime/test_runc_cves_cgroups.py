@@ -2,7 +2,8 @@
 """zygote-runc against the cgroup v1 escape class (CVE-2022-0492): a `cgroup` mount in config.json
 on a v1 or hybrid host shows the container its own cgroup of each hierarchy as that hierarchy's
 root, never the host's hierarchy (whose root holds `release_agent`, a program the host's kernel
-runs as root when a cgroup empties).
+runs as root when a cgroup empties); on a v2 host where cgroup2 may not be mounted (a user
+namespace without a cgroup namespace), its own cgroup rather than the host's whole tree.
 """
 import os
 
@@ -125,3 +126,36 @@ def test_cgroup_mount_reaches_no_release_agent(runc, bundle, v1_host, variant):
             assert "writable" not in lines, r.stdout
     finally:
         assert runc("delete", "--force", name).returncode == 0
+
+
+@pytest.mark.parametrize("cgroups_path", ["default", "absolute"])
+def test_cgroup2_refused_binds_only_the_containers_own(runc, bundle, cgroups_path):
+    """On a cgroup v2 host (emulated in a private mount namespace where the host is hybrid), a
+    container in a user namespace without a cgroup namespace of its own may not mount cgroup2: the
+    runtime binds its own cgroup instead, read-only, and never the host's whole tree."""
+    import subprocess
+    from test_runc_cves import under_v2, v2_or_skip
+    v2_or_skip()
+    name = cid()
+    if cgroups_path == "absolute":
+        bundle.config["linux"]["cgroupsPath"] = f"/{CG_PARENT}/{name}"
+    bundle.config["linux"]["namespaces"].append({"type": "user"})
+    for k in ("uidMappings", "gidMappings"):
+        bundle.config["linux"][k] = [{"containerID": 0, "hostID": 0, "size": 65536}]
+    bundle.set_args("sh", "-c", "grep ' /sys/fs/cgroup ' /proc/self/mountinfo; "
+                    "find /sys/fs/cgroup -mindepth 1 -type d | sed 's/^/subdir /'; "
+                    "mkdir /sys/fs/cgroup/zyg-sub 2>/dev/null && echo writable; true")
+    r = subprocess.run(under_v2([runc.binary, "--root", runc.root, "--log", runc.log, "run", "--bundle",
+                                 bundle.path, name]), capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    if r.returncode != 0 and "user" in r.stderr and "not permitted" in r.stderr.lower():
+        pytest.skip(f"no user namespace here: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stderr
+    mounts = [l for l in r.stdout.splitlines() if " /sys/fs/cgroup " in l]
+    assert mounts, r.stdout
+    for l in mounts:
+        fields = l.split()
+        assert fields[3].endswith("/" + name), f"not the container's own cgroup: {l}"
+        assert "ro" in fields[5].split(","), l
+    assert [l for l in r.stdout.splitlines() if l.startswith("subdir ")] == [], r.stdout
+    assert "writable" not in r.stdout.splitlines(), r.stdout
