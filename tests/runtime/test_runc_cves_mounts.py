@@ -426,13 +426,40 @@ def test_rootfs_symlink_is_resolved_once(runc, bundle):
 # ---- CVE-2025-52881: the runtime's writes into procfs, with a mount over /proc ---------------------
 
 SYSCTLS = {"net.ipv4.ip_forward": "1", "kernel.shmmni": "1234", "kernel.domainname": "zyg-domain"}
+SYS_FSOPEN = 430  # the same number on every architecture
 
 
+def without_fsopen():
+    """preexec_fn: a seccomp filter that fails fsopen(2) with EPERM, as a runtime without
+    CAP_SYS_ADMIN over its pid namespace finds it: the runtime falls back to the mounted /proc."""
+    import ctypes
+    import errno
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                    ("k", ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    insns = (Filter * 4)(Filter(0x20, 0, 0, 0),                    # A = seccomp_data.nr
+                         Filter(0x15, 0, 1, SYS_FSOPEN),           # A == fsopen ?
+                         Filter(0x06, 0, 0, 0x00050000 | errno.EPERM),
+                         Filter(0x06, 0, 0, 0x7fff0000))
+    prog = Prog(4, insns)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:
+        os._exit(126)
+
+
+@pytest.mark.parametrize("tier", ["own-procfs", "mounted-proc"])
 @pytest.mark.parametrize("over", ["/proc/sys", "/proc/sys/net", "/proc/sys/net/ipv4", "/proc/sys/kernel"])
-def test_sysctl_writes_ignore_a_mount_over_proc(runc, bundle, tmp_path, over):
+def test_sysctl_writes_ignore_a_mount_over_proc(runc, bundle, tmp_path, over, tier):
     """A directory mounted over /proc/sys or part of it in the mount namespace the runtime runs in
     (as a volume with shared propagation lets another container do): the runtime's sysctl writes
-    must reach the container's namespaces, never the files of that mount."""
+    must reach the container's namespaces, never the files of that mount. With a procfs of its own
+    they go where they belong; forced onto the mounted /proc (fsopen refused), a write that would
+    cross into the mount is refused, and the container with it."""
     import subprocess
     decoy = tmp_path / "decoy"
     rel_over = os.path.relpath(over, "/proc/sys")
@@ -453,9 +480,17 @@ def test_sysctl_writes_ignore_a_mount_over_proc(runc, bundle, tmp_path, over):
     argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
             f'mount --bind {decoy} {over} && exec "$@"', "sh",
             runc.binary, "--root", runc.root, "--log", runc.log, "run", "--bundle", bundle.path, cid()]
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    if tier == "mounted-proc":
+        # masked directories are empty tmpfs made with fsopen too
+        bundle.config["linux"]["maskedPaths"] = []
+        bundle.save()
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                       preexec_fn=without_fsopen if tier == "mounted-proc" else None)
     for path in planted:
         if path.name != "cap_last_cap":
             assert path.read_text() == "untouched\n", f"the write for {path} went into the mount over {over}"
+    if r.returncode != 0 and tier == "mounted-proc":
+        assert "sysctl" in r.stderr, r.stderr
+        return
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == list(SYSCTLS.values()), r.stdout
