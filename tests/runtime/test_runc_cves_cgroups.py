@@ -5,6 +5,7 @@ root, never the host's hierarchy (whose root holds `release_agent`, a program th
 runs as root when a cgroup empties); on a v2 host where cgroup2 may not be mounted (a user
 namespace without a cgroup namespace), its own cgroup rather than the host's whole tree.
 """
+import glob
 import os
 
 import pytest
@@ -56,6 +57,17 @@ def own_dirs(pid):
                 if set(ctrls.split(",")) <= opts:
                     dirs[name] = f"/sys/fs/cgroup/{name}" + path
     return dirs
+
+
+@pytest.fixture(autouse=True)
+def no_parent_left():
+    """The parent an absolute cgroupsPath made in each hierarchy goes with the test."""
+    yield
+    for d in glob.glob(f"/sys/fs/cgroup/*/{CG_PARENT}") + glob.glob(f"/sys/fs/cgroup/{CG_PARENT}"):
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
 
 
 @pytest.fixture
