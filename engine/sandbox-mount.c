@@ -207,6 +207,48 @@ static int bind_path_onto(const char *source, bool recursive, uint64_t attr, uns
 
 static int mount_empty_tmpfs(int target);
 
+/* A view's tmpfs: a directory made in it for each later mount just below its destination, its
+ * flags set (read-only) while still detached, then attached on the target: never writable where
+ * the container can see it, and no second lookup. */
+static int mount_view(const struct ze_sandbox *sb, const struct ze_sb_mount *m, int target) {
+        size_t n = strlen(m->dest);
+        int fs, mnt, r = 0;
+
+        while (n > 1 && m->dest[n - 1] == '/')
+                n--;
+        fs = (int) syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return -errno;
+        if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "755", 0) < 0 ||
+            syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                r = -errno;
+        mnt = r < 0 ? -1 : (int) syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                                         MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        if (r == 0 && mnt < 0)
+                r = -errno;
+        close(fs);
+        for (const struct ze_sb_mount *b = m + 1; r == 0 && b < sb->mounts + sb->n_mounts; b++) {
+                const char *name = b->dest + n + 1;
+                size_t len = strcspn(name, "/");
+                char dir[256];
+
+                if (strncmp(b->dest, m->dest, n) != 0 || b->dest[n] != '/' || len == 0 || len >= sizeof(dir))
+                        continue;
+                memcpy(dir, name, len);
+                dir[len] = '\0';
+                if (strcmp(dir, ".") != 0 && strcmp(dir, "..") != 0 && mkdirat(mnt, dir, 0755) < 0 &&
+                    errno != EEXIST)
+                        r = -errno;
+        }
+        if (r == 0)
+                r = setattr_fd(mnt, m->attr_set, false);
+        if (r == 0)
+                r = move_onto(mnt, target);
+        if (mnt >= 0)
+                close(mnt);
+        return r;
+}
+
 /* cgroup2 refused (a user namespace without a cgroup namespace of its own): a bind of the
  * process's own cgroup below m->source, as runc binds it, not the host's whole tree; a process at
  * the root of what it sees gets an empty read-only tmpfs instead. */
@@ -276,6 +318,7 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
                 r = bind_own_cgroup2(m, host_tree, target);
                 return r < 0 ? r : 1;
         case ZE_SB_MOUNT_BIND: /* bind_path_onto() */
+        case ZE_SB_MOUNT_VIEW: /* mount_view() */
                 break;
         }
         return -EINVAL;
@@ -298,8 +341,10 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                 if (fd < 0)
                         return fd;
         }
-        if (m->kind == ZE_SB_MOUNT_BIND) {
-                r = bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
+        if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW) {
+                r = m->kind == ZE_SB_MOUNT_VIEW ? mount_view(sb, m, fd)
+                                                : bind_path_onto(m->source, m->recursive, m->attr_set,
+                                                                 m->propagation, fd);
                 close(fd);
                 return r;
         }

@@ -188,13 +188,13 @@ static int cgroup_view_at(struct zrc_oci *o, size_t k, const struct zrc_cgroup_v
         memmove(&o->mounts[k + 1 + n], &o->mounts[k + 1], (o->n_mounts - k - 1) * sizeof(*grown));
         m = &o->mounts[k];
         ro = m->flags & MS_RDONLY ? MOUNT_ATTR_RDONLY : 0;
-        /* the tmpfs stays writable: the binds below need their mount points made in it */
-        m->kind = ZE_SB_MOUNT_FS;
+        /* the engine makes the binds' mount points in the tmpfs before it is attached read-only */
+        m->kind = ZE_SB_MOUNT_VIEW;
         m->fstype = m->source = "tmpfs";
         m->flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-        m->attr_set = 0;
+        m->attr_set = ro | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
         free((char *) m->data);
-        m->data = strdup("mode=755");
+        m->data = NULL;
         for (size_t i = 0; i < n; i++)
                 o->mounts[k + 1 + i] = (struct ze_sb_mount){
                         .kind = ZE_SB_MOUNT_BIND,
@@ -202,8 +202,6 @@ static int cgroup_view_at(struct zrc_oci *o, size_t k, const struct zrc_cgroup_v
                         .source_is_dir = true,
                 };
         o->n_mounts += n; /* from here on zrc_oci_free owns each entry's data and target */
-        if (!m->data)
-                return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 struct ze_sb_mount *b = &o->mounts[k + 1 + i];
                 char *dest;

@@ -20,6 +20,7 @@ CGROUP2_SUPER_MAGIC = "cgroup2fs"
 PROBE = ("find /sys/fs/cgroup /mnt/cg -name release_agent 2>/dev/null | sed 's/^/agent /'; "
          "for d in /sys/fs/cgroup/* /mnt/cg/*; do [ -d $d ] && echo \"dir $d $(stat -c '%d %i' $d)\"; done; "
          "mkdir /sys/fs/cgroup/pids/zyg-sub 2>/dev/null && rmdir /sys/fs/cgroup/pids/zyg-sub && echo writable; "
+         "touch /sys/fs/cgroup/zyg-file 2>/dev/null && echo tmpfs-writable; "
          "true")
 
 
@@ -93,8 +94,8 @@ def test_cgroup_mount_reaches_no_release_agent(runc, bundle, v1_host, variant):
     """Each variant of the cgroup mount an attacker's config (or a careless one) can ask for: no
     `release_agent` is reachable inside, and every hierarchy shown, cpuset included (where the
     runtime used to leave the container in the caller's cgroup, the host's root), is the
-    container's own directory (same device and inode as on the host); read-only unless the config
-    says rw."""
+    container's own directory (same device and inode as on the host); the binds and the tmpfs under
+    them read-only unless the config says rw."""
     v = VARIANTS[variant]
     name = cid()
     if "cgroupsPath" in v:
@@ -132,10 +133,8 @@ def test_cgroup_mount_reaches_no_release_agent(runc, bundle, v1_host, variant):
             st = os.stat(host[h])
             assert (st.st_dev, st.st_ino) == ident, f"{path} inside is not the container's {host[h]}"
             assert os.path.dirname(host[h]) != "/sys/fs/cgroup", f"{path} is the root of the host's hierarchy"
-        if variant in ("rw-option", "second-mount"):
-            pass  # a writable view is the container's own cgroup: allowed when asked for
-        else:
-            assert "writable" not in lines, r.stdout
+        if variant != "rw-option":  # a writable view of its own cgroups, when asked for
+            assert "writable" not in lines and "tmpfs-writable" not in lines, r.stdout
     finally:
         assert runc("delete", "--force", name).returncode == 0
 
