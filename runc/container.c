@@ -127,7 +127,7 @@ static int write_sysctl_in(int ns_fd, int nstype, const char *key, const char *v
 
 /* linux.sysctl, each in the container's own namespace of its kind (created by the clone or
  * joined by path); a sysctl of a namespace the container shares with the host is refused. */
-static int apply_sysctls(const struct ctx *c, const struct zrc_oci *o, pid_t pid) {
+static int apply_sysctls(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t pid) {
         static const struct { int flag; const char *name; } kinds[] = {
                 { CLONE_NEWNET, "net" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" } };
 
@@ -143,8 +143,8 @@ static int apply_sysctls(const struct ctx *c, const struct zrc_oci *o, pid_t pid
                         if (kinds[i].flag == ns)
                                 kind = kinds[i].name;
                 if (!kind)
-                        return error(c, "sysctl %s: not namespaced, a container may not set it: %s", key,
-                                     errstr(EPERM)), -EPERM;
+                        return zrc_error(c, "sysctl %s: not namespaced, a container may not set it: %s", key,
+                                     zrc_errstr(EPERM)), -EPERM;
                 for (size_t i = 0; i < o->n_ns_paths; i++)
                         if (o->ns_paths[i].flag == ns)
                                 path = o->ns_paths[i].path;
@@ -153,12 +153,12 @@ static int apply_sysctls(const struct ctx *c, const struct zrc_oci *o, pid_t pid
                         path = proc;
                 }
                 if (!path)
-                        return error(c, "sysctl %s: the container shares the host's %s namespace: %s", key, kind,
-                                     errstr(EPERM)), -EPERM;
+                        return zrc_error(c, "sysctl %s: the container shares the host's %s namespace: %s", key, kind,
+                                     zrc_errstr(EPERM)), -EPERM;
                 fd = open(path, O_RDONLY | O_CLOEXEC);
                 r = fd < 0 ? -errno : write_sysctl_in(fd, ns, key, json_object_get_string(val));
                 if (r < 0)
-                        return error(c, "sysctl %s: %s", key, errstr(-r)), r;
+                        return zrc_error(c, "sysctl %s: %s", key, zrc_errstr(-r)), r;
         }
         return 0;
 }
@@ -183,7 +183,7 @@ static int check_ns_type(int fd, int flag, int *ret_type) {
         return type == flag ? 0 : -EINVAL;
 }
 
-int zrc_container_create(const struct ctx *c, const struct create_args *a) {
+int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *a) {
         _cleanup_free_ char *dir = NULL, *fifo = NULL, *err = NULL, *path_buf = NULL, *dev_err = NULL;
         _cleanup_free_ struct zrc_dev_rule *dev_rules = NULL;
         size_t n_dev_rules = 0;
@@ -201,42 +201,42 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
 
         r = zrc_state_dir(c->root, a->p.id, &dir);
         if (r < 0)
-                return error(c, "invalid container id \"%s\"", a->p.id);
+                return zrc_error(c, "invalid container id \"%s\"", a->p.id);
         r = mkdir_p(c->root, 0700);
         if (r < 0)
-                return error(c, "state root %s: %s", c->root, errstr(-r));
+                return zrc_error(c, "state root %s: %s", c->root, zrc_errstr(-r));
         if (mkdir(dir, 0711) < 0)
-                return error(c, errno == EEXIST ? "container with id exists: %s" : "state dir %s: %s", a->p.id,
-                             errstr(errno));
+                return zrc_error(c, errno == EEXIST ? "container with id exists: %s" : "state dir %s: %s", a->p.id,
+                             zrc_errstr(errno));
         made_dir = true;
         st.dir = strdup(dir);
         st.id = strdup(a->p.id);
 
         r = zrc_oci_load(a->bundle, NULL, zrc_cgroup_is_v2_only(), &o, &err);
         if (r < 0) {
-                error(c, "%s", err ? err : errstr(-r));
+                zrc_error(c, "%s", err ? err : zrc_errstr(-r));
                 goto out;
         }
         if (o->terminal && !a->p.console_socket) {
-                error(c, "cannot allocate tty if zygote-runc will detach without setting console socket");
+                zrc_error(c, "cannot allocate tty if zygote-runc will detach without setting console socket");
                 goto out;
         }
         if (!o->terminal && a->p.console_socket) {
-                error(c, "cannot use console socket if zygote-runc will not detach or allocate tty");
+                zrc_error(c, "cannot use console socket if zygote-runc will not detach or allocate tty");
                 goto out;
         }
         if (json_object_object_get_ex(o->root, "hooks", NULL))
-                debug(c, "hooks are not supported and were ignored");
+                zrc_debug(c, "hooks are not supported and were ignored");
 
         r = zrc_cgroup_create(o->cgroups_path, a->p.id, o->pids_limit, o->memory_limit, &st.cgroup, &err);
         if (r < 0 && getuid() != 0 && (r == -EACCES || r == -EPERM || r == -EROFS) && o->pids_limit < 0 &&
             o->memory_limit < 0) {
                 /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
-                debug(c, "no cgroup for the container: %s", err ? err : errstr(-r));
+                zrc_debug(c, "no cgroup for the container: %s", err ? err : zrc_errstr(-r));
                 r = 0;
         }
         if (r < 0) {
-                error(c, "%s", err ? err : errstr(-r));
+                zrc_error(c, "%s", err ? err : zrc_errstr(-r));
                 goto out;
         }
         /* the device rules, before any process is in the cgroup: the init is born into (or
@@ -248,11 +248,11 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
                 /* rootless: no cgroup, or no bpf(2) and no v1 controller of our own; the user
                  * namespace refuses mknod of a device and the host's nodes keep their own
                  * permissions */
-                debug(c, "no device cgroup for the container: %s", dev_err ? dev_err : errstr(-r));
+                zrc_debug(c, "no device cgroup for the container: %s", dev_err ? dev_err : zrc_errstr(-r));
                 r = 0;
         }
         if (r < 0) {
-                error(c, "%s", dev_err ? dev_err : errstr(-r));
+                zrc_error(c, "%s", dev_err ? dev_err : zrc_errstr(-r));
                 goto out;
         }
         if (!st.cgroup.v2_only) {
@@ -264,21 +264,21 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
                         r = zrc_oci_cgroup_view(o, views, n_views);
                 zrc_cgroup_views_free(views, n_views);
                 if (r < 0) {
-                        error(c, "the container's view of its cgroups: %s", errstr(-r));
+                        zrc_error(c, "the container's view of its cgroups: %s", zrc_errstr(-r));
                         goto out;
                 }
         }
 
         if (!a->run) {
                 if (asprintf(&fifo, "%s/exec.fifo", dir) < 0 || mkfifo(fifo, 0600) < 0) {
-                        error(c, "exec fifo: %s", errstr(errno));
+                        zrc_error(c, "exec fifo: %s", zrc_errstr(errno));
                         goto out;
                 }
                 /* O_RDWR: the init is then its own writer and blocks reading until `start`
                  * writes; `start` finds a reader (no ENXIO) exactly while the init waits */
                 start_fd = open(fifo, O_RDWR | O_CLOEXEC);
                 if (start_fd < 0) {
-                        error(c, "exec fifo: %s", errstr(errno));
+                        zrc_error(c, "exec fifo: %s", zrc_errstr(errno));
                         goto out;
                 }
         }
@@ -292,7 +292,7 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
                 int fd = open(o->ns_paths[i].path, O_RDONLY | O_CLOEXEC), type = 0;
 
                 if (fd < 0) {
-                        error(c, "namespace %s: %s", o->ns_paths[i].path, errstr(errno));
+                        zrc_error(c, "namespace %s: %s", o->ns_paths[i].path, zrc_errstr(errno));
                         goto out;
                 }
                 /* Said here, in words, before anything is made; the child's setns() is given the
@@ -300,15 +300,15 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
                 r = check_ns_type(fd, o->ns_paths[i].flag, &type);
                 if (r < 0) {
                         if (r == -ENOTTY)
-                                error(c, "%s namespace path %s: not a namespace file", zrc_oci_ns_name(o->ns_paths[i].flag),
+                                zrc_error(c, "%s namespace path %s: not a namespace file", zrc_oci_ns_name(o->ns_paths[i].flag),
                                       o->ns_paths[i].path);
                         else if (r == -EINVAL)
-                                error(c, "%s namespace path %s: is a %s namespace, not a %s one",
+                                zrc_error(c, "%s namespace path %s: is a %s namespace, not a %s one",
                                       zrc_oci_ns_name(o->ns_paths[i].flag), o->ns_paths[i].path, zrc_oci_ns_name(type),
                                       zrc_oci_ns_name(o->ns_paths[i].flag));
                         else
-                                error(c, "%s namespace path %s: %s", zrc_oci_ns_name(o->ns_paths[i].flag),
-                                      o->ns_paths[i].path, errstr(-r));
+                                zrc_error(c, "%s namespace path %s: %s", zrc_oci_ns_name(o->ns_paths[i].flag),
+                                      o->ns_paths[i].path, zrc_errstr(-r));
                         close(fd);
                         goto out;
                 }
@@ -317,7 +317,7 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
                         r = setns(fd, CLONE_NEWPID);
                         close(fd);
                         if (r < 0) {
-                                error(c, "joining pid namespace %s: %s", o->ns_paths[i].path, errstr(errno));
+                                zrc_error(c, "joining pid namespace %s: %s", o->ns_paths[i].path, zrc_errstr(errno));
                                 goto out;
                         }
                         continue;
@@ -327,7 +327,7 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
         }
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
-                error(c, "socketpair: %s", errstr(errno));
+                zrc_error(c, "socketpair: %s", zrc_errstr(errno));
                 goto out;
         }
         ca.flags = (uint64_t) o->clone_flags | CLONE_PIDFD;
@@ -346,7 +346,7 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
                  * clone, the init is born there, and the runtime steps back. */
                 r = zrc_cgroup_join(&st.cgroup, getpid());
                 if (r < 0) {
-                        error(c, "joining the container's cgroups: %s", errstr(-r));
+                        zrc_error(c, "joining the container's cgroups: %s", zrc_errstr(-r));
                         (void) zrc_cgroup_return(&st.cgroup);
                         goto out;
                 }
@@ -357,23 +357,23 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
          * while it is still alone in its namespaces. */
         sb.dumpable_until_go = o->uid_map && getuid() != 0;
         if (sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL) < 0) {
-                error(c, "prctl(PR_SET_DUMPABLE): %s", errstr(errno));
+                zrc_error(c, "prctl(PR_SET_DUMPABLE): %s", zrc_errstr(errno));
                 goto out;
         }
         pid = zrc_runc_clone_sandbox(&ca, &sb, sync[1], sync[0]);
         if (pid < 0)
-                error(c, "clone3: %s", errstr(-pid));
+                zrc_error(c, "clone3: %s", zrc_errstr(-pid));
         if (born_in_cgroup) {
                 r = zrc_cgroup_return(&st.cgroup);
                 if (r < 0) {
                         /* the runtime would stay counted in the container's cgroups */
-                        error(c, "leaving the container's cgroups: %s", errstr(-r));
+                        zrc_error(c, "leaving the container's cgroups: %s", zrc_errstr(-r));
                         if (pid > 0)
                                 goto fail_child_early;
                 }
         }
         if (sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0) {
-                error(c, "prctl(PR_SET_DUMPABLE): %s", errstr(errno));
+                zrc_error(c, "prctl(PR_SET_DUMPABLE): %s", zrc_errstr(errno));
                 if (pid > 0)
                         goto fail_child_early;
         }
@@ -390,14 +390,14 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
                 if (r >= 0)
                         r = write_proc(pid, "gid_map", o->gid_map ? o->gid_map : "");
                 if (r < 0) {
-                        error(c, "writing the user namespace's id mappings: %s", errstr(-r));
+                        zrc_error(c, "writing the user namespace's id mappings: %s", zrc_errstr(-r));
                         goto fail_child;
                 }
         }
         if (cg_fd < 0 && !born_in_cgroup) {
                 r = zrc_cgroup_join(&st.cgroup, pid);
                 if (r < 0) {
-                        error(c, "joining the container's cgroups: %s", errstr(-r));
+                        zrc_error(c, "joining the container's cgroups: %s", zrc_errstr(-r));
                         goto fail_child;
                 }
         }
@@ -407,14 +407,14 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
                 snprintf(v, sizeof(v), "%d", o->oom_score_adj);
                 r = write_proc(pid, "oom_score_adj", v); /* inherited by what the init execs */
                 if (r < 0) {
-                        error(c, "oom_score_adj: %s", errstr(-r));
+                        zrc_error(c, "oom_score_adj: %s", zrc_errstr(-r));
                         goto fail_child;
                 }
         }
         if (apply_sysctls(c, o, pid) < 0)
                 goto fail_child;
         if (write(sync[0], "g", 1) != 1) {
-                error(c, "container init: %s", errstr(errno));
+                zrc_error(c, "container init: %s", zrc_errstr(errno));
                 goto fail_child;
         }
         r = zrc_runc_read_status(sync[0], &status);
@@ -422,7 +422,7 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
                 if (r > 0)
                         zrc_runc_report_failure(c, o, &status);
                 else
-                        error(c, "container init exited during setup");
+                        zrc_error(c, "container init exited during setup");
                 goto fail_child;
         }
         ready = true;
@@ -438,14 +438,14 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
         if (r >= 0)
                 r = zrc_runc_write_pid_file(a->p.pid_file, pid);
         if (r < 0) {
-                error(c, "saving state: %s", errstr(-r));
+                zrc_error(c, "saving state: %s", zrc_errstr(-r));
                 goto fail_child;
         }
         if (o->seccomp)
-                debug(c, "container %s created, init pid %d; seccomp filter of %zu instructions %s", a->p.id,
+                zrc_debug(c, "container %s created, init pid %d; seccomp filter of %zu instructions %s", a->p.id,
                       (int) pid, o->seccomp->bpf_len, zrc_runc_filter_source());
         else
-                debug(c, "container %s created, init pid %d, no seccomp filter", a->p.id, (int) pid);
+                zrc_debug(c, "container %s created, init pid %d, no seccomp filter", a->p.id, (int) pid);
 
         if (!a->run) {
                 ret = 0;
@@ -456,12 +456,12 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
         /* run: the state is saved, so the init may exec; EOF on the sync socket says it did (a
          * failed write: it is gone, and the status read says how) */
         if (write(sync[0], "s", 1) != 1)
-                debug(c, "container init gone before its start: %s", errstr(errno));
+                zrc_debug(c, "container init gone before its start: %s", zrc_errstr(errno));
         r = zrc_runc_read_status(sync[0], &status);
         if (r > 0) {
                 zrc_runc_report_failure(c, o, &status);
                 ret = zrc_runc_wait_exit_status(pidfd);
-                destroy(&st);
+                zrc_destroy(&st);
                 made_dir = false;
                 goto out;
         }
@@ -472,7 +472,7 @@ int zrc_container_create(const struct ctx *c, const struct create_args *a) {
         }
         zrc_runc_forward_signals(pid);
         ret = zrc_runc_wait_exit_status(pidfd);
-        destroy(&st);
+        zrc_destroy(&st);
         goto out;
 
 fail_child_early:

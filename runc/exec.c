@@ -58,7 +58,7 @@ _Noreturn static void helper_fail(int sync_fd, enum ze_step step, int err) {
         ze_fail(&(const struct ze_reporter){ .fd = sync_fd, .socket = true }, step, err, -1, ZE_EXIT_SETUP_FAILED);
 }
 
-int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
+int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
         _cleanup_free_ char *err = NULL, *path_buf = NULL;
         _cleanup_free_ char **envp = NULL;
         _cleanup_close_ int init_fd = -EBADF, console_fd = -EBADF, pidfd = -EBADF, root_fd = -EBADF;
@@ -75,21 +75,21 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
                 return 1;
         s = zrc_state_status(&st);
         if (s != ZRC_STATUS_RUNNING && s != ZRC_STATUS_CREATED) {
-                error(c, s == ZRC_STATUS_PAUSED ? "cannot exec in a paused container" : "cannot exec in a stopped container");
+                zrc_error(c, s == ZRC_STATUS_PAUSED ? "cannot exec in a paused container" : "cannot exec in a stopped container");
                 goto out;
         }
         init_fd = zrc_state_pidfd(&st);
         if (init_fd < 0) {
-                error(c, "cannot exec in a stopped container");
+                zrc_error(c, "cannot exec in a stopped container");
                 goto out;
         }
         if (!a->process && a->n_args == 0) {
-                error(c, "exec: no command given (args or --process)");
+                zrc_error(c, "exec: no command given (args or --process)");
                 goto out;
         }
         r = zrc_oci_load(st.bundle, a->process, st.cgroup.v2_only, &o, &err);
         if (r < 0) {
-                error(c, "%s", err ? err : errstr(-r));
+                zrc_error(c, "%s", err ? err : zrc_errstr(-r));
                 goto out;
         }
         if (!a->process) {
@@ -122,7 +122,7 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
                 }
         }
         if (o->terminal && !a->p.console_socket) {
-                error(c, "cannot allocate tty without a console socket (--console-socket)");
+                zrc_error(c, "cannot allocate tty without a console socket (--console-socket)");
                 goto out;
         }
         if (zrc_runc_sandbox_prepare(c, o, a->p.console_socket, a->p.preserve_fds, &sb, &path_buf, &console_fd) < 0)
@@ -138,7 +138,7 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
 
         flags = ns_flags_to_join(st.pid);
         if (flags < 0) {
-                error(c, "exec: the container's namespaces: %s", errstr(-flags));
+                zrc_error(c, "exec: the container's namespaces: %s", zrc_errstr(-flags));
                 goto out;
         }
         /* Joining a mount namespace puts the joiner at that namespace's root, which is not the
@@ -151,12 +151,12 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
                 snprintf(p, sizeof(p), "/proc/%d/root", (int) st.pid);
                 root_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (root_fd < 0 || pidfd_kill(init_fd, 0) < 0) {
-                        error(c, "exec: the container's init is gone");
+                        zrc_error(c, "exec: the container's init is gone");
                         goto out;
                 }
         }
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0 || pipe2(pp, O_CLOEXEC) < 0) {
-                error(c, "exec: %s", errstr(errno));
+                zrc_error(c, "exec: %s", zrc_errstr(errno));
                 goto out;
         }
         fflush(stdout);
@@ -165,7 +165,7 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
          * process with CLONE_PARENT: it becomes our child, in the container's pid namespace. */
         helper = fork();
         if (helper < 0) {
-                error(c, "fork: %s", errstr(errno));
+                zrc_error(c, "fork: %s", zrc_errstr(errno));
                 goto out;
         }
         if (helper == 0) {
@@ -194,7 +194,7 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
                 if (r > 0)
                         zrc_runc_report_failure(c, o, &status);
                 else
-                        error(c, "exec: the helper died");
+                        zrc_error(c, "exec: the helper died");
                 goto out;
         }
         pidfd = pidfd_open_pid(pid);
@@ -202,20 +202,20 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
         if (r < 0 && getuid() == 0) {
                 /* outside them the process would escape the container's limits and its device
                  * rules: it is still waiting for "go", and EOF on sync makes it exit */
-                error(c, "exec: joining the container's cgroups: %s", errstr(-r));
+                zrc_error(c, "exec: joining the container's cgroups: %s", zrc_errstr(-r));
                 sync[0] = safe_close(sync[0]);
                 if (pidfd >= 0)
                         (void) zrc_runc_wait_exit_status(pidfd);
                 goto out;
         }
         if (r < 0)
-                debug(c, "exec: joining the container's cgroups: %s", errstr(-r));
+                zrc_debug(c, "exec: joining the container's cgroups: %s", zrc_errstr(-r));
         if (write(sync[0], "g", 1) != 1 || (r = zrc_runc_read_status(sync[0], &status)) <= 0 ||
             status.step != ZE_STEP_HELD) {
                 if (r > 0)
                         zrc_runc_report_failure(c, o, &status);
                 else
-                        error(c, "exec: the process died during setup");
+                        zrc_error(c, "exec: the process died during setup");
                 /* its own code: 126/127 for a command that cannot run, as runc exec gives */
                 if (pidfd >= 0)
                         ret = zrc_runc_wait_exit_status(pidfd);
@@ -229,7 +229,7 @@ int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
         }
         r = zrc_runc_write_pid_file(a->p.pid_file, pid);
         if (r < 0)
-                error(c, "pid file: %s", errstr(-r));
+                zrc_error(c, "pid file: %s", zrc_errstr(-r));
         if (a->p.detach) {
                 ret = r < 0 ? 1 : 0;
                 goto out;
