@@ -68,69 +68,65 @@ static int parse_idmap(json_object *a, const char *what, char **ret, char **ret_
         return 0;
 }
 
-int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, struct zrc_oci **ret,
-                char **ret_error) {
-        _cleanup_free_ char *config = NULL, *root_path = NULL;
-        struct zrc_oci *o;
-        json_object *linux_, *v, *proc_json = NULL;
-        const char *s;
+/* BUNDLE/config.json into o->root (with process_path's process in place of its own); *ret_config
+ * its path. */
+static int read_config(struct zrc_oci *o, const char *bundle, const char *process_path, char **ret_config,
+                       char **ret_error) {
+        json_object *proc_json = NULL;
         int r;
 
-        o = calloc(1, sizeof(*o));
-        if (!o)
-                return -ENOMEM;
         o->bundle = realpath(bundle, NULL);
-        if (!o->bundle) {
-                r = zrc_errorf(ret_error, -errno, "bundle %s: %s", bundle, strerror(errno));
-                goto fail;
+        if (!o->bundle)
+                return zrc_errorf(ret_error, -errno, "bundle %s: %s", bundle, strerror(errno));
+        if (asprintf(ret_config, "%s/config.json", o->bundle) < 0) {
+                *ret_config = NULL;
+                return -ENOMEM;
         }
-        if (asprintf(&config, "%s/config.json", o->bundle) < 0) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        r = zrc_read_json(config, &o->root, ret_error);
+        r = zrc_read_json(*ret_config, &o->root, ret_error);
         if (r < 0)
-                goto fail;
+                return r;
         if (process_path) {
                 r = zrc_read_json(process_path, &proc_json, ret_error);
                 if (r < 0)
-                        goto fail;
+                        return r;
                 /* the tree keeps it alive: strings of the process point into it */
                 json_object_object_add(o->root, "process", proc_json);
         }
-        r = zrc_oci_parse_process(o, zrc_get(o->root, "process"), ret_error);
-        if (r < 0)
-                goto fail;
+        return 0;
+}
+
+/* root.path, resolved; root.readonly; hostname. */
+static int parse_root(struct zrc_oci *o, char **ret_error) {
+        _cleanup_free_ char *root_path = NULL;
+        json_object *v;
+        const char *s;
 
         s = zrc_get_str(zrc_get(o->root, "root"), "path");
-        if (!s) {
-                r = zrc_errorf(ret_error, -EINVAL, "config.json: root.path is missing");
-                goto fail;
-        }
+        if (!s)
+                return zrc_errorf(ret_error, -EINVAL, "config.json: root.path is missing");
         root_path = s[0] == '/' ? strdup(s) : zrc_join_path(o->bundle, s);
-        if (!root_path) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!root_path)
+                return -ENOMEM;
         o->rootfs = realpath(root_path, NULL);
-        if (!o->rootfs) {
-                r = zrc_errorf(ret_error, -errno, "rootfs (%s): %s", root_path,
-                           errno == ENOENT ? "no such file or directory" : strerror(errno));
-                goto fail;
-        }
+        if (!o->rootfs)
+                return zrc_errorf(ret_error, -errno, "rootfs (%s): %s", root_path,
+                                  errno == ENOENT ? "no such file or directory" : strerror(errno));
         /* resolved once, here: the child binds this path refusing any symlink on it, so what it
          * names is what was checked. A root.path leading to the host's "/" (a symlink to it, `..`
          * past it, /proc/self/root) would hand the host to the container. */
-        if (strcmp(o->rootfs, "/") == 0) {
-                r = zrc_errorf(ret_error, -EINVAL, "rootfs (%s): resolves to the host's /", root_path);
-                goto fail;
-        }
+        if (strcmp(o->rootfs, "/") == 0)
+                return zrc_errorf(ret_error, -EINVAL, "rootfs (%s): resolves to the host's /", root_path);
         o->readonly_root = (v = zrc_get(zrc_get(o->root, "root"), "readonly")) && json_object_get_boolean(v);
         o->hostname = zrc_get_str(o->root, "hostname");
+        return 0;
+}
 
-        linux_ = zrc_get(o->root, "linux");
-        /* namespaces */
-        v = zrc_get(linux_, "namespaces");
+/* linux.namespaces: the ones to create and the ones to join by path; the id maps of a new user
+ * namespace. */
+static int parse_namespaces(struct zrc_oci *o, json_object *linux_, char **ret_error) {
+        json_object *v = zrc_get(linux_, "namespaces");
+        int r;
+
         for (size_t i = 0; i < zrc_array_len(v); i++) {
                 json_object *e = json_object_array_get_idx(v, i);
                 const char *type = zrc_get_str(e, "type"), *path = zrc_get_str(e, "path");
@@ -139,52 +135,48 @@ int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, str
                 for (k = 0; k < ELEMENTSOF(ns_names); k++)
                         if (type && streq(type, ns_names[k].name))
                                 break;
-                if (k == ELEMENTSOF(ns_names)) {
-                        r = zrc_errorf(ret_error, -EINVAL, "config.json: linux.namespaces[%zu]: unknown namespace type \"%s\"", i,
-                                   type ? type : "");
-                        goto fail;
-                }
+                if (k == ELEMENTSOF(ns_names))
+                        return zrc_errorf(ret_error, -EINVAL,
+                                          "config.json: linux.namespaces[%zu]: unknown namespace type \"%s\"", i,
+                                          type ? type : "");
                 if (path && *path) {
-                        if (o->n_ns_paths >= ELEMENTSOF(o->ns_paths)) {
-                                r = -E2BIG;
-                                goto fail;
-                        }
+                        if (o->n_ns_paths >= ELEMENTSOF(o->ns_paths))
+                                return -E2BIG;
                         o->ns_paths[o->n_ns_paths].flag = ns_names[k].flag;
                         o->ns_paths[o->n_ns_paths++].path = strdup(path);
                 } else
                         o->clone_flags |= ns_names[k].flag;
         }
-        if (!(o->clone_flags & CLONE_NEWNS)) {
-                r = zrc_errorf(ret_error, -EINVAL, "config.json: zygote-runc needs a new mount namespace (linux.namespaces \"mount\")");
-                goto fail;
-        }
+        if (!(o->clone_flags & CLONE_NEWNS))
+                return zrc_errorf(ret_error, -EINVAL,
+                                  "config.json: zygote-runc needs a new mount namespace (linux.namespaces \"mount\")");
         if (o->clone_flags & CLONE_NEWUSER) {
                 r = parse_idmap(zrc_get(linux_, "uidMappings"), "uidMappings", &o->uid_map, ret_error);
                 if (r >= 0)
                         r = parse_idmap(zrc_get(linux_, "gidMappings"), "gidMappings", &o->gid_map, ret_error);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
-        if (o->hostname && !(o->clone_flags & CLONE_NEWUTS)) {
+        if (o->hostname && !(o->clone_flags & CLONE_NEWUTS))
                 /* runc refuses too: it would rename the host */
-                r = zrc_errorf(ret_error, -EINVAL, "config.json: hostname needs a new uts namespace");
-                goto fail;
-        }
+                return zrc_errorf(ret_error, -EINVAL, "config.json: hostname needs a new uts namespace");
+        return 0;
+}
 
-        r = zrc_oci_parse_mounts(o, linux_, v2_only, ret_error);
-        if (r >= 0)
-                r = zrc_oci_parse_devices(o, linux_, ret_error);
-        if (r < 0)
-                goto fail;
-
+static int parse_masked_readonly(struct zrc_oci *o, json_object *linux_, char **ret_error) {
+        int r;
 
         r = zrc_str_array(zrc_get(linux_, "maskedPaths"), "linux.maskedPaths", (char ***) &o->masked, ret_error);
         if (r >= 0)
-                r = zrc_str_array(zrc_get(linux_, "readonlyPaths"), "linux.readonlyPaths", (char ***) &o->readonly, ret_error);
-        if (r < 0)
-                goto fail;
+                r = zrc_str_array(zrc_get(linux_, "readonlyPaths"), "linux.readonlyPaths", (char ***) &o->readonly,
+                                  ret_error);
+        return r;
+}
 
-        /* cgroups */
+/* cgroupsPath, the pids and memory limits, linux.sysctl. */
+static int parse_cgroup(struct zrc_oci *o, json_object *linux_, char **ret_error) {
+        json_object *v;
+
         o->cgroups_path = zrc_get_str(linux_, "cgroupsPath");
         o->pids_limit = o->memory_limit = -1;
         v = zrc_get(zrc_get(zrc_get(linux_, "resources"), "pids"), "limit");
@@ -198,31 +190,55 @@ int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, str
          * checked, so that a bad key fails before anything is made. A key is a dotted name: a '/'
          * or an empty component could lead the write elsewhere below /proc/sys. */
         o->sysctl = zrc_get(linux_, "sysctl");
-        if (o->sysctl) {
-                if (!json_object_is_type(o->sysctl, json_type_object)) {
-                        r = zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl is not an object");
-                        goto fail;
-                }
-                json_object_object_foreach(o->sysctl, key, val) {
-                        if (!key[0] || strchr(key, '/') || strstr(key, "..") || key[0] == '.' ||
-                            key[strlen(key) - 1] == '.' || !json_object_is_type(val, json_type_string)) {
-                                r = zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
-                                goto fail;
-                        }
-                }
+        if (!o->sysctl)
+                return 0;
+        if (!json_object_is_type(o->sysctl, json_type_object))
+                return zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl is not an object");
+        json_object_object_foreach(o->sysctl, key, val) {
+                if (!key[0] || strchr(key, '/') || strstr(key, "..") || key[0] == '.' ||
+                    key[strlen(key) - 1] == '.' || !json_object_is_type(val, json_type_string))
+                        return zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
         }
+        return 0;
+}
 
-        /* seccomp: one compiler for the daemon's profiles and for containers */
-        v = zrc_get(linux_, "seccomp");
-        if (v) {
-                _cleanup_free_ char *err = NULL;
+/* seccomp: one compiler for the daemon's profiles and for containers */
+static int load_seccomp(struct zrc_oci *o, json_object *linux_, const char *config, char **ret_error) {
+        _cleanup_free_ char *err = NULL;
+        json_object *v = zrc_get(linux_, "seccomp");
+        int r;
 
-                r = zrc_runc_filter_load(config, v, &o->seccomp, &err); /* filter-remote.c */
-                if (r < 0) {
-                        r = zrc_errorf(ret_error, r, "linux.seccomp: %s", err ? err : strerror(-r));
-                        goto fail;
-                }
-        }
+        if (!v)
+                return 0;
+        r = zrc_runc_filter_load(config, v, &o->seccomp, &err); /* filter-remote.c */
+        if (r < 0)
+                return zrc_errorf(ret_error, r, "linux.seccomp: %s", err ? err : strerror(-r));
+        return 0;
+}
+
+int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, struct zrc_oci **ret,
+                char **ret_error) {
+        _cleanup_free_ char *config = NULL;
+        struct zrc_oci *o;
+        json_object *linux_;
+        int r;
+
+        o = calloc(1, sizeof(*o));
+        if (!o)
+                return -ENOMEM;
+        r = read_config(o, bundle, process_path, &config, ret_error);
+        if (r < 0)
+                goto fail;
+        linux_ = zrc_get(o->root, "linux");
+        if ((r = zrc_oci_parse_process(o, zrc_get(o->root, "process"), ret_error)) < 0 ||
+            (r = parse_root(o, ret_error)) < 0 ||
+            (r = parse_namespaces(o, linux_, ret_error)) < 0 ||
+            (r = zrc_oci_parse_mounts(o, linux_, v2_only, ret_error)) < 0 ||
+            (r = zrc_oci_parse_devices(o, linux_, ret_error)) < 0 ||
+            (r = parse_masked_readonly(o, linux_, ret_error)) < 0 ||
+            (r = parse_cgroup(o, linux_, ret_error)) < 0 ||
+            (r = load_seccomp(o, linux_, config, ret_error)) < 0)
+                goto fail;
         *ret = o;
         return 0;
 fail:
