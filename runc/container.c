@@ -236,10 +236,25 @@ static int load_config(struct create *k) {
                 return zrc_error(c, "cannot allocate tty if zygote-runc will detach without setting console socket"),
                        -EINVAL;
         if (!k->o->terminal && k->a->p.console_socket)
-                return zrc_error(c, "cannot use console socket if zygote-runc will not detach or allocate tty"), -EINVAL;
+                return zrc_error(c, "cannot use console socket if zygote-runc will not detach or allocate tty"),
+                       -EINVAL;
         if (json_object_object_get_ex(k->o->root, "hooks", NULL))
                 zrc_debug(c, "hooks are not supported and were ignored");
         return 0;
+}
+
+/* The end of a cgroup step that failed with r (and message err, or NULL): printed, or, when
+ * rootless may go without the step (rootless_ok), one debug line saying what the container goes
+ * without and returns 0. */
+static int cgroup_step_result(const struct zrc_ctx *c, int r, const char *err, bool rootless_ok,
+                              const char *without) {
+        if (r >= 0)
+                return 0;
+        if (rootless_ok && getuid() != 0) {
+                zrc_debug(c, "%s: %s", without, err ? err : zrc_errstr(-r));
+                return 0;
+        }
+        return zrc_error(c, "%s", err ? err : zrc_errstr(-r)), r;
 }
 
 static int make_cgroup(struct create *k) {
@@ -248,15 +263,11 @@ static int make_cgroup(struct create *k) {
         int r;
 
         r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->pids_limit, o->memory_limit, &k->st.cgroup, &err);
-        if (r < 0 && getuid() != 0 && (r == -EACCES || r == -EPERM || r == -EROFS) && o->pids_limit < 0 &&
-            o->memory_limit < 0) {
-                /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
-                zrc_debug(k->c, "no cgroup for the container: %s", err ? err : zrc_errstr(-r));
-                r = 0;
-        }
-        if (r < 0)
-                return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
-        return 0;
+        /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
+        return cgroup_step_result(k->c, r, err,
+                                  (r == -EACCES || r == -EPERM || r == -EROFS) && o->pids_limit < 0 &&
+                                          o->memory_limit < 0,
+                                  "no cgroup for the container");
 }
 
 /* The device rules, before any process is in the cgroup: the init is born into (or joined to) a
@@ -270,16 +281,10 @@ static int set_device_rules(struct create *k) {
         r = zrc_dev_rules_from_json(get_devices(k->o), &rules, &n, &err);
         if (r >= 0)
                 r = zrc_cgroup_set_devices(&k->st.cgroup, rules, n, &err);
-        if (r < 0 && getuid() != 0 && (r == -EPERM || r == -EACCES || r == -EOPNOTSUPP)) {
-                /* rootless: no cgroup, or no bpf(2) and no v1 controller of our own; the user
-                 * namespace refuses mknod of a device and the host's nodes keep their own
-                 * permissions */
-                zrc_debug(k->c, "no device cgroup for the container: %s", err ? err : zrc_errstr(-r));
-                r = 0;
-        }
-        if (r < 0)
-                return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
-        return 0;
+        /* rootless: no cgroup, or no bpf(2) and no v1 controller of our own; the user namespace
+         * refuses mknod of a device and the host's nodes keep their own permissions */
+        return cgroup_step_result(k->c, r, err, r == -EPERM || r == -EACCES || r == -EOPNOTSUPP,
+                                  "no device cgroup for the container");
 }
 
 /* v1/hybrid: the container's "cgroup" mount shows its own directories only. */
@@ -302,23 +307,16 @@ static int make_cgroup_view(struct create *k) {
 /* create (not run): the fifo the init waits on until `start`. */
 static int make_exec_fifo(struct create *k) {
         _cleanup_free_ char *fifo = NULL;
-        int r;
 
         if (k->a->run)
                 return 0;
-        if (asprintf(&fifo, "%s/exec.fifo", k->dir) < 0 || mkfifo(fifo, 0600) < 0) {
-                r = -errno;
-                zrc_error(k->c, "exec fifo: %s", zrc_errstr(-r));
-                return r;
-        }
+        if (asprintf(&fifo, "%s/exec.fifo", k->dir) < 0 || mkfifo(fifo, 0600) < 0)
+                return zrc_error_errno(k->c, "exec fifo");
         /* O_RDWR: the init is then its own writer and blocks reading until `start`
          * writes; `start` finds a reader (no ENXIO) exactly while the init waits */
         k->start_fd = open(fifo, O_RDWR | O_CLOEXEC);
-        if (k->start_fd < 0) {
-                r = -errno;
-                zrc_error(k->c, "exec fifo: %s", zrc_errstr(-r));
-                return r;
-        }
+        if (k->start_fd < 0)
+                return zrc_error_errno(k->c, "exec fifo");
         return 0;
 }
 
@@ -342,11 +340,8 @@ static int open_namespace(const struct zrc_ctx *c, const struct zrc_ns_path *ns)
         const char *kind = zrc_oci_ns_name(ns->flag);
         int fd = open(ns->path, O_RDONLY | O_CLOEXEC), type = 0, r;
 
-        if (fd < 0) {
-                r = -errno;
-                zrc_error(c, "namespace %s: %s", ns->path, zrc_errstr(-r));
-                return r;
-        }
+        if (fd < 0)
+                return zrc_error_errno(c, "namespace %s", ns->path);
         /* Said here, in words, before anything is made; the child's setns() is given the
          * type too, so that the kernel refuses a mismatch whatever happens in between. */
         r = check_ns_type(fd, ns->flag, &type);
@@ -374,12 +369,10 @@ static int open_namespaces(struct create *k) {
                 if (fd < 0)
                         return fd;
                 if (ns->flag == CLONE_NEWPID) {
-                        r = setns(fd, CLONE_NEWPID) < 0 ? -errno : 0;
-                        close(fd);
-                        if (r < 0) {
-                                zrc_error(k->c, "joining pid namespace %s: %s", ns->path, zrc_errstr(-r));
-                                return r;
-                        }
+                        r = setns(fd, CLONE_NEWPID);
+                        safe_close(fd); /* keeps errno */
+                        if (r < 0)
+                                return zrc_error_errno(k->c, "joining pid namespace %s", ns->path);
                         continue;
                 }
                 k->sb.ns_types[k->sb.n_ns_fds] = ns->flag;
@@ -393,11 +386,8 @@ static int open_namespaces(struct create *k) {
 static int prepare_clone(struct create *k) {
         int r;
 
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0) {
-                r = -errno;
-                zrc_error(k->c, "socketpair: %s", zrc_errstr(-r));
-                return r;
-        }
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0)
+                return zrc_error_errno(k->c, "socketpair");
         k->ca.flags = (uint64_t) k->o->clone_flags | CLONE_PIDFD;
         k->ca.pidfd = (uint64_t) (uintptr_t) &k->pidfd;
         k->ca.exit_signal = SIGCHLD;
@@ -423,11 +413,8 @@ static int prepare_clone(struct create *k) {
          * a dumpable child only: the init is born dumpable then and turns non-dumpable at "go",
          * while it is still alone in its namespaces. */
         k->sb.dumpable_until_go = k->o->uid_map && getuid() != 0;
-        if (k->sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL) < 0) {
-                r = -errno;
-                zrc_error(k->c, "prctl(PR_SET_DUMPABLE): %s", zrc_errstr(-r));
-                return r;
-        }
+        if (k->sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL) < 0)
+                return zrc_error_errno(k->c, "prctl(PR_SET_DUMPABLE)");
         return 0;
 }
 
@@ -507,11 +494,8 @@ static int go_until_ready(struct create *k) {
         struct ze_status status;
         int r;
 
-        if (write(k->sync[0], "g", 1) != 1) {
-                r = -errno;
-                zrc_error(k->c, "container init: %s", zrc_errstr(-r));
-                return r;
-        }
+        if (write(k->sync[0], "g", 1) != 1)
+                return zrc_error_errno(k->c, "container init");
         r = zrc_runc_read_status(k->sync[0], &status);
         if (r <= 0 || status.step != ZE_STEP_HELD) {
                 if (r > 0)
@@ -609,6 +593,22 @@ static void create_done(struct create *k) {
         zrc_oci_free(k->o);
 }
 
+static int set_sysctls(struct create *k) {
+        return apply_sysctls(k->c, k->o, k->pid);
+}
+
+/* The order of a container start; the first step that fails ends it (create_failed). */
+static int (*const create_steps[])(struct create *k) = {
+        /* before any process: the state directory, the config, the cgroups and their device
+         * rules, what the init will apply */
+        make_state_dir, load_config, make_cgroup, set_device_rules, make_cgroup_view, make_exec_fifo,
+        prepare_sandbox, open_namespaces, prepare_clone,
+        /* the init, born waiting for "go" */
+        clone_init,
+        /* the parent's part while the init waits; "go"; the state, once the init is ready */
+        write_id_maps, join_cgroup, set_oom_score_adj, set_sysctls, go_until_ready, save_state,
+};
+
 int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *a) {
         struct create k = {
                 .c = c,
@@ -622,28 +622,11 @@ int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *
         };
         int ret;
 
-        /* before any process: the state directory, the config, the cgroups and their device
-         * rules, what the init will apply */
-        if (make_state_dir(&k) < 0 ||
-            load_config(&k) < 0 ||
-            make_cgroup(&k) < 0 ||
-            set_device_rules(&k) < 0 ||
-            make_cgroup_view(&k) < 0 ||
-            make_exec_fifo(&k) < 0 ||
-            prepare_sandbox(&k) < 0 ||
-            open_namespaces(&k) < 0 ||
-            prepare_clone(&k) < 0 ||
-            clone_init(&k) < 0 ||
-            /* the parent's part while the init waits for "go" */
-            write_id_maps(&k) < 0 ||
-            join_cgroup(&k) < 0 ||
-            set_oom_score_adj(&k) < 0 ||
-            apply_sysctls(c, k.o, k.pid) < 0 ||
-            go_until_ready(&k) < 0 ||
-            save_state(&k) < 0) {
-                ret = create_failed(&k);
-                goto out;
-        }
+        for (size_t i = 0; i < ELEMENTSOF(create_steps); i++)
+                if (create_steps[i](&k) < 0) {
+                        ret = create_failed(&k);
+                        goto out;
+                }
         /* created: from here on the state is the container's, and delete (or run's end) removes it */
         k.made_dir = false;
         ret = a->run ? start_and_wait(&k) : 0;

@@ -205,19 +205,13 @@ static int spawn_process(struct exec *k) {
         pid_t helper;
         int r;
 
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0 || pipe2(k->pp, O_CLOEXEC) < 0) {
-                r = -errno;
-                zrc_error(k->c, "exec: %s", zrc_errstr(-r));
-                return r;
-        }
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0 || pipe2(k->pp, O_CLOEXEC) < 0)
+                return zrc_error_errno(k->c, "exec");
         fflush(stdout);
         fflush(stderr);
         helper = fork();
-        if (helper < 0) {
-                r = -errno;
-                zrc_error(k->c, "fork: %s", zrc_errstr(-r));
-                return r;
-        }
+        if (helper < 0)
+                return zrc_error_errno(k->c, "fork");
         if (helper == 0)
                 run_helper(k);
         k->sync[1] = safe_close(k->sync[1]);

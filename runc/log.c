@@ -63,6 +63,20 @@ int zrc_error(const struct zrc_ctx *c, const char *fmt, ...) {
         return 1;
 }
 
+/* zrc_error() of "MESSAGE: <errno's words>", errno taken before anything can change it. */
+int zrc_error_errno(const struct zrc_ctx *c, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        int r = negative_errno();
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        zrc_error(c, "%s: %s", msg ? msg : fmt, zrc_errstr(-r));
+        return r;
+}
+
 /* Only with --debug, on stderr and in the log file. */
 void zrc_debug(const struct zrc_ctx *c, const char *fmt, ...) {
         va_list ap;

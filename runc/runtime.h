@@ -254,6 +254,8 @@ struct zrc_exec_args {
 
 /* log.c: print to stderr and log (error level): returns 1, the exit status of a failed command. */
 __attribute__((format(printf, 2, 3))) int zrc_error(const struct zrc_ctx *c, const char *fmt, ...);
+/* zrc_error() of "MESSAGE: <errno's words>": returns errno as it was, negative. */
+__attribute__((format(printf, 2, 3))) int zrc_error_errno(const struct zrc_ctx *c, const char *fmt, ...);
 __attribute__((format(printf, 2, 3))) void zrc_debug(const struct zrc_ctx *c, const char *fmt, ...);
 /* To the log file (and stderr with --debug): what an operator should know, not an error. */
 __attribute__((format(printf, 2, 3))) void zrc_info(const struct zrc_ctx *c, const char *fmt, ...);
