@@ -364,12 +364,11 @@ static int sys_bpf(int cmd, union bpf_attr *attr) {
         return r < 0 ? -errno : (int) r;
 }
 
-int zrc_dev_program_attach(int cgroup_fd, const struct bpf_insn *prog, size_t len, char **ret_log) {
+int zrc_dev_program_load(const struct bpf_insn *prog, size_t len, char **ret_log) {
         /* the kernel only reads the license to decide on GPL-only helpers: this program calls
          * none */
         static const char license[] = "MIT";
         union bpf_attr attr;
-        _cleanup_close_ int prog_fd = -EBADF;
         int r;
 
         memset(&attr, 0, sizeof(attr));
@@ -379,26 +378,33 @@ int zrc_dev_program_attach(int cgroup_fd, const struct bpf_insn *prog, size_t le
         attr.license = (uint64_t) (uintptr_t) license;
         attr.expected_attach_type = BPF_CGROUP_DEVICE;
         /* the fd the kernel returns is O_CLOEXEC already */
-        prog_fd = sys_bpf(BPF_PROG_LOAD, &attr);
-        if (prog_fd < 0) {
-                r = prog_fd;
-                if (ret_log && (r == -EINVAL || r == -EACCES)) {
-                        /* again with the verifier's log, for the message only */
-                        size_t log_len = 16384;
-                        char *log = calloc(1, log_len);
+        r = sys_bpf(BPF_PROG_LOAD, &attr);
+        if (r < 0 && ret_log && (r == -EINVAL || r == -EACCES)) {
+                /* again with the verifier's log, for the message only */
+                size_t log_len = 16384;
+                char *log = calloc(1, log_len);
 
-                        if (log) {
-                                attr.log_level = 1;
-                                attr.log_buf = (uint64_t) (uintptr_t) log;
-                                attr.log_size = (uint32_t) log_len;
-                                int fd = sys_bpf(BPF_PROG_LOAD, &attr);
-                                if (fd >= 0)
-                                        close(fd);
-                                *ret_log = log;
-                        }
+                if (log) {
+                        attr.log_level = 1;
+                        attr.log_buf = (uint64_t) (uintptr_t) log;
+                        attr.log_size = (uint32_t) log_len;
+                        int fd = sys_bpf(BPF_PROG_LOAD, &attr);
+                        if (fd >= 0)
+                                close(fd);
+                        *ret_log = log;
                 }
-                return r;
         }
+        return r;
+}
+
+int zrc_dev_program_attach(int cgroup_fd, const struct bpf_insn *prog, size_t len, char **ret_log) {
+        union bpf_attr attr;
+        _cleanup_close_ int prog_fd = -EBADF;
+        int r;
+
+        prog_fd = zrc_dev_program_load(prog, len, ret_log);
+        if (prog_fd < 0)
+                return prog_fd;
         memset(&attr, 0, sizeof(attr));
         attr.target_fd = (uint32_t) cgroup_fd;
         attr.attach_bpf_fd = (uint32_t) prog_fd;

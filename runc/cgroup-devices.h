@@ -57,8 +57,10 @@ size_t zrc_dev_program_max(size_t n);
  * instructions): returns its length, or -E2BIG. It returns 1 to allow, 0 to deny. */
 int zrc_dev_program(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn *prog, size_t len);
 
-/* Loads prog with bpf(2) and attaches it (BPF_F_ALLOW_MULTI, so that the programs of the
+/* Loads prog with bpf(2) as a BPF_PROG_TYPE_CGROUP_DEVICE program: its fd (O_CLOEXEC), or -errno;
+ * *ret_log (optional) gets the verifier's words when the load fails with EINVAL or EACCES. */
+int zrc_dev_program_load(const struct bpf_insn *prog, size_t len, char **ret_log);
+/* Loads prog (zrc_dev_program_load) and attaches it (BPF_F_ALLOW_MULTI, so that the programs of the
  * ancestors keep applying) to the cgroup v2 directory cgroup_fd. The attachment lives as long
- * as the cgroup; nothing is left to close. Returns 0 or -errno; *ret_log (optional) gets the
- * verifier's words when the load fails with EINVAL or EACCES. */
+ * as the cgroup; nothing is left to close. Returns 0 or -errno; *ret_log as the load's. */
 int zrc_dev_program_attach(int cgroup_fd, const struct bpf_insn *prog, size_t len, char **ret_log);

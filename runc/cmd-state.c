@@ -10,7 +10,7 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_cmd_state(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_state(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_state st;
         json_object *o;
 
@@ -23,7 +23,7 @@ int zrc_cmd_state(const struct ctx *c, const struct zrc_verb *v, int argc, char 
         return 0;
 }
 
-int zrc_cmd_list(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_list(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt opts[] = { { "format", 'f', true }, { "quiet", 'q', false } };
         int k = zrc_verb_parse(c, v, argc, argv, opts, ELEMENTSOF(opts), NULL);
         bool quiet = opts[1].value != NULL, json = opts[0].value && streq(opts[0].value, "json");
@@ -62,7 +62,7 @@ int zrc_cmd_list(const struct ctx *c, const struct zrc_verb *v, int argc, char *
         return 0;
 }
 
-int zrc_cmd_ps(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_ps(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt o[] = { { "format", 'f', true } };
         _cleanup_free_ pid_t *pids = NULL;
         struct zrc_state st;
@@ -76,7 +76,7 @@ int zrc_cmd_ps(const struct ctx *c, const struct zrc_verb *v, int argc, char **a
         r = zrc_cgroup_pids(&st.cgroup, &pids, &n);
         zrc_state_done(&st);
         if (r < 0)
-                return error(c, "ps: %s", errstr(-r));
+                return zrc_error(c, "ps: %s", zrc_errstr(-r));
         if (json) {
                 printf("[");
                 for (size_t i = 0; i < n; i++)

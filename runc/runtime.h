@@ -19,7 +19,7 @@
  *   sealed-copy.c    the runtime runs from a sealed memfd copy of itself, never the host's file
  *
  * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
- * where the user needs more than strerror; only the parts that take a struct ctx print.
+ * where the user needs more than strerror; only the parts that take a struct zrc_ctx print.
  */
 #pragma once
 
@@ -199,9 +199,9 @@ int zrc_rm_rf(const char *path);
 
 /* ---- filter-remote.c: the seccomp program from zygoted (GetFilter) or compiled here ---- */
 
-struct ctx;
+struct zrc_ctx;
 /* The command's context and options (socket NULL: $ZYGOTE_SOCKET or the default). */
-void zrc_runc_filter_setup(const struct ctx *c, const char *socket, bool no_zygote);
+void zrc_runc_filter_setup(const struct zrc_ctx *c, const char *socket, bool no_zygote);
 /* seccomp (config's linux.seccomp) as a compiled profile, from zygoted or compiled here. */
 int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_profile **ret, char **ret_error);
 /* Where the last program came from, for a debug line. */
@@ -215,7 +215,7 @@ int zrc_runc_run_sealed(char **argv);
 
 /* ---- log.c, process.c, container.c, exec.c ---- */
 
-struct ctx {
+struct zrc_ctx {
         const char *root;
         const char *log_path;
         bool log_json;
@@ -226,7 +226,7 @@ struct ctx {
 
 /* What create, run and exec all take: the container, --pid-file, --console-socket,
  * --preserve-fds, --detach. */
-struct proc_args {
+struct zrc_proc_args {
         const char *id;
         const char *pid_file;
         const char *console_socket;
@@ -234,14 +234,14 @@ struct proc_args {
         bool detach;
 };
 
-struct create_args {
-        struct proc_args p;
+struct zrc_create_args {
+        struct zrc_proc_args p;
         const char *bundle;
         bool run;
 };
 
-struct exec_args {
-        struct proc_args p;
+struct zrc_exec_args {
+        struct zrc_proc_args p;
         const char *process;    /* --process FILE, or NULL: args, env, cwd, user, tty below */
         const char *cwd;
         const char *user;
@@ -253,27 +253,29 @@ struct exec_args {
 };
 
 /* log.c: print to stderr and log (error level): returns 1, the exit status of a failed command. */
-__attribute__((format(printf, 2, 3))) int error(const struct ctx *c, const char *fmt, ...);
-__attribute__((format(printf, 2, 3))) void debug(const struct ctx *c, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) int zrc_error(const struct zrc_ctx *c, const char *fmt, ...);
+/* zrc_error() of "MESSAGE: <errno's words>": returns errno as it was, negative. */
+__attribute__((format(printf, 2, 3))) int zrc_error_errno(const struct zrc_ctx *c, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void zrc_debug(const struct zrc_ctx *c, const char *fmt, ...);
 /* To the log file (and stderr with --debug): what an operator should know, not an error. */
-__attribute__((format(printf, 2, 3))) void info(const struct ctx *c, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void zrc_info(const struct zrc_ctx *c, const char *fmt, ...);
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
-const char *errstr(int err);
-int parse_signal(const char *s);
+const char *zrc_errstr(int err);
+int zrc_parse_signal(const char *s);
 /* Kill every process of the container, wait until they are gone, remove cgroups and state. */
-void destroy(const struct zrc_state *st);
+void zrc_destroy(const struct zrc_state *st);
 /* Loads ID's state, or prints runc's "container does not exist" and returns a negative errno. */
-int zrc_runc_load_state(const struct ctx *c, const char *id, struct zrc_state *st);
+int zrc_runc_load_state(const struct zrc_ctx *c, const char *id, struct zrc_state *st);
 /* process.c */
 struct ze_status;
 /* The sandbox settings of o plus the console socket (connected here) and the PATH-search buffer
  * (*ret_path_buf, freed by the caller). Prints and returns a negative errno on failure. */
-int zrc_runc_sandbox_prepare(const struct ctx *c, const struct zrc_oci *o, const char *console_socket,
+int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, const char *console_socket,
                             int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd);
 /* One status record of the process's sync socket: 1, 0 at EOF (it exec'd or died), or -errno. */
 int zrc_runc_read_status(int fd, struct ze_status *ret);
 /* Prints a failure record in runc's words, where podman and containerd look for them. */
-void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const struct ze_status *s);
+void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, const struct ze_status *s);
 /* Reaps the process: its exit code, or 128 + its signal. */
 int zrc_runc_wait_exit_status(int pidfd);
 void zrc_runc_forward_signals(pid_t pid);
@@ -285,5 +287,5 @@ pid_t zrc_runc_clone_sandbox(struct clone_args *ca, struct ze_sandbox *sb, int s
 int zrc_runc_write_pid_file(const char *path, pid_t pid);
 /* container.c: create (a->run: and start and wait); exec.c: exec. They print; they return the
  * command's exit status. */
-int zrc_container_create(const struct ctx *c, const struct create_args *a);
-int zrc_exec_process(const struct ctx *c, const struct exec_args *a);
+int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *a);
+int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a);

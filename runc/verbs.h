@@ -32,7 +32,7 @@ enum {
 };
 
 struct zrc_verb;
-typedef int zrc_verb_handler(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
+typedef int zrc_verb_handler(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv);
 
 struct zrc_verb {
         const char *name;
@@ -56,12 +56,12 @@ struct zrc_opt {
  * argument (after which everything is positional, as exec's command needs), or -1 after printing
  * an error. As v's flags say, that argument must be there (ZRC_VERB_ID) and the state of the
  * container it names is loaded into *ret_state (ZRC_VERB_STATE; else ret_state may be NULL). */
-int zrc_verb_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
+int zrc_verb_parse(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
                    size_t n_opts, struct zrc_state *ret_state);
 /* The value of the option called name (NULL: not given). */
 const char *zrc_opt_get(const struct zrc_opt *opts, size_t n, const char *name);
 /* The options create, run and exec share, from their parsed opts. */
-void zrc_proc_args_get(struct proc_args *p, const char *id, const struct zrc_opt *opts, size_t n);
+void zrc_proc_args_get(struct zrc_proc_args *p, const char *id, const struct zrc_opt *opts, size_t n);
 
 /* ---- the handlers ---- */
 
