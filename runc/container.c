@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * zygote-runc's containers: logging, create/run and exec, the parent's side of the sandbox
- * (engine/sandbox.c is the child's).
+ * zygote-runc's create and run: the parent's side of a container start, as one ordered table of
+ * steps (engine/sandbox.c is the init's side); exec is exec.c's.
  *
  * `create` forks the container's first process itself, so that it stays in the caller's process
  * tree (conmon and the shim are child subreapers and learn its exit by reaping it): the init sets
