@@ -17,7 +17,8 @@
 /* The plan's plain fields, described once: each table drives the wire header, pack and unpack.
  * A new plain field of struct ze_plan that the reference needs goes in one of them. */
 /* booleans, packed one bit each (PW_<field>), in this order */
-#define ZE_PLAN_BOOLS(X) X(ctty) X(set_ids) X(capbset_mask_prctl) X(set_caps) X(no_new_privs) X(filter_early) X(hold_quiet) X(set_sched)
+#define ZE_PLAN_BOOLS(X) \
+        X(ctty) X(set_ids) X(capbset_mask_prctl) X(set_caps) X(no_new_privs) X(filter_early) X(hold_quiet) X(set_sched)
 /* numbers copied as they are: 32 bits (ids, the kernel's last capability, seccomp flags) ... */
 #define ZE_PLAN_U32S(X) X(filter_flags) X(cap_last) X(uid) X(gid)
 /* ... and 64 bits (capability masks, the fd limit) */
@@ -28,7 +29,12 @@ enum {
 #define BIT(field) PW_##field,
         ZE_PLAN_BOOLS(BIT)
 #undef BIT
-        PW_HAS_CWD, PW_HAS_SEARCH_PATH, PW_HAS_STATUS, PW_HAS_HOLD, PW_HAS_REF_PIDFD, PW_HAS_PROG,
+                PW_HAS_CWD,
+        PW_HAS_SEARCH_PATH,
+        PW_HAS_STATUS,
+        PW_HAS_HOLD,
+        PW_HAS_REF_PIDFD,
+        PW_HAS_PROG,
         _PW_N,
 };
 #define PW(bit) (1u << (bit))
@@ -88,8 +94,8 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
         n_envp = count_strv(p->envp);
         if (n_argv == 0)
                 return -EINVAL;
-        if (n_argv + n_envp > ZE_PLAN_MAX_STRINGS || p->n_fds > ZE_MAX_FDS ||
-            p->n_groups > ZE_MAX_GROUPS || p->n_rlimits > ZE_MAX_RLIMITS || p->n_cgroups > ZE_MAX_CGROUPS)
+        if (n_argv + n_envp > ZE_PLAN_MAX_STRINGS || p->n_fds > ZE_MAX_FDS || p->n_groups > ZE_MAX_GROUPS ||
+            p->n_rlimits > ZE_MAX_RLIMITS || p->n_cgroups > ZE_MAX_CGROUPS)
                 return -E2BIG;
         if ((p->n_fds > 0 && !p->fds) || (p->n_groups > 0 && !p->groups))
                 return -EINVAL;
@@ -115,8 +121,7 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
                 return -E2BIG;
 
         size = sizeof(w) + p->n_fds * sizeof(int32_t) + p->n_groups * sizeof(uint32_t) +
-               p->n_rlimits * sizeof(struct ze_rlimit) + (prog ? prog->len : 0) * sizeof(struct sock_filter) +
-               strings;
+               p->n_rlimits * sizeof(struct ze_rlimit) + (prog ? prog->len : 0) * sizeof(struct sock_filter) + strings;
         if (size > ZE_PLAN_MAX_SIZE)
                 return -E2BIG;
 
@@ -161,9 +166,9 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
         w.n_insns = prog ? prog->len : 0;
         w.strings_len = (uint32_t) strings;
         /* only scratch: more than this is never needed for one PATH candidate */
-        w.path_buf_len = (uint32_t) (p->path_buf && p->path_buf_len > ZE_PLAN_MAX_PATH_BUF
-                                             ? ZE_PLAN_MAX_PATH_BUF
-                                             : p->path_buf ? p->path_buf_len : 0);
+        w.path_buf_len = (uint32_t) (p->path_buf && p->path_buf_len > ZE_PLAN_MAX_PATH_BUF ? ZE_PLAN_MAX_PATH_BUF
+                                     : p->path_buf                                         ? p->path_buf_len
+                                                                                           : 0);
         w.filter_mode = (uint32_t) p->filter_mode;
 #define PACK_NUMBER(field) w.field = p->field;
         ZE_PLAN_U32S(PACK_NUMBER)
@@ -196,11 +201,11 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
                 memcpy(q, prog->filter, w.n_insns * sizeof(struct sock_filter));
                 q += w.n_insns * sizeof(struct sock_filter);
         }
-#define PUT_STRING(s)                           \
-        do {                                    \
-                size_t _l = strlen(s) + 1;      \
-                memcpy(q, (s), _l);             \
-                q += _l;                        \
+#define PUT_STRING(s) \
+        do { \
+                size_t _l = strlen(s) + 1; \
+                memcpy(q, (s), _l); \
+                q += _l; \
         } while (0)
         for (size_t i = 0; i < n_argv; i++)
                 PUT_STRING(p->argv[i]);
@@ -227,10 +232,9 @@ static int check_wire(const struct ze_plan_wire *w, size_t len) {
                 return -EBADMSG;
         if ((w->flags & ~(uint32_t) _PW_ALL) || w->filter_mode > ZE_FILTER_INHERITED)
                 return -EBADMSG;
-        if (w->n_argv == 0 || (uint64_t) w->n_argv + w->n_envp > ZE_PLAN_MAX_STRINGS ||
-            w->n_fdmap > ZE_MAX_FDS || w->n_groups > ZE_MAX_GROUPS || w->n_rlimits > ZE_MAX_RLIMITS ||
-            w->n_cgroups > ZE_MAX_CGROUPS || w->n_insns > ZE_PLAN_MAX_INSNS ||
-            w->path_buf_len > ZE_PLAN_MAX_PATH_BUF || w->strings_len == 0)
+        if (w->n_argv == 0 || (uint64_t) w->n_argv + w->n_envp > ZE_PLAN_MAX_STRINGS || w->n_fdmap > ZE_MAX_FDS ||
+            w->n_groups > ZE_MAX_GROUPS || w->n_rlimits > ZE_MAX_RLIMITS || w->n_cgroups > ZE_MAX_CGROUPS ||
+            w->n_insns > ZE_PLAN_MAX_INSNS || w->path_buf_len > ZE_PLAN_MAX_PATH_BUF || w->strings_len == 0)
                 return -EBADMSG;
         if (!(w->flags & PW(PW_HAS_PROG)) && w->n_insns != 0)
                 return -EBADMSG;
@@ -273,8 +277,8 @@ static int check_contents(const struct ze_plan_wire *w, const char *in, size_t l
                 return -EBADMSG;
         for (s = strings, end = strings + w->strings_len; s < end; s += strlen(s) + 1)
                 n_strings++;
-        if (n_strings != (size_t) w->n_argv + w->n_envp + !!(w->flags & PW(PW_HAS_CWD)) +
-                                 !!(w->flags & PW(PW_HAS_SEARCH_PATH)))
+        if (n_strings !=
+            (size_t) w->n_argv + w->n_envp + !!(w->flags & PW(PW_HAS_CWD)) + !!(w->flags & PW(PW_HAS_SEARCH_PATH)))
                 return -EBADMSG;
 
         for (uint32_t i = 0; i < w->n_fdmap; i++) {
@@ -289,8 +293,7 @@ static int check_contents(const struct ze_plan_wire *w, const char *in, size_t l
 
 /* A checked message into ret: one allocation for the pointer arrays, groups, BPF, strings and
  * path_buf; fds handed out in the order pack put them in. */
-static int unpack_checked(const struct ze_plan_wire *w, const char *in, const int *fds,
-                          struct ze_plan_storage *ret) {
+static int unpack_checked(const struct ze_plan_wire *w, const char *in, const int *fds, struct ze_plan_storage *ret) {
         size_t off_ptrs, off_groups, off_insns, off_strings, off_path, total, fi = 0;
         const char *s, *rlimits;
         char **ptrs, *mem;
@@ -381,8 +384,7 @@ static int unpack_checked(const struct ze_plan_wire *w, const char *in, const in
         return 0;
 }
 
-int ze_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
-                   struct ze_plan_storage *ret) {
+int ze_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds, struct ze_plan_storage *ret) {
         struct ze_plan_wire w;
         int r;
 

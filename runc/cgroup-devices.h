@@ -22,15 +22,15 @@
 #define ZRC_DEV_READ BPF_DEVCG_ACC_READ
 #define ZRC_DEV_WRITE BPF_DEVCG_ACC_WRITE
 #define ZRC_DEV_ALL (ZRC_DEV_MKNOD | ZRC_DEV_READ | ZRC_DEV_WRITE)
-#define ZRC_DEV_ANY (-1)            /* major or minor wildcard */
+#define ZRC_DEV_ANY (-1)              /* major or minor wildcard */
 #define ZRC_DEV_MAX_CONFIG_RULES 1024 /* keeps every jump of the program within 16 bits */
 
 struct zrc_dev_rule {
         bool allow;
-        char type;         /* 'a' (every device; major and minor are then ZRC_DEV_ANY), 'c', 'b' */
-        int64_t major;     /* ZRC_DEV_ANY or 0..INT32_MAX */
+        char type;     /* 'a' (every device; major and minor are then ZRC_DEV_ANY), 'c', 'b' */
+        int64_t major; /* ZRC_DEV_ANY or 0..INT32_MAX */
         int64_t minor;
-        unsigned access;   /* ZRC_DEV_* bits, never 0 */
+        unsigned access; /* ZRC_DEV_* bits, never 0 */
 };
 
 /* The container's list from linux.resources.devices (NULL: none given): "deny all", the config's
@@ -41,7 +41,7 @@ int zrc_dev_rules_from_json(json_object *devices, struct zrc_dev_rule **ret, siz
 
 /* Whether req (a single device and access) is allowed by the list, by the meaning above. */
 bool zrc_dev_rules_allow(const struct zrc_dev_rule *rules, size_t n, char type, uint32_t major, uint32_t minor,
-                        unsigned access);
+                         unsigned access);
 
 /* cgroup v1 applies each line as the kernel's own model: a deny only takes access away from an
  * earlier allow of the very same type:major:minor. A list where a deny would cut into a wider

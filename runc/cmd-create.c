@@ -13,9 +13,9 @@
 #include "verbs.h"
 
 static int create_or_run(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv, bool run) {
-        struct zrc_opt o[] = { { "bundle", 'b', true }, { "pid-file", 0, true }, { "console-socket", 0, true },
-                               { "preserve-fds", 0, true }, { "detach", 'd', false }, { "no-pivot", 0, false },
-                               { "no-new-keyring", 0, false }, { "keep", 0, false }, { "no-subreaper", 0, false } };
+        struct zrc_opt o[] = { { "bundle", 'b', true },        { "pid-file", 0, true },  { "console-socket", 0, true },
+                               { "preserve-fds", 0, true },    { "detach", 'd', false }, { "no-pivot", 0, false },
+                               { "no-new-keyring", 0, false }, { "keep", 0, false },     { "no-subreaper", 0, false } };
         struct zrc_create_args a = { .run = run };
         int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
 

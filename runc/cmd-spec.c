@@ -26,7 +26,8 @@ int zrc_cmd_spec(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
                 json_object_put(spec);
                 return zrc_error(c, "File %s exists. Remove it first", path);
         }
-        r = json_object_to_file_ext(path, spec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
+        r = json_object_to_file_ext(path, spec,
+                                    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
         json_object_put(spec);
         return r < 0 ? zrc_error(c, "writing %s: %s", path, zrc_errstr(errno)) : 0;
 }

@@ -17,7 +17,8 @@ int zrc_cmd_state(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, c
         if (zrc_verb_parse(c, v, argc, argv, NULL, 0, &st) < 0)
                 return 1;
         o = zrc_state_to_json(&st);
-        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(o);
         zrc_state_done(&st);
         return 0;
@@ -57,7 +58,8 @@ int zrc_cmd_list(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
         if (d)
                 closedir(d);
         if (json)
-                printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+                printf("%s\n",
+                       json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(arr);
         return 0;
 }

@@ -141,7 +141,7 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                 free(abs);
                 if (stat(sm->source, &st) < 0)
                         return zrc_errorf(ret_error, -errno, "mounts[%zu]: bind source %s: %s", idx, sm->source,
-                                      strerror(errno));
+                                          strerror(errno));
                 sm->source_is_dir = S_ISDIR(st.st_mode);
                 sm->flags = 0;
         } else {
@@ -217,9 +217,8 @@ int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size
         return 0;
 }
 
-
-static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned maj,
-                      unsigned min, mode_t perm, uid_t uid, gid_t gid) {
+static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned maj, unsigned min, mode_t perm,
+                      uid_t uid, gid_t gid) {
         struct ze_sb_device *d;
 
         for (size_t i = 0; i < o->n_devices; i++)
@@ -243,8 +242,8 @@ static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned
 }
 
 static const char *const default_symlinks[] = {
-        "/proc/self/fd", "dev/fd", "/proc/self/fd/0", "dev/stdin", "/proc/self/fd/1", "dev/stdout",
-        "/proc/self/fd/2", "dev/stderr", "pts/ptmx", "dev/ptmx",
+        "/proc/self/fd", "dev/fd",          "/proc/self/fd/0", "dev/stdin", "/proc/self/fd/1",
+        "dev/stdout",    "/proc/self/fd/2", "dev/stderr",      "pts/ptmx",  "dev/ptmx",
 };
 
 int zrc_oci_parse_mounts(struct zrc_oci *o, json_object *linux_, bool v2_only, char **ret_error) {
@@ -274,7 +273,7 @@ int zrc_oci_parse_devices(struct zrc_oci *o, json_object *linux_, char **ret_err
         static const struct {
                 const char *path;
                 unsigned maj, min;
-        } defaults[] = { { "/dev/null", 1, 3 }, { "/dev/zero", 1, 5 }, { "/dev/full", 1, 7 },
+        } defaults[] = { { "/dev/null", 1, 3 },   { "/dev/zero", 1, 5 },    { "/dev/full", 1, 7 },
                          { "/dev/random", 1, 8 }, { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 } };
         json_object *v;
         int r;

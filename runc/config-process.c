@@ -44,8 +44,8 @@ static int parse_caps(json_object *a, const char *what, uint64_t *ret, char **re
                         name = full;
                 if (zp_cap_from_name(name, &c) < 0 || c >= 64)
                         return zrc_errorf(ret_error, -EINVAL,
-                                          "config.json: process.capabilities.%s: unknown capability \"%s\"",
-                                      what, name);
+                                          "config.json: process.capabilities.%s: unknown capability \"%s\"", what,
+                                          name);
                 /* a capability the running kernel lacks is ignored, as runc does */
                 if ((int) c <= zrc_oci_cap_last())
                         m |= UINT64_C(1) << c;
@@ -58,16 +58,23 @@ static const struct {
         const char *name;
         int resource;
 } rlimit_names[] = {
-        { "RLIMIT_AS", RLIMIT_AS },           { "RLIMIT_CORE", RLIMIT_CORE },
-        { "RLIMIT_CPU", RLIMIT_CPU },         { "RLIMIT_DATA", RLIMIT_DATA },
-        { "RLIMIT_FSIZE", RLIMIT_FSIZE },     { "RLIMIT_LOCKS", RLIMIT_LOCKS },
-        { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK }, { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
-        { "RLIMIT_NICE", RLIMIT_NICE },       { "RLIMIT_NOFILE", RLIMIT_NOFILE },
-        { "RLIMIT_NPROC", RLIMIT_NPROC },     { "RLIMIT_RSS", RLIMIT_RSS },
-        { "RLIMIT_RTPRIO", RLIMIT_RTPRIO },   { "RLIMIT_RTTIME", RLIMIT_RTTIME },
-        { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING }, { "RLIMIT_STACK", RLIMIT_STACK },
+        { "RLIMIT_AS", RLIMIT_AS },
+        { "RLIMIT_CORE", RLIMIT_CORE },
+        { "RLIMIT_CPU", RLIMIT_CPU },
+        { "RLIMIT_DATA", RLIMIT_DATA },
+        { "RLIMIT_FSIZE", RLIMIT_FSIZE },
+        { "RLIMIT_LOCKS", RLIMIT_LOCKS },
+        { "RLIMIT_MEMLOCK", RLIMIT_MEMLOCK },
+        { "RLIMIT_MSGQUEUE", RLIMIT_MSGQUEUE },
+        { "RLIMIT_NICE", RLIMIT_NICE },
+        { "RLIMIT_NOFILE", RLIMIT_NOFILE },
+        { "RLIMIT_NPROC", RLIMIT_NPROC },
+        { "RLIMIT_RSS", RLIMIT_RSS },
+        { "RLIMIT_RTPRIO", RLIMIT_RTPRIO },
+        { "RLIMIT_RTTIME", RLIMIT_RTTIME },
+        { "RLIMIT_SIGPENDING", RLIMIT_SIGPENDING },
+        { "RLIMIT_STACK", RLIMIT_STACK },
 };
-
 
 int zrc_oci_parse_process(struct zrc_oci *o, json_object *p, char **ret_error) {
         json_object *user = zrc_get(p, "user"), *caps = zrc_get(p, "capabilities"), *v;

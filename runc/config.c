@@ -29,9 +29,8 @@ static const struct {
         const char *name;
         int flag;
 } ns_names[] = {
-        { "pid", CLONE_NEWPID },     { "network", CLONE_NEWNET }, { "mount", CLONE_NEWNS },
-        { "ipc", CLONE_NEWIPC },     { "uts", CLONE_NEWUTS },     { "user", CLONE_NEWUSER },
-        { "cgroup", CLONE_NEWCGROUP },
+        { "pid", CLONE_NEWPID }, { "network", CLONE_NEWNET }, { "mount", CLONE_NEWNS },      { "ipc", CLONE_NEWIPC },
+        { "uts", CLONE_NEWUTS }, { "user", CLONE_NEWUSER },   { "cgroup", CLONE_NEWCGROUP },
 };
 
 const char *zrc_oci_ns_name(int flag) {
@@ -57,11 +56,10 @@ static int parse_idmap(json_object *a, const char *what, char **ret, char **ret_
                         fclose(f);
                         free(text);
                         return zrc_errorf(ret_error, -EINVAL,
-                                          "config.json: linux.%s[%zu] needs containerID, hostID and size",
-                                      what, i);
+                                          "config.json: linux.%s[%zu] needs containerID, hostID and size", what, i);
                 }
-                fprintf(f, "%" PRId64 " %" PRId64 " %" PRId64 "\n", json_object_get_int64(c),
-                        json_object_get_int64(h), json_object_get_int64(s));
+                fprintf(f, "%" PRId64 " %" PRId64 " %" PRId64 "\n", json_object_get_int64(c), json_object_get_int64(h),
+                        json_object_get_int64(s));
         }
         fclose(f);
         *ret = text;
@@ -195,8 +193,8 @@ static int parse_cgroup(struct zrc_oci *o, json_object *linux_, char **ret_error
         if (!json_object_is_type(o->sysctl, json_type_object))
                 return zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl is not an object");
         json_object_object_foreach(o->sysctl, key, val) {
-                if (!key[0] || strchr(key, '/') || strstr(key, "..") || key[0] == '.' ||
-                    key[strlen(key) - 1] == '.' || !json_object_is_type(val, json_type_string))
+                if (!key[0] || strchr(key, '/') || strstr(key, "..") || key[0] == '.' || key[strlen(key) - 1] == '.' ||
+                    !json_object_is_type(val, json_type_string))
                         return zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
         }
         return 0;
@@ -216,8 +214,7 @@ static int load_seccomp(struct zrc_oci *o, json_object *linux_, const char *conf
         return 0;
 }
 
-int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, struct zrc_oci **ret,
-                char **ret_error) {
+int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, struct zrc_oci **ret, char **ret_error) {
         _cleanup_free_ char *config = NULL;
         struct zrc_oci *o;
         json_object *linux_;
@@ -231,12 +228,10 @@ int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, str
                 goto fail;
         linux_ = zrc_get(o->root, "linux");
         if ((r = zrc_oci_parse_process(o, zrc_get(o->root, "process"), ret_error)) < 0 ||
-            (r = parse_root(o, ret_error)) < 0 ||
-            (r = parse_namespaces(o, linux_, ret_error)) < 0 ||
+            (r = parse_root(o, ret_error)) < 0 || (r = parse_namespaces(o, linux_, ret_error)) < 0 ||
             (r = zrc_oci_parse_mounts(o, linux_, v2_only, ret_error)) < 0 ||
             (r = zrc_oci_parse_devices(o, linux_, ret_error)) < 0 ||
-            (r = parse_masked_readonly(o, linux_, ret_error)) < 0 ||
-            (r = parse_cgroup(o, linux_, ret_error)) < 0 ||
+            (r = parse_masked_readonly(o, linux_, ret_error)) < 0 || (r = parse_cgroup(o, linux_, ret_error)) < 0 ||
             (r = load_seccomp(o, linux_, config, ret_error)) < 0)
                 goto fail;
         *ret = o;
@@ -284,11 +279,14 @@ void zrc_oci_free(struct zrc_oci *o) {
         free(o);
 }
 
-/* The members of struct zrc_oci that struct ze_sandbox has under the same name and type. */
+/* The members of struct zrc_oci that struct ze_sandbox has under the same name and type. A list
+ * the formatter would re-pack on every run: kept as written. */
+// clang-format off
 #define ZRC_OCI_SANDBOX_SAME(X)                                                                     \
         X(rootfs) X(rootfs_propagation) X(mounts) X(n_mounts) X(devices) X(n_devices) X(masked)   \
         X(readonly) X(dev_console) X(hostname) X(rlimits) X(n_rlimits) X(uid) X(gid) X(groups)    \
         X(n_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path)
+// clang-format on
 
 void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {
         static struct sock_fprog prog; /* one container per zygote-runc process */
@@ -332,14 +330,25 @@ static const char default_spec[] =
         "\"hostname\":\"zygote\","
         "\"mounts\":["
         "{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
-        "{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size=65536k\"]},"
-        "{\"destination\":\"/dev/pts\",\"type\":\"devpts\",\"source\":\"devpts\",\"options\":[\"nosuid\",\"noexec\",\"newinstance\",\"ptmxmode=0666\",\"mode=0620\",\"gid=5\"]},"
-        "{\"destination\":\"/dev/shm\",\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size=65536k\"]},"
-        "{\"destination\":\"/dev/mqueue\",\"type\":\"mqueue\",\"source\":\"mqueue\",\"options\":[\"nosuid\",\"noexec\",\"nodev\"]},"
-        "{\"destination\":\"/sys\",\"type\":\"sysfs\",\"source\":\"sysfs\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"ro\"]},"
-        "{\"destination\":\"/sys/fs/cgroup\",\"type\":\"cgroup\",\"source\":\"cgroup\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"relatime\",\"ro\"]}],"
+        "{\"destination\":\"/"
+        "dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size="
+        "65536k\"]},"
+        "{\"destination\":\"/dev/"
+        "pts\",\"type\":\"devpts\",\"source\":\"devpts\",\"options\":[\"nosuid\",\"noexec\",\"newinstance\",\"ptmxmode="
+        "0666\",\"mode=0620\",\"gid=5\"]},"
+        "{\"destination\":\"/dev/"
+        "shm\",\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size="
+        "65536k\"]},"
+        "{\"destination\":\"/dev/"
+        "mqueue\",\"type\":\"mqueue\",\"source\":\"mqueue\",\"options\":[\"nosuid\",\"noexec\",\"nodev\"]},"
+        "{\"destination\":\"/"
+        "sys\",\"type\":\"sysfs\",\"source\":\"sysfs\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"ro\"]},"
+        "{\"destination\":\"/sys/fs/"
+        "cgroup\",\"type\":\"cgroup\",\"source\":\"cgroup\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"relatime\","
+        "\"ro\"]}],"
         "\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]},"
-        "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":\"mount\"}],"
+        "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":"
+        "\"mount\"}],"
         "\"maskedPaths\":[\"/proc/acpi\",\"/proc/asound\",\"/proc/kcore\",\"/proc/keys\",\"/proc/latency_stats\","
         "\"/proc/timer_list\",\"/proc/timer_stats\",\"/proc/sched_debug\",\"/sys/firmware\",\"/proc/scsi\"],"
         "\"readonlyPaths\":[\"/proc/bus\",\"/proc/fs\",\"/proc/irq\",\"/proc/sys\",\"/proc/sysrq-trigger\"]}}";
@@ -363,13 +372,14 @@ json_object *zrc_oci_default_spec(bool rootless) {
                 map = json_object_new_array();
                 json_object *e = json_object_new_object();
                 json_object_object_add(e, "containerID", json_object_new_int(0));
-                json_object_object_add(e, "hostID", json_object_new_int64(k == 0 ? (int64_t) getuid() : (int64_t) getgid()));
+                json_object_object_add(e, "hostID",
+                                       json_object_new_int64(k == 0 ? (int64_t) getuid() : (int64_t) getgid()));
                 json_object_object_add(e, "size", json_object_new_int(1));
                 json_object_array_add(map, e);
                 json_object_object_add(linux_, k == 0 ? "uidMappings" : "gidMappings", map);
         }
         mounts = zrc_get(spec, "mounts");
-        json_object_array_del_idx(mounts, 6, 1); /* cgroup */
+        json_object_array_del_idx(mounts, 6, 1);                                                   /* cgroup */
         json_object_array_del_idx(zrc_get(json_object_array_get_idx(mounts, 2), "options"), 5, 1); /* gid=5 */
         return spec;
 }

@@ -72,9 +72,10 @@ static void now_rfc3339(char *buf, size_t len) {
 /* The namespace a sysctl belongs to (as runc decides it), or 0 for one that is not namespaced,
  * which a container may not set: it would change the host. */
 static int sysctl_namespace(const char *key) {
-        static const char *const ipc[] = { "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
-                                           "kernel.shmall", "kernel.shmmax", "kernel.shmmni",
-                                           "kernel.shm_rmid_forced" };
+        static const char *const ipc[] = {
+                "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
+                "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced"
+        };
 
         if (strncmp(key, "net.", strlen("net.")) == 0)
                 return CLONE_NEWNET;
@@ -128,8 +129,10 @@ static int write_sysctl_in(int ns_fd, int nstype, const char *key, const char *v
 /* linux.sysctl, each in the container's own namespace of its kind (created by the clone or
  * joined by path); a sysctl of a namespace the container shares with the host is refused. */
 static int apply_sysctls(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t pid) {
-        static const struct { int flag; const char *name; } kinds[] = {
-                { CLONE_NEWNET, "net" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" } };
+        static const struct {
+                int flag;
+                const char *name;
+        } kinds[] = { { CLONE_NEWNET, "net" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" } };
 
         if (!o->sysctl)
                 return 0;
@@ -144,7 +147,8 @@ static int apply_sysctls(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t
                                 kind = kinds[i].name;
                 if (!kind)
                         return zrc_error(c, "sysctl %s: not namespaced, a container may not set it: %s", key,
-                                     zrc_errstr(EPERM)), -EPERM;
+                                         zrc_errstr(EPERM)),
+                               -EPERM;
                 for (size_t i = 0; i < o->n_ns_paths; i++)
                         if (o->ns_paths[i].flag == ns)
                                 path = o->ns_paths[i].path;
@@ -154,7 +158,8 @@ static int apply_sysctls(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t
                 }
                 if (!path)
                         return zrc_error(c, "sysctl %s: the container shares the host's %s namespace: %s", key, kind,
-                                     zrc_errstr(EPERM)), -EPERM;
+                                         zrc_errstr(EPERM)),
+                               -EPERM;
                 fd = open(path, O_RDONLY | O_CLOEXEC);
                 r = fd < 0 ? -errno : write_sysctl_in(fd, ns, key, json_object_get_string(val));
                 if (r < 0)
@@ -187,19 +192,19 @@ static int check_ns_type(int fd, int flag, int *ret_type) {
 struct create {
         const struct zrc_ctx *c;
         const struct zrc_create_args *a;
-        char *dir;               /* ROOT/ID */
-        bool made_dir;           /* a failure removes the state directory and the cgroups */
+        char *dir;     /* ROOT/ID */
+        bool made_dir; /* a failure removes the state directory and the cgroups */
         struct zrc_oci *o;
         struct zrc_state st;
-        struct ze_sandbox sb;    /* what the init applies (engine/sandbox.c) */
+        struct ze_sandbox sb; /* what the init applies (engine/sandbox.c) */
         char *path_buf;
         int start_fd, console_fd, cg_fd;
-        int sync[2];             /* [0] ours, [1] the init's */
+        int sync[2]; /* [0] ours, [1] the init's */
         struct clone_args ca;
-        bool born_in_cgroup;     /* the runtime stepped into the container's cgroups for the clone */
-        pid_t pid;               /* the init, once cloned */
+        bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
+        pid_t pid;           /* the init, once cloned */
         int pidfd;
-        bool ready;              /* the init reported "ready" and would now wait on the fifo */
+        bool ready; /* the init reported "ready" and would now wait on the fifo */
 };
 
 static int make_state_dir(struct create *k) {
@@ -246,8 +251,7 @@ static int load_config(struct create *k) {
 /* The end of a cgroup step that failed with r (and message err, or NULL): printed, or, when
  * rootless may go without the step (rootless_ok), one debug line saying what the container goes
  * without and returns 0. */
-static int cgroup_step_result(const struct zrc_ctx *c, int r, const char *err, bool rootless_ok,
-                              const char *without) {
+static int cgroup_step_result(const struct zrc_ctx *c, int r, const char *err, bool rootless_ok, const char *without) {
         if (r >= 0)
                 return 0;
         if (rootless_ok && getuid() != 0) {
@@ -264,10 +268,9 @@ static int make_cgroup(struct create *k) {
 
         r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->pids_limit, o->memory_limit, &k->st.cgroup, &err);
         /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
-        return cgroup_step_result(k->c, r, err,
-                                  (r == -EACCES || r == -EPERM || r == -EROFS) && o->pids_limit < 0 &&
-                                          o->memory_limit < 0,
-                                  "no cgroup for the container");
+        return cgroup_step_result(
+                k->c, r, err, (r == -EACCES || r == -EPERM || r == -EROFS) && o->pids_limit < 0 && o->memory_limit < 0,
+                "no cgroup for the container");
 }
 
 /* The device rules, before any process is in the cgroup: the init is born into (or joined to) a
@@ -601,12 +604,24 @@ static int set_sysctls(struct create *k) {
 static int (*const create_steps[])(struct create *k) = {
         /* before any process: the state directory, the config, the cgroups and their device
          * rules, what the init will apply */
-        make_state_dir, load_config, make_cgroup, set_device_rules, make_cgroup_view, make_exec_fifo,
-        prepare_sandbox, open_namespaces, prepare_clone,
+        make_state_dir,
+        load_config,
+        make_cgroup,
+        set_device_rules,
+        make_cgroup_view,
+        make_exec_fifo,
+        prepare_sandbox,
+        open_namespaces,
+        prepare_clone,
         /* the init, born waiting for "go" */
         clone_init,
         /* the parent's part while the init waits; "go"; the state, once the init is ready */
-        write_id_maps, join_cgroup, set_oom_score_adj, set_sysctls, go_until_ready, save_state,
+        write_id_maps,
+        join_cgroup,
+        set_oom_score_adj,
+        set_sysctls,
+        go_until_ready,
+        save_state,
 };
 
 int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *a) {

@@ -25,8 +25,8 @@ static int ns_flags_to_join(pid_t pid) {
         static const struct {
                 const char *name;
                 int flag;
-        } ns[] = { { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },  { "pid", CLONE_NEWPID },
-                   { "net", CLONE_NEWNET },   { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
+        } ns[] = { { "user", CLONE_NEWUSER },    { "mnt", CLONE_NEWNS },  { "pid", CLONE_NEWPID },
+                   { "net", CLONE_NEWNET },      { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
                    { "cgroup", CLONE_NEWCGROUP } };
         int flags = 0;
 
@@ -52,7 +52,6 @@ static int ns_flags_to_join(pid_t pid) {
         return flags;
 }
 
-
 /* The helper's failure record, as the sandbox writes its own; the process was never made. */
 _Noreturn static void helper_fail(int sync_fd, enum ze_step step, int err) {
         ze_fail(&(const struct ze_reporter){ .fd = sync_fd, .socket = true }, step, err, -1, ZE_EXIT_SETUP_FAILED);
@@ -63,15 +62,15 @@ struct exec {
         const struct zrc_ctx *c;
         const struct zrc_exec_args *a;
         struct zrc_state st;
-        int init_fd;             /* pins the container's init while its namespaces are looked at */
+        int init_fd; /* pins the container's init while its namespaces are looked at */
         struct zrc_oci *o;
-        char **envp;             /* the config's environment and -e's, or NULL */
-        struct ze_sandbox sb;    /* what the process applies (engine/sandbox.c) */
+        char **envp;          /* the config's environment and -e's, or NULL */
+        struct ze_sandbox sb; /* what the process applies (engine/sandbox.c) */
         char *path_buf;
         int console_fd;
-        int ns_flags;            /* CLONE_NEW* the helper joins */
-        int root_fd;             /* the init's root, or -EBADF */
-        int sync[2], pp[2];      /* status records; the process's pid from the helper */
+        int ns_flags;       /* CLONE_NEW* the helper joins */
+        int root_fd;        /* the init's root, or -EBADF */
+        int sync[2], pp[2]; /* status records; the process's pid from the helper */
         pid_t pid;
         int pidfd;
 };
@@ -310,12 +309,8 @@ int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
 
         if (zrc_runc_load_state(c, a->p.id, &k.st) < 0)
                 return 1;
-        if (check_running(&k) < 0 ||
-            load_process(&k) < 0 ||
-            prepare_sandbox(&k) < 0 ||
-            find_namespaces(&k) < 0 ||
-            spawn_process(&k) < 0 ||
-            join_cgroup(&k) < 0)
+        if (check_running(&k) < 0 || load_process(&k) < 0 || prepare_sandbox(&k) < 0 || find_namespaces(&k) < 0 ||
+            spawn_process(&k) < 0 || join_cgroup(&k) < 0)
                 goto out;
         if (go_until_exec(&k) < 0)
                 /* its own code: 126/127 for a command that cannot run, as runc exec gives */

@@ -39,10 +39,10 @@
 
 static struct {
         const struct zrc_ctx *ctx;
-        const char *socket;  /* NULL: $ZYGOTE_SOCKET or libzygote's default */
+        const char *socket; /* NULL: $ZYGOTE_SOCKET or libzygote's default */
         bool local;
         bool required;
-        char source[512];    /* where the last program came from, for the debug line */
+        char source[512]; /* where the last program came from, for the debug line */
 } filter_setup;
 
 void zrc_runc_filter_setup(const struct zrc_ctx *c, const char *socket, bool no_zygote) {
@@ -122,8 +122,8 @@ static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct 
                 r = zy_get_filter_read(conn, &f);
         if (r < 0) {
                 const char *name = zy_conn_error_name(conn);
-                snprintf(why, why_size, "zygoted at %s: GetFilter failed: %s%s%s", path, strerror(-r),
-                         name ? ", " : "", name ? name : "");
+                snprintf(why, why_size, "zygoted at %s: GetFilter failed: %s%s%s", path, strerror(-r), name ? ", " : "",
+                         name ? name : "");
                 goto out;
         }
         p = calloc(1, sizeof(*p));
@@ -136,9 +136,8 @@ static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct 
         p->bpf_len = f->n_instructions;
         p->filter_flags = f->flags;
         snprintf(p->hash, sizeof(p->hash), "%s", f->hash);
-        snprintf(filter_setup.source, sizeof(filter_setup.source),
-                 "from zygoted at %s (%s, key %.12s, %.2f ms)", path, f->cached ? "cached" : "compiled there now",
-                 f->key, (double) (now_nsec() - start) / 1e6);
+        snprintf(filter_setup.source, sizeof(filter_setup.source), "from zygoted at %s (%s, key %.12s, %.2f ms)", path,
+                 f->cached ? "cached" : "compiled there now", f->key, (double) (now_nsec() - start) / 1e6);
         *ret = p;
         r = 0;
 out:

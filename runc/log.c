@@ -43,8 +43,8 @@ static void log_line(const struct zrc_ctx *c, const char *level, const char *msg
 
 /* One message: on stderr after "zygote-runc: " and prefix, unless prefix is NULL, and in the log
  * file at level. The format itself stands in for a message that cannot be formatted. */
-__attribute__((format(printf, 4, 0)))
-static void emit(const struct zrc_ctx *c, const char *level, const char *prefix, const char *fmt, va_list ap) {
+__attribute__((format(printf, 4, 0))) static void emit(const struct zrc_ctx *c, const char *level, const char *prefix,
+                                                       const char *fmt, va_list ap) {
         _cleanup_free_ char *msg = NULL;
 
         if (vasprintf(&msg, fmt, ap) < 0)
@@ -106,4 +106,3 @@ const char *zrc_errstr(int err) {
                 buf[0] = (char) (buf[0] - 'A' + 'a');
         return buf;
 }
-

@@ -76,11 +76,11 @@ void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, c
                 if (s->err == ENOENT && s->index == 0)
                         zrc_error(c,
                                   "unable to start container process: exec: \"%s\": executable file not found in $PATH",
-                              name);
+                                  name);
                 else if (s->err == ENOENT)
                         zrc_error(c,
                                   "unable to start container process: exec: \"%s\": stat %s: no such file or directory",
-                              name, name);
+                                  name, name);
                 else
                         zrc_error(c, "unable to start container process: exec: \"%s\": %s", name, zrc_errstr(s->err));
                 return;
@@ -88,8 +88,8 @@ void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, c
                 if (s->index >= 0 && (size_t) s->index < o->n_mounts) {
                         const struct ze_sb_mount *m = &o->mounts[s->index];
                         zrc_error(c, "unable to start container process: mount %s (%s) on %s: %s",
-                              m->source ? m->source : "none", m->fstype ? m->fstype : "bind", m->target,
-                              zrc_errstr(s->err));
+                                  m->source ? m->source : "none", m->fstype ? m->fstype : "bind", m->target,
+                                  zrc_errstr(s->err));
                         return;
                 }
                 break;
@@ -107,16 +107,16 @@ void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, c
                         break;
                 /* ENODEV is the mask's source, not the path: see sandbox-mount.c */
                 zrc_error(c, "unable to start container process: %s %s: %s", ze_step_to_string(s->step), path,
-                      s->step == ZE_STEP_MASK && s->err == ENODEV
-                              ? "the container's /dev/null is missing or not the null device (a symlink, another node)"
-                              : zrc_errstr(s->err));
+                          s->step == ZE_STEP_MASK && s->err == ENODEV ? "the container's /dev/null is missing or not "
+                                                                        "the null device (a symlink, another node)"
+                                                                      : zrc_errstr(s->err));
                 return;
         }
         default:
                 break;
         }
         zrc_error(c, "unable to start container process: %s%s: %s", ze_step_to_string(s->step),
-              s->index >= 0 ? " (entry)" : "", zrc_errstr(s->err));
+                  s->index >= 0 ? " (entry)" : "", zrc_errstr(s->err));
 }
 
 int zrc_runc_read_status(int fd, struct ze_status *ret) {
@@ -200,7 +200,7 @@ void zrc_runc_forward_signals(pid_t pid) {
 /* The parts of the sandbox struct that create/run and exec share: o's settings, the console
  * socket (connected here), the scratch buffer of the PATH search. */
 int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, const char *console_socket,
-                            int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
+                             int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
         if (console_socket) {
                 int fd = connect_console(console_socket);
                 if (fd < 0)

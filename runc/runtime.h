@@ -38,18 +38,18 @@ struct zp_profile;
 /* ---- config.c ---- */
 
 struct zrc_ns_path {
-        int flag;          /* CLONE_NEW* */
+        int flag; /* CLONE_NEW* */
         char *path;
 };
 
 struct zrc_idmap {
-        char *text;        /* "container host size\n" lines, for /proc/PID/{uid,gid}_map */
+        char *text; /* "container host size\n" lines, for /proc/PID/{uid,gid}_map */
 };
 
 struct zrc_oci {
-        json_object *root;       /* config.json; strings below may point into it */
-        char *bundle;            /* absolute */
-        char *rootfs;            /* absolute, resolved */
+        json_object *root; /* config.json; strings below may point into it */
+        char *bundle;      /* absolute */
+        char *rootfs;      /* absolute, resolved */
 
         char **argv;
         char **envp;
@@ -60,12 +60,12 @@ struct zrc_oci {
         gid_t gid;
         gid_t *groups;
         size_t n_groups;
-        mode_t umask;            /* (mode_t) -1 when unset */
-        uint64_t caps[5];        /* bounding, effective, permitted, inheritable, ambient */
+        mode_t umask;     /* (mode_t) -1 when unset */
+        uint64_t caps[5]; /* bounding, effective, permitted, inheritable, ambient */
         struct ze_rlimit *rlimits;
         size_t n_rlimits;
         bool no_new_privs;
-        int oom_score_adj;       /* INT_MIN: unset */
+        int oom_score_adj; /* INT_MIN: unset */
 
         const char *hostname;
         bool readonly_root;
@@ -74,30 +74,30 @@ struct zrc_oci {
         size_t n_mounts;
         struct ze_sb_device *devices;
         size_t n_devices;
-        char **symlinks;         /* pairs, NULL terminated */
-        const char **masked;     /* NULL terminated */
-        const char **readonly;   /* NULL terminated */
+        char **symlinks;       /* pairs, NULL terminated */
+        const char **masked;   /* NULL terminated */
+        const char **readonly; /* NULL terminated */
         char *dev_console;
 
-        int clone_flags;         /* CLONE_NEW* to create */
+        int clone_flags; /* CLONE_NEW* to create */
         struct zrc_ns_path ns_paths[8];
         size_t n_ns_paths;
         char *uid_map, *gid_map; /* NULL when no user namespace */
 
         const char *cgroups_path;
-        int64_t pids_limit;      /* -1: unset */
-        int64_t memory_limit;    /* -1: unset */
-        json_object *sysctl;     /* linux.sysctl (keys checked), or NULL */
+        int64_t pids_limit;   /* -1: unset */
+        int64_t memory_limit; /* -1: unset */
+        json_object *sysctl;  /* linux.sysctl (keys checked), or NULL */
 
         struct zp_profile *seccomp; /* NULL: no filter */
-        char **owned;            /* strings the mounts point to that nothing else owns */
+        char **owned;               /* strings the mounts point to that nothing else owns */
         size_t n_owned;
 };
 
 /* Reads BUNDLE/config.json (and the process of it, or of process_path when not NULL, as exec's
  * --process gives). cgroup_v2_only tells how to mount "cgroup". */
 int zrc_oci_load(const char *bundle, const char *process_path, bool cgroup_v2_only, struct zrc_oci **ret,
-                char **ret_error);
+                 char **ret_error);
 void zrc_oci_free(struct zrc_oci *o);
 struct zrc_cgroup_view; /* cgroup.c */
 /* v1/hybrid: turns the "cgroup" mount into a tmpfs with a read-only bind of each of the
@@ -115,15 +115,15 @@ int zrc_oci_cap_last(void);
 /* ---- cgroup.c ---- */
 
 struct zrc_cgroup {
-        bool v2_only;            /* pure cgroup2 host */
-        char *paths[16];         /* directories we created or joined (v1 controllers, unified) */
-        char *origins[16];       /* the creator's own directory in the same hierarchy (not saved) */
+        bool v2_only;      /* pure cgroup2 host */
+        char *paths[16];   /* directories we created or joined (v1 controllers, unified) */
+        char *origins[16]; /* the creator's own directory in the same hierarchy (not saved) */
         size_t n_paths;
-        char *freezer;           /* v1 freezer dir, or the v2 dir (freeze via cgroup.freeze) */
-        char *procs;             /* a dir whose cgroup.procs lists every process of the container */
+        char *freezer; /* v1 freezer dir, or the v2 dir (freeze via cgroup.freeze) */
+        char *procs;   /* a dir whose cgroup.procs lists every process of the container */
         bool freezer_v1;
-        char *devices;           /* the v1 devices controller's dir, or NULL (only while creating) */
-        char *unified;           /* the cgroup2 dir (pure v2 or hybrid), or NULL (only while creating) */
+        char *devices; /* the v1 devices controller's dir, or NULL (only while creating) */
+        char *unified; /* the cgroup2 dir (pure v2 or hybrid), or NULL (only while creating) */
 };
 
 bool zrc_cgroup_is_v2_only(void);
@@ -132,7 +132,7 @@ int zrc_write_at(const char *dir, const char *file, const char *value);
 /* Creates the container's cgroups (relative paths are below the caller's own cgroup) and applies
  * the limits. */
 int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
-                     struct zrc_cgroup *ret, char **ret_error);
+                      struct zrc_cgroup *ret, char **ret_error);
 struct zrc_dev_rule; /* cgroup-devices.h */
 /* The device rules (zrc_dev_rules_from_json's list): written to the v1 devices controller, or
  * else, as an eBPF program, attached to the cgroup2 directory. Before the init joins.
@@ -174,12 +174,12 @@ enum zrc_status {
 
 struct zrc_state {
         char *id;
-        char *dir;               /* ROOT/ID */
+        char *dir; /* ROOT/ID */
         pid_t pid;
-        uint64_t starttime;      /* /proc/PID/stat field 22: tells a reused pid apart */
+        uint64_t starttime; /* /proc/PID/stat field 22: tells a reused pid apart */
         char *bundle;
         char *rootfs;
-        char *created;           /* RFC 3339 */
+        char *created; /* RFC 3339 */
         uid_t owner;
         struct zrc_cgroup cgroup;
         json_object *annotations;
@@ -242,7 +242,7 @@ struct zrc_create_args {
 
 struct zrc_exec_args {
         struct zrc_proc_args p;
-        const char *process;    /* --process FILE, or NULL: args, env, cwd, user, tty below */
+        const char *process; /* --process FILE, or NULL: args, env, cwd, user, tty below */
         const char *cwd;
         const char *user;
         const char **env;
@@ -271,7 +271,7 @@ struct ze_status;
 /* The sandbox settings of o plus the console socket (connected here) and the PATH-search buffer
  * (*ret_path_buf, freed by the caller). Prints and returns a negative errno on failure. */
 int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, const char *console_socket,
-                            int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd);
+                             int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd);
 /* One status record of the process's sync socket: 1, 0 at EOF (it exec'd or died), or -errno. */
 int zrc_runc_read_status(int fd, struct ze_status *ret);
 /* Prints a failure record in runc's words, where podman and containerd look for them. */

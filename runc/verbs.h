@@ -36,15 +36,15 @@ typedef int zrc_verb_handler(const struct zrc_ctx *c, const struct zrc_verb *v, 
 
 struct zrc_verb {
         const char *name;
-        zrc_verb_handler *run;  /* argv: what follows the verb's name */
-        unsigned flags;         /* ZRC_VERB_* */
-        const char *help;       /* its line(s) in --help, or NULL when another verb's line covers it */
+        zrc_verb_handler *run; /* argv: what follows the verb's name */
+        unsigned flags;        /* ZRC_VERB_* */
+        const char *help;      /* its line(s) in --help, or NULL when another verb's line covers it */
 };
 
 /* ---- options.c: runc's flags come before the positional arguments ---- */
 
 struct zrc_opt {
-        const char *name;  /* long name without "--" */
+        const char *name; /* long name without "--" */
         char short_name;
         bool has_arg;
         const char *value; /* NULL when not given; "" for a given flag without argument */
@@ -65,9 +65,9 @@ void zrc_proc_args_get(struct zrc_proc_args *p, const char *id, const struct zrc
 
 /* ---- the handlers ---- */
 
-zrc_verb_handler zrc_cmd_create, zrc_cmd_run, zrc_cmd_start, /* cmd-create.c */
-        zrc_cmd_exec,                                        /* cmd-exec.c */
-        zrc_cmd_state, zrc_cmd_list, zrc_cmd_ps,             /* cmd-state.c */
+zrc_verb_handler zrc_cmd_create, zrc_cmd_run, zrc_cmd_start,         /* cmd-create.c */
+        zrc_cmd_exec,                                                /* cmd-exec.c */
+        zrc_cmd_state, zrc_cmd_list, zrc_cmd_ps,                     /* cmd-state.c */
         zrc_cmd_kill, zrc_cmd_delete, zrc_cmd_pause, zrc_cmd_resume, /* cmd-kill.c */
-        zrc_cmd_spec,                                        /* cmd-spec.c */
-        zrc_cmd_features;                                    /* cmd-features.c */
+        zrc_cmd_spec,                                                /* cmd-spec.c */
+        zrc_cmd_features;                                            /* cmd-features.c */

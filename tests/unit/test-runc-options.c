@@ -53,8 +53,8 @@ static const struct zrc_verb with_state = { "ps", NULL, ZRC_VERB_ID | ZRC_VERB_S
 
 static void test_forms(void **state) {
         char *argv[] = { "--bundle", "b1", "--pid-file=p", "-d", "-console-socket", "s", "--keep", "id", "more" };
-        struct zrc_opt o[] = { { "bundle", 'b', true }, { "pid-file", 0, true }, { "console-socket", 0, true },
-                               { "detach", 'd', false }, { "keep", 0, false }, { "tty", 't', false } };
+        struct zrc_opt o[] = { { "bundle", 'b', true },  { "pid-file", 0, true }, { "console-socket", 0, true },
+                               { "detach", 'd', false }, { "keep", 0, false },    { "tty", 't', false } };
 
         (void) state;
         assert_int_equal(zrc_verb_parse(&ctx, &with_id, N(argv), argv, o, N(o), NULL), 7);
@@ -141,7 +141,9 @@ static void test_state(void **state) {
 
 static void test_proc_args(void **state) {
         char *argv[] = { "--pid-file", "p", "--preserve-fds", "3", "-d", "id" };
-        struct zrc_opt o[] = { { "pid-file", 0, true }, { "console-socket", 0, true }, { "preserve-fds", 0, true },
+        struct zrc_opt o[] = { { "pid-file", 0, true },
+                               { "console-socket", 0, true },
+                               { "preserve-fds", 0, true },
                                { "detach", 'd', false } };
         struct zrc_proc_args p = {};
         int k;
@@ -159,9 +161,9 @@ static void test_proc_args(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup(test_forms, setup),     cmocka_unit_test_setup(test_end_of_options, setup),
-                cmocka_unit_test_setup(test_repeated, setup),  cmocka_unit_test_setup(test_errors, setup),
-                cmocka_unit_test_setup(test_state, setup),     cmocka_unit_test_setup(test_proc_args, setup),
+                cmocka_unit_test_setup(test_forms, setup),    cmocka_unit_test_setup(test_end_of_options, setup),
+                cmocka_unit_test_setup(test_repeated, setup), cmocka_unit_test_setup(test_errors, setup),
+                cmocka_unit_test_setup(test_state, setup),    cmocka_unit_test_setup(test_proc_args, setup),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
