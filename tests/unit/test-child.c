@@ -55,7 +55,9 @@ static void test_step_names(void **state) {
                                             /* the container init's own */
                                             "sync", "non-dumpable", "propagation", "rootfs", "mount",
                                             "device", "pivot_root", "maskedPaths", "readonlyPaths",
-                                            "readonly root", "hostname", "console" };
+                                            "readonly root", "hostname", "console",
+                                            /* the worker's, appended */
+                                            "lsm" };
 
         assert_int_equal(ELEMENTSOF(want), _ZE_STEP_MAX);
         for (int i = 0; i < _ZE_STEP_MAX; i++)
