@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: MIT
 """A caller's LSM confinement: refused where it cannot be carried, carried where it can be read.
 
-Landlock (docs/SECURITY.md, "Landlock and no_new_privs"): a domain cannot be read from outside
-the process nor applied to another, and any process may make one. The only sign of it is the
-no_new_privs that landlock_restrict_self() needs: a caller with no_new_privs on any thread is
-refused with CallerConfined, unless its profile says "noNewPrivsCallers": "allow", and then its
-task runs without the caller's domain (said so in the docs, and checked here). Each test is an
+Landlock (docs/SECURITY.md, "LSMs: what is carried, what is refused, what is out of reach"): a
+domain cannot be read from outside the process nor applied to another, and any process may make
+one. The only sign of it is the no_new_privs that landlock_restrict_self() needs: a caller with
+no_new_privs on any thread is refused with CallerConfined, unless its profile says
+"noNewPrivsCallers": "allow", and then its task runs without the caller's domain (said so in the
+docs, and checked here). Each test is an
 attacker's attempt: a caller that cannot read a file asks zygoted for a task that `cat`s it.
 
 AppArmor and SELinux labels are read through the caller's /proc/PID and the task gets its
