@@ -320,6 +320,26 @@ static void test_cgroup_not_a_cgroup(void **state) {
         assert_failed(&res, ZE_STEP_CGROUP, ENOENT, ZE_EXIT_SETUP_FAILED);
 }
 
+/* Step 0d writes the whole label text to the attribute file, in one write (here a plain file
+ * stands in for /proc/thread-self/attr/exec, which needs AppArmor or SELinux); a file it cannot
+ * open fails the step and says so. */
+static void test_lsm_label(void **state) {
+        char path[] = "/tmp/zytest-lsm-XXXXXX", got[32] = "";
+        _cleanup_close_ int fd = mkostemp(path, O_CLOEXEC);
+        struct ze_plan p;
+        struct result res;
+
+        assert_true(fd >= 0);
+        plan_init(&p, argv_true);
+        p.lsm_attr = path;
+        p.lsm_exec = "exec zytest-caller";
+        run_ok(&p, &res);
+        assert_int_equal(pread(fd, got, sizeof(got) - 1, 0), strlen("exec zytest-caller"));
+        assert_string_equal(got, "exec zytest-caller");
+        assert_int_equal(unlink(path), 0);
+        p.lsm_attr = "/nonexistent-zygote-test/attr/exec";
+        run_fails(&p, false, &res, ZE_STEP_LSM, ENOENT, ZE_EXIT_SETUP_FAILED);
+}
 
 static int hold_run(bool go, bool quiet, struct result *res) {
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, hold[2] = { -EBADF, -EBADF };
@@ -629,6 +649,7 @@ int main(int argc, char **argv) {
                 tu_test(test_nofile_soft), tu_test(test_rlimits), tu_test(test_cgroup_not_a_cgroup),
                 tu_test(test_hold), tu_test(test_signals_default_skips_the_reset),
                 tu_test(test_signals_reset_only_those_named), tu_test(test_hold_quiet),
+                tu_test(test_lsm_label),
         };
         static const struct CMUnitTest root[] = {
                 tu_test(test_sched), tu_test(test_full_plan), tu_test(test_setns), tu_test(test_chroot),
