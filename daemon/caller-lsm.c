@@ -8,9 +8,11 @@
  *
  * zd_lsm_label() and zd_lsm_exec_text() are pure, for the unit test; the rest reads /proc.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -118,26 +120,77 @@ static int read_own(void) {
         return 0;
 }
 
-int zd_caller_read_lsm(int proc_fd, struct zd_caller *c) {
+/* The label of the process or thread whose /proc directory is dir_fd, and the exec attribute
+ * file its worker would write. */
+static int read_label(int dir_fd, char label[static ZD_LSM_LABEL_MAX], const char **ret_attr) {
         _cleanup_free_ char *text = NULL;
+        int r;
+
+        *ret_attr = "/proc/thread-self/attr/exec";
+        if (own_lsm == ZD_LSM_APPARMOR) {
+                *ret_attr = apparmor_current(dir_fd, &text);
+                if (!*ret_attr)
+                        return -EACCES; /* readable here, not there: not one we can carry */
+        } else {
+                r = zd_caller_read_proc(dir_fd, "attr/current", &text);
+                if (r < 0)
+                        return r;
+        }
+        return zd_lsm_label(own_lsm, text, label, ZD_LSM_LABEL_MAX);
+}
+
+/* Labels are per thread, like credentials, and zygoted cannot tell which thread made the call:
+ * threads under different labels are refused rather than guessed at (-EILSEQ). */
+static int same_in_every_thread(int proc_fd, pid_t pid, const char *label) {
+        int fd = openat(proc_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct dirent *de;
+        DIR *dir;
+        int r = 0;
+
+        if (fd < 0)
+                return negative_errno();
+        dir = fdopendir(fd);
+        if (!dir) {
+                r = negative_errno();
+                close(fd);
+                return r;
+        }
+        while (r >= 0 && (errno = 0, de = readdir(dir))) {
+                _cleanup_close_ int tfd = -EBADF;
+                char other[ZD_LSM_LABEL_MAX];
+                const char *attr;
+
+                if (strspn(de->d_name, "0123456789") != strlen(de->d_name) || strlen(de->d_name) > 10 ||
+                    atoi(de->d_name) == pid)
+                        continue;
+                tfd = openat(dirfd(dir), de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                r = tfd < 0 ? negative_errno() : read_label(tfd, other, &attr);
+                if (r == -ENOENT) {
+                        r = 0; /* that thread has exited meanwhile */
+                        continue;
+                }
+                if (r >= 0 && !streq(other, label))
+                        r = -EILSEQ;
+        }
+        if (r >= 0 && errno != 0)
+                r = negative_errno();
+        closedir(dir);
+        return r;
+}
+
+int zd_caller_read_lsm(int proc_fd, struct zd_caller *c) {
         char label[ZD_LSM_LABEL_MAX];
-        const char *attr = "/proc/thread-self/attr/exec";
+        const char *attr;
         int r;
 
         c->lsm_attr = NULL;
         r = read_own();
         if (r < 0 || own_lsm == ZD_LSM_NONE)
                 return r;
-        if (own_lsm == ZD_LSM_APPARMOR) {
-                attr = apparmor_current(proc_fd, &text);
-                if (!attr)
-                        return -EACCES; /* readable here, not there: not one we can carry */
-        } else {
-                r = zd_caller_read_proc(proc_fd, "attr/current", &text);
-                if (r < 0)
-                        return r;
-        }
-        r = zd_lsm_label(own_lsm, text, label, sizeof(label));
+        r = read_label(proc_fd, label, &attr);
+        if (r < 0)
+                return r;
+        r = same_in_every_thread(proc_fd, c->pid, label);
         if (r < 0)
                 return r;
         r = zd_lsm_exec_text(own_lsm, label, own_label, c->lsm_exec, sizeof(c->lsm_exec));

@@ -54,7 +54,7 @@ struct zd_caller {
 
         /* Its AppArmor or SELinux label where it differs from zygoted's: the worker writes
          * lsm_exec to its exec attribute file lsm_attr (child.h, step 0d); lsm_attr NULL: none.
-         * Its first thread's. */
+         * Every thread's, which must agree. */
         const char *lsm_attr; /* static */
         char lsm_exec[ZD_LSM_LABEL_MAX + 8];
 };
@@ -68,7 +68,8 @@ struct zd_caller {
  * checked alive afterwards, so the pid was not reused meanwhile. Returns 0, -ESRCH
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
- * -ENOTUNIQ when its threads run with different ids, -EMLINK when it has more than 64
+ * -ENOTUNIQ when its threads run with different ids, -EILSEQ when they run under different
+ * AppArmor or SELinux labels, -EMLINK when it has more than 64
  * threads (each must be read), or another negative errno. conn_fd < 0 takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a
  * state zd_caller_done() accepts. */
 int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *ret);

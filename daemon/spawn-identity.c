@@ -223,6 +223,9 @@ int zd_spawn_read_caller(struct spawn *s) {
         if (r == -ENOTUNIQ)
                 return confined(call, "the caller's threads run with different user or group ids: which of "
                                 "them made the call cannot be told");
+        if (r == -EILSEQ)
+                return confined(call, "the caller's threads run under different AppArmor or SELinux labels: "
+                                "which of them made the call cannot be told");
         if (r < 0)
                 return r;
         zd_spawn_identify(s);
