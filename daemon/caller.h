@@ -44,9 +44,9 @@ struct zd_caller {
          * SCHED_RESET_ON_FORK applied); its first thread's (see caller.c). */
         struct ze_sched sched;
 
-        unsigned ns_join;      /* CLONE_NEW* of the namespaces the task must join */
-        const char *ns_other;  /* a namespace that differs and cannot be joined ("pid", "user") */
-        int root_fd;           /* O_PATH: the caller's root, when it or its mount namespace differs */
+        unsigned ns_join;           /* CLONE_NEW* of the namespaces the task must join */
+        const char *ns_other;       /* a namespace that differs and cannot be joined ("pid", "user") */
+        int root_fd;                /* O_PATH: the caller's root, when it or its mount namespace differs */
         char procfs_elsewhere[128]; /* with root_fd: a procfs mount it sees other than /proc, or "" */
 
         int cgroup_fds[ZE_MAX_CGROUPS]; /* O_PATH directories of the cgroups that differ */
@@ -59,7 +59,8 @@ struct zd_caller {
         char lsm_exec[ZD_LSM_LABEL_MAX + 8];
 };
 
-#define ZD_CALLER_INIT { .pidfd = -EBADF, .root_fd = -EBADF }
+#define ZD_CALLER_INIT \
+        { .pidfd = -EBADF, .root_fd = -EBADF }
 
 /* Reads the confinement of the process that connected on conn_fd (whose SO_PEERCRED is cr), as
  * it is now.

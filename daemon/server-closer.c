@@ -21,13 +21,17 @@
 
 #define SINK_COMM "zygote-sink"
 
+/* The helpers' next deadline, ms from now. */
+static void closer_arm(struct zd_closer *c, int ms) {
+        ev_timer_set(&c->timer, ms / 1000., 0.);
+        ev_timer_start(c->loop, &c->timer);
+}
+
 static void closer_dispatch(struct zd_closer *c) {
         int ms = zc_fd_closer_dispatch(c->helpers, zc_fd_closer_now_ms());
         ev_timer_stop(c->loop, &c->timer);
-        if (ms >= 0) {
-                ev_timer_set(&c->timer, ms / 1000., 0.);
-                ev_timer_start(c->loop, &c->timer);
-        }
+        if (ms >= 0)
+                closer_arm(c, ms);
 }
 
 static void on_closer_ack(struct ev_loop *loop, ev_io *w, int revents) {
@@ -47,10 +51,8 @@ void zd_closer_close(struct zd_closer *c, int fd, uid_t uid) {
                 return;
         zc_fd_closer_close_owned(c->helpers, fd, (uint32_t) uid);
         /* its deadline: a helper that does not answer in time is replaced */
-        if (c->helpers && !ev_is_active(&c->timer)) {
-                ev_timer_set(&c->timer, ZC_FD_CLOSER_STUCK_MS / 1000., 0.);
-                ev_timer_start(c->loop, &c->timer);
-        }
+        if (c->helpers && !ev_is_active(&c->timer))
+                closer_arm(c, ZC_FD_CLOSER_STUCK_MS);
 }
 
 bool zd_closer_may_take(const struct zd_closer *c, uid_t uid) {
@@ -99,7 +101,9 @@ static _noreturn_ void sink_run(int fd) {
                 } control;
                 char byte = 0;
                 struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                struct msghdr mh = { .msg_iov = &iov,
+                                     .msg_iovlen = 1,
+                                     .msg_control = control.buf,
                                      .msg_controllen = sizeof(control.buf) };
                 ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 
@@ -276,8 +280,8 @@ int zd_closer_start(struct zd_closer *c, struct ev_loop *loop) {
         ev_init(&c->timer, on_closer_timer);
         c->timer.data = c;
         ev_io_start(loop, &c->watch);
-        c->fork_holder = (struct zd_fork_holder){ .stage = ZD_FORK_SETTLE, .close_before_fork = closer_settle,
-                                                  .userdata = c };
+        c->fork_holder =
+                (struct zd_fork_holder){ .stage = ZD_FORK_SETTLE, .close_before_fork = closer_settle, .userdata = c };
         zd_fork_gate_register(&c->fork_holder);
         return 0;
 }

@@ -109,8 +109,8 @@ int zd_spawn_plan(struct spawn *s) {
 
         bool root_worker = s->id.set_ids ? s->id.uid == 0 : d->uid == 0;
         s->capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~s->keep : 0;
-        s->prog = (struct sock_fprog) { .len = (unsigned short) p->bpf_len, .filter = p->bpf };
-        s->plan = (struct ze_plan) {
+        s->prog = (struct sock_fprog){ .len = (unsigned short) p->bpf_len, .filter = p->bpf };
+        s->plan = (struct ze_plan){
                 .argv = s->argv,
                 .envp = s->envp,
                 .cwd = s->req.cwd ? s->req.cwd : "/",
@@ -133,8 +133,7 @@ int zd_spawn_plan(struct spawn *s) {
                 /* A non-root caller never gains privileges through its task: no setuid or
                  * file-capability exec, whatever the profile says (and an unprivileged daemon
                  * cannot load a filter without it). */
-                .no_new_privs = p->no_new_privs || !d->privileged || s->who.uid != 0 ||
-                                s->caller.no_new_privs,
+                .no_new_privs = p->no_new_privs || !d->privileged || s->who.uid != 0 || s->caller.no_new_privs,
                 .filter_flags = p->filter_flags,
                 /* the caller's limits replace it, RLIMIT_NOFILE with the others */
                 .nofile_soft = s->caller.n_rlimits > 0 ? 0 : d->nofile_soft,
@@ -221,4 +220,3 @@ int zd_spawn_set_load(struct spawn *s) {
         zd_spawn_set_tier(s, ZD_TIER_LOAD);
         return zd_spawn_pipes(s);
 }
-

@@ -470,8 +470,7 @@ static int failed(enum ze_step *ret_step, int *ret_index, enum ze_step step, int
 int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index) {
         int root_fd, r;
 
-        if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC,
-                  NULL) < 0)
+        if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC, NULL) < 0)
                 return failed(ret_step, ret_index, ZE_STEP_PROPAGATION, -1, errno);
         /* The rootfs as the runtime resolved it, once, with every symlink followed: a symlink
          * met on the way now was swapped in since, and is refused rather than followed (it could

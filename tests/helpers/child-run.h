@@ -40,6 +40,8 @@ typedef void (*pre_fn)(void);
 void plan_init(struct ze_plan *p, char *const *argv);
 /* The worker switches to uid and gid (with no supplementary groups unless the test adds some). */
 void plan_ids(struct ze_plan *p, uid_t uid, gid_t gid);
+/* The worker keeps only the capabilities in keep (its caps step). */
+void plan_caps(struct ze_plan *p, uint64_t keep);
 void read_records(int fd, struct result *res);
 /* Runs plan in a child. With capture, a pipe becomes the child's fd 1 (appended to the plan's fd
  * map) and its output is collected. pre runs in the child before ze_child_run. */
@@ -66,8 +68,8 @@ int setup_all(void **state);
 
 /* A group of tests, run by `test-child* NAME`. */
 struct child_test_group {
-        const char *name;        /* on the command line: plain, root, capbset-mask */
-        const char *title;       /* cmocka's group name */
+        const char *name;  /* on the command line: plain, root, capbset-mask */
+        const char *title; /* cmocka's group name */
         const struct CMUnitTest *tests;
         size_t n_tests;
         bool needs_root;         /* skipped (exit 77) when not root */

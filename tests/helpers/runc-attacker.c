@@ -237,8 +237,7 @@ static int race(const char *marker, double seconds, const char *stop) {
                         }
                         attack(pid, marker, &r);
                         probed++;
-                        if (r.exe_path == 0 && exe_of(pid, target, sizeof(target)) == 0 &&
-                            !container_program(target))
+                        if (r.exe_path == 0 && exe_of(pid, target, sizeof(target)) == 0 && !container_program(target))
                                 say("won exe pid=%d target=%s size=%lld", pid, target, r.exe_size);
                         if (r.marker)
                                 say("won environ pid=%d", pid);

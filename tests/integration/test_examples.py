@@ -22,18 +22,11 @@ import tomllib
 
 import pytest
 
+from cmakeinstall import cache_value, cmake_install
+
 TIMEOUT = 120
 EXPECTED = {"README.md", "podman-zygote.conf", "docker-daemon.json", "containerd-config.toml",
             "kubernetes-runtimeclass.yaml"}
-
-
-def cache_value(build, key):
-    with open(os.path.join(build, "CMakeCache.txt")) as f:
-        for line in f:
-            m = re.match(rf"{key}:[A-Z]+=(.*)$", line.rstrip("\n"))
-            if m:
-                return m.group(1)
-    raise KeyError(key)
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +36,7 @@ def installed(request, tmp_path_factory):
     if not os.access(os.path.join(build, "zygote-runc"), os.X_OK):
         pytest.fail(f"not built: {build}/zygote-runc")
     dest = str(tmp_path_factory.mktemp("install"))
-    r = subprocess.run(["cmake", "--install", build], env=dict(os.environ, DESTDIR=dest), stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
-    assert r.returncode == 0, r.stdout
+    cmake_install(build, dest)
     prefix = cache_value(build, "CMAKE_INSTALL_PREFIX")
     # GNUInstallDirs' DOCDIR, DATAROOTDIR/doc/PROJECT_NAME unless set otherwise.
     docdir = cache_value(build, "CMAKE_INSTALL_DOCDIR") or os.path.join(

@@ -18,6 +18,8 @@ import subprocess
 
 import pytest
 
+from cmakeinstall import cmake_install
+
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PAGES = {"zygoted": "zygoted.8", "launchctl": "launchctl.1", "zygote-runc": "zygote-runc.8"}
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
@@ -95,21 +97,23 @@ def test_zygoted_page_and_help_agree(build):
     check_agree("zygoted", [helptext(build, "zygoted", "--help")], page_text(build, "zygoted.8"))
 
 
-def test_launchctl_page_and_help_agree(build):
-    main, verbs, per_verb = launchctl_helps(build)
-    page = page_text(build, "launchctl.1")
-    check_agree("launchctl", [main, *per_verb.values()], page)
-    # Each verb has its own entry: a line of the VERBS section that starts with its name.
-    for v in verbs:
-        assert re.search(rf"^{re.escape(v)}\b", page, re.M), f"launchctl.1 has no entry for the verb {v}"
+# A program with verbs or commands: how to read its --help, and the start of the line that is a
+# verb's or command's own entry in the page (launchctl's VERBS section starts each with its name;
+# zygote-runc's may name it after others on the line, "a, b").
+WITH_COMMANDS = [
+    ("launchctl", launchctl_helps, ""),
+    ("zygote-runc", runc_helps, "(.*, )?"),
+]
 
 
-def test_zygote_runc_page_and_help_agree(build):
-    main, commands, per_command = runc_helps(build)
-    page = page_text(build, "zygote-runc.8")
-    check_agree("zygote-runc", [main, *per_command.values()], page)
+@pytest.mark.parametrize("prog,helps,entry", WITH_COMMANDS, ids=[w[0] for w in WITH_COMMANDS])
+def test_page_and_help_agree_with_commands(build, prog, helps, entry):
+    main, commands, per_command = helps(build)
+    page_name = PAGES[prog]
+    page = page_text(build, page_name)
+    check_agree(prog, [main, *per_command.values()], page)
     for c in commands:
-        assert re.search(rf"^(.*, )?{re.escape(c)}\b", page, re.M), f"zygote-runc.8 has no entry for {c}"
+        assert re.search(rf"^{entry}{re.escape(c)}\b", page, re.M), f"{page_name} has no entry for {c}"
 
 
 def test_the_check_catches_a_missing_option(build):
@@ -151,9 +155,7 @@ def test_profile_page_names_every_key_the_bundled_profiles_use(build):
 
 
 def test_install_puts_the_pages_in_the_man_directory(build, tmp_path):
-    r = subprocess.run(["cmake", "--install", build], env=dict(os.environ, DESTDIR=str(tmp_path)),
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120, text=True)
-    assert r.returncode == 0, r.stdout
+    cmake_install(build, tmp_path)
     found = {os.path.relpath(os.path.join(d, f), tmp_path) for d, _, fs in os.walk(tmp_path) for f in fs}
     for page in ("launchctl.1", "zygoted.8", "zygote-runc.8", "zygote.profile.5"):
         section_dir = "man" + page[-1]

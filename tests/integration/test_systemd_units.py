@@ -19,6 +19,8 @@ import subprocess
 
 import pytest
 
+from cmakeinstall import cache_value, cmake_install
+
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TIMEOUT = 120
 
@@ -38,15 +40,6 @@ def build_dir(config):
     return os.path.abspath(os.environ.get("ZYGOTE_BUILD_DIR") or opt or os.path.join(SOURCE_DIR, "build"))
 
 
-def cache_value(build, key):
-    with open(os.path.join(build, "CMakeCache.txt")) as f:
-        for line in f:
-            m = re.match(rf"{key}:[A-Z]+=(.*)$", line.rstrip("\n"))
-            if m:
-                return m.group(1)
-    raise KeyError(key)
-
-
 @pytest.fixture(scope="module")
 def installed(request, tmp_path_factory):
     """DESTDIR install of the build; returns (destdir, prefix)."""
@@ -54,10 +47,7 @@ def installed(request, tmp_path_factory):
     if not os.path.exists(os.path.join(build, "zygoted")):
         pytest.fail(f"not built: {build}/zygoted")
     dest = str(tmp_path_factory.mktemp("install"))
-    env = dict(os.environ, DESTDIR=dest)
-    r = subprocess.run(["cmake", "--install", build], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       timeout=TIMEOUT)
-    assert r.returncode == 0, r.stdout.decode()
+    cmake_install(build, dest)
     return dest, cache_value(build, "CMAKE_INSTALL_PREFIX")
 
 

@@ -45,13 +45,13 @@
 enum {
         CONF_LIMITS = 1 << 0, /* RLIMIT_NOFILE 50:60 */
         CONF_NNP = 1 << 1,
-        CONF_FILTER = 1 << 2, /* an allow-all filter (with no_new_privs) */
-        CONF_NETNS = 1 << 3,  /* a network namespace of its own (root) */
-        CONF_NOBODY = 1 << 4, /* runs as nobody, dumpable (root) */
-        CONF_EXIT = 1 << 5,   /* exits once its socket is handed over */
-        CONF_CGROUP = 1 << 6, /* moves itself into peer_cgroup first (root) */
-        CONF_SCHED = 1 << 7,  /* nice 10, SCHED_BATCH, oom_score_adj 500, umask 077, CPU 0 only */
-        CONF_CAPS = 1 << 8,   /* keeps CAP_NET_RAW alone, in every set (root) */
+        CONF_FILTER = 1 << 2,        /* an allow-all filter (with no_new_privs) */
+        CONF_NETNS = 1 << 3,         /* a network namespace of its own (root) */
+        CONF_NOBODY = 1 << 4,        /* runs as nobody, dumpable (root) */
+        CONF_EXIT = 1 << 5,          /* exits once its socket is handed over */
+        CONF_CGROUP = 1 << 6,        /* moves itself into peer_cgroup first (root) */
+        CONF_SCHED = 1 << 7,         /* nice 10, SCHED_BATCH, oom_score_adj 500, umask 077, CPU 0 only */
+        CONF_CAPS = 1 << 8,          /* keeps CAP_NET_RAW alone, in every set (root) */
         CONF_THREAD_FILTER = 1 << 9, /* a second thread with no_new_privs and a filter; not the first */
         CONF_THREAD_UID = 1 << 10,   /* a second thread that runs as nobody (root) */
         CONF_THREADS_MANY = 1 << 11, /* 65 threads in all */
@@ -66,8 +66,8 @@ static void *second_thread(void *arg) {
         char ok = 1;
 
         /* per thread: the raw calls, not glibc's wrappers that apply them to every thread */
-        if ((conf & CONF_THREAD_FILTER) && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                                            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0))
+        if ((conf & CONF_THREAD_FILTER) &&
+            (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0))
                 ok = 0;
         if ((conf & CONF_THREAD_UID) && syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY) < 0)
                 ok = 0;
@@ -155,10 +155,9 @@ static void peer_start(unsigned conf, struct peer *ret) {
                         _exit(2);
                 if ((conf & CONF_NETNS) && unshare(CLONE_NEWNET) < 0)
                         _exit(3);
-                if ((conf & CONF_NOBODY) && (syscall(SYS_setgroups, 0, NULL) < 0 ||
-                                             syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY) < 0 ||
-                                             syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY) < 0 ||
-                                             prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0))
+                if ((conf & CONF_NOBODY) &&
+                    (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY) < 0 ||
+                     syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY) < 0 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0))
                         _exit(4);
                 if ((conf & (CONF_NNP | CONF_FILTER)) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                         _exit(5);
@@ -186,7 +185,8 @@ static void peer_start(unsigned conf, struct peer *ret) {
                         char ok = 0;
 
                         thread_conf = conf;
-                        if (pipe2(thread_wake, O_CLOEXEC) < 0 || pthread_create(&t, NULL, second_thread, &thread_conf) != 0 ||
+                        if (pipe2(thread_wake, O_CLOEXEC) < 0 ||
+                            pthread_create(&t, NULL, second_thread, &thread_conf) != 0 ||
                             read(thread_wake[0], &ok, 1) != 1 || !ok)
                                 _exit(11);
                 }
@@ -201,7 +201,7 @@ static void peer_start(unsigned conf, struct peer *ret) {
         close(xfer[1]);
         close(hold[0]);
         {
-                struct iovec iov = { .iov_base = (char[1]) {}, .iov_len = 1 };
+                struct iovec iov = { .iov_base = (char[1]){}, .iov_len = 1 };
                 int fd = -EBADF;
                 size_t n = 0;
 
@@ -212,8 +212,9 @@ static void peer_start(unsigned conf, struct peer *ret) {
         close(xfer[0]);
         ret->pid = pid;
         ret->release = hold[1];
-        ret->cred = (struct ucred) { .pid = pid, .uid = (conf & CONF_NOBODY) ? NOBODY : getuid(),
-                                     .gid = (conf & CONF_NOBODY) ? NOBODY : getgid() };
+        ret->cred = (struct ucred){ .pid = pid,
+                                    .uid = (conf & CONF_NOBODY) ? NOBODY : getuid(),
+                                    .gid = (conf & CONF_NOBODY) ? NOBODY : getgid() };
 }
 
 static void peer_stop(struct peer *p) {
@@ -440,8 +441,8 @@ static void test_threads_many(void **state) {
 
 /* A hierarchy to make cgroups in (v1 pids, or the v2 one), or NULL. */
 static const char *cgroup_base(void) {
-        const char *base = access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/pids"
-                                                                                   : "/sys/fs/cgroup";
+        const char *base =
+                access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/pids" : "/sys/fs/cgroup";
         char procs[64];
 
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
@@ -577,8 +578,9 @@ static void test_lsm_exec_text(void **state) {
         assert_string_equal(out, "exec /usr/bin/foo");
         assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "foo", "zygoted", out, sizeof(out)), 1);
         assert_string_equal(out, "exec foo");
-        assert_int_equal(zd_lsm_exec_text(ZD_LSM_SELINUX, "user_u:user_r:user_t:s0", "system_u:system_r:init_t:s0",
-                                          out, sizeof(out)), 1);
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_SELINUX, "user_u:user_r:user_t:s0", "system_u:system_r:init_t:s0", out,
+                                          sizeof(out)),
+                         1);
         assert_string_equal(out, "user_u:user_r:user_t:s0");
         /* SELinux has no unconfined shortcut: a different context is written */
         assert_int_equal(zd_lsm_exec_text(ZD_LSM_SELINUX, "unconfined", "u:r:t:s0", out, sizeof(out)), 1);
@@ -588,20 +590,13 @@ static void test_lsm_exec_text(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                tu_test(test_unconfined),
-                tu_test(test_confined),
-                tu_test(test_fallback_checks_uid),
-                tu_test(test_exited),
-                tu_test(test_other_user_in_netns),
-                tu_test(test_cgroup),
-                tu_test(test_cgroup_subtree_mount),
-                tu_test(test_sched),
-                tu_test(test_sched_without_ioprio),
-                tu_test(test_caps),
-                tu_test(test_thread_filter),
-                tu_test(test_thread_uid),
-                tu_test(test_threads_many),
-                tu_test(test_lsm_label),
+                tu_test(test_unconfined),           tu_test(test_confined),
+                tu_test(test_fallback_checks_uid),  tu_test(test_exited),
+                tu_test(test_other_user_in_netns),  tu_test(test_cgroup),
+                tu_test(test_cgroup_subtree_mount), tu_test(test_sched),
+                tu_test(test_sched_without_ioprio), tu_test(test_caps),
+                tu_test(test_thread_filter),        tu_test(test_thread_uid),
+                tu_test(test_threads_many),         tu_test(test_lsm_label),
                 tu_test(test_lsm_exec_text),
         };
 

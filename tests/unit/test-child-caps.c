@@ -59,8 +59,8 @@ static void test_nnp(void **state) {
 
 static void test_filter_load(void **state) {
         char buf[PATH_MAX];
-        char *argv[] = { (char *) helper("ZYGOTE_TRY_SYSCALL", "try-syscall", buf, sizeof(buf)),
-                         "personality", "0xffffffff", NULL };
+        char *argv[] = { (char *) helper("ZYGOTE_TRY_SYSCALL", "try-syscall", buf, sizeof(buf)), "personality",
+                         "0xffffffff", NULL };
         struct ze_plan p;
         struct result res;
 
@@ -125,15 +125,29 @@ static void test_capbset_mask_absent(void **state) {
         assert_failed(&res, ZE_STEP_CAPBSET, EINVAL, ZE_EXIT_SETUP_FAILED);
 }
 
-
 static void test_try_syscall(void **state) {
         char buf[PATH_MAX], line[128], want[160];
-        char *list_argv[] = { (char *) helper("ZYGOTE_TRY_SYSCALL", "try-syscall", buf, sizeof(buf)),
-                              "--list", NULL };
+        char *list_argv[] = { (char *) helper("ZYGOTE_TRY_SYSCALL", "try-syscall", buf, sizeof(buf)), "--list", NULL };
         static const char *const required[] = {
-                "getpid", "personality", "socket", "unshare", "mount", "umount2", "keyctl",
-                "kexec_load", "bpf", "perf_event_open", "ptrace", "setns", "chroot", "clone3",
-                "add_key", "init_module", "swapon", "reboot", "open_by_handle_at",
+                "getpid",
+                "personality",
+                "socket",
+                "unshare",
+                "mount",
+                "umount2",
+                "keyctl",
+                "kexec_load",
+                "bpf",
+                "perf_event_open",
+                "ptrace",
+                "setns",
+                "chroot",
+                "clone3",
+                "add_key",
+                "init_module",
+                "swapon",
+                "reboot",
+                "open_by_handle_at",
         };
         struct ze_plan p;
         struct result list, res;
@@ -210,8 +224,7 @@ static void test_ids_as_nonroot(void **state) {
 
         /* capset beyond the permitted set */
         plan_init(&p, argv_true);
-        p.set_caps = true;
-        p.caps_keep = UINT64_C(1) << CAP_SYS_ADMIN;
+        plan_caps(&p, UINT64_C(1) << CAP_SYS_ADMIN);
         run(&p, false, become_nobody, &res);
         assert_failed(&res, ZE_STEP_CAPS, EPERM, ZE_EXIT_SETUP_FAILED);
 
@@ -222,22 +235,31 @@ static void test_ids_as_nonroot(void **state) {
         assert_failed(&res, ZE_STEP_CAPBSET, EPERM, ZE_EXIT_SETUP_FAILED);
 }
 
+/* A worker that becomes uid and gid 65534 and keeps no capabilities. */
+static void plan_nobody_without_caps(struct ze_plan *p) {
+        plan_init(p, argv_status);
+        plan_ids(p, 65534, 65534);
+        plan_caps(p, 0);
+}
+
+/* What such a worker's program saw: uid 65534 in every slot, no effective capability. */
+static void assert_nobody_without_caps(const struct result *res) {
+        assert_status(res, "Uid", "65534\t65534\t65534\t65534");
+        assert_int_equal(status_hex(res, "CapEff"), 0);
+}
+
 static void test_ids_switch(void **state) {
         static const gid_t groups[] = { 65534, 100 };
         struct ze_plan p;
         struct result res;
 
-        plan_init(&p, argv_status);
-        plan_ids(&p, 65534, 65534);
+        plan_nobody_without_caps(&p);
         p.groups = groups;
         p.n_groups = ELEMENTSOF(groups);
-        p.set_caps = true;
-        p.caps_keep = 0;
         run_ok(&p, &res);
-        assert_status(&res, "Uid", "65534\t65534\t65534\t65534");
+        assert_nobody_without_caps(&res);
         assert_status(&res, "Gid", "65534\t65534\t65534\t65534");
         assert_status(&res, "Groups", "100 65534");
-        assert_int_equal(status_hex(&res, "CapEff"), 0);
         assert_int_equal(status_hex(&res, "CapPrm"), 0);
 
         /* no groups at all */
@@ -302,15 +324,13 @@ static void test_capbset_skip_absent(void **state) {
 }
 
 static void test_caps(void **state) {
-        uint64_t keep = (UINT64_C(1) << CAP_CHOWN) | (UINT64_C(1) << CAP_KILL) |
-                        (UINT64_C(1) << CAP_NET_BIND_SERVICE);
+        uint64_t keep = (UINT64_C(1) << CAP_CHOWN) | (UINT64_C(1) << CAP_KILL) | (UINT64_C(1) << CAP_NET_BIND_SERVICE);
         struct ze_plan p;
         struct result res;
 
         plan_init(&p, argv_status);
         p.capbset_drop = all_caps() & ~keep;
-        p.set_caps = true;
-        p.caps_keep = keep;
+        plan_caps(&p, keep);
         run_ok(&p, &res);
         assert_int_equal(status_hex(&res, "CapEff"), keep);
         assert_int_equal(status_hex(&res, "CapPrm"), keep);
@@ -323,8 +343,7 @@ static void test_caps(void **state) {
         plan_init(&p, argv_status);
         p.capbset_drop = all_caps() & ~keep;
         plan_ids(&p, 65534, 65534);
-        p.set_caps = true;
-        p.caps_keep = keep;
+        plan_caps(&p, keep);
         run_ok(&p, &res);
         assert_int_equal(status_hex(&res, "CapEff"), 0);
         assert_int_equal(status_hex(&res, "CapInh"), keep);
@@ -333,8 +352,7 @@ static void test_caps(void **state) {
         /* an inheritable set narrower than the others (the caller's) */
         plan_init(&p, argv_status);
         p.capbset_drop = all_caps() & ~keep;
-        p.set_caps = true;
-        p.caps_keep = keep;
+        plan_caps(&p, keep);
         p.caps_inh_drop = ~(UINT64_C(1) << CAP_KILL);
         run_ok(&p, &res);
         assert_int_equal(status_hex(&res, "CapEff"), keep);
@@ -384,21 +402,16 @@ static void test_filter_late_needs_nnp(void **state) {
         struct result res;
 
         /* uid 65534 without no_new_privs: after the caps step nothing may load a filter */
-        plan_init(&p, argv_status);
-        plan_ids(&p, 65534, 65534);
-        p.set_caps = true;
-        p.caps_keep = 0;
+        plan_nobody_without_caps(&p);
         check_filter_needs_early(&p, &res);
         assert_status(&res, "Seccomp", "2");
         assert_status(&res, "NoNewPrivs", "0");
-        assert_status(&res, "Uid", "65534\t65534\t65534\t65534");
-        assert_int_equal(status_hex(&res, "CapEff"), 0);
+        assert_nobody_without_caps(&res);
 
         /* the same for a worker that stays root but loses CAP_SYS_ADMIN (Docker's default) */
         plan_init(&p, argv_status);
         p.capbset_drop = UINT64_C(1) << CAP_SYS_ADMIN;
-        p.set_caps = true;
-        p.caps_keep = UINT64_C(1) << CAP_CHOWN;
+        plan_caps(&p, UINT64_C(1) << CAP_CHOWN);
         check_filter_needs_early(&p, &res);
         assert_int_equal(status_hex(&res, "CapBnd") & (UINT64_C(1) << CAP_SYS_ADMIN), 0);
 }
@@ -415,24 +428,36 @@ static void test_capbset_mask(void **state) {
         run_capbset(true, &p, &res);
 }
 
-
 int main(int argc, char **argv) {
         static const struct CMUnitTest plain[] = {
-                tu_test(test_nnp), tu_test(test_filter_load), tu_test(test_filter_invalid),
-                tu_test(test_filter_clone_absent), tu_test(test_try_syscall),
+                tu_test(test_nnp),
+                tu_test(test_filter_load),
+                tu_test(test_filter_invalid),
+                tu_test(test_filter_clone_absent),
+                tu_test(test_try_syscall),
         };
         static const struct CMUnitTest root[] = {
-                tu_test(test_ids_as_nonroot), tu_test(test_ids_switch), tu_test(test_capbset_loop),
-                tu_test(test_capbset_skip_absent), tu_test(test_capbset_mask_absent), tu_test(test_caps),
-                tu_test(test_ambient_cleared), tu_test(test_filter_late_needs_nnp),
+                tu_test(test_ids_as_nonroot),      tu_test(test_ids_switch),
+                tu_test(test_capbset_loop),        tu_test(test_capbset_skip_absent),
+                tu_test(test_capbset_mask_absent), tu_test(test_caps),
+                tu_test(test_ambient_cleared),     tu_test(test_filter_late_needs_nnp),
         };
         static const struct CMUnitTest mask[] = {
                 tu_test(test_capbset_mask),
         };
         static const struct child_test_group groups[] = {
                 { .name = "plain", .title = "child-caps", .tests = plain, .n_tests = ELEMENTSOF(plain) },
-                { .name = "root", .title = "child-caps-root", .tests = root, .n_tests = ELEMENTSOF(root), .needs_root = true },
-                { .name = "capbset-mask", .title = "child-capbset-mask", .tests = mask, .n_tests = ELEMENTSOF(mask), .needs_root = true, .needs_capbset_mask = true },
+                { .name = "root",
+                  .title = "child-caps-root",
+                  .tests = root,
+                  .n_tests = ELEMENTSOF(root),
+                  .needs_root = true },
+                { .name = "capbset-mask",
+                  .title = "child-capbset-mask",
+                  .tests = mask,
+                  .n_tests = ELEMENTSOF(mask),
+                  .needs_root = true,
+                  .needs_capbset_mask = true },
         };
 
         return child_test_main(argc, argv, groups, ELEMENTSOF(groups));
