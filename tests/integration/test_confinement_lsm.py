@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """A caller's LSM confinement: refused where it cannot be carried, carried where it can be read.
 
-Landlock (docs/SECURITY.md, "LSMs: what is carried, what is refused, what is out of reach"): a
+Landlock (docs/SECURITY-LSM.md, and docs/SECURITY.md's "LSMs"): a
 domain cannot be read from outside the process nor applied to another, and any process may make
 one. The only sign of it is the no_new_privs that landlock_restrict_self() needs: a caller with
 no_new_privs on any thread is refused with CallerConfined, unless its profile says
@@ -232,7 +232,7 @@ def test_no_new_privs_caller_is_refused(daemon, secret, how):
 
 
 def test_bundled_profiles_refuse_no_new_privs_callers(daemon, bins):
-    """None of the bundled profiles opts in (docs/SECURITY.md says why): each refuses."""
+    """None of the bundled profiles opts in (docs/SECURITY-LSM.md says why): each refuses."""
     for name in sorted(os.listdir(bins["profiles"])):
         if not name.endswith(".json"):
             continue
@@ -248,7 +248,7 @@ def test_bundled_profiles_refuse_no_new_privs_callers(daemon, bins):
 def test_opt_in_profile_admits_no_new_privs_callers(opt_in, secret, how):
     """Under a profile with "noNewPrivsCallers": "allow" the caller gets its task, which has
     no_new_privs, and runs outside the caller's Landlock domain: it reads what the caller cannot.
-    That is what the opt-in means, and docs/SECURITY.md says so."""
+    That is what the opt-in means, and docs/SECURITY-LSM.md says so."""
     argv = ["sh", "-c", f'grep NoNewPrivs /proc/self/status; cat {secret}']
     if how == "landlock-launchctl":
         landlock_abi()
@@ -271,8 +271,11 @@ def test_opt_in_profile_admits_no_new_privs_callers(opt_in, secret, how):
 
 
 def test_opt_in_is_documented(bins):
-    with open(os.path.join(bins["source"], "docs", "SECURITY.md")) as f:
-        text = " ".join(f.read().split())
+    text = ""
+    for name in ("SECURITY.md", "SECURITY-LSM.md"):
+        with open(os.path.join(bins["source"], "docs", name)) as f:
+            text += " ".join(f.read().split()) + " "
+    assert "noNewPrivsCallers" in text.split("## A task reaches no process")[0], "SECURITY.md names the opt-in"
     assert '"noNewPrivsCallers": "allow"' in text
     assert "its task does not carry the caller's Landlock domain" in text
     assert "cannot be detected" in text  # root with CAP_SYS_ADMIN, Landlock without no_new_privs
