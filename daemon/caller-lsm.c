@@ -105,12 +105,20 @@ static int read_own(void) {
         self = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (self < 0)
                 return negative_errno();
+        /* securityfs (/sys/kernel/security/lsm) is not mounted everywhere: each LSM's own sign.
+         * An LSM that is on but whose label zygoted cannot read fails every Spawn (fail closed)
+         * rather than let tasks run without their callers' labels. */
         own_lsm = ZD_LSM_NONE;
-        /* securityfs (/sys/kernel/security/lsm) is not mounted everywhere: each LSM's own sign */
-        if (file_says_yes("/sys/module/apparmor/parameters/enabled") && apparmor_current(self, &text))
+        if (file_says_yes("/sys/module/apparmor/parameters/enabled")) {
                 own_lsm = ZD_LSM_APPARMOR;
-        else if (access("/sys/fs/selinux/enforce", F_OK) == 0 && zd_caller_read_proc(self, "attr/current", &text) >= 0)
+                if (!apparmor_current(self, &text))
+                        return -ENODATA;
+        } else if (access("/sys/fs/selinux/enforce", F_OK) == 0) {
                 own_lsm = ZD_LSM_SELINUX;
+                r = zd_caller_read_proc(self, "attr/current", &text);
+                if (r < 0)
+                        return r;
+        }
         if (own_lsm != ZD_LSM_NONE) {
                 r = zd_lsm_label(own_lsm, text, own_label, sizeof(own_label));
                 if (r < 0)
@@ -130,7 +138,7 @@ static int read_label(int dir_fd, char label[static ZD_LSM_LABEL_MAX], const cha
         if (own_lsm == ZD_LSM_APPARMOR) {
                 *ret_attr = apparmor_current(dir_fd, &text);
                 if (!*ret_attr)
-                        return -EACCES; /* readable here, not there: not one we can carry */
+                        return -ENODATA; /* readable here, not there: not one we can carry */
         } else {
                 r = zd_caller_read_proc(dir_fd, "attr/current", &text);
                 if (r < 0)

@@ -70,8 +70,8 @@ struct zd_caller {
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
  * -ENOTUNIQ when its threads run with different ids, -EILSEQ when they run under different
- * AppArmor or SELinux labels, -EMLINK when it has more than 64
- * threads (each must be read), or another negative errno. conn_fd < 0 takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a
+ * AppArmor or SELinux labels, -ENODATA when its label (or zygoted's) cannot be read, -EMLINK
+ * when it has more than 64 threads (each must be read), or another negative errno. conn_fd < 0 takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a
  * state zd_caller_done() accepts. */
 int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *ret);
 

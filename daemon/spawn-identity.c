@@ -223,6 +223,9 @@ int zd_spawn_read_caller(struct spawn *s) {
         if (r == -ENOTUNIQ)
                 return confined(call, "the caller's threads run with different user or group ids: which of "
                                       "them made the call cannot be told");
+        if (r == -ENODATA)
+                return confined(call, "the caller's AppArmor or SELinux label (or zygoted's) cannot be read: "
+                                      "its task could not carry it");
         if (r == -EILSEQ)
                 return confined(call, "the caller's threads run under different AppArmor or SELinux labels: "
                                       "which of them made the call cannot be told");
