@@ -71,8 +71,9 @@ struct zd_caller {
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
  * -ENOTUNIQ when its threads run with different ids, -EILSEQ when they run under different
  * AppArmor or SELinux labels, -ENODATA when its label (or zygoted's) cannot be read, -EMLINK
- * when it has more than 64 threads (each must be read), or another negative errno. conn_fd < 0 takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a
- * state zd_caller_done() accepts. */
+ * when it has more than 64 threads (each must be read), or another negative errno. conn_fd < 0
+ * takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a state
+ * zd_caller_done() accepts. */
 int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *ret);
 
 /* The effective uid and gid of the process that connected on conn_fd, as they are now (its first
