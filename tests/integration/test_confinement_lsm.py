@@ -190,14 +190,17 @@ def launchctl_after(daemon, confine_code, argv, profile=None):
 
 # ---- Landlock and no_new_privs: refused by default ----------------------------------------------
 
-@pytest.mark.parametrize("client", ["launchctl", "varlink"])
+@pytest.mark.parametrize("client", ["launchctl", "launchctl-nobody", "varlink"])
 def test_landlocked_caller_is_refused(daemon, secret, client):
     """A caller that cannot read secret under its own Landlock domain asks for `cat secret`: the
-    task would run outside the domain, so the call is refused (the default profile, launchctl
-    and the raw protocol)."""
+    task would run outside the domain, so the call is refused (the default profile, launchctl as
+    root and as an unprivileged user, who needs no privilege for Landlock, and the raw
+    protocol)."""
     landlock_abi()
-    if client == "launchctl":
-        r = launchctl_after(daemon, f"t.landlock_everything_but({secret!r})", ["cat", secret])
+    if client.startswith("launchctl"):
+        drop = (f"os.setgroups([]); os.setresgid({zytest.NOGROUP}, {zytest.NOGROUP}, {zytest.NOGROUP}); "
+                f"os.setresuid({zytest.NOBODY}, {zytest.NOBODY}, {zytest.NOBODY})\n" if client.endswith("nobody") else "")
+        r = launchctl_after(daemon, f"{drop}t.landlock_everything_but({secret!r})", ["cat", secret])
         assert SECRET not in r.stdout, "a Landlocked caller read a file its domain forbids, through its task"
         assert r.returncode != 0 and b"CallerConfined" in r.stderr, r.stderr
         assert b"no_new_privs: it may be confined by Landlock, which cannot be read or carried" in r.stderr, r.stderr
@@ -206,13 +209,14 @@ def test_landlocked_caller_is_refused(daemon, secret, client):
     assert_refused_for_nnp(out, err, "Landlock")
 
 
-@pytest.mark.parametrize("how", ["main-thread", "other-thread", "setpriv"])
+@pytest.mark.parametrize("how", ["main-thread", "other-thread", "setpriv", "setpriv-nobody"])
 def test_no_new_privs_caller_is_refused(daemon, secret, how):
     """no_new_privs alone is refused as well: it is all a Landlock domain shows from outside.
     Credentials are per thread: a caller whose other thread has it is refused too. The control:
     the same caller without it gets its task."""
-    if how == "setpriv":
-        for prefix, ok in (([], True), (["setpriv", "--no-new-privs"], False)):
+    if how.startswith("setpriv"):
+        who = zytest.setpriv(zytest.NOBODY, zytest.NOGROUP) if how.endswith("nobody") else []
+        for prefix, ok in ((who, True), (who + ["setpriv", "--no-new-privs"], False)):
             r = subprocess.run(prefix + [daemon.bins["launchctl"], "--socket", daemon.socket, "run", "--", "cat",
                                          secret], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=dict(zytest.WORK_ENV), cwd="/",
