@@ -162,8 +162,8 @@ static int wait_forwarding(zy_conn *c, const char *socket_path, const struct zy_
         if (json)
                 fprintf(stderr, "%s\n",
                         json_object_to_json_string_ext(reply->parameters, JSON_C_TO_STRING_PRETTY |
-                                                                              JSON_C_TO_STRING_SPACED |
-                                                                              JSON_C_TO_STRING_NOSLASHESCAPE));
+                                                                                  JSON_C_TO_STRING_SPACED |
+                                                                                  JSON_C_TO_STRING_NOSLASHESCAPE));
         zy_reply_free(reply);
         r = lc_task_exit_status(t);
         zy_task_info_free(t);

@@ -74,8 +74,7 @@ int lc_connect(const char *socket_path, zy_conn **ret, char **ret_used) {
                 return r_sys;
         }
         if (r < 0)
-                fprintf(stderr,
-                        "%s: cannot connect to %s: %s (is zygoted running? set ZYGOTE_SOCKET or --socket)\n",
+                fprintf(stderr, "%s: cannot connect to %s: %s (is zygoted running? set ZYGOTE_SOCKET or --socket)\n",
                         LC_PROGRAM, socket_path, strerror(-r));
         return r;
 }
@@ -83,7 +82,8 @@ int lc_connect(const char *socket_path, zy_conn **ret, char **ret_used) {
 static const char *error_param(zy_conn *c, const char *key) {
         json_object *v = NULL;
 
-        if (!json_object_object_get_ex(zy_conn_error_parameters(c), key, &v) || !json_object_is_type(v, json_type_string))
+        if (!json_object_object_get_ex(zy_conn_error_parameters(c), key, &v) ||
+            !json_object_is_type(v, json_type_string))
                 return NULL;
         return json_object_get_string(v);
 }

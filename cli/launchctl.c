@@ -30,7 +30,7 @@ struct verb_args {
         const char *socket;
         bool json;
         bool all;
-        int signal; /* kill: 0 for the daemon's default */
+        int signal;        /* kill: 0 for the daemon's default */
         char *socket_used; /* the socket connected to, and why that one (status) */
         int n_pos;
         char **pos;
@@ -38,10 +38,10 @@ struct verb_args {
 
 struct verb {
         const char *name;
-        const char *args;  /* positional arguments, for the usage line */
+        const char *args; /* positional arguments, for the usage line */
         int min_pos, max_pos;
         const char *summary;
-        const char *help;  /* extra lines */
+        const char *help;   /* extra lines */
         const char *method; /* for --json: the method whose reply is printed raw */
         int (*run)(zy_conn *c, const struct verb_args *a);
 };
@@ -83,7 +83,8 @@ static int verb_ps(zy_conn *c, const struct verb_args *a) {
                 if ((int) strlen(l->tasks[i]->id) > w)
                         w = (int) strlen(l->tasks[i]->id);
         if (r >= 0)
-                printf("%-*s %8s %-8s %-7s %-12s %-8s %s\n", w, "ID", "PID", "STATE", "STATUS", "PROFILE", "TIER", "COMMAND");
+                printf("%-*s %8s %-8s %-7s %-12s %-8s %s\n", w, "ID", "PID", "STATE", "STATUS", "PROFILE", "TIER",
+                       "COMMAND");
         for (size_t i = 0; r >= 0 && i < l->n_tasks; i++) {
                 const struct zy_task_info *t = l->tasks[i];
                 char st[32];
@@ -218,7 +219,8 @@ static const struct verb verbs[] = {
           "Exits with the task's exit code, or 128+N when signal N killed it.\n", ZY_METHOD_WAIT, verb_wait },
         { "start", "ID", 1, 1, "let a held task (run --hold) exec", NULL, ZY_METHOD_START, verb_start },
         { "state", "ID", 1, 1, "show a task", NULL, ZY_METHOD_STATE, verb_state },
-        { "delete", "ID", 1, 1, "forget a stopped task (kill and forget a held one)", NULL, ZY_METHOD_DELETE, verb_delete },
+        { "delete", "ID", 1, 1, "forget a stopped task (kill and forget a held one)", NULL, ZY_METHOD_DELETE,
+          verb_delete },
         { "profiles", "", 0, 0, "list the profiles and their tiers", NULL, ZY_METHOD_LIST_PROFILES, verb_profiles },
         { "status", "", 0, 0, "show the socket, daemon, kernel features, profiles",
           "With --json, the daemon's GetStatus reply with every key in snake_case\n"
@@ -228,7 +230,8 @@ static const struct verb verbs[] = {
           "   \"tasks\", \"connections\"}\n",
           ZY_METHOD_GET_STATUS, verb_status },
         { "reload", "", 0, 0, "reload the profile files (root only)",
-          "Exits 1 when a profile failed to load (it keeps its old version).\n", ZY_METHOD_RELOAD_PROFILES, verb_reload },
+          "Exits 1 when a profile failed to load (it keeps its old version).\n", ZY_METHOD_RELOAD_PROFILES,
+          verb_reload },
 };
 
 static void main_help(void) {
@@ -257,8 +260,8 @@ static void main_help(void) {
 }
 
 static void verb_help(const struct verb *v) {
-        printf("Usage: %s %s [OPTIONS] %s\n%c%s.\n\n", LC_PROGRAM, v->name, v->args, toupper((unsigned char) v->summary[0]),
-               v->summary + 1);
+        printf("Usage: %s %s [OPTIONS] %s\n%c%s.\n\n", LC_PROGRAM, v->name, v->args,
+               toupper((unsigned char) v->summary[0]), v->summary + 1);
         if (v->help)
                 printf("%s", v->help);
         printf("  --json          print the daemon's reply as JSON\n"
@@ -304,9 +307,8 @@ static int snake_case_keys(json_object *o) {
                 struct json_object_iterator it = json_object_iter_begin(o);
                 json_object_object_del(o, json_object_iter_peek_name(&it));
         }
-        json_object_object_foreach(copy, k2, v2)
-                if (json_object_object_add(o, k2, json_object_get(v2)) < 0)
-                        return -ENOMEM;
+        json_object_object_foreach(copy, k2,
+                                   v2) if (json_object_object_add(o, k2, json_object_get(v2)) < 0) return -ENOMEM;
         return 0;
 }
 

@@ -45,10 +45,10 @@ struct helper {
         uint32_t serial;
         pid_t pid;
         int pidfd;
-        int cmd_w;        /* ours; -1 once the helper is let go */
-        int cmd_r;        /* the helper's end (O_NONBLOCK), in the one table: it closes it at EOF */
-        int sysfd;        /* its /proc/self/syscall (its hello names it), ours to close; -1 none */
-        int fifo[BATCH];  /* written and not acknowledged, in order: fifo[head] it holds or reads next */
+        int cmd_w;                  /* ours; -1 once the helper is let go */
+        int cmd_r;                  /* the helper's end (O_NONBLOCK), in the one table: it closes it at EOF */
+        int sysfd;                  /* its /proc/self/syscall (its hello names it), ours to close; -1 none */
+        int fifo[BATCH];            /* written and not acknowledged, in order: fifo[head] it holds or reads next */
         uint32_t fifo_owner[BATCH]; /* whose each one is (zc_fd_closer_close_owned()) */
         size_t fifo_head, fifo_n;
         enum head_state head_state;
@@ -163,8 +163,9 @@ static int helper_start(struct zc_fd_closer *c) {
          * that does not fit must fail rather than wait; the helper's, so that steal() can take
          * back what it has not read without blocking. */
         h = &c->helpers[c->n_helpers++];
-        *h = (struct helper){ .serial = c->next_serial++, .pid = pid, .pidfd = pidfd, .cmd_w = p[1], .cmd_r = p[0],
-                              .sysfd = -1 };
+        *h = (struct helper){
+                .serial = c->next_serial++, .pid = pid, .pidfd = pidfd, .cmd_w = p[1], .cmd_r = p[0], .sysfd = -1
+        };
         c->current = h;
         return 0;
 }
@@ -304,8 +305,7 @@ static void feed(struct zc_fd_closer *c, int64_t now) {
         /* One held in close() (a FLUSH nobody answers, maybe: a settle saw it, or its head is
          * older than a millisecond and it is there now) takes nothing more: what comes now goes
          * to a new helper at once, not after its deadline. */
-        if (h && h->fifo_n > 0 && h->head_state == HEAD_OPEN && c->head < c->n && now - h->progress >= 1 &&
-            in_close(h))
+        if (h && h->fifo_n > 0 && h->head_state == HEAD_OPEN && c->head < c->n && now - h->progress >= 1 && in_close(h))
                 h->head_state = HEAD_IN_CLOSE;
         if (h && h->fifo_n > 0 && h->head_state != HEAD_OPEN && c->head < c->n) {
                 let_go(c, h);
@@ -546,8 +546,7 @@ int zc_fd_closer_settle(struct zc_fd_closer *c, int timeout_ms) {
                                  * given more since): the rest go to a new helper */
                                 if (h->fifo_n > 1)
                                         let_go(c, h);
-                        } else if (h->cmd_w >= 0 &&
-                                   now - h->progress >= (h->hello ? GRACE_MS : ZC_FD_CLOSER_STUCK_MS))
+                        } else if (h->cmd_w >= 0 && now - h->progress >= (h->hello ? GRACE_MS : ZC_FD_CLOSER_STUCK_MS))
                                 let_go(c, h); /* stalled: what it has not read comes back */
                 }
                 if (!unsettled(c))

@@ -27,8 +27,7 @@ void close_many(int *fds, size_t n) {
         }
 }
 
-ssize_t send_fds(int sock, const struct iovec *iov, size_t n_iov, const int *fds, size_t n_fds,
-                 int flags) {
+ssize_t send_fds(int sock, const struct iovec *iov, size_t n_iov, const int *fds, size_t n_fds, int flags) {
         union fd_control control;
         struct msghdr mh = { .msg_iov = (struct iovec *) iov, .msg_iovlen = n_iov };
         ssize_t n;
@@ -55,8 +54,8 @@ ssize_t send_fds(int sock, const struct iovec *iov, size_t n_iov, const int *fds
         return n;
 }
 
-ssize_t recv_fds(int sock, const struct iovec *iov, size_t n_iov, int *fds, size_t max_fds,
-                 size_t *ret_n_fds, int flags) {
+ssize_t recv_fds(int sock, const struct iovec *iov, size_t n_iov, int *fds, size_t max_fds, size_t *ret_n_fds,
+                 int flags) {
         union fd_control control;
         struct msghdr mh = {
                 .msg_iov = (struct iovec *) iov,

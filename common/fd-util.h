@@ -22,8 +22,7 @@
  * a peer that went away is -EPIPE, not a signal. The fds travel with the first byte that goes
  * out; after a partial send of a stream socket the caller sends the rest without them.
  * Returns the bytes sent; -EINVAL for more than FD_UTIL_FDS_MAX fds. */
-ssize_t send_fds(int sock, const struct iovec *iov, size_t n_iov, const int *fds, size_t n_fds,
-                 int flags);
+ssize_t send_fds(int sock, const struct iovec *iov, size_t n_iov, const int *fds, size_t n_fds, int flags);
 
 /* recvmsg() into iov, with room for max_fds fds (at most FD_UTIL_FDS_MAX) in fds[]. On success
  * returns the bytes read and sets *ret_n_fds; the fds are the caller's. Errors:
@@ -32,8 +31,8 @@ ssize_t send_fds(int sock, const struct iovec *iov, size_t n_iov, const int *fds
  *   -EINVAL    max_fds above FD_UTIL_FDS_MAX;
  *   anything recvmsg() answers.
  * On error every fd that arrived is closed and fds[] and *ret_n_fds are left as they were. */
-ssize_t recv_fds(int sock, const struct iovec *iov, size_t n_iov, int *fds, size_t max_fds,
-                 size_t *ret_n_fds, int flags);
+ssize_t recv_fds(int sock, const struct iovec *iov, size_t n_iov, int *fds, size_t max_fds, size_t *ret_n_fds,
+                 int flags);
 
 /* Closes n fds and sets each slot to -EBADF. */
 void close_many(int *fds, size_t n);

@@ -71,11 +71,8 @@ static int dispatch_int(const struct zc_json_field *f, json_object *v, void *p) 
 /* The JSON type a field of each type must have (json_type_null: none checked here; the integer
  * types are checked in dispatch_int, CUSTOM by its callback). */
 static const enum json_type json_type_of[] = {
-        [ZC_JSON_STRING] = json_type_string,
-        [ZC_JSON_BOOL] = json_type_boolean,
-        [ZC_JSON_OBJECT] = json_type_object,
-        [ZC_JSON_ARRAY] = json_type_array,
-        [ZC_JSON_STRV] = json_type_array,
+        [ZC_JSON_STRING] = json_type_string, [ZC_JSON_BOOL] = json_type_boolean, [ZC_JSON_OBJECT] = json_type_object,
+        [ZC_JSON_ARRAY] = json_type_array,   [ZC_JSON_STRV] = json_type_array,
 };
 
 static int dispatch_one(const struct zc_json_field *f, json_object *v, void *p, void *userdata) {
@@ -131,8 +128,8 @@ static int dispatch_one(const struct zc_json_field *f, json_object *v, void *p, 
         return f->type == ZC_JSON_CUSTOM ? -EINVAL : 0;
 }
 
-int zc_json_dispatch(json_object *obj, const struct zc_json_field *table, unsigned flags, void *data,
-                     void *userdata, const char **ret_bad_field) {
+int zc_json_dispatch(json_object *obj, const struct zc_json_field *table, unsigned flags, void *data, void *userdata,
+                     const char **ret_bad_field) {
         const char *bad = NULL;
         int r = 0;
 

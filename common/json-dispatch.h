@@ -21,17 +21,17 @@
 #include <stdint.h>
 
 enum zc_json_type {
-        ZC_JSON_STRING,  /* const char *, without an embedded NUL ("\u0000") */
-        ZC_JSON_BOOL,    /* bool */
-        ZC_JSON_INT,     /* int, within [min, max] when min < max */
-        ZC_JSON_INT64,   /* int64_t, within [min, max] when min < max */
-        ZC_JSON_UINT,    /* unsigned, within [min, max] when min < max */
-        ZC_JSON_UINT64,  /* uint64_t, within [min, max] when min < max */
-        ZC_JSON_OBJECT,  /* json_object *, a JSON object */
-        ZC_JSON_ARRAY,   /* json_object *, a JSON array of at most max elements (max > 0) */
-        ZC_JSON_STRV,    /* json_object *, an array of strings: at most max (when > 0), each
+        ZC_JSON_STRING, /* const char *, without an embedded NUL ("\u0000") */
+        ZC_JSON_BOOL,   /* bool */
+        ZC_JSON_INT,    /* int, within [min, max] when min < max */
+        ZC_JSON_INT64,  /* int64_t, within [min, max] when min < max */
+        ZC_JSON_UINT,   /* unsigned, within [min, max] when min < max */
+        ZC_JSON_UINT64, /* uint64_t, within [min, max] when min < max */
+        ZC_JSON_OBJECT, /* json_object *, a JSON object */
+        ZC_JSON_ARRAY,  /* json_object *, a JSON array of at most max elements (max > 0) */
+        ZC_JSON_STRV,   /* json_object *, an array of strings: at most max (when > 0), each
                           * without an embedded NUL */
-        ZC_JSON_CUSTOM,  /* the callback decides; it gets a pointer to the field */
+        ZC_JSON_CUSTOM, /* the callback decides; it gets a pointer to the field */
 };
 
 enum {
@@ -53,9 +53,9 @@ typedef int (*zc_json_dispatch_fn)(const char *name, json_object *v, void *ret, 
 struct zc_json_field {
         const char *name;
         enum zc_json_type type;
-        size_t offset;            /* where the value goes in the struct given to zc_json_dispatch() */
+        size_t offset; /* where the value goes in the struct given to zc_json_dispatch() */
         unsigned flags;
-        int64_t min, max;         /* ranges of the integer types; the length limit of arrays */
+        int64_t min, max; /* ranges of the integer types; the length limit of arrays */
         zc_json_dispatch_fn callback;
 };
 
@@ -64,8 +64,8 @@ struct zc_json_field {
  * mandatory field is missing; -EADDRNOTAVAIL for a key the table lacks; or a callback's error.
  * On failure *ret_bad_field names the field (a key of obj or a name of the table) and data may
  * hold the fields dispatched before the bad one. ret_bad_field may be NULL. */
-int zc_json_dispatch(json_object *obj, const struct zc_json_field *table, unsigned flags, void *data,
-                     void *userdata, const char **ret_bad_field);
+int zc_json_dispatch(json_object *obj, const struct zc_json_field *table, unsigned flags, void *data, void *userdata,
+                     const char **ret_bad_field);
 
 /* The string of v when it is a string without an embedded NUL, else NULL. */
 const char *zc_json_string_strict(json_object *v);

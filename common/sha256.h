@@ -13,8 +13,8 @@
 
 struct zc_sha256 {
         uint32_t h[8];
-        uint64_t total;    /* bytes hashed so far */
-        uint8_t buf[64];   /* pending partial block */
+        uint64_t total;  /* bytes hashed so far */
+        uint8_t buf[64]; /* pending partial block */
         size_t n_buf;
 };
 

@@ -48,20 +48,20 @@ static inline void close_pairp(int (*p)[2]) {
 }
 #define _cleanup_close_pair_ _cleanup_(close_pairp)
 
-#define TAKE_FD(fd)                     \
-        ({                              \
-                int *_pfd_ = &(fd);     \
-                int _f_ = *_pfd_;       \
-                *_pfd_ = -EBADF;        \
-                _f_;                    \
+#define TAKE_FD(fd) \
+        ({ \
+                int *_pfd_ = &(fd); \
+                int _f_ = *_pfd_; \
+                *_pfd_ = -EBADF; \
+                _f_; \
         })
 
-#define TAKE_PTR(ptr)                                   \
-        ({                                              \
-                __typeof__(ptr) *_pptr_ = &(ptr);       \
-                __typeof__(ptr) _p_ = *_pptr_;          \
-                *_pptr_ = NULL;                         \
-                _p_;                                    \
+#define TAKE_PTR(ptr) \
+        ({ \
+                __typeof__(ptr) *_pptr_ = &(ptr); \
+                __typeof__(ptr) _p_ = *_pptr_; \
+                *_pptr_ = NULL; \
+                _p_; \
         })
 
 /* errno as a negative value, never 0 (some libc paths forget to set errno). */

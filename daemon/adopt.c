@@ -135,13 +135,16 @@ int zd_adopt(struct zd_daemon *d, struct zd_sd_activation *a) {
                 /* Not ours to keep, or not understood: out of the store too, or it would come
                  * back at every restart. */
                 zd_log(LOG_WARNING, "fd store: not adopting the fd named '%s': %s", name ? name : "?",
-                       r == -ENOTTY ? "not a pidfd" : r == -ESTALE ? "its pid is not the one recorded" :
-                       strerror(-r));
+                       r == -ENOTTY   ? "not a pidfd"
+                       : r == -ESTALE ? "its pid is not the one recorded"
+                                      : strerror(-r));
                 if (name && r != -EEXIST) /* a duplicate name: the first one stays */
                         zd_sd_fdstore_remove(name);
         }
         if (adopted || refs)
-                zd_log(LOG_INFO, "fd store: adopted %u tasks started by an earlier zygoted; ended %u of its "
-                       "reference processes", adopted, refs);
+                zd_log(LOG_INFO,
+                       "fd store: adopted %u tasks started by an earlier zygoted; ended %u of its "
+                       "reference processes",
+                       adopted, refs);
         return (int) adopted;
 }

@@ -27,10 +27,10 @@ struct zd_daemon;
 struct zd_call {
         struct zd_daemon *d;
         struct zd_conn *conn;
-        json_object *params;    /* always an object */
-        int *fds;               /* closed by the dispatcher after the handler returns */
+        json_object *params; /* always an object */
+        int *fds;            /* closed by the dispatcher after the handler returns */
         size_t n_fds;
-        const char *error;      /* ZD_ERROR_*: what a failed handler answers */
+        const char *error; /* ZD_ERROR_*: what a failed handler answers */
         json_object *error_params;
 };
 

@@ -26,9 +26,8 @@ static const struct {
         unsigned flag;
         bool joinable; /* setns in the worker keeps the caller's view; see zd_caller_read() */
 } namespaces[] = {
-        { "net", CLONE_NEWNET, true },       { "ipc", CLONE_NEWIPC, true },
-        { "uts", CLONE_NEWUTS, true },       { "mnt", CLONE_NEWNS, true },
-        { "cgroup", CLONE_NEWCGROUP, true }, { "pid", CLONE_NEWPID, false },
+        { "net", CLONE_NEWNET, true },    { "ipc", CLONE_NEWIPC, true },       { "uts", CLONE_NEWUTS, true },
+        { "mnt", CLONE_NEWNS, true },     { "cgroup", CLONE_NEWCGROUP, true }, { "pid", CLONE_NEWPID, false },
         { "user", CLONE_NEWUSER, false },
 };
 
@@ -55,7 +54,7 @@ static int dir_id(int dir_fd, const char *path, struct stat *ret) {
 
         if (statx(dir_fd, path, AT_STATX_DONT_SYNC, STATX_INO, &stx) < 0)
                 return negative_errno();
-        *ret = (struct stat) { .st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .st_ino = stx.stx_ino };
+        *ret = (struct stat){ .st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .st_ino = stx.stx_ino };
         return 0;
 }
 static bool own_read;

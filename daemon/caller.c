@@ -45,7 +45,7 @@ struct zd_pidfd_info {
 #define ZD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct zd_pidfd_info)
 #define ZD_PIDFD_INFO_PID (1ULL << 0)
 
-#define ZD_CALLER_MAX_THREADS 64 /* a /proc read each, at each Spawn (docs/SECURITY.md) */
+#define ZD_CALLER_MAX_THREADS 64    /* a /proc read each, at each Spawn (docs/SECURITY.md) */
 #define PROC_FILE_MAX (1024 * 1024) /* /proc/PID/status with 65536 groups is under 500 KiB */
 
 void zd_caller_done(struct zd_caller *c) {
@@ -240,8 +240,10 @@ static int parse_thread(const char *text, struct thread_caps *t) {
         uint64_t v;
         int r;
 
-        if ((r = field_number(text, "CapInh", 0, 16, &t->inh)) < 0 || (r = field_number(text, "CapPrm", 0, 16, &t->prm)) < 0 ||
-            (r = field_number(text, "CapEff", 0, 16, &t->eff)) < 0 || (r = field_number(text, "CapBnd", 0, 16, &t->bnd)) < 0)
+        if ((r = field_number(text, "CapInh", 0, 16, &t->inh)) < 0 ||
+            (r = field_number(text, "CapPrm", 0, 16, &t->prm)) < 0 ||
+            (r = field_number(text, "CapEff", 0, 16, &t->eff)) < 0 ||
+            (r = field_number(text, "CapBnd", 0, 16, &t->bnd)) < 0)
                 return r;
         /* CapAmb (4.3) and NoNewPrivs (4.10): none on a kernel without them */
         t->amb = field_number(text, "CapAmb", 0, 16, &v) >= 0 ? v : 0;
@@ -556,6 +558,8 @@ int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *c) {
                 r = zd_caller_read_namespaces(proc_fd, c);
         if (r >= 0)
                 r = zd_caller_read_cgroups(proc_fd, c);
+        if (r >= 0)
+                r = zd_caller_read_lsm(proc_fd, c);
         /* A process that is gone may have left its number to another: what was read may be
          * that one's. Alive now, it was alive throughout, and the number was its own. */
         if (pidfd_kill(c->pidfd, 0) == -ESRCH) /* EPERM: alive, only not ours to signal */

@@ -53,7 +53,7 @@ struct zd_daemon {
         char helper[4096];
         int helper_fd; /* the helper, opened once: references and probes are exec'd through it */
 
-        bool privileged;  /* running as root: workers switch to the callers' ids */
+        bool privileged;      /* running as root: workers switch to the callers' ids */
         uint64_t nofile_soft; /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
         uid_t uid;
         gid_t gid;
@@ -66,11 +66,11 @@ struct zd_daemon {
         struct lh_table *tasks;
         unsigned long next_task;
         unsigned n_tasks;
-        struct zd_task *dying; /* deleted tasks whose exit has not been seen (task.c) */
+        struct zd_task *dying;   /* deleted tasks whose exit has not been seen (task.c) */
         struct zd_events events; /* Events streams (events.h) */
 
         struct zd_server server;
-        struct zd_parked *parked; /* inherit-tier spawns the references have in hand (spawn-park.c) */
+        struct zd_parked *parked;           /* inherit-tier spawns the references have in hand (spawn-park.c) */
         struct zd_sd_activation activation; /* passed fds, until adopted */
         ev_timer watchdog;
         ev_timer status_timer;

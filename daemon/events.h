@@ -21,9 +21,9 @@ struct zd_events {
 struct zd_event {
         const char *type; /* "create", "start", "exit", "delete" */
         const char *id;
-        uid_t uid;        /* the task's owner: who (besides root) may see it */
-        pid_t pid;        /* 0: none (yet) */
-        bool has_status;  /* exited with a known status: signal, else exit_code */
+        uid_t uid;       /* the task's owner: who (besides root) may see it */
+        pid_t pid;       /* 0: none (yet) */
+        bool has_status; /* exited with a known status: signal, else exit_code */
         int signal, exit_code;
 };
 

@@ -59,7 +59,7 @@ struct zd_filter {
         char key_hex[2 * ZC_SHA256_DIGEST_SIZE + 1];
         struct sock_filter *bpf; /* owned */
         size_t bpf_len;
-        unsigned flags;          /* SECCOMP_FILTER_FLAG_* */
+        unsigned flags;                           /* SECCOMP_FILTER_FLAG_* */
         char hash[2 * ZC_SHA256_DIGEST_SIZE + 1]; /* of the program */
         uint64_t compile_nsec;
         uid_t owner;

@@ -125,13 +125,16 @@ int zd_compile_result_parse(const void *buf, size_t size, struct zd_compile_resu
                 memcpy(bpf, (const char *) buf + sizeof(a), a.bpf_len * sizeof(*bpf));
         }
         if (a.message_len > 0) {
-                message = strndup((const char *) buf + sizeof(a) + a.bpf_len * sizeof(struct sock_filter),
-                                  a.message_len);
+                message =
+                        strndup((const char *) buf + sizeof(a) + a.bpf_len * sizeof(struct sock_filter), a.message_len);
                 if (!message)
                         return -ENOMEM;
         }
-        *ret = (struct zd_compile_result){ .error = a.error, .flags = a.flags, .bpf_len = a.bpf_len,
-                                           .bpf = TAKE_PTR(bpf), .message = TAKE_PTR(message) };
+        *ret = (struct zd_compile_result){ .error = a.error,
+                                           .flags = a.flags,
+                                           .bpf_len = a.bpf_len,
+                                           .bpf = TAKE_PTR(bpf),
+                                           .message = TAKE_PTR(message) };
         memcpy(ret->hash, a.hash, sizeof(ret->hash));
         return 0;
 }

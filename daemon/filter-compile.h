@@ -15,7 +15,7 @@ struct zd_compile_result {
         struct sock_filter *bpf; /* malloc'd; NULL on error */
         size_t bpf_len;
         char hash[2 * ZC_SHA256_DIGEST_SIZE + 1];
-        char *message;           /* malloc'd: the error's words (NULL when none) */
+        char *message; /* malloc'd: the error's words (NULL when none) */
 };
 
 /* The most a child's answer may hold: the kernel's longest program and a message. */

@@ -151,13 +151,13 @@ struct zd_filter_compile {
         struct zd_daemon *d;
         uint8_t key[ZC_SHA256_DIGEST_SIZE];
         char key_hex[2 * ZC_SHA256_DIGEST_SIZE + 1];
-        uid_t uid;              /* who started it: charged its CPU time */
+        uid_t uid; /* who started it: charged its CPU time */
         unsigned cpu_sec;
         pid_t pid;
         int pidfd, out;
         ev_io out_watch, exit_watch;
         ev_timer deadline;
-        char *buf;              /* the answer so far */
+        char *buf; /* the answer so far */
         size_t len, size;
         bool eof, exited, timed_out, too_long;
         siginfo_t si;
@@ -228,20 +228,25 @@ static void compile_finish(struct zd_filter_compile *k) {
                 if (q == -ENOSPC)
                         zd_log(LOG_DEBUG, "GetFilter: uid %u's program not kept: the cache is full of root's",
                                (unsigned) k->uid);
-                zd_log(LOG_DEBUG, "GetFilter: compiled a seccomp object for uid %u in %.1f ms of CPU (%zu instructions)",
+                zd_log(LOG_DEBUG,
+                       "GetFilter: compiled a seccomp object for uid %u in %.1f ms of CPU (%zu instructions)",
                        (unsigned) k->uid, (double) k->cpu_nsec / 1e6, res.bpf_len);
                 for (size_t i = 0; i < k->n_waiters; i++)
                         if (k->waiters[i])
-                                reply_filter(k->waiters[i], k->key_hex, res.hash, res.bpf, res.bpf_len, res.flags, false);
+                                reply_filter(k->waiters[i], k->key_hex, res.hash, res.bpf, res.bpf_len, res.flags,
+                                             false);
         } else if (k->timed_out) {
-                snprintf(msg, sizeof(msg), "the compile did not finish within %d s and was stopped", ZD_FILTER_WALL_SEC);
+                snprintf(msg, sizeof(msg), "the compile did not finish within %d s and was stopped",
+                         ZD_FILTER_WALL_SEC);
                 zd_log(LOG_NOTICE, "GetFilter: uid %u's compile stopped at its deadline", (unsigned) k->uid);
                 compile_fail_all(k, ZY_ERROR_LIMIT_EXCEEDED,
                                  limit_params("compile_wall_time", ZD_FILTER_WALL_SEC * 1000L, msg));
         } else if ((k->si.si_code == CLD_KILLED || k->si.si_code == CLD_DUMPED) &&
                    (k->si.si_status == SIGXCPU || k->si.si_status == SIGKILL)) {
-                snprintf(msg, sizeof(msg), "the compile used more than %u s of CPU time and was stopped; "
-                         "an object with fewer argument comparisons compiles faster", k->cpu_sec);
+                snprintf(msg, sizeof(msg),
+                         "the compile used more than %u s of CPU time and was stopped; "
+                         "an object with fewer argument comparisons compiles faster",
+                         k->cpu_sec);
                 zd_log(LOG_NOTICE, "GetFilter: uid %u's compile stopped past its CPU limit (%u s)", (unsigned) k->uid,
                        k->cpu_sec);
                 compile_fail_all(k, ZY_ERROR_LIMIT_EXCEEDED, limit_params("compile_cpu", k->cpu_sec * 1000L, msg));
@@ -376,7 +381,8 @@ static int compile_join(struct zd_call *call, const uint8_t key[ZC_SHA256_DIGEST
 }
 
 /* How many compiles run: in all, for non-root uids, for uid. */
-static void compiles_running(struct zd_daemon *d, uid_t uid, unsigned *ret_all, unsigned *ret_users, unsigned *ret_uid) {
+static void compiles_running(struct zd_daemon *d, uid_t uid, unsigned *ret_all, unsigned *ret_users,
+                             unsigned *ret_uid) {
         *ret_all = *ret_users = *ret_uid = 0;
         for (struct zd_filter_compile *k = d->filters.compiling; k; k = k->next) {
                 (*ret_all)++;
@@ -398,7 +404,8 @@ static uint64_t object_complexity(json_object *o) {
                 for (size_t i = 0; i < json_object_array_length(list); i++) {
                         e = json_object_array_get_idx(list, i);
                         size_t k = 1;
-                        if (json_object_object_get_ex(e, "subArchitectures", &v) && json_object_is_type(v, json_type_array))
+                        if (json_object_object_get_ex(e, "subArchitectures", &v) &&
+                            json_object_is_type(v, json_type_array))
                                 k += json_object_array_length(v);
                         n_arches = k > n_arches ? k : n_arches;
                 }
@@ -442,7 +449,8 @@ static int filter_of_seccomp(struct zd_call *call, json_object *seccomp) {
          * done as root for whoever asks, would open any file on the machine. */
         json_object *action;
         if (!json_object_object_get_ex(seccomp, "defaultAction", &action) || !action)
-                return invalid_seccomp(call, -EINVAL, "seccomp: defaultAction: missing (an OCI seccomp object has one)");
+                return invalid_seccomp(call, -EINVAL,
+                                       "seccomp: defaultAction: missing (an OCI seccomp object has one)");
         zd_filter_key(text, strlen(text), key);
         f = zd_filter_cache_lookup(&d->filters, key, uid);
         if (f) {
@@ -452,7 +460,8 @@ static int filter_of_seccomp(struct zd_call *call, json_object *seccomp) {
         /* root too: no caller's object may keep a compile child busy past reason */
         cost = object_complexity(seccomp);
         if (cost > ZD_FILTER_ARG_CMP_MAX) {
-                snprintf(msg, sizeof(msg), "the object asks for %llu argument comparisons (each name of an entry "
+                snprintf(msg, sizeof(msg),
+                         "the object asks for %llu argument comparisons (each name of an entry "
                          "with args, per comparison, per architecture); at most %d are compiled",
                          (unsigned long long) cost, ZD_FILTER_ARG_CMP_MAX);
                 return zd_call_fail(call, -E2BIG, ZY_ERROR_LIMIT_EXCEEDED,
@@ -470,7 +479,8 @@ static int filter_of_seccomp(struct zd_call *call, json_object *seccomp) {
         if (uid != 0 && mine >= ZD_FILTER_COMPILES_PER_UID)
                 return zd_call_limit(call, "compiles_per_user", ZD_FILTER_COMPILES_PER_UID);
         if (all >= ZD_FILTER_COMPILES_MAX || (uid != 0 && users >= ZD_FILTER_COMPILES_USERS_MAX))
-                return zd_call_limit(call, "compiles", uid != 0 ? ZD_FILTER_COMPILES_USERS_MAX : ZD_FILTER_COMPILES_MAX);
+                return zd_call_limit(call, "compiles",
+                                     uid != 0 ? ZD_FILTER_COMPILES_USERS_MAX : ZD_FILTER_COMPILES_MAX);
         return compile_start(call, key, text);
 }
 
@@ -480,9 +490,13 @@ struct filter_param {
 };
 
 static const struct zc_json_field filter_fields[] = {
-        { .name = "profile", .type = ZC_JSON_STRING, .offset = offsetof(struct filter_param, profile),
+        { .name = "profile",
+          .type = ZC_JSON_STRING,
+          .offset = offsetof(struct filter_param, profile),
           .flags = ZC_JSON_NULLABLE },
-        { .name = "seccomp", .type = ZC_JSON_OBJECT, .offset = offsetof(struct filter_param, seccomp),
+        { .name = "seccomp",
+          .type = ZC_JSON_OBJECT,
+          .offset = offsetof(struct filter_param, seccomp),
           .flags = ZC_JSON_NULLABLE },
         {},
 };

@@ -75,7 +75,7 @@ void zd_log_field(struct zd_log_fields *f, const char *fmt, ...) {
         if (n < 0)
                 return;
         size_t len = (size_t) n < room ? (size_t) n : room - 1; /* truncated, still one field */
-        f->iov[f->n++] = (struct iovec) { .iov_base = p, .iov_len = len };
+        f->iov[f->n++] = (struct iovec){ .iov_base = p, .iov_len = len };
         f->used += len + 1;
 }
 

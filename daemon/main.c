@@ -31,35 +31,34 @@
 #include "zygote-protocol.h"
 
 static void usage(FILE *f) {
-        fprintf(f,
-                "Usage: zygoted [OPTIONS]\n"
-                "       zygoted --check-profile FILE [--dump-bpf OUT]\n"
-                "\n"
-                "Serves sandboxed process launches over a Unix socket (varlink protocol\n"
-                "io.zygote.Launcher), from one pre-loaded reference process per seccomp profile.\n"
-                "\n"
-                "Options:\n"
-                "  --socket PATH         listen here (default: $ZYGOTE_SOCKET, else\n"
-                "                        /run/zygote/zygoted.sock as root,\n"
-                "                        $XDG_RUNTIME_DIR/zygote/zygoted.sock otherwise, or\n"
-                "                        /run/user/UID/zygote/zygoted.sock without it)\n"
-                "  --profiles DIR        load *.json profiles from DIR; repeatable, a later DIR\n"
-                "                        overrides a profile of the same name (default: the bundled\n"
-                "                        profiles, then /etc/zygote/profiles if it exists)\n"
-                "  --tier TIER           auto (default), clone, inherit or load: force how workers\n"
-                "                        get their filter (for tests and benchmarks); a profile that\n"
-                "                        cannot use a forced tier is left out, --tier clone on a\n"
-                "                        kernel without SECCOMP_CLONE_FILTER fails at start-up\n"
-                "  --check-profile FILE  compile one profile file, print what it gives, and exit\n"
-                "                        0 (good) or 1 (bad), like nginx -t\n"
-                "  --dump-bpf OUT        with --check-profile: also write the compiled program to\n"
-                "                        OUT, a raw array of struct sock_filter\n"
-                "  --version             print the version\n"
-                "  -h, --help            this text\n"
-                "\n"
-                "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
-                "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace (force the fallbacks),\n"
-                "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
+        fprintf(f, "Usage: zygoted [OPTIONS]\n"
+                   "       zygoted --check-profile FILE [--dump-bpf OUT]\n"
+                   "\n"
+                   "Serves sandboxed process launches over a Unix socket (varlink protocol\n"
+                   "io.zygote.Launcher), from one pre-loaded reference process per seccomp profile.\n"
+                   "\n"
+                   "Options:\n"
+                   "  --socket PATH         listen here (default: $ZYGOTE_SOCKET, else\n"
+                   "                        /run/zygote/zygoted.sock as root,\n"
+                   "                        $XDG_RUNTIME_DIR/zygote/zygoted.sock otherwise, or\n"
+                   "                        /run/user/UID/zygote/zygoted.sock without it)\n"
+                   "  --profiles DIR        load *.json profiles from DIR; repeatable, a later DIR\n"
+                   "                        overrides a profile of the same name (default: the bundled\n"
+                   "                        profiles, then /etc/zygote/profiles if it exists)\n"
+                   "  --tier TIER           auto (default), clone, inherit or load: force how workers\n"
+                   "                        get their filter (for tests and benchmarks); a profile that\n"
+                   "                        cannot use a forced tier is left out, --tier clone on a\n"
+                   "                        kernel without SECCOMP_CLONE_FILTER fails at start-up\n"
+                   "  --check-profile FILE  compile one profile file, print what it gives, and exit\n"
+                   "                        0 (good) or 1 (bad), like nginx -t\n"
+                   "  --dump-bpf OUT        with --check-profile: also write the compiled program to\n"
+                   "                        OUT, a raw array of struct sock_filter\n"
+                   "  --version             print the version\n"
+                   "  -h, --help            this text\n"
+                   "\n"
+                   "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
+                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace (force the fallbacks),\n"
+                   "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
 
 static int default_socket(char **ret) {
@@ -97,8 +96,8 @@ static void status_line(struct zd_daemon *d, char *buf, size_t size) {
                 inherit += t == ZD_TIER_INHERIT;
                 load += t == ZD_TIER_LOAD;
         }
-        snprintf(buf, size, "%zu profiles (clone %u, inherit %u, load %u), %u tasks, %lu spawned", d->n_entries,
-                 clone, inherit, load, d->n_tasks, d->spawned);
+        snprintf(buf, size, "%zu profiles (clone %u, inherit %u, load %u), %u tasks, %lu spawned", d->n_entries, clone,
+                 inherit, load, d->n_tasks, d->spawned);
 }
 
 static void notify_status(struct zd_daemon *d) {
@@ -257,7 +256,8 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
                         break;
                 case OPT_TIER:
                         if (zd_tier_from_string(optarg, &d->forced_tier) < 0) {
-                                fprintf(stderr, "zygoted: --tier: '%s' is not one of auto, clone, inherit, load\n", optarg);
+                                fprintf(stderr, "zygoted: --tier: '%s' is not one of auto, clone, inherit, load\n",
+                                        optarg);
                                 return 2;
                         }
                         break;
@@ -350,7 +350,8 @@ static int probe_kernel(struct zd_daemon *d) {
         if (d->features.pid_namespace)
                 zd_log(LOG_INFO, "tasks: one pid namespace per profile (%s)", d->features.pid_namespace_reason);
         else
-                zd_log(LOG_WARNING, "tasks share zygoted's pid namespace: a task can signal, and without Yama "
+                zd_log(LOG_WARNING,
+                       "tasks share zygoted's pid namespace: a task can signal, and without Yama "
                        "ptrace, its caller's other processes (no pid namespace: %s)",
                        d->features.pid_namespace_reason);
         if (d->forced_tier == ZD_TIER_CLONE && !d->features.clone_filter) {
@@ -394,16 +395,17 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
                 return r;
         }
         if (!d->server.closer.helpers)
-                zd_log(LOG_WARNING, "no fd closer (%s): callers' fds are closed here, and a FUSE file's "
-                       "FLUSH can hold up the daemon", d->server.closer.disabled ? "disabled" :
-                       strerror(-d->server.closer.error));
+                zd_log(LOG_WARNING,
+                       "no fd closer (%s): callers' fds are closed here, and a FUSE file's "
+                       "FLUSH can hold up the daemon",
+                       d->server.closer.disabled ? "disabled" : strerror(-d->server.closer.error));
         zd_log(LOG_INFO, "listening on %s%s with %zu profiles",
                d->server.socket_activated ? "a socket from systemd, " : "", d->server.socket_path, d->n_entries);
         if (n_passed > 0)
                 zd_adopt(d, &d->activation);
         else if (!getenv("NOTIFY_SOCKET"))
                 zd_log(LOG_INFO, "not under systemd: no fd store, so tasks started by an earlier zygoted "
-                       "are not adopted (they keep running, unknown to this one)");
+                                 "are not adopted (they keep running, unknown to this one)");
         zd_sd_activation_free(&d->activation);
         return 0;
 }

@@ -26,10 +26,10 @@
 #include "util.h"
 
 enum {
-        M_ROOT = 1u << 0,      /* root only */
-        M_FDS = 1u << 1,       /* may come with fds */
-        M_TASK = 1u << 2,      /* its one parameter is "id": the handler gets the caller's task */
-        M_NO_PARAMS = 1u << 3, /* takes no parameters */
+        M_ROOT = 1u << 0,         /* root only */
+        M_FDS = 1u << 1,          /* may come with fds */
+        M_TASK = 1u << 2,         /* its one parameter is "id": the handler gets the caller's task */
+        M_NO_PARAMS = 1u << 3,    /* takes no parameters */
         M_READS_CALLER = 1u << 4, /* reads the caller's process itself, and sets who acts (spawn-identity.c) */
 };
 
@@ -132,8 +132,11 @@ static int check_signal(const char *name, json_object *v, void *ret, void *userd
 
 static const struct zc_json_field kill_fields[] = {
         { .name = "id", .type = ZC_JSON_STRING, .offset = offsetof(struct kill_param, id), .flags = ZC_JSON_MANDATORY },
-        { .name = "signal", .type = ZC_JSON_INT64, .offset = offsetof(struct kill_param, signal),
-          .flags = ZC_JSON_NULLABLE, .callback = check_signal },
+        { .name = "signal",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct kill_param, signal),
+          .flags = ZC_JSON_NULLABLE,
+          .callback = check_signal },
         { .name = "all", .type = ZC_JSON_BOOL, .offset = offsetof(struct kill_param, all), .flags = ZC_JSON_NULLABLE },
         {},
 };
@@ -288,7 +291,9 @@ struct interface_param {
 };
 
 static const struct zc_json_field interface_fields[] = {
-        { .name = "interface", .type = ZC_JSON_STRING, .offset = offsetof(struct interface_param, interface),
+        { .name = "interface",
+          .type = ZC_JSON_STRING,
+          .offset = offsetof(struct interface_param, interface),
           .flags = ZC_JSON_MANDATORY },
         {},
 };

@@ -125,8 +125,10 @@ static void on_reply(struct ev_loop *loop, ev_io *w, int revents) {
                 if (r != -EAGAIN) {
                         if (r >= 0)
                                 zd_task_reap_orphan(c->d, worker); /* a worker nobody asked for */
-                        zd_log(LOG_WARNING, "profile %s: the reference answered what it was not asked; it is "
-                               "killed", c->name);
+                        zd_log(LOG_WARNING,
+                               "profile %s: the reference answered what it was not asked; it is "
+                               "killed",
+                               c->name);
                         (void) zc_pidref_kill(&c->ref->pidref, SIGKILL);
                         ev_io_stop(loop, w);
                         return;
@@ -179,8 +181,8 @@ void zd_ref_client_lost(struct zd_ref_client *c) {
                 pid_t lost = zr_reference_find_worker(c->ref, q->status_r);
 
                 if (lost > 0) {
-                        zd_log(LOG_WARNING, "profile %s: worker %d of a lost reference is killed before exec",
-                               c->name, (int) lost);
+                        zd_log(LOG_WARNING, "profile %s: worker %d of a lost reference is killed before exec", c->name,
+                               (int) lost);
                         kill_lost_worker(c, lost);
                 } else if (lost < 0)
                         zd_log(LOG_WARNING, "profile %s: looking for the worker of a lost reference: %s", c->name,

@@ -24,10 +24,10 @@ typedef void (*zd_ref_done_fn)(void *userdata, int r, struct zc_pidref worker);
  * while requests are in flight and the deadline of the oldest one. */
 struct zd_ref_client {
         struct zd_daemon *d;
-        struct zr_reference *ref; /* the entry's: started and stopped by the registry */
-        char *name;               /* the profile's, for the log */
-        ev_io watch;              /* its control socket, while requests are in flight */
-        ev_timer timer;           /* the oldest request's deadline */
+        struct zr_reference *ref;        /* the entry's: started and stopped by the registry */
+        char *name;                      /* the profile's, for the log */
+        ev_io watch;                     /* its control socket, while requests are in flight */
+        ev_timer timer;                  /* the oldest request's deadline */
         struct zd_ref_request *requests; /* in flight, oldest first: the reference answers in order */
         unsigned n_requests;
 };

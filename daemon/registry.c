@@ -101,8 +101,8 @@ static int entry_start_pidns(struct zd_entry *e) {
         zd_fork_gate();
         r = zr_pidns_start(d->helper_fd, &e->ns, what, sizeof(what));
         if (r < 0) {
-                zd_log(LOG_ERR, "profile %s: the init of its pid namespace failed to start%s%s: %s",
-                       e->profile->name, what[0] ? " at " : "", what, strerror(-r));
+                zd_log(LOG_ERR, "profile %s: the init of its pid namespace failed to start%s%s: %s", e->profile->name,
+                       what[0] ? " at " : "", what, strerror(-r));
                 return r;
         }
         ev_io_init(&e->ns_watch, on_init_death, e->ns.pidref.fd, EV_READ);
@@ -143,9 +143,8 @@ static int entry_start_reference(struct zd_entry *e) {
         if (r < 0)
                 return r;
         zd_fork_gate();
-        r = zr_reference_start_ns(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags,
-                                  p->no_new_privs || !d->privileged, drop, e->ns.pidns_fd, e->ns.mntns_fd,
-                                  &e->ref);
+        r = zr_reference_start_ns(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags, p->no_new_privs || !d->privileged,
+                                  drop, e->ns.pidns_fd, e->ns.mntns_fd, &e->ref);
         if (r < 0)
                 return r;
         e->ref_capbset = drop;
@@ -196,8 +195,8 @@ static int entry_choose_tier(struct zd_entry *e) {
         }
         if (d->features.clone_filter && forced != ZD_TIER_INHERIT) {
                 e->best_tier = ZD_TIER_CLONE;
-                snprintf(e->reason, sizeof(e->reason), "%s", forced == ZD_TIER_CLONE ? "forced by --tier clone"
-                                                               : "kernel has SECCOMP_CLONE_FILTER");
+                snprintf(e->reason, sizeof(e->reason), "%s",
+                         forced == ZD_TIER_CLONE ? "forced by --tier clone" : "kernel has SECCOMP_CLONE_FILTER");
                 goto done;
         }
         if (forced == ZD_TIER_CLONE) {
@@ -208,7 +207,7 @@ static int entry_choose_tier(struct zd_entry *e) {
         if (r >= 0) {
                 e->best_tier = ZD_TIER_INHERIT;
                 snprintf(e->reason, sizeof(e->reason), "%s",
-                         forced == ZD_TIER_INHERIT ? "forced by --tier inherit; inherit probe passed"
+                         forced == ZD_TIER_INHERIT  ? "forced by --tier inherit; inherit probe passed"
                          : d->features.clone_filter ? "inherit probe passed"
                                                     : "kernel lacks SECCOMP_CLONE_FILTER; inherit probe passed");
                 goto done;
@@ -257,8 +256,8 @@ static int entry_new(struct zd_daemon *d, struct zp_profile *p, struct zd_entry 
          * profile is not served at all. */
         r = entry_start_pidns(e);
         if (r < 0) {
-                if (ret_error && asprintf(ret_error, "the init of its pid namespace failed to start: %s",
-                                          strerror(-r)) < 0)
+                if (ret_error &&
+                    asprintf(ret_error, "the init of its pid namespace failed to start: %s", strerror(-r)) < 0)
                         *ret_error = NULL;
                 e->profile = NULL;
                 entry_free(e);
@@ -297,8 +296,8 @@ static void on_restart(struct ev_loop *loop, ev_timer *w, int revents) {
         e->restarts++;
         e->tier = e->best_tier;
         snprintf(e->reason, sizeof(e->reason), "reference restarted (%u restarts)", e->restarts);
-        zd_log(LOG_NOTICE, "profile %s: reference process restarted (pid %d); back to the %s tier",
-               e->profile->name, (int) e->ref.pidref.pid, zd_tier_to_string(e->tier));
+        zd_log(LOG_NOTICE, "profile %s: reference process restarted (pid %d); back to the %s tier", e->profile->name,
+               (int) e->ref.pidref.pid, zd_tier_to_string(e->tier));
 }
 
 static void on_ref_death(struct ev_loop *loop, ev_io *w, int revents) {
@@ -328,9 +327,10 @@ static void on_init_death(struct ev_loop *loop, ev_io *w, int revents) {
         ev_io_stop(loop, w);
         (void) zc_pidref_wait(&e->ns.pidref, WEXITED, &si);
         zr_pidns_release(&e->ns);
-        zd_log(LOG_WARNING, "profile %s: the init %d of its pid namespace died (%s %d), and its tasks with it; "
-               "starting another", e->profile->name, (int) pid,
-               si.si_code == CLD_EXITED ? "exit status" : "signal", si.si_status);
+        zd_log(LOG_WARNING,
+               "profile %s: the init %d of its pid namespace died (%s %d), and its tasks with it; "
+               "starting another",
+               e->profile->name, (int) pid, si.si_code == CLD_EXITED ? "exit status" : "signal", si.si_status);
         /* its watcher sees it die and restarts it, in the new namespace */
         if (e->ref_up)
                 (void) zc_pidref_kill(&e->ref.pidref, SIGKILL);
@@ -390,8 +390,8 @@ static int build_entries(struct zd_daemon *d, struct zp_profile_set *set, struct
                         }
                         set->items[i] = NULL;
                         entries[n++] = e;
-                        zd_log(LOG_INFO, "profile %s: %zu BPF instructions, longest path %u, tier %s (%s)",
-                               p->name, p->bpf_len, p->longest_path, zd_tier_to_string(e->tier), e->reason);
+                        zd_log(LOG_INFO, "profile %s: %zu BPF instructions, longest path %u, tier %s (%s)", p->name,
+                               p->bpf_len, p->longest_path, zd_tier_to_string(e->tier), e->reason);
                 }
                 if (loaded)
                         json_object_array_add(loaded, json_object_new_string(entries[n - 1]->profile->name));
@@ -403,8 +403,8 @@ static int build_entries(struct zd_daemon *d, struct zp_profile_set *set, struct
 
 int zd_registry_load(struct zd_daemon *d) {
         struct zp_profile_set set = {};
-        int r = zp_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set,
-                                    log_profile_error, NULL);
+        int r = zp_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set, log_profile_error,
+                                    NULL);
         if (r < 0)
                 return r;
         r = build_entries(d, &set, NULL, 0, NULL, NULL, &d->entries, &d->n_entries);
@@ -417,8 +417,8 @@ int zd_registry_load(struct zd_daemon *d) {
 int zd_registry_reload(struct zd_daemon *d, json_object **ret_loaded, json_object **ret_failed) {
         struct zp_profile_set set = {};
         json_object *loaded = json_object_new_array(), *failed = json_object_new_array();
-        int r = zp_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set,
-                                    log_profile_error, failed);
+        int r = zp_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set, log_profile_error,
+                                    failed);
         if (r < 0)
                 goto fail;
         struct zd_entry **entries;

@@ -18,22 +18,22 @@ struct zd_entry {
         struct zd_daemon *d;
         struct zp_profile *profile;
         struct zr_reference ref;
-        struct zr_pidns ns;      /* the profile's pid namespace (pidns.h); pidfd < 0: none */
-        ev_io ns_watch;          /* its init's pidfd: its death */
-        uint64_t ref_capbset;    /* what the reference dropped from its bounding set */
+        struct zr_pidns ns;   /* the profile's pid namespace (pidns.h); pidfd < 0: none */
+        ev_io ns_watch;       /* its init's pidfd: its death */
+        uint64_t ref_capbset; /* what the reference dropped from its bounding set */
         bool ref_up;
-        enum zd_tier tier;       /* what spawns use now */
-        enum zd_tier best_tier;  /* what spawns use while the reference is up */
-        char reason[256];        /* why this tier */
-        ev_io ref_watch;         /* reference pidfd: its death */
+        enum zd_tier tier;           /* what spawns use now */
+        enum zd_tier best_tier;      /* what spawns use while the reference is up */
+        char reason[256];            /* why this tier */
+        ev_io ref_watch;             /* reference pidfd: its death */
         struct zd_ref_client client; /* the requests in its hands (reference-client.h) */
-        ev_timer restart;        /* backoff restart */
+        ev_timer restart;            /* backoff restart */
         double backoff;
         double ref_started_at;
         unsigned restarts;
 };
 
-int zd_registry_load(struct zd_daemon *d);   /* start-up: fatal errors only when nothing loads */
+int zd_registry_load(struct zd_daemon *d); /* start-up: fatal errors only when nothing loads */
 int zd_registry_reload(struct zd_daemon *d, json_object **ret_loaded, json_object **ret_failed);
 void zd_registry_free(struct zd_daemon *d);
 struct zd_entry *zd_registry_find(struct zd_daemon *d, const char *name);

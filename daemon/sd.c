@@ -76,7 +76,7 @@ void zd_sd_activation_free(struct zd_sd_activation *a) {
                 safe_close(a->fds[i]);
         free(a->fds);
         strv_free(a->names);
-        *a = (struct zd_sd_activation) {};
+        *a = (struct zd_sd_activation){};
 }
 
 /* ---- notify ------------------------------------------------------------------------------- */

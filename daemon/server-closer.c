@@ -101,7 +101,9 @@ static _noreturn_ void sink_run(int fd) {
                 } control;
                 char byte = 0;
                 struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                struct msghdr mh = { .msg_iov = &iov,
+                                     .msg_iovlen = 1,
+                                     .msg_control = control.buf,
                                      .msg_controllen = sizeof(control.buf) };
                 ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 
@@ -278,8 +280,8 @@ int zd_closer_start(struct zd_closer *c, struct ev_loop *loop) {
         ev_init(&c->timer, on_closer_timer);
         c->timer.data = c;
         ev_io_start(loop, &c->watch);
-        c->fork_holder = (struct zd_fork_holder){ .stage = ZD_FORK_SETTLE, .close_before_fork = closer_settle,
-                                                  .userdata = c };
+        c->fork_holder =
+                (struct zd_fork_holder){ .stage = ZD_FORK_SETTLE, .close_before_fork = closer_settle, .userdata = c };
         zd_fork_gate_register(&c->fork_holder);
         return 0;
 }

@@ -26,14 +26,14 @@ struct zd_closer {
         /* The sink: one process, not sharing the fd table, that closes the connection sockets
          * whose receive queue still holds a caller's unread data (and with it, maybe, fds the
          * daemon never took). See server-closer.c. */
-        bool sink_alive;              /* sink_fd and sink_pidfd hold only while it is */
-        int sink_fd;                  /* our end of its socket */
-        int sink_error;               /* why it went: a negative errno, or 0 */
-        bool sink_commit_owed;        /* the last socket sent is ours closed, the sink not told yet */
+        bool sink_alive;       /* sink_fd and sink_pidfd hold only while it is */
+        int sink_fd;           /* our end of its socket */
+        int sink_error;        /* why it went: a negative errno, or 0 */
+        bool sink_commit_owed; /* the last socket sent is ours closed, the sink not told yet */
         int sink_pidfd;
-        ev_io sink_watch;             /* its socket writable again, or the sink gone */
+        ev_io sink_watch; /* its socket writable again, or the sink gone */
         ev_io sink_exit;
-        int *sink_queue;              /* sockets waiting while the sink's socket is full */
+        int *sink_queue; /* sockets waiting while the sink's socket is full */
         size_t n_sink_queue;
 };
 

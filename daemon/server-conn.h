@@ -18,7 +18,7 @@ struct zd_conn {
         int fd;
         ev_io io;
         ev_timer partial;
-        ev_idle kick;     /* process buffered calls after an asynchronous reply */
+        ev_idle kick;        /* process buffered calls after an asynchronous reply */
         struct ucred cred;   /* SO_PEERCRED: who connected (the connection's limits go by it) */
         struct ucred acting; /* who calls now: cred, or less for a root connection whose process
                               * dropped its ids since (zd_conn_set_acting) */
@@ -30,12 +30,12 @@ struct zd_conn {
         size_t n_in_fds;
         struct zd_out *out_head, *out_tail;
         size_t out_bytes;
-        bool busy;        /* a call is waiting for its (last) reply */
-        bool more;        /* the current call asked for more replies */
-        bool closing;     /* close once the output is flushed */
+        bool busy;    /* a call is waiting for its (last) reply */
+        bool more;    /* the current call asked for more replies */
+        bool closing; /* close once the output is flushed */
         bool dead;
-        bool processing;  /* inside zd_conn_process() */
-        void *data;       /* the layer above's */
+        bool processing; /* inside zd_conn_process() */
+        void *data;      /* the layer above's */
         unsigned refs;
 };
 

@@ -44,8 +44,10 @@ int zd_server_drop_partial_fds(void *userdata) {
                 n++;
         }
         if (n > 0)
-                zd_log(LOG_INFO, "%u connection%s dropped: %s the fds of a message not yet complete when a "
-                       "fork needed a clean fd table", n, n == 1 ? "" : "s", n == 1 ? "it held" : "they held");
+                zd_log(LOG_INFO,
+                       "%u connection%s dropped: %s the fds of a message not yet complete when a "
+                       "fork needed a clean fd table",
+                       n, n == 1 ? "" : "s", n == 1 ? "it held" : "they held");
         return (int) n;
 }
 
@@ -75,8 +77,10 @@ int zd_conn_read(struct zd_conn *c) {
                 } control;
                 struct iovec iov = { .iov_base = c->in + c->in_len, .iov_len = c->in_size - c->in_len };
                 struct msghdr mh = {
-                        .msg_iov = &iov, .msg_iovlen = 1,
-                        .msg_control = control.buf, .msg_controllen = sizeof(control.buf),
+                        .msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = control.buf,
+                        .msg_controllen = sizeof(control.buf),
                 };
                 /* A uid whose fds hold up too many closer helpers (closes that do not return)
                  * passes none. Its fds are not even taken in: a look first (MSG_PEEK with no
@@ -106,8 +110,7 @@ int zd_conn_read(struct zd_conn *c) {
                         mh.msg_controllen = 0;
                 bool bad = false;
                 for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-                        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
-                            cm->cmsg_len < CMSG_LEN(0)) {
+                        if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len < CMSG_LEN(0)) {
                                 bad = true; /* credentials or anything else: not ours to accept */
                                 continue;
                         }
@@ -133,12 +136,14 @@ int zd_conn_read(struct zd_conn *c) {
                         /* Tell the caller why, then drop it: its fd stream is out of step. */
                         zd_conn_drop_fds(c);
                         if (refused)
-                                zd_log(LOG_NOTICE, "refusing the fds of uid %u: its fds hold up %d closer helpers, "
-                                       "or too few are left", (unsigned) c->cred.uid, ZD_CLOSER_HELD_PER_UID);
+                                zd_log(LOG_NOTICE,
+                                       "refusing the fds of uid %u: its fds hold up %d closer helpers, "
+                                       "or too few are left",
+                                       (unsigned) c->cred.uid, ZD_CLOSER_HELD_PER_UID);
                         json_object *p = json_object_new_object();
                         json_object_object_add(p, "limit", json_object_new_string(refused ? "fdsHeldInClose" : "fds"));
-                        json_object_object_add(p, "max", json_object_new_int(refused ? ZD_CLOSER_HELD_PER_UID
-                                                                                    : (int) ZY_FDS_MAX));
+                        json_object_object_add(
+                                p, "max", json_object_new_int(refused ? ZD_CLOSER_HELD_PER_UID : (int) ZY_FDS_MAX));
                         json_object *msg = json_object_new_object();
                         json_object_object_add(msg, "error", json_object_new_string(ZY_ERROR_LIMIT_EXCEEDED));
                         json_object_object_add(msg, "parameters", p);

@@ -259,8 +259,8 @@ static void on_conn_io(struct ev_loop *loop, ev_io *w, int revents) {
 
 static void on_partial_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
         struct zd_conn *c = w->data;
-        zd_log(LOG_NOTICE, "closing connection of uid %u: partial message idle for %.0fs",
-               (unsigned) c->cred.uid, ZD_PARTIAL_TIMEOUT);
+        zd_log(LOG_NOTICE, "closing connection of uid %u: partial message idle for %.0fs", (unsigned) c->cred.uid,
+               ZD_PARTIAL_TIMEOUT);
         conn_close(c);
 }
 
@@ -389,8 +389,8 @@ static void accept_pause(struct zd_server *s, int err) {
                 s->accept_unlogged++;
                 return;
         }
-        zd_log(LOG_WARNING, "accept: %s: connections wait until an fd frees (%u such pauses not logged)",
-               strerror(err), s->accept_unlogged);
+        zd_log(LOG_WARNING, "accept: %s: connections wait until an fd frees (%u such pauses not logged)", strerror(err),
+               s->accept_unlogged);
         s->accept_logged = now;
         s->accept_unlogged = 0;
 }
@@ -420,7 +420,8 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
                         /* Say why, best effort, and close: the others keep being served. */
                         char buf[160];
                         int n = snprintf(buf, sizeof(buf),
-                                         "{\"error\":\"" ZY_ERROR_LIMIT_EXCEEDED "\",\"parameters\":{\"limit\":\"%s\",\"max\":%u}}",
+                                         "{\"error\":\"" ZY_ERROR_LIMIT_EXCEEDED
+                                         "\",\"parameters\":{\"limit\":\"%s\",\"max\":%u}}",
                                          limit, max);
                         (void) !send(fd, buf, (size_t) n + 1, MSG_DONTWAIT | MSG_NOSIGNAL);
                         continue;
@@ -502,7 +503,8 @@ int zd_server_listen(struct zd_server *s) {
         s->accept_retry.data = s;
         s->accept_paused = false;
         ev_io_start(s->loop, &s->listen_watch);
-        s->fork_holder = (struct zd_fork_holder){ .stage = ZD_FORK_RELEASE, .close_before_fork = zd_server_drop_partial_fds,
+        s->fork_holder = (struct zd_fork_holder){ .stage = ZD_FORK_RELEASE,
+                                                  .close_before_fork = zd_server_drop_partial_fds,
                                                   .userdata = s };
         zd_fork_gate_register(&s->fork_holder);
         return 0;
@@ -535,7 +537,9 @@ bool zd_server_expire_partial(struct zd_server *s) {
 
 void zd_server_dump(struct zd_server *s, FILE *f) {
         for (struct zd_conn *c = s->conns; c; c = c->next)
-                fprintf(f, "connection: uid=%u busy=%d more=%d closing=%d in_len=%zu fds=%zu out=%zu waits=%d "
-                        "partial=%d\n", (unsigned) c->cred.uid, c->busy, c->more, c->closing, c->in_len, c->n_in_fds,
-                        c->out_bytes, c->data != NULL, ev_is_active(&c->partial));
+                fprintf(f,
+                        "connection: uid=%u busy=%d more=%d closing=%d in_len=%zu fds=%zu out=%zu waits=%d "
+                        "partial=%d\n",
+                        (unsigned) c->cred.uid, c->busy, c->more, c->closing, c->in_len, c->n_in_fds, c->out_bytes,
+                        c->data != NULL, ev_is_active(&c->partial));
 }

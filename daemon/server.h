@@ -17,10 +17,10 @@
 #include "fork-gate.h"
 #include "server-closer.h"
 
-#define ZD_MAX_CONNECTIONS 1024             /* all callers */
-#define ZD_MAX_CONNECTIONS_PER_UID 128      /* one non-root uid */
-#define ZD_MAX_OUTPUT (4u * 1024u * 1024u)  /* unsent replies before a client is dropped */
-#define ZD_PARTIAL_TIMEOUT 10.0             /* seconds a partial message may sit idle */
+#define ZD_MAX_CONNECTIONS 1024            /* all callers */
+#define ZD_MAX_CONNECTIONS_PER_UID 128     /* one non-root uid */
+#define ZD_MAX_OUTPUT (4u * 1024u * 1024u) /* unsent replies before a client is dropped */
+#define ZD_PARTIAL_TIMEOUT 10.0            /* seconds a partial message may sit idle */
 #define ZD_ACCEPT_RETRY 1.0                /* seconds before accept() is tried again, out of fds */
 #define ZD_ACCEPT_LOG_INTERVAL 60.0        /* seconds between two "out of fds" lines */
 
@@ -35,15 +35,15 @@ typedef void (*zd_server_disconnect_fn)(void *userdata, struct zd_conn *c);
 struct zd_server {
         struct ev_loop *loop;
         const char *socket_path;
-        bool socket_activated;  /* listen_fd is systemd's: never unlinked */
-        int listen_fd;          /* -EBADF: zd_server_listen() binds socket_path */
+        bool socket_activated; /* listen_fd is systemd's: never unlinked */
+        int listen_fd;         /* -EBADF: zd_server_listen() binds socket_path */
         ev_io listen_watch;
         /* Out of fds (EMFILE), accept() fails while the listening socket stays readable: the
          * watcher stops until a connection closes or the retry timer fires. */
         ev_timer accept_retry;
         bool accept_paused;
-        ev_tstamp accept_logged;    /* when the last "out of fds" line went out */
-        unsigned accept_unlogged;   /* pauses since, not logged */
+        ev_tstamp accept_logged;  /* when the last "out of fds" line went out */
+        unsigned accept_unlogged; /* pauses since, not logged */
         struct zd_conn *conns;
         unsigned n_conns;
         /* Closes the fds callers pass, in helper processes (server-closer.h): a close may wait

@@ -101,7 +101,7 @@ void zd_spawn_identify(struct spawn *s) {
         const struct ucred *cr = zd_conn_cred(conn);
 
         if (zd_conn_root_at_connect(conn) && s->call->d->privileged) {
-                s->who = (struct ucred) { .pid = cr->pid, .uid = s->caller.euid, .gid = s->caller.egid };
+                s->who = (struct ucred){ .pid = cr->pid, .uid = s->caller.euid, .gid = s->caller.egid };
                 s->who_groups = s->caller.groups;
                 s->who_n_groups = s->caller.n_groups;
                 /* the connection acts as that now (the task's owner), as after any other call */
@@ -121,13 +121,13 @@ int zd_spawn_decide_identity(struct spawn *s) {
         const struct ucred *cr = &s->who;
         size_t n_groups = s->who_n_groups;
         const gid_t *groups = s->who_groups;
-        *id = (struct identity) { .uid = cr->uid, .gid = cr->gid };
+        *id = (struct identity){ .uid = cr->uid, .gid = cr->gid };
 
         if (!d->privileged) {
                 /* We can only give what we are. Serve our own user and root (who gets less). */
                 if (cr->uid != d->uid && cr->uid != 0)
                         return zd_call_denied(call, "this zygoted runs unprivileged and starts tasks only as its "
-                                              "own user");
+                                                    "own user");
                 if (req->user || req->group)
                         return zd_call_denied(call, "an unprivileged zygoted cannot switch users or groups");
                 id->uid = d->uid;
@@ -152,7 +152,7 @@ int zd_spawn_decide_identity(struct spawn *s) {
                 /* another user comes with its own gid and groups */
                 if (u != cr->uid && !(setuid_ok && setgid_ok))
                         return zd_call_denied(call, "the caller does not hold CAP_SETUID and CAP_SETGID, which "
-                                              "running a task as another user needs");
+                                                    "running a task as another user needs");
                 /* Root naming a user (itself too) gets the user's login gid and groups, when it may
                  * set groups. A caller naming itself otherwise keeps its own gid (SO_PEERCRED): the
                  * passwd entry's gid, or the uid number where there is none, may be a group it is
@@ -173,7 +173,7 @@ int zd_spawn_decide_identity(struct spawn *s) {
                         return zd_call_denied(call, "only root may run tasks in a group it is not a member of");
                 if (!member && !setgid_ok)
                         return zd_call_denied(call, "the caller does not hold CAP_SETGID, which running a task in "
-                                              "a group it is not a member of needs");
+                                                    "a group it is not a member of needs");
                 id->gid = g;
         }
         if (named && name)
@@ -209,20 +209,26 @@ int zd_spawn_read_caller(struct spawn *s) {
         r = zd_caller_read(zd_conn_fd(call->conn), zd_conn_peer_cred(call->conn), c);
         if (r == -ESRCH)
                 return confined(call, "the process that connected has exited: what confines it, which its "
-                                "task must carry, cannot be read (spawn from the process that connects)");
+                                      "task must carry, cannot be read (spawn from the process that connects)");
         if (r == -EACCES)
                 return confined(call, "what confines the caller cannot be read: zygoted may not look into "
-                                "its namespaces (a process that is not dumpable, and a zygoted without "
-                                "CAP_SYS_PTRACE)");
+                                      "its namespaces (a process that is not dumpable, and a zygoted without "
+                                      "CAP_SYS_PTRACE)");
         if (r == -EXDEV)
                 return confined(call, "the caller's cgroup is in a hierarchy that has no mount in zygoted's "
-                                "mount namespace: its task could not be put there");
+                                      "mount namespace: its task could not be put there");
         if (r == -EMLINK)
                 return confined(call, "the caller has more than 64 threads: each may hold other "
-                                "capabilities or a filter of its own, and zygoted reads at most 64 per call");
+                                      "capabilities or a filter of its own, and zygoted reads at most 64 per call");
         if (r == -ENOTUNIQ)
                 return confined(call, "the caller's threads run with different user or group ids: which of "
-                                "them made the call cannot be told");
+                                      "them made the call cannot be told");
+        if (r == -ENODATA)
+                return confined(call, "the caller's AppArmor or SELinux label (or zygoted's) cannot be read: "
+                                      "its task could not carry it");
+        if (r == -EILSEQ)
+                return confined(call, "the caller's threads run under different AppArmor or SELinux labels: "
+                                      "which of them made the call cannot be told");
         if (r < 0)
                 return r;
         zd_spawn_identify(s);
@@ -230,7 +236,7 @@ int zd_spawn_read_caller(struct spawn *s) {
 }
 
 /* The caller's own confinement: the task carries it (rlimits, no_new_privs, namespaces, root,
- * cgroups, scheduling), or the call is refused with the reason. */
+ * cgroups, scheduling, LSM label), or the call is refused with the reason. */
 int zd_spawn_confine(struct spawn *s) {
         struct zd_call *call = s->call;
         struct zd_caller *c = &s->caller;
@@ -238,8 +244,19 @@ int zd_spawn_confine(struct spawn *s) {
         /* A filter cannot be read back from the kernel nor copied to another process: the task
          * would run without it. */
         if (c->seccomp_mode != 0)
-                return confined(call, "the caller runs under a seccomp filter of its own%s; its task could not "
-                                "carry it", c->seccomp_mode == 1 ? " (strict mode)" : "");
+                return confined(call,
+                                "the caller runs under a seccomp filter of its own%s; its task could not "
+                                "carry it",
+                                c->seccomp_mode == 1 ? " (strict mode)" : "");
+        /* Landlock: a domain cannot be read from outside the process nor applied to another,
+         * and a process may make one with no privilege at all; all that shows of it is the
+         * no_new_privs that landlock_restrict_self() needs (root with CAP_SYS_ADMIN can do
+         * without it, and is then out of reach). A task would escape the domain: refused,
+         * unless the profile says its tasks may run without it. */
+        if (c->no_new_privs && !s->entry->profile->nnp_callers_allow)
+                return confined(call, "the caller has no_new_privs: it may be confined by Landlock, which cannot "
+                                      "be read or carried (a profile with \"noNewPrivsCallers\": \"allow\" admits it "
+                                      "without its Landlock domain)");
         /* A pid namespace applies only to children (the task would have to be a grandchild that
          * zygoted does not track), and joining a user namespace would change what every uid of
          * the plan means. */
@@ -247,17 +264,19 @@ int zd_spawn_confine(struct spawn *s) {
                 return confined(call, "the caller is in a %s namespace of its own, which its task cannot join",
                                 c->ns_other);
         if (!call->d->privileged && c->ns_join)
-                return confined(call, "the caller is in a %s namespace of its own, and this zygoted runs "
+                return confined(call,
+                                "the caller is in a %s namespace of its own, and this zygoted runs "
                                 "unprivileged: it cannot join it",
                                 zd_caller_ns_name(c->ns_join & -c->ns_join));
         if (!call->d->privileged && c->root_fd >= 0)
                 return confined(call, "the caller runs in a chroot or mount namespace of its own, and this "
-                                "zygoted runs unprivileged: it cannot enter it");
+                                      "zygoted runs unprivileged: it cannot enter it");
         /* Its task gets a /proc of its own pid namespace; a procfs elsewhere would still show
          * every process of the pid namespace it was mounted in. */
         if (call->d->features.pid_namespace && c->root_fd >= 0 && c->procfs_elsewhere[0])
-                return confined(call, "the caller sees a procfs outside /proc (on %s), which would show its "
-                                "task the processes outside its sandbox", c->procfs_elsewhere);
+                return confined(call,
+                                "the caller sees a procfs outside /proc (on %s), which would show its "
+                                "task the processes outside its sandbox",
+                                c->procfs_elsewhere);
         return 0;
 }
-

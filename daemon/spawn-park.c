@@ -26,7 +26,7 @@
  * call's parameters and fds now (the dispatcher's copies are handed over). */
 struct zd_parked {
         struct zd_parked *next; /* zd_daemon.parked: every profile's */
-        struct zd_call call; /* conn NULL once the caller is gone */
+        struct zd_call call;    /* conn NULL once the caller is gone */
         int *fds;
         bool fds_released; /* to the closer before another fork: no load tier if the reference is lost */
         uid_t uid;         /* the caller's: whose fds these are */
@@ -153,8 +153,10 @@ static void parked_answer(struct zd_parked *p, int r, pid_t pid, int pidfd) {
 
         if (r >= 0 && !p->call.conn) {
                 /* the caller is gone: its worker is killed at the gate, never runs */
-                zd_log(LOG_INFO, "profile %s: the caller left before its worker %d was tracked; it is "
-                       "killed at its gate", s->profile_name, (int) pid);
+                zd_log(LOG_INFO,
+                       "profile %s: the caller left before its worker %d was tracked; it is "
+                       "killed at its gate",
+                       s->profile_name, (int) pid);
                 zd_spawn_drop_worker(s, pid, pidfd);
                 parked_free(p);
                 return;
@@ -177,8 +179,10 @@ static void parked_answer(struct zd_parked *p, int r, pid_t pid, int pidfd) {
         if (p->fds_released) {
                 /* its fds went before another fork (park_release_fds): nothing ran, and
                  * nothing can run it again here; the caller may retry */
-                zd_log(LOG_WARNING, "profile %s: reference spawn failed (%s); its fds are released, so it "
-                       "fails (nothing ran)", s->profile_name, strerror(-r));
+                zd_log(LOG_WARNING,
+                       "profile %s: reference spawn failed (%s); its fds are released, so it "
+                       "fails (nothing ran)",
+                       s->profile_name, strerror(-r));
                 (void) zd_spawn_fail_call(&p->call, r, ZD_SPAWN_STEP_REFERENCE,
                                           "the profile's reference process was lost before it started the "
                                           "task; nothing ran");

@@ -109,8 +109,8 @@ int zd_spawn_plan(struct spawn *s) {
 
         bool root_worker = s->id.set_ids ? s->id.uid == 0 : d->uid == 0;
         s->capbset_drop = d->privileged ? all_caps(d->features.cap_last) & ~s->keep : 0;
-        s->prog = (struct sock_fprog) { .len = (unsigned short) p->bpf_len, .filter = p->bpf };
-        s->plan = (struct ze_plan) {
+        s->prog = (struct sock_fprog){ .len = (unsigned short) p->bpf_len, .filter = p->bpf };
+        s->plan = (struct ze_plan){
                 .argv = s->argv,
                 .envp = s->envp,
                 .cwd = s->req.cwd ? s->req.cwd : "/",
@@ -133,8 +133,7 @@ int zd_spawn_plan(struct spawn *s) {
                 /* A non-root caller never gains privileges through its task: no setuid or
                  * file-capability exec, whatever the profile says (and an unprivileged daemon
                  * cannot load a filter without it). */
-                .no_new_privs = p->no_new_privs || !d->privileged || s->who.uid != 0 ||
-                                s->caller.no_new_privs,
+                .no_new_privs = p->no_new_privs || !d->privileged || s->who.uid != 0 || s->caller.no_new_privs,
                 .filter_flags = p->filter_flags,
                 /* the caller's limits replace it, RLIMIT_NOFILE with the others */
                 .nofile_soft = s->caller.n_rlimits > 0 ? 0 : d->nofile_soft,
@@ -151,6 +150,8 @@ int zd_spawn_plan(struct spawn *s) {
                 .set_sched = s->set_sched,
                 .sched = s->sched,
                 .own_proc = s->ns && s->caller.root_fd >= 0,
+                .lsm_attr = s->caller.lsm_attr,
+                .lsm_exec = s->caller.lsm_attr ? s->caller.lsm_exec : NULL,
                 .prog = &s->prog,
                 .signals_reset = daemon_dispositions(),
                 .path_buf = s->path_buf,
@@ -160,11 +161,12 @@ int zd_spawn_plan(struct spawn *s) {
         memcpy(s->plan.cgroup_fds, s->caller.cgroup_fds, sizeof(s->plan.cgroup_fds));
         /* clone and inherit need the reference: without it, this spawn loads. A worker that joins
          * the caller's namespaces or root is forked here: the inherit tier's filter, in place
-         * before the worker runs, allows no setns nor chroot. */
+         * before the worker runs, allows no setns nor chroot. So is one that takes its caller's
+         * LSM label: the reference's plan does not carry one. */
         enum zd_tier tier = s->entry->tier;
         if ((tier == ZD_TIER_CLONE || tier == ZD_TIER_INHERIT) && !s->entry->ref_up)
                 tier = ZD_TIER_LOAD;
-        if (tier == ZD_TIER_INHERIT && (s->plan.ns_join || s->plan.enter_root))
+        if (tier == ZD_TIER_INHERIT && (s->plan.ns_join || s->plan.enter_root || s->plan.lsm_attr))
                 tier = ZD_TIER_LOAD;
         /* a profile whose filter refuses the calls of step 0c: forked here, before any filter */
         if (tier == ZD_TIER_INHERIT && s->plan.set_sched && !p->worker_sched_ok)
@@ -218,4 +220,3 @@ int zd_spawn_set_load(struct spawn *s) {
         zd_spawn_set_tier(s, ZD_TIER_LOAD);
         return zd_spawn_pipes(s);
 }
-

@@ -21,8 +21,7 @@ static json_object *failed_params(const char *step, int err, const char *message
         return p;
 }
 
-void zd_spawn_reply_spawned(struct zd_conn *c, const char *id, pid_t pid, enum zd_tier tier, int pidfd,
-                            bool more) {
+void zd_spawn_reply_spawned(struct zd_conn *c, const char *id, pid_t pid, enum zd_tier tier, int pidfd, bool more) {
         json_object *p = json_object_new_object();
         json_object_object_add(p, "id", json_object_new_string(id));
         json_object_object_add(p, "pid", json_object_new_int(pid));

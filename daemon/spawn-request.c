@@ -35,12 +35,23 @@ static int check_env(const char *name, json_object *v, void *ret, void *userdata
 #define REQ(f) offsetof(struct spawn_req, f)
 /* JSON may carry \u0000: such a string would be cut short by execve; the dispatcher refuses it. */
 static const struct zc_json_field spawn_fields[] = {
-        { .name = "argv", .type = ZC_JSON_STRV, .offset = REQ(argv), .flags = ZC_JSON_MANDATORY | ZC_JSON_NONEMPTY,
-          .max = ZD_MAX_ARGV, .callback = check_argv },
-        { .name = "env", .type = ZC_JSON_STRV, .offset = REQ(env), .flags = ZC_JSON_NULLABLE, .max = ZD_MAX_ENV,
+        { .name = "argv",
+          .type = ZC_JSON_STRV,
+          .offset = REQ(argv),
+          .flags = ZC_JSON_MANDATORY | ZC_JSON_NONEMPTY,
+          .max = ZD_MAX_ARGV,
+          .callback = check_argv },
+        { .name = "env",
+          .type = ZC_JSON_STRV,
+          .offset = REQ(env),
+          .flags = ZC_JSON_NULLABLE,
+          .max = ZD_MAX_ENV,
           .callback = check_env },
         { .name = "fds", .type = ZC_JSON_ARRAY, .offset = REQ(fds), .flags = ZC_JSON_NULLABLE, .max = ZE_MAX_FDS },
-        { .name = "dropCapabilities", .type = ZC_JSON_STRV, .offset = REQ(drop_caps), .flags = ZC_JSON_NULLABLE,
+        { .name = "dropCapabilities",
+          .type = ZC_JSON_STRV,
+          .offset = REQ(drop_caps),
+          .flags = ZC_JSON_NULLABLE,
           .max = 64 },
         { .name = "hold", .type = ZC_JSON_BOOL, .offset = REQ(hold), .flags = ZC_JSON_NULLABLE },
         { .name = "terminal", .type = ZC_JSON_BOOL, .offset = REQ(terminal), .flags = ZC_JSON_NULLABLE },
@@ -58,14 +69,14 @@ static bool id_ok(const char *id) {
         if (n == 0 || n > 64)
                 return false;
         for (const char *p = id; *p; p++)
-                if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') ||
-                      *p == '_' || *p == '.' || *p == '-'))
+                if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') || *p == '_' ||
+                      *p == '.' || *p == '-'))
                         return false;
         return id[0] != '.';
 }
 
 int zd_spawn_parse(struct zd_call *call, struct spawn_req *req) {
-        *req = (struct spawn_req) { .profile = "default" };
+        *req = (struct spawn_req){ .profile = "default" };
         int r = zd_call_dispatch(call, spawn_fields, req);
         if (r < 0)
                 return r;
@@ -138,7 +149,7 @@ int zd_spawn_fdmap(struct spawn *s) {
                 for (size_t j = 0; j < i; j++)
                         if (s->map[j].target == (int) ti)
                                 return zd_call_invalid(call, "fds");
-                s->map[i] = (struct ze_fdmap) { .src = call->fds[fi], .target = (int) ti };
+                s->map[i] = (struct ze_fdmap){ .src = call->fds[fi], .target = (int) ti };
         }
         if (s->req.terminal) {
                 /* The daemon never asks the fd itself whether it is a terminal: isatty() is an
@@ -153,4 +164,3 @@ int zd_spawn_fdmap(struct spawn *s) {
         }
         return 0;
 }
-

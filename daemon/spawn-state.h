@@ -51,20 +51,20 @@ struct spawn {
         struct zd_call *call;
         struct spawn_req req;
         struct zd_entry *entry;
-        uint64_t keep;            /* the bounding set the worker keeps */
-        uint64_t capbset_drop;    /* what the worker's bounding set loses, whoever forks it */
+        uint64_t keep;         /* the bounding set the worker keeps */
+        uint64_t capbset_drop; /* what the worker's bounding set loses, whoever forks it */
         struct identity id;
-        struct zd_caller caller;  /* what confines the caller, for its task to carry */
+        struct zd_caller caller; /* what confines the caller, for its task to carry */
         /* who the caller is for this call: a root connection's process as it is now, any other
          * the connection's (zd_spawn_identify()); the groups are borrowed */
         struct ucred who;
         const gid_t *who_groups;
         size_t who_n_groups;
-        bool set_sched;           /* the worker takes sched (step 0c) */
+        bool set_sched; /* the worker takes sched (step 0c) */
         struct ze_sched sched;
         char **argv, **envp, *path_buf;
-        size_t argv_bytes; /* zd_task_argv_bytes() of the request's argv */
-        const char *search;       /* PATH of the request's env, NULL for the default */
+        size_t argv_bytes;  /* zd_task_argv_bytes() of the request's argv */
+        const char *search; /* PATH of the request's env, NULL for the default */
         size_t path_len;
         struct ze_fdmap *map;
         size_t n_map;

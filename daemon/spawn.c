@@ -74,8 +74,9 @@ int zd_spawn(struct zd_call *call) {
 
         if (!s)
                 return -ENOMEM;
-        *s = (struct spawn){ .call = call, .caller = ZD_CALLER_INIT, .status = { -EBADF, -EBADF },
-                             .hold = { -EBADF, -EBADF } };
+        *s = (struct spawn){
+                .call = call, .caller = ZD_CALLER_INIT, .status = { -EBADF, -EBADF }, .hold = { -EBADF, -EBADF }
+        };
         for (size_t i = 0; i < ELEMENTSOF(spawn_steps) && r >= 0; i++)
                 r = spawn_steps[i](s);
         if (r == 1) {

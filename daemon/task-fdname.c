@@ -153,8 +153,9 @@ int zd_task_fdname_parse(const char *name, struct zd_stored_task *ret) {
                 return -EINVAL;
         memcpy(tier, f[3], len[3]);
         tier[len[3]] = 0;
-        struct zd_stored_task s = { .owner = (unsigned) owner, .run_uid = (unsigned) run_uid, .pid = (int) pid,
-                                 .created_ms = created };
+        struct zd_stored_task s = {
+                .owner = (unsigned) owner, .run_uid = (unsigned) run_uid, .pid = (int) pid, .created_ms = created
+        };
         if (zd_tier_from_string(tier, &s.tier) < 0 || s.tier == ZD_TIER_AUTO)
                 return -EINVAL;
         int r = get_decoded(f[5], len[5], &s.profile);
@@ -168,4 +169,3 @@ int zd_task_fdname_parse(const char *name, struct zd_stored_task *ret) {
         *ret = s;
         return 0;
 }
-

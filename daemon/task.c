@@ -57,7 +57,6 @@ _Static_assert(sizeof(struct zd_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
 #define ZD_PIDFD_INFO_EXIT (1ULL << 3)
 #define ZD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct zd_pidfd_info)
 
-
 /* Exit status of a process that is not our child (PIDFD_INFO_EXIT, Linux 6.15+): 0; -ENODATA
  * while it runs or is an unreaped zombie; another negative errno when the kernel cannot tell. */
 static int pidfd_exit_status(int pidfd, int *ret_code, int *ret_signal) {
@@ -78,7 +77,6 @@ static int pidfd_exit_status(int pidfd, int *ret_code, int *ret_signal) {
         }
         return 0;
 }
-
 
 /* The audit trail: one line per start and one per exit (and one when a held task is created),
  * saying who launched what, as whom, with which profile and tier. In the journal they carry
@@ -102,8 +100,8 @@ static void task_log(int priority, const struct zd_task *t, const char *what) {
         const char *profile = t->profile ? t->profile : "?";
         const char *tier = zd_tier_to_string(t->tier);
         char line[1024];
-        snprintf(line, sizeof(line), "task %s %s: uid=%u run_uid=%u pid=%d profile=%s tier=%s exe=%s%s%s", t->id,
-                 what, (unsigned) t->uid, (unsigned) t->run_uid, (int) t->pidref.pid, profile, tier, exe, result,
+        snprintf(line, sizeof(line), "task %s %s: uid=%u run_uid=%u pid=%d profile=%s tier=%s exe=%s%s%s", t->id, what,
+                 (unsigned) t->uid, (unsigned) t->run_uid, (int) t->pidref.pid, profile, tier, exe, result,
                  t->adopted ? " (adopted)" : "");
         struct zd_log_fields f = {};
         zd_log_field(&f, "ZYGOTE_TASK=%s", t->id);
@@ -134,10 +132,13 @@ static void task_store(struct zd_task *t) {
         /* Rounded, not truncated: an adopted task's created_at is ms / 1000.0, which must give
          * back the same ms. */
         struct zd_stored_task s = {
-                .owner = (unsigned) t->uid, .run_uid = (unsigned) t->run_uid, .pid = (int) t->pidref.pid,
+                .owner = (unsigned) t->uid,
+                .run_uid = (unsigned) t->run_uid,
+                .pid = (int) t->pidref.pid,
                 .tier = t->tier,
                 .created_ms = (unsigned long long) (t->created_at * 1000.0 + 0.5),
-                .profile = t->profile ? t->profile : (char *) "", .id = t->id,
+                .profile = t->profile ? t->profile : (char *) "",
+                .id = t->id,
         };
         int r = zd_task_fdname_format(&s, &name);
         if (r < 0) {
@@ -147,8 +148,10 @@ static void task_store(struct zd_task *t) {
         }
         r = zd_sd_fdstore_add(name, t->pidref.fd, false);
         if (r <= 0) {
-                zd_log(LOG_WARNING, "task %s: sending its pidfd to the fd store failed (%s): a restart of zygoted "
-                       "will not adopt it", t->id, r < 0 ? strerror(-r) : "no NOTIFY_SOCKET");
+                zd_log(LOG_WARNING,
+                       "task %s: sending its pidfd to the fd store failed (%s): a restart of zygoted "
+                       "will not adopt it",
+                       t->id, r < 0 ? strerror(-r) : "no NOTIFY_SOCKET");
                 return;
         }
         t->fd_name = TAKE_PTR(name);
@@ -346,9 +349,13 @@ json_object *zd_task_to_json(const struct zd_task *t) {
 }
 
 static void task_event(struct zd_daemon *d, const char *type, const struct zd_task *t) {
-        zd_event_emit(&d->events, &(struct zd_event){ .type = type, .id = t->id, .uid = t->uid, .pid = t->pidref.pid,
-                                             .has_status = t->exited && !t->status_unknown,
-                                             .signal = t->signal, .exit_code = t->exit_code });
+        zd_event_emit(&d->events, &(struct zd_event){ .type = type,
+                                                      .id = t->id,
+                                                      .uid = t->uid,
+                                                      .pid = t->pidref.pid,
+                                                      .has_status = t->exited && !t->status_unknown,
+                                                      .signal = t->signal,
+                                                      .exit_code = t->exit_code });
 }
 
 /* The caller's pidfd is one of its own, not a copy of ours: epoll registers the file, so with a

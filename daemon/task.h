@@ -47,32 +47,32 @@ struct zd_task {
         size_t argv_bytes; /* zd_task_argv_bytes(argv), counted against its owner */
         enum zd_tier tier;
         enum zd_task_state state;
-        uid_t uid;        /* the caller who owns it */
-        uid_t run_uid;    /* what it runs as */
+        uid_t uid;               /* the caller who owns it */
+        uid_t run_uid;           /* what it runs as */
         struct zc_pidref pidref; /* the worker */
-        int status_fd;    /* read end, while STARTING/CREATED */
-        int hold_fd;      /* write end, while CREATED */
+        int status_fd;           /* read end, while STARTING/CREATED */
+        int hold_fd;             /* write end, while CREATED */
         ev_io pid_watch;
         ev_io status_watch;
         bool exited;
-        int exit_code;    /* valid when exited and !signal */
-        int signal;       /* killed by this signal, 0 otherwise */
+        int exit_code;            /* valid when exited and !signal */
+        int signal;               /* killed by this signal, 0 otherwise */
         struct ze_status failure; /* worker failed before exec */
-        bool auto_delete;  /* Spawn with "more": forget it once its exit went to the spawner */
+        bool auto_delete;         /* Spawn with "more": forget it once its exit went to the spawner */
         bool in_table;
         /* Out of the table while alive (deleted, a failed spawn, a worker killed at its gate):
          * on the daemon's dying list until its pidfd says it has gone, so that a stop frees it too. */
         struct zd_task *dying_next, **dying_prev;
         bool hold_was_used;
         bool start_requested;
-        bool adopted;      /* from the fd store: not our child */
-        char *fd_name;     /* its pidfd's name in systemd's fd store; NULL when not stored */
+        bool adopted;        /* from the fd store: not our child */
+        char *fd_name;       /* its pidfd's name in systemd's fd store; NULL when not stored */
         bool status_unknown; /* exited, but the kernel could not tell us how */
         bool awaiting_reap;  /* adopted and exited: its status exists once its reaper reaps it */
         struct zd_conn *spawner;
         double created_at, started_at, exited_at;
-        struct zd_conn *pending;    /* Spawn or Start waiting for the status pipe */
-        struct zd_waiter *waiters;  /* Wait calls */
+        struct zd_conn *pending;   /* Spawn or Start waiting for the status pipe */
+        struct zd_waiter *waiters; /* Wait calls */
 };
 
 int zd_tasks_init(struct zd_daemon *d);
@@ -113,4 +113,3 @@ const char *zd_task_state_to_string(enum zd_task_state s);
 
 /* A connection went away: it waits for nothing and receives no events any more (events.h). */
 void zd_task_drop_conn(struct zd_daemon *d, struct zd_conn *c);
-

@@ -69,9 +69,11 @@ int ze_step_ids(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, bool
 int ze_step_capset(uint64_t effective, uint64_t permitted, uint64_t inheritable) {
         struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
         struct __user_cap_data_struct d[2] = {
-                { .effective = (uint32_t) effective, .permitted = (uint32_t) permitted,
+                { .effective = (uint32_t) effective,
+                  .permitted = (uint32_t) permitted,
                   .inheritable = (uint32_t) inheritable },
-                { .effective = (uint32_t) (effective >> 32), .permitted = (uint32_t) (permitted >> 32),
+                { .effective = (uint32_t) (effective >> 32),
+                  .permitted = (uint32_t) (permitted >> 32),
                   .inheritable = (uint32_t) (inheritable >> 32) },
         };
 

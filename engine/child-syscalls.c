@@ -15,7 +15,6 @@
 #include "child.h"
 #include "util.h"
 
-
 #define ARG0 (1u << 0)
 #define ARG1 (1u << 1)
 #define ALWAYS ZE_WORKER_CALL_ALWAYS

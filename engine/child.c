@@ -80,8 +80,8 @@ static int setup_fds(const struct ze_plan *p, struct state *st) {
         }
 
         /* The fds the worker itself keeps, in the order they are placed above the targets. */
-        int *const kept[] = { &st->to.fd, &st->hold_fd, &st->ref_pidfd, &st->exec_fd, &st->caller_pidfd,
-                              &st->root_fd, &st->mntns_fd };
+        int *const kept[] = { &st->to.fd,        &st->hold_fd, &st->ref_pidfd, &st->exec_fd,
+                              &st->caller_pidfd, &st->root_fd, &st->mntns_fd };
 
         n_keep = 0;
         for (size_t i = 0; i < ELEMENTSOF(kept); i++)
@@ -201,7 +201,7 @@ static int join_cgroups(const struct ze_plan *p) {
  * parent's needs CAP_SYS_RESOURCE, which the worker still has here). */
 static int set_oom_score_adj(int32_t v) {
         char buf[16], *q = buf + sizeof(buf);
-        uint32_t u = v < 0 ? (uint32_t) -(int64_t) v : (uint32_t) v;
+        uint32_t u = v < 0 ? (uint32_t) - (int64_t) v : (uint32_t) v;
 
         do
                 *--q = (char) ('0' + u % 10);
@@ -247,7 +247,6 @@ static int set_rlimits(const struct ze_plan *p) {
                 return -EINVAL;
         return ze_step_rlimits(p->rlimits, p->n_rlimits, &index);
 }
-
 
 /* Step 1b: the fd limit zygoted started with (it raised its own). */
 static int restore_nofile(uint64_t soft) {
@@ -352,6 +351,10 @@ _Noreturn void ze_child_run(const struct ze_plan *p) {
                 r = set_sched(&p->sched, &step);
                 check(&st, step, r);
         }
+        /* 0d. the caller's LSM label for the exec: in the parent's mount namespace, as root
+         * with every capability, before no_new_privs and the filter */
+        if (p->lsm_attr)
+                check(&st, ZE_STEP_LSM, write_text_at(AT_FDCWD, p->lsm_attr, p->lsm_exec, strlen(p->lsm_exec)));
         /* 1. the fd map; everything else of the parent's closed */
         check(&st, ZE_STEP_FDS, setup_fds(p, &st));
         /* 1b. */

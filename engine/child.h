@@ -22,6 +22,12 @@
  *                have no /proc) and while the worker is still root with every capability, which
  *                a value more important than the parent's own needs; after the cgroup step, so
  *                that the affinity is taken within the caller's cpuset
+ *   0d. lsm:     when plan->lsm_attr, plan->lsm_exec written to that file (the worker's own exec
+ *                attribute under /proc/thread-self: "exec LABEL" for AppArmor, the context for
+ *                SELinux), so that execve puts the task under its caller's label rather than
+ *                the parent's. Opened and written here, in the parent's mount namespace (the
+ *                caller's root may have no /proc), and before no_new_privs (step 8), under
+ *                which AppArmor refuses most transitions, and before any filter
  *   1. fds:      move status/hold/ref_pidfd fds above every target, dup3 the fd map into place,
  *                then CLOSE every other fd (gaps below the highest target and everything above
  *                the kept ones): a held worker must not keep copies of the daemon's sockets,
@@ -98,19 +104,19 @@ struct ze_fdmap {
 };
 
 #define ZE_MAX_FDS 64
-#define ZE_MAX_CGROUPS 16 /* hierarchies: v1 controllers, name=systemd, the unified one */
+#define ZE_MAX_CGROUPS 16    /* hierarchies: v1 controllers, name=systemd, the unified one */
 #define ZE_AFFINITY_WORDS 16 /* a CPU mask of 1024 CPUs, as glibc's cpu_set_t */
 #define ZE_OOM_KEEP INT32_MIN
 
 /* How the kernel treats a process, which a task takes from its caller (step 0c): never more
  * important than the caller. */
 struct ze_sched {
-        int32_t policy;        /* SCHED_OTHER, _BATCH, _IDLE, _FIFO or _RR (no flag) */
-        int32_t priority;      /* sched_priority: 0 but for FIFO and RR */
-        int32_t nice;          /* -20..19 */
-        int32_t ioprio;        /* as ioprio_get(2) gives it: class << 13 | level */
-        int32_t oom_score_adj; /* -1000..1000, or ZE_OOM_KEEP: the parent's, not written */
-        uint32_t umask;        /* 0..0777 */
+        int32_t policy;                       /* SCHED_OTHER, _BATCH, _IDLE, _FIFO or _RR (no flag) */
+        int32_t priority;                     /* sched_priority: 0 but for FIFO and RR */
+        int32_t nice;                         /* -20..19 */
+        int32_t ioprio;                       /* as ioprio_get(2) gives it: class << 13 | level */
+        int32_t oom_score_adj;                /* -1000..1000, or ZE_OOM_KEEP: the parent's, not written */
+        uint32_t umask;                       /* 0..0777 */
         uint64_t affinity[ZE_AFFINITY_WORDS]; /* CPU i is bit i % 64 of word i / 64 */
 };
 
@@ -123,8 +129,8 @@ struct ze_plan {
          * which nothing changes later), NULL: every one. The mask is emptied either way. Never
          * packed: the forker says. */
         const sigset_t *signals_reset;
-        char *const *envp; /* NULL-terminated */
-        const char *cwd;   /* NULL: stay in the parent's cwd ("/" for zygoted) */
+        char *const *envp;       /* NULL-terminated */
+        const char *cwd;         /* NULL: stay in the parent's cwd ("/" for zygoted) */
         const char *search_path; /* PATH used when argv[0] has no '/'; NULL: default path */
 
         const struct ze_fdmap *fds;
@@ -144,12 +150,12 @@ struct ze_plan {
         const gid_t *groups;
         size_t n_groups;
 
-        uint64_t capbset_drop;    /* capabilities to remove from the bounding set */
-        bool capbset_mask_prctl;  /* kernel has PR_CAPBSET_DROP_MASK */
-        unsigned cap_last;        /* highest capability number the kernel knows */
-        uint64_t caps_keep;       /* permitted/effective/inheritable after the uid switch */
-        uint64_t caps_inh_drop;   /* not in the inheritable set all the same (the caller lacks them) */
-        bool set_caps;            /* whether to capset at all (false for an unprivileged daemon) */
+        uint64_t capbset_drop;   /* capabilities to remove from the bounding set */
+        bool capbset_mask_prctl; /* kernel has PR_CAPBSET_DROP_MASK */
+        unsigned cap_last;       /* highest capability number the kernel knows */
+        uint64_t caps_keep;      /* permitted/effective/inheritable after the uid switch */
+        uint64_t caps_inh_drop;  /* not in the inheritable set all the same (the caller lacks them) */
+        bool set_caps;           /* whether to capset at all (false for an unprivileged daemon) */
 
         bool no_new_privs;
 
@@ -176,7 +182,13 @@ struct ze_plan {
         unsigned ns_join; /* CLONE_NEW* flags; 0: join none */
         int caller_pidfd; /* with ns_join */
         bool enter_root;
-        int root_fd;      /* with enter_root */
+        int root_fd; /* with enter_root */
+
+        /* The caller's LSM label (step 0d): the text lsm_exec for the exec attribute file
+         * lsm_attr (a path under /proc/thread-self); NULL: the task keeps the parent's. Not
+         * packed for the reference: the daemon forks such a spawn itself. */
+        const char *lsm_attr;
+        const char *lsm_exec;
 
         /* The profile's pid namespace (pidns.h): its mount namespace, joined at step 1c' (a
          * worker cloned into the pid namespace by zygoted), or, for a caller whose mount
@@ -184,8 +196,8 @@ struct ze_plan {
          * 1d). Not packed: the reference joined the namespace itself, and such a caller's spawn
          * is forked by zygoted. */
         bool join_mntns;
-        int mntns_fd;     /* with join_mntns, borrowed */
-        bool own_proc;    /* with enter_root */
+        int mntns_fd;  /* with join_mntns, borrowed */
+        bool own_proc; /* with enter_root */
 
         enum ze_filter_mode filter_mode;
         bool filter_early;

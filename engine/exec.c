@@ -26,10 +26,13 @@ struct path_search {
         bool empty_is_cwd; /* an empty element: "." (POSIX) or skipped */
 };
 
-static void path_search_init(struct path_search *s, const char *search_path, const char *name, char *buf,
-                             size_t len, bool empty_is_cwd) {
-        *s = (struct path_search){ .next = search_path ? search_path : ZC_DEFAULT_PATH, .name = name,
-                                   .name_len = strlen(name), .buf = buf, .len = len,
+static void path_search_init(struct path_search *s, const char *search_path, const char *name, char *buf, size_t len,
+                             bool empty_is_cwd) {
+        *s = (struct path_search){ .next = search_path ? search_path : ZC_DEFAULT_PATH,
+                                   .name = name,
+                                   .name_len = strlen(name),
+                                   .buf = buf,
+                                   .len = len,
                                    .empty_is_cwd = empty_is_cwd };
 }
 

@@ -17,7 +17,8 @@
 /* The plan's plain fields, described once: each table drives the wire header, pack and unpack.
  * A new plain field of struct ze_plan that the reference needs goes in one of them. */
 /* booleans, packed one bit each (PW_<field>), in this order */
-#define ZE_PLAN_BOOLS(X) X(ctty) X(set_ids) X(capbset_mask_prctl) X(set_caps) X(no_new_privs) X(filter_early) X(hold_quiet) X(set_sched)
+#define ZE_PLAN_BOOLS(X) \
+        X(ctty) X(set_ids) X(capbset_mask_prctl) X(set_caps) X(no_new_privs) X(filter_early) X(hold_quiet) X(set_sched)
 /* numbers copied as they are: 32 bits (ids, the kernel's last capability, seccomp flags) ... */
 #define ZE_PLAN_U32S(X) X(filter_flags) X(cap_last) X(uid) X(gid)
 /* ... and 64 bits (capability masks, the fd limit) */
@@ -28,7 +29,12 @@ enum {
 #define BIT(field) PW_##field,
         ZE_PLAN_BOOLS(BIT)
 #undef BIT
-        PW_HAS_CWD, PW_HAS_SEARCH_PATH, PW_HAS_STATUS, PW_HAS_HOLD, PW_HAS_REF_PIDFD, PW_HAS_PROG,
+                PW_HAS_CWD,
+        PW_HAS_SEARCH_PATH,
+        PW_HAS_STATUS,
+        PW_HAS_HOLD,
+        PW_HAS_REF_PIDFD,
+        PW_HAS_PROG,
         _PW_N,
 };
 #define PW(bit) (1u << (bit))
@@ -88,8 +94,8 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
         n_envp = count_strv(p->envp);
         if (n_argv == 0)
                 return -EINVAL;
-        if (n_argv + n_envp > ZE_PLAN_MAX_STRINGS || p->n_fds > ZE_MAX_FDS ||
-            p->n_groups > ZE_MAX_GROUPS || p->n_rlimits > ZE_MAX_RLIMITS || p->n_cgroups > ZE_MAX_CGROUPS)
+        if (n_argv + n_envp > ZE_PLAN_MAX_STRINGS || p->n_fds > ZE_MAX_FDS || p->n_groups > ZE_MAX_GROUPS ||
+            p->n_rlimits > ZE_MAX_RLIMITS || p->n_cgroups > ZE_MAX_CGROUPS)
                 return -E2BIG;
         if ((p->n_fds > 0 && !p->fds) || (p->n_groups > 0 && !p->groups))
                 return -EINVAL;
@@ -115,8 +121,7 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
                 return -E2BIG;
 
         size = sizeof(w) + p->n_fds * sizeof(int32_t) + p->n_groups * sizeof(uint32_t) +
-               p->n_rlimits * sizeof(struct ze_rlimit) + (prog ? prog->len : 0) * sizeof(struct sock_filter) +
-               strings;
+               p->n_rlimits * sizeof(struct ze_rlimit) + (prog ? prog->len : 0) * sizeof(struct sock_filter) + strings;
         if (size > ZE_PLAN_MAX_SIZE)
                 return -E2BIG;
 
@@ -161,9 +166,9 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
         w.n_insns = prog ? prog->len : 0;
         w.strings_len = (uint32_t) strings;
         /* only scratch: more than this is never needed for one PATH candidate */
-        w.path_buf_len = (uint32_t) (p->path_buf && p->path_buf_len > ZE_PLAN_MAX_PATH_BUF
-                                             ? ZE_PLAN_MAX_PATH_BUF
-                                             : p->path_buf ? p->path_buf_len : 0);
+        w.path_buf_len = (uint32_t) (p->path_buf && p->path_buf_len > ZE_PLAN_MAX_PATH_BUF ? ZE_PLAN_MAX_PATH_BUF
+                                     : p->path_buf                                         ? p->path_buf_len
+                                                                                           : 0);
         w.filter_mode = (uint32_t) p->filter_mode;
 #define PACK_NUMBER(field) w.field = p->field;
         ZE_PLAN_U32S(PACK_NUMBER)
@@ -196,11 +201,11 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
                 memcpy(q, prog->filter, w.n_insns * sizeof(struct sock_filter));
                 q += w.n_insns * sizeof(struct sock_filter);
         }
-#define PUT_STRING(s)                           \
-        do {                                    \
-                size_t _l = strlen(s) + 1;      \
-                memcpy(q, (s), _l);             \
-                q += _l;                        \
+#define PUT_STRING(s) \
+        do { \
+                size_t _l = strlen(s) + 1; \
+                memcpy(q, (s), _l); \
+                q += _l; \
         } while (0)
         for (size_t i = 0; i < n_argv; i++)
                 PUT_STRING(p->argv[i]);
@@ -218,157 +223,184 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
         return 0;
 }
 
-int ze_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
-                   struct ze_plan_storage *ret) {
-        const char *in = buf, *strings, *s, *end, *rlimits;
-        struct ze_plan_wire w;
+/* The header: known magic, version and flags, every count within its bound, and a size that is
+ * exactly what the counts announce. */
+static int check_wire(const struct ze_plan_wire *w, size_t len) {
         uint64_t expect;
-        size_t want_fds, n_strings, off_ptrs, off_groups, off_insns, off_strings, off_path, total;
-        char **ptrs, *mem;
-        size_t fi = 0;
 
-        if (!buf || !ret || (n_fds > 0 && !fds))
-                return -EINVAL;
-        if (len < sizeof(w) || len > ZE_PLAN_MAX_SIZE)
+        if (w->magic != ZE_PLAN_MAGIC || w->version != ZE_PLAN_VERSION || w->size != len)
                 return -EBADMSG;
-        memcpy(&w, in, sizeof(w));
-        if (w.magic != ZE_PLAN_MAGIC || w.version != ZE_PLAN_VERSION || w.size != len)
+        if ((w->flags & ~(uint32_t) _PW_ALL) || w->filter_mode > ZE_FILTER_INHERITED)
                 return -EBADMSG;
-        if ((w.flags & ~(uint32_t) _PW_ALL) || w.filter_mode > ZE_FILTER_INHERITED)
+        if (w->n_argv == 0 || (uint64_t) w->n_argv + w->n_envp > ZE_PLAN_MAX_STRINGS || w->n_fdmap > ZE_MAX_FDS ||
+            w->n_groups > ZE_MAX_GROUPS || w->n_rlimits > ZE_MAX_RLIMITS || w->n_cgroups > ZE_MAX_CGROUPS ||
+            w->n_insns > ZE_PLAN_MAX_INSNS || w->path_buf_len > ZE_PLAN_MAX_PATH_BUF || w->strings_len == 0)
                 return -EBADMSG;
-        if (w.n_argv == 0 || (uint64_t) w.n_argv + w.n_envp > ZE_PLAN_MAX_STRINGS ||
-            w.n_fdmap > ZE_MAX_FDS || w.n_groups > ZE_MAX_GROUPS || w.n_rlimits > ZE_MAX_RLIMITS ||
-            w.n_cgroups > ZE_MAX_CGROUPS || w.n_insns > ZE_PLAN_MAX_INSNS ||
-            w.path_buf_len > ZE_PLAN_MAX_PATH_BUF || w.strings_len == 0)
+        if (!(w->flags & PW(PW_HAS_PROG)) && w->n_insns != 0)
                 return -EBADMSG;
-        if (!(w.flags & PW(PW_HAS_PROG)) && w.n_insns != 0)
+        if ((w->flags & PW(PW_hold_quiet)) && !(w->flags & PW(PW_HAS_HOLD)))
                 return -EBADMSG;
-        if ((w.flags & PW(PW_hold_quiet)) && !(w.flags & PW(PW_HAS_HOLD)))
+        if (w->sched.umask > 0777 || (!(w->flags & PW(PW_set_sched)) && w->sched.umask != 0))
                 return -EBADMSG;
-        if (w.sched.umask > 0777 || (!(w.flags & PW(PW_set_sched)) && w.sched.umask != 0))
-                return -EBADMSG;
-        if (!!(w.flags & PW(PW_HAS_REF_PIDFD)) != (w.filter_mode == ZE_FILTER_CLONE))
+        if (!!(w->flags & PW(PW_HAS_REF_PIDFD)) != (w->filter_mode == ZE_FILTER_CLONE))
                 return -EBADMSG;
 
         /* every count is bounded above, so this cannot overflow 64 bits */
-        expect = (uint64_t) sizeof(w) + (uint64_t) w.n_fdmap * sizeof(int32_t) +
-                 (uint64_t) w.n_groups * sizeof(uint32_t) + (uint64_t) w.n_rlimits * sizeof(struct ze_rlimit) +
-                 (uint64_t) w.n_insns * sizeof(struct sock_filter) + w.strings_len;
+        expect = (uint64_t) sizeof(*w) + (uint64_t) w->n_fdmap * sizeof(int32_t) +
+                 (uint64_t) w->n_groups * sizeof(uint32_t) + (uint64_t) w->n_rlimits * sizeof(struct ze_rlimit) +
+                 (uint64_t) w->n_insns * sizeof(struct sock_filter) + w->strings_len;
         if (expect != len)
                 return -EBADMSG;
+        return 0;
+}
 
-        want_fds = w.n_fdmap + w.n_cgroups + !!(w.flags & PW(PW_HAS_STATUS)) + !!(w.flags & PW(PW_HAS_HOLD)) +
-                   !!(w.flags & PW(PW_HAS_REF_PIDFD));
+/* The fds: as many as the header announces, every one valid. */
+static int check_fds(const struct ze_plan_wire *w, const int *fds, size_t n_fds) {
+        size_t want_fds = w->n_fdmap + w->n_cgroups + !!(w->flags & PW(PW_HAS_STATUS)) +
+                          !!(w->flags & PW(PW_HAS_HOLD)) + !!(w->flags & PW(PW_HAS_REF_PIDFD));
+
         if (n_fds != want_fds)
                 return -EBADMSG;
         for (size_t i = 0; i < n_fds; i++)
                 if (fds[i] < 0)
                         return -EBADMSG;
+        return 0;
+}
 
-        /* the string area: NUL-terminated, exactly as many strings as announced */
-        strings = in + len - w.strings_len;
-        if (strings[w.strings_len - 1] != 0)
+/* The string area: NUL-terminated, exactly as many strings as announced; the fd map's targets:
+ * none negative. */
+static int check_contents(const struct ze_plan_wire *w, const char *in, size_t len) {
+        const char *strings = in + len - w->strings_len, *s, *end;
+        size_t n_strings = 0;
+
+        if (strings[w->strings_len - 1] != 0)
                 return -EBADMSG;
-        n_strings = 0;
-        for (s = strings, end = strings + w.strings_len; s < end; s += strlen(s) + 1)
+        for (s = strings, end = strings + w->strings_len; s < end; s += strlen(s) + 1)
                 n_strings++;
-        if (n_strings != (size_t) w.n_argv + w.n_envp + !!(w.flags & PW(PW_HAS_CWD)) +
-                                 !!(w.flags & PW(PW_HAS_SEARCH_PATH)))
+        if (n_strings !=
+            (size_t) w->n_argv + w->n_envp + !!(w->flags & PW(PW_HAS_CWD)) + !!(w->flags & PW(PW_HAS_SEARCH_PATH)))
                 return -EBADMSG;
 
-        for (uint32_t i = 0; i < w.n_fdmap; i++) {
+        for (uint32_t i = 0; i < w->n_fdmap; i++) {
                 int32_t t;
 
-                memcpy(&t, in + sizeof(w) + i * sizeof(t), sizeof(t));
+                memcpy(&t, in + sizeof(*w) + i * sizeof(t), sizeof(t));
                 if (t < 0)
                         return -EBADMSG;
         }
+        return 0;
+}
 
-        /* one allocation: pointer arrays, groups, BPF, strings, path_buf */
+/* A checked message into ret: one allocation for the pointer arrays, groups, BPF, strings and
+ * path_buf; fds handed out in the order pack put them in. */
+static int unpack_checked(const struct ze_plan_wire *w, const char *in, const int *fds, struct ze_plan_storage *ret) {
+        size_t off_ptrs, off_groups, off_insns, off_strings, off_path, total, fi = 0;
+        const char *s, *rlimits;
+        char **ptrs, *mem;
+
         off_ptrs = 0;
-        off_groups = align8(off_ptrs + ((size_t) w.n_argv + 1 + w.n_envp + 1) * sizeof(char *));
-        off_insns = align8(off_groups + (size_t) w.n_groups * sizeof(gid_t));
-        off_strings = align8(off_insns + (size_t) w.n_insns * sizeof(struct sock_filter));
-        off_path = align8(off_strings + w.strings_len);
-        total = off_path + w.path_buf_len + 1;
+        off_groups = align8(off_ptrs + ((size_t) w->n_argv + 1 + w->n_envp + 1) * sizeof(char *));
+        off_insns = align8(off_groups + (size_t) w->n_groups * sizeof(gid_t));
+        off_strings = align8(off_insns + (size_t) w->n_insns * sizeof(struct sock_filter));
+        off_path = align8(off_strings + w->strings_len);
+        total = off_path + w->path_buf_len + 1;
         mem = calloc(1, total);
         if (!mem)
                 return -ENOMEM;
 
         memset(ret, 0, sizeof(*ret));
         ret->mem = mem;
-        in += sizeof(w);
-        for (uint32_t i = 0; i < w.n_fdmap; i++) {
+        in += sizeof(*w);
+        for (uint32_t i = 0; i < w->n_fdmap; i++) {
                 int32_t t;
 
                 memcpy(&t, in, sizeof(t));
                 in += sizeof(t);
                 ret->fdmap[i] = (struct ze_fdmap){ .src = fds[fi++], .target = t };
         }
-        memcpy(mem + off_groups, in, (size_t) w.n_groups * sizeof(gid_t));
-        in += (size_t) w.n_groups * sizeof(gid_t);
+        memcpy(mem + off_groups, in, (size_t) w->n_groups * sizeof(gid_t));
+        in += (size_t) w->n_groups * sizeof(gid_t);
         rlimits = in;
-        in += (size_t) w.n_rlimits * sizeof(struct ze_rlimit);
-        memcpy(mem + off_insns, in, (size_t) w.n_insns * sizeof(struct sock_filter));
-        in += (size_t) w.n_insns * sizeof(struct sock_filter);
-        memcpy(mem + off_strings, in, w.strings_len);
+        in += (size_t) w->n_rlimits * sizeof(struct ze_rlimit);
+        memcpy(mem + off_insns, in, (size_t) w->n_insns * sizeof(struct sock_filter));
+        in += (size_t) w->n_insns * sizeof(struct sock_filter);
+        memcpy(mem + off_strings, in, w->strings_len);
 
         ptrs = (char **) (void *) (mem + off_ptrs);
         s = mem + off_strings;
-        for (uint32_t i = 0; i < w.n_argv; i++, s += strlen(s) + 1)
+        for (uint32_t i = 0; i < w->n_argv; i++, s += strlen(s) + 1)
                 ptrs[i] = (char *) s;
-        ptrs[w.n_argv] = NULL;
-        for (uint32_t i = 0; i < w.n_envp; i++, s += strlen(s) + 1)
-                ptrs[w.n_argv + 1 + i] = (char *) s;
-        ptrs[w.n_argv + 1 + w.n_envp] = NULL;
+        ptrs[w->n_argv] = NULL;
+        for (uint32_t i = 0; i < w->n_envp; i++, s += strlen(s) + 1)
+                ptrs[w->n_argv + 1 + i] = (char *) s;
+        ptrs[w->n_argv + 1 + w->n_envp] = NULL;
 
         ret->plan = (struct ze_plan){
                 .argv = ptrs,
-                .envp = ptrs + w.n_argv + 1,
+                .envp = ptrs + w->n_argv + 1,
                 .fds = ret->fdmap,
-                .n_fds = w.n_fdmap,
+                .n_fds = w->n_fdmap,
                 .status_fd = -EBADF,
                 .hold_fd = -EBADF,
                 .ref_pidfd = -EBADF,
-                .groups = w.n_groups ? (const gid_t *) (void *) (mem + off_groups) : NULL,
-                .n_groups = w.n_groups,
-                .sched = w.sched,
-                .filter_mode = (enum ze_filter_mode) w.filter_mode,
-                .path_buf = w.path_buf_len ? mem + off_path : NULL,
-                .path_buf_len = w.path_buf_len,
+                .groups = w->n_groups ? (const gid_t *) (void *) (mem + off_groups) : NULL,
+                .n_groups = w->n_groups,
+                .sched = w->sched,
+                .filter_mode = (enum ze_filter_mode) w->filter_mode,
+                .path_buf = w->path_buf_len ? mem + off_path : NULL,
+                .path_buf_len = w->path_buf_len,
         };
-#define UNPACK(field) ret->plan.field = !!(w.flags & PW(PW_##field));
+#define UNPACK(field) ret->plan.field = !!(w->flags & PW(PW_##field));
         ZE_PLAN_BOOLS(UNPACK)
 #undef UNPACK
-#define UNPACK_NUMBER(field) ret->plan.field = w.field;
+#define UNPACK_NUMBER(field) ret->plan.field = w->field;
         ZE_PLAN_U32S(UNPACK_NUMBER)
         ZE_PLAN_U64S(UNPACK_NUMBER)
 #undef UNPACK_NUMBER
-        memcpy(ret->plan.rlimits, rlimits, (size_t) w.n_rlimits * sizeof(struct ze_rlimit));
-        ret->plan.n_rlimits = w.n_rlimits;
-        for (uint32_t i = 0; i < w.n_cgroups; i++)
+        memcpy(ret->plan.rlimits, rlimits, (size_t) w->n_rlimits * sizeof(struct ze_rlimit));
+        ret->plan.n_rlimits = w->n_rlimits;
+        for (uint32_t i = 0; i < w->n_cgroups; i++)
                 ret->plan.cgroup_fds[i] = fds[fi++];
-        ret->plan.n_cgroups = w.n_cgroups;
-        if (w.flags & PW(PW_HAS_CWD)) {
+        ret->plan.n_cgroups = w->n_cgroups;
+        if (w->flags & PW(PW_HAS_CWD)) {
                 ret->plan.cwd = s;
                 s += strlen(s) + 1;
         }
-        if (w.flags & PW(PW_HAS_SEARCH_PATH))
+        if (w->flags & PW(PW_HAS_SEARCH_PATH))
                 ret->plan.search_path = s;
-        if (w.flags & PW(PW_HAS_STATUS))
+        if (w->flags & PW(PW_HAS_STATUS))
                 ret->plan.status_fd = fds[fi++];
-        if (w.flags & PW(PW_HAS_HOLD))
+        if (w->flags & PW(PW_HAS_HOLD))
                 ret->plan.hold_fd = fds[fi++];
-        if (w.flags & PW(PW_HAS_REF_PIDFD))
+        if (w->flags & PW(PW_HAS_REF_PIDFD))
                 ret->plan.ref_pidfd = fds[fi++];
-        if (w.flags & PW(PW_HAS_PROG)) {
+        if (w->flags & PW(PW_HAS_PROG)) {
                 ret->prog = (struct sock_fprog){
-                        .len = (unsigned short) w.n_insns,
+                        .len = (unsigned short) w->n_insns,
                         .filter = (struct sock_filter *) (void *) (mem + off_insns),
                 };
                 ret->plan.prog = &ret->prog;
         }
         return 0;
+}
+
+int ze_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds, struct ze_plan_storage *ret) {
+        struct ze_plan_wire w;
+        int r;
+
+        if (!buf || !ret || (n_fds > 0 && !fds))
+                return -EINVAL;
+        if (len < sizeof(w) || len > ZE_PLAN_MAX_SIZE)
+                return -EBADMSG;
+        memcpy(&w, buf, sizeof(w));
+        r = check_wire(&w, len);
+        if (r >= 0)
+                r = check_fds(&w, fds, n_fds);
+        if (r >= 0)
+                r = check_contents(&w, buf, len);
+        if (r < 0)
+                return r;
+        return unpack_checked(&w, buf, fds, ret);
 }
 
 void ze_plan_storage_done(struct ze_plan_storage *s) {

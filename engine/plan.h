@@ -23,8 +23,8 @@
 
 #include "child.h"
 
-#define ZE_PLAN_MAGIC 0x5a59504cu /* "ZYPL" */
-#define ZE_PLAN_VERSION 4u /* 4: the caller's scheduling (struct ze_sched) in the header */
+#define ZE_PLAN_MAGIC 0x5a59504cu       /* "ZYPL" */
+#define ZE_PLAN_VERSION 4u              /* 4: the caller's scheduling (struct ze_sched) in the header */
 #define ZE_PLAN_MAX_SIZE (256u * 1024u) /* must fit one SEQPACKET message */
 #define ZE_PLAN_MAX_FDS (ZE_MAX_FDS + ZE_MAX_CGROUPS + 3)
 #define ZE_PLAN_MAX_STRINGS 65536
@@ -43,10 +43,8 @@ struct ze_plan_storage {
 /* Packs *plan. fds must have room for ZE_PLAN_MAX_FDS entries; *n_fds is set to the number used.
  * The fds are the plan's own (borrowed, not duplicated). -E2BIG if the result would exceed
  * ZE_PLAN_MAX_SIZE or a limit, -EINVAL for an inconsistent plan. */
-int ze_plan_pack(const struct ze_plan *plan, void **ret_buf, size_t *ret_len, int *fds,
-                 size_t *n_fds);
+int ze_plan_pack(const struct ze_plan *plan, void **ret_buf, size_t *ret_len, int *fds, size_t *n_fds);
 
-int ze_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds,
-                   struct ze_plan_storage *ret);
+int ze_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds, struct ze_plan_storage *ret);
 
 void ze_plan_storage_done(struct ze_plan_storage *s);

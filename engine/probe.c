@@ -155,7 +155,7 @@ static struct sock_filter source_filter[] = {
 };
 
 struct clone_result {
-        int32_t r, err;           /* seccomp op 4 */
+        int32_t r, err; /* seccomp op 4 */
         int32_t getppid_r, getppid_err;
 };
 
@@ -176,8 +176,7 @@ static int probe_clone_filter(unsigned cap_last, char *reason, size_t size) {
         if (pid < 0)
                 return pid;
         if (pid == 0) {
-                static const struct sock_fprog prog = { .len = ELEMENTSOF(source_filter),
-                                                        .filter = source_filter };
+                static const struct sock_fprog prog = { .len = ELEMENTSOF(source_filter), .filter = source_filter };
                 int32_t e = 0;
                 char b;
 
@@ -195,8 +194,7 @@ static int probe_clone_filter(unsigned cap_last, char *reason, size_t size) {
         ready[1] = safe_close(ready[1]);
         r = read_full(ready[0], &source_err, sizeof(source_err));
         if (r < 0 || source_err != 0) {
-                snprintf(reason, size, "probe source could not load its filter: %s",
-                         strerror(r < 0 ? -r : source_err));
+                snprintf(reason, size, "probe source could not load its filter: %s", strerror(r < 0 ? -r : source_err));
                 r = 0;
                 goto finish;
         }
@@ -228,8 +226,10 @@ static int probe_clone_filter(unsigned cap_last, char *reason, size_t size) {
         if (res.r != 0)
                 snprintf(reason, size, "seccomp op 4: %s", strerror(res.err));
         else if (res.getppid_r != -1 || res.getppid_err != PROBE_ERRNO)
-                snprintf(reason, size, "seccomp op 4 returned 0 but the cloned filter had no effect "
-                         "(getppid: %d, errno %d)", res.getppid_r, res.getppid_err);
+                snprintf(reason, size,
+                         "seccomp op 4 returned 0 but the cloned filter had no effect "
+                         "(getppid: %d, errno %d)",
+                         res.getppid_r, res.getppid_err);
         else {
                 snprintf(reason, size, "seccomp op 4 cloned a reference's filter");
                 r = 1;
@@ -297,8 +297,7 @@ static int probe_capbset_drop_mask(unsigned cap_last, char *reason, size_t size)
         else if (res.r != 0)
                 snprintf(reason, size, "prctl 82: %s", strerror(res.err));
         else if (res.cap_after != 0 || (res.other >= 0 && res.other_after != 1))
-                snprintf(reason, size, "prctl 82 returned 0 but did not drop exactly capability %d",
-                         res.cap);
+                snprintf(reason, size, "prctl 82 returned 0 but did not drop exactly capability %d", res.cap);
         else {
                 snprintf(reason, size, "prctl 82 dropped capability %d from the bounding set", res.cap);
                 return 1;
@@ -338,11 +337,12 @@ static int probe_pid_namespace(unsigned cap_last, char *reason, size_t size) {
                         return -errno;
         if (si.si_code != CLD_EXITED || si.si_status != 0) {
                 snprintf(reason, size, "%s",
-                         si.si_code == CLD_EXITED && si.si_status == 2 ?
-                                 "zygoted runs chrooted: joining the namespace's mounts would take tasks out of its root" :
-                         si.si_code == CLD_EXITED && si.si_status == 3 ?
-                                 "a child could not join its own mount namespace (setns)" :
-                                 "a child cloned with CLONE_NEWPID was not pid 1");
+                         si.si_code == CLD_EXITED && si.si_status == 2
+                                 ? "zygoted runs chrooted: joining the namespace's mounts would take tasks out of its "
+                                   "root"
+                         : si.si_code == CLD_EXITED && si.si_status == 3
+                                 ? "a child could not join its own mount namespace (setns)"
+                                 : "a child cloned with CLONE_NEWPID was not pid 1");
                 return 0;
         }
         snprintf(reason, size, "a child cloned with CLONE_NEWPID is pid 1");
@@ -377,8 +377,8 @@ int ze_probe_features(struct ze_features *ret) {
                 r = feature("capbset_drop_mask", probe_capbset_drop_mask, f.cap_last, &f.capbset_drop_mask,
                             f.capbset_drop_mask_reason, sizeof(f.capbset_drop_mask_reason));
         if (r >= 0)
-                r = feature("pid_namespace", probe_pid_namespace, f.cap_last, &f.pid_namespace,
-                            f.pid_namespace_reason, sizeof(f.pid_namespace_reason));
+                r = feature("pid_namespace", probe_pid_namespace, f.cap_last, &f.pid_namespace, f.pid_namespace_reason,
+                            sizeof(f.pid_namespace_reason));
         if (r < 0)
                 return r;
         *ret = f;

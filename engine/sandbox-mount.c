@@ -183,8 +183,7 @@ static int setattr(const char *path, uint64_t attr_set, bool recursive) {
  * on the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
  * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
  * another mount, this one left writable). */
-static int bind_path_onto(const char *source, bool recursive, uint64_t attr, unsigned long propagation,
-                          int target) {
+static int bind_path_onto(const char *source, bool recursive, uint64_t attr, unsigned long propagation, int target) {
         char at[32];
         long t;
         int r;
@@ -222,8 +221,9 @@ static int mount_view(const struct ze_sandbox *sb, const struct ze_sb_mount *m, 
         if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "755", 0) < 0 ||
             syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
                 r = -errno;
-        mnt = r < 0 ? -1 : (int) syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-                                         MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        mnt = r < 0 ? -1
+                    : (int) syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                                    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (r == 0 && mnt < 0)
                 r = -errno;
         close(fs);
@@ -236,8 +236,7 @@ static int mount_view(const struct ze_sandbox *sb, const struct ze_sb_mount *m, 
                         continue;
                 memcpy(dir, name, len);
                 dir[len] = '\0';
-                if (strcmp(dir, ".") != 0 && strcmp(dir, "..") != 0 && mkdirat(mnt, dir, 0755) < 0 &&
-                    errno != EEXIST)
+                if (strcmp(dir, ".") != 0 && strcmp(dir, "..") != 0 && mkdirat(mnt, dir, 0755) < 0 && errno != EEXIST)
                         r = -errno;
         }
         if (r == 0)
@@ -342,9 +341,9 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                         return fd;
         }
         if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW) {
-                r = m->kind == ZE_SB_MOUNT_VIEW ? mount_view(sb, m, fd)
-                                                : bind_path_onto(m->source, m->recursive, m->attr_set,
-                                                                 m->propagation, fd);
+                r = m->kind == ZE_SB_MOUNT_VIEW
+                            ? mount_view(sb, m, fd)
+                            : bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
                 close(fd);
                 return r;
         }
@@ -547,8 +546,7 @@ static int failed(enum ze_step *ret_step, int *ret_index, enum ze_step step, int
 int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index) {
         int root_fd, r;
 
-        if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC,
-                  NULL) < 0)
+        if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC, NULL) < 0)
                 return failed(ret_step, ret_index, ZE_STEP_PROPAGATION, -1, errno);
         /* The rootfs as the runtime resolved it, once, with every symlink followed: a symlink
          * met on the way now was swapped in since, and is refused rather than followed (it could

@@ -56,8 +56,7 @@ static int send_fd(int sock, int fd) {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(sizeof(int))];
         } u;
-        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                              .msg_controllen = sizeof(u.buf) };
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
         struct cmsghdr *c;
 
         memset(&u, 0, sizeof(u));
@@ -105,7 +104,6 @@ static int setup_console(const struct ze_sandbox *sb) {
         return 0;
 }
 
-
 /* Step 12's cwd, resolved inside the process's root ("/": the container's after pivot_root or
  * exec's chroot): a symlink in the image resolves as if the rootfs were "/", and a magic link
  * (/proc/self/fd/N, /proc/1/cwd) is refused rather than followed wherever it points. */
@@ -130,7 +128,6 @@ static int chdir_in_root(const char *cwd) {
         close(fd);
         return r;
 }
-
 
 /* Step 2: namespaces given by path, each only as the kind it was declared (ze_step_setns refuses
  * a type of 0). The entry that failed in *ret_index. */
@@ -244,7 +241,8 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
          * mount source of /proc/self/fd/N would otherwise start in the host's tree through an fd
          * of ours (a cgroup directory, a namespace, the state directory). */
         check(&to, ZE_STEP_FDS,
-              ze_step_close_all_but(3U + (unsigned) (sb->preserve_fds > 0 ? sb->preserve_fds : 0), keep, ELEMENTSOF(keep)));
+              ze_step_close_all_but(3U + (unsigned) (sb->preserve_fds > 0 ? sb->preserve_fds : 0), keep,
+                                    ELEMENTSOF(keep)));
         check(&to, ZE_STEP_SETNS, become_userns_root(sb));
         /* 3. the filesystem */
         if (sb->new_mount_ns) {

@@ -78,33 +78,33 @@ struct sock_fprog;
  * (struct ze_status) and the exit codes: steps.h, shared with the task worker. */
 
 enum ze_sb_mount_kind {
-        ZE_SB_MOUNT_FS = 0,   /* a filesystem by type: proc, tmpfs, devpts, sysfs, mqueue, ... */
-        ZE_SB_MOUNT_BIND,     /* bind (MS_REC when recursive) */
-        ZE_SB_MOUNT_CGROUP,   /* cgroup2 on a v2 host (where refused, a read-only bind of the process's own
+        ZE_SB_MOUNT_FS = 0, /* a filesystem by type: proc, tmpfs, devpts, sysfs, mqueue, ... */
+        ZE_SB_MOUNT_BIND,   /* bind (MS_REC when recursive) */
+        ZE_SB_MOUNT_CGROUP, /* cgroup2 on a v2 host (where refused, a read-only bind of the process's own
                                * cgroup); a read-only rbind of the host's hierarchy on v1 */
-        ZE_SB_MOUNT_VIEW,     /* an empty tmpfs with a directory for each later mount just below it
+        ZE_SB_MOUNT_VIEW,   /* an empty tmpfs with a directory for each later mount just below it
                                * (the v1 cgroup view), attr_set applied before it is attached */
 };
 
 struct ze_sb_mount {
         enum ze_sb_mount_kind kind;
-        const char *source;   /* device or bind source (host path, resolved) */
-        const char *dest;     /* the container's path ("/dev/pts"): resolved inside the rootfs */
-        const char *target;   /* host path below the rootfs, for messages only */
+        const char *source; /* device or bind source (host path, resolved) */
+        const char *dest;   /* the container's path ("/dev/pts"): resolved inside the rootfs */
+        const char *target; /* host path below the rootfs, for messages only */
         const char *fstype;
-        const char *data;     /* fs options the kernel parses ("mode=755,size=65536k") */
-        unsigned long flags;  /* MS_* for the mount call itself (nosuid, nodev, noexec, ro) */
-        uint64_t attr_set;    /* MOUNT_ATTR_* applied after, by mount_setattr (binds) */
-        bool recursive;       /* rbind, and attr_set applied recursively */
-        bool source_is_dir;   /* bind: the target must be a directory (else an empty file) */
+        const char *data;          /* fs options the kernel parses ("mode=755,size=65536k") */
+        unsigned long flags;       /* MS_* for the mount call itself (nosuid, nodev, noexec, ro) */
+        uint64_t attr_set;         /* MOUNT_ATTR_* applied after, by mount_setattr (binds) */
+        bool recursive;            /* rbind, and attr_set applied recursively */
+        bool source_is_dir;        /* bind: the target must be a directory (else an empty file) */
         unsigned long propagation; /* MS_PRIVATE/MS_SLAVE/MS_SHARED (|MS_REC) after, or 0 */
 };
 
 struct ze_sb_device {
-        const char *target;   /* host path below the rootfs, for messages only */
-        const char *host;     /* the container's path, and the host's node of the same path that
+        const char *target; /* host path below the rootfs, for messages only */
+        const char *host;   /* the container's path, and the host's node of the same path that
                                * is bound when mknod is refused ("/dev/null") */
-        mode_t mode;          /* S_IFCHR|0666 */
+        mode_t mode;        /* S_IFCHR|0666 */
         dev_t dev;
         uid_t uid;
         gid_t gid;
@@ -113,23 +113,23 @@ struct ze_sb_device {
 #define ZE_SB_MAX_NS 8
 
 struct ze_sandbox {
-        int sync_fd;   /* SOCK_SEQPACKET to the parent, CLOEXEC: go byte in, status records out */
-        int start_fd;  /* the exec fifo opened O_RDWR by the parent, or -1: exec at once */
+        int sync_fd;        /* SOCK_SEQPACKET to the parent, CLOEXEC: go byte in, status records out */
+        int start_fd;       /* the exec fifo opened O_RDWR by the parent, or -1: exec at once */
         bool start_on_sync; /* start_fd -1: wait for one byte on sync_fd instead (run: the parent
                              * has saved the container's state before anything of it runs) */
-        int console_fd; /* connected console socket, or -1: no terminal */
-        int preserve_fds; /* fds 3 .. 3+n-1 stay open across execve (LISTEN_FDS style) */
+        int console_fd;     /* connected console socket, or -1: no terminal */
+        int preserve_fds;   /* fds 3 .. 3+n-1 stay open across execve (LISTEN_FDS style) */
 
-        int ns_fds[ZE_SB_MAX_NS]; /* setns() targets, -1 terminated or ZE_SB_MAX_NS long */
+        int ns_fds[ZE_SB_MAX_NS];   /* setns() targets, -1 terminated or ZE_SB_MAX_NS long */
         int ns_types[ZE_SB_MAX_NS]; /* the CLONE_NEW* each was declared as (0 is refused) */
         size_t n_ns_fds;
-        bool dumpable_until_go;  /* the parent writes our /proc files before "go" without
+        bool dumpable_until_go; /* the parent writes our /proc files before "go" without
                                   * privilege over a non-dumpable process (rootless maps) */
 
-        bool userns_root;        /* a new user namespace: become its root (0/0) before step 3,
+        bool userns_root;                 /* a new user namespace: become its root (0/0) before step 3,
                                   * so that what the mounts create is owned by a mapped id */
-        bool new_mount_ns;       /* do step 3 (false for exec, which joined the container's) */
-        const char *rootfs;      /* absolute, resolved */
+        bool new_mount_ns;                /* do step 3 (false for exec, which joined the container's) */
+        const char *rootfs;               /* absolute, resolved */
         unsigned long rootfs_propagation; /* MS_SLAVE|MS_REC by default */
         bool rootfs_readonly;
         const struct ze_sb_mount *mounts;
@@ -141,7 +141,7 @@ struct ze_sandbox {
         const char *const *readonly; /* container paths, NULL terminated */
         const char *dev_console;     /* "/dev/console" (container path) for a terminal, or NULL */
 
-        const char *hostname;        /* NULL: leave it */
+        const char *hostname; /* NULL: leave it */
 
         const struct ze_rlimit *rlimits;
         size_t n_rlimits;
@@ -157,18 +157,18 @@ struct ze_sandbox {
         bool set_caps;
 
         bool no_new_privs;
-        mode_t umask;            /* (mode_t) -1: leave it */
+        mode_t umask; /* (mode_t) -1: leave it */
         const char *cwd;
 
         const struct sock_fprog *prog; /* SECCOMP_SET_MODE_FILTER, or NULL */
         unsigned filter_flags;
-        int ref_pidfd;                 /* SECCOMP_CLONE_FILTER source instead of prog, or -1 */
+        int ref_pidfd; /* SECCOMP_CLONE_FILTER source instead of prog, or -1 */
 
         char *const *argv;
         char *const *envp;
-        const char *search_path;      /* PATH of the container's env; NULL: a default */
-        char *path_buf;               /* scratch for the PATH search and console paths */
-        size_t path_buf_len;          /* at least PATH_MAX + 1 */
+        const char *search_path; /* PATH of the container's env; NULL: a default */
+        char *path_buf;          /* scratch for the PATH search and console paths */
+        size_t path_buf_len;     /* at least PATH_MAX + 1 */
 };
 
 /* Runs the steps above in the current, freshly cloned process. Never returns. */

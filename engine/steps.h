@@ -26,7 +26,7 @@ enum ze_step {
 #define ZE_STEP_ENUM(id, name) ZE_STEP_##id,
         ZY_STEPS(ZE_STEP_ENUM)
 #undef ZE_STEP_ENUM
-        _ZE_STEP_MAX,
+                _ZE_STEP_MAX,
 };
 
 /* Protocol name of a step ("fds", "uid", "mount", ...); "unknown" for a value outside the enum. */

@@ -13,7 +13,7 @@
 #include "util.h"
 
 _Static_assert(sizeof(pid_t) == sizeof(int) && sizeof(uid_t) == sizeof(unsigned) &&
-               sizeof(enum zy_task_state) == sizeof(int) && sizeof(enum zy_event_type) == sizeof(int),
+                       sizeof(enum zy_task_state) == sizeof(int) && sizeof(enum zy_event_type) == sizeof(int),
                "pid_t, uid_t and the enums are stored as int and unsigned");
 
 /* ---- parameters ---------------------------------------------------------------------------- */
@@ -188,7 +188,8 @@ struct list {
         size_t n;
 };
 _Static_assert(offsetof(struct zy_task_list, n_tasks) == offsetof(struct list, n) &&
-               offsetof(struct zy_profile_list, n_profiles) == offsetof(struct list, n), "lists");
+                       offsetof(struct zy_profile_list, n_profiles) == offsetof(struct list, n),
+               "lists");
 
 int lzy_own_list(const char *name, json_object *a, void *p, void *userdata) {
         const struct shape *s = userdata; /* the shape whose field this is: its element */
@@ -247,8 +248,8 @@ int lzy_read_reply(zy_conn *c, const struct shape *s, void *ret) {
         r = zy_reply_read(c, s && s->fd_at ? 1 : 0, &reply);
         if (r < 0 || !s)
                 return r;
-        r = lzy_object_from_json(s->key ? json_object_object_get(reply->parameters, s->key) : reply->parameters,
-                             s, reply, &p);
+        r = lzy_object_from_json(s->key ? json_object_object_get(reply->parameters, s->key) : reply->parameters, s,
+                                 reply, &p);
         if (r >= 0 && ret)
                 *(void **) ret = p;
         else if (r >= 0)
@@ -256,8 +257,7 @@ int lzy_read_reply(zy_conn *c, const struct shape *s, void *ret) {
         return r;
 }
 
-int lzy_call(zy_conn *c, const char *method, const int *fds, size_t n_fds, const struct shape *s,
-                void *ret, ...) {
+int lzy_call(zy_conn *c, const char *method, const int *fds, size_t n_fds, const struct shape *s, void *ret, ...) {
         va_list ap;
         int r;
 
@@ -273,4 +273,3 @@ _public_ char **zy_strv_free(char **l) {
         free(l);
         return NULL;
 }
-

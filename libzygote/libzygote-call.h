@@ -29,12 +29,12 @@ struct shape {
         const char *key; /* the object is this member of the reply's parameters; NULL: the parameters */
         size_t size;
         const struct zc_json_field *fields;
-        int minus_one;   /* offset + 1 of an int whose default is -1; 0: none */
+        int minus_one; /* offset + 1 of an int whose default is -1; 0: none */
         /* an enum field (at enum_at) from a string field (at name_at): its index in names, 0 when
          * absent (every enum of zygote.h has its UNKNOWN at 0) */
         const char *const *names;
         size_t name_at, enum_at;
-        int fd_at;       /* offset + 1 of the int that takes the reply's one fd; 0: none */
+        int fd_at;                   /* offset + 1 of the int that takes the reply's one fd; 0: none */
         const struct shape *element; /* the elements of its list field (F_LIST), if it has one */
 };
 
@@ -59,7 +59,8 @@ int lzy_own_pids(const char *name, json_object *a, void *p, void *userdata);
 
 #define REQ ZC_JSON_MANDATORY
 #define OPT ZC_JSON_NULLABLE /* the interface's "?type": absent or null keeps the default */
-#define F_(k, t, key, f, fl, ...) { .name = key, .type = ZC_JSON_##k, .offset = offsetof(t, f), .flags = fl, __VA_ARGS__ }
+#define F_(k, t, key, f, fl, ...) \
+        { .name = key, .type = ZC_JSON_##k, .offset = offsetof(t, f), .flags = fl, __VA_ARGS__ }
 #define F_STR(t, key, f) F_(STRING, t, key, f, REQ, .callback = lzy_own_string)
 #define F_STRV(t, key, f) F_(STRV, t, key, f, REQ, .callback = lzy_own_strv)
 #define F_INT(t, key, f, fl, lo, hi) F_(INT, t, key, f, fl, .min = lo, .max = hi)

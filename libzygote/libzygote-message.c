@@ -65,8 +65,7 @@ int lzy_call_new(const char *method, json_object *parameters, unsigned flags, js
         return 0;
 }
 
-int lzy_reply_parse(const char *text, size_t len, json_object **ret_params, char **ret_error,
-                    bool *ret_continues) {
+int lzy_reply_parse(const char *text, size_t len, json_object **ret_params, char **ret_error, bool *ret_continues) {
         _cleanup_(lzy_json_putp) json_object *o = NULL;
         json_object *params = NULL, *err = NULL, *cont = NULL;
         _cleanup_free_ char *error = NULL;
@@ -125,8 +124,16 @@ static const struct {
  * zygoted uses, see LimitExceeded in io.zygote.Launcher.varlink); any other limit is on the size
  * of the request itself ("message", "fds"), which a retry does not change. */
 static const char *const transient_limits[] = {
-        "tasks", "tasks_per_user", "connections", "connections_per_user", "subscribers", "subscribers_per_user",
-        "argv_bytes_per_user", "memory", "compile_time_per_user", "compile_time_users",
+        "tasks",
+        "tasks_per_user",
+        "connections",
+        "connections_per_user",
+        "subscribers",
+        "subscribers_per_user",
+        "argv_bytes_per_user",
+        "memory",
+        "compile_time_per_user",
+        "compile_time_users",
 };
 
 _public_ int zy_error_to_errno(const char *error_name, const char *limit) {

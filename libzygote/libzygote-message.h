@@ -17,5 +17,4 @@ int lzy_call_new(const char *method, json_object *parameters, unsigned flags, js
 
 /* One reply's text: its parameters (an empty object when it has none), its error name (NULL when
  * none, else malloc'd) and "continues". -EBADMSG for a reply that breaks the protocol. */
-int lzy_reply_parse(const char *text, size_t len, json_object **ret_params, char **ret_error,
-                    bool *ret_continues);
+int lzy_reply_parse(const char *text, size_t len, json_object **ret_params, char **ret_error, bool *ret_continues);

@@ -15,18 +15,24 @@
 #define T struct zy_task_info
 static const struct zc_json_field task_fields[] = {
         /* what runs: */
-        F_STR(T, "id", id), F_STR(T, "profile", profile), F_STR(T, "tier", tier), F_STRV(T, "argv", argv),
-        F_INT(T, "pid", pid, REQ, 0, INT_MAX), F_(UINT, T, "uid", uid, REQ, .max = UINT32_MAX - 1),
+        F_STR(T, "id", id),
+        F_STR(T, "profile", profile),
+        F_STR(T, "tier", tier),
+        F_STRV(T, "argv", argv),
+        F_INT(T, "pid", pid, REQ, 0, INT_MAX),
+        F_(UINT, T, "uid", uid, REQ, .max = UINT32_MAX - 1),
         /* how it went: */
         F_STR(T, "state", state_name),
-        F_INT(T, "exitCode", exit_code, OPT, 0, 255), F_INT(T, "signal", signal, OPT, 1, 127),
-        F_TIME(T, "createdAt", created_at, REQ), F_TIME(T, "startedAt", started_at, OPT),
+        F_INT(T, "exitCode", exit_code, OPT, 0, 255),
+        F_INT(T, "signal", signal, OPT, 1, 127),
+        F_TIME(T, "createdAt", created_at, REQ),
+        F_TIME(T, "startedAt", started_at, OPT),
         F_TIME(T, "exitedAt", exited_at, OPT),
         {}
 };
-#define TASK_SHAPE                                                                                      \
-        .size = sizeof(T), .fields = task_fields, .minus_one = offsetof(T, exit_code) + 1,              \
-        .names = (const char *const[]){ "", "created", "running", "stopped", NULL },                    \
+#define TASK_SHAPE \
+        .size = sizeof(T), .fields = task_fields, .minus_one = offsetof(T, exit_code) + 1, \
+        .names = (const char *const[]){ "", "created", "running", "stopped", NULL }, \
         .name_at = offsetof(T, state_name), .enum_at = offsetof(T, state)
 static const struct shape task_shape = { TASK_SHAPE };
 static const struct shape task_reply_shape = { .key = "task", TASK_SHAPE }; /* a reply's {"task": Task} */
@@ -34,12 +40,12 @@ static const struct shape task_reply_shape = { .key = "task", TASK_SHAPE }; /* a
 
 /* A method without parameters whose reply is one struct: the struct's public free function and
  * the lzy_call itself. */
-#define DEFINE_QUERY(type, free_fn, call_fn, method, shape)                                        \
-        _public_ type *free_fn(type *p) {                                                         \
-                return lzy_shape_free(&(shape), p);                                                   \
-        }                                                                                         \
-        _public_ int call_fn(zy_conn *c, type **ret) {                                            \
-                return ret ? lzy_call(c, method, NULL, 0, &(shape), ret, P_END) : -EINVAL;            \
+#define DEFINE_QUERY(type, free_fn, call_fn, method, shape) \
+        _public_ type *free_fn(type *p) { \
+                return lzy_shape_free(&(shape), p); \
+        } \
+        _public_ int call_fn(zy_conn *c, type **ret) { \
+                return ret ? lzy_call(c, method, NULL, 0, &(shape), ret, P_END) : -EINVAL; \
         }
 
 _public_ struct zy_task_info *zy_task_info_free(struct zy_task_info *t) {
@@ -60,9 +66,12 @@ _public_ int zy_task_info_status(const struct zy_task_info *t) {
 
 #define T struct zy_spawn_result
 static const struct shape spawn_result_shape = {
-        .size = sizeof(T), .minus_one = offsetof(T, pidfd) + 1, .fd_at = offsetof(T, pidfd) + 1,
-        .fields = (const struct zc_json_field[]){
-                F_STR(T, "id", id), F_STR(T, "tier", tier), F_INT(T, "pid", pid, REQ, 1, INT_MAX), {} },
+        .size = sizeof(T),
+        .minus_one = offsetof(T, pidfd) + 1,
+        .fd_at = offsetof(T, pidfd) + 1,
+        .fields =
+                (const struct zc_json_field[]){
+                        F_STR(T, "id", id), F_STR(T, "tier", tier), F_INT(T, "pid", pid, REQ, 1, INT_MAX), {} },
 };
 #undef T
 
@@ -120,11 +129,10 @@ static int spawn_call(zy_conn *c, const struct zy_spawn_opts *o, unsigned flags,
         r = spawn_fds(o->fds, o->n_fds, &fd_map, fds, &n_fds);
         if (r < 0)
                 return r;
-        r = lzy_send_call_fds(c, ZY_METHOD_SPAWN, fds, n_fds, flags,
-                          P_STRV, "argv", o->argv, P_STR, "profile", o->profile, P_STRV, "env", o->env,
-                          P_STR, "cwd", o->cwd, P_STR, "user", o->user, P_STR, "group", o->group,
-                          P_STRV, "dropCapabilities", o->drop_caps, P_STR, "id", o->id, P_JSON, "fds", fd_map,
-                          P_BOOL, "hold", o->hold, P_BOOL, "terminal", o->terminal, P_END);
+        r = lzy_send_call_fds(c, ZY_METHOD_SPAWN, fds, n_fds, flags, P_STRV, "argv", o->argv, P_STR, "profile",
+                              o->profile, P_STRV, "env", o->env, P_STR, "cwd", o->cwd, P_STR, "user", o->user, P_STR,
+                              "group", o->group, P_STRV, "dropCapabilities", o->drop_caps, P_STR, "id", o->id, P_JSON,
+                              "fds", fd_map, P_BOOL, "hold", o->hold, P_BOOL, "terminal", o->terminal, P_END);
         return r < 0 ? r : lzy_read_reply(c, &spawn_result_shape, ret);
 }
 
@@ -143,8 +151,8 @@ _public_ int zy_start(zy_conn *c, const char *id) {
 _public_ int zy_kill(zy_conn *c, const char *id, int signal, bool all) {
         if (signal < 0 || signal > 64)
                 return -EINVAL;
-        return lzy_call(c, ZY_METHOD_KILL, NULL, 0, NULL, NULL, P_ID, "id", id, P_INT, "signal", signal,
-                    P_BOOL, "all", all, P_END);
+        return lzy_call(c, ZY_METHOD_KILL, NULL, 0, NULL, NULL, P_ID, "id", id, P_INT, "signal", signal, P_BOOL, "all",
+                        all, P_END);
 }
 
 _public_ int zy_wait_send(zy_conn *c, const char *id) {
@@ -194,7 +202,8 @@ _public_ int zy_pids(zy_conn *c, const char *id, pid_t **ret_pids, size_t *ret_n
 }
 
 static const struct shape task_list_shape = {
-        .size = sizeof(struct zy_task_list), .element = &task_shape,
+        .size = sizeof(struct zy_task_list),
+        .element = &task_shape,
         .fields = (const struct zc_json_field[]){ F_LIST(struct zy_task_list, "tasks", tasks, lzy_own_list), {} },
 };
 
@@ -209,11 +218,12 @@ struct list_page {
 };
 
 static const struct shape list_page_shape = {
-        .size = sizeof(struct list_page), .element = &task_shape,
-        .fields = (const struct zc_json_field[]){
-                F_LIST(struct list_page, "tasks", l, lzy_own_list),
-                F_(STRING, struct list_page, "next", next, OPT, .callback = lzy_own_string),
-                {} },
+        .size = sizeof(struct list_page),
+        .element = &task_shape,
+        .fields = (const struct zc_json_field[]){ F_LIST(struct list_page, "tasks", l, lzy_own_list),
+                                                  F_(STRING, struct list_page, "next", next, OPT,
+                                                     .callback = lzy_own_string),
+                                                  {} },
 };
 
 /* Every page, in order: the daemon bounds each reply (about 2 MiB), and "next" says where the
@@ -275,17 +285,18 @@ _public_ int zy_list(zy_conn *c, struct zy_task_list **ret) {
 
 #define T struct zy_event
 static const struct shape event_shape = {
-        .size = sizeof(T), .minus_one = offsetof(T, exit_code) + 1,
+        .size = sizeof(T),
+        .minus_one = offsetof(T, exit_code) + 1,
         .names = (const char *const[]){ "", "create", "start", "exit", "delete", NULL },
-        .name_at = offsetof(T, type_name), .enum_at = offsetof(T, type),
-        .fields = (const struct zc_json_field[]){
-                F_STR(T, "type", type_name),
-                F_STR(T, "id", id),
-                F_TIME(T, "time", time, REQ),
-                F_INT(T, "pid", pid, OPT, 1, INT_MAX),
-                F_INT(T, "exitCode", exit_code, OPT, 0, 255),
-                F_INT(T, "signal", signal, OPT, 1, 127),
-                {} },
+        .name_at = offsetof(T, type_name),
+        .enum_at = offsetof(T, type),
+        .fields = (const struct zc_json_field[]){ F_STR(T, "type", type_name),
+                                                  F_STR(T, "id", id),
+                                                  F_TIME(T, "time", time, REQ),
+                                                  F_INT(T, "pid", pid, OPT, 1, INT_MAX),
+                                                  F_INT(T, "exitCode", exit_code, OPT, 0, 255),
+                                                  F_INT(T, "signal", signal, OPT, 1, 127),
+                                                  {} },
 };
 #undef T
 
@@ -348,48 +359,57 @@ _public_ int zy_events(zy_conn *c, zy_event_cb cb, void *userdata) {
 #define T struct zy_profile_info
 static const struct shape profile_shape = {
         .size = sizeof(T),
-        .fields = (const struct zc_json_field[]){
-                /* the file: */
-                F_STR(T, "name", name), F_STR(T, "path", path), F_STR(T, "hash", hash),
-                F_STRV(T, "capabilities", capabilities), F_BOOL(T, "noNewPrivileges", no_new_privileges),
-                /* its program: */
-                F_UINT(T, "bpfInstructions", bpf_instructions), F_UINT(T, "longestPath", longest_path),
-                F_UINT(T, "skippedSyscalls", skipped_syscalls),
-                /* how workers get it: */
-                F_STR(T, "tier", tier), F_STR(T, "tierReason", tier_reason),
-                F_INT(T, "referencePid", reference_pid, OPT, 1, INT_MAX),
-                {} },
+        .fields =
+                (const struct zc_json_field[]){ /* the file: */
+                                                F_STR(T, "name", name),
+                                                F_STR(T, "path", path),
+                                                F_STR(T, "hash", hash),
+                                                F_STRV(T, "capabilities", capabilities),
+                                                F_BOOL(T, "noNewPrivileges", no_new_privileges),
+                                                /* its program: */
+                                                F_UINT(T, "bpfInstructions", bpf_instructions),
+                                                F_UINT(T, "longestPath", longest_path),
+                                                F_UINT(T, "skippedSyscalls", skipped_syscalls),
+                                                /* how workers get it: */
+                                                F_STR(T, "tier", tier),
+                                                F_STR(T, "tierReason", tier_reason),
+                                                F_INT(T, "referencePid", reference_pid, OPT, 1, INT_MAX),
+                                                {} },
 };
 #undef T
 
 static const struct shape profile_list_shape = {
-        .size = sizeof(struct zy_profile_list), .element = &profile_shape,
-        .fields = (const struct zc_json_field[]){ F_LIST(struct zy_profile_list, "profiles", profiles, lzy_own_list), {} },
+        .size = sizeof(struct zy_profile_list),
+        .element = &profile_shape,
+        .fields = (const struct zc_json_field[]){ F_LIST(struct zy_profile_list, "profiles", profiles, lzy_own_list),
+                                                  {} },
 };
 
-DEFINE_QUERY(struct zy_profile_list, zy_profile_list_free, zy_list_profiles, ZY_METHOD_LIST_PROFILES, profile_list_shape)
+DEFINE_QUERY(struct zy_profile_list, zy_profile_list_free, zy_list_profiles, ZY_METHOD_LIST_PROFILES,
+             profile_list_shape)
 
 /* "features": {...}, whose members are fields of the status itself (p is its start). */
 static int status_features(const char *name, json_object *v, void *p, void *userdata) {
-        static const struct zc_json_field fields[] = {
-                F_BOOL(struct zy_daemon_status, "clone_filter", clone_filter),
-                F_BOOL(struct zy_daemon_status, "capbset_drop_mask", capbset_drop_mask),
-                {}
-        };
+        static const struct zc_json_field fields[] = { F_BOOL(struct zy_daemon_status, "clone_filter", clone_filter),
+                                                       F_BOOL(struct zy_daemon_status, "capbset_drop_mask",
+                                                              capbset_drop_mask),
+                                                       {} };
 
         return zc_json_dispatch(v, fields, ZC_JSON_ALLOW_UNKNOWN, p, NULL, NULL);
 }
 
 #define T struct zy_daemon_status
 static const struct shape daemon_status_shape = {
-        .size = sizeof(T), .element = &profile_shape,
-        .fields = (const struct zc_json_field[]){
-                F_STR(T, "version", version),
-                { .name = "features", .type = ZC_JSON_CUSTOM, .flags = REQ, .callback = status_features },
-                F_UINT(T, "tasks", tasks),
-                F_UINT(T, "connections", connections),
-                F_LIST(T, "profiles", profiles, lzy_own_list_ptr),
-                {} },
+        .size = sizeof(T),
+        .element = &profile_shape,
+        .fields =
+                (const struct zc_json_field[]){
+                        F_STR(T, "version", version),
+                        { .name = "features", .type = ZC_JSON_CUSTOM, .flags = REQ, .callback = status_features },
+                        F_UINT(T, "tasks", tasks),
+                        F_UINT(T, "connections", connections),
+                        F_LIST(T, "profiles", profiles, lzy_own_list_ptr),
+                        {} },
 };
 #undef T
 
@@ -402,20 +422,23 @@ static const struct shape reload_result_shape = {
 };
 #undef T
 
-DEFINE_QUERY(struct zy_reload_result, zy_reload_result_free, zy_reload_profiles, ZY_METHOD_RELOAD_PROFILES, reload_result_shape)
+DEFINE_QUERY(struct zy_reload_result, zy_reload_result_free, zy_reload_profiles, ZY_METHOD_RELOAD_PROFILES,
+             reload_result_shape)
 
 /* ---- compiled seccomp programs ------------------------------------------------------------- */
 
 #define T struct zy_filter
 static const struct shape filter_shape = {
-        .size = sizeof(T), .minus_one = offsetof(T, memfd) + 1, .fd_at = offsetof(T, memfd) + 1,
-        .fields = (const struct zc_json_field[]){
-                F_STR(T, "key", key),
-                F_STR(T, "hash", hash),
-                F_(UINT64, T, "instructions", n_instructions, REQ, .min = 1, .max = 4096),
-                F_UINT(T, "flags", flags),
-                F_BOOL(T, "cached", cached),
-                {} },
+        .size = sizeof(T),
+        .minus_one = offsetof(T, memfd) + 1,
+        .fd_at = offsetof(T, memfd) + 1,
+        .fields = (const struct zc_json_field[]){ F_STR(T, "key", key),
+                                                  F_STR(T, "hash", hash),
+                                                  F_(UINT64, T, "instructions", n_instructions, REQ, .min = 1,
+                                                     .max = 4096),
+                                                  F_UINT(T, "flags", flags),
+                                                  F_BOOL(T, "cached", cached),
+                                                  {} },
 };
 #undef T
 
@@ -462,7 +485,7 @@ _public_ int zy_get_filter_send(zy_conn *c, const char *profile, json_object *se
         if (!c || !profile == !seccomp)
                 return -EINVAL;
         return lzy_send_call(c, ZY_METHOD_GET_FILTER, 0, P_STR, "profile", profile, P_JSON, "seccomp",
-                         seccomp ? json_object_get(seccomp) : NULL, P_END);
+                             seccomp ? json_object_get(seccomp) : NULL, P_END);
 }
 
 _public_ int zy_get_filter(zy_conn *c, const char *profile, json_object *seccomp, struct zy_filter **ret) {

@@ -68,7 +68,7 @@ struct zy_conn {
 static void fdset_clear(struct fdset *s) {
         close_many(s->fds, s->n);
         free(s->fds);
-        *s = (struct fdset) {};
+        *s = (struct fdset){};
 }
 
 _public_ int zy_default_socket_path(char **ret) {
@@ -218,8 +218,7 @@ _public_ json_object *zy_conn_error_parameters(const zy_conn *c) {
         return c ? c->error_params : NULL;
 }
 
-_public_ int zy_conn_spawn_failure(const zy_conn *c, const char **ret_step, int *ret_errno,
-                          const char **ret_message) {
+_public_ int zy_conn_spawn_failure(const zy_conn *c, const char **ret_step, int *ret_errno, const char **ret_message) {
         json_object *step, *err, *msg = NULL;
         int64_t e;
 
@@ -229,14 +228,12 @@ _public_ int zy_conn_spawn_failure(const zy_conn *c, const char **ret_step, int 
                 return -ENODATA;
         if (!json_object_object_get_ex(c->error_params, "step", &step) ||
             !json_object_is_type(step, json_type_string) ||
-            !json_object_object_get_ex(c->error_params, "errno", &err) ||
-            !json_object_is_type(err, json_type_int))
+            !json_object_object_get_ex(c->error_params, "errno", &err) || !json_object_is_type(err, json_type_int))
                 return -EBADMSG;
         e = json_object_get_int64(err);
         if (e < 0 || e > INT_MAX)
                 return -EBADMSG;
-        if (json_object_object_get_ex(c->error_params, "message", &msg) &&
-            !json_object_is_type(msg, json_type_string))
+        if (json_object_object_get_ex(c->error_params, "message", &msg) && !json_object_is_type(msg, json_type_string))
                 return -EBADMSG;
 
         if (ret_step)
@@ -283,8 +280,7 @@ static int conn_send(zy_conn *c, const char *data, size_t len, const int *fds, s
                  * send_fds adds MSG_NOSIGNAL: a daemon that went away is an error return, not a
                  * SIGPIPE that kills the caller. */
                 bool last = n_fds == 0 || done == len - 1;
-                struct iovec iov = { .iov_base = (char *) data + done,
-                                     .iov_len = last ? len - done : len - 1 - done };
+                struct iovec iov = { .iov_base = (char *) data + done, .iov_len = last ? len - done : len - 1 - done };
                 ssize_t n;
                 int r;
 
@@ -310,8 +306,8 @@ static int conn_usable(zy_conn *c) {
         return 0;
 }
 
-_public_ int zy_call_send(zy_conn *c, const char *method, json_object *parameters, const int *fds,
-                 size_t n_fds, unsigned flags) {
+_public_ int zy_call_send(zy_conn *c, const char *method, json_object *parameters, const int *fds, size_t n_fds,
+                          unsigned flags) {
         _cleanup_(lzy_json_putp) json_object *call = NULL;
         const char *text;
         size_t len;
@@ -339,8 +335,7 @@ _public_ int zy_call_send(zy_conn *c, const char *method, json_object *parameter
         if (r < 0)
                 return r;
 
-        text = json_object_to_json_string_length(call, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-                                                 &len);
+        text = json_object_to_json_string_length(call, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
         if (!text)
                 return -ENOMEM;
         /* The NUL that ends the message is part of it: json-c's buffer has it after len bytes. */
@@ -359,7 +354,7 @@ _public_ int zy_call_send(zy_conn *c, const char *method, json_object *parameter
 }
 
 _public_ int zy_call_send_json(zy_conn *c, const char *method, const char *parameters_json, const int *fds,
-                      size_t n_fds, unsigned flags) {
+                               size_t n_fds, unsigned flags) {
         _cleanup_(lzy_json_putp) json_object *p = NULL;
         int r;
 
@@ -441,7 +436,7 @@ static int conn_fill(zy_conn *c) {
         }
 
         for (;;) {
-                iov = (struct iovec) { .iov_base = c->in + c->in_end, .iov_len = c->in_alloc - c->in_end };
+                iov = (struct iovec){ .iov_base = c->in + c->in_end, .iov_len = c->in_alloc - c->in_end };
                 n = recv_fds(c->fd, &iov, 1, fds, ZY_FDS_MAX, &n_fds, 0);
                 if (n != -EAGAIN)
                         break;
@@ -477,8 +472,7 @@ static int conn_fill(zy_conn *c) {
 
 /* The next complete message: its text in the buffer (valid until the next read) and its fds.
  * -EMSGSIZE when it was too long and got dropped (its fds closed). */
-static int conn_next_message(zy_conn *c, const char **ret_text, size_t *ret_len, int **ret_fds,
-                             size_t *ret_n_fds) {
+static int conn_next_message(zy_conn *c, const char **ret_text, size_t *ret_len, int **ret_fds, size_t *ret_n_fds) {
         int r;
 
         for (;;) {
@@ -589,7 +583,7 @@ _public_ int zy_reply_read(zy_conn *c, size_t max_fds, struct zy_reply **ret) {
 }
 
 _public_ int zy_call(zy_conn *c, const char *method, json_object *parameters, const int *fds, size_t n_fds,
-            size_t max_reply_fds, struct zy_reply **ret) {
+                     size_t max_reply_fds, struct zy_reply **ret) {
         int r;
 
         if (!ret)

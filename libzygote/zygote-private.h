@@ -48,7 +48,7 @@ static inline size_t lzy_stdio_map(struct zy_fd_map map[static 3], const int ove
                 int fd = override && override[i] >= 0 ? override[i] : i;
 
                 if (fd != i || fcntl(i, F_GETFD) >= 0)
-                        map[n++] = (struct zy_fd_map) { .fd = fd, .target = i };
+                        map[n++] = (struct zy_fd_map){ .fd = fd, .target = i };
         }
         return n;
 }
@@ -59,15 +59,24 @@ static inline size_t lzy_stdio_map(struct zy_fd_map map[static 3], const int ove
  * each program acts on itself. Their own options are numbered from LZY_OPT_OWN. Header-only, as
  * above. */
 enum {
-        LZY_OPT_PROFILE = 256, LZY_OPT_USER, LZY_OPT_GROUP, LZY_OPT_CWD, LZY_OPT_ID,
-        LZY_OPT_SOCKET, LZY_OPT_ENV, LZY_OPT_HOLD, LZY_OPT_HELP, LZY_OPT_OWN
+        LZY_OPT_PROFILE = 256,
+        LZY_OPT_USER,
+        LZY_OPT_GROUP,
+        LZY_OPT_CWD,
+        LZY_OPT_ID,
+        LZY_OPT_SOCKET,
+        LZY_OPT_ENV,
+        LZY_OPT_HOLD,
+        LZY_OPT_HELP,
+        LZY_OPT_OWN
 };
-#define LZY_SPAWN_OPTIONS                                                                                 \
+#define LZY_SPAWN_OPTIONS \
         { "profile", required_argument, NULL, LZY_OPT_PROFILE }, { "user", required_argument, NULL, LZY_OPT_USER }, \
-        { "group", required_argument, NULL, LZY_OPT_GROUP }, { "cwd", required_argument, NULL, LZY_OPT_CWD },   \
-        { "id", required_argument, NULL, LZY_OPT_ID }, { "socket", required_argument, NULL, LZY_OPT_SOCKET },  \
-        { "env", required_argument, NULL, LZY_OPT_ENV }, { "hold", no_argument, NULL, LZY_OPT_HOLD },          \
-        { "help", no_argument, NULL, LZY_OPT_HELP }
+                { "group", required_argument, NULL, LZY_OPT_GROUP }, { "cwd", required_argument, NULL, LZY_OPT_CWD }, \
+                { "id", required_argument, NULL, LZY_OPT_ID }, { "socket", required_argument, NULL, LZY_OPT_SOCKET }, \
+                { "env", required_argument, NULL, LZY_OPT_ENV }, { "hold", no_argument, NULL, LZY_OPT_HOLD }, { \
+                "help", no_argument, NULL, LZY_OPT_HELP \
+        }
 
 /* An --env argument: KEY=VALUE with a non-empty KEY. */
 static inline bool lzy_env_arg_ok(const char *arg) {
@@ -97,7 +106,7 @@ static inline bool lzy_spawn_option(struct zy_spawn_opts *so, int o, const char 
                          : o == LZY_OPT_GROUP ? &so->group
                          : o == LZY_OPT_CWD   ? &so->cwd
                          : o == LZY_OPT_ID    ? &so->id
-                                             : NULL;
+                                              : NULL;
 
         if (f)
                 *f = arg;

@@ -131,8 +131,7 @@ json_object *zy_conn_error_parameters(const zy_conn *c);
  * "exec"), the worker's errno (positive) and the daemon's message. Any ret may be NULL; the
  * strings are borrowed like zy_conn_error_parameters(). -ENODATA when the last call did not
  * fail with SpawnFailed, -EBADMSG when its parameters are malformed. */
-int zy_conn_spawn_failure(const zy_conn *c, const char **ret_step, int *ret_errno,
-                          const char **ret_message);
+int zy_conn_spawn_failure(const zy_conn *c, const char **ret_step, int *ret_errno, const char **ret_message);
 
 /* The negative errno for a varlink error name (and, for LimitExceeded, its "limit"
  * parameter, which may be NULL), following the table at the top of this file. */
@@ -145,7 +144,7 @@ struct zy_reply {
         json_object *parameters; /* owned; an empty object when the reply had none */
         int *fds;                /* owned, O_CLOEXEC; take one by setting its slot to -1 */
         size_t n_fds;
-        bool continues;          /* more replies of the same call follow */
+        bool continues; /* more replies of the same call follow */
 };
 
 /* Closes the fds still >= 0, drops parameters. Returns NULL. */
@@ -160,13 +159,12 @@ enum {
  * none) and fds (borrowed: the library sends duplicates the kernel makes, the caller keeps
  * its own; at most ZY_FDS_MAX). -EMSGSIZE when the message would exceed ZY_MESSAGE_MAX,
  * -EINPROGRESS when the replies of an earlier call are still to be read. */
-int zy_call_send(zy_conn *c, const char *method, json_object *parameters, const int *fds,
-                 size_t n_fds, unsigned flags);
+int zy_call_send(zy_conn *c, const char *method, json_object *parameters, const int *fds, size_t n_fds, unsigned flags);
 
 /* Same, with the parameters as JSON text (an object, or NULL/"" for none). -EINVAL when the
  * text is not one JSON object. */
-int zy_call_send_json(zy_conn *c, const char *method, const char *parameters_json,
-                      const int *fds, size_t n_fds, unsigned flags);
+int zy_call_send_json(zy_conn *c, const char *method, const char *parameters_json, const int *fds, size_t n_fds,
+                      unsigned flags);
 
 /* Reads the next reply of the call in flight, blocking. max_fds: how many fds this reply may
  * carry (more is -EBADMSG). A varlink error reply ends the call and returns its errno. The
@@ -174,8 +172,8 @@ int zy_call_send_json(zy_conn *c, const char *method, const char *parameters_jso
 int zy_reply_read(zy_conn *c, size_t max_fds, struct zy_reply **ret);
 
 /* zy_call_send() + zy_reply_read() for a call with one reply. */
-int zy_call(zy_conn *c, const char *method, json_object *parameters, const int *fds,
-            size_t n_fds, size_t max_reply_fds, struct zy_reply **ret);
+int zy_call(zy_conn *c, const char *method, json_object *parameters, const int *fds, size_t n_fds, size_t max_reply_fds,
+            struct zy_reply **ret);
 
 /* ---- typed helpers: tasks ----------------------------------------------------------------- */
 
@@ -187,26 +185,26 @@ struct zy_fd_map {
 };
 
 struct zy_spawn_opts {
-        const char *const *argv;       /* required, NULL-terminated; argv[0] without '/' is
+        const char *const *argv;     /* required, NULL-terminated; argv[0] without '/' is
                                         * searched in env's PATH */
-        const char *const *env;        /* NULL-terminated "KEY=VALUE" list; NULL: empty */
-        const char *cwd;               /* NULL: the daemon's default, "/" */
-        const char *profile;           /* NULL: "default" */
-        const struct zy_fd_map *fds;   /* NULL/0: 0, 1 and 2 on /dev/null */
+        const char *const *env;      /* NULL-terminated "KEY=VALUE" list; NULL: empty */
+        const char *cwd;             /* NULL: the daemon's default, "/" */
+        const char *profile;         /* NULL: "default" */
+        const struct zy_fd_map *fds; /* NULL/0: 0, 1 and 2 on /dev/null */
         size_t n_fds;
-        const char *user;              /* root callers only; name or number */
+        const char *user; /* root callers only; name or number */
         const char *group;
-        const char *const *drop_caps;  /* NULL-terminated, e.g. "CAP_NET_RAW" */
-        const char *id;                /* NULL: chosen by the daemon */
-        bool hold;                     /* stop before execve until zy_start() */
-        bool terminal;                 /* fd 0 becomes the controlling terminal */
+        const char *const *drop_caps; /* NULL-terminated, e.g. "CAP_NET_RAW" */
+        const char *id;               /* NULL: chosen by the daemon */
+        bool hold;                    /* stop before execve until zy_start() */
+        bool terminal;                /* fd 0 becomes the controlling terminal */
 };
 
 struct zy_spawn_result {
         char *id;
         pid_t pid;
-        char *tier;  /* "clone", "inherit" or "load" */
-        int pidfd;   /* the worker's pidfd, O_CLOEXEC; -1 if the daemon sent none. Owned:
+        char *tier; /* "clone", "inherit" or "load" */
+        int pidfd;  /* the worker's pidfd, O_CLOEXEC; -1 if the daemon sent none. Owned:
                       * set to -1 to keep it past zy_spawn_result_free() */
 };
 
@@ -238,7 +236,7 @@ struct zy_task_info {
         char *id;
         char *profile;
         enum zy_task_state state;
-        char *state_name;  /* as the daemon sent it */
+        char *state_name; /* as the daemon sent it */
         pid_t pid;
         uid_t uid;
         char *tier;
@@ -303,9 +301,9 @@ struct zy_event {
         char *type_name;
         char *id;
         double time;
-        pid_t pid;      /* 0 when unset */
-        int exit_code;  /* -1 when unset */
-        int signal;     /* 0 when unset */
+        pid_t pid;     /* 0 when unset */
+        int exit_code; /* -1 when unset */
+        int signal;    /* 0 when unset */
 };
 struct zy_event *zy_event_free(struct zy_event *e);
 
@@ -327,7 +325,7 @@ int zy_events(zy_conn *c, zy_event_cb cb, void *userdata);
 struct zy_profile_info {
         char *name;
         char *path;
-        char *tier;          /* "clone", "inherit" or "load" */
+        char *tier; /* "clone", "inherit" or "load" */
         char *tier_reason;
         unsigned bpf_instructions;
         unsigned longest_path;
@@ -372,13 +370,13 @@ int zy_reload_profiles(zy_conn *c, struct zy_reload_result **ret);
 /* A compiled seccomp program from GetFilter, ready for seccomp(SECCOMP_SET_MODE_FILTER, flags,
  * &(struct sock_fprog){ n_instructions, program }). */
 struct zy_filter {
-        void *program;          /* n_instructions struct sock_filter (8 bytes each), malloc'd */
+        void *program; /* n_instructions struct sock_filter (8 bytes each), malloc'd */
         size_t n_instructions;
-        unsigned flags;         /* SECCOMP_FILTER_FLAG_* */
-        char *key;              /* SHA-256 of the seccomp object's plain serialization */
-        char *hash;             /* SHA-256 of the program */
-        bool cached;            /* the daemon had compiled it before */
-        int memfd;              /* the sealed memfd it came in, O_CLOEXEC; owned (set to -1 to keep) */
+        unsigned flags; /* SECCOMP_FILTER_FLAG_* */
+        char *key;      /* SHA-256 of the seccomp object's plain serialization */
+        char *hash;     /* SHA-256 of the program */
+        bool cached;    /* the daemon had compiled it before */
+        int memfd;      /* the sealed memfd it came in, O_CLOEXEC; owned (set to -1 to keep) */
 };
 struct zy_filter *zy_filter_free(struct zy_filter *f);
 

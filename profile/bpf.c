@@ -142,36 +142,58 @@ static uint32_t load_word(const struct seccomp_data *d, uint32_t off) {
 /* One ALU operation; false for a division by zero (the program then returns 0). */
 static bool alu(uint16_t op, uint32_t *a, uint32_t src) {
         switch (op) {
-        case BPF_ADD: *a += src; break;
-        case BPF_SUB: *a -= src; break;
-        case BPF_MUL: *a *= src; break;
+        case BPF_ADD:
+                *a += src;
+                break;
+        case BPF_SUB:
+                *a -= src;
+                break;
+        case BPF_MUL:
+                *a *= src;
+                break;
         case BPF_DIV:
                 if (src == 0)
                         return false;
                 *a /= src;
                 break;
-        case BPF_AND: *a &= src; break;
-        case BPF_OR: *a |= src; break;
-        case BPF_XOR: *a ^= src; break;
-        case BPF_LSH: *a <<= (src & 31); break;
-        case BPF_RSH: *a >>= (src & 31); break;
-        case BPF_NEG: *a = -*a; break;
+        case BPF_AND:
+                *a &= src;
+                break;
+        case BPF_OR:
+                *a |= src;
+                break;
+        case BPF_XOR:
+                *a ^= src;
+                break;
+        case BPF_LSH:
+                *a <<= (src & 31);
+                break;
+        case BPF_RSH:
+                *a >>= (src & 31);
+                break;
+        case BPF_NEG:
+                *a = -*a;
+                break;
         }
         return true;
 }
 
 static bool jump_taken(uint16_t op, uint32_t a, uint32_t src) {
         switch (op) {
-        case BPF_JEQ: return a == src;
-        case BPF_JGT: return a > src;
-        case BPF_JGE: return a >= src;
-        case BPF_JSET: return (a & src) != 0;
+        case BPF_JEQ:
+                return a == src;
+        case BPF_JGT:
+                return a > src;
+        case BPF_JGE:
+                return a >= src;
+        case BPF_JSET:
+                return (a & src) != 0;
         }
         return false;
 }
 
-int zp_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_data *d,
-               uint32_t *ret_action, unsigned *ret_steps) {
+int zp_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_data *d, uint32_t *ret_action,
+               unsigned *ret_steps) {
         uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {};
         unsigned steps = 0;
         int r;
@@ -188,21 +210,39 @@ int zp_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_
                 switch (BPF_CLASS(f->code)) {
                 case BPF_LD:
                         switch (BPF_MODE(f->code)) {
-                        case BPF_ABS: a = load_word(d, f->k); break;
-                        case BPF_LEN: a = SECCOMP_DATA_SIZE; break;
-                        case BPF_IMM: a = f->k; break;
-                        case BPF_MEM: a = mem[f->k]; break;
+                        case BPF_ABS:
+                                a = load_word(d, f->k);
+                                break;
+                        case BPF_LEN:
+                                a = SECCOMP_DATA_SIZE;
+                                break;
+                        case BPF_IMM:
+                                a = f->k;
+                                break;
+                        case BPF_MEM:
+                                a = mem[f->k];
+                                break;
                         }
                         break;
                 case BPF_LDX:
                         switch (BPF_MODE(f->code)) {
-                        case BPF_LEN: x = SECCOMP_DATA_SIZE; break;
-                        case BPF_IMM: x = f->k; break;
-                        case BPF_MEM: x = mem[f->k]; break;
+                        case BPF_LEN:
+                                x = SECCOMP_DATA_SIZE;
+                                break;
+                        case BPF_IMM:
+                                x = f->k;
+                                break;
+                        case BPF_MEM:
+                                x = mem[f->k];
+                                break;
                         }
                         break;
-                case BPF_ST: mem[f->k] = a; break;
-                case BPF_STX: mem[f->k] = x; break;
+                case BPF_ST:
+                        mem[f->k] = a;
+                        break;
+                case BPF_STX:
+                        mem[f->k] = x;
+                        break;
                 case BPF_ALU:
                         if (!alu(BPF_OP(f->code), &a, src))
                                 goto done_zero; /* kernel: division by zero returns 0 */
@@ -252,8 +292,8 @@ struct sym {
 
 struct slot {
         struct sym s;
-        unsigned len;  /* instructions executed before reaching this pc */
-        int next;      /* next slot at the same pc, -1 ends */
+        unsigned len; /* instructions executed before reaching this pc */
+        int next;     /* next slot at the same pc, -1 ends */
 };
 
 struct explorer {
@@ -287,8 +327,12 @@ static void sym_load(const struct sym *s, const struct sock_filter *f, uint32_t 
                 else
                         *known = 0, *reg = 0;
                 break;
-        case BPF_LEN: *reg = SECCOMP_DATA_SIZE; break;
-        case BPF_IMM: *reg = f->k; break;
+        case BPF_LEN:
+                *reg = SECCOMP_DATA_SIZE;
+                break;
+        case BPF_IMM:
+                *reg = f->k;
+                break;
         case BPF_MEM:
                 *known = !!(s->m_known & (1u << f->k));
                 *reg = *known ? s->m[f->k] : 0;
@@ -329,7 +373,7 @@ static int add_state(struct explorer *e, size_t pc, const struct sym *s, unsigne
                 e->pool = p;
                 e->cap_pool = cap;
         }
-        e->pool[e->n_pool] = (struct slot) { .s = *s, .len = len, .next = e->head[pc] };
+        e->pool[e->n_pool] = (struct slot){ .s = *s, .len = len, .next = e->head[pc] };
         e->head[pc] = (int) e->n_pool++;
         e->count[pc]++;
         return 0;
@@ -427,9 +471,8 @@ static int explore(struct explorer *e, uint32_t arch, uint32_t nr, unsigned *ret
         return 0;
 }
 
-int zp_bpf_longest_path_range(const struct sock_filter *prog, size_t len, uint32_t arch,
-                              uint32_t nr_first, uint32_t n_nr, unsigned *ret_steps,
-                              uint32_t *ret_worst_nr) {
+int zp_bpf_longest_path_range(const struct sock_filter *prog, size_t len, uint32_t arch, uint32_t nr_first,
+                              uint32_t n_nr, unsigned *ret_steps, uint32_t *ret_worst_nr) {
         struct explorer e = { .prog = prog, .len = len };
         unsigned best = 0;
         uint32_t worst = nr_first;
@@ -468,8 +511,7 @@ finish:
         return r;
 }
 
-int zp_bpf_longest_path(const struct sock_filter *prog, size_t len, uint32_t arch, uint32_t nr,
-                        unsigned *ret_steps) {
+int zp_bpf_longest_path(const struct sock_filter *prog, size_t len, uint32_t arch, uint32_t nr, unsigned *ret_steps) {
         return zp_bpf_longest_path_range(prog, len, arch, nr, 1, ret_steps, NULL);
 }
 
@@ -477,15 +519,33 @@ char *zp_bpf_action_to_string(uint32_t action, char *buf, size_t size) {
         uint32_t data = action & SECCOMP_RET_DATA;
 
         switch (action & SECCOMP_RET_ACTION_FULL) {
-        case SECCOMP_RET_KILL_PROCESS: snprintf(buf, size, "KILL_PROCESS"); break;
-        case SECCOMP_RET_KILL_THREAD: snprintf(buf, size, "KILL_THREAD"); break;
-        case SECCOMP_RET_TRAP: snprintf(buf, size, "TRAP(%u)", data); break;
-        case SECCOMP_RET_ERRNO: snprintf(buf, size, "ERRNO(%u)", data); break;
-        case SECCOMP_RET_USER_NOTIF: snprintf(buf, size, "USER_NOTIF"); break;
-        case SECCOMP_RET_TRACE: snprintf(buf, size, "TRACE(%u)", data); break;
-        case SECCOMP_RET_LOG: snprintf(buf, size, "LOG"); break;
-        case SECCOMP_RET_ALLOW: snprintf(buf, size, "ALLOW"); break;
-        default: snprintf(buf, size, "0x%08x", action); break;
+        case SECCOMP_RET_KILL_PROCESS:
+                snprintf(buf, size, "KILL_PROCESS");
+                break;
+        case SECCOMP_RET_KILL_THREAD:
+                snprintf(buf, size, "KILL_THREAD");
+                break;
+        case SECCOMP_RET_TRAP:
+                snprintf(buf, size, "TRAP(%u)", data);
+                break;
+        case SECCOMP_RET_ERRNO:
+                snprintf(buf, size, "ERRNO(%u)", data);
+                break;
+        case SECCOMP_RET_USER_NOTIF:
+                snprintf(buf, size, "USER_NOTIF");
+                break;
+        case SECCOMP_RET_TRACE:
+                snprintf(buf, size, "TRACE(%u)", data);
+                break;
+        case SECCOMP_RET_LOG:
+                snprintf(buf, size, "LOG");
+                break;
+        case SECCOMP_RET_ALLOW:
+                snprintf(buf, size, "ALLOW");
+                break;
+        default:
+                snprintf(buf, size, "0x%08x", action);
+                break;
         }
         return buf;
 }

@@ -27,8 +27,8 @@ int zp_bpf_check(const struct sock_filter *prog, size_t len);
 /* Runs a checked program on d. *ret_action gets the 32-bit return value (SECCOMP_RET_*),
  * *ret_steps (optional) the number of instructions executed, the final return included.
  * Returns 0, or -EINVAL when the program fails zp_bpf_check. */
-int zp_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_data *d,
-               uint32_t *ret_action, unsigned *ret_steps);
+int zp_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_data *d, uint32_t *ret_action,
+               unsigned *ret_steps);
 
 /* Longest path, in instructions executed (final return included), through a checked program for
  * one architecture and syscall number, over every value of the arguments and the instruction
@@ -37,14 +37,12 @@ int zp_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_
  * one instruction it over-approximates, so the result stays an upper bound.
  * Returns 0, -EINVAL for a program that fails zp_bpf_check, -ENOMEM. */
 #define ZP_BPF_MAX_STATES 16
-int zp_bpf_longest_path(const struct sock_filter *prog, size_t len, uint32_t arch, uint32_t nr,
-                        unsigned *ret_steps);
+int zp_bpf_longest_path(const struct sock_filter *prog, size_t len, uint32_t arch, uint32_t nr, unsigned *ret_steps);
 
 /* Same over a range of syscall numbers nr_first .. nr_first + n_nr - 1 (wrapping at 2^32).
  * *ret_worst_nr (optional) gets the first number that reaches the maximum. */
-int zp_bpf_longest_path_range(const struct sock_filter *prog, size_t len, uint32_t arch,
-                              uint32_t nr_first, uint32_t n_nr, unsigned *ret_steps,
-                              uint32_t *ret_worst_nr);
+int zp_bpf_longest_path_range(const struct sock_filter *prog, size_t len, uint32_t arch, uint32_t nr_first,
+                              uint32_t n_nr, unsigned *ret_steps, uint32_t *ret_worst_nr);
 
 /* Human-readable name of a seccomp return action ("ALLOW", "ERRNO(1)", "KILL_PROCESS", ...),
  * written to buf. Returns buf. */

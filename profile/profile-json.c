@@ -121,7 +121,8 @@ static int zp_json_check_keys(struct zp_json_loader *l, json_object *o, const ch
 
 static int zp_json_want_object(struct zp_json_loader *l, json_object *v, const char *loc) {
         if (!json_object_is_type(v, json_type_object))
-                return zp_json_fail(l, -EINVAL, loc, "expected an object, got %s", json_type_to_name(json_object_get_type(v)));
+                return zp_json_fail(l, -EINVAL, loc, "expected an object, got %s",
+                                    json_type_to_name(json_object_get_type(v)));
         return 0;
 }
 
@@ -129,7 +130,8 @@ int zp_json_get_array(struct zp_json_loader *l, json_object *v, const char *loc,
         size_t n;
 
         if (!json_object_is_type(v, json_type_array))
-                return zp_json_fail(l, -EINVAL, loc, "expected an array, got %s", json_type_to_name(json_object_get_type(v)));
+                return zp_json_fail(l, -EINVAL, loc, "expected an array, got %s",
+                                    json_type_to_name(json_object_get_type(v)));
         n = json_object_array_length(v);
         if (n > max)
                 return zp_json_fail(l, -E2BIG, loc, "%zu entries, more than the %zu allowed", n, max);
@@ -141,7 +143,8 @@ int zp_json_get_string(struct zp_json_loader *l, json_object *v, const char *loc
         const char *s;
 
         if (!json_object_is_type(v, json_type_string))
-                return zp_json_fail(l, -EINVAL, loc, "expected a string, got %s", json_type_to_name(json_object_get_type(v)));
+                return zp_json_fail(l, -EINVAL, loc, "expected a string, got %s",
+                                    json_type_to_name(json_object_get_type(v)));
         s = json_object_get_string(v);
         if (strlen(s) != (size_t) json_object_get_string_len(v))
                 return zp_json_fail(l, -EINVAL, loc, "string contains a NUL character");
@@ -156,7 +159,8 @@ int zp_json_get_uint(struct zp_json_loader *l, json_object *v, const char *loc, 
         uint64_t u;
 
         if (!json_object_is_type(v, json_type_int))
-                return zp_json_fail(l, -EINVAL, loc, "expected an integer, got %s", json_type_to_name(json_object_get_type(v)));
+                return zp_json_fail(l, -EINVAL, loc, "expected an integer, got %s",
+                                    json_type_to_name(json_object_get_type(v)));
         if (json_object_get_int64(v) < 0)
                 return zp_json_fail(l, -ERANGE, loc, "%" PRId64 " is negative", json_object_get_int64(v));
         u = json_object_get_uint64(v);
@@ -168,13 +172,14 @@ int zp_json_get_uint(struct zp_json_loader *l, json_object *v, const char *loc, 
 
 int zp_json_get_bool(struct zp_json_loader *l, json_object *v, const char *loc, bool *ret) {
         if (!json_object_is_type(v, json_type_boolean))
-                return zp_json_fail(l, -EINVAL, loc, "expected true or false, got %s", json_type_to_name(json_object_get_type(v)));
+                return zp_json_fail(l, -EINVAL, loc, "expected true or false, got %s",
+                                    json_type_to_name(json_object_get_type(v)));
         *ret = json_object_get_boolean(v);
         return 0;
 }
 
-int zp_json_require(struct zp_json_loader *l, json_object *o, const char *loc, const char *key, char loc_out[static PJ_LOC_MAX],
-               json_object **ret) {
+int zp_json_require(struct zp_json_loader *l, json_object *o, const char *loc, const char *key,
+                    char loc_out[static PJ_LOC_MAX], json_object **ret) {
         json_object *v = zp_json_field(o, key);
 
         if (!v)
@@ -191,7 +196,7 @@ int zp_json_object(struct zp_json_loader *l, json_object *o, const char *loc, co
 }
 
 int zp_json_require_string(struct zp_json_loader *l, json_object *o, const char *loc, const char *key,
-                      char loc_out[static PJ_LOC_MAX], const char **ret) {
+                           char loc_out[static PJ_LOC_MAX], const char **ret) {
         json_object *v;
         int r = zp_json_require(l, o, loc, key, loc_out, &v);
 
@@ -199,7 +204,7 @@ int zp_json_require_string(struct zp_json_loader *l, json_object *o, const char 
 }
 
 int zp_json_optional_array(struct zp_json_loader *l, json_object *o, const char *loc, const char *key, size_t max,
-                      char loc_out[static PJ_LOC_MAX], json_object **ret, size_t *ret_n) {
+                           char loc_out[static PJ_LOC_MAX], json_object **ret, size_t *ret_n) {
         json_object *v = zp_json_field(o, key);
         int r;
 
@@ -216,7 +221,7 @@ int zp_json_optional_array(struct zp_json_loader *l, json_object *o, const char 
 }
 
 int zp_json_optional_uint(struct zp_json_loader *l, json_object *o, const char *loc, const char *key, uint64_t max,
-                     char loc_out[static PJ_LOC_MAX], uint64_t *ret) {
+                          char loc_out[static PJ_LOC_MAX], uint64_t *ret) {
         json_object *v = zp_json_field(o, key);
 
         if (!v)
@@ -225,7 +230,8 @@ int zp_json_optional_uint(struct zp_json_loader *l, json_object *o, const char *
         return zp_json_get_uint(l, v, loc_out, max, ret);
 }
 
-int zp_json_optional_string(struct zp_json_loader *l, json_object *o, const char *loc, const char *key, const char **ret) {
+int zp_json_optional_string(struct zp_json_loader *l, json_object *o, const char *loc, const char *key,
+                            const char **ret) {
         char loc_k[PJ_LOC_MAX];
         json_object *v = zp_json_field(o, key);
 
@@ -236,9 +242,8 @@ int zp_json_optional_string(struct zp_json_loader *l, json_object *o, const char
         return zp_json_get_string(l, v, loc_k, ret);
 }
 
-
 int zp_json_string_array(struct zp_json_loader *l, json_object *o, const char *loc, const char *key, size_t max,
-                    zp_json_string_fn fn, void *userdata, size_t *ret_n) {
+                         zp_json_string_fn fn, void *userdata, size_t *ret_n) {
         char loc_k[PJ_LOC_MAX], loc_i[PJ_LOC_MAX];
         json_object *v;
         size_t n;
@@ -308,8 +313,8 @@ static bool scan_numbers(const char *data, size_t size, size_t *ret_offset) {
                                 else
                                         v = v * 10 + d;
                         }
-                        for (; j < size && (data[j] == '.' || data[j] == 'e' || data[j] == 'E' ||
-                                            data[j] == '+' || data[j] == '-' || (data[j] >= '0' && data[j] <= '9'));
+                        for (; j < size && (data[j] == '.' || data[j] == 'e' || data[j] == 'E' || data[j] == '+' ||
+                                            data[j] == '-' || (data[j] >= '0' && data[j] <= '9'));
                              j++)
                                 fraction = true;
                         if (!fraction && (overflow || (neg && v > (uint64_t) INT64_MAX + 1))) {
@@ -330,7 +335,8 @@ int zp_json_parse(struct zp_json_loader *l, const char *data, size_t size, json_
         int r;
 
         if (size > ZP_PROFILE_MAX_FILE_SIZE)
-                return zp_json_fail(l, -EFBIG, NULL, "%zu bytes, more than the %d allowed", size, ZP_PROFILE_MAX_FILE_SIZE);
+                return zp_json_fail(l, -EFBIG, NULL, "%zu bytes, more than the %d allowed", size,
+                                    ZP_PROFILE_MAX_FILE_SIZE);
 
         tok = json_tokener_new_ex(JSON_DEPTH);
         if (!tok)
@@ -343,7 +349,7 @@ int zp_json_parse(struct zp_json_loader *l, const char *data, size_t size, json_
                 enum json_tokener_error e = json_tokener_get_error(tok);
                 offset_to_line(data, size, end, &line, &col);
                 r = zp_json_fail(l, -EINVAL, NULL, "line %u, column %u: %s", line, col,
-                         e == json_tokener_continue ? "unexpected end of data" : json_tokener_error_desc(e));
+                                 e == json_tokener_continue ? "unexpected end of data" : json_tokener_error_desc(e));
                 json_tokener_free(tok);
                 return r;
         }
@@ -354,8 +360,8 @@ int zp_json_parse(struct zp_json_loader *l, const char *data, size_t size, json_
                 if (!strchr(" \t\r\n", data[i]) || data[i] == '\0') {
                         offset_to_line(data, size, i, &line, &col);
                         json_object_put(o);
-                        return zp_json_fail(l, -EINVAL, NULL, "line %u, column %u: unexpected data after the JSON value",
-                                    line, col);
+                        return zp_json_fail(l, -EINVAL, NULL,
+                                            "line %u, column %u: unexpected data after the JSON value", line, col);
                 }
         if (!scan_numbers(data, size, &bad)) {
                 offset_to_line(data, size, bad, &line, &col);
@@ -474,4 +480,3 @@ static int read_fd(int fd, char **ret, size_t *ret_size) {
         *ret_size = n;
         return 0;
 }
-

@@ -26,14 +26,15 @@ struct zp_json_loader {
 
 /* Records "<path>: <loc>: <message>" (or "<path>: seccomp file <file>: ..." while a referenced
  * file is read) unless a message is already there; returns err. loc may be NULL or "". */
-int zp_json_fail(struct zp_json_loader *l, int err, const char *loc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int zp_json_fail(struct zp_json_loader *l, int err, const char *loc, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 /* A string from the file, quoted for a message: escaped and cut at 64 bytes; returns buf. */
 const char *zp_json_quote(const char *s, char buf[static PJ_QUOTE_MAX]);
 
 /* Locations, built by bounded copies: one cut at PJ_LOC_MAX still reads fine. */
-void zp_json_loc_key(char out[static PJ_LOC_MAX], const char *parent, const char *key);   /* parent.key */
-void zp_json_loc_index(char out[static PJ_LOC_MAX], const char *parent, size_t i);         /* parent[i] */
+void zp_json_loc_key(char out[static PJ_LOC_MAX], const char *parent, const char *key); /* parent.key */
+void zp_json_loc_index(char out[static PJ_LOC_MAX], const char *parent, size_t i);      /* parent[i] */
 
 /* The value of key, or NULL when absent or JSON null (Docker's Go structs read null as absent). */
 json_object *zp_json_field(json_object *o, const char *key);
@@ -48,26 +49,27 @@ int zp_json_get_bool(struct zp_json_loader *l, json_object *v, const char *loc, 
 
 /* o's key, which must be present: *ret the value, loc_out its location ("missing \"key\"" at loc
  * otherwise). */
-int zp_json_require(struct zp_json_loader *l, json_object *o, const char *loc, const char *key, char loc_out[static PJ_LOC_MAX],
-               json_object **ret);
+int zp_json_require(struct zp_json_loader *l, json_object *o, const char *loc, const char *key,
+                    char loc_out[static PJ_LOC_MAX], json_object **ret);
 int zp_json_require_string(struct zp_json_loader *l, json_object *o, const char *loc, const char *key,
-                      char loc_out[static PJ_LOC_MAX], const char **ret);
+                           char loc_out[static PJ_LOC_MAX], const char **ret);
 /* o's optional array key of at most max entries: *ret is NULL (and *ret_n 0) when absent, else
  * the array, with its location in loc_out. */
 int zp_json_optional_array(struct zp_json_loader *l, json_object *o, const char *loc, const char *key, size_t max,
-                      char loc_out[static PJ_LOC_MAX], json_object **ret, size_t *ret_n);
+                           char loc_out[static PJ_LOC_MAX], json_object **ret, size_t *ret_n);
 /* o's optional integer key, up to max: *ret untouched when absent, loc_out set when present. */
 int zp_json_optional_uint(struct zp_json_loader *l, json_object *o, const char *loc, const char *key, uint64_t max,
-                     char loc_out[static PJ_LOC_MAX], uint64_t *ret);
+                          char loc_out[static PJ_LOC_MAX], uint64_t *ret);
 /* o's optional string key: *ret is NULL when absent. */
-int zp_json_optional_string(struct zp_json_loader *l, json_object *o, const char *loc, const char *key, const char **ret);
+int zp_json_optional_string(struct zp_json_loader *l, json_object *o, const char *loc, const char *key,
+                            const char **ret);
 
 /* The one walk over a list of strings: o's optional key, an array of at most max strings; fn
  * gets each one with its location, in order, and the first negative return stops the walk.
  * *ret_n (may be NULL) is the number of entries, 0 when the key is absent. */
 typedef int (*zp_json_string_fn)(struct zp_json_loader *l, const char *s, const char *loc, void *userdata);
 int zp_json_string_array(struct zp_json_loader *l, json_object *o, const char *loc, const char *key, size_t max,
-                    zp_json_string_fn fn, void *userdata, size_t *ret_n);
+                         zp_json_string_fn fn, void *userdata, size_t *ret_n);
 
 /* Strict RFC 8259 JSON whose top level is an object; integers beyond 64 bits are refused (json-c
  * would clamp them). Messages give line and column. At most ZP_PROFILE_MAX_FILE_SIZE bytes. */

@@ -157,7 +157,7 @@ int zp_profile_set_load(const char *const *dirs, size_t n_dirs, struct zp_profil
         }
 
         *ret = set;
-        set = (struct zp_profile_set) {};
+        set = (struct zp_profile_set){};
         r = 0;
 finish:
         zp_profile_set_clear(&set);
@@ -171,7 +171,7 @@ void zp_profile_set_clear(struct zp_profile_set *set) {
         for (size_t i = 0; i < set->n; i++)
                 zp_profile_free(set->items[i]);
         free(set->items);
-        *set = (struct zp_profile_set) {};
+        *set = (struct zp_profile_set){};
 }
 
 const struct zp_profile *zp_profile_set_find(const struct zp_profile_set *set, const char *name) {
@@ -182,4 +182,3 @@ const struct zp_profile *zp_profile_set_find(const struct zp_profile_set *set, c
                         return set->items[i];
         return NULL;
 }
-

@@ -168,10 +168,10 @@ static int parse_access(struct zp_json_loader *l, json_object *o, const char *lo
                                         return r;
                                 if (r < 0)
                                         return zp_json_fail(l, -ESRCH, loc_i, "unknown %s %s", user ? "user" : "group",
-                                                    zp_json_quote(name, q));
+                                                            zp_json_quote(name, q));
                         } else
                                 return zp_json_fail(l, -EINVAL, loc_i, "expected a name or a number, got %s",
-                                            json_type_to_name(json_object_get_type(e)));
+                                                    json_type_to_name(json_object_get_type(e)));
                 }
         }
         return 0;
@@ -191,7 +191,8 @@ static int load_referenced(struct zp_json_loader *l, json_object *v, const char 
         if (!*rel)
                 return zp_json_fail(l, -EINVAL, loc, "empty path");
         if (rel[0] == '/')
-                return zp_json_fail(l, -EINVAL, loc, "%s: the path must be relative to the profile's directory", zp_json_quote(rel, q));
+                return zp_json_fail(l, -EINVAL, loc, "%s: the path must be relative to the profile's directory",
+                                    zp_json_quote(rel, q));
         slash = strrchr(l->path, '/');
         if (slash)
                 r = asprintf(&dir, "%.*s", (int) (slash - l->path), l->path);
@@ -204,14 +205,16 @@ static int load_referenced(struct zp_json_loader *l, json_object *v, const char 
          * messages. */
         r = zp_json_read_file_beneath(*dir ? dir : "/", rel, &data, &size);
         if (r == -EXDEV)
-                return zp_json_fail(l, -EINVAL, loc, "%s: the path leaves the profile's directory", zp_json_quote(rel, q));
+                return zp_json_fail(l, -EINVAL, loc, "%s: the path leaves the profile's directory",
+                                    zp_json_quote(rel, q));
         if (r < 0)
                 return zp_json_fail(l, r, loc, "cannot read %s: %s", full, strerror(-r));
 
         l->file = full; /* messages now name the referenced file */
         r = zp_json_parse(l, data, size, ret_root);
         if (r >= 0 && zp_json_field(*ret_root, "seccomp"))
-                r = zp_json_fail(l, -EINVAL, NULL, "is a zygote profile; \"seccomp\" must name a Docker/OCI seccomp file");
+                r = zp_json_fail(l, -EINVAL, NULL,
+                                 "is a zygote profile; \"seccomp\" must name a Docker/OCI seccomp file");
         if (r < 0) {
                 l->file = l->path;
                 return r;
@@ -231,7 +234,7 @@ static int load_plain(struct zp_json_loader *l, json_object *root, struct zp_pro
                 return -ENOMEM;
         if (!profile_name_valid(p->name))
                 return zp_json_fail(l, -EINVAL, NULL, "%s is not a valid profile name (from the file name)",
-                               zp_json_quote(p->name, q));
+                                    zp_json_quote(p->name, q));
         for (size_t i = 0; i < ELEMENTSOF(docker_caps); i++) {
                 unsigned cap;
                 r = zp_cap_from_name(docker_caps[i], &cap);
@@ -243,13 +246,28 @@ static int load_plain(struct zp_json_loader *l, json_object *root, struct zp_pro
         return zp_oci_parse_seccomp(l, root, "", spec);
 }
 
-/* A zygote profile: name, capabilities, noNewPrivileges, access, and "seccomp", an inline OCI
+/* "noNewPrivsCallers": "refuse" (the default) or "allow". */
+static int parse_nnp_callers(struct zp_json_loader *l, json_object *v, const char *loc, struct zp_profile *p) {
+        char q[PJ_QUOTE_MAX];
+        const char *s;
+        int r;
+
+        r = zp_json_get_string(l, v, loc, &s);
+        if (r < 0)
+                return r;
+        if (!streq(s, "allow") && !streq(s, "refuse"))
+                return zp_json_fail(l, -EINVAL, loc, "%s is not \"allow\" or \"refuse\"", zp_json_quote(s, q));
+        p->nnp_callers_allow = streq(s, "allow");
+        return 0;
+}
+
+/* A zygote profile: name, capabilities, noNewPrivileges, noNewPrivsCallers, access, and "seccomp", an inline OCI
  * object or the path of a Docker/OCI file next to the profile (then *ret_ref_root holds the
  * tree the spec borrows from, and l->file names that file until the caller resets it). */
 static int load_wrapped(struct zp_json_loader *l, json_object *root, struct zp_profile *p, struct zp_oci_spec *spec,
                         char **ret_ref_path, json_object **ret_ref_root) {
-        static const char *const keys[] = { "name", "seccomp", "capabilities", "noNewPrivileges", "access",
-                                            "comment", NULL };
+        static const char *const keys[] = { "name",   "seccomp", "capabilities",      "noNewPrivileges",
+                                            "access", "comment", "noNewPrivsCallers", NULL };
         char loc[PJ_LOC_MAX], q[PJ_QUOTE_MAX];
         json_object *v;
         const char *s;
@@ -263,9 +281,10 @@ static int load_wrapped(struct zp_json_loader *l, json_object *root, struct zp_p
         if (r < 0)
                 return r;
         if (!profile_name_valid(s))
-                return zp_json_fail(l, -EINVAL, loc,
-                               "%s is not a valid profile name (1-%d of A-Z a-z 0-9 . _ -, not starting with . or -)",
-                               zp_json_quote(s, q), ZP_PROFILE_NAME_MAX);
+                return zp_json_fail(
+                        l, -EINVAL, loc,
+                        "%s is not a valid profile name (1-%d of A-Z a-z 0-9 . _ -, not starting with . or -)",
+                        zp_json_quote(s, q), ZP_PROFILE_NAME_MAX);
         p->name = strdup(s);
         if (!p->name)
                 return -ENOMEM;
@@ -276,7 +295,8 @@ static int load_wrapped(struct zp_json_loader *l, json_object *root, struct zp_p
 
         /* Capabilities first: includes/excludes in the seccomp part are evaluated against them. */
         if (!zp_json_field(root, "capabilities"))
-                return zp_json_fail(l, -EINVAL, NULL, "missing \"capabilities\" (the bounding set to keep; [] keeps none)");
+                return zp_json_fail(l, -EINVAL, NULL,
+                                    "missing \"capabilities\" (the bounding set to keep; [] keeps none)");
         r = zp_json_string_array(l, root, "", "capabilities", ZP_PROFILE_MAX_LIST, add_cap, &p->caps_keep, NULL);
         if (r < 0)
                 return r;
@@ -284,6 +304,13 @@ static int load_wrapped(struct zp_json_loader *l, json_object *root, struct zp_p
         v = zp_json_field(root, "noNewPrivileges");
         if (v) {
                 r = zp_json_get_bool(l, v, "noNewPrivileges", &p->no_new_privs);
+                if (r < 0)
+                        return r;
+        }
+
+        v = zp_json_field(root, "noNewPrivsCallers");
+        if (v) {
+                r = parse_nnp_callers(l, v, "noNewPrivsCallers", p);
                 if (r < 0)
                         return r;
         }
@@ -332,10 +359,12 @@ static int load_buffer(const char *path, const char *data, size_t size, const st
         wrapped = zp_json_field(root, "seccomp");
         if (plain && wrapped)
                 return zp_json_fail(l, -EINVAL, NULL,
-                               "both \"seccomp\" (zygote profile) and \"defaultAction\"/\"syscalls\" (Docker/OCI file) at top level");
+                                    "both \"seccomp\" (zygote profile) and \"defaultAction\"/\"syscalls\" (Docker/OCI "
+                                    "file) at top level");
         if (!plain && !wrapped)
                 return zp_json_fail(l, -EINVAL, NULL,
-                               "neither a Docker/OCI seccomp file (\"defaultAction\", \"syscalls\") nor a zygote profile (\"seccomp\")");
+                                    "neither a Docker/OCI seccomp file (\"defaultAction\", \"syscalls\") nor a zygote "
+                                    "profile (\"seccomp\")");
         r = plain ? load_plain(l, root, p, &spec) : load_wrapped(l, root, p, &spec, &ref_path, &ref_root);
         if (r < 0)
                 return r;
@@ -352,9 +381,8 @@ static int load_buffer(const char *path, const char *data, size_t size, const st
         *ret = TAKE_PTR(p);
         return 0;
 }
-int zp_profile_load_buffer_with(const char *path, const char *data, size_t size,
-                                const struct zp_profile_options *opts, struct zp_profile **ret,
-                                char **ret_error) {
+int zp_profile_load_buffer_with(const char *path, const char *data, size_t size, const struct zp_profile_options *opts,
+                                struct zp_profile **ret, char **ret_error) {
         struct zp_json_loader l = { .path = path, .file = path };
         int r;
 
@@ -374,8 +402,7 @@ int zp_profile_load_buffer_with(const char *path, const char *data, size_t size,
         return r;
 }
 
-int zp_profile_load_buffer(const char *path, const char *data, size_t size, struct zp_profile **ret,
-                           char **ret_error) {
+int zp_profile_load_buffer(const char *path, const char *data, size_t size, struct zp_profile **ret, char **ret_error) {
         return zp_profile_load_buffer_with(path, data, size, NULL, ret, ret_error);
 }
 
@@ -392,7 +419,9 @@ int zp_profile_load_file_with(const char *path, const struct zp_profile_options 
                 if (ret_error) {
                         if (r == -EFBIG)
                                 r = asprintf(ret_error, "%s: more than the %d bytes allowed", path,
-                                             ZP_PROFILE_MAX_FILE_SIZE) < 0 ? -ENOMEM : r;
+                                             ZP_PROFILE_MAX_FILE_SIZE) < 0
+                                            ? -ENOMEM
+                                            : r;
                         else if (r == -EBADFD)
                                 r = asprintf(ret_error, "%s: not a regular file", path) < 0 ? -ENOMEM : r;
                         else {
@@ -426,4 +455,3 @@ bool zp_profile_allows(const struct zp_profile *p, uid_t uid, gid_t gid, const g
         }
         return false;
 }
-

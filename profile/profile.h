@@ -19,23 +19,26 @@
 #include "profile-limits.h"
 
 /* Docker's 14 default capabilities, the bounding set kept for a plain Docker/OCI file. */
-#define ZP_DOCKER_DEFAULT_CAPS                                                          \
-        "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD",       \
-                "CAP_NET_RAW", "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", \
-                "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"
+#define ZP_DOCKER_DEFAULT_CAPS \
+        "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW", "CAP_SETGID", \
+                "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", \
+                "CAP_AUDIT_WRITE"
 
 struct zp_profile {
-        char *name;   /* "default"; a plain Docker/OCI file is named after its file (no .json) */
-        char *path;   /* the file it came from */
+        char *name; /* "default"; a plain Docker/OCI file is named after its file (no .json) */
+        char *path; /* the file it came from */
 
         struct sock_filter *bpf; /* compiled program for the native architecture's kernel */
         size_t bpf_len;          /* instructions */
         unsigned filter_flags;   /* SECCOMP_FILTER_FLAG_* from the "flags" field */
 
-        uint64_t caps_keep;  /* bounding set to keep, bit n = capability n */
-        bool no_new_privs;   /* default true */
+        uint64_t caps_keep; /* bounding set to keep, bit n = capability n */
+        bool no_new_privs;  /* default true */
+        /* "noNewPrivsCallers": "allow" admits a caller that has no_new_privs, whose Landlock
+         * domain (if any) cannot be read nor carried; default "refuse" (docs/SECURITY.md). */
+        bool nnp_callers_allow;
 
-        bool access_all;     /* no "access" restriction */
+        bool access_all; /* no "access" restriction */
         uid_t *access_uids;
         size_t n_access_uids;
         gid_t *access_gids;
@@ -48,8 +51,8 @@ struct zp_profile {
         /* Architectures compiled into the program (AUDIT_ARCH_* values, native first). */
         uint32_t arches[ZP_PROFILE_MAX_ARCHES];
         size_t n_arches;
-        unsigned n_rules;          /* libseccomp rules added (after includes/excludes, per name) */
-        uint64_t compile_nsec;     /* time spent in libseccomp (rules, layout, export) */
+        unsigned n_rules;      /* libseccomp rules added (after includes/excludes, per name) */
+        uint64_t compile_nsec; /* time spent in libseccomp (rules, layout, export) */
 
         /* Whether the filter lets zygote's worker finish its setup after inheriting it (the
          * `inherit` tier). When false, worker_setup_blocked names the first syscall refused. */
@@ -68,14 +71,12 @@ int zp_profile_load_file(const char *path, struct zp_profile **ret, char **ret_e
 
 /* Same, from a buffer; path is used for the profile name (and for relative "seccomp" paths of a
  * zygote profile) and in messages. Used by the fuzzer and unit tests. */
-int zp_profile_load_buffer(const char *path, const char *data, size_t size, struct zp_profile **ret,
-                           char **ret_error);
+int zp_profile_load_buffer(const char *path, const char *data, size_t size, struct zp_profile **ret, char **ret_error);
 
 void zp_profile_free(struct zp_profile *p);
 
 /* Whether a caller with these credentials may use the profile ("access" list). Root always may. */
-bool zp_profile_allows(const struct zp_profile *p, uid_t uid, gid_t gid, const gid_t *groups,
-                       size_t n_groups);
+bool zp_profile_allows(const struct zp_profile *p, uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups);
 
 /* A set of profiles loaded from directories: every *.json file, in name order; a later
  * directory's profile replaces an earlier one of the same name. A file that fails is left out
@@ -99,11 +100,10 @@ struct zp_profile_options {
         unsigned optimize;
 };
 
-int zp_profile_load_file_with(const char *path, const struct zp_profile_options *opts,
-                              struct zp_profile **ret, char **ret_error);
-int zp_profile_load_buffer_with(const char *path, const char *data, size_t size,
-                                const struct zp_profile_options *opts, struct zp_profile **ret,
-                                char **ret_error);
+int zp_profile_load_file_with(const char *path, const struct zp_profile_options *opts, struct zp_profile **ret,
+                              char **ret_error);
+int zp_profile_load_buffer_with(const char *path, const char *data, size_t size, const struct zp_profile_options *opts,
+                                struct zp_profile **ret, char **ret_error);
 
 /* Canonical OCI name of an AUDIT_ARCH_* value ("SCMP_ARCH_X86_64"); NULL for one it does not name. */
 const char *zp_profile_arch_name(uint32_t arch);

@@ -79,8 +79,9 @@ static int add_rule(scmp_filter_ctx ctx, const struct zp_oci_rule *rule, int nr)
 
         for (size_t i = 0; i < rule->n_args; i++) {
                 const struct zp_oci_arg *a = &rule->args[i];
-                cmp[i] = (struct scmp_arg_cmp) { .arg = a->index, .op = a->op, .datum_a = a->value,
-                                                 .datum_b = a->value_two };
+                cmp[i] = (struct scmp_arg_cmp){
+                        .arg = a->index, .op = a->op, .datum_a = a->value, .datum_b = a->value_two
+                };
                 if (++count[a->index] > 1)
                         repeated = true;
         }
@@ -113,13 +114,14 @@ int zp_seccomp_compile(struct zp_json_loader *l, const struct zp_oci_spec *s, un
         if (optimize != 1) {
                 r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, optimize);
                 if (r < 0)
-                        return zp_json_fail(l, r, NULL, "libseccomp refused optimize level %u: %s", optimize, strerror(-r));
+                        return zp_json_fail(l, r, NULL, "libseccomp refused optimize level %u: %s", optimize,
+                                            strerror(-r));
         }
         for (size_t i = 0; i < s->n_arches; i++) {
                 r = seccomp_arch_add(ctx, s->arches[i]);
                 if (r < 0 && r != -EEXIST)
                         return zp_json_fail(l, r, s->loc, "libseccomp refused architecture 0x%08x: %s", s->arches[i],
-                                    strerror(-r));
+                                            strerror(-r));
         }
 
         zp_json_loc_key(loc_s, s->loc, "syscalls");
@@ -147,7 +149,7 @@ int zp_seccomp_compile(struct zp_json_loader *l, const struct zp_oci_spec *s, un
                         if (r < 0) {
                                 zp_json_loc_key(loc_n, loc_r, "names");
                                 return zp_json_fail(l, r, loc_n, "libseccomp refused the rule for %s: %s",
-                                            zp_json_quote(rule->names[j], q), strerror(-r));
+                                                    zp_json_quote(rule->names[j], q), strerror(-r));
                         }
                         p->n_rules++;
                 }
@@ -159,8 +161,8 @@ int zp_seccomp_compile(struct zp_json_loader *l, const struct zp_oci_spec *s, un
         p->compile_nsec = now_nsec() - start;
 
         if (p->bpf_len > BPF_MAXINSNS)
-                return zp_json_fail(l, -E2BIG, NULL, "the program has %zu instructions, more than the kernel's %d", p->bpf_len,
-                            BPF_MAXINSNS);
+                return zp_json_fail(l, -E2BIG, NULL, "the program has %zu instructions, more than the kernel's %d",
+                                    p->bpf_len, BPF_MAXINSNS);
         r = zp_bpf_check(p->bpf, p->bpf_len);
         if (r < 0)
                 return zp_json_fail(l, r, NULL, "libseccomp produced a program the kernel would refuse");

@@ -62,16 +62,11 @@ static bool docker_arch_is_native(const char *name, uint32_t native) {
                 uint32_t arch;
                 const char *names[2];
         } table[] = {
-                { SCMP_ARCH_X86_64, { "amd64", "x86_64" } },
-                { SCMP_ARCH_X86, { "x86", NULL } },
-                { SCMP_ARCH_AARCH64, { "arm64", "aarch64" } },
-                { SCMP_ARCH_ARM, { "arm", NULL } },
-                { SCMP_ARCH_PPC64LE, { "ppc64le", NULL } },
-                { SCMP_ARCH_PPC64, { "ppc64", NULL } },
-                { SCMP_ARCH_S390X, { "s390x", NULL } },
-                { SCMP_ARCH_S390, { "s390", NULL } },
-                { SCMP_ARCH_MIPS64, { "mips64", NULL } },
-                { SCMP_ARCH_MIPSEL64, { "mips64le", NULL } },
+                { SCMP_ARCH_X86_64, { "amd64", "x86_64" } },   { SCMP_ARCH_X86, { "x86", NULL } },
+                { SCMP_ARCH_AARCH64, { "arm64", "aarch64" } }, { SCMP_ARCH_ARM, { "arm", NULL } },
+                { SCMP_ARCH_PPC64LE, { "ppc64le", NULL } },    { SCMP_ARCH_PPC64, { "ppc64", NULL } },
+                { SCMP_ARCH_S390X, { "s390x", NULL } },        { SCMP_ARCH_S390, { "s390", NULL } },
+                { SCMP_ARCH_MIPS64, { "mips64", NULL } },      { SCMP_ARCH_MIPSEL64, { "mips64le", NULL } },
                 { SCMP_ARCH_RISCV64, { "riscv64", NULL } },
         };
 
@@ -85,8 +80,8 @@ static bool docker_arch_is_native(const char *name, uint32_t native) {
 
 enum {
         ACT_NO_ERRNO = 0,
-        ACT_ERRNO_MAX_4094,  /* SCMP_ACT_ERRNO: libseccomp 2.5 takes 0..4094 (the kernel caps at 4095) */
-        ACT_DATA_MAX_65535,  /* SCMP_ACT_TRACE: 16 bits handed to the tracer */
+        ACT_ERRNO_MAX_4094, /* SCMP_ACT_ERRNO: libseccomp 2.5 takes 0..4094 (the kernel caps at 4095) */
+        ACT_DATA_MAX_65535, /* SCMP_ACT_TRACE: 16 bits handed to the tracer */
 };
 
 static const struct {
@@ -151,7 +146,8 @@ static int add_arch(struct zp_json_loader *l, struct zp_oci_spec *s, uint32_t ar
 static int parse_action(struct zp_json_loader *l, json_object *o, const char *loc, const char *action_key,
                         const char *ret_key, const char *name_key, uint32_t *ret) {
         char loc_a[PJ_LOC_MAX], loc_r[PJ_LOC_MAX], loc_n[PJ_LOC_MAX], q[PJ_QUOTE_MAX];
-        json_object *va = zp_json_field(o, action_key), *vr = zp_json_field(o, ret_key), *vn = zp_json_field(o, name_key);
+        json_object *va = zp_json_field(o, action_key), *vr = zp_json_field(o, ret_key),
+                    *vn = zp_json_field(o, name_key);
         const char *name, *errno_name;
         uint64_t data = EPERM; /* runc and crun: ERRNO and TRACE without errnoRet mean EPERM */
         size_t i;
@@ -166,8 +162,9 @@ static int parse_action(struct zp_json_loader *l, json_object *o, const char *lo
         if (r < 0)
                 return r;
         if (streq(name, "SCMP_ACT_NOTIFY"))
-                return zp_json_fail(l, -EOPNOTSUPP, loc_a,
-                            "SCMP_ACT_NOTIFY needs a seccomp user-notification listener, which zygote does not provide");
+                return zp_json_fail(
+                        l, -EOPNOTSUPP, loc_a,
+                        "SCMP_ACT_NOTIFY needs a seccomp user-notification listener, which zygote does not provide");
         for (i = 0; i < ELEMENTSOF(actions); i++)
                 if (streq(actions[i].name, name))
                         break;
@@ -176,7 +173,7 @@ static int parse_action(struct zp_json_loader *l, json_object *o, const char *lo
 
         if ((vr || vn) && actions[i].data == ACT_NO_ERRNO)
                 return zp_json_fail(l, -EINVAL, vr ? loc_r : loc_n,
-                            "only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno value, not %s", name);
+                                    "only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno value, not %s", name);
         if (vn) {
                 int e;
                 r = zp_json_get_string(l, vn, loc_n, &errno_name);
@@ -194,7 +191,7 @@ static int parse_action(struct zp_json_loader *l, json_object *o, const char *lo
                         return r;
                 if (vn && v != data)
                         return zp_json_fail(l, -EINVAL, loc_r, "%" PRIu64 " disagrees with %s %s", v, name_key,
-                                    zp_json_quote(errno_name, q));
+                                            zp_json_quote(errno_name, q));
                 data = v;
         }
         if (actions[i].data == ACT_NO_ERRNO)
@@ -215,8 +212,8 @@ static int parse_kernel_version(struct zp_json_loader *l, json_object *v, const 
         if (r < 0)
                 return r;
         /* Docker's KernelVersion: "<kernel>.<major>", e.g. "4.8". */
-        if (!isdigit((unsigned char) s[0]) || sscanf(s, "%5u.%5u%n", &major, &minor, &n) != 2 ||
-            s[n] != '\0' || (major == 0 && minor == 0))
+        if (!isdigit((unsigned char) s[0]) || sscanf(s, "%5u.%5u%n", &major, &minor, &n) != 2 || s[n] != '\0' ||
+            (major == 0 && minor == 0))
                 return zp_json_fail(l, -EINVAL, loc, "%s is not a kernel version like \"4.8\"", zp_json_quote(s, q));
         *ret_major = major;
         *ret_minor = minor;
@@ -317,7 +314,8 @@ static int add_name(struct zp_json_loader *l, const char *s, const char *loc, vo
         return 0;
 }
 
-static int parse_names(struct zp_json_loader *l, struct zp_oci_spec *s, json_object *o, const char *loc, struct zp_oci_rule *rule) {
+static int parse_names(struct zp_json_loader *l, struct zp_oci_spec *s, json_object *o, const char *loc,
+                       struct zp_oci_rule *rule) {
         json_object *names = zp_json_field(o, "names"), *name = zp_json_field(o, "name");
         char loc_k[PJ_LOC_MAX];
         const char *nm;
@@ -392,9 +390,10 @@ static int parse_arg(struct zp_json_loader *l, json_object *a, const char *loc, 
         return 0;
 }
 
-static int parse_rule(struct zp_json_loader *l, struct zp_oci_spec *s, json_object *o, const char *loc, struct zp_oci_rule *rule) {
-        static const char *const keys[] = { "names", "name", "action", "errnoRet", "errno", "args",
-                                            "comment", "includes", "excludes", NULL };
+static int parse_rule(struct zp_json_loader *l, struct zp_oci_spec *s, json_object *o, const char *loc,
+                      struct zp_oci_rule *rule) {
+        static const char *const keys[] = { "names", "name",    "action",   "errnoRet", "errno",
+                                            "args",  "comment", "includes", "excludes", NULL };
         char loc_k[PJ_LOC_MAX], loc_i[PJ_LOC_MAX];
         const char *comment;
         json_object *v;
@@ -519,7 +518,7 @@ static int add_flag(struct zp_json_loader *l, const char *f, const char *loc, vo
 
         if (streq(f, "SECCOMP_FILTER_FLAG_NEW_LISTENER") || streq(f, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"))
                 return zp_json_fail(l, -EOPNOTSUPP, loc,
-                               "%s needs a seccomp user-notification listener, which zygote does not provide", f);
+                                    "%s needs a seccomp user-notification listener, which zygote does not provide", f);
         for (size_t j = 0; j < ELEMENTSOF(filter_flags); j++)
                 if (streq(filter_flags[j].name, f)) {
                         s->flags |= filter_flags[j].flag;
@@ -534,7 +533,7 @@ static int add_flag(struct zp_json_loader *l, const char *f, const char *loc, vo
 void zp_oci_spec_init(struct zp_oci_spec *s, uint64_t caps_keep) {
         struct utsname u;
 
-        *s = (struct zp_oci_spec) { .caps_keep = caps_keep, .native = seccomp_arch_native() };
+        *s = (struct zp_oci_spec){ .caps_keep = caps_keep, .native = seccomp_arch_native() };
         if (uname(&u) == 0)
                 (void) sscanf(u.release, "%u.%u", &s->kernel_major, &s->kernel_minor);
 }
@@ -548,9 +547,10 @@ void zp_oci_spec_done(struct zp_oci_spec *s) {
 }
 
 int zp_oci_parse_seccomp(struct zp_json_loader *l, json_object *o, const char *loc, struct zp_oci_spec *s) {
-        static const char *const keys[] = { "defaultAction", "defaultErrnoRet", "defaultErrno", "architectures",
-                                            "archMap", "syscalls", "flags", "listenerPath", "listenerMetadata",
-                                            "comment", NULL };
+        static const char *const keys[] = {
+                "defaultAction", "defaultErrnoRet", "defaultErrno",     "architectures", "archMap", "syscalls",
+                "flags",         "listenerPath",    "listenerMetadata", "comment",       NULL
+        };
         char loc_k[PJ_LOC_MAX], loc_i[PJ_LOC_MAX];
         const char *str;
         json_object *v;

@@ -29,7 +29,7 @@ struct zp_oci_arg {
 };
 
 struct zp_oci_rule {
-        size_t json_index;  /* position in "syscalls", for messages */
+        size_t json_index; /* position in "syscalls", for messages */
         uint32_t action;
         bool active;        /* includes/excludes let it in */
         const char **names; /* borrowed from the JSON tree, which outlives compilation */
@@ -45,11 +45,11 @@ struct zp_oci_spec {
         unsigned kernel_major, kernel_minor; /* running kernel ("minKernel") */
 
         /* Results. */
-        const char *loc;                     /* "" for a plain file, "seccomp" for an inline object */
+        const char *loc; /* "" for a plain file, "seccomp" for an inline object */
         uint32_t default_action;
         uint32_t arches[ZP_PROFILE_MAX_ARCHES]; /* native first */
         size_t n_arches;
-        unsigned flags;                      /* SECCOMP_FILTER_FLAG_* */
+        unsigned flags; /* SECCOMP_FILTER_FLAG_* */
         struct zp_oci_rule *rules;
         size_t n_rules;
         size_t n_names;

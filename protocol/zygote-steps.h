@@ -11,43 +11,45 @@
  */
 #pragma once
 
-#define ZY_STEPS(X)                                                                                 \
-        X(NONE, "none")                                                                             \
-        X(FDS, "fds")                                                                               \
-        X(SETSID, "setsid")                                                                         \
-        X(CTTY, "ctty")                                                                             \
-        X(CAPBSET, "capbset")                                                                       \
-        X(GROUPS, "groups")                                                                         \
-        X(GID, "gid")                                                                               \
-        X(UID, "uid")                                                                               \
-        X(CAPS, "caps")                                                                             \
-        X(CHDIR, "chdir")                                                                           \
-        X(NNP, "nnp")                                                                               \
-        X(FILTER, "filter")                                                                         \
-        X(HELD, "held")         /* not a failure: "sandboxed and waiting for Start" (err is 0) */   \
-        X(HOLD, "hold")                                                                             \
-        X(EXEC, "exec")         /* index 0: searched PATH; 1: argv[0] had a slash */                \
-        X(RLIMIT, "rlimit")     /* index: which limit (container init) */                           \
-        X(CGROUP, "cgroup")                                                                         \
-        X(SETNS, "setns")       /* index: which namespace fd (container init) */                    \
-        X(CHROOT, "chroot")                                                                         \
-        X(MNTNS, "mntns")       /* the mount namespace of the profile's pid namespace */            \
-        X(PROC, "proc")         /* a private mount namespace with a /proc of its own */             \
-        X(OOM, "oom_score_adj") /* the caller's scheduling and umask */                             \
-        X(SCHED, "sched")                                                                           \
-        X(NICE, "nice")                                                                             \
-        X(IOPRIO, "ioprio")                                                                         \
-        X(AFFINITY, "affinity")                                                                     \
-        /* the container init's own steps */                                                        \
-        X(SYNC, "sync")         /* the parent's go (maps written, cgroups joined) */                \
-        X(DUMPABLE, "non-dumpable")                                                                 \
-        X(PROPAGATION, "propagation")                                                               \
-        X(ROOTFS, "rootfs")                                                                         \
-        X(MOUNT, "mount")       /* index: which mount */                                            \
-        X(DEVICE, "device")     /* index: which device */                                           \
-        X(PIVOT, "pivot_root")                                                                      \
-        X(MASK, "maskedPaths")  /* index: which masked path */                                      \
-        X(READONLY, "readonlyPaths") /* index: which read-only path */                              \
-        X(ROOT_RO, "readonly root")                                                                 \
-        X(HOSTNAME, "hostname")                                                                     \
-        X(CONSOLE, "console")
+#define ZY_STEPS(X) \
+        X(NONE, "none") \
+        X(FDS, "fds") \
+        X(SETSID, "setsid") \
+        X(CTTY, "ctty") \
+        X(CAPBSET, "capbset") \
+        X(GROUPS, "groups") \
+        X(GID, "gid") \
+        X(UID, "uid") \
+        X(CAPS, "caps") \
+        X(CHDIR, "chdir") \
+        X(NNP, "nnp") \
+        X(FILTER, "filter") \
+        X(HELD, "held") /* not a failure: "sandboxed and waiting for Start" (err is 0) */ \
+        X(HOLD, "hold") \
+        X(EXEC, "exec")     /* index 0: searched PATH; 1: argv[0] had a slash */ \
+        X(RLIMIT, "rlimit") /* index: which limit (container init) */ \
+        X(CGROUP, "cgroup") \
+        X(SETNS, "setns") /* index: which namespace fd (container init) */ \
+        X(CHROOT, "chroot") \
+        X(MNTNS, "mntns")       /* the mount namespace of the profile's pid namespace */ \
+        X(PROC, "proc")         /* a private mount namespace with a /proc of its own */ \
+        X(OOM, "oom_score_adj") /* the caller's scheduling and umask */ \
+        X(SCHED, "sched") \
+        X(NICE, "nice") \
+        X(IOPRIO, "ioprio") \
+        X(AFFINITY, "affinity") \
+        /* the container init's own steps */ \
+        X(SYNC, "sync") /* the parent's go (maps written, cgroups joined) */ \
+        X(DUMPABLE, "non-dumpable") \
+        X(PROPAGATION, "propagation") \
+        X(ROOTFS, "rootfs") \
+        X(MOUNT, "mount")   /* index: which mount */ \
+        X(DEVICE, "device") /* index: which device */ \
+        X(PIVOT, "pivot_root") \
+        X(MASK, "maskedPaths")       /* index: which masked path */ \
+        X(READONLY, "readonlyPaths") /* index: which read-only path */ \
+        X(ROOT_RO, "readonly root") \
+        X(HOSTNAME, "hostname") \
+        X(CONSOLE, "console") \
+        /* appended where the wire numbers allow: the worker's */ \
+        X(LSM, "lsm") /* the caller's AppArmor or SELinux label for the exec */

@@ -39,8 +39,8 @@ struct zr_pidns_ready {
 
 struct zr_pidns {
         struct zc_pidref pidref; /* the init, in zygoted's pid namespace; fd -EBADF when not running */
-        int ctl_fd;   /* closing it tells the init to leave once its namespace is empty */
-        int pidns_fd; /* /proc/PID/ns/pid and ns/mnt of the init, O_RDONLY */
+        int ctl_fd;              /* closing it tells the init to leave once its namespace is empty */
+        int pidns_fd;            /* /proc/PID/ns/pid and ns/mnt of the init, O_RDONLY */
         int mntns_fd;
 };
 

@@ -34,8 +34,7 @@
 
 /* ---- framing ---------------------------------------------------------------------------- */
 
-int zr_ref_send(int fd, const struct zr_ref_header *h, const void *payload, size_t len,
-                const int *fds, size_t n_fds) {
+int zr_ref_send(int fd, const struct zr_ref_header *h, const void *payload, size_t len, const int *fds, size_t n_fds) {
         struct iovec iov[2] = {
                 { .iov_base = (void *) h, .iov_len = sizeof(*h) },
                 { .iov_base = (void *) payload, .iov_len = len },
@@ -55,8 +54,7 @@ ssize_t zr_ref_recv(int fd, void *buf, size_t size, int *fds, size_t max_fds, si
         struct iovec iov = { .iov_base = buf, .iov_len = size };
 
         /* more fds than room, or a datagram cut short: -EMSGSIZE, whatever came closed */
-        return recv_fds(fd, &iov, 1, fds, max_fds < ZE_PLAN_MAX_FDS ? max_fds : ZE_PLAN_MAX_FDS,
-                        ret_n_fds, 0);
+        return recv_fds(fd, &iov, 1, fds, max_fds < ZE_PLAN_MAX_FDS ? max_fds : ZE_PLAN_MAX_FDS, ret_n_fds, 0);
 }
 
 /* ---- daemon side ------------------------------------------------------------------------ */
@@ -108,8 +106,8 @@ static void break_ctl(struct zr_reference *r) {
 
 /* Receives one reply of type want (or ERROR). Returns 0 with *h filled, or a negative errno;
  * an ERROR reply becomes its errno. fds: room for max_fds. */
-static int wait_reply(struct zr_reference *r, uint32_t want, struct zr_ref_header *h, int *fds,
-                      size_t max_fds, size_t *n_fds) {
+static int wait_reply(struct zr_reference *r, uint32_t want, struct zr_ref_header *h, int *fds, size_t max_fds,
+                      size_t *n_fds) {
         char buf[sizeof(*h)];
         size_t got = 0;
         ssize_t n;
@@ -183,8 +181,8 @@ static int reap(int pidfd, int64_t deadline, siginfo_t *ret_si) {
         return pidfd_reap(pidfd, ret_si);
 }
 
-int zr_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
-                       unsigned filter_flags, bool nnp, uint64_t capbset_drop, struct zr_reference *ret) {
+int zr_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags, bool nnp,
+                       uint64_t capbset_drop, struct zr_reference *ret) {
         return zr_reference_start_ns(helper_fd, bpf, len, filter_flags, nnp, capbset_drop, -EBADF, -EBADF, ret);
 }
 
@@ -217,21 +215,23 @@ int zr_helper_clone(int helper_fd, char **argv, unsigned long clone_flags, int c
                 return (int) pid;
         if (pid == 0)
                 ze_child_run(&plan); /* only raw syscalls from here: see child.c */
-        *ret = (struct zr_helper_child){ .pidref = zc_pidref_make((pid_t) pid, pidfd), .ctl_fd = TAKE_FD(sv[0]),
+        *ret = (struct zr_helper_child){ .pidref = zc_pidref_make((pid_t) pid, pidfd),
+                                         .ctl_fd = TAKE_FD(sv[0]),
                                          .status_fd = TAKE_FD(status[0]) };
         return 0;
 }
 
-int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags,
-                          bool nnp, uint64_t capbset_drop, int pidns_fd, int mntns_fd, struct zr_reference *ret) {
+int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags, bool nnp,
+                          uint64_t capbset_drop, int pidns_fd, int mntns_fd, struct zr_reference *ret) {
         const int ns_fds[2] = { pidns_fd, mntns_fd };
         _cleanup_close_ int status_fd = -EBADF;
         _cleanup_free_ char *payload = NULL;
         char *argv[] = { (char *) "zygote-ref", NULL };
         struct zr_helper_child child;
         struct zr_reference r = ZR_REFERENCE_NULL;
-        struct zr_ref_init init = { .filter_flags = filter_flags, .nnp = nnp, .n_insns = (uint32_t) len,
-                                    .capbset_drop = capbset_drop };
+        struct zr_ref_init init = {
+                .filter_flags = filter_flags, .nnp = nnp, .n_insns = (uint32_t) len, .capbset_drop = capbset_drop
+        };
         struct zr_ref_header h = { .magic = ZR_REF_MAGIC, .type = ZR_REF_INIT };
         struct ze_status rec;
         size_t n_fds = 0;
@@ -457,8 +457,7 @@ pid_t zr_reference_find_worker(const struct zr_reference *r, int status_r) {
         return found;
 }
 
-int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privileged,
-                               char **ret_reason) {
+int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privileged, char **ret_reason) {
         static const gid_t groups[] = { ZR_REF_PROBE_GID };
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF };
         _cleanup_(zc_pidref_done) struct zc_pidref worker = ZC_PIDREF_NULL;
@@ -530,16 +529,14 @@ int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privi
                 return k;
         }
         if (k == 1) {
-                if (ret_reason && asprintf(&reason, "%s: %s", ze_step_to_string(rec.step),
-                                           strerror(rec.err)) >= 0)
+                if (ret_reason && asprintf(&reason, "%s: %s", ze_step_to_string(rec.step), strerror(rec.err)) >= 0)
                         *ret_reason = reason;
                 return rec.err > 0 ? -rec.err : -EIO;
         }
         if (si.si_code != CLD_EXITED || si.si_status != 0) {
                 if (ret_reason &&
                     asprintf(&reason, "probe worker %s %d after exec",
-                             si.si_code == CLD_EXITED ? "exited with" : "was killed by signal",
-                             si.si_status) >= 0)
+                             si.si_code == CLD_EXITED ? "exited with" : "was killed by signal", si.si_status) >= 0)
                         *ret_reason = reason;
                 return -EPROTO;
         }

@@ -36,7 +36,7 @@
 #include "pidref.h"
 
 #define ZR_REF_CTL_FD 3
-#define ZR_REF_TIMEOUT_MS 5000 /* a reply later than this: the reference is stuck, and killed */
+#define ZR_REF_TIMEOUT_MS 5000        /* a reply later than this: the reference is stuck, and killed */
 #define ZR_REF_MAX_MSG (320u * 1024u) /* header + the largest plan or program */
 
 enum zr_ref_type {
@@ -78,13 +78,13 @@ struct zr_reference {
  * it, the reference needs CAP_SYS_ADMIN); capbset_drop: capabilities the reference drops from
  * its bounding set first (0: none), so that its workers need not. Errors: the exec's errno, the
  * reference's (negative) errno for the failing step, -ECONNRESET if it died, -ETIMEDOUT. */
-int zr_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
-                       unsigned filter_flags, bool nnp, uint64_t capbset_drop, struct zr_reference *ret);
+int zr_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags, bool nnp,
+                       uint64_t capbset_drop, struct zr_reference *ret);
 /* The same, and the reference joins the pid namespace (for its children) and the mount namespace
  * open at pidns_fd and mntns_fd (a profile's, pidns.h) before it loads the filter: its workers
  * are born there. Both -EBADF: neither. A failure to join is its errno (step mntns). */
-int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags,
-                          bool nnp, uint64_t capbset_drop, int pidns_fd, int mntns_fd, struct zr_reference *ret);
+int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags, bool nnp,
+                          uint64_t capbset_drop, int pidns_fd, int mntns_fd, struct zr_reference *ret);
 
 /* Has the reference fork a worker that runs ze_child_run(plan) with ZE_FILTER_INHERITED (the
  * plan's filter mode and program are ignored). The worker is the caller's child. The plan's fds
@@ -125,8 +125,7 @@ pid_t zr_reference_find_worker(const struct zr_reference *r, int status_r);
  * the helper at helper_fd with --probe-exec, which exits 0; waits for it (waitid on its pidfd, bounded). Returns 0 if
  * the inherit tier is usable; otherwise a negative errno and, if ret_reason is not NULL, a
  * malloc'd reason naming the step and errno, e.g. "uid: Operation not permitted". */
-int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privileged,
-                               char **ret_reason);
+int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privileged, char **ret_reason);
 
 /* Closes the control socket, SIGKILLs the reference through its pidfd and reaps it. Safe on a
  * stopped or never-started reference (no pidfd) and on NULL. Resets *r to ZR_REFERENCE_NULL. */
@@ -161,6 +160,5 @@ int zr_helper_clone(int helper_fd, char **argv, unsigned long clone_flags, int c
  * (MSG_DONTWAIT; at most ZR_REF_MAX_QUEUED requests are in flight) and never raises SIGPIPE. recv
  * receives with MSG_CMSG_CLOEXEC, returns the byte count (0 at EOF) and the fds; a truncated
  * message or more than max_fds fds closes what arrived and fails with -EMSGSIZE. */
-int zr_ref_send(int fd, const struct zr_ref_header *h, const void *payload, size_t len,
-                const int *fds, size_t n_fds);
+int zr_ref_send(int fd, const struct zr_ref_header *h, const void *payload, size_t len, const int *fds, size_t n_fds);
 ssize_t zr_ref_recv(int fd, void *buf, size_t size, int *fds, size_t max_fds, size_t *ret_n_fds);

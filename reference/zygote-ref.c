@@ -59,8 +59,7 @@ static int reply_error(int ctl, enum ze_step step, int err) {
         return 0;
 }
 
-static int handle_init(int ctl, const char *payload, size_t len, const int *fds, size_t n_fds,
-                       bool *initialized) {
+static int handle_init(int ctl, const char *payload, size_t len, const int *fds, size_t n_fds, bool *initialized) {
         struct zr_ref_init init;
         struct sock_fprog prog;
         int r;
@@ -239,8 +238,8 @@ int main(int argc, char **argv) {
                                                    &initialized);
                                 n_caller = 0;
                         } else if (h.magic == ZR_REF_MAGIC && h.type == ZR_REF_SPAWN && initialized)
-                                (void) handle_spawn(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds,
-                                                    &n_caller, closer);
+                                (void) handle_spawn(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds, &n_caller,
+                                                    closer);
                         else
                                 reply_error(ctl, ZE_STEP_NONE, initialized ? EBADMSG : EPROTO);
                         /* The daemon's own (the status pipe it waits on for the exec) go at once;

@@ -26,14 +26,14 @@
 static const struct zrc_dev_rule default_allows[] = {
         { true, 'c', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_MKNOD },
         { true, 'b', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_MKNOD },
-        { true, 'c', 1, 3, ZRC_DEV_ALL },           /* null */
-        { true, 'c', 1, 5, ZRC_DEV_ALL },           /* zero */
-        { true, 'c', 1, 7, ZRC_DEV_ALL },           /* full */
-        { true, 'c', 1, 8, ZRC_DEV_ALL },           /* random */
-        { true, 'c', 1, 9, ZRC_DEV_ALL },           /* urandom */
-        { true, 'c', 5, 0, ZRC_DEV_ALL },           /* tty */
-        { true, 'c', 5, 1, ZRC_DEV_ALL },           /* console */
-        { true, 'c', 5, 2, ZRC_DEV_ALL },           /* ptmx */
+        { true, 'c', 1, 3, ZRC_DEV_ALL },             /* null */
+        { true, 'c', 1, 5, ZRC_DEV_ALL },             /* zero */
+        { true, 'c', 1, 7, ZRC_DEV_ALL },             /* full */
+        { true, 'c', 1, 8, ZRC_DEV_ALL },             /* random */
+        { true, 'c', 1, 9, ZRC_DEV_ALL },             /* urandom */
+        { true, 'c', 5, 0, ZRC_DEV_ALL },             /* tty */
+        { true, 'c', 5, 1, ZRC_DEV_ALL },             /* console */
+        { true, 'c', 5, 2, ZRC_DEV_ALL },             /* ptmx */
         { true, 'c', 136, ZRC_DEV_ANY, ZRC_DEV_ALL }, /* the container's own /dev/pts/N */
 };
 
@@ -91,7 +91,10 @@ static int parse_rule(json_object *e, size_t i, struct zrc_dev_rule *ret, char *
                 if (!json_object_is_type(v, json_type_string))
                         return fail(ret_error, i, "access must be a string of r, w and m");
                 for (s = json_object_get_string(v); *s; s++) {
-                        unsigned bit = *s == 'r' ? ZRC_DEV_READ : *s == 'w' ? ZRC_DEV_WRITE : *s == 'm' ? ZRC_DEV_MKNOD : 0;
+                        unsigned bit = *s == 'r'   ? ZRC_DEV_READ
+                                       : *s == 'w' ? ZRC_DEV_WRITE
+                                       : *s == 'm' ? ZRC_DEV_MKNOD
+                                                   : 0;
                         if (!bit)
                                 return fail(ret_error, i, "access must be a string of r, w and m");
                         r.access |= bit;
@@ -111,7 +114,8 @@ int zrc_dev_rules_from_json(json_object *devices, struct zrc_dev_rule **ret, siz
 
         if (devices) {
                 if (!json_object_is_type(devices, json_type_array)) {
-                        if (ret_error && asprintf(ret_error, "config.json: linux.resources.devices must be an array") < 0)
+                        if (ret_error &&
+                            asprintf(ret_error, "config.json: linux.resources.devices must be an array") < 0)
                                 *ret_error = NULL;
                         return -EINVAL;
                 }
@@ -149,7 +153,7 @@ static bool rule_matches(const struct zrc_dev_rule *r, char type, uint32_t major
 }
 
 bool zrc_dev_rules_allow(const struct zrc_dev_rule *rules, size_t n, char type, uint32_t major, uint32_t minor,
-                        unsigned access) {
+                         unsigned access) {
         for (unsigned bit = 1; bit <= ZRC_DEV_WRITE; bit <<= 1) {
                 bool allowed = false;
 
@@ -172,7 +176,7 @@ static bool overlap(const struct zrc_dev_rule *a, const struct zrc_dev_rule *b) 
 }
 
 int zrc_dev_rules_check_v1(const struct zrc_dev_rule *rules, size_t n, char **ret_error) {
-        size_t since = 0;   /* the rules after the last "a": the kernel's exception list */
+        size_t since = 0; /* the rules after the last "a": the kernel's exception list */
         bool deny_mode = true;
 
         for (size_t i = 0; i < n; i++) {
@@ -323,11 +327,13 @@ int zrc_dev_program(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn 
                                 k++;
                         }
                         if (r->major != ZRC_DEV_ANY) {
-                                emit(&e, INSN(BPF_JMP | BPF_JNE | BPF_K, R5, 0, (int16_t) (conds - k), (int32_t) r->major));
+                                emit(&e,
+                                     INSN(BPF_JMP | BPF_JNE | BPF_K, R5, 0, (int16_t) (conds - k), (int32_t) r->major));
                                 k++;
                         }
                         if (r->minor != ZRC_DEV_ANY) {
-                                emit(&e, INSN(BPF_JMP | BPF_JNE | BPF_K, R6, 0, (int16_t) (conds - k), (int32_t) r->minor));
+                                emit(&e,
+                                     INSN(BPF_JMP | BPF_JNE | BPF_K, R6, 0, (int16_t) (conds - k), (int32_t) r->minor));
                                 k++;
                         }
                         decide = emit(&e, INSN(BPF_JMP | BPF_JA, 0, 0, 0, 0));
@@ -364,12 +370,11 @@ static int sys_bpf(int cmd, union bpf_attr *attr) {
         return r < 0 ? -errno : (int) r;
 }
 
-int zrc_dev_program_attach(int cgroup_fd, const struct bpf_insn *prog, size_t len, char **ret_log) {
+int zrc_dev_program_load(const struct bpf_insn *prog, size_t len, char **ret_log) {
         /* the kernel only reads the license to decide on GPL-only helpers: this program calls
          * none */
         static const char license[] = "MIT";
         union bpf_attr attr;
-        _cleanup_close_ int prog_fd = -EBADF;
         int r;
 
         memset(&attr, 0, sizeof(attr));
@@ -379,26 +384,33 @@ int zrc_dev_program_attach(int cgroup_fd, const struct bpf_insn *prog, size_t le
         attr.license = (uint64_t) (uintptr_t) license;
         attr.expected_attach_type = BPF_CGROUP_DEVICE;
         /* the fd the kernel returns is O_CLOEXEC already */
-        prog_fd = sys_bpf(BPF_PROG_LOAD, &attr);
-        if (prog_fd < 0) {
-                r = prog_fd;
-                if (ret_log && (r == -EINVAL || r == -EACCES)) {
-                        /* again with the verifier's log, for the message only */
-                        size_t log_len = 16384;
-                        char *log = calloc(1, log_len);
+        r = sys_bpf(BPF_PROG_LOAD, &attr);
+        if (r < 0 && ret_log && (r == -EINVAL || r == -EACCES)) {
+                /* again with the verifier's log, for the message only */
+                size_t log_len = 16384;
+                char *log = calloc(1, log_len);
 
-                        if (log) {
-                                attr.log_level = 1;
-                                attr.log_buf = (uint64_t) (uintptr_t) log;
-                                attr.log_size = (uint32_t) log_len;
-                                int fd = sys_bpf(BPF_PROG_LOAD, &attr);
-                                if (fd >= 0)
-                                        close(fd);
-                                *ret_log = log;
-                        }
+                if (log) {
+                        attr.log_level = 1;
+                        attr.log_buf = (uint64_t) (uintptr_t) log;
+                        attr.log_size = (uint32_t) log_len;
+                        int fd = sys_bpf(BPF_PROG_LOAD, &attr);
+                        if (fd >= 0)
+                                close(fd);
+                        *ret_log = log;
                 }
-                return r;
         }
+        return r;
+}
+
+int zrc_dev_program_attach(int cgroup_fd, const struct bpf_insn *prog, size_t len, char **ret_log) {
+        union bpf_attr attr;
+        _cleanup_close_ int prog_fd = -EBADF;
+        int r;
+
+        prog_fd = zrc_dev_program_load(prog, len, ret_log);
+        if (prog_fd < 0)
+                return prog_fd;
         memset(&attr, 0, sizeof(attr));
         attr.target_fd = (uint32_t) cgroup_fd;
         attr.attach_bpf_fd = (uint32_t) prog_fd;

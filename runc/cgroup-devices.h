@@ -22,15 +22,15 @@
 #define ZRC_DEV_READ BPF_DEVCG_ACC_READ
 #define ZRC_DEV_WRITE BPF_DEVCG_ACC_WRITE
 #define ZRC_DEV_ALL (ZRC_DEV_MKNOD | ZRC_DEV_READ | ZRC_DEV_WRITE)
-#define ZRC_DEV_ANY (-1)            /* major or minor wildcard */
+#define ZRC_DEV_ANY (-1)              /* major or minor wildcard */
 #define ZRC_DEV_MAX_CONFIG_RULES 1024 /* keeps every jump of the program within 16 bits */
 
 struct zrc_dev_rule {
         bool allow;
-        char type;         /* 'a' (every device; major and minor are then ZRC_DEV_ANY), 'c', 'b' */
-        int64_t major;     /* ZRC_DEV_ANY or 0..INT32_MAX */
+        char type;     /* 'a' (every device; major and minor are then ZRC_DEV_ANY), 'c', 'b' */
+        int64_t major; /* ZRC_DEV_ANY or 0..INT32_MAX */
         int64_t minor;
-        unsigned access;   /* ZRC_DEV_* bits, never 0 */
+        unsigned access; /* ZRC_DEV_* bits, never 0 */
 };
 
 /* The container's list from linux.resources.devices (NULL: none given): "deny all", the config's
@@ -41,7 +41,7 @@ int zrc_dev_rules_from_json(json_object *devices, struct zrc_dev_rule **ret, siz
 
 /* Whether req (a single device and access) is allowed by the list, by the meaning above. */
 bool zrc_dev_rules_allow(const struct zrc_dev_rule *rules, size_t n, char type, uint32_t major, uint32_t minor,
-                        unsigned access);
+                         unsigned access);
 
 /* cgroup v1 applies each line as the kernel's own model: a deny only takes access away from an
  * earlier allow of the very same type:major:minor. A list where a deny would cut into a wider
@@ -57,8 +57,10 @@ size_t zrc_dev_program_max(size_t n);
  * instructions): returns its length, or -E2BIG. It returns 1 to allow, 0 to deny. */
 int zrc_dev_program(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn *prog, size_t len);
 
-/* Loads prog with bpf(2) and attaches it (BPF_F_ALLOW_MULTI, so that the programs of the
+/* Loads prog with bpf(2) as a BPF_PROG_TYPE_CGROUP_DEVICE program: its fd (O_CLOEXEC), or -errno;
+ * *ret_log (optional) gets the verifier's words when the load fails with EINVAL or EACCES. */
+int zrc_dev_program_load(const struct bpf_insn *prog, size_t len, char **ret_log);
+/* Loads prog (zrc_dev_program_load) and attaches it (BPF_F_ALLOW_MULTI, so that the programs of the
  * ancestors keep applying) to the cgroup v2 directory cgroup_fd. The attachment lives as long
- * as the cgroup; nothing is left to close. Returns 0 or -errno; *ret_log (optional) gets the
- * verifier's words when the load fails with EINVAL or EACCES. */
+ * as the cgroup; nothing is left to close. Returns 0 or -errno; *ret_log as the load's. */
 int zrc_dev_program_attach(int cgroup_fd, const struct bpf_insn *prog, size_t len, char **ret_log);

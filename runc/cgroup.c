@@ -205,7 +205,7 @@ static char *systemd_style(const char *path) {
 }
 
 int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
-                     struct zrc_cgroup *ret, char **ret_error) {
+                      struct zrc_cgroup *ret, char **ret_error) {
         struct zrc_cgroup cg = { .v2_only = zrc_cgroup_is_v2_only() };
         _cleanup_free_ char *line = NULL, *converted = NULL;
         size_t cap = 0;
@@ -289,8 +289,8 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_lim
                         r = -ENOMEM;
                 }
                 cg.paths[cg.n_paths++] = TAKE_PTR(dir);
-                if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: limits: %s", cg.paths[cg.n_paths - 1],
-                                                   strerror(-r)) < 0)
+                if (r < 0 && ret_error &&
+                    asprintf(ret_error, "cgroup %s: limits: %s", cg.paths[cg.n_paths - 1], strerror(-r)) < 0)
                         *ret_error = NULL;
         }
         fclose(f);
@@ -402,8 +402,9 @@ int zrc_cgroup_set_devices(const struct zrc_cgroup *cg, const struct zrc_dev_rul
 
                         zrc_dev_rule_v1_line(&rules[i], line, sizeof(line));
                         r = zrc_write_at(cg->devices, rules[i].allow ? "devices.allow" : "devices.deny", line);
-                        if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: devices.%s \"%s\": %s", cg->devices,
-                                                           rules[i].allow ? "allow" : "deny", line, strerror(-r)) < 0)
+                        if (r < 0 && ret_error &&
+                            asprintf(ret_error, "cgroup %s: devices.%s \"%s\": %s", cg->devices,
+                                     rules[i].allow ? "allow" : "deny", line, strerror(-r)) < 0)
                                 *ret_error = NULL;
                 }
                 if (r < 0 && ret_error && !*ret_error &&
@@ -432,8 +433,9 @@ int zrc_cgroup_set_devices(const struct zrc_cgroup *cg, const struct zrc_dev_rul
         if (fd < 0)
                 return -errno;
         r = zrc_dev_program_attach(fd, prog, (size_t) len, &log);
-        if (r < 0 && ret_error && asprintf(ret_error, "cgroup %s: device program (bpf): %s%s%s", cg->unified,
-                                           strerror(-r), log && *log ? ": " : "", log ? log : "") < 0)
+        if (r < 0 && ret_error &&
+            asprintf(ret_error, "cgroup %s: device program (bpf): %s%s%s", cg->unified, strerror(-r),
+                     log && *log ? ": " : "", log ? log : "") < 0)
                 *ret_error = NULL;
         return r;
 }

@@ -12,11 +12,11 @@
 #include "util.h"
 #include "verbs.h"
 
-static int create_or_run(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, bool run) {
-        struct zrc_opt o[] = { { "bundle", 'b', true }, { "pid-file", 0, true }, { "console-socket", 0, true },
-                               { "preserve-fds", 0, true }, { "detach", 'd', false }, { "no-pivot", 0, false },
-                               { "no-new-keyring", 0, false }, { "keep", 0, false }, { "no-subreaper", 0, false } };
-        struct create_args a = { .run = run };
+static int create_or_run(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv, bool run) {
+        struct zrc_opt o[] = { { "bundle", 'b', true },        { "pid-file", 0, true },  { "console-socket", 0, true },
+                               { "preserve-fds", 0, true },    { "detach", 'd', false }, { "no-pivot", 0, false },
+                               { "no-new-keyring", 0, false }, { "keep", 0, false },     { "no-subreaper", 0, false } };
+        struct zrc_create_args a = { .run = run };
         int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
 
         if (k < 0)
@@ -28,15 +28,15 @@ static int create_or_run(const struct ctx *c, const struct zrc_verb *v, int argc
         return zrc_container_create(c, &a);
 }
 
-int zrc_cmd_create(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_create(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         return create_or_run(c, v, argc, argv, false);
 }
 
-int zrc_cmd_run(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_run(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         return create_or_run(c, v, argc, argv, true);
 }
 
-int zrc_cmd_start(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_start(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         _cleanup_free_ char *fifo = NULL;
         struct zrc_state st;
         const char *id;
@@ -50,21 +50,22 @@ int zrc_cmd_start(const struct ctx *c, const struct zrc_verb *v, int argc, char 
         case ZRC_STATUS_CREATED:
                 break;
         case ZRC_STATUS_STOPPED:
-                error(c, "cannot start a container that has stopped");
+                zrc_error(c, "cannot start a container that has stopped");
                 goto out;
         default:
-                error(c, "cannot start an already running container");
+                zrc_error(c, "cannot start an already running container");
                 goto out;
         }
         if (asprintf(&fifo, "%s/exec.fifo", st.dir) < 0)
                 goto out;
         fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
-                error(c, "cannot start container %s: %s", id, errno == ENXIO ? "its init is gone" : errstr(errno));
+                zrc_error(c, "cannot start container %s: %s", id,
+                          errno == ENXIO ? "its init is gone" : zrc_errstr(errno));
                 goto out;
         }
         if (write(fd, "s", 1) != 1)
-                error(c, "cannot start container %s: %s", id, errstr(errno));
+                zrc_error(c, "cannot start container %s: %s", id, zrc_errstr(errno));
         else
                 ret = 0;
         close(fd);

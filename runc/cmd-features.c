@@ -7,7 +7,7 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_cmd_features(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_features(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         (void) c;
         (void) v;
         (void) argc;

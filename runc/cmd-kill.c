@@ -11,7 +11,7 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_cmd_kill(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_kill(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt o[] = { { "all", 'a', false } };
         int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
         const char *id, *signame;
@@ -22,9 +22,9 @@ int zrc_cmd_kill(const struct ctx *c, const struct zrc_verb *v, int argc, char *
                 return 1;
         id = argv[k];
         signame = k + 1 < argc ? argv[k + 1] : NULL;
-        sig = parse_signal(signame);
+        sig = zrc_parse_signal(signame);
         if (sig < 0)
-                return error(c, "unknown signal \"%s\"", signame);
+                return zrc_error(c, "unknown signal \"%s\"", signame);
         if (zrc_runc_load_state(c, id, &st) < 0)
                 return 1;
         if (o[0].value) { /* --all */
@@ -33,7 +33,7 @@ int zrc_cmd_kill(const struct ctx *c, const struct zrc_verb *v, int argc, char *
                 r = zrc_cgroup_pidfds(&st.cgroup, &fds, &n);
 
                 if (r < 0)
-                        error(c, "kill --all: %s", errstr(-r));
+                        zrc_error(c, "kill --all: %s", zrc_errstr(-r));
                 else {
                         for (size_t i = 0; i < n; i++) {
                                 (void) pidfd_kill(fds[i], sig);
@@ -47,12 +47,12 @@ int zrc_cmd_kill(const struct ctx *c, const struct zrc_verb *v, int argc, char *
         }
         fd = zrc_state_pidfd(&st);
         if (fd < 0) {
-                error(c, "container not running");
+                zrc_error(c, "container not running");
                 goto out;
         }
         r = pidfd_kill(fd, sig);
         if (r < 0)
-                error(c, "kill: %s", errstr(-r));
+                zrc_error(c, "kill: %s", zrc_errstr(-r));
         else
                 ret = 0;
         if (sig == SIGKILL && zrc_cgroup_is_frozen(&st.cgroup) > 0)
@@ -63,7 +63,7 @@ out:
         return ret;
 }
 
-int zrc_cmd_delete(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_delete(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt o[] = { { "force", 'f', false } };
         int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
         const char *id;
@@ -82,22 +82,22 @@ int zrc_cmd_delete(const struct ctx *c, const struct zrc_verb *v, int argc, char
                 /* a create that died half-way may have left the directory without state */
                 if (zrc_state_dir(c->root, id, &dir) >= 0)
                         (void) zrc_rm_rf(dir);
-                return force ? 0 : error(c, "container does not exist: %s", id);
+                return force ? 0 : zrc_error(c, "container does not exist: %s", id);
         }
         if (r < 0)
-                return error(c, "container %s: state: %s", id, errstr(-r));
+                return zrc_error(c, "container %s: state: %s", id, zrc_errstr(-r));
         s = zrc_state_status(&st);
         if ((s == ZRC_STATUS_RUNNING || s == ZRC_STATUS_PAUSED) && !force) {
-                error(c, "cannot delete container %s that is not stopped: %s", id, zrc_status_to_string(s));
+                zrc_error(c, "cannot delete container %s that is not stopped: %s", id, zrc_status_to_string(s));
                 zrc_state_done(&st);
                 return 1;
         }
-        destroy(&st);
+        zrc_destroy(&st);
         zrc_state_done(&st);
         return 0;
 }
 
-static int freeze(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, bool frozen) {
+static int freeze(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv, bool frozen) {
         struct zrc_state st;
         enum zrc_status s;
         int r, ret = 1;
@@ -106,21 +106,21 @@ static int freeze(const struct ctx *c, const struct zrc_verb *v, int argc, char 
                 return 1;
         s = zrc_state_status(&st);
         if (frozen && s != ZRC_STATUS_RUNNING && s != ZRC_STATUS_CREATED)
-                error(c, "container not running");
+                zrc_error(c, "container not running");
         else if (!frozen && s != ZRC_STATUS_PAUSED)
-                error(c, "container not paused");
+                zrc_error(c, "container not paused");
         else if ((r = zrc_cgroup_freeze(&st.cgroup, frozen)) < 0)
-                error(c, "freezer: %s", errstr(-r));
+                zrc_error(c, "freezer: %s", zrc_errstr(-r));
         else
                 ret = 0;
         zrc_state_done(&st);
         return ret;
 }
 
-int zrc_cmd_pause(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_pause(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         return freeze(c, v, argc, argv, true);
 }
 
-int zrc_cmd_resume(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_resume(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         return freeze(c, v, argc, argv, false);
 }

@@ -10,20 +10,21 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_cmd_state(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_state(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_state st;
         json_object *o;
 
         if (zrc_verb_parse(c, v, argc, argv, NULL, 0, &st) < 0)
                 return 1;
         o = zrc_state_to_json(&st);
-        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(o);
         zrc_state_done(&st);
         return 0;
 }
 
-int zrc_cmd_list(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_list(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt opts[] = { { "format", 'f', true }, { "quiet", 'q', false } };
         int k = zrc_verb_parse(c, v, argc, argv, opts, ELEMENTSOF(opts), NULL);
         bool quiet = opts[1].value != NULL, json = opts[0].value && streq(opts[0].value, "json");
@@ -57,12 +58,13 @@ int zrc_cmd_list(const struct ctx *c, const struct zrc_verb *v, int argc, char *
         if (d)
                 closedir(d);
         if (json)
-                printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+                printf("%s\n",
+                       json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(arr);
         return 0;
 }
 
-int zrc_cmd_ps(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_ps(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt o[] = { { "format", 'f', true } };
         _cleanup_free_ pid_t *pids = NULL;
         struct zrc_state st;
@@ -76,7 +78,7 @@ int zrc_cmd_ps(const struct ctx *c, const struct zrc_verb *v, int argc, char **a
         r = zrc_cgroup_pids(&st.cgroup, &pids, &n);
         zrc_state_done(&st);
         if (r < 0)
-                return error(c, "ps: %s", errstr(-r));
+                return zrc_error(c, "ps: %s", zrc_errstr(-r));
         if (json) {
                 printf("[");
                 for (size_t i = 0; i < n; i++)

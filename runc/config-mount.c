@@ -64,19 +64,21 @@ static const struct {
 
 static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_only, char **ret_error) {
         struct ze_sb_mount *sm = &o->mounts[o->n_mounts];
-        const char *dest = get_str(m, "destination"), *type = get_str(m, "type"), *src = get_str(m, "source");
-        json_object *opts = get(m, "options");
+        const char *dest = zrc_get_str(m, "destination"), *type = zrc_get_str(m, "type"),
+                   *src = zrc_get_str(m, "source");
+        json_object *opts = zrc_get(m, "options");
         size_t data_len = 0;
         char *data;
         bool bind = type && streq(type, "bind"), rw = false;
 
         if (!dest || dest[0] != '/')
-                return errorf(ret_error, -EINVAL, "config.json: mounts[%zu].destination must be an absolute path", idx);
+                return zrc_errorf(ret_error, -EINVAL, "config.json: mounts[%zu].destination must be an absolute path",
+                                  idx);
         data = calloc(1, 4096);
         if (!data)
                 return -ENOMEM;
         *sm = (struct ze_sb_mount){ .fstype = type, .source = src, .dest = dest };
-        for (size_t i = 0; i < array_len(opts); i++) {
+        for (size_t i = 0; i < zrc_array_len(opts); i++) {
                 const char *opt = json_object_get_string(json_object_array_get_idx(opts, i));
                 bool known = false;
 
@@ -105,7 +107,7 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                         size_t n = strlen(opt);
                         if (data_len + n + 2 > 4096) {
                                 free(data);
-                                return errorf(ret_error, -E2BIG, "config.json: mounts[%zu]: options too long", idx);
+                                return zrc_errorf(ret_error, -E2BIG, "config.json: mounts[%zu]: options too long", idx);
                         }
                         if (data_len)
                                 data[data_len++] = ',';
@@ -114,7 +116,7 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                 }
         }
         sm->data = data;
-        sm->target = join_path(o->rootfs, dest);
+        sm->target = zrc_join_path(o->rootfs, dest);
         if (!sm->target)
                 return -ENOMEM;
         o->n_mounts++; /* from here on zrc_oci_free owns data and target */
@@ -134,24 +136,25 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
 
                 sm->kind = ZE_SB_MOUNT_BIND;
                 if (!src)
-                        return errorf(ret_error, -EINVAL, "config.json: mounts[%zu]: a bind mount needs a source", idx);
+                        return zrc_errorf(ret_error, -EINVAL, "config.json: mounts[%zu]: a bind mount needs a source",
+                                          idx);
                 /* a relative source is relative to the bundle, as runc reads it */
-                abs = src[0] == '/' ? strdup(src) : join_path(o->bundle, src);
+                abs = src[0] == '/' ? strdup(src) : zrc_join_path(o->bundle, src);
                 if (!abs)
                         return -ENOMEM;
                 /* kept alive by the JSON tree: it owns the string from here */
                 json_object_object_add(m, "source", json_object_new_string(abs));
-                sm->source = get_str(m, "source");
+                sm->source = zrc_get_str(m, "source");
                 free(abs);
                 if (stat(sm->source, &st) < 0)
-                        return errorf(ret_error, -errno, "mounts[%zu]: bind source %s: %s", idx, sm->source,
-                                      strerror(errno));
+                        return zrc_errorf(ret_error, -errno, "mounts[%zu]: bind source %s: %s", idx, sm->source,
+                                          strerror(errno));
                 sm->source_is_dir = S_ISDIR(st.st_mode);
                 sm->flags = 0;
         } else {
                 sm->kind = ZE_SB_MOUNT_FS;
                 if (!type)
-                        return errorf(ret_error, -EINVAL, "config.json: mounts[%zu] (%s) has no type", idx, dest);
+                        return zrc_errorf(ret_error, -EINVAL, "config.json: mounts[%zu] (%s) has no type", idx, dest);
                 if (!sm->source)
                         sm->source = type;
                 if (streq(dest, "/dev/console"))
@@ -210,7 +213,7 @@ static int cgroup_view_at(struct zrc_oci *o, size_t k, const struct zrc_cgroup_v
                         return -ENOMEM;
                 b->dest = own(o, dest);
                 b->source = own(o, strdup(v[i].dir));
-                b->target = b->dest ? join_path(o->rootfs, b->dest) : NULL;
+                b->target = b->dest ? zrc_join_path(o->rootfs, b->dest) : NULL;
                 if (!b->dest || !b->source || !b->target)
                         return -ENOMEM;
         }
@@ -232,8 +235,8 @@ int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size
         return 0;
 }
 
-static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned maj,
-                      unsigned min, mode_t perm, uid_t uid, gid_t gid) {
+static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned maj, unsigned min, mode_t perm,
+                      uid_t uid, gid_t gid) {
         struct ze_sb_device *d;
 
         for (size_t i = 0; i < o->n_devices; i++)
@@ -245,7 +248,7 @@ static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned
         o->devices = d;
         d = &o->devices[o->n_devices];
         *d = (struct ze_sb_device){ .mode = type | perm, .dev = makedev(maj, min), .uid = uid, .gid = gid };
-        d->target = join_path(o->rootfs, path);
+        d->target = zrc_join_path(o->rootfs, path);
         d->host = strdup(path);
         if (!d->target || !d->host) {
                 free((char *) d->target);
@@ -257,8 +260,8 @@ static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned
 }
 
 static const char *const default_symlinks[] = {
-        "/proc/self/fd", "dev/fd", "/proc/self/fd/0", "dev/stdin", "/proc/self/fd/1", "dev/stdout",
-        "/proc/self/fd/2", "dev/stderr", "pts/ptmx", "dev/ptmx",
+        "/proc/self/fd", "dev/fd",          "/proc/self/fd/0", "dev/stdin", "/proc/self/fd/1",
+        "dev/stdout",    "/proc/self/fd/2", "dev/stderr",      "pts/ptmx",  "dev/ptmx",
 };
 
 int zrc_oci_parse_mounts(struct zrc_oci *o, json_object *linux_, bool v2_only, char **ret_error) {
@@ -266,16 +269,16 @@ int zrc_oci_parse_mounts(struct zrc_oci *o, json_object *linux_, bool v2_only, c
         const char *s;
         int r;
 
-        v = get(o->root, "mounts");
-        o->mounts = calloc(array_len(v) + 1, sizeof(*o->mounts));
+        v = zrc_get(o->root, "mounts");
+        o->mounts = calloc(zrc_array_len(v) + 1, sizeof(*o->mounts));
         if (!o->mounts)
                 return -ENOMEM;
-        for (size_t i = 0; i < array_len(v); i++) {
+        for (size_t i = 0; i < zrc_array_len(v); i++) {
                 r = parse_mount(o, json_object_array_get_idx(v, i), i, v2_only, ret_error);
                 if (r < 0)
                         return r;
         }
-        s = get_str(linux_, "rootfsPropagation");
+        s = zrc_get_str(linux_, "rootfsPropagation");
         o->rootfs_propagation = MS_SLAVE | MS_REC;
         if (s)
                 for (size_t k = 0; k < ELEMENTSOF(mount_opts); k++)
@@ -288,7 +291,7 @@ int zrc_oci_parse_devices(struct zrc_oci *o, json_object *linux_, char **ret_err
         static const struct {
                 const char *path;
                 unsigned maj, min;
-        } defaults[] = { { "/dev/null", 1, 3 }, { "/dev/zero", 1, 5 }, { "/dev/full", 1, 7 },
+        } defaults[] = { { "/dev/null", 1, 3 },   { "/dev/zero", 1, 5 },    { "/dev/full", 1, 7 },
                          { "/dev/random", 1, 8 }, { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 } };
         json_object *v;
         int r;
@@ -298,18 +301,21 @@ int zrc_oci_parse_devices(struct zrc_oci *o, json_object *linux_, char **ret_err
                 if (r < 0)
                         return r;
         }
-        v = get(linux_, "devices");
-        for (size_t i = 0; i < array_len(v); i++) {
+        v = zrc_get(linux_, "devices");
+        for (size_t i = 0; i < zrc_array_len(v); i++) {
                 json_object *e = json_object_array_get_idx(v, i);
-                const char *path = get_str(e, "path"), *type = get_str(e, "type");
+                const char *path = zrc_get_str(e, "path"), *type = zrc_get_str(e, "type");
                 mode_t t = type && streq(type, "b") ? S_IFBLK : type && streq(type, "p") ? S_IFIFO : S_IFCHR;
-                json_object *fm = get(e, "fileMode");
+                json_object *fm = zrc_get(e, "fileMode");
 
                 if (!path || path[0] != '/')
-                        return errorf(ret_error, -EINVAL, "config.json: linux.devices[%zu].path must be absolute", i);
-                r = add_device(o, path, t, (unsigned) json_object_get_int64(get(e, "major")),
-                               (unsigned) json_object_get_int64(get(e, "minor")), fm ? (mode_t) json_object_get_int(fm) & 07777 : 0666,
-                               (uid_t) json_object_get_int64(get(e, "uid")), (gid_t) json_object_get_int64(get(e, "gid")));
+                        return zrc_errorf(ret_error, -EINVAL, "config.json: linux.devices[%zu].path must be absolute",
+                                          i);
+                r = add_device(o, path, t, (unsigned) json_object_get_int64(zrc_get(e, "major")),
+                               (unsigned) json_object_get_int64(zrc_get(e, "minor")),
+                               fm ? (mode_t) json_object_get_int(fm) & 07777 : 0666,
+                               (uid_t) json_object_get_int64(zrc_get(e, "uid")),
+                               (gid_t) json_object_get_int64(zrc_get(e, "gid")));
                 if (r < 0)
                         return r;
         }

@@ -11,19 +11,19 @@
 #include "runtime.h"
 
 /* Sets *ret_error (when not NULL) to the formatted message; returns r. */
-__attribute__((format(printf, 3, 4))) int errorf(char **ret_error, int r, const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) int zrc_errorf(char **ret_error, int r, const char *fmt, ...);
 /* o[key], or NULL when o is not an object or has no such member. */
-json_object *get(json_object *o, const char *key);
+json_object *zrc_get(json_object *o, const char *key);
 /* o[key] when it is a string, else NULL. */
-const char *get_str(json_object *o, const char *key);
+const char *zrc_get_str(json_object *o, const char *key);
 /* The length of an array, 0 for anything else (NULL too). */
-size_t array_len(json_object *a);
+size_t zrc_array_len(json_object *a);
 /* A NULL-terminated string array of a JSON array of strings, pointing into the JSON. */
-int str_array(json_object *a, const char *what, char ***ret, char **ret_error);
+int zrc_str_array(json_object *a, const char *what, char ***ret, char **ret_error);
 /* a/b with b's leading slashes dropped (malloc'd), or NULL. */
-char *join_path(const char *a, const char *b);
+char *zrc_join_path(const char *a, const char *b);
 /* Reads a JSON object from path. */
-int read_json(const char *path, json_object **ret, char **ret_error);
+int zrc_read_json(const char *path, json_object **ret, char **ret_error);
 
 /* config-process.c: process (args, env, user, capabilities, rlimits, ...) */
 int zrc_oci_parse_process(struct zrc_oci *o, json_object *p, char **ret_error);

@@ -29,9 +29,8 @@ static const struct {
         const char *name;
         int flag;
 } ns_names[] = {
-        { "pid", CLONE_NEWPID },     { "network", CLONE_NEWNET }, { "mount", CLONE_NEWNS },
-        { "ipc", CLONE_NEWIPC },     { "uts", CLONE_NEWUTS },     { "user", CLONE_NEWUSER },
-        { "cgroup", CLONE_NEWCGROUP },
+        { "pid", CLONE_NEWPID }, { "network", CLONE_NEWNET }, { "mount", CLONE_NEWNS },      { "ipc", CLONE_NEWIPC },
+        { "uts", CLONE_NEWUTS }, { "user", CLONE_NEWUSER },   { "cgroup", CLONE_NEWCGROUP },
 };
 
 const char *zrc_oci_ns_name(int flag) {
@@ -50,178 +49,191 @@ static int parse_idmap(json_object *a, const char *what, char **ret, char **ret_
 
         if (!f)
                 return -ENOMEM;
-        for (size_t i = 0; i < array_len(a); i++) {
+        for (size_t i = 0; i < zrc_array_len(a); i++) {
                 json_object *e = json_object_array_get_idx(a, i);
-                json_object *c = get(e, "containerID"), *h = get(e, "hostID"), *s = get(e, "size");
+                json_object *c = zrc_get(e, "containerID"), *h = zrc_get(e, "hostID"), *s = zrc_get(e, "size");
                 if (!c || !h || !s) {
                         fclose(f);
                         free(text);
-                        return errorf(ret_error, -EINVAL, "config.json: linux.%s[%zu] needs containerID, hostID and size",
-                                      what, i);
+                        return zrc_errorf(ret_error, -EINVAL,
+                                          "config.json: linux.%s[%zu] needs containerID, hostID and size", what, i);
                 }
-                fprintf(f, "%" PRId64 " %" PRId64 " %" PRId64 "\n", json_object_get_int64(c),
-                        json_object_get_int64(h), json_object_get_int64(s));
+                fprintf(f, "%" PRId64 " %" PRId64 " %" PRId64 "\n", json_object_get_int64(c), json_object_get_int64(h),
+                        json_object_get_int64(s));
         }
         fclose(f);
         *ret = text;
         return 0;
 }
 
-int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, struct zrc_oci **ret,
-                char **ret_error) {
-        _cleanup_free_ char *config = NULL, *root_path = NULL;
-        struct zrc_oci *o;
-        json_object *linux_, *v, *proc_json = NULL;
-        const char *s;
+/* BUNDLE/config.json into o->root (with process_path's process in place of its own); *ret_config
+ * its path. */
+static int read_config(struct zrc_oci *o, const char *bundle, const char *process_path, char **ret_config,
+                       char **ret_error) {
+        json_object *proc_json = NULL;
         int r;
 
-        o = calloc(1, sizeof(*o));
-        if (!o)
-                return -ENOMEM;
         o->bundle = realpath(bundle, NULL);
-        if (!o->bundle) {
-                r = errorf(ret_error, -errno, "bundle %s: %s", bundle, strerror(errno));
-                goto fail;
+        if (!o->bundle)
+                return zrc_errorf(ret_error, -errno, "bundle %s: %s", bundle, strerror(errno));
+        if (asprintf(ret_config, "%s/config.json", o->bundle) < 0) {
+                *ret_config = NULL;
+                return -ENOMEM;
         }
-        if (asprintf(&config, "%s/config.json", o->bundle) < 0) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        r = read_json(config, &o->root, ret_error);
+        r = zrc_read_json(*ret_config, &o->root, ret_error);
         if (r < 0)
-                goto fail;
+                return r;
         if (process_path) {
-                r = read_json(process_path, &proc_json, ret_error);
+                r = zrc_read_json(process_path, &proc_json, ret_error);
                 if (r < 0)
-                        goto fail;
+                        return r;
                 /* the tree keeps it alive: strings of the process point into it */
                 json_object_object_add(o->root, "process", proc_json);
         }
-        r = zrc_oci_parse_process(o, get(o->root, "process"), ret_error);
-        if (r < 0)
-                goto fail;
+        return 0;
+}
 
-        s = get_str(get(o->root, "root"), "path");
-        if (!s) {
-                r = errorf(ret_error, -EINVAL, "config.json: root.path is missing");
-                goto fail;
-        }
-        root_path = s[0] == '/' ? strdup(s) : join_path(o->bundle, s);
-        if (!root_path) {
-                r = -ENOMEM;
-                goto fail;
-        }
+/* root.path, resolved; root.readonly; hostname. */
+static int parse_root(struct zrc_oci *o, char **ret_error) {
+        _cleanup_free_ char *root_path = NULL;
+        json_object *v;
+        const char *s;
+
+        s = zrc_get_str(zrc_get(o->root, "root"), "path");
+        if (!s)
+                return zrc_errorf(ret_error, -EINVAL, "config.json: root.path is missing");
+        root_path = s[0] == '/' ? strdup(s) : zrc_join_path(o->bundle, s);
+        if (!root_path)
+                return -ENOMEM;
         o->rootfs = realpath(root_path, NULL);
-        if (!o->rootfs) {
-                r = errorf(ret_error, -errno, "rootfs (%s): %s", root_path,
-                           errno == ENOENT ? "no such file or directory" : strerror(errno));
-                goto fail;
-        }
+        if (!o->rootfs)
+                return zrc_errorf(ret_error, -errno, "rootfs (%s): %s", root_path,
+                                  errno == ENOENT ? "no such file or directory" : strerror(errno));
         /* resolved once, here: the child binds this path refusing any symlink on it, so what it
          * names is what was checked. A root.path leading to the host's "/" (a symlink to it, `..`
          * past it, /proc/self/root) would hand the host to the container. */
-        if (strcmp(o->rootfs, "/") == 0) {
-                r = errorf(ret_error, -EINVAL, "rootfs (%s): resolves to the host's /", root_path);
-                goto fail;
-        }
-        o->readonly_root = (v = get(get(o->root, "root"), "readonly")) && json_object_get_boolean(v);
-        o->hostname = get_str(o->root, "hostname");
+        if (strcmp(o->rootfs, "/") == 0)
+                return zrc_errorf(ret_error, -EINVAL, "rootfs (%s): resolves to the host's /", root_path);
+        o->readonly_root = (v = zrc_get(zrc_get(o->root, "root"), "readonly")) && json_object_get_boolean(v);
+        o->hostname = zrc_get_str(o->root, "hostname");
+        return 0;
+}
 
-        linux_ = get(o->root, "linux");
-        /* namespaces */
-        v = get(linux_, "namespaces");
-        for (size_t i = 0; i < array_len(v); i++) {
+/* linux.namespaces: the ones to create and the ones to join by path; the id maps of a new user
+ * namespace. */
+static int parse_namespaces(struct zrc_oci *o, json_object *linux_, char **ret_error) {
+        json_object *v = zrc_get(linux_, "namespaces");
+        int r;
+
+        for (size_t i = 0; i < zrc_array_len(v); i++) {
                 json_object *e = json_object_array_get_idx(v, i);
-                const char *type = get_str(e, "type"), *path = get_str(e, "path");
+                const char *type = zrc_get_str(e, "type"), *path = zrc_get_str(e, "path");
                 size_t k;
 
                 for (k = 0; k < ELEMENTSOF(ns_names); k++)
                         if (type && streq(type, ns_names[k].name))
                                 break;
-                if (k == ELEMENTSOF(ns_names)) {
-                        r = errorf(ret_error, -EINVAL, "config.json: linux.namespaces[%zu]: unknown namespace type \"%s\"", i,
-                                   type ? type : "");
-                        goto fail;
-                }
+                if (k == ELEMENTSOF(ns_names))
+                        return zrc_errorf(ret_error, -EINVAL,
+                                          "config.json: linux.namespaces[%zu]: unknown namespace type \"%s\"", i,
+                                          type ? type : "");
                 if (path && *path) {
-                        if (o->n_ns_paths >= ELEMENTSOF(o->ns_paths)) {
-                                r = -E2BIG;
-                                goto fail;
-                        }
+                        if (o->n_ns_paths >= ELEMENTSOF(o->ns_paths))
+                                return -E2BIG;
                         o->ns_paths[o->n_ns_paths].flag = ns_names[k].flag;
                         o->ns_paths[o->n_ns_paths++].path = strdup(path);
                 } else
                         o->clone_flags |= ns_names[k].flag;
         }
-        if (!(o->clone_flags & CLONE_NEWNS)) {
-                r = errorf(ret_error, -EINVAL, "config.json: zygote-runc needs a new mount namespace (linux.namespaces \"mount\")");
-                goto fail;
-        }
+        if (!(o->clone_flags & CLONE_NEWNS))
+                return zrc_errorf(ret_error, -EINVAL,
+                                  "config.json: zygote-runc needs a new mount namespace (linux.namespaces \"mount\")");
         if (o->clone_flags & CLONE_NEWUSER) {
-                r = parse_idmap(get(linux_, "uidMappings"), "uidMappings", &o->uid_map, ret_error);
+                r = parse_idmap(zrc_get(linux_, "uidMappings"), "uidMappings", &o->uid_map, ret_error);
                 if (r >= 0)
-                        r = parse_idmap(get(linux_, "gidMappings"), "gidMappings", &o->gid_map, ret_error);
+                        r = parse_idmap(zrc_get(linux_, "gidMappings"), "gidMappings", &o->gid_map, ret_error);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
-        if (o->hostname && !(o->clone_flags & CLONE_NEWUTS)) {
+        if (o->hostname && !(o->clone_flags & CLONE_NEWUTS))
                 /* runc refuses too: it would rename the host */
-                r = errorf(ret_error, -EINVAL, "config.json: hostname needs a new uts namespace");
-                goto fail;
-        }
+                return zrc_errorf(ret_error, -EINVAL, "config.json: hostname needs a new uts namespace");
+        return 0;
+}
 
-        r = zrc_oci_parse_mounts(o, linux_, v2_only, ret_error);
+static int parse_masked_readonly(struct zrc_oci *o, json_object *linux_, char **ret_error) {
+        int r;
+
+        r = zrc_str_array(zrc_get(linux_, "maskedPaths"), "linux.maskedPaths", (char ***) &o->masked, ret_error);
         if (r >= 0)
-                r = zrc_oci_parse_devices(o, linux_, ret_error);
-        if (r < 0)
-                goto fail;
+                r = zrc_str_array(zrc_get(linux_, "readonlyPaths"), "linux.readonlyPaths", (char ***) &o->readonly,
+                                  ret_error);
+        return r;
+}
 
+/* cgroupsPath, the pids and memory limits, linux.sysctl. */
+static int parse_cgroup(struct zrc_oci *o, json_object *linux_, char **ret_error) {
+        json_object *v;
 
-        r = str_array(get(linux_, "maskedPaths"), "linux.maskedPaths", (char ***) &o->masked, ret_error);
-        if (r >= 0)
-                r = str_array(get(linux_, "readonlyPaths"), "linux.readonlyPaths", (char ***) &o->readonly, ret_error);
-        if (r < 0)
-                goto fail;
-
-        /* cgroups */
-        o->cgroups_path = get_str(linux_, "cgroupsPath");
+        o->cgroups_path = zrc_get_str(linux_, "cgroupsPath");
         o->pids_limit = o->memory_limit = -1;
-        v = get(get(get(linux_, "resources"), "pids"), "limit");
+        v = zrc_get(zrc_get(zrc_get(linux_, "resources"), "pids"), "limit");
         if (v && json_object_get_int64(v) > 0)
                 o->pids_limit = json_object_get_int64(v);
-        v = get(get(get(linux_, "resources"), "memory"), "limit");
+        v = zrc_get(zrc_get(zrc_get(linux_, "resources"), "memory"), "limit");
         if (v && json_object_get_int64(v) > 0)
                 o->memory_limit = json_object_get_int64(v);
 
         /* sysctls: written by the parent in the container's namespaces (container.c); here only
          * checked, so that a bad key fails before anything is made. A key is a dotted name: a '/'
          * or an empty component could lead the write elsewhere below /proc/sys. */
-        o->sysctl = get(linux_, "sysctl");
-        if (o->sysctl) {
-                if (!json_object_is_type(o->sysctl, json_type_object)) {
-                        r = errorf(ret_error, -EINVAL, "config.json: linux.sysctl is not an object");
-                        goto fail;
-                }
-                json_object_object_foreach(o->sysctl, key, val) {
-                        if (!key[0] || strchr(key, '/') || strstr(key, "..") || key[0] == '.' ||
-                            key[strlen(key) - 1] == '.' || !json_object_is_type(val, json_type_string)) {
-                                r = errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
-                                goto fail;
-                        }
-                }
+        o->sysctl = zrc_get(linux_, "sysctl");
+        if (!o->sysctl)
+                return 0;
+        if (!json_object_is_type(o->sysctl, json_type_object))
+                return zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl is not an object");
+        json_object_object_foreach(o->sysctl, key, val) {
+                if (!key[0] || strchr(key, '/') || strstr(key, "..") || key[0] == '.' || key[strlen(key) - 1] == '.' ||
+                    !json_object_is_type(val, json_type_string))
+                        return zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
         }
+        return 0;
+}
 
-        /* seccomp: one compiler for the daemon's profiles and for containers */
-        v = get(linux_, "seccomp");
-        if (v) {
-                _cleanup_free_ char *err = NULL;
+/* seccomp: one compiler for the daemon's profiles and for containers */
+static int load_seccomp(struct zrc_oci *o, json_object *linux_, const char *config, char **ret_error) {
+        _cleanup_free_ char *err = NULL;
+        json_object *v = zrc_get(linux_, "seccomp");
+        int r;
 
-                r = zrc_runc_filter_load(config, v, &o->seccomp, &err); /* filter-remote.c */
-                if (r < 0) {
-                        r = errorf(ret_error, r, "linux.seccomp: %s", err ? err : strerror(-r));
-                        goto fail;
-                }
-        }
+        if (!v)
+                return 0;
+        r = zrc_runc_filter_load(config, v, &o->seccomp, &err); /* filter-remote.c */
+        if (r < 0)
+                return zrc_errorf(ret_error, r, "linux.seccomp: %s", err ? err : strerror(-r));
+        return 0;
+}
+
+int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, struct zrc_oci **ret, char **ret_error) {
+        _cleanup_free_ char *config = NULL;
+        struct zrc_oci *o;
+        json_object *linux_;
+        int r;
+
+        o = calloc(1, sizeof(*o));
+        if (!o)
+                return -ENOMEM;
+        r = read_config(o, bundle, process_path, &config, ret_error);
+        if (r < 0)
+                goto fail;
+        linux_ = zrc_get(o->root, "linux");
+        if ((r = zrc_oci_parse_process(o, zrc_get(o->root, "process"), ret_error)) < 0 ||
+            (r = parse_root(o, ret_error)) < 0 || (r = parse_namespaces(o, linux_, ret_error)) < 0 ||
+            (r = zrc_oci_parse_mounts(o, linux_, v2_only, ret_error)) < 0 ||
+            (r = zrc_oci_parse_devices(o, linux_, ret_error)) < 0 ||
+            (r = parse_masked_readonly(o, linux_, ret_error)) < 0 || (r = parse_cgroup(o, linux_, ret_error)) < 0 ||
+            (r = load_seccomp(o, linux_, config, ret_error)) < 0)
+                goto fail;
         *ret = o;
         return 0;
 fail:
@@ -267,11 +279,14 @@ void zrc_oci_free(struct zrc_oci *o) {
         free(o);
 }
 
-/* The members of struct zrc_oci that struct ze_sandbox has under the same name and type. */
+/* The members of struct zrc_oci that struct ze_sandbox has under the same name and type. A list
+ * the formatter would re-pack on every run: kept as written. */
+// clang-format off
 #define ZRC_OCI_SANDBOX_SAME(X)                                                                     \
         X(rootfs) X(rootfs_propagation) X(mounts) X(n_mounts) X(devices) X(n_devices) X(masked)   \
         X(readonly) X(dev_console) X(hostname) X(rlimits) X(n_rlimits) X(uid) X(gid) X(groups)    \
         X(n_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path)
+// clang-format on
 
 void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {
         static struct sock_fprog prog; /* one container per zygote-runc process */
@@ -315,14 +330,25 @@ static const char default_spec[] =
         "\"hostname\":\"zygote\","
         "\"mounts\":["
         "{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
-        "{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size=65536k\"]},"
-        "{\"destination\":\"/dev/pts\",\"type\":\"devpts\",\"source\":\"devpts\",\"options\":[\"nosuid\",\"noexec\",\"newinstance\",\"ptmxmode=0666\",\"mode=0620\",\"gid=5\"]},"
-        "{\"destination\":\"/dev/shm\",\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size=65536k\"]},"
-        "{\"destination\":\"/dev/mqueue\",\"type\":\"mqueue\",\"source\":\"mqueue\",\"options\":[\"nosuid\",\"noexec\",\"nodev\"]},"
-        "{\"destination\":\"/sys\",\"type\":\"sysfs\",\"source\":\"sysfs\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"ro\"]},"
-        "{\"destination\":\"/sys/fs/cgroup\",\"type\":\"cgroup\",\"source\":\"cgroup\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"relatime\",\"ro\"]}],"
+        "{\"destination\":\"/"
+        "dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\",\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size="
+        "65536k\"]},"
+        "{\"destination\":\"/dev/"
+        "pts\",\"type\":\"devpts\",\"source\":\"devpts\",\"options\":[\"nosuid\",\"noexec\",\"newinstance\",\"ptmxmode="
+        "0666\",\"mode=0620\",\"gid=5\"]},"
+        "{\"destination\":\"/dev/"
+        "shm\",\"type\":\"tmpfs\",\"source\":\"shm\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"mode=1777\",\"size="
+        "65536k\"]},"
+        "{\"destination\":\"/dev/"
+        "mqueue\",\"type\":\"mqueue\",\"source\":\"mqueue\",\"options\":[\"nosuid\",\"noexec\",\"nodev\"]},"
+        "{\"destination\":\"/"
+        "sys\",\"type\":\"sysfs\",\"source\":\"sysfs\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"ro\"]},"
+        "{\"destination\":\"/sys/fs/"
+        "cgroup\",\"type\":\"cgroup\",\"source\":\"cgroup\",\"options\":[\"nosuid\",\"noexec\",\"nodev\",\"relatime\","
+        "\"ro\"]}],"
         "\"linux\":{\"resources\":{\"devices\":[{\"allow\":false,\"access\":\"rwm\"}]},"
-        "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":\"mount\"}],"
+        "\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"network\"},{\"type\":\"ipc\"},{\"type\":\"uts\"},{\"type\":"
+        "\"mount\"}],"
         "\"maskedPaths\":[\"/proc/acpi\",\"/proc/asound\",\"/proc/kcore\",\"/proc/keys\",\"/proc/latency_stats\","
         "\"/proc/timer_list\",\"/proc/timer_stats\",\"/proc/sched_debug\",\"/sys/firmware\",\"/proc/scsi\"],"
         "\"readonlyPaths\":[\"/proc/bus\",\"/proc/fs\",\"/proc/irq\",\"/proc/sys\",\"/proc/sysrq-trigger\"]}}";
@@ -335,9 +361,9 @@ json_object *zrc_oci_default_spec(bool rootless) {
         /* runc's --rootless: a user namespace mapping the caller to root, no network namespace
          * of its own (sysfs then falls back to a bind of the host's), no devpts gid, no cgroup
          * limits */
-        linux_ = get(spec, "linux");
+        linux_ = zrc_get(spec, "linux");
         json_object_object_del(linux_, "resources");
-        ns = get(linux_, "namespaces");
+        ns = zrc_get(linux_, "namespaces");
         json_object_array_del_idx(ns, 1, 1);
         json_object *user = json_object_new_object();
         json_object_object_add(user, "type", json_object_new_string("user"));
@@ -346,13 +372,14 @@ json_object *zrc_oci_default_spec(bool rootless) {
                 map = json_object_new_array();
                 json_object *e = json_object_new_object();
                 json_object_object_add(e, "containerID", json_object_new_int(0));
-                json_object_object_add(e, "hostID", json_object_new_int64(k == 0 ? (int64_t) getuid() : (int64_t) getgid()));
+                json_object_object_add(e, "hostID",
+                                       json_object_new_int64(k == 0 ? (int64_t) getuid() : (int64_t) getgid()));
                 json_object_object_add(e, "size", json_object_new_int(1));
                 json_object_array_add(map, e);
                 json_object_object_add(linux_, k == 0 ? "uidMappings" : "gidMappings", map);
         }
-        mounts = get(spec, "mounts");
-        json_object_array_del_idx(mounts, 6, 1); /* cgroup */
-        json_object_array_del_idx(get(json_object_array_get_idx(mounts, 2), "options"), 5, 1); /* gid=5 */
+        mounts = zrc_get(spec, "mounts");
+        json_object_array_del_idx(mounts, 6, 1);                                                   /* cgroup */
+        json_object_array_del_idx(zrc_get(json_object_array_get_idx(mounts, 2), "options"), 5, 1); /* gid=5 */
         return spec;
 }

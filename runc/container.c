@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * zygote-runc's containers: logging, create/run and exec, the parent's side of the sandbox
- * (engine/sandbox.c is the child's).
+ * zygote-runc's create and run: the parent's side of a container start, as one ordered table of
+ * steps (engine/sandbox.c is the init's side); exec is exec.c's.
  *
  * `create` forks the container's first process itself, so that it stays in the caller's process
  * tree (conmon and the shim are child subreapers and learn its exit by reaping it): the init sets
@@ -76,9 +76,10 @@ static void now_rfc3339(char *buf, size_t len) {
 /* The namespace a sysctl belongs to (as runc decides it), or 0 for one that is not namespaced,
  * which a container may not set: it would change the host. */
 static int sysctl_namespace(const char *key) {
-        static const char *const ipc[] = { "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
-                                           "kernel.shmall", "kernel.shmmax", "kernel.shmmni",
-                                           "kernel.shm_rmid_forced" };
+        static const char *const ipc[] = {
+                "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
+                "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced"
+        };
 
         if (strncmp(key, "net.", strlen("net.")) == 0)
                 return CLONE_NEWNET;
@@ -128,9 +129,11 @@ static int write_sysctl_in(int ns_fd, int nstype, const char *key, const char *v
 
 /* linux.sysctl, each in the container's own namespace of its kind (created by the clone or
  * joined by path); a sysctl of a namespace the container shares with the host is refused. */
-static int apply_sysctls(const struct ctx *c, const struct zrc_oci *o, pid_t pid) {
-        static const struct { int flag; const char *name; } kinds[] = {
-                { CLONE_NEWNET, "net" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" } };
+static int apply_sysctls(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t pid) {
+        static const struct {
+                int flag;
+                const char *name;
+        } kinds[] = { { CLONE_NEWNET, "net" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" } };
 
         if (!o->sysctl)
                 return 0;
@@ -144,8 +147,9 @@ static int apply_sysctls(const struct ctx *c, const struct zrc_oci *o, pid_t pid
                         if (kinds[i].flag == ns)
                                 kind = kinds[i].name;
                 if (!kind)
-                        return error(c, "sysctl %s: not namespaced, a container may not set it: %s", key,
-                                     errstr(EPERM)), -EPERM;
+                        return zrc_error(c, "sysctl %s: not namespaced, a container may not set it: %s", key,
+                                         zrc_errstr(EPERM)),
+                               -EPERM;
                 for (size_t i = 0; i < o->n_ns_paths; i++)
                         if (o->ns_paths[i].flag == ns)
                                 path = o->ns_paths[i].path;
@@ -154,12 +158,13 @@ static int apply_sysctls(const struct ctx *c, const struct zrc_oci *o, pid_t pid
                         path = proc;
                 }
                 if (!path)
-                        return error(c, "sysctl %s: the container shares the host's %s namespace: %s", key, kind,
-                                     errstr(EPERM)), -EPERM;
+                        return zrc_error(c, "sysctl %s: the container shares the host's %s namespace: %s", key, kind,
+                                         zrc_errstr(EPERM)),
+                               -EPERM;
                 fd = open(path, O_RDONLY | O_CLOEXEC);
                 r = fd < 0 ? -errno : write_sysctl_in(fd, ns, key, json_object_get_string(val));
                 if (r < 0)
-                        return error(c, "sysctl %s: %s", key, errstr(-r)), r;
+                        return zrc_error(c, "sysctl %s: %s", key, zrc_errstr(-r)), r;
         }
         return 0;
 }
@@ -184,322 +189,464 @@ static int check_ns_type(int fd, int flag, int *ret_type) {
         return type == flag ? 0 : -EINVAL;
 }
 
-int zrc_container_create(const struct ctx *c, const struct create_args *a) {
-        _cleanup_free_ char *dir = NULL, *fifo = NULL, *err = NULL, *path_buf = NULL, *dev_err = NULL;
-        _cleanup_free_ struct zrc_dev_rule *dev_rules = NULL;
-        size_t n_dev_rules = 0;
-        _cleanup_close_ int start_fd = -EBADF, console_fd = -EBADF, pidfd = -EBADF, cg_fd = -EBADF;
-        _cleanup_close_pair_ int sync[2] = { -EBADF, -EBADF };
-        struct zrc_oci *o = NULL;
-        struct zrc_state st = {};
-        struct ze_sandbox sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 };
-        struct ze_status status;
-        struct clone_args ca = {};
-        char created[96];
-        bool made_dir = false, ready = false, born_in_cgroup = false;
-        pid_t pid;
-        int r, ret = 1;
+/* One container start: what its steps share, and what a failure undoes. */
+struct create {
+        const struct zrc_ctx *c;
+        const struct zrc_create_args *a;
+        char *dir;     /* ROOT/ID */
+        bool made_dir; /* a failure removes the state directory and the cgroups */
+        struct zrc_oci *o;
+        struct zrc_state st;
+        struct ze_sandbox sb; /* what the init applies (engine/sandbox.c) */
+        char *path_buf;
+        int start_fd, console_fd, cg_fd;
+        int sync[2]; /* [0] ours, [1] the init's */
+        struct clone_args ca;
+        bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
+        pid_t pid;           /* the init, once cloned */
+        int pidfd;
+        bool ready; /* the init reported "ready" and would now wait on the fifo */
+};
 
-        r = zrc_state_dir(c->root, a->p.id, &dir);
+static int make_state_dir(struct create *k) {
+        const struct zrc_ctx *c = k->c;
+        int r;
+
+        r = zrc_state_dir(c->root, k->a->p.id, &k->dir);
         if (r < 0)
-                return error(c, "invalid container id \"%s\"", a->p.id);
+                return zrc_error(c, "invalid container id \"%s\"", k->a->p.id), r;
         r = mkdir_p(c->root, 0700);
         if (r < 0)
-                return error(c, "state root %s: %s", c->root, errstr(-r));
-        if (mkdir(dir, 0711) < 0)
-                return error(c, errno == EEXIST ? "container with id exists: %s" : "state dir %s: %s", a->p.id,
-                             errstr(errno));
-        made_dir = true;
-        st.dir = strdup(dir);
-        st.id = strdup(a->p.id);
+                return zrc_error(c, "state root %s: %s", c->root, zrc_errstr(-r)), r;
+        if (mkdir(k->dir, 0711) < 0) {
+                r = -errno;
+                zrc_error(c, errno == EEXIST ? "container with id exists: %s" : "state dir %s: %s", k->a->p.id,
+                          zrc_errstr(errno));
+                return r;
+        }
+        k->made_dir = true;
+        k->st.dir = strdup(k->dir);
+        k->st.id = strdup(k->a->p.id);
+        return 0;
+}
 
-        r = zrc_oci_load(a->bundle, NULL, zrc_cgroup_is_v2_only(), &o, &err);
-        if (r < 0) {
-                error(c, "%s", err ? err : errstr(-r));
-                goto out;
-        }
-        if (o->terminal && !a->p.console_socket) {
-                error(c, "cannot allocate tty if zygote-runc will detach without setting console socket");
-                goto out;
-        }
-        if (!o->terminal && a->p.console_socket) {
-                error(c, "cannot use console socket if zygote-runc will not detach or allocate tty");
-                goto out;
-        }
-        if (json_object_object_get_ex(o->root, "hooks", NULL))
-                debug(c, "hooks are not supported and were ignored");
+static int load_config(struct create *k) {
+        const struct zrc_ctx *c = k->c;
+        _cleanup_free_ char *err = NULL;
+        int r;
 
-        r = zrc_cgroup_create(o->cgroups_path, a->p.id, o->pids_limit, o->memory_limit, &st.cgroup, &err);
-        if (r < 0 && getuid() != 0 && (r == -EACCES || r == -EPERM || r == -EROFS) && o->pids_limit < 0 &&
-            o->memory_limit < 0) {
-                /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
-                debug(c, "no cgroup for the container: %s", err ? err : errstr(-r));
-                r = 0;
-        }
-        if (r < 0) {
-                error(c, "%s", err ? err : errstr(-r));
-                goto out;
-        }
-        /* the device rules, before any process is in the cgroup: the init is born into (or
-         * joined to) a cgroup that already refuses the host's devices */
-        r = zrc_dev_rules_from_json(get_devices(o), &dev_rules, &n_dev_rules, &dev_err);
+        r = zrc_oci_load(k->a->bundle, NULL, zrc_cgroup_is_v2_only(), &k->o, &err);
+        if (r < 0)
+                return zrc_error(c, "%s", err ? err : zrc_errstr(-r)), r;
+        if (k->o->terminal && !k->a->p.console_socket)
+                return zrc_error(c, "cannot allocate tty if zygote-runc will detach without setting console socket"),
+                       -EINVAL;
+        if (!k->o->terminal && k->a->p.console_socket)
+                return zrc_error(c, "cannot use console socket if zygote-runc will not detach or allocate tty"),
+                       -EINVAL;
+        if (json_object_object_get_ex(k->o->root, "hooks", NULL))
+                zrc_debug(c, "hooks are not supported and were ignored");
+        return 0;
+}
+
+/* The end of a cgroup step that failed with r (and message err, or NULL): printed, or, when
+ * rootless may go without the step (rootless_ok), one debug line saying what the container goes
+ * without and returns 0. */
+static int cgroup_step_result(const struct zrc_ctx *c, int r, const char *err, bool rootless_ok, const char *without) {
         if (r >= 0)
-                r = zrc_cgroup_set_devices(&st.cgroup, dev_rules, n_dev_rules, &dev_err);
-        if (r < 0 && getuid() != 0 && (r == -EPERM || r == -EACCES || r == -EOPNOTSUPP)) {
-                /* rootless: no cgroup, or no bpf(2) and no v1 controller of our own; the user
-                 * namespace refuses mknod of a device and the host's nodes keep their own
-                 * permissions */
-                debug(c, "no device cgroup for the container: %s", dev_err ? dev_err : errstr(-r));
-                r = 0;
+                return 0;
+        if (rootless_ok && getuid() != 0) {
+                zrc_debug(c, "%s: %s", without, err ? err : zrc_errstr(-r));
+                return 0;
         }
-        if (r < 0) {
-                error(c, "%s", dev_err ? dev_err : errstr(-r));
-                goto out;
-        }
-        if (!st.cgroup.v2_only) {
-                struct zrc_cgroup_view *views = NULL;
-                size_t n_views = 0;
+        return zrc_error(c, "%s", err ? err : zrc_errstr(-r)), r;
+}
 
-                r = zrc_cgroup_views(&st.cgroup, &views, &n_views);
-                if (r >= 0)
-                        r = zrc_oci_cgroup_view(o, views, n_views);
-                zrc_cgroup_views_free(views, n_views);
-                if (r < 0) {
-                        error(c, "the container's view of its cgroups: %s", errstr(-r));
-                        goto out;
-                }
-        }
+static int make_cgroup(struct create *k) {
+        const struct zrc_oci *o = k->o;
+        _cleanup_free_ char *err = NULL;
+        int r;
 
-        if (!a->run) {
-                if (asprintf(&fifo, "%s/exec.fifo", dir) < 0 || mkfifo(fifo, 0600) < 0) {
-                        error(c, "exec fifo: %s", errstr(errno));
-                        goto out;
-                }
-                /* O_RDWR: the init is then its own writer and blocks reading until `start`
-                 * writes; `start` finds a reader (no ENXIO) exactly while the init waits */
-                start_fd = open(fifo, O_RDWR | O_CLOEXEC);
-                if (start_fd < 0) {
-                        error(c, "exec fifo: %s", errstr(errno));
-                        goto out;
-                }
-        }
-        if (zrc_runc_sandbox_prepare(c, o, a->p.console_socket, a->p.preserve_fds, &sb, &path_buf, &console_fd) < 0)
-                goto out;
-        sb.start_fd = start_fd;
+        r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->pids_limit, o->memory_limit, &k->st.cgroup, &err);
+        /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
+        return cgroup_step_result(
+                k->c, r, err, (r == -EACCES || r == -EPERM || r == -EROFS) && o->pids_limit < 0 && o->memory_limit < 0,
+                "no cgroup for the container");
+}
+
+/* The device rules, before any process is in the cgroup: the init is born into (or joined to) a
+ * cgroup that already refuses the host's devices. */
+static int set_device_rules(struct create *k) {
+        _cleanup_free_ struct zrc_dev_rule *rules = NULL;
+        _cleanup_free_ char *err = NULL;
+        size_t n = 0;
+        int r;
+
+        r = zrc_dev_rules_from_json(get_devices(k->o), &rules, &n, &err);
+        if (r >= 0)
+                r = zrc_cgroup_set_devices(&k->st.cgroup, rules, n, &err);
+        /* rootless: no cgroup, or no bpf(2) and no v1 controller of our own; the user namespace
+         * refuses mknod of a device and the host's nodes keep their own permissions */
+        return cgroup_step_result(k->c, r, err, r == -EPERM || r == -EACCES || r == -EOPNOTSUPP,
+                                  "no device cgroup for the container");
+}
+
+/* v1/hybrid: the container's "cgroup" mount shows its own directories only. */
+static int make_cgroup_view(struct create *k) {
+        struct zrc_cgroup_view *views = NULL;
+        size_t n_views = 0;
+        int r;
+
+        if (k->st.cgroup.v2_only)
+                return 0;
+        r = zrc_cgroup_views(&k->st.cgroup, &views, &n_views);
+        if (r >= 0)
+                r = zrc_oci_cgroup_view(k->o, views, n_views);
+        zrc_cgroup_views_free(views, n_views);
+        if (r < 0)
+                return zrc_error(k->c, "the container's view of its cgroups: %s", zrc_errstr(-r)), r;
+        return 0;
+}
+
+/* create (not run): the fifo the init waits on until `start`. */
+static int make_exec_fifo(struct create *k) {
+        _cleanup_free_ char *fifo = NULL;
+
+        if (k->a->run)
+                return 0;
+        if (asprintf(&fifo, "%s/exec.fifo", k->dir) < 0 || mkfifo(fifo, 0600) < 0)
+                return zrc_error_errno(k->c, "exec fifo");
+        /* O_RDWR: the init is then its own writer and blocks reading until `start`
+         * writes; `start` finds a reader (no ENXIO) exactly while the init waits */
+        k->start_fd = open(fifo, O_RDWR | O_CLOEXEC);
+        if (k->start_fd < 0)
+                return zrc_error_errno(k->c, "exec fifo");
+        return 0;
+}
+
+static int prepare_sandbox(struct create *k) {
+        int r;
+
+        r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
+                                     &k->console_fd);
+        if (r < 0)
+                return r;
+        k->sb.start_fd = k->start_fd;
         /* run: the init waits for a byte on the sync socket once ready, sent when the state is
          * saved, so that nothing of the container runs (and no one asks for its state) before */
-        sb.start_on_sync = a->run;
-        for (size_t i = 0; i < o->n_ns_paths; i++) {
-                int fd = open(o->ns_paths[i].path, O_RDONLY | O_CLOEXEC), type = 0;
+        k->sb.start_on_sync = k->a->run;
+        return 0;
+}
 
-                if (fd < 0) {
-                        error(c, "namespace %s: %s", o->ns_paths[i].path, errstr(errno));
-                        goto out;
-                }
-                /* Said here, in words, before anything is made; the child's setns() is given the
-                 * type too, so that the kernel refuses a mismatch whatever happens in between. */
-                r = check_ns_type(fd, o->ns_paths[i].flag, &type);
-                if (r < 0) {
-                        if (r == -ENOTTY)
-                                error(c, "%s namespace path %s: not a namespace file", zrc_oci_ns_name(o->ns_paths[i].flag),
-                                      o->ns_paths[i].path);
-                        else if (r == -EINVAL)
-                                error(c, "%s namespace path %s: is a %s namespace, not a %s one",
-                                      zrc_oci_ns_name(o->ns_paths[i].flag), o->ns_paths[i].path, zrc_oci_ns_name(type),
-                                      zrc_oci_ns_name(o->ns_paths[i].flag));
-                        else
-                                error(c, "%s namespace path %s: %s", zrc_oci_ns_name(o->ns_paths[i].flag),
-                                      o->ns_paths[i].path, errstr(-r));
-                        close(fd);
-                        goto out;
-                }
-                if (o->ns_paths[i].flag == CLONE_NEWPID) {
-                        /* a pid namespace applies to children: joined here, before the clone */
+/* A namespace the config names by path, opened and checked: its fd, or a negative errno after
+ * printing why. */
+static int open_namespace(const struct zrc_ctx *c, const struct zrc_ns_path *ns) {
+        const char *kind = zrc_oci_ns_name(ns->flag);
+        int fd = open(ns->path, O_RDONLY | O_CLOEXEC), type = 0, r;
+
+        if (fd < 0)
+                return zrc_error_errno(c, "namespace %s", ns->path);
+        /* Said here, in words, before anything is made; the child's setns() is given the
+         * type too, so that the kernel refuses a mismatch whatever happens in between. */
+        r = check_ns_type(fd, ns->flag, &type);
+        if (r < 0) {
+                if (r == -ENOTTY)
+                        zrc_error(c, "%s namespace path %s: not a namespace file", kind, ns->path);
+                else if (r == -EINVAL)
+                        zrc_error(c, "%s namespace path %s: is a %s namespace, not a %s one", kind, ns->path,
+                                  zrc_oci_ns_name(type), kind);
+                else
+                        zrc_error(c, "%s namespace path %s: %s", kind, ns->path, zrc_errstr(-r));
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* The namespaces to join: a pid namespace here (it applies to children), the others by the
+ * init (their fds in sb, closed at exit and CLOEXEC for the container). */
+static int open_namespaces(struct create *k) {
+        for (size_t i = 0; i < k->o->n_ns_paths; i++) {
+                const struct zrc_ns_path *ns = &k->o->ns_paths[i];
+                int fd = open_namespace(k->c, ns), r;
+
+                if (fd < 0)
+                        return fd;
+                if (ns->flag == CLONE_NEWPID) {
                         r = setns(fd, CLONE_NEWPID);
-                        close(fd);
-                        if (r < 0) {
-                                error(c, "joining pid namespace %s: %s", o->ns_paths[i].path, errstr(errno));
-                                goto out;
-                        }
+                        safe_close(fd); /* keeps errno */
+                        if (r < 0)
+                                return zrc_error_errno(k->c, "joining pid namespace %s", ns->path);
                         continue;
                 }
-                sb.ns_types[sb.n_ns_fds] = o->ns_paths[i].flag;
-                sb.ns_fds[sb.n_ns_fds++] = fd; /* closed at exit (CLOEXEC for the container) */
+                k->sb.ns_types[k->sb.n_ns_fds] = ns->flag;
+                k->sb.ns_fds[k->sb.n_ns_fds++] = fd;
         }
+        return 0;
+}
 
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0) {
-                error(c, "socketpair: %s", errstr(errno));
-                goto out;
+/* The clone's arguments, and where the init is born: in its cgroup, so that it never runs a cycle
+ * outside its limits. */
+static int prepare_clone(struct create *k) {
+        int r;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0)
+                return zrc_error_errno(k->c, "socketpair");
+        k->ca.flags = (uint64_t) k->o->clone_flags | CLONE_PIDFD;
+        k->ca.pidfd = (uint64_t) (uintptr_t) &k->pidfd;
+        k->ca.exit_signal = SIGCHLD;
+        k->cg_fd = zrc_cgroup_open_v2(&k->st.cgroup);
+        if (k->cg_fd >= 0) {
+                k->ca.flags |= CLONE_INTO_CGROUP;
+                k->ca.cgroup = (uint64_t) k->cg_fd;
         }
-        ca.flags = (uint64_t) o->clone_flags | CLONE_PIDFD;
-        ca.pidfd = (uint64_t) (uintptr_t) &pidfd;
-        ca.exit_signal = SIGCHLD;
-        cg_fd = zrc_cgroup_open_v2(&st.cgroup);
-        if (cg_fd >= 0) {
-                /* born in its cgroup: it never runs a cycle outside its limits */
-                ca.flags |= CLONE_INTO_CGROUP;
-                ca.cgroup = (uint64_t) cg_fd;
-        }
-        if (cg_fd < 0 && (ca.flags & CLONE_NEWCGROUP)) {
+        if (k->cg_fd < 0 && (k->ca.flags & CLONE_NEWCGROUP)) {
                 /* v1/hybrid: a cgroup namespace is rooted where its creator is when it is made,
                  * and the init could only be moved in after the clone (its cgroups would then
                  * read "/../ID"). So the runtime steps into the container's cgroups for the
                  * clone, the init is born there, and the runtime steps back. */
-                r = zrc_cgroup_join(&st.cgroup, getpid());
+                r = zrc_cgroup_join(&k->st.cgroup, getpid());
                 if (r < 0) {
-                        error(c, "joining the container's cgroups: %s", errstr(-r));
-                        (void) zrc_cgroup_return(&st.cgroup);
-                        goto out;
+                        zrc_error(k->c, "joining the container's cgroups: %s", zrc_errstr(-r));
+                        (void) zrc_cgroup_return(&k->st.cgroup);
+                        return r;
                 }
-                born_in_cgroup = true;
+                k->born_in_cgroup = true;
         }
         /* Unprivileged, the runtime can write the maps (and open the namespaces for sysctls) of
          * a dumpable child only: the init is born dumpable then and turns non-dumpable at "go",
          * while it is still alone in its namespaces. */
-        sb.dumpable_until_go = o->uid_map && getuid() != 0;
-        if (sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL) < 0) {
-                error(c, "prctl(PR_SET_DUMPABLE): %s", errstr(errno));
-                goto out;
-        }
-        pid = zrc_runc_clone_sandbox(&ca, &sb, sync[1], sync[0]);
-        if (pid < 0)
-                error(c, "clone3: %s", errstr(-pid));
-        if (born_in_cgroup) {
-                r = zrc_cgroup_return(&st.cgroup);
-                if (r < 0) {
-                        /* the runtime would stay counted in the container's cgroups */
-                        error(c, "leaving the container's cgroups: %s", errstr(-r));
-                        if (pid > 0)
-                                goto fail_child_early;
-                }
-        }
-        if (sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0) {
-                error(c, "prctl(PR_SET_DUMPABLE): %s", errstr(errno));
-                if (pid > 0)
-                        goto fail_child_early;
-        }
-        if (pid < 0)
-                goto out;
-        sync[1] = safe_close(sync[1]);
-        st.pid = pid;
-
-        /* the parent's part: id maps, cgroups (v1/hybrid), then "go" */
-        if (o->uid_map) {
-                if (getuid() != 0)
-                        (void) write_proc(pid, "setgroups", "deny");
-                r = write_proc(pid, "uid_map", o->uid_map);
-                if (r >= 0)
-                        r = write_proc(pid, "gid_map", o->gid_map ? o->gid_map : "");
-                if (r < 0) {
-                        error(c, "writing the user namespace's id mappings: %s", errstr(-r));
-                        goto fail_child;
-                }
-        }
-        if (cg_fd < 0 && !born_in_cgroup) {
-                r = zrc_cgroup_join(&st.cgroup, pid);
-                if (r < 0) {
-                        error(c, "joining the container's cgroups: %s", errstr(-r));
-                        goto fail_child;
-                }
-        }
-        if (o->oom_score_adj != INT_MIN) {
-                char v[16];
-
-                snprintf(v, sizeof(v), "%d", o->oom_score_adj);
-                r = write_proc(pid, "oom_score_adj", v); /* inherited by what the init execs */
-                if (r < 0) {
-                        error(c, "oom_score_adj: %s", errstr(-r));
-                        goto fail_child;
-                }
-        }
-        if (apply_sysctls(c, o, pid) < 0)
-                goto fail_child;
-        if (write(sync[0], "g", 1) != 1) {
-                error(c, "container init: %s", errstr(errno));
-                goto fail_child;
-        }
-        r = zrc_runc_read_status(sync[0], &status);
-        if (r <= 0 || status.step != ZE_STEP_HELD) {
-                if (r > 0)
-                        zrc_runc_report_failure(c, o, &status);
-                else
-                        error(c, "container init exited during setup");
-                goto fail_child;
-        }
-        ready = true;
-        r = zrc_proc_starttime(pid, &st.starttime, NULL);
-        now_rfc3339(created, sizeof(created));
-        st.created = strdup(created);
-        st.bundle = strdup(o->bundle);
-        st.rootfs = strdup(o->rootfs);
-        st.owner = getuid();
-        if (json_object_object_get_ex(o->root, "annotations", &st.annotations))
-                json_object_get(st.annotations);
-        r = zrc_state_save(&st);
-        if (r >= 0)
-                r = zrc_runc_write_pid_file(a->p.pid_file, pid);
-        if (r < 0) {
-                error(c, "saving state: %s", errstr(-r));
-                goto fail_child;
-        }
-        if (o->seccomp)
-                debug(c, "container %s created, init pid %d; seccomp filter of %zu instructions %s", a->p.id,
-                      (int) pid, o->seccomp->bpf_len, zrc_runc_filter_source());
-        else
-                debug(c, "container %s created, init pid %d, no seccomp filter", a->p.id, (int) pid);
-
-        if (!a->run) {
-                ret = 0;
-                made_dir = false;
-                goto out;
-        }
-
-        /* run: the state is saved, so the init may exec; EOF on the sync socket says it did (a
-         * failed write: it is gone, and the status read says how) */
-        if (write(sync[0], "s", 1) != 1)
-                debug(c, "container init gone before its start: %s", errstr(errno));
-        r = zrc_runc_read_status(sync[0], &status);
-        if (r > 0) {
-                zrc_runc_report_failure(c, o, &status);
-                ret = zrc_runc_wait_exit_status(pidfd);
-                destroy(&st);
-                made_dir = false;
-                goto out;
-        }
-        made_dir = false;
-        if (a->p.detach) {
-                ret = 0;
-                goto out;
-        }
-        zrc_runc_forward_signals(pid);
-        ret = zrc_runc_wait_exit_status(pidfd);
-        destroy(&st);
-        goto out;
-
-fail_child_early:
-        sync[1] = safe_close(sync[1]);
-        st.pid = pid;
-fail_child:
-        /* closing sync makes an init still waiting for "go" exit; then it is reaped here, so
-         * that a failed create leaves no process, no cgroup and no state behind */
-        sync[0] = safe_close(sync[0]);
-        /* before "ready" it exits by itself (it reported, or reads EOF on sync); after it, it
-         * would wait on the fifo: only then is it killed, so that run keeps its 126/127 */
-        if (ready)
-                (void) pidfd_kill(pidfd, SIGKILL);
-        r = zrc_runc_wait_exit_status(pidfd);
-        /* run exits with the init's own code (126/127 for a command that cannot run) */
-        ret = a->run && r >= ZE_EXIT_ABANDONED && r <= ZE_EXIT_NOT_FOUND ? r : 1;
-out:
-        if (made_dir) {
-                (void) zrc_cgroup_remove(&st.cgroup);
-                (void) zrc_rm_rf(dir);
-        }
-        for (size_t i = 0; i < sb.n_ns_fds; i++)
-                safe_close(sb.ns_fds[i]);
-        zrc_state_done(&st);
-        zrc_oci_free(o);
-        return ret;
+        k->sb.dumpable_until_go = k->o->uid_map && getuid() != 0;
+        if (k->sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL) < 0)
+                return zrc_error_errno(k->c, "prctl(PR_SET_DUMPABLE)");
+        return 0;
 }
 
+/* The init, cloned into its sandbox; then the runtime steps back out of the container's cgroups
+ * and is non-dumpable again. A failure once the init exists leaves k->pid set: the caller reaps it. */
+static int clone_init(struct create *k) {
+        pid_t pid;
+        int r;
 
+        pid = zrc_runc_clone_sandbox(&k->ca, &k->sb, k->sync[1], k->sync[0]);
+        if (pid < 0)
+                zrc_error(k->c, "clone3: %s", zrc_errstr(-pid));
+        else {
+                k->sync[1] = safe_close(k->sync[1]);
+                k->pid = k->st.pid = pid;
+        }
+        if (k->born_in_cgroup) {
+                r = zrc_cgroup_return(&k->st.cgroup);
+                if (r < 0) {
+                        /* the runtime would stay counted in the container's cgroups */
+                        zrc_error(k->c, "leaving the container's cgroups: %s", zrc_errstr(-r));
+                        if (pid > 0)
+                                return r;
+                }
+        }
+        if (k->sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0) {
+                r = -errno;
+                zrc_error(k->c, "prctl(PR_SET_DUMPABLE): %s", zrc_errstr(errno));
+                if (pid > 0)
+                        return r;
+        }
+        return pid < 0 ? pid : 0;
+}
+
+static int write_id_maps(struct create *k) {
+        int r;
+
+        if (!k->o->uid_map)
+                return 0;
+        if (getuid() != 0)
+                (void) write_proc(k->pid, "setgroups", "deny");
+        r = write_proc(k->pid, "uid_map", k->o->uid_map);
+        if (r >= 0)
+                r = write_proc(k->pid, "gid_map", k->o->gid_map ? k->o->gid_map : "");
+        if (r < 0)
+                return zrc_error(k->c, "writing the user namespace's id mappings: %s", zrc_errstr(-r)), r;
+        return 0;
+}
+
+/* v1/hybrid without a cgroup namespace: the init joins its cgroups now, before "go". */
+static int join_cgroup(struct create *k) {
+        int r;
+
+        if (k->cg_fd >= 0 || k->born_in_cgroup)
+                return 0;
+        r = zrc_cgroup_join(&k->st.cgroup, k->pid);
+        if (r < 0)
+                return zrc_error(k->c, "joining the container's cgroups: %s", zrc_errstr(-r)), r;
+        return 0;
+}
+
+static int set_oom_score_adj(struct create *k) {
+        char v[16];
+        int r;
+
+        if (k->o->oom_score_adj == INT_MIN)
+                return 0;
+        snprintf(v, sizeof(v), "%d", k->o->oom_score_adj);
+        r = write_proc(k->pid, "oom_score_adj", v); /* inherited by what the init execs */
+        if (r < 0)
+                return zrc_error(k->c, "oom_score_adj: %s", zrc_errstr(-r)), r;
+        return 0;
+}
+
+/* "go": the init sets up its sandbox and reports "ready" (held before its execve). */
+static int go_until_ready(struct create *k) {
+        struct ze_status status;
+        int r;
+
+        if (write(k->sync[0], "g", 1) != 1)
+                return zrc_error_errno(k->c, "container init");
+        r = zrc_runc_read_status(k->sync[0], &status);
+        if (r <= 0 || status.step != ZE_STEP_HELD) {
+                if (r > 0)
+                        zrc_runc_report_failure(k->c, k->o, &status);
+                else
+                        zrc_error(k->c, "container init exited during setup");
+                return r < 0 ? r : -ECHILD;
+        }
+        k->ready = true;
+        return 0;
+}
+
+static int save_state(struct create *k) {
+        const struct zrc_oci *o = k->o;
+        char created[96];
+        int r;
+
+        (void) zrc_proc_starttime(k->pid, &k->st.starttime, NULL);
+        now_rfc3339(created, sizeof(created));
+        k->st.created = strdup(created);
+        k->st.bundle = strdup(o->bundle);
+        k->st.rootfs = strdup(o->rootfs);
+        k->st.owner = getuid();
+        if (json_object_object_get_ex(o->root, "annotations", &k->st.annotations))
+                json_object_get(k->st.annotations);
+        r = zrc_state_save(&k->st);
+        if (r >= 0)
+                r = zrc_runc_write_pid_file(k->a->p.pid_file, k->pid);
+        if (r < 0)
+                return zrc_error(k->c, "saving state: %s", zrc_errstr(-r)), r;
+        if (o->seccomp)
+                zrc_debug(k->c, "container %s created, init pid %d; seccomp filter of %zu instructions %s", k->a->p.id,
+                          (int) k->pid, o->seccomp->bpf_len, zrc_runc_filter_source());
+        else
+                zrc_debug(k->c, "container %s created, init pid %d, no seccomp filter", k->a->p.id, (int) k->pid);
+        return 0;
+}
+
+/* run: the state is saved, so the init may exec; EOF on the sync socket says it did (a failed
+ * write: it is gone, and the status read says how). Returns run's exit status. */
+static int start_and_wait(struct create *k) {
+        struct ze_status status;
+        int r;
+
+        if (write(k->sync[0], "s", 1) != 1)
+                zrc_debug(k->c, "container init gone before its start: %s", zrc_errstr(errno));
+        r = zrc_runc_read_status(k->sync[0], &status);
+        if (r > 0) {
+                zrc_runc_report_failure(k->c, k->o, &status);
+                r = zrc_runc_wait_exit_status(k->pidfd);
+                zrc_destroy(&k->st);
+                return r;
+        }
+        if (k->a->p.detach)
+                return 0;
+        zrc_runc_forward_signals(k->pid);
+        r = zrc_runc_wait_exit_status(k->pidfd);
+        zrc_destroy(&k->st);
+        return r;
+}
+
+/* A failed create: the exit status, once an init that was cloned is reaped. */
+static int create_failed(struct create *k) {
+        int r;
+
+        if (k->pid <= 0)
+                return 1;
+        /* closing sync makes an init still waiting for "go" exit; then it is reaped here, so
+         * that a failed create leaves no process, no cgroup and no state behind */
+        k->sync[0] = safe_close(k->sync[0]);
+        /* before "ready" it exits by itself (it reported, or reads EOF on sync); after it, it
+         * would wait on the fifo: only then is it killed, so that run keeps its 126/127 */
+        if (k->ready)
+                (void) pidfd_kill(k->pidfd, SIGKILL);
+        r = zrc_runc_wait_exit_status(k->pidfd);
+        /* run exits with the init's own code (126/127 for a command that cannot run) */
+        return k->a->run && r >= ZE_EXIT_ABANDONED && r <= ZE_EXIT_NOT_FOUND ? r : 1;
+}
+
+static void create_done(struct create *k) {
+        if (k->made_dir) {
+                (void) zrc_cgroup_remove(&k->st.cgroup);
+                (void) zrc_rm_rf(k->dir);
+        }
+        for (size_t i = 0; i < k->sb.n_ns_fds; i++)
+                safe_close(k->sb.ns_fds[i]);
+        safe_close(k->start_fd);
+        safe_close(k->console_fd);
+        safe_close(k->cg_fd);
+        safe_close(k->pidfd);
+        close_pairp(&k->sync);
+        free(k->path_buf);
+        free(k->dir);
+        zrc_state_done(&k->st);
+        zrc_oci_free(k->o);
+}
+
+static int set_sysctls(struct create *k) {
+        return apply_sysctls(k->c, k->o, k->pid);
+}
+
+/* The order of a container start; the first step that fails ends it (create_failed). */
+static int (*const create_steps[])(struct create *k) = {
+        /* before any process: the state directory, the config, the cgroups and their device
+         * rules, what the init will apply */
+        make_state_dir,
+        load_config,
+        make_cgroup,
+        set_device_rules,
+        make_cgroup_view,
+        make_exec_fifo,
+        prepare_sandbox,
+        open_namespaces,
+        prepare_clone,
+        /* the init, born waiting for "go" */
+        clone_init,
+        /* the parent's part while the init waits; "go"; the state, once the init is ready */
+        write_id_maps,
+        join_cgroup,
+        set_oom_score_adj,
+        set_sysctls,
+        go_until_ready,
+        save_state,
+};
+
+int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *a) {
+        struct create k = {
+                .c = c,
+                .a = a,
+                .sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 },
+                .start_fd = -EBADF,
+                .console_fd = -EBADF,
+                .cg_fd = -EBADF,
+                .sync = { -EBADF, -EBADF },
+                .pidfd = -EBADF,
+        };
+        int ret;
+
+        for (size_t i = 0; i < ELEMENTSOF(create_steps); i++)
+                if (create_steps[i](&k) < 0) {
+                        ret = create_failed(&k);
+                        goto out;
+                }
+        /* created: from here on the state is the container's, and delete (or run's end) removes it */
+        k.made_dir = false;
+        ret = a->run ? start_and_wait(&k) : 0;
+out:
+        create_done(&k);
+        return ret;
+}

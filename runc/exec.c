@@ -25,8 +25,8 @@ static int ns_flags_to_join(pid_t pid) {
         static const struct {
                 const char *name;
                 int flag;
-        } ns[] = { { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },  { "pid", CLONE_NEWPID },
-                   { "net", CLONE_NEWNET },   { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
+        } ns[] = { { "user", CLONE_NEWUSER },    { "mnt", CLONE_NEWNS },  { "pid", CLONE_NEWPID },
+                   { "net", CLONE_NEWNET },      { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
                    { "cgroup", CLONE_NEWCGROUP } };
         int flags = 0;
 
@@ -52,193 +52,272 @@ static int ns_flags_to_join(pid_t pid) {
         return flags;
 }
 
-
 /* The helper's failure record, as the sandbox writes its own; the process was never made. */
 _Noreturn static void helper_fail(int sync_fd, enum ze_step step, int err) {
         ze_fail(&(const struct ze_reporter){ .fd = sync_fd, .socket = true }, step, err, -1, ZE_EXIT_SETUP_FAILED);
 }
 
-int zrc_exec_process(const struct ctx *c, const struct exec_args *a) {
-        _cleanup_free_ char *err = NULL, *path_buf = NULL;
-        _cleanup_free_ char **envp = NULL;
-        _cleanup_close_ int init_fd = -EBADF, console_fd = -EBADF, pidfd = -EBADF, root_fd = -EBADF;
-        _cleanup_close_pair_ int sync[2] = { -EBADF, -EBADF }, pp[2] = { -EBADF, -EBADF };
-        struct ze_sandbox sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 };
-        struct zrc_oci *o = NULL;
+/* One exec: what its steps share, and what the exit closes. */
+struct exec {
+        const struct zrc_ctx *c;
+        const struct zrc_exec_args *a;
         struct zrc_state st;
-        struct ze_status status;
-        enum zrc_status s;
-        pid_t helper, pid = 0;
-        int r, flags, ret = 1;
+        int init_fd; /* pins the container's init while its namespaces are looked at */
+        struct zrc_oci *o;
+        char **envp;          /* the config's environment and -e's, or NULL */
+        struct ze_sandbox sb; /* what the process applies (engine/sandbox.c) */
+        char *path_buf;
+        int console_fd;
+        int ns_flags;       /* CLONE_NEW* the helper joins */
+        int root_fd;        /* the init's root, or -EBADF */
+        int sync[2], pp[2]; /* status records; the process's pid from the helper */
+        pid_t pid;
+        int pidfd;
+};
 
-        if (zrc_runc_load_state(c, a->p.id, &st) < 0)
-                return 1;
-        s = zrc_state_status(&st);
-        if (s != ZRC_STATUS_RUNNING && s != ZRC_STATUS_CREATED) {
-                error(c, s == ZRC_STATUS_PAUSED ? "cannot exec in a paused container" : "cannot exec in a stopped container");
-                goto out;
-        }
-        init_fd = zrc_state_pidfd(&st);
-        if (init_fd < 0) {
-                error(c, "cannot exec in a stopped container");
-                goto out;
-        }
-        if (!a->process && a->n_args == 0) {
-                error(c, "exec: no command given (args or --process)");
-                goto out;
-        }
-        r = zrc_oci_load(st.bundle, a->process, st.cgroup.v2_only, &o, &err);
-        if (r < 0) {
-                error(c, "%s", err ? err : errstr(-r));
-                goto out;
-        }
-        if (!a->process) {
-                size_t n = 0;
+static int check_running(struct exec *k) {
+        enum zrc_status s = zrc_state_status(&k->st);
 
-                o->argv = reallocarray(o->argv, (size_t) a->n_args + 1, sizeof(char *));
-                if (!o->argv)
-                        goto out;
-                for (int i = 0; i < a->n_args; i++)
-                        o->argv[i] = a->args[i];
-                o->argv[a->n_args] = NULL;
-                while (o->envp[n])
-                        n++;
-                envp = calloc(n + a->n_env + 1, sizeof(char *));
-                if (!envp)
-                        goto out;
-                memcpy(envp, o->envp, n * sizeof(char *));
-                for (size_t i = 0; i < a->n_env; i++)
-                        envp[n + i] = (char *) a->env[i];
-                if (a->cwd)
-                        o->cwd = a->cwd;
-                o->terminal = a->tty;
-                if (a->user) {
-                        unsigned u, g;
-                        int k = sscanf(a->user, "%u:%u", &u, &g);
-                        if (k >= 1)
-                                o->uid = u;
-                        if (k == 2)
-                                o->gid = g;
-                }
+        if (s != ZRC_STATUS_RUNNING && s != ZRC_STATUS_CREATED)
+                return zrc_error(k->c, s == ZRC_STATUS_PAUSED ? "cannot exec in a paused container"
+                                                              : "cannot exec in a stopped container"),
+                       -EINVAL;
+        k->init_fd = zrc_state_pidfd(&k->st);
+        if (k->init_fd < 0)
+                return zrc_error(k->c, "cannot exec in a stopped container"), k->init_fd;
+        return 0;
+}
+
+/* Without --process: the command, -e's environment, --cwd, --tty and --user of the command line
+ * over the config's process. */
+static int apply_command_line(struct exec *k) {
+        const struct zrc_exec_args *a = k->a;
+        struct zrc_oci *o = k->o;
+        size_t n = 0;
+
+        o->argv = reallocarray(o->argv, (size_t) a->n_args + 1, sizeof(char *));
+        if (!o->argv)
+                return -ENOMEM;
+        for (int i = 0; i < a->n_args; i++)
+                o->argv[i] = a->args[i];
+        o->argv[a->n_args] = NULL;
+        while (o->envp[n])
+                n++;
+        k->envp = calloc(n + a->n_env + 1, sizeof(char *));
+        if (!k->envp)
+                return -ENOMEM;
+        memcpy(k->envp, o->envp, n * sizeof(char *));
+        for (size_t i = 0; i < a->n_env; i++)
+                k->envp[n + i] = (char *) a->env[i];
+        if (a->cwd)
+                o->cwd = a->cwd;
+        o->terminal = a->tty;
+        if (a->user) {
+                unsigned u, g;
+                int m = sscanf(a->user, "%u:%u", &u, &g);
+                if (m >= 1)
+                        o->uid = u;
+                if (m == 2)
+                        o->gid = g;
         }
-        if (o->terminal && !a->p.console_socket) {
-                error(c, "cannot allocate tty without a console socket (--console-socket)");
-                goto out;
-        }
-        if (zrc_runc_sandbox_prepare(c, o, a->p.console_socket, a->p.preserve_fds, &sb, &path_buf, &console_fd) < 0)
-                goto out;
-        if (envp)
-                sb.envp = envp;
+        return 0;
+}
+
+/* The process to run: the config's (or --process's), with the command line's options. */
+static int load_process(struct exec *k) {
+        _cleanup_free_ char *err = NULL;
+        int r;
+
+        if (!k->a->process && k->a->n_args == 0)
+                return zrc_error(k->c, "exec: no command given (args or --process)"), -EINVAL;
+        r = zrc_oci_load(k->st.bundle, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
+        if (r < 0)
+                return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
+        if (!k->a->process)
+                return apply_command_line(k);
+        return 0;
+}
+
+static int prepare_sandbox(struct exec *k) {
+        int r;
+
+        if (k->o->terminal && !k->a->p.console_socket)
+                return zrc_error(k->c, "cannot allocate tty without a console socket (--console-socket)"), -EINVAL;
+        r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
+                                     &k->console_fd);
+        if (r < 0)
+                return r;
+        if (k->envp)
+                k->sb.envp = k->envp;
         /* the container's filesystem and hostname are there already, and its user namespace
          * (joined by setns) has its ids */
-        sb.new_mount_ns = false;
-        sb.userns_root = false;
-        sb.hostname = NULL;
-        sb.dev_console = NULL;
+        k->sb.new_mount_ns = false;
+        k->sb.userns_root = false;
+        k->sb.hostname = NULL;
+        k->sb.dev_console = NULL;
+        return 0;
+}
 
-        flags = ns_flags_to_join(st.pid);
-        if (flags < 0) {
-                error(c, "exec: the container's namespaces: %s", errstr(-flags));
-                goto out;
-        }
+/* The init's namespaces that differ from ours, and its root. */
+static int find_namespaces(struct exec *k) {
+        char p[64];
+
+        k->ns_flags = ns_flags_to_join(k->st.pid);
+        if (k->ns_flags < 0)
+                return zrc_error(k->c, "exec: the container's namespaces: %s", zrc_errstr(-k->ns_flags)), k->ns_flags;
         /* Joining a mount namespace puts the joiner at that namespace's root, which is not the
          * container's when the runtime itself runs in a chroot (pivot_root then replaced only the
          * chroot's mount). The init's own root is the container's: taken here, while the pidfd
          * proves that pid is still the init, and entered after setns. */
-        if (flags & CLONE_NEWNS) {
-                char p[64];
+        if (!(k->ns_flags & CLONE_NEWNS))
+                return 0;
+        snprintf(p, sizeof(p), "/proc/%d/root", (int) k->st.pid);
+        k->root_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (k->root_fd < 0 || pidfd_kill(k->init_fd, 0) < 0)
+                return zrc_error(k->c, "exec: the container's init is gone"), -ESRCH;
+        return 0;
+}
 
-                snprintf(p, sizeof(p), "/proc/%d/root", (int) st.pid);
-                root_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (root_fd < 0 || pidfd_kill(init_fd, 0) < 0) {
-                        error(c, "exec: the container's init is gone");
-                        goto out;
-                }
-        }
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0 || pipe2(pp, O_CLOEXEC) < 0) {
-                error(c, "exec: %s", errstr(errno));
-                goto out;
-        }
+/* The helper, from its fork to its _exit: joins the namespaces (a pid namespace only applies to
+ * children) and the root, clones the process with CLONE_PARENT (so that it becomes our child, in
+ * the container's pid namespace) and sends us its pid. System calls only, no allocation. */
+_Noreturn static void run_helper(struct exec *k) {
+        struct clone_args ca = { .flags = CLONE_PARENT };
+        pid_t child;
+
+        close(k->sync[0]);
+        close(k->pp[0]);
+        if (k->ns_flags && setns(k->init_fd, k->ns_flags) < 0)
+                helper_fail(k->sync[1], ZE_STEP_SETNS, errno);
+        if (k->root_fd >= 0 && (fchdir(k->root_fd) < 0 || chroot(".") < 0))
+                helper_fail(k->sync[1], ZE_STEP_PIVOT, errno);
+        child = zrc_runc_clone_sandbox(&ca, &k->sb, k->sync[1], k->pp[1]);
+        if (child < 0)
+                helper_fail(k->sync[1], ZE_STEP_SETNS, -child);
+        (void) !write(k->pp[1], &child, sizeof(child));
+        _exit(0);
+}
+
+/* The process, made by the helper and waiting for "go"; k->pid and k->pidfd. */
+static int spawn_process(struct exec *k) {
+        struct ze_status status;
+        pid_t helper;
+        int r;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0 || pipe2(k->pp, O_CLOEXEC) < 0)
+                return zrc_error_errno(k->c, "exec");
         fflush(stdout);
         fflush(stderr);
-        /* A helper joins the namespaces (a pid namespace only applies to children) and clones the
-         * process with CLONE_PARENT: it becomes our child, in the container's pid namespace. */
         helper = fork();
-        if (helper < 0) {
-                error(c, "fork: %s", errstr(errno));
-                goto out;
-        }
-        if (helper == 0) {
-                struct clone_args ca = { .flags = CLONE_PARENT };
-                pid_t child;
-
-                close(sync[0]);
-                close(pp[0]);
-                if (flags && setns(init_fd, flags) < 0)
-                        helper_fail(sync[1], ZE_STEP_SETNS, errno);
-                if (root_fd >= 0 && (fchdir(root_fd) < 0 || chroot(".") < 0))
-                        helper_fail(sync[1], ZE_STEP_PIVOT, errno);
-                child = zrc_runc_clone_sandbox(&ca, &sb, sync[1], pp[1]);
-                if (child < 0)
-                        helper_fail(sync[1], ZE_STEP_SETNS, -child);
-                (void) !write(pp[1], &child, sizeof(child));
-                _exit(0);
-        }
-        sync[1] = safe_close(sync[1]);
-        pp[1] = safe_close(pp[1]);
-        if (read(pp[0], &pid, sizeof(pid)) != sizeof(pid))
-                pid = 0;
+        if (helper < 0)
+                return zrc_error_errno(k->c, "fork");
+        if (helper == 0)
+                run_helper(k);
+        k->sync[1] = safe_close(k->sync[1]);
+        k->pp[1] = safe_close(k->pp[1]);
+        if (read(k->pp[0], &k->pid, sizeof(k->pid)) != sizeof(k->pid))
+                k->pid = 0;
         (void) waitpid(helper, NULL, 0);
-        if (pid <= 0) {
-                r = zrc_runc_read_status(sync[0], &status);
+        if (k->pid <= 0) {
+                r = zrc_runc_read_status(k->sync[0], &status);
                 if (r > 0)
-                        zrc_runc_report_failure(c, o, &status);
+                        zrc_runc_report_failure(k->c, k->o, &status);
                 else
-                        error(c, "exec: the helper died");
-                goto out;
+                        zrc_error(k->c, "exec: the helper died");
+                return -ECHILD;
         }
-        pidfd = pidfd_open_pid(pid);
-        r = zrc_cgroup_join(&st.cgroup, pid);
+        k->pidfd = pidfd_open_pid(k->pid);
+        return 0;
+}
+
+static int join_cgroup(struct exec *k) {
+        int r = zrc_cgroup_join(&k->st.cgroup, k->pid);
+
         if (r < 0 && getuid() == 0) {
                 /* outside them the process would escape the container's limits and its device
                  * rules: it is still waiting for "go", and EOF on sync makes it exit */
-                error(c, "exec: joining the container's cgroups: %s", errstr(-r));
-                sync[0] = safe_close(sync[0]);
-                if (pidfd >= 0)
-                        (void) zrc_runc_wait_exit_status(pidfd);
-                goto out;
+                zrc_error(k->c, "exec: joining the container's cgroups: %s", zrc_errstr(-r));
+                k->sync[0] = safe_close(k->sync[0]);
+                if (k->pidfd >= 0)
+                        (void) zrc_runc_wait_exit_status(k->pidfd);
+                return r;
         }
         if (r < 0)
-                debug(c, "exec: joining the container's cgroups: %s", errstr(-r));
-        if (write(sync[0], "g", 1) != 1 || (r = zrc_runc_read_status(sync[0], &status)) <= 0 ||
-            status.step != ZE_STEP_HELD) {
-                if (r > 0)
-                        zrc_runc_report_failure(c, o, &status);
-                else
-                        error(c, "exec: the process died during setup");
-                /* its own code: 126/127 for a command that cannot run, as runc exec gives */
-                if (pidfd >= 0)
-                        ret = zrc_runc_wait_exit_status(pidfd);
-                goto out;
-        }
-        r = zrc_runc_read_status(sync[0], &status);
-        if (r > 0) {
-                zrc_runc_report_failure(c, o, &status);
-                ret = pidfd >= 0 ? zrc_runc_wait_exit_status(pidfd) : 1;
-                goto out;
-        }
-        r = zrc_runc_write_pid_file(a->p.pid_file, pid);
-        if (r < 0)
-                error(c, "pid file: %s", errstr(-r));
-        if (a->p.detach) {
-                ret = r < 0 ? 1 : 0;
-                goto out;
-        }
-        zrc_runc_forward_signals(pid);
-        ret = pidfd >= 0 ? zrc_runc_wait_exit_status(pidfd) : 255;
-out:
-        zrc_oci_free(o);
-        zrc_state_done(&st);
-        return ret;
+                zrc_debug(k->c, "exec: joining the container's cgroups: %s", zrc_errstr(-r));
+        return 0;
 }
 
+/* "go": the process sets up, reports "ready", and execs (EOF on sync). A failure is reported. */
+static int go_until_exec(struct exec *k) {
+        struct ze_status status;
+        int r = 0;
+
+        if (write(k->sync[0], "g", 1) != 1 || (r = zrc_runc_read_status(k->sync[0], &status)) <= 0 ||
+            status.step != ZE_STEP_HELD) {
+                if (r > 0)
+                        zrc_runc_report_failure(k->c, k->o, &status);
+                else
+                        zrc_error(k->c, "exec: the process died during setup");
+                return -ECHILD;
+        }
+        r = zrc_runc_read_status(k->sync[0], &status);
+        if (r > 0) {
+                zrc_runc_report_failure(k->c, k->o, &status);
+                return -ECHILD;
+        }
+        return 0;
+}
+
+/* The process runs: the pid file, then (without --detach) its exit status. */
+static int wait_process(struct exec *k) {
+        int r = zrc_runc_write_pid_file(k->a->p.pid_file, k->pid);
+
+        if (r < 0)
+                zrc_error(k->c, "pid file: %s", zrc_errstr(-r));
+        if (k->a->p.detach)
+                return r < 0 ? 1 : 0;
+        zrc_runc_forward_signals(k->pid);
+        return k->pidfd >= 0 ? zrc_runc_wait_exit_status(k->pidfd) : 255;
+}
+
+static void exec_done(struct exec *k) {
+        safe_close(k->init_fd);
+        safe_close(k->console_fd);
+        safe_close(k->root_fd);
+        safe_close(k->pidfd);
+        close_pairp(&k->sync);
+        close_pairp(&k->pp);
+        free(k->path_buf);
+        free(k->envp);
+        zrc_oci_free(k->o);
+        zrc_state_done(&k->st);
+}
+
+int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
+        struct exec k = {
+                .c = c,
+                .a = a,
+                .init_fd = -EBADF,
+                .sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 },
+                .console_fd = -EBADF,
+                .root_fd = -EBADF,
+                .sync = { -EBADF, -EBADF },
+                .pp = { -EBADF, -EBADF },
+                .pidfd = -EBADF,
+        };
+        int ret = 1;
+
+        if (zrc_runc_load_state(c, a->p.id, &k.st) < 0)
+                return 1;
+        if (check_running(&k) < 0 || load_process(&k) < 0 || prepare_sandbox(&k) < 0 || find_namespaces(&k) < 0 ||
+            spawn_process(&k) < 0 || join_cgroup(&k) < 0)
+                goto out;
+        if (go_until_exec(&k) < 0)
+                /* its own code: 126/127 for a command that cannot run, as runc exec gives */
+                ret = k.pidfd >= 0 ? zrc_runc_wait_exit_status(k.pidfd) : 1;
+        else
+                ret = wait_process(&k);
+out:
+        exec_done(&k);
+        return ret;
+}

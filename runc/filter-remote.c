@@ -38,14 +38,14 @@
 #define ZRC_RUNC_FILTER_TIMEOUT_MS 3000
 
 static struct {
-        const struct ctx *ctx;
-        const char *socket;  /* NULL: $ZYGOTE_SOCKET or libzygote's default */
+        const struct zrc_ctx *ctx;
+        const char *socket; /* NULL: $ZYGOTE_SOCKET or libzygote's default */
         bool local;
         bool required;
-        char source[512];    /* where the last program came from, for the debug line */
+        char source[512]; /* where the last program came from, for the debug line */
 } filter_setup;
 
-void zrc_runc_filter_setup(const struct ctx *c, const char *socket, bool no_zygote) {
+void zrc_runc_filter_setup(const struct zrc_ctx *c, const char *socket, bool no_zygote) {
         const char *mode = secure_getenv("ZYGOTE_RUNC_FILTER");
 
         filter_setup.ctx = c;
@@ -53,7 +53,7 @@ void zrc_runc_filter_setup(const struct ctx *c, const char *socket, bool no_zygo
         filter_setup.local = no_zygote || (mode && streq(mode, "local"));
         filter_setup.required = !filter_setup.local && mode && streq(mode, "zygoted");
         if (mode && *mode && !streq(mode, "local") && !streq(mode, "zygoted"))
-                info(c, "ZYGOTE_RUNC_FILTER=%s is neither \"local\" nor \"zygoted\": ignored", mode);
+                zrc_info(c, "ZYGOTE_RUNC_FILTER=%s is neither \"local\" nor \"zygoted\": ignored", mode);
 }
 
 const char *zrc_runc_filter_source(void) {
@@ -122,8 +122,8 @@ static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct 
                 r = zy_get_filter_read(conn, &f);
         if (r < 0) {
                 const char *name = zy_conn_error_name(conn);
-                snprintf(why, why_size, "zygoted at %s: GetFilter failed: %s%s%s", path, strerror(-r),
-                         name ? ", " : "", name ? name : "");
+                snprintf(why, why_size, "zygoted at %s: GetFilter failed: %s%s%s", path, strerror(-r), name ? ", " : "",
+                         name ? name : "");
                 goto out;
         }
         p = calloc(1, sizeof(*p));
@@ -136,9 +136,8 @@ static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct 
         p->bpf_len = f->n_instructions;
         p->filter_flags = f->flags;
         snprintf(p->hash, sizeof(p->hash), "%s", f->hash);
-        snprintf(filter_setup.source, sizeof(filter_setup.source),
-                 "from zygoted at %s (%s, key %.12s, %.2f ms)", path, f->cached ? "cached" : "compiled there now",
-                 f->key, (double) (now_nsec() - start) / 1e6);
+        snprintf(filter_setup.source, sizeof(filter_setup.source), "from zygoted at %s (%s, key %.12s, %.2f ms)", path,
+                 f->cached ? "cached" : "compiled there now", f->key, (double) (now_nsec() - start) / 1e6);
         *ret = p;
         r = 0;
 out:
@@ -148,7 +147,7 @@ out:
 }
 
 int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_profile **ret, char **ret_error) {
-        const struct ctx *c = filter_setup.ctx;
+        const struct zrc_ctx *c = filter_setup.ctx;
         char why[768] = "--no-zygote or ZYGOTE_RUNC_FILTER=local";
         const char *text;
         json_object *action;
@@ -172,7 +171,7 @@ int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_pro
                 }
                 /* Said once per container, where containerd and podman keep the runtime's log. */
                 if (c)
-                        info(c, "seccomp filter compiled here, not by zygoted: %s", why);
+                        zrc_info(c, "seccomp filter compiled here, not by zygoted: %s", why);
         }
         text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
         if (!text)

@@ -12,7 +12,7 @@
 #include "runtime.h"
 #include "util.h"
 
-static void log_line(const struct ctx *c, const char *level, const char *msg) {
+static void log_line(const struct zrc_ctx *c, const char *level, const char *msg) {
         FILE *f;
         char ts[64];
         struct timespec now;
@@ -43,8 +43,8 @@ static void log_line(const struct ctx *c, const char *level, const char *msg) {
 
 /* One message: on stderr after "zygote-runc: " and prefix, unless prefix is NULL, and in the log
  * file at level. The format itself stands in for a message that cannot be formatted. */
-__attribute__((format(printf, 4, 0)))
-static void emit(const struct ctx *c, const char *level, const char *prefix, const char *fmt, va_list ap) {
+__attribute__((format(printf, 4, 0))) static void emit(const struct zrc_ctx *c, const char *level, const char *prefix,
+                                                       const char *fmt, va_list ap) {
         _cleanup_free_ char *msg = NULL;
 
         if (vasprintf(&msg, fmt, ap) < 0)
@@ -54,7 +54,7 @@ static void emit(const struct ctx *c, const char *level, const char *prefix, con
         log_line(c, level, msg ? msg : fmt);
 }
 
-int error(const struct ctx *c, const char *fmt, ...) {
+int zrc_error(const struct zrc_ctx *c, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
@@ -63,8 +63,22 @@ int error(const struct ctx *c, const char *fmt, ...) {
         return 1;
 }
 
+/* zrc_error() of "MESSAGE: <errno's words>", errno taken before anything can change it. */
+int zrc_error_errno(const struct zrc_ctx *c, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        int r = negative_errno();
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        zrc_error(c, "%s: %s", msg ? msg : fmt, zrc_errstr(-r));
+        return r;
+}
+
 /* Only with --debug, on stderr and in the log file. */
-void debug(const struct ctx *c, const char *fmt, ...) {
+void zrc_debug(const struct zrc_ctx *c, const char *fmt, ...) {
         va_list ap;
 
         if (!c->debug)
@@ -75,7 +89,7 @@ void debug(const struct ctx *c, const char *fmt, ...) {
 }
 
 /* In the log file; on stderr too with --debug. */
-void info(const struct ctx *c, const char *fmt, ...) {
+void zrc_info(const struct zrc_ctx *c, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
@@ -84,7 +98,7 @@ void info(const struct ctx *c, const char *fmt, ...) {
 }
 
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
-const char *errstr(int err) {
+const char *zrc_errstr(int err) {
         static char buf[128];
 
         snprintf(buf, sizeof(buf), "%s", strerror(err));
@@ -92,4 +106,3 @@ const char *errstr(int err) {
                 buf[0] = (char) (buf[0] - 'A' + 'a');
         return buf;
 }
-

@@ -24,29 +24,19 @@ static const struct zrc_verb verbs[] = {
           "create --bundle DIR [--pid-file F] [--console-socket S] [--preserve-fds N] ID" },
         { "start", zrc_cmd_start, ZRC_VERB_ID | ZRC_VERB_STATE,
           "start ID                  run the created container's process" },
-        { "run", zrc_cmd_run, ZRC_VERB_ID,
-          "run [--bundle DIR] [--detach] [--pid-file F] ID   create, start and wait" },
-        { "state", zrc_cmd_state, ZRC_VERB_ID | ZRC_VERB_STATE,
-          "state ID                  print runc's state JSON" },
-        { "list", zrc_cmd_list, 0,
-          "list [-q] [--format table|json]" },
-        { "kill", zrc_cmd_kill, ZRC_VERB_ID,
-          "kill [--all] ID [SIGNAL]  SIGNAL by name or number, default TERM" },
-        { "delete", zrc_cmd_delete, ZRC_VERB_ID,
-          "delete [--force] ID" },
-        { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE,
-          "ps [--format table|json] ID" },
-        { "pause", zrc_cmd_pause, ZRC_VERB_ID | ZRC_VERB_STATE,
-          "pause ID / resume ID      cgroup freezer" },
-        { "resume", zrc_cmd_resume, ZRC_VERB_ID | ZRC_VERB_STATE,
-          NULL },
+        { "run", zrc_cmd_run, ZRC_VERB_ID, "run [--bundle DIR] [--detach] [--pid-file F] ID   create, start and wait" },
+        { "state", zrc_cmd_state, ZRC_VERB_ID | ZRC_VERB_STATE, "state ID                  print runc's state JSON" },
+        { "list", zrc_cmd_list, 0, "list [-q] [--format table|json]" },
+        { "kill", zrc_cmd_kill, ZRC_VERB_ID, "kill [--all] ID [SIGNAL]  SIGNAL by name or number, default TERM" },
+        { "delete", zrc_cmd_delete, ZRC_VERB_ID, "delete [--force] ID" },
+        { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE, "ps [--format table|json] ID" },
+        { "pause", zrc_cmd_pause, ZRC_VERB_ID | ZRC_VERB_STATE, "pause ID / resume ID      cgroup freezer" },
+        { "resume", zrc_cmd_resume, ZRC_VERB_ID | ZRC_VERB_STATE, NULL },
         { "exec", zrc_cmd_exec, ZRC_VERB_ID,
           "exec [--process F | ARGS] [--detach] [--pid-file F] [--tty] [--console-socket S]\n"
           "       [--cwd D] [--env K=V] [--user UID[:GID]] ID [COMMAND ARGS...]" },
-        { "spec", zrc_cmd_spec, 0,
-          "spec [--bundle DIR] [--rootless]   write a default config.json" },
-        { "features", zrc_cmd_features, 0,
-          "features                  print what this runtime supports" },
+        { "spec", zrc_cmd_spec, 0, "spec [--bundle DIR] [--rootless]   write a default config.json" },
+        { "features", zrc_cmd_features, 0, "features                  print what this runtime supports" },
 };
 
 static const char usage_global[] =
@@ -79,7 +69,7 @@ static void usage(FILE *f) {
 static const char *const global_with_value[] = { "root", "log", "log-format", "rootless", "criu", "zygote-socket" };
 
 /* Sets global option argv[*i] (with its value, which may be the next word: *i moves past it). */
-static int parse_global(struct ctx *c, int argc, char **argv, int *i) {
+static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i) {
         const char *a = argv[*i];
         const char *s = a[1] == '-' ? a + 2 : a + 1;
 
@@ -94,7 +84,7 @@ static int parse_global(struct ctx *c, int argc, char **argv, int *i) {
                 else if (*i + 1 < argc)
                         v = argv[++*i];
                 else
-                        return error(c, "option %s needs an argument", a);
+                        return zrc_error(c, "option %s needs an argument", a);
                 if (streq(n, "root"))
                         c->root = v;
                 else if (streq(n, "log"))
@@ -112,12 +102,12 @@ static int parse_global(struct ctx *c, int argc, char **argv, int *i) {
         else if (streq(a, "--systemd-cgroup") || streq(a, "-systemd-cgroup"))
                 fprintf(stderr, "zygote-runc: warning: --systemd-cgroup is not supported; using cgroupfs\n");
         else
-                return error(c, "unknown global option %s", a);
+                return zrc_error(c, "unknown global option %s", a);
         return 0;
 }
 
 int main(int argc, char **argv) {
-        struct ctx c = { .root = ZRC_RUNC_DEFAULT_ROOT };
+        struct zrc_ctx c = { .root = ZRC_RUNC_DEFAULT_ROOT };
         const char *cmd;
         int i, r;
 
@@ -125,14 +115,14 @@ int main(int argc, char **argv) {
          * host's file as /proc/PID/exe (sealed-copy.c) */
         r = zrc_runc_run_sealed(argv);
         if (r < 0)
-                return error(&c, "re-executing from a sealed copy of this program: %s", errstr(-r));
+                return zrc_error(&c, "re-executing from a sealed copy of this program: %s", zrc_errstr(-r));
         /* Nothing this program forks is dumpable until its execve (the dumpable flag is inherited
          * at fork): the init held until `start` and an exec'd process during its setup sit in the
          * container's pid namespace, and a dumpable one opens its /proc/PID/{exe,mem,environ} and,
          * by pidfd_getfd, its fds to the container's processes. execve makes the container's own
          * program dumpable again. */
         if (prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0)
-                return error(&c, "prctl(PR_SET_DUMPABLE): %s", errstr(errno));
+                return zrc_error(&c, "prctl(PR_SET_DUMPABLE): %s", zrc_errstr(errno));
 
         for (i = 1; i < argc && argv[i][0] == '-'; i++) {
                 if (streq(argv[i], "--version") || streq(argv[i], "-v")) {
@@ -161,5 +151,5 @@ int main(int argc, char **argv) {
         for (size_t k = 0; k < ELEMENTSOF(verbs); k++)
                 if (streq(cmd, verbs[k].name))
                         return verbs[k].run(&c, &verbs[k], argc, argv);
-        return error(&c, "unknown command \"%s\" (see --help)", cmd);
+        return zrc_error(&c, "unknown command \"%s\" (see --help)", cmd);
 }

@@ -10,7 +10,7 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_verb_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
+int zrc_verb_parse(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
                    size_t n_opts, struct zrc_state *ret_state) {
         const char *cmd = v->name;
         int i;
@@ -45,13 +45,13 @@ int zrc_verb_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char
                                 if (streq(opts[k].name, a + 1))
                                         o = &opts[k];
                         if (!o) {
-                                error(c, "%s: unknown option %s", cmd, a);
+                                zrc_error(c, "%s: unknown option %s", cmd, a);
                                 return -1;
                         }
                 }
                 if (o->has_arg && !val) {
                         if (i + 1 >= argc) {
-                                error(c, "%s: option %s needs an argument", cmd, a);
+                                zrc_error(c, "%s: option %s needs an argument", cmd, a);
                                 return -1;
                         }
                         val = argv[++i];
@@ -64,7 +64,7 @@ int zrc_verb_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char
                 }
         }
         if ((v->flags & ZRC_VERB_ID) && i >= argc) {
-                error(c, "%s: a container id is required", cmd);
+                zrc_error(c, "%s: a container id is required", cmd);
                 return -1;
         }
         if ((v->flags & ZRC_VERB_STATE) && zrc_runc_load_state(c, argv[i], ret_state) < 0)
@@ -79,7 +79,7 @@ const char *zrc_opt_get(const struct zrc_opt *opts, size_t n, const char *name) 
         return NULL;
 }
 
-void zrc_proc_args_get(struct proc_args *p, const char *id, const struct zrc_opt *o, size_t n) {
+void zrc_proc_args_get(struct zrc_proc_args *p, const char *id, const struct zrc_opt *o, size_t n) {
         const char *fds = zrc_opt_get(o, n, "preserve-fds");
 
         p->id = id;

@@ -62,32 +62,34 @@ static int connect_console(const char *path) {
         return fd;
 }
 
-int parse_signal(const char *s) {
+int zrc_parse_signal(const char *s) {
         return s ? zc_signal_from_string(s) : SIGTERM;
 }
 
 /* The message of one failure record of the container's process, runc's words where podman and
  * containerd look for them. */
-void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const struct ze_status *s) {
+void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, const struct ze_status *s) {
         const char *name = o->argv[0];
 
         switch (s->step) {
         case ZE_STEP_EXEC:
                 if (s->err == ENOENT && s->index == 0)
-                        error(c, "unable to start container process: exec: \"%s\": executable file not found in $PATH",
-                              name);
+                        zrc_error(c,
+                                  "unable to start container process: exec: \"%s\": executable file not found in $PATH",
+                                  name);
                 else if (s->err == ENOENT)
-                        error(c, "unable to start container process: exec: \"%s\": stat %s: no such file or directory",
-                              name, name);
+                        zrc_error(c,
+                                  "unable to start container process: exec: \"%s\": stat %s: no such file or directory",
+                                  name, name);
                 else
-                        error(c, "unable to start container process: exec: \"%s\": %s", name, errstr(s->err));
+                        zrc_error(c, "unable to start container process: exec: \"%s\": %s", name, zrc_errstr(s->err));
                 return;
         case ZE_STEP_MOUNT:
                 if (s->index >= 0 && (size_t) s->index < o->n_mounts) {
                         const struct ze_sb_mount *m = &o->mounts[s->index];
-                        error(c, "unable to start container process: mount %s (%s) on %s: %s",
-                              m->source ? m->source : "none", m->fstype ? m->fstype : "bind", m->target,
-                              errstr(s->err));
+                        zrc_error(c, "unable to start container process: mount %s (%s) on %s: %s",
+                                  m->source ? m->source : "none", m->fstype ? m->fstype : "bind", m->target,
+                                  zrc_errstr(s->err));
                         return;
                 }
                 break;
@@ -104,17 +106,17 @@ void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const
                 if (!path)
                         break;
                 /* ENODEV is the mask's source, not the path: see sandbox-mount.c */
-                error(c, "unable to start container process: %s %s: %s", ze_step_to_string(s->step), path,
-                      s->step == ZE_STEP_MASK && s->err == ENODEV
-                              ? "the container's /dev/null is missing or not the null device (a symlink, another node)"
-                              : errstr(s->err));
+                zrc_error(c, "unable to start container process: %s %s: %s", ze_step_to_string(s->step), path,
+                          s->step == ZE_STEP_MASK && s->err == ENODEV ? "the container's /dev/null is missing or not "
+                                                                        "the null device (a symlink, another node)"
+                                                                      : zrc_errstr(s->err));
                 return;
         }
         default:
                 break;
         }
-        error(c, "unable to start container process: %s%s: %s", ze_step_to_string(s->step),
-              s->index >= 0 ? " (entry)" : "", errstr(s->err));
+        zrc_error(c, "unable to start container process: %s%s: %s", ze_step_to_string(s->step),
+                  s->index >= 0 ? " (entry)" : "", zrc_errstr(s->err));
 }
 
 int zrc_runc_read_status(int fd, struct ze_status *ret) {
@@ -173,7 +175,7 @@ static void kill_all_and_wait(const struct zrc_state *st) {
         }
 }
 
-void destroy(const struct zrc_state *st) {
+void zrc_destroy(const struct zrc_state *st) {
         kill_all_and_wait(st);
         (void) zrc_cgroup_remove(&st->cgroup);
         (void) zrc_rm_rf(st->dir);
@@ -197,12 +199,12 @@ void zrc_runc_forward_signals(pid_t pid) {
 
 /* The parts of the sandbox struct that create/run and exec share: o's settings, the console
  * socket (connected here), the scratch buffer of the PATH search. */
-int zrc_runc_sandbox_prepare(const struct ctx *c, const struct zrc_oci *o, const char *console_socket,
-                            int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
+int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, const char *console_socket,
+                             int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
         if (console_socket) {
                 int fd = connect_console(console_socket);
                 if (fd < 0)
-                        return error(c, "console socket %s: %s", console_socket, errstr(-fd)), fd;
+                        return zrc_error(c, "console socket %s: %s", console_socket, zrc_errstr(-fd)), fd;
                 *ret_console_fd = fd;
         }
         zrc_oci_to_sandbox(o, sb);
@@ -210,19 +212,19 @@ int zrc_runc_sandbox_prepare(const struct ctx *c, const struct zrc_oci *o, const
         sb->preserve_fds = preserve_fds;
         *ret_path_buf = malloc(PATH_MAX + 1);
         if (!*ret_path_buf)
-                return error(c, "out of memory"), -ENOMEM;
+                return zrc_error(c, "out of memory"), -ENOMEM;
         sb->path_buf = *ret_path_buf;
         sb->path_buf_len = PATH_MAX + 1;
         return 0;
 }
 
-int zrc_runc_load_state(const struct ctx *c, const char *id, struct zrc_state *st) {
+int zrc_runc_load_state(const struct zrc_ctx *c, const char *id, struct zrc_state *st) {
         int r = zrc_state_load(c->root, id, st);
 
         if (r == -ENOENT)
-                return error(c, "container does not exist: %s", id), -ENOENT;
+                return zrc_error(c, "container does not exist: %s", id), -ENOENT;
         if (r < 0)
-                return error(c, "container %s: state: %s", id, errstr(-r)), r;
+                return zrc_error(c, "container %s: state: %s", id, zrc_errstr(-r)), r;
         return 0;
 }
 

@@ -19,7 +19,7 @@
  *   sealed-copy.c    the runtime runs from a sealed memfd copy of itself, never the host's file
  *
  * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
- * where the user needs more than strerror; only the parts that take a struct ctx print.
+ * where the user needs more than strerror; only the parts that take a struct zrc_ctx print.
  */
 #pragma once
 
@@ -38,18 +38,18 @@ struct zp_profile;
 /* ---- config.c ---- */
 
 struct zrc_ns_path {
-        int flag;          /* CLONE_NEW* */
+        int flag; /* CLONE_NEW* */
         char *path;
 };
 
 struct zrc_idmap {
-        char *text;        /* "container host size\n" lines, for /proc/PID/{uid,gid}_map */
+        char *text; /* "container host size\n" lines, for /proc/PID/{uid,gid}_map */
 };
 
 struct zrc_oci {
-        json_object *root;       /* config.json; strings below may point into it */
-        char *bundle;            /* absolute */
-        char *rootfs;            /* absolute, resolved */
+        json_object *root; /* config.json; strings below may point into it */
+        char *bundle;      /* absolute */
+        char *rootfs;      /* absolute, resolved */
 
         char **argv;
         char **envp;
@@ -60,12 +60,12 @@ struct zrc_oci {
         gid_t gid;
         gid_t *groups;
         size_t n_groups;
-        mode_t umask;            /* (mode_t) -1 when unset */
-        uint64_t caps[5];        /* bounding, effective, permitted, inheritable, ambient */
+        mode_t umask;     /* (mode_t) -1 when unset */
+        uint64_t caps[5]; /* bounding, effective, permitted, inheritable, ambient */
         struct ze_rlimit *rlimits;
         size_t n_rlimits;
         bool no_new_privs;
-        int oom_score_adj;       /* INT_MIN: unset */
+        int oom_score_adj; /* INT_MIN: unset */
 
         const char *hostname;
         bool readonly_root;
@@ -74,30 +74,30 @@ struct zrc_oci {
         size_t n_mounts;
         struct ze_sb_device *devices;
         size_t n_devices;
-        char **symlinks;         /* pairs, NULL terminated */
-        const char **masked;     /* NULL terminated */
-        const char **readonly;   /* NULL terminated */
+        char **symlinks;       /* pairs, NULL terminated */
+        const char **masked;   /* NULL terminated */
+        const char **readonly; /* NULL terminated */
         char *dev_console;
 
-        int clone_flags;         /* CLONE_NEW* to create */
+        int clone_flags; /* CLONE_NEW* to create */
         struct zrc_ns_path ns_paths[8];
         size_t n_ns_paths;
         char *uid_map, *gid_map; /* NULL when no user namespace */
 
         const char *cgroups_path;
-        int64_t pids_limit;      /* -1: unset */
-        int64_t memory_limit;    /* -1: unset */
-        json_object *sysctl;     /* linux.sysctl (keys checked), or NULL */
+        int64_t pids_limit;   /* -1: unset */
+        int64_t memory_limit; /* -1: unset */
+        json_object *sysctl;  /* linux.sysctl (keys checked), or NULL */
 
         struct zp_profile *seccomp; /* NULL: no filter */
-        char **owned;            /* strings the mounts point to that nothing else owns */
+        char **owned;               /* strings the mounts point to that nothing else owns */
         size_t n_owned;
 };
 
 /* Reads BUNDLE/config.json (and the process of it, or of process_path when not NULL, as exec's
  * --process gives). cgroup_v2_only tells how to mount "cgroup". */
 int zrc_oci_load(const char *bundle, const char *process_path, bool cgroup_v2_only, struct zrc_oci **ret,
-                char **ret_error);
+                 char **ret_error);
 void zrc_oci_free(struct zrc_oci *o);
 struct zrc_cgroup_view; /* cgroup.c */
 /* v1/hybrid: turns each "cgroup" mount into a tmpfs with a bind (read-only unless the config says
@@ -124,15 +124,15 @@ int zrc_procfs_write(int proc_fd, const char *path, const char *value);
 /* ---- cgroup.c ---- */
 
 struct zrc_cgroup {
-        bool v2_only;            /* pure cgroup2 host */
-        char *paths[16];         /* directories we created or joined (v1 controllers, unified) */
-        char *origins[16];       /* the creator's own directory in the same hierarchy (not saved) */
+        bool v2_only;      /* pure cgroup2 host */
+        char *paths[16];   /* directories we created or joined (v1 controllers, unified) */
+        char *origins[16]; /* the creator's own directory in the same hierarchy (not saved) */
         size_t n_paths;
-        char *freezer;           /* v1 freezer dir, or the v2 dir (freeze via cgroup.freeze) */
-        char *procs;             /* a dir whose cgroup.procs lists every process of the container */
+        char *freezer; /* v1 freezer dir, or the v2 dir (freeze via cgroup.freeze) */
+        char *procs;   /* a dir whose cgroup.procs lists every process of the container */
         bool freezer_v1;
-        char *devices;           /* the v1 devices controller's dir, or NULL (only while creating) */
-        char *unified;           /* the cgroup2 dir (pure v2 or hybrid), or NULL (only while creating) */
+        char *devices; /* the v1 devices controller's dir, or NULL (only while creating) */
+        char *unified; /* the cgroup2 dir (pure v2 or hybrid), or NULL (only while creating) */
 };
 
 bool zrc_cgroup_is_v2_only(void);
@@ -141,7 +141,7 @@ int zrc_write_at(const char *dir, const char *file, const char *value);
 /* Creates the container's cgroups (relative paths are below the caller's own cgroup) and applies
  * the limits. */
 int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
-                     struct zrc_cgroup *ret, char **ret_error);
+                      struct zrc_cgroup *ret, char **ret_error);
 struct zrc_dev_rule; /* cgroup-devices.h */
 /* The device rules (zrc_dev_rules_from_json's list): written to the v1 devices controller, or
  * else, as an eBPF program, attached to the cgroup2 directory. Before the init joins.
@@ -183,12 +183,12 @@ enum zrc_status {
 
 struct zrc_state {
         char *id;
-        char *dir;               /* ROOT/ID */
+        char *dir; /* ROOT/ID */
         pid_t pid;
-        uint64_t starttime;      /* /proc/PID/stat field 22: tells a reused pid apart */
+        uint64_t starttime; /* /proc/PID/stat field 22: tells a reused pid apart */
         char *bundle;
         char *rootfs;
-        char *created;           /* RFC 3339 */
+        char *created; /* RFC 3339 */
         uid_t owner;
         struct zrc_cgroup cgroup;
         json_object *annotations;
@@ -208,9 +208,9 @@ int zrc_rm_rf(const char *path);
 
 /* ---- filter-remote.c: the seccomp program from zygoted (GetFilter) or compiled here ---- */
 
-struct ctx;
+struct zrc_ctx;
 /* The command's context and options (socket NULL: $ZYGOTE_SOCKET or the default). */
-void zrc_runc_filter_setup(const struct ctx *c, const char *socket, bool no_zygote);
+void zrc_runc_filter_setup(const struct zrc_ctx *c, const char *socket, bool no_zygote);
 /* seccomp (config's linux.seccomp) as a compiled profile, from zygoted or compiled here. */
 int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_profile **ret, char **ret_error);
 /* Where the last program came from, for a debug line. */
@@ -224,7 +224,7 @@ int zrc_runc_run_sealed(char **argv);
 
 /* ---- log.c, process.c, container.c, exec.c ---- */
 
-struct ctx {
+struct zrc_ctx {
         const char *root;
         const char *log_path;
         bool log_json;
@@ -235,7 +235,7 @@ struct ctx {
 
 /* What create, run and exec all take: the container, --pid-file, --console-socket,
  * --preserve-fds, --detach. */
-struct proc_args {
+struct zrc_proc_args {
         const char *id;
         const char *pid_file;
         const char *console_socket;
@@ -243,15 +243,15 @@ struct proc_args {
         bool detach;
 };
 
-struct create_args {
-        struct proc_args p;
+struct zrc_create_args {
+        struct zrc_proc_args p;
         const char *bundle;
         bool run;
 };
 
-struct exec_args {
-        struct proc_args p;
-        const char *process;    /* --process FILE, or NULL: args, env, cwd, user, tty below */
+struct zrc_exec_args {
+        struct zrc_proc_args p;
+        const char *process; /* --process FILE, or NULL: args, env, cwd, user, tty below */
         const char *cwd;
         const char *user;
         const char **env;
@@ -262,27 +262,29 @@ struct exec_args {
 };
 
 /* log.c: print to stderr and log (error level): returns 1, the exit status of a failed command. */
-__attribute__((format(printf, 2, 3))) int error(const struct ctx *c, const char *fmt, ...);
-__attribute__((format(printf, 2, 3))) void debug(const struct ctx *c, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) int zrc_error(const struct zrc_ctx *c, const char *fmt, ...);
+/* zrc_error() of "MESSAGE: <errno's words>": returns errno as it was, negative. */
+__attribute__((format(printf, 2, 3))) int zrc_error_errno(const struct zrc_ctx *c, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void zrc_debug(const struct zrc_ctx *c, const char *fmt, ...);
 /* To the log file (and stderr with --debug): what an operator should know, not an error. */
-__attribute__((format(printf, 2, 3))) void info(const struct ctx *c, const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void zrc_info(const struct zrc_ctx *c, const char *fmt, ...);
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
-const char *errstr(int err);
-int parse_signal(const char *s);
+const char *zrc_errstr(int err);
+int zrc_parse_signal(const char *s);
 /* Kill every process of the container, wait until they are gone, remove cgroups and state. */
-void destroy(const struct zrc_state *st);
+void zrc_destroy(const struct zrc_state *st);
 /* Loads ID's state, or prints runc's "container does not exist" and returns a negative errno. */
-int zrc_runc_load_state(const struct ctx *c, const char *id, struct zrc_state *st);
+int zrc_runc_load_state(const struct zrc_ctx *c, const char *id, struct zrc_state *st);
 /* process.c */
 struct ze_status;
 /* The sandbox settings of o plus the console socket (connected here) and the PATH-search buffer
  * (*ret_path_buf, freed by the caller). Prints and returns a negative errno on failure. */
-int zrc_runc_sandbox_prepare(const struct ctx *c, const struct zrc_oci *o, const char *console_socket,
-                            int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd);
+int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, const char *console_socket,
+                             int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd);
 /* One status record of the process's sync socket: 1, 0 at EOF (it exec'd or died), or -errno. */
 int zrc_runc_read_status(int fd, struct ze_status *ret);
 /* Prints a failure record in runc's words, where podman and containerd look for them. */
-void zrc_runc_report_failure(const struct ctx *c, const struct zrc_oci *o, const struct ze_status *s);
+void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, const struct ze_status *s);
 /* Reaps the process: its exit code, or 128 + its signal. */
 int zrc_runc_wait_exit_status(int pidfd);
 void zrc_runc_forward_signals(pid_t pid);
@@ -294,5 +296,5 @@ pid_t zrc_runc_clone_sandbox(struct clone_args *ca, struct ze_sandbox *sb, int s
 int zrc_runc_write_pid_file(const char *path, pid_t pid);
 /* container.c: create (a->run: and start and wait); exec.c: exec. They print; they return the
  * command's exit status. */
-int zrc_container_create(const struct ctx *c, const struct create_args *a);
-int zrc_exec_process(const struct ctx *c, const struct exec_args *a);
+int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *a);
+int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a);

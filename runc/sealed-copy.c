@@ -92,7 +92,10 @@ int zrc_runc_run_sealed(char **argv) {
                 /* execveat(fd, "") named the program after the fd number: its own name back,
                  * for ps and for the tools that look for it */
                 const char *name = argv[0] ? strrchr(argv[0], '/') : NULL;
-                (void) prctl(PR_SET_NAME, (unsigned long) (name ? name + 1 : argv[0] ? argv[0] : "zygote-runc"),
+                (void) prctl(PR_SET_NAME,
+                             (unsigned long) (name      ? name + 1
+                                              : argv[0] ? argv[0]
+                                                        : "zygote-runc"),
                              0UL, 0UL, 0UL);
                 return 0;
         }

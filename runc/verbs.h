@@ -32,19 +32,19 @@ enum {
 };
 
 struct zrc_verb;
-typedef int zrc_verb_handler(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv);
+typedef int zrc_verb_handler(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv);
 
 struct zrc_verb {
         const char *name;
-        zrc_verb_handler *run;  /* argv: what follows the verb's name */
-        unsigned flags;         /* ZRC_VERB_* */
-        const char *help;       /* its line(s) in --help, or NULL when another verb's line covers it */
+        zrc_verb_handler *run; /* argv: what follows the verb's name */
+        unsigned flags;        /* ZRC_VERB_* */
+        const char *help;      /* its line(s) in --help, or NULL when another verb's line covers it */
 };
 
 /* ---- options.c: runc's flags come before the positional arguments ---- */
 
 struct zrc_opt {
-        const char *name;  /* long name without "--" */
+        const char *name; /* long name without "--" */
         char short_name;
         bool has_arg;
         const char *value; /* NULL when not given; "" for a given flag without argument */
@@ -56,18 +56,18 @@ struct zrc_opt {
  * argument (after which everything is positional, as exec's command needs), or -1 after printing
  * an error. As v's flags say, that argument must be there (ZRC_VERB_ID) and the state of the
  * container it names is loaded into *ret_state (ZRC_VERB_STATE; else ret_state may be NULL). */
-int zrc_verb_parse(const struct ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
+int zrc_verb_parse(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
                    size_t n_opts, struct zrc_state *ret_state);
 /* The value of the option called name (NULL: not given). */
 const char *zrc_opt_get(const struct zrc_opt *opts, size_t n, const char *name);
 /* The options create, run and exec share, from their parsed opts. */
-void zrc_proc_args_get(struct proc_args *p, const char *id, const struct zrc_opt *opts, size_t n);
+void zrc_proc_args_get(struct zrc_proc_args *p, const char *id, const struct zrc_opt *opts, size_t n);
 
 /* ---- the handlers ---- */
 
-zrc_verb_handler zrc_cmd_create, zrc_cmd_run, zrc_cmd_start, /* cmd-create.c */
-        zrc_cmd_exec,                                        /* cmd-exec.c */
-        zrc_cmd_state, zrc_cmd_list, zrc_cmd_ps,             /* cmd-state.c */
+zrc_verb_handler zrc_cmd_create, zrc_cmd_run, zrc_cmd_start,         /* cmd-create.c */
+        zrc_cmd_exec,                                                /* cmd-exec.c */
+        zrc_cmd_state, zrc_cmd_list, zrc_cmd_ps,                     /* cmd-state.c */
         zrc_cmd_kill, zrc_cmd_delete, zrc_cmd_pause, zrc_cmd_resume, /* cmd-kill.c */
-        zrc_cmd_spec,                                        /* cmd-spec.c */
-        zrc_cmd_features;                                    /* cmd-features.c */
+        zrc_cmd_spec,                                                /* cmd-spec.c */
+        zrc_cmd_features;                                            /* cmd-features.c */

@@ -91,19 +91,19 @@ for l in $lanes; do
         ran_lanes+=("$l")
         case $l in
         main)
-                lane main build gcc "$common -DZYGOTE_SANITIZE=OFF -DZYGOTE_FUZZ=OFF -DZYGOTE_KERNEL_LANE=ON" \
+                lane main build gcc "$common -DZYGOTE_SANITIZE=OFF -DZYGOTE_FUZZ=OFF -DZYGOTE_KERNEL_LANE=ON -DZYGOTE_FORMAT_CHECK=ON" \
                         "--timeout 1800"
                 ;;
         asan)
                 # A daemon that touches freed memory, overflows, hits undefined behaviour or leaks
                 # (LeakSanitizer at its exit) fails its test (conftest.py reads every zygoted's log).
                 # The load test runs 10,000 spawns here (ASan slows each one down).
-                lane asan build-asan gcc "$common -DZYGOTE_SANITIZE=ON -DZYGOTE_FUZZ=OFF -DZYGOTE_KERNEL_LANE=OFF" \
+                lane asan build-asan gcc "$common -DZYGOTE_SANITIZE=ON -DZYGOTE_FUZZ=OFF -DZYGOTE_KERNEL_LANE=OFF -DZYGOTE_FORMAT_CHECK=OFF" \
                         "--timeout 1800 -R ^(unit|integration)-" ZYGOTE_LOAD_SPAWNS=10000
                 ;;
         fuzz)
                 # docs/FUZZING.md: each target for a bounded number of inputs.
-                lane fuzz build-fuzz clang "$common -DZYGOTE_SANITIZE=OFF -DZYGOTE_FUZZ=ON -DZYGOTE_KERNEL_LANE=OFF" \
+                lane fuzz build-fuzz clang "$common -DZYGOTE_SANITIZE=OFF -DZYGOTE_FUZZ=ON -DZYGOTE_KERNEL_LANE=OFF -DZYGOTE_FORMAT_CHECK=OFF" \
                         "--timeout 900 -R ^fuzz-"
                 ;;
         *) echo "test.sh: unknown lane $l (main, asan, fuzz)" >&2; exit 2 ;;

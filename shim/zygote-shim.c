@@ -50,18 +50,18 @@ static const int handled_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1
 
 struct shim {
         const char *socket_path;
-        const char *id;          /* --id or --attach; after Create, the daemon's id */
+        const char *id; /* --id or --attach; after Create, the daemon's id */
         bool attach;
         bool hold;
         bool kill_all;
         const char *pid_file;
-        int events_fd;           /* -1: no event output */
-        zy_conn *ctl;            /* Spawn, State, Start, Kill, Delete */
-        zy_conn *waitc;          /* the Wait in flight */
-        zy_conn *evc;            /* the Events stream */
-        int sfd;                 /* signalfd of handled_signals */
-        bool started;            /* Start went out (or the task already ran) */
-        char *spawned_id;        /* owned copy of the id the daemon chose */
+        int events_fd;    /* -1: no event output */
+        zy_conn *ctl;     /* Spawn, State, Start, Kill, Delete */
+        zy_conn *waitc;   /* the Wait in flight */
+        zy_conn *evc;     /* the Events stream */
+        int sfd;          /* signalfd of handled_signals */
+        bool started;     /* Start went out (or the task already ran) */
+        char *spawned_id; /* owned copy of the id the daemon chose */
 };
 
 static void help(void) {
@@ -399,8 +399,10 @@ static int wait_loop(struct shim *s, struct zy_task_info **ret) {
         }
         r = zy_wait_read(s->waitc, ret);
         if (r == -ECONNRESET || r == -ENOTCONN) {
-                fprintf(stderr, "zygote-shim: the daemon went away; the task's status is kept "
-                                "only by a daemon that kept its tasks (then: zygote-shim --attach %s)\n", s->id);
+                fprintf(stderr,
+                        "zygote-shim: the daemon went away; the task's status is kept "
+                        "only by a daemon that kept its tasks (then: zygote-shim --attach %s)\n",
+                        s->id);
                 return SHIM_EXIT_FAILURE;
         }
         if (r < 0)
@@ -427,7 +429,8 @@ static int shim_run(struct shim *s, int argc, char **argv) {
         static const struct option opts[] = {
                 LZY_SPAWN_OPTIONS,
                 /* --stdin, --stdout, --stderr: O_STDIN + the fd number */
-                { "stdin", required_argument, NULL, O_STDIN }, { "stdout", required_argument, NULL, O_STDOUT },
+                { "stdin", required_argument, NULL, O_STDIN },
+                { "stdout", required_argument, NULL, O_STDOUT },
                 { "stderr", required_argument, NULL, O_STDERR },
                 { "kill-all", no_argument, NULL, O_KILL_ALL },
                 { "pid-file", required_argument, NULL, O_PID_FILE },

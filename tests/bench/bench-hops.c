@@ -87,8 +87,8 @@ int bench_cmd_hops(int argc, char **argv) {
         uint64_t seed = 0x5eed;
         bool handshake = false;
         const struct bench_opt opts[] = {
-                { "tier", BENCH_OPT_CALL, &ts, hops_tier_opt }, { "rounds", BENCH_OPT_COUNT, &rounds, NULL },
-                { "warmup", BENCH_OPT_ULONG, &warmup, NULL },   { "seed", BENCH_OPT_U64, &seed, NULL },
+                { "tier", BENCH_OPT_CALL, &ts, hops_tier_opt },    { "rounds", BENCH_OPT_COUNT, &rounds, NULL },
+                { "warmup", BENCH_OPT_ULONG, &warmup, NULL },      { "seed", BENCH_OPT_U64, &seed, NULL },
                 { "handshake", BENCH_OPT_FLAG, &handshake, NULL }, {},
         };
         posix_spawn_file_actions_t fa;

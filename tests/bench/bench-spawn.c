@@ -249,7 +249,7 @@ enum variant_kind {
 
 struct variant {
         enum variant_kind kind;
-        size_t tier; /* V_TIER: index into spawn_ctx.tiers */
+        size_t tier;      /* V_TIER: index into spawn_ctx.tiers */
         const char *name; /* key of its samples */
 };
 
@@ -322,10 +322,14 @@ int bench_cmd_spawn(int argc, char **argv) {
         unsigned long rounds = 2000, warmup = 50, max_seconds = 0, min_rounds = 200, done = 0;
         uint64_t seed = 0x5eed;
         const struct bench_opt opts[] = {
-                { "tier", BENCH_OPT_CALL, &to, tier_opt },     { "profile", BENCH_OPT_STRING, &profile_path, NULL },
-                { "oci", BENCH_OPT_STRING, &oci_path, NULL },         { "rounds", BENCH_OPT_ULONG, &rounds, NULL },
-                { "warmup", BENCH_OPT_ULONG, &warmup, NULL },         { "seed", BENCH_OPT_U64, &seed, NULL },
-                { "max-seconds", BENCH_OPT_ULONG, &max_seconds, NULL }, {},
+                { "tier", BENCH_OPT_CALL, &to, tier_opt },
+                { "profile", BENCH_OPT_STRING, &profile_path, NULL },
+                { "oci", BENCH_OPT_STRING, &oci_path, NULL },
+                { "rounds", BENCH_OPT_ULONG, &rounds, NULL },
+                { "warmup", BENCH_OPT_ULONG, &warmup, NULL },
+                { "seed", BENCH_OPT_U64, &seed, NULL },
+                { "max-seconds", BENCH_OPT_ULONG, &max_seconds, NULL },
+                {},
         };
         _cleanup_free_ char *perr = NULL;
         json_object *out = NULL, *samples;
@@ -390,7 +394,8 @@ int bench_cmd_spawn(int argc, char **argv) {
                         done++;
                 /* A time budget keeps a run on a loaded machine bounded; whole rounds only, so
                  * every variant keeps the same number of samples, paired by round. */
-                if (max_seconds > 0 && done >= min_rounds && bench_now_ns() - start > (int64_t) max_seconds * 1000000000)
+                if (max_seconds > 0 && done >= min_rounds &&
+                    bench_now_ns() - start > (int64_t) max_seconds * 1000000000)
                         break;
         }
 
@@ -458,8 +463,8 @@ static void *tp_run(void *arg) {
 }
 
 /* One round: n clients share `tasks` spawn-to-exit runs; returns tasks per second. */
-static int tp_round(const char *tier, const char *socket, unsigned n, long tasks,
-                    const posix_spawn_file_actions_t *fa, double *ret_rate) {
+static int tp_round(const char *tier, const char *socket, unsigned n, long tasks, const posix_spawn_file_actions_t *fa,
+                    double *ret_rate) {
         struct tp_shared s = { .fa = fa, .tier = tier };
         struct tp_thread *th;
         size_t started = 0;
@@ -542,9 +547,9 @@ int bench_cmd_throughput(int argc, char **argv) {
         struct tier_opt to = { tiers, &n_tiers };
         struct clients_opt co = { clients, &n_clients, ELEMENTSOF(clients) };
         const struct bench_opt opts[] = {
-                { "tier", BENCH_OPT_CALL, &to, tier_opt }, { "clients", BENCH_OPT_CALL, &co, clients_opt },
-                { "rounds", BENCH_OPT_COUNT, &rounds, NULL },    { "tasks", BENCH_OPT_COUNT, &tasks, NULL },
-                { "seed", BENCH_OPT_U64, &seed, NULL },          {},
+                { "tier", BENCH_OPT_CALL, &to, tier_opt },    { "clients", BENCH_OPT_CALL, &co, clients_opt },
+                { "rounds", BENCH_OPT_COUNT, &rounds, NULL }, { "tasks", BENCH_OPT_COUNT, &tasks, NULL },
+                { "seed", BENCH_OPT_U64, &seed, NULL },       {},
         };
         posix_spawn_file_actions_t fa;
         json_object *out = NULL;

@@ -75,7 +75,8 @@ static int measure_child(const struct filter *f, unsigned batches, unsigned call
                 if (!v || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                         _exit(1);
                 if (f->insns) {
-                        struct sock_fprog prog = { .len = (unsigned short) f->len, .filter = (struct sock_filter *) f->insns };
+                        struct sock_fprog prog = { .len = (unsigned short) f->len,
+                                                   .filter = (struct sock_filter *) f->insns };
                         if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, f->flags, &prog) < 0)
                                 _exit(2);
                 }
@@ -166,9 +167,12 @@ int bench_cmd_syscall(int argc, char **argv) {
         unsigned long rounds = 9, batches = 100, calls = 500;
         uint64_t seed = 0x5ca11;
         const struct bench_opt opts[] = {
-                { "profile", BENCH_OPT_STRING, &profile_path, NULL }, { "rounds", BENCH_OPT_ULONG, &rounds, NULL },
-                { "batches", BENCH_OPT_ULONG, &batches, NULL },        { "calls", BENCH_OPT_ULONG, &calls, NULL },
-                { "seed", BENCH_OPT_U64, &seed, NULL },                {},
+                { "profile", BENCH_OPT_STRING, &profile_path, NULL },
+                { "rounds", BENCH_OPT_ULONG, &rounds, NULL },
+                { "batches", BENCH_OPT_ULONG, &batches, NULL },
+                { "calls", BENCH_OPT_ULONG, &calls, NULL },
+                { "seed", BENCH_OPT_U64, &seed, NULL },
+                {},
         };
         struct zp_profile *profile = NULL, *linear = NULL;
         const struct zp_profile_options linear_opts = { .optimize = 1 };
@@ -285,9 +289,23 @@ int bench_cmd_compile(int argc, char **argv) {
 /* Argument values where the rules of Docker-like profiles change their mind: personality's five
  * personas, socket families around AF_VSOCK (40), clone's namespace mask, and the extremes. */
 static const uint64_t arg_samples[] = {
-        0,          1,          2,          8,          38,         39,         40,
-        41,         0x20000,    0x20008,    0xffffffff, 0x10000000, 0x7e020000, 0x00010000,
-        0x100000000ull, 0xffffffff00000000ull, UINT64_MAX,
+        0,
+        1,
+        2,
+        8,
+        38,
+        39,
+        40,
+        41,
+        0x20000,
+        0x20008,
+        0xffffffff,
+        0x10000000,
+        0x7e020000,
+        0x00010000,
+        0x100000000ull,
+        0xffffffff00000000ull,
+        UINT64_MAX,
 };
 
 struct arch_range {
@@ -346,7 +364,8 @@ int bench_cmd_same_profile(int argc, char **argv) {
                                         if (differences++ < 10) {
                                                 char bz[64], bo[64];
                                                 fprintf(stderr,
-                                                        "differ: arch 0x%x nr %d arg%u=0x%llx: zygote %s, libseccomp %s\n",
+                                                        "differ: arch 0x%x nr %d arg%u=0x%llx: zygote %s, libseccomp "
+                                                        "%s\n",
                                                         d.arch, d.nr, argi, (unsigned long long) arg_samples[s],
                                                         zp_bpf_action_to_string(az, bz, sizeof(bz)),
                                                         zp_bpf_action_to_string(ao, bo, sizeof(bo)));

@@ -47,9 +47,12 @@ static int parse_op(const char *name, enum scmp_compare *ret) {
                 const char *name;
                 enum scmp_compare op;
         } ops[] = {
-                { "SCMP_CMP_NE", SCMP_CMP_NE },          { "SCMP_CMP_LT", SCMP_CMP_LT },
-                { "SCMP_CMP_LE", SCMP_CMP_LE },          { "SCMP_CMP_EQ", SCMP_CMP_EQ },
-                { "SCMP_CMP_GE", SCMP_CMP_GE },          { "SCMP_CMP_GT", SCMP_CMP_GT },
+                { "SCMP_CMP_NE", SCMP_CMP_NE },
+                { "SCMP_CMP_LT", SCMP_CMP_LT },
+                { "SCMP_CMP_LE", SCMP_CMP_LE },
+                { "SCMP_CMP_EQ", SCMP_CMP_EQ },
+                { "SCMP_CMP_GE", SCMP_CMP_GE },
+                { "SCMP_CMP_GT", SCMP_CMP_GT },
                 { "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
         };
         for (size_t i = 0; i < ELEMENTSOF(ops); i++)
@@ -201,4 +204,3 @@ fail:
         seccomp_release(ctx);
         return r;
 }
-

@@ -199,9 +199,12 @@ int main(int argc, char **argv) {
                 const char *name;
                 int (*fn)(int argc, char **argv);
         } cmds[] = {
-                { "spawn", bench_cmd_spawn },     { "throughput", bench_cmd_throughput },
-                { "syscall", bench_cmd_syscall }, { "compile", bench_cmd_compile },
-                { "same-profile", bench_cmd_same_profile }, { "status", bench_cmd_status },
+                { "spawn", bench_cmd_spawn },
+                { "throughput", bench_cmd_throughput },
+                { "syscall", bench_cmd_syscall },
+                { "compile", bench_cmd_compile },
+                { "same-profile", bench_cmd_same_profile },
+                { "status", bench_cmd_status },
                 { "hops", bench_cmd_hops },
         };
 

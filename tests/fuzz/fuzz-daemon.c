@@ -24,7 +24,7 @@
 #include "json-dispatch.h"
 #include "util.h"
 
-#define FZ_DAEMON_UID_NUMBER 65532  /* who the unprivileged daemon pretends to be */
+#define FZ_DAEMON_UID_NUMBER 65532 /* who the unprivileged daemon pretends to be */
 #define FZ_MAX_STANDINS 4096
 #define FZ_FAKE_PID_BASE 0x40000000 /* above any pid_max: kill(-pid) finds no group */
 
@@ -165,8 +165,7 @@ static int fork_hook(const struct ze_plan *plan, pid_t *ret_pid, int *ret_pidfd)
         int p[2];
         if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
                 return negative_errno();
-        *s = (struct standin) { .used = true, .pid = next_pid++, .exit_w = p[1], .status_w = -EBADF,
-                                .hold_r = -EBADF };
+        *s = (struct standin){ .used = true, .pid = next_pid++, .exit_w = p[1], .status_w = -EBADF, .hold_r = -EBADF };
 
         const char *name = strrchr(plan->argv[0], '/');
         name = name ? name + 1 : plan->argv[0];
@@ -214,7 +213,8 @@ static void copy_dir(const char *from, const char *to) {
                 char src[4096], dst[4096], buf[65536];
                 snprintf(src, sizeof(src), "%s/%s", from, de->d_name);
                 snprintf(dst, sizeof(dst), "%s/%s", to, de->d_name);
-                int in = open(src, O_RDONLY | O_CLOEXEC), out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                int in = open(src, O_RDONLY | O_CLOEXEC),
+                    out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
                 ssize_t n;
                 while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
                         if (write(out, buf, (size_t) n) != n)
@@ -253,7 +253,7 @@ void fz_init(void) {
         d.loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
         if (!d.loop)
                 finding("ev_loop_new");
-        d.server = (struct zd_server) {
+        d.server = (struct zd_server){
                 .loop = d.loop,
                 .socket_path = "/nonexistent-zygote-fuzz.sock",
                 .listen_fd = -EBADF,
@@ -301,20 +301,20 @@ int fz_begin(uint8_t header) {
         d.uid = d.privileged ? 0 : FZ_DAEMON_UID_NUMBER;
         d.gid = d.privileged ? 0 : FZ_DAEMON_UID_NUMBER;
         caller_n_groups = 0;
-        switch ((enum fz_caller) (header & 3)) {
+        switch ((enum fz_caller)(header & 3)) {
         case FZ_ROOT:
-                caller = (struct ucred) { .pid = 1, .uid = 0, .gid = 0 };
+                caller = (struct ucred){ .pid = 1, .uid = 0, .gid = 0 };
                 break;
         case FZ_NOBODY:
-                caller = (struct ucred) { .pid = 1, .uid = 65534, .gid = 65534 };
+                caller = (struct ucred){ .pid = 1, .uid = 65534, .gid = 65534 };
                 caller_groups[0] = 4242;
                 caller_n_groups = 1;
                 break;
         case FZ_OTHER:
-                caller = (struct ucred) { .pid = 1, .uid = 65533, .gid = 65533 };
+                caller = (struct ucred){ .pid = 1, .uid = 65533, .gid = 65533 };
                 break;
         case FZ_DAEMON_UID:
-                caller = (struct ucred) { .pid = 1, .uid = FZ_DAEMON_UID_NUMBER, .gid = FZ_DAEMON_UID_NUMBER };
+                caller = (struct ucred){ .pid = 1, .uid = FZ_DAEMON_UID_NUMBER, .gid = FZ_DAEMON_UID_NUMBER };
                 break;
         }
         int sv[2];
@@ -356,8 +356,9 @@ static ssize_t drain(int client) {
                         char b[CMSG_SPACE(sizeof(int) * 8)];
                 } control;
                 struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.b,
-                                     .msg_controllen = sizeof(control.b) };
+                struct msghdr mh = {
+                        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.b, .msg_controllen = sizeof(control.b)
+                };
                 ssize_t n = recvmsg(client, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
                 if (n < 0)
                         return errno == EAGAIN ? total : (total ? total : -1);

@@ -38,12 +38,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define L "io.zygote.Launcher."
 static const char *const canned[] = {
-        "{\"method\":\"" L "Spawn\",\"parameters\":{\"argv\":[\"run\"],\"fds\":[{\"fd\":0,\"target\":0},{\"fd\":1,\"target\":1},{\"fd\":2,\"target\":2}]},\"more\":true}",
-        "{\"method\":\"" L "Spawn\",\"parameters\":{\"argv\":[\"true\"],\"fds\":[{\"fd\":63,\"target\":1023},{\"fd\":0,\"target\":3}]}}",
-        "{\"method\":\"" L "Spawn\",\"parameters\":{\"argv\":[\"run\"],\"terminal\":true,\"fds\":[{\"fd\":0,\"target\":0}]}}",
-        "{\"method\":\"" L "Spawn\",\"parameters\":{\"argv\":[\"run\"],\"hold\":true,\"id\":\"h\",\"fds\":[{\"fd\":1,\"target\":1},{\"fd\":1,\"target\":2}]}}",
+        "{\"method\":\"" L "Spawn\",\"parameters\":{\"argv\":[\"run\"],\"fds\":[{\"fd\":0,\"target\":0},{\"fd\":1,"
+        "\"target\":1},{\"fd\":2,\"target\":2}]},\"more\":true}",
+        "{\"method\":\"" L
+        "Spawn\",\"parameters\":{\"argv\":[\"true\"],\"fds\":[{\"fd\":63,\"target\":1023},{\"fd\":0,\"target\":3}]}}",
+        "{\"method\":\"" L
+        "Spawn\",\"parameters\":{\"argv\":[\"run\"],\"terminal\":true,\"fds\":[{\"fd\":0,\"target\":0}]}}",
+        "{\"method\":\"" L "Spawn\",\"parameters\":{\"argv\":[\"run\"],\"hold\":true,\"id\":\"h\",\"fds\":[{\"fd\":1,"
+        "\"target\":1},{\"fd\":1,\"target\":2}]}}",
         "{\"method\":\"" L "Spawn\",\"parameters\":{\"argv\":[\"fail\"],\"fds\":[{\"fd\":0,\"target\":7}]}}",
-        "{\"method\":\"" L "Spawn\",\"parameters\":{\"argv\":[\"run\"],\"profile\":\"limited\",\"fds\":[{\"fd\":0,\"target\":0}]},\"more\":true}",
+        "{\"method\":\"" L "Spawn\",\"parameters\":{\"argv\":[\"run\"],\"profile\":\"limited\",\"fds\":[{\"fd\":0,"
+        "\"target\":0}]},\"more\":true}",
         "{\"method\":\"" L "Start\",\"parameters\":{\"id\":\"h\"}}",
         "{\"method\":\"" L "Delete\",\"parameters\":{\"id\":\"h\"}}",
         "{\"method\":\"" L "Wait\",\"parameters\":{\"id\":\"t1\"},\"more\":true}",
@@ -115,7 +120,9 @@ static int send_with_creds(int client, const char *m, size_t n) {
         for (; k < n && k < 4; k++)
                 fds[k] = open("/dev/null", O_RDONLY | O_CLOEXEC);
         struct iovec iov = { .iov_base = (void *) m, .iov_len = strlen(m) + 1 };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.b,
+        struct msghdr mh = { .msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = control.b,
                              .msg_controllen = CMSG_SPACE(sizeof(uc)) + (k ? CMSG_SPACE(sizeof(int) * k) : 0) };
         struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
         cm->cmsg_level = SOL_SOCKET;

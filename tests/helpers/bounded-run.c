@@ -180,8 +180,10 @@ int main(int argc, char **argv) {
                 reap_all(-1, &dummy, &d2);
         }
         if (n > 0) {
-                fprintf(stderr, "\nbounded-run: %s left processes running %.0f s after it ended (killed; the test "
-                        "fails):\n", argv[i], grace);
+                fprintf(stderr,
+                        "\nbounded-run: %s left processes running %.0f s after it ended (killed; the test "
+                        "fails):\n",
+                        argv[i], grace);
                 kill_left(true);
                 return 1;
         }

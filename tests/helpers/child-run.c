@@ -38,7 +38,6 @@
 #include "probe.h"
 #include "util.h"
 
-
 /* Allows everything but personality(2), which fails with BLOCKED_ERRNO. */
 static struct sock_filter block_personality[] = { TU_BPF_FAIL_ONLY(__NR_personality, BLOCKED_ERRNO) };
 const struct sock_fprog block_personality_prog = {
@@ -126,8 +125,7 @@ void assert_failed(const struct result *res, enum ze_step step, int err, int cod
 
 void assert_exec_ok(const struct result *res) {
         if (res->n_recs > 0)
-                fail_msg("unexpected record: %s %s", ze_step_to_string(res->recs[0].step),
-                         strerror(res->recs[0].err));
+                fail_msg("unexpected record: %s %s", ze_step_to_string(res->recs[0].step), strerror(res->recs[0].err));
         assert_int_equal(res->code, 0);
 }
 
@@ -222,7 +220,6 @@ uint64_t bounding_set(void) {
         return set;
 }
 
-
 int setup_all(void **state) {
         int r = ze_probe_features(&features);
 
@@ -233,7 +230,6 @@ int setup_all(void **state) {
         cap_last = features.cap_last;
         return 0;
 }
-
 
 int child_test_main(int argc, char **argv, const struct child_test_group *groups, size_t n_groups) {
         const char *name = argc > 1 ? argv[1] : "plain";

@@ -68,8 +68,8 @@ int setup_all(void **state);
 
 /* A group of tests, run by `test-child* NAME`. */
 struct child_test_group {
-        const char *name;        /* on the command line: plain, root, capbset-mask */
-        const char *title;       /* cmocka's group name */
+        const char *name;  /* on the command line: plain, root, capbset-mask */
+        const char *title; /* cmocka's group name */
         const struct CMUnitTest *tests;
         size_t n_tests;
         bool needs_root;         /* skipped (exit 77) when not root */

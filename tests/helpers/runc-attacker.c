@@ -244,8 +244,7 @@ static int race(const char *marker, double seconds, const char *stop) {
                         }
                         attack(pid, marker, &r);
                         probed++;
-                        if (r.exe_path == 0 && exe_of(pid, target, sizeof(target)) == 0 &&
-                            !container_program(target))
+                        if (r.exe_path == 0 && exe_of(pid, target, sizeof(target)) == 0 && !container_program(target))
                                 say("won exe pid=%d target=%s size=%lld", pid, target, r.exe_size);
                         if (r.marker)
                                 say("won environ pid=%d", pid);
@@ -261,8 +260,12 @@ static int race(const char *marker, double seconds, const char *stop) {
 }
 
 static const char *type_of(mode_t m) {
-        return S_ISFIFO(m) ? "fifo" : S_ISSOCK(m) ? "sock" : S_ISREG(m) ? "reg" : S_ISDIR(m) ? "dir"
-               : S_ISCHR(m) ? "chr" : "other";
+        return S_ISFIFO(m)   ? "fifo"
+               : S_ISSOCK(m) ? "sock"
+               : S_ISREG(m)  ? "reg"
+               : S_ISDIR(m)  ? "dir"
+               : S_ISCHR(m)  ? "chr"
+                             : "other";
 }
 
 static int fds(int pid) {
@@ -328,6 +331,7 @@ int main(int argc, char **argv) {
                 return fds(atoi(argv[2]));
         if (argc == 5 && strcmp(argv[1], "race") == 0)
                 return race(argv[2], atof(argv[3]), argv[4]);
-        fprintf(stderr, "usage: runc-attacker probe PID MARKER | hold-exe PID SECONDS | race MARKER SECONDS STOP | fds PID\n");
+        fprintf(stderr,
+                "usage: runc-attacker probe PID MARKER | hold-exe PID SECONDS | race MARKER SECONDS STOP | fds PID\n");
         return 2;
 }

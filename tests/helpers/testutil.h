@@ -23,17 +23,17 @@
  * initializer of its own, TU_BPF_FAIL_ONLY(nr, errno) for an errno, TU_FILTER_BLOCKING as a whole
  * initializer of TU_FILTER_BLOCKING_LEN struct sock_filter. Needs <linux/filter.h>,
  * <linux/seccomp.h> and <stddef.h>. */
-#define TU_BPF_ONLY(sysnr, ret)                                                                     \
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),                    \
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),                                 \
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                                               \
-        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),                      \
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (sysnr), 0, 1),                                         \
-        BPF_STMT(BPF_RET | BPF_K, (ret)),                                                           \
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define TU_BPF_ONLY(sysnr, ret) \
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)), \
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0), \
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), \
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)), \
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (sysnr), 0, 1), BPF_STMT(BPF_RET | BPF_K, (ret)), \
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 #define TU_BPF_FAIL_ONLY(sysnr, err_no) TU_BPF_ONLY(sysnr, SECCOMP_RET_ERRNO | (err_no))
 #define TU_FILTER_BLOCKING_LEN 7
-#define TU_FILTER_BLOCKING(sysnr, ret) { TU_BPF_ONLY(sysnr, ret) }
+#define TU_FILTER_BLOCKING(sysnr, ret) \
+        { TU_BPF_ONLY(sysnr, ret) }
 
 /* A bound on every wait, so that a child that keeps a pipe open (the bug many tests look for)
  * fails the test instead of hanging it. Never a synchronisation delay. */
@@ -69,8 +69,10 @@ int tu_teardown_no_leftovers(void **state);
 #define tu_test(f) cmocka_unit_test_setup_teardown(f, tu_setup_bounded, tu_teardown_no_leftovers)
 /* The same test function run once per case, under its own name, with the case as its *state:
  * tu_test_case with the bounds of tu_test, tu_unit_test_case without. */
-#define tu_test_case(name, f, c) { name, f, tu_setup_bounded, tu_teardown_no_leftovers, (void *) (c) }
-#define tu_unit_test_case(name, f, c) { name, f, NULL, NULL, (void *) (c) }
+#define tu_test_case(name, f, c) \
+        { name, f, tu_setup_bounded, tu_teardown_no_leftovers, (void *) (c) }
+#define tu_unit_test_case(name, f, c) \
+        { name, f, NULL, NULL, (void *) (c) }
 
 /* How many fds this process has open (below 1024). */
 int tu_count_open_fds(void);

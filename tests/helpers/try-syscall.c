@@ -44,12 +44,22 @@ static long arg_value(const char *arg, long def) {
         return v;
 }
 
-static long try_getpid(const char *arg) { return syscall(SYS_getpid); }
-static long try_getppid(const char *arg) { return syscall(SYS_getppid); }
+static long try_getpid(const char *arg) {
+        return syscall(SYS_getpid);
+}
+static long try_getppid(const char *arg) {
+        return syscall(SYS_getppid);
+}
 /* Signal 0 to itself: checks the call, sends nothing. */
-static long try_kill(const char *arg) { return syscall(SYS_kill, getpid(), 0); }
-static long try_tkill(const char *arg) { return syscall(SYS_tkill, gettid(), 0); }
-static long try_tgkill(const char *arg) { return syscall(SYS_tgkill, getpid(), gettid(), 0); }
+static long try_kill(const char *arg) {
+        return syscall(SYS_kill, getpid(), 0);
+}
+static long try_tkill(const char *arg) {
+        return syscall(SYS_tkill, gettid(), 0);
+}
+static long try_tgkill(const char *arg) {
+        return syscall(SYS_tgkill, getpid(), gettid(), 0);
+}
 static long try_uname(const char *arg) {
         struct utsname u;
         return syscall(SYS_uname, &u);
@@ -67,16 +77,19 @@ static long try_socket(const char *arg) {
         long r = socket(domain, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
         /* a family without stream sockets says so with these: try datagrams */
-        if (r < 0 && (errno == ESOCKTNOSUPPORT || errno == EPROTONOSUPPORT || errno == EPROTOTYPE ||
-                      errno == EINVAL))
+        if (r < 0 && (errno == ESOCKTNOSUPPORT || errno == EPROTONOSUPPORT || errno == EPROTOTYPE || errno == EINVAL))
                 r = socket(domain, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         return r;
 }
-static long try_unshare(const char *arg) { return syscall(SYS_unshare, CLONE_NEWUTS); }
+static long try_unshare(const char *arg) {
+        return syscall(SYS_unshare, CLONE_NEWUTS);
+}
 static long try_mount(const char *arg) {
         return syscall(SYS_mount, "none", NOWHERE, "tmpfs", 0UL, NULL);
 }
-static long try_umount2(const char *arg) { return syscall(SYS_umount2, NOWHERE, 0); }
+static long try_umount2(const char *arg) {
+        return syscall(SYS_umount2, NOWHERE, 0);
+}
 static long try_keyctl(const char *arg) {
         /* looks the session keyring up without creating one */
         return syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
@@ -89,7 +102,9 @@ static long try_kexec_load(const char *arg) {
         /* more segments than KEXEC_SEGMENT_MAX (16), no segments: EINVAL */
         return syscall(SYS_kexec_load, 0UL, 1000UL, NULL, 0xffff0000UL);
 }
-static long try_bpf(const char *arg) { return syscall(SYS_bpf, 0xffff, NULL, 0); }
+static long try_bpf(const char *arg) {
+        return syscall(SYS_bpf, 0xffff, NULL, 0);
+}
 static long try_perf_event_open(const char *arg) {
         return syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0UL); /* EFAULT */
 }
@@ -97,17 +112,33 @@ static long try_ptrace(const char *arg) {
         /* no such process */
         return syscall(SYS_ptrace, PTRACE_PEEKDATA, 0x7ffffff0, NULL, NULL);
 }
-static long try_setns(const char *arg) { return syscall(SYS_setns, -1, 0); }
-static long try_chroot(const char *arg) { return syscall(SYS_chroot, NOWHERE); }
-static long try_pivot_root(const char *arg) { return syscall(SYS_pivot_root, NOWHERE, NOWHERE); }
-static long try_clone3(const char *arg) { return syscall(SYS_clone3, NULL, 0); } /* EINVAL */
-static long try_init_module(const char *arg) { return syscall(SYS_init_module, NULL, 0UL, ""); }
-static long try_finit_module(const char *arg) { return syscall(SYS_finit_module, -1, "", 0); }
+static long try_setns(const char *arg) {
+        return syscall(SYS_setns, -1, 0);
+}
+static long try_chroot(const char *arg) {
+        return syscall(SYS_chroot, NOWHERE);
+}
+static long try_pivot_root(const char *arg) {
+        return syscall(SYS_pivot_root, NOWHERE, NOWHERE);
+}
+static long try_clone3(const char *arg) {
+        return syscall(SYS_clone3, NULL, 0);
+} /* EINVAL */
+static long try_init_module(const char *arg) {
+        return syscall(SYS_init_module, NULL, 0UL, "");
+}
+static long try_finit_module(const char *arg) {
+        return syscall(SYS_finit_module, -1, "", 0);
+}
 static long try_delete_module(const char *arg) {
         return syscall(SYS_delete_module, "zygote_no_such_module", O_NONBLOCK);
 }
-static long try_swapon(const char *arg) { return syscall(SYS_swapon, NOWHERE, 0); }
-static long try_swapoff(const char *arg) { return syscall(SYS_swapoff, NOWHERE); }
+static long try_swapon(const char *arg) {
+        return syscall(SYS_swapon, NOWHERE, 0);
+}
+static long try_swapoff(const char *arg) {
+        return syscall(SYS_swapoff, NOWHERE);
+}
 static long try_reboot(const char *arg) {
         /* invalid magic numbers: the kernel refuses before doing anything */
         return syscall(SYS_reboot, 0, 0, 0, NULL);
@@ -124,9 +155,15 @@ static long try_userfaultfd(const char *arg) {
                 close((int) r);
         return r;
 }
-static long try_io_uring_setup(const char *arg) { return syscall(SYS_io_uring_setup, 0, NULL); }
-static long try_acct(const char *arg) { return syscall(SYS_acct, NOWHERE); }
-static long try_settimeofday(const char *arg) { return syscall(SYS_settimeofday, NULL, NULL); }
+static long try_io_uring_setup(const char *arg) {
+        return syscall(SYS_io_uring_setup, 0, NULL);
+}
+static long try_acct(const char *arg) {
+        return syscall(SYS_acct, NOWHERE);
+}
+static long try_settimeofday(const char *arg) {
+        return syscall(SYS_settimeofday, NULL, NULL);
+}
 static long try_setresuid(const char *arg) {
         /* -1: keep every id as it is */
         return syscall(SYS_setresuid, -1, -1, -1);

@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
         unsigned long n_clients = 16, n_spawns = 100000;
         bool help = false;
         const struct bench_opt opts[] = {
-                { "socket", BENCH_OPT_STRING, &socket, NULL }, { "clients", BENCH_OPT_ULONG, &n_clients, NULL },
+                { "socket", BENCH_OPT_STRING, &socket, NULL },  { "clients", BENCH_OPT_ULONG, &n_clients, NULL },
                 { "spawns", BENCH_OPT_ULONG, &n_spawns, NULL }, { "profile", BENCH_OPT_STRING, &profile, NULL },
                 { "help", BENCH_OPT_FLAG, &help, NULL },        {},
         };
@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
                         json_object_array_add(jargv, json_object_new_string("/bin/true"));
                 json_object_object_add(params, "argv", jargv);
                 json_object_object_add(params, "profile", json_object_new_string(profile));
-                clients[i] = (struct client) {
+                clients[i] = (struct client){
                         .socket = socket,
                         .params = params,
                         .spawns = n_spawns / n_clients + (i < n_spawns % n_clients),

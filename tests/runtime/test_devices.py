@@ -149,17 +149,25 @@ def results(stdout):
     return out
 
 
-def probe_in_container(runc, bundle, name, cgroups, script):
-    """Runs the probe script as the container's process; its results (see results())."""
-    bundle.set_args("sh", "-c", script)
-    r = run_container(runc, bundle, name, cgroups)
-    assert r.returncode == 0, r.stderr
-    return results(r.stdout)
-
-
 def assert_refused(res, key):
     assert key in res, res
     assert res[key] != "ok" and EPERM_TEXT in res[key], f"{key}: {res[key]} (expected {EPERM_TEXT})"
+
+
+def assert_outcomes(res, ok=(), refused=()):
+    """Each key of ok printed "ok"; each of refused failed with EPERM."""
+    for key in ok:
+        assert res.get(key) == "ok", (key, res)
+    for key in refused:
+        assert_refused(res, key)
+
+
+def probe_in_container(runc, bundle, name, mode, nodes, opens):
+    """probe_script(nodes, opens) as the container's command, run to its end: its results."""
+    bundle.set_args("sh", "-c", probe_script(nodes, opens))
+    r = run_container(runc, bundle, name, mode)
+    assert r.returncode == 0, r.stderr
+    return results(r.stdout)
 
 
 def assert_nothing_left(runc, name, cgroups_path):
@@ -181,17 +189,12 @@ def test_host_devices_refused(runc, bundle, cgroups, tmp_path):
     with_mknod(bundle)
     # a node in the image: needs no capability at all
     os.mknod(os.path.join(bundle.rootfs, "disk-from-image"), stat.S_IFBLK | 0o666, os.makedev(*disk))
-    script = probe_script([("/dev/zd-disk", "b", *disk), ("/dev/zd-kmsg", "c", 1, 11)],
-                          [("/dev/zd-disk", "r"), ("/disk-from-image", "r"), ("/dev/zd-kmsg", "w"),
-                           ("/dev/null", "w"), ("/dev/zero", "r"), ("/dev/tty", "r")])
-    res = probe_in_container(runc, bundle, name, cgroups, script)
-    assert res.get("mknod /dev/zd-disk") == "ok", res
-    assert res.get("mknod /dev/zd-kmsg") == "ok", res
-    assert_refused(res, "open /dev/zd-disk r")
-    assert_refused(res, "open /disk-from-image r")
-    assert_refused(res, "open /dev/zd-kmsg w")
-    assert res.get("open /dev/null w") == "ok", res
-    assert res.get("open /dev/zero r") == "ok", res
+    res = probe_in_container(runc, bundle, name, cgroups,
+                             [("/dev/zd-disk", "b", *disk), ("/dev/zd-kmsg", "c", 1, 11)],
+                             [("/dev/zd-disk", "r"), ("/disk-from-image", "r"), ("/dev/zd-kmsg", "w"),
+                              ("/dev/null", "w"), ("/dev/zero", "r"), ("/dev/tty", "r")])
+    assert_outcomes(res, ok=["mknod /dev/zd-disk", "mknod /dev/zd-kmsg", "open /dev/null w", "open /dev/zero r"],
+                    refused=["open /dev/zd-disk r", "open /disk-from-image r", "open /dev/zd-kmsg w"])
     # /dev/tty: allowed by the cgroup; without a controlling terminal the driver says ENXIO
     assert EPERM_TEXT not in res.get("open /dev/tty r", ""), res
     assert_nothing_left(runc, name, cg)
@@ -215,15 +218,12 @@ def test_allow_rule_opens_exactly_its_device(runc, bundle, cgroups, tmp_path):
     opens = [("/dev/zd-allowed", "r"), ("/dev/zd-other", "r"), ("/dev/zd-kmsg", "w"), ("/dev/null", "w")]
     if allowed[0] == 7:
         opens.append(("/dev/zd-allowed", "w"))  # a loop device: harmless to open for writing
-    script = probe_script([("/dev/zd-allowed", "b", *allowed), ("/dev/zd-other", "b", *other),
-                           ("/dev/zd-kmsg", "c", 1, 11)], opens)
-    res = probe_in_container(runc, bundle, name, cgroups, script)
-    assert res.get("open /dev/zd-allowed r") == "ok", res
-    assert res.get("open /dev/null w") == "ok", res
-    assert_refused(res, "open /dev/zd-other r")
-    assert_refused(res, "open /dev/zd-kmsg w")
-    if allowed[0] == 7:
-        assert_refused(res, "open /dev/zd-allowed w")
+    res = probe_in_container(runc, bundle, name, cgroups,
+                             [("/dev/zd-allowed", "b", *allowed), ("/dev/zd-other", "b", *other),
+                              ("/dev/zd-kmsg", "c", 1, 11)], opens)
+    assert_outcomes(res, ok=["open /dev/zd-allowed r", "open /dev/null w"],
+                    refused=["open /dev/zd-other r", "open /dev/zd-kmsg w"] +
+                    (["open /dev/zd-allowed w"] if allowed[0] == 7 else []))
     assert_nothing_left(runc, name, cg)
 
 
@@ -253,9 +253,7 @@ def test_exec_gets_the_same_rules(runc, bundle, cgroups, tmp_path):
     assert r.returncode == 0, r.stderr
     res = results(r.stdout)
     assert res.get("exec-exit") == "0" and res.get("delete-exit") == "0", (res, r.stderr)
-    assert res.get("mknod /dev/zd-disk") == "ok", res
-    assert_refused(res, "open /dev/zd-disk r")
-    assert res.get("open /dev/null w") == "ok", res
+    assert_outcomes(res, ok=["mknod /dev/zd-disk", "open /dev/null w"], refused=["open /dev/zd-disk r"])
     assert_nothing_left(runc, name, cg)
 
 
@@ -301,10 +299,8 @@ def test_deny_inside_a_wider_allow(runc, bundle, cgroups):
         assert "cgroup v1 cannot deny \"c 1:11 rwm\"" in r.stderr, r.stderr
     else:
         assert r.returncode == 0, r.stderr
-        res = results(r.stdout)
-        assert res.get("mknod /dev/zd-kmsg") == "ok", res
-        assert_refused(res, "open /dev/zd-kmsg w")
-        assert res.get("open /dev/null w") == "ok", res
+        assert_outcomes(results(r.stdout), ok=["mknod /dev/zd-kmsg", "open /dev/null w"],
+                        refused=["open /dev/zd-kmsg w"])
     assert_nothing_left(runc, name, cg)
 
 

@@ -26,7 +26,7 @@
 
 #include "lifecycle-daemon.h"
 
-        struct lc_globals g = { .daemon_pidfd = -1 };
+struct lc_globals g = { .daemon_pidfd = -1 };
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 

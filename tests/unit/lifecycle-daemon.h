@@ -34,8 +34,8 @@
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
-        /* The daemon this binary started, and what it runs with. */
-        struct lc_globals {
+/* The daemon this binary started, and what it runs with. */
+struct lc_globals {
         const char *tier; /* "auto" or "load" */
         char dir[64];
         char socket[96];

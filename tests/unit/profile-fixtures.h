@@ -55,7 +55,7 @@ void rm_rf(const char *dir);
 int profile_tests_run(int argc, char **argv, const struct CMUnitTest *tests, size_t n_tests);
 
 /* The main() of a profile test whose table is tests. */
-#define PROFILE_TESTS_MAIN(tests)                                                                                      \
-        int main(int argc, char **argv) {                                                                              \
-                return profile_tests_run(argc, argv, tests, sizeof(tests) / sizeof((tests)[0]));                       \
+#define PROFILE_TESTS_MAIN(tests) \
+        int main(int argc, char **argv) { \
+                return profile_tests_run(argc, argv, tests, sizeof(tests) / sizeof((tests)[0])); \
         }

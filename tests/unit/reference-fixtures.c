@@ -32,8 +32,6 @@
 
 #include "reference-fixtures.h"
 
-
-
 struct sock_filter block_personality[TU_FILTER_BLOCKING_LEN] =
         TU_FILTER_BLOCKING(__NR_personality, SECCOMP_RET_ERRNO | BLOCKED_ERRNO);
 struct sock_filter block_setresuid[TU_FILTER_BLOCKING_LEN] =
@@ -119,7 +117,6 @@ void file_field(pid_t pid, const char *key, char *buf, size_t size) {
         if (!field(text, key, buf, size))
                 fail_msg("no %s in %s", key, path);
 }
-
 
 /* Spawns argv through the reference with stdout on a pipe; collects output, records, exit. */
 int spawn_through(struct zr_reference *r, char *const *argv, const char *cwd, struct worker *w) {

@@ -92,14 +92,22 @@ static void test_check_rejects(void **state) {
 }
 
 static void test_loads(void **state) {
-        struct seccomp_data d = { .nr = 39, .arch = AUDIT_ARCH_X86_64, .instruction_pointer = 0x1122334455667788ull,
+        struct seccomp_data d = { .nr = 39,
+                                  .arch = AUDIT_ARCH_X86_64,
+                                  .instruction_pointer = 0x1122334455667788ull,
                                   .args = { 0xaaaaaaaabbbbbbbbull, 2, 3, 4, 5, 0x600000007ull } };
         struct sock_filter p[] = { BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0), BPF_STMT(BPF_RET | BPF_A, 0) };
         static const struct {
                 uint32_t off, want;
         } v[] = {
-                { OFF_NR, 39 },          { OFF_ARCH, AUDIT_ARCH_X86_64 }, { 8, 0x55667788 }, { 12, 0x11223344 },
-                { ARG_LO(0), 0xbbbbbbbb }, { ARG_HI(0), 0xaaaaaaaa },    { ARG_LO(5), 7 },   { ARG_HI(5), 6 },
+                { OFF_NR, 39 },
+                { OFF_ARCH, AUDIT_ARCH_X86_64 },
+                { 8, 0x55667788 },
+                { 12, 0x11223344 },
+                { ARG_LO(0), 0xbbbbbbbb },
+                { ARG_HI(0), 0xaaaaaaaa },
+                { ARG_LO(5), 7 },
+                { ARG_HI(5), 6 },
         };
 
         for (size_t i = 0; i < N(v); i++) {
@@ -114,9 +122,11 @@ static void test_loads(void **state) {
 
         /* scratch memory, immediates, TAX/TXA */
         struct sock_filter mem[] = {
-                BPF_STMT(BPF_LD | BPF_IMM, 5),  BPF_STMT(BPF_ST, 15),      BPF_STMT(BPF_LDX | BPF_IMM, 9),
-                BPF_STMT(BPF_STX, 0),           BPF_STMT(BPF_LD | BPF_MEM, 0), BPF_STMT(BPF_MISC | BPF_TAX, 0),
-                BPF_STMT(BPF_LD | BPF_MEM, 15), BPF_STMT(BPF_ALU | BPF_MUL | BPF_X, 0), BPF_STMT(BPF_RET | BPF_A, 0),
+                BPF_STMT(BPF_LD | BPF_IMM, 5),  BPF_STMT(BPF_ST, 15),
+                BPF_STMT(BPF_LDX | BPF_IMM, 9), BPF_STMT(BPF_STX, 0),
+                BPF_STMT(BPF_LD | BPF_MEM, 0),  BPF_STMT(BPF_MISC | BPF_TAX, 0),
+                BPF_STMT(BPF_LD | BPF_MEM, 15), BPF_STMT(BPF_ALU | BPF_MUL | BPF_X, 0),
+                BPF_STMT(BPF_RET | BPF_A, 0),
         };
         assert_int_equal(run(mem, N(mem), &d, NULL), 45);
         struct sock_filter txa[] = { BPF_STMT(BPF_LDX | BPF_IMM, 77), BPF_STMT(BPF_MISC | BPF_TXA, 0),
@@ -129,14 +139,15 @@ static void test_alu(void **state) {
                 uint16_t op;
                 uint32_t a, src, want;
         } v[] = {
-                { BPF_ADD, 0xffffffff, 2, 1 }, { BPF_SUB, 1, 2, 0xffffffff }, { BPF_MUL, 0x10000, 0x10000, 0 },
+                { BPF_ADD, 0xffffffff, 2, 1 }, { BPF_SUB, 1, 2, 0xffffffff },       { BPF_MUL, 0x10000, 0x10000, 0 },
                 { BPF_DIV, 7, 2, 3 },          { BPF_AND, 0xf0f0, 0xff00, 0xf000 }, { BPF_OR, 0xf0, 0x0f, 0xff },
-                { BPF_XOR, 0xff, 0x0f, 0xf0 }, { BPF_LSH, 1, 31, 0x80000000 }, { BPF_RSH, 0x80000000, 31, 1 },
+                { BPF_XOR, 0xff, 0x0f, 0xf0 }, { BPF_LSH, 1, 31, 0x80000000 },      { BPF_RSH, 0x80000000, 31, 1 },
         };
         struct seccomp_data d = {};
 
         for (size_t i = 0; i < N(v); i++) {
-                struct sock_filter k[] = { BPF_STMT(BPF_LD | BPF_IMM, v[i].a), BPF_STMT(BPF_ALU | v[i].op | BPF_K, v[i].src),
+                struct sock_filter k[] = { BPF_STMT(BPF_LD | BPF_IMM, v[i].a),
+                                           BPF_STMT(BPF_ALU | v[i].op | BPF_K, v[i].src),
                                            BPF_STMT(BPF_RET | BPF_A, 0) };
                 struct sock_filter x[] = { BPF_STMT(BPF_LD | BPF_IMM, v[i].a), BPF_STMT(BPF_LDX | BPF_IMM, v[i].src),
                                            BPF_STMT(BPF_ALU | v[i].op | BPF_X, 0), BPF_STMT(BPF_RET | BPF_A, 0) };
@@ -144,13 +155,15 @@ static void test_alu(void **state) {
                 assert_int_equal(run(x, N(x), &d, NULL), v[i].want);
         }
 
-        struct sock_filter neg[] = { BPF_STMT(BPF_LD | BPF_IMM, 1), BPF_STMT(BPF_ALU | BPF_NEG, 0), BPF_STMT(BPF_RET | BPF_A, 0) };
+        struct sock_filter neg[] = { BPF_STMT(BPF_LD | BPF_IMM, 1), BPF_STMT(BPF_ALU | BPF_NEG, 0),
+                                     BPF_STMT(BPF_RET | BPF_A, 0) };
         assert_int_equal(run(neg, N(neg), &d, NULL), 0xffffffff);
 
         /* Division by X == 0 ends the program with 0 (SECCOMP_RET_KILL_THREAD), after 4 steps. */
         unsigned steps;
         struct sock_filter div0[] = { BPF_STMT(BPF_LD | BPF_IMM, 7), BPF_STMT(BPF_LDX | BPF_IMM, 0),
-                                      BPF_STMT(BPF_ALU | BPF_DIV | BPF_X, 0), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+                                      BPF_STMT(BPF_ALU | BPF_DIV | BPF_X, 0),
+                                      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
         assert_int_equal(run(div0, N(div0), &d, &steps), 0);
         assert_int_equal(steps, 3);
 
@@ -166,14 +179,15 @@ static void test_jumps(void **state) {
                 uint32_t a, src;
                 bool taken;
         } v[] = {
-                { BPF_JEQ, 5, 5, true },  { BPF_JEQ, 5, 6, false }, { BPF_JGT, 6, 5, true },   { BPF_JGT, 5, 5, false },
-                { BPF_JGE, 5, 5, true },  { BPF_JGE, 4, 5, false }, { BPF_JSET, 6, 2, true }, { BPF_JSET, 6, 1, false },
-                { BPF_JGT, 0xffffffff, 0, true }, /* unsigned */
+                { BPF_JEQ, 5, 5, true },  { BPF_JEQ, 5, 6, false },  { BPF_JGT, 6, 5, true },
+                { BPF_JGT, 5, 5, false }, { BPF_JGE, 5, 5, true },   { BPF_JGE, 4, 5, false },
+                { BPF_JSET, 6, 2, true }, { BPF_JSET, 6, 1, false }, { BPF_JGT, 0xffffffff, 0, true }, /* unsigned */
         };
         struct seccomp_data d = {};
 
         for (size_t i = 0; i < N(v); i++) {
-                struct sock_filter k[] = { BPF_STMT(BPF_LD | BPF_IMM, v[i].a), BPF_JUMP(BPF_JMP | v[i].op | BPF_K, v[i].src, 0, 1),
+                struct sock_filter k[] = { BPF_STMT(BPF_LD | BPF_IMM, v[i].a),
+                                           BPF_JUMP(BPF_JMP | v[i].op | BPF_K, v[i].src, 0, 1),
                                            BPF_STMT(BPF_RET | BPF_K, 1), BPF_STMT(BPF_RET | BPF_K, 2) };
                 struct sock_filter x[] = { BPF_STMT(BPF_LD | BPF_IMM, v[i].a), BPF_STMT(BPF_LDX | BPF_IMM, v[i].src),
                                            BPF_JUMP(BPF_JMP | v[i].op | BPF_X, 0, 0, 1), BPF_STMT(BPF_RET | BPF_K, 1),
@@ -300,9 +314,11 @@ static void test_libseccomp_program(void **state) {
                         if (nr != SCMP_SYS(personality)) /* it gets an argument rule below */
                                 assert_int_equal(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0), 0);
                 assert_int_equal(seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(personality), 1,
-                                                  SCMP_A0(SCMP_CMP_EQ, 0xffffffff, 0)), 0);
+                                                  SCMP_A0(SCMP_CMP_EQ, 0xffffffff, 0)),
+                                 0);
                 assert_int_equal(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(22), SCMP_SYS(clone), 1,
-                                                  SCMP_A0(SCMP_CMP_MASKED_EQ, 0x10000000, 0x10000000)), 0);
+                                                  SCMP_A0(SCMP_CMP_MASKED_EQ, 0x10000000, 0x10000000)),
+                                 0);
                 assert_int_equal(zp_seccomp_export_bpf(ctx, &prog[layout], &len[layout]), 0);
                 seccomp_release(ctx);
                 assert_int_equal(zp_bpf_check(prog[layout], len[layout]), 0);
@@ -326,7 +342,8 @@ static void test_libseccomp_program(void **state) {
                 assert_int_equal(run(prog[layout], len[layout], &d, NULL), SECCOMP_RET_KILL_THREAD);
 
                 assert_int_equal(zp_bpf_longest_path_range(prog[layout], len[layout], AUDIT_ARCH_X86_64, 0, 512,
-                                                           &longest[layout], NULL), 0);
+                                                           &longest[layout], NULL),
+                                 0);
         }
         /* The binary tree is much shorter than the linear layout. */
         printf("# 100-rule filter: longest path %u (linear) vs %u (binary tree)\n", longest[0], longest[1]);

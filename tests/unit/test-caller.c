@@ -45,13 +45,13 @@
 enum {
         CONF_LIMITS = 1 << 0, /* RLIMIT_NOFILE 50:60 */
         CONF_NNP = 1 << 1,
-        CONF_FILTER = 1 << 2, /* an allow-all filter (with no_new_privs) */
-        CONF_NETNS = 1 << 3,  /* a network namespace of its own (root) */
-        CONF_NOBODY = 1 << 4, /* runs as nobody, dumpable (root) */
-        CONF_EXIT = 1 << 5,   /* exits once its socket is handed over */
-        CONF_CGROUP = 1 << 6, /* moves itself into peer_cgroup first (root) */
-        CONF_SCHED = 1 << 7,  /* nice 10, SCHED_BATCH, oom_score_adj 500, umask 077, CPU 0 only */
-        CONF_CAPS = 1 << 8,   /* keeps CAP_NET_RAW alone, in every set (root) */
+        CONF_FILTER = 1 << 2,        /* an allow-all filter (with no_new_privs) */
+        CONF_NETNS = 1 << 3,         /* a network namespace of its own (root) */
+        CONF_NOBODY = 1 << 4,        /* runs as nobody, dumpable (root) */
+        CONF_EXIT = 1 << 5,          /* exits once its socket is handed over */
+        CONF_CGROUP = 1 << 6,        /* moves itself into peer_cgroup first (root) */
+        CONF_SCHED = 1 << 7,         /* nice 10, SCHED_BATCH, oom_score_adj 500, umask 077, CPU 0 only */
+        CONF_CAPS = 1 << 8,          /* keeps CAP_NET_RAW alone, in every set (root) */
         CONF_THREAD_FILTER = 1 << 9, /* a second thread with no_new_privs and a filter; not the first */
         CONF_THREAD_UID = 1 << 10,   /* a second thread that runs as nobody (root) */
         CONF_THREADS_MANY = 1 << 11, /* 65 threads in all */
@@ -66,8 +66,8 @@ static void *second_thread(void *arg) {
         char ok = 1;
 
         /* per thread: the raw calls, not glibc's wrappers that apply them to every thread */
-        if ((conf & CONF_THREAD_FILTER) && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                                            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0))
+        if ((conf & CONF_THREAD_FILTER) &&
+            (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0))
                 ok = 0;
         if ((conf & CONF_THREAD_UID) && syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY) < 0)
                 ok = 0;
@@ -155,10 +155,9 @@ static void peer_start(unsigned conf, struct peer *ret) {
                         _exit(2);
                 if ((conf & CONF_NETNS) && unshare(CLONE_NEWNET) < 0)
                         _exit(3);
-                if ((conf & CONF_NOBODY) && (syscall(SYS_setgroups, 0, NULL) < 0 ||
-                                             syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY) < 0 ||
-                                             syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY) < 0 ||
-                                             prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0))
+                if ((conf & CONF_NOBODY) &&
+                    (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY) < 0 ||
+                     syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY) < 0 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0))
                         _exit(4);
                 if ((conf & (CONF_NNP | CONF_FILTER)) && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                         _exit(5);
@@ -186,7 +185,8 @@ static void peer_start(unsigned conf, struct peer *ret) {
                         char ok = 0;
 
                         thread_conf = conf;
-                        if (pipe2(thread_wake, O_CLOEXEC) < 0 || pthread_create(&t, NULL, second_thread, &thread_conf) != 0 ||
+                        if (pipe2(thread_wake, O_CLOEXEC) < 0 ||
+                            pthread_create(&t, NULL, second_thread, &thread_conf) != 0 ||
                             read(thread_wake[0], &ok, 1) != 1 || !ok)
                                 _exit(11);
                 }
@@ -201,7 +201,7 @@ static void peer_start(unsigned conf, struct peer *ret) {
         close(xfer[1]);
         close(hold[0]);
         {
-                struct iovec iov = { .iov_base = (char[1]) {}, .iov_len = 1 };
+                struct iovec iov = { .iov_base = (char[1]){}, .iov_len = 1 };
                 int fd = -EBADF;
                 size_t n = 0;
 
@@ -212,8 +212,9 @@ static void peer_start(unsigned conf, struct peer *ret) {
         close(xfer[0]);
         ret->pid = pid;
         ret->release = hold[1];
-        ret->cred = (struct ucred) { .pid = pid, .uid = (conf & CONF_NOBODY) ? NOBODY : getuid(),
-                                     .gid = (conf & CONF_NOBODY) ? NOBODY : getgid() };
+        ret->cred = (struct ucred){ .pid = pid,
+                                    .uid = (conf & CONF_NOBODY) ? NOBODY : getuid(),
+                                    .gid = (conf & CONF_NOBODY) ? NOBODY : getgid() };
 }
 
 static void peer_stop(struct peer *p) {
@@ -267,6 +268,7 @@ static void test_unconfined(void **state) {
         assert_null(c.ns_other);
         assert_true(c.root_fd < 0);
         assert_int_equal(c.n_cgroups, 0);
+        assert_null(c.lsm_attr); /* our own label, whatever LSM the kernel has */
         peer_done(&p, &c);
 }
 
@@ -439,8 +441,8 @@ static void test_threads_many(void **state) {
 
 /* A hierarchy to make cgroups in (v1 pids, or the v2 one), or NULL. */
 static const char *cgroup_base(void) {
-        const char *base = access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/pids"
-                                                                                   : "/sys/fs/cgroup";
+        const char *base =
+                access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/pids" : "/sys/fs/cgroup";
         char procs[64];
 
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
@@ -527,21 +529,75 @@ static void test_cgroup_subtree_mount(void **state) {
         assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A label as /proc/PID/attr/current shows it, and what the worker would write for it. */
+static void test_lsm_label(void **state) {
+        static const struct {
+                enum zd_lsm lsm;
+                const char *text, *label; /* NULL: refused */
+        } cases[] = {
+                { ZD_LSM_APPARMOR, "unconfined\n", "unconfined" },
+                { ZD_LSM_APPARMOR, "/usr/bin/foo (enforce)\n", "/usr/bin/foo" },
+                { ZD_LSM_APPARMOR, "foo//hat (complain)\n", "foo//hat" },
+                { ZD_LSM_APPARMOR, "lxc-container-default-cgns (enforce)", "lxc-container-default-cgns" },
+                { ZD_LSM_APPARMOR, "\n", NULL },
+                { ZD_LSM_APPARMOR, "two\nlines (enforce)\n", NULL },
+                { ZD_LSM_SELINUX, "system_u:system_r:init_t:s0", "system_u:system_r:init_t:s0" },
+                { ZD_LSM_SELINUX, "unconfined_u:unconfined_r:unconfined_t:s0-s0:c0.c1023\n",
+                  "unconfined_u:unconfined_r:unconfined_t:s0-s0:c0.c1023" },
+                { ZD_LSM_SELINUX, "a:b:c:s0 (enforce)", NULL },
+                { ZD_LSM_SELINUX, "", NULL },
+                { ZD_LSM_NONE, "unconfined\n", NULL },
+        };
+        char out[ZD_LSM_LABEL_MAX], small[4];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int r = zd_lsm_label(cases[i].lsm, cases[i].text, out, sizeof(out));
+
+                if (!cases[i].label) {
+                        assert_int_equal(r, -EINVAL);
+                        continue;
+                }
+                assert_int_equal(r, 0);
+                assert_string_equal(out, cases[i].label);
+        }
+        assert_int_equal(zd_lsm_label(ZD_LSM_APPARMOR, "toolong (enforce)", small, sizeof(small)), -ENAMETOOLONG);
+}
+
+static void test_lsm_exec_text(void **state) {
+        char out[ZD_LSM_LABEL_MAX + 8];
+
+        /* the same label as zygoted's, or an unconfined AppArmor caller: nothing to write */
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "unconfined", "unconfined", out, sizeof(out)), 0);
+        assert_string_equal(out, "");
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "unconfined", "zygoted", out, sizeof(out)), 0);
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "zygoted", "zygoted", out, sizeof(out)), 0);
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_SELINUX, "u:r:t:s0", "u:r:t:s0", out, sizeof(out)), 0);
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_NONE, "a", "b", out, sizeof(out)), 0);
+        /* a confined caller: its label for the exec */
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "/usr/bin/foo", "unconfined", out, sizeof(out)), 1);
+        assert_string_equal(out, "exec /usr/bin/foo");
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "foo", "zygoted", out, sizeof(out)), 1);
+        assert_string_equal(out, "exec foo");
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_SELINUX, "user_u:user_r:user_t:s0", "system_u:system_r:init_t:s0", out,
+                                          sizeof(out)),
+                         1);
+        assert_string_equal(out, "user_u:user_r:user_t:s0");
+        /* SELinux has no unconfined shortcut: a different context is written */
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_SELINUX, "unconfined", "u:r:t:s0", out, sizeof(out)), 1);
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "foo", "bar", out, 6), -ENAMETOOLONG);
+        assert_string_equal(out, "");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                tu_test(test_unconfined),
-                tu_test(test_confined),
-                tu_test(test_fallback_checks_uid),
-                tu_test(test_exited),
-                tu_test(test_other_user_in_netns),
-                tu_test(test_cgroup),
-                tu_test(test_cgroup_subtree_mount),
-                tu_test(test_sched),
-                tu_test(test_sched_without_ioprio),
-                tu_test(test_caps),
-                tu_test(test_thread_filter),
-                tu_test(test_thread_uid),
-                tu_test(test_threads_many),
+                tu_test(test_unconfined),           tu_test(test_confined),
+                tu_test(test_fallback_checks_uid),  tu_test(test_exited),
+                tu_test(test_other_user_in_netns),  tu_test(test_cgroup),
+                tu_test(test_cgroup_subtree_mount), tu_test(test_sched),
+                tu_test(test_sched_without_ioprio), tu_test(test_caps),
+                tu_test(test_thread_filter),        tu_test(test_thread_uid),
+                tu_test(test_threads_many),         tu_test(test_lsm_label),
+                tu_test(test_lsm_exec_text),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,8 +59,8 @@ static void test_nnp(void **state) {
 
 static void test_filter_load(void **state) {
         char buf[PATH_MAX];
-        char *argv[] = { (char *) helper("ZYGOTE_TRY_SYSCALL", "try-syscall", buf, sizeof(buf)),
-                         "personality", "0xffffffff", NULL };
+        char *argv[] = { (char *) helper("ZYGOTE_TRY_SYSCALL", "try-syscall", buf, sizeof(buf)), "personality",
+                         "0xffffffff", NULL };
         struct ze_plan p;
         struct result res;
 
@@ -125,15 +125,29 @@ static void test_capbset_mask_absent(void **state) {
         assert_failed(&res, ZE_STEP_CAPBSET, EINVAL, ZE_EXIT_SETUP_FAILED);
 }
 
-
 static void test_try_syscall(void **state) {
         char buf[PATH_MAX], line[128], want[160];
-        char *list_argv[] = { (char *) helper("ZYGOTE_TRY_SYSCALL", "try-syscall", buf, sizeof(buf)),
-                              "--list", NULL };
+        char *list_argv[] = { (char *) helper("ZYGOTE_TRY_SYSCALL", "try-syscall", buf, sizeof(buf)), "--list", NULL };
         static const char *const required[] = {
-                "getpid", "personality", "socket", "unshare", "mount", "umount2", "keyctl",
-                "kexec_load", "bpf", "perf_event_open", "ptrace", "setns", "chroot", "clone3",
-                "add_key", "init_module", "swapon", "reboot", "open_by_handle_at",
+                "getpid",
+                "personality",
+                "socket",
+                "unshare",
+                "mount",
+                "umount2",
+                "keyctl",
+                "kexec_load",
+                "bpf",
+                "perf_event_open",
+                "ptrace",
+                "setns",
+                "chroot",
+                "clone3",
+                "add_key",
+                "init_module",
+                "swapon",
+                "reboot",
+                "open_by_handle_at",
         };
         struct ze_plan p;
         struct result list, res;
@@ -310,8 +324,7 @@ static void test_capbset_skip_absent(void **state) {
 }
 
 static void test_caps(void **state) {
-        uint64_t keep = (UINT64_C(1) << CAP_CHOWN) | (UINT64_C(1) << CAP_KILL) |
-                        (UINT64_C(1) << CAP_NET_BIND_SERVICE);
+        uint64_t keep = (UINT64_C(1) << CAP_CHOWN) | (UINT64_C(1) << CAP_KILL) | (UINT64_C(1) << CAP_NET_BIND_SERVICE);
         struct ze_plan p;
         struct result res;
 
@@ -415,24 +428,36 @@ static void test_capbset_mask(void **state) {
         run_capbset(true, &p, &res);
 }
 
-
 int main(int argc, char **argv) {
         static const struct CMUnitTest plain[] = {
-                tu_test(test_nnp), tu_test(test_filter_load), tu_test(test_filter_invalid),
-                tu_test(test_filter_clone_absent), tu_test(test_try_syscall),
+                tu_test(test_nnp),
+                tu_test(test_filter_load),
+                tu_test(test_filter_invalid),
+                tu_test(test_filter_clone_absent),
+                tu_test(test_try_syscall),
         };
         static const struct CMUnitTest root[] = {
-                tu_test(test_ids_as_nonroot), tu_test(test_ids_switch), tu_test(test_capbset_loop),
-                tu_test(test_capbset_skip_absent), tu_test(test_capbset_mask_absent), tu_test(test_caps),
-                tu_test(test_ambient_cleared), tu_test(test_filter_late_needs_nnp),
+                tu_test(test_ids_as_nonroot),      tu_test(test_ids_switch),
+                tu_test(test_capbset_loop),        tu_test(test_capbset_skip_absent),
+                tu_test(test_capbset_mask_absent), tu_test(test_caps),
+                tu_test(test_ambient_cleared),     tu_test(test_filter_late_needs_nnp),
         };
         static const struct CMUnitTest mask[] = {
                 tu_test(test_capbset_mask),
         };
         static const struct child_test_group groups[] = {
                 { .name = "plain", .title = "child-caps", .tests = plain, .n_tests = ELEMENTSOF(plain) },
-                { .name = "root", .title = "child-caps-root", .tests = root, .n_tests = ELEMENTSOF(root), .needs_root = true },
-                { .name = "capbset-mask", .title = "child-capbset-mask", .tests = mask, .n_tests = ELEMENTSOF(mask), .needs_root = true, .needs_capbset_mask = true },
+                { .name = "root",
+                  .title = "child-caps-root",
+                  .tests = root,
+                  .n_tests = ELEMENTSOF(root),
+                  .needs_root = true },
+                { .name = "capbset-mask",
+                  .title = "child-capbset-mask",
+                  .tests = mask,
+                  .n_tests = ELEMENTSOF(mask),
+                  .needs_root = true,
+                  .needs_capbset_mask = true },
         };
 
         return child_test_main(argc, argv, groups, ELEMENTSOF(groups));

@@ -47,23 +47,23 @@
 /* ---- tests that need no privilege -------------------------------------------------------- */
 
 static void test_step_names(void **state) {
-        static const char *const want[] = { "none", "fds", "setsid", "ctty", "capbset", "groups",
-                                            "gid", "uid", "caps", "chdir", "nnp", "filter",
-                                            "held", "hold", "exec", "rlimit", "cgroup", "setns",
-                                            "chroot", "mntns", "proc", "oom_score_adj", "sched",
-                                            "nice", "ioprio", "affinity",
+        static const char *const want[] = { "none", "fds", "setsid", "ctty", "capbset", "groups", "gid", "uid", "caps",
+                                            "chdir", "nnp", "filter", "held", "hold", "exec", "rlimit", "cgroup",
+                                            "setns", "chroot", "mntns", "proc", "oom_score_adj", "sched", "nice",
+                                            "ioprio", "affinity",
                                             /* the container init's own */
-                                            "sync", "non-dumpable", "propagation", "rootfs", "mount",
-                                            "device", "pivot_root", "maskedPaths", "readonlyPaths",
-                                            "readonly root", "hostname", "console" };
+                                            "sync", "non-dumpable", "propagation", "rootfs", "mount", "device",
+                                            "pivot_root", "maskedPaths", "readonlyPaths", "readonly root", "hostname",
+                                            "console",
+                                            /* the worker's, appended */
+                                            "lsm" };
 
         assert_int_equal(ELEMENTSOF(want), _ZE_STEP_MAX);
         for (int i = 0; i < _ZE_STEP_MAX; i++)
                 assert_string_equal(ze_step_to_string((enum ze_step) i), want[i]);
         assert_string_equal(ze_step_to_string(_ZE_STEP_MAX), "unknown");
-        assert_string_equal(ze_step_to_string((enum ze_step) -1), "unknown");
+        assert_string_equal(ze_step_to_string((enum ze_step) - 1), "unknown");
 }
-
 
 static void test_chdir_enoent(void **state) {
         struct ze_plan p;
@@ -318,6 +318,26 @@ static void test_cgroup_not_a_cgroup(void **state) {
         assert_failed(&res, ZE_STEP_CGROUP, ENOENT, ZE_EXIT_SETUP_FAILED);
 }
 
+/* Step 0d writes the whole label text to the attribute file, in one write (here a plain file
+ * stands in for /proc/thread-self/attr/exec, which needs AppArmor or SELinux); a file it cannot
+ * open fails the step and says so. */
+static void test_lsm_label(void **state) {
+        char path[] = "/tmp/zytest-lsm-XXXXXX", got[32] = "";
+        _cleanup_close_ int fd = mkostemp(path, O_CLOEXEC);
+        struct ze_plan p;
+        struct result res;
+
+        assert_true(fd >= 0);
+        plan_init(&p, argv_true);
+        p.lsm_attr = path;
+        p.lsm_exec = "exec zytest-caller";
+        run_ok(&p, &res);
+        assert_int_equal(pread(fd, got, sizeof(got) - 1, 0), strlen("exec zytest-caller"));
+        assert_string_equal(got, "exec zytest-caller");
+        assert_int_equal(unlink(path), 0);
+        p.lsm_attr = "/nonexistent-zygote-test/attr/exec";
+        run_fails(&p, false, &res, ZE_STEP_LSM, ENOENT, ZE_EXIT_SETUP_FAILED);
+}
 
 static int hold_run(bool go, bool quiet, struct result *res) {
         _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, hold[2] = { -EBADF, -EBADF };
@@ -399,8 +419,12 @@ static void test_sched(void **state) {
 
         plan_init(&p, argv_sched);
         p.set_sched = true;
-        p.sched = (struct ze_sched) { .policy = SCHED_IDLE, .nice = 7, .ioprio = 3 << 13 /* idle */,
-                                      .oom_score_adj = 300, .umask = 027, .affinity = { 1 } };
+        p.sched = (struct ze_sched){ .policy = SCHED_IDLE,
+                                     .nice = 7,
+                                     .ioprio = 3 << 13 /* idle */,
+                                     .oom_score_adj = 300,
+                                     .umask = 027,
+                                     .affinity = { 1 } };
         run_ok(&p, &res);
         assert_non_null(strstr(res.out, "7 5\n300\n")); /* nice 7, policy 5 (SCHED_IDLE) */
         assert_non_null(strstr(res.out, "Umask:\t0027\n"));
@@ -409,11 +433,10 @@ static void test_sched(void **state) {
         /* a failure names its step: no CPU at all */
         plan_init(&p, argv_true);
         p.set_sched = true;
-        p.sched = (struct ze_sched) { .policy = SCHED_OTHER };
+        p.sched = (struct ze_sched){ .policy = SCHED_OTHER };
         run(&p, false, NULL, &res);
         assert_failed(&res, ZE_STEP_AFFINITY, EINVAL, ZE_EXIT_SETUP_FAILED);
 }
-
 
 static pid_t start_in_netns(int *ret_pidfd, int *ret_release) {
         int p[2], ready[2];
@@ -520,7 +543,6 @@ static void test_full_plan(void **state) {
         assert_int_equal(status_hex(&res, "CapEff"), 0);
 }
 
-
 /* ---- the list of the worker's system calls (child.h) ---------------------------------------- */
 
 #define LISTED_EXEC_ERRNO 131 /* ENOTRECOVERABLE: what the test filter answers to execve */
@@ -599,8 +621,9 @@ static void test_worker_syscalls_listed(void **state) {
         p.filter_mode = ZE_FILTER_INHERITED;
         /* step 0c: the caller's scheduling */
         p.set_sched = true;
-        p.sched = (struct ze_sched) { .policy = SCHED_BATCH, .nice = 3, .oom_score_adj = 10, .umask = 022 };
-        assert_return_code(sched_getaffinity(0, sizeof(p.sched.affinity), (cpu_set_t *) (void *) p.sched.affinity), errno);
+        p.sched = (struct ze_sched){ .policy = SCHED_BATCH, .nice = 3, .oom_score_adj = 10, .umask = 022 };
+        assert_return_code(sched_getaffinity(0, sizeof(p.sched.affinity), (cpu_set_t *) (void *) p.sched.affinity),
+                           errno);
         assert_return_code(pipe2(hold, O_CLOEXEC), errno);
         assert_int_equal(write(hold[1], "g", 1), 1);
         p.hold_fd = hold[0];
@@ -617,23 +640,41 @@ static void test_worker_syscalls_listed(void **state) {
         assert_int_equal(res.code, ZE_EXIT_NOT_EXECUTABLE);
 }
 
-
 int main(int argc, char **argv) {
         static const struct CMUnitTest plain[] = {
-                tu_test(test_step_names), tu_test(test_chdir_enoent), tu_test(test_chdir), tu_test(test_exec_enoent),
-                tu_test(test_exec_eacces), tu_test(test_exec_enoexec), tu_test(test_path_search),
-                tu_test(test_setsid), tu_test(test_ctty_enotty), tu_test(test_signals_reset),
-                tu_test(test_nofile_soft), tu_test(test_rlimits), tu_test(test_cgroup_not_a_cgroup),
-                tu_test(test_hold), tu_test(test_signals_default_skips_the_reset),
-                tu_test(test_signals_reset_only_those_named), tu_test(test_hold_quiet),
+                tu_test(test_step_names),
+                tu_test(test_chdir_enoent),
+                tu_test(test_chdir),
+                tu_test(test_exec_enoent),
+                tu_test(test_exec_eacces),
+                tu_test(test_exec_enoexec),
+                tu_test(test_path_search),
+                tu_test(test_setsid),
+                tu_test(test_ctty_enotty),
+                tu_test(test_signals_reset),
+                tu_test(test_nofile_soft),
+                tu_test(test_rlimits),
+                tu_test(test_cgroup_not_a_cgroup),
+                tu_test(test_hold),
+                tu_test(test_signals_default_skips_the_reset),
+                tu_test(test_signals_reset_only_those_named),
+                tu_test(test_hold_quiet),
+                tu_test(test_lsm_label),
         };
         static const struct CMUnitTest root[] = {
-                tu_test(test_sched), tu_test(test_full_plan), tu_test(test_setns), tu_test(test_chroot),
+                tu_test(test_sched),
+                tu_test(test_full_plan),
+                tu_test(test_setns),
+                tu_test(test_chroot),
                 tu_test(test_worker_syscalls_listed),
         };
         static const struct child_test_group groups[] = {
                 { .name = "plain", .title = "child", .tests = plain, .n_tests = ELEMENTSOF(plain) },
-                { .name = "root", .title = "child-root", .tests = root, .n_tests = ELEMENTSOF(root), .needs_root = true },
+                { .name = "root",
+                  .title = "child-root",
+                  .tests = root,
+                  .n_tests = ELEMENTSOF(root),
+                  .needs_root = true },
         };
 
         return child_test_main(argc, argv, groups, ELEMENTSOF(groups));

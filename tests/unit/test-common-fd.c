@@ -262,8 +262,7 @@ static _Noreturn void clone_parent_child(int w, enum clone3_filter filter) {
                         _exit(11);
         }
         int pidfd = -1;
-        pid_t pid = clone_with_pidfd(CLONE_PARENT | (filter == CLONE3_KILLS ? CLONE_WITH_PIDFD_NO_CLONE3 : 0),
-                                     &pidfd);
+        pid_t pid = clone_with_pidfd(CLONE_PARENT | (filter == CLONE3_KILLS ? CLONE_WITH_PIDFD_NO_CLONE3 : 0), &pidfd);
         if (pid == 0)
                 _exit(42);
         if (pid < 0)
@@ -345,14 +344,13 @@ static int mountinfo_fd(const char *text) {
 
 /* procfs only, /proc and beneath it left out, escapes undone, in order; fn's stop returned. */
 static void test_mountinfo_procfs(void **state) {
-        static const char text[] =
-                "21 1 0:20 / /proc rw,nosuid shared:12 - proc proc rw\n"
-                "22 21 0:21 / /proc/sys/fs/binfmt_misc rw - proc proc rw\n"
-                "23 1 0:22 / /run rw - tmpfs tmpfs rw\n"
-                "24 1 0:23 / /mnt/my\\040proc rw - proc proc rw\n"
-                "25 1 0:24 / /procfs rw master:3 - proc none rw\n"
-                "26 1 0:25 / /proc2 rw - sysfs sysfs rw\n"
-                "broken line without a separator\n";
+        static const char text[] = "21 1 0:20 / /proc rw,nosuid shared:12 - proc proc rw\n"
+                                   "22 21 0:21 / /proc/sys/fs/binfmt_misc rw - proc proc rw\n"
+                                   "23 1 0:22 / /run rw - tmpfs tmpfs rw\n"
+                                   "24 1 0:23 / /mnt/my\\040proc rw - proc proc rw\n"
+                                   "25 1 0:24 / /procfs rw master:3 - proc none rw\n"
+                                   "26 1 0:25 / /proc2 rw - sysfs sysfs rw\n"
+                                   "broken line without a separator\n";
         struct seen s = { .n = 0 };
 
         assert_int_equal(zc_mountinfo_procfs_elsewhere(mountinfo_fd(text), note_point, &s), 0);

@@ -36,18 +36,28 @@ static int even_only(const char *name, json_object *v, void *ret, void *userdata
 }
 
 static const struct zc_json_field table[] = {
-        { .name = "name", .type = ZC_JSON_STRING, .offset = offsetof(struct req, name),
+        { .name = "name",
+          .type = ZC_JSON_STRING,
+          .offset = offsetof(struct req, name),
           .flags = ZC_JSON_MANDATORY | ZC_JSON_NONEMPTY },
         { .name = "flag", .type = ZC_JSON_BOOL, .offset = offsetof(struct req, flag), .flags = ZC_JSON_NULLABLE },
-        { .name = "count", .type = ZC_JSON_INT, .offset = offsetof(struct req, count), .flags = 0, .min = 1, .max = 64 },
+        { .name = "count",
+          .type = ZC_JSON_INT,
+          .offset = offsetof(struct req, count),
+          .flags = 0,
+          .min = 1,
+          .max = 64 },
         { .name = "big", .type = ZC_JSON_INT64, .offset = offsetof(struct req, big), .flags = 0 },
         { .name = "small", .type = ZC_JSON_UINT, .offset = offsetof(struct req, small), .flags = 0 },
         { .name = "huge", .type = ZC_JSON_UINT64, .offset = offsetof(struct req, huge), .flags = 0 },
         { .name = "obj", .type = ZC_JSON_OBJECT, .offset = offsetof(struct req, obj), .flags = 0 },
         { .name = "list", .type = ZC_JSON_ARRAY, .offset = offsetof(struct req, list), .flags = 0, .max = 2 },
-        { .name = "argv", .type = ZC_JSON_STRV, .offset = offsetof(struct req, argv), .flags = ZC_JSON_NONEMPTY, .max = 3 },
-        { .name = "custom", .type = ZC_JSON_CUSTOM, .offset = offsetof(struct req, custom),
-          .callback = even_only },
+        { .name = "argv",
+          .type = ZC_JSON_STRV,
+          .offset = offsetof(struct req, argv),
+          .flags = ZC_JSON_NONEMPTY,
+          .max = 3 },
+        { .name = "custom", .type = ZC_JSON_CUSTOM, .offset = offsetof(struct req, custom), .callback = even_only },
         {},
 };
 
@@ -56,7 +66,7 @@ static int run(const char *text, struct req *req, const char **bad, json_object 
         int calls = 0;
         json_object *o = json_tokener_parse(text);
         assert_non_null(o);
-        *req = (struct req) { .count = 7 };
+        *req = (struct req){ .count = 7 };
         *bad = "";
         int r = zc_json_dispatch(o, table, 0, req, &calls, bad);
         if (!*bad)
@@ -220,11 +230,18 @@ static void test_nul_in_keys(void **state) {
 }
 
 static void test_utf8(void **state) {
-        static const char *good[] = { "", "a", "\xc2\x80", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xee\x80\x80",
-                                      "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xef\xbf\xbd" };
-        static const char *bad[] = { "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xed\xa0\x80",
-                                     "\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff", "\x80",
-                                     "\xe2\x82", "a\xe2\x82" };
+        static const char *good[] = { "",
+                                      "a",
+                                      "\xc2\x80",
+                                      "\xe0\xa0\x80",
+                                      "\xed\x9f\xbf",
+                                      "\xee\x80\x80",
+                                      "\xf0\x90\x80\x80",
+                                      "\xf4\x8f\xbf\xbf",
+                                      "\xef\xbf\xbd" };
+        static const char *bad[] = { "\xc0\xaf",     "\xc1\xbf",     "\xe0\x80\xaf",     "\xf0\x80\x80\xaf",
+                                     "\xed\xa0\x80", "\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80",
+                                     "\xff",         "\x80",         "\xe2\x82",         "a\xe2\x82" };
         for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
                 assert_true(zc_utf8_valid(good[i], strlen(good[i])));
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -27,8 +27,9 @@
 
 #include "libzygote-fake.h"
 
-#define PROFILE_JSON(name, ref)                                                                         \
-        "{\"name\":\"" name "\",\"path\":\"/p/" name ".json\",\"tier\":\"inherit\",\"tierReason\":\"kernel lacks it\"," \
+#define PROFILE_JSON(name, ref) \
+        "{\"name\":\"" name "\",\"path\":\"/p/" name \
+        ".json\",\"tier\":\"inherit\",\"tierReason\":\"kernel lacks it\"," \
         "\"bpfInstructions\":321,\"longestPath\":17,\"hash\":\"abc\",\"capabilities\":[\"CAP_CHOWN\",\"CAP_KILL\"]," \
         "\"noNewPrivileges\":true,\"referencePid\":" ref ",\"skippedSyscalls\":2}"
 
@@ -63,7 +64,8 @@ static void test_get_filter(void **state) {
         struct fixture *f = *state;
         static const uint64_t prog[2] = { 0x0000000400000020ULL, 0x7fff000000000006ULL };
         const unsigned sealed = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
-        const char *reply = "{\"parameters\":{\"key\":\"k\",\"hash\":\"h\",\"instructions\":2,\"flags\":1,\"cached\":true}}";
+        const char *reply =
+                "{\"parameters\":{\"key\":\"k\",\"hash\":\"h\",\"instructions\":2,\"flags\":1,\"cached\":true}}";
         struct zy_filter *flt = NULL;
         json_object *obj = json_tokener_parse("{\"defaultAction\":\"SCMP_ACT_ALLOW\"}");
         struct request req;
@@ -114,14 +116,18 @@ static void test_get_filter(void **state) {
         srv_expect_nothing(f->srv);
 
         /* The daemon's verdict on the content: -EINVAL, the field readable. */
-        srv_send(f->srv, "{\"error\":\"org.varlink.service.InvalidParameter\",\"parameters\":{\"parameter\":"
-                         "\"seccomp.defaultAction\",\"message\":\"m\"}}", NULL, 0);
+        srv_send(f->srv,
+                 "{\"error\":\"org.varlink.service.InvalidParameter\",\"parameters\":{\"parameter\":"
+                 "\"seccomp.defaultAction\",\"message\":\"m\"}}",
+                 NULL, 0);
         assert_int_equal(zy_get_filter(f->c, NULL, obj, &flt), -EINVAL);
         expect_call(f->srv, "io.zygote.Launcher.GetFilter", NULL);
         assert_string_equal(json_object_get_string(json_object_object_get(zy_conn_error_parameters(f->c), "parameter")),
                             "seccomp.defaultAction");
-        srv_send(f->srv, "{\"error\":\"io.zygote.Launcher.LimitExceeded\",\"parameters\":{\"limit\":"
-                         "\"compile_time_per_user\",\"max\":1000}}", NULL, 0);
+        srv_send(f->srv,
+                 "{\"error\":\"io.zygote.Launcher.LimitExceeded\",\"parameters\":{\"limit\":"
+                 "\"compile_time_per_user\",\"max\":1000}}",
+                 NULL, 0);
         assert_int_equal(zy_get_filter(f->c, NULL, obj, &flt), -EAGAIN);
         expect_call(f->srv, "io.zygote.Launcher.GetFilter", NULL);
         json_object_put(obj);
@@ -134,7 +140,9 @@ static void test_profiles_status_reload(void **state) {
         struct zy_reload_result *rr = NULL;
         struct request req;
 
-        srv_send(f->srv, "{\"parameters\":{\"profiles\":[" PROFILE_JSON("default", "99") "," PROFILE_JSON("docker", "null") "]}}",
+        srv_send(f->srv,
+                 "{\"parameters\":{\"profiles\":[" PROFILE_JSON("default", "99") "," PROFILE_JSON("docker",
+                                                                                                  "null") "]}}",
                  NULL, 0);
         assert_int_equal(zy_list_profiles(f->c, &l), 0);
         assert_int_equal(l->n_profiles, 2);
@@ -143,8 +151,10 @@ static void test_profiles_status_reload(void **state) {
         zy_profile_list_free(l);
         expect_call(f->srv, "io.zygote.Launcher.ListProfiles", NULL);
 
-        srv_send(f->srv, "{\"parameters\":{\"version\":\"0.1.0\",\"features\":{\"clone_filter\":false,\"capbset_drop_mask\":true},"
-                         "\"profiles\":[" PROFILE_JSON("default", "99") "],\"tasks\":3,\"connections\":2}}",
+        srv_send(f->srv,
+                 "{\"parameters\":{\"version\":\"0.1.0\",\"features\":{\"clone_filter\":false,\"capbset_drop_mask\":"
+                 "true},"
+                 "\"profiles\":[" PROFILE_JSON("default", "99") "],\"tasks\":3,\"connections\":2}}",
                  NULL, 0);
         assert_int_equal(zy_get_status(f->c, &s), 0);
         assert_string_equal(s->version, "0.1.0");
@@ -158,8 +168,9 @@ static void test_profiles_status_reload(void **state) {
         expect_call(f->srv, "io.zygote.Launcher.GetStatus", NULL);
 
         s = NULL;
-        srv_send(f->srv, "{\"parameters\":{\"version\":\"0.1.0\",\"features\":{\"clone_filter\":false},"
-                         "\"profiles\":[],\"tasks\":3,\"connections\":2}}",
+        srv_send(f->srv,
+                 "{\"parameters\":{\"version\":\"0.1.0\",\"features\":{\"clone_filter\":false},"
+                 "\"profiles\":[],\"tasks\":3,\"connections\":2}}",
                  NULL, 0);
         assert_int_equal(zy_get_status(f->c, &s), -EBADMSG);
         assert_null(s);
@@ -176,8 +187,9 @@ static void test_profiles_status_reload(void **state) {
         expect_call(f->srv, "io.zygote.Launcher.ReloadProfiles", NULL);
 
         rr = NULL;
-        srv_send(f->srv, "{\"error\":\"io.zygote.Launcher.PermissionDenied\",\"parameters\":{\"reason\":\"root only\"}}",
-                 NULL, 0);
+        srv_send(f->srv,
+                 "{\"error\":\"io.zygote.Launcher.PermissionDenied\",\"parameters\":{\"reason\":\"root only\"}}", NULL,
+                 0);
         assert_int_equal(zy_reload_profiles(f->c, &rr), -EPERM);
         assert_null(rr);
         srv_recv(f->srv, &req);
@@ -198,7 +210,6 @@ static void test_profiles_status_reload(void **state) {
         assert_null(zy_reply_free(NULL));
         assert_null(zy_spawn_result_free(NULL));
 }
-
 
 int main(void) {
         const struct CMUnitTest tests[] = {

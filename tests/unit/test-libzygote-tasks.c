@@ -99,7 +99,8 @@ static void test_errors_readable(void **state) {
         assert_int_equal(zy_state(f->c, "gone", &t), -ESRCH);
         assert_null(t);
         assert_string_equal(zy_conn_error_name(f->c), "io.zygote.Launcher.NoSuchTask");
-        assert_string_equal(json_object_get_string(json_object_object_get(zy_conn_error_parameters(f->c), "id")), "gone");
+        assert_string_equal(json_object_get_string(json_object_object_get(zy_conn_error_parameters(f->c), "id")),
+                            "gone");
         assert_int_equal(zy_conn_spawn_failure(f->c, &step, &err, &msg), -ENODATA);
 
         srv_sendf(f->srv, "{\"error\":\"io.zygote.Launcher.SpawnFailed\",\"parameters\":"
@@ -145,7 +146,7 @@ static void test_errors_readable(void **state) {
 
 /* ---- typed helpers ------------------------------------------------------------------------- */
 
-#define TASK_JSON(id, state, extra)                                                                \
+#define TASK_JSON(id, state, extra) \
         "{\"id\":\"" id "\",\"profile\":\"default\",\"state\":\"" state "\",\"pid\":4242,\"uid\":1000," \
         "\"tier\":\"load\",\"argv\":[\"/bin/sh\",\"-c\",\"exit 3\"],\"createdAt\":1700000000.25" extra "}"
 
@@ -156,11 +157,21 @@ static void test_spawn(void **state) {
         const char *drop[] = { "CAP_NET_RAW", NULL };
         int a = eventfd(0, EFD_CLOEXEC), b = eventfd(0, EFD_CLOEXEC), pidfd = eventfd(0, EFD_CLOEXEC);
         /* a twice (stdout and stderr): sent once, referenced twice. */
-        const struct zy_fd_map map[] = { { .fd = b, .target = 0 }, { .fd = a, .target = 1 }, { .fd = a, .target = 2 },
-                                         { .fd = b, .target = 7 } };
-        struct zy_spawn_opts o = { .argv = argv, .env = env, .cwd = "/tmp", .profile = "strict", .fds = map,
-                                   .n_fds = 4, .user = "nobody", .group = "nogroup", .drop_caps = drop,
-                                   .id = "job-1", .hold = true, .terminal = true };
+        const struct zy_fd_map map[] = {
+                { .fd = b, .target = 0 }, { .fd = a, .target = 1 }, { .fd = a, .target = 2 }, { .fd = b, .target = 7 }
+        };
+        struct zy_spawn_opts o = { .argv = argv,
+                                   .env = env,
+                                   .cwd = "/tmp",
+                                   .profile = "strict",
+                                   .fds = map,
+                                   .n_fds = 4,
+                                   .user = "nobody",
+                                   .group = "nogroup",
+                                   .drop_caps = drop,
+                                   .id = "job-1",
+                                   .hold = true,
+                                   .terminal = true };
         struct zy_spawn_result *sr = NULL;
         struct request req;
         json_object *v, *fds;
@@ -223,8 +234,8 @@ static void test_spawn(void **state) {
         zy_spawn_result_free(sr);
         srv_recv(f->srv, &req);
         assert_int_equal(req.n_fds, 0);
-        static const char *const absent[] = { "env", "cwd", "profile", "fds", "user", "group", "dropCapabilities",
-                                              "id", "hold", "terminal" };
+        static const char *const absent[] = { "env", "cwd",  "profile", "fds", "user", "group", "dropCapabilities",
+                                              "id",  "hold", "terminal" };
         for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
                 assert_no_param(&req, absent[i]);
         request_done(&req);
@@ -302,7 +313,8 @@ static void test_spawn_more(void **state) {
         struct request req;
         json_object *more;
 
-        srv_send(f->srv, "{\"parameters\":{\"id\":\"m\",\"pid\":778,\"tier\":\"inherit\"},\"continues\":true}", NULL, 0);
+        srv_send(f->srv, "{\"parameters\":{\"id\":\"m\",\"pid\":778,\"tier\":\"inherit\"},\"continues\":true}", NULL,
+                 0);
         assert_int_equal(zy_spawn_more(f->c, &o, &sr), 0);
         assert_string_equal(sr->id, "m");
         assert_int_equal(sr->pid, 778);
@@ -328,8 +340,10 @@ static void test_wait_state_delete(void **state) {
         struct zy_task_info *t = NULL;
         struct request req;
 
-        srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("w", "stopped", ",\"exitCode\":3,\"startedAt\":1700000001,"
-                                                                             "\"exitedAt\":1700000002.5") "}}",
+        srv_send(f->srv,
+                 "{\"parameters\":{\"task\":" TASK_JSON("w", "stopped",
+                                                        ",\"exitCode\":3,\"startedAt\":1700000001,"
+                                                        "\"exitedAt\":1700000002.5") "}}",
                  NULL, 0);
         assert_int_equal(zy_wait(f->c, "w", &t), 0);
         assert_string_equal(t->id, "w");
@@ -359,8 +373,9 @@ static void test_wait_state_delete(void **state) {
         t = NULL;
         assert_int_equal(zy_wait_send(f->c, "w2"), 0);
         assert_false(zy_conn_has_input(f->c));
-        srv_send(f->srv, "{\"parameters\":{\"task\":" TASK_JSON("w2", "stopped", ",\"signal\":9,\"exitCode\":null") "}}",
-                 NULL, 0);
+        srv_send(f->srv,
+                 "{\"parameters\":{\"task\":" TASK_JSON("w2", "stopped", ",\"signal\":9,\"exitCode\":null") "}}", NULL,
+                 0);
         assert_int_equal(zy_wait_read(f->c, &t), 0);
         assert_int_equal(t->signal, 9);
         assert_int_equal(t->exit_code, -1);
@@ -396,7 +411,8 @@ static void test_wait_state_delete(void **state) {
         srv_recv(f->srv, &req);
         request_done(&req);
 
-        srv_send(f->srv, "{\"error\":\"io.zygote.Launcher.InvalidState\",\"parameters\":{\"id\":\"r\",\"state\":\"running\"}}",
+        srv_send(f->srv,
+                 "{\"error\":\"io.zygote.Launcher.InvalidState\",\"parameters\":{\"id\":\"r\",\"state\":\"running\"}}",
                  NULL, 0);
         assert_int_equal(zy_delete(f->c, "r", NULL), -EBUSY);
         srv_recv(f->srv, &req);
@@ -454,7 +470,9 @@ static void test_pids_list(void **state) {
         srv_recv(f->srv, &req);
         request_done(&req);
 
-        srv_send(f->srv, "{\"parameters\":{\"tasks\":[" TASK_JSON("a", "running", "") "," TASK_JSON("b", "stopped", ",\"exitCode\":1") "]}}",
+        srv_send(f->srv,
+                 "{\"parameters\":{\"tasks\":[" TASK_JSON("a", "running", "") "," TASK_JSON("b", "stopped",
+                                                                                            ",\"exitCode\":1") "]}}",
                  NULL, 0);
         assert_int_equal(zy_list(f->c, &l), 0);
         assert_int_equal(l->n_tasks, 2);
@@ -491,15 +509,21 @@ static void test_events(void **state) {
         struct zy_event *e = NULL;
         struct request req;
 
-        srv_send(f->srv, "{\"parameters\":{\"event\":{\"type\":\"create\",\"id\":\"a\",\"time\":1.5,\"pid\":10}},\"continues\":true}",
+        srv_send(f->srv,
+                 "{\"parameters\":{\"event\":{\"type\":\"create\",\"id\":\"a\",\"time\":1.5,\"pid\":10}},\"continues\":"
+                 "true}",
                  NULL, 0);
-        srv_send(f->srv, "{\"parameters\":{\"event\":{\"type\":\"exit\",\"id\":\"a\",\"time\":2,\"pid\":10,\"exitCode\":0}},"
-                         "\"continues\":true}",
+        srv_send(f->srv,
+                 "{\"parameters\":{\"event\":{\"type\":\"exit\",\"id\":\"a\",\"time\":2,\"pid\":10,\"exitCode\":0}},"
+                 "\"continues\":true}",
                  NULL, 0);
-        srv_send(f->srv, "{\"parameters\":{\"event\":{\"type\":\"exit\",\"id\":\"b\",\"time\":3,\"signal\":15}},\"continues\":true}",
+        srv_send(f->srv,
+                 "{\"parameters\":{\"event\":{\"type\":\"exit\",\"id\":\"b\",\"time\":3,\"signal\":15}},\"continues\":"
+                 "true}",
                  NULL, 0);
-        srv_send(f->srv, "{\"parameters\":{\"event\":{\"type\":\"resize\",\"id\":\"b\",\"time\":4}},\"continues\":true}",
-                 NULL, 0);
+        srv_send(f->srv,
+                 "{\"parameters\":{\"event\":{\"type\":\"resize\",\"id\":\"b\",\"time\":4}},\"continues\":true}", NULL,
+                 0);
         srv_send(f->srv, "{\"parameters\":{}}", NULL, 0);
         assert_int_equal(zy_events_subscribe(f->c), 0);
         srv_recv(f->srv, &req);
@@ -538,8 +562,11 @@ static void test_events(void **state) {
 
         /* The callback form: stops when the callback says so. */
         struct events_seen seen = { .stop_after = 2 };
-        srv_send(f->srv, "{\"parameters\":{\"event\":{\"type\":\"start\",\"id\":\"a\",\"time\":1}},\"continues\":true}", NULL, 0);
-        srv_send(f->srv, "{\"parameters\":{\"event\":{\"type\":\"delete\",\"id\":\"a\",\"time\":1}},\"continues\":true}", NULL, 0);
+        srv_send(f->srv, "{\"parameters\":{\"event\":{\"type\":\"start\",\"id\":\"a\",\"time\":1}},\"continues\":true}",
+                 NULL, 0);
+        srv_send(f->srv,
+                 "{\"parameters\":{\"event\":{\"type\":\"delete\",\"id\":\"a\",\"time\":1}},\"continues\":true}", NULL,
+                 0);
         assert_int_equal(zy_events(f->c, on_event, &seen), 0);
         assert_int_equal(seen.n, 2);
         assert_int_equal(seen.types[0], ZY_EVENT_START);

@@ -265,7 +265,8 @@ static void test_send_too_big(void **state) {
         assert_int_equal(zy_call(f->c, "io.zygote.Launcher.List", p, NULL, 0, 0, &reply), 0);
         zy_reply_free(reply);
         srv_recv(f->srv, &req);
-        assert_int_equal(strlen(json_object_get_string(param(&req, "x", json_type_string))), ZY_MESSAGE_MAX - 1 - overhead);
+        assert_int_equal(strlen(json_object_get_string(param(&req, "x", json_type_string))),
+                         ZY_MESSAGE_MAX - 1 - overhead);
         request_done(&req);
 
         /* One byte more. */
@@ -511,7 +512,6 @@ static void test_send_to_closed(void **state) {
         assert_int_equal(zy_call(f->c, "io.zygote.Launcher.List", NULL, NULL, 0, 0, &reply), -EPIPE);
         assert_int_equal(zy_call(f->c, "io.zygote.Launcher.List", NULL, NULL, 0, 0, &reply), -ENOTCONN);
 }
-
 
 int main(void) {
         const struct CMUnitTest tests[] = {

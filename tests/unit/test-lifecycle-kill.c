@@ -149,8 +149,9 @@ static int newpgrp_main(void) {
 
 /* Another uid cannot see, start, signal, wait for or delete the task (run under setpriv). */
 static void run_other_uid_check(const char *id) {
-        char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", g.self_exe, "other-uid",
-                         g.socket, (char *) id, NULL };
+        char *argv[] = { "setpriv",        "--reuid=65534", "--regid=65534",
+                         "--clear-groups", g.self_exe,      "other-uid",
+                         g.socket,         (char *) id,     NULL };
         int status;
         pid_t pid;
 
@@ -200,7 +201,9 @@ static void test_other_uid(void **state) {
 
 /* The other-uid side: every call about the task must say NoSuchTask. Exit 0 when so. */
 static int other_uid_main(const char *socket_path, const char *id) {
-        static const char *const names[] = { "State", "Start", "Kill", "Kill all", "Wait", "Pids", "CloseIO", "Delete" };
+        static const char *const names[] = {
+                "State", "Start", "Kill", "Kill all", "Wait", "Pids", "CloseIO", "Delete"
+        };
         struct zy_task_info *t = NULL;
         struct zy_task_list *l = NULL;
         pid_t *pids = NULL;
@@ -246,7 +249,6 @@ static int other_uid_main(const char *socket_path, const char *id) {
         zy_conn_free(c);
         return bad;
 }
-
 
 int main(int argc, char **argv) {
         const struct CMUnitTest tests[] = {

@@ -409,12 +409,9 @@ static void test_wait_after_disconnect(void **state) {
 }
 
 static const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_full_lifecycle),
-        cmocka_unit_test(test_delete_created_kills),
-        cmocka_unit_test(test_kill_created),
-        cmocka_unit_test(test_ids),
-        cmocka_unit_test(test_events),
-        cmocka_unit_test(test_wait_after_disconnect),
+        cmocka_unit_test(test_full_lifecycle), cmocka_unit_test(test_delete_created_kills),
+        cmocka_unit_test(test_kill_created),   cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_events),         cmocka_unit_test(test_wait_after_disconnect),
 };
 
 int main(int argc, char **argv) {

@@ -91,9 +91,8 @@ static void test_matches_kernel(void **state) {
 
         unsetenv("ZYGOTE_DISABLE_FEATURES");
         assert_int_equal(ze_probe_features(&f), 0);
-        fprintf(stderr, "clone_filter=%d (%s)\ncapbset_drop_mask=%d (%s)\ncap_last=%u\n",
-                f.clone_filter, f.clone_filter_reason, f.capbset_drop_mask,
-                f.capbset_drop_mask_reason, f.cap_last);
+        fprintf(stderr, "clone_filter=%d (%s)\ncapbset_drop_mask=%d (%s)\ncap_last=%u\n", f.clone_filter,
+                f.clone_filter_reason, f.capbset_drop_mask, f.capbset_drop_mask_reason, f.cap_last);
 
         op4 = in_child(seccomp_op4_errno);
         if (op4 == EINVAL) {
@@ -132,8 +131,8 @@ static void test_cap_last(void **state) {
 }
 
 static void test_forcing(void **state) {
-        static const char *const lists[] = { "clone_filter,capbset_drop_mask",
-                                             " capbset_drop_mask , clone_filter", "all" };
+        static const char *const lists[] = { "clone_filter,capbset_drop_mask", " capbset_drop_mask , clone_filter",
+                                             "all" };
         struct ze_features f;
 
         for (size_t i = 0; i < ELEMENTSOF(lists); i++) {

@@ -81,7 +81,8 @@ static void expect(const char *what, long r, int want_errno) {
                 fprintf(stderr, "  %s: failed with %s, expected success\n", what, strerror(e));
                 failures++;
         } else if (want_errno != 0 && (r >= 0 || e != want_errno)) {
-                fprintf(stderr, "  %s: %s, expected %s\n", what, r >= 0 ? "succeeded" : strerror(e), strerror(want_errno));
+                fprintf(stderr, "  %s: %s, expected %s\n", what, r >= 0 ? "succeeded" : strerror(e),
+                        strerror(want_errno));
                 failures++;
         }
 }
@@ -146,7 +147,7 @@ static void default_checks(void) {
         EXPECT(personality(0xffffffff), 0); /* query */
         EXPECT(personality(0), 0);
         EXPECT(personality(READ_IMPLIES_EXEC), EPERM); /* argument filtered */
-        EXPECT(syscall(SYS_clone3, NULL, 0), ENOSYS);   /* libc falls back to clone */
+        EXPECT(syscall(SYS_clone3, NULL, 0), ENOSYS);  /* libc falls back to clone */
         EXPECT(syscall(SYS_socket, AF_VSOCK, SOCK_STREAM, 0), EPERM);
         fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         EXPECT(fd, 0);

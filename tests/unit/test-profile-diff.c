@@ -135,8 +135,12 @@ static enum scmp_compare docker_op(const char *op) {
         static const struct {
                 const char *name;
                 enum scmp_compare op;
-        } t[] = { { "SCMP_CMP_NE", SCMP_CMP_NE }, { "SCMP_CMP_LT", SCMP_CMP_LT }, { "SCMP_CMP_LE", SCMP_CMP_LE },
-                  { "SCMP_CMP_EQ", SCMP_CMP_EQ }, { "SCMP_CMP_GE", SCMP_CMP_GE }, { "SCMP_CMP_GT", SCMP_CMP_GT },
+        } t[] = { { "SCMP_CMP_NE", SCMP_CMP_NE },
+                  { "SCMP_CMP_LT", SCMP_CMP_LT },
+                  { "SCMP_CMP_LE", SCMP_CMP_LE },
+                  { "SCMP_CMP_EQ", SCMP_CMP_EQ },
+                  { "SCMP_CMP_GE", SCMP_CMP_GE },
+                  { "SCMP_CMP_GT", SCMP_CMP_GT },
                   { "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ } };
         for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
                 if (strcmp(t[i].name, op) == 0)
@@ -161,8 +165,9 @@ static void build_reference(json_object *root, struct sock_filter **ret, size_t 
                 assert_true(json_object_object_get_ex(e, "subArchitectures", &subs));
                 for (size_t j = 0; j < json_object_array_length(subs); j++) {
                         const char *s = json_object_get_string(json_object_array_get_idx(subs, j));
-                        uint32_t arch = strcmp(s, "SCMP_ARCH_X86") == 0 ? SCMP_ARCH_X86
-                                      : strcmp(s, "SCMP_ARCH_X32") == 0 ? SCMP_ARCH_X32 : 0;
+                        uint32_t arch = strcmp(s, "SCMP_ARCH_X86") == 0   ? SCMP_ARCH_X86
+                                        : strcmp(s, "SCMP_ARCH_X32") == 0 ? SCMP_ARCH_X32
+                                                                          : 0;
                         assert_int_not_equal(arch, 0);
                         assert_int_equal(seccomp_arch_add(ctx, arch), 0);
                 }
@@ -200,7 +205,8 @@ static void build_reference(json_object *root, struct sock_filter **ret, size_t 
                 }
                 assert_true(json_object_object_get_ex(rule, "names", &names));
                 for (size_t j = 0; j < json_object_array_length(names); j++) {
-                        int nr = seccomp_syscall_resolve_name(json_object_get_string(json_object_array_get_idx(names, j)));
+                        int nr = seccomp_syscall_resolve_name(
+                                json_object_get_string(json_object_array_get_idx(names, j)));
                         if (nr == __NR_SCMP_ERROR)
                                 continue;
                         if (!repeated)
@@ -261,7 +267,7 @@ static void add_constant(const char *name, unsigned idx, uint64_t value, uint64_
                 add_value(s, idx, v - 1);
                 add_value(s, idx, v);
                 add_value(s, idx, v + 1);
-                add_value(s, idx, v | hi);           /* same low half, high half set */
+                add_value(s, idx, v | hi); /* same low half, high half set */
                 add_value(s, idx, v & 0xffffffff);
                 add_value(s, idx, ~v);
         }
@@ -359,7 +365,8 @@ static void compare_args(const struct prog *a, const struct prog *b, uint32_t ar
 }
 
 static void compare_programs(const struct prog *a, const struct prog *b) {
-        static const uint32_t specials[] = { 0x3fffffff, 0x40000000 + 1024, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff };
+        static const uint32_t specials[] = { 0x3fffffff, 0x40000000 + 1024, 0x7fffffff,
+                                             0x80000000, 0xfffffffe,        0xffffffff };
         const struct {
                 uint32_t arch;
                 uint32_t first, count;
@@ -367,7 +374,7 @@ static void compare_programs(const struct prog *a, const struct prog *b) {
                 { AUDIT_ARCH_X86_64, 0, 1024 },
                 { AUDIT_ARCH_X86_64, 0x40000000, 1024 }, /* x32 */
                 { AUDIT_ARCH_I386, 0, 1024 },
-                { AUDIT_ARCH_AARCH64, 0, 64 },           /* not in the filters */
+                { AUDIT_ARCH_AARCH64, 0, 64 }, /* not in the filters */
         };
         unsigned long before = n_differ, compared_before = n_compared;
 
@@ -518,8 +525,8 @@ static void test_default_vs_docker(void **state) {
 
         assert_true(def->caps_keep == docker->caps_keep);
         assert_true(def->no_new_privs);
-        printf("# profiles/default.json: longest path %u instructions (limit 24), %zu instructions\n", def->longest_path,
-               def->bpf_len);
+        printf("# profiles/default.json: longest path %u instructions (limit 24), %zu instructions\n",
+               def->longest_path, def->bpf_len);
         assert_true(def->longest_path <= 24);
 
         zp_profile_free(docker);
@@ -569,9 +576,11 @@ static void test_figures(void **state) {
                         assert_int_equal(zp_bpf_run(lin->bpf, lin->bpf_len, &d, &rb, NULL), 0);
                         assert_int_equal(ra, rb);
                 }
-                printf("# %-8s %6zu %6zu %8u %8u %10.2f %10.2f\n", i < 3 ? names[i] : sources[i - 3] == docker_file ? "docker" : "podman", tree->bpf_len,
-                       lin->bpf_len,
-                       tree->longest_path, lin->longest_path, best, lib);
+                printf("# %-8s %6zu %6zu %8u %8u %10.2f %10.2f\n",
+                       i < 3                           ? names[i]
+                       : sources[i - 3] == docker_file ? "docker"
+                                                       : "podman",
+                       tree->bpf_len, lin->bpf_len, tree->longest_path, lin->longest_path, best, lib);
                 zp_profile_free(tree);
                 zp_profile_free(lin);
                 free(path);
@@ -608,7 +617,8 @@ int main(int argc, char **argv) {
                 return 77;
         }
         for (size_t i = 0; i < n_sources; i++) {
-                tests[n] = (struct CMUnitTest) cmocka_unit_test_prestate(test_engine_vs_libseccomp, (void *) sources[i]);
+                tests[n] =
+                        (struct CMUnitTest) cmocka_unit_test_prestate(test_engine_vs_libseccomp, (void *) sources[i]);
                 tests[n].name = sources[i];
                 n++;
         }

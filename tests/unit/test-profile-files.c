@@ -46,7 +46,8 @@ static void test_seccomp_reference(void **state) {
         write_file(dir, "admin.json", "{'name':'admin','capabilities':['CAP_SYS_ADMIN'],'seccomp':'docker.json'}");
         write_file(dir, "plain.json", "{'name':'plain','capabilities':[],'seccomp':'docker.json'}");
         write_file(dir, "bad-inner.json", "{'name':'bi','capabilities':[],'seccomp':'bad.json'}");
-        write_file(dir, "bad.json", "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'X'}]}");
+        write_file(dir, "bad.json",
+                   "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'X'}]}");
         write_file(dir, "nested.json", "{'name':'n','capabilities':[],'seccomp':'admin.json'}");
 
         /* includes in the referenced file see the profile's capabilities */
@@ -63,11 +64,11 @@ static void test_seccomp_reference(void **state) {
         zp_profile_free(p);
         free(path);
 
-
         /* an error inside the referenced file names both files */
         assert_true(asprintf(&path, "%s/bad-inner.json", dir) > 0);
         assert_int_equal(zp_profile_load_file(path, &p, &err), -EINVAL);
-        assert_true(asprintf(&want, "%s: seccomp file %s/bad.json: syscalls[0].action: unknown action \"X\"", path, dir) > 0);
+        assert_true(asprintf(&want, "%s: seccomp file %s/bad.json: syscalls[0].action: unknown action \"X\"", path,
+                             dir) > 0);
         assert_string_equal(err, want);
         free(want);
         free(err);
@@ -76,7 +77,9 @@ static void test_seccomp_reference(void **state) {
         /* the referenced file must be a Docker/OCI file, not another zygote profile */
         assert_true(asprintf(&path, "%s/nested.json", dir) > 0);
         assert_int_equal(zp_profile_load_file(path, &p, &err), -EINVAL);
-        assert_true(asprintf(&want, "%s: seccomp file %s/admin.json: is a zygote profile; \"seccomp\" must name a Docker/OCI seccomp file",
+        assert_true(asprintf(&want,
+                             "%s: seccomp file %s/admin.json: is a zygote profile; \"seccomp\" must name a Docker/OCI "
+                             "seccomp file",
                              path, dir) > 0);
         assert_string_equal(err, want);
         free(want);
@@ -160,7 +163,8 @@ static void test_json_errors(void **state) {
                   "line 1, column 35: object value separator ',' expected");
         load_fail("['defaultAction']", -EINVAL, "top level is not a JSON object");
         load_fail("{'a':[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]}", -EINVAL, "line 1, column 21: nesting too deep");
-        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL','errnoRet':99999999999999999999}]}",
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL','"
+                  "errnoRet':99999999999999999999}]}",
                   -ERANGE, "line 1, column 103: integer out of range");
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','defaultErrnoRet':-99999999999999999999}", -ERANGE,
                   "line 1, column 53: integer out of range");
@@ -222,9 +226,9 @@ static void test_allows(void **state) {
         struct zp_profile *p = load_ok("{'name':'a','capabilities':[],'access':{'users':[1000],'groups':[100]},"
                                        "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
 
-        assert_true(zp_profile_allows(p, 0, 0, NULL, 0));       /* root always */
-        assert_true(zp_profile_allows(p, 1000, 1000, NULL, 0)); /* listed user */
-        assert_true(zp_profile_allows(p, 1001, 100, NULL, 0));  /* primary group */
+        assert_true(zp_profile_allows(p, 0, 0, NULL, 0));         /* root always */
+        assert_true(zp_profile_allows(p, 1000, 1000, NULL, 0));   /* listed user */
+        assert_true(zp_profile_allows(p, 1001, 100, NULL, 0));    /* primary group */
         assert_true(zp_profile_allows(p, 1001, 1001, groups, 2)); /* supplementary group */
         assert_false(zp_profile_allows(p, 1001, 1001, groups, 1));
         assert_false(zp_profile_allows(p, 1001, 1001, NULL, 0));
@@ -375,9 +379,12 @@ static void test_program_fields(void **state) {
         struct zp_profile_options o = { .optimize = 1 };
         char hex[65], *err = NULL, *j;
 
-        a = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close'],'action':'SCMP_ACT_ALLOW'}]}");
-        b = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close'],'action':'SCMP_ACT_ALLOW'}]}");
-        c = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid'],'action':'SCMP_ACT_ALLOW'}]}");
+        a = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close'],'action':"
+                    "'SCMP_ACT_ALLOW'}]}");
+        b = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close'],'action':"
+                    "'SCMP_ACT_ALLOW'}]}");
+        c = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid'],'action':'SCMP_"
+                    "ACT_ALLOW'}]}");
 
         zc_sha256_hex(a->bpf, a->bpf_len * sizeof(struct sock_filter), hex);
         assert_string_equal(a->hash, hex);
@@ -387,13 +394,16 @@ static void test_program_fields(void **state) {
         assert_int_equal(a->n_rules, 4);
 
         /* the linear layout decides the same, on a longer path */
-        j = J("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close','openat','mmap','brk',"
-              "'futex','munmap','fstat','lseek','exit_group','rt_sigaction','rt_sigprocmask','ioctl'],'action':'SCMP_ACT_ALLOW'}]}");
+        j = J("{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['read','write','getpid','close','openat','mmap',"
+              "'brk',"
+              "'futex','munmap','fstat','lseek','exit_group','rt_sigaction','rt_sigprocmask','ioctl'],'action':'SCMP_"
+              "ACT_ALLOW'}]}");
         assert_int_equal(zp_profile_load_buffer_with(BUF_PATH, j, strlen(j), &o, &lin, &err), 0);
         zp_profile_free(a);
         assert_int_equal(zp_profile_load_buffer(BUF_PATH, j, strlen(j), &a, &err), 0);
         for (int nr = 0; nr < 512; nr++)
-                assert_int_equal(decide_arch(a, AUDIT_ARCH_X86_64, nr, 0, 0), decide_arch(lin, AUDIT_ARCH_X86_64, nr, 0, 0));
+                assert_int_equal(decide_arch(a, AUDIT_ARCH_X86_64, nr, 0, 0),
+                                 decide_arch(lin, AUDIT_ARCH_X86_64, nr, 0, 0));
         assert_true(lin->longest_path > a->longest_path);
         assert_string_not_equal(a->hash, lin->hash);
         free(j);

@@ -105,8 +105,7 @@ static char *action_fields(const struct action_case *c, bool as_default) {
                 snprintf(name, sizeof(name), ",'%s':'%s'", as_default ? "defaultErrno" : "errno", c->errno_name);
         if (c->errno_ret >= 0)
                 snprintf(ret, sizeof(ret), ",'%s':%d", as_default ? "defaultErrnoRet" : "errnoRet", c->errno_ret);
-        assert_true(asprintf(&out, "'%s':'%s'%s%s", as_default ? "defaultAction" : "action", c->action, name, ret) >
-                    0);
+        assert_true(asprintf(&out, "'%s':'%s'%s%s", as_default ? "defaultAction" : "action", c->action, name, ret) > 0);
         return out;
 }
 
@@ -164,18 +163,24 @@ static void test_action_errors(void **state) {
                   "syscalls[0].action: expected a string, got int");
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_NOTIFY'}]}",
                   -EOPNOTSUPP,
-                  "syscalls[0].action: SCMP_ACT_NOTIFY needs a seccomp user-notification listener, which zygote does not provide");
+                  "syscalls[0].action: SCMP_ACT_NOTIFY needs a seccomp user-notification listener, which zygote does "
+                  "not provide");
         load_fail("{'defaultAction':'SCMP_ACT_NOTIFY'}", -EOPNOTSUPP,
-                  "defaultAction: SCMP_ACT_NOTIFY needs a seccomp user-notification listener, which zygote does not provide");
-        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL','errnoRet':1}]}",
-                  -EINVAL, "syscalls[0].errnoRet: only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno value, not SCMP_ACT_KILL");
+                  "defaultAction: SCMP_ACT_NOTIFY needs a seccomp user-notification listener, which zygote does not "
+                  "provide");
+        load_fail(
+                "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL','errnoRet':"
+                "1}]}",
+                -EINVAL,
+                "syscalls[0].errnoRet: only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno value, not SCMP_ACT_KILL");
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','defaultErrnoRet':1}", -EINVAL,
                   "defaultErrnoRet: only SCMP_ACT_ERRNO and SCMP_ACT_TRACE take an errno value, not SCMP_ACT_ALLOW");
         load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':4095}", -ERANGE,
                   "defaultErrnoRet: 4095 is out of range (0..4094)");
         load_fail("{'defaultAction':'SCMP_ACT_TRACE','defaultErrnoRet':65536}", -ERANGE,
                   "defaultErrnoRet: 65536 is out of range (0..65535)");
-        load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':-1}", -ERANGE, "defaultErrnoRet: -1 is negative");
+        load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':-1}", -ERANGE,
+                  "defaultErrnoRet: -1 is negative");
         load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1.5}", -EINVAL,
                   "defaultErrnoRet: expected an integer, got double");
         load_fail("{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':'1'}", -EINVAL,
@@ -195,14 +200,20 @@ static void test_args_ops(void **state) {
                         bool match;
                 } samples[6];
         } v[] = {
-                { "SCMP_CMP_EQ", 5, 0, { { 5, true }, { 4, false }, { 6, false }, { 5 | (UINT64_C(1) << 32), false } } },
+                { "SCMP_CMP_EQ",
+                  5,
+                  0,
+                  { { 5, true }, { 4, false }, { 6, false }, { 5 | (UINT64_C(1) << 32), false } } },
                 { "SCMP_CMP_NE", 5, 0, { { 5, false }, { 4, true }, { 6, true }, { 5 | (UINT64_C(1) << 32), true } } },
                 { "SCMP_CMP_LT", 5, 0, { { 4, true }, { 5, false }, { 0, true }, { UINT64_MAX, false } } },
                 { "SCMP_CMP_LE", 5, 0, { { 5, true }, { 6, false }, { 0, true }, { UINT64_C(1) << 32, false } } },
                 { "SCMP_CMP_GT", 5, 0, { { 6, true }, { 5, false }, { UINT64_MAX, true }, { 0, false } } },
                 { "SCMP_CMP_GE", 5, 0, { { 5, true }, { 4, false }, { UINT64_C(1) << 40, true } } },
                 /* value is the mask, valueTwo the datum (OCI, runc, libseccomp) */
-                { "SCMP_CMP_MASKED_EQ", 0xf0, 0x30, { { 0x30, true }, { 0x3f, true }, { 0x130, true }, { 0x20, false }, { 0xf0, false } } },
+                { "SCMP_CMP_MASKED_EQ",
+                  0xf0,
+                  0x30,
+                  { { 0x30, true }, { 0x3f, true }, { 0x130, true }, { 0x20, false }, { 0xf0, false } } },
                 { "SCMP_CMP_EQ", UINT64_MAX, 0, { { UINT64_MAX, true }, { 0xffffffff, false } } },
         };
 
@@ -210,10 +221,11 @@ static void test_args_ops(void **state) {
                 char *fields;
                 struct zp_profile *p;
 
-                assert_true(asprintf(&fields,
-                                     "'action':'SCMP_ACT_ERRNO','errnoRet':9,'args':[{'index':1,'op':'%s','value':%" PRIu64
-                                     ",'valueTwo':%" PRIu64 "}]",
-                                     v[i].op, v[i].value, v[i].value_two) > 0);
+                assert_true(
+                        asprintf(&fields,
+                                 "'action':'SCMP_ACT_ERRNO','errnoRet':9,'args':[{'index':1,'op':'%s','value':%" PRIu64
+                                 ",'valueTwo':%" PRIu64 "}]",
+                                 v[i].op, v[i].value, v[i].value_two) > 0);
                 p = getpid_rule(fields);
                 for (size_t j = 0; j < 6 && (j == 0 || v[i].samples[j].arg || v[i].samples[j].match); j++) {
                         uint32_t got = decide(p, "getpid", 0, v[i].samples[j].arg);
@@ -257,7 +269,8 @@ static void test_args_and_or(void **state) {
 }
 
 static void test_args_errors(void **state) {
-#define R(a) "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL','args':" a "}]}"
+#define R(a) \
+        "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL','args':" a "}]}"
         load_fail(R("[{'index':6,'op':'SCMP_CMP_EQ','value':1}]"), -ERANGE,
                   "syscalls[0].args[0].index: 6 is out of range (0..5)");
         load_fail(R("[{'op':'SCMP_CMP_EQ','value':1}]"), -EINVAL, "syscalls[0].args[0]: missing \"index\"");
@@ -266,17 +279,20 @@ static void test_args_errors(void **state) {
                   "syscalls[0].args[0].op: unknown operator \"SCMP_CMP_XX\"");
         load_fail(R("[{'index':0,'op':'SCMP_CMP_EQ','value':1,'valueTwo':2}]"), -EINVAL,
                   "syscalls[0].args[0].valueTwo: only SCMP_CMP_MASKED_EQ uses valueTwo");
-        load_fail(R("[{'index':0,'op':'SCMP_CMP_EQ','value':-1}]"), -ERANGE, "syscalls[0].args[0].value: -1 is negative");
+        load_fail(R("[{'index':0,'op':'SCMP_CMP_EQ','value':-1}]"), -ERANGE,
+                  "syscalls[0].args[0].value: -1 is negative");
         load_fail(R("[{'index':0,'op':'SCMP_CMP_EQ','value':18446744073709551616}]"), -ERANGE,
                   "line 1, column 138: integer out of range");
-        load_fail(R("[{'index':0,'op':'SCMP_CMP_EQ','vlaue':1}]"), -EINVAL, "syscalls[0].args[0]: unknown field \"vlaue\"");
+        load_fail(R("[{'index':0,'op':'SCMP_CMP_EQ','vlaue':1}]"), -EINVAL,
+                  "syscalls[0].args[0]: unknown field \"vlaue\"");
         load_fail(R("{}"), -EINVAL, "syscalls[0].args: expected an array, got object");
         load_fail(R("[3]"), -EINVAL, "syscalls[0].args[0]: expected an object, got int");
         load_fail(R("[{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}]"), -E2BIG,
                   "syscalls[0].args: 17 entries, more than the 16 allowed");
 #undef R
         /* The largest value is fine. */
-        zp_profile_free(getpid_rule("'action':'SCMP_ACT_KILL','args':[{'index':0,'op':'SCMP_CMP_EQ','value':18446744073709551615}]"));
+        zp_profile_free(getpid_rule(
+                "'action':'SCMP_ACT_KILL','args':[{'index':0,'op':'SCMP_CMP_EQ','value':18446744073709551615}]"));
 }
 
 static void test_names(void **state) {
@@ -291,7 +307,8 @@ static void test_names(void **state) {
         zp_profile_free(p);
 
         /* Docker's older single "name". */
-        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'name':'getpid','action':'SCMP_ACT_KILL_PROCESS'}]}");
+        p = load_ok(
+                "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'name':'getpid','action':'SCMP_ACT_KILL_PROCESS'}]}");
         assert_int_equal(decide(p, "getpid", 0, 0), SECCOMP_RET_KILL_PROCESS);
         zp_profile_free(p);
 
@@ -316,8 +333,10 @@ static void test_names(void **state) {
         load_fail(R("'names':['getpid'],'nmae':1,"), -EINVAL, "syscalls[0]: unknown field \"nmae\"");
         load_fail(R("'names':['getpid'],'comment':3,"), -EINVAL, "syscalls[0].comment: expected a string, got int");
 #undef R
-        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[7]}", -EINVAL, "syscalls[0]: expected an object, got int");
-        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':{}}", -EINVAL, "syscalls: expected an array, got object");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[7]}", -EINVAL,
+                  "syscalls[0]: expected an object, got int");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':{}}", -EINVAL,
+                  "syscalls: expected an array, got object");
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','sycalls':[]}", -EINVAL, "unknown field \"sycalls\"");
 }
 
@@ -376,7 +395,8 @@ static void test_includes_excludes(void **state) {
         /* both together: Docker's clone rule (excluded with CAP_SYS_ADMIN or on s390) */
         assert_true(applies("'CAP_CHOWN'", "'excludes':{'caps':['CAP_SYS_ADMIN'],'arches':['s390','s390x']}"));
         assert_false(applies("'CAP_SYS_ADMIN'", "'excludes':{'caps':['CAP_SYS_ADMIN'],'arches':['s390','s390x']}"));
-        assert_false(applies("'CAP_SYS_ADMIN'", "'includes':{'arches':['amd64']},'excludes':{'caps':['CAP_SYS_ADMIN']}"));
+        assert_false(
+                applies("'CAP_SYS_ADMIN'", "'includes':{'arches':['amd64']},'excludes':{'caps':['CAP_SYS_ADMIN']}"));
 
 #define R(g) "{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_KILL'," g "}]}"
         load_fail(R("'includes':{'minKernel':'4'}"), -EINVAL,
@@ -385,10 +405,13 @@ static void test_includes_excludes(void **state) {
                   "syscalls[0].includes.minKernel: \"4.8.1\" is not a kernel version like \"4.8\"");
         load_fail(R("'excludes':{'minKernel':'0.0'}"), -EINVAL,
                   "syscalls[0].excludes.minKernel: \"0.0\" is not a kernel version like \"4.8\"");
-        load_fail(R("'excludes':{'minKernel':48}"), -EINVAL, "syscalls[0].excludes.minKernel: expected a string, got int");
+        load_fail(R("'excludes':{'minKernel':48}"), -EINVAL,
+                  "syscalls[0].excludes.minKernel: expected a string, got int");
         load_fail(R("'includes':{'cap':['CAP_CHOWN']}"), -EINVAL, "syscalls[0].includes: unknown field \"cap\"");
-        load_fail(R("'includes':{'caps':'CAP_CHOWN'}"), -EINVAL, "syscalls[0].includes.caps: expected an array, got string");
-        load_fail(R("'excludes':{'arches':[1]}"), -EINVAL, "syscalls[0].excludes.arches[0]: expected a string, got int");
+        load_fail(R("'includes':{'caps':'CAP_CHOWN'}"), -EINVAL,
+                  "syscalls[0].includes.caps: expected an array, got string");
+        load_fail(R("'excludes':{'arches':[1]}"), -EINVAL,
+                  "syscalls[0].excludes.arches[0]: expected a string, got int");
         load_fail(R("'excludes':[]"), -EINVAL, "syscalls[0].excludes: expected an object, got array");
         /* Errors in a rule that does not apply here are still errors (same result on every machine). */
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_BAD',"
@@ -401,7 +424,8 @@ static void test_arches(void **state) {
         struct zp_profile *p;
 
         /* architectures: native first, others added; rules apply per architecture */
-        p = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86','SCMP_ARCH_X86_64','SCMP_ARCH_X32'],"
+        p = load_ok("{'defaultAction':'SCMP_ACT_ERRNO','architectures':['SCMP_ARCH_X86','SCMP_ARCH_X86_64','SCMP_ARCH_"
+                    "X32'],"
                     "'syscalls':[{'names':['getpid'],'action':'SCMP_ACT_ALLOW'}]}");
         assert_int_equal(p->n_arches, 3);
         assert_int_equal(p->arches[0], SCMP_ARCH_X86_64);
@@ -436,15 +460,17 @@ static void test_arches(void **state) {
                   "use either \"architectures\" or \"archMap\", not both");
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['SCMP_ARCH_PDP11']}", -EINVAL,
                   "architectures[0]: unknown architecture \"SCMP_ARCH_PDP11\"");
-        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','archMap':[{'architecture':'SCMP_ARCH_X86_64','subArchitectures':['SCMP_ARCH_VAX']}]}",
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','archMap':[{'architecture':'SCMP_ARCH_X86_64','subArchitectures':["
+                  "'SCMP_ARCH_VAX']}]}",
                   -EINVAL, "archMap[0].subArchitectures[0]: unknown architecture \"SCMP_ARCH_VAX\"");
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','archMap':[{'subArchitectures':[]}]}", -EINVAL,
                   "archMap[0]: missing \"architecture\"");
-        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','archMap':[{'architecture':'SCMP_ARCH_X86_64','sub':[]}]}", -EINVAL,
-                  "archMap[0]: unknown field \"sub\"");
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','archMap':[{'architecture':'SCMP_ARCH_X86_64','sub':[]}]}",
+                  -EINVAL, "archMap[0]: unknown field \"sub\"");
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','architectures':'SCMP_ARCH_X86'}", -EINVAL,
                   "architectures: expected an array, got string");
-        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['x86','x32','arm','aarch64','ppc','ppc64','ppc64le',"
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','architectures':['x86','x32','arm','aarch64','ppc','ppc64','"
+                  "ppc64le',"
                   "'s390','s390x','mips','mipsel','mips64','mipsel64','mips64n32','mipsel64n32','parisc','parisc64']}",
                   -E2BIG, "architectures[15]: more than 16 architectures");
 }
@@ -452,19 +478,23 @@ static void test_arches(void **state) {
 static void test_flags_and_listener(void **state) {
         struct zp_profile *p;
 
-        p = load_ok("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_LOG','SECCOMP_FILTER_FLAG_SPEC_ALLOW',"
-                    "'SECCOMP_FILTER_FLAG_TSYNC'],'listenerPath':'','listenerMetadata':''}");
+        p = load_ok(
+                "{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_LOG','SECCOMP_FILTER_FLAG_SPEC_ALLOW',"
+                "'SECCOMP_FILTER_FLAG_TSYNC'],'listenerPath':'','listenerMetadata':''}");
         assert_int_equal(p->filter_flags,
                          SECCOMP_FILTER_FLAG_LOG | SECCOMP_FILTER_FLAG_SPEC_ALLOW | SECCOMP_FILTER_FLAG_TSYNC);
         zp_profile_free(p);
 
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_FOO']}", -EINVAL,
                   "flags[0]: unknown flag \"SECCOMP_FILTER_FLAG_FOO\"");
-        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_LOG','SECCOMP_FILTER_FLAG_NEW_LISTENER']}",
+        load_fail("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_LOG','SECCOMP_FILTER_FLAG_NEW_"
+                  "LISTENER']}",
                   -EOPNOTSUPP,
-                  "flags[1]: SECCOMP_FILTER_FLAG_NEW_LISTENER needs a seccomp user-notification listener, which zygote does not provide");
+                  "flags[1]: SECCOMP_FILTER_FLAG_NEW_LISTENER needs a seccomp user-notification listener, which zygote "
+                  "does not provide");
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','flags':['SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV']}", -EOPNOTSUPP,
-                  "flags[0]: SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV needs a seccomp user-notification listener, which zygote does not provide");
+                  "flags[0]: SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV needs a seccomp user-notification listener, which "
+                  "zygote does not provide");
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','listenerPath':'/run/agent.sock'}", -EOPNOTSUPP,
                   "listenerPath: zygote has no seccomp user-notification listener");
         load_fail("{'defaultAction':'SCMP_ACT_ALLOW','listenerMetadata':'x'}", -EOPNOTSUPP,
@@ -475,9 +505,11 @@ static void test_zygote_form(void **state) {
         struct zp_profile *p;
         unsigned cap;
 
-        p = load_ok("{'name':'build-1.x','comment':'c','capabilities':['CAP_CHOWN','CAP_SYS_PTRACE'],'noNewPrivileges':false,"
+        p = load_ok("{'name':'build-1.x','comment':'c','capabilities':['CAP_CHOWN','CAP_SYS_PTRACE'],'noNewPrivileges':"
+                    "false,"
                     "'access':{'users':['root',1000,4294967294],'groups':['root',100]},"
-                    "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_ALLOW'}]}}");
+                    "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','syscalls':[{'names':['getpid'],'action':'SCMP_ACT_"
+                    "ALLOW'}]}}");
         assert_string_equal(p->name, "build-1.x");
         assert_int_equal(zp_cap_from_name("CAP_SYS_PTRACE", &cap), 0);
         assert_true(p->caps_keep == ((UINT64_C(1) << 0) | (UINT64_C(1) << cap)));
@@ -501,41 +533,64 @@ static void test_zygote_form(void **state) {
         p = load_ok("{'name':'n','capabilities':[],'access':{},'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
         assert_true(p->caps_keep == 0);
         assert_true(p->no_new_privs);
+        assert_false(p->nnp_callers_allow); /* refused unless the profile says otherwise */
         assert_false(p->access_all);
         assert_int_equal(p->n_access_uids + p->n_access_gids, 0);
+        zp_profile_free(p);
+
+        /* a caller with no_new_privs (maybe a Landlock domain) admitted, or refused as by default */
+        p = load_ok("{'name':'n','capabilities':[],'noNewPrivsCallers':'allow',"
+                    "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
+        assert_true(p->nnp_callers_allow);
+        zp_profile_free(p);
+        p = load_ok("{'name':'n','capabilities':[],'noNewPrivsCallers':'refuse',"
+                    "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
+        assert_false(p->nnp_callers_allow);
         zp_profile_free(p);
 
 #define S "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}"
         load_fail("{'capabilities':[]," S "}", -EINVAL, "missing \"name\"");
         load_fail("{'name':'a/b','capabilities':[]," S "}", -EINVAL,
                   "name: \"a/b\" is not a valid profile name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)");
-        load_fail("{'name':'.hidden','capabilities':[]," S "}", -EINVAL,
-                  "name: \".hidden\" is not a valid profile name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)");
+        load_fail(
+                "{'name':'.hidden','capabilities':[]," S "}", -EINVAL,
+                "name: \".hidden\" is not a valid profile name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)");
         load_fail("{'name':'a'," S "}", -EINVAL, "missing \"capabilities\" (the bounding set to keep; [] keeps none)");
-        load_fail("{'name':'a','capabilities':['CAP_NOPE']," S "}", -EINVAL, "capabilities[0]: unknown capability \"CAP_NOPE\"");
-        load_fail("{'name':'a','capabilities':['chown']," S "}", -EINVAL, "capabilities[0]: unknown capability \"chown\"");
+        load_fail("{'name':'a','capabilities':['CAP_NOPE']," S "}", -EINVAL,
+                  "capabilities[0]: unknown capability \"CAP_NOPE\"");
+        load_fail("{'name':'a','capabilities':['chown']," S "}", -EINVAL,
+                  "capabilities[0]: unknown capability \"chown\"");
         load_fail("{'name':'a','capabilities':[]," S ",'noNewPrivileges':1}", -EINVAL,
                   "noNewPrivileges: expected true or false, got int");
+        load_fail("{'name':'a','capabilities':[]," S ",'noNewPrivsCallers':'yes'}", -EINVAL,
+                  "noNewPrivsCallers: \"yes\" is not \"allow\" or \"refuse\"");
+        load_fail("{'name':'a','capabilities':[]," S ",'noNewPrivsCallers':true}", -EINVAL,
+                  "noNewPrivsCallers: expected a string, got boolean");
         load_fail("{'name':'a','capabilities':[]," S ",'access':{'users':['no-such-user-zygote']}}", -ESRCH,
                   "access.users[0]: unknown user \"no-such-user-zygote\"");
         load_fail("{'name':'a','capabilities':[]," S ",'access':{'groups':['no-such-group-zygote']}}", -ESRCH,
                   "access.groups[0]: unknown group \"no-such-group-zygote\"");
         load_fail("{'name':'a','capabilities':[]," S ",'access':{'users':[4294967295]}}", -ERANGE,
                   "access.users[0]: 4294967295 is out of range (0..4294967294)");
-        load_fail("{'name':'a','capabilities':[]," S ",'access':{'users':[-1]}}", -ERANGE, "access.users[0]: -1 is negative");
+        load_fail("{'name':'a','capabilities':[]," S ",'access':{'users':[-1]}}", -ERANGE,
+                  "access.users[0]: -1 is negative");
         load_fail("{'name':'a','capabilities':[]," S ",'access':{'users':[true]}}", -EINVAL,
                   "access.users[0]: expected a name or a number, got boolean");
-        load_fail("{'name':'a','capabilities':[]," S ",'access':{'uids':[1]}}", -EINVAL, "access: unknown field \"uids\"");
+        load_fail("{'name':'a','capabilities':[]," S ",'access':{'uids':[1]}}", -EINVAL,
+                  "access: unknown field \"uids\"");
         load_fail("{'name':'a','capabilities':[]," S ",'acess':{}}", -EINVAL, "unknown field \"acess\"");
         load_fail("{'name':'a','capabilities':[],'seccomp':{'defaultAction':'SCMP_ACT_FOO'}}", -EINVAL,
                   "seccomp.defaultAction: unknown action \"SCMP_ACT_FOO\"");
-        load_fail("{'name':'a','capabilities':[],'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['x'],'action':1}]}}",
+        load_fail("{'name':'a','capabilities':[],'seccomp':{'defaultAction':'SCMP_ACT_ALLOW','syscalls':[{'names':['x']"
+                  ",'action':1}]}}",
                   -EINVAL, "seccomp.syscalls[0].action: expected a string, got int");
         load_fail("{'name':'a','capabilities':[],'seccomp':7}", -EINVAL, "seccomp: expected an object, got int");
-        load_fail("{'name':'a','capabilities':[],'seccomp':{},'defaultAction':'SCMP_ACT_ALLOW'}", -EINVAL,
-                  "both \"seccomp\" (zygote profile) and \"defaultAction\"/\"syscalls\" (Docker/OCI file) at top level");
+        load_fail(
+                "{'name':'a','capabilities':[],'seccomp':{},'defaultAction':'SCMP_ACT_ALLOW'}", -EINVAL,
+                "both \"seccomp\" (zygote profile) and \"defaultAction\"/\"syscalls\" (Docker/OCI file) at top level");
         load_fail("{'name':'a'}", -EINVAL,
-                  "neither a Docker/OCI seccomp file (\"defaultAction\", \"syscalls\") nor a zygote profile (\"seccomp\")");
+                  "neither a Docker/OCI seccomp file (\"defaultAction\", \"syscalls\") nor a zygote profile "
+                  "(\"seccomp\")");
         load_fail("{'name':'a','capabilities':[],'seccomp':'/etc/docker.json'}", -EINVAL,
                   "seccomp: \"/etc/docker.json\": the path must be relative to the profile's directory");
         load_fail("{'name':'a','capabilities':[],'seccomp':'missing.json'}", -ENOENT,
@@ -543,20 +598,13 @@ static void test_zygote_form(void **state) {
 #undef S
 }
 
-
 static const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_minimal),
-        cmocka_unit_test(test_default_actions),
-        cmocka_unit_test(test_rule_actions),
-        cmocka_unit_test(test_action_errors),
-        cmocka_unit_test(test_args_ops),
-        cmocka_unit_test(test_args_and_or),
-        cmocka_unit_test(test_args_errors),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_includes_excludes),
-        cmocka_unit_test(test_arches),
-        cmocka_unit_test(test_flags_and_listener),
-        cmocka_unit_test(test_zygote_form),
+        cmocka_unit_test(test_plain_minimal),      cmocka_unit_test(test_default_actions),
+        cmocka_unit_test(test_rule_actions),       cmocka_unit_test(test_action_errors),
+        cmocka_unit_test(test_args_ops),           cmocka_unit_test(test_args_and_or),
+        cmocka_unit_test(test_args_errors),        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_includes_excludes),  cmocka_unit_test(test_arches),
+        cmocka_unit_test(test_flags_and_listener), cmocka_unit_test(test_zygote_form),
 };
 
 PROFILE_TESTS_MAIN(tests)

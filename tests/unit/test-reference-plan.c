@@ -41,17 +41,37 @@ static void test_plan_round_trip(void **state) {
         static char *const argv[] = { "/bin/echo", "", "two words", NULL };
         static char *const envp[] = { "A=1", "B=", NULL };
         static const gid_t groups[] = { 5, 100, 65534 };
-        static const struct sock_fprog prog = { .len = ELEMENTSOF(block_personality),
-                                                .filter = block_personality };
+        static const struct sock_fprog prog = { .len = ELEMENTSOF(block_personality), .filter = block_personality };
         struct ze_fdmap map[] = { { .src = 10, .target = 0 }, { .src = 11, .target = 7 } };
         struct ze_plan p = {
-                .argv = argv, .envp = envp, .cwd = "/tmp", .search_path = "/a:/b",
-                .fds = map, .n_fds = 2, .status_fd = 12, .hold_fd = 13, .hold_quiet = true, .ctty = true,
-                .set_ids = true, .uid = 1000, .gid = 1001, .groups = groups, .n_groups = 3,
-                .capbset_drop = UINT64_C(0xfffffffffe), .capbset_mask_prctl = true, .cap_last = 40,
-                .caps_keep = 0x21, .set_caps = true, .no_new_privs = true,
-                .filter_mode = ZE_FILTER_LOAD, .filter_early = true, .prog = &prog,
-                .filter_flags = 3, .ref_pidfd = 14, .path_buf = path_buf, .path_buf_len = 300,
+                .argv = argv,
+                .envp = envp,
+                .cwd = "/tmp",
+                .search_path = "/a:/b",
+                .fds = map,
+                .n_fds = 2,
+                .status_fd = 12,
+                .hold_fd = 13,
+                .hold_quiet = true,
+                .ctty = true,
+                .set_ids = true,
+                .uid = 1000,
+                .gid = 1001,
+                .groups = groups,
+                .n_groups = 3,
+                .capbset_drop = UINT64_C(0xfffffffffe),
+                .capbset_mask_prctl = true,
+                .cap_last = 40,
+                .caps_keep = 0x21,
+                .set_caps = true,
+                .no_new_privs = true,
+                .filter_mode = ZE_FILTER_LOAD,
+                .filter_early = true,
+                .prog = &prog,
+                .filter_flags = 3,
+                .ref_pidfd = 14,
+                .path_buf = path_buf,
+                .path_buf_len = 300,
         };
         int fds[ZE_PLAN_MAX_FDS];
         size_t n_fds = ZE_PLAN_MAX_FDS, len;
@@ -146,8 +166,13 @@ static void test_plan_round_trip(void **state) {
  * never do (the worker that joins them is forked by zygoted). */
 static void test_plan_caller_confinement(void **state) {
         static char *const argv[] = { "/bin/true", NULL };
-        struct ze_plan p = { .argv = argv, .status_fd = 12, .hold_fd = -1, .ref_pidfd = -1,
-                             .filter_mode = ZE_FILTER_INHERITED, .n_rlimits = 2, .n_cgroups = 2,
+        struct ze_plan p = { .argv = argv,
+                             .status_fd = 12,
+                             .hold_fd = -1,
+                             .ref_pidfd = -1,
+                             .filter_mode = ZE_FILTER_INHERITED,
+                             .n_rlimits = 2,
+                             .n_cgroups = 2,
                              .cgroup_fds = { 30, 31 } };
         int fds[ZE_PLAN_MAX_FDS], got[] = { 40, 41, 42 };
         size_t n_fds = ZE_PLAN_MAX_FDS, len;
@@ -184,11 +209,20 @@ static void test_plan_caller_confinement(void **state) {
  * is not one is refused. */
 static void test_plan_caller_sched(void **state) {
         static char *const argv[] = { "/bin/true", NULL };
-        struct ze_plan p = { .argv = argv, .status_fd = 12, .hold_fd = -1, .ref_pidfd = -1,
-                             .filter_mode = ZE_FILTER_INHERITED, .caps_keep = 0x3000, .caps_inh_drop = ~0x2000ULL,
+        struct ze_plan p = { .argv = argv,
+                             .status_fd = 12,
+                             .hold_fd = -1,
+                             .ref_pidfd = -1,
+                             .filter_mode = ZE_FILTER_INHERITED,
+                             .caps_keep = 0x3000,
+                             .caps_inh_drop = ~0x2000ULL,
                              .set_sched = true,
-                             .sched = { .policy = 3, .nice = 10, .ioprio = 3 << 13, .oom_score_adj = -17,
-                                        .umask = 077, .affinity = { 1, 0, 4 } } };
+                             .sched = { .policy = 3,
+                                        .nice = 10,
+                                        .ioprio = 3 << 13,
+                                        .oom_score_adj = -17,
+                                        .umask = 077,
+                                        .affinity = { 1, 0, 4 } } };
         int fds[ZE_PLAN_MAX_FDS], got[] = { 40 };
         size_t n_fds = ZE_PLAN_MAX_FDS, len;
         _cleanup_free_ void *buf = NULL;
@@ -212,9 +246,16 @@ static void test_plan_corrupt(void **state) {
         static char *const argv[] = { "/bin/true", "a", NULL };
         static char *const envp[] = { "X=y", NULL };
         struct ze_fdmap map[] = { { .src = 10, .target = 1 } };
-        struct ze_plan p = { .argv = argv, .envp = envp, .cwd = "/", .fds = map, .n_fds = 1,
-                             .status_fd = 11, .hold_fd = -1, .ref_pidfd = -1,
-                             .path_buf = path_buf, .path_buf_len = 64 };
+        struct ze_plan p = { .argv = argv,
+                             .envp = envp,
+                             .cwd = "/",
+                             .fds = map,
+                             .n_fds = 1,
+                             .status_fd = 11,
+                             .hold_fd = -1,
+                             .ref_pidfd = -1,
+                             .path_buf = path_buf,
+                             .path_buf_len = 64 };
         int fds[ZE_PLAN_MAX_FDS], got[] = { 30, 31, 32 };
         size_t n_fds = ZE_PLAN_MAX_FDS, len;
         _cleanup_free_ char *buf = NULL;
@@ -346,13 +387,10 @@ static void test_plan_limits(void **state) {
         assert_null(buf);
 }
 
-
 int main(void) {
         const struct CMUnitTest tests[] = {
-                tu_test(test_plan_round_trip),
-                tu_test(test_plan_caller_confinement),
-                tu_test(test_plan_caller_sched),
-                tu_test(test_plan_corrupt),
+                tu_test(test_plan_round_trip),   tu_test(test_plan_caller_confinement),
+                tu_test(test_plan_caller_sched), tu_test(test_plan_corrupt),
                 tu_test(test_plan_limits),
         };
 

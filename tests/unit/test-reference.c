@@ -165,11 +165,11 @@ static void test_start_failures(void **state) {
         _cleanup_close_ int not_exec = zr_helper_open("/etc/passwd");
 
         assert_int_equal(zr_helper_open("/nonexistent-zygote-test/zygote-ref"), -ENOENT);
-        assert_int_equal(zr_reference_start(-EBADF, block_personality,
-                                            ELEMENTSOF(block_personality), 0, true, 0, &r), -EINVAL);
+        assert_int_equal(zr_reference_start(-EBADF, block_personality, ELEMENTSOF(block_personality), 0, true, 0, &r),
+                         -EINVAL);
         assert_true(not_exec >= 0);
-        assert_int_equal(zr_reference_start(not_exec, block_personality,
-                                            ELEMENTSOF(block_personality), 0, true, 0, &r), -EACCES);
+        assert_int_equal(zr_reference_start(not_exec, block_personality, ELEMENTSOF(block_personality), 0, true, 0, &r),
+                         -EACCES);
         /* the kernel refuses the program: the reference says so (and exits on our close) */
         assert_int_equal(start(bad, ELEMENTSOF(bad), &r), -EINVAL);
         assert_int_equal(start(block_personality, 0, &r), -EINVAL);
@@ -272,7 +272,7 @@ static void test_probe_inherit_hidden_helper(void **state) {
         int k;
 
         if (geteuid() != 0)
-                skip(); /* only root's probe switches to another uid */
+                skip();                /* only root's probe switches to another uid */
         assert_non_null(mkdtemp(dir)); /* mode 0700, owned by root */
         snprintf(path, sizeof(path), "%s/zygote-ref", dir);
         src = open(helper, O_RDONLY | O_CLOEXEC);
@@ -291,8 +291,7 @@ static void test_probe_inherit_hidden_helper(void **state) {
         fd = zr_helper_open(path);
         assert_true(fd >= 0);
 
-        assert_int_equal(zr_reference_start(fd, block_personality, ELEMENTSOF(block_personality), 0,
-                                            true, 0, &r), 0);
+        assert_int_equal(zr_reference_start(fd, block_personality, ELEMENTSOF(block_personality), 0, true, 0, &r), 0);
         k = zr_reference_probe_inherit(&r, fd, true, &reason);
         if (k < 0)
                 fail_msg("probe failed: %s", reason ? reason : "?");

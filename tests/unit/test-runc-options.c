@@ -3,7 +3,7 @@
  * runc/options.c alone: how a verb's command line is read, as runc's urfave/cli reads it (long,
  * "=", short and single-dash long options, flags, "--", a repeatable option), the errors and their
  * words, and the table's flags: a missing container id, and the state loaded for ZRC_VERB_STATE.
- * error() and zrc_runc_load_state() are stubs that record what they were given.
+ * zrc_error() and zrc_runc_load_state() are stubs that record what they were given.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,7 +21,7 @@
 static char last_error[256];
 static const char *loaded_id;
 
-int error(const struct ctx *c, const char *fmt, ...) {
+int zrc_error(const struct zrc_ctx *c, const char *fmt, ...) {
         va_list ap;
 
         (void) c;
@@ -31,10 +31,10 @@ int error(const struct ctx *c, const char *fmt, ...) {
         return 1;
 }
 
-int zrc_runc_load_state(const struct ctx *c, const char *id, struct zrc_state *st) {
+int zrc_runc_load_state(const struct zrc_ctx *c, const char *id, struct zrc_state *st) {
         loaded_id = id;
         if (strcmp(id, "gone") == 0)
-                return error(c, "container does not exist"), -ENOENT;
+                return zrc_error(c, "container does not exist"), -ENOENT;
         *st = (struct zrc_state){ .pid = 42 };
         return 0;
 }
@@ -46,15 +46,15 @@ static int setup(void **state) {
         return 0;
 }
 
-static const struct ctx ctx;
+static const struct zrc_ctx ctx;
 static const struct zrc_verb plain = { "list", NULL, 0, NULL };
 static const struct zrc_verb with_id = { "create", NULL, ZRC_VERB_ID, NULL };
 static const struct zrc_verb with_state = { "ps", NULL, ZRC_VERB_ID | ZRC_VERB_STATE, NULL };
 
 static void test_forms(void **state) {
         char *argv[] = { "--bundle", "b1", "--pid-file=p", "-d", "-console-socket", "s", "--keep", "id", "more" };
-        struct zrc_opt o[] = { { "bundle", 'b', true }, { "pid-file", 0, true }, { "console-socket", 0, true },
-                               { "detach", 'd', false }, { "keep", 0, false }, { "tty", 't', false } };
+        struct zrc_opt o[] = { { "bundle", 'b', true },  { "pid-file", 0, true }, { "console-socket", 0, true },
+                               { "detach", 'd', false }, { "keep", 0, false },    { "tty", 't', false } };
 
         (void) state;
         assert_int_equal(zrc_verb_parse(&ctx, &with_id, N(argv), argv, o, N(o), NULL), 7);
@@ -141,9 +141,11 @@ static void test_state(void **state) {
 
 static void test_proc_args(void **state) {
         char *argv[] = { "--pid-file", "p", "--preserve-fds", "3", "-d", "id" };
-        struct zrc_opt o[] = { { "pid-file", 0, true }, { "console-socket", 0, true }, { "preserve-fds", 0, true },
+        struct zrc_opt o[] = { { "pid-file", 0, true },
+                               { "console-socket", 0, true },
+                               { "preserve-fds", 0, true },
                                { "detach", 'd', false } };
-        struct proc_args p = {};
+        struct zrc_proc_args p = {};
         int k;
 
         (void) state;
@@ -159,9 +161,9 @@ static void test_proc_args(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup(test_forms, setup),     cmocka_unit_test_setup(test_end_of_options, setup),
-                cmocka_unit_test_setup(test_repeated, setup),  cmocka_unit_test_setup(test_errors, setup),
-                cmocka_unit_test_setup(test_state, setup),     cmocka_unit_test_setup(test_proc_args, setup),
+                cmocka_unit_test_setup(test_forms, setup),    cmocka_unit_test_setup(test_end_of_options, setup),
+                cmocka_unit_test_setup(test_repeated, setup), cmocka_unit_test_setup(test_errors, setup),
+                cmocka_unit_test_setup(test_state, setup),    cmocka_unit_test_setup(test_proc_args, setup),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,8 +46,8 @@ enum tier { TIER_LOAD, TIER_CLONE, _TIER_MAX };
 static const char *const tier_name[_TIER_MAX] = { "load", "clone" };
 
 struct sample {
-        int64_t ns;  /* duration of the filter system call */
-        int32_t err; /* errno of the filter call, 0 on success */
+        int64_t ns;    /* duration of the filter system call */
+        int32_t err;   /* errno of the filter call, 0 on success */
         int32_t works; /* 1 if swapoff(NULL) then failed with EPERM */
 };
 
@@ -250,15 +250,14 @@ int main(int argc, char **argv) {
                 }
                 r = start_reference(&prog, &ref_pid, &release_fd);
                 if (r < 0) {
-                        printf("FAIL %s.reference: loading %u instructions: %s\n", label, prog.len,
-                               strerror(-r));
+                        printf("FAIL %s.reference: loading %u instructions: %s\n", label, prog.len, strerror(-r));
                         return 1;
                 }
         } else {
                 r = read_bpf_of_pid(ref_pid, &prog);
                 if (r < 0) {
-                        printf("FAIL %s.reference: reading the filter of pid %d: %s\n", label,
-                               (int) ref_pid, strerror(-r));
+                        printf("FAIL %s.reference: reading the filter of pid %d: %s\n", label, (int) ref_pid,
+                               strerror(-r));
                         return 1;
                 }
         }
@@ -306,15 +305,15 @@ int main(int argc, char **argv) {
         int failed = 0;
         for (int t = 0; t < _TIER_MAX; t++) {
                 if (t == TIER_CLONE && n_ok[t] == 0 && first_err[t] == EINVAL)
-                        printf("skip %s.%s: seccomp op 4 answers EINVAL (kernel lacks SECCOMP_CLONE_FILTER)\n",
-                               label, tier_name[t]);
+                        printf("skip %s.%s: seccomp op 4 answers EINVAL (kernel lacks SECCOMP_CLONE_FILTER)\n", label,
+                               tier_name[t]);
                 else if (n_ok[t] != rounds) {
                         printf("FAIL %s.%s: %ld of %ld workers failed, first: %s\n", label, tier_name[t],
                                rounds - n_ok[t], rounds, strerror(first_err[t]));
                         failed = 1;
                 } else if (n_broken[t]) {
-                        printf("FAIL %s.%s: in %ld of %ld workers swapoff(NULL) was not refused with EPERM\n",
-                               label, tier_name[t], n_broken[t], rounds);
+                        printf("FAIL %s.%s: in %ld of %ld workers swapoff(NULL) was not refused with EPERM\n", label,
+                               tier_name[t], n_broken[t], rounds);
                         failed = 1;
                 } else
                         printf("ok %s.%s\n", label, tier_name[t]);
@@ -326,8 +325,8 @@ int main(int argc, char **argv) {
                         qsort(ns[t], n_ok[t], sizeof(int64_t), cmp_i64);
                         median[t] = ns[t][n_ok[t] / 2];
                 }
-        printf("filter step (%s), %u BPF instructions, median over %ld forks: load %lld ns, clone %lld ns",
-               label, prog.len, rounds, (long long) median[TIER_LOAD], (long long) median[TIER_CLONE]);
+        printf("filter step (%s), %u BPF instructions, median over %ld forks: load %lld ns, clone %lld ns", label,
+               prog.len, rounds, (long long) median[TIER_LOAD], (long long) median[TIER_CLONE]);
         if (median[TIER_LOAD] > 0 && median[TIER_CLONE] > 0)
                 printf(", clone/load %.2f%%", 100.0 * (double) median[TIER_CLONE] / (double) median[TIER_LOAD]);
         printf("\n");
