@@ -149,41 +149,18 @@ static int read_label(int dir_fd, char label[static ZD_LSM_LABEL_MAX], const cha
 
 /* Labels are per thread, like credentials, and zygoted cannot tell which thread made the call:
  * threads under different labels are refused rather than guessed at (-EILSEQ). */
+static int same_label(int task_fd, const char *tid, void *userdata) {
+        const char *label = userdata;
+        _cleanup_close_ int tfd = openat(task_fd, tid, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        char other[ZD_LSM_LABEL_MAX];
+        const char *attr;
+        int r = tfd < 0 ? negative_errno() : read_label(tfd, other, &attr);
+
+        return r < 0 ? r : streq(other, label) ? 0 : -EILSEQ;
+}
+
 static int same_in_every_thread(int proc_fd, pid_t pid, const char *label) {
-        int fd = openat(proc_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        struct dirent *de;
-        DIR *dir;
-        int r = 0;
-
-        if (fd < 0)
-                return negative_errno();
-        dir = fdopendir(fd);
-        if (!dir) {
-                r = negative_errno();
-                close(fd);
-                return r;
-        }
-        while (r >= 0 && (errno = 0, de = readdir(dir))) {
-                _cleanup_close_ int tfd = -EBADF;
-                char other[ZD_LSM_LABEL_MAX];
-                const char *attr;
-
-                if (strspn(de->d_name, "0123456789") != strlen(de->d_name) || strlen(de->d_name) > 10 ||
-                    atoi(de->d_name) == pid)
-                        continue;
-                tfd = openat(dirfd(dir), de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                r = tfd < 0 ? negative_errno() : read_label(tfd, other, &attr);
-                if (r == -ENOENT) {
-                        r = 0; /* that thread has exited meanwhile */
-                        continue;
-                }
-                if (r >= 0 && !streq(other, label))
-                        r = -EILSEQ;
-        }
-        if (r >= 0 && errno != 0)
-                r = negative_errno();
-        closedir(dir);
-        return r;
+        return zd_caller_for_each_thread(proc_fd, pid, same_label, (void *) label);
 }
 
 int zd_caller_read_lsm(int proc_fd, struct zd_caller *c) {

@@ -262,11 +262,8 @@ static void merge_thread(struct zd_caller *c, const struct thread_caps *t) {
         c->seccomp_mode = t->seccomp > c->seccomp_mode ? t->seccomp : c->seccomp_mode;
 }
 
-/* The other threads of a caller with more than one. zygoted cannot know which thread sent the
- * call: each may hold other capabilities, flags or a filter of its own (all are per thread), so
- * the task gets what every thread holds and the most confined thread's flags and filter. Ids are
- * per thread too; threads that disagree on them are refused rather than guessed at. */
-static int read_threads(int proc_fd, pid_t pid, const char *main_text, struct zd_caller *c) {
+int zd_caller_for_each_thread(int proc_fd, pid_t pid, int (*fn)(int task_fd, const char *tid, void *userdata),
+                              void *userdata) {
         int fd = openat(proc_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct dirent *de;
         DIR *dir;
@@ -281,35 +278,53 @@ static int read_threads(int proc_fd, pid_t pid, const char *main_text, struct zd
                 return r;
         }
         while (r >= 0 && (errno = 0, de = readdir(dir))) {
-                _cleanup_free_ char *text = NULL;
-                struct thread_caps t;
-                char name[32];
-
                 /* thread ids are numbers: nothing else is read */
                 if (strspn(de->d_name, "0123456789") != strlen(de->d_name) || strlen(de->d_name) > 10 ||
                     atoi(de->d_name) == pid)
                         continue;
-                snprintf(name, sizeof(name), "task/%.10s/status", de->d_name);
-                r = zd_caller_read_proc(proc_fd, name, &text);
-                if (r == -ENOENT) {
+                r = fn(dirfd(dir), de->d_name, userdata);
+                if (r == -ENOENT)
                         r = 0; /* that thread has exited meanwhile */
-                        continue;
-                }
-                if (r < 0)
-                        break;
-                if (!same_line(text, main_text, "Uid") || !same_line(text, main_text, "Gid") ||
-                    !same_line(text, main_text, "Groups")) {
-                        r = -ENOTUNIQ;
-                        break;
-                }
-                r = parse_thread(text, &t);
-                if (r >= 0)
-                        merge_thread(c, &t);
         }
         if (r >= 0 && errno != 0)
                 r = negative_errno();
         closedir(dir);
         return r;
+}
+
+struct thread_walk {
+        const char *main_text;
+        struct zd_caller *c;
+};
+
+static int read_thread(int task_fd, const char *tid, void *userdata) {
+        struct thread_walk *w = userdata;
+        _cleanup_free_ char *text = NULL;
+        struct thread_caps t;
+        char name[32];
+        int r;
+
+        snprintf(name, sizeof(name), "%.10s/status", tid);
+        r = zd_caller_read_proc(task_fd, name, &text);
+        if (r < 0)
+                return r;
+        if (!same_line(text, w->main_text, "Uid") || !same_line(text, w->main_text, "Gid") ||
+            !same_line(text, w->main_text, "Groups"))
+                return -ENOTUNIQ;
+        r = parse_thread(text, &t);
+        if (r >= 0)
+                merge_thread(w->c, &t);
+        return r;
+}
+
+/* The other threads of a caller with more than one. zygoted cannot know which thread sent the
+ * call: each may hold other capabilities, flags or a filter of its own (all are per thread), so
+ * the task gets what every thread holds and the most confined thread's flags and filter. Ids are
+ * per thread too; threads that disagree on them are refused rather than guessed at. */
+static int read_threads(int proc_fd, pid_t pid, const char *main_text, struct zd_caller *c) {
+        struct thread_walk w = { .main_text = main_text, .c = c };
+
+        return zd_caller_for_each_thread(proc_fd, pid, read_thread, &w);
 }
 
 static int read_status(int proc_fd, const struct ucred *cr, bool check_uid, struct zd_caller *c) {

@@ -370,36 +370,13 @@ def after_drop(daemon, drop, body, before_connect=None):
     """In a child (so that the test's own ids stay): connects as root, runs drop() (same process,
     same connection), then body(conn), whose JSON-able result is returned here; as a program that
     connected while privileged and dropped privileges later would."""
-    import json
-    rd, wr = os.pipe2(os.O_CLOEXEC)
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            os.close(rd)
-            if before_connect:
-                before_connect()
-            conn = daemon.connect()
-            drop()
-            os.write(wr, json.dumps({"result": body(conn)}).encode())
-            code = 0
-        except BaseException as e:  # never return into pytest from the child
-            try:
-                os.write(wr, json.dumps({"crash": repr(e)}).encode())
-            except OSError:
-                pass
-        finally:
-            os._exit(code)
-    os.close(wr)
-    try:
-        got = zytest.read_all(rd, zytest.CALL_TIMEOUT)
-    finally:
-        if not zytest.pidfd_wait_exit(pid, zytest.CALL_TIMEOUT):
-            os.kill(pid, 9)
-        os.waitpid(pid, 0)
-    res = json.loads(got)
-    assert "crash" not in res, res["crash"]
-    return res["result"]
+    def child():
+        if before_connect:
+            before_connect()
+        conn = daemon.connect()
+        drop()
+        return body(conn)
+    return zytest.in_child(child)
 
 
 def spawn_after(daemon, drop, argv, extra=None, in_thread=None, before_connect=None):

@@ -126,47 +126,26 @@ def call_from_child(daemon, confine, argv, profile=None, in_thread=None):
     """In a forked child (the test's own threads stay as they are): confine(), then a Spawn of
     argv made by the main thread while another thread, if in_thread, runs in_thread() and idles.
     Returns (the task's stdout, None) or (None, the error reply)."""
-    rd, wr = os.pipe2(os.O_CLOEXEC)
-    pid = os.fork()
-    if pid == 0:
-        code = 1
+    def child():
+        res = {}
+        confine()
+        ready, done = threading.Event(), threading.Event()
+        if in_thread:
+            def other():
+                in_thread()
+                ready.set()
+                done.wait()
+            threading.Thread(target=other, daemon=True).start()
+            ready.wait(zytest.CALL_TIMEOUT)
         try:
-            os.close(rd)
-            res = {}
-            confine()
-            ready, done = threading.Event(), threading.Event()
-            if in_thread:
-                def other():
-                    in_thread()
-                    ready.set()
-                    done.wait()
-                threading.Thread(target=other, daemon=True).start()
-                ready.wait(zytest.CALL_TIMEOUT)
-            try:
-                with daemon.connect() as conn:
-                    out, _, _ = zytest.run_task(conn, argv, profile=profile)
-                res["out"] = out.decode()
-            except varlink.VarlinkError as e:
-                res["error"] = dict(e.reply)
-            done.set()
-            os.write(wr, json.dumps(res).encode())
-            code = 0
-        except BaseException as e:  # never return into pytest from the child
-            try:
-                os.write(wr, json.dumps({"crash": repr(e)}).encode())
-            except OSError:
-                pass
-        finally:
-            os._exit(code)
-    os.close(wr)
-    try:
-        got = zytest.read_all(rd, zytest.CALL_TIMEOUT)
-    finally:
-        if not zytest.pidfd_wait_exit(pid, zytest.CALL_TIMEOUT):
-            os.kill(pid, 9)
-        os.waitpid(pid, 0)
-    res = json.loads(got)
-    assert "crash" not in res, res["crash"]
+            with daemon.connect() as conn:
+                out, _, _ = zytest.run_task(conn, argv, profile=profile)
+            res["out"] = out.decode()
+        except varlink.VarlinkError as e:
+            res["error"] = dict(e.reply)
+        done.set()
+        return res
+    res = zytest.in_child(child)
     return res.get("out"), res.get("error")
 
 

@@ -437,3 +437,35 @@ def stage_build(build, source):
     for name in os.listdir(os.path.join(source, "profiles")):
         copy(os.path.join(source, "profiles", name), os.path.join(paths["profiles"], name), 0o644)
     return stage, paths
+
+
+def in_child(body):
+    """Runs body() in a forked child, so that what it does to its process (ids dropped, no_new_privs,
+    a Landlock domain, threads) never reaches the test's own; returns body()'s JSON-able result.
+    An exception in the child fails the test here with its repr."""
+    import json
+    rd, wr = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(rd)
+            os.write(wr, json.dumps({"result": body()}).encode())
+            code = 0
+        except BaseException as e:  # never return into pytest from the child
+            try:
+                os.write(wr, json.dumps({"crash": repr(e)}).encode())
+            except OSError:
+                pass
+        finally:
+            os._exit(code)
+    os.close(wr)
+    try:
+        got = read_all(rd, CALL_TIMEOUT)
+    finally:
+        if not pidfd_wait_exit(pid, CALL_TIMEOUT):
+            os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    res = json.loads(got)
+    assert "crash" not in res, res["crash"]
+    return res["result"]
