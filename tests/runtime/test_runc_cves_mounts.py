@@ -8,7 +8,9 @@ the runtime's own processes, fds as cwd, namespaces and devices):
 - CVE-2025-31133 / CVE-2025-52565: /dev/null and /dev/console as the image makes them;
 - root.path a symlink: refused towards the host's root, resolved once.
 """
+import contextlib
 import os
+import threading
 
 import pytest
 
@@ -25,6 +27,27 @@ def renameat2_exchange(a, b):
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.renameat2(-100, a.encode(), -100, b.encode(), RENAME_EXCHANGE) != 0:
         raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), a)
+
+
+@contextlib.contextmanager
+def flipping(bundle):
+    """While the body runs, a thread swaps the image's /flip and /flip-other (a symlink to /srv)
+    back and forth, as a container process racing the runtime's mounts would."""
+    stop = threading.Event()
+
+    def flipper():
+        a, b = os.path.join(bundle.rootfs, "flip"), os.path.join(bundle.rootfs, "flip-other")
+        while not stop.is_set():
+            renameat2_exchange(a, b)
+
+    t = threading.Thread(target=flipper)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join(timeout=30)
+    assert not t.is_alive()
 
 
 @pytest.fixture
@@ -77,7 +100,6 @@ def test_mount_destination_swapped_to_a_symlink_during_setup(runc, bundle, host_
     """A component of a mount destination flips between a directory and a symlink to the host
     (atomic rename exchange, as a second container sharing the volume did in the exploit) while
     containers start: no run may create or mount anything in the host's directory."""
-    import threading
     src = tmp_path / "mount-src"
     src.mkdir()
     (src / "from-source").write_text("source\n")
@@ -113,7 +135,6 @@ def test_readonly_bind_stays_readonly_while_its_destination_flips(runc, bundle, 
     """A read-only bind whose destination's parent flips between a directory and a symlink to
     another directory of the image while containers start: the flags must go on the bind that was
     made (not onto whatever a second lookup finds), so the source is never written through it."""
-    import threading
     src = tmp_path / "ro-src"
     src.mkdir()
     os.makedirs(os.path.join(bundle.rootfs, "flip", "zyg-ro"))
@@ -124,22 +145,9 @@ def test_readonly_bind_stays_readonly_while_its_destination_flips(runc, bundle, 
                                     "options": ["rbind", "ro"]})
     bundle.set_args("sh", "-c", "touch /flip/zyg-ro/probe-a /srv/zyg-ro/probe-b /flip-other/zyg-ro/probe-c "
                     "2>/dev/null; true")
-    stop = threading.Event()
-
-    def flipper():
-        a, b = os.path.join(bundle.rootfs, "flip"), os.path.join(bundle.rootfs, "flip-other")
-        while not stop.is_set():
-            renameat2_exchange(a, b)
-
-    t = threading.Thread(target=flipper)
-    t.start()
-    try:
+    with flipping(bundle):
         for _ in range(12):
             runc("run", "--bundle", bundle.path, cid())
-    finally:
-        stop.set()
-        t.join(timeout=30)
-    assert not t.is_alive()
     assert os.listdir(src) == [], os.listdir(src)
 
 
@@ -168,7 +176,6 @@ def test_sysfs_fallback_bind_is_readonly_while_its_destination_flips(runc, bundl
     host's network): read-only with everything below it, on /sys and on a destination whose parent
     flips between a directory and a symlink to a directory holding a writable bind of the config
     (where flags applied by a second lookup would land)."""
-    import threading
     in_user_namespace_on_host_network(bundle)
     bundle.set_args("cat", "/proc/self/mountinfo")
     r = runc("run", "--bundle", bundle.path, cid())
@@ -185,25 +192,12 @@ def test_sysfs_fallback_bind_is_readonly_while_its_destination_flips(runc, bundl
         {"destination": "/srv/zyg-sys", "type": "bind", "source": str(src), "options": ["rbind", "rw"]},
         {"destination": "/flip/zyg-sys", "type": "sysfs", "source": "sysfs", "options": ["ro", "nosuid"]}]
     bundle.save()
-    stop = threading.Event()
-
-    def flipper():
-        a, b = os.path.join(bundle.rootfs, "flip"), os.path.join(bundle.rootfs, "flip-other")
-        while not stop.is_set():
-            renameat2_exchange(a, b)
-
-    t = threading.Thread(target=flipper)
-    t.start()
     outs = []
-    try:
+    with flipping(bundle):
         for _ in range(12):
             r = runc("run", "--bundle", bundle.path, cid())
             if r.returncode == 0:
                 outs.append(r.stdout)
-    finally:
-        stop.set()
-        t.join(timeout=30)
-    assert not t.is_alive()
     for out in outs:
         assert writable_sysfs_mounts(out) == [], out
 
@@ -389,7 +383,6 @@ def test_rootfs_symlink_to_the_host_root_is_refused(runc, bundle, target):
 def test_rootfs_symlink_is_resolved_once(runc, bundle):
     """root.path a symlink to another directory works; one that flips between the image and the
     host's "/" while containers start gives each either the image or a refusal, never the host."""
-    import threading
     with open(os.path.join(bundle.rootfs, "zyg-image-marker"), "w") as f:
         f.write("image\n")
     os.symlink("rootfs", os.path.join(bundle.path, "rootfs-link"))
