@@ -199,6 +199,27 @@ __attribute__((format(printf, 2, 3))) static int confined(struct zd_call *call, 
         return zd_call_failf(call, -EACCES, ZY_ERROR_CALLER_CONFINED, "reason", reason);
 }
 
+/* Why a caller whose confinement cannot be read is refused, by what zd_caller_read() says. */
+static const struct {
+        int err;
+        const char *reason;
+} unreadable[] = {
+        { -ESRCH, "the process that connected has exited: what confines it, which its task must carry, cannot be read "
+                  "(spawn from the process that connects)" },
+        { -EACCES, "what confines the caller cannot be read: zygoted may not look into its namespaces (a process that "
+                   "is not dumpable, and a zygoted without CAP_SYS_PTRACE)" },
+        { -EXDEV, "the caller's cgroup is in a hierarchy that has no mount in zygoted's mount namespace: its task "
+                  "could not be put there" },
+        { -EMLINK, "the caller has more than 64 threads: each may hold other capabilities or a filter of its own, and "
+                   "zygoted reads at most 64 per call" },
+        { -ENOTUNIQ,
+          "the caller's threads run with different user or group ids: which of them made the call cannot be told" },
+        { -ENODATA,
+          "the caller's AppArmor or SELinux label (or zygoted's) cannot be read: its task could not carry it" },
+        { -EILSEQ, "the caller's threads run under different AppArmor or SELinux labels: which of them made the call "
+                   "cannot be told" },
+};
+
 /* The caller as it is now, read from the kernel at each call: who it is, what it holds and what
  * confines it, for the checks and the plan below. */
 int zd_spawn_read_caller(struct spawn *s) {
@@ -207,28 +228,9 @@ int zd_spawn_read_caller(struct spawn *s) {
         int r;
 
         r = zd_caller_read(zd_conn_fd(call->conn), zd_conn_peer_cred(call->conn), c);
-        if (r == -ESRCH)
-                return confined(call, "the process that connected has exited: what confines it, which its "
-                                      "task must carry, cannot be read (spawn from the process that connects)");
-        if (r == -EACCES)
-                return confined(call, "what confines the caller cannot be read: zygoted may not look into "
-                                      "its namespaces (a process that is not dumpable, and a zygoted without "
-                                      "CAP_SYS_PTRACE)");
-        if (r == -EXDEV)
-                return confined(call, "the caller's cgroup is in a hierarchy that has no mount in zygoted's "
-                                      "mount namespace: its task could not be put there");
-        if (r == -EMLINK)
-                return confined(call, "the caller has more than 64 threads: each may hold other "
-                                      "capabilities or a filter of its own, and zygoted reads at most 64 per call");
-        if (r == -ENOTUNIQ)
-                return confined(call, "the caller's threads run with different user or group ids: which of "
-                                      "them made the call cannot be told");
-        if (r == -ENODATA)
-                return confined(call, "the caller's AppArmor or SELinux label (or zygoted's) cannot be read: "
-                                      "its task could not carry it");
-        if (r == -EILSEQ)
-                return confined(call, "the caller's threads run under different AppArmor or SELinux labels: "
-                                      "which of them made the call cannot be told");
+        for (size_t i = 0; i < ELEMENTSOF(unreadable); i++)
+                if (r == unreadable[i].err)
+                        return confined(call, "%s", unreadable[i].reason);
         if (r < 0)
                 return r;
         zd_spawn_identify(s);
