@@ -119,21 +119,16 @@ static int zp_json_check_keys(struct zp_json_loader *l, json_object *o, const ch
         return 0;
 }
 
-/* v is of type t, else "expected <what>, got <v's type>". */
-static int want_type(struct zp_json_loader *l, json_object *v, const char *loc, json_type t, const char *what) {
-        if (!json_object_is_type(v, t))
-                return zp_json_fail(l, -EINVAL, loc, "expected %s, got %s", what,
-                                    json_type_to_name(json_object_get_type(v)));
-        return 0;
+/* "expected <what>, got <v's type>". */
+static int wrong_type(struct zp_json_loader *l, json_object *v, const char *loc, const char *what) {
+        return zp_json_fail(l, -EINVAL, loc, "expected %s, got %s", what, json_type_to_name(json_object_get_type(v)));
 }
 
 int zp_json_get_array(struct zp_json_loader *l, json_object *v, const char *loc, size_t max, size_t *ret_n) {
         size_t n;
-        int r;
 
-        r = want_type(l, v, loc, json_type_array, "an array");
-        if (r < 0)
-                return r;
+        if (!json_object_is_type(v, json_type_array))
+                return wrong_type(l, v, loc, "an array");
         n = json_object_array_length(v);
         if (n > max)
                 return zp_json_fail(l, -E2BIG, loc, "%zu entries, more than the %zu allowed", n, max);
@@ -143,11 +138,9 @@ int zp_json_get_array(struct zp_json_loader *l, json_object *v, const char *loc,
 
 int zp_json_get_string(struct zp_json_loader *l, json_object *v, const char *loc, const char **ret) {
         const char *s;
-        int r;
 
-        r = want_type(l, v, loc, json_type_string, "a string");
-        if (r < 0)
-                return r;
+        if (!json_object_is_type(v, json_type_string))
+                return wrong_type(l, v, loc, "a string");
         s = json_object_get_string(v);
         if (strlen(s) != (size_t) json_object_get_string_len(v))
                 return zp_json_fail(l, -EINVAL, loc, "string contains a NUL character");
@@ -160,11 +153,9 @@ int zp_json_get_string(struct zp_json_loader *l, json_object *v, const char *loc
  * 2^64-1 were rejected by scan_numbers before we get here. */
 int zp_json_get_uint(struct zp_json_loader *l, json_object *v, const char *loc, uint64_t max, uint64_t *ret) {
         uint64_t u;
-        int r;
 
-        r = want_type(l, v, loc, json_type_int, "an integer");
-        if (r < 0)
-                return r;
+        if (!json_object_is_type(v, json_type_int))
+                return wrong_type(l, v, loc, "an integer");
         if (json_object_get_int64(v) < 0)
                 return zp_json_fail(l, -ERANGE, loc, "%" PRId64 " is negative", json_object_get_int64(v));
         u = json_object_get_uint64(v);
@@ -175,10 +166,8 @@ int zp_json_get_uint(struct zp_json_loader *l, json_object *v, const char *loc, 
 }
 
 int zp_json_get_bool(struct zp_json_loader *l, json_object *v, const char *loc, bool *ret) {
-        int r = want_type(l, v, loc, json_type_boolean, "true or false");
-
-        if (r < 0)
-                return r;
+        if (!json_object_is_type(v, json_type_boolean))
+                return wrong_type(l, v, loc, "true or false");
         *ret = json_object_get_boolean(v);
         return 0;
 }
@@ -195,9 +184,9 @@ int zp_json_require(struct zp_json_loader *l, json_object *o, const char *loc, c
 }
 
 int zp_json_object(struct zp_json_loader *l, json_object *o, const char *loc, const char *const *allowed) {
-        int r = want_type(l, o, loc, json_type_object, "an object");
-
-        return r < 0 ? r : zp_json_check_keys(l, o, loc, allowed);
+        if (!json_object_is_type(o, json_type_object))
+                return wrong_type(l, o, loc, "an object");
+        return zp_json_check_keys(l, o, loc, allowed);
 }
 
 int zp_json_require_string(struct zp_json_loader *l, json_object *o, const char *loc, const char *key,
