@@ -528,16 +528,7 @@ static void test_cgroup_subtree_mount(void **state) {
         assert_int_equal(WEXITSTATUS(st), 0);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                tu_test(test_unconfined),           tu_test(test_confined),
-                tu_test(test_fallback_checks_uid),  tu_test(test_exited),
-                tu_test(test_other_user_in_netns),  tu_test(test_cgroup),
-                tu_test(test_cgroup_subtree_mount), tu_test(test_sched),
-                tu_test(test_sched_without_ioprio), tu_test(test_caps),
-                tu_test(test_thread_filter),        tu_test(test_thread_uid),
-                tu_test(test_threads_many),
-        };
-
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(tu_test(test_unconfined), tu_test(test_confined), tu_test(test_fallback_checks_uid), tu_test(test_exited),
+        tu_test(test_other_user_in_netns), tu_test(test_cgroup), tu_test(test_cgroup_subtree_mount),
+        tu_test(test_sched), tu_test(test_sched_without_ioprio), tu_test(test_caps), tu_test(test_thread_filter),
+        tu_test(test_thread_uid), tu_test(test_threads_many))

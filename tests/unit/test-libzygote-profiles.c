@@ -220,11 +220,4 @@ static void test_profiles_status_reload(void **state) {
         assert_null(zy_spawn_result_free(NULL));
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_profiles_status_reload, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_get_filter, setup, teardown),
-        };
-
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(fake_test(test_profiles_status_reload), fake_test(test_get_filter))

@@ -384,12 +384,5 @@ static void test_plan_limits(void **state) {
         assert_null(buf);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                tu_test(test_plan_round_trip),   tu_test(test_plan_caller_confinement),
-                tu_test(test_plan_caller_sched), tu_test(test_plan_corrupt),
-                tu_test(test_plan_limits),
-        };
-
-        return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
-}
+TU_MAIN_GROUP("plan", NULL, tu_test(test_plan_round_trip), tu_test(test_plan_caller_confinement),
+              tu_test(test_plan_caller_sched), tu_test(test_plan_corrupt), tu_test(test_plan_limits))
