@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* What the facets of caller.c share (not for other modules: caller.h is the API). caller.c reads
  * the caller's ids, capabilities, limits and scheduling; caller-ns.c its namespaces and root;
- * caller-cgroup.c its cgroups. Each reads through proc_fd, the caller's /proc/PID. */
+ * caller-cgroup.c its cgroups; caller-lsm.c its LSM label. Each reads through proc_fd, the
+ * caller's /proc/PID. */
 #pragma once
 
 #include "caller.h"
@@ -15,3 +16,6 @@ int zd_caller_read_namespaces(int proc_fd, struct zd_caller *c);
 
 /* The caller's cgroup in each hierarchy where it differs from zygoted's (cgroup_fds). */
 int zd_caller_read_cgroups(int proc_fd, struct zd_caller *c);
+
+/* The caller's AppArmor or SELinux label, where it differs from zygoted's (lsm_attr, lsm_exec). */
+int zd_caller_read_lsm(int proc_fd, struct zd_caller *c);

@@ -558,6 +558,8 @@ int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *c) {
                 r = zd_caller_read_namespaces(proc_fd, c);
         if (r >= 0)
                 r = zd_caller_read_cgroups(proc_fd, c);
+        if (r >= 0)
+                r = zd_caller_read_lsm(proc_fd, c);
         /* A process that is gone may have left its number to another: what was read may be
          * that one's. Alive now, it was alive throughout, and the number was its own. */
         if (pidfd_kill(c->pidfd, 0) == -ESRCH) /* EPERM: alive, only not ours to signal */

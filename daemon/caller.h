@@ -4,8 +4,8 @@
  * so that its task carries it: who it is now (ids, groups) and the capabilities it holds, every
  * resource limit, no_new_privs, whether it runs under a seccomp filter, how the kernel schedules
  * it (nice, policy, I/O priority, CPU affinity, oom_score_adj) and its umask, the namespaces and
- * root directory it differs from zygoted in, and its cgroup in each hierarchy where that differs
- * from zygoted's. See caller.c and docs/SECURITY.md.
+ * root directory it differs from zygoted in, its cgroup in each hierarchy where that differs
+ * from zygoted's, and its AppArmor or SELinux label. See caller.c and docs/SECURITY.md.
  */
 #pragma once
 
@@ -16,6 +16,10 @@
 #include <sys/types.h>
 
 #include "child.h"
+
+/* The LSMs whose label a task can carry: the one that labels processes on this kernel. */
+enum zd_lsm { ZD_LSM_NONE, ZD_LSM_APPARMOR, ZD_LSM_SELINUX };
+#define ZD_LSM_LABEL_MAX 512
 
 struct zd_caller {
         int pidfd; /* the caller's, or -EBADF */
@@ -47,6 +51,12 @@ struct zd_caller {
 
         int cgroup_fds[ZE_MAX_CGROUPS]; /* O_PATH directories of the cgroups that differ */
         size_t n_cgroups;
+
+        /* Its AppArmor or SELinux label where it differs from zygoted's: the worker writes
+         * lsm_exec to its exec attribute file lsm_attr (child.h, step 0d); lsm_attr NULL: none.
+         * Every thread's, which must agree. */
+        const char *lsm_attr; /* static */
+        char lsm_exec[ZD_LSM_LABEL_MAX + 8];
 };
 
 #define ZD_CALLER_INIT \
@@ -59,9 +69,11 @@ struct zd_caller {
  * checked alive afterwards, so the pid was not reused meanwhile. Returns 0, -ESRCH
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
- * -ENOTUNIQ when its threads run with different ids, -EMLINK when it has more than 64
- * threads (each must be read), or another negative errno. conn_fd < 0 takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a
- * state zd_caller_done() accepts. */
+ * -ENOTUNIQ when its threads run with different ids, -EILSEQ when they run under different
+ * AppArmor or SELinux labels, -ENODATA when its label (or zygoted's) cannot be read, -EMLINK
+ * when it has more than 64 threads (each must be read), or another negative errno. conn_fd < 0
+ * takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a state
+ * zd_caller_done() accepts. */
 int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *ret);
 
 /* The effective uid and gid of the process that connected on conn_fd, as they are now (its first
@@ -75,6 +87,17 @@ void zd_caller_done(struct zd_caller *c);
 /* zygoted's own scheduling and umask, as read_sched() reads a caller's: what a worker it forks
  * starts with. */
 int zd_caller_own_sched(struct ze_sched *ret);
+
+/* The label in the text of a /proc/PID/attr/current file of lsm (AppArmor's without its
+ * " (mode)"), NUL-terminated in ret. -EINVAL for no label or one that is not one word,
+ * -ENAMETOOLONG when it does not fit. Pure. */
+int zd_lsm_label(enum zd_lsm lsm, const char *text, char *ret, size_t size);
+
+/* What a worker of zygoted (labelled own_label) writes to its exec attribute for its task to
+ * run as caller_label: "exec LABEL" (AppArmor) or LABEL (SELinux), and 1; "" and 0 when nothing
+ * is needed (the same label, an AppArmor caller that is unconfined, no LSM); -ENAMETOOLONG.
+ * Pure. */
+int zd_lsm_exec_text(enum zd_lsm lsm, const char *caller_label, const char *own_label, char *ret, size_t size);
 
 /* The name of a CLONE_NEW* namespace flag ("net", ...). */
 const char *zd_caller_ns_name(unsigned flag);

@@ -223,6 +223,12 @@ int zd_spawn_read_caller(struct spawn *s) {
         if (r == -ENOTUNIQ)
                 return confined(call, "the caller's threads run with different user or group ids: which of "
                                       "them made the call cannot be told");
+        if (r == -ENODATA)
+                return confined(call, "the caller's AppArmor or SELinux label (or zygoted's) cannot be read: "
+                                      "its task could not carry it");
+        if (r == -EILSEQ)
+                return confined(call, "the caller's threads run under different AppArmor or SELinux labels: "
+                                      "which of them made the call cannot be told");
         if (r < 0)
                 return r;
         zd_spawn_identify(s);
@@ -230,7 +236,7 @@ int zd_spawn_read_caller(struct spawn *s) {
 }
 
 /* The caller's own confinement: the task carries it (rlimits, no_new_privs, namespaces, root,
- * cgroups, scheduling), or the call is refused with the reason. */
+ * cgroups, scheduling, LSM label), or the call is refused with the reason. */
 int zd_spawn_confine(struct spawn *s) {
         struct zd_call *call = s->call;
         struct zd_caller *c = &s->caller;
@@ -242,6 +248,15 @@ int zd_spawn_confine(struct spawn *s) {
                                 "the caller runs under a seccomp filter of its own%s; its task could not "
                                 "carry it",
                                 c->seccomp_mode == 1 ? " (strict mode)" : "");
+        /* Landlock: a domain cannot be read from outside the process nor applied to another,
+         * and a process may make one with no privilege at all; all that shows of it is the
+         * no_new_privs that landlock_restrict_self() needs (root with CAP_SYS_ADMIN can do
+         * without it, and is then out of reach). A task would escape the domain: refused,
+         * unless the profile says its tasks may run without it. */
+        if (c->no_new_privs && !s->entry->profile->nnp_callers_allow)
+                return confined(call, "the caller has no_new_privs: it may be confined by Landlock, which cannot "
+                                      "be read or carried (a profile with \"noNewPrivsCallers\": \"allow\" admits it "
+                                      "without its Landlock domain)");
         /* A pid namespace applies only to children (the task would have to be a grandchild that
          * zygoted does not track), and joining a user namespace would change what every uid of
          * the plan means. */

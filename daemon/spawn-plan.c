@@ -150,6 +150,8 @@ int zd_spawn_plan(struct spawn *s) {
                 .set_sched = s->set_sched,
                 .sched = s->sched,
                 .own_proc = s->ns && s->caller.root_fd >= 0,
+                .lsm_attr = s->caller.lsm_attr,
+                .lsm_exec = s->caller.lsm_attr ? s->caller.lsm_exec : NULL,
                 .prog = &s->prog,
                 .signals_reset = daemon_dispositions(),
                 .path_buf = s->path_buf,
@@ -159,11 +161,12 @@ int zd_spawn_plan(struct spawn *s) {
         memcpy(s->plan.cgroup_fds, s->caller.cgroup_fds, sizeof(s->plan.cgroup_fds));
         /* clone and inherit need the reference: without it, this spawn loads. A worker that joins
          * the caller's namespaces or root is forked here: the inherit tier's filter, in place
-         * before the worker runs, allows no setns nor chroot. */
+         * before the worker runs, allows no setns nor chroot. So is one that takes its caller's
+         * LSM label: the reference's plan does not carry one. */
         enum zd_tier tier = s->entry->tier;
         if ((tier == ZD_TIER_CLONE || tier == ZD_TIER_INHERIT) && !s->entry->ref_up)
                 tier = ZD_TIER_LOAD;
-        if (tier == ZD_TIER_INHERIT && (s->plan.ns_join || s->plan.enter_root))
+        if (tier == ZD_TIER_INHERIT && (s->plan.ns_join || s->plan.enter_root || s->plan.lsm_attr))
                 tier = ZD_TIER_LOAD;
         /* a profile whose filter refuses the calls of step 0c: forked here, before any filter */
         if (tier == ZD_TIER_INHERIT && s->plan.set_sched && !p->worker_sched_ok)

@@ -351,6 +351,10 @@ _Noreturn void ze_child_run(const struct ze_plan *p) {
                 r = set_sched(&p->sched, &step);
                 check(&st, step, r);
         }
+        /* 0d. the caller's LSM label for the exec: in the parent's mount namespace, as root
+         * with every capability, before no_new_privs and the filter */
+        if (p->lsm_attr)
+                check(&st, ZE_STEP_LSM, write_text_at(AT_FDCWD, p->lsm_attr, p->lsm_exec, strlen(p->lsm_exec)));
         /* 1. the fd map; everything else of the parent's closed */
         check(&st, ZE_STEP_FDS, setup_fds(p, &st));
         /* 1b. */

@@ -22,6 +22,12 @@
  *                have no /proc) and while the worker is still root with every capability, which
  *                a value more important than the parent's own needs; after the cgroup step, so
  *                that the affinity is taken within the caller's cpuset
+ *   0d. lsm:     when plan->lsm_attr, plan->lsm_exec written to that file (the worker's own exec
+ *                attribute under /proc/thread-self: "exec LABEL" for AppArmor, the context for
+ *                SELinux), so that execve puts the task under its caller's label rather than
+ *                the parent's. Opened and written here, in the parent's mount namespace (the
+ *                caller's root may have no /proc), and before no_new_privs (step 8), under
+ *                which AppArmor refuses most transitions, and before any filter
  *   1. fds:      move status/hold/ref_pidfd fds above every target, dup3 the fd map into place,
  *                then CLOSE every other fd (gaps below the highest target and everything above
  *                the kept ones): a held worker must not keep copies of the daemon's sockets,
@@ -177,6 +183,12 @@ struct ze_plan {
         int caller_pidfd; /* with ns_join */
         bool enter_root;
         int root_fd; /* with enter_root */
+
+        /* The caller's LSM label (step 0d): the text lsm_exec for the exec attribute file
+         * lsm_attr (a path under /proc/thread-self); NULL: the task keeps the parent's. Not
+         * packed for the reference: the daemon forks such a spawn itself. */
+        const char *lsm_attr;
+        const char *lsm_exec;
 
         /* The profile's pid namespace (pidns.h): its mount namespace, joined at step 1c' (a
          * worker cloned into the pid namespace by zygoted), or, for a caller whose mount

@@ -179,10 +179,121 @@ static int setattr(const char *path, uint64_t attr_set, bool recursive) {
         return 0;
 }
 
-/* The mount itself, on the fd of its target (resolved in the root). */
-static int mount_on(const struct ze_sb_mount *m, const char *at, bool *ret_recursive, uint64_t *ret_attr) {
-        *ret_recursive = m->recursive;
-        *ret_attr = m->attr_set;
+/* A bind of the path source as a detached copy, given its flags while nobody can see it, attached
+ * on the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
+ * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
+ * another mount, this one left writable). */
+static int bind_path_onto(const char *source, bool recursive, uint64_t attr, unsigned long propagation, int target) {
+        char at[32];
+        long t;
+        int r;
+
+        t = syscall(SYS_open_tree, AT_FDCWD, source,
+                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+        if (t < 0)
+                return -errno;
+        r = setattr_fd((int) t, attr, recursive);
+        if (r >= 0)
+                r = move_onto((int) t, target);
+        if (r >= 0 && propagation) {
+                fd_path(at, (int) t);
+                if (mount(NULL, at, NULL, propagation, NULL) < 0)
+                        r = -errno;
+        }
+        close((int) t);
+        return r;
+}
+
+static int mount_empty_tmpfs(int target);
+
+/* A view's tmpfs: a directory made in it for each later mount just below its destination, its
+ * flags set (read-only) while still detached, then attached on the target: never writable where
+ * the container can see it, and no second lookup. */
+static int mount_view(const struct ze_sandbox *sb, const struct ze_sb_mount *m, int target) {
+        size_t n = strlen(m->dest);
+        int fs, mnt, r = 0;
+
+        while (n > 1 && m->dest[n - 1] == '/')
+                n--;
+        fs = (int) syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return -errno;
+        if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "755", 0) < 0 ||
+            syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                r = -errno;
+        mnt = r < 0 ? -1
+                    : (int) syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                                    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        if (r == 0 && mnt < 0)
+                r = -errno;
+        close(fs);
+        for (const struct ze_sb_mount *b = m + 1; r == 0 && b < sb->mounts + sb->n_mounts; b++) {
+                const char *name = b->dest + n + 1;
+                size_t len = strcspn(name, "/");
+                char dir[256];
+
+                if (strncmp(b->dest, m->dest, n) != 0 || b->dest[n] != '/' || len == 0 || len >= sizeof(dir))
+                        continue;
+                memcpy(dir, name, len);
+                dir[len] = '\0';
+                if (strcmp(dir, ".") != 0 && strcmp(dir, "..") != 0 && mkdirat(mnt, dir, 0755) < 0 && errno != EEXIST)
+                        r = -errno;
+        }
+        if (r == 0)
+                r = setattr_fd(mnt, m->attr_set, false);
+        if (r == 0)
+                r = move_onto(mnt, target);
+        if (mnt >= 0)
+                close(mnt);
+        return r;
+}
+
+/* cgroup2 refused (a user namespace without a cgroup namespace of its own): a bind of the
+ * process's own cgroup below m->source, as runc binds it, not the host's whole tree; a process at
+ * the root of what it sees gets an empty read-only tmpfs instead. */
+static int bind_own_cgroup2(const struct ze_sb_mount *m, uint64_t attr, int target) {
+        char buf[4096], path[4096], *own, *nl;
+        size_t n = strlen(m->source), len;
+        ssize_t k;
+        int fd;
+
+        fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        k = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (k < 0)
+                return -errno;
+        buf[k] = '\0';
+        /* the cgroup2 line, "0::/PATH" (last on a hybrid host, alone on a v2 one) */
+        own = strncmp(buf, "0::/", 4) == 0 ? buf : strstr(buf, "\n0::/");
+        if (!own)
+                return -EPROTO;
+        own += own == buf ? 3 : 4;
+        nl = strchr(own, '\n');
+        if (!nl)
+                return -EPROTO;
+        *nl = '\0';
+        if (strcmp(own, "/") == 0 || strstr(own, "/.."))
+                return mount_empty_tmpfs(target);
+        len = strlen(own);
+        if (n + len + 1 > sizeof(path))
+                return -ENAMETOOLONG;
+        memcpy(path, m->source, n);
+        memcpy(path + n, own, len + 1);
+        return bind_path_onto(path, false, attr, m->propagation, target);
+}
+
+/* The mount itself, on the fd of its target (resolved in the root): 0 when a filesystem was
+ * mounted (its flags taken in the call itself), 1 when a fallback bind was made (flags and
+ * propagation already on it), or a negative errno. */
+static int mount_on(const struct ze_sb_mount *m, int target) {
+        /* the fallbacks bind the host's trees: read-only whatever the config says */
+        const uint64_t host_tree = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+        char at[32];
+        int r;
+
+        fd_path(at, target);
         switch (m->kind) {
         case ZE_SB_MOUNT_FS:
                 if (mount(m->source, at, m->fstype, m->flags, m->data) == 0)
@@ -191,57 +302,29 @@ static int mount_on(const struct ze_sb_mount *m, const char *at, bool *ret_recur
                  * (rootless, host network) runc binds the host's /sys instead */
                 if (errno != EPERM || !m->fstype || strcmp(m->fstype, "sysfs") != 0)
                         return -errno;
-                if (mount("/sys", at, NULL, MS_BIND | MS_REC, NULL) < 0)
-                        return -errno;
-                *ret_recursive = true;
-                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-                return 0;
+                r = bind_path_onto("/sys", true, host_tree, m->propagation, target);
+                return r < 0 ? r : 1;
         case ZE_SB_MOUNT_CGROUP:
-                if (m->fstype && mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0) {
-                        *ret_attr = 0;
-                        return 0;
+                if (!m->fstype) {
+                        /* v1 or hybrid without the runtime's view: the host's hierarchy */
+                        r = bind_path_onto(m->source, true, host_tree, m->propagation, target);
+                        return r < 0 ? r : 1;
                 }
-                /* v1 or hybrid: the host's hierarchy, read-only, recursively */
-                if (mount(m->source, at, NULL, MS_BIND | MS_REC, NULL) < 0)
+                if (mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0)
+                        return 0;
+                if (errno != EPERM)
                         return -errno;
-                *ret_recursive = true;
-                *ret_attr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-                return 0;
-        case ZE_SB_MOUNT_BIND: /* bind_onto() */
+                r = bind_own_cgroup2(m, host_tree, target);
+                return r < 0 ? r : 1;
+        case ZE_SB_MOUNT_BIND: /* bind_path_onto() */
+        case ZE_SB_MOUNT_VIEW: /* mount_view() */
                 break;
         }
         return -EINVAL;
 }
 
-/* A bind as a detached copy of the source, given its flags while nobody can see it, attached on
- * the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
- * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
- * another mount, this one left writable). */
-static int bind_onto(const struct ze_sb_mount *m, int target) {
-        char at[32];
-        long t;
-        int r;
-
-        t = syscall(SYS_open_tree, AT_FDCWD, m->source,
-                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
-        if (t < 0)
-                return -errno;
-        r = setattr_fd((int) t, m->attr_set, m->recursive);
-        if (r >= 0)
-                r = move_onto((int) t, target);
-        if (r >= 0 && m->propagation) {
-                fd_path(at, (int) t);
-                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
-                        r = -errno;
-        }
-        close((int) t);
-        return r;
-}
-
 static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m) {
         char at[32];
-        uint64_t attr;
-        bool recursive;
         int fd, r;
 
         fd = make_in_root(sb, root_fd, m->dest, m->kind != ZE_SB_MOUNT_BIND || m->source_is_dir);
@@ -257,31 +340,24 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                 if (fd < 0)
                         return fd;
         }
-        if (m->kind == ZE_SB_MOUNT_BIND) {
-                r = bind_onto(m, fd);
+        if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW) {
+                r = m->kind == ZE_SB_MOUNT_VIEW
+                            ? mount_view(sb, m, fd)
+                            : bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
                 close(fd);
                 return r;
         }
-        fd_path(at, fd);
-        r = mount_on(m, at, &recursive, &attr);
+        r = mount_on(m, fd);
         close(fd);
-        /* a filesystem mount took its flags in the call itself */
-        if (m->kind == ZE_SB_MOUNT_FS && attr == m->attr_set)
-                attr = 0;
-        if (r < 0 || (attr == 0 && !m->propagation))
-                return r;
-        /* the new mount, by a fresh lookup (the old fd names what lies under it); mount_setattr
-         * rather than a remount: a remount would have to repeat the flags the kernel locked on
-         * the source, and would not reach the submounts of an rbind */
+        if (r != 0 || !m->propagation)
+                return r < 0 ? r : 0;
+        /* a filesystem's propagation, on the new mount by a fresh lookup (the old fd names what
+         * lies under it); its flags were taken in the mount call */
         fd = open_in_root(root_fd, m->dest, 0);
         if (fd < 0)
                 return fd;
-        r = setattr_fd(fd, attr, recursive);
-        if (r >= 0 && m->propagation) {
-                fd_path(at, fd);
-                if (mount(NULL, at, NULL, m->propagation, NULL) < 0)
-                        r = -errno;
-        }
+        fd_path(at, fd);
+        r = mount(NULL, at, NULL, m->propagation, NULL) < 0 ? -errno : 0;
         close(fd);
         return r;
 }

@@ -80,7 +80,10 @@ struct sock_fprog;
 enum ze_sb_mount_kind {
         ZE_SB_MOUNT_FS = 0, /* a filesystem by type: proc, tmpfs, devpts, sysfs, mqueue, ... */
         ZE_SB_MOUNT_BIND,   /* bind (MS_REC when recursive) */
-        ZE_SB_MOUNT_CGROUP, /* cgroup2 on a v2 host; a read-only rbind of the host's hierarchy on v1 */
+        ZE_SB_MOUNT_CGROUP, /* cgroup2 on a v2 host (where refused, a read-only bind of the process's own
+                               * cgroup); a read-only rbind of the host's hierarchy on v1 */
+        ZE_SB_MOUNT_VIEW,   /* an empty tmpfs with a directory for each later mount just below it
+                               * (the v1 cgroup view), attr_set applied before it is attached */
 };
 
 struct ze_sb_mount {

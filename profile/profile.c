@@ -246,13 +246,28 @@ static int load_plain(struct zp_json_loader *l, json_object *root, struct zp_pro
         return zp_oci_parse_seccomp(l, root, "", spec);
 }
 
-/* A zygote profile: name, capabilities, noNewPrivileges, access, and "seccomp", an inline OCI
+/* "noNewPrivsCallers": "refuse" (the default) or "allow". */
+static int parse_nnp_callers(struct zp_json_loader *l, json_object *v, const char *loc, struct zp_profile *p) {
+        char q[PJ_QUOTE_MAX];
+        const char *s;
+        int r;
+
+        r = zp_json_get_string(l, v, loc, &s);
+        if (r < 0)
+                return r;
+        if (!streq(s, "allow") && !streq(s, "refuse"))
+                return zp_json_fail(l, -EINVAL, loc, "%s is not \"allow\" or \"refuse\"", zp_json_quote(s, q));
+        p->nnp_callers_allow = streq(s, "allow");
+        return 0;
+}
+
+/* A zygote profile: name, capabilities, noNewPrivileges, noNewPrivsCallers, access, and "seccomp", an inline OCI
  * object or the path of a Docker/OCI file next to the profile (then *ret_ref_root holds the
  * tree the spec borrows from, and l->file names that file until the caller resets it). */
 static int load_wrapped(struct zp_json_loader *l, json_object *root, struct zp_profile *p, struct zp_oci_spec *spec,
                         char **ret_ref_path, json_object **ret_ref_root) {
-        static const char *const keys[] = { "name",    "seccomp", "capabilities", "noNewPrivileges", "access",
-                                            "comment", NULL };
+        static const char *const keys[] = { "name",   "seccomp", "capabilities",      "noNewPrivileges",
+                                            "access", "comment", "noNewPrivsCallers", NULL };
         char loc[PJ_LOC_MAX], q[PJ_QUOTE_MAX];
         json_object *v;
         const char *s;
@@ -289,6 +304,13 @@ static int load_wrapped(struct zp_json_loader *l, json_object *root, struct zp_p
         v = zp_json_field(root, "noNewPrivileges");
         if (v) {
                 r = zp_json_get_bool(l, v, "noNewPrivileges", &p->no_new_privs);
+                if (r < 0)
+                        return r;
+        }
+
+        v = zp_json_field(root, "noNewPrivsCallers");
+        if (v) {
+                r = parse_nnp_callers(l, v, "noNewPrivsCallers", p);
                 if (r < 0)
                         return r;
         }

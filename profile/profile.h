@@ -34,6 +34,9 @@ struct zp_profile {
 
         uint64_t caps_keep; /* bounding set to keep, bit n = capability n */
         bool no_new_privs;  /* default true */
+        /* "noNewPrivsCallers": "allow" admits a caller that has no_new_privs, whose Landlock
+         * domain (if any) cannot be read nor carried; default "refuse" (docs/SECURITY.md). */
+        bool nnp_callers_allow;
 
         bool access_all; /* no "access" restriction */
         uid_t *access_uids;

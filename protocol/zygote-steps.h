@@ -50,4 +50,6 @@
         X(READONLY, "readonlyPaths") /* index: which read-only path */ \
         X(ROOT_RO, "readonly root") \
         X(HOSTNAME, "hostname") \
-        X(CONSOLE, "console")
+        X(CONSOLE, "console") \
+        /* appended where the wire numbers allow: the worker's */ \
+        X(LSM, "lsm") /* the caller's AppArmor or SELinux label for the exec */

@@ -152,6 +152,46 @@ static int enable_v2_controller(const char *mnt, const char *dir, const char *co
         }
 }
 
+/* cpuset v1: a new directory starts with empty cpuset.cpus and cpuset.mems, and takes no process
+ * until both are set; each one from the mount's root down gets its parent's where empty. */
+static int fill_cpuset(const char *mnt, const char *dir) {
+        static const char *const files[] = { "cpuset.cpus", "cpuset.mems" };
+        _cleanup_free_ char *copy = strdup(dir);
+        char *p, value[4096];
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        /* p: the slash before the component being filled; what is left of it, its parent */
+        p = copy + strlen(mnt);
+        if (*p != '/')
+                return 0;
+        for (;;) {
+                char *next = strchr(p + 1, '/');
+
+                if (next)
+                        *next = '\0';
+                for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                        r = read_file(copy, files[i], value, sizeof(value));
+                        if (r < 0)
+                                return r;
+                        if (strspn(value, " \n") != strlen(value))
+                                continue;
+                        *p = '\0';
+                        r = read_file(copy, files[i], value, sizeof(value));
+                        *p = '/';
+                        if (r >= 0)
+                                r = zrc_write_at(copy, files[i], value);
+                        if (r < 0)
+                                return r;
+                }
+                if (!next)
+                        return 0;
+                *next = '/';
+                p = next;
+        }
+}
+
 /* "slice:prefix:name" (systemd driver syntax) -> "slice/prefix-name.scope" */
 static char *systemd_style(const char *path) {
         const char *a = strchr(path, ':'), *b = a ? strchr(a + 1, ':') : NULL;
@@ -193,12 +233,8 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_lim
                 own = c2 + 1;
                 own = strndupa(own, strcspn(own, "\n"));
                 v2 = c1[1] == '\0';
-                /* cpuset would need cpus and mems copied in; net_cls/perf_event and the like
-                 * hold nothing a container's limits use: runc's v1 set, minus those */
-                if (!v2 && (has_controllers(c1 + 1, "cpuset") || has_controllers(c1 + 1, "net_cls") ||
-                            has_controllers(c1 + 1, "perf_event") || has_controllers(c1 + 1, "rdma") ||
-                            has_controllers(c1 + 1, "misc") || has_controllers(c1 + 1, "hugetlb")))
-                        continue;
+                /* a cgroup of its own in every hierarchy, as runc makes: the container's view of
+                 * a hierarchy (zrc_cgroup_views) is its own directory and nothing above it */
                 if (find_mount(v2 ? "" : c1 + 1, &mnt, &root) < 0)
                         continue;
                 /* the caller's cgroup as seen below this mount */
@@ -214,6 +250,11 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_lim
                         break;
                 }
                 r = mkdir_parents(dir);
+                if (r >= 0 && !v2 && has_controllers(c1 + 1, "cpuset")) {
+                        r = fill_cpuset(mnt, dir);
+                        if (r < 0)
+                                (void) rmdir(dir);
+                }
                 if (r < 0) {
                         if (ret_error && asprintf(ret_error, "cgroup %s: %s", dir, strerror(-r)) < 0)
                                 *ret_error = NULL;
@@ -262,6 +303,15 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_lim
         return 0;
 }
 
+static bool has_release_agent(const char *dir) {
+        _cleanup_free_ char *p = NULL;
+
+        /* unknown counts as present: the view leaves such a hierarchy out */
+        if (asprintf(&p, "%s/release_agent", dir) < 0)
+                return true;
+        return faccessat(AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+}
+
 void zrc_cgroup_views_free(struct zrc_cgroup_view *v, size_t n) {
         for (size_t i = 0; v && i < n; i++) {
                 free(v[i].name);
@@ -282,7 +332,7 @@ int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, 
         while (r >= 0 && getline(&line, &cap, f) > 0) {
                 char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
                 _cleanup_free_ char *mnt = NULL, *root = NULL;
-                const char *own, *name, *dir = NULL;
+                const char *name, *dir = NULL;
                 struct zrc_cgroup_view *grown;
                 size_t mlen;
                 bool seen = false;
@@ -290,7 +340,6 @@ int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, 
                 if (!c2)
                         continue;
                 *c2 = '\0';
-                own = strndupa(c2 + 1, strcspn(c2 + 1, "\n"));
                 if (find_mount(c1[1] == '\0' ? "" : c1 + 1, &mnt, &root) < 0)
                         continue;
                 /* only the hierarchies of the host's /sys/fs/cgroup, each under its own name */
@@ -303,12 +352,16 @@ int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, 
                         seen = seen || streq(v[i].name, name);
                 if (seen)
                         continue;
-                if (!streq(root, "/") && strncmp(own, root, strlen(root)) == 0)
-                        own += strlen(root);
                 mlen = strlen(mnt);
                 for (size_t i = 0; i < cg->n_paths && !dir; i++)
                         if (strncmp(cg->paths[i], mnt, mlen) == 0 && cg->paths[i][mlen] == '/')
                                 dir = cg->paths[i];
+                /* Only a directory of the container's own, and never one holding release_agent
+                 * (the root of a v1 hierarchy: a program the host's kernel runs as root, the
+                 * CVE-2022-0492 escape), even with a cgroupsPath of "/". A hierarchy it has no
+                 * cgroup of its own in (rootless) is left out of its view. */
+                if (!dir || dir[mlen + strspn(dir + mlen, "/")] == '\0' || has_release_agent(dir))
+                        continue;
                 grown = reallocarray(v, n + 1, sizeof(*v));
                 if (!grown) {
                         r = -ENOMEM;
@@ -316,12 +369,7 @@ int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, 
                 }
                 v = grown;
                 v[n].name = strdup(name);
-                /* the container's own directory, or (a hierarchy it was not put in: cpuset and
-                 * the like) the one it inherited from us */
-                if (dir)
-                        v[n].dir = strdup(dir);
-                else if (asprintf(&v[n].dir, "%s%s", mnt, streq(own, "/") ? "" : own) < 0)
-                        v[n].dir = NULL;
+                v[n].dir = strdup(dir);
                 n++;
                 if (!v[n - 1].name || !v[n - 1].dir)
                         r = -ENOMEM;

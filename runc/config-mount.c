@@ -69,7 +69,7 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
         json_object *opts = zrc_get(m, "options");
         size_t data_len = 0;
         char *data;
-        bool bind = type && streq(type, "bind");
+        bool bind = type && streq(type, "bind"), rw = false;
 
         if (!dest || dest[0] != '/')
                 return zrc_errorf(ret_error, -EINVAL, "config.json: mounts[%zu].destination must be an absolute path",
@@ -84,6 +84,8 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
 
                 if (!opt)
                         continue;
+                if (streq(opt, "rw") || streq(opt, "ro"))
+                        rw = opt[1] == 'w';
                 if (streq(opt, "bind") || streq(opt, "rbind")) {
                         bind = true;
                         sm->recursive = opt[0] == 'r';
@@ -123,6 +125,11 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                 sm->kind = ZE_SB_MOUNT_CGROUP;
                 sm->fstype = v2_only ? "cgroup2" : NULL;
                 sm->source = "/sys/fs/cgroup";
+                /* read-only unless the config asks for rw itself */
+                if (!rw) {
+                        sm->flags |= MS_RDONLY;
+                        sm->attr_set |= MOUNT_ATTR_RDONLY;
+                }
         } else if (bind) {
                 struct stat st;
                 char *abs;
@@ -172,36 +179,32 @@ static char *own(struct zrc_oci *o, char *s) {
         return o->owned[o->n_owned++] = s;
 }
 
-int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size_t n) {
+/* The cgroup mount at index k becomes a tmpfs with a bind of each view's directory in it. */
+static int cgroup_view_at(struct zrc_oci *o, size_t k, const struct zrc_cgroup_view *v, size_t n) {
         struct ze_sb_mount *grown, *m;
-        size_t k = 0;
+        uint64_t ro;
 
-        while (k < o->n_mounts && o->mounts[k].kind != ZE_SB_MOUNT_CGROUP)
-                k++;
-        if (k == o->n_mounts)
-                return 0;
         grown = reallocarray(o->mounts, o->n_mounts + n, sizeof(*grown));
         if (!grown)
                 return -ENOMEM;
         o->mounts = grown;
         memmove(&o->mounts[k + 1 + n], &o->mounts[k + 1], (o->n_mounts - k - 1) * sizeof(*grown));
         m = &o->mounts[k];
-        /* the tmpfs stays writable: the binds below need their mount points made in it */
-        m->kind = ZE_SB_MOUNT_FS;
+        ro = m->flags & MS_RDONLY ? MOUNT_ATTR_RDONLY : 0;
+        /* the engine makes the binds' mount points in the tmpfs before it is attached read-only */
+        m->kind = ZE_SB_MOUNT_VIEW;
         m->fstype = m->source = "tmpfs";
         m->flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-        m->attr_set = 0;
+        m->attr_set = ro | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
         free((char *) m->data);
-        m->data = strdup("mode=755");
+        m->data = NULL;
         for (size_t i = 0; i < n; i++)
                 o->mounts[k + 1 + i] = (struct ze_sb_mount){
                         .kind = ZE_SB_MOUNT_BIND,
-                        .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                        .attr_set = ro | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
                         .source_is_dir = true,
                 };
         o->n_mounts += n; /* from here on zrc_oci_free owns each entry's data and target */
-        if (!m->data)
-                return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 struct ze_sb_mount *b = &o->mounts[k + 1 + i];
                 char *dest;
@@ -213,6 +216,21 @@ int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size
                 b->target = b->dest ? zrc_join_path(o->rootfs, b->dest) : NULL;
                 if (!b->dest || !b->source || !b->target)
                         return -ENOMEM;
+        }
+        return 0;
+}
+
+int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size_t n) {
+        /* every cgroup mount: one left as it is would bind the host's whole /sys/fs/cgroup */
+        for (size_t k = 0; k < o->n_mounts; k++) {
+                int r;
+
+                if (o->mounts[k].kind != ZE_SB_MOUNT_CGROUP)
+                        continue;
+                r = cgroup_view_at(o, k, v, n);
+                if (r < 0)
+                        return r;
+                k += n;
         }
         return 0;
 }

@@ -51,11 +51,15 @@ static int mkdir_p(const char *path, mode_t mode) {
         }
 }
 
+/* PID/FILE of a procfs of our own (procfs.c): no mount over /proc redirects the write. */
 static int write_proc(pid_t pid, const char *file, const char *text) {
-        char dir[32];
+        _cleanup_close_ int proc = zrc_procfs_open();
+        char path[64];
 
-        snprintf(dir, sizeof(dir), "/proc/%d", (int) pid);
-        return zrc_write_at(dir, file, text);
+        if (proc < 0)
+                return proc;
+        snprintf(path, sizeof(path), "%d/%s", (int) pid, file);
+        return zrc_procfs_write(proc, path, text);
 }
 
 static void now_rfc3339(char *buf, size_t len) {
@@ -90,33 +94,30 @@ static int sysctl_namespace(const char *key) {
 }
 
 /* Writes one sysctl from a short-lived child of ours that joined the container's namespace
- * NS_FD: /proc/sys answers for the namespaces of the process that opens it, so the host's /proc
- * serves and nothing of the container (mounts, filter) is touched. Returns 0 or -errno. */
+ * NS_FD: /proc/sys answers for the namespaces of the process that opens it, so a procfs of our
+ * own serves (procfs.c: no mount over /proc/sys redirects the write) and nothing of the container
+ * (mounts, filter) is touched. Returns 0 or -errno. */
 static int write_sysctl_in(int ns_fd, int nstype, const char *key, const char *value) {
+        _cleanup_close_ int proc = -EBADF;
         char path[PATH_MAX];
-        int n = snprintf(path, sizeof(path), "/proc/sys/%s", key), status;
+        int n = snprintf(path, sizeof(path), "sys/%s", key), status;
         pid_t pid;
 
         if (n < 0 || (size_t) n >= sizeof(path))
                 return -ENAMETOOLONG;
-        for (char *p = path + strlen("/proc/sys/"); *p; p++)
+        for (char *p = path + strlen("sys/"); *p; p++)
                 if (*p == '.')
                         *p = '/';
+        proc = zrc_procfs_open();
+        if (proc < 0)
+                return proc;
         pid = fork();
         if (pid < 0)
                 return -errno;
         if (pid == 0) {
-                size_t len = strlen(value);
-                int fd;
-
                 if (setns(ns_fd, nstype) < 0)
                         _exit(errno);
-                fd = open(path, O_WRONLY | O_CLOEXEC);
-                if (fd < 0)
-                        _exit(errno);
-                if (write(fd, value, len) != (ssize_t) len)
-                        _exit(errno ? errno : EIO);
-                _exit(close(fd) < 0 ? errno : 0);
+                _exit(-zrc_procfs_write(proc, path, value));
         }
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)

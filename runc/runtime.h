@@ -100,8 +100,9 @@ int zrc_oci_load(const char *bundle, const char *process_path, bool cgroup_v2_on
                  char **ret_error);
 void zrc_oci_free(struct zrc_oci *o);
 struct zrc_cgroup_view; /* cgroup.c */
-/* v1/hybrid: turns the "cgroup" mount into a tmpfs with a read-only bind of each of the
- * container's own cgroup directories (as runc mounts it), instead of the host's whole tree. */
+/* v1/hybrid: turns each "cgroup" mount into a tmpfs with a bind (read-only unless the config says
+ * rw) of each of the container's own cgroup directories (as runc mounts it), instead of the
+ * host's whole tree. */
 int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size_t n);
 /* Fills sb from o (pointers into o; o must outlive sb). */
 void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb);
@@ -111,6 +112,14 @@ json_object *zrc_oci_default_spec(bool rootless);
 const char *zrc_oci_ns_name(int flag);
 /* Capability name <-> number via the profile module; "CAP_" optional on input. */
 int zrc_oci_cap_last(void);
+
+/* ---- procfs.c ---- */
+/* A procfs of the runtime's own for its writes: a fresh detached instance, or (where that is
+ * refused) /proc checked to be procfs. An O_PATH-like fd, or -errno (-EXDEV: not procfs). */
+int zrc_procfs_open(void);
+/* One write of value to path below proc_fd, opened without following a symlink or crossing a
+ * mount, and checked to be on procfs. */
+int zrc_procfs_write(int proc_fd, const char *path, const char *value);
 
 /* ---- cgroup.c ---- */
 

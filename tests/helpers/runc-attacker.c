@@ -13,6 +13,13 @@
  *   race MARKER SECONDS STOP  for SECONDS, or until the file STOP exists, probes every process
  *                           that appears (not itself, not 1) and prints "won ATTACK pid=N" for
  *                           each attack that worked
+ *   fds PID                 what of PID's fds a process gets: "fddir errno=N" (listing
+ *                           /proc/PID/fd), per fd listed "link N errno=E type=T target=X" and
+ *                           "open N errno=E" (reopened through /proc/PID/fd/N, for writing where
+ *                           it is a fifo: that starts a held container), and per fd 0..1023
+ *                           taken by pidfd_getfd "getfd N type=T target=X" (the first refusal:
+ *                           "getfd-refused N errno=E"); T is fifo, sock,
+ *                           reg, dir, chr, other
  *
  * Every line ends with a newline and is written with one write(), so a file sees whole lines.
  */
@@ -252,13 +259,79 @@ static int race(const char *marker, double seconds, const char *stop) {
         return 0;
 }
 
+static const char *type_of(mode_t m) {
+        return S_ISFIFO(m)   ? "fifo"
+               : S_ISSOCK(m) ? "sock"
+               : S_ISREG(m)  ? "reg"
+               : S_ISDIR(m)  ? "dir"
+               : S_ISCHR(m)  ? "chr"
+                             : "other";
+}
+
+static int fds(int pid) {
+        char dir[64], p[128], target[256];
+        struct dirent *e;
+        DIR *d;
+        int pidfd, refused = 0;
+
+        snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+        d = opendir(dir);
+        say("fddir errno=%d", d ? 0 : errno);
+        while (d && (e = readdir(d))) {
+                struct stat st;
+                ssize_t k;
+                int fd, n = atoi(e->d_name);
+
+                if (e->d_name[0] == '.')
+                        continue;
+                snprintf(p, sizeof(p), "%s/%d", dir, n);
+                k = readlink(p, target, sizeof(target) - 1);
+                target[k < 0 ? 0 : k] = '\0';
+                if (stat(p, &st) < 0)
+                        say("link %d errno=%d type=none target=%s", n, errno, target);
+                else
+                        say("link %d errno=%d type=%s target=%s", n, k < 0 ? errno : 0, type_of(st.st_mode), target);
+                fd = open(p, (S_ISFIFO(st.st_mode) ? O_WRONLY : O_RDONLY) | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+                say("open %d errno=%d", n, fd < 0 ? errno : 0);
+                if (fd >= 0)
+                        close(fd);
+        }
+        if (d)
+                closedir(d);
+        pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        say("pidfd errno=%d", pidfd < 0 ? errno : 0);
+        for (int t = 0; pidfd >= 0 && t < 1024; t++) {
+                int got = (int) syscall(SYS_pidfd_getfd, pidfd, t, 0);
+                struct stat st;
+                ssize_t k;
+
+                if (got < 0) {
+                        if (errno != EBADF && refused++ == 0)
+                                say("getfd-refused %d errno=%d", t, errno);
+                        continue;
+                }
+                snprintf(p, sizeof(p), "/proc/self/fd/%d", got);
+                k = readlink(p, target, sizeof(target) - 1);
+                target[k < 0 ? 0 : k] = '\0';
+                say("getfd %d type=%s target=%s", t, fstat(got, &st) < 0 ? "none" : type_of(st.st_mode), target);
+                close(got);
+        }
+        if (pidfd >= 0)
+                close(pidfd);
+        say("done");
+        return 0;
+}
+
 int main(int argc, char **argv) {
         if (argc == 4 && strcmp(argv[1], "probe") == 0)
                 return probe(atoi(argv[2]), argv[3]);
         if (argc == 4 && strcmp(argv[1], "hold-exe") == 0)
                 return hold_exe(atoi(argv[2]), atof(argv[3]));
+        if (argc == 3 && strcmp(argv[1], "fds") == 0)
+                return fds(atoi(argv[2]));
         if (argc == 5 && strcmp(argv[1], "race") == 0)
                 return race(argv[2], atof(argv[3]), argv[4]);
-        fprintf(stderr, "usage: runc-attacker probe PID MARKER | hold-exe PID SECONDS | race MARKER SECONDS STOP\n");
+        fprintf(stderr,
+                "usage: runc-attacker probe PID MARKER | hold-exe PID SECONDS | race MARKER SECONDS STOP | fds PID\n");
         return 2;
 }

@@ -107,13 +107,14 @@ def test_pid_and_user_namespaces_are_refused(daemon, how, name):
 
 
 def test_no_new_privs_follows_the_caller(daemons, needs_root):
-    """A caller with no_new_privs gets a task with it, even under a profile that does not ask
-    for it (where the task of a caller without it has none: the control)."""
+    """A caller with no_new_privs (admitted by its profile: test_confinement_lsm.py) gets a task
+    with it, even under a profile that does not ask for it (where the task of a caller without it
+    has none: the control)."""
     top = zytest.make_workdir()
     try:
         os.mkdir(os.path.join(top, "profiles"))
         with open(os.path.join(top, "profiles", "lax.json"), "w") as f:
-            f.write('{"name": "lax", "capabilities": [], "noNewPrivileges": false, '
+            f.write('{"name": "lax", "capabilities": [], "noNewPrivileges": false, "noNewPrivsCallers": "allow", '
                     '"seccomp": {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": []}}')
         d = daemons(profile_dirs=[os.path.join(top, "profiles")])
         got = {}

@@ -173,6 +173,41 @@ def test_exec_during_setup_is_closed_to_the_container(runc_copy, attacker, tmp_p
     assert rt("delete", "--force", name).returncode == 0
 
 
+@pytest.mark.parametrize("user", ["root", "uid-1000"])
+@pytest.mark.parametrize("state", ["created", "running"])
+def test_exec_reaches_no_fd_of_the_init(runc, attacker, state, user):
+    """A process exec'd into the container goes for the init's fds: the host's exec.fifo (opened
+    for writing, it starts a created container behind the caller's back) and the sync socket to
+    the runtime, through /proc/1/fd/N (listing, readlink, reopening) and pidfd_getfd of every fd
+    number. The held init refuses all of it; a running init holds only what the container's own
+    program has, nothing of the runtime."""
+    bundle = attacker
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    verb = ["create"] if state == "created" else ["run", "--detach"]
+    r = runc(*verb, "--bundle", bundle.path, name, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    as_user = ["--user", "1000:1000"] if user != "root" else []
+    for attempt in range(3):
+        r = runc("exec", *as_user, name, "runc-attacker", "fds", "1", timeout=30)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert "done" in lines, r.stdout
+        for l in lines:
+            words = l.split()
+            f = dict(w.split("=", 1) for w in words[2:] if "=" in w)
+            if words[0] in ("link", "getfd") and f.get("errno", "0") == "0":
+                assert f["type"] not in ("fifo", "sock"), f"{state}: the init's fd {words[1]} reached: {l}"
+                assert "exec.fifo" not in l and runc.root not in l, l
+            if words[0] in ("link", "open") and state == "created":
+                # its fd numbers may be listed, but none of them read or reopened
+                assert f["errno"] != "0", f"the held init's fd {words[1]}: {l}"
+        if state == "created":
+            assert [l for l in lines if l.startswith("getfd ")] == [], r.stdout
+        assert runc.state(name)["status"] == state, "the exec'd process started the container"
+    assert runc("delete", "--force", name).returncode == 0
+
+
 def test_runtime_runs_from_a_sealed_copy(runc_copy, bundle):
     """The held init's /proc/PID/exe, seen from the host, is a sealed memfd, not the file."""
     rt = runc_copy

@@ -143,6 +143,71 @@ def test_readonly_bind_stays_readonly_while_its_destination_flips(runc, bundle, 
     assert os.listdir(src) == [], os.listdir(src)
 
 
+def in_user_namespace_on_host_network(bundle):
+    """A user namespace (identity map, so the image's files stay root's) and the host's network
+    namespace: the kernel refuses sysfs there, and the runtime binds the host's /sys instead."""
+    ns = [n for n in bundle.config["linux"]["namespaces"] if n["type"] != "network"]
+    bundle.config["linux"]["namespaces"] = ns + [{"type": "user"}]
+    for k in ("uidMappings", "gidMappings"):
+        bundle.config["linux"][k] = [{"containerID": 0, "hostID": 0, "size": 65536}]
+
+
+def writable_sysfs_mounts(mountinfo):
+    """Mount points of the sysfs binds (and what is below them) that are not read-only."""
+    found = []
+    for line in mountinfo.splitlines():
+        pre, post = line.split(" - ", 1)
+        fields = pre.split()
+        if post.split()[0] == "sysfs" and "ro" not in fields[5].split(","):
+            found.append(fields[4])
+    return found
+
+
+def test_sysfs_fallback_bind_is_readonly_while_its_destination_flips(runc, bundle, tmp_path):
+    """The bind of the host's /sys made where a sysfs mount is refused (a user namespace on the
+    host's network): read-only with everything below it, on /sys and on a destination whose parent
+    flips between a directory and a symlink to a directory holding a writable bind of the config
+    (where flags applied by a second lookup would land)."""
+    import threading
+    in_user_namespace_on_host_network(bundle)
+    bundle.set_args("cat", "/proc/self/mountinfo")
+    r = runc("run", "--bundle", bundle.path, cid())
+    if r.returncode != 0 and "user" in r.stderr and "not permitted" in r.stderr.lower():
+        pytest.skip(f"no user namespace here: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stderr
+    assert " /sys " in r.stdout and writable_sysfs_mounts(r.stdout) == [], r.stdout
+    src = tmp_path / "rw-src"
+    src.mkdir()
+    os.makedirs(os.path.join(bundle.rootfs, "flip", "zyg-sys"))
+    os.makedirs(os.path.join(bundle.rootfs, "srv", "zyg-sys"))
+    os.symlink("/srv", os.path.join(bundle.rootfs, "flip-other"))
+    bundle.config["mounts"] += [
+        {"destination": "/srv/zyg-sys", "type": "bind", "source": str(src), "options": ["rbind", "rw"]},
+        {"destination": "/flip/zyg-sys", "type": "sysfs", "source": "sysfs", "options": ["ro", "nosuid"]}]
+    bundle.save()
+    stop = threading.Event()
+
+    def flipper():
+        a, b = os.path.join(bundle.rootfs, "flip"), os.path.join(bundle.rootfs, "flip-other")
+        while not stop.is_set():
+            renameat2_exchange(a, b)
+
+    t = threading.Thread(target=flipper)
+    t.start()
+    outs = []
+    try:
+        for _ in range(12):
+            r = runc("run", "--bundle", bundle.path, cid())
+            if r.returncode == 0:
+                outs.append(r.stdout)
+    finally:
+        stop.set()
+        t.join(timeout=30)
+    assert not t.is_alive()
+    for out in outs:
+        assert writable_sysfs_mounts(out) == [], out
+
+
 # ---- CVE-2019-16884 / CVE-2025-52881: /proc and /sys as the image makes them ----------------------
 
 @pytest.mark.parametrize("entry", ["proc", "sys"])
@@ -356,3 +421,76 @@ def test_rootfs_symlink_is_resolved_once(runc, bundle):
             assert r.stdout == "image\n", r.stdout
         else:
             assert "rootfs" in r.stderr, r.stderr
+
+
+# ---- CVE-2025-52881: the runtime's writes into procfs, with a mount over /proc ---------------------
+
+SYSCTLS = {"net.ipv4.ip_forward": "1", "kernel.shmmni": "1234", "kernel.domainname": "zyg-domain"}
+SYS_FSOPEN = 430  # the same number on every architecture
+
+
+def without_fsopen():
+    """preexec_fn: a seccomp filter that fails fsopen(2) with EPERM, as a runtime without
+    CAP_SYS_ADMIN over its pid namespace finds it: the runtime falls back to the mounted /proc."""
+    import ctypes
+    import errno
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                    ("k", ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    insns = (Filter * 4)(Filter(0x20, 0, 0, 0),                    # A = seccomp_data.nr
+                         Filter(0x15, 0, 1, SYS_FSOPEN),           # A == fsopen ?
+                         Filter(0x06, 0, 0, 0x00050000 | errno.EPERM),
+                         Filter(0x06, 0, 0, 0x7fff0000))
+    prog = Prog(4, insns)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(prog), 0, 0) != 0:
+        os._exit(126)
+
+
+@pytest.mark.parametrize("tier", ["own-procfs", "mounted-proc"])
+@pytest.mark.parametrize("over", ["/proc/sys", "/proc/sys/net", "/proc/sys/net/ipv4", "/proc/sys/kernel"])
+def test_sysctl_writes_ignore_a_mount_over_proc(runc, bundle, tmp_path, over, tier):
+    """A directory mounted over /proc/sys or part of it in the mount namespace the runtime runs in
+    (as a volume with shared propagation lets another container do): the runtime's sysctl writes
+    must reach the container's namespaces, never the files of that mount. With a procfs of its own
+    they go where they belong; forced onto the mounted /proc (fsopen refused), a write that would
+    cross into the mount is refused, and the container with it."""
+    import subprocess
+    decoy = tmp_path / "decoy"
+    rel_over = os.path.relpath(over, "/proc/sys")
+    planted = []
+    for key in list(SYSCTLS) + ["kernel.cap_last_cap"]:
+        rel = os.path.relpath(os.path.join(*key.split(".")), rel_over if rel_over != "." else "")
+        if rel.startswith(".."):
+            continue
+        path = decoy / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open("/proc/sys/" + key.replace(".", "/")) as f:
+            real = f.read()
+        # what the runtime itself reads there stays true; the rest is bait
+        path.write_text(real if key == "kernel.cap_last_cap" else "untouched\n")
+        planted.append(path)
+    bundle.config["linux"]["sysctl"] = SYSCTLS
+    bundle.set_args("cat", *("/proc/sys/" + k.replace(".", "/") for k in SYSCTLS))
+    argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            f'mount --bind {decoy} {over} && exec "$@"', "sh",
+            runc.binary, "--root", runc.root, "--log", runc.log, "run", "--bundle", bundle.path, cid()]
+    if tier == "mounted-proc":
+        # masked directories are empty tmpfs made with fsopen too
+        bundle.config["linux"]["maskedPaths"] = []
+        bundle.save()
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                       preexec_fn=without_fsopen if tier == "mounted-proc" else None)
+    for path in planted:
+        if path.name != "cap_last_cap":
+            assert path.read_text() == "untouched\n", f"the write for {path} went into the mount over {over}"
+    if r.returncode != 0 and tier == "mounted-proc":
+        assert "sysctl" in r.stderr, r.stderr
+        return
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == list(SYSCTLS.values()), r.stdout

@@ -268,6 +268,7 @@ static void test_unconfined(void **state) {
         assert_null(c.ns_other);
         assert_true(c.root_fd < 0);
         assert_int_equal(c.n_cgroups, 0);
+        assert_null(c.lsm_attr); /* our own label, whatever LSM the kernel has */
         peer_done(&p, &c);
 }
 
@@ -528,7 +529,66 @@ static void test_cgroup_subtree_mount(void **state) {
         assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A label as /proc/PID/attr/current shows it, and what the worker would write for it. */
+static void test_lsm_label(void **state) {
+        static const struct {
+                enum zd_lsm lsm;
+                const char *text, *label; /* NULL: refused */
+        } cases[] = {
+                { ZD_LSM_APPARMOR, "unconfined\n", "unconfined" },
+                { ZD_LSM_APPARMOR, "/usr/bin/foo (enforce)\n", "/usr/bin/foo" },
+                { ZD_LSM_APPARMOR, "foo//hat (complain)\n", "foo//hat" },
+                { ZD_LSM_APPARMOR, "lxc-container-default-cgns (enforce)", "lxc-container-default-cgns" },
+                { ZD_LSM_APPARMOR, "\n", NULL },
+                { ZD_LSM_APPARMOR, "two\nlines (enforce)\n", NULL },
+                { ZD_LSM_SELINUX, "system_u:system_r:init_t:s0", "system_u:system_r:init_t:s0" },
+                { ZD_LSM_SELINUX, "unconfined_u:unconfined_r:unconfined_t:s0-s0:c0.c1023\n",
+                  "unconfined_u:unconfined_r:unconfined_t:s0-s0:c0.c1023" },
+                { ZD_LSM_SELINUX, "a:b:c:s0 (enforce)", NULL },
+                { ZD_LSM_SELINUX, "", NULL },
+                { ZD_LSM_NONE, "unconfined\n", NULL },
+        };
+        char out[ZD_LSM_LABEL_MAX], small[4];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int r = zd_lsm_label(cases[i].lsm, cases[i].text, out, sizeof(out));
+
+                if (!cases[i].label) {
+                        assert_int_equal(r, -EINVAL);
+                        continue;
+                }
+                assert_int_equal(r, 0);
+                assert_string_equal(out, cases[i].label);
+        }
+        assert_int_equal(zd_lsm_label(ZD_LSM_APPARMOR, "toolong (enforce)", small, sizeof(small)), -ENAMETOOLONG);
+}
+
+static void test_lsm_exec_text(void **state) {
+        char out[ZD_LSM_LABEL_MAX + 8];
+
+        /* the same label as zygoted's, or an unconfined AppArmor caller: nothing to write */
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "unconfined", "unconfined", out, sizeof(out)), 0);
+        assert_string_equal(out, "");
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "unconfined", "zygoted", out, sizeof(out)), 0);
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "zygoted", "zygoted", out, sizeof(out)), 0);
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_SELINUX, "u:r:t:s0", "u:r:t:s0", out, sizeof(out)), 0);
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_NONE, "a", "b", out, sizeof(out)), 0);
+        /* a confined caller: its label for the exec */
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "/usr/bin/foo", "unconfined", out, sizeof(out)), 1);
+        assert_string_equal(out, "exec /usr/bin/foo");
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "foo", "zygoted", out, sizeof(out)), 1);
+        assert_string_equal(out, "exec foo");
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_SELINUX, "user_u:user_r:user_t:s0", "system_u:system_r:init_t:s0", out,
+                                          sizeof(out)),
+                         1);
+        assert_string_equal(out, "user_u:user_r:user_t:s0");
+        /* SELinux has no unconfined shortcut: a different context is written */
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_SELINUX, "unconfined", "u:r:t:s0", out, sizeof(out)), 1);
+        assert_int_equal(zd_lsm_exec_text(ZD_LSM_APPARMOR, "foo", "bar", out, 6), -ENAMETOOLONG);
+        assert_string_equal(out, "");
+}
+
 TU_MAIN(tu_test(test_unconfined), tu_test(test_confined), tu_test(test_fallback_checks_uid), tu_test(test_exited),
         tu_test(test_other_user_in_netns), tu_test(test_cgroup), tu_test(test_cgroup_subtree_mount),
         tu_test(test_sched), tu_test(test_sched_without_ioprio), tu_test(test_caps), tu_test(test_thread_filter),
-        tu_test(test_thread_uid), tu_test(test_threads_many))
+        tu_test(test_thread_uid), tu_test(test_threads_many), tu_test(test_lsm_label), tu_test(test_lsm_exec_text))

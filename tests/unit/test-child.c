@@ -54,7 +54,9 @@ static void test_step_names(void **state) {
                                             /* the container init's own */
                                             "sync", "non-dumpable", "propagation", "rootfs", "mount", "device",
                                             "pivot_root", "maskedPaths", "readonlyPaths", "readonly root", "hostname",
-                                            "console" };
+                                            "console",
+                                            /* the worker's, appended */
+                                            "lsm" };
 
         assert_int_equal(ELEMENTSOF(want), _ZE_STEP_MAX);
         for (int i = 0; i < _ZE_STEP_MAX; i++)
@@ -314,6 +316,27 @@ static void test_cgroup_not_a_cgroup(void **state) {
         p.n_cgroups = 1;
         run(&p, false, NULL, &res);
         assert_failed(&res, ZE_STEP_CGROUP, ENOENT, ZE_EXIT_SETUP_FAILED);
+}
+
+/* Step 0d writes the whole label text to the attribute file, in one write (here a plain file
+ * stands in for /proc/thread-self/attr/exec, which needs AppArmor or SELinux); a file it cannot
+ * open fails the step and says so. */
+static void test_lsm_label(void **state) {
+        char path[] = "/tmp/zytest-lsm-XXXXXX", got[32] = "";
+        _cleanup_close_ int fd = mkostemp(path, O_CLOEXEC);
+        struct ze_plan p;
+        struct result res;
+
+        assert_true(fd >= 0);
+        plan_init(&p, argv_true);
+        p.lsm_attr = path;
+        p.lsm_exec = "exec zytest-caller";
+        run_ok(&p, &res);
+        assert_int_equal(pread(fd, got, sizeof(got) - 1, 0), strlen("exec zytest-caller"));
+        assert_string_equal(got, "exec zytest-caller");
+        assert_int_equal(unlink(path), 0);
+        p.lsm_attr = "/nonexistent-zygote-test/attr/exec";
+        run_fails(&p, false, &res, ZE_STEP_LSM, ENOENT, ZE_EXIT_SETUP_FAILED);
 }
 
 static int hold_run(bool go, bool quiet, struct result *res) {
@@ -635,6 +658,7 @@ static const struct CMUnitTest plain[] = {
         tu_test(test_signals_default_skips_the_reset),
         tu_test(test_signals_reset_only_those_named),
         tu_test(test_hold_quiet),
+        tu_test(test_lsm_label),
 };
 static const struct CMUnitTest root[] = {
         tu_test(test_sched),

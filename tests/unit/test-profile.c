@@ -533,8 +533,19 @@ static void test_zygote_form(void **state) {
         p = load_ok("{'name':'n','capabilities':[],'access':{},'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
         assert_true(p->caps_keep == 0);
         assert_true(p->no_new_privs);
+        assert_false(p->nnp_callers_allow); /* refused unless the profile says otherwise */
         assert_false(p->access_all);
         assert_int_equal(p->n_access_uids + p->n_access_gids, 0);
+        zp_profile_free(p);
+
+        /* a caller with no_new_privs (maybe a Landlock domain) admitted, or refused as by default */
+        p = load_ok("{'name':'n','capabilities':[],'noNewPrivsCallers':'allow',"
+                    "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
+        assert_true(p->nnp_callers_allow);
+        zp_profile_free(p);
+        p = load_ok("{'name':'n','capabilities':[],'noNewPrivsCallers':'refuse',"
+                    "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}}");
+        assert_false(p->nnp_callers_allow);
         zp_profile_free(p);
 
 #define S "'seccomp':{'defaultAction':'SCMP_ACT_ALLOW'}"
@@ -551,6 +562,10 @@ static void test_zygote_form(void **state) {
                   "capabilities[0]: unknown capability \"chown\"");
         load_fail("{'name':'a','capabilities':[]," S ",'noNewPrivileges':1}", -EINVAL,
                   "noNewPrivileges: expected true or false, got int");
+        load_fail("{'name':'a','capabilities':[]," S ",'noNewPrivsCallers':'yes'}", -EINVAL,
+                  "noNewPrivsCallers: \"yes\" is not \"allow\" or \"refuse\"");
+        load_fail("{'name':'a','capabilities':[]," S ",'noNewPrivsCallers':true}", -EINVAL,
+                  "noNewPrivsCallers: expected a string, got boolean");
         load_fail("{'name':'a','capabilities':[]," S ",'access':{'users':['no-such-user-zygote']}}", -ESRCH,
                   "access.users[0]: unknown user \"no-such-user-zygote\"");
         load_fail("{'name':'a','capabilities':[]," S ",'access':{'groups':['no-such-group-zygote']}}", -ESRCH,
