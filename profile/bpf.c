@@ -192,6 +192,25 @@ static bool jump_taken(uint16_t op, uint32_t a, uint32_t src) {
         return false;
 }
 
+/* A load into A (BPF_LD) or X (BPF_LDX), which share their modes; BPF_ABS is A's only
+ * (zp_bpf_check refuses it for X). */
+static void run_load(const struct sock_filter *f, const struct seccomp_data *d, const uint32_t *mem, uint32_t *reg) {
+        switch (BPF_MODE(f->code)) {
+        case BPF_ABS:
+                *reg = load_word(d, f->k);
+                break;
+        case BPF_LEN:
+                *reg = SECCOMP_DATA_SIZE;
+                break;
+        case BPF_IMM:
+                *reg = f->k;
+                break;
+        case BPF_MEM:
+                *reg = mem[f->k];
+                break;
+        }
+}
+
 int zp_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_data *d, uint32_t *ret_action,
                unsigned *ret_steps) {
         uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {};
@@ -209,33 +228,10 @@ int zp_bpf_run(const struct sock_filter *prog, size_t len, const struct seccomp_
                 steps++;
                 switch (BPF_CLASS(f->code)) {
                 case BPF_LD:
-                        switch (BPF_MODE(f->code)) {
-                        case BPF_ABS:
-                                a = load_word(d, f->k);
-                                break;
-                        case BPF_LEN:
-                                a = SECCOMP_DATA_SIZE;
-                                break;
-                        case BPF_IMM:
-                                a = f->k;
-                                break;
-                        case BPF_MEM:
-                                a = mem[f->k];
-                                break;
-                        }
+                        run_load(f, d, mem, &a);
                         break;
                 case BPF_LDX:
-                        switch (BPF_MODE(f->code)) {
-                        case BPF_LEN:
-                                x = SECCOMP_DATA_SIZE;
-                                break;
-                        case BPF_IMM:
-                                x = f->k;
-                                break;
-                        case BPF_MEM:
-                                x = mem[f->k];
-                                break;
-                        }
+                        run_load(f, d, mem, &x);
                         break;
                 case BPF_ST:
                         mem[f->k] = a;
@@ -327,15 +323,12 @@ static void sym_load(const struct sym *s, const struct sock_filter *f, uint32_t 
                 else
                         *known = 0, *reg = 0;
                 break;
-        case BPF_LEN:
-                *reg = SECCOMP_DATA_SIZE;
-                break;
-        case BPF_IMM:
-                *reg = f->k;
-                break;
         case BPF_MEM:
                 *known = !!(s->m_known & (1u << f->k));
                 *reg = *known ? s->m[f->k] : 0;
+                break;
+        default: /* BPF_LEN, BPF_IMM: the instruction alone gives the value */
+                run_load(f, NULL, NULL, reg);
                 break;
         }
 }
@@ -516,36 +509,31 @@ int zp_bpf_longest_path(const struct sock_filter *prog, size_t len, uint32_t arc
 }
 
 char *zp_bpf_action_to_string(uint32_t action, char *buf, size_t size) {
-        uint32_t data = action & SECCOMP_RET_DATA;
+        /* with_data: the action's 16 data bits are part of it (an errno, a tracer's value) */
+        static const struct {
+                uint32_t action;
+                const char *name;
+                bool with_data;
+        } names[] = {
+                { SECCOMP_RET_KILL_PROCESS, "KILL_PROCESS", false },
+                { SECCOMP_RET_KILL_THREAD, "KILL_THREAD", false },
+                { SECCOMP_RET_TRAP, "TRAP", true },
+                { SECCOMP_RET_ERRNO, "ERRNO", true },
+                { SECCOMP_RET_USER_NOTIF, "USER_NOTIF", false },
+                { SECCOMP_RET_TRACE, "TRACE", true },
+                { SECCOMP_RET_LOG, "LOG", false },
+                { SECCOMP_RET_ALLOW, "ALLOW", false },
+        };
 
-        switch (action & SECCOMP_RET_ACTION_FULL) {
-        case SECCOMP_RET_KILL_PROCESS:
-                snprintf(buf, size, "KILL_PROCESS");
-                break;
-        case SECCOMP_RET_KILL_THREAD:
-                snprintf(buf, size, "KILL_THREAD");
-                break;
-        case SECCOMP_RET_TRAP:
-                snprintf(buf, size, "TRAP(%u)", data);
-                break;
-        case SECCOMP_RET_ERRNO:
-                snprintf(buf, size, "ERRNO(%u)", data);
-                break;
-        case SECCOMP_RET_USER_NOTIF:
-                snprintf(buf, size, "USER_NOTIF");
-                break;
-        case SECCOMP_RET_TRACE:
-                snprintf(buf, size, "TRACE(%u)", data);
-                break;
-        case SECCOMP_RET_LOG:
-                snprintf(buf, size, "LOG");
-                break;
-        case SECCOMP_RET_ALLOW:
-                snprintf(buf, size, "ALLOW");
-                break;
-        default:
-                snprintf(buf, size, "0x%08x", action);
-                break;
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                if (names[i].action != (action & SECCOMP_RET_ACTION_FULL))
+                        continue;
+                if (names[i].with_data)
+                        snprintf(buf, size, "%s(%u)", names[i].name, action & SECCOMP_RET_DATA);
+                else
+                        snprintf(buf, size, "%s", names[i].name);
+                return buf;
         }
+        snprintf(buf, size, "0x%08x", action);
         return buf;
 }

@@ -119,19 +119,16 @@ static int zp_json_check_keys(struct zp_json_loader *l, json_object *o, const ch
         return 0;
 }
 
-static int zp_json_want_object(struct zp_json_loader *l, json_object *v, const char *loc) {
-        if (!json_object_is_type(v, json_type_object))
-                return zp_json_fail(l, -EINVAL, loc, "expected an object, got %s",
-                                    json_type_to_name(json_object_get_type(v)));
-        return 0;
+/* "expected <what>, got <v's type>". */
+static int wrong_type(struct zp_json_loader *l, json_object *v, const char *loc, const char *what) {
+        return zp_json_fail(l, -EINVAL, loc, "expected %s, got %s", what, json_type_to_name(json_object_get_type(v)));
 }
 
 int zp_json_get_array(struct zp_json_loader *l, json_object *v, const char *loc, size_t max, size_t *ret_n) {
         size_t n;
 
         if (!json_object_is_type(v, json_type_array))
-                return zp_json_fail(l, -EINVAL, loc, "expected an array, got %s",
-                                    json_type_to_name(json_object_get_type(v)));
+                return wrong_type(l, v, loc, "an array");
         n = json_object_array_length(v);
         if (n > max)
                 return zp_json_fail(l, -E2BIG, loc, "%zu entries, more than the %zu allowed", n, max);
@@ -143,8 +140,7 @@ int zp_json_get_string(struct zp_json_loader *l, json_object *v, const char *loc
         const char *s;
 
         if (!json_object_is_type(v, json_type_string))
-                return zp_json_fail(l, -EINVAL, loc, "expected a string, got %s",
-                                    json_type_to_name(json_object_get_type(v)));
+                return wrong_type(l, v, loc, "a string");
         s = json_object_get_string(v);
         if (strlen(s) != (size_t) json_object_get_string_len(v))
                 return zp_json_fail(l, -EINVAL, loc, "string contains a NUL character");
@@ -159,8 +155,7 @@ int zp_json_get_uint(struct zp_json_loader *l, json_object *v, const char *loc, 
         uint64_t u;
 
         if (!json_object_is_type(v, json_type_int))
-                return zp_json_fail(l, -EINVAL, loc, "expected an integer, got %s",
-                                    json_type_to_name(json_object_get_type(v)));
+                return wrong_type(l, v, loc, "an integer");
         if (json_object_get_int64(v) < 0)
                 return zp_json_fail(l, -ERANGE, loc, "%" PRId64 " is negative", json_object_get_int64(v));
         u = json_object_get_uint64(v);
@@ -172,8 +167,7 @@ int zp_json_get_uint(struct zp_json_loader *l, json_object *v, const char *loc, 
 
 int zp_json_get_bool(struct zp_json_loader *l, json_object *v, const char *loc, bool *ret) {
         if (!json_object_is_type(v, json_type_boolean))
-                return zp_json_fail(l, -EINVAL, loc, "expected true or false, got %s",
-                                    json_type_to_name(json_object_get_type(v)));
+                return wrong_type(l, v, loc, "true or false");
         *ret = json_object_get_boolean(v);
         return 0;
 }
@@ -190,9 +184,9 @@ int zp_json_require(struct zp_json_loader *l, json_object *o, const char *loc, c
 }
 
 int zp_json_object(struct zp_json_loader *l, json_object *o, const char *loc, const char *const *allowed) {
-        int r = zp_json_want_object(l, o, loc);
-
-        return r < 0 ? r : zp_json_check_keys(l, o, loc, allowed);
+        if (!json_object_is_type(o, json_type_object))
+                return wrong_type(l, o, loc, "an object");
+        return zp_json_check_keys(l, o, loc, allowed);
 }
 
 int zp_json_require_string(struct zp_json_loader *l, json_object *o, const char *loc, const char *key,

@@ -121,6 +121,15 @@ static const struct {
         { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
 };
 
+int zp_oci_op_from_name(const char *name, enum scmp_compare *ret) {
+        for (size_t i = 0; i < ELEMENTSOF(operators); i++)
+                if (streq(operators[i].name, name)) {
+                        *ret = operators[i].op;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
 /* "EPERM" to 1 (podman's "errno"/"defaultErrno" fields); 0 if unknown. */
 static int errno_from_name(const char *name) {
         for (int i = 1; i < 4096; i++) {
@@ -355,7 +364,6 @@ static int parse_arg(struct zp_json_loader *l, json_object *a, const char *loc, 
         json_object *f;
         uint64_t idx;
         const char *op;
-        size_t j;
         int r;
 
         r = zp_json_object(l, a, loc, keys);
@@ -370,12 +378,8 @@ static int parse_arg(struct zp_json_loader *l, json_object *a, const char *loc, 
         r = zp_json_require_string(l, a, loc, "op", loc_f, &op);
         if (r < 0)
                 return r;
-        for (j = 0; j < ELEMENTSOF(operators); j++)
-                if (streq(operators[j].name, op))
-                        break;
-        if (j == ELEMENTSOF(operators))
+        if (zp_oci_op_from_name(op, &arg->op) < 0)
                 return zp_json_fail(l, -EINVAL, loc_f, "unknown operator %s", zp_json_quote(op, q));
-        arg->op = operators[j].op;
 
         /* Go reads a missing value as 0; so do we. */
         r = zp_json_optional_uint(l, a, loc, "value", UINT64_MAX, loc_f, &arg->value);

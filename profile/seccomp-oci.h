@@ -66,3 +66,6 @@ void zp_oci_spec_done(struct zp_oci_spec *s);
 
 /* "SCMP_ARCH_X86_64" for an AUDIT_ARCH_* value, NULL when not one the OCI spec names. */
 const char *zp_oci_arch_to_name(uint32_t arch);
+
+/* "SCMP_CMP_EQ" to SCMP_CMP_EQ; -EINVAL for a name that is not an OCI operator. */
+int zp_oci_op_from_name(const char *name, enum scmp_compare *ret);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "seccomp-oci.h"
 #include "util.h"
 
 static int parse_action(const char *name, json_object *errno_ret, uint32_t *ret) {
@@ -42,27 +43,6 @@ static int parse_action(const char *name, json_object *errno_ret, uint32_t *ret)
         return 0;
 }
 
-static int parse_op(const char *name, enum scmp_compare *ret) {
-        static const struct {
-                const char *name;
-                enum scmp_compare op;
-        } ops[] = {
-                { "SCMP_CMP_NE", SCMP_CMP_NE },
-                { "SCMP_CMP_LT", SCMP_CMP_LT },
-                { "SCMP_CMP_LE", SCMP_CMP_LE },
-                { "SCMP_CMP_EQ", SCMP_CMP_EQ },
-                { "SCMP_CMP_GE", SCMP_CMP_GE },
-                { "SCMP_CMP_GT", SCMP_CMP_GT },
-                { "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
-        };
-        for (size_t i = 0; i < ELEMENTSOF(ops); i++)
-                if (streq(name, ops[i].name)) {
-                        *ret = ops[i].op;
-                        return 0;
-                }
-        return -EINVAL;
-}
-
 /* "SCMP_ARCH_X86_64" -> libseccomp's token. */
 static int parse_arch(const char *name, uint32_t *ret) {
         char lower[32];
@@ -89,7 +69,7 @@ static int parse_arg(json_object *ja, struct scmp_arg_cmp *ret) {
         if (!json_object_object_get_ex(ja, "index", &ji) || !json_object_object_get_ex(ja, "value", &jv) ||
             !json_object_object_get_ex(ja, "op", &jop))
                 return -EINVAL;
-        r = parse_op(json_object_get_string(jop), &op);
+        r = zp_oci_op_from_name(json_object_get_string(jop), &op);
         if (r < 0)
                 return r;
         int64_t index = json_object_get_int64(ji);

@@ -78,3 +78,15 @@ struct child_test_group {
 
 /* main() of each test-child* executable: runs the group argv[1] names ("plain" by default). */
 int child_test_main(int argc, char **argv, const struct child_test_group *groups, size_t n_groups);
+
+/* An entry of the groups table: the tests are the array tests_; what the group needs follows
+ * as designated initializers (.needs_root = true). */
+#define CHILD_TEST_GROUP(name_, title_, tests_, ...) \
+        { .name = (name_), .title = (title_), .tests = (tests_), .n_tests = ELEMENTSOF(tests_), __VA_ARGS__ }
+
+/* Defines main(): child_test_main() over the groups given as CHILD_TEST_GROUP entries. */
+#define CHILD_TESTS_MAIN(...) \
+        int main(int argc, char **argv) { \
+                static const struct child_test_group groups[] = { __VA_ARGS__ }; \
+                return child_test_main(argc, argv, groups, ELEMENTSOF(groups)); \
+        }

@@ -74,6 +74,15 @@ int tu_teardown_no_leftovers(void **state);
 #define tu_unit_test_case(name, f, c) \
         { name, f, NULL, NULL, (void *) (c) }
 
+/* main() of a unit test executable: the arguments (tu_test() entries and the like) are its tests,
+ * run as one cmocka group; TU_MAIN_GROUP names the group and gives it a setup (or NULL). */
+#define TU_MAIN_GROUP(name, setup, ...) \
+        int main(void) { \
+                const struct CMUnitTest tests[] = { __VA_ARGS__ }; \
+                return cmocka_run_group_tests_name(name, tests, setup, NULL); \
+        }
+#define TU_MAIN(...) TU_MAIN_GROUP("tests", NULL, __VA_ARGS__)
+
 /* How many fds this process has open (below 1024). */
 int tu_count_open_fds(void);
 

@@ -37,6 +37,9 @@ int setup(void **state);
 
 int teardown(void **state);
 
+/* A test against the fake daemon: *state is the fixture setup() made. */
+#define fake_test(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 /* Sends one message (text + NUL) with fds on its first byte. */
 void srv_send(int fd, const char *json, const int *fds, size_t n_fds);
 

@@ -20,6 +20,7 @@
 
 #include "bpf.h"
 #include "seccomp-compile.h"
+#include "testutil.h"
 
 #define ARG_LO(i) ((uint32_t) (offsetof(struct seccomp_data, args) + 8 * (i)))
 #define ARG_HI(i) (ARG_LO(i) + 4)
@@ -364,16 +365,7 @@ static void test_action_to_string(void **state) {
         assert_string_equal(zp_bpf_action_to_string(0x12340000, buf, sizeof(buf)), "0x12340000");
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_check_rejects),
-                cmocka_unit_test(test_loads),
-                cmocka_unit_test(test_alu),
-                cmocka_unit_test(test_jumps),
-                cmocka_unit_test(test_steps_and_longest_path),
-                cmocka_unit_test(test_longest_path_widening),
-                cmocka_unit_test(test_libseccomp_program),
-                cmocka_unit_test(test_action_to_string),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_check_rejects), cmocka_unit_test(test_loads), cmocka_unit_test(test_alu),
+        cmocka_unit_test(test_jumps), cmocka_unit_test(test_steps_and_longest_path),
+        cmocka_unit_test(test_longest_path_widening), cmocka_unit_test(test_libseccomp_program),
+        cmocka_unit_test(test_action_to_string))

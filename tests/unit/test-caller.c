@@ -588,17 +588,7 @@ static void test_lsm_exec_text(void **state) {
         assert_string_equal(out, "");
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                tu_test(test_unconfined),           tu_test(test_confined),
-                tu_test(test_fallback_checks_uid),  tu_test(test_exited),
-                tu_test(test_other_user_in_netns),  tu_test(test_cgroup),
-                tu_test(test_cgroup_subtree_mount), tu_test(test_sched),
-                tu_test(test_sched_without_ioprio), tu_test(test_caps),
-                tu_test(test_thread_filter),        tu_test(test_thread_uid),
-                tu_test(test_threads_many),         tu_test(test_lsm_label),
-                tu_test(test_lsm_exec_text),
-        };
-
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(tu_test(test_unconfined), tu_test(test_confined), tu_test(test_fallback_checks_uid), tu_test(test_exited),
+        tu_test(test_other_user_in_netns), tu_test(test_cgroup), tu_test(test_cgroup_subtree_mount),
+        tu_test(test_sched), tu_test(test_sched_without_ioprio), tu_test(test_caps), tu_test(test_thread_filter),
+        tu_test(test_thread_uid), tu_test(test_threads_many), tu_test(test_lsm_label), tu_test(test_lsm_exec_text))

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "cgroup-devices.h"
+#include "testutil.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -457,13 +458,7 @@ static void test_kernel_accepts(void **state) {
         free(rules);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_parse_errors),     cmocka_unit_test(test_too_many_rules),
-                cmocka_unit_test(test_list_shape),       cmocka_unit_test(test_default_list),
-                cmocka_unit_test(test_hand_made_lists),  cmocka_unit_test(test_random_lists),
-                cmocka_unit_test(test_program_too_long), cmocka_unit_test(test_v1_lines_and_refusal),
-                cmocka_unit_test(test_kernel_accepts),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_too_many_rules), cmocka_unit_test(test_list_shape),
+        cmocka_unit_test(test_default_list), cmocka_unit_test(test_hand_made_lists),
+        cmocka_unit_test(test_random_lists), cmocka_unit_test(test_program_too_long),
+        cmocka_unit_test(test_v1_lines_and_refusal), cmocka_unit_test(test_kernel_accepts))

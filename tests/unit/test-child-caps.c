@@ -428,37 +428,24 @@ static void test_capbset_mask(void **state) {
         run_capbset(true, &p, &res);
 }
 
-int main(int argc, char **argv) {
-        static const struct CMUnitTest plain[] = {
-                tu_test(test_nnp),
-                tu_test(test_filter_load),
-                tu_test(test_filter_invalid),
-                tu_test(test_filter_clone_absent),
-                tu_test(test_try_syscall),
-        };
-        static const struct CMUnitTest root[] = {
-                tu_test(test_ids_as_nonroot),      tu_test(test_ids_switch),
-                tu_test(test_capbset_loop),        tu_test(test_capbset_skip_absent),
-                tu_test(test_capbset_mask_absent), tu_test(test_caps),
-                tu_test(test_ambient_cleared),     tu_test(test_filter_late_needs_nnp),
-        };
-        static const struct CMUnitTest mask[] = {
-                tu_test(test_capbset_mask),
-        };
-        static const struct child_test_group groups[] = {
-                { .name = "plain", .title = "child-caps", .tests = plain, .n_tests = ELEMENTSOF(plain) },
-                { .name = "root",
-                  .title = "child-caps-root",
-                  .tests = root,
-                  .n_tests = ELEMENTSOF(root),
-                  .needs_root = true },
-                { .name = "capbset-mask",
-                  .title = "child-capbset-mask",
-                  .tests = mask,
-                  .n_tests = ELEMENTSOF(mask),
-                  .needs_root = true,
-                  .needs_capbset_mask = true },
-        };
+static const struct CMUnitTest plain[] = {
+        tu_test(test_nnp),
+        tu_test(test_filter_load),
+        tu_test(test_filter_invalid),
+        tu_test(test_filter_clone_absent),
+        tu_test(test_try_syscall),
+};
+static const struct CMUnitTest root[] = {
+        tu_test(test_ids_as_nonroot),      tu_test(test_ids_switch),
+        tu_test(test_capbset_loop),        tu_test(test_capbset_skip_absent),
+        tu_test(test_capbset_mask_absent), tu_test(test_caps),
+        tu_test(test_ambient_cleared),     tu_test(test_filter_late_needs_nnp),
+};
+static const struct CMUnitTest mask[] = {
+        tu_test(test_capbset_mask),
+};
 
-        return child_test_main(argc, argv, groups, ELEMENTSOF(groups));
-}
+CHILD_TESTS_MAIN(CHILD_TEST_GROUP("plain", "child-caps", plain),
+                 CHILD_TEST_GROUP("root", "child-caps-root", root, .needs_root = true),
+                 CHILD_TEST_GROUP("capbset-mask", "child-capbset-mask", mask, .needs_root = true,
+                                  .needs_capbset_mask = true))

@@ -182,16 +182,11 @@ static void test_status_fd_low(void **state) {
         assert_failed(&res, ZE_STEP_EXEC, ENOENT, ZE_EXIT_NOT_FOUND);
 }
 
-int main(int argc, char **argv) {
-        static const struct CMUnitTest plain[] = {
-                tu_test(test_fd_map),
-                tu_test(test_fd_bad_source),
-                tu_test(test_fd_duplicate_target),
-                tu_test(test_status_fd_low),
-        };
-        static const struct child_test_group groups[] = {
-                { .name = "plain", .title = "child-fds", .tests = plain, .n_tests = ELEMENTSOF(plain) },
-        };
+static const struct CMUnitTest plain[] = {
+        tu_test(test_fd_map),
+        tu_test(test_fd_bad_source),
+        tu_test(test_fd_duplicate_target),
+        tu_test(test_status_fd_low),
+};
 
-        return child_test_main(argc, argv, groups, ELEMENTSOF(groups));
-}
+CHILD_TESTS_MAIN(CHILD_TEST_GROUP("plain", "child-fds", plain))

@@ -640,42 +640,33 @@ static void test_worker_syscalls_listed(void **state) {
         assert_int_equal(res.code, ZE_EXIT_NOT_EXECUTABLE);
 }
 
-int main(int argc, char **argv) {
-        static const struct CMUnitTest plain[] = {
-                tu_test(test_step_names),
-                tu_test(test_chdir_enoent),
-                tu_test(test_chdir),
-                tu_test(test_exec_enoent),
-                tu_test(test_exec_eacces),
-                tu_test(test_exec_enoexec),
-                tu_test(test_path_search),
-                tu_test(test_setsid),
-                tu_test(test_ctty_enotty),
-                tu_test(test_signals_reset),
-                tu_test(test_nofile_soft),
-                tu_test(test_rlimits),
-                tu_test(test_cgroup_not_a_cgroup),
-                tu_test(test_hold),
-                tu_test(test_signals_default_skips_the_reset),
-                tu_test(test_signals_reset_only_those_named),
-                tu_test(test_hold_quiet),
-                tu_test(test_lsm_label),
-        };
-        static const struct CMUnitTest root[] = {
-                tu_test(test_sched),
-                tu_test(test_full_plan),
-                tu_test(test_setns),
-                tu_test(test_chroot),
-                tu_test(test_worker_syscalls_listed),
-        };
-        static const struct child_test_group groups[] = {
-                { .name = "plain", .title = "child", .tests = plain, .n_tests = ELEMENTSOF(plain) },
-                { .name = "root",
-                  .title = "child-root",
-                  .tests = root,
-                  .n_tests = ELEMENTSOF(root),
-                  .needs_root = true },
-        };
+static const struct CMUnitTest plain[] = {
+        tu_test(test_step_names),
+        tu_test(test_chdir_enoent),
+        tu_test(test_chdir),
+        tu_test(test_exec_enoent),
+        tu_test(test_exec_eacces),
+        tu_test(test_exec_enoexec),
+        tu_test(test_path_search),
+        tu_test(test_setsid),
+        tu_test(test_ctty_enotty),
+        tu_test(test_signals_reset),
+        tu_test(test_nofile_soft),
+        tu_test(test_rlimits),
+        tu_test(test_cgroup_not_a_cgroup),
+        tu_test(test_hold),
+        tu_test(test_signals_default_skips_the_reset),
+        tu_test(test_signals_reset_only_those_named),
+        tu_test(test_hold_quiet),
+        tu_test(test_lsm_label),
+};
+static const struct CMUnitTest root[] = {
+        tu_test(test_sched),
+        tu_test(test_full_plan),
+        tu_test(test_setns),
+        tu_test(test_chroot),
+        tu_test(test_worker_syscalls_listed),
+};
 
-        return child_test_main(argc, argv, groups, ELEMENTSOF(groups));
-}
+CHILD_TESTS_MAIN(CHILD_TEST_GROUP("plain", "child", plain),
+                 CHILD_TEST_GROUP("root", "child-root", root, .needs_root = true))

@@ -432,24 +432,11 @@ static void test_pidref_empty(void **state) {
         assert_int_equal(q.fd, 456);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                tu_test(test_pass_fds),
-                tu_test(test_too_many_for_receiver),
-                tu_test(test_truncated_datagram),
-                tu_test(test_fd_limits),
-                tu_test(test_clone_reap),
-                tu_test(test_kill_wait),
-                tu_test_case("test_clone_parent", test_clone_parent, &clone3_allowed),
-                tu_test_case("test_clone_parent_fallback", test_clone_parent, &clone3_enosys),
-                tu_test_case("test_clone_parent_no_clone3", test_clone_parent, &clone3_kills),
-                tu_test(test_signal_names),
-                tu_test(test_mountinfo_procfs),
-                tu_test(test_pidref_child),
-                tu_test(test_pidref_take_and_done),
-                tu_test(test_pidref_empty),
-        };
-
-        /* no SIGPIPE: send_fds must turn a gone peer into -EPIPE by itself */
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+/* no SIGPIPE: send_fds must turn a gone peer into -EPIPE by itself */
+TU_MAIN(tu_test(test_pass_fds), tu_test(test_too_many_for_receiver), tu_test(test_truncated_datagram),
+        tu_test(test_fd_limits), tu_test(test_clone_reap), tu_test(test_kill_wait),
+        tu_test_case("test_clone_parent", test_clone_parent, &clone3_allowed),
+        tu_test_case("test_clone_parent_fallback", test_clone_parent, &clone3_enosys),
+        tu_test_case("test_clone_parent_no_clone3", test_clone_parent, &clone3_kills), tu_test(test_signal_names),
+        tu_test(test_mountinfo_procfs), tu_test(test_pidref_child), tu_test(test_pidref_take_and_done),
+        tu_test(test_pidref_empty))

@@ -554,18 +554,8 @@ static void test_helpers_without_poll(void **state) {
         assert_int_equal(si.si_status, 0);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                tu_test(test_closes_everything),
-                tu_test(test_stuck_helper_is_replaced),
-                tu_test(test_killed_helper_gives_back_what_it_never_read),
-                tu_test(test_free_hands_over_the_queue),
-                tu_test(test_settle_takes_back_from_a_stopped_helper),
-                tu_test(test_settle_sees_a_helper_inside_close),
-                tu_test(test_handoff_passes_a_helper_inside_close),
-                tu_test(test_settle_without_syscall_file_waits_once),
-                tu_test(test_settle_at_the_helper_limit),
-                tu_test(test_helpers_without_poll),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(tu_test(test_closes_everything), tu_test(test_stuck_helper_is_replaced),
+        tu_test(test_killed_helper_gives_back_what_it_never_read), tu_test(test_free_hands_over_the_queue),
+        tu_test(test_settle_takes_back_from_a_stopped_helper), tu_test(test_settle_sees_a_helper_inside_close),
+        tu_test(test_handoff_passes_a_helper_inside_close), tu_test(test_settle_without_syscall_file_waits_once),
+        tu_test(test_settle_at_the_helper_limit), tu_test(test_helpers_without_poll))

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "filter-cache.h"
+#include "testutil.h"
 
 static const struct sock_filter prog[2] = {
         { 0x20, 0, 0, 4 },          /* ld arch */
@@ -198,15 +199,7 @@ static void test_complexity(void **state) {
         assert_true(zd_filter_complexity(3, names + 2, args + 2, 2) <= ZD_FILTER_ARG_CMP_MAX);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_key_is_sha256_of_text),
-                cmocka_unit_test(test_per_uid_limit_evicts_own_lru),
-                cmocka_unit_test(test_global_limit_spares_root),
-                cmocka_unit_test(test_root_use_protects_a_user_entry),
-                cmocka_unit_test(test_budget),
-                cmocka_unit_test(test_expensive_compile_is_paid_back),
-                cmocka_unit_test(test_complexity),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_key_is_sha256_of_text), cmocka_unit_test(test_per_uid_limit_evicts_own_lru),
+        cmocka_unit_test(test_global_limit_spares_root), cmocka_unit_test(test_root_use_protects_a_user_entry),
+        cmocka_unit_test(test_budget), cmocka_unit_test(test_expensive_compile_is_paid_back),
+        cmocka_unit_test(test_complexity))

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "json-dispatch.h"
+#include "testutil.h"
 
 struct req {
         const char *name;
@@ -259,17 +260,7 @@ static void test_utf8(void **state) {
         free(v);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_all_types),
-                cmocka_unit_test(test_defaults_and_null),
-                cmocka_unit_test(test_mandatory),
-                cmocka_unit_test(test_bad_values),
-                cmocka_unit_test(test_unknown_and_order),
-                cmocka_unit_test(test_not_an_object),
-                cmocka_unit_test(test_callback_as_extra_check),
-                cmocka_unit_test(test_nul_in_keys),
-                cmocka_unit_test(test_utf8),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_all_types), cmocka_unit_test(test_defaults_and_null), cmocka_unit_test(test_mandatory),
+        cmocka_unit_test(test_bad_values), cmocka_unit_test(test_unknown_and_order),
+        cmocka_unit_test(test_not_an_object), cmocka_unit_test(test_callback_as_extra_check),
+        cmocka_unit_test(test_nul_in_keys), cmocka_unit_test(test_utf8))

@@ -23,6 +23,7 @@
 
 #include "fd-util.h"
 #include "testutil.h"
+#include "util.h"
 #include "zygote.h"
 
 #include "libzygote-fake.h"
@@ -115,21 +116,29 @@ static void test_get_filter(void **state) {
         assert_int_equal(zy_get_filter(f->c, "default", obj, &flt), -EINVAL);
         srv_expect_nothing(f->srv);
 
-        /* The daemon's verdict on the content: -EINVAL, the field readable. */
-        srv_send(f->srv,
-                 "{\"error\":\"org.varlink.service.InvalidParameter\",\"parameters\":{\"parameter\":"
-                 "\"seccomp.defaultAction\",\"message\":\"m\"}}",
-                 NULL, 0);
-        assert_int_equal(zy_get_filter(f->c, NULL, obj, &flt), -EINVAL);
-        expect_call(f->srv, "io.zygote.Launcher.GetFilter", NULL);
-        assert_string_equal(json_object_get_string(json_object_object_get(zy_conn_error_parameters(f->c), "parameter")),
-                            "seccomp.defaultAction");
-        srv_send(f->srv,
-                 "{\"error\":\"io.zygote.Launcher.LimitExceeded\",\"parameters\":{\"limit\":"
-                 "\"compile_time_per_user\",\"max\":1000}}",
-                 NULL, 0);
-        assert_int_equal(zy_get_filter(f->c, NULL, obj, &flt), -EAGAIN);
-        expect_call(f->srv, "io.zygote.Launcher.GetFilter", NULL);
+        /* The daemon's errors: its verdict on the content (-EINVAL, the field readable) and a
+         * limit reached (-EAGAIN). */
+        static const struct {
+                const char *reply;
+                int err;
+                const char *parameter; /* the error's "parameter", when it names one */
+        } errors[] = {
+                { "{\"error\":\"org.varlink.service.InvalidParameter\",\"parameters\":{\"parameter\":"
+                  "\"seccomp.defaultAction\",\"message\":\"m\"}}",
+                  -EINVAL, "seccomp.defaultAction" },
+                { "{\"error\":\"io.zygote.Launcher.LimitExceeded\",\"parameters\":{\"limit\":"
+                  "\"compile_time_per_user\",\"max\":1000}}",
+                  -EAGAIN, NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(errors); i++) {
+                srv_send(f->srv, errors[i].reply, NULL, 0);
+                assert_int_equal(zy_get_filter(f->c, NULL, obj, &flt), errors[i].err);
+                expect_call(f->srv, "io.zygote.Launcher.GetFilter", NULL);
+                if (errors[i].parameter)
+                        assert_string_equal(json_object_get_string(json_object_object_get(
+                                                    zy_conn_error_parameters(f->c), "parameter")),
+                                            errors[i].parameter);
+        }
         json_object_put(obj);
 }
 
@@ -211,11 +220,4 @@ static void test_profiles_status_reload(void **state) {
         assert_null(zy_spawn_result_free(NULL));
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_profiles_status_reload, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_get_filter, setup, teardown),
-        };
-
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(fake_test(test_profiles_status_reload), fake_test(test_get_filter))

@@ -593,18 +593,6 @@ static void test_events_errors(void **state) {
         assert_int_equal(zy_events(f->c, NULL, NULL), -EINVAL);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_error_mapping, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_errors_readable, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_spawn, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_start_kill_close_io, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_spawn_more, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_wait_state_delete, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_pids_list, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_events, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_events_errors, setup, teardown),
-        };
-
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(fake_test(test_error_mapping), fake_test(test_errors_readable), fake_test(test_spawn),
+        fake_test(test_start_kill_close_io), fake_test(test_spawn_more), fake_test(test_wait_state_delete),
+        fake_test(test_pids_list), fake_test(test_events), fake_test(test_events_errors))

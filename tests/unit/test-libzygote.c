@@ -513,25 +513,9 @@ static void test_send_to_closed(void **state) {
         assert_int_equal(zy_call(f->c, "io.zygote.Launcher.List", NULL, NULL, 0, 0, &reply), -ENOTCONN);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                tu_test(test_default_socket_path),
-                tu_test(test_connect),
-                cmocka_unit_test_setup_teardown(test_call_framing, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_call_more, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_send_fds, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_send_too_big, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_reply_dribbled, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_reply_large, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_reply_oversize, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_reply_oversize_default, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_reply_fds, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_reply_fds_unexpected, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_reply_fds_association, setup, teardown),
-                tu_test(test_reply_malformed),
-                cmocka_unit_test_setup_teardown(test_eof, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_send_to_closed, setup, teardown),
-        };
-
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(tu_test(test_default_socket_path), tu_test(test_connect), fake_test(test_call_framing),
+        fake_test(test_call_more), fake_test(test_send_fds), fake_test(test_send_too_big),
+        fake_test(test_reply_dribbled), fake_test(test_reply_large), fake_test(test_reply_oversize),
+        fake_test(test_reply_oversize_default), fake_test(test_reply_fds), fake_test(test_reply_fds_unexpected),
+        fake_test(test_reply_fds_association), tu_test(test_reply_malformed), fake_test(test_eof),
+        fake_test(test_send_to_closed))

@@ -173,13 +173,5 @@ static void test_no_trace(void **state) {
         tu_assert_no_children();
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                tu_test(test_matches_kernel),
-                tu_test(test_cap_last),
-                tu_test(test_forcing),
-                tu_test(test_no_trace),
-        };
-
-        return cmocka_run_group_tests_name("probe", tests, NULL, NULL);
-}
+TU_MAIN_GROUP("probe", NULL, tu_test(test_matches_kernel), tu_test(test_cap_last), tu_test(test_forcing),
+              tu_test(test_no_trace))

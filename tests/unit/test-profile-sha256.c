@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "sha256.h"
+#include "testutil.h"
 
 static void hex_of(const char *data, size_t size, char out[65]) {
         zc_sha256_hex(data, size, out);
@@ -93,11 +94,5 @@ static void test_incremental(void **state) {
         assert_memory_not_equal(one, inc, sizeof(one));
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_fips_vectors),
-                cmocka_unit_test(test_padding_boundaries),
-                cmocka_unit_test(test_incremental),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_fips_vectors), cmocka_unit_test(test_padding_boundaries),
+        cmocka_unit_test(test_incremental))

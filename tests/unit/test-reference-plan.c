@@ -162,23 +162,28 @@ static void test_plan_round_trip(void **state) {
         ze_plan_storage_done(&s);
 }
 
+/* A plan as zygoted hands the reference one for a caller: what the two tests below add to. */
+static struct ze_plan caller_plan(void) {
+        static char *const argv[] = { "/bin/true", NULL };
+
+        return (struct ze_plan){
+                .argv = argv, .status_fd = 12, .hold_fd = -1, .ref_pidfd = -1, .filter_mode = ZE_FILTER_INHERITED
+        };
+}
+
 /* The caller's rlimits and cgroup directories travel to the reference; its namespaces and root
  * never do (the worker that joins them is forked by zygoted). */
 static void test_plan_caller_confinement(void **state) {
-        static char *const argv[] = { "/bin/true", NULL };
-        struct ze_plan p = { .argv = argv,
-                             .status_fd = 12,
-                             .hold_fd = -1,
-                             .ref_pidfd = -1,
-                             .filter_mode = ZE_FILTER_INHERITED,
-                             .n_rlimits = 2,
-                             .n_cgroups = 2,
-                             .cgroup_fds = { 30, 31 } };
+        struct ze_plan p = caller_plan();
         int fds[ZE_PLAN_MAX_FDS], got[] = { 40, 41, 42 };
         size_t n_fds = ZE_PLAN_MAX_FDS, len;
         _cleanup_free_ void *buf = NULL;
         struct ze_plan_storage s;
 
+        p.n_rlimits = 2;
+        p.n_cgroups = 2;
+        p.cgroup_fds[0] = 30;
+        p.cgroup_fds[1] = 31;
         p.rlimits[0] = (struct ze_rlimit){ .resource = 6, .cur = 30, .max = 31 };
         p.rlimits[1] = (struct ze_rlimit){ .resource = 7, .cur = 64, .max = UINT64_MAX };
         assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
@@ -208,27 +213,19 @@ static void test_plan_caller_confinement(void **state) {
 /* The caller's scheduling and inheritable set travel to the reference as they are; a umask that
  * is not one is refused. */
 static void test_plan_caller_sched(void **state) {
-        static char *const argv[] = { "/bin/true", NULL };
-        struct ze_plan p = { .argv = argv,
-                             .status_fd = 12,
-                             .hold_fd = -1,
-                             .ref_pidfd = -1,
-                             .filter_mode = ZE_FILTER_INHERITED,
-                             .caps_keep = 0x3000,
-                             .caps_inh_drop = ~0x2000ULL,
-                             .set_sched = true,
-                             .sched = { .policy = 3,
-                                        .nice = 10,
-                                        .ioprio = 3 << 13,
-                                        .oom_score_adj = -17,
-                                        .umask = 077,
-                                        .affinity = { 1, 0, 4 } } };
+        struct ze_plan p = caller_plan();
         int fds[ZE_PLAN_MAX_FDS], got[] = { 40 };
         size_t n_fds = ZE_PLAN_MAX_FDS, len;
         _cleanup_free_ void *buf = NULL;
         struct ze_plan_storage s;
         uint32_t umask_bad = 01000;
 
+        p.caps_keep = 0x3000;
+        p.caps_inh_drop = ~0x2000ULL;
+        p.set_sched = true;
+        p.sched = (struct ze_sched){
+                .policy = 3, .nice = 10, .ioprio = 3 << 13, .oom_score_adj = -17, .umask = 077, .affinity = { 1, 0, 4 }
+        };
         assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
         assert_int_equal(ze_plan_unpack(buf, len, got, 1, &s), 0);
         assert_true(s.plan.set_sched);
@@ -387,12 +384,5 @@ static void test_plan_limits(void **state) {
         assert_null(buf);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                tu_test(test_plan_round_trip),   tu_test(test_plan_caller_confinement),
-                tu_test(test_plan_caller_sched), tu_test(test_plan_corrupt),
-                tu_test(test_plan_limits),
-        };
-
-        return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
-}
+TU_MAIN_GROUP("plan", NULL, tu_test(test_plan_round_trip), tu_test(test_plan_caller_confinement),
+              tu_test(test_plan_caller_sched), tu_test(test_plan_corrupt), tu_test(test_plan_limits))

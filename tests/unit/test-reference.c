@@ -354,17 +354,6 @@ static int setup(void **state) {
         return 0;
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                tu_test(test_spawn),
-                tu_test(test_reference_dies),
-                tu_test(test_reference_stuck),
-                tu_test(test_start_failures),
-                tu_test(test_malformed_requests),
-                tu_test(test_probe_inherit),
-                tu_test(test_probe_inherit_hidden_helper),
-                tu_test(test_helper_path),
-        };
-
-        return cmocka_run_group_tests_name("reference", tests, setup, NULL);
-}
+TU_MAIN_GROUP("reference", setup, tu_test(test_spawn), tu_test(test_reference_dies), tu_test(test_reference_stuck),
+              tu_test(test_start_failures), tu_test(test_malformed_requests), tu_test(test_probe_inherit),
+              tu_test(test_probe_inherit_hidden_helper), tu_test(test_helper_path))

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "verbs.h"
+#include "testutil.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -159,11 +160,6 @@ static void test_proc_args(void **state) {
         assert_true(p.detach);
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup(test_forms, setup),    cmocka_unit_test_setup(test_end_of_options, setup),
-                cmocka_unit_test_setup(test_repeated, setup), cmocka_unit_test_setup(test_errors, setup),
-                cmocka_unit_test_setup(test_state, setup),    cmocka_unit_test_setup(test_proc_args, setup),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test_setup(test_forms, setup), cmocka_unit_test_setup(test_end_of_options, setup),
+        cmocka_unit_test_setup(test_repeated, setup), cmocka_unit_test_setup(test_errors, setup),
+        cmocka_unit_test_setup(test_state, setup), cmocka_unit_test_setup(test_proc_args, setup))
