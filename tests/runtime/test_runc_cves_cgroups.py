@@ -146,7 +146,9 @@ def test_cgroup2_refused_binds_only_the_containers_own(runc, bundle, cgroups_pat
     runtime binds its own cgroup instead, read-only, and never the host's whole tree."""
     import subprocess
     from test_runc_cves import under_v2, v2_or_skip
+    from test_runtime import needs_user_namespaces
     v2_or_skip()
+    needs_user_namespaces()
     name = cid()
     if cgroups_path == "absolute":
         bundle.config["linux"]["cgroupsPath"] = f"/{CG_PARENT}/{name}"

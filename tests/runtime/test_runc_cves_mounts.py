@@ -176,6 +176,8 @@ def test_sysfs_fallback_bind_is_readonly_while_its_destination_flips(runc, bundl
     host's network): read-only with everything below it, on /sys and on a destination whose parent
     flips between a directory and a symlink to a directory holding a writable bind of the config
     (where flags applied by a second lookup would land)."""
+    from test_runtime import needs_user_namespaces
+    needs_user_namespaces()
     in_user_namespace_on_host_network(bundle)
     bundle.set_args("cat", "/proc/self/mountinfo")
     r = runc("run", "--bundle", bundle.path, cid())
