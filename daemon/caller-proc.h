@@ -21,8 +21,8 @@ int zd_caller_read_cgroups(int proc_fd, struct zd_caller *c);
 int zd_caller_read_lsm(int proc_fd, struct zd_caller *c);
 
 /* Calls fn(task_fd, tid, userdata) for each thread of the caller but its main one (pid), where
- * task_fd is the caller's /proc/PID/task and tid a thread's name there. A thread that exited
- * meanwhile (-ENOENT from fn) is passed over; any other error of fn stops the walk and is
+ * task_fd is the caller's /proc/PID/task and tid a thread's name there. A thread that ended
+ * meanwhile (-ENOENT or -ESRCH from fn) is passed over; any other error of fn stops the walk and is
  * returned. */
 int zd_caller_for_each_thread(int proc_fd, pid_t pid, int (*fn)(int task_fd, const char *tid, void *userdata),
                               void *userdata);

@@ -283,8 +283,11 @@ int zd_caller_for_each_thread(int proc_fd, pid_t pid, int (*fn)(int task_fd, con
                     atoi(de->d_name) == pid)
                         continue;
                 r = fn(dirfd(dir), de->d_name, userdata);
-                if (r == -ENOENT)
-                        r = 0; /* that thread has exited meanwhile */
+                /* that thread has ended meanwhile: gone (ENOENT), or exited and not yet reaped, its
+                 * files refusing reads (ESRCH); whether the caller itself lives is checked on its
+                 * pidfd after every read */
+                if (r == -ENOENT || r == -ESRCH)
+                        r = 0;
         }
         if (r >= 0 && errno != 0)
                 r = negative_errno();

@@ -55,6 +55,7 @@ enum {
         CONF_THREAD_FILTER = 1 << 9, /* a second thread with no_new_privs and a filter; not the first */
         CONF_THREAD_UID = 1 << 10,   /* a second thread that runs as nobody (root) */
         CONF_THREADS_MANY = 1 << 11, /* 65 threads in all */
+        CONF_THREAD_CHURN = 1 << 12, /* threads that start and end all the time */
 };
 
 static int thread_wake[2]; /* the second thread says it is ready */
@@ -80,6 +81,22 @@ static void *second_thread(void *arg) {
 static void *idle_thread(void *arg) {
         for (;;)
                 pause();
+        return arg;
+}
+
+static void *quick_thread(void *arg) {
+        return arg;
+}
+
+/* Starts a thread and waits for its end, again and again: a caller whose threads come and go
+ * while the daemon reads them (a thread pool, a client library's worker threads). */
+static void *churn_thread(void *arg) {
+        for (;;) {
+                pthread_t t;
+
+                if (pthread_create(&t, NULL, quick_thread, NULL) == 0)
+                        (void) pthread_join(t, NULL);
+        }
         return arg;
 }
 
@@ -178,6 +195,12 @@ static void peer_start(unsigned conf, struct peer *ret) {
                                 if (pthread_create(&t, &attr, idle_thread, NULL) != 0)
                                         _exit(12);
                         }
+                }
+                if (conf & CONF_THREAD_CHURN) {
+                        pthread_t t;
+
+                        if (pthread_create(&t, NULL, churn_thread, NULL) != 0)
+                                _exit(13);
                 }
                 if (conf & (CONF_THREAD_FILTER | CONF_THREAD_UID)) {
                         static unsigned thread_conf;
@@ -439,6 +462,26 @@ static void test_threads_many(void **state) {
         peer_done(&p, &c);
 }
 
+/* A caller whose threads start and end while it is read: a thread gone between the listing of
+ * /proc/PID/task and the read of its files (ENOENT, or ESRCH from a thread that has exited but
+ * is not yet reaped) is passed over, never taken for the caller gone. */
+static void test_threads_coming_and_going(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct peer p;
+
+        int r = 0, i;
+
+        peer_start(CONF_THREAD_CHURN, &p);
+        for (i = 0; i < 3000 && r == 0; i++) {
+                r = zd_caller_read(p.sock, &p.cred, &c);
+                zd_caller_done(&c);
+                c = (struct zd_caller) ZD_CALLER_INIT;
+        }
+        peer_done(&p, &c);
+        if (r != 0)
+                fail_msg("read %d of the caller: %s", i, strerror(-r));
+}
+
 /* A hierarchy to make cgroups in (v1 pids, or the v2 one), or NULL. */
 static const char *cgroup_base(void) {
         const char *base =
@@ -589,6 +632,7 @@ static void test_lsm_exec_text(void **state) {
 }
 
 TU_MAIN(tu_test(test_unconfined), tu_test(test_confined), tu_test(test_fallback_checks_uid), tu_test(test_exited),
-        tu_test(test_other_user_in_netns), tu_test(test_cgroup), tu_test(test_cgroup_subtree_mount),
-        tu_test(test_sched), tu_test(test_sched_without_ioprio), tu_test(test_caps), tu_test(test_thread_filter),
-        tu_test(test_thread_uid), tu_test(test_threads_many), tu_test(test_lsm_label), tu_test(test_lsm_exec_text))
+        tu_test(test_threads_coming_and_going), tu_test(test_other_user_in_netns), tu_test(test_cgroup),
+        tu_test(test_cgroup_subtree_mount), tu_test(test_sched), tu_test(test_sched_without_ioprio), tu_test(test_caps),
+        tu_test(test_thread_filter), tu_test(test_thread_uid), tu_test(test_threads_many), tu_test(test_lsm_label),
+        tu_test(test_lsm_exec_text))
