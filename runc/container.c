@@ -205,7 +205,8 @@ struct create {
         bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
         pid_t pid;           /* the init, once cloned */
         int pidfd;
-        bool ready; /* the init reported "ready" and would now wait on the fifo */
+        bool ready;     /* the init reported "ready" and would now wait on the fifo */
+        bool hooks_ran; /* prestart/createRuntime hooks ran: a failed create runs poststop */
 };
 
 static int make_state_dir(struct create *k) {
@@ -510,6 +511,7 @@ static int run_create_hooks(struct create *k) {
 
         if (!k->st.hooks)
                 return 0;
+        k->hooks_ran = true;
         state = zrc_hooks_state(&k->st, "creating", k->pid);
         r = zrc_hooks_run(k->c, k->st.hooks, "prestart", state);
         if (r >= 0)
@@ -599,6 +601,12 @@ static int create_failed(struct create *k) {
         if (k->ready)
                 (void) pidfd_kill(k->pidfd, SIGKILL);
         r = zrc_runc_wait_exit_status(k->pidfd);
+        /* the container is destroyed; what the create hooks set up, poststop may undo */
+        if (k->hooks_ran) {
+                (void) zrc_cgroup_remove(&k->st.cgroup);
+                (void) zrc_rm_rf(k->dir);
+                zrc_hooks_poststop(k->c, &k->st);
+        }
         /* run exits with the init's own code (126/127 for a command that cannot run) */
         return k->a->run && r >= ZE_EXIT_ABANDONED && r <= ZE_EXIT_NOT_FOUND ? r : 1;
 }

@@ -128,7 +128,10 @@ def test_a_failing_create_runtime_hook_aborts_create(runc, bundle, recorder):
     bundle.set_args("true")
     err = create_fails(runc, bundle, name)
     assert "createRuntime hook 0" in err and "/bin/sh" in err and "exit status 3" in err
-    assert order(recorder) == ["prestart"]  # no hook after the one that failed
+    # no create hook after the one that failed; the container destroyed, poststop runs
+    assert order(recorder) == ["prestart", "poststop"]
+    s = seen(recorder, "poststop")
+    assert (s["state"]["status"], s["state"]["id"], s["state"]["pid"]) == ("stopped", name, 0)
 
 
 def test_a_hook_past_its_timeout_is_killed_and_fails_create(runc, bundle, tmp_path):
