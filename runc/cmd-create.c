@@ -70,6 +70,8 @@ int zrc_cmd_start(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, c
                 ret = 0;
         close(fd);
         (void) unlink(fifo);
+        if (ret == 0)
+                zrc_hooks_poststart(c, &st);
 out:
         zrc_state_done(&st);
         return ret;

@@ -15,7 +15,7 @@ int zrc_cmd_features(const struct zrc_ctx *c, const struct zrc_verb *v, int argc
         printf("{\n"
                "  \"ociVersionMin\": \"1.0.0\",\n"
                "  \"ociVersionMax\": \"" ZRC_RUNC_OCI_VERSION "\",\n"
-               "  \"hooks\": [],\n"
+               "  \"hooks\": [\"prestart\",\"createRuntime\",\"poststart\",\"poststop\"],\n"
                "  \"mountOptions\": [\"ro\",\"rw\",\"nosuid\",\"suid\",\"nodev\",\"dev\",\"noexec\",\"exec\","
                "\"bind\",\"rbind\",\"private\",\"rprivate\",\"shared\",\"rshared\",\"slave\",\"rslave\","
                "\"unbindable\",\"runbindable\",\"relatime\",\"norelatime\",\"strictatime\",\"noatime\"],\n"

@@ -93,6 +93,7 @@ int zrc_cmd_delete(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
                 return 1;
         }
         zrc_destroy(&st);
+        zrc_hooks_poststop(c, &st);
         zrc_state_done(&st);
         return 0;
 }

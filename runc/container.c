@@ -205,7 +205,8 @@ struct create {
         bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
         pid_t pid;           /* the init, once cloned */
         int pidfd;
-        bool ready; /* the init reported "ready" and would now wait on the fifo */
+        bool ready;     /* the init reported "ready" and would now wait on the fifo */
+        bool hooks_ran; /* prestart/createRuntime hooks ran: a failed create runs poststop */
 };
 
 static int make_state_dir(struct create *k) {
@@ -244,8 +245,16 @@ static int load_config(struct create *k) {
         if (!k->o->terminal && k->a->p.console_socket)
                 return zrc_error(c, "cannot use console socket if zygote-runc will not detach or allocate tty"),
                        -EINVAL;
-        if (json_object_object_get_ex(k->o->root, "hooks", NULL))
-                zrc_debug(c, "hooks are not supported and were ignored");
+        r = zrc_hooks_check(k->o->root, &err);
+        if (r < 0)
+                return zrc_error(c, "config.json: %s", err ? err : zrc_errstr(-r)), r;
+        if (json_object_object_get_ex(k->o->root, "hooks", &k->st.hooks))
+                json_object_get(k->st.hooks);
+        /* what the state says from now on, the hooks' included */
+        k->st.bundle = strdup(k->o->bundle);
+        k->st.rootfs = strdup(k->o->rootfs);
+        if (json_object_object_get_ex(k->o->root, "annotations", &k->st.annotations))
+                json_object_get(k->st.annotations);
         return 0;
 }
 
@@ -493,6 +502,24 @@ static int set_oom_score_adj(struct create *k) {
         return 0;
 }
 
+/* prestart (deprecated, the same point) and createRuntime: in the runtime's namespaces, once the
+ * container's namespaces exist and before the init is let go (so before its pivot_root). A failure
+ * ends create. */
+static int run_create_hooks(struct create *k) {
+        json_object *state;
+        int r;
+
+        if (!k->st.hooks)
+                return 0;
+        k->hooks_ran = true;
+        state = zrc_hooks_state(&k->st, "creating", k->pid);
+        r = zrc_hooks_run(k->c, k->st.hooks, "prestart", state);
+        if (r >= 0)
+                r = zrc_hooks_run(k->c, k->st.hooks, "createRuntime", state);
+        json_object_put(state);
+        return r;
+}
+
 /* "go": the init sets up its sandbox and reports "ready" (held before its execve). */
 static int go_until_ready(struct create *k) {
         struct ze_status status;
@@ -520,11 +547,7 @@ static int save_state(struct create *k) {
         (void) zrc_proc_starttime(k->pid, &k->st.starttime, NULL);
         now_rfc3339(created, sizeof(created));
         k->st.created = strdup(created);
-        k->st.bundle = strdup(o->bundle);
-        k->st.rootfs = strdup(o->rootfs);
         k->st.owner = getuid();
-        if (json_object_object_get_ex(o->root, "annotations", &k->st.annotations))
-                json_object_get(k->st.annotations);
         r = zrc_state_save(&k->st);
         if (r >= 0)
                 r = zrc_runc_write_pid_file(k->a->p.pid_file, k->pid);
@@ -551,13 +574,16 @@ static int start_and_wait(struct create *k) {
                 zrc_runc_report_failure(k->c, k->o, &status);
                 r = zrc_runc_wait_exit_status(k->pidfd);
                 zrc_destroy(&k->st);
+                zrc_hooks_poststop(k->c, &k->st);
                 return r;
         }
+        zrc_hooks_poststart(k->c, &k->st);
         if (k->a->p.detach)
                 return 0;
         zrc_runc_forward_signals(k->pid);
         r = zrc_runc_wait_exit_status(k->pidfd);
         zrc_destroy(&k->st);
+        zrc_hooks_poststop(k->c, &k->st);
         return r;
 }
 
@@ -575,6 +601,12 @@ static int create_failed(struct create *k) {
         if (k->ready)
                 (void) pidfd_kill(k->pidfd, SIGKILL);
         r = zrc_runc_wait_exit_status(k->pidfd);
+        /* the container is destroyed; what the create hooks set up, poststop may undo */
+        if (k->hooks_ran) {
+                (void) zrc_cgroup_remove(&k->st.cgroup);
+                (void) zrc_rm_rf(k->dir);
+                zrc_hooks_poststop(k->c, &k->st);
+        }
         /* run exits with the init's own code (126/127 for a command that cannot run) */
         return k->a->run && r >= ZE_EXIT_ABANDONED && r <= ZE_EXIT_NOT_FOUND ? r : 1;
 }
@@ -621,6 +653,7 @@ static int (*const create_steps[])(struct create *k) = {
         join_cgroup,
         set_oom_score_adj,
         set_sysctls,
+        run_create_hooks,
         go_until_ready,
         save_state,
 };

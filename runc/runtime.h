@@ -192,6 +192,7 @@ struct zrc_state {
         uid_t owner;
         struct zrc_cgroup cgroup;
         json_object *annotations;
+        json_object *hooks; /* config.json's "hooks", kept for start's poststart and delete's poststop */
 };
 
 int zrc_state_dir(const char *root, const char *id, char **ret);
@@ -298,3 +299,16 @@ int zrc_runc_write_pid_file(const char *path, pid_t pid);
  * command's exit status. */
 int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *a);
 int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a);
+
+/* ---- hooks.c: config.json's hooks ---- */
+/* Checks config.json's "hooks" (root: the config): 0, or <0 with a located message in *err.
+ * createContainer and startContainer hooks are refused. */
+int zrc_hooks_check(json_object *root, char **err);
+/* The state a hook reads on its stdin. */
+json_object *zrc_hooks_state(const struct zrc_state *st, const char *status, pid_t pid);
+/* Runs hooks' KIND in order with state on their stdin: 0, or the first failure (<0, printed).
+ * prestart and createRuntime stop at the first failure; the others run on after one. */
+int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind, json_object *state);
+/* poststart (after start let the process go) and poststop (after delete): failures are logged. */
+void zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st);
+void zrc_hooks_poststop(const struct zrc_ctx *c, const struct zrc_state *st);

@@ -93,6 +93,8 @@ int zrc_state_load(const char *root, const char *id, struct zrc_state *ret) {
                 (void) zrc_cgroup_from_json(v, &st.cgroup);
         if (json_object_object_get_ex(j, "annotations", &v))
                 st.annotations = json_object_get(v);
+        if (json_object_object_get_ex(j, "hooks", &v))
+                st.hooks = json_object_get(v);
         json_object_put(j);
         *ret = st;
         return 0;
@@ -125,6 +127,8 @@ int zrc_state_save(const struct zrc_state *st) {
         json_object_object_add(o, "starttime", json_object_new_uint64(st->starttime));
         json_object_object_add(o, "owner", json_object_new_int64(st->owner));
         json_object_object_add(o, "cgroup", zrc_cgroup_to_json(&st->cgroup));
+        if (st->hooks)
+                json_object_object_add(o, "hooks", json_object_get(st->hooks));
         json_object_object_del(o, "status");
         if (asprintf(&file, "%s/state.json", st->dir) < 0 || asprintf(&tmp, "%s/.state.json.tmp", st->dir) < 0)
                 r = -ENOMEM;
@@ -143,6 +147,8 @@ void zrc_state_done(struct zrc_state *st) {
         zrc_cgroup_done(&st->cgroup);
         if (st->annotations)
                 json_object_put(st->annotations);
+        if (st->hooks)
+                json_object_put(st->hooks);
         *st = (struct zrc_state){};
 }
 

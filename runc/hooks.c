@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc's OCI hooks (config.json "hooks"): checked when the config is loaded, run in the
+ * runtime's namespaces with the container's state on their stdin, an environment of their own
+ * ("env" only) and a timeout past which they are killed (SIGKILL) and have failed. Their stdout
+ * and stderr are the runtime's stderr.
+ *
+ * createContainer and startContainer would run inside the container (its mount namespace, before
+ * pivot_root, and before the user's process): the init does not run them, so a config that has
+ * them is refused rather than run without them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pidfd-util.h"
+#include "runtime.h"
+#include "util.h"
+
+static const char *const known_kinds[] = {
+        "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
+};
+
+static int check_strings(json_object *h, const char *field, const char *where, char **err) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(h, field, &v))
+                return 0;
+        if (!json_object_is_type(v, json_type_array))
+                goto bad;
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+                if (!json_object_is_type(json_object_array_get_idx(v, i), json_type_string))
+                        goto bad;
+        return 0;
+bad:
+        (void) asprintf(err, "%s.%s: not an array of strings", where, field);
+        return -EINVAL;
+}
+
+static int check_hook(json_object *h, const char *where, char **err) {
+        json_object *v;
+        const char *path;
+        int r;
+
+        if (!json_object_is_type(h, json_type_object))
+                return (void) asprintf(err, "%s: not an object", where), -EINVAL;
+        if (!json_object_object_get_ex(h, "path", &v) || !json_object_is_type(v, json_type_string))
+                return (void) asprintf(err, "%s.path: missing or not a string", where), -EINVAL;
+        path = json_object_get_string(v);
+        if (path[0] != '/')
+                return (void) asprintf(err, "%s.path: \"%s\" is not an absolute path", where, path), -EINVAL;
+        r = check_strings(h, "args", where, err);
+        if (r >= 0)
+                r = check_strings(h, "env", where, err);
+        if (r < 0)
+                return r;
+        if (json_object_object_get_ex(h, "timeout", &v) &&
+            (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) <= 0))
+                return (void) asprintf(err, "%s.timeout: must be an integer greater than zero", where), -EINVAL;
+        return 0;
+}
+
+int zrc_hooks_check(json_object *root, char **err) {
+        json_object *hooks;
+
+        if (!json_object_object_get_ex(root, "hooks", &hooks) || json_object_is_type(hooks, json_type_null))
+                return 0;
+        if (!json_object_is_type(hooks, json_type_object))
+                return (void) asprintf(err, "hooks: not an object"), -EINVAL;
+        json_object_object_foreach(hooks, kind, list) {
+                bool known = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(known_kinds); i++)
+                        known = known || streq(kind, known_kinds[i]);
+                if (!known)
+                        return (void) asprintf(err, "hooks.%s: unknown hook kind", kind), -EINVAL;
+                if (!json_object_is_type(list, json_type_array))
+                        return (void) asprintf(err, "hooks.%s: not an array", kind), -EINVAL;
+                for (size_t i = 0; i < json_object_array_length(list); i++) {
+                        char where[64];
+                        int r;
+
+                        snprintf(where, sizeof(where), "hooks.%s[%zu]", kind, i);
+                        r = check_hook(json_object_array_get_idx(list, i), where, err);
+                        if (r < 0)
+                                return r;
+                }
+                if (json_object_array_length(list) > 0 &&
+                    (streq(kind, "createContainer") || streq(kind, "startContainer")))
+                        return (void) asprintf(err,
+                                               "hooks.%s: not supported by zygote-runc (it would run inside the "
+                                               "container, which this runtime does not do)",
+                                               kind),
+                               -EOPNOTSUPP;
+        }
+        return 0;
+}
+
+json_object *zrc_hooks_state(const struct zrc_state *st, const char *status, pid_t pid) {
+        json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "ociVersion", json_object_new_string(ZRC_RUNC_OCI_VERSION));
+        json_object_object_add(o, "id", json_object_new_string(st->id ? st->id : ""));
+        json_object_object_add(o, "status", json_object_new_string(status));
+        json_object_object_add(o, "pid", json_object_new_int(pid));
+        json_object_object_add(o, "bundle", json_object_new_string(st->bundle ? st->bundle : ""));
+        if (st->annotations)
+                json_object_object_add(o, "annotations", json_object_get(st->annotations));
+        return o;
+}
+
+/* A NULL-terminated vector of h's FIELD (strings), or of `dflt` alone when there is none. */
+static char **string_vector(json_object *h, const char *field, const char *dflt) {
+        json_object *v = NULL;
+        size_t n;
+        char **vec;
+
+        (void) json_object_object_get_ex(h, field, &v);
+        n = v ? json_object_array_length(v) : 0;
+        vec = calloc(n + 2, sizeof(char *));
+        if (!vec)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                vec[i] = (char *) json_object_get_string(json_object_array_get_idx(v, i));
+        if (n == 0 && dflt)
+                vec[0] = (char *) dflt;
+        return vec;
+}
+
+/* The state, as a memory file the hook reads as its stdin (no pipe to fill, nothing to block on). */
+static int state_memfd(json_object *state) {
+        const char *text = json_object_to_json_string_ext(state, JSON_C_TO_STRING_PLAIN);
+        size_t len = strlen(text), done = 0;
+        int fd = memfd_create("zrc-hook-state", MFD_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        while (done < len) {
+                ssize_t n = write(fd, text + done, len - done);
+                if (n < 0) {
+                        int r = -errno;
+                        close(fd);
+                        return r;
+                }
+                done += (size_t) n;
+        }
+        if (lseek(fd, 0, SEEK_SET) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* Waits for the hook (pidfd) for at most timeout seconds (0: no limit); killed past it. */
+static int wait_hook(int pidfd, long long timeout, bool *ret_timed_out) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        siginfo_t si = {};
+        int r;
+
+        do
+                r = poll(&p, 1, timeout > 0 ? (int) (timeout > 2000000 ? 2000000000 : timeout * 1000) : -1);
+        while (r < 0 && errno == EINTR);
+        if (r == 0) {
+                *ret_timed_out = true;
+                (void) pidfd_kill(pidfd, SIGKILL);
+        }
+        r = pidfd_reap(pidfd, &si);
+        if (r < 0)
+                return r;
+        if (si.si_code == CLD_EXITED)
+                return si.si_status;
+        return 128 + si.si_status;
+}
+
+static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, int state_fd) {
+        json_object *v;
+        const char *path = json_object_get_string(json_object_object_get(h, "path"));
+        long long timeout = json_object_object_get_ex(h, "timeout", &v) ? json_object_get_int64(v) : 0;
+        _cleanup_free_ char **argv = string_vector(h, "args", path);
+        _cleanup_free_ char **envp = string_vector(h, "env", NULL);
+        bool timed_out = false;
+        pid_t pid;
+        int pidfd, r;
+
+        if (!argv || !envp)
+                return zrc_error(c, "%s: %s", where, zrc_errstr(ENOMEM)), -ENOMEM;
+        zrc_debug(c, "running %s: %s", where, path);
+        pid = fork();
+        if (pid < 0)
+                return zrc_error_errno(c, "%s: fork", where);
+        if (pid == 0) {
+                if (dup2(state_fd, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+                        _exit(127);
+                (void) close_range(3, ~0U, 0);
+                execve(path, argv, envp);
+                dprintf(STDERR_FILENO, "zygote-runc: %s: cannot execute %s: %s\n", where, path, strerror(errno));
+                _exit(127);
+        }
+        pidfd = pidfd_open_pid(pid);
+        if (pidfd < 0) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                return zrc_error(c, "%s: pidfd_open: %s", where, zrc_errstr(-pidfd)), pidfd;
+        }
+        r = wait_hook(pidfd, timeout, &timed_out);
+        close(pidfd);
+        if (r < 0)
+                return zrc_error(c, "%s (%s): waiting: %s", where, path, zrc_errstr(-r)), r;
+        if (timed_out)
+                return zrc_error(c, "%s (%s) timed out after %llds and was killed", where, path, timeout), -ETIME;
+        if (r != 0)
+                return zrc_error(c, "%s (%s) failed: %s %d", where, path, r > 128 ? "killed by signal" : "exit status",
+                                 r > 128 ? r - 128 : r),
+                       -EPROTO;
+        return 0;
+}
+
+int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind, json_object *state) {
+        json_object *list;
+        int ret = 0;
+
+        if (!hooks || !json_object_object_get_ex(hooks, kind, &list) || json_object_array_length(list) == 0)
+                return 0;
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+                char where[64];
+                int fd, r;
+
+                snprintf(where, sizeof(where), "%s hook %zu", kind, i);
+                fd = state_memfd(state);
+                if (fd < 0)
+                        return zrc_error(c, "%s: state: %s", where, zrc_errstr(-fd)), fd;
+                r = run_one(c, json_object_array_get_idx(list, i), where, fd);
+                close(fd);
+                if (r < 0 && ret == 0)
+                        ret = r;
+                if (r < 0 && (streq(kind, "prestart") || streq(kind, "createRuntime")))
+                        return r;
+        }
+        return ret;
+}
+
+/* poststart, once start let the user's process go: a failure is logged, start still succeeds. */
+void zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st) {
+        json_object *state;
+
+        if (!st->hooks)
+                return;
+        state = zrc_hooks_state(st, "running", st->pid);
+        if (zrc_hooks_run(c, st->hooks, "poststart", state) < 0)
+                zrc_debug(c, "a poststart hook failed; the container runs on");
+        json_object_put(state);
+}
+
+/* poststop, once the container is deleted: a failure is logged, the delete stands. */
+void zrc_hooks_poststop(const struct zrc_ctx *c, const struct zrc_state *st) {
+        json_object *state;
+
+        if (!st->hooks)
+                return;
+        state = zrc_hooks_state(st, "stopped", 0);
+        if (zrc_hooks_run(c, st->hooks, "poststop", state) < 0)
+                zrc_debug(c, "a poststop hook failed; the container is deleted");
+        json_object_put(state);
+}
