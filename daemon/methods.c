@@ -18,6 +18,7 @@
 #include "getfilter.h"
 #include "methods.h"
 #include "pidfd-util.h"
+#include "refused.h"
 #include "registry.h"
 #include "server.h"
 #include "session.h"
@@ -399,6 +400,8 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
         if (r < 0) {
                 if (!call.error)
                         (void) zd_call_failf(&call, r, ZY_ERROR_PERMISSION_DENIED, "reason", strerror(-r));
+                zd_refused_log(m ? m->name : NULL, call.error, call.error_params, zd_conn_cred(c)->uid,
+                               zd_conn_cred(c)->pid);
                 zd_reply_error(c, call.error, TAKE_PTR(call.error_params));
         }
         /* The worker has its copies (or never will): ours go in every case, but for those a

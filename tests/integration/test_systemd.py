@@ -506,3 +506,62 @@ def test_journal_gone_falls_back_to_stderr(manager, journal_ns, tmp_path):
     assert run_one_task(m, j, log, log, "j3", "true") == (0, 0)
     text = open(log).read()
     assert "listening on" in text and re.search(r"task j3 exit: .* status=0", text), text
+
+
+def varlink_calls(path, calls, after=None):
+    """Sends calls (method, parameters) on one connection and returns the replies; after(), if
+    given, runs after each reply (a journal drained as lines come: its queue is short)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    s.settimeout(TIMEOUT)
+    s.connect(path)
+    replies, buf = [], b""
+    try:
+        for method, params in calls:
+            s.sendall(json.dumps({"method": method, "parameters": params}).encode() + b"\0")
+            while b"\0" not in buf:
+                chunk = s.recv(65536)
+                assert chunk, replies
+                buf += chunk
+            msg, buf = buf.split(b"\0", 1)
+            replies.append(json.loads(msg))
+            if after:
+                after()
+    finally:
+        s.close()
+    return replies
+
+
+def test_journal_refused_calls(manager, journal_ns, tmp_path):
+    """A refused call leaves one line with its method, error, reason and caller; a flood of them
+    is cut to a budget per uid and a count of what was left out."""
+    m = manager
+    j = journal_ns()
+    log = str(tmp_path / "stderr")
+    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(log)})
+    m.wait_ready()
+    r = varlink_calls(m.socket, [("io.zygote.Launcher.State", {"id": "nosuch"}),
+                                 ("io.zygote.Launcher.Kill", {"id": "x", "signal": 0})], j.drain)
+    assert [x.get("error") for x in r] == ["io.zygote.Launcher.NoSuchTask", "org.varlink.service.InvalidParameter"]
+    time.sleep(1.1)
+    flood = varlink_calls(m.socket, [("io.zygote.Launcher.State", {"id": f"n{i}"}) for i in range(50)], j.drain)
+    assert all(x.get("error") == "io.zygote.Launcher.NoSuchTask" for x in flood)
+    time.sleep(1.1)
+    varlink_calls(m.socket, [("io.zygote.Launcher.State", {"id": "last"})], j.drain)
+    assert os.waitstatus_to_exitcode(m.stop()) == 0
+    entries = j.drain()
+    refused = [e for e in entries if e.get("ZYGOTE_EVENT") == "refused"]
+    first, second = refused[0], refused[1]
+    assert first["ZYGOTE_METHOD"] == "io.zygote.Launcher.State"
+    assert first["ZYGOTE_ERROR"] == "io.zygote.Launcher.NoSuchTask" and first["ZYGOTE_REASON"] == "nosuch"
+    assert second["ZYGOTE_METHOD"] == "io.zygote.Launcher.Kill"
+    assert second["ZYGOTE_ERROR"] == "org.varlink.service.InvalidParameter" and second["ZYGOTE_REASON"] == "signal"
+    for e in refused:
+        assert e["ZYGOTE_UID"] == str(os.geteuid()) and int(e["ZYGOTE_CALLER_PID"]) == os.getpid()
+        assert e["PRIORITY"] == "5" and e["SYSLOG_IDENTIFIER"] == "zygoted" and "refused" in e["MESSAGE"]
+    # The flood: a budget of lines, then one line with the count of the rest.
+    flooded = [e for e in refused if e["ZYGOTE_REASON"].startswith("n") and e["ZYGOTE_REASON"] != "nosuch"]
+    assert 1 <= len(flooded) <= 20, len(flooded)
+    assert refused[-1]["ZYGOTE_REASON"] == "last"
+    sup = [e for e in entries if e.get("ZYGOTE_EVENT") == "refused-suppressed"]
+    assert len(sup) == 1 and int(sup[0]["ZYGOTE_SUPPRESSED"]) == 50 - len(flooded), sup
+    assert sup[0]["ZYGOTE_UID"] == str(os.geteuid())
