@@ -466,7 +466,8 @@ def test_journal_structured_fields(manager, journal_ns, tmp_path):
     m = manager
     j = journal_ns()
     log = str(tmp_path / "stderr")
-    assert run_one_task(m, j, log, log, "j1", "sh", "-c", "exit 4") == (4, 0)
+    # sh outlives the report of its exec: ZYGOTE_EXE is read from /proc while it runs.
+    assert run_one_task(m, j, log, log, "j1", "sh", "-c", "sleep 0.5; exit 4") == (4, 0)
     entries = j.drain()
     tasks = [e for e in entries if e.get("ZYGOTE_TASK") == "j1"]
     start = [e for e in tasks if e.get("ZYGOTE_EVENT") == "start"]
@@ -474,7 +475,8 @@ def test_journal_structured_fields(manager, journal_ns, tmp_path):
     assert len(start) == 1 and len(end) == 1, entries
     for e in start + end:
         assert e["PRIORITY"] == "6" and e["SYSLOG_IDENTIFIER"] == "zygoted"
-        assert e["ZYGOTE_PROFILE"] == "default" and e["ZYGOTE_EXE"] == "sh"
+        # The path executed, after the PATH search and the symlinks: not the name as given.
+        assert e["ZYGOTE_PROFILE"] == "default" and e["ZYGOTE_EXE"] == os.path.realpath(shutil.which("sh"))
         assert e["ZYGOTE_UID"] == str(os.geteuid()) and e["ZYGOTE_RUN_UID"] == str(os.geteuid())
         assert e["ZYGOTE_TIER"] in ("clone", "inherit", "load") and int(e["ZYGOTE_PID"]) > 0
         assert "task j1" in e["MESSAGE"]
@@ -493,7 +495,7 @@ def test_journal_stream_of_another_file_means_stderr(manager, journal_ns, tmp_pa
     other = str(tmp_path / "other")
     assert run_one_task(m, j, log, other, "j2", "true") == (0, 0)
     text = open(log).read()
-    assert re.search(r"task j2 start: uid=\d+ run_uid=\d+ pid=\d+ profile=default tier=\w+ exe=true", text), text
+    assert re.search(r"task j2 start: uid=\d+ run_uid=\d+ pid=\d+ profile=default tier=\w+ exe=\S+$", text, re.M), text
     assert re.search(r"task j2 exit: .* status=0", text), text
     assert j.drain() == []
 
@@ -506,6 +508,16 @@ def test_journal_gone_falls_back_to_stderr(manager, journal_ns, tmp_path):
     assert run_one_task(m, j, log, log, "j3", "true") == (0, 0)
     text = open(log).read()
     assert "listening on" in text and re.search(r"task j3 exit: .* status=0", text), text
+
+
+def test_journal_exe_is_the_path_executed(manager, journal_ns, tmp_path):
+    """A program given by name is logged as the path that ran, after the PATH search."""
+    m = manager
+    j = journal_ns()
+    log = str(tmp_path / "stderr")
+    assert run_one_task(m, j, log, log, "j4", "sleep", "0.5") == (0, 0)
+    start = [e for e in j.drain() if e.get("ZYGOTE_TASK") == "j4" and e.get("ZYGOTE_EVENT") == "start"]
+    assert len(start) == 1 and start[0]["ZYGOTE_EXE"] == os.path.realpath(shutil.which("sleep")), start
 
 
 def varlink_calls(path, calls, after=None):
@@ -560,8 +572,9 @@ def test_journal_refused_calls(manager, journal_ns, tmp_path):
         assert e["PRIORITY"] == "5" and e["SYSLOG_IDENTIFIER"] == "zygoted" and "refused" in e["MESSAGE"]
     # The flood: a budget of lines, then one line with the count of the rest.
     flooded = [e for e in refused if e["ZYGOTE_REASON"].startswith("n") and e["ZYGOTE_REASON"] != "nosuch"]
-    assert 1 <= len(flooded) <= 20, len(flooded)
+    assert 10 <= len(flooded) < 50, len(flooded)
     assert refused[-1]["ZYGOTE_REASON"] == "last"
     sup = [e for e in entries if e.get("ZYGOTE_EVENT") == "refused-suppressed"]
-    assert len(sup) == 1 and int(sup[0]["ZYGOTE_SUPPRESSED"]) == 50 - len(flooded), sup
-    assert sup[0]["ZYGOTE_UID"] == str(os.geteuid())
+    # One count per second the flood lasted (one, unless the machine is slow): together, the rest.
+    assert sup and sum(int(e["ZYGOTE_SUPPRESSED"]) for e in sup) == 50 - len(flooded), sup
+    assert all(e["ZYGOTE_UID"] == str(os.geteuid()) for e in sup)
