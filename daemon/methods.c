@@ -272,6 +272,7 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(p, "connections", json_object_new_int((int) zd_server_n_conns(&d->server)));
         json_object_object_add(p, "subscribers", json_object_new_int((int) zd_events_n_subscribers(&d->events)));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
+        json_object_object_add(p, "own_filter", json_object_new_boolean(d->own_filter));
         return reply(call, p);
 }
 

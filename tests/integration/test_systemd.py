@@ -578,3 +578,34 @@ def test_journal_refused_calls(manager, journal_ns, tmp_path):
     # One count per second the flood lasted (one, unless the machine is slow): together, the rest.
     assert sup and sum(int(e["ZYGOTE_SUPPRESSED"]) for e in sup) == 50 - len(flooded), sup
     assert all(e["ZYGOTE_UID"] == str(os.geteuid()) for e in sup)
+
+
+# ---- zygoted under a seccomp filter of its own ---------------------------------------------------
+
+def test_own_seccomp_filter(manager):
+    """As in a default systemd-nspawn container or under Docker: zygoted says so at start-up and
+    in GetStatus and launchctl status, and still serves."""
+    m = manager
+    wrap = ["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "seccomp_wrap.py")]
+    pid = m.start(wrap=wrap)
+    m.wait_ready()
+    with open(f"/proc/{pid}/status") as f:
+        assert "Seccomp:\t2" in f.read()
+    m.wait_log("seccomp filter of its own")
+    assert "SYSTEMD_SECCOMP=0" in m.log
+    st = json.loads(m.launchctl("status", "--json").stdout)
+    assert st["own_filter"] is True
+    out = m.launchctl("status").stdout
+    assert "runs under a seccomp filter of its own" in out, out
+    r = m.launchctl("run", "--", "sh", "-c", "echo served", check=False)
+    assert r.returncode == 0 and r.stdout == "served\n", (r.returncode, r.stdout, r.stderr, m.log)
+    assert os.waitstatus_to_exitcode(m.stop()) == 0, m.log
+
+
+def test_no_own_seccomp_filter(manager):
+    m = manager
+    m.start()
+    m.wait_ready()
+    assert json.loads(m.launchctl("status", "--json").stdout)["own_filter"] is False
+    assert "seccomp filter of its own" not in m.launchctl("status").stdout
+    assert os.waitstatus_to_exitcode(m.stop()) == 0, m.log
