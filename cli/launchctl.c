@@ -191,6 +191,9 @@ static int verb_status(zy_conn *c, const struct verb_args *a) {
                s->connections, s->connections == 1 ? "" : "s");
         printf("kernel: SECCOMP_CLONE_FILTER %s, PR_CAPBSET_DROP_MASK %s\n", s->clone_filter ? "yes" : "no",
                s->capbset_drop_mask ? "yes" : "no");
+        if (s->own_filter)
+                printf("warning: zygoted runs under a seccomp filter of its own: every task inherits it "
+                       "(see zygoted's log)\n");
         print_profiles(s->profiles);
         zy_daemon_status_free(s);
         return 0;
@@ -227,7 +230,7 @@ static const struct verb verbs[] = {
           "(bpfInstructions becomes bpf_instructions, referencePid reference_pid, ...):\n"
           "  {\"version\", \"features\": {\"clone_filter\", \"capbset_drop_mask\"},\n"
           "   \"profiles\": [{\"name\", \"tier\", \"bpf_instructions\", \"reference_pid\", ...}],\n"
-          "   \"tasks\", \"connections\"}\n",
+          "   \"tasks\", \"connections\", \"own_filter\"}\n",
           ZY_METHOD_GET_STATUS, verb_status },
         { "reload", "", 0, 0, "reload the profile files (root only)",
           "Exits 1 when a profile failed to load (it keeps its old version).\n", ZY_METHOD_RELOAD_PROFILES,

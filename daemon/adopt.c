@@ -25,6 +25,7 @@
 #include "log.h"
 #include "pidfd-util.h"
 #include "sd.h"
+#include "task-exe.h"
 #include "task-fdname.h"
 #include "task.h"
 #include "util.h"
@@ -69,7 +70,8 @@ static void argv_from_proc(struct zd_task *t, int pidfd) {
         for (char *p = buf; p < buf + n; p += strlen(p) + 1)
                 json_object_array_add(t->argv, json_object_new_string(p));
         t->argv_bytes = zd_task_argv_bytes(t->argv);
-        if (json_object_array_length(t->argv) > 0)
+        t->exe = zd_task_exe_path(t->pidref.pid, pidfd);
+        if (!t->exe && json_object_array_length(t->argv) > 0)
                 t->exe = strdup(json_object_get_string(json_object_array_get_idx(t->argv, 0)));
 }
 

@@ -54,6 +54,7 @@ struct zd_daemon {
         int helper_fd; /* the helper, opened once: references and probes are exec'd through it */
 
         bool privileged;      /* running as root: workers switch to the callers' ids */
+        bool own_filter;      /* zygoted runs under a seccomp filter of its own (own-filter.c) */
         uint64_t nofile_soft; /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
         uid_t uid;
         gid_t gid;

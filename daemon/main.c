@@ -20,6 +20,7 @@
 #include "adopt.h"
 #include "daemon.h"
 #include "log.h"
+#include "own-filter.h"
 #include "methods.h"
 #include "getfilter.h"
 #include "registry.h"
@@ -347,6 +348,7 @@ static int probe_kernel(struct zd_daemon *d) {
                d->features.clone_filter ? "yes" : "no", d->features.clone_filter_reason,
                d->features.capbset_drop_mask ? "yes" : "no", d->features.capbset_drop_mask_reason,
                d->features.cap_last);
+        d->own_filter = zd_own_filter_check();
         if (d->features.pid_namespace)
                 zd_log(LOG_INFO, "tasks: one pid namespace per profile (%s)", d->features.pid_namespace_reason);
         else

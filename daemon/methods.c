@@ -18,6 +18,7 @@
 #include "getfilter.h"
 #include "methods.h"
 #include "pidfd-util.h"
+#include "refused.h"
 #include "registry.h"
 #include "server.h"
 #include "session.h"
@@ -271,6 +272,7 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(p, "connections", json_object_new_int((int) zd_server_n_conns(&d->server)));
         json_object_object_add(p, "subscribers", json_object_new_int((int) zd_events_n_subscribers(&d->events)));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
+        json_object_object_add(p, "own_filter", json_object_new_boolean(d->own_filter));
         return reply(call, p);
 }
 
@@ -399,6 +401,8 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
         if (r < 0) {
                 if (!call.error)
                         (void) zd_call_failf(&call, r, ZY_ERROR_PERMISSION_DENIED, "reason", strerror(-r));
+                zd_refused_log(m ? m->name : NULL, call.error, call.error_params, zd_conn_cred(c)->uid,
+                               zd_conn_cred(c)->pid);
                 zd_reply_error(c, call.error, TAKE_PTR(call.error_params));
         }
         /* The worker has its copies (or never will): ours go in every case, but for those a

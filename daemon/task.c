@@ -25,6 +25,7 @@
 #include "sd.h"
 #include "server.h"
 #include "spawn-reply.h"
+#include "task-exe.h"
 #include "task-fdname.h"
 #include "task.h"
 #include "tier.h"
@@ -81,7 +82,7 @@ static int pidfd_exit_status(int pidfd, int *ret_code, int *ret_signal) {
 /* The audit trail: one line per start and one per exit (and one when a held task is created),
  * saying who launched what, as whom, with which profile and tier. In the journal they carry
  * ZYGOTE_TASK, ZYGOTE_EVENT, ZYGOTE_PROFILE, ZYGOTE_TIER, ZYGOTE_UID (the caller),
- * ZYGOTE_RUN_UID, ZYGOTE_PID, ZYGOTE_EXE and, on exit, ZYGOTE_EXIT (the code, or 128+N for
+ * ZYGOTE_RUN_UID, ZYGOTE_PID, ZYGOTE_EXE (the path executed, task-exe.c) and, on exit, ZYGOTE_EXIT (the code, or 128+N for
  * signal N) and ZYGOTE_SIGNAL. The arguments are left out on purpose: they may hold secrets. */
 static void task_log(int priority, const struct zd_task *t, const char *what) {
         if (!zd_log_enabled(priority))
@@ -447,6 +448,11 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                         task_event(d, "create", t); /* not held: created and started at once */
                 t->state = ZD_TASK_RUNNING;
                 t->started_at = zd_now();
+                char *exe = zd_task_exe_path(t->pidref.pid, t->pidref.fd);
+                if (exe) {
+                        free(t->exe);
+                        t->exe = exe; /* the path executed, not the name as given */
+                }
                 task_log(LOG_INFO, t, "start");
                 task_event(d, "start", t);
                 if (c) {

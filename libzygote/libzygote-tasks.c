@@ -408,6 +408,10 @@ static const struct shape daemon_status_shape = {
                         { .name = "features", .type = ZC_JSON_CUSTOM, .flags = REQ, .callback = status_features },
                         F_UINT(T, "tasks", tasks),
                         F_UINT(T, "connections", connections),
+                        { .name = "own_filter",
+                          .type = ZC_JSON_BOOL,
+                          .offset = offsetof(T, own_filter),
+                          .flags = ZC_JSON_NULLABLE },
                         F_LIST(T, "profiles", profiles, lzy_own_list_ptr),
                         {} },
 };

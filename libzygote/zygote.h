@@ -351,6 +351,7 @@ struct zy_daemon_status {
         struct zy_profile_list *profiles;
         unsigned tasks;
         unsigned connections;
+        bool own_filter; /* zygoted runs under a seccomp filter of its own */
 };
 struct zy_daemon_status *zy_daemon_status_free(struct zy_daemon_status *s);
 

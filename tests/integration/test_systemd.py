@@ -466,7 +466,8 @@ def test_journal_structured_fields(manager, journal_ns, tmp_path):
     m = manager
     j = journal_ns()
     log = str(tmp_path / "stderr")
-    assert run_one_task(m, j, log, log, "j1", "sh", "-c", "exit 4") == (4, 0)
+    # sh outlives the report of its exec: ZYGOTE_EXE is read from /proc while it runs.
+    assert run_one_task(m, j, log, log, "j1", "sh", "-c", "sleep 0.5; exit 4") == (4, 0)
     entries = j.drain()
     tasks = [e for e in entries if e.get("ZYGOTE_TASK") == "j1"]
     start = [e for e in tasks if e.get("ZYGOTE_EVENT") == "start"]
@@ -474,7 +475,8 @@ def test_journal_structured_fields(manager, journal_ns, tmp_path):
     assert len(start) == 1 and len(end) == 1, entries
     for e in start + end:
         assert e["PRIORITY"] == "6" and e["SYSLOG_IDENTIFIER"] == "zygoted"
-        assert e["ZYGOTE_PROFILE"] == "default" and e["ZYGOTE_EXE"] == "sh"
+        # The path executed, after the PATH search and the symlinks: not the name as given.
+        assert e["ZYGOTE_PROFILE"] == "default" and e["ZYGOTE_EXE"] == os.path.realpath(shutil.which("sh"))
         assert e["ZYGOTE_UID"] == str(os.geteuid()) and e["ZYGOTE_RUN_UID"] == str(os.geteuid())
         assert e["ZYGOTE_TIER"] in ("clone", "inherit", "load") and int(e["ZYGOTE_PID"]) > 0
         assert "task j1" in e["MESSAGE"]
@@ -493,7 +495,7 @@ def test_journal_stream_of_another_file_means_stderr(manager, journal_ns, tmp_pa
     other = str(tmp_path / "other")
     assert run_one_task(m, j, log, other, "j2", "true") == (0, 0)
     text = open(log).read()
-    assert re.search(r"task j2 start: uid=\d+ run_uid=\d+ pid=\d+ profile=default tier=\w+ exe=true", text), text
+    assert re.search(r"task j2 start: uid=\d+ run_uid=\d+ pid=\d+ profile=default tier=\w+ exe=\S+$", text, re.M), text
     assert re.search(r"task j2 exit: .* status=0", text), text
     assert j.drain() == []
 
@@ -506,3 +508,104 @@ def test_journal_gone_falls_back_to_stderr(manager, journal_ns, tmp_path):
     assert run_one_task(m, j, log, log, "j3", "true") == (0, 0)
     text = open(log).read()
     assert "listening on" in text and re.search(r"task j3 exit: .* status=0", text), text
+
+
+def test_journal_exe_is_the_path_executed(manager, journal_ns, tmp_path):
+    """A program given by name is logged as the path that ran, after the PATH search."""
+    m = manager
+    j = journal_ns()
+    log = str(tmp_path / "stderr")
+    assert run_one_task(m, j, log, log, "j4", "sleep", "0.5") == (0, 0)
+    start = [e for e in j.drain() if e.get("ZYGOTE_TASK") == "j4" and e.get("ZYGOTE_EVENT") == "start"]
+    assert len(start) == 1 and start[0]["ZYGOTE_EXE"] == os.path.realpath(shutil.which("sleep")), start
+
+
+def varlink_calls(path, calls, after=None):
+    """Sends calls (method, parameters) on one connection and returns the replies; after(), if
+    given, runs after each reply (a journal drained as lines come: its queue is short)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    s.settimeout(TIMEOUT)
+    s.connect(path)
+    replies, buf = [], b""
+    try:
+        for method, params in calls:
+            s.sendall(json.dumps({"method": method, "parameters": params}).encode() + b"\0")
+            while b"\0" not in buf:
+                chunk = s.recv(65536)
+                assert chunk, replies
+                buf += chunk
+            msg, buf = buf.split(b"\0", 1)
+            replies.append(json.loads(msg))
+            if after:
+                after()
+    finally:
+        s.close()
+    return replies
+
+
+def test_journal_refused_calls(manager, journal_ns, tmp_path):
+    """A refused call leaves one line with its method, error, reason and caller; a flood of them
+    is cut to a budget per uid and a count of what was left out."""
+    m = manager
+    j = journal_ns()
+    log = str(tmp_path / "stderr")
+    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(log)})
+    m.wait_ready()
+    r = varlink_calls(m.socket, [("io.zygote.Launcher.State", {"id": "nosuch"}),
+                                 ("io.zygote.Launcher.Kill", {"id": "x", "signal": 0})], j.drain)
+    assert [x.get("error") for x in r] == ["io.zygote.Launcher.NoSuchTask", "org.varlink.service.InvalidParameter"]
+    time.sleep(1.1)
+    flood = varlink_calls(m.socket, [("io.zygote.Launcher.State", {"id": f"n{i}"}) for i in range(50)], j.drain)
+    assert all(x.get("error") == "io.zygote.Launcher.NoSuchTask" for x in flood)
+    time.sleep(1.1)
+    varlink_calls(m.socket, [("io.zygote.Launcher.State", {"id": "last"})], j.drain)
+    assert os.waitstatus_to_exitcode(m.stop()) == 0
+    entries = j.drain()
+    refused = [e for e in entries if e.get("ZYGOTE_EVENT") == "refused"]
+    first, second = refused[0], refused[1]
+    assert first["ZYGOTE_METHOD"] == "io.zygote.Launcher.State"
+    assert first["ZYGOTE_ERROR"] == "io.zygote.Launcher.NoSuchTask" and first["ZYGOTE_REASON"] == "nosuch"
+    assert second["ZYGOTE_METHOD"] == "io.zygote.Launcher.Kill"
+    assert second["ZYGOTE_ERROR"] == "org.varlink.service.InvalidParameter" and second["ZYGOTE_REASON"] == "signal"
+    for e in refused:
+        assert e["ZYGOTE_UID"] == str(os.geteuid()) and int(e["ZYGOTE_CALLER_PID"]) == os.getpid()
+        assert e["PRIORITY"] == "5" and e["SYSLOG_IDENTIFIER"] == "zygoted" and "refused" in e["MESSAGE"]
+    # The flood: a budget of lines, then one line with the count of the rest.
+    flooded = [e for e in refused if e["ZYGOTE_REASON"].startswith("n") and e["ZYGOTE_REASON"] != "nosuch"]
+    assert 10 <= len(flooded) < 50, len(flooded)
+    assert refused[-1]["ZYGOTE_REASON"] == "last"
+    sup = [e for e in entries if e.get("ZYGOTE_EVENT") == "refused-suppressed"]
+    # One count per second the flood lasted (one, unless the machine is slow): together, the rest.
+    assert sup and sum(int(e["ZYGOTE_SUPPRESSED"]) for e in sup) == 50 - len(flooded), sup
+    assert all(e["ZYGOTE_UID"] == str(os.geteuid()) for e in sup)
+
+
+# ---- zygoted under a seccomp filter of its own ---------------------------------------------------
+
+def test_own_seccomp_filter(manager):
+    """As in a default systemd-nspawn container or under Docker: zygoted says so at start-up and
+    in GetStatus and launchctl status, and still serves."""
+    m = manager
+    wrap = ["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "seccomp_wrap.py")]
+    pid = m.start(wrap=wrap)
+    m.wait_ready()
+    with open(f"/proc/{pid}/status") as f:
+        assert "Seccomp:\t2" in f.read()
+    m.wait_log("seccomp filter of its own")
+    assert "SYSTEMD_SECCOMP=0" in m.log
+    st = json.loads(m.launchctl("status", "--json").stdout)
+    assert st["own_filter"] is True
+    out = m.launchctl("status").stdout
+    assert "runs under a seccomp filter of its own" in out, out
+    r = m.launchctl("run", "--", "sh", "-c", "echo served", check=False)
+    assert r.returncode == 0 and r.stdout == "served\n", (r.returncode, r.stdout, r.stderr, m.log)
+    assert os.waitstatus_to_exitcode(m.stop()) == 0, m.log
+
+
+def test_no_own_seccomp_filter(manager):
+    m = manager
+    m.start()
+    m.wait_ready()
+    assert json.loads(m.launchctl("status", "--json").stdout)["own_filter"] is False
+    assert "seccomp filter of its own" not in m.launchctl("status").stdout
+    assert os.waitstatus_to_exitcode(m.stop()) == 0, m.log
