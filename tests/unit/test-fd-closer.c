@@ -114,9 +114,11 @@ struct stuck {
         int b;
 };
 
+/* b closed by another helper, and its ack read: the queue is empty. EOF on b alone comes at the
+ * helper's close(), before its ack reaches the loop. */
 static bool b_closed_by_another(void *arg) {
         struct stuck *s = arg;
-        return eof(s->b);
+        return eof(s->b) && zc_fd_closer_pending(s->c) == 0;
 }
 
 static bool old_one_reaped(void *arg) {
@@ -153,7 +155,6 @@ static void test_stuck_helper_is_replaced(void **state) {
         assert_true(run_until(c, b_closed_by_another, &s, 10000));
         assert_true(zc_fd_closer_now_ms() - t0 >= ZC_FD_CLOSER_STUCK_MS);
         assert_true(eof(a[0])); /* taken back from its pipe, closed by the next one */
-        assert_int_equal(zc_fd_closer_pending(c), 0);
         assert_int_equal(zc_fd_closer_helpers(c), 2);
         /* Never twice: new files at a's and b's numbers stay open once the stopped one goes on
          * (it finds its pipe empty, then EOF) and is reaped. */
