@@ -7,20 +7,16 @@
  * interpreter, which is what the kernel executed; a program that has already exec'd again gives
  * the later one.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "pidfd-util.h"
 #include "task-exe.h"
-
-static bool pidfd_alive(int pidfd) {
-        struct pollfd p = { .fd = pidfd, .events = POLLIN };
-        return pidfd >= 0 && poll(&p, 1, 0) == 0;
-}
 
 char *zd_task_exe_path(pid_t pid, int pidfd) {
         char path[64], target[PATH_MAX];
@@ -28,7 +24,8 @@ char *zd_task_exe_path(pid_t pid, int pidfd) {
                 return NULL;
         snprintf(path, sizeof(path), "/proc/%d/exe", (int) pid);
         ssize_t n = readlink(path, target, sizeof(target) - 1);
-        if (n <= 0 || !pidfd_alive(pidfd))
+        /* the pid still named that task after the read (an adopted task is not our child) */
+        if (n <= 0 || pidfd_kill(pidfd, 0) == -ESRCH)
                 return NULL;
         target[n] = 0;
         return strdup(target);

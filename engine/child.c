@@ -180,7 +180,8 @@ static int write_text_at(int dirfd, const char *path, const char *text, size_t l
                 return -e;
         }
         (void) close(fd);
-        return 0;
+        /* a label or number cut short must not pass for written */
+        return (size_t) n == len ? 0 : -EIO;
 }
 
 /* Step 0b: the worker moves itself into each of the caller's cgroups. Writing "0" moves the
