@@ -286,6 +286,39 @@ int zy_delete(zy_conn *c, const char *id, struct zy_task_info **ret);
 /* Closes the daemon's copies of the task's stdio. */
 int zy_close_io(zy_conn *c, const char *id);
 
+/* ---- typed helpers: OCI containers ---------------------------------------------------------- */
+
+/* A container started by zygoted: its init is a task like any other (zy_start, zy_kill with all:
+ * every process in the container, zy_wait, zy_state, zy_pids, zy_delete, events), whose id is
+ * the container's. Root callers with every capability, no seccomp filter of their own and the
+ * daemon's namespaces only (the daemon acts with the caller's full authority): anyone else gets
+ * -EPERM or -EACCES with the reason on the connection. */
+struct zy_container_opts {
+        const char *id;     /* the container's id, [A-Za-z0-9_.-]{1,64}: its task's id */
+        const char *bundle; /* the bundle directory (config.json, and rootfs unless mounts
+                               * replace it); opened here and passed to the daemon as an fd */
+        int stdio[3];       /* the init's fds 0, 1 and 2; -1: /dev/null (ignored with a console) */
+        int console_socket; /* -1, or a connected AF_UNIX socket: with process.terminal, the init
+                               * sends its pty's master there (SCM_RIGHTS), as runc's
+                               * --console-socket does */
+};
+
+/* Creates the container, held before its process's execve ("created") until zy_start(). On
+ * failure -ECHILD with zy_conn_spawn_failure(): step, errno and the runtime's message. */
+int zy_container_create(zy_conn *c, const struct zy_container_opts *opts, struct zy_spawn_result **ret);
+
+/* A process in a running container (runc exec): its namespaces, cgroup, filter and capability
+ * bounds, with its own process object. A task of its own, held until zy_start(). */
+struct zy_exec_opts {
+        const char *container;    /* the container's task id */
+        const char *id;           /* the new process's task id, [A-Za-z0-9_.-]{1,64} */
+        const char *process_json; /* an OCI "process" object, as in config.json */
+        int stdio[3];             /* as in zy_container_opts */
+        int console_socket;
+};
+
+int zy_container_exec(zy_conn *c, const struct zy_exec_opts *opts, struct zy_spawn_result **ret);
+
 /* ---- typed helpers: events ------------------------------------------------------------------ */
 
 enum zy_event_type {
