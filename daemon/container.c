@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -53,12 +54,18 @@ struct create_param {
 };
 
 static const struct zc_json_field create_fields[] = {
-        { .name = "id", .type = ZC_JSON_STRING, .offset = offsetof(struct create_param, id), .flags = ZC_JSON_MANDATORY },
+        { .name = "id",
+          .type = ZC_JSON_STRING,
+          .offset = offsetof(struct create_param, id),
+          .flags = ZC_JSON_MANDATORY },
         { .name = "bundle",
           .type = ZC_JSON_INT64,
           .offset = offsetof(struct create_param, bundle),
           .flags = ZC_JSON_MANDATORY },
-        { .name = "stdin", .type = ZC_JSON_INT64, .offset = offsetof(struct create_param, in), .flags = ZC_JSON_NULLABLE },
+        { .name = "stdin",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct create_param, in),
+          .flags = ZC_JSON_NULLABLE },
         { .name = "stdout",
           .type = ZC_JSON_INT64,
           .offset = offsetof(struct create_param, out),
@@ -174,12 +181,47 @@ static int worker_fds(const int src[7]) {
         return 0;
 }
 
-_Noreturn static void worker_run(struct zd_daemon *d, const char *id, const int fds[7], bool console,
-                                 const struct caller_caps *caps) {
-        char bundle[64];
-        struct zrc_handoff h = { .start_fd = W_HOLD, .console_fd = console ? W_CONSOLE : -1, .pidfd = -1, .sync_fd = -1 };
+/* What a worker does: create a container (process NULL), or exec process (an OCI process object)
+ * in container id. */
+struct worker_job {
+        const char *id;
+        const char *process;
+        const struct caller_caps *caps;
+        bool console;
+};
+
+/* The process object as the file zygote-runc's exec reads (--process): a memfd. */
+static int process_file(const char *json, char *path, size_t size) {
+        int fd = memfd_create("process.json", MFD_CLOEXEC);
+        size_t n = strlen(json);
+
+        if (fd < 0 || write(fd, json, n) != (ssize_t) n)
+                return -errno;
+        snprintf(path, size, "/proc/self/fd/%d", fd);
+        return 0;
+}
+
+static int worker_job_run(struct zrc_ctx *ctx, const struct worker_job *job, struct zrc_handoff *h) {
+        char bundle[64], process[64];
+
+        if (!job->process) {
+                /* The caller's own directory, in the namespaces it shares with us (container.h) */
+                snprintf(bundle, sizeof(bundle), "/proc/self/fd/%d", W_BUNDLE);
+                struct zrc_create_args a = { .p = { .id = job->id }, .bundle = bundle, .handoff = h };
+                return zrc_container_create(ctx, &a);
+        }
+        if (process_file(job->process, process, sizeof(process)) < 0)
+                return zrc_error(ctx, "exec: the process object: %s", strerror(errno));
+        struct zrc_exec_args a = { .p = { .id = job->id }, .process = process, .handoff = h };
+        return zrc_exec_process(ctx, &a);
+}
+
+_Noreturn static void worker_run(struct zd_daemon *d, const int fds[7], const struct worker_job *job) {
+        const struct caller_caps *caps = job->caps;
+        struct zrc_handoff h = {
+                .start_fd = W_HOLD, .console_fd = job->console ? W_CONSOLE : -1, .pidfd = -1, .sync_fd = -1
+        };
         struct zrc_ctx ctx = { .root = d->container_root, .msg_to_fd = true, .msg_fd = W_REPORT };
-        struct zrc_create_args a = { .p = { .id = id }, .bundle = bundle, .handoff = &h };
         int r;
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -198,12 +240,10 @@ _Noreturn static void worker_run(struct zd_daemon *d, const char *id, const int 
                 worker_report(W_REPORT, -r, 0, -1, -1);
                 _exit(1);
         }
-        /* The caller's own directory, in the namespaces it shares with us (container.h) */
-        snprintf(bundle, sizeof(bundle), "/proc/self/fd/%d", W_BUNDLE);
         worker_daemon = d;
         zrc_runc_filter_provider = filter_from_cache;
         zrc_runc_filter_setup(&ctx, d->server.socket_path, false);
-        r = zrc_container_create(&ctx, &a);
+        r = worker_job_run(&ctx, job, &h);
         worker_report(W_REPORT, r == 0 ? 0 : (h.pid > 0 ? ECHILD : EINVAL), h.pid, h.pidfd, h.sync_fd);
         _exit(r == 0 ? 0 : 1);
 }
@@ -247,7 +287,8 @@ static void start_result(struct zd_container_start *s, const struct result *res,
 
         if (res->err != 0 || pidfd < 0 || sync_fd < 0) {
                 if (res->pid > 0) /* killed by the worker already; ours to reap */
-                        zd_task_reap_orphan(s->d, zc_pidref_make(res->pid, pidfd >= 0 ? pidfd : pidfd_open_pid(res->pid)));
+                        zd_task_reap_orphan(s->d,
+                                            zc_pidref_make(res->pid, pidfd >= 0 ? pidfd : pidfd_open_pid(res->pid)));
                 else
                         safe_close(pidfd);
                 safe_close(sync_fd);
@@ -303,7 +344,8 @@ static int authorize(struct zd_call *call, struct zd_caller *caller, struct call
                 return zd_call_denied(call, "containers: root only");
         r = zd_caller_read(zd_conn_fd(c), zd_conn_peer_cred(c), caller);
         if (r < 0)
-                return zd_call_failf(call, r, ZY_ERROR_CALLER_CONFINED, "reason", "the caller's process cannot be read");
+                return zd_call_failf(call, r, ZY_ERROR_CALLER_CONFINED, "reason",
+                                     "the caller's process cannot be read");
         if (caller->euid != 0 || !(caller->cap_eff & admin) || !(caller->cap_bnd & admin))
                 return zd_call_denied(call, "containers need a root caller holding CAP_SYS_ADMIN");
         if (caller->seccomp_mode != 0 || caller->no_new_privs || caller->lsm_attr)
@@ -331,8 +373,8 @@ static int call_fd(struct zd_call *call, int64_t index, const char *name, int *r
         return 0;
 }
 
-static int create_fork(struct zd_call *call, struct zd_task *t, const int fds[7], bool console,
-                       const struct caller_caps *caps, int report[2], int hold[2]) {
+static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[7], const struct worker_job *job,
+                       int report[2], int hold[2]) {
         struct zd_daemon *d = call->d;
         struct zd_container_start *s = calloc(1, sizeof(*s));
         int child_fds[7];
@@ -350,7 +392,7 @@ static int create_fork(struct zd_call *call, struct zd_task *t, const int fds[7]
                 return -errno;
         }
         if (pid == 0)
-                worker_run(d, t->id, child_fds, console, caps);
+                worker_run(d, child_fds, job);
         *s = (struct zd_container_start){
                 .d = d, .conn = call->conn, .t = t, .report_fd = TAKE_FD(report[0]), .hold_fd = TAKE_FD(hold[1])
         };
@@ -365,11 +407,52 @@ static int create_fork(struct zd_call *call, struct zd_task *t, const int fds[7]
         return 0;
 }
 
+/* The task's worker, forked and watched; on failure the task is discarded. */
+static int start_worker(struct zd_call *call, struct zd_task *t, const int fds[7], const struct worker_job *job) {
+        int report[2] = { -EBADF, -EBADF }, hold[2] = { -EBADF, -EBADF }, r = 0;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, report) < 0 ||
+            pipe2(hold, O_CLOEXEC) < 0)
+                r = -errno;
+        if (r >= 0)
+                r = worker_fork(call, t, fds, job, report, hold);
+        close_pairp(&report);
+        close_pairp(&hold);
+        if (r < 0) {
+                zd_task_discard(t);
+                return zd_spawn_fail_call(call, r, "fork", NULL);
+        }
+        return 0;
+}
+
+/* The fds of stdio and the console, by their indexes. */
+static int stdio_fds(struct zd_call *call, int64_t in, int64_t out, int64_t err, int64_t console, int fds[7]) {
+        int r;
+
+        if ((r = call_fd(call, in, "stdin", &fds[0])) < 0 || (r = call_fd(call, out, "stdout", &fds[1])) < 0 ||
+            (r = call_fd(call, err, "stderr", &fds[2])) < 0 ||
+            (r = call_fd(call, console, "consoleSocket", &fds[6])) < 0)
+                return r;
+        return 0;
+}
+
+/* A new task for a container or an exec (id checked), or the error recorded. */
+static int new_task(struct zd_call *call, const char *id, struct zd_task **ret) {
+        int r = zd_task_new(call->d, id, 0, ret);
+        if (r == -EEXIST)
+                return zd_call_failf(call, r, ZY_ERROR_TASK_EXISTS, "id", id);
+        if (r < 0)
+                return r;
+        (*ret)->tier = ZD_TIER_LOAD;
+        (*ret)->argv = json_object_new_array();
+        return 0;
+}
+
 int zd_container_create(struct zd_call *call) {
         struct create_param p = { .in = INT64_MIN, .out = INT64_MIN, .err = INT64_MIN, .console = INT64_MIN };
         struct zd_caller caller = ZD_CALLER_INIT;
         struct caller_caps caps = {};
-        int fds[7] = { -1, -1, -1, -1, -1, -1, -1 }, report[2] = { -EBADF, -EBADF }, hold[2] = { -EBADF, -EBADF };
+        int fds[7] = { -1, -1, -1, -1, -1, -1, -1 };
         struct zd_task *t = NULL;
         struct stat st;
         int r;
@@ -382,33 +465,93 @@ int zd_container_create(struct zd_call *call) {
         zd_caller_done(&caller);
         if (r < 0)
                 return r;
-        if ((r = call_fd(call, p.in, "stdin", &fds[0])) < 0 || (r = call_fd(call, p.out, "stdout", &fds[1])) < 0 ||
-            (r = call_fd(call, p.err, "stderr", &fds[2])) < 0 || (r = call_fd(call, p.bundle, "bundle", &fds[4])) < 0 ||
-            (r = call_fd(call, p.console, "consoleSocket", &fds[6])) < 0)
+        if ((r = stdio_fds(call, p.in, p.out, p.err, p.console, fds)) < 0 ||
+            (r = call_fd(call, p.bundle, "bundle", &fds[4])) < 0)
                 return r;
         if (fstat(fds[4], &st) < 0 || !S_ISDIR(st.st_mode))
                 return zd_call_invalid(call, "bundle");
-        r = zd_task_new(call->d, p.id, 0, &t);
-        if (r == -EEXIST)
-                return zd_call_failf(call, r, ZY_ERROR_TASK_EXISTS, "id", p.id);
+        r = new_task(call, p.id, &t);
         if (r < 0)
                 return r;
         t->profile = strdup("container");
         t->exe = strdup("");
-        t->argv = json_object_new_array();
-        t->tier = ZD_TIER_LOAD;
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, report) < 0 ||
-            pipe2(hold, O_CLOEXEC) < 0)
-                r = -errno;
+        return start_worker(call, t, fds, &(struct worker_job){ .id = p.id, .caps = &caps, .console = fds[6] >= 0 });
+}
+
+struct exec_param {
+        const char *container, *id;
+        json_object *process;
+        int64_t in, out, err, console;
+};
+
+static const struct zc_json_field exec_fields[] = {
+        { .name = "container",
+          .type = ZC_JSON_STRING,
+          .offset = offsetof(struct exec_param, container),
+          .flags = ZC_JSON_MANDATORY },
+        { .name = "id", .type = ZC_JSON_STRING, .offset = offsetof(struct exec_param, id), .flags = ZC_JSON_MANDATORY },
+        { .name = "process",
+          .type = ZC_JSON_OBJECT,
+          .offset = offsetof(struct exec_param, process),
+          .flags = ZC_JSON_MANDATORY },
+        { .name = "stdin",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct exec_param, in),
+          .flags = ZC_JSON_NULLABLE },
+        { .name = "stdout",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct exec_param, out),
+          .flags = ZC_JSON_NULLABLE },
+        { .name = "stderr",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct exec_param, err),
+          .flags = ZC_JSON_NULLABLE },
+        { .name = "consoleSocket",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct exec_param, console),
+          .flags = ZC_JSON_NULLABLE },
+        {},
+};
+
+int zd_container_exec(struct zd_call *call) {
+        struct exec_param p = { .in = INT64_MIN, .out = INT64_MIN, .err = INT64_MIN, .console = INT64_MIN };
+        struct zd_caller caller = ZD_CALLER_INIT;
+        struct caller_caps caps = {};
+        int fds[7] = { -1, -1, -1, -1, -1, -1, -1 };
+        struct zd_task *t = NULL, *ct;
+        const char *process;
+        int r;
+
+        r = zd_call_dispatch(call, exec_fields, &p);
+        if (r >= 0 && !zd_task_id_ok(p.id))
+                r = zd_call_invalid(call, "id");
         if (r >= 0)
-                r = create_fork(call, t, fds, fds[6] >= 0, &caps, report, hold);
-        close_pairp(&report);
-        close_pairp(&hold);
-        if (r < 0) {
-                zd_task_discard(t);
-                return zd_spawn_fail_call(call, r, "fork", NULL);
+                r = authorize(call, &caller, &caps);
+        zd_caller_done(&caller);
+        if (r < 0)
+                return r;
+        ct = zd_task_find(call->d, p.container);
+        if (!ct || !ct->container)
+                return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_TASK, "id", p.container);
+        if (ct->state != ZD_TASK_RUNNING && ct->state != ZD_TASK_CREATED) {
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "id", json_object_new_string(ct->id));
+                json_object_object_add(e, "state", json_object_new_string(zd_task_state_to_string(ct->state)));
+                return zd_call_fail(call, -EBUSY, ZY_ERROR_INVALID_STATE, e);
         }
-        return 0;
+        if ((r = stdio_fds(call, p.in, p.out, p.err, p.console, fds)) < 0)
+                return r;
+        process = json_object_to_json_string_ext(p.process, JSON_C_TO_STRING_PLAIN);
+        if (!process)
+                return -ENOMEM;
+        r = new_task(call, p.id, &t);
+        if (r < 0)
+                return r;
+        t->profile = strdup(ct->profile ? ct->profile : "container");
+        t->exe = strdup("");
+        return start_worker(
+                call, t, fds,
+                &(struct worker_job){ .id = ct->id, .process = process, .caps = &caps, .console = fds[6] >= 0 });
 }
 
 /* ---- a container's processes and its end ----------------------------------------------------- */

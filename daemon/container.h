@@ -18,6 +18,9 @@ struct zd_daemon;
 /* CreateContainer(id, bundle, stdin, stdout, stderr, consoleSocket): the fds by their index
  * among the call's. The reply comes when the worker reports. */
 int zd_container_create(struct zd_call *call);
+/* ExecContainer(container, id, process, stdin, stdout, stderr, consoleSocket): a process in a
+ * running container, held until Start; a task of its own. */
+int zd_container_exec(struct zd_call *call);
 /* The pids in the container's cgroup (an empty array when it has none left). */
 struct json_object;
 struct json_object *zd_container_pids(struct zd_daemon *d, const char *id);

@@ -115,6 +115,10 @@ static int m_create_container(struct zd_call *call, struct zd_task *t) {
         return zd_container_create(call);
 }
 
+static int m_exec_container(struct zd_call *call, struct zd_task *t) {
+        return zd_container_exec(call);
+}
+
 static int m_start(struct zd_call *call, struct zd_task *t) {
         int r = zd_task_start(t, call->conn);
         if (r == -EBUSY)
@@ -326,6 +330,7 @@ static int m_get_interface_description(struct zd_call *call, struct zd_task *t) 
 static const struct method methods[] = {
         { ZY_METHOD_SPAWN, m_spawn, M_FDS | M_READS_CALLER },
         { ZY_METHOD_CREATE_CONTAINER, m_create_container, M_FDS | M_READS_CALLER },
+        { ZY_METHOD_EXEC_CONTAINER, m_exec_container, M_FDS | M_READS_CALLER },
         { ZY_METHOD_START, m_start, M_TASK },
         { ZY_METHOD_KILL, m_kill, 0 },
         { ZY_METHOD_WAIT, m_wait, M_TASK },

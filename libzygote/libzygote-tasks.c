@@ -543,3 +543,24 @@ _public_ int zy_container_create(zy_conn *c, const struct zy_container_opts *o, 
                               jcon, P_END);
         return r < 0 ? r : lzy_read_reply(c, &spawn_result_shape, ret);
 }
+
+_public_ int zy_container_exec(zy_conn *c, const struct zy_exec_opts *o, struct zy_spawn_result **ret) {
+        json_object *process;
+        int fds[4];
+        size_t n = 0;
+        int r;
+
+        if (!c || !o || !ret || !o->container || !o->id || !o->process_json)
+                return -EINVAL;
+        process = json_tokener_parse(o->process_json);
+        if (!process || !json_object_is_type(process, json_type_object)) {
+                json_object_put(process);
+                return -EINVAL;
+        }
+        json_object *jin = container_fd(o->stdio[0], fds, &n), *jout = container_fd(o->stdio[1], fds, &n),
+                    *jerr = container_fd(o->stdio[2], fds, &n), *jcon = container_fd(o->console_socket, fds, &n);
+        r = lzy_send_call_fds(c, ZY_METHOD_EXEC_CONTAINER, fds, n, 0, P_ID, "container", o->container, P_ID, "id",
+                              o->id, P_JSON, "process", process, P_JSON, "stdin", jin, P_JSON, "stdout", jout, P_JSON,
+                              "stderr", jerr, P_JSON, "consoleSocket", jcon, P_END);
+        return r < 0 ? r : lzy_read_reply(c, &spawn_result_shape, ret);
+}

@@ -279,6 +279,8 @@ struct zrc_exec_args {
         bool tty;
         char **args;
         int n_args;
+        struct zrc_handoff *handoff; /* NULL: zygote-runc's own exec (the process is held on
+                                      * handoff->start_fd, and is zygoted's child) */
 };
 
 /* log.c: print to stderr and log (error level): returns 1, the exit status of a failed command. */
