@@ -296,3 +296,30 @@ def test_no_capability_beyond_the_callers(daemon, bundle):
     assert r["error"] is None, r
     with daemon.connect() as c:
         c.call(L + "Delete", {"id": cid})
+
+
+F_GET_SEALS = 1034
+SEALS = 0x1 | 0x2 | 0x4 | 0x8  # F_SEAL_SEAL, SHRINK, GROW, WRITE
+
+
+def test_held_init_is_no_door_to_the_host(daemon, bundle):
+    """CVE-2019-5736 class: the held init (and any exec'd process until its execve) is a copy of
+    zygoted; its /proc/PID/exe must name no file anyone can write. zygoted runs from a sealed memfd
+    copy of itself, so the init's exe carries every seal and refuses writing, even to root."""
+    import fcntl
+    bundle.set_args("true")
+    cid = container_id()
+    with daemon.connect() as c:
+        r = create(c, bundle, cid)
+        pid = r.parameters["pid"]
+        r.close_fds()
+        for who in (daemon.proc.pid, pid):
+            assert os.readlink(f"/proc/{who}/exe").startswith("/memfd:"), os.readlink(f"/proc/{who}/exe")
+            fd = os.open(f"/proc/{who}/exe", os.O_RDONLY)
+            try:
+                assert fcntl.fcntl(fd, F_GET_SEALS) & SEALS == SEALS
+            finally:
+                os.close(fd)
+            with pytest.raises(OSError):
+                os.open(f"/proc/{who}/exe", os.O_WRONLY)
+        c.call(L + "Delete", {"id": cid})
