@@ -51,6 +51,8 @@ static void usage(FILE *f) {
                    "  --profiles DIR        load *.json profiles from DIR; repeatable, a later DIR\n"
                    "                        overrides a profile of the same name (default: the bundled\n"
                    "                        profiles, then /etc/zygote/profiles if it exists)\n"
+                   "  --container-root DIR  the state of the containers it starts (default: containers\n"
+                   "                        beside the socket, /run/zygote/containers as root)\n"
                    "  --tier TIER           auto (default), clone, inherit or load: force how workers\n"
                    "                        get their filter (for tests and benchmarks); a profile that\n"
                    "                        cannot use a forced tier is left out, --tier clone on a\n"

@@ -323,3 +323,28 @@ def test_held_init_is_no_door_to_the_host(daemon, bundle):
             with pytest.raises(OSError):
                 os.open(f"/proc/{who}/exe", os.O_WRONLY)
         c.call(L + "Delete", {"id": cid})
+
+
+def test_launchctl_container_and_create(daemon, bundle, tmp_path):
+    """launchctl container runs a bundle as `runc run` does (its output on launchctl's stdout, its
+    exit status); launchctl create holds it for start, wait and delete; a bad bundle is an error."""
+    bundle.set_args("sh", "-c", "echo from-launchctl; exit 5")
+    out = tmp_path / "out"
+    with open(out, "w") as f:
+        r = daemon.launchctl("container", container_id(), bundle.path, stdout=f)
+    assert r.returncode == 5, r.stderr
+    assert out.read_text() == "from-launchctl\n"
+    cid = container_id()
+    # the held init keeps launchctl's stdio: files, not pipes, which would not see EOF
+    with open(out, "w") as f:
+        r = subprocess.run([daemon.bins["launchctl"], "--socket", daemon.socket, "create", cid, bundle.path],
+                           stdout=f, stderr=f, stdin=subprocess.DEVNULL, timeout=60)
+    assert r.returncode == 0, out.read_text()
+    assert out.read_text().split()[0] == cid
+    assert daemon.launchctl("start", cid).returncode == 0
+    assert daemon.launchctl("wait", cid).returncode == 5
+    assert daemon.launchctl("delete", cid).returncode == 0
+    r = daemon.launchctl("container", container_id(), str(tmp_path / "missing"))
+    assert r.returncode == 1 and b"No such file or directory" in r.stderr, r.stderr
+    r = daemon.launchctl("create", "--json", cid, bundle.path)
+    assert r.returncode == 2 and b"--json" in r.stderr, r.stderr
