@@ -348,3 +348,46 @@ def test_launchctl_container_and_create(daemon, bundle, tmp_path):
     assert r.returncode == 1 and b"No such file or directory" in r.stderr, r.stderr
     r = daemon.launchctl("create", "--json", cid, bundle.path)
     assert r.returncode == 2 and b"--json" in r.stderr, r.stderr
+
+
+def test_restart_adopts_containers(staged, bundle, tmp_path):
+    """Under a service manager, a restarted zygoted adopts the containers' processes from the fd
+    store as containers: Kill with all reaches every process in the container's cgroup, and
+    Delete removes its cgroup and state."""
+    from sdmanager import FakeManager, pidfd_info_exit_supported, reap_zombies, PR_SET_CHILD_SUBREAPER, prctl
+    if not pidfd_info_exit_supported():
+        pytest.skip("the kernel lacks PIDFD_INFO_EXIT (Linux 6.15): an adopted task's status cannot be known")
+    work = tmp_path / "sd"
+    work.mkdir()
+    os.chmod(work, 0o755)
+    m = FakeManager(str(work), staged)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)  # the orphans of a stopped zygoted come to us, as to systemd
+    try:
+        m.socket_unit()
+        m.start()
+        m.wait_ready()
+        bundle.set_args("sh", "-c", "sleep 300 & sleep 300")
+        cid = container_id()
+        out = tmp_path / "out"
+        with open(out, "w") as f:
+            r = subprocess.run([staged["launchctl"], "--socket", m.socket, "create", cid, bundle.path],
+                               stdout=f, stderr=f, stdin=subprocess.DEVNULL, timeout=60)
+        assert r.returncode == 0, out.read_text()
+        assert m.launchctl("start", cid).returncode == 0
+        assert any(n.startswith(f"zc/") and n.endswith("/" + cid) for n in m.names()), m.names()
+        assert os.waitstatus_to_exitcode(m.stop()) == 0
+        m.start()
+        m.wait_ready()
+        m.wait_log(r"adopted 1 tasks")
+        state = os.path.join(str(work), "containers", cid)
+        assert os.path.isdir(state)
+        assert m.launchctl("kill", "--all", cid, "KILL").returncode == 0
+        zytest.wait_for(lambda: (reap_zombies() or True) and m.state(cid)["state"] == "stopped",
+                        "the adopted container stopped", timeout=30)
+        assert m.launchctl("delete", cid).returncode == 0
+        zytest.wait_for(lambda: not os.path.exists(state), "the adopted container's state removed", timeout=30)
+        assert os.waitstatus_to_exitcode(m.stop()) == 0
+    finally:
+        m.close()
+        reap_zombies()
+        prctl(PR_SET_CHILD_SUBREAPER, 0)
