@@ -85,9 +85,9 @@ struct zrc_oci {
         char *uid_map, *gid_map; /* NULL when no user namespace */
 
         const char *cgroups_path;
-        int64_t pids_limit;   /* -1: unset */
-        int64_t memory_limit; /* -1: unset */
-        json_object *sysctl;  /* linux.sysctl (keys checked), or NULL */
+        json_object *resources; /* linux.resources, or NULL (cgroup-resources.h reads it) */
+        bool has_limits;        /* resources asks for more than device rules */
+        json_object *sysctl;    /* linux.sysctl (keys checked), or NULL */
 
         struct zp_profile *seccomp; /* NULL: no filter */
         char **owned;               /* strings the mounts point to that nothing else owns */
@@ -139,9 +139,10 @@ bool zrc_cgroup_is_v2_only(void);
 /* Writes value to DIR/FILE in one write (cgroup and /proc files want that). */
 int zrc_write_at(const char *dir, const char *file, const char *value);
 /* Creates the container's cgroups (relative paths are below the caller's own cgroup) and applies
- * the limits. */
-int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
-                      struct zrc_cgroup *ret, char **ret_error);
+ * linux.resources (resources, may be NULL) but its devices; a field it cannot apply on this host
+ * fails before anything is made, with a message naming it. */
+int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, struct zrc_cgroup *ret,
+                      char **ret_error);
 struct zrc_dev_rule; /* cgroup-devices.h */
 /* The device rules (zrc_dev_rules_from_json's list): written to the v1 devices controller, or
  * else, as an eBPF program, attached to the cgroup2 directory. Before the init joins.
