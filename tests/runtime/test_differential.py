@@ -211,12 +211,13 @@ class Side:
         self.root = str(tmp / f"{name}-state")
         self.log = str(tmp / f"{name}-log.json")
 
-    def __call__(self, *args, timeout=60):
+    def __call__(self, *args, timeout=60, stdin=None):
         argv = in_mode(self.mode, [self.binary, "--root", self.root, "--log", self.log, "--log-format", "json",
                                    *args])
         # files, not pipes: a created container's init keeps the stdio it was given
         with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-            r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, timeout=timeout, text=True)
+            kw = {"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}
+            r = subprocess.run(argv, stdout=out, stderr=err, timeout=timeout, text=True, **kw)
             out.seek(0)
             err.seek(0)
             r.stdout, r.stderr = out.read(), err.read()
@@ -343,3 +344,63 @@ def test_same_as_runc(case, mode, bundle, runc_bin, runc_binary, tmp_path):
             stale.append(f"{key}: marked intended ({intended[key]}) but both gave {a!r}")
     assert not unexpected, "differences from runc:\n" + "\n".join(unexpected)
     assert not stale, "the table marks differences that are not there:\n" + "\n".join(stale)
+
+
+# `update` of a created container: runc's flags, then a resources object on stdin (as containerd's
+# shim sends it); the files of both runtimes' cgroups after each step must match.
+UPDATE_FILES = {
+    "cpu": {"v1": ["cpu.shares", "cpu.cfs_quota_us", "cpu.cfs_period_us"], "v2": ["cpu.weight", "cpu.max"]},
+    "cpuset": {"v1": ["cpuset.cpus"], "v2": ["cpuset.cpus"]},
+    "memory": {"v1": ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "memory.soft_limit_in_bytes"],
+               "v2": ["memory.max", "memory.swap.max", "memory.low"]},
+    "pids": {"v1": ["pids.max"], "v2": ["pids.max"]},
+}
+UPDATE_STEPS = [
+    (["--cpu-share", "300", "--cpu-quota", "20000", "--cpu-period", "100000", "--pids-limit", "7",
+      "--memory", "128m", "--memory-swap", "256m", "--memory-reservation", "64m", "--cpuset-cpus", "LAST_CPU"], None),
+    (["--resources", "-"], {"cpu": {"quota": -1, "shares": 1024}, "pids": {"limit": 99},
+                            "memory": {"limit": 512 * MIB, "swap": 1024 * MIB}}),
+    (["--memory", "64m"], None),
+]
+
+
+@pytest.mark.timeout(120)
+def test_update_same_as_runc(bundle, runc_bin, runc_binary, tmp_path):
+    controllers = [c for c in UPDATE_FILES if placement("host", c)]
+    if not controllers:
+        pytest.skip("no cpu, cpuset, memory or pids controller on this host")
+    bundle.set_args("sleep", "60")
+    tag = uuid.uuid4().hex[:8]
+    sides = [Side("zygote", runc_bin, tmp_path, "host"), Side("runc", runc_binary, tmp_path, "host")]
+    seen = []
+    try:
+        dirs = {}
+        for side in sides:
+            cid = f"zdiff-{tag}-{side.name}"
+            r = side("create", "--bundle", bundle.path, cid)
+            assert r.returncode == 0, r.stderr
+            dirs[side.name] = container_dirs(json.loads(side("state", cid).stdout)["pid"], cid)
+        for flags, body in UPDATE_STEPS:
+            flags = [last_cpu() if f == "LAST_CPU" else f for f in flags]
+            step = {}
+            for side in sides:
+                r = side("update", *flags, f"zdiff-{tag}-{side.name}",
+                         stdin=json.dumps(body) if body is not None else None)
+                step[side.name] = {"update": f"exit {r.returncode}"}
+                for c in controllers:
+                    version = placement("host", c)
+                    for name in UPDATE_FILES[c][version]:
+                        step[side.name][name] = read_cgroup_file(dirs[side.name], version, name)
+            seen.append(step)
+            assert step["zygote"] == step["runc"], f"after update {flags} {body}: {json.dumps(step, indent=1)}"
+        # what it cannot apply is refused by name, and changes nothing
+        r = sides[0]("update", "--resources", "-", f"zdiff-{tag}-zygote", stdin='{"rdma":{"mlx5_0":{"hcaHandles":1}}}')
+        assert r.returncode != 0 and "linux.resources.rdma.mlx5_0" in r.stderr, r.stderr
+    finally:
+        for side in sides:
+            side("delete", "--force", f"zdiff-{tag}-{side.name}")
+        left = leftover_cgroups(tag)
+        for d in sorted(left, key=len, reverse=True):
+            os.rmdir(d)
+    assert not left, f"cgroups left behind: {left}"
+    print(json.dumps(seen, indent=1))  # the evidence, with -rP
