@@ -14,6 +14,8 @@
  *               config-util.c (JSON access and errors, config-util.h)
  *   cgroup.c   cgroups v1, hybrid and v2: create, limits, join, freeze, list, remove
  *   cgroup-devices.c  the device rules: OCI parsing, v1 lines, the v2 eBPF program
+ *   cgroup-resources.c, cgroup-limits.c  linux.resources as cgroup writes, and writing them
+ *               (cgroup-resources.h)
  *   state.c    the state directory of one container and its status
  *   filter-remote.c  the seccomp program from zygoted (GetFilter) or compiled here
  *   sealed-copy.c    the runtime runs from a sealed memfd copy of itself, never the host's file

@@ -70,6 +70,7 @@ ALWAYS = {
                          "directory at /sys/fs/cgroup/unified (docs/CONTAINERS.md), where its hugetlb limit and "
                          "unified keys are; runc 1.1 leaves cgroup2 out"},
 }
+IDLE_BURST_V1 = "runc 1.1 ignores cpu.idle and cpu.burst on cgroup v1; zygote-runc writes them"
 REFUSED = "zygote-runc refuses what it cannot apply; runc warns or ignores it and starts the container"
 
 CASES = [
@@ -80,6 +81,10 @@ CASES = [
          {"v1": ["cpu.shares", "cpu.cfs_quota_us", "cpu.cfs_period_us"], "v2": ["cpu.weight", "cpu.max"]}),
     Case("cpu-quota-without-period", {"cpu": {"quota": 30000}}, "cpu",
          {"v1": ["cpu.cfs_quota_us", "cpu.cfs_period_us"], "v2": ["cpu.max"]}),
+    Case("cpu-idle-burst", {"cpu": {"idle": 1, "burst": 1000, "quota": 50000, "period": 100000}}, "cpu",
+         {"v1": ["cpu.idle", "cpu.cfs_burst_us"], "v2": ["cpu.idle", "cpu.max.burst"]},
+         intended={m: {"file:cpu.idle": IDLE_BURST_V1, "file:cpu.cfs_burst_us": IDLE_BURST_V1}
+                   for m in ("v1", "hybrid")}),
     Case("cpuset", {"cpu": {"cpus": "LAST_CPU", "mems": "0"}}, "cpuset",
          {"v1": ["cpuset.cpus", "cpuset.mems"], "v2": ["cpuset.cpus", "cpuset.mems"]}),
     Case("memory-limit-reservation-swap",
