@@ -143,8 +143,6 @@ static int write_one(const struct host *h, const struct zrc_cgroup *cg, const st
                 value = w->alt_value;
                 r = zrc_write_at(dir, file, value);
         }
-        if (r == -ENOENT && w->optional)
-                return 0;
         if (r < 0 && ret_error &&
             asprintf(ret_error, "%s: cgroup %s: %s \"%s\": %s", w->field, dir, file, value, strerror(-r)) < 0)
                 *ret_error = NULL;

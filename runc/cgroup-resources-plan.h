@@ -11,7 +11,6 @@ struct planner {
         unsigned v1, v2; /* ZRC_RES_BIT masks of the host's controllers */
         struct zrc_res_write *w;
         size_t n;
-        bool any;
         char **err;
 };
 

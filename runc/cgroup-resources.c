@@ -84,7 +84,7 @@ int zrc_plan_where(struct planner *p, enum zrc_res_controller c, const char *fie
                              c == ZRC_RES_NET_CLS || c == ZRC_RES_NET_PRIO ? " (cgroup v2 has none)" : "");
 }
 
-/* Appends a write (file and value formatted); alt: NULL or "file\0value" pairs made by add_alt. */
+/* Appends a write of the formatted value; a controller on cgroup2 is enabled first. */
 int zrc_plan_add(struct planner *p, enum zrc_res_controller c, bool v2, const char *field, const char *file,
                  const char *fmt, ...) {
         struct zrc_res_write *grown, *w;
@@ -109,7 +109,6 @@ int zrc_plan_add(struct planner *p, enum zrc_res_controller c, bool v2, const ch
                 w->enable = strdup(zrc_res_controller_name(c, true));
         if (!w->file || !w->field || (v2 && c != ZRC_RES_UNIFIED && !w->enable))
                 return -ENOMEM;
-        p->any = true;
         return 0;
 }
 
@@ -601,7 +600,7 @@ int zrc_res_plan(json_object *res, unsigned v1_mask, unsigned v2_mask, struct zr
                 goto fail;
         if (res && (v = member(res, "unified")) && (r = plan_unified(&p, v)) < 0)
                 goto fail;
-        *ret = (struct zrc_res_plan){ .w = p.w, .n = p.n, .any = p.any };
+        *ret = (struct zrc_res_plan){ .w = p.w, .n = p.n };
         return 0;
 fail:
         pl = (struct zrc_res_plan){ .w = p.w, .n = p.n };

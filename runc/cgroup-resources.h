@@ -45,14 +45,12 @@ struct zrc_res_write {
         char *alt_value;   /* alt_file's value (its own scale) */
         char *enable;      /* v2: the controller to enable in the ancestors first, or NULL */
         char *field;       /* config.json's name of what asked for it, for errors */
-        bool optional;     /* absent file: nothing asked for it by name (hugetlb's rsvd twin) */
         bool swap_partner; /* v1 memory.limit_in_bytes: if refused, write the next (memsw) first */
 };
 
 struct zrc_res_plan {
         struct zrc_res_write *w;
         size_t n;
-        bool any; /* some limit was asked for (rootless without a cgroup must then fail) */
 };
 
 /* The writes linux.resources (res, may be NULL) asks for on a host whose controllers are on v1
