@@ -143,6 +143,15 @@ static int write_one(const struct host *h, const struct zrc_cgroup *cg, const st
                 value = w->alt_value;
                 r = zrc_write_at(dir, file, value);
         }
+        if (r == -ENOENT) {
+                /* the controller is there but not this file: the kernel does not offer the setting
+                 * (no BFQ for a weight, a page size it does not have, no swap accounting) */
+                if (ret_error &&
+                    asprintf(ret_error, "%s: this kernel has no %s%s%s in the container's cgroup %s", w->field, w->file,
+                             w->alt_file ? " or " : "", w->alt_file ? w->alt_file : "", dir) < 0)
+                        *ret_error = NULL;
+                return -EOPNOTSUPP;
+        }
         if (r < 0 && ret_error &&
             asprintf(ret_error, "%s: cgroup %s: %s \"%s\": %s", w->field, dir, file, value, strerror(-r)) < 0)
                 *ret_error = NULL;
