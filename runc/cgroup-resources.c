@@ -526,7 +526,7 @@ static int plan_unified(struct planner *p, json_object *o) {
 
                 snprintf(field, sizeof(field), "linux.resources.unified.%s", key);
                 if (!dot || dot == key || dot[1] == '\0' || strchr(key, '/') || strstr(key, "..") ||
-                    key[strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789_.")] != '\0')
+                    key[strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")] != '\0')
                         return zrc_plan_fail(p, -EINVAL, "%s: a key is a file name, CONTROLLER.PARAMETER", field);
                 if (!json_object_is_type(val, json_type_string))
                         return zrc_plan_fail(p, -EINVAL, "%s: not a string", field);

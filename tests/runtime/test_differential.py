@@ -10,6 +10,9 @@ true.
 Each row runs on the host's cgroups and on cgroup v2 emulated as test_devices.py does it (a
 private mount namespace with cgroup2 alone at /sys/fs/cgroup), where the controllers cgroup2 has
 on this host can be compared; a row whose controller the mode lacks is skipped with the reason.
+An intended difference is keyed by where it holds: "*" (everywhere), the host's mode ("v1",
+"hybrid", "v2") or the mode and where the row's controller is there ("hybrid/v2": a hybrid host
+that has the controller on cgroup2).
 """
 import glob
 import json
@@ -55,7 +58,7 @@ class Case:
     resources: dict                               # merged into linux.resources
     controller: str = ""                          # what the row needs ("" none; "unified": cgroup2)
     files: dict = field(default_factory=dict)     # {"v1": [...], "v2": [...]}: the container's cgroup files
-    intended: dict = field(default_factory=dict)  # {mode or "*": {observation: reason}}
+    intended: dict = field(default_factory=dict)  # {"*", MODE or MODE/VERSION: {observation: reason}}
     refused: str = ""                             # zygote-runc must refuse, naming this field
 
 
@@ -109,11 +112,14 @@ CASES = [
          "io", {"v1": ["blkio.throttle.read_bps_device", "blkio.throttle.write_iops_device"], "v2": ["io.max"]}),
     Case("hugetlb", {"hugepageLimits": [{"pageSize": "2MB", "limit": 4 * MIB}]}, "hugetlb",
          {"v1": ["hugetlb.2MB.limit_in_bytes"], "v2": ["hugetlb.2MB.max"]},
-         intended={"hybrid": {"create": HUGETLB_HYBRID, "run": HUGETLB_HYBRID}}),
+         intended={"hybrid/v2": {"create": HUGETLB_HYBRID, "run": HUGETLB_HYBRID}}),
     Case("unified-core-key", {"unified": {"cgroup.max.descendants": "5"}}, "unified",
          {"v1": [], "v2": ["cgroup.max.descendants"]},
          intended={"hybrid": {"create": UNIFIED_HYBRID, "run": UNIFIED_HYBRID}}),
     Case("unified-controller-key", {"unified": {"pids.max": "9"}}, "unified", {"v1": [], "v2": ["pids.max"]}),
+    Case("unified-hugetlb-key", {"unified": {"hugetlb.2MB.max": str(2 * MIB)}}, "hugetlb",
+         {"v1": [], "v2": ["hugetlb.2MB.max"]},
+         intended={"hybrid/v2": {"create": UNIFIED_HYBRID, "run": UNIFIED_HYBRID}}),
     Case("refused-kernel-memory", {"memory": {"kernel": 64 * MIB}}, "memory", refused="linux.resources.memory.kernel",
          intended={"*": {"create": REFUSED + " (runc: \"Kernel memory settings are ignored\")", "run": REFUSED}}),
     Case("refused-unknown-field", {"intelRdt": {}}, refused="linux.resources.intelRdt",
@@ -332,7 +338,8 @@ def test_same_as_runc(case, mode, bundle, runc_bin, runc_binary, tmp_path):
     if case.refused:
         assert ours["create"] == "failed", f"zygote-runc accepted {case.refused}"
         assert case.refused in our_error, f"the refusal does not name {case.refused}: {our_error}"
-    intended = {**ALWAYS.get(host_mode, {}), **case.intended.get("*", {}), **case.intended.get(host_mode, {})}
+    intended = {**ALWAYS.get(host_mode, {}), **case.intended.get("*", {}), **case.intended.get(host_mode, {}),
+                **case.intended.get(f"{host_mode}/{version}", {})}
     unexpected, stale = [], []
     for key in sorted(set(ours) | set(theirs)):
         a, b = ours.get(key, "<not observed>"), theirs.get(key, "<not observed>")

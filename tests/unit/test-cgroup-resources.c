@@ -218,6 +218,11 @@ static void test_unified(void **state) {
                     "v2 cgroup.max.descendants=5\nv2 memory.high=300M [+memory]\n");
         expect_plan("{\"unified\":{\"misc.max\":\"res_a 1\"}}", 0, ALL_V2, "v2 misc.max=res_a 1 [+misc]\n");
         expect_plan("{\"unified\":{\"cgroup.max.depth\":\"2\"}}", HYBRID_V1, HYBRID_V2, "v2 cgroup.max.depth=2\n");
+        /* page sizes are spelt in capitals */
+        expect_plan("{\"unified\":{\"hugetlb.2MB.max\":\"4194304\"}}", HYBRID_V1, HYBRID_V2,
+                    "v2 hugetlb.2MB.max=4194304 [+hugetlb]\n");
+        expect_refused("{\"unified\":{\"pids.max\\n\":\"1\"}}", 0, ALL_V2, "linux.resources.unified.pids.max");
+        expect_refused("{\"unified\":{\"pids max\":\"1\"}}", 0, ALL_V2, "linux.resources.unified.pids max");
         /* the controller is on a v1 hierarchy: cgroup2 has no such file for the container */
         expect_refused("{\"unified\":{\"cpu.max\":\"max\"}}", HYBRID_V1, HYBRID_V2, "linux.resources.unified.cpu.max");
         expect_refused("{\"unified\":{\"cpu.max\":\"max\"}}", ALL_V1, 0, "linux.resources.unified.cpu.max");
