@@ -313,6 +313,10 @@ static int plan_memory(struct planner *p, json_object *o) {
                                      what);
         if (check)
                 return zrc_plan_fail(p, -EOPNOTSUPP, "%s.checkBeforeUpdate: not supported by zygote-runc", what);
+        /* -1 (or its unsigned spelling: OCI's type is uint64) is the tools' "system default" */
+        if (has_swappiness &&
+            (swappiness == -1 || json_object_get_uint64(json_object_object_get(o, "swappiness")) == UINT64_MAX))
+                has_swappiness = 0;
         if (!(limit || reservation || swap || kernel_tcp || has_swappiness || no_oom_kill))
                 return 0;
         if ((r = zrc_plan_where(p, ZRC_RES_MEMORY, what, &v2)) < 0)

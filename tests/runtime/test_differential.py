@@ -103,6 +103,8 @@ CASES = [
          intended={"v2": {"create": "cgroup v2 has no swappiness and no OOM-killer switch: zygote-runc refuses "
                                     "them, runc ignores them",
                           "run": REFUSED}}),
+    Case("memory-swappiness-default", {"memory": {"limit": 64 * MIB, "swappiness": 2 ** 64 - 1}}, "memory",
+         {"v1": ["memory.limit_in_bytes", "memory.swappiness"], "v2": ["memory.max"]}),
     Case("pids-limit", {"pids": {"limit": 42}}, "pids", {"v1": ["pids.max"], "v2": ["pids.max"]}),
     Case("pids-unlimited", {"pids": {"limit": -1}}, "pids", {"v1": ["pids.max"], "v2": ["pids.max"]}),
     Case("io-weight", {"blockIO": {"weight": 300}}, "io",

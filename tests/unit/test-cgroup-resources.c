@@ -163,6 +163,9 @@ static void test_memory(void **state) {
         expect_plan("{\"memory\":{\"swappiness\":10,\"disableOOMKiller\":true,\"kernelTCP\":1048576}}", ALL_V1, 0,
                     "v1 memory.kmem.tcp.limit_in_bytes=1048576\nv1 memory.swappiness=10\nv1 memory.oom_control=1\n");
         expect_refused("{\"memory\":{\"swappiness\":10}}", 0, ALL_V2, "linux.resources.memory.swappiness");
+        /* -1, however spelt, is the system's default: nothing to write, on v2 too */
+        expect_plan("{\"memory\":{\"swappiness\":-1}}", 0, ALL_V2, "");
+        expect_plan("{\"memory\":{\"swappiness\":18446744073709551615}}", ALL_V1, 0, "");
         expect_refused("{\"memory\":{\"swappiness\":101}}", ALL_V1, 0, "linux.resources.memory.swappiness");
         expect_refused("{\"memory\":{\"disableOOMKiller\":true}}", 0, ALL_V2,
                        "linux.resources.memory.disableOOMKiller");
