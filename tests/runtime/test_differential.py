@@ -407,9 +407,19 @@ def test_update_same_as_runc(bundle, runc_bin, runc_binary, tmp_path):
                         step[side.name][name] = read_cgroup_file(dirs[side.name], version, name)
             seen.append(step)
             assert step["zygote"] == step["runc"], f"after update {flags} {body}: {json.dumps(step, indent=1)}"
-        # what it cannot apply is refused by name, and changes nothing
-        r = sides[0]("update", "--resources", "-", f"zdiff-{tag}-zygote", stdin='{"rdma":{"mlx5_0":{"hcaHandles":1}}}')
+        # what it cannot apply is refused by name; config.json's own device rules pass (containerd's
+        # shim sends them again), other rules are refused rather than left unapplied
+        zid = f"zdiff-{tag}-zygote"
+        r = sides[0]("update", "--resources", "-", zid, stdin='{"rdma":{"mlx5_0":{"hcaHandles":1}}}')
         assert r.returncode != 0 and "linux.resources.rdma.mlx5_0" in r.stderr, r.stderr
+        own = {"devices": bundle.config["linux"]["resources"]["devices"], "pids": {"limit": 11}}
+        r = sides[0]("update", "--resources", "-", zid, stdin=json.dumps(own))
+        assert r.returncode == 0, r.stderr
+        if placement("host", "pids"):
+            assert read_cgroup_file(dirs["zygote"], placement("host", "pids"), "pids.max") == "11"
+        wider = {"devices": [{"allow": True, "access": "rwm"}]}
+        r = sides[0]("update", "--resources", "-", zid, stdin=json.dumps(wider))
+        assert r.returncode != 0 and "linux.resources.devices" in r.stderr, r.stderr
     finally:
         for side in sides:
             side("delete", "--force", f"zdiff-{tag}-{side.name}")
