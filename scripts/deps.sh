@@ -5,9 +5,11 @@
 set -euo pipefail
 
 # scdoc: the man pages (man/*.scd); bash-completion: where its completions install (pkg-config).
+# file: what cpack's DEB generator needs to find the programs' library dependencies (README:
+# the Debian package).
 pkgs=(build-essential cmake pkg-config
       libseccomp-dev libcap-dev libsystemd-dev libev-dev libjson-c-dev
-      scdoc bash-completion)
+      scdoc bash-completion file)
 if [[ "${1:-}" == "--test" ]]; then
   # procps: /bin/kill, which the systemd unit's ExecReload names (systemd-analyze verify checks
   # it exists); golang-github-containers-common: Podman's seccomp.json for unit-profile-diff;

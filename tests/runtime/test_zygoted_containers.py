@@ -7,9 +7,11 @@ holds no capability outside the caller's sets. A failed create leaves no process
 import array
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -246,7 +248,11 @@ print(json.dumps({"error": r.error, "parameters": r.parameters}))
 
 def create_as(daemon, bundle, *wrapper):
     cid = container_id()
-    integration = os.path.join(SOURCE_DIR, "tests", "integration")
+    # the client's module where any uid may read it (the source tree may be root's alone)
+    integration = tempfile.mkdtemp(prefix="zyct-")
+    os.chmod(integration, 0o755)
+    shutil.copy(os.path.join(SOURCE_DIR, "tests", "integration", "varlink.py"), integration)
+    os.chmod(os.path.join(integration, "varlink.py"), 0o644)
     # the bundle's fd, opened here: the caller needs no access to the path
     fd = os.open(bundle.path, os.O_PATH | os.O_DIRECTORY)
     try:
@@ -254,6 +260,7 @@ def create_as(daemon, bundle, *wrapper):
                            capture_output=True, text=True, timeout=60, pass_fds=[fd])
     finally:
         os.close(fd)
+        shutil.rmtree(integration)
     assert r.returncode == 0, r.stderr
     return cid, json.loads(r.stdout)
 
