@@ -4,10 +4,14 @@
 #   scripts/deps.sh --test   also the test, fuzzing, benchmark and kernel-lane tools
 set -euo pipefail
 
-# scdoc: the man pages (man/*.scd); bash-completion: where its completions install (pkg-config).
+# scdoc: the man pages (man/*.scd); bash-completion: where its completions install (pkg-config);
+# protobuf-c and the .proto files of containerd, gogo and protobuf: containerd-shim-zygote-v2's
+# messages, compiled at build time (shim/CMakeLists.txt).
 pkgs=(build-essential cmake pkg-config
       libseccomp-dev libcap-dev libsystemd-dev libev-dev libjson-c-dev
-      scdoc bash-completion)
+      scdoc bash-completion
+      protobuf-c-compiler libprotobuf-c-dev libprotobuf-dev
+      golang-github-containerd-containerd-dev golang-github-gogo-protobuf-dev)
 if [[ "${1:-}" == "--test" ]]; then
   # procps: /bin/kill, which the systemd unit's ExecReload names (systemd-analyze verify checks
   # it exists); golang-github-containers-common: Podman's seccomp.json for unit-profile-diff;

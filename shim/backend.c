@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* zygoted's calls for the Task service. */
+#include "backend.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "reply.h"
+
+/* Weak until every libzygote this shim links has the container methods: a libzygote without them
+ * leaves these NULL, and Create answers "unimplemented" instead of the shim failing to link. */
+#pragma weak zy_container_create
+#pragma weak zy_container_exec
+
+int zs_backend_connect(zy_conn **ret) {
+        return zy_connect(NULL, ret);
+}
+
+int zs_backend_container_create(zy_conn *c, const struct zy_container_opts *o, struct zy_spawn_result **ret) {
+        if (!zy_container_create)
+                return -EOPNOTSUPP;
+        return zy_container_create(c, o, ret);
+}
+
+int zs_backend_container_exec(zy_conn *c, const struct zy_exec_opts *o, struct zy_spawn_result **ret) {
+        if (!zy_container_exec)
+                return -EOPNOTSUPP;
+        return zy_container_exec(c, o, ret);
+}
+
+int zs_backend_fail(struct zs_ttrpc_result *res, zy_conn *c, int r, const char *what) {
+        const char *step = NULL, *message = NULL;
+        const char *name = c ? zy_conn_error_name(c) : NULL;
+        int err = 0;
+
+        /* containerd's "unavailable", whatever kept the daemon out of reach */
+        if (!c)
+                return zs_fail(res, -ENOTCONN, "%s: cannot reach zygoted: %s", what, strerror(-r));
+        if (r == -ECHILD && zy_conn_spawn_failure(c, &step, &err, &message) >= 0)
+                return zs_fail(res, r, "%s: the container failed at step %s: %s%s%s", what, step ? step : "?",
+                               strerror(err), message ? ": " : "", message ? message : "");
+        if (name)
+                return zs_fail(res, r, "%s: zygoted: %s", what, name);
+        if (r == -EOPNOTSUPP)
+                return zs_fail(res, r, "%s: this zygote has no container support", what);
+        return zs_fail(res, r, "%s: %s", what, strerror(-r));
+}
