@@ -43,6 +43,7 @@
 struct zd_entry;
 struct zd_task;
 struct zd_parked;
+struct zd_container_start;
 struct lh_table;
 
 struct zd_daemon {
@@ -71,6 +72,9 @@ struct zd_daemon {
         struct zd_events events; /* Events streams (events.h) */
 
         struct zd_server server;
+        const char *container_root; /* the containers' state (--container-root) */
+        char *container_root_buf;
+        struct zd_container_start *container_starts; /* CreateContainer calls whose worker runs (container.c) */
         struct zd_parked *parked;           /* inherit-tier spawns the references have in hand (spawn-park.c) */
         struct zd_sd_activation activation; /* passed fds, until adopted */
         ev_timer watchdog;

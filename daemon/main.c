@@ -18,6 +18,7 @@
 #include <syslog.h>
 
 #include "adopt.h"
+#include "container.h"
 #include "daemon.h"
 #include "log.h"
 #include "own-filter.h"
@@ -227,11 +228,12 @@ static int check_profile(const char *path, const char *dump) {
 /* The command line. Returns -1 to go on serving, else the exit code (--help, --version,
  * --check-profile, a bad option). */
 static int parse_options(int argc, char **argv, struct zd_daemon *d, char **socket_path) {
-        enum { OPT_SOCKET = 0x100, OPT_PROFILES, OPT_TIER, OPT_CHECK, OPT_DUMP_BPF, OPT_VERSION };
+        enum { OPT_SOCKET = 0x100, OPT_PROFILES, OPT_TIER, OPT_CHECK, OPT_DUMP_BPF, OPT_VERSION, OPT_CONTAINER_ROOT };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, OPT_SOCKET },
                 { "profiles", required_argument, NULL, OPT_PROFILES },
                 { "tier", required_argument, NULL, OPT_TIER },
+                { "container-root", required_argument, NULL, OPT_CONTAINER_ROOT },
                 { "check-profile", required_argument, NULL, OPT_CHECK },
                 { "dump-bpf", required_argument, NULL, OPT_DUMP_BPF },
                 { "version", no_argument, NULL, OPT_VERSION },
@@ -261,6 +263,13 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
                                         optarg);
                                 return 2;
                         }
+                        break;
+                case OPT_CONTAINER_ROOT:
+                        if (optarg[0] != '/') {
+                                fprintf(stderr, "zygoted: --container-root %s: not an absolute path\n", optarg);
+                                return 2;
+                        }
+                        d->container_root = optarg;
                         break;
                 case OPT_CHECK:
                         check = optarg;
@@ -292,6 +301,17 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
         return -1;
 }
 
+/* The containers' state beside the socket: /run/zygote/zygoted.sock's is /run/zygote/containers,
+ * so that two daemons never share it. */
+static int container_root_default(const char *socket_path, char **ret) {
+        const char *slash = strrchr(socket_path, '/');
+        int n = slash ? (int) (slash - socket_path) : 1;
+
+        if (asprintf(ret, "%.*s/containers", n, slash ? socket_path : ".") < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* The process itself, before anything is started: socket path, profile directories, who it runs
  * as, not dumpable, SIGPIPE ignored, room for many fds. */
 static int setup_process(struct zd_daemon *d, char **socket_path) {
@@ -303,6 +323,12 @@ static int setup_process(struct zd_daemon *d, char **socket_path) {
                 return r;
         }
         d->server.socket_path = *socket_path;
+        if (!d->container_root && container_root_default(*socket_path, &d->container_root_buf) < 0) {
+                fprintf(stderr, "zygoted: no default for --container-root beside %s\n", *socket_path);
+                return -ENOMEM;
+        }
+        if (!d->container_root)
+                d->container_root = d->container_root_buf;
         if (d->n_profile_dirs == 0) {
                 add_dir(d, is_dir(ZYGOTE_PROFILES_DIR) ? ZYGOTE_PROFILES_DIR : ZYGOTE_SOURCE_PROFILES_DIR);
                 if (is_dir("/etc/zygote/profiles"))
@@ -459,7 +485,9 @@ int main(int argc, char **argv) {
         zd_server_stop(&d.server);
         zd_filters_free(&d);
         zd_registry_free(&d);
+        zd_container_starts_free(&d);
         zd_tasks_free(&d);
+        free(d.container_root_buf);
         ev_loop_destroy(d.loop);
         for (size_t i = 0; i < d.n_profile_dirs; i++)
                 free(d.profile_dirs[i]);

@@ -13,6 +13,7 @@
 
 #include "caller.h"
 #include "call.h"
+#include "container.h"
 #include "daemon.h"
 #include "events.h"
 #include "getfilter.h"
@@ -110,6 +111,14 @@ static int m_spawn(struct zd_call *call, struct zd_task *t) {
         return zd_spawn(call);
 }
 
+static int m_create_container(struct zd_call *call, struct zd_task *t) {
+        return zd_container_create(call);
+}
+
+static int m_exec_container(struct zd_call *call, struct zd_task *t) {
+        return zd_container_exec(call);
+}
+
 static int m_start(struct zd_call *call, struct zd_task *t) {
         int r = zd_task_start(t, call->conn);
         if (r == -EBUSY)
@@ -162,7 +171,8 @@ static int m_kill(struct zd_call *call, struct zd_task *t) {
         if (r == -ESRCH)
                 r = 0;
         if (p.all) {
-                int k = zd_session_kill(t->pidref.pid, (int) p.signal);
+                int k = t->container ? zd_container_kill_all(call->d, t->id, (int) p.signal)
+                                     : zd_session_kill(t->pidref.pid, (int) p.signal);
                 if (k < 0 && r == 0)
                         r = k;
         }
@@ -187,7 +197,9 @@ static int m_state(struct zd_call *call, struct zd_task *t) {
 }
 
 static int m_pids(struct zd_call *call, struct zd_task *t) {
-        json_object *pids = t->exited ? json_object_new_array() : zd_session_pids(t->pidref.pid);
+        json_object *pids = t->container ? zd_container_pids(call->d, t->id)
+                            : t->exited  ? json_object_new_array()
+                                         : zd_session_pids(t->pidref.pid);
         return reply(call, with_value("pids", pids));
 }
 
@@ -219,7 +231,12 @@ static int m_delete(struct zd_call *call, struct zd_task *t) {
         if (t->state == ZD_TASK_RUNNING || t->state == ZD_TASK_STARTING)
                 return invalid_state(call, t);
         json_object *p = with_task(t);
+        bool container = t->container;
+        char *id = container ? strdup(t->id) : NULL;
         zd_task_delete(t);
+        if (id)
+                zd_container_destroy(call->d, id);
+        free(id);
         return reply(call, p);
 }
 
@@ -312,6 +329,8 @@ static int m_get_interface_description(struct zd_call *call, struct zd_task *t) 
 
 static const struct method methods[] = {
         { ZY_METHOD_SPAWN, m_spawn, M_FDS | M_READS_CALLER },
+        { ZY_METHOD_CREATE_CONTAINER, m_create_container, M_FDS | M_READS_CALLER },
+        { ZY_METHOD_EXEC_CONTAINER, m_exec_container, M_FDS | M_READS_CALLER },
         { ZY_METHOD_START, m_start, M_TASK },
         { ZY_METHOD_KILL, m_kill, 0 },
         { ZY_METHOD_WAIT, m_wait, M_TASK },
@@ -416,6 +435,7 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
 
 void zd_methods_disconnect(void *userdata, struct zd_conn *c) {
         zd_spawn_drop_conn(userdata, c);
+        zd_container_drop_conn(userdata, c);
         zd_task_drop_conn(userdata, c);
         zd_filter_drop_conn(userdata, c);
 }

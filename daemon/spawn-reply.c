@@ -35,6 +35,10 @@ void zd_spawn_reply_failed(struct zd_conn *c, int step, int err) {
         zd_reply_error(c, ZY_ERROR_SPAWN_FAILED, failed_params(name ? name : "unknown", err, NULL));
 }
 
+void zd_spawn_reply_failed_text(struct zd_conn *c, const char *step, int err, const char *message) {
+        zd_reply_error(c, ZY_ERROR_SPAWN_FAILED, failed_params(step, err, message));
+}
+
 int zd_spawn_fail_call(struct zd_call *call, int r, const char *step, const char *message) {
         return zd_call_fail(call, r, ZY_ERROR_SPAWN_FAILED, failed_params(step, -r, message));
 }

@@ -24,6 +24,8 @@ struct zd_conn;
 void zd_spawn_reply_spawned(struct zd_conn *c, const char *id, pid_t pid, enum zd_tier tier, int pidfd, bool more);
 /* The worker's own failure record: SpawnFailed naming the step (child.h's) and errno. */
 void zd_spawn_reply_failed(struct zd_conn *c, int step, int err);
+/* SpawnFailed from a step the daemon names, with a message (NULL: the errno's text). */
+void zd_spawn_reply_failed_text(struct zd_conn *c, const char *step, int err, const char *message);
 /* SpawnFailed recorded in the call (the dispatcher, or zd_spawn_reply_recorded(), answers it):
  * step, errno -r, and message (NULL: the errno's text). Returns r. */
 int zd_spawn_fail_call(struct zd_call *call, int r, const char *step, const char *message);

@@ -64,17 +64,6 @@ static const struct zc_json_field spawn_fields[] = {
 };
 #undef REQ
 
-static bool id_ok(const char *id) {
-        size_t n = strlen(id);
-        if (n == 0 || n > 64)
-                return false;
-        for (const char *p = id; *p; p++)
-                if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') || *p == '_' ||
-                      *p == '.' || *p == '-'))
-                        return false;
-        return id[0] != '.';
-}
-
 int zd_spawn_parse(struct zd_call *call, struct spawn_req *req) {
         *req = (struct spawn_req){ .profile = "default" };
         int r = zd_call_dispatch(call, spawn_fields, req);
@@ -82,7 +71,7 @@ int zd_spawn_parse(struct zd_call *call, struct spawn_req *req) {
                 return r;
         if (req->cwd && req->cwd[0] != '/')
                 return zd_call_invalid(call, "cwd");
-        if (req->id && !id_ok(req->id))
+        if (req->id && !zd_task_id_ok(req->id))
                 return zd_call_invalid(call, "id");
         return 0;
 }

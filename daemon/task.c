@@ -297,6 +297,17 @@ static void task_to_dying(struct zd_task *t) {
         t->d->dying = t;
 }
 
+bool zd_task_id_ok(const char *id) {
+        size_t n = strlen(id);
+        if (n == 0 || n > 64)
+                return false;
+        for (const char *p = id; *p; p++)
+                if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') || *p == '_' ||
+                      *p == '.' || *p == '-'))
+                        return false;
+        return id[0] != '.';
+}
+
 int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret) {
         char buf[32];
         if (!id) {
@@ -395,6 +406,19 @@ static void deliver_exit(struct zd_task *t) {
         }
 }
 
+/* Held before exec: "created", and the Spawn's reply. */
+static void task_held(struct zd_task *t, bool reaped) {
+        t->state = ZD_TASK_CREATED;
+        task_log(LOG_INFO, t, "created");
+        task_event(t->d, "create", t);
+        if (t->pending) {
+                struct zd_conn *c = t->pending;
+                t->pending = NULL;
+                zd_conn_set_data(c, NULL);
+                reply_spawned(t, c, reaped);
+        }
+}
+
 /* The status pipe: a record (HELD or a failure) or EOF (execve happened). Also called from the
  * exit path, where the process is gone and whatever it wrote is already in the pipe (exited),
  * and after it was reaped (reaped). */
@@ -408,15 +432,7 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                 if (n < 0 && errno == EAGAIN && !exited)
                         return;
                 if (n == sizeof(st) && st.step == ZE_STEP_HELD) {
-                        t->state = ZD_TASK_CREATED;
-                        task_log(LOG_INFO, t, "created");
-                        task_event(d, "create", t);
-                        if (t->pending) {
-                                struct zd_conn *c = t->pending;
-                                t->pending = NULL;
-                                zd_conn_set_data(c, NULL);
-                                reply_spawned(t, c, reaped);
-                        }
+                        task_held(t, reaped);
                         continue;
                 }
                 /* Done with the pipe: a failure record, EOF, or nothing at all after exit. */
@@ -573,6 +589,26 @@ void zd_task_attach(struct zd_task *t, struct zc_pidref worker, int status_fd, i
         zd_conn_set_data(c, t);
 }
 
+void zd_task_attach_created(struct zd_task *t, struct zc_pidref init, int status_fd, int hold_fd, struct zd_conn *c) {
+        struct zd_daemon *d = t->d;
+        t->pidref = init;
+        t->status_fd = status_fd;
+        t->hold_fd = hold_fd;
+        t->hold_was_used = true;
+        t->state = ZD_TASK_STARTING;
+        ev_io_init(&t->pid_watch, on_exit_pidfd, t->pidref.fd, EV_READ);
+        t->pid_watch.data = t;
+        ev_io_start(d->loop, &t->pid_watch);
+        ev_io_init(&t->status_watch, on_status, status_fd, EV_READ);
+        t->status_watch.data = t;
+        ev_io_start(d->loop, &t->status_watch);
+        task_store(t);
+        t->pending = c;
+        if (c)
+                zd_conn_set_data(c, t);
+        task_held(t, false);
+}
+
 int zd_task_start(struct zd_task *t, struct zd_conn *c) {
         if (t->state != ZD_TASK_CREATED || t->hold_fd < 0 || t->pending)
                 return -EBUSY;
@@ -606,6 +642,10 @@ void zd_task_discard(struct zd_task *t) {
 
 void zd_task_reap_orphan(struct zd_daemon *d, struct zc_pidref worker) {
         (void) zc_pidref_kill(&worker, SIGKILL);
+        zd_task_reap_child(d, worker);
+}
+
+void zd_task_reap_child(struct zd_daemon *d, struct zc_pidref worker) {
         struct zd_task *t = calloc(1, sizeof(*t));
         if (!t) {
                 /* killed: its exit is near, and waiting for it is the only way not to leak it */

@@ -66,6 +66,7 @@ struct zd_task {
         bool hold_was_used;
         bool start_requested;
         bool adopted;        /* from the fd store: not our child */
+        bool container;      /* an OCI container's init (container.c): its cgroup and state go with it */
         char *fd_name;       /* its pidfd's name in systemd's fd store; NULL when not stored */
         bool status_unknown; /* exited, but the kernel could not tell us how */
         bool awaiting_reap;  /* adopted and exited: its status exists once its reaper reaps it */
@@ -93,14 +94,21 @@ json_object *zd_tasks_list(struct zd_daemon *d, bool all, uid_t uid, const char 
 size_t zd_task_argv_bytes(json_object *argv);
 /* A new entry in the table (id NULL: one is made up); -EEXIST when id is taken. */
 int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret);
+/* A task id as the protocol allows them: [A-Za-z0-9_.-]{1,64}, not starting with '.'. */
+bool zd_task_id_ok(const char *id);
 /* The worker was forked: watch its pidfd and status pipe; c (the Spawn call) gets the reply.
  * Takes the worker's handle and the fds. */
 void zd_task_attach(struct zd_task *t, struct zc_pidref worker, int status_fd, int hold_fd, struct zd_conn *c);
+/* The same for a process already held (a container's init, whose runtime read its HELD): the
+ * task is "created" now and c (may be NULL: the caller has gone) gets the reply. */
+void zd_task_attach_created(struct zd_task *t, struct zc_pidref init, int status_fd, int hold_fd, struct zd_conn *c);
 /* An entry whose worker never started (fork failed). */
 void zd_task_discard(struct zd_task *t);
 /* A worker no request owns (its spawn failed after the fork): SIGKILLed, reaped when its pidfd
  * says so, never listed. Takes the handle. */
 void zd_task_reap_orphan(struct zd_daemon *d, struct zc_pidref worker);
+/* The same without the SIGKILL: a child of the daemon's own that ends by itself. */
+void zd_task_reap_child(struct zd_daemon *d, struct zc_pidref worker);
 /* A task of an earlier zygoted (adopt.c): watch its pidfd. */
 void zd_task_adopt(struct zd_task *t, int pidfd);
 void zd_task_delete(struct zd_task *t);

@@ -3,6 +3,8 @@
  * libzygote, the typed helpers: one function per method of io.zygote.Launcher, each an
  * lzy_call() (libzygote-call.h) with its reply's shape: the interface's fields of the struct.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -512,4 +514,53 @@ _public_ int zy_get_filter_read(zy_conn *c, struct zy_filter **ret) {
                 return r;
         *ret = TAKE_PTR(f);
         return 0;
+}
+
+/* The index among fds[] of fd (appended), as a JSON int for the call; NULL for -1 (absent). */
+static json_object *container_fd(int fd, int *fds, size_t *n) {
+        if (fd < 0)
+                return NULL;
+        fds[*n] = fd;
+        return json_object_new_int((int) (*n)++);
+}
+
+_public_ int zy_container_create(zy_conn *c, const struct zy_container_opts *o, struct zy_spawn_result **ret) {
+        _cleanup_close_ int bundle = -EBADF;
+        int fds[5];
+        size_t n = 0;
+        int r;
+
+        if (!c || !o || !ret || !o->id || !o->bundle)
+                return -EINVAL;
+        bundle = open(o->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (bundle < 0)
+                return -errno;
+        json_object *jb = container_fd(bundle, fds, &n), *jin = container_fd(o->stdio[0], fds, &n),
+                    *jout = container_fd(o->stdio[1], fds, &n), *jerr = container_fd(o->stdio[2], fds, &n),
+                    *jcon = container_fd(o->console_socket, fds, &n);
+        r = lzy_send_call_fds(c, ZY_METHOD_CREATE_CONTAINER, fds, n, 0, P_ID, "id", o->id, P_JSON, "bundle", jb, P_JSON,
+                              "stdin", jin, P_JSON, "stdout", jout, P_JSON, "stderr", jerr, P_JSON, "consoleSocket",
+                              jcon, P_END);
+        return r < 0 ? r : lzy_read_reply(c, &spawn_result_shape, ret);
+}
+
+_public_ int zy_container_exec(zy_conn *c, const struct zy_exec_opts *o, struct zy_spawn_result **ret) {
+        json_object *process;
+        int fds[4];
+        size_t n = 0;
+        int r;
+
+        if (!c || !o || !ret || !o->container || !o->id || !o->process_json)
+                return -EINVAL;
+        process = json_tokener_parse(o->process_json);
+        if (!process || !json_object_is_type(process, json_type_object)) {
+                json_object_put(process);
+                return -EINVAL;
+        }
+        json_object *jin = container_fd(o->stdio[0], fds, &n), *jout = container_fd(o->stdio[1], fds, &n),
+                    *jerr = container_fd(o->stdio[2], fds, &n), *jcon = container_fd(o->console_socket, fds, &n);
+        r = lzy_send_call_fds(c, ZY_METHOD_EXEC_CONTAINER, fds, n, 0, P_ID, "container", o->container, P_ID, "id",
+                              o->id, P_JSON, "process", process, P_JSON, "stdin", jin, P_JSON, "stdout", jout, P_JSON,
+                              "stderr", jerr, P_JSON, "consoleSocket", jcon, P_END);
+        return r < 0 ? r : lzy_read_reply(c, &spawn_result_shape, ret);
 }

@@ -17,6 +17,8 @@
 
 /* Methods. */
 #define ZY_METHOD_SPAWN ZY_INTERFACE ".Spawn"
+#define ZY_METHOD_CREATE_CONTAINER ZY_INTERFACE ".CreateContainer"
+#define ZY_METHOD_EXEC_CONTAINER ZY_INTERFACE ".ExecContainer"
 #define ZY_METHOD_START ZY_INTERFACE ".Start"
 #define ZY_METHOD_KILL ZY_INTERFACE ".Kill"
 #define ZY_METHOD_WAIT ZY_INTERFACE ".Wait"

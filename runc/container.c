@@ -239,13 +239,17 @@ static int load_config(struct create *k) {
         r = zrc_oci_load(k->a->bundle, NULL, zrc_cgroup_is_v2_only(), &k->o, &err);
         if (r < 0)
                 return zrc_error(c, "%s", err ? err : zrc_errstr(-r)), r;
-        if (k->o->terminal && !k->a->p.console_socket)
+        bool console = k->a->p.console_socket || (k->a->handoff && k->a->handoff->console_fd >= 0);
+        if (k->o->terminal && !console)
                 return zrc_error(c, "cannot allocate tty if zygote-runc will detach without setting console socket"),
                        -EINVAL;
-        if (!k->o->terminal && k->a->p.console_socket)
+        if (!k->o->terminal && console)
                 return zrc_error(c, "cannot use console socket if zygote-runc will not detach or allocate tty"),
                        -EINVAL;
         r = zrc_hooks_check(k->o->root, &err);
+        if (r < 0)
+                return zrc_error(c, "config.json: %s", err ? err : zrc_errstr(-r)), r;
+        r = k->a->handoff ? zrc_hooks_check_handoff(k->o->root, &err) : 0;
         if (r < 0)
                 return zrc_error(c, "config.json: %s", err ? err : zrc_errstr(-r)), r;
         if (json_object_object_get_ex(k->o->root, "hooks", &k->st.hooks))
@@ -323,6 +327,11 @@ static int make_exec_fifo(struct create *k) {
 
         if (k->a->run)
                 return 0;
+        if (k->a->handoff) {
+                /* zygoted's hold pipe: its Start writes the byte */
+                k->start_fd = TAKE_FD(k->a->handoff->start_fd);
+                return 0;
+        }
         if (asprintf(&fifo, "%s/exec.fifo", k->dir) < 0 || mkfifo(fifo, 0600) < 0)
                 return zrc_error_errno(k->c, "exec fifo");
         /* O_RDWR: the init is then its own writer and blocks reading until `start`
@@ -336,6 +345,8 @@ static int make_exec_fifo(struct create *k) {
 static int prepare_sandbox(struct create *k) {
         int r;
 
+        if (k->a->handoff)
+                k->console_fd = TAKE_FD(k->a->handoff->console_fd);
         r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
                                      &k->console_fd);
         if (r < 0)
@@ -402,8 +413,12 @@ static int prepare_clone(struct create *k) {
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0)
                 return zrc_error_errno(k->c, "socketpair");
         k->ca.flags = (uint64_t) k->o->clone_flags | CLONE_PIDFD;
+        /* zygoted's worker: the init is the daemon's child, its task, reaped by it */
+        if (k->a->handoff) {
+                k->ca.flags |= CLONE_PARENT; /* exit_signal 0, as the kernel wants: it is ours */
+        }
         k->ca.pidfd = (uint64_t) (uintptr_t) &k->pidfd;
-        k->ca.exit_signal = SIGCHLD;
+        k->ca.exit_signal = k->a->handoff ? 0 : SIGCHLD;
         k->cg_fd = zrc_cgroup_open_v2(&k->st.cgroup);
         if (k->cg_fd >= 0) {
                 k->ca.flags |= CLONE_INTO_CGROUP;
@@ -598,9 +613,17 @@ static int create_failed(struct create *k) {
         k->sync[0] = safe_close(k->sync[0]);
         /* before "ready" it exits by itself (it reported, or reads EOF on sync); after it, it
          * would wait on the fifo: only then is it killed, so that run keeps its 126/127 */
-        if (k->ready)
+        if (k->ready || k->a->handoff)
                 (void) pidfd_kill(k->pidfd, SIGKILL);
-        r = zrc_runc_wait_exit_status(k->pidfd);
+        if (k->a->handoff) {
+                /* the daemon's child: it reaps it; here only wait until it is gone, so that its
+                 * cgroup can be removed */
+                zrc_runc_wait_gone(k->pidfd);
+                k->a->handoff->pid = k->pid;
+                k->a->handoff->pidfd = TAKE_FD(k->pidfd);
+                r = 1;
+        } else
+                r = zrc_runc_wait_exit_status(k->pidfd);
         /* the container is destroyed; what the create hooks set up, poststop may undo */
         if (k->hooks_ran) {
                 (void) zrc_cgroup_remove(&k->st.cgroup);
@@ -678,6 +701,11 @@ int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *
                 }
         /* created: from here on the state is the container's, and delete (or run's end) removes it */
         k.made_dir = false;
+        if (a->handoff) {
+                a->handoff->pid = k.pid;
+                a->handoff->pidfd = TAKE_FD(k.pidfd);
+                a->handoff->sync_fd = TAKE_FD(k.sync[0]);
+        }
         ret = a->run ? start_and_wait(&k) : 0;
 out:
         create_done(&k);

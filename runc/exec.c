@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "pidfd-util.h"
 #include "runtime.h"
 #include "util.h"
@@ -73,6 +75,8 @@ struct exec {
         int sync[2], pp[2]; /* status records; the process's pid from the helper */
         pid_t pid;
         int pidfd;
+        int procs_fds[16]; /* handoff: the container's cgroup.procs files, opened before setns */
+        size_t n_procs_fds;
 };
 
 static int check_running(struct exec *k) {
@@ -141,7 +145,9 @@ static int load_process(struct exec *k) {
 static int prepare_sandbox(struct exec *k) {
         int r;
 
-        if (k->o->terminal && !k->a->p.console_socket)
+        if (k->a->handoff)
+                k->console_fd = TAKE_FD(k->a->handoff->console_fd);
+        if (k->o->terminal && !k->a->p.console_socket && k->console_fd < 0)
                 return zrc_error(k->c, "cannot allocate tty without a console socket (--console-socket)"), -EINVAL;
         r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
                                      &k->console_fd);
@@ -155,6 +161,8 @@ static int prepare_sandbox(struct exec *k) {
         k->sb.userns_root = false;
         k->sb.hostname = NULL;
         k->sb.dev_console = NULL;
+        if (k->a->handoff)
+                k->sb.start_fd = k->a->handoff->start_fd; /* held until zygoted's Start */
         return 0;
 }
 
@@ -198,11 +206,59 @@ _Noreturn static void run_helper(struct exec *k) {
         _exit(0);
 }
 
+/* zygoted's container worker is its own helper (it is gone once the process is handed over):
+ * the cgroups' procs files opened while their paths are ours, the namespaces and root joined, and
+ * the process cloned with CLONE_PARENT: zygoted's child, in the container's pid namespace. */
+static int spawn_handoff(struct exec *k) {
+        struct clone_args ca = { .flags = CLONE_PARENT | CLONE_PIDFD, .pidfd = (uint64_t) (uintptr_t) &k->pidfd };
+
+        for (size_t i = 0; i < k->st.cgroup.n_paths && i < ELEMENTSOF(k->procs_fds); i++) {
+                _cleanup_free_ char *p = NULL;
+                if (asprintf(&p, "%s/cgroup.procs", k->st.cgroup.paths[i]) < 0)
+                        return -ENOMEM;
+                k->procs_fds[k->n_procs_fds] = open(p, O_WRONLY | O_CLOEXEC);
+                if (k->procs_fds[k->n_procs_fds] < 0)
+                        return zrc_error_errno(k->c, "exec: %s", p);
+                k->n_procs_fds++;
+        }
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0)
+                return zrc_error_errno(k->c, "exec");
+        if (k->ns_flags && setns(k->init_fd, k->ns_flags) < 0)
+                return zrc_error_errno(k->c, "exec: joining the container's namespaces");
+        if (k->root_fd >= 0 && (fchdir(k->root_fd) < 0 || chroot(".") < 0))
+                return zrc_error_errno(k->c, "exec: entering the container's root");
+        k->pid = zrc_runc_clone_sandbox(&ca, &k->sb, k->sync[1], k->sync[0]);
+        if (k->pid < 0) {
+                int r = k->pid;
+                k->pid = 0;
+                return zrc_error(k->c, "exec: clone3: %s", zrc_errstr(-r)), r;
+        }
+        k->sync[1] = safe_close(k->sync[1]);
+        return 0;
+}
+
+/* handoff: the process joins the container's cgroups through the files opened before setns. */
+static int join_cgroup_handoff(struct exec *k) {
+        char v[24];
+        int n = snprintf(v, sizeof(v), "%d", (int) k->pid);
+
+        for (size_t i = 0; i < k->n_procs_fds; i++)
+                if (write(k->procs_fds[i], v, (size_t) n) != n) {
+                        int r = zrc_error_errno(k->c, "exec: joining the container's cgroups");
+                        (void) pidfd_kill(k->pidfd, SIGKILL);
+                        return r;
+                }
+        return 0;
+}
+
 /* The process, made by the helper and waiting for "go"; k->pid and k->pidfd. */
 static int spawn_process(struct exec *k) {
         struct ze_status status;
         pid_t helper;
         int r;
+
+        if (k->a->handoff)
+                return spawn_handoff(k);
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0 || pipe2(k->pp, O_CLOEXEC) < 0)
                 return zrc_error_errno(k->c, "exec");
@@ -231,6 +287,8 @@ static int spawn_process(struct exec *k) {
 }
 
 static int join_cgroup(struct exec *k) {
+        if (k->a->handoff)
+                return join_cgroup_handoff(k);
         int r = zrc_cgroup_join(&k->st.cgroup, k->pid);
 
         if (r < 0 && getuid() == 0) {
@@ -260,6 +318,8 @@ static int go_until_exec(struct exec *k) {
                         zrc_error(k->c, "exec: the process died during setup");
                 return -ECHILD;
         }
+        if (k->a->handoff)
+                return 0; /* held: zygoted's task from here on */
         r = zrc_runc_read_status(k->sync[0], &status);
         if (r > 0) {
                 zrc_runc_report_failure(k->c, k->o, &status);
@@ -287,6 +347,7 @@ static void exec_done(struct exec *k) {
         safe_close(k->pidfd);
         close_pairp(&k->sync);
         close_pairp(&k->pp);
+        close_many(k->procs_fds, k->n_procs_fds);
         free(k->path_buf);
         free(k->envp);
         zrc_oci_free(k->o);
@@ -312,12 +373,28 @@ int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
         if (check_running(&k) < 0 || load_process(&k) < 0 || prepare_sandbox(&k) < 0 || find_namespaces(&k) < 0 ||
             spawn_process(&k) < 0 || join_cgroup(&k) < 0)
                 goto out;
-        if (go_until_exec(&k) < 0)
+        if (a->handoff) {
+                ret = go_until_exec(&k) < 0 ? 1 : 0;
+                a->handoff->pid = k.pid;
+                if (ret != 0 && k.pidfd >= 0) {
+                        (void) pidfd_kill(k.pidfd, SIGKILL);
+                        zrc_runc_wait_gone(k.pidfd);
+                }
+                a->handoff->pidfd = TAKE_FD(k.pidfd);
+                if (ret == 0)
+                        a->handoff->sync_fd = TAKE_FD(k.sync[0]);
+        } else if (go_until_exec(&k) < 0)
                 /* its own code: 126/127 for a command that cannot run, as runc exec gives */
                 ret = k.pidfd >= 0 ? zrc_runc_wait_exit_status(k.pidfd) : 1;
         else
                 ret = wait_process(&k);
 out:
+        if (a->handoff && k.pid > 0 && a->handoff->pid == 0) {
+                /* failed after the clone: the daemon reaps it */
+                (void) pidfd_kill(k.pidfd, SIGKILL);
+                a->handoff->pid = k.pid;
+                a->handoff->pidfd = TAKE_FD(k.pidfd);
+        }
         exec_done(&k);
         return ret;
 }

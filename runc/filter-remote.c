@@ -146,6 +146,8 @@ out:
         return r;
 }
 
+int (*zrc_runc_filter_provider)(json_object *seccomp, struct zp_profile **ret, char *why, size_t why_size) = NULL;
+
 int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_profile **ret, char **ret_error) {
         const struct zrc_ctx *c = filter_setup.ctx;
         char why[768] = "--no-zygote or ZYGOTE_RUNC_FILTER=local";
@@ -160,6 +162,9 @@ int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_pro
                         *ret_error = strdup("defaultAction: missing (an OCI seccomp object has one)");
                 return -EINVAL;
         }
+        if (zrc_runc_filter_provider &&
+            zrc_runc_filter_provider(seccomp, ret, filter_setup.source, sizeof(filter_setup.source)) >= 0)
+                return 0;
         if (!filter_setup.local) {
                 r = from_daemon(seccomp, why, sizeof(why), ret);
                 if (r >= 0)

@@ -103,6 +103,25 @@ int zrc_hooks_check(json_object *root, char **err) {
         return 0;
 }
 
+/* A container zygoted starts: its worker runs the create hooks and is gone before Start; nothing
+ * would run poststart or poststop, so they are refused rather than skipped. */
+int zrc_hooks_check_handoff(json_object *root, char **err) {
+        static const char *const later[] = { "poststart", "poststop" };
+        json_object *hooks, *list;
+
+        if (!json_object_object_get_ex(root, "hooks", &hooks) || !json_object_is_type(hooks, json_type_object))
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(later); i++)
+                if (json_object_object_get_ex(hooks, later[i], &list) && json_object_is_type(list, json_type_array) &&
+                    json_object_array_length(list) > 0)
+                        return (void) asprintf(err,
+                                               "hooks.%s: not supported for a container zygoted starts (use "
+                                               "zygote-runc)",
+                                               later[i]),
+                               -EOPNOTSUPP;
+        return 0;
+}
+
 json_object *zrc_hooks_state(const struct zrc_state *st, const char *status, pid_t pid) {
         json_object *o = json_object_new_object();
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtime.h"
 #include "util.h"
@@ -49,7 +50,11 @@ __attribute__((format(printf, 4, 0))) static void emit(const struct zrc_ctx *c, 
 
         if (vasprintf(&msg, fmt, ap) < 0)
                 msg = NULL;
-        if (prefix)
+        if (c->msg_to_fd) {
+                const char *m = msg ? msg : fmt;
+                if (streq(level, "error"))
+                        (void) !write(c->msg_fd, m, strlen(m));
+        } else if (prefix)
                 fprintf(stderr, "zygote-runc: %s%s\n", prefix, msg ? msg : fmt);
         log_line(c, level, msg ? msg : fmt);
 }

@@ -144,7 +144,7 @@ int zrc_runc_wait_exit_status(int pidfd) {
 }
 
 /* Waits for a process that is not necessarily our child to be gone: pidfds poll readable then. */
-static void wait_gone(int pidfd) {
+void zrc_runc_wait_gone(int pidfd) {
         struct pollfd p = { .fd = pidfd, .events = POLLIN };
         (void) poll(&p, 1, 10000);
 }
@@ -160,7 +160,7 @@ static void kill_all_and_wait(const struct zrc_state *st) {
                         int fd = zrc_state_pidfd(st);
                         if (fd >= 0) {
                                 (void) pidfd_kill(fd, SIGKILL);
-                                wait_gone(fd);
+                                zrc_runc_wait_gone(fd);
                                 close(fd);
                         }
                         return;
@@ -169,7 +169,7 @@ static void kill_all_and_wait(const struct zrc_state *st) {
                         (void) pidfd_kill(fds[i], SIGKILL);
                 (void) zrc_cgroup_freeze(&st->cgroup, false);
                 for (size_t i = 0; i < n; i++) {
-                        wait_gone(fds[i]);
+                        zrc_runc_wait_gone(fds[i]);
                         close(fds[i]);
                 }
         }

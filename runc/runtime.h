@@ -214,6 +214,9 @@ struct zrc_ctx;
 void zrc_runc_filter_setup(const struct zrc_ctx *c, const char *socket, bool no_zygote);
 /* seccomp (config's linux.seccomp) as a compiled profile, from zygoted or compiled here. */
 int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_profile **ret, char **ret_error);
+/* Asked before zygoted's socket (zygoted's container worker: the daemon's cache as the fork left
+ * it): 0 and *ret, or <0 to go on asking zygoted. why: for the debug line. */
+extern int (*zrc_runc_filter_provider)(json_object *seccomp, struct zp_profile **ret, char *why, size_t why_size);
 /* Where the last program came from, for a debug line. */
 const char *zrc_runc_filter_source(void);
 
@@ -232,6 +235,10 @@ struct zrc_ctx {
         bool debug;
         const char *zygote_socket; /* --zygote-socket */
         bool no_zygote;            /* --no-zygote */
+        /* zygoted's container worker: error messages go to msg_fd (one write each, a
+         * SOCK_SEQPACKET message) instead of stderr, which is the container's */
+        bool msg_to_fd;
+        int msg_fd;
 };
 
 /* What create, run and exec all take: the container, --pid-file, --console-socket,
@@ -244,10 +251,22 @@ struct zrc_proc_args {
         bool detach;
 };
 
+/* create as zygoted's container worker runs it (daemon/container.c): the init is born the
+ * daemon's child (CLONE_PARENT), waits on the daemon's hold pipe instead of the exec fifo, and
+ * its pidfd and sync socket go to the daemon, whose task it is from then on. */
+struct zrc_handoff {
+        int start_fd;   /* in: the init waits for one byte here until Start (taken) */
+        int console_fd; /* in: a connected console socket, or -1 (taken) */
+        pid_t pid;      /* out: the init, once cloned (also when create failed after the clone) */
+        int pidfd;      /* out: its pidfd, or -1 */
+        int sync_fd;    /* out: the runtime's end of the sync socket (after "ready"), or -1 */
+};
+
 struct zrc_create_args {
         struct zrc_proc_args p;
         const char *bundle;
         bool run;
+        struct zrc_handoff *handoff; /* NULL: zygote-runc's own create */
 };
 
 struct zrc_exec_args {
@@ -260,6 +279,8 @@ struct zrc_exec_args {
         bool tty;
         char **args;
         int n_args;
+        struct zrc_handoff *handoff; /* NULL: zygote-runc's own exec (the process is held on
+                                      * handoff->start_fd, and is zygoted's child) */
 };
 
 /* log.c: print to stderr and log (error level): returns 1, the exit status of a failed command. */
@@ -288,6 +309,8 @@ int zrc_runc_read_status(int fd, struct ze_status *ret);
 void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, const struct ze_status *s);
 /* Reaps the process: its exit code, or 128 + its signal. */
 int zrc_runc_wait_exit_status(int pidfd);
+/* Until a process, not necessarily our child, has exited (10 s at most). */
+void zrc_runc_wait_gone(int pidfd);
 void zrc_runc_forward_signals(pid_t pid);
 /* clone3(ca) into the sandbox: the child closes close_fd (-1: none), reports on sync_fd and
  * runs sb (never returns). Returns the child's pid or a negative errno. */
@@ -304,6 +327,8 @@ int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a);
 /* Checks config.json's "hooks" (root: the config): 0, or <0 with a located message in *err.
  * createContainer and startContainer hooks are refused. */
 int zrc_hooks_check(json_object *root, char **err);
+/* And for a container zygoted starts (zrc_handoff): poststart and poststop refused. */
+int zrc_hooks_check_handoff(json_object *root, char **err);
 /* The state a hook reads on its stdin. */
 json_object *zrc_hooks_state(const struct zrc_state *st, const char *status, pid_t pid);
 /* Runs hooks' KIND in order with state on their stdin: 0, or the first failure (<0, printed).

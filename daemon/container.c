@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CreateContainer: an OCI bundle started by zygoted (container.h). The daemon checks the caller,
+ * makes the task and the pipes, and forks a container worker; the worker runs zygote-runc's create
+ * recipe (runc/container.c, with a struct zrc_handoff) with the caller's fds as the init's stdio:
+ * the init is cloned with CLONE_PARENT, so it is zygoted's child, and waits on the task's hold
+ * pipe. The worker reports over a SOCK_SEQPACKET socket: the runtime's error lines (text), then
+ * one record (a NUL byte, struct result) with the init's pidfd and its sync socket as SCM_RIGHTS.
+ * The daemon's loop never waits on the worker: its reply is read when it arrives.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "call.h"
+#include "caller.h"
+#include "container.h"
+#include "daemon.h"
+#include "fd-util.h"
+#include "filter-cache.h"
+#include "fork-gate.h"
+#include "log.h"
+#include "pidfd-util.h"
+#include "profile.h"
+#include "runtime.h"
+#include "server.h"
+#include "signal-util.h"
+#include "steps.h"
+#include "spawn-reply.h"
+#include "task.h"
+#include "util.h"
+
+#define ZD_CONTAINER_MSG_MAX 2048 /* the runtime's error text kept for the reply */
+
+/* The worker's last message, after a NUL byte; fds: the init's pidfd, then its sync socket. */
+struct result {
+        int32_t err; /* 0: created */
+        int32_t pid; /* the init, 0 when none was cloned */
+};
+
+struct create_param {
+        const char *id;
+        int64_t bundle, in, out, err, console;
+};
+
+static const struct zc_json_field create_fields[] = {
+        { .name = "id",
+          .type = ZC_JSON_STRING,
+          .offset = offsetof(struct create_param, id),
+          .flags = ZC_JSON_MANDATORY },
+        { .name = "bundle",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct create_param, bundle),
+          .flags = ZC_JSON_MANDATORY },
+        { .name = "stdin",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct create_param, in),
+          .flags = ZC_JSON_NULLABLE },
+        { .name = "stdout",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct create_param, out),
+          .flags = ZC_JSON_NULLABLE },
+        { .name = "stderr",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct create_param, err),
+          .flags = ZC_JSON_NULLABLE },
+        { .name = "consoleSocket",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct create_param, console),
+          .flags = ZC_JSON_NULLABLE },
+        {},
+};
+
+/* The caller's capability sets, which the worker takes before it does anything for it. */
+struct caller_caps {
+        uint64_t eff, prm, inh, bnd;
+};
+
+/* One CreateContainer between the fork of its worker and the worker's report. */
+struct zd_container_start {
+        struct zd_daemon *d;
+        struct zd_conn *conn; /* NULL once the caller has gone: the container is kept, created */
+        struct zd_task *t;
+        struct zc_pidref worker;
+        int report_fd; /* ours of the SOCK_SEQPACKET pair */
+        int hold_fd;   /* the write end of the init's hold pipe: Start's */
+        ev_io watch;
+        char msg[ZD_CONTAINER_MSG_MAX];
+        size_t msg_len;
+        struct zd_container_start *next;
+};
+
+/* ---- the worker ---------------------------------------------------------------------------- */
+
+/* The daemon's cache as the fork left it: a program compiled before for the same object. */
+static struct zd_daemon *worker_daemon;
+
+static int filter_from_cache(json_object *seccomp, struct zp_profile **ret, char *why, size_t why_size) {
+        uint8_t key[ZC_SHA256_DIGEST_SIZE];
+        const char *text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
+        struct zd_filter *f;
+        struct zp_profile *p;
+
+        if (!text || !worker_daemon)
+                return -ENOENT;
+        zd_filter_key(text, strlen(text), key);
+        f = zd_filter_cache_lookup(&worker_daemon->filters, key, 0);
+        if (!f)
+                return -ENOENT;
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->bpf = malloc(f->bpf_len * sizeof(*f->bpf));
+        if (!p->bpf) {
+                free(p);
+                return -ENOMEM;
+        }
+        memcpy(p->bpf, f->bpf, f->bpf_len * sizeof(*f->bpf));
+        p->bpf_len = f->bpf_len;
+        p->filter_flags = f->flags;
+        snprintf(p->hash, sizeof(p->hash), "%s", f->hash);
+        snprintf(why, why_size, "zygoted's cache, in the worker");
+        *ret = p;
+        return 0;
+}
+
+static void worker_report(int fd, int err, pid_t pid, int pidfd, int sync_fd) {
+        char buf[1 + sizeof(struct result)] = { 0 };
+        struct result res = { .err = err, .pid = pid };
+        int fds[2];
+        size_t n = 0;
+
+        memcpy(buf + 1, &res, sizeof(res));
+        if (pidfd >= 0)
+                fds[n++] = pidfd;
+        if (sync_fd >= 0)
+                fds[n++] = sync_fd;
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+
+        (void) send_fds(fd, &iov, 1, fds, n, 0);
+}
+
+/* Moves the fds the worker keeps to known numbers: 0..2 the init's stdio, then report, bundle,
+ * hold (the init's start fd) and console, everything else closed. */
+enum { W_REPORT = 3, W_BUNDLE, W_HOLD, W_CONSOLE, W_FIRST_FREE };
+
+static int worker_fds(const int src[7]) {
+        int tmp[7];
+
+        for (size_t i = 0; i < 7; i++) {
+                tmp[i] = -1;
+                if (src[i] >= 0 && (tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64)) < 0)
+                        return -errno;
+        }
+        for (int i = 0; i < 7; i++) {
+                int target = i;
+                if (tmp[i] < 0) {
+                        if (i > 2)
+                                continue;
+                        tmp[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+                        if (tmp[i] < 0)
+                                return -errno;
+                }
+                if (dup2(tmp[i], target) < 0)
+                        return -errno;
+                if (i > 2 && fcntl(target, F_SETFD, FD_CLOEXEC) < 0)
+                        return -errno;
+        }
+        if (close_range(W_FIRST_FREE, ~0U, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+/* What a worker does: create a container (process NULL), or exec process (an OCI process object)
+ * in container id. */
+struct worker_job {
+        const char *id;
+        const char *process;
+        const struct caller_caps *caps;
+        bool console;
+};
+
+/* The process object as the file zygote-runc's exec reads (--process): a memfd. */
+static int process_file(const char *json, char *path, size_t size) {
+        int fd = memfd_create("process.json", MFD_CLOEXEC);
+        size_t n = strlen(json);
+
+        if (fd < 0 || write(fd, json, n) != (ssize_t) n)
+                return -errno;
+        snprintf(path, size, "/proc/self/fd/%d", fd);
+        return 0;
+}
+
+static int worker_job_run(struct zrc_ctx *ctx, const struct worker_job *job, struct zrc_handoff *h) {
+        char bundle[64], process[64];
+
+        if (!job->process) {
+                /* The caller's own directory, in the namespaces it shares with us (container.h) */
+                snprintf(bundle, sizeof(bundle), "/proc/self/fd/%d", W_BUNDLE);
+                struct zrc_create_args a = { .p = { .id = job->id }, .bundle = bundle, .handoff = h };
+                return zrc_container_create(ctx, &a);
+        }
+        if (process_file(job->process, process, sizeof(process)) < 0)
+                return zrc_error(ctx, "exec: the process object: %s", strerror(errno));
+        struct zrc_exec_args a = { .p = { .id = job->id }, .process = process, .handoff = h };
+        return zrc_exec_process(ctx, &a);
+}
+
+_Noreturn static void worker_run(struct zd_daemon *d, const int fds[7], const struct worker_job *job) {
+        const struct caller_caps *caps = job->caps;
+        struct zrc_handoff h = {
+                .start_fd = W_HOLD, .console_fd = job->console ? W_CONSOLE : -1, .pidfd = -1, .sync_fd = -1
+        };
+        struct zrc_ctx ctx = { .root = d->container_root, .msg_to_fd = true, .msg_fd = W_REPORT };
+        int r;
+
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        zc_signals_reset(NULL);
+        r = worker_fds(fds);
+        if (r < 0) {
+                (void) !write(fds[3], "the container worker's fds", 26);
+                _exit(1);
+        }
+        /* No capability the caller lacks, for the worker (hooks included) and the container */
+        r = ze_capbset_drop(~caps->bnd, d->features.capbset_drop_mask, d->features.cap_last);
+        if (r >= 0)
+                r = ze_step_capset(caps->eff, caps->prm, caps->inh);
+        if (r < 0) {
+                zrc_error(&ctx, "taking the caller's capabilities: %s", strerror(-r));
+                worker_report(W_REPORT, -r, 0, -1, -1);
+                _exit(1);
+        }
+        worker_daemon = d;
+        zrc_runc_filter_provider = filter_from_cache;
+        zrc_runc_filter_setup(&ctx, d->server.socket_path, false);
+        r = worker_job_run(&ctx, job, &h);
+        worker_report(W_REPORT, r == 0 ? 0 : (h.pid > 0 ? ECHILD : EINVAL), h.pid, h.pidfd, h.sync_fd);
+        _exit(r == 0 ? 0 : 1);
+}
+
+/* ---- the daemon's side ---------------------------------------------------------------------- */
+
+static void start_unlink(struct zd_container_start *s) {
+        for (struct zd_container_start **p = &s->d->container_starts; *p; p = &(*p)->next)
+                if (*p == s) {
+                        *p = s->next;
+                        return;
+                }
+}
+
+static void start_free(struct zd_container_start *s) {
+        ev_io_stop(s->d->loop, &s->watch);
+        start_unlink(s);
+        safe_close(s->report_fd);
+        safe_close(s->hold_fd);
+        if (s->worker.fd >= 0 || s->worker.pid > 0)
+                zd_task_reap_orphan(s->d, s->worker); /* done with us: killed if still there */
+        free(s);
+}
+
+static void start_failed(struct zd_container_start *s, int err) {
+        if (s->conn) {
+                char *nl;
+                while (s->msg_len > 0 && s->msg[s->msg_len - 1] == '\n')
+                        s->msg[--s->msg_len] = '\0';
+                nl = strrchr(s->msg, '\n');
+                zd_spawn_reply_failed_text(s->conn, "create", err, s->msg_len ? (nl ? nl + 1 : s->msg) : NULL);
+        }
+        zd_log(LOG_INFO, "container %s: create failed: %s", s->t->id, s->msg_len ? s->msg : strerror(err));
+        zd_task_discard(s->t);
+        start_free(s);
+}
+
+/* The worker's record: the container created (its init becomes the task), or not. */
+static void start_result(struct zd_container_start *s, const struct result *res, int *fds, size_t n_fds) {
+        int pidfd = n_fds > 0 ? fds[0] : -EBADF, sync_fd = n_fds > 1 ? fds[1] : -EBADF;
+
+        if (res->err != 0 || pidfd < 0 || sync_fd < 0) {
+                if (res->pid > 0) /* killed by the worker already; ours to reap */
+                        zd_task_reap_orphan(s->d,
+                                            zc_pidref_make(res->pid, pidfd >= 0 ? pidfd : pidfd_open_pid(res->pid)));
+                else
+                        safe_close(pidfd);
+                safe_close(sync_fd);
+                start_failed(s, res->err ? res->err : EPROTO);
+                return;
+        }
+        s->t->container = true;
+        zd_task_attach_created(s->t, zc_pidref_make(res->pid, pidfd), sync_fd, TAKE_FD(s->hold_fd), s->conn);
+        s->conn = NULL;
+        start_free(s);
+}
+
+static void on_report(struct ev_loop *loop, ev_io *w, int revents) {
+        struct zd_container_start *s = w->data;
+        char buf[ZD_CONTAINER_MSG_MAX];
+        int fds[2];
+        size_t n_fds = 0;
+        struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) - 1 };
+        ssize_t n = recv_fds(s->report_fd, &iov, 1, fds, 2, &n_fds, MSG_DONTWAIT);
+
+        if (n < 0 && (n == -EAGAIN || n == -EINTR))
+                return;
+        if (n <= 0) {
+                start_failed(s, n < 0 ? (int) -n : EPROTO); /* the worker died without a word */
+                return;
+        }
+        if (buf[0] == '\0' && (size_t) n == 1 + sizeof(struct result)) {
+                struct result res;
+                memcpy(&res, buf + 1, sizeof(res));
+                start_result(s, &res, fds, n_fds);
+                return;
+        }
+        for (size_t i = 0; i < n_fds; i++)
+                safe_close(fds[i]);
+        buf[n] = '\0';
+        size_t room = sizeof(s->msg) - s->msg_len;
+        int k = snprintf(s->msg + s->msg_len, room, "%s%s", s->msg_len ? "\n" : "", buf);
+        s->msg_len = k < 0 ? s->msg_len : (size_t) k >= room ? sizeof(s->msg) - 1 : s->msg_len + (size_t) k;
+}
+
+/* A container is made with root's powers over mounts, namespaces and cgroups: a root caller
+ * that holds CAP_SYS_ADMIN, confined by nothing a container would not carry. The worker then
+ * acts with the caller's own capability sets (worker_run), so that neither it nor the container
+ * has one the caller lacks. */
+static int authorize(struct zd_call *call, struct zd_caller *caller, struct caller_caps *ret) {
+        struct zd_conn *c = call->conn;
+        const uint64_t admin = UINT64_C(1) << CAP_SYS_ADMIN;
+        int r;
+
+        if (!call->d->privileged)
+                return zd_call_denied(call, "containers need a zygoted running as root");
+        if (!zd_conn_root_at_connect(c))
+                return zd_call_denied(call, "containers: root only");
+        r = zd_caller_read(zd_conn_fd(c), zd_conn_peer_cred(c), caller);
+        if (r < 0)
+                return zd_call_failf(call, r, ZY_ERROR_CALLER_CONFINED, "reason",
+                                     "the caller's process cannot be read");
+        if (caller->euid != 0 || !(caller->cap_eff & admin) || !(caller->cap_bnd & admin))
+                return zd_call_denied(call, "containers need a root caller holding CAP_SYS_ADMIN");
+        if (caller->seccomp_mode != 0 || caller->no_new_privs || caller->lsm_attr)
+                return zd_call_failf(call, -EACCES, ZY_ERROR_CALLER_CONFINED, "reason",
+                                     "containers: the caller has a seccomp filter, no_new_privs or an LSM label of "
+                                     "its own, which a container would not carry");
+        if (caller->ns_join || caller->ns_other || caller->root_fd >= 0)
+                return zd_call_failf(call, -EACCES, ZY_ERROR_CALLER_CONFINED, "reason",
+                                     "containers: the caller is in namespaces or a root other than zygoted's");
+        *ret = (struct caller_caps){
+                .eff = caller->cap_eff, .prm = caller->cap_prm, .inh = caller->cap_inh, .bnd = caller->cap_bnd
+        };
+        return 0;
+}
+
+/* The index of one of the call's fds, or -1 when absent (INT64_MIN). */
+static int call_fd(struct zd_call *call, int64_t index, const char *name, int *ret) {
+        if (index == INT64_MIN) {
+                *ret = -1;
+                return 0;
+        }
+        if (index < 0 || (uint64_t) index >= call->n_fds)
+                return zd_call_invalid(call, name);
+        *ret = call->fds[index];
+        return 0;
+}
+
+static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[7], const struct worker_job *job,
+                       int report[2], int hold[2]) {
+        struct zd_daemon *d = call->d;
+        struct zd_container_start *s = calloc(1, sizeof(*s));
+        int child_fds[7];
+        pid_t pid;
+
+        if (!s)
+                return -ENOMEM;
+        memcpy(child_fds, fds, sizeof(child_fds));
+        child_fds[3] = report[1];
+        child_fds[5] = hold[0];
+        zd_fork_gate();
+        pid = fork();
+        if (pid < 0) {
+                free(s);
+                return -errno;
+        }
+        if (pid == 0)
+                worker_run(d, child_fds, job);
+        *s = (struct zd_container_start){
+                .d = d, .conn = call->conn, .t = t, .report_fd = TAKE_FD(report[0]), .hold_fd = TAKE_FD(hold[1])
+        };
+        s->worker = zc_pidref_make(pid, pidfd_open_pid(pid));
+        report[1] = safe_close(report[1]);
+        hold[0] = safe_close(hold[0]);
+        ev_io_init(&s->watch, on_report, s->report_fd, EV_READ);
+        s->watch.data = s;
+        ev_io_start(d->loop, &s->watch);
+        s->next = d->container_starts;
+        d->container_starts = s;
+        return 0;
+}
+
+/* The task's worker, forked and watched; on failure the task is discarded. */
+static int start_worker(struct zd_call *call, struct zd_task *t, const int fds[7], const struct worker_job *job) {
+        int report[2] = { -EBADF, -EBADF }, hold[2] = { -EBADF, -EBADF }, r = 0;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, report) < 0 ||
+            pipe2(hold, O_CLOEXEC) < 0)
+                r = -errno;
+        if (r >= 0)
+                r = worker_fork(call, t, fds, job, report, hold);
+        close_pairp(&report);
+        close_pairp(&hold);
+        if (r < 0) {
+                zd_task_discard(t);
+                return zd_spawn_fail_call(call, r, "fork", NULL);
+        }
+        return 0;
+}
+
+/* The fds of stdio and the console, by their indexes. */
+static int stdio_fds(struct zd_call *call, int64_t in, int64_t out, int64_t err, int64_t console, int fds[7]) {
+        int r;
+
+        if ((r = call_fd(call, in, "stdin", &fds[0])) < 0 || (r = call_fd(call, out, "stdout", &fds[1])) < 0 ||
+            (r = call_fd(call, err, "stderr", &fds[2])) < 0 ||
+            (r = call_fd(call, console, "consoleSocket", &fds[6])) < 0)
+                return r;
+        return 0;
+}
+
+/* A new task for a container or an exec (id checked), or the error recorded. */
+static int new_task(struct zd_call *call, const char *id, struct zd_task **ret) {
+        int r = zd_task_new(call->d, id, 0, ret);
+        if (r == -EEXIST)
+                return zd_call_failf(call, r, ZY_ERROR_TASK_EXISTS, "id", id);
+        if (r < 0)
+                return r;
+        (*ret)->tier = ZD_TIER_LOAD;
+        (*ret)->argv = json_object_new_array();
+        return 0;
+}
+
+int zd_container_create(struct zd_call *call) {
+        struct create_param p = { .in = INT64_MIN, .out = INT64_MIN, .err = INT64_MIN, .console = INT64_MIN };
+        struct zd_caller caller = ZD_CALLER_INIT;
+        struct caller_caps caps = {};
+        int fds[7] = { -1, -1, -1, -1, -1, -1, -1 };
+        struct zd_task *t = NULL;
+        struct stat st;
+        int r;
+
+        r = zd_call_dispatch(call, create_fields, &p);
+        if (r >= 0 && !zd_task_id_ok(p.id))
+                r = zd_call_invalid(call, "id");
+        if (r >= 0)
+                r = authorize(call, &caller, &caps);
+        zd_caller_done(&caller);
+        if (r < 0)
+                return r;
+        if ((r = stdio_fds(call, p.in, p.out, p.err, p.console, fds)) < 0 ||
+            (r = call_fd(call, p.bundle, "bundle", &fds[4])) < 0)
+                return r;
+        if (fstat(fds[4], &st) < 0 || !S_ISDIR(st.st_mode))
+                return zd_call_invalid(call, "bundle");
+        r = new_task(call, p.id, &t);
+        if (r < 0)
+                return r;
+        t->profile = strdup("container");
+        t->exe = strdup("");
+        return start_worker(call, t, fds, &(struct worker_job){ .id = p.id, .caps = &caps, .console = fds[6] >= 0 });
+}
+
+struct exec_param {
+        const char *container, *id;
+        json_object *process;
+        int64_t in, out, err, console;
+};
+
+static const struct zc_json_field exec_fields[] = {
+        { .name = "container",
+          .type = ZC_JSON_STRING,
+          .offset = offsetof(struct exec_param, container),
+          .flags = ZC_JSON_MANDATORY },
+        { .name = "id", .type = ZC_JSON_STRING, .offset = offsetof(struct exec_param, id), .flags = ZC_JSON_MANDATORY },
+        { .name = "process",
+          .type = ZC_JSON_OBJECT,
+          .offset = offsetof(struct exec_param, process),
+          .flags = ZC_JSON_MANDATORY },
+        { .name = "stdin",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct exec_param, in),
+          .flags = ZC_JSON_NULLABLE },
+        { .name = "stdout",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct exec_param, out),
+          .flags = ZC_JSON_NULLABLE },
+        { .name = "stderr",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct exec_param, err),
+          .flags = ZC_JSON_NULLABLE },
+        { .name = "consoleSocket",
+          .type = ZC_JSON_INT64,
+          .offset = offsetof(struct exec_param, console),
+          .flags = ZC_JSON_NULLABLE },
+        {},
+};
+
+int zd_container_exec(struct zd_call *call) {
+        struct exec_param p = { .in = INT64_MIN, .out = INT64_MIN, .err = INT64_MIN, .console = INT64_MIN };
+        struct zd_caller caller = ZD_CALLER_INIT;
+        struct caller_caps caps = {};
+        int fds[7] = { -1, -1, -1, -1, -1, -1, -1 };
+        struct zd_task *t = NULL, *ct;
+        const char *process;
+        int r;
+
+        r = zd_call_dispatch(call, exec_fields, &p);
+        if (r >= 0 && !zd_task_id_ok(p.id))
+                r = zd_call_invalid(call, "id");
+        if (r >= 0)
+                r = authorize(call, &caller, &caps);
+        zd_caller_done(&caller);
+        if (r < 0)
+                return r;
+        ct = zd_task_find(call->d, p.container);
+        if (!ct || !ct->container)
+                return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_TASK, "id", p.container);
+        if (ct->state != ZD_TASK_RUNNING && ct->state != ZD_TASK_CREATED) {
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "id", json_object_new_string(ct->id));
+                json_object_object_add(e, "state", json_object_new_string(zd_task_state_to_string(ct->state)));
+                return zd_call_fail(call, -EBUSY, ZY_ERROR_INVALID_STATE, e);
+        }
+        if ((r = stdio_fds(call, p.in, p.out, p.err, p.console, fds)) < 0)
+                return r;
+        process = json_object_to_json_string_ext(p.process, JSON_C_TO_STRING_PLAIN);
+        if (!process)
+                return -ENOMEM;
+        r = new_task(call, p.id, &t);
+        if (r < 0)
+                return r;
+        t->profile = strdup(ct->profile ? ct->profile : "container");
+        t->exe = strdup("");
+        return start_worker(
+                call, t, fds,
+                &(struct worker_job){ .id = ct->id, .process = process, .caps = &caps, .console = fds[6] >= 0 });
+}
+
+/* ---- a container's processes and its end ----------------------------------------------------- */
+
+json_object *zd_container_pids(struct zd_daemon *d, const char *id) {
+        struct zrc_state st = {};
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        json_object *a = json_object_new_array();
+
+        if (!a || zrc_state_load(d->container_root, id, &st) < 0)
+                return a;
+        if (zrc_cgroup_pids(&st.cgroup, &pids, &n) >= 0)
+                for (size_t i = 0; i < n; i++)
+                        json_object_array_add(a, json_object_new_int(pids[i]));
+        zrc_state_done(&st);
+        return a;
+}
+
+int zd_container_kill_all(struct zd_daemon *d, const char *id, int sig) {
+        struct zrc_state st = {};
+        _cleanup_free_ int *fds = NULL;
+        size_t n = 0;
+        int r = zrc_state_load(d->container_root, id, &st);
+
+        if (r >= 0)
+                r = zrc_cgroup_pidfds(&st.cgroup, &fds, &n);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                int k = pidfd_kill(fds[i], sig);
+                if (k < 0 && k != -ESRCH)
+                        r = k;
+        }
+        for (size_t i = 0; i < n; i++)
+                safe_close(fds[i]);
+        zrc_state_done(&st);
+        return r;
+}
+
+/* After Delete: every process of the container killed and waited for, its cgroups and state
+ * removed, by a child (the waiting may take long; the loop does not). */
+void zd_container_destroy(struct zd_daemon *d, const char *id) {
+        struct zrc_state st = {};
+        pid_t pid;
+
+        if (zrc_state_load(d->container_root, id, &st) < 0)
+                return;
+        zd_fork_gate();
+        pid = fork();
+        if (pid == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                zc_signals_reset(NULL);
+                zrc_destroy(&st);
+                _exit(0);
+        }
+        zrc_state_done(&st);
+        if (pid < 0) {
+                zd_log(LOG_WARNING, "container %s: its cgroup and state stay: fork: %s", id, strerror(errno));
+                return;
+        }
+        zd_task_reap_child(d, zc_pidref_make(pid, pidfd_open_pid(pid)));
+}
+
+void zd_container_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
+        for (struct zd_container_start *s = d->container_starts; s; s = s->next)
+                if (s->conn == c)
+                        s->conn = NULL;
+}
+
+void zd_container_starts_free(struct zd_daemon *d) {
+        while (d->container_starts) {
+                struct zd_container_start *s = d->container_starts;
+                zd_task_discard(s->t);
+                start_free(s);
+        }
+}
