@@ -7,25 +7,8 @@
 
 #include "reply.h"
 
-/* Weak until every libzygote this shim links has the container methods: a libzygote without them
- * leaves these NULL, and Create answers "unimplemented" instead of the shim failing to link. */
-#pragma weak zy_container_create
-#pragma weak zy_container_exec
-
 int zs_backend_connect(zy_conn **ret) {
         return zy_connect(NULL, ret);
-}
-
-int zs_backend_container_create(zy_conn *c, const struct zy_container_opts *o, struct zy_spawn_result **ret) {
-        if (!zy_container_create)
-                return -EOPNOTSUPP;
-        return zy_container_create(c, o, ret);
-}
-
-int zs_backend_container_exec(zy_conn *c, const struct zy_exec_opts *o, struct zy_spawn_result **ret) {
-        if (!zy_container_exec)
-                return -EOPNOTSUPP;
-        return zy_container_exec(c, o, ret);
 }
 
 int zs_backend_fail(struct zs_ttrpc_result *res, zy_conn *c, int r, const char *what) {
@@ -42,6 +25,6 @@ int zs_backend_fail(struct zs_ttrpc_result *res, zy_conn *c, int r, const char *
         if (name)
                 return zs_fail(res, r, "%s: zygoted: %s", what, name);
         if (r == -EOPNOTSUPP)
-                return zs_fail(res, r, "%s: this zygote has no container support", what);
+                return zs_fail(res, r, "%s: this zygoted has no container support", what);
         return zs_fail(res, r, "%s: %s", what, strerror(-r));
 }

@@ -9,9 +9,5 @@
 
 int zs_backend_connect(zy_conn **ret);
 
-/* zy_container_create() and zy_container_exec(), or -EOPNOTSUPP when this libzygote lacks them. */
-int zs_backend_container_create(zy_conn *c, const struct zy_container_opts *o, struct zy_spawn_result **ret);
-int zs_backend_container_exec(zy_conn *c, const struct zy_exec_opts *o, struct zy_spawn_result **ret);
-
 /* Records what failed (what: "create", "start"...) with the daemon's error and returns r. */
 int zs_backend_fail(struct zs_ttrpc_result *res, zy_conn *c, int r, const char *what);

@@ -60,7 +60,7 @@ static int create_init(const Containerd__Task__V2__CreateTaskRequest *rq, struct
         task_stdio(&p->io, o.stdio);
         if (rq->terminal)
                 o.console_socket = p->io.console_socket[1];
-        r = zs_backend_container_create(c, &o, &sr);
+        r = zy_container_create(c, &o, &sr);
         if (r < 0) {
                 r = zs_backend_fail(res, c, r, "create");
                 goto fail;
@@ -181,7 +181,7 @@ static int exec_process(const Containerd__Task__V2__ExecProcessRequest *rq, stru
         task_stdio(&p->io, o.stdio);
         if (rq->terminal)
                 o.console_socket = p->io.console_socket[1];
-        r = zs_backend_container_exec(c, &o, &sr);
+        r = zy_container_exec(c, &o, &sr);
         if (r < 0) {
                 r = zs_backend_fail(res, c, r, "exec");
                 zy_conn_free(c);
@@ -353,7 +353,7 @@ int zs_task_start(const ProtobufCMessage *request, struct zs_ttrpc_result *res) 
         zs_state_lock();
         p = zs_process_find(rq->id, rq->exec_id);
         if (!p)
-                r = zs_fail(res, -ESRCH, "start: no process %s %s", rq->id, rq->exec_id);
+                r = zs_fail(res, -ESRCH, "start: no process %s%s%s", rq->id, *rq->exec_id ? " " : "", rq->exec_id);
         else if (p->status != ZS_STATUS_CREATED)
                 r = zs_fail(res, -EBUSY, "start: the process is not in the created state");
         else {
@@ -416,7 +416,7 @@ int zs_task_delete(const ProtobufCMessage *request, struct zs_ttrpc_result *res)
         zs_state_lock();
         p = zs_process_find(rq->id, rq->exec_id);
         if (!p)
-                r = zs_fail(res, -ESRCH, "delete: no process %s %s", rq->id, rq->exec_id);
+                r = zs_fail(res, -ESRCH, "delete: no process %s%s%s", rq->id, *rq->exec_id ? " " : "", rq->exec_id);
         else if (p->status != ZS_STATUS_STOPPED && p->status != ZS_STATUS_CREATED)
                 r = zs_fail(res, -EBUSY, "delete: the process is running");
         else {
