@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The cgroup v2 freezer of the container's cgroup. */
+/* The freezer of the container's cgroup. */
 #include "cgroup.h"
 
 #include <errno.h>
@@ -11,8 +11,22 @@
 
 #include "util.h"
 
-/* The cgroup v2 path of pid ("0::/a/b" in /proc/PID/cgroup), malloc'd. */
-static int cgroup_of(pid_t pid, char **ret) {
+/* Whether the comma-separated list has the controller. */
+static bool has_controller(const char *list, size_t n, const char *name) {
+        size_t k = strlen(name);
+
+        for (const char *p = list; p < list + n;) {
+                size_t m = strcspn(p, ",:");
+                if (m == k && strncmp(p, name, k) == 0)
+                        return true;
+                p += m + 1;
+        }
+        return false;
+}
+
+/* pid's cgroup in the v2 hierarchy ("0::/a/b") or, with v1, in the freezer controller's
+ * ("6:freezer:/a/b"), malloc'd. */
+static int cgroup_of(pid_t pid, bool v1, char **ret) {
         _cleanup_free_ char *path = NULL, *line = NULL;
         size_t size = 0;
         FILE *f;
@@ -24,10 +38,14 @@ static int cgroup_of(pid_t pid, char **ret) {
         if (!f)
                 return -errno;
         while (getline(&line, &size, f) > 0) {
-                if (strncmp(line, "0::", 3) != 0)
+                char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+                if (!c2)
                         continue;
-                line[strcspn(line, "\n")] = 0;
-                *ret = strdup(line + 3);
+                if (v1 ? !has_controller(c1 + 1, (size_t) (c2 - c1 - 1), "freezer") : strncmp(line, "0::", 3) != 0)
+                        continue;
+                c2[1 + strcspn(c2 + 1, "\n")] = 0;
+                *ret = strdup(c2 + 1);
                 r = *ret ? 0 : -ENOMEM;
                 break;
         }
@@ -38,24 +56,27 @@ static int cgroup_of(pid_t pid, char **ret) {
 int zs_cgroup_freeze(pid_t init, bool frozen) {
         _cleanup_free_ char *cg = NULL, *own = NULL, *file = NULL;
         _cleanup_close_ int fd = -EBADF;
+        bool v1 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) < 0;
+        const char *value = v1 ? (frozen ? "FROZEN" : "THAWED") : (frozen ? "1" : "0");
+        size_t n = strlen(value);
         int r;
 
         if (init <= 0)
                 return -ESRCH;
-        r = cgroup_of(init, &cg);
+        r = cgroup_of(init, v1, &cg);
         if (r < 0)
                 return r;
-        r = cgroup_of(0, &own);
+        r = cgroup_of(0, v1, &own);
         if (r < 0)
                 return r;
         if (streq(cg, "/") || streq(cg, own))
                 return -EPERM;
-        if (asprintf(&file, "/sys/fs/cgroup%s/cgroup.freeze", cg) < 0)
+        if (asprintf(&file, v1 ? "/sys/fs/cgroup/freezer%s/freezer.state" : "/sys/fs/cgroup%s/cgroup.freeze", cg) < 0)
                 return -ENOMEM;
         fd = open(file, O_WRONLY | O_CLOEXEC);
         if (fd < 0)
-                return -errno;
-        if (write(fd, frozen ? "1" : "0", 1) != 1)
+                return errno == ENOENT ? -EOPNOTSUPP : -errno;
+        if (write(fd, value, n) != (ssize_t) n)
                 return negative_errno();
         return 0;
 }
