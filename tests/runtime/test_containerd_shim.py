@@ -1,0 +1,290 @@
+# SPDX-License-Identifier: MIT
+"""containerd-shim-zygote-v2 running containers through a zygoted of the test's own: first its
+Task service spoken by hand on the busybox bundle (lifecycle, events, a terminal, exec, stdin
+and CloseIO, valgrind), then `ctr run --runtime` of the offline image through a containerd (exit
+codes, output, a terminal, exec, kill). Each part skips, with the reason, where the daemon cannot
+start containers here or containerd is missing."""
+import json
+import os
+import shutil
+import sys
+import threading
+import uuid
+
+import pytest
+
+import containertools as ct
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
+import shimv2  # noqa: E402
+import ttrpcwire as w  # noqa: E402
+import zytest  # noqa: E402
+
+from conftest import BUILD_DIR, SOURCE_DIR  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+
+CREATED, RUNNING, STOPPED = 1, 2, 3
+
+
+@pytest.fixture(scope="module")
+def staged():
+    if not shimv2.find_shim(BUILD_DIR):
+        pytest.fail(f"not built: {BUILD_DIR}/containerd-shim-zygote-v2")
+    stage, bins = zytest.stage_build(BUILD_DIR, SOURCE_DIR)
+    bins["shim"] = shimv2.copy_shim(BUILD_DIR, stage)
+    yield bins
+    zytest.remove_workdir(stage)
+
+
+@pytest.fixture(scope="module")
+def zygoted(staged):
+    if os.geteuid() != 0:
+        pytest.skip("zygoted starts containers for root callers only")
+    d = zytest.Daemon(staged, zytest.make_workdir())
+    d.start()
+    yield d
+    assert d.stop() == 0, d.log()
+    zytest.remove_workdir(d.dir)
+
+
+class Run:
+    """A shim started in the bundle, with fifos and a fake publisher in a directory of the test's."""
+
+    def __init__(self, staged, zygoted, bundle, directory, wrapper=()):
+        self.dir = directory
+        self.bundle = bundle
+        self.shim = shimv2.Shim(staged["shim"], bundle.path, env={"ZYGOTE_SOCKET": zygoted.socket},
+                                publish=shimv2.fake_publisher(directory), wrapper=wrapper)
+        self.id = self.shim.id
+        self.shim.start(timeout=120)
+        self.c = self.shim.client()
+        self.output = {}
+        self.readers = []
+
+    def fifo(self, name, read=True):
+        path = os.path.join(self.dir, name)
+        os.mkfifo(path)
+        if read:  # read until EOF, as containerd's client does
+            t = threading.Thread(target=lambda: self.output.__setitem__(name, open(path, "rb").read()), daemon=True)
+            t.start()
+            self.readers.append(t)
+        return path
+
+    def read(self, name, timeout=30):
+        for t in self.readers:
+            t.join(timeout)
+        return self.output.get(name)
+
+    def create(self, terminal=False, stdin="", stdout="", stderr=""):
+        req = [(1, self.id), (2, self.bundle.path), (4, terminal), (5, stdin), (6, stdout), (7, stderr)]
+        try:
+            return w.first(self.c.call("Create", w.encode(req)), 1)
+        except w.Error as e:
+            if e.code in (w.UNIMPLEMENTED, w.PERMISSION_DENIED):
+                pytest.skip(f"zygoted cannot start containers here: {e.message}")
+            raise
+
+    def call(self, method, *fields):
+        return self.c.call(method, w.encode([(1, self.id), *fields]))
+
+    def finish(self):
+        """Kills and deletes what is left, then shuts the shim down (once)."""
+        if self.c is None:
+            return
+        try:
+            self.call("Kill", (3, 9), (4, True))
+        except w.Error:
+            pass
+        try:
+            self.call("Wait")
+            self.call("Delete")
+        except w.Error:
+            pass
+        self.c.close()
+        self.c = None
+        self.shim.stop()
+
+
+@pytest.fixture
+def run(staged, zygoted, bundle, tmp_path):
+    made = []
+
+    def make(**kw):
+        r = Run(staged, zygoted, bundle, str(tmp_path), **kw)
+        made.append(r)
+        return r
+
+    yield make
+    for r in made:
+        r.finish()
+
+
+def test_lifecycle_and_events(run, bundle):
+    bundle.set_args("sh", "-c", "echo hello from $0; echo to stderr >&2; exit 7", "zyg-shim")
+    r = run()
+    out, err = r.fifo("out"), r.fifo("err")
+    pid = r.create(stdout=out, stderr=err)
+    state = r.call("State")
+    assert (w.first(state, 3), w.first(state, 4), w.first(state, 6)) == (pid, CREATED, out.encode())
+    waiting = r.c.send("Wait", w.encode([(1, r.id)]))  # answered at the exit, after Start
+    assert w.first(r.call("Start"), 1) == pid
+    done = r.c.recv(waiting)
+    assert w.first(done, 1) == 7
+    assert r.read("out") == b"hello from zyg-shim\n"
+    assert r.read("err") == b"to stderr\n"
+    state = r.call("State")
+    assert (w.first(state, 4), w.first(state, 9)) == (STOPPED, 7)
+    deleted = r.call("Delete")
+    assert (w.first(deleted, 1), w.first(deleted, 2)) == (pid, 7)
+    with pytest.raises(w.Error) as e:
+        r.call("State")
+    assert e.value.code == w.NOT_FOUND
+    ev = shimv2.events(r.dir)
+    assert [(t, ns, url) for t, ns, url, _ in ev] == [
+        ("/tasks/create", shimv2.NAMESPACE, "containerd.events.TaskCreate"),
+        ("/tasks/start", shimv2.NAMESPACE, "containerd.events.TaskStart"),
+        ("/tasks/exit", shimv2.NAMESPACE, "containerd.events.TaskExit"),
+        ("/tasks/delete", shimv2.NAMESPACE, "containerd.events.TaskDelete")]
+    exit_ = ev[2][3]  # container_id, id, pid, exit_status, exited_at
+    assert (w.first(exit_, 1), w.first(exit_, 2), w.first(exit_, 3), w.first(exit_, 4)) == (
+        r.id.encode(), r.id.encode(), pid, 7)
+    assert w.first(done, 2) == w.first(exit_, 5)  # the same exit time in Wait and the event
+
+
+def test_terminal_and_resize(run, bundle):
+    bundle.config["process"]["terminal"] = True
+    bundle.set_args("sh", "-c", "tty; stty size; exit 3")
+    r = run()
+    out = r.fifo("out")
+    r.create(terminal=True, stdout=out)
+    r.call("ResizePty", (3, 101), (4, 33))
+    r.call("Start")
+    assert w.first(r.call("Wait"), 1) == 3
+    text = r.read("out").decode()
+    assert "/dev/pts/" in text and "33 101" in text, text
+
+
+def test_stdin_until_closeio(run, bundle):
+    bundle.set_args("sh", "-c", "cat; echo done")
+    r = run()
+    stdin, out = r.fifo("in", read=False), r.fifo("out")
+    r.create(stdin=stdin, stdout=out)
+    r.call("Start")
+    with open(stdin, "wb") as f:  # containerd's writer comes and goes: cat keeps reading
+        f.write(b"abc\n")
+    r.call("CloseIO", (3, True))
+    assert w.first(r.call("Wait"), 1, 0) == 0  # proto3: 0 is not sent
+    assert r.read("out") == b"abc\ndone\n"
+
+
+def test_exec_kill_and_pids(run, bundle):
+    bundle.set_args("sleep", "1000")
+    r = run()
+    pid = r.create()
+    r.call("Start")
+    process = dict(bundle.config["process"], args=["sh", "-c", "echo exec $0; exit 4", "ran"], terminal=False)
+    spec = [(1, "types.containerd.io/opencontainers/runtime-spec/1/Process"), (2, json.dumps(process).encode())]
+    out = r.fifo("out")
+    r.call("Exec", (2, "e1"), (5, out), (7, spec))
+    assert w.first(r.call("State", (2, "e1")), 4) == CREATED
+    epid = w.first(r.call("Start", (2, "e1")), 1)
+    assert w.first(r.call("Wait", (2, "e1")), 1) == 4
+    assert r.read("out") == b"exec ran\n"
+    assert pid in [w.first(w.decode(p), 1) for p in r.call("Pids")[1]]
+    assert w.first(r.call("Delete", (2, "e1")), 1) == epid
+    with pytest.raises(w.Error) as e:
+        r.call("Exec", (2, "e1"), (7, spec[:1]))
+    assert e.value.code == w.INVALID_ARGUMENT  # no process object
+    r.call("Kill", (3, 9), (4, True))
+    assert w.first(r.call("Wait"), 1) == 137
+    with pytest.raises(w.Error) as e:
+        r.call("Kill", (3, 9))
+    assert e.value.code == w.NOT_FOUND
+    r.call("Delete")
+    topics = [t for t, _, _, _ in shimv2.events(r.dir)]
+    assert topics == ["/tasks/create", "/tasks/start", "/tasks/exec-added", "/tasks/exec-started", "/tasks/exit",
+                      "/tasks/exit", "/tasks/delete"], topics
+
+
+def test_valgrind_clean_with_a_container(run, bundle, tmp_path):
+    if not shutil.which("valgrind"):
+        pytest.skip("no valgrind")
+    bundle.set_args("sh", "-c", "echo hi; exit 2")
+    logs = str(tmp_path / "vg.%p")
+    r = run(wrapper=["valgrind", "-q", "--leak-check=full", "--errors-for-leak-kinds=definite",
+                     "--show-leak-kinds=definite", f"--log-file={logs}"])
+    out = r.fifo("out")
+    r.create(stdout=out)
+    r.call("Start")
+    assert w.first(r.call("Wait"), 1) == 2
+    r.call("Delete")
+    r.finish()
+    reports = sorted(p for p in os.listdir(tmp_path) if p.startswith("vg."))
+    assert reports
+    for name in reports:
+        text = (tmp_path / name).read_text()
+        assert text.strip() == "", f"{name}:\n{text}"
+
+
+# ---- through containerd ---------------------------------------------------------------------------
+
+@pytest.fixture
+def ctd(containerd, staged, zygoted, tmp_path):
+    """containerd with the shim as the runtime: a wrapper that names the test's zygoted (a shim
+    has containerd's environment)."""
+    wrapper = os.path.join(zygoted.dir, "containerd-shim-zygote-v2")
+    with open(wrapper, "w") as f:
+        f.write(f"#!/bin/sh\nZYGOTE_SOCKET={zygoted.socket} exec {staged['shim']} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    made = []
+
+    def run_argv(name, *args, opts=()):
+        made.append(name)
+        return containerd.ctr_argv("run", "--runtime", wrapper, "--cgroup", f"{ct.CTR_CGROUP_PARENT}/{name}", *opts,
+                                   ct.IMAGE, name, *args)
+
+    containerd.zrun_argv = run_argv
+    containerd.zrun = lambda name, *a, opts=(), **kw: ct.run_to_files(run_argv(name, *a, opts=opts), **kw)
+    yield containerd
+    left = {n: containerd.leftovers(n) for n in made}
+    for n in made:
+        containerd.ctr("task", "kill", "-a", "-s", "KILL", n)
+        containerd.ctr("task", "rm", "-f", n)
+        containerd.ctr("containers", "rm", n)
+    assert {n: l for n, l in left.items() if l} == {}, "left behind"
+
+
+def name():
+    return "zyg-zs-" + uuid.uuid4().hex[:10]
+
+
+def test_ctr_run_output_and_exit_code(ctd):
+    r = ctd.zrun(name(), "sh", "-c", "echo hello from $0; exit 7", "zyg-zs-echo", opts=["--rm"])
+    if r.returncode != 7 and "no container support" in r.stderr + r.stdout:
+        pytest.skip("zygoted has no container support")
+    assert r.stdout == "hello from zyg-zs-echo\n", r.stderr
+    assert r.returncode == 7, r.stderr
+
+
+def test_ctr_run_terminal(ctd):
+    r = ct.under_script(ctd.zrun_argv(name(), "sh", "-c", "test -t 0 && tty; exit 5", opts=["--rm", "-t"]))
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert "/dev/pts/" in r.stdout, r.stdout
+
+
+def test_ctr_detached_exec_and_kill(ctd):
+    n = name()
+    r = ctd.zrun(n, "sleep", "1000", opts=["-d"])
+    assert r.returncode == 0, r.stderr
+    r = ctd.ctr("task", "exec", "--exec-id", "e1", n, "sh", "-c", "echo in exec; exit 4")
+    assert (r.returncode, r.stdout) == (4, "in exec\n"), r.stderr
+    pid, status = ctd.task_pid(n)
+    assert status == "RUNNING"
+    r = ctd.ctr("task", "kill", "-s", "KILL", n)
+    assert r.returncode == 0, r.stderr
+    r = ctd.ctr("task", "attach", n)  # waits for the exit
+    assert r.returncode == 137, r.stderr
+    ctd.ctr("task", "rm", n)  # attach may have removed the task already
+    r = ctd.ctr("containers", "rm", n)
+    assert r.returncode == 0, r.stderr
