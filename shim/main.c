@@ -206,6 +206,28 @@ static int cmd_start(const struct options *o) {
         return 0;
 }
 
+/* A dead shim's exec'd processes that zygoted still knows: those named ID.EXEC (the hashed names
+ * of long ones cannot be told apart from others). */
+static void cleanup_execs(zy_conn *c, const char *id) {
+        struct zy_task_list *l = NULL;
+        size_t n = strlen(id);
+
+        if (zy_list(c, &l) < 0)
+                return;
+        for (size_t i = 0; i < l->n_tasks; i++) {
+                const char *t = l->tasks[i]->id;
+                struct zy_task_info *ti = NULL;
+
+                if (strncmp(t, id, n) != 0 || t[n] != '.')
+                        continue;
+                (void) zy_kill(c, t, SIGKILL, false);
+                if (zy_wait(c, t, &ti) >= 0)
+                        (void) zy_delete(c, t, NULL);
+                zy_task_info_free(ti);
+        }
+        zy_task_list_free(l);
+}
+
 /* The exit a dead shim's container had, as zygoted kept it (137 and now when it kept none). */
 static int cleanup_task(const char *id, Containerd__Task__V2__DeleteResponse *resp, Google__Protobuf__Timestamp *ts) {
         struct zy_task_info *ti = NULL;
@@ -218,6 +240,7 @@ static int cleanup_task(const char *id, Containerd__Task__V2__DeleteResponse *re
         r = zy_connect(NULL, &c);
         if (r < 0)
                 return r;
+        cleanup_execs(c, id);
         r = zy_state(c, id, &ti);
         if (r >= 0 && ti->state != ZY_TASK_STOPPED) {
                 zy_task_info_free(ti);

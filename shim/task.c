@@ -402,6 +402,39 @@ static void publish_delete(const char *id, pid_t pid, uint32_t status, struct ti
         publish("/tasks/delete", &ev.base);
 }
 
+/* With the lock held: the task ids of the exec'd processes, NULL-terminated. */
+static char **exec_task_ids(void) {
+        size_t n = 0, i = 0;
+        char **ids;
+
+        for (struct zs_process *p = zs_container_get()->processes; p; p = p->next)
+                n++;
+        ids = calloc(n + 1, sizeof(char *));
+        if (!ids)
+                return NULL;
+        for (struct zs_process *p = zs_container_get()->processes; p; p = p->next)
+                if (p->exec_id && !(ids[i++] = strdup(p->task_id)))
+                        return zy_strv_free(ids);
+        return ids;
+}
+
+/* The init's Delete takes the exec'd processes along: zygoted would keep their tasks otherwise.
+ * They are gone with the container's pid namespace; without one, they are killed here. */
+static void delete_execs(zy_conn *c, char **ids) {
+        for (size_t i = 0; ids && ids[i]; i++) {
+                struct zy_task_info *ti = NULL;
+                int r;
+
+                (void) zy_kill(c, ids[i], SIGKILL, false);
+                r = zy_wait(c, ids[i], &ti);
+                zy_task_info_free(ti);
+                if (r >= 0)
+                        r = zy_delete(c, ids[i], NULL);
+                if (r < 0 && r != -ESRCH)
+                        zs_log("delete: the exec'd task %s: %s", ids[i], strerror(-r));
+        }
+}
+
 int zs_task_delete(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
         const Containerd__Task__V2__DeleteRequest *rq = (const void *) request;
         Containerd__Task__V2__DeleteResponse resp = CONTAINERD__TASK__V2__DELETE_RESPONSE__INIT;
@@ -410,6 +443,7 @@ int zs_task_delete(const ProtobufCMessage *request, struct zs_ttrpc_result *res)
         _cleanup_free_ char *task_id = NULL, *bundle = NULL;
         bool init = !*rq->exec_id, mounted = false;
         struct zs_process *p = NULL;
+        char **execs = NULL;
         zy_conn *c = NULL;
         int r;
 
@@ -419,19 +453,23 @@ int zs_task_delete(const ProtobufCMessage *request, struct zs_ttrpc_result *res)
                 r = zs_fail(res, -ESRCH, "delete: no process %s%s%s", rq->id, *rq->exec_id ? " " : "", rq->exec_id);
         else if (p->status != ZS_STATUS_STOPPED && p->status != ZS_STATUS_CREATED)
                 r = zs_fail(res, -EBUSY, "delete: the process is running");
+        else if (!(task_id = strdup(p->task_id)) || !(bundle = strdup(zs_container_get()->bundle)) ||
+                 (init && !(execs = exec_task_ids())))
+                r = -ENOMEM;
         else {
-                task_id = strdup(p->task_id);
-                bundle = strdup(zs_container_get()->bundle);
                 mounted = zs_container_get()->rootfs_mounted;
-                r = task_id && bundle ? 0 : -ENOMEM;
                 zs_process_ref(p);
+                r = 0;
         }
         zs_state_unlock();
         if (r < 0)
                 return r;
         r = zs_backend_connect(&c);
-        if (r >= 0)
+        if (r >= 0) {
+                delete_execs(c, execs);
                 r = zy_delete(c, task_id, NULL);
+        }
+        zy_strv_free(execs);
         if (r < 0 && r != -ESRCH) {
                 r = zs_backend_fail(res, c, r, "delete");
                 zy_conn_free(c);

@@ -288,3 +288,47 @@ def test_ctr_detached_exec_and_kill(ctd):
     ctd.ctr("task", "rm", n)  # attach may have removed the task already
     r = ctd.ctr("containers", "rm", n)
     assert r.returncode == 0, r.stderr
+
+
+def task_ids(zygoted):
+    import varlink
+    with varlink.connect(zygoted.socket) as c:
+        r = c.call("io.zygote.Launcher.List")
+        return [t["id"] for t in r.parameters["tasks"]]
+
+
+def test_init_delete_takes_the_execs_along(run, bundle, zygoted):
+    """An exec'd process containerd never deleted goes with the init's Delete: zygoted keeps no
+    task of the container afterwards."""
+    bundle.set_args("sleep", "1000")
+    r = run()
+    r.create()
+    r.call("Start")
+    process = dict(bundle.config["process"], args=["true"], terminal=False)
+    r.call("Exec", (2, "left"), (7, [(1, "p"), (2, json.dumps(process).encode())]))
+    r.call("Start", (2, "left"))
+    r.call("Wait", (2, "left"))
+    assert r.id + ".left" in task_ids(zygoted)
+    r.call("Kill", (3, 9), (4, True))
+    r.call("Wait")
+    r.call("Delete")
+    assert [t for t in task_ids(zygoted) if t.startswith(r.id)] == []
+
+
+def test_delete_after_a_dead_shim(run, bundle, zygoted):
+    """The shim killed with its container running: `delete` kills the container, reports 137 and
+    leaves no task in zygoted."""
+    bundle.set_args("sleep", "1000")
+    r = run()
+    pid = r.create()
+    r.call("Start")
+    os.kill(r.shim.pid, 9)
+    assert r.shim.wait_gone()
+    r.shim.pid = None
+    d = r.shim.delete()
+    assert d.returncode == 0, d.stderr
+    resp = w.decode(d.stdout)
+    assert (w.first(resp, 1), w.first(resp, 2)) == (pid, 137), resp
+    assert r.id not in task_ids(zygoted)
+    r.c.close()
+    r.c = None  # nothing left for finish()
