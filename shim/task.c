@@ -257,41 +257,44 @@ struct monitor {
         char *container_id;
 };
 
-/* Waits for the process's exit (zygoted keeps it), lets the pty copy drain, records the status,
- * wakes the Wait calls and publishes /tasks/exit. */
+/* Waits for the process's exit (zygoted keeps it), lets the pty copy drain, publishes /tasks/exit,
+ * then records the status and wakes the Wait calls. */
 static void *monitor_thread(void *arg) {
         struct monitor *m = arg;
         struct zs_process *p = m->p;
         Containerd__Events__TaskExit ev = CONTAINERD__EVENTS__TASK_EXIT__INIT;
         Google__Protobuf__Timestamp ts;
         struct zy_task_info *ti = NULL;
-        _cleanup_free_ char *id = NULL;
+        struct timespec at;
+        uint32_t status;
         zy_conn *c = NULL;
         int r;
 
+        /* task_id, exec_id and pid do not change once the process was started */
         r = zs_backend_connect(&c);
         if (r >= 0)
                 r = zy_wait(c, p->task_id, &ti);
         if (r < 0)
                 zs_log("waiting for %s: %s", p->task_id, strerror(-r));
         zy_conn_free(c);
-        zs_stdio_drain(&p->io);
-        zs_state_lock();
-        p->status = ZS_STATUS_STOPPED;
-        p->exit_status = ti ? (uint32_t) zy_task_info_status(ti) : 255;
-        p->exited_at = ti && ti->exited_at > 0 ? zs_timespec(ti->exited_at) : zs_now();
-        ts = zs_timestamp(p->exited_at);
-        ev.pid = (uint32_t) p->pid;
-        ev.exit_status = p->exit_status;
-        id = strdup(p->exec_id ? p->exec_id : m->container_id);
-        zs_state_changed();
-        zs_state_unlock();
+        status = ti ? (uint32_t) zy_task_info_status(ti) : 255;
+        at = ti && ti->exited_at > 0 ? zs_timespec(ti->exited_at) : zs_now();
         zy_task_info_free(ti);
+        zs_stdio_drain(&p->io);
+        /* the event goes out before Wait answers: containerd's Delete, and its /tasks/delete,
+         * follow the Wait, so they come after the exit */
+        ts = zs_timestamp(at);
         ev.container_id = m->container_id;
-        ev.id = id ? id : m->container_id;
+        ev.id = p->exec_id ? p->exec_id : m->container_id;
+        ev.pid = (uint32_t) p->pid;
+        ev.exit_status = status;
         ev.exited_at = &ts;
         publish("/tasks/exit", &ev.base);
         zs_state_lock();
+        p->status = ZS_STATUS_STOPPED;
+        p->exit_status = status;
+        p->exited_at = at;
+        zs_state_changed();
         zs_process_unref(p);
         zs_state_unlock();
         free(m->container_id);

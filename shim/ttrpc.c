@@ -237,10 +237,12 @@ static int accept_one(int listen_fd, zs_ttrpc_handler handler, int stop_fd) {
 }
 
 int zs_ttrpc_serve(int listen_fd, zs_ttrpc_handler handler) {
-        _cleanup_close_pair_ int stop[2] = { -EBADF, -EBADF };
+        /* never closed: a request thread may still write to it while the process exits, and a
+         * closed number could be another fd by then */
+        static int stop[2] = { -EBADF, -EBADF };
         int r;
 
-        if (pipe2(stop, O_CLOEXEC) < 0)
+        if (stop[0] < 0 && pipe2(stop, O_CLOEXEC) < 0)
                 return -errno;
         for (;;) {
                 struct pollfd p[2] = { { .fd = listen_fd, .events = POLLIN }, { .fd = stop[0], .events = POLLIN } };
