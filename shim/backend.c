@@ -19,9 +19,14 @@ int zs_backend_fail(struct zs_ttrpc_result *res, zy_conn *c, int r, const char *
         /* containerd's "unavailable", whatever kept the daemon out of reach */
         if (!c)
                 return zs_fail(res, -ENOTCONN, "%s: cannot reach zygoted: %s", what, strerror(-r));
-        if (r == -ECHILD && zy_conn_spawn_failure(c, &step, &err, &message) >= 0)
-                return zs_fail(res, r, "%s: the container failed at step %s: %s%s%s", what, step ? step : "?",
-                               strerror(err), message ? ": " : "", message ? message : "");
+        /* the runtime's message says more than its errno, when there is one */
+        if (r == -ECHILD && zy_conn_spawn_failure(c, &step, &err, &message) >= 0) {
+                if (message && *message)
+                        return zs_fail(res, r, "%s: the container failed at step %s: %s", what, step ? step : "?",
+                                       message);
+                return zs_fail(res, r, "%s: the container failed at step %s: %s", what, step ? step : "?",
+                               strerror(err));
+        }
         if (name)
                 return zs_fail(res, r, "%s: zygoted: %s", what, name);
         if (r == -EOPNOTSUPP)

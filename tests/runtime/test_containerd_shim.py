@@ -248,6 +248,9 @@ def ctd(containerd, staged, zygoted, tmp_path):
     containerd.zrun = lambda name, *a, opts=(), **kw: ct.run_to_files(run_argv(name, *a, opts=opts), **kw)
     yield containerd
     left = {n: containerd.leftovers(n) for n in made}
+    tasks = task_ids(zygoted)
+    for n in made:
+        left[n] += [f"zygoted's task {t}" for t in tasks if t == n or t.startswith(n + ".")]
     for n in made:
         containerd.ctr("task", "kill", "-a", "-s", "KILL", n)
         containerd.ctr("task", "rm", "-f", n)
@@ -265,6 +268,15 @@ def test_ctr_run_output_and_exit_code(ctd):
         pytest.skip("zygoted has no container support")
     assert r.stdout == "hello from zyg-zs-echo\n", r.stderr
     assert r.returncode == 7, r.stderr
+
+
+def test_ctr_run_failing_create(ctd):
+    """A container that cannot start: containerd reports the runtime's reason, and nothing is left
+    (the rootfs is unmounted again, zygoted forgot the task)."""
+    r = ctd.zrun(name(), "/nonexistent", opts=["--rm"])
+    assert r.returncode != 0
+    assert 'create: the container failed at step create: ' in r.stderr, r.stderr
+    assert '"/nonexistent"' in r.stderr, r.stderr
 
 
 def test_ctr_run_terminal(ctd):
