@@ -5,13 +5,15 @@
 set -euo pipefail
 
 # scdoc: the man pages (man/*.scd); bash-completion: where its completions install (pkg-config);
-# protobuf-c and the .proto files of containerd, gogo and protobuf: containerd-shim-zygote-v2's
+# protobuf-c and the .proto files of containerd, its cgroups library, gogo and protobuf:
+# containerd-shim-zygote-v2's
 # messages, compiled at build time (shim/CMakeLists.txt).
 pkgs=(build-essential cmake pkg-config
       libseccomp-dev libcap-dev libsystemd-dev libev-dev libjson-c-dev
       scdoc bash-completion
       protobuf-c-compiler libprotobuf-c-dev libprotobuf-dev
-      golang-github-containerd-containerd-dev golang-github-gogo-protobuf-dev)
+      golang-github-containerd-containerd-dev golang-github-containerd-cgroups-dev
+      golang-github-gogo-protobuf-dev)
 if [[ "${1:-}" == "--test" ]]; then
   # procps: /bin/kill, which the systemd unit's ExecReload names (systemd-analyze verify checks
   # it exists); golang-github-containers-common: Podman's seccomp.json for unit-profile-diff;

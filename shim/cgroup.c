@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The freezer of the container's cgroup. */
+/* The container's cgroup: where it is, its freezer. */
 #include "cgroup.h"
 
 #include <errno.h>
@@ -24,9 +24,9 @@ static bool has_controller(const char *list, size_t n, const char *name) {
         return false;
 }
 
-/* pid's cgroup in the v2 hierarchy ("0::/a/b") or, with v1, in the freezer controller's
+/* pid's cgroup in the v2 hierarchy ("0::/a/b") or, with a v1 controller, in that controller's
  * ("6:freezer:/a/b"), malloc'd. */
-static int cgroup_of(pid_t pid, bool v1, char **ret) {
+static int cgroup_of(pid_t pid, const char *controller, char **ret) {
         _cleanup_free_ char *path = NULL, *line = NULL;
         size_t size = 0;
         FILE *f;
@@ -42,7 +42,8 @@ static int cgroup_of(pid_t pid, bool v1, char **ret) {
 
                 if (!c2)
                         continue;
-                if (v1 ? !has_controller(c1 + 1, (size_t) (c2 - c1 - 1), "freezer") : strncmp(line, "0::", 3) != 0)
+                if (controller ? !has_controller(c1 + 1, (size_t) (c2 - c1 - 1), controller)
+                               : strncmp(line, "0::", 3) != 0)
                         continue;
                 c2[1 + strcspn(c2 + 1, "\n")] = 0;
                 *ret = strdup(c2 + 1);
@@ -53,25 +54,42 @@ static int cgroup_of(pid_t pid, bool v1, char **ret) {
         return r;
 }
 
-int zs_cgroup_freeze(pid_t init, bool frozen) {
-        _cleanup_free_ char *cg = NULL, *own = NULL, *file = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        bool v1 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) < 0;
-        const char *value = v1 ? (frozen ? "FROZEN" : "THAWED") : (frozen ? "1" : "0");
-        size_t n = strlen(value);
+bool zs_cgroup_v2(void) {
+        return access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+}
+
+int zs_cgroup_dir(pid_t pid, const char *controller, char **ret) {
+        _cleanup_free_ char *cg = NULL, *own = NULL;
+        bool v1 = !zs_cgroup_v2();
         int r;
 
-        if (init <= 0)
+        if (pid <= 0)
                 return -ESRCH;
-        r = cgroup_of(init, v1, &cg);
+        r = cgroup_of(pid, v1 ? controller : NULL, &cg);
         if (r < 0)
                 return r;
-        r = cgroup_of(0, v1, &own);
+        r = cgroup_of(0, v1 ? controller : NULL, &own);
         if (r < 0)
                 return r;
         if (streq(cg, "/") || streq(cg, own))
                 return -EPERM;
-        if (asprintf(&file, v1 ? "/sys/fs/cgroup/freezer%s/freezer.state" : "/sys/fs/cgroup%s/cgroup.freeze", cg) < 0)
+        if (v1 ? asprintf(ret, "/sys/fs/cgroup/%s%s", controller, cg) < 0 : asprintf(ret, "/sys/fs/cgroup%s", cg) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int zs_cgroup_freeze(pid_t init, bool frozen) {
+        _cleanup_free_ char *dir = NULL, *file = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        bool v2 = zs_cgroup_v2();
+        const char *value = v2 ? (frozen ? "1" : "0") : (frozen ? "FROZEN" : "THAWED");
+        size_t n = strlen(value);
+        int r;
+
+        r = zs_cgroup_dir(init, "freezer", &dir);
+        if (r < 0)
+                return r;
+        if (asprintf(&file, "%s/%s", dir, v2 ? "cgroup.freeze" : "freezer.state") < 0)
                 return -ENOMEM;
         fd = open(file, O_WRONLY | O_CLOEXEC);
         if (fd < 0)

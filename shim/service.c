@@ -35,7 +35,7 @@ static const struct method {
         { "CloseIO", REQ(close_iorequest), zs_task_close_io, NULL },
         { "Update", REQ(update_task_request), NULL, "updating a container's resources is not implemented" },
         { "Wait", REQ(wait_request), zs_task_wait, NULL },
-        { "Stats", REQ(stats_request), NULL, "container metrics are not implemented" },
+        { "Stats", REQ(stats_request), zs_task_stats, NULL },
         { "Connect", REQ(connect_request), zs_task_connect, NULL },
         { "Shutdown", REQ(shutdown_request), zs_task_shutdown, NULL },
 };

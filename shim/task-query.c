@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The Task service's calls about a process that exists: State, Pids, Kill, Wait, CloseIO,
- * ResizePty, Pause, Resume; and the shim's own: Connect, Shutdown. */
+ * ResizePty, Pause, Resume, Stats; and the shim's own: Connect, Shutdown. */
 #include "task.h"
 
 #include <string.h>
@@ -10,11 +10,13 @@
 #include "cgroup.h"
 #include "github.com/containerd/containerd/api/events/task.pb-c.h"
 #include "github.com/containerd/containerd/runtime/v2/task/shim.pb-c.h"
+#include "google/protobuf/any.pb-c.h"
 #include "google/protobuf/empty.pb-c.h"
 #include "log.h"
 #include "process.h"
 #include "publish.h"
 #include "reply.h"
+#include "stats.h"
 #include "util.h"
 
 static int reply_empty(struct zs_ttrpc_result *res) {
@@ -244,6 +246,37 @@ int zs_task_resume(const ProtobufCMessage *request, struct zs_ttrpc_result *res)
         if (zs_publish("/tasks/resumed", &ev.base) < 0)
                 zs_log("publishing /tasks/resumed failed");
         return reply_empty(res);
+}
+
+int zs_task_stats(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
+        const Containerd__Task__V2__StatsRequest *rq = (const void *) request;
+        Containerd__Task__V2__StatsResponse resp = CONTAINERD__TASK__V2__STATS_RESPONSE__INIT;
+        Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
+        _cleanup_free_ uint8_t *data = NULL;
+        const char *url = NULL;
+        struct zs_process *p = NULL;
+        pid_t pid = 0;
+        size_t n = 0;
+        int r;
+
+        zs_state_lock();
+        r = find("stats", rq->id, "", res, &p);
+        if (r >= 0 && p->status != ZS_STATUS_RUNNING)
+                r = zs_fail(res, -EBUSY, "stats: the container is not running");
+        if (r >= 0)
+                pid = p->pid;
+        zs_state_unlock();
+        if (r < 0)
+                return r;
+        r = zs_stats(pid, &url, &data, &n);
+        if (r < 0)
+                return zs_fail(res, r, "stats: %s",
+                               r == -EPERM ? "the container has no cgroup of its own" : strerror(-r));
+        any.type_url = (char *) url;
+        any.value.data = data;
+        any.value.len = n;
+        resp.stats = &any;
+        return zs_reply(res, &resp.base);
 }
 
 int zs_task_connect(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {

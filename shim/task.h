@@ -25,5 +25,6 @@ int zs_task_close_io(const ProtobufCMessage *request, struct zs_ttrpc_result *re
 int zs_task_resize_pty(const ProtobufCMessage *request, struct zs_ttrpc_result *res);
 int zs_task_pause(const ProtobufCMessage *request, struct zs_ttrpc_result *res);
 int zs_task_resume(const ProtobufCMessage *request, struct zs_ttrpc_result *res);
+int zs_task_stats(const ProtobufCMessage *request, struct zs_ttrpc_result *res);
 int zs_task_connect(const ProtobufCMessage *request, struct zs_ttrpc_result *res);
 int zs_task_shutdown(const ProtobufCMessage *request, struct zs_ttrpc_result *res);

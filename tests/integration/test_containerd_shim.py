@@ -73,7 +73,7 @@ def test_connect_and_shutdown(shim):
 
 @pytest.mark.parametrize("method,payload,code,message", [
     ("Nope", b"", w.UNIMPLEMENTED, "method containerd.task.v2.Task.Nope"),
-    ("Stats", w.encode([(1, "x")]), w.UNIMPLEMENTED, "Stats: container metrics are not implemented"),
+    ("Stats", w.encode([(1, "x")]), w.NOT_FOUND, "stats: no process x"),
     ("Update", w.encode([(1, "x")]), w.UNIMPLEMENTED, "Update: updating a container's resources is not implemented"),
     ("Checkpoint", b"", w.UNIMPLEMENTED, "Checkpoint: checkpoints are not supported"),
     ("State", b"\xff\xff\xff", w.INVALID_ARGUMENT, "State: the request is not a containerd.task.v2.StateRequest"),

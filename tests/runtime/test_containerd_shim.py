@@ -6,6 +6,7 @@ codes, output, a terminal, exec, kill). Each part skips, with the reason, where 
 start containers here or containerd is missing."""
 import json
 import os
+import re
 import shutil
 import sys
 import threading
@@ -207,6 +208,34 @@ def test_exec_kill_and_pids(run, bundle):
                       "/tasks/exit", "/tasks/delete"], topics
 
 
+def test_stats_and_pause(run, bundle):
+    """Stats: the cgroup's counters as containerd's metrics message of the host's hierarchy;
+    Pause and Resume: the freezer, seen in State."""
+    bundle.set_args("sleep", "1000")
+    r = run()
+    r.create()
+    with pytest.raises(w.Error) as e:
+        r.call("Stats")
+    assert e.value.code == w.FAILED_PRECONDITION  # not running yet
+    r.call("Start")
+    try:
+        stats = w.decode(w.first(r.call("Stats"), 1))
+    except w.Error as e:
+        if e.code == w.PERMISSION_DENIED:
+            pytest.skip(f"the container has no cgroup of its own here: {e.message}")
+        raise
+    url = w.first(stats, 1).decode()
+    metrics = w.decode(w.first(stats, 2))
+    pids = {"io.containerd.cgroups.v1.Metrics": 2, "io.containerd.cgroups.v2.Metrics": 1}[url]
+    assert w.first(w.decode(w.first(metrics, pids)), 1) == 1, metrics  # pids.current: sleep alone
+    r.call("Pause")
+    assert w.first(r.call("State"), 4) == 4  # PAUSED
+    r.call("Resume")
+    assert w.first(r.call("State"), 4) == RUNNING
+    topics = [t for t, _, _, _ in shimv2.events(r.dir)]
+    assert topics[-2:] == ["/tasks/paused", "/tasks/resumed"], topics
+
+
 def test_valgrind_clean_with_a_container(run, bundle, tmp_path):
     if not shutil.which("valgrind"):
         pytest.skip("no valgrind")
@@ -293,6 +322,9 @@ def test_ctr_detached_exec_and_kill(ctd):
     assert (r.returncode, r.stdout) == (4, "in exec\n"), r.stderr
     pid, status = ctd.task_pid(n)
     assert status == "RUNNING"
+    r = ctd.ctr("task", "metrics", n)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^pids.current\s+1\s*$", r.stdout, re.M), r.stdout
     r = ctd.ctr("task", "kill", "-s", "KILL", n)
     assert r.returncode == 0, r.stderr
     r = ctd.ctr("task", "attach", n)  # waits for the exit
