@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -152,6 +153,77 @@ static int verb_delete(zy_conn *c, const struct verb_args *a) {
         return zy_delete(c, a->pos[0], NULL);
 }
 
+/* create: the container held before its process's execve, with our stdio; start, wait, delete
+ * are the task verbs. */
+static int container_create(zy_conn *c, const struct verb_args *a, bool print) {
+        struct zy_container_opts o = {
+                .id = a->pos[0], .bundle = a->pos[1], .stdio = { 0, 1, 2 }, .console_socket = -1
+        };
+        struct zy_spawn_result *sr = NULL;
+        int r = zy_container_create(c, &o, &sr);
+
+        if (r < 0)
+                return r;
+        if (print)
+                printf("%s\t%d\n", sr->id, (int) sr->pid);
+        zy_spawn_result_free(sr);
+        return 0;
+}
+
+static int verb_create(zy_conn *c, const struct verb_args *a) {
+        return container_create(c, a, true);
+}
+
+static volatile sig_atomic_t container_signal;
+
+static void on_container_signal(int sig) {
+        container_signal = sig;
+}
+
+/* Waits for the container's exit on c, passing SIGINT, SIGTERM, SIGHUP and SIGQUIT on to it
+ * (through a second connection: c carries the Wait). */
+static int container_wait(zy_conn *c, const struct verb_args *a, struct zy_task_info **ret) {
+        static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+        struct sigaction sa = { .sa_handler = on_container_signal };
+        int r = zy_wait_send(c, a->pos[0]);
+
+        for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                (void) sigaction(sigs[i], &sa, NULL);
+        while (r >= 0 && !zy_conn_has_input(c)) {
+                struct pollfd p = { .fd = zy_conn_get_fd(c), .events = POLLIN };
+                if (poll(&p, 1, -1) > 0)
+                        break;
+                int sig = container_signal;
+                container_signal = 0;
+                if (sig > 0) {
+                        zy_conn *k = NULL;
+                        if (lc_connect(a->socket, &k, NULL) >= 0)
+                                (void) zy_kill(k, a->pos[0], sig, false);
+                        zy_conn_free(k);
+                }
+        }
+        return r < 0 ? r : zy_wait_read(c, ret);
+}
+
+/* container: create, start, wait and delete, as `runc run` does; exits with the container's
+ * status. */
+static int verb_container(zy_conn *c, const struct verb_args *a) {
+        struct zy_task_info *t = NULL;
+        int r = container_create(c, a, false);
+
+        if (r < 0)
+                return r;
+        r = zy_start(c, a->pos[0]);
+        if (r >= 0)
+                r = container_wait(c, a, &t);
+        (void) zy_delete(c, a->pos[0], NULL);
+        if (r < 0)
+                return r;
+        r = lc_task_exit_status(t);
+        zy_task_info_free(t);
+        return r;
+}
+
 static void print_profiles(const struct zy_profile_list *l) {
         int w = 7;
 
@@ -224,6 +296,13 @@ static const struct verb verbs[] = {
         { "state", "ID", 1, 1, "show a task", NULL, ZY_METHOD_STATE, verb_state },
         { "delete", "ID", 1, 1, "forget a stopped task (kill and forget a held one)", NULL, ZY_METHOD_DELETE,
           verb_delete },
+        { "create", "ID BUNDLE", 2, 2, "create an OCI bundle's container from zygoted, held until start",
+          "Root with CAP_SYS_ADMIN. The container's stdio is launchctl's; start, wait, kill --all,\n"
+          "state and delete work on it by its ID. Prints the ID and the init's pid.\n",
+          NULL, verb_create },
+        { "container", "ID BUNDLE", 2, 2, "run an OCI bundle's container from zygoted (create, start, wait, delete)",
+          "Exits with the container's status; SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to it.\n", NULL,
+          verb_container },
         { "profiles", "", 0, 0, "list the profiles and their tiers", NULL, ZY_METHOD_LIST_PROFILES, verb_profiles },
         { "status", "", 0, 0, "show the socket, daemon, kernel features, profiles",
           "With --json, the daemon's GetStatus reply with every key in snake_case\n"
@@ -267,8 +346,9 @@ static void verb_help(const struct verb *v) {
                toupper((unsigned char) v->summary[0]), v->summary + 1);
         if (v->help)
                 printf("%s", v->help);
-        printf("  --json          print the daemon's reply as JSON\n"
-               "  --socket PATH   zygoted's socket\n"
+        if (v->method)
+                printf("  --json          print the daemon's reply as JSON\n");
+        printf("  --socket PATH   zygoted's socket\n"
                "  --help          show this help\n");
 }
 
@@ -422,6 +502,8 @@ static int run_verb(const struct verb *v, const char *socket_path, int argc, cha
         while ((o = getopt_long(argc, argv, "", opts, NULL)) >= 0)
                 switch (o) {
                 case 'j':
+                        if (!v->method)
+                                return lc_usage_error(v->name, "unknown option '--json'");
                         a.json = true;
                         break;
                 case 'a':

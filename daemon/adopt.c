@@ -103,6 +103,7 @@ static int adopt_task(struct zd_daemon *d, const char *name, int fd) {
         t->created_at = (double) s.created_ms / 1000.0;
         t->started_at = t->created_at;
         t->adopted = true;
+        t->container = s.container;
         t->fd_name = TAKE_PTR(fd_name); /* still in the store: systemd keeps its own copy */
         zd_stored_task_done(&s);
         argv_from_proc(t, pidfd);

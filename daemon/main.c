@@ -9,6 +9,8 @@
  */
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
@@ -22,6 +24,8 @@
 #include "daemon.h"
 #include "log.h"
 #include "own-filter.h"
+#include "reference.h"
+#include "runtime.h"
 #include "methods.h"
 #include "getfilter.h"
 #include "registry.h"
@@ -47,6 +51,8 @@ static void usage(FILE *f) {
                    "  --profiles DIR        load *.json profiles from DIR; repeatable, a later DIR\n"
                    "                        overrides a profile of the same name (default: the bundled\n"
                    "                        profiles, then /etc/zygote/profiles if it exists)\n"
+                   "  --container-root DIR  the state of the containers it starts (default: containers\n"
+                   "                        beside the socket, /run/zygote/containers as root)\n"
                    "  --tier TIER           auto (default), clone, inherit or load: force how workers\n"
                    "                        get their filter (for tests and benchmarks); a profile that\n"
                    "                        cannot use a forced tier is left out, --tier clone on a\n"
@@ -301,6 +307,23 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
         return -1;
 }
 
+/* First of all: zygoted runs from a sealed memfd copy of itself (runc/sealed-copy.c, the
+ * CVE-2019-5736 class): a container's init and an exec'd process are copies of zygoted until
+ * their execve, and /proc/PID/exe of them must name no file anyone could write. The reference
+ * helper beside the program is found before the program is a memfd. */
+static int run_sealed(char **argv) {
+        char helper[PATH_MAX];
+        int r;
+
+        if (!secure_getenv("ZYGOTE_REF_HELPER") && zr_helper_path(helper, sizeof(helper)) >= 0 &&
+            setenv("ZYGOTE_REF_HELPER", helper, 1) < 0)
+                return -errno;
+        r = zrc_runc_run_sealed(argv);
+        if (r < 0)
+                fprintf(stderr, "zygoted: re-executing from a sealed copy of this program: %s\n", strerror(-r));
+        return r;
+}
+
 /* The containers' state beside the socket: /run/zygote/zygoted.sock's is /run/zygote/containers,
  * so that two daemons never share it. */
 static int container_root_default(const char *socket_path, char **ret) {
@@ -465,6 +488,9 @@ int main(int argc, char **argv) {
         _cleanup_free_ char *socket_path = NULL;
         int r, n_passed;
 
+        r = run_sealed(argv);
+        if (r < 0)
+                return 1;
         r = parse_options(argc, argv, &d, &socket_path);
         if (r >= 0)
                 return r;

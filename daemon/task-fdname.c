@@ -7,6 +7,9 @@
  *
  *     zt/<owner uid>/<run uid>/<pid>/<tier>/<created, ms since the epoch>/<profile>/<task id>
  *
+ * and zc/ instead of zt/ for a container's process (daemon/container.c: its cgroup and state
+ * go with it, so the next daemon must know it is one).
+ *
  * An fd name is ASCII without control characters and ':', at most 255 bytes (systemd's
  * fdname_is_valid()); profile and id are %-encoded so that any profile file name fits ('/', ':',
  * '%' and everything outside 0x21..0x7e become %XX). argv and exe are not in the name: the next
@@ -85,8 +88,8 @@ static int get_decoded(const char *s, size_t n, char **ret) {
 
 int zd_task_fdname_format(const struct zd_stored_task *t, char **ret) {
         char buf[ZD_FDNAME_MAX + 1];
-        int n = snprintf(buf, sizeof(buf), "zt/%u/%u/%d/%s/%llu/", t->owner, t->run_uid, t->pid,
-                         zd_tier_to_string(t->tier), t->created_ms);
+        int n = snprintf(buf, sizeof(buf), "%s/%u/%u/%d/%s/%llu/", t->container ? "zc" : "zt", t->owner, t->run_uid,
+                         t->pid, zd_tier_to_string(t->tier), t->created_ms);
         if (n < 0 || (size_t) n >= sizeof(buf))
                 return -ENAMETOOLONG;
         char *p = buf + n, *end = buf + sizeof(buf);
@@ -129,7 +132,8 @@ static int parse_uint(const char *s, size_t n, unsigned long long max, unsigned 
 int zd_task_fdname_parse(const char *name, struct zd_stored_task *ret) {
         const char *f[8];
         size_t len[8], k = 0;
-        if (strncmp(name, "zt/", 3) != 0)
+        bool container = strncmp(name, "zc/", 3) == 0;
+        if (strncmp(name, "zt/", 3) != 0 && !container)
                 return -EINVAL;
         for (const char *p = name + 3;; k++) {
                 if (k == ELEMENTSOF(f))
@@ -154,7 +158,11 @@ int zd_task_fdname_parse(const char *name, struct zd_stored_task *ret) {
         memcpy(tier, f[3], len[3]);
         tier[len[3]] = 0;
         struct zd_stored_task s = {
-                .owner = (unsigned) owner, .run_uid = (unsigned) run_uid, .pid = (int) pid, .created_ms = created
+                .owner = (unsigned) owner,
+                .run_uid = (unsigned) run_uid,
+                .pid = (int) pid,
+                .created_ms = created,
+                .container = container,
         };
         if (zd_tier_from_string(tier, &s.tier) < 0 || s.tier == ZD_TIER_AUTO)
                 return -EINVAL;

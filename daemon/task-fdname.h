@@ -2,6 +2,8 @@
 /* A task's name in systemd's fd store; see task-fdname.c for the format. */
 #pragma once
 
+#include <stdbool.h>
+
 #include "tier.h"
 
 #define ZD_FDNAME_MAX 255 /* systemd's limit for FDNAME= */
@@ -13,6 +15,7 @@ struct zd_stored_task {
         enum zd_tier tier;
         unsigned long long created_ms; /* ms since the epoch */
         char *profile, *id;            /* owned after zd_task_fdname_parse() */
+        bool container;                /* a container's init or exec'd process: "zc/" */
 };
 
 /* The name for t (profile and id %-encoded); -ENAMETOOLONG when it exceeds ZD_FDNAME_MAX. The

@@ -140,6 +140,7 @@ static void task_store(struct zd_task *t) {
                 .created_ms = (unsigned long long) (t->created_at * 1000.0 + 0.5),
                 .profile = t->profile ? t->profile : (char *) "",
                 .id = t->id,
+                .container = t->container,
         };
         int r = zd_task_fdname_format(&s, &name);
         if (r < 0) {

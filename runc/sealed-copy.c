@@ -12,6 +12,9 @@
  * is never reachable from a container. (Non-dumpable processes, sandbox.c, keep the container
  * from opening /proc/PID/exe at all; this holds even for a container with CAP_SYS_PTRACE.)
  *
+ * zygoted does the same at its start (daemon/main.c): the container inits and exec'd processes its
+ * container workers make are copies of zygoted until their execve.
+ *
  * The loop guard is the seals themselves: a process whose /proc/self/exe already carries them
  * runs on. An environment variable marks the re-exec only to fail closed instead of looping,
  * should the copy somehow not read as sealed, and is removed before anything else runs.
@@ -50,7 +53,7 @@ static int running_sealed(void) {
         return (seals & ZRC_SEALS) == ZRC_SEALS;
 }
 
-static int sealed_copy(void) {
+static int sealed_copy(const char *name) {
         _cleanup_close_ int exe = -EBADF, mfd = -EBADF;
         struct stat st;
         off_t done = 0;
@@ -60,9 +63,9 @@ static int sealed_copy(void) {
                 return -errno;
         /* MFD_EXEC: kernels with vm.memfd_noexec would otherwise make it non-executable; older
          * kernels refuse the unknown flag, and their memfds are executable anyway */
-        mfd = memfd_create("zygote-runc", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+        mfd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
         if (mfd < 0 && errno == EINVAL)
-                mfd = memfd_create("zygote-runc", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+                mfd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (mfd < 0)
                 return -errno;
         while (done < st.st_size) {
@@ -101,7 +104,7 @@ int zrc_runc_run_sealed(char **argv) {
         }
         if (marker)
                 return -ELOOP; /* re-executed, yet not running sealed: never run unsealed */
-        fd = sealed_copy();
+        fd = sealed_copy(argv[0] && strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0] ? argv[0] : "zygote");
         if (fd < 0)
                 return fd;
         if (setenv(ZRC_SEALED_ENV, "1", 1) < 0) {

@@ -114,7 +114,11 @@ def test_build_where_only_root_may_search(daemons, bins, needs_root):
     for name in ("zygoted", "zygote-ref"):
         own[name] = shutil.copy2(bins[name], os.path.join(hidden, name))
     d = daemons(bins=own)
-    assert os.readlink(f"/proc/{d.proc.pid}/exe") == own["zygoted"]
+    # zygoted runs from a sealed copy of itself (its exe is a memfd): the program it was started
+    # as is its argv[0]
+    with open(f"/proc/{d.proc.pid}/cmdline", "rb") as f:
+        assert f.read().split(b"\0")[0].decode() == own["zygoted"]
+    assert os.readlink(f"/proc/{d.proc.pid}/exe").startswith("/memfd:zygoted")
 
     status = json.loads(d.launchctl("status", "--json").stdout)
     default = next(p for p in status["profiles"] if p["name"] == "default")

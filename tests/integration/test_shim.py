@@ -143,8 +143,9 @@ def check_lifecycle_events(events, task_id, pid, started=True):
 
 
 def held_exes(d):
-    """What a held worker may still run: zygote-ref (inherit tier) or zygoted (clone, load)."""
-    return {os.path.realpath(d.bins["zygote-ref"]), os.path.realpath(d.bins["zygoted"])}
+    """What a held worker may still run: zygote-ref (inherit tier) or zygoted (clone, load), which
+    runs from a sealed memfd copy of itself."""
+    return {os.path.realpath(d.bins["zygote-ref"]), "/memfd:zygoted (deleted)"}
 
 
 # ---- the lifecycle ------------------------------------------------------------------------------

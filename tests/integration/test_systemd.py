@@ -163,7 +163,9 @@ def test_systemd_socket_activate(sd_bins, tmp_path):
         assert b"listening on a socket from systemd" in log, log.decode()
         assert not os.path.exists(own), "zygoted bound its own socket although one was passed"
         # The passed socket is the only listening socket zygoted holds.
-        assert os.readlink(f"/proc/{p.pid}/exe") == os.path.realpath(sd_bins["zygoted"])
+        assert os.readlink(f"/proc/{p.pid}/exe") == "/memfd:zygoted (deleted)"  # its sealed copy
+        with open(f"/proc/{p.pid}/cmdline", "rb") as f:
+            assert f.read().split(b"\0")[0].decode() == sd_bins["zygoted"]
         ino = listening_sockets().get(sock)
         assert ino is not None
         def fd_link(fd):

@@ -1,0 +1,393 @@
+# SPDX-License-Identifier: MIT
+"""Containers started by zygoted (CreateContainer, ExecContainer): the container worker runs
+zygote-runc's create and exec recipes, the init and every exec'd process are zygoted's children and
+tasks (Start, Wait, Kill with all, Pids, Delete), and a caller gets no more than it has: only a
+root caller holding CAP_SYS_ADMIN, unconfined, in zygoted's namespaces may ask, and the container
+holds no capability outside the caller's sets. A failed create leaves no process, cgroup or state."""
+import array
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from containertools import PODMAN_PROFILE, container_id
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
+import zytest  # noqa: E402
+
+from conftest import BUILD_DIR, SOURCE_DIR  # noqa: E402
+
+L = "io.zygote.Launcher."
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(scope="module")
+def staged():
+    stage, bins = zytest.stage_build(BUILD_DIR, SOURCE_DIR)
+    yield bins
+    zytest.remove_workdir(stage)
+
+
+@pytest.fixture
+def daemon(staged, needs_root):
+    d = zytest.Daemon(staged, zytest.make_workdir())
+    d.start()
+    yield d
+    assert d.stop() == 0, d.log()
+    zytest.remove_workdir(d.dir)
+
+
+def containers_dir(d):
+    return os.path.join(os.path.dirname(d.socket), "containers")
+
+
+def create(conn, bundle, cid, stdout=None, console=None, check=True):
+    fds = [os.open(bundle.path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)]
+    params = {"id": cid, "bundle": 0}
+    if stdout is not None:
+        fds.append(stdout)
+        params["stdout"] = params["stderr"] = 1
+    if console is not None:
+        fds.append(console)
+        params["consoleSocket"] = len(fds) - 1
+    try:
+        return conn.call(L + "CreateContainer", params, fds=fds, check=check)
+    finally:
+        os.close(fds[0])
+
+
+def run_container(conn, bundle, tmp_path, cid=None):
+    """Create, start and wait: the output and the stopped task."""
+    cid = cid or container_id()
+    out = tmp_path / f"{cid}.out"
+    with open(out, "w") as f:
+        r = create(conn, bundle, cid, stdout=f.fileno())
+    assert r.parameters["id"] == cid
+    conn.call(L + "Start", {"id": cid})
+    task = conn.call(L + "Wait", {"id": cid}).parameters["task"]
+    conn.call(L + "Delete", {"id": cid})
+    return out.read_text(), task
+
+
+def cgroup_of(pid):
+    with open(f"/proc/{pid}/cgroup") as f:
+        return f.read().strip().split("::", 1)[-1]
+
+
+def test_run_output_exit_and_filter(daemon, bundle, tmp_path):
+    """The container's output and exit code; Podman's profile confines it (Seccomp: 2), compiled
+    once by zygoted's cache (GetFilter of the same object answers cached) and not per start."""
+    if not os.path.exists(PODMAN_PROFILE):
+        pytest.skip(f"no {PODMAN_PROFILE} (package golang-github-containers-common)")
+    with open(PODMAN_PROFILE) as f:
+        bundle.config["linux"]["seccomp"] = json.load(f)
+    bundle.set_args("sh", "-c", "echo hello; grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status; hostname; exit 7")
+    with daemon.connect() as c:
+        out, task = run_container(c, bundle, tmp_path)
+        assert task["exitCode"] == 7, task
+        assert "hello" in out and "Seccomp:\t2" in out, out
+        assert bundle.config["hostname"] in out, out
+        cached = c.call(L + "GetFilter", {"seccomp": bundle.config["linux"]["seccomp"]}).parameters["cached"]
+        c.call(L + "GetFilter", {"seccomp": bundle.config["linux"]["seccomp"]}, check=False).close_fds()
+        assert cached, "the container's filter was not compiled by zygoted's cache"
+        out2, task2 = run_container(c, bundle, tmp_path)
+        assert task2["exitCode"] == 7 and "Seccomp:\t2" in out2, out2
+    zytest.wait_for(lambda: not os.listdir(containers_dir(daemon)), "Delete removing the state", timeout=10)
+
+
+def test_init_is_zygoteds_child_in_its_cgroup(daemon, bundle):
+    bundle.set_args("sleep", "60")
+    cid = container_id()
+    with daemon.connect() as c:
+        r = create(c, bundle, cid)
+        pid = r.parameters["pid"]
+        r.close_fds()
+        assert zytest.proc_status(pid)["PPid"] == str(daemon.proc.pid), "the init is not zygoted's child"
+        assert cgroup_of(pid).endswith(cid), cgroup_of(pid)
+        assert c.call(L + "State", {"id": cid}).parameters["task"]["state"] == "created"
+        c.call(L + "Start", {"id": cid})
+        assert c.call(L + "State", {"id": cid}).parameters["task"]["state"] == "running"
+        assert c.call(L + "Pids", {"id": cid}).parameters["pids"] == [pid]
+        c.call(L + "Kill", {"id": cid, "signal": 9, "all": True})
+        assert c.call(L + "Wait", {"id": cid}).parameters["task"]["signal"] == 9
+        c.call(L + "Delete", {"id": cid})
+    zytest.wait_for(lambda: not os.listdir(containers_dir(daemon)), "the state directory removed")
+
+
+def test_exec_joins_the_container(daemon, bundle, tmp_path):
+    bundle.set_args("sleep", "60")
+    cid, eid = container_id(), container_id("e-")
+    out = tmp_path / "exec.out"
+    with daemon.connect() as c:
+        create(c, bundle, cid).close_fds()
+        c.call(L + "Start", {"id": cid})
+        proc = dict(bundle.config["process"], args=["sh", "-c", "cat /proc/1/cmdline; echo; hostname; exit 3"])
+        with open(out, "w") as f:
+            r = c.call(L + "ExecContainer", {"container": cid, "id": eid, "process": proc, "stdout": 0, "stderr": 0},
+                       fds=[f.fileno()])
+        r.close_fds()
+        assert c.call(L + "State", {"id": eid}).parameters["task"]["state"] == "created"
+        c.call(L + "Start", {"id": eid})
+        assert c.call(L + "Wait", {"id": eid}).parameters["task"]["exitCode"] == 3
+        text = out.read_text()
+        # the container's pid namespace (its pid 1 is the init's sleep) and its hostname
+        assert text.startswith("sleep\x0060"), text
+        assert bundle.config["hostname"] in text, text
+        # an exec into something that is no container of zygoted's
+        e = c.call_error(L + "ExecContainer", {"container": "nope", "id": container_id("e-"), "process": proc})
+        assert e.error == L + "NoSuchTask", e
+        c.call(L + "Kill", {"id": cid, "signal": 9, "all": True})
+        c.call(L + "Wait", {"id": cid})
+        c.call(L + "Delete", {"id": eid})
+        c.call(L + "Delete", {"id": cid})
+
+
+def test_terminal_through_console_socket(daemon, bundle):
+    bundle.config["process"]["terminal"] = True
+    bundle.set_args("sh", "-c", "tty; echo term-ok")
+    cid = container_id()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with daemon.connect() as c:
+        create(c, bundle, cid, console=theirs.fileno()).close_fds()
+        theirs.close()
+        ours.settimeout(10)
+        fds = array.array("i")
+        msg, anc, _, _ = ours.recvmsg(4096, socket.CMSG_SPACE(4))
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(data[:4])
+        assert len(fds) == 1, "no pty master came on the console socket"
+        master = fds[0]
+        c.call(L + "Start", {"id": cid})
+        text = b""
+        deadline = time.monotonic() + 10
+        while b"term-ok" not in text and time.monotonic() < deadline:
+            zytest.wait_readable(master, 10)
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            text += chunk
+        os.close(master)
+        assert b"/dev/pts/0" in text and b"term-ok" in text, text
+        c.call(L + "Wait", {"id": cid})
+        c.call(L + "Delete", {"id": cid})
+    ours.close()
+
+
+def test_failed_create_leaves_nothing(daemon, bundle, tmp_path):
+    """A missing binary, a poststart hook (nothing would run it) and a bundle without config.json
+    fail with the runtime's words; no process, cgroup or state stays."""
+    with daemon.connect() as c:
+        bundle.set_args("/no/such/binary")
+        cid = container_id()
+        e = create(c, bundle, cid, check=False)
+        assert e.error == L + "SpawnFailed" and e.parameters["step"] == "create", e
+        assert "/no/such/binary" in e.parameters["message"], e
+        assert c.call_error(L + "State", {"id": cid}).error == L + "NoSuchTask"
+
+        bundle.set_args("true")
+        bundle.config["hooks"] = {"poststart": [{"path": "/bin/true"}]}
+        bundle.save()
+        e = create(c, bundle, container_id(), check=False)
+        assert e.error == L + "SpawnFailed" and "hooks.poststart" in e.parameters["message"], e
+        del bundle.config["hooks"]
+        bundle.save()
+
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        fd = os.open(empty, os.O_PATH | os.O_DIRECTORY)
+        e = c.call(L + "CreateContainer", {"id": container_id(), "bundle": 0}, fds=[fd], check=False)
+        os.close(fd)
+        assert e.error == L + "SpawnFailed" and "config.json" in e.parameters["message"], e
+
+        cid = container_id()
+        create(c, bundle, cid).close_fds()
+        e = create(c, bundle, cid, check=False)
+        assert e.error == L + "TaskExists", e
+        c.call(L + "Delete", {"id": cid})
+    zytest.wait_for(lambda: not os.listdir(containers_dir(daemon)), "no state left")
+    zytest.wait_for(lambda: not [p for p in os.listdir("/proc") if p.isdigit() and _ppid(p) == daemon.proc.pid
+                                 and not _comm(p).startswith("zygote-")], "no process of the containers left", timeout=10)
+
+
+def _ppid(pid):
+    try:
+        return int(zytest.proc_status(int(pid))["PPid"])
+    except (OSError, KeyError, ValueError):
+        return -1
+
+
+def _comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+CLIENT = r"""
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import varlink
+c = varlink.connect(sys.argv[2])
+fd = int(sys.argv[3])
+r = c.call("io.zygote.Launcher.CreateContainer", {"id": sys.argv[4], "bundle": 0}, fds=[fd], check=False)
+r.close_fds()
+print(json.dumps({"error": r.error, "parameters": r.parameters}))
+"""
+
+
+def create_as(daemon, bundle, *wrapper):
+    cid = container_id()
+    integration = os.path.join(SOURCE_DIR, "tests", "integration")
+    # the bundle's fd, opened here: the caller needs no access to the path
+    fd = os.open(bundle.path, os.O_PATH | os.O_DIRECTORY)
+    try:
+        r = subprocess.run([*wrapper, sys.executable, "-c", CLIENT, integration, daemon.socket, str(fd), cid],
+                           capture_output=True, text=True, timeout=60, pass_fds=[fd])
+    finally:
+        os.close(fd)
+    assert r.returncode == 0, r.stderr
+    return cid, json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("case", ["nobody", "no-sys-admin", "seccomp"])
+def test_refused_callers(daemon, bundle, case):
+    """Containers are made with root's powers: a caller without them is refused, with the reason."""
+    if case == "nobody":
+        wrapper = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        want = L + "PermissionDenied"
+    elif case == "no-sys-admin":
+        wrapper = ["setpriv", "--bounding-set=-sys_admin"]
+        want = L + "PermissionDenied"
+    else:
+        wrapper = [sys.executable, os.path.join(SOURCE_DIR, "tests", "integration", "seccomp_wrap.py")]
+        want = L + "CallerConfined"
+    if case == "nobody":
+        os.chmod(os.path.dirname(daemon.socket), 0o755)
+        os.chmod(daemon.socket, 0o777)
+    cid, r = create_as(daemon, bundle, *wrapper)
+    assert r["error"] == want, r
+    assert r["parameters"]["reason"], r
+    assert not os.path.exists(os.path.join(containers_dir(daemon), cid))
+
+
+def test_no_capability_beyond_the_callers(daemon, bundle):
+    """A caller whose bounding set lacks CAP_KILL, which the container asks for, gets no container
+    with it: the worker took the caller's sets, and the init's capset fails."""
+    caps = bundle.config["process"]["capabilities"]
+    assert "CAP_KILL" in caps["bounding"], caps
+    bundle.set_args("true")
+    cid, r = create_as(daemon, bundle, "setpriv", "--bounding-set=-kill")
+    assert r["error"] == L + "SpawnFailed", r
+    assert not os.path.exists(os.path.join(containers_dir(daemon), cid))
+    # the same caller, asking only for what it has, gets its container
+    for kind in caps:
+        caps[kind] = [x for x in caps[kind] if x != "CAP_KILL"]
+    bundle.save()
+    cid, r = create_as(daemon, bundle, "setpriv", "--bounding-set=-kill")
+    assert r["error"] is None, r
+    with daemon.connect() as c:
+        c.call(L + "Delete", {"id": cid})
+
+
+F_GET_SEALS = 1034
+SEALS = 0x1 | 0x2 | 0x4 | 0x8  # F_SEAL_SEAL, SHRINK, GROW, WRITE
+
+
+def test_held_init_is_no_door_to_the_host(daemon, bundle):
+    """CVE-2019-5736 class: the held init (and any exec'd process until its execve) is a copy of
+    zygoted; its /proc/PID/exe must name no file anyone can write. zygoted runs from a sealed memfd
+    copy of itself, so the init's exe carries every seal and refuses writing, even to root."""
+    import fcntl
+    bundle.set_args("true")
+    cid = container_id()
+    with daemon.connect() as c:
+        r = create(c, bundle, cid)
+        pid = r.parameters["pid"]
+        r.close_fds()
+        for who in (daemon.proc.pid, pid):
+            assert os.readlink(f"/proc/{who}/exe").startswith("/memfd:"), os.readlink(f"/proc/{who}/exe")
+            fd = os.open(f"/proc/{who}/exe", os.O_RDONLY)
+            try:
+                assert fcntl.fcntl(fd, F_GET_SEALS) & SEALS == SEALS
+            finally:
+                os.close(fd)
+            with pytest.raises(OSError):
+                os.open(f"/proc/{who}/exe", os.O_WRONLY)
+        c.call(L + "Delete", {"id": cid})
+
+
+def test_launchctl_container_and_create(daemon, bundle, tmp_path):
+    """launchctl container runs a bundle as `runc run` does (its output on launchctl's stdout, its
+    exit status); launchctl create holds it for start, wait and delete; a bad bundle is an error."""
+    bundle.set_args("sh", "-c", "echo from-launchctl; exit 5")
+    out = tmp_path / "out"
+    with open(out, "w") as f:
+        r = daemon.launchctl("container", container_id(), bundle.path, stdout=f)
+    assert r.returncode == 5, r.stderr
+    assert out.read_text() == "from-launchctl\n"
+    cid = container_id()
+    # the held init keeps launchctl's stdio: files, not pipes, which would not see EOF
+    with open(out, "w") as f:
+        r = subprocess.run([daemon.bins["launchctl"], "--socket", daemon.socket, "create", cid, bundle.path],
+                           stdout=f, stderr=f, stdin=subprocess.DEVNULL, timeout=60)
+    assert r.returncode == 0, out.read_text()
+    assert out.read_text().split()[0] == cid
+    assert daemon.launchctl("start", cid).returncode == 0
+    assert daemon.launchctl("wait", cid).returncode == 5
+    assert daemon.launchctl("delete", cid).returncode == 0
+    r = daemon.launchctl("container", container_id(), str(tmp_path / "missing"))
+    assert r.returncode == 1 and b"No such file or directory" in r.stderr, r.stderr
+    r = daemon.launchctl("create", "--json", cid, bundle.path)
+    assert r.returncode == 2 and b"--json" in r.stderr, r.stderr
+
+
+def test_restart_adopts_containers(staged, bundle, tmp_path):
+    """Under a service manager, a restarted zygoted adopts the containers' processes from the fd
+    store as containers: Kill with all reaches every process in the container's cgroup, and
+    Delete removes its cgroup and state."""
+    from sdmanager import FakeManager, pidfd_info_exit_supported, reap_zombies, PR_SET_CHILD_SUBREAPER, prctl
+    if not pidfd_info_exit_supported():
+        pytest.skip("the kernel lacks PIDFD_INFO_EXIT (Linux 6.15): an adopted task's status cannot be known")
+    work = tmp_path / "sd"
+    work.mkdir()
+    os.chmod(work, 0o755)
+    m = FakeManager(str(work), staged)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)  # the orphans of a stopped zygoted come to us, as to systemd
+    try:
+        m.socket_unit()
+        m.start()
+        m.wait_ready()
+        bundle.set_args("sh", "-c", "sleep 300 & sleep 300")
+        cid = container_id()
+        out = tmp_path / "out"
+        with open(out, "w") as f:
+            r = subprocess.run([staged["launchctl"], "--socket", m.socket, "create", cid, bundle.path],
+                               stdout=f, stderr=f, stdin=subprocess.DEVNULL, timeout=60)
+        assert r.returncode == 0, out.read_text()
+        assert m.launchctl("start", cid).returncode == 0
+        assert any(n.startswith(f"zc/") and n.endswith("/" + cid) for n in m.names()), m.names()
+        assert os.waitstatus_to_exitcode(m.stop()) == 0
+        m.start()
+        m.wait_ready()
+        m.wait_log(r"adopted 1 tasks")
+        state = os.path.join(str(work), "containers", cid)
+        assert os.path.isdir(state)
+        assert m.launchctl("kill", "--all", cid, "KILL").returncode == 0
+        zytest.wait_for(lambda: (reap_zombies() or True) and m.state(cid)["state"] == "stopped",
+                        "the adopted container stopped", timeout=30)
+        assert m.launchctl("delete", cid).returncode == 0
+        zytest.wait_for(lambda: not os.path.exists(state), "the adopted container's state removed", timeout=30)
+        assert os.waitstatus_to_exitcode(m.stop()) == 0
+    finally:
+        m.close()
+        reap_zombies()
+        prctl(PR_SET_CHILD_SUBREAPER, 0)
