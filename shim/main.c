@@ -153,7 +153,7 @@ static int serve(int fd, const char *path, const struct options *o) {
         int r;
 
         signal(SIGPIPE, SIG_IGN);
-        zs_publish_init(o->publish_binary, o->address, o->ns);
+        zs_publish_init(getenv("TTRPC_ADDRESS"), o->publish_binary, o->address, o->ns);
         r = zs_ttrpc_serve(fd, zs_service_handle);
         if (r < 0)
                 zs_log("serving %s: %s", path, strerror(-r));

@@ -83,7 +83,8 @@ static int stats_v2(pid_t init, uint8_t **ret_data, size_t *ret_length) {
         r = zs_cgroup_dir(init, NULL, &dir);
         if (r < 0)
                 return r;
-        if ((r = read_u64(dir, "pids.current", &pids.current)) < 0 || (r = read_u64(dir, "pids.max", &pids.limit)) < 0 ||
+        if ((r = read_u64(dir, "pids.current", &pids.current)) < 0 ||
+            (r = read_u64(dir, "pids.max", &pids.limit)) < 0 ||
             (r = read_key(dir, "cpu.stat", "usage_usec", &cpu.usage_usec)) < 0 ||
             (r = read_key(dir, "cpu.stat", "user_usec", &cpu.user_usec)) < 0 ||
             (r = read_key(dir, "cpu.stat", "system_usec", &cpu.system_usec)) < 0 ||

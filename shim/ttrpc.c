@@ -261,3 +261,61 @@ int zs_ttrpc_serve(int listen_fd, zs_ttrpc_handler handler) {
                         return r;
         }
 }
+
+/* ---- the client side: one call at a time ----------------------------------------------------- */
+
+int zs_ttrpc_call(int fd, uint32_t stream, const char *service, const char *method, const uint8_t *payload,
+                  size_t length, char **ret_message) {
+        ZsTtrpc__Request req = ZS_TTRPC__REQUEST__INIT;
+        ZsTtrpc__Response *resp = NULL;
+        _cleanup_free_ uint8_t *buf = NULL, *data = NULL;
+        struct zs_ttrpc_header h;
+        uint8_t hbuf[ZS_TTRPC_HEADER_SIZE];
+        size_t n;
+        int r;
+
+        req.service = (char *) service;
+        req.method = (char *) method;
+        req.payload.data = (uint8_t *) payload;
+        req.payload.len = length;
+        n = zs_ttrpc__request__get_packed_size(&req);
+        if (n > ZS_TTRPC_MESSAGE_MAX)
+                return -EMSGSIZE;
+        buf = malloc(ZS_TTRPC_HEADER_SIZE + n);
+        if (!buf)
+                return -ENOMEM;
+        zs_ttrpc_header_encode(&(struct zs_ttrpc_header){ .length = n, .stream = stream, .type = ZS_TTRPC_REQUEST },
+                               buf);
+        zs_ttrpc__request__pack(&req, buf + ZS_TTRPC_HEADER_SIZE);
+        r = write_full(fd, buf, ZS_TTRPC_HEADER_SIZE + n);
+        if (r < 0)
+                return r;
+        /* the answer to this stream; nothing else is in flight on this connection */
+        for (;;) {
+                r = read_full(fd, hbuf, sizeof(hbuf));
+                if (r <= 0)
+                        return r == 0 ? -ECONNRESET : r;
+                zs_ttrpc_header_decode(hbuf, &h);
+                if (h.length > ZS_TTRPC_MESSAGE_MAX)
+                        return -EBADMSG;
+                free(data);
+                data = malloc(h.length ? h.length : 1);
+                if (!data)
+                        return -ENOMEM;
+                r = read_full(fd, data, h.length);
+                if (h.length > 0 && r <= 0)
+                        return r == 0 ? -ECONNRESET : r;
+                if (h.type == ZS_TTRPC_RESPONSE && h.stream == stream)
+                        break;
+        }
+        resp = zs_ttrpc__response__unpack(NULL, h.length, data);
+        if (!resp)
+                return -EBADMSG;
+        r = resp->status ? resp->status->code : ZS_CODE_OK;
+        if (r < 0)
+                r = ZS_CODE_UNKNOWN;
+        if (r != ZS_CODE_OK && ret_message && resp->status->message)
+                *ret_message = strdup(resp->status->message);
+        zs_ttrpc__response__free_unpacked(resp, NULL);
+        return r;
+}

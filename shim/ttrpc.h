@@ -66,3 +66,9 @@ typedef void (*zs_ttrpc_handler)(const char *service, const char *method, const 
 /* Serves listen_fd until a handler's result asks to stop (after that reply went out). Returns 0,
  * or a negative errno when the listening socket fails. */
 int zs_ttrpc_serve(int listen_fd, zs_ttrpc_handler handler);
+
+/* A call on a connected socket (the client side; one call in flight per connection): the status
+ * code (>= 0; with a failure's message in *ret_message, malloc'd, when ret_message is given), or a
+ * negative errno when the transport failed. The response's payload is not kept. */
+int zs_ttrpc_call(int fd, uint32_t stream, const char *service, const char *method, const uint8_t *payload,
+                  size_t length, char **ret_message);

@@ -116,3 +116,57 @@ def copy_shim(build_dir, directory):
     shutil.copyfile(os.path.join(build_dir, "containerd-shim-zygote-v2"), dst)
     os.chmod(dst, 0o755)
     return dst
+
+
+class FakeEvents:
+    """containerd's ttrpc events service, as far as the shim uses it: a socket that answers every
+    Forward call with success and records (service, method, namespace, topic, type_url, event)."""
+
+    def __init__(self, directory):
+        import socket
+        import threading
+        self.path = os.path.join(directory, "events.ttrpc")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        self.sock.listen(8)
+        self.received = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        import threading
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+
+    def handle(self, conn):
+        import struct
+
+        def exactly(n):
+            buf = b""
+            while len(buf) < n:
+                chunk = conn.recv(n - len(buf))
+                if not chunk:
+                    raise EOFError
+                buf += chunk
+            return buf
+        try:
+            while True:
+                length, stream, kind, _ = struct.unpack(">IIBB", exactly(10))
+                req = w.decode(exactly(length))
+                env = w.decode(w.first(w.decode(w.first(req, 3, b"")), 1, b""))
+                any_ = w.decode(w.first(env, 4, b""))
+                with self.lock:
+                    self.received.append((w.first(req, 1).decode(), w.first(req, 2).decode(),
+                                          w.first(env, 2, b"").decode(), w.first(env, 3, b"").decode(),
+                                          w.first(any_, 1, b"").decode(), w.decode(w.first(any_, 2, b""))))
+                resp = w.encode([(1, [(1, 0)])])
+                conn.sendall(struct.pack(">IIBB", len(resp), stream, w.RESPONSE, 0) + resp)
+        except (EOFError, OSError):
+            conn.close()
+
+    def close(self):
+        self.sock.close()

@@ -52,10 +52,10 @@ def zygoted(staged):
 class Run:
     """A shim started in the bundle, with fifos and a fake publisher in a directory of the test's."""
 
-    def __init__(self, staged, zygoted, bundle, directory, wrapper=()):
+    def __init__(self, staged, zygoted, bundle, directory, wrapper=(), env=None):
         self.dir = directory
         self.bundle = bundle
-        self.shim = shimv2.Shim(staged["shim"], bundle.path, env={"ZYGOTE_SOCKET": zygoted.socket},
+        self.shim = shimv2.Shim(staged["shim"], bundle.path, env={"ZYGOTE_SOCKET": zygoted.socket, **(env or {})},
                                 publish=shimv2.fake_publisher(directory), wrapper=wrapper)
         self.id = self.shim.id
         self.shim.start(timeout=120)
@@ -151,6 +151,38 @@ def test_lifecycle_and_events(run, bundle):
     assert (w.first(exit_, 1), w.first(exit_, 2), w.first(exit_, 3), w.first(exit_, 4)) == (
         r.id.encode(), r.id.encode(), pid, 7)
     assert w.first(done, 2) == w.first(exit_, 5)  # the same exit time in Wait and the event
+
+
+def test_events_over_ttrpc_and_the_fallback(run, bundle, tmp_path):
+    """With $TTRPC_ADDRESS (containerd sets it for its shims) the events are Forward calls on
+    containerd's ttrpc events service, the publish binary unused; with nobody listening there,
+    the binary takes them."""
+    bundle.set_args("true")
+    events = shimv2.FakeEvents(str(tmp_path))
+    try:
+        r = run(env={"TTRPC_ADDRESS": events.path})
+        r.create()
+        r.call("Start")
+        r.call("Wait")
+        r.call("Delete")
+        with events.lock:
+            got = list(events.received)
+    finally:
+        events.close()
+    assert [(s, m, ns, t, u) for s, m, ns, t, u, _ in got] == [
+        ("containerd.services.events.ttrpc.v1.Events", "Forward", shimv2.NAMESPACE, topic,
+         "containerd.events." + name)
+        for topic, name in (("/tasks/create", "TaskCreate"), ("/tasks/start", "TaskStart"),
+                            ("/tasks/exit", "TaskExit"), ("/tasks/delete", "TaskDelete"))]
+    assert w.first(got[2][5], 1) == r.id.encode()
+    assert shimv2.events(r.dir) == []
+    r.finish()
+    os.unlink(os.path.join(r.dir, "events.ttrpc"))
+    r = run(env={"TTRPC_ADDRESS": "unix://" + os.path.join(r.dir, "events.ttrpc")})
+    r.create()
+    r.call("Start")
+    r.call("Wait")
+    assert [t for t, _, _, _ in shimv2.events(r.dir)] == ["/tasks/create", "/tasks/start", "/tasks/exit"]
 
 
 def test_terminal_and_resize(run, bundle):
