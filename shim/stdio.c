@@ -34,6 +34,14 @@ static int clear_nonblock(int fd) {
         return 0;
 }
 
+static int set_nonblock(int fd) {
+        int fl = fcntl(fd, F_GETFL);
+
+        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+                return -errno;
+        return 0;
+}
+
 /* The stdin fifo: a blocking reader for the task (or the copy), and a writer the shim keeps until
  * CloseIO. Opening the reader non-blocking and the writer after it never waits for containerd. */
 static int open_stdin(const char *path, int *ret_read, int *ret_hold) {
@@ -139,10 +147,21 @@ static int recv_master(int sock, int timeout_ms, int *ret) {
         return 0;
 }
 
-static int write_all(int fd, const char *buf, size_t n) {
+/* Writes all of buf to the non-blocking fd, unless the cancel pipe becomes readable first. */
+static int write_all(int fd, const char *buf, size_t n, int cancel) {
         while (n > 0) {
-                ssize_t k = write(fd, buf, n);
-                if (k < 0 && errno == EINTR)
+                struct pollfd p[2] = { { .fd = fd, .events = POLLOUT }, { .fd = cancel, .events = POLLIN } };
+                ssize_t k;
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (p[1].revents)
+                        return -ECANCELED;
+                k = write(fd, buf, n);
+                if (k < 0 && (errno == EINTR || errno == EAGAIN))
                         continue;
                 if (k < 0)
                         return -errno;
@@ -153,13 +172,15 @@ static int write_all(int fd, const char *buf, size_t n) {
 }
 
 /* Copies from until EOF, an error or the cancel pipe; a failing writer is dropped (the reader
- * left), and reading goes on so that the writer of from never blocks. */
+ * left), and reading goes on so that the writer of from never blocks. Both fds are non-blocking:
+ * nothing here waits but poll(), which the cancel pipe ends. */
 static void copy(int from, int to, int cancel) {
         char buf[16384];
 
         for (;;) {
                 struct pollfd p[2] = { { .fd = from, .events = POLLIN }, { .fd = cancel, .events = POLLIN } };
                 ssize_t n;
+                int r;
 
                 if (poll(p, 2, -1) < 0) {
                         if (errno == EINTR)
@@ -173,7 +194,12 @@ static void copy(int from, int to, int cancel) {
                         continue;
                 if (n <= 0)
                         return; /* EOF, or EIO on a master whose terminal closed */
-                if (to >= 0 && write_all(to, buf, (size_t) n) < 0)
+                if (to < 0)
+                        continue;
+                r = write_all(to, buf, (size_t) n, cancel);
+                if (r == -ECANCELED)
+                        return;
+                if (r < 0)
                         to = -EBADF;
         }
 }
@@ -205,6 +231,11 @@ int zs_stdio_created(struct zs_stdio *io, int timeout_ms) {
         r = recv_master(io->console_socket[0], timeout_ms, &io->master);
         io->console_socket[0] = safe_close(io->console_socket[0]);
         if (r < 0)
+                return r;
+        /* only the shim has these open files (the task has the terminal's other side): the copies
+         * wait in poll() alone, so that zs_stdio_done() can always end them */
+        if ((r = set_nonblock(io->master)) < 0 || (io->copy_in >= 0 && (r = set_nonblock(io->copy_in)) < 0) ||
+            (io->copy_out >= 0 && (r = set_nonblock(io->copy_out)) < 0))
                 return r;
         r = -pthread_create(&io->out_thread, NULL, copy_out_thread, io);
         if (r < 0)
