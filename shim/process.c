@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oom.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -53,6 +54,8 @@ void zs_container_clear(void) {
                 return;
         while (container->processes)
                 zs_process_remove(container->processes);
+        /* its thread publishes without this lock: joining it here cannot deadlock */
+        zs_oom_stop(container->oom);
         free(container->id);
         free(container->bundle);
         free(container);

@@ -39,11 +39,14 @@ struct zs_process {
         struct zs_process *next;
 };
 
+struct zs_oom;
+
 struct zs_container {
         char *id;
         char *bundle;
         bool rootfs_mounted;
         bool paused;
+        struct zs_oom *oom;           /* the OOM watch, from the init's Start */
         struct zs_process *processes; /* the init first */
 };
 

@@ -11,6 +11,7 @@
 #include "github.com/containerd/containerd/runtime/v2/task/shim.pb-c.h"
 #include "google/protobuf/empty.pb-c.h"
 #include "log.h"
+#include "oom.h"
 #include "process.h"
 #include "publish.h"
 #include "reply.h"
@@ -344,6 +345,24 @@ static void publish_start(const char *id, const char *exec_id, pid_t pid) {
         }
 }
 
+/* The container's OOM watch, from before its init runs (a memory cgroup of its own is needed). */
+static void watch_oom(const char *id, pid_t pid) {
+        struct zs_oom *o = NULL;
+        int r;
+
+        r = zs_oom_watch(pid, id, &o);
+        if (r < 0) {
+                if (r != -EPERM && r != -EOPNOTSUPP)
+                        zs_log("start: no OOM events for %s: %s", id, strerror(-r));
+                return;
+        }
+        zs_state_lock();
+        if (zs_container_get() && !zs_container_get()->oom)
+                zs_container_get()->oom = TAKE_PTR(o);
+        zs_state_unlock();
+        zs_oom_stop(o);
+}
+
 int zs_task_start(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
         const Containerd__Task__V2__StartRequest *rq = (const void *) request;
         Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
@@ -369,6 +388,8 @@ int zs_task_start(const ProtobufCMessage *request, struct zs_ttrpc_result *res) 
         zs_state_unlock();
         if (r < 0)
                 return r;
+        if (!*rq->exec_id)
+                watch_oom(rq->id, pid);
         r = zs_backend_connect(&c);
         if (r >= 0)
                 r = zy_start(c, task_id);

@@ -268,6 +268,24 @@ def test_stats_and_pause(run, bundle):
     assert topics[-2:] == ["/tasks/paused", "/tasks/resumed"], topics
 
 
+def test_oom_event(run, bundle):
+    """A container killed by the kernel for its memory limit: /tasks/oom (the kill and the exit are
+    seen by two threads: either event may go out first)."""
+    bundle.config["linux"].setdefault("resources", {})["memory"] = {"limit": 16 << 20}
+    bundle.set_args("sh", "-c", 'x=$(head -c 64000000 /dev/zero | tr "\\0" a); echo survived')
+    r = run()
+    r.create()
+    r.call("Start")
+    status = w.first(r.call("Wait"), 1, 0)
+    if status != 137:
+        pytest.skip(f"the memory limit did not end the container here (status {status}: swap?)")
+    events = shimv2.events(r.dir)
+    topics = [t for t, _, _, _ in events]
+    assert topics[:2] == ["/tasks/create", "/tasks/start"] and sorted(topics[2:]) == ["/tasks/exit", "/tasks/oom"], topics
+    oom = events[topics.index("/tasks/oom")]
+    assert (oom[2], w.first(oom[3], 1)) == ("containerd.events.TaskOOM", r.id.encode())
+
+
 def test_valgrind_clean_with_a_container(run, bundle, tmp_path):
     """The shim under valgrind through a container's life: a terminal (the copies), an exec, the
     events forwarded over ttrpc, Stats; no invalid access, no leak."""
