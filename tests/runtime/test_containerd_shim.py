@@ -281,7 +281,8 @@ def test_oom_event(run, bundle):
         pytest.skip(f"the memory limit did not end the container here (status {status}: swap?)")
     events = shimv2.events(r.dir)
     topics = [t for t, _, _, _ in events]
-    assert topics[:2] == ["/tasks/create", "/tasks/start"] and sorted(topics[2:]) == ["/tasks/exit", "/tasks/oom"], topics
+    assert topics[:2] == ["/tasks/create", "/tasks/start"], topics
+    assert sorted(topics[2:]) == ["/tasks/exit", "/tasks/oom"], topics
     oom = events[topics.index("/tasks/oom")]
     assert (oom[2], w.first(oom[3], 1)) == ("containerd.events.TaskOOM", r.id.encode())
 
