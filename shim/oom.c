@@ -23,10 +23,10 @@
 
 struct zs_oom {
         char *container_id;
-        char *dir;     /* the memory cgroup */
-        bool v2;       /* fd: an inotify watch of memory.events; else an eventfd */
+        char *dir; /* the memory cgroup */
+        bool v2;   /* fd: an inotify watch of memory.events; else an eventfd */
         int fd;
-        int cancel[2]; /* ends the thread */
+        int cancel[2];  /* ends the thread */
         uint64_t kills; /* v2: oom_kill as last read */
         pthread_t thread;
         bool running;
