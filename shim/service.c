@@ -33,7 +33,7 @@ static const struct method {
         { "Exec", REQ(exec_process_request), zs_task_exec, NULL },
         { "ResizePty", REQ(resize_pty_request), zs_task_resize_pty, NULL },
         { "CloseIO", REQ(close_iorequest), zs_task_close_io, NULL },
-        { "Update", REQ(update_task_request), NULL, "updating a container's resources is not implemented" },
+        { "Update", REQ(update_task_request), zs_task_update, NULL },
         { "Wait", REQ(wait_request), zs_task_wait, NULL },
         { "Stats", REQ(stats_request), zs_task_stats, NULL },
         { "Connect", REQ(connect_request), zs_task_connect, NULL },

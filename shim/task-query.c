@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The Task service's calls about a process that exists: State, Pids, Kill, Wait, CloseIO,
- * ResizePty, Pause, Resume, Stats; and the shim's own: Connect, Shutdown. */
+ * ResizePty, Pause, Resume, Stats, Update; and the shim's own: Connect, Shutdown. */
 #include "task.h"
 
 #include <string.h>
@@ -17,6 +17,7 @@
 #include "publish.h"
 #include "reply.h"
 #include "stats.h"
+#include "update.h"
 #include "util.h"
 
 static int reply_empty(struct zs_ttrpc_result *res) {
@@ -277,6 +278,33 @@ int zs_task_stats(const ProtobufCMessage *request, struct zs_ttrpc_result *res) 
         any.value.len = n;
         resp.stats = &any;
         return zs_reply(res, &resp.base);
+}
+
+int zs_task_update(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
+        const Containerd__Task__V2__UpdateTaskRequest *rq = (const void *) request;
+        const char *what = NULL;
+        struct zs_process *p = NULL;
+        pid_t pid = 0;
+        int r;
+
+        if (!rq->resources || !rq->resources->value.data)
+                return zs_fail(res, -EINVAL, "update: no resources");
+        zs_state_lock();
+        r = find("update", rq->id, "", res, &p);
+        if (r >= 0 && p->status != ZS_STATUS_RUNNING && p->status != ZS_STATUS_CREATED)
+                r = zs_fail(res, -EBUSY, "update: the container has exited");
+        if (r >= 0)
+                pid = p->pid;
+        zs_state_unlock();
+        if (r < 0)
+                return r;
+        r = zs_update(pid, (const char *) rq->resources->value.data, rq->resources->value.len, &what);
+        if (r == -EINVAL && what)
+                return zs_fail(res, r, "update: %s", what);
+        if (r < 0)
+                return zs_fail(res, r, "update: %s",
+                               r == -EPERM ? "the container has no cgroup of its own" : strerror(-r));
+        return reply_empty(res);
 }
 
 int zs_task_connect(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {

@@ -26,5 +26,6 @@ int zs_task_resize_pty(const ProtobufCMessage *request, struct zs_ttrpc_result *
 int zs_task_pause(const ProtobufCMessage *request, struct zs_ttrpc_result *res);
 int zs_task_resume(const ProtobufCMessage *request, struct zs_ttrpc_result *res);
 int zs_task_stats(const ProtobufCMessage *request, struct zs_ttrpc_result *res);
+int zs_task_update(const ProtobufCMessage *request, struct zs_ttrpc_result *res);
 int zs_task_connect(const ProtobufCMessage *request, struct zs_ttrpc_result *res);
 int zs_task_shutdown(const ProtobufCMessage *request, struct zs_ttrpc_result *res);

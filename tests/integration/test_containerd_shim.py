@@ -74,7 +74,8 @@ def test_connect_and_shutdown(shim):
 @pytest.mark.parametrize("method,payload,code,message", [
     ("Nope", b"", w.UNIMPLEMENTED, "method containerd.task.v2.Task.Nope"),
     ("Stats", w.encode([(1, "x")]), w.NOT_FOUND, "stats: no process x"),
-    ("Update", w.encode([(1, "x")]), w.UNIMPLEMENTED, "Update: updating a container's resources is not implemented"),
+    ("Update", w.encode([(1, "x")]), w.INVALID_ARGUMENT, "update: no resources"),
+    ("Update", w.encode([(1, "x"), (2, [(1, "r"), (2, b"{}")])]), w.NOT_FOUND, "update: no process x"),
     ("Checkpoint", b"", w.UNIMPLEMENTED, "Checkpoint: checkpoints are not supported"),
     ("State", b"\xff\xff\xff", w.INVALID_ARGUMENT, "State: the request is not a containerd.task.v2.StateRequest"),
     ("State", w.encode([(1, "x")]), w.NOT_FOUND, "state: no process x"),

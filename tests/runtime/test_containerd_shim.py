@@ -268,6 +268,39 @@ def test_stats_and_pause(run, bundle):
     assert topics[-2:] == ["/tasks/paused", "/tasks/resumed"], topics
 
 
+def test_update(run, bundle):
+    """Update: memory and pids limits written to the container's cgroup, read back with Stats;
+    resources it cannot update are refused."""
+    bundle.set_args("sleep", "1000")
+    r = run()
+    r.create()
+    r.call("Start")
+    url = "types.containerd.io/opencontainers/runtime-spec/1/LinuxResources"
+
+    def update(resources):
+        return r.call("Update", (2, [(1, url), (2, json.dumps(resources).encode())]))
+
+    try:
+        update({"memory": {"limit": 48 << 20}, "pids": {"limit": 42}, "devices": []})
+    except w.Error as e:
+        if e.code == w.PERMISSION_DENIED:
+            pytest.skip(f"the container has no cgroup of its own here: {e.message}")
+        raise
+    stats = w.decode(w.first(r.call("Stats"), 1))
+    metrics = w.decode(w.first(stats, 2))
+    if w.first(stats, 1) == b"io.containerd.cgroups.v1.Metrics":
+        pids, limit = w.decode(w.first(metrics, 2)), w.decode(w.first(w.decode(w.first(metrics, 4)), 33))
+        assert (w.first(pids, 2), w.first(limit, 1)) == (42, 48 << 20), metrics
+    else:
+        pids, memory = w.decode(w.first(metrics, 1)), w.decode(w.first(metrics, 4))
+        assert (w.first(pids, 2), w.first(memory, 33)) == (42, 48 << 20), metrics
+    for bad, what in (({"blockIO": {"weight": 10}}, "update: resources: only memory, cpu and pids can be updated"),
+                      ("[", "update: resources: not JSON")):
+        with pytest.raises(w.Error) as e:
+            r.call("Update", (2, [(1, url), (2, bad.encode() if isinstance(bad, str) else json.dumps(bad).encode())]))
+        assert (e.value.code, e.value.message) == (w.INVALID_ARGUMENT, what)
+
+
 def test_oom_event(run, bundle):
     """A container killed by the kernel for its memory limit: /tasks/oom for each kill (the kernel
     may kill more than one of its processes; the kills and the exit are seen by two threads, so
@@ -291,7 +324,7 @@ def test_oom_event(run, bundle):
 
 def test_valgrind_clean_with_a_container(run, bundle, tmp_path):
     """The shim under valgrind through a container's life: a terminal (the copies), an exec, the
-    events forwarded over ttrpc, Stats; no invalid access, no leak."""
+    events forwarded over ttrpc, Stats, Update; no invalid access, no leak."""
     if not shutil.which("valgrind"):
         pytest.skip("no valgrind")
     bundle.config["process"]["terminal"] = True
@@ -309,10 +342,11 @@ def test_valgrind_clean_with_a_container(run, bundle, tmp_path):
         r.call("Exec", (2, "e"), (7, [(1, "p"), (2, json.dumps(process).encode())]))
         r.call("Start", (2, "e"))
         r.call("Wait", (2, "e"))
-        try:
-            r.call("Stats")
-        except w.Error:
-            pass  # no cgroup of its own here: the error path instead
+        for method, fields in (("Stats", ()), ("Update", ((2, [(1, "r"), (2, b'{"pids": {"limit": 50}}')]),))):
+            try:
+                r.call(method, *fields)
+            except w.Error:
+                pass  # no cgroup of its own here: the error path instead
         assert w.first(r.call("Wait"), 1) == 2
         assert b"hi" in r.read("out")
         r.call("Delete")
