@@ -48,38 +48,40 @@ struct result {
         int32_t pid; /* the init, 0 when none was cloned */
 };
 
-struct create_param {
-        const char *id;
-        int64_t bundle, in, out, err, console;
+/* CreateContainer's and ExecContainer's parameters: the fds by their index among the call's. */
+struct container_param {
+        const char *id, *container;
+        int64_t bundle;
+        json_object *process;
+        int64_t in, out, err, console;
 };
 
+#define FIELD(n, t, f, fl) \
+        { .name = n, .type = t, .offset = offsetof(struct container_param, f), .flags = fl }
+#define STDIO_FIELDS \
+        FIELD("stdin", ZC_JSON_INT64, in, ZC_JSON_NULLABLE), FIELD("stdout", ZC_JSON_INT64, out, ZC_JSON_NULLABLE), \
+                FIELD("stderr", ZC_JSON_INT64, err, ZC_JSON_NULLABLE), \
+                FIELD("consoleSocket", ZC_JSON_INT64, console, ZC_JSON_NULLABLE)
+
 static const struct zc_json_field create_fields[] = {
-        { .name = "id",
-          .type = ZC_JSON_STRING,
-          .offset = offsetof(struct create_param, id),
-          .flags = ZC_JSON_MANDATORY },
-        { .name = "bundle",
-          .type = ZC_JSON_INT64,
-          .offset = offsetof(struct create_param, bundle),
-          .flags = ZC_JSON_MANDATORY },
-        { .name = "stdin",
-          .type = ZC_JSON_INT64,
-          .offset = offsetof(struct create_param, in),
-          .flags = ZC_JSON_NULLABLE },
-        { .name = "stdout",
-          .type = ZC_JSON_INT64,
-          .offset = offsetof(struct create_param, out),
-          .flags = ZC_JSON_NULLABLE },
-        { .name = "stderr",
-          .type = ZC_JSON_INT64,
-          .offset = offsetof(struct create_param, err),
-          .flags = ZC_JSON_NULLABLE },
-        { .name = "consoleSocket",
-          .type = ZC_JSON_INT64,
-          .offset = offsetof(struct create_param, console),
-          .flags = ZC_JSON_NULLABLE },
+        FIELD("id", ZC_JSON_STRING, id, ZC_JSON_MANDATORY),
+        FIELD("bundle", ZC_JSON_INT64, bundle, ZC_JSON_MANDATORY),
+        STDIO_FIELDS,
         {},
 };
+
+static const struct zc_json_field exec_fields[] = {
+        FIELD("container", ZC_JSON_STRING, container, ZC_JSON_MANDATORY),
+        FIELD("id", ZC_JSON_STRING, id, ZC_JSON_MANDATORY),
+        FIELD("process", ZC_JSON_OBJECT, process, ZC_JSON_MANDATORY),
+        STDIO_FIELDS,
+        {},
+};
+#undef STDIO_FIELDS
+#undef FIELD
+
+#define CONTAINER_PARAM_INIT \
+        { .in = INT64_MIN, .out = INT64_MIN, .err = INT64_MIN, .console = INT64_MIN }
 
 /* The caller's capability sets, which the worker takes before it does anything for it. */
 struct caller_caps {
@@ -448,25 +450,32 @@ static int new_task(struct zd_call *call, const char *id, struct zd_task **ret) 
         return 0;
 }
 
-int zd_container_create(struct zd_call *call) {
-        struct create_param p = { .in = INT64_MIN, .out = INT64_MIN, .err = INT64_MIN, .console = INT64_MIN };
+/* What both methods do first: the parameters, the id, who calls, the stdio fds. */
+static int container_call(struct zd_call *call, const struct zc_json_field *fields, struct container_param *p,
+                          struct caller_caps *caps, int fds[7]) {
         struct zd_caller caller = ZD_CALLER_INIT;
+        int r = zd_call_dispatch(call, fields, p);
+
+        if (r >= 0 && !zd_task_id_ok(p->id))
+                r = zd_call_invalid(call, "id");
+        if (r >= 0)
+                r = authorize(call, &caller, caps);
+        zd_caller_done(&caller);
+        if (r >= 0)
+                r = stdio_fds(call, p->in, p->out, p->err, p->console, fds);
+        return r;
+}
+
+int zd_container_create(struct zd_call *call) {
+        struct container_param p = CONTAINER_PARAM_INIT;
         struct caller_caps caps = {};
         int fds[7] = { -1, -1, -1, -1, -1, -1, -1 };
         struct zd_task *t = NULL;
         struct stat st;
         int r;
 
-        r = zd_call_dispatch(call, create_fields, &p);
-        if (r >= 0 && !zd_task_id_ok(p.id))
-                r = zd_call_invalid(call, "id");
-        if (r >= 0)
-                r = authorize(call, &caller, &caps);
-        zd_caller_done(&caller);
-        if (r < 0)
-                return r;
-        if ((r = stdio_fds(call, p.in, p.out, p.err, p.console, fds)) < 0 ||
-            (r = call_fd(call, p.bundle, "bundle", &fds[4])) < 0)
+        r = container_call(call, create_fields, &p, &caps, fds);
+        if (r < 0 || (r = call_fd(call, p.bundle, "bundle", &fds[4])) < 0)
                 return r;
         if (fstat(fds[4], &st) < 0 || !S_ISDIR(st.st_mode))
                 return zd_call_invalid(call, "bundle");
@@ -478,56 +487,15 @@ int zd_container_create(struct zd_call *call) {
         return start_worker(call, t, fds, &(struct worker_job){ .id = p.id, .caps = &caps, .console = fds[6] >= 0 });
 }
 
-struct exec_param {
-        const char *container, *id;
-        json_object *process;
-        int64_t in, out, err, console;
-};
-
-static const struct zc_json_field exec_fields[] = {
-        { .name = "container",
-          .type = ZC_JSON_STRING,
-          .offset = offsetof(struct exec_param, container),
-          .flags = ZC_JSON_MANDATORY },
-        { .name = "id", .type = ZC_JSON_STRING, .offset = offsetof(struct exec_param, id), .flags = ZC_JSON_MANDATORY },
-        { .name = "process",
-          .type = ZC_JSON_OBJECT,
-          .offset = offsetof(struct exec_param, process),
-          .flags = ZC_JSON_MANDATORY },
-        { .name = "stdin",
-          .type = ZC_JSON_INT64,
-          .offset = offsetof(struct exec_param, in),
-          .flags = ZC_JSON_NULLABLE },
-        { .name = "stdout",
-          .type = ZC_JSON_INT64,
-          .offset = offsetof(struct exec_param, out),
-          .flags = ZC_JSON_NULLABLE },
-        { .name = "stderr",
-          .type = ZC_JSON_INT64,
-          .offset = offsetof(struct exec_param, err),
-          .flags = ZC_JSON_NULLABLE },
-        { .name = "consoleSocket",
-          .type = ZC_JSON_INT64,
-          .offset = offsetof(struct exec_param, console),
-          .flags = ZC_JSON_NULLABLE },
-        {},
-};
-
 int zd_container_exec(struct zd_call *call) {
-        struct exec_param p = { .in = INT64_MIN, .out = INT64_MIN, .err = INT64_MIN, .console = INT64_MIN };
-        struct zd_caller caller = ZD_CALLER_INIT;
+        struct container_param p = CONTAINER_PARAM_INIT;
         struct caller_caps caps = {};
         int fds[7] = { -1, -1, -1, -1, -1, -1, -1 };
         struct zd_task *t = NULL, *ct;
         const char *process;
         int r;
 
-        r = zd_call_dispatch(call, exec_fields, &p);
-        if (r >= 0 && !zd_task_id_ok(p.id))
-                r = zd_call_invalid(call, "id");
-        if (r >= 0)
-                r = authorize(call, &caller, &caps);
-        zd_caller_done(&caller);
+        r = container_call(call, exec_fields, &p, &caps, fds);
         if (r < 0)
                 return r;
         ct = zd_task_find(call->d, p.container);
@@ -539,8 +507,6 @@ int zd_container_exec(struct zd_call *call) {
                 json_object_object_add(e, "state", json_object_new_string(zd_task_state_to_string(ct->state)));
                 return zd_call_fail(call, -EBUSY, ZY_ERROR_INVALID_STATE, e);
         }
-        if ((r = stdio_fds(call, p.in, p.out, p.err, p.console, fds)) < 0)
-                return r;
         process = json_object_to_json_string_ext(p.process, JSON_C_TO_STRING_PLAIN);
         if (!process)
                 return -ENOMEM;

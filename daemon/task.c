@@ -587,26 +587,12 @@ void zd_task_attach(struct zd_task *t, struct zc_pidref worker, int status_fd, i
         ev_io_start(d->loop, &t->status_watch);
         task_store(t);
         t->pending = c;
-        zd_conn_set_data(c, t);
+        if (c)
+                zd_conn_set_data(c, t);
 }
 
 void zd_task_attach_created(struct zd_task *t, struct zc_pidref init, int status_fd, int hold_fd, struct zd_conn *c) {
-        struct zd_daemon *d = t->d;
-        t->pidref = init;
-        t->status_fd = status_fd;
-        t->hold_fd = hold_fd;
-        t->hold_was_used = true;
-        t->state = ZD_TASK_STARTING;
-        ev_io_init(&t->pid_watch, on_exit_pidfd, t->pidref.fd, EV_READ);
-        t->pid_watch.data = t;
-        ev_io_start(d->loop, &t->pid_watch);
-        ev_io_init(&t->status_watch, on_status, status_fd, EV_READ);
-        t->status_watch.data = t;
-        ev_io_start(d->loop, &t->status_watch);
-        task_store(t);
-        t->pending = c;
-        if (c)
-                zd_conn_set_data(c, t);
+        zd_task_attach(t, init, status_fd, hold_fd, c);
         task_held(t, false);
 }
 

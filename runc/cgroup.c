@@ -19,6 +19,7 @@
 #include <linux/magic.h>
 
 #include "cgroup-devices.h"
+#include "cgroup-resources.h"
 #include "pidfd-util.h"
 #include "runtime.h"
 #include "util.h"
@@ -128,7 +129,7 @@ static int find_mount(const char *controllers, char **ret_mnt, char **ret_root) 
 
 /* cgroup2: a controller is usable in dir only when every ancestor below the mount enables it
  * for its children ("+pids" in cgroup.subtree_control), from the mount's root down. */
-static int enable_v2_controller(const char *mnt, const char *dir, const char *controller) {
+int zrc_cgroup_enable_v2(const char *mnt, const char *dir, const char *controller) {
         _cleanup_free_ char *copy = strdup(dir);
         char value[64];
         char *p;
@@ -204,13 +205,22 @@ static char *systemd_style(const char *path) {
         return s;
 }
 
-int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
-                      struct zrc_cgroup *ret, char **ret_error) {
+int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, struct zrc_cgroup *ret,
+                      char **ret_error) {
         struct zrc_cgroup cg = { .v2_only = zrc_cgroup_is_v2_only() };
         _cleanup_free_ char *line = NULL, *converted = NULL;
+        _cleanup_(zrc_res_plan_done) struct zrc_res_plan plan = {};
+        unsigned v1_mask, v2_mask;
         size_t cap = 0;
         FILE *f;
         int r = 0;
+
+        /* every limit is understood and has its controller here before anything is made */
+        r = zrc_res_host(&v1_mask, &v2_mask);
+        if (r >= 0)
+                r = zrc_res_plan(resources, v1_mask, v2_mask, &plan, ret_error);
+        if (r < 0)
+                return r;
 
         if (cgroups_path && cgroups_path[0] != '/' && strchr(cgroups_path, ':')) {
                 converted = systemd_style(cgroups_path);
@@ -270,30 +280,15 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_lim
                         free(cg.unified), cg.unified = strdup(dir);
                 if (has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only) || (!cg.procs && !v2))
                         free(cg.procs), cg.procs = strdup(dir);
-                if (pids_limit > 0 && (has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only))) {
-                        char v[32];
-                        snprintf(v, sizeof(v), "%lld", (long long) pids_limit);
-                        r = v2 ? enable_v2_controller(mnt, dir, "pids") : 0;
-                        if (r >= 0)
-                                r = zrc_write_at(dir, "pids.max", v);
-                }
-                if (r >= 0 && memory_limit > 0 && (has_controllers(c1 + 1, "memory") || (v2 && cg.v2_only))) {
-                        char v[32];
-                        snprintf(v, sizeof(v), "%lld", (long long) memory_limit);
-                        r = v2 ? enable_v2_controller(mnt, dir, "memory") : 0;
-                        if (r >= 0)
-                                r = zrc_write_at(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v);
-                }
                 if (asprintf(&cg.origins[cg.n_paths], "%s%s", mnt, streq(own, "/") ? "" : own) < 0) {
                         cg.origins[cg.n_paths] = NULL;
                         r = -ENOMEM;
                 }
                 cg.paths[cg.n_paths++] = TAKE_PTR(dir);
-                if (r < 0 && ret_error &&
-                    asprintf(ret_error, "cgroup %s: limits: %s", cg.paths[cg.n_paths - 1], strerror(-r)) < 0)
-                        *ret_error = NULL;
         }
         fclose(f);
+        if (r >= 0)
+                r = zrc_res_apply(&cg, &plan, ret_error);
         if (r < 0) {
                 (void) zrc_cgroup_remove(&cg);
                 zrc_cgroup_done(&cg);

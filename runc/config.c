@@ -171,18 +171,18 @@ static int parse_masked_readonly(struct zrc_oci *o, json_object *linux_, char **
         return r;
 }
 
-/* cgroupsPath, the pids and memory limits, linux.sysctl. */
+/* cgroupsPath, linux.resources (read by cgroup-resources.c), linux.sysctl. */
 static int parse_cgroup(struct zrc_oci *o, json_object *linux_, char **ret_error) {
-        json_object *v;
-
         o->cgroups_path = zrc_get_str(linux_, "cgroupsPath");
-        o->pids_limit = o->memory_limit = -1;
-        v = zrc_get(zrc_get(zrc_get(linux_, "resources"), "pids"), "limit");
-        if (v && json_object_get_int64(v) > 0)
-                o->pids_limit = json_object_get_int64(v);
-        v = zrc_get(zrc_get(zrc_get(linux_, "resources"), "memory"), "limit");
-        if (v && json_object_get_int64(v) > 0)
-                o->memory_limit = json_object_get_int64(v);
+        o->resources = zrc_get(linux_, "resources");
+        if (o->resources && !json_object_is_type(o->resources, json_type_object))
+                return zrc_errorf(ret_error, -EINVAL, "config.json: linux.resources is not an object");
+        if (o->resources) {
+                json_object_object_foreach(o->resources, rkey, rval) {
+                        if (rval && !streq(rkey, "devices"))
+                                o->has_limits = true;
+                }
+        }
 
         /* sysctls: written by the parent in the container's namespaces (container.c); here only
          * checked, so that a bad key fails before anything is made. A key is a dotted name: a '/'

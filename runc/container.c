@@ -280,11 +280,10 @@ static int make_cgroup(struct create *k) {
         _cleanup_free_ char *err = NULL;
         int r;
 
-        r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->pids_limit, o->memory_limit, &k->st.cgroup, &err);
+        r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->resources, &k->st.cgroup, &err);
         /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
-        return cgroup_step_result(
-                k->c, r, err, (r == -EACCES || r == -EPERM || r == -EROFS) && o->pids_limit < 0 && o->memory_limit < 0,
-                "no cgroup for the container");
+        return cgroup_step_result(k->c, r, err, (r == -EACCES || r == -EPERM || r == -EROFS) && !o->has_limits,
+                                  "no cgroup for the container");
 }
 
 /* The device rules, before any process is in the cgroup: the init is born into (or joined to) a

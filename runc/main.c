@@ -32,6 +32,10 @@ static const struct zrc_verb verbs[] = {
         { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE, "ps [--format table|json] ID" },
         { "pause", zrc_cmd_pause, ZRC_VERB_ID | ZRC_VERB_STATE, "pause ID / resume ID      cgroup freezer" },
         { "resume", zrc_cmd_resume, ZRC_VERB_ID | ZRC_VERB_STATE, NULL },
+        { "update", zrc_cmd_update, ZRC_VERB_ID | ZRC_VERB_STATE,
+          "update [--resources FILE|-] [--cpu-quota N] [--cpu-period N] [--cpu-share N] [--memory BYTES]\n"
+          "       [--memory-reservation BYTES] [--memory-swap BYTES] [--pids-limit N] [--cpuset-cpus L]\n"
+          "       [--cpuset-mems L] [--blkio-weight N] ID   new linux.resources for a container" },
         { "exec", zrc_cmd_exec, ZRC_VERB_ID,
           "exec [--process F | ARGS] [--detach] [--pid-file F] [--tty] [--console-socket S]\n"
           "       [--cwd D] [--env K=V] [--user UID[:GID]] ID [COMMAND ARGS...]" },

@@ -14,6 +14,8 @@
  *               config-util.c (JSON access and errors, config-util.h)
  *   cgroup.c   cgroups v1, hybrid and v2: create, limits, join, freeze, list, remove
  *   cgroup-devices.c  the device rules: OCI parsing, v1 lines, the v2 eBPF program
+ *   cgroup-resources.c, cgroup-limits.c  linux.resources as cgroup writes, and writing them
+ *               (cgroup-resources.h)
  *   state.c    the state directory of one container and its status
  *   filter-remote.c  the seccomp program from zygoted (GetFilter) or compiled here
  *   sealed-copy.c    the runtime runs from a sealed memfd copy of itself, never the host's file
@@ -85,9 +87,9 @@ struct zrc_oci {
         char *uid_map, *gid_map; /* NULL when no user namespace */
 
         const char *cgroups_path;
-        int64_t pids_limit;   /* -1: unset */
-        int64_t memory_limit; /* -1: unset */
-        json_object *sysctl;  /* linux.sysctl (keys checked), or NULL */
+        json_object *resources; /* linux.resources, or NULL (cgroup-resources.h reads it) */
+        bool has_limits;        /* resources asks for more than device rules */
+        json_object *sysctl;    /* linux.sysctl (keys checked), or NULL */
 
         struct zp_profile *seccomp; /* NULL: no filter */
         char **owned;               /* strings the mounts point to that nothing else owns */
@@ -139,9 +141,10 @@ bool zrc_cgroup_is_v2_only(void);
 /* Writes value to DIR/FILE in one write (cgroup and /proc files want that). */
 int zrc_write_at(const char *dir, const char *file, const char *value);
 /* Creates the container's cgroups (relative paths are below the caller's own cgroup) and applies
- * the limits. */
-int zrc_cgroup_create(const char *cgroups_path, const char *id, int64_t pids_limit, int64_t memory_limit,
-                      struct zrc_cgroup *ret, char **ret_error);
+ * linux.resources (resources, may be NULL) but its devices; a field it cannot apply on this host
+ * fails before anything is made, with a message naming it. */
+int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, struct zrc_cgroup *ret,
+                      char **ret_error);
 struct zrc_dev_rule; /* cgroup-devices.h */
 /* The device rules (zrc_dev_rules_from_json's list): written to the v1 devices controller, or
  * else, as an eBPF program, attached to the cgroup2 directory. Before the init joins.

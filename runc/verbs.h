@@ -9,6 +9,7 @@
  *   cmd-kill.c      kill, delete, pause, resume
  *   cmd-spec.c      spec
  *   cmd-features.c  features
+ *   cmd-update.c    update
  *
  * A handler parses its own options, calls the runtime's parts (runtime.h) and prints; it returns
  * the process's exit status.
@@ -70,4 +71,5 @@ zrc_verb_handler zrc_cmd_create, zrc_cmd_run, zrc_cmd_start,         /* cmd-crea
         zrc_cmd_state, zrc_cmd_list, zrc_cmd_ps,                     /* cmd-state.c */
         zrc_cmd_kill, zrc_cmd_delete, zrc_cmd_pause, zrc_cmd_resume, /* cmd-kill.c */
         zrc_cmd_spec,                                                /* cmd-spec.c */
-        zrc_cmd_features;                                            /* cmd-features.c */
+        zrc_cmd_features,                                            /* cmd-features.c */
+        zrc_cmd_update;                                              /* cmd-update.c */

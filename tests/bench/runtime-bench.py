@@ -47,9 +47,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "runtime"))
 import containertools as ct  # noqa: E402
 
-ZR, ZR_LOCAL = "zygote-runc", "zygote-runc --no-zygote"
-RUNTIMES = (ZR, ZR_LOCAL, "runc", "crun")
-TAGS = {ZR: "zr", ZR_LOCAL: "zrlocal", "runc": "runc", "crun": "crun"}  # in ids and paths
+ZR, ZR_LOCAL, ZD = "zygote-runc", "zygote-runc --no-zygote", "zygoted"
+RUNTIMES = (ZD, ZR, ZR_LOCAL, "runc", "crun")
+TAGS = {ZD: "zd", ZR: "zr", ZR_LOCAL: "zrlocal", "runc": "runc", "crun": "crun"}  # in ids and paths
 BEGIN, END = "<!-- runtime-bench:begin -->", "<!-- runtime-bench:end -->"
 
 
@@ -128,7 +128,7 @@ def rounds(names, one, runs, warmup=2):
             continue
         out[n] = quantiles(times[n])
         for other in live:
-            if other != n and n == ZR:
+            if other != n and n in (ZR, ZD):
                 out[n][f"ratio_to_{other}"] = quantiles([r[n] / r[other] for r in ratios])
     return out
 
@@ -174,8 +174,8 @@ def measure(args):
     zygoted, sock = start_zygoted(args.build, work)
     profile = profile_path()[0]
     # bundle rows: options on the command line; ctr and podman rows: binaries (see wrapper())
-    argvs = {ZR: [zr, "--zygote-socket", sock], ZR_LOCAL: [zr, "--no-zygote"],
-             "runc": [shutil.which("runc")], "crun": [shutil.which("crun")]}
+    argvs = {ZD: [os.path.join(args.build, "launchctl"), "--socket", sock], ZR: [zr, "--zygote-socket", sock],
+             ZR_LOCAL: [zr, "--no-zygote"], "runc": [shutil.which("runc")], "crun": [shutil.which("crun")]}
     binaries = {ZR: wrapper(os.path.join(work, "zr-zygoted"), zr, f"ZYGOTE_SOCKET={sock} ZYGOTE_RUNC_FILTER=zygoted"),
                 ZR_LOCAL: wrapper(os.path.join(work, "zr-local"), zr, "ZYGOTE_RUNC_FILTER=local"),
                 "runc": argvs["runc"][0], "crun": argvs["crun"][0]}
@@ -186,12 +186,17 @@ def measure(args):
         make_bundle(bundle, zr)
 
         def run_bundle(name, tag):
-            t, r = timed([*argvs[name], "--root", os.path.join(work, "state-" + TAGS[name]), "run",
-                          "--bundle", bundle, f"b-{TAGS[name]}-{tag}"])
+            cid = f"b-{TAGS[name]}-{tag}"
+            if name == ZD:  # the container from zygoted's worker: create, start, wait, delete
+                t, r = timed([*argvs[name], "container", cid, bundle])
+            else:
+                t, r = timed([*argvs[name], "--root", os.path.join(work, "state-" + TAGS[name]), "run",
+                              "--bundle", bundle, cid])
             return t if r.returncode == 0 else (r.stderr.decode(errors="replace").strip() or f"exit {r.returncode}")
 
         log(f"bundle: {args.runs} rounds of {', '.join(names)}")
         result["bundle"] = rounds(names, run_bundle, args.runs)
+        names = [n for n in names if n in binaries]  # ctr and podman call a runc binary
 
         if args.ctr_runs and shutil.which("ctr") and shutil.which("containerd"):
             os.mkdir(os.path.join(work, "ctd"))
@@ -281,13 +286,15 @@ def table(sets, steps, meta):
              f"load average {meta['load_start']:.2f} at start and {meta['load_end']:.2f} at end; "
              f"{meta['runs']} rounds per bundle row, {meta['ctr_runs']} per ctr row, {meta['podman_runs']} per "
              f"podman row, the runtimes taking turns. {meta['versions']}. Milliseconds, median [p10–p90]; "
-             "ratio = zygote-runc's time over the other's in the same round (below 1: zygote-runc is faster). "
+             "ratio = zygote-runc's (or zygoted's) time over the other's in the same round (below 1: faster). "
+             "`zygoted` is `launchctl container ID BUNDLE`: the container made by zygoted's worker (create, "
+             "start, wait, delete). "
              f"Every container carries {meta['profile']} seccomp profile. zygote-runc takes the compiled "
              "program from zygoted (GetFilter, compiled once, then a sealed memfd); `--no-zygote` compiles it "
              "at every start, as runc and crun do. Reproduce: `tests/bench/runtime-bench.py`.", ""]
     lines += ["| cgroups | what | " + " | ".join(f"{n} ms" for n in RUNTIMES)
-              + " | zygote-runc / --no-zygote | zygote-runc / runc | zygote-runc / crun |",
-              "|---|---|" + "---|" * (len(RUNTIMES) + 3)]
+              + " | zygote-runc / --no-zygote | zygote-runc / runc | zygote-runc / crun | zygoted / runc"
+              " | zygoted / crun |", "|---|---|" + "---|" * (len(RUNTIMES) + 5)]
     for view, res in sets.items():
         for what, label in (("bundle", "`RUNTIME run` of a bundle (/bin/true)"),
                             ("ctr", "`ctr run --rm` (containerd 1.6, runc v2 shim)"),
@@ -295,10 +302,10 @@ def table(sets, steps, meta):
             if what not in res:
                 continue
             row = res[what]
-            z = row[ZR]
-            lines.append(f"| {view} | {label} | " + " | ".join(cell(row[n]) if n in row else "not installed"
-                                                            for n in RUNTIMES)
-                         + f" | {ratio_cell(z, ZR_LOCAL)} | {ratio_cell(z, 'runc')} | {ratio_cell(z, 'crun')} |")
+            z, d = row[ZR], row.get(ZD, {})
+            lines.append(f"| {view} | {label} | " + " | ".join(cell(row[n]) if n in row else "–" for n in RUNTIMES)
+                         + f" | {ratio_cell(z, ZR_LOCAL)} | {ratio_cell(z, 'runc')} | {ratio_cell(z, 'crun')}"
+                         + f" | {ratio_cell(d, 'runc')} | {ratio_cell(d, 'crun')} |")
     if steps:
         lines += ["", "The seccomp step alone (`tests/bench/filter-step.c`: get the program, then a forked child "
                   "loads it and exits; `none` is that fork and reap alone), same run:", "",
@@ -338,7 +345,8 @@ def main():
     for tool in ("runc",):
         if not shutil.which(tool):
             sys.exit(f"runtime-bench: no {tool} (scripts/deps.sh --test)")
-    subprocess.run(["cmake", "--build", args.build, "--target", "zygote-runc", "zygoted", "zygote-ref", "filter-step",
+    subprocess.run(["cmake", "--build", args.build, "--target", "zygote-runc", "zygoted", "zygote-ref", "launchctl",
+                    "filter-step",
                     "try-syscall-static"],
                    check=True, stdout=subprocess.DEVNULL)
     image = subprocess.run([os.path.join(REPO, "tests", "runtime", "make-image.sh"), args.build],

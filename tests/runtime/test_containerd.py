@@ -177,3 +177,30 @@ def test_bad_bundles(ctd, bundle, tmp_path):
     r = ctd.ctr(*["run", "--rm", "--runc-binary", ctd.runtime, "--runc-root", ctd.runc_root,
                        "--config", str(tmp_path / "spec.json"), n])
     assert r.returncode != 0 and 'unknown namespace type "frob"' in r.stderr, r.stderr
+
+
+def test_resource_flags_as_with_runc(ctd):
+    """ctr's resource flags through the shim: the container's cgroup files, read from the host, are
+    those runc gives for the same flags."""
+    from test_differential import UPDATE_FILES, container_dirs, placement, read_cgroup_file
+
+    where = {c: placement("host", c) for c in ("cpu", "memory")}
+    if not any(where.values()):
+        pytest.skip("no cpu or memory controller on this host")
+    flags = ["-d", "--cpus", "0.5", "--cpu-shares", "512", "--memory-limit", str(64 * 1024 * 1024)]
+    seen = {}
+    for runtime in (ctd.runtime, "runc"):
+        n = cid()
+        ctd.track(n)
+        r = ctd.run(runtime, n, "sleep", "1000", opts=flags)
+        assert r.returncode == 0, r.stderr
+        pid, _ = ctd.task_pid(n)
+        dirs = container_dirs(pid, n)
+        seen[runtime] = {f: read_cgroup_file(dirs, v, f) for c, v in where.items() if v for f in UPDATE_FILES[c][v]}
+        assert ctd.ctr("task", "kill", "-s", "KILL", n).returncode == 0
+        assert exit_status(ctd, n) == 137
+        remove(ctd, n)
+    print(json.dumps(seen, indent=1))  # the evidence, with -rP
+    assert seen[ctd.runtime] == seen["runc"], json.dumps(seen, indent=1)
+    if where["cpu"] == "v1":
+        assert (seen[ctd.runtime]["cpu.cfs_quota_us"], seen[ctd.runtime]["cpu.shares"]) == ("50000", "512")

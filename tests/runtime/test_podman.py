@@ -170,3 +170,39 @@ def test_commands_that_cannot_run(pm):
     r = pm("create", "--name", n, IMAGE, "true")
     assert r.returncode == 0, r.stderr
     assert pm("rm", n).returncode == 0
+
+
+def test_resource_flags_and_update_as_with_runc(pm):
+    """podman's resource flags, then `podman update` (the runtime's update with the resources on
+    stdin): the container's cgroup files, read from the host, are runc's (same flags, same podman)."""
+    from test_differential import UPDATE_FILES, container_dirs, last_cpu, placement, read_cgroup_file
+
+    where = {c: placement("host", c) for c in UPDATE_FILES}
+    if not any(where.values()):
+        pytest.skip("no cpu, cpuset, memory or pids controller on this host")
+    run_flags = ["--cpus", "0.5", "--cpu-shares", "512", "--memory", "64m", "--memory-reservation", "32m",
+                 "--memory-swap", "128m", "--pids-limit", "42", "--cpuset-cpus", last_cpu()]
+    update_flags = ["--cpu-quota", "20000", "--cpu-shares", "300", "--memory", "96m", "--memory-swap", "192m"]
+    seen = {}
+    for runtime in (pm.runtime, "runc"):
+        n = name()
+        r = pm("run", "-d", "--name", n, *run_flags, IMAGE, "sleep", "1000", runtime=runtime)
+        assert r.returncode == 0, r.stderr
+        try:
+            dirs = container_dirs(int(pm.inspect(n, "{{.State.Pid}}")), pm.inspect(n, "{{.Id}}"))
+
+            def files():
+                return {f: read_cgroup_file(dirs, v, f) for c, v in where.items() if v for f in UPDATE_FILES[c][v]}
+            seen[runtime] = {"run": files()}
+            r = pm("update", *update_flags, n, runtime=runtime)
+            assert r.returncode == 0, r.stderr
+            seen[runtime]["update"] = files()
+        finally:
+            pm("rm", "--force", "--time", "0", n)
+    print(json.dumps(seen, indent=1))  # the evidence, with -rP
+    ours, runc = seen[pm.runtime], seen["runc"]
+    assert ours == runc, json.dumps(seen, indent=1)
+    if where["pids"]:
+        assert ours["run"]["pids.max"] == "42"
+    if where["cpu"] == "v1":
+        assert (ours["run"]["cpu.cfs_quota_us"], ours["update"]["cpu.cfs_quota_us"]) == ("50000", "20000")

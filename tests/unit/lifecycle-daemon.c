@@ -199,8 +199,10 @@ void expect_no_such_task(zy_conn *c, int r) {
 
 /* The binary a held worker still runs: the reference helper in the inherit tier (it forked the
  * worker), zygoted itself in the clone and load tiers. */
+/* What a held worker still runs: the helper (inherit), or zygoted's sealed memfd copy of itself
+ * (load, clone: daemon/main.c). */
 const char *held_exe(const char *tier) {
-        return strcmp(tier, "inherit") == 0 ? g.helper_exe : g.daemon_exe;
+        return strcmp(tier, "inherit") == 0 ? g.helper_exe : "/memfd:zygoted (deleted)";
 }
 
 void check_tier(const struct zy_spawn_result *sr) {
