@@ -417,7 +417,8 @@ class CriContainerd(Containerd):
             left.append("processes " + "; ".join(f"{p}: {cmdline(p)}" for p in procs))
         if mounts_naming(cid):
             left.append(f"mounts {mounts_naming(cid)}")
-        cg = cgroups_naming(CRI_CGROUP_PARENT, cid)
+        cg = [d for base in glob.glob("/sys/fs/cgroup/*") + ["/sys/fs/cgroup"]
+              for d in glob.glob(f"{base}{CRI_CGROUP_PARENT}/*/{cid}")]  # PARENT/POD/ID
         if cg:
             left.append(f"cgroups {cg}")
         state = glob.glob(os.path.join(self.runc_root, "*", cid))
