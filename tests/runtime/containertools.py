@@ -117,12 +117,15 @@ def cgroups_naming(parent, text):
 
 
 def remove_cgroup_parent(parent):
-    """Session end: the parent cgroup (and conmon's child of it) made for the tests."""
+    """Session end: the parent cgroup made for the tests and what is left below it (conmon's
+    child of it, the pods of the CRI tests)."""
     for base in glob.glob("/sys/fs/cgroup/*") + ["/sys/fs/cgroup"]:
         d = base + parent
         if not os.path.isdir(d):
             continue
-        for sub in sorted(glob.glob(d + "/*/"), reverse=True):
+        for sub, _, _ in sorted(os.walk(d), reverse=True):  # the deepest first (PARENT/POD/ID)
+            if sub == d:
+                continue
             try:
                 os.rmdir(sub)
             except OSError:

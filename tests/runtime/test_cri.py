@@ -31,7 +31,7 @@ grpc = pytest.importorskip("grpc", reason="no python3-grpcio")
 descriptor_pb2 = pytest.importorskip("google.protobuf.descriptor_pb2", reason="no python3-protobuf")
 from google.protobuf import descriptor_pool, message_factory  # noqa: E402
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = pytest.mark.timeout(240)
 
 RUNS = int(os.environ.get("ZYGOTE_CRI_RUNS", "5"))  # sequences per handler, for the medians
 SHIM = "containerd-shim-zygote-v2"
