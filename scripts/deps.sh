@@ -4,20 +4,26 @@
 #   scripts/deps.sh --test   also the test, fuzzing, benchmark and kernel-lane tools
 set -euo pipefail
 
-# scdoc: the man pages (man/*.scd); bash-completion: where its completions install (pkg-config).
-# file: what cpack's DEB generator needs to find the programs' library dependencies (README:
-# the Debian package).
+# scdoc: the man pages (man/*.scd); bash-completion: where its completions install (pkg-config);
+# protobuf-c and the .proto files of containerd, its cgroups library, gogo and protobuf:
+# containerd-shim-zygote-v2's messages, compiled at build time (shim/CMakeLists.txt); file: what
+# cpack's DEB generator needs to find the programs' library dependencies (README: the Debian
+# package).
 pkgs=(build-essential cmake pkg-config
       libseccomp-dev libcap-dev libsystemd-dev libev-dev libjson-c-dev
-      scdoc bash-completion file)
+      scdoc bash-completion file
+      protobuf-c-compiler libprotobuf-c-dev libprotobuf-dev
+      golang-github-containerd-containerd-dev golang-github-containerd-cgroups-dev
+      golang-github-gogo-protobuf-dev)
 if [[ "${1:-}" == "--test" ]]; then
   # procps: /bin/kill, which the systemd unit's ExecReload names (systemd-analyze verify checks
   # it exists); golang-github-containers-common: Podman's seccomp.json for unit-profile-diff;
-  # clang-format: version 14, which scripts/check-format.sh (ctest lint-format) needs.
+  # clang-format: version 14, which scripts/check-format.sh (ctest lint-format) needs;
+  # python3-grpcio, python3-protobuf: test_cri.py's CRI client (containerd's CRI plugin).
   pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout clang libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace clang-format
          golang-github-containers-common
-         python3-yaml
+         python3-yaml python3-grpcio python3-protobuf
          hyperfine bubblewrap crun runc podman conmon containerd gnuplot-nox
          linux-source-6.1 bc bison flex libelf-dev cpio xz-utils rsync busybox-static qemu-system-x86)
 fi

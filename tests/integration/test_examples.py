@@ -26,7 +26,7 @@ from cmakeinstall import cache_value, cmake_install
 
 TIMEOUT = 120
 EXPECTED = {"README.md", "podman-zygote.conf", "docker-daemon.json", "containerd-config.toml",
-            "kubernetes-runtimeclass.yaml"}
+            "containerd-shim-config.toml", "kubernetes-runtimeclass.yaml"}
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +92,11 @@ def test_kubernetes_runtimeclass(installed):
     rc = docs[0]
     assert rc["apiVersion"] == "node.k8s.io/v1" and rc["kind"] == "RuntimeClass"
     assert rc["metadata"]["name"] == "zygote"
-    # The handler is the runtime's name in containerd's config.
-    with open(os.path.join(examples, "containerd-config.toml"), "rb") as f:
-        runtimes = tomllib.load(f)["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]
-    assert rc["handler"] in runtimes
+    # The handler is the runtime's name in containerd's config, either of them.
+    for name in ("containerd-config.toml", "containerd-shim-config.toml"):
+        with open(os.path.join(examples, name), "rb") as f:
+            runtimes = tomllib.load(f)["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]
+        assert rc["handler"] in runtimes, name
 
 
 def test_containerd_reads_it(installed):
@@ -139,3 +140,14 @@ def run_podman_info(tmp, conf_text):
                            "{{.Host.OCIRuntime.Name}} {{.Host.OCIRuntime.Path}} {{.Host.OCIRuntime.Version}}"],
                           env=dict(os.environ, CONTAINERS_CONF=conf), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
+
+
+def test_containerd_reads_the_shim_config(installed):
+    """The CRI plugin's runtime "zygote" is the shim's runtime type (test_cri.py runs pods with it)."""
+    if not shutil.which("containerd"):
+        pytest.skip("containerd is not installed (scripts/deps.sh --test)")
+    examples, _, _ = installed
+    r = subprocess.run(["containerd", "--config", os.path.join(examples, "containerd-shim-config.toml"), "config",
+                        "dump"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stdout
+    assert containerd_runtime(tomllib.loads(r.stdout))["runtime_type"] == "io.containerd.zygote.v2", r.stdout

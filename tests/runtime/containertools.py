@@ -26,6 +26,11 @@ PODMAN_CGROUP_PARENT = f"/zygote-podman-test-{RUN_TAG}"
 CTR_CGROUP_PARENT = f"/zygote-ctr-test-{RUN_TAG}"
 PODMAN_NAME_PREFIX = f"zyg-pm-{RUN_TAG}-"
 CTR_NAMESPACE = "zygote-test"
+# containerd's CRI plugin: its namespace, a parent cgroup for the pods, the pod sandbox's image
+# (make-image.sh --pause)
+CRI_NAMESPACE = "k8s.io"
+CRI_CGROUP_PARENT = f"/zygote-cri-test-{RUN_TAG}"
+PAUSE_IMAGE = "localhost/zygote-pause:latest"
 
 
 def container_id(prefix="c-"):
@@ -112,12 +117,15 @@ def cgroups_naming(parent, text):
 
 
 def remove_cgroup_parent(parent):
-    """Session end: the parent cgroup (and conmon's child of it) made for the tests."""
+    """Session end: the parent cgroup made for the tests and what is left below it (conmon's
+    child of it, the pods of the CRI tests)."""
     for base in glob.glob("/sys/fs/cgroup/*") + ["/sys/fs/cgroup"]:
         d = base + parent
         if not os.path.isdir(d):
             continue
-        for sub in sorted(glob.glob(d + "/*/"), reverse=True):
+        for sub, _, _ in sorted(os.walk(d), reverse=True):  # the deepest first (PARENT/POD/ID)
+            if sub == d:
+                continue
             try:
                 os.rmdir(sub)
             except OSError:
@@ -230,18 +238,19 @@ class Containerd:
 
     BOOTED = "containerd successfully booted"
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, env=None):
         self.dir = workdir
         self.sock = os.path.join(workdir, "containerd.sock")
         self.runc_root = os.path.join(workdir, "runc")
         self.log = os.path.join(workdir, "containerd.log")
         self.proc = None
+        self.env = env  # containerd's environment, which its shims inherit (None: ours)
         conf = os.path.join(workdir, "config.toml")
         with open(conf, "w") as f:
             f.write(f"""version = 2
 root = "{workdir}/root"
 state = "{workdir}/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.aufs",
+disabled_plugins = [{self.disabled_cri()}"io.containerd.snapshotter.v1.aufs",
   "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
   "io.containerd.snapshotter.v1.devmapper", "io.containerd.internal.v1.tracing",
   "io.containerd.tracing.processor.v1.otlp"]
@@ -253,14 +262,21 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
   address = ""
 [metrics]
   address = ""
-""")
+{self.plugins()}""")
         self.conf = conf
+
+    def disabled_cri(self):
+        return '"io.containerd.grpc.v1.cri", '
+
+    def plugins(self):
+        """More of config.toml: the plugins' sections."""
+        return ""
 
     def start(self, timeout=60):
         """Starts containerd and returns once it says it booted (its log line, read as it comes);
         raises RuntimeError with the log's tail if it exits or stays silent."""
         self.proc = subprocess.Popen(["containerd", "--config", self.conf], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env)
         booted = threading.Event()
 
         def drain():  # keeps the pipe from filling for as long as containerd runs
@@ -299,8 +315,10 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
         for line in reversed(mounts_naming(self.dir)):
             subprocess.run(["umount", "-l", line.split()[4]], stderr=subprocess.DEVNULL)
 
+    namespace = CTR_NAMESPACE  # of the ctr calls
+
     def ctr_argv(self, *args):
-        return ["ctr", "--address", self.sock, "-n", CTR_NAMESPACE, *args]
+        return ["ctr", "--address", self.sock, "-n", self.namespace, *args]
 
     def ctr(self, *args, timeout=60, input=None):
         return run_to_files(self.ctr_argv(*args), timeout=timeout, input=input)
@@ -342,6 +360,76 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
         r = self.ctr("containers", "ls", "-q")
         if cid in r.stdout.split():
             left.append("the container")
+        return left
+
+
+class CriContainerd(Containerd):
+    """A containerd of its own with the CRI plugin, the kubelet's runtime (ctr calls go to its
+    `k8s.io` namespace): runtime handlers `runc` (the runc v2 shim with runc, its state below the
+    workdir; the default) and RUNTIMES ({handler: runtime_type}, found as shims on the PATH of
+    ENV), the pod sandbox image PAUSE_IMAGE, no CNI network (pods on the host's network only: no
+    network configuration is read), the streaming server on a port of the kernel's choice,
+    neither AppArmor nor SELinux, oom_score_adj kept at or above containerd's own."""
+
+    namespace = CRI_NAMESPACE
+
+    def __init__(self, workdir, runtimes=None, env=None):
+        self.runtimes = dict(runtimes or {})
+        super().__init__(workdir, env)
+        self.address = "unix://" + self.sock
+
+    def disabled_cri(self):
+        return ""
+
+    def plugins(self):
+        cri = '[plugins."io.containerd.grpc.v1.cri"'
+        text = f"""{cri}]
+  sandbox_image = "{PAUSE_IMAGE}"
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  disable_apparmor = true
+  enable_selinux = false
+  # the sandbox's oom_score_adj (-998) no lower than containerd's: lowering it needs
+  # CAP_SYS_RESOURCE, which root in a container may lack
+  restrict_oom_score_adj = true
+{cri}.cni]
+  bin_dir = "{self.dir}/cni/bin"
+  conf_dir = "{self.dir}/cni/net.d"
+{cri}.containerd]
+  snapshotter = "overlayfs"
+  default_runtime_name = "runc"
+{cri}.containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+{cri}.containerd.runtimes.runc.options]
+  BinaryName = "{shutil.which("runc") or "runc"}"
+  Root = "{self.runc_root}"
+  SystemdCgroup = false
+"""
+        for handler, runtime_type in self.runtimes.items():
+            text += f'{cri}.containerd.runtimes.{handler}]\n  runtime_type = "{runtime_type}"\n'
+        return text
+
+    def leftovers(self, cid):
+        """What is left of a CRI container or pod sandbox (CID, its 64-digit id) once removed."""
+        left = []
+        for pid in processes_naming(cid):
+            if "containerd-shim" in cmdline(pid):
+                wait_gone(pid, timeout=60)
+        procs = processes_naming(cid)
+        if procs:
+            left.append("processes " + "; ".join(f"{p}: {cmdline(p)}" for p in procs))
+        if mounts_naming(cid):
+            left.append(f"mounts {mounts_naming(cid)}")
+        cg = [d for base in glob.glob("/sys/fs/cgroup/*") + ["/sys/fs/cgroup"]
+              for d in glob.glob(f"{base}{CRI_CGROUP_PARENT}/*/{cid}")]  # PARENT/POD/ID
+        if cg:
+            left.append(f"cgroups {cg}")
+        state = glob.glob(os.path.join(self.runc_root, "*", cid))
+        if state:
+            left.append(f"runtime state {state}")
+        r = self.ctr("containers", "ls", "-q")
+        if cid in r.stdout.split():
+            left.append("the container in containerd")
         return left
 
 

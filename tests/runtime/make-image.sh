@@ -3,29 +3,41 @@
 # registry: a rootfs tar of Debian's busybox-static (its applet links made here, as
 # `busybox --install -s` would) and the static try-syscall, `podman import`ed into a throwaway
 # store and written out with `podman save --format oci-archive`; `ctr image import` and
-# `podman load` both read that archive.
+# `podman load` both read that archive. A second archive of the same rootfs, the "pause" image,
+# has `sleep` for ever as its entrypoint: the long-running process of a Kubernetes pod sandbox
+# (containerd's CRI plugin, test_cri.py).
 #
-#   tests/runtime/make-image.sh BUILD_DIR    prints the archive's path (BUILD_DIR/runtime-image/)
+#   tests/runtime/make-image.sh BUILD_DIR            prints the archive's path (BUILD_DIR/runtime-image/)
+#   tests/runtime/make-image.sh BUILD_DIR --pause    prints the pause image's archive path
 #
-# The archive is cached: it is rebuilt only when busybox, try-syscall-static or this script is
-# newer. Exit 77 (a skip) without podman or busybox-static; needs root (podman's store).
+# The archives are cached: they are rebuilt only when busybox, try-syscall-static or this script
+# is newer. Exit 77 (a skip) without podman or busybox-static; needs root (podman's store).
 set -euo pipefail
 
-build=$(cd "${1:?usage: make-image.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: make-image.sh BUILD_DIR [--pause]}" && pwd)
 busybox=/bin/busybox
 trysys=$build/try-syscall-static
 name=localhost/zygote-busybox:latest
+pause_name=localhost/zygote-pause:latest
 out=$build/runtime-image
 archive=$out/busybox.oci.tar
+pause_archive=$out/pause.oci.tar
+case "${2:-}" in
+  "") print=$archive ;;
+  --pause) print=$pause_archive ;;
+  *) echo "usage: make-image.sh BUILD_DIR [--pause]" >&2; exit 2 ;;
+esac
 
 command -v podman >/dev/null || { echo "make-image: no podman (Debian package podman)" >&2; exit 77; }
 [[ -x $busybox ]] || { echo "make-image: no $busybox (Debian package busybox-static)" >&2; exit 77; }
 
 fresh=1
 for f in "$busybox" "$0" ${trysys:+$( [[ -x $trysys ]] && echo "$trysys")}; do
-  [[ -f $archive && ! $f -nt $archive ]] || fresh=0
+  for a in "$archive" "$pause_archive"; do
+    [[ -f $a && ! $f -nt $a ]] || fresh=0
+  done
 done
-if ((fresh)); then echo "$archive"; exit 0; fi
+if ((fresh)); then echo "$print"; exit 0; fi
 
 mkdir -p "$out"
 # in /tmp: podman refuses a runroot path longer than 50 characters
@@ -56,5 +68,10 @@ export CONTAINERS_CONF=/dev/null CONTAINERS_STORAGE_CONF=$work/storage.conf
 p=(podman --root "$work/store" --runroot "$work/run" --storage-driver vfs --events-backend file)
 "${p[@]}" import -q --change 'CMD ["/bin/sh"]' --change 'ENV PATH=/bin' "$work/rootfs.tar" "$name" >/dev/null
 "${p[@]}" save --format oci-archive -o "$work/image.tar" "$name" >/dev/null 2>&1
+# sleep's largest argument busybox takes: a pod sandbox is killed, it never ends by itself
+"${p[@]}" import -q --change 'ENTRYPOINT ["/bin/sleep", "2147483647"]' --change 'ENV PATH=/bin' \
+  "$work/rootfs.tar" "$pause_name" >/dev/null
+"${p[@]}" save --format oci-archive -o "$work/pause.tar" "$pause_name" >/dev/null 2>&1
 mv "$work/image.tar" "$archive"
-echo "$archive"
+mv "$work/pause.tar" "$pause_archive"
+echo "$print"

@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: MIT
+"""containerd-shim-zygote-v2 without containerd and without containers: `start` and `delete` as
+containerd runs them, and the ttrpc Task service spoken by hand (ttrpcwire.py): its framing,
+several calls in flight on one connection, and the errors containerd reads as status codes
+(unknown methods, bad requests, unknown processes, zygoted out of reach). The containers
+themselves: tests/runtime/test_containerd_shim.py."""
+import os
+import shutil
+import subprocess
+import uuid
+
+import pytest
+
+import shimv2
+import ttrpcwire as w
+import zytest
+
+
+@pytest.fixture
+def workdir():
+    d = zytest.make_workdir()
+    yield d
+    zytest.remove_workdir(d)
+
+
+@pytest.fixture
+def shim_bin(request, workdir):
+    build = os.path.abspath(request.config.getoption("--build-dir"))
+    if not shimv2.find_shim(build):
+        pytest.fail(f"not built: {build}/containerd-shim-zygote-v2")
+    return shimv2.copy_shim(build, workdir)
+
+
+@pytest.fixture
+def shim(shim_bin, workdir, needs_root):
+    """A started shim whose zygoted is out of reach (a socket path nobody listens on)."""
+    bundle = os.path.join(workdir, "bundle")
+    os.mkdir(bundle)
+    s = shimv2.Shim(shim_bin, bundle, env={"ZYGOTE_SOCKET": os.path.join(workdir, "none.sock")})
+    s.start()
+    yield s
+    s.stop()
+
+
+def test_start_prints_and_records_the_address(shim):
+    with open(os.path.join(shim.bundle, "address")) as f:
+        assert f.read() == "unix://" + shim.path
+    assert os.stat(shim.path).st_mode & 0o170000 == 0o140000  # a socket
+    # the serving shim is a session leader of its own, not the start command's child
+    with open(f"/proc/{shim.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    assert int(fields[3]) == shim.pid, fields  # its session id is its pid
+
+
+def test_start_again_answers_the_same_address(shim):
+    again = shimv2.Shim(shim.binary, shim.bundle, cid=shim.id, env=shim.env)
+    r = subprocess.run(again.argv("start"), cwd=shim.bundle, env=shim.env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "unix://" + shim.path
+
+
+def test_connect_and_shutdown(shim):
+    c = shim.client()
+    resp = c.call("Connect", w.encode([(1, shim.id)]))
+    assert w.first(resp, 1) == shim.pid
+    assert w.first(resp, 3).startswith(b"zygote "), resp
+    # no process: Shutdown stops the shim, which removes its socket
+    assert c.call("Shutdown", w.encode([(1, shim.id)])) == {}
+    assert shim.wait_gone()
+    shim.pid = None
+    assert not os.path.exists(shim.path)
+
+
+@pytest.mark.parametrize("method,payload,code,message", [
+    ("Nope", b"", w.UNIMPLEMENTED, "method containerd.task.v2.Task.Nope"),
+    ("Stats", w.encode([(1, "x")]), w.NOT_FOUND, "stats: no process x"),
+    ("Update", w.encode([(1, "x")]), w.INVALID_ARGUMENT, "update: no resources"),
+    ("Update", w.encode([(1, "x"), (2, [(1, "r"), (2, b"{}")])]), w.NOT_FOUND, "update: no process x"),
+    ("Checkpoint", b"", w.UNIMPLEMENTED, "Checkpoint: checkpoints are not supported"),
+    ("State", b"\xff\xff\xff", w.INVALID_ARGUMENT, "State: the request is not a containerd.task.v2.StateRequest"),
+    ("State", w.encode([(1, "x")]), w.NOT_FOUND, "state: no process x"),
+    ("Wait", w.encode([(1, "x"), (2, "e")]), w.NOT_FOUND, "wait: no process x e"),
+    ("Kill", w.encode([(1, "x"), (3, 9)]), w.NOT_FOUND, "kill: no process x"),
+    ("Delete", w.encode([(1, "x")]), w.NOT_FOUND, "delete: no process x"),
+    ("Start", w.encode([(1, "x")]), w.NOT_FOUND, "start: no process x"),
+    ("Pids", w.encode([(1, "x")]), w.NOT_FOUND, "pids: no process x"),
+    ("ResizePty", w.encode([(1, "x")]), w.NOT_FOUND, "resizepty: no process x"),
+    ("Exec", w.encode([(1, "x"), (2, "e"), (7, [(1, "t"), (2, b"{}")])]), w.NOT_FOUND, "exec: no container x"),
+    ("Exec", w.encode([(1, "x")]), w.INVALID_ARGUMENT, "exec: no exec id"),
+    ("Create", w.encode([(1, "a/b"), (2, "/tmp")]), w.INVALID_ARGUMENT,
+     "create: a/b is not a valid container id for zygote"),
+    ("Create", w.encode([(1, "a"), (2, "rel")]), w.INVALID_ARGUMENT, "create: the bundle path is not absolute"),
+])
+def test_errors_as_status_codes(shim, method, payload, code, message):
+    c = shim.client()
+    with pytest.raises(w.Error) as e:
+        c.call(method, payload)
+    assert (e.value.code, e.value.message) == (code, message)
+    # the connection goes on serving
+    assert w.first(c.call("Connect", w.encode([(1, shim.id)])), 1) == shim.pid
+
+
+def test_unknown_service(shim):
+    c = shim.client()
+    with pytest.raises(w.Error) as e:
+        c.call("Forward", b"", service="containerd.services.events.ttrpc.v1.Events")
+    assert e.value.code == w.UNIMPLEMENTED
+    assert "containerd.services.events.ttrpc.v1.Events" in e.value.message
+
+
+def test_create_without_zygoted(shim):
+    """zygoted out of reach: UNAVAILABLE with the reason; the failed Create leaves nothing, so a
+    second one is answered the same way (not "exists")."""
+    c = shim.client()
+    for _ in range(2):
+        with pytest.raises(w.Error) as e:
+            c.call("Create", w.encode([(1, shim.id), (2, shim.bundle)]))
+        assert e.value.code == w.UNAVAILABLE, e.value
+        assert e.value.message == "create: cannot reach zygoted: No such file or directory"
+    with pytest.raises(w.Error) as e:
+        c.call("State", w.encode([(1, shim.id)]))
+    assert e.value.code == w.NOT_FOUND
+
+
+def test_calls_in_flight_on_one_connection(shim):
+    """Requests sent before any reply is read are each answered on their own stream."""
+    c = shim.client()
+    streams = {c.send("Connect", w.encode([(1, shim.id)])): None for _ in range(8)}
+    bad = c.send("State", w.encode([(1, "nothing")]))
+    with pytest.raises(w.Error):
+        c.recv(bad)
+    for s in reversed(list(streams)):
+        assert w.first(c.recv(s), 1) == shim.pid
+
+
+def test_bad_frames_close_only_their_connection(shim):
+    """A response frame or an oversized one ends that connection; others go on."""
+    other = shim.client()
+    for frame in (b"\x00\x00\x00\x00\x00\x00\x00\x01\x02\x00", b"\x7f\x00\x00\x00\x00\x00\x00\x01\x01\x00"):
+        c = shim.client()
+        c.sock.sendall(frame)
+        assert c.sock.recv(1) == b""
+        c.close()
+    assert w.first(other.call("Connect", w.encode([(1, shim.id)])), 1) == shim.pid
+
+
+def test_delete_command_without_a_task(shim_bin, workdir, needs_root):
+    """`delete` after a dead shim whose task zygoted does not know: success, and a
+    DeleteResponse with 137 and a time."""
+    bundle = os.path.join(workdir, "gone")
+    os.mkdir(bundle)
+    s = shimv2.Shim(shim_bin, bundle, env={"ZYGOTE_SOCKET": os.path.join(workdir, "none.sock")})
+    r = s.delete()
+    assert r.returncode == 0, r.stderr
+    resp = w.decode(r.stdout)
+    assert w.first(resp, 2) == 137, resp
+    assert w.first(w.decode(w.first(resp, 3)), 1) > 0, resp  # exited_at.seconds
+    assert b"cannot" not in r.stderr or b"cleaning up task" in r.stderr
+
+
+def test_usage_errors(shim_bin):
+    r = subprocess.run([shim_bin, "start"], capture_output=True, text=True)
+    assert r.returncode == 2 and "-namespace, -id and -address are required" in r.stderr
+    r = subprocess.run([shim_bin, "-namespace", "n", "-id", "i", "-address", "a", "frobnicate"], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "unknown action frobnicate" in r.stderr
+
+
+def test_valgrind_clean(shim_bin, workdir, needs_root):
+    """The serving shim under valgrind through start, errors of every kind and Shutdown: no
+    invalid access, no leak (the thread that reads the connection may still be reading when
+    the shim exits: "possibly lost" is its own stack)."""
+    if not shutil.which("valgrind"):
+        pytest.skip("no valgrind")
+    bundle = os.path.join(workdir, "vg")
+    os.mkdir(bundle)
+    logs = os.path.join(workdir, "vg.%p")
+    s = shimv2.Shim(shim_bin, bundle, cid="vg-" + uuid.uuid4().hex[:8],
+                    env={"ZYGOTE_SOCKET": os.path.join(workdir, "none.sock")},
+                    wrapper=["valgrind", "-q", "--leak-check=full", "--errors-for-leak-kinds=definite",
+                             "--show-leak-kinds=definite", f"--log-file={logs}"])
+    s.start(timeout=120)
+    c = s.client()
+    for method, payload in (("Nope", b""), ("State", b"\xff"), ("State", w.encode([(1, "x")])),
+                            ("Create", w.encode([(1, s.id), (2, bundle)])), ("Stats", b"")):
+        with pytest.raises(w.Error):
+            c.call(method, payload)
+    c.call("Connect", w.encode([(1, s.id)]))
+    c.call("Shutdown", w.encode([(1, s.id)]))
+    assert s.wait_gone(timeout=120)
+    s.pid = None
+    reports = [f for f in os.listdir(workdir) if f.startswith("vg.")]
+    assert len(reports) >= 2, reports  # the start command and the shim it left
+    for name in reports:
+        with open(os.path.join(workdir, name)) as f:
+            text = f.read()
+        assert text.strip() == "", f"{name}:\n{text}"

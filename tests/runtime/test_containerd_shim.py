@@ -1,0 +1,483 @@
+# SPDX-License-Identifier: MIT
+"""containerd-shim-zygote-v2 running containers through a zygoted of the test's own: first its
+Task service spoken by hand on the busybox bundle (lifecycle, events, a terminal, exec, stdin
+and CloseIO, valgrind), then `ctr run --runtime` of the offline image through a containerd (exit
+codes, output, a terminal, exec, kill). Each part skips, with the reason, where the daemon cannot
+start containers here or containerd is missing."""
+import json
+import os
+import re
+import shutil
+import sys
+import threading
+import uuid
+
+import pytest
+
+import containertools as ct
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
+import shimv2  # noqa: E402
+import ttrpcwire as w  # noqa: E402
+import zytest  # noqa: E402
+
+from conftest import BUILD_DIR, SOURCE_DIR  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+
+CREATED, RUNNING, STOPPED = 1, 2, 3
+
+
+@pytest.fixture(scope="module")
+def staged():
+    if not shimv2.find_shim(BUILD_DIR):
+        pytest.fail(f"not built: {BUILD_DIR}/containerd-shim-zygote-v2")
+    stage, bins = zytest.stage_build(BUILD_DIR, SOURCE_DIR)
+    bins["shim"] = shimv2.copy_shim(BUILD_DIR, stage)
+    yield bins
+    zytest.remove_workdir(stage)
+
+
+@pytest.fixture(scope="module")
+def zygoted(staged):
+    if os.geteuid() != 0:
+        pytest.skip("zygoted starts containers for root callers only")
+    d = zytest.Daemon(staged, zytest.make_workdir())
+    d.start()
+    yield d
+    assert d.stop() == 0, d.log()
+    zytest.remove_workdir(d.dir)
+
+
+class Run:
+    """A shim started in the bundle, with fifos and a fake publisher in a directory of the test's."""
+
+    def __init__(self, staged, zygoted, bundle, directory, wrapper=(), env=None):
+        self.dir = directory
+        self.bundle = bundle
+        self.shim = shimv2.Shim(staged["shim"], bundle.path, env={"ZYGOTE_SOCKET": zygoted.socket, **(env or {})},
+                                publish=shimv2.fake_publisher(directory), wrapper=wrapper)
+        self.id = self.shim.id
+        self.shim.start(timeout=120)
+        self.c = self.shim.client()
+        self.output = {}
+        self.readers = []
+
+    def fifo(self, name, read=True):
+        path = os.path.join(self.dir, name)
+        os.mkfifo(path)
+        if read:  # read until EOF, as containerd's client does
+            t = threading.Thread(target=lambda: self.output.__setitem__(name, open(path, "rb").read()), daemon=True)
+            t.start()
+            self.readers.append(t)
+        return path
+
+    def read(self, name, timeout=30):
+        for t in self.readers:
+            t.join(timeout)
+        return self.output.get(name)
+
+    def create(self, terminal=False, stdin="", stdout="", stderr=""):
+        req = [(1, self.id), (2, self.bundle.path), (4, terminal), (5, stdin), (6, stdout), (7, stderr)]
+        try:
+            return w.first(self.c.call("Create", w.encode(req)), 1)
+        except w.Error as e:
+            if e.code in (w.UNIMPLEMENTED, w.PERMISSION_DENIED):
+                pytest.skip(f"zygoted cannot start containers here: {e.message}")
+            raise
+
+    def call(self, method, *fields):
+        return self.c.call(method, w.encode([(1, self.id), *fields]))
+
+    def finish(self):
+        """Kills and deletes what is left, then shuts the shim down (once)."""
+        if self.c is None:
+            return
+        try:
+            self.call("Kill", (3, 9), (4, True))
+        except w.Error:
+            pass
+        try:
+            self.call("Wait")
+            self.call("Delete")
+        except w.Error:
+            pass
+        self.c.close()
+        self.c = None
+        self.shim.stop()
+
+
+@pytest.fixture
+def run(staged, zygoted, bundle, tmp_path):
+    made = []
+
+    def make(**kw):
+        r = Run(staged, zygoted, bundle, str(tmp_path), **kw)
+        made.append(r)
+        return r
+
+    yield make
+    for r in made:
+        r.finish()
+
+
+def test_lifecycle_and_events(run, bundle):
+    bundle.set_args("sh", "-c", "echo hello from $0; echo to stderr >&2; exit 7", "zyg-shim")
+    r = run()
+    out, err = r.fifo("out"), r.fifo("err")
+    pid = r.create(stdout=out, stderr=err)
+    state = r.call("State")
+    assert (w.first(state, 3), w.first(state, 4), w.first(state, 6)) == (pid, CREATED, out.encode())
+    waiting = r.c.send("Wait", w.encode([(1, r.id)]))  # answered at the exit, after Start
+    assert w.first(r.call("Start"), 1) == pid
+    done = r.c.recv(waiting)
+    assert w.first(done, 1) == 7
+    assert r.read("out") == b"hello from zyg-shim\n"
+    assert r.read("err") == b"to stderr\n"
+    state = r.call("State")
+    assert (w.first(state, 4), w.first(state, 9)) == (STOPPED, 7)
+    deleted = r.call("Delete")
+    assert (w.first(deleted, 1), w.first(deleted, 2)) == (pid, 7)
+    with pytest.raises(w.Error) as e:
+        r.call("State")
+    assert e.value.code == w.NOT_FOUND
+    ev = shimv2.events(r.dir)
+    assert [(t, ns, url) for t, ns, url, _ in ev] == [
+        ("/tasks/create", shimv2.NAMESPACE, "containerd.events.TaskCreate"),
+        ("/tasks/start", shimv2.NAMESPACE, "containerd.events.TaskStart"),
+        ("/tasks/exit", shimv2.NAMESPACE, "containerd.events.TaskExit"),
+        ("/tasks/delete", shimv2.NAMESPACE, "containerd.events.TaskDelete")]
+    exit_ = ev[2][3]  # container_id, id, pid, exit_status, exited_at
+    assert (w.first(exit_, 1), w.first(exit_, 2), w.first(exit_, 3), w.first(exit_, 4)) == (
+        r.id.encode(), r.id.encode(), pid, 7)
+    assert w.first(done, 2) == w.first(exit_, 5)  # the same exit time in Wait and the event
+
+
+def test_events_over_ttrpc_and_the_fallback(run, bundle, tmp_path):
+    """With $TTRPC_ADDRESS (containerd sets it for its shims) the events are Forward calls on
+    containerd's ttrpc events service, the publish binary unused; with nobody listening there,
+    the binary takes them."""
+    bundle.set_args("true")
+    events = shimv2.FakeEvents(str(tmp_path))
+    try:
+        r = run(env={"TTRPC_ADDRESS": events.path})
+        r.create()
+        r.call("Start")
+        r.call("Wait")
+        r.call("Delete")
+        with events.lock:
+            got = list(events.received)
+    finally:
+        events.close()
+    assert [(s, m, ns, t, u) for s, m, ns, t, u, _ in got] == [
+        ("containerd.services.events.ttrpc.v1.Events", "Forward", shimv2.NAMESPACE, topic,
+         "containerd.events." + name)
+        for topic, name in (("/tasks/create", "TaskCreate"), ("/tasks/start", "TaskStart"),
+                            ("/tasks/exit", "TaskExit"), ("/tasks/delete", "TaskDelete"))]
+    assert w.first(got[2][5], 1) == r.id.encode()
+    assert shimv2.events(r.dir) == []
+    r.finish()
+    os.unlink(os.path.join(r.dir, "events.ttrpc"))
+    r = run(env={"TTRPC_ADDRESS": "unix://" + os.path.join(r.dir, "events.ttrpc")})
+    r.create()
+    r.call("Start")
+    r.call("Wait")
+    assert [t for t, _, _, _ in shimv2.events(r.dir)] == ["/tasks/create", "/tasks/start", "/tasks/exit"]
+
+
+def test_terminal_and_resize(run, bundle):
+    bundle.config["process"]["terminal"] = True
+    bundle.set_args("sh", "-c", "tty; stty size; exit 3")
+    r = run()
+    out = r.fifo("out")
+    r.create(terminal=True, stdout=out)
+    r.call("ResizePty", (3, 101), (4, 33))
+    r.call("Start")
+    assert w.first(r.call("Wait"), 1) == 3
+    text = r.read("out").decode()
+    assert "/dev/pts/" in text and "33 101" in text, text
+
+
+def test_stdin_until_closeio(run, bundle):
+    bundle.set_args("sh", "-c", "cat; echo done")
+    r = run()
+    stdin, out = r.fifo("in", read=False), r.fifo("out")
+    r.create(stdin=stdin, stdout=out)
+    r.call("Start")
+    with open(stdin, "wb") as f:  # containerd's writer comes and goes: cat keeps reading
+        f.write(b"abc\n")
+    r.call("CloseIO", (3, True))
+    assert w.first(r.call("Wait"), 1, 0) == 0  # proto3: 0 is not sent
+    assert r.read("out") == b"abc\ndone\n"
+
+
+def test_exec_kill_and_pids(run, bundle):
+    bundle.set_args("sleep", "1000")
+    r = run()
+    pid = r.create()
+    r.call("Start")
+    process = dict(bundle.config["process"], args=["sh", "-c", "echo exec $0; exit 4", "ran"], terminal=False)
+    spec = [(1, "types.containerd.io/opencontainers/runtime-spec/1/Process"), (2, json.dumps(process).encode())]
+    out = r.fifo("out")
+    r.call("Exec", (2, "e1"), (5, out), (7, spec))
+    assert w.first(r.call("State", (2, "e1")), 4) == CREATED
+    epid = w.first(r.call("Start", (2, "e1")), 1)
+    assert w.first(r.call("Wait", (2, "e1")), 1) == 4
+    assert r.read("out") == b"exec ran\n"
+    assert pid in [w.first(w.decode(p), 1) for p in r.call("Pids")[1]]
+    assert w.first(r.call("Delete", (2, "e1")), 1) == epid
+    with pytest.raises(w.Error) as e:
+        r.call("Exec", (2, "e1"), (7, spec[:1]))
+    assert e.value.code == w.INVALID_ARGUMENT  # no process object
+    r.call("Kill", (3, 9), (4, True))
+    assert w.first(r.call("Wait"), 1) == 137
+    with pytest.raises(w.Error) as e:
+        r.call("Kill", (3, 9))
+    assert e.value.code == w.NOT_FOUND
+    r.call("Delete")
+    topics = [t for t, _, _, _ in shimv2.events(r.dir)]
+    assert topics == ["/tasks/create", "/tasks/start", "/tasks/exec-added", "/tasks/exec-started", "/tasks/exit",
+                      "/tasks/exit", "/tasks/delete"], topics
+
+
+def test_stats_and_pause(run, bundle):
+    """Stats: the cgroup's counters as containerd's metrics message of the host's hierarchy;
+    Pause and Resume: the freezer, seen in State."""
+    bundle.set_args("sleep", "1000")
+    r = run()
+    r.create()
+    with pytest.raises(w.Error) as e:
+        r.call("Stats")
+    assert e.value.code == w.FAILED_PRECONDITION  # not running yet
+    r.call("Start")
+    try:
+        stats = w.decode(w.first(r.call("Stats"), 1))
+    except w.Error as e:
+        if e.code == w.PERMISSION_DENIED:
+            pytest.skip(f"the container has no cgroup of its own here: {e.message}")
+        raise
+    url = w.first(stats, 1).decode()
+    metrics = w.decode(w.first(stats, 2))
+    pids = {"io.containerd.cgroups.v1.Metrics": 2, "io.containerd.cgroups.v2.Metrics": 1}[url]
+    assert w.first(w.decode(w.first(metrics, pids)), 1) == 1, metrics  # pids.current: sleep alone
+    r.call("Pause")
+    assert w.first(r.call("State"), 4) == 4  # PAUSED
+    r.call("Resume")
+    assert w.first(r.call("State"), 4) == RUNNING
+    topics = [t for t, _, _, _ in shimv2.events(r.dir)]
+    assert topics[-2:] == ["/tasks/paused", "/tasks/resumed"], topics
+
+
+def test_update(run, bundle):
+    """Update: memory and pids limits written to the container's cgroup, read back with Stats;
+    resources it cannot update are refused."""
+    bundle.set_args("sleep", "1000")
+    r = run()
+    r.create()
+    r.call("Start")
+    url = "types.containerd.io/opencontainers/runtime-spec/1/LinuxResources"
+
+    def update(resources):
+        return r.call("Update", (2, [(1, url), (2, json.dumps(resources).encode())]))
+
+    try:
+        update({"memory": {"limit": 48 << 20}, "pids": {"limit": 42}, "devices": []})
+    except w.Error as e:
+        if e.code == w.PERMISSION_DENIED:
+            pytest.skip(f"the container has no cgroup of its own here: {e.message}")
+        raise
+    stats = w.decode(w.first(r.call("Stats"), 1))
+    metrics = w.decode(w.first(stats, 2))
+    if w.first(stats, 1) == b"io.containerd.cgroups.v1.Metrics":
+        pids, limit = w.decode(w.first(metrics, 2)), w.decode(w.first(w.decode(w.first(metrics, 4)), 33))
+        assert (w.first(pids, 2), w.first(limit, 1)) == (42, 48 << 20), metrics
+    else:
+        pids, memory = w.decode(w.first(metrics, 1)), w.decode(w.first(metrics, 4))
+        assert (w.first(pids, 2), w.first(memory, 33)) == (42, 48 << 20), metrics
+    for bad, what in (({"blockIO": {"weight": 10}}, "update: resources: only memory, cpu and pids can be updated"),
+                      ("[", "update: resources: not JSON")):
+        with pytest.raises(w.Error) as e:
+            r.call("Update", (2, [(1, url), (2, bad.encode() if isinstance(bad, str) else json.dumps(bad).encode())]))
+        assert (e.value.code, e.value.message) == (w.INVALID_ARGUMENT, what)
+
+
+def test_oom_event(run, bundle):
+    """A container killed by the kernel for its memory limit: /tasks/oom for each kill (the kernel
+    may kill more than one of its processes; the kills and the exit are seen by two threads, so
+    either event may go out first)."""
+    bundle.config["linux"].setdefault("resources", {})["memory"] = {"limit": 16 << 20}
+    bundle.set_args("sh", "-c", 'x=$(head -c 64000000 /dev/zero | tr "\\0" a); echo survived')
+    r = run()
+    r.create()
+    r.call("Start")
+    status = w.first(r.call("Wait"), 1, 0)
+    if status != 137:
+        pytest.skip(f"the memory limit did not end the container here (status {status}: swap?)")
+    events = shimv2.events(r.dir)
+    topics = [t for t, _, _, _ in events]
+    assert topics[:2] == ["/tasks/create", "/tasks/start"], topics
+    assert topics.count("/tasks/exit") == 1 and "/tasks/oom" in topics, topics
+    assert set(topics[2:]) == {"/tasks/exit", "/tasks/oom"}, topics
+    oom = events[topics.index("/tasks/oom")]
+    assert (oom[2], w.first(oom[3], 1)) == ("containerd.events.TaskOOM", r.id.encode())
+
+
+def test_valgrind_clean_with_a_container(run, bundle, tmp_path):
+    """The shim under valgrind through a container's life: a terminal (the copies), an exec, the
+    events forwarded over ttrpc, Stats, Update; no invalid access, no leak."""
+    if not shutil.which("valgrind"):
+        pytest.skip("no valgrind")
+    bundle.config["process"]["terminal"] = True
+    bundle.set_args("sh", "-c", "sleep 0.5; echo hi; exit 2")
+    logs = str(tmp_path / "vg.%p")
+    events = shimv2.FakeEvents(str(tmp_path))
+    try:
+        r = run(env={"TTRPC_ADDRESS": events.path},
+                wrapper=["valgrind", "-q", "--leak-check=full", "--errors-for-leak-kinds=definite",
+                         "--show-leak-kinds=definite", f"--log-file={logs}"])
+        out = r.fifo("out")
+        r.create(terminal=True, stdout=out)
+        r.call("Start")
+        process = dict(bundle.config["process"], args=["true"], terminal=False)
+        r.call("Exec", (2, "e"), (7, [(1, "p"), (2, json.dumps(process).encode())]))
+        r.call("Start", (2, "e"))
+        r.call("Wait", (2, "e"))
+        for method, fields in (("Stats", ()), ("Update", ((2, [(1, "r"), (2, b'{"pids": {"limit": 50}}')]),))):
+            try:
+                r.call(method, *fields)
+            except w.Error:
+                pass  # no cgroup of its own here: the error path instead
+        assert w.first(r.call("Wait"), 1) == 2
+        assert b"hi" in r.read("out")
+        r.call("Delete")
+        r.finish()
+        assert len(events.received) == 7
+    finally:
+        events.close()
+    reports = sorted(p for p in os.listdir(tmp_path) if p.startswith("vg."))
+    assert reports
+    for name in reports:
+        text = (tmp_path / name).read_text()
+        assert text.strip() == "", f"{name}:\n{text}"
+
+
+# ---- through containerd ---------------------------------------------------------------------------
+
+@pytest.fixture
+def ctd(containerd, staged, zygoted, tmp_path):
+    """containerd with the shim as the runtime: a wrapper that names the test's zygoted (a shim
+    has containerd's environment)."""
+    wrapper = os.path.join(zygoted.dir, "containerd-shim-zygote-v2")
+    with open(wrapper, "w") as f:
+        f.write(f"#!/bin/sh\nZYGOTE_SOCKET={zygoted.socket} exec {staged['shim']} \"$@\"\n")
+    os.chmod(wrapper, 0o755)
+    made = []
+
+    def run_argv(name, *args, opts=()):
+        made.append(name)
+        return containerd.ctr_argv("run", "--runtime", wrapper, "--cgroup", f"{ct.CTR_CGROUP_PARENT}/{name}", *opts,
+                                   ct.IMAGE, name, *args)
+
+    containerd.zrun_argv = run_argv
+    containerd.zrun = lambda name, *a, opts=(), **kw: ct.run_to_files(run_argv(name, *a, opts=opts), **kw)
+    yield containerd
+    left = {n: containerd.leftovers(n) for n in made}
+    tasks = task_ids(zygoted)
+    for n in made:
+        left[n] += [f"zygoted's task {t}" for t in tasks if t == n or t.startswith(n + ".")]
+    for n in made:
+        containerd.ctr("task", "kill", "-a", "-s", "KILL", n)
+        containerd.ctr("task", "rm", "-f", n)
+        containerd.ctr("containers", "rm", n)
+    assert {n: l for n, l in left.items() if l} == {}, "left behind"
+
+
+def name():
+    return "zyg-zs-" + uuid.uuid4().hex[:10]
+
+
+def test_ctr_run_output_and_exit_code(ctd):
+    r = ctd.zrun(name(), "sh", "-c", "echo hello from $0; exit 7", "zyg-zs-echo", opts=["--rm"])
+    if r.returncode != 7 and "no container support" in r.stderr + r.stdout:
+        pytest.skip("zygoted has no container support")
+    assert r.stdout == "hello from zyg-zs-echo\n", r.stderr
+    assert r.returncode == 7, r.stderr
+
+
+def test_ctr_run_failing_create(ctd):
+    """A container that cannot start: containerd reports the runtime's reason, and nothing is left
+    (the rootfs is unmounted again, zygoted forgot the task)."""
+    r = ctd.zrun(name(), "/nonexistent", opts=["--rm"])
+    assert r.returncode != 0
+    assert 'create: the container failed at step create: ' in r.stderr, r.stderr
+    assert '"/nonexistent"' in r.stderr, r.stderr
+
+
+def test_ctr_run_terminal(ctd):
+    r = ct.under_script(ctd.zrun_argv(name(), "sh", "-c", "test -t 0 && tty; exit 5", opts=["--rm", "-t"]))
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert "/dev/pts/" in r.stdout, r.stdout
+
+
+def test_ctr_detached_exec_and_kill(ctd):
+    n = name()
+    r = ctd.zrun(n, "sleep", "1000", opts=["-d"])
+    assert r.returncode == 0, r.stderr
+    r = ctd.ctr("task", "exec", "--exec-id", "e1", n, "sh", "-c", "echo in exec; exit 4")
+    assert (r.returncode, r.stdout) == (4, "in exec\n"), r.stderr
+    pid, status = ctd.task_pid(n)
+    assert status == "RUNNING"
+    r = ctd.ctr("task", "metrics", n)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^pids.current\s+1\s*$", r.stdout, re.M), r.stdout
+    r = ctd.ctr("task", "kill", "-s", "KILL", n)
+    assert r.returncode == 0, r.stderr
+    r = ctd.ctr("task", "attach", n)  # waits for the exit
+    assert r.returncode == 137, r.stderr
+    ctd.ctr("task", "rm", n)  # attach may have removed the task already
+    r = ctd.ctr("containers", "rm", n)
+    assert r.returncode == 0, r.stderr
+
+
+def task_ids(zygoted):
+    import varlink
+    with varlink.connect(zygoted.socket) as c:
+        r = c.call("io.zygote.Launcher.List")
+        return [t["id"] for t in r.parameters["tasks"]]
+
+
+def test_init_delete_takes_the_execs_along(run, bundle, zygoted):
+    """An exec'd process containerd never deleted goes with the init's Delete: zygoted keeps no
+    task of the container afterwards."""
+    bundle.set_args("sleep", "1000")
+    r = run()
+    r.create()
+    r.call("Start")
+    process = dict(bundle.config["process"], args=["true"], terminal=False)
+    r.call("Exec", (2, "left"), (7, [(1, "p"), (2, json.dumps(process).encode())]))
+    r.call("Start", (2, "left"))
+    r.call("Wait", (2, "left"))
+    assert r.id + ".left" in task_ids(zygoted)
+    r.call("Kill", (3, 9), (4, True))
+    r.call("Wait")
+    r.call("Delete")
+    assert [t for t in task_ids(zygoted) if t.startswith(r.id)] == []
+
+
+def test_delete_after_a_dead_shim(run, bundle, zygoted):
+    """The shim killed with its container running: `delete` kills the container, reports 137 and
+    leaves no task in zygoted."""
+    bundle.set_args("sleep", "1000")
+    r = run()
+    pid = r.create()
+    r.call("Start")
+    os.kill(r.shim.pid, 9)
+    assert r.shim.wait_gone()
+    r.shim.pid = None
+    d = r.shim.delete()
+    assert d.returncode == 0, d.stderr
+    resp = w.decode(d.stdout)
+    assert (w.first(resp, 1), w.first(resp, 2)) == (pid, 137), resp
+    assert r.id not in task_ids(zygoted)
+    r.c.close()
+    r.c = None  # nothing left for finish()
