@@ -196,7 +196,12 @@ def measure(args):
 
         log(f"bundle: {args.runs} rounds of {', '.join(names)}")
         result["bundle"] = rounds(names, run_bundle, args.runs)
-        names = [n for n in names if n in binaries]  # ctr and podman call a runc binary
+        # ctr: a runc binary under containerd's runc v2 shim, or (zygoted) our own shim,
+        # containerd-shim-zygote-v2, through a wrapper that names this run's zygoted
+        zshim = os.path.join(args.build, "containerd-shim-zygote-v2")
+        if os.access(zshim, os.X_OK):
+            binaries[ZD] = wrapper(os.path.join(work, "containerd-shim-zygote-v2"), zshim, f"ZYGOTE_SOCKET={sock}")
+        names = [n for n in names if n in binaries]
 
         if args.ctr_runs and shutil.which("ctr") and shutil.which("containerd"):
             os.mkdir(os.path.join(work, "ctd"))
@@ -207,11 +212,16 @@ def measure(args):
                 if r.returncode != 0:
                     raise RuntimeError(r.stderr)
 
+                def runtime_args(name):
+                    if name == ZD:
+                        return ["--runtime", binaries[ZD]]
+                    return ["--runc-binary", binaries[name], "--runc-root", cd.runc_root]
+
                 def run_ctr(name, tag):
                     cid = f"c-{TAGS[name]}-{tag}"
-                    t, r = timed(cd.ctr_argv("run", "--rm", "--runc-binary", binaries[name], "--runc-root",
-                                             cd.runc_root, "--cgroup", f"{ct.CTR_CGROUP_PARENT}/{cid}", "--seccomp",
-                                             "--seccomp-profile", profile, ct.IMAGE, cid, "true"), timeout=120)
+                    t, r = timed(cd.ctr_argv("run", "--rm", *runtime_args(name), "--cgroup",
+                                             f"{ct.CTR_CGROUP_PARENT}/{cid}", "--seccomp", "--seccomp-profile",
+                                             profile, ct.IMAGE, cid, "true"), timeout=120)
                     if r.returncode != 0:
                         cd.ctr("containers", "rm", cid)
                         return r.stderr.decode(errors="replace").strip() or f"exit {r.returncode}"
@@ -219,6 +229,34 @@ def measure(args):
 
                 log(f"ctr run --rm: {args.ctr_runs} rounds of {', '.join(names)}")
                 result["ctr"] = rounds(names, run_ctr, args.ctr_runs)
+
+                # ctr task exec of /bin/true into a running container of each runtime
+                running = {}
+                for name in names:
+                    cid = f"x-{TAGS[name]}"
+                    r = ct.run_to_files(cd.ctr_argv("run", "-d", *runtime_args(name), "--cgroup",
+                                                    f"{ct.CTR_CGROUP_PARENT}/{cid}", "--seccomp", "--seccomp-profile",
+                                                    profile, ct.IMAGE, cid, "sleep", "100000"), timeout=120)
+                    if r.returncode == 0:
+                        running[name] = cid
+
+                def run_exec(name, tag):
+                    if name not in running:
+                        return "the container to exec into did not start"
+                    t, r = timed(cd.ctr_argv("task", "exec", "--exec-id", f"e{tag}", running[name], "true"),
+                                 timeout=120)
+                    return t if r.returncode == 0 else (r.stderr.decode(errors="replace").strip() or
+                                                        f"exit {r.returncode}")
+
+                log(f"ctr task exec: {args.ctr_runs} rounds of {', '.join(names)}")
+                try:
+                    result["exec"] = rounds(names, run_exec, args.ctr_runs)
+                finally:
+                    for cid in running.values():
+                        cd.ctr("task", "kill", "-a", "-s", "KILL", cid)
+                        time.sleep(0.2)
+                        cd.ctr("task", "rm", "-f", cid)
+                        cd.ctr("containers", "rm", cid)
             finally:
                 cd.stop()
 
@@ -230,15 +268,16 @@ def measure(args):
                 if r.returncode != 0:
                     raise RuntimeError(r.stderr)
 
-                def run_podman(name, tag):
+                def run_podman(name, tag):  # podman calls a runc binary: not zygoted's shim
                     t, r = timed(pm.argv("run", "--rm", "--security-opt", f"seccomp={profile}", ct.IMAGE, "true",
                                          runtime=binaries[name]), env=pm.env, timeout=120)
                     if r.returncode != 0:
                         return r.stderr.decode(errors="replace").strip() or f"exit {r.returncode}"
                     return t
 
-                log(f"podman run --rm: {args.podman_runs} rounds of {', '.join(names)}")
-                result["podman"] = rounds(names, run_podman, args.podman_runs)
+                pnames = [n for n in names if n != ZD]
+                log(f"podman run --rm: {args.podman_runs} rounds of {', '.join(pnames)}")
+                result["podman"] = rounds(pnames, run_podman, args.podman_runs)
             finally:
                 pm("rm", "--all", "--force", "--time", "0")
                 ct.remove_cgroup_parent(ct.PODMAN_CGROUP_PARENT)
@@ -297,7 +336,8 @@ def table(sets, steps, meta):
               " | zygoted / crun |", "|---|---|" + "---|" * (len(RUNTIMES) + 5)]
     for view, res in sets.items():
         for what, label in (("bundle", "`RUNTIME run` of a bundle (/bin/true)"),
-                            ("ctr", "`ctr run --rm` (containerd 1.6, runc v2 shim)"),
+                            ("ctr", "`ctr run --rm` (containerd 1.6; runc v2 shim, zygoted: zygote v2 shim)"),
+                            ("exec", "`ctr task exec` of /bin/true into a running container"),
                             ("podman", "`podman run --rm` (podman 4.3, conmon)")):
             if what not in res:
                 continue
