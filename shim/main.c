@@ -115,8 +115,15 @@ static int unix_socket(const char *path, bool listening) {
                 return -errno;
         if (!listening)
                 return connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ? -errno : TAKE_FD(fd);
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return -errno;
+        /* containerd alone (the shim's uid) may call: the Task service starts and kills
+         * containers with the shim's authority */
+        if (chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
+                int r = -errno;
+                unlink(path);
+                return r;
+        }
         return TAKE_FD(fd);
 }
 

@@ -198,6 +198,25 @@ def test_terminal_and_resize(run, bundle):
     assert "/dev/pts/" in text and "33 101" in text, text
 
 
+def test_calls_in_flight_are_bounded(run, bundle):
+    """Each call in flight holds a thread of the shim: past 256 on one connection, calls are
+    answered at once with RESOURCE_EXHAUSTED; another connection is served. The Waits end with
+    the container's exit."""
+    bundle.set_args("sleep", "1000")
+    r = run()
+    r.create()
+    r.call("Start")
+    streams = [r.c.send("Wait", w.encode([(1, r.id)])) for _ in range(260)]
+    for s in streams[256:]:
+        with pytest.raises(w.Error) as e:
+            r.c.recv(s)
+        assert (e.value.code, e.value.message) == (8, "too many calls in flight")
+    other = r.shim.client()
+    other.call("Kill", w.encode([(1, r.id), (3, 9), (4, True)]))
+    other.close()
+    assert all(w.first(r.c.recv(s), 1) == 137 for s in streams[:256])
+
+
 def test_stdin_until_closeio(run, bundle):
     bundle.set_args("sh", "-c", "cat; echo done")
     r = run()
