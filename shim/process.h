@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "stdio.h"
+#include "process-io.h"
 
 /* containerd's task states (containerd.v1.types.Status) */
 enum zs_status {
