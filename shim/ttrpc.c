@@ -268,8 +268,14 @@ int zs_ttrpc_serve(int listen_fd, zs_ttrpc_handler handler) {
                                 continue;
                         return -errno;
                 }
-                if (p[1].revents)
+                if (p[1].revents) {
+                        char b;
+
+                        /* taken, so that a later zs_ttrpc_serve() serves again */
+                        if (read(stop[0], &b, 1) < 0 && errno != EINTR)
+                                return -errno;
                         return 0;
+                }
                 if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL))
                         return -ENOTCONN;
                 r = accept_one(listen_fd, handler, stop[1]);
@@ -330,7 +336,7 @@ int zs_ttrpc_call(int fd, uint32_t stream, const char *service, const char *meth
         r = resp->status ? resp->status->code : ZS_CODE_OK;
         if (r < 0)
                 r = ZS_CODE_UNKNOWN;
-        if (r != ZS_CODE_OK && ret_message && resp->status->message)
+        if (r != ZS_CODE_OK && ret_message && resp->status->message && *resp->status->message)
                 *ret_message = strdup(resp->status->message);
         zs_ttrpc__response__free_unpacked(resp, NULL);
         return r;
