@@ -347,7 +347,7 @@ def test_valgrind_clean_with_a_container(run, bundle, tmp_path):
     if not shutil.which("valgrind"):
         pytest.skip("no valgrind")
     bundle.config["process"]["terminal"] = True
-    bundle.set_args("sh", "-c", "sleep 0.5; echo hi; exit 2")
+    bundle.set_args("sh", "-c", "echo hi; sleep 1000")
     logs = str(tmp_path / "vg.%p")
     events = shimv2.FakeEvents(str(tmp_path))
     try:
@@ -366,7 +366,8 @@ def test_valgrind_clean_with_a_container(run, bundle, tmp_path):
                 r.call(method, *fields)
             except w.Error:
                 pass  # no cgroup of its own here: the error path instead
-        assert w.first(r.call("Wait"), 1) == 2
+        r.call("Kill", (3, 9), (4, True))
+        assert w.first(r.call("Wait"), 1) == 137
         assert b"hi" in r.read("out")
         r.call("Delete")
         r.finish()
