@@ -378,12 +378,15 @@ int zs_task_start(const ProtobufCMessage *request, struct zs_ttrpc_result *res) 
                 r = zs_fail(res, -ESRCH, "start: no process %s%s%s", rq->id, *rq->exec_id ? " " : "", rq->exec_id);
         else if (p->status != ZS_STATUS_CREATED)
                 r = zs_fail(res, -EBUSY, "start: the process is not in the created state");
+        else if (!(task_id = strdup(p->task_id)))
+                r = -ENOMEM;
         else {
-                /* a second Start finds it running */
+                /* a second Start finds it running; the reference keeps p past a concurrent Delete
+                 * of the init, which takes the exec'd processes along */
                 p->status = ZS_STATUS_RUNNING;
                 pid = p->pid;
-                task_id = strdup(p->task_id);
-                r = task_id ? 0 : -ENOMEM;
+                zs_process_ref(p);
+                r = 0;
         }
         zs_state_unlock();
         if (r < 0)
@@ -396,18 +399,21 @@ int zs_task_start(const ProtobufCMessage *request, struct zs_ttrpc_result *res) 
         if (r < 0)
                 r = zs_backend_fail(res, c, r, "start");
         zy_conn_free(c);
+        /* before the monitor exists, so that /tasks/start comes before the process's /tasks/exit */
+        if (r >= 0)
+                publish_start(rq->id, rq->exec_id, pid);
         zs_state_lock();
         /* after a failed execve zygoted has the process's exit status: the monitor reads it */
         m = r >= 0 || r == -ECHILD ? start_monitor(p, rq->id) : 0;
         if (r < 0 && r != -ECHILD)
                 p->status = ZS_STATUS_CREATED;
+        zs_process_unref(p);
         zs_state_changed();
         zs_state_unlock();
         if (m < 0)
                 zs_log("start: no exit monitor for %s: %s", task_id, strerror(-m));
         if (r < 0)
                 return r;
-        publish_start(rq->id, rq->exec_id, pid);
         resp.pid = (uint32_t) pid;
         return zs_reply(res, &resp.base);
 }
