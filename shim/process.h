@@ -66,7 +66,8 @@ void zs_container_clear(void);
 struct zs_process *zs_process_find(const char *id, const char *exec_id);
 /* With the lock held: a new process on the list (one reference, the list's). */
 int zs_process_add(const char *exec_id, const char *task_id, struct zs_process **ret);
-/* With the lock held: takes p off the list and drops the list's reference. */
+/* With the lock held: takes p off the list and drops the list's reference (nothing when it is off
+ * already). */
 void zs_process_remove(struct zs_process *p);
 void zs_process_ref(struct zs_process *p);
 void zs_process_unref(struct zs_process *p);
