@@ -34,6 +34,7 @@
 struct options {
         const char *ns, *address, *publish_binary, *id, *bundle;
         const char *action;
+        bool version;
 };
 
 /* Go's flag syntax, as containerd writes it: -name value, --name value, -name=value; -debug and
@@ -55,8 +56,10 @@ static int parse_options(int argc, char **argv, struct options *o) {
                 a += a[1] == '-' ? 2 : 1;
                 n = strcspn(a, "=");
                 for (size_t k = 0; k < ELEMENTSOF(bools); k++)
-                        if (strlen(bools[k]) == n && strncmp(a, bools[k], n) == 0)
+                        if (strlen(bools[k]) == n && strncmp(a, bools[k], n) == 0) {
+                                o->version = o->version || k > 0;
                                 goto next;
+                        }
 #define FLAG(name, field) \
         if (strlen(name) == n && strncmp(a, name, n) == 0) \
                 slot = &o->field;
@@ -300,8 +303,14 @@ static int cmd_delete(const struct options *o) {
 
 int main(int argc, char **argv) {
         struct options o = {};
+        int r;
 
-        if (parse_options(argc, argv, &o) < 0 || !o.action) {
+        r = parse_options(argc, argv, &o);
+        if (r >= 0 && o.version) {
+                printf("containerd-shim-zygote-v2 (zygote %s)\n", ZYGOTE_VERSION);
+                return 0;
+        }
+        if (r < 0 || !o.action) {
                 fprintf(stderr, "usage: %s -namespace NS -address ADDR -publish-binary BIN -id ID start|delete\n",
                         argv[0]);
                 return 2;

@@ -159,6 +159,12 @@ def test_delete_command_without_a_task(shim_bin, workdir, needs_root):
     assert b"cannot" not in r.stderr or b"cleaning up task" in r.stderr
 
 
+def test_version(shim_bin):
+    for flag in ("-v", "--version"):
+        r = subprocess.run([shim_bin, flag], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.startswith("containerd-shim-zygote-v2 (zygote "), r.stdout
+
+
 def test_usage_errors(shim_bin):
     r = subprocess.run([shim_bin, "start"], capture_output=True, text=True)
     assert r.returncode == 2 and "-namespace, -id and -address are required" in r.stderr
