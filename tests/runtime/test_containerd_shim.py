@@ -119,6 +119,11 @@ def run(staged, zygoted, bundle, tmp_path):
     yield make
     for r in made:
         r.finish()
+    # nothing of the containers may stay: their tasks and cgroups go with zygoted's Delete
+    tasks = task_ids(zygoted)
+    left = [t for r in made for t in tasks if t == r.id or t.startswith(r.id + ".")]
+    left += [os.path.join(d, n) for r in made for d, dirs, _ in os.walk("/sys/fs/cgroup") for n in dirs if n == r.id]
+    assert left == [], "left behind"
 
 
 def test_lifecycle_and_events(run, bundle):
