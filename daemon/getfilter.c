@@ -49,6 +49,14 @@
 
 #define FILTER_SEALS (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 
+static int unhex(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        return -1; /* lower case only: the key as the replies write it */
+}
+
 static uint64_t now_nsec(void) {
         struct timespec ts;
 
@@ -484,9 +492,32 @@ static int filter_of_seccomp(struct zd_call *call, json_object *seccomp) {
         return compile_start(call, key, text);
 }
 
+/* A program compiled before, by its key alone (a client that has the object hashes it first and
+ * sends the object only on a miss): NoSuchFilter when it is not cached. Programs are public
+ * policy; that one was compiled says only that someone on this machine asked for it. */
+static int filter_of_key(struct zd_call *call, const char *hex) {
+        uint8_t key[ZC_SHA256_DIGEST_SIZE];
+        struct zd_filter *f;
+
+        if (strlen(hex) != 2 * ZC_SHA256_DIGEST_SIZE)
+                return zd_call_invalid(call, "key");
+        for (size_t i = 0; i < ZC_SHA256_DIGEST_SIZE; i++) {
+                int hi = unhex(hex[2 * i]), lo = unhex(hex[2 * i + 1]);
+                if (hi < 0 || lo < 0)
+                        return zd_call_invalid(call, "key");
+                key[i] = (uint8_t) (hi << 4 | lo);
+        }
+        f = zd_filter_cache_lookup(&call->d->filters, key, zd_conn_cred(call->conn)->uid);
+        if (!f)
+                return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_FILTER, "key", hex);
+        reply_filter(call->conn, f->key_hex, f->hash, f->bpf, f->bpf_len, f->flags, true);
+        return 0;
+}
+
 struct filter_param {
         const char *profile;
         json_object *seccomp;
+        const char *key;
 };
 
 static const struct zc_json_field filter_fields[] = {
@@ -498,6 +529,10 @@ static const struct zc_json_field filter_fields[] = {
           .type = ZC_JSON_OBJECT,
           .offset = offsetof(struct filter_param, seccomp),
           .flags = ZC_JSON_NULLABLE },
+        { .name = "key",
+          .type = ZC_JSON_STRING,
+          .offset = offsetof(struct filter_param, key),
+          .flags = ZC_JSON_NULLABLE },
         {},
 };
 
@@ -507,8 +542,10 @@ int zd_get_filter(struct zd_call *call) {
 
         if (r < 0)
                 return r;
-        if (!p.profile == !p.seccomp) /* exactly one */
-                return zd_call_invalid(call, p.profile ? "seccomp" : "profile");
+        if (!!p.profile + !!p.seccomp + !!p.key != 1) /* exactly one */
+                return zd_call_invalid(call, p.key ? "key" : p.profile ? "seccomp" : "profile");
+        if (p.key)
+                return filter_of_key(call, p.key);
         return p.profile ? filter_of_profile(call, p.profile) : filter_of_seccomp(call, p.seccomp);
 }
 

@@ -106,6 +106,7 @@ static const struct {
 } error_table[] = {
         { ZY_ERROR_NO_SUCH_TASK, ESRCH },
         { ZY_ERROR_NO_SUCH_PROFILE, ENOENT },
+        { ZY_ERROR_NO_SUCH_FILTER, ENOENT },
         { ZY_ERROR_PERMISSION_DENIED, EPERM },
         { ZY_ERROR_TASK_EXISTS, EEXIST },
         { ZY_ERROR_INVALID_STATE, EBUSY },

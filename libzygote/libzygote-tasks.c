@@ -494,6 +494,12 @@ _public_ int zy_get_filter_send(zy_conn *c, const char *profile, json_object *se
                              seccomp ? json_object_get(seccomp) : NULL, P_END);
 }
 
+_public_ int zy_get_filter_key_send(zy_conn *c, const char *key) {
+        if (!c || !key)
+                return -EINVAL;
+        return lzy_send_call(c, ZY_METHOD_GET_FILTER, 0, P_ID, "key", key, P_END);
+}
+
 _public_ int zy_get_filter(zy_conn *c, const char *profile, json_object *seccomp, struct zy_filter **ret) {
         int r = ret ? zy_get_filter_send(c, profile, seccomp) : -EINVAL;
 

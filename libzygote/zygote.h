@@ -40,6 +40,7 @@
  *
  *     io.zygote.Launcher.NoSuchTask         -ESRCH
  *     io.zygote.Launcher.NoSuchProfile      -ENOENT
+ *     io.zygote.Launcher.NoSuchFilter       -ENOENT  (GetFilter by a key that is not cached)
  *     io.zygote.Launcher.PermissionDenied   -EPERM   (and org.varlink.service.PermissionDenied)
  *     io.zygote.Launcher.TaskExists         -EEXIST
  *     io.zygote.Launcher.InvalidState       -EBUSY
@@ -424,6 +425,10 @@ int zy_get_filter(zy_conn *c, const char *profile, json_object *seccomp, struct 
  * unless zy_conn_has_input()) and gives up by freeing the connection. */
 int zy_get_filter_send(zy_conn *c, const char *profile, json_object *seccomp);
 int zy_get_filter_read(zy_conn *c, struct zy_filter **ret);
+/* GetFilter by key alone (the SHA-256, lower-case hex, of json-c's plain serialization of the
+ * object, as zy_filter.key gives it): a program compiled before; -ENOENT (NoSuchFilter) when it
+ * is not cached, and then the object itself is to be sent. Read with zy_get_filter_read(). */
+int zy_get_filter_key_send(zy_conn *c, const char *key);
 
 /* Frees a NULL-terminated string array. Returns NULL. */
 char **zy_strv_free(char **l);

@@ -37,6 +37,7 @@
 
 /* Errors of the interface. */
 #define ZY_ERROR_NO_SUCH_PROFILE ZY_INTERFACE ".NoSuchProfile"
+#define ZY_ERROR_NO_SUCH_FILTER ZY_INTERFACE ".NoSuchFilter"
 #define ZY_ERROR_NO_SUCH_TASK ZY_INTERFACE ".NoSuchTask"
 #define ZY_ERROR_TASK_EXISTS ZY_INTERFACE ".TaskExists"
 #define ZY_ERROR_INVALID_STATE ZY_INTERFACE ".InvalidState"

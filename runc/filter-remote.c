@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "profile.h"
+#include "sha256.h"
 #include "runtime.h"
 #include "util.h"
 #include "zygote.h"
@@ -68,6 +69,25 @@ static uint64_t now_nsec(void) {
 }
 
 /* The daemon's program as the profile struct the sandbox takes (program moved, not copied). */
+/* The reply to a GetFilter sent on conn, within the timeout. */
+static int read_answer(zy_conn *conn, const char *path, struct zy_filter **ret, char *why, size_t why_size) {
+        if (!zy_conn_has_input(conn)) {
+                /* A daemon that accepted and then stalls (stopped, or compiling for others) must
+                 * not stall the container's start: past the timeout, compiling here is faster. */
+                struct pollfd pfd = { .fd = zy_conn_get_fd(conn), .events = POLLIN };
+                int n;
+                do
+                        n = poll(&pfd, 1, ZRC_RUNC_FILTER_TIMEOUT_MS);
+                while (n < 0 && errno == EINTR);
+                if (n == 0) {
+                        snprintf(why, why_size, "zygoted at %s did not answer within %d ms", path,
+                                 ZRC_RUNC_FILTER_TIMEOUT_MS);
+                        return -ETIMEDOUT;
+                }
+        }
+        return zy_get_filter_read(conn, ret);
+}
+
 static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct zp_profile **ret) {
         _cleanup_free_ char *path = NULL;
         struct ucred cred;
@@ -76,7 +96,15 @@ static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct 
         struct zy_filter *f = NULL;
         struct zp_profile *p = NULL;
         uint64_t start = now_nsec();
+        const char *text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
+        char key_buf[2 * ZC_SHA256_DIGEST_SIZE + 1], *key = NULL;
+        bool by_key = false;
         int r = 0;
+
+        if (text) {
+                zc_sha256_hex(text, strlen(text), key_buf);
+                key = key_buf;
+        }
 
         if (filter_setup.socket)
                 path = strdup(filter_setup.socket);
@@ -102,24 +130,20 @@ static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct 
                          (unsigned) cred.uid);
                 goto out;
         }
-        r = zy_get_filter_send(conn, NULL, seccomp);
-        if (r >= 0 && !zy_conn_has_input(conn)) {
-                /* A daemon that accepted and then stalls (stopped, or compiling for others) must
-                 * not stall the container's start: past the timeout, compiling here is faster. */
-                struct pollfd pfd = { .fd = zy_conn_get_fd(conn), .events = POLLIN };
-                int n;
-                do
-                        n = poll(&pfd, 1, ZRC_RUNC_FILTER_TIMEOUT_MS);
-                while (n < 0 && errno == EINTR);
-                if (n == 0) {
-                        r = -ETIMEDOUT;
-                        snprintf(why, why_size, "zygoted at %s did not answer within %d ms", path,
-                                 ZRC_RUNC_FILTER_TIMEOUT_MS);
-                        goto out;
-                }
-        }
+        /* The key first (the object's hash: a few bytes to send and nothing to parse there), the
+         * object itself only when zygoted has not compiled it before */
+        r = key ? zy_get_filter_key_send(conn, key) : -ENOENT;
         if (r >= 0)
-                r = zy_get_filter_read(conn, &f);
+                r = read_answer(conn, path, &f, why, why_size);
+        by_key = r >= 0;
+        /* NoSuchFilter (-ENOENT), or a zygoted that predates keys (InvalidParameter): the object */
+        if (r < 0 && r != -ETIMEDOUT) {
+                r = zy_get_filter_send(conn, NULL, seccomp);
+                if (r >= 0)
+                        r = read_answer(conn, path, &f, why, why_size);
+        }
+        if (r == -ETIMEDOUT)
+                goto out;
         if (r < 0) {
                 const char *name = zy_conn_error_name(conn);
                 snprintf(why, why_size, "zygoted at %s: GetFilter failed: %s%s%s", path, strerror(-r), name ? ", " : "",
@@ -137,7 +161,10 @@ static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct 
         p->filter_flags = f->flags;
         snprintf(p->hash, sizeof(p->hash), "%s", f->hash);
         snprintf(filter_setup.source, sizeof(filter_setup.source), "from zygoted at %s (%s, key %.12s, %.2f ms)", path,
-                 f->cached ? "cached" : "compiled there now", f->key, (double) (now_nsec() - start) / 1e6);
+                 by_key      ? "cached, asked by its key"
+                 : f->cached ? "cached"
+                             : "compiled there now",
+                 f->key, (double) (now_nsec() - start) / 1e6);
         *ret = p;
         r = 0;
 out:

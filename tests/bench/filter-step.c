@@ -4,8 +4,9 @@
  *
  *   local    the `linux.seccomp` object serialized and compiled here by the profile module
  *            (what zygote-runc --no-zygote, and in kind runc and crun, do at every start);
- *   zygoted  connect to zygoted, check its SO_PEERCRED, GetFilter (a cache hit: the first,
- *            compiling call is made before timing), read the sealed memfd;
+ *   zygoted  zygote-runc's own call (runc/filter-remote.c): connect, check zygoted's
+ *            SO_PEERCRED, GetFilter by the object's key (a cache hit: the first, compiling call
+ *            is made before timing), the object only on a miss, read the sealed memfd;
  *   none     no program at all: the cost of the harness below.
  *
  * Each sample then forks a child that loads the program (prctl NO_NEW_PRIVS, seccomp(2)) and
@@ -33,6 +34,7 @@
 
 #include "bench-opts.h"
 #include "profile.h"
+#include "runtime.h"
 #include "util.h"
 #include "zygote.h"
 
@@ -66,30 +68,20 @@ static int get_program(enum mode m, json_object *seccomp, const char *socket_pat
                 *ret_flags = p->filter_flags;
                 zp_profile_free(p);
         } else if (m == M_ZYGOTED) {
-                zy_conn *c = NULL;
-                struct zy_filter *f = NULL;
-                struct ucred cred;
-                socklen_t len = sizeof(cred);
-                int r = zy_connect(socket_path, &c);
-                if (r < 0)
-                        return r;
-                /* zygote-runc's trust check, so that its cost is counted too */
-                if (getsockopt(zy_conn_get_fd(c), SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
-                    (cred.uid != 0 && cred.uid != geteuid()))
-                        r = -EPERM;
-                if (r >= 0)
-                        r = zy_get_filter(c, NULL, seccomp, &f);
-                if (r >= 0) {
-                        *ret_prog = TAKE_PTR(f->program);
-                        *ret_len = f->n_instructions;
-                        *ret_flags = f->flags;
-                }
-                zy_filter_free(f);
-                zy_conn_free(c);
+                /* zygote-runc's own code (runc/filter-remote.c): its trust check, the key first,
+                 * the object on a miss, the memfd read; ZYGOTE_RUNC_FILTER=zygoted (set in main)
+                 * makes a failure an error instead of a local compile */
+                _cleanup_free_ char *err = NULL;
+                struct zp_profile *p = NULL;
+                int r = zrc_runc_filter_load("filter-step", seccomp, &p, &err);
                 if (r < 0) {
-                        fprintf(stderr, "filter-step: GetFilter from %s: %s\n", socket_path, strerror(-r));
+                        fprintf(stderr, "filter-step: GetFilter from %s: %s\n", socket_path, err ? err : strerror(-r));
                         return r;
                 }
+                *ret_prog = TAKE_PTR(p->bpf);
+                *ret_len = p->bpf_len;
+                *ret_flags = p->filter_flags;
+                zp_profile_free(p);
         }
         return 0;
 }
@@ -139,6 +131,10 @@ int main(int argc, char **argv) {
         if (first < 0 || first >= argc) {
                 fprintf(stderr, "usage: filter-step [--socket PATH] [--runs N] [--json] PROFILE.json...\n");
                 return 2;
+        }
+        if (socket_path) {
+                (void) setenv("ZYGOTE_RUNC_FILTER", "zygoted", 1);
+                zrc_runc_filter_setup(NULL, socket_path, false);
         }
         if (!as_json)
                 printf("%-28s %-8s %6s  %s\n", "profile", "mode", "insns", "ms: median [p10-p90]");

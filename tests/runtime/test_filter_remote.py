@@ -87,12 +87,36 @@ def test_remote_used_and_cached(runc, filtered, zygoted):
     d = zygoted()
     err = run(runc, filtered, "--zygote-socket", d.socket)
     assert f"from zygoted at {d.socket} (compiled there now" in err, err
+    # compiled once: later containers ask by the object's key alone, and get the same program
     err = run(runc, filtered, "--zygote-socket", d.socket)
-    assert f"from zygoted at {d.socket} (cached" in err, err
+    assert f"from zygoted at {d.socket} (cached, asked by its key" in err, err
     # ZYGOTE_SOCKET names it as well; and the strict mode is satisfied.
     err = run(runc, filtered, env={"ZYGOTE_SOCKET": d.socket, "ZYGOTE_RUNC_FILTER": "zygoted"})
-    assert f"from zygoted at {d.socket} (cached" in err, err
+    assert f"from zygoted at {d.socket} (cached, asked by its key" in err, err
     assert not log_lines(runc, "info"), "a fallback was logged although zygoted answered"
+
+
+def test_get_filter_by_key(filtered, zygoted):
+    """GetFilter by key: the program compiled before for the object whose key it is, the same as
+    by the object; NoSuchFilter for a key not cached; a malformed key is an invalid parameter."""
+    import hashlib
+    d = zygoted()
+    obj = filtered.config["linux"]["seccomp"]
+    with varlink.connect(d.socket) as c:
+        missing = hashlib.sha256(b"not compiled").hexdigest()
+        e = c.call(L + "GetFilter", {"key": missing}, check=False)
+        assert e.error == L + "NoSuchFilter" and e.parameters["key"] == missing, e
+        first = c.call(L + "GetFilter", {"seccomp": obj})
+        first.close_fds()
+        key = first.parameters["key"]
+        by_key = c.call(L + "GetFilter", {"key": key})
+        by_key.close_fds()
+        assert by_key.parameters["hash"] == first.parameters["hash"] and by_key.parameters["cached"]
+        for bad in ("xyz", key.upper(), key[:-1]):
+            e = c.call(L + "GetFilter", {"key": bad}, check=False)
+            assert e.error == "org.varlink.service.InvalidParameter", e
+        e = c.call(L + "GetFilter", {"key": key, "seccomp": obj}, check=False)
+        assert e.error == "org.varlink.service.InvalidParameter", e
 
 
 @pytest.mark.parametrize("how", ["--no-zygote", "ZYGOTE_RUNC_FILTER=local"])
