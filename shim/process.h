@@ -75,6 +75,9 @@ void zs_process_unref(struct zs_process *p);
 /* The number of processes on the list. */
 unsigned zs_process_count(void);
 
+/* The bundle's file of the hashed task ids of exec'd processes, one a line. */
+#define ZS_EXEC_IDS_FILE "zygote-exec-ids"
+
 /* zygoted's task id for an exec'd process: container.exec when that is a valid id of at most 64
  * characters, else "x" and a hash of both (the same for the same pair). */
 int zs_exec_task_id(const char *container, const char *exec_id, char **ret);

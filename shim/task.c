@@ -2,7 +2,10 @@
 /* The Task service's lifecycle: Create, Exec, Start (and each process's exit monitor), Delete. */
 #include "task.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <signal.h>
 #include <string.h>
 
@@ -199,6 +202,20 @@ static int exec_process(const Containerd__Task__V2__ExecProcessRequest *rq, stru
         return r;
 }
 
+/* A hashed task id goes to the bundle's ZS_EXEC_IDS_FILE, where the delete command of a dead shim
+ * finds it (the others it finds by their names, ID.EXEC). */
+static void record_hashed_id(const char *bundle, const char *task_id) {
+        _cleanup_free_ char *path = NULL, *line = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int n;
+
+        if (asprintf(&path, "%s/%s", bundle, ZS_EXEC_IDS_FILE) < 0 || (n = asprintf(&line, "%s\n", task_id)) < 0)
+                return;
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, line, (size_t) n) != n)
+                zs_log("exec: recording %s in %s: %m", task_id, path);
+}
+
 int zs_task_exec(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
         const Containerd__Task__V2__ExecProcessRequest *rq = (const void *) request;
         Containerd__Events__TaskExecAdded ev = CONTAINERD__EVENTS__TASK_EXEC_ADDED__INIT;
@@ -216,6 +233,9 @@ int zs_task_exec(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
         if (r < 0)
                 return r;
         zs_state_lock();
+        /* a hashed id has no dot, ID.EXEC has one */
+        if (zs_process_find(rq->id, NULL) && !strchr(task_id, '.'))
+                record_hashed_id(zs_container_get()->bundle, task_id);
         if (!zs_process_find(rq->id, NULL))
                 r = zs_fail(res, -ESRCH, "exec: no container %s", rq->id);
         else if (zs_process_find(rq->id, rq->exec_id))

@@ -490,12 +490,19 @@ def test_init_delete_takes_the_execs_along(run, bundle, zygoted):
 
 
 def test_delete_after_a_dead_shim(run, bundle, zygoted):
-    """The shim killed with its container running: `delete` kills the container, reports 137 and
-    leaves no task in zygoted."""
+    """The shim killed with its container and an exec'd process running: `delete` kills them,
+    reports 137 and leaves no task in zygoted."""
     bundle.set_args("sleep", "1000")
     r = run()
     pid = r.create()
     r.call("Start")
+    # an exec'd process with an exec id too long for zygoted's ids: a hashed task id, recorded
+    process = dict(bundle.config["process"], args=["sleep", "1000"], terminal=False)
+    r.call("Exec", (2, "e" * 70), (7, [(1, "p"), (2, json.dumps(process).encode())]))
+    r.call("Start", (2, "e" * 70))
+    with open(os.path.join(bundle.path, "zygote-exec-ids")) as f:
+        hashed = f.read().split()
+    assert len(hashed) == 1 and hashed[0].startswith("x-") and hashed[0] in task_ids(zygoted), hashed
     os.kill(r.shim.pid, 9)
     assert r.shim.wait_gone()
     r.shim.pid = None
@@ -503,6 +510,6 @@ def test_delete_after_a_dead_shim(run, bundle, zygoted):
     assert d.returncode == 0, d.stderr
     resp = w.decode(d.stdout)
     assert (w.first(resp, 1), w.first(resp, 2)) == (pid, 137), resp
-    assert r.id not in task_ids(zygoted)
+    assert r.id not in task_ids(zygoted) and hashed[0] not in task_ids(zygoted)
     r.c.close()
     r.c = None  # nothing left for finish()
