@@ -23,6 +23,7 @@
 
 #include "github.com/containerd/containerd/runtime/v2/task/shim.pb-c.h"
 #include "log.h"
+#include "process.h"
 #include "publish.h"
 #include "reply.h"
 #include "rootfs.h"
@@ -34,6 +35,7 @@
 struct options {
         const char *ns, *address, *publish_binary, *id, *bundle;
         const char *action;
+        bool version;
 };
 
 /* Go's flag syntax, as containerd writes it: -name value, --name value, -name=value; -debug and
@@ -55,8 +57,10 @@ static int parse_options(int argc, char **argv, struct options *o) {
                 a += a[1] == '-' ? 2 : 1;
                 n = strcspn(a, "=");
                 for (size_t k = 0; k < ELEMENTSOF(bools); k++)
-                        if (strlen(bools[k]) == n && strncmp(a, bools[k], n) == 0)
+                        if (strlen(bools[k]) == n && strncmp(a, bools[k], n) == 0) {
+                                o->version = o->version || k > 0;
                                 goto next;
+                        }
 #define FLAG(name, field) \
         if (strlen(name) == n && strncmp(a, name, n) == 0) \
                 slot = &o->field;
@@ -115,8 +119,15 @@ static int unix_socket(const char *path, bool listening) {
                 return -errno;
         if (!listening)
                 return connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ? -errno : TAKE_FD(fd);
-        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 64) < 0)
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return -errno;
+        /* containerd alone (the shim's uid) may call: the Task service starts and kills
+         * containers with the shim's authority */
+        if (chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
+                int r = -errno;
+                unlink(path);
+                return r;
+        }
         return TAKE_FD(fd);
 }
 
@@ -206,30 +217,44 @@ static int cmd_start(const struct options *o) {
         return 0;
 }
 
-/* A dead shim's exec'd processes that zygoted still knows: those named ID.EXEC (the hashed names
- * of long ones cannot be told apart from others). */
-static void cleanup_execs(zy_conn *c, const char *id) {
+static void kill_and_delete(zy_conn *c, const char *t) {
+        struct zy_task_info *ti = NULL;
+
+        (void) zy_kill(c, t, SIGKILL, false);
+        if (zy_wait(c, t, &ti) >= 0)
+                (void) zy_delete(c, t, NULL);
+        zy_task_info_free(ti);
+}
+
+/* A dead shim's exec'd processes that zygoted still knows: those named ID.EXEC, and those whose
+ * hashed names the bundle's ZS_EXEC_IDS_FILE lists. */
+static void cleanup_execs(zy_conn *c, const char *id, const char *bundle) {
+        _cleanup_free_ char *path = NULL, *line = NULL;
         struct zy_task_list *l = NULL;
-        size_t n = strlen(id);
+        size_t n = strlen(id), size = 0;
+        FILE *f;
 
-        if (zy_list(c, &l) < 0)
-                return;
-        for (size_t i = 0; i < l->n_tasks; i++) {
-                const char *t = l->tasks[i]->id;
-                struct zy_task_info *ti = NULL;
-
-                if (strncmp(t, id, n) != 0 || t[n] != '.')
-                        continue;
-                (void) zy_kill(c, t, SIGKILL, false);
-                if (zy_wait(c, t, &ti) >= 0)
-                        (void) zy_delete(c, t, NULL);
-                zy_task_info_free(ti);
-        }
+        if (zy_list(c, &l) >= 0)
+                for (size_t i = 0; i < l->n_tasks; i++)
+                        if (strncmp(l->tasks[i]->id, id, n) == 0 && l->tasks[i]->id[n] == '.')
+                                kill_and_delete(c, l->tasks[i]->id);
         zy_task_list_free(l);
+        if (!bundle || asprintf(&path, "%s/%s", bundle, ZS_EXEC_IDS_FILE) < 0)
+                return;
+        f = fopen(path, "re");
+        if (!f)
+                return;
+        while (getline(&line, &size, f) > 0) {
+                line[strcspn(line, "\n")] = 0;
+                if (zs_task_id_valid(line))
+                        kill_and_delete(c, line);
+        }
+        fclose(f);
 }
 
 /* The exit a dead shim's container had, as zygoted kept it (137 and now when it kept none). */
-static int cleanup_task(const char *id, Containerd__Task__V2__DeleteResponse *resp, Google__Protobuf__Timestamp *ts) {
+static int cleanup_task(const char *id, const char *bundle, Containerd__Task__V2__DeleteResponse *resp,
+                        Google__Protobuf__Timestamp *ts) {
         struct zy_task_info *ti = NULL;
         zy_conn *c = NULL;
         int r;
@@ -240,7 +265,7 @@ static int cleanup_task(const char *id, Containerd__Task__V2__DeleteResponse *re
         r = zy_connect(NULL, &c);
         if (r < 0)
                 return r;
-        cleanup_execs(c, id);
+        cleanup_execs(c, id, bundle);
         r = zy_state(c, id, &ti);
         if (r >= 0 && ti->state != ZY_TASK_STOPPED) {
                 zy_task_info_free(ti);
@@ -273,7 +298,7 @@ static int cmd_delete(const struct options *o) {
                 cwd = getcwd(NULL, 0);
                 bundle = cwd;
         }
-        r = cleanup_task(o->id, &resp, &ts);
+        r = cleanup_task(o->id, bundle, &resp, &ts);
         if (r < 0)
                 fprintf(stderr, "cleaning up task %s: %s\n", o->id, strerror(-r));
         if (bundle) {
@@ -293,8 +318,14 @@ static int cmd_delete(const struct options *o) {
 
 int main(int argc, char **argv) {
         struct options o = {};
+        int r;
 
-        if (parse_options(argc, argv, &o) < 0 || !o.action) {
+        r = parse_options(argc, argv, &o);
+        if (r >= 0 && o.version) {
+                printf("containerd-shim-zygote-v2 (zygote %s)\n", ZYGOTE_VERSION);
+                return 0;
+        }
+        if (r < 0 || !o.action) {
                 fprintf(stderr, "usage: %s -namespace NS -address ADDR -publish-binary BIN -id ID start|delete\n",
                         argv[0]);
                 return 2;

@@ -115,6 +115,9 @@ void zs_process_unref(struct zs_process *p) {
 }
 
 void zs_process_remove(struct zs_process *p) {
+        /* gone already: the init's Delete takes the exec'd processes along */
+        if (!container || p->deleted)
+                return;
         for (struct zs_process **q = &container->processes; *q; q = &(*q)->next)
                 if (*q == p) {
                         *q = p->next;

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "stdio.h"
+#include "process-io.h"
 
 /* containerd's task states (containerd.v1.types.Status) */
 enum zs_status {
@@ -66,13 +66,17 @@ void zs_container_clear(void);
 struct zs_process *zs_process_find(const char *id, const char *exec_id);
 /* With the lock held: a new process on the list (one reference, the list's). */
 int zs_process_add(const char *exec_id, const char *task_id, struct zs_process **ret);
-/* With the lock held: takes p off the list and drops the list's reference. */
+/* With the lock held: takes p off the list and drops the list's reference (nothing when it is off
+ * already). */
 void zs_process_remove(struct zs_process *p);
 void zs_process_ref(struct zs_process *p);
 void zs_process_unref(struct zs_process *p);
 
 /* The number of processes on the list. */
 unsigned zs_process_count(void);
+
+/* The bundle's file of the hashed task ids of exec'd processes, one a line. */
+#define ZS_EXEC_IDS_FILE "zygote-exec-ids"
 
 /* zygoted's task id for an exec'd process: container.exec when that is a valid id of at most 64
  * characters, else "x" and a hash of both (the same for the same pair). */

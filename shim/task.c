@@ -2,7 +2,10 @@
 /* The Task service's lifecycle: Create, Exec, Start (and each process's exit monitor), Delete. */
 #include "task.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <signal.h>
 #include <string.h>
 
@@ -199,6 +202,20 @@ static int exec_process(const Containerd__Task__V2__ExecProcessRequest *rq, stru
         return r;
 }
 
+/* A hashed task id goes to the bundle's ZS_EXEC_IDS_FILE, where the delete command of a dead shim
+ * finds it (the others it finds by their names, ID.EXEC). */
+static void record_hashed_id(const char *bundle, const char *task_id) {
+        _cleanup_free_ char *path = NULL, *line = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int n;
+
+        if (asprintf(&path, "%s/%s", bundle, ZS_EXEC_IDS_FILE) < 0 || (n = asprintf(&line, "%s\n", task_id)) < 0)
+                return;
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, line, (size_t) n) != n)
+                zs_log("exec: recording %s in %s: %m", task_id, path);
+}
+
 int zs_task_exec(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
         const Containerd__Task__V2__ExecProcessRequest *rq = (const void *) request;
         Containerd__Events__TaskExecAdded ev = CONTAINERD__EVENTS__TASK_EXEC_ADDED__INIT;
@@ -216,6 +233,9 @@ int zs_task_exec(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
         if (r < 0)
                 return r;
         zs_state_lock();
+        /* a hashed id has no dot, ID.EXEC has one */
+        if (zs_process_find(rq->id, NULL) && !strchr(task_id, '.'))
+                record_hashed_id(zs_container_get()->bundle, task_id);
         if (!zs_process_find(rq->id, NULL))
                 r = zs_fail(res, -ESRCH, "exec: no container %s", rq->id);
         else if (zs_process_find(rq->id, rq->exec_id))
@@ -378,12 +398,15 @@ int zs_task_start(const ProtobufCMessage *request, struct zs_ttrpc_result *res) 
                 r = zs_fail(res, -ESRCH, "start: no process %s%s%s", rq->id, *rq->exec_id ? " " : "", rq->exec_id);
         else if (p->status != ZS_STATUS_CREATED)
                 r = zs_fail(res, -EBUSY, "start: the process is not in the created state");
+        else if (!(task_id = strdup(p->task_id)))
+                r = -ENOMEM;
         else {
-                /* a second Start finds it running */
+                /* a second Start finds it running; the reference keeps p past a concurrent Delete
+                 * of the init, which takes the exec'd processes along */
                 p->status = ZS_STATUS_RUNNING;
                 pid = p->pid;
-                task_id = strdup(p->task_id);
-                r = task_id ? 0 : -ENOMEM;
+                zs_process_ref(p);
+                r = 0;
         }
         zs_state_unlock();
         if (r < 0)
@@ -396,18 +419,21 @@ int zs_task_start(const ProtobufCMessage *request, struct zs_ttrpc_result *res) 
         if (r < 0)
                 r = zs_backend_fail(res, c, r, "start");
         zy_conn_free(c);
+        /* before the monitor exists, so that /tasks/start comes before the process's /tasks/exit */
+        if (r >= 0)
+                publish_start(rq->id, rq->exec_id, pid);
         zs_state_lock();
         /* after a failed execve zygoted has the process's exit status: the monitor reads it */
         m = r >= 0 || r == -ECHILD ? start_monitor(p, rq->id) : 0;
         if (r < 0 && r != -ECHILD)
                 p->status = ZS_STATUS_CREATED;
+        zs_process_unref(p);
         zs_state_changed();
         zs_state_unlock();
         if (m < 0)
                 zs_log("start: no exit monitor for %s: %s", task_id, strerror(-m));
         if (r < 0)
                 return r;
-        publish_start(rq->id, rq->exec_id, pid);
         resp.pid = (uint32_t) pid;
         return zs_reply(res, &resp.base);
 }

@@ -19,7 +19,8 @@
 /* A client connection, shared by its reader and its requests in flight; the last one closes it. */
 struct conn {
         int fd;
-        atomic_int refs;
+        atomic_int refs;     /* the reader and each request in flight */
+        atomic_int inflight; /* requests in flight */
         pthread_mutex_t write_lock;
         zs_ttrpc_handler handler;
         int stop_fd; /* the write end of the server's stop pipe */
@@ -117,6 +118,10 @@ static int send_response(struct conn *c, uint32_t stream, const struct zs_ttrpc_
         return r;
 }
 
+/* Requests in flight on one connection at most: each holds a thread (a Wait until its exit); past
+ * this, requests are answered at once with RESOURCE_EXHAUSTED. containerd has a few at a time. */
+#define INFLIGHT_MAX 256
+
 static void *request_thread(void *p) {
         struct request *rq = p;
         struct zs_ttrpc_result res = { .code = ZS_CODE_OK };
@@ -131,6 +136,7 @@ static void *request_thread(void *p) {
         free(res.message);
         free(res.payload);
         zs_ttrpc__request__free_unpacked(rq->req, NULL);
+        atomic_fetch_sub(&rq->conn->inflight, 1);
         conn_unref(rq->conn);
         free(rq);
         return NULL;
@@ -166,9 +172,19 @@ static int handle_frame(struct conn *c, const struct zs_ttrpc_header *h, const u
         }
         rq->stream = h->stream;
         rq->conn = c;
+        if (atomic_fetch_add(&c->inflight, 1) >= INFLIGHT_MAX) {
+                struct zs_ttrpc_result busy = { .code = ZS_CODE_RESOURCE_EXHAUSTED,
+                                                .message = (char *) "too many calls in flight" };
+
+                atomic_fetch_sub(&c->inflight, 1);
+                zs_ttrpc__request__free_unpacked(rq->req, NULL);
+                free(rq);
+                return send_response(c, h->stream, &busy);
+        }
         atomic_fetch_add(&c->refs, 1);
         r = start_detached(request_thread, rq);
         if (r < 0) {
+                atomic_fetch_sub(&c->inflight, 1);
                 conn_unref(c);
                 zs_ttrpc__request__free_unpacked(rq->req, NULL);
                 free(rq);
@@ -252,8 +268,14 @@ int zs_ttrpc_serve(int listen_fd, zs_ttrpc_handler handler) {
                                 continue;
                         return -errno;
                 }
-                if (p[1].revents)
+                if (p[1].revents) {
+                        char b;
+
+                        /* taken, so that a later zs_ttrpc_serve() serves again */
+                        if (read(stop[0], &b, 1) < 0 && errno != EINTR)
+                                return -errno;
                         return 0;
+                }
                 if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL))
                         return -ENOTCONN;
                 r = accept_one(listen_fd, handler, stop[1]);
@@ -314,7 +336,7 @@ int zs_ttrpc_call(int fd, uint32_t stream, const char *service, const char *meth
         r = resp->status ? resp->status->code : ZS_CODE_OK;
         if (r < 0)
                 r = ZS_CODE_UNKNOWN;
-        if (r != ZS_CODE_OK && ret_message && resp->status->message)
+        if (r != ZS_CODE_OK && ret_message && resp->status->message && *resp->status->message)
                 *ret_message = strdup(resp->status->message);
         zs_ttrpc__response__free_unpacked(resp, NULL);
         return r;

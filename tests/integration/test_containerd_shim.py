@@ -45,7 +45,8 @@ def shim(shim_bin, workdir, needs_root):
 def test_start_prints_and_records_the_address(shim):
     with open(os.path.join(shim.bundle, "address")) as f:
         assert f.read() == "unix://" + shim.path
-    assert os.stat(shim.path).st_mode & 0o170000 == 0o140000  # a socket
+    st = os.stat(shim.path)
+    assert (st.st_mode & 0o170000, st.st_mode & 0o777) == (0o140000, 0o600)  # a socket for its uid alone
     # the serving shim is a session leader of its own, not the start command's child
     with open(f"/proc/{shim.pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -156,6 +157,12 @@ def test_delete_command_without_a_task(shim_bin, workdir, needs_root):
     assert w.first(resp, 2) == 137, resp
     assert w.first(w.decode(w.first(resp, 3)), 1) > 0, resp  # exited_at.seconds
     assert b"cannot" not in r.stderr or b"cleaning up task" in r.stderr
+
+
+def test_version(shim_bin):
+    for flag in ("-v", "--version"):
+        r = subprocess.run([shim_bin, flag], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.startswith("containerd-shim-zygote-v2 (zygote "), r.stdout
 
 
 def test_usage_errors(shim_bin):

@@ -37,11 +37,12 @@ def test_control_and_contents(package):
     deb, prefix = package
     assert field(deb, "Package") == "zygote"
     depends = field(deb, "Depends")
-    for lib in ("libseccomp2", "libcap2", "libsystemd0", "libev4", "libjson-c5", "systemd"):
+    for lib in ("libseccomp2", "libcap2", "libsystemd0", "libev4", "libjson-c5", "libprotobuf-c1", "systemd"):
         assert lib in depends, depends
     files = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
     p = prefix.lstrip("/")
-    for f in ("sbin/zygoted", "bin/launchctl", "bin/zygote-runc", "libexec/zygote/zygote-ref",
+    for f in ("sbin/zygoted", "bin/launchctl", "bin/zygote-runc", "bin/containerd-shim-zygote-v2",
+              "libexec/zygote/zygote-ref",
               "lib/systemd/system/zygoted.socket", "lib/systemd/system/zygoted.service", "lib/sysusers.d/zygote.conf",
               "share/man/man8/zygoted.8", "share/man/man1/launchctl.1", "share/zygote/profiles/default.json",
               "share/doc/zygote/SYSTEMD.md"):

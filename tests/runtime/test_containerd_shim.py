@@ -119,6 +119,11 @@ def run(staged, zygoted, bundle, tmp_path):
     yield make
     for r in made:
         r.finish()
+    # nothing of the containers may stay: their tasks and cgroups go with zygoted's Delete
+    tasks = task_ids(zygoted)
+    left = [t for r in made for t in tasks if t == r.id or t.startswith(r.id + ".")]
+    left += [os.path.join(d, n) for r in made for d, dirs, _ in os.walk("/sys/fs/cgroup") for n in dirs if n == r.id]
+    assert left == [], "left behind"
 
 
 def test_lifecycle_and_events(run, bundle):
@@ -196,6 +201,25 @@ def test_terminal_and_resize(run, bundle):
     assert w.first(r.call("Wait"), 1) == 3
     text = r.read("out").decode()
     assert "/dev/pts/" in text and "33 101" in text, text
+
+
+def test_calls_in_flight_are_bounded(run, bundle):
+    """Each call in flight holds a thread of the shim: past 256 on one connection, calls are
+    answered at once with RESOURCE_EXHAUSTED; another connection is served. The Waits end with
+    the container's exit."""
+    bundle.set_args("sleep", "1000")
+    r = run()
+    r.create()
+    r.call("Start")
+    streams = [r.c.send("Wait", w.encode([(1, r.id)])) for _ in range(260)]
+    for s in streams[256:]:
+        with pytest.raises(w.Error) as e:
+            r.c.recv(s)
+        assert (e.value.code, e.value.message) == (8, "too many calls in flight")
+    other = r.shim.client()
+    other.call("Kill", w.encode([(1, r.id), (3, 9), (4, True)]))
+    other.close()
+    assert all(w.first(r.c.recv(s), 1) == 137 for s in streams[:256])
 
 
 def test_stdin_until_closeio(run, bundle):
@@ -328,7 +352,7 @@ def test_valgrind_clean_with_a_container(run, bundle, tmp_path):
     if not shutil.which("valgrind"):
         pytest.skip("no valgrind")
     bundle.config["process"]["terminal"] = True
-    bundle.set_args("sh", "-c", "sleep 0.5; echo hi; exit 2")
+    bundle.set_args("sh", "-c", "echo hi; sleep 1000")
     logs = str(tmp_path / "vg.%p")
     events = shimv2.FakeEvents(str(tmp_path))
     try:
@@ -347,7 +371,8 @@ def test_valgrind_clean_with_a_container(run, bundle, tmp_path):
                 r.call(method, *fields)
             except w.Error:
                 pass  # no cgroup of its own here: the error path instead
-        assert w.first(r.call("Wait"), 1) == 2
+        r.call("Kill", (3, 9), (4, True))
+        assert w.first(r.call("Wait"), 1) == 137
         assert b"hi" in r.read("out")
         r.call("Delete")
         r.finish()
@@ -465,12 +490,19 @@ def test_init_delete_takes_the_execs_along(run, bundle, zygoted):
 
 
 def test_delete_after_a_dead_shim(run, bundle, zygoted):
-    """The shim killed with its container running: `delete` kills the container, reports 137 and
-    leaves no task in zygoted."""
+    """The shim killed with its container and an exec'd process running: `delete` kills them,
+    reports 137 and leaves no task in zygoted."""
     bundle.set_args("sleep", "1000")
     r = run()
     pid = r.create()
     r.call("Start")
+    # an exec'd process with an exec id too long for zygoted's ids: a hashed task id, recorded
+    process = dict(bundle.config["process"], args=["sleep", "1000"], terminal=False)
+    r.call("Exec", (2, "e" * 70), (7, [(1, "p"), (2, json.dumps(process).encode())]))
+    r.call("Start", (2, "e" * 70))
+    with open(os.path.join(bundle.path, "zygote-exec-ids")) as f:
+        hashed = f.read().split()
+    assert len(hashed) == 1 and hashed[0].startswith("x-") and hashed[0] in task_ids(zygoted), hashed
     os.kill(r.shim.pid, 9)
     assert r.shim.wait_gone()
     r.shim.pid = None
@@ -478,6 +510,6 @@ def test_delete_after_a_dead_shim(run, bundle, zygoted):
     assert d.returncode == 0, d.stderr
     resp = w.decode(d.stdout)
     assert (w.first(resp, 1), w.first(resp, 2)) == (pid, 137), resp
-    assert r.id not in task_ids(zygoted)
+    assert r.id not in task_ids(zygoted) and hashed[0] not in task_ids(zygoted)
     r.c.close()
     r.c = None  # nothing left for finish()

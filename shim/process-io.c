@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A process's stdio: containerd's fifos, and the pty copies with a terminal. */
-#include "stdio.h"
+#include "process-io.h"
 
 #include <errno.h>
 #include <fcntl.h>
