@@ -244,6 +244,9 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[7], const st
         }
         worker_daemon = d;
         zrc_runc_filter_provider = filter_from_cache;
+        /* the cache, else GetFilter on our own socket (compiled once for everyone); never a
+         * compile of its own here, which no one else would reuse */
+        (void) setenv("ZYGOTE_RUNC_FILTER", "zygoted", 1);
         zrc_runc_filter_setup(&ctx, d->server.socket_path, false);
         r = worker_job_run(&ctx, job, &h);
         worker_report(W_REPORT, r == 0 ? 0 : (h.pid > 0 ? ECHILD : EINVAL), h.pid, h.pidfd, h.sync_fd);

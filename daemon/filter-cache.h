@@ -81,6 +81,7 @@ struct zd_filter_cache {
         struct zd_filter_budget budgets[ZD_FILTER_BUDGET_UIDS];
         size_t n_budgets;
         unsigned long hits, misses, evictions;
+        unsigned long compiles; /* compile children started (getfilter.c) */
 };
 
 /* The key of a seccomp object: SHA-256 of its serialization text. */

@@ -358,6 +358,7 @@ static int compile_start(struct zd_call *call, const uint8_t key[ZC_SHA256_DIGES
                 return zd_call_limit(call, "memory", 0);
         }
         k->pid = pid;
+        d->filters.compiles++;
         k->waiters[k->n_waiters++] = call->conn;
         ev_io_init(&k->out_watch, on_compile_out, k->out, EV_READ);
         k->out_watch.data = k;

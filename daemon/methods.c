@@ -290,6 +290,12 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(p, "subscribers", json_object_new_int((int) zd_events_n_subscribers(&d->events)));
         json_object_object_add(p, "privileged", json_object_new_boolean(d->privileged));
         json_object_object_add(p, "own_filter", json_object_new_boolean(d->own_filter));
+        json_object *fc = json_object_new_object();
+        json_object_object_add(fc, "cached", json_object_new_int64((int64_t) d->filters.n));
+        json_object_object_add(fc, "hits", json_object_new_int64((int64_t) d->filters.hits));
+        json_object_object_add(fc, "misses", json_object_new_int64((int64_t) d->filters.misses));
+        json_object_object_add(fc, "compiles", json_object_new_int64((int64_t) d->filters.compiles));
+        json_object_object_add(p, "filters", fc);
         return reply(call, p);
 }
 

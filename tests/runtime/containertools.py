@@ -295,6 +295,14 @@ disabled_plugins = [{self.disabled_cri()}"io.containerd.snapshotter.v1.aufs",
             with open(self.log, errors="replace") as f:
                 raise RuntimeError("containerd did not boot: " + f.read()[-2000:])
 
+    def restart(self):
+        """containerd alone stopped and started again: its shims and their containers run on, as
+        when a node's containerd is upgraded or crashes."""
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+        self.drainer.join(timeout=30)
+        self.start()
+
     def stop(self):
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()

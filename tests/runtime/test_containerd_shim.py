@@ -10,6 +10,7 @@ import re
 import shutil
 import sys
 import threading
+import time
 import uuid
 
 import pytest
@@ -460,6 +461,29 @@ def test_ctr_detached_exec_and_kill(ctd):
     r = ctd.ctr("task", "attach", n)  # waits for the exit
     assert r.returncode == 137, r.stderr
     ctd.ctr("task", "rm", n)  # attach may have removed the task already
+    r = ctd.ctr("containers", "rm", n)
+    assert r.returncode == 0, r.stderr
+
+
+def test_ctr_containerd_restart(ctd):
+    """containerd restarted while a container runs: it finds the running shim again (the bundle's
+    address file), the task is still RUNNING with the same pid, and a kill through the new
+    containerd still ends it with its status."""
+    n = name()
+    r = ctd.zrun(n, "sleep", "1000", opts=["-d"])
+    assert r.returncode == 0, r.stderr
+    pid, status = ctd.task_pid(n)
+    assert status == "RUNNING"
+    ctd.restart()
+    assert ctd.task_pid(n) == (pid, "RUNNING")
+    r = ctd.ctr("task", "kill", "-s", "KILL", n)
+    assert r.returncode == 0, r.stderr
+    deadline = time.monotonic() + 30
+    while ctd.task_pid(n)[1] != "STOPPED":
+        assert time.monotonic() < deadline, "the task was not seen to stop after the restart"
+        time.sleep(0.1)
+    r = ctd.ctr("task", "rm", n)
+    assert r.returncode == 0, r.stderr
     r = ctd.ctr("containers", "rm", n)
     assert r.returncode == 0, r.stderr
 
