@@ -537,3 +537,26 @@ def test_delete_after_a_dead_shim(run, bundle, zygoted):
     assert r.id not in task_ids(zygoted) and hashed[0] not in task_ids(zygoted)
     r.c.close()
     r.c = None  # nothing left for finish()
+
+
+def test_ctr_same_sandbox_as_runc(ctd, runc_bin):
+    """The same image and command through the zygote shim and through containerd's runc shim with
+    Debian's runc: the same capability sets, the same kinds of new namespaces, the same ids,
+    no_new_privs and a seccomp filter in both."""
+    script = ("grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp|Uid|Gid):' /proc/self/status; "
+              "for n in cgroup ipc mnt net pid uts user; do echo $n $(readlink /proc/self/ns/$n); done")
+    opts = ["--rm", "--seccomp"]  # containerd's default profile
+    mine = ctd.zrun(name(), "sh", "-c", script, opts=opts)
+    assert mine.returncode == 0, mine.stderr
+    theirs = ctd.run(shutil.which("runc"), "zyg-zs-runc-" + uuid.uuid4().hex[:8], "sh", "-c", script, opts=opts)
+    assert theirs.returncode == 0, theirs.stderr
+
+    def view(out):
+        lines = dict(line.split(None, 1) for line in out.splitlines())
+        host = {n: os.readlink(f"/proc/self/ns/{n}") for n in ("cgroup", "ipc", "mnt", "net", "pid", "uts", "user")}
+        new = sorted(n for n in host if lines[n].strip() != host[n])
+        status = {k.rstrip(":"): v.split() for k, v in lines.items() if k.endswith(":")}
+        return status, new
+
+    assert view(mine.stdout) == view(theirs.stdout), (mine.stdout, theirs.stdout)
+    assert view(mine.stdout)[0]["Seccomp"] == ["2"], mine.stdout
