@@ -539,7 +539,7 @@ def test_delete_after_a_dead_shim(run, bundle, zygoted):
     r.c = None  # nothing left for finish()
 
 
-def test_ctr_same_sandbox_as_runc(ctd, runc_bin):
+def test_ctr_same_sandbox_as_runc(ctd):
     """The same image and command through the zygote shim and through containerd's runc shim with
     Debian's runc: the same capability sets, the same kinds of new namespaces, the same ids,
     no_new_privs and a seccomp filter in both."""
