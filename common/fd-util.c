@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "fd-util.h"
@@ -114,4 +115,49 @@ ssize_t recv_fds(int sock, const struct iovec *iov, size_t n_iov, int *fds, size
                 memcpy(fds, got, sizeof(int) * n_got);
         *ret_n_fds = n_got;
         return n;
+}
+
+int zc_sockaddr_un(const char *path, struct sockaddr_un *sa) {
+        if (strncmp(path, "unix://", 7) == 0)
+                path += 7;
+        if (strlen(path) >= sizeof(sa->sun_path))
+                return -ENAMETOOLONG;
+        *sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
+        strcpy(sa->sun_path, path);
+        return 0;
+}
+
+int zc_unix_connect(const char *path) {
+        struct sockaddr_un sa;
+        int fd, r = zc_sockaddr_un(path, &sa);
+
+        if (r < 0)
+                return r;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+int zc_write_all(int fd, const void *buf, size_t n) {
+        const char *p = buf;
+
+        while (n > 0) {
+                /* send() first, for MSG_NOSIGNAL; ENOTSOCK: a pipe or a file, written plainly */
+                ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+                if (k < 0 && errno == ENOTSOCK)
+                        k = write(fd, p, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
 }

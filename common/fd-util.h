@@ -36,3 +36,15 @@ ssize_t recv_fds(int sock, const struct iovec *iov, size_t n_iov, int *fds, size
 
 /* Closes n fds and sets each slot to -EBADF. */
 void close_many(int *fds, size_t n);
+
+struct sockaddr_un;
+
+/* sa for path ("unix://" in front is taken off, as containerd writes its addresses): 0, or
+ * -ENAMETOOLONG for a path that does not fit. */
+int zc_sockaddr_un(const char *path, struct sockaddr_un *sa);
+
+/* A new AF_UNIX stream socket (CLOEXEC) connected to path; -errno. */
+int zc_unix_connect(const char *path);
+
+/* All of buf written to fd (EINTR retried; a socket's peer gone is -EPIPE, never SIGPIPE). */
+int zc_write_all(int fd, const void *buf, size_t n);

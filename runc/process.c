@@ -21,6 +21,7 @@
 
 #include "pidfd-util.h"
 #include "signal-util.h"
+#include "fd-util.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -42,24 +43,6 @@ int zrc_runc_write_pid_file(const char *path, pid_t pid) {
                 return r;
         }
         return 0;
-}
-
-static int connect_console(const char *path) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int fd;
-
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return -errno;
-        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                int r = -errno;
-                close(fd);
-                return r;
-        }
-        return fd;
 }
 
 int zrc_parse_signal(const char *s) {
@@ -202,7 +185,7 @@ void zrc_runc_forward_signals(pid_t pid) {
 int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, const char *console_socket,
                              int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
         if (console_socket) {
-                int fd = connect_console(console_socket);
+                int fd = zc_unix_connect(console_socket);
                 if (fd < 0)
                         return zrc_error(c, "console socket %s: %s", console_socket, zrc_errstr(-fd)), fd;
                 *ret_console_fd = fd;

@@ -22,6 +22,7 @@
 #include <zygote.h>
 
 #include "github.com/containerd/containerd/runtime/v2/task/shim.pb-c.h"
+#include "fd-util.h"
 #include "log.h"
 #include "process.h"
 #include "publish.h"
@@ -108,23 +109,24 @@ static int socket_path(const struct options *o, char **ret) {
 }
 
 static int unix_socket(const char *path, bool listening) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct sockaddr_un sa;
         _cleanup_close_ int fd = -EBADF;
+        int r;
 
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        strcpy(sa.sun_path, path);
+        if (!listening)
+                return zc_unix_connect(path);
+        r = zc_sockaddr_un(path, &sa);
+        if (r < 0)
+                return r;
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-        if (!listening)
-                return connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ? -errno : TAKE_FD(fd);
         if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return -errno;
         /* containerd alone (the shim's uid) may call: the Task service starts and kills
          * containers with the shim's authority */
         if (chmod(path, 0600) < 0 || listen(fd, 64) < 0) {
-                int r = -errno;
+                r = -errno;
                 unlink(path);
                 return r;
         }

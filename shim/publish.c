@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "github.com/containerd/containerd/api/services/ttrpc/events/v1/events.pb-c.h"
+#include "fd-util.h"
 #include "google/protobuf/any.pb-c.h"
 #include "ttrpc.h"
 #include "util.h"
@@ -63,16 +64,13 @@ static int pack(const ProtobufCMessage *m, uint8_t **ret, size_t *ret_n) {
 }
 
 static int connect_events(void) {
-        const char *path = publish_ttrpc;
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct sockaddr_un sa;
         struct timeval tv = { .tv_sec = FORWARD_TIMEOUT_SEC };
         _cleanup_close_ int fd = -EBADF;
+        int r = zc_sockaddr_un(publish_ttrpc, &sa);
 
-        if (strncmp(path, "unix://", 7) == 0)
-                path += 7;
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        strcpy(sa.sun_path, path);
+        if (r < 0)
+                return r;
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
@@ -119,19 +117,6 @@ static int forward(const char *topic, Google__Protobuf__Any *any) {
         return r < 0 ? r : r == ZS_CODE_OK ? 0 : -EPROTO;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, buf, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                buf += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 static int run_publish(const char *topic, const uint8_t *data, size_t n) {
         const char *argv[] = { publish_binary, "--address",   publish_address, "publish", "--topic",
                                topic,          "--namespace", publish_ns,      NULL };
@@ -149,7 +134,7 @@ static int run_publish(const char *topic, const uint8_t *data, size_t n) {
         if (r < 0)
                 return r;
         p[0] = safe_close(p[0]);
-        r = write_all(p[1], data, n);
+        r = zc_write_all(p[1], data, n);
         p[1] = safe_close(p[1]);
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fd-util.h"
 #include "log.h"
 #include "ttrpc.pb-c.h"
 #include "util.h"
@@ -77,19 +78,6 @@ static int read_full(int fd, uint8_t *buf, size_t n) {
         return 1;
 }
 
-static int write_full(int fd, const uint8_t *buf, size_t n) {
-        while (n > 0) {
-                ssize_t k = send(fd, buf, n, MSG_NOSIGNAL);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                buf += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 static int send_response(struct conn *c, uint32_t stream, const struct zs_ttrpc_result *res) {
         ZsTtrpc__Status status = ZS_TTRPC__STATUS__INIT;
         ZsTtrpc__Response resp = ZS_TTRPC__RESPONSE__INIT;
@@ -113,7 +101,7 @@ static int send_response(struct conn *c, uint32_t stream, const struct zs_ttrpc_
                                buf);
         zs_ttrpc__response__pack(&resp, buf + ZS_TTRPC_HEADER_SIZE);
         pthread_mutex_lock(&c->write_lock);
-        r = write_full(c->fd, buf, ZS_TTRPC_HEADER_SIZE + n);
+        r = zc_write_all(c->fd, buf, ZS_TTRPC_HEADER_SIZE + n);
         pthread_mutex_unlock(&c->write_lock);
         return r;
 }
@@ -309,7 +297,7 @@ int zs_ttrpc_call(int fd, uint32_t stream, const char *service, const char *meth
         zs_ttrpc_header_encode(&(struct zs_ttrpc_header){ .length = n, .stream = stream, .type = ZS_TTRPC_REQUEST },
                                buf);
         zs_ttrpc__request__pack(&req, buf + ZS_TTRPC_HEADER_SIZE);
-        r = write_full(fd, buf, ZS_TTRPC_HEADER_SIZE + n);
+        r = zc_write_all(fd, buf, ZS_TTRPC_HEADER_SIZE + n);
         if (r < 0)
                 return r;
         /* the answer to this stream; nothing else is in flight on this connection */
