@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,19 +79,61 @@ static const char *same_hierarchy(const char *text, const char *line) {
         return NULL;
 }
 
-int zd_caller_read_cgroups(int proc_fd, struct zd_caller *c) {
-        _cleanup_free_ char *theirs = NULL, *mine = NULL, *mountinfo = NULL;
+/* zygoted's own mount table, kept with its file open while poll() on that file shows no change
+ * (POLLPRI at each change of the namespace's mounts): the expensive read of a call whose caller
+ * is in another cgroup. keep false: read again, and nothing kept. */
+static int own_mountinfo(bool keep, const char **ret) {
+        static int fd = -EBADF;
+        static char *text;
+        struct pollfd p = { .fd = fd, .events = POLLPRI };
+        int r;
+
+        if (keep && fd >= 0 && text && poll(&p, 1, 0) == 0) {
+                *ret = text;
+                return 0;
+        }
+        fd = safe_close(fd);
+        free(text);
+        text = NULL;
+        r = zd_caller_read_kept(&fd, AT_FDCWD, "/proc/self/mountinfo", &text);
+        if (r < 0) {
+                fd = safe_close(fd);
+                return r;
+        }
+        *ret = text;
+        if (!keep)
+                fd = safe_close(fd); /* text stays until the next call */
+        return 0;
+}
+
+/* zygoted's own cgroups, read at each call (an administrator may move it), through a file kept
+ * open when keep. */
+static int own_cgroups(bool keep, char **ret) {
+        static int fd = -EBADF;
+        int r;
+
+        if (!keep)
+                fd = safe_close(fd);
+        r = zd_caller_read_kept(&fd, AT_FDCWD, "/proc/self/cgroup", ret);
+        if (r < 0 || !keep)
+                fd = safe_close(fd);
+        return r;
+}
+
+int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, bool keep, struct zd_caller *c) {
+        _cleanup_free_ char *theirs = NULL, *mine = NULL;
+        const char *mountinfo = NULL;
         int r;
 
         /* A kernel without cgroups (CONFIG_CGROUPS off, as in the kernel lane's guest) has no
          * /proc/PID/cgroup: nothing to carry. Read ours first, so that a caller's missing file
          * still means a caller that is gone. */
-        r = zd_caller_read_proc(AT_FDCWD, "/proc/self/cgroup", &mine);
+        r = own_cgroups(keep, &mine);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
-        r = zd_caller_read_proc(proc_fd, "cgroup", &theirs);
+        r = zd_caller_read_kept(&k->cgroup_fd, proc_fd, "cgroup", &theirs);
         if (r < 0)
                 return r;
         /* lines "ID:CONTROLLERS:PATH" */
@@ -113,13 +156,14 @@ int zd_caller_read_cgroups(int proc_fd, struct zd_caller *c) {
                 if (c->n_cgroups >= ZE_MAX_CGROUPS)
                         return -E2BIG;
                 if (!mountinfo) {
-                        r = zd_caller_read_proc(AT_FDCWD, "/proc/self/mountinfo", &mountinfo);
+                        r = own_mountinfo(keep, &mountinfo);
                         if (r < 0)
                                 return r;
                 }
                 r = find_cgroup_dir(mountinfo, ctl, (size_t) (path - 1 - ctl), path, plen, dir, sizeof(dir));
                 if (r < 0)
                         return r;
+                /* opened by path at each call: the path is the caller's cgroup now */
                 r = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (r < 0)
                         return negative_errno();

@@ -61,13 +61,15 @@ void zd_caller_done(struct zd_caller *c) {
         c->n_cgroups = 0;
 }
 
-int zd_caller_read_proc(int dir_fd, const char *name, char **ret) {
-        _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+int zd_caller_read_kept(int *fd, int dir_fd, const char *name, char **ret) {
         size_t size = 4096, len = 0;
         char *buf = NULL;
 
-        if (fd < 0)
-                return negative_errno();
+        if (*fd < 0) {
+                *fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (*fd < 0)
+                        return negative_errno();
+        }
         for (;;) {
                 char *nb;
                 ssize_t n;
@@ -85,7 +87,8 @@ int zd_caller_read_proc(int dir_fd, const char *name, char **ret) {
                         return -ENOMEM;
                 }
                 buf = nb;
-                n = read(fd, buf + len, size - len - 1);
+                /* from the start each time: a /proc file makes its text afresh at offset 0 */
+                n = pread(*fd, buf + len, size - len - 1, (off_t) len);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {
@@ -100,6 +103,48 @@ int zd_caller_read_proc(int dir_fd, const char *name, char **ret) {
         buf[len] = 0;
         *ret = buf;
         return 0;
+}
+
+int zd_caller_read_proc(int dir_fd, const char *name, char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+
+        return zd_caller_read_kept(&fd, dir_fd, name, ret);
+}
+
+void zd_caller_conn_clear(struct zd_caller_conn *k) {
+        safe_close(k->pidfd);
+        safe_close(k->proc_fd);
+        safe_close(k->ns_fd);
+        safe_close(k->status_fd);
+        safe_close(k->limits_fd);
+        safe_close(k->oom_fd);
+        safe_close(k->cgroup_fd);
+        safe_close(k->mounts.fd);
+        *k = (struct zd_caller_conn) ZD_CALLER_CONN_INIT;
+}
+
+int zd_caller_conn_new(struct zd_caller_conn **ret) {
+        struct zd_caller_conn *k = malloc(sizeof(*k));
+
+        if (!k)
+                return -ENOMEM;
+        *k = (struct zd_caller_conn) ZD_CALLER_CONN_INIT;
+        *ret = k;
+        return 0;
+}
+
+struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, bool keep) {
+        if (keep && !*slot)
+                (void) zd_caller_conn_new(slot);
+        return keep ? *slot : NULL;
+}
+
+struct zd_caller_conn *zd_caller_conn_free(struct zd_caller_conn *k) {
+        if (k) {
+                zd_caller_conn_clear(k);
+                free(k);
+        }
+        return NULL;
 }
 
 /* The value of "Key:\t..." in a /proc status-like text, or NULL. */
@@ -330,16 +375,16 @@ static int read_threads(int proc_fd, pid_t pid, const char *main_text, struct zd
         return zd_caller_for_each_thread(proc_fd, pid, read_thread, &w);
 }
 
-static int read_status(int proc_fd, const struct ucred *cr, bool check_uid, struct zd_caller *c) {
+static int read_status(struct zd_caller_conn *k, const struct ucred *cr, struct zd_caller *c) {
         _cleanup_free_ char *text = NULL;
         struct thread_caps t;
         uint64_t v, threads;
         int r;
 
-        r = zd_caller_read_proc(proc_fd, "status", &text);
+        r = zd_caller_read_kept(&k->status_fd, k->proc_fd, "status", &text);
         if (r < 0)
                 return r;
-        if (check_uid) {
+        if (k->check_uid) {
                 if (field_number(text, "Uid", 0, 10, &v) < 0 || v != cr->uid)
                         return -ESRCH; /* not the process that connected */
         }
@@ -367,17 +412,17 @@ static int read_status(int proc_fd, const struct ucred *cr, bool check_uid, stru
                  * thousands would stall every other caller at each of its Spawns */
                 if (threads > ZD_CALLER_MAX_THREADS)
                         return -EMLINK;
-                return read_threads(proc_fd, c->pid, text, c);
+                return read_threads(k->proc_fd, c->pid, text, c);
         }
         return 0;
 }
 
 /* How the kernel schedules process pid (0: zygoted itself), whose oom_score_adj is oom_path
- * under dir_fd: what a child it forked now would start with. Everything but the umask, which
+ * under dir_fd (read through *oom_fd, kept open): what a child it forked now would start with. Everything but the umask, which
  * the status gives. The values are its first thread's: they are per thread, and a caller whose
  * other thread made the call may get a task scheduled as its first thread is, never more than
  * what that process could give a child through its own first thread. */
-static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct ze_sched *ret) {
+static int read_sched(int *oom_fd, int dir_fd, const char *oom_path, pid_t pid, struct ze_sched *ret) {
         _cleanup_free_ char *text = NULL;
         struct sched_param sp = {};
         int policy, ioprio, nice;
@@ -399,7 +444,7 @@ static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct ze_sch
                 return negative_errno();
         if (sched_getaffinity(pid, sizeof(ret->affinity), (cpu_set_t *) (void *) ret->affinity) < 0)
                 return negative_errno(); /* EINVAL: more CPUs than ZE_AFFINITY_WORDS holds */
-        r = zd_caller_read_proc(dir_fd, oom_path, &text);
+        r = zd_caller_read_kept(oom_fd, dir_fd, oom_path, &text);
         if (r < 0)
                 return r;
 
@@ -434,11 +479,13 @@ static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct ze_sch
 }
 
 int zd_caller_own_sched(struct ze_sched *ret) {
+        /* zygoted's own, kept open: it never forks a child that reads it */
+        static int oom_fd = -EBADF;
         struct ze_sched own = {};
         mode_t m;
         int r;
 
-        r = read_sched(AT_FDCWD, "/proc/self/oom_score_adj", 0, &own);
+        r = read_sched(&oom_fd, AT_FDCWD, "/proc/self/oom_score_adj", 0, &own);
         if (r < 0)
                 return r;
         /* umask cannot be read without setting it: twice, and zygoted has one thread */
@@ -491,7 +538,7 @@ static int parse_limits(const char *text, struct zd_caller *c) {
 static uint64_t own_max[ZE_MAX_RLIMITS];
 static bool own_max_read;
 
-static int read_rlimits(int proc_fd, struct zd_caller *c) {
+static int read_rlimits(struct zd_caller_conn *k, struct zd_caller *c) {
         _cleanup_free_ char *text = NULL;
         int r;
 
@@ -505,7 +552,7 @@ static int read_rlimits(int proc_fd, struct zd_caller *c) {
                 }
                 own_max_read = true;
         }
-        r = zd_caller_read_proc(proc_fd, "limits", &text);
+        r = zd_caller_read_kept(&k->limits_fd, k->proc_fd, "limits", &text);
         if (r < 0)
                 return r;
         r = parse_limits(text, c);
@@ -523,64 +570,98 @@ static int read_rlimits(int proc_fd, struct zd_caller *c) {
         return 0;
 }
 
-int zd_caller_read_ids(int conn_fd, const struct ucred *cr, uid_t *ret_uid, gid_t *ret_gid) {
-        _cleanup_close_ int proc_fd = -EBADF, pidfd = -EBADF;
-        _cleanup_free_ char *text = NULL;
-        bool check_uid = false;
-        uint64_t uid, gid, v;
+/* The process that connected, as k keeps it: found at the first call (pidfd and /proc/PID), the
+ * same process at every later one. A /proc/PID directory opened once names that process and not
+ * its number: it answers ESRCH or ENOENT once the process is gone, and never for another that
+ * took the number. */
+static int find_caller(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k) {
         char path[32];
-        pid_t pid;
         int r;
 
-        r = open_peer(conn_fd, cr, &pidfd, &pid, &check_uid);
+        if (k->proc_fd >= 0)
+                return 0;
+        if (k->pidfd < 0) {
+                r = open_peer(conn_fd, cr, &k->pidfd, &k->pid, &k->check_uid);
+                if (r < 0)
+                        return r;
+        }
+        snprintf(path, sizeof(path), "/proc/%d", (int) k->pid);
+        k->proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (k->proc_fd < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        /* Opened by number: alive now, the process kept its number throughout, and the
+         * directory is its own. */
+        if (pidfd_kill(k->pidfd, 0) == -ESRCH) {
+                k->proc_fd = safe_close(k->proc_fd);
+                return -ESRCH;
+        }
+        return 0;
+}
+
+static int read_ids(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, uid_t *ret_uid, gid_t *ret_gid) {
+        _cleanup_free_ char *text = NULL;
+        uint64_t uid, gid, v;
+        int r;
+
+        r = find_caller(conn_fd, cr, k);
         if (r < 0)
                 return r;
-        snprintf(path, sizeof(path), "/proc/%d", (int) pid);
-        proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0)
-                return errno == ENOENT ? -ESRCH : negative_errno();
-        r = zd_caller_read_proc(proc_fd, "status", &text);
+        r = zd_caller_read_kept(&k->status_fd, k->proc_fd, "status", &text);
         if (r < 0)
                 return r == -ENOENT ? -ESRCH : r;
-        if (check_uid && (field_number(text, "Uid", 0, 10, &v) < 0 || v != cr->uid))
+        if (k->check_uid && (field_number(text, "Uid", 0, 10, &v) < 0 || v != cr->uid))
                 return -ESRCH; /* not the process that connected */
         if ((r = field_number(text, "Uid", 1, 10, &uid)) < 0 || (r = field_number(text, "Gid", 1, 10, &gid)) < 0)
                 return r;
-        if (pidfd_kill(pidfd, 0) == -ESRCH) /* gone: its number may be another's now */
+        if (pidfd_kill(k->pidfd, 0) == -ESRCH) /* gone: its number may be another's now */
                 return -ESRCH;
         *ret_uid = (uid_t) uid;
         *ret_gid = (gid_t) gid;
         return 0;
 }
 
-int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *c) {
-        _cleanup_close_ int proc_fd = -EBADF;
-        bool check_uid = false;
-        char path[32];
+int zd_caller_read_ids(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, uid_t *ret_uid, gid_t *ret_gid) {
+        struct zd_caller_conn once = ZD_CALLER_CONN_INIT;
+        int r = read_ids(conn_fd, cr, k ? k : &once, ret_uid, ret_gid);
+
+        zd_caller_conn_clear(&once);
+        return r;
+}
+
+static int read_caller(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, bool keep, struct zd_caller *c) {
         int r;
 
-        r = open_peer(conn_fd, cr, &c->pidfd, &c->pid, &check_uid);
+        r = find_caller(conn_fd, cr, k);
         if (r < 0)
                 return r;
-        snprintf(path, sizeof(path), "/proc/%d", (int) c->pid);
-        proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0)
-                return errno == ENOENT ? -ESRCH : negative_errno();
+        c->pid = k->pid;
+        /* the spawn's own: it may outlive the connection */
+        c->pidfd = fcntl(k->pidfd, F_DUPFD_CLOEXEC, 3);
+        if (c->pidfd < 0)
+                return negative_errno();
 
-        r = read_status(proc_fd, cr, check_uid, c);
+        r = read_status(k, cr, c);
         if (r >= 0)
-                r = read_sched(proc_fd, "oom_score_adj", c->pid, &c->sched);
+                r = read_sched(&k->oom_fd, k->proc_fd, "oom_score_adj", c->pid, &c->sched);
         if (r >= 0)
-                r = read_rlimits(proc_fd, c);
+                r = read_rlimits(k, c);
         if (r >= 0)
-                r = zd_caller_read_namespaces(proc_fd, c);
+                r = zd_caller_read_namespaces(k->proc_fd, k, c);
         if (r >= 0)
-                r = zd_caller_read_cgroups(proc_fd, c);
+                r = zd_caller_read_cgroups(k->proc_fd, k, keep, c);
         if (r >= 0)
-                r = zd_caller_read_lsm(proc_fd, c);
+                r = zd_caller_read_lsm(k->proc_fd, c);
         /* A process that is gone may have left its number to another: what was read may be
          * that one's. Alive now, it was alive throughout, and the number was its own. */
         if (pidfd_kill(c->pidfd, 0) == -ESRCH) /* EPERM: alive, only not ours to signal */
                 return -ESRCH;
         return r == -ENOENT ? -ESRCH : r;
+}
+
+int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, struct zd_caller *c) {
+        struct zd_caller_conn once = ZD_CALLER_CONN_INIT;
+        int r = read_caller(conn_fd, cr, k ? k : &once, k != NULL, c);
+
+        zd_caller_conn_clear(&once);
+        return r;
 }

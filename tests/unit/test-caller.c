@@ -253,7 +253,7 @@ static void peer_stop(struct peer *p) {
 /* peer_start(conf) and the daemon's read of the peer, which must give want. */
 static void peer_read(unsigned conf, struct peer *p, struct zd_caller *c, int want) {
         peer_start(conf, p);
-        assert_int_equal(zd_caller_read(p->sock, &p->cred, c), want);
+        assert_int_equal(zd_caller_read(p->sock, &p->cred, NULL, c), want);
 }
 
 static void peer_done(struct peer *p, struct zd_caller *c) {
@@ -309,7 +309,7 @@ static void test_confined(void **state) {
 
         peer_read(CONF_LIMITS | CONF_FILTER, &p, &c, 0);
         check_confined(&c);
-        assert_int_equal(zd_caller_read(-1, &p.cred, &f), 0);
+        assert_int_equal(zd_caller_read(-1, &p.cred, NULL, &f), 0);
         check_confined(&f);
         zd_caller_done(&c);
         zd_caller_done(&f);
@@ -325,7 +325,7 @@ static void test_fallback_checks_uid(void **state) {
         peer_start(0, &p);
         other = p.cred;
         other.uid += 1;
-        assert_int_equal(zd_caller_read(-1, &other, &c), -ESRCH);
+        assert_int_equal(zd_caller_read(-1, &other, NULL, &c), -ESRCH);
         peer_done(&p, &c);
 }
 
@@ -337,8 +337,8 @@ static void test_exited(void **state) {
 
         peer_start(CONF_EXIT, &p);
         assert_int_equal(waitpid(p.pid, &st, 0), p.pid);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), -ESRCH);
-        assert_int_equal(zd_caller_read(-1, &p.cred, &f), -ESRCH);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, NULL, &c), -ESRCH);
+        assert_int_equal(zd_caller_read(-1, &p.cred, NULL, &f), -ESRCH);
         zd_caller_done(&c);
         zd_caller_done(&f);
         safe_close(p.release);
@@ -473,7 +473,7 @@ static void test_threads_coming_and_going(void **state) {
 
         peer_start(CONF_THREAD_CHURN, &p);
         for (i = 0; i < 3000 && r == 0; i++) {
-                r = zd_caller_read(p.sock, &p.cred, &c);
+                r = zd_caller_read(p.sock, &p.cred, NULL, &c);
                 zd_caller_done(&c);
                 c = (struct zd_caller) ZD_CALLER_INIT;
         }
@@ -559,7 +559,7 @@ static void test_cgroup_subtree_mount(void **state) {
                 if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
                     mount(sub, mnt, NULL, MS_BIND, NULL) < 0 || umount2(base, MNT_DETACH) < 0)
                         _exit(2);
-                if (zd_caller_read(p.sock, &p.cred, &c) < 0)
+                if (zd_caller_read(p.sock, &p.cred, NULL, &c) < 0)
                         _exit(3);
                 _exit(has_cgroup_dir(&c, want) ? 0 : 4);
         }
