@@ -482,18 +482,6 @@ static void test_threads_coming_and_going(void **state) {
                 fail_msg("read %d of the caller: %s", i, strerror(-r));
 }
 
-/* A hierarchy to make cgroups in (v1 pids, or the v2 one), or NULL. */
-static const char *cgroup_base(void) {
-        const char *base =
-                access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/pids" : "/sys/fs/cgroup";
-        char procs[64];
-
-        snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
-        if (geteuid() != 0 || access(procs, F_OK) < 0 || access(base, W_OK) < 0)
-                return NULL;
-        return base;
-}
-
 /* The O_PATH directory of the caller's cgroup that caller.c opened, by its path. */
 static bool has_cgroup_dir(const struct zd_caller *c, const char *want) {
         for (size_t i = 0; i < c->n_cgroups; i++) {
@@ -513,7 +501,7 @@ static bool has_cgroup_dir(const struct zd_caller *c, const char *want) {
 
 /* Root: a caller in a cgroup of its own; its directory is opened for the worker. */
 static void test_cgroup(void **state) {
-        const char *base = cgroup_base();
+        const char *base = tu_cgroup_base();
         struct zd_caller c = ZD_CALLER_INIT;
         struct peer p;
 
@@ -533,7 +521,7 @@ static void test_cgroup(void **state) {
  * the caller's cgroup is found under it. The reader is a child in a mount namespace of its own
  * where that is so; it exits 0 when the directory is the right one. */
 static void test_cgroup_subtree_mount(void **state) {
-        const char *base = cgroup_base();
+        const char *base = tu_cgroup_base();
         char sub[256], mnt[] = "/tmp/zytest-cgmnt-XXXXXX", want[PATH_MAX + 16];
         struct peer p;
         pid_t reader;
