@@ -9,6 +9,10 @@
  * SO_PEERCRED's pid, whose real uid must then be the connection's. Everything is read through
  * /proc/PID, and the pidfd is checked alive afterwards: a live process keeps its
  * pid number, so what was read under that number was its own.
+ *
+ * A connection keeps the process it found at its first call, and the files of it that every
+ * call reads again (struct zd_caller_conn): a caller that changes between two calls is read as
+ * it is at the second, as on a new connection; only opens and closes are saved.
  */
 #include <dirent.h>
 #include <errno.h>

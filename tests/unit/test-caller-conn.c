@@ -46,8 +46,8 @@
 
 #define NOBODY 65534
 
-static char live_dir[64];           /* a directory for 'P' (a procfs on it) and 'r' (a chroot into it) */
-static char live_cgroup[PATH_MAX];  /* a cgroup for 'g' */
+static char live_dir[64];          /* a directory for 'P' (a procfs on it) and 'r' (a chroot into it) */
+static char live_cgroup[PATH_MAX]; /* a cgroup for 'g' */
 
 /* One change of the live child. 0, or -1 with errno. */
 static int apply(char cmd) {
@@ -478,10 +478,13 @@ static void test_calls_hold_no_more_fds(void **state) {
         zd_caller_conn_free(k);
 }
 
-TU_MAIN(tu_test_case("caps", test_change_is_seen, &changes[0]), tu_test_case("filter", test_change_is_seen, &changes[1]),
+TU_MAIN(tu_test_case("caps", test_change_is_seen, &changes[0]),
+        tu_test_case("filter", test_change_is_seen, &changes[1]),
         tu_test_case("no_new_privs", test_change_is_seen, &changes[2]),
-        tu_test_case("netns", test_change_is_seen, &changes[3]), tu_test_case("rlimit", test_change_is_seen, &changes[4]),
-        tu_test_case("setuid", test_change_is_seen, &changes[5]), tu_test_case("nice", test_change_is_seen, &changes[6]),
+        tu_test_case("netns", test_change_is_seen, &changes[3]),
+        tu_test_case("rlimit", test_change_is_seen, &changes[4]),
+        tu_test_case("setuid", test_change_is_seen, &changes[5]),
+        tu_test_case("nice", test_change_is_seen, &changes[6]),
         tu_test_case("cgroup", test_change_is_seen, &changes[7]), tu_test(test_ids_after_setuid),
         tu_test(test_exit_is_seen), tu_test(test_mounts_are_watched), tu_test(test_chroot_is_seen),
         tu_test(test_calls_hold_no_more_fds))
