@@ -79,48 +79,53 @@ static const char *same_hierarchy(const char *text, const char *line) {
         return NULL;
 }
 
-/* zygoted's own mount table, kept with its file open while poll() on that file shows no change
- * (POLLPRI at each change of the namespace's mounts): the expensive read of a call whose caller
- * is in another cgroup. keep false: read again, and nothing kept. */
-static int own_mountinfo(bool keep, const char **ret) {
-        static int fd = -EBADF;
-        static char *text;
-        struct pollfd p = { .fd = fd, .events = POLLPRI };
+/* zygoted's own cgroup and mountinfo files, open from start-up when it keeps them
+ * (zd_caller_keep_own()); -EBADF: opened and closed at each call. The mount table's text is kept
+ * with it while poll() on that file shows no change (POLLPRI at each change of the namespace's
+ * mounts): the expensive read of a call whose caller is in another cgroup. */
+static int own_cgroup_fd = -EBADF, own_mounts_fd = -EBADF;
+static char *own_mounts;
+
+int zd_caller_keep_own_cgroups(void) {
+        _cleanup_free_ char *text = NULL;
         int r;
 
-        if (keep && fd >= 0 && text && poll(&p, 1, 0) == 0) {
-                *ret = text;
+        r = zd_caller_read_kept(&own_cgroup_fd, AT_FDCWD, "/proc/self/cgroup", &text);
+        if (r == -ENOENT)
+                return 0; /* a kernel without cgroups */
+        if (r < 0)
+                return r;
+        return zd_caller_read_kept(&own_mounts_fd, AT_FDCWD, "/proc/self/mountinfo", &own_mounts);
+}
+
+static int own_mountinfo(const char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        struct pollfd p = { .fd = own_mounts_fd, .events = POLLPRI };
+        int r;
+
+        if (own_mounts_fd >= 0 && own_mounts && poll(&p, 1, 0) == 0) {
+                *ret = own_mounts;
                 return 0;
         }
-        fd = safe_close(fd);
-        free(text);
-        text = NULL;
-        r = zd_caller_read_kept(&fd, AT_FDCWD, "/proc/self/mountinfo", &text);
-        if (r < 0) {
-                fd = safe_close(fd);
+        free(own_mounts);
+        own_mounts = NULL;
+        /* polled first: a change after it shows at the next poll */
+        r = zd_caller_read_kept(own_mounts_fd >= 0 ? &own_mounts_fd : &fd, AT_FDCWD, "/proc/self/mountinfo",
+                                &own_mounts);
+        if (r < 0)
                 return r;
-        }
-        *ret = text;
-        if (!keep)
-                fd = safe_close(fd); /* text stays until the next call */
+        *ret = own_mounts;
         return 0;
 }
 
-/* zygoted's own cgroups, read at each call (an administrator may move it), through a file kept
- * open when keep. */
-static int own_cgroups(bool keep, char **ret) {
-        static int fd = -EBADF;
-        int r;
+/* zygoted's own cgroups, read at each call: an administrator may move it. */
+static int own_cgroups(char **ret) {
+        _cleanup_close_ int fd = -EBADF;
 
-        if (!keep)
-                fd = safe_close(fd);
-        r = zd_caller_read_kept(&fd, AT_FDCWD, "/proc/self/cgroup", ret);
-        if (r < 0 || !keep)
-                fd = safe_close(fd);
-        return r;
+        return zd_caller_read_kept(own_cgroup_fd >= 0 ? &own_cgroup_fd : &fd, AT_FDCWD, "/proc/self/cgroup", ret);
 }
 
-int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, bool keep, struct zd_caller *c) {
+int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c) {
         _cleanup_free_ char *theirs = NULL, *mine = NULL;
         const char *mountinfo = NULL;
         int r;
@@ -128,7 +133,7 @@ int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, bool keep, str
         /* A kernel without cgroups (CONFIG_CGROUPS off, as in the kernel lane's guest) has no
          * /proc/PID/cgroup: nothing to carry. Read ours first, so that a caller's missing file
          * still means a caller that is gone. */
-        r = own_cgroups(keep, &mine);
+        r = own_cgroups(&mine);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
@@ -156,7 +161,7 @@ int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, bool keep, str
                 if (c->n_cgroups >= ZE_MAX_CGROUPS)
                         return -E2BIG;
                 if (!mountinfo) {
-                        r = own_mountinfo(keep, &mountinfo);
+                        r = own_mountinfo(&mountinfo);
                         if (r < 0)
                                 return r;
                 }

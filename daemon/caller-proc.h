@@ -54,10 +54,11 @@ int zd_caller_read_kept(int *fd, int dir_fd, const char *name, char **ret);
  * procfs_elsewhere) when it or its mount namespace differs; its mount table through k->mounts. */
 int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c);
 
-/* The caller's cgroup in each hierarchy where it differs from zygoted's (cgroup_fds). keep:
- * zygoted's own cgroups and mount table may be taken from what an earlier call read, while
- * they cannot have changed. */
-int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, bool keep, struct zd_caller *c);
+/* The caller's cgroup in each hierarchy where it differs from zygoted's (cgroup_fds). */
+int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c);
+
+/* zygoted's own cgroup and mountinfo files, opened and kept (zd_caller_keep_own()). */
+int zd_caller_keep_own_cgroups(void);
 
 /* Closes what k keeps; k stays usable (ZD_CALLER_CONN_INIT). */
 void zd_caller_conn_clear(struct zd_caller_conn *k);

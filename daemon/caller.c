@@ -482,14 +482,27 @@ static int read_sched(int *oom_fd, int dir_fd, const char *oom_path, pid_t pid, 
         return 0;
 }
 
+/* zygoted's own oom_score_adj, open from start-up when it keeps its files (zd_caller_keep_own()),
+ * else opened at each call. */
+static int own_oom_fd = -EBADF;
+
+int zd_caller_keep_own(void) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = zd_caller_read_kept(&own_oom_fd, AT_FDCWD, "/proc/self/oom_score_adj", &text);
+        if (r < 0)
+                return r;
+        return zd_caller_keep_own_cgroups();
+}
+
 int zd_caller_own_sched(struct ze_sched *ret) {
-        /* zygoted's own, kept open: it never forks a child that reads it */
-        static int oom_fd = -EBADF;
+        _cleanup_close_ int fd = -EBADF;
         struct ze_sched own = {};
         mode_t m;
         int r;
 
-        r = read_sched(&oom_fd, AT_FDCWD, "/proc/self/oom_score_adj", 0, &own);
+        r = read_sched(own_oom_fd >= 0 ? &own_oom_fd : &fd, AT_FDCWD, "/proc/self/oom_score_adj", 0, &own);
         if (r < 0)
                 return r;
         /* umask cannot be read without setting it: twice, and zygoted has one thread */
@@ -632,7 +645,7 @@ int zd_caller_read_ids(int conn_fd, const struct ucred *cr, struct zd_caller_con
         return r;
 }
 
-static int read_caller(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, bool keep, struct zd_caller *c) {
+static int read_caller(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, struct zd_caller *c) {
         int r;
 
         r = find_caller(conn_fd, cr, k);
@@ -652,7 +665,7 @@ static int read_caller(int conn_fd, const struct ucred *cr, struct zd_caller_con
         if (r >= 0)
                 r = zd_caller_read_namespaces(k->proc_fd, k, c);
         if (r >= 0)
-                r = zd_caller_read_cgroups(k->proc_fd, k, keep, c);
+                r = zd_caller_read_cgroups(k->proc_fd, k, c);
         if (r >= 0)
                 r = zd_caller_read_lsm(k->proc_fd, c);
         /* A process that is gone may have left its number to another: what was read may be
@@ -664,7 +677,7 @@ static int read_caller(int conn_fd, const struct ucred *cr, struct zd_caller_con
 
 int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, struct zd_caller *c) {
         struct zd_caller_conn once = ZD_CALLER_CONN_INIT;
-        int r = read_caller(conn_fd, cr, k ? k : &once, k != NULL, c);
+        int r = read_caller(conn_fd, cr, k ? k : &once, c);
 
         zd_caller_conn_clear(&once);
         return r;

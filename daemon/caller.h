@@ -81,8 +81,8 @@ struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, bool kee
  * The caller is found race-free: SO_PEERPIDFD where the kernel has it, else a pidfd on
  * SO_PEERCRED's pid whose uid is checked; everything is read through /proc/PID, and the pidfd
  * checked alive afterwards, so the pid was not reused meanwhile. k, the connection's, keeps the
- * process and the files between calls (the first call finds them); NULL: nothing is kept, and
- * zygoted's own cgroups and mount table are read again too (ZYGOTE_DISABLE_FEATURES=caller_cache).
+ * process and the files between calls (the first call finds them); NULL: nothing is kept
+ * (ZYGOTE_DISABLE_FEATURES=caller_cache).
  * Returns 0, -ESRCH
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
@@ -100,6 +100,12 @@ int zd_caller_read_ids(int conn_fd, const struct ucred *cr, struct zd_caller_con
 
 /* Closes the fds, frees the groups; accepts a zd_caller that was never read (ZD_CALLER_INIT). */
 void zd_caller_done(struct zd_caller *c);
+
+/* Opens zygoted's own files that every call reads again (its oom_score_adj and cgroups) and its
+ * mount table, and keeps them from now on (the mount table's text while the kernel says it did
+ * not change): called once before serving, so that the fds zygoted holds do not grow at its
+ * first call. Without it (ZYGOTE_DISABLE_FEATURES=caller_cache) each call opens them afresh. */
+int zd_caller_keep_own(void);
 
 /* zygoted's own scheduling and umask, as read_sched() reads a caller's: what a worker it forks
  * starts with. */

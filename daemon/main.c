@@ -18,6 +18,7 @@
 #include <syslog.h>
 
 #include "adopt.h"
+#include "caller.h"
 #include "daemon.h"
 #include "log.h"
 #include "own-filter.h"
@@ -392,6 +393,13 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         d->server.userdata = d;
         d->server.closer.disabled = ze_feature_disabled("fd_closer");
         d->caller_cache = !ze_feature_disabled("caller_cache");
+        if (d->caller_cache) {
+                r = zd_caller_keep_own();
+                if (r < 0) {
+                        zd_log(LOG_ERR, "cannot read zygoted's own /proc files: %s", strerror(-r));
+                        return r;
+                }
+        }
         r = zd_server_listen(&d->server);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot listen on %s: %s", d->server.socket_path, strerror(-r));
