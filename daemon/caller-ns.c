@@ -183,7 +183,7 @@ static int read_procfs_elsewhere(int proc_fd, struct zd_caller_mounts *m, uint64
         r = zd_caller_read_kept(&fd, proc_fd, "mountinfo", &text);
         if (r < 0)
                 return r;
-        r = zc_mountinfo_procfs_elsewhere(fcntl(fd, F_DUPFD_CLOEXEC, 3), note_procfs, c);
+        r = zc_mountinfo_procfs_elsewhere_text(text, note_procfs, c);
         if (r < 0)
                 return r;
         if (root->mnt != 0 && lists_root(text, root->mnt)) {

@@ -422,10 +422,11 @@ static int read_status(struct zd_caller_conn *k, const struct ucred *cr, struct 
 }
 
 /* How the kernel schedules process pid (0: zygoted itself), whose oom_score_adj is oom_path
- * under dir_fd (read through *oom_fd, kept open): what a child it forked now would start with. Everything but the umask, which
- * the status gives. The values are its first thread's: they are per thread, and a caller whose
- * other thread made the call may get a task scheduled as its first thread is, never more than
- * what that process could give a child through its own first thread. */
+ * under dir_fd (read through *oom_fd, which stays open): what a child it forked now would start
+ * with. Everything but the umask, which the status gives. The values are its first thread's: they
+ * are per thread, and a caller whose other thread made the call may get a task scheduled as its
+ * first thread is, never more than what that process could give a child through its own first
+ * thread. */
 static int read_sched(int *oom_fd, int dir_fd, const char *oom_path, pid_t pid, struct ze_sched *ret) {
         _cleanup_free_ char *text = NULL;
         struct sched_param sp = {};
