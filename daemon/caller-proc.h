@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the facets of caller.c share (not for other modules: caller.h is the API). caller.c reads
- * the caller's ids, capabilities, limits and scheduling; caller-ns.c its namespaces and root;
+ * the caller's ids, capabilities, limits and scheduling; caller-conn.c finds the process that
+ * connected and keeps it and its files for the connection; caller-ns.c its namespaces and root;
  * caller-cgroup.c its cgroups; caller-lsm.c its LSM label. Each reads through proc_fd, the
  * caller's /proc/PID, or the files of it that its connection keeps open. */
 #pragma once
@@ -42,6 +43,13 @@ struct zd_caller_conn {
                         .fd = -EBADF \
                 } \
         }
+
+/* The process that connected on conn_fd (SO_PEERCRED cr), as k keeps it (caller-conn.c): found
+ * at the first call (its pidfd and /proc/PID), the same process at every later one. A /proc/PID
+ * directory opened once names that process and not its number: it answers ESRCH or ENOENT once
+ * the process is gone, never for another that took the number. 0, -ESRCH when it is gone, or a
+ * negative errno. */
+int zd_caller_find(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k);
 
 /* A whole /proc file, NUL-terminated, in *ret (freed by the caller). */
 int zd_caller_read_proc(int dir_fd, const char *name, char **ret);
