@@ -165,10 +165,11 @@ static bool mounts_unchanged(const struct zd_caller_mounts *m, uint64_t mntns, c
 }
 
 /* The procfs mounts the caller sees elsewhere than /proc, from its mount table: the one m keeps
- * while nothing says it changed, else read again. A table is kept only when it shows the root
- * it was read for as mounted on "/": a mount belongs to one namespace, and the open file pins
- * the root's mount (its id is no other's while it is kept), so the kept table is that root's
- * namespace's, even when the caller switched namespaces while it was opened. */
+ * while nothing says it changed, else read again. A table is kept only when it lists the root's
+ * mount on "/": a mount belongs to one namespace, so the kept table is that mount's namespace's,
+ * even when the caller switched namespaces while the file was opened. The open file holds that
+ * namespace (its number is no other's while kept), and the mount cannot leave it, nor its id go
+ * to another mount, without the POLLPRI that drops the table. */
 static int read_procfs_elsewhere(int proc_fd, struct zd_caller_mounts *m, uint64_t mntns, const struct root_id *root,
                                  struct zd_caller *c) {
         _cleanup_close_ int fd = -EBADF;

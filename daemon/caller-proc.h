@@ -12,8 +12,8 @@
 
 /* The caller's mount table as its root shows it (its /proc/PID/mountinfo), kept while it cannot
  * have changed: the same mount namespace (held by the open file, so its number is not reused),
- * the same root (mount and inode; the file pins that mount), and no POLLPRI on the file, which
- * the kernel raises at every change of that namespace's mounts. */
+ * the same root (mount id and inode), and no POLLPRI on the file, which the kernel raises at
+ * every change of that namespace's mounts (caller-ns.c). */
 struct zd_caller_mounts {
         int fd; /* -EBADF: nothing kept */
         uint64_t mntns, root_mnt;
