@@ -22,9 +22,26 @@ static void unescape_octal(char *s) {
         *o = 0;
 }
 
+/* One line (up to eol): fn's answer for a procfs mount outside /proc, else 0. */
+static int procfs_line(const char *line, const char *eol, int (*fn)(const char *mount_point, void *userdata),
+                       void *userdata) {
+        const char *sep = strstr(line, " - ");
+        char mp[4096], fstype[64];
+
+        /* id parent major:minor root mountpoint options... - fstype source superopts */
+        if (!sep || sep >= eol || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 ||
+            sscanf(sep, " - %63s", fstype) != 1 || strcmp(fstype, "proc") != 0)
+                return 0;
+        unescape_octal(mp);
+        if (strcmp(mp, "/proc") != 0 && strncmp(mp, "/proc/", 6) != 0)
+                return fn(mp, userdata);
+        return 0;
+}
+
 int zc_mountinfo_procfs_elsewhere(int fd, int (*fn)(const char *mount_point, void *userdata), void *userdata) {
         char *line = NULL;
         size_t cap = 0;
+        ssize_t n;
         int r = 0;
         FILE *f;
 
@@ -36,19 +53,20 @@ int zc_mountinfo_procfs_elsewhere(int fd, int (*fn)(const char *mount_point, voi
                 close(fd);
                 return r;
         }
-        while (r == 0 && getline(&line, &cap, f) > 0) {
-                char mp[4096], fstype[64];
-                const char *sep = strstr(line, " - ");
-
-                /* id parent major:minor root mountpoint options... - fstype source superopts */
-                if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || sscanf(sep, " - %63s", fstype) != 1 ||
-                    strcmp(fstype, "proc") != 0)
-                        continue;
-                unescape_octal(mp);
-                if (strcmp(mp, "/proc") != 0 && strncmp(mp, "/proc/", 6) != 0)
-                        r = fn(mp, userdata);
-        }
+        while (r == 0 && (n = getline(&line, &cap, f)) > 0)
+                r = procfs_line(line, line + n, fn, userdata);
         free(line);
         fclose(f);
+        return r;
+}
+
+int zc_mountinfo_procfs_elsewhere_text(const char *text, int (*fn)(const char *mount_point, void *userdata),
+                                       void *userdata) {
+        int r = 0;
+
+        for (const char *l = text, *eol; r == 0 && *l; l = *eol ? eol + 1 : eol) {
+                eol = strchrnul(l, '\n');
+                r = procfs_line(l, eol, fn, userdata);
+        }
         return r;
 }

@@ -10,3 +10,7 @@
  * in mountinfo's order (a parent before what lies beneath it). A nonzero return of fn stops the
  * walk and is returned; else 0, or a negative errno. */
 int zc_mountinfo_procfs_elsewhere(int fd, int (*fn)(const char *mount_point, void *userdata), void *userdata);
+
+/* The same over a mountinfo text already read. */
+int zc_mountinfo_procfs_elsewhere_text(const char *text, int (*fn)(const char *mount_point, void *userdata),
+                                       void *userdata);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,19 +79,66 @@ static const char *same_hierarchy(const char *text, const char *line) {
         return NULL;
 }
 
-int zd_caller_read_cgroups(int proc_fd, struct zd_caller *c) {
-        _cleanup_free_ char *theirs = NULL, *mine = NULL, *mountinfo = NULL;
+/* zygoted's own cgroup and mountinfo files, open from start-up when it keeps them
+ * (zd_caller_keep_own()); -EBADF: opened and closed at each call. The mount table's text is kept
+ * with it while poll() on that file shows no change (POLLPRI at each change of the namespace's
+ * mounts): the expensive read of a call whose caller is in another cgroup. */
+static int own_cgroup_fd = -EBADF, own_mounts_fd = -EBADF;
+static char *own_mounts;
+
+int zd_caller_keep_own_cgroups(void) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = zd_caller_read_kept(&own_cgroup_fd, AT_FDCWD, "/proc/self/cgroup", &text);
+        if (r == -ENOENT)
+                return 0; /* a kernel without cgroups */
+        if (r < 0)
+                return r;
+        return zd_caller_read_kept(&own_mounts_fd, AT_FDCWD, "/proc/self/mountinfo", &own_mounts);
+}
+
+static int own_mountinfo(const char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        struct pollfd p = { .fd = own_mounts_fd, .events = POLLPRI };
+        int r;
+
+        if (own_mounts_fd >= 0 && own_mounts && poll(&p, 1, 0) == 0) {
+                *ret = own_mounts;
+                return 0;
+        }
+        free(own_mounts);
+        own_mounts = NULL;
+        /* polled first: a change after it shows at the next poll */
+        r = zd_caller_read_kept(own_mounts_fd >= 0 ? &own_mounts_fd : &fd, AT_FDCWD, "/proc/self/mountinfo",
+                                &own_mounts);
+        if (r < 0)
+                return r;
+        *ret = own_mounts;
+        return 0;
+}
+
+/* zygoted's own cgroups, read at each call: an administrator may move it. */
+static int own_cgroups(char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+
+        return zd_caller_read_kept(own_cgroup_fd >= 0 ? &own_cgroup_fd : &fd, AT_FDCWD, "/proc/self/cgroup", ret);
+}
+
+int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c) {
+        _cleanup_free_ char *theirs = NULL, *mine = NULL;
+        const char *mountinfo = NULL;
         int r;
 
         /* A kernel without cgroups (CONFIG_CGROUPS off, as in the kernel lane's guest) has no
          * /proc/PID/cgroup: nothing to carry. Read ours first, so that a caller's missing file
          * still means a caller that is gone. */
-        r = zd_caller_read_proc(AT_FDCWD, "/proc/self/cgroup", &mine);
+        r = own_cgroups(&mine);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
-        r = zd_caller_read_proc(proc_fd, "cgroup", &theirs);
+        r = zd_caller_read_kept(&k->cgroup_fd, proc_fd, "cgroup", &theirs);
         if (r < 0)
                 return r;
         /* lines "ID:CONTROLLERS:PATH" */
@@ -113,13 +161,14 @@ int zd_caller_read_cgroups(int proc_fd, struct zd_caller *c) {
                 if (c->n_cgroups >= ZE_MAX_CGROUPS)
                         return -E2BIG;
                 if (!mountinfo) {
-                        r = zd_caller_read_proc(AT_FDCWD, "/proc/self/mountinfo", &mountinfo);
+                        r = own_mountinfo(&mountinfo);
                         if (r < 0)
                                 return r;
                 }
                 r = find_cgroup_dir(mountinfo, ctl, (size_t) (path - 1 - ctl), path, plen, dir, sizeof(dir));
                 if (r < 0)
                         return r;
+                /* opened by path at each call: the path is the caller's cgroup now */
                 r = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (r < 0)
                         return negative_errno();

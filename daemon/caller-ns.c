@@ -6,8 +6,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -42,10 +44,40 @@ static bool same_file(const struct stat *a, const struct stat *b) {
         return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* The inode number of the namespace behind link ("ns/net") under dir_fd, from the link's text
+ * ("net:[4026531840]"), 0 when the kernel lacks that kind of namespace. readlink asks the kernel
+ * only for the number, under the same ptrace read check as opening the link (-EACCES), where a
+ * stat would make nsfs find or build a dentry for the namespace. Every namespace lives on the one
+ * nsfs device: the number alone names it. */
+static int ns_inum(int dir_fd, const char *link, uint64_t *ret) {
+        unsigned long long v;
+        char text[64], *end;
+        const char *b;
+        ssize_t n;
+
+        n = readlinkat(dir_fd, link, text, sizeof(text) - 1);
+        if (n < 0) {
+                if (errno != ENOENT)
+                        return negative_errno();
+                *ret = 0;
+                return 0;
+        }
+        text[n] = 0;
+        b = strchr(text, '[');
+        if (!b || !b[1])
+                return -EBADMSG;
+        errno = 0;
+        v = strtoull(b + 1, &end, 10);
+        if (errno || *end != ']' || v == 0)
+                return -EBADMSG;
+        *ret = v;
+        return 0;
+}
+
 /* zygoted's own namespaces and root, read once: it never changes them (no setns, unshare nor
- * chroot in the daemon), and each stat of /proc costs as much as a small part of a spawn. An
- * entry the kernel lacks stays zero, and so never equals a caller's. */
-static struct stat own_ns[ELEMENTSOF(namespaces)], own_root;
+ * chroot in the daemon). An entry the kernel lacks stays zero, and so never equals a caller's. */
+static uint64_t own_ns[ELEMENTSOF(namespaces)];
+static struct stat own_root;
 
 /* The device and inode of a directory, from its inode as it is (AT_STATX_DONT_SYNC): a caller
  * whose root is on FUSE must not make zygoted wait for its file system's server. */
@@ -67,8 +99,9 @@ static int read_own(void) {
                 return 0;
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
                 snprintf(path, sizeof(path), "/proc/self/ns/%s", namespaces[i].name);
-                if (stat(path, &own_ns[i]) < 0 && errno != ENOENT)
-                        return negative_errno();
+                r = ns_inum(AT_FDCWD, path, &own_ns[i]);
+                if (r < 0)
+                        return r;
         }
         r = dir_id(AT_FDCWD, "/", &own_root);
         if (r < 0)
@@ -89,32 +122,103 @@ static int note_procfs(const char *mount_point, void *userdata) {
         return 1;
 }
 
-static int read_procfs_elsewhere(int proc_fd, struct zd_caller *c) {
-        int fd = openat(proc_fd, "mountinfo", O_RDONLY | O_CLOEXEC), r;
+/* The caller's root as the kept mount table must match it: its mount's id (mountinfo's first
+ * field; 0 when the kernel does not say) and its inode. */
+struct root_id {
+        uint64_t mnt;
+        struct stat st;
+};
 
-        if (fd < 0)
+static int read_root_id(int proc_fd, struct root_id *ret) {
+        struct statx stx;
+
+        if (statx(proc_fd, "root", AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, &stx) < 0)
                 return negative_errno();
-        r = zc_mountinfo_procfs_elsewhere(fd, note_procfs, c);
-        return r < 0 ? r : 0;
+        *ret = (struct root_id){
+                .mnt = (stx.stx_mask & STATX_MNT_ID) ? stx.stx_mnt_id : 0,
+                .st = { .st_dev = makedev(stx.stx_dev_major, stx.stx_dev_minor), .st_ino = stx.stx_ino },
+        };
+        return 0;
 }
 
-int zd_caller_read_namespaces(int proc_fd, struct zd_caller *c) {
-        struct stat theirs;
-        char path[32];
+/* Whether a mountinfo text lists mount mnt on "/": the reader's root is that mount's root. */
+static bool lists_root(const char *text, uint64_t mnt) {
+        for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+                unsigned long long id;
+                int point = -1;
+
+                /* id parent major:minor root mount-point ... */
+                if (sscanf(l, "%llu %*s %*s %*s %n", &id, &point) == 1 && point > 0 && id == mnt && l[point] == '/' &&
+                    l[point + 1] == ' ')
+                        return true;
+        }
+        return false;
+}
+
+static bool mounts_unchanged(const struct zd_caller_mounts *m, uint64_t mntns, const struct root_id *root) {
+        struct pollfd p = { .fd = m->fd, .events = POLLPRI };
+
+        /* POLLPRI (with POLLERR) once for each change of the namespace's mounts since the last
+         * poll, or since the open */
+        return m->fd >= 0 && root->mnt != 0 && m->mntns == mntns && m->root_mnt == root->mnt &&
+               m->root_dev == root->st.st_dev && m->root_ino == root->st.st_ino && poll(&p, 1, 0) == 0;
+}
+
+/* The procfs mounts the caller sees elsewhere than /proc, from its mount table: the one m keeps
+ * while nothing says it changed, else read again. A table is kept only when it lists the root's
+ * mount on "/": a mount belongs to one namespace, so the kept table is that mount's namespace's,
+ * even when the caller switched namespaces while the file was opened. The open file holds that
+ * namespace (its number is no other's while kept), and the mount cannot leave it, nor its id go
+ * to another mount, without the POLLPRI that drops the table. */
+static int read_procfs_elsewhere(int proc_fd, struct zd_caller_mounts *m, uint64_t mntns, const struct root_id *root,
+                                 struct zd_caller *c) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        if (mounts_unchanged(m, mntns, root)) {
+                memcpy(c->procfs_elsewhere, m->procfs_elsewhere, sizeof(c->procfs_elsewhere));
+                return 0;
+        }
+        m->fd = safe_close(m->fd);
+        r = zd_caller_read_kept(&fd, proc_fd, "mountinfo", &text);
+        if (r < 0)
+                return r;
+        r = zc_mountinfo_procfs_elsewhere_text(text, note_procfs, c);
+        if (r < 0)
+                return r;
+        if (root->mnt != 0 && lists_root(text, root->mnt)) {
+                m->fd = TAKE_FD(fd);
+                m->mntns = mntns;
+                m->root_mnt = root->mnt;
+                m->root_dev = root->st.st_dev;
+                m->root_ino = root->st.st_ino;
+                memcpy(m->procfs_elsewhere, c->procfs_elsewhere, sizeof(m->procfs_elsewhere));
+        }
+        return 0;
+}
+
+int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c) {
+        struct root_id theirs;
+        uint64_t ns, mntns = 0;
         int r;
 
         r = read_own();
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
-                snprintf(path, sizeof(path), "ns/%s", namespaces[i].name);
-                if (fstatat(proc_fd, path, &theirs, 0) < 0) {
-                        if (errno == ENOENT)
-                                continue; /* a kernel without this kind of namespace */
+        if (k->ns_fd < 0) {
+                k->ns_fd = openat(proc_fd, "ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (k->ns_fd < 0)
                         return negative_errno();
-                }
-                if (same_file(&own_ns[i], &theirs))
-                        continue;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
+                r = ns_inum(k->ns_fd, namespaces[i].name, &ns);
+                if (r < 0)
+                        return r;
+                if (namespaces[i].flag == CLONE_NEWNS)
+                        mntns = ns;
+                if (ns == 0 || ns == own_ns[i])
+                        continue; /* a kernel without this kind of namespace, or ours */
                 if (namespaces[i].joinable)
                         c->ns_join |= namespaces[i].flag;
                 else if (!c->ns_other)
@@ -122,14 +226,14 @@ int zd_caller_read_namespaces(int proc_fd, struct zd_caller *c) {
         }
 
         /* The caller's root: a chroot of its own, or the root of its mount namespace. */
-        r = dir_id(proc_fd, "root", &theirs);
+        r = read_root_id(proc_fd, &theirs);
         if (r < 0)
                 return r;
-        if ((c->ns_join & CLONE_NEWNS) || !same_file(&own_root, &theirs)) {
+        if ((c->ns_join & CLONE_NEWNS) || !same_file(&own_root, &theirs.st)) {
                 c->root_fd = openat(proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (c->root_fd < 0)
                         return negative_errno();
-                return read_procfs_elsewhere(proc_fd, c);
+                return read_procfs_elsewhere(proc_fd, &k->mounts, mntns, &theirs, c);
         }
         return 0;
 }

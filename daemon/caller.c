@@ -9,6 +9,10 @@
  * SO_PEERCRED's pid, whose real uid must then be the connection's. Everything is read through
  * /proc/PID, and the pidfd is checked alive afterwards: a live process keeps its
  * pid number, so what was read under that number was its own.
+ *
+ * A connection keeps the process it found at its first call, and the files of it that every
+ * call reads again (struct zd_caller_conn): a caller that changes between two calls is read as
+ * it is at the second, as on a new connection; only opens and closes are saved.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -31,22 +34,7 @@
 #include "pidfd-util.h"
 #include "util.h"
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-
-/* PIDFD_GET_INFO (Linux 6.13): the pid of a pidfd in one ioctl; its first version's layout. */
-struct zd_pidfd_info {
-        uint64_t mask;
-        uint64_t cgroupid;
-        uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
-        uint32_t spare0[1];
-};
-#define ZD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct zd_pidfd_info)
-#define ZD_PIDFD_INFO_PID (1ULL << 0)
-
-#define ZD_CALLER_MAX_THREADS 64    /* a /proc read each, at each Spawn (docs/SECURITY.md) */
-#define PROC_FILE_MAX (1024 * 1024) /* /proc/PID/status with 65536 groups is under 500 KiB */
+#define ZD_CALLER_MAX_THREADS 64 /* a /proc read each, at each Spawn (docs/SECURITY.md) */
 
 void zd_caller_done(struct zd_caller *c) {
         if (!c)
@@ -61,120 +49,62 @@ void zd_caller_done(struct zd_caller *c) {
         c->n_cgroups = 0;
 }
 
-int zd_caller_read_proc(int dir_fd, const char *name, char **ret) {
-        _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        size_t size = 4096, len = 0;
-        char *buf = NULL;
+/* The keys of /proc/PID/status read here. */
+enum status_key {
+        S_UID,
+        S_GID,
+        S_GROUPS,
+        S_CAP_INH,
+        S_CAP_PRM,
+        S_CAP_EFF,
+        S_CAP_BND,
+        S_CAP_AMB,
+        S_NO_NEW_PRIVS,
+        S_SECCOMP,
+        S_UMASK,
+        S_THREADS,
+        _S_MAX
+};
 
-        if (fd < 0)
-                return negative_errno();
-        for (;;) {
-                char *nb;
-                ssize_t n;
+static const struct {
+        const char *name;
+        size_t len;
+} status_keys[_S_MAX] = {
+#define KEY(k, n) [k] = { n, sizeof(n) - 1 }
+        KEY(S_UID, "Uid"),         KEY(S_GID, "Gid"),        KEY(S_GROUPS, "Groups"),
+        KEY(S_CAP_INH, "CapInh"),  KEY(S_CAP_PRM, "CapPrm"), KEY(S_CAP_EFF, "CapEff"),
+        KEY(S_CAP_BND, "CapBnd"),  KEY(S_CAP_AMB, "CapAmb"), KEY(S_NO_NEW_PRIVS, "NoNewPrivs"),
+        KEY(S_SECCOMP, "Seccomp"), KEY(S_UMASK, "Umask"),    KEY(S_THREADS, "Threads"),
+#undef KEY
+};
 
-                if (len + 1 >= size) {
-                        if (size >= PROC_FILE_MAX) {
-                                free(buf);
-                                return -EFBIG;
-                        }
-                        size *= 2;
-                }
-                nb = realloc(buf, size);
-                if (!nb) {
-                        free(buf);
-                        return -ENOMEM;
-                }
-                buf = nb;
-                n = read(fd, buf + len, size - len - 1);
-                if (n < 0 && errno == EINTR)
+/* A status text's value of each key (after "Key:" and its blanks), NULL where it has none: found
+ * in one pass over its sixty-odd lines, where a scan from the top per key read most of them a
+ * dozen times at each call. */
+struct status {
+        const char *v[_S_MAX];
+};
+
+static void index_status(const char *text, struct status *ret) {
+        *ret = (struct status){};
+        for (const char *l = text, *eol; *l; l = *eol ? eol + 1 : eol) {
+                const char *colon = strchr(l, ':');
+
+                eol = strchrnul(l, '\n');
+                if (!colon || colon > eol)
                         continue;
-                if (n < 0) {
-                        int r = negative_errno();
-                        free(buf);
-                        return r;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
+                for (size_t i = 0; i < _S_MAX; i++)
+                        if (!ret->v[i] && (size_t) (colon - l) == status_keys[i].len &&
+                            memcmp(l, status_keys[i].name, status_keys[i].len) == 0) {
+                                ret->v[i] = colon + 1 + strspn(colon + 1, " \t");
+                                break;
+                        }
         }
-        buf[len] = 0;
-        *ret = buf;
-        return 0;
-}
-
-/* The value of "Key:\t..." in a /proc status-like text, or NULL. */
-static const char *field(const char *text, const char *key) {
-        size_t k = strlen(key);
-
-        for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
-                if (strncmp(l, key, k) == 0 && l[k] == ':')
-                        return l + k + 1 + strspn(l + k + 1, " \t");
-        return NULL;
-}
-
-/* The process that connected, named by SO_PEERPIDFD: its pidfd and pid number. -ENOPROTOOPT
- * when the kernel cannot tell. */
-static int peer_pidfd(int conn_fd, int *ret_pidfd, pid_t *ret_pid) {
-        _cleanup_free_ char *info = NULL;
-        _cleanup_close_ int pidfd = -EBADF;
-        socklen_t l = sizeof(int);
-        char name[64];
-        const char *v;
-        int r;
-
-        if (getsockopt(conn_fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) < 0) {
-                if (errno == ENOPROTOOPT || errno == EINVAL || errno == ENODATA)
-                        return -ENOPROTOOPT;
-                return negative_errno();
-        }
-        struct zd_pidfd_info pi = { .mask = ZD_PIDFD_INFO_PID };
-        if (ioctl(pidfd, ZD_PIDFD_GET_INFO, &pi) == 0 && pi.pid > 0) {
-                *ret_pid = (pid_t) pi.pid;
-                *ret_pidfd = TAKE_FD(pidfd);
-                return 0;
-        }
-        if (errno == ESRCH)
-                return -ESRCH;
-        /* Before Linux 6.13: the pid as fdinfo shows it. */
-        snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", pidfd);
-        r = zd_caller_read_proc(AT_FDCWD, name, &info);
-        if (r < 0)
-                return r;
-        /* "Pid:" is -1 once the process has exited, 0 outside our pid namespace. */
-        v = field(info, "Pid");
-        if (!v || atoi(v) <= 0)
-                return -ESRCH;
-        *ret_pid = (pid_t) atoi(v);
-        *ret_pidfd = TAKE_FD(pidfd);
-        return 0;
-}
-
-/* The process that connected: its pidfd and pid number. conn_fd < 0 takes the path of a kernel
- * without SO_PEERPIDFD (tests). */
-static int open_peer(int conn_fd, const struct ucred *cr, int *ret_pidfd, pid_t *ret_pid, bool *ret_check_uid) {
-        int pidfd, r;
-
-        r = conn_fd >= 0 ? peer_pidfd(conn_fd, ret_pidfd, ret_pid) : -ENOPROTOOPT;
-        if (r != -ENOPROTOOPT) {
-                *ret_check_uid = false;
-                return r;
-        }
-        /* No SO_PEERPIDFD: the pid of SO_PEERCRED may have been reused since connect(); the
-         * caller checks that the process it names runs as the connection's uid. */
-        if (cr->pid <= 0)
-                return -ESRCH;
-        pidfd = pidfd_open_pid(cr->pid);
-        if (pidfd < 0)
-                return pidfd;
-        *ret_pidfd = pidfd;
-        *ret_pid = cr->pid;
-        *ret_check_uid = true;
-        return 0;
 }
 
 /* The n-th (0-based) number of a "Key:\t1\t2..." line, base 10 or 16. */
-static int field_number(const char *text, const char *key, unsigned n, int base, uint64_t *ret) {
-        const char *v = field(text, key);
+static int field_number(const struct status *st, enum status_key key, unsigned n, int base, uint64_t *ret) {
+        const char *v = st->v[key];
         unsigned long long x;
         char *end;
 
@@ -198,15 +128,15 @@ static size_t line_len(const char *v) {
         return v ? strcspn(v, "\n") : 0;
 }
 
-static bool same_line(const char *a, const char *b, const char *key) {
-        const char *x = field(a, key), *y = field(b, key);
+static bool same_line(const struct status *a, const struct status *b, enum status_key key) {
+        const char *x = a->v[key], *y = b->v[key];
 
         return x && y && line_len(x) == line_len(y) && strncmp(x, y, line_len(x)) == 0;
 }
 
 /* Groups: "Groups:\t1 2 3 \n" (empty for none). */
-static int parse_groups(const char *text, struct zd_caller *c) {
-        const char *v = field(text, "Groups");
+static int parse_groups(const struct status *st, struct zd_caller *c) {
+        const char *v = st->v[S_GROUPS];
         size_t n = 0;
 
         if (!v)
@@ -236,19 +166,19 @@ struct thread_caps {
         unsigned seccomp;
 };
 
-static int parse_thread(const char *text, struct thread_caps *t) {
+static int parse_thread(const struct status *st, struct thread_caps *t) {
         uint64_t v;
         int r;
 
-        if ((r = field_number(text, "CapInh", 0, 16, &t->inh)) < 0 ||
-            (r = field_number(text, "CapPrm", 0, 16, &t->prm)) < 0 ||
-            (r = field_number(text, "CapEff", 0, 16, &t->eff)) < 0 ||
-            (r = field_number(text, "CapBnd", 0, 16, &t->bnd)) < 0)
+        if ((r = field_number(st, S_CAP_INH, 0, 16, &t->inh)) < 0 ||
+            (r = field_number(st, S_CAP_PRM, 0, 16, &t->prm)) < 0 ||
+            (r = field_number(st, S_CAP_EFF, 0, 16, &t->eff)) < 0 ||
+            (r = field_number(st, S_CAP_BND, 0, 16, &t->bnd)) < 0)
                 return r;
         /* CapAmb (4.3) and NoNewPrivs (4.10): none on a kernel without them */
-        t->amb = field_number(text, "CapAmb", 0, 16, &v) >= 0 ? v : 0;
-        t->nnp = field_number(text, "NoNewPrivs", 0, 10, &v) >= 0 && v != 0;
-        t->seccomp = field_number(text, "Seccomp", 0, 10, &v) >= 0 ? (unsigned) v : 0;
+        t->amb = field_number(st, S_CAP_AMB, 0, 16, &v) >= 0 ? v : 0;
+        t->nnp = field_number(st, S_NO_NEW_PRIVS, 0, 10, &v) >= 0 && v != 0;
+        t->seccomp = field_number(st, S_SECCOMP, 0, 10, &v) >= 0 ? (unsigned) v : 0;
         return 0;
 }
 
@@ -296,7 +226,7 @@ int zd_caller_for_each_thread(int proc_fd, pid_t pid, int (*fn)(int task_fd, con
 }
 
 struct thread_walk {
-        const char *main_text;
+        const struct status *main;
         struct zd_caller *c;
 };
 
@@ -304,6 +234,7 @@ static int read_thread(int task_fd, const char *tid, void *userdata) {
         struct thread_walk *w = userdata;
         _cleanup_free_ char *text = NULL;
         struct thread_caps t;
+        struct status st;
         char name[32];
         int r;
 
@@ -311,10 +242,10 @@ static int read_thread(int task_fd, const char *tid, void *userdata) {
         r = zd_caller_read_proc(task_fd, name, &text);
         if (r < 0)
                 return r;
-        if (!same_line(text, w->main_text, "Uid") || !same_line(text, w->main_text, "Gid") ||
-            !same_line(text, w->main_text, "Groups"))
+        index_status(text, &st);
+        if (!same_line(&st, w->main, S_UID) || !same_line(&st, w->main, S_GID) || !same_line(&st, w->main, S_GROUPS))
                 return -ENOTUNIQ;
-        r = parse_thread(text, &t);
+        r = parse_thread(&st, &t);
         if (r >= 0)
                 merge_thread(w->c, &t);
         return r;
@@ -324,36 +255,38 @@ static int read_thread(int task_fd, const char *tid, void *userdata) {
  * call: each may hold other capabilities, flags or a filter of its own (all are per thread), so
  * the task gets what every thread holds and the most confined thread's flags and filter. Ids are
  * per thread too; threads that disagree on them are refused rather than guessed at. */
-static int read_threads(int proc_fd, pid_t pid, const char *main_text, struct zd_caller *c) {
-        struct thread_walk w = { .main_text = main_text, .c = c };
+static int read_threads(int proc_fd, pid_t pid, const struct status *main, struct zd_caller *c) {
+        struct thread_walk w = { .main = main, .c = c };
 
         return zd_caller_for_each_thread(proc_fd, pid, read_thread, &w);
 }
 
-static int read_status(int proc_fd, const struct ucred *cr, bool check_uid, struct zd_caller *c) {
+static int read_status(struct zd_caller_conn *k, const struct ucred *cr, struct zd_caller *c) {
         _cleanup_free_ char *text = NULL;
         struct thread_caps t;
         uint64_t v, threads;
+        struct status st;
         int r;
 
-        r = zd_caller_read_proc(proc_fd, "status", &text);
+        r = zd_caller_read_kept(&k->status_fd, k->proc_fd, "status", &text);
         if (r < 0)
                 return r;
-        if (check_uid) {
-                if (field_number(text, "Uid", 0, 10, &v) < 0 || v != cr->uid)
+        index_status(text, &st);
+        if (k->check_uid) {
+                if (field_number(&st, S_UID, 0, 10, &v) < 0 || v != cr->uid)
                         return -ESRCH; /* not the process that connected */
         }
         /* Uid and Gid: real, effective, saved, filesystem. The effective ones, as SO_PEERCRED. */
-        if ((r = field_number(text, "Uid", 1, 10, &v)) < 0)
+        if ((r = field_number(&st, S_UID, 1, 10, &v)) < 0)
                 return r;
         c->euid = (uid_t) v;
-        if ((r = field_number(text, "Gid", 1, 10, &v)) < 0)
+        if ((r = field_number(&st, S_GID, 1, 10, &v)) < 0)
                 return r;
         c->egid = (gid_t) v;
-        r = parse_groups(text, c);
+        r = parse_groups(&st, c);
         if (r < 0)
                 return r;
-        r = parse_thread(text, &t);
+        r = parse_thread(&st, &t);
         if (r < 0)
                 return r;
         c->cap_inh = c->cap_prm = c->cap_eff = c->cap_bnd = c->cap_amb = UINT64_MAX;
@@ -361,23 +294,24 @@ static int read_status(int proc_fd, const struct ucred *cr, bool check_uid, stru
         c->seccomp_mode = 0;
         merge_thread(c, &t);
         /* Umask (4.7): without it, the strictest */
-        c->sched.umask = field_number(text, "Umask", 0, 8, &v) >= 0 ? (uint32_t) (v & 0777) : 0777;
-        if (field_number(text, "Threads", 0, 10, &threads) >= 0 && threads > 1) {
+        c->sched.umask = field_number(&st, S_UMASK, 0, 8, &v) >= 0 ? (uint32_t) (v & 0777) : 0777;
+        if (field_number(&st, S_THREADS, 0, 10, &threads) >= 0 && threads > 1) {
                 /* one read per thread, in the daemon's one thread: bounded, or a caller with
                  * thousands would stall every other caller at each of its Spawns */
                 if (threads > ZD_CALLER_MAX_THREADS)
                         return -EMLINK;
-                return read_threads(proc_fd, c->pid, text, c);
+                return read_threads(k->proc_fd, c->pid, &st, c);
         }
         return 0;
 }
 
 /* How the kernel schedules process pid (0: zygoted itself), whose oom_score_adj is oom_path
- * under dir_fd: what a child it forked now would start with. Everything but the umask, which
- * the status gives. The values are its first thread's: they are per thread, and a caller whose
- * other thread made the call may get a task scheduled as its first thread is, never more than
- * what that process could give a child through its own first thread. */
-static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct ze_sched *ret) {
+ * under dir_fd (read through *oom_fd, which stays open): what a child it forked now would start
+ * with. Everything but the umask, which the status gives. The values are its first thread's: they
+ * are per thread, and a caller whose other thread made the call may get a task scheduled as its
+ * first thread is, never more than what that process could give a child through its own first
+ * thread. */
+static int read_sched(int *oom_fd, int dir_fd, const char *oom_path, pid_t pid, struct ze_sched *ret) {
         _cleanup_free_ char *text = NULL;
         struct sched_param sp = {};
         int policy, ioprio, nice;
@@ -399,7 +333,7 @@ static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct ze_sch
                 return negative_errno();
         if (sched_getaffinity(pid, sizeof(ret->affinity), (cpu_set_t *) (void *) ret->affinity) < 0)
                 return negative_errno(); /* EINVAL: more CPUs than ZE_AFFINITY_WORDS holds */
-        r = zd_caller_read_proc(dir_fd, oom_path, &text);
+        r = zd_caller_read_kept(oom_fd, dir_fd, oom_path, &text);
         if (r < 0)
                 return r;
 
@@ -433,12 +367,27 @@ static int read_sched(int dir_fd, const char *oom_path, pid_t pid, struct ze_sch
         return 0;
 }
 
+/* zygoted's own oom_score_adj, open from start-up when it keeps its files (zd_caller_keep_own()),
+ * else opened at each call. */
+static int own_oom_fd = -EBADF;
+
+int zd_caller_keep_own(void) {
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        r = zd_caller_read_kept(&own_oom_fd, AT_FDCWD, "/proc/self/oom_score_adj", &text);
+        if (r < 0)
+                return r;
+        return zd_caller_keep_own_cgroups();
+}
+
 int zd_caller_own_sched(struct ze_sched *ret) {
+        _cleanup_close_ int fd = -EBADF;
         struct ze_sched own = {};
         mode_t m;
         int r;
 
-        r = read_sched(AT_FDCWD, "/proc/self/oom_score_adj", 0, &own);
+        r = read_sched(own_oom_fd >= 0 ? &own_oom_fd : &fd, AT_FDCWD, "/proc/self/oom_score_adj", 0, &own);
         if (r < 0)
                 return r;
         /* umask cannot be read without setting it: twice, and zygoted has one thread */
@@ -491,7 +440,7 @@ static int parse_limits(const char *text, struct zd_caller *c) {
 static uint64_t own_max[ZE_MAX_RLIMITS];
 static bool own_max_read;
 
-static int read_rlimits(int proc_fd, struct zd_caller *c) {
+static int read_rlimits(struct zd_caller_conn *k, struct zd_caller *c) {
         _cleanup_free_ char *text = NULL;
         int r;
 
@@ -505,7 +454,7 @@ static int read_rlimits(int proc_fd, struct zd_caller *c) {
                 }
                 own_max_read = true;
         }
-        r = zd_caller_read_proc(proc_fd, "limits", &text);
+        r = zd_caller_read_kept(&k->limits_fd, k->proc_fd, "limits", &text);
         if (r < 0)
                 return r;
         r = parse_limits(text, c);
@@ -523,64 +472,72 @@ static int read_rlimits(int proc_fd, struct zd_caller *c) {
         return 0;
 }
 
-int zd_caller_read_ids(int conn_fd, const struct ucred *cr, uid_t *ret_uid, gid_t *ret_gid) {
-        _cleanup_close_ int proc_fd = -EBADF, pidfd = -EBADF;
+static int read_ids(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, uid_t *ret_uid, gid_t *ret_gid) {
         _cleanup_free_ char *text = NULL;
-        bool check_uid = false;
         uint64_t uid, gid, v;
-        char path[32];
-        pid_t pid;
+        struct status st;
         int r;
 
-        r = open_peer(conn_fd, cr, &pidfd, &pid, &check_uid);
+        r = zd_caller_find(conn_fd, cr, k);
         if (r < 0)
                 return r;
-        snprintf(path, sizeof(path), "/proc/%d", (int) pid);
-        proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0)
-                return errno == ENOENT ? -ESRCH : negative_errno();
-        r = zd_caller_read_proc(proc_fd, "status", &text);
+        r = zd_caller_read_kept(&k->status_fd, k->proc_fd, "status", &text);
         if (r < 0)
                 return r == -ENOENT ? -ESRCH : r;
-        if (check_uid && (field_number(text, "Uid", 0, 10, &v) < 0 || v != cr->uid))
+        index_status(text, &st);
+        if (k->check_uid && (field_number(&st, S_UID, 0, 10, &v) < 0 || v != cr->uid))
                 return -ESRCH; /* not the process that connected */
-        if ((r = field_number(text, "Uid", 1, 10, &uid)) < 0 || (r = field_number(text, "Gid", 1, 10, &gid)) < 0)
+        if ((r = field_number(&st, S_UID, 1, 10, &uid)) < 0 || (r = field_number(&st, S_GID, 1, 10, &gid)) < 0)
                 return r;
-        if (pidfd_kill(pidfd, 0) == -ESRCH) /* gone: its number may be another's now */
+        if (pidfd_kill(k->pidfd, 0) == -ESRCH) /* gone: its number may be another's now */
                 return -ESRCH;
         *ret_uid = (uid_t) uid;
         *ret_gid = (gid_t) gid;
         return 0;
 }
 
-int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *c) {
-        _cleanup_close_ int proc_fd = -EBADF;
-        bool check_uid = false;
-        char path[32];
+int zd_caller_read_ids(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, uid_t *ret_uid, gid_t *ret_gid) {
+        struct zd_caller_conn once = ZD_CALLER_CONN_INIT;
+        int r = read_ids(conn_fd, cr, k ? k : &once, ret_uid, ret_gid);
+
+        zd_caller_conn_clear(&once);
+        return r;
+}
+
+static int read_caller(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, struct zd_caller *c) {
         int r;
 
-        r = open_peer(conn_fd, cr, &c->pidfd, &c->pid, &check_uid);
+        r = zd_caller_find(conn_fd, cr, k);
         if (r < 0)
                 return r;
-        snprintf(path, sizeof(path), "/proc/%d", (int) c->pid);
-        proc_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (proc_fd < 0)
-                return errno == ENOENT ? -ESRCH : negative_errno();
+        c->pid = k->pid;
+        /* the spawn's own: it may outlive the connection */
+        c->pidfd = fcntl(k->pidfd, F_DUPFD_CLOEXEC, 3);
+        if (c->pidfd < 0)
+                return negative_errno();
 
-        r = read_status(proc_fd, cr, check_uid, c);
+        r = read_status(k, cr, c);
         if (r >= 0)
-                r = read_sched(proc_fd, "oom_score_adj", c->pid, &c->sched);
+                r = read_sched(&k->oom_fd, k->proc_fd, "oom_score_adj", c->pid, &c->sched);
         if (r >= 0)
-                r = read_rlimits(proc_fd, c);
+                r = read_rlimits(k, c);
         if (r >= 0)
-                r = zd_caller_read_namespaces(proc_fd, c);
+                r = zd_caller_read_namespaces(k->proc_fd, k, c);
         if (r >= 0)
-                r = zd_caller_read_cgroups(proc_fd, c);
+                r = zd_caller_read_cgroups(k->proc_fd, k, c);
         if (r >= 0)
-                r = zd_caller_read_lsm(proc_fd, c);
+                r = zd_caller_read_lsm(k->proc_fd, c);
         /* A process that is gone may have left its number to another: what was read may be
          * that one's. Alive now, it was alive throughout, and the number was its own. */
         if (pidfd_kill(c->pidfd, 0) == -ESRCH) /* EPERM: alive, only not ours to signal */
                 return -ESRCH;
         return r == -ENOENT ? -ESRCH : r;
+}
+
+int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, struct zd_caller *c) {
+        struct zd_caller_conn once = ZD_CALLER_CONN_INIT;
+        int r = read_caller(conn_fd, cr, k ? k : &once, c);
+
+        zd_caller_conn_clear(&once);
+        return r;
 }

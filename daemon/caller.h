@@ -62,11 +62,28 @@ struct zd_caller {
 #define ZD_CALLER_INIT \
         { .pidfd = -EBADF, .root_fd = -EBADF }
 
+/* What a connection keeps of its caller from one call to the next: the process that connected
+ * (its pidfd and /proc/PID) and the files of it that every call reads again, and its mount table
+ * while it cannot have changed. Nothing that can change without a sign is kept: each call still
+ * reads the caller as it is then. */
+struct zd_caller_conn;
+
+int zd_caller_conn_new(struct zd_caller_conn **ret);
+/* Closes what it keeps; accepts NULL; returns NULL. */
+struct zd_caller_conn *zd_caller_conn_free(struct zd_caller_conn *k);
+/* A connection's, from its slot, made there at its first call when keep; NULL when not keep (the
+ * caller is then read afresh at each call) or when it cannot be made (this call's read is a
+ * first one). */
+struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, bool keep);
+
 /* Reads the confinement of the process that connected on conn_fd (whose SO_PEERCRED is cr), as
  * it is now.
  * The caller is found race-free: SO_PEERPIDFD where the kernel has it, else a pidfd on
  * SO_PEERCRED's pid whose uid is checked; everything is read through /proc/PID, and the pidfd
- * checked alive afterwards, so the pid was not reused meanwhile. Returns 0, -ESRCH
+ * checked alive afterwards, so the pid was not reused meanwhile. k, the connection's, keeps the
+ * process and the files between calls (the first call finds them); NULL: nothing is kept
+ * (ZYGOTE_DISABLE_FEATURES=caller_cache).
+ * Returns 0, -ESRCH
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
  * -ENOTUNIQ when its threads run with different ids, -EILSEQ when they run under different
@@ -74,15 +91,21 @@ struct zd_caller {
  * when it has more than 64 threads (each must be read), or another negative errno. conn_fd < 0
  * takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a state
  * zd_caller_done() accepts. */
-int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller *ret);
+int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, struct zd_caller *ret);
 
 /* The effective uid and gid of the process that connected on conn_fd, as they are now (its first
- * thread's), found as zd_caller_read() finds it. 0, -ESRCH when it has exited, or a negative
- * errno. For the calls other than Spawn of a connection that was root at connect. */
-int zd_caller_read_ids(int conn_fd, const struct ucred *cr, uid_t *ret_uid, gid_t *ret_gid);
+ * thread's), found as zd_caller_read() finds it (k as there). 0, -ESRCH when it has exited, or a
+ * negative errno. For the calls other than Spawn of a connection that was root at connect. */
+int zd_caller_read_ids(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, uid_t *ret_uid, gid_t *ret_gid);
 
 /* Closes the fds, frees the groups; accepts a zd_caller that was never read (ZD_CALLER_INIT). */
 void zd_caller_done(struct zd_caller *c);
+
+/* Opens zygoted's own files that every call reads again (its oom_score_adj and cgroups) and its
+ * mount table, and keeps them from now on (the mount table's text while the kernel says it did
+ * not change): called once before serving, so that the fds zygoted holds do not grow at its
+ * first call. Without it (ZYGOTE_DISABLE_FEATURES=caller_cache) each call opens them afresh. */
+int zd_caller_keep_own(void);
 
 /* zygoted's own scheduling and umask, as read_sched() reads a caller's: what a worker it forks
  * starts with. */

@@ -347,7 +347,8 @@ static int authorize(struct zd_call *call, struct zd_caller *caller, struct call
                 return zd_call_denied(call, "containers need a zygoted running as root");
         if (!zd_conn_root_at_connect(c))
                 return zd_call_denied(call, "containers: root only");
-        r = zd_caller_read(zd_conn_fd(c), zd_conn_peer_cred(c), caller);
+        r = zd_caller_read(zd_conn_fd(c), zd_conn_peer_cred(c),
+                           zd_caller_conn_get(zd_conn_caller(c), call->d->caller_cache), caller);
         if (r < 0)
                 return zd_call_failf(call, r, ZY_ERROR_CALLER_CONFINED, "reason",
                                      "the caller's process cannot be read");

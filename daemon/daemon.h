@@ -56,6 +56,7 @@ struct zd_daemon {
 
         bool privileged;      /* running as root: workers switch to the callers' ids */
         bool own_filter;      /* zygoted runs under a seccomp filter of its own (own-filter.c) */
+        bool caller_cache;    /* connections keep their caller's process between calls (caller.h) */
         uint64_t nofile_soft; /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
         uid_t uid;
         gid_t gid;

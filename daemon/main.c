@@ -20,6 +20,7 @@
 #include <syslog.h>
 
 #include "adopt.h"
+#include "caller.h"
 #include "container.h"
 #include "daemon.h"
 #include "log.h"
@@ -65,7 +66,8 @@ static void usage(FILE *f) {
                    "  -h, --help            this text\n"
                    "\n"
                    "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
-                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace (force the fallbacks),\n"
+                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache (force the "
+                   "fallbacks),\n"
                    "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
 
@@ -439,6 +441,14 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         d->server.on_disconnect = zd_methods_disconnect;
         d->server.userdata = d;
         d->server.closer.disabled = ze_feature_disabled("fd_closer");
+        d->caller_cache = !ze_feature_disabled("caller_cache");
+        if (d->caller_cache) {
+                r = zd_caller_keep_own();
+                if (r < 0) {
+                        zd_log(LOG_ERR, "cannot read zygoted's own /proc files: %s", strerror(-r));
+                        return r;
+                }
+        }
         r = zd_server_listen(&d->server);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot listen on %s: %s", d->server.socket_path, strerror(-r));

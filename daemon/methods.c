@@ -373,7 +373,8 @@ static void acting_identity(struct zd_call *call) {
 
         if (!zd_conn_root_at_connect(c))
                 return;
-        r = zd_caller_read_ids(zd_conn_fd(c), zd_conn_peer_cred(c), &uid, &gid);
+        r = zd_caller_read_ids(zd_conn_fd(c), zd_conn_peer_cred(c),
+                               zd_caller_conn_get(zd_conn_caller(c), call->d->caller_cache), &uid, &gid);
         if (r < 0) {
                 /* Not known (the process that connected has exited and another holds the
                  * socket, or zygoted is out of fds): no one, rather than root. A uid no task has
@@ -440,6 +441,7 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
 }
 
 void zd_methods_disconnect(void *userdata, struct zd_conn *c) {
+        *zd_conn_caller(c) = zd_caller_conn_free(*zd_conn_caller(c));
         zd_spawn_drop_conn(userdata, c);
         zd_container_drop_conn(userdata, c);
         zd_task_drop_conn(userdata, c);

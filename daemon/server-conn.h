@@ -34,8 +34,9 @@ struct zd_conn {
         bool more;    /* the current call asked for more replies */
         bool closing; /* close once the output is flushed */
         bool dead;
-        bool processing; /* inside zd_conn_process() */
-        void *data;      /* the layer above's */
+        bool processing;               /* inside zd_conn_process() */
+        void *data;                    /* the layer above's */
+        struct zd_caller_conn *caller; /* the layer above's: what it keeps of the caller's process */
         unsigned refs;
 };
 

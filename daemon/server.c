@@ -76,6 +76,10 @@ void zd_conn_set_data(struct zd_conn *c, void *data) {
         c->data = data;
 }
 
+struct zd_caller_conn **zd_conn_caller(struct zd_conn *c) {
+        return &c->caller;
+}
+
 static unsigned conns_of_uid(struct zd_server *s, uid_t uid) {
         unsigned n = 0;
         for (struct zd_conn *c = s->conns; c; c = c->next)

@@ -24,7 +24,8 @@
 #define ZD_ACCEPT_RETRY 1.0                /* seconds before accept() is tried again, out of fds */
 #define ZD_ACCEPT_LOG_INTERVAL 60.0        /* seconds between two "out of fds" lines */
 
-struct zd_conn; /* private to server.c */
+struct zd_conn;        /* private to server.c */
+struct zd_caller_conn; /* caller.h */
 
 /* A call: msg is a JSON object; the fds came with it and belong to the callee, which must close
  * them. The callee replies (now or later) with zd_reply()/zd_reply_error(). */
@@ -92,6 +93,9 @@ bool zd_conn_more(const struct zd_conn *c);
 /* One pointer for the layer above (the task a call waits on); NULL at first. */
 void *zd_conn_get_data(const struct zd_conn *c);
 void zd_conn_set_data(struct zd_conn *c, void *data);
+/* What the layer above keeps of the process that connected between its calls (caller.h), NULL at
+ * first; the layer above frees it in on_disconnect. */
+struct zd_caller_conn **zd_conn_caller(struct zd_conn *c);
 
 /* Test seams (tests/fuzz). fd, a connected non-blocking AF_UNIX stream socket, becomes a
  * connection of the caller cred with these supplementary groups (copied), as if accepted; no

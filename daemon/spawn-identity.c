@@ -227,7 +227,8 @@ int zd_spawn_read_caller(struct spawn *s) {
         struct zd_caller *c = &s->caller;
         int r;
 
-        r = zd_caller_read(zd_conn_fd(call->conn), zd_conn_peer_cred(call->conn), c);
+        r = zd_caller_read(zd_conn_fd(call->conn), zd_conn_peer_cred(call->conn),
+                           zd_caller_conn_get(zd_conn_caller(call->conn), call->d->caller_cache), c);
         for (size_t i = 0; i < ELEMENTSOF(unreadable); i++)
                 if (r == unreadable[i].err)
                         return confined(call, "%s", unreadable[i].reason);

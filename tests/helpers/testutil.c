@@ -192,3 +192,14 @@ const char *tu_profiles_dir_arg(int argc, char **argv, const char *why_x86_64) {
 #endif
         return argv[1];
 }
+
+const char *tu_cgroup_base(void) {
+        const char *base =
+                access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/pids" : "/sys/fs/cgroup";
+        char procs[64];
+
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
+        if (geteuid() != 0 || access(procs, F_OK) < 0 || access(base, W_OK) < 0)
+                return NULL;
+        return base;
+}

@@ -83,6 +83,9 @@ int tu_teardown_no_leftovers(void **state);
         }
 #define TU_MAIN(...) TU_MAIN_GROUP("tests", NULL, __VA_ARGS__)
 
+/* A cgroup hierarchy a root test may make cgroups in (v1 pids, or the v2 one), or NULL. */
+const char *tu_cgroup_base(void);
+
 /* How many fds this process has open (below 1024). */
 int tu_count_open_fds(void);
 

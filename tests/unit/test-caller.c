@@ -253,7 +253,7 @@ static void peer_stop(struct peer *p) {
 /* peer_start(conf) and the daemon's read of the peer, which must give want. */
 static void peer_read(unsigned conf, struct peer *p, struct zd_caller *c, int want) {
         peer_start(conf, p);
-        assert_int_equal(zd_caller_read(p->sock, &p->cred, c), want);
+        assert_int_equal(zd_caller_read(p->sock, &p->cred, NULL, c), want);
 }
 
 static void peer_done(struct peer *p, struct zd_caller *c) {
@@ -309,7 +309,7 @@ static void test_confined(void **state) {
 
         peer_read(CONF_LIMITS | CONF_FILTER, &p, &c, 0);
         check_confined(&c);
-        assert_int_equal(zd_caller_read(-1, &p.cred, &f), 0);
+        assert_int_equal(zd_caller_read(-1, &p.cred, NULL, &f), 0);
         check_confined(&f);
         zd_caller_done(&c);
         zd_caller_done(&f);
@@ -325,7 +325,7 @@ static void test_fallback_checks_uid(void **state) {
         peer_start(0, &p);
         other = p.cred;
         other.uid += 1;
-        assert_int_equal(zd_caller_read(-1, &other, &c), -ESRCH);
+        assert_int_equal(zd_caller_read(-1, &other, NULL, &c), -ESRCH);
         peer_done(&p, &c);
 }
 
@@ -337,8 +337,8 @@ static void test_exited(void **state) {
 
         peer_start(CONF_EXIT, &p);
         assert_int_equal(waitpid(p.pid, &st, 0), p.pid);
-        assert_int_equal(zd_caller_read(p.sock, &p.cred, &c), -ESRCH);
-        assert_int_equal(zd_caller_read(-1, &p.cred, &f), -ESRCH);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, NULL, &c), -ESRCH);
+        assert_int_equal(zd_caller_read(-1, &p.cred, NULL, &f), -ESRCH);
         zd_caller_done(&c);
         zd_caller_done(&f);
         safe_close(p.release);
@@ -473,25 +473,13 @@ static void test_threads_coming_and_going(void **state) {
 
         peer_start(CONF_THREAD_CHURN, &p);
         for (i = 0; i < 3000 && r == 0; i++) {
-                r = zd_caller_read(p.sock, &p.cred, &c);
+                r = zd_caller_read(p.sock, &p.cred, NULL, &c);
                 zd_caller_done(&c);
                 c = (struct zd_caller) ZD_CALLER_INIT;
         }
         peer_done(&p, &c);
         if (r != 0)
                 fail_msg("read %d of the caller: %s", i, strerror(-r));
-}
-
-/* A hierarchy to make cgroups in (v1 pids, or the v2 one), or NULL. */
-static const char *cgroup_base(void) {
-        const char *base =
-                access("/sys/fs/cgroup/pids/cgroup.procs", F_OK) == 0 ? "/sys/fs/cgroup/pids" : "/sys/fs/cgroup";
-        char procs[64];
-
-        snprintf(procs, sizeof(procs), "%s/cgroup.procs", base);
-        if (geteuid() != 0 || access(procs, F_OK) < 0 || access(base, W_OK) < 0)
-                return NULL;
-        return base;
 }
 
 /* The O_PATH directory of the caller's cgroup that caller.c opened, by its path. */
@@ -513,7 +501,7 @@ static bool has_cgroup_dir(const struct zd_caller *c, const char *want) {
 
 /* Root: a caller in a cgroup of its own; its directory is opened for the worker. */
 static void test_cgroup(void **state) {
-        const char *base = cgroup_base();
+        const char *base = tu_cgroup_base();
         struct zd_caller c = ZD_CALLER_INIT;
         struct peer p;
 
@@ -533,7 +521,7 @@ static void test_cgroup(void **state) {
  * the caller's cgroup is found under it. The reader is a child in a mount namespace of its own
  * where that is so; it exits 0 when the directory is the right one. */
 static void test_cgroup_subtree_mount(void **state) {
-        const char *base = cgroup_base();
+        const char *base = tu_cgroup_base();
         char sub[256], mnt[] = "/tmp/zytest-cgmnt-XXXXXX", want[PATH_MAX + 16];
         struct peer p;
         pid_t reader;
@@ -559,7 +547,7 @@ static void test_cgroup_subtree_mount(void **state) {
                 if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
                     mount(sub, mnt, NULL, MS_BIND, NULL) < 0 || umount2(base, MNT_DETACH) < 0)
                         _exit(2);
-                if (zd_caller_read(p.sock, &p.cred, &c) < 0)
+                if (zd_caller_read(p.sock, &p.cred, NULL, &c) < 0)
                         _exit(3);
                 _exit(has_cgroup_dir(&c, want) ? 0 : 4);
         }

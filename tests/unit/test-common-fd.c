@@ -363,6 +363,21 @@ static void test_mountinfo_procfs(void **state) {
         assert_int_equal(s.n, 1);
 
         assert_int_equal(zc_mountinfo_procfs_elsewhere(-EBADF, note_point, &s), -EBADF);
+
+        /* the same over the text */
+        s = (struct seen){ .n = 0 };
+        assert_int_equal(zc_mountinfo_procfs_elsewhere_text(text, note_point, &s), 0);
+        assert_int_equal(s.n, 2);
+        assert_string_equal(s.points[0], "/mnt/my proc");
+        assert_string_equal(s.points[1], "/procfs");
+        s = (struct seen){ .stop_at = 1 };
+        assert_int_equal(zc_mountinfo_procfs_elsewhere_text(text, note_point, &s), 7);
+        assert_int_equal(s.n, 1);
+        /* a line without its separator does not borrow the next line's */
+        s = (struct seen){ .n = 0 };
+        assert_int_equal(zc_mountinfo_procfs_elsewhere_text("24 1 0:23 / /mnt/x rw\n - proc proc rw\n", note_point, &s),
+                         0);
+        assert_int_equal(s.n, 0);
 }
 
 /* ---- common/pidref.c: a real child held as one handle, and an empty handle ---------------- */

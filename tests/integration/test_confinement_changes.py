@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: MIT
+"""A caller that changes after its first Spawn is seen as it is at the next one, on the same
+connection.
+
+zygoted keeps what it learnt of a connection's process between calls (daemon/caller.c: its pidfd,
+/proc/PID, the files it reads again, its mount table while nothing says it changed). Each test
+here connects, spawns once (so that all of that is kept), changes the caller one way (a
+capability dropped, a seccomp filter, no_new_privs, a network namespace, a cgroup, an rlimit, a
+procfs mounted in its mount namespace, its uid, its nice value) and spawns again on the same
+connection: the task carries the new confinement, or the call is refused as it would be on a new
+connection. Each runs in the inherit and load tiers, and against a daemon that keeps nothing
+(ZYGOTE_DISABLE_FEATURES=caller_cache), the path of every call before the connection kept its
+caller.
+"""
+import ctypes
+import os
+import tempfile
+
+import pytest
+
+import varlink
+import zytest
+from test_confinement import cap_sets, drop_every_capability, drop_to_nobody, filter_this_thread, status_field
+from zytest import NOBODY
+
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
+
+
+@pytest.fixture(params=[("inherit", True), ("load", True), ("inherit", False), ("load", False)],
+                ids=["inherit", "load", "inherit-fresh", "load-fresh"])
+def tiered(request, daemons, needs_root):
+    tier, keep = request.param
+    return daemons(tier=tier, env=None if keep else {"ZYGOTE_DISABLE_FEATURES": "caller_cache"})
+
+
+def spawn_twice(daemon, change, argv, before=None):
+    """In a child: connects, spawns argv, runs change(), spawns argv again on the same
+    connection. Returns {"first": out, "second": out or the error reply, ...change()'s result}."""
+    def child():
+        if before:
+            before()
+        conn = daemon.connect()
+        res = {}
+        for key in ("first", "second"):
+            if key == "second":
+                got = change()
+                res.update(got if isinstance(got, dict) else {})
+            try:
+                res[key] = zytest.run_task(conn, argv)[0].decode()
+            except varlink.VarlinkError as e:
+                res[key] = dict(e.reply)
+        return res
+    return zytest.in_child(child)
+
+
+def refused(reply, reason):
+    return isinstance(reply, dict) and reply.get("error") == "io.zygote.Launcher.CallerConfined" and \
+        reason in reply["parameters"]["reason"]
+
+
+def test_dropped_capabilities_are_seen(tiered):
+    res = spawn_twice(tiered, drop_every_capability, ["cat", "/proc/self/status"])
+    assert cap_sets(res["first"])["CapEff"] != 0, res["first"]
+    task = cap_sets(res["second"])
+    for k in ("CapInh", "CapPrm", "CapEff", "CapAmb", "CapBnd"):
+        assert task[k] == 0, f"a caller that dropped every capability got a task with {k} {task[k]:#x}"
+
+
+def test_dropped_uid_is_seen(tiered):
+    def change():
+        drop_to_nobody()
+        libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: about the ids, not about dumpability
+    res = spawn_twice(tiered, change, ["cat", "/proc/self/status"])
+    assert status_field(res["first"], "Uid") == ["0"] * 4
+    assert status_field(res["second"], "Uid") == [str(NOBODY)] * 4, res["second"]
+
+
+def test_seccomp_filter_is_seen(tiered):
+    res = spawn_twice(tiered, filter_this_thread, ["true"])
+    assert res["first"] == ""
+    assert refused(res["second"], "seccomp filter of its own"), res["second"]
+
+
+def test_no_new_privs_is_seen(tiered):
+    res = spawn_twice(tiered, lambda: libc.prctl(38, 1, 0, 0, 0), ["true"])  # PR_SET_NO_NEW_PRIVS
+    assert res["first"] == ""
+    assert refused(res["second"], "no_new_privs"), res["second"]
+
+
+def test_network_namespace_is_seen(tiered):
+    def change():
+        assert libc.unshare(CLONE_NEWNET) == 0, ctypes.get_errno()
+        return {"caller": os.readlink("/proc/self/ns/net")}
+    res = spawn_twice(tiered, change, ["readlink", "/proc/self/ns/net"])
+    assert res["first"].strip() == os.readlink("/proc/self/ns/net")
+    assert res["second"].strip() == res["caller"], f"caller in {res['caller']}, its task in {res['second']}"
+
+
+def test_rlimit_is_seen(tiered):
+    import resource
+    res = spawn_twice(tiered, lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)),
+                      ["sh", "-c", "ulimit -n; ulimit -Hn"])
+    assert res["first"].split() != ["64", "64"]
+    assert res["second"].split() == ["64", "64"], res["second"]
+
+
+def test_nice_is_seen(tiered):
+    res = spawn_twice(tiered, lambda: os.nice(7), ["python3", "-c", "import os; print(os.nice(0))"])
+    assert res["first"].strip() == "0"
+    assert res["second"].strip() == "7", res["second"]
+
+
+def test_cgroup_is_seen(tiered):
+    base = "/sys/fs/cgroup/pids" if os.path.isdir("/sys/fs/cgroup/pids") else "/sys/fs/cgroup"
+    if not os.access(base, os.W_OK):
+        pytest.skip(f"cannot create a cgroup under {base}")
+    cg = tempfile.mkdtemp(prefix="zytest-", dir=base)
+    try:
+        def change():
+            with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+                f.write("0")
+        res = spawn_twice(tiered, change, ["cat", "/proc/self/cgroup"])
+        rel = "/" + os.path.relpath(cg, base)
+
+        def where(text):
+            return [ln.split(":", 2)[2] for ln in text.splitlines()
+                    if (":pids:" in ln) or (base == "/sys/fs/cgroup" and ln.startswith("0::"))]
+        assert where(res["first"]) and not any(p.startswith(rel) for p in where(res["first"]))
+        assert where(res["second"]) and all(p.startswith(rel) for p in where(res["second"])), \
+            f"the caller is in {rel}, its task in {where(res['second'])}"
+    finally:
+        os.rmdir(cg)  # the child and its tasks have exited
+
+
+def test_procfs_mounted_in_its_mount_namespace_is_seen(tiered):
+    """A caller in a mount namespace of its own is served (its mount table kept, in the daemon
+    that keeps it) until it mounts a procfs outside /proc there, which would show its task
+    processes outside its sandbox: then it is refused."""
+    where = zytest.make_workdir()
+    try:
+        def before():
+            assert libc.unshare(CLONE_NEWNS) == 0, ctypes.get_errno()
+            assert libc.mount(None, b"/", None, 0x4000 | 0x40000, None) == 0, ctypes.get_errno()  # MS_REC|PRIVATE
+
+        def change():
+            assert libc.mount(b"proc", where.encode(), b"proc", 0, None) == 0, ctypes.get_errno()
+        res = spawn_twice(tiered, change, ["true"], before=before)
+        assert res["first"] == "", res["first"]
+        assert refused(res["second"], "procfs outside /proc"), res["second"]
+    finally:
+        zytest.remove_workdir(where)

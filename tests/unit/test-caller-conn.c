@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of what a connection keeps of its caller between calls (daemon/caller.c, struct
+ * zd_caller_conn): a caller that changes after the connection's first call is seen as it is at
+ * the next one. A live child hands over its end of a socketpair, is read once through the
+ * connection's kept state, then changes on command (capabilities, a seccomp filter,
+ * no_new_privs, a network or mount namespace, a procfs mounted there, a chroot, its cgroup, an
+ * rlimit, its uid, its nice value) and is read again through the same kept state: the change
+ * shows, and the kept read equals one that keeps nothing (the path of
+ * ZYGOTE_DISABLE_FEATURES=caller_cache, which test-caller takes throughout).
+ *
+ *   test-caller-conn   (the root-only cases skip, with the reason, when not root)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <limits.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include "caller.h"
+#include "caller-proc.h" /* white-box: whether the mount table was kept */
+#include "fd-util.h"
+#include "util.h"
+
+#define NOBODY 65534
+
+static char live_dir[64];          /* a directory for 'P' (a procfs on it) and 'r' (a chroot into it) */
+static char live_cgroup[PATH_MAX]; /* a cgroup for 'g' */
+
+/* One change of the live child. 0, or -1 with errno. */
+static int apply(char cmd) {
+        struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+        struct sock_fprog prog = { .len = 1, .filter = allow };
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[2] = { { .effective = 1u << CAP_NET_RAW, .permitted = 1u << CAP_NET_RAW } };
+        struct rlimit rl = { 50, 60 };
+        char procs[PATH_MAX + 16];
+        int fd, r;
+
+        switch (cmd) {
+        case 'c': /* CAP_NET_RAW alone, effective and permitted */
+                return (int) syscall(SYS_capset, &h, d);
+        case 'f':
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                        return -1;
+                return (int) syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+        case 'p':
+                return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        case 'n':
+                return unshare(CLONE_NEWNET);
+        case 'm':
+                if (unshare(CLONE_NEWNS) < 0)
+                        return -1;
+                return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+        case 'P':
+                return mount("proc", live_dir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+        case 'U':
+                return umount2(live_dir, MNT_DETACH);
+        case 'r':
+                return chroot(live_dir);
+        case 'g':
+                snprintf(procs, sizeof(procs), "%s/cgroup.procs", live_cgroup);
+                fd = open(procs, O_WRONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return -1;
+                r = write(fd, "0", 1) == 1 ? 0 : -1;
+                close(fd);
+                return r;
+        case 'l':
+                return setrlimit(RLIMIT_NOFILE, &rl);
+        case 'u':
+                if (syscall(SYS_setgroups, 0, NULL) < 0 || syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY) < 0 ||
+                    syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY) < 0)
+                        return -1;
+                return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); /* zygoted reads it as before */
+        case 's':
+                return setpriority(PRIO_PROCESS, 0, 10);
+        case 'x':
+                _exit(0);
+        }
+        errno = EINVAL;
+        return -1;
+}
+
+struct live {
+        pid_t pid;
+        int sock; /* our end of the socketpair the child made: its peer is the child */
+        int cmd;  /* a byte per change */
+        int ack;  /* an errno per change, 0 for done */
+        struct ucred cred;
+};
+
+static void live_start(struct live *ret) {
+        int xfer[2], cmd[2], ack[2];
+        pid_t pid;
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, xfer), 0);
+        assert_int_equal(pipe2(cmd, O_CLOEXEC), 0);
+        assert_int_equal(pipe2(ack, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct iovec iov = { .iov_base = (char *) "s", .iov_len = 1 };
+                int sp[2];
+                char c;
+
+                close(xfer[0]);
+                close(cmd[1]);
+                close(ack[0]);
+                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
+                    send_fds(xfer[1], &iov, 1, &sp[0], 1, 0) < 0)
+                        _exit(7);
+                while (read(cmd[0], &c, 1) == 1) {
+                        int e = apply(c) < 0 ? errno : 0;
+
+                        if (write(ack[1], &e, sizeof(e)) != (ssize_t) sizeof(e))
+                                _exit(8);
+                }
+                _exit(0);
+        }
+        close(xfer[1]);
+        close(cmd[0]);
+        close(ack[1]);
+        {
+                struct iovec iov = { .iov_base = (char[1]){}, .iov_len = 1 };
+                int fd = -EBADF;
+                size_t n = 0;
+
+                assert_true(recv_fds(xfer[0], &iov, 1, &fd, 1, &n, 0) >= 0);
+                assert_int_equal(n, 1);
+                ret->sock = fd;
+        }
+        close(xfer[0]);
+        ret->pid = pid;
+        ret->cmd = cmd[1];
+        ret->ack = ack[0];
+        ret->cred = (struct ucred){ .pid = pid, .uid = getuid(), .gid = getgid() };
+}
+
+/* The child makes change cmd, and says it is done. */
+static void live_do(struct live *p, char cmd) {
+        int e = -1;
+
+        assert_int_equal(write(p->cmd, &cmd, 1), 1);
+        if (cmd == 'x') {
+                int st;
+                assert_int_equal(waitpid(p->pid, &st, 0), p->pid);
+                p->pid = 0;
+                return;
+        }
+        assert_int_equal(read(p->ack, &e, sizeof(e)), (ssize_t) sizeof(e));
+        if (e != 0)
+                fail_msg("the child's change '%c': %s", cmd, strerror(e));
+}
+
+static void live_stop(struct live *p) {
+        int st;
+
+        safe_close(p->cmd);
+        safe_close(p->ack);
+        safe_close(p->sock);
+        if (p->pid > 0) {
+                assert_int_equal(waitpid(p->pid, &st, 0), p->pid);
+                assert_true(WIFEXITED(st));
+                assert_int_equal(WEXITSTATUS(st), 0);
+        }
+}
+
+static void fd_path(int fd, char *buf, size_t size) {
+        char link[64];
+        ssize_t n;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, buf, size - 1);
+        assert_true(n > 0);
+        buf[n] = 0;
+}
+
+/* Two reads of the same caller agree on everything that decides its task. */
+static void assert_same(const struct zd_caller *a, const struct zd_caller *b) {
+        assert_int_equal(a->pid, b->pid);
+        assert_int_equal(a->euid, b->euid);
+        assert_int_equal(a->egid, b->egid);
+        assert_int_equal(a->n_groups, b->n_groups);
+        for (size_t i = 0; i < a->n_groups; i++)
+                assert_int_equal(a->groups[i], b->groups[i]);
+        assert_true(a->cap_inh == b->cap_inh && a->cap_prm == b->cap_prm && a->cap_eff == b->cap_eff &&
+                    a->cap_bnd == b->cap_bnd && a->cap_amb == b->cap_amb);
+        assert_int_equal(a->no_new_privs, b->no_new_privs);
+        assert_int_equal(a->seccomp_mode, b->seccomp_mode);
+        assert_memory_equal(&a->sched, &b->sched, sizeof(a->sched));
+        assert_int_equal(a->n_rlimits, b->n_rlimits);
+        assert_memory_equal(a->rlimits, b->rlimits, a->n_rlimits * sizeof(a->rlimits[0]));
+        assert_int_equal(a->ns_join, b->ns_join);
+        assert_string_equal(a->ns_other ? a->ns_other : "", b->ns_other ? b->ns_other : "");
+        assert_int_equal(a->root_fd >= 0, b->root_fd >= 0);
+        assert_string_equal(a->procfs_elsewhere, b->procfs_elsewhere);
+        assert_int_equal(a->n_cgroups, b->n_cgroups);
+        for (size_t i = 0; i < a->n_cgroups; i++) {
+                char x[PATH_MAX], y[PATH_MAX];
+
+                fd_path(a->cgroup_fds[i], x, sizeof(x));
+                fd_path(b->cgroup_fds[i], y, sizeof(y));
+                assert_string_equal(x, y);
+        }
+        assert_true(a->lsm_attr == b->lsm_attr);
+        assert_string_equal(a->lsm_exec, b->lsm_exec);
+}
+
+/* The caller read through k (kept from the calls before), checked against a read that keeps
+ * nothing. */
+static void read_kept(struct live *p, struct zd_caller_conn *k, struct zd_caller *ret) {
+        struct zd_caller fresh = ZD_CALLER_INIT;
+
+        zd_caller_done(ret);
+        *ret = (struct zd_caller) ZD_CALLER_INIT;
+        assert_int_equal(zd_caller_read(p->sock, &p->cred, k, ret), 0);
+        assert_int_equal(zd_caller_read(p->sock, &p->cred, NULL, &fresh), 0);
+        assert_same(ret, &fresh);
+        zd_caller_done(&fresh);
+}
+
+static void skip_unless_root(const char *why) {
+        if (geteuid() != 0) {
+                fprintf(stderr, "skip: needs root (%s)\n", why);
+                skip();
+        }
+}
+
+/* A change, and what must show of it at the next call on the same connection. */
+struct change {
+        char cmd;
+        const char *needs_root; /* why, or NULL */
+        void (*check)(const struct zd_caller *before, const struct zd_caller *after);
+};
+
+static void check_caps(const struct zd_caller *b, const struct zd_caller *a) {
+        assert_true(b->cap_eff != a->cap_eff);
+        assert_int_equal(a->cap_eff, 1ULL << CAP_NET_RAW);
+        assert_int_equal(a->cap_prm, 1ULL << CAP_NET_RAW);
+}
+
+static void check_filter(const struct zd_caller *b, const struct zd_caller *a) {
+        assert_int_equal(b->seccomp_mode, 0);
+        assert_int_equal(a->seccomp_mode, 2);
+        assert_true(a->no_new_privs);
+}
+
+static void check_nnp(const struct zd_caller *b, const struct zd_caller *a) {
+        assert_false(b->no_new_privs);
+        assert_true(a->no_new_privs);
+}
+
+static void check_netns(const struct zd_caller *b, const struct zd_caller *a) {
+        assert_int_equal(b->ns_join, 0);
+        assert_int_equal(a->ns_join, CLONE_NEWNET);
+}
+
+static void check_rlimit(const struct zd_caller *b, const struct zd_caller *a) {
+        assert_true(b->rlimits[RLIMIT_NOFILE].cur != 50);
+        assert_true(a->rlimits[RLIMIT_NOFILE].cur == 50 && a->rlimits[RLIMIT_NOFILE].max == 60);
+}
+
+static void check_uid(const struct zd_caller *b, const struct zd_caller *a) {
+        assert_int_equal(b->euid, 0);
+        assert_int_equal(a->euid, NOBODY);
+        assert_int_equal(a->egid, NOBODY);
+        assert_int_equal(a->n_groups, 0);
+        assert_int_equal(a->cap_eff, 0);
+}
+
+static void check_nice(const struct zd_caller *b, const struct zd_caller *a) {
+        assert_true(b->sched.nice != 10);
+        assert_int_equal(a->sched.nice, 10);
+}
+
+static void check_cgroup(const struct zd_caller *b, const struct zd_caller *a) {
+        char got[PATH_MAX];
+
+        assert_int_equal(b->n_cgroups, 0);
+        assert_int_equal(a->n_cgroups, 1);
+        fd_path(a->cgroup_fds[0], got, sizeof(got));
+        assert_string_equal(got, live_cgroup);
+}
+
+static const struct change changes[] = {
+        { 'c', "capabilities to drop", check_caps },
+        { 'f', NULL, check_filter },
+        { 'p', NULL, check_nnp },
+        { 'n', "a network namespace", check_netns },
+        { 'l', NULL, check_rlimit },
+        { 'u', "a uid to drop", check_uid },
+        { 's', NULL, check_nice },
+        { 'g', "a cgroup to move to", check_cgroup },
+};
+
+/* Read through the connection's kept state, the change made, read again through it. */
+static void test_change_is_seen(void **state) {
+        const struct change *ch = *state;
+        struct zd_caller before = ZD_CALLER_INIT, after = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = NULL;
+        bool cgroup = ch->cmd == 'g';
+        struct live p;
+
+        if (ch->needs_root)
+                skip_unless_root(ch->needs_root);
+        if (cgroup) {
+                const char *base = tu_cgroup_base();
+
+                if (!base) {
+                        fprintf(stderr, "skip: needs a cgroup hierarchy it may write to\n");
+                        skip();
+                }
+                snprintf(live_cgroup, sizeof(live_cgroup), "%s/zytest-caller-conn-%d", base, (int) getpid());
+                assert_int_equal(mkdir(live_cgroup, 0755), 0);
+        }
+        assert_int_equal(zd_caller_conn_new(&k), 0);
+        live_start(&p);
+        read_kept(&p, k, &before);
+        live_do(&p, ch->cmd);
+        read_kept(&p, k, &after);
+        ch->check(&before, &after);
+        zd_caller_done(&before);
+        zd_caller_done(&after);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+        if (cgroup)
+                assert_int_equal(rmdir(live_cgroup), 0);
+}
+
+/* The ids of a root connection's process (zd_caller_read_ids, for calls other than Spawn), read
+ * through the kept state, after it dropped its uid. */
+static void test_ids_after_setuid(void **state) {
+        struct zd_caller_conn *k = NULL;
+        struct live p;
+        uid_t uid;
+        gid_t gid;
+
+        skip_unless_root("a uid to drop");
+        assert_int_equal(zd_caller_conn_new(&k), 0);
+        live_start(&p);
+        assert_int_equal(zd_caller_read_ids(p.sock, &p.cred, k, &uid, &gid), 0);
+        assert_int_equal(uid, 0);
+        live_do(&p, 'u');
+        assert_int_equal(zd_caller_read_ids(p.sock, &p.cred, k, &uid, &gid), 0);
+        assert_int_equal(uid, NOBODY);
+        assert_int_equal(gid, NOBODY);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+}
+
+/* The process that connected exits after a first call: the kept state does not answer for it
+ * (nor for another process that may take its number), through SO_PEERPIDFD and the fallback. */
+static void test_exit_is_seen(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT, f = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = NULL, *kf = NULL;
+        struct live p;
+        uid_t uid;
+        gid_t gid;
+
+        assert_int_equal(zd_caller_conn_new(&k), 0);
+        assert_int_equal(zd_caller_conn_new(&kf), 0);
+        live_start(&p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, k, &c), 0);
+        assert_int_equal(zd_caller_read(-1, &p.cred, kf, &f), 0);
+        zd_caller_done(&c);
+        zd_caller_done(&f);
+        c = f = (struct zd_caller) ZD_CALLER_INIT;
+        live_do(&p, 'x');
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, k, &c), -ESRCH);
+        assert_int_equal(zd_caller_read(-1, &p.cred, kf, &f), -ESRCH);
+        assert_int_equal(zd_caller_read_ids(p.sock, &p.cred, k, &uid, &gid), -ESRCH);
+        zd_caller_done(&c);
+        zd_caller_done(&f);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+        zd_caller_conn_free(kf);
+}
+
+/* Root: a mount namespace of its own is seen, its mount table kept while nothing changes, and a
+ * procfs mounted there afterwards (which kept, would let the task see processes outside its
+ * sandbox) is seen at the next call, and so is its unmount. */
+static void test_mounts_are_watched(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = NULL;
+        struct live p;
+
+        skip_unless_root("a mount namespace, a procfs to mount");
+        snprintf(live_dir, sizeof(live_dir), "/tmp/zytest-caller-conn-XXXXXX");
+        assert_non_null(mkdtemp(live_dir));
+        assert_int_equal(zd_caller_conn_new(&k), 0);
+        live_start(&p);
+        read_kept(&p, k, &c);
+        assert_true(c.root_fd < 0);
+        live_do(&p, 'm');
+        read_kept(&p, k, &c);
+        assert_true(c.ns_join & CLONE_NEWNS);
+        assert_true(c.root_fd >= 0);
+        assert_string_equal(c.procfs_elsewhere, "");
+        assert_true(k->mounts.fd >= 0); /* kept: the namespace's root is a mount's root */
+        read_kept(&p, k, &c);           /* from the kept table */
+        assert_string_equal(c.procfs_elsewhere, "");
+        live_do(&p, 'P');
+        read_kept(&p, k, &c);
+        assert_string_equal(c.procfs_elsewhere, live_dir);
+        live_do(&p, 'U');
+        read_kept(&p, k, &c);
+        assert_string_equal(c.procfs_elsewhere, "");
+        zd_caller_done(&c);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+        assert_int_equal(rmdir(live_dir), 0);
+}
+
+/* Root: a chroot into a directory in the middle of a mount: the root differs (entered by the
+ * task), and the mount table is not kept, since it cannot show that root as a mount's. */
+static void test_chroot_is_seen(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = NULL;
+        struct live p;
+
+        skip_unless_root("a chroot");
+        snprintf(live_dir, sizeof(live_dir), "/tmp/zytest-caller-conn-XXXXXX");
+        assert_non_null(mkdtemp(live_dir));
+        assert_int_equal(zd_caller_conn_new(&k), 0);
+        live_start(&p);
+        read_kept(&p, k, &c);
+        assert_true(c.root_fd < 0);
+        live_do(&p, 'r');
+        read_kept(&p, k, &c);
+        assert_true(c.root_fd >= 0);
+        assert_int_equal(c.ns_join, 0);
+        assert_true(k->mounts.fd < 0);
+        zd_caller_done(&c);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+        assert_int_equal(rmdir(live_dir), 0);
+}
+
+/* Many calls on one connection hold no more fds than the first. */
+static void test_calls_hold_no_more_fds(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = NULL;
+        struct live p;
+        int n;
+
+        assert_int_equal(zd_caller_conn_new(&k), 0);
+        live_start(&p);
+        read_kept(&p, k, &c);
+        n = tu_count_open_fds();
+        for (int i = 0; i < 50; i++)
+                read_kept(&p, k, &c);
+        assert_int_equal(tu_count_open_fds(), n);
+        zd_caller_done(&c);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+}
+
+/* zygoted's own files kept, as the daemon keeps them before it serves */
+static int keep_own(void **state) {
+        (void) state;
+        return zd_caller_keep_own() < 0 ? -1 : 0;
+}
+
+TU_MAIN_GROUP("tests", keep_own, tu_test_case("caps", test_change_is_seen, &changes[0]),
+              tu_test_case("filter", test_change_is_seen, &changes[1]),
+              tu_test_case("no_new_privs", test_change_is_seen, &changes[2]),
+              tu_test_case("netns", test_change_is_seen, &changes[3]),
+              tu_test_case("rlimit", test_change_is_seen, &changes[4]),
+              tu_test_case("setuid", test_change_is_seen, &changes[5]),
+              tu_test_case("nice", test_change_is_seen, &changes[6]),
+              tu_test_case("cgroup", test_change_is_seen, &changes[7]), tu_test(test_ids_after_setuid),
+              tu_test(test_exit_is_seen), tu_test(test_mounts_are_watched), tu_test(test_chroot_is_seen),
+              tu_test(test_calls_hold_no_more_fds))
