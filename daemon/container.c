@@ -30,6 +30,7 @@
 #include "filter-cache.h"
 #include "fork-gate.h"
 #include "log.h"
+#include "nspool.h"
 #include "pidfd-util.h"
 #include "profile.h"
 #include "runtime.h"
@@ -44,8 +45,9 @@
 
 /* The worker's last message, after a NUL byte; fds: the init's pidfd, then its sync socket. */
 struct result {
-        int32_t err; /* 0: created */
-        int32_t pid; /* the init, 0 when none was cloned */
+        int32_t err;          /* 0: created */
+        int32_t pid;          /* the init, 0 when none was cloned */
+        int32_t premade_used; /* it joined the namespaces made ahead (nspool.c) */
 };
 
 /* CreateContainer's and ExecContainer's parameters: the fds by their index among the call's. */
@@ -94,8 +96,9 @@ struct zd_container_start {
         struct zd_conn *conn; /* NULL once the caller has gone: the container is kept, created */
         struct zd_task *t;
         struct zc_pidref worker;
-        int report_fd; /* ours of the SOCK_SEQPACKET pair */
-        int hold_fd;   /* the write end of the init's hold pipe: Start's */
+        int report_fd;  /* ours of the SOCK_SEQPACKET pair */
+        int premade[3]; /* the namespaces made ahead it was given (nspool.c), until the report */
+        int hold_fd;    /* the write end of the init's hold pipe: Start's */
         ev_io watch;
         char msg[ZD_CONTAINER_MSG_MAX];
         size_t msg_len;
@@ -136,9 +139,9 @@ static int filter_from_cache(json_object *seccomp, struct zp_profile **ret, char
         return 0;
 }
 
-static void worker_report(int fd, int err, pid_t pid, int pidfd, int sync_fd) {
+static void worker_report(int fd, int err, pid_t pid, int pidfd, int sync_fd, bool premade_used) {
         char buf[1 + sizeof(struct result)] = { 0 };
-        struct result res = { .err = err, .pid = pid };
+        struct result res = { .err = err, .pid = pid, .premade_used = premade_used };
         int fds[2];
         size_t n = 0;
 
@@ -153,18 +156,19 @@ static void worker_report(int fd, int err, pid_t pid, int pidfd, int sync_fd) {
 }
 
 /* Moves the fds the worker keeps to known numbers: 0..2 the init's stdio, then report, bundle,
- * hold (the init's start fd) and console, everything else closed. */
-enum { W_REPORT = 3, W_BUNDLE, W_HOLD, W_CONSOLE, W_FIRST_FREE };
+ * hold (the init's start fd), console and the namespaces made ahead, everything else closed. */
+enum { W_REPORT = 3, W_BUNDLE, W_HOLD, W_CONSOLE, W_NET, W_IPC, W_UTS, W_FIRST_FREE };
+#define W_FDS W_FIRST_FREE
 
-static int worker_fds(const int src[7]) {
-        int tmp[7];
+static int worker_fds(const int src[W_FDS]) {
+        int tmp[W_FDS];
 
-        for (size_t i = 0; i < 7; i++) {
+        for (size_t i = 0; i < W_FDS; i++) {
                 tmp[i] = -1;
                 if (src[i] >= 0 && (tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64)) < 0)
                         return -errno;
         }
-        for (int i = 0; i < 7; i++) {
+        for (int i = 0; i < W_FDS; i++) {
                 int target = i;
                 if (tmp[i] < 0) {
                         if (i > 2)
@@ -218,11 +222,14 @@ static int worker_job_run(struct zrc_ctx *ctx, const struct worker_job *job, str
         return zrc_exec_process(ctx, &a);
 }
 
-_Noreturn static void worker_run(struct zd_daemon *d, const int fds[7], const struct worker_job *job) {
+_Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], const struct worker_job *job) {
         const struct caller_caps *caps = job->caps;
-        struct zrc_handoff h = {
-                .start_fd = W_HOLD, .console_fd = job->console ? W_CONSOLE : -1, .pidfd = -1, .sync_fd = -1
-        };
+        bool premade = fds[W_NET] >= 0;
+        struct zrc_handoff h = { .start_fd = W_HOLD,
+                                 .console_fd = job->console ? W_CONSOLE : -1,
+                                 .pidfd = -1,
+                                 .sync_fd = -1,
+                                 .premade = { premade ? W_NET : -1, premade ? W_IPC : -1, premade ? W_UTS : -1 } };
         struct zrc_ctx ctx = { .root = d->container_root, .msg_to_fd = true, .msg_fd = W_REPORT };
         int r;
 
@@ -239,7 +246,7 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[7], const st
                 r = ze_step_capset(caps->eff, caps->prm, caps->inh);
         if (r < 0) {
                 zrc_error(&ctx, "taking the caller's capabilities: %s", strerror(-r));
-                worker_report(W_REPORT, -r, 0, -1, -1);
+                worker_report(W_REPORT, -r, 0, -1, -1, false);
                 _exit(1);
         }
         worker_daemon = d;
@@ -249,7 +256,7 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[7], const st
         (void) setenv("ZYGOTE_RUNC_FILTER", "zygoted", 1);
         zrc_runc_filter_setup(&ctx, d->server.socket_path, false);
         r = worker_job_run(&ctx, job, &h);
-        worker_report(W_REPORT, r == 0 ? 0 : (h.pid > 0 ? ECHILD : EINVAL), h.pid, h.pidfd, h.sync_fd);
+        worker_report(W_REPORT, r == 0 ? 0 : (h.pid > 0 ? ECHILD : EINVAL), h.pid, h.pidfd, h.sync_fd, h.premade_used);
         _exit(r == 0 ? 0 : 1);
 }
 
@@ -263,7 +270,16 @@ static void start_unlink(struct zd_container_start *s) {
                 }
 }
 
+/* The namespaces made ahead: back to the pool when the init did not join them. */
+static void premade_done(struct zd_container_start *s, bool used) {
+        if (used)
+                close_many(s->premade, 3);
+        else
+                zd_nspool_give_back(s->d, s->premade);
+}
+
 static void start_free(struct zd_container_start *s) {
+        premade_done(s, true);
         ev_io_stop(s->d->loop, &s->watch);
         start_unlink(s);
         safe_close(s->report_fd);
@@ -289,6 +305,8 @@ static void start_failed(struct zd_container_start *s, int err) {
 /* The worker's record: the container created (its init becomes the task), or not. */
 static void start_result(struct zd_container_start *s, const struct result *res, int *fds, size_t n_fds) {
         int pidfd = n_fds > 0 ? fds[0] : -EBADF, sync_fd = n_fds > 1 ? fds[1] : -EBADF;
+
+        premade_done(s, res->premade_used);
 
         if (res->err != 0 || pidfd < 0 || sync_fd < 0) {
                 if (res->pid > 0) /* killed by the worker already; ours to reap */
@@ -379,11 +397,11 @@ static int call_fd(struct zd_call *call, int64_t index, const char *name, int *r
         return 0;
 }
 
-static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[7], const struct worker_job *job,
+static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[W_FDS], const struct worker_job *job,
                        int report[2], int hold[2]) {
         struct zd_daemon *d = call->d;
         struct zd_container_start *s = calloc(1, sizeof(*s));
-        int child_fds[7];
+        int child_fds[W_FDS];
         pid_t pid;
 
         if (!s)
@@ -399,9 +417,12 @@ static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[7]
         }
         if (pid == 0)
                 worker_run(d, child_fds, job);
-        *s = (struct zd_container_start){
-                .d = d, .conn = call->conn, .t = t, .report_fd = TAKE_FD(report[0]), .hold_fd = TAKE_FD(hold[1])
-        };
+        *s = (struct zd_container_start){ .d = d,
+                                          .conn = call->conn,
+                                          .t = t,
+                                          .report_fd = TAKE_FD(report[0]),
+                                          .hold_fd = TAKE_FD(hold[1]),
+                                          .premade = { fds[W_NET], fds[W_IPC], fds[W_UTS] } };
         s->worker = zc_pidref_make(pid, pidfd_open_pid(pid));
         report[1] = safe_close(report[1]);
         hold[0] = safe_close(hold[0]);
@@ -414,7 +435,7 @@ static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[7]
 }
 
 /* The task's worker, forked and watched; on failure the task is discarded. */
-static int start_worker(struct zd_call *call, struct zd_task *t, const int fds[7], const struct worker_job *job) {
+static int start_worker(struct zd_call *call, struct zd_task *t, const int fds[W_FDS], const struct worker_job *job) {
         int report[2] = { -EBADF, -EBADF }, hold[2] = { -EBADF, -EBADF }, r = 0;
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, report) < 0 ||
@@ -425,6 +446,7 @@ static int start_worker(struct zd_call *call, struct zd_task *t, const int fds[7
         close_pairp(&report);
         close_pairp(&hold);
         if (r < 0) {
+                zd_nspool_give_back(call->d, (int[3]){ fds[W_NET], fds[W_IPC], fds[W_UTS] });
                 zd_task_discard(t);
                 return zd_spawn_fail_call(call, r, "fork", NULL);
         }
@@ -432,7 +454,7 @@ static int start_worker(struct zd_call *call, struct zd_task *t, const int fds[7
 }
 
 /* The fds of stdio and the console, by their indexes. */
-static int stdio_fds(struct zd_call *call, int64_t in, int64_t out, int64_t err, int64_t console, int fds[7]) {
+static int stdio_fds(struct zd_call *call, int64_t in, int64_t out, int64_t err, int64_t console, int fds[W_FDS]) {
         int r;
 
         if ((r = call_fd(call, in, "stdin", &fds[0])) < 0 || (r = call_fd(call, out, "stdout", &fds[1])) < 0 ||
@@ -456,7 +478,7 @@ static int new_task(struct zd_call *call, const char *id, struct zd_task **ret) 
 
 /* What both methods do first: the parameters, the id, who calls, the stdio fds. */
 static int container_call(struct zd_call *call, const struct zc_json_field *fields, struct container_param *p,
-                          struct caller_caps *caps, int fds[7]) {
+                          struct caller_caps *caps, int fds[W_FDS]) {
         struct zd_caller caller = ZD_CALLER_INIT;
         int r = zd_call_dispatch(call, fields, p);
 
@@ -473,7 +495,7 @@ static int container_call(struct zd_call *call, const struct zc_json_field *fiel
 int zd_container_create(struct zd_call *call) {
         struct container_param p = CONTAINER_PARAM_INIT;
         struct caller_caps caps = {};
-        int fds[7] = { -1, -1, -1, -1, -1, -1, -1 };
+        int fds[W_FDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         struct zd_task *t = NULL;
         struct stat st;
         int r;
@@ -488,13 +510,15 @@ int zd_container_create(struct zd_call *call) {
                 return r;
         t->profile = strdup("container");
         t->exe = strdup("");
+        if (zd_nspool_take(call->d, &fds[W_NET]) < 0)
+                fds[W_NET] = fds[W_IPC] = fds[W_UTS] = -1;
         return start_worker(call, t, fds, &(struct worker_job){ .id = p.id, .caps = &caps, .console = fds[6] >= 0 });
 }
 
 int zd_container_exec(struct zd_call *call) {
         struct container_param p = CONTAINER_PARAM_INIT;
         struct caller_caps caps = {};
-        int fds[7] = { -1, -1, -1, -1, -1, -1, -1 };
+        int fds[W_FDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         struct zd_task *t = NULL, *ct;
         const char *process;
         int r;

@@ -37,6 +37,7 @@
 #include "filter-cache.h"
 #include "probe.h"
 #include "sd.h"
+#include "nspool.h"
 #include "server.h"
 #include "tier.h"
 
@@ -76,6 +77,7 @@ struct zd_daemon {
         const char *container_root; /* the containers' state (--container-root) */
         char *container_root_buf;
         struct zd_container_start *container_starts; /* CreateContainer calls whose worker runs (container.c) */
+        struct zd_nspool nspool;                     /* namespaces made ahead for containers (nspool.c) */
         struct zd_parked *parked;           /* inherit-tier spawns the references have in hand (spawn-park.c) */
         struct zd_sd_activation activation; /* passed fds, until adopted */
         ev_timer watchdog;

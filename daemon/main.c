@@ -24,6 +24,7 @@
 #include "container.h"
 #include "daemon.h"
 #include "log.h"
+#include "nspool.h"
 #include "own-filter.h"
 #include "reference.h"
 #include "runtime.h"
@@ -66,7 +67,8 @@ static void usage(FILE *f) {
                    "  -h, --help            this text\n"
                    "\n"
                    "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
-                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache (force the "
+                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,namespace_pool "
+                   "(force the "
                    "fallbacks),\n"
                    "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
@@ -449,6 +451,7 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
                         return r;
                 }
         }
+        zd_nspool_init(d);
         r = zd_server_listen(&d->server);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot listen on %s: %s", d->server.socket_path, strerror(-r));
@@ -522,6 +525,7 @@ int main(int argc, char **argv) {
         zd_filters_free(&d);
         zd_registry_free(&d);
         zd_container_starts_free(&d);
+        zd_nspool_free(&d);
         zd_tasks_free(&d);
         free(d.container_root_buf);
         ev_loop_destroy(d.loop);

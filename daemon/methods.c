@@ -296,6 +296,13 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(fc, "misses", json_object_new_int64((int64_t) d->filters.misses));
         json_object_object_add(fc, "compiles", json_object_new_int64((int64_t) d->filters.compiles));
         json_object_object_add(p, "filters", fc);
+        json_object *np = json_object_new_object();
+        json_object_object_add(np, "enabled", json_object_new_boolean(d->nspool.enabled));
+        json_object_object_add(np, "ready", json_object_new_int64((int64_t) d->nspool.n));
+        json_object_object_add(np, "made", json_object_new_int64((int64_t) d->nspool.made));
+        json_object_object_add(np, "used", json_object_new_int64((int64_t) d->nspool.used));
+        json_object_object_add(np, "fallbacks", json_object_new_int64((int64_t) d->nspool.fallbacks));
+        json_object_object_add(p, "namespacePool", np);
         return reply(call, p);
 }
 

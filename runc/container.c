@@ -382,9 +382,31 @@ static int open_namespace(const struct zrc_ctx *c, const struct zrc_ns_path *ns)
         return fd;
 }
 
+/* zygoted's namespaces made ahead (struct zrc_handoff): joined by the init like namespaces by
+ * path, instead of the new ones of the same kinds its clone would make. Only where nothing
+ * between the clone and "go" looks into the init's namespaces (sysctls and hooks do, by
+ * /proc/PID/ns, before the init has joined), and not in a user namespace (the namespaces must
+ * belong to it). */
+static void use_premade(struct create *k) {
+        static const int kinds[3] = { CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS };
+        struct zrc_handoff *h = k->a->handoff;
+
+        if (!h || k->o->sysctl || k->st.hooks || (k->o->clone_flags & CLONE_NEWUSER))
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                if (h->premade[i] < 0 || !(k->o->clone_flags & kinds[i]) || k->sb.n_ns_fds >= ZE_SB_MAX_NS)
+                        continue;
+                k->o->clone_flags &= ~kinds[i];
+                k->sb.ns_types[k->sb.n_ns_fds] = kinds[i];
+                k->sb.ns_fds[k->sb.n_ns_fds++] = TAKE_FD(h->premade[i]);
+                h->premade_used = true;
+        }
+}
+
 /* The namespaces to join: a pid namespace here (it applies to children), the others by the
  * init (their fds in sb, closed at exit and CLOEXEC for the container). */
 static int open_namespaces(struct create *k) {
+        use_premade(k);
         for (size_t i = 0; i < k->o->n_ns_paths; i++) {
                 const struct zrc_ns_path *ns = &k->o->ns_paths[i];
                 int fd = open_namespace(k->c, ns), r;

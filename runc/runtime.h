@@ -263,6 +263,12 @@ struct zrc_handoff {
         pid_t pid;      /* out: the init, once cloned (also when create failed after the clone) */
         int pidfd;      /* out: its pidfd, or -1 */
         int sync_fd;    /* out: the runtime's end of the sync socket (after "ready"), or -1 */
+        /* in: a network, IPC and UTS namespace zygoted made ahead (daemon/nspool.c), or -1 each:
+         * the init joins them instead of making its own, when the config asks for new ones of
+         * those kinds and nothing before "go" looks into the init's namespaces (no user
+         * namespace, no sysctl, no hook) */
+        int premade[3];
+        bool premade_used; /* out: they were */
 };
 
 struct zrc_create_args {

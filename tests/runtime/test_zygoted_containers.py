@@ -403,3 +403,51 @@ def test_restart_adopts_containers(staged, bundle, tmp_path):
         m.close()
         reap_zombies()
         prctl(PR_SET_CHILD_SUBREAPER, 0)
+
+
+@pytest.mark.parametrize("pool", ["on", "off"])
+def test_namespaces_made_ahead(staged, bundle, tmp_path, needs_root, pool):
+    """Network, IPC and UTS namespaces made ahead (daemon/nspool.c): after the first container the
+    next ones join sets the pool made, each set used by one container (the containers alive at
+    once all have namespaces of their own, none the host's), and the pool refills; with
+    ZYGOTE_DISABLE_FEATURES=namespace_pool every container makes its own, the same to the
+    container. A fresh network namespace either way: only a loopback device, down."""
+    env = {"ZYGOTE_DISABLE_FEATURES": "namespace_pool"} if pool == "off" else None
+    d = zytest.Daemon(staged, zytest.make_workdir(), env=env)
+    d.start()
+    ids = []
+    try:
+        with d.connect() as c:
+            bundle.set_args("sh", "-c", "cat /proc/net/dev | tail -n +3 | cut -d: -f1; cat /sys/class/net/lo/operstate")
+            out, task = run_container(c, bundle, tmp_path)  # the first: it starts the first fill
+            assert task["exitCode"] == 0 and out.split() == ["lo", "down"], out
+            if pool == "on":
+                zytest.wait_for(lambda: c.call(L + "GetStatus").parameters["namespacePool"]["ready"] > 0,
+                                "the pool filled", timeout=10)
+            bundle.set_args("sleep", "60")
+            pids = []
+            for _ in range(4):  # more than the pool holds: the last ones may come from a refill
+                ids.append(container_id())
+                r = create(c, bundle, ids[-1])
+                pids.append(r.parameters["pid"])
+                r.close_fds()
+            seen = [{n: os.readlink(f"/proc/{pid}/ns/{n}") for n in ("net", "ipc", "uts")} for pid in pids]
+            st = c.call(L + "GetStatus").parameters["namespacePool"]
+            for cid in ids:
+                c.call(L + "Delete", {"id": cid})
+            ids = []
+        host = {n: os.readlink(f"/proc/self/ns/{n}") for n in ("net", "ipc", "uts")}
+        for kind in ("net", "ipc", "uts"):
+            values = [s[kind] for s in seen]
+            assert host[kind] not in values, (kind, values)
+            assert len(set(values)) == len(values), f"a {kind} namespace used by two containers: {values}"
+        if pool == "on":
+            assert st["enabled"] and st["used"] >= 2 and st["made"] >= st["used"], st
+        else:
+            assert not st["enabled"] and st["used"] == 0 and st["made"] == 0, st
+    finally:
+        with d.connect() as c:
+            for cid in ids:
+                c.call(L + "Delete", {"id": cid}, check=False)
+        assert d.stop() == 0, d.log()
+        zytest.remove_workdir(d.dir)
