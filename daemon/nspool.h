@@ -16,10 +16,10 @@
 struct zd_daemon;
 
 struct zd_nspool {
-        bool enabled;                  /* privileged, and not ZYGOTE_DISABLE_FEATURES=namespace_pool */
-        int sets[ZD_NSPOOL_SIZE][3];   /* net, ipc, uts */
-        size_t n;                      /* sets ready */
-        int maker_fd;                  /* the maker's socket while it runs, or -EBADF */
+        bool enabled;                /* privileged, and not ZYGOTE_DISABLE_FEATURES=namespace_pool */
+        int sets[ZD_NSPOOL_SIZE][3]; /* net, ipc, uts */
+        size_t n;                    /* sets ready */
+        int maker_fd;                /* the maker's socket while it runs, or -EBADF */
         struct zc_pidref maker;
         ev_io watch;
         unsigned long made, used, fallbacks;

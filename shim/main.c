@@ -101,6 +101,10 @@ static int socket_path(const struct options *o, char **ret) {
                 dir = NULL;
         if (!dir)
                 return geteuid() == 0 || (xdg && *xdg) ? -ENOMEM : -ENOENT;
+        /* containerd makes /run/containerd when it starts; a shim started before it ever ran (a
+         * test, a fresh machine) makes it itself, as containerd would */
+        if (geteuid() == 0 && mkdir("/run/containerd", 0711) < 0 && errno != EEXIST)
+                return -errno;
         if (mkdir(dir, 0711) < 0 && errno != EEXIST)
                 return -errno;
         if (asprintf(ret, "%s/%s", dir, hex) < 0)
