@@ -137,6 +137,8 @@ def test_procfs_mounted_in_its_mount_namespace_is_seen(tiered):
     """A caller in a mount namespace of its own is served (its mount table kept, in the daemon
     that keeps it) until it mounts a procfs outside /proc there, which would show its task
     processes outside its sandbox: then it is refused."""
+    if not all(p.get("initPid") for p in tiered.profiles().values()):
+        pytest.skip("no pid namespace here (a chrooted zygoted has none): no procfs of its own to protect")
     where = zytest.make_workdir()
     try:
         def before():
