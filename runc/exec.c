@@ -27,9 +27,9 @@ static int ns_flags_to_join(pid_t pid) {
         static const struct {
                 const char *name;
                 int flag;
-        } ns[] = { { "user", CLONE_NEWUSER },    { "mnt", CLONE_NEWNS },  { "pid", CLONE_NEWPID },
-                   { "net", CLONE_NEWNET },      { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
-                   { "cgroup", CLONE_NEWCGROUP } };
+        } ns[] = { { "user", CLONE_NEWUSER },     { "mnt", CLONE_NEWNS },   { "pid", CLONE_NEWPID },
+                   { "net", CLONE_NEWNET },       { "ipc", CLONE_NEWIPC },  { "uts", CLONE_NEWUTS },
+                   { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME } };
         int flags = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(ns); i++) {
@@ -138,8 +138,11 @@ static int load_process(struct exec *k) {
         if (r < 0)
                 return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
         if (!k->a->process)
-                return apply_command_line(k);
-        return 0;
+                r = apply_command_line(k);
+        /* HOME for the user the process runs as (exec's --user included) */
+        if (r >= 0)
+                r = zrc_oci_add_home(k->o, k->envp ? &k->envp : &k->o->envp);
+        return r;
 }
 
 static int prepare_sandbox(struct exec *k) {
@@ -371,7 +374,7 @@ int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
         if (zrc_runc_load_state(c, a->p.id, &k.st) < 0)
                 return 1;
         if (check_running(&k) < 0 || load_process(&k) < 0 || prepare_sandbox(&k) < 0 || find_namespaces(&k) < 0 ||
-            spawn_process(&k) < 0 || join_cgroup(&k) < 0)
+            spawn_process(&k) < 0 || join_cgroup(&k) < 0 || zrc_process_attrs_apply(c, k.o, k.pid) < 0)
                 goto out;
         if (a->handoff) {
                 ret = go_until_exec(&k) < 0 ? 1 : 0;
