@@ -77,9 +77,9 @@ static int check_refused(json_object *root, char **ret_error) {
                 else if (refused[i].parent[0])
                         parent = zrc_get(root, refused[i].parent);
                 if (set(zrc_get(parent, refused[i].key)))
-                        return zrc_errorf(ret_error, -EOPNOTSUPP, "config.json: %s%s%s: not supported by zygote-runc (%s)",
-                                          refused[i].parent, refused[i].parent[0] ? "." : "", refused[i].key,
-                                          refused[i].why);
+                        return zrc_errorf(ret_error, -EOPNOTSUPP,
+                                          "config.json: %s%s%s: not supported by zygote-runc (%s)", refused[i].parent,
+                                          refused[i].parent[0] ? "." : "", refused[i].key, refused[i].why);
         }
         return 0;
 }
@@ -115,8 +115,9 @@ static int parse_time_offsets(struct zrc_oci *o, json_object *t, bool new_time_n
         if (!set(t))
                 return 0;
         if (!new_time_ns)
-                return zrc_errorf(ret_error, -EINVAL,
-                                  "config.json: linux.timeOffsets needs a new time namespace (linux.namespaces \"time\")");
+                return zrc_errorf(
+                        ret_error, -EINVAL,
+                        "config.json: linux.timeOffsets needs a new time namespace (linux.namespaces \"time\")");
         if (!json_object_is_type(t, json_type_object))
                 return zrc_errorf(ret_error, -EINVAL, "config.json: linux.timeOffsets is not an object");
         f = open_memstream(&text, &len);
