@@ -188,8 +188,16 @@ static int make_cgroup(struct create *k) {
 
         r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->resources, &k->st.cgroup, &err);
         /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
-        return cgroup_step_result(k->c, r, err, (r == -EACCES || r == -EPERM || r == -EROFS) && !o->has_limits,
-                                  "no cgroup for the container");
+        r = cgroup_step_result(k->c, r, err, (r == -EACCES || r == -EPERM || r == -EROFS) && !o->has_limits,
+                               "no cgroup for the container");
+        /* a cgroup that exists already frozen would hold the init before "ready", for ever; it
+         * is someone else's: left as it is */
+        if (r >= 0 && zrc_cgroup_is_frozen(&k->st.cgroup) > 0) {
+                zrc_cgroup_done(&k->st.cgroup);
+                k->st.cgroup = (struct zrc_cgroup){};
+                return zrc_error(k->c, "container's cgroup unexpectedly frozen"), -EBUSY;
+        }
+        return r;
 }
 
 /* The device rules, before any process is in the cgroup: the init is born into (or joined to) a
