@@ -9,9 +9,11 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,6 +21,7 @@
 
 #include "fd-util.h"
 #include "pidfd-util.h"
+#include "profile.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -82,13 +85,52 @@ struct exec {
 static int check_running(struct exec *k) {
         enum zrc_status s = zrc_state_status(&k->st);
 
-        if (s != ZRC_STATUS_RUNNING && s != ZRC_STATUS_CREATED)
-                return zrc_error(k->c, s == ZRC_STATUS_PAUSED ? "cannot exec in a paused container"
-                                                              : "cannot exec in a stopped container"),
+        if (s != ZRC_STATUS_RUNNING && s != ZRC_STATUS_CREATED && !(s == ZRC_STATUS_PAUSED && k->a->ignore_paused))
+                return zrc_error(k->c, s == ZRC_STATUS_PAUSED
+                                               ? "cannot exec in a paused container (use --ignore-paused to override)"
+                                               : "cannot exec in a stopped container"),
                        -EINVAL;
         k->init_fd = zrc_state_pidfd(&k->st);
         if (k->init_fd < 0)
                 return zrc_error(k->c, "cannot exec in a stopped container"), k->init_fd;
+        return 0;
+}
+
+/* --cap (each added to the bounding, effective and permitted sets, and to the inheritable and
+ * ambient ones only when the process has inheritable capabilities already, as runc 1.1 adds it)
+ * and --additional-gids. */
+static int add_caps_and_groups(struct exec *k) {
+        const struct zrc_exec_args *a = k->a;
+        struct zrc_oci *o = k->o;
+        gid_t *groups;
+
+        for (size_t i = 0; i < a->n_caps; i++) {
+                _cleanup_free_ char *full = NULL;
+                const char *name = a->caps[i];
+                unsigned cap;
+
+                if (strncasecmp(name, "CAP_", 4) != 0 && asprintf(&full, "CAP_%s", name) >= 0)
+                        name = full;
+                if (zp_cap_from_name(name, &cap) < 0 || (int) cap > zrc_oci_cap_last())
+                        return zrc_error(k->c, "exec: --cap: unknown capability \"%s\"", a->caps[i]), -EINVAL;
+                for (size_t s = 0; s < ELEMENTSOF(o->caps); s++)
+                        if (s < 3 || o->caps[3])
+                                o->caps[s] |= UINT64_C(1) << cap;
+        }
+        if (a->n_gids == 0)
+                return 0;
+        groups = reallocarray(o->groups, o->n_groups + a->n_gids + 1, sizeof(gid_t));
+        if (!groups)
+                return -ENOMEM;
+        o->groups = groups;
+        for (size_t i = 0; i < a->n_gids; i++) {
+                char *end;
+                unsigned long g = strtoul(a->gids[i], &end, 10);
+
+                if (!*a->gids[i] || *end || g > UINT32_MAX - 1)
+                        return zrc_error(k->c, "exec: --additional-gids: bad group \"%s\"", a->gids[i]), -EINVAL;
+                o->groups[o->n_groups++] = (gid_t) g;
+        }
         return 0;
 }
 
@@ -124,7 +166,9 @@ static int apply_command_line(struct exec *k) {
                 if (m == 2)
                         o->gid = g;
         }
-        return 0;
+        if (a->no_new_privs)
+                o->no_new_privs = true;
+        return add_caps_and_groups(k);
 }
 
 /* The process to run: the config's (or --process's), with the command line's options. */

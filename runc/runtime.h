@@ -309,6 +309,12 @@ struct zrc_exec_args {
         const char **env;
         size_t n_env;
         bool tty;
+        const char **caps; /* --cap: added to the process's five capability sets */
+        size_t n_caps;
+        const char **gids; /* --additional-gids */
+        size_t n_gids;
+        bool no_new_privs;  /* --no-new-privs */
+        bool ignore_paused; /* --ignore-paused: a paused container takes the process (frozen) */
         char **args;
         int n_args;
         struct zrc_handoff *handoff; /* NULL: zygote-runc's own exec (the process is held on
