@@ -181,6 +181,10 @@ ROWS = [
         chain(lambda c, r, j: c["linux"]["namespaces"].append({"type": "time"}),
               merge("linux.timeOffsets", {"realtime": {"secs": 1}})),
         "echo ok=1", needs="/proc/self/ns/time", refused="linux.timeOffsets.realtime"),
+    Row("join-time", ns_join("time", "time"),
+        NS.format("time") + "; echo days=$(awk '{print (int($1/86400) >= 400)}' /proc/uptime)",
+        needs="/proc/self/ns/time", expect={"out:time": "JOINED:time", "out:days": "1"},
+        intended={"create": TIME_11, "run": TIME_11}),
     Row("time-offsets-without-namespace", merge("linux.timeOffsets", {"boottime": {"secs": 10, "nanosecs": 0}}),
         "echo ok=1", refused="linux.timeOffsets", intended={"create": REFUSED, "run": REFUSED}),
 ]
@@ -242,14 +246,21 @@ def joined():
         pytest.skip("needs root")
     p = subprocess.Popen(["unshare", "--uts", "--ipc", "--net", "--cgroup", "sh", "-c",
                           "hostname zjoined && echo up && exec sleep 600"], stdout=subprocess.PIPE, text=True)
+    # a time namespace whose boot time is 400 days on, where the kernel has them
+    t = subprocess.Popen(["unshare", "--time", "--boottime", str(86400 * 400), "sh", "-c", "echo up && exec sleep 600"],
+                         stdout=subprocess.PIPE, text=True) if os.path.exists("/proc/self/ns/time") else None
     try:
         assert p.stdout.readline().strip() == "up"
         paths = {k: f"/proc/{p.pid}/ns/{k}" for k in ("uts", "ipc", "net", "cgroup")}
+        if t and t.stdout.readline().strip() == "up":
+            paths["time"] = f"/proc/{t.pid}/ns/time"
         paths.update({f"JOINED:{k}": os.readlink(v) for k, v in list(paths.items())})
         yield paths
     finally:
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        for q in (p, t):
+            if q:
+                q.send_signal(signal.SIGKILL)
+                q.wait()
 
 
 def resolve(value, joined):
@@ -261,6 +272,8 @@ def resolve(value, joined):
 def test_config_same_as_runc(row, bundle, runc_bin, runc_binary, joined, tmp_path):
     if row.needs and not os.path.exists(row.needs):
         pytest.skip(f"the kernel lacks {row.needs}")
+    if row.name == "join-time" and "time" not in joined:
+        pytest.skip("unshare(1) cannot make a time namespace here")
     bundle.set_args("sh", "-c", row.probe)
     if row.patch:
         row.patch(bundle.config, bundle.rootfs, joined)
