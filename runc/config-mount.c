@@ -74,6 +74,11 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
         if (!dest || dest[0] != '/')
                 return zrc_errorf(ret_error, -EINVAL, "config.json: mounts[%zu].destination must be an absolute path",
                                   idx);
+        if (zrc_get(m, "uidMappings") || zrc_get(m, "gidMappings"))
+                return zrc_errorf(ret_error, -EOPNOTSUPP,
+                                  "config.json: mounts[%zu].uidMappings: id-mapped mounts are not supported by "
+                                  "zygote-runc",
+                                  idx);
         data = calloc(1, 4096);
         if (!data)
                 return -ENOMEM;
@@ -151,6 +156,13 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                                           strerror(errno));
                 sm->source_is_dir = S_ISDIR(st.st_mode);
                 sm->flags = 0;
+                /* the kernel ignores a bind's data: an option not known here would be dropped
+                 * without a word ("idmap", "rro", ...) */
+                if (sm->data[0])
+                        return zrc_errorf(ret_error, -EOPNOTSUPP,
+                                          "config.json: mounts[%zu].options: \"%s\" is not supported on a bind mount "
+                                          "by zygote-runc",
+                                          idx, sm->data);
         } else {
                 sm->kind = ZE_SB_MOUNT_FS;
                 if (!type)

@@ -107,6 +107,8 @@ ROOT_PROPAGATION_11 = (RUNC_11 + "leaves the container's / private whatever root
 UNBINDABLE_11 = (RUNC_11 + "fails: an unbindable / cannot give the rootfs bind; zygote-runc keeps / private until "
                  "pivot_root and makes the container's / unbindable after it")
 DOMAIN_11 = RUNC_11 + "leaves domainname unset; zygote-runc sets it in the container's uts namespace"
+BIND_11 = (RUNC_11 + "passes an option it does not know to the kernel, which ignores a bind's data; it ignores "
+           "a mount's id mappings")
 REFUSED = "zygote-runc refuses what it cannot apply, naming the field; runc 1.1 ignores it"
 
 ROWS = [
@@ -185,6 +187,15 @@ ROWS = [
         NS.format("time") + "; echo days=$(awk '{print (int($1/86400) >= 400)}' /proc/uptime)",
         needs="/proc/self/ns/time", expect={"out:time": "JOINED:time", "out:days": "1"},
         intended={"create": TIME_11, "run": TIME_11}),
+    # what a bind mount cannot take is refused, not dropped
+    Row("bind-unknown-option", lambda c, r, j: c["mounts"].append(
+        {"destination": "/mnt", "type": "bind", "source": "/tmp", "options": ["rbind", "idmap"]}), "echo ok=1",
+        refused="mounts[", intended={"create": BIND_11, "run": BIND_11}),
+    Row("bind-id-mapped", lambda c, r, j: c["mounts"].append(
+        {"destination": "/mnt", "type": "bind", "source": "/tmp", "options": ["rbind"],
+         "uidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}],
+         "gidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}]}), "echo ok=1",
+        refused="mounts[", intended={"create": BIND_11, "run": BIND_11}),
     Row("time-offsets-without-namespace", merge("linux.timeOffsets", {"boottime": {"secs": 10, "nanosecs": 0}}),
         "echo ok=1", refused="linux.timeOffsets", intended={"create": REFUSED, "run": REFUSED}),
 ]
