@@ -207,6 +207,7 @@ static int prepare_sandbox(struct exec *k) {
         k->sb.new_mount_ns = false;
         k->sb.userns_root = false;
         k->sb.hostname = NULL;
+        k->sb.domainname = NULL;
         k->sb.dev_console = NULL;
         if (k->a->handoff)
                 k->sb.start_fd = k->a->handoff->start_fd; /* held until zygoted's Start */
