@@ -131,6 +131,10 @@ STEPS = [
     Step("delete-force-running", ["delete", "--force", ID], nothing),
     Step("state-deleted", ["state", ID], nothing),
     Step("delete-force-missing", ["delete", "--force", ID], nothing),
+    Step("features", ["features"], lambda o, c: {"keys": sorted(json.loads(o)), "linux": sorted(json.loads(o)["linux"]),
+                                                  "capabilities": json.loads(o)["linux"]["capabilities"]}),
+    Step("features-namespaces", ["features"], lambda o, c: json.loads(o)["linux"]["namespaces"],
+         intended={"out": RUNC_11 + "has no time namespace"}),
     Step("version", ["--version"], version, intended={"out": VERSION}),
     Step("help", ["--help"], sections),
 ]
