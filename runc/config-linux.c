@@ -265,9 +265,10 @@ int zrc_oci_parse_linux_extra(struct zrc_oci *o, json_object *linux_, bool new_t
         o->domainname = zrc_get_str(o->root, "domainname");
         if (o->domainname && !*o->domainname)
                 o->domainname = NULL;
-        if (o->domainname && !(o->clone_flags & CLONE_NEWUTS))
-                /* as hostname: it would rename the host's (or a joined) namespace */
-                return zrc_errorf(ret_error, -EINVAL, "config.json: domainname needs a new uts namespace");
+        if (o->domainname && !o->uts_ns)
+                /* as hostname: it would rename the host's */
+                return zrc_errorf(ret_error, -EINVAL,
+                                  "config.json: domainname needs a uts namespace (linux.namespaces \"uts\")");
         r = parse_personality(o, zrc_get(linux_, "personality"), ret_error);
         if (r >= 0)
                 r = parse_time_offsets(o, zrc_get(linux_, "timeOffsets"), new_time_ns, ret_error);

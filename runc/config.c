@@ -157,9 +157,15 @@ static int parse_namespaces(struct zrc_oci *o, json_object *linux_, char **ret_e
                 if (r < 0)
                         return r;
         }
-        if (o->hostname && !(o->clone_flags & CLONE_NEWUTS))
-                /* runc refuses too: it would rename the host */
-                return zrc_errorf(ret_error, -EINVAL, "config.json: hostname needs a new uts namespace");
+        for (size_t i = 0; i < o->n_ns_paths; i++)
+                if (o->ns_paths[i].flag == CLONE_NEWUTS)
+                        o->uts_ns = true;
+        o->uts_ns = o->uts_ns || (o->clone_flags & CLONE_NEWUTS);
+        /* runc refuses too: it would rename the host. One joined by path is renamed, as runc
+         * does (a pod's containers join its uts namespace and are given its hostname). */
+        if (o->hostname && !o->uts_ns)
+                return zrc_errorf(ret_error, -EINVAL,
+                                  "config.json: hostname needs a uts namespace (linux.namespaces \"uts\")");
         return 0;
 }
 

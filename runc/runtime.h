@@ -96,6 +96,7 @@ struct zrc_oci {
 
         int clone_flags;  /* CLONE_NEW* to create */
         bool new_time_ns; /* a time namespace to create (by the runtime: process-attrs.c) */
+        bool uts_ns;      /* linux.namespaces has "uts", new or joined by path */
         struct zrc_ns_path ns_paths[8];
         size_t n_ns_paths;
         char *uid_map, *gid_map; /* NULL when no user namespace */

@@ -35,13 +35,15 @@ class Row:
     needs: str = ""                                 # a file of /proc the kernel must have
 
 
-def ns_join(kind, spec_kind):
+def ns_join(kind, spec_kind, keep_hostname=False):
     def patch(config, rootfs, joined):
         nss = config["linux"]["namespaces"]
         nss[:] = [n for n in nss if n["type"] != spec_kind]
         nss.append({"type": spec_kind, "path": joined[kind]})
-        if spec_kind == "uts":
+        if spec_kind == "uts" and not keep_hostname:
             config.pop("hostname", None)
+        elif spec_kind == "uts":
+            config["hostname"] = "zpod"
     return patch
 
 
@@ -116,6 +118,10 @@ ROWS = [
     # namespaces by path: joined, not refused; the kernel's type checked
     Row("join-uts", ns_join("uts", "uts"), NS.format("uts") + "; echo hostname=$(hostname)",
         expect={"out:uts": "JOINED:uts", "out:hostname": "zjoined"}),
+    # a pod's container: the pod's uts namespace, given its hostname (runc sets it there too; both
+    # runtimes share the namespace here, so only zygote-runc's own setting is proven by `expect`)
+    Row("join-uts-with-hostname", ns_join("uts", "uts", keep_hostname=True),
+        NS.format("uts") + "; echo hostname=$(hostname)", expect={"out:uts": "JOINED:uts", "out:hostname": "zpod"}),
     Row("join-ipc", ns_join("ipc", "ipc"), NS.format("ipc"), expect={"out:ipc": "JOINED:ipc"}),
     Row("join-net", ns_join("net", "network"), NS.format("net"), expect={"out:net": "JOINED:net"}),
     Row("join-cgroup", ns_join("cgroup", "cgroup"), NS.format("cgroup"), expect={"out:cgroup": "JOINED:cgroup"}),

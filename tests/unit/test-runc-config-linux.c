@@ -28,6 +28,7 @@ static int parse(const char *text, struct zrc_oci *o, char **err) {
         o->root = root;
         *err = NULL;
         o->clone_flags = CLONE_NEWUTS;
+        o->uts_ns = true;
         r = zrc_oci_parse_process_extra(o, zrc_get(root, "process"), err);
         if (r >= 0)
                 r = zrc_oci_parse_linux_extra(o, zrc_get(root, "linux"), o->new_time_ns, err);
@@ -50,6 +51,7 @@ static void refused(const char *text, bool time_ns, const char *field) {
         memset(&o, 0, sizeof(o));
         o.root = root;
         o.clone_flags = CLONE_NEWUTS;
+        o.uts_ns = true;
         err = NULL;
         r = zrc_oci_parse_process_extra(&o, zrc_get(root, "process"), &err);
         if (r >= 0)
