@@ -53,10 +53,17 @@ def stats_keys(out, cid):
     except (ValueError, IndexError):
         return f"not JSON: {out[:80]!r}"
     d = doc.get("data", {})
+    # what a container's own I/O decides (a list or a cache figure runc leaves out at zero) is not
+    # compared: only which keys may be there
+    blkio = d.get("blkio") or {}
+    entries = [e for k in ("ioServiceBytesRecursive", "ioServicedRecursive") for e in blkio.get(k, [])]
     return {"top": sorted(doc), "type": doc.get("type"), "id": same(doc.get("id", ""), cid), "data": sorted(d),
-            "cpu.usage": sorted(d.get("cpu", {}).get("usage", {})),
+            "cpu.usage": sorted(d.get("cpu", {}).get("usage", {})), "cpuset": sorted(d.get("cpuset") or {}),
+            "memory": sorted(set(d.get("memory") or {}) - {"cache"}),
             "memory.usage": sorted((d.get("memory") or {}).get("usage", {})),
-            "pids": sorted(d.get("pids") or {})}
+            "pids": sorted(d.get("pids") or {}),
+            "blkio": set(blkio) <= {"ioServiceBytesRecursive", "ioServicedRecursive"} and
+            all({"major", "op"} <= set(e) <= {"major", "minor", "op", "value"} for e in entries)}
 
 
 def ps_table(out, cid):
@@ -91,8 +98,6 @@ class Step:
 
 
 CAPS = "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status"
-STATS_11 = ("zygote-runc fills cpu, memory and pids as runc does, but not runc's cpuset, blkio, swap, kernel "
-            "memory and per-cpu kernel/user figures")
 PS_DASHES_11 = RUNC_11 + "passes the \"--\" itself on to ps(1), which refuses it; zygote-runc drops it"
 EXEC_127 = ("zygote-runc's exec exits 127 for a command not found (126: not executable), as a shell and podman "
             "report it; runc 1.1 exits 255 with the same message")
@@ -112,7 +117,7 @@ STEPS = [
     Step("ps-options", ["ps", ID, "-o", "pid,comm"], ps_table),
     Step("ps-options-after-dashes", ["ps", ID, "--", "-o", "pid,comm"], ps_table,
          intended={"exit": PS_DASHES_11, "out": PS_DASHES_11, "log": PS_DASHES_11}),
-    Step("events-stats", ["events", "--stats", ID], stats_keys, intended={"out": STATS_11}),
+    Step("events-stats", ["events", "--stats", ID], stats_keys),
     Step("exec-cwd-env", ["exec", "--cwd", "/tmp", "--env", "FOO=bar", ID, "sh", "-c", "pwd; echo $FOO"]),
     Step("exec-user-additional-gids", ["exec", "--user", "1000:1000", "--additional-gids", "7",
                                        "--additional-gids", "8", ID, "id"]),
