@@ -543,11 +543,37 @@ static int failed(enum ze_step *ret_step, int *ret_index, enum ze_step step, int
         return -(err > 0 ? err : EIO);
 }
 
+static unsigned long propagation_of(const struct ze_sandbox *sb) {
+        return sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC;
+}
+
+/* Step 3's first: the propagation of every mount of the copied namespace, so that nothing the
+ * setup mounts reaches the host (rslave by default). A shared one ("shared", "rshared") leaves the
+ * old "/" and the mount the rootfs is on shared, which pivot_root refuses (EINVAL), and the rootfs
+ * bind would propagate to their peers, the host's: both become private, alone. The requested
+ * propagation goes on the new "/" after pivot_root. */
+static int propagation_before(const struct ze_sandbox *sb) {
+        unsigned long p = propagation_of(sb);
+
+        /* an unbindable "/" could not give the rootfs bind: private (what unbindable implies)
+         * until then */
+        if (mount(NULL, "/", NULL, (p & MS_UNBINDABLE ? MS_PRIVATE : p) | MS_REC, NULL) < 0)
+                return -errno;
+        if (!(p & MS_SHARED))
+                return 0;
+        if (mount(NULL, "/", NULL, MS_PRIVATE, NULL) < 0)
+                return -errno;
+        if (sb->rootfs_parent && mount(NULL, sb->rootfs_parent, NULL, MS_PRIVATE, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
 int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index) {
         int root_fd, r;
 
-        if (mount(NULL, "/", NULL, sb->rootfs_propagation ? sb->rootfs_propagation : MS_SLAVE | MS_REC, NULL) < 0)
-                return failed(ret_step, ret_index, ZE_STEP_PROPAGATION, -1, errno);
+        r = propagation_before(sb);
+        if (r < 0)
+                return failed(ret_step, ret_index, ZE_STEP_PROPAGATION, -1, -r);
         /* The rootfs as the runtime resolved it, once, with every symlink followed: a symlink
          * met on the way now was swapped in since, and is refused rather than followed (it could
          * name the host's "/"). It becomes a mount point of its own (pivot_root needs one) by a
@@ -604,6 +630,9 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int 
                 return failed(ret_step, ret_index, ZE_STEP_PIVOT, -1, errno);
         if (chdir("/") < 0)
                 return failed(ret_step, ret_index, ZE_STEP_PIVOT, -1, errno);
+        /* the requested propagation on the container's own "/" now that it is one */
+        if (mount(NULL, "/", NULL, propagation_of(sb), NULL) < 0)
+                return failed(ret_step, ret_index, ZE_STEP_PROPAGATION, -1, errno);
 
         root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -84,6 +85,11 @@ static int setup_console(const struct ze_sandbox *sb) {
         if (r == 0) {
                 peer = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
                 if (peer < 0)
+                        r = -errno;
+        }
+        if (r == 0 && sb->console_rows && sb->console_cols) {
+                struct winsize ws = { .ws_row = sb->console_rows, .ws_col = sb->console_cols };
+                if (ioctl(peer, TIOCSWINSZ, &ws) < 0)
                         r = -errno;
         }
         if (r == 0 && sb->dev_console)
@@ -251,6 +257,8 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         }
         /* 4. */
         check(&to, ZE_STEP_HOSTNAME, sb->hostname && sethostname(sb->hostname, strlen(sb->hostname)) < 0 ? -errno : 0);
+        check(&to, ZE_STEP_DOMAINNAME,
+              sb->domainname && setdomainname(sb->domainname, strlen(sb->domainname)) < 0 ? -errno : 0);
         /* 5. + 6. terminal and session */
         r = console_or_session(sb, &step);
         check(&to, step, r);
@@ -276,6 +284,9 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
                                    sb->cap_last));
         /* 12. */
         check(&to, ZE_STEP_NNP, sb->no_new_privs ? ze_step_nnp() : 0);
+        /* inherited across execve: what uname(2) and the address space layout say */
+        check(&to, ZE_STEP_PERSONALITY,
+              sb->personality != ZE_SB_NO_PERSONALITY && personality(sb->personality) < 0 ? -errno : 0);
         check(&to, ZE_STEP_CHDIR, enter_cwd(sb));
         /* 13. */
         path = resolve(sb, &to);

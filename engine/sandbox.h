@@ -20,7 +20,9 @@
  *                 (sync, start, console, ref_pidfd): nothing the runtime opened is there when
  *                 anything of config.json or the image is resolved
  *   3. mount namespace work, when new_mount_ns:
- *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says), rootfs
+ *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says; a
+ *                 shared one first makes "/" and rootfs_parent private: pivot_root refuses a
+ *                 shared parent), rootfs
  *                 bind onto itself, the mounts in order (mkdir/creat of the target, every
  *                 component resolved inside the rootfs with openat2(RESOLVE_IN_ROOT) so that a
  *                 symlink in the image cannot lead a mount outside it; procfs and sysfs only
@@ -31,8 +33,9 @@
  *                 /dev/fd etc. symlinks and /dev/ptmx, pivot_root (on the rootfs copy's fd),
  *                 maskedPaths (the container's /dev/null, only if it is 1:3 without a symlink,
  *                 or an empty tmpfs, by fd) and readonlyPaths (read-only before attached), each
- *                 resolved inside the root, the read-only root
- *   4. hostname   (when set)
+ *                 resolved inside the root, the read-only root; rootfs_propagation on the
+ *                 new "/"
+ *   4. hostname, domainname (when set)
  *   5. console:   when console_fd >= 0: a pty from the container's /dev/ptmx, the master sent to
  *                 console_fd by SCM_RIGHTS, the peer (its own fd) bound over /dev/console
  *                 (resolved in the root, no symlink), made stdio and the controlling terminal
@@ -43,7 +46,7 @@
  *  10. filter, early variant: when no_new_privs is off, the filter goes on while CAP_SYS_ADMIN
  *                 is still effective (the kernel refuses it afterwards)
  *  11. caps:      capset effective/permitted/inheritable, then the ambient set
- *  12. nnp, umask, cwd: opened inside the root with openat2(RESOLVE_IN_ROOT, no magic links),
+ *  12. nnp, personality, umask, cwd: opened inside the root with openat2(RESOLVE_IN_ROOT, no magic links),
  *                 then fchdir; refused if that fails
  *  13. resolve:   find argv[0] on search_path and check it may be executed (X_OK as the final
  *                 user), so that `create` fails for a missing binary, as runc's does (step
@@ -111,6 +114,7 @@ struct ze_sb_device {
 };
 
 #define ZE_SB_MAX_NS 8
+#define ZE_SB_NO_PERSONALITY (~0UL)
 
 struct ze_sandbox {
         int sync_fd;        /* SOCK_SEQPACKET to the parent, CLOEXEC: go byte in, status records out */
@@ -131,6 +135,7 @@ struct ze_sandbox {
         bool new_mount_ns;                /* do step 3 (false for exec, which joined the container's) */
         const char *rootfs;               /* absolute, resolved */
         unsigned long rootfs_propagation; /* MS_SLAVE|MS_REC by default */
+        const char *rootfs_parent;        /* mount point of the mount the rootfs is on, or NULL */
         bool rootfs_readonly;
         const struct ze_sb_mount *mounts;
         size_t n_mounts;
@@ -141,7 +146,10 @@ struct ze_sandbox {
         const char *const *readonly; /* container paths, NULL terminated */
         const char *dev_console;     /* "/dev/console" (container path) for a terminal, or NULL */
 
-        const char *hostname; /* NULL: leave it */
+        const char *hostname;                      /* NULL: leave it */
+        const char *domainname;                    /* NULL: leave it */
+        unsigned short console_rows, console_cols; /* the terminal's size (0: leave it) */
+        unsigned long personality;                 /* ZE_SB_NO_PERSONALITY: leave it */
 
         const struct ze_rlimit *rlimits;
         size_t n_rlimits;

@@ -52,4 +52,7 @@
         X(HOSTNAME, "hostname") \
         X(CONSOLE, "console") \
         /* appended where the wire numbers allow: the worker's */ \
-        X(LSM, "lsm") /* the caller's AppArmor or SELinux label for the exec */
+        X(LSM, "lsm") /* the caller's AppArmor or SELinux label for the exec */ \
+        /* the container init's, appended */ \
+        X(DOMAINNAME, "domainname") \
+        X(PERSONALITY, "personality")

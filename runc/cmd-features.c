@@ -3,6 +3,9 @@
  * zygote-runc features: what this runtime supports, in the OCI runtime-spec's features format.
  */
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "profile.h"
 
 #include "util.h"
 #include "verbs.h"
@@ -12,6 +15,14 @@ int zrc_cmd_features(const struct zrc_ctx *c, const struct zrc_verb *v, int argc
         (void) v;
         (void) argc;
         (void) argv;
+        /* the capabilities this kernel has, by name, as runc lists them */
+        json_object *caps = json_object_new_array();
+        for (int cap = 0; cap <= zrc_oci_cap_last(); cap++) {
+                char *name = NULL;
+                if (zp_cap_to_name((unsigned) cap, &name) >= 0)
+                        json_object_array_add(caps, json_object_new_string(name));
+                free(name);
+        }
         printf("{\n"
                "  \"ociVersionMin\": \"1.0.0\",\n"
                "  \"ociVersionMax\": \"" ZRC_RUNC_OCI_VERSION "\",\n"
@@ -20,7 +31,8 @@ int zrc_cmd_features(const struct zrc_ctx *c, const struct zrc_verb *v, int argc
                "\"bind\",\"rbind\",\"private\",\"rprivate\",\"shared\",\"rshared\",\"slave\",\"rslave\","
                "\"unbindable\",\"runbindable\",\"relatime\",\"norelatime\",\"strictatime\",\"noatime\"],\n"
                "  \"linux\": {\n"
-               "    \"namespaces\": [\"cgroup\",\"ipc\",\"mount\",\"network\",\"pid\",\"user\",\"uts\"],\n"
+               "    \"namespaces\": [\"cgroup\",\"ipc\",\"mount\",\"network\",\"pid\",\"user\",\"uts\",\"time\"],\n"
+               "    \"capabilities\": %s,\n"
                "    \"cgroup\": {\"v1\": true, \"v2\": true, \"systemd\": false, \"systemdUser\": false, \"rdma\": "
                "true},\n"
                "    \"seccomp\": {\"enabled\": true, \"actions\": [\"SCMP_ACT_ALLOW\",\"SCMP_ACT_ERRNO\","
@@ -30,6 +42,8 @@ int zrc_cmd_features(const struct zrc_ctx *c, const struct zrc_verb *v, int argc
                "    \"selinux\": {\"enabled\": false}\n"
                "  },\n"
                "  \"annotations\": {\"io.zygote.runtime\": \"zygote-runc " ZYGOTE_VERSION "\"}\n"
-               "}\n");
+               "}\n",
+               json_object_to_json_string_ext(caps, JSON_C_TO_STRING_PLAIN));
+        json_object_put(caps);
         return 0;
 }

@@ -22,7 +22,8 @@ int zrc_cmd_kill(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
                 return 1;
         id = argv[k];
         signame = k + 1 < argc ? argv[k + 1] : NULL;
-        sig = zrc_parse_signal(signame);
+        /* 0: no signal, only whether the process is there, as kill(2) takes it */
+        sig = signame && streq(signame, "0") ? 0 : zrc_parse_signal(signame);
         if (sig < 0)
                 return zrc_error(c, "unknown signal \"%s\"", signame);
         if (zrc_runc_load_state(c, id, &st) < 0)

@@ -4,8 +4,13 @@
  * (cgroup.c) say, in runc's formats.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "verbs.h"
@@ -64,15 +69,84 @@ int zrc_cmd_list(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
         return 0;
 }
 
+/* Whether pid is one of pids. */
+static bool among(pid_t pid, const pid_t *pids, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (pids[i] == pid)
+                        return true;
+        return false;
+}
+
+/* ps(1) with args (runc's default -ef): its header, then its lines whose PID column is a process
+ * of the container, as runc prints them. */
+static int ps_table(const struct zrc_ctx *c, char **args, int n_args, const pid_t *pids, size_t n) {
+        _cleanup_free_ char **argv = calloc((size_t) n_args + 3, sizeof(char *));
+        _cleanup_free_ char *line = NULL;
+        int column = -1, status, p[2];
+        size_t len = 0;
+        bool header = true;
+        pid_t child;
+        FILE *f;
+
+        if (!argv)
+                return zrc_error(c, "out of memory");
+        argv[0] = (char *) "ps";
+        for (int i = 0; i < n_args; i++)
+                argv[i + 1] = args[i];
+        if (n_args == 0)
+                argv[1] = (char *) "-ef";
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return zrc_error(c, "ps: %s", zrc_errstr(errno));
+        fflush(stdout);
+        child = fork();
+        if (child == 0) {
+                if (dup2(p[1], 1) < 0)
+                        _exit(127);
+                execvp("ps", argv);
+                _exit(127);
+        }
+        close(p[1]);
+        f = child > 0 ? fdopen(p[0], "re") : NULL;
+        if (!f) {
+                close(p[0]);
+                return zrc_error(c, "ps: %s", zrc_errstr(errno));
+        }
+        while (getline(&line, &len, f) > 0) {
+                char *copy = strdup(line), *save = NULL, *w = copy ? strtok_r(copy, " \t\n", &save) : NULL;
+                int k = 0;
+
+                for (; w && (header ? !streq(w, "PID") : k < column); k++)
+                        w = strtok_r(NULL, " \t\n", &save);
+                if (header) {
+                        column = w ? k : -1;
+                        fputs(line, stdout);
+                } else if (w && among((pid_t) atoi(w), pids, n))
+                        fputs(line, stdout);
+                free(copy);
+                if (header && column < 0)
+                        break;
+                header = false;
+        }
+        fclose(f);
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (column < 0)
+                return zrc_error(c, "couldn't find PID field in ps output");
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return zrc_error(c, "ps: exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+        return 0;
+}
+
 int zrc_cmd_ps(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt o[] = { { "format", 'f', true } };
         _cleanup_free_ pid_t *pids = NULL;
         struct zrc_state st;
         size_t n = 0;
         bool json;
-        int r;
+        int k, r;
 
-        if (zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), &st) < 0)
+        k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), &st);
+        if (k < 0)
                 return 1;
         json = o[0].value && streq(o[0].value, "json");
         r = zrc_cgroup_pids(&st.cgroup, &pids, &n);
@@ -86,19 +160,12 @@ int zrc_cmd_ps(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char
                 printf("]\n");
                 return 0;
         }
-        printf("%-8s %s\n", "PID", "CMD");
-        for (size_t i = 0; i < n; i++) {
-                char path[64], comm[256] = "?";
-                FILE *f;
-
-                snprintf(path, sizeof(path), "/proc/%d/comm", (int) pids[i]);
-                f = fopen(path, "re");
-                if (f) {
-                        if (fgets(comm, sizeof(comm), f))
-                                comm[strcspn(comm, "\n")] = '\0';
-                        fclose(f);
-                }
-                printf("%-8d %s\n", (int) pids[i], comm);
+        /* ps(1)'s options follow the id, after a "--" or not */
+        argv += k + 1;
+        argc -= k + 1;
+        if (argc > 0 && streq(argv[0], "--")) {
+                argv++;
+                argc--;
         }
-        return 0;
+        return ps_table(c, argv, argc, pids, n);
 }

@@ -74,6 +74,11 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
         if (!dest || dest[0] != '/')
                 return zrc_errorf(ret_error, -EINVAL, "config.json: mounts[%zu].destination must be an absolute path",
                                   idx);
+        if (zrc_get(m, "uidMappings") || zrc_get(m, "gidMappings"))
+                return zrc_errorf(ret_error, -EOPNOTSUPP,
+                                  "config.json: mounts[%zu].uidMappings: id-mapped mounts are not supported by "
+                                  "zygote-runc",
+                                  idx);
         data = calloc(1, 4096);
         if (!data)
                 return -ENOMEM;
@@ -151,6 +156,13 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                                           strerror(errno));
                 sm->source_is_dir = S_ISDIR(st.st_mode);
                 sm->flags = 0;
+                /* the kernel ignores a bind's data: an option not known here would be dropped
+                 * without a word ("idmap", "rro", ...) */
+                if (sm->data[0])
+                        return zrc_errorf(ret_error, -EOPNOTSUPP,
+                                          "config.json: mounts[%zu].options: \"%s\" is not supported on a bind mount "
+                                          "by zygote-runc",
+                                          idx, sm->data);
         } else {
                 sm->kind = ZE_SB_MOUNT_FS;
                 if (!type)
@@ -264,6 +276,48 @@ static const char *const default_symlinks[] = {
         "dev/stdout",    "/proc/self/fd/2", "dev/stderr",      "pts/ptmx",  "dev/ptmx",
 };
 
+/* The mount point of the mount that path (resolved) is on, from /proc/self/mountinfo: the
+ * longest mount point that is path or a directory above it. The container's mount namespace is
+ * a copy of ours, so the init finds the same one there. */
+static int mount_point_of(const char *path, char **ret) {
+        _cleanup_free_ char *line = NULL;
+        char *best = NULL;
+        size_t best_len = 0, n = 0;
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+
+        if (!f)
+                return -errno;
+        while (getline(&line, &n, f) > 0) {
+                char point[4096], *w = point;
+                size_t len;
+
+                /* field 5, with the kernel's octal escapes (\040 for a space) undone */
+                if (sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1)
+                        continue;
+                for (const char *p = point; *p; p++)
+                        if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] && p[3]) {
+                                *w++ = (char) (((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+                                p += 3;
+                        } else
+                                *w++ = *p;
+                *w = 0;
+                len = strlen(point);
+                if (len >= best_len && strncmp(path, point, len) == 0 &&
+                    (len == 1 || path[len] == '/' || path[len] == 0)) {
+                        free(best);
+                        best = strdup(point);
+                        best_len = len;
+                        if (!best)
+                                break;
+                }
+        }
+        fclose(f);
+        if (!best)
+                return -ENOMEM;
+        *ret = best;
+        return 0;
+}
+
 int zrc_oci_parse_mounts(struct zrc_oci *o, json_object *linux_, bool v2_only, char **ret_error) {
         json_object *v;
         const char *s;
@@ -278,13 +332,22 @@ int zrc_oci_parse_mounts(struct zrc_oci *o, json_object *linux_, bool v2_only, c
                 if (r < 0)
                         return r;
         }
+        /* as runc takes it: "shared" is the root alone, "rshared" every mount below it too */
         s = zrc_get_str(linux_, "rootfsPropagation");
         o->rootfs_propagation = MS_SLAVE | MS_REC;
-        if (s)
-                for (size_t k = 0; k < ELEMENTSOF(mount_opts); k++)
+        if (s && *s) {
+                size_t k;
+                for (k = 0; k < ELEMENTSOF(mount_opts); k++)
                         if (streq(s, mount_opts[k].name) && mount_opts[k].propagation)
-                                o->rootfs_propagation = mount_opts[k].propagation | MS_REC;
-        return 0;
+                                break;
+                if (k == ELEMENTSOF(mount_opts))
+                        return zrc_errorf(ret_error, -EINVAL,
+                                          "config.json: linux.rootfsPropagation: \"%s\" is not a propagation "
+                                          "(shared, slave, private, unbindable, or r* of one)",
+                                          s);
+                o->rootfs_propagation = mount_opts[k].propagation;
+        }
+        return mount_point_of(o->rootfs, &o->rootfs_parent);
 }
 
 int zrc_oci_parse_devices(struct zrc_oci *o, json_object *linux_, char **ret_error) {

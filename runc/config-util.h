@@ -31,3 +31,8 @@ int zrc_oci_parse_process(struct zrc_oci *o, json_object *p, char **ret_error);
  * default /dev symlinks */
 int zrc_oci_parse_mounts(struct zrc_oci *o, json_object *linux_, bool v2_only, char **ret_error);
 int zrc_oci_parse_devices(struct zrc_oci *o, json_object *linux_, char **ret_error);
+/* config-linux.c: process.scheduler, ioPriority, consoleSize; domainname, linux.personality,
+ * linux.timeOffsets (new_time_ns: the config makes a time namespace); the fields zygote-runc does
+ * not apply, refused by name */
+int zrc_oci_parse_process_extra(struct zrc_oci *o, json_object *p, char **ret_error);
+int zrc_oci_parse_linux_extra(struct zrc_oci *o, json_object *linux_, bool new_time_ns, char **ret_error);

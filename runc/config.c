@@ -30,15 +30,13 @@ static const struct {
         int flag;
 } ns_names[] = {
         { "pid", CLONE_NEWPID }, { "network", CLONE_NEWNET }, { "mount", CLONE_NEWNS },      { "ipc", CLONE_NEWIPC },
-        { "uts", CLONE_NEWUTS }, { "user", CLONE_NEWUSER },   { "cgroup", CLONE_NEWCGROUP },
+        { "uts", CLONE_NEWUTS }, { "user", CLONE_NEWUSER },   { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME },
 };
 
 const char *zrc_oci_ns_name(int flag) {
         for (size_t k = 0; k < ELEMENTSOF(ns_names); k++)
                 if (ns_names[k].flag == flag)
                         return ns_names[k].name;
-        if (flag == CLONE_NEWTIME)
-                return "time";
         return "unknown";
 }
 
@@ -142,7 +140,11 @@ static int parse_namespaces(struct zrc_oci *o, json_object *linux_, char **ret_e
                                 return -E2BIG;
                         o->ns_paths[o->n_ns_paths].flag = ns_names[k].flag;
                         o->ns_paths[o->n_ns_paths++].path = strdup(path);
-                } else
+                } else if (ns_names[k].flag == CLONE_NEWTIME)
+                        /* its offsets are written before its first process: the runtime makes
+                         * it for its next child (process-attrs.c), not the clone */
+                        o->new_time_ns = true;
+                else
                         o->clone_flags |= ns_names[k].flag;
         }
         if (!(o->clone_flags & CLONE_NEWNS))
@@ -155,9 +157,15 @@ static int parse_namespaces(struct zrc_oci *o, json_object *linux_, char **ret_e
                 if (r < 0)
                         return r;
         }
-        if (o->hostname && !(o->clone_flags & CLONE_NEWUTS))
-                /* runc refuses too: it would rename the host */
-                return zrc_errorf(ret_error, -EINVAL, "config.json: hostname needs a new uts namespace");
+        for (size_t i = 0; i < o->n_ns_paths; i++)
+                if (o->ns_paths[i].flag == CLONE_NEWUTS)
+                        o->uts_ns = true;
+        o->uts_ns = o->uts_ns || (o->clone_flags & CLONE_NEWUTS);
+        /* runc refuses too: it would rename the host. One joined by path is renamed, as runc
+         * does (a pod's containers join its uts namespace and are given its hostname). */
+        if (o->hostname && !o->uts_ns)
+                return zrc_errorf(ret_error, -EINVAL,
+                                  "config.json: hostname needs a uts namespace (linux.namespaces \"uts\")");
         return 0;
 }
 
@@ -232,6 +240,8 @@ int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, str
             (r = zrc_oci_parse_mounts(o, linux_, v2_only, ret_error)) < 0 ||
             (r = zrc_oci_parse_devices(o, linux_, ret_error)) < 0 ||
             (r = parse_masked_readonly(o, linux_, ret_error)) < 0 || (r = parse_cgroup(o, linux_, ret_error)) < 0 ||
+            (r = zrc_oci_parse_process_extra(o, zrc_get(o->root, "process"), ret_error)) < 0 ||
+            (r = zrc_oci_parse_linux_extra(o, linux_, o->new_time_ns, ret_error)) < 0 ||
             (r = load_seccomp(o, linux_, config, ret_error)) < 0)
                 goto fail;
         *ret = o;
@@ -270,6 +280,8 @@ void zrc_oci_free(struct zrc_oci *o) {
         free(o->readonly);
         free(o->dev_console);
         free(o->uid_map);
+        free(o->time_offsets);
+        free(o->rootfs_parent);
         free(o->gid_map);
         free(o->bundle);
         free(o->rootfs);
@@ -285,7 +297,8 @@ void zrc_oci_free(struct zrc_oci *o) {
 #define ZRC_OCI_SANDBOX_SAME(X)                                                                     \
         X(rootfs) X(rootfs_propagation) X(mounts) X(n_mounts) X(devices) X(n_devices) X(masked)   \
         X(readonly) X(dev_console) X(hostname) X(rlimits) X(n_rlimits) X(uid) X(gid) X(groups)    \
-        X(n_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path)
+        X(n_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path) X(domainname)     \
+        X(console_rows) X(console_cols) X(personality) X(rootfs_parent)
 // clang-format on
 
 void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {

@@ -73,102 +73,6 @@ static void now_rfc3339(char *buf, size_t len) {
         snprintf(buf, len, "%s.%09ldZ", ts, now.tv_nsec);
 }
 
-/* The namespace a sysctl belongs to (as runc decides it), or 0 for one that is not namespaced,
- * which a container may not set: it would change the host. */
-static int sysctl_namespace(const char *key) {
-        static const char *const ipc[] = {
-                "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem",
-                "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced"
-        };
-
-        if (strncmp(key, "net.", strlen("net.")) == 0)
-                return CLONE_NEWNET;
-        if (strncmp(key, "fs.mqueue.", strlen("fs.mqueue.")) == 0)
-                return CLONE_NEWIPC;
-        for (size_t i = 0; i < ELEMENTSOF(ipc); i++)
-                if (streq(key, ipc[i]))
-                        return CLONE_NEWIPC;
-        if (streq(key, "kernel.hostname") || streq(key, "kernel.domainname"))
-                return CLONE_NEWUTS;
-        return 0;
-}
-
-/* Writes one sysctl from a short-lived child of ours that joined the container's namespace
- * NS_FD: /proc/sys answers for the namespaces of the process that opens it, so a procfs of our
- * own serves (procfs.c: no mount over /proc/sys redirects the write) and nothing of the container
- * (mounts, filter) is touched. Returns 0 or -errno. */
-static int write_sysctl_in(int ns_fd, int nstype, const char *key, const char *value) {
-        _cleanup_close_ int proc = -EBADF;
-        char path[PATH_MAX];
-        int n = snprintf(path, sizeof(path), "sys/%s", key), status;
-        pid_t pid;
-
-        if (n < 0 || (size_t) n >= sizeof(path))
-                return -ENAMETOOLONG;
-        for (char *p = path + strlen("sys/"); *p; p++)
-                if (*p == '.')
-                        *p = '/';
-        proc = zrc_procfs_open();
-        if (proc < 0)
-                return proc;
-        pid = fork();
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                if (setns(ns_fd, nstype) < 0)
-                        _exit(errno);
-                _exit(-zrc_procfs_write(proc, path, value));
-        }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
-        if (!WIFEXITED(status))
-                return -EINTR;
-        return -WEXITSTATUS(status);
-}
-
-/* linux.sysctl, each in the container's own namespace of its kind (created by the clone or
- * joined by path); a sysctl of a namespace the container shares with the host is refused. */
-static int apply_sysctls(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t pid) {
-        static const struct {
-                int flag;
-                const char *name;
-        } kinds[] = { { CLONE_NEWNET, "net" }, { CLONE_NEWIPC, "ipc" }, { CLONE_NEWUTS, "uts" } };
-
-        if (!o->sysctl)
-                return 0;
-        json_object_object_foreach(o->sysctl, key, val) {
-                _cleanup_close_ int fd = -EBADF;
-                const char *kind = NULL, *path = NULL;
-                char proc[64];
-                int ns = sysctl_namespace(key), r;
-
-                for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
-                        if (kinds[i].flag == ns)
-                                kind = kinds[i].name;
-                if (!kind)
-                        return zrc_error(c, "sysctl %s: not namespaced, a container may not set it: %s", key,
-                                         zrc_errstr(EPERM)),
-                               -EPERM;
-                for (size_t i = 0; i < o->n_ns_paths; i++)
-                        if (o->ns_paths[i].flag == ns)
-                                path = o->ns_paths[i].path;
-                if (!path && (o->clone_flags & ns)) {
-                        (void) snprintf(proc, sizeof(proc), "/proc/%d/ns/%s", (int) pid, kind);
-                        path = proc;
-                }
-                if (!path)
-                        return zrc_error(c, "sysctl %s: the container shares the host's %s namespace: %s", key, kind,
-                                         zrc_errstr(EPERM)),
-                               -EPERM;
-                fd = open(path, O_RDONLY | O_CLOEXEC);
-                r = fd < 0 ? -errno : write_sysctl_in(fd, ns, key, json_object_get_string(val));
-                if (r < 0)
-                        return zrc_error(c, "sysctl %s: %s", key, zrc_errstr(-r)), r;
-        }
-        return 0;
-}
-
 static json_object *get_devices(const struct zrc_oci *o) {
         json_object *l = NULL, *res = NULL, *d = NULL;
 
@@ -239,6 +143,8 @@ static int load_config(struct create *k) {
         r = zrc_oci_load(k->a->bundle, NULL, zrc_cgroup_is_v2_only(), &k->o, &err);
         if (r < 0)
                 return zrc_error(c, "%s", err ? err : zrc_errstr(-r)), r;
+        if (zrc_oci_add_home(k->o, &k->o->envp) < 0)
+                return zrc_error(c, "out of memory"), -ENOMEM;
         bool console = k->a->p.console_socket || (k->a->handoff && k->a->handoff->console_fd >= 0);
         if (k->o->terminal && !console)
                 return zrc_error(c, "cannot allocate tty if zygote-runc will detach without setting console socket"),
@@ -282,8 +188,16 @@ static int make_cgroup(struct create *k) {
 
         r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->resources, &k->st.cgroup, &err);
         /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
-        return cgroup_step_result(k->c, r, err, (r == -EACCES || r == -EPERM || r == -EROFS) && !o->has_limits,
-                                  "no cgroup for the container");
+        r = cgroup_step_result(k->c, r, err, (r == -EACCES || r == -EPERM || r == -EROFS) && !o->has_limits,
+                               "no cgroup for the container");
+        /* a cgroup that exists already frozen would hold the init before "ready", for ever; it
+         * is someone else's: left as it is */
+        if (r >= 0 && zrc_cgroup_is_frozen(&k->st.cgroup) > 0) {
+                zrc_cgroup_done(&k->st.cgroup);
+                k->st.cgroup = (struct zrc_cgroup){};
+                return zrc_error(k->c, "container's cgroup unexpectedly frozen"), -EBUSY;
+        }
+        return r;
 }
 
 /* The device rules, before any process is in the cgroup: the init is born into (or joined to) a
@@ -470,15 +384,22 @@ static int prepare_clone(struct create *k) {
 /* The init, cloned into its sandbox; then the runtime steps back out of the container's cgroups
  * and is non-dumpable again. A failure once the init exists leaves k->pid set: the caller reaps it. */
 static int clone_init(struct create *k) {
+        int r, time_fd;
         pid_t pid;
-        int r;
 
-        pid = zrc_runc_clone_sandbox(&k->ca, &k->sb, k->sync[1], k->sync[0]);
-        if (pid < 0)
-                zrc_error(k->c, "clone3: %s", zrc_errstr(-pid));
-        else {
-                k->sync[1] = safe_close(k->sync[1]);
-                k->pid = k->st.pid = pid;
+        /* the init is born in the time namespace made for it; the runtime stays in its own */
+        pid = zrc_timens_enter(k->c, k->o, &time_fd);
+        if (pid >= 0) {
+                pid = zrc_runc_clone_sandbox(&k->ca, &k->sb, k->sync[1], k->sync[0]);
+                if (pid < 0)
+                        zrc_error(k->c, "clone3: %s", zrc_errstr(-pid));
+                else {
+                        k->sync[1] = safe_close(k->sync[1]);
+                        k->pid = k->st.pid = pid;
+                }
+                r = zrc_timens_leave(k->c, time_fd);
+                if (r < 0 && pid > 0)
+                        return r; /* the init, born, is reaped by create_failed */
         }
         if (k->born_in_cgroup) {
                 r = zrc_cgroup_return(&k->st.cgroup);
@@ -523,6 +444,10 @@ static int join_cgroup(struct create *k) {
         if (r < 0)
                 return zrc_error(k->c, "joining the container's cgroups: %s", zrc_errstr(-r)), r;
         return 0;
+}
+
+static int set_process_attrs(struct create *k) {
+        return zrc_process_attrs_apply(k->c, k->o, k->pid);
 }
 
 static int set_oom_score_adj(struct create *k) {
@@ -674,7 +599,7 @@ static void create_done(struct create *k) {
 }
 
 static int set_sysctls(struct create *k) {
-        return apply_sysctls(k->c, k->o, k->pid);
+        return zrc_sysctls_apply(k->c, k->o, k->pid);
 }
 
 /* The order of a container start; the first step that fails ends it (create_failed). */
@@ -696,6 +621,7 @@ static int (*const create_steps[])(struct create *k) = {
         write_id_maps,
         join_cgroup,
         set_oom_score_adj,
+        set_process_attrs,
         set_sysctls,
         run_create_hooks,
         go_until_ready,

@@ -9,9 +9,11 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,6 +21,7 @@
 
 #include "fd-util.h"
 #include "pidfd-util.h"
+#include "profile.h"
 #include "runtime.h"
 #include "util.h"
 
@@ -27,9 +30,9 @@ static int ns_flags_to_join(pid_t pid) {
         static const struct {
                 const char *name;
                 int flag;
-        } ns[] = { { "user", CLONE_NEWUSER },    { "mnt", CLONE_NEWNS },  { "pid", CLONE_NEWPID },
-                   { "net", CLONE_NEWNET },      { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
-                   { "cgroup", CLONE_NEWCGROUP } };
+        } ns[] = { { "user", CLONE_NEWUSER },     { "mnt", CLONE_NEWNS },   { "pid", CLONE_NEWPID },
+                   { "net", CLONE_NEWNET },       { "ipc", CLONE_NEWIPC },  { "uts", CLONE_NEWUTS },
+                   { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME } };
         int flags = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(ns); i++) {
@@ -82,13 +85,52 @@ struct exec {
 static int check_running(struct exec *k) {
         enum zrc_status s = zrc_state_status(&k->st);
 
-        if (s != ZRC_STATUS_RUNNING && s != ZRC_STATUS_CREATED)
-                return zrc_error(k->c, s == ZRC_STATUS_PAUSED ? "cannot exec in a paused container"
-                                                              : "cannot exec in a stopped container"),
+        if (s != ZRC_STATUS_RUNNING && s != ZRC_STATUS_CREATED && !(s == ZRC_STATUS_PAUSED && k->a->ignore_paused))
+                return zrc_error(k->c, s == ZRC_STATUS_PAUSED
+                                               ? "cannot exec in a paused container (use --ignore-paused to override)"
+                                               : "cannot exec in a stopped container"),
                        -EINVAL;
         k->init_fd = zrc_state_pidfd(&k->st);
         if (k->init_fd < 0)
                 return zrc_error(k->c, "cannot exec in a stopped container"), k->init_fd;
+        return 0;
+}
+
+/* --cap (each added to the bounding, effective and permitted sets, and to the inheritable and
+ * ambient ones only when the process has inheritable capabilities already, as runc 1.1 adds it)
+ * and --additional-gids. */
+static int add_caps_and_groups(struct exec *k) {
+        const struct zrc_exec_args *a = k->a;
+        struct zrc_oci *o = k->o;
+        gid_t *groups;
+
+        for (size_t i = 0; i < a->n_caps; i++) {
+                _cleanup_free_ char *full = NULL;
+                const char *name = a->caps[i];
+                unsigned cap;
+
+                if (strncasecmp(name, "CAP_", 4) != 0 && asprintf(&full, "CAP_%s", name) >= 0)
+                        name = full;
+                if (zp_cap_from_name(name, &cap) < 0 || (int) cap > zrc_oci_cap_last())
+                        return zrc_error(k->c, "exec: --cap: unknown capability \"%s\"", a->caps[i]), -EINVAL;
+                for (size_t s = 0; s < ELEMENTSOF(o->caps); s++)
+                        if (s < 3 || o->caps[3])
+                                o->caps[s] |= UINT64_C(1) << cap;
+        }
+        if (a->n_gids == 0)
+                return 0;
+        groups = reallocarray(o->groups, o->n_groups + a->n_gids + 1, sizeof(gid_t));
+        if (!groups)
+                return -ENOMEM;
+        o->groups = groups;
+        for (size_t i = 0; i < a->n_gids; i++) {
+                char *end;
+                unsigned long g = strtoul(a->gids[i], &end, 10);
+
+                if (!*a->gids[i] || *end || g > UINT32_MAX - 1)
+                        return zrc_error(k->c, "exec: --additional-gids: bad group \"%s\"", a->gids[i]), -EINVAL;
+                o->groups[o->n_groups++] = (gid_t) g;
+        }
         return 0;
 }
 
@@ -124,7 +166,9 @@ static int apply_command_line(struct exec *k) {
                 if (m == 2)
                         o->gid = g;
         }
-        return 0;
+        if (a->no_new_privs)
+                o->no_new_privs = true;
+        return add_caps_and_groups(k);
 }
 
 /* The process to run: the config's (or --process's), with the command line's options. */
@@ -138,8 +182,11 @@ static int load_process(struct exec *k) {
         if (r < 0)
                 return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
         if (!k->a->process)
-                return apply_command_line(k);
-        return 0;
+                r = apply_command_line(k);
+        /* HOME for the user the process runs as (exec's --user included) */
+        if (r >= 0)
+                r = zrc_oci_add_home(k->o, k->envp ? &k->envp : &k->o->envp);
+        return r;
 }
 
 static int prepare_sandbox(struct exec *k) {
@@ -160,6 +207,7 @@ static int prepare_sandbox(struct exec *k) {
         k->sb.new_mount_ns = false;
         k->sb.userns_root = false;
         k->sb.hostname = NULL;
+        k->sb.domainname = NULL;
         k->sb.dev_console = NULL;
         if (k->a->handoff)
                 k->sb.start_fd = k->a->handoff->start_fd; /* held until zygoted's Start */
@@ -371,7 +419,7 @@ int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
         if (zrc_runc_load_state(c, a->p.id, &k.st) < 0)
                 return 1;
         if (check_running(&k) < 0 || load_process(&k) < 0 || prepare_sandbox(&k) < 0 || find_namespaces(&k) < 0 ||
-            spawn_process(&k) < 0 || join_cgroup(&k) < 0)
+            spawn_process(&k) < 0 || join_cgroup(&k) < 0 || zrc_process_attrs_apply(c, k.o, k.pid) < 0)
                 goto out;
         if (a->handoff) {
                 ret = go_until_exec(&k) < 0 ? 1 : 0;

@@ -8,6 +8,7 @@
  * file per command family).
  */
 #include <errno.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -29,7 +30,9 @@ static const struct zrc_verb verbs[] = {
         { "list", zrc_cmd_list, 0, "list [-q] [--format table|json]" },
         { "kill", zrc_cmd_kill, ZRC_VERB_ID, "kill [--all] ID [SIGNAL]  SIGNAL by name or number, default TERM" },
         { "delete", zrc_cmd_delete, ZRC_VERB_ID, "delete [--force] ID" },
-        { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE, "ps [--format table|json] ID" },
+        { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE, "ps [--format table|json] ID [-- PS-OPTIONS]   ps(1) -ef" },
+        { "events", zrc_cmd_events, ZRC_VERB_ID | ZRC_VERB_STATE,
+          "events [--stats] [--interval DURATION] ID   resource usage as JSON, every 5s or once" },
         { "pause", zrc_cmd_pause, ZRC_VERB_ID | ZRC_VERB_STATE, "pause ID / resume ID      cgroup freezer" },
         { "resume", zrc_cmd_resume, ZRC_VERB_ID | ZRC_VERB_STATE, NULL },
         { "update", zrc_cmd_update, ZRC_VERB_ID | ZRC_VERB_STATE,
@@ -38,13 +41,13 @@ static const struct zrc_verb verbs[] = {
           "       [--cpuset-mems L] [--blkio-weight N] ID   new linux.resources for a container" },
         { "exec", zrc_cmd_exec, ZRC_VERB_ID,
           "exec [--process F | ARGS] [--detach] [--pid-file F] [--tty] [--console-socket S]\n"
-          "       [--cwd D] [--env K=V] [--user UID[:GID]] ID [COMMAND ARGS...]" },
+          "       [--cwd D] [--env K=V] [--user UID[:GID]] [--additional-gids G] [--cap CAP]\n"
+          "       [--no-new-privs] [--ignore-paused] [--preserve-fds N] ID [COMMAND ARGS...]" },
         { "spec", zrc_cmd_spec, 0, "spec [--bundle DIR] [--rootless]   write a default config.json" },
         { "features", zrc_cmd_features, 0, "features                  print what this runtime supports" },
 };
 
 static const char usage_global[] =
-        "Global options:\n"
         "  --root DIR          state directory (default " ZRC_RUNC_DEFAULT_ROOT ")\n"
         "  --log FILE          also log to FILE\n"
         "  --log-format text|json\n"
@@ -55,18 +58,36 @@ static const char usage_global[] =
         "  --systemd-cgroup    accepted; the systemd cgroup driver is not supported\n"
         "  --version, --help\n";
 
+/* --help in runc's sections (urfave/cli's): NAME, USAGE, VERSION, COMMANDS, GLOBAL OPTIONS. */
 static void usage(FILE *f) {
-        fputs("usage: zygote-runc [global options] COMMAND [options] ARGS\n"
+        fputs("NAME:\n"
+              "   zygote-runc - an Open Container Initiative runtime with runc's command line\n"
               "\n"
-              "An OCI runtime with runc's command line.\n"
+              "USAGE:\n"
+              "   zygote-runc [global options] command [command options] [arguments...]\n"
               "\n"
-              "Commands:\n",
+              "VERSION:\n"
+              "   " ZYGOTE_VERSION "\n"
+              "spec: " ZRC_RUNC_OCI_VERSION "\n"
+              "\n"
+              "COMMANDS:\n",
               f);
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
                 if (verbs[i].help)
-                        fprintf(f, "  %s\n", verbs[i].help);
-        fputs("\n", f);
+                        fprintf(f, "     %s\n", verbs[i].help);
+        fputs("\nGLOBAL OPTIONS:\n", f);
         fputs(usage_global, f);
+}
+
+/* COMMAND --help: runc's NAME and USAGE of the one command. */
+static void usage_verb(const struct zrc_verb *v) {
+        const struct zrc_verb *line = v;
+
+        /* resume shares pause's line */
+        for (size_t i = 0; !line->help && i < ELEMENTSOF(verbs); i++)
+                if (verbs[i].help && strstr(verbs[i].help, v->name))
+                        line = &verbs[i];
+        printf("NAME:\n   zygote-runc %s\n\nUSAGE:\n   zygote-runc %s\n", v->name, line->help ? line->help : v->name);
 }
 
 /* The global options that take a value; those zygote-runc does not use are accepted and ignored. */
@@ -130,7 +151,10 @@ int main(int argc, char **argv) {
 
         for (i = 1; i < argc && argv[i][0] == '-'; i++) {
                 if (streq(argv[i], "--version") || streq(argv[i], "-v")) {
-                        printf("zygote-runc version %s\nspec: %s\n", ZYGOTE_VERSION, ZRC_RUNC_OCI_VERSION);
+                        const struct scmp_version *sv = seccomp_version();
+                        /* runc's lines, but go's: there is no Go */
+                        printf("zygote-runc version %s\ncommit: %s\nspec: %s\nlibseccomp: %u.%u.%u\n", ZYGOTE_VERSION,
+                               ZYGOTE_VERSION, ZRC_RUNC_OCI_VERSION, sv->major, sv->minor, sv->micro);
                         return 0;
                 }
                 if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
@@ -148,12 +172,13 @@ int main(int argc, char **argv) {
         cmd = argv[i++];
         argc -= i;
         argv += i;
-        if (argc > 0 && (streq(argv[0], "--help") || streq(argv[0], "-h"))) {
-                usage(stdout);
-                return 0;
-        }
         for (size_t k = 0; k < ELEMENTSOF(verbs); k++)
-                if (streq(cmd, verbs[k].name))
+                if (streq(cmd, verbs[k].name)) {
+                        if (argc > 0 && (streq(argv[0], "--help") || streq(argv[0], "-h"))) {
+                                usage_verb(&verbs[k]);
+                                return 0;
+                        }
                         return verbs[k].run(&c, &verbs[k], argc, argv);
+                }
         return zrc_error(&c, "unknown command \"%s\" (see --help)", cmd);
 }

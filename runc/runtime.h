@@ -70,8 +70,21 @@ struct zrc_oci {
         int oom_score_adj; /* INT_MIN: unset */
 
         const char *hostname;
+        const char *domainname;
+        unsigned short console_rows, console_cols; /* process.consoleSize (0: none) */
+        unsigned long personality;                 /* ZE_SB_NO_PERSONALITY: none */
+        bool has_sched;                            /* process.scheduler (config-linux.c) */
+        struct zrc_sched {
+                uint32_t policy;
+                int32_t nice;
+                uint32_t priority;
+                uint64_t flags, runtime, deadline, period;
+        } sched;
+        int ioprio;         /* process.ioPriority as ioprio_set(2) takes it, or -1 */
+        char *time_offsets; /* linux.timeOffsets as /proc/PID/timens_offsets takes it, or NULL */
         bool readonly_root;
         unsigned long rootfs_propagation;
+        char *rootfs_parent; /* the mount point of the mount the rootfs is on */
         struct ze_sb_mount *mounts;
         size_t n_mounts;
         struct ze_sb_device *devices;
@@ -81,7 +94,9 @@ struct zrc_oci {
         const char **readonly; /* NULL terminated */
         char *dev_console;
 
-        int clone_flags; /* CLONE_NEW* to create */
+        int clone_flags;  /* CLONE_NEW* to create */
+        bool new_time_ns; /* a time namespace to create (by the runtime: process-attrs.c) */
+        bool uts_ns;      /* linux.namespaces has "uts", new or joined by path */
         struct zrc_ns_path ns_paths[8];
         size_t n_ns_paths;
         char *uid_map, *gid_map; /* NULL when no user namespace */
@@ -114,6 +129,21 @@ json_object *zrc_oci_default_spec(bool rootless);
 const char *zrc_oci_ns_name(int flag);
 /* Capability name <-> number via the profile module; "CAP_" optional on input. */
 int zrc_oci_cap_last(void);
+
+/* ---- process-attrs.c: what the runtime sets on the process from outside ---- */
+struct zrc_ctx;
+/* process.scheduler and process.ioPriority on pid (before it runs: both survive execve). Prints. */
+int zrc_process_attrs_apply(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t pid);
+/* A new time namespace with linux.timeOffsets for the runtime's next child (o->new_time_ns),
+ * *ret_restore_fd (-EBADF: none) to go back with zrc_timens_leave() once it is cloned. Print. */
+int zrc_timens_enter(const struct zrc_ctx *c, const struct zrc_oci *o, int *ret_restore_fd);
+int zrc_timens_leave(const struct zrc_ctx *c, int restore_fd);
+/* HOME=, from the image's /etc/passwd for o->uid ("/" without an entry), appended to *envp (a
+ * malloc'd array) unless it has one. */
+int zrc_oci_add_home(struct zrc_oci *o, char ***envp);
+/* linux.sysctl, each written in the container's (pid's) own namespace of its kind; a key that is
+ * not namespaced, or of a namespace shared with the host, is refused. Prints. */
+int zrc_sysctls_apply(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t pid);
 
 /* ---- procfs.c ---- */
 /* A procfs of the runtime's own for its writes: a fresh detached instance, or (where that is
@@ -286,6 +316,12 @@ struct zrc_exec_args {
         const char **env;
         size_t n_env;
         bool tty;
+        const char **caps; /* --cap: added to the process's five capability sets */
+        size_t n_caps;
+        const char **gids; /* --additional-gids */
+        size_t n_gids;
+        bool no_new_privs;  /* --no-new-privs */
+        bool ignore_paused; /* --ignore-paused: a paused container takes the process (frozen) */
         char **args;
         int n_args;
         struct zrc_handoff *handoff; /* NULL: zygote-runc's own exec (the process is held on

@@ -10,6 +10,7 @@
  *   cmd-spec.c      spec
  *   cmd-features.c  features
  *   cmd-update.c    update
+ *   cmd-events.c    events
  *
  * A handler parses its own options, calls the runtime's parts (runtime.h) and prints; it returns
  * the process's exit status.
@@ -72,4 +73,5 @@ zrc_verb_handler zrc_cmd_create, zrc_cmd_run, zrc_cmd_start,         /* cmd-crea
         zrc_cmd_kill, zrc_cmd_delete, zrc_cmd_pause, zrc_cmd_resume, /* cmd-kill.c */
         zrc_cmd_spec,                                                /* cmd-spec.c */
         zrc_cmd_features,                                            /* cmd-features.c */
-        zrc_cmd_update;                                              /* cmd-update.c */
+        zrc_cmd_update,                                              /* cmd-update.c */
+        zrc_cmd_events;                                              /* cmd-events.c */

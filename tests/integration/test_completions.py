@@ -133,7 +133,7 @@ def test_launchctl_asks_the_daemon_for_ids_and_profiles(tmp_path):
 
 def runc_commands(build):
     out = []
-    for line in help_section(helptext(build, "zygote-runc", "--help"), "Commands:"):
+    for line in help_section(helptext(build, "zygote-runc", "--help"), "COMMANDS:"):
         for pair in re.findall(r"^\s+(\w+)|/ (\w+) ID", line):
             out += [w for w in pair if w]
     return out
@@ -148,10 +148,10 @@ def test_zygote_runc_commands(build):
 
 def test_zygote_runc_options_are_the_helps(build):
     text = helptext(build, "zygote-runc", "--help")
-    glob = sorted(set(OPTION.findall("\n".join(help_section(text, "Global options:")))))
+    glob = sorted(set(OPTION.findall("\n".join(help_section(text, "GLOBAL OPTIONS:")))))
     assert complete("zygote-runc", ["zygote-runc", "--"]) == glob
     # Each command's line (and its continuation lines) in the help lists its options.
-    lines = help_section(text, "Commands:")
+    lines = help_section(text, "COMMANDS:")
     for cmd in runc_commands(build):
         i = next(k for k, l in enumerate(lines) if re.match(rf"\s+{cmd}\b", l) or f"/ {cmd} " in l)
         block = [lines[i]]

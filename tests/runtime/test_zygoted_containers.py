@@ -7,6 +7,7 @@ holds no capability outside the caller's sets. A failed create leaves no process
 import array
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -104,6 +105,32 @@ def test_run_output_exit_and_filter(daemon, bundle, tmp_path):
         # (a worker never compiles on its own: ZYGOTE_RUNC_FILTER=zygoted in daemon/container.c)
         assert after == before, (before, after)
     zytest.wait_for(lambda: not os.listdir(containers_dir(daemon)), "Delete removing the state", timeout=10)
+
+
+def test_config_extras_through_zygoted(daemon, bundle, tmp_path):
+    """The create recipe zygote-runc shares with zygoted's worker applies the same fields: HOME from
+    the image's passwd, domainname, personality, scheduler, ioPriority, a shared root propagation and
+    a time namespace with its offsets (made by the worker for the init it clones)."""
+    with open(os.path.join(bundle.rootfs, "etc", "passwd"), "w") as f:
+        f.write("root:x:0:0:root:/root:/bin/sh\n")
+    bundle.config["domainname"] = "zdomain"
+    bundle.config["linux"]["personality"] = {"domain": "LINUX32"}
+    bundle.config["linux"]["rootfsPropagation"] = "shared"
+    bundle.config["process"]["scheduler"] = {"policy": "SCHED_BATCH", "nice": 5}
+    bundle.config["process"]["ioPriority"] = {"class": "IOPRIO_CLASS_IDLE", "priority": 0}
+    if os.path.exists("/proc/self/ns/time"):
+        bundle.config["linux"]["namespaces"].append({"type": "time"})
+        bundle.config["linux"]["timeOffsets"] = {"boottime": {"secs": 86400 * 500, "nanosecs": 0}}
+    bundle.set_args("sh", "-c", "echo home=$HOME; cat /proc/sys/kernel/domainname; uname -m;"
+                    " awk '{print \"policy\", $41, \"nice\", $19}' /proc/self/stat; ionice -p $$;"
+                    " awk '{print \"days\", int($1/86400)}' /proc/uptime")
+    with daemon.connect() as c:
+        out, task = run_container(c, bundle, tmp_path)
+    assert task["exitCode"] == 0, (task, out)
+    assert "home=/root" in out and "zdomain" in out and "i686" in out, out
+    assert "policy 3 nice 5" in out and "idle" in out, out
+    if os.path.exists("/proc/self/ns/time"):
+        assert int(re.search(r"days (\d+)", out).group(1)) >= 500, out
 
 
 def test_init_is_zygoteds_child_in_its_cgroup(daemon, bundle):

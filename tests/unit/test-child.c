@@ -56,7 +56,9 @@ static void test_step_names(void **state) {
                                             "pivot_root", "maskedPaths", "readonlyPaths", "readonly root", "hostname",
                                             "console",
                                             /* the worker's, appended */
-                                            "lsm" };
+                                            "lsm",
+                                            /* the container init's, appended */
+                                            "domainname", "personality" };
 
         assert_int_equal(ELEMENTSOF(want), _ZE_STEP_MAX);
         for (int i = 0; i < _ZE_STEP_MAX; i++)

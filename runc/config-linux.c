@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.json's fields beyond the sandbox's core: domainname, linux.personality,
+ * linux.timeOffsets, process.scheduler, process.ioPriority and process.consoleSize, each parsed
+ * into struct zrc_oci or refused with the field's name; and the fields zygote-runc does not apply
+ * (LSM labels, other platforms' objects, newer runtime features), refused by name rather than
+ * ignored: a container never runs without something its config asked for.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+
+#include "config-util.h"
+#include "util.h"
+
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE 6
+#endif
+#ifndef SCHED_BATCH
+#define SCHED_BATCH 3
+#endif
+#ifndef SCHED_IDLE
+#define SCHED_IDLE 5
+#endif
+
+#define IOPRIO_CLASS_SHIFT 13
+
+/* A member that holds something: present, not null, not an empty string, array or object. */
+static bool set(json_object *v) {
+        if (!v)
+                return false;
+        switch (json_object_get_type(v)) {
+        case json_type_null:
+                return false;
+        case json_type_string:
+                return json_object_get_string_len(v) > 0;
+        case json_type_array:
+                return json_object_array_length(v) > 0;
+        case json_type_object:
+                return json_object_object_length(v) > 0;
+        default:
+                return true;
+        }
+}
+
+/* What zygote-runc cannot apply, each with the reason its refusal gives. */
+static const struct {
+        const char *parent; /* "" (the top), "process", "process.user", "linux" */
+        const char *key;
+        const char *why;
+} refused[] = {
+        { "", "solaris", "zygote-runc runs Linux containers" },
+        { "", "windows", "zygote-runc runs Linux containers" },
+        { "", "vm", "zygote-runc runs containers, not virtual machines" },
+        { "", "zos", "zygote-runc runs Linux containers" },
+        { "process", "apparmorProfile", "zygote-runc applies no AppArmor profile" },
+        { "process", "selinuxLabel", "zygote-runc applies no SELinux label" },
+        { "process", "commandLine", "a Windows field; use process.args" },
+        { "process", "execCPUAffinity", "not implemented" },
+        { "process.user", "username", "a Windows field; use process.user.uid" },
+        { "linux", "mountLabel", "zygote-runc applies no SELinux label" },
+        { "linux", "intelRdt", "zygote-runc has no Intel RDT support" },
+        { "linux", "netDevices", "not implemented" },
+        { "linux", "memoryPolicy", "not implemented" },
+};
+
+static int check_refused(json_object *root, char **ret_error) {
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                json_object *parent = root;
+
+                if (streq(refused[i].parent, "process.user"))
+                        parent = zrc_get(zrc_get(root, "process"), "user");
+                else if (refused[i].parent[0])
+                        parent = zrc_get(root, refused[i].parent);
+                if (set(zrc_get(parent, refused[i].key)))
+                        return zrc_errorf(ret_error, -EOPNOTSUPP,
+                                          "config.json: %s%s%s: not supported by zygote-runc (%s)", refused[i].parent,
+                                          refused[i].parent[0] ? "." : "", refused[i].key, refused[i].why);
+        }
+        return 0;
+}
+
+/* linux.personality: the domains runc knows (LINUX, LINUX32); no flags. */
+static int parse_personality(struct zrc_oci *o, json_object *p, char **ret_error) {
+        const char *domain = zrc_get_str(p, "domain");
+
+        o->personality = ZE_SB_NO_PERSONALITY;
+        if (!p)
+                return 0;
+        if (set(zrc_get(p, "flags")))
+                return zrc_errorf(ret_error, -EOPNOTSUPP,
+                                  "config.json: linux.personality.flags: not supported by zygote-runc (as runc)");
+        if (domain && streq(domain, "LINUX"))
+                o->personality = PER_LINUX;
+        else if (domain && streq(domain, "LINUX32"))
+                o->personality = PER_LINUX32;
+        else
+                return zrc_errorf(ret_error, -EINVAL,
+                                  "config.json: linux.personality.domain: \"%s\" is not LINUX or LINUX32",
+                                  domain ? domain : "");
+        return 0;
+}
+
+/* linux.timeOffsets: "monotonic" and "boottime", as timens_offsets(5) takes them; only with a
+ * new time namespace (it holds them). */
+static int parse_time_offsets(struct zrc_oci *o, json_object *t, bool new_time_ns, char **ret_error) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (!set(t))
+                return 0;
+        if (!new_time_ns)
+                return zrc_errorf(
+                        ret_error, -EINVAL,
+                        "config.json: linux.timeOffsets needs a new time namespace (linux.namespaces \"time\")");
+        if (!json_object_is_type(t, json_type_object))
+                return zrc_errorf(ret_error, -EINVAL, "config.json: linux.timeOffsets is not an object");
+        f = open_memstream(&text, &len);
+        if (!f)
+                return -ENOMEM;
+        json_object_object_foreach(t, clock, v) {
+                json_object *secs = zrc_get(v, "secs"), *ns = zrc_get(v, "nanosecs");
+                int64_t n = ns ? json_object_get_int64(ns) : 0;
+
+                if (!streq(clock, "monotonic") && !streq(clock, "boottime")) {
+                        fclose(f);
+                        free(text);
+                        return zrc_errorf(ret_error, -EINVAL,
+                                          "config.json: linux.timeOffsets.%s: not a clock of a time namespace "
+                                          "(monotonic, boottime)",
+                                          clock);
+                }
+                if ((secs && !json_object_is_type(secs, json_type_int)) ||
+                    (ns && !json_object_is_type(ns, json_type_int)) || n < 0 || n > 999999999) {
+                        fclose(f);
+                        free(text);
+                        return zrc_errorf(ret_error, -EINVAL, "config.json: linux.timeOffsets.%s: bad secs or nanosecs",
+                                          clock);
+                }
+                fprintf(f, "%s %" PRId64 " %" PRId64 "\n", clock, secs ? json_object_get_int64(secs) : 0, n);
+        }
+        fclose(f);
+        o->time_offsets = text;
+        return 0;
+}
+
+static const struct {
+        const char *name;
+        uint32_t value;
+} sched_policies[] = {
+        { "SCHED_OTHER", SCHED_OTHER }, { "SCHED_FIFO", SCHED_FIFO }, { "SCHED_RR", SCHED_RR },
+        { "SCHED_BATCH", SCHED_BATCH }, { "SCHED_IDLE", SCHED_IDLE }, { "SCHED_DEADLINE", SCHED_DEADLINE },
+};
+
+static const struct {
+        const char *name;
+        uint64_t value;
+} sched_flags[] = {
+        { "SCHED_FLAG_RESET_ON_FORK", 0x01 },  { "SCHED_FLAG_RECLAIM", 0x02 },
+        { "SCHED_FLAG_DL_OVERRUN", 0x04 },     { "SCHED_FLAG_KEEP_POLICY", 0x08 },
+        { "SCHED_FLAG_KEEP_PARAMS", 0x10 },    { "SCHED_FLAG_UTIL_CLAMP_MIN", 0x20 },
+        { "SCHED_FLAG_UTIL_CLAMP_MAX", 0x40 },
+};
+
+/* process.scheduler, applied by the runtime to the process before it runs (sched_setattr). */
+static int parse_scheduler(struct zrc_oci *o, json_object *s, char **ret_error) {
+        const char *policy = zrc_get_str(s, "policy");
+        json_object *v = zrc_get(s, "flags");
+        size_t k;
+
+        if (!s)
+                return 0;
+        for (k = 0; k < ELEMENTSOF(sched_policies); k++)
+                if (policy && streq(policy, sched_policies[k].name))
+                        break;
+        if (k == ELEMENTSOF(sched_policies))
+                return zrc_errorf(ret_error, -EINVAL, "config.json: process.scheduler.policy: unknown policy \"%s\"",
+                                  policy ? policy : "");
+        o->sched = (struct zrc_sched){
+                .policy = sched_policies[k].value,
+                .nice = (int32_t) json_object_get_int(zrc_get(s, "nice")),
+                .priority = (uint32_t) json_object_get_int(zrc_get(s, "priority")),
+                .runtime = json_object_get_uint64(zrc_get(s, "runtime")),
+                .deadline = json_object_get_uint64(zrc_get(s, "deadline")),
+                .period = json_object_get_uint64(zrc_get(s, "period")),
+        };
+        if (o->sched.nice < -20 || o->sched.nice > 19)
+                return zrc_errorf(ret_error, -EINVAL, "config.json: process.scheduler.nice must be -20 to 19");
+        for (size_t i = 0; i < zrc_array_len(v); i++) {
+                const char *name = json_object_get_string(json_object_array_get_idx(v, i));
+
+                for (k = 0; k < ELEMENTSOF(sched_flags); k++)
+                        if (name && streq(name, sched_flags[k].name))
+                                break;
+                if (k == ELEMENTSOF(sched_flags))
+                        return zrc_errorf(ret_error, -EINVAL,
+                                          "config.json: process.scheduler.flags[%zu]: unknown flag \"%s\"", i,
+                                          name ? name : "");
+                o->sched.flags |= sched_flags[k].value;
+        }
+        o->has_sched = true;
+        return 0;
+}
+
+/* process.ioPriority, applied by the runtime to the process before it runs (ioprio_set). */
+static int parse_io_priority(struct zrc_oci *o, json_object *p, char **ret_error) {
+        static const char *const classes[] = { "IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE" };
+        const char *class = zrc_get_str(p, "class");
+        int64_t prio = json_object_get_int64(zrc_get(p, "priority"));
+        size_t k;
+
+        o->ioprio = -1;
+        if (!p)
+                return 0;
+        for (k = 0; k < ELEMENTSOF(classes); k++)
+                if (class && streq(class, classes[k]))
+                        break;
+        if (k == ELEMENTSOF(classes))
+                return zrc_errorf(ret_error, -EINVAL,
+                                  "config.json: process.ioPriority.class: unknown class \"%s\" (IOPRIO_CLASS_RT, "
+                                  "IOPRIO_CLASS_BE, IOPRIO_CLASS_IDLE)",
+                                  class ? class : "");
+        if (prio < 0 || prio > 7)
+                return zrc_errorf(ret_error, -EINVAL, "config.json: process.ioPriority.priority must be 0 to 7");
+        o->ioprio = (int) ((k + 1) << IOPRIO_CLASS_SHIFT) | (int) prio;
+        return 0;
+}
+
+/* process.consoleSize: the terminal's size from the start. */
+static int parse_console_size(struct zrc_oci *o, json_object *p, char **ret_error) {
+        json_object *cs = zrc_get(p, "consoleSize");
+        int64_t h = json_object_get_int64(zrc_get(cs, "height")), w = json_object_get_int64(zrc_get(cs, "width"));
+
+        if (!cs)
+                return 0;
+        if (h < 0 || h > 65535 || w < 0 || w > 65535)
+                return zrc_errorf(ret_error, -EINVAL, "config.json: process.consoleSize: bad height or width");
+        o->console_rows = (unsigned short) h;
+        o->console_cols = (unsigned short) w;
+        return 0;
+}
+
+int zrc_oci_parse_process_extra(struct zrc_oci *o, json_object *p, char **ret_error) {
+        int r;
+
+        r = parse_scheduler(o, zrc_get(p, "scheduler"), ret_error);
+        if (r >= 0)
+                r = parse_io_priority(o, zrc_get(p, "ioPriority"), ret_error);
+        if (r >= 0)
+                r = parse_console_size(o, p, ret_error);
+        return r;
+}
+
+int zrc_oci_parse_linux_extra(struct zrc_oci *o, json_object *linux_, bool new_time_ns, char **ret_error) {
+        int r;
+
+        r = check_refused(o->root, ret_error);
+        if (r < 0)
+                return r;
+        o->domainname = zrc_get_str(o->root, "domainname");
+        if (o->domainname && !*o->domainname)
+                o->domainname = NULL;
+        if (o->domainname && !o->uts_ns)
+                /* as hostname: it would rename the host's */
+                return zrc_errorf(ret_error, -EINVAL,
+                                  "config.json: domainname needs a uts namespace (linux.namespaces \"uts\")");
+        r = parse_personality(o, zrc_get(linux_, "personality"), ret_error);
+        if (r >= 0)
+                r = parse_time_offsets(o, zrc_get(linux_, "timeOffsets"), new_time_ns, ret_error);
+        return r;
+}
