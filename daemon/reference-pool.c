@@ -240,5 +240,9 @@ json_object *zd_ref_pool_to_json(const struct zd_ref_pool *p) {
         json_object_object_add(o, "hits", json_object_new_int64((int64_t) p->hits));
         json_object_object_add(o, "misses", json_object_new_int64((int64_t) p->misses));
         json_object_object_add(o, "replaced", json_object_new_int64((int64_t) p->replaced));
+        json_object *pids = json_object_new_array();
+        for (const struct zd_pool_worker *w = p->idle; w; w = w->next)
+                json_object_array_add(pids, json_object_new_int(w->pidref.pid));
+        json_object_object_add(o, "pids", pids);
         return o;
 }

@@ -14,9 +14,10 @@ struct zd_pool_worker; /* private to reference-pool.c */
 
 #define ZD_POOL_MAX_DEFAULT 4 /* per profile; --pool-max */
 #define ZD_POOL_MAX_LIMIT 64
-#define ZD_POOL_START 2        /* the size a reference's pool starts at */
-#define ZD_POOL_SHRINK_S 30.0  /* a pool not drawn from for this long loses one worker */
-#define ZD_POOL_MAX_FAILURES 4 /* pool workers lost in a row (died idle, not forked): no more, until
+#define ZD_POOL_START 2       /* the size a reference's pool starts at */
+#define ZD_POOL_SHRINK_S 30.0 /* a pool not drawn from for this long loses one worker */
+#define ZD_POOL_MAX_FAILURES \
+        4 /* pool workers lost in a row (died idle, not forked): no more, until
                                 * the reference is started again */
 
 /* One per profile entry (registry.h), for its reference (the one its client talks to). Its
@@ -49,5 +50,5 @@ void zd_ref_pool_done(struct zd_ref_pool *p);
  * (a miss: it grows), or stopped. Either way a refill is due when the loop is idle. */
 int zd_ref_pool_take(struct zd_ref_pool *p, struct zc_pidref *ret_worker, int *ret_chan);
 
-/* {"size", "target", "max", "hits", "misses", "replaced"} */
+/* {"size", "target", "max", "hits", "misses", "replaced", "pids": the idle workers} */
 json_object *zd_ref_pool_to_json(const struct zd_ref_pool *p);
