@@ -39,6 +39,16 @@ CLOSER_COMM = "zygote-closer"
 SINK_COMM = "zygote-sink"  # daemon/server-closer.c: closes connection sockets with unread fds
 
 
+# The reference's own path (a Spawn parked until it answers): no pool worker may take the Spawn.
+NO_POOL = {"ZYGOTE_DISABLE_FEATURES": "pool"}
+
+
+@pytest.fixture
+def no_pool_daemon(daemons, needs_root):
+    """A root zygoted without the pool: its inherit-tier Spawns go to the reference."""
+    return daemons(env=NO_POOL)
+
+
 def children(pid):
     """The daemon's children but its fd closers (common/fd-closer.h: helpers that share its fd
     table and close callers' fds) and its sink: {pid: (state, comm)}."""
@@ -67,6 +77,11 @@ def init_pids(d):
     return {p["initPid"] for p in d.profiles().values() if p.get("initPid")}
 
 
+def pool_pids(d):
+    """The idle pool workers: children of the daemon that wait for a spawn, not workers."""
+    return {pid for p in d.profiles().values() for pid in p.get("pool", {}).get("pids", ())}
+
+
 def helper_pids(d):
     return reference_pids(d) | init_pids(d)
 
@@ -79,8 +94,11 @@ def untracked_after(d, timeout):
     left = {}
 
     def clean():
+        # the pool refills meanwhile: its idle workers as they are now, read after the children
+        kids = children(d.proc.pid)
+        idle = pool_pids(d)
         left.clear()
-        left.update({p: s for p, s in children(d.proc.pid).items() if p not in refs})
+        left.update({p: s for p, s in kids.items() if p not in refs and p not in idle})
         return not left
     try:
         wait_for(clean, "the daemon's children to be only its references", timeout=timeout)
@@ -227,7 +245,7 @@ def test_no_pidfd_for_the_worker_runs_nothing(daemons, needs_root, capsys, tmp_p
     never ran (a retry runs it once). Deterministic: the Spawn is parked for a stopped reference,
     the daemon's fd limit is cut (prlimit) to the lowest fd number it does not use, and the
     reference is let go."""
-    d = daemons(tier="inherit")
+    d = daemons(tier="inherit", env=NO_POOL)
     out = tmp_path / "runs"
     out.touch()
     os.chmod(tmp_path, 0o777)
@@ -562,9 +580,10 @@ def runs_file(tmp_path):
     return out
 
 
-def test_stuck_reference_blocks_nobody_else(daemon, capsys, tmp_path):
+def test_stuck_reference_blocks_nobody_else(no_pool_daemon, capsys, tmp_path):
     """A reference that stops answering holds up only the spawn parked for it: another caller is
     answered at once; after 5 s the reference is killed and the spawn runs once in the load tier."""
+    daemon = no_pool_daemon
     ref = inherit_reference(daemon)
     out = runs_file(tmp_path)
     with stopped(ref):
@@ -597,8 +616,9 @@ def test_stuck_reference_blocks_nobody_else(daemon, capsys, tmp_path):
     served(daemon, capsys, "after a stuck reference")
 
 
-def test_lost_reference_runs_parked_spawns_once(daemon, capsys, tmp_path):
+def test_lost_reference_runs_parked_spawns_once(no_pool_daemon, capsys, tmp_path):
     """Three spawns parked for a reference that dies: each runs exactly once, in the load tier."""
+    daemon = no_pool_daemon
     ref = inherit_reference(daemon)
     out = runs_file(tmp_path)
     conns = []
@@ -629,9 +649,10 @@ def test_lost_reference_runs_parked_spawns_once(daemon, capsys, tmp_path):
     served(daemon, capsys, "after a reference lost with spawns parked")
 
 
-def test_parked_spawns_are_capped(daemon, capsys):
+def test_parked_spawns_are_capped(no_pool_daemon, capsys):
     """At most 64 spawns wait for one profile's reference: the 65th is refused with
     LimitExceeded, and the 64 all run once the reference answers."""
+    daemon = no_pool_daemon
     ref = inherit_reference(daemon)
     conns = []
     try:
@@ -662,9 +683,10 @@ def test_parked_spawns_are_capped(daemon, capsys):
     served(daemon, capsys, "after 64 parked spawns")
 
 
-def test_caller_gone_while_parked_kills_the_worker_at_its_gate(daemon, capsys, tmp_path):
+def test_caller_gone_while_parked_kills_the_worker_at_its_gate(no_pool_daemon, capsys, tmp_path):
     """A caller that leaves while its spawn waits for the reference: the worker the reference
     forks is killed at its gate and never runs the command; no task is left."""
+    daemon = no_pool_daemon
     ref = inherit_reference(daemon)
     out = runs_file(tmp_path)
     with stopped(ref):

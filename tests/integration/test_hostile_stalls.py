@@ -23,6 +23,9 @@ from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID, wait_for
 from hostile import (L, INVALID, LIMIT, settled_fds, fds_back_to, spawn_with_pipe_to_eof, served,
                      raw_socket, sendmsg_fds, StallingFuse, stalling_fuse, held_fuse_file)
 
+# The reference's own path (a Spawn parked until it answers): no pool worker may take the Spawn.
+NO_POOL = {"ZYGOTE_DISABLE_FEATURES": "pool"}
+
 
 def spawn_with_stalling_fuse(daemon, daemons, hold, params):
     """Spawn (params) with a file of a StallingFuse that holds `hold` as fd 0, and GetStatus from
@@ -279,8 +282,9 @@ def test_fork_releases_the_fds_of_parked_spawns(daemons, needs_root, capsys):
     the load tier should the reference be lost): a FUSE file among them would be copied by the
     next fork of zygoted, a load-tier worker for a caller in a network namespace of its own. They
     go to the closer before that fork; the other caller is served, and the parked Spawn, once
-    the reference goes on, runs as asked (the reference had its own copies)."""
-    d = daemons(tier="inherit")
+    the reference goes on, runs as asked (the reference had its own copies). Without the pool, whose
+    idle worker would take the Spawn without the reference."""
+    d = daemons(tier="inherit", env=NO_POOL)
     ref = zytest.inherit_reference(d)
     other = NetnsCaller(d)  # before the FUSE file exists: no subprocess may start while it is open
     with held_fuse_file(daemons, [StallingFuse.FLUSH]) as (fs, f):
@@ -307,8 +311,8 @@ def test_fork_releases_the_fds_of_parked_spawns(daemons, needs_root, capsys):
 def test_parked_spawn_whose_fds_went_fails_when_its_reference_is_lost(daemons, needs_root, tmp_path):
     """The other side of releasing a parked spawn's fds before a fork: should its reference then
     be lost, the spawn cannot run in the load tier (its fds are gone), so it fails, SpawnFailed
-    step "reference", and nothing ran (a retry is safe)."""
-    d = daemons(tier="inherit")
+    step "reference", and nothing ran (a retry is safe). Without the pool, as above."""
+    d = daemons(tier="inherit", env=NO_POOL)
     ref = zytest.inherit_reference(d)
     out = tmp_path / "ran"
     other = NetnsCaller(d)
