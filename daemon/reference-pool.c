@@ -235,6 +235,7 @@ json_object *zd_ref_pool_to_json(const struct zd_ref_pool *p) {
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "size", json_object_new_int64(p->n_idle));
+        json_object_object_add(o, "forking", json_object_new_int64(p->n_forking));
         json_object_object_add(o, "target", json_object_new_int64(p->running ? p->target : 0));
         json_object_object_add(o, "max", json_object_new_int64(p->max));
         json_object_object_add(o, "hits", json_object_new_int64((int64_t) p->hits));

@@ -50,5 +50,5 @@ void zd_ref_pool_done(struct zd_ref_pool *p);
  * (a miss: it grows), or stopped. Either way a refill is due when the loop is idle. */
 int zd_ref_pool_take(struct zd_ref_pool *p, struct zc_pidref *ret_worker, int *ret_chan);
 
-/* {"size", "target", "max", "hits", "misses", "replaced", "pids": the idle workers} */
+/* {"size", "forking", "target", "max", "hits", "misses", "replaced", "pids": the idle workers} */
 json_object *zd_ref_pool_to_json(const struct zd_ref_pool *p);

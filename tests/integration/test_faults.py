@@ -196,14 +196,17 @@ def test_sigkill_reference_during_spawns(daemon, capsys):
     served(daemon, capsys, "after the reference came back")
 
 
-def test_reference_death_mid_spawn_runs_once(daemons, needs_root, capsys, tmp_path):
+@pytest.mark.parametrize("pool", ["nopool", "pool"])
+def test_reference_death_mid_spawn_runs_once(daemons, needs_root, capsys, tmp_path, pool):
     """The reference dies right after it forked a worker, before it could send the worker's
     pid back (strace injects SIGKILL into its reply's sendmsg: deterministic). The spawn must
     run its command once, and no worker may be left untracked (a zombie child of the daemon).
     The daemon finds the worker among its children by the status pipe's write end (/proc's
     fdinfo): its own copy went once the request was sent, so neither its fd closers, which share
-    its fd table, nor a worker it forks meanwhile hold it."""
-    daemon = daemons()
+    its fd table, nor a worker it forks meanwhile hold it. With the pool, the spawn is a pool
+    worker's and the reference dies replying to the refill that follows: the pool worker it
+    forked is found by its channel, killed and reaped."""
+    daemon = daemons(env=NO_POOL if pool == "nopool" else None)
     if daemon.profiles()["default"]["tier"] != "inherit":
         pytest.skip("the default profile is not in the inherit tier here")
     ref = daemon.profiles()["default"]["referencePid"]
@@ -225,7 +228,7 @@ def test_reference_death_mid_spawn_runs_once(daemons, needs_root, capsys, tmp_pa
     untracked = untracked_after(daemon, 10)  # reported below, with the runs
     runs = out.read_text().split()
     with capsys.disabled():
-        print(f"\n  [reference death mid-spawn] tier {first.get('tier')}; the command ran {len(runs)} times; "
+        print(f"\n  [reference death mid-spawn, {pool}] tier {first.get('tier')}; the command ran {len(runs)} times; "
               f"untracked children of the daemon: {untracked}", end="")
     assert not untracked, f"workers left untracked: {untracked}"
     assert runs == ["once"], f"the command ran {len(runs)} times"
