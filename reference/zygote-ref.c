@@ -157,13 +157,14 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
 static char pool_mem[ZE_PLAN_UNPACK_MAX] __attribute__((aligned(16)));
 
 /* What a pool worker touches before it blocks: its copies of these pages are made then, not after
- * its request came (a plan of ordinary size fits). */
-#define POOL_PREFAULT (8u * 1024u)
+ * its request came. A page of each buffer (an ordinary plan fits) and two of stack: every page
+ * more is a fault the request may never need. */
+#define POOL_PREFAULT 4096u
 
 /* The stack the worker's steps run on, touched before the request (below the frame that calls
  * this): its copy-on-write faults are taken while idle. */
 __attribute__((noinline)) static void prefault_stack(void) {
-        volatile char area[POOL_PREFAULT * 4];
+        volatile char area[POOL_PREFAULT * 2];
 
         for (size_t i = 0; i < sizeof(area); i += 4096)
                 area[i] = 0;
