@@ -26,6 +26,15 @@ LIMIT = L + "LimitExceeded"
 
 # ---- helpers ------------------------------------------------------------------------------------
 
+# The reference's own path (a Spawn parked until it answers): no pool worker may take the Spawn.
+NO_POOL = {"ZYGOTE_DISABLE_FEATURES": "pool"}
+
+
+def pool_pids(d):
+    """The idle pool workers: children of the daemon that wait for a spawn, not workers."""
+    return {pid for p in d.profiles().values() for pid in p.get("pool", {}).get("pids", ())}
+
+
 def daemon_fds(d):
     """The daemon's open fds, by number -> what they are."""
     out = {}

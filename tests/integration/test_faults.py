@@ -29,7 +29,7 @@ import pytest
 
 import varlink
 import zytest
-from hostile import fds_back_to, served, settled_fds
+from hostile import NO_POOL, fds_back_to, pool_pids, served, settled_fds
 from zytest import NOBODY, NOGROUP, inherit_reference, wait_for
 
 L = "io.zygote.Launcher."
@@ -37,10 +37,6 @@ L = "io.zygote.Launcher."
 
 CLOSER_COMM = "zygote-closer"
 SINK_COMM = "zygote-sink"  # daemon/server-closer.c: closes connection sockets with unread fds
-
-
-# The reference's own path (a Spawn parked until it answers): no pool worker may take the Spawn.
-NO_POOL = {"ZYGOTE_DISABLE_FEATURES": "pool"}
 
 
 @pytest.fixture
@@ -75,11 +71,6 @@ def init_pids(d):
     """The inits of the profiles' pid namespaces: children of the daemon that stay (and outlive
     it), not workers."""
     return {p["initPid"] for p in d.profiles().values() if p.get("initPid")}
-
-
-def pool_pids(d):
-    """The idle pool workers: children of the daemon that wait for a spawn, not workers."""
-    return {pid for p in d.profiles().values() for pid in p.get("pool", {}).get("pids", ())}
 
 
 def helper_pids(d):

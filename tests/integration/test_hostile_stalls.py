@@ -20,11 +20,8 @@ import pytest
 import varlink
 import zytest
 from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID, wait_for
-from hostile import (L, INVALID, LIMIT, settled_fds, fds_back_to, spawn_with_pipe_to_eof, served,
+from hostile import (L, INVALID, LIMIT, NO_POOL, settled_fds, fds_back_to, spawn_with_pipe_to_eof, served,
                      raw_socket, sendmsg_fds, StallingFuse, stalling_fuse, held_fuse_file)
-
-# The reference's own path (a Spawn parked until it answers): no pool worker may take the Spawn.
-NO_POOL = {"ZYGOTE_DISABLE_FEATURES": "pool"}
 
 
 def spawn_with_stalling_fuse(daemon, daemons, hold, params):
