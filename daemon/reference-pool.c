@@ -4,8 +4,10 @@
  * forks a worker (CLONE_PARENT: zygoted's child, under the reference's filter, in the profile's
  * namespaces), but ahead of demand and with nothing but a channel of its own; the worker blocks
  * on it for exactly one plan. A spawn takes an idle worker and sends it the plan itself: no
- * reference round trip and no fork on the spawn's path. The pool refills when the loop has
- * nothing else to do, through the reference's client (in order with the spawns it parks).
+ * reference round trip and no fork on the spawn's path. The pool refills once that spawn is
+ * answered (its worker exec'd, or failed, or is held) and the loop has nothing else to do, through
+ * the reference's client (in order with the spawns it parks): the reference's fork never competes
+ * with a worker that is specializing.
  *
  * Its size adapts: it starts at ZD_POOL_START, doubles (up to max) each time a spawn found it
  * empty, and loses a worker each ZD_POOL_SHRINK_S without a spawn. A worker that dies while idle
@@ -15,6 +17,7 @@
  * go, its requests in flight settled by the client's loss), and a new pool starts with the new
  * reference.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -27,6 +30,15 @@
 #include "task.h"
 #include "util.h"
 
+/* A spawn a pool worker took, until it is answered: the pool refills after that, not while the
+ * worker specializes (a fork of the reference then would compete with it for the CPU). */
+struct zd_pool_spawn {
+        struct zd_pool_spawn *next;
+        struct zd_ref_pool *pool;
+        int fd;      /* a copy of the read end of its status pipe: watched, never read */
+        ev_io watch; /* readable: EOF (the exec, the reply sent), or a record (held, failed) */
+};
+
 struct zd_pool_worker {
         struct zd_pool_worker *next;
         struct zd_ref_pool *pool;
@@ -38,6 +50,43 @@ struct zd_pool_worker {
 static void refill_due(struct zd_ref_pool *p) {
         if (p->running && p->n_idle + p->n_forking < p->target && p->failures < ZD_POOL_MAX_FAILURES)
                 ev_idle_start(p->d->loop, &p->refill);
+}
+
+static void spawn_free(struct zd_ref_pool *p, struct zd_pool_spawn *sp) {
+        for (struct zd_pool_spawn **q = &p->spawns; *q; q = &(*q)->next)
+                if (*q == sp) {
+                        *q = sp->next;
+                        break;
+                }
+        ev_io_stop(p->d->loop, &sp->watch);
+        safe_close(sp->fd);
+        free(sp);
+}
+
+/* The spawn is answered (task.c reads the same pipe, at the same event): refill when idle. */
+static void on_spawn_answered(struct ev_loop *loop, ev_io *io, int revents) {
+        struct zd_pool_spawn *sp = io->data;
+        struct zd_ref_pool *p = sp->pool;
+
+        spawn_free(p, sp);
+        refill_due(p);
+}
+
+void zd_ref_pool_refill_after(struct zd_ref_pool *p, int status_fd) {
+        struct zd_pool_spawn *sp = calloc(1, sizeof(*sp));
+        int fd = sp ? fcntl(status_fd, F_DUPFD_CLOEXEC, 3) : -1;
+
+        if (fd < 0) {
+                /* no way to know when: now, when the loop is idle */
+                free(sp);
+                refill_due(p);
+                return;
+        }
+        *sp = (struct zd_pool_spawn){ .pool = p, .fd = fd, .next = p->spawns };
+        ev_io_init(&sp->watch, on_spawn_answered, fd, EV_READ);
+        sp->watch.data = sp;
+        ev_io_start(p->d->loop, &sp->watch);
+        p->spawns = sp;
 }
 
 /* A worker the pool does not keep: its channel closed (an idle one exits at the EOF), then
@@ -194,6 +243,8 @@ void zd_ref_pool_stop(struct zd_ref_pool *p) {
         p->running = false;
         ev_idle_stop(p->d->loop, &p->refill);
         ev_timer_stop(p->d->loop, &p->shrink);
+        while (p->spawns)
+                spawn_free(p, p->spawns);
         /* killed, not only let go: a worker of a reference that is gone is never used, and need
          * not be asked */
         while ((w = p->idle))
@@ -227,7 +278,7 @@ int zd_ref_pool_take(struct zd_ref_pool *p, struct zc_pidref *ret_worker, int *r
         *ret_worker = w->pidref;
         *ret_chan = w->chan;
         free(w);
-        refill_due(p);
+        /* the refill waits for this spawn's answer (zd_ref_pool_refill_after()) */
         return 0;
 }
 

@@ -11,6 +11,7 @@
 
 struct zd_daemon;
 struct zd_pool_worker; /* private to reference-pool.c */
+struct zd_pool_spawn;  /* private to reference-pool.c */
 
 #define ZD_POOL_MAX_DEFAULT 4 /* per profile; --pool-max */
 #define ZD_POOL_MAX_LIMIT 64
@@ -25,11 +26,12 @@ struct zd_pool_worker; /* private to reference-pool.c */
 struct zd_ref_pool {
         struct zd_daemon *d;
         struct zd_ref_client *client;
-        struct zd_pool_worker *idle; /* forked, each blocked on its channel */
-        unsigned n_idle, n_forking;  /* n_forking: asked of the reference, not answered yet */
-        unsigned target, max;        /* the size it refills to (adapts, at most max; 0: no pool) */
-        unsigned failures;           /* workers lost in a row */
-        bool running;                /* the reference is up, in the inherit tier */
+        struct zd_pool_worker *idle;  /* forked, each blocked on its channel */
+        struct zd_pool_spawn *spawns; /* taken, their spawns not answered yet */
+        unsigned n_idle, n_forking;   /* n_forking: asked of the reference, not answered yet */
+        unsigned target, max;         /* the size it refills to (adapts, at most max; 0: no pool) */
+        unsigned failures;            /* workers lost in a row */
+        bool running;                 /* the reference is up, in the inherit tier */
         unsigned long hits, misses, replaced;
         double last_take;
         ev_idle refill; /* asks the reference for more when the loop has nothing else to do */
@@ -47,8 +49,13 @@ void zd_ref_pool_done(struct zd_ref_pool *p);
 
 /* An idle worker for one spawn: its pidref (the caller's now, watched by nobody) and the daemon's
  * end of its channel (the caller's, to send the plan and close). -ENOENT when the pool is empty
- * (a miss: it grows), or stopped. Either way a refill is due when the loop is idle. */
+ * (a miss: it grows, and refills when the loop is idle), or stopped. */
 int zd_ref_pool_take(struct zd_ref_pool *p, struct zc_pidref *ret_worker, int *ret_chan);
+/* After a take: the refill waits until that spawn is answered, which status_fd (the read end of
+ * its status pipe; copied, never read) tells (EOF at the exec, or a record), then for the loop to
+ * be idle. The worker's specializing is the spawn's critical path: the reference's next fork
+ * waits until it is over. Called once per successful take, whatever became of the spawn. */
+void zd_ref_pool_refill_after(struct zd_ref_pool *p, int status_fd);
 
 /* {"size", "forking", "target", "max", "hits", "misses", "replaced", "pids": the idle workers} */
 json_object *zd_ref_pool_to_json(const struct zd_ref_pool *p);

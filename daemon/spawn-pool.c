@@ -31,6 +31,8 @@ int zd_spawn_pooled(struct spawn *s) {
                 r = zr_pool_send(chan, &s->plan);
                 /* the plan and its fds are in the worker's queue: our end has nothing more to say */
                 safe_close(chan);
+                /* before the task takes the status pipe: the refill follows this spawn's answer */
+                zd_ref_pool_refill_after(pool, r >= 0 ? s->status[0] : -EBADF);
                 if (r >= 0) {
                         r = zd_spawn_start(s, worker.pid, worker.fd);
                         return r < 0 ? r : 1;
