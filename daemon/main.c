@@ -58,7 +58,7 @@ static void usage(FILE *f) {
                    "                        cannot use a forced tier is left out, --tier clone on a\n"
                    "                        kernel without SECCOMP_CLONE_FILTER fails at start-up\n"
                    "  --pool-max N          pre-forked workers per profile of the inherit tier, at\n"
-                   "                        most (default 4; 0: none, every spawn asks the reference)\n"
+                   "                        most (default 0: none, every spawn asks the reference)\n"
                    "  --check-profile FILE  compile one profile file, print what it gives, and exit\n"
                    "                        0 (good) or 1 (bad), like nginx -t\n"
                    "  --dump-bpf OUT        with --check-profile: also write the compiled program to\n"

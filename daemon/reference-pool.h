@@ -13,7 +13,10 @@ struct zd_daemon;
 struct zd_pool_worker; /* private to reference-pool.c */
 struct zd_pool_spawn;  /* private to reference-pool.c */
 
-#define ZD_POOL_MAX_DEFAULT 4 /* per profile; --pool-max */
+/* Per profile, --pool-max. Off by default: on a machine without an idle core the refill's fork
+ * lands on the next spawn's path, and back-to-back spawns are slower with the pool than without
+ * (docs/BENCHMARKS.md). 4 is what the tests and the measurements use. */
+#define ZD_POOL_MAX_DEFAULT 0
 #define ZD_POOL_MAX_LIMIT 64
 #define ZD_POOL_START 2       /* the size a reference's pool starts at */
 #define ZD_POOL_SHRINK_S 30.0 /* a pool not drawn from for this long loses one worker */

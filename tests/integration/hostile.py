@@ -26,8 +26,11 @@ LIMIT = L + "LimitExceeded"
 
 # ---- helpers ------------------------------------------------------------------------------------
 
-# The reference's own path (a Spawn parked until it answers): no pool worker may take the Spawn.
+# The reference's own path (a Spawn parked until it answers): no pool worker may take the Spawn
+# (the pool is off by default; this keeps it off whatever the default).
 NO_POOL = {"ZYGOTE_DISABLE_FEATURES": "pool"}
+# The inherit tier's pool of pre-forked workers, on.
+POOL_ARGS = ["--pool-max", "4"]
 
 
 def pool_pids(d):

@@ -29,7 +29,7 @@ import pytest
 
 import varlink
 import zytest
-from hostile import NO_POOL, fds_back_to, pool_pids, served, settled_fds
+from hostile import NO_POOL, POOL_ARGS, fds_back_to, pool_pids, served, settled_fds
 from zytest import NOBODY, NOGROUP, inherit_reference, wait_for
 
 L = "io.zygote.Launcher."
@@ -197,7 +197,7 @@ def test_reference_death_mid_spawn_runs_once(daemons, needs_root, capsys, tmp_pa
     its fd table, nor a worker it forks meanwhile hold it. With the pool, the spawn is a pool
     worker's and the reference dies replying to the refill that follows: the pool worker it
     forked is found by its channel, killed and reaped."""
-    daemon = daemons(env=NO_POOL if pool == "nopool" else None)
+    daemon = daemons(env=NO_POOL) if pool == "nopool" else daemons(args=POOL_ARGS)
     if daemon.profiles()["default"]["tier"] != "inherit":
         pytest.skip("the default profile is not in the inherit tier here")
     ref = daemon.profiles()["default"]["referencePid"]
@@ -300,12 +300,12 @@ def test_sigkill_held_worker(daemon, capsys):
     served(daemon, capsys, "held worker killed")
 
 
-@pytest.mark.parametrize("tier", ["inherit", "load"])
+@pytest.mark.parametrize("tier", ["inherit", "inherit-pool", "load"])
 def test_killer_races_every_spawn(daemons, needs_root, capsys, tier):
     """A killer SIGKILLs every new child of the daemon as soon as it sees it (many before their
     exec, while they set up the sandbox), while three clients spawn: every Spawn gets an answer
     (success then a final reply, or SpawnFailed), none hangs, and no zombie is left."""
-    d = daemons(tier=tier)
+    d = daemons(tier=tier.split("-")[0], args=POOL_ARGS if tier.endswith("pool") else ())
     refs = helper_pids(d)
     before = settled_fds(d)
     stop = threading.Event()

@@ -20,7 +20,7 @@ import pytest
 import varlink
 import zytest
 from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID, wait_for
-from hostile import (L, INVALID, LIMIT, NO_POOL, settled_fds, fds_back_to, spawn_with_pipe_to_eof, served,
+from hostile import (L, INVALID, LIMIT, NO_POOL, POOL_ARGS, settled_fds, fds_back_to, spawn_with_pipe_to_eof, served,
                      raw_socket, sendmsg_fds, StallingFuse, stalling_fuse, held_fuse_file)
 
 
@@ -125,7 +125,8 @@ def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, variant, capsys
     that does not answer is replaced. Once the server answers, the daemon's fd table is back where
     it was."""
     tier = variant.split("-")[0]
-    d = daemons(tier=tier, env=NO_POOL if variant == "inherit-nopool" else None)
+    d = daemons(tier=tier, env=NO_POOL if variant == "inherit-nopool" else None,
+                args=POOL_ARGS if variant == "inherit" else ())
     before = settled_fds(d)
     with held_fuse_file(daemons, [StallingFuse.FLUSH]) as (fs, f):
         with d.connect() as attacker, d.connect(timeout=10) as other:

@@ -12,9 +12,16 @@ import signal
 import pytest
 
 import zytest
+from hostile import POOL_ARGS
 from zytest import wait_for
 
 L = "io.zygote.Launcher."
+
+
+@pytest.fixture
+def daemon(daemons, needs_root):
+    """A root zygoted with the pool, which is off by default."""
+    return daemons(args=POOL_ARGS)
 
 
 def pool_of(d, name="default"):
@@ -90,7 +97,7 @@ def test_pooled_task_is_a_fresh_workers_task(daemon):
 
 
 def test_pool_disabled_falls_back_to_the_reference(daemons, needs_root):
-    for how in ({"env": {"ZYGOTE_DISABLE_FEATURES": "pool"}}, {"args": ["--pool-max", "0"]}):
+    for how in ({"env": {"ZYGOTE_DISABLE_FEATURES": "pool"}, "args": POOL_ARGS}, {"args": ["--pool-max", "0"]}, {}):
         d = daemons(tier="inherit", **how)
         assert "pool" not in d.profiles()["default"], how
         ref = d.profiles()["default"]["referencePid"]
@@ -192,7 +199,7 @@ def test_reload_replacing_the_profile_replaces_its_pool(daemons, needs_root, bin
     src = os.path.join(bins["profiles"], "default.json")
     dst = os.path.join(pdir, "default.json")
     shutil.copy(src, dst)
-    d = daemons(tier="inherit", profile_dirs=[pdir])
+    d = daemons(tier="inherit", profile_dirs=[pdir], args=POOL_ARGS)
     old = full_pool(d)
     old_hash = d.profiles()["default"]["hash"]
     with open(dst) as f:
