@@ -52,6 +52,7 @@ struct zd_daemon {
         char **profile_dirs;
         size_t n_profile_dirs;
         enum zd_tier forced_tier;
+        unsigned pool_max; /* pre-forked workers per profile, at most (inherit tier); 0: no pool */
         char helper[4096];
         int helper_fd; /* the helper, opened once: references and probes are exec'd through it */
 

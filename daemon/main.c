@@ -59,6 +59,8 @@ static void usage(FILE *f) {
                    "                        get their filter (for tests and benchmarks); a profile that\n"
                    "                        cannot use a forced tier is left out, --tier clone on a\n"
                    "                        kernel without SECCOMP_CLONE_FILTER fails at start-up\n"
+                   "  --pool-max N          pre-forked workers per profile of the inherit tier, at\n"
+                   "                        most (default 0: none, every spawn asks the reference)\n"
                    "  --check-profile FILE  compile one profile file, print what it gives, and exit\n"
                    "                        0 (good) or 1 (bad), like nginx -t\n"
                    "  --dump-bpf OUT        with --check-profile: also write the compiled program to\n"
@@ -67,9 +69,8 @@ static void usage(FILE *f) {
                    "  -h, --help            this text\n"
                    "\n"
                    "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
-                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,namespace_pool "
-                   "(force the "
-                   "fallbacks),\n"
+                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,namespace_pool,\n"
+                   "pool (force the fallbacks),\n"
                    "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
 
@@ -238,12 +239,22 @@ static int check_profile(const char *path, const char *dump) {
 /* The command line. Returns -1 to go on serving, else the exit code (--help, --version,
  * --check-profile, a bad option). */
 static int parse_options(int argc, char **argv, struct zd_daemon *d, char **socket_path) {
-        enum { OPT_SOCKET = 0x100, OPT_PROFILES, OPT_TIER, OPT_CHECK, OPT_DUMP_BPF, OPT_VERSION, OPT_CONTAINER_ROOT };
+        enum {
+                OPT_SOCKET = 0x100,
+                OPT_PROFILES,
+                OPT_TIER,
+                OPT_CHECK,
+                OPT_DUMP_BPF,
+                OPT_VERSION,
+                OPT_CONTAINER_ROOT,
+                OPT_POOL_MAX
+        };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, OPT_SOCKET },
                 { "profiles", required_argument, NULL, OPT_PROFILES },
                 { "tier", required_argument, NULL, OPT_TIER },
                 { "container-root", required_argument, NULL, OPT_CONTAINER_ROOT },
+                { "pool-max", required_argument, NULL, OPT_POOL_MAX },
                 { "check-profile", required_argument, NULL, OPT_CHECK },
                 { "dump-bpf", required_argument, NULL, OPT_DUMP_BPF },
                 { "version", no_argument, NULL, OPT_VERSION },
@@ -281,6 +292,18 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
                         }
                         d->container_root = optarg;
                         break;
+                case OPT_POOL_MAX: {
+                        char *end;
+                        unsigned long n = strtoul(optarg, &end, 10);
+
+                        if (!*optarg || *end || n > ZD_POOL_MAX_LIMIT) {
+                                fprintf(stderr, "zygoted: --pool-max: '%s' is not a number from 0 to %d\n", optarg,
+                                        ZD_POOL_MAX_LIMIT);
+                                return 2;
+                        }
+                        d->pool_max = (unsigned) n;
+                        break;
+                }
                 case OPT_CHECK:
                         check = optarg;
                         break;
@@ -409,6 +432,9 @@ static int probe_kernel(struct zd_daemon *d) {
                        "tasks share zygoted's pid namespace: a task can signal, and without Yama "
                        "ptrace, its caller's other processes (no pid namespace: %s)",
                        d->features.pid_namespace_reason);
+        if (d->pool_max > 0 && ze_feature_disabled("pool"))
+                d->pool_max = 0;
+        zd_log(LOG_INFO, "inherit tier: %s", d->pool_max > 0 ? "a pool of pre-forked workers per profile" : "no pool");
         if (d->forced_tier == ZD_TIER_CLONE && !d->features.clone_filter) {
                 zd_log(LOG_ERR, "--tier clone: this kernel lacks SECCOMP_CLONE_FILTER (%s)",
                        d->features.clone_filter_reason);
@@ -497,7 +523,7 @@ static void run_loop(struct zd_daemon *d) {
 }
 
 int main(int argc, char **argv) {
-        struct zd_daemon d = { .server.listen_fd = -EBADF, .helper_fd = -EBADF };
+        struct zd_daemon d = { .server.listen_fd = -EBADF, .helper_fd = -EBADF, .pool_max = ZD_POOL_MAX_DEFAULT };
         _cleanup_free_ char *socket_path = NULL;
         int r, n_passed;
 

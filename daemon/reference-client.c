@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
 
@@ -26,7 +27,8 @@ struct zd_ref_request {
         struct zd_ref_request *next;
         zd_ref_done_fn done;
         void *userdata;
-        int status_r; /* borrowed: how its worker is found if the reference is lost */
+        int status_r;   /* borrowed: how its worker is found if the reference is lost */
+        ino_t sock_ino; /* or, for a pool worker (status_r -EBADF), the inode of its channel end */
         double sent_at;
 };
 
@@ -69,9 +71,23 @@ static void request_complete(struct zd_ref_request *q, int r, struct zc_pidref w
         done(userdata, r, worker);
 }
 
+/* A request sent: queued behind those in flight. */
+static void request_queue(struct zd_ref_client *c, struct zd_ref_request *q, zd_ref_done_fn done, void *userdata) {
+        struct zd_ref_request **tail;
+
+        q->done = done;
+        q->userdata = userdata;
+        q->sent_at = ev_now(c->d->loop);
+        for (tail = &c->requests; *tail; tail = &(*tail)->next)
+                ;
+        *tail = q;
+        c->n_requests++;
+        client_arm(c);
+}
+
 int zd_ref_client_send(struct zd_ref_client *c, const struct ze_plan *plan, int status_r, zd_ref_done_fn done,
                        void *userdata) {
-        struct zd_ref_request *q, **tail;
+        struct zd_ref_request *q;
         int r;
 
         if (c->n_requests >= ZR_REF_MAX_QUEUED)
@@ -84,15 +100,31 @@ int zd_ref_client_send(struct zd_ref_client *c, const struct ze_plan *plan, int 
                 free(q);
                 return r;
         }
-        q->done = done;
-        q->userdata = userdata;
         q->status_r = status_r;
-        q->sent_at = ev_now(c->d->loop);
-        for (tail = &c->requests; *tail; tail = &(*tail)->next)
-                ;
-        *tail = q;
-        c->n_requests++;
-        client_arm(c);
+        request_queue(c, q, done, userdata);
+        return 0;
+}
+
+int zd_ref_client_send_pool(struct zd_ref_client *c, int chan_fd, zd_ref_done_fn done, void *userdata) {
+        struct zd_ref_request *q;
+        struct stat st;
+        int r;
+
+        if (c->n_requests >= ZR_REF_MAX_QUEUED)
+                return -ENOBUFS;
+        if (fstat(chan_fd, &st) < 0)
+                return -errno;
+        q = calloc(1, sizeof(*q));
+        if (!q)
+                return -ENOMEM;
+        r = zr_reference_pool_request(c->ref, chan_fd);
+        if (r < 0) {
+                free(q);
+                return r;
+        }
+        q->status_r = -EBADF;
+        q->sock_ino = st.st_ino;
+        request_queue(c, q, done, userdata);
         return 0;
 }
 
@@ -178,7 +210,8 @@ void zd_ref_client_lost(struct zd_ref_client *c) {
         /* every lost worker first, then the completions: a worker a completion forks is never
          * looked at as another request's */
         for (q = c->requests; q; q = q->next) {
-                pid_t lost = zr_reference_find_worker(c->ref, q->status_r);
+                pid_t lost = q->status_r >= 0 ? zr_reference_find_worker(c->ref, q->status_r)
+                                              : zr_reference_find_socket_holder(c->ref, q->sock_ino);
 
                 if (lost > 0) {
                         zd_log(LOG_WARNING, "profile %s: worker %d of a lost reference is killed before exec", c->name,

@@ -44,6 +44,10 @@ void zd_ref_client_done(struct zd_ref_client *c);
  * reached the reference (then done is never called). */
 int zd_ref_client_send(struct zd_ref_client *c, const struct ze_plan *plan, int status_r, zd_ref_done_fn done,
                        void *userdata);
+/* The same for a pool worker (reference.h, POOL): chan_fd is its end of its channel, which the
+ * reference gets a copy of (a lost reference's worker is found by it; the caller may close its
+ * copy once this returns). Its completion gets the pool worker as a request's worker. */
+int zd_ref_client_send_pool(struct zd_ref_client *c, int chan_fd, zd_ref_done_fn done, void *userdata);
 /* How many requests are in flight. */
 unsigned zd_ref_client_pending(const struct zd_ref_client *c);
 

@@ -162,6 +162,9 @@ static int entry_start_reference(struct zd_entry *e) {
 static void entry_stop_reference(struct zd_entry *e) {
         if (!e->ref_up)
                 return;
+        /* its pool workers first: never used once it is gone; those it is forking are settled
+         * with its other requests */
+        zd_ref_pool_stop(&e->pool);
         zd_ref_client_lost(&e->client); /* what it had in hand is settled before it is reaped */
         ev_io_stop(e->d->loop, &e->ref_watch);
         char name[32];
@@ -231,6 +234,7 @@ static void entry_free(struct zd_entry *e) {
         entry_stop_reference(e);
         entry_release_pidns(e);
         ev_timer_stop(e->d->loop, &e->restart);
+        zd_ref_pool_done(&e->pool);
         zd_ref_client_done(&e->client);
         zp_profile_free(e->profile);
         free(e);
@@ -252,6 +256,7 @@ static int entry_new(struct zd_daemon *d, struct zp_profile *p, struct zd_entry 
                 free(e);
                 return r;
         }
+        zd_ref_pool_init(&e->pool, d, &e->client, d->pool_max);
         /* Without its pid namespace, a profile's tasks could reach outside their sandbox: the
          * profile is not served at all. */
         r = entry_start_pidns(e);
@@ -278,6 +283,8 @@ static int entry_new(struct zd_daemon *d, struct zp_profile *p, struct zd_entry 
          * source for a later reload, but costs memory: stop it. */
         if (e->best_tier == ZD_TIER_LOAD)
                 entry_stop_reference(e);
+        else if (e->best_tier == ZD_TIER_INHERIT)
+                zd_ref_pool_start(&e->pool);
         *ret = e;
         return 0;
 }
@@ -295,6 +302,8 @@ static void on_restart(struct ev_loop *loop, ev_timer *w, int revents) {
         }
         e->restarts++;
         e->tier = e->best_tier;
+        if (e->tier == ZD_TIER_INHERIT)
+                zd_ref_pool_start(&e->pool); /* a new pool: the old one went with the old reference */
         snprintf(e->reason, sizeof(e->reason), "reference restarted (%u restarts)", e->restarts);
         zd_log(LOG_NOTICE, "profile %s: reference process restarted (pid %d); back to the %s tier", e->profile->name,
                (int) e->ref.pidref.pid, zd_tier_to_string(e->tier));
@@ -497,5 +506,7 @@ json_object *zd_entry_to_json(const struct zd_entry *e) {
                 json_object_object_add(o, "initPid", json_object_new_int(e->ns.pidref.pid));
         json_object_object_add(o, "parkedSpawns", json_object_new_int64(zd_ref_client_pending(&e->client)));
         json_object_object_add(o, "skippedSyscalls", json_object_new_int64(p->skipped_syscalls));
+        if (e->best_tier == ZD_TIER_INHERIT && e->pool.max > 0)
+                json_object_object_add(o, "pool", zd_ref_pool_to_json(&e->pool));
         return o;
 }

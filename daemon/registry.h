@@ -10,6 +10,7 @@
 #include "profile.h"
 #include "reference.h"
 #include "reference-client.h"
+#include "reference-pool.h"
 #include "tier.h"
 
 struct zd_daemon;
@@ -27,6 +28,7 @@ struct zd_entry {
         char reason[256];            /* why this tier */
         ev_io ref_watch;             /* reference pidfd: its death */
         struct zd_ref_client client; /* the requests in its hands (reference-client.h) */
+        struct zd_ref_pool pool;     /* its pre-forked workers, in the inherit tier (reference-pool.h) */
         ev_timer restart;            /* backoff restart */
         double backoff;
         double ref_started_at;

@@ -15,6 +15,7 @@
 #include "spawn-identity.h"
 #include "spawn-park.h"
 #include "spawn-plan.h"
+#include "spawn-pool.h"
 #include "spawn-request.h"
 #include "spawn-start.h"
 #include "spawn-state.h"
@@ -43,11 +44,15 @@ static int spawn_caller_late(struct spawn *s) {
         return s->caller.pidfd < 0 ? zd_spawn_read_caller(s) : 0;
 }
 
-/* The worker: through the reference (inherit: parked until it answers) or forked here (clone,
- * load). 1: parked. */
+/* The worker: a pool worker, else through the reference (inherit: parked until it answers), or
+ * forked here (clone, load). 1: parked. */
 static int spawn_fork(struct spawn *s) {
         if (s->tier == ZD_TIER_INHERIT) {
-                int r = zd_spawn_park(s);
+                int r = zd_spawn_pooled(s);
+                if (r == 1)
+                        return 0; /* a task already, as one forked here */
+                if (r == 0)
+                        r = zd_spawn_park(s);
                 if (r != 0)
                         return r;
         }

@@ -291,25 +291,32 @@ static int check_contents(const struct ze_plan_wire *w, const char *in, size_t l
         return 0;
 }
 
-/* A checked message into ret: one allocation for the pointer arrays, groups, BPF, strings and
- * path_buf; fds handed out in the order pack put them in. */
-static int unpack_checked(const struct ze_plan_wire *w, const char *in, const int *fds, struct ze_plan_storage *ret) {
-        size_t off_ptrs, off_groups, off_insns, off_strings, off_path, total, fi = 0;
-        const char *s, *rlimits;
-        char **ptrs, *mem;
+struct unpack_layout {
+        size_t off_groups, off_insns, off_strings, off_path, total;
+};
 
-        off_ptrs = 0;
-        off_groups = align8(off_ptrs + ((size_t) w->n_argv + 1 + w->n_envp + 1) * sizeof(char *));
-        off_insns = align8(off_groups + (size_t) w->n_groups * sizeof(gid_t));
-        off_strings = align8(off_insns + (size_t) w->n_insns * sizeof(struct sock_filter));
-        off_path = align8(off_strings + w->strings_len);
-        total = off_path + w->path_buf_len + 1;
-        mem = calloc(1, total);
-        if (!mem)
-                return -ENOMEM;
+/* Where the pointer arrays, groups, BPF, strings and path_buf go in the one block. */
+static struct unpack_layout unpack_layout(const struct ze_plan_wire *w) {
+        struct unpack_layout l;
+
+        l.off_groups = align8(((size_t) w->n_argv + 1 + w->n_envp + 1) * sizeof(char *));
+        l.off_insns = align8(l.off_groups + (size_t) w->n_groups * sizeof(gid_t));
+        l.off_strings = align8(l.off_insns + (size_t) w->n_insns * sizeof(struct sock_filter));
+        l.off_path = align8(l.off_strings + w->strings_len);
+        l.total = l.off_path + w->path_buf_len + 1;
+        return l;
+}
+
+/* A checked message into ret, in mem (zeroed, at least l->total bytes, 8-byte aligned); fds
+ * handed out in the order pack put them in. */
+static int unpack_checked(const struct ze_plan_wire *w, const char *in, const int *fds, const struct unpack_layout *l,
+                          char *mem, struct ze_plan_storage *ret) {
+        size_t off_ptrs = 0, off_groups = l->off_groups, off_insns = l->off_insns, off_strings = l->off_strings,
+               off_path = l->off_path, fi = 0;
+        const char *s, *rlimits;
+        char **ptrs;
 
         memset(ret, 0, sizeof(*ret));
-        ret->mem = mem;
         in += sizeof(*w);
         for (uint32_t i = 0; i < w->n_fdmap; i++) {
                 int32_t t;
@@ -384,23 +391,59 @@ static int unpack_checked(const struct ze_plan_wire *w, const char *in, const in
         return 0;
 }
 
+/* The header copied out and every check passed. */
+static int check_message(const void *buf, size_t len, const int *fds, size_t n_fds, struct ze_plan_wire *ret) {
+        int r;
+
+        if (len < sizeof(*ret) || len > ZE_PLAN_MAX_SIZE)
+                return -EBADMSG;
+        memcpy(ret, buf, sizeof(*ret));
+        r = check_wire(ret, len);
+        if (r >= 0)
+                r = check_fds(ret, fds, n_fds);
+        if (r >= 0)
+                r = check_contents(ret, buf, len);
+        return r;
+}
+
 int ze_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds, struct ze_plan_storage *ret) {
+        struct unpack_layout l;
         struct ze_plan_wire w;
+        char *mem;
         int r;
 
         if (!buf || !ret || (n_fds > 0 && !fds))
                 return -EINVAL;
-        if (len < sizeof(w) || len > ZE_PLAN_MAX_SIZE)
-                return -EBADMSG;
-        memcpy(&w, buf, sizeof(w));
-        r = check_wire(&w, len);
-        if (r >= 0)
-                r = check_fds(&w, fds, n_fds);
-        if (r >= 0)
-                r = check_contents(&w, buf, len);
+        r = check_message(buf, len, fds, n_fds, &w);
         if (r < 0)
                 return r;
-        return unpack_checked(&w, buf, fds, ret);
+        l = unpack_layout(&w);
+        mem = calloc(1, l.total);
+        if (!mem)
+                return -ENOMEM;
+        r = unpack_checked(&w, buf, fds, &l, mem, ret);
+        ret->mem = mem;
+        return r;
+}
+
+int ze_plan_unpack_into(const void *buf, size_t len, const int *fds, size_t n_fds, void *mem, size_t mem_size,
+                        struct ze_plan_storage *ret) {
+        struct unpack_layout l;
+        struct ze_plan_wire w;
+        int r;
+
+        if (!buf || !ret || !mem || ((uintptr_t) mem & 7) || (n_fds > 0 && !fds))
+                return -EINVAL;
+        r = check_message(buf, len, fds, n_fds, &w);
+        if (r < 0)
+                return r;
+        l = unpack_layout(&w);
+        if (l.total > mem_size)
+                return -E2BIG;
+        /* only what unpack does not overwrite needs zeroes: the pointer arrays' ends are written,
+         * path_buf is scratch whose last byte must be a NUL */
+        ((char *) mem)[l.total - 1] = 0;
+        return unpack_checked(&w, buf, fds, &l, mem, ret);
 }
 
 void ze_plan_storage_done(struct ze_plan_storage *s) {

@@ -47,4 +47,15 @@ int ze_plan_pack(const struct ze_plan *plan, void **ret_buf, size_t *ret_len, in
 
 int ze_plan_unpack(const void *buf, size_t len, const int *fds, size_t n_fds, struct ze_plan_storage *ret);
 
+/* The most memory ze_plan_unpack_into() can need: the pointer arrays, then at most the whole
+ * message's contents, then path_buf, each 8-byte aligned. */
+#define ZE_PLAN_UNPACK_MAX ((ZE_PLAN_MAX_STRINGS + 2) * sizeof(char *) + ZE_PLAN_MAX_SIZE + ZE_PLAN_MAX_PATH_BUF + 64)
+
+/* ze_plan_unpack() into mem (8-byte aligned, mem_size bytes, ZE_PLAN_UNPACK_MAX always enough)
+ * instead of an allocation: for a pool worker, which must not allocate once its request is
+ * there. ret->mem stays NULL (nothing to free); mem must outlive the plan. -E2BIG when the
+ * message needs more than mem_size. */
+int ze_plan_unpack_into(const void *buf, size_t len, const int *fds, size_t n_fds, void *mem, size_t mem_size,
+                        struct ze_plan_storage *ret);
+
 void ze_plan_storage_done(struct ze_plan_storage *s);

@@ -308,6 +308,49 @@ int zr_reference_request(struct zr_reference *r, const struct ze_plan *plan) {
         return zr_ref_send(r->ctl_fd, &h, buf, len, fds, n_fds);
 }
 
+int zr_reference_pool_request(struct zr_reference *r, int chan_fd) {
+        struct zr_ref_header h = { .magic = ZR_REF_MAGIC, .type = ZR_REF_POOL };
+
+        if (!r || chan_fd < 0)
+                return -EINVAL;
+        if (r->ctl_fd < 0)
+                return -ENOTCONN;
+        return zr_ref_send(r->ctl_fd, &h, NULL, 0, &chan_fd, 1);
+}
+
+int zr_pool_channel(int ret[2]) {
+        int sv[2], sndbuf = (int) ZR_REF_MAX_MSG * 2;
+
+        if (!ret)
+                return -EINVAL;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return -errno;
+        /* the largest plan must fit one datagram, as on the control socket */
+        (void) setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+        ret[0] = sv[0];
+        ret[1] = sv[1];
+        return 0;
+}
+
+int zr_pool_send(int chan, const struct ze_plan *plan) {
+        struct zr_ref_header h = { .magic = ZR_REF_MAGIC, .type = ZR_REF_SPAWN, .arg = -1 };
+        _cleanup_free_ void *buf = NULL;
+        int fds[ZE_PLAN_MAX_FDS];
+        size_t n_fds = ZE_PLAN_MAX_FDS, len;
+        int k;
+
+        if (chan < 0 || !plan)
+                return -EINVAL;
+        k = ze_plan_pack(plan, &buf, &len, fds, &n_fds);
+        if (k < 0)
+                return k;
+        /* where the status fd is among the fds (ze_plan_pack()'s order): a worker that cannot
+         * unpack the plan still reports there, never looks like an exec */
+        if (plan->status_fd >= 0)
+                h.arg = (int32_t) (plan->n_fds + plan->n_cgroups);
+        return zr_ref_send(chan, &h, buf, len, fds, n_fds);
+}
+
 /* The reference is out of step or gone with a request in its hands: its worker is unknown. */
 static int worker_unknown(struct zr_reference *r, pid_t *ret_pid, int k) {
         break_ctl(r);
@@ -399,16 +442,17 @@ static bool fd_writes(pid_t pid, const char *fd) {
         return w;
 }
 
-/* Whether process pid holds the write end of the pipe whose inode is ino. The write end: any
- * child the daemon forks meanwhile holds copies of its read ends until its exec. */
-static bool holds_pipe(pid_t pid, ino_t ino) {
+/* Whether process pid holds, open for writing, the file kind ("pipe", "socket") whose inode is
+ * ino. For a pipe, the write end: any child the daemon forks meanwhile holds copies of its read
+ * ends until its exec. */
+static bool holds_file(pid_t pid, const char *kind, ino_t ino) {
         char dir[64], want[64], link[64];
         struct dirent *de;
         bool found = false;
         DIR *d;
 
         snprintf(dir, sizeof(dir), "/proc/%d/fd", (int) pid);
-        snprintf(want, sizeof(want), "pipe:[%lu]", (unsigned long) ino);
+        snprintf(want, sizeof(want), "%s:[%lu]", kind, (unsigned long) ino);
         d = opendir(dir);
         if (!d)
                 return false; /* gone, or not ours to look at */
@@ -427,18 +471,13 @@ static bool holds_pipe(pid_t pid, ino_t ino) {
         return found;
 }
 
-pid_t zr_reference_find_worker(const struct zr_reference *r, int status_r) {
+static pid_t find_holder(const struct zr_reference *r, const char *kind, ino_t ino) {
         char path[64];
-        struct stat st;
         pid_t found = 0;
         long pid;
         FILE *f;
         int k;
 
-        if (!r || status_r < 0)
-                return -EINVAL;
-        if (fstat(status_r, &st) < 0)
-                return -errno;
         /* Dead, so that its fork, if it made one, is complete. It is being killed already. */
         if (r->pidref.fd >= 0) {
                 k = wait_readable(r->pidref.fd, -EBADF, now_ms() + ZR_REF_TIMEOUT_MS);
@@ -451,10 +490,26 @@ pid_t zr_reference_find_worker(const struct zr_reference *r, int status_r) {
         if (!f)
                 return -errno;
         while (!found && fscanf(f, "%ld", &pid) == 1)
-                if (pid > 0 && pid != r->pidref.pid && holds_pipe((pid_t) pid, st.st_ino))
+                if (pid > 0 && pid != r->pidref.pid && holds_file((pid_t) pid, kind, ino))
                         found = (pid_t) pid;
         fclose(f);
         return found;
+}
+
+pid_t zr_reference_find_worker(const struct zr_reference *r, int status_r) {
+        struct stat st;
+
+        if (!r || status_r < 0)
+                return -EINVAL;
+        if (fstat(status_r, &st) < 0)
+                return -errno;
+        return find_holder(r, "pipe", st.st_ino);
+}
+
+pid_t zr_reference_find_socket_holder(const struct zr_reference *r, ino_t ino) {
+        if (!r || ino == 0)
+                return -EINVAL;
+        return find_holder(r, "socket", ino);
 }
 
 int zr_reference_probe_inherit(struct zr_reference *r, int helper_fd, bool privileged, char **ret_reason) {

@@ -13,7 +13,15 @@
  *   ref -> daemon   READY  (nothing)                   or ERROR
  *   daemon -> ref   SPAWN  a packed plan (plan.h), fds as SCM_RIGHTS
  *   ref -> daemon   SPAWNED  arg = worker pid (the daemon opens its pidfd)   or ERROR
+ *   daemon -> ref   POOL   (nothing); one fd: a pool worker's end of its own channel
+ *   ref -> daemon   SPAWNED  arg = the pool worker's pid                  or ERROR
  *   ERROR:          arg = enum ze_step (0 when no child step failed), err = positive errno
+ *
+ * A pool worker (POOL) is forked like a worker, ahead of demand: it closes every fd but its
+ * channel, prepares its buffers and blocks on the channel for exactly one SPAWN (a packed plan,
+ * the plan's fds; arg = the index of the status fd among them, -1 for none), which it runs
+ * through ze_child_run() as the reference's own worker would. EOF on the channel before that
+ * makes it exit 0. The daemon, not the reference, sends that SPAWN: no reference round trip.
  *
  * EOF on the control socket makes the reference exit 0. A reference that receives a malformed
  * message answers ERROR (EBADMSG) and keeps serving; the daemon, on any timeout or protocol
@@ -45,6 +53,7 @@ enum zr_ref_type {
         ZR_REF_SPAWN,
         ZR_REF_SPAWNED,
         ZR_REF_ERROR,
+        ZR_REF_POOL,
 };
 
 struct zr_ref_header {
@@ -112,6 +121,22 @@ int zr_reference_spawn(struct zr_reference *r, const struct ze_plan *plan, struc
 #define ZR_REF_MAX_QUEUED 64
 int zr_reference_request(struct zr_reference *r, const struct ze_plan *plan);
 int zr_reference_reply(struct zr_reference *r, struct zc_pidref *ret_worker);
+
+/* A pool worker, asked for without waiting (as zr_reference_request(); its reply, the worker's
+ * pid, through zr_reference_reply()). chan_fd: the worker's end of its channel (zr_pool_channel());
+ * the reference gets a copy, the caller keeps its own. */
+int zr_reference_pool_request(struct zr_reference *r, int chan_fd);
+
+/* A pool worker's channel: a SOCK_SEQPACKET pair, CLOEXEC, ret[0] the daemon's end (room for the
+ * largest plan), ret[1] the worker's. */
+int zr_pool_channel(int ret[2]);
+/* The plan, packed, to the pool worker at the other end of chan: its one request. Never blocks.
+ * -EPIPE / -ECONNREFUSED / -ECONNRESET: the worker is gone (the plan's fds stay the caller's). */
+int zr_pool_send(int chan, const struct ze_plan *plan);
+
+/* Like zr_reference_find_worker(), for a request whose worker is known by the socket it holds
+ * (a pool worker: the inode of its channel end, which only the reference and it held). */
+pid_t zr_reference_find_socket_holder(const struct zr_reference *r, ino_t ino);
 
 /* After a spawn that ended with ZR_REF_WORKER_UNKNOWN: waits (bounded) until the reference is
  * dead, so that any fork it started is complete, then finds among the caller's children the

@@ -152,6 +152,92 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
         return 0;
 }
 
+/* A pool worker's plan, unpacked: static like msg, so that nothing is allocated once its request
+ * is there. */
+static char pool_mem[ZE_PLAN_UNPACK_MAX] __attribute__((aligned(16)));
+
+/* What a pool worker touches before it blocks: its copies of these pages are made then, not after
+ * its request came. A page of each buffer (an ordinary plan fits) and two of stack: every page
+ * more is a fault the request may never need. */
+#define POOL_PREFAULT 4096u
+
+/* The stack the worker's steps run on, touched before the request (below the frame that calls
+ * this): its copy-on-write faults are taken while idle. */
+__attribute__((noinline)) static void prefault_stack(void) {
+        volatile char area[POOL_PREFAULT * 2];
+
+        for (size_t i = 0; i < sizeof(area); i += 4096)
+                area[i] = 0;
+}
+
+_Noreturn static void pool_worker_fail(int status_fd, int err) {
+        const struct ze_reporter to = { .fd = status_fd };
+
+        ze_fail(&to, ZE_STEP_NONE, err, -1, ZE_EXIT_SETUP_FAILED);
+}
+
+/* A pool worker: forked ahead of demand, it holds nothing but its channel until its one request
+ * comes, then is what handle_spawn()'s worker is: the same plan checks, the same filter (ours,
+ * inherited), the same ze_child_run(). Once the request is there: no allocation, no fd but those
+ * of the request. */
+_Noreturn static void pool_worker_run(int chan) {
+        struct ze_plan_storage s;
+        struct zr_ref_header h;
+        int fds[ZE_PLAN_MAX_FDS], status_fd = -1;
+        size_t n_fds = 0;
+        ssize_t n;
+        int r;
+
+        /* not the control socket, nor any fd of an earlier request the closer still holds */
+        if (ze_step_close_all_but(0, &chan, 1) < 0)
+                _exit(ZE_EXIT_SETUP_FAILED);
+        memset(msg, 0, POOL_PREFAULT);
+        memset(pool_mem, 0, POOL_PREFAULT);
+        prefault_stack();
+        do
+                n = zr_ref_recv(chan, msg, sizeof(msg), fds, ELEMENTSOF(fds), &n_fds);
+        while (n == -EINTR);
+        if (n == 0)
+                _exit(0); /* the daemon let it go (a smaller pool, a reload, its exit) */
+        if (n < 0)
+                _exit(ZE_EXIT_SETUP_FAILED); /* whatever came is closed: its status pipe sees EOF */
+        if ((size_t) n >= sizeof(h)) {
+                memcpy(&h, msg, sizeof(h));
+                if (h.arg >= 0 && (size_t) h.arg < n_fds)
+                        status_fd = fds[h.arg];
+        }
+        if ((size_t) n < sizeof(h) || h.magic != ZR_REF_MAGIC || h.type != ZR_REF_SPAWN)
+                pool_worker_fail(status_fd, EBADMSG);
+        r = ze_plan_unpack_into(msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds, pool_mem, sizeof(pool_mem), &s);
+        if (r < 0)
+                pool_worker_fail(status_fd, -r);
+        /* as handle_spawn(): our filter is the one the worker must have */
+        s.plan.filter_mode = ZE_FILTER_INHERITED;
+        s.plan.filter_early = false;
+        s.plan.signals_default = signals_pristine;
+        /* the channel is CLOEXEC; child.c closes it with every other fd */
+        ze_child_run(&s.plan);
+}
+
+/* POOL: a pool worker, forked as handle_spawn()'s workers are (after the closer settled, with
+ * CLONE_PARENT), with only its channel (the one fd). */
+static int handle_pool(int ctl, const int *fds, size_t n_fds, struct zc_fd_closer *closer) {
+        int pidfd = -1;
+        long pid;
+
+        if (n_fds != 1)
+                return reply_error(ctl, ZE_STEP_NONE, EBADMSG);
+        (void) zc_fd_closer_settle(closer, ZC_FD_CLOSER_STUCK_MS);
+        pid = clone_with_pidfd(CLONE_PARENT | CLONE_WITH_PIDFD_NO_CLONE3, &pidfd);
+        if (pid == 0)
+                pool_worker_run(fds[0]);
+        if (pid < 0)
+                return reply_error(ctl, ZE_STEP_NONE, (int) -pid);
+        safe_close(pidfd);
+        reply(ctl, ZR_REF_SPAWNED, (int32_t) pid, 0, NULL, 0);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         const int ctl = ZR_REF_CTL_FD;
         bool initialized = false;
@@ -240,7 +326,11 @@ int main(int argc, char **argv) {
                         } else if (h.magic == ZR_REF_MAGIC && h.type == ZR_REF_SPAWN && initialized)
                                 (void) handle_spawn(ctl, msg + sizeof(h), (size_t) n - sizeof(h), fds, n_fds, &n_caller,
                                                     closer);
-                        else
+                        else if (h.magic == ZR_REF_MAGIC && h.type == ZR_REF_POOL && initialized) {
+                                /* POOL's fd is the daemon's (the worker's channel) */
+                                (void) handle_pool(ctl, fds, n_fds, closer);
+                                n_caller = 0;
+                        } else
                                 reply_error(ctl, ZE_STEP_NONE, initialized ? EBADMSG : EPROTO);
                         /* The daemon's own (the status pipe it waits on for the exec) go at once;
                          * only the caller's may be slow to close. */

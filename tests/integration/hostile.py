@@ -26,6 +26,18 @@ LIMIT = L + "LimitExceeded"
 
 # ---- helpers ------------------------------------------------------------------------------------
 
+# The reference's own path (a Spawn parked until it answers): no pool worker may take the Spawn
+# (the pool is off by default; this keeps it off whatever the default).
+NO_POOL = {"ZYGOTE_DISABLE_FEATURES": "pool"}
+# The inherit tier's pool of pre-forked workers, on.
+POOL_ARGS = ["--pool-max", "4"]
+
+
+def pool_pids(d):
+    """The idle pool workers: children of the daemon that wait for a spawn, not workers."""
+    return {pid for p in d.profiles().values() for pid in p.get("pool", {}).get("pids", ())}
+
+
 def daemon_fds(d):
     """The daemon's open fds, by number -> what they are."""
     out = {}
@@ -35,6 +47,31 @@ def daemon_fds(d):
             out[int(n)] = os.readlink(f"{base}/{n}")
         except FileNotFoundError:
             pass
+    return out
+
+
+def pool_fds(d, fds):
+    """The numbers among fds that are the pools' (reference-pool.c): each idle worker's pidfd
+    (its fdinfo names its pid) and channel, and the channel of each worker being forked. Legitimate
+    fds whose count follows the pools' sizes, left out of the comparisons below. A channel is a
+    socket like any other: as many of the sockets as there are channels are taken."""
+    pids, channels = set(), 0
+    for p in d.profiles().values():
+        pool = p.get("pool")
+        if pool:
+            pids.update(pool["pids"])
+            channels += pool["size"] + pool["forking"]
+    out = set()
+    for n, what in fds.items():
+        if what == "anon_inode:[pidfd]":
+            try:
+                with open(f"/proc/{d.proc.pid}/fdinfo/{n}") as f:
+                    if any(line.startswith("Pid:") and int(line.split()[1]) in pids for line in f):
+                        out.add(n)
+            except (FileNotFoundError, ValueError):
+                pass
+    sockets = sorted((n for n, what in fds.items() if what.startswith("socket:")), reverse=True)
+    out.update(sockets[:channels])
     return out
 
 
@@ -51,6 +88,8 @@ def settled_fds(d):
             # which comes and goes with the helpers: a helper seen asleep in a close() is
             # replaced, and the old one leaves when its close returns, at the kernel's pace.
             cur = {k: v for k, v in daemon_fds(d).items() if not re.fullmatch(r"/proc/\d+/syscall", v)}
+            for n in pool_fds(d, cur):
+                del cur[n]
         if prev is not None and sorted(cur) == sorted(prev):
             return cur
         prev = cur

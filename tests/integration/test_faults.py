@@ -29,7 +29,7 @@ import pytest
 
 import varlink
 import zytest
-from hostile import fds_back_to, served, settled_fds
+from hostile import NO_POOL, POOL_ARGS, fds_back_to, pool_pids, served, settled_fds
 from zytest import NOBODY, NOGROUP, inherit_reference, wait_for
 
 L = "io.zygote.Launcher."
@@ -37,6 +37,12 @@ L = "io.zygote.Launcher."
 
 CLOSER_COMM = "zygote-closer"
 SINK_COMM = "zygote-sink"  # daemon/server-closer.c: closes connection sockets with unread fds
+
+
+@pytest.fixture
+def no_pool_daemon(daemons, needs_root):
+    """A root zygoted without the pool: its inherit-tier Spawns go to the reference."""
+    return daemons(env=NO_POOL)
 
 
 def children(pid):
@@ -79,8 +85,11 @@ def untracked_after(d, timeout):
     left = {}
 
     def clean():
+        # the pool refills meanwhile: its idle workers as they are now, read after the children
+        kids = children(d.proc.pid)
+        idle = pool_pids(d)
         left.clear()
-        left.update({p: s for p, s in children(d.proc.pid).items() if p not in refs})
+        left.update({p: s for p, s in kids.items() if p not in refs and p not in idle})
         return not left
     try:
         wait_for(clean, "the daemon's children to be only its references", timeout=timeout)
@@ -178,14 +187,17 @@ def test_sigkill_reference_during_spawns(daemon, capsys):
     served(daemon, capsys, "after the reference came back")
 
 
-def test_reference_death_mid_spawn_runs_once(daemons, needs_root, capsys, tmp_path):
+@pytest.mark.parametrize("pool", ["nopool", "pool"])
+def test_reference_death_mid_spawn_runs_once(daemons, needs_root, capsys, tmp_path, pool):
     """The reference dies right after it forked a worker, before it could send the worker's
     pid back (strace injects SIGKILL into its reply's sendmsg: deterministic). The spawn must
     run its command once, and no worker may be left untracked (a zombie child of the daemon).
     The daemon finds the worker among its children by the status pipe's write end (/proc's
     fdinfo): its own copy went once the request was sent, so neither its fd closers, which share
-    its fd table, nor a worker it forks meanwhile hold it."""
-    daemon = daemons()
+    its fd table, nor a worker it forks meanwhile hold it. With the pool, the spawn is a pool
+    worker's and the reference dies replying to the refill that follows: the pool worker it
+    forked is found by its channel, killed and reaped."""
+    daemon = daemons(env=NO_POOL) if pool == "nopool" else daemons(args=POOL_ARGS)
     if daemon.profiles()["default"]["tier"] != "inherit":
         pytest.skip("the default profile is not in the inherit tier here")
     ref = daemon.profiles()["default"]["referencePid"]
@@ -207,7 +219,7 @@ def test_reference_death_mid_spawn_runs_once(daemons, needs_root, capsys, tmp_pa
     untracked = untracked_after(daemon, 10)  # reported below, with the runs
     runs = out.read_text().split()
     with capsys.disabled():
-        print(f"\n  [reference death mid-spawn] tier {first.get('tier')}; the command ran {len(runs)} times; "
+        print(f"\n  [reference death mid-spawn, {pool}] tier {first.get('tier')}; the command ran {len(runs)} times; "
               f"untracked children of the daemon: {untracked}", end="")
     assert not untracked, f"workers left untracked: {untracked}"
     assert runs == ["once"], f"the command ran {len(runs)} times"
@@ -227,7 +239,7 @@ def test_no_pidfd_for_the_worker_runs_nothing(daemons, needs_root, capsys, tmp_p
     never ran (a retry runs it once). Deterministic: the Spawn is parked for a stopped reference,
     the daemon's fd limit is cut (prlimit) to the lowest fd number it does not use, and the
     reference is let go."""
-    d = daemons(tier="inherit")
+    d = daemons(tier="inherit", env=NO_POOL)
     out = tmp_path / "runs"
     out.touch()
     os.chmod(tmp_path, 0o777)
@@ -288,12 +300,12 @@ def test_sigkill_held_worker(daemon, capsys):
     served(daemon, capsys, "held worker killed")
 
 
-@pytest.mark.parametrize("tier", ["inherit", "load"])
+@pytest.mark.parametrize("tier", ["inherit", "inherit-pool", "load"])
 def test_killer_races_every_spawn(daemons, needs_root, capsys, tier):
     """A killer SIGKILLs every new child of the daemon as soon as it sees it (many before their
     exec, while they set up the sandbox), while three clients spawn: every Spawn gets an answer
     (success then a final reply, or SpawnFailed), none hangs, and no zombie is left."""
-    d = daemons(tier=tier)
+    d = daemons(tier=tier.split("-")[0], args=POOL_ARGS if tier.endswith("pool") else ())
     refs = helper_pids(d)
     before = settled_fds(d)
     stop = threading.Event()
@@ -562,9 +574,10 @@ def runs_file(tmp_path):
     return out
 
 
-def test_stuck_reference_blocks_nobody_else(daemon, capsys, tmp_path):
+def test_stuck_reference_blocks_nobody_else(no_pool_daemon, capsys, tmp_path):
     """A reference that stops answering holds up only the spawn parked for it: another caller is
     answered at once; after 5 s the reference is killed and the spawn runs once in the load tier."""
+    daemon = no_pool_daemon
     ref = inherit_reference(daemon)
     out = runs_file(tmp_path)
     with stopped(ref):
@@ -597,8 +610,9 @@ def test_stuck_reference_blocks_nobody_else(daemon, capsys, tmp_path):
     served(daemon, capsys, "after a stuck reference")
 
 
-def test_lost_reference_runs_parked_spawns_once(daemon, capsys, tmp_path):
+def test_lost_reference_runs_parked_spawns_once(no_pool_daemon, capsys, tmp_path):
     """Three spawns parked for a reference that dies: each runs exactly once, in the load tier."""
+    daemon = no_pool_daemon
     ref = inherit_reference(daemon)
     out = runs_file(tmp_path)
     conns = []
@@ -629,9 +643,10 @@ def test_lost_reference_runs_parked_spawns_once(daemon, capsys, tmp_path):
     served(daemon, capsys, "after a reference lost with spawns parked")
 
 
-def test_parked_spawns_are_capped(daemon, capsys):
+def test_parked_spawns_are_capped(no_pool_daemon, capsys):
     """At most 64 spawns wait for one profile's reference: the 65th is refused with
     LimitExceeded, and the 64 all run once the reference answers."""
+    daemon = no_pool_daemon
     ref = inherit_reference(daemon)
     conns = []
     try:
@@ -662,9 +677,10 @@ def test_parked_spawns_are_capped(daemon, capsys):
     served(daemon, capsys, "after 64 parked spawns")
 
 
-def test_caller_gone_while_parked_kills_the_worker_at_its_gate(daemon, capsys, tmp_path):
+def test_caller_gone_while_parked_kills_the_worker_at_its_gate(no_pool_daemon, capsys, tmp_path):
     """A caller that leaves while its spawn waits for the reference: the worker the reference
     forks is killed at its gate and never runs the command; no task is left."""
+    daemon = no_pool_daemon
     ref = inherit_reference(daemon)
     out = runs_file(tmp_path)
     with stopped(ref):

@@ -20,7 +20,7 @@ import pytest
 import varlink
 import zytest
 from zytest import NOBODY, NOGROUP, OTHER_UID, OTHER_GID, wait_for
-from hostile import (L, INVALID, LIMIT, settled_fds, fds_back_to, spawn_with_pipe_to_eof, served,
+from hostile import (L, INVALID, LIMIT, NO_POOL, POOL_ARGS, settled_fds, fds_back_to, spawn_with_pipe_to_eof, served,
                      raw_socket, sendmsg_fds, StallingFuse, stalling_fuse, held_fuse_file)
 
 
@@ -116,24 +116,28 @@ def test_failed_worker_still_exiting_is_freed_at_stop(daemons, needs_root, tier)
         assert stop_line and re.search(r"[1-9]\d* out of the table are exiting", stop_line[-1]), stop_line
 
 
-@pytest.mark.parametrize("tier", ["load", "inherit"])
-def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
+@pytest.mark.parametrize("variant", ["load", "inherit", "inherit-nopool"])
+def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, variant, capsys):
     """A FUSE file passed with a Spawn whose server holds every FLUSH (every close() of it waits):
-    the daemon's copy, and in the inherit tier the reference's, are closed by helpers sharing
-    their fd tables (common/fd-closer.h). Meanwhile another caller's GetStatus and Spawns of the
-    same profile (the same reference) are served, and their fds are closed: a helper that does not
-    answer is replaced. Once the server answers, the daemon's fd table is back where it was."""
-    d = daemons(tier=tier)
+    the daemon's copy, and in the inherit tier without the pool the reference's, are closed by
+    helpers sharing their fd tables (common/fd-closer.h). Meanwhile another caller's GetStatus and
+    Spawns of the same profile (the same reference) are served, and their fds are closed: a helper
+    that does not answer is replaced. Once the server answers, the daemon's fd table is back where
+    it was."""
+    tier = variant.split("-")[0]
+    d = daemons(tier=tier, env=NO_POOL if variant == "inherit-nopool" else None,
+                args=POOL_ARGS if variant == "inherit" else ())
     before = settled_fds(d)
     with held_fuse_file(daemons, [StallingFuse.FLUSH]) as (fs, f):
         with d.connect() as attacker, d.connect(timeout=10) as other:
             # Its own worker waits for its close of the file too (before exec): so does its reply.
             attacker.send(L + "Spawn", {"argv": ["true"], "id": "fuse", "fds": [{"fd": 0, "target": 0}]}, fds=[f])
             assert fs.held.wait(10), "the FUSE server saw no FLUSH"
-            # Every copy's close is under way: the attacker's worker's, the daemon's and (inherit)
-            # the reference's. (A fork before a copy has left a table is the next tests' matter:
+            # Every copy's close is under way: the attacker's worker's, the daemon's and (inherit
+            # without the pool) the reference's; a pool worker's spawn never reaches the reference.
+            # (A fork before a copy has left a table is the next tests' matter:
             # test_fork_never_copies_an_fd_queued_for_closing.)
-            copies = 3 if tier == "inherit" else 2
+            copies = 3 if variant == "inherit-nopool" else 2
             wait_for(lambda: fs.n_held >= copies, f"{copies} FLUSHes held")
             worst = 0.0
             for _ in range(10):
@@ -147,7 +151,7 @@ def test_fuse_flush_cannot_stall_the_daemon(daemons, needs_root, tier, capsys):
                 spawn_with_pipe_to_eof(other)
             spawns = time.monotonic() - t0
             with capsys.disabled():
-                print(f"\n  [FUSE FLUSH held, {tier}] {fs.n_held} FLUSHes held; another caller's slowest GetStatus {1000 * worst:.1f} ms; "
+                print(f"\n  [FUSE FLUSH held, {variant}] {fs.n_held} FLUSHes held; another caller's slowest GetStatus {1000 * worst:.1f} ms; "
                       f"3 spawns with a pipe to EOF {1000 * spawns:.0f} ms", end="")
             assert worst < 1.0, f"GetStatus took {worst:.2f} s while a FLUSH was held"
             fs.release.set()
@@ -174,8 +178,9 @@ def test_fork_never_copies_an_fd_queued_for_closing(daemons, needs_root, tier, c
     has not run yet would leave it. The next fork (zygoted's in the load tier, the reference's in
     the inherit tier) would copy the fd, and its worker's close of the copy would wait on the
     FLUSH: another caller's Spawn would hang. The fork first takes the fd back from the stopped
-    helper and has a new one close it (docs/SECURITY.md: "Caller fds and forks")."""
-    d = daemons(tier=tier)
+    helper and has a new one close it (docs/SECURITY.md: "Caller fds and forks"). In the inherit
+    tier without the pool: a pool worker's spawn never reaches the reference."""
+    d = daemons(tier=tier, env=NO_POOL if tier == "inherit" else None)
     owner = zytest.inherit_reference(d) if tier == "inherit" else d.proc.pid
     wait_for(lambda: closers_under(owner), "the zygote-closer helper")
     helpers = closers_under(owner)
@@ -279,8 +284,9 @@ def test_fork_releases_the_fds_of_parked_spawns(daemons, needs_root, capsys):
     the load tier should the reference be lost): a FUSE file among them would be copied by the
     next fork of zygoted, a load-tier worker for a caller in a network namespace of its own. They
     go to the closer before that fork; the other caller is served, and the parked Spawn, once
-    the reference goes on, runs as asked (the reference had its own copies)."""
-    d = daemons(tier="inherit")
+    the reference goes on, runs as asked (the reference had its own copies). Without the pool, whose
+    idle worker would take the Spawn without the reference."""
+    d = daemons(tier="inherit", env=NO_POOL)
     ref = zytest.inherit_reference(d)
     other = NetnsCaller(d)  # before the FUSE file exists: no subprocess may start while it is open
     with held_fuse_file(daemons, [StallingFuse.FLUSH]) as (fs, f):
@@ -307,8 +313,8 @@ def test_fork_releases_the_fds_of_parked_spawns(daemons, needs_root, capsys):
 def test_parked_spawn_whose_fds_went_fails_when_its_reference_is_lost(daemons, needs_root, tmp_path):
     """The other side of releasing a parked spawn's fds before a fork: should its reference then
     be lost, the spawn cannot run in the load tier (its fds are gone), so it fails, SpawnFailed
-    step "reference", and nothing ran (a retry is safe)."""
-    d = daemons(tier="inherit")
+    step "reference", and nothing ran (a retry is safe). Without the pool, as above."""
+    d = daemons(tier="inherit", env=NO_POOL)
     ref = zytest.inherit_reference(d)
     out = tmp_path / "ran"
     other = NetnsCaller(d)

@@ -384,5 +384,62 @@ static void test_plan_limits(void **state) {
         assert_null(buf);
 }
 
+/* A pool worker's unpack: into its static buffer, the same plan as ze_plan_unpack() gives, nothing
+ * to free; a buffer too small or misaligned refused; a corrupt message refused as ever. */
+static void test_plan_unpack_into(void **state) {
+        static char *const argv[] = { "/bin/echo", "a", NULL };
+        static char *const envp[] = { "A=1", NULL };
+        static const gid_t groups[] = { 5, 100 };
+        static uint64_t mem[ZE_PLAN_UNPACK_MAX / 8 + 1];
+        struct ze_fdmap map[] = { { .src = 10, .target = 1 } };
+        struct ze_plan p = caller_plan();
+        int fds[ZE_PLAN_MAX_FDS], got[] = { 20, 21 };
+        size_t n_fds = ZE_PLAN_MAX_FDS, len;
+        _cleanup_free_ void *buf = NULL;
+        struct ze_plan_storage s;
+        char *b;
+
+        p.argv = argv;
+        p.envp = envp;
+        p.cwd = "/tmp";
+        p.fds = map;
+        p.n_fds = 1;
+        p.set_ids = true;
+        p.uid = 1000;
+        p.groups = groups;
+        p.n_groups = 2;
+        p.path_buf = path_buf;
+        p.path_buf_len = 64;
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), 0);
+        assert_int_equal(n_fds, 2);
+        memset(mem, 0xa5, sizeof(mem)); /* what an earlier request left: no zeroes are relied on */
+        assert_int_equal(ze_plan_unpack_into(buf, len, got, 2, mem, sizeof(mem), &s), 0);
+        assert_null(s.mem);
+        assert_string_equal(s.plan.argv[0], "/bin/echo");
+        assert_string_equal(s.plan.argv[1], "a");
+        assert_null(s.plan.argv[2]);
+        assert_string_equal(s.plan.envp[0], "A=1");
+        assert_null(s.plan.envp[1]);
+        assert_string_equal(s.plan.cwd, "/tmp");
+        assert_int_equal(s.plan.fds[0].src, 20);
+        assert_int_equal(s.plan.fds[0].target, 1);
+        assert_int_equal(s.plan.status_fd, 21);
+        assert_int_equal(s.plan.uid, 1000);
+        assert_memory_equal(s.plan.groups, groups, sizeof(groups));
+        assert_int_equal(s.plan.path_buf_len, 64);
+        assert_int_equal(s.plan.path_buf[64], 0);
+        b = (char *) mem;
+        assert_true(s.plan.argv[0] >= b && s.plan.argv[0] < b + sizeof(mem));
+        assert_true(s.plan.path_buf >= b && s.plan.path_buf + 64 < b + sizeof(mem));
+        ze_plan_storage_done(&s); /* nothing allocated: nothing freed */
+
+        assert_int_equal(ze_plan_unpack_into(buf, len, got, 2, mem, 64, &s), -E2BIG);
+        assert_int_equal(ze_plan_unpack_into(buf, len, got, 2, b + 1, sizeof(mem) - 8, &s), -EINVAL);
+        assert_int_equal(ze_plan_unpack_into(buf, len, got, 1, mem, sizeof(mem), &s), -EBADMSG);
+        ((char *) buf)[0] ^= 1;
+        assert_int_equal(ze_plan_unpack_into(buf, len, got, 2, mem, sizeof(mem), &s), -EBADMSG);
+}
+
 TU_MAIN_GROUP("plan", NULL, tu_test(test_plan_round_trip), tu_test(test_plan_caller_confinement),
-              tu_test(test_plan_caller_sched), tu_test(test_plan_corrupt), tu_test(test_plan_limits))
+              tu_test(test_plan_caller_sched), tu_test(test_plan_corrupt), tu_test(test_plan_limits),
+              tu_test(test_plan_unpack_into))
