@@ -76,7 +76,7 @@ def launchctl_helps(build):
 def runc_helps(build):
     main = helptext(build, "zygote-runc", "--help")
     commands = []
-    for line in section(main, "Commands:"):
+    for line in section(main, "COMMANDS:"):  # runc's shape of --help
         for word in re.findall(r"^\s+(\w+)|/ (\w+) ID", line):
             commands += [w for w in word if w]
     assert {"create", "start", "exec", "features", "resume"} <= set(commands), commands
