@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <signal.h>
@@ -273,6 +274,11 @@ int zs_task_exec(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
 
 /* ---- Start and the exit monitor --------------------------------------------------------------- */
 
+/* A lost connection to zygoted while waiting: tried again every 250 ms for a minute (a restart
+ * of zygoted under systemd takes well under that). */
+#define ZS_WAIT_RETRY_MS 250
+#define ZS_WAIT_RETRIES 240
+
 struct monitor {
         struct zs_process *p; /* a reference */
         char *container_id;
@@ -291,13 +297,22 @@ static void *monitor_thread(void *arg) {
         zy_conn *c = NULL;
         int r;
 
-        /* task_id, exec_id and pid do not change once the process was started */
-        r = zs_backend_connect(&c);
-        if (r >= 0)
-                r = zy_wait(c, p->task_id, &ti);
+        /* task_id, exec_id and pid do not change once the process was started. zygoted keeps the
+         * status until Delete, across its own restart under systemd (the task is adopted): a
+         * connection lost meanwhile is made again and the Wait sent again, for a while. */
+        for (unsigned attempt = 0;; attempt++) {
+                r = zs_backend_connect(&c);
+                if (r >= 0)
+                        r = zy_wait(c, p->task_id, &ti);
+                zy_conn_free(c);
+                c = NULL;
+                if (r >= 0 || r == -ESRCH || attempt >= ZS_WAIT_RETRIES)
+                        break;
+                zs_log("waiting for %s: %s; again in %d ms", p->task_id, strerror(-r), ZS_WAIT_RETRY_MS);
+                (void) nanosleep(&(struct timespec){ .tv_nsec = ZS_WAIT_RETRY_MS * 1000000L }, NULL);
+        }
         if (r < 0)
                 zs_log("waiting for %s: %s", p->task_id, strerror(-r));
-        zy_conn_free(c);
         status = ti ? (uint32_t) zy_task_info_status(ti) : 255;
         at = ti && ti->exited_at > 0 ? zs_timespec(ti->exited_at) : zs_now();
         zy_task_info_free(ti);

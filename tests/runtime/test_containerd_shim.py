@@ -568,3 +568,50 @@ def skip_if_sanitized(binary):
     with open(binary, "rb") as f:
         if b"__asan_init" in f.read():
             pytest.skip("an AddressSanitizer build: valgrind runs the main lane's")
+
+
+def test_wait_across_a_zygoted_restart(staged, bundle, tmp_path):
+    """zygoted restarted under its service manager while the shim waits for the container: the
+    new zygoted adopts the container's init (fd store), the shim connects again and sends its Wait
+    again, and containerd gets the container's own exit status, not a made-up one."""
+    from sdmanager import FakeManager, PR_SET_CHILD_SUBREAPER, pidfd_info_exit_supported, prctl, reap_zombies
+    if os.geteuid() != 0:
+        pytest.skip("zygoted starts containers for root callers only")
+    if not pidfd_info_exit_supported():
+        pytest.skip("the kernel lacks PIDFD_INFO_EXIT (Linux 6.15): an adopted task's status cannot be known")
+    work = tmp_path / "sd"
+    work.mkdir()
+    os.chmod(work, 0o755)
+    m = FakeManager(str(work), staged)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)  # the orphans of a stopped zygoted come to us, as to systemd
+    stop = threading.Event()
+    reaper = threading.Thread(target=lambda: [reap_zombies() for _ in iter(lambda: stop.wait(0.05), True)],
+                              daemon=True)
+    r = None
+    try:
+        m.socket_unit()
+        m.start()
+        m.wait_ready()
+        bundle.set_args("sh", "-c", "sleep 3; exit 7")
+        r = Run(staged, m, bundle, str(tmp_path))
+        pid = r.create()
+        waiting = r.c.send("Wait", w.encode([(1, r.id)]))
+        assert w.first(r.call("Start"), 1) == pid
+        assert os.waitstatus_to_exitcode(m.stop()) == 0
+        reaper.start()
+        m.start()
+        m.wait_ready()
+        m.wait_log(r"adopted 1 tasks")
+        done = r.c.recv(waiting)
+        assert w.first(done, 1) == 7, done
+        deleted = r.call("Delete")
+        assert (w.first(deleted, 1), w.first(deleted, 2)) == (pid, 7)
+    finally:
+        if r is not None:
+            r.finish()
+        stop.set()
+        if reaper.is_alive():
+            reaper.join(5)
+        m.close()
+        reap_zombies()
+        prctl(PR_SET_CHILD_SUBREAPER, 0)
