@@ -615,3 +615,30 @@ def test_wait_across_a_zygoted_restart(staged, bundle, tmp_path):
         m.close()
         reap_zombies()
         prctl(PR_SET_CHILD_SUBREAPER, 0)
+
+
+DOCKER_PROFILE = os.path.join(os.environ.get("ZYGOTE_REFERENCE_DIR") or os.path.join(
+    os.path.dirname(SOURCE_DIR), "shared", "reference"), "docker-default.json")
+
+
+def test_ctr_docker_profile_compiled_once(ctd, zygoted):
+    """Docker's seccomp profile through ctr and the zygote shim: the container is under a filter
+    (Seccomp: 2); zygoted compiles the profile for the first container only: a second start
+    neither compiles nor asks (GetStatus' filter counters)."""
+    if not os.path.exists(DOCKER_PROFILE):
+        pytest.skip(f"no {DOCKER_PROFILE} (Docker's profile: ../shared/reference in the development tree)")
+    import varlink
+
+    def filters():
+        with varlink.connect(zygoted.socket) as c:
+            return c.call("io.zygote.Launcher.GetStatus").parameters["filters"]
+
+    opts = ["--rm", "--seccomp", "--seccomp-profile", DOCKER_PROFILE]
+    script = "grep '^Seccomp:' /proc/self/status"
+    first = ctd.zrun(name(), "sh", "-c", script, opts=opts)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["Seccomp:", "2"], first.stdout
+    before = filters()
+    second = ctd.zrun(name(), "sh", "-c", script, opts=opts)
+    assert second.returncode == 0 and second.stdout == first.stdout, second.stdout + second.stderr
+    assert filters() == before, (before, filters())
