@@ -181,6 +181,18 @@ def runc_binary():
     return RUNC
 
 
+def _chrooted():
+    """Whether this process runs chrooted: joining its own mount namespace (as an exec that joins
+    a container's does) lands at that namespace's root, not at ours."""
+    here = subprocess.run(["stat", "-c", "%d:%i", "/"], capture_output=True, text=True)
+    joined = subprocess.run(["nsenter", "--mount=/proc/self/ns/mnt", "stat", "-c", "%d:%i", "/"],
+                            capture_output=True, text=True)
+    return here.returncode == 0 and joined.returncode == 0 and here.stdout != joined.stdout
+
+
+CHROOTED = _chrooted()
+
+
 @pytest.mark.timeout(300)
 def test_commands_same_as_runc(bundle, runc_bin, runc_binary, tmp_path):
     bundle.set_args("sleep", "300")
@@ -206,6 +218,11 @@ def test_commands_same_as_runc(bundle, runc_bin, runc_binary, tmp_path):
                     got[s.name]["log"] = sorted(s.last_log() or {})
             seen.append({"step": step.name, **got})
             ours, theirs = got["zygote"], got["runc"]
+            if CHROOTED and step.args[0] == "exec":
+                # runc 1.1 in a chroot: its exec'd process, having joined the container's mount
+                # namespace, runs at that namespace's root, the host's real root, not the
+                # container's (zygote-runc enters the init's root): its output is the host's
+                continue
             for key in ("exit", "out", "log"):
                 if key not in ours and key not in theirs:
                     continue
