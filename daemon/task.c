@@ -298,17 +298,6 @@ static void task_to_dying(struct zd_task *t) {
         t->d->dying = t;
 }
 
-bool zd_task_id_ok(const char *id) {
-        size_t n = strlen(id);
-        if (n == 0 || n > 64)
-                return false;
-        for (const char *p = id; *p; p++)
-                if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') || *p == '_' ||
-                      *p == '.' || *p == '-'))
-                        return false;
-        return id[0] != '.';
-}
-
 int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret) {
         char buf[32];
         if (!id) {

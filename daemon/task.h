@@ -8,6 +8,7 @@
 #include <ev.h>
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "child.h"
@@ -95,7 +96,17 @@ size_t zd_task_argv_bytes(json_object *argv);
 /* A new entry in the table (id NULL: one is made up); -EEXIST when id is taken. */
 int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret);
 /* A task id as the protocol allows them: [A-Za-z0-9_.-]{1,64}, not starting with '.'. */
-bool zd_task_id_ok(const char *id);
+static inline bool zd_task_id_ok(const char *id) {
+        size_t n = strlen(id);
+        if (n == 0 || n > 64)
+                return false;
+        for (const char *p = id; *p; p++)
+                if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') || *p == '_' ||
+                      *p == '.' || *p == '-'))
+                        return false;
+        return id[0] != '.';
+}
+
 /* The worker was forked: watch its pidfd and status pipe; c (the Spawn call) gets the reply.
  * Takes the worker's handle and the fds. */
 void zd_task_attach(struct zd_task *t, struct zc_pidref worker, int status_fd, int hold_fd, struct zd_conn *c);
