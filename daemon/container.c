@@ -160,31 +160,39 @@ static void worker_report(int fd, int err, pid_t pid, int pidfd, int sync_fd, bo
 enum { W_REPORT = 3, W_BUNDLE, W_HOLD, W_CONSOLE, W_NET, W_IPC, W_UTS, W_FIRST_FREE };
 #define W_FDS W_FIRST_FREE
 
-static int worker_fds(const int src[W_FDS]) {
+/* A failure of worker_fds(), told on whichever copy of the report socket is in place: the
+ * worker exits (the daemon answers with this text). */
+_Noreturn static void worker_fds_failed(int report, const char *what, int err) {
+        char msg[128];
+        int n = snprintf(msg, sizeof(msg), "the container worker's fds: %s: %s", what, strerror(err));
+
+        (void) !write(report, msg, (size_t) n);
+        _exit(1);
+}
+
+/* Every source is copied above the targets first (a source may sit where another goes). */
+static void worker_fds(const int src[W_FDS]) {
         int tmp[W_FDS];
 
         for (size_t i = 0; i < W_FDS; i++) {
                 tmp[i] = -1;
                 if (src[i] >= 0 && (tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64)) < 0)
-                        return -errno;
+                        worker_fds_failed(src[W_REPORT], "F_DUPFD", errno);
         }
         for (int i = 0; i < W_FDS; i++) {
-                int target = i;
+                int report = i > W_REPORT ? W_REPORT : tmp[W_REPORT];
                 if (tmp[i] < 0) {
                         if (i > 2)
                                 continue;
                         tmp[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
                         if (tmp[i] < 0)
-                                return -errno;
+                                worker_fds_failed(report, "/dev/null", errno);
                 }
-                if (dup2(tmp[i], target) < 0)
-                        return -errno;
-                if (i > 2 && fcntl(target, F_SETFD, FD_CLOEXEC) < 0)
-                        return -errno;
+                if (dup2(tmp[i], i) < 0 || (i > 2 && fcntl(i, F_SETFD, FD_CLOEXEC) < 0))
+                        worker_fds_failed(report, "dup2", errno);
         }
         if (close_range(W_FIRST_FREE, ~0U, 0) < 0)
-                return -errno;
-        return 0;
+                worker_fds_failed(W_REPORT, "close_range", errno);
 }
 
 /* What a worker does: create a container (process NULL), or exec process (an OCI process object)
@@ -235,11 +243,7 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         zc_signals_reset(NULL);
-        r = worker_fds(fds);
-        if (r < 0) {
-                (void) !write(fds[3], "the container worker's fds", 26);
-                _exit(1);
-        }
+        worker_fds(fds);
         /* No capability the caller lacks, for the worker (hooks included) and the container */
         r = ze_capbset_drop(~caps->bnd, d->features.capbset_drop_mask, d->features.cap_last);
         if (r >= 0)
@@ -407,8 +411,8 @@ static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[W_
         if (!s)
                 return -ENOMEM;
         memcpy(child_fds, fds, sizeof(child_fds));
-        child_fds[3] = report[1];
-        child_fds[5] = hold[0];
+        child_fds[W_REPORT] = report[1];
+        child_fds[W_HOLD] = hold[0];
         zd_fork_gate();
         pid = fork();
         if (pid < 0) {
