@@ -51,7 +51,9 @@ static void run_help(void) {
                "  --terminal      make stdin (a terminal) CMD's controlling terminal\n"
                "  --detach        print the task's id and exit 0 at once (CMD keeps our stdio);\n"
                "                  the task is kept until 'launchctl delete ID' (without --detach\n"
-               "                  it is deleted once its exit status has been read)\n"
+               "                  it is deleted once its exit status has been read), and it\n"
+               "                  outlives the caller's unit: under systemd it gets a scope of\n"
+               "                  its own in the caller's slice (not with --hold)\n"
                "  --json          with --detach: print the Spawn reply as JSON; without: print\n"
                "                  the final task as JSON on stderr when CMD exits\n"
                "  --socket PATH   zygoted's socket\n"
@@ -293,6 +295,7 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
         if (lc_connect(socket_path, &c, NULL) < 0)
                 return LC_EXIT_FAILURE;
         /* In the foreground the exit comes as the call's last reply (see the top of this file). */
+        so.outlive = detach && !so.hold;
         r = detach ? zy_spawn(c, &so, &sr) : zy_spawn_more(c, &so, &sr);
         if (r < 0) {
                 r = spawn_failed(c, so.argv[0], r);

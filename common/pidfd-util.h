@@ -34,3 +34,8 @@ int pidfd_wait(int pidfd, int options, siginfo_t *ret_si);
 
 /* Blocks until the process exits and reaps it: pidfd_wait(pidfd, WEXITED, ret_si). */
 int pidfd_reap(int pidfd, siginfo_t *ret_si);
+
+/* Exit status of a process that is not our child (PIDFD_INFO_EXIT, Linux 6.15+): 0 with its exit
+ * code (128+N for signal N) and signal; -ENODATA while it runs or is an unreaped zombie; another
+ * negative errno when the kernel cannot tell. */
+int pidfd_exit_status(int pidfd, int *ret_code, int *ret_signal);

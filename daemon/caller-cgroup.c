@@ -153,6 +153,11 @@ int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_call
                 ctl++;
                 path++;
                 plen = (size_t) (eol - path);
+                if (plen < sizeof(c->unit_cgroup) && ((path - ctl == 13 && strncmp(ctl, "name=systemd", 12) == 0) ||
+                                                      (path - ctl == 1 && !c->unit_cgroup[0]))) {
+                        memcpy(c->unit_cgroup, path, plen);
+                        c->unit_cgroup[plen] = 0;
+                }
                 m = same_hierarchy(mine, l);
                 mp = m ? strchr(m, ':') : NULL;
                 mp = mp ? strchr(mp + 1, ':') : NULL;

@@ -51,6 +51,9 @@ struct zd_caller {
 
         int cgroup_fds[ZE_MAX_CGROUPS]; /* O_PATH directories of the cgroups that differ */
         size_t n_cgroups;
+        /* Its cgroup in the hierarchy that tells systemd's units apart (name=systemd on a v1 or
+         * hybrid host, else the unified one), as /proc/PID/cgroup gives it; "" when unknown. */
+        char unit_cgroup[512];
 
         /* Its AppArmor or SELinux label where it differs from zygoted's: the worker writes
          * lsm_exec to its exec attribute file lsm_attr (child.h, step 0d); lsm_attr NULL: none.

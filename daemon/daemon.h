@@ -36,6 +36,7 @@
 #include "events.h"
 #include "filter-cache.h"
 #include "probe.h"
+#include "scope.h"
 #include "sd.h"
 #include "nspool.h"
 #include "server.h"
@@ -81,6 +82,7 @@ struct zd_daemon {
         struct zd_nspool nspool;                     /* namespaces made ahead for containers (nspool.c) */
         struct zd_parked *parked;           /* inherit-tier spawns the references have in hand (spawn-park.c) */
         struct zd_sd_activation activation; /* passed fds, until adopted */
+        struct zd_scopes scopes;            /* transient scope units asked of the manager (scope.c) */
         ev_timer watchdog;
         ev_timer status_timer;
 

@@ -69,7 +69,8 @@ static void usage(FILE *f) {
                    "  -h, --help            this text\n"
                    "\n"
                    "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
-                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,namespace_pool,\n"
+                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,namespace_pool,"
+                   "scopes,\n"
                    "pool (force the fallbacks),\n"
                    "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
@@ -553,6 +554,7 @@ int main(int argc, char **argv) {
         zd_container_starts_free(&d);
         zd_nspool_free(&d);
         zd_tasks_free(&d);
+        zd_scopes_free(&d);
         free(d.container_root_buf);
         ev_loop_destroy(d.loop);
         for (size_t i = 0; i < d.n_profile_dirs; i++)

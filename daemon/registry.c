@@ -91,6 +91,32 @@ static void entry_release_pidns(struct zd_entry *e) {
         zr_pidns_release(&e->ns); /* closes the control socket: the init drains */
 }
 
+static void on_init_scope(struct zd_daemon *d, const char *profile, pid_t pid, int r, const char *error) {
+        if (r < 0)
+                zd_log(LOG_WARNING,
+                       "profile %s: the init of its pid namespace (pid %d) stays in zygoted's cgroup, where a kill of "
+                       "the service kills it and its namespace's tasks: %s",
+                       profile, (int) pid, error ? error : strerror(-r));
+        else
+                zd_log(LOG_DEBUG, "profile %s: the init of its pid namespace (pid %d) has a scope of its own", profile,
+                       (int) pid);
+}
+
+/* The init leaves the service's cgroup for a scope of its own: `systemctl kill zygoted` signals
+ * every process of the service, and the init's death would take its namespace's tasks along. */
+static void entry_scope_init(struct zd_entry *e) {
+        struct zd_daemon *d = e->d;
+        char what[128];
+        int r;
+
+        if (!zd_scope_available(d))
+                return;
+        snprintf(what, sizeof(what), "zygote: pid namespace init of profile %s", e->profile->name);
+        r = zd_scope_start(d, "init", e->ns.pidref.pid, NULL, what, e->profile->name, on_init_scope);
+        if (r < 0)
+                on_init_scope(d, e->profile->name, e->ns.pidref.pid, r, NULL);
+}
+
 static int entry_start_pidns(struct zd_entry *e) {
         struct zd_daemon *d = e->d;
         char what[64] = "";
@@ -108,6 +134,7 @@ static int entry_start_pidns(struct zd_entry *e) {
         ev_io_init(&e->ns_watch, on_init_death, e->ns.pidref.fd, EV_READ);
         e->ns_watch.data = e;
         ev_io_start(d->loop, &e->ns_watch);
+        entry_scope_init(e);
         return 0;
 }
 

@@ -26,6 +26,8 @@ int zd_spawn_pooled(struct spawn *s) {
         struct zc_pidref worker;
         int chan, r;
 
+        if (s->scope)
+                return 0; /* its gate is ours to open (spawn-scope.c): a worker forked for it */
         /* a worker of the reference that runs now: the pool is stopped with it */
         while (zd_ref_pool_take(pool, &worker, &chan) >= 0) {
                 r = zr_pool_send(chan, &s->plan);

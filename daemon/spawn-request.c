@@ -54,6 +54,7 @@ static const struct zc_json_field spawn_fields[] = {
           .flags = ZC_JSON_NULLABLE,
           .max = 64 },
         { .name = "hold", .type = ZC_JSON_BOOL, .offset = REQ(hold), .flags = ZC_JSON_NULLABLE },
+        { .name = "outlive", .type = ZC_JSON_BOOL, .offset = REQ(outlive), .flags = ZC_JSON_NULLABLE },
         { .name = "terminal", .type = ZC_JSON_BOOL, .offset = REQ(terminal), .flags = ZC_JSON_NULLABLE },
         { .name = "profile", .type = ZC_JSON_STRING, .offset = REQ(profile), .flags = ZC_JSON_NULLABLE },
         { .name = "cwd", .type = ZC_JSON_STRING, .offset = REQ(cwd), .flags = ZC_JSON_NULLABLE },

@@ -12,6 +12,7 @@
 #include "pidfd-util.h"
 #include "server.h"
 #include "spawn-reply.h"
+#include "spawn-scope.h"
 #include "spawn-start.h"
 #include "spawn-state.h"
 #include "spawner.h"
@@ -73,7 +74,7 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
         t->run_uid = s->id.set_ids ? s->id.uid : d->uid;
 
         if (pid > 0) {
-                if (s->plan.hold_quiet) {
+                if (s->plan.hold_quiet && !s->scope) {
                         /* EPIPE: it died already; its pidfd and status pipe say how */
                         ssize_t n = write(s->hold[1], "", 1);
                         (void) n;
@@ -100,7 +101,10 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
         d->spawned++;
         s->status[1] = safe_close(s->status[1]);
         s->hold[0] = safe_close(s->hold[0]);
+        int gate = s->scope ? TAKE_FD(s->hold[1]) : -EBADF;
         zd_task_attach(t, zc_pidref_make(pid, pidfd), TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
+        if (gate >= 0)
+                zd_spawn_scope_begin(s, t, gate);
         return 0;
 }
 

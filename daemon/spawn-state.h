@@ -36,6 +36,7 @@ struct spawn_req {
         const char *id;
         bool hold;
         bool terminal;
+        bool outlive;
 };
 
 struct identity {
@@ -75,4 +76,8 @@ struct spawn {
         int status[2], hold[2];
         char *profile_name; /* the entry's profile may be replaced while the spawn is parked */
         bool parked;
+        /* the worker waits at its gate until the manager moved it into a scope of its own
+         * (spawn-scope.c): the caller asked it to outlive it, or a user's zygoted may not put it
+         * in the caller's cgroup */
+        bool scope;
 };

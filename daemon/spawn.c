@@ -17,6 +17,7 @@
 #include "spawn-plan.h"
 #include "spawn-pool.h"
 #include "spawn-request.h"
+#include "spawn-scope.h"
 #include "spawn-start.h"
 #include "spawn-state.h"
 #include "spawner.h"
@@ -69,6 +70,7 @@ static int (*const spawn_steps[])(struct spawn *s) = {
         zd_spawn_decide_identity, /* who the worker runs as: never more than the caller */
         spawn_caller_late,        /* any other caller's process, as it is now */
         zd_spawn_confine,         /* what confines the caller, which its task carries */
+        zd_spawn_place,           /* its caller's cgroups, or a scope unit of its own */
         zd_spawn_plan,            /* one struct ze_plan, its tier and pipes */
         spawn_fork,               /* the worker, forked here or by the reference */
 };

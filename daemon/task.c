@@ -12,7 +12,6 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -44,39 +43,6 @@ const char *zd_task_state_to_string(enum zd_task_state s) {
                 return "stopped";
         }
         return "unknown";
-}
-
-/* linux/pidfd.h of 6.15 (PIDFD_INFO_SIZE_VER0); Debian 12's headers predate it. A newer kernel
- * accepts this smaller size: the ioctl copies min(our size, its size). */
-struct zd_pidfd_info {
-        uint64_t mask;
-        uint64_t cgroupid;
-        uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
-        int32_t exit_code;
-};
-_Static_assert(sizeof(struct zd_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
-#define ZD_PIDFD_INFO_EXIT (1ULL << 3)
-#define ZD_PIDFD_GET_INFO _IOWR(0xFF, 11, struct zd_pidfd_info)
-
-/* Exit status of a process that is not our child (PIDFD_INFO_EXIT, Linux 6.15+): 0; -ENODATA
- * while it runs or is an unreaped zombie; another negative errno when the kernel cannot tell. */
-static int pidfd_exit_status(int pidfd, int *ret_code, int *ret_signal) {
-        struct zd_pidfd_info info = { .mask = ZD_PIDFD_INFO_EXIT };
-        /* ENOTTY/EINVAL: no PIDFD_GET_INFO (before 6.13). ESRCH: reaped, and a kernel before 6.15
-         * kept no status for us. Both are final: the caller reports the exit without a status. */
-        if (ioctl(pidfd, ZD_PIDFD_GET_INFO, &info) < 0)
-                return negative_errno();
-        if (!(info.mask & ZD_PIDFD_INFO_EXIT))
-                return -ENODATA; /* alive, or a zombie nobody has reaped yet */
-        int st = info.exit_code;
-        if (WIFEXITED(st)) {
-                *ret_code = WEXITSTATUS(st);
-                *ret_signal = 0;
-        } else {
-                *ret_signal = WTERMSIG(st);
-                *ret_code = 128 + *ret_signal;
-        }
-        return 0;
 }
 
 /* The audit trail: one line per start and one per exit (and one when a held task is created),
@@ -258,6 +224,7 @@ static void task_free(struct zd_task *t) {
         zc_pidref_done(&t->pidref);
         safe_close(t->status_fd);
         safe_close(t->hold_fd);
+        safe_close(t->scope_gate);
         while (t->waiters) {
                 struct zd_waiter *w = t->waiters;
                 t->waiters = w->next;
@@ -313,7 +280,7 @@ int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task
         t->d = d;
         t->uid = owner;
         t->pidref = ZC_PIDREF_NULL;
-        t->status_fd = t->hold_fd = -EBADF;
+        t->status_fd = t->hold_fd = t->scope_gate = -EBADF;
         t->created_at = zd_now();
         t->id = strdup(id);
         if (!t->id || lh_table_insert(d->tasks, t->id, t) < 0) {
@@ -432,6 +399,10 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                 t->pending = NULL;
                 if (c)
                         zd_conn_set_data(c, NULL);
+                if (n != sizeof(st) && t->gate_failure.step) { /* it left at the gate we closed */
+                        st = t->gate_failure;
+                        n = sizeof(st);
+                }
                 if (n == sizeof(st)) {
                         t->failure = st;
                         d->failed++;
@@ -630,7 +601,7 @@ void zd_task_reap_child(struct zd_daemon *d, struct zc_pidref worker) {
         }
         t->d = d;
         t->pidref = worker;
-        t->status_fd = t->hold_fd = -EBADF;
+        t->status_fd = t->hold_fd = t->scope_gate = -EBADF;
         ev_io_init(&t->pid_watch, on_exit_pidfd, t->pidref.fd, EV_READ);
         t->pid_watch.data = t;
         ev_io_start(d->loop, &t->pid_watch);

@@ -53,13 +53,16 @@ struct zd_task {
         struct zc_pidref pidref; /* the worker */
         int status_fd;           /* read end, while STARTING/CREATED */
         int hold_fd;             /* write end, while CREATED */
+        int scope_gate;          /* write end of its gate while its scope is made (spawn-scope.c) */
         ev_io pid_watch;
         ev_io status_watch;
         bool exited;
         int exit_code;            /* valid when exited and !signal */
         int signal;               /* killed by this signal, 0 otherwise */
         struct ze_status failure; /* worker failed before exec */
-        bool auto_delete;         /* Spawn with "more": forget it once its exit went to the spawner */
+        /* why the daemon closed the worker's gate without a go (spawn-scope.c), or step 0 */
+        struct ze_status gate_failure;
+        bool auto_delete; /* Spawn with "more": forget it once its exit went to the spawner */
         bool in_table;
         /* Out of the table while alive (deleted, a failed spawn, a worker killed at its gate):
          * on the daemon's dying list until its pidfd says it has gone, so that a stop frees it too. */

@@ -199,6 +199,10 @@ struct zy_spawn_opts {
         const char *id;               /* NULL: chosen by the daemon */
         bool hold;                    /* stop before execve until zy_start() */
         bool terminal;                /* fd 0 becomes the controlling terminal */
+        /* outlive the caller: under a service manager the task gets a scope unit of its own
+         * beside the caller's unit (same slice), so that the end of the caller's unit (a
+         * service, a session) does not kill it; not with hold */
+        bool outlive;
 };
 
 struct zy_spawn_result {

@@ -55,4 +55,6 @@
         X(LSM, "lsm") /* the caller's AppArmor or SELinux label for the exec */ \
         /* the container init's, appended */ \
         X(DOMAINNAME, "domainname") \
-        X(PERSONALITY, "personality")
+        X(PERSONALITY, "personality") \
+        /* the task worker's again: the scope unit the daemon asked for it (daemon/scope.c) */ \
+        X(SCOPE, "scope")

@@ -619,3 +619,33 @@ def test_no_own_seccomp_filter(manager):
     assert json.loads(m.launchctl("status", "--json").stdout)["own_filter"] is False
     assert "seccomp filter of its own" not in m.launchctl("status").stdout
     assert os.waitstatus_to_exitcode(m.stop()) == 0, m.log
+
+
+def test_detach_without_private_socket_stays_with_caller(manager):
+    """`launchctl run --detach` asks for a scope unit of its own (outlive); where the manager has
+    no private socket (here: the fake manager; also ZYGOTE_DISABLE_FEATURES=scopes) there is none
+    to ask: the daemon says why once, the task runs in its caller's cgroup, and a held one is not
+    refused (outlive is not asked with --hold). The scope itself is checked under a real systemd
+    (tests/system)."""
+    if os.path.exists("/run/systemd/private"):
+        pytest.skip("this host's systemd has a private socket: the fallback is forced in tests/system instead")
+    m = manager
+    m.start()
+    m.wait_ready()
+    r = m.launchctl("run", "--detach", "--", "sleep", "30")
+    tid = r.stdout.strip()
+    try:
+        st = json.loads(m.launchctl("state", "--json", tid).stdout)
+        st = st.get("task", st)
+        assert st["state"] == "running", st
+        pid = st["pid"]
+        with open(f"/proc/{pid}/cgroup") as f, open("/proc/self/cgroup") as g:
+            assert f.read() == g.read(), "the task is not in its caller's cgroups"
+        m.wait_log("no scope units: the service manager's private socket is not there")
+        r = m.launchctl("run", "--detach", "--hold", "--", "true", check=False)
+        assert r.returncode == 0, (r.stdout, r.stderr)
+        m.launchctl("delete", r.stdout.strip())
+    finally:
+        m.launchctl("kill", tid, "KILL", check=False)
+        m.launchctl("delete", tid, check=False)
+    assert os.waitstatus_to_exitcode(m.stop()) == 0, m.log

@@ -58,7 +58,9 @@ static void test_step_names(void **state) {
                                             /* the worker's, appended */
                                             "lsm",
                                             /* the container init's, appended */
-                                            "domainname", "personality" };
+                                            "domainname", "personality",
+                                            /* the worker's again, appended */
+                                            "scope" };
 
         assert_int_equal(ELEMENTSOF(want), _ZE_STEP_MAX);
         for (int i = 0; i < _ZE_STEP_MAX; i++)

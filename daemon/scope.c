@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Transient scope units of the service manager that runs zygoted (systemd), asked for over its
+ * private socket (/run/systemd/private, or $XDG_RUNTIME_DIR/systemd/private for a user's
+ * manager) with sd-bus, driven by the daemon's loop: no call here blocks.
+ *
+ * A scope is for a process that must live neither in the service's cgroup (`systemctl kill
+ * zygoted` signals every process there) nor in its caller's (which goes when the caller's unit
+ * stops): a profile's pid namespace init, whose death takes its namespace's tasks along; a task
+ * whose caller asked it to outlive the caller; a task of a user's zygoted whose caller's cgroup
+ * (a login session's scope, owned by root) it may not join. It is what `systemd-run --scope`
+ * asks for: StartTransientUnit with the process's pid, then the job's JobRemoved signal, which
+ * the manager sends to every client of its private socket, says that the process was moved.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <systemd/sd-bus.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "probe.h"
+#include "scope.h"
+#include "sd.h"
+#include "util.h"
+
+#define SCOPE_CALL_USEC (5 * 1000 * 1000ULL) /* the method call's own bound */
+#define SCOPE_JOB_SECONDS 10.0               /* and the job's, once queued */
+
+struct zd_scope_req {
+        struct zd_scope_req *next;
+        struct zd_daemon *d;
+        sd_bus_slot *slot;
+        char *job; /* the job's object path, once the manager answered */
+        char *key;
+        pid_t pid;
+        zd_scope_fn done;
+        ev_timer expire;
+};
+
+static void scopes_arm(struct zd_daemon *d);
+
+static void req_finish(struct zd_scope_req *q, int r, const char *error) {
+        struct zd_daemon *d = q->d;
+
+        for (struct zd_scope_req **p = &d->scopes.pending; *p; p = &(*p)->next)
+                if (*p == q) {
+                        *p = q->next;
+                        break;
+                }
+        ev_timer_stop(d->loop, &q->expire);
+        q->slot = sd_bus_slot_unref(q->slot);
+        if (q->done)
+                q->done(d, q->key, q->pid, r, error);
+        free(q->job);
+        free(q->key);
+        free(q);
+}
+
+/* The connection is gone (the manager re-executed or stopped): every request fails, and the
+ * next one connects again. */
+static void scopes_drop_bus(struct zd_daemon *d, int r) {
+        ev_io_stop(d->loop, &d->scopes.io);
+        ev_timer_stop(d->loop, &d->scopes.timer);
+        while (d->scopes.pending)
+                req_finish(d->scopes.pending, r, "the connection to the service manager was lost");
+        d->scopes.bus = sd_bus_flush_close_unref(d->scopes.bus);
+}
+
+static void scopes_process(struct zd_daemon *d) {
+        for (;;) {
+                int r = sd_bus_process(d->scopes.bus, NULL);
+                if (r < 0) {
+                        zd_log(LOG_WARNING, "service manager connection: %s", strerror(-r));
+                        scopes_drop_bus(d, r);
+                        return;
+                }
+                if (!d->scopes.bus)
+                        return; /* a callback dropped it */
+                if (r == 0)
+                        break;
+        }
+        scopes_arm(d);
+}
+
+static void on_io(struct ev_loop *loop, ev_io *w, int revents) {
+        scopes_process(w->data);
+}
+
+static void on_timer(struct ev_loop *loop, ev_timer *w, int revents) {
+        scopes_process(w->data);
+}
+
+/* The watchers follow what sd-bus waits for: readable, writable, a deadline. */
+static void scopes_arm(struct zd_daemon *d) {
+        struct zd_scopes *s = &d->scopes;
+        int ev = sd_bus_get_events(s->bus);
+        uint64_t until = UINT64_MAX;
+
+        if (ev < 0) {
+                scopes_drop_bus(d, ev);
+                return;
+        }
+        ev_io_stop(d->loop, &s->io);
+        ev_io_set(&s->io, sd_bus_get_fd(s->bus), EV_READ | ((ev & POLLOUT) ? EV_WRITE : 0));
+        ev_io_start(d->loop, &s->io);
+        ev_timer_stop(d->loop, &s->timer);
+        if (sd_bus_get_timeout(s->bus, &until) >= 0 && until != UINT64_MAX) {
+                struct timespec now;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                uint64_t n = (uint64_t) now.tv_sec * 1000000ULL + (uint64_t) now.tv_nsec / 1000;
+                ev_timer_set(&s->timer, until > n ? (double) (until - n) / 1e6 : 0., 0.);
+                ev_timer_start(d->loop, &s->timer);
+        }
+}
+
+static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct zd_daemon *d = userdata;
+        const char *job, *unit, *result;
+        uint32_t id;
+
+        if (sd_bus_message_read(m, "uoss", &id, &job, &unit, &result) < 0)
+                return 0;
+        for (struct zd_scope_req *q = d->scopes.pending; q; q = q->next)
+                if (q->job && strcmp(q->job, job) == 0) {
+                        if (strcmp(result, "done") == 0)
+                                req_finish(q, 0, NULL);
+                        else {
+                                char what[128];
+                                snprintf(what, sizeof(what), "the manager's job for %s ended: %s", unit, result);
+                                req_finish(q, -EIO, what);
+                        }
+                        break;
+                }
+        return 0;
+}
+
+static int scopes_connect(struct zd_daemon *d) {
+        struct zd_scopes *s = &d->scopes;
+        _cleanup_free_ char *address = NULL;
+        sd_bus *bus = NULL;
+        int r;
+
+        if (s->bus)
+                return 0;
+        if (!zd_scope_available(d))
+                return -EHOSTDOWN;
+        if (getuid() == 0)
+                address = strdup("unix:path=/run/systemd/private");
+        else if (getenv("XDG_RUNTIME_DIR") &&
+                 asprintf(&address, "unix:path=%s/systemd/private", getenv("XDG_RUNTIME_DIR")) < 0)
+                address = NULL;
+        if (!address)
+                return -ENOMEM;
+        r = sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_address(bus, address);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, NULL, "/org/freedesktop/systemd1",
+                                        "org.freedesktop.systemd1.Manager", "JobRemoved", on_job_removed, d);
+        if (r < 0) {
+                sd_bus_unref(bus);
+                return r;
+        }
+        s->bus = bus;
+        ev_io_init(&s->io, on_io, sd_bus_get_fd(bus), EV_READ);
+        s->io.data = d;
+        ev_timer_init(&s->timer, on_timer, 0., 0.);
+        s->timer.data = d;
+        return 0;
+}
+
+bool zd_scope_available(struct zd_daemon *d) {
+        struct zd_scopes *s = &d->scopes;
+        const char *rt = getenv("XDG_RUNTIME_DIR");
+        char path[4096];
+
+        if (s->unavailable)
+                return false;
+        if (getuid() == 0)
+                snprintf(path, sizeof(path), "/run/systemd/private");
+        else
+                snprintf(path, sizeof(path), "%s/systemd/private", rt ? rt : "");
+        if (ze_feature_disabled("scopes") || !zd_sd_enabled() || (getuid() != 0 && !rt) || access(path, F_OK) < 0) {
+                s->unavailable = true;
+                zd_log(LOG_INFO,
+                       "no scope units: %s; tasks stay in their callers' cgroups and pid namespace inits in "
+                       "zygoted's",
+                       ze_feature_disabled("scopes") ? "disabled (ZYGOTE_DISABLE_FEATURES)"
+                       : !zd_sd_enabled()            ? "zygoted does not run under a service manager"
+                                                     : "the service manager's private socket is not there");
+                return false;
+        }
+        return true;
+}
+
+static void on_expire(struct ev_loop *loop, ev_timer *w, int revents) {
+        req_finish(w->data, -ETIMEDOUT, "the service manager did not move the process in time");
+}
+
+static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct zd_scope_req *q = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        const char *job;
+
+        if (e) {
+                int r = sd_bus_error_get_errno(e);
+                req_finish(q, r > 0 ? -r : -EIO, e->message ? e->message : e->name);
+                return 0;
+        }
+        if (sd_bus_message_read(m, "o", &job) < 0 || !(q->job = strdup(job))) {
+                req_finish(q, -EBADMSG, "the service manager's answer could not be read");
+                return 0;
+        }
+        return 0;
+}
+
+static int scope_message(sd_bus *bus, const char *name, pid_t pid, const char *slice, const char *description,
+                         sd_bus_message **ret) {
+        sd_bus_message *m = NULL;
+        int r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                               "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "ss", name, "fail");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)", "Description", "s", description, "PIDs", "au", 1,
+                                          (uint32_t) pid, "CollectMode", "s", "inactive-or-failed");
+        if (r >= 0 && slice)
+                r = sd_bus_message_append(m, "(sv)", "Slice", "s", slice);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0) {
+                sd_bus_message_unref(m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+int zd_scope_start(struct zd_daemon *d, const char *kind, pid_t pid, const char *slice, const char *description,
+                   const char *key, zd_scope_fn done) {
+        sd_bus_message *m = NULL;
+        struct zd_scope_req *q;
+        char name[64];
+        int r;
+
+        r = scopes_connect(d);
+        if (r < 0)
+                return r;
+        snprintf(name, sizeof(name), "zygote-%s-%d.scope", kind, (int) pid);
+        r = scope_message(d->scopes.bus, name, pid, slice, description, &m);
+        if (r < 0)
+                return r;
+        q = calloc(1, sizeof(*q));
+        if (!q || !(q->key = strdup(key ? key : ""))) {
+                free(q);
+                sd_bus_message_unref(m);
+                return -ENOMEM;
+        }
+        q->d = d;
+        q->pid = pid;
+        q->done = done;
+        r = sd_bus_call_async(d->scopes.bus, &q->slot, m, on_reply, q, SCOPE_CALL_USEC);
+        sd_bus_message_unref(m);
+        if (r < 0) {
+                free(q->key);
+                free(q);
+                scopes_drop_bus(d, r);
+                return r;
+        }
+        ev_timer_init(&q->expire, on_expire, SCOPE_JOB_SECONDS, 0.);
+        q->expire.data = q;
+        ev_timer_start(d->loop, &q->expire);
+        q->next = d->scopes.pending;
+        d->scopes.pending = q;
+        scopes_arm(d);
+        return 0;
+}
+
+static bool unit_name_ok(const char *s, size_t n) {
+        if (n == 0 || n > 255)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:-_.\\", s[i]))
+                        return false;
+        return true;
+}
+
+const char *zd_scope_slice_of(const char *path, uid_t manager_uid, char *buf, size_t size) {
+        const char *from = path, *best = NULL;
+        size_t best_len = 0;
+
+        if (!path)
+                return NULL;
+        if (manager_uid != 0) {
+                /* a user's manager owns only what is below its own unit */
+                char own[64];
+                snprintf(own, sizeof(own), "/user@%u.service/", (unsigned) manager_uid);
+                from = strstr(path, own);
+                if (!from)
+                        return NULL;
+                from += strlen(own) - 1;
+        }
+        for (const char *p = from; *p == '/';) {
+                const char *c = p + 1;
+                size_t n = strcspn(c, "/");
+                if (n > 6 && strncmp(c + n - 6, ".slice", 6) == 0 && unit_name_ok(c, n)) {
+                        best = c;
+                        best_len = n;
+                }
+                p = c + n;
+        }
+        if (!best || best_len >= size)
+                return NULL;
+        memcpy(buf, best, best_len);
+        buf[best_len] = 0;
+        return buf;
+}
+
+void zd_scopes_free(struct zd_daemon *d) {
+        if (d->scopes.bus)
+                scopes_drop_bus(d, -ECANCELED);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where a task lives when it cannot or must not live in its caller's cgroup (spawn-state.h's
+ * facet): in a scope unit of its own, which the service manager makes (scope.c) while the worker
+ * waits at its gate, just before execve.
+ *
+ * Two cases. The caller asked the task to outlive it ("outlive": `launchctl run --detach`): a
+ * task in its caller's cgroup is killed when the caller's unit stops (a systemd-run service, a
+ * cron job's or an SSH session's scope), so it gets a scope beside the caller's unit, in the
+ * same slice, whose limits still count it. Or a user's zygoted serves a caller whose cgroup it
+ * may not join (a login session's scope belongs to root): the task gets a scope of the user's
+ * manager, as `systemd-run --user --scope` would. Without a service manager neither happens:
+ * the task stays where its caller is, which no unit's end can take away.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "call.h"
+#include "daemon.h"
+#include "log.h"
+#include "scope.h"
+#include "spawn-scope.h"
+#include "spawn-state.h"
+#include "task.h"
+#include "util.h"
+
+/* Whether the worker can join every cgroup of its caller's: an unprivileged zygoted needs write
+ * access to their cgroup.procs (and the kernel may ask more of a common ancestor: the worker's
+ * own step still tells). */
+static bool caller_cgroups_joinable(const struct spawn *s) {
+        for (size_t i = 0; i < s->caller.n_cgroups; i++)
+                if (faccessat(s->caller.cgroup_fds[i], "cgroup.procs", W_OK, AT_EACCESS) < 0)
+                        return false;
+        return true;
+}
+
+int zd_spawn_place(struct spawn *s) {
+        struct zd_daemon *d = s->call->d;
+
+        if (!d->privileged && !caller_cgroups_joinable(s) && zd_scope_available(d)) {
+                for (size_t i = 0; i < s->caller.n_cgroups; i++)
+                        s->caller.cgroup_fds[i] = safe_close(s->caller.cgroup_fds[i]);
+                s->caller.n_cgroups = 0;
+                s->scope = true;
+        }
+        if (s->req.outlive && zd_scope_available(d))
+                s->scope = true;
+        if (s->scope && s->req.hold)
+                return zd_call_failf(s->call, -EINVAL, ZY_ERROR_INVALID_PARAMETER, "parameter",
+                                     s->req.outlive ? "outlive" : "hold");
+        return 0;
+}
+
+static void on_scope(struct zd_daemon *d, const char *id, pid_t pid, int r, const char *error) {
+        struct zd_task *t = zd_task_find(d, id);
+
+        if (!t || t->pidref.pid != pid || t->scope_gate < 0)
+                return; /* gone meanwhile (killed, its worker dead): nothing waits */
+        if (r < 0) {
+                zd_log(LOG_WARNING, "task %s: no scope unit for it: %s", id, error ? error : strerror(-r));
+                t->gate_failure = (struct ze_status){ .step = ZE_STEP_SCOPE, .err = -r, .index = -1 };
+        } else {
+                ssize_t n = write(t->scope_gate, "", 1);
+                (void) n; /* EPIPE: it died already; its pidfd and status pipe say how */
+        }
+        t->scope_gate = safe_close(t->scope_gate);
+}
+
+void zd_spawn_scope_begin(struct spawn *s, struct zd_task *t, int gate) {
+        struct zd_daemon *d = s->call->d;
+        char what[256], buf[256];
+        const char *slice =
+                zd_scope_slice_of(s->caller.unit_cgroup[0] ? s->caller.unit_cgroup : NULL, d->uid, buf, sizeof(buf));
+        int r;
+
+        snprintf(what, sizeof(what), "zygote: task %s of uid %u", t->id, (unsigned) zd_conn_cred(s->call->conn)->uid);
+        t->scope_gate = gate;
+        r = zd_scope_start(d, "task", t->pidref.pid, slice, what, t->id, on_scope);
+        if (r < 0)
+                on_scope(d, t->id, t->pidref.pid, r, NULL);
+}
