@@ -4,7 +4,9 @@
  * its cgroup files: once with --stats, else every --interval (default 5s) until the container's
  * init exits, waited for on its pidfd (poll with the interval as the timeout: no sleep). cpu,
  * cpuset, memory, pids and blkio (its throttle counters) are filled as runc fills them; hugetlb
- * and intel_rdt stay empty.
+ * and intel_rdt stay empty. Between the stats lines, each time the container's memory cgroup
+ * hits its limit, a line {"type": "oom", "id": ID}, as runc writes it, at once: v1 tells through
+ * an eventfd registered on memory.oom_control, v2 through inotify on memory.events ("oom").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -301,9 +306,85 @@ static int interval_ms(const char *s) {
         return -1;
 }
 
+/* The memory cgroup's OOM notification: v1 an eventfd registered through cgroup.event_control,
+ * v2 an inotify watch on memory.events. -1 when the container has neither (no memory controller,
+ * or it refuses). *v2_dir is set for the v2 kind (its count is re-read at each change). */
+static int oom_notifier(const struct zrc_cgroup *cg, const char **v2_dir) {
+        *v2_dir = NULL;
+        for (size_t i = 0; i < cg->n_paths; i++) {
+                _cleanup_free_ char *ctl = NULL, *events = NULL;
+                _cleanup_close_ int ofd = -EBADF;
+                int fd;
+
+                if (asprintf(&ctl, "%s/memory.oom_control", cg->paths[i]) < 0 ||
+                    asprintf(&events, "%s/memory.events", cg->paths[i]) < 0)
+                        return -1;
+                ofd = open(ctl, O_RDONLY | O_CLOEXEC);
+                if (ofd >= 0) {
+                        char reg[64];
+                        fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+                        snprintf(reg, sizeof(reg), "%d %d", fd, ofd);
+                        if (fd >= 0 && zrc_write_at(cg->paths[i], "cgroup.event_control", reg) == 0)
+                                return fd;
+                        safe_close(fd);
+                        return -1;
+                }
+                if (access(events, F_OK) == 0) {
+                        fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+                        if (fd >= 0 && inotify_add_watch(fd, events, IN_MODIFY) >= 0) {
+                                *v2_dir = cg->paths[i];
+                                return fd;
+                        }
+                        safe_close(fd);
+                        return -1;
+                }
+        }
+        return -1;
+}
+
+/* v2's count of OOM events in memory.events, 0 when unreadable. */
+static uint64_t v2_ooms(const char *dir) {
+        struct zrc_cgroup one = { .n_paths = 1, .paths = { (char *) dir } };
+        json_object *kv = key_values(&one, "memory.events"), *n = NULL;
+        uint64_t v = kv && json_object_object_get_ex(kv, "oom", &n) ? json_object_get_uint64(n) : 0;
+
+        json_object_put(kv);
+        return v;
+}
+
+/* Drains the notifier: whether the container hit OOM since the last call. */
+static bool oom_happened(int fd, const char *v2_dir, uint64_t *seen) {
+        char buf[4096];
+
+        if (!v2_dir) {
+                uint64_t n;
+                return read(fd, &n, sizeof(n)) == sizeof(n) && n > 0;
+        }
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+        uint64_t now = v2_ooms(v2_dir);
+        bool more = now > *seen;
+        *seen = now;
+        return more;
+}
+
+static int64_t now_ms(void) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (int64_t) t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void print_line(json_object *o) {
+        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        fflush(stdout);
+        json_object_put(o);
+}
+
 int zrc_cmd_events(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt o[] = { { "stats", 0, false }, { "interval", 0, true } };
-        _cleanup_close_ int pidfd = -EBADF;
+        _cleanup_close_ int pidfd = -EBADF, oomfd = -EBADF;
+        const char *v2_dir = NULL;
+        uint64_t ooms = 0;
         struct zrc_state st;
         int ms, r = 0;
 
@@ -320,20 +401,32 @@ int zrc_cmd_events(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
                 return r;
         }
         pidfd = zrc_state_pidfd(&st);
-        for (;;) {
-                json_object *s = stats(&st);
-                struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-                printf("%s\n",
-                       json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-                fflush(stdout);
-                json_object_put(s);
-                if (o[0].value || pidfd < 0)
-                        break;
-                /* the init's exit ends the stream; the interval passes otherwise */
-                if (poll(&p, 1, ms) != 0)
-                        break;
+        if (!o[0].value)
+                oomfd = oom_notifier(&st.cgroup, &v2_dir);
+        if (v2_dir)
+                ooms = v2_ooms(v2_dir);
+        /* as runc: the first stats line after one interval; --stats (or no pidfd) at once */
+        while (!o[0].value && pidfd >= 0) {
+                /* the init's exit ends the stream; an OOM is said at once; the interval passes */
+                int64_t until = now_ms() + ms, left;
+                while ((left = until - now_ms()) > 0) {
+                        struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = oomfd, .events = POLLIN } };
+                        if (poll(p, oomfd >= 0 ? 2 : 1, (int) left) < 0 && errno != EINTR)
+                                goto done;
+                        if (p[1].revents && oom_happened(oomfd, v2_dir, &ooms)) {
+                                json_object *e = json_object_new_object();
+                                json_object_object_add(e, "type", json_object_new_string("oom"));
+                                json_object_object_add(e, "id", json_object_new_string(st.id));
+                                print_line(e);
+                        }
+                        if (p[0].revents)
+                                goto done;
+                }
+                print_line(stats(&st));
         }
+        if (o[0].value || pidfd < 0)
+                print_line(stats(&st));
+done:
         zrc_state_done(&st);
         return 0;
 }

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 
@@ -256,6 +257,36 @@ def test_events_interval_until_the_container_exits(bundle, runc_bin, tmp_path):
         assert r.returncode != 0 and "--interval" in r.stderr
     finally:
         side("delete", "--force", cid)
+
+
+@pytest.mark.timeout(120)
+def test_events_say_oom_at_once(bundle, runc_bin, runc_binary, tmp_path):
+    """events without --stats: a process of the container that hits the memory limit is an
+    {"type": "oom", "id": ID} line at once (the interval is a minute), from both runtimes."""
+    bundle.config["linux"].setdefault("resources", {})["memory"] = {"limit": 16 << 20}
+    # a child of the init grows past the limit (the OOM killer takes it, the init stays)
+    bundle.set_args("sh", "-c", "sleep 1; (x=$(head -c 100000000 /dev/zero | tr '\\0' a)); sleep 60")
+    for s in (Side("zygote", runc_bin, tmp_path), Side("runc", runc_binary, tmp_path)):
+        cid = f"zdx-oom-{s.name}-" + uuid.uuid4().hex[:6]
+        path = tmp_path / f"events-{s.name}"
+        try:
+            assert s("create", "--bundle", bundle.path, cid).returncode == 0
+            with open(path, "w") as out:
+                ev = subprocess.Popen([s.binary, "--root", s.root, "events", "--interval", "60s", cid], stdout=out,
+                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            try:
+                assert s("start", cid).returncode == 0
+                deadline = time.monotonic() + 20
+                while time.monotonic() < deadline and '"oom"' not in path.read_text():
+                    time.sleep(0.2)
+            finally:
+                ev.kill()
+                ev.wait()
+        finally:
+            s("delete", "--force", cid)
+        lines = [json.loads(l) for l in path.read_text().splitlines() if l.startswith("{")]
+        assert {"type": "oom", "id": cid} in lines, (s.name, lines)
+        assert all(l["type"] == "oom" for l in lines), (s.name, "no stats line before the first interval", lines)
 
 
 @pytest.mark.timeout(120)
