@@ -5,6 +5,8 @@
  * daemon failed before the worker ran (spawn-start.c, spawn-park.c). One place composes them, so
  * that every SpawnFailed has the same fields.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "call.h"
@@ -29,10 +31,24 @@ void zd_spawn_reply_spawned(struct zd_conn *c, const char *id, pid_t pid, enum z
         zd_reply(c, p, more, pidfd);
 }
 
-void zd_spawn_reply_failed(struct zd_conn *c, int step, int err) {
-        const char *name = ze_step_to_string((enum ze_step) step);
+void zd_spawn_reply_failed(struct zd_conn *c, const struct ze_status *st) {
+        const char *name = ze_step_to_string((enum ze_step) st->step);
+        char msg[96];
 
-        zd_reply_error(c, ZY_ERROR_SPAWN_FAILED, failed_params(name ? name : "unknown", err, NULL));
+        /* a container's hook (its init runs them): which one and how it ended, not an errno */
+        if (st->step == ZE_STEP_CREATE_HOOK || st->step == ZE_STEP_START_HOOK) {
+                if (st->status < 0)
+                        snprintf(msg, sizeof(msg), "%s %d could not be run: %s", name, st->index, strerror(st->err));
+                else if (st->err == ETIME)
+                        snprintf(msg, sizeof(msg), "%s %d timed out and was killed", name, st->index);
+                else
+                        snprintf(msg, sizeof(msg), "%s %d failed: %s %d", name, st->index,
+                                 st->status > 128 ? "killed by signal" : "exit status",
+                                 st->status > 128 ? st->status - 128 : st->status);
+        }
+        zd_reply_error(c, ZY_ERROR_SPAWN_FAILED,
+                       failed_params(name, st->err,
+                                     st->step == ZE_STEP_CREATE_HOOK || st->step == ZE_STEP_START_HOOK ? msg : NULL));
 }
 
 void zd_spawn_reply_failed_text(struct zd_conn *c, const char *step, int err, const char *message) {

@@ -22,8 +22,10 @@ struct zd_conn;
 /* The worker runs (or is held): its id, pid, tier and pidfd (-EBADF: none; taken). more: the
  * call stays open until the task's exit. */
 void zd_spawn_reply_spawned(struct zd_conn *c, const char *id, pid_t pid, enum zd_tier tier, int pidfd, bool more);
-/* The worker's own failure record: SpawnFailed naming the step (child.h's) and errno. */
-void zd_spawn_reply_failed(struct zd_conn *c, int step, int err);
+/* The worker's own failure record: SpawnFailed naming the step (child.h's) and errno; a
+ * container hook's, with the hook's index and how it ended in the message. */
+struct ze_status;
+void zd_spawn_reply_failed(struct zd_conn *c, const struct ze_status *st);
 /* SpawnFailed from a step the daemon names, with a message (NULL: the errno's text). */
 void zd_spawn_reply_failed_text(struct zd_conn *c, const char *step, int err, const char *message);
 /* SpawnFailed recorded in the call (the dispatcher, or zd_spawn_reply_recorded(), answers it):

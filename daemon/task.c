@@ -410,7 +410,7 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                                ze_step_to_string((enum ze_step) st.step), strerror(st.err));
                         bool was_created = t->state == ZD_TASK_CREATED;
                         if (c)
-                                zd_spawn_reply_failed(c, t->failure.step, t->failure.err);
+                                zd_spawn_reply_failed(c, &t->failure);
                         if (was_created) {
                                 /* Exec failed after Start: the task stays, as stopped. */
                                 return;

@@ -618,12 +618,20 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int 
                 close(r);
         }
 
-        /* pivot_root(".", ".") stacks the old root on top of the new one; detaching "." then
-         * leaves only the new root, without a directory for the old one in the image */
+        /* the rootfs copy becomes the cwd: the createContainer hooks run there, and pivot_root
+         * takes it as "." */
         r = fchdir(root_fd) < 0 ? -errno : 0;
         close(root_fd);
         if (r < 0)
                 return failed(ret_step, ret_index, ZE_STEP_PIVOT, -1, -r);
+        return 0;
+}
+
+int ze_sb_finish_root(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index) {
+        int root_fd, r;
+
+        /* pivot_root(".", ".") stacks the old root on top of the new one; detaching "." then
+         * leaves only the new root, without a directory for the old one in the image */
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return failed(ret_step, ret_index, ZE_STEP_PIVOT, -1, errno);
         if (umount2(".", MNT_DETACH) < 0)

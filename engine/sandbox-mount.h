@@ -9,10 +9,13 @@
 
 #include "sandbox.h"
 
-/* Step 3 of sandbox.h: everything in the new mount namespace, up to the read-only root. Returns
- * 0, or a negative errno with the step that failed in *ret_step and the index of the mount,
- * device or path in *ret_index (-1 when the step has none); the caller reports it and exits. */
+/* Step 3 of sandbox.h, in the new mount namespace, in two parts with the createContainer hooks
+ * between them: the mounts, devices and symlinks, up to the rootfs copy as the cwd; then
+ * pivot_root and what follows it, up to the read-only root. Each returns 0, or a negative errno
+ * with the step that failed in *ret_step and the index of the mount, device or path in
+ * *ret_index (-1 when the step has none); the caller reports it and exits. */
 int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index);
+int ze_sb_finish_root(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index);
 
 /* buf = prefix followed by n in decimal ("/dev/pts/3"), without stdio; -ENAMETOOLONG when it
  * does not fit in len bytes. */

@@ -30,6 +30,7 @@
 #include "signal-util.h"
 #include "steps.h"
 #include "sandbox.h"
+#include "sandbox-hooks.h"
 #include "sandbox-mount.h"
 #include "util.h"
 
@@ -218,11 +219,47 @@ static void ready(const struct ze_sandbox *sb, const struct ze_reporter *to) {
                 _exit(ZE_EXIT_ABANDONED);
 }
 
+/* Step 1: the parent's go, with our pid as the host sees it (for the hooks' state) when it sends
+ * one: 1 for the go, 0 for EOF (the parent gave up), or a negative errno. */
+static int wait_go(const struct ze_sandbox *sb) {
+        char buf[8];
+        int32_t pid = 0;
+        ssize_t n;
+
+        do
+                n = read(sb->sync_fd, buf, sizeof(buf));
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if (n == 0)
+                return 0;
+        if ((size_t) n >= 1 + sizeof(pid))
+                memcpy(&pid, buf + 1, sizeof(pid));
+        ze_sb_hooks_set_pid(&sb->create_hooks, pid);
+        ze_sb_hooks_set_pid(&sb->start_hooks, pid);
+        return 1;
+}
+
+/* A hook that failed: its record {step, err, index, status}, on sync_fd and (startContainer,
+ * whose `start` has no sync socket) on hook_report_fd too, then exit 125. */
+static void check_hooks(const struct ze_sandbox *sb, const struct ze_reporter *to, enum ze_step step,
+                        const struct ze_sb_hooks *h) {
+        const struct ze_reporter fifo = { .fd = step == ZE_STEP_START_HOOK ? sb->hook_report_fd : -1 };
+        int index, status, r;
+
+        r = ze_sb_run_hooks(h, &index, &status);
+        if (r == 0)
+                return;
+        (void) ze_report(&fifo, step, -r, index, status);
+        (void) ze_report(to, step, -r, index, status);
+        _exit(ZE_EXIT_SETUP_FAILED);
+}
+
 /* The container init's recipe: the order is the security argument of sandbox.h. */
 _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         const struct ze_reporter to = { .fd = sb->sync_fd, .socket = true };
         /* what the remaining steps use; with stdio and the preserved fds, all that stays open */
-        const int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd };
+        const int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd, sb->hook_report_fd };
         enum ze_step step = ZE_STEP_NONE;
         const char *path;
         int index = -1, r;
@@ -235,7 +272,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         if (!sb->dumpable_until_go)
                 check(&to, ZE_STEP_DUMPABLE, prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0 ? -errno : 0);
         /* 1. wait for the parent: maps written, cgroups joined; EOF: it gave up */
-        r = ze_step_wait_go(sb->sync_fd);
+        r = wait_go(sb);
         if (r == 0)
                 _exit(ZE_EXIT_ABANDONED);
         check(&to, ZE_STEP_SYNC, r);
@@ -250,9 +287,14 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
               ze_step_close_all_but(3U + (unsigned) (sb->preserve_fds > 0 ? sb->preserve_fds : 0), keep,
                                     ELEMENTSOF(keep)));
         check(&to, ZE_STEP_SETNS, become_userns_root(sb));
-        /* 3. the filesystem */
+        /* 3. the filesystem; the createContainer hooks before pivot_root */
         if (sb->new_mount_ns) {
                 r = ze_sb_setup_mounts(sb, &step, &index);
+                check_at(&to, step, index, r);
+        }
+        check_hooks(sb, &to, ZE_STEP_CREATE_HOOK, &sb->create_hooks);
+        if (sb->new_mount_ns) {
+                r = ze_sb_finish_root(sb, &step, &index);
                 check_at(&to, step, index, r);
         }
         /* 4. */
@@ -293,8 +335,9 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         /* 14. the filter, last */
         if (sb->no_new_privs)
                 check(&to, ZE_STEP_FILTER, apply_filter(sb));
-        /* 15. */
+        /* 15. then the startContainer hooks, as the container's process */
         ready(sb, &to);
+        check_hooks(sb, &to, ZE_STEP_START_HOOK, &sb->start_hooks);
         /* 16. only the preserved fds cross execve */
         (void) syscall(SYS_close_range, 3U + (unsigned) sb->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
         execve(path, sb->argv, sb->envp);

@@ -10,8 +10,10 @@
  * path must be joined by the parent before it clones). Order of the steps:
  *
  *   0. signals back to SIG_DFL, empty mask; not dumpable (unless dumpable_until_go)
- *   1. go:        wait for one byte on sync_fd (step "sync"; the parent wrote uid/gid maps and
- *                 put the child into its cgroups); EOF means the parent gave up: exit quietly. Then not
+ *   1. go:        wait for "g" on sync_fd (step "sync"; the parent wrote uid/gid maps and
+ *                 put the child into its cgroups, and ran the createRuntime hooks), with the
+ *                 child's pid as the host sees it after it (4 bytes, native order; the hooks'
+ *                 state); EOF means the parent gave up: exit quietly. Then not
  *                 dumpable, in any case, until execve
  *   2. setns:     every ns_fds entry, each with its declared CLONE_NEW* type (ns_types) so that
  *                 the kernel refuses a file of another kind; then, in a new user namespace,
@@ -30,7 +32,8 @@
  *                 ro/nosuid/nodev/noexec with mount_setattr while detached, then move_mount'ed
  *                 on the target's fd), default device nodes (mknod, or a
  *                 bind of the host's node where mknod is refused, as in a user namespace),
- *                 /dev/fd etc. symlinks and /dev/ptmx, pivot_root (on the rootfs copy's fd),
+ *                 /dev/fd etc. symlinks and /dev/ptmx, the createContainer hooks (cwd: the
+ *                 rootfs; the host's paths still resolve), pivot_root (on the rootfs copy's fd),
  *                 maskedPaths (the container's /dev/null, only if it is 1:3 without a symlink,
  *                 or an empty tmpfs, by fd) and readonlyPaths (read-only before attached), each
  *                 resolved inside the root, the read-only root; rootfs_propagation on the
@@ -58,6 +61,8 @@
  *                 start_on_sync), block reading one byte from
  *                 it (the exec fifo: the parent opened it O_RDWR, `start` writes a byte); EOF or
  *                 an error there exits ZE_EXIT_ABANDONED
+ *      hooks:     the startContainer hooks, as the container's process (after the go: a
+ *                 failure is also written to hook_report_fd, for `start`)
  *  16. fds:       everything from 3 + preserve_fds up becomes CLOEXEC; execve
  *
  * Any failure writes one struct ze_status {step, err, index} (steps.h) to sync_fd and exits with
@@ -111,6 +116,29 @@ struct ze_sb_device {
         dev_t dev;
         uid_t uid;
         gid_t gid;
+};
+
+/* An OCI hook the init runs itself, between clone and execve (createContainer, startContainer):
+ * everything prepared by the runtime before the clone. */
+struct ze_sb_hook {
+        const char *path;  /* executed as it is (no PATH search), in the init's mount namespace */
+        char *const *argv; /* NULL terminated: the hook's args, or its path alone */
+        char *const *envp; /* NULL terminated: the hook's env only */
+        int timeout_ms;    /* killed (SIGKILL) past it, and failed; 0: none */
+};
+
+#define ZE_SB_PID_SLOT 10 /* characters kept in a hook's state for the init's pid */
+
+/* The hooks of one kind, in order, and the state (JSON) each reads on its stdin, through a pipe
+ * the init writes it into. The pid is the host's, known to the runtime only after the clone: it
+ * comes with "go" (step 1), and the init writes it, right-aligned in decimal, into the
+ * ZE_SB_PID_SLOT characters at state + pid_at (the spaces before it are JSON whitespace). */
+struct ze_sb_hooks {
+        const struct ze_sb_hook *list;
+        size_t n;
+        char *state; /* the init's own copy (after the clone) is written, never the runtime's */
+        size_t state_len;
+        size_t pid_at;
 };
 
 #define ZE_SB_MAX_NS 8
@@ -171,6 +199,17 @@ struct ze_sandbox {
         const struct sock_fprog *prog; /* SECCOMP_SET_MODE_FILTER, or NULL */
         unsigned filter_flags;
         int ref_pidfd; /* SECCOMP_CLONE_FILTER source instead of prog, or -1 */
+
+        /* createContainer: after the mounts, before pivot_root (cwd: the rootfs), in the container's
+         * namespaces; startContainer: after the go of step 15, inside the container (its root, ids,
+         * capabilities and filter), before the last fds step and execve. Each hook is a child of
+         * the init with the state on its stdin, its stdout and stderr the init's stderr, nothing
+         * else open. The first that fails (it could not be run, an exit status, a signal, its
+         * timeout) ends the init: one record {step, err, index: which hook, status}. */
+        struct ze_sb_hooks create_hooks, start_hooks;
+        int hook_report_fd; /* a fifo (the init's end, O_RDWR) where a startContainer failure is
+                             * written too, for `start` (the runtime that had the sync socket has
+                             * exited by then), or -1 */
 
         char *const *argv;
         char *const *envp;

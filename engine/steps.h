@@ -48,7 +48,11 @@ struct ze_status {
         int32_t step;  /* enum ze_step */
         int32_t err;   /* positive errno, 0 for ZE_STEP_HELD */
         int32_t index; /* which mount, device, path, namespace or limit; -1 when none */
-        int32_t pid;   /* ZE_STEP_HELD of a container init: its pid in its own pid namespace */
+        union {
+                int32_t pid;    /* ZE_STEP_HELD of a container init: its pid in its own pid namespace */
+                int32_t status; /* a hook's step (container init): the hook's exit status, 128 + the
+                                 * signal that ended it, or -1 when it never ran (err says why) */
+        };
 };
 
 /* Where a recipe reports: fd (-1: nowhere), a socket (send with MSG_NOSIGNAL, so that a parent

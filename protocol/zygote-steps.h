@@ -57,4 +57,8 @@
         X(DOMAINNAME, "domainname") \
         X(PERSONALITY, "personality") \
         /* the task worker's again: the scope unit the daemon asked for it (daemon/scope.c) */ \
-        X(SCOPE, "scope")
+        X(SCOPE, "scope") \
+        /* the container init's again: its hooks (index: which hook; status: its exit status, 128 + \
+         * its signal, or -1: never ran) */ \
+        X(CREATE_HOOK, "createContainer hook") \
+        X(START_HOOK, "startContainer hook")

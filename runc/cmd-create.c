@@ -40,6 +40,7 @@ int zrc_cmd_start(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, c
         _cleanup_free_ char *fifo = NULL;
         struct zrc_state st;
         const char *id;
+        _cleanup_close_ int report = -EBADF;
         int k, fd, ret = 1;
 
         k = zrc_verb_parse(c, v, argc, argv, NULL, 0, &st);
@@ -58,6 +59,9 @@ int zrc_cmd_start(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, c
         }
         if (asprintf(&fifo, "%s/exec.fifo", st.dir) < 0)
                 goto out;
+        /* before the byte: the init may have run its startContainer hooks and exec'd by the time
+         * we would open it after */
+        report = zrc_hooks_open_report(&st);
         fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) {
                 zrc_error(c, "cannot start container %s: %s", id,
@@ -67,7 +71,7 @@ int zrc_cmd_start(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, c
         if (write(fd, "s", 1) != 1)
                 zrc_error(c, "cannot start container %s: %s", id, zrc_errstr(errno));
         else
-                ret = 0;
+                ret = report >= 0 && zrc_hooks_wait_start(c, &st, report) < 0 ? 1 : 0;
         close(fd);
         (void) unlink(fifo);
         if (ret == 0)

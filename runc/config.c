@@ -305,6 +305,7 @@ void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {
         static struct sock_fprog prog; /* one container per zygote-runc process */
 
         sb->new_mount_ns = true;
+        sb->hook_report_fd = -1; /* create's, when there are startContainer hooks */
         sb->userns_root = (o->clone_flags & CLONE_NEWUSER) != 0;
         sb->rootfs_readonly = o->readonly_root;
         sb->symlinks = (const char *const *) o->symlinks;

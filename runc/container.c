@@ -104,7 +104,8 @@ struct create {
         struct ze_sandbox sb; /* what the init applies (engine/sandbox.c) */
         char *path_buf;
         int start_fd, console_fd, cg_fd;
-        int sync[2]; /* [0] ours, [1] the init's */
+        int hook_report_fd; /* ROOT/ID/start-hooks.fifo, the init's end (startContainer hooks) */
+        int sync[2];        /* [0] ours, [1] the init's */
         struct clone_args ca;
         bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
         pid_t pid;           /* the init, once cloned */
@@ -237,7 +238,13 @@ static int make_cgroup_view(struct create *k) {
 /* create (not run): the fifo the init waits on until `start`. */
 static int make_exec_fifo(struct create *k) {
         _cleanup_free_ char *fifo = NULL;
+        int r;
 
+        /* run has the sync socket, and zygoted's Start the status socket, to hear of a failed
+         * startContainer hook; `start` needs a fifo of its own */
+        r = k->a->run || k->a->handoff ? 0 : zrc_hooks_report_fifo(k->dir, k->st.hooks, &k->hook_report_fd);
+        if (r < 0)
+                return zrc_error(k->c, "startContainer hooks' fifo: %s", zrc_errstr(-r)), r;
         if (k->a->run)
                 return 0;
         if (k->a->handoff) {
@@ -265,6 +272,14 @@ static int prepare_sandbox(struct create *k) {
         if (r < 0)
                 return r;
         k->sb.start_fd = k->start_fd;
+        k->sb.hook_report_fd = k->hook_report_fd;
+        /* the hooks the init runs itself, with their state ("creating", "created"); its pid is
+         * the init's, which it learns with "go" */
+        r = zrc_hooks_for_init(k->st.hooks, "createContainer", &k->st, "creating", &k->sb.create_hooks);
+        if (r >= 0)
+                r = zrc_hooks_for_init(k->st.hooks, "startContainer", &k->st, "created", &k->sb.start_hooks);
+        if (r < 0)
+                return zrc_error(k->c, "hooks: %s", zrc_errstr(-r)), r;
         /* run: the init waits for a byte on the sync socket once ready, sent when the state is
          * saved, so that nothing of the container runs (and no one asks for its state) before */
         k->sb.start_on_sync = k->a->run;
@@ -481,12 +496,16 @@ static int run_create_hooks(struct create *k) {
         return r;
 }
 
-/* "go": the init sets up its sandbox and reports "ready" (held before its execve). */
+/* "go", with the init's pid as we see it (its hooks' state): the init sets up its sandbox, runs
+ * the createContainer hooks and reports "ready" (held before its execve). */
 static int go_until_ready(struct create *k) {
+        char go[1 + sizeof(int32_t)] = "g";
+        int32_t pid = (int32_t) k->pid;
         struct ze_status status;
         int r;
 
-        if (write(k->sync[0], "g", 1) != 1)
+        memcpy(go + 1, &pid, sizeof(pid));
+        if (write(k->sync[0], go, sizeof(go)) != (ssize_t) sizeof(go))
                 return zrc_error_errno(k->c, "container init");
         r = zrc_runc_read_status(k->sync[0], &status);
         if (r <= 0 || status.step != ZE_STEP_HELD) {
@@ -588,6 +607,9 @@ static void create_done(struct create *k) {
         for (size_t i = 0; i < k->sb.n_ns_fds; i++)
                 safe_close(k->sb.ns_fds[i]);
         safe_close(k->start_fd);
+        safe_close(k->hook_report_fd);
+        zrc_hooks_for_init_free(&k->sb.create_hooks);
+        zrc_hooks_for_init_free(&k->sb.start_hooks);
         safe_close(k->console_fd);
         safe_close(k->cg_fd);
         safe_close(k->pidfd);
@@ -632,8 +654,9 @@ int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *
         struct create k = {
                 .c = c,
                 .a = a,
-                .sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 },
+                .sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1, .hook_report_fd = -1 },
                 .start_fd = -EBADF,
+                .hook_report_fd = -EBADF,
                 .console_fd = -EBADF,
                 .cg_fd = -EBADF,
                 .sync = { -EBADF, -EBADF },

@@ -407,7 +407,7 @@ int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
                 .c = c,
                 .a = a,
                 .init_fd = -EBADF,
-                .sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1 },
+                .sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1, .hook_report_fd = -1 },
                 .console_fd = -EBADF,
                 .root_fd = -EBADF,
                 .sync = { -EBADF, -EBADF },

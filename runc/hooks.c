@@ -1,22 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * zygote-runc's OCI hooks (config.json "hooks"): checked when the config is loaded, run in the
- * runtime's namespaces with the container's state on their stdin, an environment of their own
- * ("env" only) and a timeout past which they are killed (SIGKILL) and have failed. Their stdout
- * and stderr are the runtime's stderr.
+ * zygote-runc's OCI hooks (config.json "hooks"): checked when the config is loaded; prestart,
+ * createRuntime, poststart and poststop run here, in the runtime's namespaces, with the
+ * container's state on their stdin, an environment of their own ("env" only) and a timeout past
+ * which they are killed (SIGKILL) and have failed. Their stdout and stderr are the runtime's
+ * stderr.
  *
- * createContainer and startContainer would run inside the container (its mount namespace, before
- * pivot_root, and before the user's process): the init does not run them, so a config that has
- * them is refused rather than run without them.
+ * createContainer and startContainer run inside the container, in its init (engine/sandbox.c,
+ * sandbox-hooks.c), which may not allocate: here they are prepared for it before the clone
+ * (zrc_hooks_for_init), and the init's failure record is put in words (zrc_hooks_report_failure).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,13 +95,6 @@ int zrc_hooks_check(json_object *root, char **err) {
                         if (r < 0)
                                 return r;
                 }
-                if (json_object_array_length(list) > 0 &&
-                    (streq(kind, "createContainer") || streq(kind, "startContainer")))
-                        return (void) asprintf(err,
-                                               "hooks.%s: not supported by zygote-runc (it would run inside the "
-                                               "container, which this runtime does not do)",
-                                               kind),
-                               -EOPNOTSUPP;
         }
         return 0;
 }
@@ -264,6 +260,165 @@ int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind,
                         return r;
         }
         return ret;
+}
+
+/* The state text of a hook the init runs, with ZE_SB_PID_SLOT characters for the pid the init
+ * writes in (a placeholder number, found again in the text: inside a JSON string a quote is
+ * always escaped, so the key as written here cannot appear there). */
+static int init_state(const struct zrc_state *st, const char *status, struct ze_sb_hooks *h) {
+        static const char placeholder[] = "\"pid\":1999999999";
+        json_object *o = zrc_hooks_state(st, status, 1999999999);
+        const char *text = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : NULL;
+        const char *at = text ? strstr(text, placeholder) : NULL;
+        int r = 0;
+
+        _Static_assert(sizeof("1999999999") - 1 == ZE_SB_PID_SLOT, "the placeholder fills the slot");
+        if (!at || !(h->state = strdup(text)))
+                r = -ENOMEM;
+        else {
+                h->state_len = strlen(h->state);
+                h->pid_at = (size_t) (at - text) + sizeof("\"pid\":") - 1;
+                memset(h->state + h->pid_at, ' ', ZE_SB_PID_SLOT - 1);
+                h->state[h->pid_at + ZE_SB_PID_SLOT - 1] = '0';
+        }
+        json_object_put(o);
+        return r;
+}
+
+int zrc_hooks_for_init(json_object *hooks, const char *kind, const struct zrc_state *st, const char *status,
+                       struct ze_sb_hooks *ret) {
+        json_object *list, *v;
+        struct ze_sb_hooks h = {};
+        struct ze_sb_hook *l;
+        size_t n;
+
+        if (!hooks || !json_object_object_get_ex(hooks, kind, &list) || json_object_array_length(list) == 0)
+                return 0;
+        n = json_object_array_length(list);
+        l = calloc(n, sizeof(*l));
+        if (!l)
+                return -ENOMEM;
+        h.list = l;
+        h.n = n;
+        for (size_t i = 0; i < n; i++) {
+                json_object *hk = json_object_array_get_idx(list, i);
+                long long timeout = json_object_object_get_ex(hk, "timeout", &v) ? json_object_get_int64(v) : 0;
+
+                l[i].path = json_object_get_string(json_object_object_get(hk, "path"));
+                l[i].argv = string_vector(hk, "args", l[i].path);
+                l[i].envp = string_vector(hk, "env", NULL);
+                /* checked > 0 at load; poll's bound is an int of milliseconds */
+                l[i].timeout_ms = timeout <= 0 ? 0 : timeout > INT_MAX / 1000 ? INT_MAX : (int) (timeout * 1000);
+                if (!l[i].argv || !l[i].envp) {
+                        zrc_hooks_for_init_free(&h);
+                        return -ENOMEM;
+                }
+        }
+        if (init_state(st, status, &h) < 0) {
+                zrc_hooks_for_init_free(&h);
+                return -ENOMEM;
+        }
+        *ret = h;
+        return 0;
+}
+
+void zrc_hooks_for_init_free(struct ze_sb_hooks *h) {
+        struct ze_sb_hook *l = (struct ze_sb_hook *) h->list;
+
+        for (size_t i = 0; l && i < h->n; i++) {
+                free((char **) l[i].argv);
+                free((char **) l[i].envp);
+        }
+        free(l);
+        free(h->state);
+        *h = (struct ze_sb_hooks){};
+}
+
+void zrc_hooks_report_failure(const struct zrc_ctx *c, json_object *hooks, const struct ze_status *s) {
+        const char *kind = s->step == ZE_STEP_CREATE_HOOK ? "createContainer" : "startContainer";
+        json_object *list = NULL, *h, *v;
+        const char *path = "?";
+        long long timeout = 0;
+
+        if (hooks && json_object_object_get_ex(hooks, kind, &list) && s->index >= 0 &&
+            (size_t) s->index < json_object_array_length(list)) {
+                h = json_object_array_get_idx(list, (size_t) s->index);
+                path = json_object_get_string(json_object_object_get(h, "path"));
+                timeout = json_object_object_get_ex(h, "timeout", &v) ? json_object_get_int64(v) : 0;
+        }
+        if (s->status < 0)
+                zrc_error(c, "%s hook %d (%s) could not be run: %s", kind, s->index, path, zrc_errstr(s->err));
+        else if (s->err == ETIME)
+                zrc_error(c, "%s hook %d (%s) timed out after %llds and was killed", kind, s->index, path, timeout);
+        else
+                zrc_error(c, "%s hook %d (%s) failed: %s %d", kind, s->index, path,
+                          s->status > 128 ? "killed by signal" : "exit status",
+                          s->status > 128 ? s->status - 128 : s->status);
+}
+
+int zrc_hooks_report_fifo(const char *dir, json_object *hooks, int *ret_fd) {
+        _cleanup_free_ char *fifo = NULL;
+        json_object *list;
+        int fd;
+
+        if (!hooks || !json_object_object_get_ex(hooks, "startContainer", &list) || json_object_array_length(list) == 0)
+                return 0;
+        if (asprintf(&fifo, "%s/" ZRC_HOOKS_FIFO, dir) < 0)
+                return -ENOMEM;
+        if (mkfifo(fifo, 0600) < 0)
+                return -errno;
+        /* O_RDWR: a writer from the start, so that `start` may open it for reading at any time
+         * and read EOF only once the init has closed it (by its execve, or its exit) */
+        fd = open(fifo, O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
+}
+
+int zrc_hooks_open_report(const struct zrc_state *st) {
+        _cleanup_free_ char *fifo = NULL;
+        int fd;
+
+        if (asprintf(&fifo, "%s/" ZRC_HOOKS_FIFO, st->dir) < 0)
+                return -ENOMEM;
+        fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+int zrc_hooks_wait_start(const struct zrc_ctx *c, const struct zrc_state *st, int fd) {
+        struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = zrc_state_pidfd(st), .events = POLLIN } };
+        struct ze_status s;
+        int r = 0;
+
+        for (;;) {
+                /* the fifo first: the init's end closes at its execve (EOF), and only a record
+                 * says a hook failed; read() gives EOF once no writer is left even where poll()
+                 * would not say so (a writer that was gone before we opened the fifo) */
+                ssize_t n = read(fd, &s, sizeof(s));
+
+                if (n == (ssize_t) sizeof(s)) {
+                        zrc_hooks_report_failure(c, st->hooks, &s);
+                        r = -EPROTO;
+                        break;
+                }
+                if (n == 0)
+                        break;
+                if (n > 0 || (errno != EAGAIN && errno != EINTR)) {
+                        r = n > 0 ? -EIO : -errno;
+                        zrc_error(c, "startContainer hooks: %s", zrc_errstr(-r));
+                        break;
+                }
+                if (poll(p, 2, -1) < 0 && errno != EINTR) {
+                        r = zrc_error_errno(c, "startContainer hooks");
+                        break;
+                }
+                if (p[1].revents & POLLIN)
+                        p[1].fd = -1; /* the init exited: what it wrote is in the fifo, or nothing */
+        }
+        if (p[1].fd >= 0)
+                close(p[1].fd);
+        return r;
 }
 
 /* poststart, once start let the user's process go: a failure is logged, start still succeeds. */

@@ -55,6 +55,10 @@ void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, c
         const char *name = o->argv[0];
 
         switch (s->step) {
+        case ZE_STEP_CREATE_HOOK:
+        case ZE_STEP_START_HOOK:
+                zrc_hooks_report_failure(c, json_object_object_get(o->root, "hooks"), s);
+                return;
         case ZE_STEP_EXEC:
                 if (s->err == ENOENT && s->index == 0)
                         zrc_error(c,

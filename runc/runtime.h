@@ -369,8 +369,7 @@ int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *
 int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a);
 
 /* ---- hooks.c: config.json's hooks ---- */
-/* Checks config.json's "hooks" (root: the config): 0, or <0 with a located message in *err.
- * createContainer and startContainer hooks are refused. */
+/* Checks config.json's "hooks" (root: the config): 0, or <0 with a located message in *err. */
 int zrc_hooks_check(json_object *root, char **err);
 /* And for a container zygoted starts (zrc_handoff): poststart and poststop refused. */
 int zrc_hooks_check_handoff(json_object *root, char **err);
@@ -382,3 +381,21 @@ int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind,
 /* poststart (after start let the process go) and poststop (after delete): failures are logged. */
 void zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st);
 void zrc_hooks_poststop(const struct zrc_ctx *c, const struct zrc_state *st);
+/* hooks' KIND (createContainer, startContainer) as the container init runs them, with the state
+ * (status, and the pid the init fills in) they read: *ret untouched when there are none. The
+ * strings point into hooks. */
+int zrc_hooks_for_init(json_object *hooks, const char *kind, const struct zrc_state *st, const char *status,
+                       struct ze_sb_hooks *ret);
+void zrc_hooks_for_init_free(struct ze_sb_hooks *h);
+/* Prints the init's record of a hook that failed (ZE_STEP_CREATE_HOOK, ZE_STEP_START_HOOK), the
+ * hook named by its kind, index and path: an exit status, a signal, its timeout. */
+void zrc_hooks_report_failure(const struct zrc_ctx *c, json_object *hooks, const struct ze_status *s);
+/* `start` hears of a failed startContainer hook through a fifo in the state directory (create's
+ * init has no one else to tell). zrc_hooks_report_fifo: made by create when hooks has
+ * startContainer hooks, *ret_fd the init's end (untouched without them). zrc_hooks_open_report:
+ * start's end, or -ENOENT without such hooks. zrc_hooks_wait_start: once the byte is written,
+ * until the init has exec'd (0) or a hook failed (printed, <0). */
+#define ZRC_HOOKS_FIFO "start-hooks.fifo"
+int zrc_hooks_report_fifo(const char *dir, json_object *hooks, int *ret_fd);
+int zrc_hooks_open_report(const struct zrc_state *st);
+int zrc_hooks_wait_start(const struct zrc_ctx *c, const struct zrc_state *st, int fd);

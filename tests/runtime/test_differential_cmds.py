@@ -139,6 +139,7 @@ STEPS = [
     Step("delete-force-missing", ["delete", "--force", ID], nothing),
     Step("features", ["features"], lambda o, c: {"keys": sorted(json.loads(o)), "linux": sorted(json.loads(o)["linux"]),
                                                   "capabilities": json.loads(o)["linux"]["capabilities"]}),
+    Step("features-hooks", ["features"], lambda o, c: json.loads(o)["hooks"]),
     Step("features-namespaces", ["features"], lambda o, c: json.loads(o)["linux"]["namespaces"],
          intended={"out": RUNC_11 + "has no time namespace"}),
     Step("version", ["--version"], version, intended={"out": VERSION}),

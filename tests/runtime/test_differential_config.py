@@ -2,7 +2,8 @@
 """zygote-runc against runc, config by config, beyond linux.resources (test_differential.py): each
 row of ROWS patches the busybox bundle (namespaces joined by path, no mount namespace, the root's
 propagation, device modes under the runtime's umask, process.user.umask, HOME, sysctls,
-domainname, personality, the time namespace, scheduler, ioPriority), runs a probe in it under
+domainname, personality, the time namespace, scheduler, ioPriority, the createContainer and
+startContainer hooks), runs a probe in it under
 build/zygote-runc and under Debian's runc, and compares the exit status of create and of run and
 each `key=value` line the probe printed. A difference fails unless the row marks it intended with
 the reason; a difference marked intended that is not there fails too. A row may also say what
@@ -112,6 +113,23 @@ DOMAIN_11 = RUNC_11 + "leaves domainname unset; zygote-runc sets it in the conta
 BIND_11 = (RUNC_11 + "passes an option it does not know to the kernel, which ignores a bind's data; it ignores "
            "a mount's id mappings")
 REFUSED = "zygote-runc refuses what it cannot apply, naming the field; runc 1.1 ignores it"
+HOOK_PID_11 = (RUNC_11 + "gives createContainer and startContainer hooks the init's pid in its own pid namespace (1); "
+               "zygote-runc gives the pid as the host sees it, as the runtime spec says of the state's pid")
+
+
+def hook(kind, script):
+    """A hook of kind running script: createContainer with the host's /bin/sh, startContainer with
+    the container's (busybox, which picks its applet by argv[0])."""
+    def patch(config, rootfs, joined):
+        os.makedirs(os.path.join(rootfs, "mnt"), exist_ok=True)
+        config.setdefault("hooks", {}).setdefault(kind, []).append(
+            {"path": "/bin/sh", "args": ["sh", "-c", script], "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]})
+    return patch
+
+
+# What a hook's state said, from the copy it left: its status, whether its pid is 1
+STATE_OF = ("echo {0}_status=$(sed 's/.*\"status\": *\"\\([a-z]*\\)\".*/\\1/' {1}) "
+            "{0}_pid_is_1=$(grep -c '\"pid\": *1[,}}]' {1})")
 
 ROWS = [
     Row("baseline", None, "echo ok=1"),
@@ -202,6 +220,19 @@ ROWS = [
          "uidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}],
          "gidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}]}), "echo ok=1",
         refused="mounts[", intended={"create": BIND_11, "run": BIND_11}),
+    # the hooks the init runs: createContainer in the container's mount namespace before pivot_root,
+    # at the rootfs (it mounts a tmpfs there that the container then has), startContainer inside the
+    # container as its process (the spec's /dev/shm is where it may write)
+    Row("hooks-create-container", hook("createContainer", "mount -t tmpfs cc mnt && pwd > mnt/cwd && cat > mnt/state"),
+        "echo cwd_is_rootfs=$(grep -c '/rootfs$' /mnt/cwd) mnt=$(awk '$2==\"/mnt\" {print $1}' /proc/mounts); "
+        + STATE_OF.format("cc", "/mnt/state"), expect={"out:cwd_is_rootfs": "1 mnt=cc", "out:cc_status": "creating cc_pid_is_1=0"},
+        intended={"out:cc_status": HOOK_PID_11}),
+    Row("hooks-start-container", hook("startContainer", "cat > /dev/shm/state; ls / > /dev/shm/root"),
+        "echo root=$(cat /dev/shm/root); " + STATE_OF.format("sc", "/dev/shm/state"),
+        expect={"out:sc_status": "created sc_pid_is_1=0"},
+        intended={"out:sc_status": HOOK_PID_11}),
+    Row("hooks-create-container-fails", hook("createContainer", "exit 3"), "echo ok=1",
+        refused="createContainer hook 0 (/bin/sh) failed: exit status 3"),
     Row("time-offsets-without-namespace", merge("linux.timeOffsets", {"boottime": {"secs": 10, "nanosecs": 0}}),
         "echo ok=1", refused="linux.timeOffsets", intended={"create": REFUSED, "run": REFUSED}),
 ]

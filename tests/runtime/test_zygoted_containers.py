@@ -251,6 +251,49 @@ def test_failed_create_leaves_nothing(daemon, bundle, tmp_path):
                                  and not _comm(p).startswith("zygote-")], "no process of the containers left", timeout=10)
 
 
+def test_create_and_start_container_hooks(daemon, bundle, tmp_path):
+    """createContainer and startContainer hooks run in the init zygoted's worker clones, as with
+    zygote-runc: before pivot_root (the rootfs its cwd) and inside the container before its process,
+    each with its state. A failing startContainer hook fails Start, naming the hook, and the process
+    never runs; a failing createContainer hook fails CreateContainer; nothing is left."""
+    out = tmp_path / "hooks"
+    out.mkdir()
+    os.makedirs(os.path.join(bundle.rootfs, "hooks"), exist_ok=True)
+    bundle.config["mounts"].append({"destination": "/hooks", "type": "bind", "source": str(out),
+                                    "options": ["rbind", "rw"]})
+    bundle.config["hooks"] = {
+        "createContainer": [{"path": "/bin/sh", "args": ["sh", "-c", f"cat > {out}/cc.state; pwd > {out}/cc.cwd"]}],
+        "startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "cat > /hooks/sc.state; ls / > /hooks/sc.root"]}],
+    }
+    bundle.set_args("sh", "-c", "echo process > /hooks/process")
+    with daemon.connect() as c:
+        _, task = run_container(c, bundle, tmp_path)
+        assert task["exitCode"] == 0, task
+        cc, sc = (json.loads((out / f).read_text()) for f in ("cc.state", "sc.state"))
+        assert (cc["status"], sc["status"]) == ("creating", "created") and cc["pid"] == sc["pid"] > 1, (cc, sc)
+        assert (out / "cc.cwd").read_text().strip() == bundle.rootfs
+        assert "hooks" in (out / "sc.root").read_text().split() and (out / "process").exists()
+
+        (out / "process").unlink()
+        bundle.config["hooks"] = {"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "exit 3"]}]}
+        bundle.save()
+        cid = container_id()
+        create(c, bundle, cid).close_fds()
+        e = c.call_error(L + "Start", {"id": cid})
+        assert e.error == L + "SpawnFailed" and e.parameters["step"] == "startContainer hook", e
+        assert e.parameters["message"] == "startContainer hook 0 failed: exit status 3", e
+        assert c.call(L + "Wait", {"id": cid}).parameters["task"]["exitCode"] == 125
+        assert not (out / "process").exists()
+        c.call(L + "Delete", {"id": cid})
+
+        bundle.config["hooks"] = {"createContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "exit 4"]}]}
+        bundle.save()
+        e = create(c, bundle, container_id(), check=False)
+        assert e.error == L + "SpawnFailed", e
+        assert "createContainer hook 0 (/bin/sh) failed: exit status 4" in e.parameters["message"], e
+    zytest.wait_for(lambda: not os.listdir(containers_dir(daemon)), "no state left")
+
+
 def _ppid(pid):
     try:
         return int(zytest.proc_status(int(pid))["PPid"])

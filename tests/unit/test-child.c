@@ -60,7 +60,9 @@ static void test_step_names(void **state) {
                                             /* the container init's, appended */
                                             "domainname", "personality",
                                             /* the worker's again, appended */
-                                            "scope" };
+                                            "scope",
+                                            /* the container init's, appended */
+                                            "createContainer hook", "startContainer hook" };
 
         assert_int_equal(ELEMENTSOF(want), _ZE_STEP_MAX);
         for (int i = 0; i < _ZE_STEP_MAX; i++)
