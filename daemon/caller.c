@@ -61,6 +61,7 @@ enum status_key {
         S_CAP_AMB,
         S_NO_NEW_PRIVS,
         S_SECCOMP,
+        S_SECCOMP_FILTERS,
         S_UMASK,
         S_THREADS,
         _S_MAX
@@ -71,10 +72,19 @@ static const struct {
         size_t len;
 } status_keys[_S_MAX] = {
 #define KEY(k, n) [k] = { n, sizeof(n) - 1 }
-        KEY(S_UID, "Uid"),         KEY(S_GID, "Gid"),        KEY(S_GROUPS, "Groups"),
-        KEY(S_CAP_INH, "CapInh"),  KEY(S_CAP_PRM, "CapPrm"), KEY(S_CAP_EFF, "CapEff"),
-        KEY(S_CAP_BND, "CapBnd"),  KEY(S_CAP_AMB, "CapAmb"), KEY(S_NO_NEW_PRIVS, "NoNewPrivs"),
-        KEY(S_SECCOMP, "Seccomp"), KEY(S_UMASK, "Umask"),    KEY(S_THREADS, "Threads"),
+        KEY(S_UID, "Uid"),
+        KEY(S_GID, "Gid"),
+        KEY(S_GROUPS, "Groups"),
+        KEY(S_CAP_INH, "CapInh"),
+        KEY(S_CAP_PRM, "CapPrm"),
+        KEY(S_CAP_EFF, "CapEff"),
+        KEY(S_CAP_BND, "CapBnd"),
+        KEY(S_CAP_AMB, "CapAmb"),
+        KEY(S_NO_NEW_PRIVS, "NoNewPrivs"),
+        KEY(S_SECCOMP, "Seccomp"),
+        KEY(S_UMASK, "Umask"),
+        KEY(S_THREADS, "Threads"),
+        KEY(S_SECCOMP_FILTERS, "Seccomp_filters"),
 #undef KEY
 };
 
@@ -164,6 +174,7 @@ struct thread_caps {
         uint64_t inh, prm, eff, bnd, amb;
         bool nnp;
         unsigned seccomp;
+        unsigned filters; /* Seccomp_filters (5.9+); UINT_MAX when the kernel does not say */
 };
 
 static int parse_thread(const struct status *st, struct thread_caps *t) {
@@ -179,6 +190,7 @@ static int parse_thread(const struct status *st, struct thread_caps *t) {
         t->amb = field_number(st, S_CAP_AMB, 0, 16, &v) >= 0 ? v : 0;
         t->nnp = field_number(st, S_NO_NEW_PRIVS, 0, 10, &v) >= 0 && v != 0;
         t->seccomp = field_number(st, S_SECCOMP, 0, 10, &v) >= 0 ? (unsigned) v : 0;
+        t->filters = field_number(st, S_SECCOMP_FILTERS, 0, 10, &v) >= 0 ? (unsigned) v : UINT_MAX;
         return 0;
 }
 
@@ -190,6 +202,7 @@ static void merge_thread(struct zd_caller *c, const struct thread_caps *t) {
         c->cap_amb &= t->amb;
         c->no_new_privs = c->no_new_privs || t->nnp;
         c->seccomp_mode = t->seccomp > c->seccomp_mode ? t->seccomp : c->seccomp_mode;
+        c->seccomp_filters = t->filters > c->seccomp_filters ? t->filters : c->seccomp_filters;
 }
 
 int zd_caller_for_each_thread(int proc_fd, pid_t pid, int (*fn)(int task_fd, const char *tid, void *userdata),
@@ -292,6 +305,7 @@ static int read_status(struct zd_caller_conn *k, const struct ucred *cr, struct 
         c->cap_inh = c->cap_prm = c->cap_eff = c->cap_bnd = c->cap_amb = UINT64_MAX;
         c->no_new_privs = false;
         c->seccomp_mode = 0;
+        c->seccomp_filters = 0;
         merge_thread(c, &t);
         /* Umask (4.7): without it, the strictest */
         c->sched.umask = field_number(&st, S_UMASK, 0, 8, &v) >= 0 ? (uint32_t) (v & 0777) : 0777;

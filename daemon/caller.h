@@ -37,8 +37,9 @@ struct zd_caller {
         size_t n_groups;
         uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
 
-        bool no_new_privs;     /* any thread's */
-        unsigned seccomp_mode; /* 0 none, 1 strict, 2 filter: the most confined thread's */
+        bool no_new_privs;        /* any thread's */
+        unsigned seccomp_mode;    /* 0 none, 1 strict, 2 filter: the most confined thread's */
+        unsigned seccomp_filters; /* how many, the most of any thread's (UINT_MAX: not said) */
 
         /* How the kernel treats it: what a child it forked would start with (the reset of
          * SCHED_RESET_ON_FORK applied); its first thread's (see caller.c). */

@@ -57,10 +57,11 @@ struct zd_daemon {
         char helper[4096];
         int helper_fd; /* the helper, opened once: references and probes are exec'd through it */
 
-        bool privileged;      /* running as root: workers switch to the callers' ids */
-        bool own_filter;      /* zygoted runs under a seccomp filter of its own (own-filter.c) */
-        bool caller_cache;    /* connections keep their caller's process between calls (caller.h) */
-        uint64_t nofile_soft; /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
+        bool privileged;         /* running as root: workers switch to the callers' ids */
+        bool own_filter;         /* zygoted runs under a seccomp filter of its own (own-filter.c) */
+        unsigned shared_filters; /* of them, those every process of its pid namespace has, or 0 */
+        bool caller_cache;       /* connections keep their caller's process between calls (caller.h) */
+        uint64_t nofile_soft;    /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
         uid_t uid;
         gid_t gid;
         struct ze_features features;

@@ -426,6 +426,7 @@ static int probe_kernel(struct zd_daemon *d) {
                d->features.capbset_drop_mask ? "yes" : "no", d->features.capbset_drop_mask_reason,
                d->features.cap_last);
         d->own_filter = zd_own_filter_check();
+        d->shared_filters = d->own_filter ? zd_own_filter_shared() : 0;
         if (d->features.pid_namespace)
                 zd_log(LOG_INFO, "tasks: one pid namespace per profile (%s)", d->features.pid_namespace_reason);
         else

@@ -245,8 +245,11 @@ int zd_spawn_confine(struct spawn *s) {
         struct zd_caller *c = &s->caller;
 
         /* A filter cannot be read back from the kernel nor copied to another process: the task
-         * would run without it. */
-        if (c->seccomp_mode != 0)
+         * would run without it. Unless it has only the filters every process here has, which the
+         * task inherits from zygoted too (a container's: own-filter.c). */
+        bool shared = c->seccomp_mode == 2 && call->d->shared_filters > 0 &&
+                      c->seccomp_filters == call->d->shared_filters && !c->ns_other;
+        if (c->seccomp_mode != 0 && !shared)
                 return confined(call,
                                 "the caller runs under a seccomp filter of its own%s; its task could not "
                                 "carry it",

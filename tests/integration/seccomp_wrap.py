@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Runs argv[1:] under a seccomp filter that allows every system call but acct(2), as a
 container manager's default filter confines its payload: no_new_privs, then the filter, then exec
-(same pid)."""
+(same pid). With --keep-privs (root, which needs no no_new_privs for a filter: systemd-nspawn's
+and Docker's default filters come without it) the no_new_privs step is left out."""
 import ctypes
 import os
 import struct
@@ -35,7 +36,10 @@ class SockFprog(ctypes.Structure):
 
 fprog = SockFprog(len(prog) // 8, ctypes.addressof(buf))
 libc = ctypes.CDLL(None, use_errno=True)
-if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+keep_privs = sys.argv[1] == "--keep-privs"
+if keep_privs:
+    del sys.argv[1]
+elif libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
     sys.exit(f"prctl(NO_NEW_PRIVS): {os.strerror(ctypes.get_errno())}")
 if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
     sys.exit(f"prctl(SECCOMP): {os.strerror(ctypes.get_errno())}")

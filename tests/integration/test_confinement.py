@@ -11,6 +11,9 @@ today (the xfail), and turns into a failure of the suite the day the escape is c
 its mark has to go with the fix.
 """
 import os
+import re
+import shlex
+import shutil
 import subprocess
 import tempfile
 
@@ -654,3 +657,29 @@ def test_calls_other_than_spawn_use_the_callers_identity_now(daemon):
             with daemon.connect() as admin:
                 admin.call(L + "Kill", {"id": "roots-task", "signal": 9}, check=False)
             owner.recv()  # the Spawn's final reply: the exit
+
+
+@pytest.mark.timeout(60)
+def test_container_wide_filter_admits_its_callers(bins, needs_root, tmp_path):
+    """zygoted as in a default systemd-nspawn or Docker container: a seccomp filter on the pid
+    namespace's init, inherited by zygoted and every caller. A caller with exactly that filter
+    is served (its task inherits the same one from zygoted, under its profile's); one with a
+    filter of its own on top is still refused. Without the shared filter the first is refused
+    too (test_callers_own_filter_is_kept)."""
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare(1) (util-linux)")
+    d = zytest.Daemon(bins, str(tmp_path))
+    wrap = ["/usr/bin/python3", os.path.join(os.path.dirname(__file__), "seccomp_wrap.py")]
+    lc = f"{bins['launchctl']} --socket {d.socket}"
+    script = (f"{shlex.join(d.command())} 2>{tmp_path}/zygoted.log & z=$!; "
+              f"for i in $(seq 100); do [ -S {d.socket} ] && break; sleep 0.05; done; "
+              f"{lc} run -- grep -E '^Seccomp(_filters)?:' /proc/self/status; echo shared=$?; "
+              f"{shlex.join(wrap)} --keep-privs {lc} run -- true; echo own=$?; kill $z; wait $z")
+    # the filtered process is pid 1 of a new pid namespace, as a container's init is
+    r = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", *wrap, "--keep-privs", "/bin/sh", "-c", script],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=45)
+    out = r.stdout
+    assert "shared=0" in out, (out, r.stderr, open(tmp_path / "zygoted.log").read())
+    filters = int(re.search(r"Seccomp_filters:\s+(\d+)", out).group(1))
+    assert "Seccomp:\t2" in out and filters >= 2, f"the task lacks the shared filter or its profile's: {out}"
+    assert "own=1" in out and "CallerConfined" in r.stderr, (out, r.stderr)
