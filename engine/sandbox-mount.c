@@ -21,31 +21,8 @@
 
 #include "sandbox-mount.h"
 
-static int copy_path(char *buf, size_t len, const char *path) {
-        size_t n = strlen(path);
-
-        if (n + 1 > len)
-                return -ENAMETOOLONG;
-        memcpy(buf, path, n + 1);
-        return 0;
-}
-
-/* An O_PATH fd of path below root_fd, every component resolved inside it (a symlink of the image
- * resolves as if root_fd were "/"; a magic link of /proc is refused), plus the extra resolve
- * flags (RESOLVE_NO_SYMLINKS: a symlink anywhere on the way is refused). */
-static int open_resolved(int root_fd, const char *path, int flags, uint64_t resolve) {
-        struct open_how how = { .flags = (uint64_t) (O_PATH | O_CLOEXEC | flags),
-                                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | resolve };
-        long fd;
-
-        while (*path == '/')
-                path++;
-        fd = syscall(SYS_openat2, root_fd, *path ? path : ".", &how, sizeof(how));
-        return fd < 0 ? -errno : (int) fd;
-}
-
 static int open_in_root(int root_fd, const char *path, int flags) {
-        return open_resolved(root_fd, path, flags, 0);
+        return ze_sb_open_resolved(root_fd, path, flags, 0);
 }
 
 /* A detached copy of the mount at what fd names (with its submounts when recursive), for
@@ -75,88 +52,10 @@ static int bind_fd_onto(int src, int target) {
         return r;
 }
 
-/* "PREFIX" followed by n in decimal, without stdio. */
-int ze_sb_number_path(char *buf, size_t len, const char *prefix, unsigned n) {
-        size_t np = strlen(prefix), nd = 0;
-        char digits[12];
-
-        do {
-                digits[nd++] = (char) ('0' + n % 10);
-                n /= 10;
-        } while (n && nd < sizeof(digits));
-        if (np + nd + 1 > len)
-                return -ENAMETOOLONG;
-        memcpy(buf, prefix, np);
-        for (size_t i = 0; i < nd; i++)
-                buf[np + i] = digits[nd - 1 - i];
-        buf[np + nd] = '\0';
-        return 0;
-}
-
 /* "/proc/self/fd/N": mounting there mounts on what fd names, which was resolved inside the
  * rootfs (the way runc mounts). 32 bytes always hold it. */
 static void fd_path(char buf[static 32], int fd) {
         (void) ze_sb_number_path(buf, 32, "/proc/self/fd/", (unsigned) fd);
-}
-
-/* Creates what is missing of dest below the root (directories; the last component an empty file
- * when !dir), every component resolved inside the root: a symlink in the image resolves as if the
- * rootfs were "/", never to the host. Returns an O_PATH fd of dest. Uses path_buf. */
-static int make_in_root(const struct ze_sandbox *sb, int root_fd, const char *dest, bool dir) {
-        char *buf = sb->path_buf;
-        size_t len;
-        int r;
-
-        while (*dest == '/')
-                dest++;
-        r = copy_path(buf, sb->path_buf_len, *dest ? dest : ".");
-        if (r < 0)
-                return r;
-        len = strlen(buf);
-        for (size_t i = 1; i <= len; i++) {
-                bool last = i == len;
-                char saved = buf[i], *slash;
-                const char *name;
-                int fd, parent;
-
-                if (buf[i] != '/' && !last)
-                        continue;
-                buf[i] = '\0';
-                fd = open_in_root(root_fd, buf, 0);
-                if (fd >= 0 || fd != -ENOENT) {
-                        buf[i] = saved;
-                        if (fd < 0)
-                                return fd;
-                        close(fd);
-                        continue;
-                }
-                slash = strrchr(buf, '/');
-                if (slash) {
-                        *slash = '\0';
-                        parent = open_in_root(root_fd, buf, O_DIRECTORY);
-                        *slash = '/';
-                        name = slash + 1;
-                } else {
-                        parent = open_in_root(root_fd, ".", O_DIRECTORY);
-                        name = buf;
-                }
-                if (parent < 0) {
-                        buf[i] = saved;
-                        return parent;
-                }
-                if (last && !dir) {
-                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
-                        r = fd < 0 && errno != EEXIST ? -errno : 0;
-                        if (fd >= 0)
-                                close(fd);
-                } else
-                        r = mkdirat(parent, name, 0755) < 0 && errno != EEXIST ? -errno : 0;
-                close(parent);
-                buf[i] = saved;
-                if (r < 0)
-                        return r;
-        }
-        return open_in_root(root_fd, buf, 0);
 }
 
 static int setattr_fd(int fd, uint64_t attr_set, bool recursive) {
@@ -327,7 +226,7 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
         char at[32];
         int fd, r;
 
-        fd = make_in_root(sb, root_fd, m->dest, m->kind != ZE_SB_MOUNT_BIND || m->source_is_dir);
+        fd = ze_sb_make_in_root(sb, root_fd, m->dest, m->kind != ZE_SB_MOUNT_BIND || m->source_is_dir);
         if (fd < 0)
                 return fd;
         if (m->kind == ZE_SB_MOUNT_FS && m->fstype &&
@@ -336,7 +235,7 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                  * one would carry them elsewhere (its root, a directory of its own), and the
                  * masked and read-only paths below /proc and /sys would miss the real files */
                 close(fd);
-                fd = open_resolved(root_fd, m->dest, O_DIRECTORY, RESOLVE_NO_SYMLINKS);
+                fd = ze_sb_open_resolved(root_fd, m->dest, O_DIRECTORY, RESOLVE_NO_SYMLINKS);
                 if (fd < 0)
                         return fd;
         }
@@ -374,7 +273,7 @@ static int make_device(const struct ze_sandbox *sb, int root_fd, const struct ze
         memcpy(parent_path, d->host, (size_t) (slash - d->host));
         parent_path[slash - d->host] = '\0';
         name = slash + 1;
-        parent = make_in_root(sb, root_fd, parent_path, true);
+        parent = ze_sb_make_in_root(sb, root_fd, parent_path, true);
         if (parent < 0)
                 return parent;
         /* the mode is the config's (fileMode), not the caller's umask's cut of it */
@@ -421,7 +320,7 @@ static int make_symlink(const struct ze_sandbox *sb, int root_fd, const char *ta
                 return -EINVAL;
         memcpy(parent_path, link, (size_t) (slash - link));
         parent_path[slash - link] = '\0';
-        parent = make_in_root(sb, root_fd, parent_path, true);
+        parent = ze_sb_make_in_root(sb, root_fd, parent_path, true);
         if (parent < 0)
                 return parent;
         if (symlinkat(target, parent, slash + 1) < 0 && errno != EEXIST)
@@ -436,7 +335,7 @@ static int make_symlink(const struct ze_sandbox *sb, int root_fd, const char *ta
  * each masked path. */
 static int open_dev_null(int root_fd) {
         struct stat st;
-        int fd = open_resolved(root_fd, "/dev/null", 0, RESOLVE_NO_SYMLINKS);
+        int fd = ze_sb_open_resolved(root_fd, "/dev/null", 0, RESOLVE_NO_SYMLINKS);
 
         /* ENODEV: the runtime reports "not the null device" for each of these */
         if (fd == -ELOOP || fd == -ENOENT)
@@ -522,7 +421,7 @@ int ze_sb_bind_console(int peer, const char *path) {
         root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return -errno;
-        fd = open_resolved(root_fd, path, 0, RESOLVE_NO_SYMLINKS);
+        fd = ze_sb_open_resolved(root_fd, path, 0, RESOLVE_NO_SYMLINKS);
         close(root_fd);
         if (fd < 0)
                 return fd;
@@ -612,7 +511,7 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int 
                         return failed(ret_step, ret_index, ZE_STEP_DEVICE, -1, -r);
         }
         if (sb->console_fd >= 0 && sb->dev_console) {
-                r = make_in_root(sb, root_fd, sb->dev_console, false);
+                r = ze_sb_make_in_root(sb, root_fd, sb->dev_console, false);
                 if (r < 0)
                         return failed(ret_step, ret_index, ZE_STEP_CONSOLE, -1, -r);
                 close(r);

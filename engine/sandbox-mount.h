@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sandbox-setup module's filesystem step (sandbox-mount.c), called by ze_sandbox_run().
+ * The sandbox-setup module's filesystem step (sandbox-mount.c), called by ze_sandbox_run(), with
+ * its paths resolved inside the root (sandbox-path.c).
  * Internal to the module; raw system calls only, like the rest of it.
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sandbox.h"
 
@@ -16,6 +19,18 @@
  * *ret_index (-1 when the step has none); the caller reports it and exits. */
 int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index);
 int ze_sb_finish_root(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index);
+
+/* An O_PATH fd (plus flags) of path below root_fd, every component resolved inside it (a symlink
+ * of the image resolves as if root_fd were "/"; a magic link of /proc is refused), plus the extra
+ * resolve flags (RESOLVE_NO_SYMLINKS: a symlink anywhere on the way is refused). */
+int ze_sb_open_resolved(int root_fd, const char *path, int flags, uint64_t resolve);
+
+/* Creates what is missing of dest below the root (directories; the last component an empty file
+ * when !dir), every component resolved inside the root. A symlink on the way whose target does
+ * not exist is followed, inside the root, and what it names is made (as runc does: a destination
+ * through /var/run -> /run with no /run in the image makes /run). Returns an O_PATH fd of dest.
+ * Uses sb->path_buf. */
+int ze_sb_make_in_root(const struct ze_sandbox *sb, int root_fd, const char *dest, bool dir);
 
 /* buf = prefix followed by n in decimal ("/dev/pts/3"), without stdio; -ENAMETOOLONG when it
  * does not fit in len bytes. */

@@ -27,7 +27,8 @@
  *                 shared parent), rootfs
  *                 bind onto itself, the mounts in order (mkdir/creat of the target, every
  *                 component resolved inside the rootfs with openat2(RESOLVE_IN_ROOT) so that a
- *                 symlink in the image cannot lead a mount outside it; procfs and sysfs only
+ *                 symlink in the image cannot lead a mount outside it, and one whose target is
+ *                 missing is followed there and the target made; procfs and sysfs only
  *                 on a destination without any symlink; a bind is an open_tree copy given its
  *                 ro/nosuid/nodev/noexec with mount_setattr while detached, then move_mount'ed
  *                 on the target's fd), default device nodes (mknod, or a
