@@ -222,10 +222,20 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
         return -EINVAL;
 }
 
-static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m) {
+/* One mount of the config; a failure's step in *ret_step (the mount's, or the copy's). */
+static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m, enum ze_step *ret_step) {
+        bool existed = false;
         char at[32];
         int fd, r;
 
+        *ret_step = ZE_STEP_MOUNT;
+        /* a copy-up's tmpfs takes the mode of the image's directory, when the image has one */
+        if (m->copyup) {
+                fd = open_in_root(root_fd, m->dest, 0);
+                existed = fd >= 0;
+                if (fd >= 0)
+                        close(fd);
+        }
         fd = ze_sb_make_in_root(sb, root_fd, m->dest, m->kind != ZE_SB_MOUNT_BIND || m->source_is_dir);
         if (fd < 0)
                 return fd;
@@ -246,7 +256,7 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                 close(fd);
                 return r;
         }
-        r = mount_on(m, fd);
+        r = m->copyup ? ze_sb_tmpfs_copyup(m, fd, existed, ret_step) : mount_on(m, fd);
         close(fd);
         if (r != 0 || !m->propagation)
                 return r < 0 ? r : 0;
@@ -496,9 +506,11 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int 
         }
 
         for (size_t i = 0; i < sb->n_mounts; i++) {
-                r = do_mount(sb, root_fd, &sb->mounts[i]);
+                enum ze_step step;
+
+                r = do_mount(sb, root_fd, &sb->mounts[i], &step);
                 if (r < 0)
-                        return failed(ret_step, ret_index, ZE_STEP_MOUNT, (int) i, -r);
+                        return failed(ret_step, ret_index, step, (int) i, -r);
         }
         for (size_t i = 0; i < sb->n_devices; i++) {
                 r = make_device(sb, root_fd, &sb->devices[i]);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sandbox-setup module's filesystem step (sandbox-mount.c), called by ze_sandbox_run(), with
- * its paths resolved inside the root (sandbox-path.c).
+ * its paths resolved inside the root (sandbox-path.c) and its tmpfs copy-up (sandbox-copyup.c).
  * Internal to the module; raw system calls only, like the rest of it.
  */
 #pragma once
@@ -31,6 +31,13 @@ int ze_sb_open_resolved(int root_fd, const char *path, int flags, uint64_t resol
  * through /var/run -> /run with no /run in the image makes /run). Returns an O_PATH fd of dest.
  * Uses sb->path_buf. */
 int ze_sb_make_in_root(const struct ze_sandbox *sb, int root_fd, const char *dest, bool dir);
+
+/* A tmpfs mount m with copyup: made detached, the directory target (an O_PATH fd resolved inside
+ * the root) copied into it, made read-only when m asks, attached on target. Its root takes the
+ * directory's mode when it was the image's (existed; else the tmpfs's default, or the options'
+ * mode=). A negative errno with
+ * the step in *ret_step: ZE_STEP_COPYUP for the copy, ZE_STEP_MOUNT for the rest. */
+int ze_sb_tmpfs_copyup(const struct ze_sb_mount *m, int target, bool existed, enum ze_step *ret_step);
 
 /* buf = prefix followed by n in decimal ("/dev/pts/3"), without stdio; -ENAMETOOLONG when it
  * does not fit in len bytes. */

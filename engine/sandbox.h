@@ -31,7 +31,8 @@
  *                 missing is followed there and the target made; procfs and sysfs only
  *                 on a destination without any symlink; a bind is an open_tree copy given its
  *                 ro/nosuid/nodev/noexec with mount_setattr while detached, then move_mount'ed
- *                 on the target's fd), default device nodes (mknod, or a
+ *                 on the target's fd; a tmpfs with copyup is filled with a copy of the directory
+ *                 while detached, the same way), default device nodes (mknod, or a
  *                 bind of the host's node where mknod is refused, as in a user namespace),
  *                 /dev/fd etc. symlinks and /dev/ptmx, the createContainer hooks (cwd: the
  *                 rootfs; the host's paths still resolve), pivot_root (on the rootfs copy's fd),
@@ -107,7 +108,13 @@ struct ze_sb_mount {
         bool recursive;            /* rbind, and attr_set applied recursively */
         bool source_is_dir;        /* bind: the target must be a directory (else an empty file) */
         unsigned long propagation; /* MS_PRIVATE/MS_SLAVE/MS_SHARED (|MS_REC) after, or 0 */
+        bool copyup;               /* tmpfs ("tmpcopyup"): starts as a copy of the directory it covers
+                                    * (sandbox-copyup.c); a failure of the copy is step "tmpcopyup" */
 };
+
+/* How many directories deep below a tmpcopyup destination the copy goes; deeper fails with
+ * ENAMETOOLONG (step "tmpcopyup"). */
+#define ZE_SB_COPYUP_MAX_DEPTH 64
 
 struct ze_sb_device {
         const char *target; /* host path below the rootfs, for messages only */

@@ -61,4 +61,5 @@
         /* the container init's again: its hooks (index: which hook; status: its exit status, 128 + \
          * its signal, or -1: never ran) */ \
         X(CREATE_HOOK, "createContainer hook") \
-        X(START_HOOK, "startContainer hook")
+        X(START_HOOK, "startContainer hook") \
+        X(COPYUP, "tmpcopyup") /* index: which mount */

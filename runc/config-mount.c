@@ -91,6 +91,8 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                         continue;
                 if (streq(opt, "rw") || streq(opt, "ro"))
                         rw = opt[1] == 'w';
+                if (streq(opt, "tmpcopyup") || streq(opt, "notmpcopyup"))
+                        sm->copyup = opt[0] == 't';
                 if (streq(opt, "bind") || streq(opt, "rbind")) {
                         bind = true;
                         sm->recursive = opt[0] == 'r';
@@ -172,6 +174,11 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                 if (streq(dest, "/dev/console"))
                         sm->source_is_dir = false;
         }
+        /* podman's option: runc copies into a tmpfs alone, and podman refuses it on other mounts */
+        if (sm->copyup && (sm->kind != ZE_SB_MOUNT_FS || !streq(type, "tmpfs")))
+                return zrc_errorf(ret_error, -EINVAL,
+                                  "config.json: mounts[%zu].options: tmpcopyup is for a tmpfs, not %s", idx,
+                                  sm->kind == ZE_SB_MOUNT_BIND ? "a bind mount" : type);
         if (!sm->data[0])
                 sm->data = NULL, free(data);
         return 0;

@@ -62,7 +62,7 @@ static void test_step_names(void **state) {
                                             /* the worker's again, appended */
                                             "scope",
                                             /* the container init's, appended */
-                                            "createContainer hook", "startContainer hook" };
+                                            "createContainer hook", "startContainer hook", "tmpcopyup" };
 
         assert_int_equal(ELEMENTSOF(want), _ZE_STEP_MAX);
         for (int i = 0; i < _ZE_STEP_MAX; i++)
