@@ -3,7 +3,8 @@
  * zygote-runc update: new linux.resources for a created, running or paused container, from
  * --resources FILE (or "-": stdin, as containerd's shim sends them) and runc's flags, which win
  * over the file. The same generator as create (cgroup-resources.c) turns them into writes, so
- * that a field is applied the same way or refused by name in both.
+ * that a field is applied the same way or refused by name in both. What is applied is recorded in
+ * the state (its "resources": config.json's, each update's fields over them).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -110,7 +111,8 @@ static int read_resources(const struct zrc_ctx *c, const char *path, json_object
         return 0;
 }
 
-/* Device rules cannot change here: the same list as config.json's passes, another is refused. */
+/* Device rules cannot change here: the container's own list passes (the one its state records,
+ * else config.json's, for a container whose state has none), another is refused. */
 static int check_devices(const struct zrc_ctx *c, const struct zrc_state *st, json_object *res) {
         _cleanup_free_ char *path = NULL, *err = NULL;
         json_object *devices = NULL, *config = NULL;
@@ -118,17 +120,61 @@ static int check_devices(const struct zrc_ctx *c, const struct zrc_state *st, js
 
         if (!json_object_object_get_ex(res, "devices", &devices) || !devices)
                 return 0;
-        if (asprintf(&path, "%s/config.json", st->bundle) < 0)
-                return -ENOMEM;
-        if (zrc_read_json(path, &config, &err) < 0)
-                config = NULL;
-        same = json_object_equal(devices, zrc_get(zrc_get(zrc_get(config, "linux"), "resources"), "devices"));
-        json_object_put(config);
+        if (st->resources)
+                same = json_object_equal(devices, zrc_get(st->resources, "devices"));
+        else {
+                if (asprintf(&path, "%s/config.json", st->bundle) < 0)
+                        return -ENOMEM;
+                if (zrc_read_json(path, &config, &err) < 0)
+                        config = NULL;
+                same = json_object_equal(devices, zrc_get(zrc_get(zrc_get(config, "linux"), "resources"), "devices"));
+                json_object_put(config);
+        }
         if (!same)
                 return zrc_error(c, "update: linux.resources.devices: changing the device rules of a container is "
                                     "not supported by zygote-runc"),
                        -EOPNOTSUPP;
         return 0;
+}
+
+/* into[key] = from[key] for each member of from, an object into an object member by member: the
+ * update's fields over the ones applied before, which it leaves as they are (so does the cgroup);
+ * an array (device rules, throttles, hugepage limits) or a value replaces the old one. */
+static int merge_into(json_object *into, json_object *from) {
+        json_object_object_foreach(from, key, val) {
+                json_object *cur = NULL, *copy = NULL;
+                int r;
+
+                if (json_object_is_type(val, json_type_object) && json_object_object_get_ex(into, key, &cur) &&
+                    json_object_is_type(cur, json_type_object)) {
+                        r = merge_into(cur, val);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (json_object_deep_copy(val, &copy, NULL) < 0)
+                        return -ENOMEM;
+                json_object_object_add(into, key, copy);
+        }
+        return 0;
+}
+
+/* The state records what is applied now, for the next update and whatever reads the state. */
+static int record(struct zrc_state *st, json_object *res) {
+        json_object *all = NULL;
+        int r;
+
+        if (st->resources ? json_object_deep_copy(st->resources, &all, NULL) < 0 : !(all = json_object_new_object()))
+                return -ENOMEM;
+        r = merge_into(all, res);
+        if (r < 0) {
+                json_object_put(all);
+                return r;
+        }
+        if (st->resources)
+                json_object_put(st->resources);
+        st->resources = all;
+        return zrc_state_save(st);
 }
 
 int zrc_cmd_update(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
@@ -168,8 +214,13 @@ int zrc_cmd_update(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
                 r = zrc_res_plan(res, v1, v2, &plan, &err);
         if (r >= 0)
                 r = zrc_res_apply(&st.cgroup, &plan, &err);
-        if (r < 0)
+        if (r < 0) {
                 zrc_error(c, "update: %s", err ? err : zrc_errstr(-r));
+                goto out;
+        }
+        r = record(&st, res);
+        if (r < 0)
+                zrc_error(c, "update: the container's state: %s", zrc_errstr(-r));
         else
                 ret = 0;
 out:

@@ -166,6 +166,8 @@ static int load_config(struct create *k) {
         k->st.rootfs = strdup(k->o->rootfs);
         if (json_object_object_get_ex(k->o->root, "annotations", &k->st.annotations))
                 json_object_get(k->st.annotations);
+        if (k->o->resources)
+                k->st.resources = json_object_get(k->o->resources);
         return 0;
 }
 

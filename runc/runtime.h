@@ -225,7 +225,9 @@ struct zrc_state {
         uid_t owner;
         struct zrc_cgroup cgroup;
         json_object *annotations;
-        json_object *hooks; /* config.json's "hooks", kept for start's poststart and delete's poststop */
+        json_object *hooks;     /* config.json's "hooks", kept for start's poststart and delete's poststop */
+        json_object *resources; /* linux.resources as now applied: config.json's, then each update's
+                                 * fields over them (runc keeps them in its state too) */
 };
 
 int zrc_state_dir(const char *root, const char *id, char **ret);

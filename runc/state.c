@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The state directory of one container, ROOT/ID: state.json (what `state` prints plus what the
- * other commands need: the init's start time, the cgroups) and exec.fifo (present from create
+ * other commands need: the init's start time, the cgroups, the hooks, linux.resources as applied)
+ * and exec.fifo (present from create
  * until start: its presence is what "created" means).
  */
 #include <dirent.h>
@@ -95,6 +96,8 @@ int zrc_state_load(const char *root, const char *id, struct zrc_state *ret) {
                 st.annotations = json_object_get(v);
         if (json_object_object_get_ex(j, "hooks", &v))
                 st.hooks = json_object_get(v);
+        if (json_object_object_get_ex(j, "resources", &v))
+                st.resources = json_object_get(v);
         json_object_put(j);
         *ret = st;
         return 0;
@@ -129,6 +132,8 @@ int zrc_state_save(const struct zrc_state *st) {
         json_object_object_add(o, "cgroup", zrc_cgroup_to_json(&st->cgroup));
         if (st->hooks)
                 json_object_object_add(o, "hooks", json_object_get(st->hooks));
+        if (st->resources)
+                json_object_object_add(o, "resources", json_object_get(st->resources));
         json_object_object_del(o, "status");
         if (asprintf(&file, "%s/state.json", st->dir) < 0 || asprintf(&tmp, "%s/.state.json.tmp", st->dir) < 0)
                 r = -ENOMEM;
@@ -149,6 +154,8 @@ void zrc_state_done(struct zrc_state *st) {
                 json_object_put(st->annotations);
         if (st->hooks)
                 json_object_put(st->hooks);
+        if (st->resources)
+                json_object_put(st->resources);
         *st = (struct zrc_state){};
 }
 
