@@ -84,14 +84,15 @@ void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, c
                 if (s->index >= 0 && (size_t) s->index < o->n_mounts) {
                         const struct ze_sb_mount *m = &o->mounts[s->index];
                         /* ENAMETOOLONG is the engine's depth bound: see sandbox.h */
+                        /* by destination: the index counts the mounts the runtime adds (cgroup views) */
                         if (s->err == ENAMETOOLONG)
                                 zrc_error(c,
-                                          "unable to start container process: tmpcopyup of %s (mounts[%d]): the "
-                                          "directory is more than %d levels deep",
-                                          m->dest, s->index, ZE_SB_COPYUP_MAX_DEPTH);
+                                          "unable to start container process: tmpcopyup of %s: the directory is more "
+                                          "than %d levels deep",
+                                          m->dest, ZE_SB_COPYUP_MAX_DEPTH);
                         else
-                                zrc_error(c, "unable to start container process: tmpcopyup of %s (mounts[%d]): %s",
-                                          m->dest, s->index, zrc_errstr(s->err));
+                                zrc_error(c, "unable to start container process: tmpcopyup of %s: %s", m->dest,
+                                          zrc_errstr(s->err));
                         return;
                 }
                 break;
