@@ -361,7 +361,8 @@ def test_same_as_runc(case, mode, bundle, runc_bin, runc_binary, tmp_path):
 
 
 # `update` of a created container: runc's flags, then a resources object on stdin (as containerd's
-# shim sends it); the files of both runtimes' cgroups after each step must match.
+# shim sends it); the files of both runtimes' cgroups after each step must match, and zygote-runc's
+# state must record the resources as applied.
 UPDATE_FILES = {
     "cpu": {"v1": ["cpu.shares", "cpu.cfs_quota_us", "cpu.cfs_period_us"], "v2": ["cpu.weight", "cpu.max"]},
     "cpuset": {"v1": ["cpuset.cpus"], "v2": ["cpuset.cpus"]},
@@ -407,6 +408,14 @@ def test_update_same_as_runc(bundle, runc_bin, runc_binary, tmp_path):
                         step[side.name][name] = read_cgroup_file(dirs[side.name], version, name)
             seen.append(step)
             assert step["zygote"] == step["runc"], f"after update {flags} {body}: {json.dumps(step, indent=1)}"
+        # zygote-runc's state records what is applied: config.json's resources, each update's
+        # fields over them, the ones an update left out kept (runc keeps them in its state too)
+        with open(os.path.join(sides[0].root, f"zdiff-{tag}-zygote", "state.json")) as f:
+            recorded = json.load(f)["resources"]
+        assert recorded["cpu"] == {"shares": 1024, "quota": -1, "period": 100000, "cpus": last_cpu()}, recorded
+        assert recorded["memory"] == {"limit": 64 * MIB, "swap": 1024 * MIB, "reservation": 64 * MIB}, recorded
+        assert recorded["pids"] == {"limit": 99}, recorded
+        assert recorded["devices"] == bundle.config["linux"]["resources"]["devices"], recorded
         # what it cannot apply is refused by name; config.json's own device rules pass (containerd's
         # shim sends them again), other rules are refused rather than left unapplied
         zid = f"zdiff-{tag}-zygote"
@@ -415,6 +424,8 @@ def test_update_same_as_runc(bundle, runc_bin, runc_binary, tmp_path):
         own = {"devices": bundle.config["linux"]["resources"]["devices"], "pids": {"limit": 11}}
         r = sides[0]("update", "--resources", "-", zid, stdin=json.dumps(own))
         assert r.returncode == 0, r.stderr
+        with open(os.path.join(sides[0].root, zid, "state.json")) as f:
+            assert json.load(f)["resources"]["pids"] == {"limit": 11}
         if placement("host", "pids"):
             assert read_cgroup_file(dirs["zygote"], placement("host", "pids"), "pids.max") == "11"
         wider = {"devices": [{"allow": True, "access": "rwm"}]}

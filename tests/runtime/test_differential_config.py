@@ -3,8 +3,8 @@
 row of ROWS patches the busybox bundle (namespaces joined by path, no mount namespace, the root's
 propagation, device modes under the runtime's umask, process.user.umask, HOME, sysctls,
 domainname, personality, the time namespace, scheduler, ioPriority, the createContainer and
-startContainer hooks), runs a probe in it under
-build/zygote-runc and under Debian's runc, and compares the exit status of create and of run and
+startContainer hooks, tmpcopyup, a mount destination through a dangling symlink), runs a probe in
+it under build/zygote-runc and under Debian's runc, and compares the exit status of create and of run and
 each `key=value` line the probe printed. A difference fails unless the row marks it intended with
 the reason; a difference marked intended that is not there fails too. A row may also say what
 zygote-runc itself must print (`expect`) or that it must refuse, naming a field (`refused`).
@@ -95,6 +95,50 @@ def device(mode):
             {"path": "/dev/zfull", "type": "c", "major": 1, "minor": 7, "fileMode": mode, "uid": 0, "gid": 0})
     return patch
 
+
+def image_dir(options):
+    """A directory of the image at /data (modes, owners, a set-gid directory, an old file, symlinks
+    in and out of it, a dangling one) and a tmpfs mounted over it with options."""
+    def patch(config, rootfs, joined):
+        d = os.path.join(rootfs, "data")
+        os.makedirs(os.path.join(d, "sub", "deep"))
+        os.makedirs(os.path.join(d, "sgid"))
+        for path, text, mode, owner in (("f", "hello\n", 0o644, (12, 13)), ("exe", "#!/bin/sh\n", 0o755, (0, 0)),
+                                        ("sub/deep/g", "x\n", 0o600, (0, 0))):
+            with open(os.path.join(d, path), "w") as f:
+                f.write(text)
+            os.chmod(os.path.join(d, path), mode)
+            os.chown(os.path.join(d, path), *owner)
+        os.utime(os.path.join(d, "f"), (978307200, 978307200))
+        os.symlink("../etc", os.path.join(d, "link"))
+        os.symlink("/etc/passwd", os.path.join(d, "abs"))
+        os.symlink("/nonexistent", os.path.join(d, "dangling"))
+        os.chmod(os.path.join(d, "sub"), 0o700)
+        os.chmod(os.path.join(d, "sgid"), 0o2775)
+        os.chown(os.path.join(d, "sgid"), 0, 1001)
+        os.chmod(d, 0o750)
+        os.chown(d, 1000, 1001)
+        config["mounts"].append({"destination": "/data", "type": "tmpfs", "source": "tmpfs", "options": options})
+    return patch
+
+
+def dangling_links(config, rootfs, joined):
+    """Mount destinations through symlinks to directories the image lacks: an absolute link and a
+    relative one (from /etc)."""
+    os.symlink("/var/lib/notthere", os.path.join(rootfs, "lnk"))
+    os.symlink("../opt/made", os.path.join(rootfs, "etc", "rel"))
+    for dest in ("/lnk/x", "/etc/rel/m"):
+        config["mounts"].append({"destination": dest, "type": "tmpfs", "source": "tmpfs", "options": ["size=64k"]})
+
+
+# every entry below /data: type, mode, owner, size, symlink target; the file system; a file's
+# content and mtime; whether it is writable
+LIST_DATA = ("cd /data && for p in $(find . | sort); do echo \"$p=$(stat -c '%F %a %u:%g %s' $p) $(readlink $p)\"; "
+             "done; echo fs=$(stat -f -c %T /data); echo f=$(cat /data/f); echo mtime=$(stat -c %Y /data/f); "
+             "echo write=$(touch /data/new 2>/dev/null && echo yes || echo no)")
+COPYUP_SGID_11 = (RUNC_11 + "makes each directory with mkdir under its umask and never sets its mode: a set-gid "
+                  "directory loses the bit (fixed in later runc, opencontainers/runc#3991)")
+COPYUP_TIMES_11 = RUNC_11 + "does not keep times in the copy; zygote-runc keeps atime and mtime"
 
 # the root mount's propagation as /proc/self/mountinfo says it, peer group numbers left out
 ROOT_PROPAGATION = ("echo root=$(awk '$5==\"/\" {for (i=7; $i!=\"-\"; i++) printf \"%s \", $i}' "
@@ -233,6 +277,22 @@ ROWS = [
         intended={"out:sc_status": HOOK_PID_11}),
     Row("hooks-create-container-fails", hook("createContainer", "exit 3"), "echo ok=1",
         refused="createContainer hook 0 (/bin/sh) failed: exit status 3"),
+    # tmpcopyup: the tmpfs starts as a copy of the image's directory (podman's --tmpfs)
+    Row("tmpcopyup", image_dir(["nosuid", "nodev", "tmpcopyup", "size=1m"]), LIST_DATA,
+        expect={"out:fs": "tmpfs", "out:.": "directory 750 0:0 180", "out:./f": "regular file 644 12:13 6",
+                "out:./abs": "symbolic link 777 0:0 11 /etc/passwd", "out:./sgid": "directory 2775 0:1001 40",
+                "out:mtime": "978307200", "out:write": "yes"},
+        intended={"out:./sgid": COPYUP_SGID_11, "out:mtime": COPYUP_TIMES_11}),
+    Row("tmpcopyup-readonly", image_dir(["ro", "tmpcopyup"]), LIST_DATA,
+        expect={"out:./sub/deep/g": "regular file 600 0:0 2", "out:write": "no"},
+        intended={"out:./sgid": COPYUP_SGID_11, "out:mtime": COPYUP_TIMES_11}),
+    Row("tmpcopyup-on-a-bind", lambda c, r, j: c["mounts"].append(
+        {"destination": "/mnt", "type": "bind", "source": "/tmp", "options": ["rbind", "tmpcopyup"]}), "echo ok=1",
+        refused="mounts[", intended={"create": REFUSED, "run": REFUSED}),
+    # a destination through a symlink to a directory the image lacks: made where the link leads
+    Row("mount-through-dangling-symlinks", dangling_links,
+        "echo abs=$(stat -f -c %T /var/lib/notthere/x); echo rel=$(stat -f -c %T /opt/made/m)",
+        expect={"out:abs": "tmpfs", "out:rel": "tmpfs"}),
     Row("time-offsets-without-namespace", merge("linux.timeOffsets", {"boottime": {"secs": 10, "nanosecs": 0}}),
         "echo ok=1", refused="linux.timeOffsets", intended={"create": REFUSED, "run": REFUSED}),
 ]
