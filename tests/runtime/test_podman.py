@@ -206,3 +206,17 @@ def test_resource_flags_and_update_as_with_runc(pm):
         assert ours["run"]["pids.max"] == "42"
     if where["cpu"] == "v1":
         assert (ours["run"]["cpu.cfs_quota_us"], ours["update"]["cpu.cfs_quota_us"]) == ("50000", "20000")
+
+
+def test_tmpfs_starts_as_a_copy_of_the_image(pm):
+    """podman's --tmpfs sets tmpcopyup: the tmpfs over the image's /bin holds its busybox and applet
+    links (sh runs from it), with /bin's mode, as with runc; without the copy sh would not be found."""
+    seen = {}
+    for runtime in (None, "runc"):
+        r = pm("run", "--rm", "--tmpfs", "/bin:rw,exec,size=16m", IMAGE, "sh", "-c",
+               "stat -f -c %T /bin; stat -c %a /bin; ls -A /bin | wc -l; readlink /bin/sh", runtime=runtime)
+        assert r.returncode == 0, (runtime, r.stderr)
+        seen[runtime or "zygote-runc"] = r.stdout.split()
+    assert seen["zygote-runc"] == seen["runc"], seen
+    fs, mode, entries, sh = seen["zygote-runc"]
+    assert (fs, sh) == ("tmpfs", "busybox") and int(entries) > 100, seen
