@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import stat
+import subprocess
 import uuid
 
 import pytest
@@ -136,3 +137,8 @@ def test_copy_failure_is_named(runc, bundle):
     r = run(runc, bundle, "true")
     assert r.returncode != 0
     assert "tmpcopyup of /data" in r.stderr and "no space left on device" in r.stderr.lower(), r.stderr
+
+
+def test_features_lists_tmpcopyup(runc_bin):
+    r = subprocess.run([runc_bin, "features"], capture_output=True, text=True, timeout=30, check=True)
+    assert "tmpcopyup" in json.loads(r.stdout)["mountOptions"]
