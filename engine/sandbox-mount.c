@@ -222,13 +222,45 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
         return -EINVAL;
 }
 
+/* A tmpfs over a directory of the image takes that directory's mode, as runc gives it, unless
+ * its options say "mode=": *m copied to *ret with the data "DATA,mode=0NNN" in buf. 0: nothing
+ * to add (no such directory, another filesystem, a mode given, no room). */
+static int tmpfs_mode(int root_fd, const struct ze_sb_mount *m, char *buf, size_t size, struct ze_sb_mount *ret) {
+        size_t n = m->data ? strlen(m->data) : 0;
+        struct stat st;
+        int fd, r;
+
+        if (m->kind != ZE_SB_MOUNT_FS || m->copyup || !m->fstype || strcmp(m->fstype, "tmpfs") != 0 ||
+            (m->data && strstr(m->data, "mode=")) || n + 16 > size)
+                return 0;
+        fd = open_in_root(root_fd, m->dest, 0);
+        if (fd < 0)
+                return 0; /* made below, with the tmpfs's own mode */
+        r = fstat(fd, &st);
+        close(fd);
+        if (r < 0 || !S_ISDIR(st.st_mode))
+                return 0;
+        memcpy(buf, m->data ? m->data : "", n);
+        memcpy(buf + n, n ? ",mode=0" : "mode=0", n ? 7 : 6);
+        n += n ? 7 : 6;
+        for (int i = 3; i >= 0; i--)
+                buf[n++] = (char) ('0' + ((st.st_mode >> (3 * i)) & 7));
+        buf[n] = '\0';
+        *ret = *m;
+        ret->data = buf;
+        return 1;
+}
+
 /* One mount of the config; a failure's step in *ret_step (the mount's, or the copy's). */
 static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m, enum ze_step *ret_step) {
+        struct ze_sb_mount moded;
         bool existed = false;
-        char at[32];
+        char at[32], data[1024];
         int fd, r;
 
         *ret_step = ZE_STEP_MOUNT;
+        if (tmpfs_mode(root_fd, m, data, sizeof(data), &moded) > 0)
+                m = &moded;
         /* a copy-up's tmpfs takes the mode of the image's directory, when the image has one */
         if (m->copyup) {
                 fd = open_in_root(root_fd, m->dest, 0);

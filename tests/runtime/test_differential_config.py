@@ -286,6 +286,10 @@ ROWS = [
     Row("tmpcopyup-readonly", image_dir(["ro", "tmpcopyup"]), LIST_DATA,
         expect={"out:./sub/deep/g": "regular file 600 0:0 2", "out:write": "no"},
         intended={"out:./sgid": COPYUP_SGID_11, "out:mtime": COPYUP_TIMES_11}),
+    # a plain tmpfs over a directory of the image starts empty, with that directory's mode
+    Row("tmpfs-takes-the-directory-mode", image_dir(["nosuid", "nodev"]),
+        "echo mode=$(stat -c %a /data) entries=$(ls -A /data | wc -l) fs=$(stat -f -c %T /data)",
+        expect={"out:mode": "750 entries=0 fs=tmpfs"}),
     Row("tmpcopyup-on-a-bind", lambda c, r, j: c["mounts"].append(
         {"destination": "/mnt", "type": "bind", "source": "/tmp", "options": ["rbind", "tmpcopyup"]}), "echo ok=1",
         refused="mounts[", intended={"create": REFUSED, "run": REFUSED}),
