@@ -218,6 +218,7 @@ class Machine:
         self.leader = None
         self.pidns = None
         self.cgroups = []
+        self.inner_cgroups = []
 
     # -- before the boot ---------------------------------------------------------------------------
     def mount(self):
@@ -316,6 +317,7 @@ class Machine:
                 os.close(pidfd)
         if self.leader is None:
             raise BootFailed(f"systemd-nspawn said READY=1 but never named the container's leader\n{self.log()}")
+        self.inner_cgroups = self._leader_cgroups()
         # READY=1 comes when the container's manager is up; the boot's jobs may still run
         r = self.run("systemctl", "is-system-running", "--wait", timeout=BOOT_TIMEOUT)
         state = r.stdout.strip()
@@ -323,6 +325,24 @@ class Machine:
             raise BootFailed(f"the container's systemd is '{state}' after the boot (exit {r.returncode})\n"
                              f"{self.run('systemctl', '--failed', '--no-pager').stdout}\n{self.log()}")
         return time.monotonic() - t0, state
+
+    def _leader_cgroups(self):
+        """The directories of the container's PID 1's cgroups (init.scope) in our hierarchies."""
+        mounts = cgroup_mounts()
+        out = []
+        with open(f"/proc/{self.leader}/cgroup") as f:
+            for line in f:
+                _, ctl, path = line.rstrip("\n").split(":", 2)
+                kind = "unified" if ctl == "" else "systemd" if ctl == "name=systemd" else None
+                if kind in mounts:
+                    out.append(os.path.join(mounts[kind], path.lstrip("/")))
+        return out
+
+    def _enter_inner_cgroups(self):
+        # in the child, before exec: nothing but writes of "0" (this process)
+        for d in self.inner_cgroups:
+            with open(os.path.join(d, "cgroup.procs"), "w") as f:
+                f.write("0")
 
     def log(self):
         try:
@@ -334,12 +354,14 @@ class Machine:
 
     # -- inside --------------------------------------------------------------------------------------
     def run(self, *argv, timeout=60, input=None):
-        """argv in the container's namespaces, as root, with a clean environment. It runs in no
-        unit of the container's systemd: its cgroup is the test's (outside the container's)."""
+        """argv in the container's namespaces, as root, with a clean environment, in the cgroup of
+        the container's PID 1 (init.scope): inside the container's hierarchy, so that its
+        systemd may move it into a unit (systemd-run --scope, a PAM session), which a cgroup
+        outside its namespace would forbid where cgroup2 is mounted with nsdelegate."""
         cmd = ["nsenter", "-t", str(self.leader), "-a", "--", "/usr/bin/env", "-i", f"PATH={PATH}", "LANG=C.UTF-8",
                *argv]
         return subprocess.run(cmd, input=input, stdin=None if input is not None else subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=timeout)
+                              capture_output=True, text=True, timeout=timeout, preexec_fn=self._enter_inner_cgroups)
 
     def shell(self, script, timeout=60):
         """script run by sh in a scope of the container's systemd (`systemd-run --scope`), as an
@@ -396,6 +418,9 @@ class Machine:
                     self.run("systemctl", "poweroff", timeout=30)
                 except subprocess.TimeoutExpired:
                     problems.append("systemctl poweroff did not return within 30 s")
+                except (subprocess.SubprocessError, OSError) as e:
+                    # the container is ending on its own (its cgroups are going away)
+                    problems.append(f"systemctl poweroff could not run: {e}")
             try:
                 self.nspawn.wait(timeout=90)
             except subprocess.TimeoutExpired:
