@@ -39,8 +39,8 @@ pytestmark = pytest.mark.timeout(180, func_only=True)
 # The unit's WatchdogSec=30s would make the watchdog check wait half a minute for systemd to
 # notice a stopped daemon. 6 s keeps it short and still twice the daemon's ping interval (it pings
 # every WATCHDOG_USEC / 2, from its event loop), so a daemon that is merely slow on a loaded machine
-# is not taken for a stuck one. The whole run uses it: a daemon that failed to ping would be
-# restarted in the other checks too, and they look at NRestarts.
+# is not taken for a stuck one. The whole run uses it, so a daemon whose pings came late would be
+# restarted in any check (and the watchdog check counts NRestarts exactly).
 WATCHDOG_DROPIN = """\
 # test_systemd_boot.py: a short watchdog, so that the check of a stopped daemon waits 6 s, not 30.
 [Service]
