@@ -40,14 +40,18 @@ static bool caller_cgroups_joinable(const struct spawn *s) {
 int zd_spawn_place(struct spawn *s) {
         struct zd_daemon *d = s->call->d;
 
-        if (!d->privileged && !caller_cgroups_joinable(s) && zd_scope_available(d)) {
+        if (!d->privileged && !caller_cgroups_joinable(s) && zd_scope_available(d))
+                s->scope = true;
+        if (s->req.outlive && zd_scope_available(d))
+                s->scope = true;
+        /* The manager moves the worker, which then must not join its caller's cgroups: that
+         * step could come after the move and undo it. Its cgroups are the scope's, in the
+         * hierarchies the manager keeps for it, zygoted's in any other. */
+        if (s->scope) {
                 for (size_t i = 0; i < s->caller.n_cgroups; i++)
                         s->caller.cgroup_fds[i] = safe_close(s->caller.cgroup_fds[i]);
                 s->caller.n_cgroups = 0;
-                s->scope = true;
         }
-        if (s->req.outlive && zd_scope_available(d))
-                s->scope = true;
         if (s->scope && s->req.hold)
                 return zd_call_failf(s->call, -EINVAL, ZY_ERROR_INVALID_PARAMETER, "parameter",
                                      s->req.outlive ? "outlive" : "hold");

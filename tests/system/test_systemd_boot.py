@@ -268,3 +268,92 @@ def test_journal_has_the_start_up_lines(machine):
         assert (e["SYSLOG_IDENTIFIER"], e["PRIORITY"], e["ZYGOTE_UID"]) == ("zygoted", "6", "0"), e
     assert events["start"]["ZYGOTE_EXE"] == "/usr/bin/sleep", events["start"]
     assert (events["exit"]["ZYGOTE_EXIT"], events["exit"]["ZYGOTE_SIGNAL"]) == ("137", "9"), events["exit"]
+
+
+# ---- where tasks live: scopes of their own (issue #27; docs/SYSTEMD.md) ------------------------------
+
+LOGIN_USER = "zylogin"
+
+
+def test_kill_of_the_daemon_keeps_a_detached_task(machine):
+    """(h) `systemctl kill -s KILL zygoted` signals every process of the service's cgroup (the
+    default --kill-whom=all). A crash or a kill of the daemon must lose no task: a detached task
+    stays alive and the restarted daemon (Restart=on-failure) lists it, adopted."""
+    m = machine
+    pid = start_detached(m, "kill-sleep")
+    p = show(m, "zygoted.service", "MainPID", "NRestarts")
+    old, restarts = int(p["MainPID"]), int(p["NRestarts"])
+    ok(m.run("systemctl", "kill", "--signal=KILL", "zygoted.service"), "systemctl kill -s KILL zygoted")
+    # waits in the socket's backlog until the restarted daemon answers
+    listed = tasks(m)
+    p = show(m, "zygoted.service", "MainPID", "NRestarts", "ActiveState")
+    assert int(p["MainPID"]) not in (0, old) and p["ActiveState"] == "active", p
+    assert int(p["NRestarts"]) == restarts + 1, p
+    assert alive(m, pid), "the detached task died with systemctl kill -s KILL zygoted"
+    t = listed.get("kill-sleep")
+    assert t is not None and t["state"] == "running" and t["pid"] == pid, t
+    # the profiles' pid namespace inits, which the kill must not reach, are not in the service
+    inits = m.run("systemctl", "list-units", "--plain", "--no-legend", "--state=active", "zygote-init-*.scope").stdout
+    assert inits.strip(), "no zygote-init-*.scope is active"
+    service = m.run("systemctl", "show", "--property=ControlGroup", "--value", "zygoted.service").stdout.strip()
+    procs = m.run("sh", "-c", f"cat /sys/fs/cgroup/unified{service}/cgroup.procs 2>/dev/null || "
+                  f"cat /sys/fs/cgroup{service}/cgroup.procs").stdout.split()
+    for p in procs:
+        comm = m.run("cat", f"/proc/{p}/cmdline").stdout.split("\0")
+        assert "--init" not in comm, f"a pid namespace init is in the service's cgroup: {p} {comm}"
+
+
+def test_detached_task_outlives_its_callers_unit(machine):
+    """(i) A task started with `launchctl run --detach` from a service (here a `systemd-run
+    --wait` unit; a cron job or an SSH session alike) survives the end of that unit: the unit's
+    stop kills what is left in its cgroup, and a detached task must not be there, in any
+    hierarchy. Twenty units, one after the other: the task's move out of its caller's cgroup
+    must not depend on timing (a race loses about one task in ten)."""
+    m = machine
+    activate(m)
+    lost = []
+    for i in range(20):
+        r = m.run("systemd-run", "--wait", "--quiet", "--collect", f"--unit=zygote-detach-caller-{i}", "--",
+                  "/bin/sh", "-c", f"launchctl run --detach --id unit-sleep-{i} -- sleep 1000 </dev/null >/dev/null 2>&1",
+                  timeout=120)
+        ok(r, "systemd-run --wait launchctl run --detach")
+    # each --wait returned once its unit was inactive: its cgroup had been emptied by then
+    listed = tasks(m)
+    for i in range(20):
+        t = listed.get(f"unit-sleep-{i}")
+        assert t is not None, f"unit-sleep-{i} is not listed"
+        if not alive(m, t["pid"]) or t["state"] != "running":
+            lost.append(t)
+            continue
+        # in a scope of its own, in the slice of its caller's unit, in every hierarchy systemd uses
+        cgroup = m.run("cat", f"/proc/{t['pid']}/cgroup").stdout
+        for line in cgroup.splitlines():
+            _, ctl, path = line.split(":", 2)
+            if ctl in ("", "name=systemd"):
+                assert path == f"/system.slice/zygote-task-{t['pid']}.scope", cgroup
+    assert not lost, f"{len(lost)} of 20 detached tasks died with their caller's unit: {lost}"
+
+
+def test_user_daemon_serves_a_login_shell(machine):
+    """(j) The per-user units, enabled for a user's manager, serve that user's login shell: a real
+    session through PAM (`su -l`, pam_systemd puts it in session-N.scope, which belongs to root,
+    not to the user's manager). The user is not in group zygote: only their own daemon can serve
+    them."""
+    m = machine
+    if m.run("getent", "passwd", LOGIN_USER).returncode != 0:
+        ok(m.run("useradd", "--create-home", "--shell", "/bin/bash", LOGIN_USER), f"useradd {LOGIN_USER}")
+    uid = int(ok(m.run("id", "-u", LOGIN_USER), "id -u").strip())
+    # the user's manager runs (lingering), and the user enables the socket in it, as docs/SYSTEMD.md
+    # tells them to: systemctl --user enable --now zygoted.socket
+    ok(m.run("loginctl", "enable-linger", LOGIN_USER), "loginctl enable-linger")
+    ok(m.run("systemctl", "start", f"user@{uid}.service", timeout=120), f"systemctl start user@{uid}")
+    env = [f"XDG_RUNTIME_DIR=/run/user/{uid}", f"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/{uid}/bus"]
+    ok(m.run("runuser", "-u", LOGIN_USER, "--", "env", *env, "systemctl", "--user", "enable", "--now",
+             "zygoted.socket", timeout=120), "systemctl --user enable --now zygoted.socket")
+    script = ("cat /proc/self/cgroup; echo ---; launchctl status; echo ---; launchctl run -- id -u; "
+              "echo \"exit $?\"")
+    r = m.run("su", "--login", LOGIN_USER, "--command", script, timeout=120)
+    cgroup, status, served = (r.stdout.split("---\n") + ["", "", ""])[:3]
+    assert re.search(r"/session-[^/]+\.scope$", cgroup, re.M), f"not in a login session: {r.stdout}{r.stderr}"
+    assert f"socket: /run/user/{uid}/zygote/zygoted.sock" in status, r.stdout + r.stderr
+    assert served == f"{uid}\nexit 0\n", r.stdout + r.stderr
