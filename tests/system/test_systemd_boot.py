@@ -357,3 +357,25 @@ def test_user_daemon_serves_a_login_shell(machine):
     assert re.search(r"/session-[^/]+\.scope$", cgroup, re.M), f"not in a login session: {r.stdout}{r.stderr}"
     assert f"socket: /run/user/{uid}/zygote/zygoted.sock" in status, r.stdout + r.stderr
     assert served == f"{uid}\nexit 0\n", r.stdout + r.stderr
+
+
+def test_attached_task_stops_with_its_callers_unit(machine):
+    """The other half of (i): a task its caller did not detach lives in the caller's cgroup (the
+    unit's limits count it) and stops with the caller's unit, as the caller's own child would."""
+    m = machine
+    activate(m)
+    unit = "zygote-attached-caller"
+    ok(m.run("systemd-run", "--quiet", "--collect", f"--unit={unit}", "--", "/bin/sh", "-c",
+             "launchctl run --id attached-sleep -- sleep 1000 </dev/null >/dev/null 2>&1 & sleep 1000"),
+       "systemd-run launchctl run")
+    deadline = time.monotonic() + 30
+    while "attached-sleep" not in tasks(m) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    t = tasks(m)["attached-sleep"]
+    cgroup = m.run("cat", f"/proc/{t['pid']}/cgroup").stdout
+    assert f"/system.slice/{unit}.service" in cgroup, cgroup
+    ok(m.run("systemctl", "stop", f"{unit}.service", timeout=60), f"systemctl stop {unit}")
+    deadline = time.monotonic() + 10
+    while alive(m, t["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(m, t["pid"]), "a task that was not detached outlived its caller's unit"
