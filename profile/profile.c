@@ -224,7 +224,8 @@ static int load_referenced(struct zp_json_loader *l, json_object *v, const char 
 }
 
 /* A plain Docker/OCI seccomp file: named after its file, with Docker's default capabilities. */
-static int load_plain(struct zp_json_loader *l, json_object *root, struct zp_profile *p, struct zp_oci_spec *spec) {
+static int load_plain(struct zp_json_loader *l, json_object *root, struct zp_profile *p, struct zp_oci_spec *spec,
+                      bool listener) {
         static const char *const docker_caps[] = { ZP_DOCKER_DEFAULT_CAPS };
         char q[PJ_QUOTE_MAX];
         int r;
@@ -243,6 +244,7 @@ static int load_plain(struct zp_json_loader *l, json_object *root, struct zp_pro
                 p->caps_keep |= UINT64_C(1) << cap;
         }
         zp_oci_spec_init(spec, p->caps_keep);
+        spec->listener = listener;
         return zp_oci_parse_seccomp(l, root, "", spec);
 }
 
@@ -365,7 +367,8 @@ static int load_buffer(const char *path, const char *data, size_t size, const st
                 return zp_json_fail(l, -EINVAL, NULL,
                                     "neither a Docker/OCI seccomp file (\"defaultAction\", \"syscalls\") nor a zygote "
                                     "profile (\"seccomp\")");
-        r = plain ? load_plain(l, root, p, &spec) : load_wrapped(l, root, p, &spec, &ref_path, &ref_root);
+        r = plain ? load_plain(l, root, p, &spec, opts && opts->listener)
+                  : load_wrapped(l, root, p, &spec, &ref_path, &ref_root);
         if (r < 0)
                 return r;
 

@@ -30,7 +30,7 @@ struct zp_profile {
 
         struct sock_filter *bpf; /* compiled program for the native architecture's kernel */
         size_t bpf_len;          /* instructions */
-        unsigned filter_flags;   /* SECCOMP_FILTER_FLAG_* from the "flags" field */
+        unsigned filter_flags;   /* SECCOMP_FILTER_FLAG_* from the "flags" field; NEW_LISTENER: notifies */
 
         uint64_t caps_keep; /* bounding set to keep, bit n = capability n */
         bool no_new_privs;  /* default true */
@@ -98,6 +98,11 @@ struct zp_profile_options {
         /* libseccomp SCMP_FLTATR_CTL_OPTIMIZE: 2 (default) = binary tree sorted by syscall
          * number, zygote's layout; 1 = libseccomp's default linear layout (Docker's). */
         unsigned optimize;
+        /* A plain OCI object of a container whose runtime hands the filter's listener to
+         * "listenerPath" (zygote-runc, GetFilter): SCMP_ACT_NOTIFY is compiled, and a rule that
+         * applies adds SECCOMP_FILTER_FLAG_NEW_LISTENER to filter_flags. Otherwise (a zygote
+         * profile, a task's filter) SCMP_ACT_NOTIFY and the listener fields are refused. */
+        bool listener;
 };
 
 int zp_profile_load_file_with(const char *path, const struct zp_profile_options *opts, struct zp_profile **ret,

@@ -97,6 +97,7 @@ static const struct {
         { "SCMP_ACT_TRACE", SCMP_ACT_TRACE(0), ACT_DATA_MAX_65535 },
         { "SCMP_ACT_ALLOW", SCMP_ACT_ALLOW, ACT_NO_ERRNO },
         { "SCMP_ACT_LOG", SCMP_ACT_LOG, ACT_NO_ERRNO },
+        { "SCMP_ACT_NOTIFY", SCMP_ACT_NOTIFY, ACT_NO_ERRNO }, /* only with spec->listener */
 };
 
 static const struct {
@@ -152,8 +153,8 @@ static int add_arch(struct zp_json_loader *l, struct zp_oci_spec *s, uint32_t ar
 
 /* action + errnoRet (+ podman's errno name) of one object: a rule, or the top level with the
  * "default" keys. */
-static int parse_action(struct zp_json_loader *l, json_object *o, const char *loc, const char *action_key,
-                        const char *ret_key, const char *name_key, uint32_t *ret) {
+static int parse_action(struct zp_json_loader *l, const struct zp_oci_spec *s, json_object *o, const char *loc,
+                        const char *action_key, const char *ret_key, const char *name_key, uint32_t *ret) {
         char loc_a[PJ_LOC_MAX], loc_r[PJ_LOC_MAX], loc_n[PJ_LOC_MAX], q[PJ_QUOTE_MAX];
         json_object *va = zp_json_field(o, action_key), *vr = zp_json_field(o, ret_key),
                     *vn = zp_json_field(o, name_key);
@@ -170,10 +171,11 @@ static int parse_action(struct zp_json_loader *l, json_object *o, const char *lo
         r = zp_json_get_string(l, va, loc_a, &name);
         if (r < 0)
                 return r;
-        if (streq(name, "SCMP_ACT_NOTIFY"))
-                return zp_json_fail(
-                        l, -EOPNOTSUPP, loc_a,
-                        "SCMP_ACT_NOTIFY needs a seccomp user-notification listener, which zygote does not provide");
+        if (streq(name, "SCMP_ACT_NOTIFY")) {
+                r = zp_oci_check_notify(l, s, loc_a, streq(action_key, "defaultAction"));
+                if (r < 0)
+                        return r;
+        }
         for (i = 0; i < ELEMENTSOF(actions); i++)
                 if (streq(actions[i].name, name))
                         break;
@@ -411,7 +413,7 @@ static int parse_rule(struct zp_json_loader *l, struct zp_oci_spec *s, json_obje
         r = parse_names(l, s, o, loc, rule);
         if (r < 0)
                 return r;
-        r = parse_action(l, o, loc, "action", "errnoRet", "errno", &rule->action);
+        r = parse_action(l, s, o, loc, "action", "errnoRet", "errno", &rule->action);
         if (r < 0)
                 return r;
         r = zp_json_optional_string(l, o, loc, "comment", &comment);
@@ -444,7 +446,7 @@ static int parse_rule(struct zp_json_loader *l, struct zp_oci_spec *s, json_obje
                 pass = pass && holds;
         }
         rule->active = pass;
-        return 0;
+        return rule->action == SCMP_ACT_NOTIFY && pass ? zp_oci_note_notify(l, s, rule, loc) : 0;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -520,9 +522,10 @@ static int add_flag(struct zp_json_loader *l, const char *f, const char *loc, vo
         struct zp_oci_spec *s = userdata;
         char q[PJ_QUOTE_MAX];
 
-        if (streq(f, "SECCOMP_FILTER_FLAG_NEW_LISTENER") || streq(f, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"))
-                return zp_json_fail(l, -EOPNOTSUPP, loc,
-                                    "%s needs a seccomp user-notification listener, which zygote does not provide", f);
+        int r = zp_oci_listener_flag(l, s, f, loc);
+
+        if (r != 0)
+                return r < 0 ? r : 0;
         for (size_t j = 0; j < ELEMENTSOF(filter_flags); j++)
                 if (streq(filter_flags[j].name, f)) {
                         s->flags |= filter_flags[j].flag;
@@ -565,7 +568,7 @@ int zp_oci_parse_seccomp(struct zp_json_loader *l, json_object *o, const char *l
         r = zp_json_object(l, o, loc, keys);
         if (r < 0)
                 return r;
-        r = parse_action(l, o, loc, "defaultAction", "defaultErrnoRet", "defaultErrno", &s->default_action);
+        r = parse_action(l, s, o, loc, "defaultAction", "defaultErrnoRet", "defaultErrno", &s->default_action);
         if (r < 0)
                 return r;
         r = parse_arches(l, o, loc, s);
@@ -576,24 +579,18 @@ int zp_oci_parse_seccomp(struct zp_json_loader *l, json_object *o, const char *l
         if (r < 0)
                 return r;
 
-        /* OCI's listener fields: only an empty value is acceptable without a listener. */
-        for (size_t i = 0; i < 2; i++) {
-                const char *key = i == 0 ? "listenerPath" : "listenerMetadata";
-                r = zp_json_optional_string(l, o, loc, key, &str);
-                if (r < 0)
-                        return r;
-                if (str && *str) {
-                        zp_json_loc_key(loc_k, loc, key);
-                        return zp_json_fail(l, -EOPNOTSUPP, loc_k, "zygote has no seccomp user-notification listener");
-                }
-        }
+        r = zp_oci_parse_listener_fields(l, o, loc, s);
+        if (r < 0)
+                return r;
         r = zp_json_optional_string(l, o, loc, "comment", &str);
         if (r < 0)
                 return r;
 
         r = zp_json_optional_array(l, o, loc, "syscalls", ZP_PROFILE_MAX_RULES, loc_k, &v, &n);
-        if (r < 0 || !v)
+        if (r < 0)
                 return r;
+        if (!v)
+                return zp_oci_finish_listener(l, s);
         s->rules = calloc(n ? n : 1, sizeof(struct zp_oci_rule));
         if (!s->rules)
                 return -ENOMEM;
@@ -605,5 +602,5 @@ int zp_oci_parse_seccomp(struct zp_json_loader *l, json_object *o, const char *l
                 if (r < 0)
                         return r;
         }
-        return 0;
+        return zp_oci_finish_listener(l, s);
 }

@@ -43,13 +43,19 @@ struct zp_oci_spec {
         uint64_t caps_keep;                  /* bounding set kept ("caps") */
         uint32_t native;                     /* seccomp_arch_native() ("arches") */
         unsigned kernel_major, kernel_minor; /* running kernel ("minKernel") */
+        bool listener;                       /* the caller hands a listener to listenerPath's agent:
+                                              * SCMP_ACT_NOTIFY and the listener fields allowed */
 
         /* Results. */
         const char *loc; /* "" for a plain file, "seccomp" for an inline object */
         uint32_t default_action;
         uint32_t arches[ZP_PROFILE_MAX_ARCHES]; /* native first */
         size_t n_arches;
-        unsigned flags; /* SECCOMP_FILTER_FLAG_* */
+        unsigned flags;                     /* SECCOMP_FILTER_FLAG_*, NEW_LISTENER when a rule notifies */
+        bool notify;                        /* an SCMP_ACT_NOTIFY rule applies */
+        size_t notify_rule;                 /* the first one's index in "syscalls" */
+        bool listener_path;                 /* a non-empty listenerPath */
+        char wait_killable_loc[PJ_LOC_MAX]; /* where SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV was */
         struct zp_oci_rule *rules;
         size_t n_rules;
         size_t n_names;
@@ -69,3 +75,22 @@ const char *zp_oci_arch_to_name(uint32_t arch);
 
 /* "SCMP_CMP_EQ" to SCMP_CMP_EQ; -EINVAL for a name that is not an OCI operator. */
 int zp_oci_op_from_name(const char *name, enum scmp_compare *ret);
+
+/* ---- seccomp-oci-listener.c: SCMP_ACT_NOTIFY and the listener fields (spec->listener) ---- */
+
+/* SCMP_ACT_NOTIFY named at loc_a: refused without spec->listener, and as the default action. */
+int zp_oci_check_notify(struct zp_json_loader *l, const struct zp_oci_spec *s, const char *loc_a, bool is_default);
+
+/* A rule at loc that notifies and applies: noted in s (notify, notify_rule); sendmsg refused. */
+int zp_oci_note_notify(struct zp_json_loader *l, struct zp_oci_spec *s, const struct zp_oci_rule *rule,
+                       const char *loc);
+
+/* A flag of the listener's (NEW_LISTENER, WAIT_KILLABLE_RECV): 1 when taken, -errno when refused,
+ * 0 for any other flag. */
+int zp_oci_listener_flag(struct zp_json_loader *l, struct zp_oci_spec *s, const char *f, const char *loc);
+
+/* listenerPath and listenerMetadata of o (at loc). */
+int zp_oci_parse_listener_fields(struct zp_json_loader *l, json_object *o, const char *loc, struct zp_oci_spec *s);
+
+/* After the rules: a notifying rule needs listenerPath and adds SECCOMP_FILTER_FLAG_NEW_LISTENER. */
+int zp_oci_finish_listener(struct zp_json_loader *l, struct zp_oci_spec *s);
