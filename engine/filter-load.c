@@ -12,9 +12,15 @@
 #include "steps.h"
 
 int ze_step_filter_load(const struct sock_fprog *prog, unsigned flags) {
+        long r;
+
         if (!prog)
                 return -EINVAL;
-        return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog) < 0 ? -errno : 0;
+        r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, prog);
+        if (r < 0)
+                return -errno;
+        /* the listener (with NEW_LISTENER; the kernel makes it O_CLOEXEC), else 0 */
+        return (flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) ? (int) r : 0;
 }
 
 int ze_step_filter_clone(int pidfd) {
@@ -34,6 +40,8 @@ int ze_step_filter(enum ze_filter_mode mode, int ref_pidfd, const struct sock_fp
         case ZE_FILTER_LOAD:
                 return ze_step_filter_load(prog, flags);
         case ZE_FILTER_CLONE:
+                if (flags & SECCOMP_FILTER_FLAG_NEW_LISTENER)
+                        return ze_step_filter_load(prog, flags);
                 r = ze_step_filter_clone(ref_pidfd);
                 /* a kernel without the op answers EINVAL and installed nothing: load instead */
                 if (r == -EINVAL && prog)

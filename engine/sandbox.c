@@ -51,9 +51,10 @@ static void check(const struct ze_reporter *to, enum ze_step step, int r) {
         check_at(to, step, -1, r);
 }
 
-static int send_fd(int sock, int fd) {
+/* One message of len bytes (a byte of 0 when data is NULL) with fd as SCM_RIGHTS. */
+static int send_fd_with(int sock, int fd, const void *data, size_t len) {
         char byte = 0;
-        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        struct iovec iov = { .iov_base = data ? (void *) data : &byte, .iov_len = data ? len : 1 };
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(sizeof(int))];
@@ -70,6 +71,10 @@ static int send_fd(int sock, int fd) {
         if (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0)
                 return -errno;
         return 0;
+}
+
+static int send_fd(int sock, int fd) {
+        return send_fd_with(sock, fd, NULL, 0);
 }
 
 /* Step 5: the pty comes from the container's own devpts, so that its number and permissions are
@@ -170,24 +175,45 @@ static int console_or_session(const struct ze_sandbox *sb, enum ze_step *ret_ste
         return setsid() < 0 ? -errno : 0;
 }
 
-/* Steps 10 and 14: the cloned filter falls back to prog on a kernel without the op. */
-static int apply_filter(const struct ze_sandbox *sb) {
-        enum ze_filter_mode mode = sb->ref_pidfd >= 0 ? ZE_FILTER_CLONE : sb->prog ? ZE_FILTER_LOAD : ZE_FILTER_NONE;
+/* Steps 10 and 14, a filter with a listener (SCMP_ACT_NOTIFY): the listener goes to the
+ * runtime at once, as a LISTENER record on the sync socket carrying the fd, and is closed here.
+ * sendmsg is the one call the profile may not make wait (the profile module refuses that): the
+ * runtime passes the listener on to the agent as soon as it reads the record, so that whatever
+ * this process calls from here on, the agent has what it needs to answer. On failure the
+ * listener is closed before the report: with no listener left, a call that would have waited
+ * for an agent fails (ENOSYS) instead of hanging the report. */
+static int hand_over_listener(const struct ze_sandbox *sb, int listener) {
+        const struct ze_status rec = { .step = ZE_STEP_LISTENER, .index = -1, .pid = (int32_t) getpid() };
+        int r = send_fd_with(sb->sync_fd, listener, &rec, sizeof(rec));
 
-        return ze_step_filter(mode, sb->ref_pidfd, sb->prog, sb->filter_flags);
+        close(listener);
+        return r;
+}
+
+/* Steps 10 and 14: the cloned filter falls back to prog on a kernel without the op. */
+static int apply_filter(const struct ze_sandbox *sb, enum ze_step *ret_step) {
+        enum ze_filter_mode mode = sb->ref_pidfd >= 0 ? ZE_FILTER_CLONE : sb->prog ? ZE_FILTER_LOAD : ZE_FILTER_NONE;
+        int r = ze_step_filter(mode, sb->ref_pidfd, sb->prog, sb->filter_flags);
+
+        *ret_step = ZE_STEP_FILTER;
+        if (r <= 0)
+                return r;
+        *ret_step = ZE_STEP_LISTENER;
+        return hand_over_listener(sb, r);
 }
 
 /* Step 10: without no_new_privs the kernel wants CAP_SYS_ADMIN for the filter, which step 11
  * may drop: then the filter goes on now, the effective set first raised back to the permitted
  * one if the switch left uid 0 (the profile must allow capset and prctl, as Docker's and
  * Podman's do). */
-static int apply_filter_early(const struct ze_sandbox *sb) {
+static int apply_filter_early(const struct ze_sandbox *sb, enum ze_step *ret_step) {
         int r;
 
+        *ret_step = ZE_STEP_FILTER;
         if (sb->no_new_privs || (!sb->prog && sb->ref_pidfd < 0))
                 return 0;
         r = sb->set_ids && sb->uid != 0 ? ze_step_raise_effective() : 0;
-        return r < 0 ? r : apply_filter(sb);
+        return r < 0 ? r : apply_filter(sb, ret_step);
 }
 
 /* Step 12: umask and cwd, the cwd opened inside the root. */
@@ -317,8 +343,9 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
                 r = ze_step_ids(sb->uid, sb->gid, sb->groups, sb->n_groups, sb->uid != 0, true, &step);
                 check(&to, step, r);
         }
-        /* 10. the filter, early variant */
-        check(&to, ZE_STEP_FILTER, apply_filter_early(sb));
+        /* 10. the filter, early variant (its listener handed over) */
+        r = apply_filter_early(sb, &step);
+        check(&to, step, r);
         /* 11. capabilities, then the ambient set */
         if (sb->set_caps)
                 check(&to, ZE_STEP_CAPS,
@@ -333,8 +360,10 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         /* 13. */
         path = resolve(sb, &to);
         /* 14. the filter, last */
-        if (sb->no_new_privs)
-                check(&to, ZE_STEP_FILTER, apply_filter(sb));
+        if (sb->no_new_privs) {
+                r = apply_filter(sb, &step);
+                check(&to, step, r);
+        }
         /* 15. then the startContainer hooks, as the container's process */
         ready(sb, &to);
         check_hooks(sb, &to, ZE_STEP_START_HOOK, &sb->start_hooks);

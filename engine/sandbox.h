@@ -58,7 +58,11 @@
  *                 "exec", index 0 when PATH was searched)
  *  14. filter:    SECCOMP_SET_MODE_FILTER with prog, or SECCOMP_CLONE_FILTER (op 4) from
  *                 ref_pidfd (prog instead on a kernel without op 4); always the last restriction
- *                 (unless step 10 loaded it)
+ *                 (unless step 10 loaded it). With SECCOMP_FILTER_FLAG_NEW_LISTENER in
+ *                 filter_flags (an SCMP_ACT_NOTIFY rule; always loaded, never cloned) the
+ *                 listener goes to the parent at once, in step 10 or here: one record
+ *                 {ZE_STEP_LISTENER, 0, -1, pid} on sync_fd with the fd as SCM_RIGHTS (sendmsg),
+ *                 then closed; the parent hands it to the agent before it waits for anything else
  *  15. ready:     report ZE_STEP_HELD (with the pid); then when start_fd >= 0 (or sync_fd with
  *                 start_on_sync), block reading one byte from
  *                 it (the exec fifo: the parent opened it O_RDWR, `start` writes a byte); EOF or

@@ -143,7 +143,8 @@ int ze_step_nnp(void);
 
 /* --- filter-load.c ---------------------------------------------------------------------------- */
 
-/* Loads a compiled program: seccomp(SECCOMP_SET_MODE_FILTER, flags, prog). */
+/* Loads a compiled program: seccomp(SECCOMP_SET_MODE_FILTER, flags, prog). Returns 0, or with
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER in flags the listener's fd (CLOEXEC), or -errno. */
 int ze_step_filter_load(const struct sock_fprog *prog, unsigned flags);
 
 /* Takes the filter of the process behind pidfd (the SECCOMP_CLONE_FILTER RFC): -EINVAL on a
@@ -152,7 +153,8 @@ int ze_step_filter_clone(int pidfd);
 
 /* The filter by mode: NONE and INHERITED do nothing, LOAD loads prog, CLONE clones from
  * ref_pidfd and, on a kernel without the op (EINVAL, nothing installed), loads prog instead when
- * there is one. */
+ * there is one. A listener's fd is returned as ze_step_filter_load returns it (a filter with a
+ * listener is never cloned: the RFC refuses such a source). */
 int ze_step_filter(enum ze_filter_mode mode, int ref_pidfd, const struct sock_fprog *prog, unsigned flags);
 
 /* --- exec.c ----------------------------------------------------------------------------------- */

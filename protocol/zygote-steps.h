@@ -62,4 +62,5 @@
          * its signal, or -1: never ran) */ \
         X(CREATE_HOOK, "createContainer hook") \
         X(START_HOOK, "startContainer hook") \
-        X(COPYUP, "tmpcopyup") /* index: which mount */
+        X(COPYUP, "tmpcopyup")          /* index: which mount */ \
+        X(LISTENER, "seccomp listener") /* err 0: the filter's listener, passed with the record */

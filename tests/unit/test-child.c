@@ -62,7 +62,9 @@ static void test_step_names(void **state) {
                                             /* the worker's again, appended */
                                             "scope",
                                             /* the container init's, appended */
-                                            "createContainer hook", "startContainer hook", "tmpcopyup" };
+                                            "createContainer hook", "startContainer hook", "tmpcopyup",
+                                            /* the container init's, appended */
+                                            "seccomp listener" };
 
         assert_int_equal(ELEMENTSOF(want), _ZE_STEP_MAX);
         for (int i = 0; i < _ZE_STEP_MAX; i++)
