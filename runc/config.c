@@ -219,6 +219,13 @@ static int load_seccomp(struct zrc_oci *o, json_object *linux_, const char *conf
         r = zrc_runc_filter_load(config, v, &o->seccomp, &err); /* filter-remote.c */
         if (r < 0)
                 return zrc_errorf(ret_error, r, "linux.seccomp: %s", err ? err : strerror(-r));
+        /* the profile module checked both (strings; metadata only with a path) */
+        o->listener_path = zrc_get_str(v, "listenerPath");
+        o->listener_metadata = zrc_get_str(v, "listenerMetadata");
+        if (o->listener_path && !*o->listener_path)
+                o->listener_path = NULL;
+        if (o->listener_metadata && !*o->listener_metadata)
+                o->listener_metadata = NULL;
         return 0;
 }
 

@@ -105,6 +105,7 @@ struct create {
         char *path_buf;
         int start_fd, console_fd, cg_fd;
         int hook_report_fd; /* ROOT/ID/start-hooks.fifo, the init's end (startContainer hooks) */
+        int agent_fd;       /* connected to linux.seccomp.listenerPath (a notifying filter), or -EBADF */
         int sync[2];        /* [0] ours, [1] the init's */
         struct clone_args ca;
         bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
@@ -285,7 +286,9 @@ static int prepare_sandbox(struct create *k) {
         /* run: the init waits for a byte on the sync socket once ready, sent when the state is
          * saved, so that nothing of the container runs (and no one asks for its state) before */
         k->sb.start_on_sync = k->a->run;
-        return 0;
+        /* the agent, while no process of the container exists (its copy in the init is closed
+         * with the runtime's other fds) */
+        return zrc_seccomp_listener_connect(k->c, k->o, &k->agent_fd);
 }
 
 /* A namespace the config names by path, opened and checked: its fd, or a negative errno after
@@ -499,8 +502,12 @@ static int run_create_hooks(struct create *k) {
 }
 
 /* "go", with the init's pid as we see it (its hooks' state): the init sets up its sandbox, runs
- * the createContainer hooks and reports "ready" (held before its execve). */
+ * the createContainer hooks and reports "ready" (held before its execve); a notifying filter's
+ * listener, on the way, goes to the agent (seccomp-listener.c). */
 static int go_until_ready(struct create *k) {
+        const struct zrc_listener_for f = {
+                .o = k->o, .st = &k->st, .status = "creating", .pid = k->pid, .agent_fd = &k->agent_fd
+        };
         char go[1 + sizeof(int32_t)] = "g";
         int32_t pid = (int32_t) k->pid;
         struct ze_status status;
@@ -509,11 +516,14 @@ static int go_until_ready(struct create *k) {
         memcpy(go + 1, &pid, sizeof(pid));
         if (write(k->sync[0], go, sizeof(go)) != (ssize_t) sizeof(go))
                 return zrc_error_errno(k->c, "container init");
-        r = zrc_runc_read_status(k->sync[0], &status);
+        r = zrc_runc_read_status_passing(k->c, &f, k->sync[0], &status);
+        if (r < 0)
+                /* alive past its filter (a hand-over that failed): it would wait on the fifo */
+                (void) pidfd_kill(k->pidfd, SIGKILL);
         if (r <= 0 || status.step != ZE_STEP_HELD) {
                 if (r > 0)
                         zrc_runc_report_failure(k->c, k->o, &status);
-                else
+                else if (r == 0)
                         zrc_error(k->c, "container init exited during setup");
                 return r < 0 ? r : -ECHILD;
         }
@@ -614,6 +624,7 @@ static void create_done(struct create *k) {
         zrc_hooks_for_init_free(&k->sb.start_hooks);
         safe_close(k->console_fd);
         safe_close(k->cg_fd);
+        safe_close(k->agent_fd);
         safe_close(k->pidfd);
         close_pairp(&k->sync);
         free(k->path_buf);
@@ -661,6 +672,7 @@ int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *
                 .hook_report_fd = -EBADF,
                 .console_fd = -EBADF,
                 .cg_fd = -EBADF,
+                .agent_fd = -EBADF,
                 .sync = { -EBADF, -EBADF },
                 .pidfd = -EBADF,
         };

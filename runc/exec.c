@@ -75,6 +75,7 @@ struct exec {
         int console_fd;
         int ns_flags;       /* CLONE_NEW* the helper joins */
         int root_fd;        /* the init's root, or -EBADF */
+        int agent_fd;       /* connected to linux.seccomp.listenerPath (a notifying filter), or -EBADF */
         int sync[2], pp[2]; /* status records; the process's pid from the helper */
         pid_t pid;
         int pidfd;
@@ -211,7 +212,9 @@ static int prepare_sandbox(struct exec *k) {
         k->sb.dev_console = NULL;
         if (k->a->handoff)
                 k->sb.start_fd = k->a->handoff->start_fd; /* held until zygoted's Start */
-        return 0;
+        /* the agent, from our own namespaces and root: zygoted's worker joins the container's
+         * before it clones the process, where the path could name a socket of the container's */
+        return zrc_seccomp_listener_connect(k->c, k->o, &k->agent_fd);
 }
 
 /* The init's namespaces that differ from ours, and its root. */
@@ -353,17 +356,24 @@ static int join_cgroup(struct exec *k) {
         return 0;
 }
 
-/* "go": the process sets up, reports "ready", and execs (EOF on sync). A failure is reported. */
+/* "go": the process sets up, reports "ready", and execs (EOF on sync). A failure is reported;
+ * a notifying filter's listener, on the way, goes to the agent (as runc 1.1 does for exec). */
 static int go_until_exec(struct exec *k) {
+        const struct zrc_listener_for f = {
+                .o = k->o, .st = &k->st, .status = "running", .pid = k->pid, .agent_fd = &k->agent_fd
+        };
         struct ze_status status;
         int r = 0;
 
-        if (write(k->sync[0], "g", 1) != 1 || (r = zrc_runc_read_status(k->sync[0], &status)) <= 0 ||
+        if (write(k->sync[0], "g", 1) != 1 || (r = zrc_runc_read_status_passing(k->c, &f, k->sync[0], &status)) <= 0 ||
             status.step != ZE_STEP_HELD) {
                 if (r > 0)
                         zrc_runc_report_failure(k->c, k->o, &status);
-                else
+                else if (r == 0)
                         zrc_error(k->c, "exec: the process died during setup");
+                /* alive past its filter when the hand-over failed: it must not run */
+                if (r < 0 && k->pidfd >= 0)
+                        (void) pidfd_kill(k->pidfd, SIGKILL);
                 return -ECHILD;
         }
         if (k->a->handoff)
@@ -392,6 +402,7 @@ static void exec_done(struct exec *k) {
         safe_close(k->init_fd);
         safe_close(k->console_fd);
         safe_close(k->root_fd);
+        safe_close(k->agent_fd);
         safe_close(k->pidfd);
         close_pairp(&k->sync);
         close_pairp(&k->pp);
@@ -410,6 +421,7 @@ int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
                 .sb = { .sync_fd = -1, .start_fd = -1, .console_fd = -1, .ref_pidfd = -1, .hook_report_fd = -1 },
                 .console_fd = -EBADF,
                 .root_fd = -EBADF,
+                .agent_fd = -EBADF,
                 .sync = { -EBADF, -EBADF },
                 .pp = { -EBADF, -EBADF },
                 .pidfd = -EBADF,

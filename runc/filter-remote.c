@@ -208,7 +208,9 @@ int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_pro
         text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
         if (!text)
                 return -ENOMEM;
-        r = zp_profile_load_buffer_with(config, text, strlen(text), NULL, ret, ret_error);
+        /* the runtime hands a notifying filter's listener to linux.seccomp.listenerPath */
+        r = zp_profile_load_buffer_with(config, text, strlen(text),
+                                        &(const struct zp_profile_options){ .listener = true }, ret, ret_error);
         /* a long reason is cut at the buffer's end: the source line is for the log only */
         if (r >= 0 && snprintf(filter_setup.source, sizeof(filter_setup.source), "compiled here in %.2f ms (%s)",
                                (double) (*ret)->compile_nsec / 1e6, why) < 0)

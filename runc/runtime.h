@@ -18,6 +18,7 @@
  *               (cgroup-resources.h)
  *   state.c    the state directory of one container and its status
  *   filter-remote.c  the seccomp program from zygoted (GetFilter) or compiled here
+ *   seccomp-listener.c  a notifying filter's listener handed to linux.seccomp.listenerPath
  *   sealed-copy.c    the runtime runs from a sealed memfd copy of itself, never the host's file
  *
  * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
@@ -106,8 +107,10 @@ struct zrc_oci {
         bool has_limits;        /* resources asks for more than device rules */
         json_object *sysctl;    /* linux.sysctl (keys checked), or NULL */
 
-        struct zp_profile *seccomp; /* NULL: no filter */
-        char **owned;               /* strings the mounts point to that nothing else owns */
+        struct zp_profile *seccomp;    /* NULL: no filter */
+        const char *listener_path;     /* linux.seccomp.listenerPath (in root's tree), or NULL */
+        const char *listener_metadata; /* linux.seccomp.listenerMetadata, or NULL */
+        char **owned;                  /* strings the mounts point to that nothing else owns */
         size_t n_owned;
 };
 
@@ -352,6 +355,27 @@ int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, c
                              int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd);
 /* One status record of the process's sync socket: 1, 0 at EOF (it exec'd or died), or -errno. */
 int zrc_runc_read_status(int fd, struct ze_status *ret);
+/* seccomp-listener.c: the process whose listener it is, for the container process state. */
+struct zrc_listener_for {
+        const struct zrc_oci *o;    /* listenerPath, listenerMetadata */
+        const struct zrc_state *st; /* id, bundle, annotations, the init's pid */
+        const char *status;         /* the state's status: "creating" (create), "running" (exec) */
+        pid_t pid;                  /* the process, as the runtime sees it */
+        int *agent_fd;              /* zrc_seccomp_listener_connect's: used once, then closed */
+};
+/* When o's filter notifies (SECCOMP_FILTER_FLAG_NEW_LISTENER): a connection to listenerPath in
+ * *ret_fd, made before the process exists and from the runtime's own namespaces and root (the
+ * path is never resolved where the container could put a socket); else -EBADF there. Prints and
+ * returns -errno when the agent cannot be reached. */
+int zrc_seccomp_listener_connect(const struct zrc_ctx *c, const struct zrc_oci *o, int *ret_fd);
+/* One status record as zrc_runc_read_status reads it; a ZE_STEP_LISTENER record before it is
+ * handed to f's agent (zrc_seccomp_listener_send) and the next one read. Every failure (the read,
+ * a hand-over) is printed here: 1, 0 at EOF, or -errno. */
+int zrc_runc_read_status_passing(const struct zrc_ctx *c, const struct zrc_listener_for *f, int sync_fd,
+                                 struct ze_status *ret);
+/* The state and the listener (SCM_RIGHTS) in one message on f's connection to the agent, which
+ * is closed then; listener stays the caller's. Prints and returns -errno on failure. */
+int zrc_seccomp_listener_send(const struct zrc_ctx *c, const struct zrc_listener_for *f, int listener);
 /* Prints a failure record in runc's words, where podman and containerd look for them. */
 void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, const struct ze_status *s);
 /* Reaps the process: its exit code, or 128 + its signal. */
