@@ -288,7 +288,7 @@ static int prepare_sandbox(struct create *k) {
         k->sb.start_on_sync = k->a->run;
         /* the agent, while no process of the container exists (its copy in the init is closed
          * with the runtime's other fds) */
-        return zrc_seccomp_listener_connect(k->c, k->o, &k->agent_fd);
+        return zrc_seccomp_listener_connect(k->c, k->o, k->a->handoff != NULL, &k->agent_fd);
 }
 
 /* A namespace the config names by path, opened and checked: its fd, or a negative errno after

@@ -214,7 +214,7 @@ static int prepare_sandbox(struct exec *k) {
                 k->sb.start_fd = k->a->handoff->start_fd; /* held until zygoted's Start */
         /* the agent, from our own namespaces and root: zygoted's worker joins the container's
          * before it clones the process, where the path could name a socket of the container's */
-        return zrc_seccomp_listener_connect(k->c, k->o, &k->agent_fd);
+        return zrc_seccomp_listener_connect(k->c, k->o, k->a->handoff != NULL, &k->agent_fd);
 }
 
 /* The init's namespaces that differ from ours, and its root. */

@@ -365,9 +365,10 @@ struct zrc_listener_for {
 };
 /* When o's filter notifies (SECCOMP_FILTER_FLAG_NEW_LISTENER): a connection to listenerPath in
  * *ret_fd, made before the process exists and from the runtime's own namespaces and root (the
- * path is never resolved where the container could put a socket); else -EBADF there. Prints and
- * returns -errno when the agent cannot be reached. */
-int zrc_seccomp_listener_connect(const struct zrc_ctx *c, const struct zrc_oci *o, int *ret_fd);
+ * path is never resolved where the container could put a socket); else -EBADF there. A relative
+ * path is refused with absolute_only (zygoted's worker). Prints and returns -errno when the agent
+ * cannot be reached. */
+int zrc_seccomp_listener_connect(const struct zrc_ctx *c, const struct zrc_oci *o, bool absolute_only, int *ret_fd);
 /* One status record as zrc_runc_read_status reads it; a ZE_STEP_LISTENER record before it is
  * handed to f's agent (zrc_seccomp_listener_send) and the next one read. Every failure (the read,
  * a hand-over) is printed here: 1, 0 at EOF, or -errno. */

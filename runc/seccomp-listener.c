@@ -42,7 +42,7 @@ static json_object *process_state(const struct zrc_listener_for *f) {
         return o;
 }
 
-int zrc_seccomp_listener_connect(const struct zrc_ctx *c, const struct zrc_oci *o, int *ret_fd) {
+int zrc_seccomp_listener_connect(const struct zrc_ctx *c, const struct zrc_oci *o, bool absolute_only, int *ret_fd) {
         int fd;
 
         *ret_fd = -EBADF;
@@ -51,6 +51,13 @@ int zrc_seccomp_listener_connect(const struct zrc_ctx *c, const struct zrc_oci *
         /* the profile module refuses a notifying rule without it: a program from elsewhere */
         if (!o->listener_path)
                 return zrc_error(c, "linux.seccomp.listenerPath is not set, and the filter has a listener"), -EINVAL;
+        /* relative: to our cwd, as runc takes it; zygoted's worker has zygoted's, not the caller's */
+        if (absolute_only && o->listener_path[0] != '/')
+                return zrc_error(c,
+                                 "linux.seccomp.listenerPath %s: not an absolute path (a container of zygoted's has "
+                                 "no working directory of its caller's to resolve it in)",
+                                 o->listener_path),
+                       -EINVAL;
         fd = zc_unix_connect(o->listener_path);
         if (fd < 0)
                 return zrc_error(c, "seccomp agent at linux.seccomp.listenerPath %s: %s", o->listener_path,

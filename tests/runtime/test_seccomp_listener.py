@@ -499,3 +499,27 @@ def test_zygoted_container_worker_hands_the_listener_over(daemon, bundle, agent,
     text = out.read_text()
     assert "rc=1" in text and "absent" in text, text
     assert "exec-rc=1" in exec_out.read_text(), exec_out.read_text()
+
+
+def test_relative_listener_path(runc, bundle, agent, daemon, tmp_path):
+    """A relative listenerPath: zygote-runc resolves it in its working directory, as runc does;
+    zygoted refuses it by name (its worker has no working directory of the caller's)."""
+    a = agent()
+    notify_bundle(bundle, "agent.sock")
+    bundle.set_args("sh", "-c", MKDIR)
+    r = runc("run", "--bundle", bundle.path, container_id(), env=env_of(ZYGOTE_RUNC_FILTER="local"),
+             cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "rc=1" in r.stdout and len(a.states) == 1, (r.stdout, a.states)
+    cid = container_id()
+    with daemon.connect() as c:
+        fds = [os.open(bundle.path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)]
+        try:
+            e = c.call(L + "CreateContainer", {"id": cid, "bundle": 0}, fds=fds, check=False)
+        finally:
+            os.close(fds[0])
+        assert e.error == L + "SpawnFailed", e
+        assert "linux.seccomp.listenerPath agent.sock: not an absolute path" in e.parameters["message"], e
+    assert len(a.states) == 1
+    state_dir = os.path.join(os.path.dirname(daemon.socket), "containers")
+    zytest.wait_for(lambda: not os.path.isdir(state_dir) or not os.listdir(state_dir), "no state left", timeout=10)
