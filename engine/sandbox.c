@@ -183,7 +183,8 @@ static int console_or_session(const struct ze_sandbox *sb, enum ze_step *ret_ste
  * listener is closed before the report: with no listener left, a call that would have waited
  * for an agent fails (ENOSYS) instead of hanging the report. */
 static int hand_over_listener(const struct ze_sandbox *sb, int listener) {
-        const struct ze_status rec = { .step = ZE_STEP_LISTENER, .index = -1, .pid = (int32_t) getpid() };
+        /* no getpid() here: no call but sendmsg between the load and the hand-over */
+        const struct ze_status rec = { .step = ZE_STEP_LISTENER, .index = -1 };
         int r = send_fd_with(sb->sync_fd, listener, &rec, sizeof(rec));
 
         close(listener);

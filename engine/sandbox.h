@@ -61,7 +61,7 @@
  *                 (unless step 10 loaded it). With SECCOMP_FILTER_FLAG_NEW_LISTENER in
  *                 filter_flags (an SCMP_ACT_NOTIFY rule; always loaded, never cloned) the
  *                 listener goes to the parent at once, in step 10 or here: one record
- *                 {ZE_STEP_LISTENER, 0, -1, pid} on sync_fd with the fd as SCM_RIGHTS (sendmsg),
+ *                 {ZE_STEP_LISTENER, 0, -1, 0} on sync_fd with the fd as SCM_RIGHTS (sendmsg),
  *                 then closed; the parent hands it to the agent before it waits for anything else
  *  15. ready:     report ZE_STEP_HELD (with the pid); then when start_fd >= 0 (or sync_fd with
  *                 start_on_sync), block reading one byte from

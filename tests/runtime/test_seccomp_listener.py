@@ -243,7 +243,7 @@ def test_init_own_calls_after_the_load_wait_for_the_agent(runc, bundle, agent, n
     the cwd's openat2, the exec check, the report and execve) may notify too: the listener is
     with the agent before any of them, so they are answered instead of deadlocking create."""
     init_calls = ["close", "capset", "prctl", "openat", "openat2", "fchdir", "faccessat", "faccessat2", "sendto",
-                  "read", "close_range", "execve", "umask"]
+                  "read", "close_range", "execve", "umask", "getpid", "write", "personality"]
     a = agent(lambda nr: (0, 0, FLAG_CONTINUE))
     bundle.config["process"]["noNewPrivileges"] = nnp
     notify_bundle(bundle, a.path, names=init_calls)
