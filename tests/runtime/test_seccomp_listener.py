@@ -77,6 +77,7 @@ class Agent:
         self.sock.bind(path)
         self.sock.listen(8)
         self.stop = threading.Event()
+        self.arrived = threading.Condition()
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
@@ -96,8 +97,10 @@ class Agent:
                     if not more:
                         raise
                     data += more
-        self.states.append((state, len(fds)))
-        self.listeners.extend(fds)
+        with self.arrived:
+            self.states.append((state, len(fds)))
+            self.listeners.extend(fds)
+            self.arrived.notify_all()
 
     def _notification(self, fd):
         buf = bytearray(NOTIF.size)
@@ -131,6 +134,13 @@ class Agent:
         except Exception as e:  # reported by close()
             self.errors.append(repr(e))
 
+    def wait_states(self, n, timeout=10):
+        """The states received once n have come (the runtime's send returns before this thread
+        has read them), or when the timeout passed."""
+        with self.arrived:
+            self.arrived.wait_for(lambda: len(self.states) >= n, timeout)
+            return list(self.states)
+
     def hung_up(self):
         """Whether every listener says its filter has no task left."""
         p = select.poll()
@@ -143,7 +153,10 @@ class Agent:
         """Stops serving; fails if it failed, or if a process under a listener's filter is left."""
         deadline = time.monotonic() + 10
         while self.listeners and not self.hung_up() and time.monotonic() < deadline:
-            time.sleep(0.05)
+            p = select.poll()  # wakes at a hang-up (or a notification the thread answers)
+            for fd in self.listeners:
+                p.register(fd, select.POLLIN)
+            p.poll(max(1, int((deadline - time.monotonic()) * 1000)))
         hung_up = self.hung_up()
         self.stop.set()
         self.thread.join(10)
@@ -231,7 +244,7 @@ def test_agent_answers_for_the_container(runc, bundle, agent, nnp, answer):
     assert "seccomp" not in r.stdout and "anon_inode" not in r.stdout, r.stdout
     if answer == "errno":
         assert "Invalid cross-device link" in r.stderr, r.stderr
-    assert len(a.states) == 1, a.states
+    assert len(a.wait_states(1)) == 1, a.states
     check_state(*a.states[0], bundle, cid, "creating")
     assert a.notifications, "the agent was never asked"
     assert {nr for _, nr in a.notifications} <= {83, 258}, a.notifications  # mkdir, mkdirat
@@ -252,7 +265,7 @@ def test_init_own_calls_after_the_load_wait_for_the_agent(runc, bundle, agent, n
     r = runc("run", "--bundle", bundle.path, cid, env=env_of(ZYGOTE_RUNC_FILTER="local"), timeout=30)
     assert r.returncode == 0, r.stderr
     assert "started" in r.stdout, r.stdout
-    assert len(a.states) == 1
+    assert len(a.wait_states(1)) == 1
     init = a.states[0][0]["pid"]
     # execve (59) and close (3) of the init itself, before its program ran
     assert {(init, 59), (init, 3)} <= set(a.notifications), a.notifications
@@ -269,7 +282,7 @@ def test_non_root_user_without_nnp(runc, bundle, agent):
     r = runc("run", "--bundle", bundle.path, container_id(), env=env_of(ZYGOTE_RUNC_FILTER="local"))
     assert r.returncode == 0, r.stderr
     assert "rc=1" in r.stdout and "1000" in r.stdout, r.stdout
-    assert len(a.states) == 1 and a.notifications
+    assert len(a.wait_states(1)) == 1 and a.notifications
 
 
 def test_exec_gets_a_listener_of_its_own(runc, bundle, agent, tmp_path):
@@ -282,7 +295,7 @@ def test_exec_gets_a_listener_of_its_own(runc, bundle, agent, tmp_path):
     env = env_of(ZYGOTE_RUNC_FILTER="local")
     r = runc("create", "--bundle", bundle.path, cid, env=env)
     assert r.returncode == 0, r.stderr
-    assert len(a.states) == 1
+    assert len(a.wait_states(1)) == 1
     check_state(*a.states[0], bundle, cid, "creating")
     assert runc("start", cid, env=env).returncode == 0
     init = runc.state(cid)["pid"]
@@ -291,7 +304,7 @@ def test_exec_gets_a_listener_of_its_own(runc, bundle, agent, tmp_path):
     r = runc("exec", "--pid-file", str(pidfile), cid, "sh", "-c", MKDIR, env=env)
     assert r.returncode == 0, r.stderr
     assert "rc=1" in r.stdout and "absent" in r.stdout, r.stdout
-    assert len(a.states) == 2, a.states
+    assert len(a.wait_states(2)) == 2, a.states
     state, n_fds = a.states[1]
     check_state(state, n_fds, bundle, cid, "running")
     assert state["pid"] == int(pidfile.read_text()) and state["state"]["pid"] == init, state
@@ -461,7 +474,7 @@ def test_program_from_zygoted_carries_the_listener(runc, bundle, agent, daemon):
     assert r.returncode == 0, r.stderr
     assert f"from zygoted at {daemon.socket} (cached" in r.stderr, r.stderr
     assert "rc=1" in r.stdout and "absent" in r.stdout, r.stdout
-    assert len(a.states) == 1
+    assert len(a.wait_states(1)) == 1
     check_state(*a.states[0], bundle, cid, "creating")
 
 
@@ -479,23 +492,25 @@ def test_zygoted_container_worker_hands_the_listener_over(daemon, bundle, agent,
             c.call(L + "CreateContainer", {"id": cid, "bundle": 0, "stdout": 1, "stderr": 1}, fds=fds).close_fds()
         finally:
             os.close(fds[0])
-        assert len(a.states) == 1, a.states
-        check_state(*a.states[0], bundle, cid, "creating")
-        c.call(L + "Start", {"id": cid})
-        init = c.call(L + "State", {"id": cid}).parameters["task"]["pid"]
-        assert a.states[0][0]["pid"] == init, (a.states, init)
-        proc = dict(bundle.config["process"], args=["sh", "-c", "mkdir /tmp/e; echo exec-rc=$?"])
-        c.call(L + "ExecContainer", {"container": cid, "id": eid, "process": proc, "stdout": 0, "stderr": 0},
-               fds=[g.fileno()]).close_fds()
-        assert len(a.states) == 2, a.states
-        check_state(*a.states[1], bundle, cid, "running")
-        assert a.states[1][0]["state"]["pid"] == init, a.states
-        c.call(L + "Start", {"id": eid})
-        assert c.call(L + "Wait", {"id": eid}).parameters["task"]["exitCode"] == 0
-        c.call(L + "Kill", {"id": cid, "signal": 9, "all": True})
-        c.call(L + "Wait", {"id": cid})
-        c.call(L + "Delete", {"id": eid})
-        c.call(L + "Delete", {"id": cid})
+        try:
+            assert len(a.wait_states(1)) == 1, a.states
+            check_state(*a.states[0], bundle, cid, "creating")
+            c.call(L + "Start", {"id": cid})
+            init = c.call(L + "State", {"id": cid}).parameters["task"]["pid"]
+            assert a.states[0][0]["pid"] == init, (a.states, init)
+            proc = dict(bundle.config["process"], args=["sh", "-c", "mkdir /tmp/e; echo exec-rc=$?"])
+            c.call(L + "ExecContainer", {"container": cid, "id": eid, "process": proc, "stdout": 0, "stderr": 0},
+                   fds=[g.fileno()]).close_fds()
+            assert len(a.wait_states(2)) == 2, a.states
+            check_state(*a.states[1], bundle, cid, "running")
+            assert a.states[1][0]["state"]["pid"] == init, a.states
+            c.call(L + "Start", {"id": eid})
+            assert c.call(L + "Wait", {"id": eid}).parameters["task"]["exitCode"] == 0
+        finally:
+            c.call(L + "Kill", {"id": cid, "signal": 9, "all": True}, check=False)
+            c.call(L + "Wait", {"id": cid}, check=False)
+            c.call(L + "Delete", {"id": eid}, check=False)
+            c.call(L + "Delete", {"id": cid}, check=False)
     text = out.read_text()
     assert "rc=1" in text and "absent" in text, text
     assert "exec-rc=1" in exec_out.read_text(), exec_out.read_text()
@@ -510,7 +525,7 @@ def test_relative_listener_path(runc, bundle, agent, daemon, tmp_path):
     r = runc("run", "--bundle", bundle.path, container_id(), env=env_of(ZYGOTE_RUNC_FILTER="local"),
              cwd=str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "rc=1" in r.stdout and len(a.states) == 1, (r.stdout, a.states)
+    assert "rc=1" in r.stdout and len(a.wait_states(1)) == 1, (r.stdout, a.states)
     cid = container_id()
     with daemon.connect() as c:
         fds = [os.open(bundle.path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)]
@@ -520,6 +535,6 @@ def test_relative_listener_path(runc, bundle, agent, daemon, tmp_path):
             os.close(fds[0])
         assert e.error == L + "SpawnFailed", e
         assert "linux.seccomp.listenerPath agent.sock: not an absolute path" in e.parameters["message"], e
-    assert len(a.states) == 1
+    assert len(a.wait_states(1)) == 1
     state_dir = os.path.join(os.path.dirname(daemon.socket), "containers")
     zytest.wait_for(lambda: not os.path.isdir(state_dir) or not os.listdir(state_dir), "no state left", timeout=10)
