@@ -271,6 +271,23 @@ def test_init_own_calls_after_the_load_wait_for_the_agent(runc, bundle, agent, n
     assert {(init, 59), (init, 3)} <= set(a.notifications), a.notifications
 
 
+def test_listener_flags_the_kernel_takes(runc, bundle, agent):
+    """TSYNC with a listener (the runtime adds TSYNC_ESRCH) and WAIT_KILLABLE_RECV: the kernel
+    loads the filter with them and the agent still answers."""
+    release = tuple(int(x) for x in os.uname().release.split(".")[:2])
+    if release < (5, 19):
+        pytest.skip(f"kernel {os.uname().release} lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19)")
+    a = agent()
+    notify_bundle(bundle, a.path)
+    bundle.config["linux"]["seccomp"]["flags"] = ["SECCOMP_FILTER_FLAG_TSYNC",
+                                                  "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"]
+    bundle.set_args("sh", "-c", MKDIR)
+    r = runc("run", "--bundle", bundle.path, container_id(), env=env_of(ZYGOTE_RUNC_FILTER="local"))
+    assert r.returncode == 0, r.stderr
+    assert "rc=1" in r.stdout and "absent" in r.stdout, r.stdout
+    assert len(a.wait_states(1)) == 1 and a.notifications
+
+
 def test_non_root_user_without_nnp(runc, bundle, agent):
     """uid 1000 without no_new_privs: the effective set raised back for the early load; the
     listener still reaches the agent and the answer the process."""
