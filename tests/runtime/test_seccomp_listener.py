@@ -302,6 +302,47 @@ def test_non_root_user_without_nnp(runc, bundle, agent):
     assert len(a.wait_states(1)) == 1 and a.notifications
 
 
+def test_rootless(runc_bin, bundle, agent, tmp_path):
+    """As nobody, `spec --rootless`'s user namespace: the init loads the notifying filter as its
+    namespace's root, and the unprivileged runtime hands the listener to the agent."""
+    import shutil
+    import subprocess
+    if not os.path.exists("/proc/self/ns/user"):
+        pytest.skip("kernel without user namespaces")
+    r = subprocess.run(["unshare", "-U", "true"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        pytest.skip(f"this process may not create a user namespace: {r.stderr.decode().strip()}")
+    nobody = 65534
+    d = str(tmp_path)
+    while d not in ("/", "/tmp"):
+        os.chmod(d, 0o755)
+        d = os.path.dirname(d)
+    a = agent()
+    os.chmod(a.path, 0o777)
+    binary = str(tmp_path / "zygote-runc")
+    shutil.copy(runc_bin, binary)
+    os.remove(os.path.join(bundle.path, "config.json"))
+    subprocess.run([runc_bin, "spec", "--rootless", "--bundle", bundle.path], check=True)
+    cfg = json.load(open(os.path.join(bundle.path, "config.json")))
+    for m in cfg["linux"]["uidMappings"] + cfg["linux"]["gidMappings"]:
+        m["hostID"] = nobody
+    cfg["root"]["readonly"] = False
+    cfg["linux"]["seccomp"] = notify_profile(a.path, "agent-meta")
+    cfg["process"]["args"] = ["sh", "-c", MKDIR]
+    json.dump(cfg, open(os.path.join(bundle.path, "config.json"), "w"))
+    subprocess.run(["chown", "-R", f"{nobody}:{nobody}", bundle.path], check=True)
+    cid = container_id()
+    r = subprocess.run(["setpriv", f"--reuid={nobody}", f"--regid={nobody}", "--clear-groups", binary, "--root",
+                        os.path.join(bundle.path, "state"), "run", "--bundle", bundle.path, cid],
+                       capture_output=True, text=True, timeout=60, env=env_of(ZYGOTE_RUNC_FILTER="local"))
+    if r.returncode != 0 and "clone3: operation not permitted" in r.stderr:
+        pytest.skip("unprivileged user namespaces are disabled here")
+    assert r.returncode == 0, r.stderr
+    assert "rc=1" in r.stdout and "absent" in r.stdout, r.stdout
+    assert len(a.wait_states(1)) == 1, a.states
+    check_state(*a.states[0], bundle, cid, "creating")
+
+
 def test_exec_gets_a_listener_of_its_own(runc, bundle, agent, tmp_path):
     """exec: its process loads the container's filter with a new listener, which goes to the
     agent with status "running", the process's pid and the init's (runc 1.1 does the same)."""
