@@ -21,12 +21,13 @@ if [[ "${1:-}" == "--test" ]]; then
   # clang-format: version 14, which scripts/check-format.sh (ctest lint-format) needs;
   # python3-grpcio, python3-protobuf: test_cri.py's CRI client (containerd's CRI plugin);
   # systemd-container (systemd-nspawn), debootstrap: the boot under a real systemd
-  # (tests/system/test_systemd_boot.py).
+  # (tests/system/test_systemd_boot.py); docker.io: test_docker.py's dockerd and its client
+  # (/usr/bin/docker).
   pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout clang libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace clang-format
          golang-github-containers-common
          python3-yaml python3-grpcio python3-protobuf systemd-container debootstrap
-         hyperfine bubblewrap crun runc podman conmon containerd gnuplot-nox
+         hyperfine bubblewrap crun runc podman conmon containerd docker.io gnuplot-nox
          linux-source-6.1 bc bison flex libelf-dev cpio xz-utils rsync busybox-static qemu-system-x86)
 fi
 

@@ -7,8 +7,8 @@ must add a runtime named "zygote" whose path is the installed zygote-runc (the i
 bin/zygote-runc, which the install put there). Where the tool is on the machine it reads the file
 too: `containerd config dump` shows the runtime with its BinaryName, and `podman info` (root, a
 private vfs storage in a temporary directory) runs the installed zygote-runc as runtime "zygote"
-from the drop-in. Docker's dockerd is not installed by scripts/deps.sh: its file is checked by
-parsing only.
+from the drop-in. Docker's file is parsed here; dockerd runs the example itself (its .in, naming
+the build's zygote-runc) in tests/runtime/test_docker.py.
 
 Run: /usr/bin/python3 -m pytest -q tests/integration/test_examples.py --build-dir build
 """

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""podman and containerd, each with a configuration and state of its own under a temp dir, driving
-an OCI runtime binary: the fixtures of test_podman.py and test_containerd.py (see conftest.py).
+"""podman, containerd and Docker, each with a configuration and state of its own under a temp dir,
+driving an OCI runtime binary: the fixtures of test_podman.py, test_containerd.py (see conftest.py)
+and test_docker.py.
 
 Nothing of the machine's is used: podman gets its own --root/--runroot/tmpdir and a CONTAINERS_CONF
 (cgroupfs, file events, no network, default ulimits under the machine's hard NOFILE limit); each
-session starts its own containerd (own root, state, sockets, no CRI plugin) and stops it by pid.
+session starts its own containerd (own root, state, sockets, no CRI plugin) and stops it by pid;
+test_docker.py starts its own dockerd (own data and exec roots, socket, daemon.json) with the
+containerd dockerd manages, and stops it by its pid.
 """
 import glob
 import json
@@ -31,6 +34,12 @@ CTR_NAMESPACE = "zygote-test"
 CRI_NAMESPACE = "k8s.io"
 CRI_CGROUP_PARENT = f"/zygote-cri-test-{RUN_TAG}"
 PAUSE_IMAGE = "localhost/zygote-pause:latest"
+# Docker: the programs of Debian's docker.io, named by path (`dpkg -L docker.io`): another docker
+# client on the PATH (a newer one in /usr/local/bin) speaks an API version dockerd 20.10 refuses.
+DOCKERD = "/usr/sbin/dockerd"
+DOCKER_CLIENT = "/usr/bin/docker"
+DOCKER_CGROUP_PARENT = f"/zygote-docker-test-{RUN_TAG}"
+DOCKER_NAME_PREFIX = f"zyg-dk-{RUN_TAG}-"
 
 
 def container_id(prefix="c-"):
@@ -438,6 +447,144 @@ class CriContainerd(Containerd):
         r = self.ctr("containers", "ls", "-q")
         if cid in r.stdout.split():
             left.append("the container in containerd")
+        return left
+
+
+# ---- Docker ---------------------------------------------------------------------------------------
+
+class Docker:
+    """A dockerd of its own (data root, exec root, socket and pid file in WORKDIR) and the
+    containerd it starts and manages itself; runtimes from DAEMON_JSON (the example's text with
+    the runtime's path filled in), everything else on the command line (dockerd refuses an option
+    given both ways). No iptables, no bridge; the cgroupfs driver, every container's cgroup below
+    DOCKER_CGROUP_PARENT. `docker` calls go to its socket with a client configuration of its own."""
+
+    READY = "Daemon has completed initialization"
+
+    def __init__(self, workdir, daemon_json):
+        self.dir = workdir
+        self.sock = os.path.join(workdir, "docker.sock")
+        self.exec_root = os.path.join(workdir, "exec")
+        self.data_root = os.path.join(workdir, "root")
+        self.log = os.path.join(workdir, "dockerd.log")
+        self.conf = os.path.join(workdir, "daemon.json")
+        with open(self.conf, "w") as f:
+            f.write(daemon_json)
+        self.proc = None
+        self.containerd_pid = None
+        # Debian's containerd, runc, shim and docker-init, whatever else is on the caller's PATH
+        self.daemon_env = dict(os.environ, PATH="/usr/sbin:/usr/bin:/sbin:/bin")
+        self.env = dict(os.environ, DOCKER_CONFIG=os.path.join(workdir, "client"))
+        for k in ("DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_API_VERSION", "DOCKER_TLS_VERIFY"):
+            self.env.pop(k, None)
+
+    def start(self, timeout=90):
+        """Starts dockerd and returns once it says it is initialized (its log line, read as it
+        comes); raises RuntimeError with the log's tail if it exits or stays silent."""
+        argv = [DOCKERD, "--config-file", self.conf, "--data-root", self.data_root, "--exec-root", self.exec_root,
+                "--pidfile", os.path.join(self.dir, "dockerd.pid"), "-H", "unix://" + self.sock,
+                "--iptables=false", "--ip6tables=false", "--bridge=none", "--exec-opt", "native.cgroupdriver=cgroupfs",
+                "--cgroup-parent", DOCKER_CGROUP_PARENT, "--shutdown-timeout", "10"]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, env=self.daemon_env)
+        done, ready = threading.Event(), threading.Event()
+
+        def drain():  # keeps the pipe from filling for as long as dockerd runs
+            with open(self.log, "wb") as log:
+                for line in self.proc.stderr:
+                    log.write(line)
+                    log.flush()
+                    if self.READY.encode() in line:
+                        ready.set()
+                        done.set()
+            done.set()  # EOF: dockerd exited (or closed stderr) without the line
+
+        self.drainer = threading.Thread(target=drain, daemon=True)
+        self.drainer.start()
+        done.wait(timeout)
+        if not ready.is_set() or self.proc.poll() is not None:
+            self.stop()
+            raise RuntimeError("dockerd did not start: " + self.log_tail())
+        try:
+            with open(os.path.join(self.exec_root, "containerd", "containerd.pid")) as f:
+                self.containerd_pid = int(f.read())
+        except (OSError, ValueError):
+            self.containerd_pid = None
+
+    def log_tail(self, n=2000):
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read()[-n:]
+        except OSError:
+            return "(no log)"
+
+    def stop(self):
+        """SIGTERM to dockerd, which stops its containerd, and a bounded wait for both; returns
+        what had to be killed or unmounted by force (empty when the stop was clean)."""
+        forced = []
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                forced.append("dockerd (no exit 60 s after SIGTERM)")
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            self.drainer.join(timeout=30)
+        if self.containerd_pid:
+            wait_gone(self.containerd_pid, timeout=30)
+        # containerd, the shims and containers' processes name this workdir in their command lines
+        for pid in processes_naming(self.dir):
+            forced.append(f"process {pid}: {cmdline(pid)}")
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+        for line in reversed(mounts_naming(self.dir)):
+            forced.append(f"mount {line.split()[4]}")
+            subprocess.run(["umount", "-l", line.split()[4]], stderr=subprocess.DEVNULL)
+        return forced
+
+    def argv(self, *args):
+        return [DOCKER_CLIENT, "-H", "unix://" + self.sock, *args]
+
+    def __call__(self, *args, timeout=60, input=None):
+        return run_to_files(self.argv(*args), timeout=timeout, env=self.env, input=input)
+
+    def inspect(self, name, fmt):
+        r = self("inspect", "--format", fmt, name)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip()
+
+    def runtime_root(self):
+        """The --root the runc v2 shim gives the runtime (in containerd's namespace moby): dockerd
+        20.10 names the same root for every runtime of daemon.json, EXEC_ROOT/runtime-runc."""
+        return os.path.join(self.exec_root, "runtime-runc", "moby")
+
+    def leftovers(self):
+        """What is left once every container of the test is removed: a container, a shim or a
+        container's process, a mount below the workdir but dockerd's own bind of its data root, a
+        cgroup below the tests' parent, a runtime's state."""
+        left = []
+        shim_address = os.path.join(self.exec_root, "containerd", "containerd.sock")
+        for pid in processes_naming(shim_address):  # a shim exits once its task is deleted
+            wait_gone(pid, timeout=60)
+        procs = processes_naming(shim_address) + processes_naming(DOCKER_NAME_PREFIX)
+        if procs:
+            left.append("processes " + "; ".join(f"{p}: {cmdline(p)}" for p in sorted(set(procs))))
+        mounts = [l for l in mounts_naming(self.dir) if l.split()[4] != self.data_root]
+        if mounts:
+            left.append(f"mounts {mounts}")
+        cg = cgroups_naming(DOCKER_CGROUP_PARENT, "")
+        if cg:
+            left.append(f"cgroups {cg}")
+        state = glob.glob(os.path.join(self.exec_root, "runtime-*", "moby", "*"))
+        if state:
+            left.append(f"runtime state {state}")
+        r = self("ps", "-a", "-q")
+        if r.returncode != 0 or r.stdout.strip():
+            left.append(f"containers {r.stdout.split()} {r.stderr.strip()}")
         return left
 
 
