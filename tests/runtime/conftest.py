@@ -191,3 +191,37 @@ def containerd(runc_bin, oci_image):
         cd.stop()
         ct.remove_workdir(cd.dir)
         ct.remove_cgroup_parent(ct.CTR_CGROUP_PARENT)
+
+
+# ---- a zygoted of the build, for the tests of its container path and of GetFilter -------------------
+
+@pytest.fixture(scope="module")
+def staged():
+    """The build's programs staged where zygoted trusts them (zytest.stage_build)."""
+    import zytest
+    stage, bins = zytest.stage_build(BUILD_DIR, SOURCE_DIR)
+    yield bins
+    zytest.remove_workdir(stage)
+
+
+@pytest.fixture
+def daemon(staged, needs_root):
+    """A zygoted of the build on a socket of its own, stopped (cleanly) after the test."""
+    import zytest
+    d = zytest.Daemon(staged, zytest.make_workdir())
+    d.start()
+    yield d
+    assert d.stop() == 0, d.log()
+    zytest.remove_workdir(d.dir)
+
+
+def rootless_config(runc_bin, bundle, host_id):
+    """config.json of `spec --rootless` in bundle, its user namespace mapping root to host_id: the
+    parsed object, for the test to change and save."""
+    os.remove(os.path.join(bundle.path, "config.json"))
+    subprocess.run([runc_bin, "spec", "--rootless", "--bundle", bundle.path], check=True)
+    with open(os.path.join(bundle.path, "config.json")) as f:
+        cfg = json.load(f)
+    for m in cfg["linux"]["uidMappings"] + cfg["linux"]["gidMappings"]:
+        m["hostID"] = host_id
+    return cfg

@@ -17,16 +17,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import zytest  # noqa: E402
 import varlink  # noqa: E402
 
-from conftest import BUILD_DIR, SOURCE_DIR  # noqa: E402
 
 L = "io.zygote.Launcher."
-
-
-@pytest.fixture(scope="module")
-def staged():
-    stage, bins = zytest.stage_build(BUILD_DIR, SOURCE_DIR)
-    yield bins
-    zytest.remove_workdir(stage)
 
 
 @pytest.fixture

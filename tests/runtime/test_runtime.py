@@ -12,6 +12,8 @@ import uuid
 
 import pytest
 
+from conftest import rootless_config  # noqa: E402
+
 from containertools import processes_naming
 
 # Docker's profile is read from the reference directory that ctest names, never copied in.
@@ -549,11 +551,7 @@ def test_rootless(runc_bin, bundle, tmp_path):
     nobody = 65534
     binary = str(tmp_path / "zygote-runc")
     shutil.copy(runc_bin, binary)
-    os.remove(os.path.join(bundle.path, "config.json"))
-    subprocess.run([runc_bin, "spec", "--rootless", "--bundle", bundle.path], check=True)
-    cfg = json.load(open(os.path.join(bundle.path, "config.json")))
-    for m in cfg["linux"]["uidMappings"] + cfg["linux"]["gidMappings"]:
-        m["hostID"] = nobody
+    cfg = rootless_config(runc_bin, bundle, nobody)
     cfg["process"]["args"] = ["sh", "-c", "id -u; cat /proc/self/uid_map; echo x > /dev/null && hostname"]
     json.dump(cfg, open(os.path.join(bundle.path, "config.json"), "w"))
     d = str(tmp_path)

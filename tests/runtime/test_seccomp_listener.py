@@ -25,13 +25,14 @@ import time
 
 import pytest
 
+from conftest import rootless_config  # noqa: E402
+
 from containertools import container_id, processes_naming
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 import zytest  # noqa: E402
 import varlink  # noqa: E402
 
-from conftest import BUILD_DIR, SOURCE_DIR  # noqa: E402
 
 L = "io.zygote.Launcher."
 
@@ -321,11 +322,7 @@ def test_rootless(runc_bin, bundle, agent, tmp_path):
     os.chmod(a.path, 0o777)
     binary = str(tmp_path / "zygote-runc")
     shutil.copy(runc_bin, binary)
-    os.remove(os.path.join(bundle.path, "config.json"))
-    subprocess.run([runc_bin, "spec", "--rootless", "--bundle", bundle.path], check=True)
-    cfg = json.load(open(os.path.join(bundle.path, "config.json")))
-    for m in cfg["linux"]["uidMappings"] + cfg["linux"]["gidMappings"]:
-        m["hostID"] = nobody
+    cfg = rootless_config(runc_bin, bundle, nobody)
     cfg["root"]["readonly"] = False
     cfg["linux"]["seccomp"] = notify_profile(a.path, "agent-meta")
     cfg["process"]["args"] = ["sh", "-c", MKDIR]
@@ -498,22 +495,6 @@ def test_agent_hanging_up_fails_create_leaving_nothing(runc, bundle, tmp_path):
 
 
 # ---- zygoted: the compiled program from its cache, and its own container worker ------------------
-
-@pytest.fixture(scope="module")
-def staged():
-    stage, bins = zytest.stage_build(BUILD_DIR, SOURCE_DIR)
-    yield bins
-    zytest.remove_workdir(stage)
-
-
-@pytest.fixture
-def daemon(staged, needs_root):
-    d = zytest.Daemon(staged, zytest.make_workdir())
-    d.start()
-    yield d
-    assert d.stop() == 0, d.log()
-    zytest.remove_workdir(d.dir)
-
 
 def test_program_from_zygoted_carries_the_listener(runc, bundle, agent, daemon):
     """GetFilter compiles SCMP_ACT_NOTIFY and its flags say NEW_LISTENER; zygote-runc, made to

@@ -22,26 +22,10 @@ from containertools import PODMAN_PROFILE, container_id
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 import zytest  # noqa: E402
 
-from conftest import BUILD_DIR, SOURCE_DIR  # noqa: E402
+from conftest import SOURCE_DIR  # noqa: E402
 
 L = "io.zygote.Launcher."
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def staged():
-    stage, bins = zytest.stage_build(BUILD_DIR, SOURCE_DIR)
-    yield bins
-    zytest.remove_workdir(stage)
-
-
-@pytest.fixture
-def daemon(staged, needs_root):
-    d = zytest.Daemon(staged, zytest.make_workdir())
-    d.start()
-    yield d
-    assert d.stop() == 0, d.log()
-    zytest.remove_workdir(d.dir)
 
 
 def containers_dir(d):
