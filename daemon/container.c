@@ -590,32 +590,11 @@ int zd_container_kill_all(struct zd_daemon *d, const char *id, int sig) {
 
 /* After Delete: every process of the container killed and waited for, its cgroups and state
  * removed, by a child (the waiting may take long; the loop does not). */
-void zd_container_destroy(struct zd_daemon *d, const char *id) {
-        struct zrc_state st = {};
-        pid_t pid;
-
-        if (zrc_state_load(d->container_root, id, &st) < 0)
-                return;
-        zd_fork_gate();
-        pid = fork();
-        if (pid == 0) {
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                zc_signals_reset(NULL);
-                zrc_destroy(&st);
-                _exit(0);
-        }
-        zrc_state_done(&st);
-        if (pid < 0) {
-                zd_log(LOG_WARNING, "container %s: its cgroup and state stay: fork: %s", id, strerror(errno));
-                return;
-        }
-        zd_task_reap_child(d, zc_pidref_make(pid, pidfd_open_pid(pid)));
-}
-
 void zd_container_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
         for (struct zd_container_start *s = d->container_starts; s; s = s->next)
                 if (s->conn == c)
                         s->conn = NULL;
+        zd_container_deletes_drop_conn(d, c);
 }
 
 void zd_container_starts_free(struct zd_daemon *d) {

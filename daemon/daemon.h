@@ -46,6 +46,7 @@ struct zd_entry;
 struct zd_task;
 struct zd_parked;
 struct zd_container_start;
+struct zd_container_delete;
 struct lh_table;
 
 struct zd_daemon {
@@ -79,8 +80,9 @@ struct zd_daemon {
         struct zd_server server;
         const char *container_root; /* the containers' state (--container-root) */
         char *container_root_buf;
-        struct zd_container_start *container_starts; /* CreateContainer calls whose worker runs (container.c) */
-        struct zd_nspool nspool;                     /* namespaces made ahead for containers (nspool.c) */
+        struct zd_container_start *container_starts;   /* CreateContainer calls whose worker runs (container.c) */
+        struct zd_container_delete *container_deletes; /* Deletes whose child runs (container-delete.c) */
+        struct zd_nspool nspool;                       /* namespaces made ahead for containers (nspool.c) */
         struct zd_parked *parked;           /* inherit-tier spawns the references have in hand (spawn-park.c) */
         struct zd_sd_activation activation; /* passed fds, until adopted */
         struct zd_scopes scopes;            /* transient scope units asked of the manager (scope.c) */

@@ -553,6 +553,7 @@ int main(int argc, char **argv) {
         zd_filters_free(&d);
         zd_registry_free(&d);
         zd_container_starts_free(&d);
+        zd_container_deletes_free(&d);
         zd_nspool_free(&d);
         zd_tasks_free(&d);
         zd_scopes_free(&d);

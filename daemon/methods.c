@@ -231,12 +231,10 @@ static int m_delete(struct zd_call *call, struct zd_task *t) {
         if (t->state == ZD_TASK_RUNNING || t->state == ZD_TASK_STARTING)
                 return invalid_state(call, t);
         json_object *p = with_task(t);
-        bool container = t->container;
-        char *id = container ? strdup(t->id) : NULL;
+        _cleanup_free_ char *id = t->container ? strdup(t->id) : NULL;
         zd_task_delete(t);
         if (id)
-                zd_container_destroy(call->d, id);
-        free(id);
+                return zd_container_destroy(call->d, id, call->conn, p); /* replies once it is gone */
         return reply(call, p);
 }
 

@@ -132,8 +132,12 @@ def test_init_is_zygoteds_child_in_its_cgroup(daemon, bundle):
         assert c.call(L + "Pids", {"id": cid}).parameters["pids"] == [pid]
         c.call(L + "Kill", {"id": cid, "signal": 9, "all": True})
         assert c.call(L + "Wait", {"id": cid}).parameters["task"]["signal"] == 9
+        cgroups = [os.path.join(d, n) for d, dirs, _ in os.walk("/sys/fs/cgroup") for n in dirs if n == cid]
+        assert cgroups, "the container has no cgroup of its own"
         c.call(L + "Delete", {"id": cid})
-    zytest.wait_for(lambda: not os.listdir(containers_dir(daemon)), "the state directory removed")
+        # the reply comes once the container is gone, as runc's delete returns
+        assert not [g for g in cgroups if os.path.exists(g)], "cgroups left after Delete's reply"
+        assert not os.listdir(containers_dir(daemon)), "the state directory left after Delete's reply"
 
 
 def test_exec_joins_the_container(daemon, bundle, tmp_path):
