@@ -114,6 +114,15 @@ def wait_gone(pid, timeout):
         os.close(fd)
 
 
+def chrooted():
+    """Whether this process runs chrooted (scripts/fresh-check.sh's rehearsal): joining its own
+    mount namespace lands at the namespace's root, which is not ours then."""
+    joined = subprocess.run(["nsenter", "--mount=/proc/self/ns/mnt", "stat", "-c", "%d:%i", "/"],
+                            capture_output=True, text=True, timeout=30)
+    st = os.stat("/")
+    return joined.returncode == 0 and joined.stdout.strip() != f"{st.st_dev}:{st.st_ino}"
+
+
 def mounts_naming(text):
     with open("/proc/self/mountinfo") as f:
         return [l for l in f if text in l]

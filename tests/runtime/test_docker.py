@@ -292,5 +292,9 @@ def test_teardown_leaves_nothing(docker):
     forced = docker.stop()
     assert docker.proc.returncode is not None
     assert not os.path.exists(f"/proc/{containerd_pid}"), "dockerd's containerd outlived it"
+    if ct.chrooted():
+        # dockerd's own bind of its data root onto itself, which it fails to undo in a chroot
+        # (seen in scripts/fresh-check.sh's rehearsal; on a host it does): unmounted above
+        forced = [f for f in forced if f != f"mount {docker.data_root}"]
     assert forced == [], f"left after dockerd stopped: {forced}"
     assert ct.cgroups_naming(ct.DOCKER_CGROUP_PARENT, "") == []
