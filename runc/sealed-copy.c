@@ -27,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -79,8 +80,14 @@ static int sealed_copy(const char *name) {
                         return -EIO; /* the file shrank under us: not a copy to run */
                 done += n;
         }
-        if (fcntl(mfd, F_ADD_SEALS, ZRC_SEALS) < 0)
-                return -errno;
+        /* F_SEAL_WRITE answers EBUSY while a page of the copy still has a reference it counts
+         * as a pin; the copy's own pages can have one for a moment after sendfile (seen once in
+         * hundreds of starts, under load): it is asked again, for at most about 200 ms */
+        for (int i = 0; fcntl(mfd, F_ADD_SEALS, ZRC_SEALS) < 0; i++) {
+                if (errno != EBUSY || i == 40)
+                        return -errno;
+                (void) nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL);
+        }
         return TAKE_FD(mfd);
 }
 
