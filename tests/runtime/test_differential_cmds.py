@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+import containertools as ct
 from test_differential_config import RUNC, RUNC_11
 
 ID = "<id>"
@@ -183,16 +184,8 @@ def runc_binary():
     return RUNC
 
 
-def _chrooted():
-    """Whether this process runs chrooted: joining its own mount namespace (as an exec that joins
-    a container's does) lands at that namespace's root, not at ours."""
-    here = subprocess.run(["stat", "-c", "%d:%i", "/"], capture_output=True, text=True)
-    joined = subprocess.run(["nsenter", "--mount=/proc/self/ns/mnt", "stat", "-c", "%d:%i", "/"],
-                            capture_output=True, text=True)
-    return here.returncode == 0 and joined.returncode == 0 and here.stdout != joined.stdout
-
-
-CHROOTED = _chrooted()
+# chrooted (scripts/fresh-check.sh's rehearsal): runc 1.1's exec lands at the namespace's root
+CHROOTED = ct.chrooted()
 
 
 @pytest.mark.timeout(300)
