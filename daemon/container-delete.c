@@ -69,6 +69,7 @@ int zd_container_destroy(struct zd_daemon *d, const char *id, struct zd_conn *c,
         x = calloc(1, sizeof(*x));
         zd_fork_gate();
         pid = x ? fork() : -1;
+        int err = x ? errno : ENOMEM; /* fork's, before anything else may change errno */
         if (pid == 0) {
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 zc_signals_reset(NULL);
@@ -80,7 +81,7 @@ int zd_container_destroy(struct zd_daemon *d, const char *id, struct zd_conn *c,
                 pidfd = pidfd_open_pid(pid);
         if (pid < 0 || pidfd < 0) {
                 zd_log(LOG_WARNING, "container %s: its cgroup and state stay: %s", id,
-                       strerror(pid < 0 ? (x ? errno : ENOMEM) : -pidfd));
+                       strerror(pid < 0 ? err : -pidfd));
                 if (pid > 0) {
                         (void) kill(pid, SIGKILL);
                         (void) waitpid(pid, NULL, 0);

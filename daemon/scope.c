@@ -140,9 +140,24 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
+/* The manager's private socket: the system manager's for root, the user's manager's otherwise
+ * (NULL without XDG_RUNTIME_DIR). */
+static const char *private_socket(char *buf, size_t size) {
+        const char *rt = getenv("XDG_RUNTIME_DIR");
+
+        if (getuid() == 0)
+                snprintf(buf, size, "/run/systemd/private");
+        else if (rt && *rt)
+                snprintf(buf, size, "%s/systemd/private", rt);
+        else
+                return NULL;
+        return buf;
+}
+
 static int scopes_connect(struct zd_daemon *d) {
         struct zd_scopes *s = &d->scopes;
         _cleanup_free_ char *address = NULL;
+        char path[4096];
         sd_bus *bus = NULL;
         int r;
 
@@ -150,10 +165,7 @@ static int scopes_connect(struct zd_daemon *d) {
                 return 0;
         if (!zd_scope_available(d))
                 return -EHOSTDOWN;
-        if (getuid() == 0)
-                address = strdup("unix:path=/run/systemd/private");
-        else if (getenv("XDG_RUNTIME_DIR") &&
-                 asprintf(&address, "unix:path=%s/systemd/private", getenv("XDG_RUNTIME_DIR")) < 0)
+        if (!private_socket(path, sizeof(path)) || asprintf(&address, "unix:path=%s", path) < 0)
                 address = NULL;
         if (!address)
                 return -ENOMEM;
@@ -180,26 +192,27 @@ static int scopes_connect(struct zd_daemon *d) {
 
 bool zd_scope_available(struct zd_daemon *d) {
         struct zd_scopes *s = &d->scopes;
-        const char *rt = getenv("XDG_RUNTIME_DIR");
+        const char *why = NULL;
         char path[4096];
 
+        if (s->bus)
+                return true; /* asked once, connected since */
         if (s->unavailable)
                 return false;
-        if (getuid() == 0)
-                snprintf(path, sizeof(path), "/run/systemd/private");
-        else
-                snprintf(path, sizeof(path), "%s/systemd/private", rt ? rt : "");
-        if (ze_feature_disabled("scopes") || !zd_sd_enabled() || (getuid() != 0 && !rt) || access(path, F_OK) < 0) {
+        if (ze_feature_disabled("scopes"))
+                why = "disabled (ZYGOTE_DISABLE_FEATURES)";
+        else if (!zd_sd_enabled())
+                why = "zygoted does not run under a service manager";
+        else if (!private_socket(path, sizeof(path)) || access(path, F_OK) < 0)
+                why = "the service manager's private socket is not there";
+        if (why) {
                 s->unavailable = true;
                 zd_log(LOG_INFO,
                        "no scope units: %s; tasks stay in their callers' cgroups and pid namespace inits in "
                        "zygoted's",
-                       ze_feature_disabled("scopes") ? "disabled (ZYGOTE_DISABLE_FEATURES)"
-                       : !zd_sd_enabled()            ? "zygoted does not run under a service manager"
-                                                     : "the service manager's private socket is not there");
-                return false;
+                       why);
         }
-        return true;
+        return !why;
 }
 
 static void on_expire(struct ev_loop *loop, ev_timer *w, int revents) {
