@@ -8,6 +8,7 @@ The session exits 77 (ctest: skipped) when nothing passed and something was skip
 """
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import tempfile
@@ -88,11 +89,30 @@ def runc(runc_bin, tmp_path, needs_root):
             rt("delete", "--force", cid)
 
 
+@pytest.fixture(scope="session")
+def _open_root():
+    d = tempfile.mkdtemp(prefix="zygote-runtime-")
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
 @pytest.fixture
-def bundle(runc_bin, tmp_path, needs_root):
+def open_tmp(_open_root, request):
+    """A fresh directory under /tmp that every uid may traverse: for what a container's mapped
+    root, nobody or an agent must reach. pytest's tmp_path is not: /tmp/pytest-of-root is 0700,
+    and every pytest session that starts sets it back to 0700 (ctest runs two at once), so a
+    chmod of it is a race. The session removes them all when it ends, after every container."""
+    d = tempfile.mkdtemp(prefix=request.node.name[:30] + "-", dir=_open_root)
+    os.chmod(d, 0o755)
+    return pathlib.Path(d)
+
+
+@pytest.fixture
+def bundle(runc_bin, open_tmp, needs_root):
     if not os.path.exists(BUSYBOX):
         pytest.skip("no /bin/busybox (Debian's busybox-static)")
-    b = tmp_path / "bundle"
+    b = open_tmp / "bundle"
     rootfs = b / "rootfs"
     (rootfs / "bin").mkdir(parents=True)
     for d in ("proc", "sys", "dev", "tmp", "etc", "root"):

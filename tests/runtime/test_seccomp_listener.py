@@ -173,11 +173,11 @@ def exdev(nr):
 
 
 @pytest.fixture
-def agent(tmp_path):
+def agent(open_tmp):
     made = []
 
     def start(answer=exdev, name="agent.sock"):
-        a = Agent(str(tmp_path / name), answer)
+        a = Agent(str(open_tmp / name), answer)
         made.append(a)
         return a
 
@@ -303,7 +303,7 @@ def test_non_root_user_without_nnp(runc, bundle, agent):
     assert len(a.wait_states(1)) == 1 and a.notifications
 
 
-def test_rootless(runc_bin, bundle, agent, tmp_path):
+def test_rootless(runc_bin, bundle, agent, open_tmp):
     """As nobody, `spec --rootless`'s user namespace: the init loads the notifying filter as its
     namespace's root, and the unprivileged runtime hands the listener to the agent."""
     import shutil
@@ -314,13 +314,9 @@ def test_rootless(runc_bin, bundle, agent, tmp_path):
     if r.returncode != 0:
         pytest.skip(f"this process may not create a user namespace: {r.stderr.decode().strip()}")
     nobody = 65534
-    d = str(tmp_path)
-    while d not in ("/", "/tmp"):
-        os.chmod(d, 0o755)
-        d = os.path.dirname(d)
     a = agent()
     os.chmod(a.path, 0o777)
-    binary = str(tmp_path / "zygote-runc")
+    binary = str(open_tmp / "zygote-runc")
     shutil.copy(runc_bin, binary)
     cfg = rootless_config(runc_bin, bundle, nobody)
     cfg["root"]["readonly"] = False
@@ -555,14 +551,14 @@ def test_zygoted_container_worker_hands_the_listener_over(daemon, bundle, agent,
     assert "exec-rc=1" in exec_out.read_text(), exec_out.read_text()
 
 
-def test_relative_listener_path(runc, bundle, agent, daemon, tmp_path):
+def test_relative_listener_path(runc, bundle, agent, daemon, open_tmp):
     """A relative listenerPath: zygote-runc resolves it in its working directory, as runc does;
     zygoted refuses it by name (its worker has no working directory of the caller's)."""
     a = agent()
     notify_bundle(bundle, "agent.sock")
     bundle.set_args("sh", "-c", MKDIR)
     r = runc("run", "--bundle", bundle.path, container_id(), env=env_of(ZYGOTE_RUNC_FILTER="local"),
-             cwd=str(tmp_path))
+             cwd=str(open_tmp))
     assert r.returncode == 0, r.stderr
     assert "rc=1" in r.stdout and len(a.wait_states(1)) == 1, (r.stdout, a.states)
     cid = container_id()
