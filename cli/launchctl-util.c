@@ -90,7 +90,8 @@ static const char *error_param(zy_conn *c, const char *key) {
 
 int lc_fail(zy_conn *c, const char *what, int r) {
         const char *name = zy_conn_error_name(c);
-        const char *s;
+        const char *s, *step = NULL, *msg = NULL;
+        int err = 0;
 
         if (!name) {
                 if (r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE)
@@ -99,7 +100,11 @@ int lc_fail(zy_conn *c, const char *what, int r) {
                         fprintf(stderr, "%s: %s: %s\n", LC_PROGRAM, what, strerror(-r));
                 return LC_EXIT_FAILURE;
         }
-        if (r == -ESRCH && (s = error_param(c, "id")))
+        if (r == -ECHILD && zy_conn_spawn_failure(c, &step, &err, &msg) >= 0)
+                /* the daemon's message says what (a container's config, the runtime's words) */
+                fprintf(stderr, "%s: %s: failed at step %s: %s\n", LC_PROGRAM, what, step ? step : "?",
+                        msg && *msg ? msg : strerror(err));
+        else if (r == -ESRCH && (s = error_param(c, "id")))
                 fprintf(stderr, "%s: %s: no such task '%s'\n", LC_PROGRAM, what, s);
         else if (r == -ENOENT && (s = error_param(c, "profile")))
                 fprintf(stderr, "%s: %s: no such profile '%s'\n", LC_PROGRAM, what, s);

@@ -286,10 +286,10 @@ static void check_hooks(const struct ze_sandbox *sb, const struct ze_reporter *t
 _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         const struct ze_reporter to = { .fd = sb->sync_fd, .socket = true };
         /* what the remaining steps use; with stdio and the preserved fds, all that stays open */
-        const int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd, sb->hook_report_fd };
+        int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd, sb->hook_report_fd, -EBADF };
         enum ze_step step = ZE_STEP_NONE;
         const char *path;
-        int index = -1, r;
+        int index = -1, r, lsm_fd = -EBADF;
 
         /* 0. no handler, ignored signal or mask of the runtime's reaches the container. A copy of
          * the runtime in the container's pid namespace: dumpable, its /proc/PID/exe, mem and
@@ -304,6 +304,12 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
                 _exit(ZE_EXIT_ABANDONED);
         check(&to, ZE_STEP_SYNC, r);
         check(&to, ZE_STEP_DUMPABLE, prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0 ? -errno : 0);
+        /* the AppArmor profile's file, while only the runtime's mounts are here */
+        if (sb->lsm_exec) {
+                lsm_fd = ze_sb_lsm_open(sb->lsm_attr);
+                check(&to, ZE_STEP_LSM, lsm_fd < 0 ? lsm_fd : 0);
+                keep[ELEMENTSOF(keep) - 1] = lsm_fd;
+        }
         /* 2. namespaces given by path */
         r = join_ns_fds(sb, &index);
         check_at(&to, ZE_STEP_SETNS, index, r);
@@ -331,6 +337,9 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         /* 5. + 6. terminal and session */
         r = console_or_session(sb, &step);
         check(&to, step, r);
+        /* the profile for the execve, before ids, capabilities and no_new_privs (as runc) */
+        if (lsm_fd >= 0)
+                check(&to, ZE_STEP_LSM, ze_sb_lsm_write(lsm_fd, sb->lsm_exec));
         /* 7. */
         r = ze_step_rlimits(sb->rlimits, sb->n_rlimits, &index);
         check_at(&to, ZE_STEP_RLIMIT, index, r);

@@ -15,6 +15,8 @@
  *                 child's pid as the host sees it after it (4 bytes, native order; the hooks'
  *                 state); EOF means the parent gave up: exit quietly. Then not
  *                 dumpable, in any case, until execve
+ *      lsm:       with lsm_exec, the thread's exec attribute file opened (sandbox-lsm.c), while
+ *                 nothing of the container is mounted or joined yet
  *   2. setns:     every ns_fds entry, each with its declared CLONE_NEW* type (ns_types) so that
  *                 the kernel refuses a file of another kind; then, in a new user namespace,
  *                 setresgid/setresuid 0
@@ -45,6 +47,8 @@
  *                 console_fd by SCM_RIGHTS, the peer (its own fd) bound over /dev/console
  *                 (resolved in the root, no symlink), made stdio and the controlling terminal
  *   6. setsid     (unless a console made it already)
+ *      lsm:       lsm_exec written to that file (where runc applies the profile: after the
+ *                 mounts, the createContainer hooks and the hostname, before ids and caps)
  *   7. rlimits
  *   8. capbset:   drop everything outside caps.bounding (needs CAP_SETPCAP: before the ids)
  *   9. ids:       setgroups, setresgid, setresuid (KEEPCAPS across the switch)
@@ -186,6 +190,12 @@ struct ze_sandbox {
         const char *const *readonly; /* container paths, NULL terminated */
         const char *dev_console;     /* "/dev/console" (container path) for a terminal, or NULL */
 
+        /* AppArmor: lsm_exec ("exec PROFILE") for the exec attribute file attr/lsm_attr
+         * ("apparmor/exec", or "exec" on kernels without the per-LSM directory), opened before
+         * step 2 and written after step 6 (sandbox-lsm.c); lsm_exec NULL: leave it */
+        const char *lsm_attr;
+        const char *lsm_exec;
+
         const char *hostname;                      /* NULL: leave it */
         const char *domainname;                    /* NULL: leave it */
         unsigned short console_rows, console_cols; /* the terminal's size (0: leave it) */
@@ -229,6 +239,12 @@ struct ze_sandbox {
         char *path_buf;          /* scratch for the PATH search and console paths */
         size_t path_buf_len;     /* at least PATH_MAX + 1 */
 };
+
+/* sandbox-lsm.c: the calling thread's attr/NAME file opened for writing through a procfs of its
+ * own, no symlink or mount crossed, checked to be on procfs (-EXDEV if not): the fd or -errno. */
+int ze_sb_lsm_open(const char *name);
+/* text in one write to fd, which is closed: 0 or -errno. */
+int ze_sb_lsm_write(int fd, const char *text);
 
 /* Runs the steps above in the current, freshly cloned process. Never returns. */
 _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb);

@@ -38,11 +38,12 @@ int zrc_cmd_exec(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
         k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
         if (k < 0)
                 return 1;
-        /* no LSM label is applied: refused rather than run unconfined */
-        if (((label = zrc_opt_get(o, ELEMENTSOF(o), "process-label")) && *label) ||
-            ((label = zrc_opt_get(o, ELEMENTSOF(o), "apparmor")) && *label))
-                return zrc_error(c, "exec: --process-label and --apparmor are not supported by zygote-runc (no LSM "
-                                    "label is applied)");
+        /* no SELinux label is applied: refused rather than run unconfined */
+        if ((label = zrc_opt_get(o, ELEMENTSOF(o), "process-label")) && *label)
+                return zrc_error(c, "exec: --process-label is not supported by zygote-runc (no SELinux label is "
+                                    "applied)");
+        if ((label = zrc_opt_get(o, ELEMENTSOF(o), "apparmor")) && *label)
+                a.apparmor = label;
         a.caps = caps;
         a.n_caps = o[11].n_list;
         a.gids = gids;

@@ -40,7 +40,7 @@ int zrc_cmd_features(const struct zrc_ctx *c, const struct zrc_verb *v, int argc
                "    \"seccomp\": {\"enabled\": true, \"actions\": [\"SCMP_ACT_ALLOW\",\"SCMP_ACT_ERRNO\","
                "\"SCMP_ACT_KILL\",\"SCMP_ACT_KILL_PROCESS\",\"SCMP_ACT_KILL_THREAD\",\"SCMP_ACT_LOG\","
                "\"SCMP_ACT_NOTIFY\",\"SCMP_ACT_TRACE\",\"SCMP_ACT_TRAP\"]},\n"
-               "    \"apparmor\": {\"enabled\": false},\n"
+               "    \"apparmor\": {\"enabled\": true},\n"
                "    \"selinux\": {\"enabled\": false}\n"
                "  },\n"
                "  \"annotations\": {\"io.zygote.runtime\": \"zygote-runc " ZYGOTE_VERSION "\"}\n"

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * config.json's fields beyond the sandbox's core: domainname, linux.personality,
- * linux.timeOffsets, process.scheduler, process.ioPriority and process.consoleSize, each parsed
- * into struct zrc_oci or refused with the field's name; and the fields zygote-runc does not apply
- * (LSM labels, other platforms' objects, newer runtime features), refused by name rather than
- * ignored: a container never runs without something its config asked for.
+ * linux.timeOffsets, process.scheduler, process.ioPriority, process.consoleSize and
+ * process.apparmorProfile, each parsed into struct zrc_oci or refused with the field's name; and
+ * the fields zygote-runc does not apply (SELinux labels, other platforms' objects, newer runtime
+ * features), refused by name rather than ignored: a container never runs without something its
+ * config asked for.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -57,7 +58,6 @@ static const struct {
         { "", "windows", "zygote-runc runs Linux containers" },
         { "", "vm", "zygote-runc runs containers, not virtual machines" },
         { "", "zos", "zygote-runc runs Linux containers" },
-        { "process", "apparmorProfile", "zygote-runc applies no AppArmor profile" },
         { "process", "selinuxLabel", "zygote-runc applies no SELinux label" },
         { "process", "commandLine", "a Windows field; use process.args" },
         { "process", "execCPUAffinity", "not implemented" },
@@ -245,10 +245,43 @@ static int parse_console_size(struct zrc_oci *o, json_object *p, char **ret_erro
         return 0;
 }
 
+/* An AppArmor profile name as the kernel takes it after "exec ": printable, one line. */
+#define ZRC_APPARMOR_NAME_MAX 1024
+
+int zrc_oci_set_apparmor(struct zrc_oci *o, const char *profile, const char *what, char **ret_error) {
+        free(o->apparmor_exec);
+        o->apparmor_exec = NULL;
+        if (!profile || !*profile)
+                return 0;
+        if (strlen(profile) > ZRC_APPARMOR_NAME_MAX)
+                return zrc_errorf(ret_error, -ENAMETOOLONG, "%s: longer than %d characters", what,
+                                  ZRC_APPARMOR_NAME_MAX);
+        for (const char *c = profile; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f)
+                        return zrc_errorf(ret_error, -EINVAL,
+                                          "%s: a control character (newline, tab, ...) in the profile name", what);
+        if (asprintf(&o->apparmor_exec, "exec %s", profile) < 0) {
+                o->apparmor_exec = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int parse_apparmor(struct zrc_oci *o, json_object *p, char **ret_error) {
+        json_object *v = zrc_get(p, "apparmorProfile");
+
+        if (v && !json_object_is_type(v, json_type_string) && !json_object_is_type(v, json_type_null))
+                return zrc_errorf(ret_error, -EINVAL, "config.json: process.apparmorProfile must be a string");
+        return zrc_oci_set_apparmor(o, v ? json_object_get_string(v) : NULL, "config.json: process.apparmorProfile",
+                                    ret_error);
+}
+
 int zrc_oci_parse_process_extra(struct zrc_oci *o, json_object *p, char **ret_error) {
         int r;
 
-        r = parse_scheduler(o, zrc_get(p, "scheduler"), ret_error);
+        r = parse_apparmor(o, p, ret_error);
+        if (r >= 0)
+                r = parse_scheduler(o, zrc_get(p, "scheduler"), ret_error);
         if (r >= 0)
                 r = parse_io_priority(o, zrc_get(p, "ioPriority"), ret_error);
         if (r >= 0)

@@ -288,6 +288,7 @@ void zrc_oci_free(struct zrc_oci *o) {
         free(o->dev_console);
         free(o->uid_map);
         free(o->time_offsets);
+        free(o->apparmor_exec);
         free(o->rootfs_parent);
         free(o->gid_map);
         free(o->bundle);

@@ -135,8 +135,8 @@ static int add_caps_and_groups(struct exec *k) {
         return 0;
 }
 
-/* Without --process: the command, -e's environment, --cwd, --tty and --user of the command line
- * over the config's process. */
+/* Without --process: the command, -e's environment, --cwd, --tty, --user and --apparmor of the
+ * command line over the config's process. */
 static int apply_command_line(struct exec *k) {
         const struct zrc_exec_args *a = k->a;
         struct zrc_oci *o = k->o;
@@ -169,6 +169,12 @@ static int apply_command_line(struct exec *k) {
         }
         if (a->no_new_privs)
                 o->no_new_privs = true;
+        if (a->apparmor) {
+                _cleanup_free_ char *err = NULL;
+                int r = zrc_oci_set_apparmor(o, a->apparmor, "exec: --apparmor", &err);
+                if (r < 0)
+                        return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
+        }
         return add_caps_and_groups(k);
 }
 

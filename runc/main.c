@@ -42,8 +42,9 @@ static const struct zrc_verb verbs[] = {
         { "exec", zrc_cmd_exec, ZRC_VERB_ID,
           "exec [--process F | ARGS] [--detach] [--pid-file F] [--tty] [--console-socket S]\n"
           "       [--cwd D] [--env K=V] [--user UID[:GID]] [--additional-gids G] [--cap CAP]\n"
-          "       [--no-new-privs] [--ignore-paused] [--preserve-fds N] ID [COMMAND ARGS...]\n"
-          "       (--apparmor and --process-label are refused: no LSM label is applied)" },
+          "       [--no-new-privs] [--ignore-paused] [--preserve-fds N]\n"
+          "       [--apparmor PROFILE] ID [COMMAND ARGS...]\n"
+          "       (--process-label is refused: no SELinux label is applied)" },
         { "spec", zrc_cmd_spec, 0, "spec [--bundle DIR] [--rootless]   write a default config.json" },
         { "features", zrc_cmd_features, 0, "features                  print what this runtime supports" },
 };

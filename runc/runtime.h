@@ -68,7 +68,8 @@ struct zrc_oci {
         struct ze_rlimit *rlimits;
         size_t n_rlimits;
         bool no_new_privs;
-        int oom_score_adj; /* INT_MIN: unset */
+        int oom_score_adj;   /* INT_MIN: unset */
+        char *apparmor_exec; /* "exec PROFILE" (process.apparmorProfile, exec's --apparmor), or NULL */
 
         const char *hostname;
         const char *domainname;
@@ -124,6 +125,8 @@ struct zrc_cgroup_view; /* cgroup.c */
  * rw) of each of the container's own cgroup directories (as runc mounts it), instead of the
  * host's whole tree. */
 int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size_t n);
+/* The AppArmor profile of the process ("" or NULL: none), named what in a refusal. */
+int zrc_oci_set_apparmor(struct zrc_oci *o, const char *profile, const char *what, char **ret_error);
 /* Fills sb from o (pointers into o; o must outlive sb). */
 void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb);
 /* runc's default config.json (rootless: with a user namespace mapping the caller). */
@@ -325,8 +328,9 @@ struct zrc_exec_args {
         size_t n_caps;
         const char **gids; /* --additional-gids */
         size_t n_gids;
-        bool no_new_privs;  /* --no-new-privs */
-        bool ignore_paused; /* --ignore-paused: a paused container takes the process (frozen) */
+        bool no_new_privs;    /* --no-new-privs */
+        bool ignore_paused;   /* --ignore-paused: a paused container takes the process (frozen) */
+        const char *apparmor; /* --apparmor PROFILE, or NULL: the config's */
         char **args;
         int n_args;
         struct zrc_handoff *handoff; /* NULL: zygote-runc's own exec (the process is held on
@@ -349,8 +353,12 @@ void zrc_destroy(const struct zrc_state *st);
 int zrc_runc_load_state(const struct zrc_ctx *c, const char *id, struct zrc_state *st);
 /* process.c */
 struct ze_status;
+/* Whether this kernel applies AppArmor profiles (and ZYGOTE_DISABLE_FEATURES does not name
+ * "apparmor", which forces the refusal). */
+bool zrc_apparmor_enabled(void);
 /* The sandbox settings of o plus the console socket (connected here) and the PATH-search buffer
- * (*ret_path_buf, freed by the caller). Prints and returns a negative errno on failure. */
+ * (*ret_path_buf, freed by the caller); an AppArmor profile where the kernel applies them, else
+ * refused. Prints and returns a negative errno on failure. */
 int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, const char *console_socket,
                              int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd);
 /* One status record of the process's sync socket: 1, 0 at EOF (it exec'd or died), or -errno. */

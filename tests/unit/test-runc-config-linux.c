@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * runc/config-linux.c alone (with config-util.c's JSON access): what config.json's process
- * extras (scheduler, ioPriority, consoleSize) and linux extras (domainname, personality,
+ * extras (scheduler, ioPriority, consoleSize, apparmorProfile) and linux extras (domainname, personality,
  * timeOffsets, the refused fields) become in struct zrc_oci, worked out by hand from the kernel's
  * ABI (sched_setattr, ioprio_set, personality, timens_offsets), and each refusal naming its field.
  */
+#include <errno.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -38,6 +39,7 @@ static int parse(const char *text, struct zrc_oci *o, char **err) {
 static void done(struct zrc_oci *o, char *err) {
         free(err);
         free(o->time_offsets);
+        free(o->apparmor_exec);
         json_object_put(o->root);
 }
 
@@ -208,7 +210,6 @@ static void test_refused_fields(void **state) {
         static const struct {
                 const char *text, *field;
         } cases[] = {
-                { "{\"process\":{\"apparmorProfile\":\"docker-default\"}}", "process.apparmorProfile" },
                 { "{\"process\":{\"selinuxLabel\":\"system_u:system_r:container_t:s0\"}}", "process.selinuxLabel" },
                 { "{\"linux\":{\"mountLabel\":\"system_u:object_r:container_file_t:s0\"}}", "linux.mountLabel" },
                 { "{\"linux\":{\"intelRdt\":{\"closID\":\"x\"}}}", "linux.intelRdt" },
@@ -220,6 +221,38 @@ static void test_refused_fields(void **state) {
         (void) state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
                 refused(cases[i].text, false, cases[i].field);
+}
+
+/* process.apparmorProfile: the text the kernel's exec attribute takes; unset, null and "" ask for
+ * nothing; anything but a one-line name is refused by the field's name. */
+static void test_apparmor_profile(void **state) {
+        struct zrc_oci o;
+        char *err;
+        char long_name[1100];
+
+        (void) state;
+        assert_int_equal(parse("{\"process\":{\"apparmorProfile\":\"docker-default\"}}", &o, &err), 0);
+        assert_string_equal(o.apparmor_exec, "exec docker-default");
+        done(&o, err);
+        assert_int_equal(parse("{\"process\":{\"apparmorProfile\":\"containers-default-0.50.1\"}}", &o, &err), 0);
+        assert_string_equal(o.apparmor_exec, "exec containers-default-0.50.1");
+        /* exec's --apparmor over the config's */
+        assert_int_equal(zrc_oci_set_apparmor(&o, "other", "exec: --apparmor", &err), 0);
+        assert_string_equal(o.apparmor_exec, "exec other");
+        done(&o, err);
+        assert_int_equal(parse("{\"process\":{\"apparmorProfile\":null}}", &o, &err), 0);
+        assert_null(o.apparmor_exec);
+        done(&o, err);
+        refused("{\"process\":{\"apparmorProfile\":7}}", false, "process.apparmorProfile");
+        refused("{\"process\":{\"apparmorProfile\":\"a\\nb\"}}", false, "process.apparmorProfile");
+        memset(long_name, 'p', sizeof(long_name) - 1);
+        long_name[sizeof(long_name) - 1] = '\0';
+        memset(&o, 0, sizeof(o));
+        err = NULL;
+        assert_int_equal(zrc_oci_set_apparmor(&o, long_name, "exec: --apparmor", &err), -ENAMETOOLONG);
+        assert_non_null(strstr(err, "exec: --apparmor"));
+        assert_null(o.apparmor_exec);
+        free(err);
 }
 
 static void test_empty_refused_fields_pass(void **state) {
@@ -245,6 +278,7 @@ int main(void) {
                 cmocka_unit_test(test_domainname_needs_a_new_uts_namespace),
                 cmocka_unit_test(test_time_offsets),
                 cmocka_unit_test(test_refused_fields),
+                cmocka_unit_test(test_apparmor_profile),
                 cmocka_unit_test(test_empty_refused_fields_pass),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
