@@ -266,19 +266,11 @@ def test_opt_in_is_documented(bins):
 
 # ---- AppArmor and SELinux: the caller's label is carried ---------------------------------------
 
-def apparmor_enabled():
-    try:
-        with open("/sys/module/apparmor/parameters/enabled") as f:
-            return f.read().strip() == "Y"
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize("tier", ["inherit", "load"])
 def test_apparmor_label_follows_the_caller(daemons, needs_root, tier):
     """A caller under an AppArmor profile of its own (complain mode, so that it runs anything) gets
     a task under that profile, not zygoted's "unconfined"."""
-    if not apparmor_enabled():
+    if not zytest.apparmor_enabled():
         pytest.skip("AppArmor not enabled on this kernel")
     if not shutil.which("apparmor_parser") or not shutil.which("aa-exec"):
         pytest.skip("AppArmor is enabled but apparmor_parser or aa-exec is not installed")

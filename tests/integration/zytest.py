@@ -68,6 +68,15 @@ def is_root():
     return os.geteuid() == 0
 
 
+def apparmor_enabled():
+    """Whether this kernel applies AppArmor profiles."""
+    try:
+        with open("/sys/module/apparmor/parameters/enabled") as f:
+            return f.read().strip() == "Y"
+    except OSError:
+        return False
+
+
 def setpriv(uid, gid):
     """The command prefix that runs a program as uid:gid with no supplementary groups."""
     return ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups"]

@@ -249,7 +249,18 @@ for b in zygoted launchctl zygote-ref try-syscall; do
         fi
 done
 cp "$repo"/profiles/*.json "$root/zygote/profiles/" 2>/dev/null || true
-log "initramfs: busybox, 3 selftests, filter-bench on $bpf_source, zygote: ${zygote_bins[*]:-none}"
+# AppArmor's checks: the parser that loads the guest's profiles (and aa-exec, which puts a caller
+# under one), and the engine's unit test of the profile step
+apparmor_tools=()
+for b in /usr/sbin/apparmor_parser /usr/bin/aa-exec "$build_dir/test-sandbox-lsm"; do
+        if [[ -x $b ]]; then
+                cp "$b" "$root/zygote/bin/"
+                copy_libs "$b"
+                apparmor_tools+=("$(basename "$b")")
+        fi
+done
+log "initramfs: busybox, 3 selftests, filter-bench on $bpf_source, zygote: ${zygote_bins[*]:-none}," \
+        "AppArmor: ${apparmor_tools[*]:-none}"
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/initramfs.cpio"
 
 # --- boot ------------------------------------------------------------------------------------
@@ -264,7 +275,7 @@ boot() { # boot ACCEL-ARGS...: starts the guest in the background, serial log in
         : >"$work/serial.log"
         timeout -k 10 "$guest_timeout" qemu-system-x86_64 "$@" -nodefaults -nographic -no-reboot \
                 -m 1024 -smp 2 -kernel "$kdir/bzImage" -initrd "$work/initramfs.cpio" \
-                -append 'console=ttyS0 loglevel=5 panic=-1' \
+                -append 'console=ttyS0 loglevel=5 panic=-1 lsm=apparmor' \
                 -serial file:"$work/serial.log" -monitor none -display none >"$work/qemu.log" 2>&1 &
         qemu_pid=$!
 }

@@ -28,20 +28,12 @@ PROFILE = "zytest-container"
 REFUSAL = f'apparmor profile "{PROFILE}" asked for, but AppArmor is not enabled on this host'
 
 
-def apparmor_enabled():
-    try:
-        with open("/sys/module/apparmor/parameters/enabled") as f:
-            return f.read().strip() == "Y"
-    except OSError:
-        return False
-
-
 def without_apparmor(how):
     """The environment of a zygote-runc that must see no AppArmor: this host's own (skipped where
     the kernel has it), or forced."""
     if how == "forced":
         return dict(os.environ, ZYGOTE_DISABLE_FEATURES="apparmor")
-    if apparmor_enabled():
+    if zytest.apparmor_enabled():
         pytest.skip("AppArmor is enabled on this kernel (the forced case covers the refusal)")
     return None
 
@@ -95,7 +87,7 @@ def test_bad_profile_names_are_refused(runc, bundle):
 
 def test_zygoted_refuses_a_profile_without_apparmor(daemon, bundle):
     """zygoted's containers take the same recipe: refused with the same reason, nothing kept."""
-    if apparmor_enabled():
+    if zytest.apparmor_enabled():
         pytest.skip("AppArmor is enabled on this kernel (test_profile_applied covers zygoted there)")
     bundle.config["process"]["apparmorProfile"] = PROFILE
     bundle.set_args("true")
@@ -109,7 +101,7 @@ def test_zygoted_refuses_a_profile_without_apparmor(daemon, bundle):
 @pytest.fixture
 def loaded_profile():
     """PROFILE loaded in enforce mode: everything but reading the rootfs's /etc/zytest-denied."""
-    if not apparmor_enabled():
+    if not zytest.apparmor_enabled():
         pytest.skip("AppArmor is not enabled on this kernel: no profile can be applied here")
     if not shutil.which("apparmor_parser"):
         pytest.skip("AppArmor is enabled but apparmor_parser (Debian package apparmor) is not installed")

@@ -7,7 +7,8 @@
  * seccomp filter, as rootless), /proc is used only if it is procfs and the file is reached
  * without crossing a mount. Each case runs in a child of its own (mount namespace, filter) and
  * reports what it saw through a pipe. The write itself is checked to reach the kernel: "exec
- * PROFILE" for a profile nobody loaded fails there (EINVAL without AppArmor, ENOENT with it).
+ * PROFILE" for a profile nobody loaded fails there (EINVAL without AppArmor, ENOENT with it);
+ * with a profile loaded (the kernel lane's guest) the process's execve runs under it.
  *
  *   test-sandbox-lsm      needs root for the mounts; exits 77 without it
  */
@@ -188,6 +189,43 @@ static void test_fake_proc_does_not_matter_to_the_own_instance(void **state) {
         assert_reached_the_kernel(&o);
 }
 
+/* On a kernel with AppArmor (the kernel lane's guest, with the profile loaded by its init):
+ * ZYTEST_APPARMOR_PROFILE names a loaded profile that lets cat read /proc, and a process that
+ * went through both steps runs its execve under it. Skipped without. */
+static void test_profile_applied(void **state) {
+        const char *profile = getenv("ZYTEST_APPARMOR_PROFILE");
+        const char *attr = access("/proc/self/attr/apparmor", F_OK) == 0 ? "apparmor/exec" : "exec";
+        char text[300], got[300], want[300];
+        int p[2], status;
+        pid_t pid;
+
+        (void) state;
+        if (!profile) {
+                printf("skip: ZYTEST_APPARMOR_PROFILE names no loaded profile (the kernel lane loads one)\n");
+                skip();
+        }
+        snprintf(text, sizeof(text), "exec %s", profile);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int fd = ze_sb_lsm_open(attr);
+
+                if (fd < 0 || ze_sb_lsm_write(fd, text) < 0 || dup2(p[1], 1) < 0)
+                        _exit(20);
+                execl("/bin/cat", "cat", "/proc/self/attr/current", (char *) NULL);
+                _exit(21);
+        }
+        close(p[1]);
+        got[tu_read_all(p[0], got, sizeof(got))] = '\0';
+        close(p[0]);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        snprintf(want, sizeof(want), "%s (enforce)\n", profile);
+        assert_string_equal(got, want);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 tu_test(test_own_procfs_instance),
@@ -196,6 +234,7 @@ int main(void) {
                 tu_test(test_fallback_refuses_a_mount_over_the_file),
                 tu_test(test_fallback_refuses_a_proc_that_is_no_procfs),
                 tu_test(test_fake_proc_does_not_matter_to_the_own_instance),
+                tu_test(test_profile_applied),
         };
 
         if (geteuid() != 0) {

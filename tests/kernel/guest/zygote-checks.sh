@@ -34,6 +34,7 @@ skip_all() {
                 [ "$t" = auto ] && skip zygote.default-filter-step "$1"
                 for m in $matrix; do skip "$name.try-syscall.${m%%:*}" "$1"; done
                 for w in $workloads; do skip "$name.workload.$w" "$1"; done
+                skip "$name.apparmor-caller" "$1"
         done
         exit 0
 }
@@ -179,6 +180,26 @@ check_workloads() {
         [ $rc = 127 ] && ok "$w.not-found" || fail "$w.not-found" "want 127, got $rc"
 }
 
+# Tasks carry their caller's AppArmor label (daemon/caller-lsm.c): an unconfined caller's task is
+# unconfined, one under zytest-caller (loaded by the guest's init, complain mode) runs under it.
+check_apparmor_caller() {
+        name=$1.apparmor-caller
+        if [ ! -e /tmp/zytest-caller.loaded ] || [ ! -x $bin/aa-exec ]; then
+                skip "$name" "no AppArmor profile zytest-caller loaded, or no aa-exec (see apparmor.load)"
+                return
+        fi
+        plain=$(lc run --profile default -- /bin/cat /proc/self/attr/current 2>/tmp/aa-run.err)
+        under=$(timeout 60 $bin/aa-exec -p zytest-caller -- $bin/launchctl run --profile default -- \
+                /bin/cat /proc/self/attr/current 2>>/tmp/aa-run.err)
+        rc=$?
+        set -- $under
+        if [ $rc = 0 ] && [ "${1:-}" = zytest-caller ] && [ "$plain" = unconfined ]; then
+                ok "$name"
+        else
+                fail "$name" "exit $rc; tasks labelled '$plain' (unconfined caller) and '$under' (caller under zytest-caller): $(head -c 300 /tmp/aa-run.err)"
+        fi
+}
+
 # Wall time of 10 spawns of /bin/true, for the log only (speed is never asserted).
 time_spawns() {
         tier_label=$1
@@ -215,6 +236,7 @@ for t in $tiers; do
         check_pidns "$name"
         check_try_syscall "$name"
         check_workloads "$name"
+        check_apparmor_caller "$name"
         time_spawns "$want"
         stop_zygoted "$t"
         sed 's/^/| zygoted: /' /tmp/zygoted-$t.log
