@@ -20,6 +20,10 @@ import containertools as ct
 SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD_DIR = os.path.abspath(os.environ.get("ZYGOTE_BUILD_DIR", os.path.join(SOURCE_DIR, "build")))
 BUSYBOX = "/bin/busybox"
+# The parent of the tests' absolute cgroupsPath: the session's own, since another session (ctest
+# runs two at once) removes its own at its end, and would remove a shared one between a runtime's
+# mkdir of the parent and of the container's cgroup.
+CG_PARENT = f"zygote-runc-test-{os.getpid()}"
 
 
 class Runtime:
@@ -143,7 +147,7 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session, exitstatus):
     # the parent of the tests' absolute cgroupsPath (the runtime removes only the container's own)
     import glob
-    for d in glob.glob("/sys/fs/cgroup/*/zygote-runc-test") + glob.glob("/sys/fs/cgroup/zygote-runc-test"):
+    for d in glob.glob(f"/sys/fs/cgroup/*/{CG_PARENT}") + glob.glob(f"/sys/fs/cgroup/{CG_PARENT}"):
         try:
             os.rmdir(d)
         except OSError:

@@ -15,7 +15,8 @@ import uuid
 
 import pytest
 
-CG_PARENT = "zygote-runc-test"
+from conftest import CG_PARENT  # noqa: E402
+
 EPERM_TEXT = os.strerror(1)  # "Operation not permitted", as busybox prints it
 
 # The emulations, each in a private mount namespace of its own: "v2" unmounts the host's cgroup

@@ -12,14 +12,13 @@ import uuid
 
 import pytest
 
-from conftest import rootless_config  # noqa: E402
+from conftest import CG_PARENT, rootless_config  # noqa: E402
 
 from containertools import processes_naming
 
 # Docker's profile is read from the reference directory that ctest names, never copied in.
 DOCKER_PROFILE = os.path.join(os.environ.get("ZYGOTE_REFERENCE_DIR", "/nonexistent"), "docker-default.json")
 PODMAN_PROFILE = "/usr/share/containers/seccomp.json"
-CG_PARENT = "zygote-runc-test"
 
 
 def cid():
