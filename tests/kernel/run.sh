@@ -259,8 +259,36 @@ for b in /usr/sbin/apparmor_parser /usr/bin/aa-exec "$build_dir/test-sandbox-lsm
                 apparmor_tools+=("$(basename "$b")")
         fi
 done
+# Containers (guest/container-checks.sh): zygote-runc and a busybox bundle whose config.json is
+# `zygote-runc spec`'s with linux.resources, a cgroupsPath, a cgroup namespace and the script
+# left to the guest
+bundle=none
+if [[ -x $build_dir/zygote-runc ]]; then
+        cp "$build_dir/zygote-runc" "$root/zygote/bin/"
+        copy_libs "$build_dir/zygote-runc"
+        install -m 0755 "$here/guest/container-checks.sh" "$root/container-checks.sh"
+        mkdir -p "$root/bundle/rootfs"/{bin,proc,sys,dev,tmp,etc,root}
+        cp "$busybox" "$root/bundle/rootfs/bin/busybox"
+        for a in sh cat sleep grep echo; do ln -s busybox "$root/bundle/rootfs/bin/$a"; done
+        "$build_dir/zygote-runc" spec --bundle "$root/bundle" || die "zygote-runc spec failed"
+        python3 - "$root/bundle" <<'PY' || die "making the bundle's config failed"
+import json, os, sys
+path = os.path.join(sys.argv[1], "config.json")
+cfg = json.load(open(path))
+cfg["process"]["args"] = ["sh", "-c", "ZYGOTE_LANE_SCRIPT"]
+cfg["linux"]["cgroupsPath"] = "ZYGOTE_LANE_CGROUP"
+# its own cgroup at /sys/fs/cgroup, as Docker runs containers on v2 hosts
+cfg["linux"]["namespaces"].append({"type": "cgroup"})
+cfg["linux"]["resources"] = {"memory": {"limit": 67108864}, "pids": {"limit": 32},
+                             "cpu": {"quota": 50000, "period": 100000, "cpus": "0"},
+                             "devices": cfg["linux"].get("resources", {}).get("devices", [])}
+json.dump(cfg, open(os.path.join(sys.argv[1], "config.template.json"), "w"), indent=1)
+os.remove(path)
+PY
+        bundle="busybox, config.json of zygote-runc spec"
+fi
 log "initramfs: busybox, 3 selftests, filter-bench on $bpf_source, zygote: ${zygote_bins[*]:-none}," \
-        "AppArmor: ${apparmor_tools[*]:-none}"
+        "AppArmor: ${apparmor_tools[*]:-none}, bundle: $bundle"
 (cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) >"$work/initramfs.cpio"
 
 # --- boot ------------------------------------------------------------------------------------
