@@ -61,20 +61,6 @@ static int read_file(const char *dir, const char *file, char *buf, size_t len) {
         return 0;
 }
 
-static int mkdir_parents(char *path) {
-        for (char *p = path + 1;; p++) {
-                bool end = *p == '\0';
-                if (*p != '/' && !end)
-                        continue;
-                *p = '\0';
-                if (mkdir(path, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                if (end)
-                        return 0;
-                *p = '/';
-        }
-}
-
 /* Whether every controller of the comma list "a,b" is in the mount's super options. */
 static bool has_controllers(const char *options, const char *list) {
         _cleanup_free_ char *copy = strdup(list);
@@ -259,7 +245,7 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *res
                         r = -ENOMEM;
                         break;
                 }
-                r = mkdir_parents(dir);
+                r = zrc_mkdir_p(dir, 0755);
                 if (r >= 0 && !v2 && has_controllers(c1 + 1, "cpuset")) {
                         r = fill_cpuset(mnt, dir);
                         if (r < 0)

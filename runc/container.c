@@ -33,24 +33,6 @@
 #include "runtime.h"
 #include "util.h"
 
-static int mkdir_p(const char *path, mode_t mode) {
-        _cleanup_free_ char *p = strdup(path);
-
-        if (!p)
-                return -ENOMEM;
-        for (char *s = p + 1;; s++) {
-                bool end = *s == '\0';
-                if (*s != '/' && !end)
-                        continue;
-                *s = '\0';
-                if (mkdir(p, mode) < 0 && errno != EEXIST)
-                        return -errno;
-                if (end)
-                        return 0;
-                *s = '/';
-        }
-}
-
 /* PID/FILE of a procfs of our own (procfs.c): no mount over /proc redirects the write. */
 static int write_proc(pid_t pid, const char *file, const char *text) {
         _cleanup_close_ int proc = zrc_procfs_open();
@@ -99,6 +81,7 @@ struct create {
         const struct zrc_create_args *a;
         char *dir;     /* ROOT/ID */
         bool made_dir; /* a failure removes the state directory and the cgroups */
+        int lock_fd;   /* the container's lock (zrc_state_lock), held until the state is saved */
         struct zrc_oci *o;
         struct zrc_state st;
         struct ze_sandbox sb; /* what the init applies (engine/sandbox.c) */
@@ -122,7 +105,7 @@ static int make_state_dir(struct create *k) {
         r = zrc_state_dir(c->root, k->a->p.id, &k->dir);
         if (r < 0)
                 return zrc_error(c, "invalid container id \"%s\"", k->a->p.id), r;
-        r = mkdir_p(c->root, 0700);
+        r = zrc_mkdir_p(c->root, 0700);
         if (r < 0)
                 return zrc_error(c, "state root %s: %s", c->root, zrc_errstr(-r)), r;
         if (mkdir(k->dir, 0711) < 0) {
@@ -132,6 +115,10 @@ static int make_state_dir(struct create *k) {
                 return r;
         }
         k->made_dir = true;
+        /* delete, update, ... of this id wait until the container is made (or its directory gone) */
+        k->lock_fd = zrc_state_lock(c->root, k->a->p.id);
+        if (k->lock_fd < 0)
+                return zrc_error(c, "state dir %s: %s", k->a->p.id, zrc_errstr(-k->lock_fd)), k->lock_fd;
         k->st.dir = strdup(k->dir);
         k->st.id = strdup(k->a->p.id);
         return 0;
@@ -616,6 +603,7 @@ static void create_done(struct create *k) {
                 (void) zrc_cgroup_remove(&k->st.cgroup);
                 (void) zrc_rm_rf(k->dir);
         }
+        safe_close(k->lock_fd);
         for (size_t i = 0; i < k->sb.n_ns_fds; i++)
                 safe_close(k->sb.ns_fds[i]);
         safe_close(k->start_fd);
@@ -675,6 +663,7 @@ int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *
                 .agent_fd = -EBADF,
                 .sync = { -EBADF, -EBADF },
                 .pidfd = -EBADF,
+                .lock_fd = -EBADF,
         };
         int ret;
 
@@ -683,8 +672,10 @@ int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *
                         ret = create_failed(&k);
                         goto out;
                 }
-        /* created: from here on the state is the container's, and delete (or run's end) removes it */
+        /* created: from here on the state is the container's, and delete (or run's end) removes it;
+         * other commands may change it now (run's own lifetime holds no lock) */
         k.made_dir = false;
+        k.lock_fd = safe_close(k.lock_fd);
         if (a->handoff) {
                 a->handoff->pid = k.pid;
                 a->handoff->pidfd = TAKE_FD(k.pidfd);

@@ -4,6 +4,7 @@
  * "-n value" and single-dash long names ("-bundle"), all before the first positional argument
  * or "--".
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,14 @@ int zrc_verb_parse(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
         if ((v->flags & ZRC_VERB_ID) && i >= argc) {
                 zrc_error(c, "%s: a container id is required", cmd);
                 return -1;
+        }
+        if (v->flags & ZRC_VERB_LOCK) {
+                /* held until the process exits: the fd is never closed */
+                int lock = zrc_state_lock(c->root, argv[i]);
+                if (lock < 0 && lock != -ENOENT && lock != -EINVAL) {
+                        zrc_error(c, "%s: the lock of container %s: %s", cmd, argv[i], zrc_errstr(-lock));
+                        return -1;
+                }
         }
         if ((v->flags & ZRC_VERB_STATE) && zrc_runc_load_state(c, argv[i], ret_state) < 0)
                 return -1;

@@ -237,7 +237,14 @@ struct zrc_state {
 };
 
 int zrc_state_dir(const char *root, const char *id, char **ret);
+/* path and each missing directory above it, made with mode (the state root, cgroups). */
+int zrc_mkdir_p(const char *path, mode_t mode);
 int zrc_state_load(const char *root, const char *id, struct zrc_state *ret);
+/* The container's lock: ROOT/ID opened and flock'ed exclusively, waiting for whoever holds it;
+ * the fd (the lock goes with it, or with the process), -ENOENT when there is no such container,
+ * -EINVAL for a bad id. Commands that change a container hold it (verbs.h, ZRC_VERB_LOCK), and
+ * create from its directory's mkdir until the state is saved. */
+int zrc_state_lock(const char *root, const char *id);
 int zrc_state_save(const struct zrc_state *st);
 void zrc_state_done(struct zrc_state *st);
 enum zrc_status zrc_state_status(const struct zrc_state *st);

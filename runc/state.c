@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,45 @@ int zrc_state_dir(const char *root, const char *id, char **ret) {
         if (!id_valid(id))
                 return -EINVAL;
         return asprintf(ret, "%s/%s", root, id) < 0 ? -ENOMEM : 0;
+}
+
+int zrc_mkdir_p(const char *path, mode_t mode) {
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1;; s++) {
+                bool end = *s == '\0';
+                if (*s != '/' && !end)
+                        continue;
+                *s = '\0';
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                if (end)
+                        return 0;
+                *s = '/';
+        }
+}
+
+int zrc_state_lock(const char *root, const char *id) {
+        _cleanup_free_ char *dir = NULL;
+        int fd, r;
+
+        r = zrc_state_dir(root, id, &dir);
+        if (r < 0)
+                return r;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        do
+                r = flock(fd, LOCK_EX);
+        while (r < 0 && errno == EINTR);
+        if (r < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
 }
 
 int zrc_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state) {

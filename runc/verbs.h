@@ -31,6 +31,11 @@ enum {
         /* The verb works on the container's saved state (state.c), loaded before its handler goes
          * on: without it the verb fails with runc's "container does not exist". */
         ZRC_VERB_STATE = 1 << 1,
+        /* The verb changes the container: it takes the container's lock (zrc_state_lock) before
+         * the state is read and holds it until the process exits, so that two such commands on
+         * one container run one after the other (two updates would each write state.json from
+         * what it read; delete would remove a directory a create is still filling). */
+        ZRC_VERB_LOCK = 1 << 2,
 };
 
 struct zrc_verb;
@@ -56,8 +61,9 @@ struct zrc_opt {
 
 /* A verb's command line: fills opts from argv[0..] and returns the index of the first positional
  * argument (after which everything is positional, as exec's command needs), or -1 after printing
- * an error. As v's flags say, that argument must be there (ZRC_VERB_ID) and the state of the
- * container it names is loaded into *ret_state (ZRC_VERB_STATE; else ret_state may be NULL). */
+ * an error. As v's flags say, that argument must be there (ZRC_VERB_ID), the container's lock is
+ * taken (ZRC_VERB_LOCK; none where the container does not exist) and the state of the container
+ * it names is loaded into *ret_state (ZRC_VERB_STATE; else ret_state may be NULL). */
 int zrc_verb_parse(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
                    size_t n_opts, struct zrc_state *ret_state);
 /* The value of the option called name (NULL: not given). */

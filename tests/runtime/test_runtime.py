@@ -342,6 +342,47 @@ def test_pause_resume(runc, bundle):
     assert runc("delete", "--force", name).returncode == 0
 
 
+def test_commands_on_one_container_take_turns(runc, bundle):
+    """update, pause, resume, start and delete hold the container's lock (flock on ROOT/ID)
+    while they run: one waits for the holder; state, ps and kill do not. Twenty pairs of updates
+    at once keep both fields in the recorded resources (each read-modify-write of state.json
+    whole)."""
+    import fcntl
+    name = cid()
+    bundle.set_args("sleep", "1000")
+    assert runc("run", "--detach", "--bundle", bundle.path, name).returncode == 0
+    fd = os.open(os.path.join(runc.root, name), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        cmd = [runc.binary, "--root", runc.root, "update", "--pids-limit", "77", name]
+        waiting = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            # readers go on meanwhile, and prove the time it had to take the lock
+            for _ in range(5):
+                assert runc.state(name)["status"] == "running"
+                assert runc("ps", name).returncode == 0
+            assert waiting.poll() is None, waiting.stderr.read()
+            assert "77" not in json.dumps(json.load(open(os.path.join(runc.root, name, "state.json"))).get(
+                "resources", {}).get("pids", {}))
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        assert waiting.wait(timeout=30) == 0, waiting.stderr.read()
+    finally:
+        os.close(fd)
+    with open(os.path.join(runc.root, name, "state.json")) as f:
+        assert json.load(f)["resources"]["pids"]["limit"] == 77
+    for i in range(20):
+        a = subprocess.Popen([runc.binary, "--root", runc.root, "update", "--pids-limit", str(100 + i), name],
+                             stderr=subprocess.PIPE)
+        b = subprocess.Popen([runc.binary, "--root", runc.root, "update", "--cpu-share", str(200 + i), name],
+                             stderr=subprocess.PIPE)
+        assert a.wait(timeout=30) == 0 and b.wait(timeout=30) == 0, (a.stderr.read(), b.stderr.read())
+        with open(os.path.join(runc.root, name, "state.json")) as f:
+            res = json.load(f)["resources"]
+        assert (res["pids"]["limit"], res["cpu"]["shares"]) == (100 + i, 200 + i), res
+    assert runc("delete", "--force", name).returncode == 0
+
+
 def test_list(runc, bundle):
     name = cid()
     bundle.set_args("true")

@@ -2,8 +2,9 @@
 /*
  * runc/options.c alone: how a verb's command line is read, as runc's urfave/cli reads it (long,
  * "=", short and single-dash long options, flags, "--", a repeatable option), the errors and their
- * words, and the table's flags: a missing container id, and the state loaded for ZRC_VERB_STATE.
- * zrc_error() and zrc_runc_load_state() are stubs that record what they were given.
+ * words, and the table's flags: a missing container id, the container's lock taken for
+ * ZRC_VERB_LOCK before the state is loaded for ZRC_VERB_STATE. zrc_error(), zrc_errstr(),
+ * zrc_state_lock() and zrc_runc_load_state() are stubs that record what they were given.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,7 +21,24 @@
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static char last_error[256];
-static const char *loaded_id;
+static const char *loaded_id, *locked_id;
+static int calls; /* the order of the lock and the load: each records the count it saw */
+static int locked_at, loaded_at;
+
+const char *zrc_errstr(int err) {
+        return strerror(err);
+}
+
+int zrc_state_lock(const char *root, const char *id) {
+        (void) root;
+        locked_id = id;
+        locked_at = ++calls;
+        if (strcmp(id, "gone") == 0)
+                return -ENOENT;
+        if (strcmp(id, "stuck") == 0)
+                return -EIO;
+        return 100;
+}
 
 int zrc_error(const struct zrc_ctx *c, const char *fmt, ...) {
         va_list ap;
@@ -34,6 +52,7 @@ int zrc_error(const struct zrc_ctx *c, const char *fmt, ...) {
 
 int zrc_runc_load_state(const struct zrc_ctx *c, const char *id, struct zrc_state *st) {
         loaded_id = id;
+        loaded_at = ++calls;
         if (strcmp(id, "gone") == 0)
                 return zrc_error(c, "container does not exist"), -ENOENT;
         *st = (struct zrc_state){ .pid = 42 };
@@ -43,7 +62,8 @@ int zrc_runc_load_state(const struct zrc_ctx *c, const char *id, struct zrc_stat
 static int setup(void **state) {
         (void) state;
         last_error[0] = '\0';
-        loaded_id = NULL;
+        loaded_id = locked_id = NULL;
+        calls = locked_at = loaded_at = 0;
         return 0;
 }
 
@@ -51,6 +71,8 @@ static const struct zrc_ctx ctx;
 static const struct zrc_verb plain = { "list", NULL, 0, NULL };
 static const struct zrc_verb with_id = { "create", NULL, ZRC_VERB_ID, NULL };
 static const struct zrc_verb with_state = { "ps", NULL, ZRC_VERB_ID | ZRC_VERB_STATE, NULL };
+static const struct zrc_verb locking = { "update", NULL, ZRC_VERB_ID | ZRC_VERB_STATE | ZRC_VERB_LOCK, NULL };
+static const struct zrc_verb locking_only = { "delete", NULL, ZRC_VERB_ID | ZRC_VERB_LOCK, NULL };
 
 static void test_forms(void **state) {
         char *argv[] = { "--bundle", "b1", "--pid-file=p", "-d", "-console-socket", "s", "--keep", "id", "more" };
@@ -140,6 +162,30 @@ static void test_state(void **state) {
         assert_null(loaded_id);
 }
 
+/* ZRC_VERB_LOCK: the lock before the state; a missing container is the state's (or the
+ * handler's) to report; a lock that cannot be taken fails the command naming the container. */
+static void test_lock(void **state) {
+        char *argv[] = { "c1" };
+        char *gone[] = { "gone" };
+        char *stuck[] = { "stuck" };
+        struct zrc_state st = {};
+
+        (void) state;
+        assert_int_equal(zrc_verb_parse(&ctx, &locking, N(argv), argv, NULL, 0, &st), 0);
+        assert_string_equal(locked_id, "c1");
+        assert_string_equal(loaded_id, "c1");
+        assert_true(locked_at > 0 && locked_at < loaded_at);
+        assert_int_equal(zrc_verb_parse(&ctx, &locking, N(gone), gone, NULL, 0, &st), -1);
+        assert_string_equal(last_error, "container does not exist");
+        assert_int_equal(zrc_verb_parse(&ctx, &locking_only, N(gone), gone, NULL, 0, NULL), 0);
+        assert_int_equal(zrc_verb_parse(&ctx, &locking_only, N(stuck), stuck, NULL, 0, NULL), -1);
+        assert_non_null(strstr(last_error, "the lock of container stuck"));
+        /* without the flag, no lock */
+        locked_id = NULL;
+        assert_int_equal(zrc_verb_parse(&ctx, &with_state, N(argv), argv, NULL, 0, &st), 0);
+        assert_null(locked_id);
+}
+
 static void test_proc_args(void **state) {
         char *argv[] = { "--pid-file", "p", "--preserve-fds", "3", "-d", "id" };
         struct zrc_opt o[] = { { "pid-file", 0, true },
@@ -162,4 +208,5 @@ static void test_proc_args(void **state) {
 
 TU_MAIN(cmocka_unit_test_setup(test_forms, setup), cmocka_unit_test_setup(test_end_of_options, setup),
         cmocka_unit_test_setup(test_repeated, setup), cmocka_unit_test_setup(test_errors, setup),
-        cmocka_unit_test_setup(test_state, setup), cmocka_unit_test_setup(test_proc_args, setup))
+        cmocka_unit_test_setup(test_state, setup), cmocka_unit_test_setup(test_lock, setup),
+        cmocka_unit_test_setup(test_proc_args, setup))
