@@ -68,6 +68,17 @@ def is_root():
     return os.geteuid() == 0
 
 
+def chrooted():
+    """Whether this process runs chrooted (scripts/fresh-check.sh's rehearsal does): joining its
+    own mount namespace lands at that namespace's root, which is not ours then."""
+    joined = subprocess.run(["nsenter", "--mount=/proc/self/ns/mnt", "stat", "-c", "%d:%i", "/"],
+                            capture_output=True, text=True, timeout=30)
+    if joined.returncode != 0:
+        return False
+    st = os.stat("/")
+    return joined.stdout.strip() != f"{st.st_dev}:{st.st_ino}"
+
+
 def apparmor_enabled():
     """Whether this kernel applies AppArmor profiles."""
     try:

@@ -17,8 +17,12 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import sys
 import threading
 import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
+from zytest import chrooted  # noqa: E402,F401  (ct.chrooted(): the suite's one probe)
 
 IMAGE = "localhost/zygote-busybox:latest"
 PODMAN_PROFILE = "/usr/share/containers/seccomp.json"
@@ -112,15 +116,6 @@ def wait_gone(pid, timeout):
         select.select([fd], [], [], timeout)
     finally:
         os.close(fd)
-
-
-def chrooted():
-    """Whether this process runs chrooted (scripts/fresh-check.sh's rehearsal): joining its own
-    mount namespace lands at the namespace's root, which is not ours then."""
-    joined = subprocess.run(["nsenter", "--mount=/proc/self/ns/mnt", "stat", "-c", "%d:%i", "/"],
-                            capture_output=True, text=True, timeout=30)
-    st = os.stat("/")
-    return joined.returncode == 0 and joined.stdout.strip() != f"{st.st_dev}:{st.st_ino}"
 
 
 def mounts_naming(text):

@@ -28,9 +28,13 @@ import signal
 import socket
 import subprocess
 import tempfile
+import sys
 import time
 import urllib.error
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
+from zytest import chrooted  # noqa: E402  (the suite's one probe)
 
 SUITE = "bookworm"
 # What a small Debian server with systemd has; man-db because `systemd-analyze verify` looks up
@@ -54,17 +58,6 @@ def timed(what, seconds):
 
 
 # ---- can this machine boot one? --------------------------------------------------------------
-
-def chrooted():
-    """Whether this process runs chrooted (scripts/fresh-check.sh's rehearsal does): joining its
-    own mount namespace lands at that namespace's root, which is not ours then."""
-    joined = subprocess.run(["nsenter", "--mount=/proc/self/ns/mnt", "stat", "-c", "%d:%i", "/"],
-                            capture_output=True, text=True, timeout=30)
-    if joined.returncode != 0:
-        return False
-    st = os.stat("/")
-    return joined.stdout.strip() != f"{st.st_dev}:{st.st_ino}"
-
 
 def cgroup_mounts():
     """The hierarchies systemd-nspawn puts a container's cgroup in: the cgroup2 mount and, on a
