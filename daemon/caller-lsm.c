@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "caller-proc.h"
+#include "probe.h"
 #include "util.h"
 
 int zd_lsm_label(enum zd_lsm lsm, const char *text, char *ret, size_t size) {
@@ -83,18 +84,6 @@ static const char *apparmor_current(int dir_fd, char **ret) {
         return r >= 0 ? "/proc/thread-self/attr/apparmor/exec" : NULL;
 }
 
-static bool file_says_yes(const char *path) {
-        char c = 0;
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-        if (fd < 0)
-                return false;
-        if (read(fd, &c, 1) != 1)
-                c = 0;
-        close(fd);
-        return c == 'Y' || c == '1';
-}
-
 static int read_own(void) {
         _cleanup_close_ int self = -EBADF;
         _cleanup_free_ char *text = NULL;
@@ -109,7 +98,7 @@ static int read_own(void) {
          * An LSM that is on but whose label zygoted cannot read fails every Spawn (fail closed)
          * rather than let tasks run without their callers' labels. */
         own_lsm = ZD_LSM_NONE;
-        if (file_says_yes("/sys/module/apparmor/parameters/enabled")) {
+        if (ze_apparmor_enabled()) {
                 own_lsm = ZD_LSM_APPARMOR;
                 if (!apparmor_current(self, &text))
                         return -ENODATA;

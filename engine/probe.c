@@ -125,6 +125,18 @@ int ze_cap_last(unsigned *ret) {
         return -EIO;
 }
 
+bool ze_apparmor_enabled(void) {
+        char c = 0;
+        int fd = open("/sys/module/apparmor/parameters/enabled", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+        if (fd < 0)
+                return false;
+        if (read(fd, &c, 1) != 1)
+                c = 0;
+        close(fd);
+        return c == 'Y' || c == '1';
+}
+
 bool ze_feature_disabled(const char *name) {
         const char *list = secure_getenv("ZYGOTE_DISABLE_FEATURES");
         size_t len = strlen(name);

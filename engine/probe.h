@@ -37,6 +37,11 @@ struct ze_features {
  * switch that forces a fallback path, for tests. */
 bool ze_feature_disabled(const char *name);
 
+/* Whether the kernel applies AppArmor profiles (/sys/module/apparmor/parameters/enabled says Y
+ * or 1). Read as it is: ZYGOTE_DISABLE_FEATURES is the caller's to consult, since a daemon that
+ * carries its callers' labels must never drop them on a switch. */
+bool ze_apparmor_enabled(void);
+
 /* Fills *ret. Returns 0, or a negative errno when a probe could not be run at all (fork or
  * pipe failure, unreadable cap_last_cap); an absent feature is not an error. */
 int ze_probe_features(struct ze_features *ret);

@@ -208,23 +208,12 @@ void zrc_runc_forward_signals(pid_t pid) {
                 (void) sigaction(sigs[i], &sa, NULL);
 }
 
-/* The parts of the sandbox struct that create/run and exec share: o's settings, the console
- * socket (connected here), the scratch buffer of the PATH search. */
 bool zrc_apparmor_enabled(void) {
-        char c = 0;
-        int fd;
-
-        if (ze_feature_disabled("apparmor"))
-                return false;
-        fd = open("/sys/module/apparmor/parameters/enabled", O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return false;
-        if (read(fd, &c, 1) != 1)
-                c = 0;
-        close(fd);
-        return c == 'Y';
+        return !ze_feature_disabled("apparmor") && ze_apparmor_enabled();
 }
 
+/* The parts of the sandbox struct that create/run and exec share: o's settings, the console
+ * socket (connected here), the scratch buffer of the PATH search. */
 int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, const char *console_socket,
                              int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
         if (console_socket) {

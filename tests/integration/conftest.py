@@ -6,8 +6,8 @@ Each test gets its own daemon(s) on its own socket in its own directory; at the 
 every daemon must still be running (it never crashed), and then exits cleanly on SIGTERM. A
 failed test prints the daemons' stderr.
 
-The session exits 77 (ctest: skipped) when nothing passed and something was skipped, so that a
-run without root never reports a pass for nothing.
+The session exits 77 (ctest: skipped) when nothing passed and something was skipped
+(tests/conftest.py), so that a run without root never reports a pass for nothing.
 """
 import os
 
@@ -119,22 +119,3 @@ def daemons(bins, request):
 def daemon(daemons, needs_root):
     """The common case: a root zygoted, automatic tiers, the bundled profiles."""
     return daemons()
-
-
-# ---- exit status 77 when everything was skipped --------------------------------------------------
-_outcomes = {"passed": 0, "skipped": 0}
-
-
-def pytest_runtest_logreport(report):
-    # A strict xfail ran its check and saw the known failure: it counts as run, not skipped.
-    ran = report.passed or hasattr(report, "wasxfail")
-    if report.when == "call" and ran:
-        _outcomes["passed"] += 1
-    elif report.skipped:
-        _outcomes["skipped"] += 1
-
-
-def pytest_sessionfinish(session, exitstatus):
-    if exitstatus == 0 and _outcomes["passed"] == 0 and _outcomes["skipped"] > 0:
-        print("\nevery test was skipped (see the reasons above): exit 77 for ctest")
-        session.exitstatus = 77
