@@ -118,6 +118,31 @@ def wait_gone(pid, timeout):
         os.close(fd)
 
 
+def start_logged(argv, env, log_path, marker, timeout):
+    """Starts a daemon (stdout discarded) whose stderr a thread copies line by line into
+    log_path for as long as it runs, so that the pipe never fills, and waits until a line holds
+    marker, the daemon closes stderr (it exited), or timeout: (Popen, the thread, whether the
+    marker came)."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env)
+    done, seen = threading.Event(), threading.Event()
+
+    def drain():
+        with open(log_path, "wb") as log:
+            for line in proc.stderr:
+                log.write(line)
+                log.flush()
+                if marker.encode() in line:
+                    seen.set()
+                    done.set()
+        done.set()
+
+    drainer = threading.Thread(target=drain, daemon=True)
+    drainer.start()
+    done.wait(timeout)
+    return proc, drainer, seen.is_set()
+
+
 def mounts_naming(text):
     with open("/proc/self/mountinfo") as f:
         return [l for l in f if text in l]
@@ -288,22 +313,9 @@ disabled_plugins = [{self.disabled_cri()}"io.containerd.snapshotter.v1.aufs",
     def start(self, timeout=60):
         """Starts containerd and returns once it says it booted (its log line, read as it comes);
         raises RuntimeError with the log's tail if it exits or stays silent."""
-        self.proc = subprocess.Popen(["containerd", "--config", self.conf], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.env)
-        booted = threading.Event()
-
-        def drain():  # keeps the pipe from filling for as long as containerd runs
-            with open(self.log, "wb") as log:
-                for line in self.proc.stderr:
-                    log.write(line)
-                    log.flush()
-                    if self.BOOTED.encode() in line:
-                        booted.set()
-            booted.set()
-
-        self.drainer = threading.Thread(target=drain, daemon=True)
-        self.drainer.start()
-        if not booted.wait(timeout) or self.proc.poll() is not None:
+        self.proc, self.drainer, booted = start_logged(["containerd", "--config", self.conf], self.env, self.log,
+                                                       self.BOOTED, timeout)
+        if not booted or self.proc.poll() is not None:
             self.stop()
             with open(self.log, errors="replace") as f:
                 raise RuntimeError("containerd did not boot: " + f.read()[-2000:])
@@ -493,24 +505,8 @@ class Docker:
                 "--pidfile", os.path.join(self.dir, "dockerd.pid"), "-H", "unix://" + self.sock,
                 "--iptables=false", "--ip6tables=false", "--bridge=none", "--exec-opt", "native.cgroupdriver=cgroupfs",
                 "--cgroup-parent", DOCKER_CGROUP_PARENT, "--shutdown-timeout", "10", "--storage-driver", "vfs"]
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, env=self.daemon_env)
-        done, ready = threading.Event(), threading.Event()
-
-        def drain():  # keeps the pipe from filling for as long as dockerd runs
-            with open(self.log, "wb") as log:
-                for line in self.proc.stderr:
-                    log.write(line)
-                    log.flush()
-                    if self.READY.encode() in line:
-                        ready.set()
-                        done.set()
-            done.set()  # EOF: dockerd exited (or closed stderr) without the line
-
-        self.drainer = threading.Thread(target=drain, daemon=True)
-        self.drainer.start()
-        done.wait(timeout)
-        if not ready.is_set() or self.proc.poll() is not None:
+        self.proc, self.drainer, ready = start_logged(argv, self.daemon_env, self.log, self.READY, timeout)
+        if not ready or self.proc.poll() is not None:
             self.stop()
             raise RuntimeError("dockerd did not start: " + self.log_tail())
         try:
