@@ -108,18 +108,18 @@ struct zd_container_start {
 /* ---- the worker ---------------------------------------------------------------------------- */
 
 /* The daemon's cache as the fork left it: a program compiled before for the same object. */
-static struct zd_daemon *worker_daemon;
-
-static int filter_from_cache(json_object *seccomp, struct zp_profile **ret, char *why, size_t why_size) {
+static int filter_from_cache(void *userdata, json_object *seccomp, struct zp_profile **ret, char *why,
+                             size_t why_size) {
+        struct zd_daemon *d = userdata;
         uint8_t key[ZC_SHA256_DIGEST_SIZE];
         const char *text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
         struct zd_filter *f;
         struct zp_profile *p;
 
-        if (!text || !worker_daemon)
+        if (!text)
                 return -ENOENT;
         zd_filter_key(text, strlen(text), key);
-        f = zd_filter_cache_lookup(&worker_daemon->filters, key, 0);
+        f = zd_filter_cache_lookup(&d->filters, key, 0);
         if (!f)
                 return -ENOENT;
         p = calloc(1, sizeof(*p));
@@ -238,7 +238,15 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
                                  .pidfd = -1,
                                  .sync_fd = -1,
                                  .premade = { premade ? W_NET : -1, premade ? W_IPC : -1, premade ? W_UTS : -1 } };
-        struct zrc_ctx ctx = { .root = d->container_root, .msg_to_fd = true, .msg_fd = W_REPORT };
+        /* seccomp programs: the cache, else GetFilter on our own socket (compiled once for
+         * everyone); never a compile of the worker's own, which no one else would reuse */
+        struct zrc_ctx ctx = { .root = d->container_root,
+                               .msg_to_fd = true,
+                               .msg_fd = W_REPORT,
+                               .filter = { .from = ZRC_FILTER_ZYGOTED,
+                                           .socket = d->server.socket_path,
+                                           .cached = filter_from_cache,
+                                           .userdata = d } };
         int r;
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -253,12 +261,6 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
                 worker_report(W_REPORT, -r, 0, -1, -1, false);
                 _exit(1);
         }
-        worker_daemon = d;
-        zrc_runc_filter_provider = filter_from_cache;
-        /* the cache, else GetFilter on our own socket (compiled once for everyone); never a
-         * compile of its own here, which no one else would reuse */
-        (void) setenv("ZYGOTE_RUNC_FILTER", "zygoted", 1);
-        zrc_runc_filter_setup(&ctx, d->server.socket_path, false);
         r = worker_job_run(&ctx, job, &h);
         worker_report(W_REPORT, r == 0 ? 0 : (h.pid > 0 ? ECHILD : EINVAL), h.pid, h.pidfd, h.sync_fd, h.premade_used);
         _exit(r == 0 ? 0 : 1);

@@ -209,14 +209,16 @@ static int parse_cgroup(struct zrc_oci *o, json_object *linux_, char **ret_error
 }
 
 /* seccomp: one compiler for the daemon's profiles and for containers */
-static int load_seccomp(struct zrc_oci *o, json_object *linux_, const char *config, char **ret_error) {
+static int load_seccomp(const struct zrc_ctx *c, struct zrc_oci *o, json_object *linux_, const char *config,
+                        char **ret_error) {
         _cleanup_free_ char *err = NULL;
         json_object *v = zrc_get(linux_, "seccomp");
         int r;
 
         if (!v)
                 return 0;
-        r = zrc_runc_filter_load(config, v, &o->seccomp, &err); /* filter-remote.c */
+        r = zrc_runc_filter_load(c, config, v, &o->seccomp, o->seccomp_source, sizeof(o->seccomp_source),
+                                 &err); /* filter-remote.c */
         if (r < 0)
                 return zrc_errorf(ret_error, r, "linux.seccomp: %s", err ? err : strerror(-r));
         /* the profile module checked both (strings; metadata only with a path) */
@@ -229,7 +231,8 @@ static int load_seccomp(struct zrc_oci *o, json_object *linux_, const char *conf
         return 0;
 }
 
-int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, struct zrc_oci **ret, char **ret_error) {
+int zrc_oci_load(const struct zrc_ctx *c, const char *bundle, const char *process_path, bool v2_only,
+                 struct zrc_oci **ret, char **ret_error) {
         _cleanup_free_ char *config = NULL;
         struct zrc_oci *o;
         json_object *linux_;
@@ -249,7 +252,7 @@ int zrc_oci_load(const char *bundle, const char *process_path, bool v2_only, str
             (r = parse_masked_readonly(o, linux_, ret_error)) < 0 || (r = parse_cgroup(o, linux_, ret_error)) < 0 ||
             (r = zrc_oci_parse_process_extra(o, zrc_get(o->root, "process"), ret_error)) < 0 ||
             (r = zrc_oci_parse_linux_extra(o, linux_, o->new_time_ns, ret_error)) < 0 ||
-            (r = load_seccomp(o, linux_, config, ret_error)) < 0)
+            (r = load_seccomp(c, o, linux_, config, ret_error)) < 0)
                 goto fail;
         *ret = o;
         return 0;

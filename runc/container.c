@@ -129,7 +129,7 @@ static int load_config(struct create *k) {
         _cleanup_free_ char *err = NULL;
         int r;
 
-        r = zrc_oci_load(k->a->bundle, NULL, zrc_cgroup_is_v2_only(), &k->o, &err);
+        r = zrc_oci_load(c, k->a->bundle, NULL, zrc_cgroup_is_v2_only(), &k->o, &err);
         if (r < 0)
                 return zrc_error(c, "%s", err ? err : zrc_errstr(-r)), r;
         if (zrc_oci_add_home(k->o, &k->o->envp) < 0)
@@ -534,7 +534,7 @@ static int save_state(struct create *k) {
                 return zrc_error(k->c, "saving state: %s", zrc_errstr(-r)), r;
         if (o->seccomp)
                 zrc_debug(k->c, "container %s created, init pid %d; seccomp filter of %zu instructions %s", k->a->p.id,
-                          (int) k->pid, o->seccomp->bpf_len, zrc_runc_filter_source());
+                          (int) k->pid, o->seccomp->bpf_len, o->seccomp_source);
         else
                 zrc_debug(k->c, "container %s created, init pid %d, no seccomp filter", k->a->p.id, (int) k->pid);
         return 0;

@@ -185,7 +185,7 @@ static int load_process(struct exec *k) {
 
         if (!k->a->process && k->a->n_args == 0)
                 return zrc_error(k->c, "exec: no command given (args or --process)"), -EINVAL;
-        r = zrc_oci_load(k->st.bundle, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
+        r = zrc_oci_load(k->c, k->st.bundle, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
         if (r < 0)
                 return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
         if (!k->a->process)

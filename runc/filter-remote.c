@@ -5,20 +5,20 @@
  * compiled here with the same profile module zygoted uses. Compiling Podman's or Docker's profile
  * is most of a container start (docs/CONTAINERS.md); the daemon's cache makes it a lookup.
  *
- * Where the program comes from, in order:
- *   --no-zygote, or ZYGOTE_RUNC_FILTER=local        compiled here, zygoted not asked
- *   --zygote-socket PATH, else $ZYGOTE_SOCKET,      zygoted there, if it answers and runs as
- *   else libzygote's default socket                 root or as our own euid (SO_PEERCRED)
- *   anything else (no daemon, an untrusted one,     compiled here; the reason goes to the log
- *   an error of the daemon, no answer in 3 s)       once (zygoted's own verdict on bad content
- *                                                   is not repeated: the local compile words it)
- * ZYGOTE_RUNC_FILTER=zygoted makes a failure to get it from zygoted an error (benchmarks, tests).
+ * Where the program comes from is the caller's choice, a struct zrc_filter_source in its context
+ * (zygote-runc's command line makes it of --no-zygote, --zygote-socket and ZYGOTE_RUNC_FILTER;
+ * zygoted's container worker of its cache and its own socket). In order:
+ *   the caller's cache (->cached), when it has one    zygoted's worker: the daemon's own programs
+ *   ZRC_FILTER_LOCAL                                  compiled here, zygoted not asked
+ *   ->socket, else libzygote's default socket         zygoted there, if it answers and runs as
+ *                                                     root or as our own euid (SO_PEERCRED)
+ *   anything else (no daemon, an untrusted one,       compiled here; the reason goes to the log
+ *   an error of the daemon, no answer in 3 s)         once (zygoted's own verdict on bad content
+ *                                                     is not repeated: the local compile words it)
+ * ZRC_FILTER_ZYGOTED makes a failure to get it from zygoted an error (zygoted's worker, benchmarks).
  *
  * Why trust matters: the program is what confines the container. A daemon of another uid could
  * hand out a program that allows everything, so only root's or our own is asked.
- *
- * The loader (config.c) has no command context; zrc_runc_filter_setup() gives this file the
- * command's (one container per zygote-runc process).
  */
 #include <errno.h>
 #include <poll.h>
@@ -37,29 +37,6 @@
 /* How long zygoted may take to answer: a cold compile there takes well under a second even on a
  * loaded machine, a local one about as long. */
 #define ZRC_RUNC_FILTER_TIMEOUT_MS 3000
-
-static struct {
-        const struct zrc_ctx *ctx;
-        const char *socket; /* NULL: $ZYGOTE_SOCKET or libzygote's default */
-        bool local;
-        bool required;
-        char source[512]; /* where the last program came from, for the debug line */
-} filter_setup;
-
-void zrc_runc_filter_setup(const struct zrc_ctx *c, const char *socket, bool no_zygote) {
-        const char *mode = secure_getenv("ZYGOTE_RUNC_FILTER");
-
-        filter_setup.ctx = c;
-        filter_setup.socket = socket;
-        filter_setup.local = no_zygote || (mode && streq(mode, "local"));
-        filter_setup.required = !filter_setup.local && mode && streq(mode, "zygoted");
-        if (mode && *mode && !streq(mode, "local") && !streq(mode, "zygoted"))
-                zrc_info(c, "ZYGOTE_RUNC_FILTER=%s is neither \"local\" nor \"zygoted\": ignored", mode);
-}
-
-const char *zrc_runc_filter_source(void) {
-        return filter_setup.source[0] ? filter_setup.source : "no filter";
-}
 
 static uint64_t now_nsec(void) {
         struct timespec ts;
@@ -88,7 +65,8 @@ static int read_answer(zy_conn *conn, const char *path, struct zy_filter **ret, 
         return zy_get_filter_read(conn, ret);
 }
 
-static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct zp_profile **ret) {
+static int from_daemon(const char *socket, json_object *seccomp, char *why, size_t why_size, char *source,
+                       size_t source_size, struct zp_profile **ret) {
         _cleanup_free_ char *path = NULL;
         struct ucred cred;
         socklen_t len = sizeof(cred);
@@ -106,8 +84,8 @@ static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct 
                 key = key_buf;
         }
 
-        if (filter_setup.socket)
-                path = strdup(filter_setup.socket);
+        if (socket)
+                path = strdup(socket);
         else
                 r = zy_default_socket_path(&path);
         if (!path) {
@@ -160,7 +138,7 @@ static int from_daemon(json_object *seccomp, char *why, size_t why_size, struct 
         p->bpf_len = f->n_instructions;
         p->filter_flags = f->flags;
         snprintf(p->hash, sizeof(p->hash), "%s", f->hash);
-        snprintf(filter_setup.source, sizeof(filter_setup.source), "from zygoted at %s (%s, key %.12s, %.2f ms)", path,
+        snprintf(source, source_size, "from zygoted at %s (%s, key %.12s, %.2f ms)", path,
                  by_key      ? "cached, asked by its key"
                  : f->cached ? "cached"
                              : "compiled there now",
@@ -173,10 +151,9 @@ out:
         return r;
 }
 
-int (*zrc_runc_filter_provider)(json_object *seccomp, struct zp_profile **ret, char *why, size_t why_size) = NULL;
-
-int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_profile **ret, char **ret_error) {
-        const struct zrc_ctx *c = filter_setup.ctx;
+int zrc_runc_filter_load(const struct zrc_ctx *c, const char *config, json_object *seccomp, struct zp_profile **ret,
+                         char *source, size_t source_size, char **ret_error) {
+        const struct zrc_filter_source *from = &c->filter;
         char why[768] = "--no-zygote or ZYGOTE_RUNC_FILTER=local";
         const char *text;
         json_object *action;
@@ -189,21 +166,19 @@ int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_pro
                         *ret_error = strdup("defaultAction: missing (an OCI seccomp object has one)");
                 return -EINVAL;
         }
-        if (zrc_runc_filter_provider &&
-            zrc_runc_filter_provider(seccomp, ret, filter_setup.source, sizeof(filter_setup.source)) >= 0)
+        if (from->cached && from->cached(from->userdata, seccomp, ret, source, source_size) >= 0)
                 return 0;
-        if (!filter_setup.local) {
-                r = from_daemon(seccomp, why, sizeof(why), ret);
+        if (from->from != ZRC_FILTER_LOCAL) {
+                r = from_daemon(from->socket, seccomp, why, sizeof(why), source, source_size, ret);
                 if (r >= 0)
                         return 0;
-                if (filter_setup.required) {
+                if (from->from == ZRC_FILTER_ZYGOTED) {
                         if (ret_error)
                                 *ret_error = strdup(why);
                         return r;
                 }
                 /* Said once per container, where containerd and podman keep the runtime's log. */
-                if (c)
-                        zrc_info(c, "seccomp filter compiled here, not by zygoted: %s", why);
+                zrc_info(c, "seccomp filter compiled here, not by zygoted: %s", why);
         }
         text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
         if (!text)
@@ -212,8 +187,8 @@ int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_pro
         r = zp_profile_load_buffer_with(config, text, strlen(text),
                                         &(const struct zp_profile_options){ .listener = true }, ret, ret_error);
         /* a long reason is cut at the buffer's end: the source line is for the log only */
-        if (r >= 0 && snprintf(filter_setup.source, sizeof(filter_setup.source), "compiled here in %.2f ms (%s)",
+        if (r >= 0 && snprintf(source, source_size, "compiled here in %.2f ms (%s)",
                                (double) (*ret)->compile_nsec / 1e6, why) < 0)
-                filter_setup.source[0] = '\0';
+                source[0] = '\0';
         return r;
 }

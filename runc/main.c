@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <seccomp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -97,7 +98,7 @@ static void usage_verb(const struct zrc_verb *v) {
 static const char *const global_with_value[] = { "root", "log", "log-format", "rootless", "criu", "zygote-socket" };
 
 /* Sets global option argv[*i] (with its value, which may be the next word: *i moves past it). */
-static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i) {
+static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i, bool *ret_no_zygote) {
         const char *a = argv[*i];
         const char *s = a[1] == '-' ? a + 2 : a + 1;
 
@@ -120,13 +121,13 @@ static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i) {
                 else if (streq(n, "log-format"))
                         c->log_json = streq(v, "json");
                 else if (streq(n, "zygote-socket"))
-                        c->zygote_socket = v;
+                        c->filter.socket = v;
                 return 0;
         }
         if (streq(a, "--debug") || streq(a, "-debug"))
                 c->debug = true;
         else if (streq(a, "--no-zygote"))
-                c->no_zygote = true;
+                *ret_no_zygote = true;
         else if (streq(a, "--systemd-cgroup") || streq(a, "-systemd-cgroup"))
                 fprintf(stderr, "zygote-runc: warning: --systemd-cgroup is not supported; using cgroupfs\n");
         else
@@ -134,8 +135,25 @@ static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i) {
         return 0;
 }
 
+/* Where this command's seccomp programs come from (filter-remote.c): the command line, then
+ * ZYGOTE_RUNC_FILTER, the user's setting of this program ("local", or "zygoted": a failure to
+ * get the program from zygoted is an error, for benchmarks and tests). */
+static void filter_from(struct zrc_ctx *c, bool no_zygote) {
+        const char *mode = secure_getenv("ZYGOTE_RUNC_FILTER");
+
+        if (mode && *mode && !streq(mode, "local") && !streq(mode, "zygoted"))
+                zrc_info(c, "ZYGOTE_RUNC_FILTER=%s is neither \"local\" nor \"zygoted\": ignored", mode);
+        if (no_zygote || (mode && streq(mode, "local")))
+                c->filter.from = ZRC_FILTER_LOCAL;
+        else if (mode && streq(mode, "zygoted"))
+                c->filter.from = ZRC_FILTER_ZYGOTED;
+        else
+                c->filter.from = ZRC_FILTER_ZYGOTED_OR_LOCAL;
+}
+
 int main(int argc, char **argv) {
         struct zrc_ctx c = { .root = ZRC_RUNC_DEFAULT_ROOT };
+        bool no_zygote = false;
         const char *cmd;
         int i, r;
 
@@ -164,10 +182,10 @@ int main(int argc, char **argv) {
                         usage(stdout);
                         return 0;
                 }
-                if (parse_global(&c, argc, argv, &i) != 0)
+                if (parse_global(&c, argc, argv, &i, &no_zygote) != 0)
                         return 1;
         }
-        zrc_runc_filter_setup(&c, c.zygote_socket, c.no_zygote);
+        filter_from(&c, no_zygote);
         if (i >= argc) {
                 usage(stderr);
                 return 1;

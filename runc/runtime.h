@@ -109,16 +109,19 @@ struct zrc_oci {
         json_object *sysctl;    /* linux.sysctl (keys checked), or NULL */
 
         struct zp_profile *seccomp;    /* NULL: no filter */
+        char seccomp_source[512];      /* where it came from, for the debug line */
         const char *listener_path;     /* linux.seccomp.listenerPath (in root's tree), or NULL */
         const char *listener_metadata; /* linux.seccomp.listenerMetadata, or NULL */
         char **owned;                  /* strings the mounts point to that nothing else owns */
         size_t n_owned;
 };
 
+struct zrc_ctx;
 /* Reads BUNDLE/config.json (and the process of it, or of process_path when not NULL, as exec's
- * --process gives). cgroup_v2_only tells how to mount "cgroup". */
-int zrc_oci_load(const char *bundle, const char *process_path, bool cgroup_v2_only, struct zrc_oci **ret,
-                 char **ret_error);
+ * --process gives). cgroup_v2_only tells how to mount "cgroup"; the seccomp program comes from
+ * where c->filter says. */
+int zrc_oci_load(const struct zrc_ctx *c, const char *bundle, const char *process_path, bool cgroup_v2_only,
+                 struct zrc_oci **ret, char **ret_error);
 void zrc_oci_free(struct zrc_oci *o);
 struct zrc_cgroup_view; /* cgroup.c */
 /* v1/hybrid: turns each "cgroup" mount into a tmpfs with a bind (read-only unless the config says
@@ -257,16 +260,29 @@ int zrc_rm_rf(const char *path);
 
 /* ---- filter-remote.c: the seccomp program from zygoted (GetFilter) or compiled here ---- */
 
+/* Where a container's seccomp program comes from: the caller's choice, passed in its struct
+ * zrc_ctx (zygote-runc's command line, zygoted's container worker), never a global or the
+ * environment. */
+enum zrc_filter_from {
+        ZRC_FILTER_ZYGOTED_OR_LOCAL, /* zygoted if one we trust answers, else compiled here */
+        ZRC_FILTER_LOCAL,            /* compiled here, zygoted not asked */
+        ZRC_FILTER_ZYGOTED,          /* zygoted's, or an error (no compile here) */
+};
+
+struct zrc_filter_source {
+        enum zrc_filter_from from;
+        const char *socket; /* zygoted's socket; NULL: libzygote's default ($ZYGOTE_SOCKET, ...) */
+        /* Asked first when set (zygoted's container worker: the daemon's cache as the fork left
+         * it): 0 and *ret, or <0 to go on. why: where it came from, for the debug line. */
+        int (*cached)(void *userdata, json_object *seccomp, struct zp_profile **ret, char *why, size_t why_size);
+        void *userdata;
+};
+
 struct zrc_ctx;
-/* The command's context and options (socket NULL: $ZYGOTE_SOCKET or the default). */
-void zrc_runc_filter_setup(const struct zrc_ctx *c, const char *socket, bool no_zygote);
-/* seccomp (config's linux.seccomp) as a compiled profile, from zygoted or compiled here. */
-int zrc_runc_filter_load(const char *config, json_object *seccomp, struct zp_profile **ret, char **ret_error);
-/* Asked before zygoted's socket (zygoted's container worker: the daemon's cache as the fork left
- * it): 0 and *ret, or <0 to go on asking zygoted. why: for the debug line. */
-extern int (*zrc_runc_filter_provider)(json_object *seccomp, struct zp_profile **ret, char *why, size_t why_size);
-/* Where the last program came from, for a debug line. */
-const char *zrc_runc_filter_source(void);
+/* seccomp (config's linux.seccomp) as a compiled profile, from where c->filter says; *source
+ * (source_size bytes) tells where it came from, for a debug line. */
+int zrc_runc_filter_load(const struct zrc_ctx *c, const char *config, json_object *seccomp, struct zp_profile **ret,
+                         char *source, size_t source_size, char **ret_error);
 
 /* ---- sealed-copy.c ---- */
 
@@ -281,8 +297,7 @@ struct zrc_ctx {
         const char *log_path;
         bool log_json;
         bool debug;
-        const char *zygote_socket; /* --zygote-socket */
-        bool no_zygote;            /* --no-zygote */
+        struct zrc_filter_source filter; /* where seccomp programs come from (filter-remote.c) */
         /* zygoted's container worker: error messages go to msg_fd (one write each, a
          * SOCK_SEQPACKET message) instead of stderr, which is the container's */
         bool msg_to_fd;
