@@ -62,7 +62,7 @@ static int read_file(const char *dir, const char *file, char *buf, size_t len) {
 }
 
 /* Whether every controller of the comma list "a,b" is in the mount's super options. */
-static bool has_controllers(const char *options, const char *list) {
+bool zrc_cgroup_has_controllers(const char *options, const char *list) {
         _cleanup_free_ char *copy = strdup(list);
         char *save = NULL;
 
@@ -86,8 +86,7 @@ static bool has_controllers(const char *options, const char *list) {
         return true;
 }
 
-/* The mount point of the hierarchy with these controllers ("" for cgroup2). */
-static int find_mount(const char *controllers, char **ret_mnt, char **ret_root) {
+int zrc_cgroup_find_mount(const char *controllers, char **ret_mnt, char **ret_root) {
         _cleanup_free_ char *line = NULL;
         size_t cap = 0;
         FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -101,8 +100,9 @@ static int find_mount(const char *controllers, char **ret_mnt, char **ret_root) 
                 if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2 ||
                     sscanf(sep + 3, "%63s %255s %1023s", fstype, source, super) != 3)
                         continue;
-                if (controllers[0] == '\0' ? !streq(fstype, "cgroup2")
-                                           : !streq(fstype, "cgroup") || !has_controllers(super, controllers))
+                if (controllers[0] == '\0'
+                            ? !streq(fstype, "cgroup2")
+                            : !streq(fstype, "cgroup") || !zrc_cgroup_has_controllers(super, controllers))
                         continue;
                 fclose(f);
                 *ret_mnt = strdup(mnt);
@@ -231,7 +231,7 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *res
                 v2 = c1[1] == '\0';
                 /* a cgroup of its own in every hierarchy, as runc makes: the container's view of
                  * a hierarchy (zrc_cgroup_views) is its own directory and nothing above it */
-                if (find_mount(v2 ? "" : c1 + 1, &mnt, &root) < 0)
+                if (zrc_cgroup_find_mount(v2 ? "" : c1 + 1, &mnt, &root) < 0)
                         continue;
                 /* the caller's cgroup as seen below this mount */
                 if (!streq(root, "/") && strncmp(own, root, strlen(root)) == 0)
@@ -246,7 +246,7 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *res
                         break;
                 }
                 r = zrc_mkdir_p(dir, 0755);
-                if (r >= 0 && !v2 && has_controllers(c1 + 1, "cpuset")) {
+                if (r >= 0 && !v2 && zrc_cgroup_has_controllers(c1 + 1, "cpuset")) {
                         r = fill_cpuset(mnt, dir);
                         if (r < 0)
                                 (void) rmdir(dir);
@@ -256,15 +256,15 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *res
                                 *ret_error = NULL;
                         break;
                 }
-                if (has_controllers(c1 + 1, "freezer") || (v2 && cg.v2_only)) {
+                if (zrc_cgroup_has_controllers(c1 + 1, "freezer") || (v2 && cg.v2_only)) {
                         cg.freezer = strdup(dir);
                         cg.freezer_v1 = !v2;
                 }
-                if (!v2 && has_controllers(c1 + 1, "devices"))
+                if (!v2 && zrc_cgroup_has_controllers(c1 + 1, "devices"))
                         free(cg.devices), cg.devices = strdup(dir);
                 if (v2)
                         free(cg.unified), cg.unified = strdup(dir);
-                if (has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only) || (!cg.procs && !v2))
+                if (zrc_cgroup_has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only) || (!cg.procs && !v2))
                         free(cg.procs), cg.procs = strdup(dir);
                 if (asprintf(&cg.origins[cg.n_paths], "%s%s", mnt, streq(own, "/") ? "" : own) < 0) {
                         cg.origins[cg.n_paths] = NULL;
@@ -321,7 +321,7 @@ int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, 
                 if (!c2)
                         continue;
                 *c2 = '\0';
-                if (find_mount(c1[1] == '\0' ? "" : c1 + 1, &mnt, &root) < 0)
+                if (zrc_cgroup_find_mount(c1[1] == '\0' ? "" : c1 + 1, &mnt, &root) < 0)
                         continue;
                 /* only the hierarchies of the host's /sys/fs/cgroup, each under its own name */
                 name = strrchr(mnt, '/');

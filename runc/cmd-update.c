@@ -2,8 +2,9 @@
 /*
  * zygote-runc update: new linux.resources for a created, running or paused container, from
  * --resources FILE (or "-": stdin, as containerd's shim sends them) and runc's flags, which win
- * over the file. The same generator as create (cgroup-resources.c) turns them into writes, so
- * that a field is applied the same way or refused by name in both. What is applied is recorded in
+ * over the file. The cgroup manager's update (cgroup-of.c: the same generator as create,
+ * cgroup-resources.c) turns them into writes, so that a field is applied the same way or refused
+ * by name by create, update and containerd's Update. What is applied is recorded in
  * the state (its "resources": config.json's, each update's fields over them).
  */
 #include <ctype.h>
@@ -111,32 +112,6 @@ static int read_resources(const struct zrc_ctx *c, const char *path, json_object
         return 0;
 }
 
-/* Device rules cannot change here: the container's own list passes (the one its state records,
- * else config.json's, for a container whose state has none), another is refused. */
-static int check_devices(const struct zrc_ctx *c, const struct zrc_state *st, json_object *res) {
-        _cleanup_free_ char *path = NULL, *err = NULL;
-        json_object *devices = NULL, *config = NULL;
-        bool same;
-
-        if (!json_object_object_get_ex(res, "devices", &devices) || !devices)
-                return 0;
-        if (st->resources)
-                same = json_object_equal(devices, zrc_get(st->resources, "devices"));
-        else {
-                if (asprintf(&path, "%s/config.json", st->bundle) < 0)
-                        return -ENOMEM;
-                if (zrc_read_json(path, &config, &err) < 0)
-                        config = NULL;
-                same = json_object_equal(devices, zrc_get(zrc_get(zrc_get(config, "linux"), "resources"), "devices"));
-                json_object_put(config);
-        }
-        if (!same)
-                return zrc_error(c, "update: linux.resources.devices: changing the device rules of a container is "
-                                    "not supported by zygote-runc"),
-                       -EOPNOTSUPP;
-        return 0;
-}
-
 /* into[key] = from[key] for each member of from, an object into an object member by member: the
  * update's fields over the ones applied before, which it leaves as they are (so does the cgroup);
  * an array (device rules, throttles, hugepage limits) or a value replaces the old one. */
@@ -181,10 +156,8 @@ int zrc_cmd_update(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
         struct zrc_opt o[ELEMENTSOF(flags) + 3] = { { "resources", 'r', true },
                                                     { "l3-cache-schema", 0, true },
                                                     { "mem-bw-schema", 0, true } };
-        _cleanup_(zrc_res_plan_done) struct zrc_res_plan plan = {};
         _cleanup_free_ char *err = NULL;
         json_object *res = NULL;
-        unsigned v1, v2;
         struct zrc_state st;
         int k, r, ret = 1;
 
@@ -207,13 +180,8 @@ int zrc_cmd_update(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
         for (size_t i = 0; i < ELEMENTSOF(flags); i++)
                 if (o[i + 3].value && set_flag(c, res, &flags[i], o[i + 3].value) < 0)
                         goto out;
-        if (check_devices(c, &st, res) < 0)
-                goto out;
-        r = zrc_res_host(&v1, &v2);
-        if (r >= 0)
-                r = zrc_res_plan(res, v1, v2, &plan, &err);
-        if (r >= 0)
-                r = zrc_res_apply(&st.cgroup, &plan, &err);
+        /* the cgroup manager's one update, containerd's Update's too (cgroup-of.c) */
+        r = zrc_cgroup_update(&st.cgroup, st.resources, st.bundle, res, &err);
         if (r < 0) {
                 zrc_error(c, "update: %s", err ? err : zrc_errstr(-r));
                 goto out;

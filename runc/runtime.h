@@ -177,6 +177,11 @@ struct zrc_cgroup {
 };
 
 bool zrc_cgroup_is_v2_only(void);
+/* The mount point and root of the hierarchy with these controllers (a comma list; "" for cgroup2),
+ * from /proc/self/mountinfo; -ENOENT when there is none. */
+int zrc_cgroup_find_mount(const char *controllers, char **ret_mnt, char **ret_root);
+/* Whether every controller of the comma list is in options (a mount's, or /proc/PID/cgroup's). */
+bool zrc_cgroup_has_controllers(const char *options, const char *list);
 /* Writes value to DIR/FILE in one write (cgroup and /proc files want that). */
 int zrc_write_at(const char *dir, const char *file, const char *value);
 /* Creates the container's cgroups (relative paths are below the caller's own cgroup) and applies
@@ -212,6 +217,23 @@ int zrc_cgroup_pidfds(const struct zrc_cgroup *cg, int **ret, size_t *ret_n);
 int zrc_cgroup_remove(const struct zrc_cgroup *cg);
 void zrc_cgroup_done(struct zrc_cgroup *cg);
 json_object *zrc_cgroup_to_json(const struct zrc_cgroup *cg);
+/* cgroup-of.c: the cgroups of a container its caller did not create (the containerd shim: the
+ * container zygoted made), as the init's /proc/PID/cgroup names them, in the struct create fills:
+ * every change of them goes through this manager. -EPERM when the init shares a cgroup with the
+ * caller or sits at a hierarchy's root: that one is not the container's. */
+int zrc_cgroup_of_pid(pid_t pid, struct zrc_cgroup *ret);
+/* The container's directory in controller's v1 hierarchy, or its cgroup2 one (controller NULL,
+ * or a v2-only host): for reading counters. -ENOENT when it has none there. */
+int zrc_cgroup_dir(const struct zrc_cgroup *cg, const char *controller, const char **ret);
+/* New linux.resources (res) for a created container, as `zygote-runc update` and containerd's
+ * Update ask: the device rules must stay those applied (applied: the resources recorded, else
+ * BUNDLE/config.json's), every other field planned as create plans it (a field this host cannot
+ * apply refused by name, before anything is written) and written. -errno and *ret_error. */
+int zrc_cgroup_update(const struct zrc_cgroup *cg, json_object *applied, const char *bundle, json_object *res,
+                      char **ret_error);
+/* v1: an eventfd (*ret_fd) the kernel signals at each OOM in the memory cgroup dir, and once more
+ * when it is removed (registered on memory.oom_control through cgroup.event_control). */
+int zrc_cgroup_oom_eventfd(const char *dir, int *ret_fd);
 int zrc_cgroup_from_json(json_object *o, struct zrc_cgroup *ret);
 
 /* ---- state.c ---- */

@@ -50,28 +50,10 @@ static int oom_kills(const char *dir, uint64_t *ret) {
         return 0;
 }
 
-/* v1: the kernel signals the eventfd at each OOM, and once more when the cgroup is removed. */
+/* v1: the kernel signals the eventfd at each OOM, and once more when the cgroup is removed
+ * (registered by the cgroup manager). */
 static int arm_v1(struct zs_oom *o) {
-        _cleanup_free_ char *control = NULL, *events = NULL, *line = NULL;
-        _cleanup_close_ int ocfd = -EBADF, ecfd = -EBADF;
-        int n;
-
-        if (asprintf(&control, "%s/memory.oom_control", o->dir) < 0 ||
-            asprintf(&events, "%s/cgroup.event_control", o->dir) < 0)
-                return -ENOMEM;
-        o->fd = eventfd(0, EFD_CLOEXEC);
-        if (o->fd < 0)
-                return -errno;
-        ocfd = open(control, O_RDONLY | O_CLOEXEC);
-        ecfd = open(events, O_WRONLY | O_CLOEXEC);
-        if (ocfd < 0 || ecfd < 0)
-                return errno == ENOENT ? -EOPNOTSUPP : -errno;
-        n = asprintf(&line, "%d %d", o->fd, ocfd);
-        if (n < 0)
-                return -ENOMEM;
-        if (write(ecfd, line, (size_t) n) != n)
-                return negative_errno();
-        return 0;
+        return zs_cgroup_oom_eventfd(o->dir, &o->fd);
 }
 
 static int arm_v2(struct zs_oom *o) {
@@ -161,15 +143,12 @@ int zs_oom_watch(pid_t init, const char *container_id, struct zs_oom **ret) {
 struct zs_oom *zs_oom_stop(struct zs_oom *o) {
         if (!o)
                 return NULL;
-        if (o->running) {
-                if (write(o->cancel[1], "x", 1) < 0) {
-                        /* the pipe is empty before this write: it cannot fail but for EINTR */
-                }
+        /* the thread's poll sees POLLHUP on the pipe once its only write end is closed */
+        o->cancel[1] = safe_close(o->cancel[1]);
+        if (o->running)
                 pthread_join(o->thread, NULL);
-        }
         safe_close(o->fd);
         safe_close(o->cancel[0]);
-        safe_close(o->cancel[1]);
         free(o->dir);
         free(o->container_id);
         free(o);

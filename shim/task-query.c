@@ -17,7 +17,6 @@
 #include "publish.h"
 #include "reply.h"
 #include "stats.h"
-#include "update.h"
 #include "util.h"
 
 static int reply_empty(struct zs_ttrpc_result *res) {
@@ -282,7 +281,7 @@ int zs_task_stats(const ProtobufCMessage *request, struct zs_ttrpc_result *res) 
 
 int zs_task_update(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
         const Containerd__Task__V2__UpdateTaskRequest *rq = (const void *) request;
-        const char *what = NULL;
+        _cleanup_free_ char *bundle = NULL, *err = NULL;
         struct zs_process *p = NULL;
         pid_t pid = 0;
         int r;
@@ -293,14 +292,17 @@ int zs_task_update(const ProtobufCMessage *request, struct zs_ttrpc_result *res)
         r = find("update", rq->id, "", res, &p);
         if (r >= 0 && p->status != ZS_STATUS_RUNNING && p->status != ZS_STATUS_CREATED)
                 r = zs_fail(res, -EBUSY, "update: the container has exited");
-        if (r >= 0)
+        if (r >= 0) {
                 pid = p->pid;
+                bundle = zs_container_get() && zs_container_get()->bundle ? strdup(zs_container_get()->bundle) : NULL;
+        }
         zs_state_unlock();
         if (r < 0)
                 return r;
-        r = zs_update(pid, (const char *) rq->resources->value.data, rq->resources->value.len, &what);
-        if (r == -EINVAL && what)
-                return zs_fail(res, r, "update: %s", what);
+        /* the manager's update, as `zygote-runc update` runs it: a field refused by name */
+        r = zs_cgroup_update(pid, bundle, (const char *) rq->resources->value.data, rq->resources->value.len, &err);
+        if (r < 0 && err)
+                return zs_fail(res, r, "update: %s", err);
         if (r < 0)
                 return zs_fail(res, r, "update: %s",
                                r == -EPERM ? "the container has no cgroup of its own" : strerror(-r));

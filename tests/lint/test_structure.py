@@ -3,7 +3,10 @@
 
 - no component configures another through a global or an environment variable: a call of
   setenv/putenv, or a global function pointer in a header, stands only where ALLOWED says why;
-- no file over 700 lines, no function over 150.
+- the containerd shim writes no cgroup file itself: a file of its folder that names a cgroup file
+  opens nothing for writing and writes nothing (the container library's manager does);
+- no file over 700 lines, no function over 150;
+- every daemon file has a row in docs/ARCHITECTURE.md's who-calls-whom table.
 
 Plain text reads of the tree: no build needed. Run from ctest (lint-structure) or
 `python3 -m pytest tests/lint/test_structure.py`.
@@ -78,6 +81,34 @@ def test_no_component_configured_by_global_hook():
     assert not bad, "a global function pointer set by another component (pass it in a struct):\n" + "\n".join(bad)
 
 
+# The folder of the containerd shim (containerd-shim-zygote-v2's sources).
+SHIM_DIRS = ("shim", "client/shim")
+CGROUP_FILE = re.compile(r'"(/sys/fs/cgroup[^"]*|(cgroup|memory|cpu|cpuset|cpuacct|pids|freezer|io|blkio|hugetlb|rdma|misc|'
+                         r'net_cls|net_prio)\.[a-z_.]+)"')
+WRITES = re.compile(r'\b(O_WRONLY|O_RDWR|O_APPEND|O_TRUNC|write|pwrite|writev|dprintf|fputs|fprintf|fwrite)\b\s*[(|,)]?'
+                    r'|fopen\s*\([^;]*"[wa+]|fopen\s*\([^;]*"r\+')
+
+
+def test_shim_writes_no_cgroup_file():
+    checked = 0
+    bad = []
+    for rel, path in sources((".c",)):
+        if not any(rel.startswith(d + "/") for d in SHIM_DIRS):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        if not CGROUP_FILE.search(text):
+            continue
+        checked += 1
+        for n, line in enumerate(code_lines(path), 1):
+            # fprintf(stderr, ...) is the log, not a file
+            if WRITES.search(line) and "stderr" not in line:
+                bad.append(f"{rel}:{n}: {line.strip()}")
+    assert checked, "no shim file names a cgroup file: has the shim moved (SHIM_DIRS)?"
+    assert not bad, ("the shim writes in a file that names cgroup files (go through the container library's "
+                     "cgroup manager):\n" + "\n".join(bad))
+
+
 def test_file_size():
     bad = []
     for rel, path in sources():
@@ -114,6 +145,32 @@ def test_function_size():
             if length > MAX_FUNCTION_LINES:
                 bad.append(f"{rel}:{first}: {name}: {length} lines")
     assert not bad, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(bad)
+
+
+def architecture_table():
+    """The modules named in the first column of docs/ARCHITECTURE.md's who-calls-whom table (the
+    one whose header is `| module | calls |`), and the rows' texts."""
+    with open(os.path.join(ROOT, "docs", "ARCHITECTURE.md"), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    start = next(i for i, line in enumerate(lines) if re.match(r"^\|\s*module\s*\|\s*calls\s*\|", line))
+    named, rows = set(), []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = line.split("|")
+        named.update(re.findall(r"`([\w.-]+\.c)`", cells[1]))
+        rows.append(line)
+    return named, rows
+
+
+def test_every_daemon_file_in_architecture_table():
+    named, _ = architecture_table()
+    files = sorted(f for f in os.listdir(os.path.join(ROOT, "daemon")) if f.endswith(".c"))
+    missing = [f for f in files if f not in named]
+    gone = sorted(n for n in named if n not in files)
+    assert not missing, "daemon files without a row in docs/ARCHITECTURE.md's who-calls-whom table: " + \
+        ", ".join(missing)
+    assert not gone, "rows of docs/ARCHITECTURE.md's who-calls-whom table for no daemon file: " + ", ".join(gone)
 
 
 if __name__ == "__main__":

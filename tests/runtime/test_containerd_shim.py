@@ -294,8 +294,9 @@ def test_stats_and_pause(run, bundle):
 
 
 def test_update(run, bundle):
-    """Update: memory and pids limits written to the container's cgroup, read back with Stats;
-    resources it cannot update are refused."""
+    """Update: memory and pids limits written to the container's cgroup by the container library's
+    manager, read back with Stats; what it cannot apply is refused by name, in the words of
+    `zygote-runc update` (the same manager), and nothing is written then."""
     bundle.set_args("sleep", "1000")
     r = run()
     r.create()
@@ -319,11 +320,23 @@ def test_update(run, bundle):
     else:
         pids, memory = w.decode(w.first(metrics, 1)), w.decode(w.first(metrics, 4))
         assert (w.first(pids, 2), w.first(memory, 33)) == (42, 48 << 20), metrics
-    for bad, what in (({"blockIO": {"weight": 10}}, "update: resources: only memory, cpu and pids can be updated"),
-                      ("[", "update: resources: not JSON")):
+    refused = "not supported by zygote-runc"
+    for bad, code, what in (
+            ({"pids": {"limit": 7}, "memory": {"kernel": 64 << 20}}, w.UNIMPLEMENTED,
+             f"update: linux.resources.memory.kernel: kernel memory limits are {refused}"),
+            ({"pids": {"limit": 7}, "intelRdt": {}}, w.UNIMPLEMENTED, f"update: linux.resources.intelRdt: {refused}"),
+            ({"pids": {"limit": 7}, "devices": [{"allow": True, "access": "rwm"}]}, w.UNIMPLEMENTED,
+             f"update: linux.resources.devices: changing the device rules of a container is {refused}"),
+            ({"pids": {"limit": "7"}}, w.INVALID_ARGUMENT, "update: linux.resources.pids.limit: not an integer"),
+            ("[", w.INVALID_ARGUMENT, "update: linux.resources: not JSON")):
         with pytest.raises(w.Error) as e:
             r.call("Update", (2, [(1, url), (2, bad.encode() if isinstance(bad, str) else json.dumps(bad).encode())]))
-        assert (e.value.code, e.value.message) == (w.INVALID_ARGUMENT, what)
+        assert (e.value.code, e.value.message) == (code, what)
+    # refused before anything was written: the pids limit is still the one applied above
+    stats = w.decode(w.first(r.call("Stats"), 1))
+    metrics = w.decode(w.first(stats, 2))
+    pids = w.decode(w.first(metrics, 2 if w.first(stats, 1) == b"io.containerd.cgroups.v1.Metrics" else 1))
+    assert w.first(pids, 2) == 42, metrics
 
 
 def test_oom_event(run, bundle):
