@@ -6,7 +6,9 @@
 - the containerd shim writes no cgroup file itself: a file of its folder that names a cgroup file
   opens nothing for writing and writes nothing (the container library's manager does);
 - no file over 700 lines, no function over 150;
-- every daemon file has a row in docs/ARCHITECTURE.md's who-calls-whom table.
+- every daemon file has a row in docs/ARCHITECTURE.md's who-calls-whom table;
+- no cycle between the files of one folder (a file calls a function another defines, by name),
+  but those KNOWN_CYCLES lists with the reason they stay.
 
 Plain text reads of the tree: no build needed. Run from ctest (lint-structure) or
 `python3 -m pytest tests/lint/test_structure.py`.
@@ -35,10 +37,11 @@ ALLOWED_HOOKS = {
 }
 
 
-def sources(exts=(".c", ".h")):
+def sources(exts=(".c", ".h"), tests=False):
     for top, dirs, files in os.walk(ROOT):
         rel = os.path.relpath(top, ROOT)
-        if rel.split(os.sep)[0] in SKIP_DIRS or rel.startswith("build"):
+        first = rel.split(os.sep)[0]
+        if (first in SKIP_DIRS and not (tests and first == "tests")) or rel.startswith("build"):
             dirs[:] = []
             continue
         dirs.sort()
@@ -111,7 +114,7 @@ def test_shim_writes_no_cgroup_file():
 
 def test_file_size():
     bad = []
-    for rel, path in sources():
+    for rel, path in sources((".c", ".h", ".py"), tests=True):
         with open(path, encoding="utf-8", errors="replace") as f:
             n = sum(1 for _ in f)
         if n > MAX_FILE_LINES:
@@ -120,31 +123,113 @@ def test_file_size():
 
 
 def functions(path):
-    """(name, first line, length) of each function definition: a line at column 0 that opens a
-    body (ends with '{', is not a struct/enum/union/initializer) up to the next '}' at column 0."""
+    """(name, first line, length, static) of each function definition: a body opened at brace
+    depth 0 whose header (from the last line at column 0 before it) has a parameter list and is
+    not a struct, enum, union or initializer; the length runs from the header to the closing
+    brace."""
     lines = code_lines(path)
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.endswith("{") and line[:1] not in ("", " ", "\t", "#", "}") and ")" in line \
-                and not re.match(r"^(static\s+)?(const\s+)?(struct|enum|union)\s+\w+\s*\{", line) and "=" not in line:
-            start = i
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith("}"):
-                j += 1
-            m = re.search(r"(\w+)\s*\(", line)
-            yield (m.group(1) if m else "?"), start + 1, j - start + 1
-            i = j
-        i += 1
+    depth, header = 0, None
+    start = None
+    for i, line in enumerate(lines):
+        if depth == 0:
+            if line[:1] not in ("", " ", "\t", "#", "}") or (header is not None and line.strip()):
+                if header is None or line[:1] not in ("", " ", "\t"):
+                    header = i
+            if not line.strip() or line.startswith("#"):
+                header = None if not line.strip() else header
+        opens, closes = line.count("{"), line.count("}")
+        if depth == 0 and opens > closes and header is not None:
+            text = " ".join(lines[header:i + 1])
+            m = re.search(r"(\w+)\s*\(", text)
+            if m and not re.match(r"^\s*(typedef\s+)?(static\s+)?(const\s+)?(struct|enum|union)\s+\w*\s*\{", text) \
+                    and "=" not in text.split("(")[0]:
+                start = (m.group(1), header, text.lstrip().startswith("static"))
+        depth += opens - closes
+        if depth == 0 and start is not None and closes:
+            name, first, static = start
+            yield name, first + 1, i - first + 1, static
+            start = None
+        if depth == 0 and (";" in line or "}" in line):
+            header = None
 
 
 def test_function_size():
     bad = []
-    for rel, path in sources((".c",)):
-        for name, first, length in functions(path):
+    for rel, path in sources((".c",), tests=True):
+        for name, first, length, _ in functions(path):
             if length > MAX_FUNCTION_LINES:
                 bad.append(f"{rel}:{first}: {name}: {length} lines")
     assert not bad, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(bad)
+
+
+# Cycles left on purpose, each a set of files of one folder.
+KNOWN_CYCLES = {
+    # the caller's facets: caller.c reads the LSM label through caller-lsm.c, which takes the
+    # process's attributes from caller.c's reader; being reworked for speed at the same time
+    frozenset({"daemon/caller.c", "daemon/caller-lsm.c"}),
+    # the transport: server.c's connections and server-read.c's framing; being reworked
+    frozenset({"daemon/server.c", "daemon/server-read.c"}),
+    # the runtime library's: the planner's helpers beside its dispatcher, and the cgroup writes
+    # with the state's directories (to be broken when the library gets its folder)
+    frozenset({"runc/cgroup-resources.c", "runc/cgroup-resources-blkio.c"}),
+    frozenset({"runc/cgroup.c", "runc/cgroup-limits.c", "runc/state.c"}),
+}
+
+
+def call_graph(folder):
+    """{file: {file it calls}} for the .c files of one folder, by the global functions each
+    defines and the names each calls."""
+    files = {rel: path for rel, path in sources((".c",)) if os.path.dirname(rel) == folder}
+    defined = {}
+    for rel, path in files.items():
+        for name, _, _, static in functions(path):
+            if not static:
+                defined.setdefault(name, rel)
+    graph = {}
+    for rel, path in files.items():
+        called = set(re.findall(r"\b(\w+)\s*\(", "\n".join(code_lines(path))))
+        graph[rel] = {defined[n] for n in called if n in defined and defined[n] != rel}
+    return graph
+
+
+def cycles(graph):
+    """The strongly connected components of more than one file (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(frozenset(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_cycle_between_files_of_a_folder():
+    folders = sorted({os.path.dirname(rel) for rel, _ in sources((".c",))})
+    found = [c for f in folders for c in cycles(call_graph(f))]
+    new = [" <-> ".join(sorted(c)) for c in found if c not in KNOWN_CYCLES]
+    assert not new, "files of one folder that call each other (a cycle):\n" + "\n".join(new)
+    gone = [" <-> ".join(sorted(c)) for c in KNOWN_CYCLES if c not in found]
+    assert not gone, "KNOWN_CYCLES lists a cycle that is gone (take it out):\n" + "\n".join(gone)
 
 
 def architecture_table():
