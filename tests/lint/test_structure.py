@@ -6,6 +6,8 @@
 - the containerd shim writes no cgroup file itself: a file of its folder that names a cgroup file
   opens nothing for writing and writes nothing (the container library's manager does);
 - no file over 700 lines, no function over 150;
+- the prefix follows the folder: a global function (or a header's inline one) of a component
+  folder is named with its prefix (docs/CODING_STYLE.md's table), but UNPREFIXED's;
 - every daemon file has a row in docs/ARCHITECTURE.md's who-calls-whom table;
 - no cycle between the files of one folder (a file calls a function another defines, by name),
   but those KNOWN_CYCLES lists with the reason they stay.
@@ -143,7 +145,7 @@ def functions(path):
             m = re.search(r"(\w+)\s*\(", text)
             if m and not re.match(r"^\s*(typedef\s+)?(static\s+)?(const\s+)?(struct|enum|union)\s+\w*\s*\{", text) \
                     and "=" not in text.split("(")[0]:
-                start = (m.group(1), header, text.lstrip().startswith("static"))
+                start = (m.group(1), header, re.search(r"\bstatic\b", text.split(m.group(1))[0]) is not None)
         depth += opens - closes
         if depth == 0 and start is not None and closes:
             name, first, static = start
@@ -230,6 +232,34 @@ def test_no_cycle_between_files_of_a_folder():
     assert not new, "files of one folder that call each other (a cycle):\n" + "\n".join(new)
     gone = [" <-> ".join(sorted(c)) for c in KNOWN_CYCLES if c not in found]
     assert not gone, "KNOWN_CYCLES lists a cycle that is gone (take it out):\n" + "\n".join(gone)
+
+
+PREFIXES = {
+    "common": ("zc_",), "engine": ("ze_",), "profile": ("zp_",), "reference": ("zr_",), "daemon": ("zd_",),
+    "container": ("zct_",), "runc": ("zrc_",), "libzygote": ("zy_", "lzy_"), "cli": ("lc_",), "shim": ("zs_",),
+    "client/libzygote": ("zy_", "lzy_"), "client/launchctl": ("lc_",), "client/containerd-shim": ("zs_",),
+}
+UNPREFIXED = {
+    # systemd's names for the cleanup helpers, which every C programmer of the field reads at once
+    "freep", "safe_close", "closep", "close_pairp", "negative_errno", "streq_ptr", "json_object_putp",
+    # common's fd and pidfd helpers: used in every folder, to be zc_ when none of those is changed
+    "close_many", "send_fds", "recv_fds", "clone_with_pidfd", "pidfd_open_pid", "pidfd_kill", "pidfd_wait",
+    "pidfd_reap", "pidfd_exit_status",
+}
+
+
+def test_prefix_follows_the_folder():
+    bad = []
+    for rel, path in sources():
+        folder = next((f for f in sorted(PREFIXES, key=len, reverse=True) if rel.startswith(f + "/")), None)
+        if not folder or os.path.basename(rel) == "zygote-shim.c":  # the example shim: a program, no API
+            continue
+        for name, first, _, static in functions(path):
+            if (static and not rel.endswith(".h")) or name in ("main", "__attribute__") or name in UNPREFIXED:
+                continue
+            if not name.startswith(PREFIXES[folder]):
+                bad.append(f"{rel}:{first}: {name} (prefix {' or '.join(PREFIXES[folder])})")
+    assert not bad, "names without their folder's prefix:\n" + "\n".join(bad)
 
 
 def architecture_table():
