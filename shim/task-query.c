@@ -36,6 +36,27 @@ static int find(const char *what, const char *id, const char *exec_id, struct zs
         return 0;
 }
 
+/* The container's init, running (or created too: update), as the cgroup calls take it; its bundle
+ * (malloc'd) when ret_bundle is not NULL. Takes and releases the lock. */
+static int container_init(const char *what, const char *id, bool created_too, struct zs_ttrpc_result *res,
+                          pid_t *ret_pid, char **ret_bundle) {
+        struct zs_process *p = NULL;
+        struct zs_container *c;
+        int r;
+
+        zs_state_lock();
+        r = find(what, id, "", res, &p);
+        if (r >= 0 && p->status != ZS_STATUS_RUNNING && !(created_too && p->status == ZS_STATUS_CREATED))
+                r = zs_fail(res, -EBUSY, "%s: the container %s", what, created_too ? "has exited" : "is not running");
+        c = zs_container_get();
+        if (r >= 0 && ret_bundle && c && c->bundle && !(*ret_bundle = strdup(c->bundle)))
+                r = zs_fail(res, -ENOMEM, "%s: out of memory", what);
+        if (r >= 0)
+                *ret_pid = p->pid;
+        zs_state_unlock();
+        return r;
+}
+
 int zs_task_state(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
         const Containerd__Task__V2__StateRequest *rq = (const void *) request;
         Containerd__Task__V2__StateResponse resp = CONTAINERD__TASK__V2__STATE_RESPONSE__INIT;
@@ -196,17 +217,10 @@ int zs_task_resize_pty(const ProtobufCMessage *request, struct zs_ttrpc_result *
 
 static int freeze(const char *id, bool frozen, struct zs_ttrpc_result *res) {
         const char *what = frozen ? "pause" : "resume";
-        struct zs_process *p = NULL;
         pid_t pid = 0;
         int r;
 
-        zs_state_lock();
-        r = find(what, id, "", res, &p);
-        if (r >= 0 && p->status != ZS_STATUS_RUNNING)
-                r = zs_fail(res, -EBUSY, "%s: the container is not running", what);
-        if (r >= 0)
-                pid = p->pid;
-        zs_state_unlock();
+        r = container_init(what, id, false, res, &pid, NULL);
         if (r < 0)
                 return r;
         r = zs_cgroup_freeze(pid, frozen);
@@ -254,18 +268,11 @@ int zs_task_stats(const ProtobufCMessage *request, struct zs_ttrpc_result *res) 
         Google__Protobuf__Any any = GOOGLE__PROTOBUF__ANY__INIT;
         _cleanup_free_ uint8_t *data = NULL;
         const char *url = NULL;
-        struct zs_process *p = NULL;
         pid_t pid = 0;
         size_t n = 0;
         int r;
 
-        zs_state_lock();
-        r = find("stats", rq->id, "", res, &p);
-        if (r >= 0 && p->status != ZS_STATUS_RUNNING)
-                r = zs_fail(res, -EBUSY, "stats: the container is not running");
-        if (r >= 0)
-                pid = p->pid;
-        zs_state_unlock();
+        r = container_init("stats", rq->id, false, res, &pid, NULL);
         if (r < 0)
                 return r;
         r = zs_stats(pid, &url, &data, &n);
@@ -282,21 +289,12 @@ int zs_task_stats(const ProtobufCMessage *request, struct zs_ttrpc_result *res) 
 int zs_task_update(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
         const Containerd__Task__V2__UpdateTaskRequest *rq = (const void *) request;
         _cleanup_free_ char *bundle = NULL, *err = NULL;
-        struct zs_process *p = NULL;
         pid_t pid = 0;
         int r;
 
         if (!rq->resources || !rq->resources->value.data)
                 return zs_fail(res, -EINVAL, "update: no resources");
-        zs_state_lock();
-        r = find("update", rq->id, "", res, &p);
-        if (r >= 0 && p->status != ZS_STATUS_RUNNING && p->status != ZS_STATUS_CREATED)
-                r = zs_fail(res, -EBUSY, "update: the container has exited");
-        if (r >= 0) {
-                pid = p->pid;
-                bundle = zs_container_get() && zs_container_get()->bundle ? strdup(zs_container_get()->bundle) : NULL;
-        }
-        zs_state_unlock();
+        r = container_init("update", rq->id, true, res, &pid, &bundle);
         if (r < 0)
                 return r;
         /* the manager's update, as `zygote-runc update` runs it: a field refused by name */
