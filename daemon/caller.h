@@ -92,7 +92,7 @@ struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, bool kee
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
  * -ENOTUNIQ when its threads run with different ids, -EILSEQ when they run under different
- * AppArmor or SELinux labels, -ENODATA when its label (or zygoted's) cannot be read, -EMLINK
+ * AppArmor or SELinux labels, -EREMCHG when they are in different namespaces or cgroups, -ENODATA when its label (or zygoted's) cannot be read, -EMLINK
  * when it has more than 64 threads (each must be read), or another negative errno. conn_fd < 0
  * takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a state
  * zd_caller_done() accepts. */
