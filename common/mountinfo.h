@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * /proc/PID/mountinfo, as far as zygoted and its pid namespaces' inits read it.
+ * /proc/PID/mountinfo, as far as zygoted, its pid namespaces' inits and the containerd shim read it.
  */
 #pragma once
 
