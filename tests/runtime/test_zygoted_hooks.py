@@ -97,6 +97,7 @@ SHED = {
     "bounding-set": (ELEVEN, ["setpriv", f"--bounding-set={setpriv_list(ELEVEN)}", "--inh-caps=-all"], None, False),
 }
 KINDS = ("prestart", "createRuntime", "createContainer")
+RUNC_KINDS = ("prestart", "createRuntime", "createContainer", "poststart", "poststop")
 
 
 @pytest.fixture
@@ -110,13 +111,13 @@ def caller_cgroup():
     os.rmdir(cg)  # the caller, the worker and the hooks have exited; the init moved out
 
 
-def hooks_bundle(bundle, out, caps):
-    """A bundle whose prestart, createRuntime and createContainer hooks write what they see; its
-    process asks for CAP_KILL within a bounding set of caps (the caller's)."""
+def hooks_bundle(bundle, out, caps, kinds=KINDS):
+    """A bundle whose hooks of kinds write what they see; its process asks for CAP_KILL within a
+    bounding set of caps (the caller's)."""
     with open(out / "seen.py", "w") as f:
         f.write(SEEN)
     bundle.config["hooks"] = {k: [{"path": sys.executable, "args": ["python3", str(out / "seen.py"),
-                                                                    str(out / f"{k}.json")]}] for k in KINDS}
+                                                                    str(out / f"{k}.json")]}] for k in kinds}
     pc = bundle.config["process"]["capabilities"]
     pc["bounding"] = list(caps)
     for kind in ("effective", "permitted"):
@@ -209,3 +210,44 @@ def test_hooks_nothing_would_run_are_refused(daemon, bundle, kind):
     finally:
         os.close(fd)
     assert r.error == L + "SpawnFailed" and f"hooks.{kind}" in r.parameters["message"], dict(r)
+
+
+# zygote-runc's caller: writes what it holds, then becomes zygote-runc (argv[2:]).
+RUNC_CALLER = r"""
+import json, os, sys
+sys.path.insert(0, os.path.dirname(sys.argv[1]))
+import seen
+with open(sys.argv[1], "w") as f:
+    json.dump(seen.seen(), f)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def test_zygote_runcs_hooks_are_its_callers_children(runc, bundle, open_tmp, caller_cgroup):
+    """The counterpart: zygote-runc's own hooks, poststart and poststop included, are its
+    children and hold what its caller holds, no more: a root caller locked with SECBIT_NOROOT and
+    eleven ambient capabilities runs a container; each hook's sets are within the caller's, its
+    securebits the caller's, its cgroups the caller's (createContainer: the container's)."""
+    caps, wrapper, _, _ = SHED["noroot-ambient"]
+    held = zytest.caps_mask(caps)
+    hooks_bundle(bundle, open_tmp, caps, RUNC_KINDS)
+    with open(open_tmp / "caller.py", "w") as f:
+        f.write(RUNC_CALLER)
+    mine = str(open_tmp / "caller.json")
+    script = f'echo $$ > {caller_cgroup}/cgroup.procs && exec "$@"'
+    name = container_id()
+    r = subprocess.run(["sh", "-c", script, "sh", *wrapper, sys.executable, str(open_tmp / "caller.py"), mine,
+                        runc.binary, "--root", runc.root, "run", "--bundle", bundle.path, name],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    with open(mine) as f:
+        caller = json.load(f)
+    assert caller["CapEff"] == held and caller["securebits"] & SECBIT_NOROOT, caller
+    for kind in RUNC_KINDS:
+        with open(open_tmp / f"{kind}.json") as f:
+            hook = json.load(f)
+        for k in CAP_SETS:
+            assert hook[k] & ~caller[k] == 0, f"{kind}: {k} {hook[k]:#x}, the caller's {caller[k]:#x}"
+        assert hook["securebits"] & caller["securebits"] == caller["securebits"], (kind, hook, caller)
+        if kind != "createContainer":
+            assert hook["cgroup"] == caller["cgroup"], f"{kind}: in {hook['cgroup']!r}"
