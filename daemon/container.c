@@ -277,12 +277,15 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
         zc_signals_reset(NULL);
         worker_join_cgroups(caller, fds[W_REPORT]); /* before worker_fds() closes their fds */
         worker_fds(fds);
-        /* No capability the caller lacks, for the worker, its hooks and the container */
-        r = ze_capbset_drop(~held, d->features.capbset_drop_mask, d->features.cap_last);
+        /* No limit above the caller's and no capability the caller lacks, for the worker, its
+         * hooks and the container (whose config may raise a limit only with CAP_SYS_RESOURCE) */
+        r = ze_step_rlimits(caller->rlimits, caller->n_rlimits, &(int){ 0 });
+        if (r >= 0)
+                r = ze_capbset_drop(~held, d->features.capbset_drop_mask, d->features.cap_last);
         if (r >= 0)
                 r = ze_step_capset(held, held, caller->cap_inh & held);
         if (r < 0) {
-                zrc_error(&ctx, "taking the caller's capabilities: %s", strerror(-r));
+                zrc_error(&ctx, "taking the caller's limits and capabilities: %s", strerror(-r));
                 worker_report(W_REPORT, -r, 0, -1, -1, false);
                 _exit(1);
         }

@@ -43,6 +43,8 @@ def seen():
     out["securebits"] = libc.prctl(27, 0, 0, 0, 0)  # PR_GET_SECUREBITS
     with open("/proc/self/cgroup") as f:
         out["cgroup"] = f.read()
+    with open("/proc/self/limits") as f:
+        out["limits"] = f.read()
     return out
 if __name__ == "__main__":
     with open(sys.argv[1], "w") as f:
@@ -191,6 +193,36 @@ def test_hooks_hold_nothing_the_caller_lacks(daemon, bundle, open_tmp, caller_cg
             want_cg = init_cgroup if kind == "createContainer" else caller["cgroup"]
             assert hook["cgroup"] == want_cg, f"{kind}: in {hook['cgroup']!r}, want {want_cg!r}"
         assert caller_cgroup[len("/sys/fs/cgroup"):].split("/", 2)[-1] in caller["cgroup"], caller["cgroup"]
+    finally:
+        with daemon.connect() as c:
+            c.call(L + "Delete", {"id": cid})
+
+
+def hard_limit(limits, name):
+    for line in limits.splitlines():
+        if line.startswith(name):
+            return line[len(name):].split()[1]
+    raise AssertionError(f"no {name} in {limits!r}")
+
+
+@pytest.mark.parametrize("limit", [("--nofile=300:300", "Max open files"), ("--nproc=4000:4000", "Max processes"),
+                                   ("--core=1000:1000", "Max core file size")], ids=["nofile", "nproc", "core"])
+def test_hooks_keep_the_callers_limits(daemon, bundle, open_tmp, caller_cgroup, limit):
+    """A caller's resource limits bound its hooks (and its container, whose config may raise them
+    only with CAP_SYS_RESOURCE), as for runc's hooks, its grandchildren."""
+    option, name = limit
+    hooks_bundle(bundle, open_tmp, ELEVEN)
+    bundle.config["process"].pop("rlimits", None)
+    bundle.save()
+    cid, r, caller = create_as(daemon, bundle, open_tmp, ["prlimit", option, "--"], None, caller_cgroup)
+    assert r["error"] is None, r
+    try:
+        want = option.split("=")[1].split(":")[1]
+        assert hard_limit(caller["limits"], name) == want, caller["limits"]
+        for kind in KINDS:
+            with open(open_tmp / f"{kind}.json") as f:
+                hook = json.load(f)
+            assert hard_limit(hook["limits"], name) == want, f"{kind}: {hook['limits']}"
     finally:
         with daemon.connect() as c:
             c.call(L + "Delete", {"id": cid})
