@@ -225,6 +225,7 @@ static void task_free(struct zd_task *t) {
         safe_close(t->status_fd);
         safe_close(t->hold_fd);
         safe_close(t->scope_gate);
+        free(t->gate_message);
         while (t->waiters) {
                 struct zd_waiter *w = t->waiters;
                 t->waiters = w->next;
@@ -409,7 +410,10 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                         zd_log(LOG_INFO, "task %s: worker failed at step %s: %s", t->id,
                                ze_step_to_string((enum ze_step) st.step), strerror(st.err));
                         bool was_created = t->state == ZD_TASK_CREATED;
-                        if (c)
+                        if (c && st.step == ZE_STEP_SCOPE && t->gate_message)
+                                zd_spawn_reply_failed_text(c, ze_step_to_string(ZE_STEP_SCOPE), st.err,
+                                                           t->gate_message);
+                        else if (c)
                                 zd_spawn_reply_failed(c, &t->failure);
                         if (was_created) {
                                 /* Exec failed after Start: the task stays, as stopped. */

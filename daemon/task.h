@@ -62,7 +62,8 @@ struct zd_task {
         struct ze_status failure; /* worker failed before exec */
         /* why the daemon closed the worker's gate without a go (spawn-scope.c), or step 0 */
         struct ze_status gate_failure;
-        bool auto_delete; /* Spawn with "more": forget it once its exit went to the spawner */
+        char *gate_message; /* and in words, for the caller (the manager's or ours), or NULL */
+        bool auto_delete;   /* Spawn with "more": forget it once its exit went to the spawner */
         bool in_table;
         /* Out of the table while alive (deleted, a failed spawn, a worker killed at its gate):
          * on the daemon's dying list until its pidfd says it has gone, so that a stop frees it too. */
