@@ -91,12 +91,27 @@ void zd_spawn_scope_begin(struct spawn *s, struct zd_task *t, int gate) {
 
         snprintf(what, sizeof(what), "zygote: task %s of uid %u", t->id, (unsigned) zd_conn_cred(s->call->conn)->uid);
         t->scope_gate = gate;
+        /* On a hybrid host the manager knows units by name=systemd, which systemd keeps equal to
+         * the unified hierarchy for every process it placed: a caller elsewhere in the unified
+         * one moved itself there, in a subtree delegated to its unit, where BPF programs of its
+         * delegate may hold it. */
+        if (s->req.outlive && cgroup[0] && s->caller.unified_cgroup[0] &&
+            strcmp(cgroup, s->caller.unified_cgroup) != 0) {
+                char why[1200];
+                snprintf(why, sizeof(why),
+                         "the caller's cgroup %s in the unified hierarchy is not its unit's cgroup %s: it is in a "
+                         "subtree delegated to its unit, whose delegate's limits cannot be carried",
+                         s->caller.unified_cgroup, cgroup);
+                on_scope(d, t->id, t->pidref.pid, -EPERM, why);
+                return;
+        }
         if (cgroup[0])
                 r = zd_scope_start_for(d, "task", t->pidref.pid, cgroup, s->req.outlive, what, t->id, on_scope);
         else if (!s->req.outlive)
                 r = zd_scope_start(d, "task", t->pidref.pid, NULL, what, t->id, on_scope);
         else {
-                on_scope(d, t->id, t->pidref.pid, -ESRCH, "the caller's cgroup is not known: its unit cannot be found");
+                on_scope(d, t->id, t->pidref.pid, -ESRCH,
+                         "the caller's cgroup is not known: its unit cannot be found");
                 return;
         }
         if (r < 0)

@@ -21,9 +21,10 @@ from sdbus import FakeSystemd
 from sdmanager import TIMEOUT, FakeManager, reap_zombies, sd_bins, subreaper  # noqa: F401
 
 
-def unit_hierarchy():
-    """(mount point, our cgroup) of the hierarchy zygoted reads units from: name=systemd on a v1
-    or hybrid host, else the unified one; None when there is none to write to."""
+def unit_hierarchies():
+    """[(mount point, our cgroup)] of the hierarchies zygoted reads units from: name=systemd on a
+    v1 or hybrid host (first), and the unified one, which systemd keeps equal to it on a hybrid
+    host; [] when there is none to write to."""
     with open("/proc/self/cgroup") as f:
         lines = [line.rstrip("\n").split(":", 2) for line in f]
     mounts = {}
@@ -32,37 +33,38 @@ def unit_hierarchy():
             pre, _, post = line.partition(" - ")
             fstype, _, opts = post.split()[:3]
             mounts.setdefault((fstype, "name=systemd" in opts), pre.split()[4])
-    for _, ctl, path in lines:
-        if ctl == "name=systemd" and ("cgroup", True) in mounts:
-            return mounts[("cgroup", True)], path
-    for _, ctl, path in lines:
-        if ctl == "" and ("cgroup2", False) in mounts:
-            return mounts[("cgroup2", False)], path
-    return None
+    out = []
+    for want, key in (("name=systemd", ("cgroup", True)), ("", ("cgroup2", False))):
+        for _, ctl, path in lines:
+            if ctl == want and key in mounts and os.access(mounts[key] + path, os.W_OK):
+                out.append((mounts[key], path))
+    return out
 
 
 @pytest.fixture
 def cgroups():
-    """Makes cgroups below the test's own (relative names); removes them at the end."""
-    h = unit_hierarchy()
-    if h is None or not os.access(h[0] + h[1], os.W_OK):
+    """Makes cgroups below the test's own (relative names), in every unit hierarchy (as systemd
+    does); removes them at the end. Returns the path as zygoted reads it (the first hierarchy's)."""
+    hs = unit_hierarchies()
+    if not hs:
         pytest.skip("no writable cgroup hierarchy for systemd's units (name=systemd or cgroup2)")
-    mount, own = h
-    base = f"{own.rstrip('/')}/zyscope-{os.getpid()}"
     made = []
 
     def make(rel):
-        path = f"{base}/{rel}".replace("//", "/")
-        parts = path.strip("/").split("/")
-        for i in range(len(parts)):
-            d = mount + "/" + "/".join(parts[: i + 1])
-            if not os.path.isdir(d):
-                os.mkdir(d)
-                made.append(d)
-        return path
+        paths = []
+        for mount, own in hs:
+            path = f"{own.rstrip('/')}/zyscope-{os.getpid()}/{rel}"
+            parts = path.strip("/").split("/")
+            for i in range(len(parts)):
+                d = mount + "/" + "/".join(parts[: i + 1])
+                if not os.path.isdir(d):
+                    os.mkdir(d)
+                    made.append(d)
+            paths.append(path)
+        make.procs[paths[0]] = [os.path.join(mount + p, "cgroup.procs") for (mount, _), p in zip(hs, paths)]
+        return paths[0]
 
-    make.base = base
-    make.mount = mount
+    make.procs = {}
     yield make
     for d in reversed(made):
         try:
@@ -104,14 +106,16 @@ def world(sd_bins, request):
     shutil.rmtree(d, ignore_errors=True)
 
 
-def run_in(m, cgroups, cgroup, *args):
-    """launchctl ARGS, run from cgroup (an absolute path of the unit hierarchy)."""
+def run_in(m, cgroups, cgroup, *args, procs=None):
+    """launchctl ARGS, run from cgroup (an absolute path of the unit hierarchy), or from the
+    cgroup.procs files procs name."""
     import subprocess
-    procs = os.path.join(cgroups.mount + cgroup, "cgroup.procs")
+    procs = procs or cgroups.procs[cgroup]
+    script = 'for p in $PROCS; do echo $$ > "$p" || exit 99; done; exec "$@"'
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(["sh", "-c", 'echo $$ > "$0" && exec "$@"', procs, m.bins["launchctl"], "--socket",
-                              m.socket, *args], stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd="/",
-                             env={"PATH": "/usr/bin:/bin"})
+        p = subprocess.Popen(["sh", "-c", script, "sh", m.bins["launchctl"], "--socket", m.socket, *args],
+                             stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd="/",
+                             env={"PATH": "/usr/bin:/bin", "PROCS": " ".join(procs)})
         m.wait_process(p, f"launchctl {' '.join(args)}")
         out.seek(0)
         err.seek(0)
@@ -124,8 +128,8 @@ def task_scopes(sysd):
     return [s for s in sysd.scopes() if s[0].startswith("zygote-task-")]
 
 
-def detach(m, cgroups, cgroup, task_id):
-    return run_in(m, cgroups, cgroup, "run", "--detach", "--id", task_id, "--", "true")
+def detach(m, cgroups, cgroup, task_id, procs=None):
+    return run_in(m, cgroups, cgroup, "run", "--detach", "--id", task_id, "--", "true", procs=procs)
 
 
 LIMITS = {
@@ -177,27 +181,35 @@ def test_scope_takes_the_units_slice_and_limits(world, cgroups, layout):
     assert name == "zygote-task-%d.scope" % int(m.state("lim-1")["pid"]), name
 
 
-@pytest.mark.parametrize("case", ["delegated-machine-slice", "delegated-deep", "refused-property", "no-unit"])
+@pytest.mark.parametrize("case", ["delegated-machine-slice", "delegated-deep", "refused-property", "no-unit",
+                                  "hybrid-unified-only"])
 def test_detach_refused_when_limits_cannot_be_carried(world, cgroups, case):
     """A caller in a sub-cgroup named machine.slice of a Delegate=yes unit (today's code put its
     task in the manager's /machine.slice), or deeper in it; a unit that sets a property a scope
-    cannot have; a cgroup no unit holds: `run --detach` fails with the reason, and no scope is
-    asked for."""
+    cannot have; a cgroup no unit holds; on a hybrid host, a caller that moved itself into the
+    sub-cgroup in the unified hierarchy only (name=systemd, which names units, still says its
+    unit's own): `run --detach` fails with the reason, and no scope is asked for."""
     unit_cg = cgroups("deleg")
     props = {"Delegate": ("b", True), "TasksMax": ("t", 8)}
     if case == "refused-property":
         props["RestrictFileSystems"] = ("(bas)", (True, ["ext4"]))
     units = {"deleg.service": {"cgroup": unit_cg, "slice": "system.slice", "props": props}}
     caller = {"delegated-machine-slice": "deleg/machine.slice", "delegated-deep": "deleg/a/b.scope",
-              "refused-property": "deleg", "no-unit": "elsewhere.slice"}[case]
+              "refused-property": "deleg", "no-unit": "elsewhere.slice", "hybrid-unified-only": "deleg"}[case]
     caller_cg = cgroups(caller)
+    procs = None
+    if case == "hybrid-unified-only":
+        if len(cgroups.procs[unit_cg]) < 2:
+            pytest.skip("not a hybrid host (name=systemd and cgroup2 both)")
+        procs = [cgroups.procs[unit_cg][0], cgroups.procs[cgroups("deleg/machine.slice")][1]]
     m, sysd = world(units)
-    r = detach(m, cgroups, caller_cg, "ref-1")
+    r = detach(m, cgroups, caller_cg, "ref-1", procs=procs)
     assert r.returncode != 0, f"a detached task of {caller_cg} was started: {task_scopes(sysd)}"
     assert task_scopes(sysd) == [], task_scopes(sysd)
     want = {"delegated-machine-slice": "delegated", "delegated-deep": "delegated",
-            "refused-property": "RestrictFileSystems", "no-unit": "no unit"}[case]
+            "refused-property": "RestrictFileSystems", "no-unit": "no unit",
+            "hybrid-unified-only": "delegated"}[case]
     assert want in r.stderr, r.stderr
     # the daemon serves on, and a task that is not detached still runs in its caller's cgroup
-    r = run_in(m, cgroups, caller_cg, "run", "--", "true")
+    r = run_in(m, cgroups, caller_cg, "run", "--", "true", procs=procs)
     assert r.returncode == 0, (r.stdout, r.stderr, m.log)
