@@ -62,7 +62,7 @@ int zd_spawn_place(struct spawn *s) {
 }
 
 static void on_scope(struct zd_daemon *d, const char *id, pid_t pid, int r, const char *error) {
-        struct zd_task *t = zd_task_find(d, id);
+        struct zd_task *t = zd_task_find_key(d, id);
 
         if (!t || t->pidref.pid != pid || t->scope_gate < 0)
                 return; /* gone meanwhile (killed, its worker dead): nothing waits */
@@ -102,18 +102,18 @@ void zd_spawn_scope_begin(struct spawn *s, struct zd_task *t, int gate) {
                          "the caller's cgroup %s in the unified hierarchy is not its unit's cgroup %s: it is in a "
                          "subtree delegated to its unit, whose delegate's limits cannot be carried",
                          s->caller.unified_cgroup, cgroup);
-                on_scope(d, t->id, t->pidref.pid, -EPERM, why);
+                on_scope(d, t->key, t->pidref.pid, -EPERM, why);
                 return;
         }
         if (cgroup[0])
-                r = zd_scope_start_for(d, "task", t->pidref.pid, cgroup, s->req.outlive, what, t->id, on_scope);
+                r = zd_scope_start_for(d, "task", t->pidref.pid, cgroup, s->req.outlive, what, t->key, on_scope);
         else if (!s->req.outlive)
-                r = zd_scope_start(d, "task", t->pidref.pid, NULL, what, t->id, on_scope);
+                r = zd_scope_start(d, "task", t->pidref.pid, NULL, what, t->key, on_scope);
         else {
-                on_scope(d, t->id, t->pidref.pid, -ESRCH,
+                on_scope(d, t->key, t->pidref.pid, -ESRCH,
                          "the caller's cgroup is not known: its unit cannot be found");
                 return;
         }
         if (r < 0)
-                on_scope(d, t->id, t->pidref.pid, r, NULL);
+                on_scope(d, t->key, t->pidref.pid, r, NULL);
 }

@@ -21,7 +21,7 @@
  * tasks of one non-root uid: what one user can make the daemon store and send. */
 #define ZD_MAX_ARGV_BYTES_PER_UID (1024u * 1024u)
 /* A task's JSON apart from its argv, at most (List counts a reply before building it). */
-#define ZD_TASK_JSON_MAX_OVERHEAD 512u
+#define ZD_TASK_JSON_MAX_OVERHEAD 640u
 #define ZD_LIST_PAGE_BYTES (2u * 1024u * 1024u) /* one List reply, at most (a task more than that alone) */
 
 struct zd_conn;
@@ -42,6 +42,7 @@ struct zd_waiter {
 struct zd_task {
         struct zd_daemon *d;
         char *id;
+        char *key; /* "OWNER:ID", the table's (task-names.c) */
         char *profile;
         char *exe;
         json_object *argv; /* array of strings */
@@ -85,7 +86,16 @@ int zd_tasks_init(struct zd_daemon *d);
 /* Deleted tasks killed and not yet seen to exit (freed by zd_tasks_free() too). */
 unsigned zd_tasks_dying(const struct zd_daemon *d);
 void zd_tasks_free(struct zd_daemon *d);
-struct zd_task *zd_task_find(struct zd_daemon *d, const char *id);
+/* A task's key in the table: "OWNER:ID", an id in its owner's namespace (task-names.c says how
+ * callers name tasks); its longest form. */
+#define ZD_TASK_KEY_MAX (11 + 1 + 64 + 1)
+int zd_task_key(char *buf, size_t size, uid_t owner, const char *id);
+struct zd_task *zd_task_find_key(struct zd_daemon *d, const char *key);
+/* The task owner names id. */
+struct zd_task *zd_task_find(struct zd_daemon *d, uid_t owner, const char *id);
+/* The task a caller names: an id of its own, or "OWNER:ID" of any owner when any_owner (root),
+ * of itself otherwise. NULL: none (the same whether another owner has that id or not). */
+struct zd_task *zd_task_lookup(struct zd_daemon *d, uid_t caller, bool any_owner, const char *name);
 /* How many tasks uid owns, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */
 unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes);
 /* How many tasks the table holds (live and not yet deleted). */
