@@ -245,8 +245,11 @@ int zd_scope_unit_copy(sd_bus_message *props, const char *caller_cgroup, sd_bus_
         if (r < 0)
                 return r;
 
-        if (!u->id[0] || !u->cgroup[0]) {
-                snprintf(why, why_size, "the service manager did not say which unit holds cgroup %s", caller_cgroup);
+        /* every unit but the root slice is in a slice: without it the scope would go to the
+         * manager's default one, out of the slices that limit the caller */
+        if (!u->id[0] || !u->cgroup[0] || (!u->slice[0] && strcmp(u->id, "-.slice") != 0)) {
+                snprintf(why, why_size, "the service manager did not say which unit holds cgroup %s, or its slice",
+                         caller_cgroup);
                 return -ESRCH;
         }
         if (u->refused[0]) {

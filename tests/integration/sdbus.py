@@ -296,8 +296,10 @@ class FakeSystemd:
         if iface == "org.freedesktop.DBus.Properties" and member == "GetAll":
             for name, u in self.units.items():
                 if unit_path(name) == path:
-                    props = {"Id": ("s", name), "Slice": ("s", u["slice"]), "ControlGroup": ("s", u["cgroup"]),
-                             "MemoryCurrent": ("t", 4096), "ExecMainPID": ("u", 1)}
+                    props = {"Id": ("s", name), "ControlGroup": ("s", u["cgroup"]), "MemoryCurrent": ("t", 4096),
+                             "ExecMainPID": ("u", 1)}
+                    if u["slice"] is not None:  # None: a manager that does not say it
+                        props["Slice"] = ("s", u["slice"])
                     props.update(u.get("props", {}))
                     return [self._reply(m, "a{sv}", [props])]
             return [self._error(m, "org.freedesktop.DBus.Error.UnknownObject", f"no object {path}")]

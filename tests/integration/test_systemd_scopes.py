@@ -182,20 +182,23 @@ def test_scope_takes_the_units_slice_and_limits(world, cgroups, layout):
 
 
 @pytest.mark.parametrize("case", ["delegated-machine-slice", "delegated-deep", "refused-property", "no-unit",
-                                  "hybrid-unified-only"])
+                                  "hybrid-unified-only", "no-slice"])
 def test_detach_refused_when_limits_cannot_be_carried(world, cgroups, case):
     """A caller in a sub-cgroup named machine.slice of a Delegate=yes unit (today's code put its
     task in the manager's /machine.slice), or deeper in it; a unit that sets a property a scope
     cannot have; a cgroup no unit holds; on a hybrid host, a caller that moved itself into the
     sub-cgroup in the unified hierarchy only (name=systemd, which names units, still says its
-    unit's own): `run --detach` fails with the reason, and no scope is asked for."""
+    unit's own); a manager that does not say the unit's slice (the default one could be outside
+    the caller's): `run --detach` fails with the reason, and no scope is asked for."""
     unit_cg = cgroups("deleg")
     props = {"Delegate": ("b", True), "TasksMax": ("t", 8)}
     if case == "refused-property":
         props["RestrictFileSystems"] = ("(bas)", (True, ["ext4"]))
-    units = {"deleg.service": {"cgroup": unit_cg, "slice": "system.slice", "props": props}}
+    units = {"deleg.service": {"cgroup": unit_cg, "slice": None if case == "no-slice" else "system.slice",
+                               "props": props}}
     caller = {"delegated-machine-slice": "deleg/machine.slice", "delegated-deep": "deleg/a/b.scope",
-              "refused-property": "deleg", "no-unit": "elsewhere.slice", "hybrid-unified-only": "deleg"}[case]
+              "refused-property": "deleg", "no-unit": "elsewhere.slice", "hybrid-unified-only": "deleg",
+              "no-slice": "deleg"}[case]
     caller_cg = cgroups(caller)
     procs = None
     if case == "hybrid-unified-only":
@@ -208,7 +211,7 @@ def test_detach_refused_when_limits_cannot_be_carried(world, cgroups, case):
     assert task_scopes(sysd) == [], task_scopes(sysd)
     want = {"delegated-machine-slice": "delegated", "delegated-deep": "delegated",
             "refused-property": "RestrictFileSystems", "no-unit": "no unit",
-            "hybrid-unified-only": "delegated"}[case]
+            "hybrid-unified-only": "delegated", "no-slice": "its slice"}[case]
     assert want in r.stderr, r.stderr
     # the daemon serves on, and a task that is not detached still runs in its caller's cgroup
     r = run_in(m, cgroups, caller_cg, "run", "--", "true", procs=procs)

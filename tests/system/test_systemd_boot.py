@@ -350,14 +350,18 @@ def cgroup_file(m, pid, controller, name):
 
 def test_detached_task_keeps_its_units_limits(machine):
     """A detached task of a `systemd-run -p TasksMax=8 -p MemoryMax=64M -p DevicePolicy=closed -p
-    IPAddressDeny=any` caller is in a scope of the caller's unit's slice with the same limits, as
+    IPAddressDeny=any` caller in zylimited.slice is in a scope of that slice with the same limits, as
     systemd shows them and as the kernel applies them (pids.max, memory.max); a caller in a
     sub-cgroup named machine.slice of a Delegate=yes unit is refused, and no task of it runs in
     the manager's /machine.slice."""
     m = machine
     activate(m)
     unit = "zygote-limited-caller"
-    r = m.run("systemd-run", "--wait", "--quiet", "--collect", f"--unit={unit}", "-p", "TasksMax=8", "-p",
+    # a slice of its own, whose limits must still count the task: its Slice comes from the
+    # manager (a scope in the default system.slice would be out of it)
+    ok(m.run("systemctl", "set-property", "--runtime", "zylimited.slice", "TasksMax=50"), "set-property")
+    r = m.run("systemd-run", "--wait", "--quiet", "--collect", f"--unit={unit}", "--slice=zylimited", "-p",
+              "TasksMax=8", "-p",
               "MemoryMax=64M", "-p", "DevicePolicy=closed", "-p", "IPAddressDeny=any", "--", "/bin/sh", "-c",
               "launchctl run --detach --id limited-sleep -- sleep 1000 </dev/null >/dev/null 2>&1", timeout=120)
     ok(r, "systemd-run -p TasksMax=8 ... launchctl run --detach")
@@ -366,7 +370,7 @@ def test_detached_task_keeps_its_units_limits(machine):
         assert alive(m, t["pid"]) and t["state"] == "running", t
         scope = f"zygote-task-{t['pid']}.scope"
         p = show(m, scope, "Slice", "TasksMax", "MemoryMax", "DevicePolicy", "IPAddressDeny", "ActiveState")
-        assert p["ActiveState"] == "active" and p["Slice"] == "system.slice", p
+        assert p["ActiveState"] == "active" and p["Slice"] == "zylimited.slice", p
         assert p["TasksMax"] == "8" and p["MemoryMax"] == str(64 << 20), p
         assert p["DevicePolicy"] == "closed", p
         assert "0.0.0.0/0" in p["IPAddressDeny"] and "::/0" in p["IPAddressDeny"], p
