@@ -60,6 +60,11 @@ def test_user_takes_roots_id_first(daemon, capsys):
                 assert [(t["id"], t["owner"]) for t in after][:1] == [("web123", NOBODY)], after
                 assert not [t for t in root.call(L + "List", {"after": f"{NOBODY}:web123"}).parameters["tasks"]
                             if t["id"] == "web123"]
+                # launchctl ps as root shows the user's as the name root acts on it by
+                ps = daemon.launchctl("ps")
+                assert ps.returncode == 0, ps.stderr
+                shown = [line.split()[0] for line in ps.stdout.decode().splitlines()[1:]]
+                assert "web123" in shown and f"{NOBODY}:web123" in shown, shown
                 # the same id again, in one's own namespace only, is TaskExists
                 for c in (u, root):
                     e = c.call_error(L + "Spawn", {"argv": ["true"], "id": "web123"})
