@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
@@ -97,8 +98,8 @@ static bool in(const char *const *table, const char *name) {
         return false;
 }
 
-/* Whether a refused property's value (the variant, entered) sets anything: a non-empty list or
- * a true flag anywhere in it. Leaves the message past the value. */
+/* Whether a value (the variant, entered) sets anything: a non-empty list, a true flag or a
+ * non-empty string anywhere in it. Leaves the message past the value. */
 static int value_sets(sd_bus_message *m, bool *ret) {
         char type;
         const char *contents;
@@ -113,12 +114,13 @@ static int value_sets(sd_bus_message *m, bool *ret) {
                         r = sd_bus_message_enter_container(m, type, contents);
                         if (r < 0)
                                 return r;
-                        r = sd_bus_message_at_end(m, false);
-                        if (r < 0)
-                                return r;
-                        if (r == 0)
+                        /* every element skipped: an array is left only at its end */
+                        while ((r = sd_bus_message_at_end(m, false)) == 0) {
                                 *ret = true;
-                        r = sd_bus_message_skip(m, NULL);
+                                r = sd_bus_message_skip(m, NULL);
+                                if (r < 0)
+                                        return r;
+                        }
                         if (r >= 0)
                                 r = sd_bus_message_exit_container(m);
                         if (r < 0)
@@ -153,6 +155,64 @@ static int value_sets(sd_bus_message *m, bool *ret) {
         }
 }
 
+/* Whether a value (the variant, entered, of signature contents) is what the manager reports for
+ * a setting left unset: infinity, 0 (a "u" limit), "" or "auto", nothing listed or switched on.
+ * Such a value is not copied: the scope's own default is the same, or stricter (TasksMax), and a
+ * manager that no longer takes a setting (cgroup v1's) still takes the call. */
+static int value_is_unset(sd_bus_message *m, const char *contents, bool *ret) {
+        bool set;
+        int r;
+
+        if (strcmp(contents, "t") == 0) {
+                uint64_t v;
+                r = sd_bus_message_read_basic(m, 't', &v);
+                *ret = v == UINT64_MAX;
+        } else if (strcmp(contents, "u") == 0) {
+                uint32_t v;
+                r = sd_bus_message_read_basic(m, 'u', &v);
+                *ret = v == 0;
+        } else if (strcmp(contents, "s") == 0) {
+                const char *v = NULL;
+                r = sd_bus_message_read_basic(m, 's', &v);
+                *ret = r >= 0 && (!*v || strcmp(v, "auto") == 0);
+        } else {
+                r = value_sets(m, &set);
+                *ret = !set;
+        }
+        return r < 0 ? r : 0;
+}
+
+/* Appends the property at props (its name read, its variant next) to out, unless unset. */
+static int copy_property(sd_bus_message *props, const char *name, sd_bus_message *out, struct zd_scope_unit *u) {
+        const char *contents;
+        bool unset;
+        int r = sd_bus_message_peek_type(props, NULL, &contents);
+
+        if (r >= 0)
+                r = sd_bus_message_enter_container(props, SD_BUS_TYPE_VARIANT, contents);
+        if (r >= 0)
+                r = value_is_unset(props, contents, &unset);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(props);
+        if (r < 0 || unset)
+                return r;
+        /* back to the start of this "{sv}", past its name, for the copy */
+        r = sd_bus_message_rewind(props, false);
+        if (r >= 0)
+                r = sd_bus_message_skip(props, "s");
+        if (r >= 0)
+                r = sd_bus_message_open_container(out, SD_BUS_TYPE_STRUCT, "sv");
+        if (r >= 0)
+                r = sd_bus_message_append_basic(out, SD_BUS_TYPE_STRING, name);
+        if (r >= 0)
+                r = sd_bus_message_copy(out, props, false);
+        if (r >= 0)
+                r = sd_bus_message_close_container(out);
+        if (r >= 0)
+                u->n_copied++;
+        return r;
+}
+
 /* Reads a string property's value (the variant, not entered) into buf; "" when another type. */
 static int read_string(sd_bus_message *m, char *buf, size_t size) {
         const char *s = NULL;
@@ -182,18 +242,8 @@ static int one_property(sd_bus_message *props, sd_bus_message *out, struct zd_sc
                 return read_string(props, u->slice, sizeof(u->slice));
         if (strcmp(name, "ControlGroup") == 0)
                 return read_string(props, u->cgroup, sizeof(u->cgroup));
-        if (in(copied, name)) {
-                r = sd_bus_message_open_container(out, SD_BUS_TYPE_STRUCT, "sv");
-                if (r >= 0)
-                        r = sd_bus_message_append_basic(out, SD_BUS_TYPE_STRING, name);
-                if (r >= 0)
-                        r = sd_bus_message_copy(out, props, false);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(out);
-                if (r >= 0)
-                        u->n_copied++;
-                return r;
-        }
+        if (in(copied, name))
+                return copy_property(props, name, out, u);
         if (in(refused, name)) {
                 bool set;
                 r = sd_bus_message_enter_container(props, SD_BUS_TYPE_VARIANT, NULL);

@@ -148,6 +148,10 @@ LIMITS = {
     "RestrictNetworkInterfaces": ("(bas)", (True, ["lo"])),
     "SocketBindDeny": ("a(iiqq)", [(0, 0, 0, 0)]),
 }
+# what the manager reports for settings left unset: not copied (the scope's default is the same)
+UNSET = {"IOWeight": ("t", (1 << 64) - 1), "BlockIOWeight": ("t", (1 << 64) - 1), "ManagedOOMSwap": ("s", "auto"),
+         "IPAccounting": ("b", False), "SocketBindAllow": ("a(iiqq)", []),
+         "ManagedOOMMemoryPressureLimit": ("u", 0)}
 PROTECTIONS = {"MemoryMin": ("t", 32 << 20), "MemoryLow": ("t", 32 << 20), "DefaultMemoryLow": ("t", 1 << 20),
                "ManagedOOMPreference": ("s", "omit")}
 
@@ -164,9 +168,10 @@ def plain(v):
 def test_scope_takes_the_units_slice_and_limits(world, cgroups, layout):
     """The unit's own cgroup, named by it (plain), or one whose path has a machine.slice component
     that is not its slice (slice-named-path: today's code took the slice from the path): the
-    scope is in the unit's Slice, with every limit of it, and none of its protections."""
+    scope is in the unit's Slice, with every limit of it (MemorySwapMax=0 included), none of its
+    protections, and none of what it leaves unset."""
     cg = cgroups("limited" if layout == "plain" else "machine.slice/limited.service")
-    units = {"limited.service": {"cgroup": cg, "slice": "system.slice", "props": {**LIMITS, **PROTECTIONS}}}
+    units = {"limited.service": {"cgroup": cg, "slice": "system.slice", "props": {**LIMITS, **PROTECTIONS, **UNSET}}}
     m, sysd = world(units)
     r = detach(m, cgroups, cg, "lim-1")
     assert r.returncode == 0, (r.stdout, r.stderr, m.log)
@@ -177,6 +182,8 @@ def test_scope_takes_the_units_slice_and_limits(world, cgroups, layout):
         assert props.get(k) == plain(v), f"{k}: {props.get(k)!r}, the unit's is {v!r}"
     for k in PROTECTIONS:
         assert k not in props, f"{k} (a protection) was copied: {props}"
+    for k in UNSET:
+        assert k not in props, f"{k} (unset) was copied: {props}"
     assert sysd.lookups == [cg], sysd.lookups
     assert name == "zygote-task-%d.scope" % int(m.state("lim-1")["pid"]), name
 
@@ -193,7 +200,7 @@ def test_detach_refused_when_limits_cannot_be_carried(world, cgroups, case):
     unit_cg = cgroups("deleg")
     props = {"Delegate": ("b", True), "TasksMax": ("t", 8)}
     if case == "refused-property":
-        props["RestrictFileSystems"] = ("(bas)", (True, ["ext4"]))
+        props["RestrictFileSystems"] = ("(bas)", (True, ["ext4", "tmpfs"]))
     units = {"deleg.service": {"cgroup": unit_cg, "slice": None if case == "no-slice" else "system.slice",
                                "props": props}}
     caller = {"delegated-machine-slice": "deleg/machine.slice", "delegated-deep": "deleg/a/b.scope",
