@@ -69,8 +69,8 @@ static void usage(FILE *f) {
                    "  -h, --help            this text\n"
                    "\n"
                    "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
-                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,namespace_pool,"
-                   "scopes,\n"
+                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,caller_threads,"
+                   "namespace_pool,scopes,\n"
                    "pool (force the fallbacks),\n"
                    "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
@@ -471,7 +471,9 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         d->server.on_disconnect = zd_methods_disconnect;
         d->server.userdata = d;
         d->server.closer.disabled = ze_feature_disabled("fd_closer");
-        d->caller_cache = !ze_feature_disabled("caller_cache");
+        d->caller_cache = ze_feature_disabled("caller_cache")     ? 0
+                          : ze_feature_disabled("caller_threads") ? ZD_CALLER_KEEP
+                                                                  : ZD_CALLER_KEEP | ZD_CALLER_KEEP_THREADS;
         if (d->caller_cache) {
                 r = zd_caller_keep_own();
                 if (r < 0) {
