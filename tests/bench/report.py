@@ -8,6 +8,7 @@ its 10th and 90th percentiles; every ratio is taken between samples of one run.
 import json
 import math
 import os
+import statistics
 
 # Re-exported: bench.py and test_report.py use them as report.NAME.
 from report_stats import quantile, stats, ratio, verdict  # noqa: F401
@@ -95,6 +96,23 @@ def analyse_throughput(raw, tiers):
                 entry["ratio"][t] = ratio(variants[t], base)
         levels[level] = entry
     return {"unit": "tasks/s", "rounds": raw["rounds"], "clients": levels}
+
+
+def analyse_cpu(raw):
+    """CPU per spawn (zygote-bench cpu): the median of each process class per caller size and
+    variant, their sum, and each tier's sum over posix_spawn's."""
+    levels = {}
+    for threads, variants in raw["samples"].items():
+        entry = {"us": {}, "total_us": {}, "ratio": {}}
+        for name, classes in variants.items():
+            entry["us"][name] = {c: statistics.median(v) for c, v in classes.items() if v}
+            entry["total_us"][name] = sum(entry["us"][name].values())
+        base = entry["total_us"].get("posix_spawn")
+        for name, total in entry["total_us"].items():
+            if name != "posix_spawn" and base:
+                entry["ratio"][name] = total / base
+        levels[threads] = entry
+    return {"unit": "us CPU per spawn", "spawns": raw["spawns"], "threads": levels}
 
 
 def analyse_syscall(raw):
@@ -435,6 +453,17 @@ def full_markdown(results, plot_path=None):
             best = max(lv["ratio"], key=lambda t: lv["ratio"][t]["ratio"]) if lv["ratio"] else None
             rr = f"{fmt_ratio(lv['ratio'][best])} ({best})" if best else "-"
             lines.append(f"| {level} | " + " | ".join(cells) + f" | {rr} |")
+        lines.append("")
+    cpu = results.get("cpu")
+    if cpu:
+        lines.append("### CPU per spawn (us, kernel accounting)\n")
+        lines.append("| caller threads | variant | per class | all | vs posix_spawn |")
+        lines.append("|---|---|---|---|---|")
+        for threads, lv in cpu["threads"].items():
+            for name, classes in lv["us"].items():
+                parts = ", ".join(f"{c} {fmt(v)}" for c, v in classes.items())
+                rr = fmt(lv["ratio"][name]) + "x" if name in lv["ratio"] else ""
+                lines.append(f"| {threads} | {name} | {parts} | {fmt(lv['total_us'][name])} | {rr} |")
         lines.append("")
     sc = results.get("syscall_overhead")
     if sc:
