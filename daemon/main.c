@@ -70,7 +70,7 @@ static void usage(FILE *f) {
                    "\n"
                    "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
                    "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,caller_threads,"
-                   "namespace_pool,scopes,\n"
+                   "namespace_pool,scopes,vfork_worker,\n"
                    "pool (force the fallbacks),\n"
                    "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
@@ -437,6 +437,7 @@ static int probe_kernel(struct zd_daemon *d) {
         if (d->pool_max > 0 && ze_feature_disabled("pool"))
                 d->pool_max = 0;
         zd_log(LOG_INFO, "inherit tier: %s", d->pool_max > 0 ? "a pool of pre-forked workers per profile" : "no pool");
+        d->vfork_workers = !ze_feature_disabled("vfork_worker");
         if (d->forced_tier == ZD_TIER_CLONE && !d->features.clone_filter) {
                 zd_log(LOG_ERR, "--tier clone: this kernel lacks SECCOMP_CLONE_FILTER (%s)",
                        d->features.clone_filter_reason);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <limits.h>
 #include <poll.h>
@@ -106,6 +107,67 @@ static void test_spawn(void **state) {
         zr_reference_stop(&r);
         assert_int_equal(r.pidref.fd, -EBADF);
         assert_int_equal(r.ctl_fd, -EBADF);
+}
+
+/* A worker held at a quiet gate (as the daemon holds every worker of the reference until its task
+ * is attached): by default it shares the reference's memory (kcmp KCMP_VM) and has announced
+ * itself, the reference suspended until its exec; with ZR_REF_INIT_NO_VFORK it is a fork, a copy.
+ * Either way it runs once the gate opens, with the reference's filter. */
+static void held_worker(unsigned ref_flags, bool want_shared) {
+        char *const argv_try[] = { try_syscall, "personality", "0xffffffff", NULL };
+        _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF },
+                                 hold[2] = { -EBADF, -EBADF };
+        struct zc_pidref worker = ZC_PIDREF_NULL;
+        struct zr_reference r = ZR_REFERENCE_NULL;
+        struct ze_fdmap map[1];
+        struct ze_plan p;
+        siginfo_t si = { 0 };
+        char got[64] = "";
+
+        assert_int_equal(zr_reference_start_ns(helper_fd, block_personality, ELEMENTSOF(block_personality), 0, true, 0,
+                                               -EBADF, -EBADF, ref_flags, &r),
+                         0);
+        assert_return_code(pipe2(status, O_CLOEXEC), errno);
+        assert_return_code(pipe2(out, O_CLOEXEC), errno);
+        assert_return_code(pipe2(hold, O_CLOEXEC), errno);
+        map[0] = (struct ze_fdmap){ .src = out[1], .target = 1 };
+        plan_init(&p, argv_try);
+        p.fds = map;
+        p.n_fds = 1;
+        p.status_fd = status[1];
+        p.hold_fd = hold[0];
+        p.hold_quiet = true;
+        p.no_new_privs = true;
+        assert_int_equal(zr_reference_spawn(&r, &p, &worker), 0);
+        /* held: the reference made it and the reply came, the exec has not */
+        assert_int_equal(syscall(SYS_kcmp, worker.pid, r.pidref.pid, KCMP_VM, 0, 0) == 0, want_shared);
+        assert_int_equal(write(hold[1], "", 1), 1);
+        out[1] = safe_close(out[1]);
+        status[1] = safe_close(status[1]);
+        hold[1] = safe_close(hold[1]);
+        tu_read_all(out[0], got, sizeof(got));
+        assert_string_equal(got, "personality errno=95\n");
+        assert_int_equal(zc_pidref_wait(&worker, WEXITED, &si), 0);
+        assert_int_equal(si.si_code, CLD_EXITED);
+        assert_int_equal(si.si_status, 0);
+        zc_pidref_done(&worker);
+        /* and the reference serves on */
+        {
+                char *const argv_true[] = { "/bin/true", NULL };
+                struct worker w;
+
+                assert_int_equal(spawn_through(&r, argv_true, NULL, &w), 0);
+                assert_int_equal(w.code, 0);
+        }
+        zr_reference_stop(&r);
+}
+
+static void test_worker_shares_memory(void **state) {
+        held_worker(0, true);
+}
+
+static void test_worker_forked_when_disabled(void **state) {
+        held_worker(ZR_REF_INIT_NO_VFORK, false);
 }
 
 static void test_reference_dies(void **state) {
@@ -354,6 +416,7 @@ static int setup(void **state) {
         return 0;
 }
 
-TU_MAIN_GROUP("reference", setup, tu_test(test_spawn), tu_test(test_reference_dies), tu_test(test_reference_stuck),
+TU_MAIN_GROUP("reference", setup, tu_test(test_spawn), tu_test(test_worker_shares_memory),
+              tu_test(test_worker_forked_when_disabled), tu_test(test_reference_dies), tu_test(test_reference_stuck),
               tu_test(test_start_failures), tu_test(test_malformed_requests), tu_test(test_probe_inherit),
               tu_test(test_probe_inherit_hidden_helper), tu_test(test_helper_path))
