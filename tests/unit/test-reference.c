@@ -170,6 +170,77 @@ static void test_worker_forked_when_disabled(void **state) {
         held_worker(ZR_REF_INIT_NO_VFORK, false);
 }
 
+/* A worker of /bin/true held at a quiet gate: its plan, pipes and pid. */
+struct held {
+        int status[2], hold[2];
+        struct ze_fdmap map[1];
+        struct ze_plan p;
+        struct zc_pidref worker;
+};
+
+static void held_init(struct held *h) {
+        static char *const argv_true[] = { "/bin/true", NULL };
+
+        assert_return_code(pipe2(h->status, O_CLOEXEC), errno);
+        assert_return_code(pipe2(h->hold, O_CLOEXEC), errno);
+        h->worker = (struct zc_pidref) ZC_PIDREF_NULL;
+        plan_init(&h->p, argv_true);
+        h->p.status_fd = h->status[1];
+        h->p.hold_fd = h->hold[0];
+        h->p.hold_quiet = true;
+        h->p.no_new_privs = true;
+}
+
+/* Opens its gate and reaps it: exit 0. */
+static void held_release(struct held *h) {
+        siginfo_t si = { 0 };
+
+        assert_int_equal(write(h->hold[1], "", 1), 1);
+        assert_int_equal(zc_pidref_wait(&h->worker, WEXITED, &si), 0);
+        assert_int_equal(si.si_code, CLD_EXITED);
+        assert_int_equal(si.si_status, 0);
+        zc_pidref_done(&h->worker);
+        for (int i = 0; i < 2; i++) {
+                safe_close(h->status[i]);
+                safe_close(h->hold[i]);
+        }
+}
+
+static bool shares_memory(const struct held *h, const struct zr_reference *r) {
+        return syscall(SYS_kcmp, h->worker.pid, r->pidref.pid, KCMP_VM, 0, 0) == 0;
+}
+
+/* Requests that wait while the reference is suspended by a worker sharing its memory: the next
+ * one finds another waiting behind it and is forked (workers specialize side by side); the last
+ * one, with none behind it, shares the reference's memory again. */
+static void test_worker_forked_when_requests_wait(void **state) {
+        struct zr_reference r = ZR_REFERENCE_NULL;
+        struct held a, b, c;
+
+        assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
+        held_init(&a);
+        held_init(&b);
+        held_init(&c);
+        assert_int_equal(zr_reference_spawn(&r, &a.p, &a.worker), 0);
+        assert_true(shares_memory(&a, &r)); /* the reference is suspended until a execs */
+        assert_int_equal(zr_reference_request(&r, &b.p), 0);
+        assert_int_equal(zr_reference_request(&r, &c.p), 0);
+        held_release(&a);
+        for (struct held *h = &b; h; h = h == &b ? &c : NULL) {
+                struct pollfd pfd = { .fd = r.ctl_fd, .events = POLLIN };
+                int k;
+
+                while ((k = zr_reference_reply(&r, &h->worker)) == -EAGAIN)
+                        assert_int_equal(poll(&pfd, 1, 5000), 1);
+                assert_int_equal(k, 0);
+        }
+        assert_false(shares_memory(&b, &r));
+        assert_true(shares_memory(&c, &r));
+        held_release(&b);
+        held_release(&c);
+        zr_reference_stop(&r);
+}
+
 static void test_reference_dies(void **state) {
         char *const argv_true[] = { "/bin/true", NULL };
         struct zr_reference r = ZR_REFERENCE_NULL;
@@ -417,6 +488,7 @@ static int setup(void **state) {
 }
 
 TU_MAIN_GROUP("reference", setup, tu_test(test_spawn), tu_test(test_worker_shares_memory),
-              tu_test(test_worker_forked_when_disabled), tu_test(test_reference_dies), tu_test(test_reference_stuck),
-              tu_test(test_start_failures), tu_test(test_malformed_requests), tu_test(test_probe_inherit),
-              tu_test(test_probe_inherit_hidden_helper), tu_test(test_helper_path))
+              tu_test(test_worker_forked_when_disabled), tu_test(test_worker_forked_when_requests_wait),
+              tu_test(test_reference_dies), tu_test(test_reference_stuck), tu_test(test_start_failures),
+              tu_test(test_malformed_requests), tu_test(test_probe_inherit), tu_test(test_probe_inherit_hidden_helper),
+              tu_test(test_helper_path))
