@@ -30,7 +30,7 @@
 #include "bench.h"
 #include "util.h"
 
-#define CPU_MAX_TIERS 4
+#define CPU_MAX_TIERS 8
 
 struct cpu_tier {
         char *name;
