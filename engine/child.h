@@ -101,7 +101,11 @@
  *     the worker alone or is ignored; step 0 (signals) stays as it is for the fork path;
  *   - it may wait (the hold step), but the parent waits with it: a worker that may wait long (a
  *     create held until Start) is forked, never made sharing memory;
- *   - the stack is bounded (256 KiB, a guard page below): no large array on the stack.
+ *   - the stack is bounded (256 KiB, a guard page below): no large array on the stack;
+ *   - its ids switch (step 4) sets the shared memory's dumpable flag to fs.suid_dumpable: with
+ *     1, any process of the worker's new uid could ptrace it before its exec and write the
+ *     parent's memory through it, so the parent shares its memory with such a worker only when
+ *     that setting reads 0 or 2, and clears its own flag again afterwards.
  */
 #pragma once
 

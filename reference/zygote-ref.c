@@ -90,6 +90,25 @@ static void vfork_stack_map(void) {
         vfork_stack = p + page + VFORK_STACK_SIZE;
 }
 
+/* Whether a worker that switches ids may share our memory. Its setresuid resets the dumpable flag
+ * of its memory, ours, to fs.suid_dumpable: 1 would let any process of its new uid ptrace it
+ * before its exec, and through it write our memory (a root process's); 0 and 2 leave ptrace to
+ * CAP_SYS_PTRACE. Read at each such spawn (an administrator may change it); unreadable: no. */
+static bool ids_switch_safe(const struct ze_plan *p) {
+        char c = 0;
+        ssize_t n;
+        int fd;
+
+        if (!p->set_ids)
+                return true;
+        fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return false;
+        n = read(fd, &c, 1);
+        close(fd);
+        return n == 1 && (c == '0' || c == '2');
+}
+
 /* Whether another request waits on the control socket (an error counts as one: fork). */
 static bool request_waiting(int ctl) {
         struct pollfd p = { .fd = ctl, .events = POLLIN };
@@ -222,10 +241,14 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
          * specialize side by side (measured: a third less throughput at 16 clients). Refused by
          * the kernel or by our filter (it may check clone's flags): forked from then on. */
         pid = -ENOEXEC;
-        if (vfork_stack && signals_pristine && (s.plan.hold_fd < 0 || s.plan.hold_quiet) && !request_waiting(ctl)) {
+        if (vfork_stack && signals_pristine && (s.plan.hold_fd < 0 || s.plan.hold_quiet) && !request_waiting(ctl) &&
+            ids_switch_safe(&s.plan)) {
                 bool announced = false;
 
                 pid = vfork_worker(ctl, &s.plan, &announced);
+                /* its ids switch set our dumpable flag to fs.suid_dumpable (2): ours again */
+                if (s.plan.set_ids)
+                        (void) prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
                 if (pid >= 0 && announced) {
                         ze_plan_storage_done(&s);
                         return 0; /* the worker sent SPAWNED */
