@@ -2,9 +2,10 @@
 /*
  * Reference processes: `zygote-ref`, exec'd by the daemon once per profile, applies the
  * profile's filter to itself and then serves requests on its control socket (fd 3, a
- * SOCK_SEQPACKET socketpair). In the inherit tier it makes workers with
- * clone(CLONE_VM | CLONE_VFORK | CLONE_PARENT) on a stack of their own, or forks them with
- * clone(CLONE_PARENT | CLONE_PIDFD | SIGCHLD) (zygote-ref.c says when): the worker is the daemon's
+ * SOCK_SEQPACKET socketpair). In the inherit tier it forks workers with
+ * clone(CLONE_PARENT | CLONE_PIDFD | SIGCHLD), or unless INIT says ZR_REF_INIT_NO_VFORK, makes them
+ * with clone(CLONE_VM | CLONE_VFORK | CLONE_PARENT) on a stack of their own (zygote-ref.c says
+ * when): the worker is the daemon's
  * child and inherits the filter; in the clone tier it only has to stay alive as the source of
  * SECCOMP_CLONE_FILTER. A worker that shares the reference's memory sends SPAWNED itself.
  *
@@ -77,7 +78,8 @@ struct zr_ref_init {
 };
 
 /* zr_ref_init's flags: fork every worker (a copy of the reference's memory) instead of making it
- * as posix_spawn makes its child, sharing that memory until its exec (zygote-ref.c). */
+ * as posix_spawn makes its child, sharing that memory until its exec (zygote-ref.c). zygoted
+ * sets it unless --vfork-workers. */
 #define ZR_REF_INIT_NO_VFORK 1u
 
 struct zr_reference {

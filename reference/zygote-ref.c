@@ -69,7 +69,12 @@ static int reply_error(int ctl, enum ze_step step, int err) {
  * plan read only, and the one word it writes below (announced). It sends SPAWNED itself, first:
  * the daemon opens the worker's gate (its hold fd) only once it has that reply, and we cannot send
  * it while suspended. CLONE_PARENT_SETTID gives it its pid as the daemon sees it (our pid
- * namespace is the daemon's; its own getpid() may be in the profile's). */
+ * namespace is the daemon's; its own getpid() may be in the profile's).
+ *
+ * The cost: while the worker runs we serve no one, so a worker that blocks before its exec (a
+ * caller's fd or path on a FUSE file system that never answers, closed or looked up by a step)
+ * stalls every caller of the profile, where a forked worker stalls only itself. zygoted asks for
+ * it only with --vfork-workers (INIT without ZR_REF_INIT_NO_VFORK). */
 
 #define VFORK_STACK_SIZE (256u * 1024u)
 
