@@ -28,6 +28,10 @@ TARGETS = [
     ("cli_bwrap", "launchctl run's overhead over /bin/true, relative to bwrap's", 0.4, "max", "x"),
     ("cli_crun", "launchctl run's overhead over /bin/true, relative to crun run's", 0.05, "max", "x"),
     ("throughput_16", "throughput at 16 clients vs posix_spawn, best tier", 0.90, "min", "x"),
+    ("cpu_1", "CPU per spawn, all processes, vs posix_spawn's, 1-thread caller, best tier", 1.15, "max", "x"),
+    ("cpu_16", "CPU per spawn, all processes, vs posix_spawn's, 16-thread caller, best tier", 1.15, "max", "x"),
+    ("zygoted_cpu_1", "zygoted's CPU per Spawn, 1-thread caller, best tier", 40.0, "max", "us"),
+    ("zygoted_cpu_16", "zygoted's CPU per Spawn, 16-thread caller, best tier", 60.0, "max", "us"),
     ("footprint_daemon", "zygoted Pss", 4.0, "max", "MiB"),
     ("footprint_reference", "private memory of each reference process (largest)", 1.0, "max", "MiB"),
 ]
@@ -190,6 +194,12 @@ def targets(results):
     if tp and tp["ratio"]:
         best = max(tp["ratio"], key=lambda t: tp["ratio"][t]["ratio"])
         measured["throughput_16"] = (tp["ratio"][best]["ratio"], best)
+    for threads, lv in (results.get("cpu") or {}).get("threads", {}).items():
+        if lv["ratio"]:
+            best = min(lv["ratio"], key=lv["ratio"].get)
+            measured[f"cpu_{threads}"] = (lv["ratio"][best], best)
+            if "zygoted" in lv["us"].get(best, {}):
+                measured[f"zygoted_cpu_{threads}"] = (lv["us"][best]["zygoted"], best)
     fp = results.get("footprint", {})
     daemons = fp.get("daemons") or {}
     if daemons:
