@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -87,13 +88,17 @@ int zd_caller_read_proc(int dir_fd, const char *name, char **ret) {
 
 /* The status files of other threads that all connections keep open together, at most: a caller
  * may open as many connections as its limits allow, each with ZD_CALLER_MAX_THREADS threads;
- * past this, a connection's threads are read as without ZD_CALLER_KEEP_THREADS (listed and opened
- * at each call), which is slower, never less complete. */
+ * past this, or past a quarter of zygoted's RLIMIT_NOFILE (the fds it serves everyone with), a
+ * connection's threads are read as without ZD_CALLER_KEEP_THREADS (listed and opened at each
+ * call), which is slower, never less complete. */
 #define KEPT_THREADS_MAX 4096
 static size_t kept_threads;
 
 void zd_caller_threads_keep(struct zd_caller_conn *k, int *fd) {
-        if (k->threads.n >= ELEMENTSOF(k->threads.fd) || kept_threads >= KEPT_THREADS_MAX)
+        struct rlimit rl;
+
+        if (k->threads.n >= ELEMENTSOF(k->threads.fd) || kept_threads >= KEPT_THREADS_MAX ||
+            getrlimit(RLIMIT_NOFILE, &rl) < 0 || kept_threads >= rl.rlim_cur / 4)
                 return;
         k->threads.fd[k->threads.n++] = TAKE_FD(*fd);
         kept_threads++;
