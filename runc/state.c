@@ -34,6 +34,40 @@ int zrc_state_dir(const char *root, const char *id, char **ret) {
         return asprintf(ret, "%s/%s", root, id) < 0 ? -ENOMEM : 0;
 }
 
+bool zrc_rootless(void) {
+        char buf[64] = "";
+        unsigned long inner, outer, count;
+        FILE *f;
+
+        if (geteuid() != 0)
+                return true;
+        /* root of the initial user namespace maps all of 0..2^32-2 onto itself; anything else is a
+         * user namespace, whose root may not make cgroups on the host (podman's rootless runtime) */
+        f = fopen("/proc/self/uid_map", "re");
+        if (!f)
+                return false;
+        if (!fgets(buf, sizeof(buf), f))
+                buf[0] = '\0';
+        fclose(f);
+        return sscanf(buf, "%lu %lu %lu", &inner, &outer, &count) != 3 || inner != 0 || outer != 0 ||
+               count != 4294967295UL;
+}
+
+int zrc_state_default_root(const char *xdg_runtime_dir, const char *user, bool rootless, char **ret, bool *ret_xdg) {
+        char *s;
+        /* runc's rule for its own root ($XDG_RUNTIME_DIR/runc): a user other than root, or root of
+         * a user namespace that is not called root; the real root keeps /run (logind gives it
+         * /run/user/0, which runc ignores) */
+        bool xdg = xdg_runtime_dir && xdg_runtime_dir[0] == '/' &&
+                   (geteuid() != 0 || (rootless && (!user || !streq(user, "root"))));
+
+        if (xdg ? asprintf(&s, "%s/zygote-runc", xdg_runtime_dir) < 0 : !(s = strdup(ZRC_RUNC_DEFAULT_ROOT)))
+                return -ENOMEM;
+        *ret = s;
+        *ret_xdg = xdg;
+        return 0;
+}
+
 int zrc_mkdir_p(const char *path, mode_t mode) {
         _cleanup_free_ char *p = strdup(path);
 
