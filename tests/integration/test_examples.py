@@ -258,3 +258,38 @@ def test_the_cri_plugin_loads_with_the_fragment_merged(installed, base, fragment
     assert status == "ok", errors
     assert set(containerd_runtime(conf).keys()) >= {"runtime_type"}
     assert set(conf["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]) >= {"runc", "zygote"}
+
+
+def markdown_links(path):
+    """The relative links of a markdown file (no scheme, no bare anchor), their anchors cut."""
+    with open(path) as f:
+        text = f.read()
+    return [t.split("#")[0] for t in re.findall(r"\]\(([^)\s]+)\)", text) if not re.match(r"[a-z]+:|#", t)]
+
+
+def test_the_installed_readmes_links_hold(installed):
+    """The installed README and docs link to files the install put there (the package's docs/ is
+    the source tree's). Links into tests/ name the source tree's results and are left out."""
+    examples, _, _ = installed
+    docdir = os.path.dirname(examples)
+    pages = [os.path.join(docdir, "README.md")] + [os.path.join(docdir, "docs", f)
+                                                  for f in os.listdir(os.path.join(docdir, "docs"))]
+    broken = [(os.path.relpath(p, docdir), link) for p in pages for link in markdown_links(p)
+              if not link.startswith("tests/") and not os.path.exists(os.path.join(os.path.dirname(p), link))]
+    assert broken == []
+    # every page of docs/ that a link names is installed, not only some
+    assert set(os.listdir(os.path.join(docdir, "docs"))) >= {
+        os.path.basename(link) for link in markdown_links(pages[0]) if link.startswith("docs/")}
+
+
+def test_readme_install_routes_start_with_the_build_dependencies(installed):
+    """Each way to install in the README (from the clone, as a Debian package) runs
+    scripts/deps.sh before its first build: a fresh Debian 12 has neither compiler nor libraries."""
+    examples, _, _ = installed
+    with open(os.path.join(os.path.dirname(examples), "README.md")) as f:
+        install = f.read().split("## Install", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"((?:^    .*\n)+)", install, re.M)
+    builds = [b for b in blocks if "cmake -S" in b]
+    assert len(builds) == 2, install
+    for b in builds:
+        assert "scripts/deps.sh" in b.split("cmake -S")[0], b

@@ -45,7 +45,7 @@ def test_control_and_contents(package):
               "libexec/zygote/zygote-ref",
               "lib/systemd/system/zygoted.socket", "lib/systemd/system/zygoted.service", "lib/sysusers.d/zygote.conf",
               "share/man/man8/zygoted.8", "share/man/man1/launchctl.1", "share/zygote/profiles/default.json",
-              "share/doc/zygote/SYSTEMD.md"):
+              "share/doc/zygote/docs/SYSTEMD.md"):
         assert f"./{p}/{f}\n" in files, f
     # nothing of the test suite's own
     for f in ("try-syscall", "zygote-bench", "bounded-run", "test-"):
