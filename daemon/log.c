@@ -15,6 +15,9 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <syslog.h>
+/* Without it sd_journal_sendv() adds CODE_FILE=, CODE_LINE=, CODE_FUNC= of its call, which is
+ * always journal_send() below: nothing about the line, and the build tree's absolute path. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #include "log.h"
