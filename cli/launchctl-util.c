@@ -186,9 +186,20 @@ int lc_fail(zy_conn *c, const char *what, int r) {
                         msg && *msg ? msg : strerror(err));
         else if (r == -ESRCH && (s = error_param(c, "id")))
                 fprintf(stderr, "%s: %s: no such task '%s'\n", LC_PROGRAM, what, s);
-        else if (r == -ENOENT && (s = error_param(c, "profile")))
+        else if (r == -ENOENT && (s = error_param(c, "profile"))) {
+                json_object *failed = NULL;
+                size_t n = json_object_object_get_ex(zy_conn_error_parameters(c), "failedFiles", &failed) &&
+                                           json_object_is_type(failed, json_type_array)
+                                   ? json_object_array_length(failed)
+                                   : 0;
+
                 fprintf(stderr, "%s: %s: no such profile '%s'\n", LC_PROGRAM, what, s);
-        else if (r == -EEXIST && (s = error_param(c, "id")))
+                /* a file that does not parse names no profile: it may be the one asked for */
+                if (n > 0)
+                        fprintf(stderr, "%s: %zu profile file%s failed to load:\n", LC_PROGRAM, n, n == 1 ? "" : "s");
+                for (size_t i = 0; i < n; i++)
+                        fprintf(stderr, "  %s\n", json_object_get_string(json_object_array_get_idx(failed, i)));
+        } else if (r == -EEXIST && (s = error_param(c, "id")))
                 fprintf(stderr, "%s: %s: a task '%s' exists already\n", LC_PROGRAM, what, s);
         else if (r == -EBUSY && (s = error_param(c, "state")))
                 fprintf(stderr, "%s: %s: the task is %s\n", LC_PROGRAM, what, s);

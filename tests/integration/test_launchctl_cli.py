@@ -631,6 +631,16 @@ def test_reload(launchctl, fake):
     r = run(launchctl, "--socket", d.path, "reload")
     assert r.returncode == 1
     assert r.stdout == "loaded: default\nfailed: broken\n"
+    # each failure on a line of its own, as the daemon words them ("PATH: why")
+    d3 = fake(replying({"ReloadProfiles": {"loaded": ["default"], "failed": [
+        "/p/a.json: line 1: unexpected end of input", "/p/b.json: profile name \"x\" is already used by /p/c.json"]}}))
+    r = run(launchctl, "--socket", d3.path, "reload")
+    assert r.returncode == 1
+    assert r.stdout == ("loaded: default\nfailed: /p/a.json: line 1: unexpected end of input\n"
+                        "failed: /p/b.json: profile name \"x\" is already used by /p/c.json\n")
+    d4 = fake(replying({"ReloadProfiles": {"loaded": ["default"], "failed": []}}))
+    r = run(launchctl, "--socket", d4.path, "reload")
+    assert (r.returncode, r.stdout) == (0, "loaded: default\n")
     d2 = fake(replying({"ReloadProfiles": ("PermissionDenied", {"reason": "root only"})}))
     r = run(launchctl, "--socket", d2.path, "reload")
     assert (r.returncode, r.stderr) == (1, "launchctl: reload: permission denied: root only\n")
