@@ -65,6 +65,22 @@ def test_podman_drop_in(installed):
     assert conf["engine"]["runtimes"]["zygote"] == [runc]
 
 
+def test_podman_drop_in_and_its_documentation_agree(installed):
+    """docs/CONTAINERS.md's containers.conf names the runtime as the drop-in does ("zygote"), and
+    the drop-in carries the default_ulimits line the documentation says some hosts need,
+    commented out: uncommented, it is what the documentation shows."""
+    examples, _, _ = installed
+    with open(os.path.join(examples, "podman-zygote.conf")) as f:
+        text = f.read()
+    docs = open(os.path.join(os.path.dirname(examples), "docs", "CONTAINERS.md")).read()
+    block = docs.split("Podman: `podman --runtime", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    documented = tomllib.loads(block)
+    assert set(documented["engine"]["runtimes"]) == set(tomllib.loads(text)["engine"]["runtimes"]) == {"zygote"}
+    assert documented["engine"]["runtime"] == "zygote"
+    enabled = tomllib.loads(re.sub(r"^# (default_ulimits = )", r"\1", text, flags=re.M))
+    assert enabled["containers"]["default_ulimits"] == documented["containers"]["default_ulimits"]
+
+
 def test_docker_daemon_json(installed):
     examples, _, runc = installed
     with open(os.path.join(examples, "docker-daemon.json")) as f:
