@@ -608,9 +608,11 @@ def test_journal_names_the_missing_profile(manager, journal_ns, tmp_path):
     assert "NoSuchProfile no-such-prof" in refused[0]["MESSAGE"]
 
 
-def test_journal_lines_carry_no_build_path(manager, journal_ns, tmp_path):
+def test_journal_lines_name_the_binary_and_no_build_path(manager, journal_ns, tmp_path):
     """No CODE_FILE=, CODE_LINE=, CODE_FUNC=: libsystemd's would name the one line that sends
-    every entry, by the build tree's path (the package's build directory on every user's host)."""
+    every entry, by the build tree's path (the package's build directory on every user's host).
+    ZYGOTE_BINARY= names the file zygoted runs from: the journal's _EXE= is its sealed copy,
+    /memfd:zygoted, on every host."""
     m = manager
     j = journal_ns()
     log = str(tmp_path / "stderr")
@@ -621,6 +623,8 @@ def test_journal_lines_carry_no_build_path(manager, journal_ns, tmp_path):
     entries = j.drain()
     assert any(e.get("ZYGOTE_EVENT") == "refused" for e in entries), entries
     assert [e for e in entries if {"CODE_FILE", "CODE_LINE", "CODE_FUNC"} & set(e)] == []
+    binary = os.path.realpath(m.bins["zygoted"])
+    assert {e.get("ZYGOTE_BINARY") for e in entries} == {binary}, [e.get("ZYGOTE_BINARY") for e in entries]
 
 
 # ---- zygoted under a seccomp filter of its own ---------------------------------------------------
