@@ -551,6 +551,11 @@ static int run_verb(const struct verb *v, const char *socket_path, int argc, cha
         r = lc_connect(a.socket, &c, &a.socket_used);
         if (r == -ENOMEM)
                 return lc_fail(NULL, v->name, r);
+        if (r < 0 && streq(v->name, "status") && !a.json)
+                /* the status of a daemon that does not answer: that, and how it is started */
+                printf("zygoted: not running\n"
+                       "start it: systemctl enable --now zygoted.socket (the system daemon, as root)%s\n",
+                       geteuid() == 0 ? "" : ",\n  or systemctl --user enable --now zygoted.socket (your own)");
         if (r < 0)
                 return LC_EXIT_FAILURE;
         r = a.json ? verb_json(c, v, &a) : v->run(c, &a);

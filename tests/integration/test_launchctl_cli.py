@@ -106,7 +106,13 @@ def test_no_daemon(launchctl, args):
     assert r.returncode == 1
     assert r.stderr == ("launchctl: cannot connect to /nonexistent/zygoted.sock: No such file or directory "
                         "(is zygoted running? set ZYGOTE_SOCKET or --socket)\n")
-    assert r.stdout == ""
+    if args == ("status",):
+        # the status of a daemon that does not answer says so, and how it is started
+        first = "zygoted: not running\nstart it: systemctl enable --now zygoted.socket (the system daemon, as root)"
+        assert r.stdout.startswith(first), r.stdout
+        assert ("systemctl --user enable --now zygoted.socket" in r.stdout) == (os.geteuid() != 0), r.stdout
+    else:
+        assert r.stdout == ""
 
 
 def test_no_daemon_socket_option_wins(launchctl):

@@ -156,3 +156,13 @@ def test_a_refused_user_is_told_how_to_get_access(needs_root, daemons, bins, run
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr == (f"launchctl: cannot connect to {user_socket}: No such file or directory, nor to "
                         f"{SYSTEM_SOCKET}: Permission denied ({hint})\n")
+
+
+def test_status_without_a_daemon_says_how_to_start_one(needs_root, bins, runtime_dir):
+    """A user's `launchctl status` with neither daemon: not running, and both ways to start one
+    (the system daemon as root, the user's own)."""
+    r = launchctl(bins, None, "status", env={"XDG_RUNTIME_DIR": runtime_dir})
+    assert r.returncode == 1
+    assert r.stdout == ("zygoted: not running\n"
+                        "start it: systemctl enable --now zygoted.socket (the system daemon, as root),\n"
+                        "  or systemctl --user enable --now zygoted.socket (your own)\n")
