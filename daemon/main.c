@@ -470,6 +470,7 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         if (r < 0) {
                 zd_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d->profile_dirs[0],
                        d->n_profile_dirs > 1 ? " and the other --profiles directories" : "");
+                zd_registry_free(d); /* the failures it kept, for a leak check at exit */
                 return r;
         }
         d->server.loop = d->loop;
