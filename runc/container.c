@@ -98,40 +98,17 @@ struct create {
         bool hooks_ran; /* prestart/createRuntime hooks ran: a failed create runs poststop */
 };
 
-/* A state root that this user may not write: the message says where and what to do about it. */
-static int state_root_error(const struct zrc_ctx *c, const char *path, int r) {
-        if (c->rootless && (r == -EACCES || r == -EPERM || r == -EROFS))
-                return zrc_error(c, "state root %s: %s; as a user pass --root DIR or set XDG_RUNTIME_DIR", c->root,
-                                 zrc_errstr(-r)),
-                       r;
-        return zrc_error(c, "state %s %s: %s", path == c->root ? "root" : "dir", path, zrc_errstr(-r)), r;
-}
-
 static int make_state_dir(struct create *k) {
-        const struct zrc_ctx *c = k->c;
         int r;
 
-        r = zrc_state_dir(c->root, k->a->p.id, &k->dir);
+        r = zrc_state_make_dir(k->c, k->a->p.id, &k->dir);
         if (r < 0)
-                return zrc_error(c, "invalid container id \"%s\"", k->a->p.id), r;
-        r = zrc_mkdir_p(c->root, 0700);
-        if (r < 0)
-                return state_root_error(c, c->root, r);
-        /* XDG_RUNTIME_DIR's files without the sticky bit may be pruned (the XDG base directory
-         * specification), as runc marks its own */
-        if (c->root_xdg && chmod(c->root, 01700) < 0)
-                return state_root_error(c, c->root, -errno);
-        if (mkdir(k->dir, 0711) < 0) {
-                r = -errno;
-                if (r == -EEXIST)
-                        return zrc_error(c, "container with id exists: %s", k->a->p.id), r;
-                return state_root_error(c, k->dir, r);
-        }
+                return r;
         k->made_dir = true;
         /* delete, update, ... of this id wait until the container is made (or its directory gone) */
-        k->lock_fd = zrc_state_lock(c->root, k->a->p.id);
+        k->lock_fd = zrc_state_lock(k->c->root, k->a->p.id);
         if (k->lock_fd < 0)
-                return state_root_error(c, k->dir, k->lock_fd);
+                return zrc_error(k->c, "state dir %s: %s", k->dir, zrc_errstr(-k->lock_fd)), k->lock_fd;
         k->st.dir = strdup(k->dir);
         k->st.id = strdup(k->a->p.id);
         return 0;

@@ -246,6 +246,10 @@ bool zrc_rootless(void);
  * environment's XDG_RUNTIME_DIR and USER (NULL when unset). */
 int zrc_state_default_root(const char *xdg_runtime_dir, const char *user, bool rootless, char **ret, bool *ret_xdg);
 int zrc_state_dir(const char *root, const char *id, char **ret);
+struct zrc_ctx;
+/* ROOT/ID made (and ROOT, sticky below XDG_RUNTIME_DIR): the new directory's path, or an error
+ * printed (a root the user may not write names the path and --root). */
+int zrc_state_make_dir(const struct zrc_ctx *c, const char *id, char **ret_dir);
 /* path and each missing directory above it, made with mode (the state root, cgroups). */
 int zrc_mkdir_p(const char *path, mode_t mode);
 int zrc_state_load(const char *root, const char *id, struct zrc_state *ret);
