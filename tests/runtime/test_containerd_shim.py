@@ -286,16 +286,11 @@ def test_stats_and_pause(run, bundle):
     pids = {"io.containerd.cgroups.v1.Metrics": 2, "io.containerd.cgroups.v2.Metrics": 1}[url]
     assert w.first(w.decode(w.first(metrics, pids)), 1) == 1, metrics  # pids.current: sleep alone
     if url == "io.containerd.cgroups.v1.Metrics" and os.path.exists("/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu"):
-        # CPUStat.usage: total, and per_cpu as runc fills it (ctr task metrics' usage_percpu),
-        # packed: one per possible CPU, adding up to the total (sleep is idle)
+        # CPUStat.usage's per_cpu as runc fills it: one per possible CPU, adding up to the total
         usage = w.decode(w.first(w.decode(w.first(metrics, 3)), 1))
-        packed, per_cpu, i = w.first(usage, 4, b""), [], 0
-        while i < len(packed):
-            v, i = w.read_varint(packed, i)
-            per_cpu.append(v)
-        with open("/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu") as f:
-            assert len(per_cpu) == len(f.read().split()), usage
-        assert sum(per_cpu) == w.first(usage, 1) > 0, usage
+        per_cpu = w.packed_varints(w.first(usage, 4, b""))
+        assert len(per_cpu) == len(open("/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu").read().split()), usage
+        assert sum(per_cpu) == w.first(usage, 1) > 0, usage  # sleep is idle
     r.call("Pause")
     assert w.first(r.call("State"), 4) == 4  # PAUSED
     r.call("Resume")
