@@ -273,6 +273,7 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
         /* seccomp programs: the cache, else GetFilter on our own socket (compiled once for
          * everyone); never a compile of the worker's own, which no one else would reuse */
         struct zrc_ctx ctx = { .root = d->container_root,
+                               .rootless = zrc_rootless(),
                                .msg_to_fd = true,
                                .msg_fd = W_REPORT,
                                .filter = { .from = ZRC_FILTER_ZYGOTED,

@@ -52,7 +52,10 @@ static const struct zrc_verb verbs[] = {
 };
 
 static const char usage_global[] =
-        "  --root DIR          state directory (default " ZRC_RUNC_DEFAULT_ROOT ")\n"
+        "  --root DIR          state directory (default " ZRC_RUNC_DEFAULT_ROOT ", or $XDG_RUNTIME_DIR/zygote-runc\n"
+        "                      for a user)\n"
+        "  --rootless true|false|auto  go without the cgroups it may not create (default auto: not root,\n"
+        "                      or root of a user namespace)\n"
         "  --log FILE          also log to FILE\n"
         "  --log-format text|json\n"
         "  --debug\n"
@@ -116,7 +119,12 @@ static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i, bool *
                         return zrc_error(c, "option %s needs an argument", a);
                 if (streq(n, "root"))
                         c->root = v;
-                else if (streq(n, "log"))
+                else if (streq(n, "rootless")) {
+                        /* runc's: true, false or auto (the default: zrc_rootless()) */
+                        if (!streq(v, "true") && !streq(v, "false") && !streq(v, "auto"))
+                                return zrc_error(c, "--rootless: \"%s\" is not true, false or auto", v);
+                        c->rootless = streq(v, "auto") ? zrc_rootless() : streq(v, "true");
+                } else if (streq(n, "log"))
                         c->log_path = v;
                 else if (streq(n, "log-format"))
                         c->log_json = streq(v, "json");
@@ -152,7 +160,8 @@ static void filter_from(struct zrc_ctx *c, bool no_zygote) {
 }
 
 int main(int argc, char **argv) {
-        struct zrc_ctx c = { .root = ZRC_RUNC_DEFAULT_ROOT };
+        struct zrc_ctx c = { .rootless = zrc_rootless() };
+        _cleanup_free_ char *default_root = NULL;
         bool no_zygote = false;
         const char *cmd;
         int i, r;
@@ -184,6 +193,13 @@ int main(int argc, char **argv) {
                 }
                 if (parse_global(&c, argc, argv, &i, &no_zygote) != 0)
                         return 1;
+        }
+        if (!c.root) {
+                r = zrc_state_default_root(getenv("XDG_RUNTIME_DIR"), getenv("USER"), zrc_rootless(), &default_root,
+                                           &c.root_xdg);
+                if (r < 0)
+                        return zrc_error(&c, "state root: %s", zrc_errstr(-r));
+                c.root = default_root;
         }
         filter_from(&c, no_zygote);
         if (i >= argc) {

@@ -3,6 +3,7 @@
 Update, the OOM watch), through the container library's one cgroup manager: the Task service
 spoken by hand, with tests/runtime/test_containerd_shim.py's shim and zygoted."""
 import json
+import os
 
 import pytest
 
@@ -34,6 +35,11 @@ def test_stats_and_pause(run, bundle):
     metrics = w.decode(w.first(stats, 2))
     pids = {"io.containerd.cgroups.v1.Metrics": 2, "io.containerd.cgroups.v2.Metrics": 1}[url]
     assert w.first(w.decode(w.first(metrics, pids)), 1) == 1, metrics  # pids.current: sleep alone
+    percpu = "/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu"  # v1: per_cpu as runc fills it, adding up
+    if url == "io.containerd.cgroups.v1.Metrics" and os.path.exists(percpu):
+        usage, n = w.decode(w.first(w.decode(w.first(metrics, 3)), 1)), len(open(percpu).read().split())
+        values = w.packed_varints(w.first(usage, 4, b""))
+        assert len(values) == n and sum(values) == w.first(usage, 1) > 0, usage  # sleep is idle
     r.call("Pause")
     assert w.first(r.call("State"), 4) == 4  # PAUSED
     r.call("Resume")
@@ -102,5 +108,7 @@ def test_oom_event(run, bundle):
     assert topics[:2] == ["/tasks/create", "/tasks/start"], topics
     assert topics.count("/tasks/exit") == 1 and "/tasks/oom" in topics, topics
     assert set(topics[2:]) == {"/tasks/exit", "/tasks/oom"}, topics
+    oom = events[topics.index("/tasks/oom")]
+    assert (oom[2], w.first(oom[3], 1)) == ("containerd.events.TaskOOM", r.id.encode())
     oom = events[topics.index("/tasks/oom")]
     assert (oom[2], w.first(oom[3], 1)) == ("containerd.events.TaskOOM", r.id.encode())
