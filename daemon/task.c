@@ -149,13 +149,13 @@ struct zd_task *zd_task_find(struct zd_daemon *d, const char *id) {
         return v;
 }
 
-unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes) {
+unsigned zd_tasks_count_account(struct zd_daemon *d, uid_t account, size_t *ret_argv_bytes) {
         unsigned n = 0;
         size_t bytes = 0;
         struct lh_entry *e;
         lh_foreach(d->tasks, e) {
                 const struct zd_task *t = lh_entry_v(e);
-                if (t->uid == uid) {
+                if (t->account == account) {
                         n++;
                         bytes += t->argv_bytes;
                 }
@@ -278,7 +278,7 @@ int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task
         if (!t)
                 return -ENOMEM;
         t->d = d;
-        t->uid = owner;
+        t->uid = t->account = owner;
         t->pidref = ZC_PIDREF_NULL;
         t->status_fd = t->hold_fd = t->scope_gate = -EBADF;
         t->created_at = zd_now();

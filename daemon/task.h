@@ -49,6 +49,7 @@ struct zd_task {
         enum zd_tier tier;
         enum zd_task_state state;
         uid_t uid;               /* the caller who owns it */
+        uid_t account;           /* whose budgets it counts in (zd_conn_account): uid unless set */
         uid_t run_uid;           /* what it runs as */
         struct zc_pidref pidref; /* the worker */
         int status_fd;           /* read end, while STARTING/CREATED */
@@ -85,8 +86,8 @@ int zd_tasks_init(struct zd_daemon *d);
 unsigned zd_tasks_dying(const struct zd_daemon *d);
 void zd_tasks_free(struct zd_daemon *d);
 struct zd_task *zd_task_find(struct zd_daemon *d, const char *id);
-/* How many tasks uid owns, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */
-unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes);
+/* How many tasks count in account, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */
+unsigned zd_tasks_count_account(struct zd_daemon *d, uid_t account, size_t *ret_argv_bytes);
 /* How many tasks the table holds (live and not yet deleted). */
 unsigned zd_tasks_count(const struct zd_daemon *d);
 /* List's reply parameters: one page ("tasks", and "next" naming the last one when more follow)
