@@ -20,6 +20,9 @@ struct zd_account {
         struct zd_account *ring_next; /* in the ring of accounts with calls to serve */
         uid_t uid;
         bool in_ring;
+        bool resting;     /* out of its share of the loop's time: in the server's rest list */
+        ev_tstamp credit; /* seconds of calls it may take before it rests (not root's) */
+        ev_tstamp credit_at;
         bool read_blocked; /* a connection stopped reading for the account's input bytes */
         unsigned n_conns;
         size_t in_bytes;                     /* read and not yet taken by a call, over all its connections */

@@ -13,6 +13,12 @@
  * leaves), with an ev_idle watcher that keeps poll from blocking while calls wait. So a call
  * that just arrived takes its place in the ring within one slice.
  *
+ * Nor may one account other than root's keep the loop busy: it takes at most ZD_ACCOUNT_SHARE of
+ * the loop's time (ZD_ACCOUNT_BURST at once), and past that rests until it is owed some again,
+ * while the others are served. So zygoted is never saturated by one user: an idle process is
+ * one the kernel runs as soon as another caller's message wakes it, where a process that is
+ * always busy waits its turn for a core behind every other busy one.
+ *
  * An account other than root's also bounds what its connections hold together: bytes read and
  * not yet taken by a call (a connection past it stops reading until a call takes some), and
  * replies not yet sent (a connection past it is dropped, as one past its own limit is).
@@ -51,6 +57,8 @@ int zd_account_attach(struct zd_server *s, struct zd_conn *c, uid_t uid) {
                 if (!a)
                         return -ENOMEM;
                 a->uid = uid;
+                a->credit = ZD_ACCOUNT_BURST;
+                a->credit_at = ev_time();
                 a->next = s->accounts;
                 s->accounts = a;
         }
@@ -77,8 +85,18 @@ static void ring_remove(struct zd_server *s, struct zd_account *a) {
         a->in_ring = false;
 }
 
+static void rest_remove(struct zd_server *s, struct zd_account *a) {
+        for (struct zd_account **p = &s->rest_head; *p; p = &(*p)->ring_next)
+                if (*p == a) {
+                        *p = a->ring_next;
+                        break;
+                }
+        a->ring_next = NULL;
+        a->resting = false;
+}
+
 static void ring_push(struct zd_server *s, struct zd_account *a) {
-        if (a->in_ring)
+        if (a->in_ring || a->resting)
                 return;
         a->in_ring = true;
         a->ring_next = NULL;
@@ -126,6 +144,8 @@ void zd_account_detach(struct zd_conn *c) {
                 return;
         if (a->in_ring)
                 ring_remove(s, a);
+        if (a->resting)
+                rest_remove(s, a);
         for (struct zd_account **p = &s->accounts; *p; p = &(*p)->next)
                 if (*p == a) {
                         *p = a->next;
@@ -195,6 +215,56 @@ void zd_conn_schedule(struct zd_conn *c) {
         ring_push(c->s, a);
 }
 
+/* The credit of a, refilled for the time since it was last looked at. */
+static ev_tstamp account_credit(struct zd_account *a, ev_tstamp now) {
+        a->credit += (now - a->credit_at) * ZD_ACCOUNT_SHARE;
+        if (a->credit > ZD_ACCOUNT_BURST)
+                a->credit = ZD_ACCOUNT_BURST;
+        a->credit_at = now;
+        return a->credit;
+}
+
+/* When a, resting, is owed some time again. */
+static ev_tstamp account_wake(const struct zd_account *a) {
+        return a->credit_at + (a->credit < 0 ? -a->credit / ZD_ACCOUNT_SHARE : 0) + 0.0005;
+}
+
+static void rest_arm(struct zd_server *s, ev_tstamp now) {
+        ev_tstamp first = 0;
+
+        for (struct zd_account *a = s->rest_head; a; a = a->ring_next)
+                if (first == 0 || account_wake(a) < first)
+                        first = account_wake(a);
+        ev_timer_stop(s->loop, &s->rest_timer);
+        if (first > 0) {
+                ev_timer_set(&s->rest_timer, first > now ? first - now : 0., 0.);
+                ev_timer_start(s->loop, &s->rest_timer);
+        }
+}
+
+/* a is past its share: it rests, its connections queued, until it is owed time again. */
+static void account_rest(struct zd_server *s, struct zd_account *a, ev_tstamp now) {
+        a->resting = true;
+        a->ring_next = s->rest_head;
+        s->rest_head = a;
+        rest_arm(s, now);
+}
+
+static void on_rest_timer(struct ev_loop *loop, ev_timer *w, int revents) {
+        struct zd_server *s = w->data;
+        ev_tstamp now = ev_time();
+
+        for (struct zd_account *a = s->rest_head, *next; a; a = next) {
+                next = a->ring_next;
+                if (account_credit(a, now) <= 0)
+                        continue;
+                rest_remove(s, a);
+                if (a->run_head)
+                        ring_push(s, a);
+        }
+        rest_arm(s, now);
+}
+
 /* One message of the account at the head of the ring, then the next account's, for a slice. */
 static void on_dispatch(struct ev_loop *loop, ev_check *w, int revents) {
         struct zd_server *s = w->data;
@@ -210,6 +280,11 @@ static void on_dispatch(struct ev_loop *loop, ev_check *w, int revents) {
                 struct zd_conn *c = a->run_head;
                 if (!c)
                         continue;
+                ev_tstamp now = ev_time();
+                if (a->uid != 0 && account_credit(a, now) <= 0) {
+                        account_rest(s, a, now);
+                        continue;
+                }
                 a->run_head = c->run_next;
                 if (!a->run_head)
                         a->run_tail = NULL;
@@ -219,6 +294,8 @@ static void on_dispatch(struct ev_loop *loop, ev_check *w, int revents) {
                         ring_push(s, a); /* its next connection's turn comes after the others' */
                 c->refs++;
                 zd_conn_process(c);
+                if (c->acct && c->acct->uid != 0)
+                        c->acct->credit -= ev_time() - now; /* what its call cost the loop */
                 if (!c->dead) {
                         zd_conn_update_events(c);
                         zd_conn_schedule(c); /* its next message: at its account's tail */
@@ -265,4 +342,6 @@ void zd_server_sched_init(struct zd_server *s) {
         ev_check_init(&s->dispatch, on_dispatch);
         s->dispatch.data = s;
         ev_idle_init(&s->dispatch_spin, on_dispatch_spin);
+        ev_timer_init(&s->rest_timer, on_rest_timer, 0., 0.);
+        s->rest_timer.data = s;
 }

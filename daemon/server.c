@@ -545,6 +545,7 @@ void zd_server_stop(struct zd_server *s) {
                 zd_conn_close(s->conns);
         ev_check_stop(s->loop, &s->dispatch);
         ev_idle_stop(s->loop, &s->dispatch_spin);
+        ev_timer_stop(s->loop, &s->rest_timer);
         if (s->listen_fd >= 0) {
                 s->listen_fd = safe_close(s->listen_fd);
                 if (!s->socket_activated)

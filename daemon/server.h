@@ -27,8 +27,10 @@
 #define ZD_PARTIAL_TIMEOUT 10.0                         /* seconds a partial message may sit idle */
 #define ZD_IDLE_TIMEOUT 120.0                           /* seconds a connection may sit with nothing in progress */
 #define ZD_DISPATCH_SLICE 0.002                         /* seconds of calls before the loop looks at its fds again */
-#define ZD_ACCEPT_RETRY 1.0                             /* seconds before accept() is tried again, out of fds */
-#define ZD_ACCEPT_LOG_INTERVAL 60.0                     /* seconds between two "out of fds" lines */
+#define ZD_ACCOUNT_SHARE 0.5        /* of the loop's time, what one account other than root's may take */
+#define ZD_ACCOUNT_BURST 0.020      /* seconds of calls it may take at once within that share */
+#define ZD_ACCEPT_RETRY 1.0         /* seconds before accept() is tried again, out of fds */
+#define ZD_ACCEPT_LOG_INTERVAL 60.0 /* seconds between two "out of fds" lines */
 
 struct zd_conn;        /* private to server.c */
 struct zd_account;     /* server-conn.h */
@@ -58,8 +60,10 @@ struct zd_server {
          * of each account with a message waiting before the next of any (server-sched.c). */
         struct zd_account *accounts;
         struct zd_account *ring_head, *ring_tail;
-        ev_check dispatch;      /* active while the ring is not empty */
-        ev_idle dispatch_spin;  /* likewise: poll does not block meanwhile */
+        ev_check dispatch;            /* active while the ring is not empty */
+        ev_idle dispatch_spin;        /* likewise: poll does not block meanwhile */
+        struct zd_account *rest_head; /* accounts past their share, until rest_timer */
+        ev_timer rest_timer;
         ev_tstamp idle_timeout; /* 0: ZD_IDLE_TIMEOUT */
         uint64_t own_userns;    /* zygoted's user namespace (server-owner.h), read at listen */
         bool owner_by_proc;     /* set before listen: find owners by /proc/PID/ns/user only */

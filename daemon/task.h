@@ -22,7 +22,7 @@
 #define ZD_MAX_ARGV_BYTES_PER_UID (1024u * 1024u)
 /* A task's JSON apart from its argv, at most (List counts a reply before building it). */
 #define ZD_TASK_JSON_MAX_OVERHEAD 512u
-#define ZD_LIST_PAGE_BYTES (2u * 1024u * 1024u) /* one List reply, at most (a task more than that alone) */
+#define ZD_LIST_PAGE_BYTES (256u * 1024u) /* one List reply, at most (a task more than that alone) */
 
 struct zd_conn;
 struct zd_daemon;

@@ -281,7 +281,7 @@ struct zy_task_list {
 struct zy_task_list *zy_task_list_free(struct zy_task_list *l);
 
 /* The caller's tasks (root: everyone's), in the order of their ids. The daemon answers a page at
- * a time (about 2 MiB each); this follows every page, so the list is whole. */
+ * a time (about 256 KiB each); this follows every page, so the list is whole. */
 int zy_list(zy_conn *c, struct zy_task_list **ret);
 
 /* Forgets a stopped task (kills and forgets a held one); ret (may be NULL) gets its last state.

@@ -454,7 +454,23 @@ PROMISE_ATTACKS = [
     ("GetFilter near the size limit", ("own", 128), "getfilter"),
     ("events never read", ("own", 72), "events"),
     ("output never read", ("own", 128), "unread"),
+    ("List of its 1 MiB of argv", ("own", 128), "list"),
 ]
+
+
+def hold_big_argv_tasks(d):
+    """The attacker's tasks, held before exec, with as much argv as it may keep (1 MiB as JSON:
+    control characters, six bytes each in a reply): each List of them is a 1 MiB reply."""
+    c = d.connect_as(ATTACKER, ATTACKER, timeout=30)
+    ids = []
+    for i in range(40):
+        r = c.call(L + "Spawn", {"argv": ["/bin/true", "\x01" * 10000], "hold": True, "id": f"big-{i}"}, check=False)
+        r.close_fds()
+        if r.error:
+            assert r.error == LIMIT and r.parameters.get("limit") == "argv_bytes_per_user", dict(r)
+            break
+        ids.append(f"big-{i}")
+    return c, ids
 
 
 @pytest.mark.parametrize("label,shape,kind", PROMISE_ATTACKS, ids=[a[0] for a in PROMISE_ATTACKS])
@@ -467,6 +483,7 @@ def test_no_caller_delays_another_past_100ms(daemon, capsys, label, shape, kind)
     refused (LimitExceeded connections at connect) or cut (5 s) fails too. Before accounts and
     turns, 128 connections of 60 KiB messages held the others at 0.3 to 0.7 s, and uid 4242's
     subordinate uids locked 65533 and root out at connect."""
+    holder, held_ids = hold_big_argv_tasks(daemon) if kind == "list" else (None, [])
     held = attack_connections(daemon, shape)
     dialers = [attacks.Dialer(daemon.socket, OTHER_UID, OTHER_GID), attacks.Dialer(daemon.socket, 0, 0)]
     steady = daemon.connect_as(OTHER_UID, OTHER_GID, timeout=attacks.Probe.CUT)
@@ -491,6 +508,10 @@ def test_no_caller_delays_another_past_100ms(daemon, capsys, label, shape, kind)
         steady.close()
         for h in held:
             h.close()
+        if holder:
+            for i in held_ids:
+                holder.call(L + "Delete", {"id": i})
+            holder.close()
     assert daemon.alive()
     bad = []
     for who, p in zip(("another user, fresh connections", "root, fresh connections",
