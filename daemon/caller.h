@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -91,7 +92,7 @@ struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, bool kee
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
  * -ENOTUNIQ when its threads run with different ids, -EILSEQ when they run under different
- * AppArmor or SELinux labels, -ENODATA when its label (or zygoted's) cannot be read, -EMLINK
+ * AppArmor or SELinux labels, -EREMCHG when they are in different namespaces or cgroups, -ENODATA when its label (or zygoted's) cannot be read, -EMLINK
  * when it has more than 64 threads (each must be read), or another negative errno. conn_fd < 0
  * takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a state
  * zd_caller_done() accepts. */
@@ -101,6 +102,15 @@ int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k
  * thread's), found as zd_caller_read() finds it (k as there). 0, -ESRCH when it has exited, or a
  * negative errno. For the calls other than Spawn of a connection that was root at connect. */
 int zd_caller_read_ids(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, uid_t *ret_uid, gid_t *ret_gid);
+
+/* The capabilities a root caller holds: within its bounding set, and within what it has kept
+ * permitted and effective. Its securebits cannot be read from outside it: a root process without
+ * SECBIT_NOROOT gets its bounding set back at an exec, one with it does not, so whatever it may
+ * have dropped from the two sets is taken as gone for good. Spawn's rule (spawn-plan.c), and
+ * CreateContainer's for the worker and the hooks (container.c). */
+static inline uint64_t zd_caller_caps_held(const struct zd_caller *c) {
+        return c->cap_bnd & c->cap_prm & c->cap_eff;
+}
 
 /* Closes the fds, frees the groups; accepts a zd_caller that was never read (ZD_CALLER_INIT). */
 void zd_caller_done(struct zd_caller *c);

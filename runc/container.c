@@ -270,6 +270,10 @@ static int prepare_sandbox(struct create *k) {
                 r = zrc_hooks_for_init(k->st.hooks, "startContainer", &k->st, "created", &k->sb.start_hooks);
         if (r < 0)
                 return zrc_error(k->c, "hooks: %s", zrc_errstr(-r)), r;
+        /* zygoted's: the createContainer hooks hold what its caller does, no more (runc's would be
+         * its caller's grandchildren); the startContainer ones run as the container's process */
+        if (k->a->handoff && k->a->handoff->hook_creds)
+                k->sb.create_hooks.creds = *k->a->handoff->hook_creds;
         /* run: the init waits for a byte on the sync socket once ready, sent when the state is
          * saved, so that nothing of the container runs (and no one asks for its state) before */
         k->sb.start_on_sync = k->a->run;
@@ -474,6 +478,7 @@ static int set_oom_score_adj(struct create *k) {
  * container's namespaces exist and before the init is let go (so before its pivot_root). A failure
  * ends create. */
 static int run_create_hooks(struct create *k) {
+        const struct ze_hook_creds *creds = k->a->handoff ? k->a->handoff->hook_creds : NULL;
         json_object *state;
         int r;
 
@@ -481,9 +486,9 @@ static int run_create_hooks(struct create *k) {
                 return 0;
         k->hooks_ran = true;
         state = zrc_hooks_state(&k->st, "creating", k->pid);
-        r = zrc_hooks_run(k->c, k->st.hooks, "prestart", state);
+        r = zrc_hooks_run(k->c, k->st.hooks, "prestart", state, creds);
         if (r >= 0)
-                r = zrc_hooks_run(k->c, k->st.hooks, "createRuntime", state);
+                r = zrc_hooks_run(k->c, k->st.hooks, "createRuntime", state, creds);
         json_object_put(state);
         return r;
 }

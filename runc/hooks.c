@@ -195,7 +195,8 @@ static int wait_hook(int pidfd, long long timeout, bool *ret_timed_out) {
         return 128 + si.si_status;
 }
 
-static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, int state_fd) {
+static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, int state_fd,
+                   const struct ze_hook_creds *creds) {
         json_object *v;
         const char *path = json_object_get_string(json_object_object_get(h, "path"));
         long long timeout = json_object_object_get_ex(h, "timeout", &v) ? json_object_get_int64(v) : 0;
@@ -215,6 +216,11 @@ static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, i
                 if (dup2(state_fd, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
                         _exit(127);
                 (void) close_range(3, ~0U, 0);
+                r = ze_step_hook_creds(creds);
+                if (r < 0) {
+                        dprintf(STDERR_FILENO, "zygote-runc: %s: the caller's credentials: %s\n", where, strerror(-r));
+                        _exit(126);
+                }
                 execve(path, argv, envp);
                 dprintf(STDERR_FILENO, "zygote-runc: %s: cannot execute %s: %s\n", where, path, strerror(errno));
                 _exit(127);
@@ -238,7 +244,8 @@ static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, i
         return 0;
 }
 
-int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind, json_object *state) {
+int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind, json_object *state,
+                  const struct ze_hook_creds *creds) {
         json_object *list;
         int ret = 0;
 
@@ -252,7 +259,7 @@ int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind,
                 fd = state_memfd(state);
                 if (fd < 0)
                         return zrc_error(c, "%s: state: %s", where, zrc_errstr(-fd)), fd;
-                r = run_one(c, json_object_array_get_idx(list, i), where, fd);
+                r = run_one(c, json_object_array_get_idx(list, i), where, fd, creds);
                 close(fd);
                 if (r < 0 && ret == 0)
                         ret = r;
@@ -428,7 +435,7 @@ void zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st) {
         if (!st->hooks)
                 return;
         state = zrc_hooks_state(st, "running", st->pid);
-        if (zrc_hooks_run(c, st->hooks, "poststart", state) < 0)
+        if (zrc_hooks_run(c, st->hooks, "poststart", state, NULL) < 0)
                 zrc_debug(c, "a poststart hook failed; the container runs on");
         json_object_put(state);
 }
@@ -440,7 +447,7 @@ void zrc_hooks_poststop(const struct zrc_ctx *c, const struct zrc_state *st) {
         if (!st->hooks)
                 return;
         state = zrc_hooks_state(st, "stopped", 0);
-        if (zrc_hooks_run(c, st->hooks, "poststop", state) < 0)
+        if (zrc_hooks_run(c, st->hooks, "poststop", state, NULL) < 0)
                 zrc_debug(c, "a poststop hook failed; the container is deleted");
         json_object_put(state);
 }

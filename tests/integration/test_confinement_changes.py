@@ -15,12 +15,14 @@ caller.
 import ctypes
 import os
 import tempfile
+import threading
 
 import pytest
 
 import varlink
 import zytest
-from test_confinement import cap_sets, drop_every_capability, drop_to_nobody, filter_this_thread, status_field
+from test_confinement import (cap_sets, drop_every_capability, drop_to_nobody, filter_this_thread, spawn_after,
+                              status_field)
 from zytest import NOBODY
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -152,3 +154,39 @@ def test_procfs_mounted_in_its_mount_namespace_is_seen(tiered):
         assert refused(res["second"], "procfs outside /proc"), res["second"]
     finally:
         zytest.remove_workdir(where)
+
+
+# A second thread of the caller's own, made after it connected: in a new network, UTS or IPC
+# namespace (CLONE_NEW*), or moved alone to another v1 cgroup (0).
+THREAD_OWN = {"netns-thread": CLONE_NEWNET, "utsns-thread": 0x04000000, "ipcns-thread": 0x08000000,
+              "v1-cgroup-thread": 0}
+
+
+def thread_of_its_own(flag, cg):
+    def go():
+        if cg:
+            with open(os.path.join(cg, "tasks"), "w") as f:
+                f.write(str(threading.get_native_id()))
+        elif libc.unshare(flag) != 0:
+            pytest.fail(f"unshare {flag:#x}: {os.strerror(ctypes.get_errno())}")
+    return go
+
+
+@pytest.mark.parametrize("how", sorted(THREAD_OWN))
+def test_a_thread_in_other_namespaces_or_cgroups_is_refused(daemon, how):
+    """Namespaces and v1 cgroups belong to threads, like capabilities and filters: the daemon
+    cannot tell which thread sent the call, so a caller whose second thread (the one that calls)
+    is in a namespace or cgroup of its own is refused, not served with its first thread's."""
+    cg, base = None, "/sys/fs/cgroup/pids"
+    if not THREAD_OWN[how]:
+        if not os.path.isfile(os.path.join(base, "tasks")) or not os.access(base, os.W_OK):
+            pytest.skip("no writable cgroup v1 pids hierarchy (a thread alone in a cgroup needs v1)")
+        cg = tempfile.mkdtemp(prefix="zytest-thread-", dir=base)
+    try:
+        _, out, err, _ = spawn_after(daemon, lambda: None, ["true"], in_thread=thread_of_its_own(THREAD_OWN[how], cg))
+    finally:
+        if cg:
+            os.rmdir(cg)  # the caller has exited
+    assert err is not None, f"{how}: the caller got a task"
+    assert err["error"] == "io.zygote.Launcher.CallerConfined" and \
+        "different namespaces or cgroups" in err["parameters"]["reason"], err
