@@ -177,8 +177,9 @@ void zd_account_consumed(struct zd_conn *c, size_t n) {
         if (!a->read_blocked || a->in_bytes > ZD_MAX_INPUT_PER_ACCOUNT / 2)
                 return;
         a->read_blocked = false;
+        /* not a closing one: its update may close it, under this loop */
         for (struct zd_conn *o = c->s->conns; o; o = o->next)
-                if (o->acct == a && o != c)
+                if (o->acct == a && o != c && !o->closing)
                         zd_conn_update_events(o);
 }
 
