@@ -58,9 +58,10 @@ class Connections:
     that connected) until close(). owner: the user. In a user namespace (uids > 0): the
     namespace is made by owner, uids 0..uids of it map to base.., and the connections are made
     as the inside uids 1..uids, per_uid each (what a user with subordinate uids can do). nested:
-    each of those makes a user namespace of its own inside first and connects from there."""
+    each of those makes a user namespace of its own inside first and connects from there.
+    exit_after: the connecting processes exit (and are reaped) once the sockets are handed over."""
 
-    def __init__(self, path, owner, per_uid, uids=0, base=300000, nested=False):
+    def __init__(self, path, owner, per_uid, uids=0, base=300000, nested=False, exit_after=False):
         self.keep, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         sync_r, sync_w = os.pipe2(os.O_CLOEXEC)
         go_r, go_w = os.pipe2(os.O_CLOEXEC)
@@ -101,7 +102,7 @@ class Connections:
                             for s in socks:
                                 s.close()
                             os.write(done_w, b"d")
-                            while child_end.recv(1):
+                            while not exit_after and child_end.recv(1):
                                 pass
                             os._exit(0)
                         except BaseException as e:
@@ -145,6 +146,14 @@ class Connections:
 
     def conns(self, timeout=30.0):
         return [varlink.Connection(sock=socket.socket(fileno=os.dup(fd)), timeout=timeout) for fd in self.fds]
+
+    def close_processes(self):
+        """Waits for the connecting processes (exit_after: they are gone once this returns); the
+        sockets stay."""
+        if self.keep is not None:
+            self.keep.close()
+            self.keep = None
+            os.waitpid(self.pid, 0)
 
     def close(self):
         for fd in getattr(self, "fds", []):

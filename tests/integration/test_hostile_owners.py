@@ -96,6 +96,43 @@ def test_root_made_namespace_is_not_root(daemon):
     assert set(refused) == {(LIMIT, "connections_per_user", 128)}, set(map(str, refused))
 
 
+@pytest.mark.parametrize("env", FINDERS, ids=FINDER_IDS)
+def test_callers_gone_before_accept_share_one_account(daemons, needs_root, env):
+    """A connection whose process exited before zygoted accepted it has no namespace to read: it
+    counts in one account shared by all such callers (never as the uid it claims, which a
+    process in a user namespace of its own could pick among its subordinate uids). With zygoted
+    stopped, 100 connections of uid 5101 and then 40 of uid 5102 wait in the backlog while their
+    processes exit: 128 of the 140 are served, 12 refused (connections_per_user), and a live
+    caller of uid 5101 is served besides (before, each uid had 128: all 140 were served)."""
+    import signal
+    daemon = daemons(env=env)
+    served_all, refused_all, held = 0, [], []
+    try:
+        for uid, n in ((5101, 100), (5102, 40)):  # each batch within the listen backlog (128)
+            os.kill(daemon.proc.pid, signal.SIGSTOP)
+            try:
+                h = attacks.Connections(daemon.socket, uid, per_uid=n, exit_after=True)
+                h.close_processes()
+            finally:
+                os.kill(daemon.proc.pid, signal.SIGCONT)
+            held.append(h)
+            conns = h.conns(timeout=10)
+            held.append(conns)
+            served, refused = admitted(conns)
+            served_all += served
+            refused_all += refused
+        assert served_all == 128, (served_all, refused_all[:3])
+        assert set(refused_all) == {(LIMIT, "connections_per_user", 128)}, set(map(str, refused_all))
+        with daemon.connect_as(5101, 5101, timeout=10) as live:
+            assert live.call(L + "GetStatus").parameters["version"]
+    finally:
+        for h in held:
+            if isinstance(h, list):
+                close_all(h)
+            else:
+                h.close()
+
+
 def test_root_keeps_a_reserve_of_connections(daemon):
     """Eight users at 120 connections each take the 960 the others may have: a ninth user is
     refused at connect (LimitExceeded connections, max 960), and root is served (before, root
