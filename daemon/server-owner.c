@@ -13,9 +13,10 @@
  * caller is one its owner made, and that owner is the account. The kernel walks the chain for us
  * (NS_GET_PARENT, NS_GET_OWNER_UID on nsfs descriptors): no file a caller writes is read.
  *
- * The process is the one that connected (SO_PEERPIDFD, or on kernels without it SO_PEERCRED's
- * pid, checked alive after its namespace was opened): a socket handed on keeps the connector's
- * account, as it keeps the connector's credentials.
+ * The process is the one that connected (SO_PEERPIDFD; on kernels without
+ * PIDFD_GET_USER_NAMESPACE, SO_PEERCRED's pid, whose process, named by SO_PEERPIDFD where there is
+ * one, is checked alive after its namespace was opened): a socket handed on keeps the
+ * connector's account, as it keeps the connector's credentials.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,17 +58,20 @@ static int peer_userns(int conn_fd, const struct ucred *cred, bool pidfd_ns) {
         socklen_t l = sizeof(int);
         char path[64];
 
-        if (pidfd_ns && getsockopt(conn_fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) == 0) {
-                ns = ioctl(pidfd, ZD_PIDFD_GET_USER_NAMESPACE, 0);
+        if (getsockopt(conn_fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &l) == 0) {
+                ns = pidfd_ns ? ioctl(pidfd, ZD_PIDFD_GET_USER_NAMESPACE, 0) : -1;
                 if (ns >= 0)
                         return TAKE_FD(ns);
-                if (errno == ESRCH)
+                if (pidfd_ns && errno == ESRCH)
                         return -ESRCH;
-                pidfd = safe_close(pidfd); /* an older kernel: by its pid */
-        }
+                /* an older kernel: by its pid, while the pidfd says the process that connected
+                 * lives (so that its pid names no other) */
+        } else
+                pidfd = -EBADF;
         if (cred->pid <= 0)
                 return -ESRCH;
-        pidfd = pidfd_open_pid(cred->pid);
+        if (pidfd < 0)
+                pidfd = pidfd_open_pid(cred->pid);
         if (pidfd < 0)
                 return pidfd;
         snprintf(path, sizeof(path), "/proc/%d/ns/user", (int) cred->pid);

@@ -25,7 +25,8 @@ struct zd_owner {
 uint64_t zd_owner_own_userns(void);
 /* The owner of the connection on conn_fd whose SO_PEERCRED is cred. With pidfd_ns, the kernel's
  * PIDFD_GET_USER_NAMESPACE on the SO_PEERPIDFD (Linux 6.11); without, or where it is missing,
- * /proc/PID/ns/user of SO_PEERCRED's pid, alive throughout. Never fails: what cannot be read
+ * /proc/PID/ns/user of SO_PEERCRED's pid, that process (the SO_PEERPIDFD's where the kernel has
+ * it, Linux 6.5) alive throughout. Never fails: what cannot be read
  * makes the account ZD_ACCOUNT_UNKNOWN (never a caller's own uid: a process in a user namespace
  * of its own could otherwise count as one of its subordinate uids). */
 struct zd_owner zd_owner_find(int conn_fd, const struct ucred *cred, uint64_t own_userns, bool pidfd_ns);
