@@ -363,6 +363,12 @@ static int run_sealed(char **argv) {
         if (!secure_getenv("ZYGOTE_REF_HELPER") && zr_helper_path(helper, sizeof(helper)) >= 0 &&
             setenv("ZYGOTE_REF_HELPER", helper, 1) < 0)
                 return -errno;
+        /* the file it ran from, for the journal (log.h): before the re-exec only, where
+         * /proc/self/exe is still that file */
+        ssize_t n = readlink("/proc/self/exe", helper, sizeof(helper) - 1);
+        if (n > 0 && (helper[n] = '\0', strncmp(helper, "/memfd:", 7) != 0) &&
+            setenv("ZYGOTE_SEALED_FROM", helper, 1) < 0)
+                return -errno;
         r = zrc_runc_run_sealed(argv);
         if (r < 0)
                 fprintf(stderr, "zygoted: re-executing from a sealed copy of this program: %s\n", strerror(-r));
@@ -486,6 +492,7 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         if (r < 0) {
                 zd_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d->profile_dirs[0],
                        d->n_profile_dirs > 1 ? " and the other --profiles directories" : "");
+                zd_registry_free(d); /* the failures it kept, for a leak check at exit */
                 return r;
         }
         d->server.loop = d->loop;
@@ -562,7 +569,8 @@ int main(int argc, char **argv) {
         r = parse_options(argc, argv, &d, &socket_path);
         if (r >= 0)
                 return r;
-        zd_log_open();
+        zd_log_open(secure_getenv("ZYGOTE_SEALED_FROM"));
+        (void) unsetenv("ZYGOTE_SEALED_FROM"); /* nothing zygoted starts needs it */
         if (setup_process(&d, &socket_path) < 0)
                 return 1;
         /* Before any process is started: fds passed by systemd are not CLOEXEC until this marks
