@@ -2,7 +2,7 @@
 /*
  * CreateContainer: an OCI bundle started by zygoted (container.h). The daemon checks the caller,
  * makes the task and the pipes, and forks a container worker; the worker runs zygote-runc's create
- * recipe (runc/container.c, with a struct zrc_handoff) with the caller's fds as the init's stdio:
+ * recipe (container/create.c, with a struct zct_handoff) with the caller's fds as the init's stdio:
  * the init is cloned with CLONE_PARENT, so it is zygoted's child, and waits on the task's hold
  * pipe. The worker reports over a SOCK_SEQPACKET socket: the runtime's error lines (text), then
  * one record (a NUL byte, struct result) with the init's pidfd and its sync socket as SCM_RIGHTS.
@@ -34,7 +34,7 @@
 #include "nspool.h"
 #include "pidfd-util.h"
 #include "profile.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "server.h"
 #include "signal-util.h"
 #include "steps.h"
@@ -211,19 +211,19 @@ static int process_file(const char *json, char *path, size_t size) {
         return 0;
 }
 
-static int worker_job_run(struct zrc_ctx *ctx, const struct worker_job *job, struct zrc_handoff *h) {
+static int worker_job_run(struct zct_ctx *ctx, const struct worker_job *job, struct zct_handoff *h) {
         char bundle[64], process[64];
 
         if (!job->process) {
                 /* The caller's own directory, in the namespaces it shares with us (container.h) */
                 snprintf(bundle, sizeof(bundle), "/proc/self/fd/%d", W_BUNDLE);
-                struct zrc_create_args a = { .p = { .id = job->id }, .bundle = bundle, .handoff = h };
-                return zrc_container_create(ctx, &a);
+                struct zct_create_args a = { .p = { .id = job->id }, .bundle = bundle, .handoff = h };
+                return zct_container_create(ctx, &a);
         }
         if (process_file(job->process, process, sizeof(process)) < 0)
-                return zrc_error(ctx, "exec: the process object: %s", strerror(errno));
-        struct zrc_exec_args a = { .p = { .id = job->id }, .process = process, .handoff = h };
-        return zrc_exec_process(ctx, &a);
+                return zct_error(ctx, "exec: the process object: %s", strerror(errno));
+        struct zct_exec_args a = { .p = { .id = job->id }, .process = process, .handoff = h };
+        return zct_exec_process(ctx, &a);
 }
 
 /* The worker joins its caller's cgroups (those that differ from zygoted's), as runc would be its
@@ -264,7 +264,7 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
         const struct ze_hook_creds creds = hook_creds(d, caller);
         uint64_t held = creds.caps;
         bool premade = fds[W_NET] >= 0;
-        struct zrc_handoff h = { .start_fd = W_HOLD,
+        struct zct_handoff h = { .start_fd = W_HOLD,
                                  .console_fd = job->console ? W_CONSOLE : -1,
                                  .pidfd = -1,
                                  .sync_fd = -1,
@@ -272,11 +272,11 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
                                  .hook_creds = &creds };
         /* seccomp programs: the cache, else GetFilter on our own socket (compiled once for
          * everyone); never a compile of the worker's own, which no one else would reuse */
-        struct zrc_ctx ctx = { .root = d->container_root,
-                               .rootless = zrc_rootless(),
+        struct zct_ctx ctx = { .root = d->container_root,
+                               .rootless = zct_rootless(),
                                .msg_to_fd = true,
                                .msg_fd = W_REPORT,
-                               .filter = { .from = ZRC_FILTER_ZYGOTED,
+                               .filter = { .from = ZCT_FILTER_ZYGOTED,
                                            .socket = d->server.socket_path,
                                            .cached = filter_from_cache,
                                            .userdata = d } };
@@ -294,7 +294,7 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
         if (r >= 0)
                 r = ze_step_capset(held, held, caller->cap_inh & held);
         if (r < 0) {
-                zrc_error(&ctx, "taking the caller's limits and capabilities: %s", strerror(-r));
+                zct_error(&ctx, "taking the caller's limits and capabilities: %s", strerror(-r));
                 worker_report(W_REPORT, -r, 0, -1, -1, false);
                 _exit(1);
         }
@@ -590,28 +590,28 @@ int zd_container_exec(struct zd_call *call) {
 /* ---- a container's processes and its end ----------------------------------------------------- */
 
 json_object *zd_container_pids(struct zd_daemon *d, const char *id) {
-        struct zrc_state st = {};
+        struct zct_state st = {};
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
         json_object *a = json_object_new_array();
 
-        if (!a || zrc_state_load(d->container_root, id, &st) < 0)
+        if (!a || zct_state_load(d->container_root, id, &st) < 0)
                 return a;
-        if (zrc_cgroup_pids(&st.cgroup, &pids, &n) >= 0)
+        if (zct_cgroup_pids(&st.cgroup, &pids, &n) >= 0)
                 for (size_t i = 0; i < n; i++)
                         json_object_array_add(a, json_object_new_int(pids[i]));
-        zrc_state_done(&st);
+        zct_state_done(&st);
         return a;
 }
 
 int zd_container_kill_all(struct zd_daemon *d, const char *id, int sig) {
-        struct zrc_state st = {};
+        struct zct_state st = {};
         _cleanup_free_ int *fds = NULL;
         size_t n = 0;
-        int r = zrc_state_load(d->container_root, id, &st);
+        int r = zct_state_load(d->container_root, id, &st);
 
         if (r >= 0)
-                r = zrc_cgroup_pidfds(&st.cgroup, &fds, &n);
+                r = zct_cgroup_pidfds(&st.cgroup, &fds, &n);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 int k = pidfd_kill(fds[i], sig);
                 if (k < 0 && k != -ESRCH)
@@ -619,7 +619,7 @@ int zd_container_kill_all(struct zd_daemon *d, const char *id, int sig) {
         }
         for (size_t i = 0; i < n; i++)
                 safe_close(fds[i]);
-        zrc_state_done(&st);
+        zct_state_done(&st);
         return r;
 }
 

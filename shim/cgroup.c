@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The container's cgroup through the container library's manager (runc/cgroup-of.c). */
+/* The container's cgroup through the container library's manager (container/cgroup-of.c). */
 #include "cgroup.h"
 
 #include <errno.h>
@@ -7,21 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 bool zs_cgroup_v2(void) {
-        return zrc_cgroup_is_v2_only();
+        return zct_cgroup_is_v2_only();
 }
 
 int zs_cgroup_dir(pid_t pid, const char *controller, char **ret) {
-        _cleanup_(zrc_cgroup_done) struct zrc_cgroup cg = {};
+        _cleanup_(zct_cgroup_done) struct zct_cgroup cg = {};
         const char *dir;
         int r;
 
-        r = zrc_cgroup_of_pid(pid, &cg);
+        r = zct_cgroup_of_pid(pid, &cg);
         if (r >= 0)
-                r = zrc_cgroup_dir(&cg, controller, &dir);
+                r = zct_cgroup_dir(&cg, controller, &dir);
         if (r < 0)
                 return r;
         *ret = strdup(dir);
@@ -29,15 +29,15 @@ int zs_cgroup_dir(pid_t pid, const char *controller, char **ret) {
 }
 
 int zs_cgroup_freeze(pid_t init, bool frozen) {
-        _cleanup_(zrc_cgroup_done) struct zrc_cgroup cg = {};
+        _cleanup_(zct_cgroup_done) struct zct_cgroup cg = {};
         int r;
 
-        r = zrc_cgroup_of_pid(init, &cg);
-        return r < 0 ? r : zrc_cgroup_freeze(&cg, frozen);
+        r = zct_cgroup_of_pid(init, &cg);
+        return r < 0 ? r : zct_cgroup_freeze(&cg, frozen);
 }
 
 int zs_cgroup_update(pid_t init, const char *bundle, const char *json, size_t length, char **ret_error) {
-        _cleanup_(zrc_cgroup_done) struct zrc_cgroup cg = {};
+        _cleanup_(zct_cgroup_done) struct zct_cgroup cg = {};
         json_tokener *tok;
         json_object *res;
         int r;
@@ -51,13 +51,13 @@ int zs_cgroup_update(pid_t init, const char *bundle, const char *json, size_t le
                 *ret_error = strdup("linux.resources: not JSON");
                 return -EINVAL;
         }
-        r = zrc_cgroup_of_pid(init, &cg);
+        r = zct_cgroup_of_pid(init, &cg);
         if (r >= 0)
-                r = zrc_cgroup_update(&cg, NULL, bundle, res, ret_error);
+                r = zct_cgroup_update(&cg, NULL, bundle, res, ret_error);
         json_object_put(res);
         return r;
 }
 
 int zs_cgroup_oom_eventfd(const char *dir, int *ret_fd) {
-        return zrc_cgroup_oom_eventfd(dir, ret_fd);
+        return zct_cgroup_oom_eventfd(dir, ret_fd);
 }

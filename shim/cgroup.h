@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The container's own cgroup (the init's), for Pause, Resume, Update, Stats and the OOM watch:
- * found, frozen and written by the container library's cgroup manager (runc/cgroup-of.c), never
+ * found, frozen and written by the container library's cgroup manager (container/cgroup-of.c), never
  * by the shim itself. */
 #pragma once
 

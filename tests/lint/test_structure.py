@@ -175,8 +175,8 @@ KNOWN_CYCLES = {
     frozenset({"daemon/server.c", "daemon/server-read.c", "daemon/server-sched.c"}),
     # the runtime library's: the planner's helpers beside its dispatcher, and the cgroup writes
     # with the state's directories (to be broken when the library gets its folder)
-    frozenset({"runc/cgroup-resources.c", "runc/cgroup-resources-blkio.c"}),
-    frozenset({"runc/cgroup.c", "runc/cgroup-limits.c", "runc/state.c"}),
+    frozenset({"container/cgroup-resources.c", "container/cgroup-resources-blkio.c"}),
+    frozenset({"container/cgroup.c", "container/cgroup-limits.c", "container/state.c"}),
 }
 
 

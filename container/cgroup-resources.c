@@ -13,7 +13,7 @@
 #include "cgroup-resources-plan.h"
 #include "util.h"
 
-int zrc_plan_fail(struct planner *p, int r, const char *fmt, ...) {
+int zct_plan_fail(struct planner *p, int r, const char *fmt, ...) {
         va_list ap;
 
         if (p->err) {
@@ -26,30 +26,30 @@ int zrc_plan_fail(struct planner *p, int r, const char *fmt, ...) {
         return r;
 }
 
-const char *zrc_res_controller_name(enum zrc_res_controller c, bool v2) {
-        static const char *const names[_ZRC_RES_MAX] = {
-                [ZRC_RES_CPU] = "cpu",         [ZRC_RES_CPUSET] = "cpuset",     [ZRC_RES_MEMORY] = "memory",
-                [ZRC_RES_PIDS] = "pids",       [ZRC_RES_IO] = "blkio",          [ZRC_RES_HUGETLB] = "hugetlb",
-                [ZRC_RES_NET_CLS] = "net_cls", [ZRC_RES_NET_PRIO] = "net_prio", [ZRC_RES_RDMA] = "rdma",
-                [ZRC_RES_UNIFIED] = "",
+const char *zct_res_controller_name(enum zct_res_controller c, bool v2) {
+        static const char *const names[_ZCT_RES_MAX] = {
+                [ZCT_RES_CPU] = "cpu",         [ZCT_RES_CPUSET] = "cpuset",     [ZCT_RES_MEMORY] = "memory",
+                [ZCT_RES_PIDS] = "pids",       [ZCT_RES_IO] = "blkio",          [ZCT_RES_HUGETLB] = "hugetlb",
+                [ZCT_RES_NET_CLS] = "net_cls", [ZCT_RES_NET_PRIO] = "net_prio", [ZCT_RES_RDMA] = "rdma",
+                [ZCT_RES_UNIFIED] = "",
         };
 
-        if (c == ZRC_RES_IO && v2)
+        if (c == ZCT_RES_IO && v2)
                 return "io";
-        return c < _ZRC_RES_MAX ? names[c] : "";
+        return c < _ZCT_RES_MAX ? names[c] : "";
 }
 
-uint64_t zrc_res_shares_to_weight(uint64_t shares) {
+uint64_t zct_res_shares_to_weight(uint64_t shares) {
         /* [2, 262144] onto [1, 10000], linearly; 0 stays "unset" */
         return shares == 0 ? 0 : 1 + ((shares - 2) * 9999) / 262142;
 }
 
-uint64_t zrc_res_blkio_to_io_weight(uint64_t weight) {
+uint64_t zct_res_blkio_to_io_weight(uint64_t weight) {
         /* [10, 1000] onto [1, 10000], linearly */
         return weight == 0 ? 0 : 1 + ((weight - 10) * 9999) / 990;
 }
 
-int zrc_res_swap_v2(int64_t swap, int64_t limit, int64_t *ret, char **ret_error) {
+int zct_res_swap_v2(int64_t swap, int64_t limit, int64_t *ret, char **ret_error) {
         struct planner p = { .err = ret_error };
 
         /* cgroup v1 sets memory+swap; cgroup2 sets swap alone. An unlimited memory with swap
@@ -59,35 +59,35 @@ int zrc_res_swap_v2(int64_t swap, int64_t limit, int64_t *ret, char **ret_error)
         if (swap == -1 || swap == 0)
                 return *ret = swap, 0;
         if (limit == 0 || limit == -1)
-                return zrc_plan_fail(&p, -EINVAL,
+                return zct_plan_fail(&p, -EINVAL,
                                      "linux.resources.memory.swap: a swap limit needs a memory limit on cgroup v2");
         if (limit < 0)
-                return zrc_plan_fail(&p, -EINVAL, "linux.resources.memory.limit: invalid value %lld",
+                return zct_plan_fail(&p, -EINVAL, "linux.resources.memory.limit: invalid value %lld",
                                      (long long) limit);
         if (swap < limit)
-                return zrc_plan_fail(&p, -EINVAL,
+                return zct_plan_fail(&p, -EINVAL,
                                      "linux.resources.memory.swap: memory+swap (%lld) is below the memory limit (%lld)",
                                      (long long) swap, (long long) limit);
         return *ret = swap - limit, 0;
 }
 
 /* Where controller c is on this host: its v1 hierarchy, else cgroup2; else field is refused. */
-int zrc_plan_where(struct planner *p, enum zrc_res_controller c, const char *field, bool *ret_v2) {
-        if (p->v1 & ZRC_RES_BIT(c))
+int zct_plan_where(struct planner *p, enum zct_res_controller c, const char *field, bool *ret_v2) {
+        if (p->v1 & ZCT_RES_BIT(c))
                 return *ret_v2 = false, 0;
-        if (p->v2 & ZRC_RES_BIT(c))
+        if (p->v2 & ZCT_RES_BIT(c))
                 return *ret_v2 = true, 0;
-        if (c == ZRC_RES_UNIFIED)
-                return zrc_plan_fail(p, -EOPNOTSUPP, "%s: this host has no cgroup2 hierarchy", field);
-        return zrc_plan_fail(p, -EOPNOTSUPP, "%s: this host has no %s cgroup controller%s", field,
-                             zrc_res_controller_name(c, false),
-                             c == ZRC_RES_NET_CLS || c == ZRC_RES_NET_PRIO ? " (cgroup v2 has none)" : "");
+        if (c == ZCT_RES_UNIFIED)
+                return zct_plan_fail(p, -EOPNOTSUPP, "%s: this host has no cgroup2 hierarchy", field);
+        return zct_plan_fail(p, -EOPNOTSUPP, "%s: this host has no %s cgroup controller%s", field,
+                             zct_res_controller_name(c, false),
+                             c == ZCT_RES_NET_CLS || c == ZCT_RES_NET_PRIO ? " (cgroup v2 has none)" : "");
 }
 
 /* Appends a write of the formatted value; a controller on cgroup2 is enabled first. */
-int zrc_plan_add(struct planner *p, enum zrc_res_controller c, bool v2, const char *field, const char *file,
+int zct_plan_add(struct planner *p, enum zct_res_controller c, bool v2, const char *field, const char *file,
                  const char *fmt, ...) {
-        struct zrc_res_write *grown, *w;
+        struct zct_res_write *grown, *w;
         va_list ap;
         int r;
 
@@ -96,7 +96,7 @@ int zrc_plan_add(struct planner *p, enum zrc_res_controller c, bool v2, const ch
                 return -ENOMEM;
         p->w = grown;
         w = &p->w[p->n];
-        *w = (struct zrc_res_write){ .controller = c, .v2 = v2 };
+        *w = (struct zct_res_write){ .controller = c, .v2 = v2 };
         va_start(ap, fmt);
         r = vasprintf(&w->value, fmt, ap);
         va_end(ap);
@@ -105,16 +105,16 @@ int zrc_plan_add(struct planner *p, enum zrc_res_controller c, bool v2, const ch
         p->n++;
         w->file = strdup(file);
         w->field = strdup(field);
-        if (v2 && c != ZRC_RES_UNIFIED)
-                w->enable = strdup(zrc_res_controller_name(c, true));
-        if (!w->file || !w->field || (v2 && c != ZRC_RES_UNIFIED && !w->enable))
+        if (v2 && c != ZCT_RES_UNIFIED)
+                w->enable = strdup(zct_res_controller_name(c, true));
+        if (!w->file || !w->field || (v2 && c != ZCT_RES_UNIFIED && !w->enable))
                 return -ENOMEM;
         return 0;
 }
 
 /* The last write's fallback file (when its own does not exist) and value. */
-int zrc_plan_add_alt(struct planner *p, const char *file, const char *fmt, ...) {
-        struct zrc_res_write *w = &p->w[p->n - 1];
+int zct_plan_add_alt(struct planner *p, const char *file, const char *fmt, ...) {
+        struct zct_res_write *w = &p->w[p->n - 1];
         va_list ap;
         int r;
 
@@ -130,9 +130,9 @@ int zrc_plan_add_alt(struct planner *p, const char *file, const char *fmt, ...) 
 }
 
 /* Refuses any member of o not in known (NULL-terminated): an unknown field is never ignored. */
-int zrc_plan_check_keys(struct planner *p, json_object *o, const char *what, const char *const *known) {
+int zct_plan_check_keys(struct planner *p, json_object *o, const char *what, const char *const *known) {
         if (!json_object_is_type(o, json_type_object))
-                return zrc_plan_fail(p, -EINVAL, "%s: not an object", what);
+                return zct_plan_fail(p, -EINVAL, "%s: not an object", what);
         json_object_object_foreach(o, key, val) {
                 bool ok = false;
 
@@ -140,20 +140,20 @@ int zrc_plan_check_keys(struct planner *p, json_object *o, const char *what, con
                 for (size_t i = 0; known[i] && !ok; i++)
                         ok = streq(key, known[i]);
                 if (!ok)
-                        return zrc_plan_fail(p, -EOPNOTSUPP, "%s.%s: not supported by zygote-runc", what, key);
+                        return zct_plan_fail(p, -EOPNOTSUPP, "%s.%s: not supported by zygote-runc", what, key);
         }
         return 0;
 }
 
 /* o[key] as an integer: 1 when present, 0 when absent or null (*ret = 0), or -EINVAL. */
-int zrc_plan_get_int(struct planner *p, json_object *o, const char *what, const char *key, int64_t *ret) {
+int zct_plan_get_int(struct planner *p, json_object *o, const char *what, const char *key, int64_t *ret) {
         json_object *v = NULL;
 
         *ret = 0;
         if (!json_object_object_get_ex(o, key, &v) || !v)
                 return 0;
         if (!json_object_is_type(v, json_type_int))
-                return zrc_plan_fail(p, -EINVAL, "%s.%s: not an integer", what, key);
+                return zct_plan_fail(p, -EINVAL, "%s.%s: not an integer", what, key);
         *ret = json_object_get_int64(v);
         return 1;
 }
@@ -165,7 +165,7 @@ static int get_bool(struct planner *p, json_object *o, const char *what, const c
         if (!json_object_object_get_ex(o, key, &v) || !v)
                 return 0;
         if (!json_object_is_type(v, json_type_boolean))
-                return zrc_plan_fail(p, -EINVAL, "%s.%s: not a boolean", what, key);
+                return zct_plan_fail(p, -EINVAL, "%s.%s: not a boolean", what, key);
         *ret = json_object_get_boolean(v);
         return 1;
 }
@@ -179,10 +179,10 @@ static int get_list(struct planner *p, json_object *o, const char *what, const c
         if (!json_object_object_get_ex(o, key, &v) || !v)
                 return 0;
         if (!json_object_is_type(v, json_type_string))
-                return zrc_plan_fail(p, -EINVAL, "%s.%s: not a string", what, key);
+                return zct_plan_fail(p, -EINVAL, "%s.%s: not a string", what, key);
         s = json_object_get_string(v);
         if (s[strspn(s, "0123456789,- ")] != '\0')
-                return zrc_plan_fail(p, -EINVAL, "%s.%s: \"%s\" is not a list of numbers and ranges", what, key, s);
+                return zct_plan_fail(p, -EINVAL, "%s.%s: \"%s\" is not a list of numbers and ranges", what, key, s);
         *ret = s;
         return s[0] != '\0';
 }
@@ -195,32 +195,32 @@ static int plan_cpu(struct planner *p, json_object *o) {
         bool v2 = false;
         int r, has_idle;
 
-        if ((r = zrc_plan_check_keys(p, o, what, known)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "shares", &shares)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "quota", &quota)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "period", &period)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "realtimeRuntime", &rt_runtime)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "realtimePeriod", &rt_period)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "burst", &burst)) < 0 || (r = get_list(p, o, what, "cpus", &cpus)) < 0 ||
+        if ((r = zct_plan_check_keys(p, o, what, known)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "shares", &shares)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "quota", &quota)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "period", &period)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "realtimeRuntime", &rt_runtime)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "realtimePeriod", &rt_period)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "burst", &burst)) < 0 || (r = get_list(p, o, what, "cpus", &cpus)) < 0 ||
             (r = get_list(p, o, what, "mems", &mems)) < 0 ||
-            (has_idle = r = zrc_plan_get_int(p, o, what, "idle", &idle)) < 0)
+            (has_idle = r = zct_plan_get_int(p, o, what, "idle", &idle)) < 0)
                 return r;
         if ((shares || quota || period || rt_runtime || rt_period || burst || has_idle) &&
-            (r = zrc_plan_where(p, ZRC_RES_CPU, what, &v2)) < 0)
+            (r = zct_plan_where(p, ZCT_RES_CPU, what, &v2)) < 0)
                 return r;
         if (shares < 0 || period < 0 || rt_period < 0 || burst < 0)
-                return zrc_plan_fail(p, -EINVAL, "%s: shares, period, realtimePeriod and burst cannot be negative",
+                return zct_plan_fail(p, -EINVAL, "%s: shares, period, realtimePeriod and burst cannot be negative",
                                      what);
         /* the kernel would clamp a share count out of its range without a word */
         if (shares && (shares < 2 || shares > 262144))
-                return zrc_plan_fail(p, -EINVAL, "%s.shares: %lld is outside the kernel's range 2-262144", what,
+                return zct_plan_fail(p, -EINVAL, "%s.shares: %lld is outside the kernel's range 2-262144", what,
                                      (long long) shares);
         if (v2 && (rt_runtime || rt_period))
-                return zrc_plan_fail(p, -EOPNOTSUPP, "%s.%s: cgroup v2 has no realtime budget", what,
+                return zct_plan_fail(p, -EOPNOTSUPP, "%s.%s: cgroup v2 has no realtime budget", what,
                                      rt_runtime ? "realtimeRuntime" : "realtimePeriod");
-        if (shares && (r = v2 ? zrc_plan_add(p, ZRC_RES_CPU, v2, "linux.resources.cpu.shares", "cpu.weight", "%llu",
-                                             (unsigned long long) zrc_res_shares_to_weight((uint64_t) shares))
-                              : zrc_plan_add(p, ZRC_RES_CPU, v2, "linux.resources.cpu.shares", "cpu.shares", "%lld",
+        if (shares && (r = v2 ? zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.shares", "cpu.weight", "%llu",
+                                             (unsigned long long) zct_res_shares_to_weight((uint64_t) shares))
+                              : zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.shares", "cpu.shares", "%lld",
                                              (long long) shares)) < 0)
                 return r;
         if (v2 && (quota || period)) {
@@ -228,45 +228,45 @@ static int plan_cpu(struct planner *p, json_object *o) {
 
                 if (quota > 0)
                         snprintf(q, sizeof(q), "%lld", (long long) quota);
-                r = period ? zrc_plan_add(p, ZRC_RES_CPU, v2, "linux.resources.cpu.quota", "cpu.max", "%s %lld", q,
+                r = period ? zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.quota", "cpu.max", "%s %lld", q,
                                           (long long) period)
-                           : zrc_plan_add(p, ZRC_RES_CPU, v2, "linux.resources.cpu.quota", "cpu.max", "%s", q);
+                           : zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.quota", "cpu.max", "%s", q);
                 if (r < 0)
                         return r;
         }
         if (!v2 && period &&
-            (r = zrc_plan_add(p, ZRC_RES_CPU, v2, "linux.resources.cpu.period", "cpu.cfs_period_us", "%lld",
+            (r = zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.period", "cpu.cfs_period_us", "%lld",
                               (long long) period)) < 0)
                 return r;
         if (!v2 && quota &&
-            (r = zrc_plan_add(p, ZRC_RES_CPU, v2, "linux.resources.cpu.quota", "cpu.cfs_quota_us", "%lld",
+            (r = zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.quota", "cpu.cfs_quota_us", "%lld",
                               quota < 0 ? -1LL : (long long) quota)) < 0)
                 return r;
-        if (burst && (r = zrc_plan_add(p, ZRC_RES_CPU, v2, "linux.resources.cpu.burst",
+        if (burst && (r = zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.burst",
                                        v2 ? "cpu.max.burst" : "cpu.cfs_burst_us", "%lld", (long long) burst)) < 0)
                 return r;
-        if (rt_period && (r = zrc_plan_add(p, ZRC_RES_CPU, v2, "linux.resources.cpu.realtimePeriod", "cpu.rt_period_us",
+        if (rt_period && (r = zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.realtimePeriod", "cpu.rt_period_us",
                                            "%lld", (long long) rt_period)) < 0)
                 return r;
-        if (rt_runtime && (r = zrc_plan_add(p, ZRC_RES_CPU, v2, "linux.resources.cpu.realtimeRuntime",
+        if (rt_runtime && (r = zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.realtimeRuntime",
                                             "cpu.rt_runtime_us", "%lld", (long long) rt_runtime)) < 0)
                 return r;
-        if (has_idle && (r = zrc_plan_add(p, ZRC_RES_CPU, v2, "linux.resources.cpu.idle", "cpu.idle", "%lld",
+        if (has_idle && (r = zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.idle", "cpu.idle", "%lld",
                                           (long long) idle)) < 0)
                 return r;
-        if ((cpus || mems) && (r = zrc_plan_where(p, ZRC_RES_CPUSET, "linux.resources.cpu.cpus", &v2)) < 0)
+        if ((cpus || mems) && (r = zct_plan_where(p, ZCT_RES_CPUSET, "linux.resources.cpu.cpus", &v2)) < 0)
                 return r;
         if (cpus &&
-            (r = zrc_plan_add(p, ZRC_RES_CPUSET, v2, "linux.resources.cpu.cpus", "cpuset.cpus", "%s", cpus)) < 0)
+            (r = zct_plan_add(p, ZCT_RES_CPUSET, v2, "linux.resources.cpu.cpus", "cpuset.cpus", "%s", cpus)) < 0)
                 return r;
         if (mems &&
-            (r = zrc_plan_add(p, ZRC_RES_CPUSET, v2, "linux.resources.cpu.mems", "cpuset.mems", "%s", mems)) < 0)
+            (r = zct_plan_add(p, ZCT_RES_CPUSET, v2, "linux.resources.cpu.mems", "cpuset.mems", "%s", mems)) < 0)
                 return r;
         return 0;
 }
 
 /* "max" for cgroup2's unlimited (-1), else the number */
-const char *zrc_plan_v2_value(int64_t v, char *buf, size_t len) {
+const char *zct_plan_v2_value(int64_t v, char *buf, size_t len) {
         if (v < 0)
                 return "max";
         snprintf(buf, len, "%lld", (long long) v);
@@ -292,59 +292,59 @@ static int plan_memory(struct planner *p, json_object *o) {
         char b[32];
         int r;
 
-        if ((r = zrc_plan_check_keys(p, o, what, known)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "limit", &limit)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "reservation", &reservation)) < 0 ||
-            (has_swap = r = zrc_plan_get_int(p, o, what, "swap", &swap)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "kernel", &kernel)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "kernelTCP", &kernel_tcp)) < 0 ||
-            (has_swappiness = r = zrc_plan_get_int(p, o, what, "swappiness", &swappiness)) < 0 ||
+        if ((r = zct_plan_check_keys(p, o, what, known)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "limit", &limit)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "reservation", &reservation)) < 0 ||
+            (has_swap = r = zct_plan_get_int(p, o, what, "swap", &swap)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "kernel", &kernel)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "kernelTCP", &kernel_tcp)) < 0 ||
+            (has_swappiness = r = zct_plan_get_int(p, o, what, "swappiness", &swappiness)) < 0 ||
             (has_hierarchy = r = get_bool(p, o, what, "useHierarchy", &hierarchy)) < 0 ||
             (r = get_bool(p, o, what, "disableOOMKiller", &no_oom_kill)) < 0 ||
             (r = get_bool(p, o, what, "checkBeforeUpdate", &check)) < 0)
                 return r;
         /* the kernel dropped kernel memory limits; runc warns and goes on without one */
         if (kernel)
-                return zrc_plan_fail(p, -EOPNOTSUPP, "%s.kernel: kernel memory limits are not supported by zygote-runc",
+                return zct_plan_fail(p, -EOPNOTSUPP, "%s.kernel: kernel memory limits are not supported by zygote-runc",
                                      what);
         /* a cgroup is always hierarchical on the kernels this runs on */
         if (has_hierarchy && !hierarchy)
-                return zrc_plan_fail(p, -EOPNOTSUPP, "%s.useHierarchy: false is not supported (always hierarchical)",
+                return zct_plan_fail(p, -EOPNOTSUPP, "%s.useHierarchy: false is not supported (always hierarchical)",
                                      what);
         if (check)
-                return zrc_plan_fail(p, -EOPNOTSUPP, "%s.checkBeforeUpdate: not supported by zygote-runc", what);
+                return zct_plan_fail(p, -EOPNOTSUPP, "%s.checkBeforeUpdate: not supported by zygote-runc", what);
         /* -1 (or its unsigned spelling: OCI's type is uint64) is the tools' "system default" */
         if (has_swappiness &&
             (swappiness == -1 || json_object_get_uint64(json_object_object_get(o, "swappiness")) == UINT64_MAX))
                 has_swappiness = 0;
         if (!(limit || reservation || swap || kernel_tcp || has_swappiness || no_oom_kill))
                 return 0;
-        if ((r = zrc_plan_where(p, ZRC_RES_MEMORY, what, &v2)) < 0)
+        if ((r = zct_plan_where(p, ZCT_RES_MEMORY, what, &v2)) < 0)
                 return r;
         if (v2) {
                 int64_t s;
 
                 if (kernel_tcp)
-                        return zrc_plan_fail(p, -EOPNOTSUPP, "%s.kernelTCP: cgroup v2 has no separate TCP memory limit",
+                        return zct_plan_fail(p, -EOPNOTSUPP, "%s.kernelTCP: cgroup v2 has no separate TCP memory limit",
                                              what);
                 if (has_swappiness)
-                        return zrc_plan_fail(p, -EOPNOTSUPP, "%s.swappiness: cgroup v2 has no per-cgroup swappiness",
+                        return zct_plan_fail(p, -EOPNOTSUPP, "%s.swappiness: cgroup v2 has no per-cgroup swappiness",
                                              what);
                 if (no_oom_kill)
-                        return zrc_plan_fail(p, -EOPNOTSUPP,
+                        return zct_plan_fail(p, -EOPNOTSUPP,
                                              "%s.disableOOMKiller: cgroup v2 cannot disable the OOM killer", what);
-                if ((r = zrc_res_swap_v2(swap, limit, &s, p->err)) < 0)
+                if ((r = zct_res_swap_v2(swap, limit, &s, p->err)) < 0)
                         return r;
                 /* swap first, as runc writes them */
-                if (s && (r = zrc_plan_add(p, ZRC_RES_MEMORY, v2, "linux.resources.memory.swap", "memory.swap.max",
-                                           "%s", zrc_plan_v2_value(s, b, sizeof(b)))) < 0)
+                if (s && (r = zct_plan_add(p, ZCT_RES_MEMORY, v2, "linux.resources.memory.swap", "memory.swap.max",
+                                           "%s", zct_plan_v2_value(s, b, sizeof(b)))) < 0)
                         return r;
-                if (limit && (r = zrc_plan_add(p, ZRC_RES_MEMORY, v2, "linux.resources.memory.limit", "memory.max",
-                                               "%s", zrc_plan_v2_value(limit, b, sizeof(b)))) < 0)
+                if (limit && (r = zct_plan_add(p, ZCT_RES_MEMORY, v2, "linux.resources.memory.limit", "memory.max",
+                                               "%s", zct_plan_v2_value(limit, b, sizeof(b)))) < 0)
                         return r;
                 if (reservation &&
-                    (r = zrc_plan_add(p, ZRC_RES_MEMORY, v2, "linux.resources.memory.reservation", "memory.low", "%s",
-                                      zrc_plan_v2_value(reservation, b, sizeof(b)))) < 0)
+                    (r = zct_plan_add(p, ZCT_RES_MEMORY, v2, "linux.resources.memory.reservation", "memory.low", "%s",
+                                      zct_plan_v2_value(reservation, b, sizeof(b)))) < 0)
                         return r;
                 return 0;
         }
@@ -352,26 +352,26 @@ static int plan_memory(struct planner *p, json_object *o) {
          * makes both unlimited; the apply step orders the pair so that neither write is refused */
         if (limit == -1 && !has_swap)
                 swap = -1;
-        if (limit && (r = zrc_plan_add(p, ZRC_RES_MEMORY, v2, "linux.resources.memory.limit", "memory.limit_in_bytes",
+        if (limit && (r = zct_plan_add(p, ZCT_RES_MEMORY, v2, "linux.resources.memory.limit", "memory.limit_in_bytes",
                                        "%lld", (long long) limit)) < 0)
                 return r;
         if (limit && swap)
                 p->w[p->n - 1].swap_partner = true;
-        if (swap && (r = zrc_plan_add(p, ZRC_RES_MEMORY, v2, "linux.resources.memory.swap",
+        if (swap && (r = zct_plan_add(p, ZCT_RES_MEMORY, v2, "linux.resources.memory.swap",
                                       "memory.memsw.limit_in_bytes", "%lld", (long long) swap)) < 0)
                 return r;
-        if (reservation && (r = zrc_plan_add(p, ZRC_RES_MEMORY, v2, "linux.resources.memory.reservation",
+        if (reservation && (r = zct_plan_add(p, ZCT_RES_MEMORY, v2, "linux.resources.memory.reservation",
                                              "memory.soft_limit_in_bytes", "%lld", (long long) reservation)) < 0)
                 return r;
-        if (kernel_tcp && (r = zrc_plan_add(p, ZRC_RES_MEMORY, v2, "linux.resources.memory.kernelTCP",
+        if (kernel_tcp && (r = zct_plan_add(p, ZCT_RES_MEMORY, v2, "linux.resources.memory.kernelTCP",
                                             "memory.kmem.tcp.limit_in_bytes", "%lld", (long long) kernel_tcp)) < 0)
                 return r;
         if (has_swappiness && (swappiness < 0 || swappiness > 100))
-                return zrc_plan_fail(p, -EINVAL, "%s.swappiness: %lld is outside 0-100", what, (long long) swappiness);
-        if (has_swappiness && (r = zrc_plan_add(p, ZRC_RES_MEMORY, v2, "linux.resources.memory.swappiness",
+                return zct_plan_fail(p, -EINVAL, "%s.swappiness: %lld is outside 0-100", what, (long long) swappiness);
+        if (has_swappiness && (r = zct_plan_add(p, ZCT_RES_MEMORY, v2, "linux.resources.memory.swappiness",
                                                 "memory.swappiness", "%lld", (long long) swappiness)) < 0)
                 return r;
-        if (no_oom_kill && (r = zrc_plan_add(p, ZRC_RES_MEMORY, v2, "linux.resources.memory.disableOOMKiller",
+        if (no_oom_kill && (r = zct_plan_add(p, ZCT_RES_MEMORY, v2, "linux.resources.memory.disableOOMKiller",
                                              "memory.oom_control", "1")) < 0)
                 return r;
         return 0;
@@ -383,17 +383,17 @@ static int plan_pids(struct planner *p, json_object *o) {
         bool v2 = false;
         int r;
 
-        if ((r = zrc_plan_check_keys(p, o, "linux.resources.pids", known)) < 0 ||
-            (r = zrc_plan_get_int(p, o, "linux.resources.pids", "limit", &limit)) < 0)
+        if ((r = zct_plan_check_keys(p, o, "linux.resources.pids", known)) < 0 ||
+            (r = zct_plan_get_int(p, o, "linux.resources.pids", "limit", &limit)) < 0)
                 return r;
         /* 0 is runc's "unset"; below 0, no limit */
         if (!limit)
                 return 0;
-        if ((r = zrc_plan_where(p, ZRC_RES_PIDS, "linux.resources.pids.limit", &v2)) < 0)
+        if ((r = zct_plan_where(p, ZCT_RES_PIDS, "linux.resources.pids.limit", &v2)) < 0)
                 return r;
         if (limit < 0)
-                return zrc_plan_add(p, ZRC_RES_PIDS, v2, "linux.resources.pids.limit", "pids.max", "max");
-        return zrc_plan_add(p, ZRC_RES_PIDS, v2, "linux.resources.pids.limit", "pids.max", "%lld", (long long) limit);
+                return zct_plan_add(p, ZCT_RES_PIDS, v2, "linux.resources.pids.limit", "pids.max", "max");
+        return zct_plan_add(p, ZCT_RES_PIDS, v2, "linux.resources.pids.limit", "pids.max", "%lld", (long long) limit);
 }
 
 static int plan_hugetlb(struct planner *p, json_object *a) {
@@ -401,7 +401,7 @@ static int plan_hugetlb(struct planner *p, json_object *a) {
         int r;
 
         if (!json_object_is_type(a, json_type_array))
-                return zrc_plan_fail(p, -EINVAL, "linux.resources.hugepageLimits: not an array");
+                return zct_plan_fail(p, -EINVAL, "linux.resources.hugepageLimits: not an array");
         for (size_t i = 0; i < json_object_array_length(a); i++) {
                 json_object *e = json_object_array_get_idx(a, i);
                 const char *size = NULL;
@@ -416,13 +416,13 @@ static int plan_hugetlb(struct planner *p, json_object *a) {
                 digits = size ? strspn(size, "0123456789") : 0;
                 if (!size || digits == 0 || !strchr("KMGT", size[digits]) || size[digits] == '\0' ||
                     !streq(size + digits + 1, "B"))
-                        return zrc_plan_fail(p, -EINVAL, "%s.pageSize: \"%s\" is not a page size such as \"2MB\"", what,
+                        return zct_plan_fail(p, -EINVAL, "%s.pageSize: \"%s\" is not a page size such as \"2MB\"", what,
                                              size ? size : "");
-                if ((r = zrc_plan_get_int(p, e, what, "limit", &limit)) < 0)
+                if ((r = zct_plan_get_int(p, e, what, "limit", &limit)) < 0)
                         return r;
                 if (r == 0)
-                        return zrc_plan_fail(p, -EINVAL, "%s.limit: missing", what);
-                if ((r = zrc_plan_where(p, ZRC_RES_HUGETLB, what, &v2)) < 0)
+                        return zct_plan_fail(p, -EINVAL, "%s.limit: missing", what);
+                if ((r = zct_plan_where(p, ZCT_RES_HUGETLB, what, &v2)) < 0)
                         return r;
                 if (v2) {
                         _cleanup_free_ char *file = NULL;
@@ -430,14 +430,14 @@ static int plan_hugetlb(struct planner *p, json_object *a) {
 
                         if (asprintf(&file, "hugetlb.%s.max", size) < 0)
                                 return -ENOMEM;
-                        r = zrc_plan_add(p, ZRC_RES_HUGETLB, v2, what, file, "%s",
-                                         zrc_plan_v2_value(limit, b, sizeof(b)));
+                        r = zct_plan_add(p, ZCT_RES_HUGETLB, v2, what, file, "%s",
+                                         zct_plan_v2_value(limit, b, sizeof(b)));
                 } else {
                         _cleanup_free_ char *file = NULL;
 
                         if (asprintf(&file, "hugetlb.%s.limit_in_bytes", size) < 0)
                                 return -ENOMEM;
-                        r = zrc_plan_add(p, ZRC_RES_HUGETLB, v2, what, file, "%lld", (long long) limit);
+                        r = zct_plan_add(p, ZCT_RES_HUGETLB, v2, what, file, "%lld", (long long) limit);
                 }
                 if (r < 0)
                         return r;
@@ -454,17 +454,17 @@ static int plan_network(struct planner *p, json_object *o) {
         bool v2 = false;
         int r;
 
-        if ((r = zrc_plan_check_keys(p, o, what, known)) < 0 ||
-            (r = zrc_plan_get_int(p, o, what, "classID", &classid)) < 0)
+        if ((r = zct_plan_check_keys(p, o, what, known)) < 0 ||
+            (r = zct_plan_get_int(p, o, what, "classID", &classid)) < 0)
                 return r;
-        if (r > 0 && ((r = zrc_plan_where(p, ZRC_RES_NET_CLS, "linux.resources.network.classID", &v2)) < 0 ||
-                      (r = zrc_plan_add(p, ZRC_RES_NET_CLS, v2, "linux.resources.network.classID", "net_cls.classid",
+        if (r > 0 && ((r = zct_plan_where(p, ZCT_RES_NET_CLS, "linux.resources.network.classID", &v2)) < 0 ||
+                      (r = zct_plan_add(p, ZCT_RES_NET_CLS, v2, "linux.resources.network.classID", "net_cls.classid",
                                         "%lld", (long long) classid)) < 0))
                 return r;
         if (!json_object_object_get_ex(o, "priorities", &a) || !a)
                 return 0;
         if (!json_object_is_type(a, json_type_array))
-                return zrc_plan_fail(p, -EINVAL, "%s.priorities: not an array", what);
+                return zct_plan_fail(p, -EINVAL, "%s.priorities: not an array", what);
         for (size_t i = 0; i < json_object_array_length(a); i++) {
                 json_object *e = json_object_array_get_idx(a, i);
                 const char *name = json_object_get_string(json_object_object_get(e, "name"));
@@ -472,10 +472,10 @@ static int plan_network(struct planner *p, json_object *o) {
 
                 snprintf(field, sizeof(field), "%s.priorities[%zu]", what, i);
                 if (!json_object_is_type(e, json_type_object) || !name || !name[0] || strpbrk(name, " \n/"))
-                        return zrc_plan_fail(p, -EINVAL, "%s.name: not an interface name", field);
-                if ((r = zrc_plan_get_int(p, e, field, "priority", &prio)) < 0 ||
-                    (r = zrc_plan_where(p, ZRC_RES_NET_PRIO, field, &v2)) < 0 ||
-                    (r = zrc_plan_add(p, ZRC_RES_NET_PRIO, v2, field, "net_prio.ifpriomap", "%s %lld", name,
+                        return zct_plan_fail(p, -EINVAL, "%s.name: not an interface name", field);
+                if ((r = zct_plan_get_int(p, e, field, "priority", &prio)) < 0 ||
+                    (r = zct_plan_where(p, ZCT_RES_NET_PRIO, field, &v2)) < 0 ||
+                    (r = zct_plan_add(p, ZCT_RES_NET_PRIO, v2, field, "net_prio.ifpriomap", "%s %lld", name,
                                       (long long) prio)) < 0)
                         return r;
         }
@@ -487,7 +487,7 @@ static int plan_rdma(struct planner *p, json_object *o) {
         int r;
 
         if (!json_object_is_type(o, json_type_object))
-                return zrc_plan_fail(p, -EINVAL, "linux.resources.rdma: not an object");
+                return zct_plan_fail(p, -EINVAL, "linux.resources.rdma: not an object");
         json_object_object_foreach(o, dev, e) {
                 static const char *const known[] = { "hcaHandles", "hcaObjects", NULL };
                 int64_t handles, objects;
@@ -497,10 +497,10 @@ static int plan_rdma(struct planner *p, json_object *o) {
 
                 snprintf(field, sizeof(field), "linux.resources.rdma.%s", dev);
                 if (!dev[0] || strpbrk(dev, " \n/"))
-                        return zrc_plan_fail(p, -EINVAL, "%s: not a device name", field);
-                if ((r = zrc_plan_check_keys(p, e, field, known)) < 0 ||
-                    (has_h = r = zrc_plan_get_int(p, e, field, "hcaHandles", &handles)) < 0 ||
-                    (has_o = r = zrc_plan_get_int(p, e, field, "hcaObjects", &objects)) < 0)
+                        return zct_plan_fail(p, -EINVAL, "%s: not a device name", field);
+                if ((r = zct_plan_check_keys(p, e, field, known)) < 0 ||
+                    (has_h = r = zct_plan_get_int(p, e, field, "hcaHandles", &handles)) < 0 ||
+                    (has_o = r = zct_plan_get_int(p, e, field, "hcaObjects", &objects)) < 0)
                         return r;
                 if (!has_h && !has_o)
                         continue;
@@ -508,8 +508,8 @@ static int plan_rdma(struct planner *p, json_object *o) {
                         snprintf(h, sizeof(h), " hca_handle=%lld", (long long) handles);
                 if (has_o)
                         snprintf(ob, sizeof(ob), " hca_object=%lld", (long long) objects);
-                if ((r = zrc_plan_where(p, ZRC_RES_RDMA, field, &v2)) < 0 ||
-                    (r = zrc_plan_add(p, ZRC_RES_RDMA, v2, field, "rdma.max", "%s%s%s", dev, h, ob)) < 0)
+                if ((r = zct_plan_where(p, ZCT_RES_RDMA, field, &v2)) < 0 ||
+                    (r = zct_plan_add(p, ZCT_RES_RDMA, v2, field, "rdma.max", "%s%s%s", dev, h, ob)) < 0)
                         return r;
         }
         return 0;
@@ -523,7 +523,7 @@ static int plan_unified(struct planner *p, json_object *o) {
         int r;
 
         if (!json_object_is_type(o, json_type_object))
-                return zrc_plan_fail(p, -EINVAL, "linux.resources.unified: not an object");
+                return zct_plan_fail(p, -EINVAL, "linux.resources.unified: not an object");
         json_object_object_foreach(o, key, val) {
                 const char *dot = strchr(key, '.');
                 bool v2 = false;
@@ -531,22 +531,22 @@ static int plan_unified(struct planner *p, json_object *o) {
                 snprintf(field, sizeof(field), "linux.resources.unified.%s", key);
                 if (!dot || dot == key || dot[1] == '\0' || strchr(key, '/') || strstr(key, "..") ||
                     key[strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")] != '\0')
-                        return zrc_plan_fail(p, -EINVAL, "%s: a key is a file name, CONTROLLER.PARAMETER", field);
+                        return zct_plan_fail(p, -EINVAL, "%s: a key is a file name, CONTROLLER.PARAMETER", field);
                 if (!json_object_is_type(val, json_type_string))
-                        return zrc_plan_fail(p, -EINVAL, "%s: not a string", field);
-                if ((r = zrc_plan_where(p, ZRC_RES_UNIFIED, field, &v2)) < 0 ||
-                    (r = zrc_plan_add(p, ZRC_RES_UNIFIED, true, field, key, "%s", json_object_get_string(val))) < 0)
+                        return zct_plan_fail(p, -EINVAL, "%s: not a string", field);
+                if ((r = zct_plan_where(p, ZCT_RES_UNIFIED, field, &v2)) < 0 ||
+                    (r = zct_plan_add(p, ZCT_RES_UNIFIED, true, field, key, "%s", json_object_get_string(val))) < 0)
                         return r;
                 /* a controller this host keeps on a v1 hierarchy has no files in cgroup2 */
-                for (int c = 0; c < ZRC_RES_UNIFIED; c++)
-                        if (strlen(zrc_res_controller_name(c, true)) == (size_t) (dot - key) &&
-                            strncmp(key, zrc_res_controller_name(c, true), (size_t) (dot - key)) == 0 &&
-                            !(p->v2 & ZRC_RES_BIT(c)))
-                                return zrc_plan_fail(p, -EOPNOTSUPP, "%s: this host has no %s controller on cgroup2%s",
-                                                     field, zrc_res_controller_name(c, true),
-                                                     p->v1 & ZRC_RES_BIT(c) ? " (it is on a v1 hierarchy)" : "");
+                for (int c = 0; c < ZCT_RES_UNIFIED; c++)
+                        if (strlen(zct_res_controller_name(c, true)) == (size_t) (dot - key) &&
+                            strncmp(key, zct_res_controller_name(c, true), (size_t) (dot - key)) == 0 &&
+                            !(p->v2 & ZCT_RES_BIT(c)))
+                                return zct_plan_fail(p, -EOPNOTSUPP, "%s: this host has no %s controller on cgroup2%s",
+                                                     field, zct_res_controller_name(c, true),
+                                                     p->v1 & ZCT_RES_BIT(c) ? " (it is on a v1 hierarchy)" : "");
                 if (strncmp(key, "cgroup.", strlen("cgroup.")) != 0) {
-                        struct zrc_res_write *w = &p->w[p->n - 1];
+                        struct zct_res_write *w = &p->w[p->n - 1];
 
                         w->enable = strndup(key, (size_t) (dot - key));
                         if (!w->enable)
@@ -563,7 +563,7 @@ static json_object *member(json_object *o, const char *key) {
         return json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
-void zrc_res_plan_done(struct zrc_res_plan *pl) {
+void zct_res_plan_done(struct zct_res_plan *pl) {
         for (size_t i = 0; pl && i < pl->n; i++) {
                 free(pl->w[i].file);
                 free(pl->w[i].value);
@@ -574,19 +574,19 @@ void zrc_res_plan_done(struct zrc_res_plan *pl) {
         }
         if (pl) {
                 free(pl->w);
-                *pl = (struct zrc_res_plan){};
+                *pl = (struct zct_res_plan){};
         }
 }
 
-int zrc_res_plan(json_object *res, unsigned v1_mask, unsigned v2_mask, struct zrc_res_plan *ret, char **ret_error) {
+int zct_res_plan(json_object *res, unsigned v1_mask, unsigned v2_mask, struct zct_res_plan *ret, char **ret_error) {
         static const char *const known[] = { "devices",        "cpu",     "memory", "pids",    "blockIO",
                                              "hugepageLimits", "network", "rdma",   "unified", NULL };
         struct planner p = { .v1 = v1_mask, .v2 = v2_mask, .err = ret_error };
-        struct zrc_res_plan pl;
+        struct zct_res_plan pl;
         json_object *v;
         int r = 0;
 
-        if (res && (r = zrc_plan_check_keys(&p, res, "linux.resources", known)) < 0)
+        if (res && (r = zct_plan_check_keys(&p, res, "linux.resources", known)) < 0)
                 return r;
         if (res && (v = member(res, "cpu")) && (r = plan_cpu(&p, v)) < 0)
                 goto fail;
@@ -594,7 +594,7 @@ int zrc_res_plan(json_object *res, unsigned v1_mask, unsigned v2_mask, struct zr
                 goto fail;
         if (res && (v = member(res, "pids")) && (r = plan_pids(&p, v)) < 0)
                 goto fail;
-        if (res && (v = member(res, "blockIO")) && (r = zrc_plan_blkio(&p, v)) < 0)
+        if (res && (v = member(res, "blockIO")) && (r = zct_plan_blkio(&p, v)) < 0)
                 goto fail;
         if (res && (v = member(res, "hugepageLimits")) && (r = plan_hugetlb(&p, v)) < 0)
                 goto fail;
@@ -604,12 +604,12 @@ int zrc_res_plan(json_object *res, unsigned v1_mask, unsigned v2_mask, struct zr
                 goto fail;
         if (res && (v = member(res, "unified")) && (r = plan_unified(&p, v)) < 0)
                 goto fail;
-        *ret = (struct zrc_res_plan){ .w = p.w, .n = p.n };
+        *ret = (struct zct_res_plan){ .w = p.w, .n = p.n };
         return 0;
 fail:
-        pl = (struct zrc_res_plan){ .w = p.w, .n = p.n };
-        zrc_res_plan_done(&pl);
+        pl = (struct zct_res_plan){ .w = p.w, .n = p.n };
+        zct_res_plan_done(&pl);
         if (r == -ENOMEM && ret_error)
-                zrc_plan_fail(&p, r, "linux.resources: out of memory");
+                zct_plan_fail(&p, r, "linux.resources: out of memory");
         return r;
 }

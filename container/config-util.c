@@ -12,7 +12,7 @@
 #include "config-util.h"
 #include "util.h"
 
-int zrc_errorf(char **ret_error, int r, const char *fmt, ...) {
+int zct_errorf(char **ret_error, int r, const char *fmt, ...) {
         va_list ap;
 
         if (ret_error) {
@@ -25,7 +25,7 @@ int zrc_errorf(char **ret_error, int r, const char *fmt, ...) {
         return r;
 }
 
-json_object *zrc_get(json_object *o, const char *key) {
+json_object *zct_get(json_object *o, const char *key) {
         json_object *v = NULL;
 
         if (!o || !json_object_is_type(o, json_type_object))
@@ -33,17 +33,17 @@ json_object *zrc_get(json_object *o, const char *key) {
         return json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
-const char *zrc_get_str(json_object *o, const char *key) {
-        json_object *v = zrc_get(o, key);
+const char *zct_get_str(json_object *o, const char *key) {
+        json_object *v = zct_get(o, key);
         return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-size_t zrc_array_len(json_object *a) {
+size_t zct_array_len(json_object *a) {
         return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
 }
 
-int zrc_str_array(json_object *a, const char *what, char ***ret, char **ret_error) {
-        size_t n = zrc_array_len(a);
+int zct_str_array(json_object *a, const char *what, char ***ret, char **ret_error) {
+        size_t n = zct_array_len(a);
         char **v = calloc(n + 1, sizeof(char *));
 
         if (!v)
@@ -52,7 +52,7 @@ int zrc_str_array(json_object *a, const char *what, char ***ret, char **ret_erro
                 json_object *e = json_object_array_get_idx(a, i);
                 if (!json_object_is_type(e, json_type_string)) {
                         free(v);
-                        return zrc_errorf(ret_error, -EINVAL, "config.json: %s[%zu] is not a string", what, i);
+                        return zct_errorf(ret_error, -EINVAL, "config.json: %s[%zu] is not a string", what, i);
                 }
                 v[i] = (char *) json_object_get_string(e);
         }
@@ -60,7 +60,7 @@ int zrc_str_array(json_object *a, const char *what, char ***ret, char **ret_erro
         return 0;
 }
 
-char *zrc_join_path(const char *a, const char *b) {
+char *zct_join_path(const char *a, const char *b) {
         char *s;
 
         while (*b == '/')
@@ -70,17 +70,17 @@ char *zrc_join_path(const char *a, const char *b) {
         return s;
 }
 
-int zrc_read_json(const char *path, json_object **ret, char **ret_error) {
+int zct_read_json(const char *path, json_object **ret, char **ret_error) {
         json_object *j = json_object_from_file(path);
 
         if (!j) {
                 if (access(path, R_OK) < 0)
-                        return zrc_errorf(ret_error, -errno, "open %s: %s", path, strerror(errno));
-                return zrc_errorf(ret_error, -EINVAL, "%s: not valid JSON: %s", path, json_util_get_last_err());
+                        return zct_errorf(ret_error, -errno, "open %s: %s", path, strerror(errno));
+                return zct_errorf(ret_error, -EINVAL, "%s: not valid JSON: %s", path, json_util_get_last_err());
         }
         if (!json_object_is_type(j, json_type_object)) {
                 json_object_put(j);
-                return zrc_errorf(ret_error, -EINVAL, "%s: not a JSON object", path);
+                return zct_errorf(ret_error, -EINVAL, "%s: not a JSON object", path);
         }
         *ret = j;
         return 0;

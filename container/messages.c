@@ -10,10 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
-static void log_line(const struct zrc_ctx *c, const char *level, const char *msg) {
+static void log_line(const struct zct_ctx *c, const char *level, const char *msg) {
         FILE *f;
         char ts[64];
         struct timespec now;
@@ -44,7 +44,7 @@ static void log_line(const struct zrc_ctx *c, const char *level, const char *msg
 
 /* One message: on stderr after "zygote-runc: " and prefix, unless prefix is NULL, and in the log
  * file at level. The format itself stands in for a message that cannot be formatted. */
-__attribute__((format(printf, 4, 0))) static void emit(const struct zrc_ctx *c, const char *level, const char *prefix,
+__attribute__((format(printf, 4, 0))) static void emit(const struct zct_ctx *c, const char *level, const char *prefix,
                                                        const char *fmt, va_list ap) {
         _cleanup_free_ char *msg = NULL;
 
@@ -59,7 +59,7 @@ __attribute__((format(printf, 4, 0))) static void emit(const struct zrc_ctx *c, 
         log_line(c, level, msg ? msg : fmt);
 }
 
-int zrc_error(const struct zrc_ctx *c, const char *fmt, ...) {
+int zct_error(const struct zct_ctx *c, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
@@ -68,8 +68,8 @@ int zrc_error(const struct zrc_ctx *c, const char *fmt, ...) {
         return 1;
 }
 
-/* zrc_error() of "MESSAGE: <errno's words>", errno taken before anything can change it. */
-int zrc_error_errno(const struct zrc_ctx *c, const char *fmt, ...) {
+/* zct_error() of "MESSAGE: <errno's words>", errno taken before anything can change it. */
+int zct_error_errno(const struct zct_ctx *c, const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
         int r = negative_errno();
         va_list ap;
@@ -78,12 +78,12 @@ int zrc_error_errno(const struct zrc_ctx *c, const char *fmt, ...) {
         if (vasprintf(&msg, fmt, ap) < 0)
                 msg = NULL;
         va_end(ap);
-        zrc_error(c, "%s: %s", msg ? msg : fmt, zrc_errstr(-r));
+        zct_error(c, "%s: %s", msg ? msg : fmt, zct_errstr(-r));
         return r;
 }
 
 /* Only with --debug, on stderr and in the log file. */
-void zrc_debug(const struct zrc_ctx *c, const char *fmt, ...) {
+void zct_debug(const struct zct_ctx *c, const char *fmt, ...) {
         va_list ap;
 
         if (!c->debug)
@@ -94,7 +94,7 @@ void zrc_debug(const struct zrc_ctx *c, const char *fmt, ...) {
 }
 
 /* In the log file; on stderr too with --debug. */
-void zrc_info(const struct zrc_ctx *c, const char *fmt, ...) {
+void zct_info(const struct zct_ctx *c, const char *fmt, ...) {
         va_list ap;
 
         va_start(ap, fmt);
@@ -103,7 +103,7 @@ void zrc_info(const struct zrc_ctx *c, const char *fmt, ...) {
 }
 
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
-const char *zrc_errstr(int err) {
+const char *zct_errstr(int err) {
         static char buf[128];
 
         snprintf(buf, sizeof(buf), "%s", strerror(err));

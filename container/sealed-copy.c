@@ -30,15 +30,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
 #endif
 
-#define ZRC_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
-#define ZRC_SEALED_ENV "_ZYGOTE_RUNC_SEALED"
+#define ZCT_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+#define ZCT_SEALED_ENV "_ZYGOTE_RUNC_SEALED"
 
 /* 1 when the running program is a copy carrying every seal, 0 when it is not, or -errno. A
  * plain file answers EINVAL to F_GET_SEALS; a tmpfs file answers F_SEAL_SEAL alone. */
@@ -51,7 +51,7 @@ static int running_sealed(void) {
         seals = fcntl(fd, F_GET_SEALS);
         if (seals < 0)
                 return errno == EINVAL ? 0 : -errno;
-        return (seals & ZRC_SEALS) == ZRC_SEALS;
+        return (seals & ZCT_SEALS) == ZCT_SEALS;
 }
 
 static int sealed_copy(const char *name) {
@@ -83,7 +83,7 @@ static int sealed_copy(const char *name) {
         /* F_SEAL_WRITE answers EBUSY while a page of the copy still has a reference it counts
          * as a pin; the copy's own pages can have one for a moment after sendfile (seen once in
          * hundreds of starts, under load): it is asked again, for at most about 200 ms */
-        for (int i = 0; fcntl(mfd, F_ADD_SEALS, ZRC_SEALS) < 0; i++) {
+        for (int i = 0; fcntl(mfd, F_ADD_SEALS, ZCT_SEALS) < 0; i++) {
                 if (errno != EBUSY || i == 40)
                         return -errno;
                 (void) nanosleep(&(struct timespec){ .tv_nsec = 5 * 1000 * 1000 }, NULL);
@@ -91,14 +91,14 @@ static int sealed_copy(const char *name) {
         return TAKE_FD(mfd);
 }
 
-int zrc_runc_run_sealed(char **argv) {
-        const char *marker = getenv(ZRC_SEALED_ENV);
+int zct_runc_run_sealed(char **argv) {
+        const char *marker = getenv(ZCT_SEALED_ENV);
         int r = running_sealed(), fd;
 
         if (r < 0)
                 return r;
         if (r > 0) {
-                (void) unsetenv(ZRC_SEALED_ENV);
+                (void) unsetenv(ZCT_SEALED_ENV);
                 /* execveat(fd, "") named the program after the fd number: its own name back,
                  * for ps and for the tools that look for it */
                 const char *name = argv[0] ? strrchr(argv[0], '/') : NULL;
@@ -114,7 +114,7 @@ int zrc_runc_run_sealed(char **argv) {
         fd = sealed_copy(argv[0] && strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0] ? argv[0] : "zygote");
         if (fd < 0)
                 return fd;
-        if (setenv(ZRC_SEALED_ENV, "1", 1) < 0) {
+        if (setenv(ZCT_SEALED_ENV, "1", 1) < 0) {
                 r = -errno;
                 close(fd);
                 return r;
@@ -122,6 +122,6 @@ int zrc_runc_run_sealed(char **argv) {
         fexecve(fd, argv, environ);
         r = -errno;
         close(fd);
-        (void) unsetenv(ZRC_SEALED_ENV);
+        (void) unsetenv(ZCT_SEALED_ENV);
         return r;
 }

@@ -16,7 +16,7 @@
 
 #include "cgroup-resources.h"
 #include "config-util.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 /* The path of the hierarchy named controllers ("" for cgroup2) in /proc/PID/cgroup (pid 0: ours),
@@ -50,12 +50,12 @@ static int path_in(pid_t pid, const char *controllers, char **ret) {
 }
 
 /* One line of the init's /proc/PID/cgroup into cg: the directory below its hierarchy's mount. */
-static int add_hierarchy(struct zrc_cgroup *cg, const char *controllers, const char *path) {
+static int add_hierarchy(struct zct_cgroup *cg, const char *controllers, const char *path) {
         _cleanup_free_ char *mnt = NULL, *root = NULL, *own = NULL, *dir = NULL;
         bool v2 = controllers[0] == '\0';
         int r;
 
-        if (zrc_cgroup_find_mount(controllers, &mnt, &root) < 0)
+        if (zct_cgroup_find_mount(controllers, &mnt, &root) < 0)
                 return 0; /* not mounted here: nothing of it to change */
         r = path_in(0, controllers, &own);
         if (r < 0)
@@ -68,20 +68,20 @@ static int add_hierarchy(struct zrc_cgroup *cg, const char *controllers, const c
                 path += strlen(root);
         if (asprintf(&dir, "%s%s", mnt, path) < 0 || cg->n_paths >= ELEMENTSOF(cg->paths))
                 return -ENOMEM;
-        if (zrc_cgroup_has_controllers(controllers, "freezer") || (v2 && cg->v2_only)) {
+        if (zct_cgroup_has_controllers(controllers, "freezer") || (v2 && cg->v2_only)) {
                 free(cg->freezer), cg->freezer = strdup(dir);
                 cg->freezer_v1 = !v2;
         }
         if (v2)
                 free(cg->unified), cg->unified = strdup(dir);
-        if (zrc_cgroup_has_controllers(controllers, "pids") || (v2 && cg->v2_only) || (!cg->procs && !v2))
+        if (zct_cgroup_has_controllers(controllers, "pids") || (v2 && cg->v2_only) || (!cg->procs && !v2))
                 free(cg->procs), cg->procs = strdup(dir);
         cg->paths[cg->n_paths++] = TAKE_PTR(dir);
         return 0;
 }
 
-int zrc_cgroup_of_pid(pid_t pid, struct zrc_cgroup *ret) {
-        struct zrc_cgroup cg = { .v2_only = zrc_cgroup_is_v2_only() };
+int zct_cgroup_of_pid(pid_t pid, struct zct_cgroup *ret) {
+        struct zct_cgroup cg = { .v2_only = zct_cgroup_is_v2_only() };
         _cleanup_free_ char *file = NULL, *line = NULL;
         size_t cap = 0;
         FILE *f;
@@ -107,18 +107,18 @@ int zrc_cgroup_of_pid(pid_t pid, struct zrc_cgroup *ret) {
         if (r >= 0 && cg.n_paths == 0)
                 r = -EPERM;
         if (r < 0) {
-                zrc_cgroup_done(&cg);
+                zct_cgroup_done(&cg);
                 return r;
         }
         *ret = cg;
         return 0;
 }
 
-int zrc_cgroup_dir(const struct zrc_cgroup *cg, const char *controller, const char **ret) {
+int zct_cgroup_dir(const struct zct_cgroup *cg, const char *controller, const char **ret) {
         _cleanup_free_ char *mnt = NULL, *root = NULL;
         size_t n;
 
-        if (zrc_cgroup_find_mount(controller && !cg->v2_only ? controller : "", &mnt, &root) < 0)
+        if (zct_cgroup_find_mount(controller && !cg->v2_only ? controller : "", &mnt, &root) < 0)
                 return -ENOENT;
         n = strlen(mnt);
         for (size_t i = 0; i < cg->n_paths; i++)
@@ -145,42 +145,42 @@ static int check_devices(json_object *applied, const char *bundle, json_object *
         if (!json_object_object_get_ex(res, "devices", &devices) || !rules(devices))
                 return 0;
         if (applied)
-                same = json_object_equal(rules(devices), rules(zrc_get(applied, "devices")));
+                same = json_object_equal(rules(devices), rules(zct_get(applied, "devices")));
         else {
                 if (bundle && asprintf(&path, "%s/config.json", bundle) < 0)
                         return -ENOMEM;
-                if (!path || zrc_read_json(path, &config, &err) < 0)
+                if (!path || zct_read_json(path, &config, &err) < 0)
                         config = NULL;
                 same = json_object_equal(rules(devices),
-                                         rules(zrc_get(zrc_get(zrc_get(config, "linux"), "resources"), "devices")));
+                                         rules(zct_get(zct_get(zct_get(config, "linux"), "resources"), "devices")));
                 json_object_put(config);
         }
         if (!same)
-                return zrc_errorf(ret_error, -EOPNOTSUPP,
+                return zct_errorf(ret_error, -EOPNOTSUPP,
                                   "linux.resources.devices: changing the device rules of a container is not "
                                   "supported by zygote-runc");
         return 0;
 }
 
-int zrc_cgroup_update(const struct zrc_cgroup *cg, json_object *applied, const char *bundle, json_object *res,
+int zct_cgroup_update(const struct zct_cgroup *cg, json_object *applied, const char *bundle, json_object *res,
                       char **ret_error) {
-        _cleanup_(zrc_res_plan_done) struct zrc_res_plan plan = {};
+        _cleanup_(zct_res_plan_done) struct zct_res_plan plan = {};
         unsigned v1, v2;
         int r;
 
         if (!json_object_is_type(res, json_type_object))
-                return zrc_errorf(ret_error, -EINVAL, "linux.resources: not a JSON object");
+                return zct_errorf(ret_error, -EINVAL, "linux.resources: not a JSON object");
         r = check_devices(applied, bundle, res, ret_error);
         if (r >= 0)
-                r = zrc_res_host(&v1, &v2);
+                r = zct_res_host(&v1, &v2);
         if (r >= 0)
-                r = zrc_res_plan(res, v1, v2, &plan, ret_error);
+                r = zct_res_plan(res, v1, v2, &plan, ret_error);
         if (r >= 0)
-                r = zrc_res_apply(cg, &plan, ret_error);
+                r = zct_res_apply(cg, &plan, ret_error);
         return r;
 }
 
-int zrc_cgroup_oom_eventfd(const char *dir, int *ret_fd) {
+int zct_cgroup_oom_eventfd(const char *dir, int *ret_fd) {
         _cleanup_close_ int efd = -EBADF, ocfd = -EBADF;
         _cleanup_free_ char *line = NULL;
         int dfd, n, r;
@@ -196,7 +196,7 @@ int zrc_cgroup_oom_eventfd(const char *dir, int *ret_fd) {
         n = asprintf(&line, "%d %d", efd, ocfd);
         if (n < 0)
                 return -ENOMEM;
-        r = zrc_write_at(dir, "cgroup.event_control", line);
+        r = zct_write_at(dir, "cgroup.event_control", line);
         if (r < 0)
                 return r == -ENOENT ? -EOPNOTSUPP : r;
         *ret_fd = TAKE_FD(efd);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "pidfd-util.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 static bool id_valid(const char *id) {
@@ -28,13 +28,13 @@ static bool id_valid(const char *id) {
         return true;
 }
 
-int zrc_state_dir(const char *root, const char *id, char **ret) {
+int zct_state_dir(const char *root, const char *id, char **ret) {
         if (!id_valid(id))
                 return -EINVAL;
         return asprintf(ret, "%s/%s", root, id) < 0 ? -ENOMEM : 0;
 }
 
-bool zrc_rootless(void) {
+bool zct_rootless(void) {
         char buf[64] = "";
         unsigned long inner, outer, count;
         FILE *f;
@@ -53,7 +53,7 @@ bool zrc_rootless(void) {
                count != 4294967295UL;
 }
 
-int zrc_state_default_root(const char *xdg_runtime_dir, const char *user, bool rootless, char **ret, bool *ret_xdg) {
+int zct_state_default_root(const char *xdg_runtime_dir, const char *user, bool rootless, char **ret, bool *ret_xdg) {
         char *s;
         /* runc's rule for its own root ($XDG_RUNTIME_DIR/runc): a user other than root, or root of
          * a user namespace that is not called root; the real root keeps /run (logind gives it
@@ -61,7 +61,7 @@ int zrc_state_default_root(const char *xdg_runtime_dir, const char *user, bool r
         bool xdg = xdg_runtime_dir && xdg_runtime_dir[0] == '/' &&
                    (geteuid() != 0 || (rootless && (!user || !streq(user, "root"))));
 
-        if (xdg ? asprintf(&s, "%s/zygote-runc", xdg_runtime_dir) < 0 : !(s = strdup(ZRC_RUNC_DEFAULT_ROOT)))
+        if (xdg ? asprintf(&s, "%s/zygote-runc", xdg_runtime_dir) < 0 : !(s = strdup(ZCT_RUNC_DEFAULT_ROOT)))
                 return -ENOMEM;
         *ret = s;
         *ret_xdg = xdg;
@@ -70,22 +70,22 @@ int zrc_state_default_root(const char *xdg_runtime_dir, const char *user, bool r
 
 /* A state root (or a directory in it) this user may not write: the message says where and what
  * to do about it. */
-static int state_root_error(const struct zrc_ctx *c, const char *path, int r) {
+static int state_root_error(const struct zct_ctx *c, const char *path, int r) {
         if (c->rootless && (r == -EACCES || r == -EPERM || r == -EROFS))
-                return zrc_error(c, "state root %s: %s; as a user pass --root DIR or set XDG_RUNTIME_DIR", c->root,
-                                 zrc_errstr(-r)),
+                return zct_error(c, "state root %s: %s; as a user pass --root DIR or set XDG_RUNTIME_DIR", c->root,
+                                 zct_errstr(-r)),
                        r;
-        return zrc_error(c, "state %s %s: %s", path == c->root ? "root" : "dir", path, zrc_errstr(-r)), r;
+        return zct_error(c, "state %s %s: %s", path == c->root ? "root" : "dir", path, zct_errstr(-r)), r;
 }
 
-int zrc_state_make_dir(const struct zrc_ctx *c, const char *id, char **ret_dir) {
+int zct_state_make_dir(const struct zct_ctx *c, const char *id, char **ret_dir) {
         _cleanup_free_ char *dir = NULL;
         int r;
 
-        r = zrc_state_dir(c->root, id, &dir);
+        r = zct_state_dir(c->root, id, &dir);
         if (r < 0)
-                return zrc_error(c, "invalid container id \"%s\"", id), r;
-        r = zrc_mkdir_p(c->root, 0700);
+                return zct_error(c, "invalid container id \"%s\"", id), r;
+        r = zct_mkdir_p(c->root, 0700);
         if (r < 0)
                 return state_root_error(c, c->root, r);
         /* XDG_RUNTIME_DIR's files without the sticky bit may be pruned (the XDG base directory
@@ -95,14 +95,14 @@ int zrc_state_make_dir(const struct zrc_ctx *c, const char *id, char **ret_dir) 
         if (mkdir(dir, 0711) < 0) {
                 r = -errno;
                 if (r == -EEXIST)
-                        return zrc_error(c, "container with id exists: %s", id), r;
+                        return zct_error(c, "container with id exists: %s", id), r;
                 return state_root_error(c, dir, r);
         }
         *ret_dir = TAKE_PTR(dir);
         return 0;
 }
 
-int zrc_mkdir_p(const char *path, mode_t mode) {
+int zct_mkdir_p(const char *path, mode_t mode) {
         _cleanup_free_ char *p = strdup(path);
 
         if (!p)
@@ -120,11 +120,11 @@ int zrc_mkdir_p(const char *path, mode_t mode) {
         }
 }
 
-int zrc_state_lock(const char *root, const char *id) {
+int zct_state_lock(const char *root, const char *id) {
         _cleanup_free_ char *dir = NULL;
         int fd, r;
 
-        r = zrc_state_dir(root, id, &dir);
+        r = zct_state_dir(root, id, &dir);
         if (r < 0)
                 return r;
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -141,7 +141,7 @@ int zrc_state_lock(const char *root, const char *id) {
         return fd;
 }
 
-int zrc_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state) {
+int zct_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state) {
         char path[64], buf[1024], *p;
         unsigned long long start = 0;
         char state;
@@ -168,13 +168,13 @@ int zrc_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state) {
         return 0;
 }
 
-int zrc_state_load(const char *root, const char *id, struct zrc_state *ret) {
+int zct_state_load(const char *root, const char *id, struct zct_state *ret) {
         _cleanup_free_ char *dir = NULL, *file = NULL;
-        struct zrc_state st = {};
+        struct zct_state st = {};
         json_object *j, *v;
         int r;
 
-        r = zrc_state_dir(root, id, &dir);
+        r = zct_state_dir(root, id, &dir);
         if (r < 0)
                 return r;
         if (asprintf(&file, "%s/state.json", dir) < 0)
@@ -199,7 +199,7 @@ int zrc_state_load(const char *root, const char *id, struct zrc_state *ret) {
         if (json_object_object_get_ex(j, "owner", &v))
                 st.owner = (uid_t) json_object_get_int64(v);
         if (json_object_object_get_ex(j, "cgroup", &v))
-                (void) zrc_cgroup_from_json(v, &st.cgroup);
+                (void) zct_cgroup_from_json(v, &st.cgroup);
         if (json_object_object_get_ex(j, "annotations", &v))
                 st.annotations = json_object_get(v);
         if (json_object_object_get_ex(j, "hooks", &v))
@@ -211,14 +211,14 @@ int zrc_state_load(const char *root, const char *id, struct zrc_state *ret) {
         return 0;
 }
 
-json_object *zrc_state_to_json(const struct zrc_state *st) {
+json_object *zct_state_to_json(const struct zct_state *st) {
         json_object *o = json_object_new_object();
-        enum zrc_status s = zrc_state_status(st);
+        enum zct_status s = zct_state_status(st);
 
-        json_object_object_add(o, "ociVersion", json_object_new_string(ZRC_RUNC_OCI_VERSION));
+        json_object_object_add(o, "ociVersion", json_object_new_string(ZCT_RUNC_OCI_VERSION));
         json_object_object_add(o, "id", json_object_new_string(st->id));
-        json_object_object_add(o, "pid", json_object_new_int(s == ZRC_STATUS_STOPPED ? 0 : st->pid));
-        json_object_object_add(o, "status", json_object_new_string(zrc_status_to_string(s)));
+        json_object_object_add(o, "pid", json_object_new_int(s == ZCT_STATUS_STOPPED ? 0 : st->pid));
+        json_object_object_add(o, "status", json_object_new_string(zct_status_to_string(s)));
         json_object_object_add(o, "bundle", json_object_new_string(st->bundle ? st->bundle : ""));
         json_object_object_add(o, "rootfs", json_object_new_string(st->rootfs ? st->rootfs : ""));
         json_object_object_add(o, "created", json_object_new_string(st->created ? st->created : ""));
@@ -228,16 +228,16 @@ json_object *zrc_state_to_json(const struct zrc_state *st) {
         return o;
 }
 
-int zrc_state_save(const struct zrc_state *st) {
+int zct_state_save(const struct zct_state *st) {
         _cleanup_free_ char *file = NULL, *tmp = NULL;
-        json_object *o = zrc_state_to_json(st);
+        json_object *o = zct_state_to_json(st);
         int r = 0;
 
         /* the private fields; "status" is recomputed on every read */
         json_object_object_add(o, "pid", json_object_new_int(st->pid));
         json_object_object_add(o, "starttime", json_object_new_uint64(st->starttime));
         json_object_object_add(o, "owner", json_object_new_int64(st->owner));
-        json_object_object_add(o, "cgroup", zrc_cgroup_to_json(&st->cgroup));
+        json_object_object_add(o, "cgroup", zct_cgroup_to_json(&st->cgroup));
         if (st->hooks)
                 json_object_object_add(o, "hooks", json_object_get(st->hooks));
         if (st->resources)
@@ -251,23 +251,23 @@ int zrc_state_save(const struct zrc_state *st) {
         return r;
 }
 
-void zrc_state_done(struct zrc_state *st) {
+void zct_state_done(struct zct_state *st) {
         free(st->id);
         free(st->dir);
         free(st->bundle);
         free(st->rootfs);
         free(st->created);
-        zrc_cgroup_done(&st->cgroup);
+        zct_cgroup_done(&st->cgroup);
         if (st->annotations)
                 json_object_put(st->annotations);
         if (st->hooks)
                 json_object_put(st->hooks);
         if (st->resources)
                 json_object_put(st->resources);
-        *st = (struct zrc_state){};
+        *st = (struct zct_state){};
 }
 
-int zrc_state_pidfd(const struct zrc_state *st) {
+int zct_state_pidfd(const struct zct_state *st) {
         uint64_t start;
         char state;
         int fd, r;
@@ -278,7 +278,7 @@ int zrc_state_pidfd(const struct zrc_state *st) {
         if (fd < 0)
                 return fd;
         /* after the pidfd: a pid reused later cannot be mistaken for this one */
-        r = zrc_proc_starttime(st->pid, &start, &state);
+        r = zct_proc_starttime(st->pid, &start, &state);
         if (r < 0 || start != st->starttime || state == 'Z' || state == 'X') {
                 close(fd);
                 return -ESRCH;
@@ -286,26 +286,26 @@ int zrc_state_pidfd(const struct zrc_state *st) {
         return fd;
 }
 
-enum zrc_status zrc_state_status(const struct zrc_state *st) {
+enum zct_status zct_state_status(const struct zct_state *st) {
         _cleanup_free_ char *fifo = NULL;
-        int fd = zrc_state_pidfd(st);
+        int fd = zct_state_pidfd(st);
 
         if (fd < 0)
-                return ZRC_STATUS_STOPPED;
+                return ZCT_STATUS_STOPPED;
         close(fd);
         if (asprintf(&fifo, "%s/exec.fifo", st->dir) >= 0 && access(fifo, F_OK) == 0)
-                return ZRC_STATUS_CREATED;
-        if (zrc_cgroup_is_frozen(&st->cgroup) > 0)
-                return ZRC_STATUS_PAUSED;
-        return ZRC_STATUS_RUNNING;
+                return ZCT_STATUS_CREATED;
+        if (zct_cgroup_is_frozen(&st->cgroup) > 0)
+                return ZCT_STATUS_PAUSED;
+        return ZCT_STATUS_RUNNING;
 }
 
-const char *zrc_status_to_string(enum zrc_status s) {
+const char *zct_status_to_string(enum zct_status s) {
         static const char *const names[] = { "created", "running", "paused", "stopped" };
         return (unsigned) s < ELEMENTSOF(names) ? names[s] : "unknown";
 }
 
-int zrc_rm_rf(const char *path) {
+int zct_rm_rf(const char *path) {
         DIR *d = opendir(path);
         struct dirent *de;
 
@@ -318,7 +318,7 @@ int zrc_rm_rf(const char *path) {
                 if (asprintf(&p, "%s/%s", path, de->d_name) < 0)
                         break;
                 if (de->d_type == DT_DIR)
-                        (void) zrc_rm_rf(p);
+                        (void) zct_rm_rf(p);
                 else
                         (void) unlink(p);
         }

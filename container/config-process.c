@@ -16,7 +16,7 @@
 #include "profile.h"
 #include "util.h"
 
-int zrc_oci_cap_last(void) {
+int zct_oci_cap_last(void) {
         static int last = -1;
         FILE *f;
 
@@ -33,7 +33,7 @@ int zrc_oci_cap_last(void) {
 static int parse_caps(json_object *a, const char *what, uint64_t *ret, char **ret_error) {
         uint64_t m = 0;
 
-        for (size_t i = 0; i < zrc_array_len(a); i++) {
+        for (size_t i = 0; i < zct_array_len(a); i++) {
                 const char *name = json_object_get_string(json_object_array_get_idx(a, i));
                 _cleanup_free_ char *full = NULL;
                 unsigned c;
@@ -43,11 +43,11 @@ static int parse_caps(json_object *a, const char *what, uint64_t *ret, char **re
                 if (strncasecmp(name, "CAP_", 4) != 0 && asprintf(&full, "CAP_%s", name) >= 0)
                         name = full;
                 if (zp_cap_from_name(name, &c) < 0 || c >= 64)
-                        return zrc_errorf(ret_error, -EINVAL,
+                        return zct_errorf(ret_error, -EINVAL,
                                           "config.json: process.capabilities.%s: unknown capability \"%s\"", what,
                                           name);
                 /* a capability the running kernel lacks is ignored, as runc does */
-                if ((int) c <= zrc_oci_cap_last())
+                if ((int) c <= zct_oci_cap_last())
                         m |= UINT64_C(1) << c;
         }
         *ret = m;
@@ -76,75 +76,75 @@ static const struct {
         { "RLIMIT_STACK", RLIMIT_STACK },
 };
 
-int zrc_oci_parse_process(struct zrc_oci *o, json_object *p, char **ret_error) {
-        json_object *user = zrc_get(p, "user"), *caps = zrc_get(p, "capabilities"), *v;
+int zct_oci_parse_process(struct zct_oci *o, json_object *p, char **ret_error) {
+        json_object *user = zct_get(p, "user"), *caps = zct_get(p, "capabilities"), *v;
         static const char *const cap_sets[5] = { "bounding", "effective", "permitted", "inheritable", "ambient" };
         int r;
 
         if (!p)
-                return zrc_errorf(ret_error, -EINVAL, "config.json: no process");
-        r = zrc_str_array(zrc_get(p, "args"), "process.args", &o->argv, ret_error);
+                return zct_errorf(ret_error, -EINVAL, "config.json: no process");
+        r = zct_str_array(zct_get(p, "args"), "process.args", &o->argv, ret_error);
         if (r < 0)
                 return r;
         if (!o->argv[0])
-                return zrc_errorf(ret_error, -EINVAL, "config.json: process.args must not be empty");
-        r = zrc_str_array(zrc_get(p, "env"), "process.env", &o->envp, ret_error);
+                return zct_errorf(ret_error, -EINVAL, "config.json: process.args must not be empty");
+        r = zct_str_array(zct_get(p, "env"), "process.env", &o->envp, ret_error);
         if (r < 0)
                 return r;
         for (size_t i = 0; o->envp[i]; i++)
                 if (strncmp(o->envp[i], "PATH=", 5) == 0)
                         o->search_path = o->envp[i] + 5;
-        o->cwd = zrc_get_str(p, "cwd");
+        o->cwd = zct_get_str(p, "cwd");
         if (!o->cwd)
                 o->cwd = "/";
         if (o->cwd[0] != '/')
-                return zrc_errorf(ret_error, -EINVAL, "config.json: process.cwd must be an absolute path");
-        o->terminal = (v = zrc_get(p, "terminal")) && json_object_get_boolean(v);
-        o->uid = (uid_t) json_object_get_int64(zrc_get(user, "uid"));
-        o->gid = (gid_t) json_object_get_int64(zrc_get(user, "gid"));
-        o->umask = (v = zrc_get(user, "umask")) ? (mode_t) json_object_get_int(v) : (mode_t) 022;
-        v = zrc_get(user, "additionalGids");
-        o->n_groups = zrc_array_len(v);
+                return zct_errorf(ret_error, -EINVAL, "config.json: process.cwd must be an absolute path");
+        o->terminal = (v = zct_get(p, "terminal")) && json_object_get_boolean(v);
+        o->uid = (uid_t) json_object_get_int64(zct_get(user, "uid"));
+        o->gid = (gid_t) json_object_get_int64(zct_get(user, "gid"));
+        o->umask = (v = zct_get(user, "umask")) ? (mode_t) json_object_get_int(v) : (mode_t) 022;
+        v = zct_get(user, "additionalGids");
+        o->n_groups = zct_array_len(v);
         o->groups = calloc(o->n_groups + 1, sizeof(gid_t));
         if (!o->groups)
                 return -ENOMEM;
         for (size_t i = 0; i < o->n_groups; i++)
                 o->groups[i] = (gid_t) json_object_get_int64(json_object_array_get_idx(v, i));
         for (size_t i = 0; i < 5; i++) {
-                r = parse_caps(zrc_get(caps, cap_sets[i]), cap_sets[i], &o->caps[i], ret_error);
+                r = parse_caps(zct_get(caps, cap_sets[i]), cap_sets[i], &o->caps[i], ret_error);
                 if (r < 0)
                         return r;
         }
-        o->no_new_privs = (v = zrc_get(p, "noNewPrivileges")) && json_object_get_boolean(v);
+        o->no_new_privs = (v = zct_get(p, "noNewPrivileges")) && json_object_get_boolean(v);
         o->oom_score_adj = INT_MIN;
-        if ((v = zrc_get(p, "oomScoreAdj"))) {
+        if ((v = zct_get(p, "oomScoreAdj"))) {
                 int64_t adj = json_object_get_int64(v);
                 if (!json_object_is_type(v, json_type_int) || adj < -1000 || adj > 1000)
-                        return zrc_errorf(ret_error, -EINVAL, "config.json: process.oomScoreAdj must be -1000 to 1000");
+                        return zct_errorf(ret_error, -EINVAL, "config.json: process.oomScoreAdj must be -1000 to 1000");
                 o->oom_score_adj = (int) adj;
         }
 
-        v = zrc_get(p, "rlimits");
+        v = zct_get(p, "rlimits");
         o->n_rlimits = 0;
         free(o->rlimits);
-        o->rlimits = calloc(zrc_array_len(v) + 1, sizeof(*o->rlimits));
+        o->rlimits = calloc(zct_array_len(v) + 1, sizeof(*o->rlimits));
         if (!o->rlimits)
                 return -ENOMEM;
-        for (size_t i = 0; i < zrc_array_len(v); i++) {
+        for (size_t i = 0; i < zct_array_len(v); i++) {
                 json_object *e = json_object_array_get_idx(v, i);
-                const char *type = zrc_get_str(e, "type");
+                const char *type = zct_get_str(e, "type");
                 size_t k;
 
                 for (k = 0; k < ELEMENTSOF(rlimit_names); k++)
                         if (type && streq(type, rlimit_names[k].name))
                                 break;
                 if (k == ELEMENTSOF(rlimit_names))
-                        return zrc_errorf(ret_error, -EINVAL, "config.json: process.rlimits[%zu]: unknown type \"%s\"",
+                        return zct_errorf(ret_error, -EINVAL, "config.json: process.rlimits[%zu]: unknown type \"%s\"",
                                           i, type ? type : "");
                 o->rlimits[o->n_rlimits++] = (struct ze_rlimit){
                         .resource = (uint32_t) rlimit_names[k].resource,
-                        .cur = json_object_get_uint64(zrc_get(e, "soft")),
-                        .max = json_object_get_uint64(zrc_get(e, "hard")),
+                        .cur = json_object_get_uint64(zct_get(e, "soft")),
+                        .max = json_object_get_uint64(zct_get(e, "hard")),
                 };
         }
         return 0;

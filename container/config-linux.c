@@ -2,7 +2,7 @@
 /*
  * config.json's fields beyond the sandbox's core: domainname, linux.personality,
  * linux.timeOffsets, process.scheduler, process.ioPriority, process.consoleSize and
- * process.apparmorProfile, each parsed into struct zrc_oci or refused with the field's name; and
+ * process.apparmorProfile, each parsed into struct zct_oci or refused with the field's name; and
  * the fields zygote-runc does not apply (SELinux labels, other platforms' objects, newer runtime
  * features), refused by name rather than ignored: a container never runs without something its
  * config asked for.
@@ -73,11 +73,11 @@ static int check_refused(json_object *root, char **ret_error) {
                 json_object *parent = root;
 
                 if (streq(refused[i].parent, "process.user"))
-                        parent = zrc_get(zrc_get(root, "process"), "user");
+                        parent = zct_get(zct_get(root, "process"), "user");
                 else if (refused[i].parent[0])
-                        parent = zrc_get(root, refused[i].parent);
-                if (set(zrc_get(parent, refused[i].key)))
-                        return zrc_errorf(ret_error, -EOPNOTSUPP,
+                        parent = zct_get(root, refused[i].parent);
+                if (set(zct_get(parent, refused[i].key)))
+                        return zct_errorf(ret_error, -EOPNOTSUPP,
                                           "config.json: %s%s%s: not supported by zygote-runc (%s)", refused[i].parent,
                                           refused[i].parent[0] ? "." : "", refused[i].key, refused[i].why);
         }
@@ -85,21 +85,21 @@ static int check_refused(json_object *root, char **ret_error) {
 }
 
 /* linux.personality: the domains runc knows (LINUX, LINUX32); no flags. */
-static int parse_personality(struct zrc_oci *o, json_object *p, char **ret_error) {
-        const char *domain = zrc_get_str(p, "domain");
+static int parse_personality(struct zct_oci *o, json_object *p, char **ret_error) {
+        const char *domain = zct_get_str(p, "domain");
 
         o->personality = ZE_SB_NO_PERSONALITY;
         if (!p)
                 return 0;
-        if (set(zrc_get(p, "flags")))
-                return zrc_errorf(ret_error, -EOPNOTSUPP,
+        if (set(zct_get(p, "flags")))
+                return zct_errorf(ret_error, -EOPNOTSUPP,
                                   "config.json: linux.personality.flags: not supported by zygote-runc (as runc)");
         if (domain && streq(domain, "LINUX"))
                 o->personality = PER_LINUX;
         else if (domain && streq(domain, "LINUX32"))
                 o->personality = PER_LINUX32;
         else
-                return zrc_errorf(ret_error, -EINVAL,
+                return zct_errorf(ret_error, -EINVAL,
                                   "config.json: linux.personality.domain: \"%s\" is not LINUX or LINUX32",
                                   domain ? domain : "");
         return 0;
@@ -107,7 +107,7 @@ static int parse_personality(struct zrc_oci *o, json_object *p, char **ret_error
 
 /* linux.timeOffsets: "monotonic" and "boottime", as timens_offsets(5) takes them; only with a
  * new time namespace (it holds them). */
-static int parse_time_offsets(struct zrc_oci *o, json_object *t, bool new_time_ns, char **ret_error) {
+static int parse_time_offsets(struct zct_oci *o, json_object *t, bool new_time_ns, char **ret_error) {
         char *text = NULL;
         size_t len = 0;
         FILE *f;
@@ -115,22 +115,22 @@ static int parse_time_offsets(struct zrc_oci *o, json_object *t, bool new_time_n
         if (!set(t))
                 return 0;
         if (!new_time_ns)
-                return zrc_errorf(
+                return zct_errorf(
                         ret_error, -EINVAL,
                         "config.json: linux.timeOffsets needs a new time namespace (linux.namespaces \"time\")");
         if (!json_object_is_type(t, json_type_object))
-                return zrc_errorf(ret_error, -EINVAL, "config.json: linux.timeOffsets is not an object");
+                return zct_errorf(ret_error, -EINVAL, "config.json: linux.timeOffsets is not an object");
         f = open_memstream(&text, &len);
         if (!f)
                 return -ENOMEM;
         json_object_object_foreach(t, clock, v) {
-                json_object *secs = zrc_get(v, "secs"), *ns = zrc_get(v, "nanosecs");
+                json_object *secs = zct_get(v, "secs"), *ns = zct_get(v, "nanosecs");
                 int64_t n = ns ? json_object_get_int64(ns) : 0;
 
                 if (!streq(clock, "monotonic") && !streq(clock, "boottime")) {
                         fclose(f);
                         free(text);
-                        return zrc_errorf(ret_error, -EINVAL,
+                        return zct_errorf(ret_error, -EINVAL,
                                           "config.json: linux.timeOffsets.%s: not a clock of a time namespace "
                                           "(monotonic, boottime)",
                                           clock);
@@ -139,7 +139,7 @@ static int parse_time_offsets(struct zrc_oci *o, json_object *t, bool new_time_n
                     (ns && !json_object_is_type(ns, json_type_int)) || n < 0 || n > 999999999) {
                         fclose(f);
                         free(text);
-                        return zrc_errorf(ret_error, -EINVAL, "config.json: linux.timeOffsets.%s: bad secs or nanosecs",
+                        return zct_errorf(ret_error, -EINVAL, "config.json: linux.timeOffsets.%s: bad secs or nanosecs",
                                           clock);
                 }
                 fprintf(f, "%s %" PRId64 " %" PRId64 "\n", clock, secs ? json_object_get_int64(secs) : 0, n);
@@ -168,9 +168,9 @@ static const struct {
 };
 
 /* process.scheduler, applied by the runtime to the process before it runs (sched_setattr). */
-static int parse_scheduler(struct zrc_oci *o, json_object *s, char **ret_error) {
-        const char *policy = zrc_get_str(s, "policy");
-        json_object *v = zrc_get(s, "flags");
+static int parse_scheduler(struct zct_oci *o, json_object *s, char **ret_error) {
+        const char *policy = zct_get_str(s, "policy");
+        json_object *v = zct_get(s, "flags");
         size_t k;
 
         if (!s)
@@ -179,26 +179,26 @@ static int parse_scheduler(struct zrc_oci *o, json_object *s, char **ret_error) 
                 if (policy && streq(policy, sched_policies[k].name))
                         break;
         if (k == ELEMENTSOF(sched_policies))
-                return zrc_errorf(ret_error, -EINVAL, "config.json: process.scheduler.policy: unknown policy \"%s\"",
+                return zct_errorf(ret_error, -EINVAL, "config.json: process.scheduler.policy: unknown policy \"%s\"",
                                   policy ? policy : "");
-        o->sched = (struct zrc_sched){
+        o->sched = (struct zct_sched){
                 .policy = sched_policies[k].value,
-                .nice = (int32_t) json_object_get_int(zrc_get(s, "nice")),
-                .priority = (uint32_t) json_object_get_int(zrc_get(s, "priority")),
-                .runtime = json_object_get_uint64(zrc_get(s, "runtime")),
-                .deadline = json_object_get_uint64(zrc_get(s, "deadline")),
-                .period = json_object_get_uint64(zrc_get(s, "period")),
+                .nice = (int32_t) json_object_get_int(zct_get(s, "nice")),
+                .priority = (uint32_t) json_object_get_int(zct_get(s, "priority")),
+                .runtime = json_object_get_uint64(zct_get(s, "runtime")),
+                .deadline = json_object_get_uint64(zct_get(s, "deadline")),
+                .period = json_object_get_uint64(zct_get(s, "period")),
         };
         if (o->sched.nice < -20 || o->sched.nice > 19)
-                return zrc_errorf(ret_error, -EINVAL, "config.json: process.scheduler.nice must be -20 to 19");
-        for (size_t i = 0; i < zrc_array_len(v); i++) {
+                return zct_errorf(ret_error, -EINVAL, "config.json: process.scheduler.nice must be -20 to 19");
+        for (size_t i = 0; i < zct_array_len(v); i++) {
                 const char *name = json_object_get_string(json_object_array_get_idx(v, i));
 
                 for (k = 0; k < ELEMENTSOF(sched_flags); k++)
                         if (name && streq(name, sched_flags[k].name))
                                 break;
                 if (k == ELEMENTSOF(sched_flags))
-                        return zrc_errorf(ret_error, -EINVAL,
+                        return zct_errorf(ret_error, -EINVAL,
                                           "config.json: process.scheduler.flags[%zu]: unknown flag \"%s\"", i,
                                           name ? name : "");
                 o->sched.flags |= sched_flags[k].value;
@@ -208,10 +208,10 @@ static int parse_scheduler(struct zrc_oci *o, json_object *s, char **ret_error) 
 }
 
 /* process.ioPriority, applied by the runtime to the process before it runs (ioprio_set). */
-static int parse_io_priority(struct zrc_oci *o, json_object *p, char **ret_error) {
+static int parse_io_priority(struct zct_oci *o, json_object *p, char **ret_error) {
         static const char *const classes[] = { "IOPRIO_CLASS_RT", "IOPRIO_CLASS_BE", "IOPRIO_CLASS_IDLE" };
-        const char *class = zrc_get_str(p, "class");
-        int64_t prio = json_object_get_int64(zrc_get(p, "priority"));
+        const char *class = zct_get_str(p, "class");
+        int64_t prio = json_object_get_int64(zct_get(p, "priority"));
         size_t k;
 
         o->ioprio = -1;
@@ -221,44 +221,44 @@ static int parse_io_priority(struct zrc_oci *o, json_object *p, char **ret_error
                 if (class && streq(class, classes[k]))
                         break;
         if (k == ELEMENTSOF(classes))
-                return zrc_errorf(ret_error, -EINVAL,
+                return zct_errorf(ret_error, -EINVAL,
                                   "config.json: process.ioPriority.class: unknown class \"%s\" (IOPRIO_CLASS_RT, "
                                   "IOPRIO_CLASS_BE, IOPRIO_CLASS_IDLE)",
                                   class ? class : "");
         if (prio < 0 || prio > 7)
-                return zrc_errorf(ret_error, -EINVAL, "config.json: process.ioPriority.priority must be 0 to 7");
+                return zct_errorf(ret_error, -EINVAL, "config.json: process.ioPriority.priority must be 0 to 7");
         o->ioprio = (int) ((k + 1) << IOPRIO_CLASS_SHIFT) | (int) prio;
         return 0;
 }
 
 /* process.consoleSize: the terminal's size from the start. */
-static int parse_console_size(struct zrc_oci *o, json_object *p, char **ret_error) {
-        json_object *cs = zrc_get(p, "consoleSize");
-        int64_t h = json_object_get_int64(zrc_get(cs, "height")), w = json_object_get_int64(zrc_get(cs, "width"));
+static int parse_console_size(struct zct_oci *o, json_object *p, char **ret_error) {
+        json_object *cs = zct_get(p, "consoleSize");
+        int64_t h = json_object_get_int64(zct_get(cs, "height")), w = json_object_get_int64(zct_get(cs, "width"));
 
         if (!cs)
                 return 0;
         if (h < 0 || h > 65535 || w < 0 || w > 65535)
-                return zrc_errorf(ret_error, -EINVAL, "config.json: process.consoleSize: bad height or width");
+                return zct_errorf(ret_error, -EINVAL, "config.json: process.consoleSize: bad height or width");
         o->console_rows = (unsigned short) h;
         o->console_cols = (unsigned short) w;
         return 0;
 }
 
 /* An AppArmor profile name as the kernel takes it after "exec ": printable, one line. */
-#define ZRC_APPARMOR_NAME_MAX 1024
+#define ZCT_APPARMOR_NAME_MAX 1024
 
-int zrc_oci_set_apparmor(struct zrc_oci *o, const char *profile, const char *what, char **ret_error) {
+int zct_oci_set_apparmor(struct zct_oci *o, const char *profile, const char *what, char **ret_error) {
         free(o->apparmor_exec);
         o->apparmor_exec = NULL;
         if (!profile || !*profile)
                 return 0;
-        if (strlen(profile) > ZRC_APPARMOR_NAME_MAX)
-                return zrc_errorf(ret_error, -ENAMETOOLONG, "%s: longer than %d characters", what,
-                                  ZRC_APPARMOR_NAME_MAX);
+        if (strlen(profile) > ZCT_APPARMOR_NAME_MAX)
+                return zct_errorf(ret_error, -ENAMETOOLONG, "%s: longer than %d characters", what,
+                                  ZCT_APPARMOR_NAME_MAX);
         for (const char *c = profile; *c; c++)
                 if ((unsigned char) *c < 0x20 || *c == 0x7f)
-                        return zrc_errorf(ret_error, -EINVAL,
+                        return zct_errorf(ret_error, -EINVAL,
                                           "%s: a control character (newline, tab, ...) in the profile name", what);
         if (asprintf(&o->apparmor_exec, "exec %s", profile) < 0) {
                 o->apparmor_exec = NULL;
@@ -267,43 +267,43 @@ int zrc_oci_set_apparmor(struct zrc_oci *o, const char *profile, const char *wha
         return 0;
 }
 
-static int parse_apparmor(struct zrc_oci *o, json_object *p, char **ret_error) {
-        json_object *v = zrc_get(p, "apparmorProfile");
+static int parse_apparmor(struct zct_oci *o, json_object *p, char **ret_error) {
+        json_object *v = zct_get(p, "apparmorProfile");
 
         if (v && !json_object_is_type(v, json_type_string) && !json_object_is_type(v, json_type_null))
-                return zrc_errorf(ret_error, -EINVAL, "config.json: process.apparmorProfile must be a string");
-        return zrc_oci_set_apparmor(o, v ? json_object_get_string(v) : NULL, "config.json: process.apparmorProfile",
+                return zct_errorf(ret_error, -EINVAL, "config.json: process.apparmorProfile must be a string");
+        return zct_oci_set_apparmor(o, v ? json_object_get_string(v) : NULL, "config.json: process.apparmorProfile",
                                     ret_error);
 }
 
-int zrc_oci_parse_process_extra(struct zrc_oci *o, json_object *p, char **ret_error) {
+int zct_oci_parse_process_extra(struct zct_oci *o, json_object *p, char **ret_error) {
         int r;
 
         r = parse_apparmor(o, p, ret_error);
         if (r >= 0)
-                r = parse_scheduler(o, zrc_get(p, "scheduler"), ret_error);
+                r = parse_scheduler(o, zct_get(p, "scheduler"), ret_error);
         if (r >= 0)
-                r = parse_io_priority(o, zrc_get(p, "ioPriority"), ret_error);
+                r = parse_io_priority(o, zct_get(p, "ioPriority"), ret_error);
         if (r >= 0)
                 r = parse_console_size(o, p, ret_error);
         return r;
 }
 
-int zrc_oci_parse_linux_extra(struct zrc_oci *o, json_object *linux_, bool new_time_ns, char **ret_error) {
+int zct_oci_parse_linux_extra(struct zct_oci *o, json_object *linux_, bool new_time_ns, char **ret_error) {
         int r;
 
         r = check_refused(o->root, ret_error);
         if (r < 0)
                 return r;
-        o->domainname = zrc_get_str(o->root, "domainname");
+        o->domainname = zct_get_str(o->root, "domainname");
         if (o->domainname && !*o->domainname)
                 o->domainname = NULL;
         if (o->domainname && !o->uts_ns)
                 /* as hostname: it would rename the host's */
-                return zrc_errorf(ret_error, -EINVAL,
+                return zct_errorf(ret_error, -EINVAL,
                                   "config.json: domainname needs a uts namespace (linux.namespaces \"uts\")");
-        r = parse_personality(o, zrc_get(linux_, "personality"), ret_error);
+        r = parse_personality(o, zct_get(linux_, "personality"), ret_error);
         if (r >= 0)
-                r = parse_time_offsets(o, zrc_get(linux_, "timeOffsets"), new_time_ns, ret_error);
+                r = parse_time_offsets(o, zct_get(linux_, "timeOffsets"), new_time_ns, ret_error);
         return r;
 }

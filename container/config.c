@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config.json -> struct zrc_oci: every path resolved, every option parsed, the seccomp object
+ * config.json -> struct zct_oci: every path resolved, every option parsed, the seccomp object
  * compiled by the profile module (profile/profile.c), so that the container's first process only
  * applies the result (engine/sandbox.c).
  */
@@ -22,7 +22,7 @@
 
 #include "config-util.h"
 #include "profile.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 static const struct {
@@ -33,7 +33,7 @@ static const struct {
         { "uts", CLONE_NEWUTS }, { "user", CLONE_NEWUSER },   { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME },
 };
 
-const char *zrc_oci_ns_name(int flag) {
+const char *zct_oci_ns_name(int flag) {
         for (size_t k = 0; k < ELEMENTSOF(ns_names); k++)
                 if (ns_names[k].flag == flag)
                         return ns_names[k].name;
@@ -47,13 +47,13 @@ static int parse_idmap(json_object *a, const char *what, char **ret, char **ret_
 
         if (!f)
                 return -ENOMEM;
-        for (size_t i = 0; i < zrc_array_len(a); i++) {
+        for (size_t i = 0; i < zct_array_len(a); i++) {
                 json_object *e = json_object_array_get_idx(a, i);
-                json_object *c = zrc_get(e, "containerID"), *h = zrc_get(e, "hostID"), *s = zrc_get(e, "size");
+                json_object *c = zct_get(e, "containerID"), *h = zct_get(e, "hostID"), *s = zct_get(e, "size");
                 if (!c || !h || !s) {
                         fclose(f);
                         free(text);
-                        return zrc_errorf(ret_error, -EINVAL,
+                        return zct_errorf(ret_error, -EINVAL,
                                           "config.json: linux.%s[%zu] needs containerID, hostID and size", what, i);
                 }
                 fprintf(f, "%" PRId64 " %" PRId64 " %" PRId64 "\n", json_object_get_int64(c), json_object_get_int64(h),
@@ -66,23 +66,23 @@ static int parse_idmap(json_object *a, const char *what, char **ret, char **ret_
 
 /* BUNDLE/config.json into o->root (with process_path's process in place of its own); *ret_config
  * its path. */
-static int read_config(struct zrc_oci *o, const char *bundle, const char *process_path, char **ret_config,
+static int read_config(struct zct_oci *o, const char *bundle, const char *process_path, char **ret_config,
                        char **ret_error) {
         json_object *proc_json = NULL;
         int r;
 
         o->bundle = realpath(bundle, NULL);
         if (!o->bundle)
-                return zrc_errorf(ret_error, -errno, "bundle %s: %s", bundle, strerror(errno));
+                return zct_errorf(ret_error, -errno, "bundle %s: %s", bundle, strerror(errno));
         if (asprintf(ret_config, "%s/config.json", o->bundle) < 0) {
                 *ret_config = NULL;
                 return -ENOMEM;
         }
-        r = zrc_read_json(*ret_config, &o->root, ret_error);
+        r = zct_read_json(*ret_config, &o->root, ret_error);
         if (r < 0)
                 return r;
         if (process_path) {
-                r = zrc_read_json(process_path, &proc_json, ret_error);
+                r = zct_read_json(process_path, &proc_json, ret_error);
                 if (r < 0)
                         return r;
                 /* the tree keeps it alive: strings of the process point into it */
@@ -92,47 +92,47 @@ static int read_config(struct zrc_oci *o, const char *bundle, const char *proces
 }
 
 /* root.path, resolved; root.readonly; hostname. */
-static int parse_root(struct zrc_oci *o, char **ret_error) {
+static int parse_root(struct zct_oci *o, char **ret_error) {
         _cleanup_free_ char *root_path = NULL;
         json_object *v;
         const char *s;
 
-        s = zrc_get_str(zrc_get(o->root, "root"), "path");
+        s = zct_get_str(zct_get(o->root, "root"), "path");
         if (!s)
-                return zrc_errorf(ret_error, -EINVAL, "config.json: root.path is missing");
-        root_path = s[0] == '/' ? strdup(s) : zrc_join_path(o->bundle, s);
+                return zct_errorf(ret_error, -EINVAL, "config.json: root.path is missing");
+        root_path = s[0] == '/' ? strdup(s) : zct_join_path(o->bundle, s);
         if (!root_path)
                 return -ENOMEM;
         o->rootfs = realpath(root_path, NULL);
         if (!o->rootfs)
-                return zrc_errorf(ret_error, -errno, "rootfs (%s): %s", root_path,
+                return zct_errorf(ret_error, -errno, "rootfs (%s): %s", root_path,
                                   errno == ENOENT ? "no such file or directory" : strerror(errno));
         /* resolved once, here: the child binds this path refusing any symlink on it, so what it
          * names is what was checked. A root.path leading to the host's "/" (a symlink to it, `..`
          * past it, /proc/self/root) would hand the host to the container. */
         if (strcmp(o->rootfs, "/") == 0)
-                return zrc_errorf(ret_error, -EINVAL, "rootfs (%s): resolves to the host's /", root_path);
-        o->readonly_root = (v = zrc_get(zrc_get(o->root, "root"), "readonly")) && json_object_get_boolean(v);
-        o->hostname = zrc_get_str(o->root, "hostname");
+                return zct_errorf(ret_error, -EINVAL, "rootfs (%s): resolves to the host's /", root_path);
+        o->readonly_root = (v = zct_get(zct_get(o->root, "root"), "readonly")) && json_object_get_boolean(v);
+        o->hostname = zct_get_str(o->root, "hostname");
         return 0;
 }
 
 /* linux.namespaces: the ones to create and the ones to join by path; the id maps of a new user
  * namespace. */
-static int parse_namespaces(struct zrc_oci *o, json_object *linux_, char **ret_error) {
-        json_object *v = zrc_get(linux_, "namespaces");
+static int parse_namespaces(struct zct_oci *o, json_object *linux_, char **ret_error) {
+        json_object *v = zct_get(linux_, "namespaces");
         int r;
 
-        for (size_t i = 0; i < zrc_array_len(v); i++) {
+        for (size_t i = 0; i < zct_array_len(v); i++) {
                 json_object *e = json_object_array_get_idx(v, i);
-                const char *type = zrc_get_str(e, "type"), *path = zrc_get_str(e, "path");
+                const char *type = zct_get_str(e, "type"), *path = zct_get_str(e, "path");
                 size_t k;
 
                 for (k = 0; k < ELEMENTSOF(ns_names); k++)
                         if (type && streq(type, ns_names[k].name))
                                 break;
                 if (k == ELEMENTSOF(ns_names))
-                        return zrc_errorf(ret_error, -EINVAL,
+                        return zct_errorf(ret_error, -EINVAL,
                                           "config.json: linux.namespaces[%zu]: unknown namespace type \"%s\"", i,
                                           type ? type : "");
                 if (path && *path) {
@@ -148,12 +148,12 @@ static int parse_namespaces(struct zrc_oci *o, json_object *linux_, char **ret_e
                         o->clone_flags |= ns_names[k].flag;
         }
         if (!(o->clone_flags & CLONE_NEWNS))
-                return zrc_errorf(ret_error, -EINVAL,
+                return zct_errorf(ret_error, -EINVAL,
                                   "config.json: zygote-runc needs a new mount namespace (linux.namespaces \"mount\")");
         if (o->clone_flags & CLONE_NEWUSER) {
-                r = parse_idmap(zrc_get(linux_, "uidMappings"), "uidMappings", &o->uid_map, ret_error);
+                r = parse_idmap(zct_get(linux_, "uidMappings"), "uidMappings", &o->uid_map, ret_error);
                 if (r >= 0)
-                        r = parse_idmap(zrc_get(linux_, "gidMappings"), "gidMappings", &o->gid_map, ret_error);
+                        r = parse_idmap(zct_get(linux_, "gidMappings"), "gidMappings", &o->gid_map, ret_error);
                 if (r < 0)
                         return r;
         }
@@ -164,27 +164,27 @@ static int parse_namespaces(struct zrc_oci *o, json_object *linux_, char **ret_e
         /* runc refuses too: it would rename the host. One joined by path is renamed, as runc
          * does (a pod's containers join its uts namespace and are given its hostname). */
         if (o->hostname && !o->uts_ns)
-                return zrc_errorf(ret_error, -EINVAL,
+                return zct_errorf(ret_error, -EINVAL,
                                   "config.json: hostname needs a uts namespace (linux.namespaces \"uts\")");
         return 0;
 }
 
-static int parse_masked_readonly(struct zrc_oci *o, json_object *linux_, char **ret_error) {
+static int parse_masked_readonly(struct zct_oci *o, json_object *linux_, char **ret_error) {
         int r;
 
-        r = zrc_str_array(zrc_get(linux_, "maskedPaths"), "linux.maskedPaths", (char ***) &o->masked, ret_error);
+        r = zct_str_array(zct_get(linux_, "maskedPaths"), "linux.maskedPaths", (char ***) &o->masked, ret_error);
         if (r >= 0)
-                r = zrc_str_array(zrc_get(linux_, "readonlyPaths"), "linux.readonlyPaths", (char ***) &o->readonly,
+                r = zct_str_array(zct_get(linux_, "readonlyPaths"), "linux.readonlyPaths", (char ***) &o->readonly,
                                   ret_error);
         return r;
 }
 
 /* cgroupsPath, linux.resources (read by cgroup-resources.c), linux.sysctl. */
-static int parse_cgroup(struct zrc_oci *o, json_object *linux_, char **ret_error) {
-        o->cgroups_path = zrc_get_str(linux_, "cgroupsPath");
-        o->resources = zrc_get(linux_, "resources");
+static int parse_cgroup(struct zct_oci *o, json_object *linux_, char **ret_error) {
+        o->cgroups_path = zct_get_str(linux_, "cgroupsPath");
+        o->resources = zct_get(linux_, "resources");
         if (o->resources && !json_object_is_type(o->resources, json_type_object))
-                return zrc_errorf(ret_error, -EINVAL, "config.json: linux.resources is not an object");
+                return zct_errorf(ret_error, -EINVAL, "config.json: linux.resources is not an object");
         if (o->resources) {
                 json_object_object_foreach(o->resources, rkey, rval) {
                         if (rval && !streq(rkey, "devices"))
@@ -195,35 +195,35 @@ static int parse_cgroup(struct zrc_oci *o, json_object *linux_, char **ret_error
         /* sysctls: written by the parent in the container's namespaces (container.c); here only
          * checked, so that a bad key fails before anything is made. A key is a dotted name: a '/'
          * or an empty component could lead the write elsewhere below /proc/sys. */
-        o->sysctl = zrc_get(linux_, "sysctl");
+        o->sysctl = zct_get(linux_, "sysctl");
         if (!o->sysctl)
                 return 0;
         if (!json_object_is_type(o->sysctl, json_type_object))
-                return zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl is not an object");
+                return zct_errorf(ret_error, -EINVAL, "config.json: linux.sysctl is not an object");
         json_object_object_foreach(o->sysctl, key, val) {
                 if (!key[0] || strchr(key, '/') || strstr(key, "..") || key[0] == '.' || key[strlen(key) - 1] == '.' ||
                     !json_object_is_type(val, json_type_string))
-                        return zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
+                        return zct_errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
         }
         return 0;
 }
 
 /* seccomp: one compiler for the daemon's profiles and for containers */
-static int load_seccomp(const struct zrc_ctx *c, struct zrc_oci *o, json_object *linux_, const char *config,
+static int load_seccomp(const struct zct_ctx *c, struct zct_oci *o, json_object *linux_, const char *config,
                         char **ret_error) {
         _cleanup_free_ char *err = NULL;
-        json_object *v = zrc_get(linux_, "seccomp");
+        json_object *v = zct_get(linux_, "seccomp");
         int r;
 
         if (!v)
                 return 0;
-        r = zrc_runc_filter_load(c, config, v, &o->seccomp, o->seccomp_source, sizeof(o->seccomp_source),
+        r = zct_runc_filter_load(c, config, v, &o->seccomp, o->seccomp_source, sizeof(o->seccomp_source),
                                  &err); /* filter-remote.c */
         if (r < 0)
-                return zrc_errorf(ret_error, r, "linux.seccomp: %s", err ? err : strerror(-r));
+                return zct_errorf(ret_error, r, "linux.seccomp: %s", err ? err : strerror(-r));
         /* the profile module checked both (strings; metadata only with a path) */
-        o->listener_path = zrc_get_str(v, "listenerPath");
-        o->listener_metadata = zrc_get_str(v, "listenerMetadata");
+        o->listener_path = zct_get_str(v, "listenerPath");
+        o->listener_metadata = zct_get_str(v, "listenerMetadata");
         if (o->listener_path && !*o->listener_path)
                 o->listener_path = NULL;
         if (o->listener_metadata && !*o->listener_metadata)
@@ -231,10 +231,10 @@ static int load_seccomp(const struct zrc_ctx *c, struct zrc_oci *o, json_object 
         return 0;
 }
 
-int zrc_oci_load(const struct zrc_ctx *c, const char *bundle, const char *process_path, bool v2_only,
-                 struct zrc_oci **ret, char **ret_error) {
+int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *process_path, bool v2_only,
+                 struct zct_oci **ret, char **ret_error) {
         _cleanup_free_ char *config = NULL;
-        struct zrc_oci *o;
+        struct zct_oci *o;
         json_object *linux_;
         int r;
 
@@ -244,24 +244,24 @@ int zrc_oci_load(const struct zrc_ctx *c, const char *bundle, const char *proces
         r = read_config(o, bundle, process_path, &config, ret_error);
         if (r < 0)
                 goto fail;
-        linux_ = zrc_get(o->root, "linux");
-        if ((r = zrc_oci_parse_process(o, zrc_get(o->root, "process"), ret_error)) < 0 ||
+        linux_ = zct_get(o->root, "linux");
+        if ((r = zct_oci_parse_process(o, zct_get(o->root, "process"), ret_error)) < 0 ||
             (r = parse_root(o, ret_error)) < 0 || (r = parse_namespaces(o, linux_, ret_error)) < 0 ||
-            (r = zrc_oci_parse_mounts(o, linux_, v2_only, ret_error)) < 0 ||
-            (r = zrc_oci_parse_devices(o, linux_, ret_error)) < 0 ||
+            (r = zct_oci_parse_mounts(o, linux_, v2_only, ret_error)) < 0 ||
+            (r = zct_oci_parse_devices(o, linux_, ret_error)) < 0 ||
             (r = parse_masked_readonly(o, linux_, ret_error)) < 0 || (r = parse_cgroup(o, linux_, ret_error)) < 0 ||
-            (r = zrc_oci_parse_process_extra(o, zrc_get(o->root, "process"), ret_error)) < 0 ||
-            (r = zrc_oci_parse_linux_extra(o, linux_, o->new_time_ns, ret_error)) < 0 ||
+            (r = zct_oci_parse_process_extra(o, zct_get(o->root, "process"), ret_error)) < 0 ||
+            (r = zct_oci_parse_linux_extra(o, linux_, o->new_time_ns, ret_error)) < 0 ||
             (r = load_seccomp(c, o, linux_, config, ret_error)) < 0)
                 goto fail;
         *ret = o;
         return 0;
 fail:
-        zrc_oci_free(o);
+        zct_oci_free(o);
         return r;
 }
 
-void zrc_oci_free(struct zrc_oci *o) {
+void zct_oci_free(struct zct_oci *o) {
         if (!o)
                 return;
         for (size_t i = 0; i < o->n_mounts; i++) {
@@ -302,17 +302,17 @@ void zrc_oci_free(struct zrc_oci *o) {
         free(o);
 }
 
-/* The members of struct zrc_oci that struct ze_sandbox has under the same name and type. A list
+/* The members of struct zct_oci that struct ze_sandbox has under the same name and type. A list
  * the formatter would re-pack on every run: kept as written. */
 // clang-format off
-#define ZRC_OCI_SANDBOX_SAME(X)                                                                     \
+#define ZCT_OCI_SANDBOX_SAME(X)                                                                     \
         X(rootfs) X(rootfs_propagation) X(mounts) X(n_mounts) X(devices) X(n_devices) X(masked)   \
         X(readonly) X(dev_console) X(hostname) X(rlimits) X(n_rlimits) X(uid) X(gid) X(groups)    \
         X(n_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path) X(domainname)     \
         X(console_rows) X(console_cols) X(personality) X(rootfs_parent)
 // clang-format on
 
-void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {
+void zct_oci_to_sandbox(const struct zct_oci *o, struct ze_sandbox *sb) {
         static struct sock_fprog prog; /* one container per zygote-runc process */
 
         sb->new_mount_ns = true;
@@ -321,7 +321,7 @@ void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {
         sb->rootfs_readonly = o->readonly_root;
         sb->symlinks = (const char *const *) o->symlinks;
         sb->set_ids = true;
-        sb->cap_last = (unsigned) zrc_oci_cap_last();
+        sb->cap_last = (unsigned) zct_oci_cap_last();
         sb->cap_bounding = o->caps[0];
         sb->cap_effective = o->caps[1];
         sb->cap_permitted = o->caps[2];
@@ -335,13 +335,13 @@ void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {
                 sb->filter_flags = o->seccomp->filter_flags;
         }
 #define SAME(field) sb->field = o->field;
-        ZRC_OCI_SANDBOX_SAME(SAME)
+        ZCT_OCI_SANDBOX_SAME(SAME)
 #undef SAME
 }
 
 /* runc's `spec`, with terminal off: a bundle made from it runs without a console socket. */
 static const char default_spec[] =
-        "{\"ociVersion\":\"" ZRC_RUNC_OCI_VERSION "\","
+        "{\"ociVersion\":\"" ZCT_RUNC_OCI_VERSION "\","
         "\"process\":{\"terminal\":false,\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],"
         "\"env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\",\"TERM=xterm\"],"
         "\"cwd\":\"/\",\"capabilities\":{"
@@ -378,7 +378,7 @@ static const char default_spec[] =
         "\"/proc/timer_list\",\"/proc/timer_stats\",\"/proc/sched_debug\",\"/sys/firmware\",\"/proc/scsi\"],"
         "\"readonlyPaths\":[\"/proc/bus\",\"/proc/fs\",\"/proc/irq\",\"/proc/sys\",\"/proc/sysrq-trigger\"]}}";
 
-json_object *zrc_oci_default_spec(bool rootless) {
+json_object *zct_oci_default_spec(bool rootless) {
         json_object *spec = json_tokener_parse(default_spec), *linux_, *ns, *mounts, *map;
 
         if (!spec || !rootless)
@@ -386,9 +386,9 @@ json_object *zrc_oci_default_spec(bool rootless) {
         /* runc's --rootless: a user namespace mapping the caller to root, no network namespace
          * of its own (sysfs then falls back to a bind of the host's), no devpts gid, no cgroup
          * limits */
-        linux_ = zrc_get(spec, "linux");
+        linux_ = zct_get(spec, "linux");
         json_object_object_del(linux_, "resources");
-        ns = zrc_get(linux_, "namespaces");
+        ns = zct_get(linux_, "namespaces");
         json_object_array_del_idx(ns, 1, 1);
         json_object *user = json_object_new_object();
         json_object_object_add(user, "type", json_object_new_string("user"));
@@ -403,8 +403,8 @@ json_object *zrc_oci_default_spec(bool rootless) {
                 json_object_array_add(map, e);
                 json_object_object_add(linux_, k == 0 ? "uidMappings" : "gidMappings", map);
         }
-        mounts = zrc_get(spec, "mounts");
+        mounts = zct_get(spec, "mounts");
         json_object_array_del_idx(mounts, 6, 1);                                                   /* cgroup */
-        json_object_array_del_idx(zrc_get(json_object_array_get_idx(mounts, 2), "options"), 5, 1); /* gid=5 */
+        json_object_array_del_idx(zct_get(json_object_array_get_idx(mounts, 2), "options"), 5, 1); /* gid=5 */
         return spec;
 }

@@ -12,18 +12,18 @@
 #include <unistd.h>
 
 #include "cgroup-resources.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 /* The mount points of each controller's v1 hierarchy and of cgroup2 (the first of each). */
 struct host {
-        char *v1[_ZRC_RES_MAX];
+        char *v1[_ZCT_RES_MAX];
         char *v2;
         unsigned v1_mask, v2_mask;
 };
 
 static void host_done(struct host *h) {
-        for (size_t i = 0; i < _ZRC_RES_MAX; i++)
+        for (size_t i = 0; i < _ZCT_RES_MAX; i++)
                 free(h->v1[i]);
         free(h->v2);
 }
@@ -42,7 +42,7 @@ static bool has_word(const char *list, const char *word) {
 static unsigned v2_controllers(const char *mnt) {
         _cleanup_free_ char *p = NULL;
         char buf[512] = "";
-        unsigned mask = ZRC_RES_BIT(ZRC_RES_UNIFIED);
+        unsigned mask = ZCT_RES_BIT(ZCT_RES_UNIFIED);
         FILE *f;
 
         if (asprintf(&p, "%s/cgroup.controllers", mnt) < 0)
@@ -54,9 +54,9 @@ static unsigned v2_controllers(const char *mnt) {
                 buf[0] = '\0';
         fclose(f);
         for (char *save = NULL, *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
-                for (int c = 0; c < ZRC_RES_UNIFIED; c++)
-                        if (streq(w, zrc_res_controller_name(c, true)))
-                                mask |= ZRC_RES_BIT(c);
+                for (int c = 0; c < ZCT_RES_UNIFIED; c++)
+                        if (streq(w, zct_res_controller_name(c, true)))
+                                mask |= ZCT_RES_BIT(c);
         return mask;
 }
 
@@ -81,10 +81,10 @@ static int host_probe(struct host *ret) {
                 }
                 if (!streq(fstype, "cgroup"))
                         continue;
-                for (int c = 0; c < ZRC_RES_UNIFIED; c++)
-                        if (!h.v1[c] && has_word(super, zrc_res_controller_name(c, false))) {
+                for (int c = 0; c < ZCT_RES_UNIFIED; c++)
+                        if (!h.v1[c] && has_word(super, zct_res_controller_name(c, false))) {
                                 h.v1[c] = strdup(mnt);
-                                h.v1_mask |= ZRC_RES_BIT(c);
+                                h.v1_mask |= ZCT_RES_BIT(c);
                         }
         }
         fclose(f);
@@ -94,7 +94,7 @@ static int host_probe(struct host *ret) {
         return 0;
 }
 
-int zrc_res_host(unsigned *ret_v1, unsigned *ret_v2) {
+int zct_res_host(unsigned *ret_v1, unsigned *ret_v2) {
         struct host h;
         int r = host_probe(&h);
 
@@ -107,7 +107,7 @@ int zrc_res_host(unsigned *ret_v1, unsigned *ret_v2) {
 }
 
 /* The container's directory below mnt, or NULL. */
-static const char *dir_below(const struct zrc_cgroup *cg, const char *mnt) {
+static const char *dir_below(const struct zct_cgroup *cg, const char *mnt) {
         size_t n = mnt ? strlen(mnt) : 0;
 
         for (size_t i = 0; mnt && i < cg->n_paths; i++)
@@ -116,7 +116,7 @@ static const char *dir_below(const struct zrc_cgroup *cg, const char *mnt) {
         return NULL;
 }
 
-static int write_one(const struct host *h, const struct zrc_cgroup *cg, const struct zrc_res_write *w,
+static int write_one(const struct host *h, const struct zct_cgroup *cg, const struct zct_res_write *w,
                      char **ret_error) {
         const char *mnt = w->v2 ? h->v2 : h->v1[w->controller];
         const char *dir = dir_below(cg, mnt), *file = w->file, *value = w->value;
@@ -124,12 +124,12 @@ static int write_one(const struct host *h, const struct zrc_cgroup *cg, const st
 
         if (!dir) {
                 if (ret_error && asprintf(ret_error, "%s: the container has no cgroup in the %s hierarchy", w->field,
-                                          w->v2 ? "cgroup2" : zrc_res_controller_name(w->controller, false)) < 0)
+                                          w->v2 ? "cgroup2" : zct_res_controller_name(w->controller, false)) < 0)
                         *ret_error = NULL;
                 return -ENOENT;
         }
         if (w->enable) {
-                r = zrc_cgroup_enable_v2(mnt, dir, w->enable);
+                r = zct_cgroup_enable_v2(mnt, dir, w->enable);
                 if (r < 0) {
                         if (ret_error && asprintf(ret_error, "%s: enabling the %s controller of cgroup2 above %s: %s",
                                                   w->field, w->enable, dir, strerror(-r)) < 0)
@@ -137,11 +137,11 @@ static int write_one(const struct host *h, const struct zrc_cgroup *cg, const st
                         return r;
                 }
         }
-        r = zrc_write_at(dir, file, value);
+        r = zct_write_at(dir, file, value);
         if (r == -ENOENT && w->alt_file) {
                 file = w->alt_file;
                 value = w->alt_value;
-                r = zrc_write_at(dir, file, value);
+                r = zct_write_at(dir, file, value);
         }
         if (r == -ENOENT) {
                 /* the controller is there but not this file: the kernel does not offer the setting
@@ -158,7 +158,7 @@ static int write_one(const struct host *h, const struct zrc_cgroup *cg, const st
         return r;
 }
 
-int zrc_res_apply(const struct zrc_cgroup *cg, const struct zrc_res_plan *plan, char **ret_error) {
+int zct_res_apply(const struct zct_cgroup *cg, const struct zct_res_plan *plan, char **ret_error) {
         struct host h;
         int r;
 

@@ -22,7 +22,7 @@
 #include "fd-util.h"
 #include "pidfd-util.h"
 #include "profile.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 /* The CLONE_NEW* kinds in which pid's namespaces differ from ours, or -errno. */
@@ -64,11 +64,11 @@ _Noreturn static void helper_fail(int sync_fd, enum ze_step step, int err) {
 
 /* One exec: what its steps share, and what the exit closes. */
 struct exec {
-        const struct zrc_ctx *c;
-        const struct zrc_exec_args *a;
-        struct zrc_state st;
+        const struct zct_ctx *c;
+        const struct zct_exec_args *a;
+        struct zct_state st;
         int init_fd; /* pins the container's init while its namespaces are looked at */
-        struct zrc_oci *o;
+        struct zct_oci *o;
         char **envp;          /* the config's environment and -e's, or NULL */
         struct ze_sandbox sb; /* what the process applies (engine/sandbox.c) */
         char *path_buf;
@@ -84,16 +84,16 @@ struct exec {
 };
 
 static int check_running(struct exec *k) {
-        enum zrc_status s = zrc_state_status(&k->st);
+        enum zct_status s = zct_state_status(&k->st);
 
-        if (s != ZRC_STATUS_RUNNING && s != ZRC_STATUS_CREATED && !(s == ZRC_STATUS_PAUSED && k->a->ignore_paused))
-                return zrc_error(k->c, s == ZRC_STATUS_PAUSED
+        if (s != ZCT_STATUS_RUNNING && s != ZCT_STATUS_CREATED && !(s == ZCT_STATUS_PAUSED && k->a->ignore_paused))
+                return zct_error(k->c, s == ZCT_STATUS_PAUSED
                                                ? "cannot exec in a paused container (use --ignore-paused to override)"
                                                : "cannot exec in a stopped container"),
                        -EINVAL;
-        k->init_fd = zrc_state_pidfd(&k->st);
+        k->init_fd = zct_state_pidfd(&k->st);
         if (k->init_fd < 0)
-                return zrc_error(k->c, "cannot exec in a stopped container"), k->init_fd;
+                return zct_error(k->c, "cannot exec in a stopped container"), k->init_fd;
         return 0;
 }
 
@@ -101,8 +101,8 @@ static int check_running(struct exec *k) {
  * ambient ones only when the process has inheritable capabilities already, as runc 1.1 adds it)
  * and --additional-gids. */
 static int add_caps_and_groups(struct exec *k) {
-        const struct zrc_exec_args *a = k->a;
-        struct zrc_oci *o = k->o;
+        const struct zct_exec_args *a = k->a;
+        struct zct_oci *o = k->o;
         gid_t *groups;
 
         for (size_t i = 0; i < a->n_caps; i++) {
@@ -112,8 +112,8 @@ static int add_caps_and_groups(struct exec *k) {
 
                 if (strncasecmp(name, "CAP_", 4) != 0 && asprintf(&full, "CAP_%s", name) >= 0)
                         name = full;
-                if (zp_cap_from_name(name, &cap) < 0 || (int) cap > zrc_oci_cap_last())
-                        return zrc_error(k->c, "exec: --cap: unknown capability \"%s\"", a->caps[i]), -EINVAL;
+                if (zp_cap_from_name(name, &cap) < 0 || (int) cap > zct_oci_cap_last())
+                        return zct_error(k->c, "exec: --cap: unknown capability \"%s\"", a->caps[i]), -EINVAL;
                 for (size_t s = 0; s < ELEMENTSOF(o->caps); s++)
                         if (s < 3 || o->caps[3])
                                 o->caps[s] |= UINT64_C(1) << cap;
@@ -129,7 +129,7 @@ static int add_caps_and_groups(struct exec *k) {
                 unsigned long g = strtoul(a->gids[i], &end, 10);
 
                 if (!*a->gids[i] || *end || g > UINT32_MAX - 1)
-                        return zrc_error(k->c, "exec: --additional-gids: bad group \"%s\"", a->gids[i]), -EINVAL;
+                        return zct_error(k->c, "exec: --additional-gids: bad group \"%s\"", a->gids[i]), -EINVAL;
                 o->groups[o->n_groups++] = (gid_t) g;
         }
         return 0;
@@ -138,8 +138,8 @@ static int add_caps_and_groups(struct exec *k) {
 /* Without --process: the command, -e's environment, --cwd, --tty, --user and --apparmor of the
  * command line over the config's process. */
 static int apply_command_line(struct exec *k) {
-        const struct zrc_exec_args *a = k->a;
-        struct zrc_oci *o = k->o;
+        const struct zct_exec_args *a = k->a;
+        struct zct_oci *o = k->o;
         size_t n = 0;
 
         o->argv = reallocarray(o->argv, (size_t) a->n_args + 1, sizeof(char *));
@@ -171,9 +171,9 @@ static int apply_command_line(struct exec *k) {
                 o->no_new_privs = true;
         if (a->apparmor) {
                 _cleanup_free_ char *err = NULL;
-                int r = zrc_oci_set_apparmor(o, a->apparmor, "exec: --apparmor", &err);
+                int r = zct_oci_set_apparmor(o, a->apparmor, "exec: --apparmor", &err);
                 if (r < 0)
-                        return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
+                        return zct_error(k->c, "%s", err ? err : zct_errstr(-r)), r;
         }
         return add_caps_and_groups(k);
 }
@@ -184,15 +184,15 @@ static int load_process(struct exec *k) {
         int r;
 
         if (!k->a->process && k->a->n_args == 0)
-                return zrc_error(k->c, "exec: no command given (args or --process)"), -EINVAL;
-        r = zrc_oci_load(k->c, k->st.bundle, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
+                return zct_error(k->c, "exec: no command given (args or --process)"), -EINVAL;
+        r = zct_oci_load(k->c, k->st.bundle, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
         if (r < 0)
-                return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
+                return zct_error(k->c, "%s", err ? err : zct_errstr(-r)), r;
         if (!k->a->process)
                 r = apply_command_line(k);
         /* HOME for the user the process runs as (exec's --user included) */
         if (r >= 0)
-                r = zrc_oci_add_home(k->o, k->envp ? &k->envp : &k->o->envp);
+                r = zct_oci_add_home(k->o, k->envp ? &k->envp : &k->o->envp);
         return r;
 }
 
@@ -202,8 +202,8 @@ static int prepare_sandbox(struct exec *k) {
         if (k->a->handoff)
                 k->console_fd = TAKE_FD(k->a->handoff->console_fd);
         if (k->o->terminal && !k->a->p.console_socket && k->console_fd < 0)
-                return zrc_error(k->c, "cannot allocate tty without a console socket (--console-socket)"), -EINVAL;
-        r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
+                return zct_error(k->c, "cannot allocate tty without a console socket (--console-socket)"), -EINVAL;
+        r = zct_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
                                      &k->console_fd);
         if (r < 0)
                 return r;
@@ -220,7 +220,7 @@ static int prepare_sandbox(struct exec *k) {
                 k->sb.start_fd = k->a->handoff->start_fd; /* held until zygoted's Start */
         /* the agent, from our own namespaces and root: zygoted's worker joins the container's
          * before it clones the process, where the path could name a socket of the container's */
-        return zrc_seccomp_listener_connect(k->c, k->o, k->a->handoff != NULL, &k->agent_fd);
+        return zct_seccomp_listener_connect(k->c, k->o, k->a->handoff != NULL, &k->agent_fd);
 }
 
 /* The init's namespaces that differ from ours, and its root. */
@@ -229,7 +229,7 @@ static int find_namespaces(struct exec *k) {
 
         k->ns_flags = ns_flags_to_join(k->st.pid);
         if (k->ns_flags < 0)
-                return zrc_error(k->c, "exec: the container's namespaces: %s", zrc_errstr(-k->ns_flags)), k->ns_flags;
+                return zct_error(k->c, "exec: the container's namespaces: %s", zct_errstr(-k->ns_flags)), k->ns_flags;
         /* Joining a mount namespace puts the joiner at that namespace's root, which is not the
          * container's when the runtime itself runs in a chroot (pivot_root then replaced only the
          * chroot's mount). The init's own root is the container's: taken here, while the pidfd
@@ -239,7 +239,7 @@ static int find_namespaces(struct exec *k) {
         snprintf(p, sizeof(p), "/proc/%d/root", (int) k->st.pid);
         k->root_fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (k->root_fd < 0 || pidfd_kill(k->init_fd, 0) < 0)
-                return zrc_error(k->c, "exec: the container's init is gone"), -ESRCH;
+                return zct_error(k->c, "exec: the container's init is gone"), -ESRCH;
         return 0;
 }
 
@@ -256,7 +256,7 @@ _Noreturn static void run_helper(struct exec *k) {
                 helper_fail(k->sync[1], ZE_STEP_SETNS, errno);
         if (k->root_fd >= 0 && (fchdir(k->root_fd) < 0 || chroot(".") < 0))
                 helper_fail(k->sync[1], ZE_STEP_PIVOT, errno);
-        child = zrc_runc_clone_sandbox(&ca, &k->sb, k->sync[1], k->pp[1]);
+        child = zct_runc_clone_sandbox(&ca, &k->sb, k->sync[1], k->pp[1]);
         if (child < 0)
                 helper_fail(k->sync[1], ZE_STEP_SETNS, -child);
         (void) !write(k->pp[1], &child, sizeof(child));
@@ -275,20 +275,20 @@ static int spawn_handoff(struct exec *k) {
                         return -ENOMEM;
                 k->procs_fds[k->n_procs_fds] = open(p, O_WRONLY | O_CLOEXEC);
                 if (k->procs_fds[k->n_procs_fds] < 0)
-                        return zrc_error_errno(k->c, "exec: %s", p);
+                        return zct_error_errno(k->c, "exec: %s", p);
                 k->n_procs_fds++;
         }
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0)
-                return zrc_error_errno(k->c, "exec");
+                return zct_error_errno(k->c, "exec");
         if (k->ns_flags && setns(k->init_fd, k->ns_flags) < 0)
-                return zrc_error_errno(k->c, "exec: joining the container's namespaces");
+                return zct_error_errno(k->c, "exec: joining the container's namespaces");
         if (k->root_fd >= 0 && (fchdir(k->root_fd) < 0 || chroot(".") < 0))
-                return zrc_error_errno(k->c, "exec: entering the container's root");
-        k->pid = zrc_runc_clone_sandbox(&ca, &k->sb, k->sync[1], k->sync[0]);
+                return zct_error_errno(k->c, "exec: entering the container's root");
+        k->pid = zct_runc_clone_sandbox(&ca, &k->sb, k->sync[1], k->sync[0]);
         if (k->pid < 0) {
                 int r = k->pid;
                 k->pid = 0;
-                return zrc_error(k->c, "exec: clone3: %s", zrc_errstr(-r)), r;
+                return zct_error(k->c, "exec: clone3: %s", zct_errstr(-r)), r;
         }
         k->sync[1] = safe_close(k->sync[1]);
         return 0;
@@ -301,7 +301,7 @@ static int join_cgroup_handoff(struct exec *k) {
 
         for (size_t i = 0; i < k->n_procs_fds; i++)
                 if (write(k->procs_fds[i], v, (size_t) n) != n) {
-                        int r = zrc_error_errno(k->c, "exec: joining the container's cgroups");
+                        int r = zct_error_errno(k->c, "exec: joining the container's cgroups");
                         (void) pidfd_kill(k->pidfd, SIGKILL);
                         return r;
                 }
@@ -318,12 +318,12 @@ static int spawn_process(struct exec *k) {
                 return spawn_handoff(k);
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0 || pipe2(k->pp, O_CLOEXEC) < 0)
-                return zrc_error_errno(k->c, "exec");
+                return zct_error_errno(k->c, "exec");
         fflush(stdout);
         fflush(stderr);
         helper = fork();
         if (helper < 0)
-                return zrc_error_errno(k->c, "fork");
+                return zct_error_errno(k->c, "fork");
         if (helper == 0)
                 run_helper(k);
         k->sync[1] = safe_close(k->sync[1]);
@@ -332,11 +332,11 @@ static int spawn_process(struct exec *k) {
                 k->pid = 0;
         (void) waitpid(helper, NULL, 0);
         if (k->pid <= 0) {
-                r = zrc_runc_read_status(k->sync[0], &status);
+                r = zct_runc_read_status(k->sync[0], &status);
                 if (r > 0)
-                        zrc_runc_report_failure(k->c, k->o, &status);
+                        zct_runc_report_failure(k->c, k->o, &status);
                 else
-                        zrc_error(k->c, "exec: the helper died");
+                        zct_error(k->c, "exec: the helper died");
                 return -ECHILD;
         }
         k->pidfd = pidfd_open_pid(k->pid);
@@ -346,37 +346,37 @@ static int spawn_process(struct exec *k) {
 static int join_cgroup(struct exec *k) {
         if (k->a->handoff)
                 return join_cgroup_handoff(k);
-        int r = zrc_cgroup_join(&k->st.cgroup, k->pid);
+        int r = zct_cgroup_join(&k->st.cgroup, k->pid);
 
         if (r < 0 && getuid() == 0) {
                 /* outside them the process would escape the container's limits and its device
                  * rules: it is still waiting for "go", and EOF on sync makes it exit */
-                zrc_error(k->c, "exec: joining the container's cgroups: %s", zrc_errstr(-r));
+                zct_error(k->c, "exec: joining the container's cgroups: %s", zct_errstr(-r));
                 k->sync[0] = safe_close(k->sync[0]);
                 if (k->pidfd >= 0)
-                        (void) zrc_runc_wait_exit_status(k->pidfd);
+                        (void) zct_runc_wait_exit_status(k->pidfd);
                 return r;
         }
         if (r < 0)
-                zrc_debug(k->c, "exec: joining the container's cgroups: %s", zrc_errstr(-r));
+                zct_debug(k->c, "exec: joining the container's cgroups: %s", zct_errstr(-r));
         return 0;
 }
 
 /* "go": the process sets up, reports "ready", and execs (EOF on sync). A failure is reported;
  * a notifying filter's listener, on the way, goes to the agent (as runc 1.1 does for exec). */
 static int go_until_exec(struct exec *k) {
-        const struct zrc_listener_for f = {
+        const struct zct_listener_for f = {
                 .o = k->o, .st = &k->st, .status = "running", .pid = k->pid, .agent_fd = &k->agent_fd
         };
         struct ze_status status;
         int r = 0;
 
-        if (write(k->sync[0], "g", 1) != 1 || (r = zrc_runc_read_status_passing(k->c, &f, k->sync[0], &status)) <= 0 ||
+        if (write(k->sync[0], "g", 1) != 1 || (r = zct_runc_read_status_passing(k->c, &f, k->sync[0], &status)) <= 0 ||
             status.step != ZE_STEP_HELD) {
                 if (r > 0)
-                        zrc_runc_report_failure(k->c, k->o, &status);
+                        zct_runc_report_failure(k->c, k->o, &status);
                 else if (r == 0)
-                        zrc_error(k->c, "exec: the process died during setup");
+                        zct_error(k->c, "exec: the process died during setup");
                 /* alive past its filter when the hand-over failed: it must not run */
                 if (r < 0 && k->pidfd >= 0)
                         (void) pidfd_kill(k->pidfd, SIGKILL);
@@ -384,9 +384,9 @@ static int go_until_exec(struct exec *k) {
         }
         if (k->a->handoff)
                 return 0; /* held: zygoted's task from here on */
-        r = zrc_runc_read_status(k->sync[0], &status);
+        r = zct_runc_read_status(k->sync[0], &status);
         if (r > 0) {
-                zrc_runc_report_failure(k->c, k->o, &status);
+                zct_runc_report_failure(k->c, k->o, &status);
                 return -ECHILD;
         }
         return 0;
@@ -394,14 +394,14 @@ static int go_until_exec(struct exec *k) {
 
 /* The process runs: the pid file, then (without --detach) its exit status. */
 static int wait_process(struct exec *k) {
-        int r = zrc_runc_write_pid_file(k->a->p.pid_file, k->pid);
+        int r = zct_runc_write_pid_file(k->a->p.pid_file, k->pid);
 
         if (r < 0)
-                zrc_error(k->c, "pid file: %s", zrc_errstr(-r));
+                zct_error(k->c, "pid file: %s", zct_errstr(-r));
         if (k->a->p.detach)
                 return r < 0 ? 1 : 0;
-        zrc_runc_forward_signals(k->pid);
-        return k->pidfd >= 0 ? zrc_runc_wait_exit_status(k->pidfd) : 255;
+        zct_runc_forward_signals(k->pid);
+        return k->pidfd >= 0 ? zct_runc_wait_exit_status(k->pidfd) : 255;
 }
 
 static void exec_done(struct exec *k) {
@@ -415,11 +415,11 @@ static void exec_done(struct exec *k) {
         close_many(k->procs_fds, k->n_procs_fds);
         free(k->path_buf);
         free(k->envp);
-        zrc_oci_free(k->o);
-        zrc_state_done(&k->st);
+        zct_oci_free(k->o);
+        zct_state_done(&k->st);
 }
 
-int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
+int zct_exec_process(const struct zct_ctx *c, const struct zct_exec_args *a) {
         struct exec k = {
                 .c = c,
                 .a = a,
@@ -434,24 +434,24 @@ int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
         };
         int ret = 1;
 
-        if (zrc_runc_load_state(c, a->p.id, &k.st) < 0)
+        if (zct_runc_load_state(c, a->p.id, &k.st) < 0)
                 return 1;
         if (check_running(&k) < 0 || load_process(&k) < 0 || prepare_sandbox(&k) < 0 || find_namespaces(&k) < 0 ||
-            spawn_process(&k) < 0 || join_cgroup(&k) < 0 || zrc_process_attrs_apply(c, k.o, k.pid) < 0)
+            spawn_process(&k) < 0 || join_cgroup(&k) < 0 || zct_process_attrs_apply(c, k.o, k.pid) < 0)
                 goto out;
         if (a->handoff) {
                 ret = go_until_exec(&k) < 0 ? 1 : 0;
                 a->handoff->pid = k.pid;
                 if (ret != 0 && k.pidfd >= 0) {
                         (void) pidfd_kill(k.pidfd, SIGKILL);
-                        zrc_runc_wait_gone(k.pidfd);
+                        zct_runc_wait_gone(k.pidfd);
                 }
                 a->handoff->pidfd = TAKE_FD(k.pidfd);
                 if (ret == 0)
                         a->handoff->sync_fd = TAKE_FD(k.sync[0]);
         } else if (go_until_exec(&k) < 0)
                 /* its own code: 126/127 for a command that cannot run, as runc exec gives */
-                ret = k.pidfd >= 0 ? zrc_runc_wait_exit_status(k.pidfd) : 1;
+                ret = k.pidfd >= 0 ? zct_runc_wait_exit_status(k.pidfd) : 1;
         else
                 ret = wait_process(&k);
 out:

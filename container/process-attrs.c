@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 #define IOPRIO_WHO_PROCESS 1
@@ -37,7 +37,7 @@ struct sched_attr_v1 {
         uint64_t sched_period;
 };
 
-int zrc_process_attrs_apply(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t pid) {
+int zct_process_attrs_apply(const struct zct_ctx *c, const struct zct_oci *o, pid_t pid) {
         if (o->has_sched) {
                 struct sched_attr_v1 a = {
                         .size = sizeof(a),
@@ -50,14 +50,14 @@ int zrc_process_attrs_apply(const struct zrc_ctx *c, const struct zrc_oci *o, pi
                         .sched_period = o->sched.period,
                 };
                 if (syscall(SYS_sched_setattr, pid, &a, 0U) < 0)
-                        return zrc_error_errno(c, "process.scheduler: sched_setattr");
+                        return zct_error_errno(c, "process.scheduler: sched_setattr");
         }
         if (o->ioprio >= 0 && syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, pid, o->ioprio) < 0)
-                return zrc_error_errno(c, "process.ioPriority: ioprio_set");
+                return zct_error_errno(c, "process.ioPriority: ioprio_set");
         return 0;
 }
 
-int zrc_timens_enter(const struct zrc_ctx *c, const struct zrc_oci *o, int *ret_restore_fd) {
+int zct_timens_enter(const struct zct_ctx *c, const struct zct_oci *o, int *ret_restore_fd) {
         _cleanup_close_ int own = -EBADF, offsets = -EBADF;
         size_t len;
 
@@ -67,14 +67,14 @@ int zrc_timens_enter(const struct zrc_ctx *c, const struct zrc_oci *o, int *ret_
         }
         own = open("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
         if (own < 0)
-                return zrc_error_errno(c, "linux.namespaces \"time\": this kernel has no time namespaces");
+                return zct_error_errno(c, "linux.namespaces \"time\": this kernel has no time namespaces");
         if (unshare(CLONE_NEWTIME) < 0)
-                return zrc_error_errno(c, "linux.namespaces \"time\": unshare");
+                return zct_error_errno(c, "linux.namespaces \"time\": unshare");
         if (o->time_offsets) {
                 offsets = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
                 len = strlen(o->time_offsets);
                 if (offsets < 0 || write(offsets, o->time_offsets, len) != (ssize_t) len) {
-                        int r = zrc_error_errno(c, "linux.timeOffsets");
+                        int r = zct_error_errno(c, "linux.timeOffsets");
                         (void) setns(own, CLONE_NEWTIME);
                         return r;
                 }
@@ -83,13 +83,13 @@ int zrc_timens_enter(const struct zrc_ctx *c, const struct zrc_oci *o, int *ret_
         return 0;
 }
 
-int zrc_timens_leave(const struct zrc_ctx *c, int restore_fd) {
+int zct_timens_leave(const struct zct_ctx *c, int restore_fd) {
         int r = 0;
 
         if (restore_fd < 0)
                 return 0;
         if (setns(restore_fd, CLONE_NEWTIME) < 0)
-                r = zrc_error_errno(c, "leaving the container's time namespace");
+                r = zct_error_errno(c, "leaving the container's time namespace");
         close(restore_fd);
         return r;
 }
@@ -133,7 +133,7 @@ static char *home_of(const char *rootfs, uid_t uid) {
         return home ? home : strdup("/");
 }
 
-int zrc_oci_add_home(struct zrc_oci *o, char ***envp) {
+int zct_oci_add_home(struct zct_oci *o, char ***envp) {
         _cleanup_free_ char *home = NULL;
         char **grown, *entry, **owned;
         size_t n = 0;
@@ -195,7 +195,7 @@ static int write_sysctl_in(int ns_fd, int nstype, const char *key, const char *v
         for (char *p = path + strlen("sys/"); *p; p++)
                 if (*p == '.')
                         *p = '/';
-        proc = zrc_procfs_open();
+        proc = zct_procfs_open();
         if (proc < 0)
                 return proc;
         pid = fork();
@@ -204,7 +204,7 @@ static int write_sysctl_in(int ns_fd, int nstype, const char *key, const char *v
         if (pid == 0) {
                 if (setns(ns_fd, nstype) < 0)
                         _exit(errno);
-                _exit(-zrc_procfs_write(proc, path, value));
+                _exit(-zct_procfs_write(proc, path, value));
         }
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
@@ -216,7 +216,7 @@ static int write_sysctl_in(int ns_fd, int nstype, const char *key, const char *v
 
 /* linux.sysctl, each in the container's own namespace of its kind (created by the clone or
  * joined by path); a sysctl of a namespace the container shares with the host is refused. */
-int zrc_sysctls_apply(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t pid) {
+int zct_sysctls_apply(const struct zct_ctx *c, const struct zct_oci *o, pid_t pid) {
         static const struct {
                 int flag;
                 const char *name;
@@ -234,8 +234,8 @@ int zrc_sysctls_apply(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t pi
                         if (kinds[i].flag == ns)
                                 kind = kinds[i].name;
                 if (!kind)
-                        return zrc_error(c, "sysctl %s: not namespaced, a container may not set it: %s", key,
-                                         zrc_errstr(EPERM)),
+                        return zct_error(c, "sysctl %s: not namespaced, a container may not set it: %s", key,
+                                         zct_errstr(EPERM)),
                                -EPERM;
                 for (size_t i = 0; i < o->n_ns_paths; i++)
                         if (o->ns_paths[i].flag == ns)
@@ -245,13 +245,13 @@ int zrc_sysctls_apply(const struct zrc_ctx *c, const struct zrc_oci *o, pid_t pi
                         path = proc;
                 }
                 if (!path)
-                        return zrc_error(c, "sysctl %s: the container shares the host's %s namespace: %s", key, kind,
-                                         zrc_errstr(EPERM)),
+                        return zct_error(c, "sysctl %s: the container shares the host's %s namespace: %s", key, kind,
+                                         zct_errstr(EPERM)),
                                -EPERM;
                 fd = open(path, O_RDONLY | O_CLOEXEC);
                 r = fd < 0 ? -errno : write_sysctl_in(fd, ns, key, json_object_get_string(val));
                 if (r < 0)
-                        return zrc_error(c, "sysctl %s: %s", key, zrc_errstr(-r)), r;
+                        return zct_error(c, "sysctl %s: %s", key, zct_errstr(-r)), r;
         }
         return 0;
 }

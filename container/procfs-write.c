@@ -16,14 +16,14 @@
 #include <unistd.h>
 
 #include "procfs.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
-int zrc_procfs_open(void) {
+int zct_procfs_open(void) {
         return ze_procfs_open();
 }
 
-int zrc_procfs_write(int proc_fd, const char *path, const char *value) {
+int zct_procfs_write(int proc_fd, const char *path, const char *value) {
         size_t n = strlen(value);
         ssize_t k;
         int fd, r = 0;

@@ -25,24 +25,24 @@
 
 #include "fd-util.h"
 #include "profile.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 /* The container process state the agent reads (runtime spec, config-linux.md). */
-static json_object *process_state(const struct zrc_listener_for *f) {
+static json_object *process_state(const struct zct_listener_for *f) {
         json_object *o = json_object_new_object(), *fds = json_object_new_array();
 
-        json_object_object_add(o, "ociVersion", json_object_new_string(ZRC_RUNC_OCI_VERSION));
+        json_object_object_add(o, "ociVersion", json_object_new_string(ZCT_RUNC_OCI_VERSION));
         json_object_array_add(fds, json_object_new_string("seccompFd"));
         json_object_object_add(o, "fds", fds);
         json_object_object_add(o, "pid", json_object_new_int(f->pid));
         if (f->o->listener_metadata)
                 json_object_object_add(o, "metadata", json_object_new_string(f->o->listener_metadata));
-        json_object_object_add(o, "state", zrc_hooks_state(f->st, f->status, f->st->pid));
+        json_object_object_add(o, "state", zct_hooks_state(f->st, f->status, f->st->pid));
         return o;
 }
 
-int zrc_seccomp_listener_connect(const struct zrc_ctx *c, const struct zrc_oci *o, bool absolute_only, int *ret_fd) {
+int zct_seccomp_listener_connect(const struct zct_ctx *c, const struct zct_oci *o, bool absolute_only, int *ret_fd) {
         int fd;
 
         *ret_fd = -EBADF;
@@ -50,18 +50,18 @@ int zrc_seccomp_listener_connect(const struct zrc_ctx *c, const struct zrc_oci *
                 return 0;
         /* the profile module refuses a notifying rule without it: a program from elsewhere */
         if (!o->listener_path)
-                return zrc_error(c, "linux.seccomp.listenerPath is not set, and the filter has a listener"), -EINVAL;
+                return zct_error(c, "linux.seccomp.listenerPath is not set, and the filter has a listener"), -EINVAL;
         /* relative: to our cwd, as runc takes it; zygoted's worker has zygoted's, not the caller's */
         if (absolute_only && o->listener_path[0] != '/')
-                return zrc_error(c,
+                return zct_error(c,
                                  "linux.seccomp.listenerPath %s: not an absolute path (a container of zygoted's has "
                                  "no working directory of its caller's to resolve it in)",
                                  o->listener_path),
                        -EINVAL;
         fd = zc_unix_connect(o->listener_path);
         if (fd < 0)
-                return zrc_error(c, "seccomp agent at linux.seccomp.listenerPath %s: %s", o->listener_path,
-                                 zrc_errstr(-fd)),
+                return zct_error(c, "seccomp agent at linux.seccomp.listenerPath %s: %s", o->listener_path,
+                                 zct_errstr(-fd)),
                        fd;
         *ret_fd = fd;
         return 0;
@@ -79,28 +79,28 @@ static int send_to_agent(int sock, const char *text, int listener) {
         return zc_write_all(sock, text + n, len - (size_t) n);
 }
 
-int zrc_seccomp_listener_send(const struct zrc_ctx *c, const struct zrc_listener_for *f, int listener) {
+int zct_seccomp_listener_send(const struct zct_ctx *c, const struct zct_listener_for *f, int listener) {
         json_object *state;
         const char *text;
         int r;
 
         /* one state per connection, and the connection closed after it (the spec) */
         if (!f->agent_fd || *f->agent_fd < 0)
-                return zrc_error(c, "a seccomp listener arrived for no connection to an agent"), -EPROTO;
+                return zct_error(c, "a seccomp listener arrived for no connection to an agent"), -EPROTO;
         state = process_state(f);
         text = json_object_to_json_string_ext(state, JSON_C_TO_STRING_PLAIN);
         r = text ? send_to_agent(*f->agent_fd, text, listener) : -ENOMEM;
         json_object_put(state);
         *f->agent_fd = safe_close(*f->agent_fd);
         if (r < 0)
-                return zrc_error(c, "seccomp agent at linux.seccomp.listenerPath %s: %s", f->o->listener_path,
-                                 zrc_errstr(-r)),
+                return zct_error(c, "seccomp agent at linux.seccomp.listenerPath %s: %s", f->o->listener_path,
+                                 zct_errstr(-r)),
                        r;
-        zrc_debug(c, "seccomp listener of pid %d handed to the agent at %s", (int) f->pid, f->o->listener_path);
+        zct_debug(c, "seccomp listener of pid %d handed to the agent at %s", (int) f->pid, f->o->listener_path);
         return 0;
 }
 
-int zrc_runc_read_status_passing(const struct zrc_ctx *c, const struct zrc_listener_for *f, int sync_fd,
+int zct_runc_read_status_passing(const struct zct_ctx *c, const struct zct_listener_for *f, int sync_fd,
                                  struct ze_status *ret) {
         for (;;) {
                 struct ze_status s;
@@ -111,20 +111,20 @@ int zrc_runc_read_status_passing(const struct zrc_ctx *c, const struct zrc_liste
 
                 n = recv_fds(sync_fd, &iov, 1, &fd, 1, &n_fds, 0);
                 if (n < 0)
-                        return zrc_error(c, "the container process's status: %s", zrc_errstr((int) -n)), (int) n;
+                        return zct_error(c, "the container process's status: %s", zct_errstr((int) -n)), (int) n;
                 if (n == 0) {
                         close_many(&fd, n_fds);
                         return 0; /* EOF: execve happened (or the process died without a word) */
                 }
                 if (n != (ssize_t) sizeof(s) || (s.step == ZE_STEP_LISTENER) != (n_fds == 1)) {
                         close_many(&fd, n_fds);
-                        return zrc_error(c, "the container process's status: a malformed record"), -EBADMSG;
+                        return zct_error(c, "the container process's status: a malformed record"), -EBADMSG;
                 }
                 if (s.step != ZE_STEP_LISTENER) {
                         *ret = s;
                         return 1;
                 }
-                r = zrc_seccomp_listener_send(c, f, fd);
+                r = zct_seccomp_listener_send(c, f, fd);
                 close(fd);
                 if (r < 0)
                         return r;

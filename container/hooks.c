@@ -8,7 +8,7 @@
  *
  * createContainer and startContainer run inside the container, in its init (engine/sandbox.c,
  * sandbox-hooks.c), which may not allocate: here they are prepared for it before the clone
- * (zrc_hooks_for_init), and the init's failure record is put in words (zrc_hooks_report_failure).
+ * (zct_hooks_for_init), and the init's failure record is put in words (zct_hooks_report_failure).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "pidfd-util.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 static const char *const known_kinds[] = {
@@ -70,7 +70,7 @@ static int check_hook(json_object *h, const char *where, char **err) {
         return 0;
 }
 
-int zrc_hooks_check(json_object *root, char **err) {
+int zct_hooks_check(json_object *root, char **err) {
         json_object *hooks;
 
         if (!json_object_object_get_ex(root, "hooks", &hooks) || json_object_is_type(hooks, json_type_null))
@@ -101,7 +101,7 @@ int zrc_hooks_check(json_object *root, char **err) {
 
 /* A container zygoted starts: its worker runs the create hooks and is gone before Start; nothing
  * would run poststart or poststop, so they are refused rather than skipped. */
-int zrc_hooks_check_handoff(json_object *root, char **err) {
+int zct_hooks_check_handoff(json_object *root, char **err) {
         static const char *const later[] = { "poststart", "poststop" };
         json_object *hooks, *list;
 
@@ -118,10 +118,10 @@ int zrc_hooks_check_handoff(json_object *root, char **err) {
         return 0;
 }
 
-json_object *zrc_hooks_state(const struct zrc_state *st, const char *status, pid_t pid) {
+json_object *zct_hooks_state(const struct zct_state *st, const char *status, pid_t pid) {
         json_object *o = json_object_new_object();
 
-        json_object_object_add(o, "ociVersion", json_object_new_string(ZRC_RUNC_OCI_VERSION));
+        json_object_object_add(o, "ociVersion", json_object_new_string(ZCT_RUNC_OCI_VERSION));
         json_object_object_add(o, "id", json_object_new_string(st->id ? st->id : ""));
         json_object_object_add(o, "status", json_object_new_string(status));
         json_object_object_add(o, "pid", json_object_new_int(pid));
@@ -195,7 +195,7 @@ static int wait_hook(int pidfd, long long timeout, bool *ret_timed_out) {
         return 128 + si.si_status;
 }
 
-static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, int state_fd,
+static int run_one(const struct zct_ctx *c, json_object *h, const char *where, int state_fd,
                    const struct ze_hook_creds *creds) {
         json_object *v;
         const char *path = json_object_get_string(json_object_object_get(h, "path"));
@@ -207,11 +207,11 @@ static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, i
         int pidfd, r;
 
         if (!argv || !envp)
-                return zrc_error(c, "%s: %s", where, zrc_errstr(ENOMEM)), -ENOMEM;
-        zrc_debug(c, "running %s: %s", where, path);
+                return zct_error(c, "%s: %s", where, zct_errstr(ENOMEM)), -ENOMEM;
+        zct_debug(c, "running %s: %s", where, path);
         pid = fork();
         if (pid < 0)
-                return zrc_error_errno(c, "%s: fork", where);
+                return zct_error_errno(c, "%s: fork", where);
         if (pid == 0) {
                 if (dup2(state_fd, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
                         _exit(127);
@@ -229,22 +229,22 @@ static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, i
         if (pidfd < 0) {
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, NULL, 0);
-                return zrc_error(c, "%s: pidfd_open: %s", where, zrc_errstr(-pidfd)), pidfd;
+                return zct_error(c, "%s: pidfd_open: %s", where, zct_errstr(-pidfd)), pidfd;
         }
         r = wait_hook(pidfd, timeout, &timed_out);
         close(pidfd);
         if (r < 0)
-                return zrc_error(c, "%s (%s): waiting: %s", where, path, zrc_errstr(-r)), r;
+                return zct_error(c, "%s (%s): waiting: %s", where, path, zct_errstr(-r)), r;
         if (timed_out)
-                return zrc_error(c, "%s (%s) timed out after %llds and was killed", where, path, timeout), -ETIME;
+                return zct_error(c, "%s (%s) timed out after %llds and was killed", where, path, timeout), -ETIME;
         if (r != 0)
-                return zrc_error(c, "%s (%s) failed: %s %d", where, path, r > 128 ? "killed by signal" : "exit status",
+                return zct_error(c, "%s (%s) failed: %s %d", where, path, r > 128 ? "killed by signal" : "exit status",
                                  r > 128 ? r - 128 : r),
                        -EPROTO;
         return 0;
 }
 
-int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind, json_object *state,
+int zct_hooks_run(const struct zct_ctx *c, json_object *hooks, const char *kind, json_object *state,
                   const struct ze_hook_creds *creds) {
         json_object *list;
         int ret = 0;
@@ -258,7 +258,7 @@ int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind,
                 snprintf(where, sizeof(where), "%s hook %zu", kind, i);
                 fd = state_memfd(state);
                 if (fd < 0)
-                        return zrc_error(c, "%s: state: %s", where, zrc_errstr(-fd)), fd;
+                        return zct_error(c, "%s: state: %s", where, zct_errstr(-fd)), fd;
                 r = run_one(c, json_object_array_get_idx(list, i), where, fd, creds);
                 close(fd);
                 if (r < 0 && ret == 0)
@@ -272,9 +272,9 @@ int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind,
 /* The state text of a hook the init runs, with ZE_SB_PID_SLOT characters for the pid the init
  * writes in (a placeholder number, found again in the text: inside a JSON string a quote is
  * always escaped, so the key as written here cannot appear there). */
-static int init_state(const struct zrc_state *st, const char *status, struct ze_sb_hooks *h) {
+static int init_state(const struct zct_state *st, const char *status, struct ze_sb_hooks *h) {
         static const char placeholder[] = "\"pid\":1999999999";
-        json_object *o = zrc_hooks_state(st, status, 1999999999);
+        json_object *o = zct_hooks_state(st, status, 1999999999);
         const char *text = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : NULL;
         const char *at = text ? strstr(text, placeholder) : NULL;
         int r = 0;
@@ -292,7 +292,7 @@ static int init_state(const struct zrc_state *st, const char *status, struct ze_
         return r;
 }
 
-int zrc_hooks_for_init(json_object *hooks, const char *kind, const struct zrc_state *st, const char *status,
+int zct_hooks_for_init(json_object *hooks, const char *kind, const struct zct_state *st, const char *status,
                        struct ze_sb_hooks *ret) {
         json_object *list, *v;
         struct ze_sb_hooks h = {};
@@ -317,19 +317,19 @@ int zrc_hooks_for_init(json_object *hooks, const char *kind, const struct zrc_st
                 /* checked > 0 at load; poll's bound is an int of milliseconds */
                 l[i].timeout_ms = timeout <= 0 ? 0 : timeout > INT_MAX / 1000 ? INT_MAX : (int) (timeout * 1000);
                 if (!l[i].argv || !l[i].envp) {
-                        zrc_hooks_for_init_free(&h);
+                        zct_hooks_for_init_free(&h);
                         return -ENOMEM;
                 }
         }
         if (init_state(st, status, &h) < 0) {
-                zrc_hooks_for_init_free(&h);
+                zct_hooks_for_init_free(&h);
                 return -ENOMEM;
         }
         *ret = h;
         return 0;
 }
 
-void zrc_hooks_for_init_free(struct ze_sb_hooks *h) {
+void zct_hooks_for_init_free(struct ze_sb_hooks *h) {
         struct ze_sb_hook *l = (struct ze_sb_hook *) h->list;
 
         for (size_t i = 0; l && i < h->n; i++) {
@@ -341,7 +341,7 @@ void zrc_hooks_for_init_free(struct ze_sb_hooks *h) {
         *h = (struct ze_sb_hooks){};
 }
 
-void zrc_hooks_report_failure(const struct zrc_ctx *c, json_object *hooks, const struct ze_status *s) {
+void zct_hooks_report_failure(const struct zct_ctx *c, json_object *hooks, const struct ze_status *s) {
         const char *kind = s->step == ZE_STEP_CREATE_HOOK ? "createContainer" : "startContainer";
         json_object *list = NULL, *h, *v;
         const char *path = "?";
@@ -354,23 +354,23 @@ void zrc_hooks_report_failure(const struct zrc_ctx *c, json_object *hooks, const
                 timeout = json_object_object_get_ex(h, "timeout", &v) ? json_object_get_int64(v) : 0;
         }
         if (s->status < 0)
-                zrc_error(c, "%s hook %d (%s) could not be run: %s", kind, s->index, path, zrc_errstr(s->err));
+                zct_error(c, "%s hook %d (%s) could not be run: %s", kind, s->index, path, zct_errstr(s->err));
         else if (s->err == ETIME)
-                zrc_error(c, "%s hook %d (%s) timed out after %llds and was killed", kind, s->index, path, timeout);
+                zct_error(c, "%s hook %d (%s) timed out after %llds and was killed", kind, s->index, path, timeout);
         else
-                zrc_error(c, "%s hook %d (%s) failed: %s %d", kind, s->index, path,
+                zct_error(c, "%s hook %d (%s) failed: %s %d", kind, s->index, path,
                           s->status > 128 ? "killed by signal" : "exit status",
                           s->status > 128 ? s->status - 128 : s->status);
 }
 
-int zrc_hooks_report_fifo(const char *dir, json_object *hooks, int *ret_fd) {
+int zct_hooks_report_fifo(const char *dir, json_object *hooks, int *ret_fd) {
         _cleanup_free_ char *fifo = NULL;
         json_object *list;
         int fd;
 
         if (!hooks || !json_object_object_get_ex(hooks, "startContainer", &list) || json_object_array_length(list) == 0)
                 return 0;
-        if (asprintf(&fifo, "%s/" ZRC_HOOKS_FIFO, dir) < 0)
+        if (asprintf(&fifo, "%s/" ZCT_HOOKS_FIFO, dir) < 0)
                 return -ENOMEM;
         if (mkfifo(fifo, 0600) < 0)
                 return -errno;
@@ -383,18 +383,18 @@ int zrc_hooks_report_fifo(const char *dir, json_object *hooks, int *ret_fd) {
         return 0;
 }
 
-int zrc_hooks_open_report(const struct zrc_state *st) {
+int zct_hooks_open_report(const struct zct_state *st) {
         _cleanup_free_ char *fifo = NULL;
         int fd;
 
-        if (asprintf(&fifo, "%s/" ZRC_HOOKS_FIFO, st->dir) < 0)
+        if (asprintf(&fifo, "%s/" ZCT_HOOKS_FIFO, st->dir) < 0)
                 return -ENOMEM;
         fd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         return fd < 0 ? -errno : fd;
 }
 
-int zrc_hooks_wait_start(const struct zrc_ctx *c, const struct zrc_state *st, int fd) {
-        struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = zrc_state_pidfd(st), .events = POLLIN } };
+int zct_hooks_wait_start(const struct zct_ctx *c, const struct zct_state *st, int fd) {
+        struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = zct_state_pidfd(st), .events = POLLIN } };
         struct ze_status s;
         int r = 0;
 
@@ -405,7 +405,7 @@ int zrc_hooks_wait_start(const struct zrc_ctx *c, const struct zrc_state *st, in
                 ssize_t n = read(fd, &s, sizeof(s));
 
                 if (n == (ssize_t) sizeof(s)) {
-                        zrc_hooks_report_failure(c, st->hooks, &s);
+                        zct_hooks_report_failure(c, st->hooks, &s);
                         r = -EPROTO;
                         break;
                 }
@@ -413,11 +413,11 @@ int zrc_hooks_wait_start(const struct zrc_ctx *c, const struct zrc_state *st, in
                         break;
                 if (n > 0 || (errno != EAGAIN && errno != EINTR)) {
                         r = n > 0 ? -EIO : -errno;
-                        zrc_error(c, "startContainer hooks: %s", zrc_errstr(-r));
+                        zct_error(c, "startContainer hooks: %s", zct_errstr(-r));
                         break;
                 }
                 if (poll(p, 2, -1) < 0 && errno != EINTR) {
-                        r = zrc_error_errno(c, "startContainer hooks");
+                        r = zct_error_errno(c, "startContainer hooks");
                         break;
                 }
                 if (p[1].revents & POLLIN)
@@ -429,25 +429,25 @@ int zrc_hooks_wait_start(const struct zrc_ctx *c, const struct zrc_state *st, in
 }
 
 /* poststart, once start let the user's process go: a failure is logged, start still succeeds. */
-void zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st) {
+void zct_hooks_poststart(const struct zct_ctx *c, const struct zct_state *st) {
         json_object *state;
 
         if (!st->hooks)
                 return;
-        state = zrc_hooks_state(st, "running", st->pid);
-        if (zrc_hooks_run(c, st->hooks, "poststart", state, NULL) < 0)
-                zrc_debug(c, "a poststart hook failed; the container runs on");
+        state = zct_hooks_state(st, "running", st->pid);
+        if (zct_hooks_run(c, st->hooks, "poststart", state, NULL) < 0)
+                zct_debug(c, "a poststart hook failed; the container runs on");
         json_object_put(state);
 }
 
 /* poststop, once the container is deleted: a failure is logged, the delete stands. */
-void zrc_hooks_poststop(const struct zrc_ctx *c, const struct zrc_state *st) {
+void zct_hooks_poststop(const struct zct_ctx *c, const struct zct_state *st) {
         json_object *state;
 
         if (!st->hooks)
                 return;
-        state = zrc_hooks_state(st, "stopped", 0);
-        if (zrc_hooks_run(c, st->hooks, "poststop", state, NULL) < 0)
-                zrc_debug(c, "a poststop hook failed; the container is deleted");
+        state = zct_hooks_state(st, "stopped", 0);
+        if (zct_hooks_run(c, st->hooks, "poststop", state, NULL) < 0)
+                zct_debug(c, "a poststop hook failed; the container is deleted");
         json_object_put(state);
 }

@@ -21,15 +21,15 @@
 #include "cgroup-devices.h"
 #include "cgroup-resources.h"
 #include "pidfd-util.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
-bool zrc_cgroup_is_v2_only(void) {
+bool zct_cgroup_is_v2_only(void) {
         struct statfs fs;
         return statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-int zrc_write_at(const char *dir, const char *file, const char *value) {
+int zct_write_at(const char *dir, const char *file, const char *value) {
         _cleanup_free_ char *p = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t n = strlen(value);
@@ -62,7 +62,7 @@ static int read_file(const char *dir, const char *file, char *buf, size_t len) {
 }
 
 /* Whether every controller of the comma list "a,b" is in the mount's super options. */
-bool zrc_cgroup_has_controllers(const char *options, const char *list) {
+bool zct_cgroup_has_controllers(const char *options, const char *list) {
         _cleanup_free_ char *copy = strdup(list);
         char *save = NULL;
 
@@ -86,7 +86,7 @@ bool zrc_cgroup_has_controllers(const char *options, const char *list) {
         return true;
 }
 
-int zrc_cgroup_find_mount(const char *controllers, char **ret_mnt, char **ret_root) {
+int zct_cgroup_find_mount(const char *controllers, char **ret_mnt, char **ret_root) {
         _cleanup_free_ char *line = NULL;
         size_t cap = 0;
         FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -102,7 +102,7 @@ int zrc_cgroup_find_mount(const char *controllers, char **ret_mnt, char **ret_ro
                         continue;
                 if (controllers[0] == '\0'
                             ? !streq(fstype, "cgroup2")
-                            : !streq(fstype, "cgroup") || !zrc_cgroup_has_controllers(super, controllers))
+                            : !streq(fstype, "cgroup") || !zct_cgroup_has_controllers(super, controllers))
                         continue;
                 fclose(f);
                 *ret_mnt = strdup(mnt);
@@ -115,7 +115,7 @@ int zrc_cgroup_find_mount(const char *controllers, char **ret_mnt, char **ret_ro
 
 /* cgroup2: a controller is usable in dir only when every ancestor below the mount enables it
  * for its children ("+pids" in cgroup.subtree_control), from the mount's root down. */
-int zrc_cgroup_enable_v2(const char *mnt, const char *dir, const char *controller) {
+int zct_cgroup_enable_v2(const char *mnt, const char *dir, const char *controller) {
         _cleanup_free_ char *copy = strdup(dir);
         char value[64];
         char *p;
@@ -129,7 +129,7 @@ int zrc_cgroup_enable_v2(const char *mnt, const char *dir, const char *controlle
                 char saved = *p;
 
                 *p = '\0';
-                r = zrc_write_at(copy, "cgroup.subtree_control", value);
+                r = zct_write_at(copy, "cgroup.subtree_control", value);
                 *p = saved;
                 if (r < 0)
                         return r;
@@ -168,7 +168,7 @@ static int fill_cpuset(const char *mnt, const char *dir) {
                         r = read_file(copy, files[i], value, sizeof(value));
                         *p = '/';
                         if (r >= 0)
-                                r = zrc_write_at(copy, files[i], value);
+                                r = zct_write_at(copy, files[i], value);
                         if (r < 0)
                                 return r;
                 }
@@ -191,27 +191,27 @@ static char *systemd_style(const char *path) {
         return s;
 }
 
-int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, bool rootless,
-                      struct zrc_cgroup *ret, char **ret_error) {
-        struct zrc_cgroup cg = { .v2_only = zrc_cgroup_is_v2_only() };
+int zct_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, bool rootless,
+                      struct zct_cgroup *ret, char **ret_error) {
+        struct zct_cgroup cg = { .v2_only = zct_cgroup_is_v2_only() };
         _cleanup_free_ char *line = NULL, *converted = NULL;
-        _cleanup_(zrc_res_plan_done) struct zrc_res_plan plan = {};
+        _cleanup_(zct_res_plan_done) struct zct_res_plan plan = {};
         unsigned v1_mask, v2_mask;
         size_t cap = 0;
         FILE *f;
         int r = 0;
         /* rootless, the cgroups it may not make are gone without, hierarchy by hierarchy, as runc's
          * rootless managers do: what writes to them, a limit, then fails naming its field
-         * (zrc_res_apply), and a delegated hierarchy (systemd's Delegate=, the caller's own cgroup
+         * (zct_res_apply), and a delegated hierarchy (systemd's Delegate=, the caller's own cgroup
          * its user's) is used. A cgroupfs path the config names is not given up (runc fails too);
          * a systemd-style one is, as this runtime has no systemd driver to ask for it. */
         bool go_without =
                 rootless && (!cgroups_path || !*cgroups_path || (cgroups_path[0] != '/' && strchr(cgroups_path, ':')));
 
         /* every limit is understood and has its controller here before anything is made */
-        r = zrc_res_host(&v1_mask, &v2_mask);
+        r = zct_res_host(&v1_mask, &v2_mask);
         if (r >= 0)
-                r = zrc_res_plan(resources, v1_mask, v2_mask, &plan, ret_error);
+                r = zct_res_plan(resources, v1_mask, v2_mask, &plan, ret_error);
         if (r < 0)
                 return r;
 
@@ -237,8 +237,8 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *res
                 own = strndupa(own, strcspn(own, "\n"));
                 v2 = c1[1] == '\0';
                 /* a cgroup of its own in every hierarchy, as runc makes: the container's view of
-                 * a hierarchy (zrc_cgroup_views) is its own directory and nothing above it */
-                if (zrc_cgroup_find_mount(v2 ? "" : c1 + 1, &mnt, &root) < 0)
+                 * a hierarchy (zct_cgroup_views) is its own directory and nothing above it */
+                if (zct_cgroup_find_mount(v2 ? "" : c1 + 1, &mnt, &root) < 0)
                         continue;
                 /* the caller's cgroup as seen below this mount */
                 if (!streq(root, "/") && strncmp(own, root, strlen(root)) == 0)
@@ -252,8 +252,8 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *res
                         r = -ENOMEM;
                         break;
                 }
-                r = zrc_mkdir_p(dir, 0755);
-                if (r >= 0 && !v2 && zrc_cgroup_has_controllers(c1 + 1, "cpuset")) {
+                r = zct_mkdir_p(dir, 0755);
+                if (r >= 0 && !v2 && zct_cgroup_has_controllers(c1 + 1, "cpuset")) {
                         r = fill_cpuset(mnt, dir);
                         if (r < 0)
                                 (void) rmdir(dir);
@@ -267,15 +267,15 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *res
                                 *ret_error = NULL;
                         break;
                 }
-                if (zrc_cgroup_has_controllers(c1 + 1, "freezer") || (v2 && cg.v2_only)) {
+                if (zct_cgroup_has_controllers(c1 + 1, "freezer") || (v2 && cg.v2_only)) {
                         cg.freezer = strdup(dir);
                         cg.freezer_v1 = !v2;
                 }
-                if (!v2 && zrc_cgroup_has_controllers(c1 + 1, "devices"))
+                if (!v2 && zct_cgroup_has_controllers(c1 + 1, "devices"))
                         free(cg.devices), cg.devices = strdup(dir);
                 if (v2)
                         free(cg.unified), cg.unified = strdup(dir);
-                if (zrc_cgroup_has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only) || (!cg.procs && !v2))
+                if (zct_cgroup_has_controllers(c1 + 1, "pids") || (v2 && cg.v2_only) || (!cg.procs && !v2))
                         free(cg.procs), cg.procs = strdup(dir);
                 if (asprintf(&cg.origins[cg.n_paths], "%s%s", mnt, streq(own, "/") ? "" : own) < 0) {
                         cg.origins[cg.n_paths] = NULL;
@@ -285,10 +285,10 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *res
         }
         fclose(f);
         if (r >= 0)
-                r = zrc_res_apply(&cg, &plan, ret_error);
+                r = zct_res_apply(&cg, &plan, ret_error);
         if (r < 0) {
-                (void) zrc_cgroup_remove(&cg);
-                zrc_cgroup_done(&cg);
+                (void) zct_cgroup_remove(&cg);
+                zct_cgroup_done(&cg);
                 return r;
         }
         *ret = cg;
@@ -304,7 +304,7 @@ static bool has_release_agent(const char *dir) {
         return faccessat(AT_FDCWD, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
 }
 
-void zrc_cgroup_views_free(struct zrc_cgroup_view *v, size_t n) {
+void zct_cgroup_views_free(struct zct_cgroup_view *v, size_t n) {
         for (size_t i = 0; v && i < n; i++) {
                 free(v[i].name);
                 free(v[i].dir);
@@ -312,9 +312,9 @@ void zrc_cgroup_views_free(struct zrc_cgroup_view *v, size_t n) {
         free(v);
 }
 
-int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, size_t *ret_n) {
+int zct_cgroup_views(const struct zct_cgroup *cg, struct zct_cgroup_view **ret, size_t *ret_n) {
         _cleanup_free_ char *line = NULL;
-        struct zrc_cgroup_view *v = NULL;
+        struct zct_cgroup_view *v = NULL;
         size_t cap = 0, n = 0;
         FILE *f = fopen("/proc/self/cgroup", "re");
         int r = 0;
@@ -325,14 +325,14 @@ int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, 
                 char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
                 _cleanup_free_ char *mnt = NULL, *root = NULL;
                 const char *name, *dir = NULL;
-                struct zrc_cgroup_view *grown;
+                struct zct_cgroup_view *grown;
                 size_t mlen;
                 bool seen = false;
 
                 if (!c2)
                         continue;
                 *c2 = '\0';
-                if (zrc_cgroup_find_mount(c1[1] == '\0' ? "" : c1 + 1, &mnt, &root) < 0)
+                if (zct_cgroup_find_mount(c1[1] == '\0' ? "" : c1 + 1, &mnt, &root) < 0)
                         continue;
                 /* only the hierarchies of the host's /sys/fs/cgroup, each under its own name */
                 name = strrchr(mnt, '/');
@@ -368,7 +368,7 @@ int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, 
         }
         fclose(f);
         if (r < 0) {
-                zrc_cgroup_views_free(v, n);
+                zct_cgroup_views_free(v, n);
                 return r;
         }
         *ret = v;
@@ -376,7 +376,7 @@ int zrc_cgroup_views(const struct zrc_cgroup *cg, struct zrc_cgroup_view **ret, 
         return 0;
 }
 
-int zrc_cgroup_set_devices(const struct zrc_cgroup *cg, const struct zrc_dev_rule *rules, size_t n, char **ret_error) {
+int zct_cgroup_set_devices(const struct zct_cgroup *cg, const struct zct_dev_rule *rules, size_t n, char **ret_error) {
         _cleanup_free_ struct bpf_insn *prog = NULL;
         _cleanup_free_ char *log = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -385,15 +385,15 @@ int zrc_cgroup_set_devices(const struct zrc_cgroup *cg, const struct zrc_dev_rul
         if (cg->devices) {
                 /* v1 (and hybrid, where the controller is v1): the kernel's own lists, in order;
                  * "a" first empties whatever the new directory inherited from its parent */
-                r = zrc_dev_rules_check_v1(rules, n, ret_error);
+                r = zct_dev_rules_check_v1(rules, n, ret_error);
                 if (r < 0)
                         return r;
-                r = zrc_write_at(cg->devices, "devices.deny", "a");
+                r = zct_write_at(cg->devices, "devices.deny", "a");
                 for (size_t i = 0; r >= 0 && i < n; i++) {
                         char line[64];
 
-                        zrc_dev_rule_v1_line(&rules[i], line, sizeof(line));
-                        r = zrc_write_at(cg->devices, rules[i].allow ? "devices.allow" : "devices.deny", line);
+                        zct_dev_rule_v1_line(&rules[i], line, sizeof(line));
+                        r = zct_write_at(cg->devices, rules[i].allow ? "devices.allow" : "devices.deny", line);
                         if (r < 0 && ret_error &&
                             asprintf(ret_error, "cgroup %s: devices.%s \"%s\": %s", cg->devices,
                                      rules[i].allow ? "allow" : "deny", line, strerror(-r)) < 0)
@@ -414,17 +414,17 @@ int zrc_cgroup_set_devices(const struct zrc_cgroup *cg, const struct zrc_dev_rul
                         *ret_error = NULL;
                 return -EOPNOTSUPP;
         }
-        prog = calloc(zrc_dev_program_max(n), sizeof(*prog));
+        prog = calloc(zct_dev_program_max(n), sizeof(*prog));
         if (!prog)
                 return -ENOMEM;
-        len = zrc_dev_program(rules, n, prog, zrc_dev_program_max(n));
+        len = zct_dev_program(rules, n, prog, zct_dev_program_max(n));
         if (len < 0)
                 return len;
         /* not O_PATH: bpf(2) takes the cgroup from a file it can read */
         fd = open(cg->unified, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = zrc_dev_program_attach(fd, prog, (size_t) len, &log);
+        r = zct_dev_program_attach(fd, prog, (size_t) len, &log);
         if (r < 0 && ret_error &&
             asprintf(ret_error, "cgroup %s: device program (bpf): %s%s%s", cg->unified, strerror(-r),
                      log && *log ? ": " : "", log ? log : "") < 0)
@@ -432,7 +432,7 @@ int zrc_cgroup_set_devices(const struct zrc_cgroup *cg, const struct zrc_dev_rul
         return r;
 }
 
-int zrc_cgroup_open_v2(const struct zrc_cgroup *cg) {
+int zct_cgroup_open_v2(const struct zct_cgroup *cg) {
         int fd;
 
         if (!cg->v2_only || cg->n_paths == 0)
@@ -441,31 +441,31 @@ int zrc_cgroup_open_v2(const struct zrc_cgroup *cg) {
         return fd < 0 ? -errno : fd;
 }
 
-int zrc_cgroup_join(const struct zrc_cgroup *cg, pid_t pid) {
+int zct_cgroup_join(const struct zct_cgroup *cg, pid_t pid) {
         char v[32];
 
         snprintf(v, sizeof(v), "%d", (int) pid);
         for (size_t i = 0; i < cg->n_paths; i++) {
-                int r = zrc_write_at(cg->paths[i], "cgroup.procs", v);
+                int r = zct_write_at(cg->paths[i], "cgroup.procs", v);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-int zrc_cgroup_return(const struct zrc_cgroup *cg) {
+int zct_cgroup_return(const struct zct_cgroup *cg) {
         char v[32];
 
         snprintf(v, sizeof(v), "%d", (int) getpid());
         for (size_t i = 0; i < cg->n_paths; i++) {
-                int r = cg->origins[i] ? zrc_write_at(cg->origins[i], "cgroup.procs", v) : -ENOENT;
+                int r = cg->origins[i] ? zct_write_at(cg->origins[i], "cgroup.procs", v) : -ENOENT;
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-int zrc_cgroup_is_frozen(const struct zrc_cgroup *cg) {
+int zct_cgroup_is_frozen(const struct zct_cgroup *cg) {
         char buf[256];
         int r;
 
@@ -479,7 +479,7 @@ int zrc_cgroup_is_frozen(const struct zrc_cgroup *cg) {
         return r < 0 ? r : strstr(buf, "frozen 1") != NULL;
 }
 
-int zrc_cgroup_freeze(const struct zrc_cgroup *cg, bool frozen) {
+int zct_cgroup_freeze(const struct zct_cgroup *cg, bool frozen) {
         _cleanup_free_ char *events = NULL;
         _cleanup_close_ int fd = -EBADF;
         int r;
@@ -490,10 +490,10 @@ int zrc_cgroup_freeze(const struct zrc_cgroup *cg, bool frozen) {
                 /* v1 freezes asynchronously (FREEZING): the kernel retries the stragglers each
                  * time the state is written, so write until it reads back (bounded) */
                 for (int i = 0; i < 1000; i++) {
-                        r = zrc_write_at(cg->freezer, "freezer.state", frozen ? "FROZEN" : "THAWED");
+                        r = zct_write_at(cg->freezer, "freezer.state", frozen ? "FROZEN" : "THAWED");
                         if (r < 0)
                                 return r;
-                        r = zrc_cgroup_is_frozen(cg);
+                        r = zct_cgroup_is_frozen(cg);
                         if (r < 0 || r == frozen)
                                 return r < 0 ? r : 0;
                         sched_yield();
@@ -505,13 +505,13 @@ int zrc_cgroup_freeze(const struct zrc_cgroup *cg, bool frozen) {
         fd = open(events, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = zrc_write_at(cg->freezer, "cgroup.freeze", frozen ? "1" : "0");
+        r = zct_write_at(cg->freezer, "cgroup.freeze", frozen ? "1" : "0");
         if (r < 0)
                 return r;
         /* cgroup.events signals POLLPRI on change: wait for "frozen" to match */
         for (;;) {
                 struct pollfd p = { .fd = fd, .events = POLLPRI };
-                r = zrc_cgroup_is_frozen(cg);
+                r = zct_cgroup_is_frozen(cg);
                 if (r < 0 || r == frozen)
                         return r < 0 ? r : 0;
                 if (poll(&p, 1, 10000) <= 0)
@@ -519,7 +519,7 @@ int zrc_cgroup_freeze(const struct zrc_cgroup *cg, bool frozen) {
         }
 }
 
-int zrc_cgroup_pids(const struct zrc_cgroup *cg, pid_t **ret, size_t *ret_n) {
+int zct_cgroup_pids(const struct zct_cgroup *cg, pid_t **ret, size_t *ret_n) {
         _cleanup_free_ char *p = NULL;
         pid_t *pids = NULL;
         size_t n = 0;
@@ -556,13 +556,13 @@ static bool pid_listed(const pid_t *pids, size_t n, pid_t pid) {
         return false;
 }
 
-int zrc_cgroup_pidfds(const struct zrc_cgroup *cg, int **ret, size_t *ret_n) {
+int zct_cgroup_pidfds(const struct zct_cgroup *cg, int **ret, size_t *ret_n) {
         _cleanup_free_ pid_t *pids = NULL, *again = NULL;
         size_t n = 0, m = 0, k = 0;
         int *fds;
         int r;
 
-        r = zrc_cgroup_pids(cg, &pids, &n);
+        r = zct_cgroup_pids(cg, &pids, &n);
         if (r < 0)
                 return r;
         fds = calloc(n ? n : 1, sizeof(int));
@@ -571,7 +571,7 @@ int zrc_cgroup_pidfds(const struct zrc_cgroup *cg, int **ret, size_t *ret_n) {
         /* a pidfd pins its pid: the number is not reused while it is open */
         for (size_t i = 0; i < n; i++)
                 fds[i] = pidfd_open_pid(pids[i]);
-        r = zrc_cgroup_pids(cg, &again, &m);
+        r = zct_cgroup_pids(cg, &again, &m);
         for (size_t i = 0; i < n; i++) {
                 if (fds[i] < 0)
                         continue; /* gone already */
@@ -589,7 +589,7 @@ int zrc_cgroup_pidfds(const struct zrc_cgroup *cg, int **ret, size_t *ret_n) {
         return 0;
 }
 
-int zrc_cgroup_remove(const struct zrc_cgroup *cg) {
+int zct_cgroup_remove(const struct zct_cgroup *cg) {
         int r = 0;
 
         for (size_t i = 0; i < cg->n_paths; i++)
@@ -598,7 +598,7 @@ int zrc_cgroup_remove(const struct zrc_cgroup *cg) {
         return r;
 }
 
-void zrc_cgroup_done(struct zrc_cgroup *cg) {
+void zct_cgroup_done(struct zct_cgroup *cg) {
         for (size_t i = 0; i < cg->n_paths; i++) {
                 free(cg->paths[i]);
                 free(cg->origins[i]);
@@ -607,10 +607,10 @@ void zrc_cgroup_done(struct zrc_cgroup *cg) {
         free(cg->procs);
         free(cg->devices);
         free(cg->unified);
-        *cg = (struct zrc_cgroup){};
+        *cg = (struct zct_cgroup){};
 }
 
-json_object *zrc_cgroup_to_json(const struct zrc_cgroup *cg) {
+json_object *zct_cgroup_to_json(const struct zct_cgroup *cg) {
         json_object *o = json_object_new_object(), *a = json_object_new_array();
 
         for (size_t i = 0; i < cg->n_paths; i++)
@@ -625,8 +625,8 @@ json_object *zrc_cgroup_to_json(const struct zrc_cgroup *cg) {
         return o;
 }
 
-int zrc_cgroup_from_json(json_object *o, struct zrc_cgroup *ret) {
-        struct zrc_cgroup cg = {};
+int zct_cgroup_from_json(json_object *o, struct zct_cgroup *ret) {
+        struct zct_cgroup cg = {};
         json_object *v;
 
         if (json_object_object_get_ex(o, "paths", &v))

@@ -23,10 +23,10 @@
 #include "probe.h"
 #include "signal-util.h"
 #include "fd-util.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
-int zrc_runc_write_pid_file(const char *path, pid_t pid) {
+int zct_runc_write_pid_file(const char *path, pid_t pid) {
         _cleanup_free_ char *tmp = NULL;
         FILE *f;
 
@@ -46,38 +46,38 @@ int zrc_runc_write_pid_file(const char *path, pid_t pid) {
         return 0;
 }
 
-int zrc_parse_signal(const char *s) {
+int zct_parse_signal(const char *s) {
         return s ? zc_signal_from_string(s) : SIGTERM;
 }
 
 /* The message of one failure record of the container's process, runc's words where podman and
  * containerd look for them. */
-void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, const struct ze_status *s) {
+void zct_runc_report_failure(const struct zct_ctx *c, const struct zct_oci *o, const struct ze_status *s) {
         const char *name = o->argv[0];
 
         switch (s->step) {
         case ZE_STEP_CREATE_HOOK:
         case ZE_STEP_START_HOOK:
-                zrc_hooks_report_failure(c, json_object_object_get(o->root, "hooks"), s);
+                zct_hooks_report_failure(c, json_object_object_get(o->root, "hooks"), s);
                 return;
         case ZE_STEP_EXEC:
                 if (s->err == ENOENT && s->index == 0)
-                        zrc_error(c,
+                        zct_error(c,
                                   "unable to start container process: exec: \"%s\": executable file not found in $PATH",
                                   name);
                 else if (s->err == ENOENT)
-                        zrc_error(c,
+                        zct_error(c,
                                   "unable to start container process: exec: \"%s\": stat %s: no such file or directory",
                                   name, name);
                 else
-                        zrc_error(c, "unable to start container process: exec: \"%s\": %s", name, zrc_errstr(s->err));
+                        zct_error(c, "unable to start container process: exec: \"%s\": %s", name, zct_errstr(s->err));
                 return;
         case ZE_STEP_MOUNT:
                 if (s->index >= 0 && (size_t) s->index < o->n_mounts) {
                         const struct ze_sb_mount *m = &o->mounts[s->index];
-                        zrc_error(c, "unable to start container process: mount %s (%s) on %s: %s",
+                        zct_error(c, "unable to start container process: mount %s (%s) on %s: %s",
                                   m->source ? m->source : "none", m->fstype ? m->fstype : "bind", m->target,
-                                  zrc_errstr(s->err));
+                                  zct_errstr(s->err));
                         return;
                 }
                 break;
@@ -87,22 +87,22 @@ void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, c
                         /* ENAMETOOLONG is the engine's depth bound: see sandbox.h */
                         /* by destination: the index counts the mounts the runtime adds (cgroup views) */
                         if (s->err == ENAMETOOLONG)
-                                zrc_error(c,
+                                zct_error(c,
                                           "unable to start container process: tmpcopyup of %s: the directory is more "
                                           "than %d levels deep",
                                           m->dest, ZE_SB_COPYUP_MAX_DEPTH);
                         else
-                                zrc_error(c, "unable to start container process: tmpcopyup of %s: %s", m->dest,
-                                          zrc_errstr(s->err));
+                                zct_error(c, "unable to start container process: tmpcopyup of %s: %s", m->dest,
+                                          zct_errstr(s->err));
                         return;
                 }
                 break;
         case ZE_STEP_LSM:
                 /* the kernel's ENOENT: no profile of that name is loaded */
-                zrc_error(c, "unable to apply apparmor profile \"%s\": %s", o->apparmor_exec + strlen("exec "),
+                zct_error(c, "unable to apply apparmor profile \"%s\": %s", o->apparmor_exec + strlen("exec "),
                           s->err == ENOENT  ? "no such profile is loaded (apparmor_parser loads one)"
                           : s->err == EXDEV ? "the thread's attr/exec file is not on procfs"
-                                            : zrc_errstr(s->err));
+                                            : zct_errstr(s->err));
                 return;
         case ZE_STEP_MASK:
         case ZE_STEP_READONLY: {
@@ -117,20 +117,20 @@ void zrc_runc_report_failure(const struct zrc_ctx *c, const struct zrc_oci *o, c
                 if (!path)
                         break;
                 /* ENODEV is the mask's source, not the path: see sandbox-mount.c */
-                zrc_error(c, "unable to start container process: %s %s: %s", ze_step_to_string(s->step), path,
+                zct_error(c, "unable to start container process: %s %s: %s", ze_step_to_string(s->step), path,
                           s->step == ZE_STEP_MASK && s->err == ENODEV ? "the container's /dev/null is missing or not "
                                                                         "the null device (a symlink, another node)"
-                                                                      : zrc_errstr(s->err));
+                                                                      : zct_errstr(s->err));
                 return;
         }
         default:
                 break;
         }
-        zrc_error(c, "unable to start container process: %s%s: %s", ze_step_to_string(s->step),
-                  s->index >= 0 ? " (entry)" : "", zrc_errstr(s->err));
+        zct_error(c, "unable to start container process: %s%s: %s", ze_step_to_string(s->step),
+                  s->index >= 0 ? " (entry)" : "", zct_errstr(s->err));
 }
 
-int zrc_runc_read_status(int fd, struct ze_status *ret) {
+int zct_runc_read_status(int fd, struct ze_status *ret) {
         ssize_t n;
 
         do
@@ -143,7 +143,7 @@ int zrc_runc_read_status(int fd, struct ze_status *ret) {
         return n == (ssize_t) sizeof(*ret) ? 1 : -EIO;
 }
 
-int zrc_runc_wait_exit_status(int pidfd) {
+int zct_runc_wait_exit_status(int pidfd) {
         siginfo_t si = {};
 
         while (waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) < 0)
@@ -155,41 +155,41 @@ int zrc_runc_wait_exit_status(int pidfd) {
 }
 
 /* Waits for a process that is not necessarily our child to be gone: pidfds poll readable then. */
-void zrc_runc_wait_gone(int pidfd) {
+void zct_runc_wait_gone(int pidfd) {
         struct pollfd p = { .fd = pidfd, .events = POLLIN };
         (void) poll(&p, 1, 10000);
 }
 
 /* SIGKILL to every process of the container and wait until they are gone, so that the cgroups
  * can go (a v1-frozen cgroup is thawed first: SIGKILL does not reach frozen tasks). */
-static void kill_all_and_wait(const struct zrc_state *st) {
+static void kill_all_and_wait(const struct zct_state *st) {
         for (int round = 0; round < 100; round++) {
                 _cleanup_free_ int *fds = NULL;
                 size_t n = 0;
 
-                if (zrc_cgroup_pidfds(&st->cgroup, &fds, &n) < 0 || n == 0) {
-                        int fd = zrc_state_pidfd(st);
+                if (zct_cgroup_pidfds(&st->cgroup, &fds, &n) < 0 || n == 0) {
+                        int fd = zct_state_pidfd(st);
                         if (fd >= 0) {
                                 (void) pidfd_kill(fd, SIGKILL);
-                                zrc_runc_wait_gone(fd);
+                                zct_runc_wait_gone(fd);
                                 close(fd);
                         }
                         return;
                 }
                 for (size_t i = 0; i < n; i++)
                         (void) pidfd_kill(fds[i], SIGKILL);
-                (void) zrc_cgroup_freeze(&st->cgroup, false);
+                (void) zct_cgroup_freeze(&st->cgroup, false);
                 for (size_t i = 0; i < n; i++) {
-                        zrc_runc_wait_gone(fds[i]);
+                        zct_runc_wait_gone(fds[i]);
                         close(fds[i]);
                 }
         }
 }
 
-void zrc_destroy(const struct zrc_state *st) {
+void zct_destroy(const struct zct_state *st) {
         kill_all_and_wait(st);
-        (void) zrc_cgroup_remove(&st->cgroup);
-        (void) zrc_rm_rf(st->dir);
+        (void) zct_cgroup_remove(&st->cgroup);
+        (void) zct_rm_rf(st->dir);
 }
 
 static volatile pid_t forward_pid;
@@ -199,7 +199,7 @@ static void forward_signal(int sig) {
                 (void) kill(forward_pid, sig);
 }
 
-void zrc_runc_forward_signals(pid_t pid) {
+void zct_runc_forward_signals(pid_t pid) {
         static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH };
         struct sigaction sa = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
 
@@ -208,25 +208,25 @@ void zrc_runc_forward_signals(pid_t pid) {
                 (void) sigaction(sigs[i], &sa, NULL);
 }
 
-bool zrc_apparmor_enabled(void) {
+bool zct_apparmor_enabled(void) {
         return !ze_feature_disabled("apparmor") && ze_apparmor_enabled();
 }
 
 /* The parts of the sandbox struct that create/run and exec share: o's settings, the console
  * socket (connected here), the scratch buffer of the PATH search. */
-int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, const char *console_socket,
+int zct_runc_sandbox_prepare(const struct zct_ctx *c, const struct zct_oci *o, const char *console_socket,
                              int preserve_fds, struct ze_sandbox *sb, char **ret_path_buf, int *ret_console_fd) {
         if (console_socket) {
                 int fd = zc_unix_connect(console_socket);
                 if (fd < 0)
-                        return zrc_error(c, "console socket %s: %s", console_socket, zrc_errstr(-fd)), fd;
+                        return zct_error(c, "console socket %s: %s", console_socket, zct_errstr(-fd)), fd;
                 *ret_console_fd = fd;
         }
-        zrc_oci_to_sandbox(o, sb);
+        zct_oci_to_sandbox(o, sb);
         if (o->apparmor_exec) {
                 /* refused rather than run unconfined; runc fails the same way, at the write */
-                if (!zrc_apparmor_enabled())
-                        return zrc_error(c,
+                if (!zct_apparmor_enabled())
+                        return zct_error(c,
                                          "apparmor profile \"%s\" asked for, but AppArmor is not enabled on this host",
                                          o->apparmor_exec + strlen("exec ")),
                                -EOPNOTSUPP;
@@ -237,23 +237,23 @@ int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, c
         sb->preserve_fds = preserve_fds;
         *ret_path_buf = malloc(PATH_MAX + 1);
         if (!*ret_path_buf)
-                return zrc_error(c, "out of memory"), -ENOMEM;
+                return zct_error(c, "out of memory"), -ENOMEM;
         sb->path_buf = *ret_path_buf;
         sb->path_buf_len = PATH_MAX + 1;
         return 0;
 }
 
-int zrc_runc_load_state(const struct zrc_ctx *c, const char *id, struct zrc_state *st) {
-        int r = zrc_state_load(c->root, id, st);
+int zct_runc_load_state(const struct zct_ctx *c, const char *id, struct zct_state *st) {
+        int r = zct_state_load(c->root, id, st);
 
         if (r == -ENOENT)
-                return zrc_error(c, "container does not exist: %s", id), -ENOENT;
+                return zct_error(c, "container does not exist: %s", id), -ENOENT;
         if (r < 0)
-                return zrc_error(c, "container %s: state: %s", id, zrc_errstr(-r)), r;
+                return zct_error(c, "container %s: state: %s", id, zct_errstr(-r)), r;
         return 0;
 }
 
-pid_t zrc_runc_clone_sandbox(struct clone_args *ca, struct ze_sandbox *sb, int sync_fd, int close_fd) {
+pid_t zct_runc_clone_sandbox(struct clone_args *ca, struct ze_sandbox *sb, int sync_fd, int close_fd) {
         pid_t pid;
 
         fflush(stdout);

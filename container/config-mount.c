@@ -62,20 +62,20 @@ static const struct {
         { "Z", 0, 0, 0, 0 },
 };
 
-static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_only, char **ret_error) {
+static int parse_mount(struct zct_oci *o, json_object *m, size_t idx, bool v2_only, char **ret_error) {
         struct ze_sb_mount *sm = &o->mounts[o->n_mounts];
-        const char *dest = zrc_get_str(m, "destination"), *type = zrc_get_str(m, "type"),
-                   *src = zrc_get_str(m, "source");
-        json_object *opts = zrc_get(m, "options");
+        const char *dest = zct_get_str(m, "destination"), *type = zct_get_str(m, "type"),
+                   *src = zct_get_str(m, "source");
+        json_object *opts = zct_get(m, "options");
         size_t data_len = 0;
         char *data;
         bool bind = type && streq(type, "bind"), rw = false;
 
         if (!dest || dest[0] != '/')
-                return zrc_errorf(ret_error, -EINVAL, "config.json: mounts[%zu].destination must be an absolute path",
+                return zct_errorf(ret_error, -EINVAL, "config.json: mounts[%zu].destination must be an absolute path",
                                   idx);
-        if (zrc_get(m, "uidMappings") || zrc_get(m, "gidMappings"))
-                return zrc_errorf(ret_error, -EOPNOTSUPP,
+        if (zct_get(m, "uidMappings") || zct_get(m, "gidMappings"))
+                return zct_errorf(ret_error, -EOPNOTSUPP,
                                   "config.json: mounts[%zu].uidMappings: id-mapped mounts are not supported by "
                                   "zygote-runc",
                                   idx);
@@ -83,7 +83,7 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
         if (!data)
                 return -ENOMEM;
         *sm = (struct ze_sb_mount){ .fstype = type, .source = src, .dest = dest };
-        for (size_t i = 0; i < zrc_array_len(opts); i++) {
+        for (size_t i = 0; i < zct_array_len(opts); i++) {
                 const char *opt = json_object_get_string(json_object_array_get_idx(opts, i));
                 bool known = false;
 
@@ -114,7 +114,7 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                         size_t n = strlen(opt);
                         if (data_len + n + 2 > 4096) {
                                 free(data);
-                                return zrc_errorf(ret_error, -E2BIG, "config.json: mounts[%zu]: options too long", idx);
+                                return zct_errorf(ret_error, -E2BIG, "config.json: mounts[%zu]: options too long", idx);
                         }
                         if (data_len)
                                 data[data_len++] = ',';
@@ -123,10 +123,10 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                 }
         }
         sm->data = data;
-        sm->target = zrc_join_path(o->rootfs, dest);
+        sm->target = zct_join_path(o->rootfs, dest);
         if (!sm->target)
                 return -ENOMEM;
-        o->n_mounts++; /* from here on zrc_oci_free owns data and target */
+        o->n_mounts++; /* from here on zct_oci_free owns data and target */
 
         if (type && streq(type, "cgroup")) {
                 sm->kind = ZE_SB_MOUNT_CGROUP;
@@ -143,32 +143,32 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
 
                 sm->kind = ZE_SB_MOUNT_BIND;
                 if (!src)
-                        return zrc_errorf(ret_error, -EINVAL, "config.json: mounts[%zu]: a bind mount needs a source",
+                        return zct_errorf(ret_error, -EINVAL, "config.json: mounts[%zu]: a bind mount needs a source",
                                           idx);
                 /* a relative source is relative to the bundle, as runc reads it */
-                abs = src[0] == '/' ? strdup(src) : zrc_join_path(o->bundle, src);
+                abs = src[0] == '/' ? strdup(src) : zct_join_path(o->bundle, src);
                 if (!abs)
                         return -ENOMEM;
                 /* kept alive by the JSON tree: it owns the string from here */
                 json_object_object_add(m, "source", json_object_new_string(abs));
-                sm->source = zrc_get_str(m, "source");
+                sm->source = zct_get_str(m, "source");
                 free(abs);
                 if (stat(sm->source, &st) < 0)
-                        return zrc_errorf(ret_error, -errno, "mounts[%zu]: bind source %s: %s", idx, sm->source,
+                        return zct_errorf(ret_error, -errno, "mounts[%zu]: bind source %s: %s", idx, sm->source,
                                           strerror(errno));
                 sm->source_is_dir = S_ISDIR(st.st_mode);
                 sm->flags = 0;
                 /* the kernel ignores a bind's data: an option not known here would be dropped
                  * without a word ("idmap", "rro", ...) */
                 if (sm->data[0])
-                        return zrc_errorf(ret_error, -EOPNOTSUPP,
+                        return zct_errorf(ret_error, -EOPNOTSUPP,
                                           "config.json: mounts[%zu].options: \"%s\" is not supported on a bind mount "
                                           "by zygote-runc",
                                           idx, sm->data);
         } else {
                 sm->kind = ZE_SB_MOUNT_FS;
                 if (!type)
-                        return zrc_errorf(ret_error, -EINVAL, "config.json: mounts[%zu] (%s) has no type", idx, dest);
+                        return zct_errorf(ret_error, -EINVAL, "config.json: mounts[%zu] (%s) has no type", idx, dest);
                 if (!sm->source)
                         sm->source = type;
                 if (streq(dest, "/dev/console"))
@@ -176,7 +176,7 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
         }
         /* podman's option: runc copies into a tmpfs alone, and podman refuses it on other mounts */
         if (sm->copyup && (sm->kind != ZE_SB_MOUNT_FS || !streq(type, "tmpfs")))
-                return zrc_errorf(ret_error, -EINVAL,
+                return zct_errorf(ret_error, -EINVAL,
                                   "config.json: mounts[%zu].options: tmpcopyup is for a tmpfs, not %s", idx,
                                   sm->kind == ZE_SB_MOUNT_BIND ? "a bind mount" : type);
         if (!sm->data[0])
@@ -184,7 +184,7 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
         return 0;
 }
 
-static char *own(struct zrc_oci *o, char *s) {
+static char *own(struct zct_oci *o, char *s) {
         char **grown;
 
         if (!s)
@@ -199,7 +199,7 @@ static char *own(struct zrc_oci *o, char *s) {
 }
 
 /* The cgroup mount at index k becomes a tmpfs with a bind of each view's directory in it. */
-static int cgroup_view_at(struct zrc_oci *o, size_t k, const struct zrc_cgroup_view *v, size_t n) {
+static int cgroup_view_at(struct zct_oci *o, size_t k, const struct zct_cgroup_view *v, size_t n) {
         struct ze_sb_mount *grown, *m;
         uint64_t ro;
 
@@ -223,7 +223,7 @@ static int cgroup_view_at(struct zrc_oci *o, size_t k, const struct zrc_cgroup_v
                         .attr_set = ro | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
                         .source_is_dir = true,
                 };
-        o->n_mounts += n; /* from here on zrc_oci_free owns each entry's data and target */
+        o->n_mounts += n; /* from here on zct_oci_free owns each entry's data and target */
         for (size_t i = 0; i < n; i++) {
                 struct ze_sb_mount *b = &o->mounts[k + 1 + i];
                 char *dest;
@@ -232,14 +232,14 @@ static int cgroup_view_at(struct zrc_oci *o, size_t k, const struct zrc_cgroup_v
                         return -ENOMEM;
                 b->dest = own(o, dest);
                 b->source = own(o, strdup(v[i].dir));
-                b->target = b->dest ? zrc_join_path(o->rootfs, b->dest) : NULL;
+                b->target = b->dest ? zct_join_path(o->rootfs, b->dest) : NULL;
                 if (!b->dest || !b->source || !b->target)
                         return -ENOMEM;
         }
         return 0;
 }
 
-int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size_t n) {
+int zct_oci_cgroup_view(struct zct_oci *o, const struct zct_cgroup_view *v, size_t n) {
         /* every cgroup mount: one left as it is would bind the host's whole /sys/fs/cgroup */
         for (size_t k = 0; k < o->n_mounts; k++) {
                 int r;
@@ -254,7 +254,7 @@ int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size
         return 0;
 }
 
-static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned maj, unsigned min, mode_t perm,
+static int add_device(struct zct_oci *o, const char *path, mode_t type, unsigned maj, unsigned min, mode_t perm,
                       uid_t uid, gid_t gid) {
         struct ze_sb_device *d;
 
@@ -267,7 +267,7 @@ static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned
         o->devices = d;
         d = &o->devices[o->n_devices];
         *d = (struct ze_sb_device){ .mode = type | perm, .dev = makedev(maj, min), .uid = uid, .gid = gid };
-        d->target = zrc_join_path(o->rootfs, path);
+        d->target = zct_join_path(o->rootfs, path);
         d->host = strdup(path);
         if (!d->target || !d->host) {
                 free((char *) d->target);
@@ -325,22 +325,22 @@ static int mount_point_of(const char *path, char **ret) {
         return 0;
 }
 
-int zrc_oci_parse_mounts(struct zrc_oci *o, json_object *linux_, bool v2_only, char **ret_error) {
+int zct_oci_parse_mounts(struct zct_oci *o, json_object *linux_, bool v2_only, char **ret_error) {
         json_object *v;
         const char *s;
         int r;
 
-        v = zrc_get(o->root, "mounts");
-        o->mounts = calloc(zrc_array_len(v) + 1, sizeof(*o->mounts));
+        v = zct_get(o->root, "mounts");
+        o->mounts = calloc(zct_array_len(v) + 1, sizeof(*o->mounts));
         if (!o->mounts)
                 return -ENOMEM;
-        for (size_t i = 0; i < zrc_array_len(v); i++) {
+        for (size_t i = 0; i < zct_array_len(v); i++) {
                 r = parse_mount(o, json_object_array_get_idx(v, i), i, v2_only, ret_error);
                 if (r < 0)
                         return r;
         }
         /* as runc takes it: "shared" is the root alone, "rshared" every mount below it too */
-        s = zrc_get_str(linux_, "rootfsPropagation");
+        s = zct_get_str(linux_, "rootfsPropagation");
         o->rootfs_propagation = MS_SLAVE | MS_REC;
         if (s && *s) {
                 size_t k;
@@ -348,7 +348,7 @@ int zrc_oci_parse_mounts(struct zrc_oci *o, json_object *linux_, bool v2_only, c
                         if (streq(s, mount_opts[k].name) && mount_opts[k].propagation)
                                 break;
                 if (k == ELEMENTSOF(mount_opts))
-                        return zrc_errorf(ret_error, -EINVAL,
+                        return zct_errorf(ret_error, -EINVAL,
                                           "config.json: linux.rootfsPropagation: \"%s\" is not a propagation "
                                           "(shared, slave, private, unbindable, or r* of one)",
                                           s);
@@ -357,7 +357,7 @@ int zrc_oci_parse_mounts(struct zrc_oci *o, json_object *linux_, bool v2_only, c
         return mount_point_of(o->rootfs, &o->rootfs_parent);
 }
 
-int zrc_oci_parse_devices(struct zrc_oci *o, json_object *linux_, char **ret_error) {
+int zct_oci_parse_devices(struct zct_oci *o, json_object *linux_, char **ret_error) {
         static const struct {
                 const char *path;
                 unsigned maj, min;
@@ -371,21 +371,21 @@ int zrc_oci_parse_devices(struct zrc_oci *o, json_object *linux_, char **ret_err
                 if (r < 0)
                         return r;
         }
-        v = zrc_get(linux_, "devices");
-        for (size_t i = 0; i < zrc_array_len(v); i++) {
+        v = zct_get(linux_, "devices");
+        for (size_t i = 0; i < zct_array_len(v); i++) {
                 json_object *e = json_object_array_get_idx(v, i);
-                const char *path = zrc_get_str(e, "path"), *type = zrc_get_str(e, "type");
+                const char *path = zct_get_str(e, "path"), *type = zct_get_str(e, "type");
                 mode_t t = type && streq(type, "b") ? S_IFBLK : type && streq(type, "p") ? S_IFIFO : S_IFCHR;
-                json_object *fm = zrc_get(e, "fileMode");
+                json_object *fm = zct_get(e, "fileMode");
 
                 if (!path || path[0] != '/')
-                        return zrc_errorf(ret_error, -EINVAL, "config.json: linux.devices[%zu].path must be absolute",
+                        return zct_errorf(ret_error, -EINVAL, "config.json: linux.devices[%zu].path must be absolute",
                                           i);
-                r = add_device(o, path, t, (unsigned) json_object_get_int64(zrc_get(e, "major")),
-                               (unsigned) json_object_get_int64(zrc_get(e, "minor")),
+                r = add_device(o, path, t, (unsigned) json_object_get_int64(zct_get(e, "major")),
+                               (unsigned) json_object_get_int64(zct_get(e, "minor")),
                                fm ? (mode_t) json_object_get_int(fm) & 07777 : 0666,
-                               (uid_t) json_object_get_int64(zrc_get(e, "uid")),
-                               (gid_t) json_object_get_int64(zrc_get(e, "gid")));
+                               (uid_t) json_object_get_int64(zct_get(e, "uid")),
+                               (gid_t) json_object_get_int64(zct_get(e, "gid")));
                 if (r < 0)
                         return r;
         }

@@ -5,17 +5,17 @@
  * compiled here with the same profile module zygoted uses. Compiling Podman's or Docker's profile
  * is most of a container start (docs/CONTAINERS.md); the daemon's cache makes it a lookup.
  *
- * Where the program comes from is the caller's choice, a struct zrc_filter_source in its context
+ * Where the program comes from is the caller's choice, a struct zct_filter_source in its context
  * (zygote-runc's command line makes it of --no-zygote, --zygote-socket and ZYGOTE_RUNC_FILTER;
  * zygoted's container worker of its cache and its own socket). In order:
  *   the caller's cache (->cached), when it has one    zygoted's worker: the daemon's own programs
- *   ZRC_FILTER_LOCAL                                  compiled here, zygoted not asked
+ *   ZCT_FILTER_LOCAL                                  compiled here, zygoted not asked
  *   ->socket, else libzygote's default socket         zygoted there, if it answers and runs as
  *                                                     root or as our own euid (SO_PEERCRED)
  *   anything else (no daemon, an untrusted one,       compiled here; the reason goes to the log
  *   an error of the daemon, no answer in 3 s)         once (zygoted's own verdict on bad content
  *                                                     is not repeated: the local compile words it)
- * ZRC_FILTER_ZYGOTED makes a failure to get it from zygoted an error (zygoted's worker, benchmarks).
+ * ZCT_FILTER_ZYGOTED makes a failure to get it from zygoted an error (zygoted's worker, benchmarks).
  *
  * Why trust matters: the program is what confines the container. A daemon of another uid could
  * hand out a program that allows everything, so only root's or our own is asked.
@@ -30,13 +30,13 @@
 
 #include "profile.h"
 #include "sha256.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 #include "zygote.h"
 
 /* How long zygoted may take to answer: a cold compile there takes well under a second even on a
  * loaded machine, a local one about as long. */
-#define ZRC_RUNC_FILTER_TIMEOUT_MS 3000
+#define ZCT_RUNC_FILTER_TIMEOUT_MS 3000
 
 static uint64_t now_nsec(void) {
         struct timespec ts;
@@ -54,11 +54,11 @@ static int read_answer(zy_conn *conn, const char *path, struct zy_filter **ret, 
                 struct pollfd pfd = { .fd = zy_conn_get_fd(conn), .events = POLLIN };
                 int n;
                 do
-                        n = poll(&pfd, 1, ZRC_RUNC_FILTER_TIMEOUT_MS);
+                        n = poll(&pfd, 1, ZCT_RUNC_FILTER_TIMEOUT_MS);
                 while (n < 0 && errno == EINTR);
                 if (n == 0) {
                         snprintf(why, why_size, "zygoted at %s did not answer within %d ms", path,
-                                 ZRC_RUNC_FILTER_TIMEOUT_MS);
+                                 ZCT_RUNC_FILTER_TIMEOUT_MS);
                         return -ETIMEDOUT;
                 }
         }
@@ -151,9 +151,9 @@ out:
         return r;
 }
 
-int zrc_runc_filter_load(const struct zrc_ctx *c, const char *config, json_object *seccomp, struct zp_profile **ret,
+int zct_runc_filter_load(const struct zct_ctx *c, const char *config, json_object *seccomp, struct zp_profile **ret,
                          char *source, size_t source_size, char **ret_error) {
-        const struct zrc_filter_source *from = &c->filter;
+        const struct zct_filter_source *from = &c->filter;
         char why[768] = "--no-zygote or ZYGOTE_RUNC_FILTER=local";
         const char *text;
         json_object *action;
@@ -168,17 +168,17 @@ int zrc_runc_filter_load(const struct zrc_ctx *c, const char *config, json_objec
         }
         if (from->cached && from->cached(from->userdata, seccomp, ret, source, source_size) >= 0)
                 return 0;
-        if (from->from != ZRC_FILTER_LOCAL) {
+        if (from->from != ZCT_FILTER_LOCAL) {
                 r = from_daemon(from->socket, seccomp, why, sizeof(why), source, source_size, ret);
                 if (r >= 0)
                         return 0;
-                if (from->from == ZRC_FILTER_ZYGOTED) {
+                if (from->from == ZCT_FILTER_ZYGOTED) {
                         if (ret_error)
                                 *ret_error = strdup(why);
                         return r;
                 }
                 /* Said once per container, where containerd and podman keep the runtime's log. */
-                zrc_info(c, "seccomp filter compiled here, not by zygoted: %s", why);
+                zct_info(c, "seccomp filter compiled here, not by zygoted: %s", why);
         }
         text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
         if (!text)

@@ -23,18 +23,18 @@
 
 /* runc's and crun's default allows, which every container gets after its config's rules: mknod
  * of anything (a node is harmless until it is opened), and the devices every OCI container has */
-static const struct zrc_dev_rule default_allows[] = {
-        { true, 'c', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_MKNOD },
-        { true, 'b', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_MKNOD },
-        { true, 'c', 1, 3, ZRC_DEV_ALL },             /* null */
-        { true, 'c', 1, 5, ZRC_DEV_ALL },             /* zero */
-        { true, 'c', 1, 7, ZRC_DEV_ALL },             /* full */
-        { true, 'c', 1, 8, ZRC_DEV_ALL },             /* random */
-        { true, 'c', 1, 9, ZRC_DEV_ALL },             /* urandom */
-        { true, 'c', 5, 0, ZRC_DEV_ALL },             /* tty */
-        { true, 'c', 5, 1, ZRC_DEV_ALL },             /* console */
-        { true, 'c', 5, 2, ZRC_DEV_ALL },             /* ptmx */
-        { true, 'c', 136, ZRC_DEV_ANY, ZRC_DEV_ALL }, /* the container's own /dev/pts/N */
+static const struct zct_dev_rule default_allows[] = {
+        { true, 'c', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_MKNOD },
+        { true, 'b', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_MKNOD },
+        { true, 'c', 1, 3, ZCT_DEV_ALL },             /* null */
+        { true, 'c', 1, 5, ZCT_DEV_ALL },             /* zero */
+        { true, 'c', 1, 7, ZCT_DEV_ALL },             /* full */
+        { true, 'c', 1, 8, ZCT_DEV_ALL },             /* random */
+        { true, 'c', 1, 9, ZCT_DEV_ALL },             /* urandom */
+        { true, 'c', 5, 0, ZCT_DEV_ALL },             /* tty */
+        { true, 'c', 5, 1, ZCT_DEV_ALL },             /* console */
+        { true, 'c', 5, 2, ZCT_DEV_ALL },             /* ptmx */
+        { true, 'c', 136, ZCT_DEV_ANY, ZCT_DEV_ALL }, /* the container's own /dev/pts/N */
 };
 
 static int fail(char **ret_error, size_t i, const char *what) {
@@ -52,7 +52,7 @@ static int parse_number(json_object *e, const char *key, int64_t *ret) {
         int64_t n;
 
         if (!json_object_object_get_ex(e, key, &v) || !v) {
-                *ret = ZRC_DEV_ANY;
+                *ret = ZCT_DEV_ANY;
                 return 0;
         }
         if (!json_object_is_type(v, json_type_int))
@@ -65,8 +65,8 @@ static int parse_number(json_object *e, const char *key, int64_t *ret) {
         return 0;
 }
 
-static int parse_rule(json_object *e, size_t i, struct zrc_dev_rule *ret, char **ret_error) {
-        struct zrc_dev_rule r = { .type = 'a', .major = ZRC_DEV_ANY, .minor = ZRC_DEV_ANY };
+static int parse_rule(json_object *e, size_t i, struct zct_dev_rule *ret, char **ret_error) {
+        struct zct_dev_rule r = { .type = 'a', .major = ZCT_DEV_ANY, .minor = ZCT_DEV_ANY };
         json_object *v = NULL;
         const char *s;
 
@@ -86,14 +86,14 @@ static int parse_rule(json_object *e, size_t i, struct zrc_dev_rule *ret, char *
         if (parse_number(e, "minor", &r.minor) < 0)
                 return fail(ret_error, i, "minor must be -1 (any) or a number from 0 to 2147483647");
         if (r.type == 'a')
-                r.major = r.minor = ZRC_DEV_ANY; /* "a" is every device, as the v1 kernel reads it */
+                r.major = r.minor = ZCT_DEV_ANY; /* "a" is every device, as the v1 kernel reads it */
         if (json_object_object_get_ex(e, "access", &v) && v) {
                 if (!json_object_is_type(v, json_type_string))
                         return fail(ret_error, i, "access must be a string of r, w and m");
                 for (s = json_object_get_string(v); *s; s++) {
-                        unsigned bit = *s == 'r'   ? ZRC_DEV_READ
-                                       : *s == 'w' ? ZRC_DEV_WRITE
-                                       : *s == 'm' ? ZRC_DEV_MKNOD
+                        unsigned bit = *s == 'r'   ? ZCT_DEV_READ
+                                       : *s == 'w' ? ZCT_DEV_WRITE
+                                       : *s == 'm' ? ZCT_DEV_MKNOD
                                                    : 0;
                         if (!bit)
                                 return fail(ret_error, i, "access must be a string of r, w and m");
@@ -102,13 +102,13 @@ static int parse_rule(json_object *e, size_t i, struct zrc_dev_rule *ret, char *
         }
         /* absent or empty: everything, as the v1 kernel reads a line without access */
         if (r.access == 0)
-                r.access = ZRC_DEV_ALL;
+                r.access = ZCT_DEV_ALL;
         *ret = r;
         return 0;
 }
 
-int zrc_dev_rules_from_json(json_object *devices, struct zrc_dev_rule **ret, size_t *ret_n, char **ret_error) {
-        _cleanup_free_ struct zrc_dev_rule *rules = NULL;
+int zct_dev_rules_from_json(json_object *devices, struct zct_dev_rule **ret, size_t *ret_n, char **ret_error) {
+        _cleanup_free_ struct zct_dev_rule *rules = NULL;
         size_t n_config = 0, n = 0;
         int r;
 
@@ -120,9 +120,9 @@ int zrc_dev_rules_from_json(json_object *devices, struct zrc_dev_rule **ret, siz
                         return -EINVAL;
                 }
                 n_config = json_object_array_length(devices);
-                if (n_config > ZRC_DEV_MAX_CONFIG_RULES) {
+                if (n_config > ZCT_DEV_MAX_CONFIG_RULES) {
                         if (ret_error && asprintf(ret_error, "config.json: linux.resources.devices: more than %d rules",
-                                                  ZRC_DEV_MAX_CONFIG_RULES) < 0)
+                                                  ZCT_DEV_MAX_CONFIG_RULES) < 0)
                                 *ret_error = NULL;
                         return -E2BIG;
                 }
@@ -132,7 +132,7 @@ int zrc_dev_rules_from_json(json_object *devices, struct zrc_dev_rule **ret, siz
                 return -ENOMEM;
         /* the default is deny, whatever the config starts with (podman and containerd send
          * "deny all" first anyway) */
-        rules[n++] = (struct zrc_dev_rule){ false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL };
+        rules[n++] = (struct zct_dev_rule){ false, 'a', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_ALL };
         for (size_t i = 0; i < n_config; i++) {
                 r = parse_rule(json_object_array_get_idx(devices, i), i, &rules[n], ret_error);
                 if (r < 0)
@@ -147,14 +147,14 @@ int zrc_dev_rules_from_json(json_object *devices, struct zrc_dev_rule **ret, siz
         return 0;
 }
 
-static bool rule_matches(const struct zrc_dev_rule *r, char type, uint32_t major, uint32_t minor) {
-        return (r->type == 'a' || r->type == type) && (r->major == ZRC_DEV_ANY || r->major == major) &&
-               (r->minor == ZRC_DEV_ANY || r->minor == minor);
+static bool rule_matches(const struct zct_dev_rule *r, char type, uint32_t major, uint32_t minor) {
+        return (r->type == 'a' || r->type == type) && (r->major == ZCT_DEV_ANY || r->major == major) &&
+               (r->minor == ZCT_DEV_ANY || r->minor == minor);
 }
 
-bool zrc_dev_rules_allow(const struct zrc_dev_rule *rules, size_t n, char type, uint32_t major, uint32_t minor,
+bool zct_dev_rules_allow(const struct zct_dev_rule *rules, size_t n, char type, uint32_t major, uint32_t minor,
                          unsigned access) {
-        for (unsigned bit = 1; bit <= ZRC_DEV_WRITE; bit <<= 1) {
+        for (unsigned bit = 1; bit <= ZCT_DEV_WRITE; bit <<= 1) {
                 bool allowed = false;
 
                 if (!(access & bit))
@@ -170,17 +170,17 @@ bool zrc_dev_rules_allow(const struct zrc_dev_rule *rules, size_t n, char type, 
         return true;
 }
 
-static bool overlap(const struct zrc_dev_rule *a, const struct zrc_dev_rule *b) {
-        return a->type == b->type && (a->major == ZRC_DEV_ANY || b->major == ZRC_DEV_ANY || a->major == b->major) &&
-               (a->minor == ZRC_DEV_ANY || b->minor == ZRC_DEV_ANY || a->minor == b->minor);
+static bool overlap(const struct zct_dev_rule *a, const struct zct_dev_rule *b) {
+        return a->type == b->type && (a->major == ZCT_DEV_ANY || b->major == ZCT_DEV_ANY || a->major == b->major) &&
+               (a->minor == ZCT_DEV_ANY || b->minor == ZCT_DEV_ANY || a->minor == b->minor);
 }
 
-int zrc_dev_rules_check_v1(const struct zrc_dev_rule *rules, size_t n, char **ret_error) {
+int zct_dev_rules_check_v1(const struct zct_dev_rule *rules, size_t n, char **ret_error) {
         size_t since = 0; /* the rules after the last "a": the kernel's exception list */
         bool deny_mode = true;
 
         for (size_t i = 0; i < n; i++) {
-                const struct zrc_dev_rule *d = &rules[i];
+                const struct zct_dev_rule *d = &rules[i];
 
                 if (d->type == 'a') {
                         /* "a" resets the cgroup: default allow or deny, no exceptions */
@@ -193,7 +193,7 @@ int zrc_dev_rules_check_v1(const struct zrc_dev_rule *rules, size_t n, char **re
                 if (d->allow || !deny_mode)
                         continue;
                 for (size_t j = since; j < i; j++) {
-                        const struct zrc_dev_rule *a = &rules[j];
+                        const struct zct_dev_rule *a = &rules[j];
 
                         if (!a->allow || !(a->access & d->access) || !overlap(a, d))
                                 continue;
@@ -202,8 +202,8 @@ int zrc_dev_rules_check_v1(const struct zrc_dev_rule *rules, size_t n, char **re
                         if (ret_error) {
                                 char la[64], ld[64];
 
-                                zrc_dev_rule_v1_line(a, la, sizeof(la));
-                                zrc_dev_rule_v1_line(d, ld, sizeof(ld));
+                                zct_dev_rule_v1_line(a, la, sizeof(la));
+                                zct_dev_rule_v1_line(d, ld, sizeof(ld));
                                 free(*ret_error);
                                 if (asprintf(ret_error,
                                              "linux.resources.devices: cgroup v1 cannot deny \"%s\" out of the "
@@ -217,7 +217,7 @@ int zrc_dev_rules_check_v1(const struct zrc_dev_rule *rules, size_t n, char **re
         return 0;
 }
 
-void zrc_dev_rule_v1_line(const struct zrc_dev_rule *rule, char *buf, size_t len) {
+void zct_dev_rule_v1_line(const struct zct_dev_rule *rule, char *buf, size_t len) {
         char maj[16] = "*", min[16] = "*", acc[4];
         size_t k = 0;
 
@@ -226,15 +226,15 @@ void zrc_dev_rule_v1_line(const struct zrc_dev_rule *rule, char *buf, size_t len
                 snprintf(buf, len, "a");
                 return;
         }
-        if (rule->major != ZRC_DEV_ANY)
+        if (rule->major != ZCT_DEV_ANY)
                 snprintf(maj, sizeof(maj), "%lld", (long long) rule->major);
-        if (rule->minor != ZRC_DEV_ANY)
+        if (rule->minor != ZCT_DEV_ANY)
                 snprintf(min, sizeof(min), "%lld", (long long) rule->minor);
-        if (rule->access & ZRC_DEV_READ)
+        if (rule->access & ZCT_DEV_READ)
                 acc[k++] = 'r';
-        if (rule->access & ZRC_DEV_WRITE)
+        if (rule->access & ZCT_DEV_WRITE)
                 acc[k++] = 'w';
-        if (rule->access & ZRC_DEV_MKNOD)
+        if (rule->access & ZCT_DEV_MKNOD)
                 acc[k++] = 'm';
         acc[k] = '\0';
         snprintf(buf, len, "%c %s:%s %s", rule->type, maj, min, acc);
@@ -254,7 +254,7 @@ enum { R0, R1, R2, R3, R4, R5, R6 };
 #define HEAD 7
 #define TAIL 4
 
-size_t zrc_dev_program_max(size_t n) {
+size_t zct_dev_program_max(size_t n) {
         return HEAD + 3 * (ACCESS_EXTRA + RULE_MAX * n) + TAIL;
 }
 
@@ -279,7 +279,7 @@ static void patch(struct emitter *e, size_t pc, size_t target) {
                 e->prog[pc].off = (int16_t) (target - pc - 1);
 }
 
-int zrc_dev_program(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn *prog, size_t len) {
+int zct_dev_program(const struct zct_dev_rule *rules, size_t n, struct bpf_insn *prog, size_t len) {
         struct emitter e = { .prog = prog, .len = len };
         /* jumps to the final "return 0", patched at the end: at most one per rule and access */
         _cleanup_free_ size_t *to_deny = calloc(3 * (n + 1), sizeof(size_t));
@@ -287,7 +287,7 @@ int zrc_dev_program(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn 
 
         if (!to_deny)
                 return -ENOMEM;
-        if (n > ZRC_DEV_MAX_CONFIG_RULES + 64)
+        if (n > ZCT_DEV_MAX_CONFIG_RULES + 64)
                 return -E2BIG;
 
         /* the context (struct bpf_cgroup_dev_ctx) as 32-bit loads, which the verifier wants */
@@ -299,7 +299,7 @@ int zrc_dev_program(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn 
         emit(&e, INSN(BPF_LDX | BPF_MEM | BPF_W, R5, R1, offsetof(struct bpf_cgroup_dev_ctx, major), 0));
         emit(&e, INSN(BPF_LDX | BPF_MEM | BPF_W, R6, R1, offsetof(struct bpf_cgroup_dev_ctx, minor), 0));
 
-        for (unsigned bit = ZRC_DEV_MKNOD; bit <= ZRC_DEV_WRITE; bit <<= 1) {
+        for (unsigned bit = ZCT_DEV_MKNOD; bit <= ZCT_DEV_WRITE; bit <<= 1) {
                 /* the allows of this access jump past its block: patched when it ends */
                 _cleanup_free_ size_t *to_next = calloc(n + 1, sizeof(size_t));
                 size_t n_next = 0, skip;
@@ -314,8 +314,8 @@ int zrc_dev_program(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn 
                 to_next[n_next++] = skip;
 
                 for (size_t i = n; i-- > 0 && !decided;) {
-                        const struct zrc_dev_rule *r = &rules[i];
-                        int conds = (r->type != 'a') + (r->major != ZRC_DEV_ANY) + (r->minor != ZRC_DEV_ANY), k = 0;
+                        const struct zct_dev_rule *r = &rules[i];
+                        int conds = (r->type != 'a') + (r->major != ZCT_DEV_ANY) + (r->minor != ZCT_DEV_ANY), k = 0;
                         size_t decide;
 
                         if (!(r->access & bit))
@@ -326,12 +326,12 @@ int zrc_dev_program(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn 
                                               r->type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK));
                                 k++;
                         }
-                        if (r->major != ZRC_DEV_ANY) {
+                        if (r->major != ZCT_DEV_ANY) {
                                 emit(&e,
                                      INSN(BPF_JMP | BPF_JNE | BPF_K, R5, 0, (int16_t) (conds - k), (int32_t) r->major));
                                 k++;
                         }
-                        if (r->minor != ZRC_DEV_ANY) {
+                        if (r->minor != ZCT_DEV_ANY) {
                                 emit(&e,
                                      INSN(BPF_JMP | BPF_JNE | BPF_K, R6, 0, (int16_t) (conds - k), (int32_t) r->minor));
                                 k++;
@@ -370,7 +370,7 @@ static int sys_bpf(int cmd, union bpf_attr *attr) {
         return r < 0 ? -errno : (int) r;
 }
 
-int zrc_dev_program_load(const struct bpf_insn *prog, size_t len, char **ret_log) {
+int zct_dev_program_load(const struct bpf_insn *prog, size_t len, char **ret_log) {
         /* the kernel only reads the license to decide on GPL-only helpers: this program calls
          * none */
         static const char license[] = "MIT";
@@ -403,12 +403,12 @@ int zrc_dev_program_load(const struct bpf_insn *prog, size_t len, char **ret_log
         return r;
 }
 
-int zrc_dev_program_attach(int cgroup_fd, const struct bpf_insn *prog, size_t len, char **ret_log) {
+int zct_dev_program_attach(int cgroup_fd, const struct bpf_insn *prog, size_t len, char **ret_log) {
         union bpf_attr attr;
         _cleanup_close_ int prog_fd = -EBADF;
         int r;
 
-        prog_fd = zrc_dev_program_load(prog, len, ret_log);
+        prog_fd = zct_dev_program_load(prog, len, ret_log);
         if (prog_fd < 0)
                 return prog_fd;
         memset(&attr, 0, sizeof(attr));

@@ -30,18 +30,18 @@
 #include "cgroup-devices.h"
 #include "pidfd-util.h"
 #include "profile.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 
 /* PID/FILE of a procfs of our own (procfs.c): no mount over /proc redirects the write. */
 static int write_proc(pid_t pid, const char *file, const char *text) {
-        _cleanup_close_ int proc = zrc_procfs_open();
+        _cleanup_close_ int proc = zct_procfs_open();
         char path[64];
 
         if (proc < 0)
                 return proc;
         snprintf(path, sizeof(path), "%d/%s", (int) pid, file);
-        return zrc_procfs_write(proc, path, text);
+        return zct_procfs_write(proc, path, text);
 }
 
 static void now_rfc3339(char *buf, size_t len) {
@@ -55,7 +55,7 @@ static void now_rfc3339(char *buf, size_t len) {
         snprintf(buf, len, "%s.%09ldZ", ts, now.tv_nsec);
 }
 
-static json_object *get_devices(const struct zrc_oci *o) {
+static json_object *get_devices(const struct zct_oci *o) {
         json_object *l = NULL, *res = NULL, *d = NULL;
 
         if (!json_object_object_get_ex(o->root, "linux", &l) || !json_object_object_get_ex(l, "resources", &res) ||
@@ -77,13 +77,13 @@ static int check_ns_type(int fd, int flag, int *ret_type) {
 
 /* One container start: what its steps share, and what a failure undoes. */
 struct create {
-        const struct zrc_ctx *c;
-        const struct zrc_create_args *a;
+        const struct zct_ctx *c;
+        const struct zct_create_args *a;
         char *dir;     /* ROOT/ID */
         bool made_dir; /* a failure removes the state directory and the cgroups */
-        int lock_fd;   /* the container's lock (zrc_state_lock), held until the state is saved */
-        struct zrc_oci *o;
-        struct zrc_state st;
+        int lock_fd;   /* the container's lock (zct_state_lock), held until the state is saved */
+        struct zct_oci *o;
+        struct zct_state st;
         struct ze_sandbox sb; /* what the init applies (engine/sandbox.c) */
         char *path_buf;
         int start_fd, console_fd, cg_fd;
@@ -101,42 +101,42 @@ struct create {
 static int make_state_dir(struct create *k) {
         int r;
 
-        r = zrc_state_make_dir(k->c, k->a->p.id, &k->dir);
+        r = zct_state_make_dir(k->c, k->a->p.id, &k->dir);
         if (r < 0)
                 return r;
         k->made_dir = true;
         /* delete, update, ... of this id wait until the container is made (or its directory gone) */
-        k->lock_fd = zrc_state_lock(k->c->root, k->a->p.id);
+        k->lock_fd = zct_state_lock(k->c->root, k->a->p.id);
         if (k->lock_fd < 0)
-                return zrc_error(k->c, "state dir %s: %s", k->dir, zrc_errstr(-k->lock_fd)), k->lock_fd;
+                return zct_error(k->c, "state dir %s: %s", k->dir, zct_errstr(-k->lock_fd)), k->lock_fd;
         k->st.dir = strdup(k->dir);
         k->st.id = strdup(k->a->p.id);
         return 0;
 }
 
 static int load_config(struct create *k) {
-        const struct zrc_ctx *c = k->c;
+        const struct zct_ctx *c = k->c;
         _cleanup_free_ char *err = NULL;
         int r;
 
-        r = zrc_oci_load(c, k->a->bundle, NULL, zrc_cgroup_is_v2_only(), &k->o, &err);
+        r = zct_oci_load(c, k->a->bundle, NULL, zct_cgroup_is_v2_only(), &k->o, &err);
         if (r < 0)
-                return zrc_error(c, "%s", err ? err : zrc_errstr(-r)), r;
-        if (zrc_oci_add_home(k->o, &k->o->envp) < 0)
-                return zrc_error(c, "out of memory"), -ENOMEM;
+                return zct_error(c, "%s", err ? err : zct_errstr(-r)), r;
+        if (zct_oci_add_home(k->o, &k->o->envp) < 0)
+                return zct_error(c, "out of memory"), -ENOMEM;
         bool console = k->a->p.console_socket || (k->a->handoff && k->a->handoff->console_fd >= 0);
         if (k->o->terminal && !console)
-                return zrc_error(c, "cannot allocate tty if zygote-runc will detach without setting console socket"),
+                return zct_error(c, "cannot allocate tty if zygote-runc will detach without setting console socket"),
                        -EINVAL;
         if (!k->o->terminal && console)
-                return zrc_error(c, "cannot use console socket if zygote-runc will not detach or allocate tty"),
+                return zct_error(c, "cannot use console socket if zygote-runc will not detach or allocate tty"),
                        -EINVAL;
-        r = zrc_hooks_check(k->o->root, &err);
+        r = zct_hooks_check(k->o->root, &err);
         if (r < 0)
-                return zrc_error(c, "config.json: %s", err ? err : zrc_errstr(-r)), r;
-        r = k->a->handoff ? zrc_hooks_check_handoff(k->o->root, &err) : 0;
+                return zct_error(c, "config.json: %s", err ? err : zct_errstr(-r)), r;
+        r = k->a->handoff ? zct_hooks_check_handoff(k->o->root, &err) : 0;
         if (r < 0)
-                return zrc_error(c, "config.json: %s", err ? err : zrc_errstr(-r)), r;
+                return zct_error(c, "config.json: %s", err ? err : zct_errstr(-r)), r;
         if (json_object_object_get_ex(k->o->root, "hooks", &k->st.hooks))
                 json_object_get(k->st.hooks);
         /* what the state says from now on, the hooks' included */
@@ -152,39 +152,39 @@ static int load_config(struct create *k) {
 /* The end of a cgroup step that failed with r (and message err, or NULL): printed, or, when
  * rootless may go without the step (rootless_ok), one debug line saying what the container goes
  * without and returns 0. */
-static int cgroup_step_result(const struct zrc_ctx *c, int r, const char *err, bool rootless_ok, const char *without) {
+static int cgroup_step_result(const struct zct_ctx *c, int r, const char *err, bool rootless_ok, const char *without) {
         if (r >= 0)
                 return 0;
         if (rootless_ok && c->rootless) {
-                zrc_debug(c, "%s: %s", without, err ? err : zrc_errstr(-r));
+                zct_debug(c, "%s: %s", without, err ? err : zct_errstr(-r));
                 return 0;
         }
-        return zrc_error(c, "%s", err ? err : zrc_errstr(-r)), r;
+        return zct_error(c, "%s", err ? err : zct_errstr(-r)), r;
 }
 
 static int make_cgroup(struct create *k) {
-        const struct zrc_oci *o = k->o;
+        const struct zct_oci *o = k->o;
         _cleanup_free_ char *err = NULL;
         int r;
 
-        r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->resources, k->c->rootless, &k->st.cgroup, &err);
+        r = zct_cgroup_create(o->cgroups_path, k->a->p.id, o->resources, k->c->rootless, &k->st.cgroup, &err);
         if (r < 0 && k->c->rootless && err)
                 /* a limit asked for is never dropped: it needs a cgroup the user may write */
-                return zrc_error(k->c,
+                return zct_error(k->c,
                                  "%s (rootless: no cgroup of its own where the user may not create one; run "
                                  "it from a cgroup delegated to the user, e.g. systemd-run --user --scope)",
                                  err),
                        r;
         if (r < 0)
-                return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
+                return zct_error(k->c, "%s", err ? err : zct_errstr(-r)), r;
         if (k->c->rootless)
-                zrc_debug(k->c, "rootless: the container has %zu cgroup directories of its own", k->st.cgroup.n_paths);
+                zct_debug(k->c, "rootless: the container has %zu cgroup directories of its own", k->st.cgroup.n_paths);
         /* a cgroup that exists already frozen would hold the init before "ready", for ever; it
          * is someone else's: left as it is */
-        if (zrc_cgroup_is_frozen(&k->st.cgroup) > 0) {
-                zrc_cgroup_done(&k->st.cgroup);
-                k->st.cgroup = (struct zrc_cgroup){};
-                return zrc_error(k->c, "container's cgroup unexpectedly frozen"), -EBUSY;
+        if (zct_cgroup_is_frozen(&k->st.cgroup) > 0) {
+                zct_cgroup_done(&k->st.cgroup);
+                k->st.cgroup = (struct zct_cgroup){};
+                return zct_error(k->c, "container's cgroup unexpectedly frozen"), -EBUSY;
         }
         return 0;
 }
@@ -192,14 +192,14 @@ static int make_cgroup(struct create *k) {
 /* The device rules, before any process is in the cgroup: the init is born into (or joined to) a
  * cgroup that already refuses the host's devices. */
 static int set_device_rules(struct create *k) {
-        _cleanup_free_ struct zrc_dev_rule *rules = NULL;
+        _cleanup_free_ struct zct_dev_rule *rules = NULL;
         _cleanup_free_ char *err = NULL;
         size_t n = 0;
         int r;
 
-        r = zrc_dev_rules_from_json(get_devices(k->o), &rules, &n, &err);
+        r = zct_dev_rules_from_json(get_devices(k->o), &rules, &n, &err);
         if (r >= 0)
-                r = zrc_cgroup_set_devices(&k->st.cgroup, rules, n, &err);
+                r = zct_cgroup_set_devices(&k->st.cgroup, rules, n, &err);
         /* rootless: no cgroup, or no bpf(2) and no v1 controller of our own; the user namespace
          * refuses mknod of a device and the host's nodes keep their own permissions */
         return cgroup_step_result(k->c, r, err, r == -EPERM || r == -EACCES || r == -EOPNOTSUPP,
@@ -208,18 +208,18 @@ static int set_device_rules(struct create *k) {
 
 /* v1/hybrid: the container's "cgroup" mount shows its own directories only. */
 static int make_cgroup_view(struct create *k) {
-        struct zrc_cgroup_view *views = NULL;
+        struct zct_cgroup_view *views = NULL;
         size_t n_views = 0;
         int r;
 
         if (k->st.cgroup.v2_only)
                 return 0;
-        r = zrc_cgroup_views(&k->st.cgroup, &views, &n_views);
+        r = zct_cgroup_views(&k->st.cgroup, &views, &n_views);
         if (r >= 0)
-                r = zrc_oci_cgroup_view(k->o, views, n_views);
-        zrc_cgroup_views_free(views, n_views);
+                r = zct_oci_cgroup_view(k->o, views, n_views);
+        zct_cgroup_views_free(views, n_views);
         if (r < 0)
-                return zrc_error(k->c, "the container's view of its cgroups: %s", zrc_errstr(-r)), r;
+                return zct_error(k->c, "the container's view of its cgroups: %s", zct_errstr(-r)), r;
         return 0;
 }
 
@@ -230,9 +230,9 @@ static int make_exec_fifo(struct create *k) {
 
         /* run has the sync socket, and zygoted's Start the status socket, to hear of a failed
          * startContainer hook; `start` needs a fifo of its own */
-        r = k->a->run || k->a->handoff ? 0 : zrc_hooks_report_fifo(k->dir, k->st.hooks, &k->hook_report_fd);
+        r = k->a->run || k->a->handoff ? 0 : zct_hooks_report_fifo(k->dir, k->st.hooks, &k->hook_report_fd);
         if (r < 0)
-                return zrc_error(k->c, "startContainer hooks' fifo: %s", zrc_errstr(-r)), r;
+                return zct_error(k->c, "startContainer hooks' fifo: %s", zct_errstr(-r)), r;
         if (k->a->run)
                 return 0;
         if (k->a->handoff) {
@@ -241,12 +241,12 @@ static int make_exec_fifo(struct create *k) {
                 return 0;
         }
         if (asprintf(&fifo, "%s/exec.fifo", k->dir) < 0 || mkfifo(fifo, 0600) < 0)
-                return zrc_error_errno(k->c, "exec fifo");
+                return zct_error_errno(k->c, "exec fifo");
         /* O_RDWR: the init is then its own writer and blocks reading until `start`
          * writes; `start` finds a reader (no ENXIO) exactly while the init waits */
         k->start_fd = open(fifo, O_RDWR | O_CLOEXEC);
         if (k->start_fd < 0)
-                return zrc_error_errno(k->c, "exec fifo");
+                return zct_error_errno(k->c, "exec fifo");
         return 0;
 }
 
@@ -255,7 +255,7 @@ static int prepare_sandbox(struct create *k) {
 
         if (k->a->handoff)
                 k->console_fd = TAKE_FD(k->a->handoff->console_fd);
-        r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
+        r = zct_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
                                      &k->console_fd);
         if (r < 0)
                 return r;
@@ -263,11 +263,11 @@ static int prepare_sandbox(struct create *k) {
         k->sb.hook_report_fd = k->hook_report_fd;
         /* the hooks the init runs itself, with their state ("creating", "created"); its pid is
          * the init's, which it learns with "go" */
-        r = zrc_hooks_for_init(k->st.hooks, "createContainer", &k->st, "creating", &k->sb.create_hooks);
+        r = zct_hooks_for_init(k->st.hooks, "createContainer", &k->st, "creating", &k->sb.create_hooks);
         if (r >= 0)
-                r = zrc_hooks_for_init(k->st.hooks, "startContainer", &k->st, "created", &k->sb.start_hooks);
+                r = zct_hooks_for_init(k->st.hooks, "startContainer", &k->st, "created", &k->sb.start_hooks);
         if (r < 0)
-                return zrc_error(k->c, "hooks: %s", zrc_errstr(-r)), r;
+                return zct_error(k->c, "hooks: %s", zct_errstr(-r)), r;
         /* zygoted's: the createContainer hooks hold what its caller does, no more (runc's would be
          * its caller's grandchildren); the startContainer ones run as the container's process */
         if (k->a->handoff && k->a->handoff->hook_creds)
@@ -277,42 +277,42 @@ static int prepare_sandbox(struct create *k) {
         k->sb.start_on_sync = k->a->run;
         /* the agent, while no process of the container exists (its copy in the init is closed
          * with the runtime's other fds) */
-        return zrc_seccomp_listener_connect(k->c, k->o, k->a->handoff != NULL, &k->agent_fd);
+        return zct_seccomp_listener_connect(k->c, k->o, k->a->handoff != NULL, &k->agent_fd);
 }
 
 /* A namespace the config names by path, opened and checked: its fd, or a negative errno after
  * printing why. */
-static int open_namespace(const struct zrc_ctx *c, const struct zrc_ns_path *ns) {
-        const char *kind = zrc_oci_ns_name(ns->flag);
+static int open_namespace(const struct zct_ctx *c, const struct zct_ns_path *ns) {
+        const char *kind = zct_oci_ns_name(ns->flag);
         int fd = open(ns->path, O_RDONLY | O_CLOEXEC), type = 0, r;
 
         if (fd < 0)
-                return zrc_error_errno(c, "namespace %s", ns->path);
+                return zct_error_errno(c, "namespace %s", ns->path);
         /* Said here, in words, before anything is made; the child's setns() is given the
          * type too, so that the kernel refuses a mismatch whatever happens in between. */
         r = check_ns_type(fd, ns->flag, &type);
         if (r < 0) {
                 if (r == -ENOTTY)
-                        zrc_error(c, "%s namespace path %s: not a namespace file", kind, ns->path);
+                        zct_error(c, "%s namespace path %s: not a namespace file", kind, ns->path);
                 else if (r == -EINVAL)
-                        zrc_error(c, "%s namespace path %s: is a %s namespace, not a %s one", kind, ns->path,
-                                  zrc_oci_ns_name(type), kind);
+                        zct_error(c, "%s namespace path %s: is a %s namespace, not a %s one", kind, ns->path,
+                                  zct_oci_ns_name(type), kind);
                 else
-                        zrc_error(c, "%s namespace path %s: %s", kind, ns->path, zrc_errstr(-r));
+                        zct_error(c, "%s namespace path %s: %s", kind, ns->path, zct_errstr(-r));
                 close(fd);
                 return r;
         }
         return fd;
 }
 
-/* zygoted's namespaces made ahead (struct zrc_handoff): joined by the init like namespaces by
+/* zygoted's namespaces made ahead (struct zct_handoff): joined by the init like namespaces by
  * path, instead of the new ones of the same kinds its clone would make. Only where nothing
  * between the clone and "go" looks into the init's namespaces (sysctls and hooks do, by
  * /proc/PID/ns, before the init has joined), and not in a user namespace (the namespaces must
  * belong to it). */
 static void use_premade(struct create *k) {
         static const int kinds[3] = { CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS };
-        struct zrc_handoff *h = k->a->handoff;
+        struct zct_handoff *h = k->a->handoff;
 
         if (!h || k->o->sysctl || k->st.hooks || (k->o->clone_flags & CLONE_NEWUSER))
                 return;
@@ -331,7 +331,7 @@ static void use_premade(struct create *k) {
 static int open_namespaces(struct create *k) {
         use_premade(k);
         for (size_t i = 0; i < k->o->n_ns_paths; i++) {
-                const struct zrc_ns_path *ns = &k->o->ns_paths[i];
+                const struct zct_ns_path *ns = &k->o->ns_paths[i];
                 int fd = open_namespace(k->c, ns), r;
 
                 if (fd < 0)
@@ -340,7 +340,7 @@ static int open_namespaces(struct create *k) {
                         r = setns(fd, CLONE_NEWPID);
                         safe_close(fd); /* keeps errno */
                         if (r < 0)
-                                return zrc_error_errno(k->c, "joining pid namespace %s", ns->path);
+                                return zct_error_errno(k->c, "joining pid namespace %s", ns->path);
                         continue;
                 }
                 k->sb.ns_types[k->sb.n_ns_fds] = ns->flag;
@@ -355,7 +355,7 @@ static int prepare_clone(struct create *k) {
         int r;
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, k->sync) < 0)
-                return zrc_error_errno(k->c, "socketpair");
+                return zct_error_errno(k->c, "socketpair");
         k->ca.flags = (uint64_t) k->o->clone_flags | CLONE_PIDFD;
         /* zygoted's worker: the init is the daemon's child, its task, reaped by it */
         if (k->a->handoff) {
@@ -363,7 +363,7 @@ static int prepare_clone(struct create *k) {
         }
         k->ca.pidfd = (uint64_t) (uintptr_t) &k->pidfd;
         k->ca.exit_signal = k->a->handoff ? 0 : SIGCHLD;
-        k->cg_fd = zrc_cgroup_open_v2(&k->st.cgroup);
+        k->cg_fd = zct_cgroup_open_v2(&k->st.cgroup);
         if (k->cg_fd >= 0) {
                 k->ca.flags |= CLONE_INTO_CGROUP;
                 k->ca.cgroup = (uint64_t) k->cg_fd;
@@ -373,10 +373,10 @@ static int prepare_clone(struct create *k) {
                  * and the init could only be moved in after the clone (its cgroups would then
                  * read "/../ID"). So the runtime steps into the container's cgroups for the
                  * clone, the init is born there, and the runtime steps back. */
-                r = zrc_cgroup_join(&k->st.cgroup, getpid());
+                r = zct_cgroup_join(&k->st.cgroup, getpid());
                 if (r < 0) {
-                        zrc_error(k->c, "joining the container's cgroups: %s", zrc_errstr(-r));
-                        (void) zrc_cgroup_return(&k->st.cgroup);
+                        zct_error(k->c, "joining the container's cgroups: %s", zct_errstr(-r));
+                        (void) zct_cgroup_return(&k->st.cgroup);
                         return r;
                 }
                 k->born_in_cgroup = true;
@@ -386,7 +386,7 @@ static int prepare_clone(struct create *k) {
          * while it is still alone in its namespaces. */
         k->sb.dumpable_until_go = k->o->uid_map && getuid() != 0;
         if (k->sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL) < 0)
-                return zrc_error_errno(k->c, "prctl(PR_SET_DUMPABLE)");
+                return zct_error_errno(k->c, "prctl(PR_SET_DUMPABLE)");
         return 0;
 }
 
@@ -397,31 +397,31 @@ static int clone_init(struct create *k) {
         pid_t pid;
 
         /* the init is born in the time namespace made for it; the runtime stays in its own */
-        pid = zrc_timens_enter(k->c, k->o, &time_fd);
+        pid = zct_timens_enter(k->c, k->o, &time_fd);
         if (pid >= 0) {
-                pid = zrc_runc_clone_sandbox(&k->ca, &k->sb, k->sync[1], k->sync[0]);
+                pid = zct_runc_clone_sandbox(&k->ca, &k->sb, k->sync[1], k->sync[0]);
                 if (pid < 0)
-                        zrc_error(k->c, "clone3: %s", zrc_errstr(-pid));
+                        zct_error(k->c, "clone3: %s", zct_errstr(-pid));
                 else {
                         k->sync[1] = safe_close(k->sync[1]);
                         k->pid = k->st.pid = pid;
                 }
-                r = zrc_timens_leave(k->c, time_fd);
+                r = zct_timens_leave(k->c, time_fd);
                 if (r < 0 && pid > 0)
                         return r; /* the init, born, is reaped by create_failed */
         }
         if (k->born_in_cgroup) {
-                r = zrc_cgroup_return(&k->st.cgroup);
+                r = zct_cgroup_return(&k->st.cgroup);
                 if (r < 0) {
                         /* the runtime would stay counted in the container's cgroups */
-                        zrc_error(k->c, "leaving the container's cgroups: %s", zrc_errstr(-r));
+                        zct_error(k->c, "leaving the container's cgroups: %s", zct_errstr(-r));
                         if (pid > 0)
                                 return r;
                 }
         }
         if (k->sb.dumpable_until_go && prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0) {
                 r = -errno;
-                zrc_error(k->c, "prctl(PR_SET_DUMPABLE): %s", zrc_errstr(errno));
+                zct_error(k->c, "prctl(PR_SET_DUMPABLE): %s", zct_errstr(errno));
                 if (pid > 0)
                         return r;
         }
@@ -439,7 +439,7 @@ static int write_id_maps(struct create *k) {
         if (r >= 0)
                 r = write_proc(k->pid, "gid_map", k->o->gid_map ? k->o->gid_map : "");
         if (r < 0)
-                return zrc_error(k->c, "writing the user namespace's id mappings: %s", zrc_errstr(-r)), r;
+                return zct_error(k->c, "writing the user namespace's id mappings: %s", zct_errstr(-r)), r;
         return 0;
 }
 
@@ -449,14 +449,14 @@ static int join_cgroup(struct create *k) {
 
         if (k->cg_fd >= 0 || k->born_in_cgroup)
                 return 0;
-        r = zrc_cgroup_join(&k->st.cgroup, k->pid);
+        r = zct_cgroup_join(&k->st.cgroup, k->pid);
         if (r < 0)
-                return zrc_error(k->c, "joining the container's cgroups: %s", zrc_errstr(-r)), r;
+                return zct_error(k->c, "joining the container's cgroups: %s", zct_errstr(-r)), r;
         return 0;
 }
 
 static int set_process_attrs(struct create *k) {
-        return zrc_process_attrs_apply(k->c, k->o, k->pid);
+        return zct_process_attrs_apply(k->c, k->o, k->pid);
 }
 
 static int set_oom_score_adj(struct create *k) {
@@ -468,7 +468,7 @@ static int set_oom_score_adj(struct create *k) {
         snprintf(v, sizeof(v), "%d", k->o->oom_score_adj);
         r = write_proc(k->pid, "oom_score_adj", v); /* inherited by what the init execs */
         if (r < 0)
-                return zrc_error(k->c, "oom_score_adj: %s", zrc_errstr(-r)), r;
+                return zct_error(k->c, "oom_score_adj: %s", zct_errstr(-r)), r;
         return 0;
 }
 
@@ -483,10 +483,10 @@ static int run_create_hooks(struct create *k) {
         if (!k->st.hooks)
                 return 0;
         k->hooks_ran = true;
-        state = zrc_hooks_state(&k->st, "creating", k->pid);
-        r = zrc_hooks_run(k->c, k->st.hooks, "prestart", state, creds);
+        state = zct_hooks_state(&k->st, "creating", k->pid);
+        r = zct_hooks_run(k->c, k->st.hooks, "prestart", state, creds);
         if (r >= 0)
-                r = zrc_hooks_run(k->c, k->st.hooks, "createRuntime", state, creds);
+                r = zct_hooks_run(k->c, k->st.hooks, "createRuntime", state, creds);
         json_object_put(state);
         return r;
 }
@@ -495,7 +495,7 @@ static int run_create_hooks(struct create *k) {
  * the createContainer hooks and reports "ready" (held before its execve); a notifying filter's
  * listener, on the way, goes to the agent (seccomp-listener.c). */
 static int go_until_ready(struct create *k) {
-        const struct zrc_listener_for f = {
+        const struct zct_listener_for f = {
                 .o = k->o, .st = &k->st, .status = "creating", .pid = k->pid, .agent_fd = &k->agent_fd
         };
         char go[1 + sizeof(int32_t)] = "g";
@@ -505,16 +505,16 @@ static int go_until_ready(struct create *k) {
 
         memcpy(go + 1, &pid, sizeof(pid));
         if (write(k->sync[0], go, sizeof(go)) != (ssize_t) sizeof(go))
-                return zrc_error_errno(k->c, "container init");
-        r = zrc_runc_read_status_passing(k->c, &f, k->sync[0], &status);
+                return zct_error_errno(k->c, "container init");
+        r = zct_runc_read_status_passing(k->c, &f, k->sync[0], &status);
         if (r < 0)
                 /* alive past its filter (a hand-over that failed): it would wait on the fifo */
                 (void) pidfd_kill(k->pidfd, SIGKILL);
         if (r <= 0 || status.step != ZE_STEP_HELD) {
                 if (r > 0)
-                        zrc_runc_report_failure(k->c, k->o, &status);
+                        zct_runc_report_failure(k->c, k->o, &status);
                 else if (r == 0)
-                        zrc_error(k->c, "container init exited during setup");
+                        zct_error(k->c, "container init exited during setup");
                 return r < 0 ? r : -ECHILD;
         }
         k->ready = true;
@@ -522,24 +522,24 @@ static int go_until_ready(struct create *k) {
 }
 
 static int save_state(struct create *k) {
-        const struct zrc_oci *o = k->o;
+        const struct zct_oci *o = k->o;
         char created[96];
         int r;
 
-        (void) zrc_proc_starttime(k->pid, &k->st.starttime, NULL);
+        (void) zct_proc_starttime(k->pid, &k->st.starttime, NULL);
         now_rfc3339(created, sizeof(created));
         k->st.created = strdup(created);
         k->st.owner = getuid();
-        r = zrc_state_save(&k->st);
+        r = zct_state_save(&k->st);
         if (r >= 0)
-                r = zrc_runc_write_pid_file(k->a->p.pid_file, k->pid);
+                r = zct_runc_write_pid_file(k->a->p.pid_file, k->pid);
         if (r < 0)
-                return zrc_error(k->c, "saving state: %s", zrc_errstr(-r)), r;
+                return zct_error(k->c, "saving state: %s", zct_errstr(-r)), r;
         if (o->seccomp)
-                zrc_debug(k->c, "container %s created, init pid %d; seccomp filter of %zu instructions %s", k->a->p.id,
+                zct_debug(k->c, "container %s created, init pid %d; seccomp filter of %zu instructions %s", k->a->p.id,
                           (int) k->pid, o->seccomp->bpf_len, o->seccomp_source);
         else
-                zrc_debug(k->c, "container %s created, init pid %d, no seccomp filter", k->a->p.id, (int) k->pid);
+                zct_debug(k->c, "container %s created, init pid %d, no seccomp filter", k->a->p.id, (int) k->pid);
         return 0;
 }
 
@@ -550,22 +550,22 @@ static int start_and_wait(struct create *k) {
         int r;
 
         if (write(k->sync[0], "s", 1) != 1)
-                zrc_debug(k->c, "container init gone before its start: %s", zrc_errstr(errno));
-        r = zrc_runc_read_status(k->sync[0], &status);
+                zct_debug(k->c, "container init gone before its start: %s", zct_errstr(errno));
+        r = zct_runc_read_status(k->sync[0], &status);
         if (r > 0) {
-                zrc_runc_report_failure(k->c, k->o, &status);
-                r = zrc_runc_wait_exit_status(k->pidfd);
-                zrc_destroy(&k->st);
-                zrc_hooks_poststop(k->c, &k->st);
+                zct_runc_report_failure(k->c, k->o, &status);
+                r = zct_runc_wait_exit_status(k->pidfd);
+                zct_destroy(&k->st);
+                zct_hooks_poststop(k->c, &k->st);
                 return r;
         }
-        zrc_hooks_poststart(k->c, &k->st);
+        zct_hooks_poststart(k->c, &k->st);
         if (k->a->p.detach)
                 return 0;
-        zrc_runc_forward_signals(k->pid);
-        r = zrc_runc_wait_exit_status(k->pidfd);
-        zrc_destroy(&k->st);
-        zrc_hooks_poststop(k->c, &k->st);
+        zct_runc_forward_signals(k->pid);
+        r = zct_runc_wait_exit_status(k->pidfd);
+        zct_destroy(&k->st);
+        zct_hooks_poststop(k->c, &k->st);
         return r;
 }
 
@@ -585,17 +585,17 @@ static int create_failed(struct create *k) {
         if (k->a->handoff) {
                 /* the daemon's child: it reaps it; here only wait until it is gone, so that its
                  * cgroup can be removed */
-                zrc_runc_wait_gone(k->pidfd);
+                zct_runc_wait_gone(k->pidfd);
                 k->a->handoff->pid = k->pid;
                 k->a->handoff->pidfd = TAKE_FD(k->pidfd);
                 r = 1;
         } else
-                r = zrc_runc_wait_exit_status(k->pidfd);
+                r = zct_runc_wait_exit_status(k->pidfd);
         /* the container is destroyed; what the create hooks set up, poststop may undo */
         if (k->hooks_ran) {
-                (void) zrc_cgroup_remove(&k->st.cgroup);
-                (void) zrc_rm_rf(k->dir);
-                zrc_hooks_poststop(k->c, &k->st);
+                (void) zct_cgroup_remove(&k->st.cgroup);
+                (void) zct_rm_rf(k->dir);
+                zct_hooks_poststop(k->c, &k->st);
         }
         /* run exits with the init's own code (126/127 for a command that cannot run) */
         return k->a->run && r >= ZE_EXIT_ABANDONED && r <= ZE_EXIT_NOT_FOUND ? r : 1;
@@ -603,16 +603,16 @@ static int create_failed(struct create *k) {
 
 static void create_done(struct create *k) {
         if (k->made_dir) {
-                (void) zrc_cgroup_remove(&k->st.cgroup);
-                (void) zrc_rm_rf(k->dir);
+                (void) zct_cgroup_remove(&k->st.cgroup);
+                (void) zct_rm_rf(k->dir);
         }
         safe_close(k->lock_fd);
         for (size_t i = 0; i < k->sb.n_ns_fds; i++)
                 safe_close(k->sb.ns_fds[i]);
         safe_close(k->start_fd);
         safe_close(k->hook_report_fd);
-        zrc_hooks_for_init_free(&k->sb.create_hooks);
-        zrc_hooks_for_init_free(&k->sb.start_hooks);
+        zct_hooks_for_init_free(&k->sb.create_hooks);
+        zct_hooks_for_init_free(&k->sb.start_hooks);
         safe_close(k->console_fd);
         safe_close(k->cg_fd);
         safe_close(k->agent_fd);
@@ -620,12 +620,12 @@ static void create_done(struct create *k) {
         close_pairp(&k->sync);
         free(k->path_buf);
         free(k->dir);
-        zrc_state_done(&k->st);
-        zrc_oci_free(k->o);
+        zct_state_done(&k->st);
+        zct_oci_free(k->o);
 }
 
 static int set_sysctls(struct create *k) {
-        return zrc_sysctls_apply(k->c, k->o, k->pid);
+        return zct_sysctls_apply(k->c, k->o, k->pid);
 }
 
 /* The order of a container start; the first step that fails ends it (create_failed). */
@@ -654,7 +654,7 @@ static int (*const create_steps[])(struct create *k) = {
         save_state,
 };
 
-int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *a) {
+int zct_container_create(const struct zct_ctx *c, const struct zct_create_args *a) {
         struct create k = {
                 .c = c,
                 .a = a,
