@@ -185,3 +185,29 @@ int zct_res_apply(const struct zct_cgroup *cg, const struct zct_res_plan *plan, 
         host_done(&h);
         return r;
 }
+
+/* cgroup2: a controller is usable in dir only when every ancestor below the mount enables it
+ * for its children ("+pids" in cgroup.subtree_control), from the mount's root down. */
+int zct_cgroup_enable_v2(const char *mnt, const char *dir, const char *controller) {
+        _cleanup_free_ char *copy = strdup(dir);
+        char value[64];
+        char *p;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        snprintf(value, sizeof(value), "+%s", controller);
+        p = copy + strlen(mnt);
+        for (;;) {
+                char saved = *p;
+
+                *p = '\0';
+                r = zct_write_at(copy, "cgroup.subtree_control", value);
+                *p = saved;
+                if (r < 0)
+                        return r;
+                p = strchr(p + 1, '/');
+                if (!p)
+                        return 0;
+        }
+}

@@ -153,3 +153,8 @@ int zct_plan_blkio(struct planner *p, json_object *o) {
                 return r;
         return 0;
 }
+
+uint64_t zct_res_blkio_to_io_weight(uint64_t weight) {
+        /* [10, 1000] onto [1, 10000], linearly */
+        return weight == 0 ? 0 : 1 + ((weight - 10) * 9999) / 990;
+}

@@ -29,21 +29,6 @@ bool zct_cgroup_is_v2_only(void) {
         return statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-int zct_write_at(const char *dir, const char *file, const char *value) {
-        _cleanup_free_ char *p = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        size_t n = strlen(value);
-
-        if (asprintf(&p, "%s/%s", dir, file) < 0)
-                return -ENOMEM;
-        fd = open(p, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (write(fd, value, n) != (ssize_t) n)
-                return negative_errno();
-        return 0;
-}
-
 static int read_file(const char *dir, const char *file, char *buf, size_t len) {
         _cleanup_free_ char *p = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -111,32 +96,6 @@ int zct_cgroup_find_mount(const char *controllers, char **ret_mnt, char **ret_ro
         }
         fclose(f);
         return -ENOENT;
-}
-
-/* cgroup2: a controller is usable in dir only when every ancestor below the mount enables it
- * for its children ("+pids" in cgroup.subtree_control), from the mount's root down. */
-int zct_cgroup_enable_v2(const char *mnt, const char *dir, const char *controller) {
-        _cleanup_free_ char *copy = strdup(dir);
-        char value[64];
-        char *p;
-        int r;
-
-        if (!copy)
-                return -ENOMEM;
-        snprintf(value, sizeof(value), "+%s", controller);
-        p = copy + strlen(mnt);
-        for (;;) {
-                char saved = *p;
-
-                *p = '\0';
-                r = zct_write_at(copy, "cgroup.subtree_control", value);
-                *p = saved;
-                if (r < 0)
-                        return r;
-                p = strchr(p + 1, '/');
-                if (!p)
-                        return 0;
-        }
 }
 
 /* cpuset v1: a new directory starts with empty cpuset.cpus and cpuset.mems, and takes no process

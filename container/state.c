@@ -102,24 +102,6 @@ int zct_state_make_dir(const struct zct_ctx *c, const char *id, char **ret_dir) 
         return 0;
 }
 
-int zct_mkdir_p(const char *path, mode_t mode) {
-        _cleanup_free_ char *p = strdup(path);
-
-        if (!p)
-                return -ENOMEM;
-        for (char *s = p + 1;; s++) {
-                bool end = *s == '\0';
-                if (*s != '/' && !end)
-                        continue;
-                *s = '\0';
-                if (mkdir(p, mode) < 0 && errno != EEXIST)
-                        return -errno;
-                if (end)
-                        return 0;
-                *s = '/';
-        }
-}
-
 int zct_state_lock(const char *root, const char *id) {
         _cleanup_free_ char *dir = NULL;
         int fd, r;

@@ -173,10 +173,6 @@ KNOWN_CYCLES = {
     # the transport: server.c's connections, server-read.c's framing and server-sched.c's turns
     # call one another; being reworked by another change at the same time
     frozenset({"daemon/server.c", "daemon/server-read.c", "daemon/server-sched.c"}),
-    # the runtime library's: the planner's helpers beside its dispatcher, and the cgroup writes
-    # with the state's directories (to be broken when the library gets its folder)
-    frozenset({"container/cgroup-resources.c", "container/cgroup-resources-blkio.c"}),
-    frozenset({"container/cgroup.c", "container/cgroup-limits.c", "container/state.c"}),
 }
 
 
