@@ -318,3 +318,33 @@ int zd_scope_unit_copy(sd_bus_message *props, const char *caller_cgroup, sd_bus_
         }
         return 0;
 }
+
+int zd_scope_unit_slice_name(const struct zd_scope_unit *u, char *buf, size_t size) {
+        const char *parent = u->slice[0] ? u->slice : "-.slice";
+        size_t plen, n = 0;
+        char out[256];
+        int w;
+
+        if (strlen(u->id) > 6 && strcmp(u->id + strlen(u->id) - 6, ".slice") == 0)
+                parent = u->id; /* the root slice: what limits it limits its subtree */
+        plen = strcmp(parent, "-.slice") == 0 ? 0 : strlen(parent) - 6;
+        w = snprintf(out, sizeof(out), "%.*s%szygote-", (int) plen, parent, plen ? "-" : "");
+        if (w < 0 || (size_t) w >= sizeof(out))
+                return -ENAMETOOLONG;
+        n = (size_t) w;
+        for (const char *c = u->id; *c; c++) {
+                bool keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                            *c == ':' || *c == '_' || (*c == '.' && c != u->id);
+                w = keep ? snprintf(out + n, sizeof(out) - n, "%c", *c)
+                         : snprintf(out + n, sizeof(out) - n, "\\x%02x", (unsigned char) *c);
+                if (w < 0 || (size_t) w >= sizeof(out) - n)
+                        return -ENAMETOOLONG;
+                n += (size_t) w;
+        }
+        /* a unit's name is at most 255 characters, its suffix included */
+        if (n + 6 > 255 || n + 7 > size)
+                return -ENAMETOOLONG;
+        memcpy(buf, out, n);
+        memcpy(buf + n, ".slice", 7);
+        return 0;
+}

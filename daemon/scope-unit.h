@@ -22,3 +22,9 @@ struct zd_scope_unit {
  * negative errno when the message could not be read. out is then to be thrown away. */
 int zd_scope_unit_copy(struct sd_bus_message *props, const char *caller_cgroup, struct sd_bus_message *out,
                        struct zd_scope_unit *u, char *why, size_t why_size);
+
+/* The slice that holds every detached task of unit u, "PARENT-zygote-ESCAPED.slice", below the
+ * slice that limits the unit (its Slice, or the unit itself when it is a slice): ESCAPED is the
+ * unit's name with each character but [A-Za-z0-9:_.] as \xNN (a dash would nest). -ENAMETOOLONG
+ * when the name would be longer than a unit's may be. */
+int zd_scope_unit_slice_name(const struct zd_scope_unit *u, char *buf, size_t size);

@@ -41,8 +41,10 @@ struct zd_scope_req {
         char *key;
         char name[64]; /* the scope's */
         char *description;
-        char *caller_cgroup; /* for a task's: its caller's, whose unit the scope takes after */
-        bool strict;         /* no unit for it: refused (else a scope in the default slice) */
+        char *caller_cgroup;   /* for a task's: its caller's, whose unit the scope takes after */
+        bool strict;           /* no unit for it: refused (else a scope in the default slice) */
+        sd_bus_message *props; /* the caller's unit's, as its manager gave them */
+        char slice[256];       /* the unit's slice of detached tasks */
         pid_t pid;
         zd_scope_fn done;
         ev_timer expire;
@@ -56,6 +58,7 @@ static void req_free(struct zd_scope_req *q) {
         free(q->key);
         free(q->description);
         free(q->caller_cgroup);
+        sd_bus_message_unref(q->props);
         free(q);
 }
 
@@ -366,7 +369,125 @@ int zd_scope_start(struct zd_daemon *d, const char *kind, pid_t pid, const char 
         return r;
 }
 
-/* The unit's properties: the scope takes its slice and its limits, or the request is refused. */
+/* The caller's unit's limits (its properties, q->props, read again from their start) appended to
+ * out's open "a(sv)"; u says what else the unit is. A refusal has its reason in why. */
+static int req_copy(struct zd_scope_req *q, sd_bus_message *out, struct zd_scope_unit *u, char *why, size_t size) {
+        int r = sd_bus_message_rewind(q->props, true);
+
+        if (r < 0)
+                return r;
+        return zd_scope_unit_copy(q->props, q->caller_cgroup, out, u, why, size);
+}
+
+/* The task's scope, in the unit's slice of detached tasks (q->slice), carrying the unit's limits
+ * itself too: should that slice be gone and made again by the manager as a plain one (stopped
+ * by hand between our calls), no task has more than the unit had. With create, the slice is
+ * made in the same call (an auxiliary unit), with the limits, stopped by the manager once no
+ * scope needs it. */
+static int send_task_scope(struct zd_scope_req *q, bool create) {
+        sd_bus_message *call = NULL;
+        struct zd_scope_unit u;
+        char why[64];
+        int r = scope_message_begin(q->d->scopes.bus, q->name, q->pid, q->description, &call);
+
+        if (r >= 0)
+                r = req_copy(q, call, &u, why, sizeof(why));
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sv)", "Slice", "s", q->slice);
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
+        if (r >= 0 && !create)
+                r = sd_bus_message_append(call, "a(sa(sv))", 0);
+        else if (r >= 0) {
+                r = sd_bus_message_open_container(call, 'a', "(sa(sv))");
+                if (r >= 0)
+                        r = sd_bus_message_open_container(call, 'r', "sa(sv)");
+                if (r >= 0)
+                        r = sd_bus_message_append(call, "s", q->slice);
+                if (r >= 0)
+                        r = sd_bus_message_open_container(call, 'a', "(sv)");
+                if (r >= 0)
+                        r = sd_bus_message_append(call, "(sv)(sv)", "Description", "s",
+                                                  "zygote: detached tasks of one unit", "StopWhenUnneeded", "b", 1);
+                if (r >= 0)
+                        r = req_copy(q, call, &u, why, sizeof(why));
+                for (int i = 0; i < 3 && r >= 0; i++)
+                        r = sd_bus_message_close_container(call);
+        }
+        if (r < 0) {
+                sd_bus_message_unref(call);
+                return r;
+        }
+        return req_send(q, call, on_reply);
+}
+
+/* The slice was there: it has been given the unit's limits as they are now; the scope goes in. */
+static int on_slice_set(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct zd_scope_req *q = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        char why[1024];
+        int r;
+
+        if (e) {
+                snprintf(why, sizeof(why), "the service manager did not set the limits of %s: %s", q->slice,
+                         e->message ? e->message : e->name);
+                req_finish(q, -EIO, why);
+                return 0;
+        }
+        r = send_task_scope(q, false);
+        if (r < 0)
+                req_finish(q, r, "the request could not be sent to the service manager");
+        return 0;
+}
+
+/* The limits set again on the slice that is there, as the unit has them now: they may have
+ * changed since the slice was made (systemctl set-property); one the unit dropped since stays. */
+static int send_slice_set(struct zd_scope_req *q) {
+        sd_bus_message *call = NULL;
+        struct zd_scope_unit u;
+        char why[64];
+        int r = sd_bus_message_new_method_call(q->d->scopes.bus, &call, "org.freedesktop.systemd1",
+                                               "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                               "SetUnitProperties");
+
+        if (r >= 0)
+                r = sd_bus_message_append(call, "sb", q->slice, 1);
+        if (r >= 0)
+                r = sd_bus_message_open_container(call, 'a', "(sv)");
+        if (r >= 0)
+                r = req_copy(q, call, &u, why, sizeof(why));
+        if (r >= 0)
+                r = sd_bus_message_close_container(call);
+        if (r < 0) {
+                sd_bus_message_unref(call);
+                return r;
+        }
+        return req_send(q, call, on_slice_set);
+}
+
+/* Whether the unit's slice of detached tasks is there (GetUnit loads nothing): made with the
+ * scope if not, else given the limits again first. */
+static int on_slice(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct zd_scope_req *q = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        int r;
+
+        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.NoSuchUnit")) {
+                char why[1024];
+                snprintf(why, sizeof(why), "the service manager did not say whether %s is there: %s", q->slice,
+                         e->message ? e->message : e->name);
+                req_finish(q, -EIO, why);
+                return 0;
+        }
+        r = e ? send_task_scope(q, true) : send_slice_set(q);
+        if (r < 0)
+                req_finish(q, r, "the request could not be sent to the service manager");
+        return 0;
+}
+
+/* The unit's properties: the scope takes its limits, in a slice of the unit's detached tasks
+ * below the unit's slice, shared by all of them (one budget, as in the unit), or the request is
+ * refused. */
 static int on_unit_properties(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         struct zd_scope_req *q = userdata;
         const sd_bus_error *e = sd_bus_message_get_error(m);
@@ -382,26 +503,30 @@ static int on_unit_properties(sd_bus_message *m, void *userdata, sd_bus_error *r
                 req_finish(q, -EIO, why);
                 return 0;
         }
+        q->props = sd_bus_message_ref(m);
         snprintf(why, sizeof(why), "the service manager's answer could not be read");
+        /* read once to decide, into a message thrown away */
         r = scope_message_begin(q->d->scopes.bus, q->name, q->pid, q->description, &call);
-        if (r >= 0) {
-                r = zd_scope_unit_copy(m, q->caller_cgroup, call, &u, why, sizeof(why));
-        }
-        if (r >= 0) {
-                r = scope_message_end(call, u.slice[0] ? u.slice : NULL);
-                if (r < 0)
-                        snprintf(why, sizeof(why), "%s", strerror(-r));
-        }
+        if (r >= 0)
+                r = req_copy(q, call, &u, why, sizeof(why));
+        sd_bus_message_unref(call);
+        if (r >= 0 && (r = zd_scope_unit_slice_name(&u, q->slice, sizeof(q->slice))) < 0)
+                snprintf(why, sizeof(why), "the name of a slice for the detached tasks of %s would be too long", u.id);
         if (r < 0) {
-                sd_bus_message_unref(call);
                 req_finish(q, r, why);
                 return 0;
         }
-        zd_log(LOG_DEBUG, "%s: in %s, with %u properties of %s", q->name, u.slice[0] ? u.slice : "the default slice",
-               u.n_copied, u.id);
-        r = req_send(q, call, on_reply);
-        if (r < 0)
+        zd_log(LOG_DEBUG, "%s: in %s, with %u properties of %s", q->name, q->slice, u.n_copied, u.id);
+        r = sd_bus_message_new_method_call(q->d->scopes.bus, &call, "org.freedesktop.systemd1",
+                                           "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", "GetUnit");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", q->slice);
+        if (r >= 0)
+                r = req_send(q, TAKE_PTR(call), on_slice);
+        if (r < 0) {
+                sd_bus_message_unref(call);
                 req_finish(q, r, "the request could not be sent to the service manager");
+        }
         return 0;
 }
 

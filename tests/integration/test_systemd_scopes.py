@@ -177,13 +177,17 @@ def test_scope_takes_the_units_slice_and_limits(world, cgroups, layout):
     assert r.returncode == 0, (r.stdout, r.stderr, m.log)
     (name, props), = task_scopes(sysd)
     assert name.startswith("zygote-task-") and name.endswith(".scope"), name
-    assert props.get("Slice") == "system.slice", props
-    for k, (_, v) in LIMITS.items():
-        assert props.get(k) == plain(v), f"{k}: {props.get(k)!r}, the unit's is {v!r}"
-    for k in PROTECTIONS:
-        assert k not in props, f"{k} (a protection) was copied: {props}"
-    for k in UNSET:
-        assert k not in props, f"{k} (unset) was copied: {props}"
+    # in the slice of the unit's detached tasks, below the unit's own slice (system.slice)
+    assert props.get("Slice") == "system-zygote-limited.service.slice", props
+    slice_props = sysd.slices["system-zygote-limited.service.slice"]
+    assert slice_props.get("StopWhenUnneeded") is True, slice_props
+    for where in (props, slice_props):
+        for k, (_, v) in LIMITS.items():
+            assert where.get(k) == plain(v), f"{k}: {where.get(k)!r}, the unit's is {v!r}"
+        for k in PROTECTIONS:
+            assert k not in where, f"{k} (a protection) was copied: {where}"
+        for k in UNSET:
+            assert k not in where, f"{k} (unset) was copied: {where}"
     assert sysd.lookups == [cg], sysd.lookups
     assert name == "zygote-task-%d.scope" % int(m.state("lim-1")["pid"]), name
 
@@ -223,3 +227,39 @@ def test_detach_refused_when_limits_cannot_be_carried(world, cgroups, case):
     # the daemon serves on, and a task that is not detached still runs in its caller's cgroup
     r = run_in(m, cgroups, caller_cg, "run", "--", "true", procs=procs)
     assert r.returncode == 0, (r.stdout, r.stderr, m.log)
+
+
+def test_detached_tasks_of_one_unit_share_one_slice(world, cgroups):
+    """Limits do not multiply: each detached task of a TasksMax=8 unit used to get a scope with a
+    TasksMax=8 of its own, so N of them had 8*N. The first is made with a slice of the unit's
+    detached tasks (its name escaped: a dash would nest it), which carries the limits; the second
+    goes into that same slice, whose limits are set again first, as the unit has them then (here
+    changed meanwhile, as by systemctl set-property); another unit gets a slice of its own; and a
+    slice the manager let go (its last scope gone) is made again."""
+    cg = cgroups("caller")
+    other_cg = cgroups("other")
+    units = {"zygote-detach-caller-0.service": {"cgroup": cg, "slice": "zylimited.slice",
+                                               "props": {"TasksMax": ("t", 8), "MemoryMax": ("t", 64 << 20)}},
+             "other.service": {"cgroup": other_cg, "slice": "system.slice", "props": {"TasksMax": ("t", 5)}}}
+    m, sysd = world(units)
+    want = "zylimited-zygote-zygote\\x2ddetach\\x2dcaller\\x2d0.service.slice"
+    r = detach(m, cgroups, cg, "share-1")
+    assert r.returncode == 0, (r.stdout, r.stderr, m.log)
+    assert list(sysd.slices) == [want], sysd.slices
+    assert sysd.slices[want]["TasksMax"] == 8 and sysd.slices[want]["MemoryMax"] == 64 << 20, sysd.slices
+    units["zygote-detach-caller-0.service"]["props"]["TasksMax"] = ("t", 6)
+    r = detach(m, cgroups, cg, "share-2")
+    assert r.returncode == 0, (r.stdout, r.stderr, m.log)
+    (_, first), (_, second) = task_scopes(sysd)
+    assert first["Slice"] == second["Slice"] == want, (first, second)
+    assert sysd.slice_sets == [(want, {"TasksMax": 6, "MemoryMax": 64 << 20})], sysd.slice_sets
+    assert list(sysd.slices) == [want] and sysd.slices[want]["TasksMax"] == 6, sysd.slices
+    r = detach(m, cgroups, other_cg, "share-3")
+    assert r.returncode == 0, (r.stdout, r.stderr, m.log)
+    assert task_scopes(sysd)[2][1]["Slice"] == "system-zygote-other.service.slice", task_scopes(sysd)
+    assert sysd.slices["system-zygote-other.service.slice"]["TasksMax"] == 5, sysd.slices
+    sysd.drop_slice(want)
+    r = detach(m, cgroups, cg, "share-4")
+    assert r.returncode == 0, (r.stdout, r.stderr, m.log)
+    assert task_scopes(sysd)[3][1]["Slice"] == want and sysd.slices[want]["TasksMax"] == 6, sysd.slices
+    assert len(sysd.slice_sets) == 1, sysd.slice_sets

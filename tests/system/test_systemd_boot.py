@@ -330,7 +330,8 @@ def test_detached_task_outlives_its_callers_unit(machine):
         for line in cgroup.splitlines():
             _, ctl, path = line.split(":", 2)
             if ctl in ("", "name=systemd"):
-                assert path == f"/system.slice/zygote-task-{t['pid']}.scope", cgroup
+                slice_ = f"system-zygote-zygote\\x2ddetach\\x2dcaller\\x2d{i}.service.slice"
+                assert path == f"/system.slice/system-zygote.slice/{slice_}/zygote-task-{t['pid']}.scope", cgroup
     assert not lost, f"{len(lost)} of 20 detached tasks died with their caller's unit: {lost}"
 
 
@@ -349,41 +350,63 @@ def cgroup_file(m, pid, controller, name):
 
 
 def test_detached_task_keeps_its_units_limits(machine):
-    """A detached task of a `systemd-run -p TasksMax=8 -p MemoryMax=64M -p DevicePolicy=closed -p
-    IPAddressDeny=any` caller in zylimited.slice is in a scope of that slice with the same limits, as
-    systemd shows them and as the kernel applies them (pids.max, memory.max); a caller in a
-    sub-cgroup named machine.slice of a Delegate=yes unit is refused, and no task of it runs in
-    the manager's /machine.slice."""
+    """Detached tasks of a `systemd-run -p TasksMax=8 -p MemoryMax=64M -p DevicePolicy=closed -p
+    IPAddressDeny=any` caller in zylimited.slice keep those limits, as systemd shows them and as
+    the kernel applies them (pids.max, memory.max), and share them, as the unit's own processes
+    did: two of them are in one slice of the unit's detached tasks below zylimited.slice, which
+    carries the limits (before, each scope had a TasksMax=8 of its own: 8 more tasks per detached
+    task), and whose pids.current counts both. Once both are gone, systemd stops that slice."""
     m = machine
     activate(m)
     unit = "zygote-limited-caller"
+    slice_ = "zylimited-zygote-zygote\\x2dlimited\\x2dcaller.service.slice"
     # a slice of its own, whose limits must still count the task: its Slice comes from the
     # manager (a scope in the default system.slice would be out of it)
     ok(m.run("systemctl", "set-property", "--runtime", "zylimited.slice", "TasksMax=50"), "set-property")
+    detach = "launchctl run --detach --id {} -- sleep 1000 </dev/null >/dev/null 2>&1"
     r = m.run("systemd-run", "--wait", "--quiet", "--collect", f"--unit={unit}", "--slice=zylimited", "-p",
               "TasksMax=8", "-p",
               "MemoryMax=64M", "-p", "DevicePolicy=closed", "-p", "IPAddressDeny=any", "--", "/bin/sh", "-c",
-              "launchctl run --detach --id limited-sleep -- sleep 1000 </dev/null >/dev/null 2>&1", timeout=120)
-    ok(r, "systemd-run -p TasksMax=8 ... launchctl run --detach")
-    t = tasks(m)["limited-sleep"]
+              detach.format("limited-sleep") + " && " + detach.format("limited-sleep-2"), timeout=120)
+    ok(r, "systemd-run -p TasksMax=8 ... launchctl run --detach, twice")
+    listed = tasks(m)
+    t, t2 = listed["limited-sleep"], listed["limited-sleep-2"]
     try:
         assert alive(m, t["pid"]) and t["state"] == "running", t
-        scope = f"zygote-task-{t['pid']}.scope"
-        p = show(m, scope, "Slice", "TasksMax", "MemoryMax", "DevicePolicy", "IPAddressDeny", "ActiveState")
-        assert p["ActiveState"] == "active" and p["Slice"] == "zylimited.slice", p
+        assert alive(m, t2["pid"]) and t2["state"] == "running", t2
+        for task in (t, t2):
+            scope = f"zygote-task-{task['pid']}.scope"
+            p = show(m, scope, "Slice", "TasksMax", "MemoryMax", "DevicePolicy", "IPAddressDeny", "ActiveState")
+            assert p["ActiveState"] == "active" and p["Slice"] == slice_, p
+            assert p["TasksMax"] == "8" and p["MemoryMax"] == str(64 << 20), p
+            assert p["DevicePolicy"] == "closed", p
+            assert "0.0.0.0/0" in p["IPAddressDeny"] and "::/0" in p["IPAddressDeny"], p
+        p = show(m, slice_, "Slice", "TasksMax", "MemoryMax", "DevicePolicy", "IPAddressDeny", "ActiveState",
+                 "Transient", "StopWhenUnneeded", "ControlGroup")
+        assert p["ActiveState"] == "active" and p["Slice"] == "zylimited-zygote.slice", p
+        assert (p["Transient"], p["StopWhenUnneeded"]) == ("yes", "yes"), p
         assert p["TasksMax"] == "8" and p["MemoryMax"] == str(64 << 20), p
-        assert p["DevicePolicy"] == "closed", p
-        assert "0.0.0.0/0" in p["IPAddressDeny"] and "::/0" in p["IPAddressDeny"], p
+        assert p["DevicePolicy"] == "closed" and "0.0.0.0/0" in p["IPAddressDeny"], p
+        assert p["ControlGroup"] == f"/zylimited.slice/zylimited-zygote.slice/{slice_}", p
         # the kernel's side: where the container's systemd has the controllers (cgroup2 at
         # /sys/fs/cgroup; on a hybrid host's container it has none to set, for any unit)
         pids_max = cgroup_file(m, t["pid"], "pids", "pids.max")
         memory_max = cgroup_file(m, t["pid"], "memory", "memory.max")
         if m.run("stat", "-fc", "%T", "/sys/fs/cgroup").stdout.strip() == "cgroup2fs":
             assert (pids_max, memory_max) == ("8", str(64 << 20)), (pids_max, memory_max)
+            shared = {f: m.run("cat", f"/sys/fs/cgroup{p['ControlGroup']}/{f}").stdout.strip()
+                      for f in ("pids.max", "pids.current", "memory.max")}
+            assert shared == {"pids.max": "8", "pids.current": "2", "memory.max": str(64 << 20)}, shared
         else:
             assert pids_max in ("8", None) and memory_max in (str(64 << 20), None), (pids_max, memory_max)
     finally:
-        m.shell("launchctl kill limited-sleep KILL; launchctl delete limited-sleep")
+        for name in ("limited-sleep", "limited-sleep-2"):
+            m.shell(f"launchctl kill {name} KILL; launchctl wait {name}; launchctl delete {name}")
+    # its last scope gone, the slice is not needed: systemd stops it and lets it go
+    deadline = time.monotonic() + 30
+    while show(m, slice_, "ActiveState")["ActiveState"] != "inactive" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert show(m, slice_, "ActiveState", "LoadState")["ActiveState"] == "inactive"
 
 
 def test_detached_task_of_a_delegated_subcgroup_is_refused(machine):
