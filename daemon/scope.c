@@ -41,16 +41,18 @@ struct zd_scope_req {
         char *key;
         char name[64]; /* the scope's */
         char *description;
-        char *caller_cgroup;   /* for a task's: its caller's, whose unit the scope takes after */
-        bool strict;           /* no unit for it: refused (else a scope in the default slice) */
-        sd_bus_message *props; /* the caller's unit's, as its manager gave them */
-        char slice[256];       /* the unit's slice of detached tasks */
+        char *caller_cgroup;      /* for a task's: its caller's, whose unit the scope takes after */
+        bool strict;              /* no unit for it: refused (else a scope in the default slice) */
+        sd_bus_message *props;    /* the caller's unit's, as its manager gave them */
+        bool foreign;             /* that manager is the system one, not ours (a user's zygoted) */
+        struct zd_scope_bus *via; /* where the next call goes */
+        char slice[256];          /* the unit's slice of detached tasks */
         pid_t pid;
         zd_scope_fn done;
         ev_timer expire;
 };
 
-static void scopes_arm(struct zd_daemon *d);
+static void scopes_arm(struct zd_scope_bus *b);
 
 static void req_free(struct zd_scope_req *q) {
         sd_bus_slot_unref(q->slot);
@@ -77,30 +79,35 @@ static void req_finish(struct zd_scope_req *q, int r, const char *error) {
         req_free(q);
 }
 
-/* The connection is gone (the manager re-executed or stopped): every request fails, and the
- * next one connects again. */
+/* A connection is gone (the manager re-executed or stopped, the bus went away): every request
+ * fails, and the next one connects again. */
 static void scopes_drop_bus(struct zd_daemon *d, int r) {
-        ev_io_stop(d->loop, &d->scopes.io);
-        ev_timer_stop(d->loop, &d->scopes.timer);
+        struct zd_scope_bus *buses[] = { &d->scopes.manager, &d->scopes.system };
+
+        for (size_t i = 0; i < 2; i++) {
+                ev_io_stop(d->loop, &buses[i]->io);
+                ev_timer_stop(d->loop, &buses[i]->timer);
+        }
         while (d->scopes.pending)
                 req_finish(d->scopes.pending, r, "the connection to the service manager was lost");
-        d->scopes.bus = sd_bus_flush_close_unref(d->scopes.bus);
+        for (size_t i = 0; i < 2; i++)
+                buses[i]->bus = sd_bus_flush_close_unref(buses[i]->bus);
 }
 
-static void scopes_process(struct zd_daemon *d) {
+static void scopes_process(struct zd_scope_bus *b) {
         for (;;) {
-                int r = sd_bus_process(d->scopes.bus, NULL);
+                int r = sd_bus_process(b->bus, NULL);
                 if (r < 0) {
                         zd_log(LOG_WARNING, "service manager connection: %s", strerror(-r));
-                        scopes_drop_bus(d, r);
+                        scopes_drop_bus(b->d, r);
                         return;
                 }
-                if (!d->scopes.bus)
+                if (!b->bus)
                         return; /* a callback dropped it */
                 if (r == 0)
                         break;
         }
-        scopes_arm(d);
+        scopes_arm(b);
 }
 
 static void on_io(struct ev_loop *loop, ev_io *w, int revents) {
@@ -112,26 +119,36 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents) {
 }
 
 /* The watchers follow what sd-bus waits for: readable, writable, a deadline. */
-static void scopes_arm(struct zd_daemon *d) {
-        struct zd_scopes *s = &d->scopes;
-        int ev = sd_bus_get_events(s->bus);
+static void scopes_arm(struct zd_scope_bus *b) {
+        struct ev_loop *loop = b->d->loop;
+        int ev = sd_bus_get_events(b->bus);
         uint64_t until = UINT64_MAX;
 
         if (ev < 0) {
-                scopes_drop_bus(d, ev);
+                scopes_drop_bus(b->d, ev);
                 return;
         }
-        ev_io_stop(d->loop, &s->io);
-        ev_io_set(&s->io, sd_bus_get_fd(s->bus), EV_READ | ((ev & POLLOUT) ? EV_WRITE : 0));
-        ev_io_start(d->loop, &s->io);
-        ev_timer_stop(d->loop, &s->timer);
-        if (sd_bus_get_timeout(s->bus, &until) >= 0 && until != UINT64_MAX) {
+        ev_io_stop(loop, &b->io);
+        ev_io_set(&b->io, sd_bus_get_fd(b->bus), EV_READ | ((ev & POLLOUT) ? EV_WRITE : 0));
+        ev_io_start(loop, &b->io);
+        ev_timer_stop(loop, &b->timer);
+        if (sd_bus_get_timeout(b->bus, &until) >= 0 && until != UINT64_MAX) {
                 struct timespec now;
                 clock_gettime(CLOCK_MONOTONIC, &now);
                 uint64_t n = (uint64_t) now.tv_sec * 1000000ULL + (uint64_t) now.tv_nsec / 1000;
-                ev_timer_set(&s->timer, until > n ? (double) (until - n) / 1e6 : 0., 0.);
-                ev_timer_start(d->loop, &s->timer);
+                ev_timer_set(&b->timer, until > n ? (double) (until - n) / 1e6 : 0., 0.);
+                ev_timer_start(loop, &b->timer);
         }
+}
+
+/* b driven by the loop from now on. */
+static void bus_attach(struct zd_daemon *d, struct zd_scope_bus *b, sd_bus *bus) {
+        b->bus = bus;
+        b->d = d;
+        ev_io_init(&b->io, on_io, sd_bus_get_fd(bus), EV_READ);
+        b->io.data = b;
+        ev_timer_init(&b->timer, on_timer, 0., 0.);
+        b->timer.data = b;
 }
 
 static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -176,7 +193,7 @@ static int scopes_connect(struct zd_daemon *d) {
         sd_bus *bus = NULL;
         int r;
 
-        if (s->bus)
+        if (s->manager.bus)
                 return 0;
         if (!zd_scope_available(d))
                 return -EHOSTDOWN;
@@ -197,11 +214,23 @@ static int scopes_connect(struct zd_daemon *d) {
                 sd_bus_unref(bus);
                 return r;
         }
-        s->bus = bus;
-        ev_io_init(&s->io, on_io, sd_bus_get_fd(bus), EV_READ);
-        s->io.data = d;
-        ev_timer_init(&s->timer, on_timer, 0., 0.);
-        s->timer.data = d;
+        bus_attach(d, &s->manager, bus);
+        return 0;
+}
+
+/* The system bus, where any user may read the system manager's units (its policy allows
+ * GetUnitByControlGroup and Properties.GetAll to all): connected on first use, not waited for
+ * (the Hello and the calls are queued). */
+static int scopes_connect_system(struct zd_daemon *d) {
+        sd_bus *bus = NULL;
+        int r;
+
+        if (d->scopes.system.bus)
+                return 0;
+        r = sd_bus_open_system(&bus);
+        if (r < 0)
+                return r;
+        bus_attach(d, &d->scopes.system, bus);
         return 0;
 }
 
@@ -210,7 +239,7 @@ bool zd_scope_available(struct zd_daemon *d) {
         const char *why = NULL;
         char path[4096];
 
-        if (s->bus)
+        if (s->manager.bus)
                 return true; /* asked once, connected since */
         if (s->unavailable)
                 return false;
@@ -315,6 +344,7 @@ static struct zd_scope_req *req_new(struct zd_daemon *d, const char *kind, pid_t
                 return NULL;
         }
         q->d = d;
+        q->via = &d->scopes.manager;
         q->pid = pid;
         q->done = done;
         ev_timer_init(&q->expire, on_expire, SCOPE_JOB_SECONDS, 0.);
@@ -330,7 +360,7 @@ static int req_send(struct zd_scope_req *q, sd_bus_message *m, sd_bus_message_ha
         int r;
 
         q->slot = sd_bus_slot_unref(q->slot);
-        r = sd_bus_call_async(d->scopes.bus, &q->slot, m, fn, q, SCOPE_CALL_USEC);
+        r = sd_bus_call_async(q->via->bus, &q->slot, m, fn, q, SCOPE_CALL_USEC);
         sd_bus_message_unref(m);
         if (r < 0) {
                 if (!pending)
@@ -342,8 +372,14 @@ static int req_send(struct zd_scope_req *q, sd_bus_message *m, sd_bus_message_ha
                 q->next = d->scopes.pending;
                 d->scopes.pending = q;
         }
-        scopes_arm(d);
+        scopes_arm(q->via);
         return 0;
+}
+
+/* A call of the Manager object's method member on b. */
+static int manager_call(struct zd_scope_bus *b, const char *member, sd_bus_message **ret) {
+        return sd_bus_message_new_method_call(b->bus, ret, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                              "org.freedesktop.systemd1.Manager", member);
 }
 
 int zd_scope_start(struct zd_daemon *d, const char *kind, pid_t pid, const char *slice, const char *description,
@@ -358,7 +394,7 @@ int zd_scope_start(struct zd_daemon *d, const char *kind, pid_t pid, const char 
         q = req_new(d, kind, pid, description, key, done);
         if (!q)
                 return -ENOMEM;
-        r = scope_message(d->scopes.bus, q->name, pid, slice, description, &m);
+        r = scope_message(d->scopes.manager.bus, q->name, pid, slice, description, &m);
         if (r < 0) {
                 req_free(q);
                 return r;
@@ -376,7 +412,7 @@ static int req_copy(struct zd_scope_req *q, sd_bus_message *out, struct zd_scope
 
         if (r < 0)
                 return r;
-        return zd_scope_unit_copy(q->props, q->caller_cgroup, out, u, why, size);
+        return zd_scope_unit_copy(q->props, q->caller_cgroup, q->foreign, out, u, why, size);
 }
 
 /* The task's scope, in the unit's slice of detached tasks (q->slice), carrying the unit's limits
@@ -388,7 +424,7 @@ static int send_task_scope(struct zd_scope_req *q, bool create) {
         sd_bus_message *call = NULL;
         struct zd_scope_unit u;
         char why[64];
-        int r = scope_message_begin(q->d->scopes.bus, q->name, q->pid, q->description, &call);
+        int r = scope_message_begin(q->via->bus, q->name, q->pid, q->description, &call);
 
         if (r >= 0)
                 r = req_copy(q, call, &u, why, sizeof(why));
@@ -446,9 +482,7 @@ static int send_slice_set(struct zd_scope_req *q) {
         sd_bus_message *call = NULL;
         struct zd_scope_unit u;
         char why[64];
-        int r = sd_bus_message_new_method_call(q->d->scopes.bus, &call, "org.freedesktop.systemd1",
-                                               "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                                               "SetUnitProperties");
+        int r = manager_call(q->via, "SetUnitProperties", &call);
 
         if (r >= 0)
                 r = sd_bus_message_append(call, "sb", q->slice, 1);
@@ -504,12 +538,15 @@ static int on_unit_properties(sd_bus_message *m, void *userdata, sd_bus_error *r
                 return 0;
         }
         q->props = sd_bus_message_ref(m);
+        q->via = &q->d->scopes.manager; /* the scope is our manager's, whoever's the unit is */
         snprintf(why, sizeof(why), "the service manager's answer could not be read");
         /* read once to decide, into a message thrown away */
-        r = scope_message_begin(q->d->scopes.bus, q->name, q->pid, q->description, &call);
+        r = scope_message_begin(q->via->bus, q->name, q->pid, q->description, &call);
         if (r >= 0)
                 r = req_copy(q, call, &u, why, sizeof(why));
         sd_bus_message_unref(call);
+        if (r >= 0 && q->foreign)
+                r = zd_scope_unit_foreign_below(&u, why, sizeof(why));
         if (r >= 0 && (r = zd_scope_unit_slice_name(&u, q->slice, sizeof(q->slice))) < 0)
                 snprintf(why, sizeof(why), "the name of a slice for the detached tasks of %s would be too long", u.id);
         if (r < 0) {
@@ -517,8 +554,7 @@ static int on_unit_properties(sd_bus_message *m, void *userdata, sd_bus_error *r
                 return 0;
         }
         zd_log(LOG_DEBUG, "%s: in %s, with %u properties of %s", q->name, q->slice, u.n_copied, u.id);
-        r = sd_bus_message_new_method_call(q->d->scopes.bus, &call, "org.freedesktop.systemd1",
-                                           "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager", "GetUnit");
+        r = manager_call(q->via, "GetUnit", &call);
         if (r >= 0)
                 r = sd_bus_message_append(call, "s", q->slice);
         if (r >= 0)
@@ -542,22 +578,40 @@ static int on_unit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
 
         if (e && !q->strict) {
                 /* not the manager's: a scope as before, in its default slice (docs/SECURITY.md) */
-                r = scope_message(q->d->scopes.bus, q->name, q->pid, NULL, q->description, &call);
+                r = scope_message(q->via->bus, q->name, q->pid, NULL, q->description, &call);
                 if (r >= 0)
                         r = req_send(q, call, on_reply);
                 if (r < 0)
                         req_finish(q, r, "the request could not be sent to the service manager");
                 return 0;
         }
+        if (e && !q->foreign) {
+                /* a user's manager has no unit for a login session's scope: the system one does */
+                q->foreign = true;
+                r = scopes_connect_system(q->d);
+                if (r >= 0) {
+                        q->via = &q->d->scopes.system;
+                        r = manager_call(q->via, "GetUnitByControlGroup", &call);
+                }
+                if (r >= 0)
+                        r = sd_bus_message_append(call, "s", q->caller_cgroup);
+                if (r >= 0)
+                        r = req_send(q, TAKE_PTR(call), on_unit);
+                if (r >= 0)
+                        return 0;
+                sd_bus_message_unref(call);
+                call = NULL;
+        }
         if (e) {
-                snprintf(why, sizeof(why), "the service manager has no unit for the caller's cgroup %s: %s",
+                snprintf(why, sizeof(why),
+                         "no unit for the caller's cgroup %s, in the service manager or the system's: %s",
                          q->caller_cgroup, e->message ? e->message : e->name);
                 req_finish(q, -ESRCH, why);
                 return 0;
         }
         r = sd_bus_message_read(m, "o", &path);
         if (r >= 0)
-                r = sd_bus_message_new_method_call(q->d->scopes.bus, &call, "org.freedesktop.systemd1", path,
+                r = sd_bus_message_new_method_call(q->via->bus, &call, "org.freedesktop.systemd1", path,
                                                    "org.freedesktop.DBus.Properties", "GetAll");
         if (r >= 0)
                 r = sd_bus_message_append(call, "s", ""); /* every interface: the unit's and its type's */
@@ -586,9 +640,7 @@ int zd_scope_start_for(struct zd_daemon *d, const char *kind, pid_t pid, const c
         q->caller_cgroup = strdup(caller_cgroup);
         r = q->caller_cgroup ? 0 : -ENOMEM;
         if (r >= 0)
-                r = sd_bus_message_new_method_call(d->scopes.bus, &m, "org.freedesktop.systemd1",
-                                                   "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                                                   "GetUnitByControlGroup");
+                r = manager_call(q->via, "GetUnitByControlGroup", &m);
         if (r >= 0)
                 r = sd_bus_message_append(m, "s", caller_cgroup);
         if (r < 0) {
@@ -603,6 +655,6 @@ int zd_scope_start_for(struct zd_daemon *d, const char *kind, pid_t pid, const c
 }
 
 void zd_scopes_free(struct zd_daemon *d) {
-        if (d->scopes.bus)
+        if (d->scopes.manager.bus || d->scopes.system.bus)
                 scopes_drop_bus(d, -ECANCELED);
 }

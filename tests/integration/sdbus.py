@@ -172,10 +172,12 @@ def unit_path(name):
 
 
 class FakeSystemd:
-    """Listens at DIR/private. units: {name: {"cgroup": path, "slice": name, "props": {name: (sig, value)}}}."""
+    """Listens at DIR/private (or DIR/NAME: bus, the system bus, which answers Hello as its daemon
+    would). units: {name: {"cgroup": path, "slice": name, "props": {name: (sig, value)}}}."""
 
-    def __init__(self, directory, units):
-        self.path = os.path.join(directory, "private")
+    def __init__(self, directory, units, name="private", bus=False):
+        self.path = os.path.join(directory, name)
+        self.bus = bus
         self.units = units
         self.started = []          # (unit name, {property: plain value}) of every StartTransientUnit
         self.lookups = []          # cgroup paths asked with GetUnitByControlGroup
@@ -289,6 +291,8 @@ class FakeSystemd:
         path = m.fields.get(1, ("o", ""))[1]
         iface = m.fields.get(2, ("s", ""))[1]
         member = m.fields.get(3, ("s", ""))[1]
+        if self.bus and iface == "org.freedesktop.DBus" and member == "Hello":
+            return [self._reply(m, "s", [":1.42"])]
         if iface == MANAGER and member == "GetUnitByControlGroup":
             cgroup = m.body[0]
             with self.lock:

@@ -463,6 +463,65 @@ def test_user_daemon_serves_a_login_shell(machine):
     assert served == f"{uid}\nexit 0\n", r.stdout + r.stderr
 
 
+def test_user_daemon_detaches_from_a_login_shell(machine):
+    """A user's own zygoted asked `launchctl run --detach` from a login shell (`su -l`: the
+    caller's unit, session-N.scope, is the system manager's, and the user's manager has no unit
+    for its cgroup). Before, the task was refused ("no unit"). Now zygoted reads the session's
+    limits from the system manager (the system bus) and its own manager makes the scope, in a
+    slice of that manager's, `zygote-session\x2dN.scope.slice` below user@UID.service (itself in
+    user-UID.slice with the session), which carries them: TasksMax=8 and MemoryMax=64M, set on
+    every session by a session-.scope.d drop-in here (logind sets none). Two such tasks share it."""
+    m = machine
+    if m.run("getent", "passwd", LOGIN_USER).returncode != 0:
+        ok(m.run("useradd", "--create-home", "--shell", "/bin/bash", LOGIN_USER), f"useradd {LOGIN_USER}")
+    uid = int(ok(m.run("id", "-u", LOGIN_USER), "id -u").strip())
+    ok(m.run("loginctl", "enable-linger", LOGIN_USER), "loginctl enable-linger")
+    ok(m.run("systemctl", "start", f"user@{uid}.service", timeout=120), f"systemctl start user@{uid}")
+    env = [f"XDG_RUNTIME_DIR=/run/user/{uid}", f"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/{uid}/bus"]
+    user = ["runuser", "-u", LOGIN_USER, "--", "env", *env]
+    ok(m.run(*user, "systemctl", "--user", "enable", "--now", "zygoted.socket", timeout=120),
+       "systemctl --user enable --now zygoted.socket")
+    dropin = "/etc/systemd/system/session-.scope.d/50-zygote-test.conf"
+    m.write(dropin, "[Scope]\nTasksMax=8\nMemoryMax=64M\n")
+    ok(m.run("systemctl", "daemon-reload", timeout=120), "systemctl daemon-reload")
+    script = ("cat /proc/self/cgroup; s=$(sed -n 's|.*/\\(session-[^/]*\\.scope\\)$|\\1|p' /proc/self/cgroup | head -n 1); "
+              "systemctl show \"$s\" --property=TasksMax --property=MemoryMax; echo ---; for i in 1 2; do launchctl run --detach --id login-sleep-$i -- "
+              "sleep 1000 </dev/null >/dev/null 2>/tmp/zy-login.err || { echo \"refused $i\"; cat /tmp/zy-login.err; }; "
+              "done; rm -f /tmp/zy-login.err; echo ---; launchctl ps --json")
+    r = m.run("su", "--login", LOGIN_USER, "--command", script, timeout=120)
+    try:
+        cgroup, refused, ps = (r.stdout.split("---\n") + ["", "", ""])[:3]
+        found = re.search(r"/(session-[^/]+\.scope)$", cgroup, re.M)
+        assert found, f"not in a login session: {r.stdout}{r.stderr}"
+        session = found.group(1)
+        assert refused == "", r.stdout + r.stderr
+        # as the system manager said it while the session ran (it has stopped by now)
+        p = dict(line.split("=", 1) for line in cgroup.splitlines() if line.startswith(("TasksMax=", "MemoryMax=")))
+        assert p == {"TasksMax": "8", "MemoryMax": str(64 << 20)}, p
+        listed = {t["id"]: t for t in json.loads(ps).get("tasks", [])}
+        slice_ = "zygote-" + session.replace("-", "\\x2d") + ".slice"
+        for i in (1, 2):
+            t = listed[f"login-sleep-{i}"]
+            assert alive(m, t["pid"]) and t["state"] == "running", t
+            for line in m.run("cat", f"/proc/{t['pid']}/cgroup").stdout.splitlines():
+                _, ctl, path = line.split(":", 2)
+                if ctl in ("", "name=systemd"):
+                    assert path == (f"/user.slice/user-{uid}.slice/user@{uid}.service/zygote.slice/{slice_}/"
+                                    f"zygote-task-{t['pid']}.scope"), line
+        r = m.run(*user, "systemctl", "--user", "show", slice_, "--property=TasksMax", "--property=MemoryMax",
+                  "--property=StopWhenUnneeded", "--property=ActiveState")
+        p = dict(line.split("=", 1) for line in ok(r, "systemctl --user show").splitlines() if "=" in line)
+        assert p == {"TasksMax": "8", "MemoryMax": str(64 << 20), "StopWhenUnneeded": "yes",
+                     "ActiveState": "active"}, p
+    finally:
+        for i in (1, 2):
+            m.run(*user, "sh", "-c", f"launchctl kill login-sleep-{i} KILL; launchctl wait login-sleep-{i}; "
+                  f"launchctl delete login-sleep-{i}")
+        os.unlink(m.root + dropin)
+        m.run("systemctl", "daemon-reload", timeout=120)
+        m.run("loginctl", "disable-linger", LOGIN_USER)
+
+
 def test_attached_task_stops_with_its_callers_unit(machine):
     """The other half of (i): a task its caller did not detach lives in the caller's cgroup (the
     unit's limits count it) and stops with the caller's unit, as the caller's own child would."""
