@@ -415,6 +415,23 @@ static int req_copy(struct zd_scope_req *q, sd_bus_message *out, struct zd_scope
         return zd_scope_unit_copy(q->props, q->caller_cgroup, q->foreign, out, u, why, size);
 }
 
+static int send_slice_set(struct zd_scope_req *q);
+
+/* The answer to a scope made with its slice: another request of the same unit may have made the
+ * slice since GetUnit said it was not there; then, once, as for a slice that was. */
+static int on_created(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct zd_scope_req *q = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        int r;
+
+        if (!e || !sd_bus_error_has_name(e, "org.freedesktop.systemd1.UnitExists"))
+                return on_reply(m, userdata, ret_error);
+        r = send_slice_set(q);
+        if (r < 0)
+                req_finish(q, r, "the request could not be sent to the service manager");
+        return 0;
+}
+
 /* The task's scope, in the unit's slice of detached tasks (q->slice), carrying the unit's limits
  * itself too: should that slice be gone and made again by the manager as a plain one (stopped
  * by hand between our calls), no task has more than the unit had. With create, the slice is
@@ -454,7 +471,7 @@ static int send_task_scope(struct zd_scope_req *q, bool create) {
                 sd_bus_message_unref(call);
                 return r;
         }
-        return req_send(q, call, on_reply);
+        return req_send(q, call, create ? on_created : on_reply);
 }
 
 /* The slice was there: it has been given the unit's limits as they are now; the scope goes in. */

@@ -183,6 +183,7 @@ class FakeSystemd:
         self.lookups = []          # cgroup paths asked with GetUnitByControlGroup
         self.slices = {}           # {slice: {property: plain value}} made as auxiliary units, then set
         self.slice_sets = []       # (slice, {property: plain value}) of every SetUnitProperties
+        self.hide_slices = 0       # so many GetUnit calls that say a slice is not there (a race)
         self.lock = threading.Lock()
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         self.sock.bind(self.path)
@@ -314,7 +315,9 @@ class FakeSystemd:
             return [self._error(m, "org.freedesktop.DBus.Error.UnknownObject", f"no object {path}")]
         if iface == MANAGER and member == "GetUnit":
             with self.lock:
-                known = m.body[0] in self.units or m.body[0] in self.slices
+                known = m.body[0] in self.units or (m.body[0] in self.slices and not self.hide_slices)
+                if m.body[0] in self.slices and self.hide_slices:
+                    self.hide_slices -= 1
             if not known:
                 return [self._error(m, "org.freedesktop.systemd1.NoSuchUnit", f"Unit {m.body[0]} not loaded.")]
             return [self._reply(m, "o", [unit_path(m.body[0])])]

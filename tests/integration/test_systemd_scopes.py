@@ -268,8 +268,9 @@ def test_detached_tasks_of_one_unit_share_one_slice(world, cgroups):
     TasksMax=8 of its own, so N of them had 8*N. The first is made with a slice of the unit's
     detached tasks (its name escaped: a dash would nest it), which carries the limits; the second
     goes into that same slice, whose limits are set again first, as the unit has them then (here
-    changed meanwhile, as by systemctl set-property); another unit gets a slice of its own; and a
-    slice the manager let go (its last scope gone) is made again."""
+    changed meanwhile, as by systemctl set-property); another unit gets a slice of its own; a
+    slice the manager let go (its last scope gone) is made again; and one made by a concurrent
+    request after GetUnit said it was not there is used as one that was."""
     cg = cgroups("caller")
     other_cg = cgroups("other")
     units = {"zygote-detach-caller-0.service": {"cgroup": cg, "slice": "zylimited.slice",
@@ -297,6 +298,14 @@ def test_detached_tasks_of_one_unit_share_one_slice(world, cgroups):
     assert r.returncode == 0, (r.stdout, r.stderr, m.log)
     assert task_scopes(sysd)[3][1]["Slice"] == want and sysd.slices[want]["TasksMax"] == 6, sysd.slices
     assert len(sysd.slice_sets) == 1, sysd.slice_sets
+    # made by another request between this one's GetUnit and its StartTransientUnit: UnitExists,
+    # then the limits set on it and the scope in it, as for a slice that was there
+    sysd.hide_slices = 1
+    units["zygote-detach-caller-0.service"]["props"]["TasksMax"] = ("t", 7)
+    r = detach(m, cgroups, cg, "share-5")
+    assert r.returncode == 0, (r.stdout, r.stderr, m.log)
+    assert task_scopes(sysd)[4][1]["Slice"] == want, task_scopes(sysd)
+    assert sysd.slice_sets[1:] == [(want, {"TasksMax": 7, "MemoryMax": 64 << 20})], sysd.slice_sets
 
 
 @pytest.mark.parametrize("case", ["copied", "bpf-refused", "io-refused", "not-below", "nowhere"])
