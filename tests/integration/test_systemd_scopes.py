@@ -355,3 +355,25 @@ def test_detach_from_another_managers_unit(cgroups, world, case):
     r = detach(m, cgroups, caller_cg, "foreign-2")
     assert r.returncode == 0, (r.stdout, r.stderr, m.log)
     assert task_scopes(sysd)[1][1]["Slice"] == want and len(sysd.slice_sets) == 1, (task_scopes(sysd), sysd.slice_sets)
+
+
+@pytest.mark.parametrize("unit,slice_,want", [
+    ("getty@tty1.service", "system-getty.slice", "system-getty-zygote-getty\\x40tty1.service.slice"),
+    ("a-b.service", "user-1000.slice", "user-1000-zygote-a\\x2db.service.slice"),
+    ("init.scope", "-.slice", "zygote-init.scope.slice"),
+    ("x" * 200 + "-" * 10 + ".service", "system.slice", None),
+])
+def test_slice_of_detached_tasks_is_named_by_the_manager_rules(world, cgroups, unit, slice_, want):
+    """A unit's name as a slice's part: each character a unit name may hold but a slice's part
+    may not (a dash would nest it, '@' is not allowed there) is escaped, below the unit's
+    slice (the root slice's children have no prefix); a name that would be longer than a unit's
+    may be (255) is refused, saying so, never cut (a cut name could be another unit's)."""
+    cg = cgroups("named")
+    m, sysd, _ = world({unit: {"cgroup": cg, "slice": slice_, "props": {"TasksMax": ("t", 8)}}})
+    r = detach(m, cgroups, cg, "named-1")
+    if want is None:
+        assert r.returncode != 0 and "too long" in r.stderr, (r.stdout, r.stderr)
+        assert task_scopes(sysd) == [] and sysd.slices == {}, (task_scopes(sysd), sysd.slices)
+        return
+    assert r.returncode == 0, (r.stdout, r.stderr, m.log)
+    assert task_scopes(sysd)[0][1]["Slice"] == want and list(sysd.slices) == [want], (task_scopes(sysd), sysd.slices)
