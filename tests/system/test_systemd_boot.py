@@ -470,7 +470,8 @@ def test_user_daemon_detaches_from_a_login_shell(machine):
     limits from the system manager (the system bus) and its own manager makes the scope, in a
     slice of that manager's, `zygote-session\x2dN.scope.slice` below user@UID.service (itself in
     user-UID.slice with the session), which carries them: TasksMax=8 and MemoryMax=64M, set on
-    every session by a session-.scope.d drop-in here (logind sets none). Two such tasks share it."""
+    every session by a session-.scope.d drop-in here (logind sets none). Two such tasks share it.
+    A session with IPAddressDeny=any, which a user's manager cannot enforce, is refused."""
     m = machine
     if m.run("getent", "passwd", LOGIN_USER).returncode != 0:
         ok(m.run("useradd", "--create-home", "--shell", "/bin/bash", LOGIN_USER), f"useradd {LOGIN_USER}")
@@ -513,8 +514,14 @@ def test_user_daemon_detaches_from_a_login_shell(machine):
         p = dict(line.split("=", 1) for line in ok(r, "systemctl --user show").splitlines() if "=" in line)
         assert p == {"TasksMax": "8", "MemoryMax": str(64 << 20), "StopWhenUnneeded": "yes",
                      "ActiveState": "active"}, p
+        # a session whose limit the user's manager could not enforce (a BPF program): refused
+        m.write(dropin, "[Scope]\nTasksMax=8\nIPAddressDeny=any\n")
+        ok(m.run("systemctl", "daemon-reload", timeout=120), "systemctl daemon-reload")
+        r = m.run("su", "--login", LOGIN_USER, "--command",
+                  "launchctl run --detach --id login-sleep-3 -- sleep 1000 </dev/null >/dev/null", timeout=120)
+        assert r.returncode != 0 and "IPAddressDeny" in r.stderr, (r.returncode, r.stdout, r.stderr)
     finally:
-        for i in (1, 2):
+        for i in (1, 2, 3):
             m.run(*user, "sh", "-c", f"launchctl kill login-sleep-{i} KILL; launchctl wait login-sleep-{i}; "
                   f"launchctl delete login-sleep-{i}")
         os.unlink(m.root + dropin)
