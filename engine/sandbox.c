@@ -118,12 +118,17 @@ static int setup_console(const struct ze_sandbox *sb) {
 
 /* Step 12's cwd, resolved inside the process's root ("/": the container's after pivot_root or
  * exec's chroot): a symlink in the image resolves as if the rootfs were "/", and a magic link
- * (/proc/self/fd/N, /proc/1/cwd) is refused rather than followed wherever it points. */
-static int chdir_in_root(const char *cwd) {
+ * (/proc/self/fd/N, /proc/1/cwd) is refused rather than followed wherever it points. Opened before
+ * the early filter (openat2 is newer than many profiles), entered by fchdir after it. The fd, or
+ * -EBADF without a cwd, or a negative errno. */
+static int open_cwd(const struct ze_sandbox *sb) {
         struct open_how how = { .flags = (uint64_t) (O_PATH | O_DIRECTORY | O_CLOEXEC),
                                 .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+        const char *cwd = sb->cwd;
         int root, fd, r = 0;
 
+        if (!cwd)
+                return -EBADF;
         root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root < 0)
                 return -errno;
@@ -133,12 +138,7 @@ static int chdir_in_root(const char *cwd) {
         if (fd < 0)
                 r = -errno;
         close(root);
-        if (r < 0)
-                return r;
-        if (fchdir(fd) < 0)
-                r = -errno;
-        close(fd);
-        return r;
+        return r < 0 ? r : fd;
 }
 
 /* Step 2: namespaces given by path, each only as the kind it was declared (ze_step_setns refuses
@@ -217,11 +217,17 @@ static int apply_filter_early(const struct ze_sandbox *sb, enum ze_step *ret_ste
         return r < 0 ? r : apply_filter(sb, ret_step);
 }
 
-/* Step 12: umask and cwd, the cwd opened inside the root. */
-static int enter_cwd(const struct ze_sandbox *sb) {
-        if (sb->umask != (mode_t) -1)
-                umask(sb->umask);
-        return sb->cwd ? chdir_in_root(sb->cwd) : 0;
+/* Step 12: the cwd opened before the filter; the permission to enter it is checked now, with the
+ * container's capabilities. */
+static int enter_cwd(int cwd_fd) {
+        int r = 0;
+
+        if (cwd_fd < 0)
+                return 0;
+        if (fchdir(cwd_fd) < 0)
+                r = -errno;
+        close(cwd_fd);
+        return r;
 }
 
 /* Step 13: the program, found now so that create fails for a missing one. */
@@ -289,7 +295,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd, sb->hook_report_fd, -EBADF };
         enum ze_step step = ZE_STEP_NONE;
         const char *path;
-        int index = -1, r, lsm_fd = -EBADF;
+        int index = -1, r, lsm_fd = -EBADF, cwd_fd;
 
         /* 0. no handler, ignored signal or mask of the runtime's reaches the container. A copy of
          * the runtime in the container's pid namespace: dumpable, its /proc/PID/exe, mem and
@@ -353,6 +359,19 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
                 r = ze_step_ids(sb->uid, sb->gid, sb->groups, sb->n_groups, sb->uid != 0, true, &step);
                 check(&to, step, r);
         }
+        /* 9a. before the early filter, what a profile is not written for: a container's profile is
+         * the program's, and after step 10 the init makes only the calls runc makes after its own
+         * load (capset, prctl, fchdir, close, stat and access of argv[0], getpid, the sync socket's
+         * send and the go's read, the startContainer hooks, execve). The cwd is opened here (not
+         * entered: the container's capabilities are not set yet); everything from 3 + preserve_fds
+         * up becomes CLOEXEC (16): only the preserved fds cross execve. */
+        check(&to, ZE_STEP_PERSONALITY,
+              sb->personality != ZE_SB_NO_PERSONALITY && personality(sb->personality) < 0 ? -errno : 0);
+        if (sb->umask != (mode_t) -1)
+                umask(sb->umask);
+        cwd_fd = open_cwd(sb);
+        check(&to, ZE_STEP_CHDIR, cwd_fd == -EBADF ? 0 : cwd_fd);
+        (void) syscall(SYS_close_range, 3U + (unsigned) sb->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
         /* 10. the filter, early variant (its listener handed over) */
         r = apply_filter_early(sb, &step);
         check(&to, step, r);
@@ -363,10 +382,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
                                    sb->cap_last));
         /* 12. */
         check(&to, ZE_STEP_NNP, sb->no_new_privs ? ze_step_nnp() : 0);
-        /* inherited across execve: what uname(2) and the address space layout say */
-        check(&to, ZE_STEP_PERSONALITY,
-              sb->personality != ZE_SB_NO_PERSONALITY && personality(sb->personality) < 0 ? -errno : 0);
-        check(&to, ZE_STEP_CHDIR, enter_cwd(sb));
+        check(&to, ZE_STEP_CHDIR, enter_cwd(cwd_fd));
         /* 13. */
         path = resolve(sb, &to);
         /* 14. the filter, last */
@@ -377,8 +393,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         /* 15. then the startContainer hooks, as the container's process */
         ready(sb, &to);
         check_hooks(sb, &to, ZE_STEP_START_HOOK, &sb->start_hooks);
-        /* 16. only the preserved fds cross execve */
-        (void) syscall(SYS_close_range, 3U + (unsigned) sb->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
+        /* 16. (the fds: 9a) */
         execve(path, sb->argv, sb->envp);
         ze_fail(&to, ZE_STEP_EXEC, errno, -1, ze_exec_exit_code(errno));
 }

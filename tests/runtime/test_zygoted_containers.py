@@ -168,6 +168,36 @@ def test_exec_joins_the_container(daemon, bundle, tmp_path):
         c.call(L + "Delete", {"id": cid})
 
 
+@pytest.mark.parametrize("errno,nnp", [(1, False), (38, False), (1, True), (38, True)],
+                         ids=["eperm", "enosys", "eperm-nnp", "enosys-nnp"])
+def test_profile_without_openat2(daemon, bundle, tmp_path, errno, nnp):
+    """A profile without openat2 (older than it, or an allow-list): the worker's init and an exec'd
+    process reach their cwd and run, as with runc (test_runc_conformance.py for zygote-runc)."""
+    from test_runc_conformance import REPORT, assert_report, old_profile_bundle
+    old_profile_bundle(bundle, errno, nnp)
+    bundle.set_args("sh", "-c", REPORT + "; exit 6")
+    cid, eid = container_id(), container_id("e-")
+    eout = tmp_path / "exec.out"
+    with daemon.connect() as c:
+        out, task = run_container(c, bundle, tmp_path)
+        assert task["exitCode"] == 6, (task, out)
+        assert_report(out, nnp)
+        bundle.set_args("sleep", "60")
+        create(c, bundle, cid).close_fds()
+        c.call(L + "Start", {"id": cid})
+        proc = dict(bundle.config["process"], args=["sh", "-c", REPORT + "; exit 5"])
+        with open(eout, "w") as f:
+            c.call(L + "ExecContainer", {"container": cid, "id": eid, "process": proc, "stdout": 0, "stderr": 0},
+                   fds=[f.fileno()]).close_fds()
+        c.call(L + "Start", {"id": eid})
+        assert c.call(L + "Wait", {"id": eid}).parameters["task"]["exitCode"] == 5, eout.read_text()
+        assert_report(eout.read_text(), nnp)
+        c.call(L + "Kill", {"id": cid, "signal": 9, "all": True})
+        c.call(L + "Wait", {"id": cid})
+        c.call(L + "Delete", {"id": eid})
+        c.call(L + "Delete", {"id": cid})
+
+
 def test_terminal_through_console_socket(daemon, bundle):
     bundle.config["process"]["terminal"] = True
     bundle.set_args("sh", "-c", "tty; echo term-ok")
