@@ -336,10 +336,10 @@ void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {
 #undef SAME
 }
 
-/* runc's `spec`, with terminal off: a bundle made from it runs without a console socket. */
+/* runc's `spec`: a terminal, which a foreground `run` makes itself (tty.c). */
 static const char default_spec[] =
         "{\"ociVersion\":\"" ZRC_RUNC_OCI_VERSION "\","
-        "\"process\":{\"terminal\":false,\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],"
+        "\"process\":{\"terminal\":true,\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],"
         "\"env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\",\"TERM=xterm\"],"
         "\"cwd\":\"/\",\"capabilities\":{"
         "\"bounding\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"

@@ -31,6 +31,7 @@
 #include "pidfd-util.h"
 #include "profile.h"
 #include "runtime.h"
+#include "tty.h"
 #include "util.h"
 
 /* PID/FILE of a procfs of our own (procfs.c): no mount over /proc redirects the write. */
@@ -94,8 +95,9 @@ struct create {
         bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
         pid_t pid;           /* the init, once cloned */
         int pidfd;
-        bool ready;     /* the init reported "ready" and would now wait on the fifo */
-        bool hooks_ran; /* prestart/createRuntime hooks ran: a failed create runs poststop */
+        bool ready;         /* the init reported "ready" and would now wait on the fifo */
+        bool hooks_ran;     /* prestart/createRuntime hooks ran: a failed create runs poststop */
+        struct zrc_tty tty; /* run in the foreground with a terminal and no console socket */
 };
 
 static int make_state_dir(struct create *k) {
@@ -135,7 +137,7 @@ static int load_config(struct create *k) {
         if (zrc_oci_add_home(k->o, &k->o->envp) < 0)
                 return zrc_error(c, "out of memory"), -ENOMEM;
         bool console = k->a->p.console_socket || (k->a->handoff && k->a->handoff->console_fd >= 0);
-        if (k->o->terminal && !console)
+        if (k->o->terminal && !console && (!k->a->run || k->a->p.detach))
                 return zrc_error(c, "cannot allocate tty if zygote-runc will detach without setting console socket"),
                        -EINVAL;
         if (!k->o->terminal && console)
@@ -257,10 +259,14 @@ static int prepare_sandbox(struct create *k) {
 
         if (k->a->handoff)
                 k->console_fd = TAKE_FD(k->a->handoff->console_fd);
+        if (k->o->terminal && k->console_fd < 0 && !k->a->p.console_socket &&
+            (r = zrc_tty_open(k->c, &k->tty, &k->console_fd)) < 0)
+                return r;
         r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
                                      &k->console_fd);
         if (r < 0)
                 return r;
+        zrc_tty_size(&k->tty, &k->sb.console_rows, &k->sb.console_cols);
         k->sb.start_fd = k->start_fd;
         k->sb.hook_report_fd = k->hook_report_fd;
         /* the hooks the init runs itself, with their state ("creating", "created"); its pid is
@@ -515,7 +521,8 @@ static int go_until_ready(struct create *k) {
                 return r < 0 ? r : -ECHILD;
         }
         k->ready = true;
-        return 0;
+        /* the foreground terminal's master, before the process runs (its size, raw mode) */
+        return k->tty.sock >= 0 ? zrc_tty_take_master(k->c, &k->tty) : 0;
 }
 
 static int save_state(struct create *k) {
@@ -560,7 +567,7 @@ static int start_and_wait(struct create *k) {
         if (k->a->p.detach)
                 return 0;
         zrc_runc_forward_signals(k->pid);
-        r = zrc_runc_wait_exit_status(k->pidfd);
+        r = k->tty.master >= 0 ? zrc_tty_relay(&k->tty, k->pidfd) : zrc_runc_wait_exit_status(k->pidfd);
         zrc_destroy(&k->st);
         zrc_hooks_poststop(k->c, &k->st);
         return r;
@@ -611,6 +618,7 @@ static void create_done(struct create *k) {
         zrc_hooks_for_init_free(&k->sb.create_hooks);
         zrc_hooks_for_init_free(&k->sb.start_hooks);
         safe_close(k->console_fd);
+        zrc_tty_done(&k->tty);
         safe_close(k->cg_fd);
         safe_close(k->agent_fd);
         safe_close(k->pidfd);
@@ -664,6 +672,7 @@ int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *
                 .sync = { -EBADF, -EBADF },
                 .pidfd = -EBADF,
                 .lock_fd = -EBADF,
+                .tty = ZRC_TTY_NONE,
         };
         int ret;
 

@@ -9,6 +9,7 @@
  *   exec.c      exec: a new process joined to a running container
  *   process.c   what create and exec share: sandbox preparation, status records and runc's
  *               failure messages, waiting, signal forwarding, destroy
+ *   tty.c       the foreground terminal of run and exec -t without a console socket (tty.h)
  *   config.c    config.json -> struct zrc_oci (everything the sandbox needs, resolved), spec;
  *               its parts config-process.c (process), config-mount.c (mounts, devices) and
  *               config-util.c (JSON access and errors, config-util.h)
