@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -139,6 +140,25 @@ static int open_cwd(const struct ze_sandbox *sb) {
                 r = -errno;
         close(root);
         return r < 0 ? r : fd;
+}
+
+/* Step 4: lo up in a network namespace the container got new, as runc brings it up. */
+static int loopback_up(const struct ze_sandbox *sb) {
+        struct ifreq ifr = { .ifr_name = "lo" };
+        int fd, r = 0;
+
+        if (!sb->loopback_up)
+                return 0;
+        fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                r = -errno;
+        ifr.ifr_flags |= IFF_UP;
+        if (r == 0 && ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+                r = -errno;
+        close(fd);
+        return r;
 }
 
 /* Step 2: namespaces given by path, each only as the kind it was declared (ze_step_setns refuses
@@ -340,6 +360,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         check(&to, ZE_STEP_HOSTNAME, sb->hostname && sethostname(sb->hostname, strlen(sb->hostname)) < 0 ? -errno : 0);
         check(&to, ZE_STEP_DOMAINNAME,
               sb->domainname && setdomainname(sb->domainname, strlen(sb->domainname)) < 0 ? -errno : 0);
+        check(&to, ZE_STEP_LOOPBACK, loopback_up(sb));
         /* 5. + 6. terminal and session */
         r = console_or_session(sb, &step);
         check(&to, step, r);

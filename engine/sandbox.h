@@ -41,8 +41,9 @@
  *                 maskedPaths (the container's /dev/null, only if it is 1:3 without a symlink,
  *                 or an empty tmpfs, by fd) and readonlyPaths (read-only before attached), each
  *                 resolved inside the root, the read-only root; rootfs_propagation on the
- *                 new "/"
- *   4. hostname, domainname (when set)
+ *                 new "/"; a missing cwd made inside the root (0755) after pivot_root, before
+ *                 the read-only root
+ *   4. hostname, domainname (when set); lo up with loopback_up
  *   5. console:   when console_fd >= 0: a pty from the container's /dev/ptmx, the master sent to
  *                 console_fd by SCM_RIGHTS, the peer (its own fd) bound over /dev/console
  *                 (resolved in the root, no symlink), made stdio and the controlling terminal
@@ -204,6 +205,7 @@ struct ze_sandbox {
 
         const char *hostname;                      /* NULL: leave it */
         const char *domainname;                    /* NULL: leave it */
+        bool loopback_up;                          /* step 4: lo up (a new network namespace, as runc does) */
         unsigned short console_rows, console_cols; /* the terminal's size (0: leave it) */
         unsigned long personality;                 /* ZE_SB_NO_PERSONALITY: leave it */
 

@@ -271,9 +271,10 @@ static int prepare_sandbox(struct create *k) {
         k->sb.hook_report_fd = k->hook_report_fd;
         /* the hooks the init runs itself, with their state ("creating", "created"); its pid is
          * the init's, which it learns with "go" */
-        r = zrc_hooks_for_init(k->st.hooks, "createContainer", &k->st, "creating", &k->sb.create_hooks);
+        r = zrc_hooks_for_init(k->st.hooks, "createContainer", &k->st, "creating", k->o->envp, &k->sb.create_hooks);
         if (r >= 0)
-                r = zrc_hooks_for_init(k->st.hooks, "startContainer", &k->st, "created", &k->sb.start_hooks);
+                r = zrc_hooks_for_init(k->st.hooks, "startContainer", &k->st, "created", k->o->envp,
+                                       &k->sb.start_hooks);
         if (r < 0)
                 return zrc_error(k->c, "hooks: %s", zrc_errstr(-r)), r;
         /* run: the init waits for a byte on the sync socket once ready, sent when the state is
@@ -551,26 +552,28 @@ static int save_state(struct create *k) {
  * write: it is gone, and the status read says how). Returns run's exit status. */
 static int start_and_wait(struct create *k) {
         struct ze_status status;
+        bool failed = false;
         int r;
 
         if (write(k->sync[0], "s", 1) != 1)
                 zrc_debug(k->c, "container init gone before its start: %s", zrc_errstr(errno));
         r = zrc_runc_read_status(k->sync[0], &status);
-        if (r > 0) {
+        if (r > 0)
                 zrc_runc_report_failure(k->c, k->o, &status);
-                r = zrc_runc_wait_exit_status(k->pidfd);
+        else if ((failed = zrc_hooks_poststart(k->c, &k->st) < 0))
+                /* a failing poststart hook ends the container, as runc's does */
+                (void) pidfd_kill(k->pidfd, SIGKILL);
+        else if (k->a->p.detach)
+                return 0;
+        else
+                zrc_runc_forward_signals(k->pid);
+        r = k->tty.master >= 0 ? zrc_tty_relay(&k->tty, k->pidfd) : zrc_runc_wait_exit_status(k->pidfd);
+        /* --keep: stopped, its state and cgroup (and the poststop hooks) wait for delete, as runc's */
+        if (!k->a->keep) {
                 zrc_destroy(&k->st);
                 zrc_hooks_poststop(k->c, &k->st);
-                return r;
         }
-        zrc_hooks_poststart(k->c, &k->st);
-        if (k->a->p.detach)
-                return 0;
-        zrc_runc_forward_signals(k->pid);
-        r = k->tty.master >= 0 ? zrc_tty_relay(&k->tty, k->pidfd) : zrc_runc_wait_exit_status(k->pidfd);
-        zrc_destroy(&k->st);
-        zrc_hooks_poststop(k->c, &k->st);
-        return r;
+        return failed ? 1 : r;
 }
 
 /* A failed create: the exit status, once an init that was cloned is reaped. */

@@ -190,6 +190,9 @@ static int load_process(struct exec *k) {
         r = zrc_oci_load(k->st.bundle, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
         if (r < 0)
                 return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
+        /* create said in the log what of the config is ignored */
+        free(k->o->notes);
+        k->o->notes = NULL;
         if (!k->a->process)
                 r = apply_command_line(k);
         /* HOME for the user the process runs as (exec's --user included) */
@@ -225,6 +228,7 @@ static int prepare_sandbox(struct exec *k) {
         /* the container's filesystem and hostname are there already, and its user namespace
          * (joined by setns) has its ids */
         k->sb.new_mount_ns = false;
+        k->sb.loopback_up = false;
         k->sb.userns_root = false;
         k->sb.hostname = NULL;
         k->sb.domainname = NULL;
