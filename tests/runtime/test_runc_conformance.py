@@ -303,3 +303,16 @@ def test_device_path_with_a_trailing_slash(runc, bundle, tmp_path):
     r = runc("run", "--bundle", bundle.path, cid())
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:2] == ["1:3 character special file", "ok"], r.stdout
+
+
+def test_list_by_id(runc, bundle):
+    """runc lists containers by id (list.bats), not in the directory's hash order."""
+    bundle.set_args("true")
+    stem = cid()
+    names = [f"{stem}-{x}" for x in "qhzbmawe"]
+    for n in names:
+        assert runc("create", "--bundle", bundle.path, n).returncode == 0
+    r = runc("list", "-q")
+    assert r.stdout.split() == sorted(names), r.stdout
+    for n in names:
+        assert runc("delete", "--force", n).returncode == 0
