@@ -70,3 +70,21 @@ int zc_mountinfo_procfs_elsewhere_text(const char *text, int (*fn)(const char *m
         }
         return r;
 }
+
+int zc_mountinfo_mount_point(const char *text, unsigned long long id, char *ret, size_t size) {
+        for (const char *l = text, *eol; *l; l = *eol ? eol + 1 : eol) {
+                unsigned long long v;
+                char mp[4096];
+
+                eol = strchrnul(l, '\n');
+                /* id parent major:minor root mountpoint ... */
+                if (sscanf(l, "%llu %*s %*s %*s %4095s", &v, mp) != 2 || v != id)
+                        continue;
+                unescape_octal(mp);
+                if (strlen(mp) >= size)
+                        return -ENAMETOOLONG;
+                strcpy(ret, mp);
+                return 0;
+        }
+        return -ENOENT;
+}

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * /proc/PID/mountinfo, as far as zygoted and its pid namespaces' inits read it.
+ * /proc/PID/mountinfo, as far as zygoted, its pid namespaces' inits and the containerd shim read it.
  */
 #pragma once
+
+#include <stddef.h>
 
 /* Calls fn for every procfs mount of the mountinfo file open at fd (taken) that is neither on
  * /proc nor beneath it, with its mount point unescaped: such a procfs shows every process of the
@@ -14,3 +16,7 @@ int zc_mountinfo_procfs_elsewhere(int fd, int (*fn)(const char *mount_point, voi
 /* The same over a mountinfo text already read. */
 int zc_mountinfo_procfs_elsewhere_text(const char *text, int (*fn)(const char *mount_point, void *userdata),
                                        void *userdata);
+
+/* The mount point, unescaped, of mount id in a mountinfo text, into ret: 0, -ENOENT when no line
+ * has that id, -ENAMETOOLONG when it does not fit. */
+int zc_mountinfo_mount_point(const char *text, unsigned long long id, char *ret, size_t size);

@@ -125,6 +125,38 @@ static int own_cgroups(char **ret) {
         return zd_caller_read_kept(own_cgroup_fd >= 0 ? &own_cgroup_fd : &fd, AT_FDCWD, "/proc/self/cgroup", ret);
 }
 
+/* Whether every line of a /proc/PID/cgroup text names its hierarchy's root: what a thread shows
+ * while the kernel is still creating it (it is listed before it joins its creator's cgroups). */
+static bool all_roots(const char *text) {
+        for (const char *l = text, *eol; *l; l = *eol ? eol + 1 : eol) {
+                const char *path = strchr(l, ':');
+
+                eol = strchrnul(l, '\n');
+                path = path && path < eol ? strchr(path + 1, ':') : NULL;
+                if (!path || path > eol || eol - path != 2 || path[1] != '/')
+                        return false;
+        }
+        return true;
+}
+
+/* Cgroups of v1 hierarchies (and of a v2 threaded subtree) belong to threads: one thread may be
+ * moved alone, and zygoted cannot tell which thread made the call. Every other thread's cgroups
+ * must be the first one's (theirs, the text of /proc/PID/cgroup), or the caller is refused
+ * (-EREMCHG), as for namespaces (caller-ns.c). A thread in every root is passed over: one being
+ * created shows that, and the task then starts in the first thread's cgroups, within the roots. */
+static int same_cgroups(int task_fd, const char *tid, void *userdata) {
+        const char *theirs = userdata;
+        _cleanup_free_ char *text = NULL;
+        char name[32];
+        int r;
+
+        snprintf(name, sizeof(name), "%.10s/cgroup", tid);
+        r = zd_caller_read_proc(task_fd, name, &text);
+        if (r < 0)
+                return r;
+        return streq(text, theirs) || all_roots(text) ? 0 : -EREMCHG;
+}
+
 int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c) {
         _cleanup_free_ char *theirs = NULL, *mine = NULL;
         const char *mountinfo = NULL;
@@ -139,6 +171,9 @@ int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_call
         if (r < 0)
                 return r;
         r = zd_caller_read_kept(&k->cgroup_fd, proc_fd, "cgroup", &theirs);
+        if (r < 0)
+                return r;
+        r = zd_caller_for_each_thread(proc_fd, c->pid, same_cgroups, theirs);
         if (r < 0)
                 return r;
         /* lines "ID:CONTROLLERS:PATH" */
@@ -157,6 +192,10 @@ int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_call
                                                       (path - ctl == 1 && !c->unit_cgroup[0]))) {
                         memcpy(c->unit_cgroup, path, plen);
                         c->unit_cgroup[plen] = 0;
+                }
+                if (plen < sizeof(c->unified_cgroup) && path - ctl == 1) {
+                        memcpy(c->unified_cgroup, path, plen);
+                        c->unified_cgroup[plen] = 0;
                 }
                 m = same_hierarchy(mine, l);
                 mp = m ? strchr(m, ':') : NULL;

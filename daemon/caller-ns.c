@@ -49,7 +49,7 @@ static bool same_file(const struct stat *a, const struct stat *b) {
  * only for the number, under the same ptrace read check as opening the link (-EACCES), where a
  * stat would make nsfs find or build a dentry for the namespace. Every namespace lives on the one
  * nsfs device: the number alone names it. */
-static int ns_inum(int dir_fd, const char *link, uint64_t *ret) {
+static int ns_inum_at(int dir_fd, const char *link, bool missing_ok, uint64_t *ret) {
         unsigned long long v;
         char text[64], *end;
         const char *b;
@@ -57,7 +57,7 @@ static int ns_inum(int dir_fd, const char *link, uint64_t *ret) {
 
         n = readlinkat(dir_fd, link, text, sizeof(text) - 1);
         if (n < 0) {
-                if (errno != ENOENT)
+                if (errno != ENOENT || !missing_ok)
                         return negative_errno();
                 *ret = 0;
                 return 0;
@@ -71,6 +71,36 @@ static int ns_inum(int dir_fd, const char *link, uint64_t *ret) {
         if (errno || *end != ']' || v == 0)
                 return -EBADMSG;
         *ret = v;
+        return 0;
+}
+
+static int ns_inum(int dir_fd, const char *link, uint64_t *ret) {
+        return ns_inum_at(dir_fd, link, true, ret);
+}
+
+/* Namespaces belong to threads: one thread may unshare or setns its network, IPC, UTS or cgroup
+ * namespace alone, and zygoted cannot tell which thread made the call. Every other thread's must
+ * be the first one's (theirs, by namespaces[]), or the caller is refused (-EREMCHG) rather than
+ * served with the namespaces of a thread that may not be the one that asked. A thread that ended
+ * meanwhile (its directory gone: -ENOENT) is passed over by the walk. */
+static int same_namespaces(int task_fd, const char *tid, void *userdata) {
+        const uint64_t *theirs = userdata;
+        char link[48];
+        uint64_t ns;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
+                snprintf(link, sizeof(link), "%.10s/ns/%s", tid, namespaces[i].name);
+                r = ns_inum_at(task_fd, link, theirs[i] == 0, &ns);
+                /* a thread reaped since its directory was found reads as EACCES: gone, passed
+                 * over, when its directory is gone too */
+                if (r == -EACCES && faccessat(task_fd, tid, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+                        return -ENOENT;
+                if (r < 0)
+                        return r;
+                if (ns != theirs[i])
+                        return -EREMCHG;
+        }
         return 0;
 }
 
@@ -200,7 +230,7 @@ static int read_procfs_elsewhere(int proc_fd, struct zd_caller_mounts *m, uint64
 
 int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c) {
         struct root_id theirs;
-        uint64_t ns, mntns = 0;
+        uint64_t ns, mntns = 0, all[ELEMENTSOF(namespaces)];
         int r;
 
         r = read_own();
@@ -215,6 +245,7 @@ int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_c
                 r = ns_inum(k->ns_fd, namespaces[i].name, &ns);
                 if (r < 0)
                         return r;
+                all[i] = ns;
                 if (namespaces[i].flag == CLONE_NEWNS)
                         mntns = ns;
                 if (ns == 0 || ns == own_ns[i])
@@ -224,6 +255,9 @@ int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_c
                 else if (!c->ns_other)
                         c->ns_other = namespaces[i].name;
         }
+        r = zd_caller_for_each_thread(proc_fd, c->pid, same_namespaces, all);
+        if (r < 0)
+                return r;
 
         /* The caller's root: a chroot of its own, or the root of its mount namespace. */
         r = read_root_id(proc_fd, &theirs);

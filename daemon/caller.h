@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -55,6 +56,9 @@ struct zd_caller {
         /* Its cgroup in the hierarchy that tells systemd's units apart (name=systemd on a v1 or
          * hybrid host, else the unified one), as /proc/PID/cgroup gives it; "" when unknown. */
         char unit_cgroup[512];
+        /* Its cgroup in the unified hierarchy (cgroup2), "" when none: on a hybrid host the same
+         * as unit_cgroup for every process systemd placed (spawn-scope.c). */
+        char unified_cgroup[512];
 
         /* Its AppArmor or SELinux label where it differs from zygoted's: the worker writes
          * lsm_exec to its exec attribute file lsm_attr (child.h, step 0d); lsm_attr NULL: none.
@@ -72,13 +76,22 @@ struct zd_caller {
  * reads the caller as it is then. */
 struct zd_caller_conn;
 
+/* What a connection keeps (zd_caller_conn_get()'s keep): its process and files, and with them
+ * the status files of its other threads, so that each call reads every thread again without
+ * listing /proc/PID/task and opening each (ZYGOTE_DISABLE_FEATURES=caller_threads takes the
+ * listing and opening back, at every call). */
+enum {
+        ZD_CALLER_KEEP = 1 << 0,
+        ZD_CALLER_KEEP_THREADS = 1 << 1,
+};
+
 int zd_caller_conn_new(struct zd_caller_conn **ret);
 /* Closes what it keeps; accepts NULL; returns NULL. */
 struct zd_caller_conn *zd_caller_conn_free(struct zd_caller_conn *k);
-/* A connection's, from its slot, made there at its first call when keep; NULL when not keep (the
- * caller is then read afresh at each call) or when it cannot be made (this call's read is a
- * first one). */
-struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, bool keep);
+/* A connection's, from its slot, made there at its first call when keep has ZD_CALLER_KEEP
+ * (ZD_CALLER_KEEP_THREADS: keeping its threads' files too); NULL when it has not (the caller is
+ * then read afresh at each call) or when it cannot be made (this call's read is a first one). */
+struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, unsigned keep);
 
 /* Reads the confinement of the process that connected on conn_fd (whose SO_PEERCRED is cr), as
  * it is now.
@@ -91,7 +104,7 @@ struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, bool kee
  * when the process that connected has exited (its confinement cannot be known), -EXDEV when a
  * cgroup of the caller has no mount here, -EACCES when zygoted may not look into its namespaces,
  * -ENOTUNIQ when its threads run with different ids, -EILSEQ when they run under different
- * AppArmor or SELinux labels, -ENODATA when its label (or zygoted's) cannot be read, -EMLINK
+ * AppArmor or SELinux labels, -EREMCHG when they are in different namespaces or cgroups, -ENODATA when its label (or zygoted's) cannot be read, -EMLINK
  * when it has more than 64 threads (each must be read), or another negative errno. conn_fd < 0
  * takes the path of a kernel without SO_PEERPIDFD. On failure *ret is left in a state
  * zd_caller_done() accepts. */
@@ -101,6 +114,15 @@ int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k
  * thread's), found as zd_caller_read() finds it (k as there). 0, -ESRCH when it has exited, or a
  * negative errno. For the calls other than Spawn of a connection that was root at connect. */
 int zd_caller_read_ids(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, uid_t *ret_uid, gid_t *ret_gid);
+
+/* The capabilities a root caller holds: within its bounding set, and within what it has kept
+ * permitted and effective. Its securebits cannot be read from outside it: a root process without
+ * SECBIT_NOROOT gets its bounding set back at an exec, one with it does not, so whatever it may
+ * have dropped from the two sets is taken as gone for good. Spawn's rule (spawn-plan.c), and
+ * CreateContainer's for the worker and the hooks (container.c). */
+static inline uint64_t zd_caller_caps_held(const struct zd_caller *c) {
+        return c->cap_bnd & c->cap_prm & c->cap_eff;
+}
 
 /* Closes the fds, frees the groups; accepts a zd_caller that was never read (ZD_CALLER_INIT). */
 void zd_caller_done(struct zd_caller *c);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <linux/securebits.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -84,11 +85,6 @@ static const struct zc_json_field exec_fields[] = {
 
 #define CONTAINER_PARAM_INIT \
         { .in = INT64_MIN, .out = INT64_MIN, .err = INT64_MIN, .console = INT64_MIN }
-
-/* The caller's capability sets, which the worker takes before it does anything for it. */
-struct caller_caps {
-        uint64_t eff, prm, inh, bnd;
-};
 
 /* One CreateContainer between the fork of its worker and the worker's report. */
 struct zd_container_start {
@@ -200,7 +196,7 @@ static void worker_fds(const int src[W_FDS]) {
 struct worker_job {
         const char *id;
         const char *process;
-        const struct caller_caps *caps;
+        const struct zd_caller *caller; /* read at this call (authorize()) */
         bool console;
 };
 
@@ -230,26 +226,66 @@ static int worker_job_run(struct zrc_ctx *ctx, const struct worker_job *job, str
         return zrc_exec_process(ctx, &a);
 }
 
+/* The worker joins its caller's cgroups (those that differ from zygoted's), as runc would be its
+ * caller's child: it, the hooks it runs and the init until it joins its own count there. */
+static void worker_join_cgroups(const struct zd_caller *caller, int report) {
+        for (size_t i = 0; i < caller->n_cgroups; i++) {
+                _cleanup_close_ int fd = openat(caller->cgroup_fds[i], "cgroup.procs", O_WRONLY | O_CLOEXEC);
+
+                if (fd < 0 || write(fd, "0", 1) != 1)
+                        worker_fds_failed(report, "joining the caller's cgroup", errno ? errno : EIO);
+        }
+}
+
+/* What every hook the worker or the init runs holds (prestart, createRuntime, createContainer; the
+ * startContainer ones are the container's process): what the caller holds (zd_caller_caps_held),
+ * its inheritable and ambient sets within that, no more. A hook runs as uid 0, and its execve
+ * would give it its bounding set: that is the caller's held set. A caller whose bounding set has
+ * more than it holds cannot get it back itself (SECBIT_NOROOT, locked or not, which cannot be read
+ * from outside it) or chose to lose it: its hooks get SECBIT_NOROOT|SECBIT_NOROOT_LOCKED, and then
+ * only its ambient capabilities at their execve, as runc's would as its children. Setting them
+ * needs CAP_SETPCAP: a caller without it gets hooks without them, with the bounding set above
+ * still its held set. */
+static struct ze_hook_creds hook_creds(const struct zd_daemon *d, const struct zd_caller *caller) {
+        uint64_t held = zd_caller_caps_held(caller);
+        bool noroot = (caller->cap_bnd & ~held) != 0 && (held & (UINT64_C(1) << CAP_SETPCAP));
+
+        return (struct ze_hook_creds){ .set = true,
+                                       .securebits = noroot ? SECBIT_NOROOT | SECBIT_NOROOT_LOCKED : 0,
+                                       .bounding = held,
+                                       .caps = held,
+                                       .inheritable = caller->cap_inh & held,
+                                       .ambient = caller->cap_amb & held,
+                                       .cap_last = d->features.cap_last };
+}
+
 _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], const struct worker_job *job) {
-        const struct caller_caps *caps = job->caps;
+        const struct zd_caller *caller = job->caller;
+        const struct ze_hook_creds creds = hook_creds(d, caller);
+        uint64_t held = creds.caps;
         bool premade = fds[W_NET] >= 0;
         struct zrc_handoff h = { .start_fd = W_HOLD,
                                  .console_fd = job->console ? W_CONSOLE : -1,
                                  .pidfd = -1,
                                  .sync_fd = -1,
-                                 .premade = { premade ? W_NET : -1, premade ? W_IPC : -1, premade ? W_UTS : -1 } };
+                                 .premade = { premade ? W_NET : -1, premade ? W_IPC : -1, premade ? W_UTS : -1 },
+                                 .hook_creds = &creds };
         struct zrc_ctx ctx = { .root = d->container_root, .msg_to_fd = true, .msg_fd = W_REPORT };
         int r;
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         zc_signals_reset(NULL);
+        worker_join_cgroups(caller, fds[W_REPORT]); /* before worker_fds() closes their fds */
         worker_fds(fds);
-        /* No capability the caller lacks, for the worker (hooks included) and the container */
-        r = ze_capbset_drop(~caps->bnd, d->features.capbset_drop_mask, d->features.cap_last);
+        /* No limit above the caller's and no capability the caller lacks, for the worker, its
+         * hooks and the container (whose config may raise a limit only with CAP_SYS_RESOURCE) */
+        r = ze_step_rlimits(caller->rlimits, caller->n_rlimits, &(int){ 0 });
         if (r >= 0)
-                r = ze_step_capset(caps->eff, caps->prm, caps->inh);
+                r = ze_capbset_drop(~held, d->features.capbset_drop_mask, d->features.cap_last);
+        if (r >= 0)
+                r = ze_step_capset(held, held, caller->cap_inh & held);
         if (r < 0) {
-                zrc_error(&ctx, "taking the caller's capabilities: %s", strerror(-r));
+                zrc_error(&ctx, "taking the caller's limits and capabilities: %s", strerror(-r));
                 worker_report(W_REPORT, -r, 0, -1, -1, false);
                 _exit(1);
         }
@@ -358,9 +394,9 @@ static void on_report(struct ev_loop *loop, ev_io *w, int revents) {
 
 /* A container is made with root's powers over mounts, namespaces and cgroups: a root caller
  * that holds CAP_SYS_ADMIN, confined by nothing a container would not carry. The worker then
- * acts with the caller's own capability sets (worker_run), so that neither it nor the container
- * has one the caller lacks. */
-static int authorize(struct zd_call *call, struct zd_caller *caller, struct caller_caps *ret) {
+ * acts with the capabilities the caller holds, in its cgroups (worker_run), so that neither it,
+ * its hooks nor the container has one the caller lacks. */
+static int authorize(struct zd_call *call, struct zd_caller *caller) {
         struct zd_conn *c = call->conn;
         const uint64_t admin = UINT64_C(1) << CAP_SYS_ADMIN;
         int r;
@@ -374,7 +410,7 @@ static int authorize(struct zd_call *call, struct zd_caller *caller, struct call
         if (r < 0)
                 return zd_call_failf(call, r, ZY_ERROR_CALLER_CONFINED, "reason",
                                      "the caller's process cannot be read");
-        if (caller->euid != 0 || !(caller->cap_eff & admin) || !(caller->cap_bnd & admin))
+        if (caller->euid != 0 || !(zd_caller_caps_held(caller) & admin))
                 return zd_call_denied(call, "containers need a root caller holding CAP_SYS_ADMIN");
         if (caller->seccomp_mode != 0 || caller->no_new_privs || caller->lsm_attr)
                 return zd_call_failf(call, -EACCES, ZY_ERROR_CALLER_CONFINED, "reason",
@@ -383,9 +419,6 @@ static int authorize(struct zd_call *call, struct zd_caller *caller, struct call
         if (caller->ns_join || caller->ns_other || caller->root_fd >= 0)
                 return zd_call_failf(call, -EACCES, ZY_ERROR_CALLER_CONFINED, "reason",
                                      "containers: the caller is in namespaces or a root other than zygoted's");
-        *ret = (struct caller_caps){
-                .eff = caller->cap_eff, .prm = caller->cap_prm, .inh = caller->cap_inh, .bnd = caller->cap_bnd
-        };
         return 0;
 }
 
@@ -482,15 +515,13 @@ static int new_task(struct zd_call *call, const char *id, struct zd_task **ret) 
 
 /* What both methods do first: the parameters, the id, who calls, the stdio fds. */
 static int container_call(struct zd_call *call, const struct zc_json_field *fields, struct container_param *p,
-                          struct caller_caps *caps, int fds[W_FDS]) {
-        struct zd_caller caller = ZD_CALLER_INIT;
+                          struct zd_caller *caller, int fds[W_FDS]) {
         int r = zd_call_dispatch(call, fields, p);
 
         if (r >= 0 && !zd_task_id_ok(p->id))
                 r = zd_call_invalid(call, "id");
         if (r >= 0)
-                r = authorize(call, &caller, caps);
-        zd_caller_done(&caller);
+                r = authorize(call, caller);
         if (r >= 0)
                 r = stdio_fds(call, p->in, p->out, p->err, p->console, fds);
         return r;
@@ -498,13 +529,13 @@ static int container_call(struct zd_call *call, const struct zc_json_field *fiel
 
 int zd_container_create(struct zd_call *call) {
         struct container_param p = CONTAINER_PARAM_INIT;
-        struct caller_caps caps = {};
+        _cleanup_(zd_caller_done) struct zd_caller caller = ZD_CALLER_INIT;
         int fds[W_FDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         struct zd_task *t = NULL;
         struct stat st;
         int r;
 
-        r = container_call(call, create_fields, &p, &caps, fds);
+        r = container_call(call, create_fields, &p, &caller, fds);
         if (r < 0 || (r = call_fd(call, p.bundle, "bundle", &fds[4])) < 0)
                 return r;
         if (fstat(fds[4], &st) < 0 || !S_ISDIR(st.st_mode))
@@ -516,21 +547,22 @@ int zd_container_create(struct zd_call *call) {
         t->exe = strdup("");
         if (zd_nspool_take(call->d, &fds[W_NET]) < 0)
                 fds[W_NET] = fds[W_IPC] = fds[W_UTS] = -1;
-        return start_worker(call, t, fds, &(struct worker_job){ .id = p.id, .caps = &caps, .console = fds[6] >= 0 });
+        return start_worker(call, t, fds,
+                            &(struct worker_job){ .id = p.id, .caller = &caller, .console = fds[6] >= 0 });
 }
 
 int zd_container_exec(struct zd_call *call) {
         struct container_param p = CONTAINER_PARAM_INIT;
-        struct caller_caps caps = {};
+        _cleanup_(zd_caller_done) struct zd_caller caller = ZD_CALLER_INIT;
         int fds[W_FDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         struct zd_task *t = NULL, *ct;
         const char *process;
         int r;
 
-        r = container_call(call, exec_fields, &p, &caps, fds);
+        r = container_call(call, exec_fields, &p, &caller, fds);
         if (r < 0)
                 return r;
-        ct = zd_task_find(call->d, p.container);
+        ct = zd_task_find(call->d, 0, p.container); /* containers are root's (new_task()) */
         if (!ct || !ct->container)
                 return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_TASK, "id", p.container);
         if (ct->state != ZD_TASK_RUNNING && ct->state != ZD_TASK_CREATED) {
@@ -549,7 +581,7 @@ int zd_container_exec(struct zd_call *call) {
         t->exe = strdup("");
         return start_worker(
                 call, t, fds,
-                &(struct worker_job){ .id = ct->id, .process = process, .caps = &caps, .console = fds[6] >= 0 });
+                &(struct worker_job){ .id = ct->id, .process = process, .caller = &caller, .console = fds[6] >= 0 });
 }
 
 /* ---- a container's processes and its end ----------------------------------------------------- */

@@ -218,6 +218,8 @@ static const struct {
           "the caller's AppArmor or SELinux label (or zygoted's) cannot be read: its task could not carry it" },
         { -EILSEQ, "the caller's threads run under different AppArmor or SELinux labels: which of them made the call "
                    "cannot be told" },
+        { -EREMCHG, "the caller's threads are in different namespaces or cgroups: which of them made the call cannot "
+                    "be told" },
 };
 
 /* The caller as it is now, read from the kernel at each call: who it is, what it holds and what

@@ -93,9 +93,7 @@ int zd_spawn_plan(struct spawn *s) {
          * runs as root gets, at its exec, its bounding set (and inheritable one) as permitted and
          * effective sets: so also within those the caller holds now, which a root caller may have
          * emptied (capsh --drop, a service's CapabilityBoundingSet=) without leaving uid 0. */
-        s->keep &= s->caller.cap_bnd;
-        if (s->who.uid == 0)
-                s->keep &= s->caller.cap_prm & s->caller.cap_eff;
+        s->keep &= s->who.uid == 0 ? zd_caller_caps_held(&s->caller) : s->caller.cap_bnd;
         r = spawn_argv(s);
         if (r < 0)
                 return r;

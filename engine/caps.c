@@ -119,3 +119,17 @@ int ze_step_caps(bool set, uint64_t effective, uint64_t permitted, uint64_t inhe
 int ze_step_nnp(void) {
         return prctl(PR_SET_NO_NEW_PRIVS, 1UL, 0UL, 0UL, 0UL) < 0 ? -errno : 0;
 }
+
+int ze_step_hook_creds(const struct ze_hook_creds *c) {
+        int r;
+
+        if (!c || !c->set)
+                return 0;
+        /* first, while CAP_SETPCAP may still be effective: both need it */
+        if (c->securebits != 0 && prctl(PR_SET_SECUREBITS, (unsigned long) c->securebits, 0UL, 0UL, 0UL) < 0)
+                return -errno;
+        r = ze_capbset_drop(~c->bounding, false, c->cap_last);
+        if (r < 0)
+                return r;
+        return ze_step_caps(true, c->caps, c->caps, c->inheritable, c->ambient, c->cap_last);
+}

@@ -37,15 +37,18 @@ void ze_sb_hooks_set_pid(const struct ze_sb_hooks *h, int pid) {
 }
 
 /* The hook itself: the state on stdin, stdout to the init's stderr, nothing else open, SIGPIPE
- * back to its default (the init ignores it while it writes the state). Exits 127 (or 126) when
- * the execve fails, as a shell reports a command that cannot run. */
-_Noreturn static void hook_child(const struct ze_sb_hook *hk, int in) {
+ * back to its default (the init ignores it while it writes the state), the credentials of h.
+ * Exits 127 (or 126) when the execve fails, as a shell reports a command that cannot run; 126
+ * when its credentials cannot be set (it never runs with more). */
+_Noreturn static void hook_child(const struct ze_sb_hooks *h, const struct ze_sb_hook *hk, int in) {
         struct sigaction dfl = { .sa_handler = SIG_DFL };
 
         (void) sigaction(SIGPIPE, &dfl, NULL);
         if (dup2(in, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
                 _exit(127);
         (void) syscall(SYS_close_range, 3U, ~0U, 0U);
+        if (ze_step_hook_creds(&h->creds) < 0)
+                _exit(126);
         execve(hk->path, hk->argv, hk->envp);
         _exit(errno == ENOENT || errno == ENOTDIR ? 127 : 126);
 }
@@ -126,7 +129,7 @@ static int run_one(const struct ze_sb_hooks *h, const struct ze_sb_hook *hk, int
         }
         pid = clone_with_pidfd(CLONE_WITH_PIDFD_NO_CLONE3, &pidfd);
         if (pid == 0)
-                hook_child(hk, in[0]);
+                hook_child(h, hk, in[0]);
         close(in[0]);
         if (pid < 0) {
                 close(in[1]);

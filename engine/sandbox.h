@@ -162,6 +162,9 @@ struct ze_sb_hooks {
         char *state; /* the init's own copy (after the clone) is written, never the runtime's */
         size_t state_len;
         size_t pid_at;
+        /* What each hook holds, applied in its child before the execve (steps.h); set false: the
+         * init's own (the createContainer hooks of zygoted's containers take their caller's) */
+        struct ze_hook_creds creds;
 };
 
 #define ZE_SB_MAX_NS 8

@@ -141,6 +141,22 @@ int ze_step_caps(bool set, uint64_t effective, uint64_t permitted, uint64_t inhe
 /* PR_SET_NO_NEW_PRIVS. */
 int ze_step_nnp(void);
 
+/* What an OCI hook holds when its runtime acts for another process (zygoted's container worker
+ * for its caller), applied by the hook's child just before its execve: the securebits (with their
+ * locks), then the bounding set, then the three sets and the ambient one (ze_step_caps). A hook
+ * runs as uid 0: without SECBIT_NOROOT its execve gives it its bounding set, with it only its
+ * ambient set. set false: the hook keeps what its runtime has (zygote-runc's own hooks are its
+ * caller's children already). */
+struct ze_hook_creds {
+        bool set;
+        unsigned securebits; /* SECBIT_* set before anything else (needs CAP_SETPCAP); 0: none */
+        uint64_t bounding, caps, inheritable, ambient; /* caps: effective and permitted */
+        unsigned cap_last;
+};
+
+/* Applies c (nothing when NULL or !c->set); 0 or the first negative errno. */
+int ze_step_hook_creds(const struct ze_hook_creds *c);
+
 /* --- filter-load.c ---------------------------------------------------------------------------- */
 
 /* Loads a compiled program: seccomp(SECCOMP_SET_MODE_FILTER, flags, prog). Returns 0, or with

@@ -259,14 +259,12 @@ static int prepare_sandbox(struct create *k) {
 
         if (k->a->handoff)
                 k->console_fd = TAKE_FD(k->a->handoff->console_fd);
-        if (k->o->terminal && k->console_fd < 0 && !k->a->p.console_socket &&
-            (r = zrc_tty_open(k->c, &k->tty, &k->console_fd)) < 0)
-                return r;
-        r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
-                                     &k->console_fd);
+        r = zrc_tty_open(k->c, &k->tty, k->o, k->a->p.console_socket, &k->console_fd);
+        if (r >= 0)
+                r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb,
+                                             &k->path_buf, &k->console_fd);
         if (r < 0)
                 return r;
-        zrc_tty_size(&k->tty, &k->sb.console_rows, &k->sb.console_cols);
         k->sb.start_fd = k->start_fd;
         k->sb.hook_report_fd = k->hook_report_fd;
         /* the hooks the init runs itself, with their state ("creating", "created"); its pid is
@@ -277,6 +275,10 @@ static int prepare_sandbox(struct create *k) {
                                        &k->sb.start_hooks);
         if (r < 0)
                 return zrc_error(k->c, "hooks: %s", zrc_errstr(-r)), r;
+        /* zygoted's: the createContainer hooks hold what its caller does, no more (runc's would be
+         * its caller's grandchildren); the startContainer ones run as the container's process */
+        if (k->a->handoff && k->a->handoff->hook_creds)
+                k->sb.create_hooks.creds = *k->a->handoff->hook_creds;
         /* run: the init waits for a byte on the sync socket once ready, sent when the state is
          * saved, so that nothing of the container runs (and no one asks for its state) before */
         k->sb.start_on_sync = k->a->run;
@@ -481,6 +483,7 @@ static int set_oom_score_adj(struct create *k) {
  * container's namespaces exist and before the init is let go (so before its pivot_root). A failure
  * ends create. */
 static int run_create_hooks(struct create *k) {
+        const struct ze_hook_creds *creds = k->a->handoff ? k->a->handoff->hook_creds : NULL;
         json_object *state;
         int r;
 
@@ -488,9 +491,9 @@ static int run_create_hooks(struct create *k) {
                 return 0;
         k->hooks_ran = true;
         state = zrc_hooks_state(&k->st, "creating", k->pid);
-        r = zrc_hooks_run(k->c, k->st.hooks, "prestart", state);
+        r = zrc_hooks_run(k->c, k->st.hooks, "prestart", state, creds);
         if (r >= 0)
-                r = zrc_hooks_run(k->c, k->st.hooks, "createRuntime", state);
+                r = zrc_hooks_run(k->c, k->st.hooks, "createRuntime", state, creds);
         json_object_put(state);
         return r;
 }
@@ -522,7 +525,6 @@ static int go_until_ready(struct create *k) {
                 return r < 0 ? r : -ECHILD;
         }
         k->ready = true;
-        /* the foreground terminal's master, before the process runs (its size, raw mode) */
         return k->tty.sock >= 0 ? zrc_tty_take_master(k->c, &k->tty) : 0;
 }
 
@@ -560,16 +562,14 @@ static int start_and_wait(struct create *k) {
         r = zrc_runc_read_status(k->sync[0], &status);
         if (r > 0)
                 zrc_runc_report_failure(k->c, k->o, &status);
-        else if ((failed = zrc_hooks_poststart(k->c, &k->st) < 0))
-                /* a failing poststart hook ends the container, as runc's does */
+        else if ((failed = zrc_hooks_poststart(k->c, &k->st) < 0)) /* it ends the container, as runc's */
                 (void) pidfd_kill(k->pidfd, SIGKILL);
         else if (k->a->p.detach)
                 return 0;
         else
                 zrc_runc_forward_signals(k->pid);
         r = k->tty.master >= 0 ? zrc_tty_relay(&k->tty, k->pidfd) : zrc_runc_wait_exit_status(k->pidfd);
-        /* --keep: stopped, its state and cgroup (and the poststop hooks) wait for delete, as runc's */
-        if (!k->a->keep) {
+        if (!k->a->keep) { /* --keep (runc's): the stopped container waits for delete */
                 zrc_destroy(&k->st);
                 zrc_hooks_poststop(k->c, &k->st);
         }

@@ -206,21 +206,17 @@ static int prepare_sandbox(struct exec *k) {
 
         if (k->a->handoff)
                 k->console_fd = TAKE_FD(k->a->handoff->console_fd);
-        if (k->o->terminal && !k->a->p.console_socket && k->console_fd < 0) {
-                /* runc's refusal: a detached process has no runtime to copy its terminal */
-                if (k->a->p.detach || k->a->handoff)
-                        return zrc_error(k->c, "cannot allocate tty if zygote-runc will detach without setting "
-                                               "console socket"),
-                               -EINVAL;
-                r = zrc_tty_open(k->c, &k->tty, &k->console_fd);
-                if (r < 0)
-                        return r;
-        }
+        /* runc's refusal: a detached process has no runtime to copy its terminal */
+        if (k->o->terminal && !k->a->p.console_socket && k->console_fd < 0 && (k->a->p.detach || k->a->handoff))
+                return zrc_error(k->c, "cannot allocate tty if zygote-runc will detach without setting console socket"),
+                       -EINVAL;
+        r = zrc_tty_open(k->c, &k->tty, k->o, k->a->p.console_socket, &k->console_fd);
+        if (r < 0)
+                return r;
         r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
                                      &k->console_fd);
         if (r < 0)
                 return r;
-        zrc_tty_size(&k->tty, &k->sb.console_rows, &k->sb.console_cols);
         /* with the foreground terminal, the process waits after "ready" until the master is ours */
         k->sb.start_on_sync = k->tty.sock >= 0;
         if (k->envp)

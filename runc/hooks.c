@@ -211,12 +211,14 @@ static int wait_hook(int pidfd, long long timeout, bool *ret_timed_out) {
         return 128 + si.si_status;
 }
 
-static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, int state_fd) {
+static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, int state_fd,
+                   const struct ze_hook_creds *creds) {
         json_object *v;
         const char *path = json_object_get_string(json_object_object_get(h, "path"));
         long long timeout = json_object_object_get_ex(h, "timeout", &v) ? json_object_get_int64(v) : 0;
         _cleanup_free_ char **argv = string_vector(h, "args", path);
-        _cleanup_free_ char **envp = env_vector(h, environ);
+        /* a hook holding a caller's credentials (zygoted's) inherits nothing of the daemon's */
+        _cleanup_free_ char **envp = env_vector(h, creds ? NULL : environ);
         bool timed_out = false;
         pid_t pid;
         int pidfd, r;
@@ -231,6 +233,11 @@ static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, i
                 if (dup2(state_fd, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
                         _exit(127);
                 (void) close_range(3, ~0U, 0);
+                r = ze_step_hook_creds(creds);
+                if (r < 0) {
+                        dprintf(STDERR_FILENO, "zygote-runc: %s: the caller's credentials: %s\n", where, strerror(-r));
+                        _exit(126);
+                }
                 execve(path, argv, envp);
                 dprintf(STDERR_FILENO, "zygote-runc: %s: cannot execute %s: %s\n", where, path, strerror(errno));
                 _exit(127);
@@ -254,7 +261,8 @@ static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, i
         return 0;
 }
 
-int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind, json_object *state) {
+int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind, json_object *state,
+                  const struct ze_hook_creds *creds) {
         json_object *list;
         int ret = 0;
 
@@ -268,7 +276,7 @@ int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind,
                 fd = state_memfd(state);
                 if (fd < 0)
                         return zrc_error(c, "%s: state: %s", where, zrc_errstr(-fd)), fd;
-                r = run_one(c, json_object_array_get_idx(list, i), where, fd);
+                r = run_one(c, json_object_array_get_idx(list, i), where, fd, creds);
                 close(fd);
                 if (r < 0 && ret == 0)
                         ret = r;
@@ -438,7 +446,8 @@ int zrc_hooks_wait_start(const struct zrc_ctx *c, const struct zrc_state *st, in
         return r;
 }
 
-/* poststart, once start let the user's process go: a failure is logged, start still succeeds. */
+/* poststart, once start let the user's process go: the first failure ends them (the caller ends
+ * the container and fails start, as runc does). */
 int zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st) {
         json_object *state;
         int r;
@@ -446,7 +455,7 @@ int zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st) {
         if (!st->hooks)
                 return 0;
         state = zrc_hooks_state(st, "running", st->pid);
-        r = state ? zrc_hooks_run(c, st->hooks, "poststart", state) : -ENOMEM;
+        r = state ? zrc_hooks_run(c, st->hooks, "poststart", state, NULL) : -ENOMEM;
         json_object_put(state);
         return r;
 }
@@ -458,7 +467,7 @@ void zrc_hooks_poststop(const struct zrc_ctx *c, const struct zrc_state *st) {
         if (!st->hooks)
                 return;
         state = zrc_hooks_state(st, "stopped", 0);
-        if (zrc_hooks_run(c, st->hooks, "poststop", state) < 0)
+        if (zrc_hooks_run(c, st->hooks, "poststop", state, NULL) < 0)
                 zrc_debug(c, "a poststop hook failed; the container is deleted");
         json_object_put(state);
 }

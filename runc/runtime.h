@@ -318,6 +318,9 @@ struct zrc_handoff {
          * namespace, no sysctl, no hook) */
         int premade[3];
         bool premade_used; /* out: they were */
+        /* in: what the hooks zygoted's worker and the init run (prestart, createRuntime,
+         * createContainer) hold: their caller's (daemon/container.c); NULL: the runtime's own */
+        const struct ze_hook_creds *hook_creds;
 };
 
 struct zrc_create_args {
@@ -423,8 +426,10 @@ int zrc_hooks_check_handoff(json_object *root, char **err);
 /* The state a hook reads on its stdin. */
 json_object *zrc_hooks_state(const struct zrc_state *st, const char *status, pid_t pid);
 /* Runs hooks' KIND in order with state on their stdin: 0, or the first failure (<0, printed).
- * prestart, createRuntime and poststart stop at the first failure; poststop runs on after one. */
-int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind, json_object *state);
+ * prestart, createRuntime and poststart stop at the first failure; poststop runs on after one.
+ * Each hook takes creds before its execve (NULL: the runtime's own, as zygote-runc's hooks). */
+int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind, json_object *state,
+                  const struct ze_hook_creds *creds);
 /* poststart (after start let the process go): 0, or the failure (printed; the caller ends the
  * container, as runc does); poststop (after delete): a failure is logged. */
 int zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st);

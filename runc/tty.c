@@ -42,24 +42,23 @@ static void find_host_terminal(struct zrc_tty *t) {
         t->host = t->host_owned;
 }
 
-int zrc_tty_open(const struct zrc_ctx *c, struct zrc_tty *t, int *ret_init_end) {
+int zrc_tty_open(const struct zrc_ctx *c, struct zrc_tty *t, struct zrc_oci *o, const char *console_socket,
+                 int *console_fd) {
+        struct winsize ws;
         int pair[2];
 
+        if (!o->terminal || console_socket || *console_fd >= 0)
+                return 0;
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
                 return zrc_error_errno(c, "the terminal's socket pair");
         t->sock = pair[0];
-        *ret_init_end = pair[1];
+        *console_fd = pair[1];
         find_host_terminal(t);
-        return 0;
-}
-
-void zrc_tty_size(const struct zrc_tty *t, unsigned short *rows, unsigned short *cols) {
-        struct winsize ws;
-
-        if (t->sock >= 0 && t->host >= 0 && ioctl(t->host, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
-                *rows = ws.ws_row;
-                *cols = ws.ws_col;
+        if (t->host >= 0 && ioctl(t->host, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+                o->console_rows = ws.ws_row;
+                o->console_cols = ws.ws_col;
         }
+        return 0;
 }
 
 static void resize(const struct zrc_tty *t) {

@@ -12,6 +12,7 @@
 #include <termios.h>
 
 struct zrc_ctx;
+struct zrc_oci;
 
 struct zrc_tty {
         int sock;   /* our end of the pair, until the master arrived */
@@ -25,13 +26,12 @@ struct zrc_tty {
 #define ZRC_TTY_NONE \
         { .sock = -EBADF, .master = -EBADF, .host = -EBADF, .host_owned = -EBADF, .raw_fd = -EBADF }
 
-/* The pair: *ret_init_end is the init's console socket (the caller's to close once cloned). The
- * runtime's terminal found as runc finds it: stderr, stdout or stdin, else /dev/tty. */
-int zrc_tty_open(const struct zrc_ctx *c, struct zrc_tty *t, int *ret_init_end);
-
-/* The runtime's terminal's size into *rows and *cols (the pty's from its start), when there is a
- * foreground terminal and a terminal of the runtime's; else they are left as they are. */
-void zrc_tty_size(const struct zrc_tty *t, unsigned short *rows, unsigned short *cols);
+/* When o asks for a terminal and there is no console socket (console_socket NULL, *console_fd <
+ * 0): the pair, its far end in *console_fd (the init's console socket, the caller's to close),
+ * the runtime's terminal found as runc finds it (stderr, stdout or stdin, else /dev/tty) and its
+ * size made o's (the pty's from its start). Else nothing: 0. */
+int zrc_tty_open(const struct zrc_ctx *c, struct zrc_tty *t, struct zrc_oci *o, const char *console_socket,
+                 int *console_fd);
 
 /* Once the process reported ready: the master (sent before that report), its ONLCR cleared (the
  * runtime's terminal translates), its size the runtime's terminal's; the runtime's terminal raw

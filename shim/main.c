@@ -232,28 +232,35 @@ static void kill_and_delete(zy_conn *c, const char *t) {
         zy_task_info_free(ti);
 }
 
-/* A dead shim's exec'd processes that zygoted still knows: those named ID.EXEC, and those whose
- * hashed names the bundle's ZS_EXEC_IDS_FILE lists. */
+/* Whether zygoted's task t is an exec'd process of a container (ExecContainer, which only root
+ * may call: its profile "container", run as uid 0), and so one this shim may have made. */
+static bool container_exec(zy_conn *c, const char *t) {
+        struct zy_task_info *ti = NULL;
+        bool ok = zy_state(c, t, &ti) >= 0 && ti->uid == 0 && streq_ptr(ti->profile, "container");
+
+        zy_task_info_free(ti);
+        return ok;
+}
+
+/* A dead shim's exec'd processes that zygoted still knows: those the bundle's ZS_EXEC_IDS_FILE
+ * lists as this container's (each line's task id made of the container's id and an exec id) and
+ * that zygoted has as a container's exec'd process. Whatever else the file says, or a task named
+ * ID.SOMETHING (another container's id may be that), is left alone. */
 static void cleanup_execs(zy_conn *c, const char *id, const char *bundle) {
         _cleanup_free_ char *path = NULL, *line = NULL;
-        struct zy_task_list *l = NULL;
-        size_t n = strlen(id), size = 0;
+        size_t size = 0;
         FILE *f;
 
-        if (zy_list(c, &l) >= 0)
-                for (size_t i = 0; i < l->n_tasks; i++)
-                        if (strncmp(l->tasks[i]->id, id, n) == 0 && l->tasks[i]->id[n] == '.')
-                                kill_and_delete(c, l->tasks[i]->id);
-        zy_task_list_free(l);
         if (!bundle || asprintf(&path, "%s/%s", bundle, ZS_EXEC_IDS_FILE) < 0)
                 return;
         f = fopen(path, "re");
         if (!f)
                 return;
         while (getline(&line, &size, f) > 0) {
-                line[strcspn(line, "\n")] = 0;
-                if (zs_task_id_valid(line))
-                        kill_and_delete(c, line);
+                _cleanup_free_ char *t = NULL;
+
+                if (zs_exec_ids_parse(id, line, &t) >= 0 && container_exec(c, t))
+                        kill_and_delete(c, t);
         }
         fclose(f);
 }

@@ -169,3 +169,57 @@ int zs_exec_task_id(const char *container_id, const char *exec_id, char **ret) {
         *ret = TAKE_PTR(id);
         return 0;
 }
+
+int zs_exec_ids_line(const char *container_id, const char *exec_id, char **ret) {
+        _cleanup_free_ char *task_id = NULL, *hex = NULL;
+        size_t n = strlen(exec_id);
+        int r = zs_exec_task_id(container_id, exec_id, &task_id);
+
+        if (r < 0)
+                return r;
+        hex = malloc(2 * n + 1);
+        if (!hex)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                sprintf(hex + 2 * i, "%02x", (unsigned char) exec_id[i]);
+        hex[2 * n] = 0;
+        return asprintf(ret, "%s %s\n", task_id, hex) < 0 ? -ENOMEM : 0;
+}
+
+static int unhex(char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int zs_exec_ids_parse(const char *container_id, const char *line, char **ret) {
+        _cleanup_free_ char *task_id = NULL, *exec_id = NULL, *want = NULL;
+        const char *sp = strchr(line, ' ');
+        size_t hex_len;
+        int r;
+
+        if (!sp)
+                return -EINVAL;
+        task_id = strndup(line, (size_t) (sp - line));
+        hex_len = strcspn(sp + 1, "\n");
+        if (!task_id)
+                return -ENOMEM;
+        if (hex_len == 0 || hex_len % 2 != 0)
+                return -EINVAL;
+        exec_id = malloc(hex_len / 2 + 1);
+        if (!exec_id)
+                return -ENOMEM;
+        for (size_t i = 0; i < hex_len / 2; i++) {
+                int hi = unhex(sp[1 + 2 * i]), lo = unhex(sp[2 + 2 * i]);
+                if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+                        return -EINVAL;
+                exec_id[i] = (char) (hi << 4 | lo);
+        }
+        exec_id[hex_len / 2] = 0;
+        /* the task id is the one of this container's exec: the file names no other task */
+        r = zs_exec_task_id(container_id, exec_id, &want);
+        if (r < 0)
+                return r;
+        if (!streq(want, task_id))
+                return -EINVAL;
+        *ret = TAKE_PTR(task_id);
+        return 0;
+}

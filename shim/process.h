@@ -75,12 +75,21 @@ void zs_process_unref(struct zs_process *p);
 /* The number of processes on the list. */
 unsigned zs_process_count(void);
 
-/* The bundle's file of the hashed task ids of exec'd processes, one a line. */
+/* The bundle's file of the exec'd processes' task ids, one a line: "TASK_ID EXEC_ID_IN_HEX". */
 #define ZS_EXEC_IDS_FILE "zygote-exec-ids"
 
 /* zygoted's task id for an exec'd process: container.exec when that is a valid id of at most 64
  * characters, else "x" and a hash of both (the same for the same pair). */
 int zs_exec_task_id(const char *container, const char *exec_id, char **ret);
+
+/* The line of ZS_EXEC_IDS_FILE for the exec'd process exec_id of container_id (its task id, then the
+ * exec id in hex), with its newline, in *ret. */
+int zs_exec_ids_line(const char *container_id, const char *exec_id, char **ret);
+
+/* The task id a line of ZS_EXEC_IDS_FILE names (its newline cut) in *ret when it is one of
+ * container_id's exec'd processes: the task id zs_exec_task_id() gives for it and the
+ * line's exec id; -EINVAL for any other line (a task id alone, of any other task). */
+int zs_exec_ids_parse(const char *container_id, const char *line, char **ret);
 
 /* Whether s is a valid task id: [A-Za-z0-9_.-]{1,64}. */
 bool zs_task_id_valid(const char *s);

@@ -3,13 +3,18 @@
 #include "rootfs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "fd-util.h"
+#include "mountinfo.h"
 #include "util.h"
 
 static const struct {
@@ -94,17 +99,130 @@ int zs_rootfs_mount(const char *bundle, Containerd__Types__Mount *const *mounts,
         return 0;
 }
 
+/* A whole file, NUL-terminated, in *ret (freed by the caller). */
+static int read_text(int dir_fd, const char *path, char **ret) {
+        _cleanup_close_ int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, size = 0;
+
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                if (size - len < 4096) {
+                        char *b = realloc(buf, size + 65536);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                        size += 65536;
+                }
+                ssize_t n = read(fd, buf + len, size - len - 1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* The bundle's directory, O_PATH: only by an absolute path that names it as it is, no symlink,
+ * "..", "." or doubled "/" in it (its own path, as the kernel gives it, must be the one asked
+ * for): the mounts below it are what Delete detaches. */
+static size_t bundle_len(const char *bundle) {
+        size_t len = strlen(bundle);
+
+        while (len > 1 && bundle[len - 1] == '/')
+                len--; /* trailing ones */
+        return len;
+}
+
+static int open_bundle(const char *bundle, int *ret) {
+        _cleanup_close_ int fd = -EBADF;
+        char link[64], real[PATH_MAX];
+        size_t len = bundle_len(bundle);
+        ssize_t n;
+
+        if (bundle[0] != '/' || len >= sizeof(real))
+                return -EINVAL;
+        fd = open(bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        n = readlink(link, real, sizeof(real) - 1);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n != len || strncmp(real, bundle, len) != 0)
+                return -ELOOP;
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
+/* The id of the mount that holds fd's file (its fdinfo's mnt_id). */
+static int mount_id(int fd, unsigned long long *ret) {
+        _cleanup_free_ char *text = NULL;
+        char path[64];
+        const char *m;
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+        r = read_text(AT_FDCWD, path, &text);
+        if (r < 0)
+                return r;
+        m = strstr(text, "\nmnt_id:");
+        if (!m || sscanf(m, "\nmnt_id: %llu", ret) != 1)
+                return -EBADMSG;
+        return 0;
+}
+
+/* Whether a mount sits on BUNDLE/rootfs itself (target): its directory, never a symlink
+ * (-ENOTDIR), opened below the bundle, is the root of a mount whose mount point mountinfo gives as
+ * target. 1, 0 (a directory of the bundle's own file system, or none: -ENOENT is 0), or -errno. */
+static int rootfs_mounted(int bundle_fd, const char *target) {
+        _cleanup_close_ int fd = openat(bundle_fd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_free_ char *mountinfo = NULL;
+        char point[PATH_MAX];
+        unsigned long long id;
+        int r;
+
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        r = mount_id(fd, &id);
+        if (r >= 0)
+                r = read_text(AT_FDCWD, "/proc/self/mountinfo", &mountinfo);
+        if (r >= 0)
+                r = zc_mountinfo_mount_point(mountinfo, id, point, sizeof(point));
+        if (r < 0)
+                return r;
+        return streq(point, target);
+}
+
+#define ROOTFS_LAYERS_MAX 128 /* past it, mounts that come back as they are detached */
+
 int zs_rootfs_unmount(const char *bundle) {
         _cleanup_free_ char *target = NULL;
+        _cleanup_close_ int bundle_fd = -EBADF;
+        char at[64];
+        int r;
 
-        if (asprintf(&target, "%s/rootfs", bundle) < 0)
+        r = open_bundle(bundle, &bundle_fd);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        /* the bundle as asked for, which open_bundle() found to be its own path */
+        if (asprintf(&target, "%.*s/rootfs", bundle_len(bundle) > 1 ? (int) bundle_len(bundle) : 0, bundle) < 0)
                 return -ENOMEM;
-        /* every layer mounted there, the last first */
-        for (;;) {
-                if (umount2(target, MNT_DETACH) == 0)
-                        continue;
-                if (errno == EINVAL || errno == ENOENT)
-                        return 0;
-                return -errno;
+        /* through the bundle's fd, the last component never followed: nothing but a mount on the
+         * bundle's own rootfs directory is detached, every layer there, the last first */
+        snprintf(at, sizeof(at), "/proc/self/fd/%d/rootfs", bundle_fd);
+        for (int n = 0; n < ROOTFS_LAYERS_MAX; n++) {
+                r = rootfs_mounted(bundle_fd, target);
+                if (r <= 0)
+                        return r;
+                if (umount2(at, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+                        return -errno;
         }
+        return -ELOOP;
 }

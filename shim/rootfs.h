@@ -10,5 +10,8 @@
 
 int zs_rootfs_mount(const char *bundle, Containerd__Types__Mount *const *mounts, size_t n);
 
-/* Unmounts whatever is mounted on BUNDLE/rootfs; 0 when nothing was. */
+/* Unmounts whatever is mounted on BUNDLE/rootfs itself (mountinfo names it as the mount point),
+ * never through a symlink: 0 when nothing was (or the bundle is gone); -EINVAL or -ELOOP for a
+ * bundle path that is not absolute or names it through a symlink, "..", "." or "//", -ENOTDIR
+ * when its rootfs is not a directory (a symlink), or another negative errno. */
 int zs_rootfs_unmount(const char *bundle);

@@ -203,18 +203,20 @@ static int exec_process(const Containerd__Task__V2__ExecProcessRequest *rq, stru
         return r;
 }
 
-/* A hashed task id goes to the bundle's ZS_EXEC_IDS_FILE, where the delete command of a dead shim
- * finds it (the others it finds by their names, ID.EXEC). */
-static void record_hashed_id(const char *bundle, const char *task_id) {
+/* Every exec'd process goes to the bundle's ZS_EXEC_IDS_FILE before it is made, where the delete
+ * command of a dead shim finds it: its task id with the exec id it is made of, which that command
+ * checks (zs_exec_ids_parse()). */
+static void record_exec_id(const char *bundle, const char *container, const char *exec_id) {
         _cleanup_free_ char *path = NULL, *line = NULL;
         _cleanup_close_ int fd = -EBADF;
-        int n;
+        size_t n;
 
-        if (asprintf(&path, "%s/%s", bundle, ZS_EXEC_IDS_FILE) < 0 || (n = asprintf(&line, "%s\n", task_id)) < 0)
+        if (asprintf(&path, "%s/%s", bundle, ZS_EXEC_IDS_FILE) < 0 || zs_exec_ids_line(container, exec_id, &line) < 0)
                 return;
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (fd < 0 || write(fd, line, (size_t) n) != n)
-                zs_log("exec: recording %s in %s: %m", task_id, path);
+        n = strlen(line);
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, line, n) != (ssize_t) n)
+                zs_log("exec: recording %s in %s: %m", exec_id, path);
 }
 
 int zs_task_exec(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
@@ -234,9 +236,8 @@ int zs_task_exec(const ProtobufCMessage *request, struct zs_ttrpc_result *res) {
         if (r < 0)
                 return r;
         zs_state_lock();
-        /* a hashed id has no dot, ID.EXEC has one */
-        if (zs_process_find(rq->id, NULL) && !strchr(task_id, '.'))
-                record_hashed_id(zs_container_get()->bundle, task_id);
+        if (zs_process_find(rq->id, NULL) && !zs_process_find(rq->id, rq->exec_id))
+                record_exec_id(zs_container_get()->bundle, rq->id, rq->exec_id);
         if (!zs_process_find(rq->id, NULL))
                 r = zs_fail(res, -ESRCH, "exec: no container %s", rq->id);
         else if (zs_process_find(rq->id, rq->exec_id))

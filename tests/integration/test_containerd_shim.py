@@ -159,6 +159,58 @@ def test_delete_command_without_a_task(shim_bin, workdir, needs_root):
     assert b"cannot" not in r.stderr or b"cleaning up task" in r.stderr
 
 
+def tmpfs(path, mark):
+    """A tmpfs mounted on path, a file named mark in it."""
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "zytest", path], check=True)
+    with open(os.path.join(path, mark), "w"):
+        pass
+
+
+def unmount_all(path):
+    while os.path.ismount(path):
+        subprocess.run(["umount", "-l", path], check=True)
+
+
+def delete_in(shim_bin, workdir, bundle):
+    s = shimv2.Shim(shim_bin, bundle, env={"ZYGOTE_SOCKET": os.path.join(workdir, "none.sock")})
+    r = s.delete()
+    assert r.returncode == 0, r.stderr
+    return r.stderr.decode()
+
+
+@pytest.mark.parametrize("how", ["symlinked-rootfs", "dotdot-bundle", "symlinked-bundle", "own-rootfs"])
+def test_delete_unmounts_only_the_bundles_own_rootfs(shim_bin, workdir, needs_root, how):
+    """`delete` detaches the mounts stacked on BUNDLE/rootfs itself, and nothing else: not the
+    target of a rootfs that is a symlink (two tmpfs stacked on a directory elsewhere), not a rootfs
+    reached through a bundle path with ".." or a symlink in it (-bundle names another directory
+    than the one it says). The control: a bundle whose rootfs has two tmpfs stacked on it is left
+    with none."""
+    target = os.path.join(workdir, "real", "rootfs")
+    os.makedirs(target)
+    os.mkdir(os.path.join(workdir, "other"))
+    try:
+        tmpfs(target, "lower")
+        tmpfs(target, "upper")
+        if how == "symlinked-rootfs":
+            bundle = os.path.join(workdir, "linked")
+            os.mkdir(bundle)
+            os.symlink(target, os.path.join(bundle, "rootfs"))
+        elif how == "dotdot-bundle":
+            bundle = os.path.join(workdir, "other", "..", "real")
+        elif how == "symlinked-bundle":
+            bundle = os.path.join(workdir, "real-link")
+            os.symlink(os.path.join(workdir, "real"), bundle)
+        else:
+            bundle = os.path.join(workdir, "real")
+        delete_in(shim_bin, workdir, bundle)
+        if how == "own-rootfs":
+            assert not os.path.ismount(target) and os.listdir(target) == []
+        else:
+            assert os.path.ismount(target) and os.listdir(target) == ["upper"], os.listdir(target)
+    finally:
+        unmount_all(target)
+
+
 def test_version(shim_bin):
     for flag in ("-v", "--version"):
         r = subprocess.run([shim_bin, flag], capture_output=True, text=True)

@@ -526,7 +526,7 @@ def test_delete_after_a_dead_shim(run, bundle, zygoted):
     r.call("Exec", (2, "e" * 70), (7, [(1, "p"), (2, json.dumps(process).encode())]))
     r.call("Start", (2, "e" * 70))
     with open(os.path.join(bundle.path, "zygote-exec-ids")) as f:
-        hashed = f.read().split()
+        hashed = [line.split()[0] for line in f]
     assert len(hashed) == 1 and hashed[0].startswith("x-") and hashed[0] in task_ids(zygoted), hashed
     os.kill(r.shim.pid, 9)
     assert r.shim.wait_gone()
@@ -538,6 +538,57 @@ def test_delete_after_a_dead_shim(run, bundle, zygoted):
     assert r.id not in task_ids(zygoted) and hashed[0] not in task_ids(zygoted)
     r.c.close()
     r.c = None  # nothing left for finish()
+
+
+def test_delete_after_a_dead_shim_kills_only_its_own(run, bundle, zygoted, staged):
+    """`delete` after a dead shim kills the exec'd processes of its own container only: not another
+    user's task its bundle's exec-ids file names (by its id alone, or with an exec id it is not made
+    of), nor one named ID.SOMETHING (another user's, or another container whose id starts with
+    "ID."), which run on."""
+    import subprocess
+    import varlink
+    bundle.set_args("sleep", "1000")
+    r = run()
+    r.create()
+    r.call("Start")
+    sock = zygoted.socket
+    os.chmod(os.path.dirname(sock), 0o755)
+    os.chmod(sock, 0o777)
+    others = [r.id + ".nobody", "victim-" + uuid.uuid4().hex[:8]]
+    for t in others:
+        subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", staged["launchctl"],
+                        "--socket", sock, "run", "--detach", "--id", t, "--cwd", "/", "--", "sleep", "1000"],
+                       check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=60)
+    other_container = r.id + ".other"
+    fd = os.open(bundle.path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        with varlink.connect(sock) as c:
+            c.call("io.zygote.Launcher.CreateContainer", {"id": other_container, "bundle": 0}, fds=[fd]).close_fds()
+    finally:
+        os.close(fd)
+    others.append(other_container)
+    with open(os.path.join(bundle.path, "zygote-exec-ids"), "a") as f:
+        f.write(f"{others[1]}\n{others[1]} {b'x'.hex()}\n{others[0]}\n{other_container}\n")
+    os.kill(r.shim.pid, 9)
+    assert r.shim.wait_gone()
+    r.shim.pid = None
+    r.c.close()
+    r.c = None  # nothing left for finish()
+    d = r.shim.delete()
+    assert d.returncode == 0, d.stderr
+    try:
+        with varlink.connect(sock) as c:
+            for t in others:
+                st = c.call("io.zygote.Launcher.State", {"id": t}).parameters["task"]["state"]
+                assert st in ("running", "created"), f"{t}: {st}"
+        assert r.id not in task_ids(zygoted)
+    finally:
+        with varlink.connect(sock) as c:
+            for t in others:
+                c.call("io.zygote.Launcher.Kill", {"id": t, "signal": 9}, check=False)
+                c.call("io.zygote.Launcher.Wait", {"id": t}, check=False)
+                c.call("io.zygote.Launcher.Delete", {"id": t}, check=False)
 
 
 def test_ctr_same_sandbox_as_runc(ctd):

@@ -233,6 +233,24 @@ def test_terminal_through_console_socket(daemon, bundle):
     ours.close()
 
 
+def test_a_users_task_id_does_not_block_a_container(daemon, bundle, tmp_path):
+    """Ids are per owner (daemon/task-names.c): an unprivileged user who spawns a task with a
+    container's id first (learnt from its cgroup path, or guessed) does not keep root's
+    CreateContainer of that id from working (before: TaskExists, so containerd could not bring it
+    back), and neither touches the other."""
+    cid = container_id()
+    with daemon.connect_as(zytest.NOBODY, zytest.NOGROUP) as u:
+        u.call(L + "Spawn", {"argv": ["sleep", "60"], "id": cid, "hold": True}).close_fds()
+        try:
+            with daemon.connect() as c:
+                out, task = run_container(c, bundle, tmp_path, cid)
+                assert task["exitCode"] == 0, task
+            st = u.call(L + "State", {"id": cid}).parameters["task"]
+            assert st["state"] == "created" and st["owner"] == zytest.NOBODY, st
+        finally:
+            u.call(L + "Delete", {"id": cid}, check=False)
+
+
 def test_failed_create_leaves_nothing(daemon, bundle, tmp_path):
     """A missing binary, a poststart hook (nothing would run it) and a bundle without config.json
     fail with the runtime's words; no process, cgroup or state stays."""
@@ -538,5 +556,34 @@ def test_namespaces_made_ahead(staged, bundle, tmp_path, needs_root, pool):
         with d.connect() as c:
             for cid in ids:
                 c.call(L + "Delete", {"id": cid}, check=False)
+        assert d.stop() == 0, d.log()
+        zytest.remove_workdir(d.dir)
+
+
+def test_hooks_without_env_inherit_nothing_of_zygoteds(staged, bundle, open_tmp, tmp_path, needs_root):
+    """zygote-runc's own hooks without "env" get its environment, as runc's (its caller's, in
+    effect); zygoted's worker runs them for a caller, and gives them nothing of the daemon's: a
+    prestart hook without "env" starts with an empty environment. createContainer, run by the init,
+    gets the container process's environment (the caller's config) either way."""
+    d = zytest.Daemon(staged, zytest.make_workdir(), env={"ZYGOTED_SECRET_MARK": "daemon-only"})
+    d.start()
+    try:
+        out = open_tmp / "hooks"
+        out.mkdir()
+        os.chmod(out, 0o777)
+        bundle.config["process"]["env"] = ["PATH=/bin", "IN_CONTAINER=1"]
+        bundle.config["hooks"] = {"prestart": [{"path": "/bin/sh", "args": ["sh", "-c", f"env > {out}/prestart"]}],
+                                  "createContainer": [{"path": "/bin/sh",
+                                                       "args": ["sh", "-c", f"env > {out}/createContainer"]}]}
+        bundle.set_args("true")
+        with d.connect() as c:
+            _, task = run_container(c, bundle, tmp_path)
+        assert task["exitCode"] == 0, task
+        pre = (out / "prestart").read_text().split()
+        assert not any("ZYGOTED_SECRET_MARK" in e for e in pre), pre
+        assert all(e.split("=")[0] in ("PWD", "SHLVL", "OLDPWD", "_") for e in pre), pre
+        created = (out / "createContainer").read_text()
+        assert "IN_CONTAINER=1" in created and "ZYGOTED_SECRET_MARK" not in created, created
+    finally:
         assert d.stop() == 0, d.log()
         zytest.remove_workdir(d.dir)
