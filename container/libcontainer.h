@@ -12,6 +12,7 @@
  *   process-exec.c  exec: a new process joined to a running container
  *   process.c   what create and exec share: sandbox preparation, status records and runc's
  *               failure messages, waiting, signal forwarding, destroy
+ *   tty.c       the foreground terminal of run and exec -t without a console socket (tty.h)
  *   config.c    config.json -> struct zct_oci (everything the sandbox needs, resolved), spec;
  *               its parts config-process.c (process), config-mount.c (mounts, devices) and
  *               config-util.c (JSON access and errors, config-util.h)
@@ -123,6 +124,7 @@ struct zct_oci {
         const char *listener_metadata; /* linux.seccomp.listenerMetadata, or NULL */
         char **owned;                  /* strings the mounts point to that nothing else owns */
         size_t n_owned;
+        char *notes; /* what is accepted and ignored, as runc accepts it: lines for the log, or NULL */
 };
 
 struct zct_ctx;
@@ -156,8 +158,10 @@ int zct_process_attrs_apply(const struct zct_ctx *c, const struct zct_oci *o, pi
  * *ret_restore_fd (-EBADF: none) to go back with zct_timens_leave() once it is cloned. Print. */
 int zct_timens_enter(const struct zct_ctx *c, const struct zct_oci *o, int *ret_restore_fd);
 int zct_timens_leave(const struct zct_ctx *c, int restore_fd);
-/* HOME=, from the image's /etc/passwd for o->uid ("/" without an entry), appended to *envp (a
- * malloc'd array) unless it has one. */
+/* The process's environment as runc makes it, in place in *envp (a malloc'd array): a variable
+ * set twice set once (the last value, at the first place), o->search_path its PATH, and HOME
+ * from the image's /etc/passwd for o->uid ("/" without an entry) when it has none or an empty
+ * one. */
 int zct_oci_add_home(struct zct_oci *o, char ***envp);
 /* linux.sysctl, each written in the container's (pid's) own namespace of its kind; a key that is
  * not namespaced, or of a namespace shared with the host, is refused. Prints. */
@@ -384,6 +388,7 @@ struct zct_create_args {
         struct zct_proc_args p;
         const char *bundle;
         bool run;
+        bool keep;                   /* run --keep: the stopped container stays until delete */
         struct zct_handoff *handoff; /* NULL: zygote-runc's own create */
 };
 
@@ -482,18 +487,19 @@ int zct_hooks_check_handoff(json_object *root, char **err);
 /* The state a hook reads on its stdin. */
 json_object *zct_hooks_state(const struct zct_state *st, const char *status, pid_t pid);
 /* Runs hooks' KIND in order with state on their stdin: 0, or the first failure (<0, printed).
- * prestart and createRuntime stop at the first failure; the others run on after one. Each hook
- * takes creds before its execve (NULL: the runtime's own, as zygote-runc's hooks). */
+ * prestart, createRuntime and poststart stop at the first failure; poststop runs on after one.
+ * Each hook takes creds before its execve (NULL: the runtime's own, as zygote-runc's hooks). */
 int zct_hooks_run(const struct zct_ctx *c, json_object *hooks, const char *kind, json_object *state,
                   const struct ze_hook_creds *creds);
-/* poststart (after start let the process go) and poststop (after delete): failures are logged. */
-void zct_hooks_poststart(const struct zct_ctx *c, const struct zct_state *st);
+/* poststart (after start let the process go): 0, or the failure (printed; the caller ends the
+ * container, as runc does); poststop (after delete): a failure is logged. */
+int zct_hooks_poststart(const struct zct_ctx *c, const struct zct_state *st);
 void zct_hooks_poststop(const struct zct_ctx *c, const struct zct_state *st);
 /* hooks' KIND (createContainer, startContainer) as the container init runs them, with the state
  * (status, and the pid the init fills in) they read: *ret untouched when there are none. The
- * strings point into hooks. */
+ * strings point into hooks (or envp: a hook without "env" gets the process's, as runc's). */
 int zct_hooks_for_init(json_object *hooks, const char *kind, const struct zct_state *st, const char *status,
-                       struct ze_sb_hooks *ret);
+                       char *const *envp, struct ze_sb_hooks *ret);
 void zct_hooks_for_init_free(struct ze_sb_hooks *h);
 /* Prints the init's record of a hook that failed (ZE_STEP_CREATE_HOOK, ZE_STEP_START_HOOK), the
  * hook named by its kind, index and path: an exit status, a signal, its timeout. */

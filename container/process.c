@@ -222,6 +222,11 @@ int zct_runc_sandbox_prepare(const struct zct_ctx *c, const struct zct_oci *o, c
                         return zct_error(c, "console socket %s: %s", console_socket, zct_errstr(-fd)), fd;
                 *ret_console_fd = fd;
         }
+        /* what the config asks for and is accepted and ignored, as runc would: once, in the log */
+        for (const char *n = o->notes, *end; n && *n; n = *end ? end + 1 : end) {
+                end = strchrnul(n, '\n');
+                zct_info(c, "%.*s", (int) (end - n), n);
+        }
         zct_oci_to_sandbox(o, sb);
         if (o->apparmor_exec) {
                 /* refused rather than run unconfined; runc fails the same way, at the write */

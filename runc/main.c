@@ -8,11 +8,13 @@
  * file per command family).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "libcontainer.h"
 #include "util.h"
@@ -126,8 +128,10 @@ static int parse_global(struct zct_ctx *c, int argc, char **argv, int *i, bool *
                         c->rootless = streq(v, "auto") ? zct_rootless() : streq(v, "true");
                 } else if (streq(n, "log"))
                         c->log_path = v;
-                else if (streq(n, "log-format"))
+                else if (streq(n, "log-format") && (streq(v, "json") || streq(v, "text")))
                         c->log_json = streq(v, "json");
+                else if (streq(n, "log-format"))
+                        return zct_error(c, "invalid log-format \"%s\" (text or json)", v);
                 else if (streq(n, "zygote-socket"))
                         c->filter.socket = v;
                 return 0;
@@ -200,6 +204,16 @@ int main(int argc, char **argv) {
                 if (r < 0)
                         return zct_error(&c, "state root: %s", zct_errstr(-r));
                 c.root = default_root;
+        }
+        /* a log file that cannot be written is an error now, as runc's, not silence later */
+        if (c.log_path) {
+                int fd = open(c.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+                if (fd < 0) {
+                        const char *path = c.log_path;
+                        c.log_path = NULL;
+                        return zct_error(&c, "failed to open log file %s: %s", path, zct_errstr(errno));
+                }
+                close(fd);
         }
         filter_from(&c, no_zygote);
         if (i >= argc) {

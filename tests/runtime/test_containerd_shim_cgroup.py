@@ -78,8 +78,8 @@ def test_update(run, bundle):
     assert limits() == (42, 48 << 20)
     refused = "not supported by zygote-runc"
     for bad, code, what in (
-            ({"pids": {"limit": 7}, "memory": {"kernel": 64 << 20}}, w.UNIMPLEMENTED,
-             f"update: linux.resources.memory.kernel: kernel memory limits are {refused}"),
+            ({"pids": {"limit": 7}, "memory": {"checkBeforeUpdate": True}}, w.UNIMPLEMENTED,
+             f"update: linux.resources.memory.checkBeforeUpdate: {refused}"),
             ({"pids": {"limit": 7}, "intelRdt": {}}, w.UNIMPLEMENTED, f"update: linux.resources.intelRdt: {refused}"),
             ({"pids": {"limit": 7}, "devices": [{"allow": True, "access": "rwm"}]}, w.UNIMPLEMENTED,
              f"update: linux.resources.devices: changing the device rules of a container is {refused}"),
