@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launchctl-record.h"
 #include "launchctl-run.h"
 #include "launchctl-util.h"
 #include "signal-util.h"
@@ -585,7 +586,10 @@ int main(int argc, char **argv) {
         argv += optind;
 
         if (streq(verb, "run"))
-                return lc_verb_run(socket_path, argc, argv);
+                return lc_run_wants_record(argc, argv) ? lc_run_record(socket_path, argc, argv)
+                                                       : lc_verb_run(socket_path, argc, argv);
+        if (streq(verb, "profile"))
+                return lc_verb_profile(socket_path, argc, argv);
         if (streq(verb, "help")) {
                 main_help();
                 return 0;

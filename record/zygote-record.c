@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-record: what `launchctl run --record` and `launchctl profile check` run (launchctl execs
+ * it, so that launchctl itself links neither libseccomp nor the profile compiler).
+ *
+ *   zygote-record record --launchctl PATH --out FILE [RUN-OPTIONS] -- CMD [ARGS...]
+ *   zygote-record check  --launchctl PATH --profile-file FILE [RUN-OPTIONS] -- CMD [ARGS...]
+ *   zygote-record exec SOCKET -- CMD [ARGS...]          (the task's side; see record-exec.c)
+ *
+ * record and check are the listener: they make a socket in a private directory, run
+ * `launchctl run RUN-OPTIONS -- zygote-record exec SOCKET -- CMD` (an ordinary Spawn by the
+ * caller, with every confinement of one), take the recording filter's listener from the task,
+ * answer its notifications until the task and every process it started have exited, then write
+ * FILE (the union with what FILE held) or name the calls FILE's profile refused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pidfd-util.h"
+#include "profile.h"
+#include "record-json.h"
+#include "record-notify.h"
+#include "util.h"
+
+/* Exit codes of our own (else the command's status). */
+#define REC_EXIT_FAILURE 1
+#define REC_EXIT_USAGE 2
+#define REC_EXIT_REFUSED 3 /* check: the profile refused a call */
+#define REC_EXIT_SKIP 77   /* the kernel lacks user notification or FLAG_CONTINUE */
+
+struct rec_run {
+        const char *launchctl, *out, *profile_file;
+        char **run_opts; /* launchctl run's options, passed as they are */
+        size_t n_run_opts;
+        char **cmd;
+        char dir[64], sock_path[96];
+};
+
+static int usage(const char *what, const char *mode) {
+        fprintf(stderr, "zygote-record: %s: %s\n", mode, what);
+        return REC_EXIT_USAGE;
+}
+
+/* Our options come first, up to the first one that is not ours; everything before "--" then
+ * goes to launchctl run. */
+static int parse(int argc, char **argv, bool check, struct rec_run *rr) {
+        int i = 2;
+
+        for (; i + 1 < argc; i += 2) {
+                if (streq(argv[i], "--launchctl"))
+                        rr->launchctl = argv[i + 1];
+                else if (streq(argv[i], "--out") && !check)
+                        rr->out = argv[i + 1];
+                else if (streq(argv[i], "--profile-file") && check)
+                        rr->profile_file = argv[i + 1];
+                else
+                        break;
+        }
+        rr->run_opts = argv + i;
+        for (; i < argc && !streq(argv[i], "--"); i++)
+                rr->n_run_opts++;
+        if (i + 1 >= argc)
+                return usage("missing command (after --)", argv[1]);
+        rr->cmd = argv + i + 1;
+        if (!rr->launchctl || (!check && !rr->out) || (check && !rr->profile_file))
+                return usage("missing --launchctl, --out or --profile-file", argv[1]);
+        return 0;
+}
+
+/* A socket only we (our uid) can reach: in a directory of mode 0700. */
+static int listen_socket(struct rec_run *rr) {
+        const char *base = getenv("XDG_RUNTIME_DIR");
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -EBADF;
+
+        snprintf(rr->dir, sizeof(rr->dir), "%s/zygote-record-XXXXXX",
+                 base && *base && strlen(base) < 32 ? base : "/tmp");
+        if (!mkdtemp(rr->dir))
+                return -errno;
+        snprintf(rr->sock_path, sizeof(rr->sock_path), "%s/s", rr->dir);
+        strcpy(sa.sun_path, rr->sock_path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 1) < 0)
+                return -errno;
+        return TAKE_FD(fd);
+}
+
+static void remove_socket(struct rec_run *rr) {
+        if (rr->sock_path[0])
+                (void) unlink(rr->sock_path);
+        if (rr->dir[0])
+                (void) rmdir(rr->dir);
+        rr->sock_path[0] = rr->dir[0] = 0;
+}
+
+/* launchctl run RUN-OPTIONS -- SELF exec SOCKET -- CMD, as our child. */
+static int start_launchctl(const struct rec_run *rr, const char *self, int *ret_pidfd) {
+        size_t n_cmd = 0, k = 0;
+        _cleanup_free_ char **argv = NULL;
+        pid_t pid;
+
+        while (rr->cmd[n_cmd])
+                n_cmd++;
+        argv = calloc(rr->n_run_opts + n_cmd + 8, sizeof(char *));
+        if (!argv)
+                return -ENOMEM;
+        argv[k++] = (char *) rr->launchctl;
+        argv[k++] = (char *) "run";
+        for (size_t i = 0; i < rr->n_run_opts; i++)
+                argv[k++] = rr->run_opts[i];
+        argv[k++] = (char *) "--";
+        argv[k++] = (char *) self;
+        argv[k++] = (char *) "exec";
+        argv[k++] = (char *) rr->sock_path;
+        argv[k++] = (char *) "--";
+        for (size_t i = 0; i < n_cmd; i++)
+                argv[k++] = rr->cmd[i];
+        pid = clone_with_pidfd(0, ret_pidfd);
+        if (pid < 0)
+                return pid;
+        if (pid == 0) {
+                execv(rr->launchctl, argv);
+                fprintf(stderr, "zygote-record: cannot run %s: %m\n", rr->launchctl);
+                _exit(REC_EXIT_FAILURE);
+        }
+        return 0;
+}
+
+/* The listener from the task's connection: one fd of SCM_RIGHTS from a process of our uid. */
+static int take_listener(int lfd) {
+        _cleanup_close_ int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        char byte;
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } u;
+        struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        struct cmsghdr *cm;
+        int fd;
+
+        if (c < 0)
+                return -errno;
+        if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return -errno;
+        if (cred.uid != getuid())
+                return -EPERM;
+        if (recvmsg(c, &msg, MSG_CMSG_CLOEXEC) != 1)
+                return -EPROTO;
+        cm = CMSG_FIRSTHDR(&msg);
+        if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+            cm->cmsg_len != CMSG_LEN(sizeof(int)) || (msg.msg_flags & MSG_CTRUNC))
+                return -EPROTO;
+        memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+        return fd;
+}
+
+/* Waits for the task's connection, or for launchctl to end first (the spawn failed). */
+static int wait_listener(int lfd, int pidfd) {
+        for (;;) {
+                struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (p[0].revents & POLLIN) {
+                        int fd = take_listener(lfd);
+                        if (fd != -EAGAIN && fd != -EPERM)
+                                return fd;
+                }
+                if (p[1].revents & POLLIN)
+                        return -ECHILD;
+        }
+}
+
+static int exit_status(int pidfd) {
+        siginfo_t si = {};
+
+        if (pidfd_reap(pidfd, &si) < 0)
+                return REC_EXIT_FAILURE;
+        return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+}
+
+static void print_refused(const char *file, const struct rec_check *ck) {
+        fprintf(stderr, "zygote-record: %s refused %u call%s:", file, ck->n_refused, ck->n_refused == 1 ? "" : "s");
+        for (size_t i = 0; i < ck->refused.n_calls; i++) {
+                _cleanup_free_ char *n = rec_syscall_name(ck->refused.calls[i].arch, ck->refused.calls[i].nr);
+                if (n)
+                        fprintf(stderr, " %s", n);
+                else
+                        fprintf(stderr, " #%u", ck->refused.calls[i].nr);
+        }
+        fprintf(stderr, "\n");
+}
+
+static int run_listener(int argc, char **argv, bool check) {
+        struct rec_run rr = {};
+        struct rec_set set;
+        struct rec_check ck = {};
+        struct zp_profile *prof = NULL;
+        _cleanup_free_ char *err = NULL, *self = NULL;
+        _cleanup_close_ int lfd = -EBADF, pidfd = -EBADF, listener = -EBADF;
+        bool found = false;
+        int r, status;
+
+        r = parse(argc, argv, check, &rr);
+        if (r != 0)
+                return r;
+        rec_set_init(&set);
+        rec_set_init(&ck.refused);
+        if (check) {
+                /* zygote's own loader: what zygoted would make of the file */
+                r = zp_profile_load_file(rr.profile_file, &prof, &err);
+                if (r < 0) {
+                        fprintf(stderr, "zygote-record: %s\n", err ?: strerror(-r));
+                        return REC_EXIT_FAILURE;
+                }
+                ck.prog = prof->bpf;
+                ck.len = prof->bpf_len;
+        } else {
+                /* an earlier recording that cannot be merged fails now, not after the run */
+                r = rec_json_read_file(rr.out, &set, &found, &err);
+                if (r < 0) {
+                        fprintf(stderr, "zygote-record: cannot merge into %s\n", err ?: strerror(-r));
+                        return REC_EXIT_FAILURE;
+                }
+        }
+        self = realpath("/proc/self/exe", NULL);
+        if (!self) {
+                fprintf(stderr, "zygote-record: cannot find itself: %m\n");
+                return REC_EXIT_FAILURE;
+        }
+
+        lfd = listen_socket(&rr);
+        if (lfd < 0) {
+                fprintf(stderr, "zygote-record: cannot make the hand-over socket: %s\n", strerror(-lfd));
+                remove_socket(&rr);
+                return REC_EXIT_FAILURE;
+        }
+        r = start_launchctl(&rr, self, &pidfd);
+        if (r >= 0)
+                r = listener = wait_listener(lfd, pidfd);
+        remove_socket(&rr);
+        if (r == -ECHILD) /* launchctl said why */
+                return exit_status(pidfd);
+        if (r < 0) {
+                fprintf(stderr, "zygote-record: no listener from the task: %s\n", strerror(-r));
+                return REC_EXIT_FAILURE;
+        }
+
+        r = rec_listen(listener, &set, check ? &ck : NULL);
+        status = exit_status(pidfd);
+        if (r == -EOPNOTSUPP) {
+                fprintf(stderr, "zygote-record: the kernel lacks SECCOMP_USER_NOTIF_FLAG_CONTINUE (Linux 5.5)\n");
+                return REC_EXIT_SKIP;
+        }
+        if (r < 0) {
+                fprintf(stderr, "zygote-record: listening: %s\n", strerror(-r));
+                return REC_EXIT_FAILURE;
+        }
+        if (check) {
+                zp_profile_free(prof);
+                if (ck.n_refused == 0) {
+                        fprintf(stderr, "zygote-record: %s refused no call\n", rr.profile_file);
+                        return status;
+                }
+                print_refused(rr.profile_file, &ck);
+                rec_set_done(&ck.refused);
+                return REC_EXIT_REFUSED;
+        }
+        unsigned unnamed = 0;
+        r = rec_json_write_file(rr.out, &set, &unnamed);
+        if (r < 0) {
+                fprintf(stderr, "zygote-record: cannot write %s: %s\n", rr.out, strerror(-r));
+                return REC_EXIT_FAILURE;
+        }
+        fprintf(stderr, "zygote-record: %zu system calls %s %s", set.n_calls, found ? "merged into" : "recorded in",
+                rr.out);
+        if (unnamed > 0)
+                fprintf(stderr, " (%u without a name in libseccomp, left out)", unnamed);
+        fprintf(stderr, "\n");
+        rec_set_done(&set);
+        return status;
+}
+
+int main(int argc, char **argv) {
+        static const int blocked[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+        sigset_t mask;
+        const char *step = NULL;
+        int r;
+
+        if (argc >= 5 && streq(argv[1], "exec") && streq(argv[3], "--")) {
+                r = rec_exec(argv[2], argv + 4, &step);
+                fprintf(stderr, "zygote-record: %s: %s\n", step, strerror(-r));
+                return r == -ENOENT && streq(step, "exec") ? 127 : streq(step, "exec") ? 126 : 125;
+        }
+        if (argc < 2 || !(streq(argv[1], "record") || streq(argv[1], "check")))
+                return usage("record|check ... (run through launchctl)", "usage");
+        /* The terminal's signals go to launchctl, which forwards them to the task; the listener
+         * outlives them until the last task has exited (they stay blocked in launchctl too). */
+        sigemptyset(&mask);
+        for (size_t i = 0; i < ELEMENTSOF(blocked); i++)
+                sigaddset(&mask, blocked[i]);
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+        return run_listener(argc, argv, streq(argv[1], "check"));
+}
