@@ -321,7 +321,8 @@ static void main_help(void) {
         printf("Usage: %s [--socket PATH] VERB [OPTIONS] [ARGS]\n"
                "Start and manage sandboxed processes through zygoted.\n\n"
                "Verbs:\n"
-               "  run [OPTIONS] [--] CMD [ARGS...]  run CMD in a sandbox and exit with its status\n",
+               "  run [OPTIONS] [--] CMD [ARGS...]  run CMD in a sandbox and exit with its status\n"
+               "  profile check FILE [OPTIONS] -- CMD  run CMD deciding its calls by profile FILE\n",
                LC_PROGRAM);
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
                 char left[64];

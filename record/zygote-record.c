@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/seccomp.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -199,7 +201,8 @@ static int exit_status(int pidfd) {
 }
 
 static void print_refused(const char *file, const struct rec_check *ck) {
-        fprintf(stderr, "zygote-record: %s refused %u call%s:", file, ck->n_refused, ck->n_refused == 1 ? "" : "s");
+        fprintf(stderr, "zygote-record: %s refused %zu system call%s (%u time%s):", file, ck->refused.n_calls,
+                ck->refused.n_calls == 1 ? "" : "s", ck->n_refused, ck->n_refused == 1 ? "" : "s");
         for (size_t i = 0; i < ck->refused.n_calls; i++) {
                 _cleanup_free_ char *n = rec_syscall_name(ck->refused.calls[i].arch, ck->refused.calls[i].nr);
                 if (n)
@@ -217,6 +220,7 @@ static int run_listener(int argc, char **argv, bool check) {
         struct zp_profile *prof = NULL;
         _cleanup_free_ char *err = NULL, *self = NULL;
         _cleanup_close_ int lfd = -EBADF, pidfd = -EBADF, listener = -EBADF;
+        struct seccomp_notif_sizes sizes;
         bool found = false;
         int r, status;
 
@@ -242,6 +246,12 @@ static int run_listener(int argc, char **argv, bool check) {
                         return REC_EXIT_FAILURE;
                 }
         }
+        /* user notification at all (Linux 5.0), before anything runs */
+        if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
+                fprintf(stderr, "zygote-record: the kernel lacks seccomp user notification "
+                                "(SECCOMP_GET_NOTIF_SIZES: %m; Linux 5.0, with FLAG_CONTINUE 5.5)\n");
+                return REC_EXIT_SKIP;
+        }
         self = realpath("/proc/self/exe", NULL);
         if (!self) {
                 fprintf(stderr, "zygote-record: cannot find itself: %m\n");
@@ -258,7 +268,8 @@ static int run_listener(int argc, char **argv, bool check) {
         if (r >= 0)
                 r = listener = wait_listener(lfd, pidfd);
         remove_socket(&rr);
-        if (r == -ECHILD) /* launchctl said why */
+        /* launchctl ended first, or the task hung up without a listener: both said why */
+        if (r == -ECHILD || r == -EPROTO)
                 return exit_status(pidfd);
         if (r < 0) {
                 fprintf(stderr, "zygote-record: no listener from the task: %s\n", strerror(-r));
