@@ -183,11 +183,9 @@ int rec_json_parse(json_object *o, struct rec_set *s, char **ret_error) {
         }
         /* an architecture without any call still belongs to the profile */
         for (size_t k = 0; k < n_arches; k++) {
-                bool known = false;
-                for (size_t i = 0; i < s->n_arches; i++)
-                        known = known || s->arches[i] == arches[k];
-                if (!known && s->n_arches < REC_MAX_ARCHES)
-                        s->arches[s->n_arches++] = arches[k];
+                r = rec_set_add_arch(s, arches[k]);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }

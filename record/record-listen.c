@@ -25,7 +25,6 @@
 
 /* The answer to one call: *ret_error 0 and CONTINUE, or a negative errno to return instead. */
 static int decide(struct seccomp_notif *req, struct rec_set *s, struct rec_check *check, int *ret_error) {
-        int clone3 = seccomp_syscall_resolve_name_arch(req->data.arch, "clone3");
         uint64_t args[6];
         uint32_t action;
         int r;
@@ -38,7 +37,7 @@ static int decide(struct seccomp_notif *req, struct rec_set *s, struct rec_check
                 /* clone3's flags are out of any filter's reach: the profile written answers it
                  * ENOSYS (the C library then uses clone), and so does the recording, so that the
                  * run takes the path its profile will let it take. */
-                *ret_error = clone3 >= 0 && req->data.nr == clone3 ? -ENOSYS : 0;
+                *ret_error = rec_set_kind(s, req->data.arch, (uint32_t) req->data.nr) == '3' ? -ENOSYS : 0;
                 return 0;
         }
         r = zp_bpf_run(check->prog, check->len, &req->data, &action, NULL);

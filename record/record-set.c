@@ -10,10 +10,16 @@
 #include <string.h>
 
 #include "record-set.h"
+#include "util.h"
 
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
+
+static const struct {
+        const char *name;
+        char kind;
+} kinds[4] = { { "clone", 'c' }, { "clone3", '3' }, { "socket", 's' }, { "personality", 'p' } };
 
 void rec_set_init(struct rec_set *s) {
         *s = (struct rec_set){};
@@ -60,12 +66,14 @@ bool rec_set_has(const struct rec_set *s, uint32_t arch, uint32_t nr) {
         return found;
 }
 
-static int arch_note(struct rec_set *s, uint32_t arch) {
+int rec_set_add_arch(struct rec_set *s, uint32_t arch) {
         for (size_t i = 0; i < s->n_arches; i++)
                 if (s->arches[i] == arch)
                         return 0;
         if (s->n_arches >= REC_MAX_ARCHES)
                 return -E2BIG;
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++)
+                s->kind_nrs[s->n_arches][k] = seccomp_syscall_resolve_name_arch(arch, kinds[k].name);
         s->arches[s->n_arches++] = arch;
         return 1;
 }
@@ -78,7 +86,7 @@ static int call_add(struct rec_set *s, uint32_t arch, uint32_t nr) {
 
         if (found)
                 return 0;
-        r = arch_note(s, arch);
+        r = rec_set_add_arch(s, arch);
         if (r < 0)
                 return r;
         if (s->n_calls == s->n_alloc) {
@@ -108,20 +116,18 @@ char *rec_syscall_name(uint32_t arch, uint32_t nr) {
         return seccomp_syscall_resolve_num_arch(arch, (int) nr);
 }
 
-/* Which of the three argument-filtered calls nr is on arch: 'c' clone, 's' socket, 'p'
- * personality, 0 none. Their numbers on each architecture come from libseccomp, by name. */
-static char filtered_call(uint32_t arch, uint32_t nr) {
-        static const struct {
-                const char *name;
-                char kind;
-        } calls[] = { { "clone", 'c' }, { "socket", 's' }, { "personality", 'p' } };
+char rec_set_kind(const struct rec_set *s, uint32_t arch, uint32_t nr) {
+        size_t a;
 
+        for (a = 0; a < s->n_arches && s->arches[a] != arch; a++)
+                ;
         if (arch == AUDIT_ARCH_X86_64)
                 nr &= ~(uint32_t) __X32_SYSCALL_BIT; /* x32 numbers these as x86_64 does */
-        for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
-                int n = seccomp_syscall_resolve_name_arch(arch, calls[i].name);
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+                /* an architecture not (yet) in the set: asked of libseccomp */
+                int n = a < s->n_arches ? s->kind_nrs[a][k] : seccomp_syscall_resolve_name_arch(arch, kinds[k].name);
                 if (n >= 0 && (uint32_t) n == nr)
-                        return calls[i].kind;
+                        return kinds[k].kind;
         }
         return 0;
 }
@@ -146,7 +152,7 @@ int rec_set_add(struct rec_set *s, uint32_t arch, uint32_t nr, const uint64_t ar
         changed = call_add(s, arch, nr);
         if (changed < 0)
                 return changed;
-        switch (filtered_call(arch, nr)) {
+        switch (rec_set_kind(s, arch, nr)) {
         case 'c': {
                 uint64_t ns = (is_s390(arch) ? args[1] : args[0]) & REC_CLONE_NS_MASK;
                 if (is_s390(arch) && !s->clone_s390) {
@@ -185,7 +191,7 @@ int rec_set_add_any(struct rec_set *s, uint32_t arch, uint32_t nr) {
 
         if (r < 0)
                 return r;
-        switch (filtered_call(arch, nr)) {
+        switch (rec_set_kind(s, arch, nr)) {
         case 'c':
                 s->clone_any = true;
                 s->clone_s390 = s->clone_s390 || is_s390(arch);
@@ -204,7 +210,7 @@ int rec_set_merge(struct rec_set *dst, const struct rec_set *src) {
         int r;
 
         for (size_t i = 0; i < src->n_arches; i++) {
-                r = arch_note(dst, src->arches[i]);
+                r = rec_set_add_arch(dst, src->arches[i]);
                 if (r < 0)
                         return r;
         }

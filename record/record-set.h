@@ -35,6 +35,9 @@ struct rec_set {
         size_t n_calls, n_alloc;
         uint32_t arches[REC_MAX_ARCHES]; /* in the order first seen */
         size_t n_arches;
+        /* per architecture (as arches[]): the numbers of clone, clone3, socket and personality
+         * there (-1: none), looked up once rather than at every notification */
+        int kind_nrs[REC_MAX_ARCHES][4];
 
         bool clone_any;
         uint64_t clone_ns; /* namespace flags seen, within REC_CLONE_NS_MASK */
@@ -58,8 +61,14 @@ bool rec_set_has(const struct rec_set *s, uint32_t arch, uint32_t nr);
  * (a new call or a new fact), 0 when not, -ENOMEM, -E2BIG past REC_MAX_ARCHES. */
 int rec_set_add(struct rec_set *s, uint32_t arch, uint32_t nr, const uint64_t args[6]);
 
+/* Adds an architecture without any call (a profile's). 1 when new, 0, -E2BIG. */
+int rec_set_add_arch(struct rec_set *s, uint32_t arch);
+
 /* Adds (arch, nr) with the facts of an outright allow (clone, socket, personality: "any"). */
 int rec_set_add_any(struct rec_set *s, uint32_t arch, uint32_t nr);
+
+/* What nr is on arch: 'c' clone, '3' clone3, 's' socket, 'p' personality, 0 anything else. */
+char rec_set_kind(const struct rec_set *s, uint32_t arch, uint32_t nr);
 
 /* The union: every call and fact of src added to dst. */
 int rec_set_merge(struct rec_set *dst, const struct rec_set *src);

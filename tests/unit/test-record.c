@@ -78,6 +78,12 @@ static void test_set(void **state) {
         /* a family beyond what a bit set holds: outright too */
         add(&s, "socket", 200);
         assert_true(s.socket_any);
+        assert_int_equal(rec_set_kind(&s, X86_64, (uint32_t) nr_of("clone3")), '3');
+        assert_int_equal(rec_set_kind(&s, X86_64, (uint32_t) nr_of("clone")), 'c');
+        assert_int_equal(rec_set_kind(&s, X86_64, (uint32_t) nr_of("openat")), 0);
+        /* an architecture not in the set: aarch64 numbers socket 198 */
+        assert_int_equal(rec_set_kind(&s, AUDIT_ARCH_AARCH64, 198), 's');
+        assert_int_equal(s.n_arches, 1);
         char *n = rec_syscall_name(X86_64, (uint32_t) nr_of("openat"));
         assert_string_equal(n, "openat");
         free(n);
