@@ -92,7 +92,8 @@ static int spawn_failed(zy_conn *c, const char *cmd, int r) {
                         return LC_EXIT_NOT_EXECUTABLE;
                 return LC_EXIT_SPAWN_SETUP;
         }
-        fprintf(stderr, "launchctl: sandbox setup failed at step %s: %s\n", step, strerror(err));
+        /* the daemon's words when it has some (a scope refused: which limit), else the errno's */
+        fprintf(stderr, "launchctl: sandbox setup failed at step %s: %s\n", step, msg && *msg ? msg : strerror(err));
         return LC_EXIT_SPAWN_SETUP;
 }
 

@@ -76,14 +76,22 @@ static void print_strv(const char *prefix, char **l) {
 
 /* Each verb returns its exit code, or a negative errno that run_verb reports as the verb's
  * failure. */
+/* A task as this caller names it: its own by id, another owner's (root's list) as OWNER:ID. */
+static const char *shown_name(const struct zy_task_info *t) {
+        char own[16];
+        int n = snprintf(own, sizeof(own), "%u:", (unsigned) getuid());
+
+        return t->name && strncmp(t->name, own, (size_t) n) != 0 ? t->name : t->id;
+}
+
 static int verb_ps(zy_conn *c, const struct verb_args *a) {
         struct zy_task_list *l = NULL;
         int w = 2, r;
 
         r = zy_list(c, &l);
         for (size_t i = 0; r >= 0 && i < l->n_tasks; i++)
-                if ((int) strlen(l->tasks[i]->id) > w)
-                        w = (int) strlen(l->tasks[i]->id);
+                if ((int) strlen(shown_name(l->tasks[i])) > w)
+                        w = (int) strlen(shown_name(l->tasks[i]));
         if (r >= 0)
                 printf("%-*s %8s %-8s %-7s %-12s %-8s %s\n", w, "ID", "PID", "STATE", "STATUS", "PROFILE", "TIER",
                        "COMMAND");
@@ -92,7 +100,8 @@ static int verb_ps(zy_conn *c, const struct verb_args *a) {
                 char st[32];
 
                 print_status_word(t, st, sizeof(st));
-                printf("%-*s %8d %-8s %-7s %-12s %-8s", w, t->id, (int) t->pid, t->state_name, st, t->profile, t->tier);
+                printf("%-*s %8d %-8s %-7s %-12s %-8s", w, shown_name(t), (int) t->pid, t->state_name, st, t->profile,
+                       t->tier);
                 print_strv("", t->argv);
         }
         zy_task_list_free(l);

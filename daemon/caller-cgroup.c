@@ -193,6 +193,10 @@ int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_call
                         memcpy(c->unit_cgroup, path, plen);
                         c->unit_cgroup[plen] = 0;
                 }
+                if (plen < sizeof(c->unified_cgroup) && path - ctl == 1) {
+                        memcpy(c->unified_cgroup, path, plen);
+                        c->unified_cgroup[plen] = 0;
+                }
                 m = same_hierarchy(mine, l);
                 mp = m ? strchr(m, ':') : NULL;
                 mp = mp ? strchr(mp + 1, ':') : NULL;

@@ -56,6 +56,9 @@ struct zd_caller {
         /* Its cgroup in the hierarchy that tells systemd's units apart (name=systemd on a v1 or
          * hybrid host, else the unified one), as /proc/PID/cgroup gives it; "" when unknown. */
         char unit_cgroup[512];
+        /* Its cgroup in the unified hierarchy (cgroup2), "" when none: on a hybrid host the same
+         * as unit_cgroup for every process systemd placed (spawn-scope.c). */
+        char unified_cgroup[512];
 
         /* Its AppArmor or SELinux label where it differs from zygoted's: the worker writes
          * lsm_exec to its exec attribute file lsm_attr (child.h, step 0d); lsm_attr NULL: none.

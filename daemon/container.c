@@ -562,7 +562,7 @@ int zd_container_exec(struct zd_call *call) {
         r = container_call(call, exec_fields, &p, &caller, fds);
         if (r < 0)
                 return r;
-        ct = zd_task_find(call->d, p.container);
+        ct = zd_task_find(call->d, 0, p.container); /* containers are root's (new_task()) */
         if (!ct || !ct->container)
                 return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_TASK, "id", p.container);
         if (ct->state != ZD_TASK_RUNNING && ct->state != ZD_TASK_CREATED) {

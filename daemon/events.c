@@ -22,6 +22,7 @@ void zd_event_emit(struct zd_events *es, const struct zd_event *e) {
                 json_object *ev = json_object_new_object();
                 json_object_object_add(ev, "type", json_object_new_string(e->type));
                 json_object_object_add(ev, "id", json_object_new_string(e->id));
+                json_object_object_add(ev, "owner", json_object_new_int64(e->uid)); /* whose id (task-names.c) */
                 json_object_object_add(ev, "time", json_object_new_double(now));
                 if (e->pid > 0)
                         json_object_object_add(ev, "pid", json_object_new_int(e->pid));

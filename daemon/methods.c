@@ -63,6 +63,11 @@ static bool visible(const struct zd_conn *c, const struct zd_task *t) {
         return zd_conn_is_root(c) || t->uid == zd_conn_cred(c)->uid;
 }
 
+/* The task the caller names: its own id, or root's "OWNER:ID" of anyone's (task-names.c). */
+static struct zd_task *find(struct zd_call *call, const char *name) {
+        return zd_task_lookup(call->d, zd_conn_cred(call->conn)->uid, zd_conn_is_root(call->conn), name);
+}
+
 static int no_such_task(struct zd_call *call, const char *id) {
         return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_TASK, "id", id);
 }
@@ -73,7 +78,7 @@ static int get_task(struct zd_call *call, struct zd_task **ret) {
         int r = zd_call_dispatch(call, id_fields, &p);
         if (r < 0)
                 return r;
-        struct zd_task *t = zd_task_find(call->d, p.id);
+        struct zd_task *t = find(call, p.id);
         if (!t || !visible(call->conn, t))
                 return no_such_task(call, p.id);
         *ret = t;
@@ -156,7 +161,7 @@ static int m_kill(struct zd_call *call, struct zd_task *t) {
         int r = zd_call_dispatch(call, kill_fields, &p);
         if (r < 0)
                 return r;
-        t = zd_task_find(call->d, p.id);
+        t = find(call, p.id);
         if (!t || !visible(call->conn, t))
                 return no_such_task(call, p.id);
         if (t->exited || t->state == ZD_TASK_STOPPED)

@@ -25,6 +25,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "probe.h"
+#include "scope-unit.h"
 #include "scope.h"
 #include "sd.h"
 #include "util.h"
@@ -38,12 +39,25 @@ struct zd_scope_req {
         sd_bus_slot *slot;
         char *job; /* the job's object path, once the manager answered */
         char *key;
+        char name[64]; /* the scope's */
+        char *description;
+        char *caller_cgroup; /* for a task's: its caller's, whose unit the scope takes after */
+        bool strict;         /* no unit for it: refused (else a scope in the default slice) */
         pid_t pid;
         zd_scope_fn done;
         ev_timer expire;
 };
 
 static void scopes_arm(struct zd_daemon *d);
+
+static void req_free(struct zd_scope_req *q) {
+        sd_bus_slot_unref(q->slot);
+        free(q->job);
+        free(q->key);
+        free(q->description);
+        free(q->caller_cgroup);
+        free(q);
+}
 
 static void req_finish(struct zd_scope_req *q, int r, const char *error) {
         struct zd_daemon *d = q->d;
@@ -57,9 +71,7 @@ static void req_finish(struct zd_scope_req *q, int r, const char *error) {
         q->slot = sd_bus_slot_unref(q->slot);
         if (q->done)
                 q->done(d, q->key, q->pid, r, error);
-        free(q->job);
-        free(q->key);
-        free(q);
+        req_free(q);
 }
 
 /* The connection is gone (the manager re-executed or stopped): every request fails, and the
@@ -236,8 +248,9 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         return 0;
 }
 
-static int scope_message(sd_bus *bus, const char *name, pid_t pid, const char *slice, const char *description,
-                         sd_bus_message **ret) {
+/* StartTransientUnit's call up to its properties, whose array is left open for more. */
+static int scope_message_begin(sd_bus *bus, const char *name, pid_t pid, const char *description,
+                               sd_bus_message **ret) {
         sd_bus_message *m = NULL;
         int r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                "org.freedesktop.systemd1.Manager", "StartTransientUnit");
@@ -248,12 +261,6 @@ static int scope_message(sd_bus *bus, const char *name, pid_t pid, const char *s
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)(sv)(sv)", "Description", "s", description, "PIDs", "au", 1,
                                           (uint32_t) pid, "CollectMode", "s", "inactive-or-failed");
-        if (r >= 0 && slice)
-                r = sd_bus_message_append(m, "(sv)", "Slice", "s", slice);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_append(m, "a(sa(sv))", 0);
         if (r < 0) {
                 sd_bus_message_unref(m);
                 return r;
@@ -262,84 +269,212 @@ static int scope_message(sd_bus *bus, const char *name, pid_t pid, const char *s
         return 0;
 }
 
+/* The slice (NULL: the manager's default), and the end of the call. */
+static int scope_message_end(sd_bus_message *m, const char *slice) {
+        int r = 0;
+
+        if (slice)
+                r = sd_bus_message_append(m, "(sv)", "Slice", "s", slice);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        return r;
+}
+
+static int scope_message(sd_bus *bus, const char *name, pid_t pid, const char *slice, const char *description,
+                         sd_bus_message **ret) {
+        sd_bus_message *m = NULL;
+        int r = scope_message_begin(bus, name, pid, description, &m);
+
+        if (r >= 0)
+                r = scope_message_end(m, slice);
+        if (r < 0) {
+                sd_bus_message_unref(m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+/* A request of ours, not yet sent; NULL without memory. */
+static struct zd_scope_req *req_new(struct zd_daemon *d, const char *kind, pid_t pid, const char *description,
+                                    const char *key, zd_scope_fn done) {
+        struct zd_scope_req *q = calloc(1, sizeof(*q));
+
+        if (!q)
+                return NULL;
+        snprintf(q->name, sizeof(q->name), "zygote-%s-%d.scope", kind, (int) pid);
+        q->key = strdup(key ? key : "");
+        q->description = strdup(description);
+        if (!q->key || !q->description) {
+                req_free(q);
+                return NULL;
+        }
+        q->d = d;
+        q->pid = pid;
+        q->done = done;
+        ev_timer_init(&q->expire, on_expire, SCOPE_JOB_SECONDS, 0.);
+        q->expire.data = q;
+        return q;
+}
+
+/* Sends m (taken) for q, whose answer goes to fn. A request already pending stays so on
+ * failure (its caller finishes it); a new one is freed. */
+static int req_send(struct zd_scope_req *q, sd_bus_message *m, sd_bus_message_handler_t fn) {
+        struct zd_daemon *d = q->d;
+        bool pending = ev_is_active(&q->expire);
+        int r;
+
+        q->slot = sd_bus_slot_unref(q->slot);
+        r = sd_bus_call_async(d->scopes.bus, &q->slot, m, fn, q, SCOPE_CALL_USEC);
+        sd_bus_message_unref(m);
+        if (r < 0) {
+                if (!pending)
+                        req_free(q);
+                return r;
+        }
+        if (!pending) {
+                ev_timer_start(d->loop, &q->expire);
+                q->next = d->scopes.pending;
+                d->scopes.pending = q;
+        }
+        scopes_arm(d);
+        return 0;
+}
+
 int zd_scope_start(struct zd_daemon *d, const char *kind, pid_t pid, const char *slice, const char *description,
                    const char *key, zd_scope_fn done) {
         sd_bus_message *m = NULL;
         struct zd_scope_req *q;
-        char name[64];
         int r;
 
         r = scopes_connect(d);
         if (r < 0)
                 return r;
-        snprintf(name, sizeof(name), "zygote-%s-%d.scope", kind, (int) pid);
-        r = scope_message(d->scopes.bus, name, pid, slice, description, &m);
-        if (r < 0)
-                return r;
-        q = calloc(1, sizeof(*q));
-        if (!q || !(q->key = strdup(key ? key : ""))) {
-                free(q);
-                sd_bus_message_unref(m);
+        q = req_new(d, kind, pid, description, key, done);
+        if (!q)
                 return -ENOMEM;
-        }
-        q->d = d;
-        q->pid = pid;
-        q->done = done;
-        r = sd_bus_call_async(d->scopes.bus, &q->slot, m, on_reply, q, SCOPE_CALL_USEC);
-        sd_bus_message_unref(m);
+        r = scope_message(d->scopes.bus, q->name, pid, slice, description, &m);
         if (r < 0) {
-                free(q->key);
-                free(q);
-                scopes_drop_bus(d, r);
+                req_free(q);
                 return r;
         }
-        ev_timer_init(&q->expire, on_expire, SCOPE_JOB_SECONDS, 0.);
-        q->expire.data = q;
-        ev_timer_start(d->loop, &q->expire);
-        q->next = d->scopes.pending;
-        d->scopes.pending = q;
-        scopes_arm(d);
+        r = req_send(q, m, on_reply);
+        if (r < 0)
+                scopes_drop_bus(d, r);
+        return r;
+}
+
+/* The unit's properties: the scope takes its slice and its limits, or the request is refused. */
+static int on_unit_properties(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct zd_scope_req *q = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        sd_bus_message *call = NULL;
+        struct zd_scope_unit u;
+        char why[1024];
+        int r;
+
+        if (e) {
+                snprintf(why, sizeof(why),
+                         "the service manager did not give the properties of the unit of cgroup %s: %s",
+                         q->caller_cgroup, e->message ? e->message : e->name);
+                req_finish(q, -EIO, why);
+                return 0;
+        }
+        snprintf(why, sizeof(why), "the service manager's answer could not be read");
+        r = scope_message_begin(q->d->scopes.bus, q->name, q->pid, q->description, &call);
+        if (r >= 0) {
+                r = zd_scope_unit_copy(m, q->caller_cgroup, call, &u, why, sizeof(why));
+        }
+        if (r >= 0) {
+                r = scope_message_end(call, u.slice[0] ? u.slice : NULL);
+                if (r < 0)
+                        snprintf(why, sizeof(why), "%s", strerror(-r));
+        }
+        if (r < 0) {
+                sd_bus_message_unref(call);
+                req_finish(q, r, why);
+                return 0;
+        }
+        zd_log(LOG_DEBUG, "%s: in %s, with %u properties of %s", q->name, u.slice[0] ? u.slice : "the default slice",
+               u.n_copied, u.id);
+        r = req_send(q, call, on_reply);
+        if (r < 0)
+                req_finish(q, r, "the request could not be sent to the service manager");
         return 0;
 }
 
-static bool unit_name_ok(const char *s, size_t n) {
-        if (n == 0 || n > 255)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:-_.\\", s[i]))
-                        return false;
-        return true;
+/* The unit that holds the caller's cgroup, as its manager says (a cgroup delegated to a unit is
+ * that unit's, whatever its delegate named it). */
+static int on_unit(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        struct zd_scope_req *q = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        sd_bus_message *call = NULL;
+        const char *path;
+        char why[1024];
+        int r;
+
+        if (e && !q->strict) {
+                /* not the manager's: a scope as before, in its default slice (docs/SECURITY.md) */
+                r = scope_message(q->d->scopes.bus, q->name, q->pid, NULL, q->description, &call);
+                if (r >= 0)
+                        r = req_send(q, call, on_reply);
+                if (r < 0)
+                        req_finish(q, r, "the request could not be sent to the service manager");
+                return 0;
+        }
+        if (e) {
+                snprintf(why, sizeof(why), "the service manager has no unit for the caller's cgroup %s: %s",
+                         q->caller_cgroup, e->message ? e->message : e->name);
+                req_finish(q, -ESRCH, why);
+                return 0;
+        }
+        r = sd_bus_message_read(m, "o", &path);
+        if (r >= 0)
+                r = sd_bus_message_new_method_call(q->d->scopes.bus, &call, "org.freedesktop.systemd1", path,
+                                                   "org.freedesktop.DBus.Properties", "GetAll");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "s", ""); /* every interface: the unit's and its type's */
+        if (r >= 0)
+                r = req_send(q, TAKE_PTR(call), on_unit_properties);
+        if (r < 0) {
+                sd_bus_message_unref(call);
+                req_finish(q, r, "the service manager's answer could not be read");
+        }
+        return 0;
 }
 
-const char *zd_scope_slice_of(const char *path, uid_t manager_uid, char *buf, size_t size) {
-        const char *from = path, *best = NULL;
-        size_t best_len = 0;
+int zd_scope_start_for(struct zd_daemon *d, const char *kind, pid_t pid, const char *caller_cgroup, bool strict,
+                       const char *description, const char *key, zd_scope_fn done) {
+        sd_bus_message *m = NULL;
+        struct zd_scope_req *q;
+        int r;
 
-        if (!path)
-                return NULL;
-        if (manager_uid != 0) {
-                /* a user's manager owns only what is below its own unit */
-                char own[64];
-                snprintf(own, sizeof(own), "/user@%u.service/", (unsigned) manager_uid);
-                from = strstr(path, own);
-                if (!from)
-                        return NULL;
-                from += strlen(own) - 1;
+        r = scopes_connect(d);
+        if (r < 0)
+                return r;
+        q = req_new(d, kind, pid, description, key, done);
+        if (!q)
+                return -ENOMEM;
+        q->strict = strict;
+        q->caller_cgroup = strdup(caller_cgroup);
+        r = q->caller_cgroup ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = sd_bus_message_new_method_call(d->scopes.bus, &m, "org.freedesktop.systemd1",
+                                                   "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                                   "GetUnitByControlGroup");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", caller_cgroup);
+        if (r < 0) {
+                sd_bus_message_unref(m);
+                req_free(q);
+                return r;
         }
-        for (const char *p = from; *p == '/';) {
-                const char *c = p + 1;
-                size_t n = strcspn(c, "/");
-                if (n > 6 && strncmp(c + n - 6, ".slice", 6) == 0 && unit_name_ok(c, n)) {
-                        best = c;
-                        best_len = n;
-                }
-                p = c + n;
-        }
-        if (!best || best_len >= size)
-                return NULL;
-        memcpy(buf, best, best_len);
-        buf[best_len] = 0;
-        return buf;
+        r = req_send(q, m, on_unit);
+        if (r < 0)
+                scopes_drop_bus(d, r);
+        return r;
 }
 
 void zd_scopes_free(struct zd_daemon *d) {

@@ -32,9 +32,13 @@ bool zd_scope_available(struct zd_daemon *d);
 int zd_scope_start(struct zd_daemon *d, const char *kind, pid_t pid, const char *slice, const char *description,
                    const char *key, zd_scope_fn done);
 
-/* The slice a caller's unit is in, from its cgroup path, for a scope beside it: the last ".slice"
- * component before the unit; for a user's zygoted only below its own manager's unit
- * ("user@UID.service"). NULL when there is none to use. Returns a pointer into buf. */
-const char *zd_scope_slice_of(const char *cgroup_path, uid_t manager_uid, char *buf, size_t size);
+/* The same for a task, whose scope takes after its caller's unit: the unit that holds
+ * caller_cgroup, as the manager says (GetUnitByControlGroup), gives the scope its slice and
+ * every limit and access rule of the copied table (scope-unit.c); the request fails, with the
+ * reason, when the unit sets one a scope cannot carry or the caller is in a subtree delegated to
+ * its unit. When the manager has no unit for the cgroup: strict, that fails too; else the scope
+ * is made as zd_scope_start() would, in the default slice. */
+int zd_scope_start_for(struct zd_daemon *d, const char *kind, pid_t pid, const char *caller_cgroup, bool strict,
+                       const char *description, const char *key, zd_scope_fn done);
 
 void zd_scopes_free(struct zd_daemon *d);

@@ -211,9 +211,9 @@ void zd_spawn_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
                         p->call.conn = NULL;
 }
 
-bool zd_spawn_parked_id(struct zd_daemon *d, const char *id) {
+bool zd_spawn_parked_id(struct zd_daemon *d, uid_t owner, const char *id) {
         for (struct zd_parked *p = d->parked; p; p = p->next)
-                if (p->s->req.id && streq(p->s->req.id, id))
+                if (p->s->req.id && streq(p->s->req.id, id) && p->uid == owner)
                         return true;
         return false;
 }

@@ -13,4 +13,4 @@ struct zd_daemon;
  * tier. < 0: refused (the queue is full) or no memory. */
 int zd_spawn_park(struct spawn *s);
 /* Whether a parked spawn asked for this task id. */
-bool zd_spawn_parked_id(struct zd_daemon *d, const char *id);
+bool zd_spawn_parked_id(struct zd_daemon *d, uid_t owner, const char *id);

@@ -94,7 +94,8 @@ int zd_spawn_authorize(struct spawn *s) {
                 return -ENOMEM;
         if (!zp_profile_allows(p, s->who.uid, s->who.gid, s->who_groups, s->who_n_groups))
                 return zd_call_denied(call, "the profile's access list does not include the caller");
-        if (req->id && (zd_task_find(d, req->id) || zd_spawn_parked_id(d, req->id)))
+        /* ids are the caller's own (task-names.c): another owner's same id is no conflict */
+        if (req->id && (zd_task_find(d, cr->uid, req->id) || zd_spawn_parked_id(d, cr->uid, req->id)))
                 return zd_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
         if (zd_tasks_count(d) >= ZD_MAX_TASKS)
                 return zd_call_limit(call, "tasks", ZD_MAX_TASKS);

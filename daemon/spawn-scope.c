@@ -7,12 +7,15 @@
  * Two cases. The caller asked the task to outlive it ("outlive": `launchctl run --detach`): a
  * task in its caller's cgroup is killed when the caller's unit stops (a systemd-run service, a
  * cron job's or an SSH session's scope), so it gets a scope beside the caller's unit, in the
- * same slice, whose limits still count it. Or a user's zygoted serves a caller whose cgroup it
+ * slice the manager says that unit is in (whose limits still count it), carrying a copy of
+ * every limit and access rule of the unit's own, or it is refused (scope-unit.c). Or a user's zygoted serves a caller whose cgroup it
  * may not join (a login session's scope belongs to root): the task gets a scope of the user's
  * manager, as `systemd-run --user --scope` would. Without a service manager neither happens:
  * the task stays where its caller is, which no unit's end can take away.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
@@ -59,13 +62,15 @@ int zd_spawn_place(struct spawn *s) {
 }
 
 static void on_scope(struct zd_daemon *d, const char *id, pid_t pid, int r, const char *error) {
-        struct zd_task *t = zd_task_find(d, id);
+        struct zd_task *t = zd_task_find_key(d, id);
 
         if (!t || t->pidref.pid != pid || t->scope_gate < 0)
                 return; /* gone meanwhile (killed, its worker dead): nothing waits */
         if (r < 0) {
                 zd_log(LOG_WARNING, "task %s: no scope unit for it: %s", id, error ? error : strerror(-r));
                 t->gate_failure = (struct ze_status){ .step = ZE_STEP_SCOPE, .err = -r, .index = -1 };
+                free(t->gate_message);
+                t->gate_message = error ? strdup(error) : NULL;
         } else {
                 ssize_t n = write(t->scope_gate, "", 1);
                 (void) n; /* EPIPE: it died already; its pidfd and status pipe say how */
@@ -73,16 +78,42 @@ static void on_scope(struct zd_daemon *d, const char *id, pid_t pid, int r, cons
         t->scope_gate = safe_close(t->scope_gate);
 }
 
+/* The scope takes after the caller's unit, which the manager finds from the caller's cgroup
+ * (scope.c, scope-unit.c): its slice and its limits, or the task is refused. A task that is to
+ * outlive its caller must find that unit; a user's zygoted that may not join a caller outside
+ * its manager's tree (a login session's scope) puts it in its manager's default slice, as
+ * before (docs/SECURITY.md says what that loses). */
 void zd_spawn_scope_begin(struct spawn *s, struct zd_task *t, int gate) {
         struct zd_daemon *d = s->call->d;
-        char what[256], buf[256];
-        const char *slice =
-                zd_scope_slice_of(s->caller.unit_cgroup[0] ? s->caller.unit_cgroup : NULL, d->uid, buf, sizeof(buf));
+        const char *cgroup = s->caller.unit_cgroup;
+        char what[256];
         int r;
 
         snprintf(what, sizeof(what), "zygote: task %s of uid %u", t->id, (unsigned) zd_conn_cred(s->call->conn)->uid);
         t->scope_gate = gate;
-        r = zd_scope_start(d, "task", t->pidref.pid, slice, what, t->id, on_scope);
+        /* On a hybrid host the manager knows units by name=systemd, which systemd keeps equal to
+         * the unified hierarchy for every process it placed: a caller elsewhere in the unified
+         * one moved itself there, in a subtree delegated to its unit, where BPF programs of its
+         * delegate may hold it. */
+        if (s->req.outlive && cgroup[0] && s->caller.unified_cgroup[0] &&
+            strcmp(cgroup, s->caller.unified_cgroup) != 0) {
+                char why[1200];
+                snprintf(why, sizeof(why),
+                         "the caller's cgroup %s in the unified hierarchy is not its unit's cgroup %s: it is in a "
+                         "subtree delegated to its unit, whose delegate's limits cannot be carried",
+                         s->caller.unified_cgroup, cgroup);
+                on_scope(d, t->key, t->pidref.pid, -EPERM, why);
+                return;
+        }
+        if (cgroup[0])
+                r = zd_scope_start_for(d, "task", t->pidref.pid, cgroup, s->req.outlive, what, t->key, on_scope);
+        else if (!s->req.outlive)
+                r = zd_scope_start(d, "task", t->pidref.pid, NULL, what, t->key, on_scope);
+        else {
+                on_scope(d, t->key, t->pidref.pid, -ESRCH,
+                         "the caller's cgroup is not known: its unit cannot be found");
+                return;
+        }
         if (r < 0)
-                on_scope(d, t->id, t->pidref.pid, r, NULL);
+                on_scope(d, t->key, t->pidref.pid, r, NULL);
 }

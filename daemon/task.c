@@ -6,7 +6,8 @@
  *      |  \--HELD record--> CREATED --Start, status EOF--> RUNNING
  *      \--failure record--> (hidden at once, reaped when its pidfd says so)
  *
- * Tasks are kept in json-c's linkhash keyed by id. A task that leaves the table before its
+ * Tasks are kept in json-c's linkhash keyed by "OWNER:ID", an id in its owner's namespace
+ * (task-names.c). A task that leaves the table before its
  * process is reaped (a failed spawn, Delete of a created task) stays "orphaned" until its pidfd
  * fires, so that no zombie is left and no pid is signalled after reuse.
  */
@@ -142,61 +143,28 @@ int zd_tasks_init(struct zd_daemon *d) {
         return d->tasks ? 0 : -ENOMEM;
 }
 
-struct zd_task *zd_task_find(struct zd_daemon *d, const char *id) {
+int zd_task_key(char *buf, size_t size, uid_t owner, const char *id) {
+        int n = snprintf(buf, size, "%u:%s", (unsigned) owner, id);
+        return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
+}
+
+struct zd_task *zd_task_find(struct zd_daemon *d, uid_t owner, const char *id) {
+        char key[ZD_TASK_KEY_MAX];
+
+        if (zd_task_key(key, sizeof(key), owner, id) < 0)
+                return NULL;
+        return zd_task_find_key(d, key);
+}
+
+struct zd_task *zd_task_find_key(struct zd_daemon *d, const char *key) {
         void *v = NULL;
-        if (!lh_table_lookup_ex(d->tasks, id, &v))
+        if (!lh_table_lookup_ex(d->tasks, key, &v))
                 return NULL;
         return v;
 }
 
-unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes) {
-        unsigned n = 0;
-        size_t bytes = 0;
-        struct lh_entry *e;
-        lh_foreach(d->tasks, e) {
-                const struct zd_task *t = lh_entry_v(e);
-                if (t->uid == uid) {
-                        n++;
-                        bytes += t->argv_bytes;
-                }
-        }
-        if (ret_argv_bytes)
-                *ret_argv_bytes = bytes;
-        return n;
-}
-
 unsigned zd_tasks_count(const struct zd_daemon *d) {
         return d->n_tasks;
-}
-
-static int by_id(const void *a, const void *b) {
-        return strcmp((*(const struct zd_task *const *) a)->id, (*(const struct zd_task *const *) b)->id);
-}
-
-json_object *zd_tasks_list(struct zd_daemon *d, bool all, uid_t uid, const char *after) {
-        struct lh_entry *e;
-        size_t n = 0, size = 0, i;
-        _cleanup_free_ const struct zd_task **page = calloc(d->n_tasks + 1, sizeof(*page));
-        if (!page)
-                return NULL;
-        lh_foreach(d->tasks, e) {
-                const struct zd_task *task = lh_entry_v(e);
-                if ((all || task->uid == uid) && (!after || strcmp(task->id, after) > 0) && n < d->n_tasks)
-                        page[n++] = task;
-        }
-        qsort(page, n, sizeof(*page), by_id);
-        json_object *tasks = json_object_new_array();
-        for (i = 0; i < n; i++) {
-                size += page[i]->argv_bytes + ZD_TASK_JSON_MAX_OVERHEAD;
-                if (i > 0 && size > ZD_LIST_PAGE_BYTES)
-                        break;
-                json_object_array_add(tasks, zd_task_to_json(page[i]));
-        }
-        json_object *p = json_object_new_object();
-        json_object_object_add(p, "tasks", tasks);
-        if (i < n)
-                json_object_object_add(p, "next", json_object_new_string(page[i - 1]->id));
-        return p;
 }
 
 size_t zd_task_argv_bytes(json_object *argv) {
@@ -225,6 +193,7 @@ static void task_free(struct zd_task *t) {
         safe_close(t->status_fd);
         safe_close(t->hold_fd);
         safe_close(t->scope_gate);
+        free(t->gate_message);
         while (t->waiters) {
                 struct zd_waiter *w = t->waiters;
                 t->waiters = w->next;
@@ -237,6 +206,7 @@ static void task_free(struct zd_task *t) {
                 zd_conn_set_data(t->spawner, NULL);
         json_object_put(t->argv);
         free(t->fd_name);
+        free(t->key);
         free(t->id);
         free(t->profile);
         free(t->exe);
@@ -247,7 +217,7 @@ static void task_unlink(struct zd_task *t) {
         task_forget(t);
         if (!t->in_table)
                 return;
-        lh_table_delete(t->d->tasks, t->id);
+        lh_table_delete(t->d->tasks, t->key);
         t->in_table = false;
         t->d->n_tasks--;
 }
@@ -266,14 +236,16 @@ static void task_to_dying(struct zd_task *t) {
 }
 
 int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task **ret) {
-        char buf[32];
+        char buf[32], key[ZD_TASK_KEY_MAX];
         if (!id) {
                 do
                         snprintf(buf, sizeof(buf), "t%lu", ++d->next_task);
-                while (zd_task_find(d, buf));
+                while (zd_task_find(d, owner, buf));
                 id = buf;
-        } else if (zd_task_find(d, id))
-                return -EEXIST;
+        } else if (zd_task_find(d, owner, id))
+                return -EEXIST; /* in owner's namespace only: no one else's names count */
+        if (zd_task_key(key, sizeof(key), owner, id) < 0)
+                return -EINVAL;
         struct zd_task *t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
@@ -283,7 +255,9 @@ int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task
         t->status_fd = t->hold_fd = t->scope_gate = -EBADF;
         t->created_at = zd_now();
         t->id = strdup(id);
-        if (!t->id || lh_table_insert(d->tasks, t->id, t) < 0) {
+        t->key = strdup(key);
+        if (!t->id || !t->key || lh_table_insert(d->tasks, t->key, t) < 0) {
+                free(t->key);
                 free(t->id);
                 free(t);
                 return -ENOMEM;
@@ -301,6 +275,8 @@ json_object *zd_task_to_json(const struct zd_task *t) {
         json_object_object_add(o, "state", json_object_new_string(zd_task_state_to_string(t->state)));
         json_object_object_add(o, "pid", json_object_new_int(t->pidref.pid));
         json_object_object_add(o, "uid", json_object_new_int64(t->run_uid));
+        json_object_object_add(o, "owner", json_object_new_int64(t->uid));
+        json_object_object_add(o, "name", json_object_new_string(t->key));
         json_object_object_add(o, "tier", json_object_new_string(zd_tier_to_string(t->tier)));
         json_object_object_add(o, "argv", t->argv ? json_object_get(t->argv) : json_object_new_array());
         if (t->exited && !t->status_unknown) {
@@ -409,7 +385,10 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                         zd_log(LOG_INFO, "task %s: worker failed at step %s: %s", t->id,
                                ze_step_to_string((enum ze_step) st.step), strerror(st.err));
                         bool was_created = t->state == ZD_TASK_CREATED;
-                        if (c)
+                        if (c && st.step == ZE_STEP_SCOPE && t->gate_message)
+                                zd_spawn_reply_failed_text(c, ze_step_to_string(ZE_STEP_SCOPE), st.err,
+                                                           t->gate_message);
+                        else if (c)
                                 zd_spawn_reply_failed(c, &t->failure);
                         if (was_created) {
                                 /* Exec failed after Start: the task stays, as stopped. */

@@ -21,7 +21,7 @@
  * tasks of one non-root uid: what one user can make the daemon store and send. */
 #define ZD_MAX_ARGV_BYTES_PER_UID (1024u * 1024u)
 /* A task's JSON apart from its argv, at most (List counts a reply before building it). */
-#define ZD_TASK_JSON_MAX_OVERHEAD 512u
+#define ZD_TASK_JSON_MAX_OVERHEAD 640u
 #define ZD_LIST_PAGE_BYTES (2u * 1024u * 1024u) /* one List reply, at most (a task more than that alone) */
 
 struct zd_conn;
@@ -42,6 +42,7 @@ struct zd_waiter {
 struct zd_task {
         struct zd_daemon *d;
         char *id;
+        char *key; /* "OWNER:ID", the table's (task-names.c) */
         char *profile;
         char *exe;
         json_object *argv; /* array of strings */
@@ -62,7 +63,8 @@ struct zd_task {
         struct ze_status failure; /* worker failed before exec */
         /* why the daemon closed the worker's gate without a go (spawn-scope.c), or step 0 */
         struct ze_status gate_failure;
-        bool auto_delete; /* Spawn with "more": forget it once its exit went to the spawner */
+        char *gate_message; /* and in words, for the caller (the manager's or ours), or NULL */
+        bool auto_delete;   /* Spawn with "more": forget it once its exit went to the spawner */
         bool in_table;
         /* Out of the table while alive (deleted, a failed spawn, a worker killed at its gate):
          * on the daemon's dying list until its pidfd says it has gone, so that a stop frees it too. */
@@ -84,7 +86,16 @@ int zd_tasks_init(struct zd_daemon *d);
 /* Deleted tasks killed and not yet seen to exit (freed by zd_tasks_free() too). */
 unsigned zd_tasks_dying(const struct zd_daemon *d);
 void zd_tasks_free(struct zd_daemon *d);
-struct zd_task *zd_task_find(struct zd_daemon *d, const char *id);
+/* A task's key in the table: "OWNER:ID", an id in its owner's namespace (task-names.c says how
+ * callers name tasks); its longest form. */
+#define ZD_TASK_KEY_MAX (11 + 1 + 64 + 1)
+int zd_task_key(char *buf, size_t size, uid_t owner, const char *id);
+struct zd_task *zd_task_find_key(struct zd_daemon *d, const char *key);
+/* The task owner names id. */
+struct zd_task *zd_task_find(struct zd_daemon *d, uid_t owner, const char *id);
+/* The task a caller names: an id of its own, or "OWNER:ID" of any owner when any_owner (root),
+ * of itself otherwise. NULL: none (the same whether another owner has that id or not). */
+struct zd_task *zd_task_lookup(struct zd_daemon *d, uid_t caller, bool any_owner, const char *name);
 /* How many tasks uid owns, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */
 unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes);
 /* How many tasks the table holds (live and not yet deleted). */

@@ -30,6 +30,7 @@ static const struct zc_json_field task_fields[] = {
         F_TIME(T, "createdAt", created_at, REQ),
         F_TIME(T, "startedAt", started_at, OPT),
         F_TIME(T, "exitedAt", exited_at, OPT),
+        F_(STRING, T, "name", name, OPT, .callback = lzy_own_string),
         {}
 };
 #define TASK_SHAPE \

@@ -251,6 +251,9 @@ struct zy_task_info {
         double created_at; /* seconds since the epoch; started_at/exited_at are 0 when unset */
         double started_at;
         double exited_at;
+        /* "OWNER:ID": task ids are per owner, and this is how root names another owner's task
+         * (NULL from a zygoted that sends no name) */
+        char *name;
 };
 struct zy_task_info *zy_task_info_free(struct zy_task_info *t);
 

@@ -310,7 +310,8 @@ def _alive(pid):
 
 
 def test_tasks_are_private(daemon):
-    """A caller sees and signals only its own tasks; root sees all."""
+    """A caller sees and signals only its own tasks; root sees all, and names another owner's as
+    OWNER:ID."""
     root_c = daemon.connect()
     a_c = daemon.connect_as(NOBODY, NOGROUP)
     b_c = daemon.connect_as(OTHER_UID, OTHER_GID)
@@ -342,7 +343,10 @@ def test_tasks_are_private(daemon):
         with daemon.connect() as r:
             ids = {t["id"] for t in r.call(L + "List").parameters["tasks"]}
             assert {"t-root", "t-b"} <= ids
-            r.call(L + "Kill", {"id": "t-b", "signal": signal.SIGKILL})
+            # ids are per owner (test_task_names.py): root's plain id is its own, another
+            # owner's task is OWNER:ID
+            assert r.call_error(L + "State", {"id": "t-b"}).error == L + "NoSuchTask"
+            r.call(L + "Kill", {"id": f"{OTHER_UID}:t-b", "signal": signal.SIGKILL})
         _, final = t_b.finish()
         assert final["signal"] == signal.SIGKILL
         _, final = t_root.finish()

@@ -203,6 +203,24 @@ def test_terminal_through_console_socket(daemon, bundle):
     ours.close()
 
 
+def test_a_users_task_id_does_not_block_a_container(daemon, bundle, tmp_path):
+    """Ids are per owner (daemon/task-names.c): an unprivileged user who spawns a task with a
+    container's id first (learnt from its cgroup path, or guessed) does not keep root's
+    CreateContainer of that id from working (before: TaskExists, so containerd could not bring it
+    back), and neither touches the other."""
+    cid = container_id()
+    with daemon.connect_as(zytest.NOBODY, zytest.NOGROUP) as u:
+        u.call(L + "Spawn", {"argv": ["sleep", "60"], "id": cid, "hold": True}).close_fds()
+        try:
+            with daemon.connect() as c:
+                out, task = run_container(c, bundle, tmp_path, cid)
+                assert task["exitCode"] == 0, task
+            st = u.call(L + "State", {"id": cid}).parameters["task"]
+            assert st["state"] == "created" and st["owner"] == zytest.NOBODY, st
+        finally:
+            u.call(L + "Delete", {"id": cid}, check=False)
+
+
 def test_failed_create_leaves_nothing(daemon, bundle, tmp_path):
     """A missing binary, a poststart hook (nothing would run it) and a bundle without config.json
     fail with the runtime's words; no process, cgroup or state stays."""

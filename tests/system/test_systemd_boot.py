@@ -334,6 +334,87 @@ def test_detached_task_outlives_its_callers_unit(machine):
     assert not lost, f"{len(lost)} of 20 detached tasks died with their caller's unit: {lost}"
 
 
+def cgroup_file(m, pid, controller, name):
+    """The content of a cgroup file of pid's cgroup: the unified hierarchy's, or controller's v1
+    one; None where neither is there."""
+    for line in m.run("cat", f"/proc/{pid}/cgroup").stdout.splitlines():
+        _, ctl, path = line.split(":", 2)
+        base = "/sys/fs/cgroup" if ctl == "" else f"/sys/fs/cgroup/{controller}" if controller in ctl.split(",") else None
+        if base is None:
+            continue
+        r = m.run("cat", f"{base}{path}/{name}")
+        if r.returncode == 0:
+            return r.stdout.strip()
+    return None
+
+
+def test_detached_task_keeps_its_units_limits(machine):
+    """A detached task of a `systemd-run -p TasksMax=8 -p MemoryMax=64M -p DevicePolicy=closed -p
+    IPAddressDeny=any` caller in zylimited.slice is in a scope of that slice with the same limits, as
+    systemd shows them and as the kernel applies them (pids.max, memory.max); a caller in a
+    sub-cgroup named machine.slice of a Delegate=yes unit is refused, and no task of it runs in
+    the manager's /machine.slice."""
+    m = machine
+    activate(m)
+    unit = "zygote-limited-caller"
+    # a slice of its own, whose limits must still count the task: its Slice comes from the
+    # manager (a scope in the default system.slice would be out of it)
+    ok(m.run("systemctl", "set-property", "--runtime", "zylimited.slice", "TasksMax=50"), "set-property")
+    r = m.run("systemd-run", "--wait", "--quiet", "--collect", f"--unit={unit}", "--slice=zylimited", "-p",
+              "TasksMax=8", "-p",
+              "MemoryMax=64M", "-p", "DevicePolicy=closed", "-p", "IPAddressDeny=any", "--", "/bin/sh", "-c",
+              "launchctl run --detach --id limited-sleep -- sleep 1000 </dev/null >/dev/null 2>&1", timeout=120)
+    ok(r, "systemd-run -p TasksMax=8 ... launchctl run --detach")
+    t = tasks(m)["limited-sleep"]
+    try:
+        assert alive(m, t["pid"]) and t["state"] == "running", t
+        scope = f"zygote-task-{t['pid']}.scope"
+        p = show(m, scope, "Slice", "TasksMax", "MemoryMax", "DevicePolicy", "IPAddressDeny", "ActiveState")
+        assert p["ActiveState"] == "active" and p["Slice"] == "zylimited.slice", p
+        assert p["TasksMax"] == "8" and p["MemoryMax"] == str(64 << 20), p
+        assert p["DevicePolicy"] == "closed", p
+        assert "0.0.0.0/0" in p["IPAddressDeny"] and "::/0" in p["IPAddressDeny"], p
+        # the kernel's side: where the container's systemd has the controllers (cgroup2 at
+        # /sys/fs/cgroup; on a hybrid host's container it has none to set, for any unit)
+        pids_max = cgroup_file(m, t["pid"], "pids", "pids.max")
+        memory_max = cgroup_file(m, t["pid"], "memory", "memory.max")
+        if m.run("stat", "-fc", "%T", "/sys/fs/cgroup").stdout.strip() == "cgroup2fs":
+            assert (pids_max, memory_max) == ("8", str(64 << 20)), (pids_max, memory_max)
+        else:
+            assert pids_max in ("8", None) and memory_max in (str(64 << 20), None), (pids_max, memory_max)
+    finally:
+        m.shell("launchctl kill limited-sleep KILL; launchctl delete limited-sleep")
+
+
+def test_detached_task_of_a_delegated_subcgroup_is_refused(machine):
+    """A caller in a subtree delegated to its unit names no slice: a user (in group zygote) runs
+    `launchctl run --detach` against the system zygoted from its own manager, in a unit of the
+    user's `machine.slice` (`systemd-run --user --slice=machine`), below user@UID.service,
+    which the system manager delegated to the user. Before, its task went to the system
+    manager's /machine.slice; now it is refused, saying why, and nothing of it runs."""
+    m = machine
+    activate(m)
+    if m.run("getent", "passwd", USER).returncode != 0:
+        ok(m.run("useradd", "--create-home", "--groups", "zygote", USER), "useradd -G zygote")
+    uid = int(ok(m.run("id", "-u", USER), "id -u").strip())
+    ok(m.run("loginctl", "enable-linger", USER), "loginctl enable-linger")
+    ok(m.run("systemctl", "start", f"user@{uid}.service", timeout=120), f"systemctl start user@{uid}")
+    env = [f"XDG_RUNTIME_DIR=/run/user/{uid}", f"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/{uid}/bus"]
+    script = ("grep -E '^0::|name=systemd' /proc/self/cgroup; launchctl --socket /run/zygote/zygoted.sock run "
+              "--detach --id user-delegated -- sleep 1000 </dev/null >/dev/null 2>/tmp/zy-delegated.err; "
+              "echo rc=$?; cat /tmp/zy-delegated.err; rm -f /tmp/zy-delegated.err")
+    r = m.run("runuser", "-u", USER, "--", "env", *env, "systemd-run", "--user", "--wait", "--pipe", "--quiet",
+              "--collect", "--slice=machine", "--", "/bin/sh", "-c", script, timeout=120)
+    try:
+        assert f"/user@{uid}.service/machine.slice/" in r.stdout, (r.stdout, r.stderr)
+        assert "rc=" in r.stdout and "rc=0" not in r.stdout, (r.stdout, r.stderr)
+        assert "delegated" in r.stdout, (r.stdout, r.stderr)
+        assert "user-delegated" not in tasks(m), tasks(m)
+    finally:
+        m.shell(f"launchctl kill {uid}:user-delegated KILL; launchctl delete {uid}:user-delegated")
+        m.run("loginctl", "disable-linger", USER)
+
+
 def test_user_daemon_serves_a_login_shell(machine):
     """(j) The per-user units, enabled for a user's manager, serve that user's login shell: a real
     session through PAM (`su -l`, pam_systemd puts it in session-N.scope, which belongs to root,
