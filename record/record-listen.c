@@ -32,7 +32,9 @@ static int decide(struct seccomp_notif *req, struct rec_set *s, struct rec_check
         memcpy(args, req->data.args, sizeof(args));
         if (!check) {
                 r = rec_set_add(s, req->data.arch, (uint32_t) req->data.nr, args);
-                if (r < 0)
+                /* past the set's limits the call is not recorded (the profile will refuse it,
+                 * and check will name it), and the run goes on */
+                if (r < 0 && r != -E2BIG)
                         return r;
                 /* clone3's flags are out of any filter's reach: the profile written answers it
                  * ENOSYS (the C library then uses clone), and so does the recording, so that the
@@ -58,7 +60,7 @@ static int decide(struct seccomp_notif *req, struct rec_set *s, struct rec_check
                 break;
         }
         r = rec_set_add(&check->refused, req->data.arch, (uint32_t) req->data.nr, args);
-        if (r < 0)
+        if (r < 0 && r != -E2BIG)
                 return r;
         check->n_refused++;
         return 0;

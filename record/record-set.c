@@ -86,6 +86,8 @@ static int call_add(struct rec_set *s, uint32_t arch, uint32_t nr) {
 
         if (found)
                 return 0;
+        if (s->n_calls >= REC_MAX_CALLS)
+                return -E2BIG;
         r = rec_set_add_arch(s, arch);
         if (r < 0)
                 return r;

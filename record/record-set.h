@@ -22,6 +22,9 @@
 #define REC_CLONE_NS_MASK UINT64_C(0x7E020000)
 /* Distinct personality values kept before the call is allowed outright. */
 #define REC_MAX_PERSONAS 16
+/* Calls a set holds: far more than any architecture has; a program that calls numbers at
+ * random cannot make its recorder grow without bound. */
+#define REC_MAX_CALLS 65536
 /* Architectures a set holds (every one libseccomp knows fits). */
 #define REC_MAX_ARCHES 16
 
@@ -58,7 +61,7 @@ void rec_set_done(struct rec_set *s);
 bool rec_set_has(const struct rec_set *s, uint32_t arch, uint32_t nr);
 
 /* Adds one observed call with its arguments (seccomp_data's). Returns 1 when the set changed
- * (a new call or a new fact), 0 when not, -ENOMEM, -E2BIG past REC_MAX_ARCHES. */
+ * (a new call or a new fact), 0 when not, -ENOMEM, -E2BIG past REC_MAX_ARCHES or REC_MAX_CALLS. */
 int rec_set_add(struct rec_set *s, uint32_t arch, uint32_t nr, const uint64_t args[6]);
 
 /* Adds an architecture without any call (a profile's). 1 when new, 0, -E2BIG. */

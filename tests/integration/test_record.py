@@ -284,3 +284,24 @@ def test_task_without_a_listener_fails_at_its_step(daemon, daemons, bins, workdi
                      timeout=TIMEOUT)
     assert r.returncode == 125 and b"seccomp: Invalid argument" in r.stderr, r.stderr
     assert not os.path.exists(path) and not os.path.exists(marker)
+
+
+def test_check_answers_as_the_profile_does(daemon, workdir):
+    """check takes any OCI file zygoted loads, and a refused call gets that profile's own errno:
+    here EACCES for mkdir under a default of SCMP_ACT_ALLOW."""
+    path = os.path.join(workdir, "noacc.json")
+    with open(path, "w") as f:
+        json.dump({"defaultAction": "SCMP_ACT_ALLOW",
+                   "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13}]}, f)
+    made = os.path.join(workdir, "made")
+    r = check(daemon, path, "mkdir", made, uid=NOBODY)
+    assert r.returncode == 3 and b"Permission denied" in r.stderr, r.stderr
+    assert refused(r) in (["mkdir"], ["mkdirat"]) and not os.path.exists(made)
+    # allowed by the same profile: runs, nothing refused, the command's own status
+    r = check(daemon, path, "sh", "-c", "exit 7", uid=NOBODY)
+    assert r.returncode == 7 and refused(r) == [], r.stderr
+    # a file zygoted would not load is refused before anything runs
+    with open(path, "w") as f:
+        f.write('{"defaultAction": "SCMP_ACT_NOPE"}')
+    r = daemon.launchctl("profile", "check", path, "--", "mkdir", made)
+    assert r.returncode == 1 and b"SCMP_ACT_NOPE" in r.stderr and not os.path.exists(made), r.stderr

@@ -91,6 +91,20 @@ static void test_set(void **state) {
         rec_set_done(&s);
 }
 
+/* A program that calls numbers at random cannot grow its recorder past REC_MAX_CALLS. */
+static void test_set_is_bounded(void **state) {
+        struct rec_set s;
+        uint64_t args[6] = {};
+
+        rec_set_init(&s);
+        for (uint32_t nr = 0; nr < REC_MAX_CALLS; nr++)
+                assert_int_equal(rec_set_add(&s, X86_64, 100000 + nr, args), 1);
+        assert_int_equal(rec_set_add(&s, X86_64, 1, args), -E2BIG);
+        assert_int_equal(rec_set_add(&s, X86_64, 100000, args), 0); /* a known one still is */
+        assert_int_equal(s.n_calls, REC_MAX_CALLS);
+        rec_set_done(&s);
+}
+
 static json_object *rule_of(json_object *o, const char *name, size_t nth) {
         json_object *sc = json_object_object_get(o, "syscalls");
         for (size_t i = 0; i < json_object_array_length(sc); i++) {
@@ -264,11 +278,9 @@ static void test_written_file_loads(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_set),
-                cmocka_unit_test(test_build),
-                cmocka_unit_test(test_round_trip_and_merge),
-                cmocka_unit_test(test_parse_refuses),
-                cmocka_unit_test(test_written_file_loads),
+                cmocka_unit_test(test_set),           cmocka_unit_test(test_set_is_bounded),
+                cmocka_unit_test(test_build),         cmocka_unit_test(test_round_trip_and_merge),
+                cmocka_unit_test(test_parse_refuses), cmocka_unit_test(test_written_file_loads),
         };
         if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
                 printf("# skipped: the cases are x86_64's numbers\n");
