@@ -6,6 +6,8 @@
  *   zygote-record record --launchctl PATH --out FILE [RUN-OPTIONS] -- CMD [ARGS...]
  *   zygote-record check  --launchctl PATH --profile-file FILE [RUN-OPTIONS] -- CMD [ARGS...]
  *   zygote-record exec SOCKET -- CMD [ARGS...]          (the task's side; see record-exec.c)
+ *   zygote-record agent --out FILE --socket PATH         (a container's: the runtime's agent)
+ *   zygote-record oci-profile --socket PATH FILE         (the seccomp object to record it with)
  *
  * record and check are the listener: they make a socket in a private directory, run
  * `launchctl run RUN-OPTIONS -- zygote-record exec SOCKET -- CMD` (an ordinary Spawn by the
@@ -29,8 +31,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <seccomp.h>
+
 #include "pidfd-util.h"
 #include "profile.h"
+#include "record-agent.h"
 #include "record-json.h"
 #include "record-notify.h"
 #include "util.h"
@@ -311,6 +316,83 @@ static int run_listener(int argc, char **argv, bool check) {
         return status;
 }
 
+/* agent: the seccomp agent of one container (record-agent.h); says "ready" on stdout once it
+ * listens, writes FILE once no process of the container uses the filter any more. */
+static int run_agent(const char *out, const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int lfd = -EBADF, listener = -EBADF;
+        _cleanup_free_ char *err = NULL;
+        struct rec_set set;
+        uint64_t no_args[6] = {};
+        bool found = false;
+        int r, nr;
+
+        rec_set_init(&set);
+        r = rec_json_read_file(out, &set, &found, &err);
+        if (r < 0) {
+                fprintf(stderr, "zygote-record: cannot merge into %s\n", err ?: strerror(-r));
+                return REC_EXIT_FAILURE;
+        }
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return usage("socket path too long", "agent");
+        strcpy(sa.sun_path, path);
+        lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(lfd, 1) < 0) {
+                fprintf(stderr, "zygote-record: agent socket %s: %m\n", path);
+                return REC_EXIT_FAILURE;
+        }
+        printf("ready\n");
+        fflush(stdout);
+        listener = rec_agent_take(lfd);
+        (void) unlink(path);
+        if (listener < 0) {
+                fprintf(stderr, "zygote-record: no listener from the runtime: %s\n", strerror(-listener));
+                return REC_EXIT_FAILURE;
+        }
+        r = rec_listen(listener, &set, NULL);
+        if (r < 0) {
+                fprintf(stderr, "zygote-record: listening: %s\n", strerror(-r));
+                return r == -EOPNOTSUPP ? REC_EXIT_SKIP : REC_EXIT_FAILURE;
+        }
+        /* the runtime's hand-over, which the recording object let through unseen */
+        for (size_t i = 0; rec_agent_unseen_name(i); i++) {
+                nr = seccomp_syscall_resolve_name_arch(seccomp_arch_native(), rec_agent_unseen_name(i));
+                if (nr >= 0 && rec_set_add(&set, seccomp_arch_native(), (uint32_t) nr, no_args) < 0)
+                        return REC_EXIT_FAILURE;
+        }
+        r = rec_json_write_file(out, &set, NULL);
+        if (r < 0) {
+                fprintf(stderr, "zygote-record: cannot write %s: %s\n", out, strerror(-r));
+                return REC_EXIT_FAILURE;
+        }
+        fprintf(stderr, "zygote-record: %zu system calls %s %s\n", set.n_calls, found ? "merged into" : "recorded in",
+                out);
+        rec_set_done(&set);
+        return 0;
+}
+
+/* oci-profile: FILE's seccomp object (a plain one, or a zygote profile's) made to record. */
+static int print_oci_recording(const char *path, const char *file) {
+        json_object *o = json_object_from_file(file), *seccomp, *rec = NULL;
+        _cleanup_free_ char *err = NULL;
+        int r;
+
+        if (!o) {
+                fprintf(stderr, "zygote-record: %s: %s\n", file, json_util_get_last_err() ?: "not JSON");
+                return REC_EXIT_FAILURE;
+        }
+        seccomp = json_object_object_get(o, "seccomp") ?: o;
+        r = rec_oci_recording(seccomp, path, &rec, &err);
+        json_object_put(o);
+        if (r < 0) {
+                fprintf(stderr, "zygote-record: %s: %s\n", file, err ?: strerror(-r));
+                return REC_EXIT_FAILURE;
+        }
+        printf("%s\n", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(rec);
+        return fflush(stdout) == 0 ? 0 : REC_EXIT_FAILURE;
+}
+
 int main(int argc, char **argv) {
         static const int blocked[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
         sigset_t mask;
@@ -322,6 +404,10 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "zygote-record: %s: %s\n", step, strerror(-r));
                 return r == -ENOENT && streq(step, "exec") ? 127 : streq(step, "exec") ? 126 : 125;
         }
+        if (argc == 6 && streq(argv[1], "agent") && streq(argv[2], "--out") && streq(argv[4], "--socket"))
+                return run_agent(argv[3], argv[5]);
+        if (argc == 5 && streq(argv[1], "oci-profile") && streq(argv[2], "--socket"))
+                return print_oci_recording(argv[3], argv[4]);
         if (argc < 2 || !(streq(argv[1], "record") || streq(argv[1], "check")))
                 return usage("record|check ... (run through launchctl)", "usage");
         /* The terminal's signals go to launchctl, which forwards them to the task; the listener

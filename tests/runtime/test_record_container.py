@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: MIT
+"""Recording a container through its runtime's seccomp agent interface (docs/RECORDING.md):
+`zygote-record oci-profile` turns the container's seccomp object into one whose allowing rules
+notify, `zygote-record agent` is the agent at its listenerPath, and zygote-runc hands it the
+listener as for any agent. The written profile then runs the same container (its runtime's own
+calls after the filter's load included), and a variant that calls something new is refused.
+"""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import BUILD_DIR, SOURCE_DIR
+from containertools import container_id
+
+TIMEOUT = 60
+
+
+@pytest.fixture
+def recorder(needs_root):
+    b = os.path.join(BUILD_DIR, "zygote-record")
+    if not os.access(b, os.X_OK):
+        pytest.fail(f"not built: {b}")
+    return b
+
+
+def start_agent(recorder, out, sock):
+    a = subprocess.Popen([recorder, "agent", "--out", out, "--socket", sock], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    line = a.stdout.readline()  # "ready" once it listens: no waiting on the socket's file
+    if line != b"ready\n":
+        a.kill()
+        _, err = a.communicate(timeout=TIMEOUT)
+        pytest.fail(f"agent did not start: {err!r}")
+    return a
+
+
+def recording_object(recorder, sock):
+    r = subprocess.run([recorder, "oci-profile", "--socket", sock, os.path.join(SOURCE_DIR, "profiles", "default.json")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+PIPE = "echo hi; seq 3 | wc -l"
+
+
+@pytest.mark.parametrize("nnp", [True, False], ids=["nnp-filter-last", "no-nnp-filter-before-caps"])
+def test_container_recorded_then_run_under_its_profile(runc, bundle, recorder, nnp):
+    out = os.path.join(bundle.path, "rec.json")
+    sock = os.path.join(bundle.path, "agent.sock")
+    agent = start_agent(recorder, out, sock)
+    try:
+        obj = recording_object(recorder, sock)
+        assert obj["listenerPath"] == sock and obj["defaultAction"] == "SCMP_ACT_ERRNO"
+        kept = {n for r in obj["syscalls"] if r["action"] == "SCMP_ACT_ALLOW" for n in r["names"]}
+        assert kept == {"write", "sendmsg"}, kept  # the hand-over's calls only
+        bundle.config["process"]["noNewPrivileges"] = nnp
+        bundle.config["linux"]["seccomp"] = obj
+        bundle.set_args("sh", "-c", PIPE)
+        r = runc("run", "--bundle", bundle.path, container_id())
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["hi", "3"], r.stdout
+        # the agent writes the file once no process of the container is left under the filter
+        _, err = agent.communicate(timeout=TIMEOUT)
+        assert agent.returncode == 0, err
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+    with open(out) as f:
+        profile = json.load(f)
+    names = set(profile["syscalls"][0]["names"])
+    assert {"execve", "sendmsg", "write", "wait4"} <= names and "mkdir" not in names and "mkdirat" not in names
+
+    # the same container under the written profile: runs, runtime and all
+    bundle.config["linux"]["seccomp"] = profile
+    bundle.config["root"]["readonly"] = False
+    bundle.set_args("sh", "-c", PIPE)
+    r = runc("run", "--bundle", bundle.path, container_id())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["hi", "3"], r.stdout
+    # a variant that makes a directory: refused by the profile
+    bundle.set_args("sh", "-c", PIPE + "; mkdir /made; echo rc=$?")
+    r = runc("run", "--bundle", bundle.path, container_id())
+    assert "rc=1" in r.stdout and "Operation not permitted" in r.stderr, (r.stdout, r.stderr)
+    assert not os.path.exists(os.path.join(bundle.rootfs, "made"))
+
+
+def test_recording_object_needs_an_allow_list(recorder, tmp_path):
+    base = tmp_path / "allow.json"
+    base.write_text(json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": []}))
+    r = subprocess.run([recorder, "oci-profile", "--socket", "/x", str(base)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=TIMEOUT)
+    assert r.returncode == 1 and b"allow-list" in r.stderr and not r.stdout
+
+
+@pytest.mark.parametrize("runtime", ["zygote-runc", "runc"])
+def test_podman_records_then_runs_the_profile(podman, recorder, tmp_path, runtime):
+    """Through podman: the recording object as --security-opt seccomp (podman hands listenerPath
+    to its runtime as it is), then the written file, unmodified, as the container's profile; with
+    zygote-runc and with runc (which loads the filter before dropping ids without
+    no_new_privs: its own calls after the load are in the recording too)."""
+    from containertools import IMAGE
+
+    rt = None if runtime == "zygote-runc" else "runc"
+    out, sock = str(tmp_path / "rec.json"), str(tmp_path / "agent.sock")
+    os.chmod(tmp_path, 0o755)
+    agent = start_agent(recorder, out, sock)
+    try:
+        obj = tmp_path / "recording.json"
+        obj.write_text(json.dumps(recording_object(recorder, sock)))
+        r = podman("run", "--rm", "--security-opt", f"seccomp={obj}", IMAGE, "sh", "-c", PIPE, runtime=rt)
+        assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+        _, err = agent.communicate(timeout=TIMEOUT)
+        assert agent.returncode == 0, err
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+    r = podman("run", "--rm", "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c", PIPE, runtime=rt)
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    r = podman("run", "--rm", "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c", "mkdir /made; echo rc=$?",
+               runtime=rt)
+    assert "rc=1" in r.stdout and "Operation not permitted" in r.stderr, (r.stdout, r.stderr)
