@@ -9,7 +9,9 @@
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -66,7 +68,15 @@ static int decide(struct seccomp_notif *req, struct rec_set *s, struct rec_check
         return 0;
 }
 
-int rec_listen(int listener, struct rec_set *s, struct rec_check *check) {
+void rec_forward_signals(const struct rec_forward *f) {
+        struct signalfd_siginfo si;
+
+        while (read(f->signal_fd, &si, sizeof(si)) == (ssize_t) sizeof(si))
+                if (si.ssi_code != SI_KERNEL)
+                        (void) syscall(__NR_pidfd_send_signal, f->forward_pidfd, (int) si.ssi_signo, NULL, 0);
+}
+
+int rec_listen(int listener, struct rec_set *s, struct rec_check *check, const struct rec_forward *fw) {
         struct seccomp_notif_sizes sizes;
         _cleanup_free_ struct seccomp_notif *req = NULL;
         _cleanup_free_ struct seccomp_notif_resp *resp = NULL;
@@ -81,14 +91,19 @@ int rec_listen(int listener, struct rec_set *s, struct rec_check *check) {
                 return -ENOMEM;
 
         for (;;) {
-                struct pollfd p = { .fd = listener, .events = POLLIN };
+                struct pollfd p = { .fd = listener, .events = POLLIN },
+                              ps = { .fd = fw ? fw->signal_fd : -1, .events = POLLIN };
+                struct pollfd both[2] = { p, ps };
                 int error = 0;
 
-                if (poll(&p, 1, -1) < 0) {
+                if (poll(both, 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return -errno;
                 }
+                if (both[1].revents & POLLIN)
+                        rec_forward_signals(fw);
+                p = both[0];
                 if (!(p.revents & POLLIN)) {
                         /* POLLHUP: no task uses the filter any more, the last has exited */
                         if (p.revents & (POLLHUP | POLLERR | POLLNVAL))

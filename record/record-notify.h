@@ -45,6 +45,18 @@ struct rec_check {
         unsigned n_refused;
 };
 
+/* Signals to pass on while listening: signal_fd (a signalfd, or -EBADF) is read, and each signal
+ * sent by a process (not the terminal's, which reaches the whole process group itself) goes on to
+ * forward_pidfd. */
+struct rec_forward {
+        int signal_fd;
+        int forward_pidfd;
+};
+
+/* Reads signal_fd and passes its signals on (record-listen.c). */
+void rec_forward_signals(const struct rec_forward *f);
+
 /* Serves listener fd until no task uses its filter any more (POLLHUP). check NULL: record into s.
- * Returns 0, or a negative errno (-EOPNOTSUPP: the kernel lacks SECCOMP_USER_NOTIF_FLAG_CONTINUE). */
-int rec_listen(int listener, struct rec_set *s, struct rec_check *check);
+ * fw (optional): signals passed on meanwhile. Returns 0, or a negative errno (-EOPNOTSUPP: the
+ * kernel lacks SECCOMP_USER_NOTIF_FLAG_CONTINUE). */
+int rec_listen(int listener, struct rec_set *s, struct rec_check *check, const struct rec_forward *fw);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/seccomp.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
@@ -178,15 +179,19 @@ static int take_listener(int lfd) {
 }
 
 /* Waits for the task's connection, or for launchctl to end first (the spawn failed). */
-static int wait_listener(int lfd, int pidfd) {
+static int wait_listener(int lfd, int pidfd, const struct rec_forward *fw) {
         for (;;) {
-                struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+                struct pollfd p[3] = { { .fd = lfd, .events = POLLIN },
+                                       { .fd = pidfd, .events = POLLIN },
+                                       { .fd = fw->signal_fd, .events = POLLIN } };
 
-                if (poll(p, 2, -1) < 0) {
+                if (poll(p, 3, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return -errno;
                 }
+                if (p[2].revents & POLLIN)
+                        rec_forward_signals(fw);
                 if (p[0].revents & POLLIN) {
                         int fd = take_listener(lfd);
                         if (fd != -EAGAIN && fd != -EPERM)
@@ -218,7 +223,8 @@ static void print_refused(const char *file, const struct rec_check *ck) {
         fprintf(stderr, "\n");
 }
 
-static int run_listener(int argc, char **argv, bool check) {
+static int run_listener(int argc, char **argv, bool check, int sfd) {
+        struct rec_forward fw = { .signal_fd = sfd, .forward_pidfd = -EBADF };
         struct rec_run rr = {};
         struct rec_set set;
         struct rec_check ck = {};
@@ -270,8 +276,9 @@ static int run_listener(int argc, char **argv, bool check) {
                 return REC_EXIT_FAILURE;
         }
         r = start_launchctl(&rr, self, &pidfd);
+        fw.forward_pidfd = pidfd;
         if (r >= 0)
-                r = listener = wait_listener(lfd, pidfd);
+                r = listener = wait_listener(lfd, pidfd, &fw);
         remove_socket(&rr);
         /* launchctl ended first, or the task hung up without a listener: both said why */
         if (r == -ECHILD || r == -EPROTO)
@@ -281,7 +288,7 @@ static int run_listener(int argc, char **argv, bool check) {
                 return REC_EXIT_FAILURE;
         }
 
-        r = rec_listen(listener, &set, check ? &ck : NULL);
+        r = rec_listen(listener, &set, check ? &ck : NULL, &fw);
         status = exit_status(pidfd);
         if (r == -EOPNOTSUPP) {
                 fprintf(stderr, "zygote-record: the kernel lacks SECCOMP_USER_NOTIF_FLAG_CONTINUE (Linux 5.5)\n");
@@ -349,7 +356,7 @@ static int run_agent(const char *out, const char *path) {
                 fprintf(stderr, "zygote-record: no listener from the runtime: %s\n", strerror(-listener));
                 return REC_EXIT_FAILURE;
         }
-        r = rec_listen(listener, &set, NULL);
+        r = rec_listen(listener, &set, NULL, NULL);
         if (r < 0) {
                 fprintf(stderr, "zygote-record: listening: %s\n", strerror(-r));
                 return r == -EOPNOTSUPP ? REC_EXIT_SKIP : REC_EXIT_FAILURE;
@@ -397,7 +404,7 @@ int main(int argc, char **argv) {
         static const int blocked[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
         sigset_t mask;
         const char *step = NULL;
-        int r;
+        int r, sfd;
 
         if (argc >= 5 && streq(argv[1], "exec") && streq(argv[3], "--")) {
                 r = rec_exec(argv[2], argv + 4, &step);
@@ -416,5 +423,12 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < ELEMENTSOF(blocked); i++)
                 sigaddset(&mask, blocked[i]);
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
-        return run_listener(argc, argv, streq(argv[1], "check"));
+        /* one sent to us by a process (kill, timeout(1)) is passed on to launchctl, which
+         * forwards it to the task */
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0) {
+                fprintf(stderr, "zygote-record: signalfd: %m\n");
+                return REC_EXIT_FAILURE;
+        }
+        return run_listener(argc, argv, streq(argv[1], "check"), sfd);
 }

@@ -6,6 +6,7 @@ variant that calls something new is refused and the check names the call; two ru
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -305,3 +306,28 @@ def test_check_answers_as_the_profile_does(daemon, workdir):
         f.write('{"defaultAction": "SCMP_ACT_NOPE"}')
     r = daemon.launchctl("profile", "check", path, "--", "mkdir", made)
     assert r.returncode == 1 and b"SCMP_ACT_NOPE" in r.stderr and not os.path.exists(made), r.stderr
+
+
+def test_signal_to_the_recorder_reaches_the_task(daemon, workdir):
+    """launchctl run --record becomes the recorder (launchctl execs it): a SIGTERM sent to it
+    (kill, timeout(1)) reaches the task, which ends, and the file is still written."""
+    path = os.path.join(workdir, "rec.json")
+    cmd = [daemon.bins["launchctl"], "--socket", daemon.socket, "run", "--record", path, "--",
+           "sh", "-c", "echo started; exec sleep 60"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=zytest.WORK_ENV)
+    try:
+        line = p.stdout.readline()
+        if line != b"started\n":
+            p.kill()
+            r = subprocess.CompletedProcess(cmd, p.wait(), b"", p.stderr.read())
+            skip_unsupported(r)
+            pytest.fail(f"no start: {line!r} {r.stderr!r}")
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=TIMEOUT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 128 + signal.SIGTERM, err
+    _, names = profile_names(path)
+    assert "clock_nanosleep" in names or "nanosleep" in names
