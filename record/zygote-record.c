@@ -6,7 +6,7 @@
  *   zygote-record record --launchctl PATH --out FILE [RUN-OPTIONS] -- CMD [ARGS...]
  *   zygote-record check  --launchctl PATH --profile-file FILE [RUN-OPTIONS] -- CMD [ARGS...]
  *   zygote-record exec SOCKET -- CMD [ARGS...]          (the task's side; see record-exec.c)
- *   zygote-record agent --out FILE --socket PATH         (a container's: the runtime's agent)
+ *   zygote-record agent --out FILE --socket PATH [--in FILE]   (a container's: the runtime's agent)
  *   zygote-record oci-profile --socket PATH FILE         (the seccomp object to record it with)
  *
  * record and check are the listener: they make a socket in a private directory, run
@@ -323,35 +323,47 @@ static int run_listener(int argc, char **argv, bool check, int sfd) {
         return status;
 }
 
-/* agent: the seccomp agent of one container (record-agent.h); says "ready" on stdout once it
- * listens, writes FILE once no process of the container uses the filter any more. */
-static int run_agent(const char *out, const char *path) {
+/* agent: the seccomp agent of one container (record-agent.h); says "ready SOCKET" on stdout once
+ * it listens (an empty path: a socket in a fresh directory of its own), writes FILE once no
+ * process of the container uses the filter any more: the union with IN when given, else with what
+ * FILE held. */
+static int run_agent(const char *out, const char *in, const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_close_ int lfd = -EBADF, listener = -EBADF;
         _cleanup_free_ char *err = NULL;
+        char dir[] = "/tmp/zygote-record-XXXXXX";
         struct rec_set set;
         uint64_t no_args[6] = {};
         bool found = false;
         int r, nr;
 
         rec_set_init(&set);
-        r = rec_json_read_file(out, &set, &found, &err);
+        r = rec_json_read_file(in ?: out, &set, &found, &err);
+        if (r >= 0 && in && !found)
+                r = -ENOENT;
         if (r < 0) {
-                fprintf(stderr, "zygote-record: cannot merge into %s\n", err ?: strerror(-r));
+                fprintf(stderr, "zygote-record: cannot merge %s\n", err ?: strerror(-r));
                 return REC_EXIT_FAILURE;
         }
-        if (strlen(path) >= sizeof(sa.sun_path))
+        if (!*path) {
+                if (!mkdtemp(dir))
+                        return REC_EXIT_FAILURE;
+                snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/s", dir);
+        } else if (strlen(path) < sizeof(sa.sun_path))
+                strcpy(sa.sun_path, path);
+        else
                 return usage("socket path too long", "agent");
-        strcpy(sa.sun_path, path);
         lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(lfd, 1) < 0) {
-                fprintf(stderr, "zygote-record: agent socket %s: %m\n", path);
+                fprintf(stderr, "zygote-record: agent socket %s: %m\n", sa.sun_path);
                 return REC_EXIT_FAILURE;
         }
-        printf("ready\n");
+        printf("ready %s\n", sa.sun_path);
         fflush(stdout);
         listener = rec_agent_take(lfd);
-        (void) unlink(path);
+        (void) unlink(sa.sun_path);
+        if (!*path)
+                (void) rmdir(dir);
         if (listener < 0) {
                 fprintf(stderr, "zygote-record: no listener from the runtime: %s\n", strerror(-listener));
                 return REC_EXIT_FAILURE;
@@ -411,8 +423,9 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "zygote-record: %s: %s\n", step, strerror(-r));
                 return r == -ENOENT && streq(step, "exec") ? 127 : streq(step, "exec") ? 126 : 125;
         }
-        if (argc == 6 && streq(argv[1], "agent") && streq(argv[2], "--out") && streq(argv[4], "--socket"))
-                return run_agent(argv[3], argv[5]);
+        if ((argc == 6 || (argc == 8 && streq(argv[6], "--in"))) && streq(argv[1], "agent") &&
+            streq(argv[2], "--out") && streq(argv[4], "--socket"))
+                return run_agent(argv[3], argc == 8 ? argv[7] : NULL, argv[5]);
         if (argc == 5 && streq(argv[1], "oci-profile") && streq(argv[2], "--socket"))
                 return print_oci_recording(argv[3], argv[4]);
         if (argc < 2 || !(streq(argv[1], "record") || streq(argv[1], "check")))

@@ -8,11 +8,15 @@ calls after the filter's load included), and a variant that calls something new 
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
 from conftest import BUILD_DIR, SOURCE_DIR
 from containertools import container_id
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
+import zytest  # noqa: E402
 
 TIMEOUT = 60
 
@@ -28,8 +32,8 @@ def recorder(needs_root):
 def start_agent(recorder, out, sock):
     a = subprocess.Popen([recorder, "agent", "--out", out, "--socket", sock], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
-    line = a.stdout.readline()  # "ready" once it listens: no waiting on the socket's file
-    if line != b"ready\n":
+    line = a.stdout.readline()  # "ready SOCKET" once it listens: no waiting on the socket's file
+    if line != b"ready " + sock.encode() + b"\n":
         a.kill()
         _, err = a.communicate(timeout=TIMEOUT)
         pytest.fail(f"agent did not start: {err!r}")
@@ -124,3 +128,64 @@ def test_podman_records_then_runs_the_profile(podman, recorder, tmp_path, runtim
     r = podman("run", "--rm", "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c", "mkdir /made; echo rc=$?",
                runtime=rt)
     assert "rc=1" in r.stdout and "Operation not permitted" in r.stderr, (r.stdout, r.stderr)
+
+
+def default_object():
+    with open(os.path.join(SOURCE_DIR, "profiles", "default.json")) as f:
+        return json.load(f)["seccomp"]
+
+
+def wait_written(path):
+    """The detached agent writes the file (renamed into place, whole) once the container's last
+    process is gone: a bounded wait for it."""
+    zytest.wait_for(lambda: os.path.exists(path), f"the recording {path}", timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("with_input", [False, True], ids=["of", "if-and-of"])
+def test_annotation_records_the_container(runc, bundle, recorder, with_input):
+    """io.containers.trace-syscall (podman's hook's form): zygote-runc starts the agent itself and
+    records with the container's own seccomp object; if: gives the base of the union."""
+    out = os.path.join(bundle.path, "rec.json")
+    value = f"of:{out}"
+    if with_input:
+        base = os.path.join(bundle.path, "in.json")
+        with open(base, "w") as f:
+            json.dump({"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["mkdirat"],
+                                                                        "action": "SCMP_ACT_ALLOW"}]}, f)
+        value = f"if:{base};{value}"
+    bundle.config.setdefault("annotations", {})["io.containers.trace-syscall"] = value
+    bundle.config["linux"]["seccomp"] = default_object()
+    bundle.set_args("sh", "-c", PIPE)
+    r = runc("run", "--bundle", bundle.path, container_id())
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    wait_written(out)
+    with open(out) as f:
+        profile = json.load(f)
+    names = set(profile["syscalls"][0]["names"])
+    assert "execve" in names and ("mkdirat" in names) == with_input, names
+    del bundle.config["annotations"]["io.containers.trace-syscall"]
+    bundle.config["linux"]["seccomp"] = profile
+    bundle.set_args("sh", "-c", PIPE)
+    r = runc("run", "--bundle", bundle.path, container_id())
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+
+
+def test_annotation_refused_with_a_reason(runc, bundle):
+    bundle.config.setdefault("annotations", {})["io.containers.trace-syscall"] = "of:relative.json"
+    bundle.set_args("true")
+    r = runc("run", "--bundle", bundle.path, container_id())
+    assert r.returncode != 0 and "io.containers.trace-syscall" in r.stderr, r.stderr
+
+
+def test_podman_annotation(podman, tmp_path):
+    """podman run --annotation io.containers.trace-syscall=of:FILE with zygote-runc: the file, then
+    used as the container's profile, runs it."""
+    from containertools import IMAGE
+
+    os.chmod(tmp_path, 0o755)
+    out = str(tmp_path / "rec.json")
+    r = podman("run", "--rm", "--annotation", f"io.containers.trace-syscall=of:{out}", IMAGE, "sh", "-c", PIPE)
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    wait_written(out)
+    r = podman("run", "--rm", "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c", PIPE)
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
