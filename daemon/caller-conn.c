@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -85,7 +86,33 @@ int zd_caller_read_proc(int dir_fd, const char *name, char **ret) {
         return zd_caller_read_kept(&fd, dir_fd, name, ret);
 }
 
+/* The status files of other threads that all connections keep open together, at most: a caller
+ * may open as many connections as its limits allow, each with ZD_CALLER_MAX_THREADS threads;
+ * past this, or past a quarter of zygoted's RLIMIT_NOFILE (the fds it serves everyone with), a
+ * connection's threads are read as without ZD_CALLER_KEEP_THREADS (listed and opened at each
+ * call), which is slower, never less complete. */
+#define KEPT_THREADS_MAX 4096
+static size_t kept_threads;
+
+void zd_caller_threads_keep(struct zd_caller_conn *k, int *fd) {
+        struct rlimit rl;
+
+        if (k->threads.n >= ELEMENTSOF(k->threads.fd) || kept_threads >= KEPT_THREADS_MAX ||
+            getrlimit(RLIMIT_NOFILE, &rl) < 0 || kept_threads >= rl.rlim_cur / 4)
+                return;
+        k->threads.fd[k->threads.n++] = TAKE_FD(*fd);
+        kept_threads++;
+}
+
+void zd_caller_threads_clear(struct zd_caller_conn *k) {
+        for (size_t i = 0; i < k->threads.n; i++)
+                safe_close(k->threads.fd[i]);
+        kept_threads -= k->threads.n;
+        k->threads.n = 0;
+}
+
 void zd_caller_conn_clear(struct zd_caller_conn *k) {
+        zd_caller_threads_clear(k);
         safe_close(k->pidfd);
         safe_close(k->proc_fd);
         safe_close(k->ns_fd);
@@ -94,7 +121,9 @@ void zd_caller_conn_clear(struct zd_caller_conn *k) {
         safe_close(k->oom_fd);
         safe_close(k->cgroup_fd);
         safe_close(k->mounts.fd);
+        bool keep_threads = k->keep_threads;
         *k = (struct zd_caller_conn) ZD_CALLER_CONN_INIT;
+        k->keep_threads = keep_threads;
 }
 
 int zd_caller_conn_new(struct zd_caller_conn **ret) {
@@ -107,10 +136,12 @@ int zd_caller_conn_new(struct zd_caller_conn **ret) {
         return 0;
 }
 
-struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, bool keep) {
-        if (keep && !*slot)
-                (void) zd_caller_conn_new(slot);
-        return keep ? *slot : NULL;
+struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, unsigned keep) {
+        if (!(keep & ZD_CALLER_KEEP))
+                return NULL;
+        if (!*slot && zd_caller_conn_new(slot) >= 0)
+                (*slot)->keep_threads = keep & ZD_CALLER_KEEP_THREADS;
+        return *slot;
 }
 
 struct zd_caller_conn *zd_caller_conn_free(struct zd_caller_conn *k) {

@@ -22,6 +22,16 @@ struct zd_caller_mounts {
         char procfs_elsewhere[128];
 };
 
+#define ZD_CALLER_MAX_THREADS 64 /* a /proc read each, at each Spawn (docs/SECURITY.md) */
+
+/* The status files of the caller's other threads, open (ZD_CALLER_KEEP_THREADS): each names its
+ * thread, not its number (reads answer ESRCH once it has ended, never for another thread that
+ * took the number), and is read again from offset 0 at each call. */
+struct zd_caller_threads {
+        size_t n;
+        int fd[ZD_CALLER_MAX_THREADS - 1];
+};
+
 /* What a connection keeps of its caller between calls (caller.h): the process and the files of
  * it that each call reads again. Every slot -EBADF until first used. */
 struct zd_caller_conn {
@@ -34,6 +44,8 @@ struct zd_caller_conn {
          * from the start, so only the open and the close are saved, never a change missed. */
         int status_fd, limits_fd, oom_fd, cgroup_fd;
         struct zd_caller_mounts mounts;
+        bool keep_threads; /* ZD_CALLER_KEEP_THREADS: threads holds its other threads' files */
+        struct zd_caller_threads threads;
 };
 
 #define ZD_CALLER_CONN_INIT \
@@ -67,6 +79,14 @@ int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_call
 
 /* zygoted's own cgroup and mountinfo files, opened and kept (zd_caller_keep_own()). */
 int zd_caller_keep_own_cgroups(void);
+
+/* Keeps *fd, a thread's status file, in k (taking it: *fd becomes -EBADF), unless k holds
+ * ZD_CALLER_MAX_THREADS - 1 already or all connections hold as many as zygoted allows; then *fd
+ * stays the caller's to close. */
+void zd_caller_threads_keep(struct zd_caller_conn *k, int *fd);
+
+/* Closes the kept status files of the caller's threads, if any. */
+void zd_caller_threads_clear(struct zd_caller_conn *k);
 
 /* Closes what k keeps; k stays usable (ZD_CALLER_CONN_INIT). */
 void zd_caller_conn_clear(struct zd_caller_conn *k);

@@ -34,8 +34,6 @@
 #include "pidfd-util.h"
 #include "util.h"
 
-#define ZD_CALLER_MAX_THREADS 64 /* a /proc read each, at each Spawn (docs/SECURITY.md) */
-
 void zd_caller_done(struct zd_caller *c) {
         if (!c)
                 return;
@@ -47,6 +45,32 @@ void zd_caller_done(struct zd_caller *c) {
         for (size_t i = 0; i < c->n_cgroups; i++)
                 safe_close(c->cgroup_fds[i]);
         c->n_cgroups = 0;
+}
+
+/* A /proc file of one record (status, limits, oom_score_adj: made whole at each read from
+ * offset 0, by a single show function or from one buffer) read again from its start in one
+ * pread(), where zd_caller_read_kept() reads until a read returns nothing: a read that returns
+ * less than it asked for got all of it. Opened as name under dir_fd when *fd is -EBADF. The text
+ * is in buf, or when it fills buf (a caller in thousands of groups), read as
+ * zd_caller_read_kept() reads it into *ret_long. */
+static int read_whole(int *fd, int dir_fd, const char *name, char *buf, size_t size, char **ret_long) {
+        ssize_t n;
+
+        if (*fd < 0) {
+                *fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (*fd < 0)
+                        return negative_errno();
+        }
+        do
+                n = pread(*fd, buf, size - 1, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n < size - 1) {
+                buf[n] = 0;
+                return 0;
+        }
+        return zd_caller_read_kept(fd, dir_fd, name, ret_long);
 }
 
 /* The keys of /proc/PID/status read here. */
@@ -241,26 +265,51 @@ int zd_caller_for_each_thread(int proc_fd, pid_t pid, int (*fn)(int task_fd, con
 struct thread_walk {
         const struct status *main;
         struct zd_caller *c;
+        struct zd_caller_conn *k; /* keeps the files it opens, or NULL */
 };
 
-static int read_thread(int task_fd, const char *tid, void *userdata) {
-        struct thread_walk *w = userdata;
-        _cleanup_free_ char *text = NULL;
+/* One thread's status text, merged into w->c. */
+static int merge_status(struct thread_walk *w, const char *text) {
         struct thread_caps t;
         struct status st;
-        char name[32];
         int r;
 
-        snprintf(name, sizeof(name), "%.10s/status", tid);
-        r = zd_caller_read_proc(task_fd, name, &text);
-        if (r < 0)
-                return r;
         index_status(text, &st);
         if (!same_line(&st, w->main, S_UID) || !same_line(&st, w->main, S_GID) || !same_line(&st, w->main, S_GROUPS))
                 return -ENOTUNIQ;
         r = parse_thread(&st, &t);
         if (r >= 0)
                 merge_thread(w->c, &t);
+        return r;
+}
+
+/* A thread of the caller through the status file its connection keeps. */
+static int read_thread_fd(struct thread_walk *w, int fd) {
+        _cleanup_free_ char *text = NULL;
+        char buf[4096];
+        int r;
+
+        r = read_whole(&fd, -EBADF, "status" /* open already */, buf, sizeof(buf), &text);
+        if (r < 0)
+                return r;
+        return merge_status(w, text ? text : buf);
+}
+
+/* A thread of the caller by its name under /proc/PID/task: opened, read, and its file kept by
+ * the connection when w->k keeps them (zd_caller_threads_keep()), else closed. */
+static int read_thread(int task_fd, const char *tid, void *userdata) {
+        struct thread_walk *w = userdata;
+        _cleanup_close_ int fd = -EBADF;
+        char name[32];
+        int r;
+
+        snprintf(name, sizeof(name), "%.10s/status", tid);
+        fd = openat(task_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        r = read_thread_fd(w, fd);
+        if (r >= 0 && w->k)
+                zd_caller_threads_keep(w->k, &fd);
         return r;
 }
 
@@ -274,17 +323,44 @@ static int read_threads(int proc_fd, pid_t pid, const struct status *main, struc
         return zd_caller_for_each_thread(proc_fd, pid, read_thread, &w);
 }
 
+/* The same through the status files the connection keeps (ZD_CALLER_KEEP_THREADS), when they are
+ * provably all of them: the caller has n threads by its first thread's status, read before them;
+ * each kept file was opened at an earlier call, and answers for a thread alive now, so that thread
+ * was alive at that status read too; n - 1 of them and the first thread are then all the n that
+ * were. One that ended (ESRCH, ENOENT), or another count, and the threads are listed and opened
+ * again, as without keeping them. What was merged already stays merged: it was a thread of the
+ * caller, and a thread read twice changes nothing. */
+static int read_threads_kept(struct zd_caller_conn *k, pid_t pid, uint64_t n, const struct status *main,
+                             struct zd_caller *c) {
+        struct thread_walk w = { .main = main, .c = c, .k = k };
+        int r = -ESRCH;
+
+        if (k->threads.n == n - 1) {
+                r = 0;
+                for (size_t i = 0; r >= 0 && i < k->threads.n; i++)
+                        r = read_thread_fd(&w, k->threads.fd[i]);
+        }
+        if (r != -ESRCH && r != -ENOENT)
+                return r;
+        zd_caller_threads_clear(k);
+        r = zd_caller_for_each_thread(k->proc_fd, pid, read_thread, &w);
+        if (r < 0)
+                zd_caller_threads_clear(k);
+        return r;
+}
+
 static int read_status(struct zd_caller_conn *k, const struct ucred *cr, struct zd_caller *c) {
         _cleanup_free_ char *text = NULL;
         struct thread_caps t;
         uint64_t v, threads;
         struct status st;
+        char buf[4096];
         int r;
 
-        r = zd_caller_read_kept(&k->status_fd, k->proc_fd, "status", &text);
+        r = read_whole(&k->status_fd, k->proc_fd, "status", buf, sizeof(buf), &text);
         if (r < 0)
                 return r;
-        index_status(text, &st);
+        index_status(text ? text : buf, &st);
         if (k->check_uid) {
                 if (field_number(&st, S_UID, 0, 10, &v) < 0 || v != cr->uid)
                         return -ESRCH; /* not the process that connected */
@@ -314,8 +390,11 @@ static int read_status(struct zd_caller_conn *k, const struct ucred *cr, struct 
                  * thousands would stall every other caller at each of its Spawns */
                 if (threads > ZD_CALLER_MAX_THREADS)
                         return -EMLINK;
+                if (k->keep_threads)
+                        return read_threads_kept(k, c->pid, threads, &st, c);
                 return read_threads(k->proc_fd, c->pid, &st, c);
         }
+        zd_caller_threads_clear(k);
         return 0;
 }
 
@@ -329,6 +408,7 @@ static int read_sched(int *oom_fd, int dir_fd, const char *oom_path, pid_t pid, 
         _cleanup_free_ char *text = NULL;
         struct sched_param sp = {};
         int policy, ioprio, nice;
+        char buf[64];
         bool reset;
         int r;
 
@@ -347,7 +427,7 @@ static int read_sched(int *oom_fd, int dir_fd, const char *oom_path, pid_t pid, 
                 return negative_errno();
         if (sched_getaffinity(pid, sizeof(ret->affinity), (cpu_set_t *) (void *) ret->affinity) < 0)
                 return negative_errno(); /* EINVAL: more CPUs than ZE_AFFINITY_WORDS holds */
-        r = zd_caller_read_kept(oom_fd, dir_fd, oom_path, &text);
+        r = read_whole(oom_fd, dir_fd, oom_path, buf, sizeof(buf), &text);
         if (r < 0)
                 return r;
 
@@ -377,7 +457,7 @@ static int read_sched(int *oom_fd, int dir_fd, const char *oom_path, pid_t pid, 
         ret->priority = sp.sched_priority;
         ret->nice = nice;
         ret->ioprio = ioprio;
-        ret->oom_score_adj = atoi(text);
+        ret->oom_score_adj = atoi(text ? text : buf);
         return 0;
 }
 
@@ -456,6 +536,7 @@ static bool own_max_read;
 
 static int read_rlimits(struct zd_caller_conn *k, struct zd_caller *c) {
         _cleanup_free_ char *text = NULL;
+        char buf[4096];
         int r;
 
         if (!own_max_read) {
@@ -468,10 +549,10 @@ static int read_rlimits(struct zd_caller_conn *k, struct zd_caller *c) {
                 }
                 own_max_read = true;
         }
-        r = zd_caller_read_kept(&k->limits_fd, k->proc_fd, "limits", &text);
+        r = read_whole(&k->limits_fd, k->proc_fd, "limits", buf, sizeof(buf), &text);
         if (r < 0)
                 return r;
-        r = parse_limits(text, c);
+        r = parse_limits(text ? text : buf, c);
         if (r < 0)
                 return r;
         /* Raising a hard limit above ours needs CAP_SYS_RESOURCE, which an unprivileged zygoted

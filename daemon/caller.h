@@ -76,13 +76,22 @@ struct zd_caller {
  * reads the caller as it is then. */
 struct zd_caller_conn;
 
+/* What a connection keeps (zd_caller_conn_get()'s keep): its process and files, and with them
+ * the status files of its other threads, so that each call reads every thread again without
+ * listing /proc/PID/task and opening each (ZYGOTE_DISABLE_FEATURES=caller_threads takes the
+ * listing and opening back, at every call). */
+enum {
+        ZD_CALLER_KEEP = 1 << 0,
+        ZD_CALLER_KEEP_THREADS = 1 << 1,
+};
+
 int zd_caller_conn_new(struct zd_caller_conn **ret);
 /* Closes what it keeps; accepts NULL; returns NULL. */
 struct zd_caller_conn *zd_caller_conn_free(struct zd_caller_conn *k);
-/* A connection's, from its slot, made there at its first call when keep; NULL when not keep (the
- * caller is then read afresh at each call) or when it cannot be made (this call's read is a
- * first one). */
-struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, bool keep);
+/* A connection's, from its slot, made there at its first call when keep has ZD_CALLER_KEEP
+ * (ZD_CALLER_KEEP_THREADS: keeping its threads' files too); NULL when it has not (the caller is
+ * then read afresh at each call) or when it cannot be made (this call's read is a first one). */
+struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, unsigned keep);
 
 /* Reads the confinement of the process that connected on conn_fd (whose SO_PEERCRED is cr), as
  * it is now.

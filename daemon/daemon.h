@@ -61,7 +61,8 @@ struct zd_daemon {
         bool privileged;         /* running as root: workers switch to the callers' ids */
         bool own_filter;         /* zygoted runs under a seccomp filter of its own (own-filter.c) */
         unsigned shared_filters; /* of them, those every process of its pid namespace has, or 0 */
-        bool caller_cache;       /* connections keep their caller's process between calls (caller.h) */
+        bool vfork_workers;      /* --vfork-workers: references make workers sharing their memory (zygote-ref.c) */
+        unsigned caller_cache;   /* what connections keep of their caller between calls (caller.h's ZD_CALLER_KEEP*) */
         uint64_t nofile_soft;    /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
         uid_t uid;
         gid_t gid;
@@ -69,6 +70,7 @@ struct zd_daemon {
 
         struct zd_entry **entries;
         size_t n_entries;
+        json_object *profile_failures;  /* "PATH: why" of each file the last load or reload refused */
         struct zd_filter_cache filters; /* GetFilter's compiled programs */
 
         struct lh_table *tasks;

@@ -142,7 +142,7 @@ static int filter_of_profile(struct zd_call *call, const char *name) {
         struct zd_entry *e = zd_registry_find(call->d, name);
 
         if (!e)
-                return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_PROFILE, "profile", name);
+                return zd_registry_no_such_profile(call, name);
         if (!zp_profile_allows(e->profile, cr->uid, cr->gid, groups, n_groups))
                 return zd_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason",
                                      "the profile's access list does not include the caller");

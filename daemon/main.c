@@ -61,6 +61,9 @@ static void usage(FILE *f) {
                    "                        kernel without SECCOMP_CLONE_FILTER fails at start-up\n"
                    "  --pool-max N          pre-forked workers per profile of the inherit tier, at\n"
                    "                        most (default 0: none, every spawn asks the reference)\n"
+                   "  --vfork-workers       references make workers sharing their memory until the\n"
+                   "                        exec (less CPU per spawn; a worker blocked before its exec\n"
+                   "                        stalls its profile: for trusted callers only)\n"
                    "  --check-profile FILE  compile one profile file, print what it gives, and exit\n"
                    "                        0 (good) or 1 (bad), like nginx -t\n"
                    "  --dump-bpf OUT        with --check-profile: also write the compiled program to\n"
@@ -69,8 +72,8 @@ static void usage(FILE *f) {
                    "  -h, --help            this text\n"
                    "\n"
                    "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
-                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,namespace_pool,"
-                   "scopes,\n"
+                   "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,caller_threads,"
+                   "namespace_pool,scopes,vfork_worker,\n"
                    "pool (force the fallbacks),\n"
                    "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
@@ -248,7 +251,8 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
                 OPT_DUMP_BPF,
                 OPT_VERSION,
                 OPT_CONTAINER_ROOT,
-                OPT_POOL_MAX
+                OPT_POOL_MAX,
+                OPT_VFORK_WORKERS
         };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, OPT_SOCKET },
@@ -256,6 +260,7 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
                 { "tier", required_argument, NULL, OPT_TIER },
                 { "container-root", required_argument, NULL, OPT_CONTAINER_ROOT },
                 { "pool-max", required_argument, NULL, OPT_POOL_MAX },
+                { "vfork-workers", no_argument, NULL, OPT_VFORK_WORKERS },
                 { "check-profile", required_argument, NULL, OPT_CHECK },
                 { "dump-bpf", required_argument, NULL, OPT_DUMP_BPF },
                 { "version", no_argument, NULL, OPT_VERSION },
@@ -305,6 +310,9 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
                         d->pool_max = (unsigned) n;
                         break;
                 }
+                case OPT_VFORK_WORKERS:
+                        d->vfork_workers = true;
+                        break;
                 case OPT_CHECK:
                         check = optarg;
                         break;
@@ -345,6 +353,12 @@ static int run_sealed(char **argv) {
 
         if (!secure_getenv("ZYGOTE_REF_HELPER") && zr_helper_path(helper, sizeof(helper)) >= 0 &&
             setenv("ZYGOTE_REF_HELPER", helper, 1) < 0)
+                return -errno;
+        /* the file it ran from, for the journal (log.h): before the re-exec only, where
+         * /proc/self/exe is still that file */
+        ssize_t n = readlink("/proc/self/exe", helper, sizeof(helper) - 1);
+        if (n > 0 && (helper[n] = '\0', strncmp(helper, "/memfd:", 7) != 0) &&
+            setenv("ZYGOTE_SEALED_FROM", helper, 1) < 0)
                 return -errno;
         r = zrc_runc_run_sealed(argv);
         if (r < 0)
@@ -437,6 +451,11 @@ static int probe_kernel(struct zd_daemon *d) {
         if (d->pool_max > 0 && ze_feature_disabled("pool"))
                 d->pool_max = 0;
         zd_log(LOG_INFO, "inherit tier: %s", d->pool_max > 0 ? "a pool of pre-forked workers per profile" : "no pool");
+        if (d->vfork_workers && ze_feature_disabled("vfork_worker"))
+                d->vfork_workers = false;
+        if (d->vfork_workers)
+                zd_log(LOG_WARNING, "--vfork-workers: a caller whose worker blocks before its exec (a path or fd on a "
+                                    "FUSE file system that never answers) stalls its profile's reference");
         if (d->forced_tier == ZD_TIER_CLONE && !d->features.clone_filter) {
                 zd_log(LOG_ERR, "--tier clone: this kernel lacks SECCOMP_CLONE_FILTER (%s)",
                        d->features.clone_filter_reason);
@@ -464,6 +483,7 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         if (r < 0) {
                 zd_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d->profile_dirs[0],
                        d->n_profile_dirs > 1 ? " and the other --profiles directories" : "");
+                zd_registry_free(d); /* the failures it kept, for a leak check at exit */
                 return r;
         }
         d->server.loop = d->loop;
@@ -471,7 +491,9 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         d->server.on_disconnect = zd_methods_disconnect;
         d->server.userdata = d;
         d->server.closer.disabled = ze_feature_disabled("fd_closer");
-        d->caller_cache = !ze_feature_disabled("caller_cache");
+        d->caller_cache = ze_feature_disabled("caller_cache")     ? 0
+                          : ze_feature_disabled("caller_threads") ? ZD_CALLER_KEEP
+                                                                  : ZD_CALLER_KEEP | ZD_CALLER_KEEP_THREADS;
         if (d->caller_cache) {
                 r = zd_caller_keep_own();
                 if (r < 0) {
@@ -535,7 +557,8 @@ int main(int argc, char **argv) {
         r = parse_options(argc, argv, &d, &socket_path);
         if (r >= 0)
                 return r;
-        zd_log_open();
+        zd_log_open(secure_getenv("ZYGOTE_SEALED_FROM"));
+        (void) unsetenv("ZYGOTE_SEALED_FROM"); /* nothing zygoted starts needs it */
         if (setup_process(&d, &socket_path) < 0)
                 return 1;
         /* Before any process is started: fds passed by systemd are not CLOEXEC until this marks

@@ -263,7 +263,10 @@ static json_object *profiles_to_json(struct zd_daemon *d) {
 }
 
 static int m_list_profiles(struct zd_call *call, struct zd_task *t) {
-        return reply(call, with_value("profiles", profiles_to_json(call->d)));
+        json_object *p = with_value("profiles", profiles_to_json(call->d));
+
+        zd_registry_add_failures(call->d, p);
+        return reply(call, p);
 }
 
 static int m_reload(struct zd_call *call, struct zd_task *t) {
@@ -288,6 +291,7 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(f, "capbset_drop_mask", json_object_new_boolean(d->features.capbset_drop_mask));
         json_object_object_add(p, "features", f);
         json_object_object_add(p, "profiles", profiles_to_json(d));
+        zd_registry_add_failures(d, p);
         json_object_object_add(p, "tasks", json_object_new_int((int) zd_tasks_count(d)));
         json_object_object_add(p, "connections", json_object_new_int((int) zd_server_n_conns(&d->server)));
         json_object_object_add(p, "subscribers", json_object_new_int((int) zd_events_n_subscribers(&d->events)));

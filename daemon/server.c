@@ -16,6 +16,7 @@
  * (server-conn.h between the two).
  */
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/sockios.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
@@ -452,6 +453,31 @@ int zd_server_add_conn(struct zd_server *s, int fd, const struct ucred *cred, co
         return conn_new(s, fd, cred, TAKE_PTR(copy), n_groups);
 }
 
+/* The system socket made by zygoted itself (started by hand, not by zygoted.socket) gets what the
+ * unit gives it: 0660, group zygote. Who may connect to the system daemon is the administrator's
+ * choice (group zygote), and a daemon started by hand must not widen it. Other paths (a user's
+ * daemon, a test's, scripts/run.sh's) stay connectable by every uid: access is decided per
+ * caller from SO_PEERCRED, and a caller never gets more than it already has. */
+static mode_t socket_umask(const char *path) {
+        return geteuid() == 0 && streq(path, ZY_SOCKET_SYSTEM) ? 0117 : 0111;
+}
+
+static void system_socket_group(const char *path) {
+        struct group *g;
+
+        if (geteuid() != 0 || !streq(path, ZY_SOCKET_SYSTEM))
+                return;
+        g = getgrnam("zygote");
+        if (!g) {
+                zd_log(LOG_WARNING, "%s: no group zygote (systemd-sysusers makes it): the socket is root's alone",
+                       path);
+                return;
+        }
+        if (chown(path, 0, g->gr_gid) < 0)
+                zd_log(LOG_WARNING, "%s: giving the socket to group zygote: %s; it is root's alone", path,
+                       strerror(errno));
+}
+
 static int mkdir_parents(const char *path, mode_t mode) {
         _cleanup_free_ char *p = strdup(path);
         if (!p)
@@ -486,13 +512,13 @@ int zd_server_listen(struct zd_server *s) {
                 if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, sizeof(sa)) == 0)
                         return -EADDRINUSE;
                 (void) unlink(s->socket_path);
-                /* World-connectable: access is decided per caller from SO_PEERCRED, and a
-                 * caller never gets more than it already has. The unit file narrows it. */
-                mode_t old = umask(0111);
+                /* born with its final mode: never wider, even for a moment (socket_umask) */
+                mode_t old = umask(socket_umask(s->socket_path));
                 r = bind(fd, (struct sockaddr *) &sa, sizeof(sa));
                 umask(old);
                 if (r < 0)
                         return negative_errno();
+                system_socket_group(s->socket_path);
                 if (listen(fd, 128) < 0)
                         return negative_errno();
                 s->listen_fd = TAKE_FD(fd);

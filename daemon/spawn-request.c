@@ -87,7 +87,7 @@ int zd_spawn_authorize(struct spawn *s) {
 
         s->entry = zd_registry_find(d, req->profile);
         if (!s->entry)
-                return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_PROFILE, "profile", req->profile);
+                return zd_registry_no_such_profile(call, req->profile);
         const struct zp_profile *p = s->entry->profile;
         s->profile_name = strdup(p->name);
         if (!s->profile_name)

@@ -409,6 +409,15 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                         free(t->exe);
                         t->exe = exe; /* the path executed, not the name as given */
                 }
+                json_object *cmdline = t->argv && json_object_array_length(t->argv) == 0
+                                               ? zd_task_cmdline(t->pidref.pid, t->pidref.fd)
+                                               : NULL;
+                if (cmdline) {
+                        /* a container's: the worker, not the call, had its argv (config.json) */
+                        json_object_put(t->argv);
+                        t->argv = cmdline;
+                        t->argv_bytes = zd_task_argv_bytes(cmdline);
+                }
                 task_log(LOG_INFO, t, "start");
                 task_event(d, "start", t);
                 if (c) {

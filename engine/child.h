@@ -82,6 +82,30 @@
  *
  * Every step is a step function of the engine (steps.h), shared with the container init
  * (sandbox.h) where both take it; ze_child_run() is the recipe, one line per step.
+ *
+ * A worker may share its parent's memory until its execve, as glibc's posix_spawn makes its
+ * child (clone(CLONE_VM | CLONE_VFORK) on a stack of its own: zygote-ref.c's workers). The
+ * parent is suspended meanwhile, but every write of the worker lands in the parent's memory, so
+ * ze_child_run() and every step it calls must keep to this:
+ *   - write nothing but its own stack, plan->path_buf (scratch the parent prepared for it and
+ *     never reads after) and errno; no static or global variable (the engine has none it writes:
+ *     check with nm for .data/.bss symbols before adding one);
+ *   - errno is the parent's: the worker runs on the parent thread's TLS, so its errno writes land
+ *     in the parent's errno. The parent must not read errno across the clone (only its return);
+ *   - no allocation, no stdio, no lock, no atexit or exit(): a malloc arena, a FILE buffer or a
+ *     lock taken here would be the parent's, left half-changed or held; leave with _exit() only;
+ *   - no libc function that keeps state in the thread (strerror, getpwnam, the pid cache...):
+ *     raw system calls, or the thin glibc wrappers that only set errno;
+ *   - no signal handler may run in it: the parent installs none (zygote-ref checks every
+ *     disposition is SIG_DFL at start-up and forks instead otherwise), so a signal either kills
+ *     the worker alone or is ignored; step 0 (signals) stays as it is for the fork path;
+ *   - it may wait (the hold step), but the parent waits with it: a worker that may wait long (a
+ *     create held until Start) is forked, never made sharing memory;
+ *   - the stack is bounded (256 KiB, a guard page below): no large array on the stack;
+ *   - its ids switch (step 4) sets the shared memory's dumpable flag to fs.suid_dumpable: with
+ *     1, any process of the worker's new uid could ptrace it before its exec and write the
+ *     parent's memory through it, so the parent shares its memory with such a worker only when
+ *     that setting reads 0 or 2, and clears its own flag again afterwards.
  */
 #pragma once
 

@@ -380,6 +380,7 @@ struct zy_profile_info {
 struct zy_profile_list {
         struct zy_profile_info **profiles;
         size_t n_profiles;
+        char **failed_files; /* NULL-terminated "PATH: why" of the files zygoted refused, or NULL */
 };
 struct zy_profile_list *zy_profile_list_free(struct zy_profile_list *l);
 
@@ -392,7 +393,8 @@ struct zy_daemon_status {
         struct zy_profile_list *profiles;
         unsigned tasks;
         unsigned connections;
-        bool own_filter; /* zygoted runs under a seccomp filter of its own */
+        bool own_filter;     /* zygoted runs under a seccomp filter of its own */
+        char **failed_files; /* as zy_profile_list's */
 };
 struct zy_daemon_status *zy_daemon_status_free(struct zy_daemon_status *s);
 

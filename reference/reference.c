@@ -183,7 +183,7 @@ static int reap(int pidfd, int64_t deadline, siginfo_t *ret_si) {
 
 int zr_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags, bool nnp,
                        uint64_t capbset_drop, struct zr_reference *ret) {
-        return zr_reference_start_ns(helper_fd, bpf, len, filter_flags, nnp, capbset_drop, -EBADF, -EBADF, ret);
+        return zr_reference_start_ns(helper_fd, bpf, len, filter_flags, nnp, capbset_drop, -EBADF, -EBADF, 0, ret);
 }
 
 int zr_helper_clone(int helper_fd, char **argv, unsigned long clone_flags, int ctl_target, bool with_stderr,
@@ -222,7 +222,8 @@ int zr_helper_clone(int helper_fd, char **argv, unsigned long clone_flags, int c
 }
 
 int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags, bool nnp,
-                          uint64_t capbset_drop, int pidns_fd, int mntns_fd, struct zr_reference *ret) {
+                          uint64_t capbset_drop, int pidns_fd, int mntns_fd, unsigned ref_flags,
+                          struct zr_reference *ret) {
         const int ns_fds[2] = { pidns_fd, mntns_fd };
         _cleanup_close_ int status_fd = -EBADF;
         _cleanup_free_ char *payload = NULL;
@@ -230,7 +231,11 @@ int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t l
         struct zr_helper_child child;
         struct zr_reference r = ZR_REFERENCE_NULL;
         struct zr_ref_init init = {
-                .filter_flags = filter_flags, .nnp = nnp, .n_insns = (uint32_t) len, .capbset_drop = capbset_drop
+                .filter_flags = filter_flags,
+                .nnp = nnp,
+                .n_insns = (uint32_t) len,
+                .flags = ref_flags,
+                .capbset_drop = capbset_drop,
         };
         struct zr_ref_header h = { .magic = ZR_REF_MAGIC, .type = ZR_REF_INIT };
         struct ze_status rec;

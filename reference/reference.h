@@ -3,8 +3,11 @@
  * Reference processes: `zygote-ref`, exec'd by the daemon once per profile, applies the
  * profile's filter to itself and then serves requests on its control socket (fd 3, a
  * SOCK_SEQPACKET socketpair). In the inherit tier it forks workers with
- * clone(CLONE_PARENT | CLONE_PIDFD | SIGCHLD): the worker is the daemon's child and inherits the
- * filter; in the clone tier it only has to stay alive as the source of SECCOMP_CLONE_FILTER.
+ * clone(CLONE_PARENT | CLONE_PIDFD | SIGCHLD), or unless INIT says ZR_REF_INIT_NO_VFORK, makes them
+ * with clone(CLONE_VM | CLONE_VFORK | CLONE_PARENT) on a stack of their own (zygote-ref.c says
+ * when): the worker is the daemon's
+ * child and inherits the filter; in the clone tier it only has to stay alive as the source of
+ * SECCOMP_CLONE_FILTER. A worker that shares the reference's memory sends SPAWNED itself.
  *
  * Protocol: every message is one SEQPACKET datagram that starts with struct zr_ref_header.
  *
@@ -68,11 +71,16 @@ struct zr_ref_init {
         uint32_t filter_flags; /* SECCOMP_FILTER_FLAG_* */
         uint32_t nnp;          /* set no_new_privs before loading */
         uint32_t n_insns;
-        uint32_t reserved;
+        uint32_t flags;        /* ZR_REF_INIT_* */
         uint64_t capbset_drop; /* dropped from the reference's bounding set first, once for all
                                 * its workers (which inherit the set and drop only the rest) */
         /* followed by n_insns struct sock_filter */
 };
+
+/* zr_ref_init's flags: fork every worker (a copy of the reference's memory) instead of making it
+ * as posix_spawn makes its child, sharing that memory until its exec (zygote-ref.c). zygoted
+ * sets it unless --vfork-workers. */
+#define ZR_REF_INIT_NO_VFORK 1u
 
 struct zr_reference {
         struct zc_pidref pidref; /* fd -EBADF when not running */
@@ -91,9 +99,11 @@ int zr_reference_start(int helper_fd, const struct sock_filter *bpf, size_t len,
                        uint64_t capbset_drop, struct zr_reference *ret);
 /* The same, and the reference joins the pid namespace (for its children) and the mount namespace
  * open at pidns_fd and mntns_fd (a profile's, pidns.h) before it loads the filter: its workers
- * are born there. Both -EBADF: neither. A failure to join is its errno (step mntns). */
+ * are born there. Both -EBADF: neither. A failure to join is its errno (step mntns). ref_flags:
+ * ZR_REF_INIT_* (0: the default). */
 int zr_reference_start_ns(int helper_fd, const struct sock_filter *bpf, size_t len, unsigned filter_flags, bool nnp,
-                          uint64_t capbset_drop, int pidns_fd, int mntns_fd, struct zr_reference *ret);
+                          uint64_t capbset_drop, int pidns_fd, int mntns_fd, unsigned ref_flags,
+                          struct zr_reference *ret);
 
 /* Has the reference fork a worker that runs ze_child_run(plan) with ZE_FILTER_INHERITED (the
  * plan's filter mode and program are ignored). The worker is the caller's child. The plan's fds

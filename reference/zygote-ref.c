@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -59,6 +60,105 @@ static int reply_error(int ctl, enum ze_step step, int err) {
         return 0;
 }
 
+/* ---- workers that copy nothing -----------------------------------------------------------------
+ *
+ * Made as glibc's posix_spawn makes its child: clone(CLONE_VM | CLONE_VFORK) on a stack of its
+ * own. The worker shares our memory until its execve (or its exit), and we stay suspended until
+ * then: no page table is copied, no page faulted in twice, nothing of ours torn down at its exec.
+ * What it may do in our memory is what engine/child.h allows such a child: its own stack, the
+ * plan read only, and the one word it writes below (announced). It sends SPAWNED itself, first:
+ * the daemon opens the worker's gate (its hold fd) only once it has that reply, and we cannot send
+ * it while suspended. CLONE_PARENT_SETTID gives it its pid as the daemon sees it (our pid
+ * namespace is the daemon's; its own getpid() may be in the profile's).
+ *
+ * The cost: while the worker runs we serve no one, so a worker that blocks before its exec (a
+ * caller's fd or path on a FUSE file system that never answers, closed or looked up by a step)
+ * stalls every caller of the profile, where a forked worker stalls only itself. zygoted asks for
+ * it only with --vfork-workers (INIT without ZR_REF_INIT_NO_VFORK). */
+
+#define VFORK_STACK_SIZE (256u * 1024u)
+
+static void *vfork_stack; /* the top of the mapped stack; NULL: none (the fork path) */
+
+static void vfork_stack_map(void) {
+        long page = sysconf(_SC_PAGESIZE);
+        char *p = mmap(NULL, VFORK_STACK_SIZE + (size_t) page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+
+        if (p == MAP_FAILED)
+                return;
+        /* a guard page below: an overflow faults rather than writes into our memory */
+        if (mprotect(p, (size_t) page, PROT_NONE) < 0) {
+                munmap(p, VFORK_STACK_SIZE + (size_t) page);
+                return;
+        }
+        vfork_stack = p + page + VFORK_STACK_SIZE;
+}
+
+/* Whether a worker that switches ids may share our memory. Its setresuid resets the dumpable flag
+ * of its memory, ours, to fs.suid_dumpable: 1 would let any process of its new uid ptrace it
+ * before its exec, and through it write our memory (a root process's); 0 and 2 leave ptrace to
+ * CAP_SYS_PTRACE. Read at each such spawn (an administrator may change it); unreadable: no. */
+static bool ids_switch_safe(const struct ze_plan *p) {
+        char c = 0;
+        ssize_t n;
+        int fd;
+
+        if (!p->set_ids)
+                return true;
+        fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return false;
+        n = read(fd, &c, 1);
+        close(fd);
+        return n == 1 && (c == '0' || c == '2');
+}
+
+/* Whether another request waits on the control socket (an error counts as one: fork). */
+static bool request_waiting(int ctl) {
+        struct pollfd p = { .fd = ctl, .events = POLLIN };
+
+        return poll(&p, 1, 0) != 0;
+}
+
+struct vfork_worker {
+        const struct ze_plan *plan;
+        int ctl;
+        pid_t pid;               /* written by the kernel before the worker runs (CLONE_PARENT_SETTID) */
+        volatile bool announced; /* the worker sent SPAWNED */
+};
+
+static int vfork_worker_main(void *arg) {
+        struct vfork_worker *w = arg;
+        struct zr_ref_header h = { .magic = ZR_REF_MAGIC, .type = ZR_REF_SPAWNED, .arg = (int32_t) w->pid };
+        int r = zr_ref_send(w->ctl, &h, NULL, 0, NULL, 0);
+
+        if (r < 0) {
+                const struct ze_reporter to = { .fd = w->plan->status_fd };
+
+                ze_fail(&to, ZE_STEP_NONE, -r, -1, ZE_EXIT_SETUP_FAILED);
+        }
+        w->announced = true;
+        ze_child_run(w->plan);
+}
+
+/* The worker of plan, made sharing our memory; its pid, or a negative errno (nothing made). On
+ * return it has exec'd or exited. *ret_announced: it sent SPAWNED itself. */
+static long vfork_worker(int ctl, const struct ze_plan *plan, bool *ret_announced) {
+        struct vfork_worker w = { .plan = plan, .ctl = ctl, .pid = -1 };
+        long pid;
+
+        /* No signal handler can run in the worker on our memory: we install none
+         * (signals_pristine), so a signal either kills the worker alone or is ignored. glibc's
+         * clone() runs vfork_worker_main on the new stack and never returns there. */
+        pid = clone(vfork_worker_main, vfork_stack,
+                    CLONE_VM | CLONE_VFORK | CLONE_PARENT | CLONE_PARENT_SETTID | SIGCHLD, &w, &w.pid);
+        if (pid < 0)
+                return negative_errno();
+        *ret_announced = w.announced;
+        return pid;
+}
+
 static int handle_init(int ctl, const char *payload, size_t len, const int *fds, size_t n_fds, bool *initialized) {
         struct zr_ref_init init;
         struct sock_fprog prog;
@@ -77,6 +177,9 @@ static int handle_init(int ctl, const char *payload, size_t len, const int *fds,
          * namespace, before the filter, which allows no setns. */
         if (n_fds == 2 && (syscall(SYS_setns, fds[0], CLONE_NEWPID) < 0 || syscall(SYS_setns, fds[1], CLONE_NEWNS) < 0))
                 return reply_error(ctl, ZE_STEP_MNTNS, errno);
+        /* before the filter, which may refuse mmap: the stack of workers that share our memory */
+        if (!(init.flags & ZR_REF_INIT_NO_VFORK))
+                vfork_stack_map();
         /* before the filter: the bounding set every worker starts from */
         r = ze_capbset_drop(init.capbset_drop, false, 0);
         if (r < 0)
@@ -136,7 +239,30 @@ static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size
          * have left it first (a copy's close could wait on their caller). Bounded; past that the
          * fork goes on, as before. */
         (void) zc_fd_closer_settle(closer, ZC_FD_CLOSER_STUCK_MS);
-        pid = clone_with_pidfd(CLONE_PARENT | CLONE_WITH_PIDFD_NO_CLONE3, &pidfd);
+        /* Sharing our memory, unless a handler of ours could run in it, or the worker may wait
+         * at a hold for long (a create's Start), or another request waits already: we are
+         * suspended until the worker's exec, which waits for the daemon to open its gate, so a
+         * worker made so holds up the next one by the daemon's round trip, where forked workers
+         * specialize side by side (measured: a third less throughput at 16 clients). Refused by
+         * the kernel or by our filter (it may check clone's flags): forked from then on. */
+        pid = -ENOEXEC;
+        if (vfork_stack && signals_pristine && (s.plan.hold_fd < 0 || s.plan.hold_quiet) && !request_waiting(ctl) &&
+            ids_switch_safe(&s.plan)) {
+                bool announced = false;
+
+                pid = vfork_worker(ctl, &s.plan, &announced);
+                /* its ids switch set our dumpable flag to fs.suid_dumpable (2): ours again */
+                if (s.plan.set_ids)
+                        (void) prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+                if (pid >= 0 && announced) {
+                        ze_plan_storage_done(&s);
+                        return 0; /* the worker sent SPAWNED */
+                }
+                if (pid == -EPERM || pid == -EACCES || pid == -ENOSYS || pid == -EINVAL)
+                        vfork_stack = NULL;
+        }
+        if (pid == -ENOEXEC || (pid < 0 && !vfork_stack))
+                pid = clone_with_pidfd(CLONE_PARENT | CLONE_WITH_PIDFD_NO_CLONE3, &pidfd);
         if (pid == 0) {
                 /* the control socket is CLOEXEC; child.c closes it with every other fd */
                 ze_child_run(&s.plan);

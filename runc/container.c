@@ -99,26 +99,16 @@ struct create {
 };
 
 static int make_state_dir(struct create *k) {
-        const struct zrc_ctx *c = k->c;
         int r;
 
-        r = zrc_state_dir(c->root, k->a->p.id, &k->dir);
+        r = zrc_state_make_dir(k->c, k->a->p.id, &k->dir);
         if (r < 0)
-                return zrc_error(c, "invalid container id \"%s\"", k->a->p.id), r;
-        r = zrc_mkdir_p(c->root, 0700);
-        if (r < 0)
-                return zrc_error(c, "state root %s: %s", c->root, zrc_errstr(-r)), r;
-        if (mkdir(k->dir, 0711) < 0) {
-                r = -errno;
-                zrc_error(c, errno == EEXIST ? "container with id exists: %s" : "state dir %s: %s", k->a->p.id,
-                          zrc_errstr(errno));
                 return r;
-        }
         k->made_dir = true;
         /* delete, update, ... of this id wait until the container is made (or its directory gone) */
-        k->lock_fd = zrc_state_lock(c->root, k->a->p.id);
+        k->lock_fd = zrc_state_lock(k->c->root, k->a->p.id);
         if (k->lock_fd < 0)
-                return zrc_error(c, "state dir %s: %s", k->a->p.id, zrc_errstr(-k->lock_fd)), k->lock_fd;
+                return zrc_error(k->c, "state dir %s: %s", k->dir, zrc_errstr(-k->lock_fd)), k->lock_fd;
         k->st.dir = strdup(k->dir);
         k->st.id = strdup(k->a->p.id);
         return 0;
@@ -169,7 +159,7 @@ static int load_config(struct create *k) {
 static int cgroup_step_result(const struct zrc_ctx *c, int r, const char *err, bool rootless_ok, const char *without) {
         if (r >= 0)
                 return 0;
-        if (rootless_ok && getuid() != 0) {
+        if (rootless_ok && c->rootless) {
                 zrc_debug(c, "%s: %s", without, err ? err : zrc_errstr(-r));
                 return 0;
         }
@@ -181,18 +171,26 @@ static int make_cgroup(struct create *k) {
         _cleanup_free_ char *err = NULL;
         int r;
 
-        r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->resources, &k->st.cgroup, &err);
-        /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
-        r = cgroup_step_result(k->c, r, err, (r == -EACCES || r == -EPERM || r == -EROFS) && !o->has_limits,
-                               "no cgroup for the container");
+        r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->resources, k->c->rootless, &k->st.cgroup, &err);
+        if (r < 0 && k->c->rootless && err)
+                /* a limit asked for is never dropped: it needs a cgroup the user may write */
+                return zrc_error(k->c,
+                                 "%s (rootless: no cgroup of its own where the user may not create one; run "
+                                 "it from a cgroup delegated to the user, e.g. systemd-run --user --scope)",
+                                 err),
+                       r;
+        if (r < 0)
+                return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
+        if (k->c->rootless)
+                zrc_debug(k->c, "rootless: the container has %zu cgroup directories of its own", k->st.cgroup.n_paths);
         /* a cgroup that exists already frozen would hold the init before "ready", for ever; it
          * is someone else's: left as it is */
-        if (r >= 0 && zrc_cgroup_is_frozen(&k->st.cgroup) > 0) {
+        if (zrc_cgroup_is_frozen(&k->st.cgroup) > 0) {
                 zrc_cgroup_done(&k->st.cgroup);
                 k->st.cgroup = (struct zrc_cgroup){};
                 return zrc_error(k->c, "container's cgroup unexpectedly frozen"), -EBUSY;
         }
-        return r;
+        return 0;
 }
 
 /* The device rules, before any process is in the cgroup: the init is born into (or joined to) a

@@ -178,9 +178,11 @@ bool zrc_cgroup_is_v2_only(void);
 int zrc_write_at(const char *dir, const char *file, const char *value);
 /* Creates the container's cgroups (relative paths are below the caller's own cgroup) and applies
  * linux.resources (resources, may be NULL) but its devices; a field it cannot apply on this host
- * fails before anything is made, with a message naming it. */
-int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, struct zrc_cgroup *ret,
-                      char **ret_error);
+ * fails before anything is made, with a message naming it. rootless: a hierarchy where it may not
+ * make the cgroup (no cgroupsPath, or a systemd-style one) is gone without, and a field that needs
+ * it fails naming it. */
+int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, bool rootless,
+                      struct zrc_cgroup *ret, char **ret_error);
 struct zrc_dev_rule; /* cgroup-devices.h */
 /* The device rules (zrc_dev_rules_from_json's list): written to the v1 devices controller, or
  * else, as an eBPF program, attached to the cgroup2 directory. Before the init joins.
@@ -236,7 +238,18 @@ struct zrc_state {
                                  * fields over them (runc keeps them in its state too) */
 };
 
+/* Rootless as runc counts it: an euid other than 0, or 0 in a user namespace other than the
+ * initial one (where podman runs its runtime for a user). */
+bool zrc_rootless(void);
+/* The state root without --root: XDG_RUNTIME_DIR/zygote-runc (*ret_xdg true) where runc takes
+ * XDG_RUNTIME_DIR/runc, else ZRC_RUNC_DEFAULT_ROOT; xdg_runtime_dir and user are the
+ * environment's XDG_RUNTIME_DIR and USER (NULL when unset). */
+int zrc_state_default_root(const char *xdg_runtime_dir, const char *user, bool rootless, char **ret, bool *ret_xdg);
 int zrc_state_dir(const char *root, const char *id, char **ret);
+struct zrc_ctx;
+/* ROOT/ID made (and ROOT, sticky below XDG_RUNTIME_DIR): the new directory's path, or an error
+ * printed (a root the user may not write names the path and --root). */
+int zrc_state_make_dir(const struct zrc_ctx *c, const char *id, char **ret_dir);
 /* path and each missing directory above it, made with mode (the state root, cgroups). */
 int zrc_mkdir_p(const char *path, mode_t mode);
 int zrc_state_load(const char *root, const char *id, struct zrc_state *ret);
@@ -283,6 +296,8 @@ int zrc_runc_run_sealed(char **argv);
 
 struct zrc_ctx {
         const char *root;
+        bool root_xdg; /* root is the default below XDG_RUNTIME_DIR: made sticky, as runc does */
+        bool rootless; /* zrc_rootless(), or --rootless: cgroups it may not make are gone without */
         const char *log_path;
         bool log_json;
         bool debug;

@@ -29,7 +29,7 @@
 #include "profile.h"
 #include "util.h"
 
-#define BENCH_MAX_TIERS 4
+#define BENCH_MAX_TIERS 8
 #define SPAWN_METHOD "io.zygote.Launcher.Spawn"
 
 static char *const true_argv[] = { (char *) "/bin/true", NULL };

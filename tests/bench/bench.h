@@ -87,6 +87,7 @@ int bench_cmd_compile(int argc, char **argv);
 int bench_cmd_same_profile(int argc, char **argv);
 int bench_cmd_status(int argc, char **argv);
 int bench_cmd_hops(int argc, char **argv);
+int bench_cmd_cpu(int argc, char **argv);
 
 /* ---- oci-seccomp.c: what runc does per launch -------------------------------------------------- */
 

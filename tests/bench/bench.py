@@ -37,11 +37,11 @@ README = os.path.join(REPO, "README.md")
 # Sample sizes. The spawn rounds stop early, at whole rounds, when spawn_seconds run out (never
 # below 200 rounds): on a loaded machine a full run must still end within about ten minutes.
 PRESETS = {
-    "full": dict(spawn_rounds=2000, spawn_warmup=50, spawn_seconds=240,
+    "full": dict(spawn_rounds=2000, spawn_warmup=50, spawn_seconds=240, cpu_spawns=1000, cpu_rounds=3,
                  tp_rounds=8, tp_tasks=64,
                  sc_rounds=9, sc_batches=100, sc_calls=500,
                  cli_passes=5, cli_runs=30, cli_warmup=5, hops_rounds=300),
-    "quick": dict(spawn_rounds=150, spawn_warmup=10, spawn_seconds=0,
+    "quick": dict(spawn_rounds=150, spawn_warmup=10, spawn_seconds=0, cpu_spawns=300, cpu_rounds=1,
                   tp_rounds=3, tp_tasks=48,
                   sc_rounds=2, sc_batches=30, sc_calls=500,
                   cli_passes=1, cli_runs=10, cli_warmup=2, hops_rounds=30),
@@ -489,6 +489,13 @@ def cmd_run(args):
                             str(cfg["tp_rounds"]), "--tasks", str(cfg["tp_tasks"]), "--seed", str(seed))
         report.write_json(os.path.join(raw_dir, "throughput.json"), raw_tp)
         results["throughput"] = report.analyse_throughput(raw_tp, tiers)
+
+        log(f"CPU per spawn: callers of 1 and 16 threads, {cfg['cpu_rounds']} x {cfg['cpu_spawns']} spawns")
+        pid_args = [a for t in tiers for a in ("--pid", f"{t}={daemons[t].pid}")]
+        raw_cpu = bench_tool(build, "cpu", *tier_args, *pid_args, "--threads", "1,16",
+                             "--spawns", str(cfg["cpu_spawns"]), "--rounds", str(cfg["cpu_rounds"]))
+        report.write_json(os.path.join(raw_dir, "cpu.json"), raw_cpu)
+        results["cpu"] = report.analyse_cpu(raw_cpu)
 
         log("syscall overhead")
         raw_sc = bench_tool(build, "syscall", "--profile", default_profile, "--rounds", str(cfg["sc_rounds"]),

@@ -8,6 +8,7 @@ its 10th and 90th percentiles; every ratio is taken between samples of one run.
 import json
 import math
 import os
+import statistics
 
 # Re-exported: bench.py and test_report.py use them as report.NAME.
 from report_stats import quantile, stats, ratio, verdict  # noqa: F401
@@ -27,6 +28,10 @@ TARGETS = [
     ("cli_bwrap", "launchctl run's overhead over /bin/true, relative to bwrap's", 0.4, "max", "x"),
     ("cli_crun", "launchctl run's overhead over /bin/true, relative to crun run's", 0.05, "max", "x"),
     ("throughput_16", "throughput at 16 clients vs posix_spawn, best tier", 0.90, "min", "x"),
+    ("cpu_1", "CPU per spawn, all processes, vs posix_spawn's, 1-thread caller, best tier", 1.15, "max", "x"),
+    ("cpu_16", "CPU per spawn, all processes, vs posix_spawn's, 16-thread caller, best tier", 1.15, "max", "x"),
+    ("zygoted_cpu_1", "zygoted's CPU per Spawn, 1-thread caller, best tier", 40.0, "max", "us"),
+    ("zygoted_cpu_16", "zygoted's CPU per Spawn, 16-thread caller, best tier", 60.0, "max", "us"),
     ("footprint_daemon", "zygoted Pss", 4.0, "max", "MiB"),
     ("footprint_reference", "private memory of each reference process (largest)", 1.0, "max", "MiB"),
 ]
@@ -95,6 +100,23 @@ def analyse_throughput(raw, tiers):
                 entry["ratio"][t] = ratio(variants[t], base)
         levels[level] = entry
     return {"unit": "tasks/s", "rounds": raw["rounds"], "clients": levels}
+
+
+def analyse_cpu(raw):
+    """CPU per spawn (zygote-bench cpu): the median of each process class per caller size and
+    variant, their sum, and each tier's sum over posix_spawn's."""
+    levels = {}
+    for threads, variants in raw["samples"].items():
+        entry = {"us": {}, "total_us": {}, "ratio": {}}
+        for name, classes in variants.items():
+            entry["us"][name] = {c: statistics.median(v) for c, v in classes.items() if v}
+            entry["total_us"][name] = sum(entry["us"][name].values())
+        base = entry["total_us"].get("posix_spawn")
+        for name, total in entry["total_us"].items():
+            if name != "posix_spawn" and base:
+                entry["ratio"][name] = total / base
+        levels[threads] = entry
+    return {"unit": "us CPU per spawn", "spawns": raw["spawns"], "threads": levels}
 
 
 def analyse_syscall(raw):
@@ -172,6 +194,12 @@ def targets(results):
     if tp and tp["ratio"]:
         best = max(tp["ratio"], key=lambda t: tp["ratio"][t]["ratio"])
         measured["throughput_16"] = (tp["ratio"][best]["ratio"], best)
+    for threads, lv in (results.get("cpu") or {}).get("threads", {}).items():
+        if lv["ratio"]:
+            best = min(lv["ratio"], key=lv["ratio"].get)
+            measured[f"cpu_{threads}"] = (lv["ratio"][best], best)
+            if "zygoted" in lv["us"].get(best, {}):
+                measured[f"zygoted_cpu_{threads}"] = (lv["us"][best]["zygoted"], best)
     fp = results.get("footprint", {})
     daemons = fp.get("daemons") or {}
     if daemons:
@@ -435,6 +463,17 @@ def full_markdown(results, plot_path=None):
             best = max(lv["ratio"], key=lambda t: lv["ratio"][t]["ratio"]) if lv["ratio"] else None
             rr = f"{fmt_ratio(lv['ratio'][best])} ({best})" if best else "-"
             lines.append(f"| {level} | " + " | ".join(cells) + f" | {rr} |")
+        lines.append("")
+    cpu = results.get("cpu")
+    if cpu:
+        lines.append("### CPU per spawn (us, kernel accounting)\n")
+        lines.append("| caller threads | variant | per class | all | vs posix_spawn |")
+        lines.append("|---|---|---|---|---|")
+        for threads, lv in cpu["threads"].items():
+            for name, classes in lv["us"].items():
+                parts = ", ".join(f"{c} {fmt(v)}" for c, v in classes.items())
+                rr = fmt(lv["ratio"][name]) + "x" if name in lv["ratio"] else ""
+                lines.append(f"| {threads} | {name} | {parts} | {fmt(lv['total_us'][name])} | {rr} |")
         lines.append("")
     sc = results.get("syscall_overhead")
     if sc:

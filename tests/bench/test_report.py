@@ -365,3 +365,23 @@ def test_cli_overhead_over_true_per_pass():
     r = cli["ratios"]["bwrap"]
     assert r["overhead_pass_min"] == pytest.approx(0.2) and r["overhead_pass_max"] == pytest.approx(0.4)
     assert r["overhead_ratio"] == pytest.approx(0.4 / (3.0 - 1.5))
+
+
+def test_cpu_targets():
+    raw = {"spawns": 100, "samples": {
+        "1": {"posix_spawn": {"parent": [20.0, 22.0], "child": [300.0, 310.0]},
+              "inherit": {"client": [40.0], "zygoted": [150.0], "reference": [50.0], "worker_task": [400.0]},
+              "load": {"client": [40.0], "zygoted": [300.0], "reference": [0.0], "worker_task": [900.0]}},
+        "16": {"posix_spawn": {"parent": [20.0], "child": [300.0]},
+               "inherit": {"client": [40.0], "zygoted": [50.0], "reference": [10.0], "worker_task": [260.0]}}}}
+    results = {"cpu": report.analyse_cpu(raw)}
+    lv = results["cpu"]["threads"]["1"]
+    assert lv["total_us"]["posix_spawn"] == pytest.approx(326.0)
+    assert lv["ratio"]["inherit"] == pytest.approx(640.0 / 326.0)
+    t = {x["key"]: x for x in report.targets(results)}
+    assert t["cpu_1"]["which"] == "inherit" and not t["cpu_1"]["met"]
+    assert t["zygoted_cpu_1"]["measured"] == pytest.approx(150.0) and not t["zygoted_cpu_1"]["met"]
+    assert t["cpu_16"]["met"] and t["cpu_16"]["measured"] == pytest.approx(360.0 / 320.0)
+    assert t["zygoted_cpu_16"]["met"]
+    assert t["cpu_1"]["which"] == "inherit"
+    assert "skipped" in {x["key"]: x for x in report.targets({})}["cpu_16"]

@@ -5,6 +5,7 @@
  *   zygote-bench spawn --tier NAME=SOCKET... --profile FILE --oci FILE [--rounds N] [--warmup N]
  *                      [--max-seconds S]
  *   zygote-bench throughput --tier NAME=SOCKET... [--clients 1,4,16] [--rounds N] [--tasks N]
+ *   zygote-bench cpu --tier NAME=SOCKET... --pid NAME=PID... [--threads 1,16] [--spawns N] [--rounds N]
  *   zygote-bench syscall --profile FILE [--rounds N] [--batches N] [--calls N]
  *   zygote-bench hops --tier NAME=SOCKET... [--rounds N] [--warmup N] [--handshake]
  *   zygote-bench compile PROFILE OUT.bpf
@@ -185,6 +186,7 @@ static void usage(FILE *f) {
         fputs("usage: zygote-bench spawn --tier NAME=SOCKET... --profile FILE --oci FILE [--rounds N] [--warmup N]\n"
               "                          [--max-seconds S]\n"
               "       zygote-bench throughput --tier NAME=SOCKET... [--clients 1,4,16] [--rounds N] [--tasks N]\n"
+              "       zygote-bench cpu --tier NAME=SOCKET... --pid NAME=PID... [--threads 1,16] [--spawns N]\n"
               "       zygote-bench syscall --profile FILE [--rounds N] [--batches N] [--calls N]\n"
               "       zygote-bench hops --tier NAME=SOCKET... [--rounds N] [--warmup N] [--handshake]\n"
               "       zygote-bench compile PROFILE OUT.bpf\n"
@@ -199,13 +201,10 @@ int main(int argc, char **argv) {
                 const char *name;
                 int (*fn)(int argc, char **argv);
         } cmds[] = {
-                { "spawn", bench_cmd_spawn },
-                { "throughput", bench_cmd_throughput },
-                { "syscall", bench_cmd_syscall },
-                { "compile", bench_cmd_compile },
-                { "same-profile", bench_cmd_same_profile },
-                { "status", bench_cmd_status },
-                { "hops", bench_cmd_hops },
+                { "spawn", bench_cmd_spawn },     { "throughput", bench_cmd_throughput },
+                { "cpu", bench_cmd_cpu },         { "syscall", bench_cmd_syscall },
+                { "compile", bench_cmd_compile }, { "same-profile", bench_cmd_same_profile },
+                { "status", bench_cmd_status },   { "hops", bench_cmd_hops },
         };
 
         if (argc < 2) {

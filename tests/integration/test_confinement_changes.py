@@ -8,12 +8,16 @@ here connects, spawns once (so that all of that is kept), changes the caller one
 capability dropped, a seccomp filter, no_new_privs, a network namespace, a cgroup, an rlimit, a
 procfs mounted in its mount namespace, its uid, its nice value) and spawns again on the same
 connection: the task carries the new confinement, or the call is refused as it would be on a new
-connection. Each runs in the inherit and load tiers, and against a daemon that keeps nothing
+connection. Each runs in the inherit and load tiers, against a daemon that keeps nothing
 (ZYGOTE_DISABLE_FEATURES=caller_cache), the path of every call before the connection kept its
-caller.
+caller, and against one that keeps the process but lists and opens its threads at each call
+(ZYGOTE_DISABLE_FEATURES=caller_threads) where by default it keeps their status files open. The
+changes are also made in a thread that is not the first, after a Spawn that kept its file, and
+by a thread that replaces another between two Spawns.
 """
 import ctypes
 import os
+import queue
 import tempfile
 import threading
 
@@ -29,11 +33,12 @@ libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 
 
-@pytest.fixture(params=[("inherit", True), ("load", True), ("inherit", False), ("load", False)],
-                ids=["inherit", "load", "inherit-fresh", "load-fresh"])
+@pytest.fixture(params=[("inherit", None), ("load", None), ("inherit", "caller_cache"), ("load", "caller_cache"),
+                        ("inherit", "caller_threads")],
+                ids=["inherit", "load", "inherit-fresh", "load-fresh", "inherit-threads-listed"])
 def tiered(request, daemons, needs_root):
-    tier, keep = request.param
-    return daemons(tier=tier, env=None if keep else {"ZYGOTE_DISABLE_FEATURES": "caller_cache"})
+    tier, disabled = request.param
+    return daemons(tier=tier, env={"ZYGOTE_DISABLE_FEATURES": disabled} if disabled else None)
 
 
 def spawn_twice(daemon, change, argv, before=None):
@@ -190,3 +195,64 @@ def test_a_thread_in_other_namespaces_or_cgroups_is_refused(daemon, how):
     assert err is not None, f"{how}: the caller got a task"
     assert err["error"] == "io.zygote.Launcher.CallerConfined" and \
         "different namespaces or cgroups" in err["parameters"]["reason"], err
+
+
+class Worker:
+    """A thread of the caller that runs what it is given (run()), and lives until stop()."""
+    def __init__(self):
+        self.q, self.done = queue.Queue(), queue.Queue()
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+
+    def loop(self):
+        for fn in iter(self.q.get, None):
+            try:
+                self.done.put(("ok", fn()))
+            except BaseException as e:  # the caller's failure, reported by run()
+                self.done.put(("err", repr(e)))
+
+    def run(self, fn):
+        self.q.put(fn)
+        how, got = self.done.get(timeout=zytest.CALL_TIMEOUT)
+        assert how == "ok", got
+        return got
+
+    def stop(self):
+        self.q.put(None)
+        self.t.join(zytest.CALL_TIMEOUT)
+        assert not self.t.is_alive()
+
+
+@pytest.mark.parametrize("how", ["caps", "filter", "replaced"])
+def test_a_thread_that_changes_is_seen(tiered, how):
+    """Four threads besides the first at the first Spawn (their files kept, by default); then one
+    of them drops every capability or puts a filter on itself, or ends and a new one with a
+    filter of its own takes its place (the count stays the same): the second Spawn sees it."""
+    workers = []
+
+    def before():
+        ev = threading.Event()
+        for _ in range(3):
+            threading.Thread(target=ev.wait, daemon=True).start()
+        workers.append(Worker())
+
+    def change():
+        if how == "caps":
+            workers[0].run(drop_every_capability)
+        elif how == "filter":
+            workers[0].run(filter_this_thread)
+        else:
+            workers[0].stop()
+            workers.append(Worker())
+            workers[1].run(filter_this_thread)
+
+    if how == "caps":
+        res = spawn_twice(tiered, change, ["cat", "/proc/self/status"], before=before)
+        assert cap_sets(res["first"])["CapEff"] != 0, res["first"]
+        task = cap_sets(res["second"])
+        for k in ("CapInh", "CapPrm", "CapEff", "CapAmb", "CapBnd"):
+            assert task[k] == 0, f"a caller whose thread dropped every capability got a task with {k} {task[k]:#x}"
+    else:
+        res = spawn_twice(tiered, change, ["true"], before=before)
+        assert res["first"] == ""
+        assert refused(res["second"], "seccomp filter of its own"), res["second"]

@@ -214,7 +214,8 @@ class Daemon:
             cmd += ["--profiles", d]
         if self.tier:
             cmd += ["--tier", self.tier]
-        cmd += self.args
+        # ZYTEST_DAEMON_ARGS: options of every daemon of a run (tests/CMakeLists.txt's *-vfork entries)
+        cmd += list(self.args) + os.environ.get("ZYTEST_DAEMON_ARGS", "").split()
         if self.as_uid is not None:
             cmd = setpriv(self.as_uid, self.as_uid) + cmd
         return cmd
@@ -222,6 +223,12 @@ class Daemon:
     def start(self, wait=True):
         env = {k: v for k, v in os.environ.items() if not k.startswith("ZYGOTE_") and k != "JOURNAL_STREAM"}
         env.update(self.env)
+        # ZYTEST_DISABLE_FEATURES: fallbacks forced in every daemon of a run (tests/CMakeLists.txt's
+        # *-fallbacks entries), besides what a test forces itself
+        forced = [f for f in (os.environ.get("ZYTEST_DISABLE_FEATURES", ""), env.get("ZYGOTE_DISABLE_FEATURES", ""))
+                  if f]
+        if forced:
+            env["ZYGOTE_DISABLE_FEATURES"] = ",".join(forced)
         with open(self.logpath, "ab") as log:
             self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                          env=env, cwd=self.dir, close_fds=True)

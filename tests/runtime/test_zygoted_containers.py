@@ -438,6 +438,25 @@ def test_launchctl_container_and_create(daemon, bundle, tmp_path):
     assert r.returncode == 2 and b"--json" in r.stderr, r.stderr
 
 
+def test_ps_shows_the_containers_command(daemon, bundle, tmp_path):
+    """A container's task carries its process's arguments once it runs (the daemon never sees
+    config.json: they are read from the process), so List and `launchctl ps` show a COMMAND."""
+    bundle.set_args("sleep", "1000")
+    cid = container_id()
+    with daemon.connect() as c, open(tmp_path / "out", "w") as f:
+        create(c, bundle, cid, stdout=f.fileno())
+        c.call(L + "Start", {"id": cid})
+        try:
+            task = c.call(L + "State", {"id": cid}).parameters["task"]
+            assert task["argv"] == ["sleep", "1000"], task
+            line = [x for x in daemon.launchctl("ps").stdout.decode().splitlines() if x.split()[:1] == [cid]]
+            assert len(line) == 1 and line[0].endswith(" sleep 1000"), line
+        finally:
+            c.call(L + "Kill", {"id": cid, "signal": 9})
+            c.call(L + "Wait", {"id": cid})
+            c.call(L + "Delete", {"id": cid})
+
+
 def test_restart_adopts_containers(staged, bundle, tmp_path):
     """Under a service manager, a restarted zygoted adopts the containers' processes from the fd
     store as containers: Kill with all reaches every process in the container's cgroup, and

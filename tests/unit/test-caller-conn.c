@@ -7,7 +7,10 @@
  * no_new_privs, a network or mount namespace, a procfs mounted there, a chroot, its cgroup, an
  * rlimit, its uid, its nice value) and is read again through the same kept state: the change
  * shows, and the kept read equals one that keeps nothing (the path of
- * ZYGOTE_DISABLE_FEATURES=caller_cache, which test-caller takes throughout).
+ * ZYGOTE_DISABLE_FEATURES=caller_cache, which test-caller takes throughout, and of
+ * caller_threads: the threads listed and opened at each call). The connections here keep their
+ * caller's threads' status files too (ZD_CALLER_KEEP_THREADS); the changes are also made in a
+ * thread that is not the first, and threads come, go and replace each other between calls.
  *
  *   test-caller-conn   (the root-only cases skip, with the reason, when not root)
  */
@@ -17,6 +20,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -49,7 +53,11 @@
 static char live_dir[64];          /* a directory for 'P' (a procfs on it) and 'r' (a chroot into it) */
 static char live_cgroup[PATH_MAX]; /* a cgroup for 'g' */
 
-/* One change of the live child. 0, or -1 with errno. */
+static int start_idle_threads(int n);
+static int start_filtered_thread(void);
+
+/* One change of the live child, made by the thread that serves its commands. 0, or -1 with
+ * errno. */
 static int apply(char cmd) {
         struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
         struct sock_fprog prog = { .len = 1, .filter = allow };
@@ -99,9 +107,94 @@ static int apply(char cmd) {
                 return setpriority(PRIO_PROCESS, 0, 10);
         case 'x':
                 _exit(0);
+        case 'i':
+                return start_idle_threads(3);
+        case 'F':
+                return start_filtered_thread();
         }
         errno = EINVAL;
         return -1;
+}
+
+/* ---- the live child's threads: 'h' hands the commands to a new thread, 'e' has the thread
+ * that serves them replaced by a new one (the count stays, the thread is another), 'i' starts
+ * idle threads, 'F' one that puts a filter on itself (and no_new_privs) and idles. */
+static int live_cmd_fd = -1, live_ack_fd = -1;
+
+static void live_ack(int e) {
+        if (write(live_ack_fd, &e, sizeof(e)) != (ssize_t) sizeof(e))
+                _exit(8);
+}
+
+static void *live_serve(void *arg);
+
+static void *idle_thread(void *arg) {
+        (void) arg;
+        for (;;)
+                pause();
+        return NULL;
+}
+
+static int start_idle_threads(int n) {
+        pthread_t t;
+
+        for (int i = 0; i < n; i++)
+                if ((errno = pthread_create(&t, NULL, idle_thread, NULL)) != 0)
+                        return -1;
+        return 0;
+}
+
+static pthread_barrier_t filtered_ready;
+static int filtered_err;
+
+static void *filtered_thread(void *arg) {
+        filtered_err = apply('f') < 0 ? errno : 0;
+        pthread_barrier_wait(&filtered_ready);
+        return idle_thread(arg);
+}
+
+static int start_filtered_thread(void) {
+        pthread_t t;
+
+        pthread_barrier_init(&filtered_ready, NULL, 2);
+        if ((errno = pthread_create(&t, NULL, filtered_thread, NULL)) != 0)
+                return -1;
+        pthread_barrier_wait(&filtered_ready);
+        errno = filtered_err;
+        return errno ? -1 : 0;
+}
+
+/* The thread 'e' replaces, joined (gone from the kernel's count) before the successor serves. */
+static pthread_t replaced;
+
+static void *successor(void *arg) {
+        pthread_join(replaced, NULL);
+        live_ack(0);
+        return live_serve(arg);
+}
+
+static void *live_serve(void *arg) {
+        char c;
+
+        (void) arg;
+        while (read(live_cmd_fd, &c, 1) == 1) {
+                pthread_t t;
+
+                if (c == 'h' || c == 'e') {
+                        replaced = pthread_self();
+                        if ((errno = pthread_create(&t, NULL, c == 'h' ? live_serve : successor, NULL)) != 0) {
+                                live_ack(errno);
+                                continue;
+                        }
+                        if (c == 'e')
+                                pthread_exit(NULL); /* the successor acks */
+                        live_ack(0);
+                        for (;;)
+                                pause(); /* the first thread stays, idle */
+                }
+                live_ack(apply(c) < 0 ? errno : 0);
+        }
+        _exit(0);
 }
 
 struct live {
@@ -124,7 +217,6 @@ static void live_start(struct live *ret) {
         if (pid == 0) {
                 struct iovec iov = { .iov_base = (char *) "s", .iov_len = 1 };
                 int sp[2];
-                char c;
 
                 close(xfer[0]);
                 close(cmd[1]);
@@ -132,13 +224,9 @@ static void live_start(struct live *ret) {
                 if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
                     send_fds(xfer[1], &iov, 1, &sp[0], 1, 0) < 0)
                         _exit(7);
-                while (read(cmd[0], &c, 1) == 1) {
-                        int e = apply(c) < 0 ? errno : 0;
-
-                        if (write(ack[1], &e, sizeof(e)) != (ssize_t) sizeof(e))
-                                _exit(8);
-                }
-                _exit(0);
+                live_cmd_fd = cmd[0];
+                live_ack_fd = ack[1];
+                live_serve(NULL);
         }
         close(xfer[1]);
         close(cmd[0]);
@@ -242,6 +330,15 @@ static void read_kept(struct live *p, struct zd_caller_conn *k, struct zd_caller
         zd_caller_done(&fresh);
 }
 
+/* A connection's kept state, as zygoted makes it: its threads' files kept too. */
+static struct zd_caller_conn *conn_new(void) {
+        struct zd_caller_conn *k = NULL;
+
+        assert_int_equal(zd_caller_conn_new(&k), 0);
+        k->keep_threads = true;
+        return k;
+}
+
 static void skip_unless_root(const char *why) {
         if (geteuid() != 0) {
                 fprintf(stderr, "skip: needs root (%s)\n", why);
@@ -336,7 +433,7 @@ static void test_change_is_seen(void **state) {
                 snprintf(live_cgroup, sizeof(live_cgroup), "%s/zytest-caller-conn-%d", base, (int) getpid());
                 assert_int_equal(mkdir(live_cgroup, 0755), 0);
         }
-        assert_int_equal(zd_caller_conn_new(&k), 0);
+        k = conn_new();
         live_start(&p);
         read_kept(&p, k, &before);
         live_do(&p, ch->cmd);
@@ -359,7 +456,7 @@ static void test_ids_after_setuid(void **state) {
         gid_t gid;
 
         skip_unless_root("a uid to drop");
-        assert_int_equal(zd_caller_conn_new(&k), 0);
+        k = conn_new();
         live_start(&p);
         assert_int_equal(zd_caller_read_ids(p.sock, &p.cred, k, &uid, &gid), 0);
         assert_int_equal(uid, 0);
@@ -380,8 +477,8 @@ static void test_exit_is_seen(void **state) {
         uid_t uid;
         gid_t gid;
 
-        assert_int_equal(zd_caller_conn_new(&k), 0);
-        assert_int_equal(zd_caller_conn_new(&kf), 0);
+        k = conn_new();
+        kf = conn_new();
         live_start(&p);
         assert_int_equal(zd_caller_read(p.sock, &p.cred, k, &c), 0);
         assert_int_equal(zd_caller_read(-1, &p.cred, kf, &f), 0);
@@ -410,7 +507,7 @@ static void test_mounts_are_watched(void **state) {
         skip_unless_root("a mount namespace, a procfs to mount");
         snprintf(live_dir, sizeof(live_dir), "/tmp/zytest-caller-conn-XXXXXX");
         assert_non_null(mkdtemp(live_dir));
-        assert_int_equal(zd_caller_conn_new(&k), 0);
+        k = conn_new();
         live_start(&p);
         read_kept(&p, k, &c);
         assert_true(c.root_fd < 0);
@@ -444,7 +541,7 @@ static void test_chroot_is_seen(void **state) {
         skip_unless_root("a chroot");
         snprintf(live_dir, sizeof(live_dir), "/tmp/zytest-caller-conn-XXXXXX");
         assert_non_null(mkdtemp(live_dir));
-        assert_int_equal(zd_caller_conn_new(&k), 0);
+        k = conn_new();
         live_start(&p);
         read_kept(&p, k, &c);
         assert_true(c.root_fd < 0);
@@ -466,7 +563,7 @@ static void test_calls_hold_no_more_fds(void **state) {
         struct live p;
         int n;
 
-        assert_int_equal(zd_caller_conn_new(&k), 0);
+        k = conn_new();
         live_start(&p);
         read_kept(&p, k, &c);
         n = tu_count_open_fds();
@@ -476,6 +573,101 @@ static void test_calls_hold_no_more_fds(void **state) {
         zd_caller_done(&c);
         live_stop(&p);
         zd_caller_conn_free(k);
+}
+
+/* The change made by a thread that is not the first, among idle ones, after a call that kept
+ * their files: seen at the next call. */
+static void test_thread_change_is_seen(void **state) {
+        const struct change *ch = *state;
+        struct zd_caller before = ZD_CALLER_INIT, after = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = conn_new();
+        struct live p;
+
+        if (ch->needs_root)
+                skip_unless_root(ch->needs_root);
+        live_start(&p);
+        live_do(&p, 'h');
+        live_do(&p, 'i');
+        read_kept(&p, k, &before);
+        assert_int_equal(k->threads.n, 4); /* the serving thread and three idle ones */
+        live_do(&p, ch->cmd);
+        read_kept(&p, k, &after);
+        ch->check(&before, &after);
+        zd_caller_done(&before);
+        zd_caller_done(&after);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+}
+
+/* A thread whose file was kept ends, another takes its place (the count stays): the new one is
+ * read, its filter seen; then one more thread comes (another count): listed, kept. */
+static void test_thread_replaced_is_seen(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = conn_new();
+        struct live p;
+
+        live_start(&p);
+        live_do(&p, 'h');
+        live_do(&p, 'i');
+        read_kept(&p, k, &c);
+        assert_int_equal(c.seccomp_mode, 0);
+        live_do(&p, 'e');
+        live_do(&p, 'f');
+        read_kept(&p, k, &c);
+        assert_int_equal(c.seccomp_mode, 2);
+        assert_true(c.no_new_privs);
+        assert_int_equal(k->threads.n, 4);
+        live_do(&p, 'F'); /* a fifth, with a filter of its own: another count */
+        read_kept(&p, k, &c);
+        assert_int_equal(k->threads.n, 5);
+        zd_caller_done(&c);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+}
+
+/* Root: a thread that drops its uid after a call that kept its file: the threads disagree on
+ * their ids, refused through the kept files as through a fresh read. */
+static void test_thread_ids_differ(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT, f = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = conn_new();
+        struct live p;
+
+        skip_unless_root("a uid to drop");
+        live_start(&p);
+        live_do(&p, 'h');
+        read_kept(&p, k, &c);
+        live_do(&p, 'u');
+        zd_caller_done(&c);
+        c = (struct zd_caller) ZD_CALLER_INIT;
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, k, &c), -ENOTUNIQ);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, NULL, &f), -ENOTUNIQ);
+        zd_caller_done(&c);
+        zd_caller_done(&f);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+}
+
+/* The kept files of its threads: no more at the fiftieth call than at the first, and none left
+ * once the connection is gone or the caller has one thread again. */
+static void test_thread_files_are_bounded(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = conn_new();
+        struct live p;
+        int n0, n;
+
+        live_start(&p);
+        live_do(&p, 'h');
+        live_do(&p, 'i');
+        n0 = tu_count_open_fds();
+        read_kept(&p, k, &c);
+        n = tu_count_open_fds();
+        for (int i = 0; i < 50; i++)
+                read_kept(&p, k, &c);
+        assert_int_equal(tu_count_open_fds(), n);
+        zd_caller_done(&c);
+        zd_caller_conn_free(k);
+        assert_int_equal(tu_count_open_fds(), n0);
+        live_stop(&p);
 }
 
 /* zygoted's own files kept, as the daemon keeps them before it serves */
@@ -493,4 +685,9 @@ TU_MAIN_GROUP("tests", keep_own, tu_test_case("caps", test_change_is_seen, &chan
               tu_test_case("nice", test_change_is_seen, &changes[6]),
               tu_test_case("cgroup", test_change_is_seen, &changes[7]), tu_test(test_ids_after_setuid),
               tu_test(test_exit_is_seen), tu_test(test_mounts_are_watched), tu_test(test_chroot_is_seen),
-              tu_test(test_calls_hold_no_more_fds))
+              tu_test(test_calls_hold_no_more_fds),
+              tu_test_case("thread-caps", test_thread_change_is_seen, &changes[0]),
+              tu_test_case("thread-filter", test_thread_change_is_seen, &changes[1]),
+              tu_test_case("thread-no_new_privs", test_thread_change_is_seen, &changes[2]),
+              tu_test(test_thread_replaced_is_seen), tu_test(test_thread_ids_differ),
+              tu_test(test_thread_files_are_bounded))

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <limits.h>
 #include <poll.h>
@@ -106,6 +107,138 @@ static void test_spawn(void **state) {
         zr_reference_stop(&r);
         assert_int_equal(r.pidref.fd, -EBADF);
         assert_int_equal(r.ctl_fd, -EBADF);
+}
+
+/* A worker held at a quiet gate (as the daemon holds every worker of the reference until its task
+ * is attached): by default it shares the reference's memory (kcmp KCMP_VM) and has announced
+ * itself, the reference suspended until its exec; with ZR_REF_INIT_NO_VFORK it is a fork, a copy.
+ * Either way it runs once the gate opens, with the reference's filter. */
+static void held_worker(unsigned ref_flags, bool want_shared) {
+        char *const argv_try[] = { try_syscall, "personality", "0xffffffff", NULL };
+        _cleanup_close_pair_ int status[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF },
+                                 hold[2] = { -EBADF, -EBADF };
+        struct zc_pidref worker = ZC_PIDREF_NULL;
+        struct zr_reference r = ZR_REFERENCE_NULL;
+        struct ze_fdmap map[1];
+        struct ze_plan p;
+        siginfo_t si = { 0 };
+        char got[64] = "";
+
+        assert_int_equal(zr_reference_start_ns(helper_fd, block_personality, ELEMENTSOF(block_personality), 0, true, 0,
+                                               -EBADF, -EBADF, ref_flags, &r),
+                         0);
+        assert_return_code(pipe2(status, O_CLOEXEC), errno);
+        assert_return_code(pipe2(out, O_CLOEXEC), errno);
+        assert_return_code(pipe2(hold, O_CLOEXEC), errno);
+        map[0] = (struct ze_fdmap){ .src = out[1], .target = 1 };
+        plan_init(&p, argv_try);
+        p.fds = map;
+        p.n_fds = 1;
+        p.status_fd = status[1];
+        p.hold_fd = hold[0];
+        p.hold_quiet = true;
+        p.no_new_privs = true;
+        assert_int_equal(zr_reference_spawn(&r, &p, &worker), 0);
+        /* held: the reference made it and the reply came, the exec has not */
+        assert_int_equal(syscall(SYS_kcmp, worker.pid, r.pidref.pid, KCMP_VM, 0, 0) == 0, want_shared);
+        assert_int_equal(write(hold[1], "", 1), 1);
+        out[1] = safe_close(out[1]);
+        status[1] = safe_close(status[1]);
+        hold[1] = safe_close(hold[1]);
+        tu_read_all(out[0], got, sizeof(got));
+        assert_string_equal(got, "personality errno=95\n");
+        assert_int_equal(zc_pidref_wait(&worker, WEXITED, &si), 0);
+        assert_int_equal(si.si_code, CLD_EXITED);
+        assert_int_equal(si.si_status, 0);
+        zc_pidref_done(&worker);
+        /* and the reference serves on */
+        {
+                char *const argv_true[] = { "/bin/true", NULL };
+                struct worker w;
+
+                assert_int_equal(spawn_through(&r, argv_true, NULL, &w), 0);
+                assert_int_equal(w.code, 0);
+        }
+        zr_reference_stop(&r);
+}
+
+static void test_worker_shares_memory(void **state) {
+        held_worker(0, true);
+}
+
+static void test_worker_forked_when_disabled(void **state) {
+        held_worker(ZR_REF_INIT_NO_VFORK, false);
+}
+
+/* A worker of /bin/true held at a quiet gate: its plan, pipes and pid. */
+struct held {
+        int status[2], hold[2];
+        struct ze_fdmap map[1];
+        struct ze_plan p;
+        struct zc_pidref worker;
+};
+
+static void held_init(struct held *h) {
+        static char *const argv_true[] = { "/bin/true", NULL };
+
+        assert_return_code(pipe2(h->status, O_CLOEXEC), errno);
+        assert_return_code(pipe2(h->hold, O_CLOEXEC), errno);
+        h->worker = (struct zc_pidref) ZC_PIDREF_NULL;
+        plan_init(&h->p, argv_true);
+        h->p.status_fd = h->status[1];
+        h->p.hold_fd = h->hold[0];
+        h->p.hold_quiet = true;
+        h->p.no_new_privs = true;
+}
+
+/* Opens its gate and reaps it: exit 0. */
+static void held_release(struct held *h) {
+        siginfo_t si = { 0 };
+
+        assert_int_equal(write(h->hold[1], "", 1), 1);
+        assert_int_equal(zc_pidref_wait(&h->worker, WEXITED, &si), 0);
+        assert_int_equal(si.si_code, CLD_EXITED);
+        assert_int_equal(si.si_status, 0);
+        zc_pidref_done(&h->worker);
+        for (int i = 0; i < 2; i++) {
+                safe_close(h->status[i]);
+                safe_close(h->hold[i]);
+        }
+}
+
+static bool shares_memory(const struct held *h, const struct zr_reference *r) {
+        return syscall(SYS_kcmp, h->worker.pid, r->pidref.pid, KCMP_VM, 0, 0) == 0;
+}
+
+/* Requests that wait while the reference is suspended by a worker sharing its memory: the next
+ * one finds another waiting behind it and is forked (workers specialize side by side); the last
+ * one, with none behind it, shares the reference's memory again. */
+static void test_worker_forked_when_requests_wait(void **state) {
+        struct zr_reference r = ZR_REFERENCE_NULL;
+        struct held a, b, c;
+
+        assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
+        held_init(&a);
+        held_init(&b);
+        held_init(&c);
+        assert_int_equal(zr_reference_spawn(&r, &a.p, &a.worker), 0);
+        assert_true(shares_memory(&a, &r)); /* the reference is suspended until a execs */
+        assert_int_equal(zr_reference_request(&r, &b.p), 0);
+        assert_int_equal(zr_reference_request(&r, &c.p), 0);
+        held_release(&a);
+        for (struct held *h = &b; h; h = h == &b ? &c : NULL) {
+                struct pollfd pfd = { .fd = r.ctl_fd, .events = POLLIN };
+                int k;
+
+                while ((k = zr_reference_reply(&r, &h->worker)) == -EAGAIN)
+                        assert_int_equal(poll(&pfd, 1, 5000), 1);
+                assert_int_equal(k, 0);
+        }
+        assert_false(shares_memory(&b, &r));
+        assert_true(shares_memory(&c, &r));
+        held_release(&b);
+        held_release(&c);
+        zr_reference_stop(&r);
 }
 
 static void test_reference_dies(void **state) {
@@ -354,6 +487,8 @@ static int setup(void **state) {
         return 0;
 }
 
-TU_MAIN_GROUP("reference", setup, tu_test(test_spawn), tu_test(test_reference_dies), tu_test(test_reference_stuck),
-              tu_test(test_start_failures), tu_test(test_malformed_requests), tu_test(test_probe_inherit),
-              tu_test(test_probe_inherit_hidden_helper), tu_test(test_helper_path))
+TU_MAIN_GROUP("reference", setup, tu_test(test_spawn), tu_test(test_worker_shares_memory),
+              tu_test(test_worker_forked_when_disabled), tu_test(test_worker_forked_when_requests_wait),
+              tu_test(test_reference_dies), tu_test(test_reference_stuck), tu_test(test_start_failures),
+              tu_test(test_malformed_requests), tu_test(test_probe_inherit), tu_test(test_probe_inherit_hidden_helper),
+              tu_test(test_helper_path))
