@@ -329,5 +329,6 @@ def test_signal_to_the_recorder_reaches_the_task(daemon, workdir):
             p.kill()
             p.wait()
     assert p.returncode == 128 + signal.SIGTERM, err
+    # the signal may come before sleep's own calls: sh's are there
     _, names = profile_names(path)
-    assert "clock_nanosleep" in names or "nanosleep" in names
+    assert {"execve", "write"} <= names, names
