@@ -48,6 +48,12 @@ int rec_oci_recording(json_object *o, const char *socket_path, json_object **ret
         const char *def = json_object_get_string(json_object_object_get(o, "defaultAction"));
         json_object *out, *in_rules = json_object_object_get(o, "syscalls"), *rules;
 
+        if (in_rules && !json_object_is_type(in_rules, json_type_array)) {
+                if (ret_error && asprintf(ret_error, "syscalls: not an array") < 0)
+                        *ret_error = NULL;
+                return -EINVAL;
+        }
+
         if (!json_object_is_type(o, json_type_object) || !def || streq(def, "SCMP_ACT_ALLOW") ||
             streq(def, "SCMP_ACT_LOG")) {
                 if (ret_error && asprintf(ret_error,
@@ -140,6 +146,8 @@ int rec_agent_take(int lfd) {
         buf[n] = 0;
         state = json_tokener_parse(buf);
         names = state ? json_object_object_get(state, "fds") : NULL;
+        if (!json_object_is_type(names, json_type_array))
+                names = NULL;
         for (size_t i = 0; names && i < json_object_array_length(names) && i < n_fds; i++) {
                 const char *s = json_object_get_string(json_object_array_get_idx(names, i));
                 if (s && streq(s, "seccompFd") && listener < 0) {

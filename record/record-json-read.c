@@ -17,7 +17,7 @@
 #include "record-json.h"
 #include "util.h"
 
-static int fail(char **ret_error, int r, const char *fmt, ...) {
+__attribute__((format(printf, 3, 4))) static int fail(char **ret_error, int r, const char *fmt, ...) {
         va_list ap;
 
         if (ret_error) {
@@ -62,6 +62,8 @@ static int read_arches(json_object *o, uint32_t *arches, size_t *n, char **ret_e
                         if (name && arch_from_name(name) && *n < REC_MAX_ARCHES)
                                 arches[(*n)++] = arch_from_name(name);
                         sub = json_object_object_get(e, "subArchitectures");
+                        if (!json_object_is_type(sub, json_type_array))
+                                sub = NULL; /* null, as Docker writes it for none */
                         for (size_t k = 0; sub && k < json_object_array_length(sub) && *n < REC_MAX_ARCHES; k++) {
                                 const char *sn = json_object_get_string(json_object_array_get_idx(sub, k));
                                 if (sn && arch_from_name(sn))
@@ -130,6 +132,8 @@ static int read_rule(struct rec_set *s, const uint32_t *arches, size_t n_arches,
         }
         if (!names || !json_object_is_type(names, json_type_array) || !action)
                 return fail(ret_error, -EINVAL, "syscalls[%zu]: needs names and action", ri);
+        if (args && !json_object_is_type(args, json_type_array))
+                return fail(ret_error, -EINVAL, "syscalls[%zu].args: not an array", ri);
         if (streq(action, "SCMP_ACT_ERRNO") && json_object_array_length(names) == 1 &&
             streq(json_object_get_string(json_object_array_get_idx(names, 0)) ?: "", "clone3"))
                 return 0; /* written again, always */

@@ -201,6 +201,9 @@ static void test_parse_refuses(void **state) {
                 "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"syscalls\":[{\"names\":[\"write\"],"
                 "\"action\":\"SCMP_ACT_ALLOW\",\"args\":[{\"index\":0,\"value\":1,\"op\":\"SCMP_CMP_EQ\"}]}]}",
                 "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"architectures\":[\"SCMP_ARCH_NOPE\"]}",
+                /* found by fuzz-record: json-c asserts on the length of what is not an array */
+                "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"syscalls\":[{\"names\":[\"socket\"],"
+                "\"action\":\"SCMP_ACT_ALLOW\",\"args\":4967295}]}",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 json_object *o = json_tokener_parse(bad[i]);
