@@ -5,6 +5,7 @@ notify, `zygote-record agent` is the agent at its listenerPath, and zygote-runc 
 listener as for any agent. The written profile then runs the same container (its runtime's own
 calls after the filter's load included), and a variant that calls something new is refused.
 """
+import ctypes
 import json
 import os
 import subprocess
@@ -19,6 +20,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import zytest  # noqa: E402
 
 TIMEOUT = 60
+SECCOMP_RET_USER_NOTIF = 0x7FC00000
+
+
+@pytest.fixture(autouse=True)
+def user_notif():
+    """A skip with its reason where the kernel cannot notify (SECCOMP_GET_ACTION_AVAIL)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    action = ctypes.c_uint32(SECCOMP_RET_USER_NOTIF)
+    nr = {"x86_64": 317, "aarch64": 277}.get(os.uname().machine)
+    if nr is None or libc.syscall(nr, 2, 0, ctypes.byref(action)) != 0:
+        pytest.skip("the kernel lacks seccomp user notification (SECCOMP_RET_USER_NOTIF)")
 
 
 @pytest.fixture
