@@ -15,6 +15,7 @@ import pytest
 
 from conftest import BUILD_DIR, SOURCE_DIR
 from containertools import container_id
+from test_docker import docker  # noqa: F401 (its dockerd, for the Docker round trip)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 import zytest  # noqa: E402
@@ -201,3 +202,28 @@ def test_podman_annotation(podman, tmp_path):
     wait_written(out)
     r = podman("run", "--rm", "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c", PIPE)
     assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+
+
+def test_docker_runs_the_recorded_profile(docker, runc, bundle):
+    """Docker (20.10) reads a written profile with its own parser, and its runtime (zygote-runc
+    through containerd's shim) runs the container under it; a new mkdir is refused. Docker itself
+    drops listenerPath, so the recording is zygote-runc's (the annotation, without
+    no_new_privs, as Docker runs a container)."""
+    from containertools import IMAGE
+    from test_docker import RUNTIME
+
+    out = os.path.join(bundle.path, "rec.json")
+    os.chmod(bundle.path, 0o755)
+    bundle.config.setdefault("annotations", {})["io.containers.trace-syscall"] = f"of:{out}"
+    bundle.config["linux"]["seccomp"] = default_object()
+    bundle.config["process"]["noNewPrivileges"] = False
+    bundle.set_args("sh", "-c", PIPE)
+    r = runc("run", "--bundle", bundle.path, container_id())
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    wait_written(out)
+    os.chmod(out, 0o644)
+    r = docker("run", "--rm", "--runtime", RUNTIME, "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c", PIPE)
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    r = docker("run", "--rm", "--runtime", RUNTIME, "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c",
+               "mkdir /made; echo rc=$?")
+    assert "rc=1" in r.stdout and "Operation not permitted" in r.stderr, (r.stdout, r.stderr)
