@@ -227,3 +227,30 @@ def test_docker_runs_the_recorded_profile(docker, runc, bundle):
     r = docker("run", "--rm", "--runtime", RUNTIME, "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c",
                "mkdir /made; echo rc=$?")
     assert "rc=1" in r.stdout and "Operation not permitted" in r.stderr, (r.stdout, r.stderr)
+
+
+def test_ctr_records_then_runs_the_profile(containerd, runc_bin, recorder, tmp_path):
+    """containerd's ctr (--seccomp-profile) with zygote-runc as the runc shim's binary: the
+    recording object through containerd to the runtime, then the written file as the profile."""
+    os.chmod(tmp_path, 0o755)
+    out, sock = str(tmp_path / "rec.json"), str(tmp_path / "agent.sock")
+    agent = start_agent(recorder, out, sock)
+    try:
+        obj = tmp_path / "recording.json"
+        obj.write_text(json.dumps(recording_object(recorder, sock)))
+        r = containerd.run(runc_bin, container_id(), "sh", "-c", PIPE,
+                           opts=["--rm", "--seccomp", "--seccomp-profile", str(obj)])
+        if r.returncode != 0 and agent.poll() is None:
+            pytest.skip(f"this containerd does not hand listenerPath to its runtime: {r.stderr.strip()[-300:]}")
+        assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+        _, err = agent.communicate(timeout=TIMEOUT)
+        assert agent.returncode == 0, err
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+    r = containerd.run(runc_bin, container_id(), "sh", "-c", PIPE, opts=["--rm", "--seccomp", "--seccomp-profile", out])
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    r = containerd.run(runc_bin, container_id(), "sh", "-c", "mkdir /made; echo rc=$?",
+                       opts=["--rm", "--seccomp", "--seccomp-profile", out])
+    assert "rc=1" in r.stdout and "Operation not permitted" in r.stderr, (r.stdout, r.stderr)
