@@ -38,6 +38,15 @@
 #include "util.h"
 #include "zygote-protocol.h"
 
+/* The test seam of the idle timeout: ZYGOTE_IDLE_TIMEOUT_SEC (1 to ZD_IDLE_TIMEOUT) shortens it,
+ * so that a test can show an idle connection closed without waiting the full time. */
+static ev_tstamp idle_timeout(void) {
+        const char *e = secure_getenv("ZYGOTE_IDLE_TIMEOUT_SEC");
+        double v = e ? strtod(e, NULL) : 0;
+
+        return v >= 0.1 && v < ZD_IDLE_TIMEOUT ? v : ZD_IDLE_TIMEOUT;
+}
+
 static void usage(FILE *f) {
         fprintf(f, "Usage: zygoted [OPTIONS]\n"
                    "       zygoted --check-profile FILE [--dump-bpf OUT]\n"
@@ -491,6 +500,9 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         d->server.on_disconnect = zd_methods_disconnect;
         d->server.userdata = d;
         d->server.closer.disabled = ze_feature_disabled("fd_closer");
+        /* the owner of a caller by /proc/PID/ns/user, as on kernels before PIDFD_GET_USER_NAMESPACE */
+        d->server.owner_by_proc = ze_feature_disabled("pidfd_userns");
+        d->server.idle_timeout = idle_timeout();
         d->caller_cache = ze_feature_disabled("caller_cache")     ? 0
                           : ze_feature_disabled("caller_threads") ? ZD_CALLER_KEEP
                                                                   : ZD_CALLER_KEEP | ZD_CALLER_KEEP_THREADS;

@@ -449,7 +449,7 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
          * handler took (a Spawn parked for the reference sets n_fds to 0), through a helper (the
          * close of a caller's file may wait on the caller: a FUSE file's FLUSH). */
         for (size_t i = 0; i < call.n_fds; i++)
-                zd_server_close_caller_fd(&call.d->server, fds[i], zd_conn_cred(c)->uid);
+                zd_server_close_caller_fd(&call.d->server, fds[i], zd_conn_account(c));
         json_object_put(call.params);
         json_object_put(call.error_params);
 }

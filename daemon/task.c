@@ -250,7 +250,7 @@ int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task
         if (!t)
                 return -ENOMEM;
         t->d = d;
-        t->uid = owner;
+        t->uid = t->account = owner;
         t->pidref = ZC_PIDREF_NULL;
         t->status_fd = t->hold_fd = t->scope_gate = -EBADF;
         t->created_at = zd_now();

@@ -230,7 +230,7 @@ static const struct shape list_page_shape = {
                                                   {} },
 };
 
-/* Every page, in order: the daemon bounds each reply (about 2 MiB), and "next" says where the
+/* Every page, in order: the daemon bounds each reply (about 256 KiB), and "next" says where the
  * next one starts. A "next" that does not move forward is the daemon's error (-EBADMSG), not a
  * loop. */
 _public_ int zy_list(zy_conn *c, struct zy_task_list **ret) {

@@ -8,11 +8,13 @@
  * file per command family).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "runtime.h"
 #include "util.h"
@@ -126,8 +128,10 @@ static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i) {
                         c->rootless = streq(v, "auto") ? zrc_rootless() : streq(v, "true");
                 } else if (streq(n, "log"))
                         c->log_path = v;
-                else if (streq(n, "log-format"))
+                else if (streq(n, "log-format") && (streq(v, "json") || streq(v, "text")))
                         c->log_json = streq(v, "json");
+                else if (streq(n, "log-format"))
+                        return zrc_error(c, "invalid log-format \"%s\" (text or json)", v);
                 else if (streq(n, "zygote-socket"))
                         c->zygote_socket = v;
                 return 0;
@@ -183,6 +187,16 @@ int main(int argc, char **argv) {
                 if (r < 0)
                         return zrc_error(&c, "state root: %s", zrc_errstr(-r));
                 c.root = default_root;
+        }
+        /* a log file that cannot be written is an error now, as runc's, not silence later */
+        if (c.log_path) {
+                int fd = open(c.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+                if (fd < 0) {
+                        const char *path = c.log_path;
+                        c.log_path = NULL;
+                        return zrc_error(&c, "failed to open log file %s: %s", path, zrc_errstr(errno));
+                }
+                close(fd);
         }
         zrc_runc_filter_setup(&c, c.zygote_socket, c.no_zygote);
         if (i >= argc) {

@@ -582,15 +582,17 @@ def test_delete_after_a_dead_shim_kills_only_its_own(run, bundle, zygoted, stage
     r.c = None  # nothing left for finish()
     d = r.shim.delete()
     assert d.returncode == 0, d.stderr
+    # Task ids are per owner: root names nobody's tasks as 65534:ID.
+    qualified = ["65534:" + t for t in others[:2]] + [other_container]
     try:
         with varlink.connect(sock) as c:
-            for t in others:
+            for t in qualified:
                 st = c.call("io.zygote.Launcher.State", {"id": t}).parameters["task"]["state"]
                 assert st in ("running", "created"), f"{t}: {st}"
         assert r.id not in task_ids(zygoted)
     finally:
         with varlink.connect(sock) as c:
-            for t in others:
+            for t in qualified:
                 c.call("io.zygote.Launcher.Kill", {"id": t, "signal": 9}, check=False)
                 c.call("io.zygote.Launcher.Wait", {"id": t}, check=False)
                 c.call("io.zygote.Launcher.Delete", {"id": t}, check=False)
