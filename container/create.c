@@ -65,17 +65,6 @@ static json_object *get_devices(const struct zct_oci *o) {
         return d;
 }
 
-/* Whether fd is a namespace of the kind flag (CLONE_NEW*): 0, -EINVAL with *ret_type the kind it
- * is, -ENOTTY for a file that is no namespace, or another -errno. */
-static int check_ns_type(int fd, int flag, int *ret_type) {
-        int type = ioctl(fd, NS_GET_NSTYPE);
-
-        if (type < 0)
-                return -errno;
-        *ret_type = type;
-        return type == flag ? 0 : -EINVAL;
-}
-
 /* One container start: what its steps share, and what a failure undoes. */
 struct create {
         const struct zct_ctx *c;
@@ -124,6 +113,10 @@ static int load_config(struct create *k) {
         r = zct_oci_load(c, k->a->bundle, NULL, zct_cgroup_is_v2_only(), &k->o, &err);
         if (r < 0)
                 return zct_error(c, "%s", err ? err : zct_errstr(-r)), r;
+        /* io.containers.trace-syscall: zygote-runc's own create only (record-annotation.c) */
+        r = k->a->handoff ? 0 : zct_record_annotation(c, k->o);
+        if (r < 0)
+                return r;
         if (zct_oci_add_home(k->o, &k->o->envp) < 0)
                 return zct_error(c, "out of memory"), -ENOMEM;
         bool console = k->a->p.console_socket || (k->a->handoff && k->a->handoff->console_fd >= 0);
@@ -285,31 +278,6 @@ static int prepare_sandbox(struct create *k) {
         return zct_seccomp_listener_connect(k->c, k->o, k->a->handoff != NULL, &k->agent_fd);
 }
 
-/* A namespace the config names by path, opened and checked: its fd, or a negative errno after
- * printing why. */
-static int open_namespace(const struct zct_ctx *c, const struct zct_ns_path *ns) {
-        const char *kind = zct_oci_ns_name(ns->flag);
-        int fd = open(ns->path, O_RDONLY | O_CLOEXEC), type = 0, r;
-
-        if (fd < 0)
-                return zct_error_errno(c, "namespace %s", ns->path);
-        /* Said here, in words, before anything is made; the child's setns() is given the
-         * type too, so that the kernel refuses a mismatch whatever happens in between. */
-        r = check_ns_type(fd, ns->flag, &type);
-        if (r < 0) {
-                if (r == -ENOTTY)
-                        zct_error(c, "%s namespace path %s: not a namespace file", kind, ns->path);
-                else if (r == -EINVAL)
-                        zct_error(c, "%s namespace path %s: is a %s namespace, not a %s one", kind, ns->path,
-                                  zct_oci_ns_name(type), kind);
-                else
-                        zct_error(c, "%s namespace path %s: %s", kind, ns->path, zct_errstr(-r));
-                close(fd);
-                return r;
-        }
-        return fd;
-}
-
 /* zygoted's namespaces made ahead (struct zct_handoff): joined by the init like namespaces by
  * path, instead of the new ones of the same kinds its clone would make. Only where nothing
  * between the clone and "go" looks into the init's namespaces (sysctls and hooks do, by
@@ -337,7 +305,7 @@ static int open_namespaces(struct create *k) {
         use_premade(k);
         for (size_t i = 0; i < k->o->n_ns_paths; i++) {
                 const struct zct_ns_path *ns = &k->o->ns_paths[i];
-                int fd = open_namespace(k->c, ns), r;
+                int fd = zct_open_namespace(k->c, ns), r;
 
                 if (fd < 0)
                         return fd;
@@ -470,6 +438,10 @@ static int set_oom_score_adj(struct create *k) {
 
         if (k->o->oom_score_adj == INT_MIN)
                 return 0;
+        if (k->a->handoff && k->o->oom_score_adj < k->a->handoff->oom_floor)
+                return zct_error(k->c, "process.oomScoreAdj %d: below the caller's %d (CAP_SYS_RESOURCE needed)",
+                                 k->o->oom_score_adj, k->a->handoff->oom_floor),
+                       -EPERM;
         snprintf(v, sizeof(v), "%d", k->o->oom_score_adj);
         r = write_proc(k->pid, "oom_score_adj", v); /* inherited by what the init execs */
         if (r < 0)

@@ -306,6 +306,11 @@ int zct_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state);
 int zct_state_pidfd(const struct zct_state *st);
 int zct_rm_rf(const char *path);
 
+/* ---- record-annotation.c: io.containers.trace-syscall, a recording of the container ---- */
+
+/* When o's annotations ask for one: the agent started, o's seccomp made the recording one. */
+int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o);
+
 /* ---- filter-remote.c: the seccomp program from zygoted (GetFilter) or compiled here ---- */
 
 /* Where a container's seccomp program comes from: the caller's choice, passed in its struct
@@ -382,6 +387,9 @@ struct zct_handoff {
         /* in: what the hooks zygoted's worker and the init run (prestart, createRuntime,
          * createContainer) hold: their caller's (daemon/container.c); NULL: the runtime's own */
         const struct ze_hook_creds *hook_creds;
+        /* in: the lowest process.oomScoreAdj the config may ask for (the caller's, unless it
+         * holds CAP_SYS_RESOURCE), lower ones refused; INT_MIN: any */
+        int oom_floor;
 };
 
 struct zct_create_args {
@@ -461,6 +469,9 @@ int zct_runc_read_status_passing(const struct zct_ctx *c, const struct zct_liste
 /* The state and the listener (SCM_RIGHTS) in one message on f's connection to the agent, which
  * is closed then; listener stays the caller's. Prints and returns -errno on failure. */
 int zct_seccomp_listener_send(const struct zct_ctx *c, const struct zct_listener_for *f, int listener);
+/* A namespace the config names by path, opened and checked to be of its kind: its fd, or a
+ * negative errno after printing why. */
+int zct_open_namespace(const struct zct_ctx *c, const struct zct_ns_path *ns);
 /* Prints a failure record in runc's words, where podman and containerd look for them. */
 void zct_runc_report_failure(const struct zct_ctx *c, const struct zct_oci *o, const struct ze_status *s);
 /* Reaps the process: its exit code, or 128 + its signal. */

@@ -5,6 +5,7 @@
  * runc's words, waiting for and signalling the process, the pid file, destroying a container.
  */
 #include <errno.h>
+#include <linux/nsfs.h>
 #include <linux/sched.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -270,4 +272,40 @@ pid_t zct_runc_clone_sandbox(struct clone_args *ca, struct ze_sandbox *sb, int s
                 ze_sandbox_run(sb);
         }
         return pid < 0 ? -errno : pid;
+}
+
+/* Whether fd is a namespace of the kind flag (CLONE_NEW*): 0, -EINVAL with *ret_type the kind it
+ * is, -ENOTTY for a file that is no namespace, or another -errno. */
+static int check_ns_type(int fd, int flag, int *ret_type) {
+        int type = ioctl(fd, NS_GET_NSTYPE);
+
+        if (type < 0)
+                return -errno;
+        *ret_type = type;
+        return type == flag ? 0 : -EINVAL;
+}
+
+/* A namespace the config names by path, opened and checked: its fd, or a negative errno after
+ * printing why. */
+int zct_open_namespace(const struct zct_ctx *c, const struct zct_ns_path *ns) {
+        const char *kind = zct_oci_ns_name(ns->flag);
+        int fd = open(ns->path, O_RDONLY | O_CLOEXEC), type = 0, r;
+
+        if (fd < 0)
+                return zct_error_errno(c, "namespace %s", ns->path);
+        /* Said here, in words, before anything is made; the child's setns() is given the
+         * type too, so that the kernel refuses a mismatch whatever happens in between. */
+        r = check_ns_type(fd, ns->flag, &type);
+        if (r < 0) {
+                if (r == -ENOTTY)
+                        zct_error(c, "%s namespace path %s: not a namespace file", kind, ns->path);
+                else if (r == -EINVAL)
+                        zct_error(c, "%s namespace path %s: is a %s namespace, not a %s one", kind, ns->path,
+                                  zct_oci_ns_name(type), kind);
+                else
+                        zct_error(c, "%s namespace path %s: %s", kind, ns->path, zct_errstr(-r));
+                close(fd);
+                return r;
+        }
+        return fd;
 }
