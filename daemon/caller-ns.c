@@ -23,14 +23,21 @@
 #define CLONE_NEWCGROUP 0x02000000
 #endif
 
+/* per_thread: one thread may be in another of that kind than its process's first thread. Not
+ * so for a user or pid namespace, by the kernel's own rules: clone() refuses CLONE_THREAD with
+ * CLONE_NEWUSER or CLONE_NEWPID (and while pid_for_children differs from the creator's own),
+ * setns() and unshare() of a user namespace refuse a process of more than one thread, and a
+ * task's pid namespace is fixed at its creation; every thread is in its first thread's. */
 static const struct {
         const char *name;
         unsigned flag;
         bool joinable; /* setns in the worker keeps the caller's view; see zd_caller_read() */
+        bool per_thread;
 } namespaces[] = {
-        { "net", CLONE_NEWNET, true },    { "ipc", CLONE_NEWIPC, true },       { "uts", CLONE_NEWUTS, true },
-        { "mnt", CLONE_NEWNS, true },     { "cgroup", CLONE_NEWCGROUP, true }, { "pid", CLONE_NEWPID, false },
-        { "user", CLONE_NEWUSER, false },
+        { "net", CLONE_NEWNET, true, true },       { "ipc", CLONE_NEWIPC, true, true },
+        { "uts", CLONE_NEWUTS, true, true },       { "mnt", CLONE_NEWNS, true, true },
+        { "cgroup", CLONE_NEWCGROUP, true, true }, { "pid", CLONE_NEWPID, false, false },
+        { "user", CLONE_NEWUSER, false, false },
 };
 
 const char *zd_caller_ns_name(unsigned flag) {
@@ -92,6 +99,8 @@ int zd_caller_thread_same_ns(int dir_fd, const struct zd_caller_first *first) {
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
+                if (!namespaces[i].per_thread)
+                        continue; /* the first thread's, read already */
                 snprintf(link, sizeof(link), "ns/%s", namespaces[i].name);
                 r = ns_inum_at(dir_fd, link, first->ns[i] == 0, &ns);
                 /* a thread reaped since its directory was looked up reads as EACCES: gone when

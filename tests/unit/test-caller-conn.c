@@ -704,6 +704,46 @@ static void test_thread_moved_is_refused(void **state) {
                 assert_int_equal(rmdir(live_cgroup), 0);
 }
 
+/* What lets zygoted read a user and a pid namespace from the first thread only (caller-ns.c):
+ * the kernel refuses a thread in another. In a child of two threads: unshare() of a user
+ * namespace, and clone() of a thread into a new user or pid namespace, fail with EINVAL. Should a
+ * kernel ever allow one, this fails, and every thread's must be read again. */
+static int thread_exits(void *arg) {
+        (void) arg;
+        syscall(SYS_exit, 0);
+        return 0;
+}
+
+static int refuses_threads_elsewhere(void) {
+        static char stack[64 * 1024] __attribute__((aligned(16)));
+        unsigned thread = CLONE_THREAD | CLONE_SIGHAND | CLONE_VM;
+        pthread_t t;
+
+        if (pthread_create(&t, NULL, idle_thread, NULL) != 0)
+                return 2;
+        if (unshare(CLONE_NEWUSER) == 0 || errno != EINVAL)
+                return 3;
+        if (clone(thread_exits, stack + sizeof(stack), thread | CLONE_NEWUSER, NULL) >= 0 || errno != EINVAL)
+                return 4;
+        if (clone(thread_exits, stack + sizeof(stack), thread | CLONE_NEWPID, NULL) >= 0 || errno != EINVAL)
+                return 5;
+        return 0;
+}
+
+static void test_no_thread_in_another_user_or_pid_ns(void **state) {
+        pid_t pid;
+        int st;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(refuses_threads_elsewhere());
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* The kept files of its threads: no more at the fiftieth call than at the first, and none left
  * once the connection is gone or the caller has one thread again. */
 static void test_thread_files_are_bounded(void **state) {
@@ -750,4 +790,4 @@ TU_MAIN_GROUP("tests", keep_own, tu_test_case("caps", test_change_is_seen, &chan
               tu_test_case("thread-netns", test_thread_moved_is_refused, (void *) "n"),
               tu_test_case("thread-mntns", test_thread_moved_is_refused, (void *) "m"),
               tu_test_case("thread-cgroup", test_thread_moved_is_refused, (void *) "G"),
-              tu_test(test_thread_files_are_bounded))
+              tu_test(test_no_thread_in_another_user_or_pid_ns), tu_test(test_thread_files_are_bounded))
