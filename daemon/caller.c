@@ -445,6 +445,8 @@ int zd_caller_keep_own(void) {
         return zd_caller_keep_own_cgroups();
 }
 
+static int own_umask = -1;
+
 int zd_caller_own_sched(struct ze_sched *ret) {
         _cleanup_close_ int fd = -EBADF;
         struct ze_sched own = {};
@@ -454,10 +456,15 @@ int zd_caller_own_sched(struct ze_sched *ret) {
         r = read_sched(own_oom_fd >= 0 ? &own_oom_fd : &fd, AT_FDCWD, "/proc/self/oom_score_adj", 0, &own);
         if (r < 0)
                 return r;
-        /* umask cannot be read without setting it: twice, and zygoted has one thread */
-        m = umask(0);
-        umask(m);
-        own.umask = (uint32_t) m;
+        /* umask cannot be read without setting it: twice, and zygoted has one thread. Once: only
+         * zygoted itself sets its umask (server.c puts it back at once), so it is the same at
+         * every call, where scheduling is read again (an administrator may renice zygoted). */
+        if (own_umask < 0) {
+                m = umask(0);
+                umask(m);
+                own_umask = (int) m;
+        }
+        own.umask = (uint32_t) own_umask;
         *ret = own;
         return 0;
 }
