@@ -251,12 +251,21 @@ static void print_profiles(const struct zy_profile_list *l) {
         }
 }
 
+/* The profile files zygoted refused: a file that does not parse names no profile, so the table
+ * alone would not show it. */
+static void print_failed_files(char **failed) {
+        for (char **f = failed; f && *f; f++)
+                printf("failed to load: %s\n", *f);
+}
+
 static int verb_profiles(zy_conn *c, const struct verb_args *a) {
         struct zy_profile_list *l = NULL;
         int r = zy_list_profiles(c, &l);
 
-        if (r >= 0)
+        if (r >= 0) {
                 print_profiles(l);
+                print_failed_files(l->failed_files);
+        }
         zy_profile_list_free(l);
         return r < 0 ? r : 0;
 }
@@ -276,6 +285,7 @@ static int verb_status(zy_conn *c, const struct verb_args *a) {
                 printf("warning: zygoted runs under a seccomp filter of its own: every task inherits it "
                        "(see zygoted's log)\n");
         print_profiles(s->profiles);
+        print_failed_files(s->failed_files);
         zy_daemon_status_free(s);
         return 0;
 }
@@ -287,7 +297,9 @@ static int verb_reload(zy_conn *c, const struct verb_args *a) {
         if (r < 0)
                 return r;
         print_strv("loaded:", res->loaded);
-        print_strv("failed:", res->failed);
+        /* one line each: a failure is "PATH: why", and the whys have spaces and colons */
+        for (char **f = res->failed; *f; f++)
+                printf("failed: %s\n", *f);
         r = res->failed[0] ? LC_EXIT_FAILURE : 0;
         zy_reload_result_free(res);
         return r;
@@ -548,6 +560,11 @@ static int run_verb(const struct verb *v, const char *socket_path, int argc, cha
         r = lc_connect(a.socket, &c, &a.socket_used);
         if (r == -ENOMEM)
                 return lc_fail(NULL, v->name, r);
+        if (r < 0 && streq(v->name, "status") && !a.json)
+                /* the status of a daemon that does not answer: that, and how it is started */
+                printf("zygoted: not running\n"
+                       "start it: systemctl enable --now zygoted.socket (the system daemon, as root)%s\n",
+                       geteuid() == 0 ? "" : ",\n  or systemctl --user enable --now zygoted.socket (your own)");
         if (r < 0)
                 return LC_EXIT_FAILURE;
         r = a.json ? verb_json(c, v, &a) : v->run(c, &a);

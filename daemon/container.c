@@ -270,7 +270,9 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
                                  .sync_fd = -1,
                                  .premade = { premade ? W_NET : -1, premade ? W_IPC : -1, premade ? W_UTS : -1 },
                                  .hook_creds = &creds };
-        struct zrc_ctx ctx = { .root = d->container_root, .msg_to_fd = true, .msg_fd = W_REPORT };
+        struct zrc_ctx ctx = {
+                .root = d->container_root, .rootless = zrc_rootless(), .msg_to_fd = true, .msg_fd = W_REPORT
+        };
         int r;
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);

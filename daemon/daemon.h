@@ -70,6 +70,7 @@ struct zd_daemon {
 
         struct zd_entry **entries;
         size_t n_entries;
+        json_object *profile_failures;  /* "PATH: why" of each file the last load or reload refused */
         struct zd_filter_cache filters; /* GetFilter's compiled programs */
 
         struct lh_table *tasks;

@@ -38,10 +38,11 @@ void zd_event_emit(struct zd_events *es, const struct zd_event *e) {
         }
 }
 
-static unsigned subscribers_of_uid(const struct zd_events *es, uid_t uid) {
+/* Streams of one account (server.h): a user's subordinate uids are that user. */
+static unsigned subscribers_of_account(const struct zd_events *es, uid_t account) {
         unsigned n = 0;
         for (size_t i = 0; i < es->n_subscribers; i++)
-                if (zd_conn_cred(es->subscribers[i])->uid == uid)
+                if (zd_conn_account(es->subscribers[i]) == account)
                         n++;
         return n;
 }
@@ -53,11 +54,11 @@ static void subscriber_remove(struct zd_events *es, size_t i) {
 }
 
 int zd_events_subscribe(struct zd_events *es, struct zd_conn *c) {
-        uid_t uid = zd_conn_cred(c)->uid;
-        unsigned mine = subscribers_of_uid(es, uid);
+        uid_t account = zd_conn_account(c);
+        unsigned mine = subscribers_of_account(es, account);
 
         /* So that one user cannot lock every other (a shim, root) out of Events. */
-        if (!zd_conn_is_root(c) && mine >= ZD_MAX_SUBSCRIBERS_PER_UID)
+        if (account != 0 && mine >= ZD_MAX_SUBSCRIBERS_PER_UID)
                 return -EDQUOT;
         if (es->n_subscribers >= ZD_MAX_SUBSCRIBERS) {
                 /* Full: the uid holding the most streams gives up its oldest to a uid holding
@@ -66,7 +67,7 @@ int zd_events_subscribe(struct zd_events *es, struct zd_conn *c) {
                 size_t victim = SIZE_MAX;
                 unsigned most = 0;
                 for (size_t i = 0; i < es->n_subscribers; i++) {
-                        unsigned n = subscribers_of_uid(es, zd_conn_cred(es->subscribers[i])->uid);
+                        unsigned n = subscribers_of_account(es, zd_conn_account(es->subscribers[i]));
                         if (n > most) { /* the first stream of the top uid is its oldest */
                                 most = n;
                                 victim = i;

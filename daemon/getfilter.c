@@ -142,7 +142,7 @@ static int filter_of_profile(struct zd_call *call, const char *name) {
         struct zd_entry *e = zd_registry_find(call->d, name);
 
         if (!e)
-                return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_PROFILE, "profile", name);
+                return zd_registry_no_such_profile(call, name);
         if (!zp_profile_allows(e->profile, cr->uid, cr->gid, groups, n_groups))
                 return zd_call_failf(call, -EPERM, ZY_ERROR_PERMISSION_DENIED, "reason",
                                      "the profile's access list does not include the caller");
@@ -344,7 +344,7 @@ static int compile_start(struct zd_call *call, const uint8_t key[ZC_SHA256_DIGES
                 return zd_call_limit(call, "memory", 0);
         }
         k->d = d;
-        k->uid = zd_conn_cred(call->conn)->uid;
+        k->uid = zd_conn_account(call->conn);
         k->cpu_sec = cpu_limit();
         k->pidfd = k->out = -EBADF;
         memcpy(k->key, key, ZC_SHA256_DIGEST_SIZE);
@@ -440,45 +440,13 @@ static uint64_t object_complexity(json_object *o) {
         return c;
 }
 
-static int filter_of_seccomp(struct zd_call *call, json_object *seccomp) {
+/* Whether uid's account may start a compile now: its CPU-time debt, its compile slot, the slots
+ * of all. 1 when it may; else the call's error, recorded. */
+static int compile_allowed(struct zd_call *call, uid_t uid) {
         struct zd_daemon *d = call->d;
-        uid_t uid = zd_conn_cred(call->conn)->uid;
-        const char *text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
-        uint8_t key[ZC_SHA256_DIGEST_SIZE];
-        struct zd_filter *f;
         unsigned all, users, mine;
-        uint64_t cost;
-        char msg[256];
         int r;
 
-        if (!text)
-                return zd_call_limit(call, "memory", 0);
-        /* Only an OCI object, which the OCI spec says has a defaultAction. The profile module
-         * also reads zygote's own profile format, whose "seccomp" may name a file to read: that,
-         * done as root for whoever asks, would open any file on the machine. */
-        json_object *action;
-        if (!json_object_object_get_ex(seccomp, "defaultAction", &action) || !action)
-                return invalid_seccomp(call, -EINVAL,
-                                       "seccomp: defaultAction: missing (an OCI seccomp object has one)");
-        zd_filter_key(text, strlen(text), key);
-        f = zd_filter_cache_lookup(&d->filters, key, uid);
-        if (f) {
-                reply_filter(call->conn, f->key_hex, f->hash, f->bpf, f->bpf_len, f->flags, true);
-                return 0;
-        }
-        /* root too: no caller's object may keep a compile child busy past reason */
-        cost = object_complexity(seccomp);
-        if (cost > ZD_FILTER_ARG_CMP_MAX) {
-                snprintf(msg, sizeof(msg),
-                         "the object asks for %llu argument comparisons (each name of an entry "
-                         "with args, per comparison, per architecture); at most %d are compiled",
-                         (unsigned long long) cost, ZD_FILTER_ARG_CMP_MAX);
-                return zd_call_fail(call, -E2BIG, ZY_ERROR_LIMIT_EXCEEDED,
-                                    limit_params("filter_complexity", ZD_FILTER_ARG_CMP_MAX, msg));
-        }
-        r = compile_join(call, key);
-        if (r != 0)
-                return r < 0 ? r : 0;
         r = zd_filter_budget_check(&d->filters, uid, now_nsec());
         if (r == -EDQUOT)
                 return zd_call_limit(call, "compile_time_per_user", (long) (ZD_FILTER_BUDGET_NSEC / 1000000));
@@ -490,6 +458,62 @@ static int filter_of_seccomp(struct zd_call *call, json_object *seccomp) {
         if (all >= ZD_FILTER_COMPILES_MAX || (uid != 0 && users >= ZD_FILTER_COMPILES_USERS_MAX))
                 return zd_call_limit(call, "compiles",
                                      uid != 0 ? ZD_FILTER_COMPILES_USERS_MAX : ZD_FILTER_COMPILES_MAX);
+        return 1;
+}
+
+static int filter_of_seccomp(struct zd_call *call, json_object *seccomp) {
+        struct zd_daemon *d = call->d;
+        uid_t uid = zd_conn_account(call->conn); /* every budget by the caller's account */
+        uint8_t key[ZC_SHA256_DIGEST_SIZE];
+        struct zd_filter *f;
+        uint64_t cost;
+        char msg[256];
+        int r;
+
+        /* Only an OCI object, which the OCI spec says has a defaultAction. The profile module
+         * also reads zygote's own profile format, whose "seccomp" may name a file to read: that,
+         * done as root for whoever asks, would open any file on the machine. */
+        json_object *action;
+        if (!json_object_object_get_ex(seccomp, "defaultAction", &action) || !action)
+                return invalid_seccomp(call, -EINVAL,
+                                       "seccomp: defaultAction: missing (an OCI seccomp object has one)");
+        /* root too: no caller's object may keep a compile child busy past reason (a walk of
+         * the arrays' lengths only) */
+        cost = object_complexity(seccomp);
+        if (cost > ZD_FILTER_ARG_CMP_MAX) {
+                snprintf(msg, sizeof(msg),
+                         "the object asks for %llu argument comparisons (each name of an entry "
+                         "with args, per comparison, per architecture); at most %d are compiled",
+                         (unsigned long long) cost, ZD_FILTER_ARG_CMP_MAX);
+                return zd_call_fail(call, -E2BIG, ZY_ERROR_LIMIT_EXCEEDED,
+                                    limit_params("filter_complexity", ZD_FILTER_ARG_CMP_MAX, msg));
+        }
+        /* An account that could not start a compile now is refused before its object is
+         * serialised and hashed (each linear in up to 64 KiB, in the loop's thread), a cached
+         * program included: a client that has the object asks by its key first (a
+         * few bytes, no compile slot needed), as zygote-runc does. */
+        if (uid != 0) {
+                r = compile_allowed(call, uid);
+                if (r <= 0)
+                        return r;
+        }
+        const char *text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
+        if (!text)
+                return zd_call_limit(call, "memory", 0);
+        zd_filter_key(text, strlen(text), key);
+        f = zd_filter_cache_lookup(&d->filters, key, uid);
+        if (f) {
+                reply_filter(call->conn, f->key_hex, f->hash, f->bpf, f->bpf_len, f->flags, true);
+                return 0;
+        }
+        r = compile_join(call, key);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        if (uid == 0) {
+                r = compile_allowed(call, uid);
+                if (r <= 0)
+                        return r;
+        }
         return compile_start(call, key, text);
 }
 
@@ -508,7 +532,7 @@ static int filter_of_key(struct zd_call *call, const char *hex) {
                         return zd_call_invalid(call, "key");
                 key[i] = (uint8_t) (hi << 4 | lo);
         }
-        f = zd_filter_cache_lookup(&call->d->filters, key, zd_conn_cred(call->conn)->uid);
+        f = zd_filter_cache_lookup(&call->d->filters, key, zd_conn_account(call->conn));
         if (!f)
                 return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_FILTER, "key", hex);
         reply_filter(call->conn, f->key_hex, f->hash, f->bpf, f->bpf_len, f->flags, true);

@@ -10,11 +10,15 @@
  *
  * A leaf: it knows nothing of the rest of the daemon.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <syslog.h>
+/* Without it sd_journal_sendv() adds CODE_FILE=, CODE_LINE=, CODE_FUNC= of its call, which is
+ * always journal_send() below: nothing about the line, and the build tree's absolute path. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #include "log.h"
@@ -22,8 +26,11 @@
 
 static bool use_journal;
 static int max_priority = LOG_INFO;
+static char binary_path[PATH_MAX];
 
-void zd_log_open(void) {
+void zd_log_open(const char *binary) {
+        if (binary)
+                snprintf(binary_path, sizeof(binary_path), "%s", binary);
         const char *e = getenv("JOURNAL_STREAM");
         const char *lvl = getenv("ZYGOTE_LOG_LEVEL");
         if (lvl) {
@@ -111,6 +118,8 @@ void zd_log_struct(int priority, struct zd_log_fields *f, const char *message) {
         zd_log_field(f, "MESSAGE=%s", message);
         zd_log_field(f, "PRIORITY=%i", priority);
         zd_log_field(f, "SYSLOG_IDENTIFIER=zygoted");
+        if (binary_path[0])
+                zd_log_field(f, "ZYGOTE_BINARY=%s", binary_path);
         if (!journal_send(f))
                 fprintf(stderr, "zygoted: %s%s\n", prio_prefix(priority), message);
         errno = saved;

@@ -6,7 +6,10 @@
 #include <stddef.h>
 #include <sys/uio.h>
 
-void zd_log_open(void);
+/* binary: the program's file on disk, or NULL. zygoted runs from a sealed memfd copy of itself,
+ * so the journal's own _EXE= says /memfd:zygoted; every entry then names the file as
+ * ZYGOTE_BINARY= too. */
+void zd_log_open(const char *binary);
 bool zd_log_enabled(int priority);
 void zd_log(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -38,6 +38,15 @@
 #include "util.h"
 #include "zygote-protocol.h"
 
+/* The test seam of the idle timeout: ZYGOTE_IDLE_TIMEOUT_SEC (1 to ZD_IDLE_TIMEOUT) shortens it,
+ * so that a test can show an idle connection closed without waiting the full time. */
+static ev_tstamp idle_timeout(void) {
+        const char *e = secure_getenv("ZYGOTE_IDLE_TIMEOUT_SEC");
+        double v = e ? strtod(e, NULL) : 0;
+
+        return v >= 0.1 && v < ZD_IDLE_TIMEOUT ? v : ZD_IDLE_TIMEOUT;
+}
+
 static void usage(FILE *f) {
         fprintf(f, "Usage: zygoted [OPTIONS]\n"
                    "       zygoted --check-profile FILE [--dump-bpf OUT]\n"
@@ -354,6 +363,12 @@ static int run_sealed(char **argv) {
         if (!secure_getenv("ZYGOTE_REF_HELPER") && zr_helper_path(helper, sizeof(helper)) >= 0 &&
             setenv("ZYGOTE_REF_HELPER", helper, 1) < 0)
                 return -errno;
+        /* the file it ran from, for the journal (log.h): before the re-exec only, where
+         * /proc/self/exe is still that file */
+        ssize_t n = readlink("/proc/self/exe", helper, sizeof(helper) - 1);
+        if (n > 0 && (helper[n] = '\0', strncmp(helper, "/memfd:", 7) != 0) &&
+            setenv("ZYGOTE_SEALED_FROM", helper, 1) < 0)
+                return -errno;
         r = zrc_runc_run_sealed(argv);
         if (r < 0)
                 fprintf(stderr, "zygoted: re-executing from a sealed copy of this program: %s\n", strerror(-r));
@@ -477,6 +492,7 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         if (r < 0) {
                 zd_log(LOG_ERR, "no profile could be loaded from %s%s: nothing to serve", d->profile_dirs[0],
                        d->n_profile_dirs > 1 ? " and the other --profiles directories" : "");
+                zd_registry_free(d); /* the failures it kept, for a leak check at exit */
                 return r;
         }
         d->server.loop = d->loop;
@@ -484,6 +500,9 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         d->server.on_disconnect = zd_methods_disconnect;
         d->server.userdata = d;
         d->server.closer.disabled = ze_feature_disabled("fd_closer");
+        /* the owner of a caller by /proc/PID/ns/user, as on kernels before PIDFD_GET_USER_NAMESPACE */
+        d->server.owner_by_proc = ze_feature_disabled("pidfd_userns");
+        d->server.idle_timeout = idle_timeout();
         d->caller_cache = ze_feature_disabled("caller_cache")     ? 0
                           : ze_feature_disabled("caller_threads") ? ZD_CALLER_KEEP
                                                                   : ZD_CALLER_KEEP | ZD_CALLER_KEEP_THREADS;
@@ -550,7 +569,8 @@ int main(int argc, char **argv) {
         r = parse_options(argc, argv, &d, &socket_path);
         if (r >= 0)
                 return r;
-        zd_log_open();
+        zd_log_open(secure_getenv("ZYGOTE_SEALED_FROM"));
+        (void) unsetenv("ZYGOTE_SEALED_FROM"); /* nothing zygoted starts needs it */
         if (setup_process(&d, &socket_path) < 0)
                 return 1;
         /* Before any process is started: fds passed by systemd are not CLOEXEC until this marks

@@ -263,7 +263,10 @@ static json_object *profiles_to_json(struct zd_daemon *d) {
 }
 
 static int m_list_profiles(struct zd_call *call, struct zd_task *t) {
-        return reply(call, with_value("profiles", profiles_to_json(call->d)));
+        json_object *p = with_value("profiles", profiles_to_json(call->d));
+
+        zd_registry_add_failures(call->d, p);
+        return reply(call, p);
 }
 
 static int m_reload(struct zd_call *call, struct zd_task *t) {
@@ -288,6 +291,7 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(f, "capbset_drop_mask", json_object_new_boolean(d->features.capbset_drop_mask));
         json_object_object_add(p, "features", f);
         json_object_object_add(p, "profiles", profiles_to_json(d));
+        zd_registry_add_failures(d, p);
         json_object_object_add(p, "tasks", json_object_new_int((int) zd_tasks_count(d)));
         json_object_object_add(p, "connections", json_object_new_int((int) zd_server_n_conns(&d->server)));
         json_object_object_add(p, "subscribers", json_object_new_int((int) zd_events_n_subscribers(&d->events)));
@@ -445,7 +449,7 @@ void zd_methods_call(void *userdata, struct zd_conn *c, json_object *msg, int *f
          * handler took (a Spawn parked for the reference sets n_fds to 0), through a helper (the
          * close of a caller's file may wait on the caller: a FUSE file's FLUSH). */
         for (size_t i = 0; i < call.n_fds; i++)
-                zd_server_close_caller_fd(&call.d->server, fds[i], zd_conn_cred(c)->uid);
+                zd_server_close_caller_fd(&call.d->server, fds[i], zd_conn_account(c));
         json_object_put(call.params);
         json_object_put(call.error_params);
 }

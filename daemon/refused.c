@@ -50,7 +50,7 @@ static struct bucket *bucket_of(uid_t uid, uint64_t now) {
 
 /* The parameter that says why: the first of these the error carries as a string. */
 static const char *reason_of(json_object *params) {
-        static const char *const keys[] = { "reason", "parameter", "limit", "id", "interface", "method" };
+        static const char *const keys[] = { "reason", "parameter", "profile", "limit", "id", "interface", "method" };
         json_object *v;
         for (size_t i = 0; params && i < ELEMENTSOF(keys); i++)
                 if (json_object_object_get_ex(params, keys[i], &v) && json_object_is_type(v, json_type_string))

@@ -20,6 +20,7 @@
 #include <sys/capability.h>
 #include <syslog.h>
 
+#include "call.h"
 #include "daemon.h"
 #include "fork-gate.h"
 #include "log.h"
@@ -438,13 +439,31 @@ static int build_entries(struct zd_daemon *d, struct zp_profile_set *set, struct
         return 0;
 }
 
+void zd_registry_add_failures(const struct zd_daemon *d, json_object *params) {
+        if (d->profile_failures && json_object_array_length(d->profile_failures) > 0)
+                json_object_object_add(params, "failedFiles", json_object_get(d->profile_failures));
+}
+
+int zd_registry_no_such_profile(struct zd_call *call, const char *name) {
+        json_object *p = json_object_new_object();
+
+        json_object_object_add(p, "profile", json_object_new_string(name ? name : ""));
+        zd_registry_add_failures(call->d, p);
+        return zd_call_fail(call, -ENOENT, ZY_ERROR_NO_SUCH_PROFILE, p);
+}
+
 int zd_registry_load(struct zd_daemon *d) {
         struct zp_profile_set set = {};
+        json_object *failed = json_object_new_array();
         int r = zp_profile_set_load((const char *const *) d->profile_dirs, d->n_profile_dirs, &set, log_profile_error,
-                                    NULL);
-        if (r < 0)
+                                    failed);
+        if (r < 0) {
+                json_object_put(failed);
                 return r;
-        r = build_entries(d, &set, NULL, 0, NULL, NULL, &d->entries, &d->n_entries);
+        }
+        r = build_entries(d, &set, NULL, 0, NULL, failed, &d->entries, &d->n_entries);
+        json_object_put(d->profile_failures);
+        d->profile_failures = failed;
         zp_profile_set_clear(&set);
         if (r < 0)
                 return r;
@@ -488,6 +507,8 @@ int zd_registry_reload(struct zd_daemon *d, json_object **ret_loaded, json_objec
         free(d->entries);
         d->entries = entries;
         d->n_entries = n;
+        json_object_put(d->profile_failures);
+        d->profile_failures = json_object_get(failed);
         *ret_loaded = loaded;
         *ret_failed = failed;
         return 0;
@@ -505,6 +526,8 @@ void zd_registry_free(struct zd_daemon *d) {
         free(d->entries);
         d->entries = NULL;
         d->n_entries = 0;
+        json_object_put(d->profile_failures);
+        d->profile_failures = NULL;
 }
 
 json_object *zd_entry_to_json(const struct zd_entry *e) {

@@ -39,6 +39,12 @@ int zd_registry_load(struct zd_daemon *d); /* start-up: fatal errors only when n
 int zd_registry_reload(struct zd_daemon *d, json_object **ret_loaded, json_object **ret_failed);
 void zd_registry_free(struct zd_daemon *d);
 struct zd_entry *zd_registry_find(struct zd_daemon *d, const char *name);
+/* Adds "failedFiles" (the profile files the last load or reload refused, each "PATH: why") to
+ * params, when there are any: a caller told NoSuchProfile learns that its profile may be one. */
+void zd_registry_add_failures(const struct zd_daemon *d, json_object *params);
+/* NoSuchProfile for name, with the failed files. */
+struct zd_call;
+int zd_registry_no_such_profile(struct zd_call *call, const char *name);
 /* The pid namespace this profile's tasks are born in: NULL with *ret_err 0 when the daemon has
  * none to give (unprivileged, no CONFIG_PID_NS, or disabled); its init is started again here if
  * it died (NULL and the errno when that fails: the spawn must fail, never run outside). */

@@ -18,13 +18,16 @@
  * caller had; without them the task is protected less, never more.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
+#include <unistd.h>
 
 #include "scope-unit.h"
+#include "util.h"
 
 /* Cgroup-context properties, copied as read (the manager reports them in the form it takes). */
 static const char *const copied[] = {
@@ -88,6 +91,42 @@ static const char *const copied[] = {
  * set. RestrictFileSystems= is an execution setting that the BPF LSM applies by cgroup. */
 static const char *const refused[] = {
         "RestrictFileSystems",
+        NULL,
+};
+
+/* Copied within one manager, refused when set on another manager's unit: a user's manager has no
+ * privilege for the BPF programs of devices, addresses, binds and interfaces, and no io or cpuset
+ * controller delegated to it (user@.service delegates pids, memory and cpu): set there, they would
+ * not hold. */
+static const char *const foreign_refused[] = {
+        "AllowedCPUs",
+        "StartupAllowedCPUs",
+        "AllowedMemoryNodes",
+        "StartupAllowedMemoryNodes",
+        "IOWeight",
+        "StartupIOWeight",
+        "IODeviceWeight",
+        "IOReadBandwidthMax",
+        "IOWriteBandwidthMax",
+        "IOReadIOPSMax",
+        "IOWriteIOPSMax",
+        "IODeviceLatencyTargetUSec",
+        "BlockIOWeight",
+        "StartupBlockIOWeight",
+        "BlockIODeviceWeight",
+        "BlockIOReadBandwidth",
+        "BlockIOWriteBandwidth",
+        "DevicePolicy",
+        "DeviceAllow",
+        "IPAddressAllow",
+        "IPAddressDeny",
+        "IPIngressFilterPath",
+        "IPEgressFilterPath",
+        "BPFProgram",
+        "SocketBindAllow",
+        "SocketBindDeny",
+        "RestrictNetworkInterfaces",
+        "NFTSet",
         NULL,
 };
 
@@ -242,12 +281,19 @@ static int one_property(sd_bus_message *props, sd_bus_message *out, struct zd_sc
                 return read_string(props, u->slice, sizeof(u->slice));
         if (strcmp(name, "ControlGroup") == 0)
                 return read_string(props, u->cgroup, sizeof(u->cgroup));
-        if (in(copied, name))
+        if (in(copied, name) && !(u->foreign && in(foreign_refused, name)))
                 return copy_property(props, name, out, u);
-        if (in(refused, name)) {
-                bool set;
-                r = sd_bus_message_enter_container(props, SD_BUS_TYPE_VARIANT, NULL);
+        if (in(refused, name) || in(copied, name)) {
+                const char *contents = NULL;
+                bool set, unset;
+                r = sd_bus_message_peek_type(props, NULL, &contents);
                 if (r >= 0)
+                        r = sd_bus_message_enter_container(props, SD_BUS_TYPE_VARIANT, contents);
+                /* one not copied here (another manager's) is refused as copying would copy it */
+                if (r >= 0 && in(copied, name)) {
+                        r = value_is_unset(props, contents, &unset);
+                        set = !unset;
+                } else if (r >= 0)
                         r = value_sets(props, &set);
                 if (r >= 0)
                         r = sd_bus_message_exit_container(props);
@@ -271,11 +317,11 @@ static bool same_cgroup(const char *a, const char *b) {
         return na == nb && strncmp(a, b, na) == 0;
 }
 
-int zd_scope_unit_copy(sd_bus_message *props, const char *caller_cgroup, sd_bus_message *out, struct zd_scope_unit *u,
-                       char *why, size_t why_size) {
+int zd_scope_unit_copy(sd_bus_message *props, const char *caller_cgroup, bool foreign, sd_bus_message *out,
+                       struct zd_scope_unit *u, char *why, size_t why_size) {
         int r;
 
-        *u = (struct zd_scope_unit){};
+        *u = (struct zd_scope_unit){ .foreign = foreign };
         r = sd_bus_message_enter_container(props, SD_BUS_TYPE_ARRAY, "{sv}");
         if (r < 0)
                 return r;
@@ -304,9 +350,9 @@ int zd_scope_unit_copy(sd_bus_message *props, const char *caller_cgroup, sd_bus_
         }
         if (u->refused[0]) {
                 snprintf(why, why_size,
-                         "the caller's unit %s sets %s=, which a scope unit cannot carry: a detached task would "
+                         "the caller's unit %s sets %s=, which a scope unit %s cannot carry: a detached task would "
                          "lose it",
-                         u->id, u->refused);
+                         u->id, u->refused, u->foreign ? "of zygoted's manager, not the unit's," : "");
                 return -EPERM;
         }
         if (!same_cgroup(caller_cgroup, u->cgroup)) {
@@ -314,6 +360,87 @@ int zd_scope_unit_copy(sd_bus_message *props, const char *caller_cgroup, sd_bus_
                          "the caller's cgroup %s is below its unit %s's own (%s), in a subtree delegated to it: its "
                          "delegate's limits there cannot be carried",
                          caller_cgroup, u->id, u->cgroup);
+                return -EPERM;
+        }
+        return 0;
+}
+
+int zd_scope_unit_slice_name(const struct zd_scope_unit *u, char *buf, size_t size) {
+        const char *parent = u->slice[0] && !u->foreign ? u->slice : "-.slice";
+        size_t plen, n = 0;
+        char out[256];
+        int w;
+
+        if (!u->foreign && strlen(u->id) > 6 && strcmp(u->id + strlen(u->id) - 6, ".slice") == 0)
+                parent = u->id; /* the root slice: what limits it limits its subtree */
+        plen = strcmp(parent, "-.slice") == 0 ? 0 : strlen(parent) - 6;
+        w = snprintf(out, sizeof(out), "%.*s%szygote-", (int) plen, parent, plen ? "-" : "");
+        if (w < 0 || (size_t) w >= sizeof(out))
+                return -ENAMETOOLONG;
+        n = (size_t) w;
+        for (const char *c = u->id; *c; c++) {
+                bool keep = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                            *c == ':' || *c == '_' || (*c == '.' && c != u->id);
+                w = keep ? snprintf(out + n, sizeof(out) - n, "%c", *c)
+                         : snprintf(out + n, sizeof(out) - n, "\\x%02x", (unsigned char) *c);
+                if (w < 0 || (size_t) w >= sizeof(out) - n)
+                        return -ENAMETOOLONG;
+                n += (size_t) w;
+        }
+        /* a unit's name is at most 255 characters, its suffix included */
+        if (n + 6 > 255 || n + 7 > size)
+                return -ENAMETOOLONG;
+        memcpy(buf, out, n);
+        memcpy(buf + n, ".slice", 7);
+        return 0;
+}
+
+/* zygoted's own cgroup, as the hierarchy that names units has it (name=systemd on a v1 or hybrid
+ * host, else the unified one). */
+static int own_cgroup(char *buf, size_t size) {
+        _cleanup_close_ int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+        char text[8192], *save = NULL;
+        const char *unified = NULL;
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = read(fd, text, sizeof(text) - 1);
+        if (n < 0)
+                return -errno;
+        text[n] = 0;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *path = strchr(line, ':');
+                path = path ? strchr(path + 1, ':') : NULL;
+                if (path && strstr(line, ":name=systemd:")) {
+                        snprintf(buf, size, "%s", path + 1);
+                        return 0;
+                }
+                if (path && strncmp(line, "0::", 3) == 0)
+                        unified = path + 1;
+        }
+        if (!unified)
+                return -ENOENT;
+        snprintf(buf, size, "%s", unified);
+        return 0;
+}
+
+int zd_scope_unit_foreign_below(const struct zd_scope_unit *u, char *why, size_t size) {
+        char own[4096];
+        size_t n = strlen(u->cgroup);
+        const char *slash = strrchr(u->cgroup, '/');
+        int r = own_cgroup(own, sizeof(own));
+
+        if (r < 0) {
+                snprintf(why, size, "zygoted's own cgroup could not be read: %s", strerror(-r));
+                return r;
+        }
+        n = slash ? (size_t) (slash - u->cgroup) : n;
+        if (!slash || (n > 0 && (strncmp(own, u->cgroup, n) != 0 || own[n] != '/'))) {
+                snprintf(why, size,
+                         "zygoted (in %.300s) is not below the slice of the caller's unit %s (%.*s): its limits "
+                         "would not count a task of zygoted's manager",
+                         own, u->id, (int) n, u->cgroup);
                 return -EPERM;
         }
         return 0;

@@ -10,11 +10,18 @@ struct zd_daemon;
 struct sd_bus;
 struct zd_scope_req;
 
-struct zd_scopes {
-        struct sd_bus *bus; /* NULL until the first request, and again after the manager went away */
-        bool unavailable;   /* no manager to ask: said once, never tried again */
+/* One connection, driven by the loop. */
+struct zd_scope_bus {
+        struct sd_bus *bus; /* NULL until asked for, and again after it went away */
+        struct zd_daemon *d;
         ev_io io;
         ev_timer timer;
+};
+
+struct zd_scopes {
+        struct zd_scope_bus manager; /* the service manager's private socket */
+        struct zd_scope_bus system;  /* the system bus: the system manager's units, read only */
+        bool unavailable;            /* no manager to ask: said once, never tried again */
         struct zd_scope_req *pending;
 };
 
@@ -33,11 +40,13 @@ int zd_scope_start(struct zd_daemon *d, const char *kind, pid_t pid, const char 
                    const char *key, zd_scope_fn done);
 
 /* The same for a task, whose scope takes after its caller's unit: the unit that holds
- * caller_cgroup, as the manager says (GetUnitByControlGroup), gives the scope its slice and
- * every limit and access rule of the copied table (scope-unit.c); the request fails, with the
- * reason, when the unit sets one a scope cannot carry or the caller is in a subtree delegated to
- * its unit. When the manager has no unit for the cgroup: strict, that fails too; else the scope
- * is made as zd_scope_start() would, in the default slice. */
+ * caller_cgroup, as the manager says (GetUnitByControlGroup), gives the scope its slice (one of
+ * the unit's detached tasks, below the unit's slice) and every limit and access rule of the
+ * copied table (scope-unit.c); the request fails, with the reason, when the unit sets one a
+ * scope cannot carry or the caller is in a subtree delegated to its unit. When the manager has
+ * no unit for the cgroup: strict, the system manager is asked (a user's manager has none for a
+ * login session's scope) and its unit's limits are carried into the manager's tree, or the
+ * request fails; not strict, the scope is made as zd_scope_start() would, in the default slice. */
 int zd_scope_start_for(struct zd_daemon *d, const char *kind, pid_t pid, const char *caller_cgroup, bool strict,
                        const char *description, const char *key, zd_scope_fn done);
 

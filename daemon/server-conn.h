@@ -10,7 +10,25 @@
 #include <sys/socket.h>
 
 #include "server.h"
+#include "server-owner.h"
 #include "zygote-protocol.h"
+
+/* An account: the connections of one owner (server-owner.h), what they hold, and their turn in
+ * the loop (server-sched.c). */
+struct zd_account {
+        struct zd_account *next;      /* the server's list */
+        struct zd_account *ring_next; /* in the ring of accounts with calls to serve */
+        uid_t uid;
+        bool in_ring;
+        bool resting;     /* out of its share of the loop's time: in the server's rest list */
+        ev_tstamp credit; /* seconds of calls it may take before it rests (not root's) */
+        ev_tstamp credit_at;
+        bool read_blocked; /* a connection stopped reading for the account's input bytes */
+        unsigned n_conns;
+        size_t in_bytes;                     /* read and not yet taken by a call, over all its connections */
+        size_t out_bytes;                    /* replies not yet sent, likewise */
+        struct zd_conn *run_head, *run_tail; /* its connections with a message to serve */
+};
 
 struct zd_conn {
         struct zd_server *s;
@@ -18,9 +36,14 @@ struct zd_conn {
         int fd;
         ev_io io;
         ev_timer partial;
-        ev_idle kick;        /* process buffered calls after an asynchronous reply */
-        struct ucred cred;   /* SO_PEERCRED: who connected (the connection's limits go by it) */
-        struct ucred acting; /* who calls now: cred, or less for a root connection whose process
+        ev_timer idle;            /* no call in progress, nothing to read or send: closed (server-sched.c) */
+        ev_tstamp last_active;    /* the last byte read, reply queued or call ended */
+        struct zd_owner owner;    /* whose account (server-owner.h) */
+        struct zd_account *acct;  /* NULL once closed */
+        struct zd_conn *run_next; /* in acct's run queue */
+        bool queued;              /* in it */
+        struct ucred cred;        /* SO_PEERCRED: who connected (the connection's limits go by it) */
+        struct ucred acting;      /* who calls now: cred, or less for a root connection whose process
                               * dropped its ids since (zd_conn_set_acting) */
         gid_t *groups;
         size_t n_groups;
@@ -49,6 +72,7 @@ struct zd_out {
 
 /* server.c */
 void zd_conn_unref(struct zd_conn *c);
+void zd_conn_close(struct zd_conn *c);
 /* Sends what is queued; closes the connection when it is gone, or closing with nothing left. */
 void zd_conn_flush(struct zd_conn *c);
 /* Queues msg (and fd, taken, with its first byte) and flushes. */
@@ -58,13 +82,35 @@ void zd_conn_reply_errorf(struct zd_conn *c, const char *error, const char *key,
  * replies wait; closes one that is closing with nothing left to send. */
 void zd_conn_update_events(struct zd_conn *c);
 
+/* server-sched.c: accounts, their turns, their limits */
+int zd_account_attach(struct zd_server *s, struct zd_conn *c, uid_t uid);
+/* c is closing: out of its account, whose bytes it held are given back. */
+void zd_account_detach(struct zd_conn *c);
+unsigned zd_account_n_conns(struct zd_server *s, uid_t uid);
+/* How many more bytes c may read for its account now (SIZE_MAX: root, no account limit). */
+size_t zd_account_read_room(struct zd_conn *c);
+/* n bytes of c's input were taken by a call (or dropped): its account's other connections may
+ * read again. */
+void zd_account_consumed(struct zd_conn *c, size_t n);
+/* Whether n more bytes of replies fit in c's account. */
+bool zd_account_may_send(struct zd_conn *c, size_t n);
+/* Queues c for a turn when a complete message waits and no call is in progress; (re)arms or
+ * stops its partial-message timer otherwise. Never calls on_call itself. */
+void zd_conn_schedule(struct zd_conn *c);
+/* The idle timer of a new connection, and its callback's. */
+void zd_conn_idle_start(struct zd_conn *c);
+/* The dispatcher's watcher, set up by zd_server_listen(). */
+void zd_server_sched_init(struct zd_server *s);
+
 /* server-read.c */
 /* The fds of a message not yet complete, to the closer. */
 void zd_conn_drop_fds(struct zd_conn *c);
 /* Reads what is there. Returns 0, -EPROTO when an error reply went out and the connection is
  * closing, or -ECONNRESET when it must close. */
 int zd_conn_read(struct zd_conn *c);
-/* Hands the complete messages buffered to on_call, one call at a time. */
+/* Whether a complete message (or one too long) waits and no call is in progress. */
+bool zd_conn_runnable(const struct zd_conn *c);
+/* Hands the first complete message buffered to on_call (or refuses it): one message. */
 void zd_conn_process(struct zd_conn *c);
 /* The fork gate's release stage (fork-gate.h), registered while listening. */
 int zd_server_drop_partial_fds(void *userdata);

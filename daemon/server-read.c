@@ -17,7 +17,7 @@
 
 void zd_conn_drop_fds(struct zd_conn *c) {
         for (size_t i = 0; i < c->n_in_fds; i++)
-                zd_server_close_caller_fd(c->s, c->in_fds[i], c->cred.uid);
+                zd_server_close_caller_fd(c->s, c->in_fds[i], zd_conn_account(c));
         c->n_in_fds = 0;
 }
 
@@ -75,7 +75,14 @@ int zd_conn_read(struct zd_conn *c) {
                         struct cmsghdr align;
                         char buf[CMSG_SPACE(sizeof(int) * ZD_SCM_MAX_FD)];
                 } control;
+                /* An account other than root's holds at most ZD_MAX_INPUT_PER_ACCOUNT unread by
+                 * any call: past it the connection reads no more until a call takes some. */
+                size_t room = zd_account_read_room(c);
+                if (room == 0)
+                        return 0;
                 struct iovec iov = { .iov_base = c->in + c->in_len, .iov_len = c->in_size - c->in_len };
+                if (iov.iov_len > room)
+                        iov.iov_len = room;
                 struct msghdr mh = {
                         .msg_iov = &iov,
                         .msg_iovlen = 1,
@@ -88,7 +95,7 @@ int zd_conn_read(struct zd_conn *c) {
                  * references) says whether the read would bring any; if so the connection is
                  * refused with them still queued in it, and the sink closes it. */
                 bool refused = false;
-                if (!zd_closer_may_take(&c->s->closer, c->cred.uid)) {
+                if (!zd_closer_may_take(&c->s->closer, zd_conn_account(c))) {
                         struct msghdr peek = { .msg_iov = &iov, .msg_iovlen = 1 };
                         ssize_t k = recvmsg(c->fd, &peek, MSG_DONTWAIT | MSG_PEEK);
                         if (k < 0)
@@ -125,7 +132,7 @@ int zd_conn_read(struct zd_conn *c) {
                                 if (c->n_in_fds < ZY_FDS_MAX && !c->busy)
                                         c->in_fds[c->n_in_fds++] = fd;
                                 else {
-                                        zd_server_close_caller_fd(c->s, fd, c->cred.uid);
+                                        zd_server_close_caller_fd(c->s, fd, zd_conn_account(c));
                                         bad = true;
                                 }
                         }
@@ -155,78 +162,75 @@ int zd_conn_read(struct zd_conn *c) {
                 if (n == 0)
                         return -ECONNRESET;
                 c->in_len += (size_t) n;
+                if (c->acct)
+                        c->acct->in_bytes += (size_t) n;
+                c->last_active = ev_now(c->s->loop);
         }
 }
 
-static void conn_process_calls(struct zd_conn *c) {
-        while (!c->busy && !c->dead && !c->closing) {
-                char *nul = memchr(c->in, 0, c->in_len);
-                if (!nul) {
-                        if (c->in_len >= ZY_MESSAGE_MAX) {
-                                zd_conn_reply_errorf(c, ZY_ERROR_LIMIT_EXCEEDED, "limit", "message");
-                                c->closing = true;
-                                zd_conn_flush(c);
-                                return;
-                        }
-                        if (c->in_len > 0) {
-                                /* A partial message: it must complete soon (slowloris). */
-                                if (!ev_is_active(&c->partial)) {
-                                        ev_timer_set(&c->partial, ZD_PARTIAL_TIMEOUT, 0.);
-                                        ev_timer_start(c->s->loop, &c->partial);
-                                }
-                        } else
-                                ev_timer_stop(c->s->loop, &c->partial);
-                        return;
-                }
-                ev_timer_stop(c->s->loop, &c->partial);
+bool zd_conn_runnable(const struct zd_conn *c) {
+        if (c->busy || c->dead || c->closing)
+                return false;
+        return c->in_len >= ZY_MESSAGE_MAX || memchr(c->in, 0, c->in_len);
+}
 
-                size_t len = (size_t) (nul - c->in);
-                /* Invalid UTF-8 would come back in error replies (e.g. an unknown method's name)
-                 * and make them invalid JSON: refuse it here, strictly (json-c's own check lets
-                 * overlong forms, surrogates and code points past U+10FFFF through). Raw control
-                 * bytes too: JSON has them escaped, and each would come back six times longer. */
-                bool utf8 = zc_utf8_valid(c->in, len) && !zc_json_text_has_control(c->in, len);
-                json_tokener *tok = utf8 ? json_tokener_new_ex(32) : NULL;
-                json_object *msg = tok ? json_tokener_parse_ex(tok, c->in, (int) len) : NULL;
-                bool complete = tok && json_tokener_get_error(tok) == json_tokener_success &&
-                                json_tokener_get_parse_end(tok) == len;
-                if (tok)
-                        json_tokener_free(tok);
-                /* A key with \u0000 is cut there by json-c: "method\u0000x" would count as a
-                 * second "method". Strings with one are refused where they are read. */
-                if (complete && zc_json_text_nul_escapes(c->in, len) != zc_json_nuls(msg))
-                        complete = false;
-                memmove(c->in, nul + 1, c->in_len - len - 1);
-                c->in_len -= len + 1;
-
-                int fds[ZY_FDS_MAX];
-                size_t n_fds = c->n_in_fds;
-                memcpy(fds, c->in_fds, n_fds * sizeof(int));
-                c->n_in_fds = 0;
-
-                c->busy = true;
-                c->refs++;
-                if (!complete || !json_object_is_type(msg, json_type_object)) {
-                        for (size_t i = 0; i < n_fds; i++)
-                                zd_server_close_caller_fd(c->s, fds[i], c->cred.uid);
-                        zd_conn_reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "message");
-                } else {
-                        json_object *jmore;
-                        c->more = json_object_object_get_ex(msg, "more", &jmore) && json_object_get_boolean(jmore);
-                        c->s->on_call(c->s->userdata, c, msg, fds, n_fds); /* takes the fds */
-                }
-                json_object_put(msg);
-                bool dead = c->dead;
-                zd_conn_unref(c);
-                if (dead)
-                        return;
+/* The first message buffered, handed to on_call or refused. */
+static void conn_process_one(struct zd_conn *c) {
+        if (!zd_conn_runnable(c))
+                return;
+        char *nul = memchr(c->in, 0, c->in_len);
+        if (!nul) {
+                zd_conn_reply_errorf(c, ZY_ERROR_LIMIT_EXCEEDED, "limit", "message");
+                c->closing = true;
+                zd_conn_flush(c);
+                return;
         }
+        ev_timer_stop(c->s->loop, &c->partial);
+
+        size_t len = (size_t) (nul - c->in);
+        /* Invalid UTF-8 would come back in error replies (e.g. an unknown method's name)
+         * and make them invalid JSON: refuse it here, strictly (json-c's own check lets
+         * overlong forms, surrogates and code points past U+10FFFF through). Raw control
+         * bytes too: JSON has them escaped, and each would come back six times longer. */
+        bool utf8 = zc_utf8_valid(c->in, len) && !zc_json_text_has_control(c->in, len);
+        json_tokener *tok = utf8 ? json_tokener_new_ex(32) : NULL;
+        json_object *msg = tok ? json_tokener_parse_ex(tok, c->in, (int) len) : NULL;
+        bool complete =
+                tok && json_tokener_get_error(tok) == json_tokener_success && json_tokener_get_parse_end(tok) == len;
+        if (tok)
+                json_tokener_free(tok);
+        /* A key with \u0000 is cut there by json-c: "method\u0000x" would count as a
+         * second "method". Strings with one are refused where they are read. */
+        if (complete && zc_json_text_nul_escapes(c->in, len) != zc_json_nuls(msg))
+                complete = false;
+        memmove(c->in, nul + 1, c->in_len - len - 1);
+        c->in_len -= len + 1;
+        zd_account_consumed(c, len + 1);
+
+        int fds[ZY_FDS_MAX];
+        size_t n_fds = c->n_in_fds;
+        memcpy(fds, c->in_fds, n_fds * sizeof(int));
+        c->n_in_fds = 0;
+
+        c->busy = true;
+        c->refs++;
+        if (!complete || !json_object_is_type(msg, json_type_object)) {
+                for (size_t i = 0; i < n_fds; i++)
+                        zd_server_close_caller_fd(c->s, fds[i], zd_conn_account(c));
+                zd_conn_reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "message");
+        } else {
+                json_object *jmore;
+                c->more = json_object_object_get_ex(msg, "more", &jmore) && json_object_get_boolean(jmore);
+                c->s->on_call(c->s->userdata, c, msg, fds, n_fds); /* takes the fds */
+        }
+        json_object_put(msg);
+        zd_conn_unref(c);
 }
 
 void zd_conn_process(struct zd_conn *c) {
         c->refs++;
         c->processing = true;
-        conn_process_calls(c);
+        conn_process_one(c);
         c->processing = false;
         zd_conn_unref(c);
 }

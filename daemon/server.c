@@ -16,6 +16,7 @@
  * (server-conn.h between the two).
  */
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/sockios.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
@@ -31,7 +32,6 @@
 #include "util.h"
 #include "zygote-protocol.h"
 
-static void conn_close(struct zd_conn *c);
 static void accept_resume(struct zd_server *s);
 
 bool zd_conn_is_root(const struct zd_conn *c) {
@@ -80,17 +80,17 @@ struct zd_caller_conn **zd_conn_caller(struct zd_conn *c) {
         return &c->caller;
 }
 
-static unsigned conns_of_uid(struct zd_server *s, uid_t uid) {
-        unsigned n = 0;
-        for (struct zd_conn *c = s->conns; c; c = c->next)
-                if (!c->dead && c->cred.uid == uid)
-                        n++;
-        return n;
+uid_t zd_conn_account(const struct zd_conn *c) {
+        /* In zygoted's own user namespace the uid is the owner, and a root connection's process
+         * that became another user since counts as that user, as it calls as one. */
+        return c->owner.own_ns ? c->acting.uid : c->owner.account;
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
 
 void zd_conn_flush(struct zd_conn *c) {
+        if (c->dead)
+                return;
         while (c->out_head) {
                 struct zd_out *o = c->out_head;
                 struct iovec iov = { .iov_base = o->data + o->off, .iov_len = o->len - o->off };
@@ -98,13 +98,15 @@ void zd_conn_flush(struct zd_conn *c) {
                 if (n < 0) {
                         if (n == -EAGAIN)
                                 break;
-                        conn_close(c); /* EPIPE, ECONNRESET: the caller is gone */
+                        zd_conn_close(c); /* EPIPE, ECONNRESET: the caller is gone */
                         return;
                 }
                 if (n > 0)
                         o->fd = safe_close(o->fd); /* the fd went with the first byte */
                 o->off += (size_t) n;
                 c->out_bytes -= (size_t) n;
+                if (c->acct)
+                        c->acct->out_bytes -= (size_t) n;
                 if (o->off < o->len)
                         break;
                 c->out_head = o->next;
@@ -113,7 +115,7 @@ void zd_conn_flush(struct zd_conn *c) {
                 free(o);
         }
         if (!c->out_head && c->closing) {
-                conn_close(c);
+                zd_conn_close(c);
                 return;
         }
         zd_conn_update_events(c);
@@ -133,23 +135,24 @@ void zd_conn_send(struct zd_conn *c, json_object *msg, int fd) {
                 valid = zc_utf8_make_valid(s, len, &len);
                 if (!valid) {
                         safe_close(fd);
-                        conn_close(c);
+                        zd_conn_close(c);
                         return;
                 }
                 s = valid;
         }
-        if (c->out_bytes + len + 1 > ZD_MAX_OUTPUT) {
-                /* The caller does not read its replies; keep no unbounded memory for it. */
-                zd_log(LOG_WARNING, "dropping connection of uid %u: %zu bytes of replies unread",
-                       (unsigned) c->cred.uid, c->out_bytes);
+        if (c->out_bytes + len + 1 > ZD_MAX_OUTPUT || !zd_account_may_send(c, len + 1)) {
+                /* The caller does not read its replies; keep no unbounded memory for it (nor
+                 * for its account, over all its connections). */
+                zd_log(LOG_WARNING, "dropping connection of uid %u (account %u): %zu bytes of replies unread",
+                       (unsigned) c->cred.uid, (unsigned) zd_conn_account(c), c->out_bytes);
                 safe_close(fd);
-                conn_close(c);
+                zd_conn_close(c);
                 return;
         }
         struct zd_out *o = malloc(sizeof(*o) + len + 1);
         if (!o) {
                 safe_close(fd);
-                conn_close(c);
+                zd_conn_close(c);
                 return;
         }
         memcpy(o->data, s, len + 1); /* includes the NUL terminator */
@@ -163,6 +166,9 @@ void zd_conn_send(struct zd_conn *c, json_object *msg, int fd) {
                 c->out_head = o;
         c->out_tail = o;
         c->out_bytes += o->len;
+        if (c->acct)
+                c->acct->out_bytes += o->len;
+        c->last_active = ev_now(c->s->loop);
         zd_conn_flush(c);
 }
 
@@ -171,20 +177,11 @@ static void call_done(struct zd_conn *c) {
         c->more = false;
         if (c->dead)
                 return;
-        /* The next call may already be buffered. Inside zd_conn_process() its loop goes on by
-         * itself; after an asynchronous reply, process it from the loop, not recursively. */
+        c->last_active = ev_now(c->s->loop);
+        /* The next call may already be buffered: it waits for its account's turn (inside
+         * zd_conn_process() the dispatcher queues it once the handler returned). */
         if (!c->processing)
-                ev_idle_start(c->s->loop, &c->kick);
-}
-
-static void on_kick(struct ev_loop *loop, ev_idle *w, int revents) {
-        struct zd_conn *c = w->data;
-        ev_idle_stop(loop, w);
-        c->refs++;
-        zd_conn_process(c);
-        if (!c->dead)
-                zd_conn_update_events(c);
-        zd_conn_unref(c);
+                zd_conn_schedule(c);
 }
 
 void zd_reply(struct zd_conn *c, json_object *params, bool continues, int fd) {
@@ -225,12 +222,12 @@ void zd_conn_update_events(struct zd_conn *c) {
                 return;
         /* Keep reading while there is room (to see EOF early); write when replies wait. */
         int ev = 0;
-        if (c->in_len < ZY_MESSAGE_MAX && !c->closing)
+        if (c->in_len < ZY_MESSAGE_MAX && !c->closing && zd_account_read_room(c) > 0)
                 ev |= EV_READ;
         if (c->out_head)
                 ev |= EV_WRITE;
         if ((ev & EV_READ) == 0 && c->closing && !c->out_head) {
-                conn_close(c);
+                zd_conn_close(c);
                 return;
         }
         if (ev_is_active(&c->io) && (c->io.events & (EV_READ | EV_WRITE)) == ev)
@@ -251,11 +248,11 @@ static void on_conn_io(struct ev_loop *loop, ev_io *w, int revents) {
                 if (r == -EPROTO) {
                         zd_conn_flush(c);
                 } else if (r < 0) {
-                        conn_close(c);
+                        zd_conn_close(c);
                 }
         }
         if (!c->dead)
-                zd_conn_process(c);
+                zd_conn_schedule(c); /* a complete message waits for its account's turn */
         if (!c->dead)
                 zd_conn_update_events(c);
         zd_conn_unref(c);
@@ -265,7 +262,7 @@ static void on_partial_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
         struct zd_conn *c = w->data;
         zd_log(LOG_NOTICE, "closing connection of uid %u: partial message idle for %.0fs", (unsigned) c->cred.uid,
                ZD_PARTIAL_TIMEOUT);
-        conn_close(c);
+        zd_conn_close(c);
 }
 
 /* Our end of a connection goes. Its receive queue may still hold what the caller sent after the
@@ -278,23 +275,24 @@ static void conn_release_socket(struct zd_conn *c) {
 
         (void) shutdown(c->fd, SHUT_RD);
         if (ioctl(c->fd, SIOCINQ, &queued) < 0 || queued > 0)
-                zd_closer_sink(&c->s->closer, TAKE_FD(c->fd), c->cred.uid);
+                zd_closer_sink(&c->s->closer, TAKE_FD(c->fd), zd_conn_account(c));
         else
                 c->fd = safe_close(c->fd);
 }
 
-static void conn_close(struct zd_conn *c) {
+void zd_conn_close(struct zd_conn *c) {
         if (c->dead)
                 return;
         c->dead = true;
         struct zd_server *s = c->s;
         ev_io_stop(s->loop, &c->io);
         ev_timer_stop(s->loop, &c->partial);
-        ev_idle_stop(s->loop, &c->kick);
+        ev_timer_stop(s->loop, &c->idle);
         if (s->on_disconnect)
                 s->on_disconnect(s->userdata, c);
         conn_release_socket(c);
         zd_conn_drop_fds(c);
+        zd_account_detach(c);
         if (c->prev)
                 c->prev->next = c->next;
         else
@@ -340,13 +338,22 @@ static int peer_groups(int fd, gid_t **ret, size_t *ret_n) {
 }
 
 /* A connection of caller cred on fd. Takes groups (malloc'd) always, fd on success only. */
-static int conn_new(struct zd_server *s, int fd, const struct ucred *cred, gid_t *groups, size_t n_groups) {
+static int conn_new(struct zd_server *s, int fd, const struct ucred *cred, const struct zd_owner *owner, gid_t *groups,
+                    size_t n_groups) {
         struct zd_conn *c = calloc(1, sizeof(*c));
         if (!c) {
                 free(groups);
                 return -ENOMEM;
         }
+        if (zd_account_attach(s, c, owner->own_ns ? cred->uid : owner->account) < 0) {
+                free(c);
+                free(groups);
+                return -ENOMEM;
+        }
+        if (!s->dispatch.cb)
+                zd_server_sched_init(s); /* a connection added with no listening socket (tests) */
         c->s = s;
+        c->owner = *owner;
         c->cred = c->acting = *cred;
         c->refs = 1;
         c->groups = groups;
@@ -356,8 +363,7 @@ static int conn_new(struct zd_server *s, int fd, const struct ucred *cred, gid_t
         c->io.data = c;
         ev_timer_init(&c->partial, on_partial_timeout, ZD_PARTIAL_TIMEOUT, 0.);
         c->partial.data = c;
-        ev_idle_init(&c->kick, on_kick);
-        c->kick.data = c;
+        zd_conn_idle_start(c);
         ev_io_start(s->loop, &c->io);
         c->next = s->conns;
         if (s->conns)
@@ -416,10 +422,23 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
                         continue;
                 const char *limit = NULL;
                 unsigned max = 0;
+                struct zd_owner owner = {};
                 if (s->n_conns >= ZD_MAX_CONNECTIONS)
                         limit = "connections", max = ZD_MAX_CONNECTIONS;
-                else if (cred.uid != 0 && conns_of_uid(s, cred.uid) >= ZD_MAX_CONNECTIONS_PER_UID)
-                        limit = "connections_per_user", max = ZD_MAX_CONNECTIONS_PER_UID;
+                else {
+                        owner = zd_owner_find(fd, &cred, s->own_userns, !s->owner_by_proc);
+                        uid_t account = owner.own_ns ? cred.uid : owner.account;
+                        /* Root of zygoted's own user namespace alone may take the last
+                         * ZD_ROOT_RESERVE connections, and has no limit of its own: whatever the
+                         * others hold, the service manager, containerd's shim and an admin's
+                         * launchctl get in. Every other account, root's containers' included,
+                         * has ZD_MAX_CONNECTIONS_PER_UID, so that it takes a ninth of the rest
+                         * at most. Refused here, before anything of the connection is read. */
+                        if (account != 0 && s->n_conns >= ZD_MAX_CONNECTIONS - ZD_ROOT_RESERVE)
+                                limit = "connections", max = ZD_MAX_CONNECTIONS - ZD_ROOT_RESERVE;
+                        else if (account != 0 && zd_account_n_conns(s, account) >= ZD_MAX_CONNECTIONS_PER_UID)
+                                limit = "connections_per_user", max = ZD_MAX_CONNECTIONS_PER_UID;
+                }
                 if (limit) {
                         /* Say why, best effort, and close: the others keep being served. */
                         char buf[160];
@@ -436,7 +455,7 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents) {
                         groups = NULL; /* no supplementary groups: the caller gets less, never more */
                         n_groups = 0;
                 }
-                if (conn_new(s, fd, &cred, groups, n_groups) >= 0)
+                if (conn_new(s, fd, &cred, &owner, groups, n_groups) >= 0)
                         TAKE_FD(fd);
         }
 }
@@ -449,7 +468,33 @@ int zd_server_add_conn(struct zd_server *s, int fd, const struct ucred *cred, co
                         return -ENOMEM;
                 memcpy(copy, groups, n_groups * sizeof(gid_t));
         }
-        return conn_new(s, fd, cred, TAKE_PTR(copy), n_groups);
+        struct zd_owner owner = { .account = cred->uid, .own_ns = true };
+        return conn_new(s, fd, cred, &owner, TAKE_PTR(copy), n_groups);
+}
+
+/* The system socket made by zygoted itself (started by hand, not by zygoted.socket) gets what the
+ * unit gives it: 0660, group zygote. Who may connect to the system daemon is the administrator's
+ * choice (group zygote), and a daemon started by hand must not widen it. Other paths (a user's
+ * daemon, a test's, scripts/run.sh's) stay connectable by every uid: access is decided per
+ * caller from SO_PEERCRED, and a caller never gets more than it already has. */
+static mode_t socket_umask(const char *path) {
+        return geteuid() == 0 && streq(path, ZY_SOCKET_SYSTEM) ? 0117 : 0111;
+}
+
+static void system_socket_group(const char *path) {
+        struct group *g;
+
+        if (geteuid() != 0 || !streq(path, ZY_SOCKET_SYSTEM))
+                return;
+        g = getgrnam("zygote");
+        if (!g) {
+                zd_log(LOG_WARNING, "%s: no group zygote (systemd-sysusers makes it): the socket is root's alone",
+                       path);
+                return;
+        }
+        if (chown(path, 0, g->gr_gid) < 0)
+                zd_log(LOG_WARNING, "%s: giving the socket to group zygote: %s; it is root's alone", path,
+                       strerror(errno));
 }
 
 static int mkdir_parents(const char *path, mode_t mode) {
@@ -470,6 +515,9 @@ static int mkdir_parents(const char *path, mode_t mode) {
 int zd_server_listen(struct zd_server *s) {
         if (!s->closer.helpers && !s->closer.disabled)
                 s->closer.error = zd_closer_start(&s->closer, s->loop);
+        s->own_userns = zd_owner_own_userns();
+        if (!s->dispatch.cb)
+                zd_server_sched_init(s);
         if (s->listen_fd < 0) {
                 struct sockaddr_un sa = { .sun_family = AF_UNIX };
                 if (strlen(s->socket_path) >= sizeof(sa.sun_path))
@@ -486,13 +534,13 @@ int zd_server_listen(struct zd_server *s) {
                 if (probe >= 0 && connect(probe, (struct sockaddr *) &sa, sizeof(sa)) == 0)
                         return -EADDRINUSE;
                 (void) unlink(s->socket_path);
-                /* World-connectable: access is decided per caller from SO_PEERCRED, and a
-                 * caller never gets more than it already has. The unit file narrows it. */
-                mode_t old = umask(0111);
+                /* born with its final mode: never wider, even for a moment (socket_umask) */
+                mode_t old = umask(socket_umask(s->socket_path));
                 r = bind(fd, (struct sockaddr *) &sa, sizeof(sa));
                 umask(old);
                 if (r < 0)
                         return negative_errno();
+                system_socket_group(s->socket_path);
                 if (listen(fd, 128) < 0)
                         return negative_errno();
                 s->listen_fd = TAKE_FD(fd);
@@ -520,7 +568,10 @@ void zd_server_stop(struct zd_server *s) {
         ev_timer_stop(s->loop, &s->accept_retry);
         s->accept_paused = false;
         while (s->conns)
-                conn_close(s->conns);
+                zd_conn_close(s->conns);
+        ev_check_stop(s->loop, &s->dispatch);
+        ev_idle_stop(s->loop, &s->dispatch_spin);
+        ev_timer_stop(s->loop, &s->rest_timer);
         if (s->listen_fd >= 0) {
                 s->listen_fd = safe_close(s->listen_fd);
                 if (!s->socket_activated)
@@ -542,8 +593,8 @@ bool zd_server_expire_partial(struct zd_server *s) {
 void zd_server_dump(struct zd_server *s, FILE *f) {
         for (struct zd_conn *c = s->conns; c; c = c->next)
                 fprintf(f,
-                        "connection: uid=%u busy=%d more=%d closing=%d in_len=%zu fds=%zu out=%zu waits=%d "
+                        "connection: uid=%u account=%u busy=%d more=%d closing=%d in_len=%zu fds=%zu out=%zu waits=%d "
                         "partial=%d\n",
-                        (unsigned) c->cred.uid, c->busy, c->more, c->closing, c->in_len, c->n_in_fds, c->out_bytes,
-                        c->data != NULL, ev_is_active(&c->partial));
+                        (unsigned) c->cred.uid, (unsigned) zd_conn_account(c), c->busy, c->more, c->closing, c->in_len,
+                        c->n_in_fds, c->out_bytes, c->data != NULL, ev_is_active(&c->partial));
 }

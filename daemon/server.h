@@ -10,6 +10,7 @@
 #include <ev.h>
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -17,14 +18,22 @@
 #include "fork-gate.h"
 #include "server-closer.h"
 
-#define ZD_MAX_CONNECTIONS 1024            /* all callers */
-#define ZD_MAX_CONNECTIONS_PER_UID 128     /* one non-root uid */
-#define ZD_MAX_OUTPUT (4u * 1024u * 1024u) /* unsent replies before a client is dropped */
-#define ZD_PARTIAL_TIMEOUT 10.0            /* seconds a partial message may sit idle */
-#define ZD_ACCEPT_RETRY 1.0                /* seconds before accept() is tried again, out of fds */
-#define ZD_ACCEPT_LOG_INTERVAL 60.0        /* seconds between two "out of fds" lines */
+#define ZD_MAX_CONNECTIONS 1024                         /* all callers */
+#define ZD_ROOT_RESERVE 64                              /* of those, only root of zygoted's user namespace gets */
+#define ZD_MAX_CONNECTIONS_PER_UID 128                  /* one account other than root's (server-owner.h) */
+#define ZD_MAX_OUTPUT (4u * 1024u * 1024u)              /* unsent replies before a client is dropped */
+#define ZD_MAX_OUTPUT_PER_ACCOUNT (16u * 1024u * 1024u) /* the same, over one account's connections */
+#define ZD_MAX_INPUT_PER_ACCOUNT (256u * 1024u)         /* bytes read, not yet taken by a call, per account */
+#define ZD_PARTIAL_TIMEOUT 10.0                         /* seconds a partial message may sit idle */
+#define ZD_IDLE_TIMEOUT 120.0                           /* seconds a connection may sit with nothing in progress */
+#define ZD_DISPATCH_SLICE 0.002                         /* seconds of calls before the loop looks at its fds again */
+#define ZD_ACCOUNT_SHARE 0.5        /* of the loop's time, what one account other than root's may take */
+#define ZD_ACCOUNT_BURST 0.020      /* seconds of calls it may take at once within that share */
+#define ZD_ACCEPT_RETRY 1.0         /* seconds before accept() is tried again, out of fds */
+#define ZD_ACCEPT_LOG_INTERVAL 60.0 /* seconds between two "out of fds" lines */
 
 struct zd_conn;        /* private to server.c */
+struct zd_account;     /* server-conn.h */
 struct zd_caller_conn; /* caller.h */
 
 /* A call: msg is a JSON object; the fds came with it and belong to the callee, which must close
@@ -47,6 +56,17 @@ struct zd_server {
         unsigned accept_unlogged; /* pauses since, not logged */
         struct zd_conn *conns;
         unsigned n_conns;
+        /* Accounts (server-owner.h): the connections of one owner, served in turn, one message
+         * of each account with a message waiting before the next of any (server-sched.c). */
+        struct zd_account *accounts;
+        struct zd_account *ring_head, *ring_tail;
+        ev_check dispatch;            /* active while the ring is not empty */
+        ev_idle dispatch_spin;        /* likewise: poll does not block meanwhile */
+        struct zd_account *rest_head; /* accounts past their share, until rest_timer */
+        ev_timer rest_timer;
+        ev_tstamp idle_timeout; /* 0: ZD_IDLE_TIMEOUT */
+        uint64_t own_userns;    /* zygoted's user namespace (server-owner.h), read at listen */
+        bool owner_by_proc;     /* set before listen: find owners by /proc/PID/ns/user only */
         /* Closes the fds callers pass, in helper processes (server-closer.h): a close may wait
          * on the caller (a FUSE file's FLUSH), and this loop must not. */
         struct zd_closer closer;
@@ -88,6 +108,12 @@ const gid_t *zd_conn_groups(const struct zd_conn *c, size_t *ret_n);
 /* The connection's socket, for what the kernel says of its peer (SO_PEERPIDFD); borrowed. */
 int zd_conn_fd(const struct zd_conn *c);
 bool zd_conn_is_root(const struct zd_conn *c);
+/* The account the connection's calls count in, for every per-user budget (tasks, argv bytes,
+ * Events streams, fds held, compiles, cached programs): the uid that owns the caller's user
+ * namespace chain (server-owner.h), or for a caller in zygoted's own user namespace the uid it
+ * calls as (zd_conn_cred). 0 only for root of zygoted's own user namespace, which no per-user
+ * budget limits; ZD_ACCOUNT_ROOT_NS and ZD_ACCOUNT_UNKNOWN are limited like any user. */
+uid_t zd_conn_account(const struct zd_conn *c);
 /* Whether the current call asked for more replies ("more": true). */
 bool zd_conn_more(const struct zd_conn *c);
 /* One pointer for the layer above (the task a call waits on); NULL at first. */

@@ -29,7 +29,7 @@ struct zd_parked {
         struct zd_call call;    /* conn NULL once the caller is gone */
         int *fds;
         bool fds_released; /* to the closer before another fork: no load tier if the reference is lost */
-        uid_t uid;         /* the caller's: whose fds these are */
+        uid_t uid;         /* the caller's account: whose fds these are */
         struct spawn *s;
 };
 
@@ -126,7 +126,7 @@ int zd_spawn_park(struct spawn *s) {
         /* the call is ours now: its fds (the plan names them by number) and its parameters */
         p->call = *call;
         p->call.fds = p->fds;
-        p->uid = zd_conn_cred(call->conn)->uid;
+        p->uid = zd_conn_account(call->conn);
         if (call->n_fds > 0)
                 memcpy(p->fds, call->fds, call->n_fds * sizeof(int));
         call->n_fds = 0;

@@ -87,7 +87,7 @@ int zd_spawn_authorize(struct spawn *s) {
 
         s->entry = zd_registry_find(d, req->profile);
         if (!s->entry)
-                return zd_call_failf(call, -ENOENT, ZY_ERROR_NO_SUCH_PROFILE, "profile", req->profile);
+                return zd_registry_no_such_profile(call, req->profile);
         const struct zp_profile *p = s->entry->profile;
         s->profile_name = strdup(p->name);
         if (!s->profile_name)
@@ -101,9 +101,11 @@ int zd_spawn_authorize(struct spawn *s) {
                 return zd_call_limit(call, "tasks", ZD_MAX_TASKS);
         s->argv_bytes = zd_task_argv_bytes(req->argv);
         size_t argv_bytes = 0;
-        if (cr->uid != 0 && zd_tasks_count_uid(d, cr->uid, &argv_bytes) >= ZD_MAX_TASKS_PER_UID)
+        /* by the caller's account (server.h): a user's subordinate uids are that user */
+        uid_t account = zd_conn_account(call->conn);
+        if (account != 0 && zd_tasks_count_account(d, account, &argv_bytes) >= ZD_MAX_TASKS_PER_UID)
                 return zd_call_limit(call, "tasks_per_user", ZD_MAX_TASKS_PER_UID);
-        if (cr->uid != 0 && argv_bytes + s->argv_bytes > ZD_MAX_ARGV_BYTES_PER_UID)
+        if (account != 0 && argv_bytes + s->argv_bytes > ZD_MAX_ARGV_BYTES_PER_UID)
                 return zd_call_limit(call, "argv_bytes_per_user", ZD_MAX_ARGV_BYTES_PER_UID);
 
         /* Capabilities: the profile's bounding set less what the caller drops; only a worker that

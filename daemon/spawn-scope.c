@@ -6,9 +6,11 @@
  *
  * Two cases. The caller asked the task to outlive it ("outlive": `launchctl run --detach`): a
  * task in its caller's cgroup is killed when the caller's unit stops (a systemd-run service, a
- * cron job's or an SSH session's scope), so it gets a scope beside the caller's unit, in the
- * slice the manager says that unit is in (whose limits still count it), carrying a copy of
- * every limit and access rule of the unit's own, or it is refused (scope-unit.c). Or a user's zygoted serves a caller whose cgroup it
+ * cron job's or an SSH session's scope), so it gets a scope in one slice shared by all the
+ * detached tasks of the caller's unit, made below the slice the manager says that unit is in
+ * (whose limits still count it) and carrying every limit and access rule of the unit's own, or
+ * it is refused (scope.c, scope-unit.c); a caller in a login session of the system manager, served
+ * by a user's zygoted, gets the session's limits in the user's manager. Or a user's zygoted serves a caller whose cgroup it
  * may not join (a login session's scope belongs to root): the task gets a scope of the user's
  * manager, as `systemd-run --user --scope` would. Without a service manager neither happens:
  * the task stays where its caller is, which no unit's end can take away.

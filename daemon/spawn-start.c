@@ -71,6 +71,7 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
         t->exe = strdup(s->argv[0]);
         t->argv = json_object_get(s->req.argv);
         t->argv_bytes = s->argv_bytes;
+        t->account = zd_conn_account(c);
         t->run_uid = s->id.set_ids ? s->id.uid : d->uid;
 
         if (pid > 0) {

@@ -8,6 +8,7 @@
  * the later one.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "pidfd-util.h"
 #include "task-exe.h"
+#include "util.h"
 
 char *zd_task_exe_path(pid_t pid, int pidfd) {
         char path[64], target[PATH_MAX];
@@ -29,4 +31,31 @@ char *zd_task_exe_path(pid_t pid, int pidfd) {
                 return NULL;
         target[n] = 0;
         return strdup(target);
+}
+
+json_object *zd_task_cmdline(pid_t pid, int pidfd) {
+        char path[64], buf[ZD_TASK_CMDLINE_MAX + 1];
+        _cleanup_close_ int fd = -EBADF;
+        json_object *argv;
+        ssize_t n;
+
+        if (pid <= 0 || pidfd < 0)
+                return NULL;
+        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return NULL;
+        n = read(fd, buf, sizeof(buf));
+        if (n <= 0 || pidfd_kill(pidfd, 0) == -ESRCH)
+                return NULL;
+        /* longer than the bound: the arguments that fit whole */
+        if (n > ZD_TASK_CMDLINE_MAX) {
+                while (n > 0 && buf[n - 1] != '\0')
+                        n--;
+        } else if (buf[n - 1] != '\0')
+                buf[n++] = '\0';
+        argv = json_object_new_array();
+        for (ssize_t i = 0; argv && i < n; i += (ssize_t) strlen(buf + i) + 1)
+                json_object_array_add(argv, json_object_new_string(buf + i));
+        return argv;
 }

@@ -49,13 +49,13 @@ struct zd_task *zd_task_lookup(struct zd_daemon *d, uid_t caller, bool any_owner
         return zd_task_find(d, owner, id);
 }
 
-unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes) {
+unsigned zd_tasks_count_account(struct zd_daemon *d, uid_t account, size_t *ret_argv_bytes) {
         unsigned n = 0;
         size_t bytes = 0;
         struct lh_entry *e;
         lh_foreach(d->tasks, e) {
                 const struct zd_task *t = lh_entry_v(e);
-                if (t->uid == uid) {
+                if (t->account == account) {
                         n++;
                         bytes += t->argv_bytes;
                 }

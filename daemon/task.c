@@ -250,7 +250,7 @@ int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task
         if (!t)
                 return -ENOMEM;
         t->d = d;
-        t->uid = owner;
+        t->uid = t->account = owner;
         t->pidref = ZC_PIDREF_NULL;
         t->status_fd = t->hold_fd = t->scope_gate = -EBADF;
         t->created_at = zd_now();
@@ -408,6 +408,15 @@ static void task_read_status(struct zd_task *t, bool exited, bool reaped) {
                 if (exe) {
                         free(t->exe);
                         t->exe = exe; /* the path executed, not the name as given */
+                }
+                json_object *cmdline = t->argv && json_object_array_length(t->argv) == 0
+                                               ? zd_task_cmdline(t->pidref.pid, t->pidref.fd)
+                                               : NULL;
+                if (cmdline) {
+                        /* a container's: the worker, not the call, had its argv (config.json) */
+                        json_object_put(t->argv);
+                        t->argv = cmdline;
+                        t->argv_bytes = zd_task_argv_bytes(cmdline);
                 }
                 task_log(LOG_INFO, t, "start");
                 task_event(d, "start", t);

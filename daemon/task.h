@@ -22,7 +22,7 @@
 #define ZD_MAX_ARGV_BYTES_PER_UID (1024u * 1024u)
 /* A task's JSON apart from its argv, at most (List counts a reply before building it). */
 #define ZD_TASK_JSON_MAX_OVERHEAD 640u
-#define ZD_LIST_PAGE_BYTES (2u * 1024u * 1024u) /* one List reply, at most (a task more than that alone) */
+#define ZD_LIST_PAGE_BYTES (256u * 1024u) /* one List reply, at most (a task more than that alone) */
 
 struct zd_conn;
 struct zd_daemon;
@@ -50,6 +50,7 @@ struct zd_task {
         enum zd_tier tier;
         enum zd_task_state state;
         uid_t uid;               /* the caller who owns it */
+        uid_t account;           /* whose budgets it counts in (zd_conn_account): uid unless set */
         uid_t run_uid;           /* what it runs as */
         struct zc_pidref pidref; /* the worker */
         int status_fd;           /* read end, while STARTING/CREATED */
@@ -96,8 +97,8 @@ struct zd_task *zd_task_find(struct zd_daemon *d, uid_t owner, const char *id);
 /* The task a caller names: an id of its own, or "OWNER:ID" of any owner when any_owner (root),
  * of itself otherwise. NULL: none (the same whether another owner has that id or not). */
 struct zd_task *zd_task_lookup(struct zd_daemon *d, uid_t caller, bool any_owner, const char *name);
-/* How many tasks uid owns, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */
-unsigned zd_tasks_count_uid(struct zd_daemon *d, uid_t uid, size_t *ret_argv_bytes);
+/* How many tasks count in account, and (ret_argv_bytes, may be NULL) the argv_bytes they hold. */
+unsigned zd_tasks_count_account(struct zd_daemon *d, uid_t account, size_t *ret_argv_bytes);
 /* How many tasks the table holds (live and not yet deleted). */
 unsigned zd_tasks_count(const struct zd_daemon *d);
 /* List's reply parameters: one page ("tasks", and "next" naming the last one when more follow)

@@ -588,6 +588,14 @@ int ze_sb_finish_root(const struct ze_sandbox *sb, enum ze_step *ret_step, int *
         root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return failed(ret_step, ret_index, ZE_STEP_PIVOT, -1, errno);
+        /* a missing cwd is made inside the root (0755, before a read-only root), as runc makes it */
+        r = sb->cwd ? ze_sb_make_in_root(sb, root_fd, sb->cwd, true) : -EBADF;
+        if (r >= 0)
+                close(r);
+        else if (r != -EBADF) {
+                close(root_fd);
+                return failed(ret_step, ret_index, ZE_STEP_CHDIR, -1, -r);
+        }
         {
                 /* a negative null_fd fails only a masked path that is a file */
                 int null_fd = sb->masked && sb->masked[0] ? open_dev_null(root_fd) : -ENOENT;

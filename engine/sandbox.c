@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <net/if.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -118,12 +119,17 @@ static int setup_console(const struct ze_sandbox *sb) {
 
 /* Step 12's cwd, resolved inside the process's root ("/": the container's after pivot_root or
  * exec's chroot): a symlink in the image resolves as if the rootfs were "/", and a magic link
- * (/proc/self/fd/N, /proc/1/cwd) is refused rather than followed wherever it points. */
-static int chdir_in_root(const char *cwd) {
+ * (/proc/self/fd/N, /proc/1/cwd) is refused rather than followed wherever it points. Opened before
+ * the early filter (openat2 is newer than many profiles), entered by fchdir after it. The fd, or
+ * -EBADF without a cwd, or a negative errno. */
+static int open_cwd(const struct ze_sandbox *sb) {
         struct open_how how = { .flags = (uint64_t) (O_PATH | O_DIRECTORY | O_CLOEXEC),
                                 .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+        const char *cwd = sb->cwd;
         int root, fd, r = 0;
 
+        if (!cwd)
+                return -EBADF;
         root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root < 0)
                 return -errno;
@@ -133,9 +139,23 @@ static int chdir_in_root(const char *cwd) {
         if (fd < 0)
                 r = -errno;
         close(root);
-        if (r < 0)
-                return r;
-        if (fchdir(fd) < 0)
+        return r < 0 ? r : fd;
+}
+
+/* Step 4: lo up in a network namespace the container got new, as runc brings it up. */
+static int loopback_up(const struct ze_sandbox *sb) {
+        struct ifreq ifr = { .ifr_name = "lo" };
+        int fd, r = 0;
+
+        if (!sb->loopback_up)
+                return 0;
+        fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                r = -errno;
+        ifr.ifr_flags |= IFF_UP;
+        if (r == 0 && ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
                 r = -errno;
         close(fd);
         return r;
@@ -217,11 +237,17 @@ static int apply_filter_early(const struct ze_sandbox *sb, enum ze_step *ret_ste
         return r < 0 ? r : apply_filter(sb, ret_step);
 }
 
-/* Step 12: umask and cwd, the cwd opened inside the root. */
-static int enter_cwd(const struct ze_sandbox *sb) {
-        if (sb->umask != (mode_t) -1)
-                umask(sb->umask);
-        return sb->cwd ? chdir_in_root(sb->cwd) : 0;
+/* Step 12: the cwd opened before the filter; the permission to enter it is checked now, with the
+ * container's capabilities. */
+static int enter_cwd(int cwd_fd) {
+        int r = 0;
+
+        if (cwd_fd < 0)
+                return 0;
+        if (fchdir(cwd_fd) < 0)
+                r = -errno;
+        close(cwd_fd);
+        return r;
 }
 
 /* Step 13: the program, found now so that create fails for a missing one. */
@@ -289,7 +315,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd, sb->hook_report_fd, -EBADF };
         enum ze_step step = ZE_STEP_NONE;
         const char *path;
-        int index = -1, r, lsm_fd = -EBADF;
+        int index = -1, r, lsm_fd = -EBADF, cwd_fd;
 
         /* 0. no handler, ignored signal or mask of the runtime's reaches the container. A copy of
          * the runtime in the container's pid namespace: dumpable, its /proc/PID/exe, mem and
@@ -334,6 +360,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         check(&to, ZE_STEP_HOSTNAME, sb->hostname && sethostname(sb->hostname, strlen(sb->hostname)) < 0 ? -errno : 0);
         check(&to, ZE_STEP_DOMAINNAME,
               sb->domainname && setdomainname(sb->domainname, strlen(sb->domainname)) < 0 ? -errno : 0);
+        check(&to, ZE_STEP_LOOPBACK, loopback_up(sb));
         /* 5. + 6. terminal and session */
         r = console_or_session(sb, &step);
         check(&to, step, r);
@@ -353,6 +380,19 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
                 r = ze_step_ids(sb->uid, sb->gid, sb->groups, sb->n_groups, sb->uid != 0, true, &step);
                 check(&to, step, r);
         }
+        /* 9a. before the early filter, what a profile is not written for: a container's profile is
+         * the program's, and after step 10 the init makes only the calls runc makes after its own
+         * load (capset, prctl, fchdir, close, stat and access of argv[0], getpid, the sync socket's
+         * send and the go's read, the startContainer hooks, execve). The cwd is opened here (not
+         * entered: the container's capabilities are not set yet); everything from 3 + preserve_fds
+         * up becomes CLOEXEC (16): only the preserved fds cross execve. */
+        check(&to, ZE_STEP_PERSONALITY,
+              sb->personality != ZE_SB_NO_PERSONALITY && personality(sb->personality) < 0 ? -errno : 0);
+        if (sb->umask != (mode_t) -1)
+                umask(sb->umask);
+        cwd_fd = open_cwd(sb);
+        check(&to, ZE_STEP_CHDIR, cwd_fd == -EBADF ? 0 : cwd_fd);
+        (void) syscall(SYS_close_range, 3U + (unsigned) sb->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
         /* 10. the filter, early variant (its listener handed over) */
         r = apply_filter_early(sb, &step);
         check(&to, step, r);
@@ -363,10 +403,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
                                    sb->cap_last));
         /* 12. */
         check(&to, ZE_STEP_NNP, sb->no_new_privs ? ze_step_nnp() : 0);
-        /* inherited across execve: what uname(2) and the address space layout say */
-        check(&to, ZE_STEP_PERSONALITY,
-              sb->personality != ZE_SB_NO_PERSONALITY && personality(sb->personality) < 0 ? -errno : 0);
-        check(&to, ZE_STEP_CHDIR, enter_cwd(sb));
+        check(&to, ZE_STEP_CHDIR, enter_cwd(cwd_fd));
         /* 13. */
         path = resolve(sb, &to);
         /* 14. the filter, last */
@@ -377,8 +414,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         /* 15. then the startContainer hooks, as the container's process */
         ready(sb, &to);
         check_hooks(sb, &to, ZE_STEP_START_HOOK, &sb->start_hooks);
-        /* 16. only the preserved fds cross execve */
-        (void) syscall(SYS_close_range, 3U + (unsigned) sb->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
+        /* 16. (the fds: 9a) */
         execve(path, sb->argv, sb->envp);
         ze_fail(&to, ZE_STEP_EXEC, errno, -1, ze_exec_exit_code(errno));
 }

@@ -41,8 +41,9 @@
  *                 maskedPaths (the container's /dev/null, only if it is 1:3 without a symlink,
  *                 or an empty tmpfs, by fd) and readonlyPaths (read-only before attached), each
  *                 resolved inside the root, the read-only root; rootfs_propagation on the
- *                 new "/"
- *   4. hostname, domainname (when set)
+ *                 new "/"; a missing cwd made inside the root (0755) after pivot_root, before
+ *                 the read-only root
+ *   4. hostname, domainname (when set); lo up with loopback_up
  *   5. console:   when console_fd >= 0: a pty from the container's /dev/ptmx, the master sent to
  *                 console_fd by SCM_RIGHTS, the peer (its own fd) bound over /dev/console
  *                 (resolved in the root, no symlink), made stdio and the controlling terminal
@@ -52,11 +53,17 @@
  *   7. rlimits
  *   8. capbset:   drop everything outside caps.bounding (needs CAP_SETPCAP: before the ids)
  *   9. ids:       setgroups, setresgid, setresuid (KEEPCAPS across the switch)
+ *      before the filter: personality, umask; the cwd opened inside the root with
+ *                 openat2(RESOLVE_IN_ROOT, no magic links), O_PATH (refused if that fails);
+ *                 everything from 3 + preserve_fds up CLOEXEC. A profile is written for the
+ *                 container's program: from step 10 on, the init makes only the calls runc makes
+ *                 after its own load (capset, prctl, fchdir, close, stat/access, getpid, send,
+ *                 read, the startContainer hooks' clone, poll, waitid, and execve)
  *  10. filter, early variant: when no_new_privs is off, the filter goes on while CAP_SYS_ADMIN
  *                 is still effective (the kernel refuses it afterwards)
  *  11. caps:      capset effective/permitted/inheritable, then the ambient set
- *  12. nnp, personality, umask, cwd: opened inside the root with openat2(RESOLVE_IN_ROOT, no magic links),
- *                 then fchdir; refused if that fails
+ *  12. nnp; fchdir to the cwd's fd (the permission to enter it checked with the container's
+ *                 capabilities), which is closed
  *  13. resolve:   find argv[0] on search_path and check it may be executed (X_OK as the final
  *                 user), so that `create` fails for a missing binary, as runc's does (step
  *                 "exec", index 0 when PATH was searched)
@@ -73,7 +80,7 @@
  *                 an error there exits ZE_EXIT_ABANDONED
  *      hooks:     the startContainer hooks, as the container's process (after the go: a
  *                 failure is also written to hook_report_fd, for `start`)
- *  16. fds:       everything from 3 + preserve_fds up becomes CLOEXEC; execve
+ *  16. execve
  *
  * Any failure writes one struct ze_status {step, err, index} (steps.h) to sync_fd and exits with
  * a ZE_EXIT_* code of steps.h. The sync fd is CLOEXEC: EOF after HELD means execve ran.
@@ -201,6 +208,7 @@ struct ze_sandbox {
 
         const char *hostname;                      /* NULL: leave it */
         const char *domainname;                    /* NULL: leave it */
+        bool loopback_up;                          /* step 4: lo up (a new network namespace, as runc does) */
         unsigned short console_rows, console_cols; /* the terminal's size (0: leave it) */
         unsigned long personality;                 /* ZE_SB_NO_PERSONALITY: leave it */
 

@@ -230,7 +230,7 @@ static const struct shape list_page_shape = {
                                                   {} },
 };
 
-/* Every page, in order: the daemon bounds each reply (about 2 MiB), and "next" says where the
+/* Every page, in order: the daemon bounds each reply (about 256 KiB), and "next" says where the
  * next one starts. A "next" that does not move forward is the daemon's error (-EBADMSG), not a
  * loop. */
 _public_ int zy_list(zy_conn *c, struct zy_task_list **ret) {
@@ -386,6 +386,8 @@ static const struct shape profile_list_shape = {
         .size = sizeof(struct zy_profile_list),
         .element = &profile_shape,
         .fields = (const struct zc_json_field[]){ F_LIST(struct zy_profile_list, "profiles", profiles, lzy_own_list),
+                                                  F_(STRV, struct zy_profile_list, "failedFiles", failed_files, OPT,
+                                                     .callback = lzy_own_strv),
                                                   {} },
 };
 
@@ -417,6 +419,7 @@ static const struct shape daemon_status_shape = {
                           .offset = offsetof(T, own_filter),
                           .flags = ZC_JSON_NULLABLE },
                         F_LIST(T, "profiles", profiles, lzy_own_list_ptr),
+                        F_(STRV, T, "failedFiles", failed_files, OPT, .callback = lzy_own_strv),
                         {} },
 };
 #undef T

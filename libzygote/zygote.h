@@ -100,7 +100,9 @@ int zy_default_socket_path(char **ret);
 
 /* Connects to zygoted. path: a filesystem path, "@name" for an abstract socket, or NULL for
  * zy_default_socket_path(). Returns -ENOENT/-ECONNREFUSED/-EACCES when no daemon listens
- * there, -ENAMETOOLONG when the path does not fit a sockaddr_un. */
+ * there, -ENAMETOOLONG when the path does not fit a sockaddr_un. zygoted closes a connection
+ * with no call in progress for two minutes (a Wait or an Events stream that waits is a call in
+ * progress): a client that keeps one between calls connects again when it finds it closed. */
 int zy_connect(const char *path, zy_conn **ret);
 
 /* Wraps a connected AF_UNIX stream socket (e.g. one end of a socketpair). Takes ownership of fd
@@ -284,7 +286,7 @@ struct zy_task_list {
 struct zy_task_list *zy_task_list_free(struct zy_task_list *l);
 
 /* The caller's tasks (root: everyone's), in the order of their ids. The daemon answers a page at
- * a time (about 2 MiB each); this follows every page, so the list is whole. */
+ * a time (about 256 KiB each); this follows every page, so the list is whole. */
 int zy_list(zy_conn *c, struct zy_task_list **ret);
 
 /* Forgets a stopped task (kills and forgets a held one); ret (may be NULL) gets its last state.
@@ -380,6 +382,7 @@ struct zy_profile_info {
 struct zy_profile_list {
         struct zy_profile_info **profiles;
         size_t n_profiles;
+        char **failed_files; /* NULL-terminated "PATH: why" of the files zygoted refused, or NULL */
 };
 struct zy_profile_list *zy_profile_list_free(struct zy_profile_list *l);
 
@@ -392,7 +395,8 @@ struct zy_daemon_status {
         struct zy_profile_list *profiles;
         unsigned tasks;
         unsigned connections;
-        bool own_filter; /* zygoted runs under a seccomp filter of its own */
+        bool own_filter;     /* zygoted runs under a seccomp filter of its own */
+        char **failed_files; /* as zy_profile_list's */
 };
 struct zy_daemon_status *zy_daemon_status_free(struct zy_daemon_status *s);
 

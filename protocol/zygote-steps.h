@@ -63,4 +63,5 @@
         X(CREATE_HOOK, "createContainer hook") \
         X(START_HOOK, "startContainer hook") \
         X(COPYUP, "tmpcopyup")          /* index: which mount */ \
-        X(LISTENER, "seccomp listener") /* err 0: the filter's listener, passed with the record */
+        X(LISTENER, "seccomp listener") /* err 0: the filter's listener, passed with the record */ \
+        X(LOOPBACK, "loopback")         /* lo up in the container's new network namespace */

@@ -303,10 +303,8 @@ static int plan_memory(struct planner *p, json_object *o) {
             (r = get_bool(p, o, what, "disableOOMKiller", &no_oom_kill)) < 0 ||
             (r = get_bool(p, o, what, "checkBeforeUpdate", &check)) < 0)
                 return r;
-        /* the kernel dropped kernel memory limits; runc warns and goes on without one */
-        if (kernel)
-                return zrc_plan_fail(p, -EOPNOTSUPP, "%s.kernel: kernel memory limits are not supported by zygote-runc",
-                                     what);
+        /* the kernel dropped kernel memory limits: ignored, as runc ignores them (config.c notes it) */
+        (void) kernel;
         /* a cgroup is always hierarchical on the kernels this runs on */
         if (has_hierarchy && !hierarchy)
                 return zrc_plan_fail(p, -EOPNOTSUPP, "%s.useHierarchy: false is not supported (always hierarchical)",

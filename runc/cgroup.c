@@ -191,8 +191,8 @@ static char *systemd_style(const char *path) {
         return s;
 }
 
-int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, struct zrc_cgroup *ret,
-                      char **ret_error) {
+int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, bool rootless,
+                      struct zrc_cgroup *ret, char **ret_error) {
         struct zrc_cgroup cg = { .v2_only = zrc_cgroup_is_v2_only() };
         _cleanup_free_ char *line = NULL, *converted = NULL;
         _cleanup_(zrc_res_plan_done) struct zrc_res_plan plan = {};
@@ -200,6 +200,13 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *res
         size_t cap = 0;
         FILE *f;
         int r = 0;
+        /* rootless, the cgroups it may not make are gone without, hierarchy by hierarchy, as runc's
+         * rootless managers do: what writes to them, a limit, then fails naming its field
+         * (zrc_res_apply), and a delegated hierarchy (systemd's Delegate=, the caller's own cgroup
+         * its user's) is used. A cgroupfs path the config names is not given up (runc fails too);
+         * a systemd-style one is, as this runtime has no systemd driver to ask for it. */
+        bool go_without =
+                rootless && (!cgroups_path || !*cgroups_path || (cgroups_path[0] != '/' && strchr(cgroups_path, ':')));
 
         /* every limit is understood and has its controller here before anything is made */
         r = zrc_res_host(&v1_mask, &v2_mask);
@@ -250,6 +257,10 @@ int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *res
                         r = fill_cpuset(mnt, dir);
                         if (r < 0)
                                 (void) rmdir(dir);
+                }
+                if (go_without && (r == -EACCES || r == -EPERM || r == -EROFS)) {
+                        r = 0;
+                        continue;
                 }
                 if (r < 0) {
                         if (ret_error && asprintf(ret_error, "cgroup %s: %s", dir, strerror(-r)) < 0)

@@ -5,10 +5,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "pidfd-util.h"
 #include "util.h"
 #include "verbs.h"
 
@@ -23,6 +25,7 @@ static int create_or_run(const struct zrc_ctx *c, const struct zrc_verb *v, int 
                 return 1;
         zrc_proc_args_get(&a.p, argv[k], o, ELEMENTSOF(o));
         a.bundle = zrc_opt_get(o, ELEMENTSOF(o), "bundle");
+        a.keep = zrc_opt_get(o, ELEMENTSOF(o), "keep") != NULL;
         if (!a.bundle)
                 a.bundle = ".";
         return zrc_container_create(c, &a);
@@ -74,8 +77,13 @@ int zrc_cmd_start(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, c
                 ret = report >= 0 && zrc_hooks_wait_start(c, &st, report) < 0 ? 1 : 0;
         close(fd);
         (void) unlink(fifo);
-        if (ret == 0)
-                zrc_hooks_poststart(c, &st);
+        /* a failing poststart hook fails start and ends the container, as runc's does */
+        if (ret == 0 && zrc_hooks_poststart(c, &st) < 0) {
+                _cleanup_close_ int init = zrc_state_pidfd(&st);
+                if (init >= 0)
+                        (void) pidfd_kill(init, SIGKILL);
+                ret = 1;
+        }
 out:
         zrc_state_done(&st);
         return ret;

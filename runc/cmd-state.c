@@ -34,20 +34,21 @@ int zrc_cmd_list(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
         int k = zrc_verb_parse(c, v, argc, argv, opts, ELEMENTSOF(opts), NULL);
         bool quiet = opts[1].value != NULL, json = opts[0].value && streq(opts[0].value, "json");
         json_object *arr;
-        struct dirent *de;
-        DIR *d;
+        struct dirent **de = NULL;
+        int n;
 
         if (k < 0)
                 return 1;
-        d = opendir(c->root);
+        /* by id, as runc lists them */
+        n = scandir(c->root, &de, NULL, alphasort);
         arr = json_object_new_array();
         if (!json && !quiet)
                 printf("%-20s %-8s %-10s %-40s %-32s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
-        while (d && (de = readdir(d))) {
+        for (int i = 0; i < n; i++) {
                 struct zrc_state st;
                 json_object *o;
 
-                if (de->d_name[0] == '.' || zrc_state_load(c->root, de->d_name, &st) < 0)
+                if (de[i]->d_name[0] == '.' || zrc_state_load(c->root, de[i]->d_name, &st) < 0)
                         continue;
                 o = zrc_state_to_json(&st);
                 if (quiet)
@@ -60,8 +61,9 @@ int zrc_cmd_list(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
                 json_object_array_add(arr, o);
                 zrc_state_done(&st);
         }
-        if (d)
-                closedir(d);
+        for (int i = 0; i < n; i++)
+                free(de[i]);
+        free(de);
         if (json)
                 printf("%s\n",
                        json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -62,6 +62,40 @@ static const struct {
         { "Z", 0, 0, 0, 0 },
 };
 
+/* A bind's filesystem data: the kernel ignores it, and runc passes it on, so it is accepted and
+ * noted (the log says it was ignored). What runc 1.1+ would apply and this runtime does not (the
+ * recursive attributes, "rro" and the like; an id mapping, "idmap") is refused: ignoring it would
+ * give the container a mount other than the one asked for. */
+static int bind_data(struct zrc_oci *o, char *data, const char *dest, size_t idx, char **ret_error) {
+        static const char *const applied[] = { "idmap", "ridmap", "symfollow", "nosymfollow" };
+        _cleanup_free_ char *copy = NULL;
+        char *save = NULL;
+
+        if (!data[0])
+                return 0;
+        copy = strdup(data);
+        if (!copy)
+                return -ENOMEM;
+        for (char *opt = strtok_r(copy, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+                bool refused = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(applied); i++)
+                        refused = refused || streq(opt, applied[i]);
+                for (size_t i = 0; opt[0] == 'r' && i < ELEMENTSOF(mount_opts); i++)
+                        refused = refused || (streq(opt + 1, mount_opts[i].name) && !mount_opts[i].propagation);
+                if (refused)
+                        return zrc_errorf(ret_error, -EOPNOTSUPP,
+                                          "config.json: mounts[%zu].options: \"%s\" is not supported on a bind mount "
+                                          "by zygote-runc",
+                                          idx, opt);
+        }
+        if (zrc_oci_note(o, "mounts[%zu] (%s): bind mount options \"%s\" ignored (the kernel ignores a bind's data)",
+                         idx, dest, data) < 0)
+                return -ENOMEM;
+        data[0] = '\0';
+        return 0;
+}
+
 static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_only, char **ret_error) {
         struct ze_sb_mount *sm = &o->mounts[o->n_mounts];
         const char *dest = zrc_get_str(m, "destination"), *type = zrc_get_str(m, "type"),
@@ -70,6 +104,7 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
         size_t data_len = 0;
         char *data;
         bool bind = type && streq(type, "bind"), rw = false;
+        int r;
 
         if (!dest || dest[0] != '/')
                 return zrc_errorf(ret_error, -EINVAL, "config.json: mounts[%zu].destination must be an absolute path",
@@ -158,13 +193,9 @@ static int parse_mount(struct zrc_oci *o, json_object *m, size_t idx, bool v2_on
                                           strerror(errno));
                 sm->source_is_dir = S_ISDIR(st.st_mode);
                 sm->flags = 0;
-                /* the kernel ignores a bind's data: an option not known here would be dropped
-                 * without a word ("idmap", "rro", ...) */
-                if (sm->data[0])
-                        return zrc_errorf(ret_error, -EOPNOTSUPP,
-                                          "config.json: mounts[%zu].options: \"%s\" is not supported on a bind mount "
-                                          "by zygote-runc",
-                                          idx, sm->data);
+                r = bind_data(o, data, dest, idx, ret_error);
+                if (r < 0)
+                        return r;
         } else {
                 sm->kind = ZE_SB_MOUNT_FS;
                 if (!type)
@@ -256,10 +287,17 @@ int zrc_oci_cgroup_view(struct zrc_oci *o, const struct zrc_cgroup_view *v, size
 
 static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned maj, unsigned min, mode_t perm,
                       uid_t uid, gid_t gid) {
+        /* "/dev/foo/" names the node /dev/foo, as runc and crun read it */
+        _cleanup_free_ char *clean = strdup(path);
         struct ze_sb_device *d;
+        size_t n = clean ? strlen(clean) : 0;
 
+        if (!clean)
+                return -ENOMEM;
+        while (n > 1 && clean[n - 1] == '/')
+                clean[--n] = '\0';
         for (size_t i = 0; i < o->n_devices; i++)
-                if (streq(o->devices[i].host ? o->devices[i].host : "", path))
+                if (streq(o->devices[i].host ? o->devices[i].host : "", clean))
                         return 0;
         d = reallocarray(o->devices, o->n_devices + 1, sizeof(*d));
         if (!d)
@@ -267,8 +305,8 @@ static int add_device(struct zrc_oci *o, const char *path, mode_t type, unsigned
         o->devices = d;
         d = &o->devices[o->n_devices];
         *d = (struct ze_sb_device){ .mode = type | perm, .dev = makedev(maj, min), .uid = uid, .gid = gid };
-        d->target = zrc_join_path(o->rootfs, path);
-        d->host = strdup(path);
+        d->target = zrc_join_path(o->rootfs, clean);
+        d->host = TAKE_PTR(clean);
         if (!d->target || !d->host) {
                 free((char *) d->target);
                 free((char *) d->host);

@@ -12,6 +12,22 @@
 #include "config-util.h"
 #include "util.h"
 
+int zrc_oci_note(struct zrc_oci *o, const char *fmt, ...) {
+        _cleanup_free_ char *line = NULL;
+        char *all;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&line, fmt, ap);
+        va_end(ap);
+        if (n < 0 || asprintf(&all, "%s%s%s", o->notes ? o->notes : "", o->notes ? "\n" : "", line) < 0)
+                return -ENOMEM;
+        free(o->notes);
+        o->notes = all;
+        return 0;
+}
+
 int zrc_errorf(char **ret_error, int r, const char *fmt, ...) {
         va_list ap;
 

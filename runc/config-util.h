@@ -10,6 +10,9 @@
 
 #include "runtime.h"
 
+/* A line for o->notes (what the config asks for and the runtime accepts and ignores, as runc
+ * does): 0, or -ENOMEM. */
+__attribute__((format(printf, 2, 3))) int zrc_oci_note(struct zrc_oci *o, const char *fmt, ...);
 /* Sets *ret_error (when not NULL) to the formatted message; returns r. */
 __attribute__((format(printf, 3, 4))) int zrc_errorf(char **ret_error, int r, const char *fmt, ...);
 /* o[key], or NULL when o is not an object or has no such member. */

@@ -190,6 +190,12 @@ static int parse_cgroup(struct zrc_oci *o, json_object *linux_, char **ret_error
                         if (rval && !streq(rkey, "devices"))
                                 o->has_limits = true;
                 }
+                /* gone from the kernel (5.16: no limit applies); runc ignores it too */
+                json_object *kmem = zrc_get(zrc_get(o->resources, "memory"), "kernel");
+                if (kmem && json_object_get_int64(kmem) != 0 &&
+                    zrc_oci_note(o, "linux.resources.memory.kernel: ignored (kernel memory limits are gone "
+                                    "from the kernel)") < 0)
+                        return -ENOMEM;
         }
 
         /* sysctls: written by the parent in the container's namespaces (container.c); here only
@@ -205,6 +211,9 @@ static int parse_cgroup(struct zrc_oci *o, json_object *linux_, char **ret_error
                     !json_object_is_type(val, json_type_string))
                         return zrc_errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
         }
+        /* crun's order: the sysctl after "hostname", so its value is the one the container has */
+        if (zrc_get_str(o->sysctl, "kernel.hostname"))
+                o->hostname = zrc_get_str(o->sysctl, "kernel.hostname");
         return 0;
 }
 
@@ -276,6 +285,7 @@ void zrc_oci_free(struct zrc_oci *o) {
         for (size_t i = 0; i < o->n_owned; i++)
                 free(o->owned[i]);
         free(o->owned);
+        free(o->notes);
         free(o->symlinks);
         free(o->mounts);
         free(o->devices);
@@ -315,6 +325,7 @@ void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {
         sb->new_mount_ns = true;
         sb->hook_report_fd = -1; /* create's, when there are startContainer hooks */
         sb->userns_root = (o->clone_flags & CLONE_NEWUSER) != 0;
+        sb->loopback_up = (o->clone_flags & CLONE_NEWNET) != 0;
         sb->rootfs_readonly = o->readonly_root;
         sb->symlinks = (const char *const *) o->symlinks;
         sb->set_ids = true;
@@ -336,10 +347,10 @@ void zrc_oci_to_sandbox(const struct zrc_oci *o, struct ze_sandbox *sb) {
 #undef SAME
 }
 
-/* runc's `spec`, with terminal off: a bundle made from it runs without a console socket. */
+/* runc's `spec`: a terminal, which a foreground `run` makes itself (tty.c). */
 static const char default_spec[] =
         "{\"ociVersion\":\"" ZRC_RUNC_OCI_VERSION "\","
-        "\"process\":{\"terminal\":false,\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],"
+        "\"process\":{\"terminal\":true,\"user\":{\"uid\":0,\"gid\":0},\"args\":[\"sh\"],"
         "\"env\":[\"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\",\"TERM=xterm\"],"
         "\"cwd\":\"/\",\"capabilities\":{"
         "\"bounding\":[\"CAP_AUDIT_WRITE\",\"CAP_KILL\",\"CAP_NET_BIND_SERVICE\"],"

@@ -31,6 +31,7 @@
 #include "pidfd-util.h"
 #include "profile.h"
 #include "runtime.h"
+#include "tty.h"
 #include "util.h"
 
 /* PID/FILE of a procfs of our own (procfs.c): no mount over /proc redirects the write. */
@@ -94,31 +95,22 @@ struct create {
         bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
         pid_t pid;           /* the init, once cloned */
         int pidfd;
-        bool ready;     /* the init reported "ready" and would now wait on the fifo */
-        bool hooks_ran; /* prestart/createRuntime hooks ran: a failed create runs poststop */
+        bool ready;         /* the init reported "ready" and would now wait on the fifo */
+        bool hooks_ran;     /* prestart/createRuntime hooks ran: a failed create runs poststop */
+        struct zrc_tty tty; /* run in the foreground with a terminal and no console socket */
 };
 
 static int make_state_dir(struct create *k) {
-        const struct zrc_ctx *c = k->c;
         int r;
 
-        r = zrc_state_dir(c->root, k->a->p.id, &k->dir);
+        r = zrc_state_make_dir(k->c, k->a->p.id, &k->dir);
         if (r < 0)
-                return zrc_error(c, "invalid container id \"%s\"", k->a->p.id), r;
-        r = zrc_mkdir_p(c->root, 0700);
-        if (r < 0)
-                return zrc_error(c, "state root %s: %s", c->root, zrc_errstr(-r)), r;
-        if (mkdir(k->dir, 0711) < 0) {
-                r = -errno;
-                zrc_error(c, errno == EEXIST ? "container with id exists: %s" : "state dir %s: %s", k->a->p.id,
-                          zrc_errstr(errno));
                 return r;
-        }
         k->made_dir = true;
         /* delete, update, ... of this id wait until the container is made (or its directory gone) */
-        k->lock_fd = zrc_state_lock(c->root, k->a->p.id);
+        k->lock_fd = zrc_state_lock(k->c->root, k->a->p.id);
         if (k->lock_fd < 0)
-                return zrc_error(c, "state dir %s: %s", k->a->p.id, zrc_errstr(-k->lock_fd)), k->lock_fd;
+                return zrc_error(k->c, "state dir %s: %s", k->dir, zrc_errstr(-k->lock_fd)), k->lock_fd;
         k->st.dir = strdup(k->dir);
         k->st.id = strdup(k->a->p.id);
         return 0;
@@ -135,7 +127,7 @@ static int load_config(struct create *k) {
         if (zrc_oci_add_home(k->o, &k->o->envp) < 0)
                 return zrc_error(c, "out of memory"), -ENOMEM;
         bool console = k->a->p.console_socket || (k->a->handoff && k->a->handoff->console_fd >= 0);
-        if (k->o->terminal && !console)
+        if (k->o->terminal && !console && (!k->a->run || k->a->p.detach))
                 return zrc_error(c, "cannot allocate tty if zygote-runc will detach without setting console socket"),
                        -EINVAL;
         if (!k->o->terminal && console)
@@ -165,7 +157,7 @@ static int load_config(struct create *k) {
 static int cgroup_step_result(const struct zrc_ctx *c, int r, const char *err, bool rootless_ok, const char *without) {
         if (r >= 0)
                 return 0;
-        if (rootless_ok && getuid() != 0) {
+        if (rootless_ok && c->rootless) {
                 zrc_debug(c, "%s: %s", without, err ? err : zrc_errstr(-r));
                 return 0;
         }
@@ -177,18 +169,26 @@ static int make_cgroup(struct create *k) {
         _cleanup_free_ char *err = NULL;
         int r;
 
-        r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->resources, &k->st.cgroup, &err);
-        /* rootless without a delegated cgroup: no cgroup of its own (no limits asked) */
-        r = cgroup_step_result(k->c, r, err, (r == -EACCES || r == -EPERM || r == -EROFS) && !o->has_limits,
-                               "no cgroup for the container");
+        r = zrc_cgroup_create(o->cgroups_path, k->a->p.id, o->resources, k->c->rootless, &k->st.cgroup, &err);
+        if (r < 0 && k->c->rootless && err)
+                /* a limit asked for is never dropped: it needs a cgroup the user may write */
+                return zrc_error(k->c,
+                                 "%s (rootless: no cgroup of its own where the user may not create one; run "
+                                 "it from a cgroup delegated to the user, e.g. systemd-run --user --scope)",
+                                 err),
+                       r;
+        if (r < 0)
+                return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
+        if (k->c->rootless)
+                zrc_debug(k->c, "rootless: the container has %zu cgroup directories of its own", k->st.cgroup.n_paths);
         /* a cgroup that exists already frozen would hold the init before "ready", for ever; it
          * is someone else's: left as it is */
-        if (r >= 0 && zrc_cgroup_is_frozen(&k->st.cgroup) > 0) {
+        if (zrc_cgroup_is_frozen(&k->st.cgroup) > 0) {
                 zrc_cgroup_done(&k->st.cgroup);
                 k->st.cgroup = (struct zrc_cgroup){};
                 return zrc_error(k->c, "container's cgroup unexpectedly frozen"), -EBUSY;
         }
-        return r;
+        return 0;
 }
 
 /* The device rules, before any process is in the cgroup: the init is born into (or joined to) a
@@ -257,17 +257,20 @@ static int prepare_sandbox(struct create *k) {
 
         if (k->a->handoff)
                 k->console_fd = TAKE_FD(k->a->handoff->console_fd);
-        r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
-                                     &k->console_fd);
+        r = zrc_tty_open(k->c, &k->tty, k->o, k->a->p.console_socket, &k->console_fd);
+        if (r >= 0)
+                r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb,
+                                             &k->path_buf, &k->console_fd);
         if (r < 0)
                 return r;
         k->sb.start_fd = k->start_fd;
         k->sb.hook_report_fd = k->hook_report_fd;
         /* the hooks the init runs itself, with their state ("creating", "created"); its pid is
          * the init's, which it learns with "go" */
-        r = zrc_hooks_for_init(k->st.hooks, "createContainer", &k->st, "creating", &k->sb.create_hooks);
+        r = zrc_hooks_for_init(k->st.hooks, "createContainer", &k->st, "creating", k->o->envp, &k->sb.create_hooks);
         if (r >= 0)
-                r = zrc_hooks_for_init(k->st.hooks, "startContainer", &k->st, "created", &k->sb.start_hooks);
+                r = zrc_hooks_for_init(k->st.hooks, "startContainer", &k->st, "created", k->o->envp,
+                                       &k->sb.start_hooks);
         if (r < 0)
                 return zrc_error(k->c, "hooks: %s", zrc_errstr(-r)), r;
         /* zygoted's: the createContainer hooks hold what its caller does, no more (runc's would be
@@ -520,7 +523,7 @@ static int go_until_ready(struct create *k) {
                 return r < 0 ? r : -ECHILD;
         }
         k->ready = true;
-        return 0;
+        return k->tty.sock >= 0 ? zrc_tty_take_master(k->c, &k->tty) : 0;
 }
 
 static int save_state(struct create *k) {
@@ -549,26 +552,26 @@ static int save_state(struct create *k) {
  * write: it is gone, and the status read says how). Returns run's exit status. */
 static int start_and_wait(struct create *k) {
         struct ze_status status;
+        bool failed = false;
         int r;
 
         if (write(k->sync[0], "s", 1) != 1)
                 zrc_debug(k->c, "container init gone before its start: %s", zrc_errstr(errno));
         r = zrc_runc_read_status(k->sync[0], &status);
-        if (r > 0) {
+        if (r > 0)
                 zrc_runc_report_failure(k->c, k->o, &status);
-                r = zrc_runc_wait_exit_status(k->pidfd);
+        else if ((failed = zrc_hooks_poststart(k->c, &k->st) < 0)) /* it ends the container, as runc's */
+                (void) pidfd_kill(k->pidfd, SIGKILL);
+        else if (k->a->p.detach)
+                return 0;
+        else
+                zrc_runc_forward_signals(k->pid);
+        r = k->tty.master >= 0 ? zrc_tty_relay(&k->tty, k->pidfd) : zrc_runc_wait_exit_status(k->pidfd);
+        if (!k->a->keep) { /* --keep (runc's): the stopped container waits for delete */
                 zrc_destroy(&k->st);
                 zrc_hooks_poststop(k->c, &k->st);
-                return r;
         }
-        zrc_hooks_poststart(k->c, &k->st);
-        if (k->a->p.detach)
-                return 0;
-        zrc_runc_forward_signals(k->pid);
-        r = zrc_runc_wait_exit_status(k->pidfd);
-        zrc_destroy(&k->st);
-        zrc_hooks_poststop(k->c, &k->st);
-        return r;
+        return failed ? 1 : r;
 }
 
 /* A failed create: the exit status, once an init that was cloned is reaped. */
@@ -616,6 +619,7 @@ static void create_done(struct create *k) {
         zrc_hooks_for_init_free(&k->sb.create_hooks);
         zrc_hooks_for_init_free(&k->sb.start_hooks);
         safe_close(k->console_fd);
+        zrc_tty_done(&k->tty);
         safe_close(k->cg_fd);
         safe_close(k->agent_fd);
         safe_close(k->pidfd);
@@ -669,6 +673,7 @@ int zrc_container_create(const struct zrc_ctx *c, const struct zrc_create_args *
                 .sync = { -EBADF, -EBADF },
                 .pidfd = -EBADF,
                 .lock_fd = -EBADF,
+                .tty = ZRC_TTY_NONE,
         };
         int ret;
 

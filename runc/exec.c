@@ -23,6 +23,7 @@
 #include "pidfd-util.h"
 #include "profile.h"
 #include "runtime.h"
+#include "tty.h"
 #include "util.h"
 
 /* The CLONE_NEW* kinds in which pid's namespaces differ from ours, or -errno. */
@@ -81,6 +82,7 @@ struct exec {
         int pidfd;
         int procs_fds[16]; /* handoff: the container's cgroup.procs files, opened before setns */
         size_t n_procs_fds;
+        struct zrc_tty tty; /* -t in the foreground without a console socket */
 };
 
 static int check_running(struct exec *k) {
@@ -188,6 +190,9 @@ static int load_process(struct exec *k) {
         r = zrc_oci_load(k->st.bundle, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
         if (r < 0)
                 return zrc_error(k->c, "%s", err ? err : zrc_errstr(-r)), r;
+        /* create said in the log what of the config is ignored */
+        free(k->o->notes);
+        k->o->notes = NULL;
         if (!k->a->process)
                 r = apply_command_line(k);
         /* HOME for the user the process runs as (exec's --user included) */
@@ -201,17 +206,25 @@ static int prepare_sandbox(struct exec *k) {
 
         if (k->a->handoff)
                 k->console_fd = TAKE_FD(k->a->handoff->console_fd);
-        if (k->o->terminal && !k->a->p.console_socket && k->console_fd < 0)
-                return zrc_error(k->c, "cannot allocate tty without a console socket (--console-socket)"), -EINVAL;
+        /* runc's refusal: a detached process has no runtime to copy its terminal */
+        if (k->o->terminal && !k->a->p.console_socket && k->console_fd < 0 && (k->a->p.detach || k->a->handoff))
+                return zrc_error(k->c, "cannot allocate tty if zygote-runc will detach without setting console socket"),
+                       -EINVAL;
+        r = zrc_tty_open(k->c, &k->tty, k->o, k->a->p.console_socket, &k->console_fd);
+        if (r < 0)
+                return r;
         r = zrc_runc_sandbox_prepare(k->c, k->o, k->a->p.console_socket, k->a->p.preserve_fds, &k->sb, &k->path_buf,
                                      &k->console_fd);
         if (r < 0)
                 return r;
+        /* with the foreground terminal, the process waits after "ready" until the master is ours */
+        k->sb.start_on_sync = k->tty.sock >= 0;
         if (k->envp)
                 k->sb.envp = k->envp;
         /* the container's filesystem and hostname are there already, and its user namespace
          * (joined by setns) has its ids */
         k->sb.new_mount_ns = false;
+        k->sb.loopback_up = false;
         k->sb.userns_root = false;
         k->sb.hostname = NULL;
         k->sb.domainname = NULL;
@@ -384,6 +397,12 @@ static int go_until_exec(struct exec *k) {
         }
         if (k->a->handoff)
                 return 0; /* held: zygoted's task from here on */
+        /* the foreground terminal's master (its size set by the process already), raw mode;
+         * then the process may go on */
+        if (k->sb.start_on_sync && (zrc_tty_take_master(k->c, &k->tty) < 0 || write(k->sync[0], "s", 1) != 1)) {
+                (void) pidfd_kill(k->pidfd, SIGKILL);
+                return -ECHILD;
+        }
         r = zrc_runc_read_status(k->sync[0], &status);
         if (r > 0) {
                 zrc_runc_report_failure(k->c, k->o, &status);
@@ -401,12 +420,15 @@ static int wait_process(struct exec *k) {
         if (k->a->p.detach)
                 return r < 0 ? 1 : 0;
         zrc_runc_forward_signals(k->pid);
+        if (k->pidfd >= 0 && k->tty.master >= 0)
+                return zrc_tty_relay(&k->tty, k->pidfd);
         return k->pidfd >= 0 ? zrc_runc_wait_exit_status(k->pidfd) : 255;
 }
 
 static void exec_done(struct exec *k) {
         safe_close(k->init_fd);
         safe_close(k->console_fd);
+        zrc_tty_done(&k->tty);
         safe_close(k->root_fd);
         safe_close(k->agent_fd);
         safe_close(k->pidfd);
@@ -431,6 +453,7 @@ int zrc_exec_process(const struct zrc_ctx *c, const struct zrc_exec_args *a) {
                 .sync = { -EBADF, -EBADF },
                 .pp = { -EBADF, -EBADF },
                 .pidfd = -EBADF,
+                .tty = ZRC_TTY_NONE,
         };
         int ret = 1;
 

@@ -2,9 +2,9 @@
 /*
  * zygote-runc's OCI hooks (config.json "hooks"): checked when the config is loaded; prestart,
  * createRuntime, poststart and poststop run here, in the runtime's namespaces, with the
- * container's state on their stdin, an environment of their own ("env" only) and a timeout past
- * which they are killed (SIGKILL) and have failed. Their stdout and stderr are the runtime's
- * stderr.
+ * container's state on their stdin, their "env" (without one, as runc gives it: the runtime's
+ * environment here, the container process's for the two the init runs) and a timeout past which
+ * they are killed (SIGKILL) and have failed. Their stdout and stderr are the runtime's stderr.
  *
  * createContainer and startContainer run inside the container, in its init (engine/sandbox.c,
  * sandbox-hooks.c), which may not allocate: here they are prepared for it before the clone
@@ -149,6 +149,22 @@ static char **string_vector(json_object *h, const char *field, const char *dflt)
         return vec;
 }
 
+/* h's "env", or a copy of inherit (the vector; the strings stay inherit's) when it has none: runc
+ * leaves a hook without one the environment of whoever runs it. An "env" of [] stays empty. */
+static char **env_vector(json_object *h, char *const *inherit) {
+        size_t n = 0;
+        char **vec;
+
+        if (json_object_object_get_ex(h, "env", NULL) || !inherit)
+                return string_vector(h, "env", NULL);
+        while (inherit[n])
+                n++;
+        vec = calloc(n + 1, sizeof(char *));
+        if (vec)
+                memcpy(vec, inherit, n * sizeof(char *));
+        return vec;
+}
+
 /* The state, as a memory file the hook reads as its stdin (no pipe to fill, nothing to block on). */
 static int state_memfd(json_object *state) {
         const char *text = json_object_to_json_string_ext(state, JSON_C_TO_STRING_PLAIN);
@@ -201,7 +217,8 @@ static int run_one(const struct zrc_ctx *c, json_object *h, const char *where, i
         const char *path = json_object_get_string(json_object_object_get(h, "path"));
         long long timeout = json_object_object_get_ex(h, "timeout", &v) ? json_object_get_int64(v) : 0;
         _cleanup_free_ char **argv = string_vector(h, "args", path);
-        _cleanup_free_ char **envp = string_vector(h, "env", NULL);
+        /* a hook holding a caller's credentials (zygoted's) inherits nothing of the daemon's */
+        _cleanup_free_ char **envp = env_vector(h, creds ? NULL : environ);
         bool timed_out = false;
         pid_t pid;
         int pidfd, r;
@@ -263,7 +280,8 @@ int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind,
                 close(fd);
                 if (r < 0 && ret == 0)
                         ret = r;
-                if (r < 0 && (streq(kind, "prestart") || streq(kind, "createRuntime")))
+                /* poststart too, as runc: the rest does not run, and start fails */
+                if (r < 0 && (streq(kind, "prestart") || streq(kind, "createRuntime") || streq(kind, "poststart")))
                         return r;
         }
         return ret;
@@ -293,7 +311,7 @@ static int init_state(const struct zrc_state *st, const char *status, struct ze_
 }
 
 int zrc_hooks_for_init(json_object *hooks, const char *kind, const struct zrc_state *st, const char *status,
-                       struct ze_sb_hooks *ret) {
+                       char *const *envp, struct ze_sb_hooks *ret) {
         json_object *list, *v;
         struct ze_sb_hooks h = {};
         struct ze_sb_hook *l;
@@ -313,7 +331,7 @@ int zrc_hooks_for_init(json_object *hooks, const char *kind, const struct zrc_st
 
                 l[i].path = json_object_get_string(json_object_object_get(hk, "path"));
                 l[i].argv = string_vector(hk, "args", l[i].path);
-                l[i].envp = string_vector(hk, "env", NULL);
+                l[i].envp = env_vector(hk, envp);
                 /* checked > 0 at load; poll's bound is an int of milliseconds */
                 l[i].timeout_ms = timeout <= 0 ? 0 : timeout > INT_MAX / 1000 ? INT_MAX : (int) (timeout * 1000);
                 if (!l[i].argv || !l[i].envp) {
@@ -428,16 +446,18 @@ int zrc_hooks_wait_start(const struct zrc_ctx *c, const struct zrc_state *st, in
         return r;
 }
 
-/* poststart, once start let the user's process go: a failure is logged, start still succeeds. */
-void zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st) {
+/* poststart, once start let the user's process go: the first failure ends them (the caller ends
+ * the container and fails start, as runc does). */
+int zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st) {
         json_object *state;
+        int r;
 
         if (!st->hooks)
-                return;
+                return 0;
         state = zrc_hooks_state(st, "running", st->pid);
-        if (zrc_hooks_run(c, st->hooks, "poststart", state, NULL) < 0)
-                zrc_debug(c, "a poststart hook failed; the container runs on");
+        r = state ? zrc_hooks_run(c, st->hooks, "poststart", state, NULL) : -ENOMEM;
         json_object_put(state);
+        return r;
 }
 
 /* poststop, once the container is deleted: a failure is logged, the delete stands. */

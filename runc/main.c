@@ -8,10 +8,13 @@
  * file per command family).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <seccomp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include "runtime.h"
 #include "util.h"
@@ -51,7 +54,10 @@ static const struct zrc_verb verbs[] = {
 };
 
 static const char usage_global[] =
-        "  --root DIR          state directory (default " ZRC_RUNC_DEFAULT_ROOT ")\n"
+        "  --root DIR          state directory (default " ZRC_RUNC_DEFAULT_ROOT ", or $XDG_RUNTIME_DIR/zygote-runc\n"
+        "                      for a user)\n"
+        "  --rootless true|false|auto  go without the cgroups it may not create (default auto: not root,\n"
+        "                      or root of a user namespace)\n"
         "  --log FILE          also log to FILE\n"
         "  --log-format text|json\n"
         "  --debug\n"
@@ -115,10 +121,17 @@ static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i) {
                         return zrc_error(c, "option %s needs an argument", a);
                 if (streq(n, "root"))
                         c->root = v;
-                else if (streq(n, "log"))
+                else if (streq(n, "rootless")) {
+                        /* runc's: true, false or auto (the default: zrc_rootless()) */
+                        if (!streq(v, "true") && !streq(v, "false") && !streq(v, "auto"))
+                                return zrc_error(c, "--rootless: \"%s\" is not true, false or auto", v);
+                        c->rootless = streq(v, "auto") ? zrc_rootless() : streq(v, "true");
+                } else if (streq(n, "log"))
                         c->log_path = v;
-                else if (streq(n, "log-format"))
+                else if (streq(n, "log-format") && (streq(v, "json") || streq(v, "text")))
                         c->log_json = streq(v, "json");
+                else if (streq(n, "log-format"))
+                        return zrc_error(c, "invalid log-format \"%s\" (text or json)", v);
                 else if (streq(n, "zygote-socket"))
                         c->zygote_socket = v;
                 return 0;
@@ -135,7 +148,8 @@ static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i) {
 }
 
 int main(int argc, char **argv) {
-        struct zrc_ctx c = { .root = ZRC_RUNC_DEFAULT_ROOT };
+        struct zrc_ctx c = { .rootless = zrc_rootless() };
+        _cleanup_free_ char *default_root = NULL;
         const char *cmd;
         int i, r;
 
@@ -166,6 +180,23 @@ int main(int argc, char **argv) {
                 }
                 if (parse_global(&c, argc, argv, &i) != 0)
                         return 1;
+        }
+        if (!c.root) {
+                r = zrc_state_default_root(getenv("XDG_RUNTIME_DIR"), getenv("USER"), zrc_rootless(), &default_root,
+                                           &c.root_xdg);
+                if (r < 0)
+                        return zrc_error(&c, "state root: %s", zrc_errstr(-r));
+                c.root = default_root;
+        }
+        /* a log file that cannot be written is an error now, as runc's, not silence later */
+        if (c.log_path) {
+                int fd = open(c.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+                if (fd < 0) {
+                        const char *path = c.log_path;
+                        c.log_path = NULL;
+                        return zrc_error(&c, "failed to open log file %s: %s", path, zrc_errstr(errno));
+                }
+                close(fd);
         }
         zrc_runc_filter_setup(&c, c.zygote_socket, c.no_zygote);
         if (i >= argc) {

@@ -133,14 +133,39 @@ static char *home_of(const char *rootfs, uid_t uid) {
         return home ? home : strdup("/");
 }
 
+/* A variable set twice is set once, as runc's setenv of each in turn leaves it: the last value,
+ * at the place of the first. */
+static size_t env_set_once(char **envp) {
+        size_t n = 0;
+
+        for (size_t i = 0; envp[i]; i++) {
+                size_t key = strcspn(envp[i], "="), j;
+
+                for (j = 0; j < n; j++)
+                        if (strcspn(envp[j], "=") == key && strncmp(envp[j], envp[i], key) == 0)
+                                break;
+                envp[j] = envp[i];
+                if (j == n)
+                        n++;
+        }
+        envp[n] = NULL;
+        return n;
+}
+
 int zrc_oci_add_home(struct zrc_oci *o, char ***envp) {
         _cleanup_free_ char *home = NULL;
         char **grown, *entry, **owned;
-        size_t n = 0;
+        size_t n = env_set_once(*envp), at = n;
 
-        for (; (*envp)[n]; n++)
-                if (strncmp((*envp)[n], "HOME=", 5) == 0)
-                        return 0;
+        for (size_t i = 0; i < n; i++) {
+                if (strncmp((*envp)[i], "PATH=", 5) == 0)
+                        o->search_path = (*envp)[i] + 5;
+                /* an empty HOME is replaced where it stands, as runc replaces it */
+                if (strncmp((*envp)[i], "HOME=", 5) == 0)
+                        at = (*envp)[i][5] ? SIZE_MAX : i;
+        }
+        if (at == SIZE_MAX)
+                return 0;
         home = home_of(o->rootfs, o->uid);
         if (!home || asprintf(&entry, "HOME=%s", home) < 0)
                 return -ENOMEM;
@@ -151,6 +176,10 @@ int zrc_oci_add_home(struct zrc_oci *o, char ***envp) {
         }
         o->owned = owned;
         o->owned[o->n_owned++] = entry;
+        if (at < n) {
+                (*envp)[at] = entry;
+                return 0;
+        }
         grown = reallocarray(*envp, n + 2, sizeof(char *));
         if (!grown)
                 return -ENOMEM;

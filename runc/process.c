@@ -222,6 +222,11 @@ int zrc_runc_sandbox_prepare(const struct zrc_ctx *c, const struct zrc_oci *o, c
                         return zrc_error(c, "console socket %s: %s", console_socket, zrc_errstr(-fd)), fd;
                 *ret_console_fd = fd;
         }
+        /* what the config asks for and is accepted and ignored, as runc would: once, in the log */
+        for (const char *n = o->notes, *end; n && *n; n = *end ? end + 1 : end) {
+                end = strchrnul(n, '\n');
+                zrc_info(c, "%.*s", (int) (end - n), n);
+        }
         zrc_oci_to_sandbox(o, sb);
         if (o->apparmor_exec) {
                 /* refused rather than run unconfined; runc fails the same way, at the write */

@@ -9,6 +9,7 @@
  *   exec.c      exec: a new process joined to a running container
  *   process.c   what create and exec share: sandbox preparation, status records and runc's
  *               failure messages, waiting, signal forwarding, destroy
+ *   tty.c       the foreground terminal of run and exec -t without a console socket (tty.h)
  *   config.c    config.json -> struct zrc_oci (everything the sandbox needs, resolved), spec;
  *               its parts config-process.c (process), config-mount.c (mounts, devices) and
  *               config-util.c (JSON access and errors, config-util.h)
@@ -113,6 +114,7 @@ struct zrc_oci {
         const char *listener_metadata; /* linux.seccomp.listenerMetadata, or NULL */
         char **owned;                  /* strings the mounts point to that nothing else owns */
         size_t n_owned;
+        char *notes; /* what is accepted and ignored, as runc accepts it: lines for the log, or NULL */
 };
 
 /* Reads BUNDLE/config.json (and the process of it, or of process_path when not NULL, as exec's
@@ -144,8 +146,10 @@ int zrc_process_attrs_apply(const struct zrc_ctx *c, const struct zrc_oci *o, pi
  * *ret_restore_fd (-EBADF: none) to go back with zrc_timens_leave() once it is cloned. Print. */
 int zrc_timens_enter(const struct zrc_ctx *c, const struct zrc_oci *o, int *ret_restore_fd);
 int zrc_timens_leave(const struct zrc_ctx *c, int restore_fd);
-/* HOME=, from the image's /etc/passwd for o->uid ("/" without an entry), appended to *envp (a
- * malloc'd array) unless it has one. */
+/* The process's environment as runc makes it, in place in *envp (a malloc'd array): a variable
+ * set twice set once (the last value, at the first place), o->search_path its PATH, and HOME
+ * from the image's /etc/passwd for o->uid ("/" without an entry) when it has none or an empty
+ * one. */
 int zrc_oci_add_home(struct zrc_oci *o, char ***envp);
 /* linux.sysctl, each written in the container's (pid's) own namespace of its kind; a key that is
  * not namespaced, or of a namespace shared with the host, is refused. Prints. */
@@ -178,9 +182,11 @@ bool zrc_cgroup_is_v2_only(void);
 int zrc_write_at(const char *dir, const char *file, const char *value);
 /* Creates the container's cgroups (relative paths are below the caller's own cgroup) and applies
  * linux.resources (resources, may be NULL) but its devices; a field it cannot apply on this host
- * fails before anything is made, with a message naming it. */
-int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, struct zrc_cgroup *ret,
-                      char **ret_error);
+ * fails before anything is made, with a message naming it. rootless: a hierarchy where it may not
+ * make the cgroup (no cgroupsPath, or a systemd-style one) is gone without, and a field that needs
+ * it fails naming it. */
+int zrc_cgroup_create(const char *cgroups_path, const char *id, json_object *resources, bool rootless,
+                      struct zrc_cgroup *ret, char **ret_error);
 struct zrc_dev_rule; /* cgroup-devices.h */
 /* The device rules (zrc_dev_rules_from_json's list): written to the v1 devices controller, or
  * else, as an eBPF program, attached to the cgroup2 directory. Before the init joins.
@@ -236,7 +242,18 @@ struct zrc_state {
                                  * fields over them (runc keeps them in its state too) */
 };
 
+/* Rootless as runc counts it: an euid other than 0, or 0 in a user namespace other than the
+ * initial one (where podman runs its runtime for a user). */
+bool zrc_rootless(void);
+/* The state root without --root: XDG_RUNTIME_DIR/zygote-runc (*ret_xdg true) where runc takes
+ * XDG_RUNTIME_DIR/runc, else ZRC_RUNC_DEFAULT_ROOT; xdg_runtime_dir and user are the
+ * environment's XDG_RUNTIME_DIR and USER (NULL when unset). */
+int zrc_state_default_root(const char *xdg_runtime_dir, const char *user, bool rootless, char **ret, bool *ret_xdg);
 int zrc_state_dir(const char *root, const char *id, char **ret);
+struct zrc_ctx;
+/* ROOT/ID made (and ROOT, sticky below XDG_RUNTIME_DIR): the new directory's path, or an error
+ * printed (a root the user may not write names the path and --root). */
+int zrc_state_make_dir(const struct zrc_ctx *c, const char *id, char **ret_dir);
 /* path and each missing directory above it, made with mode (the state root, cgroups). */
 int zrc_mkdir_p(const char *path, mode_t mode);
 int zrc_state_load(const char *root, const char *id, struct zrc_state *ret);
@@ -278,6 +295,8 @@ int zrc_runc_run_sealed(char **argv);
 
 struct zrc_ctx {
         const char *root;
+        bool root_xdg; /* root is the default below XDG_RUNTIME_DIR: made sticky, as runc does */
+        bool rootless; /* zrc_rootless(), or --rootless: cgroups it may not make are gone without */
         const char *log_path;
         bool log_json;
         bool debug;
@@ -323,6 +342,7 @@ struct zrc_create_args {
         struct zrc_proc_args p;
         const char *bundle;
         bool run;
+        bool keep;                   /* run --keep: the stopped container stays until delete */
         struct zrc_handoff *handoff; /* NULL: zygote-runc's own create */
 };
 
@@ -421,18 +441,19 @@ int zrc_hooks_check_handoff(json_object *root, char **err);
 /* The state a hook reads on its stdin. */
 json_object *zrc_hooks_state(const struct zrc_state *st, const char *status, pid_t pid);
 /* Runs hooks' KIND in order with state on their stdin: 0, or the first failure (<0, printed).
- * prestart and createRuntime stop at the first failure; the others run on after one. Each hook
- * takes creds before its execve (NULL: the runtime's own, as zygote-runc's hooks). */
+ * prestart, createRuntime and poststart stop at the first failure; poststop runs on after one.
+ * Each hook takes creds before its execve (NULL: the runtime's own, as zygote-runc's hooks). */
 int zrc_hooks_run(const struct zrc_ctx *c, json_object *hooks, const char *kind, json_object *state,
                   const struct ze_hook_creds *creds);
-/* poststart (after start let the process go) and poststop (after delete): failures are logged. */
-void zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st);
+/* poststart (after start let the process go): 0, or the failure (printed; the caller ends the
+ * container, as runc does); poststop (after delete): a failure is logged. */
+int zrc_hooks_poststart(const struct zrc_ctx *c, const struct zrc_state *st);
 void zrc_hooks_poststop(const struct zrc_ctx *c, const struct zrc_state *st);
 /* hooks' KIND (createContainer, startContainer) as the container init runs them, with the state
  * (status, and the pid the init fills in) they read: *ret untouched when there are none. The
- * strings point into hooks. */
+ * strings point into hooks (or envp: a hook without "env" gets the process's, as runc's). */
 int zrc_hooks_for_init(json_object *hooks, const char *kind, const struct zrc_state *st, const char *status,
-                       struct ze_sb_hooks *ret);
+                       char *const *envp, struct ze_sb_hooks *ret);
 void zrc_hooks_for_init_free(struct ze_sb_hooks *h);
 /* Prints the init's record of a hook that failed (ZE_STEP_CREATE_HOOK, ZE_STEP_START_HOOK), the
  * hook named by its kind, index and path: an exit status, a signal, its timeout. */

@@ -34,6 +34,74 @@ int zrc_state_dir(const char *root, const char *id, char **ret) {
         return asprintf(ret, "%s/%s", root, id) < 0 ? -ENOMEM : 0;
 }
 
+bool zrc_rootless(void) {
+        char buf[64] = "";
+        unsigned long inner, outer, count;
+        FILE *f;
+
+        if (geteuid() != 0)
+                return true;
+        /* root of the initial user namespace maps all of 0..2^32-2 onto itself; anything else is a
+         * user namespace, whose root may not make cgroups on the host (podman's rootless runtime) */
+        f = fopen("/proc/self/uid_map", "re");
+        if (!f)
+                return false;
+        if (!fgets(buf, sizeof(buf), f))
+                buf[0] = '\0';
+        fclose(f);
+        return sscanf(buf, "%lu %lu %lu", &inner, &outer, &count) != 3 || inner != 0 || outer != 0 ||
+               count != 4294967295UL;
+}
+
+int zrc_state_default_root(const char *xdg_runtime_dir, const char *user, bool rootless, char **ret, bool *ret_xdg) {
+        char *s;
+        /* runc's rule for its own root ($XDG_RUNTIME_DIR/runc): a user other than root, or root of
+         * a user namespace that is not called root; the real root keeps /run (logind gives it
+         * /run/user/0, which runc ignores) */
+        bool xdg = xdg_runtime_dir && xdg_runtime_dir[0] == '/' &&
+                   (geteuid() != 0 || (rootless && (!user || !streq(user, "root"))));
+
+        if (xdg ? asprintf(&s, "%s/zygote-runc", xdg_runtime_dir) < 0 : !(s = strdup(ZRC_RUNC_DEFAULT_ROOT)))
+                return -ENOMEM;
+        *ret = s;
+        *ret_xdg = xdg;
+        return 0;
+}
+
+/* A state root (or a directory in it) this user may not write: the message says where and what
+ * to do about it. */
+static int state_root_error(const struct zrc_ctx *c, const char *path, int r) {
+        if (c->rootless && (r == -EACCES || r == -EPERM || r == -EROFS))
+                return zrc_error(c, "state root %s: %s; as a user pass --root DIR or set XDG_RUNTIME_DIR", c->root,
+                                 zrc_errstr(-r)),
+                       r;
+        return zrc_error(c, "state %s %s: %s", path == c->root ? "root" : "dir", path, zrc_errstr(-r)), r;
+}
+
+int zrc_state_make_dir(const struct zrc_ctx *c, const char *id, char **ret_dir) {
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        r = zrc_state_dir(c->root, id, &dir);
+        if (r < 0)
+                return zrc_error(c, "invalid container id \"%s\"", id), r;
+        r = zrc_mkdir_p(c->root, 0700);
+        if (r < 0)
+                return state_root_error(c, c->root, r);
+        /* XDG_RUNTIME_DIR's files without the sticky bit may be pruned (the XDG base directory
+         * specification), as runc marks its own */
+        if (c->root_xdg && chmod(c->root, 01700) < 0)
+                return state_root_error(c, c->root, -errno);
+        if (mkdir(dir, 0711) < 0) {
+                r = -errno;
+                if (r == -EEXIST)
+                        return zrc_error(c, "container with id exists: %s", id), r;
+                return state_root_error(c, dir, r);
+        }
+        *ret_dir = TAKE_PTR(dir);
+        return 0;
+}
+
 int zrc_mkdir_p(const char *path, mode_t mode) {
         _cleanup_free_ char *p = strdup(path);
 

@@ -46,10 +46,29 @@ def test_files():
     return files
 
 
+def show_only(build):
+    """`ctest --show-only=json-v1` in build, its Testing/Temporary/LastTest*.log kept as they were:
+    ctest empties them even when it runs nothing, and they hold the outputs of the lane that just
+    ran (where scripts/ctest-skips.py and a person after a failure read them)."""
+    temp = os.path.join(build, "Testing", "Temporary")
+    kept = {}
+    if os.path.isdir(temp):
+        for f in os.listdir(temp):
+            if f.startswith("LastTest") and f.endswith(".log"):
+                with open(os.path.join(temp, f), "rb") as fh:
+                    kept[f] = fh.read()
+    try:
+        return subprocess.run(["ctest", "--show-only=json-v1"], cwd=build, capture_output=True, text=True, timeout=120)
+    finally:
+        for f, data in kept.items():
+            with open(os.path.join(temp, f), "wb") as fh:
+                fh.write(data)
+
+
 def lane_entries(spec):
     name, _, rest = spec.partition("=")
     build, _, regex = rest.partition(":")
-    out = subprocess.run(["ctest", "--show-only=json-v1"], cwd=build, capture_output=True, text=True, timeout=120)
+    out = show_only(build)
     if out.returncode != 0:
         raise RuntimeError(f"lane {name}: ctest --show-only in {build} failed: {out.stderr.strip()}")
     entries = []

@@ -23,14 +23,18 @@ if [[ "${1:-}" == "--test" ]]; then
   # systemd-container (systemd-nspawn), debootstrap: the boot under a real systemd
   # (tests/system/test_systemd_boot.py); docker.io: test_docker.py's dockerd and its client
   # (/usr/bin/docker); apparmor: apparmor_parser and aa-exec, which the kernel lane's guest
-  # (an AppArmor kernel) loads its profiles and runs a caller under one with.
+  # (an AppArmor kernel) loads its profiles and runs a caller under one with; uidmap: newuidmap
+  # and newgidmap, with which rootless podman maps a user's subordinate ids
+  # (tests/runtime/test_podman_rootless.py); bats, jq, dpkg-dev: runc 1.1.5's own suite, fetched
+  # from Debian's source archive at test time and run against zygote-runc and runc
+  # (tests/runtime/conformance/runc-bats.sh, ctest runtime-conformance-runc).
   pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout clang libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace clang-format
          golang-github-containers-common
          python3-yaml python3-grpcio python3-protobuf systemd-container debootstrap
          hyperfine bubblewrap crun runc podman conmon containerd docker.io gnuplot-nox
          linux-source-6.1 bc bison flex libelf-dev cpio xz-utils rsync busybox-static qemu-system-x86
-         apparmor)
+         apparmor uidmap bats jq dpkg-dev)
 fi
 
 missing=()

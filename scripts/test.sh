@@ -13,9 +13,12 @@
 # command (scripts/run.sh builds build/ without tests) left in its cache. Every ctest entry runs
 # through tests/helpers/bounded-run.c: a time bound each, and a test that leaves processes
 # running fails. After the lanes, scripts/check-collected.py checks that every test file of the
-# tree runs in some lane (one failed test for each that does not). The last
-# line is the sum over all lanes, `N passed, M failed, K skipped`; the exit status is 1 when
-# anything failed. Each lane's ctest output is kept in its build directory as ctest.log.
+# tree runs in some lane (one failed test for each that does not). Each skip is listed with its
+# reason (scripts/ctest-skips.py: a skipped entry's, and each pytest case skipped inside an entry
+# that passed), and each lane's line counts the pytest cases beside ctest's entries. The last
+# line is the sum over all lanes, `N passed, M failed, K skipped (ctest entries; the pytest cases
+# in them: P passed, S skipped)`; the exit status is 1 when anything failed. Each lane's ctest
+# output is kept in its build directory as ctest.log.
 #
 #   scripts/test.sh            all three lanes
 #   ZYGOTE_TEST_LANES="main fuzz" scripts/test.sh     only those lanes
@@ -26,13 +29,14 @@ jobs=$(nproc)
 lanes=${ZYGOTE_TEST_LANES:-main asan fuzz}
 summary=()
 total_passed=0 total_failed=0 total_skipped=0
+total_cases_passed=0 total_cases_skipped=0 skip_reasons=()
 
 fmt_time() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 # lane NAME DIR CC "CMAKE ARGS" "CTEST ARGS" [VAR=VALUE...]: configure, build and ctest one tree
 # with the C compiler CC.
 lane() {
-        local name=$1 dir=$2 cc=$3 cmake_args=$4 ctest_args=$5 t0=$SECONDS rc passed failed skipped note=
+        local name=$1 dir=$2 cc=$3 cmake_args=$4 ctest_args=$5 t0=$SECONDS rc passed failed skipped note='' cases=''
         shift 5
         echo "=== lane $name: $dir"
         # A tree cached with another compiler: cmake would start it over by itself, and forget
@@ -69,6 +73,16 @@ lane() {
                 local k
                 k=$(grep -E 'Test +#[0-9]+: kernel-lane ' <<<"$results" | sed -E 's/.*: kernel-lane \.* *//; s/ +/ /g')
                 [[ -n $k ]] && note+=" (kernel-lane: $k)"
+                # each skip with its reason, and the pytest cases inside the entries: ctest's
+                # "skipped" counts entries, and one that passed may hold many skipped cases
+                local report
+                report=$(python3 scripts/ctest-skips.py "$dir" "$dir/ctest.log")
+                echo "$report"
+                skip_reasons+=("$(grep -E '^skipped' <<<"$report" | sed "s/^/lane $name: /")")
+                cases=$(tail -1 <<<"$report")
+                note+="; ${cases% in *}"
+                total_cases_passed=$((total_cases_passed + $(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$cases")))
+                total_cases_skipped=$((total_cases_skipped + $(sed -E 's/.* ([0-9]+) skipped.*/\1/' <<<"$cases")))
         fi
         summary+=("lane $name: $passed passed, $failed failed, $skipped skipped in $(fmt_time $((SECONDS - t0)))$note")
         echo "=== ${summary[-1]}"
@@ -129,7 +143,11 @@ if ((all_ran)); then
 fi
 
 echo
+echo "=== skipped, and why"
+printf '%s\n' "${skip_reasons[@]}" | grep . || echo "nothing"
+echo
 echo "=== summary ($(fmt_time $((SECONDS - t_all))) in all, $jobs cores)"
 printf '%s\n' "${summary[@]}"
-echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
+echo "$total_passed passed, $total_failed failed, $total_skipped skipped (ctest entries; the pytest cases in them:" \
+        "$total_cases_passed passed, $total_cases_skipped skipped)"
 ((total_failed == 0))

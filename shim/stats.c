@@ -104,6 +104,39 @@ static int stats_v2(pid_t init, uint8_t **ret_data, size_t *ret_length) {
         return pack(&m.base, ret_data, ret_length);
 }
 
+/* DIR/cpuacct.usage_percpu, the nanoseconds of each possible CPU, as runc reports them (PerCPU);
+ * a kernel without the file leaves the list empty. */
+static int read_percpu(const char *dir, uint64_t **ret, size_t *ret_n) {
+        _cleanup_free_ char *path = NULL, *line = NULL;
+        _cleanup_free_ uint64_t *v = NULL;
+        size_t size = 0, n = 0;
+        ssize_t len;
+        FILE *f;
+
+        if (asprintf(&path, "%s/cpuacct.usage_percpu", dir) < 0)
+                return -ENOMEM;
+        f = fopen(path, "re");
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        len = getline(&line, &size, f);
+        fclose(f);
+        if (len < 0)
+                return -EIO;
+        /* at most one number per two characters ("0 0 0") */
+        v = calloc((size_t) len / 2 + 1, sizeof(uint64_t));
+        if (!v)
+                return -ENOMEM;
+        for (char *p = line, *end;; p = end) {
+                uint64_t x = strtoull(p, &end, 10);
+                if (end == p)
+                        break;
+                v[n++] = x;
+        }
+        *ret = TAKE_PTR(v);
+        *ret_n = n;
+        return 0;
+}
+
 /* cpuacct.stat counts in clock ticks; containerd's v1 metrics are in nanoseconds. */
 static uint64_t ticks_to_ns(uint64_t ticks) {
         long hz = sysconf(_SC_CLK_TCK);
@@ -119,6 +152,7 @@ static int stats_v1(pid_t init, uint8_t **ret_data, size_t *ret_length) {
         Io__Containerd__Cgroups__V1__MemoryStat mem = IO__CONTAINERD__CGROUPS__V1__MEMORY_STAT__INIT;
         Io__Containerd__Cgroups__V1__MemoryEntry mem_usage = IO__CONTAINERD__CGROUPS__V1__MEMORY_ENTRY__INIT;
         _cleanup_free_ char *pdir = NULL, *cdir = NULL, *mdir = NULL;
+        _cleanup_free_ uint64_t *percpu = NULL;
         uint64_t user = 0, system = 0;
         int r;
 
@@ -133,8 +167,10 @@ static int stats_v1(pid_t init, uint8_t **ret_data, size_t *ret_length) {
         if (zs_cgroup_dir(init, "cpuacct", &cdir) >= 0) {
                 if ((r = read_u64(cdir, "cpuacct.usage", &usage.total)) < 0 ||
                     (r = read_key(cdir, "cpuacct.stat", "user", &user)) < 0 ||
-                    (r = read_key(cdir, "cpuacct.stat", "system", &system)) < 0)
+                    (r = read_key(cdir, "cpuacct.stat", "system", &system)) < 0 ||
+                    (r = read_percpu(cdir, &percpu, &usage.n_per_cpu)) < 0)
                         return r;
+                usage.per_cpu = percpu;
                 usage.user = ticks_to_ns(user);
                 usage.kernel = ticks_to_ns(system);
                 cpu.usage = &usage;

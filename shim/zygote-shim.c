@@ -326,13 +326,30 @@ out:
 
 /* ---- start, kill --------------------------------------------------------------------------- */
 
+/* The control connection for a call made while the task runs: zygoted closes a connection with
+ * no call in progress after two minutes (docs/SECURITY.md, "Accounts"), and a task runs for as
+ * long as it likes. Between calls nothing may arrive on it, so anything readable (its EOF) says
+ * it was closed: a fresh one is a connect away. */
+static zy_conn *ctl(struct shim *s) {
+        struct pollfd p = { .fd = zy_conn_get_fd(s->ctl), .events = POLLIN };
+        zy_conn *fresh = NULL;
+
+        if (poll(&p, 1, 0) <= 0 || zy_conn_has_input(s->ctl))
+                return s->ctl;
+        if (zy_connect(s->socket_path, &fresh) < 0)
+                return s->ctl; /* the call fails on the old one, and says why */
+        zy_conn_free(s->ctl);
+        s->ctl = fresh;
+        return s->ctl;
+}
+
 static void start(struct shim *s) {
         const char *step = NULL;
         int err = 0;
         int r;
 
         s->started = true;
-        r = zy_start(s->ctl, s->id);
+        r = zy_start(ctl(s), s->id);
         if (r == 0)
                 return;
         if (r == -ECHILD && zy_conn_spawn_failure(s->ctl, &step, &err, NULL) >= 0) {
@@ -352,7 +369,7 @@ static void on_signal(struct shim *s, int sig) {
                 start(s);
                 return;
         }
-        r = zy_kill(s->ctl, s->id, sig, s->kill_all);
+        r = zy_kill(ctl(s), s->id, sig, s->kill_all);
         /* EBUSY: it stopped meanwhile; Wait is about to say how. */
         if (r < 0 && r != -EBUSY)
                 fail(s->ctl, "kill", r);
@@ -537,7 +554,7 @@ static int shim_run(struct shim *s, int argc, char **argv) {
         if (r != 0)
                 return r;
 
-        r = zy_delete(s->ctl, s->id, NULL);
+        r = zy_delete(ctl(s), s->id, NULL);
         /* ESRCH: someone else (another shim, launchctl delete) deleted it after our Wait. */
         if (r < 0 && r != -ESRCH)
                 fail(s->ctl, "delete", r);

@@ -88,6 +88,7 @@ def make_bundle(path, zygote_runc):
     with open(os.path.join(path, "config.json")) as f:
         config = json.load(f)
     config["process"]["args"] = ["/bin/true"]
+    config["process"]["terminal"] = False
     with open(profile_path()[0]) as f:
         config["linux"]["seccomp"] = json.load(f)
     with open(os.path.join(path, "config.json"), "w") as f:

@@ -239,7 +239,7 @@ void fz_init(void) {
         /* As zygoted's main() does: a write to a stand-in's closed hold pipe is an EPIPE for
          * task.c to handle, not the end of the process. */
         signal(SIGPIPE, SIG_IGN);
-        zd_log_open();
+        zd_log_open(NULL);
 
         /* The profiles are copied once: a reload then always sees the same files, keeps every
          * entry and never starts a reference process. */

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: MIT
 """A fake systemd manager on its private D-Bus socket (what zygoted's scope.c talks to at
 /run/systemd/private): the D-Bus wire format (little-endian, the SASL EXTERNAL handshake of a
-direct connection, no bus daemon), and the four calls zygoted makes for a task's scope:
-GetUnitByControlGroup, Properties.GetAll of the unit it names, StartTransientUnit, and the job's
-JobRemoved signal. Units are given by the test (their cgroup, slice and properties); every
-StartTransientUnit is recorded, with its properties, and answered "done" without moving anything.
+direct connection, no bus daemon), and the calls zygoted makes for a task's scope:
+GetUnitByControlGroup, Properties.GetAll of the unit it names, GetUnit of the slice of the unit's
+detached tasks, SetUnitProperties of it, StartTransientUnit (with auxiliary units: the slice), and
+the job's JobRemoved signal. Units are given by the test (their cgroup, slice and properties);
+every StartTransientUnit is recorded, with its properties, and answered "done" without moving
+anything; a slice made as an auxiliary unit is kept (self.slices), as systemd keeps a slice while
+a scope is in it, until the test drops it (drop_slice: the manager stopped it).
 """
 import os
 import socket
@@ -169,13 +172,18 @@ def unit_path(name):
 
 
 class FakeSystemd:
-    """Listens at DIR/private. units: {name: {"cgroup": path, "slice": name, "props": {name: (sig, value)}}}."""
+    """Listens at DIR/private (or DIR/NAME: bus, the system bus, which answers Hello as its daemon
+    would). units: {name: {"cgroup": path, "slice": name, "props": {name: (sig, value)}}}."""
 
-    def __init__(self, directory, units):
-        self.path = os.path.join(directory, "private")
+    def __init__(self, directory, units, name="private", bus=False):
+        self.path = os.path.join(directory, name)
+        self.bus = bus
         self.units = units
         self.started = []          # (unit name, {property: plain value}) of every StartTransientUnit
         self.lookups = []          # cgroup paths asked with GetUnitByControlGroup
+        self.slices = {}           # {slice: {property: plain value}} made as auxiliary units, then set
+        self.slice_sets = []       # (slice, {property: plain value}) of every SetUnitProperties
+        self.hide_slices = 0       # so many GetUnit calls that say a slice is not there (a race)
         self.lock = threading.Lock()
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         self.sock.bind(self.path)
@@ -284,6 +292,8 @@ class FakeSystemd:
         path = m.fields.get(1, ("o", ""))[1]
         iface = m.fields.get(2, ("s", ""))[1]
         member = m.fields.get(3, ("s", ""))[1]
+        if self.bus and iface == "org.freedesktop.DBus" and member == "Hello":
+            return [self._reply(m, "s", [":1.42"])]
         if iface == MANAGER and member == "GetUnitByControlGroup":
             cgroup = m.body[0]
             with self.lock:
@@ -303,9 +313,32 @@ class FakeSystemd:
                     props.update(u.get("props", {}))
                     return [self._reply(m, "a{sv}", [props])]
             return [self._error(m, "org.freedesktop.DBus.Error.UnknownObject", f"no object {path}")]
-        if iface == MANAGER and member == "StartTransientUnit":
-            name, _, props, _ = m.body
+        if iface == MANAGER and member == "GetUnit":
             with self.lock:
+                known = m.body[0] in self.units or (m.body[0] in self.slices and not self.hide_slices)
+                if m.body[0] in self.slices and self.hide_slices:
+                    self.hide_slices -= 1
+            if not known:
+                return [self._error(m, "org.freedesktop.systemd1.NoSuchUnit", f"Unit {m.body[0]} not loaded.")]
+            return [self._reply(m, "o", [unit_path(m.body[0])])]
+        if iface == MANAGER and member == "SetUnitProperties":
+            name, _, props = m.body
+            with self.lock:
+                if name not in self.slices:
+                    return [self._error(m, "org.freedesktop.systemd1.NoSuchUnit", f"Unit {name} not loaded.")]
+                values = {k: plain(v[1]) for k, v in props}
+                self.slice_sets.append((name, values))
+                self.slices[name].update(values)
+            return [self._reply(m)]
+        if iface == MANAGER and member == "StartTransientUnit":
+            name, _, props, aux = m.body
+            with self.lock:
+                for aux_name, _ in aux:
+                    if aux_name in self.slices or aux_name in self.units:
+                        return [self._error(m, "org.freedesktop.systemd1.UnitExists",
+                                            f"Unit {aux_name} was already loaded or has a fragment file.")]
+                for aux_name, aux_props in aux:
+                    self.slices[aux_name] = {k: plain(v[1]) for k, v in aux_props}
                 self.started.append((name, {k: plain(v[1]) for k, v in props}))
                 self.jobs += 1
                 job = self.jobs
@@ -326,6 +359,11 @@ class FakeSystemd:
             if p == "/":
                 return None
             p = p.rsplit("/", 1)[0] or "/"
+
+    def drop_slice(self, name):
+        """The manager stopped the slice (its last scope gone, StopWhenUnneeded) and let it go."""
+        with self.lock:
+            del self.slices[name]
 
     def scopes(self):
         with self.lock:

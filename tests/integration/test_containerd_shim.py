@@ -4,9 +4,12 @@ containerd runs them, and the ttrpc Task service spoken by hand (ttrpcwire.py): 
 several calls in flight on one connection, and the errors containerd reads as status codes
 (unknown methods, bad requests, unknown processes, zygoted out of reach). The containers
 themselves: tests/runtime/test_containerd_shim.py."""
+import json
 import os
 import shutil
+import socket
 import subprocess
+import threading
 import uuid
 
 import pytest
@@ -121,6 +124,66 @@ def test_create_without_zygoted(shim):
     with pytest.raises(w.Error) as e:
         c.call("State", w.encode([(1, shim.id)]))
     assert e.value.code == w.NOT_FOUND
+
+
+class RefusingDaemon:
+    """A socket in zygoted's place that answers every call with one error (name, parameters), as
+    zygoted refuses a caller; the shim is what is tested here, not the refusal."""
+
+    def __init__(self, path, error, parameters):
+        self.reply = json.dumps({"error": error, "parameters": parameters}).encode() + b"\0"
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        self.sock.bind(path)
+        self.sock.listen(8)
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return  # closed: the test is over
+            with conn:
+                data = b""
+                while b"\0" not in data:
+                    more = conn.recv(65536)
+                    if not more:
+                        break
+                    data += more
+                if data:
+                    conn.sendall(self.reply)
+
+    def close(self):
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        self.thread.join(timeout=30)
+
+
+@pytest.mark.parametrize("error,parameters,shown", [
+    ("io.zygote.Launcher.CallerConfined", {"reason": "the caller is in namespaces or a root other than zygoted's"},
+     "io.zygote.Launcher.CallerConfined: the caller is in namespaces or a root other than zygoted's"),
+    ("io.zygote.Launcher.InvalidParameter", {"parameter": "rootfs", "message": "not a directory"},
+     "io.zygote.Launcher.InvalidParameter: not a directory (parameter rootfs)"),
+    ("io.zygote.Launcher.NoSuchProfile", {"profile": "web"}, "io.zygote.Launcher.NoSuchProfile (profile web)"),
+    ("io.zygote.Launcher.PermissionDenied", {}, "io.zygote.Launcher.PermissionDenied"),
+])
+def test_zygoteds_reason_reaches_containerd(shim_bin, workdir, needs_root, error, parameters, shown):
+    """zygoted's refusal reaches containerd (and the kubelet, which shows containerd's message)
+    with what its parameters say, not only its name: the reason is no longer in zygoted's log
+    alone."""
+    bundle = os.path.join(workdir, "bundle")
+    os.mkdir(bundle)
+    daemon = RefusingDaemon(os.path.join(workdir, "refusing.sock"), error, parameters)
+    s = shimv2.Shim(shim_bin, bundle, env={"ZYGOTE_SOCKET": os.path.join(workdir, "refusing.sock")})
+    s.start()
+    try:
+        with pytest.raises(w.Error) as e:
+            s.client().call("Create", w.encode([(1, s.id), (2, bundle)]))
+        assert e.value.message == "create: zygoted: " + shown
+    finally:
+        s.stop()
+        daemon.close()
 
 
 def test_calls_in_flight_on_one_connection(shim):

@@ -7,7 +7,9 @@ must add a runtime named "zygote" whose path is the installed zygote-runc (the i
 bin/zygote-runc, which the install put there). Where the tool is on the machine it reads the file
 too: `containerd config dump` shows the runtime with its BinaryName, and `podman info` (root, a
 private vfs storage in a temporary directory) runs the installed zygote-runc as runtime "zygote"
-from the drop-in. Docker's file is parsed here; dockerd runs the example itself (its .in, naming
+from the drop-in; each containerd fragment, merged into Debian's config.toml as packaged and into
+`containerd config default`'s, keeps the CRI plugin loading in a containerd of the test's own.
+Docker's file is parsed here; dockerd runs the example itself (its .in, naming
 the build's zygote-runc) in tests/runtime/test_docker.py.
 
 Run: /usr/bin/python3 -m pytest -q tests/integration/test_examples.py --build-dir build
@@ -17,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import tomllib
 
@@ -60,6 +63,22 @@ def test_podman_drop_in(installed):
     with open(os.path.join(examples, "podman-zygote.conf"), "rb") as f:
         conf = tomllib.load(f)
     assert conf["engine"]["runtimes"]["zygote"] == [runc]
+
+
+def test_podman_drop_in_and_its_documentation_agree(installed):
+    """docs/CONTAINERS.md's containers.conf names the runtime as the drop-in does ("zygote"), and
+    the drop-in carries the default_ulimits line the documentation says some hosts need,
+    commented out: uncommented, it is what the documentation shows."""
+    examples, _, _ = installed
+    with open(os.path.join(examples, "podman-zygote.conf")) as f:
+        text = f.read()
+    docs = open(os.path.join(os.path.dirname(examples), "docs", "CONTAINERS.md")).read()
+    block = docs.split("Podman: `podman --runtime", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    documented = tomllib.loads(block)
+    assert set(documented["engine"]["runtimes"]) == set(tomllib.loads(text)["engine"]["runtimes"]) == {"zygote"}
+    assert documented["engine"]["runtime"] == "zygote"
+    enabled = tomllib.loads(re.sub(r"^# (default_ulimits = )", r"\1", text, flags=re.M))
+    assert enabled["containers"]["default_ulimits"] == documented["containers"]["default_ulimits"]
 
 
 def test_docker_daemon_json(installed):
@@ -151,3 +170,142 @@ def test_containerd_reads_the_shim_config(installed):
                         "dump"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
     assert r.returncode == 0, r.stdout
     assert containerd_runtime(tomllib.loads(r.stdout))["runtime_type"] == "io.containerd.zygote.v2", r.stdout
+
+
+# /etc/containerd/config.toml as Debian 12's containerd 1.6.20 package installs it: a CRI section
+# that declares no runtime
+DEBIAN_CONFIG_TOML = """version = 2
+
+[plugins]
+  [plugins."io.containerd.grpc.v1.cri"]
+    [plugins."io.containerd.grpc.v1.cri".cni]
+      bin_dir = "/usr/lib/cni"
+      conf_dir = "/etc/cni/net.d"
+  [plugins."io.containerd.internal.v1.opt"]
+    path = "/var/lib/containerd/opt"
+"""
+
+
+def merged(base, fragment):
+    """fragment merged into base as a person merges a config.toml fragment: tables both have are
+    merged key by key, the fragment's values win."""
+    out = dict(base)
+    for k, v in fragment.items():
+        out[k] = merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def toml_text(d, path=()):
+    """d as TOML (tables, strings, numbers, booleans, arrays of those: what containerd's config
+    holds)."""
+    def key(k):
+        return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
+
+    def value(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list) and not any(isinstance(x, dict) for x in v):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        raise ValueError(f"{'.'.join(path)}: {v!r} is not written here")
+
+    lines = ["[" + ".".join(key(p) for p in path) + "]"] if path else []
+    lines += [f"{key(k)} = {value(v)}" for k, v in d.items() if not isinstance(v, dict)]
+    for k, v in d.items():
+        if isinstance(v, dict):
+            lines += toml_text(v, path + (k,))
+    return lines
+
+
+def cri_plugin_status(conf, workdir):
+    """Starts a containerd of its own on conf (its root, state, sockets in workdir, as
+    tests/runtime/containertools.py's) and returns the CRI plugin's status in `ctr plugins ls`."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runtime"))
+    from containertools import start_logged
+    sock = os.path.join(workdir, "containerd.sock")
+    conf = merged(conf, {"root": f"{workdir}/root", "state": f"{workdir}/state", "grpc": {"address": sock},
+                         "ttrpc": {"address": sock + ".ttrpc"}, "debug": {"address": ""},
+                         "metrics": {"address": ""},
+                         "plugins": {"io.containerd.internal.v1.opt": {"path": f"{workdir}/opt"}}})
+    path = os.path.join(workdir, "config.toml")
+    with open(path, "w") as f:
+        f.write("\n".join(toml_text(conf)) + "\n")
+    log = os.path.join(workdir, "containerd.log")
+    proc, drainer, booted = start_logged(["containerd", "--config", path], None, log,
+                                         "containerd successfully booted", TIMEOUT)
+    try:
+        assert booted and proc.poll() is None, open(log, errors="replace").read()[-2000:]
+        r = subprocess.run(["ctr", "--address", sock, "plugins", "ls"], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        assert r.returncode == 0, r.stderr
+        rows = [line.split() for line in r.stdout.splitlines()]
+        status = [f[-1] for f in rows if f[:2] == ["io.containerd.grpc.v1", "cri"]]
+        errors = [line for line in open(log, errors="replace") if "io.containerd.grpc.v1.cri" in line]
+        return (status[0] if status else None), errors
+    finally:
+        proc.terminate()
+        proc.wait(timeout=TIMEOUT)
+        drainer.join(timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("fragment", ["containerd-config.toml", "containerd-shim-config.toml"])
+@pytest.mark.parametrize("base", ["debian-package", "config-default"])
+def test_the_cri_plugin_loads_with_the_fragment_merged(installed, base, fragment, tmp_path):
+    """Merged into Debian's config.toml as packaged (no runtime declared) or into `containerd config
+    default`'s, each fragment keeps containerd's CRI plugin loading (its default runtime, runc,
+    still declared), beside the runtime "zygote": Kubernetes keeps its runtime on the node."""
+    if not shutil.which("containerd") or not shutil.which("ctr"):
+        pytest.skip("containerd is not installed (scripts/deps.sh --test)")
+    if os.geteuid() != 0:
+        pytest.skip("containerd's snapshotters need root")
+    examples, _, _ = installed
+    if base == "debian-package":
+        conf = tomllib.loads(DEBIAN_CONFIG_TOML)
+    else:
+        r = subprocess.run(["containerd", "config", "default"], capture_output=True, text=True, timeout=TIMEOUT)
+        assert r.returncode == 0, r.stderr
+        conf = tomllib.loads(r.stdout)
+    with open(os.path.join(examples, fragment), "rb") as f:
+        conf = merged(conf, tomllib.load(f))
+    status, errors = cri_plugin_status(conf, str(tmp_path))
+    assert status == "ok", errors
+    assert set(containerd_runtime(conf).keys()) >= {"runtime_type"}
+    assert set(conf["plugins"]["io.containerd.grpc.v1.cri"]["containerd"]["runtimes"]) >= {"runc", "zygote"}
+
+
+def markdown_links(path):
+    """The relative links of a markdown file (no scheme, no bare anchor), their anchors cut."""
+    with open(path) as f:
+        text = f.read()
+    return [t.split("#")[0] for t in re.findall(r"\]\(([^)\s]+)\)", text) if not re.match(r"[a-z]+:|#", t)]
+
+
+def test_the_installed_readmes_links_hold(installed):
+    """The installed README and docs link to files the install put there (the package's docs/ is
+    the source tree's). Links into tests/ name the source tree's results and are left out."""
+    examples, _, _ = installed
+    docdir = os.path.dirname(examples)
+    pages = [os.path.join(docdir, "README.md")] + [os.path.join(docdir, "docs", f)
+                                                  for f in os.listdir(os.path.join(docdir, "docs"))]
+    broken = [(os.path.relpath(p, docdir), link) for p in pages for link in markdown_links(p)
+              if not link.startswith("tests/") and not os.path.exists(os.path.join(os.path.dirname(p), link))]
+    assert broken == []
+    # every page of docs/ that a link names is installed, not only some
+    assert set(os.listdir(os.path.join(docdir, "docs"))) >= {
+        os.path.basename(link) for link in markdown_links(pages[0]) if link.startswith("docs/")}
+
+
+def test_readme_install_routes_start_with_the_build_dependencies(installed):
+    """Each way to install in the README (from the clone, as a Debian package) runs
+    scripts/deps.sh before its first build: a fresh Debian 12 has neither compiler nor libraries."""
+    examples, _, _ = installed
+    with open(os.path.join(os.path.dirname(examples), "README.md")) as f:
+        install = f.read().split("## Install", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"((?:^    .*\n)+)", install, re.M)
+    builds = [b for b in blocks if "cmake -S" in b]
+    assert len(builds) == 2, install
+    for b in builds:
+        assert "scripts/deps.sh" in b.split("cmake -S")[0], b

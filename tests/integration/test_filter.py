@@ -244,8 +244,9 @@ def test_user_cannot_evict_roots_entries(daemon):
 
 
 def test_compile_time_budget_per_user(daemon):
-    """A non-root uid that keeps sending new content runs out of compile time (hits stay free);
-    root and other users go on."""
+    """A non-root uid that keeps sending new content runs out of compile time; asking by key
+    stays free, while an object, even one cached, is refused before it is hashed (the key is
+    what a client asks first); root and other users go on."""
     if not os.path.exists(PODMAN_PROFILE):
         pytest.skip(f"{PODMAN_PROFILE} missing: a small object compiles too fast to spend 1 s in few calls")
     with open(PODMAN_PROFILE) as f:
@@ -255,7 +256,7 @@ def test_compile_time_budget_per_user(daemon):
         for i in range(400):
             profile["syscalls"][0]["comment"] = f"variant {i}"  # new content, same work
             try:
-                _, fd = get_filter(c, seccomp=profile)
+                p_last, fd = get_filter(c, seccomp=profile)
                 os.close(fd)
                 last = json.loads(json.dumps(profile))
             except VarlinkError as e:
@@ -265,7 +266,9 @@ def test_compile_time_budget_per_user(daemon):
         else:
             pytest.fail("400 distinct compiles and no compile_time_per_user")
         assert last is not None, "refused before the first compile"
-        p, fd = get_filter(c, seccomp=last)  # a hit costs nothing
+        e = c.call_error(L + "GetFilter", {"seccomp": last})  # not even hashed
+        assert e.parameters == {"limit": "compile_time_per_user", "max": 1000}, e.reply
+        p, fd = get_filter(c, key=p_last["key"])  # a hit by key costs nothing
         os.close(fd)
         assert p["cached"] is True
     with daemon.connect() as root:

@@ -106,7 +106,13 @@ def test_no_daemon(launchctl, args):
     assert r.returncode == 1
     assert r.stderr == ("launchctl: cannot connect to /nonexistent/zygoted.sock: No such file or directory "
                         "(is zygoted running? set ZYGOTE_SOCKET or --socket)\n")
-    assert r.stdout == ""
+    if args == ("status",):
+        # the status of a daemon that does not answer says so, and how it is started
+        first = "zygoted: not running\nstart it: systemctl enable --now zygoted.socket (the system daemon, as root)"
+        assert r.stdout.startswith(first), r.stdout
+        assert ("systemctl --user enable --now zygoted.socket" in r.stdout) == (os.geteuid() != 0), r.stdout
+    else:
+        assert r.stdout == ""
 
 
 def test_no_daemon_socket_option_wins(launchctl):
@@ -631,6 +637,16 @@ def test_reload(launchctl, fake):
     r = run(launchctl, "--socket", d.path, "reload")
     assert r.returncode == 1
     assert r.stdout == "loaded: default\nfailed: broken\n"
+    # each failure on a line of its own, as the daemon words them ("PATH: why")
+    d3 = fake(replying({"ReloadProfiles": {"loaded": ["default"], "failed": [
+        "/p/a.json: line 1: unexpected end of input", "/p/b.json: profile name \"x\" is already used by /p/c.json"]}}))
+    r = run(launchctl, "--socket", d3.path, "reload")
+    assert r.returncode == 1
+    assert r.stdout == ("loaded: default\nfailed: /p/a.json: line 1: unexpected end of input\n"
+                        "failed: /p/b.json: profile name \"x\" is already used by /p/c.json\n")
+    d4 = fake(replying({"ReloadProfiles": {"loaded": ["default"], "failed": []}}))
+    r = run(launchctl, "--socket", d4.path, "reload")
+    assert (r.returncode, r.stdout) == (0, "loaded: default\n")
     d2 = fake(replying({"ReloadProfiles": ("PermissionDenied", {"reason": "root only"})}))
     r = run(launchctl, "--socket", d2.path, "reload")
     assert (r.returncode, r.stderr) == (1, "launchctl: reload: permission denied: root only\n")

@@ -35,15 +35,17 @@ def runtime_dir():
     zytest.remove_workdir(d)
 
 
-def launchctl(bins, system_dir, *args, uid=USER, env=None):
-    """launchctl ARGS as uid, where /run/zygote is system_dir (None: no system daemon)."""
+def launchctl(bins, system_dir, *args, uid=USER, env=None, group_file=None):
+    """launchctl ARGS as uid, where /run/zygote is system_dir (None: no system daemon) and, given
+    group_file, /etc/group is that file."""
     if not shutil.which("unshare") or not shutil.which("setpriv"):
         pytest.skip("needs unshare(1) and setpriv(1) (Debian package util-linux)")
     script = ('mount -t tmpfs -o mode=0755 zy-run /run && mkdir -m 0755 /run/zygote && '
-              '{ [ -z "$1" ] || mount --bind "$1" /run/zygote; } && shift && exec "$@"')
+              '{ [ -z "$1" ] || mount --bind "$1" /run/zygote; } && '
+              '{ [ -z "$2" ] || mount --bind "$2" /etc/group; } && shift 2 && exec "$@"')
     who = zytest.setpriv(uid, uid) if uid != 0 else []
     cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", system_dir or "",
-           *who, bins["launchctl"], *args]
+           group_file or "", *who, bins["launchctl"], *args]
     e = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"}
     e.update(env or {})
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e,
@@ -130,3 +132,37 @@ def test_root_and_explicit_choices_do_not_fall_back(needs_root, daemons, bins, r
     assert socket_line(r) == f"{SYSTEM_SOCKET} (--socket)"
     r = launchctl(bins, system.dir, "status", "--socket", missing, env={"XDG_RUNTIME_DIR": runtime_dir})
     assert r.returncode == 1 and SYSTEM_SOCKET not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("gid,members,hint", [
+    (4242, "", "zygoted is for root and the members of group zygote: an administrator adds you with "
+                "usermod -aG zygote nobody, then you log in again"),
+    (4242, "nobody", "you were added to group zygote after this session began: log in again, or run newgrp zygote"),
+    (0, "", "the socket is root's alone (mode 0660)"),
+], ids=["not-a-member", "member-since-login", "root-only"])
+def test_a_refused_user_is_told_how_to_get_access(needs_root, daemons, bins, runtime_dir, gid, members, hint):
+    """The system socket as the unit makes it (0660, group zygote) refuses a user outside the
+    group: the message says how to be let in, not whether zygoted runs."""
+    system = daemons()
+    sock = os.path.join(system.dir, "zygoted.sock")
+    os.chown(sock, 0, gid)
+    os.chmod(sock, 0o660)
+    group = os.path.join(runtime_dir, "group")
+    with open(group, "w") as f:
+        f.write(f"root:x:0:\nzygote:x:4242:{members}\n")
+    r = launchctl(bins, system.dir, "ps", env={"XDG_RUNTIME_DIR": runtime_dir, "USER": "nobody"},
+                  group_file=group)
+    user_socket = os.path.join(runtime_dir, "zygote", "zygoted.sock")
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == (f"launchctl: cannot connect to {user_socket}: No such file or directory, nor to "
+                        f"{SYSTEM_SOCKET}: Permission denied ({hint})\n")
+
+
+def test_status_without_a_daemon_says_how_to_start_one(needs_root, bins, runtime_dir):
+    """A user's `launchctl status` with neither daemon: not running, and both ways to start one
+    (the system daemon as root, the user's own)."""
+    r = launchctl(bins, None, "status", env={"XDG_RUNTIME_DIR": runtime_dir})
+    assert r.returncode == 1
+    assert r.stdout == ("zygoted: not running\n"
+                        "start it: systemctl enable --now zygoted.socket (the system daemon, as root),\n"
+                        "  or systemctl --user enable --now zygoted.socket (your own)\n")

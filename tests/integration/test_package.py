@@ -45,7 +45,7 @@ def test_control_and_contents(package):
               "libexec/zygote/zygote-ref",
               "lib/systemd/system/zygoted.socket", "lib/systemd/system/zygoted.service", "lib/sysusers.d/zygote.conf",
               "share/man/man8/zygoted.8", "share/man/man1/launchctl.1", "share/zygote/profiles/default.json",
-              "share/doc/zygote/SYSTEMD.md"):
+              "share/doc/zygote/docs/SYSTEMD.md"):
         assert f"./{p}/{f}\n" in files, f
     # nothing of the test suite's own
     for f in ("try-syscall", "zygote-bench", "bounded-run", "test-"):
@@ -94,3 +94,36 @@ def test_install_enables_the_socket_and_purge_removes_everything(package, root):
     left = [f for f in own_files(root) if f not in before]
     # the group stays, as Debian keeps system groups: /etc/group and its shadow, nothing else
     assert set(left) <= {"etc/group", "etc/gshadow", "etc/.pwd.lock", "etc/group-", "etc/gshadow-"}, left
+
+
+def test_removal_names_the_tasks_that_keep_running(package, root, tmp_path):
+    """dpkg -r asks the daemon (the package's launchctl, the root's /run/zygote/zygoted.sock)
+    which tasks keep running after it, and says so, with how to stop them."""
+    import zytest
+    deb, prefix = package
+    r = dpkg(root, "-i", deb)
+    assert r.returncode == 0, r.stdout + r.stderr
+    usr = root / prefix.lstrip("/")
+    rundir = root / "run/zygote"
+    rundir.mkdir(parents=True)
+    lc = str(tmp_path / "launchctl")  # the package's, kept for the cleanup after the removal
+    shutil.copy(usr / "bin/launchctl", lc)
+    d = zytest.Daemon({"zygoted": str(usr / "sbin/zygoted"), "profiles": str(usr / "share/zygote/profiles")},
+                      str(rundir), env={"ZYGOTE_REF_HELPER": str(usr / "libexec/zygote/zygote-ref")})
+    d.start()
+    try:
+        with open(tmp_path / "task.out", "w") as f:  # a detached task keeps launchctl's stdio
+            r = subprocess.run([lc, "--socket", d.socket, "run", "--detach", "--id", "kept-task", "--", "/bin/sleep",
+                                "1000"], stdout=f, stderr=f, stdin=subprocess.DEVNULL, timeout=60)
+        assert r.returncode == 0, (tmp_path / "task.out").read_text()
+        r = dpkg(root, "-r", "zygote")
+        assert r.returncode == 0, r.stdout + r.stderr
+        out = r.stdout + r.stderr
+        assert "zygote: these tasks keep running after the removal" in out, out
+        assert "kept-task" in out and "/bin/sleep 1000" in out, out
+        assert "launchctl kill --all ID" in out, out
+    finally:
+        subprocess.run([lc, "--socket", d.socket, "kill", "--all", "kept-task", "KILL"], capture_output=True,
+                       timeout=60)
+        subprocess.run([lc, "--socket", d.socket, "wait", "kept-task"], capture_output=True, timeout=60)
+        d.stop()

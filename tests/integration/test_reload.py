@@ -99,3 +99,32 @@ def test_reload(daemons, bins, needs_root):
         assert e.error == L + "NoSuchProfile"
     # default still serves.
     assert errno_of(d, bins, "default", "mount") == 1
+
+
+def test_a_file_that_fails_is_named_to_callers(daemons, bins, needs_root):
+    """A profile file that does not parse names no profile: a call for the profile it was meant
+    to be is told that files failed, and which, beside NoSuchProfile; `launchctl profiles` and
+    `status` list them, from the start-up load and from each reload."""
+    pdir = daemons.workdir()
+    shutil.copy(os.path.join(bins["profiles"], "default.json"), pdir)
+    broken = os.path.join(pdir, "web.json")
+    write(broken, '{"name": "web", "capabilities": [')
+    d = daemons(profile_dirs=[pdir])
+    with d.connect() as c:
+        e = c.call(L + "ListProfiles", check=False)
+    assert [f.split(":")[0] for f in e.parameters["failedFiles"]] == [broken], dict(e)
+    r = d.launchctl("run", "--profile", "web", "--", "/bin/true")
+    assert r.returncode != 0
+    lines = r.stderr.decode().splitlines()
+    assert lines[:2] == ["launchctl: run: no such profile 'web'", "launchctl: 1 profile file failed to load:"], lines
+    assert lines[2].startswith(f"  {broken}: "), lines
+    for verb in ("profiles", "status"):
+        out = d.launchctl(verb).stdout.decode()
+        assert f"failed to load: {broken}: " in out, out
+    st = json.loads(d.launchctl("status", "--json").stdout)
+    assert [f.split(":")[0] for f in st["failed_files"]] == [broken], st
+    # fixed and reloaded: nothing failed any more, and the profile is there
+    write(broken, mine(["add_key"]) | {"name": "web"})
+    assert reload(d).parameters["failed"] == []
+    assert "failed to load" not in d.launchctl("profiles").stdout.decode()
+    assert d.launchctl("run", "--profile", "web", "--", "/bin/true").returncode == 0

@@ -18,7 +18,7 @@ import pytest
 
 import varlink
 import zytest
-from zytest import NOBODY
+from zytest import NOBODY, wait_for
 
 TIMEOUT = zytest.CALL_TIMEOUT
 
@@ -359,3 +359,22 @@ def test_other_uid(daemon, shims, shim_bin):
     s.signal(signal.SIGTERM)
     rc, _, err = s.finish()
     assert rc == 128 + signal.SIGTERM, err
+
+
+def test_signal_forwarded_after_the_control_connection_idled(daemons, needs_root, shims):
+    """zygoted closes a connection with no call in progress once it idled (1 s here through the
+    test seam ZYGOTE_IDLE_TIMEOUT_SEC, 120 s otherwise), and the shim's control connection idles
+    for as long as its task runs: a signal then reconnects for the Kill, and the Delete after
+    the exit too (before, both failed on the closed connection)."""
+    d = daemons(env={"ZYGOTE_IDLE_TIMEOUT_SEC": "1"})
+    s = shims(d, "--id", "shim-idle", "--", "cat", stdin=subprocess.PIPE)
+    s.expect("create")
+    s.expect("start")
+    wait_for(lambda: "idle for 1s" in d.log(), "zygoted closing the shim's idle control connection", timeout=30)
+    s.signal(signal.SIGINT)
+    ev = [s.event()]
+    rc, _, err = s.finish()
+    assert rc == 128 + signal.SIGINT, err
+    ev += s.rest()
+    assert [e["type"] for e in ev] == ["exit", "delete"] and ev[0]["signal"] == signal.SIGINT
+    assert task_state(d, "shim-idle") is None

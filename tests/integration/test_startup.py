@@ -242,3 +242,46 @@ def test_later_profiles_dir_overrides(daemons, bins, needs_root):
     with d.connect() as c:
         st, _, final, _ = zytest.spawn_and_status(c, ["cat"])
     assert int(st["CapBnd"], 16) == 0 and st["Seccomp"] == "2"
+
+
+class SystemPathDaemon(zytest.Daemon):
+    """zygoted started by hand on the system socket path, /run/zygote/zygoted.sock, in a mount
+    namespace of its own (a tmpfs on /run, and /etc/group the test's file): the host's /run is
+    untouched. Its socket is reached from here through /proc/PID/root."""
+
+    def __init__(self, bins, workdir, group_file):
+        super().__init__(bins, workdir)
+        self.group_file = group_file
+
+    def command(self):
+        script = ('mount -t tmpfs -o mode=0755 zy-run /run && mount --bind "$1" /etc/group && shift && '
+                  'exec "$@"')
+        cmd = [self.bins["zygoted"], "--socket", "/run/zygote/zygoted.sock"]
+        for d in self.profile_dirs:
+            cmd += ["--profiles", d]
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", self.group_file, *cmd]
+
+    def start(self, wait=True):
+        super().start(wait=False)
+        self.socket = f"/proc/{self.proc.pid}/root/run/zygote/zygoted.sock"
+        self.wait_ready()
+        return self
+
+
+@pytest.mark.parametrize("group_line,gid", [("zygote:x:4242:\n", 4242), ("", 0)], ids=["group", "no-group"])
+def test_system_socket_started_by_hand_is_the_units(daemons, needs_root, group_line, gid):
+    """A root zygoted that makes the system socket itself gives it what zygoted.socket gives it:
+    mode 0660 and group zygote (root's alone, with a warning, where the group does not exist),
+    never every uid; a socket elsewhere stays connectable by every uid."""
+    workdir = daemons.workdir()
+    group = os.path.join(workdir, "group")
+    with open(group, "w") as f:
+        f.write("root:x:0:\n" + group_line)
+    d = SystemPathDaemon(daemons.bins, workdir, group)
+    daemons.daemons.append(d)
+    d.start()
+    st = os.stat(d.socket)
+    assert (st.st_mode & 0o7777, st.st_uid, st.st_gid) == (0o660, 0, gid)
+    assert ("no group zygote" in d.log()) == (gid == 0), d.log()
+    other = daemons()
+    assert os.stat(other.socket).st_mode & 0o777 == 0o666

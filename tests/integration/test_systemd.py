@@ -590,6 +590,43 @@ def test_journal_refused_calls(manager, journal_ns, tmp_path):
     assert all(e["ZYGOTE_UID"] == str(os.geteuid()) for e in sup)
 
 
+def test_journal_names_the_missing_profile(manager, journal_ns, tmp_path):
+    """A call for a profile zygoted has not got leaves the profile's name in the refusal's line
+    and ZYGOTE_REASON: the journal says which one a service asked for."""
+    m = manager
+    j = journal_ns()
+    log = str(tmp_path / "stderr")
+    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(log)})
+    m.wait_ready()
+    r = varlink_calls(m.socket, [("io.zygote.Launcher.Spawn", {"profile": "no-such-prof", "argv": ["/bin/true"]})],
+                      j.drain)
+    assert r[0].get("error") == "io.zygote.Launcher.NoSuchProfile", r
+    assert os.waitstatus_to_exitcode(m.stop()) == 0
+    refused = [e for e in j.drain() if e.get("ZYGOTE_EVENT") == "refused"]
+    assert len(refused) == 1, refused
+    assert refused[0]["ZYGOTE_REASON"] == "no-such-prof"
+    assert "NoSuchProfile no-such-prof" in refused[0]["MESSAGE"]
+
+
+def test_journal_lines_name_the_binary_and_no_build_path(manager, journal_ns, tmp_path):
+    """No CODE_FILE=, CODE_LINE=, CODE_FUNC=: libsystemd's would name the one line that sends
+    every entry, by the build tree's path (the package's build directory on every user's host).
+    ZYGOTE_BINARY= names the file zygoted runs from: the journal's _EXE= is its sealed copy,
+    /memfd:zygoted, on every host."""
+    m = manager
+    j = journal_ns()
+    log = str(tmp_path / "stderr")
+    m.start(wrap=j.wrap(), stderr=log, env={"JOURNAL_STREAM": stderr_file(log)})
+    m.wait_ready()
+    varlink_calls(m.socket, [("io.zygote.Launcher.State", {"id": "nosuch"})], j.drain)
+    assert os.waitstatus_to_exitcode(m.stop()) == 0
+    entries = j.drain()
+    assert any(e.get("ZYGOTE_EVENT") == "refused" for e in entries), entries
+    assert [e for e in entries if {"CODE_FILE", "CODE_LINE", "CODE_FUNC"} & set(e)] == []
+    binary = os.path.realpath(m.bins["zygoted"])
+    assert {e.get("ZYGOTE_BINARY") for e in entries} == {binary}, [e.get("ZYGOTE_BINARY") for e in entries]
+
+
 # ---- zygoted under a seccomp filter of its own ---------------------------------------------------
 
 def test_own_seccomp_filter(manager):

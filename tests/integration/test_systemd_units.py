@@ -141,6 +141,8 @@ def test_units_say_what_the_issue_asks(installed):
     sock = read_unit(os.path.join(system, "zygoted.socket"))["Socket"]
     assert sock["ListenStream"] == ["/run/zygote/zygoted.sock"]
     assert sock["SocketMode"] == ["0660"] and sock["SocketGroup"] == ["zygote"]
+    # stopped (the package's removal stops it), the unit takes its socket away: none left stale
+    assert sock["RemoveOnStop"] == ["yes"]
     usock = read_unit(os.path.join(user, "zygoted.socket"))["Socket"]
     assert usock["ListenStream"] == ["%t/zygote/zygoted.sock"]
 

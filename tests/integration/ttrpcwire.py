@@ -74,6 +74,15 @@ def decode(buf):
     return fields
 
 
+def packed_varints(buf):
+    """A packed repeated varint field's values (protobuf 3's repeated uint64)."""
+    values, i = [], 0
+    while i < len(buf):
+        v, i = read_varint(buf, i)
+        values.append(v)
+    return values
+
+
 def first(fields, num, default=None):
     return fields.get(num, [default])[0]
 

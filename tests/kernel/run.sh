@@ -276,6 +276,7 @@ import json, os, sys
 path = os.path.join(sys.argv[1], "config.json")
 cfg = json.load(open(path))
 cfg["process"]["args"] = ["sh", "-c", "ZYGOTE_LANE_SCRIPT"]
+cfg["process"]["terminal"] = False
 cfg["linux"]["cgroupsPath"] = "ZYGOTE_LANE_CGROUP"
 # its own cgroup at /sys/fs/cgroup, as Docker runs containers on v2 hosts
 cfg["linux"]["namespaces"].append({"type": "cgroup"})

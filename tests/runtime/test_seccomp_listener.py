@@ -254,7 +254,7 @@ def test_agent_answers_for_the_container(runc, bundle, agent, nnp, answer):
 @pytest.mark.parametrize("nnp", [True, False], ids=["nnp-filter-last", "no-nnp-filter-before-caps"])
 def test_init_own_calls_after_the_load_wait_for_the_agent(runc, bundle, agent, nnp):
     """The init's own calls between the load and execve (closing the listener, capset, prctl,
-    the cwd's openat2, the exec check, the report and execve) may notify too: the listener is
+    the cwd's fchdir, the exec check, the report and execve) may notify too: the listener is
     with the agent before any of them, so they are answered instead of deadlocking create."""
     init_calls = ["close", "capset", "prctl", "openat", "openat2", "fchdir", "faccessat", "faccessat2", "sendto",
                   "read", "close_range", "execve", "umask", "getpid", "write", "personality"]

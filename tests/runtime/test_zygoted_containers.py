@@ -168,6 +168,36 @@ def test_exec_joins_the_container(daemon, bundle, tmp_path):
         c.call(L + "Delete", {"id": cid})
 
 
+@pytest.mark.parametrize("errno,nnp", [(1, False), (38, False), (1, True), (38, True)],
+                         ids=["eperm", "enosys", "eperm-nnp", "enosys-nnp"])
+def test_profile_without_openat2(daemon, bundle, tmp_path, errno, nnp):
+    """A profile without openat2 (older than it, or an allow-list): the worker's init and an exec'd
+    process reach their cwd and run, as with runc (test_runc_conformance.py for zygote-runc)."""
+    from test_runc_conformance import REPORT, assert_report, old_profile_bundle
+    old_profile_bundle(bundle, errno, nnp)
+    bundle.set_args("sh", "-c", REPORT + "; exit 6")
+    cid, eid = container_id(), container_id("e-")
+    eout = tmp_path / "exec.out"
+    with daemon.connect() as c:
+        out, task = run_container(c, bundle, tmp_path)
+        assert task["exitCode"] == 6, (task, out)
+        assert_report(out, nnp)
+        bundle.set_args("sleep", "60")
+        create(c, bundle, cid).close_fds()
+        c.call(L + "Start", {"id": cid})
+        proc = dict(bundle.config["process"], args=["sh", "-c", REPORT + "; exit 5"])
+        with open(eout, "w") as f:
+            c.call(L + "ExecContainer", {"container": cid, "id": eid, "process": proc, "stdout": 0, "stderr": 0},
+                   fds=[f.fileno()]).close_fds()
+        c.call(L + "Start", {"id": eid})
+        assert c.call(L + "Wait", {"id": eid}).parameters["task"]["exitCode"] == 5, eout.read_text()
+        assert_report(eout.read_text(), nnp)
+        c.call(L + "Kill", {"id": cid, "signal": 9, "all": True})
+        c.call(L + "Wait", {"id": cid})
+        c.call(L + "Delete", {"id": eid})
+        c.call(L + "Delete", {"id": cid})
+
+
 def test_terminal_through_console_socket(daemon, bundle):
     bundle.config["process"]["terminal"] = True
     bundle.set_args("sh", "-c", "tty; echo term-ok")
@@ -438,6 +468,25 @@ def test_launchctl_container_and_create(daemon, bundle, tmp_path):
     assert r.returncode == 2 and b"--json" in r.stderr, r.stderr
 
 
+def test_ps_shows_the_containers_command(daemon, bundle, tmp_path):
+    """A container's task carries its process's arguments once it runs (the daemon never sees
+    config.json: they are read from the process), so List and `launchctl ps` show a COMMAND."""
+    bundle.set_args("sleep", "1000")
+    cid = container_id()
+    with daemon.connect() as c, open(tmp_path / "out", "w") as f:
+        create(c, bundle, cid, stdout=f.fileno())
+        c.call(L + "Start", {"id": cid})
+        try:
+            task = c.call(L + "State", {"id": cid}).parameters["task"]
+            assert task["argv"] == ["sleep", "1000"], task
+            line = [x for x in daemon.launchctl("ps").stdout.decode().splitlines() if x.split()[:1] == [cid]]
+            assert len(line) == 1 and line[0].endswith(" sleep 1000"), line
+        finally:
+            c.call(L + "Kill", {"id": cid, "signal": 9})
+            c.call(L + "Wait", {"id": cid})
+            c.call(L + "Delete", {"id": cid})
+
+
 def test_restart_adopts_containers(staged, bundle, tmp_path):
     """Under a service manager, a restarted zygoted adopts the containers' processes from the fd
     store as containers: Kill with all reaches every process in the container's cgroup, and
@@ -487,7 +536,8 @@ def test_namespaces_made_ahead(staged, bundle, tmp_path, needs_root, pool):
     next ones join sets the pool made, each set used by one container (the containers alive at
     once all have namespaces of their own, none the host's), and the pool refills; with
     ZYGOTE_DISABLE_FEATURES=namespace_pool every container makes its own, the same to the
-    container. A fresh network namespace either way: only a loopback device, down."""
+    container. A fresh network namespace either way: only a loopback device, up (as runc brings it
+    up; "unknown" is what the kernel says of an up lo)."""
     env = {"ZYGOTE_DISABLE_FEATURES": "namespace_pool"} if pool == "off" else None
     d = zytest.Daemon(staged, zytest.make_workdir(), env=env)
     d.start()
@@ -496,7 +546,7 @@ def test_namespaces_made_ahead(staged, bundle, tmp_path, needs_root, pool):
         with d.connect() as c:
             bundle.set_args("sh", "-c", "cat /proc/net/dev | tail -n +3 | cut -d: -f1; cat /sys/class/net/lo/operstate")
             out, task = run_container(c, bundle, tmp_path)  # the first: it starts the first fill
-            assert task["exitCode"] == 0 and out.split() == ["lo", "down"], out
+            assert task["exitCode"] == 0 and out.split() == ["lo", "unknown"], out
             if pool == "on":
                 zytest.wait_for(lambda: c.call(L + "GetStatus").parameters["namespacePool"]["ready"] > 0,
                                 "the pool filled", timeout=10)
@@ -525,5 +575,34 @@ def test_namespaces_made_ahead(staged, bundle, tmp_path, needs_root, pool):
         with d.connect() as c:
             for cid in ids:
                 c.call(L + "Delete", {"id": cid}, check=False)
+        assert d.stop() == 0, d.log()
+        zytest.remove_workdir(d.dir)
+
+
+def test_hooks_without_env_inherit_nothing_of_zygoteds(staged, bundle, open_tmp, tmp_path, needs_root):
+    """zygote-runc's own hooks without "env" get its environment, as runc's (its caller's, in
+    effect); zygoted's worker runs them for a caller, and gives them nothing of the daemon's: a
+    prestart hook without "env" starts with an empty environment. createContainer, run by the init,
+    gets the container process's environment (the caller's config) either way."""
+    d = zytest.Daemon(staged, zytest.make_workdir(), env={"ZYGOTED_SECRET_MARK": "daemon-only"})
+    d.start()
+    try:
+        out = open_tmp / "hooks"
+        out.mkdir()
+        os.chmod(out, 0o777)
+        bundle.config["process"]["env"] = ["PATH=/bin", "IN_CONTAINER=1"]
+        bundle.config["hooks"] = {"prestart": [{"path": "/bin/sh", "args": ["sh", "-c", f"env > {out}/prestart"]}],
+                                  "createContainer": [{"path": "/bin/sh",
+                                                       "args": ["sh", "-c", f"env > {out}/createContainer"]}]}
+        bundle.set_args("true")
+        with d.connect() as c:
+            _, task = run_container(c, bundle, tmp_path)
+        assert task["exitCode"] == 0, task
+        pre = (out / "prestart").read_text().split()
+        assert not any("ZYGOTED_SECRET_MARK" in e for e in pre), pre
+        assert all(e.split("=")[0] in ("PWD", "SHLVL", "OLDPWD", "_") for e in pre), pre
+        created = (out / "createContainer").read_text()
+        assert "IN_CONTAINER=1" in created and "ZYGOTED_SECRET_MARK" not in created, created
+    finally:
         assert d.stop() == 0, d.log()
         zytest.remove_workdir(d.dir)

@@ -330,7 +330,8 @@ def test_detached_task_outlives_its_callers_unit(machine):
         for line in cgroup.splitlines():
             _, ctl, path = line.split(":", 2)
             if ctl in ("", "name=systemd"):
-                assert path == f"/system.slice/zygote-task-{t['pid']}.scope", cgroup
+                slice_ = f"system-zygote-zygote\\x2ddetach\\x2dcaller\\x2d{i}.service.slice"
+                assert path == f"/system.slice/system-zygote.slice/{slice_}/zygote-task-{t['pid']}.scope", cgroup
     assert not lost, f"{len(lost)} of 20 detached tasks died with their caller's unit: {lost}"
 
 
@@ -349,41 +350,63 @@ def cgroup_file(m, pid, controller, name):
 
 
 def test_detached_task_keeps_its_units_limits(machine):
-    """A detached task of a `systemd-run -p TasksMax=8 -p MemoryMax=64M -p DevicePolicy=closed -p
-    IPAddressDeny=any` caller in zylimited.slice is in a scope of that slice with the same limits, as
-    systemd shows them and as the kernel applies them (pids.max, memory.max); a caller in a
-    sub-cgroup named machine.slice of a Delegate=yes unit is refused, and no task of it runs in
-    the manager's /machine.slice."""
+    """Detached tasks of a `systemd-run -p TasksMax=8 -p MemoryMax=64M -p DevicePolicy=closed -p
+    IPAddressDeny=any` caller in zylimited.slice keep those limits, as systemd shows them and as
+    the kernel applies them (pids.max, memory.max), and share them, as the unit's own processes
+    did: two of them are in one slice of the unit's detached tasks below zylimited.slice, which
+    carries the limits (before, each scope had a TasksMax=8 of its own: 8 more tasks per detached
+    task), and whose pids.current counts both. Once both are gone, systemd stops that slice."""
     m = machine
     activate(m)
     unit = "zygote-limited-caller"
+    slice_ = "zylimited-zygote-zygote\\x2dlimited\\x2dcaller.service.slice"
     # a slice of its own, whose limits must still count the task: its Slice comes from the
     # manager (a scope in the default system.slice would be out of it)
     ok(m.run("systemctl", "set-property", "--runtime", "zylimited.slice", "TasksMax=50"), "set-property")
+    detach = "launchctl run --detach --id {} -- sleep 1000 </dev/null >/dev/null 2>&1"
     r = m.run("systemd-run", "--wait", "--quiet", "--collect", f"--unit={unit}", "--slice=zylimited", "-p",
               "TasksMax=8", "-p",
               "MemoryMax=64M", "-p", "DevicePolicy=closed", "-p", "IPAddressDeny=any", "--", "/bin/sh", "-c",
-              "launchctl run --detach --id limited-sleep -- sleep 1000 </dev/null >/dev/null 2>&1", timeout=120)
-    ok(r, "systemd-run -p TasksMax=8 ... launchctl run --detach")
-    t = tasks(m)["limited-sleep"]
+              detach.format("limited-sleep") + " && " + detach.format("limited-sleep-2"), timeout=120)
+    ok(r, "systemd-run -p TasksMax=8 ... launchctl run --detach, twice")
+    listed = tasks(m)
+    t, t2 = listed["limited-sleep"], listed["limited-sleep-2"]
     try:
         assert alive(m, t["pid"]) and t["state"] == "running", t
-        scope = f"zygote-task-{t['pid']}.scope"
-        p = show(m, scope, "Slice", "TasksMax", "MemoryMax", "DevicePolicy", "IPAddressDeny", "ActiveState")
-        assert p["ActiveState"] == "active" and p["Slice"] == "zylimited.slice", p
+        assert alive(m, t2["pid"]) and t2["state"] == "running", t2
+        for task in (t, t2):
+            scope = f"zygote-task-{task['pid']}.scope"
+            p = show(m, scope, "Slice", "TasksMax", "MemoryMax", "DevicePolicy", "IPAddressDeny", "ActiveState")
+            assert p["ActiveState"] == "active" and p["Slice"] == slice_, p
+            assert p["TasksMax"] == "8" and p["MemoryMax"] == str(64 << 20), p
+            assert p["DevicePolicy"] == "closed", p
+            assert "0.0.0.0/0" in p["IPAddressDeny"] and "::/0" in p["IPAddressDeny"], p
+        p = show(m, slice_, "Slice", "TasksMax", "MemoryMax", "DevicePolicy", "IPAddressDeny", "ActiveState",
+                 "Transient", "StopWhenUnneeded", "ControlGroup")
+        assert p["ActiveState"] == "active" and p["Slice"] == "zylimited-zygote.slice", p
+        assert (p["Transient"], p["StopWhenUnneeded"]) == ("yes", "yes"), p
         assert p["TasksMax"] == "8" and p["MemoryMax"] == str(64 << 20), p
-        assert p["DevicePolicy"] == "closed", p
-        assert "0.0.0.0/0" in p["IPAddressDeny"] and "::/0" in p["IPAddressDeny"], p
+        assert p["DevicePolicy"] == "closed" and "0.0.0.0/0" in p["IPAddressDeny"], p
+        assert p["ControlGroup"] == f"/zylimited.slice/zylimited-zygote.slice/{slice_}", p
         # the kernel's side: where the container's systemd has the controllers (cgroup2 at
         # /sys/fs/cgroup; on a hybrid host's container it has none to set, for any unit)
         pids_max = cgroup_file(m, t["pid"], "pids", "pids.max")
         memory_max = cgroup_file(m, t["pid"], "memory", "memory.max")
         if m.run("stat", "-fc", "%T", "/sys/fs/cgroup").stdout.strip() == "cgroup2fs":
             assert (pids_max, memory_max) == ("8", str(64 << 20)), (pids_max, memory_max)
+            shared = {f: m.run("cat", f"/sys/fs/cgroup{p['ControlGroup']}/{f}").stdout.strip()
+                      for f in ("pids.max", "pids.current", "memory.max")}
+            assert shared == {"pids.max": "8", "pids.current": "2", "memory.max": str(64 << 20)}, shared
         else:
             assert pids_max in ("8", None) and memory_max in (str(64 << 20), None), (pids_max, memory_max)
     finally:
-        m.shell("launchctl kill limited-sleep KILL; launchctl delete limited-sleep")
+        for name in ("limited-sleep", "limited-sleep-2"):
+            m.shell(f"launchctl kill {name} KILL; launchctl wait {name}; launchctl delete {name}")
+    # its last scope gone, the slice is not needed: systemd stops it and lets it go
+    deadline = time.monotonic() + 30
+    while show(m, slice_, "ActiveState")["ActiveState"] != "inactive" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert show(m, slice_, "ActiveState", "LoadState")["ActiveState"] == "inactive"
 
 
 def test_detached_task_of_a_delegated_subcgroup_is_refused(machine):
@@ -438,6 +461,72 @@ def test_user_daemon_serves_a_login_shell(machine):
     assert re.search(r"/session-[^/]+\.scope$", cgroup, re.M), f"not in a login session: {r.stdout}{r.stderr}"
     assert f"socket: /run/user/{uid}/zygote/zygoted.sock" in status, r.stdout + r.stderr
     assert served == f"{uid}\nexit 0\n", r.stdout + r.stderr
+
+
+def test_user_daemon_detaches_from_a_login_shell(machine):
+    """A user's own zygoted asked `launchctl run --detach` from a login shell (`su -l`: the
+    caller's unit, session-N.scope, is the system manager's, and the user's manager has no unit
+    for its cgroup). Before, the task was refused ("no unit"). Now zygoted reads the session's
+    limits from the system manager (the system bus) and its own manager makes the scope, in a
+    slice of that manager's, `zygote-session\x2dN.scope.slice` below user@UID.service (itself in
+    user-UID.slice with the session), which carries them: TasksMax=8 and MemoryMax=64M, set on
+    every session by a session-.scope.d drop-in here (logind sets none). Two such tasks share it.
+    A session with IPAddressDeny=any, which a user's manager cannot enforce, is refused."""
+    m = machine
+    if m.run("getent", "passwd", LOGIN_USER).returncode != 0:
+        ok(m.run("useradd", "--create-home", "--shell", "/bin/bash", LOGIN_USER), f"useradd {LOGIN_USER}")
+    uid = int(ok(m.run("id", "-u", LOGIN_USER), "id -u").strip())
+    ok(m.run("loginctl", "enable-linger", LOGIN_USER), "loginctl enable-linger")
+    ok(m.run("systemctl", "start", f"user@{uid}.service", timeout=120), f"systemctl start user@{uid}")
+    env = [f"XDG_RUNTIME_DIR=/run/user/{uid}", f"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/{uid}/bus"]
+    user = ["runuser", "-u", LOGIN_USER, "--", "env", *env]
+    ok(m.run(*user, "systemctl", "--user", "enable", "--now", "zygoted.socket", timeout=120),
+       "systemctl --user enable --now zygoted.socket")
+    dropin = "/etc/systemd/system/session-.scope.d/50-zygote-test.conf"
+    m.write(dropin, "[Scope]\nTasksMax=8\nMemoryMax=64M\n")
+    ok(m.run("systemctl", "daemon-reload", timeout=120), "systemctl daemon-reload")
+    script = ("cat /proc/self/cgroup; s=$(sed -n 's|.*/\\(session-[^/]*\\.scope\\)$|\\1|p' /proc/self/cgroup | head -n 1); "
+              "systemctl show \"$s\" --property=TasksMax --property=MemoryMax; echo ---; for i in 1 2; do launchctl run --detach --id login-sleep-$i -- "
+              "sleep 1000 </dev/null >/dev/null 2>/tmp/zy-login.err || { echo \"refused $i\"; cat /tmp/zy-login.err; }; "
+              "done; rm -f /tmp/zy-login.err; echo ---; launchctl ps --json")
+    r = m.run("su", "--login", LOGIN_USER, "--command", script, timeout=120)
+    try:
+        cgroup, refused, ps = (r.stdout.split("---\n") + ["", "", ""])[:3]
+        found = re.search(r"/(session-[^/]+\.scope)$", cgroup, re.M)
+        assert found, f"not in a login session: {r.stdout}{r.stderr}"
+        session = found.group(1)
+        assert refused == "", r.stdout + r.stderr
+        # as the system manager said it while the session ran (it has stopped by now)
+        p = dict(line.split("=", 1) for line in cgroup.splitlines() if line.startswith(("TasksMax=", "MemoryMax=")))
+        assert p == {"TasksMax": "8", "MemoryMax": str(64 << 20)}, p
+        listed = {t["id"]: t for t in json.loads(ps).get("tasks", [])}
+        slice_ = "zygote-" + session.replace("-", "\\x2d") + ".slice"
+        for i in (1, 2):
+            t = listed[f"login-sleep-{i}"]
+            assert alive(m, t["pid"]) and t["state"] == "running", t
+            for line in m.run("cat", f"/proc/{t['pid']}/cgroup").stdout.splitlines():
+                _, ctl, path = line.split(":", 2)
+                if ctl in ("", "name=systemd"):
+                    assert path == (f"/user.slice/user-{uid}.slice/user@{uid}.service/zygote.slice/{slice_}/"
+                                    f"zygote-task-{t['pid']}.scope"), line
+        r = m.run(*user, "systemctl", "--user", "show", slice_, "--property=TasksMax", "--property=MemoryMax",
+                  "--property=StopWhenUnneeded", "--property=ActiveState")
+        p = dict(line.split("=", 1) for line in ok(r, "systemctl --user show").splitlines() if "=" in line)
+        assert p == {"TasksMax": "8", "MemoryMax": str(64 << 20), "StopWhenUnneeded": "yes",
+                     "ActiveState": "active"}, p
+        # a session whose limit the user's manager could not enforce (a BPF program): refused
+        m.write(dropin, "[Scope]\nTasksMax=8\nIPAddressDeny=any\n")
+        ok(m.run("systemctl", "daemon-reload", timeout=120), "systemctl daemon-reload")
+        r = m.run("su", "--login", LOGIN_USER, "--command",
+                  "launchctl run --detach --id login-sleep-3 -- sleep 1000 </dev/null >/dev/null", timeout=120)
+        assert r.returncode != 0 and "IPAddressDeny" in r.stderr, (r.returncode, r.stdout, r.stderr)
+    finally:
+        for i in (1, 2, 3):
+            m.run(*user, "sh", "-c", f"launchctl kill login-sleep-{i} KILL; launchctl wait login-sleep-{i}; "
+                  f"launchctl delete login-sleep-{i}")
+        os.unlink(m.root + dropin)
+        m.run("systemctl", "daemon-reload", timeout=120)
+        m.run("loginctl", "disable-linger", LOGIN_USER)
 
 
 def test_attached_task_stops_with_its_callers_unit(machine):

@@ -1,0 +1,318 @@
+# SPDX-License-Identifier: MIT
+"""zygote-runc where runc's own behaviour is the reference (issue 36): a profile written for runc
+runs unchanged, runc's defaults, a terminal of the runtime's own for a foreground run, and the
+small differences runc's and crun's suites found. Each test says what runc does."""
+import json
+import os
+import select
+import uuid
+
+import pytest
+
+from containertools import PODMAN_PROFILE
+
+
+def cid():
+    return "conf-" + uuid.uuid4().hex[:12]
+
+
+def profile_without_openat2(errno):
+    """Podman's profile as one written before openat2 existed (or a hand-written allow-list): the
+    call falls to the default action, which answers errno. runc runs such bundles; the runtime's
+    own steps must not need the call once the filter is loaded."""
+    if not os.path.exists(PODMAN_PROFILE):
+        pytest.skip(f"no {PODMAN_PROFILE} (package golang-github-containers-common)")
+    with open(PODMAN_PROFILE) as f:
+        profile = json.load(f)
+    assert profile["defaultAction"] == "SCMP_ACT_ERRNO"
+    profile["defaultErrnoRet"] = errno
+    profile.pop("defaultErrno", None)
+    for rule in profile["syscalls"]:
+        rule["names"] = [n for n in rule["names"] if n != "openat2"]
+    profile["syscalls"] = [r for r in profile["syscalls"] if r["names"]]
+    return profile
+
+
+def old_profile_bundle(bundle, errno, nnp):
+    bundle.config["linux"]["seccomp"] = profile_without_openat2(errno)
+    bundle.config["process"]["noNewPrivileges"] = nnp
+    bundle.config["process"]["cwd"] = "/tmp"
+    bundle.save()
+
+
+# what the container reports: its cwd, and that the filter is on
+REPORT = "pwd; grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status"
+
+
+def assert_report(text, nnp):
+    lines = text.split("\n")
+    assert lines[0] == "/tmp", text
+    assert "Seccomp:\t2" in text, text
+    assert f"NoNewPrivs:\t{int(nnp)}" in text, text
+
+
+def wait_exit(pid, timeout=30):
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        assert select.select([pidfd], [], [], timeout)[0], f"pid {pid} still running"
+    finally:
+        os.close(pidfd)
+
+
+OLD_PROFILES = pytest.mark.parametrize("errno,nnp", [(1, False), (38, False), (1, True), (38, True)],
+                                       ids=["eperm", "enosys", "eperm-nnp", "enosys-nnp"])
+
+
+@OLD_PROFILES
+def test_profile_without_openat2_run(runc, bundle, errno, nnp):
+    old_profile_bundle(bundle, errno, nnp)
+    bundle.set_args("sh", "-c", REPORT + "; exit 3")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 3, r.stderr
+    assert_report(r.stdout, nnp)
+
+
+@OLD_PROFILES
+def test_profile_without_openat2_create_start(runc, bundle, tmp_path, errno, nnp):
+    old_profile_bundle(bundle, errno, nnp)
+    bundle.set_args("sh", "-c", REPORT)
+    name, out, pid_file = cid(), tmp_path / "out", tmp_path / "pid"
+    with open(out, "w") as f:
+        r = runc("create", "--bundle", bundle.path, "--pid-file", str(pid_file), name, stdout=f)
+    assert r.returncode == 0, r.stderr
+    assert runc("start", name).returncode == 0
+    wait_exit(int(pid_file.read_text()))
+    assert runc.state(name)["status"] == "stopped"
+    assert_report(out.read_text(), nnp)
+    assert runc("delete", name).returncode == 0
+
+
+@OLD_PROFILES
+def test_profile_without_openat2_exec(runc, bundle, errno, nnp):
+    old_profile_bundle(bundle, errno, nnp)
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    r = runc("run", "--detach", "--bundle", bundle.path, name)
+    assert r.returncode == 0, r.stderr
+    r = runc("exec", name, "sh", "-c", REPORT + "; exit 4")
+    assert r.returncode == 4, r.stderr
+    assert_report(r.stdout, nnp)
+    assert runc("delete", "--force", name).returncode == 0
+
+
+# ---- the small differences runc's and crun's suites found (issue 36) ---------------------------------
+
+RUNC = "/usr/sbin/runc"
+
+
+def both(runc, bundle, tmp_path, *args, env=None):
+    """`run` of the bundle under zygote-runc and, where it is installed, Debian's runc (own roots):
+    [(status, stdout)] for each."""
+    import subprocess
+    seen = []
+    for binary in (runc.binary, RUNC):
+        if binary == RUNC and not os.access(RUNC, os.X_OK):
+            continue
+        root = str(tmp_path / f"root-{len(seen)}")
+        name = cid()
+        r = subprocess.run([binary, "--root", root, "run", "--bundle", bundle.path, *args, name], capture_output=True,
+                           text=True, timeout=60, env=env)
+        subprocess.run([binary, "--root", root, "delete", "--force", name], capture_output=True)
+        seen.append((r.returncode, r.stdout, r.stderr))
+    return seen
+
+
+def test_run_keep(runc, bundle):
+    """runc's run.bats "--keep": the stopped container stays (state, delete) until deleted."""
+    bundle.set_args("sh", "-c", "exit 3")
+    name = cid()
+    r = runc("run", "--keep", "--bundle", bundle.path, name)
+    assert r.returncode == 3, r.stderr
+    assert runc.state(name)["status"] == "stopped"
+    assert runc("delete", name).returncode == 0
+    assert runc("state", name).returncode != 0
+
+
+def test_empty_home_and_a_variable_set_twice(runc, bundle, tmp_path):
+    """An empty HOME= is the user's home, as runc's setupUser makes it; a variable set twice is set
+    once, the last value at the first place (runc's setenv of each in turn)."""
+    with open(os.path.join(bundle.rootfs, "etc", "passwd"), "w") as f:
+        f.write("root:x:0:0:root:/root:/bin/sh\n")
+    bundle.config["process"]["env"] = ["A=1", "HOME=", "PATH=/bin", "A=2", "B=3", "PATH=/usr/bin:/bin"]
+    bundle.set_args("env")
+    seen = both(runc, bundle, tmp_path)
+    for status, out, err in seen:
+        assert status == 0, err
+        assert out.split() == ["A=2", "HOME=/root", "PATH=/usr/bin:/bin", "B=3"], out
+
+
+def test_exec_env_set_once(runc, bundle):
+    bundle.config["process"]["env"] = ["A=1", "PATH=/bin"]
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    assert runc("run", "--detach", "--bundle", bundle.path, name).returncode == 0
+    r = runc("exec", "-e", "A=5", "-e", "C=6", "-e", "C=7", name, "env")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["A=5", "PATH=/bin", "C=7", "HOME=/"], r.stdout
+    assert runc("delete", "--force", name).returncode == 0
+
+
+def test_hooks_without_env_inherit(runc, bundle, tmp_path):
+    """A hook without "env" gets the environment of whoever runs it, as runc's exec.Cmd with no Env:
+    the runtime's for prestart, createRuntime, poststart and poststop, the container process's for
+    createContainer and startContainer (run by the init); "env": [] stays empty."""
+    import subprocess
+    out = tmp_path / "hooks"
+    out.mkdir()
+    os.chmod(out, 0o777)
+
+    def hook(kind, env=None):
+        h = {"path": "/bin/sh", "args": ["sh", "-c", f"env > {out}/{kind}"]}
+        if env is not None:
+            h["env"] = env
+        return h
+    bundle.config["process"]["env"] = ["PATH=/bin", "IN_CONTAINER=1"]
+    bundle.config["root"]["readonly"] = False
+    bundle.config["hooks"] = {"createRuntime": [hook("createRuntime")], "poststart": [hook("poststart", [])],
+                              "createContainer": [hook("createContainer")],
+                              "startContainer": [{"path": "/bin/sh",
+                                                  "args": ["sh", "-c", "env > /tmp/startContainer"]}]}
+    bundle.set_args("cat", "/tmp/startContainer")
+    env = dict(os.environ, ZYGOTE_RUNTIME_MARK="runtime")
+    r = subprocess.run([runc.binary, "--root", runc.root, "run", "--bundle", bundle.path, cid()], capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "ZYGOTE_RUNTIME_MARK=runtime" in (out / "createRuntime").read_text()
+    assert (out / "poststart").read_text().split() in ([], ["PWD=/"], [f"PWD={os.getcwd()}"])
+    created = (out / "createContainer").read_text().split()
+    assert "IN_CONTAINER=1" in created and not any(e.startswith("ZYGOTE_RUNTIME_MARK") for e in created)
+    assert "IN_CONTAINER=1" in r.stdout.split(), r.stdout
+
+
+def test_missing_cwd_is_made(runc, bundle, tmp_path):
+    """runc makes a missing process.cwd (0755) inside the root, before a read-only root."""
+    bundle.config["process"]["cwd"] = "/work/here"
+    bundle.set_args("sh", "-c", "pwd; stat -c %a .")
+    for status, out, err in both(runc, bundle, tmp_path):
+        assert status == 0, err
+        assert out.split() == ["/work/here", "755"], out
+    # made inside the root: a symlink of the image to the host's / leads nowhere outside it
+    os.symlink("/", os.path.join(bundle.rootfs, "escape"))
+    made = "zygote-cwd-" + cid()
+    bundle.config["process"]["cwd"] = "/escape/" + made
+    bundle.save()
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["/" + made, "755"], r.stdout
+    assert not os.path.exists("/" + made)
+    assert os.path.isdir(os.path.join(bundle.rootfs, made))
+
+
+def test_loopback_up_in_a_new_network_namespace(runc, bundle, tmp_path):
+    bundle.set_args("sh", "-c", "cat /sys/class/net/lo/operstate /sys/class/net/lo/flags")
+    for status, out, err in both(runc, bundle, tmp_path):
+        assert status == 0, err
+        assert int(out.split()[1], 16) & 1, out  # IFF_UP
+
+
+@pytest.mark.parametrize("with_hostname", [False, True], ids=["alone", "beside-hostname"])
+def test_kernel_hostname_sysctl(runc, bundle, with_hostname):
+    """crun accepts a kernel.hostname sysctl, alone or beside "hostname", and the sysctl's value is
+    the one the container sees (applied after the hostname); runc 1.1 refuses it either way
+    ("conflicts with the OCI hostname field")."""
+    if not with_hostname:
+        bundle.config.pop("hostname", None)
+    bundle.config["linux"]["sysctl"] = {"kernel.hostname": "from-sysctl"}
+    bundle.set_args("hostname")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert (r.returncode, r.stdout.strip()) == (0, "from-sysctl"), r.stderr
+
+
+@pytest.mark.parametrize("args", [["--log-format", "yaml"], ["--log", "/nonexistent/dir/log"]],
+                         ids=["log-format", "log"])
+def test_invalid_global_log_options_refused(runc_bin, tmp_path, args):
+    import subprocess
+    r = subprocess.run([runc_bin, "--root", str(tmp_path), *args, "list"], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and r.stderr, r
+    if os.access(RUNC, os.X_OK):
+        assert subprocess.run([RUNC, "--root", str(tmp_path), *args, "list"], capture_output=True,
+                              timeout=30).returncode != 0
+
+
+def test_data_options_on_a_bind_are_ignored_and_logged(runc, bundle, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "f").write_text("x\n")
+    bundle.config["mounts"].append({"destination": "/mnt", "type": "bind", "source": str(src),
+                                    "options": ["rbind", "size=1m", "mode=700", "ro"]})
+    bundle.set_args("sh", "-c", "cat /mnt/f; touch /mnt/g 2>/dev/null || echo ro")
+    for status, out, err in both(runc, bundle, tmp_path):
+        assert (status, out.split()) == (0, ["x", "ro"]), err
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0, r.stderr
+    with open(runc.log) as f:
+        assert "bind mount options \\\"size=1m,mode=700\\\" ignored" in f.read()
+    # what would change the mount the container gets is refused by name: rro, an id mapping
+    for opt in ("rro", "idmap", "rnosuid"):
+        bundle.config["mounts"][-1]["options"] = ["rbind", opt]
+        bundle.save()
+        r = runc("run", "--bundle", bundle.path, cid())
+        assert r.returncode != 0 and f'"{opt}" is not supported on a bind mount' in r.stderr, r.stderr
+
+
+def test_kernel_memory_is_ignored_and_logged(runc, bundle, tmp_path):
+    bundle.config["linux"]["resources"] = {"memory": {"kernel": 64 << 20, "limit": 128 << 20}}
+    bundle.set_args("true")
+    for status, out, err in both(runc, bundle, tmp_path):
+        assert status == 0, err
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0, r.stderr
+    with open(runc.log) as f:
+        assert "linux.resources.memory.kernel: ignored" in f.read()
+
+
+def test_failing_poststart_hook_fails_start(runc, bundle, tmp_path):
+    """runc ends the container when a poststart hook fails, and the command fails; the hooks after
+    it do not run."""
+    mark = tmp_path / "second"
+    bundle.config["hooks"] = {"poststart": [{"path": "/bin/false"},
+                                            {"path": "/bin/sh", "args": ["sh", "-c", f"touch {mark}"]}]}
+    bundle.set_args("sleep", "1000")
+    name, pid_file = cid(), tmp_path / "pid"
+    assert runc("create", "--bundle", bundle.path, "--pid-file", str(pid_file), name).returncode == 0
+    r = runc("start", name)
+    assert r.returncode != 0 and "poststart hook 0" in r.stderr, r.stderr
+    wait_exit(int(pid_file.read_text()))
+    assert runc.state(name)["status"] == "stopped"
+    assert not mark.exists()
+    assert runc("delete", name).returncode == 0
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode != 0 and "poststart hook 0" in r.stderr, r.stderr
+
+
+def test_device_path_with_a_trailing_slash(runc, bundle, tmp_path):
+    bundle.config["linux"]["devices"] = [{"path": "/dev/zygote-null/", "type": "c", "major": 1, "minor": 3,
+                                          "fileMode": 0o666, "uid": 0, "gid": 0}]
+    bundle.config["linux"]["resources"] = {"devices": [{"allow": False, "access": "rwm"},
+                                                       {"allow": True, "type": "c", "major": 1, "minor": 3,
+                                                        "access": "rwm"}]}
+    bundle.set_args("sh", "-c", "stat -c '%t:%T %F' /dev/zygote-null; echo x > /dev/zygote-null && echo ok")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["1:3 character special file", "ok"], r.stdout
+
+
+def test_list_by_id(runc, bundle):
+    """runc lists containers by id (list.bats), not in the directory's hash order."""
+    bundle.set_args("true")
+    stem = cid()
+    names = [f"{stem}-{x}" for x in "qhzbmawe"]
+    for n in names:
+        assert runc("create", "--bundle", bundle.path, n).returncode == 0
+    r = runc("list", "-q")
+    assert r.stdout.split() == sorted(names), r.stdout
+    for n in names:
+        assert runc("delete", "--force", n).returncode == 0
