@@ -57,6 +57,9 @@ static void run_help(void) {
                "  --json          with --detach: print the Spawn reply as JSON; without: print\n"
                "                  the final task as JSON on stderr when CMD exits\n"
                "  --socket PATH   zygoted's socket\n"
+               "  --record FILE   record the system calls CMD and every process it starts make,\n"
+               "                  and write FILE, an OCI/Docker seccomp profile that allows\n"
+               "                  them (merged with what FILE held); not with --detach or --hold\n"
                "  --help          show this help\n\n"
                "Exit codes: CMD's status; 125 the sandbox could not be set up; 126 CMD is not\n"
                "executable; 127 CMD not found; 1 the daemon refused or cannot be reached; 2 usage.\n");

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launchctl-record.h"
 #include "launchctl-run.h"
 #include "launchctl-util.h"
 #include "signal-util.h"
@@ -341,7 +342,8 @@ static void main_help(void) {
         printf("Usage: %s [--socket PATH] VERB [OPTIONS] [ARGS]\n"
                "Start and manage sandboxed processes through zygoted.\n\n"
                "Verbs:\n"
-               "  run [OPTIONS] [--] CMD [ARGS...]  run CMD in a sandbox and exit with its status\n",
+               "  run [OPTIONS] [--] CMD [ARGS...]  run CMD in a sandbox and exit with its status\n"
+               "  profile check FILE [OPTIONS] -- CMD  run CMD deciding its calls by profile FILE\n",
                LC_PROGRAM);
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
                 char left[64];
@@ -611,7 +613,10 @@ int main(int argc, char **argv) {
         argv += optind;
 
         if (streq(verb, "run"))
-                return lc_verb_run(socket_path, argc, argv);
+                return lc_run_wants_record(argc, argv) ? lc_run_record(socket_path, argc, argv)
+                                                       : lc_verb_run(socket_path, argc, argv);
+        if (streq(verb, "profile"))
+                return lc_verb_profile(socket_path, argc, argv);
         if (streq(verb, "help")) {
                 main_help();
                 return 0;

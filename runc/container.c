@@ -124,6 +124,10 @@ static int load_config(struct create *k) {
         r = zrc_oci_load(k->a->bundle, NULL, zrc_cgroup_is_v2_only(), &k->o, &err);
         if (r < 0)
                 return zrc_error(c, "%s", err ? err : zrc_errstr(-r)), r;
+        /* io.containers.trace-syscall: zygote-runc's own create only (record-annotation.c) */
+        r = k->a->handoff ? 0 : zrc_record_annotation(c, k->o);
+        if (r < 0)
+                return r;
         if (zrc_oci_add_home(k->o, &k->o->envp) < 0)
                 return zrc_error(c, "out of memory"), -ENOMEM;
         bool console = k->a->p.console_socket || (k->a->handoff && k->a->handoff->console_fd >= 0);

@@ -272,6 +272,11 @@ int zrc_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state);
 int zrc_state_pidfd(const struct zrc_state *st);
 int zrc_rm_rf(const char *path);
 
+/* ---- record-annotation.c: io.containers.trace-syscall, a recording of the container ---- */
+
+/* When o's annotations ask for one: the agent started, o's seccomp made the recording one. */
+int zrc_record_annotation(const struct zrc_ctx *c, struct zrc_oci *o);
+
 /* ---- filter-remote.c: the seccomp program from zygoted (GetFilter) or compiled here ---- */
 
 struct zrc_ctx;

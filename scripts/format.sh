@@ -11,7 +11,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-folders=(protocol common engine profile reference daemon runc libzygote cli shim tests)
+folders=(protocol common engine profile reference record daemon runc libzygote cli shim tests)
 
 check=0
 case ${1:-} in

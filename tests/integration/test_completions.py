@@ -82,7 +82,8 @@ def test_launchctl_verbs(build):
     assert complete("launchctl", ["launchctl", ""]) == sorted(verbs + ["help"])
     assert complete("launchctl", ["launchctl", "st"]) == ["start", "state", "status"]
     # after a global option and its argument, the verb is still completed
-    assert complete("launchctl", ["launchctl", "--socket", "/x.sock", "pr"]) == ["profiles"]
+    assert complete("launchctl", ["launchctl", "--socket", "/x.sock", "pr"]) == ["profile", "profiles"]
+    assert complete("launchctl", ["launchctl", "profile", "ch"]) == ["check"]
 
 
 def test_launchctl_global_options_are_the_helps(build):

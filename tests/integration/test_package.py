@@ -42,7 +42,7 @@ def test_control_and_contents(package):
     files = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
     p = prefix.lstrip("/")
     for f in ("sbin/zygoted", "bin/launchctl", "bin/zygote-runc", "bin/containerd-shim-zygote-v2",
-              "libexec/zygote/zygote-ref",
+              "libexec/zygote/zygote-ref", "libexec/zygote/zygote-record",
               "lib/systemd/system/zygoted.socket", "lib/systemd/system/zygoted.service", "lib/sysusers.d/zygote.conf",
               "share/man/man8/zygoted.8", "share/man/man1/launchctl.1", "share/zygote/profiles/default.json",
               "share/doc/zygote/docs/SYSTEMD.md"):
