@@ -469,6 +469,26 @@ int zd_caller_own_sched(struct ze_sched *ret) {
         return 0;
 }
 
+int zd_caller_task_sched(const struct zd_caller *c, bool privileged, struct ze_sched *ret, bool *ret_set) {
+        struct ze_sched own, t;
+        int r;
+
+        r = zd_caller_own_sched(&own);
+        if (r < 0)
+                return r;
+        t = c->sched;
+        if (!privileged) {
+                t.nice = t.nice > own.nice ? t.nice : own.nice;
+                t.oom_score_adj = own.oom_score_adj;
+        }
+        *ret_set = memcmp(&t, &own, sizeof(own)) != 0;
+        /* a write to /proc saved where nothing changes */
+        if (t.oom_score_adj == own.oom_score_adj)
+                t.oom_score_adj = ZE_OOM_KEEP;
+        *ret = t;
+        return 0;
+}
+
 /* "unlimited" or a number, in a /proc/PID/limits column. */
 static int limit_value(const char *v, uint64_t *ret) {
         char *end;

@@ -137,6 +137,13 @@ int zd_caller_keep_own(void);
  * starts with. */
 int zd_caller_own_sched(struct ze_sched *ret);
 
+/* What a worker forked for the caller c takes (step 0c; a container worker before anything it
+ * starts): c's scheduling and umask, made no more important than zygoted's own where an
+ * unprivileged zygoted could not give more (the larger nice value of the two, and its own
+ * oom_score_adj: its copies cannot write theirs). *ret_set false: they are zygoted's own, which
+ * the worker starts with. oom_score_adj is ZE_OOM_KEEP where it is zygoted's. */
+int zd_caller_task_sched(const struct zd_caller *c, bool privileged, struct ze_sched *ret, bool *ret_set);
+
 /* The label in the text of a /proc/PID/attr/current file of lsm (AppArmor's without its
  * " (mode)"), NUL-terminated in ret. -EINVAL for no label or one that is not one word,
  * -ENAMETOOLONG when it does not fit. Pure. */

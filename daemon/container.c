@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +260,20 @@ static struct ze_hook_creds hook_creds(const struct zd_daemon *d, const struct z
                                        .cap_last = d->features.cap_last };
 }
 
+/* The caller's scheduling and umask for the worker and all it starts (zd_caller_task_sched). */
+static int worker_sched(const struct zd_daemon *d, const struct zd_caller *caller, const char **ret_what) {
+        enum ze_step step = ZE_STEP_SCHED;
+        struct ze_sched t;
+        bool set;
+        int r;
+
+        r = zd_caller_task_sched(caller, d->privileged, &t, &set);
+        if (r >= 0 && set)
+                r = ze_step_sched(&t, &step);
+        *ret_what = ze_step_to_string(step);
+        return r;
+}
+
 _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], const struct worker_job *job) {
         const struct zd_caller *caller = job->caller;
         const struct ze_hook_creds creds = hook_creds(d, caller);
@@ -269,25 +284,37 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
                                  .pidfd = -1,
                                  .sync_fd = -1,
                                  .premade = { premade ? W_NET : -1, premade ? W_IPC : -1, premade ? W_UTS : -1 },
-                                 .hook_creds = &creds };
+                                 .hook_creds = &creds,
+                                 /* below the caller's only as it could itself */
+                                 .oom_floor = held & (UINT64_C(1) << CAP_SYS_RESOURCE) ? INT_MIN
+                                                                                       : caller->sched.oom_score_adj };
         struct zrc_ctx ctx = {
                 .root = d->container_root, .rootless = zrc_rootless(), .msg_to_fd = true, .msg_fd = W_REPORT
         };
+        const char *what;
         int r;
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         zc_signals_reset(NULL);
         worker_join_cgroups(caller, fds[W_REPORT]); /* before worker_fds() closes their fds */
+        /* The caller's scheduling and umask (Spawn's rule; zygoted's own read through its kept
+         * fds, before worker_fds() closes them), while the worker may still set them
+         * (CAP_SYS_NICE, CAP_SYS_RESOURCE): what it starts inherits them, and the container's
+         * process takes the config's umask after. Then no limit above the caller's and no
+         * capability the caller lacks, for the worker, its hooks and the container (whose config
+         * may raise a limit, or lower its oom_score_adj, only with CAP_SYS_RESOURCE) */
+        r = worker_sched(d, caller, &what);
         worker_fds(fds);
-        /* No limit above the caller's and no capability the caller lacks, for the worker, its
-         * hooks and the container (whose config may raise a limit only with CAP_SYS_RESOURCE) */
-        r = ze_step_rlimits(caller->rlimits, caller->n_rlimits, &(int){ 0 });
+        if (r >= 0) {
+                what = "limits and capabilities";
+                r = ze_step_rlimits(caller->rlimits, caller->n_rlimits, &(int){ 0 });
+        }
         if (r >= 0)
                 r = ze_capbset_drop(~held, d->features.capbset_drop_mask, d->features.cap_last);
         if (r >= 0)
                 r = ze_step_capset(held, held, caller->cap_inh & held);
         if (r < 0) {
-                zrc_error(&ctx, "taking the caller's limits and capabilities: %s", strerror(-r));
+                zrc_error(&ctx, "taking the caller's %s: %s", what, strerror(-r));
                 worker_report(W_REPORT, -r, 0, -1, -1, false);
                 _exit(1);
         }

@@ -49,22 +49,7 @@ static int spawn_argv(struct spawn *s) {
  * oom_score_adj at all: a process that is not dumpable (zygoted's copies never are) has its
  * /proc files owned by root. Its tasks keep zygoted's (docs/SECURITY.md, known issues). */
 static int spawn_sched(struct spawn *s) {
-        struct ze_sched own;
-        int r;
-
-        r = zd_caller_own_sched(&own);
-        if (r < 0)
-                return r;
-        s->sched = s->caller.sched;
-        if (!s->call->d->privileged) {
-                s->sched.nice = s->sched.nice > own.nice ? s->sched.nice : own.nice;
-                s->sched.oom_score_adj = own.oom_score_adj;
-        }
-        s->set_sched = memcmp(&s->sched, &own, sizeof(own)) != 0;
-        /* a write to /proc saved where nothing changes */
-        if (s->sched.oom_score_adj == own.oom_score_adj)
-                s->sched.oom_score_adj = ZE_OOM_KEEP;
-        return 0;
+        return zd_caller_task_sched(&s->caller, s->call->d->privileged, &s->sched, &s->set_sched);
 }
 
 /* The daemon's signal dispositions that are not SIG_DFL (its handlers, SIGPIPE ignored), read

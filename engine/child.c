@@ -198,48 +198,6 @@ static int join_cgroups(const struct ze_plan *p) {
         return 0;
 }
 
-/* Step 0c, oom_score_adj: the number as text into /proc/self/oom_score_adj (a value below the
- * parent's needs CAP_SYS_RESOURCE, which the worker still has here). */
-static int set_oom_score_adj(int32_t v) {
-        char buf[16], *q = buf + sizeof(buf);
-        uint32_t u = v < 0 ? (uint32_t) - (int64_t) v : (uint32_t) v;
-
-        do
-                *--q = (char) ('0' + u % 10);
-        while ((u /= 10) > 0);
-        if (v < 0)
-                *--q = '-';
-        return write_text_at(AT_FDCWD, "/proc/self/oom_score_adj", q, (size_t) (buf + sizeof(buf) - q));
-}
-
-/* Step 0c: the caller's scheduling, each value set as it is (the daemon made them no more
- * important than the caller's), so that the task weighs with the kernel what its caller does.
- * The step that failed in *ret_step. */
-static int set_sched(const struct ze_sched *c, enum ze_step *ret_step) {
-        struct sched_param sp = { .sched_priority = c->priority };
-        int r;
-
-        *ret_step = ZE_STEP_OOM;
-        r = c->oom_score_adj == ZE_OOM_KEEP ? 0 : set_oom_score_adj(c->oom_score_adj);
-        if (r < 0)
-                return r;
-        /* sched_setscheduler keeps the nice value, and setpriority sets it under any policy */
-        *ret_step = ZE_STEP_SCHED;
-        if (syscall(SYS_sched_setscheduler, 0, c->policy, &sp) < 0)
-                return -errno;
-        *ret_step = ZE_STEP_NICE;
-        if (syscall(SYS_setpriority, PRIO_PROCESS, 0, c->nice) < 0)
-                return -errno;
-        *ret_step = ZE_STEP_IOPRIO;
-        if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, c->ioprio) < 0)
-                return -errno;
-        *ret_step = ZE_STEP_AFFINITY;
-        if (syscall(SYS_sched_setaffinity, 0, sizeof(c->affinity), c->affinity) < 0)
-                return -errno;
-        (void) umask((mode_t) c->umask);
-        return 0;
-}
-
 /* Step 3b: every limit as the caller has it. */
 static int set_rlimits(const struct ze_plan *p) {
         int index;
@@ -349,7 +307,7 @@ _Noreturn void ze_child_run(const struct ze_plan *p) {
          * the parent's mount namespace, never in the caller's) and while the worker still has
          * the capabilities a value more important than its parent's needs */
         if (p->set_sched) {
-                r = set_sched(&p->sched, &step);
+                r = ze_step_sched(&p->sched, &step);
                 check(&st, step, r);
         }
         /* 0d. the caller's LSM label for the exec: in the parent's mount namespace, as root

@@ -14,7 +14,8 @@
  *                caller's cgroups, one per hierarchy where it differs from the parent's): first,
  *                so that everything the worker does counts there, and before the fd step closes
  *                those fds and the rlimit step may lower RLIMIT_NOFILE
- *   0c. sched:   when plan->set_sched, the caller's scheduling (plan->sched): oom_score_adj
+ *   0c. sched:   when plan->set_sched, the caller's scheduling (plan->sched, ze_step_sched, shared
+ *                with zygoted's container worker): oom_score_adj
  *                (written to /proc/self/oom_score_adj, step "oom_score_adj"), policy and RT
  *                priority ("sched"), nice ("nice"), I/O priority ("ioprio"), CPU affinity
  *                ("affinity"), then umask (cannot fail). Before the fd step (the /proc file is
@@ -128,21 +129,7 @@ struct ze_fdmap {
 };
 
 #define ZE_MAX_FDS 64
-#define ZE_MAX_CGROUPS 16    /* hierarchies: v1 controllers, name=systemd, the unified one */
-#define ZE_AFFINITY_WORDS 16 /* a CPU mask of 1024 CPUs, as glibc's cpu_set_t */
-#define ZE_OOM_KEEP INT32_MIN
-
-/* How the kernel treats a process, which a task takes from its caller (step 0c): never more
- * important than the caller. */
-struct ze_sched {
-        int32_t policy;                       /* SCHED_OTHER, _BATCH, _IDLE, _FIFO or _RR (no flag) */
-        int32_t priority;                     /* sched_priority: 0 but for FIFO and RR */
-        int32_t nice;                         /* -20..19 */
-        int32_t ioprio;                       /* as ioprio_get(2) gives it: class << 13 | level */
-        int32_t oom_score_adj;                /* -1000..1000, or ZE_OOM_KEEP: the parent's, not written */
-        uint32_t umask;                       /* 0..0777 */
-        uint64_t affinity[ZE_AFFINITY_WORDS]; /* CPU i is bit i % 64 of word i / 64 */
-};
+#define ZE_MAX_CGROUPS 16 /* hierarchies: v1 controllers, name=systemd, the unified one */
 
 struct ze_plan {
         char *const *argv; /* NULL-terminated, argv[0] is the command */

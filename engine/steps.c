@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The engine's shared steps of no particular facet: the step names, the status record, signals,
- * fds and the hold. See steps.h.
+ * fds, scheduling and the hold. See steps.h.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -90,4 +94,52 @@ int ze_step_wait_go(int fd) {
         if (n < 0)
                 return -errno;
         return n > 0;
+}
+
+/* oom_score_adj: the number as text into /proc/self/oom_score_adj, one write. */
+static int set_oom_score_adj(int32_t v) {
+        char buf[16], *q = buf + sizeof(buf);
+        uint32_t u = v < 0 ? (uint32_t) - (int64_t) v : (uint32_t) v;
+        ssize_t n;
+        int fd, e;
+
+        do
+                *--q = (char) ('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (v < 0)
+                *--q = '-';
+        fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        do
+                n = write(fd, q, (size_t) (buf + sizeof(buf) - q));
+        while (n < 0 && errno == EINTR);
+        e = n < 0 ? errno : 0;
+        (void) close(fd);
+        return n < 0 ? -e : 0;
+}
+
+int ze_step_sched(const struct ze_sched *c, enum ze_step *ret_step) {
+        struct sched_param sp = { .sched_priority = c->priority };
+        int r;
+
+        *ret_step = ZE_STEP_OOM;
+        r = c->oom_score_adj == ZE_OOM_KEEP ? 0 : set_oom_score_adj(c->oom_score_adj);
+        if (r < 0)
+                return r;
+        /* sched_setscheduler keeps the nice value, and setpriority sets it under any policy */
+        *ret_step = ZE_STEP_SCHED;
+        if (syscall(SYS_sched_setscheduler, 0, c->policy, &sp) < 0)
+                return -errno;
+        *ret_step = ZE_STEP_NICE;
+        if (syscall(SYS_setpriority, PRIO_PROCESS, 0, c->nice) < 0)
+                return -errno;
+        *ret_step = ZE_STEP_IOPRIO;
+        if (syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, 0, c->ioprio) < 0)
+                return -errno;
+        *ret_step = ZE_STEP_AFFINITY;
+        if (syscall(SYS_sched_setaffinity, 0, sizeof(c->affinity), c->affinity) < 0)
+                return -errno;
+        (void) umask((mode_t) c->umask);
+        return 0;
 }

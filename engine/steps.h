@@ -104,6 +104,27 @@ int ze_step_setns(int fd, unsigned flags);
  * one is never refused in between). The entry that failed in *ret_index. */
 int ze_step_rlimits(const struct ze_rlimit *rl, size_t n, int *ret_index);
 
+#define ZE_AFFINITY_WORDS 16 /* a CPU mask of 1024 CPUs, as glibc's cpu_set_t */
+#define ZE_OOM_KEEP INT32_MIN
+
+/* How the kernel treats a process, which a task takes from its caller (step 0c), and a container worker too: never more
+ * important than the caller. */
+struct ze_sched {
+        int32_t policy;                       /* SCHED_OTHER, _BATCH, _IDLE, _FIFO or _RR (no flag) */
+        int32_t priority;                     /* sched_priority: 0 but for FIFO and RR */
+        int32_t nice;                         /* -20..19 */
+        int32_t ioprio;                       /* as ioprio_get(2) gives it: class << 13 | level */
+        int32_t oom_score_adj;                /* -1000..1000, or ZE_OOM_KEEP: the parent's, not written */
+        uint32_t umask;                       /* 0..0777 */
+        uint64_t affinity[ZE_AFFINITY_WORDS]; /* CPU i is bit i % 64 of word i / 64 */
+};
+
+/* The scheduling of c, each value set as it is (the caller made them no more important than its
+ * own): oom_score_adj (unless ZE_OOM_KEEP; a value below the current one needs CAP_SYS_RESOURCE),
+ * policy and priority, nice, I/O priority, affinity, then umask. Raw system calls, no allocation.
+ * The step that failed (OOM, SCHED, NICE, IOPRIO or AFFINITY) in *ret_step. */
+int ze_step_sched(const struct ze_sched *c, enum ze_step *ret_step);
+
 /* Blocks for one byte on fd (a hold pipe, the sync socket, the exec fifo): 1 for the byte (go
  * on), 0 for EOF (the holder gave up), or a negative errno. */
 int ze_step_wait_go(int fd);

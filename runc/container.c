@@ -474,6 +474,10 @@ static int set_oom_score_adj(struct create *k) {
 
         if (k->o->oom_score_adj == INT_MIN)
                 return 0;
+        if (k->a->handoff && k->o->oom_score_adj < k->a->handoff->oom_floor)
+                return zrc_error(k->c, "process.oomScoreAdj %d: below the caller's %d (CAP_SYS_RESOURCE needed)",
+                                 k->o->oom_score_adj, k->a->handoff->oom_floor),
+                       -EPERM;
         snprintf(v, sizeof(v), "%d", k->o->oom_score_adj);
         r = write_proc(k->pid, "oom_score_adj", v); /* inherited by what the init execs */
         if (r < 0)

@@ -341,6 +341,9 @@ struct zrc_handoff {
         /* in: what the hooks zygoted's worker and the init run (prestart, createRuntime,
          * createContainer) hold: their caller's (daemon/container.c); NULL: the runtime's own */
         const struct ze_hook_creds *hook_creds;
+        /* in: the lowest process.oomScoreAdj the config may ask for (the caller's, unless it
+         * holds CAP_SYS_RESOURCE), lower ones refused; INT_MIN: any */
+        int oom_floor;
 };
 
 struct zrc_create_args {

@@ -6,7 +6,10 @@ bounding set, SECBIT_NOROOT with ambient capabilities, SECBIT_NOROOT with a caps
 without CAP_SETPCAP), gets hooks whose capability sets are within its own and whose securebits are
 at least its own; prestart and createRuntime run in the caller's cgroups, createContainer in the
 container's. Each hook writes what it sees (its /proc/self/status sets, PR_GET_SECUREBITS, its
-cgroups) to a file; the caller writes the same about itself before it calls."""
+cgroups, its scheduling and umask) to a file; the caller writes the same about itself before it
+calls. A caller at nice 10 on one CPU, with an idle I/O priority, oom_score_adj 500 and umask 077
+gets hooks and an init scheduled as it is, and no process.oomScoreAdj below its own unless it holds
+CAP_SYS_RESOURCE."""
 import json
 import os
 import subprocess
@@ -45,6 +48,22 @@ def seen():
         out["cgroup"] = f.read()
     with open("/proc/self/limits") as f:
         out["limits"] = f.read()
+    out.update(sched("self"))
+    return out
+def sched(pid):
+    # how the kernel schedules pid: nice, affinity, oom_score_adj, I/O priority, umask
+    libc = ctypes.CDLL(None, use_errno=True)
+    out = {}
+    with open(f"/proc/{pid}/stat") as f:
+        out["nice"] = int(f.read().rsplit(")", 1)[1].split()[16])
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("Cpus_allowed_list", "Umask"):
+                out[k] = v.strip()
+    with open(f"/proc/{pid}/oom_score_adj") as f:
+        out["oom_score_adj"] = int(f.read())
+    out["ioprio"] = libc.syscall(252, 1, 0 if pid == "self" else int(pid))  # ioprio_get, x86_64
     return out
 if __name__ == "__main__":
     with open(sys.argv[1], "w") as f:
@@ -129,9 +148,10 @@ def hooks_bundle(bundle, out, caps, kinds=KINDS):
     bundle.set_args("true")
 
 
-def create_as(daemon, bundle, out, wrapper, own_mask, cgroup):
+def create_as(daemon, bundle, out, wrapper, own_mask, cgroup, sched=""):
     """CreateContainer from a root caller in cgroup, shed by wrapper (and own_mask, its own capset):
-    the id, the reply and what the caller held when it asked."""
+    the id, the reply and what the caller held when it asked. sched: shell commands that set the
+    caller's scheduling and umask first."""
     cid = container_id()
     mod = tempfile.mkdtemp(prefix="zyhk-")
     for name, text in (("varlink.py", None), ("seen.py", SEEN)):
@@ -144,7 +164,7 @@ def create_as(daemon, bundle, out, wrapper, own_mask, cgroup):
     fd = os.open(bundle.path, os.O_PATH | os.O_DIRECTORY)
     mine = str(out / "caller.json")
     mask = "%x" % zytest.caps_mask(own_mask) if own_mask else "-"
-    script = f'echo $$ > {cgroup}/cgroup.procs && exec "$@"'
+    script = f'echo $$ > {cgroup}/cgroup.procs && {sched} exec "$@"'
     try:
         r = subprocess.run(["sh", "-c", script, "sh", *wrapper, sys.executable, "-c", CLIENT, mod, daemon.socket,
                             str(fd), cid, mask, mine], capture_output=True, text=True, timeout=60, pass_fds=[fd])
@@ -283,3 +303,74 @@ def test_zygote_runcs_hooks_are_its_callers_children(runc, bundle, open_tmp, cal
         assert hook["securebits"] & caller["securebits"] == caller["securebits"], (kind, hook, caller)
         if kind != "createContainer":
             assert hook["cgroup"] == caller["cgroup"], f"{kind}: in {hook['cgroup']!r}"
+
+
+# The caller's scheduling: nice 10, CPU 0 only, idle I/O, oom_score_adj 500, umask 077.
+SCHED = "echo 500 > /proc/self/oom_score_adj && umask 077 &&"
+SCHED_WRAP = ["nice", "-n", "10", "taskset", "-c", "0", "ionice", "-c", "3"]
+IOPRIO_CLASS_IDLE = 3
+
+
+def sched_seen(s):
+    return {k: s[k] for k in ("nice", "Cpus_allowed_list", "oom_score_adj", "ioprio", "Umask")}
+
+
+@pytest.mark.parametrize("how", ["root", "bounding-set"])
+def test_hooks_and_init_keep_the_callers_scheduling(daemon, bundle, open_tmp, caller_cgroup, how):
+    """The worker takes the caller's scheduling and umask before anything it starts: its hooks and
+    the container's init are no more important than the caller (runc's would be its children)."""
+    wrapper = SCHED_WRAP + (SHED[how][1] if how in SHED else [])
+    hooks_bundle(bundle, open_tmp, ELEVEN)
+    cid, r, caller = create_as(daemon, bundle, open_tmp, wrapper, None, caller_cgroup, SCHED)
+    assert r["error"] is None, r
+    try:
+        want = {"nice": 10, "Cpus_allowed_list": "0", "oom_score_adj": 500, "ioprio": caller["ioprio"], "Umask": "0077"}
+        assert sched_seen(caller) == want and caller["ioprio"] >> 13 == IOPRIO_CLASS_IDLE, caller
+        for kind in KINDS:
+            with open(open_tmp / f"{kind}.json") as f:
+                hook = json.load(f)
+            assert sched_seen(hook) == want, f"{kind}: {sched_seen(hook)}, the caller's {want}"
+        init = sched_seen(_sched_of(r["parameters"]["pid"]))
+        init.pop("Umask")  # the config's (process.user.umask, else 022) once it execs
+        assert init == {k: v for k, v in want.items() if k != "Umask"}, init
+    finally:
+        with daemon.connect() as c:
+            c.call(L + "Delete", {"id": cid})
+
+
+def _status(key):
+    with open("/proc/self/status") as f:
+        return next(line.split(":")[1].strip() for line in f if line.startswith(key + ":"))
+
+
+def _sched_of(pid):
+    ns = {}
+    exec(compile(SEEN, "seen", "exec"), ns)
+    return ns["sched"](str(pid))
+
+
+@pytest.mark.parametrize("adj,resource,refused", [(100, False, True), (-1000, False, True), (500, False, False),
+                                                   (800, False, False), (100, True, False)])
+def test_oom_score_adj_no_lower_than_the_callers(daemon, bundle, open_tmp, caller_cgroup, adj, resource, refused):
+    """process.oomScoreAdj may make the container less likely to be killed than its caller only
+    where the caller could itself (CAP_SYS_RESOURCE): a caller at 500 that lacks it gets 100 or
+    -1000 refused, 500 and 800 set; one that holds it (a full root) gets 100."""
+    if resource and not zytest.caps_mask(["CAP_SYS_RESOURCE"]) & int(_status("CapEff"), 16):
+        pytest.skip("this root lacks CAP_SYS_RESOURCE (a container's bounding set): no caller here holds it")
+    hooks_bundle(bundle, open_tmp, ELEVEN, kinds=())
+    bundle.config["process"]["oomScoreAdj"] = adj
+    bundle.set_args("true")
+    wrapper = [] if resource else SHED["bounding-set"][1]
+    cid, r, caller = create_as(daemon, bundle, open_tmp, wrapper, None, caller_cgroup, SCHED)
+    try:
+        assert caller["oom_score_adj"] == 500, caller
+        assert bool(caller["CapEff"] & (1 << 24)) == resource, caller  # CAP_SYS_RESOURCE
+        if refused:
+            assert r["error"] == L + "SpawnFailed" and "oomScoreAdj" in r["parameters"]["message"], r
+        else:
+            assert r["error"] is None, r
+            assert _sched_of(r["parameters"]["pid"])["oom_score_adj"] == adj
+    finally:
+        if r["error"] is None:
+            with daemon.connect() as c:
+                c.call(L + "Delete", {"id": cid})
