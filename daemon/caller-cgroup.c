@@ -119,10 +119,11 @@ static int own_mountinfo(const char **ret) {
 }
 
 /* zygoted's own cgroups, read at each call: an administrator may move it. */
-static int own_cgroups(char **ret) {
+static int own_cgroups(char *buf, size_t size, char **ret_long) {
         _cleanup_close_ int fd = -EBADF;
 
-        return zd_caller_read_kept(own_cgroup_fd >= 0 ? &own_cgroup_fd : &fd, AT_FDCWD, "/proc/self/cgroup", ret);
+        return zd_caller_pread(own_cgroup_fd >= 0 ? &own_cgroup_fd : &fd, AT_FDCWD, "/proc/self/cgroup", buf, size,
+                               ret_long);
 }
 
 /* Whether every line of a /proc/PID/cgroup text names its hierarchy's root: what a thread shows
@@ -141,41 +142,41 @@ static bool all_roots(const char *text) {
 
 /* Cgroups of v1 hierarchies (and of a v2 threaded subtree) belong to threads: one thread may be
  * moved alone, and zygoted cannot tell which thread made the call. Every other thread's cgroups
- * must be the first one's (theirs, the text of /proc/PID/cgroup), or the caller is refused
- * (-EREMCHG), as for namespaces (caller-ns.c). A thread in every root is passed over: one being
- * created shows that, and the task then starts in the first thread's cgroups, within the roots. */
-static int same_cgroups(int task_fd, const char *tid, void *userdata) {
-        const char *theirs = userdata;
+ * must be the first one's (the text of /proc/PID/cgroup), or the caller is refused (-EREMCHG), as
+ * for namespaces (caller-ns.c). A thread in every root is passed over: one being created shows
+ * that, and the task then starts in the first thread's cgroups, within the roots. */
+int zd_caller_thread_same_cgroups(int *fd, int dir_fd, const struct zd_caller_first *first) {
         _cleanup_free_ char *text = NULL;
-        char name[32];
+        char buf[4096];
         int r;
 
-        snprintf(name, sizeof(name), "%.10s/cgroup", tid);
-        r = zd_caller_read_proc(task_fd, name, &text);
+        r = zd_caller_pread(fd, dir_fd, "cgroup", buf, sizeof(buf), &text);
         if (r < 0)
                 return r;
-        return streq(text, theirs) || all_roots(text) ? 0 : -EREMCHG;
+        return streq(text ? text : buf, first->cgroup) || all_roots(text ? text : buf) ? 0 : -EREMCHG;
 }
 
-int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c) {
-        _cleanup_free_ char *theirs = NULL, *mine = NULL;
-        const char *mountinfo = NULL;
+int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c, struct zd_caller_first *first) {
+        _cleanup_free_ char *mine_long = NULL;
+        const char *mountinfo = NULL, *theirs, *mine;
+        char mine_buf[4096];
         int r;
 
         /* A kernel without cgroups (CONFIG_CGROUPS off, as in the kernel lane's guest) has no
          * /proc/PID/cgroup: nothing to carry. Read ours first, so that a caller's missing file
          * still means a caller that is gone. */
-        r = own_cgroups(&mine);
+        first->cgroup = NULL;
+        r = own_cgroups(mine_buf, sizeof(mine_buf), &mine_long);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
-        r = zd_caller_read_kept(&k->cgroup_fd, proc_fd, "cgroup", &theirs);
+        mine = mine_long ? mine_long : mine_buf;
+        r = zd_caller_pread(&k->cgroup_fd, proc_fd, "cgroup", first->cgroup_buf, sizeof(first->cgroup_buf),
+                            &first->cgroup_long);
         if (r < 0)
                 return r;
-        r = zd_caller_for_each_thread(proc_fd, c->pid, same_cgroups, theirs);
-        if (r < 0)
-                return r;
+        theirs = first->cgroup = first->cgroup_long ? first->cgroup_long : first->cgroup_buf;
         /* lines "ID:CONTROLLERS:PATH" */
         for (const char *l = theirs, *eol; *l; l = *eol ? eol + 1 : eol) {
                 const char *ctl = strchr(l, ':'), *path, *m, *mp;

@@ -80,33 +80,61 @@ int zd_caller_read_kept(int *fd, int dir_fd, const char *name, char **ret) {
         return 0;
 }
 
+int zd_caller_pread(int *fd, int dir_fd, const char *name, char *buf, size_t size, char **ret_long) {
+        ssize_t n;
+
+        if (*fd < 0) {
+                *fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (*fd < 0)
+                        return negative_errno();
+        }
+        do
+                n = pread(*fd, buf, size - 1, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n < size - 1) {
+                buf[n] = 0;
+                return 0;
+        }
+        return zd_caller_read_kept(fd, dir_fd, name, ret_long);
+}
+
 int zd_caller_read_proc(int dir_fd, const char *name, char **ret) {
         _cleanup_close_ int fd = -EBADF;
 
         return zd_caller_read_kept(&fd, dir_fd, name, ret);
 }
 
-/* The status files of other threads that all connections keep open together, at most: a caller
- * may open as many connections as its limits allow, each with ZD_CALLER_MAX_THREADS threads;
- * past this, or past a quarter of zygoted's RLIMIT_NOFILE (the fds it serves everyone with), a
- * connection's threads are read as without ZD_CALLER_KEEP_THREADS (listed and opened at each
- * call), which is slower, never less complete. */
-#define KEPT_THREADS_MAX 4096
+/* The fds of other threads that all connections keep open together, at most: a caller may open
+ * as many connections as its limits allow, each with ZD_CALLER_MAX_THREADS threads; past this, or
+ * past a quarter of zygoted's RLIMIT_NOFILE (the fds it serves everyone with), a connection's
+ * threads are read as without ZD_CALLER_KEEP_THREADS (listed and opened at each call), which is
+ * slower, never less complete. */
+#define KEPT_THREAD_FDS_MAX 4096
+#define THREAD_FDS 3 /* struct zd_caller_thread's */
 static size_t kept_threads;
 
-void zd_caller_threads_keep(struct zd_caller_conn *k, int *fd) {
+void zd_caller_thread_close(struct zd_caller_thread *t) {
+        t->dir_fd = safe_close(t->dir_fd);
+        t->status_fd = safe_close(t->status_fd);
+        t->cgroup_fd = safe_close(t->cgroup_fd);
+}
+
+void zd_caller_threads_keep(struct zd_caller_conn *k, struct zd_caller_thread *t) {
         struct rlimit rl;
 
-        if (k->threads.n >= ELEMENTSOF(k->threads.fd) || kept_threads >= KEPT_THREADS_MAX ||
-            getrlimit(RLIMIT_NOFILE, &rl) < 0 || kept_threads >= rl.rlim_cur / 4)
+        if (k->threads.n >= ELEMENTSOF(k->threads.t) || (kept_threads + 1) * THREAD_FDS > KEPT_THREAD_FDS_MAX ||
+            getrlimit(RLIMIT_NOFILE, &rl) < 0 || (kept_threads + 1) * THREAD_FDS > rl.rlim_cur / 4)
                 return;
-        k->threads.fd[k->threads.n++] = TAKE_FD(*fd);
+        k->threads.t[k->threads.n++] = *t;
+        *t = (struct zd_caller_thread) ZD_CALLER_THREAD_INIT;
         kept_threads++;
 }
 
 void zd_caller_threads_clear(struct zd_caller_conn *k) {
         for (size_t i = 0; i < k->threads.n; i++)
-                safe_close(k->threads.fd[i]);
+                zd_caller_thread_close(&k->threads.t[i]);
         kept_threads -= k->threads.n;
         k->threads.n = 0;
 }

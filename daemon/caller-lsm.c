@@ -138,36 +138,31 @@ static int read_label(int dir_fd, char label[static ZD_LSM_LABEL_MAX], const cha
 
 /* Labels are per thread, like credentials, and zygoted cannot tell which thread made the call:
  * threads under different labels are refused rather than guessed at (-EILSEQ). */
-static int same_label(int task_fd, const char *tid, void *userdata) {
-        const char *label = userdata;
-        _cleanup_close_ int tfd = openat(task_fd, tid, O_PATH | O_DIRECTORY | O_CLOEXEC);
+int zd_caller_thread_same_label(int dir_fd, const struct zd_caller_first *first) {
         char other[ZD_LSM_LABEL_MAX];
         const char *attr;
-        int r = tfd < 0 ? negative_errno() : read_label(tfd, other, &attr);
+        int r;
 
-        return r < 0 ? r : streq(other, label) ? 0 : -EILSEQ;
+        if (!first->has_label)
+                return 0;
+        r = read_label(dir_fd, other, &attr);
+        return r < 0 ? r : streq(other, first->label) ? 0 : -EILSEQ;
 }
 
-static int same_in_every_thread(int proc_fd, pid_t pid, const char *label) {
-        return zd_caller_for_each_thread(proc_fd, pid, same_label, (void *) label);
-}
-
-int zd_caller_read_lsm(int proc_fd, struct zd_caller *c) {
-        char label[ZD_LSM_LABEL_MAX];
+int zd_caller_read_lsm(int proc_fd, struct zd_caller *c, struct zd_caller_first *first) {
         const char *attr;
         int r;
 
         c->lsm_attr = NULL;
+        first->has_label = false;
         r = read_own();
         if (r < 0 || own_lsm == ZD_LSM_NONE)
                 return r;
-        r = read_label(proc_fd, label, &attr);
+        r = read_label(proc_fd, first->label, &attr);
         if (r < 0)
                 return r;
-        r = same_in_every_thread(proc_fd, c->pid, label);
-        if (r < 0)
-                return r;
-        r = zd_lsm_exec_text(own_lsm, label, own_label, c->lsm_exec, sizeof(c->lsm_exec));
+        first->has_label = true;
+        r = zd_lsm_exec_text(own_lsm, first->label, own_label, c->lsm_exec, sizeof(c->lsm_exec));
         if (r < 0)
                 return r;
         c->lsm_attr = r > 0 ? attr : NULL;

@@ -23,14 +23,21 @@
 #define CLONE_NEWCGROUP 0x02000000
 #endif
 
+/* per_thread: one thread may be in another of that kind than its process's first thread. Not
+ * so for a user or pid namespace, by the kernel's own rules: clone() refuses CLONE_THREAD with
+ * CLONE_NEWUSER or CLONE_NEWPID (and while pid_for_children differs from the creator's own),
+ * setns() and unshare() of a user namespace refuse a process of more than one thread, and a
+ * task's pid namespace is fixed at its creation; every thread is in its first thread's. */
 static const struct {
         const char *name;
         unsigned flag;
         bool joinable; /* setns in the worker keeps the caller's view; see zd_caller_read() */
+        bool per_thread;
 } namespaces[] = {
-        { "net", CLONE_NEWNET, true },    { "ipc", CLONE_NEWIPC, true },       { "uts", CLONE_NEWUTS, true },
-        { "mnt", CLONE_NEWNS, true },     { "cgroup", CLONE_NEWCGROUP, true }, { "pid", CLONE_NEWPID, false },
-        { "user", CLONE_NEWUSER, false },
+        { "net", CLONE_NEWNET, true, true },       { "ipc", CLONE_NEWIPC, true, true },
+        { "uts", CLONE_NEWUTS, true, true },       { "mnt", CLONE_NEWNS, true, true },
+        { "cgroup", CLONE_NEWCGROUP, true, true }, { "pid", CLONE_NEWPID, false, false },
+        { "user", CLONE_NEWUSER, false, false },
 };
 
 const char *zd_caller_ns_name(unsigned flag) {
@@ -78,27 +85,31 @@ static int ns_inum(int dir_fd, const char *link, uint64_t *ret) {
         return ns_inum_at(dir_fd, link, true, ret);
 }
 
+_Static_assert(ELEMENTSOF(namespaces) <= ZD_CALLER_NS_MAX, "struct zd_caller_first holds every namespace");
+
 /* Namespaces belong to threads: one thread may unshare or setns its network, IPC, UTS or cgroup
  * namespace alone, and zygoted cannot tell which thread made the call. Every other thread's must
- * be the first one's (theirs, by namespaces[]), or the caller is refused (-EREMCHG) rather than
- * served with the namespaces of a thread that may not be the one that asked. A thread that ended
- * meanwhile (its directory gone: -ENOENT) is passed over by the walk. */
-static int same_namespaces(int task_fd, const char *tid, void *userdata) {
-        const uint64_t *theirs = userdata;
-        char link[48];
+ * be the first one's (by namespaces[]), or the caller is refused (-EREMCHG) rather than served
+ * with the namespaces of a thread that may not be the one that asked. Read through the thread's
+ * directory (dir_fd), which names the thread: a readlink asks the kernel for the number only,
+ * where a stat of the link would make nsfs build a dentry and an inode for it each time. */
+int zd_caller_thread_same_ns(int dir_fd, const struct zd_caller_first *first) {
+        char link[16];
         uint64_t ns;
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
-                snprintf(link, sizeof(link), "%.10s/ns/%s", tid, namespaces[i].name);
-                r = ns_inum_at(task_fd, link, theirs[i] == 0, &ns);
-                /* a thread reaped since its directory was found reads as EACCES: gone, passed
-                 * over, when its directory is gone too */
-                if (r == -EACCES && faccessat(task_fd, tid, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+                if (!namespaces[i].per_thread)
+                        continue; /* the first thread's, read already */
+                snprintf(link, sizeof(link), "ns/%s", namespaces[i].name);
+                r = ns_inum_at(dir_fd, link, first->ns[i] == 0, &ns);
+                /* a thread reaped since its directory was looked up reads as EACCES: gone when
+                 * its directory has nothing under it any more */
+                if (r == -EACCES && faccessat(dir_fd, "ns", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
                         return -ENOENT;
                 if (r < 0)
                         return r;
-                if (ns != theirs[i])
+                if (ns != first->ns[i])
                         return -EREMCHG;
         }
         return 0;
@@ -228,9 +239,10 @@ static int read_procfs_elsewhere(int proc_fd, struct zd_caller_mounts *m, uint64
         return 0;
 }
 
-int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c) {
+int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c,
+                              struct zd_caller_first *first) {
         struct root_id theirs;
-        uint64_t ns, mntns = 0, all[ELEMENTSOF(namespaces)];
+        uint64_t ns, mntns = 0;
         int r;
 
         r = read_own();
@@ -245,7 +257,7 @@ int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_c
                 r = ns_inum(k->ns_fd, namespaces[i].name, &ns);
                 if (r < 0)
                         return r;
-                all[i] = ns;
+                first->ns[i] = ns;
                 if (namespaces[i].flag == CLONE_NEWNS)
                         mntns = ns;
                 if (ns == 0 || ns == own_ns[i])
@@ -255,9 +267,6 @@ int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_c
                 else if (!c->ns_other)
                         c->ns_other = namespaces[i].name;
         }
-        r = zd_caller_for_each_thread(proc_fd, c->pid, same_namespaces, all);
-        if (r < 0)
-                return r;
 
         /* The caller's root: a chroot of its own, or the root of its mount namespace. */
         r = read_root_id(proc_fd, &theirs);

@@ -3,7 +3,10 @@
  * the caller's ids, capabilities, limits and scheduling; caller-conn.c finds the process that
  * connected and keeps it and its files for the connection; caller-ns.c its namespaces and root;
  * caller-cgroup.c its cgroups; caller-lsm.c its LSM label. Each reads through proc_fd, the
- * caller's /proc/PID, or the files of it that its connection keeps open. */
+ * caller's /proc/PID, or the files of it that its connection keeps open. Each facet reads the
+ * first thread (the process's /proc/PID), and answers for one other thread through its
+ * /proc/PID/task/TID directory; caller.c walks the other threads once per call, asking every
+ * facet of each. */
 #pragma once
 
 #include <stdint.h>
@@ -24,12 +27,38 @@ struct zd_caller_mounts {
 
 #define ZD_CALLER_MAX_THREADS 64 /* a /proc read each, at each Spawn (docs/SECURITY.md) */
 
-/* The status files of the caller's other threads, open (ZD_CALLER_KEEP_THREADS): each names its
- * thread, not its number (reads answer ESRCH once it has ended, never for another thread that
- * took the number), and is read again from offset 0 at each call. */
+/* One other thread of the caller, open (ZD_CALLER_KEEP_THREADS: from one call to the next): its
+ * /proc/PID/task/TID directory (O_PATH) and the files under it that each call reads again from
+ * offset 0. Each names its thread, not its number: once the thread has ended, reads answer ESRCH
+ * and lookups under the directory ENOENT, never for another thread that took the number.
+ * cgroup_fd -EBADF until first read (a kernel without cgroups: never). */
+struct zd_caller_thread {
+        int dir_fd, status_fd, cgroup_fd;
+};
+
+#define ZD_CALLER_THREAD_INIT \
+        { .dir_fd = -EBADF, .status_fd = -EBADF, .cgroup_fd = -EBADF }
+
 struct zd_caller_threads {
         size_t n;
-        int fd[ZD_CALLER_MAX_THREADS - 1];
+        struct zd_caller_thread t[ZD_CALLER_MAX_THREADS - 1];
+};
+
+/* Closes a thread's files; it stays usable (ZD_CALLER_THREAD_INIT). */
+void zd_caller_thread_close(struct zd_caller_thread *t);
+
+#define ZD_CALLER_NS_MAX 8
+
+/* What every other thread must share with the first one (the process's /proc/PID), read by the
+ * facets before the one walk over the threads (caller.c): its namespaces, its cgroups and its LSM
+ * label. */
+struct zd_caller_first {
+        uint64_t ns[ZD_CALLER_NS_MAX]; /* by caller-ns.c's table; 0 where the kernel lacks that kind */
+        const char *cgroup;            /* its /proc/PID/cgroup text; NULL: a kernel without cgroups */
+        char cgroup_buf[4096];
+        char *cgroup_long; /* owned: the text when it did not fit cgroup_buf */
+        bool has_label;    /* an LSM labels processes: label is the first thread's */
+        char label[ZD_LSM_LABEL_MAX];
 };
 
 /* What a connection keeps of its caller between calls (caller.h): the process and the files of
@@ -70,33 +99,50 @@ int zd_caller_read_proc(int dir_fd, const char *name, char **ret);
  * start; *fd stays open for the next read. */
 int zd_caller_read_kept(int *fd, int dir_fd, const char *name, char **ret);
 
-/* The namespaces the caller differs from zygoted in (ns_join, ns_other) and its root (root_fd,
- * procfs_elsewhere) when it or its mount namespace differs; its mount table through k->mounts. */
-int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c);
+/* A /proc file of one record (status, limits, oom_score_adj, cgroup: made whole at each read from
+ * offset 0, by a single show function) read again from its start in one pread(), where
+ * zd_caller_read_kept() reads until a read returns nothing: a read that returns less than it asked
+ * for got all of it. *fd as there. The text is in buf, NUL-terminated, or when it fills buf (a
+ * caller in thousands of groups), read as zd_caller_read_kept() reads it into *ret_long. */
+int zd_caller_pread(int *fd, int dir_fd, const char *name, char *buf, size_t size, char **ret_long);
 
-/* The caller's cgroup in each hierarchy where it differs from zygoted's (cgroup_fds). */
-int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c);
+/* The namespaces the caller differs from zygoted in (ns_join, ns_other) and its root (root_fd,
+ * procfs_elsewhere) when it or its mount namespace differs; its mount table through k->mounts.
+ * Its first thread's: their numbers in first->ns, for zd_caller_thread_same_ns(). */
+int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c,
+                              struct zd_caller_first *first);
+
+/* Whether the thread whose /proc/PID/task/TID is dir_fd is in the namespaces of first->ns: 0,
+ * -EREMCHG when it is not, -ENOENT when it has ended, or another negative errno. */
+int zd_caller_thread_same_ns(int dir_fd, const struct zd_caller_first *first);
+
+/* The caller's cgroup in each hierarchy where it differs from zygoted's (cgroup_fds). Its first
+ * thread's: the text in first->cgroup (NULL on a kernel without cgroups). */
+int zd_caller_read_cgroups(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c, struct zd_caller_first *first);
+
+/* Whether a thread (its /proc/PID/task/TID dir_fd, its cgroup file *fd, opened there when
+ * -EBADF and kept open) is in first->cgroup's cgroups, or in every root (a thread the kernel is
+ * still creating): 0, -EREMCHG when it is not, -ESRCH or -ENOENT when it has ended. */
+int zd_caller_thread_same_cgroups(int *fd, int dir_fd, const struct zd_caller_first *first);
 
 /* zygoted's own cgroup and mountinfo files, opened and kept (zd_caller_keep_own()). */
 int zd_caller_keep_own_cgroups(void);
 
-/* Keeps *fd, a thread's status file, in k (taking it: *fd becomes -EBADF), unless k holds
- * ZD_CALLER_MAX_THREADS - 1 already or all connections hold as many as zygoted allows; then *fd
- * stays the caller's to close. */
-void zd_caller_threads_keep(struct zd_caller_conn *k, int *fd);
+/* Keeps *t, a thread's files, in k (taking them: *t becomes ZD_CALLER_THREAD_INIT), unless k
+ * holds ZD_CALLER_MAX_THREADS - 1 already or all connections hold as many as zygoted allows; then
+ * *t stays the caller's to close. */
+void zd_caller_threads_keep(struct zd_caller_conn *k, struct zd_caller_thread *t);
 
-/* Closes the kept status files of the caller's threads, if any. */
+/* Closes the kept files of the caller's threads, if any. */
 void zd_caller_threads_clear(struct zd_caller_conn *k);
 
 /* Closes what k keeps; k stays usable (ZD_CALLER_CONN_INIT). */
 void zd_caller_conn_clear(struct zd_caller_conn *k);
 
-/* The caller's AppArmor or SELinux label, where it differs from zygoted's (lsm_attr, lsm_exec). */
-int zd_caller_read_lsm(int proc_fd, struct zd_caller *c);
+/* The caller's AppArmor or SELinux label, where it differs from zygoted's (lsm_attr, lsm_exec).
+ * Its first thread's: in first->label (has_label) when an LSM labels processes. */
+int zd_caller_read_lsm(int proc_fd, struct zd_caller *c, struct zd_caller_first *first);
 
-/* Calls fn(task_fd, tid, userdata) for each thread of the caller but its main one (pid), where
- * task_fd is the caller's /proc/PID/task and tid a thread's name there. A thread that ended
- * meanwhile (-ENOENT or -ESRCH from fn) is passed over; any other error of fn stops the walk and is
- * returned. */
-int zd_caller_for_each_thread(int proc_fd, pid_t pid, int (*fn)(int task_fd, const char *tid, void *userdata),
-                              void *userdata);
+/* Whether a thread (its /proc/PID/task/TID dir_fd) runs under first->label: 0, -EILSEQ when it
+ * does not, -ENOENT or -ESRCH when it has ended, or another negative errno. */
+int zd_caller_thread_same_label(int dir_fd, const struct zd_caller_first *first);

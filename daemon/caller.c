@@ -47,32 +47,6 @@ void zd_caller_done(struct zd_caller *c) {
         c->n_cgroups = 0;
 }
 
-/* A /proc file of one record (status, limits, oom_score_adj: made whole at each read from
- * offset 0, by a single show function or from one buffer) read again from its start in one
- * pread(), where zd_caller_read_kept() reads until a read returns nothing: a read that returns
- * less than it asked for got all of it. Opened as name under dir_fd when *fd is -EBADF. The text
- * is in buf, or when it fills buf (a caller in thousands of groups), read as
- * zd_caller_read_kept() reads it into *ret_long. */
-static int read_whole(int *fd, int dir_fd, const char *name, char *buf, size_t size, char **ret_long) {
-        ssize_t n;
-
-        if (*fd < 0) {
-                *fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                if (*fd < 0)
-                        return negative_errno();
-        }
-        do
-                n = pread(*fd, buf, size - 1, 0);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return negative_errno();
-        if ((size_t) n < size - 1) {
-                buf[n] = 0;
-                return 0;
-        }
-        return zd_caller_read_kept(fd, dir_fd, name, ret_long);
-}
-
 /* The keys of /proc/PID/status read here. */
 enum status_key {
         S_UID,
@@ -229,9 +203,62 @@ static void merge_thread(struct zd_caller *c, const struct thread_caps *t) {
         c->seccomp_filters = t->filters > c->seccomp_filters ? t->filters : c->seccomp_filters;
 }
 
-int zd_caller_for_each_thread(int proc_fd, pid_t pid, int (*fn)(int task_fd, const char *tid, void *userdata),
-                              void *userdata) {
-        int fd = openat(proc_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+/* One status text of another thread, merged into c: ids the first thread's (main), or -ENOTUNIQ. */
+static int merge_status(const struct status *main, const char *text, struct zd_caller *c) {
+        struct thread_caps t;
+        struct status st;
+        int r;
+
+        index_status(text, &st);
+        if (!same_line(&st, main, S_UID) || !same_line(&st, main, S_GID) || !same_line(&st, main, S_GROUPS))
+                return -ENOTUNIQ;
+        r = parse_thread(&st, &t);
+        if (r >= 0)
+                merge_thread(c, &t);
+        return r;
+}
+
+/* The first thread's as read at this call: its status (the text main points into) and what the
+ * facets read of it (first). */
+struct first_read {
+        char status_buf[4096];
+        char *status_long; /* owned: the text when it did not fit status_buf */
+        struct status main;
+        uint64_t threads; /* its Threads: count, 1 when it does not say */
+        struct zd_caller_first first;
+};
+
+/* Another thread of the caller, through its directory t->dir_fd and the files opened under it
+ * where t has none yet: its status merged into c, its namespaces, cgroups and label compared
+ * with the first thread's. -ENOENT or -ESRCH: it has ended. zygoted cannot know which thread sent
+ * the call: each may hold other capabilities, flags or a filter of its own (all are per thread),
+ * so the task gets what every thread holds and the most confined thread's flags and filter; ids,
+ * namespaces, cgroups and labels are per thread too, and threads that disagree on them are
+ * refused rather than guessed at. */
+static int read_other(struct zd_caller_thread *t, const struct first_read *f, struct zd_caller *c) {
+        _cleanup_free_ char *text = NULL;
+        char buf[4096];
+        int r;
+
+        r = zd_caller_pread(&t->status_fd, t->dir_fd, "status", buf, sizeof(buf), &text);
+        if (r >= 0)
+                r = merge_status(&f->main, text ? text : buf, c);
+        if (r >= 0)
+                r = zd_caller_thread_same_ns(t->dir_fd, &f->first);
+        if (r >= 0 && f->first.cgroup)
+                r = zd_caller_thread_same_cgroups(&t->cgroup_fd, t->dir_fd, &f->first);
+        if (r >= 0)
+                r = zd_caller_thread_same_label(t->dir_fd, &f->first);
+        return r;
+}
+
+/* The caller's other threads, listed in /proc/PID/task: each opened and read, its files kept by
+ * the connection when keep is set (zd_caller_threads_keep()), else closed. A thread that ended
+ * meanwhile (-ENOENT or -ESRCH) is passed over: whether the caller itself lives is checked on its
+ * pidfd after every read. */
+static int read_listed(struct zd_caller_conn *k, bool keep, pid_t pid, const struct first_read *f,
+                       struct zd_caller *c) {
+        int fd = openat(k->proc_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct dirent *de;
         DIR *dir;
         int r = 0;
@@ -245,14 +272,17 @@ int zd_caller_for_each_thread(int proc_fd, pid_t pid, int (*fn)(int task_fd, con
                 return r;
         }
         while (r >= 0 && (errno = 0, de = readdir(dir))) {
+                struct zd_caller_thread t = ZD_CALLER_THREAD_INIT;
+
                 /* thread ids are numbers: nothing else is read */
                 if (strspn(de->d_name, "0123456789") != strlen(de->d_name) || strlen(de->d_name) > 10 ||
                     atoi(de->d_name) == pid)
                         continue;
-                r = fn(dirfd(dir), de->d_name, userdata);
-                /* that thread has ended meanwhile: gone (ENOENT), or exited and not yet reaped, its
-                 * files refusing reads (ESRCH); whether the caller itself lives is checked on its
-                 * pidfd after every read */
+                t.dir_fd = openat(dirfd(dir), de->d_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                r = t.dir_fd < 0 ? negative_errno() : read_other(&t, f, c);
+                if (r >= 0 && keep)
+                        zd_caller_threads_keep(k, &t);
+                zd_caller_thread_close(&t);
                 if (r == -ENOENT || r == -ESRCH)
                         r = 0;
         }
@@ -262,120 +292,68 @@ int zd_caller_for_each_thread(int proc_fd, pid_t pid, int (*fn)(int task_fd, con
         return r;
 }
 
-struct thread_walk {
-        const struct status *main;
-        struct zd_caller *c;
-        struct zd_caller_conn *k; /* keeps the files it opens, or NULL */
-};
-
-/* One thread's status text, merged into w->c. */
-static int merge_status(struct thread_walk *w, const char *text) {
-        struct thread_caps t;
-        struct status st;
-        int r;
-
-        index_status(text, &st);
-        if (!same_line(&st, w->main, S_UID) || !same_line(&st, w->main, S_GID) || !same_line(&st, w->main, S_GROUPS))
-                return -ENOTUNIQ;
-        r = parse_thread(&st, &t);
-        if (r >= 0)
-                merge_thread(w->c, &t);
-        return r;
-}
-
-/* A thread of the caller through the status file its connection keeps. */
-static int read_thread_fd(struct thread_walk *w, int fd) {
-        _cleanup_free_ char *text = NULL;
-        char buf[4096];
-        int r;
-
-        r = read_whole(&fd, -EBADF, "status" /* open already */, buf, sizeof(buf), &text);
-        if (r < 0)
-                return r;
-        return merge_status(w, text ? text : buf);
-}
-
-/* A thread of the caller by its name under /proc/PID/task: opened, read, and its file kept by
- * the connection when w->k keeps them (zd_caller_threads_keep()), else closed. */
-static int read_thread(int task_fd, const char *tid, void *userdata) {
-        struct thread_walk *w = userdata;
-        _cleanup_close_ int fd = -EBADF;
-        char name[32];
-        int r;
-
-        snprintf(name, sizeof(name), "%.10s/status", tid);
-        fd = openat(task_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        r = read_thread_fd(w, fd);
-        if (r >= 0 && w->k)
-                zd_caller_threads_keep(w->k, &fd);
-        return r;
-}
-
-/* The other threads of a caller with more than one. zygoted cannot know which thread sent the
- * call: each may hold other capabilities, flags or a filter of its own (all are per thread), so
- * the task gets what every thread holds and the most confined thread's flags and filter. Ids are
- * per thread too; threads that disagree on them are refused rather than guessed at. */
-static int read_threads(int proc_fd, pid_t pid, const struct status *main, struct zd_caller *c) {
-        struct thread_walk w = { .main = main, .c = c };
-
-        return zd_caller_for_each_thread(proc_fd, pid, read_thread, &w);
-}
-
-/* The same through the status files the connection keeps (ZD_CALLER_KEEP_THREADS), when they are
- * provably all of them: the caller has n threads by its first thread's status, read before them;
- * each kept file was opened at an earlier call, and answers for a thread alive now, so that thread
- * was alive at that status read too; n - 1 of them and the first thread are then all the n that
- * were. One that ended (ESRCH, ENOENT), or another count, and the threads are listed and opened
- * again, as without keeping them. What was merged already stays merged: it was a thread of the
- * caller, and a thread read twice changes nothing. */
-static int read_threads_kept(struct zd_caller_conn *k, pid_t pid, uint64_t n, const struct status *main,
-                             struct zd_caller *c) {
-        struct thread_walk w = { .main = main, .c = c, .k = k };
+/* The other threads of a caller with more than one, in one walk: through the threads the
+ * connection keeps (ZD_CALLER_KEEP_THREADS) when they are provably all of them, else listed. The
+ * caller has n threads by its first thread's status, read before them; each kept thread was
+ * opened at an earlier call, and its status answers now, so that thread was alive at that status
+ * read too; n - 1 of them and the first thread are then all the n that were. One that ended
+ * (ESRCH, ENOENT), or another count, and the threads are listed and opened again, as without
+ * keeping them. What was merged already stays merged: it was a thread of the caller, and a thread
+ * read twice changes nothing. */
+static int read_threads(struct zd_caller_conn *k, const struct first_read *f, struct zd_caller *c) {
         int r = -ESRCH;
 
-        if (k->threads.n == n - 1) {
+        if (f->threads <= 1) {
+                zd_caller_threads_clear(k);
+                return 0;
+        }
+        /* one read per thread, in the daemon's one thread: bounded, or a caller with thousands
+         * would stall every other caller at each of its Spawns */
+        if (f->threads > ZD_CALLER_MAX_THREADS)
+                return -EMLINK;
+        if (!k->keep_threads)
+                return read_listed(k, false, c->pid, f, c);
+        if (k->threads.n == f->threads - 1) {
                 r = 0;
                 for (size_t i = 0; r >= 0 && i < k->threads.n; i++)
-                        r = read_thread_fd(&w, k->threads.fd[i]);
+                        r = read_other(&k->threads.t[i], f, c);
         }
         if (r != -ESRCH && r != -ENOENT)
                 return r;
         zd_caller_threads_clear(k);
-        r = zd_caller_for_each_thread(k->proc_fd, pid, read_thread, &w);
+        r = read_listed(k, true, c->pid, f, c);
         if (r < 0)
                 zd_caller_threads_clear(k);
         return r;
 }
 
-static int read_status(struct zd_caller_conn *k, const struct ucred *cr, struct zd_caller *c) {
-        _cleanup_free_ char *text = NULL;
+/* The first thread's status: its ids, groups, capability sets, flags and umask into c, its text
+ * and thread count into f. */
+static int read_status(struct zd_caller_conn *k, const struct ucred *cr, struct first_read *f, struct zd_caller *c) {
+        struct status *st = &f->main;
         struct thread_caps t;
-        uint64_t v, threads;
-        struct status st;
-        char buf[4096];
+        uint64_t v;
         int r;
 
-        r = read_whole(&k->status_fd, k->proc_fd, "status", buf, sizeof(buf), &text);
+        r = zd_caller_pread(&k->status_fd, k->proc_fd, "status", f->status_buf, sizeof(f->status_buf), &f->status_long);
         if (r < 0)
                 return r;
-        index_status(text ? text : buf, &st);
+        index_status(f->status_long ? f->status_long : f->status_buf, st);
         if (k->check_uid) {
-                if (field_number(&st, S_UID, 0, 10, &v) < 0 || v != cr->uid)
+                if (field_number(st, S_UID, 0, 10, &v) < 0 || v != cr->uid)
                         return -ESRCH; /* not the process that connected */
         }
         /* Uid and Gid: real, effective, saved, filesystem. The effective ones, as SO_PEERCRED. */
-        if ((r = field_number(&st, S_UID, 1, 10, &v)) < 0)
+        if ((r = field_number(st, S_UID, 1, 10, &v)) < 0)
                 return r;
         c->euid = (uid_t) v;
-        if ((r = field_number(&st, S_GID, 1, 10, &v)) < 0)
+        if ((r = field_number(st, S_GID, 1, 10, &v)) < 0)
                 return r;
         c->egid = (gid_t) v;
-        r = parse_groups(&st, c);
+        r = parse_groups(st, c);
         if (r < 0)
                 return r;
-        r = parse_thread(&st, &t);
+        r = parse_thread(st, &t);
         if (r < 0)
                 return r;
         c->cap_inh = c->cap_prm = c->cap_eff = c->cap_bnd = c->cap_amb = UINT64_MAX;
@@ -384,17 +362,9 @@ static int read_status(struct zd_caller_conn *k, const struct ucred *cr, struct 
         c->seccomp_filters = 0;
         merge_thread(c, &t);
         /* Umask (4.7): without it, the strictest */
-        c->sched.umask = field_number(&st, S_UMASK, 0, 8, &v) >= 0 ? (uint32_t) (v & 0777) : 0777;
-        if (field_number(&st, S_THREADS, 0, 10, &threads) >= 0 && threads > 1) {
-                /* one read per thread, in the daemon's one thread: bounded, or a caller with
-                 * thousands would stall every other caller at each of its Spawns */
-                if (threads > ZD_CALLER_MAX_THREADS)
-                        return -EMLINK;
-                if (k->keep_threads)
-                        return read_threads_kept(k, c->pid, threads, &st, c);
-                return read_threads(k->proc_fd, c->pid, &st, c);
-        }
-        zd_caller_threads_clear(k);
+        c->sched.umask = field_number(st, S_UMASK, 0, 8, &v) >= 0 ? (uint32_t) (v & 0777) : 0777;
+        if (field_number(st, S_THREADS, 0, 10, &f->threads) < 0)
+                f->threads = 1;
         return 0;
 }
 
@@ -427,7 +397,7 @@ static int read_sched(int *oom_fd, int dir_fd, const char *oom_path, pid_t pid, 
                 return negative_errno();
         if (sched_getaffinity(pid, sizeof(ret->affinity), (cpu_set_t *) (void *) ret->affinity) < 0)
                 return negative_errno(); /* EINVAL: more CPUs than ZE_AFFINITY_WORDS holds */
-        r = read_whole(oom_fd, dir_fd, oom_path, buf, sizeof(buf), &text);
+        r = zd_caller_pread(oom_fd, dir_fd, oom_path, buf, sizeof(buf), &text);
         if (r < 0)
                 return r;
 
@@ -475,6 +445,8 @@ int zd_caller_keep_own(void) {
         return zd_caller_keep_own_cgroups();
 }
 
+static int own_umask = -1;
+
 int zd_caller_own_sched(struct ze_sched *ret) {
         _cleanup_close_ int fd = -EBADF;
         struct ze_sched own = {};
@@ -484,10 +456,15 @@ int zd_caller_own_sched(struct ze_sched *ret) {
         r = read_sched(own_oom_fd >= 0 ? &own_oom_fd : &fd, AT_FDCWD, "/proc/self/oom_score_adj", 0, &own);
         if (r < 0)
                 return r;
-        /* umask cannot be read without setting it: twice, and zygoted has one thread */
-        m = umask(0);
-        umask(m);
-        own.umask = (uint32_t) m;
+        /* umask cannot be read without setting it: twice, and zygoted has one thread. Once: only
+         * zygoted itself sets its umask (server.c puts it back at once), so it is the same at
+         * every call, where scheduling is read again (an administrator may renice zygoted). */
+        if (own_umask < 0) {
+                m = umask(0);
+                umask(m);
+                own_umask = (int) m;
+        }
+        own.umask = (uint32_t) own_umask;
         *ret = own;
         return 0;
 }
@@ -569,7 +546,7 @@ static int read_rlimits(struct zd_caller_conn *k, struct zd_caller *c) {
                 }
                 own_max_read = true;
         }
-        r = read_whole(&k->limits_fd, k->proc_fd, "limits", buf, sizeof(buf), &text);
+        r = zd_caller_pread(&k->limits_fd, k->proc_fd, "limits", buf, sizeof(buf), &text);
         if (r < 0)
                 return r;
         r = parse_limits(text ? text : buf, c);
@@ -619,7 +596,8 @@ int zd_caller_read_ids(int conn_fd, const struct ucred *cr, struct zd_caller_con
         return r;
 }
 
-static int read_caller(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, struct zd_caller *c) {
+static int read_caller(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, struct first_read *f,
+                       struct zd_caller *c) {
         int r;
 
         r = zd_caller_find(conn_fd, cr, k);
@@ -631,17 +609,20 @@ static int read_caller(int conn_fd, const struct ucred *cr, struct zd_caller_con
         if (c->pidfd < 0)
                 return negative_errno();
 
-        r = read_status(k, cr, c);
+        /* the first thread, then every other one in one walk (read_threads()) */
+        r = read_status(k, cr, f, c);
         if (r >= 0)
                 r = read_sched(&k->oom_fd, k->proc_fd, "oom_score_adj", c->pid, &c->sched);
         if (r >= 0)
                 r = read_rlimits(k, c);
         if (r >= 0)
-                r = zd_caller_read_namespaces(k->proc_fd, k, c);
+                r = zd_caller_read_namespaces(k->proc_fd, k, c, &f->first);
         if (r >= 0)
-                r = zd_caller_read_cgroups(k->proc_fd, k, c);
+                r = zd_caller_read_cgroups(k->proc_fd, k, c, &f->first);
         if (r >= 0)
-                r = zd_caller_read_lsm(k->proc_fd, c);
+                r = zd_caller_read_lsm(k->proc_fd, c, &f->first);
+        if (r >= 0)
+                r = read_threads(k, f, c);
         /* A process that is gone may have left its number to another: what was read may be
          * that one's. Alive now, it was alive throughout, and the number was its own. */
         if (pidfd_kill(c->pidfd, 0) == -ESRCH) /* EPERM: alive, only not ours to signal */
@@ -651,8 +632,13 @@ static int read_caller(int conn_fd, const struct ucred *cr, struct zd_caller_con
 
 int zd_caller_read(int conn_fd, const struct ucred *cr, struct zd_caller_conn *k, struct zd_caller *c) {
         struct zd_caller_conn once = ZD_CALLER_CONN_INIT;
-        int r = read_caller(conn_fd, cr, k ? k : &once, c);
+        struct first_read f;
+        int r;
 
+        f.status_long = f.first.cgroup_long = NULL;
+        r = read_caller(conn_fd, cr, k ? k : &once, &f, c);
+        free(f.status_long);
+        free(f.first.cgroup_long);
         zd_caller_conn_clear(&once);
         return r;
 }

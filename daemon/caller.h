@@ -77,9 +77,9 @@ struct zd_caller {
 struct zd_caller_conn;
 
 /* What a connection keeps (zd_caller_conn_get()'s keep): its process and files, and with them
- * the status files of its other threads, so that each call reads every thread again without
- * listing /proc/PID/task and opening each (ZYGOTE_DISABLE_FEATURES=caller_threads takes the
- * listing and opening back, at every call). */
+ * the /proc/PID/task/TID directories of its other threads and their status and cgroup files, so
+ * that each call reads every thread again without listing /proc/PID/task and opening each
+ * (ZYGOTE_DISABLE_FEATURES=caller_threads takes the listing and opening back, at every call). */
 enum {
         ZD_CALLER_KEEP = 1 << 0,
         ZD_CALLER_KEEP_THREADS = 1 << 1,

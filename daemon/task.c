@@ -268,6 +268,19 @@ int zd_task_new(struct zd_daemon *d, const char *id, uid_t owner, struct zd_task
         return 0;
 }
 
+/* A time in seconds to the microsecond (zd_now()) as JSON: its text made from integers, where
+ * json-c would print the double with "%.17g", glibc's float formatting, at each reply of a task
+ * (three per Spawn that waits for its exit). The same number to the microsecond. */
+static json_object *time_json(double t) {
+        long long us = (long long) (t * 1e6 + 0.5);
+        char text[32];
+
+        if (t < 0)
+                return json_object_new_double(t);
+        snprintf(text, sizeof(text), "%lld.%06lld", us / 1000000, us % 1000000);
+        return json_object_new_double_s(t, text);
+}
+
 json_object *zd_task_to_json(const struct zd_task *t) {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "id", json_object_new_string(t->id));
@@ -285,11 +298,11 @@ json_object *zd_task_to_json(const struct zd_task *t) {
                 else
                         json_object_object_add(o, "exitCode", json_object_new_int(t->exit_code));
         }
-        json_object_object_add(o, "createdAt", json_object_new_double(t->created_at));
+        json_object_object_add(o, "createdAt", time_json(t->created_at));
         if (t->started_at > 0)
-                json_object_object_add(o, "startedAt", json_object_new_double(t->started_at));
+                json_object_object_add(o, "startedAt", time_json(t->started_at));
         if (t->exited)
-                json_object_object_add(o, "exitedAt", json_object_new_double(t->exited_at));
+                json_object_object_add(o, "exitedAt", time_json(t->exited_at));
         return o;
 }
 

@@ -96,6 +96,14 @@ static int apply(char cmd) {
                 r = write(fd, "0", 1) == 1 ? 0 : -1;
                 close(fd);
                 return r;
+        case 'G': /* this thread alone (cgroup v1's tasks file) */
+                snprintf(procs, sizeof(procs), "%s/tasks", live_cgroup);
+                fd = open(procs, O_WRONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return -1;
+                r = write(fd, "0", 1) == 1 ? 0 : -1;
+                close(fd);
+                return r;
         case 'l':
                 return setrlimit(RLIMIT_NOFILE, &rl);
         case 'u':
@@ -647,6 +655,95 @@ static void test_thread_ids_differ(void **state) {
         zd_caller_conn_free(k);
 }
 
+/* Root: a thread that is not the first moves alone to another network or mount namespace, or (on
+ * a cgroup v1 hierarchy) another cgroup, after a call that kept its files: the threads disagree,
+ * refused through the kept files (the one walk reads every kept thread's namespaces and cgroups
+ * again, without listing the threads), as through a connection that keeps no thread and through a
+ * fresh read. */
+static void test_thread_moved_is_refused(void **state) {
+        const char *cmd = *state;
+        struct zd_caller c = ZD_CALLER_INIT, f = ZD_CALLER_INIT, u = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = conn_new(), *unkept = NULL;
+        char tasks[PATH_MAX + 8];
+        struct live p;
+
+        skip_unless_root("a namespace or cgroup to move a thread to");
+        if (*cmd == 'G') {
+                const char *base = tu_cgroup_base();
+
+                if (base)
+                        snprintf(tasks, sizeof(tasks), "%s/tasks", base);
+                if (!base || access(tasks, W_OK) < 0) {
+                        fprintf(stderr, "skip: needs a cgroup v1 hierarchy it may write to (a thread moved alone)\n");
+                        zd_caller_conn_free(k);
+                        skip();
+                }
+                snprintf(live_cgroup, sizeof(live_cgroup), "%s/zytest-caller-thread-%d", base, (int) getpid());
+                assert_int_equal(mkdir(live_cgroup, 0755), 0);
+        }
+        assert_int_equal(zd_caller_conn_new(&unkept), 0);
+        live_start(&p);
+        live_do(&p, 'h');
+        live_do(&p, 'i');
+        read_kept(&p, k, &c);
+        assert_int_equal(k->threads.n, 4);
+        live_do(&p, *cmd);
+        zd_caller_done(&c);
+        c = (struct zd_caller) ZD_CALLER_INIT;
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, k, &c), -EREMCHG);
+        assert_int_equal(k->threads.n, 4); /* refused through the kept threads, not a new listing */
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, unkept, &u), -EREMCHG);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, NULL, &f), -EREMCHG);
+        zd_caller_done(&c);
+        zd_caller_done(&u);
+        zd_caller_done(&f);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+        zd_caller_conn_free(unkept);
+        if (*cmd == 'G')
+                assert_int_equal(rmdir(live_cgroup), 0);
+}
+
+/* What lets zygoted read a user and a pid namespace from the first thread only (caller-ns.c):
+ * the kernel refuses a thread in another. In a child of two threads: unshare() of a user
+ * namespace, and clone() of a thread into a new user or pid namespace, fail with EINVAL. Should a
+ * kernel ever allow one, this fails, and every thread's must be read again. */
+static int thread_exits(void *arg) {
+        (void) arg;
+        syscall(SYS_exit, 0);
+        return 0;
+}
+
+static int refuses_threads_elsewhere(void) {
+        static char stack[64 * 1024] __attribute__((aligned(16)));
+        unsigned thread = CLONE_THREAD | CLONE_SIGHAND | CLONE_VM;
+        pthread_t t;
+
+        if (pthread_create(&t, NULL, idle_thread, NULL) != 0)
+                return 2;
+        if (unshare(CLONE_NEWUSER) == 0 || errno != EINVAL)
+                return 3;
+        if (clone(thread_exits, stack + sizeof(stack), thread | CLONE_NEWUSER, NULL) >= 0 || errno != EINVAL)
+                return 4;
+        if (clone(thread_exits, stack + sizeof(stack), thread | CLONE_NEWPID, NULL) >= 0 || errno != EINVAL)
+                return 5;
+        return 0;
+}
+
+static void test_no_thread_in_another_user_or_pid_ns(void **state) {
+        pid_t pid;
+        int st;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(refuses_threads_elsewhere());
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* The kept files of its threads: no more at the fiftieth call than at the first, and none left
  * once the connection is gone or the caller has one thread again. */
 static void test_thread_files_are_bounded(void **state) {
@@ -690,4 +787,7 @@ TU_MAIN_GROUP("tests", keep_own, tu_test_case("caps", test_change_is_seen, &chan
               tu_test_case("thread-filter", test_thread_change_is_seen, &changes[1]),
               tu_test_case("thread-no_new_privs", test_thread_change_is_seen, &changes[2]),
               tu_test(test_thread_replaced_is_seen), tu_test(test_thread_ids_differ),
-              tu_test(test_thread_files_are_bounded))
+              tu_test_case("thread-netns", test_thread_moved_is_refused, (void *) "n"),
+              tu_test_case("thread-mntns", test_thread_moved_is_refused, (void *) "m"),
+              tu_test_case("thread-cgroup", test_thread_moved_is_refused, (void *) "G"),
+              tu_test(test_no_thread_in_another_user_or_pid_ns), tu_test(test_thread_files_are_bounded))
