@@ -76,12 +76,3 @@ static inline int streq_ptr(const char *a, const char *b) {
                 return a == b;
         return strcmp(a, b) == 0;
 }
-
-/* Wall-clock time in seconds, to the microsecond: the times the protocol reports (createdAt,
- * an event's time). */
-static inline double zd_now(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (double) ts.tv_sec + (double) (ts.tv_nsec / 1000) / 1e6;
-}

@@ -21,7 +21,7 @@
 #include "log.h"
 #include "pidfd-util.h"
 #include "pidref.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "server.h"
 #include "signal-util.h"
 #include "util.h"
@@ -60,11 +60,11 @@ static void on_child_exit(struct ev_loop *loop, ev_io *w, int revents) {
 
 int zd_container_destroy(struct zd_daemon *d, const char *id, struct zd_conn *c, json_object *reply) {
         struct zd_container_delete *x = NULL;
-        struct zrc_state st = {};
+        struct zct_state st = {};
         int pidfd = -EBADF;
         pid_t pid;
 
-        if (zrc_state_load(d->container_root, id, &st) < 0)
+        if (zct_state_load(d->container_root, id, &st) < 0)
                 goto now; /* no state: nothing to remove */
         x = calloc(1, sizeof(*x));
         zd_fork_gate();
@@ -73,10 +73,10 @@ int zd_container_destroy(struct zd_daemon *d, const char *id, struct zd_conn *c,
         if (pid == 0) {
                 (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
                 zc_signals_reset(NULL);
-                zrc_destroy(&st);
+                zct_destroy(&st);
                 _exit(0);
         }
-        zrc_state_done(&st);
+        zct_state_done(&st);
         if (pid > 0)
                 pidfd = pidfd_open_pid(pid);
         if (pid < 0 || pidfd < 0) {

@@ -2,7 +2,7 @@
 /*
  * CreateContainer: an OCI bundle started by zygoted (container.h). The daemon checks the caller,
  * makes the task and the pipes, and forks a container worker; the worker runs zygote-runc's create
- * recipe (runc/container.c, with a struct zrc_handoff) with the caller's fds as the init's stdio:
+ * recipe (container/create.c, with a struct zct_handoff) with the caller's fds as the init's stdio:
  * the init is cloned with CLONE_PARENT, so it is zygoted's child, and waits on the task's hold
  * pipe. The worker reports over a SOCK_SEQPACKET socket: the runtime's error lines (text), then
  * one record (a NUL byte, struct result) with the init's pidfd and its sync socket as SCM_RIGHTS.
@@ -35,7 +35,7 @@
 #include "nspool.h"
 #include "pidfd-util.h"
 #include "profile.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "server.h"
 #include "signal-util.h"
 #include "steps.h"
@@ -105,18 +105,18 @@ struct zd_container_start {
 /* ---- the worker ---------------------------------------------------------------------------- */
 
 /* The daemon's cache as the fork left it: a program compiled before for the same object. */
-static struct zd_daemon *worker_daemon;
-
-static int filter_from_cache(json_object *seccomp, struct zp_profile **ret, char *why, size_t why_size) {
+static int filter_from_cache(void *userdata, json_object *seccomp, struct zp_profile **ret, char *why,
+                             size_t why_size) {
+        struct zd_daemon *d = userdata;
         uint8_t key[ZC_SHA256_DIGEST_SIZE];
         const char *text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
         struct zd_filter *f;
         struct zp_profile *p;
 
-        if (!text || !worker_daemon)
+        if (!text)
                 return -ENOENT;
         zd_filter_key(text, strlen(text), key);
-        f = zd_filter_cache_lookup(&worker_daemon->filters, key, 0);
+        f = zd_filter_cache_lookup(&d->filters, key, 0);
         if (!f)
                 return -ENOENT;
         p = calloc(1, sizeof(*p));
@@ -212,19 +212,19 @@ static int process_file(const char *json, char *path, size_t size) {
         return 0;
 }
 
-static int worker_job_run(struct zrc_ctx *ctx, const struct worker_job *job, struct zrc_handoff *h) {
+static int worker_job_run(struct zct_ctx *ctx, const struct worker_job *job, struct zct_handoff *h) {
         char bundle[64], process[64];
 
         if (!job->process) {
                 /* The caller's own directory, in the namespaces it shares with us (container.h) */
                 snprintf(bundle, sizeof(bundle), "/proc/self/fd/%d", W_BUNDLE);
-                struct zrc_create_args a = { .p = { .id = job->id }, .bundle = bundle, .handoff = h };
-                return zrc_container_create(ctx, &a);
+                struct zct_create_args a = { .p = { .id = job->id }, .bundle = bundle, .handoff = h };
+                return zct_container_create(ctx, &a);
         }
         if (process_file(job->process, process, sizeof(process)) < 0)
-                return zrc_error(ctx, "exec: the process object: %s", strerror(errno));
-        struct zrc_exec_args a = { .p = { .id = job->id }, .process = process, .handoff = h };
-        return zrc_exec_process(ctx, &a);
+                return zct_error(ctx, "exec: the process object: %s", strerror(errno));
+        struct zct_exec_args a = { .p = { .id = job->id }, .process = process, .handoff = h };
+        return zct_exec_process(ctx, &a);
 }
 
 /* The worker joins its caller's cgroups (those that differ from zygoted's), as runc would be its
@@ -279,7 +279,7 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
         const struct ze_hook_creds creds = hook_creds(d, caller);
         uint64_t held = creds.caps;
         bool premade = fds[W_NET] >= 0;
-        struct zrc_handoff h = { .start_fd = W_HOLD,
+        struct zct_handoff h = { .start_fd = W_HOLD,
                                  .console_fd = job->console ? W_CONSOLE : -1,
                                  .pidfd = -1,
                                  .sync_fd = -1,
@@ -288,9 +288,16 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
                                  /* below the caller's only as it could itself */
                                  .oom_floor = held & (UINT64_C(1) << CAP_SYS_RESOURCE) ? INT_MIN
                                                                                        : caller->sched.oom_score_adj };
-        struct zrc_ctx ctx = {
-                .root = d->container_root, .rootless = zrc_rootless(), .msg_to_fd = true, .msg_fd = W_REPORT
-        };
+        /* seccomp programs: the cache, else GetFilter on our own socket (compiled once for
+         * everyone); never a compile of the worker's own, which no one else would reuse */
+        struct zct_ctx ctx = { .root = d->container_root,
+                               .rootless = zct_rootless(),
+                               .msg_to_fd = true,
+                               .msg_fd = W_REPORT,
+                               .filter = { .from = ZCT_FILTER_ZYGOTED,
+                                           .socket = d->server.socket_path,
+                                           .cached = filter_from_cache,
+                                           .userdata = d } };
         const char *what;
         int r;
 
@@ -314,16 +321,10 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
         if (r >= 0)
                 r = ze_step_capset(held, held, caller->cap_inh & held);
         if (r < 0) {
-                zrc_error(&ctx, "taking the caller's %s: %s", what, strerror(-r));
+                zct_error(&ctx, "taking the caller's %s: %s", what, strerror(-r));
                 worker_report(W_REPORT, -r, 0, -1, -1, false);
                 _exit(1);
         }
-        worker_daemon = d;
-        zrc_runc_filter_provider = filter_from_cache;
-        /* the cache, else GetFilter on our own socket (compiled once for everyone); never a
-         * compile of its own here, which no one else would reuse */
-        (void) setenv("ZYGOTE_RUNC_FILTER", "zygoted", 1);
-        zrc_runc_filter_setup(&ctx, d->server.socket_path, false);
         r = worker_job_run(&ctx, job, &h);
         worker_report(W_REPORT, r == 0 ? 0 : (h.pid > 0 ? ECHILD : EINVAL), h.pid, h.pidfd, h.sync_fd, h.premade_used);
         _exit(r == 0 ? 0 : 1);
@@ -616,28 +617,28 @@ int zd_container_exec(struct zd_call *call) {
 /* ---- a container's processes and its end ----------------------------------------------------- */
 
 json_object *zd_container_pids(struct zd_daemon *d, const char *id) {
-        struct zrc_state st = {};
+        struct zct_state st = {};
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
         json_object *a = json_object_new_array();
 
-        if (!a || zrc_state_load(d->container_root, id, &st) < 0)
+        if (!a || zct_state_load(d->container_root, id, &st) < 0)
                 return a;
-        if (zrc_cgroup_pids(&st.cgroup, &pids, &n) >= 0)
+        if (zct_cgroup_pids(&st.cgroup, &pids, &n) >= 0)
                 for (size_t i = 0; i < n; i++)
                         json_object_array_add(a, json_object_new_int(pids[i]));
-        zrc_state_done(&st);
+        zct_state_done(&st);
         return a;
 }
 
 int zd_container_kill_all(struct zd_daemon *d, const char *id, int sig) {
-        struct zrc_state st = {};
+        struct zct_state st = {};
         _cleanup_free_ int *fds = NULL;
         size_t n = 0;
-        int r = zrc_state_load(d->container_root, id, &st);
+        int r = zct_state_load(d->container_root, id, &st);
 
         if (r >= 0)
-                r = zrc_cgroup_pidfds(&st.cgroup, &fds, &n);
+                r = zct_cgroup_pidfds(&st.cgroup, &fds, &n);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 int k = pidfd_kill(fds[i], sig);
                 if (k < 0 && k != -ESRCH)
@@ -645,7 +646,7 @@ int zd_container_kill_all(struct zd_daemon *d, const char *id, int sig) {
         }
         for (size_t i = 0; i < n; i++)
                 safe_close(fds[i]);
-        zrc_state_done(&st);
+        zct_state_done(&st);
         return r;
 }
 

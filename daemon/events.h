@@ -5,11 +5,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define ZD_MAX_SUBSCRIBERS 64        /* Events streams */
 #define ZD_MAX_SUBSCRIBERS_PER_UID 8 /* Events streams of one non-root uid */
 
 struct zd_conn;
+
+/* Wall-clock time in seconds, to the microsecond: the times the protocol reports (a task's
+ * createdAt, startedAt, exitedAt, an event's time). */
+static inline double zd_now(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double) ts.tv_sec + (double) (ts.tv_nsec / 1000) / 1e6;
+}
 
 /* The streams, oldest first (zd_daemon's events). */
 struct zd_events {

@@ -27,7 +27,7 @@
 #include "nspool.h"
 #include "own-filter.h"
 #include "reference.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "methods.h"
 #include "getfilter.h"
 #include "registry.h"
@@ -352,7 +352,7 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
         return -1;
 }
 
-/* First of all: zygoted runs from a sealed memfd copy of itself (runc/sealed-copy.c, the
+/* First of all: zygoted runs from a sealed memfd copy of itself (container/sealed-copy.c, the
  * CVE-2019-5736 class): a container's init and an exec'd process are copies of zygoted until
  * their execve, and /proc/PID/exe of them must name no file anyone could write. The reference
  * helper beside the program is found before the program is a memfd. */
@@ -369,7 +369,7 @@ static int run_sealed(char **argv) {
         if (n > 0 && (helper[n] = '\0', strncmp(helper, "/memfd:", 7) != 0) &&
             setenv("ZYGOTE_SEALED_FROM", helper, 1) < 0)
                 return -errno;
-        r = zrc_runc_run_sealed(argv);
+        r = zct_runc_run_sealed(argv);
         if (r < 0)
                 fprintf(stderr, "zygoted: re-executing from a sealed copy of this program: %s\n", strerror(-r));
         return r;

@@ -5,7 +5,7 @@
  * unshares a new network, IPC and UTS namespace, sends the three nsfs fds, and does it again until
  * the pool is full; then it exits. zygoted holds the fds (an fd keeps its namespace alive, empty:
  * nothing ever ran in it but the maker), and CreateContainer hands one set to the container
- * worker, whose init joins them instead of making its own (runc/container.c, use_premade). A set
+ * worker, whose init joins them instead of making its own (container/create.c, use_premade). A set
  * is used once. Empty pool: the container makes its own, as without the pool; the pool is
  * refilled; the first container of a zygoted starts the first fill, so a daemon that runs no
  * container holds none. ZYGOTE_DISABLE_FEATURES=namespace_pool turns it off.

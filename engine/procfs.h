@@ -2,7 +2,7 @@
 /*
  * A procfs of our own, for writes that must reach the kernel's file and nothing put in its
  * place (the CVE-2019-16884 and CVE-2025-52881 classes): the runtime's writes (id maps,
- * oom_score_adj, sysctls: runc/procfs.c) and a container process's AppArmor profile
+ * oom_score_adj, sysctls: container/procfs-write.c) and a container process's AppArmor profile
  * (sandbox-lsm.c). Raw system calls only: usable between fork and execve.
  */
 #pragma once

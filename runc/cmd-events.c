@@ -24,7 +24,7 @@
 #include "verbs.h"
 
 /* The first of the container's cgroup directories that has file, read whole into buf. */
-static bool read_cg(const struct zrc_cgroup *cg, const char *file, char *buf, size_t len) {
+static bool read_cg(const struct zct_cgroup *cg, const char *file, char *buf, size_t len) {
         for (size_t i = 0; i < cg->n_paths; i++) {
                 _cleanup_free_ char *p = NULL;
                 FILE *f;
@@ -43,7 +43,7 @@ static bool read_cg(const struct zrc_cgroup *cg, const char *file, char *buf, si
         return false;
 }
 
-static json_object *u64(const struct zrc_cgroup *cg, const char *file) {
+static json_object *u64(const struct zct_cgroup *cg, const char *file) {
         char buf[64];
 
         if (!read_cg(cg, file, buf, sizeof(buf)))
@@ -58,7 +58,7 @@ static void add(json_object *o, const char *key, json_object *v) {
 }
 
 /* "key value" lines (memory.stat, cpu.stat) as an object of numbers. */
-static json_object *key_values(const struct zrc_cgroup *cg, const char *file) {
+static json_object *key_values(const struct zct_cgroup *cg, const char *file) {
         _cleanup_free_ char *buf = malloc(16384);
         json_object *o;
         char *save = NULL;
@@ -77,7 +77,7 @@ static json_object *key_values(const struct zrc_cgroup *cg, const char *file) {
 }
 
 /* Column col (1: user, 2: system) of v1's cpuacct.usage_all ("cpu user system" lines). */
-static json_object *per_cpu_modes(const struct zrc_cgroup *cg, int col) {
+static json_object *per_cpu_modes(const struct zct_cgroup *cg, int col) {
         char buf[8192], *save = NULL;
         json_object *a;
 
@@ -93,7 +93,7 @@ static json_object *per_cpu_modes(const struct zrc_cgroup *cg, int col) {
         return a;
 }
 
-static json_object *cpu_stats(const struct zrc_cgroup *cg) {
+static json_object *cpu_stats(const struct zct_cgroup *cg) {
         json_object *cpu = json_object_new_object(), *usage = json_object_new_object(), *stat, *v;
         char buf[4096], *save = NULL;
 
@@ -141,7 +141,7 @@ static json_object *cpu_stats(const struct zrc_cgroup *cg) {
 
 /* One of runc's memory entries from v1's PREFIX.{limit_in_bytes,usage_in_bytes,max_usage_in_bytes,
  * failcnt}, zero usage and max left out as runc leaves them; NULL without the files. */
-static json_object *memory_entry(const struct zrc_cgroup *cg, const char *prefix) {
+static json_object *memory_entry(const struct zct_cgroup *cg, const char *prefix) {
         static const char *const files[] = { "limit_in_bytes", "usage_in_bytes", "max_usage_in_bytes", "failcnt" };
         static const char *const keys[] = { "limit", "usage", "max", "failcnt" };
         json_object *e = NULL;
@@ -163,7 +163,7 @@ static json_object *memory_entry(const struct zrc_cgroup *cg, const char *prefix
         return e;
 }
 
-static json_object *memory_stats(const struct zrc_cgroup *cg) {
+static json_object *memory_stats(const struct zct_cgroup *cg) {
         json_object *mem = json_object_new_object(), *usage, *raw;
 
         usage = memory_entry(cg, "memory");
@@ -189,7 +189,7 @@ static json_object *memory_stats(const struct zrc_cgroup *cg) {
 }
 
 /* A cpuset list ("0-2,5") as runc's array of numbers. */
-static json_object *cpu_list(const struct zrc_cgroup *cg, const char *file) {
+static json_object *cpu_list(const struct zct_cgroup *cg, const char *file) {
         char buf[1024], *save = NULL;
         json_object *a;
 
@@ -205,7 +205,7 @@ static json_object *cpu_list(const struct zrc_cgroup *cg, const char *file) {
         return a;
 }
 
-static json_object *cpuset_stats(const struct zrc_cgroup *cg) {
+static json_object *cpuset_stats(const struct zct_cgroup *cg) {
         static const char *const flags[] = { "cpu_exclusive",   "mem_hardwall",       "mem_exclusive",
                                              "memory_migrate",  "memory_spread_page", "memory_spread_slab",
                                              "memory_pressure", "sched_load_balance", "sched_relax_domain_level" };
@@ -225,7 +225,7 @@ static json_object *cpuset_stats(const struct zrc_cgroup *cg) {
 
 /* v1's blkio.throttle.FILE_recursive lines "MAJ:MIN Op N" as runc's entries (zero minor and value
  * left out, as runc leaves them; the device-less Total line skipped). */
-static json_object *blkio_entries(const struct zrc_cgroup *cg, const char *file) {
+static json_object *blkio_entries(const struct zct_cgroup *cg, const char *file) {
         _cleanup_free_ char *buf = malloc(65536);
         char *save = NULL;
         json_object *a;
@@ -258,7 +258,7 @@ static json_object *blkio_entries(const struct zrc_cgroup *cg, const char *file)
         return a;
 }
 
-static json_object *blkio_stats(const struct zrc_cgroup *cg) {
+static json_object *blkio_stats(const struct zct_cgroup *cg) {
         json_object *b = json_object_new_object();
 
         add(b, "ioServiceBytesRecursive", blkio_entries(cg, "blkio.throttle.io_service_bytes_recursive"));
@@ -266,7 +266,7 @@ static json_object *blkio_stats(const struct zrc_cgroup *cg) {
         return b;
 }
 
-static json_object *stats(const struct zrc_state *st) {
+static json_object *stats(const struct zct_state *st) {
         json_object *o = json_object_new_object(), *data = json_object_new_object(), *pids = json_object_new_object();
         json_object *limit = u64(&st->cgroup, "pids.max");
 
@@ -309,7 +309,7 @@ static int interval_ms(const char *s) {
 /* The memory cgroup's OOM notification: v1 an eventfd registered through cgroup.event_control,
  * v2 an inotify watch on memory.events. -1 when the container has neither (no memory controller,
  * or it refuses). *v2_dir is set for the v2 kind (its count is re-read at each change). */
-static int oom_notifier(const struct zrc_cgroup *cg, const char **v2_dir) {
+static int oom_notifier(const struct zct_cgroup *cg, const char **v2_dir) {
         *v2_dir = NULL;
         for (size_t i = 0; i < cg->n_paths; i++) {
                 _cleanup_free_ char *ctl = NULL, *events = NULL;
@@ -324,7 +324,7 @@ static int oom_notifier(const struct zrc_cgroup *cg, const char **v2_dir) {
                         char reg[64];
                         fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
                         snprintf(reg, sizeof(reg), "%d %d", fd, ofd);
-                        if (fd >= 0 && zrc_write_at(cg->paths[i], "cgroup.event_control", reg) == 0)
+                        if (fd >= 0 && zct_write_at(cg->paths[i], "cgroup.event_control", reg) == 0)
                                 return fd;
                         safe_close(fd);
                         return -1;
@@ -344,7 +344,7 @@ static int oom_notifier(const struct zrc_cgroup *cg, const char **v2_dir) {
 
 /* v2's count of OOM events in memory.events, 0 when unreadable. */
 static uint64_t v2_ooms(const char *dir) {
-        struct zrc_cgroup one = { .n_paths = 1, .paths = { (char *) dir } };
+        struct zct_cgroup one = { .n_paths = 1, .paths = { (char *) dir } };
         json_object *kv = key_values(&one, "memory.events"), *n = NULL;
         uint64_t v = kv && json_object_object_get_ex(kv, "oom", &n) ? json_object_get_uint64(n) : 0;
 
@@ -380,27 +380,27 @@ static void print_line(json_object *o) {
         json_object_put(o);
 }
 
-int zrc_cmd_events(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_events(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt o[] = { { "stats", 0, false }, { "interval", 0, true } };
         _cleanup_close_ int pidfd = -EBADF, oomfd = -EBADF;
         const char *v2_dir = NULL;
         uint64_t ooms = 0;
-        struct zrc_state st;
+        struct zct_state st;
         int ms, r = 0;
 
         if (zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), &st) < 0)
                 return 1;
         ms = o[1].value ? interval_ms(o[1].value) : 5000;
         if (ms < 0) {
-                zrc_state_done(&st);
-                return zrc_error(c, "events: invalid --interval \"%s\" (a duration such as 5s or 500ms)", o[1].value);
+                zct_state_done(&st);
+                return zct_error(c, "events: invalid --interval \"%s\" (a duration such as 5s or 500ms)", o[1].value);
         }
-        if (zrc_state_status(&st) == ZRC_STATUS_STOPPED) {
-                r = zrc_error(c, "container with id %s is not running", st.id);
-                zrc_state_done(&st);
+        if (zct_state_status(&st) == ZCT_STATUS_STOPPED) {
+                r = zct_error(c, "container with id %s is not running", st.id);
+                zct_state_done(&st);
                 return r;
         }
-        pidfd = zrc_state_pidfd(&st);
+        pidfd = zct_state_pidfd(&st);
         if (!o[0].value)
                 oomfd = oom_notifier(&st.cgroup, &v2_dir);
         if (v2_dir)
@@ -427,6 +427,6 @@ int zrc_cmd_events(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
         if (o[0].value || pidfd < 0)
                 print_line(stats(&st));
 done:
-        zrc_state_done(&st);
+        zct_state_done(&st);
         return 0;
 }

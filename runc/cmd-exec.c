@@ -7,7 +7,7 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_cmd_exec(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_exec(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         /* -e repeats: at most once per word of argv */
         _cleanup_free_ const char **env = calloc((size_t) argc + 1, sizeof(*env));
         _cleanup_free_ const char **caps = calloc((size_t) argc + 1, sizeof(*caps));
@@ -29,18 +29,18 @@ int zrc_cmd_exec(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
                 { "apparmor", 0, true },
                 { "additional-gids", 'g', true, .list = gids },
         };
-        struct zrc_exec_args a = {};
+        struct zct_exec_args a = {};
         const char *label;
         int k;
 
         if (!env || !caps || !gids)
-                return zrc_error(c, "out of memory");
+                return zct_error(c, "out of memory");
         k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
         if (k < 0)
                 return 1;
         /* no SELinux label is applied: refused rather than run unconfined */
         if ((label = zrc_opt_get(o, ELEMENTSOF(o), "process-label")) && *label)
-                return zrc_error(c, "exec: --process-label is not supported by zygote-runc (no SELinux label is "
+                return zct_error(c, "exec: --process-label is not supported by zygote-runc (no SELinux label is "
                                     "applied)");
         if ((label = zrc_opt_get(o, ELEMENTSOF(o), "apparmor")) && *label)
                 a.apparmor = label;
@@ -59,5 +59,5 @@ int zrc_cmd_exec(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
         a.user = zrc_opt_get(o, ELEMENTSOF(o), "user");
         a.env = env;
         a.n_env = o[6].n_list;
-        return zrc_exec_process(c, &a);
+        return zct_exec_process(c, &a);
 }

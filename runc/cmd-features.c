@@ -10,14 +10,14 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_cmd_features(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_features(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         (void) c;
         (void) v;
         (void) argc;
         (void) argv;
         /* the capabilities this kernel has, by name, as runc lists them */
         json_object *caps = json_object_new_array();
-        for (int cap = 0; cap <= zrc_oci_cap_last(); cap++) {
+        for (int cap = 0; cap <= zct_oci_cap_last(); cap++) {
                 char *name = NULL;
                 if (zp_cap_to_name((unsigned) cap, &name) >= 0)
                         json_object_array_add(caps, json_object_new_string(name));
@@ -25,7 +25,7 @@ int zrc_cmd_features(const struct zrc_ctx *c, const struct zrc_verb *v, int argc
         }
         printf("{\n"
                "  \"ociVersionMin\": \"1.0.0\",\n"
-               "  \"ociVersionMax\": \"" ZRC_RUNC_OCI_VERSION "\",\n"
+               "  \"ociVersionMax\": \"" ZCT_RUNC_OCI_VERSION "\",\n"
                "  \"hooks\": "
                "[\"prestart\",\"createRuntime\",\"createContainer\",\"startContainer\",\"poststart\",\"poststop\"],\n"
                "  \"mountOptions\": [\"ro\",\"rw\",\"nosuid\",\"suid\",\"nodev\",\"dev\",\"noexec\",\"exec\","

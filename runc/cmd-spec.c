@@ -9,7 +9,7 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_cmd_spec(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_spec(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt o[] = { { "bundle", 'b', true }, { "rootless", 0, false } };
         int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
         const char *bundle = o[0].value;
@@ -19,15 +19,15 @@ int zrc_cmd_spec(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
 
         if (k < 0)
                 return 1;
-        spec = zrc_oci_default_spec(o[1].value != NULL);
+        spec = zct_oci_default_spec(o[1].value != NULL);
         if (!spec || asprintf(&path, "%s/config.json", bundle ? bundle : ".") < 0)
-                return zrc_error(c, "out of memory");
+                return zct_error(c, "out of memory");
         if (access(path, F_OK) == 0) {
                 json_object_put(spec);
-                return zrc_error(c, "File %s exists. Remove it first", path);
+                return zct_error(c, "File %s exists. Remove it first", path);
         }
         r = json_object_to_file_ext(path, spec,
                                     JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
         json_object_put(spec);
-        return r < 0 ? zrc_error(c, "writing %s: %s", path, zrc_errstr(errno)) : 0;
+        return r < 0 ? zct_error(c, "writing %s: %s", path, zct_errstr(errno)) : 0;
 }

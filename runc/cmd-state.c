@@ -15,21 +15,21 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_cmd_state(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
-        struct zrc_state st;
+int zrc_cmd_state(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        struct zct_state st;
         json_object *o;
 
         if (zrc_verb_parse(c, v, argc, argv, NULL, 0, &st) < 0)
                 return 1;
-        o = zrc_state_to_json(&st);
+        o = zct_state_to_json(&st);
         printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                                  JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(o);
-        zrc_state_done(&st);
+        zct_state_done(&st);
         return 0;
 }
 
-int zrc_cmd_list(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_list(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt opts[] = { { "format", 'f', true }, { "quiet", 'q', false } };
         int k = zrc_verb_parse(c, v, argc, argv, opts, ELEMENTSOF(opts), NULL);
         bool quiet = opts[1].value != NULL, json = opts[0].value && streq(opts[0].value, "json");
@@ -45,12 +45,12 @@ int zrc_cmd_list(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
         if (!json && !quiet)
                 printf("%-20s %-8s %-10s %-40s %-32s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER");
         for (int i = 0; i < n; i++) {
-                struct zrc_state st;
+                struct zct_state st;
                 json_object *o;
 
-                if (de[i]->d_name[0] == '.' || zrc_state_load(c->root, de[i]->d_name, &st) < 0)
+                if (de[i]->d_name[0] == '.' || zct_state_load(c->root, de[i]->d_name, &st) < 0)
                         continue;
-                o = zrc_state_to_json(&st);
+                o = zct_state_to_json(&st);
                 if (quiet)
                         printf("%s\n", st.id);
                 else if (!json)
@@ -59,7 +59,7 @@ int zrc_cmd_list(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, ch
                                json_object_get_string(json_object_object_get(o, "status")), st.bundle, st.created,
                                (unsigned) st.owner);
                 json_object_array_add(arr, o);
-                zrc_state_done(&st);
+                zct_state_done(&st);
         }
         for (int i = 0; i < n; i++)
                 free(de[i]);
@@ -81,7 +81,7 @@ static bool among(pid_t pid, const pid_t *pids, size_t n) {
 
 /* ps(1) with args (runc's default -ef): its header, then its lines whose PID column is a process
  * of the container, as runc prints them. */
-static int ps_table(const struct zrc_ctx *c, char **args, int n_args, const pid_t *pids, size_t n) {
+static int ps_table(const struct zct_ctx *c, char **args, int n_args, const pid_t *pids, size_t n) {
         _cleanup_free_ char **argv = calloc((size_t) n_args + 3, sizeof(char *));
         _cleanup_free_ char *line = NULL;
         int column = -1, status, p[2];
@@ -91,14 +91,14 @@ static int ps_table(const struct zrc_ctx *c, char **args, int n_args, const pid_
         FILE *f;
 
         if (!argv)
-                return zrc_error(c, "out of memory");
+                return zct_error(c, "out of memory");
         argv[0] = (char *) "ps";
         for (int i = 0; i < n_args; i++)
                 argv[i + 1] = args[i];
         if (n_args == 0)
                 argv[1] = (char *) "-ef";
         if (pipe2(p, O_CLOEXEC) < 0)
-                return zrc_error(c, "ps: %s", zrc_errstr(errno));
+                return zct_error(c, "ps: %s", zct_errstr(errno));
         fflush(stdout);
         child = fork();
         if (child == 0) {
@@ -111,7 +111,7 @@ static int ps_table(const struct zrc_ctx *c, char **args, int n_args, const pid_
         f = child > 0 ? fdopen(p[0], "re") : NULL;
         if (!f) {
                 close(p[0]);
-                return zrc_error(c, "ps: %s", zrc_errstr(errno));
+                return zct_error(c, "ps: %s", zct_errstr(errno));
         }
         while (getline(&line, &len, f) > 0) {
                 char *copy = strdup(line), *save = NULL, *w = copy ? strtok_r(copy, " \t\n", &save) : NULL;
@@ -133,16 +133,16 @@ static int ps_table(const struct zrc_ctx *c, char **args, int n_args, const pid_
         while (waitpid(child, &status, 0) < 0 && errno == EINTR)
                 ;
         if (column < 0)
-                return zrc_error(c, "couldn't find PID field in ps output");
+                return zct_error(c, "couldn't find PID field in ps output");
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                return zrc_error(c, "ps: exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+                return zct_error(c, "ps: exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : 128);
         return 0;
 }
 
-int zrc_cmd_ps(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_ps(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt o[] = { { "format", 'f', true } };
         _cleanup_free_ pid_t *pids = NULL;
-        struct zrc_state st;
+        struct zct_state st;
         size_t n = 0;
         bool json;
         int k, r;
@@ -151,10 +151,10 @@ int zrc_cmd_ps(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char
         if (k < 0)
                 return 1;
         json = o[0].value && streq(o[0].value, "json");
-        r = zrc_cgroup_pids(&st.cgroup, &pids, &n);
-        zrc_state_done(&st);
+        r = zct_cgroup_pids(&st.cgroup, &pids, &n);
+        zct_state_done(&st);
         if (r < 0)
-                return zrc_error(c, "ps: %s", zrc_errstr(-r));
+                return zct_error(c, "ps: %s", zct_errstr(-r));
         if (json) {
                 printf("[");
                 for (size_t i = 0; i < n; i++)

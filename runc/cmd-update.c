@@ -2,8 +2,9 @@
 /*
  * zygote-runc update: new linux.resources for a created, running or paused container, from
  * --resources FILE (or "-": stdin, as containerd's shim sends them) and runc's flags, which win
- * over the file. The same generator as create (cgroup-resources.c) turns them into writes, so
- * that a field is applied the same way or refused by name in both. What is applied is recorded in
+ * over the file. The cgroup manager's update (cgroup-of.c: the same generator as create,
+ * cgroup-resources.c) turns them into writes, so that a field is applied the same way or refused
+ * by name by create, update and containerd's Update. What is applied is recorded in
  * the state (its "resources": config.json's, each update's fields over them).
  */
 #include <ctype.h>
@@ -74,14 +75,14 @@ static int parse_value(const char *s, enum kind kind, int64_t *ret) {
 }
 
 /* res[section][key] = the flag's value */
-static int set_flag(const struct zrc_ctx *c, json_object *res, const struct flag *f, const char *value) {
+static int set_flag(const struct zct_ctx *c, json_object *res, const struct flag *f, const char *value) {
         json_object *sec = NULL, *v;
         int64_t n;
 
         if (f->kind == STRING)
                 v = json_object_new_string(value);
         else if (parse_value(value, f->kind, &n) < 0)
-                return zrc_error(c, "update: --%s: invalid value \"%s\"", f->name, value), -EINVAL;
+                return zct_error(c, "update: --%s: invalid value \"%s\"", f->name, value), -EINVAL;
         else
                 v = json_object_new_int64(n);
         if (!json_object_object_get_ex(res, f->section, &sec) || !json_object_is_type(sec, json_type_object)) {
@@ -93,47 +94,21 @@ static int set_flag(const struct zrc_ctx *c, json_object *res, const struct flag
 }
 
 /* The resources --resources names: a file, or stdin for "-". */
-static int read_resources(const struct zrc_ctx *c, const char *path, json_object **ret) {
+static int read_resources(const struct zct_ctx *c, const char *path, json_object **ret) {
         _cleanup_free_ char *err = NULL;
         json_object *j;
         int r;
 
         if (!streq(path, "-")) {
-                r = zrc_read_json(path, ret, &err);
-                return r < 0 ? zrc_error(c, "update: %s", err ? err : zrc_errstr(-r)), r : 0;
+                r = zct_read_json(path, ret, &err);
+                return r < 0 ? zct_error(c, "update: %s", err ? err : zct_errstr(-r)), r : 0;
         }
         j = json_object_from_fd(STDIN_FILENO);
         if (!j || !json_object_is_type(j, json_type_object)) {
                 json_object_put(j);
-                return zrc_error(c, "update: stdin: not a JSON object"), -EINVAL;
+                return zct_error(c, "update: stdin: not a JSON object"), -EINVAL;
         }
         *ret = j;
-        return 0;
-}
-
-/* Device rules cannot change here: the container's own list passes (the one its state records,
- * else config.json's, for a container whose state has none), another is refused. */
-static int check_devices(const struct zrc_ctx *c, const struct zrc_state *st, json_object *res) {
-        _cleanup_free_ char *path = NULL, *err = NULL;
-        json_object *devices = NULL, *config = NULL;
-        bool same;
-
-        if (!json_object_object_get_ex(res, "devices", &devices) || !devices)
-                return 0;
-        if (st->resources)
-                same = json_object_equal(devices, zrc_get(st->resources, "devices"));
-        else {
-                if (asprintf(&path, "%s/config.json", st->bundle) < 0)
-                        return -ENOMEM;
-                if (zrc_read_json(path, &config, &err) < 0)
-                        config = NULL;
-                same = json_object_equal(devices, zrc_get(zrc_get(zrc_get(config, "linux"), "resources"), "devices"));
-                json_object_put(config);
-        }
-        if (!same)
-                return zrc_error(c, "update: linux.resources.devices: changing the device rules of a container is "
-                                    "not supported by zygote-runc"),
-                       -EOPNOTSUPP;
         return 0;
 }
 
@@ -160,7 +135,7 @@ static int merge_into(json_object *into, json_object *from) {
 }
 
 /* The state records what is applied now, for the next update and whatever reads the state. */
-static int record(struct zrc_state *st, json_object *res) {
+static int record(struct zct_state *st, json_object *res) {
         json_object *all = NULL;
         int r;
 
@@ -174,18 +149,16 @@ static int record(struct zrc_state *st, json_object *res) {
         if (st->resources)
                 json_object_put(st->resources);
         st->resources = all;
-        return zrc_state_save(st);
+        return zct_state_save(st);
 }
 
-int zrc_cmd_update(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+int zrc_cmd_update(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
         struct zrc_opt o[ELEMENTSOF(flags) + 3] = { { "resources", 'r', true },
                                                     { "l3-cache-schema", 0, true },
                                                     { "mem-bw-schema", 0, true } };
-        _cleanup_(zrc_res_plan_done) struct zrc_res_plan plan = {};
         _cleanup_free_ char *err = NULL;
         json_object *res = NULL;
-        unsigned v1, v2;
-        struct zrc_state st;
+        struct zct_state st;
         int k, r, ret = 1;
 
         for (size_t i = 0; i < ELEMENTSOF(flags); i++)
@@ -194,12 +167,12 @@ int zrc_cmd_update(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
         if (k < 0)
                 return 1;
         if (o[1].value || o[2].value) {
-                zrc_error(c, "update: --%s: Intel RDT is not supported by zygote-runc",
+                zct_error(c, "update: --%s: Intel RDT is not supported by zygote-runc",
                           o[1].value ? "l3-cache-schema" : "mem-bw-schema");
                 goto out;
         }
-        if (zrc_state_status(&st) == ZRC_STATUS_STOPPED) {
-                zrc_error(c, "container not running");
+        if (zct_state_status(&st) == ZCT_STATUS_STOPPED) {
+                zct_error(c, "container not running");
                 goto out;
         }
         if (o[0].value ? read_resources(c, o[0].value, &res) < 0 : !(res = json_object_new_object()))
@@ -207,24 +180,19 @@ int zrc_cmd_update(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
         for (size_t i = 0; i < ELEMENTSOF(flags); i++)
                 if (o[i + 3].value && set_flag(c, res, &flags[i], o[i + 3].value) < 0)
                         goto out;
-        if (check_devices(c, &st, res) < 0)
-                goto out;
-        r = zrc_res_host(&v1, &v2);
-        if (r >= 0)
-                r = zrc_res_plan(res, v1, v2, &plan, &err);
-        if (r >= 0)
-                r = zrc_res_apply(&st.cgroup, &plan, &err);
+        /* the cgroup manager's one update, containerd's Update's too (cgroup-of.c) */
+        r = zct_cgroup_update(&st.cgroup, st.resources, st.bundle, res, &err);
         if (r < 0) {
-                zrc_error(c, "update: %s", err ? err : zrc_errstr(-r));
+                zct_error(c, "update: %s", err ? err : zct_errstr(-r));
                 goto out;
         }
         r = record(&st, res);
         if (r < 0)
-                zrc_error(c, "update: the container's state: %s", zrc_errstr(-r));
+                zct_error(c, "update: the container's state: %s", zct_errstr(-r));
         else
                 ret = 0;
 out:
         json_object_put(res);
-        zrc_state_done(&st);
+        zct_state_done(&st);
         return ret;
 }

@@ -16,30 +16,30 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 #include "verbs.h"
 
 /* Every verb, in the order of --help. kill, delete and exec load the state themselves: kill checks
  * its signal first, delete with --force takes a missing container for deleted, and exec.c's
- * zrc_exec_process() takes the id. */
+ * zct_exec_process() takes the id. */
 static const struct zrc_verb verbs[] = {
         { "create", zrc_cmd_create, ZRC_VERB_ID,
           "create --bundle DIR [--pid-file F] [--console-socket S] [--preserve-fds N] ID" },
-        { "start", zrc_cmd_start, ZRC_VERB_ID | ZRC_VERB_STATE | ZRC_VERB_LOCK,
+        { "start", zrc_cmd_start, ZRC_VERB_ID | ZRC_VERB_STATE | ZCT_VERB_LOCK,
           "start ID                  run the created container's process" },
         { "run", zrc_cmd_run, ZRC_VERB_ID, "run [--bundle DIR] [--detach] [--pid-file F] ID   create, start and wait" },
         { "state", zrc_cmd_state, ZRC_VERB_ID | ZRC_VERB_STATE, "state ID                  print runc's state JSON" },
         { "list", zrc_cmd_list, 0, "list [-q] [--format table|json]" },
         { "kill", zrc_cmd_kill, ZRC_VERB_ID, "kill [--all] ID [SIGNAL]  SIGNAL by name or number, default TERM" },
-        { "delete", zrc_cmd_delete, ZRC_VERB_ID | ZRC_VERB_LOCK, "delete [--force] ID" },
+        { "delete", zrc_cmd_delete, ZRC_VERB_ID | ZCT_VERB_LOCK, "delete [--force] ID" },
         { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE, "ps [--format table|json] ID [-- PS-OPTIONS]   ps(1) -ef" },
         { "events", zrc_cmd_events, ZRC_VERB_ID | ZRC_VERB_STATE,
           "events [--stats] [--interval DURATION] ID   resource usage as JSON, every 5s or once" },
-        { "pause", zrc_cmd_pause, ZRC_VERB_ID | ZRC_VERB_STATE | ZRC_VERB_LOCK,
+        { "pause", zrc_cmd_pause, ZRC_VERB_ID | ZRC_VERB_STATE | ZCT_VERB_LOCK,
           "pause ID / resume ID      cgroup freezer" },
-        { "resume", zrc_cmd_resume, ZRC_VERB_ID | ZRC_VERB_STATE | ZRC_VERB_LOCK, NULL },
-        { "update", zrc_cmd_update, ZRC_VERB_ID | ZRC_VERB_STATE | ZRC_VERB_LOCK,
+        { "resume", zrc_cmd_resume, ZRC_VERB_ID | ZRC_VERB_STATE | ZCT_VERB_LOCK, NULL },
+        { "update", zrc_cmd_update, ZRC_VERB_ID | ZRC_VERB_STATE | ZCT_VERB_LOCK,
           "update [--resources FILE|-] [--cpu-quota N] [--cpu-period N] [--cpu-share N] [--memory BYTES]\n"
           "       [--memory-reservation BYTES] [--memory-swap BYTES] [--pids-limit N] [--cpuset-cpus L]\n"
           "       [--cpuset-mems L] [--blkio-weight N] ID   new linux.resources for a container" },
@@ -54,7 +54,7 @@ static const struct zrc_verb verbs[] = {
 };
 
 static const char usage_global[] =
-        "  --root DIR          state directory (default " ZRC_RUNC_DEFAULT_ROOT ", or $XDG_RUNTIME_DIR/zygote-runc\n"
+        "  --root DIR          state directory (default " ZCT_RUNC_DEFAULT_ROOT ", or $XDG_RUNTIME_DIR/zygote-runc\n"
         "                      for a user)\n"
         "  --rootless true|false|auto  go without the cgroups it may not create (default auto: not root,\n"
         "                      or root of a user namespace)\n"
@@ -77,7 +77,7 @@ static void usage(FILE *f) {
               "\n"
               "VERSION:\n"
               "   " ZYGOTE_VERSION "\n"
-              "spec: " ZRC_RUNC_OCI_VERSION "\n"
+              "spec: " ZCT_RUNC_OCI_VERSION "\n"
               "\n"
               "COMMANDS:\n",
               f);
@@ -103,7 +103,7 @@ static void usage_verb(const struct zrc_verb *v) {
 static const char *const global_with_value[] = { "root", "log", "log-format", "rootless", "criu", "zygote-socket" };
 
 /* Sets global option argv[*i] (with its value, which may be the next word: *i moves past it). */
-static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i) {
+static int parse_global(struct zct_ctx *c, int argc, char **argv, int *i, bool *ret_no_zygote) {
         const char *a = argv[*i];
         const char *s = a[1] == '-' ? a + 2 : a + 1;
 
@@ -118,74 +118,91 @@ static int parse_global(struct zrc_ctx *c, int argc, char **argv, int *i) {
                 else if (*i + 1 < argc)
                         v = argv[++*i];
                 else
-                        return zrc_error(c, "option %s needs an argument", a);
+                        return zct_error(c, "option %s needs an argument", a);
                 if (streq(n, "root"))
                         c->root = v;
                 else if (streq(n, "rootless")) {
-                        /* runc's: true, false or auto (the default: zrc_rootless()) */
+                        /* runc's: true, false or auto (the default: zct_rootless()) */
                         if (!streq(v, "true") && !streq(v, "false") && !streq(v, "auto"))
-                                return zrc_error(c, "--rootless: \"%s\" is not true, false or auto", v);
-                        c->rootless = streq(v, "auto") ? zrc_rootless() : streq(v, "true");
+                                return zct_error(c, "--rootless: \"%s\" is not true, false or auto", v);
+                        c->rootless = streq(v, "auto") ? zct_rootless() : streq(v, "true");
                 } else if (streq(n, "log"))
                         c->log_path = v;
                 else if (streq(n, "log-format") && (streq(v, "json") || streq(v, "text")))
                         c->log_json = streq(v, "json");
                 else if (streq(n, "log-format"))
-                        return zrc_error(c, "invalid log-format \"%s\" (text or json)", v);
+                        return zct_error(c, "invalid log-format \"%s\" (text or json)", v);
                 else if (streq(n, "zygote-socket"))
-                        c->zygote_socket = v;
+                        c->filter.socket = v;
                 return 0;
         }
         if (streq(a, "--debug") || streq(a, "-debug"))
                 c->debug = true;
         else if (streq(a, "--no-zygote"))
-                c->no_zygote = true;
+                *ret_no_zygote = true;
         else if (streq(a, "--systemd-cgroup") || streq(a, "-systemd-cgroup"))
                 fprintf(stderr, "zygote-runc: warning: --systemd-cgroup is not supported; using cgroupfs\n");
         else
-                return zrc_error(c, "unknown global option %s", a);
+                return zct_error(c, "unknown global option %s", a);
         return 0;
 }
 
+/* Where this command's seccomp programs come from (filter-remote.c): the command line, then
+ * ZYGOTE_RUNC_FILTER, the user's setting of this program ("local", or "zygoted": a failure to
+ * get the program from zygoted is an error, for benchmarks and tests). */
+static void filter_from(struct zct_ctx *c, bool no_zygote) {
+        const char *mode = secure_getenv("ZYGOTE_RUNC_FILTER");
+
+        if (mode && *mode && !streq(mode, "local") && !streq(mode, "zygoted"))
+                zct_info(c, "ZYGOTE_RUNC_FILTER=%s is neither \"local\" nor \"zygoted\": ignored", mode);
+        if (no_zygote || (mode && streq(mode, "local")))
+                c->filter.from = ZCT_FILTER_LOCAL;
+        else if (mode && streq(mode, "zygoted"))
+                c->filter.from = ZCT_FILTER_ZYGOTED;
+        else
+                c->filter.from = ZCT_FILTER_ZYGOTED_OR_LOCAL;
+}
+
 int main(int argc, char **argv) {
-        struct zrc_ctx c = { .rootless = zrc_rootless() };
+        struct zct_ctx c = { .rootless = zct_rootless() };
         _cleanup_free_ char *default_root = NULL;
+        bool no_zygote = false;
         const char *cmd;
         int i, r;
 
         /* first of all: neither this process nor anything it forks into a container may have the
          * host's file as /proc/PID/exe (sealed-copy.c) */
-        r = zrc_runc_run_sealed(argv);
+        r = zct_runc_run_sealed(argv);
         if (r < 0)
-                return zrc_error(&c, "re-executing from a sealed copy of this program: %s", zrc_errstr(-r));
+                return zct_error(&c, "re-executing from a sealed copy of this program: %s", zct_errstr(-r));
         /* Nothing this program forks is dumpable until its execve (the dumpable flag is inherited
          * at fork): the init held until `start` and an exec'd process during its setup sit in the
          * container's pid namespace, and a dumpable one opens its /proc/PID/{exe,mem,environ} and,
          * by pidfd_getfd, its fds to the container's processes. execve makes the container's own
          * program dumpable again. */
         if (prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0)
-                return zrc_error(&c, "prctl(PR_SET_DUMPABLE): %s", zrc_errstr(errno));
+                return zct_error(&c, "prctl(PR_SET_DUMPABLE): %s", zct_errstr(errno));
 
         for (i = 1; i < argc && argv[i][0] == '-'; i++) {
                 if (streq(argv[i], "--version") || streq(argv[i], "-v")) {
                         const struct scmp_version *sv = seccomp_version();
                         /* runc's lines, but go's: there is no Go */
                         printf("zygote-runc version %s\ncommit: %s\nspec: %s\nlibseccomp: %u.%u.%u\n", ZYGOTE_VERSION,
-                               ZYGOTE_VERSION, ZRC_RUNC_OCI_VERSION, sv->major, sv->minor, sv->micro);
+                               ZYGOTE_VERSION, ZCT_RUNC_OCI_VERSION, sv->major, sv->minor, sv->micro);
                         return 0;
                 }
                 if (streq(argv[i], "--help") || streq(argv[i], "-h")) {
                         usage(stdout);
                         return 0;
                 }
-                if (parse_global(&c, argc, argv, &i) != 0)
+                if (parse_global(&c, argc, argv, &i, &no_zygote) != 0)
                         return 1;
         }
         if (!c.root) {
-                r = zrc_state_default_root(getenv("XDG_RUNTIME_DIR"), getenv("USER"), zrc_rootless(), &default_root,
+                r = zct_state_default_root(getenv("XDG_RUNTIME_DIR"), getenv("USER"), zct_rootless(), &default_root,
                                            &c.root_xdg);
                 if (r < 0)
-                        return zrc_error(&c, "state root: %s", zrc_errstr(-r));
+                        return zct_error(&c, "state root: %s", zct_errstr(-r));
                 c.root = default_root;
         }
         /* a log file that cannot be written is an error now, as runc's, not silence later */
@@ -194,11 +211,11 @@ int main(int argc, char **argv) {
                 if (fd < 0) {
                         const char *path = c.log_path;
                         c.log_path = NULL;
-                        return zrc_error(&c, "failed to open log file %s: %s", path, zrc_errstr(errno));
+                        return zct_error(&c, "failed to open log file %s: %s", path, zct_errstr(errno));
                 }
                 close(fd);
         }
-        zrc_runc_filter_setup(&c, c.zygote_socket, c.no_zygote);
+        filter_from(&c, no_zygote);
         if (i >= argc) {
                 usage(stderr);
                 return 1;
@@ -214,5 +231,5 @@ int main(int argc, char **argv) {
                         }
                         return verbs[k].run(&c, &verbs[k], argc, argv);
                 }
-        return zrc_error(&c, "unknown command \"%s\" (see --help)", cmd);
+        return zct_error(&c, "unknown command \"%s\" (see --help)", cmd);
 }

@@ -11,8 +11,8 @@
 #include "util.h"
 #include "verbs.h"
 
-int zrc_verb_parse(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
-                   size_t n_opts, struct zrc_state *ret_state) {
+int zrc_verb_parse(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
+                   size_t n_opts, struct zct_state *ret_state) {
         const char *cmd = v->name;
         int i;
 
@@ -46,13 +46,13 @@ int zrc_verb_parse(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
                                 if (streq(opts[k].name, a + 1))
                                         o = &opts[k];
                         if (!o) {
-                                zrc_error(c, "%s: unknown option %s", cmd, a);
+                                zct_error(c, "%s: unknown option %s", cmd, a);
                                 return -1;
                         }
                 }
                 if (o->has_arg && !val) {
                         if (i + 1 >= argc) {
-                                zrc_error(c, "%s: option %s needs an argument", cmd, a);
+                                zct_error(c, "%s: option %s needs an argument", cmd, a);
                                 return -1;
                         }
                         val = argv[++i];
@@ -65,18 +65,18 @@ int zrc_verb_parse(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, 
                 }
         }
         if ((v->flags & ZRC_VERB_ID) && i >= argc) {
-                zrc_error(c, "%s: a container id is required", cmd);
+                zct_error(c, "%s: a container id is required", cmd);
                 return -1;
         }
-        if (v->flags & ZRC_VERB_LOCK) {
+        if (v->flags & ZCT_VERB_LOCK) {
                 /* held until the process exits: the fd is never closed */
-                int lock = zrc_state_lock(c->root, argv[i]);
+                int lock = zct_state_lock(c->root, argv[i]);
                 if (lock < 0 && lock != -ENOENT && lock != -EINVAL) {
-                        zrc_error(c, "%s: the lock of container %s: %s", cmd, argv[i], zrc_errstr(-lock));
+                        zct_error(c, "%s: the lock of container %s: %s", cmd, argv[i], zct_errstr(-lock));
                         return -1;
                 }
         }
-        if ((v->flags & ZRC_VERB_STATE) && zrc_runc_load_state(c, argv[i], ret_state) < 0)
+        if ((v->flags & ZRC_VERB_STATE) && zct_runc_load_state(c, argv[i], ret_state) < 0)
                 return -1;
         return i;
 }
@@ -88,7 +88,7 @@ const char *zrc_opt_get(const struct zrc_opt *opts, size_t n, const char *name) 
         return NULL;
 }
 
-void zrc_proc_args_get(struct zrc_proc_args *p, const char *id, const struct zrc_opt *o, size_t n) {
+void zrc_proc_args_get(struct zct_proc_args *p, const char *id, const struct zrc_opt *o, size_t n) {
         const char *fds = zrc_opt_get(o, n, "preserve-fds");
 
         p->id = id;

@@ -12,7 +12,7 @@
  *   cmd-update.c    update
  *   cmd-events.c    events
  *
- * A handler parses its own options, calls the runtime's parts (runtime.h) and prints; it returns
+ * A handler parses its own options, calls the container library (libcontainer.h) and prints; it returns
  * the process's exit status.
  */
 #pragma once
@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "runtime.h"
+#include "libcontainer.h"
 
 /* ---- the verb table ---- */
 
@@ -31,15 +31,15 @@ enum {
         /* The verb works on the container's saved state (state.c), loaded before its handler goes
          * on: without it the verb fails with runc's "container does not exist". */
         ZRC_VERB_STATE = 1 << 1,
-        /* The verb changes the container: it takes the container's lock (zrc_state_lock) before
+        /* The verb changes the container: it takes the container's lock (zct_state_lock) before
          * the state is read and holds it until the process exits, so that two such commands on
          * one container run one after the other (two updates would each write state.json from
          * what it read; delete would remove a directory a create is still filling). */
-        ZRC_VERB_LOCK = 1 << 2,
+        ZCT_VERB_LOCK = 1 << 2,
 };
 
 struct zrc_verb;
-typedef int zrc_verb_handler(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv);
+typedef int zrc_verb_handler(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv);
 
 struct zrc_verb {
         const char *name;
@@ -62,14 +62,14 @@ struct zrc_opt {
 /* A verb's command line: fills opts from argv[0..] and returns the index of the first positional
  * argument (after which everything is positional, as exec's command needs), or -1 after printing
  * an error. As v's flags say, that argument must be there (ZRC_VERB_ID), the container's lock is
- * taken (ZRC_VERB_LOCK; none where the container does not exist) and the state of the container
+ * taken (ZCT_VERB_LOCK; none where the container does not exist) and the state of the container
  * it names is loaded into *ret_state (ZRC_VERB_STATE; else ret_state may be NULL). */
-int zrc_verb_parse(const struct zrc_ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
-                   size_t n_opts, struct zrc_state *ret_state);
+int zrc_verb_parse(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
+                   size_t n_opts, struct zct_state *ret_state);
 /* The value of the option called name (NULL: not given). */
 const char *zrc_opt_get(const struct zrc_opt *opts, size_t n, const char *name);
 /* The options create, run and exec share, from their parsed opts. */
-void zrc_proc_args_get(struct zrc_proc_args *p, const char *id, const struct zrc_opt *opts, size_t n);
+void zrc_proc_args_get(struct zct_proc_args *p, const char *id, const struct zrc_opt *opts, size_t n);
 
 /* ---- the handlers ---- */
 

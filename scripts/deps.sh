@@ -6,7 +6,7 @@ set -euo pipefail
 
 # scdoc: the man pages (man/*.scd); bash-completion: where its completions install (pkg-config);
 # protobuf-c and the .proto files of containerd, its cgroups library, gogo and protobuf:
-# containerd-shim-zygote-v2's messages, compiled at build time (shim/CMakeLists.txt); file: what
+# containerd-shim-zygote-v2's messages, compiled at build time (client/containerd-shim/CMakeLists.txt); file: what
 # cpack's DEB generator needs to find the programs' library dependencies (README: the Debian
 # package).
 pkgs=(build-essential cmake pkg-config

@@ -11,7 +11,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-folders=(protocol common engine profile reference record daemon runc libzygote cli shim tests)
+folders=(protocol common engine profile reference record container daemon runc client tests)
 
 check=0
 case ${1:-} in

@@ -4,7 +4,7 @@
  *
  *   local    the `linux.seccomp` object serialized and compiled here by the profile module
  *            (what zygote-runc --no-zygote, and in kind runc and crun, do at every start);
- *   zygoted  zygote-runc's own call (runc/filter-remote.c): connect, check zygoted's
+ *   zygoted  zygote-runc's own call (container/filter-remote.c): connect, check zygoted's
  *            SO_PEERCRED, GetFilter by the object's key (a cache hit: the first, compiling call
  *            is made before timing), the object only on a miss, read the sealed memfd;
  *   none     no program at all: the cost of the harness below.
@@ -34,7 +34,7 @@
 
 #include "bench-opts.h"
 #include "profile.h"
-#include "runtime.h"
+#include "libcontainer.h"
 #include "util.h"
 #include "zygote.h"
 
@@ -68,12 +68,14 @@ static int get_program(enum mode m, json_object *seccomp, const char *socket_pat
                 *ret_flags = p->filter_flags;
                 zp_profile_free(p);
         } else if (m == M_ZYGOTED) {
-                /* zygote-runc's own code (runc/filter-remote.c): its trust check, the key first,
-                 * the object on a miss, the memfd read; ZYGOTE_RUNC_FILTER=zygoted (set in main)
-                 * makes a failure an error instead of a local compile */
+                /* zygote-runc's own code (container/filter-remote.c): its trust check, the key first,
+                 * the object on a miss, the memfd read; ZCT_FILTER_ZYGOTED makes a failure an
+                 * error instead of a local compile */
+                const struct zct_ctx c = { .filter = { .from = ZCT_FILTER_ZYGOTED, .socket = socket_path } };
                 _cleanup_free_ char *err = NULL;
                 struct zp_profile *p = NULL;
-                int r = zrc_runc_filter_load("filter-step", seccomp, &p, &err);
+                char source[512];
+                int r = zct_runc_filter_load(&c, "filter-step", seccomp, &p, source, sizeof(source), &err);
                 if (r < 0) {
                         fprintf(stderr, "filter-step: GetFilter from %s: %s\n", socket_path, err ? err : strerror(-r));
                         return r;
@@ -131,10 +133,6 @@ int main(int argc, char **argv) {
         if (first < 0 || first >= argc) {
                 fprintf(stderr, "usage: filter-step [--socket PATH] [--runs N] [--json] PROFILE.json...\n");
                 return 2;
-        }
-        if (socket_path) {
-                (void) setenv("ZYGOTE_RUNC_FILTER", "zygoted", 1);
-                zrc_runc_filter_setup(NULL, socket_path, false);
         }
         if (!as_json)
                 printf("%-28s %-8s %6s  %s\n", "profile", "mode", "insns", "ms: median [p10-p90]");

@@ -42,6 +42,22 @@ def fds_of(pid):
     return {int(fd): os.readlink(os.path.join(d, fd)) for fd in os.listdir(d)}
 
 
+def cat_from(daemon, pids):
+    """Spawns cat, which must be one of the idle pool workers pids, feeds it a line and checks the
+    task as check_task does; returns its /proc status as it ran."""
+    with daemon.connect() as c:
+        t = zytest.spawn(c, ["cat"])
+        try:
+            assert t.pid in pids, (t.pid, pids)
+            st = zytest.proc_status(t.pid)
+            os.write(t.stdin, b"ok\n")
+            out, final = t.finish()
+        finally:
+            t.cleanup()
+    check_task(st, out, final, t.tier)
+    return st
+
+
 def check_task(st, out, final, tier, want_out=b"ok\n"):
     assert tier == "inherit" and out == want_out and final["exitCode"] == 0, (tier, out, final)
     assert st["Seccomp"] == "2" and st["Seccomp_filters"] == "1", st
@@ -71,16 +87,7 @@ def test_pooled_task_is_a_fresh_workers_task(daemon):
     inherit-tier task; as root and as another user."""
     pool = full_pool(daemon)
     idle = set(pool["pids"])
-    with daemon.connect() as c:
-        t = zytest.spawn(c, ["cat"])
-        try:
-            assert t.pid in idle, (t.pid, idle)
-            st = zytest.proc_status(t.pid)
-            os.write(t.stdin, b"ok\n")
-            out, final = t.finish()
-        finally:
-            t.cleanup()
-    check_task(st, out, final, t.tier)
+    st = cat_from(daemon, idle)
     assert st["Uid"].split()[0] == "0"
     assert pool_of(daemon)["hits"] >= pool["hits"] + 1
 
@@ -156,16 +163,7 @@ def test_killed_idle_pool_worker_is_replaced(daemon):
                               and p["size"] == p["target"] else None)(pool_of(daemon)), "the worker replaced")
     # reaped, not left a zombie
     wait_for(lambda: not os.path.exists(f"/proc/{victim}"), "the killed worker reaped")
-    with daemon.connect() as c:
-        t = zytest.spawn(c, ["cat"])
-        try:
-            assert t.pid in after["pids"]
-            st = zytest.proc_status(t.pid)
-            os.write(t.stdin, b"ok\n")
-            out, final = t.finish()
-        finally:
-            t.cleanup()
-    check_task(st, out, final, t.tier)
+    cat_from(daemon, after["pids"])
 
 
 def test_pool_workers_go_with_their_reference(daemon):
@@ -180,16 +178,7 @@ def test_pool_workers_go_with_their_reference(daemon):
         daemon.profiles()["default"]), "a new reference", timeout=60)
     new = full_pool(daemon)
     assert not set(new["pids"]) & set(old["pids"])
-    with daemon.connect() as c:
-        t = zytest.spawn(c, ["cat"])
-        try:
-            assert t.pid in new["pids"]
-            st = zytest.proc_status(t.pid)
-            os.write(t.stdin, b"ok\n")
-            out, final = t.finish()
-        finally:
-            t.cleanup()
-    check_task(st, out, final, t.tier)
+    cat_from(daemon, new["pids"])
 
 
 def test_reload_replacing_the_profile_replaces_its_pool(daemons, needs_root, bins):

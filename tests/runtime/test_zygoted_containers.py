@@ -86,7 +86,7 @@ def test_run_output_exit_and_filter(daemon, bundle, tmp_path):
         assert task2["exitCode"] == 7 and "Seccomp:\t2" in out2, out2
         after = c.call(L + "GetStatus").parameters["filters"]
         # the worker found the program in the cache its fork copied: no call, no compile anywhere
-        # (a worker never compiles on its own: ZYGOTE_RUNC_FILTER=zygoted in daemon/container.c)
+        # (a worker never compiles on its own: ZCT_FILTER_ZYGOTED in daemon/container.c worker_run)
         assert after == before, (before, after)
     zytest.wait_for(lambda: not os.listdir(containers_dir(daemon)), "Delete removing the state", timeout=10)
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runc/cgroup-devices.c alone: OCI rules parse (and bad ones are named), the list a container
+ * container/cgroup-devices.c alone: OCI rules parse (and bad ones are named), the list a container
  * gets, the v1 lines and the v1 refusal, and the v2 program decides as the list says: a small
  * interpreter here runs the generated eBPF on every request of a grid, against a reference
  * written here from the OCI wording (per access, last matching rule wins, default deny), for the
@@ -28,7 +28,7 @@
 /* ---- the reference and the interpreter ------------------------------------------------------- */
 
 /* The OCI meaning, read independently of the code under test. */
-static bool expect(const struct zrc_dev_rule *rules, size_t n, char type, uint32_t major, uint32_t minor,
+static bool expect(const struct zct_dev_rule *rules, size_t n, char type, uint32_t major, uint32_t minor,
                    unsigned access) {
         for (unsigned bit = 1; bit < 8; bit <<= 1) {
                 int verdict = 0;
@@ -36,7 +36,7 @@ static bool expect(const struct zrc_dev_rule *rules, size_t n, char type, uint32
                 if (!(access & bit))
                         continue;
                 for (size_t i = 0; i < n; i++) {
-                        const struct zrc_dev_rule *r = &rules[i];
+                        const struct zct_dev_rule *r = &rules[i];
                         bool dev = (r->type == 'a' || r->type == type) && (r->major < 0 || r->major == major) &&
                                    (r->minor < 0 || r->minor == minor);
                         if (dev && (r->access & bit))
@@ -133,13 +133,13 @@ static void assert_all_reachable(const struct bpf_insn *prog, int len) {
         free(seen);
 }
 
-static int generate(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn **ret) {
-        size_t max = zrc_dev_program_max(n);
+static int generate(const struct zct_dev_rule *rules, size_t n, struct bpf_insn **ret) {
+        size_t max = zct_dev_program_max(n);
         struct bpf_insn *prog = calloc(max, sizeof(*prog));
         int len;
 
         assert_non_null(prog);
-        len = zrc_dev_program(rules, n, prog, max);
+        len = zct_dev_program(rules, n, prog, max);
         assert_in_range(len, 1, (int) max);
         assert_all_reachable(prog, len);
         *ret = prog;
@@ -149,8 +149,8 @@ static int generate(const struct zrc_dev_rule *rules, size_t n, struct bpf_insn 
 static const uint32_t majors[] = { 0, 1, 4, 5, 7, 10, 136, 254, 4095 };
 static const uint32_t minors[] = { 0, 1, 2, 3, 5, 7, 8, 9, 11, 200, 1048575 };
 
-/* The program, the reference and zrc_dev_rules_allow agree on the whole grid. */
-static void assert_program_matches(const struct zrc_dev_rule *rules, size_t n) {
+/* The program, the reference and zct_dev_rules_allow agree on the whole grid. */
+static void assert_program_matches(const struct zct_dev_rule *rules, size_t n) {
         struct bpf_insn *prog;
         int len = generate(rules, n, &prog);
 
@@ -171,17 +171,17 @@ static void assert_program_matches(const struct zrc_dev_rule *rules, size_t n) {
                                                 fail_msg("%c %u:%u access %u: program says %s", type, majors[a],
                                                          minors[b], acc, want ? "deny" : "allow");
                                         assert_int_equal(
-                                                want, zrc_dev_rules_allow(rules, n, type, majors[a], minors[b], acc));
+                                                want, zct_dev_rules_allow(rules, n, type, majors[a], minors[b], acc));
                                 }
         free(prog);
 }
 
-static void parse(const char *json, struct zrc_dev_rule **ret, size_t *ret_n) {
+static void parse(const char *json, struct zct_dev_rule **ret, size_t *ret_n) {
         json_object *o = json_tokener_parse(json);
         char *err = NULL;
 
         assert_non_null(o);
-        if (zrc_dev_rules_from_json(o, ret, ret_n, &err) < 0)
+        if (zct_dev_rules_from_json(o, ret, ret_n, &err) < 0)
                 fail_msg("%s: %s", json, err);
         assert_null(err);
         json_object_put(o);
@@ -207,12 +207,12 @@ static void test_parse_errors(void **state) {
 
         for (size_t i = 0; i < N(bad); i++) {
                 json_object *o = json_tokener_parse(bad[i].json);
-                struct zrc_dev_rule *rules = (void *) 1;
+                struct zct_dev_rule *rules = (void *) 1;
                 size_t n = 99;
                 char *err = NULL;
 
                 assert_non_null(o);
-                assert_int_equal(zrc_dev_rules_from_json(o, &rules, &n, &err), -EINVAL);
+                assert_int_equal(zct_dev_rules_from_json(o, &rules, &n, &err), -EINVAL);
                 assert_non_null(err);
                 if (!strstr(err, bad[i].words))
                         fail_msg("%s: %s", bad[i].json, err);
@@ -225,26 +225,26 @@ static void test_parse_errors(void **state) {
 
 static void test_too_many_rules(void **state) {
         json_object *a = json_object_new_array();
-        struct zrc_dev_rule *rules = NULL;
+        struct zct_dev_rule *rules = NULL;
         size_t n = 0;
         char *err = NULL;
 
-        for (int i = 0; i <= ZRC_DEV_MAX_CONFIG_RULES; i++)
+        for (int i = 0; i <= ZCT_DEV_MAX_CONFIG_RULES; i++)
                 json_object_array_add(a, json_tokener_parse("{\"allow\":false}"));
-        assert_int_equal(zrc_dev_rules_from_json(a, &rules, &n, &err), -E2BIG);
+        assert_int_equal(zct_dev_rules_from_json(a, &rules, &n, &err), -E2BIG);
         assert_non_null(strstr(err, "more than"));
         free(err);
         json_object_put(a);
 }
 
 static void test_list_shape(void **state) {
-        struct zrc_dev_rule *rules;
+        struct zct_dev_rule *rules;
         size_t n, n_default;
 
         parse("[]", &rules, &n_default);
         free(rules);
         /* no devices member at all: the same list */
-        assert_int_equal(zrc_dev_rules_from_json(NULL, &rules, &n, NULL), 0);
+        assert_int_equal(zct_dev_rules_from_json(NULL, &rules, &n, NULL), 0);
         assert_int_equal(n, n_default);
         free(rules);
 
@@ -256,18 +256,18 @@ static void test_list_shape(void **state) {
         /* deny everything first, whatever the config says */
         assert_false(rules[0].allow);
         assert_int_equal(rules[0].type, 'a');
-        assert_int_equal(rules[0].access, ZRC_DEV_ALL);
+        assert_int_equal(rules[0].access, ZCT_DEV_ALL);
         /* "a" is every device */
         assert_int_equal(rules[1].type, 'a');
-        assert_int_equal(rules[1].major, ZRC_DEV_ANY);
-        assert_int_equal(rules[1].minor, ZRC_DEV_ANY);
-        assert_int_equal(rules[1].access, ZRC_DEV_READ);
+        assert_int_equal(rules[1].major, ZCT_DEV_ANY);
+        assert_int_equal(rules[1].minor, ZCT_DEV_ANY);
+        assert_int_equal(rules[1].access, ZCT_DEV_READ);
         /* absent minor and access: any minor, every access */
         assert_int_equal(rules[2].major, 7);
-        assert_int_equal(rules[2].minor, ZRC_DEV_ANY);
-        assert_int_equal(rules[2].access, ZRC_DEV_ALL);
-        assert_int_equal(rules[3].minor, ZRC_DEV_ANY);
-        assert_int_equal(rules[3].access, ZRC_DEV_ALL);
+        assert_int_equal(rules[2].minor, ZCT_DEV_ANY);
+        assert_int_equal(rules[2].access, ZCT_DEV_ALL);
+        assert_int_equal(rules[3].minor, ZCT_DEV_ANY);
+        assert_int_equal(rules[3].access, ZCT_DEV_ALL);
         free(rules);
 }
 
@@ -279,23 +279,23 @@ static void test_default_list(void **state) {
                 unsigned access;
                 bool allowed;
         } cases[] = {
-                { 'c', 1, 3, ZRC_DEV_READ | ZRC_DEV_WRITE, true },   /* null */
-                { 'c', 1, 9, ZRC_DEV_READ, true },                   /* urandom */
-                { 'c', 5, 2, ZRC_DEV_READ | ZRC_DEV_WRITE, true },   /* ptmx */
-                { 'c', 136, 7, ZRC_DEV_READ | ZRC_DEV_WRITE, true }, /* a pts */
-                { 'c', 1, 11, ZRC_DEV_WRITE, false },                /* kmsg */
-                { 'c', 1, 1, ZRC_DEV_READ, false },                  /* mem */
-                { 'b', 254, 0, ZRC_DEV_READ, false },                /* a disk */
-                { 'b', 254, 0, ZRC_DEV_MKNOD, true },                /* its node may be made */
-                { 'b', 254, 0, ZRC_DEV_MKNOD | ZRC_DEV_READ, false },
-                { 'c', 10, 200, ZRC_DEV_READ | ZRC_DEV_WRITE, false }, /* tun: not by default */
+                { 'c', 1, 3, ZCT_DEV_READ | ZCT_DEV_WRITE, true },   /* null */
+                { 'c', 1, 9, ZCT_DEV_READ, true },                   /* urandom */
+                { 'c', 5, 2, ZCT_DEV_READ | ZCT_DEV_WRITE, true },   /* ptmx */
+                { 'c', 136, 7, ZCT_DEV_READ | ZCT_DEV_WRITE, true }, /* a pts */
+                { 'c', 1, 11, ZCT_DEV_WRITE, false },                /* kmsg */
+                { 'c', 1, 1, ZCT_DEV_READ, false },                  /* mem */
+                { 'b', 254, 0, ZCT_DEV_READ, false },                /* a disk */
+                { 'b', 254, 0, ZCT_DEV_MKNOD, true },                /* its node may be made */
+                { 'b', 254, 0, ZCT_DEV_MKNOD | ZCT_DEV_READ, false },
+                { 'c', 10, 200, ZCT_DEV_READ | ZCT_DEV_WRITE, false }, /* tun: not by default */
         };
-        struct zrc_dev_rule *rules;
+        struct zct_dev_rule *rules;
         size_t n;
 
         parse("[{\"allow\":false,\"access\":\"rwm\"}]", &rules, &n);
         for (size_t i = 0; i < N(cases); i++)
-                if (zrc_dev_rules_allow(rules, n, cases[i].type, cases[i].major, cases[i].minor, cases[i].access) !=
+                if (zct_dev_rules_allow(rules, n, cases[i].type, cases[i].major, cases[i].minor, cases[i].access) !=
                     cases[i].allowed)
                         fail_msg("case %zu: %c %u:%u", i, cases[i].type, cases[i].major, cases[i].minor);
         assert_program_matches(rules, n);
@@ -303,42 +303,42 @@ static void test_default_list(void **state) {
 
         /* one allow more opens exactly that device, for exactly that access */
         parse("[{\"allow\":true,\"type\":\"b\",\"major\":7,\"minor\":0,\"access\":\"r\"}]", &rules, &n);
-        assert_true(zrc_dev_rules_allow(rules, n, 'b', 7, 0, ZRC_DEV_READ));
-        assert_false(zrc_dev_rules_allow(rules, n, 'b', 7, 0, ZRC_DEV_READ | ZRC_DEV_WRITE));
-        assert_false(zrc_dev_rules_allow(rules, n, 'b', 7, 1, ZRC_DEV_READ));
-        assert_false(zrc_dev_rules_allow(rules, n, 'c', 7, 0, ZRC_DEV_READ));
+        assert_true(zct_dev_rules_allow(rules, n, 'b', 7, 0, ZCT_DEV_READ));
+        assert_false(zct_dev_rules_allow(rules, n, 'b', 7, 0, ZCT_DEV_READ | ZCT_DEV_WRITE));
+        assert_false(zct_dev_rules_allow(rules, n, 'b', 7, 1, ZCT_DEV_READ));
+        assert_false(zct_dev_rules_allow(rules, n, 'c', 7, 0, ZCT_DEV_READ));
         assert_program_matches(rules, n);
         free(rules);
 }
 
 /* Lists whose answer depends on reading access per kind, and on the order. */
 static void test_hand_made_lists(void **state) {
-        const struct zrc_dev_rule deny_write[] = {
-                { true, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
-                { false, 'c', 1, 5, ZRC_DEV_WRITE },
+        const struct zct_dev_rule deny_write[] = {
+                { true, 'a', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_ALL },
+                { false, 'c', 1, 5, ZCT_DEV_WRITE },
         };
-        const struct zrc_dev_rule split_allow[] = {
-                { false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
-                { true, 'c', 1, 5, ZRC_DEV_READ },
-                { true, 'c', ZRC_DEV_ANY, 5, ZRC_DEV_WRITE },
+        const struct zct_dev_rule split_allow[] = {
+                { false, 'a', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_ALL },
+                { true, 'c', 1, 5, ZCT_DEV_READ },
+                { true, 'c', ZCT_DEV_ANY, 5, ZCT_DEV_WRITE },
         };
-        const struct zrc_dev_rule later_wins[] = {
-                { true, 'c', 1, ZRC_DEV_ANY, ZRC_DEV_ALL },
-                { false, 'c', 1, 3, ZRC_DEV_ALL },
-                { true, 'c', ZRC_DEV_ANY, 3, ZRC_DEV_READ },
+        const struct zct_dev_rule later_wins[] = {
+                { true, 'c', 1, ZCT_DEV_ANY, ZCT_DEV_ALL },
+                { false, 'c', 1, 3, ZCT_DEV_ALL },
+                { true, 'c', ZCT_DEV_ANY, 3, ZCT_DEV_READ },
         };
-        const struct zrc_dev_rule allow_all[] = { { true, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL } };
-        const struct zrc_dev_rule nothing[] = { { false, 'b', 1, 1, ZRC_DEV_READ } };
+        const struct zct_dev_rule allow_all[] = { { true, 'a', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_ALL } };
+        const struct zct_dev_rule nothing[] = { { false, 'b', 1, 1, ZCT_DEV_READ } };
 
         /* open(O_RDWR) of a device whose write is denied: refused, though read alone is fine */
-        assert_false(zrc_dev_rules_allow(deny_write, N(deny_write), 'c', 1, 5, ZRC_DEV_READ | ZRC_DEV_WRITE));
-        assert_true(zrc_dev_rules_allow(deny_write, N(deny_write), 'c', 1, 5, ZRC_DEV_READ));
+        assert_false(zct_dev_rules_allow(deny_write, N(deny_write), 'c', 1, 5, ZCT_DEV_READ | ZCT_DEV_WRITE));
+        assert_true(zct_dev_rules_allow(deny_write, N(deny_write), 'c', 1, 5, ZCT_DEV_READ));
         /* read and write granted by two rules: O_RDWR is granted */
-        assert_true(zrc_dev_rules_allow(split_allow, N(split_allow), 'c', 1, 5, ZRC_DEV_READ | ZRC_DEV_WRITE));
-        assert_false(zrc_dev_rules_allow(split_allow, N(split_allow), 'c', 2, 5, ZRC_DEV_READ | ZRC_DEV_WRITE));
-        assert_true(zrc_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 3, ZRC_DEV_READ));
-        assert_false(zrc_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 3, ZRC_DEV_WRITE));
-        assert_true(zrc_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 4, ZRC_DEV_WRITE));
+        assert_true(zct_dev_rules_allow(split_allow, N(split_allow), 'c', 1, 5, ZCT_DEV_READ | ZCT_DEV_WRITE));
+        assert_false(zct_dev_rules_allow(split_allow, N(split_allow), 'c', 2, 5, ZCT_DEV_READ | ZCT_DEV_WRITE));
+        assert_true(zct_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 3, ZCT_DEV_READ));
+        assert_false(zct_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 3, ZCT_DEV_WRITE));
+        assert_true(zct_dev_rules_allow(later_wins, N(later_wins), 'c', 1, 4, ZCT_DEV_WRITE));
         assert_program_matches(deny_write, N(deny_write));
         assert_program_matches(split_allow, N(split_allow));
         assert_program_matches(later_wins, N(later_wins));
@@ -347,14 +347,14 @@ static void test_hand_made_lists(void **state) {
         assert_program_matches(nothing, 0);
 }
 
-static void random_rule(unsigned *seed, struct zrc_dev_rule *r) {
-        static const int64_t nums[] = { ZRC_DEV_ANY, ZRC_DEV_ANY, 0, 1, 3, 5, 7, 136, 254 };
+static void random_rule(unsigned *seed, struct zct_dev_rule *r) {
+        static const int64_t nums[] = { ZCT_DEV_ANY, ZCT_DEV_ANY, 0, 1, 3, 5, 7, 136, 254 };
         int t = rand_r(seed) % 5;
 
         r->allow = rand_r(seed) % 2;
         r->type = t == 0 ? 'a' : t <= 2 ? 'c' : 'b';
-        r->major = r->type == 'a' ? ZRC_DEV_ANY : nums[rand_r(seed) % N(nums)];
-        r->minor = r->type == 'a' ? ZRC_DEV_ANY : nums[rand_r(seed) % N(nums)];
+        r->major = r->type == 'a' ? ZCT_DEV_ANY : nums[rand_r(seed) % N(nums)];
+        r->minor = r->type == 'a' ? ZCT_DEV_ANY : nums[rand_r(seed) % N(nums)];
         r->access = 1 + (unsigned) rand_r(seed) % 7;
 }
 
@@ -362,7 +362,7 @@ static void test_random_lists(void **state) {
         unsigned seed = 22;
 
         for (int round = 0; round < 300; round++) {
-                struct zrc_dev_rule rules[24];
+                struct zct_dev_rule rules[24];
                 size_t n = 1 + (size_t) rand_r(&seed) % N(rules);
 
                 for (size_t i = 0; i < n; i++)
@@ -372,62 +372,62 @@ static void test_random_lists(void **state) {
 }
 
 static void test_program_too_long(void **state) {
-        const struct zrc_dev_rule rules[] = { { true, 'c', 1, 3, ZRC_DEV_ALL } };
+        const struct zct_dev_rule rules[] = { { true, 'c', 1, 3, ZCT_DEV_ALL } };
         struct bpf_insn prog[8];
 
-        assert_int_equal(zrc_dev_program(rules, N(rules), prog, N(prog)), -E2BIG);
+        assert_int_equal(zct_dev_program(rules, N(rules), prog, N(prog)), -E2BIG);
 }
 
 static void test_v1_lines_and_refusal(void **state) {
-        const struct zrc_dev_rule lines[] = {
-                { true, 'c', 1, 3, ZRC_DEV_ALL },
-                { false, 'b', 7, ZRC_DEV_ANY, ZRC_DEV_READ },
-                { true, 'c', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_MKNOD },
-                { false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
+        const struct zct_dev_rule lines[] = {
+                { true, 'c', 1, 3, ZCT_DEV_ALL },
+                { false, 'b', 7, ZCT_DEV_ANY, ZCT_DEV_READ },
+                { true, 'c', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_MKNOD },
+                { false, 'a', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_ALL },
         };
         static const char *const want[] = { "c 1:3 rwm", "b 7:* r", "c *:* m", "a" };
-        const struct zrc_dev_rule carve[] = {
-                { false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
-                { true, 'c', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
-                { false, 'c', 1, 1, ZRC_DEV_READ },
+        const struct zct_dev_rule carve[] = {
+                { false, 'a', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_ALL },
+                { true, 'c', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_ALL },
+                { false, 'c', 1, 1, ZCT_DEV_READ },
         };
-        const struct zrc_dev_rule same[] = {
-                { false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
-                { true, 'c', 1, 1, ZRC_DEV_ALL },
-                { false, 'c', 1, 1, ZRC_DEV_WRITE },
-                { true, 'c', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_MKNOD },
-                { false, 'c', 1, 2, ZRC_DEV_READ }, /* no access in common with the wide allow */
+        const struct zct_dev_rule same[] = {
+                { false, 'a', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_ALL },
+                { true, 'c', 1, 1, ZCT_DEV_ALL },
+                { false, 'c', 1, 1, ZCT_DEV_WRITE },
+                { true, 'c', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_MKNOD },
+                { false, 'c', 1, 2, ZCT_DEV_READ }, /* no access in common with the wide allow */
         };
-        const struct zrc_dev_rule reset[] = {
-                { true, 'c', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL },
-                { false, 'a', ZRC_DEV_ANY, ZRC_DEV_ANY, ZRC_DEV_ALL }, /* empties the v1 list */
-                { false, 'c', 1, 1, ZRC_DEV_READ },
+        const struct zct_dev_rule reset[] = {
+                { true, 'c', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_ALL },
+                { false, 'a', ZCT_DEV_ANY, ZCT_DEV_ANY, ZCT_DEV_ALL }, /* empties the v1 list */
+                { false, 'c', 1, 1, ZCT_DEV_READ },
         };
-        struct zrc_dev_rule *rules;
+        struct zct_dev_rule *rules;
         size_t n;
         char buf[64], *err = NULL;
 
         for (size_t i = 0; i < N(lines); i++) {
-                zrc_dev_rule_v1_line(&lines[i], buf, sizeof(buf));
+                zct_dev_rule_v1_line(&lines[i], buf, sizeof(buf));
                 assert_string_equal(buf, want[i]);
         }
-        assert_int_equal(zrc_dev_rules_check_v1(carve, N(carve), &err), -EINVAL);
+        assert_int_equal(zct_dev_rules_check_v1(carve, N(carve), &err), -EINVAL);
         assert_non_null(strstr(err, "\"c 1:1 r\""));
         assert_non_null(strstr(err, "\"c *:* rwm\""));
         free(err);
-        assert_int_equal(zrc_dev_rules_check_v1(same, N(same), NULL), 0);
-        assert_int_equal(zrc_dev_rules_check_v1(reset, N(reset), NULL), 0);
+        assert_int_equal(zct_dev_rules_check_v1(same, N(same), NULL), 0);
+        assert_int_equal(zct_dev_rules_check_v1(reset, N(reset), NULL), 0);
         /* the default list, and podman's shape of list, are fine on v1 */
         parse("[{\"allow\":false,\"access\":\"rwm\"},{\"allow\":true,\"type\":\"c\",\"major\":10,\"minor\":229,"
               "\"access\":\"rwm\"}]",
               &rules, &n);
-        assert_int_equal(zrc_dev_rules_check_v1(rules, n, NULL), 0);
+        assert_int_equal(zct_dev_rules_check_v1(rules, n, NULL), 0);
         free(rules);
 }
 
 /* The kernel's verifier accepts what the generator makes, loaded as the runtime loads it. */
 static void test_kernel_accepts(void **state) {
-        struct zrc_dev_rule *rules, big[ZRC_DEV_MAX_CONFIG_RULES];
+        struct zct_dev_rule *rules, big[ZCT_DEV_MAX_CONFIG_RULES];
         unsigned seed = 7;
         size_t n;
 
@@ -438,7 +438,7 @@ static void test_kernel_accepts(void **state) {
                 struct bpf_insn *prog;
                 int len = k == 0 ? generate(rules, n, &prog) : generate(big, N(big), &prog);
                 char *log = NULL;
-                int fd = zrc_dev_program_load(prog, (size_t) len, &log);
+                int fd = zct_dev_program_load(prog, (size_t) len, &log);
 
                 free(prog);
                 if (fd == -EPERM || fd == -ENOSYS) {

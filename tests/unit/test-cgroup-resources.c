@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runc/cgroup-resources.c alone: linux.resources -> cgroup file writes, on a v1 host, a pure
+ * container/cgroup-resources.c alone: linux.resources -> cgroup file writes, on a v1 host, a pure
  * cgroup v2 host and a hybrid one, with runc's conversions worked out by hand here; every field
  * that cannot be applied, and every unknown one, refused with its name. The host's own cgroups
  * are never touched: the masks say which controllers are where.
@@ -20,22 +20,22 @@
 #include "testutil.h"
 
 #define ALL_V1 \
-        (ZRC_RES_BIT(ZRC_RES_CPU) | ZRC_RES_BIT(ZRC_RES_CPUSET) | ZRC_RES_BIT(ZRC_RES_MEMORY) | \
-         ZRC_RES_BIT(ZRC_RES_PIDS) | ZRC_RES_BIT(ZRC_RES_IO) | ZRC_RES_BIT(ZRC_RES_HUGETLB) | \
-         ZRC_RES_BIT(ZRC_RES_NET_CLS) | ZRC_RES_BIT(ZRC_RES_NET_PRIO))
+        (ZCT_RES_BIT(ZCT_RES_CPU) | ZCT_RES_BIT(ZCT_RES_CPUSET) | ZCT_RES_BIT(ZCT_RES_MEMORY) | \
+         ZCT_RES_BIT(ZCT_RES_PIDS) | ZCT_RES_BIT(ZCT_RES_IO) | ZCT_RES_BIT(ZCT_RES_HUGETLB) | \
+         ZCT_RES_BIT(ZCT_RES_NET_CLS) | ZCT_RES_BIT(ZCT_RES_NET_PRIO))
 #define ALL_V2 \
-        (ZRC_RES_BIT(ZRC_RES_CPU) | ZRC_RES_BIT(ZRC_RES_CPUSET) | ZRC_RES_BIT(ZRC_RES_MEMORY) | \
-         ZRC_RES_BIT(ZRC_RES_PIDS) | ZRC_RES_BIT(ZRC_RES_IO) | ZRC_RES_BIT(ZRC_RES_HUGETLB) | \
-         ZRC_RES_BIT(ZRC_RES_RDMA) | ZRC_RES_BIT(ZRC_RES_UNIFIED))
+        (ZCT_RES_BIT(ZCT_RES_CPU) | ZCT_RES_BIT(ZCT_RES_CPUSET) | ZCT_RES_BIT(ZCT_RES_MEMORY) | \
+         ZCT_RES_BIT(ZCT_RES_PIDS) | ZCT_RES_BIT(ZCT_RES_IO) | ZCT_RES_BIT(ZCT_RES_HUGETLB) | \
+         ZCT_RES_BIT(ZCT_RES_RDMA) | ZCT_RES_BIT(ZCT_RES_UNIFIED))
 /* this machine's kind of hybrid: every controller on v1 but hugetlb, cgroup2 beside them */
-#define HYBRID_V1 (ALL_V1 & ~ZRC_RES_BIT(ZRC_RES_HUGETLB))
-#define HYBRID_V2 (ZRC_RES_BIT(ZRC_RES_HUGETLB) | ZRC_RES_BIT(ZRC_RES_UNIFIED))
+#define HYBRID_V1 (ALL_V1 & ~ZCT_RES_BIT(ZCT_RES_HUGETLB))
+#define HYBRID_V2 (ZCT_RES_BIT(ZCT_RES_HUGETLB) | ZCT_RES_BIT(ZCT_RES_UNIFIED))
 
 /* The plan of json as text, a line a write: "v1 FILE=VALUE", with " (or ALT=VALUE)", " [+CTL]"
  * for a controller enabled first; or "error: MESSAGE". */
 static char *plan_text(const char *json, unsigned v1, unsigned v2) {
         json_object *res = json ? json_tokener_parse(json) : NULL;
-        struct zrc_res_plan plan = {};
+        struct zct_res_plan plan = {};
         char *err = NULL, *text = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
@@ -43,13 +43,13 @@ static char *plan_text(const char *json, unsigned v1, unsigned v2) {
 
         assert_true(!json || res);
         assert_non_null(f);
-        r = zrc_res_plan(res, v1, v2, &plan, &err);
+        r = zct_res_plan(res, v1, v2, &plan, &err);
         if (r < 0) {
                 assert_non_null(err);
                 fprintf(f, "error: %s\n", err);
         }
         for (size_t i = 0; r >= 0 && i < plan.n; i++) {
-                const struct zrc_res_write *w = &plan.w[i];
+                const struct zct_res_write *w = &plan.w[i];
 
                 fprintf(f, "%s %s=%s", w->v2 ? "v2" : "v1", w->file, w->value);
                 if (w->alt_file)
@@ -59,7 +59,7 @@ static char *plan_text(const char *json, unsigned v1, unsigned v2) {
                 fprintf(f, "\n");
         }
         fclose(f);
-        zrc_res_plan_done(&plan);
+        zct_res_plan_done(&plan);
         free(err);
         json_object_put(res);
         return text;
@@ -90,27 +90,27 @@ static void test_conversions(void **state) {
 
         (void) state;
         /* cpu.weight = 1 + (shares - 2) * 9999 / 262142 */
-        assert_int_equal(zrc_res_shares_to_weight(0), 0);
-        assert_int_equal(zrc_res_shares_to_weight(2), 1);
-        assert_int_equal(zrc_res_shares_to_weight(1024), 39);
-        assert_int_equal(zrc_res_shares_to_weight(262144), 10000);
+        assert_int_equal(zct_res_shares_to_weight(0), 0);
+        assert_int_equal(zct_res_shares_to_weight(2), 1);
+        assert_int_equal(zct_res_shares_to_weight(1024), 39);
+        assert_int_equal(zct_res_shares_to_weight(262144), 10000);
         /* io.weight = 1 + (weight - 10) * 9999 / 990 */
-        assert_int_equal(zrc_res_blkio_to_io_weight(0), 0);
-        assert_int_equal(zrc_res_blkio_to_io_weight(10), 1);
-        assert_int_equal(zrc_res_blkio_to_io_weight(500), 4950);
-        assert_int_equal(zrc_res_blkio_to_io_weight(1000), 10000);
+        assert_int_equal(zct_res_blkio_to_io_weight(0), 0);
+        assert_int_equal(zct_res_blkio_to_io_weight(10), 1);
+        assert_int_equal(zct_res_blkio_to_io_weight(500), 4950);
+        assert_int_equal(zct_res_blkio_to_io_weight(1000), 10000);
         /* memory.swap.max = swap - limit; -1 and unset pass; unlimited memory means unlimited swap */
-        assert_int_equal(zrc_res_swap_v2(512, 256, &s, NULL), 0);
+        assert_int_equal(zct_res_swap_v2(512, 256, &s, NULL), 0);
         assert_int_equal(s, 256);
-        assert_int_equal(zrc_res_swap_v2(0, -1, &s, NULL), 0);
+        assert_int_equal(zct_res_swap_v2(0, -1, &s, NULL), 0);
         assert_int_equal(s, -1);
-        assert_int_equal(zrc_res_swap_v2(-1, 256, &s, NULL), 0);
+        assert_int_equal(zct_res_swap_v2(-1, 256, &s, NULL), 0);
         assert_int_equal(s, -1);
-        assert_int_equal(zrc_res_swap_v2(0, 256, &s, NULL), 0);
+        assert_int_equal(zct_res_swap_v2(0, 256, &s, NULL), 0);
         assert_int_equal(s, 0);
-        assert_int_equal(zrc_res_swap_v2(128, 256, &s, NULL), -EINVAL);
-        assert_int_equal(zrc_res_swap_v2(512, 0, &s, NULL), -EINVAL);
-        assert_int_equal(zrc_res_swap_v2(512, -1, &s, NULL), -EINVAL);
+        assert_int_equal(zct_res_swap_v2(128, 256, &s, NULL), -EINVAL);
+        assert_int_equal(zct_res_swap_v2(512, 0, &s, NULL), -EINVAL);
+        assert_int_equal(zct_res_swap_v2(512, -1, &s, NULL), -EINVAL);
 }
 
 static void test_nothing_asked(void **state) {

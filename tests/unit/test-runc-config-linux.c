@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runc/config-linux.c alone (with config-util.c's JSON access): what config.json's process
+ * container/config-linux.c alone (with config-util.c's JSON access): what config.json's process
  * extras (scheduler, ioPriority, consoleSize, apparmorProfile) and linux extras (domainname, personality,
- * timeOffsets, the refused fields) become in struct zrc_oci, worked out by hand from the kernel's
+ * timeOffsets, the refused fields) become in struct zct_oci, worked out by hand from the kernel's
  * ABI (sched_setattr, ioprio_set, personality, timens_offsets), and each refusal naming its field.
  */
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include "config-util.h"
 
 /* Parses text as config.json: both passes, 0 or the error; *err (malloc'd) the message. */
-static int parse(const char *text, struct zrc_oci *o, char **err) {
+static int parse(const char *text, struct zct_oci *o, char **err) {
         json_object *root = json_tokener_parse(text);
         int r;
 
@@ -30,13 +30,13 @@ static int parse(const char *text, struct zrc_oci *o, char **err) {
         *err = NULL;
         o->clone_flags = CLONE_NEWUTS;
         o->uts_ns = true;
-        r = zrc_oci_parse_process_extra(o, zrc_get(root, "process"), err);
+        r = zct_oci_parse_process_extra(o, zct_get(root, "process"), err);
         if (r >= 0)
-                r = zrc_oci_parse_linux_extra(o, zrc_get(root, "linux"), o->new_time_ns, err);
+                r = zct_oci_parse_linux_extra(o, zct_get(root, "linux"), o->new_time_ns, err);
         return r;
 }
 
-static void done(struct zrc_oci *o, char *err) {
+static void done(struct zct_oci *o, char *err) {
         free(err);
         free(o->time_offsets);
         free(o->apparmor_exec);
@@ -45,7 +45,7 @@ static void done(struct zrc_oci *o, char *err) {
 
 /* The call must fail with a message naming field. */
 static void refused(const char *text, bool time_ns, const char *field) {
-        struct zrc_oci o;
+        struct zct_oci o;
         char *err;
         json_object *root = json_tokener_parse(text);
         int r;
@@ -55,9 +55,9 @@ static void refused(const char *text, bool time_ns, const char *field) {
         o.clone_flags = CLONE_NEWUTS;
         o.uts_ns = true;
         err = NULL;
-        r = zrc_oci_parse_process_extra(&o, zrc_get(root, "process"), &err);
+        r = zct_oci_parse_process_extra(&o, zct_get(root, "process"), &err);
         if (r >= 0)
-                r = zrc_oci_parse_linux_extra(&o, zrc_get(root, "linux"), time_ns, &err);
+                r = zct_oci_parse_linux_extra(&o, zct_get(root, "linux"), time_ns, &err);
         assert_true(r < 0);
         assert_non_null(err);
         if (!strstr(err, field))
@@ -66,7 +66,7 @@ static void refused(const char *text, bool time_ns, const char *field) {
 }
 
 static void test_nothing_asked(void **state) {
-        struct zrc_oci o;
+        struct zct_oci o;
         char *err;
 
         (void) state;
@@ -81,7 +81,7 @@ static void test_nothing_asked(void **state) {
 }
 
 static void test_scheduler(void **state) {
-        struct zrc_oci o;
+        struct zct_oci o;
         char *err;
 
         (void) state;
@@ -118,7 +118,7 @@ static void test_io_priority(void **state) {
         } want[] = { { "IOPRIO_CLASS_RT", (1 << 13) | 3 },
                      { "IOPRIO_CLASS_BE", (2 << 13) | 3 },
                      { "IOPRIO_CLASS_IDLE", (3 << 13) | 3 } };
-        struct zrc_oci o;
+        struct zct_oci o;
         char *err, text[160];
 
         (void) state;
@@ -135,7 +135,7 @@ static void test_io_priority(void **state) {
 }
 
 static void test_console_size(void **state) {
-        struct zrc_oci o;
+        struct zct_oci o;
         char *err;
 
         (void) state;
@@ -147,7 +147,7 @@ static void test_console_size(void **state) {
 }
 
 static void test_personality_and_domainname(void **state) {
-        struct zrc_oci o;
+        struct zct_oci o;
         char *err;
 
         (void) state;
@@ -166,20 +166,20 @@ static void test_personality_and_domainname(void **state) {
 }
 
 static void test_domainname_needs_a_new_uts_namespace(void **state) {
-        struct zrc_oci o;
+        struct zct_oci o;
         char *err = NULL;
         json_object *root = json_tokener_parse("{\"domainname\":\"d\"}");
 
         (void) state;
         memset(&o, 0, sizeof(o));
         o.root = root;
-        assert_true(zrc_oci_parse_linux_extra(&o, NULL, false, &err) < 0);
+        assert_true(zct_oci_parse_linux_extra(&o, NULL, false, &err) < 0);
         assert_non_null(strstr(err, "domainname"));
         done(&o, err);
 }
 
 static void test_time_offsets(void **state) {
-        struct zrc_oci o;
+        struct zct_oci o;
         char *err;
 
         (void) state;
@@ -189,7 +189,7 @@ static void test_time_offsets(void **state) {
                 memset(&o, 0, sizeof(o));
                 o.root = root;
                 err = NULL;
-                assert_int_equal(zrc_oci_parse_linux_extra(&o, zrc_get(root, "linux"), true, &err), 0);
+                assert_int_equal(zct_oci_parse_linux_extra(&o, zct_get(root, "linux"), true, &err), 0);
                 /* timens_offsets(5): "CLOCK SECS NANOSECS" a line each */
                 assert_string_equal(o.time_offsets, "monotonic 86400 5\nboottime -3 0\n");
                 done(&o, err);
@@ -200,7 +200,7 @@ static void test_time_offsets(void **state) {
                 memset(&o, 0, sizeof(o));
                 o.root = root;
                 err = NULL;
-                assert_true(zrc_oci_parse_linux_extra(&o, zrc_get(root, "linux"), true, &err) < 0);
+                assert_true(zct_oci_parse_linux_extra(&o, zct_get(root, "linux"), true, &err) < 0);
                 assert_non_null(strstr(err, "linux.timeOffsets.realtime"));
                 done(&o, err);
         }
@@ -226,7 +226,7 @@ static void test_refused_fields(void **state) {
 /* process.apparmorProfile: the text the kernel's exec attribute takes; unset, null and "" ask for
  * nothing; anything but a one-line name is refused by the field's name. */
 static void test_apparmor_profile(void **state) {
-        struct zrc_oci o;
+        struct zct_oci o;
         char *err;
         char long_name[1100];
 
@@ -237,7 +237,7 @@ static void test_apparmor_profile(void **state) {
         assert_int_equal(parse("{\"process\":{\"apparmorProfile\":\"containers-default-0.50.1\"}}", &o, &err), 0);
         assert_string_equal(o.apparmor_exec, "exec containers-default-0.50.1");
         /* exec's --apparmor over the config's */
-        assert_int_equal(zrc_oci_set_apparmor(&o, "other", "exec: --apparmor", &err), 0);
+        assert_int_equal(zct_oci_set_apparmor(&o, "other", "exec: --apparmor", &err), 0);
         assert_string_equal(o.apparmor_exec, "exec other");
         done(&o, err);
         assert_int_equal(parse("{\"process\":{\"apparmorProfile\":null}}", &o, &err), 0);
@@ -249,14 +249,14 @@ static void test_apparmor_profile(void **state) {
         long_name[sizeof(long_name) - 1] = '\0';
         memset(&o, 0, sizeof(o));
         err = NULL;
-        assert_int_equal(zrc_oci_set_apparmor(&o, long_name, "exec: --apparmor", &err), -ENAMETOOLONG);
+        assert_int_equal(zct_oci_set_apparmor(&o, long_name, "exec: --apparmor", &err), -ENAMETOOLONG);
         assert_non_null(strstr(err, "exec: --apparmor"));
         assert_null(o.apparmor_exec);
         free(err);
 }
 
 static void test_empty_refused_fields_pass(void **state) {
-        struct zrc_oci o;
+        struct zct_oci o;
         char *err;
 
         (void) state;

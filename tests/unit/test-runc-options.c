@@ -3,8 +3,8 @@
  * runc/options.c alone: how a verb's command line is read, as runc's urfave/cli reads it (long,
  * "=", short and single-dash long options, flags, "--", a repeatable option), the errors and their
  * words, and the table's flags: a missing container id, the container's lock taken for
- * ZRC_VERB_LOCK before the state is loaded for ZRC_VERB_STATE. zrc_error(), zrc_errstr(),
- * zrc_state_lock() and zrc_runc_load_state() are stubs that record what they were given.
+ * ZCT_VERB_LOCK before the state is loaded for ZRC_VERB_STATE. zct_error(), zct_errstr(),
+ * zct_state_lock() and zct_runc_load_state() are stubs that record what they were given.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -25,11 +25,11 @@ static const char *loaded_id, *locked_id;
 static int calls; /* the order of the lock and the load: each records the count it saw */
 static int locked_at, loaded_at;
 
-const char *zrc_errstr(int err) {
+const char *zct_errstr(int err) {
         return strerror(err);
 }
 
-int zrc_state_lock(const char *root, const char *id) {
+int zct_state_lock(const char *root, const char *id) {
         (void) root;
         locked_id = id;
         locked_at = ++calls;
@@ -40,7 +40,7 @@ int zrc_state_lock(const char *root, const char *id) {
         return 100;
 }
 
-int zrc_error(const struct zrc_ctx *c, const char *fmt, ...) {
+int zct_error(const struct zct_ctx *c, const char *fmt, ...) {
         va_list ap;
 
         (void) c;
@@ -50,12 +50,12 @@ int zrc_error(const struct zrc_ctx *c, const char *fmt, ...) {
         return 1;
 }
 
-int zrc_runc_load_state(const struct zrc_ctx *c, const char *id, struct zrc_state *st) {
+int zct_runc_load_state(const struct zct_ctx *c, const char *id, struct zct_state *st) {
         loaded_id = id;
         loaded_at = ++calls;
         if (strcmp(id, "gone") == 0)
-                return zrc_error(c, "container does not exist"), -ENOENT;
-        *st = (struct zrc_state){ .pid = 42 };
+                return zct_error(c, "container does not exist"), -ENOENT;
+        *st = (struct zct_state){ .pid = 42 };
         return 0;
 }
 
@@ -67,12 +67,12 @@ static int setup(void **state) {
         return 0;
 }
 
-static const struct zrc_ctx ctx;
+static const struct zct_ctx ctx;
 static const struct zrc_verb plain = { "list", NULL, 0, NULL };
 static const struct zrc_verb with_id = { "create", NULL, ZRC_VERB_ID, NULL };
 static const struct zrc_verb with_state = { "ps", NULL, ZRC_VERB_ID | ZRC_VERB_STATE, NULL };
-static const struct zrc_verb locking = { "update", NULL, ZRC_VERB_ID | ZRC_VERB_STATE | ZRC_VERB_LOCK, NULL };
-static const struct zrc_verb locking_only = { "delete", NULL, ZRC_VERB_ID | ZRC_VERB_LOCK, NULL };
+static const struct zrc_verb locking = { "update", NULL, ZRC_VERB_ID | ZRC_VERB_STATE | ZCT_VERB_LOCK, NULL };
+static const struct zrc_verb locking_only = { "delete", NULL, ZRC_VERB_ID | ZCT_VERB_LOCK, NULL };
 
 static void test_forms(void **state) {
         char *argv[] = { "--bundle", "b1", "--pid-file=p", "-d", "-console-socket", "s", "--keep", "id", "more" };
@@ -145,7 +145,7 @@ static void test_state(void **state) {
         char *gone[] = { "gone" };
         char *none[] = { "--format", "json" };
         struct zrc_opt o[] = { { "format", 'f', true } };
-        struct zrc_state st = {};
+        struct zct_state st = {};
 
         (void) state;
         assert_int_equal(zrc_verb_parse(&ctx, &with_state, N(argv), argv, o, N(o), &st), 2);
@@ -162,13 +162,13 @@ static void test_state(void **state) {
         assert_null(loaded_id);
 }
 
-/* ZRC_VERB_LOCK: the lock before the state; a missing container is the state's (or the
+/* ZCT_VERB_LOCK: the lock before the state; a missing container is the state's (or the
  * handler's) to report; a lock that cannot be taken fails the command naming the container. */
 static void test_lock(void **state) {
         char *argv[] = { "c1" };
         char *gone[] = { "gone" };
         char *stuck[] = { "stuck" };
-        struct zrc_state st = {};
+        struct zct_state st = {};
 
         (void) state;
         assert_int_equal(zrc_verb_parse(&ctx, &locking, N(argv), argv, NULL, 0, &st), 0);
@@ -192,7 +192,7 @@ static void test_proc_args(void **state) {
                                { "console-socket", 0, true },
                                { "preserve-fds", 0, true },
                                { "detach", 'd', false } };
-        struct zrc_proc_args p = {};
+        struct zct_proc_args p = {};
         int k;
 
         (void) state;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of shim/ttrpc.c, containerd-shim-zygote-v2's ttrpc transport: the frame header's
+ * Unit tests of client/containerd-shim/ttrpc.c, containerd-shim-zygote-v2's ttrpc transport: the frame header's
  * byte order, calls through zs_ttrpc_call() to zs_ttrpc_serve() on a real socket (status codes,
  * messages, several calls on one connection, several connections), frames the server refuses
  * (a response, an oversized one: that connection closes, the others go on), a reply to another

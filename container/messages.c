@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zygote-runc's messages: stderr for podman (it maps the text to 126/127), the log file for
+ * containerd (it reports the last {"level":"error"} line).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libcontainer.h"
+#include "util.h"
+
+static void log_line(const struct zct_ctx *c, const char *level, const char *msg) {
+        FILE *f;
+        char ts[64];
+        struct timespec now;
+        struct tm tm;
+
+        if (!c->log_path)
+                return;
+        f = fopen(c->log_path, "ae");
+        if (!f)
+                return;
+        clock_gettime(CLOCK_REALTIME, &now);
+        gmtime_r(&now.tv_sec, &tm);
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        if (c->log_json) {
+                json_object *o = json_object_new_object();
+                char t[96];
+
+                snprintf(t, sizeof(t), "%s.%09ldZ", ts, now.tv_nsec);
+                json_object_object_add(o, "level", json_object_new_string(level));
+                json_object_object_add(o, "msg", json_object_new_string(msg));
+                json_object_object_add(o, "time", json_object_new_string(t));
+                fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                json_object_put(o);
+        } else
+                fprintf(f, "time=\"%sZ\" level=%s msg=\"%s\"\n", ts, level, msg);
+        fclose(f);
+}
+
+/* One message: on stderr after "zygote-runc: " and prefix, unless prefix is NULL, and in the log
+ * file at level. The format itself stands in for a message that cannot be formatted. */
+__attribute__((format(printf, 4, 0))) static void emit(const struct zct_ctx *c, const char *level, const char *prefix,
+                                                       const char *fmt, va_list ap) {
+        _cleanup_free_ char *msg = NULL;
+
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        if (c->msg_to_fd) {
+                const char *m = msg ? msg : fmt;
+                if (streq(level, "error"))
+                        (void) !write(c->msg_fd, m, strlen(m));
+        } else if (prefix)
+                fprintf(stderr, "zygote-runc: %s%s\n", prefix, msg ? msg : fmt);
+        log_line(c, level, msg ? msg : fmt);
+}
+
+int zct_error(const struct zct_ctx *c, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        emit(c, "error", "", fmt, ap);
+        va_end(ap);
+        return 1;
+}
+
+/* zct_error() of "MESSAGE: <errno's words>", errno taken before anything can change it. */
+int zct_error_errno(const struct zct_ctx *c, const char *fmt, ...) {
+        _cleanup_free_ char *msg = NULL;
+        int r = negative_errno();
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        zct_error(c, "%s: %s", msg ? msg : fmt, zct_errstr(-r));
+        return r;
+}
+
+/* Only with --debug, on stderr and in the log file. */
+void zct_debug(const struct zct_ctx *c, const char *fmt, ...) {
+        va_list ap;
+
+        if (!c->debug)
+                return;
+        va_start(ap, fmt);
+        emit(c, "debug", "debug: ", fmt, ap);
+        va_end(ap);
+}
+
+/* In the log file; on stderr too with --debug. */
+void zct_info(const struct zct_ctx *c, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        emit(c, "info", c->debug ? "" : NULL, fmt, ap);
+        va_end(ap);
+}
+
+/* strerror in Go's lower case, which podman matches ("no such file or directory") */
+const char *zct_errstr(int err) {
+        static char buf[128];
+
+        snprintf(buf, sizeof(buf), "%s", strerror(err));
+        if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+                buf[0] = (char) (buf[0] - 'A' + 'a');
+        return buf;
+}
