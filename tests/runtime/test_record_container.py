@@ -87,6 +87,12 @@ def write_recording_object(recorder, sock, tmp_path):
     return obj
 
 
+def runc_pipe(runc, bundle):
+    """PIPE run in BUNDLE by runc run: its result."""
+    bundle.set_args("sh", "-c", PIPE)
+    return runc("run", "--bundle", bundle.path, container_id())
+
+
 def assert_ran(r):
     """PIPE ran to its end in the container."""
     assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
@@ -103,10 +109,7 @@ def test_container_recorded_then_run_under_its_profile(runc, bundle, recorder, n
         assert kept == {"write", "sendmsg"}, kept  # the hand-over's calls only
         bundle.config["process"]["noNewPrivileges"] = nnp
         bundle.config["linux"]["seccomp"] = obj
-        bundle.set_args("sh", "-c", PIPE)
-        r = runc("run", "--bundle", bundle.path, container_id())
-        assert r.returncode == 0, r.stderr
-        assert r.stdout.split() == ["hi", "3"], r.stdout
+        assert_ran(runc_pipe(runc, bundle))
     with open(out) as f:
         profile = json.load(f)
     names = set(profile["syscalls"][0]["names"])
@@ -115,10 +118,7 @@ def test_container_recorded_then_run_under_its_profile(runc, bundle, recorder, n
     # the same container under the written profile: runs, runtime and all
     bundle.config["linux"]["seccomp"] = profile
     bundle.config["root"]["readonly"] = False
-    bundle.set_args("sh", "-c", PIPE)
-    r = runc("run", "--bundle", bundle.path, container_id())
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["hi", "3"], r.stdout
+    assert_ran(runc_pipe(runc, bundle))
     # a variant that makes a directory: refused by the profile
     bundle.set_args("sh", "-c", PIPE + "; mkdir /made; echo rc=$?")
     r = runc("run", "--bundle", bundle.path, container_id())

@@ -282,6 +282,20 @@ static void test_calls_hold_no_more_fds(void **state) {
         zd_caller_conn_free(k);
 }
 
+/* The live child with four threads: its commands served by one that is not the first, three
+ * idle ones. */
+static void live_start_threads(struct live *p) {
+        live_start(p);
+        live_do(p, 'h');
+        live_do(p, 'i');
+}
+
+/* read_kept() of the child of live_start_threads(): its four threads' files kept. */
+static void read_threads_kept(struct live *p, struct zd_caller_conn *k, struct zd_caller *ret) {
+        read_kept(p, k, ret);
+        assert_int_equal(k->threads.n, 4); /* the serving thread and three idle ones */
+}
+
 /* The change made by a thread that is not the first, among idle ones, after a call that kept
  * their files: seen at the next call. */
 static void test_thread_change_is_seen(void **state) {
@@ -292,11 +306,8 @@ static void test_thread_change_is_seen(void **state) {
 
         if (ch->needs_root)
                 skip_unless_root(ch->needs_root);
-        live_start(&p);
-        live_do(&p, 'h');
-        live_do(&p, 'i');
-        read_kept(&p, k, &before);
-        assert_int_equal(k->threads.n, 4); /* the serving thread and three idle ones */
+        live_start_threads(&p);
+        read_threads_kept(&p, k, &before);
         live_do(&p, ch->cmd);
         read_kept(&p, k, &after);
         ch->check(&before, &after);
@@ -313,9 +324,7 @@ static void test_thread_replaced_is_seen(void **state) {
         struct zd_caller_conn *k = conn_new();
         struct live p;
 
-        live_start(&p);
-        live_do(&p, 'h');
-        live_do(&p, 'i');
+        live_start_threads(&p);
         read_kept(&p, k, &c);
         assert_int_equal(c.seccomp_mode, 0);
         live_do(&p, 'e');
@@ -381,11 +390,8 @@ static void test_thread_moved_is_refused(void **state) {
                 assert_int_equal(mkdir(live_cgroup, 0755), 0);
         }
         assert_int_equal(zd_caller_conn_new(&unkept), 0);
-        live_start(&p);
-        live_do(&p, 'h');
-        live_do(&p, 'i');
-        read_kept(&p, k, &c);
-        assert_int_equal(k->threads.n, 4);
+        live_start_threads(&p);
+        read_threads_kept(&p, k, &c);
         live_do(&p, *cmd);
         zd_caller_done(&c);
         c = (struct zd_caller) ZD_CALLER_INIT;
@@ -451,9 +457,7 @@ static void test_thread_files_are_bounded(void **state) {
         struct live p;
         int n0, n;
 
-        live_start(&p);
-        live_do(&p, 'h');
-        live_do(&p, 'i');
+        live_start_threads(&p);
         n0 = tu_count_open_fds();
         read_kept(&p, k, &c);
         n = tu_count_open_fds();
