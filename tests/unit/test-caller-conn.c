@@ -118,10 +118,25 @@ static const struct change changes[] = {
         { 'g', "a cgroup to move to", check_cgroup },
 };
 
+/* The child of p, read into before through k, makes change ch: the next read through k shows
+ * it. Then the child is stopped, k freed. */
+static void change_is_seen(struct live *p, struct zd_caller_conn *k, const struct change *ch,
+                           struct zd_caller *before) {
+        struct zd_caller after = ZD_CALLER_INIT;
+
+        live_do(p, ch->cmd);
+        read_kept(p, k, &after);
+        ch->check(before, &after);
+        zd_caller_done(before);
+        zd_caller_done(&after);
+        live_stop(p);
+        zd_caller_conn_free(k);
+}
+
 /* Read through the connection's kept state, the change made, read again through it. */
 static void test_change_is_seen(void **state) {
         const struct change *ch = *state;
-        struct zd_caller before = ZD_CALLER_INIT, after = ZD_CALLER_INIT;
+        struct zd_caller before = ZD_CALLER_INIT;
         struct zd_caller_conn *k = NULL;
         bool cgroup = ch->cmd == 'g';
         struct live p;
@@ -141,13 +156,7 @@ static void test_change_is_seen(void **state) {
         k = conn_new();
         live_start(&p);
         read_kept(&p, k, &before);
-        live_do(&p, ch->cmd);
-        read_kept(&p, k, &after);
-        ch->check(&before, &after);
-        zd_caller_done(&before);
-        zd_caller_done(&after);
-        live_stop(&p);
-        zd_caller_conn_free(k);
+        change_is_seen(&p, k, ch, &before);
         if (cgroup)
                 assert_int_equal(rmdir(live_cgroup), 0);
 }
@@ -300,7 +309,7 @@ static void read_threads_kept(struct live *p, struct zd_caller_conn *k, struct z
  * their files: seen at the next call. */
 static void test_thread_change_is_seen(void **state) {
         const struct change *ch = *state;
-        struct zd_caller before = ZD_CALLER_INIT, after = ZD_CALLER_INIT;
+        struct zd_caller before = ZD_CALLER_INIT;
         struct zd_caller_conn *k = conn_new();
         struct live p;
 
@@ -308,13 +317,7 @@ static void test_thread_change_is_seen(void **state) {
                 skip_unless_root(ch->needs_root);
         live_start_threads(&p);
         read_threads_kept(&p, k, &before);
-        live_do(&p, ch->cmd);
-        read_kept(&p, k, &after);
-        ch->check(&before, &after);
-        zd_caller_done(&before);
-        zd_caller_done(&after);
-        live_stop(&p);
-        zd_caller_conn_free(k);
+        change_is_seen(&p, k, ch, &before);
 }
 
 /* A thread whose file was kept ends, another takes its place (the count stays): the new one is
