@@ -110,10 +110,7 @@ class Connections:
                     os.waitpid(kid, 0)
                 code = 0
             except BaseException as e:
-                try:
-                    child_end.sendall(repr(e).encode())
-                except OSError:
-                    pass
+                varlink.report_failure(child_end, e)
             finally:
                 os._exit(code)
         self.pid = pid
