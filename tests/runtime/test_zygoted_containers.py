@@ -215,17 +215,7 @@ def test_terminal_through_console_socket(daemon, bundle):
         assert len(fds) == 1, "no pty master came on the console socket"
         master = fds[0]
         c.call(L + "Start", {"id": cid})
-        text = b""
-        deadline = time.monotonic() + 10
-        while b"term-ok" not in text and time.monotonic() < deadline:
-            zytest.wait_readable(master, 10)
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            text += chunk
+        text = zytest.read_until(master, b"term-ok", 10)
         os.close(master)
         assert b"/dev/pts/0" in text and b"term-ok" in text, text
         c.call(L + "Wait", {"id": cid})
