@@ -211,8 +211,9 @@ static void test_exit_is_seen(void **state) {
 }
 
 /* Root (why): live_dir made, the live child started and read once through a new connection's
- * kept state, its root still ours; dir_stop() undoes it. */
-static struct zd_caller_conn *dir_start(const char *why, struct live *p, struct zd_caller *c) {
+ * kept state, its root still ours; then its root changed by cmd ('m' a mount namespace, 'r' a
+ * chroot), read again: the root differs. dir_stop() undoes it. */
+static struct zd_caller_conn *dir_start(const char *why, char cmd, struct live *p, struct zd_caller *c) {
         struct zd_caller_conn *k;
 
         skip_unless_root(why);
@@ -222,6 +223,9 @@ static struct zd_caller_conn *dir_start(const char *why, struct live *p, struct 
         live_start(p);
         read_kept(p, k, c);
         assert_true(c->root_fd < 0);
+        live_do(p, cmd);
+        read_kept(p, k, c);
+        assert_true(c->root_fd >= 0);
         return k;
 }
 
@@ -238,12 +242,9 @@ static void dir_stop(struct live *p, struct zd_caller_conn *k, struct zd_caller 
 static void test_mounts_are_watched(void **state) {
         struct zd_caller c = ZD_CALLER_INIT;
         struct live p;
-        struct zd_caller_conn *k = dir_start("a mount namespace, a procfs to mount", &p, &c);
+        struct zd_caller_conn *k = dir_start("a mount namespace, a procfs to mount", 'm', &p, &c);
 
-        live_do(&p, 'm');
-        read_kept(&p, k, &c);
         assert_true(c.ns_join & CLONE_NEWNS);
-        assert_true(c.root_fd >= 0);
         assert_string_equal(c.procfs_elsewhere, "");
         assert_true(k->mounts.fd >= 0); /* kept: the namespace's root is a mount's root */
         read_kept(&p, k, &c);           /* from the kept table */
@@ -262,11 +263,8 @@ static void test_mounts_are_watched(void **state) {
 static void test_chroot_is_seen(void **state) {
         struct zd_caller c = ZD_CALLER_INIT;
         struct live p;
-        struct zd_caller_conn *k = dir_start("a chroot", &p, &c);
+        struct zd_caller_conn *k = dir_start("a chroot", 'r', &p, &c);
 
-        live_do(&p, 'r');
-        read_kept(&p, k, &c);
-        assert_true(c.root_fd >= 0);
         assert_int_equal(c.ns_join, 0);
         assert_true(k->mounts.fd < 0);
         dir_stop(&p, k, &c);
