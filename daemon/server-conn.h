@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The transport's own header (not for other modules: server.h is its API): a connection, and
- * what server.c (sockets, connections, replies) and server-read.c (framing, fds, calls) call of
- * each other. */
+ * what server.c, server-read.c and server-sched.c call of one another (one way: below). */
 #pragma once
 
 #include <ev.h>
@@ -70,6 +69,10 @@ struct zd_out {
         char data[];
 };
 
+/* Three layers, each calling by name only the ones below it: server.c (sockets, connections,
+ * replies: what a message does) over server-read.c (bytes and fds in, messages out) over
+ * server-sched.c (accounts, their budgets and turns: whose message is next). */
+
 /* server.c */
 void zd_conn_unref(struct zd_conn *c);
 void zd_conn_close(struct zd_conn *c);
@@ -82,7 +85,35 @@ void zd_conn_reply_errorf(struct zd_conn *c, const char *error, const char *key,
  * replies wait; closes one that is closing with nothing left to send. */
 void zd_conn_update_events(struct zd_conn *c);
 
+/* server-read.c */
+/* The fds of a message not yet complete, to the closer. */
+void zd_conn_drop_fds(struct zd_conn *c);
+/* Reads what is there. Returns 0; -EPROTO (fds it may not take: not SCM_RIGHTS, too many, or
+ * while a call is in progress) or -ETOOMANYREFS (its account's fds hold up too many closer
+ * helpers) when its fds were dropped and the caller must be told and dropped; or -ECONNRESET when
+ * it must close. */
+int zd_conn_read(struct zd_conn *c);
+/* Takes the first message buffered out of the input, with the fds that came for it (fds holds
+ * ZY_FDS_MAX). Returns 0 with *ret_msg a JSON object; -EBADMSG when it is not one (its fds are
+ * closed); -EMSGSIZE when the input is full with no message end (nothing taken). Only when
+ * zd_conn_runnable(). */
+int zd_conn_take_message(struct zd_conn *c, json_object **ret_msg, int *fds, size_t *ret_n_fds);
+
 /* server-sched.c: accounts, their turns, their limits */
+/* What the turns call up, passed by server.c to zd_server_sched_init(). The scheduler decides
+ * when a connection is served, woken or dropped, never how: serving a message means replies,
+ * on_call and closes, which are server.c's, and server.c calls the scheduler for every message
+ * it queues and every byte it sends. So the scheduler sits below, knows a connection by its
+ * fields, and reaches up through these three alone, as libev reaches its watchers. */
+struct zd_sched_ops {
+        /* c's turn: one message, then c's next turn, if any, queued (zd_conn_schedule()). c is
+         * out of its account's queue. */
+        void (*serve)(struct zd_conn *c);
+        /* c's account may read again (a call took some of its input). */
+        void (*may_read)(struct zd_conn *c);
+        /* c is idle past its time: close it. */
+        void (*close)(struct zd_conn *c);
+};
 int zd_account_attach(struct zd_server *s, struct zd_conn *c, uid_t uid);
 /* c is closing: out of its account, whose bytes it held are given back. */
 void zd_account_detach(struct zd_conn *c);
@@ -94,23 +125,14 @@ size_t zd_account_read_room(struct zd_conn *c);
 void zd_account_consumed(struct zd_conn *c, size_t n);
 /* Whether n more bytes of replies fit in c's account. */
 bool zd_account_may_send(struct zd_conn *c, size_t n);
+/* What a turn of c's cost the loop, in seconds, taken from its account's credit. */
+void zd_account_charge(struct zd_conn *c, ev_tstamp cost);
+/* Whether a complete message (or one too long) waits and no call is in progress. */
+bool zd_conn_runnable(const struct zd_conn *c);
 /* Queues c for a turn when a complete message waits and no call is in progress; (re)arms or
- * stops its partial-message timer otherwise. Never calls on_call itself. */
+ * stops its partial-message timer otherwise. Never serves it itself. */
 void zd_conn_schedule(struct zd_conn *c);
 /* The idle timer of a new connection, and its callback's. */
 void zd_conn_idle_start(struct zd_conn *c);
-/* The dispatcher's watcher, set up by zd_server_listen(). */
-void zd_server_sched_init(struct zd_server *s);
-
-/* server-read.c */
-/* The fds of a message not yet complete, to the closer. */
-void zd_conn_drop_fds(struct zd_conn *c);
-/* Reads what is there. Returns 0, -EPROTO when an error reply went out and the connection is
- * closing, or -ECONNRESET when it must close. */
-int zd_conn_read(struct zd_conn *c);
-/* Whether a complete message (or one too long) waits and no call is in progress. */
-bool zd_conn_runnable(const struct zd_conn *c);
-/* Hands the first complete message buffered to on_call (or refuses it): one message. */
-void zd_conn_process(struct zd_conn *c);
-/* The fork gate's release stage (fork-gate.h), registered while listening. */
-int zd_server_drop_partial_fds(void *userdata);
+/* The dispatcher's watchers, with what they call up (ops, static). */
+void zd_server_sched_init(struct zd_server *s, const struct zd_sched_ops *ops);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The transport's input (server.c's facet; server-conn.h): bytes and SCM_RIGHTS fds read from a
- * connection within its limits, NUL-framed messages parsed and handed to on_call one call at a
- * time, and the connections whose fds of a message not yet complete must go before a fork.
+ * connection within its limits, and NUL-framed messages parsed and taken out one at a time. Below
+ * server.c, which decides what a message or a refusal does: nothing here replies or closes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,37 +21,6 @@ void zd_conn_drop_fds(struct zd_conn *c) {
         c->n_in_fds = 0;
 }
 
-/* A fork is about to copy the daemon's fd table (fork-gate.h, the release stage): a connection
- * holding the fds of a message not yet complete would have them copied into the child, whose
- * close of its copies may wait on the caller (a FUSE file's FLUSH). Such a connection is told why and dropped; its fds go
- * to the closer. libzygote sends a message's fds with its last byte, so that its fds never wait
- * for the rest; a client whose message with fds comes in pieces may lose the race and retries. */
-int zd_server_drop_partial_fds(void *userdata) {
-        struct zd_server *s = userdata;
-        unsigned n = 0;
-
-        for (struct zd_conn *c = s->conns, *next; c; c = next) {
-                next = c->next;
-                if (c->dead || c->n_in_fds == 0)
-                        continue;
-                c->refs++;
-                zd_conn_drop_fds(c);
-                zd_conn_reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "fds");
-                c->closing = true;
-                if (!c->dead)
-                        zd_conn_update_events(c); /* closes once the error is out */
-                zd_conn_unref(c);
-                n++;
-        }
-        if (n > 0)
-                zd_log(LOG_INFO,
-                       "%u connection%s dropped: %s the fds of a message not yet complete when a "
-                       "fork needed a clean fd table",
-                       n, n == 1 ? "" : "s", n == 1 ? "it held" : "they held");
-        return (int) n;
-}
-
-/* Reads what is there. Returns 0, or -ECONNRESET when the connection must close. */
 int zd_conn_read(struct zd_conn *c) {
         for (;;) {
                 if (c->in_len >= c->in_size) {
@@ -147,17 +116,7 @@ int zd_conn_read(struct zd_conn *c) {
                                        "refusing the fds of uid %u: its fds hold up %d closer helpers, "
                                        "or too few are left",
                                        (unsigned) c->cred.uid, ZD_CLOSER_HELD_PER_UID);
-                        json_object *p = json_object_new_object();
-                        json_object_object_add(p, "limit", json_object_new_string(refused ? "fdsHeldInClose" : "fds"));
-                        json_object_object_add(
-                                p, "max", json_object_new_int(refused ? ZD_CLOSER_HELD_PER_UID : (int) ZY_FDS_MAX));
-                        json_object *msg = json_object_new_object();
-                        json_object_object_add(msg, "error", json_object_new_string(ZY_ERROR_LIMIT_EXCEEDED));
-                        json_object_object_add(msg, "parameters", p);
-                        zd_conn_send(c, msg, -EBADF);
-                        json_object_put(msg);
-                        c->closing = true;
-                        return -EPROTO;
+                        return refused ? -ETOOMANYREFS : -EPROTO;
                 }
                 if (n == 0)
                         return -ECONNRESET;
@@ -168,23 +127,10 @@ int zd_conn_read(struct zd_conn *c) {
         }
 }
 
-bool zd_conn_runnable(const struct zd_conn *c) {
-        if (c->busy || c->dead || c->closing)
-                return false;
-        return c->in_len >= ZY_MESSAGE_MAX || memchr(c->in, 0, c->in_len);
-}
-
-/* The first message buffered, handed to on_call or refused. */
-static void conn_process_one(struct zd_conn *c) {
-        if (!zd_conn_runnable(c))
-                return;
+int zd_conn_take_message(struct zd_conn *c, json_object **ret_msg, int *fds, size_t *ret_n_fds) {
         char *nul = memchr(c->in, 0, c->in_len);
-        if (!nul) {
-                zd_conn_reply_errorf(c, ZY_ERROR_LIMIT_EXCEEDED, "limit", "message");
-                c->closing = true;
-                zd_conn_flush(c);
-                return;
-        }
+        if (!nul)
+                return -EMSGSIZE;
         ev_timer_stop(c->s->loop, &c->partial);
 
         size_t len = (size_t) (nul - c->in);
@@ -207,30 +153,26 @@ static void conn_process_one(struct zd_conn *c) {
         c->in_len -= len + 1;
         zd_account_consumed(c, len + 1);
 
-        int fds[ZY_FDS_MAX];
         size_t n_fds = c->n_in_fds;
         memcpy(fds, c->in_fds, n_fds * sizeof(int));
         c->n_in_fds = 0;
-
-        c->busy = true;
-        c->refs++;
         if (!complete || !json_object_is_type(msg, json_type_object)) {
                 for (size_t i = 0; i < n_fds; i++)
                         zd_server_close_caller_fd(c->s, fds[i], zd_conn_account(c));
-                zd_conn_reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "message");
-        } else {
-                json_object *jmore;
-                c->more = json_object_object_get_ex(msg, "more", &jmore) && json_object_get_boolean(jmore);
-                c->s->on_call(c->s->userdata, c, msg, fds, n_fds); /* takes the fds */
+                json_object_put(msg);
+                return -EBADMSG;
         }
-        json_object_put(msg);
-        zd_conn_unref(c);
+        *ret_msg = msg;
+        *ret_n_fds = n_fds;
+        return 0;
 }
 
-void zd_conn_process(struct zd_conn *c) {
-        c->refs++;
-        c->processing = true;
-        conn_process_one(c);
-        c->processing = false;
-        zd_conn_unref(c);
+bool zd_server_expire_partial(struct zd_server *s) {
+        for (struct zd_conn *c = s->conns; c; c = c->next)
+                if (ev_is_active(&c->partial)) {
+                        ev_timer_stop(s->loop, &c->partial);
+                        ev_invoke(s->loop, &c->partial, EV_TIMER);
+                        return true;
+                }
+        return false;
 }

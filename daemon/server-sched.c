@@ -32,6 +32,7 @@
  * the last reply queued and the end of the last call.
  */
 #include <stdlib.h>
+#include <string.h>
 #include <syslog.h>
 
 #include "log.h"
@@ -180,13 +181,30 @@ void zd_account_consumed(struct zd_conn *c, size_t n) {
         /* not a closing one: its update may close it, under this loop */
         for (struct zd_conn *o = c->s->conns; o; o = o->next)
                 if (o->acct == a && o != c && !o->closing)
-                        zd_conn_update_events(o);
+                        c->s->sched_ops->may_read(o);
 }
 
 bool zd_account_may_send(struct zd_conn *c, size_t n) {
         struct zd_account *a = c->acct;
 
         return !a || a->uid == 0 || a->out_bytes + n <= ZD_MAX_OUTPUT_PER_ACCOUNT;
+}
+
+void zd_account_charge(struct zd_conn *c, ev_tstamp cost) {
+        if (c->acct && c->acct->uid != 0)
+                c->acct->credit -= cost;
+}
+
+uid_t zd_conn_account(const struct zd_conn *c) {
+        /* In zygoted's own user namespace the uid is the owner, and a root connection's process
+         * that became another user since counts as that user, as it calls as one. */
+        return c->owner.own_ns ? c->acting.uid : c->owner.account;
+}
+
+bool zd_conn_runnable(const struct zd_conn *c) {
+        if (c->busy || c->dead || c->closing)
+                return false;
+        return c->in_len >= ZY_MESSAGE_MAX || memchr(c->in, 0, c->in_len);
 }
 
 void zd_conn_schedule(struct zd_conn *c) {
@@ -293,15 +311,7 @@ static void on_dispatch(struct ev_loop *loop, ev_check *w, int revents) {
                 c->queued = false;
                 if (a->run_head)
                         ring_push(s, a); /* its next connection's turn comes after the others' */
-                c->refs++;
-                zd_conn_process(c);
-                if (c->acct && c->acct->uid != 0)
-                        c->acct->credit -= ev_time() - now; /* what its call cost the loop */
-                if (!c->dead) {
-                        zd_conn_update_events(c);
-                        zd_conn_schedule(c); /* its next message: at its account's tail */
-                }
-                zd_conn_unref(c);
+                s->sched_ops->serve(c);  /* charges its account, queues its next message */
                 if (ev_time() - start >= ZD_DISPATCH_SLICE)
                         break;
         }
@@ -329,7 +339,7 @@ static void on_idle_timeout(struct ev_loop *loop, ev_timer *w, int revents) {
                 return;
         }
         zd_log(LOG_INFO, "closing connection of uid %u: idle for %.0fs", (unsigned) c->cred.uid, t);
-        zd_conn_close(c);
+        c->s->sched_ops->close(c);
 }
 
 void zd_conn_idle_start(struct zd_conn *c) {
@@ -339,7 +349,8 @@ void zd_conn_idle_start(struct zd_conn *c) {
         ev_timer_again(c->s->loop, &c->idle);
 }
 
-void zd_server_sched_init(struct zd_server *s) {
+void zd_server_sched_init(struct zd_server *s, const struct zd_sched_ops *ops) {
+        s->sched_ops = ops;
         ev_check_init(&s->dispatch, on_dispatch);
         s->dispatch.data = s;
         ev_idle_init(&s->dispatch_spin, on_dispatch_spin);

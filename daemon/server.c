@@ -12,8 +12,8 @@
  * that completes; a client that passes fds must therefore wait for each reply before its next
  * call (every varlink client does). A malformed message drops that peer, never the daemon.
  *
- * This file: the listening socket, connections, replies; reading and framing are server-read.c
- * (server-conn.h between the two).
+ * This file: the listening socket, connections, replies, what a message does; reading and framing
+ * are server-read.c, the accounts' turns server-sched.c, both below it (server-conn.h).
  */
 #include <fcntl.h>
 #include <grp.h>
@@ -78,12 +78,6 @@ void zd_conn_set_data(struct zd_conn *c, void *data) {
 
 struct zd_caller_conn **zd_conn_caller(struct zd_conn *c) {
         return &c->caller;
-}
-
-uid_t zd_conn_account(const struct zd_conn *c) {
-        /* In zygoted's own user namespace the uid is the owner, and a root connection's process
-         * that became another user since counts as that user, as it calls as one. */
-        return c->owner.own_ns ? c->acting.uid : c->owner.account;
 }
 
 /* ---- output ------------------------------------------------------------------------------- */
@@ -238,6 +232,103 @@ void zd_conn_update_events(struct zd_conn *c) {
                 ev_io_start(c->s->loop, &c->io);
 }
 
+/* ---- input ------------------------------------------------------------------------------- */
+
+/* Its fds were refused (zd_conn_read()): the caller is told why and dropped, its fd stream out of
+ * step. */
+static void conn_refuse_fds(struct zd_conn *c, bool held) {
+        json_object *p = json_object_new_object();
+        json_object_object_add(p, "limit", json_object_new_string(held ? "fdsHeldInClose" : "fds"));
+        json_object_object_add(p, "max", json_object_new_int(held ? ZD_CLOSER_HELD_PER_UID : (int) ZY_FDS_MAX));
+        json_object *msg = json_object_new_object();
+        json_object_object_add(msg, "error", json_object_new_string(ZY_ERROR_LIMIT_EXCEEDED));
+        json_object_object_add(msg, "parameters", p);
+        zd_conn_send(c, msg, -EBADF);
+        json_object_put(msg);
+        c->closing = true;
+        zd_conn_flush(c);
+}
+
+/* The first message buffered, handed to on_call or refused. */
+static void conn_process_one(struct zd_conn *c) {
+        json_object *msg = NULL;
+        int fds[ZY_FDS_MAX];
+        size_t n_fds = 0;
+
+        if (!zd_conn_runnable(c))
+                return;
+        int r = zd_conn_take_message(c, &msg, fds, &n_fds);
+        if (r == -EMSGSIZE) {
+                zd_conn_reply_errorf(c, ZY_ERROR_LIMIT_EXCEEDED, "limit", "message");
+                c->closing = true;
+                zd_conn_flush(c);
+                return;
+        }
+        c->busy = true;
+        c->refs++;
+        if (r < 0)
+                zd_conn_reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "message");
+        else {
+                json_object *jmore;
+                c->more = json_object_object_get_ex(msg, "more", &jmore) && json_object_get_boolean(jmore);
+                c->s->on_call(c->s->userdata, c, msg, fds, n_fds); /* takes the fds */
+        }
+        json_object_put(msg);
+        zd_conn_unref(c);
+}
+
+/* c's turn (server-sched.c): one message, what it cost charged to its account, its next queued. */
+static void conn_serve(struct zd_conn *c) {
+        ev_tstamp start = ev_time();
+
+        c->refs++;
+        c->processing = true;
+        conn_process_one(c);
+        c->processing = false;
+        zd_account_charge(c, ev_time() - start);
+        if (!c->dead) {
+                zd_conn_update_events(c);
+                zd_conn_schedule(c); /* its next message: at its account's tail */
+        }
+        zd_conn_unref(c);
+}
+
+static const struct zd_sched_ops conn_sched_ops = {
+        .serve = conn_serve,
+        .may_read = zd_conn_update_events,
+        .close = zd_conn_close,
+};
+
+/* A fork is about to copy the daemon's fd table (fork-gate.h, the release stage): a connection
+ * holding the fds of a message not yet complete would have them copied into the child, whose
+ * close of its copies may wait on the caller (a FUSE file's FLUSH). Such a connection is told why and dropped; its fds go
+ * to the closer. libzygote sends a message's fds with its last byte, so that its fds never wait
+ * for the rest; a client whose message with fds comes in pieces may lose the race and retries. */
+static int drop_partial_fds(void *userdata) {
+        struct zd_server *s = userdata;
+        unsigned n = 0;
+
+        for (struct zd_conn *c = s->conns, *next; c; c = next) {
+                next = c->next;
+                if (c->dead || c->n_in_fds == 0)
+                        continue;
+                c->refs++;
+                zd_conn_drop_fds(c);
+                zd_conn_reply_errorf(c, ZY_ERROR_INVALID_PARAMETER, "parameter", "fds");
+                c->closing = true;
+                if (!c->dead)
+                        zd_conn_update_events(c); /* closes once the error is out */
+                zd_conn_unref(c);
+                n++;
+        }
+        if (n > 0)
+                zd_log(LOG_INFO,
+                       "%u connection%s dropped: %s the fds of a message not yet complete when a "
+                       "fork needed a clean fd table",
+                       n, n == 1 ? "" : "s", n == 1 ? "it held" : "they held");
+        return (int) n;
+}
+
 static void on_conn_io(struct ev_loop *loop, ev_io *w, int revents) {
         struct zd_conn *c = w->data;
         c->refs++;
@@ -245,11 +336,10 @@ static void on_conn_io(struct ev_loop *loop, ev_io *w, int revents) {
                 zd_conn_flush(c);
         if (!c->dead && (revents & EV_READ) && !c->closing) {
                 int r = zd_conn_read(c);
-                if (r == -EPROTO) {
-                        zd_conn_flush(c);
-                } else if (r < 0) {
+                if (r == -EPROTO || r == -ETOOMANYREFS)
+                        conn_refuse_fds(c, r == -ETOOMANYREFS);
+                else if (r < 0)
                         zd_conn_close(c);
-                }
         }
         if (!c->dead)
                 zd_conn_schedule(c); /* a complete message waits for its account's turn */
@@ -351,7 +441,7 @@ static int conn_new(struct zd_server *s, int fd, const struct ucred *cred, const
                 return -ENOMEM;
         }
         if (!s->dispatch.cb)
-                zd_server_sched_init(s); /* a connection added with no listening socket (tests) */
+                zd_server_sched_init(s, &conn_sched_ops); /* a connection added with no listening socket (tests) */
         c->s = s;
         c->owner = *owner;
         c->cred = c->acting = *cred;
@@ -517,7 +607,7 @@ int zd_server_listen(struct zd_server *s) {
                 s->closer.error = zd_closer_start(&s->closer, s->loop);
         s->own_userns = zd_owner_own_userns();
         if (!s->dispatch.cb)
-                zd_server_sched_init(s);
+                zd_server_sched_init(s, &conn_sched_ops);
         if (s->listen_fd < 0) {
                 struct sockaddr_un sa = { .sun_family = AF_UNIX };
                 if (strlen(s->socket_path) >= sizeof(sa.sun_path))
@@ -556,7 +646,7 @@ int zd_server_listen(struct zd_server *s) {
         s->accept_paused = false;
         ev_io_start(s->loop, &s->listen_watch);
         s->fork_holder = (struct zd_fork_holder){ .stage = ZD_FORK_RELEASE,
-                                                  .close_before_fork = zd_server_drop_partial_fds,
+                                                  .close_before_fork = drop_partial_fds,
                                                   .userdata = s };
         zd_fork_gate_register(&s->fork_holder);
         return 0;
@@ -578,16 +668,6 @@ void zd_server_stop(struct zd_server *s) {
                         (void) unlink(s->socket_path);
         }
         zd_closer_stop(&s->closer);
-}
-
-bool zd_server_expire_partial(struct zd_server *s) {
-        for (struct zd_conn *c = s->conns; c; c = c->next)
-                if (ev_is_active(&c->partial)) {
-                        ev_timer_stop(s->loop, &c->partial);
-                        ev_invoke(s->loop, &c->partial, EV_TIMER);
-                        return true;
-                }
-        return false;
 }
 
 void zd_server_dump(struct zd_server *s, FILE *f) {

@@ -35,6 +35,7 @@
 struct zd_conn;        /* private to server.c */
 struct zd_account;     /* server-conn.h */
 struct zd_caller_conn; /* caller.h */
+struct zd_sched_ops;   /* server-conn.h */
 
 /* A call: msg is a JSON object; the fds came with it and belong to the callee, which must close
  * them. The callee replies (now or later) with zd_reply()/zd_reply_error(). */
@@ -64,9 +65,10 @@ struct zd_server {
         ev_idle dispatch_spin;        /* likewise: poll does not block meanwhile */
         struct zd_account *rest_head; /* accounts past their share, until rest_timer */
         ev_timer rest_timer;
-        ev_tstamp idle_timeout; /* 0: ZD_IDLE_TIMEOUT */
-        uint64_t own_userns;    /* zygoted's user namespace (server-owner.h), read at listen */
-        bool owner_by_proc;     /* set before listen: find owners by /proc/PID/ns/user only */
+        const struct zd_sched_ops *sched_ops; /* what the turns call up (server-conn.h) */
+        ev_tstamp idle_timeout;               /* 0: ZD_IDLE_TIMEOUT */
+        uint64_t own_userns;                  /* zygoted's user namespace (server-owner.h), read at listen */
+        bool owner_by_proc;                   /* set before listen: find owners by /proc/PID/ns/user only */
         /* Closes the fds callers pass, in helper processes (server-closer.h): a close may wait
          * on the caller (a FUSE file's FLUSH), and this loop must not. */
         struct zd_closer closer;

@@ -31,6 +31,23 @@ def _unshare_user():
         raise OSError(e, os.strerror(e))
 
 
+def userns_refused():
+    """Why a new user namespace cannot be made here, or None: a chroot (scripts/fresh-check.sh's
+    rehearsal) makes unshare(CLONE_NEWUSER) EPERM for everyone, so no subordinate uid can connect."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _unshare_user()
+            os._exit(0)
+        except OSError as e:
+            os._exit(e.errno or 1)
+        finally:
+            os._exit(255)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return None if code == 0 else f"unshare(CLONE_NEWUSER): {os.strerror(code)}"
+
+
 def _close_others(keep):
     """In a child just forked: every fd but stdio and keep closed, so that none of the test's
     other sockets (another helper's end, whose EOF ends that helper) lives on here."""
@@ -119,6 +136,11 @@ class Connections:
         os.close(go_r)
         try:
             if os.read(sync_r, 1) != b"u":
+                why = userns_refused() if uids or nested else None
+                if why:
+                    import pytest
+                    pytest.skip(f"no user namespace can be made here ({why}: a chroot refuses it), "
+                                "so no subordinate uid can connect")
                 raise OSError("the connecting process failed before its namespace was made")
             if uids:
                 for name in ("uid_map", "gid_map"):

@@ -184,11 +184,7 @@ def test_function_size():
 
 
 # Cycles left on purpose, each a set of files of one folder.
-KNOWN_CYCLES = {
-    # the transport: server.c's connections, server-read.c's framing and server-sched.c's turns
-    # call one another; being reworked by another change at the same time
-    frozenset({"daemon/server.c", "daemon/server-read.c", "daemon/server-sched.c"}),
-}
+KNOWN_CYCLES = set()
 
 
 def call_graph(folder):

@@ -51,6 +51,7 @@ it=$src/tests/integration
 image=$it/testdata/busybox.tar.xz
 if [[ ! -e $image ]]; then
 	rootfs=$(mktemp -d)
+	chmod 0755 "$rootfs" # the image's "/", as runc's busybox image has it (mktemp makes it 0700)
 	mkdir -p "$rootfs"/{bin,etc,tmp,root,proc,sys,dev,home,var}
 	cp /bin/busybox "$rootfs/bin/"
 	for a in $(/bin/busybox --list); do [[ $a == busybox ]] || ln -s busybox "$rootfs/bin/$a"; done
