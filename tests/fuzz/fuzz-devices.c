@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cgroup-devices.h"
+#include "fuzz-json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,17 +38,12 @@ static void check_program(const struct zct_dev_rule *rules, size_t n) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        struct json_tokener *tok = json_tokener_new();
         struct zct_dev_rule *rules = NULL;
-        json_object *o;
+        json_object *o = fuzz_json(data, size);
         char *error = NULL;
         size_t n = 0;
         int r;
 
-        if (!tok)
-                return 0;
-        o = json_tokener_parse_ex(tok, (const char *) data, (int) (size > INT32_MAX ? INT32_MAX : size));
-        json_tokener_free(tok);
         if (!o)
                 return 0;
         r = zct_dev_rules_from_json(o, &rules, &n, &error);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-json.h"
 #include "record-agent.h"
 #include "record-json.h"
 #include "record-set.h"
@@ -38,15 +39,10 @@ static void round_trip(const struct rec_set *s) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        struct json_tokener *tok = json_tokener_new();
-        json_object *o, *rec = NULL;
+        json_object *o = fuzz_json(data, size), *rec = NULL;
         struct rec_set s;
         char *err = NULL;
 
-        if (!tok)
-                return 0;
-        o = json_tokener_parse_ex(tok, (const char *) data, (int) (size > INT32_MAX ? INT32_MAX : size));
-        json_tokener_free(tok);
         if (!o)
                 return 0;
         rec_set_init(&s);

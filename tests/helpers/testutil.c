@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "fd-util.h"
 #include "pidfd-util.h"
 #include "proc-children.h"
 #include "testutil.h"
@@ -75,6 +77,16 @@ int tu_wait_code(int pidfd) {
 
         assert_int_equal(pidfd_reap(pidfd, &si), 0);
         return si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+}
+
+int tu_recv_fd(int sock) {
+        struct iovec iov = { .iov_base = (char[1]){}, .iov_len = 1 };
+        int fd = -EBADF;
+        size_t n = 0;
+
+        assert_true(recv_fds(sock, &iov, 1, &fd, 1, &n, 0) >= 0);
+        assert_int_equal(n, 1);
+        return fd;
 }
 
 int tu_count_open_fds(void) {

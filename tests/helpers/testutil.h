@@ -86,6 +86,9 @@ int tu_teardown_no_leftovers(void **state);
 /* A cgroup hierarchy a root test may make cgroups in (v1 pids, or the v2 one), or NULL. */
 const char *tu_cgroup_base(void);
 
+/* The one fd a peer sends over sock (with a byte of data), asserted. */
+int tu_recv_fd(int sock);
+
 /* How many fds this process has open (below 1024). */
 int tu_count_open_fds(void);
 

@@ -58,16 +58,14 @@ def _close_others(keep):
     os.closerange(last + 1, 1 << 16)
 
 
-def _recv_fds_all(sock, n):
-    got = []
-    while len(got) < n:
-        msg, fds, _, _ = socket.recv_fds(sock, 4096, 253, socket.MSG_CMSG_CLOEXEC)
-        if not fds:
-            for fd in got:
-                os.close(fd)
-            raise OSError(f"connecting failed: {msg.decode(errors='replace')}")
-        got += fds
-    return got
+def _become(uid, gid=None):
+    """This process as UID and GID (by default the same number as UID), no supplementary groups,
+    still dumpable so that zygoted reads it as before."""
+    gid = uid if gid is None else gid
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
 
 
 class Connections:
@@ -87,10 +85,7 @@ class Connections:
             code = 1
             try:
                 _close_others([child_end.fileno(), sync_w, go_r])
-                os.setgroups([])
-                os.setresgid(owner, owner, owner)
-                os.setresuid(owner, owner, owner)
-                _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+                _become(owner)
                 if uids:
                     _unshare_user()
                 os.write(sync_w, b"u")
@@ -104,10 +99,7 @@ class Connections:
                         try:
                             _close_others([child_end.fileno(), done_w])
                             if k is not None:
-                                os.setgroups([])
-                                os.setresgid(k, k, k)
-                                os.setresuid(k, k, k)
-                                _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+                                _become(k)
                                 if nested:
                                     _unshare_user()
                             socks = []
@@ -135,10 +127,7 @@ class Connections:
                     os.waitpid(kid, 0)
                 code = 0
             except BaseException as e:
-                try:
-                    child_end.sendall(repr(e).encode())
-                except OSError:
-                    pass
+                varlink.report_failure(child_end, e)
             finally:
                 os._exit(code)
         self.pid = pid
@@ -158,7 +147,7 @@ class Connections:
                     with open(f"/proc/{pid}/{name}", "w") as f:
                         f.write(f"0 {base} {uids + 1}\n")
             os.write(go_w, b"m")
-            self.fds = _recv_fds_all(self.keep, per_uid * (uids or 1))
+            self.fds = varlink.recv_fds_all(self.keep, per_uid * (uids or 1), "connecting")
         except BaseException:
             self.close()
             raise
@@ -332,10 +321,7 @@ class Dialer:
                 except OSError:
                     pass
                 if uid != 0:
-                    os.setgroups([])
-                    os.setresgid(gid, gid, gid)
-                    os.setresuid(uid, uid, uid)
-                    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+                    _become(uid, gid)
                 while child.recv(1):
                     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
                     s.connect(path)

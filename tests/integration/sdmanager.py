@@ -389,6 +389,21 @@ class FakeManager:
         return st.get("task", st)
 
 
+def adopting_manager(tmp_path, bins):
+    """A FakeManager (its files in TMP_PATH/sd) for a zygoted that adopts its containers when it
+    restarts; skips where the kernel cannot tell an adopted task's status (no PIDFD_INFO_EXIT,
+    Linux 6.15). The orphans of a stopped zygoted come to this process, as to systemd: the caller
+    reaps them."""
+    if not pidfd_info_exit_supported():
+        pytest.skip("the kernel lacks PIDFD_INFO_EXIT (Linux 6.15): an adopted task's status cannot be known")
+    work = tmp_path / "sd"
+    work.mkdir()
+    os.chmod(work, 0o755)
+    m = FakeManager(str(work), bins)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    return m
+
+
 @pytest.fixture
 def manager(sd_bins, request):
     d = tempfile.mkdtemp(prefix="zysd-")

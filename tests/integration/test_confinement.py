@@ -10,6 +10,7 @@ What zygoted does not do yet is marked as a strict xfail naming the open work: s
 today (the xfail), and turns into a failure of the suite the day the escape is closed, so that
 its mark has to go with the fix.
 """
+import contextlib
 import os
 import re
 import shlex
@@ -132,13 +133,30 @@ def test_no_new_privs_follows_the_caller(daemons, needs_root):
         zytest.remove_workdir(top)
 
 
-def test_cgroup_follows_the_caller(tiered):
-    """A caller in a cgroup (here a pids cgroup of its own) gets a task in that cgroup or below."""
+@contextlib.contextmanager
+def own_cgroup():
+    """A cgroup made for the test (a pids one, or one under the v2 root; skipped where none may be
+    made): the cgroup and its hierarchy's root. Removed at the end, once the processes moved
+    there (and their tasks) have exited."""
     base = "/sys/fs/cgroup/pids" if os.path.isdir("/sys/fs/cgroup/pids") else "/sys/fs/cgroup"
     if not os.access(base, os.W_OK):
         pytest.skip(f"cannot create a cgroup under {base}")
     cg = tempfile.mkdtemp(prefix="zytest-", dir=base)
     try:
+        yield cg, base
+    finally:
+        os.rmdir(cg)
+
+
+def cgroups_in(text, base):
+    """The paths, in the hierarchy at BASE, of the cgroups /proc/PID/cgroup's TEXT names."""
+    return [ln.split(":", 2)[2] for ln in text.splitlines()
+            if (":pids:" in ln) or (base == "/sys/fs/cgroup" and ln.startswith("0::"))]
+
+
+def test_cgroup_follows_the_caller(tiered):
+    """A caller in a cgroup (here a pids cgroup of its own) gets a task in that cgroup or below."""
+    with own_cgroup() as (cg, base):
         with open(os.path.join(cg, "pids.max"), "w") as f:
             f.write("50")
         script = (f'echo $$ > {cg}/cgroup.procs && exec {tiered.bins["launchctl"]} --socket {tiered.socket} '
@@ -147,13 +165,8 @@ def test_cgroup_follows_the_caller(tiered):
                            env=dict(zytest.WORK_ENV), timeout=zytest.CALL_TIMEOUT)
         assert r.returncode == 0, r.stderr
         rel = "/" + os.path.relpath(cg, base)
-        lines = [ln for ln in r.stdout.decode().splitlines()
-                 if (":pids:" in ln) or (base == "/sys/fs/cgroup" and ln.startswith("0::"))]
-        assert lines and all(ln.split(":", 2)[2].startswith(rel) for ln in lines), \
-            f"the caller is in {rel}, its task in {lines}"
-    finally:
-        # The task has exited; an empty cgroup can be removed.
-        os.rmdir(cg)
+        paths = cgroups_in(r.stdout.decode(), base)
+        assert paths and all(p.startswith(rel) for p in paths), f"the caller is in {rel}, its task in {paths}"
 
 
 def test_callers_own_filter_is_kept(daemon):

@@ -25,8 +25,8 @@ import pytest
 
 import varlink
 import zytest
-from test_confinement import (cap_sets, drop_every_capability, drop_to_nobody, filter_this_thread, spawn_after,
-                              status_field)
+from test_confinement import (cap_sets, cgroups_in, drop_every_capability, drop_to_nobody, filter_this_thread,
+                              own_cgroup, spawn_after, status_field)
 from zytest import NOBODY
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -119,25 +119,15 @@ def test_nice_is_seen(tiered):
 
 
 def test_cgroup_is_seen(tiered):
-    base = "/sys/fs/cgroup/pids" if os.path.isdir("/sys/fs/cgroup/pids") else "/sys/fs/cgroup"
-    if not os.access(base, os.W_OK):
-        pytest.skip(f"cannot create a cgroup under {base}")
-    cg = tempfile.mkdtemp(prefix="zytest-", dir=base)
-    try:
+    with own_cgroup() as (cg, base):
         def change():
             with open(os.path.join(cg, "cgroup.procs"), "w") as f:
                 f.write("0")
         res = spawn_twice(tiered, change, ["cat", "/proc/self/cgroup"])
         rel = "/" + os.path.relpath(cg, base)
-
-        def where(text):
-            return [ln.split(":", 2)[2] for ln in text.splitlines()
-                    if (":pids:" in ln) or (base == "/sys/fs/cgroup" and ln.startswith("0::"))]
-        assert where(res["first"]) and not any(p.startswith(rel) for p in where(res["first"]))
-        assert where(res["second"]) and all(p.startswith(rel) for p in where(res["second"])), \
-            f"the caller is in {rel}, its task in {where(res['second'])}"
-    finally:
-        os.rmdir(cg)  # the child and its tasks have exited
+        first, second = cgroups_in(res["first"], base), cgroups_in(res["second"], base)
+        assert first and not any(p.startswith(rel) for p in first)
+        assert second and all(p.startswith(rel) for p in second), f"the caller is in {rel}, its task in {second}"
 
 
 def test_procfs_mounted_in_its_mount_namespace_is_seen(tiered):

@@ -51,14 +51,10 @@ def close_all(conns):
         c.close()
 
 
-@pytest.mark.parametrize("env", FINDERS, ids=FINDER_IDS)
-def test_subuids_count_as_their_owner(daemons, needs_root, env):
-    """uid 4242 connects 64 times as each of 4 of its subordinate uids: the 256 connections are
-    one account, 128 of them served and the rest refused at connect (LimitExceeded
-    connections_per_user), whichever way the namespace is found. Before, each subordinate uid had
-    128 of its own, and 8 of them filled the daemon."""
-    d = daemons(env=env)
-    with attacks.Connections(d.socket, OWNER, per_uid=64, uids=4, base=BASE) as h:
+def assert_one_account(socket, owner, per_uid, uids):
+    """PER_UID connections from each of UIDS subordinate uids of OWNER's namespace: 128 served in
+    all, the rest refused for connections_per_user, as one account's."""
+    with attacks.Connections(socket, owner, per_uid=per_uid, uids=uids, base=BASE) as h:
         conns = h.conns(timeout=10)
         try:
             served, refused = admitted(conns)
@@ -66,6 +62,16 @@ def test_subuids_count_as_their_owner(daemons, needs_root, env):
             close_all(conns)
     assert served == 128, (served, refused[:3])
     assert set(refused) == {(LIMIT, "connections_per_user", 128)}, set(map(str, refused))
+
+
+@pytest.mark.parametrize("env", FINDERS, ids=FINDER_IDS)
+def test_subuids_count_as_their_owner(daemons, needs_root, env):
+    """uid 4242 connects 64 times as each of 4 of its subordinate uids: the 256 connections are
+    one account, 128 of them served and the rest refused at connect (LimitExceeded
+    connections_per_user), whichever way the namespace is found. Before, each subordinate uid had
+    128 of its own, and 8 of them filled the daemon."""
+    d = daemons(env=env)
+    assert_one_account(d.socket, OWNER, per_uid=64, uids=4)
 
 
 def test_nested_namespaces_count_as_the_outer_owner(daemon):
@@ -86,14 +92,7 @@ def test_root_made_namespace_is_not_root(daemon):
     """A user namespace root made (a container's users) is not root: its callers share one
     account with the limits of any user, whatever uids it maps (here 2, 100 connections each:
     128 served)."""
-    with attacks.Connections(daemon.socket, 0, per_uid=100, uids=2, base=BASE) as h:
-        conns = h.conns(timeout=10)
-        try:
-            served, refused = admitted(conns)
-        finally:
-            close_all(conns)
-    assert served == 128, (served, refused[:3])
-    assert set(refused) == {(LIMIT, "connections_per_user", 128)}, set(map(str, refused))
+    assert_one_account(daemon.socket, 0, per_uid=100, uids=2)
 
 
 @pytest.mark.parametrize("env", FINDERS, ids=FINDER_IDS)

@@ -109,6 +109,14 @@ def roundtrip(daemon, daemons, bins, workdir, uid, cmd, variant, new_call, expec
     return p
 
 
+def write_in(workdir, name, text):
+    """TEXT as the file NAME in WORKDIR: its path."""
+    path = os.path.join(workdir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
 @pytest.mark.parametrize("uid", [None, NOBODY], ids=["root", "nobody"])
 def test_busybox_pipeline(daemon, daemons, bins, workdir, uid):
     if not shutil.which("busybox"):
@@ -121,15 +129,14 @@ def test_busybox_pipeline(daemon, daemons, bins, workdir, uid):
 
 
 def test_python_script(daemon, daemons, bins, workdir):
-    script = os.path.join(workdir, "s.py")
-    with open(script, "w") as f:
-        f.write("import json, os, sys\n"
-                "out = os.path.join(sys.argv[1], 'out.json')\n"
-                "with open(out, 'w') as f:\n"
-                "    json.dump({'n': sum(range(100))}, f)\n"
-                "print(open(out).read())\n"
-                "if len(sys.argv) > 2:\n"
-                "    os.mkfifo(os.path.join(sys.argv[1], 'fifo'))\n")
+    script = write_in(workdir, "s.py",
+                      "import json, os, sys\n"
+                      "out = os.path.join(sys.argv[1], 'out.json')\n"
+                      "with open(out, 'w') as f:\n"
+                      "    json.dump({'n': sum(range(100))}, f)\n"
+                      "print(open(out).read())\n"
+                      "if len(sys.argv) > 2:\n"
+                      "    os.mkfifo(os.path.join(sys.argv[1], 'fifo'))\n")
     roundtrip(daemon, daemons, bins, workdir, NOBODY, ["python3", "-I", script, workdir],
               ["python3", "-I", script, workdir, "fifo"], "mknodat", b'{"n": 4950}')
 
@@ -137,9 +144,7 @@ def test_python_script(daemon, daemons, bins, workdir):
 def test_gcc_compile(daemon, daemons, bins, workdir):
     if not shutil.which("gcc"):
         pytest.skip("gcc is not installed")
-    src = os.path.join(workdir, "hello.c")
-    with open(src, "w") as f:
-        f.write('#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n')
+    src = write_in(workdir, "hello.c", '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n')
     out = os.path.join(workdir, "hello")
     compile_and_run = f"gcc -O1 -o {out} {src} && {out}"
     made = os.path.join(workdir, "made")
@@ -151,18 +156,17 @@ def test_gcc_compile(daemon, daemons, bins, workdir):
 
 
 def test_socket_server(daemon, daemons, bins, workdir):
-    script = os.path.join(workdir, "srv.py")
-    with open(script, "w") as f:
-        f.write("import socket, sys, threading\n"
-                "srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
-                "srv.bind(('127.0.0.1', 0)); srv.listen(1)\n"
-                "def serve():\n"
-                "    c, _ = srv.accept(); c.sendall(c.recv(16).upper()); c.close()\n"
-                "t = threading.Thread(target=serve); t.start()\n"
-                "cl = socket.create_connection(srv.getsockname()); cl.sendall(b'ping')\n"
-                "print(cl.recv(16).decode()); t.join()\n"
-                "if len(sys.argv) > 1:\n"
-                "    socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)\n")
+    script = write_in(workdir, "srv.py",
+                      "import socket, sys, threading\n"
+                      "srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+                      "srv.bind(('127.0.0.1', 0)); srv.listen(1)\n"
+                      "def serve():\n"
+                      "    c, _ = srv.accept(); c.sendall(c.recv(16).upper()); c.close()\n"
+                      "t = threading.Thread(target=serve); t.start()\n"
+                      "cl = socket.create_connection(srv.getsockname()); cl.sendall(b'ping')\n"
+                      "print(cl.recv(16).decode()); t.join()\n"
+                      "if len(sys.argv) > 1:\n"
+                      "    socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)\n")
     p = roundtrip(daemon, daemons, bins, workdir, NOBODY, ["python3", "-I", script],
                   ["python3", "-I", script, "v6"], "socket", b"PING")
     # the family is in the profile as a rule of its own, not socket outright

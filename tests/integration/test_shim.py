@@ -244,12 +244,9 @@ def test_hold_then_start(daemon, shims):
     assert ev["exit"]["exitCode"] == 5
 
 
-def test_signal_forwarded(daemon, shims):
-    """A signal to the shim goes to the running task (Kill); the shim exits with 128+N."""
-    s = shims(daemon, "--id", "shim-int", "--", "cat", stdin=subprocess.PIPE)
-    create = s.expect("create")
-    s.expect("start")
-    assert os.path.realpath(f"/proc/{create['pid']}/exe") == os.path.realpath("/usr/bin/cat")
+def assert_sigint_forwarded(s):
+    """SIGINT to shim S (running cat) goes to its task: the task exits on it, the shim with 128+2,
+    its events an exit by that signal and the delete."""
     s.signal(signal.SIGINT)
     # The task's exit before finish(): finish() closes the shim's stdin, which is cat's, and a cat
     # that reads EOF before the shim has forwarded the signal exits 0 on its own.
@@ -258,6 +255,15 @@ def test_signal_forwarded(daemon, shims):
     assert rc == 128 + signal.SIGINT, err
     ev += s.rest()
     assert [e["type"] for e in ev] == ["exit", "delete"] and ev[0]["signal"] == signal.SIGINT
+
+
+def test_signal_forwarded(daemon, shims):
+    """A signal to the shim goes to the running task (Kill); the shim exits with 128+N."""
+    s = shims(daemon, "--id", "shim-int", "--", "cat", stdin=subprocess.PIPE)
+    create = s.expect("create")
+    s.expect("start")
+    assert os.path.realpath(f"/proc/{create['pid']}/exe") == os.path.realpath("/usr/bin/cat")
+    assert_sigint_forwarded(s)
 
 
 def test_kill_all(daemon, shims):
@@ -371,10 +377,5 @@ def test_signal_forwarded_after_the_control_connection_idled(daemons, needs_root
     s.expect("create")
     s.expect("start")
     wait_for(lambda: "idle for 1s" in d.log(), "zygoted closing the shim's idle control connection", timeout=30)
-    s.signal(signal.SIGINT)
-    ev = [s.event()]
-    rc, _, err = s.finish()
-    assert rc == 128 + signal.SIGINT, err
-    ev += s.rest()
-    assert [e["type"] for e in ev] == ["exit", "delete"] and ev[0]["signal"] == signal.SIGINT
+    assert_sigint_forwarded(s)
     assert task_state(d, "shim-idle") is None

@@ -201,6 +201,30 @@ class _Connector:
             os.waitpid(self.pid, 0)
 
 
+def report_failure(sock, e):
+    """A helper process's failure E sent over SOCK as text, which recv_fds_all() raises in the
+    parent; nothing if the parent is gone."""
+    try:
+        sock.sendall(repr(e).encode())
+    except OSError:
+        pass
+
+
+def recv_fds_all(sock, n, what):
+    """N fds a helper process sends over SOCK (as many messages as it takes, 253 fds at most each);
+    the text it sends instead of one is its failure, raised as OSError (WHAT failed), the fds
+    received so far closed."""
+    got = []
+    while len(got) < n:
+        msg, fds, _, _ = socket.recv_fds(sock, 4096, 253, socket.MSG_CMSG_CLOEXEC)
+        if not fds:
+            for fd in got:
+                os.close(fd)
+            raise OSError(f"{what} failed: {msg.decode(errors='replace')}")
+        got += fds
+    return got
+
+
 def connect_many_as(path, uid, gid, n, groups=(), timeout=30.0):
     """n connections whose peer credentials are uid/gid/groups.
 
@@ -236,22 +260,12 @@ def connect_many_as(path, uid, gid, n, groups=(), timeout=30.0):
             while child.recv(1):
                 pass
         except BaseException as e:  # report, never return into pytest from the child
-            try:
-                child.sendall(repr(e).encode())
-            except OSError:
-                pass
+            report_failure(child, e)
         finally:
             os._exit(code)
     child.close()
-    got = []
     try:
-        while len(got) < n:
-            msg, fds, _, _ = socket.recv_fds(parent, 4096, 200, socket.MSG_CMSG_CLOEXEC)
-            if not fds:
-                for fd in got:
-                    os.close(fd)
-                raise OSError(f"connect as {uid}:{gid} failed: {msg.decode(errors='replace')}")
-            got += fds
+        got = recv_fds_all(parent, n, f"connect as {uid}:{gid}")
     except BaseException:
         parent.close()
         os.waitpid(pid, 0)

@@ -138,6 +138,25 @@ def wait_readable(fd, timeout):
     return bool(r)
 
 
+def read_until(fd, marker, timeout):
+    """What FD (a terminal's master, say) gives until MARKER has come, it ends or fails, or
+    TIMEOUT seconds have gone by."""
+    out = b""
+    deadline = time.monotonic() + timeout
+    while marker not in out:
+        left = deadline - time.monotonic()
+        if left <= 0 or not wait_readable(fd, left):
+            break
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
 def strace_attach(pid, *options):
     """strace -p PID OPTIONS, returned once it has attached (its stderr says so). Skips the test
     when strace is not installed. The caller kills and waits for it."""

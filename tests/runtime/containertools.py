@@ -373,7 +373,12 @@ disabled_plugins = [{self.disabled_cri()}"io.containerd.snapshotter.v1.aufs",
                 return int(f[1]), f[2]
         raise AssertionError(f"no task {cid} in {r.stdout!r}")
 
+    def cgroups_of(self, cid):
+        return cgroups_naming(CTR_CGROUP_PARENT, cid)
+
     def leftovers(self, cid):
+        """What is left of container CID once removed: its processes, mounts, cgroups (once its
+        shim is gone), runtime state, and containerd's record of it."""
         left = []
         # the shim exits once containerd has deleted the task, not necessarily before ctr does
         for pid in processes_naming(cid):
@@ -381,10 +386,10 @@ disabled_plugins = [{self.disabled_cri()}"io.containerd.snapshotter.v1.aufs",
                 wait_gone(pid, timeout=60)
         procs = processes_naming(cid)
         if procs:
-            left.append(f"processes {procs}")
+            left.append("processes " + "; ".join(f"{p}: {cmdline(p)}" for p in procs))
         if mounts_naming(cid):
             left.append(f"mounts {mounts_naming(cid)}")
-        cg = cgroups_naming(CTR_CGROUP_PARENT, cid)
+        cg = self.cgroups_of(cid)
         if cg:
             left.append(f"cgroups {cg}")
         state = glob.glob(os.path.join(self.runc_root, "*", cid))
@@ -392,7 +397,7 @@ disabled_plugins = [{self.disabled_cri()}"io.containerd.snapshotter.v1.aufs",
             left.append(f"runtime state {state}")
         r = self.ctr("containers", "ls", "-q")
         if cid in r.stdout.split():
-            left.append("the container")
+            left.append("the container in containerd")
         return left
 
 
@@ -442,28 +447,10 @@ class CriContainerd(Containerd):
             text += f'{cri}.containerd.runtimes.{handler}]\n  runtime_type = "{runtime_type}"\n'
         return text
 
-    def leftovers(self, cid):
-        """What is left of a CRI container or pod sandbox (CID, its 64-digit id) once removed."""
-        left = []
-        for pid in processes_naming(cid):
-            if "containerd-shim" in cmdline(pid):
-                wait_gone(pid, timeout=60)
-        procs = processes_naming(cid)
-        if procs:
-            left.append("processes " + "; ".join(f"{p}: {cmdline(p)}" for p in procs))
-        if mounts_naming(cid):
-            left.append(f"mounts {mounts_naming(cid)}")
-        cg = [d for base in glob.glob("/sys/fs/cgroup/*") + ["/sys/fs/cgroup"]
-              for d in glob.glob(f"{base}{CRI_CGROUP_PARENT}/*/{cid}")]  # PARENT/POD/ID
-        if cg:
-            left.append(f"cgroups {cg}")
-        state = glob.glob(os.path.join(self.runc_root, "*", cid))
-        if state:
-            left.append(f"runtime state {state}")
-        r = self.ctr("containers", "ls", "-q")
-        if cid in r.stdout.split():
-            left.append("the container in containerd")
-        return left
+    def cgroups_of(self, cid):
+        """The cgroups of a CRI container or pod sandbox (CID, its 64-digit id): PARENT/POD/ID."""
+        return [d for base in glob.glob("/sys/fs/cgroup/*") + ["/sys/fs/cgroup"]
+                for d in glob.glob(f"{base}{CRI_CGROUP_PARENT}/*/{cid}")]
 
 
 # ---- Docker ---------------------------------------------------------------------------------------

@@ -545,16 +545,10 @@ def test_wait_across_a_zygoted_restart(staged, bundle, tmp_path):
     """zygoted restarted under its service manager while the shim waits for the container: the
     new zygoted adopts the container's init (fd store), the shim connects again and sends its Wait
     again, and containerd gets the container's own exit status, not a made-up one."""
-    from sdmanager import FakeManager, PR_SET_CHILD_SUBREAPER, pidfd_info_exit_supported, prctl, reap_zombies
+    from sdmanager import PR_SET_CHILD_SUBREAPER, adopting_manager, prctl, reap_zombies
     if os.geteuid() != 0:
         pytest.skip("zygoted starts containers for root callers only")
-    if not pidfd_info_exit_supported():
-        pytest.skip("the kernel lacks PIDFD_INFO_EXIT (Linux 6.15): an adopted task's status cannot be known")
-    work = tmp_path / "sd"
-    work.mkdir()
-    os.chmod(work, 0o755)
-    m = FakeManager(str(work), staged)
-    prctl(PR_SET_CHILD_SUBREAPER, 1)  # the orphans of a stopped zygoted come to us, as to systemd
+    m = adopting_manager(tmp_path, staged)
     stop = threading.Event()
     reaper = threading.Thread(target=lambda: [reap_zombies() for _ in iter(lambda: stop.wait(0.05), True)],
                               daemon=True)

@@ -239,6 +239,18 @@ class Side:
         return r
 
 
+def run_if_created(side, bundle, cid, created, obs):
+    """The bundle run by SIDE (as CID-run, then deleted) where its create (CREATED) succeeded:
+    obs["run"] says how it ended. The run's result, or None."""
+    if created.returncode != 0:
+        obs["run"] = "not run: create failed"
+        return None
+    r = side("run", "--bundle", bundle, cid + "-run")
+    side("delete", "--force", cid + "-run")
+    obs["run"] = f"exit {r.returncode}"
+    return r
+
+
 def observe(side, bundle, case, version, tag):
     """What one runtime gives for the bundle: {observation: value}, and its create's stderr."""
     obs, cid = {}, f"zdiff-{tag}-{side.name}"
@@ -258,12 +270,9 @@ def observe(side, bundle, case, version, tag):
         side("delete", "--force", cid)
     for d in dirs.values():
         assert not os.path.isdir(d), f"{side.name} left the cgroup {d} behind"
-    if r.returncode != 0:
-        obs["run"] = "not run: create failed"
+    r = run_if_created(side, bundle, cid, r, obs)
+    if r is None:
         return obs, error
-    r = side("run", "--bundle", bundle, cid + "-run")
-    side("delete", "--force", cid + "-run")
-    obs["run"] = f"exit {r.returncode}"
     status, _, mounts = r.stdout.partition("---\n")
     for line in status.splitlines():
         k, _, v = line.partition(":")

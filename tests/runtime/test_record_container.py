@@ -5,6 +5,7 @@ notify, `zygote-record agent` is the agent at its listenerPath, and zygote-runc 
 listener as for any agent. The written profile then runs the same container (its runtime's own
 calls after the filter's load included), and a variant that calls something new is refused.
 """
+import contextlib
 import ctypes
 import json
 import os
@@ -63,29 +64,52 @@ def recording_object(recorder, sock):
 PIPE = "echo hi; seq 3 | wc -l"
 
 
-@pytest.mark.parametrize("nnp", [True, False], ids=["nnp-filter-last", "no-nnp-filter-before-caps"])
-def test_container_recorded_then_run_under_its_profile(runc, bundle, recorder, nnp):
-    out = os.path.join(bundle.path, "rec.json")
-    sock = os.path.join(bundle.path, "agent.sock")
+@contextlib.contextmanager
+def recording(recorder, out, sock):
+    """The agent recording to OUT, listening on SOCK, for the body of the with; once the body is
+    done (its container gone: the agent writes the file once no process of the container is left
+    under the filter) it must have written OUT and exited 0. Killed if not gone."""
     agent = start_agent(recorder, out, sock)
     try:
-        obj = recording_object(recorder, sock)
-        assert obj["listenerPath"] == sock and obj["defaultAction"] == "SCMP_ACT_ERRNO"
-        kept = {n for r in obj["syscalls"] if r["action"] == "SCMP_ACT_ALLOW" for n in r["names"]}
-        assert kept == {"write", "sendmsg"}, kept  # the hand-over's calls only
-        bundle.config["process"]["noNewPrivileges"] = nnp
-        bundle.config["linux"]["seccomp"] = obj
-        bundle.set_args("sh", "-c", PIPE)
-        r = runc("run", "--bundle", bundle.path, container_id())
-        assert r.returncode == 0, r.stderr
-        assert r.stdout.split() == ["hi", "3"], r.stdout
-        # the agent writes the file once no process of the container is left under the filter
+        yield agent
         _, err = agent.communicate(timeout=TIMEOUT)
         assert agent.returncode == 0, err
     finally:
         if agent.poll() is None:
             agent.kill()
             agent.wait()
+
+
+def write_recording_object(recorder, sock, tmp_path):
+    """The recording object of the agent on SOCK, as a file in TMP_PATH (a runtime's --seccomp)."""
+    obj = tmp_path / "recording.json"
+    obj.write_text(json.dumps(recording_object(recorder, sock)))
+    return obj
+
+
+def runc_pipe(runc, bundle):
+    """PIPE run in BUNDLE by runc run: its result."""
+    bundle.set_args("sh", "-c", PIPE)
+    return runc("run", "--bundle", bundle.path, container_id())
+
+
+def assert_ran(r):
+    """PIPE ran to its end in the container."""
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+
+
+@pytest.mark.parametrize("nnp", [True, False], ids=["nnp-filter-last", "no-nnp-filter-before-caps"])
+def test_container_recorded_then_run_under_its_profile(runc, bundle, recorder, nnp):
+    out = os.path.join(bundle.path, "rec.json")
+    sock = os.path.join(bundle.path, "agent.sock")
+    with recording(recorder, out, sock):
+        obj = recording_object(recorder, sock)
+        assert obj["listenerPath"] == sock and obj["defaultAction"] == "SCMP_ACT_ERRNO"
+        kept = {n for r in obj["syscalls"] if r["action"] == "SCMP_ACT_ALLOW" for n in r["names"]}
+        assert kept == {"write", "sendmsg"}, kept  # the hand-over's calls only
+        bundle.config["process"]["noNewPrivileges"] = nnp
+        bundle.config["linux"]["seccomp"] = obj
+        assert_ran(runc_pipe(runc, bundle))
     with open(out) as f:
         profile = json.load(f)
     names = set(profile["syscalls"][0]["names"])
@@ -94,10 +118,7 @@ def test_container_recorded_then_run_under_its_profile(runc, bundle, recorder, n
     # the same container under the written profile: runs, runtime and all
     bundle.config["linux"]["seccomp"] = profile
     bundle.config["root"]["readonly"] = False
-    bundle.set_args("sh", "-c", PIPE)
-    r = runc("run", "--bundle", bundle.path, container_id())
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["hi", "3"], r.stdout
+    assert_ran(runc_pipe(runc, bundle))
     # a variant that makes a directory: refused by the profile
     bundle.set_args("sh", "-c", PIPE + "; mkdir /made; echo rc=$?")
     r = runc("run", "--bundle", bundle.path, container_id())
@@ -124,20 +145,12 @@ def test_podman_records_then_runs_the_profile(podman, recorder, tmp_path, runtim
     rt = None if runtime == "zygote-runc" else "runc"
     out, sock = str(tmp_path / "rec.json"), str(tmp_path / "agent.sock")
     os.chmod(tmp_path, 0o755)
-    agent = start_agent(recorder, out, sock)
-    try:
-        obj = tmp_path / "recording.json"
-        obj.write_text(json.dumps(recording_object(recorder, sock)))
+    with recording(recorder, out, sock):
+        obj = write_recording_object(recorder, sock, tmp_path)
         r = podman("run", "--rm", "--security-opt", f"seccomp={obj}", IMAGE, "sh", "-c", PIPE, runtime=rt)
-        assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
-        _, err = agent.communicate(timeout=TIMEOUT)
-        assert agent.returncode == 0, err
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
+        assert_ran(r)
     r = podman("run", "--rm", "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c", PIPE, runtime=rt)
-    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    assert_ran(r)
     r = podman("run", "--rm", "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c", "mkdir /made; echo rc=$?",
                runtime=rt)
     assert "rc=1" in r.stdout and "Operation not permitted" in r.stderr, (r.stdout, r.stderr)
@@ -170,7 +183,7 @@ def test_annotation_records_the_container(runc, bundle, recorder, with_input):
     bundle.config["linux"]["seccomp"] = default_object()
     bundle.set_args("sh", "-c", PIPE)
     r = runc("run", "--bundle", bundle.path, container_id())
-    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    assert_ran(r)
     wait_written(out)
     with open(out) as f:
         profile = json.load(f)
@@ -180,7 +193,7 @@ def test_annotation_records_the_container(runc, bundle, recorder, with_input):
     bundle.config["linux"]["seccomp"] = profile
     bundle.set_args("sh", "-c", PIPE)
     r = runc("run", "--bundle", bundle.path, container_id())
-    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    assert_ran(r)
 
 
 def test_annotation_refused_with_a_reason(runc, bundle):
@@ -198,10 +211,10 @@ def test_podman_annotation(podman, tmp_path):
     os.chmod(tmp_path, 0o755)
     out = str(tmp_path / "rec.json")
     r = podman("run", "--rm", "--annotation", f"io.containers.trace-syscall=of:{out}", IMAGE, "sh", "-c", PIPE)
-    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    assert_ran(r)
     wait_written(out)
     r = podman("run", "--rm", "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c", PIPE)
-    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    assert_ran(r)
 
 
 def test_docker_runs_the_recorded_profile(docker, runc, bundle):
@@ -219,11 +232,11 @@ def test_docker_runs_the_recorded_profile(docker, runc, bundle):
     bundle.config["process"]["noNewPrivileges"] = False
     bundle.set_args("sh", "-c", PIPE)
     r = runc("run", "--bundle", bundle.path, container_id())
-    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    assert_ran(r)
     wait_written(out)
     os.chmod(out, 0o644)
     r = docker("run", "--rm", "--runtime", RUNTIME, "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c", PIPE)
-    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    assert_ran(r)
     r = docker("run", "--rm", "--runtime", RUNTIME, "--security-opt", f"seccomp={out}", IMAGE, "sh", "-c",
                "mkdir /made; echo rc=$?")
     assert "rc=1" in r.stdout and "Operation not permitted" in r.stderr, (r.stdout, r.stderr)
@@ -234,23 +247,15 @@ def test_ctr_records_then_runs_the_profile(containerd, runc_bin, recorder, tmp_p
     recording object through containerd to the runtime, then the written file as the profile."""
     os.chmod(tmp_path, 0o755)
     out, sock = str(tmp_path / "rec.json"), str(tmp_path / "agent.sock")
-    agent = start_agent(recorder, out, sock)
-    try:
-        obj = tmp_path / "recording.json"
-        obj.write_text(json.dumps(recording_object(recorder, sock)))
+    with recording(recorder, out, sock) as agent:
+        obj = write_recording_object(recorder, sock, tmp_path)
         r = containerd.run(runc_bin, container_id(), "sh", "-c", PIPE,
                            opts=["--rm", "--seccomp", "--seccomp-profile", str(obj)])
         if r.returncode != 0 and agent.poll() is None:
             pytest.skip(f"this containerd does not hand listenerPath to its runtime: {r.stderr.strip()[-300:]}")
-        assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
-        _, err = agent.communicate(timeout=TIMEOUT)
-        assert agent.returncode == 0, err
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
+        assert_ran(r)
     r = containerd.run(runc_bin, container_id(), "sh", "-c", PIPE, opts=["--rm", "--seccomp", "--seccomp-profile", out])
-    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    assert_ran(r)
     r = containerd.run(runc_bin, container_id(), "sh", "-c", "mkdir /made; echo rc=$?",
                        opts=["--rm", "--seccomp", "--seccomp-profile", out])
     assert "rc=1" in r.stdout and "Operation not permitted" in r.stderr, (r.stdout, r.stderr)

@@ -15,6 +15,7 @@ import threading
 import pytest
 
 from containertools import container_id as cid
+import zytest
 
 
 # ---- CVE-2021-30465: mount destinations through symlinks of the image -----------------------------
@@ -301,7 +302,6 @@ def test_mask_source_is_the_real_dev_null(runc, bundle, target):
 def run_with_terminal(runc, bundle, tmp_path, script):
     """create with a console socket, start, and what the pty shows until the process exits; or the
     failed create."""
-    import select
     import socket
     name = cid()
     path = str(tmp_path / f"console-{name}.sock")
@@ -320,17 +320,7 @@ def run_with_terminal(runc, bundle, tmp_path, script):
         conn.close()
         master = fds[0]
         assert runc("start", name).returncode == 0
-        out = b""
-        while b"END-OF-PROBE\r\n" not in out:
-            ready, _, _ = select.select([master], [], [], 20)
-            assert ready, out
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
+        out = zytest.read_until(master, b"END-OF-PROBE\r\n", 60)
         os.close(master)
         return r, out.decode(errors="replace")
     finally:

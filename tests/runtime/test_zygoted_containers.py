@@ -215,17 +215,7 @@ def test_terminal_through_console_socket(daemon, bundle):
         assert len(fds) == 1, "no pty master came on the console socket"
         master = fds[0]
         c.call(L + "Start", {"id": cid})
-        text = b""
-        deadline = time.monotonic() + 10
-        while b"term-ok" not in text and time.monotonic() < deadline:
-            zytest.wait_readable(master, 10)
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            text += chunk
+        text = zytest.read_until(master, b"term-ok", 10)
         os.close(master)
         assert b"/dev/pts/0" in text and b"term-ok" in text, text
         c.call(L + "Wait", {"id": cid})
@@ -491,14 +481,8 @@ def test_restart_adopts_containers(staged, bundle, tmp_path):
     """Under a service manager, a restarted zygoted adopts the containers' processes from the fd
     store as containers: Kill with all reaches every process in the container's cgroup, and
     Delete removes its cgroup and state."""
-    from sdmanager import FakeManager, pidfd_info_exit_supported, reap_zombies, PR_SET_CHILD_SUBREAPER, prctl
-    if not pidfd_info_exit_supported():
-        pytest.skip("the kernel lacks PIDFD_INFO_EXIT (Linux 6.15): an adopted task's status cannot be known")
-    work = tmp_path / "sd"
-    work.mkdir()
-    os.chmod(work, 0o755)
-    m = FakeManager(str(work), staged)
-    prctl(PR_SET_CHILD_SUBREAPER, 1)  # the orphans of a stopped zygoted come to us, as to systemd
+    from sdmanager import adopting_manager, reap_zombies, PR_SET_CHILD_SUBREAPER, prctl
+    m = adopting_manager(tmp_path, staged)
     try:
         m.socket_unit()
         m.start()
@@ -516,7 +500,7 @@ def test_restart_adopts_containers(staged, bundle, tmp_path):
         m.start()
         m.wait_ready()
         m.wait_log(r"adopted 1 tasks")
-        state = os.path.join(str(work), "containers", cid)
+        state = os.path.join(m.dir, "containers", cid)
         assert os.path.isdir(state)
         assert m.launchctl("kill", "--all", cid, "KILL").returncode == 0
         zytest.wait_for(lambda: (reap_zombies() or True) and m.state(cid)["state"] == "stopped",

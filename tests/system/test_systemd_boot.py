@@ -438,22 +438,30 @@ def test_detached_task_of_a_delegated_subcgroup_is_refused(machine):
         m.run("loginctl", "disable-linger", USER)
 
 
+def user_daemon(m):
+    """LOGIN_USER (made if missing) with its manager running (lingering) and zygoted.socket
+    enabled in it, as docs/SYSTEMD.md tells a user to (systemctl --user enable --now
+    zygoted.socket): its uid, and the command prefix that runs a command as the user in reach of
+    that manager."""
+    if m.run("getent", "passwd", LOGIN_USER).returncode != 0:
+        ok(m.run("useradd", "--create-home", "--shell", "/bin/bash", LOGIN_USER), f"useradd {LOGIN_USER}")
+    uid = int(ok(m.run("id", "-u", LOGIN_USER), "id -u").strip())
+    ok(m.run("loginctl", "enable-linger", LOGIN_USER), "loginctl enable-linger")
+    ok(m.run("systemctl", "start", f"user@{uid}.service", timeout=120), f"systemctl start user@{uid}")
+    env = [f"XDG_RUNTIME_DIR=/run/user/{uid}", f"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/{uid}/bus"]
+    user = ["runuser", "-u", LOGIN_USER, "--", "env", *env]
+    ok(m.run(*user, "systemctl", "--user", "enable", "--now", "zygoted.socket", timeout=120),
+       "systemctl --user enable --now zygoted.socket")
+    return uid, user
+
+
 def test_user_daemon_serves_a_login_shell(machine):
     """(j) The per-user units, enabled for a user's manager, serve that user's login shell: a real
     session through PAM (`su -l`, pam_systemd puts it in session-N.scope, which belongs to root,
     not to the user's manager). The user is not in group zygote: only their own daemon can serve
     them."""
     m = machine
-    if m.run("getent", "passwd", LOGIN_USER).returncode != 0:
-        ok(m.run("useradd", "--create-home", "--shell", "/bin/bash", LOGIN_USER), f"useradd {LOGIN_USER}")
-    uid = int(ok(m.run("id", "-u", LOGIN_USER), "id -u").strip())
-    # the user's manager runs (lingering), and the user enables the socket in it, as docs/SYSTEMD.md
-    # tells them to: systemctl --user enable --now zygoted.socket
-    ok(m.run("loginctl", "enable-linger", LOGIN_USER), "loginctl enable-linger")
-    ok(m.run("systemctl", "start", f"user@{uid}.service", timeout=120), f"systemctl start user@{uid}")
-    env = [f"XDG_RUNTIME_DIR=/run/user/{uid}", f"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/{uid}/bus"]
-    ok(m.run("runuser", "-u", LOGIN_USER, "--", "env", *env, "systemctl", "--user", "enable", "--now",
-             "zygoted.socket", timeout=120), "systemctl --user enable --now zygoted.socket")
+    uid, _ = user_daemon(m)
     script = ("cat /proc/self/cgroup; echo ---; launchctl status; echo ---; launchctl run -- id -u; "
               "echo \"exit $?\"")
     r = m.run("su", "--login", LOGIN_USER, "--command", script, timeout=120)
@@ -473,15 +481,7 @@ def test_user_daemon_detaches_from_a_login_shell(machine):
     every session by a session-.scope.d drop-in here (logind sets none). Two such tasks share it.
     A session with IPAddressDeny=any, which a user's manager cannot enforce, is refused."""
     m = machine
-    if m.run("getent", "passwd", LOGIN_USER).returncode != 0:
-        ok(m.run("useradd", "--create-home", "--shell", "/bin/bash", LOGIN_USER), f"useradd {LOGIN_USER}")
-    uid = int(ok(m.run("id", "-u", LOGIN_USER), "id -u").strip())
-    ok(m.run("loginctl", "enable-linger", LOGIN_USER), "loginctl enable-linger")
-    ok(m.run("systemctl", "start", f"user@{uid}.service", timeout=120), f"systemctl start user@{uid}")
-    env = [f"XDG_RUNTIME_DIR=/run/user/{uid}", f"DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/{uid}/bus"]
-    user = ["runuser", "-u", LOGIN_USER, "--", "env", *env]
-    ok(m.run(*user, "systemctl", "--user", "enable", "--now", "zygoted.socket", timeout=120),
-       "systemctl --user enable --now zygoted.socket")
+    uid, user = user_daemon(m)
     dropin = "/etc/systemd/system/session-.scope.d/50-zygote-test.conf"
     m.write(dropin, "[Scope]\nTasksMax=8\nMemoryMax=64M\n")
     ok(m.run("systemctl", "daemon-reload", timeout=120), "systemctl daemon-reload")

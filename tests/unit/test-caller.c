@@ -223,15 +223,7 @@ static void peer_start(unsigned conf, struct peer *ret) {
         }
         close(xfer[1]);
         close(hold[0]);
-        {
-                struct iovec iov = { .iov_base = (char[1]){}, .iov_len = 1 };
-                int fd = -EBADF;
-                size_t n = 0;
-
-                assert_true(recv_fds(xfer[0], &iov, 1, &fd, 1, &n, 0) >= 0);
-                assert_int_equal(n, 1);
-                ret->sock = fd;
-        }
+        ret->sock = tu_recv_fd(xfer[0]);
         close(xfer[0]);
         ret->pid = pid;
         ret->release = hold[1];

@@ -73,6 +73,13 @@ static void expect_plan(const char *json, unsigned v1, unsigned v2, const char *
         free(got);
 }
 
+/* The plan of json on a machine with every controller on v1 (want_v1), and on one with every
+ * controller on v2 (want_v2). */
+static void expect_v1_v2(const char *json, const char *want_v1, const char *want_v2) {
+        expect_plan(json, ALL_V1, 0, want_v1);
+        expect_plan(json, 0, ALL_V2, want_v2);
+}
+
 /* Refused, with a message that starts with the field's name. */
 static void expect_refused(const char *json, unsigned v1, unsigned v2, const char *field) {
         char *got = plan_text(json, v1, v2);
@@ -126,12 +133,11 @@ static void test_cpu(void **state) {
                 "{\"cpu\":{\"shares\":512,\"quota\":50000,\"period\":100000,\"cpus\":\"0-1\",\"mems\":\"0\"}}";
 
         (void) state;
-        expect_plan(cpu, ALL_V1, 0,
-                    "v1 cpu.shares=512\nv1 cpu.cfs_period_us=100000\nv1 cpu.cfs_quota_us=50000\n"
-                    "v1 cpuset.cpus=0-1\nv1 cpuset.mems=0\n");
-        expect_plan(cpu, 0, ALL_V2,
-                    "v2 cpu.weight=20 [+cpu]\nv2 cpu.max=50000 100000 [+cpu]\nv2 cpuset.cpus=0-1 [+cpuset]\n"
-                    "v2 cpuset.mems=0 [+cpuset]\n");
+        expect_v1_v2(cpu,
+                     "v1 cpu.shares=512\nv1 cpu.cfs_period_us=100000\nv1 cpu.cfs_quota_us=50000\n"
+                     "v1 cpuset.cpus=0-1\nv1 cpuset.mems=0\n",
+                     "v2 cpu.weight=20 [+cpu]\nv2 cpu.max=50000 100000 [+cpu]\nv2 cpuset.cpus=0-1 [+cpuset]\n"
+                     "v2 cpuset.mems=0 [+cpuset]\n");
         expect_plan("{\"cpu\":{\"quota\":-1}}", 0, ALL_V2, "v2 cpu.max=max [+cpu]\n");
         expect_plan("{\"cpu\":{\"quota\":-1}}", ALL_V1, 0, "v1 cpu.cfs_quota_us=-1\n");
         expect_plan("{\"cpu\":{\"period\":250000}}", 0, ALL_V2, "v2 cpu.max=max 250000 [+cpu]\n");
@@ -150,12 +156,11 @@ static void test_memory(void **state) {
         const char *mem = "{\"memory\":{\"limit\":268435456,\"reservation\":134217728,\"swap\":536870912}}";
 
         (void) state;
-        expect_plan(mem, ALL_V1, 0,
-                    "v1 memory.limit_in_bytes=268435456\nv1 memory.memsw.limit_in_bytes=536870912\n"
-                    "v1 memory.soft_limit_in_bytes=134217728\n");
-        expect_plan(mem, 0, ALL_V2,
-                    "v2 memory.swap.max=268435456 [+memory]\nv2 memory.max=268435456 [+memory]\n"
-                    "v2 memory.low=134217728 [+memory]\n");
+        expect_v1_v2(mem,
+                     "v1 memory.limit_in_bytes=268435456\nv1 memory.memsw.limit_in_bytes=536870912\n"
+                     "v1 memory.soft_limit_in_bytes=134217728\n",
+                     "v2 memory.swap.max=268435456 [+memory]\nv2 memory.max=268435456 [+memory]\n"
+                     "v2 memory.low=134217728 [+memory]\n");
         expect_plan("{\"memory\":{\"limit\":-1}}", 0, ALL_V2,
                     "v2 memory.swap.max=max [+memory]\nv2 memory.max=max [+memory]\n");
         expect_plan("{\"memory\":{\"limit\":-1}}", ALL_V1, 0,
@@ -185,8 +190,8 @@ static void test_pids_and_io(void **state) {
         (void) state;
         expect_plan("{\"pids\":{\"limit\":42}}", ALL_V1, 0, "v1 pids.max=42\n");
         expect_plan("{\"pids\":{\"limit\":-1}}", 0, ALL_V2, "v2 pids.max=max [+pids]\n");
-        expect_plan("{\"blockIO\":{\"weight\":500}}", ALL_V1, 0, "v1 blkio.bfq.weight=500 (or blkio.weight=500)\n");
-        expect_plan("{\"blockIO\":{\"weight\":500}}", 0, ALL_V2, "v2 io.bfq.weight=500 (or io.weight=4950) [+io]\n");
+        expect_v1_v2("{\"blockIO\":{\"weight\":500}}", "v1 blkio.bfq.weight=500 (or blkio.weight=500)\n",
+                     "v2 io.bfq.weight=500 (or io.weight=4950) [+io]\n");
         expect_plan("{\"blockIO\":{\"weightDevice\":[{\"major\":8,\"minor\":0,\"weight\":1000}],"
                     "\"throttleReadBpsDevice\":[{\"major\":8,\"minor\":0,\"rate\":1048576}],"
                     "\"throttleWriteIOPSDevice\":[{\"major\":8,\"minor\":16,\"rate\":100}]}}",
