@@ -8,10 +8,11 @@ set -euo pipefail
 # protobuf-c and the .proto files of containerd, its cgroups library, gogo and protobuf:
 # containerd-shim-zygote-v2's messages, compiled at build time (client/containerd-shim/CMakeLists.txt); file: what
 # cpack's DEB generator needs to find the programs' library dependencies (README: the Debian
-# package).
+# package); clang, libbpf-dev, bpftool: zygoted's BPF programs, built into libbpf skeletons
+# (cmake/ZygoteBpf.cmake).
 pkgs=(build-essential cmake pkg-config
       libseccomp-dev libcap-dev libsystemd-dev libev-dev libjson-c-dev
-      scdoc bash-completion file
+      scdoc bash-completion file clang libbpf-dev bpftool
       protobuf-c-compiler libprotobuf-c-dev libprotobuf-dev
       golang-github-containerd-containerd-dev golang-github-containerd-cgroups-dev
       golang-github-gogo-protobuf-dev)
@@ -28,7 +29,7 @@ if [[ "${1:-}" == "--test" ]]; then
   # (tests/runtime/test_podman_rootless.py); bats, jq, dpkg-dev: runc 1.1.5's own suite, fetched
   # from Debian's source archive at test time and run against zygote-runc and runc
   # (tests/runtime/conformance/runc-bats.sh, ctest runtime-conformance-runc).
-  pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout clang libclang-rt-14-dev
+  pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace clang-format
          golang-github-containers-common
          python3-yaml python3-grpcio python3-protobuf systemd-container debootstrap
