@@ -264,14 +264,16 @@ static int carry_filters(struct spawn *s) {
         struct zd_call *call = s->call;
         int r;
 
+        if (!call->d->caller_filters && call->d->privileged)
+                return confined(call, "the caller runs under a seccomp filter of its own, which this zygoted does not "
+                                      "read (ZYGOTE_DISABLE_FEATURES=caller_filters); its task could not carry it "
+                                      "(start zygoted without that, or run the caller without SystemCallFilter= "
+                                      "and the options systemd implements with seccomp: docs/SYSTEMD.md)");
         if (!call->d->caller_filters)
-                return confined(call,
-                                "the caller runs under a seccomp filter of its own, which %s; its task could not "
-                                "carry it (run the caller without a filter: no SystemCallFilter= and the options "
-                                "systemd implements with one, see docs/SYSTEMD.md)",
-                                call->d->privileged
-                                        ? "this zygoted does not read (ZYGOTE_DISABLE_FEATURES=caller_filters)"
-                                        : "only a zygoted running as root can read (this one is not)");
+                return confined(call, "the caller runs under a seccomp filter of its own, which only a zygoted running "
+                                      "as root can read; its task could not carry it (call the system zygoted, or run "
+                                      "the caller without SystemCallFilter= and the options systemd implements with "
+                                      "seccomp: docs/SYSTEMD.md)");
         r = zd_caller_read_filters(s->caller.pid, s->caller.pidfd, &s->caller_filters);
         for (size_t i = 0; i < ELEMENTSOF(filters_unread); i++)
                 if (r == filters_unread[i].err)

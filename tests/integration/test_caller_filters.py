@@ -64,9 +64,10 @@ def svc_daemons(daemons, needs_root):
     zytest.remove_workdir(top)
 
 
-def run_filtered(d, filters, script, profile="svc"):
-    """The caller under filters ([(name, errno)], oldest first) runs `sh -c script` as a task."""
-    argv = [sys.executable, "-c", CALLER, json.dumps([[NR[n], e] for n, e in filters]), d.bins["launchctl"],
+def run_filtered(d, filters, script, profile="svc", uid=None):
+    """The caller under filters ([(name, errno)], oldest first) runs `sh -c script` as a task (as
+    uid, when given)."""
+    argv = (zytest.setpriv(uid, uid) if uid is not None else []) + [sys.executable, "-c", CALLER, json.dumps([[NR[n], e] for n, e in filters]), d.bins["launchctl"],
             "--socket", d.socket, "run", "--profile", profile, "--", "sh", "-c", script]
     return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env=dict(zytest.WORK_ENV), cwd="/", timeout=zytest.CALL_TIMEOUT)
@@ -139,6 +140,20 @@ def test_disabled_reading_refuses_as_before(svc_daemons):
     assert "CallerConfined" in err and "seccomp filter of its own" in err, err
     assert "ZYGOTE_DISABLE_FEATURES=caller_filters" in err and "SystemCallFilter=" in err, err
     r = run_filtered(d, [], probes(d))
+    assert r.returncode == 0 and results(r.stdout)["mkdirat"] == ENOENT, r.stderr
+
+
+def test_unprivileged_zygoted_refuses_saying_why(svc_daemons):
+    """An unprivileged zygoted cannot read another process's filters (no CAP_SYS_ADMIN): its own
+    user's filtered caller is refused, told to call the system zygoted or drop the filter; the
+    same caller without a filter is served (the control)."""
+    d = svc_daemons(as_uid=zytest.NOBODY)
+    r = run_filtered(d, [("mkdirat", EPERM)], probes(d), uid=zytest.NOBODY)
+    assert r.returncode != 0, r.stdout
+    err = r.stderr.decode()
+    assert "CallerConfined" in err and "only a zygoted running as root" in err, err
+    assert "call the system zygoted" in err and "SystemCallFilter=" in err, err
+    r = run_filtered(d, [], probes(d), uid=zytest.NOBODY)
     assert r.returncode == 0 and results(r.stdout)["mkdirat"] == ENOENT, r.stderr
 
 
