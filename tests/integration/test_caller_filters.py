@@ -14,6 +14,7 @@ import platform
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -219,3 +220,69 @@ def test_threads_with_different_filters_are_refused(svc_daemons, how):
         err = res.get("error")
         assert err and err["error"] == L + "CallerConfined", res
         assert "different seccomp filters" in err["parameters"]["reason"], err
+
+
+def test_thread_that_cannot_stop_is_refused_in_time(svc_daemons):
+    """An attacker's caller: one thread blocked where a ptrace stop cannot reach it (a vfork
+    parent, libc's posix_spawn, waiting for its child, which blocks opening a FIFO before its
+    exec) while another thread calls. zygoted gives up after 50 ms and refuses, saying why; the
+    stuck thread is left untraced (TracerPid 0 once it runs again) and goes on, and the same
+    caller's next call, with nothing stuck, is served."""
+    import ctypes
+    d = svc_daemons()
+    ts = d.bins["try-syscall"]
+    top = zytest.make_workdir()
+    ready, hold = os.path.join(top, "ready"), os.path.join(top, "hold")
+    os.mkfifo(ready)
+    os.mkfifo(hold)
+
+    def child():
+        conn = d.connect()
+        deny(NR["mkdirat"])
+        libc = ctypes.CDLL(None, use_errno=True)
+        res = {}
+
+        def stuck():
+            # the child's file actions, in order: open "ready" (the test's sign that the child
+            # runs, so that this thread waits in vfork), then "hold", which blocks until released
+            fa = ctypes.create_string_buffer(256)
+            assert libc.posix_spawn_file_actions_init(fa) == 0
+            assert libc.posix_spawn_file_actions_addopen(fa, 3, ready.encode(), os.O_WRONLY, 0) == 0
+            assert libc.posix_spawn_file_actions_addopen(fa, 4, hold.encode(), os.O_RDONLY, 0) == 0
+            pid = ctypes.c_int()
+            argv = (ctypes.c_char_p * 2)(b"true", None)
+            envp = (ctypes.c_char_p * 1)(None)
+            res["spawn"] = libc.posix_spawn(ctypes.byref(pid), b"/bin/true", fa, None, argv, envp)
+            os.waitpid(pid.value, 0)
+            with open(f"/proc/self/task/{threading.get_native_id()}/status") as f:
+                res["tracer"] = [ln.split()[1] for ln in f if ln.startswith("TracerPid:")][0]
+
+        def call(key):
+            t0 = time.monotonic()
+            try:
+                out, _, _ = zytest.run_task(conn, ["sh", "-c", f"{ts} mkdirat"], profile="svc")
+                res[key] = out.decode()
+            except varlink.VarlinkError as e:
+                res[key] = dict(e.reply)
+            res[key + "_s"] = time.monotonic() - t0
+
+        t = threading.Thread(target=stuck)
+        t.start()
+        with open(ready, "rb"):  # returns once the vfork child opened it: the thread waits in vfork
+            call("first")
+        with open(hold, "wb"):  # the child's open returns, it execs, the thread goes on
+            pass
+        t.join(zytest.CALL_TIMEOUT)
+        call("second")
+        return res
+
+    try:
+        res = zytest.in_child(child)
+    finally:
+        zytest.remove_workdir(top)
+    err = res["first"]
+    assert isinstance(err, dict) and err["error"] == L + "CallerConfined", res
+    assert "did not stop to be read in time" in err["parameters"]["reason"], err
+    assert res["first_s"] < 2, f"the refusal took {res['first_s']:.2f} s"
+    assert (res.get("spawn"), res.get("tracer")) == (0, "0"), res
+    assert res["second"] == "mkdirat errno=1\n", res
