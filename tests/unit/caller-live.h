@@ -7,6 +7,8 @@
  *   'n' a network namespace 'm' a mount namespace   'P'/'U' a procfs on live_dir, unmounted
  *   'r' a chroot into live_dir   'g' into live_cgroup   'G' this thread alone into live_cgroup (v1)
  *   'l' RLIMIT_NOFILE 50/60   'u' uid and gid nobody   's' nice 10   'x' exits
+ *   't' a UTS namespace   'S' the saved uid nobody   'k' each group one more (4242 alone for none)
+ *   'K' the same groups set again   'C' the same capability sets set again
  *   'h' the commands handed to a new thread   'e' the serving thread replaced by a new one
  *   'i' three idle threads   'F' a thread with a filter of its own
  */
