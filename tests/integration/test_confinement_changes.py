@@ -301,3 +301,16 @@ def test_which_reader_reads_the_threads(daemons, needs_root, reader):
         assert "BPF task iterator disabled by ZYGOTE_DISABLE_FEATURES" in log, log
         assert not links, held
         assert len(files) >= (0 if "caller_threads" in forced else 3), held
+
+
+def test_unprivileged_zygoted_reads_threads_through_proc(daemons, needs_root):
+    """Where the BPF task iterator cannot load (here: zygoted without CAP_BPF and CAP_PERFMON), zygoted
+    says why once at start-up and reads its callers' threads through /proc: it serves its user, and
+    holds no BPF link."""
+    from test_confinement import run_client
+    d = daemons(as_uid=NOBODY)
+    r = run_client(d, ["true"], uid=NOBODY)
+    assert r.returncode == 0, r.stderr
+    log = d.log()
+    assert "callers' threads: read through /proc (no BPF task iterator: Operation not permitted" in log, log
+    assert "anon_inode:bpf_link" not in held_by(d.proc.pid)

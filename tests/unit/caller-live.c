@@ -38,12 +38,12 @@
 #include "util.h"
 
 char live_dir[64];          /* a directory for 'P' (a procfs on it) and 'r' (a chroot into it) */
-char live_cgroup[PATH_MAX]; /* a cgroup for 'g' and 'G' */
+char live_cgroup[PATH_MAX]; /* a cgroup for 'g', 'G' and 'V' */
 
 static int start_idle_threads(int n);
 static int start_filtered_thread(void);
 
-/* The calling thread ('tasks') or process ('cgroup.procs') into live_cgroup. 0, or -1 with
+/* The calling thread ('tasks', 'cgroup.threads') or process ('cgroup.procs') into live_cgroup. 0, or -1 with
  * errno. */
 static int move_to_cgroup(const char *file) {
         char path[PATH_MAX + 16];
@@ -116,6 +116,8 @@ static int apply(char cmd) {
                 return move_to_cgroup("cgroup.procs");
         case 'G': /* this thread alone (cgroup v1's tasks file) */
                 return move_to_cgroup("tasks");
+        case 'V': /* this thread alone (a threaded cgroup v2's cgroup.threads) */
+                return move_to_cgroup("cgroup.threads");
         case 'l':
                 return setrlimit(RLIMIT_NOFILE, &rl);
         case 'u':

@@ -380,8 +380,51 @@ static void test_thread_ids_differ(void **state) {
         zd_caller_conn_free(k);
 }
 
-/* Root: a thread that is not the first moves alone to another network or mount namespace, or (on
- * a cgroup v1 hierarchy) another cgroup, after a call that kept its files: the threads disagree,
+/* A threaded subtree of the unified hierarchy for 'V' (root only): DOMAIN (its path in ret), made
+ * a domain threaded by its threaded child DOMAIN/t, live_cgroup (set before the live child
+ * starts: it reads its own copy). false, with the reason said, where none can be made. */
+static bool threaded_subtree(char ret[static PATH_MAX]) {
+        static const char *const bases[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+        const char *base = NULL;
+        char path[PATH_MAX + 32];
+        int fd;
+
+        for (size_t i = 0; i < ELEMENTSOF(bases) && !base; i++) {
+                snprintf(path, sizeof(path), "%s/cgroup.threads", bases[i]);
+                if (access(path, F_OK) == 0 && access(bases[i], W_OK) == 0)
+                        base = bases[i];
+        }
+        if (!base) {
+                fprintf(stderr, "skip: no cgroup2 hierarchy it may write to (a thread moved alone)\n");
+                return false;
+        }
+        snprintf(ret, PATH_MAX, "%s/zytest-caller-v2-%d", base, (int) getpid());
+        assert_true((size_t) snprintf(live_cgroup, sizeof(live_cgroup), "%s/t", ret) < sizeof(live_cgroup));
+        assert_int_equal(mkdir(ret, 0755), 0);
+        assert_int_equal(mkdir(live_cgroup, 0755), 0);
+        snprintf(path, sizeof(path), "%s/cgroup.type", live_cgroup);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "threaded", 8), 8);
+        close(fd);
+        return true;
+}
+
+/* Process pid (every thread) into cgroup dir. */
+static void move_process(const char *dir, pid_t pid) {
+        char path[PATH_MAX + 16], num[16];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+        snprintf(num, sizeof(num), "%d", (int) pid);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, num, strlen(num)), (ssize_t) strlen(num));
+        close(fd);
+}
+
+/* Root: a thread that is not the first moves alone to another network, mount or UTS namespace,
+ * or another cgroup (v1; v2's threaded subtree), after a call that kept its files: the threads disagree,
  * refused through the kept files (the one walk reads every kept thread's namespaces and cgroups
  * again, without listing the threads), as through a connection that keeps no thread and through a
  * fresh read. */
@@ -389,7 +432,7 @@ static void test_thread_moved_is_refused(void **state) {
         const char *cmd = *state;
         struct zd_caller c = ZD_CALLER_INIT, f = ZD_CALLER_INIT, u = ZD_CALLER_INIT;
         struct zd_caller_conn *k = conn_new(), *unkept = NULL;
-        char tasks[PATH_MAX + 8];
+        char tasks[PATH_MAX + 8], domain[PATH_MAX];
         struct live p;
 
         skip_unless_root("a namespace or cgroup to move a thread to");
@@ -406,8 +449,16 @@ static void test_thread_moved_is_refused(void **state) {
                 snprintf(live_cgroup, sizeof(live_cgroup), "%s/zytest-caller-thread-%d", base, (int) getpid());
                 assert_int_equal(mkdir(live_cgroup, 0755), 0);
         }
+        if (*cmd == 'V' && !threaded_subtree(domain)) {
+                zd_caller_conn_free(k);
+                skip();
+        }
         assert_int_equal(zd_caller_conn_new(&unkept), 0);
-        live_start_threads(&p);
+        live_start(&p);
+        if (*cmd == 'V')
+                move_process(domain, p.pid);
+        live_do(&p, 'h');
+        live_do(&p, 'i');
         read_threads_kept(&p, k, &c);
         live_do(&p, *cmd);
         zd_caller_done(&c);
@@ -422,8 +473,10 @@ static void test_thread_moved_is_refused(void **state) {
         live_stop(&p);
         zd_caller_conn_free(k);
         zd_caller_conn_free(unkept);
-        if (*cmd == 'G')
+        if (*cmd == 'G' || *cmd == 'V')
                 assert_int_equal(rmdir(live_cgroup), 0);
+        if (*cmd == 'V')
+                assert_int_equal(rmdir(domain), 0);
 }
 
 /* A change of a thread that is not the first, and what the next call says (0: served, as before). */
@@ -593,6 +646,7 @@ TU_MAIN_GROUP("tests", keep_own, tu_test_case("caps", test_change_is_seen, &chan
               tu_test_case("thread-mntns", test_thread_moved_is_refused, (void *) "m"),
               tu_test_case("thread-utsns", test_thread_moved_is_refused, (void *) "t"),
               tu_test_case("thread-cgroup", test_thread_moved_is_refused, (void *) "G"),
+              tu_test_case("thread-cgroup2", test_thread_moved_is_refused, (void *) "V"),
               tu_test_case("thread-saved-uid", test_thread_creds, (void *) &thread_changes[0]),
               tu_test_case("thread-groups", test_thread_creds, (void *) &thread_changes[1]),
               tu_test_case("thread-more-groups", test_thread_creds, (void *) &thread_changes[2]),
