@@ -47,8 +47,9 @@ os.execv(sys.argv[2], sys.argv[2:])
 """
 
 # A profile that denies personality (EOPNOTSUPP) and admits no_new_privs callers (their Landlock
-# domain, if any, is not carried: docs/SECURITY-LSM.md), as the example unit's does.
-PROFILE = {"name": "svc", "capabilities": [], "noNewPrivsCallers": "allow",
+# domain, if any, is not carried: docs/SECURITY-LSM.md), as the example unit's does; it does not ask
+# for no_new_privs itself, so a root caller's task has it only from its caller.
+PROFILE = {"name": "svc", "capabilities": [], "noNewPrivileges": False, "noNewPrivsCallers": "allow",
            "seccomp": {"defaultAction": "SCMP_ACT_ALLOW",
                        "syscalls": [{"names": ["personality"], "action": "SCMP_ACT_ERRNO", "errnoRet": EOPNOTSUPP}]}}
 
