@@ -274,10 +274,11 @@ def test_delete_unmounts_only_the_bundles_own_rootfs(shim_bin, workdir, needs_ro
         unmount_all(target)
 
 
-@pytest.mark.parametrize("how", ["symlinked-rootfs", "dangling-rootfs", "own-rootfs"])
+@pytest.mark.parametrize("how", ["symlinked-rootfs", "dangling-rootfs", "symlinked-bundle", "own-rootfs"])
 def test_create_mounts_only_on_the_bundles_own_rootfs(shim_bin, workdir, needs_root, how):
     """Create mounts containerd's rootfs mounts on BUNDLE/rootfs itself and never through a
-    symlink: a rootfs linked to a host directory (or to one that does not exist yet) gets nothing
+    symlink: a rootfs linked to a host directory (or to one that does not exist yet), or a bundle
+    path through a symlink (Delete could not unmount what was mounted through it), gets nothing
     mounted there, and Create fails. The control: with the bundle's own directory, the tmpfs is
     mounted there (then unmounted again, as zygoted is out of reach)."""
     host = os.path.join(workdir, "host")
@@ -288,6 +289,10 @@ def test_create_mounts_only_on_the_bundles_own_rootfs(shim_bin, workdir, needs_r
         os.symlink(host, os.path.join(bundle, "rootfs"))
     elif how == "dangling-rootfs":
         os.symlink(os.path.join(host, "new"), os.path.join(bundle, "rootfs"))
+    elif how == "symlinked-bundle":
+        os.mkdir(os.path.join(host, "rootfs"))
+        os.rmdir(bundle)
+        os.symlink(host, bundle)
     s = shimv2.Shim(shim_bin, bundle, env={"ZYGOTE_SOCKET": os.path.join(workdir, "none.sock")})
     s.start()
     try:
@@ -297,8 +302,12 @@ def test_create_mounts_only_on_the_bundles_own_rootfs(shim_bin, workdir, needs_r
         req = [(1, s.id), (2, bundle), (3, mount)]
         with pytest.raises(w.Error) as e:
             s.client().call("Create", w.encode(req))
-        assert not os.path.ismount(host) and os.listdir(host) == [], os.listdir(host)
-        if how == "own-rootfs":
+        # the shim writes its address into the bundle, here the host directory behind the link
+        assert not os.path.ismount(host) and set(os.listdir(host)) <= {"rootfs", "address"}, os.listdir(host)
+        assert not os.path.ismount(os.path.join(host, "rootfs"))
+        if how == "symlinked-bundle":
+            assert "mounting the rootfs: Too many levels of symbolic links" in e.value.message, e.value.message
+        elif how == "own-rootfs":
             # mounted, then failed at zygoted (and unmounted again)
             assert "cannot reach zygoted" in e.value.message, e.value.message
         else:
