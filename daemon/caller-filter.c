@@ -49,7 +49,8 @@ struct filters_head {
         uint32_t lens[ZD_CALLER_MAX_FILTERS]; /* oldest first */
 };
 
-/* One thread's chain, newest first as the kernel numbers it, into buf (cap instructions). */
+/* One thread's chain into buf (cap instructions), oldest first: the kernel numbers a task's filters
+ * from the first installed (get_nth_filter() counts back from the newest). */
 static int read_chain(pid_t tid, struct sock_filter *buf, size_t cap, uint32_t lens[], uint32_t *ret_n,
                       uint32_t *ret_total) {
         uint32_t n = 0, total = 0;
@@ -57,7 +58,7 @@ static int read_chain(pid_t tid, struct sock_filter *buf, size_t cap, uint32_t l
         for (;; n++) {
                 long len = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *) (uintptr_t) n, NULL);
 
-                /* ENOENT: past the oldest; EINVAL at 0: a thread without a filter */
+                /* ENOENT: past the newest; EINVAL at 0: a thread without a filter */
                 if (len < 0 && (errno == ENOENT || (errno == EINVAL && n == 0)))
                         break;
                 if (len < 0)
@@ -123,30 +124,17 @@ static int child_read(pid_t pid, struct filters_head *h, struct sock_filter *buf
                 if (first) {
                         h->n = n;
                         h->total = total;
-                        for (uint32_t i = 0; i < n; i++) /* the kernel's order is newest first */
-                                h->lens[i] = lens[n - 1 - i];
+                        memcpy(h->lens, lens, n * sizeof(*lens));
                         first = false;
                 } else if (n != h->n || total != h->total || memcmp(buf, other, total * sizeof(*buf)) != 0)
                         r = -ENOTUNIQ;
-                for (uint32_t i = 0; r >= 0 && !first && i < n; i++)
-                        if (lens[n - 1 - i] != h->lens[i])
-                                r = -ENOTUNIQ;
+                if (r >= 0 && memcmp(lens, h->lens, n * sizeof(*lens)) != 0)
+                        r = -ENOTUNIQ;
         }
         closedir(dir);
         if (r >= 0 && first)
                 r = -ESRCH; /* no thread left */
         return r;
-}
-
-/* The chain newest first in buf, rewritten oldest first into out. */
-static void oldest_first(const struct filters_head *h, const struct sock_filter *buf, struct sock_filter *out) {
-        size_t from = h->total;
-
-        for (uint32_t i = 0, at = 0; i < h->n; i++) {
-                from -= h->lens[i];
-                memcpy(out + at, buf + from, h->lens[i] * sizeof(*buf));
-                at += h->lens[i];
-        }
 }
 
 static int write_all(int fd, const void *p, size_t len) {
@@ -165,7 +153,7 @@ static int write_all(int fd, const void *p, size_t len) {
 
 _Noreturn static void child_main(pid_t pid, pid_t parent, int wfd) {
         static struct filters_head h;
-        struct sock_filter *buf = malloc(3 * ZD_CALLER_MAX_FILTER_INSNS * sizeof(*buf));
+        struct sock_filter *buf = malloc(2 * ZD_CALLER_MAX_FILTER_INSNS * sizeof(*buf));
         sigset_t none;
 
         /* nothing of zygoted's but the pipe: other callers' fds are not ours to hold */
@@ -178,10 +166,7 @@ _Noreturn static void child_main(pid_t pid, pid_t parent, int wfd) {
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         h.err = buf ? child_read(pid, &h, buf, buf + ZD_CALLER_MAX_FILTER_INSNS) : -ENOMEM;
-        if (h.err >= 0)
-                oldest_first(&h, buf, buf + 2 * ZD_CALLER_MAX_FILTER_INSNS);
-        if (write_all(wfd, &h, sizeof(h)) < 0 ||
-            (h.err >= 0 && write_all(wfd, buf + 2 * ZD_CALLER_MAX_FILTER_INSNS, h.total * sizeof(*buf)) < 0))
+        if (write_all(wfd, &h, sizeof(h)) < 0 || (h.err >= 0 && write_all(wfd, buf, h.total * sizeof(*buf)) < 0))
                 _exit(1);
         _exit(0);
 }

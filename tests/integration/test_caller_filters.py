@@ -113,6 +113,22 @@ def test_task_carries_the_callers_filters_and_nnp(svc_daemons, filters):
         assert "tier=load" in d.log(), d.log()  # stacked by the worker that loads both
 
 
+@pytest.mark.parametrize("errnos", [(EPERM, EACCES), (EACCES, EPERM)], ids=["EPERM-then-EACCES", "EACCES-then-EPERM"])
+def test_filter_order_is_kept(svc_daemons, errnos):
+    """Two caller filters deny the same call with different errnos: the kernel answers with the
+    newest filter's, so the task answers as the caller itself does only if its filters were
+    loaded in the caller's order, oldest first (each order tried: not a constant)."""
+    d = svc_daemons()
+    filters = [("mkdirat", e) for e in errnos]
+    direct = subprocess.run([sys.executable, "-c", CALLER, json.dumps([[NR[n], e] for n, e in filters]),
+                             d.bins["try-syscall"], "mkdirat"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            timeout=zytest.CALL_TIMEOUT)
+    assert direct.returncode == 0, direct.stderr
+    r = run_filtered(d, filters, f"{d.bins['try-syscall']} mkdirat")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == direct.stdout == f"mkdirat errno={errnos[1]}\n".encode(), (r.stdout, direct.stdout)
+
+
 def test_caller_that_denies_seccomp_gets_its_filters_through_prctl(svc_daemons):
     """systemd's @system-service allows prctl but not seccomp(2): the worker, once the caller's
     filter denies seccomp(2), loads the rest (the profile's) through PR_SET_SECCOMP."""
