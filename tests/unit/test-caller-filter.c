@@ -89,8 +89,8 @@ static void start_child(unsigned how, struct child *ret) {
                 pthread_t t;
                 ssize_t n;
 
-                if (how != NONE && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                                    load(deny_mkdirat, ELEMENTSOF(deny_mkdirat)) < 0))
+                if (how != NONE &&
+                    (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || load(deny_mkdirat, ELEMENTSOF(deny_mkdirat)) < 0))
                         _exit(2);
                 if ((how & TWO) && load(deny_uname, ELEMENTSOF(deny_uname)) < 0)
                         _exit(2);
