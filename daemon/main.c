@@ -514,6 +514,8 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
                 }
         }
         zd_nspool_init(d);
+        zd_recorder_init(&d->recorder, d->privileged);
+        zd_log(LOG_INFO, "recording with eBPF: %s", d->recorder.reason);
         r = zd_server_listen(&d->server);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot listen on %s: %s", d->server.socket_path, strerror(-r));
@@ -590,6 +592,7 @@ int main(int argc, char **argv) {
         zd_container_starts_free(&d);
         zd_container_deletes_free(&d);
         zd_nspool_free(&d);
+        zd_recorder_free(&d.recorder);
         zd_tasks_free(&d);
         zd_scopes_free(&d);
         free(d.container_root_buf);

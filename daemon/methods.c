@@ -310,6 +310,7 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(np, "used", json_object_new_int64((int64_t) d->nspool.used));
         json_object_object_add(np, "fallbacks", json_object_new_int64((int64_t) d->nspool.fallbacks));
         json_object_object_add(p, "namespacePool", np);
+        json_object_object_add(p, "recording", zd_recorder_status(&d->recorder));
         return reply(call, p);
 }
 

@@ -193,6 +193,8 @@ static void task_free(struct zd_task *t) {
         safe_close(t->status_fd);
         safe_close(t->hold_fd);
         safe_close(t->scope_gate);
+        zd_recorder_cancel(&d->recorder, t->record_id);
+        json_object_put(t->record);
         free(t->gate_message);
         while (t->waiters) {
                 struct zd_waiter *w = t->waiters;
@@ -347,6 +349,8 @@ static void deliver_exit(struct zd_task *t) {
                         t->spawner = NULL;
                 json_object *p = json_object_new_object();
                 json_object_object_add(p, "task", zd_task_to_json(t));
+                if (t->record)
+                        json_object_object_add(p, "record", json_object_get(t->record));
                 zd_reply(w->conn, p, false, -EBADF);
                 free(w);
         }
@@ -463,6 +467,10 @@ static void task_exited(struct zd_task *t, int code, int sig, bool unknown) {
                 return;
         }
         t->state = ZD_TASK_STOPPED;
+        if (t->record_id) { /* what its threads called until now (docs/RECORDING.md) */
+                t->record = zd_recorder_take(&d->recorder, t->record_id);
+                t->record_id = 0;
+        }
         task_log(LOG_INFO, t, "exit");
         task_event(d, "exit", t);
         deliver_exit(t);

@@ -56,6 +56,8 @@ struct zd_task {
         int status_fd;           /* read end, while STARTING/CREATED */
         int hold_fd;             /* write end, while CREATED */
         int scope_gate;          /* write end of its gate while its scope is made (spawn-scope.c) */
+        uint64_t record_id;      /* its eBPF recording under way (record-bpf.h), or 0 */
+        json_object *record;     /* what the recording saw, once it exited: its exit replies carry it */
         ev_io pid_watch;
         ev_io status_watch;
         bool exited;

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recording a task's system calls with eBPF (record-bpf.c, its program record-trace.bpf.c): the
+ * fast path of `launchctl run --record` for a root zygoted. The task gets nothing added, no
+ * filter and no cgroup: the tracer follows its threads from the worker's gate on.
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct record_trace;
+
+struct zd_recorder {
+        struct record_trace *skel; /* loaded; NULL: no eBPF recording (reason says why) */
+        char reason[200];
+        uint64_t next_id;
+        unsigned active; /* recordings under way: the tracer is attached while there is one */
+};
+
+/* Loads the tracer unless zygoted is not root, not in the initial pid namespace, or
+ * ZYGOTE_DISABLE_FEATURES names record_bpf; rc->reason says which, or what the kernel said. */
+void zd_recorder_init(struct zd_recorder *rc, bool privileged);
+void zd_recorder_free(struct zd_recorder *rc);
+
+/* Starts recording pid (the worker at its gate) and every thread it starts from now on; *ret_id
+ * names the recording. -EOPNOTSUPP without the tracer, -EAGAIN with RT_MAX_RECORDINGS under way,
+ * or what the kernel said. */
+int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uint64_t *ret_id);
+
+/* Ends recording id and returns what it saw, for the task's exit reply:
+ *   {"arches": [{"arch": AUDIT_ARCH_*, "calls": [NR...], "cloneFlags": N,
+ *                "socketFamilies": [F...], "socketOther": bool, "personas": [P...]}...],
+ *    "incomplete": "why"}   (absent when nothing was missed)
+ * NULL: no memory (the recording is ended all the same). */
+json_object *zd_recorder_take(struct zd_recorder *rc, uint64_t id);
+
+/* Ends recording id, its record dropped (a spawn that failed, a task deleted before its exit). */
+void zd_recorder_cancel(struct zd_recorder *rc, uint64_t id);
+
+/* GetStatus's "recording" object: {"bpf": bool, "reason": string, "active": int}. */
+json_object *zd_recorder_status(const struct zd_recorder *rc);
