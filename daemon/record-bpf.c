@@ -26,6 +26,8 @@
 #include "record_trace.skel.h"
 #include "util.h"
 
+_Static_assert(ELEMENTSOF(((struct zd_recorder *) 0)->under_way) == RT_MAX_RECORDINGS, "one slot per recording");
+
 /* The initial pid namespace's inode (the kernel's PROC_PID_INIT_INO). */
 #define INIT_PIDNS_INO 0xEFFFFFFCU
 
@@ -111,6 +113,9 @@ static void map_clear(struct bpf_map *m) {
 }
 
 static void recording_end(struct zd_recorder *rc, uint64_t id) {
+        for (size_t i = 0; i < RT_MAX_RECORDINGS; i++)
+                if (rc->under_way[i].id == id)
+                        rc->under_way[i] = (struct zd_recording){};
         (void) bpf_map__delete_elem(rc->skel->maps.records, &id, sizeof(id), 0);
         if (rc->active > 0 && --rc->active == 0) {
                 /* the threads of ended recordings that still live leave the map with it */
@@ -120,16 +125,26 @@ static void recording_end(struct zd_recorder *rc, uint64_t id) {
         }
 }
 
-int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uint64_t *ret_id) {
+int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, uint64_t *ret_id) {
         _cleanup_free_ struct rt_record *zero = NULL;
+        struct zd_recording *slot = NULL;
+        unsigned mine = 0;
         uint64_t id;
         uint32_t tid = (uint32_t) pid;
         int r;
 
         if (!rc->skel)
                 return -EOPNOTSUPP;
-        if (rc->active >= RT_MAX_RECORDINGS)
+        for (size_t i = 0; i < RT_MAX_RECORDINGS; i++) {
+                if (rc->under_way[i].id == 0 && !slot)
+                        slot = &rc->under_way[i];
+                else if (rc->under_way[i].id != 0 && rc->under_way[i].account == account)
+                        mine++;
+        }
+        if (!slot)
                 return -EAGAIN;
+        if (account != 0 && mine >= ZD_RECORDINGS_PER_UID)
+                return -EUSERS;
         zero = calloc(1, sizeof(*zero));
         if (!zero)
                 return -ENOMEM;
@@ -145,6 +160,7 @@ int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uint64_t *ret_id) {
                 }
         }
         rc->active++;
+        *slot = (struct zd_recording){ .id = id, .account = account };
         r = bpf_map__update_elem(rc->skel->maps.tasks, &tid, sizeof(tid), &id, sizeof(id), BPF_ANY);
         if (r < 0) {
                 recording_end(rc, id);

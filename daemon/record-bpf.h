@@ -13,11 +13,20 @@
 
 struct record_trace;
 
+/* Recordings one non-root account may have under way at once (of RT_MAX_RECORDINGS, 64). */
+#define ZD_RECORDINGS_PER_UID 8
+
+struct zd_recording {
+        uint64_t id; /* 0: a free slot */
+        uid_t account;
+};
+
 struct zd_recorder {
         struct record_trace *skel; /* loaded; NULL: no eBPF recording (reason says why) */
         char reason[200];
         uint64_t next_id;
-        unsigned active; /* recordings under way: the tracer is attached while there is one */
+        unsigned active;                   /* recordings under way: the tracer is attached while there is one */
+        struct zd_recording under_way[64]; /* RT_MAX_RECORDINGS */
 };
 
 /* Loads the tracer unless zygoted is not root, not in the initial pid namespace, or
@@ -25,10 +34,11 @@ struct zd_recorder {
 void zd_recorder_init(struct zd_recorder *rc, bool privileged);
 void zd_recorder_free(struct zd_recorder *rc);
 
-/* Starts recording pid (the worker at its gate) and every thread it starts from now on; *ret_id
- * names the recording. -EOPNOTSUPP without the tracer, -EAGAIN with RT_MAX_RECORDINGS under way,
- * or what the kernel said. */
-int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uint64_t *ret_id);
+/* Starts recording pid (the worker at its gate) and every thread it starts from now on, for
+ * account (zd_conn_account); *ret_id names the recording. -EOPNOTSUPP without the tracer,
+ * -EAGAIN with RT_MAX_RECORDINGS under way, -EUSERS with ZD_RECORDINGS_PER_UID of a non-root
+ * account's, or what the kernel said. */
+int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, uint64_t *ret_id);
 
 /* Ends recording id and returns what it saw, for the task's exit reply:
  *   {"arches": [{"arch": AUDIT_ARCH_*, "calls": [NR...], "cloneFlags": N,

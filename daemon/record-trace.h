@@ -19,13 +19,13 @@
 /* One recording: a byte per (architecture, number) rather than a bit, so that two CPUs noting
  * calls at once never lose one (a plain store, no atomic read-modify-write). */
 struct rt_record {
-        __u8 calls[2][RT_MAX_NR];  /* [0] the native architecture, [1] its compat one (i386) */
-        __u8 clone_flags[2][32];   /* the low 32 bits of clone's flags ever set */
-        __u8 families[2][64];      /* socket's address families asked for */
-        __u8 family_other[2];      /* a family of 64 or above */
-        __u8 persona_over;         /* a persona not kept (the personas map full) */
-        __u8 nr_over;              /* a number of RT_MAX_NR or above (x32's among them) */
-        __u8 lost_thread;          /* a thread not followed (the tasks map full) */
+        __u8 calls[2][RT_MAX_NR]; /* [0] the native architecture, [1] its compat one (i386) */
+        __u8 clone_flags[2][32];  /* the low 32 bits of clone's flags ever set */
+        __u8 families[2][64];     /* socket's address families asked for */
+        __u8 family_other[2];     /* a family of 64 or above */
+        __u8 persona_over;        /* a persona not kept (the personas map full) */
+        __u8 nr_over;             /* a number of RT_MAX_NR or above (x32's among them) */
+        __u8 lost_thread;         /* a thread not followed (the tasks map full) */
 };
 
 struct rt_persona {

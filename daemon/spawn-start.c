@@ -100,11 +100,14 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
         }
         /* the worker waits at its gate: recorded from its execve on, or it never gets there */
         if (s->req.record) {
-                r = zd_recorder_begin(&d->recorder, pid, &t->record_id);
+                r = zd_recorder_begin(&d->recorder, pid, t->account, &t->record_id);
                 if (r < 0) {
                         zd_spawn_drop_worker(s, pid, pidfd);
                         zd_task_discard(t);
-                        return zd_call_failf(call, r, ZY_ERROR_RECORDING_UNAVAILABLE, "reason", strerror(-r));
+                        if (r == -EUSERS)
+                                return zd_call_limit(call, "recordings_per_user", ZD_RECORDINGS_PER_UID);
+                        return zd_call_failf(call, r, ZY_ERROR_RECORDING_UNAVAILABLE, "reason",
+                                             r == -EAGAIN ? "64 recordings under way" : strerror(-r));
                 }
         }
         t->tier = s->tier;

@@ -133,3 +133,38 @@ def test_record_fd_and_record_checked(daemon):
     with daemon.connect() as c:
         rep = c.call("io.zygote.Launcher.Spawn", {"argv": ["true"], "record": True, "hold": True}, check=False)
     assert rep.error == "org.varlink.service.InvalidParameter" and rep.parameters["parameter"] == "record", rep
+
+
+def test_recordings_per_user_bounded(daemon, workdir):
+    """A user holds 8 eBPF recordings at most (the tracer has 64 for everyone): the ninth is
+    LimitExceeded before its command runs; root's are not counted against it."""
+    need_tracer(daemon)
+    fifo, marker = os.path.join(workdir, "fifo"), os.path.join(workdir, "ran")
+    os.mkfifo(fifo)
+    os.chmod(fifo, 0o666)
+    held = []
+    try:
+        for i in range(8):
+            cmd = [daemon.bins["launchctl"], "--socket", daemon.socket, "run", "--record",
+                   os.path.join(workdir, f"{i}.json"), "--record-via", "bpf", "--", "sh", "-c", f"echo ready; cat {fifo}"]
+            p = subprocess.Popen(zytest.setpriv(NOBODY, NOBODY) + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=zytest.WORK_ENV)
+            held.append(p)
+            assert p.stdout.readline() == b"ready\n"
+        assert daemon.status()["recording"]["active"] == 8
+        r = run_record(daemon, os.path.join(workdir, "9.json"), "touch", marker, via="bpf")
+        assert r.returncode == 1 and b"recordings_per_user" in r.stderr, r.stderr
+        assert not os.path.exists(marker)
+        r = run_record(daemon, os.path.join(workdir, "root.json"), "true", via="bpf", uid=None)
+        assert r.returncode == 0 and b"(eBPF)" in r.stderr, r.stderr
+        # each reader ends once a writer comes and goes
+        with open(fifo, "w") as f:
+            f.write("x")
+        for p in held:
+            p.communicate(timeout=TIMEOUT)
+    finally:
+        for p in held:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert daemon.status()["recording"]["active"] == 0
