@@ -34,15 +34,16 @@ _Static_assert(ELEMENTSOF(((struct zd_recorder *) 0)->under_way) == RT_MAX_RECOR
 #if defined(__x86_64__)
 #define NATIVE_ARCH AUDIT_ARCH_X86_64
 #define COMPAT_ARCH AUDIT_ARCH_I386
-static const long compat_nrs[4] = { 120, 435, 359, 136 }; /* i386's clone, clone3, socket, personality */
+/* i386's clone, clone3, socket, personality, seccomp, prctl, execve, execveat */
+static const long compat_nrs[8] = { 120, 435, 359, 136, 354, 172, 11, 358 };
 #elif defined(__aarch64__)
 #define NATIVE_ARCH AUDIT_ARCH_AARCH64
 #define COMPAT_ARCH AUDIT_ARCH_ARM
-static const long compat_nrs[4] = { 120, 435, 281, 136 }; /* arm's */
+static const long compat_nrs[8] = { 120, 435, 281, 136, 383, 172, 11, 387 }; /* arm's */
 #else
 #define NATIVE_ARCH 0
 #define COMPAT_ARCH 0
-static const long compat_nrs[4] = { -1, -1, -1, -1 };
+static const long compat_nrs[8] = { -1, -1, -1, -1, -1, -1, -1, -1 };
 #endif
 
 /* libbpf's own messages would go to our stderr: the reason below says what failed. */
@@ -75,6 +76,14 @@ static const char *load(struct zd_recorder *rc) {
         rc->skel->rodata->nr_clone3[1] = compat_nrs[1];
         rc->skel->rodata->nr_socket[1] = compat_nrs[2];
         rc->skel->rodata->nr_personality[1] = compat_nrs[3];
+        rc->skel->rodata->nr_seccomp[0] = __NR_seccomp;
+        rc->skel->rodata->nr_prctl[0] = __NR_prctl;
+        rc->skel->rodata->nr_seccomp[1] = compat_nrs[4];
+        rc->skel->rodata->nr_prctl[1] = compat_nrs[5];
+        rc->skel->rodata->nr_execve[0] = __NR_execve;
+        rc->skel->rodata->nr_execveat[0] = __NR_execveat;
+        rc->skel->rodata->nr_execve[1] = compat_nrs[6];
+        rc->skel->rodata->nr_execveat[1] = compat_nrs[7];
         r = record_trace__load(rc->skel);
         if (r < 0) {
                 record_trace__destroy(rc->skel);
@@ -125,12 +134,13 @@ static void recording_end(struct zd_recorder *rc, uint64_t id) {
         }
 }
 
-int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, uint64_t *ret_id) {
+int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, enum zd_record_from from, uint64_t *ret_id) {
         _cleanup_free_ struct rt_record *zero = NULL;
         struct zd_recording *slot = NULL;
         unsigned mine = 0;
         uint64_t id;
         uint32_t tid = (uint32_t) pid;
+        struct rt_task task = {};
         int r;
 
         if (!rc->skel)
@@ -148,6 +158,7 @@ int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, uint64_t
         zero = calloc(1, sizeof(*zero));
         if (!zero)
                 return -ENOMEM;
+        zero->arm_on_exec = from == ZD_RECORD_FROM_EXEC;
         id = rc->next_id++;
         r = bpf_map__update_elem(rc->skel->maps.records, &id, sizeof(id), zero, sizeof(*zero), BPF_NOEXIST);
         if (r < 0)
@@ -161,13 +172,21 @@ int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, uint64_t
         }
         rc->active++;
         *slot = (struct zd_recording){ .id = id, .account = account };
-        r = bpf_map__update_elem(rc->skel->maps.tasks, &tid, sizeof(tid), &id, sizeof(id), BPF_ANY);
+        task.id = id;
+        r = bpf_map__update_elem(rc->skel->maps.tasks, &tid, sizeof(tid), &task, sizeof(task), BPF_ANY);
         if (r < 0) {
                 recording_end(rc, id);
                 return r;
         }
         *ret_id = id;
         return 0;
+}
+
+void zd_recorder_forget(struct zd_recorder *rc, pid_t tid) {
+        uint32_t key = (uint32_t) tid;
+
+        if (rc->skel)
+                (void) bpf_map__delete_elem(rc->skel->maps.tasks, &key, sizeof(key), 0);
 }
 
 void zd_recorder_cancel(struct zd_recorder *rc, uint64_t id) {

@@ -34,11 +34,21 @@ struct zd_recorder {
 void zd_recorder_init(struct zd_recorder *rc, bool privileged);
 void zd_recorder_free(struct zd_recorder *rc);
 
-/* Starts recording pid (the worker at its gate) and every thread it starts from now on, for
- * account (zd_conn_account); *ret_id names the recording. -EOPNOTSUPP without the tracer,
+/* Where a followed thread's calls begin to count. */
+enum zd_record_from {
+        ZD_RECORD_FROM_EXEC,   /* its execve (a task's worker, whose own steps before are not CMD's) */
+        ZD_RECORD_FROM_FILTER, /* its seccomp filter load, not counted (a container's runtime) */
+};
+
+/* Starts recording pid and every thread it starts from now on, for account (zd_conn_account);
+ * *ret_id names the recording. Each thread's calls count from the point from says (a
+ * container's runtime: the daemon puts itself there for the fork of its worker, then
+ * zd_recorder_forget()s itself). -EOPNOTSUPP without the tracer,
  * -EAGAIN with RT_MAX_RECORDINGS under way, -EUSERS with ZD_RECORDINGS_PER_UID of a non-root
  * account's, or what the kernel said. */
-int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, uint64_t *ret_id);
+int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, enum zd_record_from from, uint64_t *ret_id);
+/* tid no longer followed (its recording goes on). */
+void zd_recorder_forget(struct zd_recorder *rc, pid_t tid);
 
 /* Ends recording id and returns what it saw, for the task's exit reply:
  *   {"arches": [{"arch": AUDIT_ARCH_*, "calls": [NR...], "cloneFlags": N,

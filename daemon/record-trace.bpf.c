@@ -48,12 +48,18 @@ const volatile long nr_clone[2] = { -1, -1 };
 const volatile long nr_clone3[2] = { -1, -1 };
 const volatile long nr_socket[2] = { -1, -1 };
 const volatile long nr_personality[2] = { -1, -1 };
+/* and of seccomp and prctl: a filter load arms a container's thread */
+const volatile long nr_seccomp[2] = { -1, -1 };
+const volatile long nr_prctl[2] = { -1, -1 };
+/* and of execve and execveat: an exec arms a task's thread */
+const volatile long nr_execve[2] = { -1, -1 };
+const volatile long nr_execveat[2] = { -1, -1 };
 
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
         __uint(max_entries, RT_MAX_THREADS);
         __type(key, __u32);
-        __type(value, __u64);
+        __type(value, struct rt_task);
 } tasks SEC(".maps");
 
 struct {
@@ -122,17 +128,23 @@ static __always_inline void note_args(struct rt_record *r, __u64 id, int c, long
         }
 }
 
+/* seccomp(SECCOMP_SET_MODE_FILTER or SECCOMP_CLONE_FILTER, ...), prctl(PR_SET_SECCOMP, ...) */
+static __always_inline int filter_load(int c, long nr, __u64 a0) {
+        return (nr == nr_seccomp[c] && (a0 == 1 || a0 == 4)) || (nr == nr_prctl[c] && a0 == 22);
+}
+
 SEC("tp_btf/sys_enter")
 int zd_record_sys_enter(__u64 *ctx) {
         __u32 tid = (__u32) bpf_get_current_pid_tgid();
-        __u64 *id = bpf_map_lookup_elem(&tasks, &tid);
+        struct rt_task *t = bpf_map_lookup_elem(&tasks, &tid);
         struct rt_record *r;
+        __u64 a0;
         long nr;
         int c;
 
-        if (!id)
+        if (!t)
                 return 0;
-        r = bpf_map_lookup_elem(&records, id);
+        r = bpf_map_lookup_elem(&records, &t->id);
         if (!r) {
                 /* its recording was taken: a descendant that outlived the task */
                 bpf_map_delete_elem(&tasks, &tid);
@@ -140,12 +152,21 @@ int zd_record_sys_enter(__u64 *ctx) {
         }
         nr = (long) ctx[1];
         c = current_compat();
+        a0 = first_arg((struct pt_regs *) ctx[0], c);
+        if (!t->armed) {
+                if (r->arm_on_exec && (nr == nr_execve[c] || nr == nr_execveat[c]))
+                        t->armed = 1; /* the exec is the command's: it counts */
+                else if (!r->arm_on_exec && filter_load(c, nr, a0))
+                        t->armed = 1; /* the load is the runtime's; what follows runs under the filter */
+                if (!t->armed || !r->arm_on_exec)
+                        return 0;
+        }
         if (nr < 0 || nr >= RT_MAX_NR) {
                 r->nr_over = 1;
                 return 0;
         }
         r->calls[c][nr] = 1;
-        note_args(r, *id, c, nr, first_arg((struct pt_regs *) ctx[0], c));
+        note_args(r, t->id, c, nr, a0);
         return 0;
 }
 
@@ -153,12 +174,12 @@ SEC("tp_btf/sched_process_fork")
 int zd_record_fork(__u64 *ctx) {
         struct task_struct *parent = (struct task_struct *) ctx[0], *child = (struct task_struct *) ctx[1];
         __u32 ptid = (__u32) parent->pid, ctid = (__u32) child->pid;
-        __u64 *id = bpf_map_lookup_elem(&tasks, &ptid);
+        struct rt_task *t = bpf_map_lookup_elem(&tasks, &ptid);
 
-        if (id) {
-                __u64 v = *id;
+        if (t) {
+                struct rt_task v = *t;
                 if (bpf_map_update_elem(&tasks, &ctid, &v, BPF_ANY) < 0) {
-                        struct rt_record *r = bpf_map_lookup_elem(&records, &v);
+                        struct rt_record *r = bpf_map_lookup_elem(&records, &v.id);
                         if (r)
                                 r->lost_thread = 1;
                 }

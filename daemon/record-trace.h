@@ -26,6 +26,17 @@ struct rt_record {
         __u8 persona_over;        /* a persona not kept (the personas map full) */
         __u8 nr_over;             /* a number of RT_MAX_NR or above (x32's among them) */
         __u8 lost_thread;         /* a thread not followed (the tasks map full) */
+        __u8 arm_on_exec;         /* set by the loader: threads count from execve, else from a filter load */
+};
+
+/* A thread followed: its recording, and whether its calls count yet. A task's worker counts from
+ * its execve (its own steps before, which run while the daemon starts following it, are not the
+ * command's); a container's from the seccomp filter load that makes it the container's (its
+ * runtime's setup before is not). A thread it starts inherits that. */
+struct rt_task {
+        __u64 id;
+        __u32 armed;
+        __u32 pad;
 };
 
 struct rt_persona {

@@ -195,6 +195,8 @@ static void task_free(struct zd_task *t) {
         safe_close(t->scope_gate);
         zd_recorder_cancel(&d->recorder, t->record_id);
         json_object_put(t->record);
+        free(t->record_out);
+        free(t->record_in);
         free(t->gate_message);
         while (t->waiters) {
                 struct zd_waiter *w = t->waiters;

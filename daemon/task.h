@@ -49,15 +49,16 @@ struct zd_task {
         size_t argv_bytes; /* zd_task_argv_bytes(argv), counted against its owner */
         enum zd_tier tier;
         enum zd_task_state state;
-        uid_t uid;               /* the caller who owns it */
-        uid_t account;           /* whose budgets it counts in (zd_conn_account): uid unless set */
-        uid_t run_uid;           /* what it runs as */
-        struct zc_pidref pidref; /* the worker */
-        int status_fd;           /* read end, while STARTING/CREATED */
-        int hold_fd;             /* write end, while CREATED */
-        int scope_gate;          /* write end of its gate while its scope is made (spawn-scope.c) */
-        uint64_t record_id;      /* its eBPF recording under way (record-bpf.h), or 0 */
-        json_object *record;     /* what the recording saw, once it exited: its exit replies carry it */
+        uid_t uid;                    /* the caller who owns it */
+        uid_t account;                /* whose budgets it counts in (zd_conn_account): uid unless set */
+        uid_t run_uid;                /* what it runs as */
+        struct zc_pidref pidref;      /* the worker */
+        int status_fd;                /* read end, while STARTING/CREATED */
+        int hold_fd;                  /* write end, while CREATED */
+        int scope_gate;               /* write end of its gate while its scope is made (spawn-scope.c) */
+        uint64_t record_id;           /* its eBPF recording under way (record-bpf.h), or 0 */
+        json_object *record;          /* what the recording saw, once it exited: its exit replies carry it */
+        char *record_out, *record_in; /* a container's io.containers.trace-syscall (container-record.c) */
         ev_io pid_watch;
         ev_io status_watch;
         bool exited;
