@@ -5,6 +5,7 @@
 
 #include <seccomp.h>
 
+#include "profile.h"
 #include "record-bpf-read.h"
 #include "util.h"
 
@@ -47,8 +48,10 @@ static int add_arch(struct rec_set *s, json_object *a) {
         uint64_t clone_args[6] = {};
         int clone_nr, r;
 
-        if (arch <= 0 || flags < 0 || !json_object_is_type(calls, json_type_array) ||
-            !json_object_is_type(fam, json_type_array) || !json_object_is_type(personas, json_type_array))
+        /* an architecture a profile cannot name could not be written */
+        if (arch <= 0 || !zp_profile_arch_name((uint32_t) arch) || flags < 0 ||
+            !json_object_is_type(calls, json_type_array) || !json_object_is_type(fam, json_type_array) ||
+            !json_object_is_type(personas, json_type_array))
                 return -EINVAL;
         r = rec_set_add_arch(s, (uint32_t) arch);
         if (r < 0)

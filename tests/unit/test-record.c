@@ -332,6 +332,7 @@ static void test_bpf_record(void **state) {
                 "{\"arches\":[{\"arch\":3221225534,\"calls\":[\"x\"],\"cloneFlags\":0,\"socketFamilies\":[],"
                 "\"personas\":[]}]}",
                 "{\"arches\":[],\"incomplete\":1}",
+                "{\"arches\":[{\"arch\":7,\"calls\":[],\"cloneFlags\":0,\"socketFamilies\":[],\"personas\":[]}]}",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 o = json_tokener_parse(bad[i]);
