@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 """io.containers.trace-syscall for zygoted's containers (daemon/container-record.c): a bundle
 annotated "[if:/INPUT;][of:]/OUTPUT" is recorded by zygoted's eBPF tracer from Start to its init's
-exit, and OUTPUT written at Delete; through CreateContainer, and through containerd's shim
-(containerd-shim-zygote-v2), the file then runs the same container under it and a new call is
-refused. Skips with the reason where zygoted has no tracer (not root, no BTF)."""
+exit, and OUTPUT written at Delete; through CreateContainer, through containerd's shim
+(containerd-shim-zygote-v2) and through `ctr run --annotation` with containerd; the file then runs
+the same container under it and a new call is refused. Skips with the reason where zygoted has no tracer (not root, no BTF)."""
 import json
 import os
 import sys
@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from containertools import container_id
-from test_containerd_shim import Run, staged, zygoted  # noqa: F401 (fixtures)
+from test_containerd_shim import Run, ctd, name, staged, zygoted  # noqa: F401 (fixtures)
 from test_record_container import PIPE, default_object
 from test_zygoted_containers import L, create
 
@@ -112,3 +112,21 @@ def test_through_containerds_shim(staged, zygoted, bundle, tmp_path):  # noqa: F
     finally:
         r.finish()
     assert shimv2.events(r.dir)[-1][0] == "/tasks/delete"
+
+
+def test_ctr_run_annotated(ctd, zygoted, tmp_path):  # noqa: F811
+    """ctr run --annotation io.containers.trace-syscall=of:FILE with containerd's default seccomp
+    profile (--seccomp) and the zygote shim as the runtime: FILE once ctr has removed the
+    container (--rm: Delete), then the container run under it (--seccomp-profile FILE), and a
+    mkdir it did not see refused."""
+    need_tracer(zygoted)
+    os.chmod(tmp_path, 0o755)
+    out = str(tmp_path / "rec.json")
+    r = ctd.zrun(name(), "sh", "-c", PIPE, opts=["--rm", "--seccomp", "--annotation", f"{ANNOTATION}=of:{out}"])
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    p, n = names(out)
+    assert {"execve", "wait4"} <= n, n
+    r = ctd.zrun(name(), "sh", "-c", PIPE, opts=["--rm", "--seccomp", "--seccomp-profile", out])
+    assert r.returncode == 0 and r.stdout.split() == ["hi", "3"], r.stderr
+    r = ctd.zrun(name(), "sh", "-c", "mkdir /tmp/new && echo made", opts=["--rm", "--seccomp", "--seccomp-profile", out])
+    assert r.returncode != 0 and "made" not in r.stdout and "Operation not permitted" in r.stderr + r.stdout, r
