@@ -298,6 +298,10 @@ static int record_bpf(struct rec_run *rr, struct rec_set *set, const struct rec_
                 json_object_put(o);
                 return *ret_reason ? 1 : -ENOMEM;
         }
+        if (json_object_object_length(o) == 0) {
+                json_object_put(o); /* the task ran, and no record came with its exit */
+                return -ENODATA;
+        }
         r = rec_bpf_parse(o, set, &incomplete);
         if (r >= 0 && incomplete)
                 fprintf(stderr, "zygote-record: the recording is incomplete: %s\n", incomplete);

@@ -226,9 +226,13 @@ static int wait_forwarding(zy_conn *c, const char *socket_path, const struct zy_
                         json_object_to_json_string_ext(reply->parameters, JSON_C_TO_STRING_PRETTY |
                                                                                   JSON_C_TO_STRING_SPACED |
                                                                                   JSON_C_TO_STRING_NOSLASHESCAPE));
-        json_object *record = json_object_object_get(reply->parameters, "record");
-        if (record_fd >= 0 && record && write_record(record_fd, record) < 0)
+        /* none: a zygoted that restarted meanwhile adopted the task without its recording */
+        json_object *record = json_object_object_get(reply->parameters, "record"), *none = NULL;
+        if (record_fd >= 0 && !record)
+                record = none = json_object_new_object();
+        if (record_fd >= 0 && write_record(record_fd, record) < 0)
                 fprintf(stderr, "launchctl: run: cannot pass the record on: %m\n");
+        json_object_put(none);
         zy_reply_free(reply);
         r = lc_task_exit_status(t);
         zy_task_info_free(t);
