@@ -99,7 +99,7 @@ int zd_container_record_before_fork(struct zd_call *call, struct zd_task *t) {
         if (!t->record_out)
                 return 0;
         /* zygoted is single-threaded: its pid is the thread that forks */
-        r = zd_recorder_begin(&call->d->recorder, getpid(), t->account, ZD_RECORD_FROM_FILTER, &t->record_id);
+        r = zd_recorder_begin(&call->d->recorder, getpid(), t->account, ZD_RECORD_FROM_FILTER, t, &t->record_id);
         if (r == -EUSERS)
                 return zd_call_limit(call, "recordings_per_user", ZD_RECORDINGS_PER_UID);
         if (r < 0)

@@ -514,7 +514,7 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
                 }
         }
         zd_nspool_init(d);
-        zd_recorder_init(&d->recorder, d->privileged);
+        zd_recorder_init(&d->recorder, d->privileged, d->loop, zd_task_record_done);
         zd_log(LOG_INFO, "recording with eBPF: %s", d->recorder.reason);
         r = zd_server_listen(&d->server);
         if (r < 0) {

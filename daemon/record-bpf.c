@@ -95,18 +95,70 @@ static const char *load(struct zd_recorder *rc) {
         return NULL;
 }
 
-void zd_recorder_init(struct zd_recorder *rc, bool privileged) {
+static struct zd_recording *slot_of(struct zd_recorder *rc, uint64_t id) {
+        for (size_t i = 0; id != 0 && i < RT_MAX_RECORDINGS; i++)
+                if (rc->under_way[i].id == id)
+                        return &rc->under_way[i];
+        return NULL;
+}
+
+/* One id from the done ring: its owner told, once. */
+static int on_ring(void *ctx, void *data, size_t size) {
+        struct zd_recorder *rc = ctx;
+        struct zd_recording *s;
+        uint64_t id;
+
+        if (size != sizeof(id))
+                return 0;
+        memcpy(&id, data, sizeof(id));
+        s = slot_of(rc, id);
+        if (!s || s->done)
+                return 0;
+        s->done = true;
+        if (rc->on_done && s->owner)
+                rc->on_done(s->owner); /* may end the recording: s is not used after */
+        return 0;
+}
+
+static void on_ring_readable(struct ev_loop *loop, ev_io *w, int revents) {
+        struct zd_recorder *rc = w->data;
+        (void) ring_buffer__consume(rc->ring);
+}
+
+void zd_recorder_init(struct zd_recorder *rc, bool privileged, struct ev_loop *loop, void (*on_done)(void *owner)) {
         const char *why;
 
-        *rc = (struct zd_recorder){ .next_id = 1 };
+        *rc = (struct zd_recorder){ .next_id = 1, .loop = loop, .on_done = on_done };
         why = privileged ? load(rc) : "zygoted does not run as root";
+        if (!why) {
+                rc->ring = ring_buffer__new(bpf_map__fd(rc->skel->maps.done), on_ring, rc, NULL);
+                if (!rc->ring) {
+                        record_trace__destroy(rc->skel);
+                        rc->skel = NULL;
+                        why = "the tracer's ring buffer (Linux 5.8) cannot be read";
+                }
+        }
+        if (rc->ring) {
+                ev_io_init(&rc->ring_watch, on_ring_readable, ring_buffer__epoll_fd(rc->ring), EV_READ);
+                rc->ring_watch.data = rc;
+                ev_io_start(loop, &rc->ring_watch);
+        }
         snprintf(rc->reason, sizeof(rc->reason), "%s", why ? why : "loaded");
 }
 
 void zd_recorder_free(struct zd_recorder *rc) {
+        if (rc->ring) {
+                ev_io_stop(rc->loop, &rc->ring_watch);
+                ring_buffer__free(rc->ring);
+        }
+        rc->ring = NULL;
         if (rc->skel)
                 record_trace__destroy(rc->skel);
         rc->skel = NULL;
+}
+
+bool zd_recorder_done(const struct zd_recorder *rc, uint64_t id) {
+        return !slot_of((struct zd_recorder *) rc, id) || slot_of((struct zd_recorder *) rc, id)->done;
 }
 
 /* Every key of a map deleted (the tracer detached: nothing adds meanwhile). */
@@ -134,7 +186,8 @@ static void recording_end(struct zd_recorder *rc, uint64_t id) {
         }
 }
 
-int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, enum zd_record_from from, uint64_t *ret_id) {
+int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, enum zd_record_from from, void *owner,
+                      uint64_t *ret_id) {
         _cleanup_free_ struct rt_record *zero = NULL;
         struct zd_recording *slot = NULL;
         unsigned mine = 0;
@@ -159,6 +212,9 @@ int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, enum zd_
         if (!zero)
                 return -ENOMEM;
         zero->arm_on_exec = from == ZD_RECORD_FROM_EXEC;
+        /* a task's: pid is its one thread now; a container's ends with its init, uncounted */
+        zero->count_live = from == ZD_RECORD_FROM_EXEC;
+        zero->live = zero->count_live ? 1 : 0;
         id = rc->next_id++;
         r = bpf_map__update_elem(rc->skel->maps.records, &id, sizeof(id), zero, sizeof(*zero), BPF_NOEXIST);
         if (r < 0)
@@ -171,7 +227,9 @@ int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, enum zd_
                 }
         }
         rc->active++;
-        *slot = (struct zd_recording){ .id = id, .account = account };
+        *slot = (struct zd_recording){
+                .id = id, .account = account, .owner = owner, .done = from != ZD_RECORD_FROM_EXEC
+        };
         task.id = id;
         r = bpf_map__update_elem(rc->skel->maps.tasks, &tid, sizeof(tid), &task, sizeof(task), BPF_ANY);
         if (r < 0) {

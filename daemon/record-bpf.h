@@ -6,12 +6,14 @@
  */
 #pragma once
 
+#include <ev.h>
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 struct record_trace;
+struct ring_buffer;
 
 /* Recordings one non-root account may have under way at once (of RT_MAX_RECORDINGS, 64). */
 #define ZD_RECORDINGS_PER_UID 8
@@ -19,6 +21,8 @@ struct record_trace;
 struct zd_recording {
         uint64_t id; /* 0: a free slot */
         uid_t account;
+        void *owner; /* begin's, passed to on_done */
+        bool done;   /* every thread it followed has exited (or none is counted: a container's) */
 };
 
 struct zd_recorder {
@@ -27,11 +31,16 @@ struct zd_recorder {
         uint64_t next_id;
         unsigned active;                   /* recordings under way: the tracer is attached while there is one */
         struct zd_recording under_way[64]; /* RT_MAX_RECORDINGS */
+        struct ring_buffer *ring;          /* the tracer's done ring */
+        ev_io ring_watch;
+        struct ev_loop *loop;
+        void (*on_done)(void *owner); /* a recording's last thread has exited */
 };
 
 /* Loads the tracer unless zygoted is not root, not in the initial pid namespace, or
- * ZYGOTE_DISABLE_FEATURES names record_bpf; rc->reason says which, or what the kernel said. */
-void zd_recorder_init(struct zd_recorder *rc, bool privileged);
+ * ZYGOTE_DISABLE_FEATURES names record_bpf; rc->reason says which, or what the kernel said.
+ * on_done is called on loop with begin's owner when a task recording's last thread has exited. */
+void zd_recorder_init(struct zd_recorder *rc, bool privileged, struct ev_loop *loop, void (*on_done)(void *owner));
 void zd_recorder_free(struct zd_recorder *rc);
 
 /* Where a followed thread's calls begin to count. */
@@ -46,7 +55,11 @@ enum zd_record_from {
  * zd_recorder_forget()s itself). -EOPNOTSUPP without the tracer,
  * -EAGAIN with RT_MAX_RECORDINGS under way, -EUSERS with ZD_RECORDINGS_PER_UID of a non-root
  * account's, or what the kernel said. */
-int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, enum zd_record_from from, uint64_t *ret_id);
+int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, enum zd_record_from from, void *owner,
+                      uint64_t *ret_id);
+/* Whether every thread recording id followed has exited (always, for ZD_RECORD_FROM_FILTER's:
+ * a container's recording ends with its init). */
+bool zd_recorder_done(const struct zd_recorder *rc, uint64_t id);
 /* tid no longer followed (its recording goes on). */
 void zd_recorder_forget(struct zd_recorder *rc, pid_t tid);
 

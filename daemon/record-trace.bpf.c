@@ -69,6 +69,13 @@ struct {
         __type(value, struct rt_record);
 } records SEC(".maps");
 
+/* the ids of task recordings whose last thread has exited (a few per recording at most: the
+ * daemon reads them as they come) */
+struct {
+        __uint(type, BPF_MAP_TYPE_RINGBUF);
+        __uint(max_entries, 256 * 1024);
+} done SEC(".maps");
+
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
         __uint(max_entries, RT_MAX_PERSONAS);
@@ -178,11 +185,13 @@ int zd_record_fork(__u64 *ctx) {
 
         if (t) {
                 struct rt_task v = *t;
-                if (bpf_map_update_elem(&tasks, &ctid, &v, BPF_ANY) < 0) {
-                        struct rt_record *r = bpf_map_lookup_elem(&records, &v.id);
-                        if (r)
-                                r->lost_thread = 1;
-                }
+                struct rt_record *r = bpf_map_lookup_elem(&records, &v.id);
+                if (!r)
+                        return 0; /* taken: its recording is over */
+                if (bpf_map_update_elem(&tasks, &ctid, &v, BPF_ANY) < 0)
+                        r->lost_thread = 1;
+                else if (r->count_live)
+                        __sync_fetch_and_add(&r->live, 1); /* before the child first runs */
         }
         return 0;
 }
@@ -190,8 +199,23 @@ int zd_record_fork(__u64 *ctx) {
 SEC("tp_btf/sched_process_exit")
 int zd_record_exit(__u64 *ctx) {
         __u32 tid = (__u32) bpf_get_current_pid_tgid();
+        struct rt_task *t = bpf_map_lookup_elem(&tasks, &tid);
+        struct rt_record *r;
+        __u64 id;
 
+        if (!t)
+                return 0;
+        id = t->id;
         bpf_map_delete_elem(&tasks, &tid);
+        r = bpf_map_lookup_elem(&records, &id);
+        if (!r || !r->count_live)
+                return 0;
+        /* Each exit subtracts, then reads: whichever order two exits take, the last subtraction
+         * is followed by a read of 0 (a count only grows through a fork of a live thread). Two
+         * reads of 0 are two events: the daemon takes the first. */
+        __sync_fetch_and_add(&r->live, -1);
+        if (r->live <= 0)
+                bpf_ringbuf_output(&done, &id, sizeof(id), 0);
         return 0;
 }
 

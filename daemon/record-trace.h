@@ -19,6 +19,10 @@
 /* One recording: a byte per (architecture, number) rather than a bit, so that two CPUs noting
  * calls at once never lose one (a plain store, no atomic read-modify-write). */
 struct rt_record {
+        /* a task's recording: its threads alive (the worker counted at the start); the one that
+         * brings it to 0 says so on the done ring (the recording's id) */
+        __s64 live;
+        __u8 count_live;
         __u8 calls[2][RT_MAX_NR]; /* [0] the native architecture, [1] its compat one (i386) */
         __u8 clone_flags[2][32];  /* the low 32 bits of clone's flags ever set */
         __u8 families[2][64];     /* socket's address families asked for */

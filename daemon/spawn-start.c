@@ -101,7 +101,7 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
         /* the worker waits at its gate, to exec only once it is followed; its calls count from
          * that execve (its steps until the gate may still be running now) */
         if (s->req.record) {
-                r = zd_recorder_begin(&d->recorder, pid, t->account, ZD_RECORD_FROM_EXEC, &t->record_id);
+                r = zd_recorder_begin(&d->recorder, pid, t->account, ZD_RECORD_FROM_EXEC, t, &t->record_id);
                 if (r < 0) {
                         zd_spawn_drop_worker(s, pid, pidfd);
                         zd_task_discard(t);

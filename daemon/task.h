@@ -143,6 +143,9 @@ void zd_task_adopt(struct zd_task *t, int pidfd);
 void zd_task_delete(struct zd_task *t);
 /* Start of a held task; c gets the reply when the status pipe says exec. -EBUSY when it is not
  * held (or a Start is in progress). */
+/* A recorded task's recording has seen its last thread exit (record-bpf.h's on_done, owner the
+ * task): its exit is answered now if it has exited. */
+void zd_task_record_done(void *owner);
 int zd_task_start(struct zd_task *t, struct zd_conn *c);
 int zd_task_add_waiter(struct zd_task *t, struct zd_conn *c);
 json_object *zd_task_to_json(const struct zd_task *t);

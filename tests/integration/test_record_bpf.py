@@ -171,3 +171,35 @@ def test_recordings_per_user_bounded(daemon, workdir):
                 p.kill()
                 p.wait()
     assert daemon.status()["recording"]["active"] == 0
+
+
+@pytest.mark.parametrize("via", ["bpf", "notify"])
+def test_descendant_outliving_the_task_is_recorded(daemon, workdir, via):
+    """A process the command leaves behind (a daemon it started) is recorded until it exits, and
+    the file is written then, through either path: the command's exit alone does not end it."""
+    if via == "bpf":
+        need_tracer(daemon)
+    fifo, made = os.path.join(workdir, "fifo"), os.path.join(workdir, "made")
+    os.mkfifo(fifo)
+    os.chmod(fifo, 0o666)
+    path = os.path.join(workdir, "rec.json")
+    cmd = [daemon.bins["launchctl"], "--socket", daemon.socket, "run", "--record", path, "--record-via", via, "--",
+           "sh", "-c", f"(cat {fifo} >/dev/null; mkdir {made}) >/dev/null 2>&1 </dev/null & echo left"]
+    p = subprocess.Popen(zytest.setpriv(NOBODY, NOBODY) + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=zytest.WORK_ENV)
+    try:
+        assert p.stdout.readline() == b"left\n"
+        # sh has exited (or is about to); its child waits on the fifo: nothing written yet
+        assert p.poll() is None and not os.path.exists(path)
+        with open(fifo, "w") as f:
+            f.write("go")
+        _, err = p.communicate(timeout=TIMEOUT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    if p.returncode == 77:
+        pytest.skip(err.decode().strip())
+    assert p.returncode == 0 and os.path.isdir(made), err
+    _, names = profile_names(path)
+    assert "mkdir" in names, names
