@@ -6,8 +6,8 @@
  *
  * Which threads: `tasks` maps a thread id (the initial pid namespace's) to its recording. The
  * daemon puts the worker there while it waits at its gate, before its execve; every thread it
- * forks or clones joins at sched_process_fork (in the parent, before the child first runs), and
- * leaves at sched_process_exit. Nothing is added to the task itself: no filter, no cgroup.
+ * forks or clones joins at sched_process_fork (in the parent, before the child first runs), moves
+ * at sched_process_exec when it takes its leader's id, and leaves at sched_process_exit. Nothing is added to the task itself: no filter, no cgroup.
  *
  * raw_syscalls:sys_enter fires after seccomp has allowed the call: a call the task's filter
  * refuses never reaches it, so a recording holds only calls that ran.
@@ -192,6 +192,26 @@ int zd_record_fork(__u64 *ctx) {
                         r->lost_thread = 1;
                 else if (r->count_live)
                         __sync_fetch_and_add(&r->live, 1); /* before the child first runs */
+        }
+        return 0;
+}
+
+/* A thread other than the leader that execs takes the leader's id (the kernel's de_thread: the
+ * leader, and its entry, went at its exit): its entry moves with it, or its calls would go
+ * unrecorded and its exit uncounted. */
+SEC("tp_btf/sched_process_exec")
+int zd_record_exec(__u64 *ctx) {
+        struct task_struct *p = (struct task_struct *) ctx[0];
+        __u32 old = (__u32) ctx[1], now = (__u32) p->pid;
+        struct rt_task *t;
+
+        if (old == now)
+                return 0;
+        t = bpf_map_lookup_elem(&tasks, &old);
+        if (t) {
+                struct rt_task v = *t;
+                bpf_map_update_elem(&tasks, &now, &v, BPF_ANY);
+                bpf_map_delete_elem(&tasks, &old);
         }
         return 0;
 }

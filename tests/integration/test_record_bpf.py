@@ -203,3 +203,21 @@ def test_descendant_outliving_the_task_is_recorded(daemon, workdir, via):
     assert p.returncode == 0 and os.path.isdir(made), err
     _, names = profile_names(path)
     assert "mkdir" in names, names
+
+
+@pytest.mark.parametrize("via", ["bpf", "notify"])
+def test_exec_from_a_thread(daemon, workdir, via):
+    """A thread other than the leader execs (it takes the leader's id): what the new program
+    calls is recorded, and the recording ends when it exits."""
+    if via == "bpf":
+        need_tracer(daemon)
+    made, path = os.path.join(workdir, "made"), os.path.join(workdir, "rec.json")
+    script = ("import os, threading\n"
+              f"t = threading.Thread(target=os.execv, args=('/bin/mkdir', ['mkdir', {made!r}]))\n"
+              "t.start(); t.join()\n")
+    r = run_record(daemon, path, "python3", "-I", "-c", script, via=via)
+    if r.returncode == 77:
+        pytest.skip(r.stderr.decode().strip())
+    assert r.returncode == 0 and os.path.isdir(made), r.stderr
+    _, names = profile_names(path)
+    assert {"mkdir", "execve"} <= names, names
