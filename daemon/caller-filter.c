@@ -75,27 +75,24 @@ static int read_chain(pid_t tid, struct sock_filter *buf, size_t cap, uint32_t l
         return 0;
 }
 
-/* Seizes tid and waits for it to stop; *ret_sig the signal whose delivery it stopped for, to be
- * given back at the detach (0: the interrupt's own stop, or a group stop it stays in). */
-static int seize_stop(pid_t tid, int *ret_sig) {
-        int status;
+#define THREADS_MAX 1024 /* the caller has at most 64 (caller.c), more may have come since */
 
-        if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0 || ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
-                return -errno;
-        while (waitpid(tid, &status, __WALL) < 0)
-                if (errno != EINTR)
-                        return -errno;
-        if (!WIFSTOPPED(status))
-                return -ESRCH; /* it exited meanwhile */
-        *ret_sig = status >> 16 == 0 ? WSTOPSIG(status) : 0;
-        return 0;
-}
+/* The caller's threads as the child holds them: each seized and interrupted before any is waited
+ * for, so that their stops overlap (on a loaded machine each waits for a CPU), then read, then let
+ * go, each with the signal whose delivery it stopped for (0: the interrupt's own stop, or a group
+ * stop it stays in). */
+struct seized {
+        size_t n;
+        pid_t tid[THREADS_MAX];
+        int sig[THREADS_MAX];
+        bool stopped[THREADS_MAX];
+};
 
-/* The child: every thread of pid, its chain read and compared with the first one's. */
-static int child_read(pid_t pid, struct filters_head *h, struct sock_filter *buf, struct sock_filter *other) {
+/* Every thread listed in /proc/PID/task seized and interrupted; one that ended since the listing
+ * (ESRCH) is passed over. */
+static int seize_all(pid_t pid, struct seized *t) {
         char path[64];
         struct dirent *de;
-        bool first = true;
         DIR *dir;
         int r = 0;
 
@@ -104,21 +101,52 @@ static int child_read(pid_t pid, struct filters_head *h, struct sock_filter *buf
         if (!dir)
                 return errno == ENOENT ? -ESRCH : -errno;
         while (r >= 0 && (de = readdir(dir))) {
-                uint32_t lens[ZD_CALLER_MAX_FILTERS], n = 0, total = 0;
-                int sig = 0;
                 pid_t tid;
 
                 if (strspn(de->d_name, "0123456789") != strlen(de->d_name))
                         continue;
-                tid = (pid_t) atoi(de->d_name);
-                r = seize_stop(tid, &sig);
-                if (r == -ESRCH) { /* ended since the listing */
-                        r = 0;
-                        continue;
+                if (t->n >= THREADS_MAX) {
+                        r = -E2BIG;
+                        break;
                 }
-                if (r >= 0)
-                        r = read_chain(tid, first ? buf : other, ZD_CALLER_MAX_FILTER_INSNS, lens, &n, &total);
-                (void) ptrace(PTRACE_DETACH, tid, NULL, (void *) (uintptr_t) sig);
+                tid = (pid_t) atoi(de->d_name);
+                if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0 || ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
+                        r = errno == ESRCH ? 0 : -errno;
+                else
+                        t->tid[t->n++] = tid;
+        }
+        closedir(dir);
+        return r;
+}
+
+/* Waits for thread i's stop: 1 stopped, 0 ended meanwhile, or -errno. */
+static int wait_stop(struct seized *t, size_t i) {
+        int status;
+
+        while (waitpid(t->tid[i], &status, __WALL) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (!WIFSTOPPED(status))
+                return 0;
+        t->sig[i] = status >> 16 == 0 ? WSTOPSIG(status) : 0;
+        t->stopped[i] = true;
+        return 1;
+}
+
+/* The child: every thread of pid, its chain read and compared with the first one's. */
+static int child_read(pid_t pid, struct filters_head *h, struct sock_filter *buf, struct sock_filter *other) {
+        static struct seized t;
+        bool first = true;
+        int r;
+
+        r = seize_all(pid, &t);
+        for (size_t i = 0; r >= 0 && i < t.n; i++) {
+                uint32_t lens[ZD_CALLER_MAX_FILTERS], n = 0, total = 0;
+
+                r = wait_stop(&t, i);
+                if (r <= 0)
+                        continue; /* ended since the listing (0), or r < 0 ends the loop */
+                r = read_chain(t.tid[i], first ? buf : other, ZD_CALLER_MAX_FILTER_INSNS, lens, &n, &total);
                 if (r < 0)
                         break;
                 if (first) {
@@ -126,12 +154,15 @@ static int child_read(pid_t pid, struct filters_head *h, struct sock_filter *buf
                         h->total = total;
                         memcpy(h->lens, lens, n * sizeof(*lens));
                         first = false;
-                } else if (n != h->n || total != h->total || memcmp(buf, other, total * sizeof(*buf)) != 0)
-                        r = -ENOTUNIQ;
-                if (r >= 0 && memcmp(lens, h->lens, n * sizeof(*lens)) != 0)
+                } else if (n != h->n || total != h->total || memcmp(buf, other, total * sizeof(*buf)) != 0 ||
+                           memcmp(lens, h->lens, n * sizeof(*lens)) != 0)
                         r = -ENOTUNIQ;
         }
-        closedir(dir);
+        /* let go of every thread that stopped; one seized and not waited for is let go by this
+         * child's exit, which detaches it (a tracee can be detached only in a stop) */
+        for (size_t i = 0; i < t.n; i++)
+                if (t.stopped[i])
+                        (void) ptrace(PTRACE_DETACH, t.tid[i], NULL, (void *) (uintptr_t) t.sig[i]);
         if (r >= 0 && first)
                 r = -ESRCH; /* no thread left */
         return r;
