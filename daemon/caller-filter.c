@@ -4,9 +4,9 @@
  * tracer only (PTRACE_SECCOMP_GET_FILTER, CAP_SYS_ADMIN, no filter on the tracer), and only while
  * the task sits in a ptrace stop: no /proc file, pidfd call or listener fdinfo shows them. So a
  * child of zygoted seizes each thread (PTRACE_SEIZE: no signal, nothing the caller can see but
- * TracerPid), interrupts it (PTRACE_INTERRUPT: a stop of its own, not a group stop: the caller's
- * parent hears nothing), reads its chain and detaches at once, giving back a signal the stop had
- * caught. The caller's thread that sent the call is waiting for the reply and is only paused;
+ * TracerPid) and interrupts it (PTRACE_INTERRUPT: a stop of its own, not a group stop: the
+ * caller's parent hears nothing), all of them before waiting for any, then reads each chain and
+ * lets every thread go, giving back a signal a stop had caught. The caller's thread that sent the call is waiting for the reply and is only paused;
  * another thread's interruptible system call is restarted, but one that cannot be restarted
  * (epoll_wait, a socket read with a timeout) returns EINTR, as after SIGSTOP and SIGCONT.
  *
