@@ -13,3 +13,4 @@ int zd_spawn_read_caller(struct spawn *s);
 int zd_spawn_decide_identity(struct spawn *s);
 /* The caller's own confinement: what its task can carry, or CallerConfined with the reason. */
 int zd_spawn_confine(struct spawn *s);
+int zd_spawn_filters_read(struct spawn *s, int r);
