@@ -192,6 +192,7 @@ _Noreturn static void child_main(int task_dir, pid_t parent, struct filters_map 
         sigset_t none;
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        (void) prctl(PR_SET_NAME, (unsigned long) "zygote-cfread", 0, 0, 0); /* not a worker: ps, tests */
         if (getppid() != parent)
                 _exit(1);
         sigemptyset(&none);

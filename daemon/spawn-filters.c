@@ -38,11 +38,11 @@ struct zd_filter_wait {
         struct zd_filter_wait *next; /* zd_daemon.filter_waits, oldest first */
         struct zd_daemon *d;
         struct zd_call call; /* conn NULL once the caller is gone */
-        int *fds;          /* the call's fds; while stashed, the numbers they had */
-        int stash;         /* the socket holding them meanwhile, or -EBADF */
+        int *fds;            /* the call's fds; while stashed, the numbers they had */
+        int stash;           /* the socket holding them meanwhile, or -EBADF */
         size_t n_stashed;
-        uid_t owner;       /* the caller's account */
-        uid_t uid;         /* the connection's uid, for task ids */
+        uid_t owner; /* the caller's account */
+        uid_t uid;   /* the connection's uid, for task ids */
         struct spawn *s;
         zd_spawn_resume_t resume;
         struct spawn *resumed; /* for run_resume(), with the read's answer */
@@ -158,7 +158,7 @@ static void on_read_end(struct ev_loop *loop, ev_io *io, int revents);
 static void on_read_deadline(struct ev_loop *loop, ev_timer *t, int revents);
 static void pump(struct zd_daemon *d);
 
-#define WAIT_OF(ptr, member) ((struct zd_filter_wait *) ((char *) (ptr) - offsetof(struct zd_filter_wait, member)))
+#define WAIT_OF(ptr, member) ((struct zd_filter_wait *) ((char *) (ptr) -offsetof(struct zd_filter_wait, member)))
 
 static void run_resume(void *userdata) {
         struct zd_filter_wait *w = userdata;
@@ -243,6 +243,8 @@ static void pump(struct zd_daemon *d) {
                 w->running = true;
                 ev_io_init(&w->exit_watch, on_read_end, w->rd.child_fd, EV_READ);
                 ev_io_start(d->loop, &w->exit_watch);
+                /* from now, not from the loop's cached time: this iteration may have run long */
+                ev_now_update(d->loop);
                 ev_timer_init(&w->deadline, on_read_deadline, ZD_CALLER_FILTER_TIMEOUT_MS / 1000., 0.);
                 ev_timer_start(d->loop, &w->deadline);
         }
