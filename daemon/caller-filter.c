@@ -251,6 +251,12 @@ static int parse(const struct filters_map *m, struct zd_caller_filters *ret) {
         return 0;
 }
 
+void zd_caller_filters_stop(struct zd_filter_read *rd) {
+        if (rd->child_fd >= 0)
+                (void) pidfd_kill(rd->child_fd, SIGKILL);
+        rd->stopped = true;
+}
+
 int zd_caller_filters_finish(struct zd_filter_read *rd, int caller_pidfd, struct zd_caller_filters *ret) {
         struct zd_caller_filters f = {};
         siginfo_t si = {};
@@ -261,11 +267,13 @@ int zd_caller_filters_finish(struct zd_filter_read *rd, int caller_pidfd, struct
         /* done, or too late: a tracer's death detaches every thread it still holds */
         r = pidfd_wait(rd->child_fd, WEXITED | WNOHANG, &si);
         if (r >= 0 && si.si_pid == 0) {
-                (void) pidfd_kill(rd->child_fd, SIGKILL);
-                (void) pidfd_reap(rd->child_fd, NULL);
-                r = -ETIME;
-        } else if (r >= 0)
-                r = si.si_code == CLD_EXITED && si.si_status == 0 ? parse(rd->map, &f) : -EIO;
+                zd_caller_filters_stop(rd);
+                r = pidfd_reap(rd->child_fd, &si);
+        }
+        if (r >= 0 && si.si_code == CLD_EXITED && si.si_status == 0)
+                r = parse(rd->map, &f); /* it answered, even if stopped since */
+        else if (r >= 0)
+                r = rd->stopped ? -ETIME : -EIO;
         rd->child_fd = safe_close(rd->child_fd);
         rd->task_dir = safe_close(rd->task_dir);
         (void) munmap(rd->map, sizeof(struct filters_map));

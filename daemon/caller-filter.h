@@ -8,6 +8,7 @@
 #pragma once
 
 #include <linux/filter.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -44,14 +45,19 @@ struct zd_filter_read {
         int child_fd; /* the child's pidfd */
         int task_dir; /* the caller's /proc/PID/task, which the child lists */
         void *map;
+        bool stopped; /* zd_caller_filters_stop() */
 };
 
 /* Starts the read of process pid's filters: 0 with *ret filled, or a negative errno (-ESRCH: it
  * is gone). The caller waits, at most ZD_CALLER_FILTER_TIMEOUT_MS, for ret->child_fd to become
  * readable, then calls zd_caller_filters_finish(), always. */
 int zd_caller_filters_start(pid_t pid, struct zd_filter_read *ret);
-/* The read's end: a child still running is killed (-ETIME) and every one reaped; then as
- * zd_caller_read_filters(). *rd is released in every case. */
+/* Its time is up: the child is killed (not waited for: its pidfd becomes readable once it is
+ * gone, and a tracer's death detaches every thread it seized). */
+void zd_caller_filters_stop(struct zd_filter_read *rd);
+/* The read's end: a child still running is killed and waited for (-ETIME), one stopped that did
+ * not answer is -ETIME, every one reaped; then as zd_caller_read_filters(). *rd is released in
+ * every case. */
 int zd_caller_filters_finish(struct zd_filter_read *rd, int caller_pidfd, struct zd_caller_filters *ret);
 
 /* Frees the programs; accepts a struct never read (zeroed). */

@@ -16,7 +16,6 @@
  * table rather than copying it: neither holds another caller's files across a fork.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stddef.h>
 #include <ev.h>
 #include <stdlib.h>
@@ -27,7 +26,6 @@
 #include "caller-filter.h"
 #include "daemon.h"
 #include "log.h"
-#include "pidfd-util.h"
 #include "server.h"
 #include "spawn-filters.h"
 #include "spawn-start.h"
@@ -195,10 +193,12 @@ static void on_read_end(struct ev_loop *loop, ev_io *io, int revents) {
         read_end(WAIT_OF(io, exit_watch));
 }
 
+/* Its time is up: the child is killed, and its end (its pidfd readable: soon, but it needs a
+ * CPU to exit on a loaded machine, which the loop does not wait for) refuses the spawn. */
 static void on_read_deadline(struct ev_loop *loop, ev_timer *t, int revents) {
         (void) loop;
         (void) revents;
-        read_end(WAIT_OF(t, deadline));
+        zd_caller_filters_stop(&WAIT_OF(t, deadline)->rd);
 }
 
 /* Whether an owner has a read running, and how many run. */
@@ -298,7 +298,7 @@ void zd_spawn_filters_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
                 if (w->call.conn == c) {
                         w->call.conn = NULL;
                         if (w->running)
-                                (void) pidfd_kill(w->rd.child_fd, SIGKILL); /* its end comes soon */
+                                zd_caller_filters_stop(&w->rd); /* its end comes soon */
                 }
         /* those not running yet have nothing to wait for */
         for (struct zd_filter_wait **q = &d->filter_waits; *q;) {
