@@ -134,7 +134,7 @@ struct sock_fprog;
  * (CLONE_PARENT), its own TLS, its tid in the slot and cleared when it leaves; SIGCHLD to the
  * daemon at its exit. Never CLONE_VFORK (the parent serves on), CLONE_FILES, CLONE_FS or
  * CLONE_SIGHAND (its fd table, root, cwd and handlers are copies). */
-#define ZE_NOCOPY_CLONE_FLAGS                                                                          \
+#define ZE_NOCOPY_CLONE_FLAGS \
         (0x00000100 /* CLONE_VM */ | 0x00008000 /* CLONE_PARENT */ | 0x00080000 /* CLONE_SETTLS */ | \
          0x00100000 /* CLONE_PARENT_SETTID */ | 0x00200000 /* CLONE_CHILD_CLEARTID */ | 17 /* SIGCHLD */)
 
