@@ -96,15 +96,20 @@
  *     it points to, all in the slot, and constants;
  *   - errno is the worker's own: its thread pointer is the slot's copy of the parent's TLS (glibc's
  *     static TLS blocks and the first words of its thread control block, canary included, so the
- *     stack protector's checks hold; fortify's checks write nothing but on a failure, which aborts
- *     the worker alone). A variable of a module with dynamic TLS (__tls_get_addr) would still be
- *     the parent's: the engine and libc have none on this path (worker-nocopy.c refuses to run
- *     if a loaded module's TLS block is not static);
+ *     stack protector's checks hold; fortify's checks write nothing but on a failure, whose
+ *     abort() takes a lock in the shared memory and kills the worker with it held: a bug either
+ *     way, and one that would make the parent's own abort() hang). A variable of a module with
+ *     dynamic TLS (__tls_get_addr) would still be the parent's: the engine and libc have none on
+ *     this path (worker-nocopy.c refuses to run if a loaded module's TLS block is not static);
  *   - no allocation, no stdio, no lock, no atexit or exit(): malloc's arenas and thread cache,
  *     a FILE buffer or a lock are the parent's, changing under the worker; leave with _exit() only;
  *   - no libc function that keeps state outside the thread (strerror, getpwnam, the environment,
  *     the locale, the pid cache...): raw system calls, or the thin glibc wrappers that only set
- *     errno (in the worker's own TLS);
+ *     errno (in the worker's own TLS). Today's (nm -u of child.c, steps.c, caps.c, exec.c,
+ *     filter-load.c): syscall, open, openat, read, write, send, close, dup3, fcntl, ioctl, prctl,
+ *     chdir, fchdir, chroot, mount, unshare, setsid, umask, getrlimit, setrlimit, access, stat,
+ *     execve, _exit, and strlen, strchr, strchrnul, memcpy; step 0's (signal-util.c: sigaction,
+ *     strtol...) runs only in a worker that does not share memory;
  *   - no signal handler may run in it: every signal is blocked across the clone (as posix_spawn
  *     does), the worker has a copy of the handler table (no CLONE_SIGHAND), which holds only
  *     SIG_DFL (zygote-ref checks every disposition at start-up and forks otherwise), and it empties
