@@ -82,6 +82,7 @@ static void usage(FILE *f) {
                    "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
                    "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,caller_threads,"
                    "namespace_pool,scopes,nocopy_worker,\n"
+                   "caller_bpf,"
                    "pool (force the fallbacks),\n"
                    "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
@@ -470,6 +471,26 @@ static int probe_kernel(struct zd_daemon *d) {
         return 0;
 }
 
+/* How the other threads of a multi-threaded caller are read at each call, said once: in one read()
+ * of the BPF task iterator, or through each thread's /proc files, and why. */
+static void caller_threads_reader(void) {
+        int r;
+
+        if (ze_feature_disabled("caller_bpf")) {
+                zd_log(LOG_INFO, "callers' threads: read through /proc (BPF task iterator disabled by "
+                                 "ZYGOTE_DISABLE_FEATURES)");
+                return;
+        }
+        r = zd_caller_bpf_load();
+        if (r >= 0)
+                zd_log(LOG_INFO, "callers' threads: read by a BPF task iterator, every thread in one read()");
+        else
+                zd_log(LOG_INFO,
+                       "callers' threads: read through /proc (no BPF task iterator: %s; it needs CAP_BPF and "
+                       "CAP_PERFMON, the kernel's BTF and Linux 6.1)",
+                       strerror(-r));
+}
+
 /* The loop, the task table, the profiles and their references, the listening socket, and the
  * tasks of an earlier zygoted adopted. */
 static int start_serving(struct zd_daemon *d, int n_passed) {
@@ -510,7 +531,10 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
                         return r;
                 }
         }
+        caller_threads_reader();
         zd_nspool_init(d);
+        zd_recorder_init(&d->recorder, d->privileged, d->loop, zd_task_record_done);
+        zd_log(LOG_INFO, "recording with eBPF: %s", d->recorder.reason);
         r = zd_server_listen(&d->server);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot listen on %s: %s", d->server.socket_path, strerror(-r));
@@ -587,6 +611,7 @@ int main(int argc, char **argv) {
         zd_container_starts_free(&d);
         zd_container_deletes_free(&d);
         zd_nspool_free(&d);
+        zd_recorder_free(&d.recorder);
         zd_tasks_free(&d);
         zd_scopes_free(&d);
         free(d.container_root_buf);
