@@ -6,8 +6,8 @@
  *   zygote-ref --probe-exec  exit 0: what the daemon's inherit-tier probe worker execs
  *   zygote-ref --init        the init of a profile's pid namespace (zygote-init.c, pidns.h)
  *
- * It loads the profile's filter on itself once (INIT), then forks workers that inherit it
- * (SPAWN). With the profile's pid namespace (two fds with INIT), it joins that namespace for its
+ * It loads the profile's filter on itself once (INIT), then makes workers that inherit it
+ * (SPAWN): sharing its memory until their exec (worker-nocopy.h), or forked. With the profile's pid namespace (two fds with INIT), it joins that namespace for its
  * children and its mount namespace first, before the filter: its workers are born there, while
  * it keeps its own pid in zygoted's namespace (CLONE_PARENT needs a parent that is not an init). It keeps its own capabilities: the workers drop theirs in child.c. It says nothing on
  * stderr unless it cannot go on; a malformed request gets an ERROR reply and is forgotten.
