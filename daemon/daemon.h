@@ -64,7 +64,8 @@ struct zd_daemon {
         unsigned shared_filters; /* of them, those every process of its pid namespace has, or 0 */
         bool fork_workers;       /* --fork-workers: references fork every worker (no worker-nocopy.h) */
         unsigned caller_cache;   /* what connections keep of their caller between calls (caller.h's ZD_CALLER_KEEP*) */
-        uint64_t nofile_soft;    /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
+        bool caller_filters;  /* privileged, and reads a caller's own seccomp filters for its task (caller-filter.h) */
+        uint64_t nofile_soft; /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
         uid_t uid;
         gid_t gid;
         struct ze_features features;

@@ -81,7 +81,7 @@ static void usage(FILE *f) {
                    "\n"
                    "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
                    "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,caller_threads,"
-                   "namespace_pool,scopes,nocopy_worker,\n"
+                   "caller_filters,\nnamespace_pool,scopes,nocopy_worker,"
                    "caller_bpf,"
                    "pool (force the fallbacks),\n"
                    "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
@@ -521,6 +521,7 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         /* the owner of a caller by /proc/PID/ns/user, as on kernels before PIDFD_GET_USER_NAMESPACE */
         d->server.owner_by_proc = ze_feature_disabled("pidfd_userns");
         d->server.idle_timeout = idle_timeout();
+        d->caller_filters = d->privileged && !ze_feature_disabled("caller_filters");
         d->caller_cache = ze_feature_disabled("caller_cache")     ? 0
                           : ze_feature_disabled("caller_threads") ? ZD_CALLER_KEEP
                                                                   : ZD_CALLER_KEEP | ZD_CALLER_KEEP_THREADS;

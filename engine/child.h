@@ -64,7 +64,8 @@
  *   7. chdir:    plan->cwd, as the target user
  *   8. nnp:      PR_SET_NO_NEW_PRIVS when plan->no_new_privs
  *   9. filter:   load plan->prog, or SECCOMP_CLONE_FILTER from plan->ref_pidfd, or nothing
- *                (inherited from the reference); always the last restriction
+ *                (inherited from the reference); always the last restriction. A LOAD plan first
+ *                loads plan->caller_progs, the caller's own filters, oldest first
  *  10. hold:     when plan->hold_fd >= 0, report ZE_STEP_HELD (unless plan->hold_quiet) and block
  *                reading hold_fd; a byte means go on, EOF means abandon (exit ZE_EXIT_ABANDONED)
  *  11. exec:     execve argv[0] if it has a slash, else search plan->search_path (PATH), using
@@ -235,6 +236,10 @@ struct ze_plan {
 
         enum ze_filter_mode filter_mode;
         bool filter_early;
+        /* The caller's own filters, oldest first, loaded at the filter step before prog (ZE_FILTER_LOAD
+         * only: the daemon forks such a spawn itself). Not packed for the reference. */
+        const struct sock_fprog *caller_progs;
+        size_t n_caller_progs;
         const struct sock_fprog *prog; /* ZE_FILTER_LOAD */
         unsigned filter_flags;         /* SECCOMP_FILTER_FLAG_* for ZE_FILTER_LOAD */
         int ref_pidfd;                 /* ZE_FILTER_CLONE */
