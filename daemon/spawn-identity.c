@@ -292,9 +292,9 @@ int zd_spawn_filters_read(struct spawn *s, int r) {
         return 0;
 }
 
-/* The caller's own confinement: the task carries it (rlimits, no_new_privs, namespaces, root,
- * cgroups, scheduling, LSM label), or the call is refused with the reason. */
-int zd_spawn_confine(struct spawn *s) {
+/* The caller's own confinement, its seccomp part: strict mode refused, its own filters to be
+ * read (spawn-filters.c) unless every process here has them, or the call refused. */
+int zd_spawn_confine_seccomp(struct spawn *s) {
         struct zd_call *call = s->call;
         struct zd_caller *c = &s->caller;
 
@@ -312,6 +312,16 @@ int zd_spawn_confine(struct spawn *s) {
                 if (r != 0)
                         return r;
         }
+        return 0;
+}
+
+/* The rest of the caller's own confinement, once its filters were read (spawn-filters.c), whose
+ * refusals come first: the task carries it (rlimits, no_new_privs, namespaces, root, cgroups,
+ * scheduling, LSM label), or the call is refused with the reason. */
+int zd_spawn_confine(struct spawn *s) {
+        struct zd_call *call = s->call;
+        struct zd_caller *c = &s->caller;
+
         /* Landlock: a domain cannot be read from outside the process nor applied to another,
          * and a process may make one with no privilege at all; all that shows of it is the
          * no_new_privs that landlock_restrict_self() needs (root with CAP_SYS_ADMIN can do

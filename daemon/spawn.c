@@ -66,7 +66,7 @@ static int spawn_fork(struct spawn *s) {
 
 static void spawn_resume(struct spawn *s, int r);
 
-/* The caller's own seccomp filters, when it has some to carry (zd_spawn_confine() said so): read
+/* The caller's own seccomp filters, when it has some to carry (zd_spawn_confine_seccomp() said so): read
  * while the loop serves on (spawn-filters.c), and the steps after this one resumed then. 1: the
  * spawn waits. */
 static int spawn_filters(struct spawn *s) {
@@ -90,8 +90,9 @@ static int (*const spawn_steps[])(struct spawn *s) = {
         zd_spawn_fdmap,           /* the fds it passes, each to one target */
         zd_spawn_decide_identity, /* who the worker runs as: never more than the caller */
         spawn_caller_late,        /* any other caller's process, as it is now */
-        zd_spawn_confine,         /* what confines the caller, which its task carries */
+        zd_spawn_confine_seccomp, /* its seccomp mode, and whether its own filters are read */
         spawn_filters,            /* its own seccomp filters, read without holding the loop */
+        zd_spawn_confine,         /* the rest of what confines it, which its task carries */
         zd_spawn_place,           /* its caller's cgroups, or a scope unit of its own */
         zd_spawn_plan,            /* one struct ze_plan, its tier and pipes */
         spawn_fork,               /* the worker, forked here or by the reference */
