@@ -136,21 +136,24 @@ def rounds(names, one, runs, warmup=2):
 
 class CpuAccount:
     """CPU time from the kernel's accounting (cgroup v1 cpuacct, present in both cgroup views of
-    this bench): a cgroup `work` holding zygoted, containerd, the shims, the runtimes they run and
-    every ctr client, beside one `bench` holding this script (its forks and waits are the
-    harness's, not the probe's); the containers' parent cgroup holds the containers' processes,
-    the exec'd /bin/true among them. usage() is the sum of both, in ns, every process counted."""
+    this bench), in cgroups of the bench's own, one per part: `zygoted` (zygoted and its workers),
+    `daemons` (containerd, the shims and the runtimes they run), `clients` (every ctr, moved there
+    before its exec), and the containers' parent cgroup (the containers' processes, the exec'd
+    /bin/true among them); this script sits in `bench`, not counted (its forks and waits are the
+    harness's). usage() is {part: ns}, every process counted in one part."""
 
     ROOT = "/sys/fs/cgroup/cpuacct"
+    PARTS = ("clients", "daemons", "zygoted", "containers")
 
     def __init__(self):
         self.base = os.path.join(self.ROOT, f"zyg-bench-cpu-{os.getpid()}")
-        self.work, self.bench = os.path.join(self.base, "work"), os.path.join(self.base, "bench")
-        self.containers = self.ROOT + ct.CTR_CGROUP_PARENT
+        self.dirs = {p: os.path.join(self.base, p) for p in self.PARTS if p != "containers"}
+        self.dirs["containers"] = self.ROOT + ct.CTR_CGROUP_PARENT
+        self.bench = os.path.join(self.base, "bench")
         with open("/proc/self/cgroup") as f:
             mine = [l.split(":", 2)[2].strip() for l in f if l.split(":")[1].split(",").count("cpuacct")]
         self.home = os.path.join(self.ROOT, mine[0].lstrip("/")) if mine else self.ROOT
-        for d in (self.base, self.work, self.bench, self.containers):
+        for d in (self.base, self.bench, *self.dirs.values()):
             os.makedirs(d, exist_ok=True)
 
     @staticmethod
@@ -161,20 +164,23 @@ class CpuAccount:
         finally:
             os.close(fd)
 
-    def into_work(self):
+    def into(self, part):
+        self.move(self.dirs.get(part, self.bench))
+
+    def into_clients(self):
         """preexec_fn of a ctr client: the child moves itself before it execs."""
-        self.move(self.work)
+        self.move(self.dirs["clients"])
 
     def usage(self):
-        total = 0
-        for d in (self.work, self.containers):
+        out = {}
+        for p, d in self.dirs.items():
             with open(os.path.join(d, "cpuacct.usage")) as f:
-                total += int(f.read())
-        return total
+                out[p] = int(f.read())
+        return out
 
     def close(self):
         self.move(self.home)
-        for d in (self.bench, self.work, self.base):
+        for d in [d for p, d in self.dirs.items() if p != "containers"] + [self.bench, self.base]:
             try:
                 os.rmdir(d)
             except OSError as e:
@@ -219,34 +225,44 @@ def exec_cpu(names, argv, acct, args):
     """CPU per `ctr task exec` of /bin/true, every process counted (CpuAccount): per round, an idle
     window (what containerd, the shims, zygoted and the sleeping containers spend doing nothing,
     per second), then args.cpu_execs execs one after the other per runtime, the order rotating;
-    a runtime's figure is (usage over its execs - the idle rate x their wall time) / execs, in ms.
-    Ratios are the medians of the per-round ratios."""
+    a runtime's figure is (usage over its execs - the idle rate x their wall time) / execs, in ms,
+    in all and per part. Ratios are the medians of the per-round ratios."""
     per, idle, ratios = {n: [] for n in names}, [], []
+    parts, bare, bare_ratios = {n: {} for n in names}, {}, []
     for i in range(args.cpu_rounds):
         u0, t0 = acct.usage(), time.monotonic()
         time.sleep(args.cpu_idle)
-        rate = (acct.usage() - u0) / (time.monotonic() - t0)  # ns of CPU per s
-        idle.append(rate / 1000)
+        u1, t1 = acct.usage(), time.monotonic()
+        rate = {p: (u1[p] - u0[p]) / (t1 - t0) for p in u1}  # ns of CPU per s
+        idle.append(sum(rate.values()) / 1000)
         k = i % len(names)
         got = {}
         for n in names[k:] + names[:k]:
             u0, t0 = acct.usage(), time.monotonic()
             for j in range(args.cpu_execs):
                 r = subprocess.run(argv(n, f"{i}-{j}"), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, preexec_fn=acct.into_work, timeout=120)
+                                   stderr=subprocess.PIPE, preexec_fn=acct.into_clients, timeout=120)
                 if r.returncode != 0:
                     raise RuntimeError(f"{n}: ctr task exec failed: {r.stderr.decode(errors='replace').strip()}")
-            du, dt = acct.usage() - u0, time.monotonic() - t0
-            got[n] = (du - rate * dt) / args.cpu_execs / 1e6
+            u1, dt = acct.usage(), time.monotonic() - t0
+            part = {p: (u1[p] - u0[p] - rate[p] * dt) / args.cpu_execs / 1e6 for p in u1}
+            for p, v in part.items():
+                parts[n].setdefault(p, []).append(v)
+            got[n] = sum(part.values())
             per[n].append(got[n])
+            bare[n] = got[n] - part.get("clients", 0)
         ratios.append(got)
+        bare_ratios.append(dict(bare))
     out = {"execs": args.cpu_execs, "idle_us_per_s": quantiles(idle)}
     for n in names:
         out[n] = quantiles(per[n])
+        out[n]["parts"] = {p: statistics.median(v) for p, v in parts[n].items()}
         if n in (ZR, ZD):
             for other in names:
                 if other != n:
                     out[n][f"ratio_to_{other}"] = quantiles([r[n] / r[other] for r in ratios])
+                    # the same without the ctr client's own CPU (a kubelet's probe has no ctr)
+                    out[n][f"server_ratio_to_{other}"] = quantiles([r[n] / r[other] for r in bare_ratios])
     return out
 
 
@@ -255,8 +271,9 @@ def measure(args):
     zr = os.path.join(args.build, "zygote-runc")
     work = tempfile.mkdtemp(prefix="zyg-bench.", dir="/tmp")
     acct = CpuAccount()
-    acct.move(acct.work)  # zygoted and containerd start from here: their cgroup is `work`
+    acct.into("zygoted")  # zygoted starts from here, containerd from `daemons`: their children stay there
     zygoted, sock = start_zygoted(args.build, work)
+    acct.into("bench")
     profile = profile_path()[0]
     # bundle rows: options on the command line; ctr and podman rows: binaries (see wrapper())
     argvs = {ZD: [os.path.join(args.build, "launchctl"), "--socket", sock], ZR: [zr, "--zygote-socket", sock],
@@ -291,8 +308,9 @@ def measure(args):
         if args.ctr_runs and shutil.which("ctr") and shutil.which("containerd"):
             os.mkdir(os.path.join(work, "ctd"))
             cd = ct.Containerd(os.path.join(work, "ctd"))
+            acct.into("daemons")
             cd.start()
-            acct.move(acct.bench)
+            acct.into("bench")
             try:
                 r = cd.ctr("image", "import", args.image, timeout=120)
                 if r.returncode != 0:
@@ -410,12 +428,14 @@ def ratio_cell(z, other):
     return f"{r['median']:.2f} [{r['p10']:.2f}–{r['p90']:.2f}]"
 
 
+PART_NAMES = {"clients": "ctr", "daemons": "containerd+shims", "zygoted": "zygoted", "containers": "containers"}
 EXEC_CPU_TARGET = 0.3  # issue 35: an exec probe through zygoted's shim at most 0.3x runc's CPU
 
 
 def exec_cpu_verdict(sets):
     """The exec probe target per cgroup view: (view, ratio median or None)."""
-    return [(view, res["exec_cpu"].get(ZD, {}).get("ratio_to_runc", {}).get("median"))
+    return [(view, res["exec_cpu"].get(ZD, {}).get("ratio_to_runc", {}).get("median"),
+             res["exec_cpu"].get(ZD, {}).get("server_ratio_to_runc", {}).get("median"))
             for view, res in sets.items() if "exec_cpu" in res]
 
 
@@ -440,11 +460,23 @@ def cpu_table(sets, meta):
         lines.append(f"| {view} | {cell(row['idle_us_per_s'])} | "
                      + " | ".join(cell(row[n]) if n in row else "–" for n in RUNTIMES)
                      + f" | {ratio_cell(d, 'runc')} | {ratio_cell(d, 'crun')} | {ratio_cell(z, 'runc')} |")
-    for view, ratio in exec_cpu_verdict(sets):
+    lines += ["", "Where that CPU goes, per exec (ms, medians; each part's idle rate subtracted): `ctr` the client, "
+              "`containerd+shims` containerd, the runtime's shim and the runtime it runs (runc, crun, zygote-runc; "
+              "for zygoted the zygote shim alone), `zygoted` zygoted and its workers, `containers` the containers' "
+              "processes.", "", "| cgroups | runtime | " + " | ".join(PART_NAMES[p] for p in CpuAccount.PARTS)
+              + " | all |", "|---|---|" + "---|" * (len(CpuAccount.PARTS) + 1)]
+    for view, res in sets.items():
+        for n in RUNTIMES:
+            m = res.get("exec_cpu", {}).get(n)
+            if m and "parts" in m:
+                lines.append(f"| {view} | {n} | " + " | ".join(f"{m['parts'].get(p, 0):.1f}" for p in CpuAccount.PARTS)
+                             + f" | {m['median']:.1f} |")
+    for view, ratio, server in exec_cpu_verdict(sets):
         verdict = "not measured" if ratio is None else (
             "met" if ratio <= EXEC_CPU_TARGET else f"**missed by {ratio / EXEC_CPU_TARGET * 100 - 100:.0f} %**")
         lines += ["", f"Target (issue 35), {view}: an exec probe's CPU through zygoted's shim ≤ {EXEC_CPU_TARGET:g}× "
-                  f"runc's: {'–' if ratio is None else f'{ratio:.2f}'}, {verdict}."]
+                  f"runc's: {'–' if ratio is None else f'{ratio:.2f}'}, {verdict}"
+                  + ("" if server is None else f" (without the ctr client's own CPU: {server:.2f})") + "."]
     return lines
 
 

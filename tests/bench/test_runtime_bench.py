@@ -24,12 +24,12 @@ class FakeAccount:
     """usage(): a background that burns IDLE_NS_PER_S, plus each exec's cost when its argv is made."""
 
     def __init__(self):
-        self.t0, self.spent = time.monotonic(), 0
+        self.t0, self.spent, self.client = time.monotonic(), 0, 0
 
     def usage(self):
-        return int((time.monotonic() - self.t0) * IDLE_NS_PER_S) + self.spent
+        return {"daemons": int((time.monotonic() - self.t0) * IDLE_NS_PER_S) + self.spent, "clients": self.client}
 
-    def into_work(self):
+    def into_clients(self):
         pass
 
 
@@ -38,6 +38,7 @@ def test_exec_cpu_subtracts_the_idle_rate_and_divides_by_the_execs():
 
     def argv(name, tag):
         acct.spent += int(COST_MS[name] * 1e6)
+        acct.client += 1000000  # the ctr client's own 1 ms, the same for every runtime
         return ["true"]
 
     args = argparse.Namespace(cpu_rounds=3, cpu_execs=4, cpu_idle=0.05)
@@ -45,10 +46,13 @@ def test_exec_cpu_subtracts_the_idle_rate_and_divides_by_the_execs():
     assert out["execs"] == 4
     assert out["idle_us_per_s"]["median"] == pytest.approx(IDLE_NS_PER_S / 1000, rel=0.05)
     # without the subtraction each figure would carry a few ms of the background's CPU
-    assert out[rb.ZD]["median"] == pytest.approx(0.5, abs=0.1)
-    assert out["runc"]["median"] == pytest.approx(2.0, abs=0.1)
-    assert out[rb.ZD]["ratio_to_runc"]["median"] == pytest.approx(0.25, abs=0.06)
+    assert out[rb.ZD]["median"] == pytest.approx(1.5, abs=0.1)
+    assert out["runc"]["median"] == pytest.approx(3.0, abs=0.1)
+    assert out[rb.ZD]["ratio_to_runc"]["median"] == pytest.approx(0.5, abs=0.06)
     assert out[rb.ZD]["n"] == 3
+    assert out["runc"]["parts"]["clients"] == pytest.approx(1.0, abs=0.01)  # each part's own idle rate
+    assert out["runc"]["parts"]["daemons"] == pytest.approx(2.0, abs=0.1)
+    assert out[rb.ZD]["server_ratio_to_runc"]["median"] == pytest.approx(0.25, abs=0.06)  # the client left out
     assert "ratio_to_zygoted" not in out["runc"]  # ratios are zygote's over the others'
 
 
@@ -62,6 +66,7 @@ def test_exec_cpu_raises_on_a_failed_exec():
 def row(ratio):
     q = lambda m: {"median": m, "p10": m, "p90": m, "n": 7}  # noqa: E731
     d = q(1.0)
+    d["parts"] = {"clients": 0.25, "daemons": 0.5, "zygoted": 0.25}
     d["ratio_to_runc"] = q(ratio)
     return {"exec_cpu": {"execs": 20, "idle_us_per_s": q(100.0), rb.ZD: d, "runc": q(1.0 / ratio)}}
 
@@ -71,4 +76,5 @@ def test_the_table_states_the_exec_probe_target_met_or_missed():
     assert "met view: an exec probe's CPU through zygoted's shim ≤ 0.3× runc's: 0.25, met." in text
     assert "missed view: an exec probe's CPU through zygoted's shim ≤ 0.3× runc's: 0.60, **missed by 100 %**" in text
     assert "| met view | 100.0 [100.0–100.0] | 1.0 [1.0–1.0] |" in text
+    assert "| met view | zygoted | 0.2 | 0.5 | 0.2 | 0.0 | 1.0 |" in text
     assert rb.cpu_table({"v": {}}, {}) == []  # no CPU measured (no containerd): no table
