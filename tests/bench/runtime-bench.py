@@ -136,8 +136,9 @@ def rounds(names, one, runs, warmup=2):
 
 class CpuAccount:
     """CPU time from the kernel's accounting (cgroup v1 cpuacct, present in both cgroup views of
-    this bench), in cgroups of the bench's own, one per part: `zygoted` (zygoted and its workers),
-    `daemons` (containerd, the shims and the runtimes they run), `clients` (every ctr, moved there
+    this bench), in cgroups of the bench's own, one per part: `zygoted` (zygoted itself: its worker
+    joins its caller's cgroups, the shim's), `daemons` (containerd, the shims, the runtimes they
+    run, zygoted's workers), `clients` (every ctr, moved there
     before its exec), and the containers' parent cgroup (the containers' processes, the exec'd
     /bin/true among them); this script sits in `bench`, not counted (its forks and waits are the
     harness's). usage() is {part: ns}, every process counted in one part."""
@@ -462,8 +463,8 @@ def cpu_table(sets, meta):
                      + f" | {ratio_cell(d, 'runc')} | {ratio_cell(d, 'crun')} | {ratio_cell(z, 'runc')} |")
     lines += ["", "Where that CPU goes, per exec (ms, medians; each part's idle rate subtracted): `ctr` the client, "
               "`containerd+shims` containerd, the runtime's shim and the runtime it runs (runc, crun, zygote-runc; "
-              "for zygoted the zygote shim alone), `zygoted` zygoted and its workers, `containers` the containers' "
-              "processes.", "", "| cgroups | runtime | " + " | ".join(PART_NAMES[p] for p in CpuAccount.PARTS)
+              "for zygoted the zygote shim and zygoted's worker, which joins its caller's cgroups), `zygoted` zygoted "
+              "itself, `containers` the containers' processes.", "", "| cgroups | runtime | " + " | ".join(PART_NAMES[p] for p in CpuAccount.PARTS)
               + " | all |", "|---|---|" + "---|" * (len(CpuAccount.PARTS) + 1)]
     for view, res in sets.items():
         for n in RUNTIMES:
