@@ -83,6 +83,7 @@ struct zd_caller_conn;
 enum {
         ZD_CALLER_KEEP = 1 << 0,
         ZD_CALLER_KEEP_THREADS = 1 << 1,
+        ZD_CALLER_READ_PROC = 1 << 2, /* never through the BPF iterator: tests compare the two readers */
 };
 
 int zd_caller_conn_new(struct zd_caller_conn **ret);
