@@ -78,6 +78,13 @@ int zd_caller_bpf_read_first(const struct zd_caller_bpf_threads *ts, const uid_t
         if (r < 0)
                 return r;
         zd_caller_ns_from_record(first, f->pid_ns, ns);
+        /* zygoted's own, from the same walk: all but its CPU affinity (caller.c) */
+        if (ts->has_self && (ts->self.flags & ZD_CALLER_BPF_FS)) {
+                sched_raw(&ts->self, &raw);
+                zd_caller_sched_fork(&raw, &c->own_sched);
+                c->own_sched.umask = ts->self.umask & 0777;
+                c->has_own_sched = true;
+        }
         *ret_first = first;
         return 0;
 }

@@ -2,8 +2,9 @@
 /*
  * What the BPF task iterator of caller-threads.bpf.c writes for each thread of a caller, read by
  * caller-bpf.c: one fixed-size record per thread, the first thread's (ZD_CALLER_BPF_LEADER)
- * followed by a struct zd_caller_bpf_first, then one with ZD_CALLER_BPF_END, so that one read() of
- * enough bytes gets them all. Included by the BPF program too: kernel types only.
+ * followed by a struct zd_caller_bpf_first, then the reader's own (ZD_CALLER_BPF_SELF, followed by
+ * its struct zd_caller_bpf_first: what a worker of zygoted starts with), then one with
+ * ZD_CALLER_BPF_END, so that one read() of enough bytes gets them all. Included by the BPF program too: kernel types only.
  */
 #pragma once
 
@@ -14,6 +15,7 @@ enum {
         ZD_CALLER_BPF_LEADER = 1 << 1,  /* the process's first thread (its group leader) */
         ZD_CALLER_BPF_EXITING = 1 << 2, /* in do_exit(): its namespaces may be gone already */
         ZD_CALLER_BPF_NNP = 1 << 3,     /* no_new_privs */
+        ZD_CALLER_BPF_SELF = 1 << 4,    /* not the caller's: the reader's own (zygoted), before the end */
 };
 
 /* struct zd_caller_bpf_first's flags */

@@ -72,7 +72,7 @@ static int attach(int pidfd) {
 }
 
 /* What one walk writes at most: a record per thread, one more than are read (to tell too many), the
- * first thread's own record, and the end. */
+ * first thread's own record, the reader's own two, and the end. */
 #define WALK_MAX \
         ((ZD_CALLER_MAX_THREADS + 2) * sizeof(struct zd_caller_bpf_thread) + sizeof(struct zd_caller_bpf_first))
 
@@ -92,7 +92,7 @@ static int parse(const char *buf, size_t len, struct zd_caller_bpf_threads *ret)
         size_t off = 0;
 
         ret->n = 0;
-        ret->has_first = false;
+        ret->has_first = ret->has_self = false;
         for (;;) {
                 struct zd_caller_bpf_thread *t = &ret->t[ret->n];
 
@@ -102,6 +102,14 @@ static int parse(const char *buf, size_t len, struct zd_caller_bpf_threads *ret)
                 off += sizeof(*t);
                 if (t->flags & ZD_CALLER_BPF_END)
                         return off == len ? 0 : -EBADMSG;
+                if (t->flags & ZD_CALLER_BPF_SELF) {
+                        if (ret->has_self || len - off < sizeof(ret->self))
+                                return -EBADMSG;
+                        memcpy(&ret->self, buf + off, sizeof(ret->self));
+                        off += sizeof(ret->self);
+                        ret->has_self = true;
+                        continue;
+                }
                 if (t->flags & ZD_CALLER_BPF_LEADER) {
                         if (ret->has_first || len - off < sizeof(ret->first))
                                 return -EBADMSG;
@@ -288,6 +296,9 @@ static int self_check(void) {
                 r = -EPROTO;
         if (r >= 0)
                 r = self_check_first(&ts.first, t);
+        /* and the reader's own, read in the same walk: the same task */
+        if (r >= 0 && (!ts.has_self || memcmp(&ts.self, &ts.first, sizeof(ts.self)) != 0))
+                r = -EPROTO;
         safe_close(k.bpf_link_fd);
         safe_close(k.pidfd);
         return r;

@@ -208,8 +208,9 @@ int zd_caller_thread_same_label(int dir_fd, const struct zd_caller_first *first)
 struct zd_caller_bpf_threads {
         size_t n;
         struct zd_caller_bpf_thread t[ZD_CALLER_MAX_THREADS + 2]; /* one more than read, and the end */
-        bool has_first;
+        bool has_first, has_self;
         struct zd_caller_bpf_first first;
+        struct zd_caller_bpf_first self; /* zygoted's own, read in the same walk (has_self) */
 };
 
 /* Whether zd_caller_bpf_load() loaded the iterator: the threads are then read through it. */
@@ -232,7 +233,8 @@ int zd_caller_bpf_merge(const struct zd_caller_bpf_thread *first, const struct z
  * ids (check_uid: the real uid must be that, or -ESRCH), groups, capability sets, no_new_privs and
  * seccomp state (merged as zd_caller_bpf_merge() merges another thread's), umask, scheduling but
  * the CPU affinity (zd_caller_read_affinity()), limits (clamped as zd_caller_clamp_rlimits()
- * does), namespace numbers into ns; its record in *ret_first. 0; 1 when the walk cannot tell (no
+ * does), namespace numbers into ns; its record in *ret_first; and zygoted's own scheduling and
+ * umask but its CPU affinity, from the walk's record of the reader (own_sched). 0; 1 when the walk cannot tell (no
  * first thread, or one exiting, or in more groups than its record holds), c untouched: then read
  * it through /proc; or a negative errno. caller-bpf-first.c. */
 int zd_caller_bpf_read_first(const struct zd_caller_bpf_threads *ts, const uid_t *check_uid, struct zd_caller *c,

@@ -145,9 +145,13 @@ int zd_caller_task_sched(const struct zd_caller *c, bool privileged, struct ze_s
         struct ze_sched own, t;
         int r;
 
-        r = zd_caller_own_sched(&own);
-        if (r < 0)
-                return r;
+        if (c->has_own_sched)
+                own = c->own_sched;
+        else {
+                r = zd_caller_own_sched(&own);
+                if (r < 0)
+                        return r;
+        }
         t = c->sched;
         if (!privileged) {
                 t.nice = t.nice > own.nice ? t.nice : own.nice;

@@ -284,11 +284,26 @@ int zd_caller_threads(struct bpf_iter__task *ctx) {
         struct seq_file *seq = ctx->meta->seq;
         struct task_struct *task = ctx->task;
         struct zd_caller_bpf_thread t = {};
+        struct zd_caller_bpf_first *f;
+        struct task_struct *self;
         struct pid_namespace *ns;
+        __u32 zero = 0;
         const struct cred *c;
         unsigned int lvl;
 
         if (!task) {
+                /* the reader's own scheduling and limits (zygoted's, whose read() runs this),
+                 * which every call compares the caller's with, then the end */
+                self = (struct task_struct *) bpf_get_current_task();
+                f = bpf_map_lookup_elem(&first_buf, &zero);
+                if (!f)
+                        return 0;
+                t.flags = ZD_CALLER_BPF_SELF;
+                t.tgid = (__u32) BPF_CORE_READ(self, tgid);
+                bpf_seq_write(seq, &t, sizeof(t));
+                __builtin_memset(f, 0, sizeof(*f));
+                read_first(self, BPF_CORE_READ(self, real_cred), f);
+                bpf_seq_write(seq, f, sizeof(*f));
                 t.flags = ZD_CALLER_BPF_END;
                 bpf_seq_write(seq, &t, sizeof(t));
                 return 0;
@@ -314,9 +329,7 @@ int zd_caller_threads(struct bpf_iter__task *ctx) {
                 t.seccomp_filters = (__u32) BPF_CORE_READ(task, seccomp.filter_count.counter);
         bpf_seq_write(seq, &t, sizeof(t));
         if (t.flags & ZD_CALLER_BPF_LEADER) {
-                __u32 zero = 0;
-                struct zd_caller_bpf_first *f = bpf_map_lookup_elem(&first_buf, &zero);
-
+                f = bpf_map_lookup_elem(&first_buf, &zero);
                 if (!f)
                         return 0;
                 __builtin_memset(f, 0, sizeof(*f));

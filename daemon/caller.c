@@ -272,6 +272,8 @@ static int read_bpf(struct zd_caller_conn *k, const struct ucred *cr, struct fir
         if (r != 0)
                 return r;
         r = zd_caller_read_affinity(c->pid, &c->sched);
+        if (r >= 0 && c->has_own_sched)
+                r = zd_caller_read_affinity(0, &c->own_sched);
         if (r >= 0)
                 r = zd_caller_read_namespaces(k->proc_fd, k, c, &f->first, true);
         if (r >= 0)

@@ -45,6 +45,10 @@ struct zd_caller {
         /* How the kernel treats it: what a child it forked would start with (the reset of
          * SCHED_RESET_ON_FORK applied); its first thread's (see caller.c). */
         struct ze_sched sched;
+        /* zygoted's own, as zd_caller_own_sched() reads it, when read with the caller (the BPF
+         * walk gives it): what zd_caller_task_sched() compares the caller's with. */
+        bool has_own_sched;
+        struct ze_sched own_sched;
 
         unsigned ns_join;           /* CLONE_NEW* of the namespaces the task must join */
         const char *ns_other;       /* a namespace that differs and cannot be joined ("pid", "user") */

@@ -304,6 +304,19 @@ static void check_values(const struct conf *conf, const struct zd_caller *c) {
                 assert_int_equal(c->ns_join, conf->unshare);
 }
 
+/* zygoted's own scheduling, which a task's is compared with: read in the BPF walk (a) where it
+ * read the first thread, as zd_caller_own_sched() reads it (the /proc reader's, b, has none). */
+static void check_own(const struct zd_caller *a, const struct zd_caller *b, bool by_bpf) {
+        struct ze_sched own;
+
+        assert_int_equal(a->has_own_sched, by_bpf);
+        assert_false(b->has_own_sched);
+        if (!by_bpf)
+                return;
+        assert_int_equal(zd_caller_own_sched(&own), 0);
+        assert_memory_equal(&a->own_sched, &own, sizeof(own));
+}
+
 static void test_readers_agree(void **state) {
         const struct conf *conf = *state;
         struct zd_caller_conn *bpf = NULL, *proc = NULL;
@@ -325,6 +338,7 @@ static void test_readers_agree(void **state) {
                 assert_same(&a, &b);
                 assert_int_equal(a.seccomp_filters, b.seccomp_filters);
                 check_values(conf, &a);
+                check_own(&a, &b, conf->first_by_bpf);
         }
         /* and through the SO_PEERCRED path (its real uid checked), nothing kept */
         assert_int_equal(zd_caller_read(-1, &p.cred, NULL, &once), 0);
@@ -343,6 +357,45 @@ static void test_readers_agree(void **state) {
         caller_stop(&p);
 }
 
+/* zygoted reniced, with an I/O priority of its own, in an affinity of its own: the walk's record of
+ * the reader says so as the system calls do, and a task's scheduling is decided the same. */
+static void test_own_sched(void **state) {
+        const struct conf *conf = &confs[1];
+        struct zd_caller a = ZD_CALLER_INIT, b = ZD_CALLER_INIT;
+        struct ze_sched ta, tb;
+        bool seta, setb;
+        cpu_set_t cpus, saved;
+        struct caller p;
+
+        (void) state;
+        skip_unless_both_readers();
+        assert_int_equal(sched_getaffinity(0, sizeof(saved), &saved), 0);
+        CPU_ZERO(&cpus);
+        CPU_SET(0, &cpus);
+        assert_int_equal(setpriority(PRIO_PROCESS, 0, 3), 0);
+        assert_int_equal(syscall(SYS_ioprio_set, 1, 0, IOPRIO(2, 6)), 0);
+        assert_int_equal(sched_setaffinity(0, sizeof(cpus), &cpus), 0);
+        caller_start(conf, &p);
+        assert_int_equal(zd_caller_read(p.sock, &p.cred, NULL, &a), 0);
+        check_own(&a, &b, true);
+        assert_int_equal(a.own_sched.nice, 3);
+        assert_int_equal(a.own_sched.ioprio, IOPRIO(2, 6));
+        assert_true(a.own_sched.affinity[0] == 1);
+        b = a;
+        b.has_own_sched = false;
+        assert_int_equal(zd_caller_task_sched(&a, false, &ta, &seta), 0);
+        assert_int_equal(zd_caller_task_sched(&b, false, &tb, &setb), 0);
+        assert_memory_equal(&ta, &tb, sizeof(ta));
+        assert_int_equal(seta, setb);
+        assert_int_equal(ta.nice, 7); /* the caller's, more than zygoted's 3 */
+        b = (struct zd_caller) ZD_CALLER_INIT;
+        zd_caller_done(&a);
+        caller_stop(&p);
+        assert_int_equal(setpriority(PRIO_PROCESS, 0, 0), 0);
+        assert_int_equal(syscall(SYS_ioprio_set, 1, 0, 0), 0);
+        assert_int_equal(sched_setaffinity(0, sizeof(saved), &saved), 0);
+}
+
 static int load_reader(void **state) {
         (void) state;
         if (!ze_feature_disabled("caller_bpf") && geteuid() == 0)
@@ -357,4 +410,4 @@ TU_MAIN_GROUP("tests", load_reader, tu_test_case("plain", test_readers_agree, (v
               tu_test_case("groups-past-record", test_readers_agree, (void *) &confs[4]),
               tu_test_case("rr-ioprio", test_readers_agree, (void *) &confs[5]),
               tu_test_case("ioprio-of-nice-limits", test_readers_agree, (void *) &confs[6]),
-              tu_test_case("userns", test_readers_agree, (void *) &confs[7]))
+              tu_test_case("userns", test_readers_agree, (void *) &confs[7]), tu_test(test_own_sched))
