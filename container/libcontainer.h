@@ -308,8 +308,13 @@ int zct_rm_rf(const char *path);
 
 /* ---- record-annotation.c: io.containers.trace-syscall, a recording of the container ---- */
 
+#define ZCT_TRACE_ANNOTATION "io.containers.trace-syscall"
+
 /* When o's annotations ask for one: the agent started, o's seccomp made the recording one. */
 int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o);
+/* The annotation's value, "[if:IN;][of:]OUT" (cut up in place): *in (or NULL) and *out, both
+ * absolute paths, or -EINVAL. */
+int zct_record_annotation_parse(char *v, const char **in, const char **out);
 
 /* ---- filter-remote.c: the seccomp program from zygoted (GetFilter) or compiled here ---- */
 

@@ -27,6 +27,7 @@
 #include "call.h"
 #include "caller.h"
 #include "container.h"
+#include "container-record.h"
 #include "daemon.h"
 #include "fd-util.h"
 #include "filter-cache.h"
@@ -476,14 +477,21 @@ static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[W_
         memcpy(child_fds, fds, sizeof(child_fds));
         child_fds[W_REPORT] = report[1];
         child_fds[W_HOLD] = hold[0];
+        int r = zd_container_record_before_fork(call, t);
+        if (r < 0) {
+                free(s);
+                return r;
+        }
         zd_fork_gate();
         pid = fork();
-        if (pid < 0) {
-                free(s);
-                return -errno;
-        }
+        int err = errno;
         if (pid == 0)
                 worker_run(d, child_fds, job);
+        zd_container_record_after_fork(d, t);
+        if (pid < 0) {
+                free(s);
+                return -err;
+        }
         *s = (struct zd_container_start){ .d = d,
                                           .conn = call->conn,
                                           .t = t,
@@ -515,7 +523,8 @@ static int start_worker(struct zd_call *call, struct zd_task *t, const int fds[W
         if (r < 0) {
                 zd_nspool_give_back(call->d, (int[3]){ fds[W_NET], fds[W_IPC], fds[W_UTS] });
                 zd_task_discard(t);
-                return zd_spawn_fail_call(call, r, "fork", NULL);
+                /* a recording refused says so itself (container-record.c) */
+                return call->error ? r : zd_spawn_fail_call(call, r, "fork", NULL);
         }
         return 0;
 }
@@ -562,6 +571,7 @@ int zd_container_create(struct zd_call *call) {
         _cleanup_(zd_caller_done) struct zd_caller caller = ZD_CALLER_INIT;
         int fds[W_FDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         struct zd_task *t = NULL;
+        _cleanup_free_ char *record_out = NULL, *record_in = NULL;
         struct stat st;
         int r;
 
@@ -570,9 +580,14 @@ int zd_container_create(struct zd_call *call) {
                 return r;
         if (fstat(fds[4], &st) < 0 || !S_ISDIR(st.st_mode))
                 return zd_call_invalid(call, "bundle");
+        r = zd_container_record_parse(call, fds[4], &record_out, &record_in);
+        if (r < 0)
+                return r;
         r = new_task(call, p.id, &t);
         if (r < 0)
                 return r;
+        t->record_out = TAKE_PTR(record_out);
+        t->record_in = TAKE_PTR(record_in);
         t->profile = strdup("container");
         t->exe = strdup("");
         if (zd_nspool_take(call->d, &fds[W_NET]) < 0)

@@ -39,6 +39,7 @@
 #include "scope.h"
 #include "sd.h"
 #include "nspool.h"
+#include "record-bpf.h"
 #include "server.h"
 #include "tier.h"
 
@@ -84,6 +85,7 @@ struct zd_daemon {
         char *container_root_buf;
         struct zd_container_start *container_starts;   /* CreateContainer calls whose worker runs (container.c) */
         struct zd_container_delete *container_deletes; /* Deletes whose child runs (container-delete.c) */
+        struct zd_recorder recorder;                   /* eBPF recordings (record-bpf.c) */
         struct zd_nspool nspool;                       /* namespaces made ahead for containers (nspool.c) */
         struct zd_parked *parked;           /* inherit-tier spawns the references have in hand (spawn-park.c) */
         struct zd_sd_activation activation; /* passed fds, until adopted */

@@ -536,6 +536,8 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         }
         caller_threads_reader();
         zd_nspool_init(d);
+        zd_recorder_init(&d->recorder, d->privileged, d->loop, zd_task_record_done);
+        zd_log(LOG_INFO, "recording with eBPF: %s", d->recorder.reason);
         r = zd_server_listen(&d->server);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot listen on %s: %s", d->server.socket_path, strerror(-r));
@@ -612,6 +614,7 @@ int main(int argc, char **argv) {
         zd_container_starts_free(&d);
         zd_container_deletes_free(&d);
         zd_nspool_free(&d);
+        zd_recorder_free(&d.recorder);
         zd_tasks_free(&d);
         zd_scopes_free(&d);
         free(d.container_root_buf);

@@ -177,7 +177,7 @@ void zd_spawn_set_tier(struct spawn *s, enum zd_tier tier) {
 }
 
 int zd_spawn_pipes(struct spawn *s) {
-        bool gate = (s->tier == ZD_TIER_INHERIT && !s->req.hold) || s->scope;
+        bool gate = (s->tier == ZD_TIER_INHERIT && !s->req.hold) || s->scope || s->req.record;
 
         for (int i = 0; i < 2; i++) {
                 s->status[i] = safe_close(s->status[i]);

@@ -37,6 +37,7 @@ struct spawn_req {
         bool hold;
         bool terminal;
         bool outlive;
+        bool record; /* recorded with eBPF (record-bpf.h) */
 };
 
 struct identity {
