@@ -35,7 +35,9 @@
 
 _Static_assert(sizeof(struct zd_caller_bpf_thread) % 8 == 0, "records follow one another unpadded");
 
-static struct caller_threads *skel;
+/* The loaded program, alone: the skeleton is destroyed once it is loaded, so that zygoted holds
+ * one fd for it (the program holds its map and BTF), not the skeleton's three. */
+static int prog_fd = -EBADF;
 
 /* libbpf says why a load failed on stderr; zygoted says it once, from the errno (main.c) */
 static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap) {
@@ -46,7 +48,7 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap) {
 }
 
 bool zd_caller_bpf_loaded(void) {
-        return skel != NULL;
+        return prog_fd >= 0;
 }
 
 /* A link of the iterator to the threads of the process pidfd names. The kernel keeps its pid
@@ -67,7 +69,7 @@ static int attach(int pidfd) {
         }
         info.task.pid_fd = (__u32) pidfd;
         LIBBPF_OPTS(bpf_link_create_opts, opts, .iter_info = &info, .iter_info_len = sizeof(info));
-        r = bpf_link_create(bpf_program__fd(skel->progs.zd_caller_threads), 0, BPF_TRACE_ITER, &opts);
+        r = bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, &opts);
         return r < 0 ? (errno > 0 ? -errno : r) : r;
 }
 
@@ -150,7 +152,7 @@ static int walk(int link, struct zd_caller_bpf_threads *ret) {
 int zd_caller_bpf_read(struct zd_caller_conn *k, struct zd_caller_bpf_threads *ret) {
         int r;
 
-        if (!skel)
+        if (prog_fd < 0)
                 return -EOPNOTSUPP;
         if (k->bpf_link_fd < 0) {
                 r = attach(k->pidfd);
@@ -307,14 +309,22 @@ static int self_check(void) {
 int zd_caller_bpf_load(void) {
         int r;
 
-        if (skel)
+        struct caller_threads *skel;
+
+        if (prog_fd >= 0)
                 return 0;
         libbpf_set_print(quiet);
         skel = caller_threads__open_and_load();
         if (!skel)
                 return errno > 0 ? -errno : -EOPNOTSUPP;
+        r = fcntl(bpf_program__fd(skel->progs.zd_caller_threads), F_DUPFD_CLOEXEC, 3);
+        r = r < 0 ? negative_errno() : r;
+        caller_threads__destroy(skel);
+        if (r < 0)
+                return r;
+        prog_fd = r;
         r = self_check();
         if (r < 0)
-                skel = (caller_threads__destroy(skel), NULL);
+                prog_fd = safe_close(prog_fd);
         return r;
 }
