@@ -104,6 +104,9 @@ static const struct conf confs[] = {
         { .policy = -1, .ioprio = IOPRIO(2, 4), .umask = 022, .limits = true, .first_by_bpf = true },
         /* a user namespace of its own (refused later, by spawn-identity.c: read the same) */
         { .policy = -1, .umask = 022, .unshare = CLONE_NEWUSER, .first_by_bpf = true },
+        /* as many groups as the record holds, and one more */
+        { .ngroups = ZD_CALLER_BPF_GROUPS, .policy = -1, .umask = 022, .first_by_bpf = true },
+        { .ngroups = ZD_CALLER_BPF_GROUPS + 1, .policy = -1, .umask = 022 },
 };
 
 static void *idle(void *arg) {
@@ -410,4 +413,6 @@ TU_MAIN_GROUP("tests", load_reader, tu_test_case("plain", test_readers_agree, (v
               tu_test_case("groups-past-record", test_readers_agree, (void *) &confs[4]),
               tu_test_case("rr-ioprio", test_readers_agree, (void *) &confs[5]),
               tu_test_case("ioprio-of-nice-limits", test_readers_agree, (void *) &confs[6]),
-              tu_test_case("userns", test_readers_agree, (void *) &confs[7]), tu_test(test_own_sched))
+              tu_test_case("userns", test_readers_agree, (void *) &confs[7]),
+              tu_test_case("groups-32", test_readers_agree, (void *) &confs[8]),
+              tu_test_case("groups-33", test_readers_agree, (void *) &confs[9]), tu_test(test_own_sched))
