@@ -333,6 +333,12 @@ struct zct_filter_source {
         /* Asked first when set (zygoted's container worker: the daemon's cache as the fork left
          * it): 0 and *ret, or <0 to go on. why: where it came from, for the debug line. */
         int (*cached)(void *userdata, json_object *seccomp, struct zp_profile **ret, char *why, size_t why_size);
+        /* Asked with the program in hand, when set (zygoted's container worker): a pidfd (the
+         * caller's, kept open until the process is made) of a process whose filter is exactly
+         * that program, for the container's process to clone with SECCOMP_CLONE_FILTER, without
+         * the program to fall back on; or -1 to load the program. Never asked for a program with
+         * a listener. */
+        int (*reference)(void *userdata, const struct zp_profile *program);
         void *userdata;
 };
 

@@ -29,6 +29,7 @@ static void spawn_done(struct spawn *s) {
         free(s->map);
         free(s->id.groups);
         zd_caller_done(&s->caller);
+        zd_caller_filters_done(&s->caller_filters);
         close_pairp(&s->status);
         close_pairp(&s->hold);
 }

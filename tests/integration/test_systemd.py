@@ -30,6 +30,7 @@ import socket
 import statistics
 import struct
 import subprocess
+import threading
 import time
 
 import pytest
@@ -408,10 +409,21 @@ class Journal:
         self.root = root
         os.makedirs(os.path.join(root, "journal"))
         self.sock = None
+        self.entries = []
+        self.lock = threading.Lock()
+        self.closed = threading.Event()
+        self.reader = None
         if with_socket:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
             self.sock.bind(os.path.join(root, "journal", "socket"))
-        self.entries = []
+            # Read as journald does, while zygoted runs: the kernel queues only
+            # net.unix.max_dgram_qlen datagrams (10 here), and a sender blocks on a full queue.
+            self.reader = threading.Thread(target=self._read_on, daemon=True)
+            self.reader.start()
+
+    def _read_on(self):
+        while not self.closed.wait(0.02):
+            self.drain()
 
     def wrap(self):
         # Private mount namespace: the bind mount is zygoted's alone; unshare and sh exec, so the
@@ -420,15 +432,21 @@ class Journal:
                 'mount --bind "$0" /run/systemd && exec "$@"', self.root]
 
     def drain(self):
-        while self.sock is not None and readable(self.sock, 0):
-            data, anc, flags, _ = self.sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
-            assert not anc, "journal message passed as a memfd: not expected for short lines"
-            self.entries.append(parse_journal(data))
-        return self.entries
+        with self.lock:
+            while self.sock is not None and readable(self.sock, 0):
+                data, anc, flags, _ = self.sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
+                assert not anc, "journal message passed as a memfd: not expected for short lines"
+                self.entries.append(parse_journal(data))
+            return list(self.entries)
 
     def close(self):
+        self.closed.set()
+        if self.reader is not None:
+            self.reader.join(timeout=5)
         if self.sock is not None:
-            self.sock.close()
+            with self.lock:
+                self.sock.close()
+                self.sock = None
 
 
 @pytest.fixture
