@@ -408,22 +408,14 @@ class Journal:
     def __init__(self, root, with_socket=True):
         self.root = root
         os.makedirs(os.path.join(root, "journal"))
-        self.sock = None
-        self.entries = []
-        self.lock = threading.Lock()
-        self.closed = threading.Event()
-        self.reader = None
+        self.sock, self.entries, self.lock, self.closed = None, [], threading.Lock(), threading.Event()
+        # Read on a thread, as journald reads while zygoted runs: the kernel queues only
+        # net.unix.max_dgram_qlen datagrams (10 here), and a sender blocks on a full queue.
+        self.reader = threading.Thread(target=lambda: [self.drain() for _ in iter(lambda: self.closed.wait(0.02), True)])
         if with_socket:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
             self.sock.bind(os.path.join(root, "journal", "socket"))
-            # Read as journald does, while zygoted runs: the kernel queues only
-            # net.unix.max_dgram_qlen datagrams (10 here), and a sender blocks on a full queue.
-            self.reader = threading.Thread(target=self._read_on, daemon=True)
             self.reader.start()
-
-    def _read_on(self):
-        while not self.closed.wait(0.02):
-            self.drain()
 
     def wrap(self):
         # Private mount namespace: the bind mount is zygoted's alone; unshare and sh exec, so the
@@ -441,7 +433,7 @@ class Journal:
 
     def close(self):
         self.closed.set()
-        if self.reader is not None:
+        if self.reader.is_alive():
             self.reader.join(timeout=5)
         if self.sock is not None:
             with self.lock:
