@@ -14,10 +14,10 @@
  * sleep) cannot be detached from while it runs, and would stay traced; a child that takes too
  * long is killed, and a tracer's death detaches every thread it seized.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "caller-filter.h"
@@ -88,34 +88,44 @@ struct seized {
         bool stopped[THREADS_MAX];
 };
 
-/* Every thread listed in /proc/PID/task seized and interrupted; one that ended since the listing
- * (ESRCH) is passed over. */
-static int seize_all(pid_t pid, struct seized *t) {
-        char path[64];
-        struct dirent *de;
-        DIR *dir;
+struct dirent64_raw {
+        uint64_t ino;
+        int64_t off;
+        unsigned short reclen;
+        unsigned char type;
+        char name[];
+};
+
+/* Every thread listed in /proc/PID/task (task_dir, opened by zygoted: the child shares its fd
+ * table and opens nothing) seized and interrupted; one that ended since the listing (ESRCH) is
+ * passed over. */
+static int seize_all(int task_dir, struct seized *t) {
+        static char buf[8192];
+        long n;
         int r = 0;
 
-        snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
-        dir = opendir(path);
-        if (!dir)
-                return errno == ENOENT ? -ESRCH : -errno;
-        while (r >= 0 && (de = readdir(dir))) {
-                pid_t tid;
+        if (lseek(task_dir, 0, SEEK_SET) < 0)
+                return -errno;
+        while (r >= 0 && (n = syscall(SYS_getdents64, task_dir, buf, sizeof(buf))) > 0)
+                for (long at = 0; r >= 0 && at < n;) {
+                        struct dirent64_raw *de = (struct dirent64_raw *) (buf + at);
+                        pid_t tid;
 
-                if (strspn(de->d_name, "0123456789") != strlen(de->d_name))
-                        continue;
-                if (t->n >= THREADS_MAX) {
-                        r = -E2BIG;
-                        break;
+                        at += de->reclen;
+                        if (strspn(de->name, "0123456789") != strlen(de->name))
+                                continue;
+                        if (t->n >= THREADS_MAX) {
+                                r = -E2BIG;
+                                break;
+                        }
+                        tid = (pid_t) atoi(de->name);
+                        if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0 || ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
+                                r = errno == ESRCH ? 0 : -errno;
+                        else
+                                t->tid[t->n++] = tid;
                 }
-                tid = (pid_t) atoi(de->d_name);
-                if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) < 0 || ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0)
-                        r = errno == ESRCH ? 0 : -errno;
-                else
-                        t->tid[t->n++] = tid;
-        }
-        closedir(dir);
+        if (r >= 0 && n < 0)
+                r = errno == ENOENT ? -ESRCH : -errno;
         return r;
 }
 
@@ -134,12 +144,12 @@ static int wait_stop(struct seized *t, size_t i) {
 }
 
 /* The child: every thread of pid, its chain read and compared with the first one's. */
-static int child_read(pid_t pid, struct filters_head *h, struct sock_filter *buf, struct sock_filter *other) {
+static int child_read(int task_dir, struct filters_head *h, struct sock_filter *buf, struct sock_filter *other) {
         static struct seized t;
         bool first = true;
         int r;
 
-        r = seize_all(pid, &t);
+        r = seize_all(task_dir, &t);
         for (size_t i = 0; r >= 0 && i < t.n; i++) {
                 uint32_t lens[ZD_CALLER_MAX_FILTERS], n = 0, total = 0;
 
@@ -168,86 +178,60 @@ static int child_read(pid_t pid, struct filters_head *h, struct sock_filter *buf
         return r;
 }
 
-static int write_all(int fd, const void *p, size_t len) {
-        while (len > 0) {
-                ssize_t n = write(fd, p, len);
+/* What the child leaves in the shared mapping: the head, then the instructions. */
+struct filters_map {
+        struct filters_head h;
+        struct sock_filter insns[ZD_CALLER_MAX_FILTER_INSNS];
+};
 
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return -EIO;
-                p = (const char *) p + n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
-_Noreturn static void child_main(pid_t pid, pid_t parent, int wfd) {
-        static struct filters_head h;
-        struct sock_filter *buf = malloc(2 * ZD_CALLER_MAX_FILTER_INSNS * sizeof(*buf));
+/* The child shares zygoted's fd table (CLONE_FILES): it holds no copy of any caller's fds (whose
+ * close could wait on that caller), and it closes and opens nothing in it. It ends with 0 once
+ * the mapping holds its answer. */
+_Noreturn static void child_main(int task_dir, pid_t parent, struct filters_map *m) {
+        struct sock_filter *other = malloc(ZD_CALLER_MAX_FILTER_INSNS * sizeof(*other));
         sigset_t none;
 
-        /* nothing of zygoted's but the pipe: other callers' fds are not ours to hold */
-        if (wfd > 3)
-                (void) syscall(SYS_close_range, 3, wfd - 1, 0);
-        (void) syscall(SYS_close_range, wfd + 1, ~0U, 0);
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        (void) prctl(PR_SET_NAME, (unsigned long) "zygote-cfread", 0, 0, 0); /* not a worker: ps, tests */
         if (getppid() != parent)
                 _exit(1);
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
-        h.err = buf ? child_read(pid, &h, buf, buf + ZD_CALLER_MAX_FILTER_INSNS) : -ENOMEM;
-        if (write_all(wfd, &h, sizeof(h)) < 0 || (h.err >= 0 && write_all(wfd, buf, h.total * sizeof(*buf)) < 0))
-                _exit(1);
+        m->h.err = other ? child_read(task_dir, &m->h, m->insns, other) : -ENOMEM;
         _exit(0);
 }
 
-static int64_t now_ms(void) {
-        struct timespec ts;
+int zd_caller_filters_start(pid_t pid, struct zd_filter_read *ret) {
+        _cleanup_close_ int task_dir = -EBADF;
+        struct filters_map *m;
+        char path[64];
+        pid_t parent = getpid(), child;
+        int child_fd = -EBADF;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* len bytes from fd into p, before the deadline (CLOCK_MONOTONIC, ms). */
-static int read_until(int fd, void *p, size_t len, int64_t deadline) {
-        while (len > 0) {
-                struct pollfd pfd = { .fd = fd, .events = POLLIN };
-                int64_t left = deadline - now_ms();
-                ssize_t n;
-
-                if (left <= 0)
-                        return -ETIME;
-                n = poll(&pfd, 1, (int) left);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        return -ETIME;
-                n = read(fd, p, len);
-                if (n < 0 && (errno == EINTR || errno == EAGAIN))
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        return -EIO; /* the child died without answering */
-                p = (char *) p + n;
-                len -= (size_t) n;
+        snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+        task_dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (task_dir < 0)
+                return errno == ENOENT ? -ESRCH : -errno;
+        m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+                return -errno;
+        child = clone_with_pidfd(CLONE_FILES, &child_fd);
+        if (child == 0)
+                child_main(task_dir, parent, m);
+        if (child < 0) {
+                (void) munmap(m, sizeof(*m));
+                return (int) child;
         }
+        *ret = (struct zd_filter_read){ .child_fd = child_fd, .task_dir = TAKE_FD(task_dir), .map = m };
         return 0;
 }
 
-static int receive(int rfd, struct zd_caller_filters *ret) {
-        int64_t deadline = now_ms() + ZD_CALLER_FILTER_TIMEOUT_MS;
+/* The child's answer, out of the mapping. */
+static int parse(const struct filters_map *m, struct zd_caller_filters *ret) {
         _cleanup_free_ struct sock_filter *insns = NULL;
-        struct filters_head h;
+        struct filters_head h = m->h;
         size_t at = 0;
-        int r;
 
-        r = read_until(rfd, &h, sizeof(h), deadline);
-        if (r < 0)
-                return r;
         if (h.err < 0)
                 return h.err;
         if (h.n > ZD_CALLER_MAX_FILTERS || h.total > ZD_CALLER_MAX_FILTER_INSNS)
@@ -255,9 +239,7 @@ static int receive(int rfd, struct zd_caller_filters *ret) {
         insns = malloc((h.total ? h.total : 1) * sizeof(*insns));
         if (!insns)
                 return -ENOMEM;
-        r = read_until(rfd, insns, h.total * sizeof(*insns), deadline);
-        if (r < 0)
-                return r;
+        memcpy(insns, m->insns, h.total * sizeof(*insns));
         for (uint32_t i = 0; i < h.n; i++) {
                 if (h.lens[i] == 0 || h.lens[i] > h.total - at)
                         return -EBADMSG;
@@ -269,28 +251,34 @@ static int receive(int rfd, struct zd_caller_filters *ret) {
         return 0;
 }
 
-int zd_caller_read_filters(pid_t pid, int pidfd, struct zd_caller_filters *ret) {
-        _cleanup_close_ int child_fd = -EBADF;
-        struct zd_caller_filters f = {};
-        int fds[2], r;
-        pid_t parent = getpid(), child;
+void zd_caller_filters_stop(struct zd_filter_read *rd) {
+        if (rd->child_fd >= 0)
+                (void) pidfd_kill(rd->child_fd, SIGKILL);
+        rd->stopped = true;
+}
 
-        if (pipe2(fds, O_CLOEXEC) < 0)
-                return -errno;
-        child = clone_with_pidfd(0, &child_fd);
-        if (child == 0)
-                child_main(pid, parent, fds[1]);
-        safe_close(fds[1]);
-        if (child < 0) {
-                safe_close(fds[0]);
-                return (int) child;
+int zd_caller_filters_finish(struct zd_filter_read *rd, int caller_pidfd, struct zd_caller_filters *ret) {
+        struct zd_caller_filters f = {};
+        siginfo_t si = {};
+        int r;
+
+        if (rd->child_fd < 0)
+                return -EBADF;
+        /* done, or too late: a tracer's death detaches every thread it still holds */
+        r = pidfd_wait(rd->child_fd, WEXITED | WNOHANG, &si);
+        if (r >= 0 && si.si_pid == 0) {
+                zd_caller_filters_stop(rd);
+                r = pidfd_reap(rd->child_fd, &si);
         }
-        r = receive(fds[0], &f);
-        safe_close(fds[0]);
-        /* done or too late: a tracer's death detaches every thread it still holds */
-        (void) pidfd_kill(child_fd, SIGKILL);
-        (void) pidfd_reap(child_fd, NULL);
-        if (r >= 0 && pidfd_kill(pidfd, 0) == -ESRCH)
+        if (r >= 0 && si.si_code == CLD_EXITED && si.si_status == 0)
+                r = parse(rd->map, &f); /* it answered, even if stopped since */
+        else if (r >= 0)
+                r = rd->stopped ? -ETIME : -EIO;
+        rd->child_fd = safe_close(rd->child_fd);
+        rd->task_dir = safe_close(rd->task_dir);
+        (void) munmap(rd->map, sizeof(struct filters_map));
+        rd->map = NULL;
+        if (r >= 0 && pidfd_kill(caller_pidfd, 0) == -ESRCH)
                 r = -ESRCH; /* what was read under its number may be another's */
         if (r < 0) {
                 zd_caller_filters_done(&f);
@@ -298,6 +286,20 @@ int zd_caller_read_filters(pid_t pid, int pidfd, struct zd_caller_filters *ret) 
         }
         *ret = f;
         return 0;
+}
+
+int zd_caller_read_filters(pid_t pid, int pidfd, struct zd_caller_filters *ret) {
+        struct zd_filter_read rd;
+        struct pollfd pfd;
+        int r;
+
+        r = zd_caller_filters_start(pid, &rd);
+        if (r < 0)
+                return r;
+        pfd = (struct pollfd){ .fd = rd.child_fd, .events = POLLIN };
+        while (poll(&pfd, 1, ZD_CALLER_FILTER_TIMEOUT_MS) < 0 && errno == EINTR)
+                ; /* a signal may shorten the wait: finish() then tells a child still running */
+        return zd_caller_filters_finish(&rd, pidfd, ret);
 }
 
 void zd_caller_filters_done(struct zd_caller_filters *f) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <linux/filter.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -33,8 +34,31 @@ struct zd_caller_filters {
  * -EACCES when the kernel refuses to give the programs (zygoted lacks CAP_SYS_ADMIN, or runs
  * under a filter itself); -EIO when the kernel has no PTRACE_SECCOMP_GET_FILTER
  * (CONFIG_CHECKPOINT_RESTORE); -E2BIG past the limits above; -ETIME when a thread did not stop
- * within ZD_CALLER_FILTER_TIMEOUT_MS; or another negative errno. *ret untouched on failure. */
+ * within ZD_CALLER_FILTER_TIMEOUT_MS; or another negative errno. *ret untouched on failure.
+ * Waits for the child: for the unit tests; zygoted waits in its loop (spawn-filters.c). */
 int zd_caller_read_filters(pid_t pid, int pidfd, struct zd_caller_filters *ret);
+
+/* One read under way (zd_caller_filters_start()): a child of zygoted that shares its fd table
+ * (it holds no copy of another caller's fds) and writes into a shared mapping; its pidfd is
+ * readable once it ended. */
+struct zd_filter_read {
+        int child_fd; /* the child's pidfd */
+        int task_dir; /* the caller's /proc/PID/task, which the child lists */
+        void *map;
+        bool stopped; /* zd_caller_filters_stop() */
+};
+
+/* Starts the read of process pid's filters: 0 with *ret filled, or a negative errno (-ESRCH: it
+ * is gone). The caller waits, at most ZD_CALLER_FILTER_TIMEOUT_MS, for ret->child_fd to become
+ * readable, then calls zd_caller_filters_finish(), always. */
+int zd_caller_filters_start(pid_t pid, struct zd_filter_read *ret);
+/* Its time is up: the child is killed (not waited for: its pidfd becomes readable once it is
+ * gone, and a tracer's death detaches every thread it seized). */
+void zd_caller_filters_stop(struct zd_filter_read *rd);
+/* The read's end: a child still running is killed and waited for (-ETIME), one stopped that did
+ * not answer is -ETIME, every one reaped; then as zd_caller_read_filters(). *rd is released in
+ * every case. */
+int zd_caller_filters_finish(struct zd_filter_read *rd, int caller_pidfd, struct zd_caller_filters *ret);
 
 /* Frees the programs; accepts a struct never read (zeroed). */
 void zd_caller_filters_done(struct zd_caller_filters *f);

@@ -9,6 +9,7 @@
  *   spawn.c         request + caller + profile -> struct ze_plan -> worker (all tiers): the
  *                   recipe over spawn-request.c, spawn-identity.c, spawn-plan.c, then
  *   spawn-park.c    the inherit tier's spawns parked until the reference replies
+ *   spawn-filters.c spawns waiting for their callers' own seccomp filters to be read
  *   spawn-start.c   the worker started and tracked, a spawn's end
  *   filter.c        GetFilter: compiled seccomp programs as sealed memfds (filter-cache.c)
  *   registry.c      profiles, their reference processes and tiers, reloads, restarts
@@ -46,6 +47,7 @@
 struct zd_entry;
 struct zd_task;
 struct zd_parked;
+struct zd_filter_wait;
 struct zd_container_start;
 struct zd_container_delete;
 struct lh_table;
@@ -88,9 +90,10 @@ struct zd_daemon {
         struct zd_container_delete *container_deletes; /* Deletes whose child runs (container-delete.c) */
         struct zd_recorder recorder;                   /* eBPF recordings (record-bpf.c) */
         struct zd_nspool nspool;                       /* namespaces made ahead for containers (nspool.c) */
-        struct zd_parked *parked;           /* inherit-tier spawns the references have in hand (spawn-park.c) */
-        struct zd_sd_activation activation; /* passed fds, until adopted */
-        struct zd_scopes scopes;            /* transient scope units asked of the manager (scope.c) */
+        struct zd_parked *parked;            /* inherit-tier spawns the references have in hand (spawn-park.c) */
+        struct zd_filter_wait *filter_waits; /* spawns waiting for their callers' filters (spawn-filters.c) */
+        struct zd_sd_activation activation;  /* passed fds, until adopted */
+        struct zd_scopes scopes;             /* transient scope units asked of the manager (scope.c) */
         ev_timer watchdog;
         ev_timer status_timer;
 

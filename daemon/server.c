@@ -293,6 +293,16 @@ static void conn_serve(struct zd_conn *c) {
         zd_conn_unref(c);
 }
 
+void zd_conn_run_charged(struct zd_conn *c, void (*fn)(void *userdata), void *userdata) {
+        ev_tstamp start = ev_time();
+
+        c->refs++;
+        fn(userdata);
+        if (!c->dead)
+                zd_account_charge(c, ev_time() - start);
+        zd_conn_unref(c);
+}
+
 static const struct zd_sched_ops conn_sched_ops = {
         .serve = conn_serve,
         .may_read = zd_conn_update_events,

@@ -116,6 +116,10 @@ bool zd_conn_is_root(const struct zd_conn *c);
  * calls as (zd_conn_cred). 0 only for root of zygoted's own user namespace, which no per-user
  * budget limits; ZD_ACCOUNT_ROOT_NS and ZD_ACCOUNT_UNKNOWN are limited like any user. */
 uid_t zd_conn_account(const struct zd_conn *c);
+/* Runs fn(userdata) for c's caller outside its turn (a spawn resumed when a child it waited for
+ * ended) and charges what it took to c's account, as a turn's cost: an account's work never
+ * escapes its share of the loop. c stays valid during fn, even if fn's reply closes it. */
+void zd_conn_run_charged(struct zd_conn *c, void (*fn)(void *userdata), void *userdata);
 /* Whether the current call asked for more replies ("more": true). */
 bool zd_conn_more(const struct zd_conn *c);
 /* One pointer for the layer above (the task a call waits on); NULL at first. */

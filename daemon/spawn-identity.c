@@ -258,11 +258,10 @@ static const struct {
                   "(uninterruptible sleep)" },
 };
 
-/* The caller's own seccomp programs, for its worker to load under the profile's: 0, or the call
- * refused with the reason and what to do. */
+/* The caller's own seccomp programs, for its worker to load under the profile's: 0 when they can
+ * be read (spawn-filters.c), or the call refused with the reason and what to do. */
 static int carry_filters(struct spawn *s) {
         struct zd_call *call = s->call;
-        int r;
 
         if (!call->d->caller_filters && call->d->privileged)
                 return confined(call, "the caller runs under a seccomp filter of its own, which this zygoted does not "
@@ -274,7 +273,15 @@ static int carry_filters(struct spawn *s) {
                                       "as root can read; its task could not carry it (call the system zygoted, or run "
                                       "the caller without SystemCallFilter= and the options systemd implements with "
                                       "seccomp: docs/SYSTEMD.md)");
-        r = zd_caller_read_filters(s->caller.pid, s->caller.pidfd, &s->caller_filters);
+        s->read_filters = true; /* read next, without holding the loop (spawn.c) */
+        return 0;
+}
+
+/* The read of the caller's filters ended with r (zd_caller_filters_finish()): 0, or the call
+ * refused with the reason. */
+int zd_spawn_filters_read(struct spawn *s, int r) {
+        struct zd_call *call = s->call;
+
         for (size_t i = 0; i < ELEMENTSOF(filters_unread); i++)
                 if (r == filters_unread[i].err)
                         return confined(call, "%s", filters_unread[i].reason);
@@ -285,9 +292,9 @@ static int carry_filters(struct spawn *s) {
         return 0;
 }
 
-/* The caller's own confinement: the task carries it (rlimits, no_new_privs, namespaces, root,
- * cgroups, scheduling, LSM label), or the call is refused with the reason. */
-int zd_spawn_confine(struct spawn *s) {
+/* The caller's own confinement, its seccomp part: strict mode refused, its own filters to be
+ * read (spawn-filters.c) unless every process here has them, or the call refused. */
+int zd_spawn_confine_seccomp(struct spawn *s) {
         struct zd_call *call = s->call;
         struct zd_caller *c = &s->caller;
 
@@ -305,6 +312,16 @@ int zd_spawn_confine(struct spawn *s) {
                 if (r != 0)
                         return r;
         }
+        return 0;
+}
+
+/* The rest of the caller's own confinement, once its filters were read (spawn-filters.c), whose
+ * refusals come first: the task carries it (rlimits, no_new_privs, namespaces, root, cgroups,
+ * scheduling, LSM label), or the call is refused with the reason. */
+int zd_spawn_confine(struct spawn *s) {
+        struct zd_call *call = s->call;
+        struct zd_caller *c = &s->caller;
+
         /* Landlock: a domain cannot be read from outside the process nor applied to another,
          * and a process may make one with no privilege at all; all that shows of it is the
          * no_new_privs that landlock_restrict_self() needs (root with CAP_SYS_ADMIN can do

@@ -12,4 +12,6 @@ int zd_spawn_read_caller(struct spawn *s);
 /* Who the worker runs as (s->id), from the caller's credentials; the request only narrows. */
 int zd_spawn_decide_identity(struct spawn *s);
 /* The caller's own confinement: what its task can carry, or CallerConfined with the reason. */
+int zd_spawn_confine_seccomp(struct spawn *s);
 int zd_spawn_confine(struct spawn *s);
+int zd_spawn_filters_read(struct spawn *s, int r);

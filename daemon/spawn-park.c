@@ -13,6 +13,7 @@
 #include "fork-gate.h"
 #include "log.h"
 #include "server.h"
+#include "spawn-filters.h"
 #include "spawn-park.h"
 #include "spawn-plan.h"
 #include "spawn-reply.h"
@@ -209,11 +210,12 @@ void zd_spawn_drop_conn(struct zd_daemon *d, struct zd_conn *c) {
         for (struct zd_parked *p = d->parked; p; p = p->next)
                 if (p->call.conn == c)
                         p->call.conn = NULL;
+        zd_spawn_filters_drop_conn(d, c);
 }
 
 bool zd_spawn_parked_id(struct zd_daemon *d, uid_t owner, const char *id) {
         for (struct zd_parked *p = d->parked; p; p = p->next)
                 if (p->s->req.id && streq(p->s->req.id, id) && p->uid == owner)
                         return true;
-        return false;
+        return zd_spawn_filters_id(d, owner, id);
 }

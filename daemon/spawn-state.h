@@ -6,6 +6,7 @@
  *   spawn.c           the recipe: the steps below, in order, then park or start
  *   spawn-request.c   parse, authorize, the fd map (spawn-request.h)
  *   spawn-identity.c  the caller now, who the worker runs as, the caller's confinement
+ *   spawn-filters.c   a spawn waiting for its caller's own seccomp filters to be read
  *   spawn-park.c      the inherit tier's parked spawns, waiting for the reference's replies
  *   spawn-plan.c      request + caller + profile -> struct ze_plan, its tier and pipes
  *   spawn-start.c     the worker started and tracked, a worker it cannot keep, a spawn's end
@@ -59,6 +60,7 @@ struct spawn {
         struct identity id;
         struct zd_caller caller;                 /* what confines the caller, for its task to carry */
         struct zd_caller_filters caller_filters; /* its own seccomp programs, oldest first */
+        bool read_filters;                       /* they are to be read (spawn-filters.c) */
         /* who the caller is for this call: a root connection's process as it is now, any other
          * the connection's (zd_spawn_identify()); the groups are borrowed */
         struct ucred who;

@@ -6,12 +6,14 @@
  *   the request parsed and authorized (spawn-request.c), for the caller as it is now
  *   (spawn-identity.c: every decision about identity and privilege), the plan built
  *   (spawn-plan.c), and the worker started (spawn-start.c), through the reference's queue
- *   (spawn-park.c) in the inherit tier. Every reply is written by spawn-reply.c.
+ *   (spawn-park.c) in the inherit tier. A caller under its own seccomp filters waits for them to
+ *   be read (spawn-filters.c) before its plan. Every reply is written by spawn-reply.c.
  */
 #include "call.h"
 #include "caller.h"
 #include "daemon.h"
 #include "server.h"
+#include "spawn-filters.h"
 #include "spawn-identity.h"
 #include "spawn-park.h"
 #include "spawn-plan.h"
@@ -54,14 +56,33 @@ static int spawn_fork(struct spawn *s) {
                         return 0; /* a task already, as one forked here */
                 if (r == 0)
                         r = zd_spawn_park(s);
+                if (r == 1)
+                        s->parked = true; /* the reference's reply finishes it */
                 if (r != 0)
                         return r;
         }
         return zd_spawn_start(s, 0, -EBADF);
 }
 
-/* The recipe, in order. Each step returns 0 to go on, or the error recorded in the call; the
- * last, 1 when the spawn is parked. */
+static void spawn_resume(struct spawn *s, int r);
+
+/* The caller's own seccomp filters, when it has some to carry (zd_spawn_confine_seccomp() said so): read
+ * while the loop serves on (spawn-filters.c), and the steps after this one resumed then. 1: the
+ * spawn waits. */
+static int spawn_filters(struct spawn *s) {
+        int r;
+
+        if (!s->read_filters)
+                return 0;
+        s->parked = true; /* its answer is ours from now on, whenever it comes */
+        r = zd_spawn_wait_filters(s, spawn_resume);
+        if (r < 0)
+                s->parked = false; /* still the dispatcher's */
+        return r;
+}
+
+/* The recipe, in order. Each step returns 0 to go on, or the error recorded in the call; 1 when
+ * the spawn waits (its caller's filters) or is parked (its reference). */
 static int (*const spawn_steps[])(struct spawn *s) = {
         spawn_parse,              /* the parameters, through one table */
         spawn_caller_early,       /* who calls: root's process as it is now, else the connection */
@@ -69,27 +90,53 @@ static int (*const spawn_steps[])(struct spawn *s) = {
         zd_spawn_fdmap,           /* the fds it passes, each to one target */
         zd_spawn_decide_identity, /* who the worker runs as: never more than the caller */
         spawn_caller_late,        /* any other caller's process, as it is now */
-        zd_spawn_confine,         /* what confines the caller, which its task carries */
+        zd_spawn_confine_seccomp, /* its seccomp mode, and whether its own filters are read */
+        spawn_filters,            /* its own seccomp filters, read without holding the loop */
+        zd_spawn_confine,         /* the rest of what confines it, which its task carries */
         zd_spawn_place,           /* its caller's cgroups, or a scope unit of its own */
         zd_spawn_plan,            /* one struct ze_plan, its tier and pipes */
         spawn_fork,               /* the worker, forked here or by the reference */
 };
 
+/* The steps from the from-th on: 0 done, 1 waiting or parked (the spawn is another's now), or
+ * the error recorded in the call. */
+static int spawn_run(struct spawn *s, size_t from) {
+        int r = 0;
+
+        for (size_t i = from; i < ELEMENTSOF(spawn_steps) && r == 0; i++)
+                r = spawn_steps[i](s);
+        return r;
+}
+
+/* Its caller's filters were read (or not: r < 0): the steps after spawn_filters, and the spawn's
+ * end, answered here (it is parked: the dispatcher is gone). */
+static void spawn_resume(struct spawn *s, int r) {
+        size_t next = 0;
+
+        while (spawn_steps[next] != spawn_filters)
+                next++;
+        r = zd_spawn_filters_read(s, r);
+        if (r == 0)
+                r = spawn_run(s, next + 1);
+        if (r == 1)
+                return; /* parked for its reference */
+        if (r < 0)
+                (void) zd_spawn_fail(s, r);
+        zd_spawn_free(s);
+}
+
 int zd_spawn(struct zd_call *call) {
         struct spawn *s = calloc(1, sizeof(*s));
-        int r = 0;
+        int r;
 
         if (!s)
                 return -ENOMEM;
         *s = (struct spawn){
                 .call = call, .caller = ZD_CALLER_INIT, .status = { -EBADF, -EBADF }, .hold = { -EBADF, -EBADF }
         };
-        for (size_t i = 0; i < ELEMENTSOF(spawn_steps) && r >= 0; i++)
-                r = spawn_steps[i](s);
-        if (r == 1) {
-                s->parked = true; /* the reference's reply finishes it */
-                return 0;
-        }
+        r = spawn_run(s, 0);
+        if (r == 1)
+                return 0; /* its end comes later (s may be gone already) */
         if (r < 0)
                 r = zd_spawn_fail(s, r);
         zd_spawn_free(s);

@@ -11,9 +11,12 @@ import ctypes
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import statistics
+import struct
+import tempfile
 import threading
 import time
 
@@ -76,7 +79,14 @@ class Connections:
     each of those makes a user namespace of its own inside first and connects from there.
     exit_after: the connecting processes exit (and are reaped) once the sockets are handed over."""
 
-    def __init__(self, path, owner, per_uid, uids=0, base=300000, nested=False, exit_after=False):
+    def __init__(self, path, owner, per_uid, uids=0, base=300000, nested=False, exit_after=False, filtered=None):
+        self.fifo = None
+        if filtered == "stuck":
+            self.fifo = tempfile.mkdtemp(prefix="zy-stuck-")
+            os.chmod(self.fifo, 0o755)
+            for name in ("ready", "hold"):
+                os.mkfifo(os.path.join(self.fifo, name))
+                os.chmod(os.path.join(self.fifo, name), 0o666)
         self.keep, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         sync_r, sync_w = os.pipe2(os.O_CLOEXEC)
         go_r, go_w = os.pipe2(os.O_CLOEXEC)
@@ -107,6 +117,8 @@ class Connections:
                                 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
                                 s.connect(path)
                                 socks.append(s)
+                            if filtered:
+                                _filtered_caller(filtered, self.fifo)
                             socket.send_fds(child_end, [b"s"], [s.fileno() for s in socks])
                             for s in socks:
                                 s.close()
@@ -170,16 +182,71 @@ class Connections:
         for fd in getattr(self, "fds", []):
             os.close(fd)
         self.fds = []
+        release = -1
+        if self.fifo:
+            # the stuck vfork children wait to open the FIFO for reading: a writer lets them
+            # exec (and exit), whether or not their parents are still there
+            try:
+                release = os.open(os.path.join(self.fifo, "hold"), os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                pass
         if self.keep is not None:
             self.keep.close()  # the connecting processes read EOF and exit
             self.keep = None
             os.waitpid(self.pid, 0)
+        if self.fifo:
+            if release >= 0:
+                os.close(release)
+            shutil.rmtree(self.fifo, ignore_errors=True)
+            self.fifo = None
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _deny_mkdirat():
+    """no_new_privs and a seccomp filter that denies mkdirat (x86_64's 258) on this thread, and on
+    every thread it starts afterwards: a caller whose own filter zygoted must read."""
+    ul = ctypes.c_ulong
+    ins = [(0x20, 0, 0, 0), (0x15, 0, 1, 258), (0x06, 0, 0, 0x00050001), (0x06, 0, 0, 0x7FFF0000)]
+    buf = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in ins))
+    prog = ctypes.create_string_buffer(struct.pack("HxxxxxxP", len(ins), ctypes.addressof(buf)))
+    assert _libc.prctl(38, ul(1), ul(0), ul(0), ul(0)) == 0, ctypes.get_errno()  # PR_SET_NO_NEW_PRIVS
+    assert _libc.prctl(22, ul(2), ul(ctypes.addressof(prog)), ul(0), ul(0)) == 0, ctypes.get_errno()
+
+
+def _filtered_caller(how, fifo):
+    """The connecting process becomes a caller under a filter of its own, and: "stuck", one thread
+    that no ptrace stop reaches (a vfork parent, libc's posix_spawn, whose child blocks opening
+    FIFO before its exec), so that every read of its filters runs to zygoted's timeout; "threads",
+    60 threads asleep, each to be seized, stopped and read."""
+    _deny_mkdirat()
+    if how == "stuck":
+        ready, hold = os.path.join(fifo, "ready"), os.path.join(fifo, "hold")
+
+        def stuck():
+            # the child's file actions, in order: open "ready" (the sign that it runs, so that
+            # this thread waits in vfork), then "hold", which blocks until close() releases it
+            fa = ctypes.create_string_buffer(256)
+            _libc.posix_spawn_file_actions_init(fa)
+            _libc.posix_spawn_file_actions_addopen(fa, 3, ready.encode(), os.O_WRONLY, 0)
+            _libc.posix_spawn_file_actions_addopen(fa, 4, hold.encode(), os.O_RDONLY, 0)
+            pid = ctypes.c_int()
+            argv = (ctypes.c_char_p * 2)(b"true", None)
+            envp = (ctypes.c_char_p * 1)(None)
+            if _libc.posix_spawn(ctypes.byref(pid), b"/bin/true", fa, None, argv, envp) == 0:
+                os.waitpid(pid.value, 0)
+
+        threading.Thread(target=stuck, daemon=True).start()
+        with open(ready, "rb"):  # returns once the vfork child opened it
+            pass
+    else:
+        stop_r, _ = os.pipe()
+        for _ in range(60):
+            threading.Thread(target=os.read, args=(stop_r, 1), daemon=True).start()
 
 
 def _msg(method, parameters=None, more=False):
@@ -222,6 +289,8 @@ def _attack(kind, fds, stop_fd):
             return big_filter(n)
         if kind == "spawn":
             return _msg(L + "Spawn", {"argv": ["/bin/true"], "env": []}, more=False)
+        if kind == "spawn-svc":  # a profile that admits callers with no_new_privs
+            return _msg(L + "Spawn", {"argv": ["/bin/true"], "env": [], "profile": "svc"}, more=False)
         if kind == "list":
             return _msg(L + "List")
         return small

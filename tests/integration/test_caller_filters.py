@@ -303,3 +303,89 @@ def test_thread_that_cannot_stop_is_refused_in_time(svc_daemons):
     assert res["first_s"] < 2, f"the refusal took {res['first_s']:.2f} s"
     assert (res.get("spawn"), res.get("tracer")) == (0, "0"), res
     assert res["second"] == "mkdirat errno=1\n", res
+
+
+def readers(daemon_pid):
+    """zygoted's children reading a caller's filters (daemon/caller-filter.c names them)."""
+    out = []
+    try:
+        with open(f"/proc/{daemon_pid}/task/{daemon_pid}/children") as f:
+            kids = f.read().split()
+    except OSError:
+        return out
+    for k in kids:
+        try:
+            with open(f"/proc/{k}/comm") as f:
+                if f.read().strip() == "zygote-cfread":
+                    out.append(int(k))
+        except OSError:
+            pass
+    return out
+
+
+def test_reads_wait_off_the_loop_one_per_owner_and_go_with_their_caller(svc_daemons):
+    """A caller with a thread that cannot stop sends Spawn on 6 connections at once: zygoted
+    reads its filters one at a time (never two readers for one owner) without holding its loop
+    (another connection's GetStatus is answered while they wait), refuses each in turn, and when
+    the caller leaves with Spawns still waiting, its reader is killed: none is left, the stuck
+    thread is untraced and goes on once released."""
+    import ctypes
+    d = svc_daemons()
+    top = zytest.make_workdir()
+    ready, hold = os.path.join(top, "ready"), os.path.join(top, "hold")
+    os.mkfifo(ready)
+    os.mkfifo(hold)
+    daemon_pid = d.proc.pid
+
+    def child():
+        conns = [d.connect() for _ in range(6)]
+        deny(NR["mkdirat"])
+        libc = ctypes.CDLL(None, use_errno=True)
+        res = {"max": 0}
+
+        def stuck():
+            fa = ctypes.create_string_buffer(256)
+            assert libc.posix_spawn_file_actions_init(fa) == 0
+            assert libc.posix_spawn_file_actions_addopen(fa, 3, ready.encode(), os.O_WRONLY, 0) == 0
+            assert libc.posix_spawn_file_actions_addopen(fa, 4, hold.encode(), os.O_RDONLY, 0) == 0
+            pid = ctypes.c_int()
+            argv = (ctypes.c_char_p * 2)(b"true", None)
+            envp = (ctypes.c_char_p * 1)(None)
+            res["spawn"] = libc.posix_spawn(ctypes.byref(pid), b"/bin/true", fa, None, argv, envp)
+            os.waitpid(pid.value, 0)
+            with open(f"/proc/self/task/{threading.get_native_id()}/status") as f:
+                res["tracer"] = [ln.split()[1] for ln in f if ln.startswith("TracerPid:")][0]
+
+        t = threading.Thread(target=stuck)
+        t.start()
+        with open(ready, "rb"):  # the thread waits in vfork from here on
+            for c in conns:
+                c.send(L + "Spawn", {"argv": ["/bin/true"], "profile": "svc"})
+            # the first refusal: a read ran to its timeout; meanwhile the loop answers others
+            with d.connect(timeout=5) as other:
+                other.call(L + "GetStatus")
+            first = conns[0].recv()
+            res["first"] = (first.error, first.parameters.get("reason", ""))
+            deadline = time.monotonic() + 0.2
+            while time.monotonic() < deadline:
+                res["max"] = max(res["max"], len(readers(daemon_pid)))
+            for c in conns[1:]:  # leaves with Spawns waiting, one of them being read
+                c.close()
+            conns[0].close()
+            zytest.wait_for(lambda: not readers(daemon_pid), "the leaving caller's reader killed", timeout=5)
+            res["left"] = readers(daemon_pid)
+        with open(hold, "wb"):  # the vfork child's open returns, it execs, the thread goes on
+            pass
+        t.join(zytest.CALL_TIMEOUT)
+        with d.connect(timeout=5) as other:  # zygoted serves on
+            other.call(L + "GetStatus")
+        return res
+
+    try:
+        res = zytest.in_child(child)
+    finally:
+        zytest.remove_workdir(top)
+    assert res["first"][0] == L + "CallerConfined" and "in time" in res["first"][1], res
+    assert res["max"] == 1, res  # the reads waited, one at a time
+    assert res["left"] == [], res
+    assert (res.get("spawn"), res.get("tracer")) == (0, "0"), res
