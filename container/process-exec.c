@@ -114,8 +114,11 @@ static int add_caps_and_groups(struct exec *k) {
 
                 if (strncasecmp(name, "CAP_", 4) != 0 && asprintf(&full, "CAP_%s", name) >= 0)
                         name = full;
-                if (zp_cap_from_name(name, &cap) < 0 || (int) cap > zct_oci_cap_last())
-                        return zct_error(k->c, "exec: --cap: unknown capability \"%s\"", a->caps[i]), -EINVAL;
+                /* unknown, or beyond the running kernel's: ignored, as runc 1.1 and crun ignore it */
+                if (zp_cap_from_name(name, &cap) < 0 || (int) cap > zct_oci_cap_last()) {
+                        zct_info(k->c, "exec: --cap: unknown capability \"%s\" ignored", a->caps[i]);
+                        continue;
+                }
                 for (size_t s = 0; s < ELEMENTSOF(o->caps); s++)
                         if (s < 3 || o->caps[3])
                                 o->caps[s] |= UINT64_C(1) << cap;
