@@ -414,14 +414,22 @@ static int go_until_exec(struct exec *k) {
         return 0;
 }
 
-/* The process runs: the pid file, then (without --detach) its exit status. */
+/* The process runs: the pid file, then (without --detach) its exit status. A pid file that cannot
+ * be written ends the process and the exec, with runc exec's 255: whoever asked for the file
+ * would otherwise lose track of a process it believes failed. */
 static int wait_process(struct exec *k) {
         int r = zct_runc_write_pid_file(k->a->p.pid_file, k->pid);
 
-        if (r < 0)
-                zct_error(k->c, "pid file: %s", zct_errstr(-r));
+        if (r < 0) {
+                zct_error(k->c, "pid file %s: %s", k->a->p.pid_file, zct_errstr(-r));
+                if (k->pidfd >= 0) {
+                        (void) pidfd_kill(k->pidfd, SIGKILL);
+                        zct_runc_wait_gone(k->pidfd);
+                }
+                return 255;
+        }
         if (k->a->p.detach)
-                return r < 0 ? 1 : 0;
+                return 0;
         zct_runc_forward_signals(k->pid);
         if (k->pidfd >= 0 && k->tty.master >= 0)
                 return zct_tty_relay(&k->tty, k->pidfd);

@@ -28,8 +28,8 @@ static int unsupported(const struct zct_ctx *c, const struct zrc_verb *v, int ar
 }
 
 /* Every verb, in the order of --help. kill, delete and exec load the state themselves: kill checks
- * its signal first, delete with --force takes a missing container for deleted, and exec.c's
- * zct_exec_process() takes the id. */
+ * its signal first, delete with --force takes a missing container for deleted (and takes the lock
+ * itself: a --regex pattern is no id), and exec.c's zct_exec_process() takes the id. */
 static const struct zrc_verb verbs[] = {
         { "create", zrc_cmd_create, ZRC_VERB_ID,
           "create --bundle DIR [--pid-file F] [--console-socket S] [--preserve-fds N] ID" },
@@ -39,7 +39,7 @@ static const struct zrc_verb verbs[] = {
         { "state", zrc_cmd_state, ZRC_VERB_ID | ZRC_VERB_STATE, "state ID                  print runc's state JSON" },
         { "list", zrc_cmd_list, 0, "list [-q] [--format table|json]" },
         { "kill", zrc_cmd_kill, ZRC_VERB_ID, "kill [--all] ID [SIGNAL]  SIGNAL by name or number, default TERM" },
-        { "delete", zrc_cmd_delete, ZRC_VERB_ID | ZCT_VERB_LOCK, "delete [--force] ID" },
+        { "delete", zrc_cmd_delete, ZRC_VERB_ID, "delete [--force] ID | delete [--force] --regex PATTERN" },
         { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE, "ps [--format table|json] ID [-- PS-OPTIONS]   ps(1) -ef" },
         { "events", zrc_cmd_events, ZRC_VERB_ID | ZRC_VERB_STATE,
           "events [--stats] [--interval DURATION] ID   resource usage as JSON, every 5s or once" },

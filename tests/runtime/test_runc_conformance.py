@@ -443,3 +443,42 @@ def test_delete_force_of_an_init_frozen_elsewhere(runc, bundle):
         assert select.select([pidfd], [], [], 30)[0], f"pid {pid} still running"
         os.close(pidfd)
         os.rmdir(frozen)
+
+
+def test_exec_pid_file_unwritable(runc, bundle):
+    """runc's exec.bats "runc exec [exit codes]": a pid file that cannot be written fails the exec
+    with 255, naming the path, and the process does not go on unseen."""
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    r = runc("run", "--detach", "--bundle", bundle.path, name)
+    assert r.returncode == 0, r.stderr
+    r = runc("exec", "--pid-file", "/non-existent/directory", name, "sh", "-c", "touch /tmp/ran; sleep 1000")
+    assert r.returncode == 255 and "/non-existent/directory" in r.stderr, (r.returncode, r.stderr)
+    r = runc("ps", name)
+    assert r.returncode == 0 and "touch" not in r.stdout and r.stdout.count("sleep 1000") == 1, r.stdout
+
+
+def test_delete_regex(runc, bundle):
+    """crun's `delete --force --regex PATTERN` (its test_delete.py): every container of the root
+    whose id the extended regular expression matches, and no other."""
+    bundle.set_args("sleep", "1000")
+    names = ["rx-a-" + uuid.uuid4().hex[:6], "rx-b-" + uuid.uuid4().hex[:6], "other-" + uuid.uuid4().hex[:6]]
+    for n in names:
+        r = runc("run", "--detach", "--bundle", bundle.path, n)
+        assert r.returncode == 0, r.stderr
+    r = runc("delete", "--force", "--regex", "^rx-(a|b)-")
+    assert r.returncode == 0, r.stderr
+    r = runc("list", "-q")
+    assert r.stdout.split() == [names[2]], r.stdout
+    r = runc("delete", "--regex", "(")
+    assert r.returncode != 0 and "regular expression" in r.stderr, r.stderr
+
+
+def test_hook_failure_in_runcs_words(runc, bundle):
+    """runc's seccomp.bats "(startContainer hook)": a hook's failure says "error running hook" and
+    names the signal in runc's (Go's) words, "bad system call"."""
+    bundle.config["hooks"] = {"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "kill -SYS $$"]}]}
+    bundle.set_args("true")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode != 0
+    assert "error running hook" in r.stderr and "killed by signal 31 (bad system call)" in r.stderr, r.stderr
