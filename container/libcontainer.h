@@ -308,8 +308,13 @@ int zct_rm_rf(const char *path);
 
 /* ---- record-annotation.c: io.containers.trace-syscall, a recording of the container ---- */
 
+#define ZCT_TRACE_ANNOTATION "io.containers.trace-syscall"
+
 /* When o's annotations ask for one: the agent started, o's seccomp made the recording one. */
 int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o);
+/* The annotation's value, "[if:IN;][of:]OUT" (cut up in place): *in (or NULL) and *out, both
+ * absolute paths, or -EINVAL. */
+int zct_record_annotation_parse(char *v, const char **in, const char **out);
 
 /* ---- filter-remote.c: the seccomp program from zygoted (GetFilter) or compiled here ---- */
 
@@ -328,6 +333,12 @@ struct zct_filter_source {
         /* Asked first when set (zygoted's container worker: the daemon's cache as the fork left
          * it): 0 and *ret, or <0 to go on. why: where it came from, for the debug line. */
         int (*cached)(void *userdata, json_object *seccomp, struct zp_profile **ret, char *why, size_t why_size);
+        /* Asked with the program in hand, when set (zygoted's container worker): a pidfd (the
+         * caller's, kept open until the process is made) of a process whose filter is exactly
+         * that program, for the container's process to clone with SECCOMP_CLONE_FILTER, without
+         * the program to fall back on; or -1 to load the program. Never asked for a program with
+         * a listener. */
+        int (*reference)(void *userdata, const struct zp_profile *program);
         void *userdata;
 };
 

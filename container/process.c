@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <linux/nsfs.h>
+#include <linux/seccomp.h>
 #include <linux/sched.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +26,7 @@
 
 #include "pidfd-util.h"
 #include "probe.h"
+#include "profile.h"
 #include "signal-util.h"
 #include "fd-util.h"
 #include "libcontainer.h"
@@ -246,6 +248,14 @@ int zct_runc_sandbox_prepare(const struct zct_ctx *c, const struct zct_oci *o, c
                 zct_info(c, "%.*s", (int) (end - n), n);
         }
         zct_oci_to_sandbox(o, sb);
+        /* the clone tier (zygoted's worker): the filter of a process holding this very program */
+        if (o->seccomp && c->filter.reference && !(o->seccomp->filter_flags & SECCOMP_FILTER_FLAG_NEW_LISTENER)) {
+                int ref = c->filter.reference(c->filter.userdata, o->seccomp);
+                if (ref >= 0) {
+                        sb->ref_pidfd = ref;
+                        sb->prog = NULL;
+                }
+        }
         if (o->apparmor_exec) {
                 /* refused rather than run unconfined; runc fails the same way, at the write */
                 if (!zct_apparmor_enabled())

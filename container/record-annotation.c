@@ -8,8 +8,8 @@
  * the socket it listens on, and makes the container's seccomp object a recording one
  * (record-agent.h: its allowing rules notify, listenerPath the agent's socket); the rest is the
  * runtime spec's seccomp agent interface (seccomp-listener.c). The agent writes OUTPUT once no
- * process of the container is left under the filter. zygoted's containers (a handoff) do not take
- * it: the daemon would start a writer of a caller-named file.
+ * process of the container is left under the filter. zygoted's containers (a handoff) are
+ * recorded by zygoted's eBPF tracer instead (daemon/container-record.c), with the same grammar.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,10 +26,7 @@
 #include "libcontainer.h"
 #include "util.h"
 
-#define ZCT_TRACE_ANNOTATION "io.containers.trace-syscall"
-
-/* "if:IN;of:OUT", "of:OUT", "OUT": into in (or NULL) and out, absolute paths. */
-static int parse_value(char *v, const char **in, const char **out) {
+int zct_record_annotation_parse(char *v, const char **in, const char **out) {
         *in = *out = NULL;
         for (char *tok = strtok(v, ";"); tok; tok = strtok(NULL, ";")) {
                 if (strncmp(tok, "if:", 3) == 0)
@@ -110,7 +107,7 @@ int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o) {
         v = strdup(value);
         if (!v)
                 return -ENOMEM;
-        if (parse_value(v, &in, &out) < 0)
+        if (zct_record_annotation_parse(v, &in, &out) < 0)
                 return zct_error(c, "annotation %s: \"%s\" is not [if:/INPUT;][of:]/OUTPUT", ZCT_TRACE_ANNOTATION,
                                  value),
                        -EINVAL;

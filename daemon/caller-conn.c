@@ -149,6 +149,7 @@ void zd_caller_conn_clear(struct zd_caller_conn *k) {
         safe_close(k->oom_fd);
         safe_close(k->cgroup_fd);
         safe_close(k->mounts.fd);
+        safe_close(k->bpf_link_fd);
         bool keep_threads = k->keep_threads;
         *k = (struct zd_caller_conn) ZD_CALLER_CONN_INIT;
         k->keep_threads = keep_threads;

@@ -9,8 +9,10 @@
  * facet of each. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "caller-bpf-record.h"
 #include "caller.h"
 
 /* The caller's mount table as its root shows it (its /proc/PID/mountinfo), kept while it cannot
@@ -75,14 +77,13 @@ struct zd_caller_conn {
         struct zd_caller_mounts mounts;
         bool keep_threads; /* ZD_CALLER_KEEP_THREADS: threads holds its other threads' files */
         struct zd_caller_threads threads;
+        int bpf_link_fd; /* the BPF task iterator attached to its threads (caller-bpf.c) */
 };
 
 #define ZD_CALLER_CONN_INIT \
         { \
                 .pidfd = -EBADF, .proc_fd = -EBADF, .ns_fd = -EBADF, .status_fd = -EBADF, .limits_fd = -EBADF, \
-                .oom_fd = -EBADF, .cgroup_fd = -EBADF, .mounts = { \
-                        .fd = -EBADF \
-                } \
+                .oom_fd = -EBADF, .cgroup_fd = -EBADF, .mounts = { .fd = -EBADF }, .bpf_link_fd = -EBADF, \
         }
 
 /* The process that connected on conn_fd (SO_PEERCRED cr), as k keeps it (caller-conn.c): found
@@ -146,3 +147,26 @@ int zd_caller_read_lsm(int proc_fd, struct zd_caller *c, struct zd_caller_first 
 /* Whether a thread (its /proc/PID/task/TID dir_fd) runs under first->label: 0, -EILSEQ when it
  * does not, -ENOENT or -ESRCH when it has ended, or another negative errno. */
 int zd_caller_thread_same_label(int dir_fd, const struct zd_caller_first *first);
+
+/* Every thread of the caller as the BPF task iterator read it in one walk (caller-bpf.c): n
+ * records, the first thread's among them (ZD_CALLER_BPF_LEADER), in no set order. */
+struct zd_caller_bpf_threads {
+        size_t n;
+        struct zd_caller_bpf_thread t[ZD_CALLER_MAX_THREADS + 2]; /* one more than read, and the end */
+};
+
+/* Whether zd_caller_bpf_load() loaded the iterator: the threads are then read through it. */
+bool zd_caller_bpf_loaded(void);
+
+/* Every thread of k's caller (k->pidfd), through the iterator attached to it at the first call
+ * (k->bpf_link_fd, kept). 0, -EMLINK when it has more than ZD_CALLER_MAX_THREADS threads,
+ * -EOPNOTSUPP when the iterator is not loaded, or another negative errno. */
+int zd_caller_bpf_read(struct zd_caller_conn *k, struct zd_caller_bpf_threads *ret);
+
+/* The record of a thread t against the first thread's (first), as caller.c compares a thread's
+ * /proc files with the first one's: -ENOTUNIQ when their ids or groups differ, -EREMCHG when
+ * their namespaces do; else its capability sets, no_new_privs and seccomp state merged into c as
+ * there, and 0, or 1 when the records cannot tell: another group_info, another css_set, or
+ * another cred where an LSM labels processes (labelled): that thread is read through /proc. */
+int zd_caller_bpf_merge(const struct zd_caller_bpf_thread *first, const struct zd_caller_bpf_thread *t, bool labelled,
+                        struct zd_caller *c);

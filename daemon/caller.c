@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -292,6 +293,54 @@ static int read_listed(struct zd_caller_conn *k, bool keep, pid_t pid, const str
         return r;
 }
 
+/* One thread (number tid) read the /proc way, as read_listed() reads it: where its record from the
+ * BPF task iterator cannot tell. Gone meanwhile (-ENOENT, -ESRCH): passed over, as there. */
+static int read_tid(struct zd_caller_conn *k, uint32_t tid, const struct first_read *f, struct zd_caller *c) {
+        struct zd_caller_thread t = ZD_CALLER_THREAD_INIT;
+        char path[32];
+        int r;
+
+        if (tid == 0)
+                return -EPROTO; /* not in zygoted's pid namespace: not a caller's thread */
+        snprintf(path, sizeof(path), "task/%" PRIu32, tid);
+        t.dir_fd = openat(k->proc_fd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        r = t.dir_fd < 0 ? negative_errno() : read_other(&t, f, c);
+        zd_caller_thread_close(&t);
+        return r == -ENOENT || r == -ESRCH ? 0 : r;
+}
+
+/* The other threads through the BPF task iterator (caller-bpf.c): every thread's record in one
+ * read(), each compared with the first thread's record and merged as read_other() does. The first
+ * thread's record must show what its status showed (its effective ids), and its capability sets
+ * and flags are merged too: it may have changed since. A thread that is exiting is passed over,
+ * as its /proc files would be. */
+static int read_threads_bpf(struct zd_caller_conn *k, const struct first_read *f, struct zd_caller *c) {
+        const struct zd_caller_bpf_thread *first = NULL;
+        struct zd_caller_bpf_threads ts;
+        int r;
+
+        r = zd_caller_bpf_read(k, &ts);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ts.n && !first; i++)
+                if ((ts.t[i].flags & (ZD_CALLER_BPF_LEADER | ZD_CALLER_BPF_EXITING)) == ZD_CALLER_BPF_LEADER)
+                        first = &ts.t[i];
+        if (!first)
+                return -ESRCH;
+        if (first->ids[1] != c->euid || first->ids[5] != c->egid)
+                return -ENOTUNIQ;
+        for (size_t i = 0; i < ts.n; i++) {
+                if (ts.t[i].flags & ZD_CALLER_BPF_EXITING)
+                        continue;
+                r = zd_caller_bpf_merge(first, &ts.t[i], f->first.has_label, c);
+                if (r > 0)
+                        r = read_tid(k, ts.t[i].tid, f, c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* The other threads of a caller with more than one, in one walk: through the threads the
  * connection keeps (ZD_CALLER_KEEP_THREADS) when they are provably all of them, else listed. The
  * caller has n threads by its first thread's status, read before them; each kept thread was
@@ -311,6 +360,8 @@ static int read_threads(struct zd_caller_conn *k, const struct first_read *f, st
          * would stall every other caller at each of its Spawns */
         if (f->threads > ZD_CALLER_MAX_THREADS)
                 return -EMLINK;
+        if (zd_caller_bpf_loaded())
+                return read_threads_bpf(k, f, c);
         if (!k->keep_threads)
                 return read_listed(k, false, c->pid, f, c);
         if (k->threads.n == f->threads - 1) {

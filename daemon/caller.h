@@ -133,6 +133,13 @@ void zd_caller_done(struct zd_caller *c);
  * first call. Without it (ZYGOTE_DISABLE_FEATURES=caller_cache) each call opens them afresh. */
 int zd_caller_keep_own(void);
 
+/* Loads the BPF task iterator that reads every thread of a caller in one read() (caller-bpf.c),
+ * for every later zd_caller_read(), and checks it on zygoted itself. 0, or a negative errno: why
+ * it cannot (an unprivileged zygoted: EPERM; a kernel without BTF, or before 6.1 without the
+ * iterator's pid_fd filter), and each thread is then read through /proc/PID/task/TID. Not called
+ * where ZYGOTE_DISABLE_FEATURES names caller_bpf (main.c), with the same result. */
+int zd_caller_bpf_load(void);
+
 /* zygoted's own scheduling and umask, as read_sched() reads a caller's: what a worker it forks
  * starts with. */
 int zd_caller_own_sched(struct ze_sched *ret);

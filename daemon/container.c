@@ -27,9 +27,10 @@
 #include "call.h"
 #include "caller.h"
 #include "container.h"
+#include "container-record.h"
 #include "daemon.h"
 #include "fd-util.h"
-#include "filter-cache.h"
+#include "container-filter.h"
 #include "fork-gate.h"
 #include "log.h"
 #include "nspool.h"
@@ -50,6 +51,7 @@ struct result {
         int32_t err;          /* 0: created */
         int32_t pid;          /* the init, 0 when none was cloned */
         int32_t premade_used; /* it joined the namespaces made ahead (nspool.c) */
+        int32_t cloned;       /* its filter is a reference's, cloned (container-filter.c) */
 };
 
 /* CreateContainer's and ExecContainer's parameters: the fds by their index among the call's. */
@@ -104,41 +106,9 @@ struct zd_container_start {
 
 /* ---- the worker ---------------------------------------------------------------------------- */
 
-/* The daemon's cache as the fork left it: a program compiled before for the same object. */
-static int filter_from_cache(void *userdata, json_object *seccomp, struct zp_profile **ret, char *why,
-                             size_t why_size) {
-        struct zd_daemon *d = userdata;
-        uint8_t key[ZC_SHA256_DIGEST_SIZE];
-        const char *text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
-        struct zd_filter *f;
-        struct zp_profile *p;
-
-        if (!text)
-                return -ENOENT;
-        zd_filter_key(text, strlen(text), key);
-        f = zd_filter_cache_lookup(&d->filters, key, 0);
-        if (!f)
-                return -ENOENT;
-        p = calloc(1, sizeof(*p));
-        if (!p)
-                return -ENOMEM;
-        p->bpf = malloc(f->bpf_len * sizeof(*f->bpf));
-        if (!p->bpf) {
-                free(p);
-                return -ENOMEM;
-        }
-        memcpy(p->bpf, f->bpf, f->bpf_len * sizeof(*f->bpf));
-        p->bpf_len = f->bpf_len;
-        p->filter_flags = f->flags;
-        snprintf(p->hash, sizeof(p->hash), "%s", f->hash);
-        snprintf(why, why_size, "zygoted's cache, in the worker");
-        *ret = p;
-        return 0;
-}
-
-static void worker_report(int fd, int err, pid_t pid, int pidfd, int sync_fd, bool premade_used) {
+static void worker_report(int fd, int err, pid_t pid, int pidfd, int sync_fd, bool premade_used, bool cloned) {
         char buf[1 + sizeof(struct result)] = { 0 };
-        struct result res = { .err = err, .pid = pid, .premade_used = premade_used };
+        struct result res = { .err = err, .pid = pid, .premade_used = premade_used, .cloned = cloned };
         int fds[2];
         size_t n = 0;
 
@@ -153,7 +123,8 @@ static void worker_report(int fd, int err, pid_t pid, int pidfd, int sync_fd, bo
 }
 
 /* Moves the fds the worker keeps to known numbers: 0..2 the init's stdio, then report, bundle,
- * hold (the init's start fd), console and the namespaces made ahead, everything else closed. */
+ * hold (the init's start fd), console and the namespaces made ahead, then the references' pidfds
+ * the container may clone its filter from (container-filter.c), everything else closed. */
 enum { W_REPORT = 3, W_BUNDLE, W_HOLD, W_CONSOLE, W_NET, W_IPC, W_UTS, W_FIRST_FREE };
 #define W_FDS W_FIRST_FREE
 
@@ -168,14 +139,17 @@ _Noreturn static void worker_fds_failed(int report, const char *what, int err) {
 }
 
 /* Every source is copied above the targets first (a source may sit where another goes). */
-static void worker_fds(const int src[W_FDS]) {
-        int tmp[W_FDS];
+static void worker_fds(const int src[W_FDS], struct zd_container_filter *cf) {
+        int tmp[W_FDS], min = W_FIRST_FREE + (int) cf->n > 64 ? W_FIRST_FREE + (int) cf->n : 64;
 
         for (size_t i = 0; i < W_FDS; i++) {
                 tmp[i] = -1;
-                if (src[i] >= 0 && (tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 64)) < 0)
+                if (src[i] >= 0 && (tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, min)) < 0)
                         worker_fds_failed(src[W_REPORT], "F_DUPFD", errno);
         }
+        for (size_t i = 0; i < cf->n; i++)
+                if ((cf->fds[i] = fcntl(cf->fds[i], F_DUPFD_CLOEXEC, min)) < 0)
+                        worker_fds_failed(src[W_REPORT], "F_DUPFD", errno);
         for (int i = 0; i < W_FDS; i++) {
                 int report = i > W_REPORT ? W_REPORT : tmp[W_REPORT];
                 if (tmp[i] < 0) {
@@ -188,7 +162,11 @@ static void worker_fds(const int src[W_FDS]) {
                 if (dup2(tmp[i], i) < 0 || (i > 2 && fcntl(i, F_SETFD, FD_CLOEXEC) < 0))
                         worker_fds_failed(report, "dup2", errno);
         }
-        if (close_range(W_FIRST_FREE, ~0U, 0) < 0)
+        for (size_t i = 0; i < cf->n; i++)
+                if (dup3(cf->fds[i], W_FIRST_FREE + (int) i, O_CLOEXEC) < 0)
+                        worker_fds_failed(W_REPORT, "dup3", errno);
+        zd_container_filter_moved(cf, W_FIRST_FREE);
+        if (close_range(W_FIRST_FREE + (unsigned) cf->n, ~0U, 0) < 0)
                 worker_fds_failed(W_REPORT, "close_range", errno);
 }
 
@@ -288,16 +266,14 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
                                  /* below the caller's only as it could itself */
                                  .oom_floor = held & (UINT64_C(1) << CAP_SYS_RESOURCE) ? INT_MIN
                                                                                        : caller->sched.oom_score_adj };
-        /* seccomp programs: the cache, else GetFilter on our own socket (compiled once for
-         * everyone); never a compile of the worker's own, which no one else would reuse */
+        struct zd_container_filter cf = { .d = d }; /* the references: zd_container_filter_init() */
+        /* seccomp programs: the cache, else GetFilter on our own socket; a reference's filter
+         * cloned when it holds the same program (container-filter.c) */
         struct zct_ctx ctx = { .root = d->container_root,
                                .rootless = zct_rootless(),
                                .msg_to_fd = true,
                                .msg_fd = W_REPORT,
-                               .filter = { .from = ZCT_FILTER_ZYGOTED,
-                                           .socket = d->server.socket_path,
-                                           .cached = filter_from_cache,
-                                           .userdata = d } };
+                               .filter = zd_container_filter_source(&cf) };
         const char *what;
         int r;
 
@@ -311,7 +287,9 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
          * capability the caller lacks, for the worker, its hooks and the container (whose config
          * may raise a limit, or lower its oom_score_adj, only with CAP_SYS_RESOURCE) */
         r = worker_sched(d, caller, &what);
-        worker_fds(fds);
+        if (zd_container_filter_init(d, &cf) < 0)
+                worker_fds_failed(fds[W_REPORT], "the references", ENOMEM);
+        worker_fds(fds, &cf);
         if (r >= 0) {
                 what = "limits and capabilities";
                 r = ze_step_rlimits(caller->rlimits, caller->n_rlimits, &(int){ 0 });
@@ -322,11 +300,12 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
                 r = ze_step_capset(held, held, caller->cap_inh & held);
         if (r < 0) {
                 zct_error(&ctx, "taking the caller's %s: %s", what, strerror(-r));
-                worker_report(W_REPORT, -r, 0, -1, -1, false);
+                worker_report(W_REPORT, -r, 0, -1, -1, false, false);
                 _exit(1);
         }
         r = worker_job_run(&ctx, job, &h);
-        worker_report(W_REPORT, r == 0 ? 0 : (h.pid > 0 ? ECHILD : EINVAL), h.pid, h.pidfd, h.sync_fd, h.premade_used);
+        worker_report(W_REPORT, r == 0 ? 0 : (h.pid > 0 ? ECHILD : EINVAL), h.pid, h.pidfd, h.sync_fd, h.premade_used,
+                      cf.cloned);
         _exit(r == 0 ? 0 : 1);
 }
 
@@ -389,6 +368,7 @@ static void start_result(struct zd_container_start *s, const struct result *res,
                 return;
         }
         s->t->container = true;
+        s->t->tier = res->cloned ? ZD_TIER_CLONE : ZD_TIER_LOAD;
         zd_task_attach_created(s->t, zc_pidref_make(res->pid, pidfd), sync_fd, TAKE_FD(s->hold_fd), s->conn);
         s->conn = NULL;
         start_free(s);
@@ -476,14 +456,21 @@ static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[W_
         memcpy(child_fds, fds, sizeof(child_fds));
         child_fds[W_REPORT] = report[1];
         child_fds[W_HOLD] = hold[0];
+        int r = zd_container_record_before_fork(call, t);
+        if (r < 0) {
+                free(s);
+                return r;
+        }
         zd_fork_gate();
         pid = fork();
-        if (pid < 0) {
-                free(s);
-                return -errno;
-        }
+        int err = errno;
         if (pid == 0)
                 worker_run(d, child_fds, job);
+        zd_container_record_after_fork(d, t);
+        if (pid < 0) {
+                free(s);
+                return -err;
+        }
         *s = (struct zd_container_start){ .d = d,
                                           .conn = call->conn,
                                           .t = t,
@@ -515,7 +502,8 @@ static int start_worker(struct zd_call *call, struct zd_task *t, const int fds[W
         if (r < 0) {
                 zd_nspool_give_back(call->d, (int[3]){ fds[W_NET], fds[W_IPC], fds[W_UTS] });
                 zd_task_discard(t);
-                return zd_spawn_fail_call(call, r, "fork", NULL);
+                /* a recording refused says so itself (container-record.c) */
+                return call->error ? r : zd_spawn_fail_call(call, r, "fork", NULL);
         }
         return 0;
 }
@@ -562,6 +550,7 @@ int zd_container_create(struct zd_call *call) {
         _cleanup_(zd_caller_done) struct zd_caller caller = ZD_CALLER_INIT;
         int fds[W_FDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         struct zd_task *t = NULL;
+        _cleanup_free_ char *record_out = NULL, *record_in = NULL;
         struct stat st;
         int r;
 
@@ -570,9 +559,14 @@ int zd_container_create(struct zd_call *call) {
                 return r;
         if (fstat(fds[4], &st) < 0 || !S_ISDIR(st.st_mode))
                 return zd_call_invalid(call, "bundle");
+        r = zd_container_record_parse(call, fds[4], &record_out, &record_in);
+        if (r < 0)
+                return r;
         r = new_task(call, p.id, &t);
         if (r < 0)
                 return r;
+        t->record_out = TAKE_PTR(record_out);
+        t->record_in = TAKE_PTR(record_in);
         t->profile = strdup("container");
         t->exe = strdup("");
         if (zd_nspool_take(call->d, &fds[W_NET]) < 0)

@@ -39,6 +39,7 @@
 #include "scope.h"
 #include "sd.h"
 #include "nspool.h"
+#include "record-bpf.h"
 #include "server.h"
 #include "tier.h"
 
@@ -61,9 +62,10 @@ struct zd_daemon {
         bool privileged;         /* running as root: workers switch to the callers' ids */
         bool own_filter;         /* zygoted runs under a seccomp filter of its own (own-filter.c) */
         unsigned shared_filters; /* of them, those every process of its pid namespace has, or 0 */
-        bool vfork_workers;      /* --vfork-workers: references make workers sharing their memory (zygote-ref.c) */
+        bool fork_workers;       /* --fork-workers: references fork every worker (no worker-nocopy.h) */
         unsigned caller_cache;   /* what connections keep of their caller between calls (caller.h's ZD_CALLER_KEEP*) */
-        uint64_t nofile_soft;    /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
+        bool caller_filters;  /* privileged, and reads a caller's own seccomp filters for its task (caller-filter.h) */
+        uint64_t nofile_soft; /* RLIMIT_NOFILE soft limit before we raised it (0: unchanged) */
         uid_t uid;
         gid_t gid;
         struct ze_features features;
@@ -84,6 +86,7 @@ struct zd_daemon {
         char *container_root_buf;
         struct zd_container_start *container_starts;   /* CreateContainer calls whose worker runs (container.c) */
         struct zd_container_delete *container_deletes; /* Deletes whose child runs (container-delete.c) */
+        struct zd_recorder recorder;                   /* eBPF recordings (record-bpf.c) */
         struct zd_nspool nspool;                       /* namespaces made ahead for containers (nspool.c) */
         struct zd_parked *parked;           /* inherit-tier spawns the references have in hand (spawn-park.c) */
         struct zd_sd_activation activation; /* passed fds, until adopted */

@@ -70,9 +70,8 @@ static void usage(FILE *f) {
                    "                        kernel without SECCOMP_CLONE_FILTER fails at start-up\n"
                    "  --pool-max N          pre-forked workers per profile of the inherit tier, at\n"
                    "                        most (default 0: none, every spawn asks the reference)\n"
-                   "  --vfork-workers       references make workers sharing their memory until the\n"
-                   "                        exec (less CPU per spawn; a worker blocked before its exec\n"
-                   "                        stalls its profile: for trusted callers only)\n"
+                   "  --fork-workers        references fork every worker (a copy of their memory)\n"
+                   "                        rather than make it sharing their memory until its exec\n"
                    "  --check-profile FILE  compile one profile file, print what it gives, and exit\n"
                    "                        0 (good) or 1 (bad), like nginx -t\n"
                    "  --dump-bpf OUT        with --check-profile: also write the compiled program to\n"
@@ -82,7 +81,8 @@ static void usage(FILE *f) {
                    "\n"
                    "Environment: ZYGOTE_SOCKET, ZYGOTE_LOG_LEVEL (debug, info, notice, warning, err),\n"
                    "ZYGOTE_DISABLE_FEATURES=clone_filter,capbset_drop_mask,pid_namespace,caller_cache,caller_threads,"
-                   "namespace_pool,scopes,vfork_worker,\n"
+                   "caller_filters,\nnamespace_pool,scopes,nocopy_worker,"
+                   "caller_bpf,"
                    "pool (force the fallbacks),\n"
                    "ZYGOTE_REF_HELPER (path of zygote-ref).\n");
 }
@@ -261,7 +261,7 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
                 OPT_VERSION,
                 OPT_CONTAINER_ROOT,
                 OPT_POOL_MAX,
-                OPT_VFORK_WORKERS
+                OPT_FORK_WORKERS
         };
         static const struct option options[] = {
                 { "socket", required_argument, NULL, OPT_SOCKET },
@@ -269,7 +269,7 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
                 { "tier", required_argument, NULL, OPT_TIER },
                 { "container-root", required_argument, NULL, OPT_CONTAINER_ROOT },
                 { "pool-max", required_argument, NULL, OPT_POOL_MAX },
-                { "vfork-workers", no_argument, NULL, OPT_VFORK_WORKERS },
+                { "fork-workers", no_argument, NULL, OPT_FORK_WORKERS },
                 { "check-profile", required_argument, NULL, OPT_CHECK },
                 { "dump-bpf", required_argument, NULL, OPT_DUMP_BPF },
                 { "version", no_argument, NULL, OPT_VERSION },
@@ -319,8 +319,8 @@ static int parse_options(int argc, char **argv, struct zd_daemon *d, char **sock
                         d->pool_max = (unsigned) n;
                         break;
                 }
-                case OPT_VFORK_WORKERS:
-                        d->vfork_workers = true;
+                case OPT_FORK_WORKERS:
+                        d->fork_workers = true;
                         break;
                 case OPT_CHECK:
                         check = optarg;
@@ -460,17 +460,35 @@ static int probe_kernel(struct zd_daemon *d) {
         if (d->pool_max > 0 && ze_feature_disabled("pool"))
                 d->pool_max = 0;
         zd_log(LOG_INFO, "inherit tier: %s", d->pool_max > 0 ? "a pool of pre-forked workers per profile" : "no pool");
-        if (d->vfork_workers && ze_feature_disabled("vfork_worker"))
-                d->vfork_workers = false;
-        if (d->vfork_workers)
-                zd_log(LOG_WARNING, "--vfork-workers: a caller whose worker blocks before its exec (a path or fd on a "
-                                    "FUSE file system that never answers) stalls its profile's reference");
+        if (ze_feature_disabled("nocopy_worker"))
+                d->fork_workers = true;
+        zd_log(LOG_INFO, "inherit tier: workers %s", d->fork_workers ? "forked" : "sharing the reference's memory");
         if (d->forced_tier == ZD_TIER_CLONE && !d->features.clone_filter) {
                 zd_log(LOG_ERR, "--tier clone: this kernel lacks SECCOMP_CLONE_FILTER (%s)",
                        d->features.clone_filter_reason);
                 return -ENOSYS;
         }
         return 0;
+}
+
+/* How the other threads of a multi-threaded caller are read at each call, said once: in one read()
+ * of the BPF task iterator, or through each thread's /proc files, and why. */
+static void caller_threads_reader(void) {
+        int r;
+
+        if (ze_feature_disabled("caller_bpf")) {
+                zd_log(LOG_INFO, "callers' threads: read through /proc (BPF task iterator disabled by "
+                                 "ZYGOTE_DISABLE_FEATURES)");
+                return;
+        }
+        r = zd_caller_bpf_load();
+        if (r >= 0)
+                zd_log(LOG_INFO, "callers' threads: read by a BPF task iterator, every thread in one read()");
+        else
+                zd_log(LOG_INFO,
+                       "callers' threads: read through /proc (no BPF task iterator: %s; it needs CAP_BPF and "
+                       "CAP_PERFMON, the kernel's BTF and Linux 6.1)",
+                       strerror(-r));
 }
 
 /* The loop, the task table, the profiles and their references, the listening socket, and the
@@ -503,6 +521,7 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
         /* the owner of a caller by /proc/PID/ns/user, as on kernels before PIDFD_GET_USER_NAMESPACE */
         d->server.owner_by_proc = ze_feature_disabled("pidfd_userns");
         d->server.idle_timeout = idle_timeout();
+        d->caller_filters = d->privileged && !ze_feature_disabled("caller_filters");
         d->caller_cache = ze_feature_disabled("caller_cache")     ? 0
                           : ze_feature_disabled("caller_threads") ? ZD_CALLER_KEEP
                                                                   : ZD_CALLER_KEEP | ZD_CALLER_KEEP_THREADS;
@@ -513,7 +532,10 @@ static int start_serving(struct zd_daemon *d, int n_passed) {
                         return r;
                 }
         }
+        caller_threads_reader();
         zd_nspool_init(d);
+        zd_recorder_init(&d->recorder, d->privileged, d->loop, zd_task_record_done);
+        zd_log(LOG_INFO, "recording with eBPF: %s", d->recorder.reason);
         r = zd_server_listen(&d->server);
         if (r < 0) {
                 zd_log(LOG_ERR, "cannot listen on %s: %s", d->server.socket_path, strerror(-r));
@@ -590,6 +612,7 @@ int main(int argc, char **argv) {
         zd_container_starts_free(&d);
         zd_container_deletes_free(&d);
         zd_nspool_free(&d);
+        zd_recorder_free(&d.recorder);
         zd_tasks_free(&d);
         zd_scopes_free(&d);
         free(d.container_root_buf);

@@ -14,6 +14,7 @@
 #include "caller.h"
 #include "call.h"
 #include "container.h"
+#include "container-record.h"
 #include "daemon.h"
 #include "events.h"
 #include "getfilter.h"
@@ -237,6 +238,7 @@ static int m_delete(struct zd_call *call, struct zd_task *t) {
                 return invalid_state(call, t);
         json_object *p = with_task(t);
         _cleanup_free_ char *id = t->container ? strdup(t->id) : NULL;
+        zd_container_record_write(call->d, t); /* io.containers.trace-syscall's file */
         zd_task_delete(t);
         if (id)
                 return zd_container_destroy(call->d, id, call->conn, p); /* replies once it is gone */
@@ -310,6 +312,7 @@ static int m_get_status(struct zd_call *call, struct zd_task *t) {
         json_object_object_add(np, "used", json_object_new_int64((int64_t) d->nspool.used));
         json_object_object_add(np, "fallbacks", json_object_new_int64((int64_t) d->nspool.fallbacks));
         json_object_object_add(p, "namespacePool", np);
+        json_object_object_add(p, "recording", zd_recorder_status(&d->recorder));
         return reply(call, p);
 }
 

@@ -172,8 +172,8 @@ static int entry_start_reference(struct zd_entry *e) {
                 return r;
         zd_fork_gate();
         r = zr_reference_start_ns(d->helper_fd, p->bpf, p->bpf_len, p->filter_flags, p->no_new_privs || !d->privileged,
-                                  drop, e->ns.pidns_fd, e->ns.mntns_fd, d->vfork_workers ? 0 : ZR_REF_INIT_NO_VFORK,
-                                  &e->ref);
+                                  drop, e->ns.pidns_fd, e->ns.mntns_fd,
+                                  d->fork_workers || !p->worker_nocopy_ok ? ZR_REF_INIT_FORK_WORKERS : 0, &e->ref);
         if (r < 0)
                 return r;
         e->ref_capbset = drop;

@@ -190,7 +190,7 @@ int zd_spawn_decide_identity(struct spawn *s) {
 }
 
 __attribute__((format(printf, 2, 3))) static int confined(struct zd_call *call, const char *fmt, ...) {
-        char reason[256];
+        char reason[384];
         va_list ap;
 
         va_start(ap, fmt);
@@ -240,22 +240,71 @@ int zd_spawn_read_caller(struct spawn *s) {
         return 0;
 }
 
+/* Why a caller's filters cannot be carried, by what zd_caller_read_filters() says. */
+static const struct {
+        int err;
+        const char *reason;
+} filters_unread[] = {
+        { -ENOTUNIQ, "the caller's threads run under different seccomp filters: which of them made the call cannot "
+                     "be told" },
+        { -EPERM, "the caller's seccomp filters cannot be read: a thread of it cannot be traced (traced already, "
+                  "Yama's ptrace_scope 3, or an LSM refuses)" },
+        { -EACCES, "the caller's seccomp filters cannot be read: the kernel gives them only to a tracer with "
+                   "CAP_SYS_ADMIN and no filter of its own" },
+        { -EIO, "the caller's seccomp filters cannot be read: this kernel lacks PTRACE_SECCOMP_GET_FILTER "
+                "(CONFIG_CHECKPOINT_RESTORE)" },
+        { -E2BIG, "the caller has more seccomp filters than zygoted carries (64 programs, 32768 instructions)" },
+        { -ETIME, "the caller's seccomp filters cannot be read: a thread of it did not stop to be read in time "
+                  "(uninterruptible sleep)" },
+};
+
+/* The caller's own seccomp programs, for its worker to load under the profile's: 0, or the call
+ * refused with the reason and what to do. */
+static int carry_filters(struct spawn *s) {
+        struct zd_call *call = s->call;
+        int r;
+
+        if (!call->d->caller_filters && call->d->privileged)
+                return confined(call, "the caller runs under a seccomp filter of its own, which this zygoted does not "
+                                      "read (ZYGOTE_DISABLE_FEATURES=caller_filters); its task could not carry it "
+                                      "(start zygoted without that, or run the caller without SystemCallFilter= "
+                                      "and the options systemd implements with seccomp: docs/SYSTEMD.md)");
+        if (!call->d->caller_filters)
+                return confined(call, "the caller runs under a seccomp filter of its own, which only a zygoted running "
+                                      "as root can read; its task could not carry it (call the system zygoted, or run "
+                                      "the caller without SystemCallFilter= and the options systemd implements with "
+                                      "seccomp: docs/SYSTEMD.md)");
+        r = zd_caller_read_filters(s->caller.pid, s->caller.pidfd, &s->caller_filters);
+        for (size_t i = 0; i < ELEMENTSOF(filters_unread); i++)
+                if (r == filters_unread[i].err)
+                        return confined(call, "%s", filters_unread[i].reason);
+        if (r == -ESRCH)
+                return confined(call, "%s", unreadable[0].reason);
+        if (r < 0)
+                return confined(call, "the caller's seccomp filters cannot be read: %s", strerror(-r));
+        return 0;
+}
+
 /* The caller's own confinement: the task carries it (rlimits, no_new_privs, namespaces, root,
  * cgroups, scheduling, LSM label), or the call is refused with the reason. */
 int zd_spawn_confine(struct spawn *s) {
         struct zd_call *call = s->call;
         struct zd_caller *c = &s->caller;
 
-        /* A filter cannot be read back from the kernel nor copied to another process: the task
-         * would run without it. Unless it has only the filters every process here has, which the
-         * task inherits from zygoted too (a container's: own-filter.c). */
+        /* A caller's own filters go with its task: a root zygoted reads them (caller-filter.c)
+         * and the worker loads them under the profile's. Unless it has only the filters every
+         * process here has, which the task inherits from zygoted too (a container's:
+         * own-filter.c). */
         bool shared = c->seccomp_mode == 2 && call->d->shared_filters > 0 &&
                       c->seccomp_filters == call->d->shared_filters && !c->ns_other;
-        if (c->seccomp_mode != 0 && !shared)
-                return confined(call,
-                                "the caller runs under a seccomp filter of its own%s; its task could not "
-                                "carry it",
-                                c->seccomp_mode == 1 ? " (strict mode)" : "");
+        if (c->seccomp_mode == 1)
+                return confined(call, "the caller runs in seccomp's strict mode, which its task could not carry "
+                                      "(strict mode allows no execve)");
+        if (c->seccomp_mode == 2 && !shared) {
+                int r = carry_filters(s);
+                if (r != 0)
+                        return r;
+        }
         /* Landlock: a domain cannot be read from outside the process nor applied to another,
          * and a process may make one with no privilege at all; all that shows of it is the
          * no_new_privs that landlock_restrict_self() needs (root with CAP_SYS_ADMIN can do

@@ -135,6 +135,8 @@ int zd_spawn_plan(struct spawn *s) {
                 .own_proc = s->ns && s->caller.root_fd >= 0,
                 .lsm_attr = s->caller.lsm_attr,
                 .lsm_exec = s->caller.lsm_attr ? s->caller.lsm_exec : NULL,
+                .caller_progs = s->caller_filters.progs,
+                .n_caller_progs = s->caller_filters.n,
                 .prog = &s->prog,
                 .signals_reset = daemon_dispositions(),
                 .path_buf = s->path_buf,
@@ -150,6 +152,10 @@ int zd_spawn_plan(struct spawn *s) {
         if ((tier == ZD_TIER_CLONE || tier == ZD_TIER_INHERIT) && !s->entry->ref_up)
                 tier = ZD_TIER_LOAD;
         if (tier == ZD_TIER_INHERIT && (s->plan.ns_join || s->plan.enter_root || s->plan.lsm_attr))
+                tier = ZD_TIER_LOAD;
+        /* the caller's own filters go under the profile's: only a worker that loads both can
+         * stack them so (a reference's filter, inherited or cloned, would be below them) */
+        if (s->plan.n_caller_progs)
                 tier = ZD_TIER_LOAD;
         /* a profile whose filter refuses the calls of step 0c: forked here, before any filter */
         if (tier == ZD_TIER_INHERIT && s->plan.set_sched && !p->worker_sched_ok)
@@ -177,7 +183,7 @@ void zd_spawn_set_tier(struct spawn *s, enum zd_tier tier) {
 }
 
 int zd_spawn_pipes(struct spawn *s) {
-        bool gate = (s->tier == ZD_TIER_INHERIT && !s->req.hold) || s->scope;
+        bool gate = (s->tier == ZD_TIER_INHERIT && !s->req.hold) || s->scope || s->req.record;
 
         for (int i = 0; i < 2; i++) {
                 s->status[i] = safe_close(s->status[i]);

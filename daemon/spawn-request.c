@@ -55,6 +55,7 @@ static const struct zc_json_field spawn_fields[] = {
           .max = 64 },
         { .name = "hold", .type = ZC_JSON_BOOL, .offset = REQ(hold), .flags = ZC_JSON_NULLABLE },
         { .name = "outlive", .type = ZC_JSON_BOOL, .offset = REQ(outlive), .flags = ZC_JSON_NULLABLE },
+        { .name = "record", .type = ZC_JSON_BOOL, .offset = REQ(record), .flags = ZC_JSON_NULLABLE },
         { .name = "terminal", .type = ZC_JSON_BOOL, .offset = REQ(terminal), .flags = ZC_JSON_NULLABLE },
         { .name = "profile", .type = ZC_JSON_STRING, .offset = REQ(profile), .flags = ZC_JSON_NULLABLE },
         { .name = "cwd", .type = ZC_JSON_STRING, .offset = REQ(cwd), .flags = ZC_JSON_NULLABLE },
@@ -97,6 +98,11 @@ int zd_spawn_authorize(struct spawn *s) {
         /* ids are the caller's own (task-names.c): another owner's same id is no conflict */
         if (req->id && (zd_task_find(d, cr->uid, req->id) || zd_spawn_parked_id(d, cr->uid, req->id)))
                 return zd_call_failf(call, -EEXIST, ZY_ERROR_TASK_EXISTS, "id", req->id);
+        /* an eBPF recording: nothing of the task changes, only the tracer follows it */
+        if (req->record && req->hold)
+                return zd_call_invalid(call, "record");
+        if (req->record && !d->recorder.skel)
+                return zd_call_failf(call, -EOPNOTSUPP, ZY_ERROR_RECORDING_UNAVAILABLE, "reason", d->recorder.reason);
         if (zd_tasks_count(d) >= ZD_MAX_TASKS)
                 return zd_call_limit(call, "tasks", ZD_MAX_TASKS);
         s->argv_bytes = zd_task_argv_bytes(req->argv);

@@ -29,6 +29,7 @@ static void spawn_done(struct spawn *s) {
         free(s->map);
         free(s->id.groups);
         zd_caller_done(&s->caller);
+        zd_caller_filters_done(&s->caller_filters);
         close_pairp(&s->status);
         close_pairp(&s->hold);
 }
@@ -75,7 +76,7 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
         t->run_uid = s->id.set_ids ? s->id.uid : d->uid;
 
         if (pid > 0) {
-                if (s->plan.hold_quiet && !s->scope) {
+                if (s->plan.hold_quiet && !s->scope && !s->req.record) {
                         /* EPIPE: it died already; its pidfd and status pipe say how */
                         ssize_t n = write(s->hold[1], "", 1);
                         (void) n;
@@ -98,14 +99,33 @@ int zd_spawn_start(struct spawn *s, pid_t pid, int pidfd) {
                 zd_task_discard(t);
                 return r;
         }
+        /* the worker waits at its gate, to exec only once it is followed; its calls count from
+         * that execve (its steps until the gate may still be running now) */
+        if (s->req.record) {
+                r = zd_recorder_begin(&d->recorder, pid, t->account, ZD_RECORD_FROM_EXEC, t, &t->record_id);
+                if (r < 0) {
+                        zd_spawn_drop_worker(s, pid, pidfd);
+                        zd_task_discard(t);
+                        if (r == -EUSERS)
+                                return zd_call_limit(call, "recordings_per_user", ZD_RECORDINGS_PER_UID);
+                        return zd_call_failf(call, r, ZY_ERROR_RECORDING_UNAVAILABLE, "reason",
+                                             r == -EAGAIN ? "64 recordings under way" : strerror(-r));
+                }
+        }
         t->tier = s->tier;
         d->spawned++;
         s->status[1] = safe_close(s->status[1]);
         s->hold[0] = safe_close(s->hold[0]);
-        int gate = s->scope ? TAKE_FD(s->hold[1]) : -EBADF;
+        int gate = s->scope || s->req.record ? TAKE_FD(s->hold[1]) : -EBADF;
         zd_task_attach(t, zc_pidref_make(pid, pidfd), TAKE_FD(s->status[0]), TAKE_FD(s->hold[1]), c);
-        if (gate >= 0)
+        if (gate >= 0 && s->scope)
                 zd_spawn_scope_begin(s, t, gate);
+        else if (gate >= 0) {
+                /* EPIPE: it died already; its pidfd and status pipe say how */
+                ssize_t n = write(gate, "", 1);
+                (void) n;
+                safe_close(gate);
+        }
         return 0;
 }
 

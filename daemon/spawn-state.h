@@ -21,6 +21,7 @@
 
 #include "call.h"
 #include "caller.h"
+#include "caller-filter.h"
 #include "child.h"
 #include "registry.h"
 
@@ -37,6 +38,7 @@ struct spawn_req {
         bool hold;
         bool terminal;
         bool outlive;
+        bool record; /* recorded with eBPF (record-bpf.h) */
 };
 
 struct identity {
@@ -55,7 +57,8 @@ struct spawn {
         uint64_t keep;         /* the bounding set the worker keeps */
         uint64_t capbset_drop; /* what the worker's bounding set loses, whoever forks it */
         struct identity id;
-        struct zd_caller caller; /* what confines the caller, for its task to carry */
+        struct zd_caller caller;                 /* what confines the caller, for its task to carry */
+        struct zd_caller_filters caller_filters; /* its own seccomp programs, oldest first */
         /* who the caller is for this call: a root connection's process as it is now, any other
          * the connection's (zd_spawn_identify()); the groups are borrowed */
         struct ucred who;

@@ -193,6 +193,10 @@ static void task_free(struct zd_task *t) {
         safe_close(t->status_fd);
         safe_close(t->hold_fd);
         safe_close(t->scope_gate);
+        zd_recorder_cancel(&d->recorder, t->record_id);
+        json_object_put(t->record);
+        free(t->record_out);
+        free(t->record_in);
         free(t->gate_message);
         while (t->waiters) {
                 struct zd_waiter *w = t->waiters;
@@ -347,6 +351,8 @@ static void deliver_exit(struct zd_task *t) {
                         t->spawner = NULL;
                 json_object *p = json_object_new_object();
                 json_object_object_add(p, "task", zd_task_to_json(t));
+                if (t->record)
+                        json_object_object_add(p, "record", json_object_get(t->record));
                 zd_reply(w->conn, p, false, -EBADF);
                 free(w);
         }
@@ -447,6 +453,8 @@ static void on_status(struct ev_loop *loop, ev_io *w, int revents) {
         task_read_status(w->data, false, false);
 }
 
+static void task_exit_replies(struct zd_task *t);
+
 static void task_exited(struct zd_task *t, int code, int sig, bool unknown) {
         struct zd_daemon *d = t->d;
         ev_io_stop(d->loop, &t->pid_watch);
@@ -465,6 +473,27 @@ static void task_exited(struct zd_task *t, int code, int sig, bool unknown) {
         t->state = ZD_TASK_STOPPED;
         task_log(LOG_INFO, t, "exit");
         task_event(d, "exit", t);
+        /* a recorded task's exit is answered once every thread it started has exited too: its
+         * recording ends there (zd_task_record_done) */
+        if (t->record_id && !zd_recorder_done(&d->recorder, t->record_id))
+                return;
+        task_exit_replies(t);
+}
+
+void zd_task_record_done(void *owner) {
+        struct zd_task *t = owner;
+        if (t->exited && t->state == ZD_TASK_STOPPED && t->in_table)
+                task_exit_replies(t);
+}
+
+/* The exit's replies (with what the recording saw, when it was recorded), and a task that was
+ * to be forgotten then forgotten. */
+static void task_exit_replies(struct zd_task *t) {
+        struct zd_daemon *d = t->d;
+        if (t->record_id) {
+                t->record = zd_recorder_take(&d->recorder, t->record_id);
+                t->record_id = 0;
+        }
         deliver_exit(t);
         if (t->auto_delete) {
                 task_event(d, "delete", t);

@@ -49,13 +49,16 @@ struct zd_task {
         size_t argv_bytes; /* zd_task_argv_bytes(argv), counted against its owner */
         enum zd_tier tier;
         enum zd_task_state state;
-        uid_t uid;               /* the caller who owns it */
-        uid_t account;           /* whose budgets it counts in (zd_conn_account): uid unless set */
-        uid_t run_uid;           /* what it runs as */
-        struct zc_pidref pidref; /* the worker */
-        int status_fd;           /* read end, while STARTING/CREATED */
-        int hold_fd;             /* write end, while CREATED */
-        int scope_gate;          /* write end of its gate while its scope is made (spawn-scope.c) */
+        uid_t uid;                    /* the caller who owns it */
+        uid_t account;                /* whose budgets it counts in (zd_conn_account): uid unless set */
+        uid_t run_uid;                /* what it runs as */
+        struct zc_pidref pidref;      /* the worker */
+        int status_fd;                /* read end, while STARTING/CREATED */
+        int hold_fd;                  /* write end, while CREATED */
+        int scope_gate;               /* write end of its gate while its scope is made (spawn-scope.c) */
+        uint64_t record_id;           /* its eBPF recording under way (record-bpf.h), or 0 */
+        json_object *record;          /* what the recording saw, once it exited: its exit replies carry it */
+        char *record_out, *record_in; /* a container's io.containers.trace-syscall (container-record.c) */
         ev_io pid_watch;
         ev_io status_watch;
         bool exited;
@@ -140,6 +143,9 @@ void zd_task_adopt(struct zd_task *t, int pidfd);
 void zd_task_delete(struct zd_task *t);
 /* Start of a held task; c gets the reply when the status pipe says exec. -EBUSY when it is not
  * held (or a Start is in progress). */
+/* A recorded task's recording has seen its last thread exit (record-bpf.h's on_done, owner the
+ * task): its exit is answered now if it has exited. */
+void zd_task_record_done(void *owner);
 int zd_task_start(struct zd_task *t, struct zd_conn *c);
 int zd_task_add_waiter(struct zd_task *t, struct zd_conn *c);
 json_object *zd_task_to_json(const struct zd_task *t);

@@ -23,6 +23,11 @@ const struct ze_worker_syscall ze_worker_syscalls[] = {
         /* the reference process: receive the request, fork the worker into the daemon, reply */
         { "recvmsg", 0, ALWAYS, {} },
         { "clone", ARG0, ALWAYS, { CLONE_PARENT | CLONE_PIDFD | SIGCHLD } },
+        /* a worker sharing the reference's memory (worker-nocopy.h): every signal blocked across
+         * the clone, emptied in the worker; the reference's dumpable flag cleared again after a
+         * worker that switched ids (the check of fs.suid_dumpable is an openat, read, close) */
+        { "clone", ARG0, ZE_WORKER_CALL_NOCOPY, { ZE_NOCOPY_CLONE_FLAGS } },
+        { "prctl", ARG0 | ARG1, ZE_WORKER_CALL_NOCOPY, { PR_SET_DUMPABLE, 0 } },
         { "sendmsg", 0, ALWAYS, {} },
         { "close", 0, ALWAYS, {} },
         /* 0. signals */

@@ -150,6 +150,14 @@ static int setup_fds(const struct ze_plan *p, struct state *st) {
 /* Steps 5 and 9: the plan's filter. A CLONE plan carries no program to fall back to: the
  * daemon chose the tier by probing the kernel. */
 static int apply_filter(const struct ze_plan *p, const struct state *st) {
+        /* the caller's filters stay under the profile's: the task is denied what either denies */
+        if (p->filter_mode == ZE_FILTER_LOAD)
+                for (size_t i = 0; i < p->n_caller_progs; i++) {
+                        int r = ze_step_filter_load(&p->caller_progs[i], 0);
+
+                        if (r < 0)
+                                return r;
+                }
         return ze_step_filter(p->filter_mode, st->ref_pidfd, p->filter_mode == ZE_FILTER_LOAD ? p->prog : NULL,
                               p->filter_flags);
 }

@@ -64,7 +64,8 @@
  *   7. chdir:    plan->cwd, as the target user
  *   8. nnp:      PR_SET_NO_NEW_PRIVS when plan->no_new_privs
  *   9. filter:   load plan->prog, or SECCOMP_CLONE_FILTER from plan->ref_pidfd, or nothing
- *                (inherited from the reference); always the last restriction
+ *                (inherited from the reference); always the last restriction. A LOAD plan first
+ *                loads plan->caller_progs, the caller's own filters, oldest first
  *  10. hold:     when plan->hold_fd >= 0, report ZE_STEP_HELD (unless plan->hold_quiet) and block
  *                reading hold_fd; a byte means go on, EOF means abandon (exit ZE_EXIT_ABANDONED)
  *  11. exec:     execve argv[0] if it has a slash, else search plan->search_path (PATH), using
@@ -84,29 +85,44 @@
  * Every step is a step function of the engine (steps.h), shared with the container init
  * (sandbox.h) where both take it; ze_child_run() is the recipe, one line per step.
  *
- * A worker may share its parent's memory until its execve, as glibc's posix_spawn makes its
- * child (clone(CLONE_VM | CLONE_VFORK) on a stack of its own: zygote-ref.c's workers). The
- * parent is suspended meanwhile, but every write of the worker lands in the parent's memory, so
- * ze_child_run() and every step it calls must keep to this:
- *   - write nothing but its own stack, plan->path_buf (scratch the parent prepared for it and
- *     never reads after) and errno; no static or global variable (the engine has none it writes:
- *     check with nm for .data/.bss symbols before adding one);
- *   - errno is the parent's: the worker runs on the parent thread's TLS, so its errno writes land
- *     in the parent's errno. The parent must not read errno across the clone (only its return);
- *   - no allocation, no stdio, no lock, no atexit or exit(): a malloc arena, a FILE buffer or a
- *     lock taken here would be the parent's, left half-changed or held; leave with _exit() only;
- *   - no libc function that keeps state in the thread (strerror, getpwnam, the pid cache...):
- *     raw system calls, or the thin glibc wrappers that only set errno;
- *   - no signal handler may run in it: the parent installs none (zygote-ref checks every
- *     disposition is SIG_DFL at start-up and forks instead otherwise), so a signal either kills
- *     the worker alone or is ignored; step 0 (signals) stays as it is for the fork path;
- *   - it may wait (the hold step), but the parent waits with it: a worker that may wait long (a
- *     create held until Start) is forked, never made sharing memory;
+ * A worker may share its parent's memory until its execve: zygote-ref's workers by default
+ * (reference/worker-nocopy.h), made with clone(ZE_NOCOPY_CLONE_FLAGS) on a stack of their own,
+ * without CLONE_VFORK. The parent runs on meanwhile, in the same memory, and changes whatever it
+ * likes but the worker's slot (its stack, its TLS, its unpacked plan), which it leaves alone until
+ * the kernel clears the slot's tid word (CLONE_CHILD_CLEARTID: at the worker's execve as at its
+ * exit). So ze_child_run() and every step it calls must keep to this:
+ *   - write nothing but its own stack, plan->path_buf (scratch in the slot) and its own TLS (errno);
+ *     no static or global variable (the engine has none it writes: check with nm for .data/.bss
+ *     symbols before adding one), and read nothing the parent may change: only the plan and what
+ *     it points to, all in the slot, and constants;
+ *   - errno is the worker's own: its thread pointer is the slot's copy of the parent's TLS (glibc's
+ *     static TLS blocks and the first words of its thread control block, canary included, so the
+ *     stack protector's checks hold; fortify's checks write nothing but on a failure, whose
+ *     abort() takes a lock in the shared memory and kills the worker with it held: a bug either
+ *     way, and one that would make the parent's own abort() hang). A variable of a module with
+ *     dynamic TLS (__tls_get_addr) would still be the parent's: the engine and libc have none on
+ *     this path (worker-nocopy.c refuses to run if a loaded module's TLS block is not static);
+ *   - no allocation, no stdio, no lock, no atexit or exit(): malloc's arenas and thread cache,
+ *     a FILE buffer or a lock are the parent's, changing under the worker; leave with _exit() only;
+ *   - no libc function that keeps state outside the thread (strerror, getpwnam, the environment,
+ *     the locale, the pid cache...): raw system calls, or the thin glibc wrappers that only set
+ *     errno (in the worker's own TLS). Today's (nm -u of child.c, steps.c, caps.c, exec.c,
+ *     filter-load.c): syscall, open, openat, read, write, send, close, dup3, fcntl, ioctl, prctl,
+ *     chdir, fchdir, chroot, mount, unshare, setsid, umask, getrlimit, setrlimit, access, stat,
+ *     execve, _exit, and strlen, strchr, strchrnul, memcpy; step 0's (signal-util.c: sigaction,
+ *     strtol...) runs only in a worker that does not share memory;
+ *   - no signal handler may run in it: every signal is blocked across the clone (as posix_spawn
+ *     does), the worker has a copy of the handler table (no CLONE_SIGHAND), which holds only
+ *     SIG_DFL (zygote-ref checks every disposition at start-up and forks otherwise), and it empties
+ *     its mask before step 0, which is then skipped (plan->signals_default);
+ *   - it may wait (a FUSE file's FLUSH at the fd step, the hold step): only it waits, but it keeps
+ *     its slot meanwhile; a worker that may wait long (a create held until Start) is forked, so as
+ *     not to hold a slot;
  *   - the stack is bounded (256 KiB, a guard page below): no large array on the stack;
  *   - its ids switch (step 4) sets the shared memory's dumpable flag to fs.suid_dumpable: with
  *     1, any process of the worker's new uid could ptrace it before its exec and write the
  *     parent's memory through it, so the parent shares its memory with such a worker only when
- *     that setting reads 0 or 2, and clears its own flag again afterwards.
+ *     that setting reads 0 or 2, and clears its own flag again once the worker has left.
  */
 #pragma once
 
@@ -119,6 +135,14 @@
 #include <sys/types.h>
 
 struct sock_fprog;
+
+/* The clone flags of a worker that shares its parent's memory (above): the daemon's child
+ * (CLONE_PARENT), its own TLS, its tid in the slot and cleared when it leaves; SIGCHLD to the
+ * daemon at its exit. Never CLONE_VFORK (the parent serves on), CLONE_FILES, CLONE_FS or
+ * CLONE_SIGHAND (its fd table, root, cwd and handlers are copies). */
+#define ZE_NOCOPY_CLONE_FLAGS \
+        (0x00000100 /* CLONE_VM */ | 0x00008000 /* CLONE_PARENT */ | 0x00080000 /* CLONE_SETTLS */ | \
+         0x00100000 /* CLONE_PARENT_SETTID */ | 0x00200000 /* CLONE_CHILD_CLEARTID */ | 17 /* SIGCHLD */)
 
 /* Steps (enum ze_step), the status record (struct ze_status), the filter modes and the exit
  * codes of a worker that never reached execve: steps.h, shared with the container init. */
@@ -212,6 +236,10 @@ struct ze_plan {
 
         enum ze_filter_mode filter_mode;
         bool filter_early;
+        /* The caller's own filters, oldest first, loaded at the filter step before prog (ZE_FILTER_LOAD
+         * only: the daemon forks such a spawn itself). Not packed for the reference. */
+        const struct sock_fprog *caller_progs;
+        size_t n_caller_progs;
         const struct sock_fprog *prog; /* ZE_FILTER_LOAD */
         unsigned filter_flags;         /* SECCOMP_FILTER_FLAG_* for ZE_FILTER_LOAD */
         int ref_pidfd;                 /* ZE_FILTER_CLONE */
@@ -271,6 +299,8 @@ enum ze_worker_syscall_when {
         ZE_WORKER_CALL_SCHED,     /* only for a caller scheduled otherwise than zygoted (step 0c):
                                    * a profile that refuses them still serves the others in that
                                    * tier, and such a caller's spawn is forked by zygoted */
+        ZE_WORKER_CALL_NOCOPY,    /* only in a reference that makes workers sharing its memory: a
+                                   * profile that refuses them gets forked workers */
 };
 
 struct ze_worker_syscall {

@@ -99,8 +99,9 @@ int ze_plan_pack(const struct ze_plan *p, void **ret_buf, size_t *ret_len, int *
                 return -E2BIG;
         if ((p->n_fds > 0 && !p->fds) || (p->n_groups > 0 && !p->groups))
                 return -EINVAL;
-        /* exec_fd, the caller's namespaces and root: never packed (see child.h) */
-        if ((unsigned) p->filter_mode > ZE_FILTER_INHERITED || p->exec_by_fd || p->ns_join || p->enter_root)
+        /* exec_fd, the caller's namespaces, root and filters: never packed (see child.h) */
+        if ((unsigned) p->filter_mode > ZE_FILTER_INHERITED || p->exec_by_fd || p->ns_join || p->enter_root ||
+            p->n_caller_progs)
                 return -EINVAL;
         if (prog && (prog->len > ZE_PLAN_MAX_INSNS || (prog->len > 0 && !prog->filter)))
                 return -E2BIG;

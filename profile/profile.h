@@ -61,6 +61,9 @@ struct zp_profile {
         /* Whether it also lets the worker take a caller's scheduling (child.h, step 0c): when
          * false, a caller scheduled otherwise than zygoted gets its worker from the load tier. */
         bool worker_sched_ok;
+        /* Whether it lets the reference make workers sharing its memory (clone with
+         * ZE_NOCOPY_CLONE_FLAGS, child.h): when false, its reference forks every worker. */
+        bool worker_nocopy_ok;
 };
 
 /* Loads and compiles one file. On failure returns a negative errno (-EINVAL for bad content;

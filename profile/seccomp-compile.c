@@ -210,6 +210,7 @@ static int check_worker_setup(struct zp_profile *p) {
         p->worker_setup_ok = true;
         p->worker_setup_blocked = NULL;
         p->worker_sched_ok = true;
+        p->worker_nocopy_ok = true;
 
         for (size_t i = 0; i < ze_worker_syscalls_n; i++) {
                 const struct ze_worker_syscall *call = &ze_worker_syscalls[i];
@@ -231,6 +232,10 @@ static int check_worker_setup(struct zp_profile *p) {
                 action &= SECCOMP_RET_ACTION_FULL;
                 if (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG && call->when == ZE_WORKER_CALL_SCHED) {
                         p->worker_sched_ok = false;
+                        continue;
+                }
+                if (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG && call->when == ZE_WORKER_CALL_NOCOPY) {
+                        p->worker_nocopy_ok = false;
                         continue;
                 }
                 if (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_LOG) {

@@ -45,6 +45,7 @@
 #define ZY_ERROR_LIMIT_EXCEEDED ZY_INTERFACE ".LimitExceeded"
 #define ZY_ERROR_SPAWN_FAILED ZY_INTERFACE ".SpawnFailed"
 #define ZY_ERROR_CALLER_CONFINED ZY_INTERFACE ".CallerConfined"
+#define ZY_ERROR_RECORDING_UNAVAILABLE ZY_INTERFACE ".RecordingUnavailable"
 
 /* Errors every varlink service may answer. */
 #define ZY_ERROR_INTERFACE_NOT_FOUND ZY_VARLINK_SERVICE ".InterfaceNotFound"

@@ -3,7 +3,7 @@
  * zygote-record: what `launchctl run --record` and `launchctl profile check` run (launchctl execs
  * it, so that launchctl itself links neither libseccomp nor the profile compiler).
  *
- *   zygote-record record --launchctl PATH --out FILE [RUN-OPTIONS] -- CMD [ARGS...]
+ *   zygote-record record --launchctl PATH --out FILE [--via auto|bpf|notify] [RUN-OPTIONS] -- CMD...
  *   zygote-record check  --launchctl PATH --profile-file FILE [RUN-OPTIONS] -- CMD [ARGS...]
  *   zygote-record exec SOCKET -- CMD [ARGS...]          (the task's side; see record-exec.c)
  *   zygote-record agent --out FILE --socket PATH [--in FILE]   (a container's: the runtime's agent)
@@ -14,6 +14,11 @@
  * caller, with every confinement of one), take the recording filter's listener from the task,
  * answer its notifications until the task and every process it started have exited, then write
  * FILE (the union with what FILE held) or name the calls FILE's profile refused.
+ *
+ * record's fast path (--via bpf, and auto's first choice): `launchctl run --record-fd N
+ * RUN-OPTIONS -- CMD`, zygoted's eBPF tracer recording the task, whose record launchctl writes
+ * to fd N once the task has exited. Where zygoted has no tracer, launchctl writes why there and
+ * nothing ran: auto then records through user notification, bpf fails with that reason.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -37,6 +43,7 @@
 #include "pidfd-util.h"
 #include "profile.h"
 #include "record-agent.h"
+#include "record-bpf-read.h"
 #include "record-json.h"
 #include "record-notify.h"
 #include "util.h"
@@ -49,6 +56,7 @@
 
 struct rec_run {
         const char *launchctl, *out, *profile_file;
+        const char *via; /* record: "auto", "bpf" or "notify" */
         char **run_opts; /* launchctl run's options, passed as they are */
         size_t n_run_opts;
         char **cmd;
@@ -72,6 +80,8 @@ static int parse(int argc, char **argv, bool check, struct rec_run *rr) {
                         rr->out = argv[i + 1];
                 else if (streq(argv[i], "--profile-file") && check)
                         rr->profile_file = argv[i + 1];
+                else if (streq(argv[i], "--via") && !check)
+                        rr->via = argv[i + 1];
                 else
                         break;
         }
@@ -83,6 +93,10 @@ static int parse(int argc, char **argv, bool check, struct rec_run *rr) {
         rr->cmd = argv + i + 1;
         if (!rr->launchctl || (!check && !rr->out) || (check && !rr->profile_file))
                 return usage("missing --launchctl, --out or --profile-file", argv[1]);
+        if (!rr->via)
+                rr->via = "auto";
+        if (!streq(rr->via, "auto") && !streq(rr->via, "bpf") && !streq(rr->via, "notify"))
+                return usage("--via wants auto, bpf or notify", argv[1]);
         return 0;
 }
 
@@ -114,10 +128,12 @@ static void remove_socket(struct rec_run *rr) {
         rr->sock_path[0] = rr->dir[0] = 0;
 }
 
-/* launchctl run RUN-OPTIONS -- SELF exec SOCKET -- CMD, as our child. */
-static int start_launchctl(const struct rec_run *rr, const char *self, int *ret_pidfd) {
+/* launchctl run RUN-OPTIONS -- SELF exec SOCKET -- CMD, as our child; with record_fd (not
+ * -EBADF), launchctl run --record-fd RECORD_FD RUN-OPTIONS -- CMD (the eBPF path). */
+static int start_launchctl(const struct rec_run *rr, const char *self, int record_fd, int *ret_pidfd) {
         size_t n_cmd = 0, k = 0;
         _cleanup_free_ char **argv = NULL;
+        char fd_arg[16];
         pid_t pid;
 
         while (rr->cmd[n_cmd])
@@ -127,19 +143,29 @@ static int start_launchctl(const struct rec_run *rr, const char *self, int *ret_
                 return -ENOMEM;
         argv[k++] = (char *) rr->launchctl;
         argv[k++] = (char *) "run";
+        if (record_fd >= 0) {
+                snprintf(fd_arg, sizeof(fd_arg), "%d", record_fd);
+                argv[k++] = (char *) "--record-fd";
+                argv[k++] = fd_arg;
+        }
         for (size_t i = 0; i < rr->n_run_opts; i++)
                 argv[k++] = rr->run_opts[i];
         argv[k++] = (char *) "--";
-        argv[k++] = (char *) self;
-        argv[k++] = (char *) "exec";
-        argv[k++] = (char *) rr->sock_path;
-        argv[k++] = (char *) "--";
+        if (record_fd < 0) {
+                argv[k++] = (char *) self;
+                argv[k++] = (char *) "exec";
+                argv[k++] = (char *) rr->sock_path;
+                argv[k++] = (char *) "--";
+        }
         for (size_t i = 0; i < n_cmd; i++)
                 argv[k++] = rr->cmd[i];
         pid = clone_with_pidfd(0, ret_pidfd);
         if (pid < 0)
                 return pid;
         if (pid == 0) {
+                /* launchctl's to write; CMD never has it (zygoted forks CMD, with launchctl's stdio) */
+                if (record_fd >= 0 && fcntl(record_fd, F_SETFD, 0) < 0)
+                        _exit(REC_EXIT_FAILURE);
                 execv(rr->launchctl, argv);
                 fprintf(stderr, "zygote-record: cannot run %s: %m\n", rr->launchctl);
                 _exit(REC_EXIT_FAILURE);
@@ -223,6 +249,101 @@ static void print_refused(const char *file, const struct rec_check *ck) {
         fprintf(stderr, "\n");
 }
 
+/* The eBPF path's run: launchctl's status in *ret_status once it has exited, the record read
+ * into set. 0: recorded; 1: zygoted cannot record with eBPF (*ret_reason, malloc'd; nothing ran);
+ * 2: nothing was recorded (launchctl said why); or a negative errno. */
+static int record_bpf(struct rec_run *rr, struct rec_set *set, const struct rec_forward *fw, int *ret_status,
+                      char **ret_reason) {
+        _cleanup_close_ int mfd = memfd_create("zygote-record", MFD_CLOEXEC), pidfd = -EBADF;
+        struct rec_forward f = *fw;
+        _cleanup_free_ char *text = NULL;
+        const char *incomplete = NULL;
+        json_object *o, *why;
+        struct stat st;
+        int r;
+
+        if (mfd < 0)
+                return -errno;
+        r = start_launchctl(rr, NULL, mfd, &pidfd);
+        if (r < 0)
+                return r;
+        f.forward_pidfd = pidfd;
+        for (;;) {
+                struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = f.signal_fd, .events = POLLIN } };
+                if (poll(p, 2, -1) < 0 && errno != EINTR)
+                        return -errno;
+                if (p[1].revents & POLLIN)
+                        rec_forward_signals(&f);
+                if (p[0].revents & POLLIN)
+                        break;
+        }
+        *ret_status = exit_status(pidfd);
+        if (fstat(mfd, &st) < 0)
+                return -errno;
+        if (st.st_size == 0)
+                return 2;
+        if (st.st_size > 16 * 1024 * 1024)
+                return -E2BIG;
+        text = calloc(1, (size_t) st.st_size + 1);
+        if (!text)
+                return -ENOMEM;
+        if (pread(mfd, text, (size_t) st.st_size, 0) != st.st_size)
+                return -EIO;
+        o = json_tokener_parse(text);
+        if (!o)
+                return -EBADMSG;
+        why = json_object_object_get(o, "unavailable");
+        if (why) {
+                *ret_reason = strdup(json_object_get_string(why) ?: "");
+                json_object_put(o);
+                return *ret_reason ? 1 : -ENOMEM;
+        }
+        if (json_object_object_length(o) == 0) {
+                json_object_put(o); /* the task ran, and no record came with its exit */
+                return -ENODATA;
+        }
+        r = rec_bpf_parse(o, set, &incomplete);
+        if (r >= 0 && incomplete)
+                fprintf(stderr, "zygote-record: the recording is incomplete: %s\n", incomplete);
+        json_object_put(o);
+        return r < 0 ? r : 0;
+}
+
+/* record's eBPF path, unless --via notify: -1 when the caller should record through user
+ * notification instead, else zygote-record's exit code (FILE written when it recorded). */
+static int try_bpf(struct rec_run *rr, struct rec_set *set, bool found, const struct rec_forward *fw) {
+        _cleanup_free_ char *reason = NULL;
+        unsigned unnamed = 0;
+        int status = REC_EXIT_FAILURE, r;
+
+        if (streq(rr->via, "notify"))
+                return -1;
+        r = record_bpf(rr, set, fw, &status, &reason);
+        if (r == 1 && streq(rr->via, "auto"))
+                return -1;
+        if (r == 1) {
+                fprintf(stderr, "zygote-record: zygoted cannot record with eBPF: %s\n", reason);
+                return REC_EXIT_SKIP;
+        }
+        if (r == 2)
+                return status;
+        if (r < 0) {
+                fprintf(stderr, "zygote-record: no record from zygoted: %s\n", strerror(-r));
+                return REC_EXIT_FAILURE;
+        }
+        r = rec_json_write_file(rr->out, set, &unnamed);
+        if (r < 0) {
+                fprintf(stderr, "zygote-record: cannot write %s: %s\n", rr->out, strerror(-r));
+                return REC_EXIT_FAILURE;
+        }
+        fprintf(stderr, "zygote-record: %zu system calls %s %s (eBPF)", set->n_calls,
+                found ? "merged into" : "recorded in", rr->out);
+        if (unnamed > 0)
+                fprintf(stderr, " (%u without a name in libseccomp, left out)", unnamed);
+        fprintf(stderr, "\n");
+        return status;
+}
+
 static int run_listener(int argc, char **argv, bool check, int sfd) {
         struct rec_forward fw = { .signal_fd = sfd, .forward_pidfd = -EBADF };
         struct rec_run rr = {};
@@ -256,6 +377,11 @@ static int run_listener(int argc, char **argv, bool check, int sfd) {
                         fprintf(stderr, "zygote-record: cannot merge into %s\n", err ?: strerror(-r));
                         return REC_EXIT_FAILURE;
                 }
+                r = try_bpf(&rr, &set, found, &fw);
+                if (r >= 0) {
+                        rec_set_done(&set);
+                        return r;
+                }
         }
         /* user notification at all (Linux 5.0), before anything runs */
         if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
@@ -275,7 +401,7 @@ static int run_listener(int argc, char **argv, bool check, int sfd) {
                 remove_socket(&rr);
                 return REC_EXIT_FAILURE;
         }
-        r = start_launchctl(&rr, self, &pidfd);
+        r = start_launchctl(&rr, self, -EBADF, &pidfd);
         fw.forward_pidfd = pidfd;
         if (r >= 0)
                 r = listener = wait_listener(lfd, pidfd, &fw);
@@ -314,8 +440,8 @@ static int run_listener(int argc, char **argv, bool check, int sfd) {
                 fprintf(stderr, "zygote-record: cannot write %s: %s\n", rr.out, strerror(-r));
                 return REC_EXIT_FAILURE;
         }
-        fprintf(stderr, "zygote-record: %zu system calls %s %s", set.n_calls, found ? "merged into" : "recorded in",
-                rr.out);
+        fprintf(stderr, "zygote-record: %zu system calls %s %s (user notification)", set.n_calls,
+                found ? "merged into" : "recorded in", rr.out);
         if (unnamed > 0)
                 fprintf(stderr, " (%u without a name in libseccomp, left out)", unnamed);
         fprintf(stderr, "\n");

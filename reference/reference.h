@@ -2,12 +2,11 @@
 /*
  * Reference processes: `zygote-ref`, exec'd by the daemon once per profile, applies the
  * profile's filter to itself and then serves requests on its control socket (fd 3, a
- * SOCK_SEQPACKET socketpair). In the inherit tier it forks workers with
- * clone(CLONE_PARENT | CLONE_PIDFD | SIGCHLD), or unless INIT says ZR_REF_INIT_NO_VFORK, makes them
- * with clone(CLONE_VM | CLONE_VFORK | CLONE_PARENT) on a stack of their own (zygote-ref.c says
- * when): the worker is the daemon's
- * child and inherits the filter; in the clone tier it only has to stay alive as the source of
- * SECCOMP_CLONE_FILTER. A worker that shares the reference's memory sends SPAWNED itself.
+ * SOCK_SEQPACKET socketpair). In the inherit tier it makes workers sharing its memory until their
+ * exec, without waiting for them (worker-nocopy.h), or, when every slot for them is busy or INIT
+ * says ZR_REF_INIT_FORK_WORKERS, forks them with clone(CLONE_PARENT | CLONE_PIDFD | SIGCHLD): the
+ * worker is the daemon's child and inherits the filter; in the clone tier it only has to stay
+ * alive as the source of SECCOMP_CLONE_FILTER.
  *
  * Protocol: every message is one SEQPACKET datagram that starts with struct zr_ref_header.
  *
@@ -78,9 +77,9 @@ struct zr_ref_init {
 };
 
 /* zr_ref_init's flags: fork every worker (a copy of the reference's memory) instead of making it
- * as posix_spawn makes its child, sharing that memory until its exec (zygote-ref.c). zygoted
- * sets it unless --vfork-workers. */
-#define ZR_REF_INIT_NO_VFORK 1u
+ * share that memory until its exec (worker-nocopy.h). zygoted sets it with --fork-workers, with
+ * ZYGOTE_DISABLE_FEATURES=nocopy_worker, and for a profile whose filter refuses that clone. */
+#define ZR_REF_INIT_FORK_WORKERS 1u
 
 struct zr_reference {
         struct zc_pidref pidref; /* fd -EBADF when not running */

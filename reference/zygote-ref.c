@@ -6,8 +6,8 @@
  *   zygote-ref --probe-exec  exit 0: what the daemon's inherit-tier probe worker execs
  *   zygote-ref --init        the init of a profile's pid namespace (zygote-init.c, pidns.h)
  *
- * It loads the profile's filter on itself once (INIT), then forks workers that inherit it
- * (SPAWN). With the profile's pid namespace (two fds with INIT), it joins that namespace for its
+ * It loads the profile's filter on itself once (INIT), then makes workers that inherit it
+ * (SPAWN): sharing its memory until their exec (worker-nocopy.h), or forked. With the profile's pid namespace (two fds with INIT), it joins that namespace for its
  * children and its mount namespace first, before the filter: its workers are born there, while
  * it keeps its own pid in zygoted's namespace (CLONE_PARENT needs a parent that is not an init). It keeps its own capabilities: the workers drop theirs in child.c. It says nothing on
  * stderr unless it cannot go on; a malformed request gets an ERROR reply and is forgotten.
@@ -33,6 +33,7 @@
 #include "reference.h"
 #include "signal-util.h"
 #include "util.h"
+#include "worker-nocopy.h"
 #include "zygote-init.h"
 
 /* The largest request, static: the reference never grows. */
@@ -60,41 +61,6 @@ static int reply_error(int ctl, enum ze_step step, int err) {
         return 0;
 }
 
-/* ---- workers that copy nothing -----------------------------------------------------------------
- *
- * Made as glibc's posix_spawn makes its child: clone(CLONE_VM | CLONE_VFORK) on a stack of its
- * own. The worker shares our memory until its execve (or its exit), and we stay suspended until
- * then: no page table is copied, no page faulted in twice, nothing of ours torn down at its exec.
- * What it may do in our memory is what engine/child.h allows such a child: its own stack, the
- * plan read only, and the one word it writes below (announced). It sends SPAWNED itself, first:
- * the daemon opens the worker's gate (its hold fd) only once it has that reply, and we cannot send
- * it while suspended. CLONE_PARENT_SETTID gives it its pid as the daemon sees it (our pid
- * namespace is the daemon's; its own getpid() may be in the profile's).
- *
- * The cost: while the worker runs we serve no one, so a worker that blocks before its exec (a
- * caller's fd or path on a FUSE file system that never answers, closed or looked up by a step)
- * stalls every caller of the profile, where a forked worker stalls only itself. zygoted asks for
- * it only with --vfork-workers (INIT without ZR_REF_INIT_NO_VFORK). */
-
-#define VFORK_STACK_SIZE (256u * 1024u)
-
-static void *vfork_stack; /* the top of the mapped stack; NULL: none (the fork path) */
-
-static void vfork_stack_map(void) {
-        long page = sysconf(_SC_PAGESIZE);
-        char *p = mmap(NULL, VFORK_STACK_SIZE + (size_t) page, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-
-        if (p == MAP_FAILED)
-                return;
-        /* a guard page below: an overflow faults rather than writes into our memory */
-        if (mprotect(p, (size_t) page, PROT_NONE) < 0) {
-                munmap(p, VFORK_STACK_SIZE + (size_t) page);
-                return;
-        }
-        vfork_stack = p + page + VFORK_STACK_SIZE;
-}
-
 /* Whether a worker that switches ids may share our memory. Its setresuid resets the dumpable flag
  * of its memory, ours, to fs.suid_dumpable: 1 would let any process of its new uid ptrace it
  * before its exec, and through it write our memory (a root process's); 0 and 2 leave ptrace to
@@ -112,51 +78,6 @@ static bool ids_switch_safe(const struct ze_plan *p) {
         n = read(fd, &c, 1);
         close(fd);
         return n == 1 && (c == '0' || c == '2');
-}
-
-/* Whether another request waits on the control socket (an error counts as one: fork). */
-static bool request_waiting(int ctl) {
-        struct pollfd p = { .fd = ctl, .events = POLLIN };
-
-        return poll(&p, 1, 0) != 0;
-}
-
-struct vfork_worker {
-        const struct ze_plan *plan;
-        int ctl;
-        pid_t pid;               /* written by the kernel before the worker runs (CLONE_PARENT_SETTID) */
-        volatile bool announced; /* the worker sent SPAWNED */
-};
-
-static int vfork_worker_main(void *arg) {
-        struct vfork_worker *w = arg;
-        struct zr_ref_header h = { .magic = ZR_REF_MAGIC, .type = ZR_REF_SPAWNED, .arg = (int32_t) w->pid };
-        int r = zr_ref_send(w->ctl, &h, NULL, 0, NULL, 0);
-
-        if (r < 0) {
-                const struct ze_reporter to = { .fd = w->plan->status_fd };
-
-                ze_fail(&to, ZE_STEP_NONE, -r, -1, ZE_EXIT_SETUP_FAILED);
-        }
-        w->announced = true;
-        ze_child_run(w->plan);
-}
-
-/* The worker of plan, made sharing our memory; its pid, or a negative errno (nothing made). On
- * return it has exec'd or exited. *ret_announced: it sent SPAWNED itself. */
-static long vfork_worker(int ctl, const struct ze_plan *plan, bool *ret_announced) {
-        struct vfork_worker w = { .plan = plan, .ctl = ctl, .pid = -1 };
-        long pid;
-
-        /* No signal handler can run in the worker on our memory: we install none
-         * (signals_pristine), so a signal either kills the worker alone or is ignored. glibc's
-         * clone() runs vfork_worker_main on the new stack and never returns there. */
-        pid = clone(vfork_worker_main, vfork_stack,
-                    CLONE_VM | CLONE_VFORK | CLONE_PARENT | CLONE_PARENT_SETTID | SIGCHLD, &w, &w.pid);
-        if (pid < 0)
-                return negative_errno();
-        *ret_announced = w.announced;
-        return pid;
 }
 
 static int handle_init(int ctl, const char *payload, size_t len, const int *fds, size_t n_fds, bool *initialized) {
@@ -177,9 +98,9 @@ static int handle_init(int ctl, const char *payload, size_t len, const int *fds,
          * namespace, before the filter, which allows no setns. */
         if (n_fds == 2 && (syscall(SYS_setns, fds[0], CLONE_NEWPID) < 0 || syscall(SYS_setns, fds[1], CLONE_NEWNS) < 0))
                 return reply_error(ctl, ZE_STEP_MNTNS, errno);
-        /* before the filter, which may refuse mmap: the stack of workers that share our memory */
-        if (!(init.flags & ZR_REF_INIT_NO_VFORK))
-                vfork_stack_map();
+        /* before the filter, which may refuse mmap: the slots of workers that share our memory */
+        if (!(init.flags & ZR_REF_INIT_FORK_WORKERS))
+                (void) zr_nocopy_init();
         /* before the filter: the bounding set every worker starts from */
         r = ze_capbset_drop(init.capbset_drop, false, 0);
         if (r < 0)
@@ -201,7 +122,8 @@ static int handle_init(int ctl, const char *payload, size_t len, const int *fds,
 }
 
 /* Set at start-up when every disposition is SIG_DFL and the mask empty, as child.c left them for
- * us: our workers then need not reset them. Nothing here installs a handler later. */
+ * us: our workers then need not reset them, and may share our memory (worker-nocopy.h). Nothing
+ * here installs a handler later. */
 static bool signals_pristine;
 
 static bool check_signals_pristine(void) {
@@ -218,54 +140,56 @@ static bool check_signals_pristine(void) {
  * of them, as the caller's) when the plan does not unpack. */
 static int handle_spawn(int ctl, const char *payload, size_t len, int *fds, size_t n_fds, size_t *n_caller,
                         struct zc_fd_closer *closer) {
-        struct ze_plan_storage s;
+        struct ze_plan_storage s = { 0 };
+        struct zr_nocopy_slot *slot = NULL;
+        struct ze_plan *plan = NULL;
+        bool dumpable_reset = false;
         int pidfd = -1, r;
         long pid;
 
-        r = ze_plan_unpack(payload, len, fds, n_fds, &s);
+        /* A slot for a worker sharing our memory, unless a handler of ours could run in it: the
+         * plan is unpacked there, where such a worker may read it while we serve on. */
+        if (signals_pristine)
+                slot = zr_nocopy_free_slot(&dumpable_reset);
+        /* a worker that left switched ids, which set our dumpable flag to fs.suid_dumpable (2) */
+        if (dumpable_reset)
+                (void) prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
+        r = slot ? zr_nocopy_unpack(slot, payload, len, fds, n_fds, &plan)
+                 : ze_plan_unpack(payload, len, fds, n_fds, &s);
         if (r < 0)
                 return reply_error(ctl, ZE_STEP_NONE, -r);
-        *n_caller = s.plan.n_fds;
+        if (!slot)
+                plan = &s.plan;
+        *n_caller = plan->n_fds;
         /* Whatever the daemon asked: this process's filter is the one the worker must have. */
-        s.plan.filter_mode = ZE_FILTER_INHERITED;
-        s.plan.filter_early = false;
-        s.plan.signals_default = signals_pristine;
+        plan->filter_mode = ZE_FILTER_INHERITED;
+        plan->filter_early = false;
+        plan->signals_default = signals_pristine;
 
+        /* The worker copies our fd table: the fds of earlier requests handed to the closer must
+         * have left it first (a copy's close could wait on their caller). Bounded; past that the
+         * clone goes on, as before. */
+        (void) zc_fd_closer_settle(closer, ZC_FD_CLOSER_STUCK_MS);
+        /* Sharing our memory (worker-nocopy.h), unless the worker may wait at a hold for long (a
+         * create's Start: it would keep its slot) or its ids switch could make our memory
+         * ptrace-able. Refused by the kernel or by our filter: forked from then on. */
+        pid = -ENOEXEC;
+        if (slot && (plan->hold_fd < 0 || plan->hold_quiet) && ids_switch_safe(plan)) {
+                pid = zr_nocopy_clone(slot);
+                if (pid == -EPERM || pid == -EACCES || pid == -ENOSYS || pid == -EINVAL)
+                        zr_nocopy_disable();
+                if (pid < 0)
+                        pid = -ENOEXEC;
+        }
         /* CLONE_PARENT: the worker is the daemon's child (its SIGCHLD, its waitid). A plain clone
          * (not clone3, which Docker's profile answers with ENOSYS and a caller's profile might
          * kill for; these flags pass its 0x7E020000 mask) with no new stack: the child returns
          * here on a copy of ours. */
-        /* The worker copies our fd table: the fds of earlier requests handed to the closer must
-         * have left it first (a copy's close could wait on their caller). Bounded; past that the
-         * fork goes on, as before. */
-        (void) zc_fd_closer_settle(closer, ZC_FD_CLOSER_STUCK_MS);
-        /* Sharing our memory, unless a handler of ours could run in it, or the worker may wait
-         * at a hold for long (a create's Start), or another request waits already: we are
-         * suspended until the worker's exec, which waits for the daemon to open its gate, so a
-         * worker made so holds up the next one by the daemon's round trip, where forked workers
-         * specialize side by side (measured: a third less throughput at 16 clients). Refused by
-         * the kernel or by our filter (it may check clone's flags): forked from then on. */
-        pid = -ENOEXEC;
-        if (vfork_stack && signals_pristine && (s.plan.hold_fd < 0 || s.plan.hold_quiet) && !request_waiting(ctl) &&
-            ids_switch_safe(&s.plan)) {
-                bool announced = false;
-
-                pid = vfork_worker(ctl, &s.plan, &announced);
-                /* its ids switch set our dumpable flag to fs.suid_dumpable (2): ours again */
-                if (s.plan.set_ids)
-                        (void) prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL);
-                if (pid >= 0 && announced) {
-                        ze_plan_storage_done(&s);
-                        return 0; /* the worker sent SPAWNED */
-                }
-                if (pid == -EPERM || pid == -EACCES || pid == -ENOSYS || pid == -EINVAL)
-                        vfork_stack = NULL;
-        }
-        if (pid == -ENOEXEC || (pid < 0 && !vfork_stack))
+        if (pid == -ENOEXEC)
                 pid = clone_with_pidfd(CLONE_PARENT | CLONE_WITH_PIDFD_NO_CLONE3, &pidfd);
         if (pid == 0) {
                 /* the control socket is CLOEXEC; child.c closes it with every other fd */
-                ze_child_run(&s.plan);
+                ze_child_run(plan);
         }
         r = pid < 0 ? (int) -pid : 0;
         ze_plan_storage_done(&s);

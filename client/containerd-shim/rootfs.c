@@ -57,48 +57,6 @@ static int parse_options(const Containerd__Types__Mount *m, unsigned long *ret_f
         return 0;
 }
 
-static int mount_one(const Containerd__Types__Mount *m, const char *target) {
-        _cleanup_free_ char *data = NULL;
-        unsigned long flags;
-        int r;
-
-        r = parse_options(m, &flags, &data);
-        if (r < 0)
-                return r;
-        if (flags & MS_BIND) {
-                /* a bind mount takes MS_RDONLY only on a remount */
-                if (mount(m->source, target, NULL, flags & ~MS_RDONLY, NULL) < 0)
-                        return -errno;
-                if ((flags & MS_RDONLY) &&
-                    mount(NULL, target, NULL, (flags & ~MS_REC) | MS_REMOUNT | MS_BIND, NULL) < 0)
-                        return -errno;
-                return 0;
-        }
-        if (mount(m->source, target, m->type, flags, *data ? data : NULL) < 0)
-                return -errno;
-        return 0;
-}
-
-int zs_rootfs_mount(const char *bundle, Containerd__Types__Mount *const *mounts, size_t n) {
-        _cleanup_free_ char *target = NULL;
-        int r;
-
-        if (n == 0)
-                return 0;
-        if (asprintf(&target, "%s/rootfs", bundle) < 0)
-                return -ENOMEM;
-        if (mkdir(target, 0711) < 0 && errno != EEXIST)
-                return -errno;
-        for (size_t i = 0; i < n; i++) {
-                r = mount_one(mounts[i], target);
-                if (r < 0) {
-                        zs_rootfs_unmount(bundle);
-                        return r;
-                }
-        }
-        return 0;
-}
-
 /* A whole file, NUL-terminated, in *ret (freed by the caller). */
 static int read_text(int dir_fd, const char *path, char **ret) {
         _cleanup_close_ int fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
@@ -198,6 +156,77 @@ static int rootfs_mounted(int bundle_fd, const char *target) {
         if (r < 0)
                 return r;
         return streq(point, target);
+}
+
+/* BUNDLE/rootfs itself, O_PATH, as it is now (the top of what is mounted on it): opened below
+ * the bundle's fd, never through a symlink (-ENOTDIR for one, which could name a host directory),
+ * and its magic link /proc/self/fd/N in at, for mount(2) to take as its target. */
+static int open_rootfs(int bundle_fd, char at[static 64], int *ret) {
+        int fd = openat(bundle_fd, "rootfs", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        snprintf(at, 64, "/proc/self/fd/%d", fd);
+        *ret = fd;
+        return 0;
+}
+
+/* One mount on the rootfs directory below bundle_fd: mount(2) resolves the target through the fd's
+ * magic link, which is the directory the fd names and nothing a path could be made to follow. A
+ * bind mount's read-only remount needs the new mount's root: the directory opened again. */
+static int mount_one(const Containerd__Types__Mount *m, int bundle_fd) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *data = NULL;
+        unsigned long flags;
+        char at[64];
+        int r;
+
+        r = parse_options(m, &flags, &data);
+        if (r < 0)
+                return r;
+        r = open_rootfs(bundle_fd, at, &fd);
+        if (r < 0)
+                return r;
+        if (flags & MS_BIND) {
+                /* a bind mount takes MS_RDONLY only on a remount */
+                if (mount(m->source, at, NULL, flags & ~MS_RDONLY, NULL) < 0)
+                        return -errno;
+                if (!(flags & MS_RDONLY))
+                        return 0;
+                fd = safe_close(fd);
+                r = open_rootfs(bundle_fd, at, &fd);
+                if (r < 0)
+                        return r;
+                if (mount(NULL, at, NULL, (flags & ~MS_REC) | MS_REMOUNT | MS_BIND, NULL) < 0)
+                        return -errno;
+                return 0;
+        }
+        if (mount(m->source, at, m->type, flags, *data ? data : NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+int zs_rootfs_mount(const char *bundle, Containerd__Types__Mount *const *mounts, size_t n) {
+        _cleanup_close_ int bundle_fd = -EBADF;
+        int r;
+
+        if (n == 0)
+                return 0;
+        /* the bundle by its own path (what Delete detaches below), its rootfs made or found there
+         * and never a symlink: a BUNDLE/rootfs linked to a host directory gets nothing mounted */
+        r = open_bundle(bundle, &bundle_fd);
+        if (r < 0)
+                return r;
+        if (mkdirat(bundle_fd, "rootfs", 0711) < 0 && errno != EEXIST)
+                return -errno;
+        for (size_t i = 0; i < n; i++) {
+                r = mount_one(mounts[i], bundle_fd);
+                if (r < 0) {
+                        zs_rootfs_unmount(bundle);
+                        return r;
+                }
+        }
+        return 0;
 }
 
 #define ROOTFS_LAYERS_MAX 128 /* past it, mounts that come back as they are detached */

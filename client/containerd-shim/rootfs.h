@@ -8,6 +8,10 @@
 
 #include "github.com/containerd/containerd/api/types/mount.pb-c.h"
 
+/* Mounts each of mounts, in order, on BUNDLE/rootfs itself (made when missing), never through a
+ * symlink: -EINVAL or -ELOOP for a bundle path as zs_rootfs_unmount() refuses it, -ENOTDIR when
+ * its rootfs is a symlink or no directory (nothing is mounted), or another negative errno (what
+ * was mounted is unmounted again). */
 int zs_rootfs_mount(const char *bundle, Containerd__Types__Mount *const *mounts, size_t n);
 
 /* Unmounts whatever is mounted on BUNDLE/rootfs itself (mountinfo names it as the mount point),

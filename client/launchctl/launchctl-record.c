@@ -39,11 +39,12 @@ static int find_recorder(char *buf, size_t size, char self[static PATH_MAX]) {
         return access(buf, X_OK) == 0 ? 0 : -ENOENT;
 }
 
-/* Execs zygote-record MODE --launchctl SELF KEY VALUE ARGS... (socket_path as --socket). */
-static int exec_recorder(const char *verb, const char *mode, const char *key, const char *value,
+/* Execs zygote-record MODE --launchctl SELF KEY VALUE [--via VIA] ARGS... (socket_path as
+ * --socket). */
+static int exec_recorder(const char *verb, const char *mode, const char *key, const char *value, const char *via,
                          const char *socket_path, int argc, char **argv) {
         char recorder[PATH_MAX + 32], self[PATH_MAX];
-        _cleanup_free_ char **v = calloc((size_t) argc + 10, sizeof(char *));
+        _cleanup_free_ char **v = calloc((size_t) argc + 12, sizeof(char *));
         size_t k = 0;
         int r;
 
@@ -60,6 +61,10 @@ static int exec_recorder(const char *verb, const char *mode, const char *key, co
         v[k++] = self;
         v[k++] = (char *) key;
         v[k++] = (char *) value;
+        if (via) {
+                v[k++] = (char *) "--via";
+                v[k++] = (char *) via;
+        }
         if (socket_path) {
                 v[k++] = (char *) "--socket";
                 v[k++] = (char *) socket_path;
@@ -73,7 +78,7 @@ static int exec_recorder(const char *verb, const char *mode, const char *key, co
 
 int lc_run_record(const char *socket_path, int argc, char **argv) {
         _cleanup_free_ char **rest = calloc((size_t) argc + 1, sizeof(char *));
-        const char *file = NULL;
+        const char *file = NULL, *via = NULL;
         int n = 0, i;
 
         if (!rest)
@@ -86,6 +91,12 @@ int lc_run_record(const char *socket_path, int argc, char **argv) {
                         file = argv[++i];
                 } else if (strncmp(argv[i], "--record=", 9) == 0)
                         file = argv[i] + 9;
+                else if (streq(argv[i], "--record-via")) {
+                        if (i + 1 >= argc)
+                                return lc_usage_error("run", "option '--record-via' needs auto, bpf or notify");
+                        via = argv[++i];
+                } else if (strncmp(argv[i], "--record-via=", 13) == 0)
+                        via = argv[i] + 13;
                 else if (streq(argv[i], "--detach") || streq(argv[i], "--hold"))
                         return lc_usage_error("run", "--record runs in the foreground (no %s)", argv[i]);
                 else
@@ -97,7 +108,9 @@ int lc_run_record(const char *socket_path, int argc, char **argv) {
                 rest[n++] = argv[i];
         if (!file || !*file)
                 return lc_usage_error("run", "option '--record' needs a file");
-        return exec_recorder("run", "record", "--out", file, socket_path, n, rest);
+        if (via && !streq(via, "auto") && !streq(via, "bpf") && !streq(via, "notify"))
+                return lc_usage_error("run", "--record-via wants auto, bpf or notify, not '%s'", via);
+        return exec_recorder("run", "record", "--out", file, via, socket_path, n, rest);
 }
 
 int lc_verb_profile(const char *socket_path, int argc, char **argv) {
@@ -119,5 +132,5 @@ int lc_verb_profile(const char *socket_path, int argc, char **argv) {
                         return lc_usage_error("profile", "check runs in the foreground (no %s)", argv[i]);
         if (i >= argc - 1)
                 return lc_usage_error("profile", "check needs the command after --");
-        return exec_recorder("profile", "check", "--profile-file", argv[2], socket_path, argc - 3, argv + 3);
+        return exec_recorder("profile", "check", "--profile-file", argv[2], NULL, socket_path, argc - 3, argv + 3);
 }

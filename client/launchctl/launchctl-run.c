@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -60,6 +61,9 @@ static void run_help(void) {
                "  --record FILE   record the system calls CMD and every process it starts make,\n"
                "                  and write FILE, an OCI/Docker seccomp profile that allows\n"
                "                  them (merged with what FILE held); not with --detach or --hold\n"
+               "  --record-via HOW with --record: bpf (zygoted's eBPF tracer: a root zygoted; the\n"
+               "                  task gets no filter), notify (seccomp user notification: any\n"
+               "                  zygoted), or auto (the default: bpf where zygoted can)\n"
                "  --help          show this help\n\n"
                "Exit codes: CMD's status; 125 the sandbox could not be set up; 126 CMD is not\n"
                "executable; 127 CMD not found; 1 the daemon refused or cannot be reached; 2 usage.\n");
@@ -78,9 +82,60 @@ static void env_set(char **env, size_t *n, char *kv) {
         env[*n] = NULL;
 }
 
-static int spawn_failed(zy_conn *c, const char *cmd, int r) {
+/* --record-fd's: zygote-record's file gets {"unavailable": REASON} when zygoted cannot record
+ * with eBPF (nothing ran), or the exit's record. */
+static int write_record(int fd, json_object *o) {
+        const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        size_t len = strlen(text);
+
+        for (size_t done = 0; done < len;) {
+                ssize_t n = write(fd, text + done, len - done);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return -errno;
+                done += (size_t) n;
+        }
+        return 0;
+}
+
+/* --record-fd's argument: an open fd above stdio, or -EINVAL. */
+static int record_fd_arg(const char *arg) {
+        char *end = NULL;
+        long v = strtol(arg, &end, 10);
+
+        if (!*arg || *end || v < 3 || v > INT_MAX || fcntl((int) v, F_GETFD) < 0)
+                return -EINVAL;
+        return (int) v;
+}
+
+/* The variables of names[] launchctl has, as K=V in kv[] (malloc'd), set in env. */
+static int inherit_env(const char *const *names, size_t n, char **kv, char **env, size_t *n_env) {
+        for (size_t i = 0; i < n; i++) {
+                const char *v = getenv(names[i]);
+                if (!v)
+                        continue;
+                if (asprintf(&kv[i], "%s=%s", names[i], v) < 0) {
+                        kv[i] = NULL;
+                        return -ENOMEM;
+                }
+                env_set(env, n_env, kv[i]);
+        }
+        return 0;
+}
+
+static int spawn_failed(zy_conn *c, const char *cmd, int r, int record_fd) {
         const char *step = NULL, *msg = NULL;
         int err = 0;
+
+        if (record_fd >= 0 && streq(zy_conn_error_name(c) ?: "", ZY_ERROR_RECORDING_UNAVAILABLE)) {
+                json_object *o = json_object_new_object(), *reason;
+                reason = json_object_object_get(zy_conn_error_parameters(c), "reason");
+                json_object_object_add(o, "unavailable", json_object_new_string(json_object_get_string(reason) ?: "?"));
+                (void) write_record(record_fd, o); /* zygote-record says why, or that it got nothing */
+                json_object_put(o);
+                return LC_EXIT_FAILURE;
+        }
 
         if (r != -ECHILD || zy_conn_spawn_failure(c, &step, &err, &msg) < 0)
                 return lc_fail(c, "run", r);
@@ -122,7 +177,8 @@ static void forward_signal(int pidfd, const char *socket_path, const char *id, z
 
 /* Waits for the final reply of the Spawn call (the task's exit) while forwarding signals;
  * returns launchctl's exit status. */
-static int wait_forwarding(zy_conn *c, const char *socket_path, const struct zy_spawn_result *sr, int sfd, bool json) {
+static int wait_forwarding(zy_conn *c, const char *socket_path, const struct zy_spawn_result *sr, int sfd, bool json,
+                           int record_fd) {
         zy_conn *kill_conn = NULL;
         struct zy_task_info *t = NULL;
         struct zy_reply *reply = NULL;
@@ -170,6 +226,13 @@ static int wait_forwarding(zy_conn *c, const char *socket_path, const struct zy_
                         json_object_to_json_string_ext(reply->parameters, JSON_C_TO_STRING_PRETTY |
                                                                                   JSON_C_TO_STRING_SPACED |
                                                                                   JSON_C_TO_STRING_NOSLASHESCAPE));
+        /* none: a zygoted that restarted meanwhile adopted the task without its recording */
+        json_object *record = json_object_object_get(reply->parameters, "record"), *none = NULL;
+        if (record_fd >= 0 && !record)
+                record = none = json_object_new_object();
+        if (record_fd >= 0 && write_record(record_fd, record) < 0)
+                fprintf(stderr, "launchctl: run: cannot pass the record on: %m\n");
+        json_object_put(none);
         zy_reply_free(reply);
         r = lc_task_exit_status(t);
         zy_task_info_free(t);
@@ -183,7 +246,7 @@ static void free_inherited(char *(*kv)[3]) {
 }
 
 int lc_verb_run(const char *socket_path, int argc, char **argv) {
-        enum { O_DROP_CAP = LZY_OPT_OWN, O_ENV_CLEAR, O_TERMINAL, O_DETACH, O_JSON };
+        enum { O_DROP_CAP = LZY_OPT_OWN, O_ENV_CLEAR, O_TERMINAL, O_DETACH, O_JSON, O_RECORD_FD };
         static const struct option opts[] = {
                 LZY_SPAWN_OPTIONS,
                 { "drop-cap", required_argument, NULL, O_DROP_CAP },
@@ -191,6 +254,8 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                 { "terminal", no_argument, NULL, O_TERMINAL },
                 { "detach", no_argument, NULL, O_DETACH },
                 { "json", no_argument, NULL, O_JSON },
+                /* zygote-record's (its eBPF path): Spawn with record, the record written to FD */
+                { "record-fd", required_argument, NULL, O_RECORD_FD },
                 {},
         };
         static const char *const inherited[] = { "PATH", "TERM", "LANG" };
@@ -202,6 +267,7 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
         _cleanup_(free_inherited) char *inherited_kv[ELEMENTSOF(inherited)] = {};
         size_t n_env = 0, n_extra = 0, n_drop = 0;
         bool env_clear = false, detach = false, json = false;
+        int record_fd = -EBADF;
         struct zy_fd_map fds[3];
         _cleanup_close_ int sfd = -EBADF;
         zy_conn *c = NULL;
@@ -243,6 +309,12 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                 case O_JSON:
                         json = true;
                         break;
+                case O_RECORD_FD:
+                        record_fd = record_fd_arg(optarg);
+                        if (record_fd < 0)
+                                return lc_usage_error("run", "--record-fd wants an open fd above 2");
+                        so.record = true;
+                        break;
                 case LZY_OPT_SOCKET:
                         socket_path = optarg;
                         break;
@@ -257,21 +329,15 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
         }
         if (optind >= argc)
                 return lc_usage_error("run", "missing command");
+        if (so.record && (detach || so.hold))
+                return lc_usage_error("run", "--record-fd runs in the foreground (no --detach or --hold)");
         so.argv = (const char *const *) argv + optind;
         so.drop_caps = n_drop > 0 ? drop : NULL;
 
-        if (!env_clear)
-                for (size_t i = 0; i < ELEMENTSOF(inherited); i++) {
-                        const char *v = getenv(inherited[i]);
-                        if (!v)
-                                continue;
-                        if (asprintf(&inherited_kv[i], "%s=%s", inherited[i], v) < 0) {
-                                inherited_kv[i] = NULL;
-                                fprintf(stderr, "launchctl: out of memory\n");
-                                return LC_EXIT_FAILURE;
-                        }
-                        env_set(env, &n_env, inherited_kv[i]);
-                }
+        if (!env_clear && inherit_env(inherited, ELEMENTSOF(inherited), inherited_kv, env, &n_env) < 0) {
+                fprintf(stderr, "launchctl: out of memory\n");
+                return LC_EXIT_FAILURE;
+        }
         for (size_t i = 0; i < n_extra; i++)
                 env_set(env, &n_env, extra_env[i]);
         so.env = (const char *const *) env;
@@ -302,7 +368,7 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
         so.outlive = detach && !so.hold;
         r = detach ? zy_spawn(c, &so, &sr) : zy_spawn_more(c, &so, &sr);
         if (r < 0) {
-                r = spawn_failed(c, so.argv[0], r);
+                r = spawn_failed(c, so.argv[0], r, record_fd);
                 zy_conn_free(c);
                 return r;
         }
@@ -322,7 +388,7 @@ int lc_verb_run(const char *socket_path, int argc, char **argv) {
                 if (so.hold)
                         fprintf(stderr, "launchctl: task %s is held; start it with 'launchctl start %s'\n", sr->id,
                                 sr->id);
-                r = wait_forwarding(c, socket_path, sr, sfd, json);
+                r = wait_forwarding(c, socket_path, sr, sfd, json, record_fd);
         }
         zy_spawn_result_free(sr);
         zy_conn_free(c);

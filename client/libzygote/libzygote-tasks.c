@@ -136,7 +136,7 @@ static int spawn_call(zy_conn *c, const struct zy_spawn_opts *o, unsigned flags,
                               o->profile, P_STRV, "env", o->env, P_STR, "cwd", o->cwd, P_STR, "user", o->user, P_STR,
                               "group", o->group, P_STRV, "dropCapabilities", o->drop_caps, P_STR, "id", o->id, P_JSON,
                               "fds", fd_map, P_BOOL, "hold", o->hold, P_BOOL, "terminal", o->terminal, P_BOOL,
-                              "outlive", o->outlive, P_END);
+                              "outlive", o->outlive, P_BOOL, "record", o->record, P_END);
         return r < 0 ? r : lzy_read_reply(c, &spawn_result_shape, ret);
 }
 

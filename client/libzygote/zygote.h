@@ -205,6 +205,10 @@ struct zy_spawn_opts {
          * beside the caller's unit (same slice), so that the end of the caller's unit (a
          * service, a session) does not kill it; not with hold */
         bool outlive;
+        /* record its system calls with zygoted's eBPF tracer: the exit's reply carries them
+         * ("record", see the interface's Wait); -EOPNOTSUPP when zygoted has no tracer
+         * (zy_conn_error_parameters()' "reason" says why) */
+        bool record;
 };
 
 struct zy_spawn_result {

@@ -64,6 +64,10 @@ static long try_uname(const char *arg) {
         struct utsname u;
         return syscall(SYS_uname, &u);
 }
+static long try_mkdirat(const char *arg) {
+        /* below a directory that does not exist: ENOENT when allowed, nothing made */
+        return syscall(SYS_mkdirat, AT_FDCWD, NOWHERE "/dir", 0700);
+}
 static long try_getcwd(const char *arg) {
         char buf[PATH_MAX];
         return syscall(SYS_getcwd, buf, sizeof(buf));
@@ -180,6 +184,7 @@ static const struct {
         { "tgkill", try_tgkill },
         { "uname", try_uname },
         { "getcwd", try_getcwd },
+        { "mkdirat", try_mkdirat },
         { "personality", try_personality },
         { "socket", try_socket },
         { "unshare", try_unshare },

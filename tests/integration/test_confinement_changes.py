@@ -10,14 +10,17 @@ procfs mounted in its mount namespace, its uid, its nice value) and spawns again
 connection: the task carries the new confinement, or the call is refused as it would be on a new
 connection. Each runs in the inherit and load tiers, against a daemon that keeps nothing
 (ZYGOTE_DISABLE_FEATURES=caller_cache), the path of every call before the connection kept its
-caller, and against one that keeps the process but lists and opens its threads at each call
-(ZYGOTE_DISABLE_FEATURES=caller_threads) where by default it keeps their status files open. The
+caller, against one that keeps the process but lists and opens its threads at each call
+(ZYGOTE_DISABLE_FEATURES=caller_threads) where by default it keeps their status files open, and
+against one that reads them through /proc (ZYGOTE_DISABLE_FEATURES=caller_bpf) where a root
+zygoted reads every thread in one read() of a BPF task iterator (daemon/caller-bpf.c). The
 changes are also made in a thread that is not the first, after a Spawn that kept its file, and
 by a thread that replaces another between two Spawns.
 """
 import ctypes
 import os
 import queue
+import re
 import tempfile
 import threading
 
@@ -34,8 +37,8 @@ CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 
 
 @pytest.fixture(params=[("inherit", None), ("load", None), ("inherit", "caller_cache"), ("load", "caller_cache"),
-                        ("inherit", "caller_threads")],
-                ids=["inherit", "load", "inherit-fresh", "load-fresh", "inherit-threads-listed"])
+                        ("inherit", "caller_threads"), ("inherit", "caller_bpf")],
+                ids=["inherit", "load", "inherit-fresh", "load-fresh", "inherit-threads-listed", "inherit-proc"])
 def tiered(request, daemons, needs_root):
     tier, disabled = request.param
     return daemons(tier=tier, env={"ZYGOTE_DISABLE_FEATURES": disabled} if disabled else None)
@@ -84,9 +87,12 @@ def test_dropped_uid_is_seen(tiered):
 
 
 def test_seccomp_filter_is_seen(tiered):
+    """A filter (and the no_new_privs it needs) added between two calls: the second is refused
+    under the bundled profile, which admits no no_new_privs caller (a filtered caller whose profile
+    admits it gets its filters carried: test_caller_filters.py)."""
     res = spawn_twice(tiered, filter_this_thread, ["true"])
     assert res["first"] == ""
-    assert refused(res["second"], "seccomp filter of its own"), res["second"]
+    assert refused(res["second"], "no_new_privs"), res["second"]
 
 
 def test_no_new_privs_is_seen(tiered):
@@ -245,4 +251,72 @@ def test_a_thread_that_changes_is_seen(tiered, how):
     else:
         res = spawn_twice(tiered, change, ["true"], before=before)
         assert res["first"] == ""
-        assert refused(res["second"], "seccomp filter of its own"), res["second"]
+        # one thread's filter: its threads differ (test_caller_filters.py carries a shared one)
+        assert refused(res["second"], "different seccomp filters"), res["second"]
+
+
+def held_by(pid):
+    """The targets of the fds process pid holds."""
+    held = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            held.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            pass
+    return held
+
+
+@pytest.mark.parametrize("reader", ["bpf", "proc"])
+def test_which_reader_reads_the_threads(daemons, needs_root, reader):
+    """The reader of callers' threads that zygoted says it took at start-up is the one it uses: with
+    the BPF task iterator (root, the kernel's BTF, Linux 6.1), a caller of four threads holds, after
+    two Spawns on one connection, one BPF link in zygoted and no file of any of its threads; forced
+    to /proc (ZYGOTE_DISABLE_FEATURES=caller_bpf), no link, and (unless caller_threads is forced off
+    too) the status files of its other threads."""
+    forced = os.environ.get("ZYTEST_DISABLE_FEATURES", "").split(",")
+    if reader == "bpf" and "caller_bpf" in forced:
+        pytest.skip("ZYTEST_DISABLE_FEATURES forces the /proc reader in this run")
+    if reader == "bpf" and not os.path.exists("/sys/kernel/btf/vmlinux"):
+        pytest.skip("no kernel BTF (/sys/kernel/btf/vmlinux): no BPF task iterator")
+    d = daemons(env={"ZYGOTE_DISABLE_FEATURES": "caller_bpf"} if reader == "proc" else None)
+    ev = threading.Event()
+    idle = [threading.Thread(target=ev.wait, daemon=True) for _ in range(3)]
+    for t in idle:
+        t.start()
+    try:
+        conn = d.connect()
+        try:
+            for _ in range(2):
+                zytest.run_task(conn, ["true"])
+            held = held_by(d.proc.pid)
+        finally:
+            conn.close()
+    finally:
+        ev.set()
+        for t in idle:
+            t.join(zytest.CALL_TIMEOUT)
+    files = [h for h in held if re.fullmatch(rf"/proc/{os.getpid()}/task/\d+/status", h)]
+    links = [h for h in held if h == "anon_inode:bpf_link"]
+    log = d.log()
+    if reader == "bpf":
+        assert "callers' threads: read by a BPF task iterator" in log, log
+        assert len(links) == 1 and not files, held
+    else:
+        assert "BPF task iterator disabled by ZYGOTE_DISABLE_FEATURES" in log, log
+        assert not links, held
+        assert len(files) >= (0 if "caller_threads" in forced else 3), held
+
+
+def test_unprivileged_zygoted_reads_threads_through_proc(daemons, needs_root):
+    """Where the BPF task iterator cannot load (here: zygoted without CAP_BPF and CAP_PERFMON), zygoted
+    says why once at start-up and reads its callers' threads through /proc: it serves its user, and
+    holds no BPF link."""
+    from test_confinement import run_client
+    if "caller_bpf" in os.environ.get("ZYTEST_DISABLE_FEATURES", "").split(","):
+        pytest.skip("ZYTEST_DISABLE_FEATURES forces the /proc reader in this run: not the load's failure")
+    d = daemons(as_uid=NOBODY)
+    r = run_client(d, ["true"], uid=NOBODY)
+    assert r.returncode == 0, r.stderr
+    log = d.log()
+    assert "callers' threads: read through /proc (no BPF task iterator: Operation not permitted" in log, log
+    assert "anon_inode:bpf_link" not in held_by(d.proc.pid)

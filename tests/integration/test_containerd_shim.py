@@ -274,6 +274,51 @@ def test_delete_unmounts_only_the_bundles_own_rootfs(shim_bin, workdir, needs_ro
         unmount_all(target)
 
 
+@pytest.mark.parametrize("how", ["symlinked-rootfs", "dangling-rootfs", "symlinked-bundle", "own-rootfs"])
+def test_create_mounts_only_on_the_bundles_own_rootfs(shim_bin, workdir, needs_root, how):
+    """Create mounts containerd's rootfs mounts on BUNDLE/rootfs itself and never through a
+    symlink: a rootfs linked to a host directory (or to one that does not exist yet), or a bundle
+    path through a symlink (Delete could not unmount what was mounted through it), gets nothing
+    mounted there, and Create fails. The control: with the bundle's own directory, the tmpfs is
+    mounted there (then unmounted again, as zygoted is out of reach)."""
+    host = os.path.join(workdir, "host")
+    os.mkdir(host)
+    bundle = os.path.join(workdir, "b-" + how)
+    os.mkdir(bundle)
+    if how == "symlinked-rootfs":
+        os.symlink(host, os.path.join(bundle, "rootfs"))
+    elif how == "dangling-rootfs":
+        os.symlink(os.path.join(host, "new"), os.path.join(bundle, "rootfs"))
+    elif how == "symlinked-bundle":
+        os.mkdir(os.path.join(host, "rootfs"))
+        os.rmdir(bundle)
+        os.symlink(host, bundle)
+    s = shimv2.Shim(shim_bin, bundle, env={"ZYGOTE_SOCKET": os.path.join(workdir, "none.sock")})
+    s.start()
+    try:
+        # a failing Create (zygoted is out of reach) unmounts only the bundle's own rootfs: a
+        # mount made through the symlink would stay on the host directory
+        mount = [(1, "tmpfs"), (2, "zytest-rootfs"), (4, "size=1m")]
+        req = [(1, s.id), (2, bundle), (3, mount)]
+        with pytest.raises(w.Error) as e:
+            s.client().call("Create", w.encode(req))
+        # the shim writes its address into the bundle, here the host directory behind the link
+        assert not os.path.ismount(host) and set(os.listdir(host)) <= {"rootfs", "address"}, os.listdir(host)
+        assert not os.path.ismount(os.path.join(host, "rootfs"))
+        if how == "symlinked-bundle":
+            assert "mounting the rootfs: Too many levels of symbolic links" in e.value.message, e.value.message
+        elif how == "own-rootfs":
+            # mounted, then failed at zygoted (and unmounted again)
+            assert "cannot reach zygoted" in e.value.message, e.value.message
+        else:
+            assert "mounting the rootfs: Not a directory" in e.value.message, e.value.message
+            assert not os.path.exists(os.path.join(host, "new"))
+    finally:
+        s.stop()
+        unmount_all(host)
+        unmount_all(os.path.join(bundle, "rootfs"))
+
+
 def test_version(shim_bin):
     for flag in ("-v", "--version"):
         r = subprocess.run([shim_bin, flag], capture_output=True, text=True)

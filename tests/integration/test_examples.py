@@ -29,7 +29,8 @@ from cmakeinstall import cache_value, cmake_install
 
 TIMEOUT = 120
 EXPECTED = {"README.md", "podman-zygote.conf", "docker-daemon.json", "containerd-config.toml",
-            "containerd-shim-config.toml", "kubernetes-runtimeclass.yaml"}
+            "containerd-shim-config.toml", "kubernetes-runtimeclass.yaml", "zygote-jobs.service",
+            "zygote-jobs-profile.json"}
 
 
 @pytest.fixture(scope="module")

@@ -412,3 +412,60 @@ def test_sigterm_frees_deleted_tasks_still_exiting(daemons, needs_root):
             assert c.call(L + "GetStatus").parameters["tasks"] == 0
         assert d.stop() == 0
         assert "0 tasks keep running, 1 out of the table are exiting" in d.log(), d.log()[-500:]
+
+
+def shares_memory(a, b):
+    """Whether processes a and b share one address space (kcmp(2) KCMP_VM)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    r = libc.syscall(312, a, b, 1, 0, 0)  # SYS_kcmp on x86_64, KCMP_VM
+    if r < 0:
+        raise OSError(ctypes.get_errno(), "kcmp")
+    return r == 0
+
+
+def test_blocked_workers_share_memory_and_others_are_served(daemons, needs_root, capsys):
+    """Several callers at once whose workers block before their exec (each passes a FUSE file
+    whose server holds every FLUSH: the worker's close of it, at the fd step, waits). By default
+    every such worker shares its reference's memory (reference/worker-nocopy.h, kcmp KCMP_VM), and
+    the reference is not suspended by them: it made every one of them, and another caller's spawns
+    through the same profile are served meanwhile. With every worker forked
+    (ZYTEST_DISABLE_FEATURES=nocopy_worker, the entry integration-hostile-stalls-forked) none
+    shares it, and the rest holds the same."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("workers share the reference's memory on x86_64 only")
+    forked = "nocopy_worker" in os.environ.get("ZYTEST_DISABLE_FEATURES", "")
+    n = 4
+    d = daemons(tier="inherit", env=NO_POOL)
+    ref = zytest.inherit_reference(d)
+    with held_fuse_file(daemons, [StallingFuse.FLUSH]) as (fs, f):
+        attackers = [d.connect() for _ in range(n)]
+        try:
+            with d.connect(timeout=10) as other:
+                for i, a in enumerate(attackers):
+                    a.send(L + "Spawn", {"argv": ["true"], "id": f"fuse{i}", "fds": [{"fd": 0, "target": 0}]}, fds=[f])
+                # each spawn's three copies: the worker's, the daemon's, the reference's
+                wait_for(lambda: fs.n_held >= 3 * n, f"{3 * n} FLUSHes held")
+                with open(f"/proc/{d.proc.pid}/task/{d.proc.pid}/children") as c:
+                    children = [int(p) for p in c.read().split() if int(p) != ref]
+                sharing = [p for p in children if shares_memory(p, ref)]
+                t0 = time.monotonic()
+                for _ in range(3):
+                    spawn_with_pipe_to_eof(other)
+                spawns = time.monotonic() - t0
+                with capsys.disabled():
+                    print(f"\n  [{n} workers blocked before exec, {'forked' if forked else 'default'}] "
+                          f"{len(sharing)} share the reference's memory; another caller's 3 spawns {1000 * spawns:.0f} ms",
+                          end="")
+                assert len(sharing) == (0 if forked else n), (children, sharing)
+                assert spawns < 5.0
+                fs.release.set()
+                for i, a in enumerate(attackers):
+                    r = a.recv()
+                    r.close_fds()
+                    assert not r.error and r.parameters["tier"] == "inherit", dict(r)
+                    a.call(L + "Wait", {"id": f"fuse{i}"})
+                    a.call(L + "Delete", {"id": f"fuse{i}"})
+        finally:
+            for a in attackers:
+                a.close()

@@ -37,7 +37,8 @@ def test_control_and_contents(package):
     deb, prefix = package
     assert field(deb, "Package") == "zygote"
     depends = field(deb, "Depends")
-    for lib in ("libseccomp2", "libcap2", "libsystemd0", "libev4", "libjson-c5", "libprotobuf-c1", "systemd"):
+    for lib in ("libseccomp2", "libcap2", "libsystemd0", "libev4", "libjson-c5", "libprotobuf-c1", "libbpf1",
+                "systemd"):
         assert lib in depends, depends
     files = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True, check=True).stdout
     p = prefix.lstrip("/")

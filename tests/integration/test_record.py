@@ -2,7 +2,11 @@
 """Profiles from a run (launchctl run --record, launchctl profile check) with real programs: a
 busybox pipeline, a Python script, a gcc compile, a socket server. Each is recorded, then run
 under its profile (by the check, and for real through a zygoted that serves the file), then a
-variant that calls something new is refused and the check names the call; two runs merge."""
+variant that calls something new is refused and the check names the call; two runs merge.
+
+Every recording takes the path ZYTEST_RECORD_VIA names (launchctl run --record-via): "notify"
+(seccomp user notification, integration-record) or "bpf" (zygoted's eBPF tracer,
+integration-record-bpf), and each asserts that this path recorded it."""
 import json
 import os
 import shutil
@@ -16,6 +20,9 @@ import zytest
 from zytest import NOBODY
 
 TIMEOUT = 120
+VIA = os.environ.get("ZYTEST_RECORD_VIA", "notify")
+PATH_SAYS = {"bpf": b"(eBPF)", "notify": b"(user notification)"}[VIA]
+notify_only = pytest.mark.skipif(VIA != "notify", reason="the user-notification path's own")
 
 
 def skip_unsupported(r):
@@ -24,12 +31,18 @@ def skip_unsupported(r):
         pytest.skip(r.stderr.decode().strip().splitlines()[-1])
     if r.returncode == 125 and b"seccomp: Invalid argument" in r.stderr:
         pytest.skip("kernel lacks SECCOMP_FILTER_FLAG_NEW_LISTENER (Linux 5.0)")
+    if r.returncode == 77 and b"zygoted cannot record with eBPF" in r.stderr:
+        pytest.skip(r.stderr.decode().strip().splitlines()[-1])
 
 
-def record(daemon, path, *cmd, uid=None, profile=None):
+def record(daemon, path, *cmd, uid=None, profile=None, via=None):
     opts = ["--profile", profile] if profile else []
-    r = daemon.launchctl("run", "--record", path, *opts, "--", *cmd, uid=uid, timeout=TIMEOUT)
+    r = daemon.launchctl("run", "--record", path, "--record-via", via or VIA, *opts, "--", *cmd, uid=uid,
+                         timeout=TIMEOUT)
     skip_unsupported(r)
+    # the path asked for is the one that recorded
+    if r.returncode == 0 and (via or VIA) == VIA:
+        assert PATH_SAYS in r.stderr, r.stderr
     return r
 
 
@@ -172,7 +185,8 @@ def test_socket_server(daemon, daemons, bins, workdir):
     # the family is in the profile as a rule of its own, not socket outright
     _, names = profile_names(os.path.join(workdir, "rec.json"))
     assert "socket" not in names and 2 in arg_values(p, "socket") and 10 not in arg_values(p, "socket")
-    # a thread: clone3 answered ENOSYS (and written so), clone without namespace flags
+    # a thread: clone3 answered ENOSYS (and written so; the base profile answers it so to the
+    # eBPF path), clone without namespace flags
     assert any(r["names"] == ["clone3"] and r["errnoRet"] == 38 for r in p["syscalls"])
     assert arg_values(p, "clone") == [0x7E020000]
 
@@ -193,7 +207,8 @@ def test_two_runs_merge(daemon, workdir):
 
 
 def test_base_profile_denials_stay(daemon, workdir):
-    """A call the base profile denies is refused during the recording, and not recorded."""
+    """A call the base profile denies is refused during the recording, and not recorded: the
+    profile written refuses it too (with EPERM, its default)."""
     path = os.path.join(workdir, "rec.json")
     r = record(daemon, path, "python3", "-I", "-c",
                "import socket\n"
@@ -211,7 +226,7 @@ def test_base_profile_denials_stay(daemon, workdir):
 
 def test_confinement_kept(daemon, workdir):
     """The task under recording has the ids, capabilities and no_new_privs of any task, and
-    one more filter on top of its profile's."""
+    one more filter on top of its profile's (user notification) or none at all (eBPF)."""
     keys = ("Uid", "Gid", "CapEff", "CapPrm", "CapBnd", "NoNewPrivs", "Seccomp", "Seccomp_filters")
     cmd = ["grep", "-E", "^(" + "|".join(keys) + "):", "/proc/self/status"]
     plain = daemon.launchctl("run", "--", *cmd, uid=NOBODY)
@@ -219,7 +234,7 @@ def test_confinement_kept(daemon, workdir):
     assert plain.returncode == 0 and rec.returncode == 0, rec.stderr
     a = dict(line.split(":\t") for line in plain.stdout.decode().splitlines())
     b = dict(line.split(":\t") for line in rec.stdout.decode().splitlines())
-    assert int(b.pop("Seccomp_filters")) == int(a.pop("Seccomp_filters")) + 1
+    assert int(b.pop("Seccomp_filters")) == int(a.pop("Seccomp_filters")) + (1 if VIA == "notify" else 0)
     assert a == b and b["NoNewPrivs"] == "1" and int(b["CapEff"], 16) == 0
 
 
@@ -258,18 +273,20 @@ os.execv(sys.argv[2], sys.argv[2:])
 SECCOMP_GET_NOTIF_SIZES = 3
 
 
+@notify_only
 def test_kernel_without_user_notification_is_a_skip_before_the_run(daemon, workdir):
     """Forced: where seccomp(SECCOMP_GET_NOTIF_SIZES) fails, zygote-record says which feature is
     missing and exits 77 before CMD runs; no file is written."""
     path, marker = os.path.join(workdir, "rec.json"), os.path.join(workdir, "ran")
     cmd = [sys.executable, "-c", NO_SECCOMP_OP, str(SECCOMP_GET_NOTIF_SIZES), daemon.bins["launchctl"],
-           "--socket", daemon.socket, "run", "--record", path, "--", "touch", marker]
+           "--socket", daemon.socket, "run", "--record", path, "--record-via", "notify", "--", "touch", marker]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT, env=zytest.WORK_ENV)
     assert r.returncode == 77, r.stderr
     assert b"the kernel lacks seccomp user notification" in r.stderr
     assert not os.path.exists(path) and not os.path.exists(marker)
 
 
+@notify_only
 def test_task_without_a_listener_fails_at_its_step(daemon, daemons, bins, workdir):
     """Forced: where the task cannot get a listener (a base profile that answers seccomp(2)
     EINVAL, as a kernel without SECCOMP_FILTER_FLAG_NEW_LISTENER does), the run fails at step
@@ -285,12 +302,13 @@ def test_task_without_a_listener_fails_at_its_step(daemon, daemons, bins, workdi
     os.chmod(os.path.join(pdir, "noseccomp.json"), 0o644)
     d2 = daemons(profile_dirs=[bins["profiles"], pdir])
     path, marker = os.path.join(workdir, "rec.json"), os.path.join(workdir, "ran")
-    r = d2.launchctl("run", "--record", path, "--profile", "noseccomp", "--", "touch", marker, uid=NOBODY,
-                     timeout=TIMEOUT)
+    r = d2.launchctl("run", "--record", path, "--record-via", "notify", "--profile", "noseccomp", "--", "touch",
+                     marker, uid=NOBODY, timeout=TIMEOUT)
     assert r.returncode == 125 and b"seccomp: Invalid argument" in r.stderr, r.stderr
     assert not os.path.exists(path) and not os.path.exists(marker)
 
 
+@notify_only
 def test_check_answers_as_the_profile_does(daemon, workdir):
     """check takes any OCI file zygoted loads, and a refused call gets that profile's own errno:
     here EACCES for mkdir under a default of SCMP_ACT_ALLOW."""
@@ -316,8 +334,8 @@ def test_signal_to_the_recorder_reaches_the_task(daemon, workdir):
     """launchctl run --record becomes the recorder (launchctl execs it): a SIGTERM sent to it
     (kill, timeout(1)) reaches the task, which ends, and the file is still written."""
     path = os.path.join(workdir, "rec.json")
-    cmd = [daemon.bins["launchctl"], "--socket", daemon.socket, "run", "--record", path, "--",
-           "sh", "-c", "echo started; exec sleep 60"]
+    cmd = [daemon.bins["launchctl"], "--socket", daemon.socket, "run", "--record", path, "--record-via", VIA,
+           "--", "sh", "-c", "echo started; exec sleep 60"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=zytest.WORK_ENV)
     try:
         line = p.stdout.readline()
@@ -333,6 +351,7 @@ def test_signal_to_the_recorder_reaches_the_task(daemon, workdir):
             p.kill()
             p.wait()
     assert p.returncode == 128 + signal.SIGTERM, err
+    assert PATH_SAYS in err, err
     # the signal may come before sleep's own calls: sh's are there
     _, names = profile_names(path)
     assert {"execve", "write"} <= names, names

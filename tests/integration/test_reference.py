@@ -162,3 +162,27 @@ def test_client_pidfd_is_not_the_watched_one(daemons, needs_root, capsys):
         with capsys.disabled():
             print(f"\n  [{tier}] {rebuilds} epoll set rebuilds over {n} spawns", end="")
         assert rebuilds == 0, f"{tier}: libev rebuilt its epoll set {rebuilds} times over {n} spawns"
+
+
+def test_profile_refusing_the_nocopy_clone_gets_forked_workers(daemons, bins, tmp_path):
+    """A profile whose filter kills clone(CLONE_SETTLS) (one of the flags of a worker that shares
+    its reference's memory, reference/worker-nocopy.h) and allows every other clone the default
+    allows: the profile check sees it (child.h's ZE_WORKER_CALL_NOCOPY), so its reference forks
+    every worker instead of dying of its own filter. Its spawns stay in the inherit tier with the
+    same reference."""
+    CLONE_SETTLS = 0x80000
+    with open(os.path.join(bins["profiles"], "default.json")) as f:
+        prof = json.load(f)
+    rules = prof["seccomp"]["syscalls"]
+    clone = next(r for r in rules if r["names"] == ["clone"] and r["action"] == "SCMP_ACT_ALLOW")
+    clone["args"] = [{**clone["args"][0], "value": clone["args"][0]["value"] | CLONE_SETTLS}]
+    rules.append({"names": ["clone"], "action": "SCMP_ACT_KILL_PROCESS",
+                  "args": [{"index": 0, "op": "SCMP_CMP_MASKED_EQ", "value": CLONE_SETTLS, "valueTwo": CLONE_SETTLS}]})
+    with open(tmp_path / "default.json", "w") as f:
+        json.dump(prof, f)
+    d = daemons(tier="inherit", profile_dirs=[str(tmp_path)])
+    ref, p = reference_of(d)
+    assert p["tier"] == "inherit" and ref, p
+    for _ in range(3):
+        assert check_sandboxed_spawn(d) == "inherit"
+    assert reference_of(d)[0] == ref

@@ -30,6 +30,7 @@ import socket
 import statistics
 import struct
 import subprocess
+import threading
 import time
 
 import pytest
@@ -407,11 +408,14 @@ class Journal:
     def __init__(self, root, with_socket=True):
         self.root = root
         os.makedirs(os.path.join(root, "journal"))
-        self.sock = None
+        self.sock, self.entries, self.lock, self.closed = None, [], threading.Lock(), threading.Event()
+        # Read on a thread, as journald reads while zygoted runs: the kernel queues only
+        # net.unix.max_dgram_qlen datagrams (10 here), and a sender blocks on a full queue.
+        self.reader = threading.Thread(target=lambda: [self.drain() for _ in iter(lambda: self.closed.wait(0.02), True)])
         if with_socket:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
             self.sock.bind(os.path.join(root, "journal", "socket"))
-        self.entries = []
+            self.reader.start()
 
     def wrap(self):
         # Private mount namespace: the bind mount is zygoted's alone; unshare and sh exec, so the
@@ -420,15 +424,21 @@ class Journal:
                 'mount --bind "$0" /run/systemd && exec "$@"', self.root]
 
     def drain(self):
-        while self.sock is not None and readable(self.sock, 0):
-            data, anc, flags, _ = self.sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
-            assert not anc, "journal message passed as a memfd: not expected for short lines"
-            self.entries.append(parse_journal(data))
-        return self.entries
+        with self.lock:
+            while self.sock is not None and readable(self.sock, 0):
+                data, anc, flags, _ = self.sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4))
+                assert not anc, "journal message passed as a memfd: not expected for short lines"
+                self.entries.append(parse_journal(data))
+            return list(self.entries)
 
     def close(self):
+        self.closed.set()
+        if self.reader.is_alive():
+            self.reader.join(timeout=5)
         if self.sock is not None:
-            self.sock.close()
+            with self.lock:
+                self.sock.close()
+                self.sock = None
 
 
 @pytest.fixture

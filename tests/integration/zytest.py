@@ -233,7 +233,7 @@ class Daemon:
             cmd += ["--profiles", d]
         if self.tier:
             cmd += ["--tier", self.tier]
-        # ZYTEST_DAEMON_ARGS: options of every daemon of a run (tests/CMakeLists.txt's *-vfork entries)
+        # ZYTEST_DAEMON_ARGS: options of every daemon of a run (none of tests/CMakeLists.txt's entries now)
         cmd += list(self.args) + os.environ.get("ZYTEST_DAEMON_ARGS", "").split()
         if self.as_uid is not None:
             cmd = setpriv(self.as_uid, self.as_uid) + cmd

@@ -267,11 +267,15 @@ if [[ -x $build_dir/zygote-runc ]]; then
         cp "$build_dir/zygote-runc" "$root/zygote/bin/"
         copy_libs "$build_dir/zygote-runc"
         install -m 0755 "$here/guest/container-checks.sh" "$root/container-checks.sh"
+        install -m 0755 "$here/guest/zygoted-container-checks.sh" "$root/zygoted-container-checks.sh"
         mkdir -p "$root/bundle/rootfs"/{bin,proc,sys,dev,tmp,etc,root}
         cp "$busybox" "$root/bundle/rootfs/bin/busybox"
         for a in sh cat sleep grep echo; do ln -s busybox "$root/bundle/rootfs/bin/$a"; done
+        # what zygoted's containers run under their filter (zygoted-container-checks.sh)
+        gcc "${cflags[@]}" -static -o "$root/bundle/rootfs/bin/try-syscall" "$repo/tests/helpers/try-syscall.c" ||
+                die "building a static try-syscall failed"
         "$build_dir/zygote-runc" spec --bundle "$root/bundle" || die "zygote-runc spec failed"
-        python3 - "$root/bundle" <<'PY' || die "making the bundle's config failed"
+        python3 - "$root/bundle" "$repo/profiles/default.json" <<'PY' || die "making the bundle's config failed"
 import json, os, sys
 path = os.path.join(sys.argv[1], "config.json")
 cfg = json.load(open(path))
@@ -284,6 +288,9 @@ cfg["linux"]["resources"] = {"memory": {"limit": 67108864}, "pids": {"limit": 32
                              "cpu": {"quota": 50000, "period": 100000, "cpus": "0"},
                              "devices": cfg["linux"].get("resources", {}).get("devices", [])}
 json.dump(cfg, open(os.path.join(sys.argv[1], "config.template.json"), "w"), indent=1)
+# zygoted's containers: the default profile's OCI object, whose program is that profile's
+cfg["linux"]["seccomp"] = json.load(open(sys.argv[2]))["seccomp"]
+json.dump(cfg, open(os.path.join(sys.argv[1], "config.clone.json"), "w"), indent=1)
 os.remove(path)
 PY
         bundle="busybox, config.json of zygote-runc spec"

@@ -549,3 +549,86 @@ def test_attached_task_stops_with_its_callers_unit(machine):
     while alive(m, t["pid"]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive(m, t["pid"]), "a task that was not detached outlived its caller's unit"
+
+
+# The example unit's test drop-in: mkdir and mkdirat denied with EDOM, an errno nothing else gives
+# mkdir, so that the job's failure can only be the unit's filter, carried.
+JOBS_DROPIN = """\
+# test_systemd_boot.py: a denial of the unit's own that a job must keep
+[Service]
+SystemCallFilter=~mkdir mkdirat
+SystemCallErrorNumber=EDOM
+"""
+
+ZYGOTED_DROPIN = "/etc/systemd/system/zygoted.service.d/50-test-no-caller-filters.conf"
+
+JOB = """\
+grep -E '^(NoNewPrivs|Seccomp|Seccomp_filters):' /proc/self/status
+echo "uid $(id -u)"
+mkdir /tmp/zyjob-made 2>&1 || true
+setarch x86_64 /bin/true 2>&1 || true
+"""
+
+
+def test_hardened_service_runs_its_jobs_with_its_filters(machine):
+    """(j) examples/zygote-jobs.service (DynamicUser=, NoNewPrivileges=, SystemCallFilter=) runs a
+    job through zygoted with the example profile: the job runs as the unit's dynamic user, with
+    no_new_privs, and more filters than the unit's own process; mkdir, which the unit denies with
+    EDOM, is denied to the job with EDOM (the unit's filter carried), and personality, which the
+    profile denies, with EPERM (the profile's on top). The fallback, forced
+    (ZYGOTE_DISABLE_FEATURES=caller_filters, what the old zygoted did): the unit's call is refused
+    with CallerConfined, saying why and what to do."""
+    m = machine
+    activate(m)
+    unit, dropin = "zygote-jobs.service", "/etc/systemd/system/zygote-jobs.service.d/50-test.conf"
+    with open(os.path.join(SOURCE_DIR, "examples", "zygote-jobs.service")) as f:
+        m.write(f"/etc/systemd/system/{unit}", f.read())
+    with open(os.path.join(SOURCE_DIR, "examples", "zygote-jobs-profile.json")) as f:
+        m.write("/etc/zygote/profiles/jobs.json", f.read())
+    m.write(dropin, JOBS_DROPIN)
+    m.write("/etc/zygote-jobs/check.sh", JOB)
+    try:
+        r = m.run("systemd-analyze", "verify", f"/etc/systemd/system/{unit}", timeout=120)
+        assert (r.returncode, r.stdout + r.stderr) == (0, ""), r.stdout + r.stderr
+        ok(m.run("systemctl", "daemon-reload", timeout=120), "daemon-reload")
+        # zygoted looks at /etc/zygote/profiles when it starts
+        ok(m.run("systemctl", "restart", "zygoted.service", timeout=120), "restart zygoted")
+        activate(m)
+        ok(m.shell("launchctl profiles | grep -w jobs"), "the jobs profile is loaded")
+        # the unit's own process, for the count of its filters (the same settings, a transient unit)
+        own = ok(m.run("systemd-run", "--quiet", "--wait", "--pipe", "--collect", "-p", "DynamicUser=yes",
+                       "-p", "NoNewPrivileges=yes", "-p", "SystemCallFilter=@system-service", "-p",
+                       "SystemCallArchitectures=native", "-p", "SystemCallFilter=~mkdir mkdirat", "-p",
+                       "SystemCallErrorNumber=EDOM", "--", "grep", "^Seccomp_filters:", "/proc/self/status",
+                       timeout=120), "the unit's own filters")
+        unit_filters = int(own.split()[1])
+        ok(m.run("systemctl", "start", unit, timeout=120), f"systemctl start {unit}")
+        ok(m.run("journalctl", "--sync"), "journalctl --sync")
+        out = m.run("journalctl", "-u", unit, "--no-pager", "-o", "cat").stdout
+        assert "job /etc/zygote-jobs/check.sh" in out and "check.sh failed" not in out and "CallerConfined" not in out, out
+        st = dict(line.split(":\t", 1) for line in out.splitlines() if ":\t" in line)
+        assert st.get("NoNewPrivs") == "1" and st.get("Seccomp") == "2", out
+        assert int(st["Seccomp_filters"]) == unit_filters + 1, (unit_filters, out)
+        uid = int(re.search(r"^uid (\d+)$", out, re.M).group(1))
+        assert uid >= 61184, f"the job ran as uid {uid}, not a dynamic user's: {out}"
+        assert "Numerical argument out of domain" in out, out  # mkdir: the unit's EDOM
+        assert "Operation not permitted" in out and "personality" in out, out  # setarch: the profile's
+        # the fallback, forced: a zygoted that does not read the filters refuses the unit, saying why
+        m.write(ZYGOTED_DROPIN, "[Service]\nEnvironment=ZYGOTE_DISABLE_FEATURES=caller_filters\n")
+        ok(m.run("systemctl", "daemon-reload", timeout=120), "daemon-reload")
+        ok(m.run("systemctl", "restart", "zygoted.service", timeout=120), "restart zygoted")
+        ok(m.run("systemctl", "start", unit, timeout=120), f"systemctl start {unit}")
+        ok(m.run("journalctl", "--sync"), "journalctl --sync")
+        again = m.run("journalctl", "-u", unit, "--no-pager", "-o", "cat").stdout[len(out):]
+        assert "check.sh failed" in again and "CallerConfined" in again, again
+        assert "ZYGOTE_DISABLE_FEATURES=caller_filters" in again and "NoNewPrivs" not in again, again
+    finally:
+        if os.path.exists(m.root + ZYGOTED_DROPIN):
+            os.unlink(m.root + ZYGOTED_DROPIN)
+            m.run("systemctl", "daemon-reload", timeout=120)
+            m.run("systemctl", "restart", "zygoted.service", timeout=120)
+        for path in (dropin, f"/etc/systemd/system/{unit}", "/etc/zygote/profiles/jobs.json",
+                     "/etc/zygote-jobs/check.sh"):
+            if os.path.exists(m.root + path):
+                os.unlink(m.root + path)
+        m.run("systemctl", "daemon-reload", timeout=120)

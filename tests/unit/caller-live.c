@@ -38,12 +38,12 @@
 #include "util.h"
 
 char live_dir[64];          /* a directory for 'P' (a procfs on it) and 'r' (a chroot into it) */
-char live_cgroup[PATH_MAX]; /* a cgroup for 'g' and 'G' */
+char live_cgroup[PATH_MAX]; /* a cgroup for 'g', 'G' and 'V' */
 
 static int start_idle_threads(int n);
 static int start_filtered_thread(void);
 
-/* The calling thread ('tasks') or process ('cgroup.procs') into live_cgroup. 0, or -1 with
+/* The calling thread ('tasks', 'cgroup.threads') or process ('cgroup.procs') into live_cgroup. 0, or -1 with
  * errno. */
 static int move_to_cgroup(const char *file) {
         char path[PATH_MAX + 16];
@@ -56,6 +56,30 @@ static int move_to_cgroup(const char *file) {
         r = write(fd, "0", 1) == 1 ? 0 : -1;
         close(fd);
         return r;
+}
+
+/* This thread's supplementary groups set again (raw: this thread only), to the same ones
+ * (same), else each one more (4242 alone where there is none): either way a group_info of its
+ * own. */
+static int set_groups(bool same) {
+        gid_t groups[64] = { 4242 };
+        int n = getgroups(64, groups);
+
+        if (n < 0)
+                return -1;
+        for (int i = 0; i < n && !same; i++)
+                groups[i]++;
+        return (int) syscall(SYS_setgroups, n == 0 && !same ? 1 : n, groups);
+}
+
+/* This thread's capability sets set again to what they are: credentials of its own, the same. */
+static int same_caps(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[2];
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                return -1;
+        return (int) syscall(SYS_capset, &h, d);
 }
 
 /* One change of the live child, made by the thread that serves its commands. 0, or -1 with
@@ -92,6 +116,8 @@ static int apply(char cmd) {
                 return move_to_cgroup("cgroup.procs");
         case 'G': /* this thread alone (cgroup v1's tasks file) */
                 return move_to_cgroup("tasks");
+        case 'V': /* this thread alone (a threaded cgroup v2's cgroup.threads) */
+                return move_to_cgroup("cgroup.threads");
         case 'l':
                 return setrlimit(RLIMIT_NOFILE, &rl);
         case 'u':
@@ -101,6 +127,15 @@ static int apply(char cmd) {
                 return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); /* zygoted reads it as before */
         case 's':
                 return setpriority(PRIO_PROCESS, 0, 10);
+        case 't':
+                return unshare(CLONE_NEWUTS);
+        case 'S': /* the saved uid alone */
+                return (int) syscall(SYS_setresuid, -1, -1, NOBODY);
+        case 'k':
+        case 'K':
+                return set_groups(cmd == 'K');
+        case 'C':
+                return same_caps();
         case 'x':
                 _exit(0);
         case 'i':

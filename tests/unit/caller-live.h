@@ -6,7 +6,10 @@
  *   'c' CAP_NET_RAW alone   'f' a seccomp filter (and no_new_privs)   'p' no_new_privs
  *   'n' a network namespace 'm' a mount namespace   'P'/'U' a procfs on live_dir, unmounted
  *   'r' a chroot into live_dir   'g' into live_cgroup   'G' this thread alone into live_cgroup (v1)
+ *   'V' this thread alone into live_cgroup (a threaded cgroup v2)
  *   'l' RLIMIT_NOFILE 50/60   'u' uid and gid nobody   's' nice 10   'x' exits
+ *   't' a UTS namespace   'S' the saved uid nobody   'k' each group one more (4242 alone for none)
+ *   'K' the same groups set again   'C' the same capability sets set again
  *   'h' the commands handed to a new thread   'e' the serving thread replaced by a new one
  *   'i' three idle threads   'F' a thread with a filter of its own
  */
@@ -21,7 +24,7 @@
 #define NOBODY 65534
 
 extern char live_dir[64];          /* a directory for 'P' (a procfs on it) and 'r' (a chroot into it) */
-extern char live_cgroup[PATH_MAX]; /* a cgroup for 'g' and 'G' */
+extern char live_cgroup[PATH_MAX]; /* a cgroup for 'g', 'G' and 'V' */
 
 struct live {
         pid_t pid;

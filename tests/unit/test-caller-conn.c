@@ -49,6 +49,7 @@
 #include "caller.h"
 #include "caller-proc.h" /* white-box: whether the mount table was kept */
 #include "fd-util.h"
+#include "probe.h"
 #include "util.h"
 
 /* A change, and what must show of it at the next call on the same connection. */
@@ -302,10 +303,20 @@ static void live_start_threads(struct live *p) {
         live_do(p, 'i');
 }
 
+/* What k keeps of its caller's n other threads: their files, or with the BPF task iterator
+ * (caller-bpf.c) no file of any thread, the one link attached to the process. */
+static void assert_threads_kept(const struct zd_caller_conn *k, size_t n) {
+        if (zd_caller_bpf_loaded()) {
+                assert_int_equal(k->threads.n, 0);
+                assert_true(k->bpf_link_fd >= 0);
+        } else
+                assert_int_equal(k->threads.n, n);
+}
+
 /* read_kept() of the child of live_start_threads(): its four threads' files kept. */
 static void read_threads_kept(struct live *p, struct zd_caller_conn *k, struct zd_caller *ret) {
         read_kept(p, k, ret);
-        assert_int_equal(k->threads.n, 4); /* the serving thread and three idle ones */
+        assert_threads_kept(k, 4); /* the serving thread and three idle ones */
 }
 
 /* The change made by a thread that is not the first, among idle ones, after a call that kept
@@ -338,10 +349,10 @@ static void test_thread_replaced_is_seen(void **state) {
         read_kept(&p, k, &c);
         assert_int_equal(c.seccomp_mode, 2);
         assert_true(c.no_new_privs);
-        assert_int_equal(k->threads.n, 4);
+        assert_threads_kept(k, 4);
         live_do(&p, 'F'); /* a fifth, with a filter of its own: another count */
         read_kept(&p, k, &c);
-        assert_int_equal(k->threads.n, 5);
+        assert_threads_kept(k, 5);
         zd_caller_done(&c);
         live_stop(&p);
         zd_caller_conn_free(k);
@@ -369,8 +380,51 @@ static void test_thread_ids_differ(void **state) {
         zd_caller_conn_free(k);
 }
 
-/* Root: a thread that is not the first moves alone to another network or mount namespace, or (on
- * a cgroup v1 hierarchy) another cgroup, after a call that kept its files: the threads disagree,
+/* A threaded subtree of the unified hierarchy for 'V' (root only): DOMAIN (its path in ret), made
+ * a domain threaded by its threaded child DOMAIN/t, live_cgroup (set before the live child
+ * starts: it reads its own copy). false, with the reason said, where none can be made. */
+static bool threaded_subtree(char ret[static PATH_MAX]) {
+        static const char *const bases[] = { "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+        const char *base = NULL;
+        char path[PATH_MAX + 32];
+        int fd;
+
+        for (size_t i = 0; i < ELEMENTSOF(bases) && !base; i++) {
+                snprintf(path, sizeof(path), "%s/cgroup.threads", bases[i]);
+                if (access(path, F_OK) == 0 && access(bases[i], W_OK) == 0)
+                        base = bases[i];
+        }
+        if (!base) {
+                fprintf(stderr, "skip: no cgroup2 hierarchy it may write to (a thread moved alone)\n");
+                return false;
+        }
+        snprintf(ret, PATH_MAX, "%s/zytest-caller-v2-%d", base, (int) getpid());
+        assert_true((size_t) snprintf(live_cgroup, sizeof(live_cgroup), "%s/t", ret) < sizeof(live_cgroup));
+        assert_int_equal(mkdir(ret, 0755), 0);
+        assert_int_equal(mkdir(live_cgroup, 0755), 0);
+        snprintf(path, sizeof(path), "%s/cgroup.type", live_cgroup);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "threaded", 8), 8);
+        close(fd);
+        return true;
+}
+
+/* Process pid (every thread) into cgroup dir. */
+static void move_process(const char *dir, pid_t pid) {
+        char path[PATH_MAX + 16], num[16];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+        snprintf(num, sizeof(num), "%d", (int) pid);
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, num, strlen(num)), (ssize_t) strlen(num));
+        close(fd);
+}
+
+/* Root: a thread that is not the first moves alone to another network, mount or UTS namespace,
+ * or another cgroup (v1; v2's threaded subtree), after a call that kept its files: the threads disagree,
  * refused through the kept files (the one walk reads every kept thread's namespaces and cgroups
  * again, without listing the threads), as through a connection that keeps no thread and through a
  * fresh read. */
@@ -378,7 +432,7 @@ static void test_thread_moved_is_refused(void **state) {
         const char *cmd = *state;
         struct zd_caller c = ZD_CALLER_INIT, f = ZD_CALLER_INIT, u = ZD_CALLER_INIT;
         struct zd_caller_conn *k = conn_new(), *unkept = NULL;
-        char tasks[PATH_MAX + 8];
+        char tasks[PATH_MAX + 8], domain[PATH_MAX];
         struct live p;
 
         skip_unless_root("a namespace or cgroup to move a thread to");
@@ -395,14 +449,22 @@ static void test_thread_moved_is_refused(void **state) {
                 snprintf(live_cgroup, sizeof(live_cgroup), "%s/zytest-caller-thread-%d", base, (int) getpid());
                 assert_int_equal(mkdir(live_cgroup, 0755), 0);
         }
+        if (*cmd == 'V' && !threaded_subtree(domain)) {
+                zd_caller_conn_free(k);
+                skip();
+        }
         assert_int_equal(zd_caller_conn_new(&unkept), 0);
-        live_start_threads(&p);
+        live_start(&p);
+        if (*cmd == 'V')
+                move_process(domain, p.pid);
+        live_do(&p, 'h');
+        live_do(&p, 'i');
         read_threads_kept(&p, k, &c);
         live_do(&p, *cmd);
         zd_caller_done(&c);
         c = (struct zd_caller) ZD_CALLER_INIT;
         assert_int_equal(zd_caller_read(p.sock, &p.cred, k, &c), -EREMCHG);
-        assert_int_equal(k->threads.n, 4); /* refused through the kept threads, not a new listing */
+        assert_threads_kept(k, 4); /* refused through the kept threads, not a new listing */
         assert_int_equal(zd_caller_read(p.sock, &p.cred, unkept, &u), -EREMCHG);
         assert_int_equal(zd_caller_read(p.sock, &p.cred, NULL, &f), -EREMCHG);
         zd_caller_done(&c);
@@ -411,8 +473,95 @@ static void test_thread_moved_is_refused(void **state) {
         live_stop(&p);
         zd_caller_conn_free(k);
         zd_caller_conn_free(unkept);
-        if (*cmd == 'G')
+        if (*cmd == 'G' || *cmd == 'V')
                 assert_int_equal(rmdir(live_cgroup), 0);
+        if (*cmd == 'V')
+                assert_int_equal(rmdir(domain), 0);
+}
+
+/* A change of a thread that is not the first, and what the next call says (0: served, as before). */
+struct thread_change {
+        char before; /* made by the process while it has one thread, or 0 */
+        char cmd;
+        int want;
+};
+
+static const struct thread_change thread_changes[] = {
+        { 0, 'S', -ENOTUNIQ },   /* its saved uid alone: the Uid line differs */
+        { 'k', 'k', -ENOTUNIQ }, /* other groups, as many as before: another group_info, read through /proc */
+        { 0, 'k', -ENOTUNIQ },   /* more groups */
+        { 'k', 'K', 0 },         /* the same groups set again: another group_info, the same groups */
+        { 0, 'C', 0 },           /* the same capability sets set again: another cred, the same contents */
+};
+
+/* Root: a thread that is not the first changes its credentials after a call: the threads now
+ * disagree (refused) or only seem to (other kernel objects, the same contents: served as before),
+ * through the kept connection, one that keeps nothing, and a fresh read alike. With the BPF task
+ * iterator (caller-bpf.c), the records of the cases that seem to differ cannot tell, and the
+ * thread is read through /proc. */
+static void test_thread_creds(void **state) {
+        const struct thread_change *ch = *state;
+        struct zd_caller before = ZD_CALLER_INIT, c = ZD_CALLER_INIT, f = ZD_CALLER_INIT;
+        struct zd_caller_conn *k = conn_new(), *unkept = NULL;
+        struct live p;
+
+        skip_unless_root("ids, groups and capabilities to set per thread");
+        assert_int_equal(zd_caller_conn_new(&unkept), 0);
+        live_start(&p);
+        if (ch->before)
+                live_do(&p, ch->before);
+        live_do(&p, 'h');
+        live_do(&p, 'i');
+        read_threads_kept(&p, k, &before);
+        live_do(&p, ch->cmd);
+        if (ch->want == 0) {
+                read_kept(&p, k, &c);
+                assert_same(&before, &c);
+        } else {
+                assert_int_equal(zd_caller_read(p.sock, &p.cred, k, &c), ch->want);
+                assert_int_equal(zd_caller_read(p.sock, &p.cred, unkept, &f), ch->want);
+                zd_caller_done(&f);
+                f = (struct zd_caller) ZD_CALLER_INIT;
+                assert_int_equal(zd_caller_read(p.sock, &p.cred, NULL, &f), ch->want);
+        }
+        zd_caller_done(&before);
+        zd_caller_done(&c);
+        zd_caller_done(&f);
+        live_stop(&p);
+        zd_caller_conn_free(k);
+        zd_caller_conn_free(unkept);
+}
+
+/* Where zygoted would load it (root, the kernel's BTF, not ZYGOTE_DISABLE_FEATURES=caller_bpf),
+ * the BPF task iterator loaded, and a multi-threaded caller read through it: no thread's file
+ * kept, the link attached. Elsewhere every case here runs on the /proc path. */
+static int bpf_load = 1; /* not tried */
+
+static void test_bpf_reader_taken(void **state) {
+        struct zd_caller c = ZD_CALLER_INIT;
+        struct zd_caller_conn *k;
+        struct live p;
+
+        (void) state;
+        if (ze_feature_disabled("caller_bpf")) {
+                fprintf(stderr, "skip: ZYGOTE_DISABLE_FEATURES=caller_bpf: the /proc path is the one tested\n");
+                skip();
+        }
+        skip_unless_root("CAP_BPF and CAP_PERFMON, to load a BPF iterator");
+        if (access("/sys/kernel/btf/vmlinux", F_OK) < 0) {
+                fprintf(stderr, "skip: no kernel BTF (/sys/kernel/btf/vmlinux): no BPF task iterator\n");
+                skip();
+        }
+        assert_int_equal(bpf_load, 0);
+        assert_true(zd_caller_bpf_loaded());
+        k = conn_new();
+        live_start_threads(&p);
+        read_kept(&p, k, &c);
+        assert_int_equal(k->threads.n, 0);
+        assert_true(k->bpf_link_fd >= 0);
+        zd_caller_done(&c);
+        live_stop(&p);
+        zd_caller_conn_free(k);
 }
 
 /* What lets zygoted read a user and a pid namespace from the first thread only (caller-ns.c):
@@ -470,9 +619,12 @@ static void test_thread_files_are_bounded(void **state) {
         live_stop(&p);
 }
 
-/* zygoted's own files kept, as the daemon keeps them before it serves */
+/* zygoted's own files kept, and its callers' threads read, as the daemon does before it serves
+ * (main.c): by the BPF task iterator where it loads, unless ZYGOTE_DISABLE_FEATURES=caller_bpf */
 static int keep_own(void **state) {
         (void) state;
+        if (!ze_feature_disabled("caller_bpf"))
+                bpf_load = zd_caller_bpf_load();
         return zd_caller_keep_own() < 0 ? -1 : 0;
 }
 
@@ -492,5 +644,13 @@ TU_MAIN_GROUP("tests", keep_own, tu_test_case("caps", test_change_is_seen, &chan
               tu_test(test_thread_replaced_is_seen), tu_test(test_thread_ids_differ),
               tu_test_case("thread-netns", test_thread_moved_is_refused, (void *) "n"),
               tu_test_case("thread-mntns", test_thread_moved_is_refused, (void *) "m"),
+              tu_test_case("thread-utsns", test_thread_moved_is_refused, (void *) "t"),
               tu_test_case("thread-cgroup", test_thread_moved_is_refused, (void *) "G"),
-              tu_test(test_no_thread_in_another_user_or_pid_ns), tu_test(test_thread_files_are_bounded))
+              tu_test_case("thread-cgroup2", test_thread_moved_is_refused, (void *) "V"),
+              tu_test_case("thread-saved-uid", test_thread_creds, (void *) &thread_changes[0]),
+              tu_test_case("thread-groups", test_thread_creds, (void *) &thread_changes[1]),
+              tu_test_case("thread-more-groups", test_thread_creds, (void *) &thread_changes[2]),
+              tu_test_case("thread-same-groups", test_thread_creds, (void *) &thread_changes[3]),
+              tu_test_case("thread-same-caps", test_thread_creds, (void *) &thread_changes[4]),
+              tu_test(test_bpf_reader_taken), tu_test(test_no_thread_in_another_user_or_pid_ns),
+              tu_test(test_thread_files_are_bounded))

@@ -38,6 +38,7 @@
 
 #include "caller.h"
 #include "fd-util.h"
+#include "probe.h"
 #include "util.h"
 
 #define NOBODY 65534
@@ -611,8 +612,18 @@ static void test_lsm_exec_text(void **state) {
         assert_string_equal(out, "");
 }
 
-TU_MAIN(tu_test(test_unconfined), tu_test(test_confined), tu_test(test_fallback_checks_uid), tu_test(test_exited),
-        tu_test(test_threads_coming_and_going), tu_test(test_other_user_in_netns), tu_test(test_cgroup),
-        tu_test(test_cgroup_subtree_mount), tu_test(test_sched), tu_test(test_sched_without_ioprio), tu_test(test_caps),
-        tu_test(test_thread_filter), tu_test(test_thread_uid), tu_test(test_threads_many), tu_test(test_lsm_label),
-        tu_test(test_lsm_exec_text))
+/* Callers' threads read as zygoted reads them (main.c): by the BPF task iterator where it loads
+ * (caller-bpf.c), unless ZYGOTE_DISABLE_FEATURES=caller_bpf; else, and then, through /proc. */
+static int load_reader(void **state) {
+        (void) state;
+        if (!ze_feature_disabled("caller_bpf"))
+                (void) zd_caller_bpf_load();
+        return 0;
+}
+
+TU_MAIN_GROUP("tests", load_reader, tu_test(test_unconfined), tu_test(test_confined), tu_test(test_fallback_checks_uid),
+              tu_test(test_exited), tu_test(test_threads_coming_and_going), tu_test(test_other_user_in_netns),
+              tu_test(test_cgroup), tu_test(test_cgroup_subtree_mount), tu_test(test_sched),
+              tu_test(test_sched_without_ioprio), tu_test(test_caps), tu_test(test_thread_filter),
+              tu_test(test_thread_uid), tu_test(test_threads_many), tu_test(test_lsm_label),
+              tu_test(test_lsm_exec_text))

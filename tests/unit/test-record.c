@@ -23,6 +23,7 @@
 
 #include "bpf.h"
 #include "profile.h"
+#include "record-bpf-read.h"
 #include "record-json.h"
 #include "record-set.h"
 #include "testutil.h"
@@ -279,11 +280,76 @@ static void test_written_file_loads(void **state) {
         assert_int_equal(rmdir(dir), 0);
 }
 
+/* zygoted's eBPF record (the exit reply's "record") read into a set: clone3 brings clone with its
+ * flags, socket's families and personality's personas are rules, a value the tracer could not
+ * keep makes the call outright, and a malformed record is refused. */
+static void test_bpf_record(void **state) {
+        char text[512];
+        struct rec_set s;
+        const char *incomplete = NULL;
+        json_object *o;
+
+        snprintf(text, sizeof(text),
+                 "{\"arches\":[{\"arch\":%u,\"calls\":[%d,%d,%d,%d],\"cloneFlags\":%d,"
+                 "\"socketFamilies\":[1,10],\"socketOther\":false,\"personas\":[8]}]}",
+                 X86_64, nr_of("openat"), nr_of("clone3"), nr_of("socket"), nr_of("personality"),
+                 CLONE_NEWNET | CLONE_VM);
+        o = json_tokener_parse(text);
+        assert_non_null(o);
+        rec_set_init(&s);
+        assert_int_equal(rec_bpf_parse(o, &s, &incomplete), 0);
+        assert_null(incomplete);
+        assert_true(rec_set_has(&s, X86_64, (uint32_t) nr_of("clone")));
+        assert_true(rec_set_has(&s, X86_64, (uint32_t) nr_of("clone3")));
+        assert_false(s.clone_any);
+        assert_int_equal(s.clone_ns, CLONE_NEWNET);
+        assert_int_equal(s.socket_families, (1u << 1) | (1u << 10));
+        assert_false(s.socket_any);
+        assert_int_equal(s.n_personas, 1);
+        assert_int_equal(s.personas[0], 8);
+        rec_set_done(&s);
+        json_object_put(o);
+
+        /* a family of 64 or above: socket allowed outright; incomplete passed on */
+        snprintf(text, sizeof(text),
+                 "{\"arches\":[{\"arch\":%u,\"calls\":[%d],\"cloneFlags\":0,\"socketFamilies\":[],"
+                 "\"socketOther\":true,\"personas\":[]}],\"incomplete\":\"x\"}",
+                 X86_64, nr_of("socket"));
+        o = json_tokener_parse(text);
+        rec_set_init(&s);
+        assert_int_equal(rec_bpf_parse(o, &s, &incomplete), 0);
+        assert_true(s.socket_any);
+        assert_string_equal(incomplete, "x");
+        rec_set_done(&s);
+        json_object_put(o);
+
+        static const char *const bad[] = {
+                "{}",
+                "{\"arches\":{}}",
+                "{\"arches\":[{\"arch\":0,\"calls\":[],\"cloneFlags\":0,\"socketFamilies\":[],\"personas\":[]}]}",
+                "{\"arches\":[{\"arch\":3221225534,\"calls\":[-1],\"cloneFlags\":0,\"socketFamilies\":[],"
+                "\"personas\":[]}]}",
+                "{\"arches\":[{\"arch\":3221225534,\"calls\":[\"x\"],\"cloneFlags\":0,\"socketFamilies\":[],"
+                "\"personas\":[]}]}",
+                "{\"arches\":[],\"incomplete\":1}",
+                "{\"arches\":[{\"arch\":7,\"calls\":[],\"cloneFlags\":0,\"socketFamilies\":[],\"personas\":[]}]}",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                o = json_tokener_parse(bad[i]);
+                assert_non_null(o);
+                rec_set_init(&s);
+                assert_int_equal(rec_bpf_parse(o, &s, &incomplete), -EINVAL);
+                rec_set_done(&s);
+                json_object_put(o);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_set),           cmocka_unit_test(test_set_is_bounded),
                 cmocka_unit_test(test_build),         cmocka_unit_test(test_round_trip_and_merge),
                 cmocka_unit_test(test_parse_refuses), cmocka_unit_test(test_written_file_loads),
+                cmocka_unit_test(test_bpf_record),
         };
         if (seccomp_arch_native() != SCMP_ARCH_X86_64) {
                 printf("# skipped: the cases are x86_64's numbers\n");

@@ -208,6 +208,13 @@ static void test_plan_caller_confinement(void **state) {
         p.ns_join = 0;
         p.enter_root = true;
         assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
+        /* the caller's own filters: a reference's worker could not put them under the profile's */
+        p.enter_root = false;
+        struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        struct sock_fprog caller = { .len = 1, .filter = &allow };
+        p.caller_progs = &caller;
+        p.n_caller_progs = 1;
+        assert_int_equal(ze_plan_pack(&p, &buf, &len, fds, &n_fds), -EINVAL);
 }
 
 /* The caller's scheduling and inheritable set travel to the reference as they are; a umask that

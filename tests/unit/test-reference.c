@@ -35,13 +35,18 @@
 #include "plan.h"
 #include "reference.h"
 #include "util.h"
+#include "worker-nocopy.h"
 
 #include "reference-fixtures.h"
 
 /* ---- the reference process --------------------------------------------------------------- */
 
+/* ZYTEST_FORK_WORKERS=1 (the ctest entry unit-reference-forked): every reference of these tests
+ * forks its workers, the fallback of worker-nocopy.h. */
+static unsigned forced_ref_flags;
+
 static int start(const struct sock_filter *f, size_t n, struct zr_reference *r) {
-        return zr_reference_start(helper_fd, f, n, 0, true, 0, r);
+        return zr_reference_start_ns(helper_fd, f, n, 0, true, 0, -EBADF, -EBADF, forced_ref_flags, r);
 }
 
 static void test_spawn(void **state) {
@@ -111,7 +116,7 @@ static void test_spawn(void **state) {
 
 /* A worker held at a quiet gate (as the daemon holds every worker of the reference until its task
  * is attached): by default it shares the reference's memory (kcmp KCMP_VM) and has announced
- * itself, the reference suspended until its exec; with ZR_REF_INIT_NO_VFORK it is a fork, a copy.
+ * itself, the reference suspended until its exec; with ZR_REF_INIT_FORK_WORKERS it is a fork, a copy.
  * Either way it runs once the gate opens, with the reference's filter. */
 static void held_worker(unsigned ref_flags, bool want_shared) {
         char *const argv_try[] = { try_syscall, "personality", "0xffffffff", NULL };
@@ -166,6 +171,10 @@ static void held_worker(unsigned ref_flags, bool want_shared) {
  * dispositions are not all SIG_DFL forks its workers (zygote-ref.c, check_signals_pristine): the
  * memory-sharing path cannot be reached there, and is tested in the plain build. */
 static bool vfork_reachable(void) {
+        if (forced_ref_flags & ZR_REF_INIT_FORK_WORKERS) {
+                fprintf(stderr, "skipped: ZYTEST_FORK_WORKERS forks every worker\n");
+                return false;
+        }
 #if defined(__SANITIZE_ADDRESS__)
         fprintf(stderr, "skipped: an ASan build's reference has ASan's signal handlers, so it forks every worker\n");
         return false;
@@ -181,7 +190,7 @@ static void test_worker_shares_memory(void **state) {
 }
 
 static void test_worker_forked_when_disabled(void **state) {
-        held_worker(ZR_REF_INIT_NO_VFORK, false);
+        held_worker(ZR_REF_INIT_FORK_WORKERS, false);
 }
 
 /* A worker of /bin/true held at a quiet gate: its plan, pipes and pid. */
@@ -224,37 +233,29 @@ static bool shares_memory(const struct held *h, const struct zr_reference *r) {
         return syscall(SYS_kcmp, h->worker.pid, r->pidref.pid, KCMP_VM, 0, 0) == 0;
 }
 
-/* Requests that wait while the reference is suspended by a worker sharing its memory: the next
- * one finds another waiting behind it and is forked (workers specialize side by side); the last
- * one, with none behind it, shares the reference's memory again. */
-static void test_worker_forked_when_requests_wait(void **state) {
+/* Workers held at their gates side by side (blocked before their exec, as one on a FUSE file that
+ * never answers is), each sharing the reference's memory: the reference answered every request
+ * while the earlier workers still blocked, so it is never suspended by them. With every slot
+ * busy the next worker is forked; once a worker has left (its exec), its slot serves again. */
+static void test_workers_share_memory_side_by_side(void **state) {
         struct zr_reference r = ZR_REFERENCE_NULL;
-        struct held a, b, c;
+        struct held h[ZR_NOCOPY_SLOTS + 2];
 
         if (!vfork_reachable())
                 skip();
 
         assert_int_equal(start(block_personality, ELEMENTSOF(block_personality), &r), 0);
-        held_init(&a);
-        held_init(&b);
-        held_init(&c);
-        assert_int_equal(zr_reference_spawn(&r, &a.p, &a.worker), 0);
-        assert_true(shares_memory(&a, &r)); /* the reference is suspended until a execs */
-        assert_int_equal(zr_reference_request(&r, &b.p), 0);
-        assert_int_equal(zr_reference_request(&r, &c.p), 0);
-        held_release(&a);
-        for (struct held *h = &b; h; h = h == &b ? &c : NULL) {
-                struct pollfd pfd = { .fd = r.ctl_fd, .events = POLLIN };
-                int k;
-
-                while ((k = zr_reference_reply(&r, &h->worker)) == -EAGAIN)
-                        assert_int_equal(poll(&pfd, 1, 5000), 1);
-                assert_int_equal(k, 0);
+        for (size_t i = 0; i <= ZR_NOCOPY_SLOTS; i++) {
+                held_init(&h[i]);
+                assert_int_equal(zr_reference_spawn(&r, &h[i].p, &h[i].worker), 0);
+                assert_int_equal(shares_memory(&h[i], &r), i < ZR_NOCOPY_SLOTS);
         }
-        assert_false(shares_memory(&b, &r));
-        assert_true(shares_memory(&c, &r));
-        held_release(&b);
-        held_release(&c);
+        held_release(&h[0]);
+        held_init(&h[ZR_NOCOPY_SLOTS + 1]);
+        assert_int_equal(zr_reference_spawn(&r, &h[ZR_NOCOPY_SLOTS + 1].p, &h[ZR_NOCOPY_SLOTS + 1].worker), 0);
+        assert_true(shares_memory(&h[ZR_NOCOPY_SLOTS + 1], &r));
+        for (size_t i = 1; i < ELEMENTSOF(h); i++)
+                held_release(&h[i]);
         zr_reference_stop(&r);
 }
 
@@ -488,7 +489,7 @@ static void self_dir_file(const char *name, char *buf, size_t size) {
 }
 
 static int setup(void **state) {
-        const char *t = getenv("ZYGOTE_TRY_SYSCALL");
+        const char *t = getenv("ZYGOTE_TRY_SYSCALL"), *fork_workers = getenv("ZYTEST_FORK_WORKERS");
 
         if (zr_helper_path(helper, sizeof(helper)) < 0 || access(helper, X_OK) != 0 ||
             (helper_fd = zr_helper_open(helper)) < 0) {
@@ -501,11 +502,13 @@ static int setup(void **state) {
                 strcpy(try_syscall, t);
         } else
                 self_dir_file("try-syscall", try_syscall, sizeof(try_syscall));
+        if (fork_workers && strcmp(fork_workers, "1") == 0)
+                forced_ref_flags = ZR_REF_INIT_FORK_WORKERS;
         return 0;
 }
 
 TU_MAIN_GROUP("reference", setup, tu_test(test_spawn), tu_test(test_worker_shares_memory),
-              tu_test(test_worker_forked_when_disabled), tu_test(test_worker_forked_when_requests_wait),
+              tu_test(test_worker_forked_when_disabled), tu_test(test_workers_share_memory_side_by_side),
               tu_test(test_reference_dies), tu_test(test_reference_stuck), tu_test(test_start_failures),
               tu_test(test_malformed_requests), tu_test(test_probe_inherit), tu_test(test_probe_inherit_hidden_helper),
               tu_test(test_helper_path))

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io.containers.trace-syscall for zygoted's containers (container-record.c): a container whose
+ * bundle asks for it is recorded by zygoted's eBPF tracer from its filter's load to its init's
+ * exit, and the profile written when it is deleted.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+struct zd_call;
+struct zd_daemon;
+struct zd_task;
+
+/* The annotation of the bundle's config.json, if any, checked: *ret_out and *ret_in (NULL
+ * without if:), malloc'd, both NULL without the annotation. 0, or the error recorded in call
+ * (InvalidParameter for a malformed value or a config without linux.seccomp,
+ * RecordingUnavailable without the tracer). */
+int zd_container_record_parse(struct zd_call *call, int bundle_fd, char **ret_out, char **ret_in);
+
+/* Just before the fork of a recorded container's worker (t->record_out): the recording begun,
+ * zygoted itself followed (not armed) so that the worker is from its birth. 0, or the error
+ * recorded in call. */
+int zd_container_record_before_fork(struct zd_call *call, struct zd_task *t);
+/* Just after that fork (or its failure): zygoted no longer followed. */
+void zd_container_record_after_fork(struct zd_daemon *d, struct zd_task *t);
+
+/* At Delete: the profile written to t->record_out from what the init and its descendants
+ * called, the union with t->record_in (if:) or else with what the file held. Logs a failure. */
+void zd_container_record_write(struct zd_daemon *d, struct zd_task *t);
