@@ -40,7 +40,8 @@
  *                 rootfs; the host's paths still resolve), pivot_root (on the rootfs copy's fd),
  *                 maskedPaths (the container's /dev/null, only if it is 1:3 without a symlink,
  *                 or an empty tmpfs, by fd) and readonlyPaths (read-only before attached), each
- *                 resolved inside the root, the read-only root; rootfs_propagation on the
+ *                 resolved inside the root, a read-only /dev tmpfs (mounted writable for
+ *                 what goes below it) made read-only, the read-only root; rootfs_propagation on the
  *                 new "/"; a missing cwd made inside the root (0755) after pivot_root, before
  *                 the read-only root
  *   4. hostname, domainname (when set); lo up with loopback_up

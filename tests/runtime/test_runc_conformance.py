@@ -482,3 +482,21 @@ def test_hook_failure_in_runcs_words(runc, bundle):
     r = runc("run", "--bundle", bundle.path, cid())
     assert r.returncode != 0
     assert "error running hook" in r.stderr and "killed by signal 31 (bad system call)" in r.stderr, r.stderr
+
+
+def test_read_only_dev(runc, bundle):
+    """runc's mounts.bats "runc run [ro /dev mount]": /dev's tmpfs with "ro" is made read-only
+    after the devices and devpts below it (mounting it read-only first failed at devpts)."""
+    for m in bundle.config["mounts"]:
+        if m["destination"] == "/dev":
+            m["options"].append("ro")
+    bundle.set_args("sh", "-c", "grep -E '^(tmpfs /dev|devpts /dev/pts) ' /proc/mounts; touch /dev/x || echo refused;"
+                    " test -c /dev/null && echo null")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    dev = [line for line in lines if line.startswith("tmpfs /dev ")]
+    pts = [line for line in lines if line.startswith("devpts /dev/pts ")]
+    assert dev and " ro," in dev[0], r.stdout
+    assert pts and " rw," in pts[0], r.stdout
+    assert "refused" in lines and "null" in lines, r.stdout
