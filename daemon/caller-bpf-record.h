@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the BPF task iterator of caller-threads.bpf.c writes for each thread of a caller, read by
- * caller-bpf.c: one fixed-size record per thread, then one with ZD_CALLER_BPF_END, so that one
- * read() of enough bytes gets them all. Included by the BPF program too: kernel types only.
+ * caller-bpf.c: one fixed-size record per thread, the first thread's (ZD_CALLER_BPF_LEADER)
+ * followed by a struct zd_caller_bpf_first, then the reader's own (ZD_CALLER_BPF_SELF, followed by
+ * its struct zd_caller_bpf_first: what a worker of zygoted starts with), then one with
+ * ZD_CALLER_BPF_END, so that one read() of enough bytes gets them all. Included by the BPF program too: kernel types only.
  */
 #pragma once
 
@@ -13,7 +15,18 @@ enum {
         ZD_CALLER_BPF_LEADER = 1 << 1,  /* the process's first thread (its group leader) */
         ZD_CALLER_BPF_EXITING = 1 << 2, /* in do_exit(): its namespaces may be gone already */
         ZD_CALLER_BPF_NNP = 1 << 3,     /* no_new_privs */
+        ZD_CALLER_BPF_SELF = 1 << 4,    /* not the caller's: the reader's own (zygoted), before the end */
 };
+
+/* struct zd_caller_bpf_first's flags */
+enum {
+        ZD_CALLER_BPF_FS = 1 << 0,            /* it has a fs_struct: umask is its umask */
+        ZD_CALLER_BPF_RESET_ON_FORK = 1 << 1, /* SCHED_RESET_ON_FORK */
+        ZD_CALLER_BPF_SIGNAL = 1 << 2,        /* it has a signal_struct: rlim and oom_score_adj are read */
+};
+
+#define ZD_CALLER_BPF_GROUPS 32 /* a first thread in more is read through its /proc/PID/status */
+#define ZD_CALLER_BPF_RLIMITS 16
 
 /* The namespaces of a record, by index */
 enum {
@@ -45,4 +58,20 @@ struct zd_caller_bpf_thread {
         __u32 seccomp_filters; /* 0xffffffff where the kernel does not count them (before 5.9) */
         __u32 ns[_ZD_CALLER_BPF_NS_MAX];
         __u32 pad;
+};
+
+/* What the first thread's record is followed by: what /proc/PID/status (its groups and umask),
+ * limits and oom_score_adj, its ns/pid link and its scheduling system calls say of it, from the
+ * same kernel objects. */
+struct zd_caller_bpf_first {
+        __u64 rlim[ZD_CALLER_BPF_RLIMITS][2]; /* signal->rlim[]: soft, hard */
+        __u32 groups[ZD_CALLER_BPF_GROUPS];   /* group_info->gid[], the first ngroups of them */
+        __u32 flags;
+        __s32 static_prio; /* nice + 120 */
+        __u32 policy;      /* without SCHED_RESET_ON_FORK, which is in flags */
+        __u32 rt_priority;
+        __u32 ioprio; /* its io_context's, 0 where it has none */
+        __u32 umask;
+        __s32 oom_score_adj;
+        __u32 pid_ns; /* its pid namespace's (ns/pid) */
 };

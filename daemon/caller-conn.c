@@ -150,9 +150,10 @@ void zd_caller_conn_clear(struct zd_caller_conn *k) {
         safe_close(k->cgroup_fd);
         safe_close(k->mounts.fd);
         safe_close(k->bpf_link_fd);
-        bool keep_threads = k->keep_threads;
+        bool keep_threads = k->keep_threads, proc_only = k->proc_only;
         *k = (struct zd_caller_conn) ZD_CALLER_CONN_INIT;
         k->keep_threads = keep_threads;
+        k->proc_only = proc_only;
 }
 
 int zd_caller_conn_new(struct zd_caller_conn **ret) {
@@ -168,8 +169,10 @@ int zd_caller_conn_new(struct zd_caller_conn **ret) {
 struct zd_caller_conn *zd_caller_conn_get(struct zd_caller_conn **slot, unsigned keep) {
         if (!(keep & ZD_CALLER_KEEP))
                 return NULL;
-        if (!*slot && zd_caller_conn_new(slot) >= 0)
+        if (!*slot && zd_caller_conn_new(slot) >= 0) {
                 (*slot)->keep_threads = keep & ZD_CALLER_KEEP_THREADS;
+                (*slot)->proc_only = keep & ZD_CALLER_READ_PROC;
+        }
         return *slot;
 }
 

@@ -239,8 +239,35 @@ static int read_procfs_elsewhere(int proc_fd, struct zd_caller_mounts *m, uint64
         return 0;
 }
 
-int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c,
-                              struct zd_caller_first *first) {
+void zd_caller_ns_from_record(const struct zd_caller_bpf_thread *t, uint32_t pid_ns, uint64_t ret[ZD_CALLER_NS_MAX]) {
+        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
+                switch (namespaces[i].flag) {
+                case CLONE_NEWNET:
+                        ret[i] = t->ns[ZD_CALLER_BPF_NS_NET];
+                        break;
+                case CLONE_NEWIPC:
+                        ret[i] = t->ns[ZD_CALLER_BPF_NS_IPC];
+                        break;
+                case CLONE_NEWUTS:
+                        ret[i] = t->ns[ZD_CALLER_BPF_NS_UTS];
+                        break;
+                case CLONE_NEWNS:
+                        ret[i] = t->ns[ZD_CALLER_BPF_NS_MNT];
+                        break;
+                case CLONE_NEWCGROUP:
+                        ret[i] = t->ns[ZD_CALLER_BPF_NS_CGROUP];
+                        break;
+                case CLONE_NEWPID:
+                        ret[i] = pid_ns;
+                        break;
+                default:
+                        ret[i] = t->ns[ZD_CALLER_BPF_NS_USER];
+                        break;
+                }
+}
+
+int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c, struct zd_caller_first *first,
+                              bool from_record) {
         struct root_id theirs;
         uint64_t ns, mntns = 0;
         int r;
@@ -248,16 +275,18 @@ int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_c
         r = read_own();
         if (r < 0)
                 return r;
-        if (k->ns_fd < 0) {
+        if (!from_record && k->ns_fd < 0) {
                 k->ns_fd = openat(proc_fd, "ns", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (k->ns_fd < 0)
                         return negative_errno();
         }
         for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
-                r = ns_inum(k->ns_fd, namespaces[i].name, &ns);
-                if (r < 0)
-                        return r;
-                first->ns[i] = ns;
+                if (!from_record) {
+                        r = ns_inum(k->ns_fd, namespaces[i].name, &first->ns[i]);
+                        if (r < 0)
+                                return r;
+                }
+                ns = first->ns[i];
                 if (namespaces[i].flag == CLONE_NEWNS)
                         mntns = ns;
                 if (ns == 0 || ns == own_ns[i])

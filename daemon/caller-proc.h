@@ -63,6 +63,54 @@ struct zd_caller_first {
         char label[ZD_LSM_LABEL_MAX];
 };
 
+/* A status text's value of each key read (after "Key:" and its blanks; NULL where it has none),
+ * found in one pass over its lines (caller-status.c). */
+#define ZD_CALLER_STATUS_KEYS 13
+struct zd_caller_status {
+        const char *v[ZD_CALLER_STATUS_KEYS];
+};
+
+void zd_caller_status_index(const char *text, struct zd_caller_status *ret);
+
+/* The first thread's status st: its ids, groups, capability sets, flags and umask into c (the
+ * sets and flags as the first merged: zd_caller_status_merge() merges the others), its Threads
+ * count in *ret_threads (1 when it does not say). check_uid: its real uid must be that, or
+ * -ESRCH (not the process that connected). */
+int zd_caller_status_first(const struct zd_caller_status *st, const uid_t *check_uid, struct zd_caller *c,
+                           uint64_t *ret_threads);
+
+/* Another thread's status text merged into c: its capability sets those every thread holds, the
+ * most confined thread's flags; -ENOTUNIQ when its ids or groups are not those of main. */
+int zd_caller_status_merge(const struct zd_caller_status *main, const char *text, struct zd_caller *c);
+
+/* The effective uid and gid of a status (check_uid as in zd_caller_status_first()). */
+int zd_caller_status_ids(const struct zd_caller_status *st, const uid_t *check_uid, uid_t *ret_uid, gid_t *ret_gid);
+
+/* How a process is scheduled, as the system calls give it (caller-sched.c): the policy as
+ * sched_getscheduler() (with SCHED_RESET_ON_FORK), sched_getparam()'s priority, the nice value,
+ * ioprio_get()'s answer and oom_score_adj. */
+struct zd_caller_sched_raw {
+        int policy, priority, nice, ioprio, oom_score_adj;
+};
+
+/* What a child it forked now would start with, into ret (all but affinity and umask). Pure. */
+void zd_caller_sched_fork(const struct zd_caller_sched_raw *raw, struct ze_sched *ret);
+
+/* The scheduling of process pid (0: zygoted), its oom_score_adj read through *oom_fd (oom_path
+ * under dir_fd, kept open), as zd_caller_sched_fork() makes it, and its CPU affinity. */
+int zd_caller_read_sched(int *oom_fd, int dir_fd, const char *oom_path, pid_t pid, struct ze_sched *ret);
+
+/* The CPU affinity of process pid, as sched_getaffinity() gives it (the kernel takes away the
+ * CPUs that are not active, which no record of the BPF iterator can know). */
+int zd_caller_read_affinity(pid_t pid, struct ze_sched *ret);
+
+/* The caller's limits from its /proc/PID/limits (through k), clamped as
+ * zd_caller_clamp_rlimits() does. */
+int zd_caller_read_rlimits(struct zd_caller_conn *k, struct zd_caller *c);
+
+/* c's hard limits made no more than zygoted's own, and each soft one no more than its hard one. */
+int zd_caller_clamp_rlimits(struct zd_caller *c);
+
 /* What a connection keeps of its caller between calls (caller.h): the process and the files of
  * it that each call reads again. Every slot -EBADF until first used. */
 struct zd_caller_conn {
@@ -76,6 +124,7 @@ struct zd_caller_conn {
         int status_fd, limits_fd, oom_fd, cgroup_fd;
         struct zd_caller_mounts mounts;
         bool keep_threads; /* ZD_CALLER_KEEP_THREADS: threads holds its other threads' files */
+        bool proc_only;    /* ZD_CALLER_READ_PROC: never through the BPF iterator */
         struct zd_caller_threads threads;
         int bpf_link_fd; /* the BPF task iterator attached to its threads (caller-bpf.c) */
 };
@@ -109,9 +158,14 @@ int zd_caller_pread(int *fd, int dir_fd, const char *name, char *buf, size_t siz
 
 /* The namespaces the caller differs from zygoted in (ns_join, ns_other) and its root (root_fd,
  * procfs_elsewhere) when it or its mount namespace differs; its mount table through k->mounts.
- * Its first thread's: their numbers in first->ns, for zd_caller_thread_same_ns(). */
-int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c,
-                              struct zd_caller_first *first);
+ * Its first thread's: their numbers in first->ns, for zd_caller_thread_same_ns(), read from its
+ * ns links, or from_record: put there from its BPF record (zd_caller_ns_from_record()). */
+int zd_caller_read_namespaces(int proc_fd, struct zd_caller_conn *k, struct zd_caller *c, struct zd_caller_first *first,
+                              bool from_record);
+
+/* The namespace numbers of a first thread's record t (and pid_ns, its struct zd_caller_bpf_first's),
+ * as its ns links give them, in struct zd_caller_first's order. */
+void zd_caller_ns_from_record(const struct zd_caller_bpf_thread *t, uint32_t pid_ns, uint64_t ret[ZD_CALLER_NS_MAX]);
 
 /* Whether the thread whose /proc/PID/task/TID is dir_fd is in the namespaces of first->ns: 0,
  * -EREMCHG when it is not, -ENOENT when it has ended, or another negative errno. */
@@ -149,10 +203,14 @@ int zd_caller_read_lsm(int proc_fd, struct zd_caller *c, struct zd_caller_first 
 int zd_caller_thread_same_label(int dir_fd, const struct zd_caller_first *first);
 
 /* Every thread of the caller as the BPF task iterator read it in one walk (caller-bpf.c): n
- * records, the first thread's among them (ZD_CALLER_BPF_LEADER), in no set order. */
+ * records, the first thread's among them (ZD_CALLER_BPF_LEADER), in no set order, and what the
+ * first thread's record said of it alone (has_first). */
 struct zd_caller_bpf_threads {
         size_t n;
         struct zd_caller_bpf_thread t[ZD_CALLER_MAX_THREADS + 2]; /* one more than read, and the end */
+        bool has_first, has_self;
+        struct zd_caller_bpf_first first;
+        struct zd_caller_bpf_first self; /* zygoted's own, read in the same walk (has_self) */
 };
 
 /* Whether zd_caller_bpf_load() loaded the iterator: the threads are then read through it. */
@@ -170,3 +228,14 @@ int zd_caller_bpf_read(struct zd_caller_conn *k, struct zd_caller_bpf_threads *r
  * another cred where an LSM labels processes (labelled): that thread is read through /proc. */
 int zd_caller_bpf_merge(const struct zd_caller_bpf_thread *first, const struct zd_caller_bpf_thread *t, bool labelled,
                         struct zd_caller *c);
+
+/* The first thread of a walk ts, its values into c as its /proc files and system calls give them:
+ * ids (check_uid: the real uid must be that, or -ESRCH), groups, capability sets, no_new_privs and
+ * seccomp state (merged as zd_caller_bpf_merge() merges another thread's), umask, scheduling but
+ * the CPU affinity (zd_caller_read_affinity()), limits (clamped as zd_caller_clamp_rlimits()
+ * does), namespace numbers into ns; its record in *ret_first; and zygoted's own scheduling and
+ * umask but its CPU affinity, from the walk's record of the reader (own_sched). 0; 1 when the walk cannot tell (no
+ * first thread, or one exiting, or in more groups than its record holds), c untouched: then read
+ * it through /proc; or a negative errno. caller-bpf-first.c. */
+int zd_caller_bpf_read_first(const struct zd_caller_bpf_threads *ts, const uid_t *check_uid, struct zd_caller *c,
+                             uint64_t ns[ZD_CALLER_NS_MAX], const struct zd_caller_bpf_thread **ret_first);

@@ -45,6 +45,10 @@ struct zd_caller {
         /* How the kernel treats it: what a child it forked would start with (the reset of
          * SCHED_RESET_ON_FORK applied); its first thread's (see caller.c). */
         struct ze_sched sched;
+        /* zygoted's own, as zd_caller_own_sched() reads it, when read with the caller (the BPF
+         * walk gives it): what zd_caller_task_sched() compares the caller's with. */
+        bool has_own_sched;
+        struct ze_sched own_sched;
 
         unsigned ns_join;           /* CLONE_NEW* of the namespaces the task must join */
         const char *ns_other;       /* a namespace that differs and cannot be joined ("pid", "user") */
@@ -83,6 +87,7 @@ struct zd_caller_conn;
 enum {
         ZD_CALLER_KEEP = 1 << 0,
         ZD_CALLER_KEEP_THREADS = 1 << 1,
+        ZD_CALLER_READ_PROC = 1 << 2, /* never through the BPF iterator: tests compare the two readers */
 };
 
 int zd_caller_conn_new(struct zd_caller_conn **ret);

@@ -134,6 +134,60 @@ def rounds(names, one, runs, warmup=2):
     return out
 
 
+class CpuAccount:
+    """CPU time from the kernel's accounting (cgroup v1 cpuacct, present in both cgroup views of
+    this bench), in cgroups of the bench's own, one per part: `zygoted` (zygoted itself: its worker
+    joins its caller's cgroups, the shim's), `daemons` (containerd, the shims, the runtimes they
+    run, zygoted's workers), `clients` (every ctr, moved there
+    before its exec), and the containers' parent cgroup (the containers' processes, the exec'd
+    /bin/true among them); this script sits in `bench`, not counted (its forks and waits are the
+    harness's). usage() is {part: ns}, every process counted in one part."""
+
+    ROOT = "/sys/fs/cgroup/cpuacct"
+    PARTS = ("clients", "daemons", "zygoted", "containers")
+
+    def __init__(self):
+        self.base = os.path.join(self.ROOT, f"zyg-bench-cpu-{os.getpid()}")
+        self.dirs = {p: os.path.join(self.base, p) for p in self.PARTS if p != "containers"}
+        self.dirs["containers"] = self.ROOT + ct.CTR_CGROUP_PARENT
+        self.bench = os.path.join(self.base, "bench")
+        with open("/proc/self/cgroup") as f:
+            mine = [l.split(":", 2)[2].strip() for l in f if l.split(":")[1].split(",").count("cpuacct")]
+        self.home = os.path.join(self.ROOT, mine[0].lstrip("/")) if mine else self.ROOT
+        for d in (self.base, self.bench, *self.dirs.values()):
+            os.makedirs(d, exist_ok=True)
+
+    @staticmethod
+    def move(cgroup, pid=0):
+        fd = os.open(os.path.join(cgroup, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(fd, str(pid or os.getpid()).encode())
+        finally:
+            os.close(fd)
+
+    def into(self, part):
+        self.move(self.dirs.get(part, self.bench))
+
+    def into_clients(self):
+        """preexec_fn of a ctr client: the child moves itself before it execs."""
+        self.move(self.dirs["clients"])
+
+    def usage(self):
+        out = {}
+        for p, d in self.dirs.items():
+            with open(os.path.join(d, "cpuacct.usage")) as f:
+                out[p] = int(f.read())
+        return out
+
+    def close(self):
+        self.move(self.home)
+        for d in [d for p, d in self.dirs.items() if p != "containers"] + [self.bench, self.base]:
+            try:
+                os.rmdir(d)
+            except OSError as e:
+                log(f"cpu accounting: {d} left behind: {e}")
+
+
 def start_zygoted(build, work):
     """A zygoted of this run's own (root, the bundled profiles); returns (process, socket)."""
     sock = os.path.join(work, "zygoted.sock")
@@ -168,11 +222,59 @@ def wrapper(path, binary, env):
     return path
 
 
+def exec_cpu(names, argv, acct, args):
+    """CPU per `ctr task exec` of /bin/true, every process counted (CpuAccount): per round, an idle
+    window (what containerd, the shims, zygoted and the sleeping containers spend doing nothing,
+    per second), then args.cpu_execs execs one after the other per runtime, the order rotating;
+    a runtime's figure is (usage over its execs - the idle rate x their wall time) / execs, in ms,
+    in all and per part. Ratios are the medians of the per-round ratios."""
+    per, idle, ratios = {n: [] for n in names}, [], []
+    parts, bare, bare_ratios = {n: {} for n in names}, {}, []
+    for i in range(args.cpu_rounds):
+        u0, t0 = acct.usage(), time.monotonic()
+        time.sleep(args.cpu_idle)
+        u1, t1 = acct.usage(), time.monotonic()
+        rate = {p: (u1[p] - u0[p]) / (t1 - t0) for p in u1}  # ns of CPU per s
+        idle.append(sum(rate.values()) / 1000)
+        k = i % len(names)
+        got = {}
+        for n in names[k:] + names[:k]:
+            u0, t0 = acct.usage(), time.monotonic()
+            for j in range(args.cpu_execs):
+                r = subprocess.run(argv(n, f"{i}-{j}"), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, preexec_fn=acct.into_clients, timeout=120)
+                if r.returncode != 0:
+                    raise RuntimeError(f"{n}: ctr task exec failed: {r.stderr.decode(errors='replace').strip()}")
+            u1, dt = acct.usage(), time.monotonic() - t0
+            part = {p: (u1[p] - u0[p] - rate[p] * dt) / args.cpu_execs / 1e6 for p in u1}
+            for p, v in part.items():
+                parts[n].setdefault(p, []).append(v)
+            got[n] = sum(part.values())
+            per[n].append(got[n])
+            bare[n] = got[n] - part.get("clients", 0)
+        ratios.append(got)
+        bare_ratios.append(dict(bare))
+    out = {"execs": args.cpu_execs, "idle_us_per_s": quantiles(idle)}
+    for n in names:
+        out[n] = quantiles(per[n])
+        out[n]["parts"] = {p: statistics.median(v) for p, v in parts[n].items()}
+        if n in (ZR, ZD):
+            for other in names:
+                if other != n:
+                    out[n][f"ratio_to_{other}"] = quantiles([r[n] / r[other] for r in ratios])
+                    # the same without the ctr client's own CPU (a kubelet's probe has no ctr)
+                    out[n][f"server_ratio_to_{other}"] = quantiles([r[n] / r[other] for r in bare_ratios])
+    return out
+
+
 def measure(args):
     """One set of measurements in the current mount namespace; JSON on stdout."""
     zr = os.path.join(args.build, "zygote-runc")
     work = tempfile.mkdtemp(prefix="zyg-bench.", dir="/tmp")
+    acct = CpuAccount()
+    acct.into("zygoted")  # zygoted starts from here, containerd from `daemons`: their children stay there
     zygoted, sock = start_zygoted(args.build, work)
+    acct.into("bench")
     profile = profile_path()[0]
     # bundle rows: options on the command line; ctr and podman rows: binaries (see wrapper())
     argvs = {ZD: [os.path.join(args.build, "launchctl"), "--socket", sock], ZR: [zr, "--zygote-socket", sock],
@@ -207,7 +309,9 @@ def measure(args):
         if args.ctr_runs and shutil.which("ctr") and shutil.which("containerd"):
             os.mkdir(os.path.join(work, "ctd"))
             cd = ct.Containerd(os.path.join(work, "ctd"))
+            acct.into("daemons")
             cd.start()
+            acct.into("bench")
             try:
                 r = cd.ctr("image", "import", args.image, timeout=120)
                 if r.returncode != 0:
@@ -252,6 +356,9 @@ def measure(args):
                 log(f"ctr task exec: {args.ctr_runs} rounds of {', '.join(names)}")
                 try:
                     result["exec"] = rounds(names, run_exec, args.ctr_runs)
+                    log(f"CPU per ctr task exec: {args.cpu_rounds} rounds of {args.cpu_execs} execs and idle")
+                    result["exec_cpu"] = exec_cpu([n for n in names if n in running], lambda n, tag: cd.ctr_argv(
+                        "task", "exec", "--exec-id", f"p{tag}", running[n], "true"), acct, args)
                 finally:
                     for cid in running.values():
                         cd.ctr("task", "kill", "-a", "-s", "KILL", cid)
@@ -288,6 +395,7 @@ def measure(args):
             subprocess.run(["umount", "-l", line.split()[4]], stderr=subprocess.DEVNULL)
         shutil.rmtree(work, ignore_errors=True)
         ct.remove_cgroup_parent(ct.CTR_CGROUP_PARENT)
+        acct.close()
     json.dump(result, sys.stdout)
 
 
@@ -321,6 +429,58 @@ def ratio_cell(z, other):
     return f"{r['median']:.2f} [{r['p10']:.2f}–{r['p90']:.2f}]"
 
 
+PART_NAMES = {"clients": "ctr", "daemons": "containerd+shims", "zygoted": "zygoted", "containers": "containers"}
+EXEC_CPU_TARGET = 0.3  # issue 35: an exec probe through zygoted's shim at most 0.3x runc's CPU
+
+
+def exec_cpu_verdict(sets):
+    """The exec probe target per cgroup view: (view, ratio median or None)."""
+    return [(view, res["exec_cpu"].get(ZD, {}).get("ratio_to_runc", {}).get("median"),
+             res["exec_cpu"].get(ZD, {}).get("server_ratio_to_runc", {}).get("median"))
+            for view, res in sets.items() if "exec_cpu" in res]
+
+
+def cpu_table(sets, meta):
+    if not any("exec_cpu" in res for res in sets.values()):
+        return []
+    some = next(res["exec_cpu"] for res in sets.values() if "exec_cpu" in res)
+    lines = ["", f"CPU of one `ctr task exec` of /bin/true into a running container (an exec probe), every process "
+             "counted from the kernel's accounting (cgroup v1 cpuacct: containerd, the shims, the runtimes, zygoted, "
+             "the ctr client and the containers' processes), same run: per round an idle window of "
+             f"{meta.get('cpu_idle', 1.0):g} s, then {some['execs']} execs per runtime one after the other (the order "
+             "rotating); a figure is (CPU over the execs − the idle rate × their wall time) / execs. "
+             f"{meta.get('cpu_rounds', '?')} rounds; milliseconds of CPU, median [p10–p90]; ratios are medians of the "
+             "per-round ratios.", "",
+             "| cgroups | idle µs CPU/s | " + " | ".join(f"{n} ms" for n in RUNTIMES)
+             + " | zygoted / runc | zygoted / crun | zygote-runc / runc |", "|---|---|" + "---|" * (len(RUNTIMES) + 3)]
+    for view, res in sets.items():
+        row = res.get("exec_cpu")
+        if not row:
+            continue
+        d, z = row.get(ZD, {}), row.get(ZR, {})
+        lines.append(f"| {view} | {cell(row['idle_us_per_s'])} | "
+                     + " | ".join(cell(row[n]) if n in row else "–" for n in RUNTIMES)
+                     + f" | {ratio_cell(d, 'runc')} | {ratio_cell(d, 'crun')} | {ratio_cell(z, 'runc')} |")
+    lines += ["", "Where that CPU goes, per exec (ms, medians; each part's idle rate subtracted): `ctr` the client, "
+              "`containerd+shims` containerd, the runtime's shim and the runtime it runs (runc, crun, zygote-runc; "
+              "for zygoted the zygote shim and zygoted's worker, which joins its caller's cgroups), `zygoted` zygoted "
+              "itself, `containers` the containers' processes.", "", "| cgroups | runtime | " + " | ".join(PART_NAMES[p] for p in CpuAccount.PARTS)
+              + " | all |", "|---|---|" + "---|" * (len(CpuAccount.PARTS) + 1)]
+    for view, res in sets.items():
+        for n in RUNTIMES:
+            m = res.get("exec_cpu", {}).get(n)
+            if m and "parts" in m:
+                lines.append(f"| {view} | {n} | " + " | ".join(f"{m['parts'].get(p, 0):.1f}" for p in CpuAccount.PARTS)
+                             + f" | {m['median']:.1f} |")
+    for view, ratio, server in exec_cpu_verdict(sets):
+        verdict = "not measured" if ratio is None else (
+            "met" if ratio <= EXEC_CPU_TARGET else f"**missed by {ratio / EXEC_CPU_TARGET * 100 - 100:.0f} %**")
+        lines += ["", f"Target (issue 35), {view}: an exec probe's CPU through zygoted's shim ≤ {EXEC_CPU_TARGET:g}× "
+                  f"runc's: {'–' if ratio is None else f'{ratio:.2f}'}, {verdict}"
+                  + ("" if server is None else f" (without the ctr client's own CPU: {server:.2f})") + "."]
+    return lines
+
+
 def table(sets, steps, meta):
     lines = [f"Container start-up, {meta['when']}, commit {meta['commit']}, {meta['cpu']}, Linux {meta['kernel']}; "
              f"load average {meta['load_start']:.2f} at start and {meta['load_end']:.2f} at end; "
@@ -347,6 +507,7 @@ def table(sets, steps, meta):
             lines.append(f"| {view} | {label} | " + " | ".join(cell(row[n]) if n in row else "–" for n in RUNTIMES)
                          + f" | {ratio_cell(z, ZR_LOCAL)} | {ratio_cell(z, 'runc')} | {ratio_cell(z, 'crun')}"
                          + f" | {ratio_cell(d, 'runc')} | {ratio_cell(d, 'crun')} |")
+    lines += cpu_table(sets, meta)
     if steps:
         lines += ["", "The seccomp step alone (`tests/bench/filter-step.c`: get the program, then a forked child "
                   "loads it and exits; `none` is that fork and reap alone), same run:", "",
@@ -374,6 +535,9 @@ def main():
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--ctr-runs", type=int, default=20)
     ap.add_argument("--podman-runs", type=int, default=10)
+    ap.add_argument("--cpu-rounds", type=int, default=7)
+    ap.add_argument("--cpu-execs", type=int, default=20)
+    ap.add_argument("--cpu-idle", type=float, default=1.0, help="seconds of the idle window per round")
     ap.add_argument("--no-readme", action="store_true")
     ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--image", help=argparse.SUPPRESS)
@@ -393,7 +557,8 @@ def main():
     image = subprocess.run([os.path.join(REPO, "tests", "runtime", "make-image.sh"), args.build],
                            check=True, capture_output=True, text=True).stdout.strip()
     me = [sys.executable, os.path.abspath(__file__), "--measure", "--build", args.build, "--image", image,
-          "--runs", str(args.runs), "--ctr-runs", str(args.ctr_runs), "--podman-runs", str(args.podman_runs)]
+          "--runs", str(args.runs), "--ctr-runs", str(args.ctr_runs), "--podman-runs", str(args.podman_runs),
+          "--cpu-rounds", str(args.cpu_rounds), "--cpu-execs", str(args.cpu_execs), "--cpu-idle", str(args.cpu_idle)]
     load_start = os.getloadavg()[0]
     sets = {}
     hybrid = is_hybrid()
@@ -427,6 +592,7 @@ def main():
         "cpu": f"{cpu}, {os.cpu_count()} cores", "kernel": os.uname().release,
         "load_start": load_start, "load_end": load_end, "runs": args.runs, "ctr_runs": args.ctr_runs,
         "podman_runs": args.podman_runs, "profile": profile_path()[1],
+        "cpu_rounds": args.cpu_rounds, "cpu_idle": args.cpu_idle,
         "versions": "; ".join([out(["runc", "--version"]), out(["crun", "--version"]),
                                "containerd " + out(["containerd", "--version"]).split()[-2]]),
     }

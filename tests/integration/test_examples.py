@@ -128,6 +128,7 @@ def test_containerd_reads_it(installed):
     assert r.returncode == 0, r.stdout
     rt = containerd_runtime(tomllib.loads(r.stdout))
     assert rt["runtime_type"] == "io.containerd.runc.v2" and rt["options"]["BinaryName"] == runc, r.stdout
+    assert rt["container_annotations"] == ["io.containers.trace-syscall"], r.stdout
 
 
 def test_podman_runs_the_installed_runtime_from_the_drop_in(installed):
@@ -170,7 +171,10 @@ def test_containerd_reads_the_shim_config(installed):
     r = subprocess.run(["containerd", "--config", os.path.join(examples, "containerd-shim-config.toml"), "config",
                         "dump"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT)
     assert r.returncode == 0, r.stdout
-    assert containerd_runtime(tomllib.loads(r.stdout))["runtime_type"] == "io.containerd.zygote.v2", r.stdout
+    rt = containerd_runtime(tomllib.loads(r.stdout))
+    assert rt["runtime_type"] == "io.containerd.zygote.v2", r.stdout
+    # a container annotated to record passes its annotation on (test_cri.py's recorded pod)
+    assert rt["container_annotations"] == ["io.containers.trace-syscall"], r.stdout
 
 
 # /etc/containerd/config.toml as Debian 12's containerd 1.6.20 package installs it: a CRI section

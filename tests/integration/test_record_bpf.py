@@ -100,7 +100,7 @@ def test_recordings_apart(daemon, workdir):
            "sh", "-c", f"echo ready; cat {fifo}"]
     # A runs, recorded, until B writes to the fifo; meanwhile an unrecorded task and B run
     pa = subprocess.Popen(zytest.setpriv(NOBODY, NOBODY) + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env=zytest.WORK_ENV)
+                          env=zytest.WORK_ENV, cwd="/")
     try:
         assert pa.stdout.readline() == b"ready\n"
         plain = daemon.launchctl("run", "--", "python3", "-c", f"import os; os.mkfifo({node!r})", uid=NOBODY)
@@ -151,7 +151,7 @@ def test_recordings_per_user_bounded(daemon, workdir):
             cmd = [daemon.bins["launchctl"], "--socket", daemon.socket, "run", "--record",
                    os.path.join(workdir, f"{i}.json"), "--record-via", "bpf", "--", "sh", "-c", f"echo ready; cat {fifo}"]
             p = subprocess.Popen(zytest.setpriv(NOBODY, NOBODY) + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 env=zytest.WORK_ENV)
+                                 env=zytest.WORK_ENV, cwd="/")
             held.append(p)
             assert p.stdout.readline() == b"ready\n"
         assert daemon.status()["recording"]["active"] == 8
@@ -186,7 +186,7 @@ def test_descendant_outliving_the_task_is_recorded(daemon, workdir, via):
     cmd = [daemon.bins["launchctl"], "--socket", daemon.socket, "run", "--record", path, "--record-via", via, "--",
            "sh", "-c", f"(cat {fifo} >/dev/null; mkdir {made}) >/dev/null 2>&1 </dev/null & echo left"]
     p = subprocess.Popen(zytest.setpriv(NOBODY, NOBODY) + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         env=zytest.WORK_ENV)
+                         env=zytest.WORK_ENV, cwd="/")
     try:
         assert p.stdout.readline() == b"left\n"
         # sh has exited (or is about to); its child waits on the fifo: nothing written yet

@@ -405,14 +405,16 @@ class CriContainerd(Containerd):
     """A containerd of its own with the CRI plugin, the kubelet's runtime (ctr calls go to its
     `k8s.io` namespace): runtime handlers `runc` (the runc v2 shim with runc, its state below the
     workdir; the default) and RUNTIMES ({handler: runtime_type}, found as shims on the PATH of
-    ENV), the pod sandbox image PAUSE_IMAGE, no CNI network (pods on the host's network only: no
+    ENV; SETTINGS: {handler: {key: [strings]}}, such as container_annotations, the annotations a
+    container's CRI config may pass into its OCI spec), the pod sandbox image PAUSE_IMAGE, no CNI network (pods on the host's network only: no
     network configuration is read), the streaming server on a port of the kernel's choice,
     neither AppArmor nor SELinux, oom_score_adj kept at or above containerd's own."""
 
     namespace = CRI_NAMESPACE
 
-    def __init__(self, workdir, runtimes=None, env=None):
+    def __init__(self, workdir, runtimes=None, env=None, settings=None):
         self.runtimes = dict(runtimes or {})
+        self.settings = dict(settings or {})
         super().__init__(workdir, env)
         self.address = "unix://" + self.sock
 
@@ -445,6 +447,8 @@ class CriContainerd(Containerd):
 """
         for handler, runtime_type in self.runtimes.items():
             text += f'{cri}.containerd.runtimes.{handler}]\n  runtime_type = "{runtime_type}"\n'
+            for key, values in self.settings.get(handler, {}).items():
+                text += f"  {key} = {json.dumps(list(values))}\n"
         return text
 
     def cgroups_of(self, cid):

@@ -42,6 +42,9 @@ pytestmark = pytest.mark.timeout(240)
 
 RUNS = int(os.environ.get("ZYGOTE_CRI_RUNS", "5"))  # sequences per handler, for the medians
 SHIM = "containerd-shim-zygote-v2"
+# podman's recording annotation, which zygoted honours (docs/RECORDING.md); containerd's CRI puts a
+# container's annotation into its OCI spec only where the handler's container_annotations lists it
+TRACE = "io.containers.trace-syscall"
 
 # ---- the messages of runtime.v1 that the test uses ------------------------------------------------
 # Field numbers as the API publishes them (k8s.io/cri-api, runtime/v1); enums are sent as int32,
@@ -49,7 +52,7 @@ SHIM = "containerd-shim-zygote-v2"
 # name, "[]" before it for a repeated field, or "map" for a map<string, string>.
 
 NODE, CONTAINER, POD = 2, 1, 0  # NamespaceMode
-RUNTIME_DEFAULT = 0  # SecurityProfile.ProfileType
+RUNTIME_DEFAULT, LOCALHOST = 0, 2  # SecurityProfile.ProfileType
 CREATED, RUNNING, EXITED = 0, 1, 2  # ContainerState
 SANDBOX_READY, SANDBOX_NOTREADY = 0, 1  # PodSandboxState
 
@@ -78,10 +81,12 @@ MESSAGES = {
     "KeyValue": [("key", 1, "string"), ("value", 2, "string")],
     "ContainerMetadata": [("name", 1, "string"), ("attempt", 2, "uint32")],
     "SecurityProfile": [("profile_type", 1, "int32"), ("localhost_ref", 2, "string")],
+    "Mount": [("container_path", 1, "string"), ("host_path", 2, "string"), ("readonly", 3, "bool")],
     "LinuxContainerSecurityContext": [("namespace_options", 3, "NamespaceOption"), ("seccomp", 15, "SecurityProfile")],
     "LinuxContainerConfig": [("security_context", 2, "LinuxContainerSecurityContext")],
     "ContainerConfig": [("metadata", 1, "ContainerMetadata"), ("image", 2, "ImageSpec"), ("command", 3, "[]string"),
-                        ("args", 4, "[]string"), ("envs", 6, "[]KeyValue"), ("labels", 9, "map"),
+                        ("args", 4, "[]string"), ("envs", 6, "[]KeyValue"), ("mounts", 7, "[]Mount"),
+                        ("labels", 9, "map"),
                         ("annotations", 10, "map"), ("log_path", 11, "string"), ("linux", 15, "LinuxContainerConfig")],
     "CreateContainerRequest": [("pod_sandbox_id", 1, "string"), ("config", 2, "ContainerConfig"),
                                ("sandbox_config", 3, "PodSandboxConfig")],
@@ -220,7 +225,8 @@ def cri(zygoted):
     os.symlink(os.path.join(BUILD_DIR, SHIM), os.path.join(bindir, SHIM))
     env = dict(os.environ, PATH=bindir + ":" + os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
                ZYGOTE_SOCKET=zygoted.socket)
-    cd = ct.CriContainerd(workdir, runtimes={"zygote": "io.containerd.zygote.v2"}, env=env)
+    cd = ct.CriContainerd(workdir, runtimes={"zygote": "io.containerd.zygote.v2"}, env=env,
+                          settings={"zygote": {"container_annotations": [TRACE]}})
     client = None
     try:
         try:
@@ -440,3 +446,103 @@ def test_timings(cri, baseline, capsys):
         for handler, samples in runs.items():
             print(f"  {handler:8}" + "".join(f"{median_ms([r[s] for r in samples]):>{max(len(s), 6) + 1}.1f}"
                                              for s in steps))
+
+
+# ---- a pod annotated to record (io.containers.trace-syscall) --------------------------------------
+
+def read_to_end(path, bound=60):
+    """What the writers of the fifo PATH (opened here first, so that its end is the last writer's
+    close, not the absence of one yet) wrote, up to that close, within BOUND seconds."""
+    import select
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    data, deadline = b"", time.monotonic() + bound
+    try:
+        while True:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no end of {path} within {bound} s: {data!r}"
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return data.decode()
+            data += chunk
+    finally:
+        os.close(fd)
+
+
+class Shell(Sequence):
+    """A zygote pod whose one container runs `sh -c COMMAND` with its output and errors to a fifo
+    of the host's (DIR, bind-mounted at /x), read to its end: the container's init is done when
+    run() stops it, without polling its state. ANNOTATIONS for the container, SECCOMP its
+    SecurityProfile (RuntimeDefault without)."""
+
+    def __init__(self, cri, shared, command, annotations=None, seccomp=None):
+        super().__init__(cri, "zygote")
+        self.shared, self.command = shared, command
+        self.annotations, self.seccomp = annotations or {}, seccomp
+
+    def container_config(self):
+        cri = self.cri
+        sc = cri.msg("LinuxContainerSecurityContext", namespace_options=self.namespaces(),
+                     seccomp=self.seccomp or cri.msg("SecurityProfile", profile_type=RUNTIME_DEFAULT))
+        sc.seccomp.SetInParent()
+        return cri.msg("ContainerConfig", metadata=cri.msg("ContainerMetadata", name="recorded"),
+                       image=cri.msg("ImageSpec", image=ct.IMAGE),
+                       command=["sh", "-c", f"{{ {self.command}; }} >/x/out 2>&1"],
+                       mounts=[cri.msg("Mount", container_path="/x", host_path=self.shared)],
+                       annotations=self.annotations, log_path="recorded/0.log",
+                       linux=cri.msg("LinuxContainerConfig", security_context=sc))
+
+    def run(self):
+        fifo = os.path.join(self.shared, "out")
+        if os.path.exists(fifo):
+            os.unlink(fifo)
+        os.mkfifo(fifo, 0o600)
+        try:
+            self.pod = self.cri.RunPodSandbox(config=self.pod_config, runtime_handler=self.handler).pod_sandbox_id
+            self.ctr = self.cri.CreateContainer(pod_sandbox_id=self.pod, config=self.container_config(),
+                                                sandbox_config=self.pod_config).container_id
+            self.cri.StartContainer(container_id=self.ctr)
+            out = read_to_end(fifo)
+            # the init has closed the fifo: it is exiting or gone; StopContainer waits for it,
+            # RemoveContainer is zygoted's Delete, where the recording is written
+            self.cri.StopContainer(container_id=self.ctr, timeout=10)
+            self.cri.RemoveContainer(container_id=self.ctr)
+            self.cri.StopPodSandbox(pod_sandbox_id=self.pod)
+            self.cri.RemovePodSandbox(pod_sandbox_id=self.pod)
+        except BaseException:
+            self.cleanup()
+            raise
+        assert leftovers(self.cri, self) == {}, "left behind"
+        return out
+
+
+def allowed(path):
+    with open(path) as f:
+        p = json.load(f)
+    return {n for r in p["syscalls"] if r["action"] == "SCMP_ACT_ALLOW" and not r.get("args") for n in r["names"]}
+
+
+def test_pod_annotated_to_record(cri, baseline, tmp_path):
+    """A CRI container annotated io.containers.trace-syscall=of:FILE (passed into its OCI spec by
+    the handler's container_annotations) is recorded by zygoted's eBPF tracer and FILE written
+    once it is removed; the same annotation on the pod, which pod_annotations does not list,
+    records nothing. A container under FILE as its Localhost seccomp profile then runs the same
+    command, and a mkdir the recording did not see is refused."""
+    rec = cri.zygoted.status()["recording"]
+    if not rec["bpf"]:
+        pytest.skip(f"zygoted has no eBPF tracer: {rec['reason']}")
+    os.chmod(tmp_path, 0o755)
+    shared, out, pod_out = str(tmp_path), str(tmp_path / "rec.json"), str(tmp_path / "pod.json")
+    pipe = "echo hi; seq 3 | wc -l"
+    seq = Shell(cri, shared, pipe, annotations={TRACE: f"of:{out}"})
+    seq.pod_config.annotations[TRACE] = f"of:{pod_out}"
+    assert seq.run().split() == ["hi", "3"]
+    n = allowed(out)
+    assert {"execve", "wait4", "pipe2"} <= n, n
+    assert "mkdirat" not in n and "mkdir" not in n, n
+    assert not os.path.exists(pod_out)  # a pod annotation not listed never reaches the spec
+    assert cri.zygoted.status()["recording"]["active"] == 0
+    # FILE as the container's profile: the same command runs, a new call is refused
+    profile = cri.msg("SecurityProfile", profile_type=LOCALHOST, localhost_ref=out)
+    assert Shell(cri, shared, pipe, seccomp=profile).run().split() == ["hi", "3"]
+    text = Shell(cri, shared, "mkdir /tmp/new && echo made", seccomp=profile).run()
+    assert "made" not in text and "Operation not permitted" in text, text

@@ -333,15 +333,23 @@ void assert_same(const struct zd_caller *a, const struct zd_caller *b) {
 }
 
 /* The caller read through k (kept from the calls before), checked against a read that keeps
- * nothing. */
+ * nothing and against one through /proc alone (ZD_CALLER_READ_PROC). */
 void read_kept(struct live *p, struct zd_caller_conn *k, struct zd_caller *ret) {
-        struct zd_caller fresh = ZD_CALLER_INIT;
+        struct zd_caller fresh = ZD_CALLER_INIT, proc = ZD_CALLER_INIT;
+        struct zd_caller_conn *by_proc = NULL;
 
         zd_caller_done(ret);
         *ret = (struct zd_caller) ZD_CALLER_INIT;
         assert_int_equal(zd_caller_read(p->sock, &p->cred, k, ret), 0);
         assert_int_equal(zd_caller_read(p->sock, &p->cred, NULL, &fresh), 0);
         assert_same(ret, &fresh);
+        /* and the /proc reader, where the BPF iterator read the others: the same */
+        assert_non_null(zd_caller_conn_get(&by_proc, ZD_CALLER_KEEP | ZD_CALLER_READ_PROC));
+        assert_int_equal(zd_caller_read(p->sock, &p->cred, by_proc, &proc), 0);
+        assert_same(ret, &proc);
+        assert_int_equal(ret->seccomp_filters, proc.seccomp_filters);
+        zd_caller_conn_free(by_proc);
+        zd_caller_done(&proc);
         zd_caller_done(&fresh);
 }
 

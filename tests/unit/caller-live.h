@@ -47,7 +47,7 @@ void fd_path(int fd, char *buf, size_t size);
 /* Two reads of the same caller agree on everything that decides its task. */
 void assert_same(const struct zd_caller *a, const struct zd_caller *b);
 /* The caller read through k (kept from the calls before), checked against a read that keeps
- * nothing. */
+ * nothing and against one through /proc alone (ZD_CALLER_READ_PROC). */
 void read_kept(struct live *p, struct zd_caller_conn *k, struct zd_caller *ret);
 /* A connection's kept state, as zygoted makes it: its threads' files kept too. */
 struct zd_caller_conn *conn_new(void);
