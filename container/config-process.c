@@ -30,7 +30,9 @@ int zct_oci_cap_last(void) {
         return last;
 }
 
-static int parse_caps(json_object *a, const char *what, uint64_t *ret, char **ret_error) {
+/* A capability name this runtime does not know (a newer kernel's, or a typo) is ignored and noted,
+ * as runc 1.1 and crun ignore it: the container gets fewer capabilities, never more. */
+static int parse_caps(struct zct_oci *o, json_object *a, const char *what, uint64_t *ret) {
         uint64_t m = 0;
 
         for (size_t i = 0; i < zct_array_len(a); i++) {
@@ -42,10 +44,12 @@ static int parse_caps(json_object *a, const char *what, uint64_t *ret, char **re
                         continue;
                 if (strncasecmp(name, "CAP_", 4) != 0 && asprintf(&full, "CAP_%s", name) >= 0)
                         name = full;
-                if (zp_cap_from_name(name, &c) < 0 || c >= 64)
-                        return zct_errorf(ret_error, -EINVAL,
-                                          "config.json: process.capabilities.%s: unknown capability \"%s\"", what,
-                                          name);
+                if (zp_cap_from_name(name, &c) < 0 || c >= 64) {
+                        if (zct_oci_note(o, "process.capabilities.%s: unknown capability \"%s\" ignored", what, name) <
+                            0)
+                                return -ENOMEM;
+                        continue;
+                }
                 /* a capability the running kernel lacks is ignored, as runc does */
                 if ((int) c <= zct_oci_cap_last())
                         m |= UINT64_C(1) << c;
@@ -111,7 +115,7 @@ int zct_oci_parse_process(struct zct_oci *o, json_object *p, char **ret_error) {
         for (size_t i = 0; i < o->n_groups; i++)
                 o->groups[i] = (gid_t) json_object_get_int64(json_object_array_get_idx(v, i));
         for (size_t i = 0; i < 5; i++) {
-                r = parse_caps(zct_get(caps, cap_sets[i]), cap_sets[i], &o->caps[i], ret_error);
+                r = parse_caps(o, zct_get(caps, cap_sets[i]), cap_sets[i], &o->caps[i]);
                 if (r < 0)
                         return r;
         }

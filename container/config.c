@@ -211,9 +211,11 @@ static int parse_cgroup(struct zct_oci *o, json_object *linux_, char **ret_error
                     !json_object_is_type(val, json_type_string))
                         return zct_errorf(ret_error, -EINVAL, "config.json: linux.sysctl: bad entry \"%s\"", key);
         }
-        /* crun's order: the sysctl after "hostname", so its value is the one the container has */
-        if (zct_get_str(o->sysctl, "kernel.hostname"))
-                o->hostname = zct_get_str(o->sysctl, "kernel.hostname");
+        /* the container's name is "hostname"'s to say: runc 1.1 and crun 1.8 refuse the key */
+        if (zct_get(o->sysctl, "kernel.hostname"))
+                return zct_errorf(
+                        ret_error, -EINVAL,
+                        "config.json: linux.sysctl: \"kernel.hostname\" conflicts with the \"hostname\" field");
         return 0;
 }
 

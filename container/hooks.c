@@ -10,6 +10,7 @@
  * sandbox-hooks.c), which may not allocate: here they are prepared for it before the clone
  * (zct_hooks_for_init), and the init's failure record is put in words (zct_hooks_report_failure).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -30,6 +31,19 @@
 static const char *const known_kinds[] = {
         "prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop",
 };
+
+/* A hook's end in words, as runc's message has it ("error running hook", "bad system call"):
+ * "exit status N" or "killed by signal N (name)"; status is 128 + N for a signal. */
+static const char *status_text(int status, char buf[static 96]) {
+        if (status > 128) {
+                int n = snprintf(buf, 96, "killed by signal %d (%s)", status - 128, strsignal(status - 128));
+                char *p = strchr(buf, '(');
+                if (n > 0 && p && p[1])
+                        p[1] = (char) tolower((unsigned char) p[1]);
+        } else
+                snprintf(buf, 96, "exit status %d", status);
+        return buf;
+}
 
 static int check_strings(json_object *h, const char *field, const char *where, char **err) {
         json_object *v;
@@ -254,10 +268,11 @@ static int run_one(const struct zct_ctx *c, json_object *h, const char *where, i
                 return zct_error(c, "%s (%s): waiting: %s", where, path, zct_errstr(-r)), r;
         if (timed_out)
                 return zct_error(c, "%s (%s) timed out after %llds and was killed", where, path, timeout), -ETIME;
-        if (r != 0)
-                return zct_error(c, "%s (%s) failed: %s %d", where, path, r > 128 ? "killed by signal" : "exit status",
-                                 r > 128 ? r - 128 : r),
+        if (r != 0) {
+                char why[96];
+                return zct_error(c, "error running hook: %s (%s) failed: %s", where, path, status_text(r, why)),
                        -EPROTO;
+        }
         return 0;
 }
 
@@ -375,10 +390,11 @@ void zct_hooks_report_failure(const struct zct_ctx *c, json_object *hooks, const
                 zct_error(c, "%s hook %d (%s) could not be run: %s", kind, s->index, path, zct_errstr(s->err));
         else if (s->err == ETIME)
                 zct_error(c, "%s hook %d (%s) timed out after %llds and was killed", kind, s->index, path, timeout);
-        else
-                zct_error(c, "%s hook %d (%s) failed: %s %d", kind, s->index, path,
-                          s->status > 128 ? "killed by signal" : "exit status",
-                          s->status > 128 ? s->status - 128 : s->status);
+        else {
+                char why[96];
+                zct_error(c, "error running hook: %s hook %d (%s) failed: %s", kind, s->index, path,
+                          status_text(s->status, why));
+        }
 }
 
 int zct_hooks_report_fifo(const char *dir, json_object *hooks, int *ret_fd) {

@@ -114,8 +114,11 @@ static int add_caps_and_groups(struct exec *k) {
 
                 if (strncasecmp(name, "CAP_", 4) != 0 && asprintf(&full, "CAP_%s", name) >= 0)
                         name = full;
-                if (zp_cap_from_name(name, &cap) < 0 || (int) cap > zct_oci_cap_last())
-                        return zct_error(k->c, "exec: --cap: unknown capability \"%s\"", a->caps[i]), -EINVAL;
+                /* unknown, or beyond the running kernel's: ignored, as runc 1.1 and crun ignore it */
+                if (zp_cap_from_name(name, &cap) < 0 || (int) cap > zct_oci_cap_last()) {
+                        zct_info(k->c, "exec: --cap: unknown capability \"%s\" ignored", a->caps[i]);
+                        continue;
+                }
                 for (size_t s = 0; s < ELEMENTSOF(o->caps); s++)
                         if (s < 3 || o->caps[3])
                                 o->caps[s] |= UINT64_C(1) << cap;
@@ -411,14 +414,22 @@ static int go_until_exec(struct exec *k) {
         return 0;
 }
 
-/* The process runs: the pid file, then (without --detach) its exit status. */
+/* The process runs: the pid file, then (without --detach) its exit status. A pid file that cannot
+ * be written ends the process and the exec, with runc exec's 255: whoever asked for the file
+ * would otherwise lose track of a process it believes failed. */
 static int wait_process(struct exec *k) {
         int r = zct_runc_write_pid_file(k->a->p.pid_file, k->pid);
 
-        if (r < 0)
-                zct_error(k->c, "pid file: %s", zct_errstr(-r));
+        if (r < 0) {
+                zct_error(k->c, "pid file %s: %s", k->a->p.pid_file, zct_errstr(-r));
+                if (k->pidfd >= 0) {
+                        (void) pidfd_kill(k->pidfd, SIGKILL);
+                        zct_runc_wait_gone(k->pidfd);
+                }
+                return 255;
+        }
         if (k->a->p.detach)
-                return r < 0 ? 1 : 0;
+                return 0;
         zct_runc_forward_signals(k->pid);
         if (k->pidfd >= 0 && k->tty.master >= 0)
                 return zct_tty_relay(&k->tty, k->pidfd);

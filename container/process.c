@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pidfd-util.h"
@@ -164,10 +166,21 @@ void zct_runc_wait_gone(int pidfd) {
         (void) poll(&p, 1, 10000);
 }
 
+static int64_t now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* SIGKILL to every process of the container and wait until they are gone, so that the cgroups
- * can go (a v1-frozen cgroup is thawed first: SIGKILL does not reach frozen tasks). */
+ * can go (a v1-frozen cgroup is thawed first: SIGKILL does not reach frozen tasks). At most 10 s
+ * in all, as runc gives up: a process someone else froze in a cgroup of theirs (v1 lets root move
+ * it there) dies only when they thaw it, and delete must not wait for that. */
 static void kill_all_and_wait(const struct zct_state *st) {
-        for (int round = 0; round < 100; round++) {
+        int64_t deadline = now_ms() + 10000;
+
+        for (int round = 0; round < 100 && now_ms() < deadline; round++) {
                 _cleanup_free_ int *fds = NULL;
                 size_t n = 0;
 
@@ -184,7 +197,10 @@ static void kill_all_and_wait(const struct zct_state *st) {
                         (void) pidfd_kill(fds[i], SIGKILL);
                 (void) zct_cgroup_freeze(&st->cgroup, false);
                 for (size_t i = 0; i < n; i++) {
-                        zct_runc_wait_gone(fds[i]);
+                        struct pollfd p = { .fd = fds[i], .events = POLLIN };
+                        int64_t left = deadline - now_ms();
+
+                        (void) poll(&p, 1, left > 0 ? (int) left : 0);
                         close(fds[i]);
                 }
         }

@@ -251,9 +251,16 @@ static int tmpfs_mode(int root_fd, const struct ze_sb_mount *m, char *buf, size_
         return 1;
 }
 
+/* A read-only /dev (runc's mounts.bats "ro /dev mount"): mounted writable so that the devices,
+ * devpts and the links below it can be made, and made read-only at the end (finish_root), as
+ * runc remounts it. */
+static bool dev_readonly(const struct ze_sb_mount *m) {
+        return m->kind == ZE_SB_MOUNT_FS && (m->flags & MS_RDONLY) && strcmp(m->dest, "/dev") == 0;
+}
+
 /* One mount of the config; a failure's step in *ret_step (the mount's, or the copy's). */
 static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m, enum ze_step *ret_step) {
-        struct ze_sb_mount moded;
+        struct ze_sb_mount moded, writable;
         bool existed = false;
         char at[32], data[1024];
         int fd, r;
@@ -261,6 +268,11 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
         *ret_step = ZE_STEP_MOUNT;
         if (tmpfs_mode(root_fd, m, data, sizeof(data), &moded) > 0)
                 m = &moded;
+        if (dev_readonly(m)) {
+                writable = *m;
+                writable.flags &= ~MS_RDONLY;
+                m = &writable;
+        }
         /* a copy-up's tmpfs takes the mode of the image's directory, when the image has one */
         if (m->copyup) {
                 fd = open_in_root(root_fd, m->dest, 0);
@@ -617,6 +629,18 @@ int ze_sb_finish_root(const struct ze_sandbox *sb, enum ze_step *ret_step, int *
                 if (r < 0) {
                         close(root_fd);
                         return failed(ret_step, ret_index, ZE_STEP_READONLY, (int) i, -r);
+                }
+        }
+        for (size_t i = 0; i < sb->n_mounts; i++) {
+                if (!dev_readonly(&sb->mounts[i]))
+                        continue;
+                int fd = open_in_root(root_fd, "/dev", O_DIRECTORY);
+                r = fd < 0 ? fd : setattr_fd(fd, MOUNT_ATTR_RDONLY, false);
+                if (fd >= 0)
+                        close(fd);
+                if (r < 0) {
+                        close(root_fd);
+                        return failed(ret_step, ret_index, ZE_STEP_MOUNT, (int) i, -r);
                 }
         }
         close(root_fd);

@@ -99,6 +99,11 @@ static int setup_console(const struct ze_sandbox *sb) {
                 if (ioctl(peer, TIOCSWINSZ, &ws) < 0)
                         r = -errno;
         }
+        /* the terminal is the process's: its user owns it (the group stays devpts' gid= option),
+         * as runc gives it; an owner or user not mapped in a user namespace (EINVAL, EPERM) keeps
+         * the one devpts gave, as runc keeps it */
+        if (r == 0 && sb->set_ids && fchown(peer, sb->uid, (gid_t) -1) < 0 && errno != EINVAL && errno != EPERM)
+                r = -errno;
         if (r == 0 && sb->dev_console)
                 r = ze_sb_bind_console(peer, sb->dev_console);
         if (r == 0)
@@ -252,6 +257,23 @@ static int enter_cwd(int cwd_fd) {
         return r;
 }
 
+/* Step 8a: the cwd entered first with the runtime's ids and capabilities, as runc tries it first:
+ * a directory the runtime reaches and the container's user does not (an image's "/" only root
+ * may search, a volume of another owner) is the process's cwd all the same; its path is resolved
+ * inside the root either way. Refused permission (EACCES, EPERM: a directory only the user may
+ * enter, a volume chowned to it behind root squashing) is tried again as the user (9a, 12).
+ * false when entered or there is no cwd, true to try again, or a negative errno. */
+static int enter_cwd_as_runtime(const struct ze_sandbox *sb) {
+        int fd = open_cwd(sb), r;
+
+        if (fd == -EBADF)
+                return false;
+        r = fd < 0 ? fd : enter_cwd(fd);
+        if (r == -EACCES || r == -EPERM)
+                return true;
+        return r;
+}
+
 /* Step 13: the program, found now so that create fails for a missing one. */
 static const char *resolve(const struct ze_sandbox *sb, const struct ze_reporter *to) {
         const char *path = NULL;
@@ -317,7 +339,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd, sb->hook_report_fd, -EBADF };
         enum ze_step step = ZE_STEP_NONE;
         const char *path;
-        int index = -1, r, lsm_fd = -EBADF, cwd_fd;
+        int index = -1, r, lsm_fd = -EBADF, cwd_fd, again;
 
         /* 0. no handler, ignored signal or mask of the runtime's reaches the container. A copy of
          * the runtime in the container's pid namespace: dumpable, its /proc/PID/exe, mem and
@@ -376,6 +398,9 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
          * loop (no mask prctl here) stops where the kernel's capabilities end */
         if (sb->set_caps)
                 check(&to, ZE_STEP_CAPBSET, ze_capbset_drop(~sb->cap_bounding, false, sb->cap_last));
+        /* 8a. */
+        again = enter_cwd_as_runtime(sb);
+        check(&to, ZE_STEP_CHDIR, again < 0 ? again : 0);
         /* 9. ids (KEEPCAPS across the switch); a user namespace with "setgroups deny"
          * (rootless) refuses any group list: keep none */
         if (sb->set_ids) {
@@ -392,7 +417,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
               sb->personality != ZE_SB_NO_PERSONALITY && personality(sb->personality) < 0 ? -errno : 0);
         if (sb->umask != (mode_t) -1)
                 umask(sb->umask);
-        cwd_fd = open_cwd(sb);
+        cwd_fd = again ? open_cwd(sb) : -EBADF;
         check(&to, ZE_STEP_CHDIR, cwd_fd == -EBADF ? 0 : cwd_fd);
         (void) syscall(SYS_close_range, 3U + (unsigned) sb->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC);
         /* 10. the filter, early variant (its listener handed over) */

@@ -40,20 +40,24 @@
  *                 rootfs; the host's paths still resolve), pivot_root (on the rootfs copy's fd),
  *                 maskedPaths (the container's /dev/null, only if it is 1:3 without a symlink,
  *                 or an empty tmpfs, by fd) and readonlyPaths (read-only before attached), each
- *                 resolved inside the root, the read-only root; rootfs_propagation on the
+ *                 resolved inside the root, a read-only /dev tmpfs (mounted writable for
+ *                 what goes below it) made read-only, the read-only root; rootfs_propagation on the
  *                 new "/"; a missing cwd made inside the root (0755) after pivot_root, before
  *                 the read-only root
  *   4. hostname, domainname (when set); lo up with loopback_up
  *   5. console:   when console_fd >= 0: a pty from the container's /dev/ptmx, the master sent to
  *                 console_fd by SCM_RIGHTS, the peer (its own fd) bound over /dev/console
- *                 (resolved in the root, no symlink), made stdio and the controlling terminal
+ *                 (resolved in the root, no symlink), made stdio and the controlling terminal;
+ *                 with set_ids, owned by uid (its group devpts' gid=), as runc gives it
  *   6. setsid     (unless a console made it already)
  *      lsm:       lsm_exec written to that file (where runc applies the profile: after the
  *                 mounts, the createContainer hooks and the hostname, before ids and caps)
  *   7. rlimits
  *   8. capbset:   drop everything outside caps.bounding (needs CAP_SETPCAP: before the ids)
+ *      cwd:       first entered with the runtime's ids and capabilities (resolved as in 9), as
+ *                 runc tries it first; refused permission there is tried again as the user (9, 12)
  *   9. ids:       setgroups, setresgid, setresuid (KEEPCAPS across the switch)
- *      before the filter: personality, umask; the cwd opened inside the root with
+ *      before the filter: personality, umask; a cwd not entered yet opened inside the root with
  *                 openat2(RESOLVE_IN_ROOT, no magic links), O_PATH (refused if that fails);
  *                 everything from 3 + preserve_fds up CLOEXEC. A profile is written for the
  *                 container's program: from step 10 on, the init makes only the calls runc makes

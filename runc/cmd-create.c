@@ -8,16 +8,37 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pidfd-util.h"
 #include "util.h"
 #include "verbs.h"
 
+/* crun's --config FILE (relative: to the bundle), as crun's suite passes it. Only the bundle's own
+ * config.json: exec and the hooks' state read the config from the bundle again, so another file
+ * would give them another container than the one created. */
+static int check_config(const struct zct_ctx *c, const char *bundle, const char *config) {
+        _cleanup_free_ char *path = NULL, *ours = NULL;
+        struct stat a, b;
+
+        if (!config)
+                return 0;
+        if (asprintf(&path, "%s/%s", config[0] == '/' ? "" : bundle, config) < 0 ||
+            asprintf(&ours, "%s/config.json", bundle) < 0)
+                return zct_error(c, "%s", zct_errstr(ENOMEM));
+        if (stat(path, &a) < 0)
+                return zct_error(c, "--config %s: %s", config, zct_errstr(errno));
+        if (stat(ours, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+                return zct_error(c, "--config %s: only the bundle's config.json is supported", config);
+        return 0;
+}
+
 static int create_or_run(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv, bool run) {
         struct zrc_opt o[] = { { "bundle", 'b', true },        { "pid-file", 0, true },  { "console-socket", 0, true },
                                { "preserve-fds", 0, true },    { "detach", 'd', false }, { "no-pivot", 0, false },
-                               { "no-new-keyring", 0, false }, { "keep", 0, false },     { "no-subreaper", 0, false } };
+                               { "no-new-keyring", 0, false }, { "keep", 0, false },     { "no-subreaper", 0, false },
+                               { "config", 'f', true } };
         struct zct_create_args a = { .run = run };
         int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
 
@@ -28,6 +49,8 @@ static int create_or_run(const struct zct_ctx *c, const struct zrc_verb *v, int 
         a.keep = zrc_opt_get(o, ELEMENTSOF(o), "keep") != NULL;
         if (!a.bundle)
                 a.bundle = ".";
+        if (check_config(c, a.bundle, zrc_opt_get(o, ELEMENTSOF(o), "config")) != 0)
+                return 1;
         return zct_container_create(c, &a);
 }
 

@@ -3,8 +3,11 @@
  * zygote-runc kill, delete, pause and resume: signals to the container's processes (by pidfd),
  * its removal (process.c's destroy) and the cgroup freezer.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <regex.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "pidfd-util.h"
@@ -64,19 +67,11 @@ out:
         return ret;
 }
 
-int zrc_cmd_delete(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
-        struct zrc_opt o[] = { { "force", 'f', false } };
-        int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
-        const char *id;
+static int delete_one(const struct zct_ctx *c, const char *id, bool force) {
         struct zct_state st;
         enum zct_status s;
-        bool force;
         int r;
 
-        if (k < 0)
-                return 1;
-        id = argv[k];
-        force = o[0].value != NULL;
         r = zct_state_load(c->root, id, &st);
         if (r == -ENOENT) {
                 _cleanup_free_ char *dir = NULL;
@@ -97,6 +92,54 @@ int zrc_cmd_delete(const struct zct_ctx *c, const struct zrc_verb *v, int argc, 
         zct_hooks_poststop(c, &st);
         zct_state_done(&st);
         return 0;
+}
+
+/* crun's delete --regex PATTERN: every container of this --root whose id the extended regular
+ * expression matches (anywhere in it, as crun matches), each under its own lock. */
+static int delete_matching(const struct zct_ctx *c, const char *pattern, bool force) {
+        struct dirent **de = NULL;
+        regex_t re;
+        int n, ret = 0;
+
+        if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+                return zct_error(c, "delete: --regex: invalid regular expression \"%s\"", pattern);
+        n = scandir(c->root, &de, NULL, alphasort);
+        for (int i = 0; i < n; i++) {
+                const char *id = de[i]->d_name;
+
+                if (id[0] != '.' && regexec(&re, id, 0, NULL, 0) == 0) {
+                        int lock = zct_state_lock(c->root, id);
+                        if (lock >= 0 || lock == -ENOENT)
+                                ret |= delete_one(c, id, force);
+                        else
+                                ret |= zct_error(c, "delete: the lock of container %s: %s", id, zct_errstr(-lock));
+                        if (lock >= 0)
+                                close(lock);
+                }
+                free(de[i]);
+        }
+        free(de);
+        regfree(&re);
+        return ret ? 1 : 0;
+}
+
+int zrc_cmd_delete(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        struct zrc_opt o[] = { { "force", 'f', false }, { "regex", 'r', false } };
+        int k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
+        int lock, r;
+
+        if (k < 0)
+                return 1;
+        if (o[1].value)
+                return delete_matching(c, argv[k], o[0].value != NULL);
+        /* the verb takes no lock of its own (a pattern is no id): held until the end here */
+        lock = zct_state_lock(c->root, argv[k]);
+        if (lock < 0 && lock != -ENOENT && lock != -EINVAL)
+                return zct_error(c, "delete: the lock of container %s: %s", argv[k], zct_errstr(-lock));
+        r = delete_one(c, argv[k], o[0].value != NULL);
+        if (lock >= 0)
+                close(lock);
+        return r;
 }
 
 static int freeze(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv, bool frozen) {

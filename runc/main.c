@@ -20,9 +20,16 @@
 #include "util.h"
 #include "verbs.h"
 
+/* checkpoint and restore: named in --help, as runc names them, and refused with the reason. */
+static int unsupported(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv) {
+        (void) argc;
+        (void) argv;
+        return zct_error(c, "%s: checkpoint/restore is not supported by zygote-runc", v->name);
+}
+
 /* Every verb, in the order of --help. kill, delete and exec load the state themselves: kill checks
- * its signal first, delete with --force takes a missing container for deleted, and exec.c's
- * zct_exec_process() takes the id. */
+ * its signal first, delete with --force takes a missing container for deleted (and takes the lock
+ * itself: a --regex pattern is no id), and exec.c's zct_exec_process() takes the id. */
 static const struct zrc_verb verbs[] = {
         { "create", zrc_cmd_create, ZRC_VERB_ID,
           "create --bundle DIR [--pid-file F] [--console-socket S] [--preserve-fds N] ID" },
@@ -32,7 +39,7 @@ static const struct zrc_verb verbs[] = {
         { "state", zrc_cmd_state, ZRC_VERB_ID | ZRC_VERB_STATE, "state ID                  print runc's state JSON" },
         { "list", zrc_cmd_list, 0, "list [-q] [--format table|json]" },
         { "kill", zrc_cmd_kill, ZRC_VERB_ID, "kill [--all] ID [SIGNAL]  SIGNAL by name or number, default TERM" },
-        { "delete", zrc_cmd_delete, ZRC_VERB_ID | ZCT_VERB_LOCK, "delete [--force] ID" },
+        { "delete", zrc_cmd_delete, ZRC_VERB_ID, "delete [--force] ID | delete [--force] --regex PATTERN" },
         { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE, "ps [--format table|json] ID [-- PS-OPTIONS]   ps(1) -ef" },
         { "events", zrc_cmd_events, ZRC_VERB_ID | ZRC_VERB_STATE,
           "events [--stats] [--interval DURATION] ID   resource usage as JSON, every 5s or once" },
@@ -51,6 +58,8 @@ static const struct zrc_verb verbs[] = {
           "       (--process-label is refused: no SELinux label is applied)" },
         { "spec", zrc_cmd_spec, 0, "spec [--bundle DIR] [--rootless]   write a default config.json" },
         { "features", zrc_cmd_features, 0, "features                  print what this runtime supports" },
+        { "checkpoint", unsupported, 0, "checkpoint ID / restore ID   not supported (no CRIU): refused" },
+        { "restore", unsupported, 0, NULL },
 };
 
 static const char usage_global[] =
@@ -65,12 +74,13 @@ static const char usage_global[] =
         "                      else libzygote's default socket)\n"
         "  --no-zygote         compile seccomp filters here (also ZYGOTE_RUNC_FILTER=local)\n"
         "  --systemd-cgroup    accepted; the systemd cgroup driver is not supported\n"
+        "  --cgroup-manager cgroupfs|systemd  crun's spelling of the same choice (systemd: as above)\n"
         "  --version, --help\n";
 
 /* --help in runc's sections (urfave/cli's): NAME, USAGE, VERSION, COMMANDS, GLOBAL OPTIONS. */
 static void usage(FILE *f) {
         fputs("NAME:\n"
-              "   zygote-runc - an Open Container Initiative runtime with runc's command line\n"
+              "   zygote-runc - Open Container Initiative runtime, with runc's command line\n"
               "\n"
               "USAGE:\n"
               "   zygote-runc [global options] command [command options] [arguments...]\n"
@@ -100,7 +110,8 @@ static void usage_verb(const struct zrc_verb *v) {
 }
 
 /* The global options that take a value; those zygote-runc does not use are accepted and ignored. */
-static const char *const global_with_value[] = { "root", "log", "log-format", "rootless", "criu", "zygote-socket" };
+static const char *const global_with_value[] = { "root", "log",           "log-format",    "rootless",
+                                                 "criu", "zygote-socket", "cgroup-manager" };
 
 /* Sets global option argv[*i] (with its value, which may be the next word: *i moves past it). */
 static int parse_global(struct zct_ctx *c, int argc, char **argv, int *i, bool *ret_no_zygote) {
@@ -134,6 +145,13 @@ static int parse_global(struct zct_ctx *c, int argc, char **argv, int *i, bool *
                         return zct_error(c, "invalid log-format \"%s\" (text or json)", v);
                 else if (streq(n, "zygote-socket"))
                         c->filter.socket = v;
+                else if (streq(n, "cgroup-manager") && streq(v, "systemd"))
+                        fprintf(stderr,
+                                "zygote-runc: warning: the systemd cgroup manager is not supported; using cgroupfs\n");
+                else if (streq(n, "cgroup-manager") && !streq(v, "cgroupfs"))
+                        /* crun's "disabled" would run the container in the runtime's own cgroup,
+                         * out of reach of linux.resources and of `kill --all`: refused */
+                        return zct_error(c, "--cgroup-manager: \"%s\" is not cgroupfs or systemd", v);
                 return 0;
         }
         if (streq(a, "--debug") || streq(a, "-debug"))
@@ -231,5 +249,8 @@ int main(int argc, char **argv) {
                         }
                         return verbs[k].run(&c, &verbs[k], argc, argv);
                 }
+        /* urfave/cli's words, which runc's scripts match */
+        if (argc > 0 && (streq(argv[0], "--help") || streq(argv[0], "-h")))
+                return zct_error(&c, "No help topic for '%s'", cmd);
         return zct_error(&c, "unknown command \"%s\" (see --help)", cmd);
 }

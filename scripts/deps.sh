@@ -28,7 +28,9 @@ if [[ "${1:-}" == "--test" ]]; then
   # and newgidmap, with which rootless podman maps a user's subordinate ids
   # (tests/runtime/test_podman_rootless.py); bats, jq, dpkg-dev: runc 1.1.5's own suite, fetched
   # from Debian's source archive at test time and run against zygote-runc and runc
-  # (tests/runtime/conformance/runc-bats.sh, ctest runtime-conformance-runc).
+  # (tests/runtime/conformance/runc-bats.sh, ctest runtime-conformance-runc); crun 1.8.1's suite
+  # takes the same dpkg-dev and the crun package, and links its init statically with
+  # libseccomp-dev's libseccomp.a (crun-py.sh, ctest runtime-conformance-crun).
   pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace clang-format
          golang-github-containers-common

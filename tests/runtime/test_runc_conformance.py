@@ -220,13 +220,17 @@ def test_loopback_up_in_a_new_network_namespace(runc, bundle, tmp_path):
 
 @pytest.mark.parametrize("with_hostname", [False, True], ids=["alone", "beside-hostname"])
 def test_kernel_hostname_sysctl(runc, bundle, with_hostname):
-    """crun accepts a kernel.hostname sysctl, alone or beside "hostname", and the sysctl's value is
-    the one the container sees (applied after the hostname); runc 1.1 refuses it either way
-    ("conflicts with the OCI hostname field")."""
+    """runc 1.1 and crun 1.8 (its suite's uts-sysctl) refuse a kernel.hostname sysctl, alone or
+    beside "hostname": the field says the container's name."""
     if not with_hostname:
         bundle.config.pop("hostname", None)
     bundle.config["linux"]["sysctl"] = {"kernel.hostname": "from-sysctl"}
     bundle.set_args("hostname")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode != 0 and "kernel.hostname" in r.stderr, r.stderr
+    # kernel.domainname has no field of its own: accepted in the container's uts namespace
+    bundle.config["linux"]["sysctl"] = {"kernel.domainname": "from-sysctl"}
+    bundle.set_args("cat", "/proc/sys/kernel/domainname")
     r = runc("run", "--bundle", bundle.path, cid())
     assert (r.returncode, r.stdout.strip()) == (0, "from-sysctl"), r.stderr
 
@@ -316,3 +320,183 @@ def test_list_by_id(runc, bundle):
     assert r.stdout.split() == sorted(names), r.stdout
     for n in names:
         assert runc("delete", "--force", n).returncode == 0
+
+
+def test_exec_cwd_entered_as_root_first(runc, bundle):
+    """runc's cwd.bats "runc exec --user with no access to cwd": the cwd is entered first with the
+    runtime's capabilities, then the user's ids are taken: root without CAP_DAC_OVERRIDE (spec's
+    default capabilities) gets a cwd only uid 42 may search, as runc gives it."""
+    home = os.path.join(bundle.rootfs, "root")
+    os.chown(home, 42, 42)
+    os.chmod(home, 0o700)
+    bundle.config["process"]["cwd"] = "/root"
+    bundle.config["process"]["user"] = {"uid": 42, "gid": 42}
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    r = runc("run", "--detach", "--bundle", bundle.path, name)
+    assert r.returncode == 0, r.stderr
+    r = runc("exec", "--user", "0", name, "pwd")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "/root\n"
+    # the same for the init: a user the directory refuses still starts there
+    os.chown(home, 0, 0)
+    bundle.set_args("sh", "-c", "pwd; ls . || echo no-access")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[0] == "/root" and "no-access" in r.stdout, r.stdout
+
+
+def test_cwd_tried_again_as_the_user(runc, bundle, open_tmp):
+    """Where the runtime is refused and the user is not (runc tries again after the ids): in a user
+    namespace, its root's capabilities do not cover a directory whose group is not mapped; the
+    container's uid 1000 owns it and enters it."""
+    base = 200000
+    rootfs = bundle.rootfs
+    bundle.config["linux"]["namespaces"].append({"type": "user"})
+    bundle.config["linux"]["uidMappings"] = [{"containerID": 0, "hostID": base, "size": 65536}]
+    bundle.config["linux"]["gidMappings"] = [{"containerID": 0, "hostID": base, "size": 65536}]
+    bundle.config["process"]["user"] = {"uid": 1000, "gid": 1000}
+    bundle.config["process"]["cwd"] = "/home-1000"
+    # the user namespace's root reaches the bundle: every directory on the way is open to others
+    for d in (open_tmp, bundle.path, rootfs):
+        os.chmod(d, 0o755)
+    home = os.path.join(rootfs, "home-1000")
+    os.mkdir(home)
+    os.chown(home, base + 1000, 4242)  # the group is not mapped
+    os.chmod(home, 0o700)
+    bundle.set_args("sh", "-c", "pwd; id -u")
+    r = runc("run", "--bundle", bundle.path, cid())
+    if r.returncode != 0 and "uidMappings" in r.stderr:
+        pytest.skip(f"user namespace refused here: {r.stderr}")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["/home-1000", "1000"], r.stdout
+    # neither may enter it: refused, naming the step
+    os.chown(home, base + 2000, 4242)
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode != 0 and "chdir" in r.stderr, r.stderr
+
+
+def test_unknown_capabilities_ignored(runc, bundle):
+    """runc 1.1 and crun ignore a capability name they do not know (a newer kernel's), in
+    config.json and in exec --cap, with a warning: the process gets the ones known, never more."""
+    caps = bundle.config["process"]["capabilities"]
+    for s in caps:
+        caps[s] = ["CAP_KILL", "CAP_UNKNOWN"]
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    r = runc("run", "--detach", "--bundle", bundle.path, name)
+    assert r.returncode == 0, r.stderr
+    with open(runc.log) as f:
+        assert "CAP_UNKNOWN" in f.read()
+    r = runc("exec", "--cap", "CAP_UNKNOWN", name, "grep", "-E", "^Cap(Eff|Bnd):", "/proc/self/status")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["CapEff:", "0000000000000020", "CapBnd:", "0000000000000020"], r.stdout
+
+
+def test_help_in_runcs_words(runc_bin):
+    """runc's help.bats: the NAME line says "... - Open Container Initiative runtime", every verb of
+    runc's (checkpoint and restore too: refused when run) has COMMAND -h, and an unknown one
+    answers urfave/cli's "No help topic"."""
+    import subprocess
+    r = subprocess.run([runc_bin, "--help"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and "runc - Open Container Initiative runtime" in r.stdout.split("\n")[1], r.stdout
+    for verb in ("checkpoint", "restore"):
+        r = subprocess.run([runc_bin, verb, "-h"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and r.stdout.split("\n")[1] == f"   zygote-runc {verb}", r.stdout
+        r = subprocess.run([runc_bin, verb, "x"], capture_output=True, text=True, timeout=30)
+        assert r.returncode != 0 and "not supported" in r.stderr, r.stderr
+    r = subprocess.run([runc_bin, "foo", "-h"], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0 and "No help topic for 'foo'" in r.stderr, r.stderr
+
+
+def test_delete_force_of_an_init_frozen_elsewhere(runc, bundle):
+    """crun's test_delete.py: root moves the init into a v1 freezer cgroup of its own and freezes
+    it; `delete --force` gives up waiting after 10 s, as runc does, and the container is gone
+    (before: 100 rounds of 10 s each)."""
+    import time
+    freezer = "/sys/fs/cgroup/freezer"
+    if not os.path.exists(os.path.join(freezer, "freezer.state")) and not os.path.isdir(freezer):
+        pytest.skip("no cgroup v1 freezer hierarchy here")
+    frozen = os.path.join(freezer, "zygote-test-frozen-" + uuid.uuid4().hex[:8])
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    r = runc("run", "--detach", "--bundle", bundle.path, name)
+    assert r.returncode == 0, r.stderr
+    pid = runc.state(name)["pid"]
+    pidfd = os.pidfd_open(pid)
+    os.mkdir(frozen)
+    try:
+        with open(os.path.join(frozen, "tasks"), "w") as f:
+            f.write(str(pid))
+        with open(os.path.join(frozen, "freezer.state"), "w") as f:
+            f.write("FROZEN")
+        t0 = time.monotonic()
+        r = runc("delete", "--force", name, timeout=60)
+        took = time.monotonic() - t0
+        assert r.returncode == 0, r.stderr
+        assert took < 20, took
+        assert runc("state", name).returncode != 0
+    finally:
+        with open(os.path.join(frozen, "freezer.state"), "w") as f:
+            f.write("THAWED")
+        # killed already: gone once thawed
+        assert select.select([pidfd], [], [], 30)[0], f"pid {pid} still running"
+        os.close(pidfd)
+        os.rmdir(frozen)
+
+
+def test_exec_pid_file_unwritable(runc, bundle):
+    """runc's exec.bats "runc exec [exit codes]": a pid file that cannot be written fails the exec
+    with 255, naming the path, and the process does not go on unseen."""
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    r = runc("run", "--detach", "--bundle", bundle.path, name)
+    assert r.returncode == 0, r.stderr
+    r = runc("exec", "--pid-file", "/non-existent/directory", name, "sh", "-c", "touch /tmp/ran; sleep 1000")
+    assert r.returncode == 255 and "/non-existent/directory" in r.stderr, (r.returncode, r.stderr)
+    r = runc("ps", name)
+    assert r.returncode == 0 and "touch" not in r.stdout and r.stdout.count("sleep 1000") == 1, r.stdout
+
+
+def test_delete_regex(runc, bundle):
+    """crun's `delete --force --regex PATTERN` (its test_delete.py): every container of the root
+    whose id the extended regular expression matches, and no other."""
+    bundle.set_args("sleep", "1000")
+    names = ["rx-a-" + uuid.uuid4().hex[:6], "rx-b-" + uuid.uuid4().hex[:6], "other-" + uuid.uuid4().hex[:6]]
+    for n in names:
+        r = runc("run", "--detach", "--bundle", bundle.path, n)
+        assert r.returncode == 0, r.stderr
+    r = runc("delete", "--force", "--regex", "^rx-(a|b)-")
+    assert r.returncode == 0, r.stderr
+    r = runc("list", "-q")
+    assert r.stdout.split() == [names[2]], r.stdout
+    r = runc("delete", "--regex", "(")
+    assert r.returncode != 0 and "regular expression" in r.stderr, r.stderr
+
+
+def test_hook_failure_in_runcs_words(runc, bundle):
+    """runc's seccomp.bats "(startContainer hook)": a hook's failure says "error running hook" and
+    names the signal in runc's (Go's) words, "bad system call"."""
+    bundle.config["hooks"] = {"startContainer": [{"path": "/bin/sh", "args": ["sh", "-c", "kill -SYS $$"]}]}
+    bundle.set_args("true")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode != 0
+    assert "error running hook" in r.stderr and "killed by signal 31 (bad system call)" in r.stderr, r.stderr
+
+
+def test_read_only_dev(runc, bundle):
+    """runc's mounts.bats "runc run [ro /dev mount]": /dev's tmpfs with "ro" is made read-only
+    after the devices and devpts below it (mounting it read-only first failed at devpts)."""
+    for m in bundle.config["mounts"]:
+        if m["destination"] == "/dev":
+            m["options"].append("ro")
+    bundle.set_args("sh", "-c", "grep -E '^(tmpfs /dev|devpts /dev/pts) ' /proc/mounts; touch /dev/x || echo refused;"
+                    " test -c /dev/null && echo null")
+    r = runc("run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    dev = [line for line in lines if line.startswith("tmpfs /dev ")]
+    pts = [line for line in lines if line.startswith("devpts /dev/pts ")]
+    assert dev and " ro," in dev[0], r.stdout
+    assert pts and " rw," in pts[0], r.stdout
+    assert "refused" in lines and "null" in lines, r.stdout

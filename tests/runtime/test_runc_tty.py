@@ -223,3 +223,28 @@ def test_detached_run_with_a_terminal_is_refused(runc, bundle):
     assert r.returncode != 0 and "console socket" in r.stderr
     r = runc("create", "--bundle", bundle.path, cid())
     assert r.returncode != 0 and "console socket" in r.stderr
+
+
+def test_run_terminal_owned_by_the_user(runc, bundle):
+    """runc's tty.bats "runc run [tty owner] ({u,g}id != 0)": the terminal is process.user's, its
+    group the devpts mount's gid=5."""
+    bundle.config["process"]["user"] = {"uid": 1000, "gid": 100}
+    terminal_bundle(bundle, "sh", "-c", "stat -c '%u %g' $(tty)")
+    out, status = Pty(run_argv(runc.binary, runc.root, cid(), bundle)).finish()
+    assert status == 0, out
+    assert out == b"1000 5\r\n", out
+
+
+def test_exec_terminal_owned_by_the_user(runc, bundle):
+    """runc's tty.bats "runc exec [tty owner] ({u,g}id != 0)": the exec'd process's terminal is its
+    user's (--user), not the container's init's; a root process's stays root's."""
+    bundle.set_args("sleep", "1000")
+    name = cid()
+    r = runc("run", "--detach", "--bundle", bundle.path, name)
+    assert r.returncode == 0, r.stderr
+    for user, want in (("1000:100", b"1000 5\r\n"), ("0:0", b"0 5\r\n")):
+        p = Pty([runc.binary, "--root", runc.root, "exec", "-t", "--user", user, name, "sh", "-c",
+                 "stat -c '%u %g' $(tty)"])
+        out, status = p.finish()
+        assert (status, out) == (0, want), user
+    assert runc("delete", "--force", name).returncode == 0
