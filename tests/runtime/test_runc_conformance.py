@@ -366,7 +366,8 @@ def test_cwd_tried_again_as_the_user(runc, bundle, open_tmp):
     os.chmod(home, 0o700)
     bundle.set_args("sh", "-c", "pwd; id -u")
     r = runc("run", "--bundle", bundle.path, cid())
-    if r.returncode != 0 and "uidMappings" in r.stderr:
+    # a chroot (the fresh-root rehearsal) may make no user namespace: clone3 refused
+    if r.returncode != 0 and ("uidMappings" in r.stderr or "clone3: operation not permitted" in r.stderr):
         pytest.skip(f"user namespace refused here: {r.stderr}")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["/home-1000", "1000"], r.stdout
