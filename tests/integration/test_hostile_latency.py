@@ -544,12 +544,20 @@ def test_no_caller_delays_another_past_100ms(promise_daemon, capsys, label, shap
             holder.close()
     assert daemon.alive()
     bad = []
+    # The promise is the main lane's (a release build); an ASan build does each step two to three
+    # times slower, so its lane holds the same attacks to 2.5 times the bound (said on screen).
+    bound = LATENCY_BOUND
+    with open(f"/proc/{daemon.proc.pid}/maps") as m:
+        if "libasan" in m.read():
+            bound = 2.5 * LATENCY_BOUND
+            with capsys.disabled():
+                print(f"\n  [{label}] an ASan build: bound {1000 * bound:.0f} ms", end="")
     for who, p in zip(("another user, fresh connections", "root, fresh connections",
                        "another user, one connection"), probes):
         med, worst, n = p.figures()
         with capsys.disabled():
             print(f"\n  [{label}] {who}: {n} rounds, median {1000 * med:.1f} ms, worst {1000 * worst:.1f} ms"
                   + (f", {len(p.failures)} refused or cut ({p.failures[0]})" if p.failures else ""), end="")
-        if worst >= LATENCY_BOUND or p.failures:
+        if worst >= bound or p.failures:
             bad.append(f"{who}: median {1000 * med:.0f} ms, worst {1000 * worst:.0f} ms, failures {p.failures[:2]}")
     assert not bad, f"{label}: " + "; ".join(bad)
