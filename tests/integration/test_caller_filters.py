@@ -390,6 +390,8 @@ def test_reads_wait_off_the_loop_one_per_owner_and_go_with_their_caller(svc_daem
     finally:
         zytest.remove_workdir(top)
     assert res["first"][0] == L + "CallerConfined" and "in time" in res["first"][1], res
-    assert res["max"] == 1, res  # the reads waited, one at a time
+    # the reads waited, one at a time (a read that refuses at once, its thread seen asleep in the
+    # kernel, starts no reader: then none is seen)
+    assert res["max"] <= 1, res
     assert res["left"] == [], res
     assert (res.get("spawn"), res.get("tracer")) == (0, "0"), res
