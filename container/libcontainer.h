@@ -439,6 +439,9 @@ __attribute__((format(printf, 2, 3))) int zct_error_errno(const struct zct_ctx *
 __attribute__((format(printf, 2, 3))) void zct_debug(const struct zct_ctx *c, const char *fmt, ...);
 /* To the log file (and stderr with --debug): what an operator should know, not an error. */
 __attribute__((format(printf, 2, 3))) void zct_info(const struct zct_ctx *c, const char *fmt, ...);
+/* On stderr and in the log file, always: what the command went on with that the caller may not
+ * expect. */
+__attribute__((format(printf, 2, 3))) void zct_warn(const struct zct_ctx *c, const char *fmt, ...);
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
 const char *zct_errstr(int err);
 int zct_parse_signal(const char *s);

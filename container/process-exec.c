@@ -470,8 +470,13 @@ int zct_exec_process(const struct zct_ctx *c, const struct zct_exec_args *a) {
 
         if (zct_runc_load_state(c, a->p.id, &k.st) < 0)
                 return 1;
-        if (check_running(&k) < 0 || load_process(&k) < 0 || prepare_sandbox(&k) < 0 || find_namespaces(&k) < 0 ||
-            spawn_process(&k) < 0 || join_cgroup(&k) < 0 || zct_process_attrs_apply(c, k.o, k.pid) < 0)
+        /* a paused or stopped container: runc's exec failure, 255 */
+        if (check_running(&k) < 0) {
+                ret = 255;
+                goto out;
+        }
+        if (load_process(&k) < 0 || prepare_sandbox(&k) < 0 || find_namespaces(&k) < 0 || spawn_process(&k) < 0 ||
+            join_cgroup(&k) < 0 || zct_process_attrs_apply(c, k.o, k.pid) < 0)
                 goto out;
         if (a->handoff) {
                 ret = go_until_exec(&k) < 0 ? 1 : 0;
