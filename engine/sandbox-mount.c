@@ -78,29 +78,39 @@ static int setattr(const char *path, uint64_t attr_set, bool recursive) {
         return 0;
 }
 
-/* A bind of the path source as a detached copy, given its flags while nobody can see it, attached
+/* A bind of the detached copy t (closed here), given its flags while nobody can see it, attached
  * on the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
  * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
  * another mount, this one left writable). */
-static int bind_path_onto(const char *source, bool recursive, uint64_t attr, unsigned long propagation, int target) {
+static int bind_tree_onto(int t, bool recursive, uint64_t attr, uint64_t attr_rec, unsigned long propagation,
+                          int target) {
         char at[32];
-        long t;
         int r;
+
+        r = setattr_fd(t, attr_rec, recursive);
+        if (r >= 0)
+                r = setattr_fd(t, attr, false);
+        if (r >= 0)
+                r = move_onto(t, target);
+        if (r >= 0 && propagation) {
+                fd_path(at, t);
+                if (mount(NULL, at, NULL, propagation, NULL) < 0)
+                        r = -errno;
+        }
+        close(t);
+        return r;
+}
+
+/* bind_tree_onto() of a detached copy of the path source. */
+static int bind_path_onto(const char *source, bool recursive, uint64_t attr, uint64_t attr_rec,
+                          unsigned long propagation, int target) {
+        long t;
 
         t = syscall(SYS_open_tree, AT_FDCWD, source,
                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
         if (t < 0)
                 return -errno;
-        r = setattr_fd((int) t, attr, recursive);
-        if (r >= 0)
-                r = move_onto((int) t, target);
-        if (r >= 0 && propagation) {
-                fd_path(at, (int) t);
-                if (mount(NULL, at, NULL, propagation, NULL) < 0)
-                        r = -errno;
-        }
-        close((int) t);
-        return r;
+        return bind_tree_onto((int) t, recursive, attr, attr_rec, propagation, target);
 }
 
 static int mount_empty_tmpfs(int target);
@@ -180,7 +190,7 @@ static int bind_own_cgroup2(const struct ze_sb_mount *m, uint64_t attr, int targ
                 return -ENAMETOOLONG;
         memcpy(path, m->source, n);
         memcpy(path + n, own, len + 1);
-        return bind_path_onto(path, false, attr, m->propagation, target);
+        return bind_path_onto(path, false, attr, 0, m->propagation, target);
 }
 
 /* The mount itself, on the fd of its target (resolved in the root): 0 when a filesystem was
@@ -201,12 +211,12 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
                  * (rootless, host network) runc binds the host's /sys instead */
                 if (errno != EPERM || !m->fstype || strcmp(m->fstype, "sysfs") != 0)
                         return -errno;
-                r = bind_path_onto("/sys", true, host_tree, m->propagation, target);
+                r = bind_path_onto("/sys", true, 0, host_tree, m->propagation, target);
                 return r < 0 ? r : 1;
         case ZE_SB_MOUNT_CGROUP:
                 if (!m->fstype) {
                         /* v1 or hybrid without the runtime's view: the host's hierarchy */
-                        r = bind_path_onto(m->source, true, host_tree, m->propagation, target);
+                        r = bind_path_onto(m->source, true, 0, host_tree, m->propagation, target);
                         return r < 0 ? r : 1;
                 }
                 if (mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0)
@@ -296,7 +306,7 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
         if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW) {
                 r = m->kind == ZE_SB_MOUNT_VIEW
                             ? mount_view(sb, m, fd)
-                            : bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
+                            : bind_path_onto(m->source, m->recursive, m->attr_set, m->attr_set_rec, m->propagation, fd);
                 close(fd);
                 return r;
         }
