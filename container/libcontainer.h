@@ -240,6 +240,12 @@ int zct_cgroup_of_pid(pid_t pid, struct zct_cgroup *ret);
 /* The container's directory in controller's v1 hierarchy, or its cgroup2 one (controller NULL,
  * or a v2-only host): for reading counters. -ENOENT when it has none there. */
 int zct_cgroup_dir(const struct zct_cgroup *cg, const char *controller, const char **ret);
+/* exec --cgroup: pid into sub-cgroups of the container's, each of subs "[CONTROLLER[,...]:]PATH"
+ * (without controllers: every hierarchy's), PATH below the container's directory (no ".."); a
+ * hierarchy no sub names takes pid in the container's own directory, as zct_cgroup_join(). A
+ * controller this host has no v1 hierarchy of, a path going up, or a directory that does not
+ * exist fails with runc's words in *ret_error. */
+int zct_cgroup_join_sub(const struct zct_cgroup *cg, pid_t pid, const char *const *subs, size_t n, char **ret_error);
 /* New linux.resources (res) for a created container, as `zygote-runc update` and containerd's
  * Update ask: the device rules must stay those applied (applied: the resources recorded, else
  * BUNDLE/config.json's), every other field planned as create plans it (a field this host cannot
@@ -425,6 +431,8 @@ struct zct_exec_args {
         size_t n_gids;
         bool no_new_privs;    /* --no-new-privs */
         bool ignore_paused;   /* --ignore-paused: a paused container takes the process (frozen) */
+        const char **cgroups; /* --cgroup "[CONTROLLER[,...]:]PATH": sub-cgroups to join instead */
+        size_t n_cgroups;
         const char *apparmor; /* --apparmor PROFILE, or NULL: the config's */
         char **args;
         int n_args;

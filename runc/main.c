@@ -54,7 +54,7 @@ static const struct zrc_verb verbs[] = {
         { "exec", zrc_cmd_exec, ZRC_VERB_ID | ZRC_VERB_FLAGS_FIRST,
           "exec [--process F | ARGS] [--detach] [--pid-file F] [--tty] [--console-socket S]\n"
           "       [--cwd D] [--env K=V] [--user UID[:GID]] [--additional-gids G] [--cap CAP]\n"
-          "       [--no-new-privs] [--ignore-paused] [--preserve-fds N]\n"
+          "       [--no-new-privs] [--ignore-paused] [--preserve-fds N] [--cgroup [CONTROLLER,...:]PATH]\n"
           "       [--apparmor PROFILE] ID [COMMAND ARGS...]\n"
           "       (--process-label is refused: no SELinux label is applied)" },
         { "spec", zrc_cmd_spec, 0, "spec [--bundle DIR] [--rootless]   write a default config.json" },

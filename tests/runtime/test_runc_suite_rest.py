@@ -4,6 +4,7 @@ mounts_recursive.bats, userns.bats) found, each as runc does it: flags after the
 a shorter cpu period under a parent's quota, resources keys in any case (Go's decoder), device
 access letters runc ignores, a refused exec's status, the warning for a cgroup already in use,
 and "rbind,ro" (the top mount) beside "rro" (every mount)."""
+import glob
 import os
 import select
 import subprocess
@@ -104,7 +105,9 @@ def test_shorter_cpu_period_under_a_parent_quota(runc, bundle):
         assert r.returncode == 1 and "cpu.cfs_period_us" in r.stderr, r.stderr
     finally:
         runc("delete", "--force", name)
-        os.rmdir(parent)
+        # the runtime made the pod's directory in every hierarchy: the test's to remove
+        for d in glob.glob(f"/sys/fs/cgroup/*/{CG_PARENT}/pod-{name}") + glob.glob(f"/sys/fs/cgroup/{CG_PARENT}/pod-{name}"):
+            os.rmdir(d)
 
 
 def test_resources_keys_in_any_case(runc, bundle):
@@ -232,3 +235,33 @@ def test_recursive_attribute_needs_a_bind(runc, bundle):
     bundle.set_args("true")
     r = runc("run", "--bundle", bundle.path, cid())
     assert r.returncode != 0 and "needs a bind mount" in r.stderr, r.stderr
+
+
+def test_exec_into_sub_cgroups(runc, bundle):
+    """exec.bats "runc exec --cgroup sub-cgroups [v1]": --cgroup [CONTROLLERS:]PATH puts the process
+    in a sub-cgroup of the container's (one the container made in its writable cgroup mount),
+    never above it; the option was unknown."""
+    if not v1_controller("memory"):
+        pytest.skip("no v1 memory hierarchy here (the test's sub-cgroup is made in it)")
+    name = cid()
+    path = with_cgroup(bundle, name)
+    cg = next(m for m in bundle.config["mounts"] if m["type"] == "cgroup")
+    cg["options"] = [o for o in cg["options"] if o != "ro"] + ["rw"]
+    run_detached(runc, bundle, name)
+    r = runc("exec", name, "mkdir", "/sys/fs/cgroup/memory/submem")
+    assert r.returncode == 0, r.stderr
+    try:
+        r = runc("exec", "--cgroup", "memory:submem", name, "cat", "/proc/self/cgroup")
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert any(l.endswith(f":memory:{path}/submem") for l in lines), lines
+        # the other hierarchies: the container's own
+        assert any(l.endswith(f":pids:{path}") for l in lines), lines
+        for sub, words in (("..", ".. is not a sub cgroup path"), ("memory:a/../..", "is not a sub cgroup path"),
+                           ("nonexistent", "/nonexistent/cgroup.procs: no such file"),
+                           ("whaaat:/", 'unknown controller "whaaat"')):
+            r = runc("exec", "--cgroup", sub, name, "true")
+            assert r.returncode != 0 and words in r.stderr, (sub, r.stderr)
+    finally:
+        runc("delete", "--force", name)
+        os.rmdir(f"/sys/fs/cgroup/memory{path}/submem")
