@@ -269,7 +269,8 @@ static bool dev_readonly(const struct ze_sb_mount *m) {
 }
 
 /* One mount of the config; a failure's step in *ret_step (the mount's, or the copy's). */
-static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m, enum ze_step *ret_step) {
+static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m, int tree,
+                    enum ze_step *ret_step) {
         struct ze_sb_mount moded, writable;
         bool existed = false;
         char at[32], data[1024];
@@ -304,8 +305,9 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                         return fd;
         }
         if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW) {
-                r = m->kind == ZE_SB_MOUNT_VIEW
-                            ? mount_view(sb, m, fd)
+                r = m->kind == ZE_SB_MOUNT_VIEW ? mount_view(sb, m, fd)
+                    : tree >= 0
+                            ? bind_tree_onto(tree, m->recursive, m->attr_set, m->attr_set_rec, m->propagation, fd)
                             : bind_path_onto(m->source, m->recursive, m->attr_set, m->attr_set_rec, m->propagation, fd);
                 close(fd);
                 return r;
@@ -531,7 +533,25 @@ static int propagation_before(const struct ze_sandbox *sb) {
         return 0;
 }
 
-int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index) {
+void ze_sb_open_trees(const struct ze_sandbox *sb, int trees[static ZE_SB_MAX_TREES]) {
+        size_t n = strlen(sb->rootfs);
+
+        for (size_t i = 0; i < ZE_SB_MAX_TREES; i++) {
+                const struct ze_sb_mount *m = i < sb->n_mounts ? &sb->mounts[i] : NULL;
+                long t;
+
+                trees[i] = -EBADF;
+                if (!m || m->kind != ZE_SB_MOUNT_BIND || !m->source ||
+                    (strncmp(m->source, sb->rootfs, n) == 0 && (m->source[n] == '/' || m->source[n] == '\0')))
+                        continue;
+                t = syscall(SYS_open_tree, AT_FDCWD, m->source,
+                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
+                if (t >= 0)
+                        trees[i] = (int) t;
+        }
+}
+
+int ze_sb_setup_mounts(const struct ze_sandbox *sb, const int *trees, enum ze_step *ret_step, int *ret_index) {
         int root_fd, r;
 
         r = propagation_before(sb);
@@ -562,7 +582,7 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int 
         for (size_t i = 0; i < sb->n_mounts; i++) {
                 enum ze_step step;
 
-                r = do_mount(sb, root_fd, &sb->mounts[i], &step);
+                r = do_mount(sb, root_fd, &sb->mounts[i], trees && i < ZE_SB_MAX_TREES ? trees[i] : -EBADF, &step);
                 if (r < 0)
                         return failed(ret_step, ret_index, step, (int) i, -r);
         }

@@ -265,3 +265,35 @@ def test_exec_into_sub_cgroups(runc, bundle):
     finally:
         runc("delete", "--force", name)
         os.rmdir(f"/sys/fs/cgroup/memory{path}/submem")
+
+
+def test_user_namespace_binds_a_source_its_root_cannot_reach(runc, bundle, open_tmp):
+    """userns.bats "userns with 2 inaccessible mounts" (and "+ exec"): sources in a 0700 directory
+    of the host's root, bound into a container whose root is uid 100000 on the host: the init
+    copies them (open_tree) while it still has the runtime's ids, as runc opens them before the
+    user namespace; it used to bind them as the namespace's root, and failed (EACCES). The
+    container reaches them through the binds only."""
+    for i in (1, 2):
+        d = open_tmp / f"inaccessible-{i}" / "dir"
+        d.mkdir(parents=True)
+        (d / "foo.txt").write_text(f"foo{i}\n")
+        os.chmod(d.parent, 0o700)
+        # the image has the mount points (its root, uid 100000 on the host, could not make them)
+        os.mkdir(os.path.join(bundle.rootfs, "tmp", f"mount-{i}"))
+    for k in ("uidMappings", "gidMappings"):
+        bundle.config["linux"][k] = [{"containerID": 0, "hostID": 100000, "size": 65534}]
+    bundle.config["linux"]["namespaces"].append({"type": "user"})
+    bundle.config["mounts"] += [{"source": str(open_tmp / f"inaccessible-{i}" / "dir"),
+                                 "destination": f"/tmp/mount-{i}", "type": "bind", "options": ["bind"]}
+                                for i in (1, 2)]
+    name = cid()
+    bundle.set_args("sleep", "300")
+    r = runc("run", "-d", "--bundle", bundle.path, name, stdin=subprocess.DEVNULL)
+    if r.returncode != 0 and "user namespace" in r.stderr and "not permitted" in r.stderr:
+        pytest.skip(f"no user namespace here: {r.stderr.strip()}")
+    assert r.returncode == 0, r.stderr
+    r = runc("exec", name, "cat", "/tmp/mount-1/foo.txt", "/tmp/mount-2/foo.txt")
+    assert r.returncode == 0 and r.stdout.split() == ["foo1", "foo2"], (r.stdout, r.stderr)
+    # the directory above the source stays closed to the container's root (host uid 100000)
+    r = runc("exec", name, "sh", "-c", f"ls {open_tmp}/inaccessible-1 2>/dev/null || echo closed")
+    assert r.stdout.strip() == "closed", r.stdout
