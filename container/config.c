@@ -64,17 +64,18 @@ static int parse_idmap(json_object *a, const char *what, char **ret, char **ret_
         return 0;
 }
 
-/* BUNDLE/config.json into o->root (with process_path's process in place of its own); *ret_config
- * its path. */
-static int read_config(struct zct_oci *o, const char *bundle, const char *process_path, char **ret_config,
-                       char **ret_error) {
+/* BUNDLE/config.json (or config_path) into o->root (with process_path's process in place of its
+ * own); *ret_config its path. */
+static int read_config(struct zct_oci *o, const char *bundle, const char *config_path, const char *process_path,
+                       char **ret_config, char **ret_error) {
         json_object *proc_json = NULL;
         int r;
 
         o->bundle = realpath(bundle, NULL);
         if (!o->bundle)
                 return zct_errorf(ret_error, -errno, "bundle %s: %s", bundle, strerror(errno));
-        if (asprintf(ret_config, "%s/config.json", o->bundle) < 0) {
+        if (config_path ? !(*ret_config = strdup(config_path))
+                        : asprintf(ret_config, "%s/config.json", o->bundle) < 0) {
                 *ret_config = NULL;
                 return -ENOMEM;
         }
@@ -242,8 +243,8 @@ static int load_seccomp(const struct zct_ctx *c, struct zct_oci *o, json_object 
         return 0;
 }
 
-int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *process_path, bool v2_only,
-                 struct zct_oci **ret, char **ret_error) {
+int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *config_path, const char *process_path,
+                 bool v2_only, struct zct_oci **ret, char **ret_error) {
         _cleanup_free_ char *config = NULL;
         struct zct_oci *o;
         json_object *linux_;
@@ -252,7 +253,7 @@ int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *proces
         o = calloc(1, sizeof(*o));
         if (!o)
                 return -ENOMEM;
-        r = read_config(o, bundle, process_path, &config, ret_error);
+        r = read_config(o, bundle, config_path, process_path, &config, ret_error);
         if (r < 0)
                 goto fail;
         linux_ = zct_get(o->root, "linux");
@@ -320,7 +321,7 @@ void zct_oci_free(struct zct_oci *o) {
 #define ZCT_OCI_SANDBOX_SAME(X)                                                                     \
         X(rootfs) X(rootfs_propagation) X(mounts) X(n_mounts) X(devices) X(n_devices) X(masked)   \
         X(readonly) X(dev_console) X(hostname) X(rlimits) X(n_rlimits) X(uid) X(gid) X(groups)    \
-        X(n_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path) X(domainname)     \
+        X(n_groups) X(keep_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path) X(domainname)     \
         X(console_rows) X(console_cols) X(personality) X(rootfs_parent)
 // clang-format on
 
@@ -342,6 +343,10 @@ void zct_oci_to_sandbox(const struct zct_oci *o, struct ze_sandbox *sb) {
         sb->cap_ambient = o->caps[4];
         sb->set_caps = true;
         sb->ref_pidfd = -1;
+        sb->mount_tree_fd = -1;
+        for (size_t i = 0; i < o->n_mounts; i++)
+                if (o->mounts[i].kind == ZE_SB_MOUNT_TREE)
+                        sb->mount_tree_fd = o->mounts[i].tree_fd; /* one at most (sd-activation.c) */
         if (o->seccomp) {
                 prog = (struct sock_fprog){ .len = (unsigned short) o->seccomp->bpf_len, .filter = o->seccomp->bpf };
                 sb->prog = &prog;

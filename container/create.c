@@ -24,7 +24,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cgroup-devices.h"
@@ -43,17 +42,6 @@ static int write_proc(pid_t pid, const char *file, const char *text) {
                 return proc;
         snprintf(path, sizeof(path), "%d/%s", (int) pid, file);
         return zct_procfs_write(proc, path, text);
-}
-
-static void now_rfc3339(char *buf, size_t len) {
-        struct timespec now;
-        struct tm tm;
-        char ts[64];
-
-        clock_gettime(CLOCK_REALTIME, &now);
-        gmtime_r(&now.tv_sec, &tm);
-        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf, len, "%s.%09ldZ", ts, now.tv_nsec);
 }
 
 static json_object *get_devices(const struct zct_oci *o) {
@@ -79,6 +67,8 @@ struct create {
         int start_fd, console_fd, cg_fd;
         int hook_report_fd; /* ROOT/ID/start-hooks.fifo, the init's end (startContainer hooks) */
         int agent_fd;       /* connected to linux.seccomp.listenerPath (a notifying filter), or -EBADF */
+        int notify_fd;      /* NOTIFY_SOCKET: the container's socket (sd-activation.c), or -EBADF */
+        int notify_tree;    /* its directory's mount, which the init attaches, or -EBADF */
         int sync[2];        /* [0] ours, [1] the init's */
         struct clone_args ca;
         bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
@@ -107,16 +97,23 @@ static int make_state_dir(struct create *k) {
 
 static int load_config(struct create *k) {
         const struct zct_ctx *c = k->c;
-        _cleanup_free_ char *err = NULL;
+        _cleanup_free_ char *err = NULL, *config = NULL;
         int r;
 
-        r = zct_oci_load(c, k->a->bundle, NULL, zct_cgroup_is_v2_only(), &k->o, &err);
+        /* --config: a copy in the state directory, the one exec reads too */
+        r = k->a->config ? zct_state_keep_config(k->dir, k->a->config, &config) : 0;
+        if (r < 0)
+                return zct_error(c, "--config %s: %s", k->a->config, zct_errstr(-r)), r;
+        r = zct_oci_load(c, k->a->bundle, config, NULL, zct_cgroup_is_v2_only(), &k->o, &err);
         if (r < 0)
                 return zct_error(c, "%s", err ? err : zct_errstr(-r)), r;
         /* io.containers.trace-syscall: zygote-runc's own create only (record-annotation.c) */
         r = k->a->handoff ? 0 : zct_record_annotation(c, k->o);
         if (r < 0)
                 return r;
+        /* zygoted's worker holds the daemon's groups, not its caller's */
+        if (k->a->handoff && k->o->keep_groups)
+                return zct_error(c, "run.oci.keep_original_groups: not for zygoted's containers"), -EPERM;
         if (zct_oci_add_home(k->o, &k->o->envp) < 0)
                 return zct_error(c, "out of memory"), -ENOMEM;
         bool console = k->a->p.console_socket || (k->a->handoff && k->a->handoff->console_fd >= 0);
@@ -242,6 +239,18 @@ static int make_exec_fifo(struct create *k) {
         k->start_fd = open(fifo, O_RDWR | O_CLOEXEC);
         if (k->start_fd < 0)
                 return zct_error_errno(k->c, "exec fifo");
+        return 0;
+}
+
+/* LISTEN_FDS and NOTIFY_SOCKET, as the caller's environment had them: before the sandbox
+ * takes the mounts and environment. */
+static int prepare_activation(struct create *k) {
+        int r = zct_listen_fds_env(k->o, k->a->listen_fds);
+
+        if (r >= 0 && k->a->notify_socket)
+                r = zct_notify_prepare(k->o, k->dir, k->a->notify_socket, &k->notify_fd, &k->notify_tree);
+        if (r < 0)
+                return zct_error(k->c, "NOTIFY_SOCKET, LISTEN_FDS: %s", zct_errstr(-r)), r;
         return 0;
 }
 
@@ -504,7 +513,7 @@ static int save_state(struct create *k) {
         int r;
 
         (void) zct_proc_starttime(k->pid, &k->st.starttime, NULL);
-        now_rfc3339(created, sizeof(created));
+        zct_state_now(created, sizeof(created));
         k->st.created = strdup(created);
         k->st.owner = getuid();
         r = zct_state_save(&k->st);
@@ -534,10 +543,18 @@ static int start_and_wait(struct create *k) {
                 zct_runc_report_failure(k->c, k->o, &status);
         else if ((failed = zct_hooks_poststart(k->c, &k->st) < 0)) /* it ends the container, as runc's */
                 (void) pidfd_kill(k->pidfd, SIGKILL);
-        else if (k->a->p.detach)
-                return 0;
-        else
-                zct_runc_forward_signals(k->pid);
+        else {
+                if (!k->a->p.detach)
+                        zct_runc_forward_signals(k->pid);
+                /* runc's: run returns (or waits on) once the container said READY=1 */
+                r = k->notify_fd >= 0 && k->tty.master < 0
+                            ? zct_notify_relay(k->notify_fd, k->a->notify_socket, k->pidfd, k->pid)
+                            : 0;
+                if (r < 0)
+                        zct_error(k->c, "NOTIFY_SOCKET %s: %s", k->a->notify_socket, zct_errstr(-r));
+                if (k->a->p.detach)
+                        return 0;
+        }
         r = k->tty.master >= 0 ? zct_tty_relay(&k->tty, k->pidfd) : zct_runc_wait_exit_status(k->pidfd);
         if (!k->a->keep) { /* --keep (runc's): the stopped container waits for delete */
                 zct_destroy(&k->st);
@@ -594,6 +611,8 @@ static void create_done(struct create *k) {
         zct_tty_done(&k->tty);
         safe_close(k->cg_fd);
         safe_close(k->agent_fd);
+        safe_close(k->notify_fd);
+        safe_close(k->notify_tree);
         safe_close(k->pidfd);
         close_pairp(&k->sync);
         free(k->path_buf);
@@ -616,6 +635,7 @@ static int (*const create_steps[])(struct create *k) = {
         set_device_rules,
         make_cgroup_view,
         make_exec_fifo,
+        prepare_activation,
         prepare_sandbox,
         open_namespaces,
         prepare_clone,
@@ -642,6 +662,8 @@ int zct_container_create(const struct zct_ctx *c, const struct zct_create_args *
                 .console_fd = -EBADF,
                 .cg_fd = -EBADF,
                 .agent_fd = -EBADF,
+                .notify_fd = -EBADF,
+                .notify_tree = -EBADF,
                 .sync = { -EBADF, -EBADF },
                 .pidfd = -EBADF,
                 .lock_fd = -EBADF,

@@ -30,6 +30,7 @@
  *   hooks.c     config.json's hooks
  *   procfs-write.c   the writes into procfs, through a procfs of the library's own
  *   sealed-copy.c    the program runs from a sealed memfd copy of itself, never the host's file
+ *   sd-activation.c  systemd's LISTEN_FDS and NOTIFY_SOCKET carried into the container
  *
  * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
  * where the user needs more than strerror; only the parts that take a struct zct_ctx print.
@@ -73,6 +74,7 @@ struct zct_oci {
         gid_t gid;
         gid_t *groups;
         size_t n_groups;
+        bool keep_groups; /* annotations' run.oci.keep_original_groups: the runtime's groups stay */
         mode_t umask;     /* (mode_t) -1 when unset */
         uint64_t caps[5]; /* bounding, effective, permitted, inheritable, ambient */
         struct ze_rlimit *rlimits;
@@ -128,11 +130,11 @@ struct zct_oci {
 };
 
 struct zct_ctx;
-/* Reads BUNDLE/config.json (and the process of it, or of process_path when not NULL, as exec's
- * --process gives). cgroup_v2_only tells how to mount "cgroup"; the seccomp program comes from
+/* Reads BUNDLE/config.json, or config_path when not NULL (and the process of it, or of
+ * process_path when not NULL, as exec's --process gives). cgroup_v2_only tells how to mount "cgroup"; the seccomp program comes from
  * where c->filter says. */
-int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *process_path, bool cgroup_v2_only,
-                 struct zct_oci **ret, char **ret_error);
+int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *config_path, const char *process_path,
+                 bool cgroup_v2_only, struct zct_oci **ret, char **ret_error);
 void zct_oci_free(struct zct_oci *o);
 struct zct_cgroup_view; /* cgroup.c */
 /* v1/hybrid: turns each "cgroup" mount into a tmpfs with a bind (read-only unless the config says
@@ -290,6 +292,13 @@ struct zct_ctx;
 int zct_state_make_dir(const struct zct_ctx *c, const char *id, char **ret_dir);
 /* path and each missing directory above it, made with mode (the state root, cgroups). */
 int zct_mkdir_p(const char *path, mode_t mode);
+/* fs-util.c: a new file to (refused when it exists, or is a symlink) with from's bytes. */
+int zct_copy_file(const char *from, const char *to, mode_t mode);
+/* --config FILE: a copy as ROOT/ID/config.json, which create and exec both read (*ret_path);
+ * zct_state_config: that copy's path, or NULL (*ret_path) when the bundle's config.json is the
+ * container's. */
+int zct_state_keep_config(const char *dir, const char *config, char **ret_path);
+int zct_state_config(const char *dir, char **ret_path);
 int zct_state_load(const char *root, const char *id, struct zct_state *ret);
 /* The container's lock: ROOT/ID opened and flock'ed exclusively, waiting for whoever holds it;
  * the fd (the lock goes with it, or with the process), -ENOENT when there is no such container,
@@ -302,6 +311,8 @@ enum zct_status zct_state_status(const struct zct_state *st);
 const char *zct_status_to_string(enum zct_status s);
 json_object *zct_state_to_json(const struct zct_state *st);
 int zct_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state);
+/* Now, RFC 3339 with nanoseconds (the state's "created"). */
+void zct_state_now(char *buf, size_t len);
 /* A pidfd of the container's init, or -ESRCH when it is gone (or its pid was reused). */
 int zct_state_pidfd(const struct zct_state *st);
 int zct_rm_rf(const char *path);
@@ -347,6 +358,24 @@ struct zct_ctx;
  * (source_size bytes) tells where it came from, for a debug line. */
 int zct_runc_filter_load(const struct zct_ctx *c, const char *config, json_object *seccomp, struct zp_profile **ret,
                          char *source, size_t source_size, char **ret_error);
+
+/* ---- sd-activation.c: systemd's socket activation and readiness, as runc and crun carry them ---- */
+
+/* LISTEN_FDS (the runtime's caller's, listen_fds > 0: the fds from 3 its caller passes on as
+ * preserved fds): the process's environment says LISTEN_FDS=N and LISTEN_PID=1. */
+int zct_listen_fds_env(struct zct_oci *o, int listen_fds);
+/* NOTIFY_SOCKET (host_socket, the caller's): DIR/notify made with the socket "notify" bound in
+ * it (*ret_sock), bound read-only into the container at host_socket's path (/run/notify for an
+ * abstract socket) as a mount of o's that the runtime made (*ret_tree), and the process's
+ * NOTIFY_SOCKET naming the socket there. */
+int zct_notify_prepare(struct zct_oci *o, const char *dir, const char *host_socket, int *ret_sock, int *ret_tree);
+/* start: the socket bound again in DIR/notify (create's went with create); -ENOENT when the
+ * container was created without one. */
+int zct_notify_rebind(const char *dir, int *ret_sock);
+/* What the container sends on sock, until READY=1: then "READY=1" and "MAINPID=pid" go to
+ * host_socket (nothing else of the container's) and 1 is returned; 0 once pidfd says the init
+ * is gone first; -errno. */
+int zct_notify_relay(int sock, const char *host_socket, int pidfd, pid_t pid);
 
 /* ---- sealed-copy.c ---- */
 
@@ -408,6 +437,9 @@ struct zct_create_args {
         const char *bundle;
         bool run;
         bool keep;                   /* run --keep: the stopped container stays until delete */
+        int listen_fds;              /* LISTEN_FDS: fds 3.. of the caller (counted in p.preserve_fds) */
+        const char *notify_socket;   /* NOTIFY_SOCKET: the caller's, READY=1 relayed there, or NULL */
+        const char *config;          /* --config FILE (absolute), or NULL: BUNDLE/config.json */
         struct zct_handoff *handoff; /* NULL: zygote-runc's own create */
 };
 

@@ -185,14 +185,20 @@ static int apply_command_line(struct exec *k) {
 
 /* The process to run: the config's (or --process's), with the command line's options. */
 static int load_process(struct exec *k) {
-        _cleanup_free_ char *err = NULL;
+        _cleanup_free_ char *err = NULL, *config = NULL;
         int r;
 
         if (!k->a->process && k->a->n_args == 0)
                 return zct_error(k->c, "exec: no command given (args or --process)"), -EINVAL;
-        r = zct_oci_load(k->c, k->st.bundle, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
+        /* create's --config, kept in the state directory, else the bundle's */
+        r = zct_state_config(k->st.dir, &config);
+        if (r >= 0)
+                r = zct_oci_load(k->c, k->st.bundle, config, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
         if (r < 0)
                 return zct_error(k->c, "%s", err ? err : zct_errstr(-r)), r;
+        /* zygoted's worker holds the daemon's groups, not its caller's */
+        if (k->a->handoff && k->o->keep_groups)
+                return zct_error(k->c, "run.oci.keep_original_groups: not for zygoted's containers"), -EPERM;
         /* create said in the log what of the config is ignored */
         free(k->o->notes);
         k->o->notes = NULL;

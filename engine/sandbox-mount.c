@@ -217,6 +217,7 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
                 return r < 0 ? r : 1;
         case ZE_SB_MOUNT_BIND: /* bind_path_onto() */
         case ZE_SB_MOUNT_VIEW: /* mount_view() */
+        case ZE_SB_MOUNT_TREE: /* move_onto() */
                 break;
         }
         return -EINVAL;
@@ -280,7 +281,8 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                 if (fd >= 0)
                         close(fd);
         }
-        fd = ze_sb_make_in_root(sb, root_fd, m->dest, m->kind != ZE_SB_MOUNT_BIND || m->source_is_dir);
+        fd = ze_sb_make_in_root(sb, root_fd, m->dest,
+                                (m->kind != ZE_SB_MOUNT_BIND && m->kind != ZE_SB_MOUNT_TREE) || m->source_is_dir);
         if (fd < 0)
                 return fd;
         if (m->kind == ZE_SB_MOUNT_FS && m->fstype &&
@@ -293,10 +295,13 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                 if (fd < 0)
                         return fd;
         }
-        if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW) {
-                r = m->kind == ZE_SB_MOUNT_VIEW
-                            ? mount_view(sb, m, fd)
-                            : bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
+        if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW || m->kind == ZE_SB_MOUNT_TREE) {
+                if (m->kind == ZE_SB_MOUNT_TREE)
+                        r = move_onto(m->tree_fd, fd);
+                else if (m->kind == ZE_SB_MOUNT_VIEW)
+                        r = mount_view(sb, m, fd);
+                else
+                        r = bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
                 close(fd);
                 return r;
         }

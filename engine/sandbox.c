@@ -336,7 +336,8 @@ static void check_hooks(const struct ze_sandbox *sb, const struct ze_reporter *t
 _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         const struct ze_reporter to = { .fd = sb->sync_fd, .socket = true };
         /* what the remaining steps use; with stdio and the preserved fds, all that stays open */
-        int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd, sb->hook_report_fd, -EBADF };
+        int keep[] = { sb->sync_fd,        sb->start_fd,      sb->console_fd, sb->ref_pidfd,
+                       sb->hook_report_fd, sb->mount_tree_fd, -EBADF };
         enum ze_step step = ZE_STEP_NONE;
         const char *path;
         int index = -1, r, lsm_fd = -EBADF, cwd_fd, again;
@@ -402,9 +403,11 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         again = enter_cwd_as_runtime(sb);
         check(&to, ZE_STEP_CHDIR, again < 0 ? again : 0);
         /* 9. ids (KEEPCAPS across the switch); a user namespace with "setgroups deny"
-         * (rootless) refuses any group list: keep none */
+         * (rootless) refuses any group list: keep none. keep_groups: the runtime's own groups stay,
+         * none added (its caller's, which the runtime checked) */
         if (sb->set_ids) {
-                r = ze_step_ids(sb->uid, sb->gid, sb->groups, sb->n_groups, sb->uid != 0, true, &step);
+                r = ze_step_ids(sb->uid, sb->gid, sb->keep_groups ? NULL : sb->groups,
+                                sb->keep_groups ? ZE_KEEP_GROUPS : sb->n_groups, sb->uid != 0, true, &step);
                 check(&to, step, r);
         }
         /* 9a. before the early filter, what a profile is not written for: a container's profile is

@@ -113,6 +113,9 @@ enum ze_sb_mount_kind {
                                * cgroup); a read-only rbind of the host's hierarchy on v1 */
         ZE_SB_MOUNT_VIEW,   /* an empty tmpfs with a directory for each later mount just below it
                                * (the v1 cgroup view), attr_set applied before it is attached */
+        ZE_SB_MOUNT_TREE,   /* tree_fd, a detached mount the runtime made (open_tree's clone, its
+                               * attributes set), attached as it is: no lookup of a host path by
+                               * the init, whose ids may not reach it */
 };
 
 struct ze_sb_mount {
@@ -129,6 +132,7 @@ struct ze_sb_mount {
         unsigned long propagation; /* MS_PRIVATE/MS_SLAVE/MS_SHARED (|MS_REC) after, or 0 */
         bool copyup;               /* tmpfs ("tmpcopyup"): starts as a copy of the directory it covers
                                     * (sandbox-copyup.c); a failure of the copy is step "tmpcopyup" */
+        int tree_fd;               /* ZE_SB_MOUNT_TREE's mount (the runtime's, closed with its fds) */
 };
 
 /* How many directories deep below a tmpcopyup destination the copy goes; deeper fails with
@@ -197,6 +201,7 @@ struct ze_sandbox {
         bool rootfs_readonly;
         const struct ze_sb_mount *mounts;
         size_t n_mounts;
+        int mount_tree_fd; /* a ZE_SB_MOUNT_TREE mount's tree_fd, kept open until step 3 (else -1) */
         const struct ze_sb_device *devices;
         size_t n_devices;
         const char *const *symlinks; /* pairs {target, container path}, NULL terminated */
@@ -224,6 +229,7 @@ struct ze_sandbox {
         gid_t gid;
         const gid_t *groups;
         size_t n_groups;
+        bool keep_groups; /* step 9 leaves the supplementary groups the runtime has (no setgroups) */
 
         unsigned cap_last;
         uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
