@@ -283,6 +283,8 @@ void zct_oci_free(struct zct_oci *o) {
         for (size_t i = 0; i < o->n_devices; i++) {
                 free((char *) o->devices[i].target);
                 free((char *) o->devices[i].host);
+                if (o->devices[i].premade)
+                        safe_close(o->devices[i].tree_fd);
         }
         for (size_t i = 0; o->symlinks && o->symlinks[i]; i++)
                 free(o->symlinks[i]);
@@ -343,10 +345,14 @@ void zct_oci_to_sandbox(const struct zct_oci *o, struct ze_sandbox *sb) {
         sb->cap_ambient = o->caps[4];
         sb->set_caps = true;
         sb->ref_pidfd = -1;
-        sb->mount_tree_fd = -1;
-        for (size_t i = 0; i < o->n_mounts; i++)
+        /* the runtime's premade mounts (sd-activation.c, devices-premade.c: they keep within the
+         * bound) */
+        for (size_t i = 0; i < o->n_mounts && sb->n_tree_fds < ZE_SB_MAX_TREES; i++)
                 if (o->mounts[i].kind == ZE_SB_MOUNT_TREE)
-                        sb->mount_tree_fd = o->mounts[i].tree_fd; /* one at most (sd-activation.c) */
+                        sb->tree_fds[sb->n_tree_fds++] = o->mounts[i].tree_fd;
+        for (size_t i = 0; i < o->n_devices && sb->n_tree_fds < ZE_SB_MAX_TREES; i++)
+                if (o->devices[i].premade)
+                        sb->tree_fds[sb->n_tree_fds++] = o->devices[i].tree_fd;
         if (o->seccomp) {
                 prog = (struct sock_fprog){ .len = (unsigned short) o->seccomp->bpf_len, .filter = o->seccomp->bpf };
                 sb->prog = &prog;

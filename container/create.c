@@ -242,15 +242,19 @@ static int make_exec_fifo(struct create *k) {
         return 0;
 }
 
-/* LISTEN_FDS and NOTIFY_SOCKET, as the caller's environment had them: before the sandbox
- * takes the mounts and environment. */
-static int prepare_activation(struct create *k) {
+/* What the runtime makes for the init before the sandbox takes o's mounts, devices and
+ * environment: LISTEN_FDS and NOTIFY_SOCKET, as the caller's environment had them; a user
+ * namespace's device nodes. */
+static int prepare_premade(struct create *k) {
         int r = zct_listen_fds_env(k->o, k->a->listen_fds);
 
         if (r >= 0 && k->a->notify_socket)
                 r = zct_notify_prepare(k->o, k->dir, k->a->notify_socket, &k->notify_fd, &k->notify_tree);
         if (r < 0)
                 return zct_error(k->c, "NOTIFY_SOCKET, LISTEN_FDS: %s", zct_errstr(-r)), r;
+        r = zct_devices_premake(k->o, k->dir);
+        if (r < 0)
+                return zct_error(k->c, "the user namespace's device nodes: %s", zct_errstr(-r)), r;
         return 0;
 }
 
@@ -635,7 +639,7 @@ static int (*const create_steps[])(struct create *k) = {
         set_device_rules,
         make_cgroup_view,
         make_exec_fifo,
-        prepare_activation,
+        prepare_premade,
         prepare_sandbox,
         open_namespaces,
         prepare_clone,

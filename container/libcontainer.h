@@ -31,6 +31,7 @@
  *   procfs-write.c   the writes into procfs, through a procfs of the library's own
  *   sealed-copy.c    the program runs from a sealed memfd copy of itself, never the host's file
  *   sd-activation.c  systemd's LISTEN_FDS and NOTIFY_SOCKET carried into the container
+ *   devices-premade.c  a user namespace's device nodes, made by the runtime
  *
  * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
  * where the user needs more than strerror; only the parts that take a struct zct_ctx print.
@@ -376,6 +377,14 @@ int zct_notify_rebind(const char *dir, int *ret_sock);
  * host_socket (nothing else of the container's) and 1 is returned; 0 once pidfd says the init
  * is gone first; -errno. */
 int zct_notify_relay(int sock, const char *host_socket, int pidfd, pid_t pid);
+
+/* ---- devices-premade.c ---- */
+
+/* A container with a user namespace (where mknod is refused), made by a runtime that may make
+ * nodes (root of the initial user namespace): each device of o made in DIR/devices, owned by the
+ * host ids its uid and gid map to, and handed to the init as a detached mount (premade, tree_fd).
+ * Else nothing (the init binds the host's node of the same path). */
+int zct_devices_premake(struct zct_oci *o, const char *dir);
 
 /* ---- sealed-copy.c ---- */
 

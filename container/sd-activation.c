@@ -169,9 +169,6 @@ int zct_notify_prepare(struct zct_oci *o, const char *dir, const char *host_sock
         const char *dest = host_socket[0] == '/' ? host_socket : "/run/notify";
         int r;
 
-        for (const struct ze_sb_mount *m = o->mounts; m < o->mounts + o->n_mounts; m++)
-                if (m->kind == ZE_SB_MOUNT_TREE)
-                        return -EBUSY; /* the sandbox keeps one such fd */
         if (asprintf(&path, "%s/" NOTIFY_DIR, dir) < 0 || asprintf(&inside, "%s/" NOTIFY_NAME, dest) < 0)
                 return -ENOMEM;
         if (mkdir(path, 0755) < 0 && errno != EEXIST)

@@ -320,6 +320,35 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
         return r;
 }
 
+/* An empty file name in parent, for a bind of a device node onto it. */
+static int make_placeholder(int parent, const char *name) {
+        int fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        return 0;
+}
+
+/* The runtime's node (a detached mount of it) attached at the device's path: on what the image
+ * has there, never opened for I/O (a node of the image's own), or on an empty file made for it. */
+static int attach_premade(int parent, const char *name, const struct ze_sb_device *d) {
+        int fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), r;
+
+        if (fd < 0 && errno == ENOENT) {
+                fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+                if (fd >= 0) {
+                        close(fd);
+                        fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                }
+        }
+        if (fd < 0)
+                return -errno;
+        r = move_onto(d->tree_fd, fd);
+        close(fd);
+        return r;
+}
+
 static int make_device(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_device *d) {
         char parent_path[4096], at[32];
         const char *slash = strrchr(d->host, '/'), *name;
@@ -335,6 +364,11 @@ static int make_device(const struct ze_sandbox *sb, int root_fd, const struct ze
         parent = ze_sb_make_in_root(sb, root_fd, parent_path, true);
         if (parent < 0)
                 return parent;
+        if (d->premade) {
+                r = attach_premade(parent, name, d);
+                close(parent);
+                return r;
+        }
         /* the mode is the config's (fileMode), not the caller's umask's cut of it */
         old_umask = umask(0);
         made = mknodat(parent, name, d->mode, d->dev) == 0;
@@ -346,14 +380,7 @@ static int make_device(const struct ze_sandbox *sb, int root_fd, const struct ze
                         r = -errno;
         } else if (errno != EEXIST) {
                 /* no CAP_MKNOD in the init user namespace: bind the host's node instead */
-                r = errno == EPERM ? 0 : -errno;
-                if (r == 0) {
-                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
-                        if (fd < 0)
-                                r = -errno;
-                        else
-                                close(fd);
-                }
+                r = errno == EPERM ? make_placeholder(parent, name) : -errno;
                 if (r == 0) {
                         fd = open_in_root(root_fd, d->host, 0);
                         if (fd < 0)

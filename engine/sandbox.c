@@ -336,8 +336,8 @@ static void check_hooks(const struct ze_sandbox *sb, const struct ze_reporter *t
 _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         const struct ze_reporter to = { .fd = sb->sync_fd, .socket = true };
         /* what the remaining steps use; with stdio and the preserved fds, all that stays open */
-        int keep[] = { sb->sync_fd,        sb->start_fd,      sb->console_fd, sb->ref_pidfd,
-                       sb->hook_report_fd, sb->mount_tree_fd, -EBADF };
+        int keep[5 + ZE_SB_MAX_TREES + 1] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd,
+                                              sb->hook_report_fd };
         enum ze_step step = ZE_STEP_NONE;
         const char *path;
         int index = -1, r, lsm_fd = -EBADF, cwd_fd, again;
@@ -347,6 +347,8 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
          * environ and its fds (pidfd_getfd) would be open to the container's processes. The
          * runtime forks us non-dumpable already; this is for any other caller. */
         zc_signals_reset(NULL);
+        for (size_t i = 0; i < ZE_SB_MAX_TREES + 1; i++)
+                keep[5 + i] = i < sb->n_tree_fds && i < ZE_SB_MAX_TREES ? sb->tree_fds[i] : -EBADF;
         if (!sb->dumpable_until_go)
                 check(&to, ZE_STEP_DUMPABLE, prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0 ? -errno : 0);
         /* 1. wait for the parent: maps written, cgroups joined; EOF: it gave up */

@@ -147,6 +147,10 @@ struct ze_sb_device {
         dev_t dev;
         uid_t uid;
         gid_t gid;
+        /* made by the runtime (a user namespace refuses mknod): the node as a detached mount,
+         * attached on an empty file at the path */
+        bool premade;
+        int tree_fd;
 };
 
 /* An OCI hook the init runs itself, between clone and execve (createContainer, startContainer):
@@ -176,6 +180,8 @@ struct ze_sb_hooks {
 };
 
 #define ZE_SB_MAX_NS 8
+/* detached mounts the runtime made for the init to attach (ZE_SB_MOUNT_TREE, premade devices) */
+#define ZE_SB_MAX_TREES 64
 #define ZE_SB_NO_PERSONALITY (~0UL)
 
 struct ze_sandbox {
@@ -201,7 +207,9 @@ struct ze_sandbox {
         bool rootfs_readonly;
         const struct ze_sb_mount *mounts;
         size_t n_mounts;
-        int mount_tree_fd; /* a ZE_SB_MOUNT_TREE mount's tree_fd, kept open until step 3 (else -1) */
+        /* the tree_fds of the mounts and devices, kept open through step 2's closing of fds */
+        int tree_fds[ZE_SB_MAX_TREES];
+        size_t n_tree_fds;
         const struct ze_sb_device *devices;
         size_t n_devices;
         const char *const *symlinks; /* pairs {target, container path}, NULL terminated */
