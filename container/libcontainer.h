@@ -14,8 +14,9 @@
  *               failure messages, waiting, signal forwarding, destroy
  *   tty.c       the foreground terminal of run and exec -t without a console socket (tty.h)
  *   config.c    config.json -> struct zct_oci (everything the sandbox needs, resolved), spec;
- *               its parts config-process.c (process), config-mount.c (mounts, devices) and
- *               config-util.c (JSON access and errors, config-util.h)
+ *               its parts config-process.c (process), config-mount.c (mounts, devices),
+ *               config-mempolicy.c (linux.memoryPolicy) and config-util.c (JSON access and
+ *               errors, config-util.h)
  *   cgroup.c    the cgroup manager, v1, hybrid and v2: create, join, freeze, list, remove;
  *               cgroup-of.c the cgroups of a container its caller did not create, and update
  *   cgroup-devices.c  the device rules: OCI parsing, v1 lines, the v2 eBPF program
@@ -85,6 +86,7 @@ struct zct_oci {
         const char *domainname;
         unsigned short console_rows, console_cols; /* process.consoleSize (0: none) */
         unsigned long personality;                 /* ZE_SB_NO_PERSONALITY: none */
+        struct ze_sb_mempolicy mempolicy;          /* linux.memoryPolicy (config-mempolicy.c) */
         bool has_sched;                            /* process.scheduler (config-linux.c) */
         struct zct_sched {
                 uint32_t policy;
@@ -141,6 +143,9 @@ struct zct_cgroup_view; /* cgroup.c */
 int zct_oci_cgroup_view(struct zct_oci *o, const struct zct_cgroup_view *v, size_t n);
 /* The AppArmor profile of the process ("" or NULL: none), named what in a refusal. */
 int zct_oci_set_apparmor(struct zct_oci *o, const char *profile, const char *what, char **ret_error);
+/* config-mempolicy.c: the names linux.memoryPolicy takes (features), NULL terminated. */
+extern const char *const zct_mempolicy_mode_names[];
+extern const char *const zct_mempolicy_flag_names[];
 /* Fills sb from o (pointers into o; o must outlive sb). */
 void zct_oci_to_sandbox(const struct zct_oci *o, struct ze_sandbox *sb);
 /* runc's default config.json (rootless: with a user namespace mapping the caller). */

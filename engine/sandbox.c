@@ -394,6 +394,8 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         /* 7. */
         r = ze_step_rlimits(sb->rlimits, sb->n_rlimits, &index);
         check_at(&to, ZE_STEP_RLIMIT, index, r);
+        /* 7a. inherited by everything the process starts, kept across execve */
+        check(&to, ZE_STEP_MEMPOLICY, ze_sb_set_mempolicy(&sb->mempolicy));
         /* 8. bounding set, while CAP_SETPCAP is ours: every capability outside the kept one; the
          * loop (no mask prctl here) stops where the kernel's capabilities end */
         if (sb->set_caps)

@@ -52,7 +52,7 @@
  *   6. setsid     (unless a console made it already)
  *      lsm:       lsm_exec written to that file (where runc applies the profile: after the
  *                 mounts, the createContainer hooks and the hostname, before ids and caps)
- *   7. rlimits
+ *   7. rlimits; 7a. the memory policy (linux.memoryPolicy: set_mempolicy, sandbox-numa.c)
  *   8. capbset:   drop everything outside caps.bounding (needs CAP_SETPCAP: before the ids)
  *      cwd:       first entered with the runtime's ids and capabilities (resolved as in 9), as
  *                 runc tries it first; refused permission there is tried again as the user (9, 12)
@@ -174,6 +174,18 @@ struct ze_sb_hooks {
 #define ZE_SB_MAX_NS 8
 #define ZE_SB_NO_PERSONALITY (~0UL)
 
+#define ZE_SB_NUMA_WORDS 16 /* a node mask of 1024 nodes (the kernel's MAX_NUMNODES on x86) */
+
+/* linux.memoryPolicy, as set_mempolicy(2) takes it (sandbox-numa.c): applied with the rlimits
+ * (step 7a) when set; a process's policy is kept across fork and execve. */
+struct ze_sb_mempolicy {
+        bool set;
+        int mode;                         /* MPOL_DEFAULT, MPOL_BIND, ... */
+        unsigned flags;                   /* MPOL_F_STATIC_NODES, _RELATIVE_NODES, _NUMA_BALANCING */
+        uint64_t nodes[ZE_SB_NUMA_WORDS]; /* node i is bit i % 64 of word i / 64 */
+        unsigned long maxnode;            /* 0: no nodes; else the highest node given + 2, as the kernel counts */
+};
+
 struct ze_sandbox {
         int sync_fd;        /* SOCK_SEQPACKET to the parent, CLOEXEC: go byte in, status records out */
         int start_fd;       /* the exec fifo opened O_RDWR by the parent, or -1: exec at once */
@@ -218,6 +230,7 @@ struct ze_sandbox {
 
         const struct ze_rlimit *rlimits;
         size_t n_rlimits;
+        struct ze_sb_mempolicy mempolicy;
 
         bool set_ids;
         uid_t uid;
@@ -260,6 +273,9 @@ struct ze_sandbox {
 int ze_sb_lsm_open(const char *name);
 /* text in one write to fd, which is closed: 0 or -errno. */
 int ze_sb_lsm_write(int fd, const char *text);
+
+/* sandbox-numa.c: step 7a, set_mempolicy(2) of p when p->set: 0 or -errno. */
+int ze_sb_set_mempolicy(const struct ze_sb_mempolicy *p);
 
 /* Runs the steps above in the current, freshly cloned process. Never returns. */
 _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb);
