@@ -276,6 +276,7 @@ fail:
 void zct_oci_free(struct zct_oci *o) {
         if (!o)
                 return;
+        zct_oci_idmaps_free(o);
         for (size_t i = 0; i < o->n_mounts; i++) {
                 free((char *) o->mounts[i].target);
                 free((char *) o->mounts[i].data);

@@ -21,7 +21,8 @@
  *                 the kernel refuses a file of another kind; then, in a new user namespace,
  *                 setresgid/setresuid 0
  *      fds:       close every fd but stdio, the preserved ones and the four of this struct
- *                 (sync, start, console, ref_pidfd): nothing the runtime opened is there when
+ *                 (sync, start, console, ref_pidfd), and the premade mounts' trees (closed in
+ *                 step 3 once attached): nothing else the runtime opened is there when
  *                 anything of config.json or the image is resolved
  *   3. mount namespace work, when new_mount_ns:
  *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says; a
@@ -33,7 +34,8 @@
  *                 missing is followed there and the target made; procfs and sysfs only
  *                 on a destination without any symlink; a bind is an open_tree copy given its
  *                 ro/nosuid/nodev/noexec with mount_setattr while detached, then move_mount'ed
- *                 on the target's fd; a tmpfs with copyup is filled with a copy of the directory
+ *                 on the target's fd (a premade one, id-mapped, attached as the runtime made
+ *                 it); a tmpfs with copyup is filled with a copy of the directory
  *                 while detached, the same way), default device nodes (mknod, or a
  *                 bind of the host's node where mknod is refused, as in a user namespace),
  *                 /dev/fd etc. symlinks and /dev/ptmx, the createContainer hooks (cwd: the
@@ -129,7 +131,15 @@ struct ze_sb_mount {
         unsigned long propagation; /* MS_PRIVATE/MS_SLAVE/MS_SHARED (|MS_REC) after, or 0 */
         bool copyup;               /* tmpfs ("tmpcopyup"): starts as a copy of the directory it covers
                                     * (sandbox-copyup.c); a failure of the copy is step "tmpcopyup" */
+        bool premade;              /* bind: tree_fd is the runtime's detached copy of the source, its
+                                    * attributes and id mapping set (an id-mapped mount: only the
+                                    * runtime, outside any user namespace, may make one); attached
+                                    * as it is, then closed */
+        int tree_fd;
 };
+
+/* At most this many premade mounts (the fds the init keeps until its mounts are made). */
+#define ZE_SB_MAX_PREMADE 32
 
 /* How many directories deep below a tmpcopyup destination the copy goes; deeper fails with
  * ENAMETOOLONG (step "tmpcopyup"). */
