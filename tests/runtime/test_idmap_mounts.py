@@ -88,6 +88,20 @@ def test_mapped_without_a_user_namespace(runc, bundle, open_tmp):
 
 
 @pytest.mark.timeout(60)
+def test_container_holds_no_copy_of_the_runtimes(runc, bundle, open_tmp):
+    """The detached copies the init attached are closed before anything of the container runs:
+    pid 1 (the shell, exec'd by the init) has stdio and nothing else."""
+    src = source_tree(open_tmp, [("a", 1000, 1000)])
+    for i in range(3):
+        bind(bundle, src, dest=f"/m{i}", options=("rbind", "ridmap"), uid_map=mapping(1000, 2000, 1),
+             gid_map=mapping(1000, 2000, 1))
+    # pid 1 is the shell; ls, its child, lists pid 1's fds
+    r = run(runc, bundle, "echo pid=$$; ls /proc/1/fd; stat -c owner=%u /m2/a")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["pid=1", "0", "1", "2", "owner=2000"], r.stdout
+
+
+@pytest.mark.timeout(60)
 def test_mappings_alone_imply_idmap_and_options_apply(runc, bundle, open_tmp):
     """uidMappings without idmap or ridmap is an idmap (runc 1.2); "ro" goes on the mapped copy."""
     src = source_tree(open_tmp, [("a", 1000, 1000)])
