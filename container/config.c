@@ -264,6 +264,7 @@ int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *config
             (r = parse_masked_readonly(o, linux_, ret_error)) < 0 || (r = parse_cgroup(o, linux_, ret_error)) < 0 ||
             (r = zct_oci_parse_process_extra(o, zct_get(o->root, "process"), ret_error)) < 0 ||
             (r = zct_oci_parse_linux_extra(o, linux_, o->new_time_ns, ret_error)) < 0 ||
+            (r = zct_oci_parse_mempolicy(o, linux_, ret_error)) < 0 ||
             (r = load_seccomp(c, o, linux_, config, ret_error)) < 0)
                 goto fail;
         *ret = o;
@@ -276,6 +277,7 @@ fail:
 void zct_oci_free(struct zct_oci *o) {
         if (!o)
                 return;
+        zct_oci_idmaps_free(o);
         for (size_t i = 0; i < o->n_mounts; i++) {
                 free((char *) o->mounts[i].target);
                 free((char *) o->mounts[i].data);
@@ -324,7 +326,7 @@ void zct_oci_free(struct zct_oci *o) {
         X(rootfs) X(rootfs_propagation) X(mounts) X(n_mounts) X(devices) X(n_devices) X(masked)   \
         X(readonly) X(dev_console) X(hostname) X(rlimits) X(n_rlimits) X(uid) X(gid) X(groups)    \
         X(n_groups) X(keep_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path) X(domainname)     \
-        X(console_rows) X(console_cols) X(personality) X(rootfs_parent)
+        X(console_rows) X(console_cols) X(personality) X(rootfs_parent) X(mempolicy)
 // clang-format on
 
 void zct_oci_to_sandbox(const struct zct_oci *o, struct ze_sandbox *sb) {
@@ -345,14 +347,6 @@ void zct_oci_to_sandbox(const struct zct_oci *o, struct ze_sandbox *sb) {
         sb->cap_ambient = o->caps[4];
         sb->set_caps = true;
         sb->ref_pidfd = -1;
-        /* the runtime's premade mounts (sd-activation.c, devices-premade.c: they keep within the
-         * bound) */
-        for (size_t i = 0; i < o->n_mounts && sb->n_tree_fds < ZE_SB_MAX_TREES; i++)
-                if (o->mounts[i].kind == ZE_SB_MOUNT_TREE)
-                        sb->tree_fds[sb->n_tree_fds++] = o->mounts[i].tree_fd;
-        for (size_t i = 0; i < o->n_devices && sb->n_tree_fds < ZE_SB_MAX_TREES; i++)
-                if (o->devices[i].premade)
-                        sb->tree_fds[sb->n_tree_fds++] = o->devices[i].tree_fd;
         if (o->seccomp) {
                 prog = (struct sock_fprog){ .len = (unsigned short) o->seccomp->bpf_len, .filter = o->seccomp->bpf };
                 sb->prog = &prog;

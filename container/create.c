@@ -68,7 +68,6 @@ struct create {
         int hook_report_fd; /* ROOT/ID/start-hooks.fifo, the init's end (startContainer hooks) */
         int agent_fd;       /* connected to linux.seccomp.listenerPath (a notifying filter), or -EBADF */
         int notify_fd;      /* NOTIFY_SOCKET: the container's socket (sd-activation.c), or -EBADF */
-        int notify_tree;    /* its directory's mount, which the init attaches, or -EBADF */
         int sync[2];        /* [0] ours, [1] the init's */
         struct clone_args ca;
         bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
@@ -249,7 +248,7 @@ static int prepare_premade(struct create *k) {
         int r = zct_listen_fds_env(k->o, k->a->listen_fds);
 
         if (r >= 0 && k->a->notify_socket)
-                r = zct_notify_prepare(k->o, k->dir, k->a->notify_socket, &k->notify_fd, &k->notify_tree);
+                r = zct_notify_prepare(k->o, k->dir, k->a->notify_socket, &k->notify_fd);
         if (r < 0)
                 return zct_error(k->c, "NOTIFY_SOCKET, LISTEN_FDS: %s", zct_errstr(-r)), r;
         r = zct_devices_premake(k->o, k->dir);
@@ -616,7 +615,6 @@ static void create_done(struct create *k) {
         safe_close(k->cg_fd);
         safe_close(k->agent_fd);
         safe_close(k->notify_fd);
-        safe_close(k->notify_tree);
         safe_close(k->pidfd);
         close_pairp(&k->sync);
         free(k->path_buf);
@@ -629,6 +627,11 @@ static int set_sysctls(struct create *k) {
         return zct_sysctls_apply(k->c, k->o, k->pid);
 }
 
+/* only the runtime may give a mount its id mapping (idmap-userns.c) */
+static int make_idmapped_mounts(struct create *k) {
+        return zct_idmap_mounts_make(k->c, k->o);
+}
+
 /* The order of a container start; the first step that fails ends it (create_failed). */
 static int (*const create_steps[])(struct create *k) = {
         /* before any process: the state directory, the config, the cgroups and their device
@@ -638,6 +641,7 @@ static int (*const create_steps[])(struct create *k) = {
         make_cgroup,
         set_device_rules,
         make_cgroup_view,
+        make_idmapped_mounts,
         make_exec_fifo,
         prepare_premade,
         prepare_sandbox,
@@ -667,7 +671,6 @@ int zct_container_create(const struct zct_ctx *c, const struct zct_create_args *
                 .cg_fd = -EBADF,
                 .agent_fd = -EBADF,
                 .notify_fd = -EBADF,
-                .notify_tree = -EBADF,
                 .sync = { -EBADF, -EBADF },
                 .pidfd = -EBADF,
                 .lock_fd = -EBADF,

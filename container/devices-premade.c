@@ -84,13 +84,13 @@ static int premake(int dir_fd, size_t i, const struct zct_oci *o, const struct z
 int zct_devices_premake(struct zct_oci *o, const char *dir) {
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int dir_fd = -EBADF;
-        size_t room = ZE_SB_MAX_TREES;
+        size_t room = ZE_SB_MAX_PREMADE;
         int r;
 
         if (!(o->clone_flags & CLONE_NEWUSER) || !o->uid_map || zct_rootless())
                 return 0;
         for (size_t i = 0; i < o->n_mounts; i++)
-                room -= o->mounts[i].kind == ZE_SB_MOUNT_TREE && room > 0;
+                room -= o->mounts[i].premade && room > 0;
         if (asprintf(&path, "%s/devices", dir) < 0)
                 return -ENOMEM;
         if (mkdir(path, 0700) < 0 && errno != EEXIST)

@@ -153,7 +153,8 @@ static int add_mount(struct zct_oci *o, const char *dest, int tree) {
         }
         o->mounts = grown;
         o->mounts[o->n_mounts++] = (struct ze_sb_mount){
-                .kind = ZE_SB_MOUNT_TREE,
+                .kind = ZE_SB_MOUNT_BIND,
+                .premade = true, /* zct_oci_free closes it */
                 .source = d,
                 .dest = d,
                 .target = t, /* zct_oci_free's */
@@ -163,12 +164,17 @@ static int add_mount(struct zct_oci *o, const char *dest, int tree) {
         return 0;
 }
 
-int zct_notify_prepare(struct zct_oci *o, const char *dir, const char *host_socket, int *ret_sock, int *ret_tree) {
+int zct_notify_prepare(struct zct_oci *o, const char *dir, const char *host_socket, int *ret_sock) {
         _cleanup_free_ char *path = NULL, *inside = NULL;
         _cleanup_close_ int sock = -EBADF, tree = -EBADF;
         const char *dest = host_socket[0] == '/' ? host_socket : "/run/notify";
+        size_t premade = 0;
         int r;
 
+        for (size_t i = 0; i < o->n_mounts; i++)
+                premade += o->mounts[i].premade;
+        if (premade >= ZE_SB_MAX_PREMADE)
+                return -E2BIG; /* the init keeps no more such fds */
         if (asprintf(&path, "%s/" NOTIFY_DIR, dir) < 0 || asprintf(&inside, "%s/" NOTIFY_NAME, dest) < 0)
                 return -ENOMEM;
         if (mkdir(path, 0755) < 0 && errno != EEXIST)
@@ -178,11 +184,12 @@ int zct_notify_prepare(struct zct_oci *o, const char *dir, const char *host_sock
                 r = notify_tree(dir, &tree);
         if (r >= 0)
                 r = add_mount(o, dest, tree);
-        if (r >= 0)
-                r = env_putf(o, "NOTIFY_SOCKET", inside);
         if (r < 0)
                 return r;
-        *ret_tree = TAKE_FD(tree);
+        tree = -EBADF; /* o's mount's now */
+        r = env_putf(o, "NOTIFY_SOCKET", inside);
+        if (r < 0)
+                return r;
         *ret_sock = TAKE_FD(sock);
         return 0;
 }

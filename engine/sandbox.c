@@ -192,6 +192,23 @@ static int become_userns_root(const struct ze_sandbox *sb) {
         return 0;
 }
 
+/* Step 2's fds: every fd but stdio, the preserved ones, keep (n of them) and the premade mounts'
+ * trees, which step 3 attaches and closes. */
+static int close_fds(const struct ze_sandbox *sb, const int *keep, size_t n) {
+        int all[16 + ZE_SB_MAX_PREMADE];
+        size_t k = 0;
+
+        for (size_t i = 0; i < n && k < 16; i++)
+                all[k++] = keep[i];
+        for (size_t i = 0; sb->new_mount_ns && i < sb->n_mounts && k < ELEMENTSOF(all); i++)
+                if (sb->mounts[i].premade)
+                        all[k++] = sb->mounts[i].tree_fd;
+        for (size_t i = 0; sb->new_mount_ns && i < sb->n_devices && k < ELEMENTSOF(all); i++)
+                if (sb->devices[i].premade)
+                        all[k++] = sb->devices[i].tree_fd;
+        return ze_step_close_all_but(3U + (unsigned) (sb->preserve_fds > 0 ? sb->preserve_fds : 0), all, k);
+}
+
 /* Steps 5 and 6: the terminal, which makes the session too, or a session alone. */
 static int console_or_session(const struct ze_sandbox *sb, enum ze_step *ret_step) {
         if (sb->console_fd >= 0) {
@@ -336,8 +353,7 @@ static void check_hooks(const struct ze_sandbox *sb, const struct ze_reporter *t
 _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         const struct ze_reporter to = { .fd = sb->sync_fd, .socket = true };
         /* what the remaining steps use; with stdio and the preserved fds, all that stays open */
-        int keep[5 + ZE_SB_MAX_TREES + 1] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd,
-                                              sb->hook_report_fd };
+        int keep[] = { sb->sync_fd, sb->start_fd, sb->console_fd, sb->ref_pidfd, sb->hook_report_fd, -EBADF };
         enum ze_step step = ZE_STEP_NONE;
         const char *path;
         int index = -1, r, lsm_fd = -EBADF, cwd_fd, again;
@@ -347,8 +363,6 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
          * environ and its fds (pidfd_getfd) would be open to the container's processes. The
          * runtime forks us non-dumpable already; this is for any other caller. */
         zc_signals_reset(NULL);
-        for (size_t i = 0; i < ZE_SB_MAX_TREES + 1; i++)
-                keep[5 + i] = i < sb->n_tree_fds && i < ZE_SB_MAX_TREES ? sb->tree_fds[i] : -EBADF;
         if (!sb->dumpable_until_go)
                 check(&to, ZE_STEP_DUMPABLE, prctl(PR_SET_DUMPABLE, 0UL, 0UL, 0UL, 0UL) < 0 ? -errno : 0);
         /* 1. wait for the parent: maps written, cgroups joined; EOF: it gave up */
@@ -369,9 +383,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         /* Nothing the runtime opened may reach what config.json or the image names: a cwd or a
          * mount source of /proc/self/fd/N would otherwise start in the host's tree through an fd
          * of ours (a cgroup directory, a namespace, the state directory). */
-        check(&to, ZE_STEP_FDS,
-              ze_step_close_all_but(3U + (unsigned) (sb->preserve_fds > 0 ? sb->preserve_fds : 0), keep,
-                                    ELEMENTSOF(keep)));
+        check(&to, ZE_STEP_FDS, close_fds(sb, keep, ELEMENTSOF(keep)));
         check(&to, ZE_STEP_SETNS, become_userns_root(sb));
         /* 3. the filesystem; the createContainer hooks before pivot_root */
         if (sb->new_mount_ns) {
@@ -397,6 +409,8 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         /* 7. */
         r = ze_step_rlimits(sb->rlimits, sb->n_rlimits, &index);
         check_at(&to, ZE_STEP_RLIMIT, index, r);
+        /* 7a. inherited by everything the process starts, kept across execve */
+        check(&to, ZE_STEP_MEMPOLICY, ze_sb_set_mempolicy(&sb->mempolicy));
         /* 8. bounding set, while CAP_SETPCAP is ours: every capability outside the kept one; the
          * loop (no mask prctl here) stops where the kernel's capabilities end */
         if (sb->set_caps)
