@@ -226,3 +226,20 @@ def test_version_names_notify():
                          text=True, check=True).stdout
     assert "+SYSTEMD-NOTIFY" in out.splitlines()[-1].split()
 
+
+
+def test_notify_abstract_socket(runc, notifier):
+    """An abstract NOTIFY_SOCKET ("@name") has no path to bind at: the container's directory is
+    /run/notify (runc's place), and the relay reaches the abstract socket."""
+    name = "@zygote-test-" + uuid.uuid4().hex[:12]
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK)
+    s.bind("\0" + name[1:])
+    try:
+        notifier.set_args("sh", "-c", 'echo "env=$NOTIFY_SOCKET"; sd-notify-send READY=1')
+        r = runc("run", "--bundle", notifier.path, cid(), env=env_with(NOTIFY_SOCKET=name))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == "env=/run/notify/notify\n"
+        got = received(s)
+        assert got[0] == b"READY=1" and got[1].startswith(b"MAINPID=") and len(got) == 2
+    finally:
+        s.close()
