@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bpf.h"
+#include "record-hold.h"
 #include "record-notify.h"
 #include "util.h"
 
@@ -76,10 +77,41 @@ void rec_forward_signals(const struct rec_forward *f) {
                         (void) syscall(__NR_pidfd_send_signal, f->forward_pidfd, (int) si.ssi_signo, NULL, 0);
 }
 
+struct answer_buf {
+        struct seccomp_notif_resp *resp;
+        size_t size;
+};
+
+/* The answer to notification id: CONTINUE, or the negative errno error. ENOENT (the caller died,
+ * or a signal interrupted its call) is no failure. */
+static int answer(int listener, uint64_t id, int error, void *u) {
+        struct answer_buf *b = u;
+
+        memset(b->resp, 0, b->size);
+        b->resp->id = id;
+        b->resp->error = error;
+        b->resp->flags = error == 0 ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, b->resp) < 0) {
+                if (errno == ENOENT)
+                        return 0;
+                /* kernels before 5.5 know no FLAG_CONTINUE */
+                if (errno == EINVAL && b->resp->flags)
+                        return -EOPNOTSUPP;
+                return -errno;
+        }
+        return 0;
+}
+
+static void rec_hold_donep(struct rec_hold *h) {
+        rec_hold_done(h);
+}
+
 int rec_listen(int listener, struct rec_set *s, struct rec_check *check, const struct rec_forward *fw) {
         struct seccomp_notif_sizes sizes;
         _cleanup_free_ struct seccomp_notif *req = NULL;
         _cleanup_free_ struct seccomp_notif_resp *resp = NULL;
+        _cleanup_(rec_hold_donep) struct rec_hold hold = {};
+        struct answer_buf buf;
         int r;
 
         if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0)
@@ -89,6 +121,7 @@ int rec_listen(int listener, struct rec_set *s, struct rec_check *check, const s
         resp = calloc(1, REC_MAX((size_t) sizes.seccomp_notif_resp, sizeof(*resp)));
         if (!req || !resp)
                 return -ENOMEM;
+        buf = (struct answer_buf){ .resp = resp, .size = sizes.seccomp_notif_resp };
 
         for (;;) {
                 struct pollfd p = { .fd = listener, .events = POLLIN },
@@ -96,13 +129,17 @@ int rec_listen(int listener, struct rec_set *s, struct rec_check *check, const s
                 struct pollfd both[2] = { p, ps };
                 int error = 0;
 
-                if (poll(both, 2, -1) < 0) {
+                if (poll(both, 2, rec_hold_timeout(&hold)) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return -errno;
                 }
                 if (both[1].revents & POLLIN)
                         rec_forward_signals(fw);
+                /* the calls held for their processes' other threads (record-hold.h) */
+                r = rec_hold_release(&hold, listener, answer, &buf);
+                if (r < 0)
+                        return r;
                 p = both[0];
                 if (!(p.revents & POLLIN)) {
                         /* POLLHUP: no task uses the filter any more, the last has exited */
@@ -120,17 +157,10 @@ int rec_listen(int listener, struct rec_set *s, struct rec_check *check, const s
                 r = decide(req, s, check, &error);
                 if (r < 0)
                         return r;
-                memset(resp, 0, sizes.seccomp_notif_resp);
-                resp->id = req->id;
-                resp->error = error;
-                resp->flags = error == 0 ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0;
-                if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0) {
-                        if (errno == ENOENT) /* the caller died, or a signal interrupted the call */
-                                continue;
-                        /* kernels before 5.5 know no FLAG_CONTINUE */
-                        if (errno == EINVAL && resp->flags)
-                                return -EOPNOTSUPP;
-                        return -errno;
-                }
+                if (rec_hold_take(&hold, req, error))
+                        continue;
+                r = answer(listener, req->id, error, &buf);
+                if (r < 0)
+                        return r;
         }
 }
