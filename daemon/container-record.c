@@ -93,9 +93,16 @@ int zd_container_record_parse(struct zd_call *call, int bundle_fd, char **ret_ou
         return 0;
 }
 
-int zd_container_record_before_fork(struct zd_call *call, struct zd_task *t) {
+int zd_container_record_before_fork(struct zd_call *call, struct zd_task *t, const struct zd_task *container) {
         int r;
 
+        /* an exec joins its container's recording, while there is one (until the init's exit) */
+        if (container && container->record_id != 0) {
+                r = zd_recorder_follow(&call->d->recorder, getpid(), container->record_id);
+                return r < 0 && r != -ESRCH
+                               ? zd_call_failf(call, r, ZY_ERROR_RECORDING_UNAVAILABLE, "reason", strerror(-r))
+                               : 0;
+        }
         if (!t->record_out)
                 return 0;
         /* zygoted is single-threaded: its pid is the thread that forks */
@@ -108,8 +115,8 @@ int zd_container_record_before_fork(struct zd_call *call, struct zd_task *t) {
         return 0;
 }
 
-void zd_container_record_after_fork(struct zd_daemon *d, struct zd_task *t) {
-        if (t->record_id != 0)
+void zd_container_record_after_fork(struct zd_daemon *d, struct zd_task *t, const struct zd_task *container) {
+        if (t->record_id != 0 || (container && container->record_id != 0))
                 zd_recorder_forget(&d->recorder, getpid());
 }
 

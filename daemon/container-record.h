@@ -19,11 +19,13 @@ struct zd_task;
 int zd_container_record_parse(struct zd_call *call, int bundle_fd, char **ret_out, char **ret_in);
 
 /* Just before the fork of a recorded container's worker (t->record_out): the recording begun,
- * zygoted itself followed (not armed) so that the worker is from its birth. 0, or the error
+ * zygoted itself followed (not armed) so that the worker is from its birth. For an exec's worker
+ * (container: the container's task), zygoted followed in the container's recording, if one is
+ * under way: the exec'd process is recorded into the container's profile. 0, or the error
  * recorded in call. */
-int zd_container_record_before_fork(struct zd_call *call, struct zd_task *t);
+int zd_container_record_before_fork(struct zd_call *call, struct zd_task *t, const struct zd_task *container);
 /* Just after that fork (or its failure): zygoted no longer followed. */
-void zd_container_record_after_fork(struct zd_daemon *d, struct zd_task *t);
+void zd_container_record_after_fork(struct zd_daemon *d, struct zd_task *t, const struct zd_task *container);
 
 /* At Delete: the profile written to t->record_out from what the init and its descendants
  * called, the union with t->record_in (if:) or else with what the file held. Logs a failure. */

@@ -177,6 +177,7 @@ struct worker_job {
         const char *process;
         const struct zd_caller *caller; /* read at this call (authorize()) */
         bool console;
+        const struct zd_task *container; /* an exec's: its recording joined (container-record.c) */
 };
 
 /* The process object as the file zygote-runc's exec reads (--process): a memfd. */
@@ -456,7 +457,7 @@ static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[W_
         memcpy(child_fds, fds, sizeof(child_fds));
         child_fds[W_REPORT] = report[1];
         child_fds[W_HOLD] = hold[0];
-        int r = zd_container_record_before_fork(call, t);
+        int r = zd_container_record_before_fork(call, t, job->container);
         if (r < 0) {
                 free(s);
                 return r;
@@ -466,7 +467,7 @@ static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[W_
         int err = errno;
         if (pid == 0)
                 worker_run(d, child_fds, job);
-        zd_container_record_after_fork(d, t);
+        zd_container_record_after_fork(d, t, job->container);
         if (pid < 0) {
                 free(s);
                 return -err;
@@ -605,7 +606,8 @@ int zd_container_exec(struct zd_call *call) {
         t->exe = strdup("");
         return start_worker(
                 call, t, fds,
-                &(struct worker_job){ .id = ct->id, .process = process, .caller = &caller, .console = fds[6] >= 0 });
+                &(struct worker_job){
+                        .id = ct->id, .process = process, .caller = &caller, .console = fds[6] >= 0, .container = ct });
 }
 
 /* ---- a container's processes and its end ----------------------------------------------------- */

@@ -80,6 +80,37 @@ def test_create_container_records(zygoted, bundle, tmp_path, with_input):  # noq
         assert c.call(L + "GetStatus").parameters["recording"]["active"] == 0
 
 
+def test_exec_is_recorded_into_the_containers_profile(zygoted, bundle, tmp_path):  # noqa: F811
+    """A process started with ExecContainer in a recorded container is recorded into its profile
+    (from its filter's load, as the init): its mkdir is there, which the init never calls."""
+    need_tracer(zygoted)
+    out = os.path.join(bundle.path, "rec.json")
+    bundle.config.setdefault("annotations", {})[ANNOTATION] = f"of:{out}"
+    bundle.config["linux"]["seccomp"] = default_object()
+    bundle.set_args("sleep", "60")
+    cid, eid = container_id(), container_id("e-")
+    with zygoted.connect() as c:
+        create(c, bundle, cid).close_fds()
+        c.call(L + "Start", {"id": cid})
+        proc = dict(bundle.config["process"], args=["sh", "-c", "mkdir /tmp/by-exec; echo done"])
+        with open(tmp_path / "exec.out", "w") as f:
+            c.call(L + "ExecContainer", {"container": cid, "id": eid, "process": proc, "stdout": 0, "stderr": 0},
+                   fds=[f.fileno()]).close_fds()
+        c.call(L + "Start", {"id": eid})
+        c.call(L + "Wait", {"id": eid})
+        assert "done" in (tmp_path / "exec.out").read_text()
+        c.call(L + "Delete", {"id": eid})
+        c.call(L + "Kill", {"id": cid, "signal": 9, "all": True})
+        c.call(L + "Wait", {"id": cid})
+        c.call(L + "Delete", {"id": cid})
+        assert c.call(L + "GetStatus").parameters["recording"]["active"] == 0
+    _, n = names(out)
+    assert "mkdir" in n or "mkdirat" in n, n
+    assert "nanosleep" in n or "clock_nanosleep" in n, n  # the init's own
+    # the exec's runtime before its filter's load is not the container's
+    assert not n & {"setns", "seccomp"}, n
+
+
 def test_create_container_refuses_a_bad_annotation(zygoted, bundle):  # noqa: F811
     bundle.config.setdefault("annotations", {})[ANNOTATION] = "of:relative.json"
     bundle.set_args("true")
