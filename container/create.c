@@ -113,8 +113,9 @@ static int load_config(struct create *k) {
         r = zct_oci_load(c, k->a->bundle, NULL, zct_cgroup_is_v2_only(), &k->o, &err);
         if (r < 0)
                 return zct_error(c, "%s", err ? err : zct_errstr(-r)), r;
-        /* io.containers.trace-syscall: zygote-runc's own create only (record-annotation.c) */
-        r = k->a->handoff ? 0 : zct_record_annotation(c, k->o);
+        /* io.containers.trace-syscall: zygote-runc's own create, and zygoted's without its eBPF tracer
+         * (record-annotation.c) */
+        r = k->a->handoff && !k->a->handoff->record_agent ? 0 : zct_record_annotation(c, k->o, k->dir);
         if (r < 0)
                 return r;
         if (zct_oci_add_home(k->o, &k->o->envp) < 0)

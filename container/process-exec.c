@@ -198,6 +198,9 @@ static int load_process(struct exec *k) {
         k->o->notes = NULL;
         if (!k->a->process)
                 r = apply_command_line(k);
+        /* a container recorded by an agent records its exec'd processes too */
+        if (r >= 0)
+                r = zct_record_join(k->c, k->o, k->st.dir);
         /* HOME for the user the process runs as (exec's --user included) */
         if (r >= 0)
                 r = zct_oci_add_home(k->o, k->envp ? &k->envp : &k->o->envp);

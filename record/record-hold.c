@@ -102,7 +102,7 @@ static bool others_running(const struct rec_hold *h, pid_t tid, bool *ret_others
         return running;
 }
 
-bool rec_hold_take(struct rec_hold *h, const struct seccomp_notif *req, int error) {
+bool rec_hold_take(struct rec_hold *h, int listener, const struct seccomp_notif *req, int error) {
         bool others;
 
         /* pid 0: the thread is out of the listener's pid namespace, its process out of sight */
@@ -120,7 +120,8 @@ bool rec_hold_take(struct rec_hold *h, const struct seccomp_notif *req, int erro
                 h->held = p;
                 h->n_alloc = n;
         }
-        h->held[h->n++] = (struct rec_held){ .id = req->id,
+        h->held[h->n++] = (struct rec_held){ .listener = listener,
+                                             .id = req->id,
                                              .tid = (pid_t) req->pid,
                                              .error = error,
                                              .deadline = now_ns() + UINT64_C(1000000) * REC_HOLD_MAX_MS };
@@ -131,28 +132,25 @@ int rec_hold_timeout(const struct rec_hold *h) {
         return h->n > 0 ? REC_HOLD_POLL_MS : -1;
 }
 
-int rec_hold_release(struct rec_hold *h, int listener, int (*answer)(int listener, uint64_t id, int error, void *u),
-                     void *u) {
-        bool settled[h->n > 0 ? h->n : 1], late[h->n > 0 ? h->n : 1], others, waiting;
+int rec_hold_release(struct rec_hold *h, int (*answer)(int listener, uint64_t id, int error, void *u), void *u) {
         uint64_t now = now_ns();
-        struct pollfd p = { .fd = listener, .events = POLLIN };
         size_t k = 0;
         int r = 0;
 
-        if (h->n == 0)
-                return 0;
         for (size_t i = 0; i < h->n; i++) {
-                late[i] = now >= h->held[i].deadline;
-                settled[i] = late[i] || !others_running(h, h->held[i].tid, &others);
-        }
-        /* a notification waiting: read first (its thread may be one of those), unless time is up */
-        waiting = poll(&p, 1, 0) != 0;
-        for (size_t i = 0; i < h->n; i++) {
-                if (!late[i] && (!settled[i] || waiting)) {
-                        h->held[k++] = h->held[i];
+                struct rec_held *e = &h->held[i];
+                struct pollfd p = { .fd = e->listener, .events = POLLIN };
+                bool others, keep = false;
+
+                /* the states first, then the listener (see above); a notification waiting is read
+                 * first (its thread may be one of those), unless time is up */
+                if (now < e->deadline)
+                        keep = others_running(h, e->tid, &others) || poll(&p, 1, 0) != 0;
+                if (keep) {
+                        h->held[k++] = *e;
                         continue;
                 }
-                int q = answer(listener, h->held[i].id, h->held[i].error, u);
+                int q = answer(e->listener, e->id, e->error, u);
                 if (q < 0 && r == 0)
                         r = q;
         }

@@ -27,6 +27,7 @@
 #define REC_HOLD_POLL_MS 1
 
 struct rec_held {
+        int listener;      /* whose */
         uint64_t id;       /* the notification */
         pid_t tid;         /* its thread, in the listener's pid namespace */
         int error;         /* the answer decided for it */
@@ -44,13 +45,12 @@ void rec_hold_done(struct rec_hold *h);
 
 /* Whether req is to be held (it ends its process's other threads, and it has some); if so, it
  * is, with the answer error. false: answer it now (also when the hold cannot be kept). */
-bool rec_hold_take(struct rec_hold *h, const struct seccomp_notif *req, int error);
+bool rec_hold_take(struct rec_hold *h, int listener, const struct seccomp_notif *req, int error);
 
 /* The poll timeout while calls are held (REC_HOLD_POLL_MS), else -1. */
 int rec_hold_timeout(const struct rec_hold *h);
 
 /* Answers (through answer) each held call whose other threads have settled (none running, no
- * notification of the listener's waiting to be read) or whose time is up. 0 or a negative errno
+ * notification of its listener's waiting to be read) or whose time is up. 0 or a negative errno
  * from answer. */
-int rec_hold_release(struct rec_hold *h, int listener, int (*answer)(int listener, uint64_t id, int error, void *u),
-                     void *u);
+int rec_hold_release(struct rec_hold *h, int (*answer)(int listener, uint64_t id, int error, void *u), void *u);
