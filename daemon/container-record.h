@@ -13,10 +13,10 @@ struct zd_daemon;
 struct zd_task;
 
 /* The annotation of the bundle's config.json, if any, checked: *ret_out and *ret_in (NULL
- * without if:), malloc'd, both NULL without the annotation. 0, or the error recorded in call
- * (InvalidParameter for a malformed value or a config without linux.seccomp,
- * RecordingUnavailable without the tracer). */
-int zd_container_record_parse(struct zd_call *call, int bundle_fd, char **ret_out, char **ret_in);
+ * without if:), malloc'd, both NULL without the annotation; without the tracer, both NULL and
+ * *ret_agent set: the worker records through zygote-record's agent. 0, or the error recorded in
+ * call (InvalidParameter for a malformed value or a config without linux.seccomp). */
+int zd_container_record_parse(struct zd_call *call, int bundle_fd, char **ret_out, char **ret_in, bool *ret_agent);
 
 /* Just before the fork of a recorded container's worker (t->record_out): the recording begun,
  * zygoted itself followed (not armed) so that the worker is from its birth. For an exec's worker

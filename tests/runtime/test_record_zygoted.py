@@ -12,11 +12,12 @@ import pytest
 
 from containertools import container_id
 from test_containerd_shim import Run, ctd, name, staged, zygoted  # noqa: F401 (fixtures)
-from test_record_container import PIPE, default_object
+from test_record_container import PIPE, default_object, wait_written
 from test_zygoted_containers import L, create
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 import shimv2  # noqa: E402
+import zytest  # noqa: E402
 import ttrpcwire as w  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)
@@ -27,6 +28,38 @@ def need_tracer(d):
     rec = d.status()["recording"]
     if not rec["bpf"]:
         pytest.skip(f"zygoted has no eBPF tracer: {rec['reason']}")
+
+
+@pytest.fixture(scope="module")
+def untraced(staged):  # noqa: F811
+    """A zygoted without its tracer (ZYGOTE_DISABLE_FEATURES=record_bpf, the switch that sends
+    tasks' recordings to user notification): its containers record through zygote-record's agent."""
+    if os.geteuid() != 0:
+        pytest.skip("zygoted starts containers for root callers only")
+    d = zytest.Daemon(staged, zytest.make_workdir(), env={"ZYGOTE_DISABLE_FEATURES": "record_bpf"})
+    d.start()
+    yield d
+    assert d.stop() == 0, d.log()
+    zytest.remove_workdir(d.dir)
+
+
+@pytest.fixture(params=["bpf", "notify"])
+def via(request, zygoted):  # noqa: F811
+    """(zygoted, path): the eBPF tracer's, or the agent's (user notification)."""
+    if request.param == "bpf":
+        need_tracer(zygoted)
+        return zygoted, "bpf"
+    d = request.getfixturevalue("untraced")
+    assert d.status()["recording"]["bpf"] is False
+    return d, "notify"
+
+
+def written(path, how):
+    """The file: there at Delete (zygoted writes it), or once the agent has seen the container's
+    last process go (a bounded wait)."""
+    if how == "notify":
+        wait_written(path)
+    return names(path)
 
 
 def names(path):
@@ -48,8 +81,8 @@ def lifecycle(conn, bundle, out_path):
 
 
 @pytest.mark.parametrize("with_input", [False, True], ids=["of", "if-and-of"])
-def test_create_container_records(zygoted, bundle, tmp_path, with_input):  # noqa: F811
-    need_tracer(zygoted)
+def test_create_container_records(via, bundle, tmp_path, with_input):
+    zygoted, how = via
     out = os.path.join(bundle.path, "rec.json")
     value = f"of:{out}"
     if with_input:
@@ -64,7 +97,7 @@ def test_create_container_records(zygoted, bundle, tmp_path, with_input):  # noq
     with zygoted.connect() as c:
         text, task = lifecycle(c, bundle, str(tmp_path / "o1"))
         assert task["exitCode"] == 0 and text.split() == ["hi", "3"], text
-        p, n = names(out)
+        p, n = written(out, how)
         assert {"execve", "wait4", "pipe2"} <= n and ("mkdirat" in n) == with_input, n
         # the container recipe's own calls before Start are not the container's
         assert not n & {"mount", "pivot_root", "unshare", "setns", "seccomp", "capset"}, n
@@ -80,10 +113,10 @@ def test_create_container_records(zygoted, bundle, tmp_path, with_input):  # noq
         assert c.call(L + "GetStatus").parameters["recording"]["active"] == 0
 
 
-def test_exec_is_recorded_into_the_containers_profile(zygoted, bundle, tmp_path):  # noqa: F811
+def test_exec_is_recorded_into_the_containers_profile(via, bundle, tmp_path):
     """A process started with ExecContainer in a recorded container is recorded into its profile
     (from its filter's load, as the init): its mkdir is there, which the init never calls."""
-    need_tracer(zygoted)
+    zygoted, how = via
     out = os.path.join(bundle.path, "rec.json")
     bundle.config.setdefault("annotations", {})[ANNOTATION] = f"of:{out}"
     bundle.config["linux"]["seccomp"] = default_object()
@@ -104,7 +137,7 @@ def test_exec_is_recorded_into_the_containers_profile(zygoted, bundle, tmp_path)
         c.call(L + "Wait", {"id": cid})
         c.call(L + "Delete", {"id": cid})
         assert c.call(L + "GetStatus").parameters["recording"]["active"] == 0
-    _, n = names(out)
+    _, n = written(out, how)
     assert "mkdir" in n or "mkdirat" in n, n
     assert "nanosleep" in n or "clock_nanosleep" in n, n  # the init's own
     # the exec's runtime before its filter's load is not the container's
