@@ -211,13 +211,16 @@ int rec_listen(int listener, struct rec_set *s, struct rec_check *check, const s
                 return r;
 
         /* until no task uses any listener's filter any more, and no runtime is bringing one */
-        while (v.n > 0) {
+        for (size_t n_p = 0; v.n > 0;) {
                 size_t n = 0;
-                struct pollfd *q = reallocarray(p, v.n + 2, sizeof(*p));
 
-                if (!q)
-                        return -ENOMEM;
-                p = q;
+                if (v.n + 2 > n_p) {
+                        struct pollfd *q = reallocarray(p, v.n + 2, sizeof(*p));
+                        if (!q)
+                                return -ENOMEM;
+                        p = q;
+                        n_p = v.n + 2;
+                }
                 p[n++] = (struct pollfd){ .fd = fw ? fw->signal_fd : -1, .events = POLLIN };
                 p[n++] = (struct pollfd){ .fd = more, .events = POLLIN };
                 for (size_t i = 0; i < v.n; i++)
