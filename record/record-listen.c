@@ -114,7 +114,7 @@ static void rec_hold_donep(struct rec_hold *h) {
 struct sources {
         int *fds;
         bool *is_conn;
-        size_t n, n_alloc, n_listeners;
+        size_t n, n_alloc;
 };
 
 static void sources_done(struct sources *v) {
@@ -142,13 +142,11 @@ static int sources_add(struct sources *v, int fd, bool is_conn) {
         }
         v->fds[v->n] = fd;
         v->is_conn[v->n++] = is_conn;
-        v->n_listeners += !is_conn;
         return 0;
 }
 
 static void sources_drop(struct sources *v, size_t i) {
         safe_close(v->fds[i]);
-        v->n_listeners -= !v->is_conn[i];
         v->fds[i] = v->fds[v->n - 1];
         v->is_conn[i] = v->is_conn[v->n - 1];
         v->n--;
@@ -206,7 +204,10 @@ int rec_listen(int listener, struct rec_set *s, struct rec_check *check, const s
         if (!req || !resp)
                 return -ENOMEM;
         buf = (struct answer_buf){ .resp = resp, .size = sizes.seccomp_notif_resp };
-        r = sources_add(&v, fcntl(listener, F_DUPFD_CLOEXEC, 3), false);
+        r = fcntl(listener, F_DUPFD_CLOEXEC, 3);
+        if (r < 0)
+                return -errno;
+        r = sources_add(&v, r, false);
         if (r < 0)
                 return r;
 

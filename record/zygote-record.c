@@ -494,8 +494,9 @@ static int run_agent(const char *out, const char *in, const char *path) {
                 fprintf(stderr, "zygote-record: no listener from the runtime: %s\n", strerror(-listener));
                 return REC_EXIT_FAILURE;
         }
-        /* the socket stays while the container lives: its exec'd processes bring theirs */
-        r = rec_listen(listener, &set, NULL, NULL, lfd);
+        /* the socket stays while the container lives: its exec'd processes bring theirs (polled:
+         * an accept never waits) */
+        r = fcntl(lfd, F_SETFL, O_NONBLOCK) < 0 ? -errno : rec_listen(listener, &set, NULL, NULL, lfd);
         (void) unlink(sa.sun_path);
         if (!*path)
                 (void) rmdir(dir);
