@@ -82,9 +82,12 @@ static bool others_running(const struct rec_hold *h, pid_t tid, bool *ret_others
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return false;
-        d = fdopendir(fcntl(fd, F_DUPFD_CLOEXEC, 3));
-        if (!d)
+        int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+        if (!d) {
+                safe_close(dup_fd);
                 return false;
+        }
         while (!running && (e = readdir(d))) {
                 pid_t t = (pid_t) strtol(e->d_name, NULL, 10);
                 bool held = false;
