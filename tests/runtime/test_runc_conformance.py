@@ -501,3 +501,55 @@ def test_read_only_dev(runc, bundle):
     assert dev and " ro," in dev[0], r.stdout
     assert pts and " rw," in pts[0], r.stdout
     assert "refused" in lines and "null" in lines, r.stdout
+
+
+def test_debug_lines_in_runcs_shape(runc_bin, bundle, tmp_path):
+    """runc's debug.bats and exec.bats `--debug`: logrus's lines (`time="..." level=debug msg="..."`)
+    on stderr without --log, none on stderr with it (text or JSON lines in the log instead), and
+    runc's words at the init's steps: its container setup, the child in init, the pipe closed
+    when the init is held (create), about to exec (exec). A quote in a message stays escaped."""
+    import re
+    import subprocess
+    root = str(tmp_path / "state")
+    steps = ["nsexec container setup", "child process in init()", "init: closing the pipe to signal completion"]
+
+    def call(*args):
+        return subprocess.run([runc_bin, "--root", root, *args], capture_output=True, text=True, timeout=60)
+
+    bundle.set_args("echo", "hello")
+    r = call("--debug", "run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0 and r.stdout == "hello\n", r.stderr
+    lines = [line for line in r.stderr.splitlines() if "level=debug" in line]
+    assert lines and all(re.fullmatch(r'time="[-0-9T:]+Z" level=debug msg="([^"\\]|\\.)*"', x) for x in lines), lines
+    for s in steps:
+        assert any(s in x for x in lines), (s, r.stderr)
+    for fmt in ("text", "json"):
+        log = tmp_path / f"log.{fmt}"
+        r = call("--debug", "--log", str(log), "--log-format", fmt, "run", "--bundle", bundle.path, cid())
+        assert r.returncode == 0 and "level=debug" not in r.stderr and "nsexec" not in r.stderr, r.stderr
+        text = log.read_text()
+        if fmt == "json":
+            msgs = [e["msg"] for e in map(json.loads, text.splitlines()) if e["level"] == "debug"]
+        else:
+            msgs = re.findall(r'^time="[^"]+" level=debug msg="(.*)"$', text, re.M)
+        for s in steps:
+            assert any(s in m for m in msgs), (s, text)
+    # exec: the last step before execve is setns_init's
+    bundle.set_args("sleep", "60")
+    name = cid()
+    # the container keeps the stdio it is given: none of this test's pipes
+    assert subprocess.run([runc_bin, "--root", root, "run", "--detach", "--bundle", bundle.path, name],
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          timeout=60).returncode == 0
+    try:
+        r = call("--debug", "exec", name, "true")
+        assert r.returncode == 0, r.stderr
+        for s in ("nsexec container setup", "child process in init()", "setns_init: about to exec"):
+            assert s in r.stderr, (s, r.stderr)
+        # a message quoting the user's words (here an unknown signal) stays one parsable line
+        r = call("--debug", "--log", str(tmp_path / "log.q"), "kill", name, 'NO"SIG')
+        assert r.returncode != 0
+    finally:
+        call("delete", "--force", name)
+    quoted = [x for x in (tmp_path / "log.q").read_text().splitlines() if 'NO\\"SIG' in x]
+    assert quoted and all(re.fullmatch(r'time="[^"]+" level=\w+ msg="([^"\\]|\\.)*"', x) for x in quoted), quoted
