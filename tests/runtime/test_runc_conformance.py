@@ -51,6 +51,29 @@ def assert_report(text, nnp):
     assert f"NoNewPrivs:\t{int(nnp)}" in text, text
 
 
+def profile_older_than(name):
+    """Podman's profile as one written before the system call `name` existed: every name whose
+    number (native) is `name`'s or higher left out. runc 1.1 answers ENOSYS to those (its stub),
+    so that a newer libc falls back; below the highest named, the default action (EPERM) stays."""
+    import ctypes
+    lib = ctypes.CDLL("libseccomp.so.2")
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    first = lib.seccomp_syscall_resolve_name(name.encode())
+    profile = profile_without_openat2(1)
+    for rule in profile["syscalls"]:
+        rule["names"] = [n for n in rule["names"] if lib.seccomp_syscall_resolve_name(n.encode()) < first]
+    profile["syscalls"] = [r for r in profile["syscalls"] if r["names"]]
+    return profile
+
+
+NEWER_SYSCALL_CHECK = "try-syscall io_uring_setup; try-syscall reboot"
+
+
+def assert_newer_enosys(out):
+    """io_uring_setup (newer than the profile): ENOSYS; reboot (older, not allowed): EPERM."""
+    assert "io_uring_setup errno=38" in out and "reboot errno=1" in out, out
+
+
 def wait_exit(pid, timeout=30):
     try:
         pidfd = os.pidfd_open(pid)
@@ -553,3 +576,16 @@ def test_debug_lines_in_runcs_shape(runc_bin, bundle, tmp_path):
         call("delete", "--force", name)
     quoted = [x for x in (tmp_path / "log.q").read_text().splitlines() if 'NO\\"SIG' in x]
     assert quoted and all(re.fullmatch(r'time="[^"]+" level=\w+ msg="([^"\\]|\\.)*"', x) for x in quoted), quoted
+
+
+def test_newer_syscall_answers_enosys(runc, bundle):
+    """runc's seccomp.bats "[seccomp -ENOSYS handling]": a call newer than every one the profile
+    names answers ENOSYS (runc 1.1's stub), one it is older than the default action; the same
+    program when zygoted compiles it (test_zygoted_containers.py)."""
+    if not os.path.exists(os.path.join(bundle.rootfs, "bin", "try-syscall")):
+        pytest.skip("no try-syscall-static built")
+    bundle.config["linux"]["seccomp"] = profile_older_than("io_uring_setup")
+    bundle.set_args("sh", "-c", NEWER_SYSCALL_CHECK)
+    r = runc("--no-zygote", "run", "--bundle", bundle.path, cid())
+    assert r.returncode == 0, r.stderr
+    assert_newer_enosys(r.stdout)
