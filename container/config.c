@@ -263,6 +263,7 @@ int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *proces
             (r = parse_masked_readonly(o, linux_, ret_error)) < 0 || (r = parse_cgroup(o, linux_, ret_error)) < 0 ||
             (r = zct_oci_parse_process_extra(o, zct_get(o->root, "process"), ret_error)) < 0 ||
             (r = zct_oci_parse_linux_extra(o, linux_, o->new_time_ns, ret_error)) < 0 ||
+            (r = zct_oci_parse_mempolicy(o, linux_, ret_error)) < 0 ||
             (r = load_seccomp(c, o, linux_, config, ret_error)) < 0)
                 goto fail;
         *ret = o;
@@ -275,6 +276,7 @@ fail:
 void zct_oci_free(struct zct_oci *o) {
         if (!o)
                 return;
+        zct_oci_idmaps_free(o);
         for (size_t i = 0; i < o->n_mounts; i++) {
                 free((char *) o->mounts[i].target);
                 free((char *) o->mounts[i].data);
@@ -321,7 +323,7 @@ void zct_oci_free(struct zct_oci *o) {
         X(rootfs) X(rootfs_propagation) X(mounts) X(n_mounts) X(devices) X(n_devices) X(masked)   \
         X(readonly) X(dev_console) X(hostname) X(rlimits) X(n_rlimits) X(uid) X(gid) X(groups)    \
         X(n_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path) X(domainname)     \
-        X(console_rows) X(console_cols) X(personality) X(rootfs_parent)
+        X(console_rows) X(console_cols) X(personality) X(rootfs_parent) X(mempolicy)
 // clang-format on
 
 void zct_oci_to_sandbox(const struct zct_oci *o, struct ze_sandbox *sb) {

@@ -612,6 +612,11 @@ static int set_sysctls(struct create *k) {
         return zct_sysctls_apply(k->c, k->o, k->pid);
 }
 
+/* only the runtime may give a mount its id mapping (idmap-userns.c) */
+static int make_idmapped_mounts(struct create *k) {
+        return zct_idmap_mounts_make(k->c, k->o);
+}
+
 /* The order of a container start; the first step that fails ends it (create_failed). */
 static int (*const create_steps[])(struct create *k) = {
         /* before any process: the state directory, the config, the cgroups and their device
@@ -621,6 +626,7 @@ static int (*const create_steps[])(struct create *k) = {
         make_cgroup,
         set_device_rules,
         make_cgroup_view,
+        make_idmapped_mounts,
         make_exec_fifo,
         prepare_sandbox,
         open_namespaces,

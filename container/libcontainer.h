@@ -14,8 +14,10 @@
  *               failure messages, waiting, signal forwarding, destroy
  *   tty.c       the foreground terminal of run and exec -t without a console socket (tty.h)
  *   config.c    config.json -> struct zct_oci (everything the sandbox needs, resolved), spec;
- *               its parts config-process.c (process), config-mount.c (mounts, devices) and
- *               config-util.c (JSON access and errors, config-util.h)
+ *               its parts config-process.c (process), config-mount.c (mounts, devices),
+ *               config-mempolicy.c (linux.memoryPolicy), idmap-mount.c (id-mapped mounts;
+ *               made by idmap-userns.c) and config-util.c (JSON access and errors,
+ *               config-util.h)
  *   cgroup.c    the cgroup manager, v1, hybrid and v2: create, join, freeze, list, remove;
  *               cgroup-of.c the cgroups of a container its caller did not create, and update
  *   cgroup-devices.c  the device rules: OCI parsing, v1 lines, the v2 eBPF program
@@ -55,6 +57,15 @@ struct zct_ns_path {
         char *path;
 };
 
+/* An id-mapped bind mount (idmap-mount.c): the config's mappings as /proc/PID/uid_map takes them
+ * (NULL: the container's user namespace), found by its mount's dest (the same pointer). */
+struct zct_mount_idmap {
+        const char *dest;
+        size_t index; /* in config.json's mounts, for messages */
+        char *uid_map, *gid_map;
+        bool recursive; /* ridmap: every mount of an rbind mapped, not the top one alone */
+};
+
 struct zct_idmap {
         char *text; /* "container host size\n" lines, for /proc/PID/{uid,gid}_map */
 };
@@ -85,6 +96,7 @@ struct zct_oci {
         const char *domainname;
         unsigned short console_rows, console_cols; /* process.consoleSize (0: none) */
         unsigned long personality;                 /* ZE_SB_NO_PERSONALITY: none */
+        struct ze_sb_mempolicy mempolicy;          /* linux.memoryPolicy (config-mempolicy.c) */
         bool has_sched;                            /* process.scheduler (config-linux.c) */
         struct zct_sched {
                 uint32_t policy;
@@ -118,11 +130,13 @@ struct zct_oci {
         bool has_limits;        /* resources asks for more than device rules */
         json_object *sysctl;    /* linux.sysctl (keys checked), or NULL */
 
-        struct zp_profile *seccomp;    /* NULL: no filter */
-        char seccomp_source[512];      /* where it came from, for the debug line */
-        const char *listener_path;     /* linux.seccomp.listenerPath (in root's tree), or NULL */
-        const char *listener_metadata; /* linux.seccomp.listenerMetadata, or NULL */
-        char **owned;                  /* strings the mounts point to that nothing else owns */
+        struct zp_profile *seccomp;     /* NULL: no filter */
+        char seccomp_source[512];       /* where it came from, for the debug line */
+        const char *listener_path;      /* linux.seccomp.listenerPath (in root's tree), or NULL */
+        const char *listener_metadata;  /* linux.seccomp.listenerMetadata, or NULL */
+        struct zct_mount_idmap *idmaps; /* the mounts with premade set */
+        size_t n_idmaps;
+        char **owned; /* strings the mounts point to that nothing else owns */
         size_t n_owned;
         char *notes; /* what is accepted and ignored, as runc accepts it: lines for the log, or NULL */
 };
@@ -141,6 +155,12 @@ struct zct_cgroup_view; /* cgroup.c */
 int zct_oci_cgroup_view(struct zct_oci *o, const struct zct_cgroup_view *v, size_t n);
 /* The AppArmor profile of the process ("" or NULL: none), named what in a refusal. */
 int zct_oci_set_apparmor(struct zct_oci *o, const char *profile, const char *what, char **ret_error);
+/* idmap-userns.c: each id-mapped mount's detached copy made (o->mounts[i].tree_fd), before the
+ * init is cloned: only the runtime, outside any user namespace, may set an id mapping. Prints. */
+int zct_idmap_mounts_make(const struct zct_ctx *c, struct zct_oci *o);
+/* config-mempolicy.c: the names linux.memoryPolicy takes (features), NULL terminated. */
+extern const char *const zct_mempolicy_mode_names[];
+extern const char *const zct_mempolicy_flag_names[];
 /* Fills sb from o (pointers into o; o must outlive sb). */
 void zct_oci_to_sandbox(const struct zct_oci *o, struct ze_sandbox *sb);
 /* runc's default config.json (rootless: with a user namespace mapping the caller). */

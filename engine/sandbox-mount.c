@@ -103,6 +103,21 @@ static int bind_path_onto(const char *source, bool recursive, uint64_t attr, uns
         return r;
 }
 
+/* A bind the runtime made (sandbox.h: premade), attached as it is on the fd of its target, its
+ * propagation set on the attached copy's own fd. */
+static int attach_premade(const struct ze_sb_mount *m, int target) {
+        char at[32];
+
+        if (m->tree_fd < 0)
+                return -EBADF;
+        if (move_onto(m->tree_fd, target) < 0)
+                return -errno;
+        fd_path(at, m->tree_fd);
+        if (m->propagation && mount(NULL, at, NULL, m->propagation, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
 static int mount_empty_tmpfs(int target);
 
 /* A view's tmpfs: a directory made in it for each later mount just below its destination, its
@@ -294,9 +309,9 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                         return fd;
         }
         if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW) {
-                r = m->kind == ZE_SB_MOUNT_VIEW
-                            ? mount_view(sb, m, fd)
-                            : bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
+                r = m->kind == ZE_SB_MOUNT_VIEW ? mount_view(sb, m, fd)
+                    : m->premade                ? attach_premade(m, fd)
+                                 : bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
                 close(fd);
                 return r;
         }
@@ -556,6 +571,10 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int 
                 if (r < 0)
                         return failed(ret_step, ret_index, step, (int) i, -r);
         }
+        /* the premade trees are the container's mounts now: nothing of the runtime's stays open */
+        for (size_t i = 0; i < sb->n_mounts; i++)
+                if (sb->mounts[i].premade && sb->mounts[i].tree_fd >= 0)
+                        close(sb->mounts[i].tree_fd);
         for (size_t i = 0; i < sb->n_devices; i++) {
                 r = make_device(sb, root_fd, &sb->devices[i]);
                 if (r < 0)

@@ -117,6 +117,28 @@ def test_config_extras_through_zygoted(daemon, bundle, tmp_path):
         assert int(re.search(r"days (\d+)", out).group(1)) >= 500, out
 
 
+def test_memory_policy_and_idmapped_mount_through_zygoted(daemon, bundle, open_tmp, tmp_path):
+    """linux.memoryPolicy and an id-mapped bind (test_memory_policy.py, test_idmap_mounts.py) in a
+    container zygoted's worker makes: the worker, holding its root caller's capabilities, makes the
+    mapped mount before it clones the init."""
+    if not os.path.exists("/proc/self/numa_maps"):
+        pytest.skip("this kernel has no NUMA support (no /proc/self/numa_maps)")
+    src = open_tmp / "src"
+    src.mkdir()
+    (src / "f").write_text("f\n")
+    os.chown(src / "f", 1000, 1000)
+    os.makedirs(os.path.join(bundle.rootfs, "mnt"), exist_ok=True)
+    one = [{"containerID": 1000, "hostID": 1234, "size": 1}]
+    bundle.config["mounts"].append({"destination": "/mnt", "type": "bind", "source": str(src),
+                                    "options": ["bind", "idmap"], "uidMappings": one, "gidMappings": one})
+    bundle.config["linux"]["memoryPolicy"] = {"mode": "MPOL_INTERLEAVE", "nodes": "0"}
+    bundle.set_args("sh", "-c", "stat -c owner=%u:%g /mnt/f; head -n 1 /proc/self/numa_maps")
+    with daemon.connect() as c:
+        out, task = run_container(c, bundle, tmp_path)
+    assert task["exitCode"] == 0, (task, out)
+    assert "owner=1234:1234" in out and " interleave:0 " in out, out
+
+
 def test_init_is_zygoteds_child_in_its_cgroup(daemon, bundle):
     bundle.set_args("sleep", "60")
     cid = container_id()
