@@ -106,8 +106,9 @@ static int load_config(struct create *k) {
         r = zct_oci_load(c, k->a->bundle, config, NULL, zct_cgroup_is_v2_only(), &k->o, &err);
         if (r < 0)
                 return zct_error(c, "%s", err ? err : zct_errstr(-r)), r;
-        /* io.containers.trace-syscall: zygote-runc's own create only (record-annotation.c) */
-        r = k->a->handoff ? 0 : zct_record_annotation(c, k->o);
+        /* io.containers.trace-syscall: zygote-runc's own create, and zygoted's without its eBPF tracer
+         * (record-annotation.c) */
+        r = k->a->handoff && !k->a->handoff->record_agent ? 0 : zct_record_annotation(c, k->o, k->dir);
         if (r < 0)
                 return r;
         /* zygoted's worker holds the daemon's groups, not its caller's */
@@ -390,6 +391,8 @@ static int clone_init(struct create *k) {
                 else {
                         k->sync[1] = safe_close(k->sync[1]);
                         k->pid = k->st.pid = pid;
+                        /* runc's words at its step (nsexec's start), which its tests look for */
+                        zct_debug(k->c, "nsexec[%d]: => nsexec container setup", (int) pid);
                 }
                 r = zct_timens_leave(k->c, time_fd);
                 if (r < 0 && pid > 0)
@@ -495,6 +498,8 @@ static int go_until_ready(struct create *k) {
         memcpy(go + 1, &pid, sizeof(pid));
         if (write(k->sync[0], go, sizeof(go)) != (ssize_t) sizeof(go))
                 return zct_error_errno(k->c, "container init");
+        /* the init sets its container up from here: runc's init() of the child */
+        zct_debug(k->c, "child process in init()");
         r = zct_runc_read_status_passing(k->c, &f, k->sync[0], &status);
         if (r < 0)
                 /* alive past its filter (a hand-over that failed): it would wait on the fifo */
@@ -507,6 +512,8 @@ static int go_until_ready(struct create *k) {
                 return r < 0 ? r : -ECHILD;
         }
         k->ready = true;
+        /* held before its execve, as runc's init is when it closes its pipe */
+        zct_debug(k->c, "init: closing the pipe to signal completion");
         return k->tty.sock >= 0 ? zct_tty_take_master(k->c, &k->tty) : 0;
 }
 

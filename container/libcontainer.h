@@ -342,8 +342,14 @@ int zct_rm_rf(const char *path);
 
 #define ZCT_TRACE_ANNOTATION "io.containers.trace-syscall"
 
-/* When o's annotations ask for one: the agent started, o's seccomp made the recording one. */
-int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o);
+/* The link in a recorded container's state directory to its agent's socket. */
+#define ZCT_RECORD_AGENT_LINK "record-agent"
+/* When o's annotations ask for one: the agent started (its socket linked from state_dir), o's
+ * seccomp made the recording one. */
+int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o, const char *state_dir);
+/* An exec into a container recorded by an agent (the link in its state_dir): o's seccomp made
+ * the recording one, so that the process is recorded too. 0 and nothing done otherwise. */
+int zct_record_join(const struct zct_ctx *c, struct zct_oci *o, const char *state_dir);
 /* The annotation's value, "[if:IN;][of:]OUT" (cut up in place): *in (or NULL) and *out, both
  * absolute paths, or -EINVAL. */
 int zct_record_annotation_parse(char *v, const char **in, const char **out);
@@ -459,6 +465,9 @@ struct zct_handoff {
         /* in: the lowest process.oomScoreAdj the config may ask for (the caller's, unless it
          * holds CAP_SYS_RESOURCE), lower ones refused; INT_MIN: any */
         int oom_floor;
+        /* in: io.containers.trace-syscall recorded by zygote-record's agent, as zygote-runc's own
+         * create does, rather than by zygoted's eBPF tracer (daemon/container-record.c) */
+        bool record_agent;
 };
 
 struct zct_create_args {

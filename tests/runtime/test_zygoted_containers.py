@@ -220,6 +220,20 @@ def test_profile_without_openat2(daemon, bundle, tmp_path, errno, nnp):
         c.call(L + "Delete", {"id": cid})
 
 
+def test_newer_syscall_answers_enosys(daemon, bundle, tmp_path):
+    """The program zygoted compiles for a container is zygote-runc's: a call newer than every one
+    the profile names answers ENOSYS, as runc's stub makes it (test_runc_conformance.py)."""
+    from test_runc_conformance import NEWER_SYSCALL_CHECK, assert_newer_enosys, profile_older_than
+    if not os.path.exists(os.path.join(bundle.rootfs, "bin", "try-syscall")):
+        pytest.skip("no try-syscall-static built")
+    bundle.config["linux"]["seccomp"] = profile_older_than("io_uring_setup")
+    bundle.set_args("sh", "-c", NEWER_SYSCALL_CHECK)
+    with daemon.connect() as c:
+        out, task = run_container(c, bundle, tmp_path)
+    assert task["exitCode"] == 0, (task, out)
+    assert_newer_enosys(out)
+
+
 def test_terminal_through_console_socket(daemon, bundle):
     bundle.config["process"]["terminal"] = True
     bundle.set_args("sh", "-c", "tty; echo term-ok")
