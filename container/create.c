@@ -33,17 +33,6 @@
 #include "tty.h"
 #include "util.h"
 
-/* PID/FILE of a procfs of our own (procfs.c): no mount over /proc redirects the write. */
-static int write_proc(pid_t pid, const char *file, const char *text) {
-        _cleanup_close_ int proc = zct_procfs_open();
-        char path[64];
-
-        if (proc < 0)
-                return proc;
-        snprintf(path, sizeof(path), "%d/%s", (int) pid, file);
-        return zct_procfs_write(proc, path, text);
-}
-
 static json_object *get_devices(const struct zct_oci *o) {
         json_object *l = NULL, *res = NULL, *d = NULL;
 
@@ -422,10 +411,10 @@ static int write_id_maps(struct create *k) {
         if (!k->o->uid_map)
                 return 0;
         if (getuid() != 0)
-                (void) write_proc(k->pid, "setgroups", "deny");
-        r = write_proc(k->pid, "uid_map", k->o->uid_map);
+                (void) zct_procfs_write_pid(k->pid, "setgroups", "deny");
+        r = zct_procfs_write_pid(k->pid, "uid_map", k->o->uid_map);
         if (r >= 0)
-                r = write_proc(k->pid, "gid_map", k->o->gid_map ? k->o->gid_map : "");
+                r = zct_procfs_write_pid(k->pid, "gid_map", k->o->gid_map ? k->o->gid_map : "");
         if (r < 0)
                 return zct_error(k->c, "writing the user namespace's id mappings: %s", zct_errstr(-r)), r;
         return 0;
@@ -458,7 +447,7 @@ static int set_oom_score_adj(struct create *k) {
                                  k->o->oom_score_adj, k->a->handoff->oom_floor),
                        -EPERM;
         snprintf(v, sizeof(v), "%d", k->o->oom_score_adj);
-        r = write_proc(k->pid, "oom_score_adj", v); /* inherited by what the init execs */
+        r = zct_procfs_write_pid(k->pid, "oom_score_adj", v); /* inherited by what the init execs */
         if (r < 0)
                 return zct_error(k->c, "oom_score_adj: %s", zct_errstr(-r)), r;
         return 0;

@@ -197,6 +197,8 @@ int zct_procfs_open(void);
 /* One write of value to path below proc_fd, opened without following a symlink or crossing a
  * mount, and checked to be on procfs. */
 int zct_procfs_write(int proc_fd, const char *path, const char *value);
+/* One write of value to /proc/PID/FILE of a procfs opened for it (the id maps, oom_score_adj). */
+int zct_procfs_write_pid(pid_t pid, const char *file, const char *value);
 
 /* ---- cgroup.c ---- */
 
