@@ -154,6 +154,9 @@ int zrc_cmd_start(const struct zct_ctx *c, const struct zrc_verb *v, int argc, c
                         (void) pidfd_kill(init, SIGKILL);
                 ret = 1;
         }
+        /* started: delete or kill may come while it waits for READY=1 */
+        if (ret == 0 && notify >= 0)
+                zrc_verb_unlock();
         if (ret == 0 && notify_wait(c, &st, host_notify, notify) < 0)
                 ret = 1;
 out:

@@ -243,3 +243,36 @@ def test_notify_abstract_socket(runc, notifier):
         assert got[0] == b"READY=1" and got[1].startswith(b"MAINPID=") and len(got) == 2
     finally:
         s.close()
+
+
+def test_start_waiting_for_ready_holds_no_lock(runc, notifier, host_socket):
+    """While start waits for a READY=1 that does not come, the container is started and another
+    command may change it: delete --force ends it (start held the container's lock until its end
+    before: delete then waited for start, start for the init, for ever), and start returns."""
+    import select
+    path, s = host_socket
+    name = cid()
+    notifier.set_args("sh", "-c", "echo started; exec sleep 1000")
+    rd, wr = os.pipe()
+    try:
+        r = runc("create", "--bundle", notifier.path, name, env=env_with(NOTIFY_SOCKET=path), stdout=wr)
+        os.close(wr)
+        wr = -1
+        assert r.returncode == 0, r.stderr
+        start = subprocess.Popen([runc.binary, "--root", runc.root, "start", name],
+                                 env=env_with(NOTIFY_SOCKET=path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            # the container runs: start wrote its byte, and now waits
+            assert select.select([rd], [], [], 30)[0] and os.read(rd, 64) == b"started\n"
+            assert start.poll() is None
+            r = runc("delete", "--force", name, timeout=30)
+            assert r.returncode == 0, r.stderr
+            assert start.wait(timeout=30) == 0, start.stderr.read()
+        finally:
+            start.kill()
+            start.wait()
+    finally:
+        os.close(rd)
+        if wr >= 0:
+            os.close(wr)
+    assert received(s) == []
