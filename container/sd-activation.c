@@ -133,7 +133,9 @@ static int notify_tree(const char *dir, int *ret) {
         return 0;
 }
 
-/* The mount of the notify directory at dest in the container (o's last). */
+/* The mount of the notify directory at dest in the container (o's last), a premade bind: made
+ * after the id-mapped mounts (create's order), whose step takes every premade mount for one of
+ * its own. */
 static int add_mount(struct zct_oci *o, const char *dest, int tree) {
         struct ze_sb_mount *grown;
         char *d = strdup(dest), *t = strdup(dest), **owned;
