@@ -25,47 +25,15 @@ static int open_in_root(int root_fd, const char *path, int flags) {
         return ze_sb_open_resolved(root_fd, path, flags, 0);
 }
 
-/* A detached copy of the mount at what fd names (with its submounts when recursive), for
- * move_onto(); cloned from an fd, the source is what was resolved, not a path looked up again. */
-static int clone_tree(int fd, bool recursive) {
-        long t = syscall(SYS_open_tree, fd, "",
-                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0));
-
-        return t < 0 ? -errno : (int) t;
-}
-
-/* Attaches the detached mount tree on what target names. */
-static int move_onto(int tree, int target) {
-        if (syscall(SYS_move_mount, tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-                return -errno;
-        return 0;
-}
-
 /* A bind of what src is (not a path looked up again) onto what target names. */
 static int bind_fd_onto(int src, int target) {
-        int tree = clone_tree(src, false), r;
+        int tree = ze_sb_clone_tree(src, false), r;
 
         if (tree < 0)
                 return tree;
-        r = move_onto(tree, target);
+        r = ze_sb_move_onto(tree, target);
         close(tree);
         return r;
-}
-
-/* "/proc/self/fd/N": mounting there mounts on what fd names, which was resolved inside the
- * rootfs (the way runc mounts). 32 bytes always hold it. */
-static void fd_path(char buf[static 32], int fd) {
-        (void) ze_sb_number_path(buf, 32, "/proc/self/fd/", (unsigned) fd);
-}
-
-static int setattr_fd(int fd, uint64_t attr_set, bool recursive) {
-        struct mount_attr a = { .attr_set = attr_set };
-
-        if (attr_set == 0)
-                return 0;
-        if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
-                return -errno;
-        return 0;
 }
 
 static int setattr(const char *path, uint64_t attr_set, bool recursive) {
@@ -78,39 +46,19 @@ static int setattr(const char *path, uint64_t attr_set, bool recursive) {
         return 0;
 }
 
-/* A bind of the detached copy t (closed here), given its flags while nobody can see it, attached
- * on the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
- * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
- * another mount, this one left writable). */
-static int bind_tree_onto(int t, bool recursive, uint64_t attr, uint64_t attr_rec, unsigned long propagation,
-                          int target) {
+/* A bind the runtime made (sandbox.h: premade), attached as it is on the fd of its target, its
+ * propagation set on the attached copy's own fd. */
+static int attach_premade(const struct ze_sb_mount *m, int target) {
         char at[32];
-        int r;
 
-        r = setattr_fd(t, attr_rec, recursive);
-        if (r >= 0)
-                r = setattr_fd(t, attr, false);
-        if (r >= 0)
-                r = move_onto(t, target);
-        if (r >= 0 && propagation) {
-                fd_path(at, t);
-                if (mount(NULL, at, NULL, propagation, NULL) < 0)
-                        r = -errno;
-        }
-        close(t);
-        return r;
-}
-
-/* bind_tree_onto() of a detached copy of the path source. */
-static int bind_path_onto(const char *source, bool recursive, uint64_t attr, uint64_t attr_rec,
-                          unsigned long propagation, int target) {
-        long t;
-
-        t = syscall(SYS_open_tree, AT_FDCWD, source,
-                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
-        if (t < 0)
+        if (m->tree_fd < 0)
+                return -EBADF;
+        if (ze_sb_move_onto(m->tree_fd, target) < 0)
                 return -errno;
-        return bind_tree_onto((int) t, recursive, attr, attr_rec, propagation, target);
+        ze_sb_fd_path(at, m->tree_fd);
+        if (m->propagation && mount(NULL, at, NULL, m->propagation, NULL) < 0)
+                return -errno;
+        return 0;
 }
 
 static int mount_empty_tmpfs(int target);
@@ -149,9 +97,9 @@ static int mount_view(const struct ze_sandbox *sb, const struct ze_sb_mount *m, 
                         r = -errno;
         }
         if (r == 0)
-                r = setattr_fd(mnt, m->attr_set, false);
+                r = ze_sb_setattr_fd(mnt, m->attr_set, false);
         if (r == 0)
-                r = move_onto(mnt, target);
+                r = ze_sb_move_onto(mnt, target);
         if (mnt >= 0)
                 close(mnt);
         return r;
@@ -190,7 +138,7 @@ static int bind_own_cgroup2(const struct ze_sb_mount *m, uint64_t attr, int targ
                 return -ENAMETOOLONG;
         memcpy(path, m->source, n);
         memcpy(path + n, own, len + 1);
-        return bind_path_onto(path, false, attr, 0, m->propagation, target);
+        return ze_sb_bind_path_onto(path, false, attr, 0, m->propagation, target);
 }
 
 /* The mount itself, on the fd of its target (resolved in the root): 0 when a filesystem was
@@ -202,7 +150,7 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
         char at[32];
         int r;
 
-        fd_path(at, target);
+        ze_sb_fd_path(at, target);
         switch (m->kind) {
         case ZE_SB_MOUNT_FS:
                 if (mount(m->source, at, m->fstype, m->flags, m->data) == 0)
@@ -211,12 +159,12 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
                  * (rootless, host network) runc binds the host's /sys instead */
                 if (errno != EPERM || !m->fstype || strcmp(m->fstype, "sysfs") != 0)
                         return -errno;
-                r = bind_path_onto("/sys", true, 0, host_tree, m->propagation, target);
+                r = ze_sb_bind_path_onto("/sys", true, 0, host_tree, m->propagation, target);
                 return r < 0 ? r : 1;
         case ZE_SB_MOUNT_CGROUP:
                 if (!m->fstype) {
                         /* v1 or hybrid without the runtime's view: the host's hierarchy */
-                        r = bind_path_onto(m->source, true, 0, host_tree, m->propagation, target);
+                        r = ze_sb_bind_path_onto(m->source, true, 0, host_tree, m->propagation, target);
                         return r < 0 ? r : 1;
                 }
                 if (mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0)
@@ -225,7 +173,7 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
                         return -errno;
                 r = bind_own_cgroup2(m, host_tree, target);
                 return r < 0 ? r : 1;
-        case ZE_SB_MOUNT_BIND: /* bind_path_onto() */
+        case ZE_SB_MOUNT_BIND: /* ze_sb_bind_path_onto() */
         case ZE_SB_MOUNT_VIEW: /* mount_view() */
                 break;
         }
@@ -306,9 +254,11 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
         }
         if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW) {
                 r = m->kind == ZE_SB_MOUNT_VIEW ? mount_view(sb, m, fd)
+                    : m->premade                ? attach_premade(m, fd)
                     : tree >= 0
-                            ? bind_tree_onto(tree, m->recursive, m->attr_set, m->attr_set_rec, m->propagation, fd)
-                            : bind_path_onto(m->source, m->recursive, m->attr_set, m->attr_set_rec, m->propagation, fd);
+                            ? ze_sb_bind_tree_onto(tree, m->recursive, m->attr_set, m->attr_set_rec, m->propagation, fd)
+                            : ze_sb_bind_path_onto(m->source, m->recursive, m->attr_set, m->attr_set_rec,
+                                                   m->propagation, fd);
                 close(fd);
                 return r;
         }
@@ -321,8 +271,33 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
         fd = open_in_root(root_fd, m->dest, 0);
         if (fd < 0)
                 return fd;
-        fd_path(at, fd);
+        ze_sb_fd_path(at, fd);
         r = mount(NULL, at, NULL, m->propagation, NULL) < 0 ? -errno : 0;
+        close(fd);
+        return r;
+}
+
+/* An empty file name in parent, for a bind of a device node onto it (-EEXIST: there is one). */
+static int make_placeholder(int parent, const char *name) {
+        int fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        return 0;
+}
+
+/* The runtime's node (a detached mount of it) attached at the device's path: on what the image
+ * has there, never opened for I/O (a node of the image's own), or on an empty file made for it. */
+static int attach_premade_device(int parent, const char *name, const struct ze_sb_device *d) {
+        int fd, r = make_placeholder(parent, name);
+
+        if (r < 0 && r != -EEXIST)
+                return r;
+        fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = ze_sb_move_onto(d->tree_fd, fd);
         close(fd);
         return r;
 }
@@ -342,6 +317,11 @@ static int make_device(const struct ze_sandbox *sb, int root_fd, const struct ze
         parent = ze_sb_make_in_root(sb, root_fd, parent_path, true);
         if (parent < 0)
                 return parent;
+        if (d->premade) {
+                r = attach_premade_device(parent, name, d);
+                close(parent);
+                return r;
+        }
         /* the mode is the config's (fileMode), not the caller's umask's cut of it */
         old_umask = umask(0);
         made = mknodat(parent, name, d->mode, d->dev) == 0;
@@ -353,20 +333,14 @@ static int make_device(const struct ze_sandbox *sb, int root_fd, const struct ze
                         r = -errno;
         } else if (errno != EEXIST) {
                 /* no CAP_MKNOD in the init user namespace: bind the host's node instead */
-                r = errno == EPERM ? 0 : -errno;
-                if (r == 0) {
-                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
-                        if (fd < 0)
-                                r = -errno;
-                        else
-                                close(fd);
-                }
+                r = errno == EPERM ? make_placeholder(parent, name) : -errno;
+                r = r == -EEXIST ? 0 : r; /* the image's file, covered by the bind */
                 if (r == 0) {
                         fd = open_in_root(root_fd, d->host, 0);
                         if (fd < 0)
                                 r = fd;
                         else {
-                                fd_path(at, fd);
+                                ze_sb_fd_path(at, fd);
                                 if (mount(d->host, at, NULL, MS_BIND, NULL) < 0)
                                         r = -errno;
                                 close(fd);
@@ -430,7 +404,7 @@ static int mount_empty_tmpfs(int target) {
         close(fs);
         if (r < 0)
                 return r;
-        r = move_onto(mnt, target);
+        r = ze_sb_move_onto(mnt, target);
         close(mnt);
         return r;
 }
@@ -468,12 +442,12 @@ static int readonly_path(int root_fd, const char *path) {
                 return 0;
         if (fd < 0)
                 return fd;
-        r = tree = clone_tree(fd, true);
+        r = tree = ze_sb_clone_tree(fd, true);
         if (tree >= 0) {
-                r = setattr_fd(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                               true);
+                r = ze_sb_setattr_fd(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                     true);
                 if (r >= 0)
-                        r = move_onto(tree, fd);
+                        r = ze_sb_move_onto(tree, fd);
                 close(tree);
         }
         close(fd);
@@ -533,24 +507,6 @@ static int propagation_before(const struct ze_sandbox *sb) {
         return 0;
 }
 
-void ze_sb_open_trees(const struct ze_sandbox *sb, int trees[static ZE_SB_MAX_TREES]) {
-        size_t n = strlen(sb->rootfs);
-
-        for (size_t i = 0; i < ZE_SB_MAX_TREES; i++) {
-                const struct ze_sb_mount *m = i < sb->n_mounts ? &sb->mounts[i] : NULL;
-                long t;
-
-                trees[i] = -EBADF;
-                if (!m || m->kind != ZE_SB_MOUNT_BIND || !m->source ||
-                    (strncmp(m->source, sb->rootfs, n) == 0 && (m->source[n] == '/' || m->source[n] == '\0')))
-                        continue;
-                t = syscall(SYS_open_tree, AT_FDCWD, m->source,
-                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
-                if (t >= 0)
-                        trees[i] = (int) t;
-        }
-}
-
 int ze_sb_setup_mounts(const struct ze_sandbox *sb, const int *trees, enum ze_step *ret_step, int *ret_index) {
         int root_fd, r;
 
@@ -569,8 +525,8 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, const int *trees, enum ze_st
 
                 if (fd < 0)
                         return failed(ret_step, ret_index, ZE_STEP_ROOTFS, -1, errno);
-                root_fd = clone_tree(fd, true);
-                r = root_fd < 0 ? root_fd : move_onto(root_fd, fd);
+                root_fd = ze_sb_clone_tree(fd, true);
+                r = root_fd < 0 ? root_fd : ze_sb_move_onto(root_fd, fd);
                 close(fd);
                 if (r < 0) {
                         if (root_fd >= 0)
@@ -586,11 +542,18 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, const int *trees, enum ze_st
                 if (r < 0)
                         return failed(ret_step, ret_index, step, (int) i, -r);
         }
+        /* the premade trees are the container's mounts now: nothing of the runtime's stays open */
+        for (size_t i = 0; i < sb->n_mounts; i++)
+                if (sb->mounts[i].premade && sb->mounts[i].tree_fd >= 0)
+                        close(sb->mounts[i].tree_fd);
         for (size_t i = 0; i < sb->n_devices; i++) {
                 r = make_device(sb, root_fd, &sb->devices[i]);
                 if (r < 0)
                         return failed(ret_step, ret_index, ZE_STEP_DEVICE, (int) i, -r);
         }
+        for (size_t i = 0; i < sb->n_devices; i++)
+                if (sb->devices[i].premade && sb->devices[i].tree_fd >= 0)
+                        close(sb->devices[i].tree_fd);
         for (size_t i = 0; sb->symlinks && sb->symlinks[i]; i += 2) {
                 r = make_symlink(sb, root_fd, sb->symlinks[i], sb->symlinks[i + 1]);
                 if (r < 0)
@@ -665,7 +628,7 @@ int ze_sb_finish_root(const struct ze_sandbox *sb, enum ze_step *ret_step, int *
                 if (!dev_readonly(&sb->mounts[i]))
                         continue;
                 int fd = open_in_root(root_fd, "/dev", O_DIRECTORY);
-                r = fd < 0 ? fd : setattr_fd(fd, MOUNT_ATTR_RDONLY, false);
+                r = fd < 0 ? fd : ze_sb_setattr_fd(fd, MOUNT_ATTR_RDONLY, false);
                 if (fd >= 0)
                         close(fd);
                 if (r < 0) {

@@ -219,7 +219,8 @@ class StallingFuse:
         self.held = threading.Event()
         self.n_held = 0  # requests held so far
         self.release = threading.Event()
-        threading.Thread(target=self.serve, daemon=True).start()
+        self.threads = [threading.Thread(target=self.serve, daemon=True)]
+        self.threads[0].start()
 
     @staticmethod
     def attr(ino, mode):
@@ -239,6 +240,8 @@ class StallingFuse:
                 data = os.read(self.fd, 1 << 18)
             except OSError:
                 return  # unmounted or aborted
+            if len(data) < 40:
+                return  # /dev/null in its place (close())
             _, op, unique, node, _, _, _, _ = struct.unpack("<IIQQIIII", data[:40])
             if op == 26:    # INIT: protocol 7.31
                 self.reply(unique, 0, struct.pack("<IIIIHHIIHHI7I", 7, 31, 1 << 17, 0, 16, 12, 1 << 17, 1, 32,
@@ -258,8 +261,10 @@ class StallingFuse:
                 import threading
                 self.n_held += 1
                 self.held.set()
-                threading.Thread(target=self.answer_when_released,
-                                 args=(unique, errno.ENOTTY if op == self.IOCTL else 0), daemon=True).start()
+                t = threading.Thread(target=self.answer_when_released,
+                                     args=(unique, errno.ENOTTY if op == self.IOCTL else 0), daemon=True)
+                self.threads.append(t)
+                t.start()
             elif op == self.IOCTL:
                 self.reply(unique, errno.ENOTTY)
                 self.armed = self.armed or self.armed_by == op
@@ -275,9 +280,20 @@ class StallingFuse:
         self.reply(unique, err)
 
     def close(self):
+        """Releases what is held, unmounts, and gives the fd's number back only once no thread of
+        the server can use it: a RELEASE answered after a plain close() would be written to
+        whatever took the number next (a daemon connection opened by the test, which then reads
+        a FUSE reply where a call should be). /dev/null takes the number's place first."""
         self.release.set()
         self.libc.umount2(self.mnt, 1)  # MNT_FORCE: aborts requests still waiting
         self.libc.umount2(self.mnt, 2)  # MNT_DETACH
+        null = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
+        os.dup2(null, self.fd, inheritable=False)  # atomic: the number never free
+        os.close(null)
+        for t in self.threads:
+            t.join(10)
+        if any(t.is_alive() for t in self.threads):
+            return  # /dev/null stays on the number: harmless, never reused under a thread
         os.close(self.fd)
 
 

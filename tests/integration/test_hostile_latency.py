@@ -546,12 +546,17 @@ def test_no_caller_delays_another_past_100ms(promise_daemon, capsys, label, shap
     bad = []
     # The promise is the main lane's (a release build); an ASan build does each step two to three
     # times slower, so its lane holds the same attacks to 2.5 times the bound (said on screen).
+    # The attacks that spawn without end (the filtered callers) get 5 times: there each Spawn
+    # costs the loop two forks of the daemon (the filter reader, caller-filter.c, and the worker,
+    # forked in an ASan build, reference/worker-nocopy.c), and an ASan zygoted is 70-95 MB
+    # resident with 2 MB of page tables to copy each time (a release one 6 MB); CI saw 290 ms.
     bound = LATENCY_BOUND
     with open(f"/proc/{daemon.proc.pid}/maps") as m:
         if "libasan" in m.read():
-            bound = 2.5 * LATENCY_BOUND
+            bound = (5 if kind == "spawn-svc" else 2.5) * LATENCY_BOUND
             with capsys.disabled():
-                print(f"\n  [{label}] an ASan build: bound {1000 * bound:.0f} ms", end="")
+                print(f"\n  [{label}] an ASan build: bound {1000 * bound:.0f} ms"
+                      + (" (each Spawn forks the ASan daemon twice)" if kind == "spawn-svc" else ""), end="")
     for who, p in zip(("another user, fresh connections", "root, fresh connections",
                        "another user, one connection"), probes):
         med, worst, n = p.figures()
