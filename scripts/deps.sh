@@ -30,14 +30,20 @@ if [[ "${1:-}" == "--test" ]]; then
   # from Debian's source archive at test time and run against zygote-runc and runc
   # (tests/runtime/conformance/runc-bats.sh, ctest runtime-conformance-runc); crun 1.8.1's suite
   # takes the same dpkg-dev and the crun package, and links its init statically with
-  # libseccomp-dev's libseccomp.a (crun-py.sh, ctest runtime-conformance-crun).
+  # libseccomp-dev's libseccomp.a (crun-py.sh, ctest runtime-conformance-crun); golang-go and the
+  # golang-*-dev sources the OCI runtime-tools validation programs import, built offline at test
+  # time (runtime-tools.sh, ctest runtime-conformance-oci).
   pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace clang-format
          golang-github-containers-common
          python3-yaml python3-grpcio python3-protobuf systemd-container debootstrap
          hyperfine bubblewrap crun runc podman conmon containerd docker.io gnuplot-nox
          linux-source-6.1 bc bison flex libelf-dev cpio xz-utils rsync busybox-static qemu-system-x86
-         apparmor uidmap bats jq dpkg-dev)
+         apparmor uidmap bats jq dpkg-dev
+         golang-go golang-github-google-uuid-dev golang-github-mrunalp-fileutils-dev
+         golang-github-opencontainers-specs-dev golang-github-opencontainers-selinux-dev
+         golang-github-hashicorp-go-multierror-dev golang-github-sirupsen-logrus-dev
+         golang-github-urfave-cli-dev golang-gocapability-dev golang-golang-x-sys-dev)
 fi
 
 missing=()
