@@ -15,10 +15,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
 #include "cgroup-devices.h"
+#include "cgroup-freezer.h"
 #include "cgroup-resources.h"
 #include "pidfd-util.h"
 #include "libcontainer.h"
@@ -438,6 +440,30 @@ int zct_cgroup_is_frozen(const struct zct_cgroup *cg) {
         return r < 0 ? r : strstr(buf, "frozen 1") != NULL;
 }
 
+/* The v1 freezer's freezer.state, for cgroup-freezer.c's loop. */
+static int v1_write(void *userdata, bool frozen) {
+        return zct_write_at(userdata, "freezer.state", frozen ? "FROZEN" : "THAWED");
+}
+
+static int v1_read(void *userdata) {
+        char buf[64];
+        int r = read_file(userdata, "freezer.state", buf, sizeof(buf));
+
+        if (r < 0)
+                return r;
+        return strncmp(buf, "FROZEN", 6) == 0     ? ZCT_FREEZER_FROZEN
+               : strncmp(buf, "FREEZING", 8) == 0 ? ZCT_FREEZER_FREEZING
+                                                  : ZCT_FREEZER_THAWED;
+}
+
+static void v1_pause(void *userdata, unsigned usec) {
+        struct timespec ts = { .tv_sec = usec / 1000000, .tv_nsec = (long) (usec % 1000000) * 1000 };
+
+        (void) userdata;
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
 int zct_cgroup_freeze(const struct zct_cgroup *cg, bool frozen) {
         _cleanup_free_ char *events = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -445,19 +471,16 @@ int zct_cgroup_freeze(const struct zct_cgroup *cg, bool frozen) {
 
         if (!cg->freezer)
                 return -EOPNOTSUPP;
+        if (cg->freezer_v1 && frozen)
+                return zct_freezer_v1_freeze(&(const struct zct_freezer_io){
+                        .write = v1_write, .read = v1_read, .pause = v1_pause, .userdata = cg->freezer });
         if (cg->freezer_v1) {
-                /* v1 freezes asynchronously (FREEZING): the kernel retries the stragglers each
-                 * time the state is written, so write until it reads back (bounded) */
-                for (int i = 0; i < 1000; i++) {
-                        r = zct_write_at(cg->freezer, "freezer.state", frozen ? "FROZEN" : "THAWED");
-                        if (r < 0)
-                                return r;
-                        r = zct_cgroup_is_frozen(cg);
-                        if (r < 0 || r == frozen)
-                                return r < 0 ? r : 0;
-                        sched_yield();
-                }
-                return -EBUSY;
+                /* THAWED takes at once */
+                r = zct_write_at(cg->freezer, "freezer.state", "THAWED");
+                if (r < 0)
+                        return r;
+                r = zct_cgroup_is_frozen(cg);
+                return r < 0 ? r : r ? -EBUSY : 0;
         }
         if (asprintf(&events, "%s/cgroup.events", cg->freezer) < 0)
                 return -ENOMEM;

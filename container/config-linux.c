@@ -65,7 +65,6 @@ static const struct {
         { "linux", "mountLabel", "zygote-runc applies no SELinux label" },
         { "linux", "intelRdt", "zygote-runc has no Intel RDT support" },
         { "linux", "netDevices", "not implemented" },
-        { "linux", "memoryPolicy", "not implemented" },
 };
 
 static int check_refused(json_object *root, char **ret_error) {

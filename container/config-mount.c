@@ -64,10 +64,10 @@ static const struct {
 
 /* A bind's filesystem data: the kernel ignores it, and runc passes it on, so it is accepted and
  * noted (the log says it was ignored). What runc 1.1+ would apply and this runtime does not (the
- * recursive attributes, "rro" and the like; an id mapping, "idmap") is refused: ignoring it would
- * give the container a mount other than the one asked for. */
+ * recursive attributes, "rro" and the like; "nosymfollow") is refused: ignoring it would give
+ * the container a mount other than the one asked for. */
 static int bind_data(struct zct_oci *o, char *data, const char *dest, size_t idx, char **ret_error) {
-        static const char *const applied[] = { "idmap", "ridmap", "symfollow", "nosymfollow" };
+        static const char *const applied[] = { "symfollow", "nosymfollow" };
         _cleanup_free_ char *copy = NULL;
         char *save = NULL;
 
@@ -109,11 +109,6 @@ static int parse_mount(struct zct_oci *o, json_object *m, size_t idx, bool v2_on
         if (!dest || dest[0] != '/')
                 return zct_errorf(ret_error, -EINVAL, "config.json: mounts[%zu].destination must be an absolute path",
                                   idx);
-        if (zct_get(m, "uidMappings") || zct_get(m, "gidMappings"))
-                return zct_errorf(ret_error, -EOPNOTSUPP,
-                                  "config.json: mounts[%zu].uidMappings: id-mapped mounts are not supported by "
-                                  "zygote-runc",
-                                  idx);
         data = calloc(1, 4096);
         if (!data)
                 return -ENOMEM;
@@ -128,6 +123,9 @@ static int parse_mount(struct zct_oci *o, json_object *m, size_t idx, bool v2_on
                         rw = opt[1] == 'w';
                 if (streq(opt, "tmpcopyup") || streq(opt, "notmpcopyup"))
                         sm->copyup = opt[0] == 't';
+                /* idmap-mount.c reads them */
+                if (streq(opt, "idmap") || streq(opt, "ridmap"))
+                        continue;
                 if (streq(opt, "bind") || streq(opt, "rbind")) {
                         bind = true;
                         sm->recursive = opt[0] == 'r';
@@ -205,6 +203,9 @@ static int parse_mount(struct zct_oci *o, json_object *m, size_t idx, bool v2_on
                 if (streq(dest, "/dev/console"))
                         sm->source_is_dir = false;
         }
+        r = zct_oci_parse_mount_idmap(o, m, idx, sm, ret_error);
+        if (r < 0)
+                return r;
         /* podman's option: runc copies into a tmpfs alone, and podman refuses it on other mounts */
         if (sm->copyup && (sm->kind != ZE_SB_MOUNT_FS || !streq(type, "tmpfs")))
                 return zct_errorf(ret_error, -EINVAL,

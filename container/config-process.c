@@ -114,6 +114,10 @@ int zct_oci_parse_process(struct zct_oci *o, json_object *p, char **ret_error) {
                 return -ENOMEM;
         for (size_t i = 0; i < o->n_groups; i++)
                 o->groups[i] = (gid_t) json_object_get_int64(json_object_array_get_idx(v, i));
+        /* crun's annotation: any value but "0" leaves the process the supplementary groups of the
+         * runtime, its caller's own (no setgroups; additionalGids then unused, as crun) */
+        v = zct_get(zct_get(o->root, "annotations"), "run.oci.keep_original_groups");
+        o->keep_groups = v && json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), "0") != 0;
         for (size_t i = 0; i < 5; i++) {
                 r = parse_caps(o, zct_get(caps, cap_sets[i]), cap_sets[i], &o->caps[i]);
                 if (r < 0)

@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "libcontainer.h"
 
@@ -39,3 +40,13 @@ int zct_oci_parse_devices(struct zct_oci *o, json_object *linux_, char **ret_err
  * not apply, refused by name */
 int zct_oci_parse_process_extra(struct zct_oci *o, json_object *p, char **ret_error);
 int zct_oci_parse_linux_extra(struct zct_oci *o, json_object *linux_, bool new_time_ns, char **ret_error);
+/* idmap-mount.c: mounts[idx]'s uidMappings, gidMappings, idmap and ridmap into o->idmaps, sm
+ * marked premade (a bind only; both mappings or neither; neither takes the container's user
+ * namespace, which it must have); zct_oci_idmaps_free() closes the trees and frees them. */
+int zct_oci_parse_mount_idmap(struct zct_oci *o, json_object *m, size_t idx, struct ze_sb_mount *sm, char **ret_error);
+void zct_oci_idmaps_free(struct zct_oci *o);
+/* config-mempolicy.c: linux.memoryPolicy into o->mempolicy, checked as runc 1.3 checks it */
+int zct_oci_parse_mempolicy(struct zct_oci *o, json_object *linux_, char **ret_error);
+/* A node list ("0-3,7", "" for none) as set_mempolicy(2) takes it: the mask and its maxnode (0
+ * for none). -EINVAL for anything else, -ERANGE for a node past the mask. */
+int zct_mempolicy_parse_nodes(const char *list, uint64_t mask[static ZE_SB_NUMA_WORDS], unsigned long *ret_maxnode);

@@ -64,17 +64,18 @@ static int parse_idmap(json_object *a, const char *what, char **ret, char **ret_
         return 0;
 }
 
-/* BUNDLE/config.json into o->root (with process_path's process in place of its own); *ret_config
- * its path. */
-static int read_config(struct zct_oci *o, const char *bundle, const char *process_path, char **ret_config,
-                       char **ret_error) {
+/* BUNDLE/config.json (or config_path) into o->root (with process_path's process in place of its
+ * own); *ret_config its path. */
+static int read_config(struct zct_oci *o, const char *bundle, const char *config_path, const char *process_path,
+                       char **ret_config, char **ret_error) {
         json_object *proc_json = NULL;
         int r;
 
         o->bundle = realpath(bundle, NULL);
         if (!o->bundle)
                 return zct_errorf(ret_error, -errno, "bundle %s: %s", bundle, strerror(errno));
-        if (asprintf(ret_config, "%s/config.json", o->bundle) < 0) {
+        if (config_path ? !(*ret_config = strdup(config_path))
+                        : asprintf(ret_config, "%s/config.json", o->bundle) < 0) {
                 *ret_config = NULL;
                 return -ENOMEM;
         }
@@ -242,8 +243,8 @@ static int load_seccomp(const struct zct_ctx *c, struct zct_oci *o, json_object 
         return 0;
 }
 
-int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *process_path, bool v2_only,
-                 struct zct_oci **ret, char **ret_error) {
+int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *config_path, const char *process_path,
+                 bool v2_only, struct zct_oci **ret, char **ret_error) {
         _cleanup_free_ char *config = NULL;
         struct zct_oci *o;
         json_object *linux_;
@@ -252,7 +253,7 @@ int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *proces
         o = calloc(1, sizeof(*o));
         if (!o)
                 return -ENOMEM;
-        r = read_config(o, bundle, process_path, &config, ret_error);
+        r = read_config(o, bundle, config_path, process_path, &config, ret_error);
         if (r < 0)
                 goto fail;
         linux_ = zct_get(o->root, "linux");
@@ -263,6 +264,7 @@ int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *proces
             (r = parse_masked_readonly(o, linux_, ret_error)) < 0 || (r = parse_cgroup(o, linux_, ret_error)) < 0 ||
             (r = zct_oci_parse_process_extra(o, zct_get(o->root, "process"), ret_error)) < 0 ||
             (r = zct_oci_parse_linux_extra(o, linux_, o->new_time_ns, ret_error)) < 0 ||
+            (r = zct_oci_parse_mempolicy(o, linux_, ret_error)) < 0 ||
             (r = load_seccomp(c, o, linux_, config, ret_error)) < 0)
                 goto fail;
         *ret = o;
@@ -275,6 +277,7 @@ fail:
 void zct_oci_free(struct zct_oci *o) {
         if (!o)
                 return;
+        zct_oci_idmaps_free(o);
         for (size_t i = 0; i < o->n_mounts; i++) {
                 free((char *) o->mounts[i].target);
                 free((char *) o->mounts[i].data);
@@ -282,6 +285,8 @@ void zct_oci_free(struct zct_oci *o) {
         for (size_t i = 0; i < o->n_devices; i++) {
                 free((char *) o->devices[i].target);
                 free((char *) o->devices[i].host);
+                if (o->devices[i].premade)
+                        safe_close(o->devices[i].tree_fd);
         }
         for (size_t i = 0; o->symlinks && o->symlinks[i]; i++)
                 free(o->symlinks[i]);
@@ -320,8 +325,8 @@ void zct_oci_free(struct zct_oci *o) {
 #define ZCT_OCI_SANDBOX_SAME(X)                                                                     \
         X(rootfs) X(rootfs_propagation) X(mounts) X(n_mounts) X(devices) X(n_devices) X(masked)   \
         X(readonly) X(dev_console) X(hostname) X(rlimits) X(n_rlimits) X(uid) X(gid) X(groups)    \
-        X(n_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path) X(domainname)     \
-        X(console_rows) X(console_cols) X(personality) X(rootfs_parent)
+        X(n_groups) X(keep_groups) X(no_new_privs) X(umask) X(cwd) X(argv) X(envp) X(search_path) X(domainname)     \
+        X(console_rows) X(console_cols) X(personality) X(rootfs_parent) X(mempolicy)
 // clang-format on
 
 void zct_oci_to_sandbox(const struct zct_oci *o, struct ze_sandbox *sb) {

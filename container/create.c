@@ -24,7 +24,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cgroup-devices.h"
@@ -33,28 +32,6 @@
 #include "libcontainer.h"
 #include "tty.h"
 #include "util.h"
-
-/* PID/FILE of a procfs of our own (procfs.c): no mount over /proc redirects the write. */
-static int write_proc(pid_t pid, const char *file, const char *text) {
-        _cleanup_close_ int proc = zct_procfs_open();
-        char path[64];
-
-        if (proc < 0)
-                return proc;
-        snprintf(path, sizeof(path), "%d/%s", (int) pid, file);
-        return zct_procfs_write(proc, path, text);
-}
-
-static void now_rfc3339(char *buf, size_t len) {
-        struct timespec now;
-        struct tm tm;
-        char ts[64];
-
-        clock_gettime(CLOCK_REALTIME, &now);
-        gmtime_r(&now.tv_sec, &tm);
-        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf, len, "%s.%09ldZ", ts, now.tv_nsec);
-}
 
 static json_object *get_devices(const struct zct_oci *o) {
         json_object *l = NULL, *res = NULL, *d = NULL;
@@ -79,6 +56,7 @@ struct create {
         int start_fd, console_fd, cg_fd;
         int hook_report_fd; /* ROOT/ID/start-hooks.fifo, the init's end (startContainer hooks) */
         int agent_fd;       /* connected to linux.seccomp.listenerPath (a notifying filter), or -EBADF */
+        int notify_fd;      /* NOTIFY_SOCKET: the container's socket (sd-activation.c), or -EBADF */
         int sync[2];        /* [0] ours, [1] the init's */
         struct clone_args ca;
         bool born_in_cgroup; /* the runtime stepped into the container's cgroups for the clone */
@@ -107,16 +85,24 @@ static int make_state_dir(struct create *k) {
 
 static int load_config(struct create *k) {
         const struct zct_ctx *c = k->c;
-        _cleanup_free_ char *err = NULL;
+        _cleanup_free_ char *err = NULL, *config = NULL;
         int r;
 
-        r = zct_oci_load(c, k->a->bundle, NULL, zct_cgroup_is_v2_only(), &k->o, &err);
+        /* --config: a copy in the state directory, the one exec reads too */
+        r = k->a->config ? zct_state_keep_config(k->dir, k->a->config, &config) : 0;
+        if (r < 0)
+                return zct_error(c, "--config %s: %s", k->a->config, zct_errstr(-r)), r;
+        r = zct_oci_load(c, k->a->bundle, config, NULL, zct_cgroup_is_v2_only(), &k->o, &err);
         if (r < 0)
                 return zct_error(c, "%s", err ? err : zct_errstr(-r)), r;
-        /* io.containers.trace-syscall: zygote-runc's own create only (record-annotation.c) */
-        r = k->a->handoff ? 0 : zct_record_annotation(c, k->o);
+        /* io.containers.trace-syscall: zygote-runc's own create, and zygoted's without its eBPF tracer
+         * (record-annotation.c) */
+        r = k->a->handoff && !k->a->handoff->record_agent ? 0 : zct_record_annotation(c, k->o, k->dir);
         if (r < 0)
                 return r;
+        /* zygoted's worker holds the daemon's groups, not its caller's */
+        if (k->a->handoff && k->o->keep_groups)
+                return zct_error(c, "run.oci.keep_original_groups: not for zygoted's containers"), -EPERM;
         if (zct_oci_add_home(k->o, &k->o->envp) < 0)
                 return zct_error(c, "out of memory"), -ENOMEM;
         bool console = k->a->p.console_socket || (k->a->handoff && k->a->handoff->console_fd >= 0);
@@ -242,6 +228,22 @@ static int make_exec_fifo(struct create *k) {
         k->start_fd = open(fifo, O_RDWR | O_CLOEXEC);
         if (k->start_fd < 0)
                 return zct_error_errno(k->c, "exec fifo");
+        return 0;
+}
+
+/* What the runtime makes for the init before the sandbox takes o's mounts, devices and
+ * environment: LISTEN_FDS and NOTIFY_SOCKET, as the caller's environment had them; a user
+ * namespace's device nodes. */
+static int prepare_premade(struct create *k) {
+        int r = zct_listen_fds_env(k->o, k->a->listen_fds);
+
+        if (r >= 0 && k->a->notify_socket)
+                r = zct_notify_prepare(k->o, k->dir, k->a->notify_socket, &k->notify_fd);
+        if (r < 0)
+                return zct_error(k->c, "NOTIFY_SOCKET, LISTEN_FDS: %s", zct_errstr(-r)), r;
+        r = zct_devices_premake(k->o, k->dir);
+        if (r < 0)
+                return zct_error(k->c, "the user namespace's device nodes: %s", zct_errstr(-r)), r;
         return 0;
 }
 
@@ -378,6 +380,8 @@ static int clone_init(struct create *k) {
                 else {
                         k->sync[1] = safe_close(k->sync[1]);
                         k->pid = k->st.pid = pid;
+                        /* runc's words at its step (nsexec's start), which its tests look for */
+                        zct_debug(k->c, "nsexec[%d]: => nsexec container setup", (int) pid);
                 }
                 r = zct_timens_leave(k->c, time_fd);
                 if (r < 0 && pid > 0)
@@ -407,10 +411,10 @@ static int write_id_maps(struct create *k) {
         if (!k->o->uid_map)
                 return 0;
         if (getuid() != 0)
-                (void) write_proc(k->pid, "setgroups", "deny");
-        r = write_proc(k->pid, "uid_map", k->o->uid_map);
+                (void) zct_procfs_write_pid(k->pid, "setgroups", "deny");
+        r = zct_procfs_write_pid(k->pid, "uid_map", k->o->uid_map);
         if (r >= 0)
-                r = write_proc(k->pid, "gid_map", k->o->gid_map ? k->o->gid_map : "");
+                r = zct_procfs_write_pid(k->pid, "gid_map", k->o->gid_map ? k->o->gid_map : "");
         if (r < 0)
                 return zct_error(k->c, "writing the user namespace's id mappings: %s", zct_errstr(-r)), r;
         return 0;
@@ -443,7 +447,7 @@ static int set_oom_score_adj(struct create *k) {
                                  k->o->oom_score_adj, k->a->handoff->oom_floor),
                        -EPERM;
         snprintf(v, sizeof(v), "%d", k->o->oom_score_adj);
-        r = write_proc(k->pid, "oom_score_adj", v); /* inherited by what the init execs */
+        r = zct_procfs_write_pid(k->pid, "oom_score_adj", v); /* inherited by what the init execs */
         if (r < 0)
                 return zct_error(k->c, "oom_score_adj: %s", zct_errstr(-r)), r;
         return 0;
@@ -483,6 +487,8 @@ static int go_until_ready(struct create *k) {
         memcpy(go + 1, &pid, sizeof(pid));
         if (write(k->sync[0], go, sizeof(go)) != (ssize_t) sizeof(go))
                 return zct_error_errno(k->c, "container init");
+        /* the init sets its container up from here: runc's init() of the child */
+        zct_debug(k->c, "child process in init()");
         r = zct_runc_read_status_passing(k->c, &f, k->sync[0], &status);
         if (r < 0)
                 /* alive past its filter (a hand-over that failed): it would wait on the fifo */
@@ -495,6 +501,8 @@ static int go_until_ready(struct create *k) {
                 return r < 0 ? r : -ECHILD;
         }
         k->ready = true;
+        /* held before its execve, as runc's init is when it closes its pipe */
+        zct_debug(k->c, "init: closing the pipe to signal completion");
         return k->tty.sock >= 0 ? zct_tty_take_master(k->c, &k->tty) : 0;
 }
 
@@ -504,7 +512,7 @@ static int save_state(struct create *k) {
         int r;
 
         (void) zct_proc_starttime(k->pid, &k->st.starttime, NULL);
-        now_rfc3339(created, sizeof(created));
+        zct_state_now(created, sizeof(created));
         k->st.created = strdup(created);
         k->st.owner = getuid();
         r = zct_state_save(&k->st);
@@ -534,10 +542,18 @@ static int start_and_wait(struct create *k) {
                 zct_runc_report_failure(k->c, k->o, &status);
         else if ((failed = zct_hooks_poststart(k->c, &k->st) < 0)) /* it ends the container, as runc's */
                 (void) pidfd_kill(k->pidfd, SIGKILL);
-        else if (k->a->p.detach)
-                return 0;
-        else
-                zct_runc_forward_signals(k->pid);
+        else {
+                if (!k->a->p.detach)
+                        zct_runc_forward_signals(k->pid);
+                /* runc's: run returns (or waits on) once the container said READY=1 */
+                r = k->notify_fd >= 0 && k->tty.master < 0
+                            ? zct_notify_relay(k->notify_fd, k->a->notify_socket, k->pidfd, k->pid)
+                            : 0;
+                if (r < 0)
+                        zct_error(k->c, "NOTIFY_SOCKET %s: %s", k->a->notify_socket, zct_errstr(-r));
+                if (k->a->p.detach)
+                        return 0;
+        }
         r = k->tty.master >= 0 ? zct_tty_relay(&k->tty, k->pidfd) : zct_runc_wait_exit_status(k->pidfd);
         if (!k->a->keep) { /* --keep (runc's): the stopped container waits for delete */
                 zct_destroy(&k->st);
@@ -594,6 +610,7 @@ static void create_done(struct create *k) {
         zct_tty_done(&k->tty);
         safe_close(k->cg_fd);
         safe_close(k->agent_fd);
+        safe_close(k->notify_fd);
         safe_close(k->pidfd);
         close_pairp(&k->sync);
         free(k->path_buf);
@@ -606,6 +623,11 @@ static int set_sysctls(struct create *k) {
         return zct_sysctls_apply(k->c, k->o, k->pid);
 }
 
+/* only the runtime may give a mount its id mapping (idmap-userns.c) */
+static int make_idmapped_mounts(struct create *k) {
+        return zct_idmap_mounts_make(k->c, k->o);
+}
+
 /* The order of a container start; the first step that fails ends it (create_failed). */
 static int (*const create_steps[])(struct create *k) = {
         /* before any process: the state directory, the config, the cgroups and their device
@@ -615,7 +637,9 @@ static int (*const create_steps[])(struct create *k) = {
         make_cgroup,
         set_device_rules,
         make_cgroup_view,
+        make_idmapped_mounts,
         make_exec_fifo,
+        prepare_premade,
         prepare_sandbox,
         open_namespaces,
         prepare_clone,
@@ -642,6 +666,7 @@ int zct_container_create(const struct zct_ctx *c, const struct zct_create_args *
                 .console_fd = -EBADF,
                 .cg_fd = -EBADF,
                 .agent_fd = -EBADF,
+                .notify_fd = -EBADF,
                 .sync = { -EBADF, -EBADF },
                 .pidfd = -EBADF,
                 .lock_fd = -EBADF,

@@ -183,9 +183,11 @@ int zct_runc_filter_load(const struct zct_ctx *c, const char *config, json_objec
         text = json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN);
         if (!text)
                 return -ENOMEM;
-        /* the runtime hands a notifying filter's listener to linux.seccomp.listenerPath */
+        /* the runtime hands a notifying filter's listener to linux.seccomp.listenerPath; a call
+         * newer than the object knows answers ENOSYS, as runc's (zygoted compiles it the same) */
         r = zp_profile_load_buffer_with(config, text, strlen(text),
-                                        &(const struct zp_profile_options){ .listener = true }, ret, ret_error);
+                                        &(const struct zp_profile_options){ .listener = true, .enosys_newer = true },
+                                        ret, ret_error);
         /* a long reason is cut at the buffer's end: the source line is for the log only */
         if (r >= 0 && snprintf(source, source_size, "compiled here in %.2f ms (%s)",
                                (double) (*ret)->compile_nsec / 1e6, why) < 0)

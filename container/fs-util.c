@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The library's file helpers, below every part that writes: one write of a value to a file of a
- * directory (cgroup and /proc files want it whole), a directory and its missing parents.
+ * directory (cgroup and /proc files want it whole), a directory and its missing parents, a copy
+ * of a file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,4 +46,24 @@ int zct_mkdir_p(const char *path, mode_t mode) {
                         return 0;
                 *s = '/';
         }
+}
+
+int zct_copy_file(const char *from, const char *to, mode_t mode) {
+        _cleanup_close_ int in = -EBADF, out = -EBADF;
+        char buf[65536];
+        ssize_t n;
+
+        in = open(from, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (in < 0)
+                return -errno;
+        out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (out < 0)
+                return -errno;
+        while ((n = read(in, buf, sizeof(buf))) != 0) {
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 || write(out, buf, (size_t) n) != n)
+                        return negative_errno();
+        }
+        return 0;
 }

@@ -14,8 +14,10 @@
  *               failure messages, waiting, signal forwarding, destroy
  *   tty.c       the foreground terminal of run and exec -t without a console socket (tty.h)
  *   config.c    config.json -> struct zct_oci (everything the sandbox needs, resolved), spec;
- *               its parts config-process.c (process), config-mount.c (mounts, devices) and
- *               config-util.c (JSON access and errors, config-util.h)
+ *               its parts config-process.c (process), config-mount.c (mounts, devices),
+ *               config-mempolicy.c (linux.memoryPolicy), idmap-mount.c (id-mapped mounts;
+ *               made by idmap-userns.c) and config-util.c (JSON access and errors,
+ *               config-util.h)
  *   cgroup.c    the cgroup manager, v1, hybrid and v2: create, join, freeze, list, remove;
  *               cgroup-of.c the cgroups of a container its caller did not create, and update
  *   cgroup-devices.c  the device rules: OCI parsing, v1 lines, the v2 eBPF program
@@ -30,6 +32,8 @@
  *   hooks.c     config.json's hooks
  *   procfs-write.c   the writes into procfs, through a procfs of the library's own
  *   sealed-copy.c    the program runs from a sealed memfd copy of itself, never the host's file
+ *   sd-activation.c  systemd's LISTEN_FDS and NOTIFY_SOCKET carried into the container
+ *   devices-premade.c  a user namespace's device nodes, made by the runtime
  *
  * Library-style parts return 0 or a negative errno and fill *ret_error with a message (malloc'd)
  * where the user needs more than strerror; only the parts that take a struct zct_ctx print.
@@ -55,6 +59,15 @@ struct zct_ns_path {
         char *path;
 };
 
+/* An id-mapped bind mount (idmap-mount.c): the config's mappings as /proc/PID/uid_map takes them
+ * (NULL: the container's user namespace), found by its mount's dest (the same pointer). */
+struct zct_mount_idmap {
+        const char *dest;
+        size_t index; /* in config.json's mounts, for messages */
+        char *uid_map, *gid_map;
+        bool recursive; /* ridmap: every mount of an rbind mapped, not the top one alone */
+};
+
 struct zct_idmap {
         char *text; /* "container host size\n" lines, for /proc/PID/{uid,gid}_map */
 };
@@ -73,6 +86,7 @@ struct zct_oci {
         gid_t gid;
         gid_t *groups;
         size_t n_groups;
+        bool keep_groups; /* annotations' run.oci.keep_original_groups: the runtime's groups stay */
         mode_t umask;     /* (mode_t) -1 when unset */
         uint64_t caps[5]; /* bounding, effective, permitted, inheritable, ambient */
         struct ze_rlimit *rlimits;
@@ -85,6 +99,7 @@ struct zct_oci {
         const char *domainname;
         unsigned short console_rows, console_cols; /* process.consoleSize (0: none) */
         unsigned long personality;                 /* ZE_SB_NO_PERSONALITY: none */
+        struct ze_sb_mempolicy mempolicy;          /* linux.memoryPolicy (config-mempolicy.c) */
         bool has_sched;                            /* process.scheduler (config-linux.c) */
         struct zct_sched {
                 uint32_t policy;
@@ -118,21 +133,23 @@ struct zct_oci {
         bool has_limits;        /* resources asks for more than device rules */
         json_object *sysctl;    /* linux.sysctl (keys checked), or NULL */
 
-        struct zp_profile *seccomp;    /* NULL: no filter */
-        char seccomp_source[512];      /* where it came from, for the debug line */
-        const char *listener_path;     /* linux.seccomp.listenerPath (in root's tree), or NULL */
-        const char *listener_metadata; /* linux.seccomp.listenerMetadata, or NULL */
-        char **owned;                  /* strings the mounts point to that nothing else owns */
+        struct zp_profile *seccomp;     /* NULL: no filter */
+        char seccomp_source[512];       /* where it came from, for the debug line */
+        const char *listener_path;      /* linux.seccomp.listenerPath (in root's tree), or NULL */
+        const char *listener_metadata;  /* linux.seccomp.listenerMetadata, or NULL */
+        struct zct_mount_idmap *idmaps; /* the mounts with premade set */
+        size_t n_idmaps;
+        char **owned; /* strings the mounts point to that nothing else owns */
         size_t n_owned;
         char *notes; /* what is accepted and ignored, as runc accepts it: lines for the log, or NULL */
 };
 
 struct zct_ctx;
-/* Reads BUNDLE/config.json (and the process of it, or of process_path when not NULL, as exec's
- * --process gives). cgroup_v2_only tells how to mount "cgroup"; the seccomp program comes from
+/* Reads BUNDLE/config.json, or config_path when not NULL (and the process of it, or of
+ * process_path when not NULL, as exec's --process gives). cgroup_v2_only tells how to mount "cgroup"; the seccomp program comes from
  * where c->filter says. */
-int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *process_path, bool cgroup_v2_only,
-                 struct zct_oci **ret, char **ret_error);
+int zct_oci_load(const struct zct_ctx *c, const char *bundle, const char *config_path, const char *process_path,
+                 bool cgroup_v2_only, struct zct_oci **ret, char **ret_error);
 void zct_oci_free(struct zct_oci *o);
 struct zct_cgroup_view; /* cgroup.c */
 /* v1/hybrid: turns each "cgroup" mount into a tmpfs with a bind (read-only unless the config says
@@ -141,6 +158,12 @@ struct zct_cgroup_view; /* cgroup.c */
 int zct_oci_cgroup_view(struct zct_oci *o, const struct zct_cgroup_view *v, size_t n);
 /* The AppArmor profile of the process ("" or NULL: none), named what in a refusal. */
 int zct_oci_set_apparmor(struct zct_oci *o, const char *profile, const char *what, char **ret_error);
+/* idmap-userns.c: each id-mapped mount's detached copy made (o->mounts[i].tree_fd), before the
+ * init is cloned: only the runtime, outside any user namespace, may set an id mapping. Prints. */
+int zct_idmap_mounts_make(const struct zct_ctx *c, struct zct_oci *o);
+/* config-mempolicy.c: the names linux.memoryPolicy takes (features), NULL terminated. */
+extern const char *const zct_mempolicy_mode_names[];
+extern const char *const zct_mempolicy_flag_names[];
 /* Fills sb from o (pointers into o; o must outlive sb). */
 void zct_oci_to_sandbox(const struct zct_oci *o, struct ze_sandbox *sb);
 /* runc's default config.json (rootless: with a user namespace mapping the caller). */
@@ -174,6 +197,8 @@ int zct_procfs_open(void);
 /* One write of value to path below proc_fd, opened without following a symlink or crossing a
  * mount, and checked to be on procfs. */
 int zct_procfs_write(int proc_fd, const char *path, const char *value);
+/* One write of value to /proc/PID/FILE of a procfs opened for it (the id maps, oom_score_adj). */
+int zct_procfs_write_pid(pid_t pid, const char *file, const char *value);
 
 /* ---- cgroup.c ---- */
 
@@ -290,6 +315,13 @@ struct zct_ctx;
 int zct_state_make_dir(const struct zct_ctx *c, const char *id, char **ret_dir);
 /* path and each missing directory above it, made with mode (the state root, cgroups). */
 int zct_mkdir_p(const char *path, mode_t mode);
+/* fs-util.c: a new file to (refused when it exists, or is a symlink) with from's bytes. */
+int zct_copy_file(const char *from, const char *to, mode_t mode);
+/* --config FILE: a copy as ROOT/ID/config.json, which create and exec both read (*ret_path);
+ * zct_state_config: that copy's path, or NULL (*ret_path) when the bundle's config.json is the
+ * container's. */
+int zct_state_keep_config(const char *dir, const char *config, char **ret_path);
+int zct_state_config(const char *dir, char **ret_path);
 int zct_state_load(const char *root, const char *id, struct zct_state *ret);
 /* The container's lock: ROOT/ID opened and flock'ed exclusively, waiting for whoever holds it;
  * the fd (the lock goes with it, or with the process), -ENOENT when there is no such container,
@@ -302,6 +334,8 @@ enum zct_status zct_state_status(const struct zct_state *st);
 const char *zct_status_to_string(enum zct_status s);
 json_object *zct_state_to_json(const struct zct_state *st);
 int zct_proc_starttime(pid_t pid, uint64_t *ret, char *ret_state);
+/* Now, RFC 3339 with nanoseconds (the state's "created"). */
+void zct_state_now(char *buf, size_t len);
 /* A pidfd of the container's init, or -ESRCH when it is gone (or its pid was reused). */
 int zct_state_pidfd(const struct zct_state *st);
 int zct_rm_rf(const char *path);
@@ -310,8 +344,14 @@ int zct_rm_rf(const char *path);
 
 #define ZCT_TRACE_ANNOTATION "io.containers.trace-syscall"
 
-/* When o's annotations ask for one: the agent started, o's seccomp made the recording one. */
-int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o);
+/* The link in a recorded container's state directory to its agent's socket. */
+#define ZCT_RECORD_AGENT_LINK "record-agent"
+/* When o's annotations ask for one: the agent started (its socket linked from state_dir), o's
+ * seccomp made the recording one. */
+int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o, const char *state_dir);
+/* An exec into a container recorded by an agent (the link in its state_dir): o's seccomp made
+ * the recording one, so that the process is recorded too. 0 and nothing done otherwise. */
+int zct_record_join(const struct zct_ctx *c, struct zct_oci *o, const char *state_dir);
 /* The annotation's value, "[if:IN;][of:]OUT" (cut up in place): *in (or NULL) and *out, both
  * absolute paths, or -EINVAL. */
 int zct_record_annotation_parse(char *v, const char **in, const char **out);
@@ -347,6 +387,32 @@ struct zct_ctx;
  * (source_size bytes) tells where it came from, for a debug line. */
 int zct_runc_filter_load(const struct zct_ctx *c, const char *config, json_object *seccomp, struct zp_profile **ret,
                          char *source, size_t source_size, char **ret_error);
+
+/* ---- sd-activation.c: systemd's socket activation and readiness, as runc and crun carry them ---- */
+
+/* LISTEN_FDS (the runtime's caller's, listen_fds > 0: the fds from 3 its caller passes on as
+ * preserved fds): the process's environment says LISTEN_FDS=N and LISTEN_PID=1. */
+int zct_listen_fds_env(struct zct_oci *o, int listen_fds);
+/* NOTIFY_SOCKET (host_socket, the caller's): DIR/notify made with the socket "notify" bound in
+ * it (*ret_sock), bound read-only into the container at host_socket's path (/run/notify for an
+ * abstract socket) as a premade mount of o's (its tree o's to close), and the process's
+ * NOTIFY_SOCKET naming the socket there. */
+int zct_notify_prepare(struct zct_oci *o, const char *dir, const char *host_socket, int *ret_sock);
+/* start: the socket bound again in DIR/notify (create's went with create); -ENOENT when the
+ * container was created without one. */
+int zct_notify_rebind(const char *dir, int *ret_sock);
+/* What the container sends on sock, until READY=1: then "READY=1" and "MAINPID=pid" go to
+ * host_socket (nothing else of the container's) and 1 is returned; 0 once pidfd says the init
+ * is gone first; -errno. */
+int zct_notify_relay(int sock, const char *host_socket, int pidfd, pid_t pid);
+
+/* ---- devices-premade.c ---- */
+
+/* A container with a user namespace (where mknod is refused), made by a runtime that may make
+ * nodes (root of the initial user namespace): each device of o made in DIR/devices, owned by the
+ * host ids its uid and gid map to, and handed to the init as a detached mount (premade, tree_fd).
+ * Else nothing (the init binds the host's node of the same path). */
+int zct_devices_premake(struct zct_oci *o, const char *dir);
 
 /* ---- sealed-copy.c ---- */
 
@@ -401,6 +467,9 @@ struct zct_handoff {
         /* in: the lowest process.oomScoreAdj the config may ask for (the caller's, unless it
          * holds CAP_SYS_RESOURCE), lower ones refused; INT_MIN: any */
         int oom_floor;
+        /* in: io.containers.trace-syscall recorded by zygote-record's agent, as zygote-runc's own
+         * create does, rather than by zygoted's eBPF tracer (daemon/container-record.c) */
+        bool record_agent;
 };
 
 struct zct_create_args {
@@ -408,6 +477,9 @@ struct zct_create_args {
         const char *bundle;
         bool run;
         bool keep;                   /* run --keep: the stopped container stays until delete */
+        int listen_fds;              /* LISTEN_FDS: fds 3.. of the caller (counted in p.preserve_fds) */
+        const char *notify_socket;   /* NOTIFY_SOCKET: the caller's, READY=1 relayed there, or NULL */
+        const char *config;          /* --config FILE (absolute), or NULL: BUNDLE/config.json */
         struct zct_handoff *handoff; /* NULL: zygote-runc's own create */
 };
 

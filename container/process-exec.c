@@ -185,19 +185,28 @@ static int apply_command_line(struct exec *k) {
 
 /* The process to run: the config's (or --process's), with the command line's options. */
 static int load_process(struct exec *k) {
-        _cleanup_free_ char *err = NULL;
+        _cleanup_free_ char *err = NULL, *config = NULL;
         int r;
 
         if (!k->a->process && k->a->n_args == 0)
                 return zct_error(k->c, "exec: no command given (args or --process)"), -EINVAL;
-        r = zct_oci_load(k->c, k->st.bundle, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
+        /* create's --config, kept in the state directory, else the bundle's */
+        r = zct_state_config(k->st.dir, &config);
+        if (r >= 0)
+                r = zct_oci_load(k->c, k->st.bundle, config, k->a->process, k->st.cgroup.v2_only, &k->o, &err);
         if (r < 0)
                 return zct_error(k->c, "%s", err ? err : zct_errstr(-r)), r;
+        /* zygoted's worker holds the daemon's groups, not its caller's */
+        if (k->a->handoff && k->o->keep_groups)
+                return zct_error(k->c, "run.oci.keep_original_groups: not for zygoted's containers"), -EPERM;
         /* create said in the log what of the config is ignored */
         free(k->o->notes);
         k->o->notes = NULL;
         if (!k->a->process)
                 r = apply_command_line(k);
+        /* a container recorded by an agent records its exec'd processes too */
+        if (r >= 0)
+                r = zct_record_join(k->c, k->o, k->st.dir);
         /* HOME for the user the process runs as (exec's --user included) */
         if (r >= 0)
                 r = zct_oci_add_home(k->o, k->envp ? &k->envp : &k->o->envp);
@@ -356,6 +365,8 @@ static int spawn_process(struct exec *k) {
                 return -ECHILD;
         }
         k->pidfd = pidfd_open_pid(k->pid);
+        /* runc's words at its step (nsexec's start), which its tests look for */
+        zct_debug(k->c, "nsexec[%d]: => nsexec container setup", (int) k->pid);
         return 0;
 }
 
@@ -385,9 +396,13 @@ static int go_until_exec(struct exec *k) {
                 .o = k->o, .st = &k->st, .status = "running", .pid = k->pid, .agent_fd = &k->agent_fd
         };
         struct ze_status status;
+        bool sent;
         int r = 0;
 
-        if (write(k->sync[0], "g", 1) != 1 || (r = zct_runc_read_status_passing(k->c, &f, k->sync[0], &status)) <= 0 ||
+        sent = write(k->sync[0], "g", 1) == 1;
+        if (sent)
+                zct_debug(k->c, "child process in init()"); /* it sets itself up from here */
+        if (!sent || (r = zct_runc_read_status_passing(k->c, &f, k->sync[0], &status)) <= 0 ||
             status.step != ZE_STEP_HELD) {
                 if (r > 0)
                         zct_runc_report_failure(k->c, k->o, &status);
@@ -399,7 +414,8 @@ static int go_until_exec(struct exec *k) {
                 return -ECHILD;
         }
         if (k->a->handoff)
-                return 0; /* held: zygoted's task from here on */
+                return 0;                             /* held: zygoted's task from here on */
+        zct_debug(k->c, "setns_init: about to exec"); /* joined and set up: execve is its next step */
         /* the foreground terminal's master (its size set by the process already), raw mode;
          * then the process may go on */
         if (k->sb.start_on_sync && (zct_tty_take_master(k->c, &k->tty) < 0 || write(k->sync[0], "s", 1) != 1)) {

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,4 +36,14 @@ int zct_procfs_write(int proc_fd, const char *path, const char *value) {
                 r = k < 0 ? -errno : -EIO;
         close(fd);
         return r;
+}
+
+int zct_procfs_write_pid(pid_t pid, const char *file, const char *value) {
+        _cleanup_close_ int proc = zct_procfs_open();
+        char path[64];
+
+        if (proc < 0)
+                return proc;
+        snprintf(path, sizeof(path), "%d/%s", (int) pid, file);
+        return zct_procfs_write(proc, path, value);
 }

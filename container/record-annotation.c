@@ -8,8 +8,10 @@
  * the socket it listens on, and makes the container's seccomp object a recording one
  * (record-agent.h: its allowing rules notify, listenerPath the agent's socket); the rest is the
  * runtime spec's seccomp agent interface (seccomp-listener.c). The agent writes OUTPUT once no
- * process of the container is left under the filter. zygoted's containers (a handoff) are
- * recorded by zygoted's eBPF tracer instead (daemon/container-record.c), with the same grammar.
+ * process of the container is left under the filter. Its socket is linked from the state
+ * directory: exec finds it there (zct_record_join), and the agent serves the exec'd process's
+ * listener too. zygoted's containers (a handoff) are recorded by zygoted's eBPF tracer
+ * (daemon/container-record.c), or without it this same way (handoff->record_agent).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -95,11 +97,35 @@ static int start_agent(const char *in, const char *out, char **ret_socket) {
         return *ret_socket ? 0 : -ENOMEM;
 }
 
-int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o) {
-        const char *value = zct_get_str(zct_get(o->root, "annotations"), ZCT_TRACE_ANNOTATION), *in, *out;
-        json_object *linux_ = zct_get(o->root, "linux"), *seccomp = zct_get(linux_, "seccomp"), *rec = NULL;
-        _cleanup_free_ char *v = NULL, *sock = NULL, *err = NULL;
+/* o's seccomp object made the recording one, with the agent at sock: compiled, and what the
+ * runtime hands the listener to. */
+static int use_recording(const struct zct_ctx *c, struct zct_oci *o, json_object *seccomp, const char *sock) {
+        json_object *linux_ = zct_get(o->root, "linux"), *rec = NULL;
+        _cleanup_free_ char *err = NULL;
         struct zp_profile *p = NULL;
+        int r;
+
+        r = rec_oci_recording(seccomp, sock, &rec, &err);
+        if (r < 0)
+                return zct_error(c, "annotation %s: %s", ZCT_TRACE_ANNOTATION, err ? err : zct_errstr(-r)), r;
+        /* the recording object replaces the container's, and is what gets compiled */
+        json_object_object_add(linux_, "seccomp", rec);
+        r = zct_runc_filter_load(c, "config.json", rec, &p, o->seccomp_source, sizeof(o->seccomp_source), &err);
+        if (r < 0)
+                return zct_error(c, "annotation %s: linux.seccomp: %s", ZCT_TRACE_ANNOTATION,
+                                 err ? err : zct_errstr(-r)),
+                       r;
+        zp_profile_free(o->seccomp);
+        o->seccomp = p;
+        o->listener_path = zct_get_str(rec, "listenerPath");
+        o->listener_metadata = NULL;
+        return 0;
+}
+
+int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o, const char *state_dir) {
+        const char *value = zct_get_str(zct_get(o->root, "annotations"), ZCT_TRACE_ANNOTATION), *in, *out;
+        json_object *seccomp = zct_get(zct_get(o->root, "linux"), "seccomp");
+        _cleanup_free_ char *v = NULL, *sock = NULL, *link = NULL;
         int r;
 
         if (!value)
@@ -120,19 +146,30 @@ int zct_record_annotation(const struct zct_ctx *c, struct zct_oci *o) {
                 return zct_error(c, "annotation %s: cannot start zygote-record's agent: %s", ZCT_TRACE_ANNOTATION,
                                  zct_errstr(-r)),
                        r;
-        r = rec_oci_recording(seccomp, sock, &rec, &err);
-        if (r < 0)
-                return zct_error(c, "annotation %s: %s", ZCT_TRACE_ANNOTATION, err ? err : zct_errstr(-r)), r;
-        /* the recording object replaces the container's, and is what gets compiled */
-        json_object_object_add(linux_, "seccomp", rec);
-        r = zct_runc_filter_load(c, "config.json", rec, &p, o->seccomp_source, sizeof(o->seccomp_source), &err);
-        if (r < 0)
-                return zct_error(c, "annotation %s: linux.seccomp: %s", ZCT_TRACE_ANNOTATION,
-                                 err ? err : zct_errstr(-r)),
-                       r;
-        zp_profile_free(o->seccomp);
-        o->seccomp = p;
-        o->listener_path = zct_get_str(rec, "listenerPath");
-        o->listener_metadata = NULL;
-        return 0;
+        /* where an exec into the container finds the agent (zct_record_join) */
+        if (asprintf(&link, "%s/" ZCT_RECORD_AGENT_LINK, state_dir) < 0)
+                return -ENOMEM;
+        if (symlink(sock, link) < 0)
+                return zct_error(c, "annotation %s: %s: %s", ZCT_TRACE_ANNOTATION, link, zct_errstr(errno)), -errno;
+        return use_recording(c, o, seccomp, sock);
+}
+
+int zct_record_join(const struct zct_ctx *c, struct zct_oci *o, const char *state_dir) {
+        json_object *seccomp = zct_get(zct_get(o->root, "linux"), "seccomp");
+        _cleanup_free_ char *link = NULL;
+        char sock[PATH_MAX];
+        ssize_t n;
+
+        if (!zct_get_str(zct_get(o->root, "annotations"), ZCT_TRACE_ANNOTATION) || !seccomp)
+                return 0;
+        if (asprintf(&link, "%s/" ZCT_RECORD_AGENT_LINK, state_dir) < 0)
+                return -ENOMEM;
+        n = readlink(link, sock, sizeof(sock) - 1);
+        /* no agent: recorded by zygoted's tracer (daemon/container-record.c), or not at all */
+        if (n < 0 && errno == ENOENT)
+                return 0;
+        if (n < 0)
+                return zct_error(c, "annotation %s: %s: %s", ZCT_TRACE_ANNOTATION, link, zct_errstr(errno)), -errno;
+        sock[n] = 0;
+        return use_recording(c, o, seccomp, sock);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pidfd-util.h"
@@ -306,4 +307,43 @@ int zct_rm_rf(const char *path) {
         }
         closedir(d);
         return rmdir(path) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+void zct_state_now(char *buf, size_t len) {
+        struct timespec now;
+        struct tm tm;
+        char ts[64];
+
+        clock_gettime(CLOCK_REALTIME, &now);
+        gmtime_r(&now.tv_sec, &tm);
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(buf, len, "%s.%09ldZ", ts, now.tv_nsec);
+}
+
+int zct_state_keep_config(const char *dir, const char *config, char **ret_path) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (asprintf(&path, "%s/config.json", dir) < 0)
+                return -ENOMEM;
+        r = zct_copy_file(config, path, 0600);
+        if (r < 0)
+                return r;
+        *ret_path = TAKE_PTR(path);
+        return 0;
+}
+
+int zct_state_config(const char *dir, char **ret_path) {
+        _cleanup_free_ char *path = NULL;
+
+        if (asprintf(&path, "%s/config.json", dir) < 0)
+                return -ENOMEM;
+        if (access(path, F_OK) < 0) {
+                if (errno != ENOENT)
+                        return -errno;
+                free(path);
+                path = NULL;
+        }
+        *ret_path = TAKE_PTR(path);
+        return 0;
 }

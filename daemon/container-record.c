@@ -13,6 +13,11 @@
  * spec's seccomp agent sees (zygote-runc's way). The recording ends at the init's exit (task.c),
  * and the file is written at Delete.
  *
+ * Without the tracer, the container worker records it as zygote-runc's create does
+ * (container/record-annotation.c, struct zct_handoff's record_agent): zygote-record's agent, in a
+ * session of its own, is the listener of the container's filter made a recording one, and
+ * writes the file once the container's last process (exec'd ones included) is gone.
+ *
  * Who writes the file: zygoted, as root, at the path the bundle names. CreateContainer is for
  * root callers holding every capability in zygoted's namespaces (container.c's authorize): the
  * path is one such a caller may write itself, so the write gives it nothing it lacks.
@@ -58,12 +63,13 @@ static json_object *read_config(int bundle_fd) {
         return json_tokener_parse(text);
 }
 
-int zd_container_record_parse(struct zd_call *call, int bundle_fd, char **ret_out, char **ret_in) {
+int zd_container_record_parse(struct zd_call *call, int bundle_fd, char **ret_out, char **ret_in, bool *ret_agent) {
         json_object *config = read_config(bundle_fd), *annotations = NULL, *value = NULL;
         _cleanup_free_ char *v = NULL;
         const char *in, *out;
 
         *ret_out = *ret_in = NULL;
+        *ret_agent = false;
         /* no config to read: the worker says what is wrong with it */
         if (!config || !json_object_object_get_ex(config, "annotations", &annotations) ||
             !json_object_object_get_ex(annotations, ZCT_TRACE_ANNOTATION, &value)) {
@@ -79,9 +85,12 @@ int zd_container_record_parse(struct zd_call *call, int bundle_fd, char **ret_ou
                 return zd_call_invalid(call, "annotations." ZCT_TRACE_ANNOTATION);
         if (!seccomp)
                 return zd_call_invalid(call, "linux.seccomp");
-        if (!call->d->recorder.skel)
-                return zd_call_failf(call, -EOPNOTSUPP, ZY_ERROR_RECORDING_UNAVAILABLE, "reason",
-                                     call->d->recorder.reason);
+        /* no tracer (not loaded, or ZYGOTE_DISABLE_FEATURES=record_bpf, as for tasks): the worker
+         * records as zygote-runc does, through zygote-record's agent */
+        if (!call->d->recorder.skel) {
+                *ret_agent = true;
+                return 0;
+        }
         *ret_out = strdup(out);
         *ret_in = in ? strdup(in) : NULL;
         if (!*ret_out || (in && !*ret_in)) {
@@ -93,9 +102,16 @@ int zd_container_record_parse(struct zd_call *call, int bundle_fd, char **ret_ou
         return 0;
 }
 
-int zd_container_record_before_fork(struct zd_call *call, struct zd_task *t) {
+int zd_container_record_before_fork(struct zd_call *call, struct zd_task *t, const struct zd_task *container) {
         int r;
 
+        /* an exec joins its container's recording, while there is one (until the init's exit) */
+        if (container && container->record_id != 0) {
+                r = zd_recorder_follow(&call->d->recorder, getpid(), container->record_id);
+                return r < 0 && r != -ESRCH
+                               ? zd_call_failf(call, r, ZY_ERROR_RECORDING_UNAVAILABLE, "reason", strerror(-r))
+                               : 0;
+        }
         if (!t->record_out)
                 return 0;
         /* zygoted is single-threaded: its pid is the thread that forks */
@@ -108,8 +124,8 @@ int zd_container_record_before_fork(struct zd_call *call, struct zd_task *t) {
         return 0;
 }
 
-void zd_container_record_after_fork(struct zd_daemon *d, struct zd_task *t) {
-        if (t->record_id != 0)
+void zd_container_record_after_fork(struct zd_daemon *d, struct zd_task *t, const struct zd_task *container) {
+        if (t->record_id != 0 || (container && container->record_id != 0))
                 zd_recorder_forget(&d->recorder, getpid());
 }
 

@@ -177,6 +177,8 @@ struct worker_job {
         const char *process;
         const struct zd_caller *caller; /* read at this call (authorize()) */
         bool console;
+        const struct zd_task *container; /* an exec's: its recording joined (container-record.c) */
+        bool record_agent;               /* a create's recording, through zygote-record's agent */
 };
 
 /* The process object as the file zygote-runc's exec reads (--process): a memfd. */
@@ -263,6 +265,7 @@ _Noreturn static void worker_run(struct zd_daemon *d, const int fds[W_FDS], cons
                                  .sync_fd = -1,
                                  .premade = { premade ? W_NET : -1, premade ? W_IPC : -1, premade ? W_UTS : -1 },
                                  .hook_creds = &creds,
+                                 .record_agent = job->record_agent,
                                  /* below the caller's only as it could itself */
                                  .oom_floor = held & (UINT64_C(1) << CAP_SYS_RESOURCE) ? INT_MIN
                                                                                        : caller->sched.oom_score_adj };
@@ -456,7 +459,7 @@ static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[W_
         memcpy(child_fds, fds, sizeof(child_fds));
         child_fds[W_REPORT] = report[1];
         child_fds[W_HOLD] = hold[0];
-        int r = zd_container_record_before_fork(call, t);
+        int r = zd_container_record_before_fork(call, t, job->container);
         if (r < 0) {
                 free(s);
                 return r;
@@ -466,7 +469,7 @@ static int worker_fork(struct zd_call *call, struct zd_task *t, const int fds[W_
         int err = errno;
         if (pid == 0)
                 worker_run(d, child_fds, job);
-        zd_container_record_after_fork(d, t);
+        zd_container_record_after_fork(d, t, job->container);
         if (pid < 0) {
                 free(s);
                 return -err;
@@ -551,6 +554,7 @@ int zd_container_create(struct zd_call *call) {
         int fds[W_FDS] = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         struct zd_task *t = NULL;
         _cleanup_free_ char *record_out = NULL, *record_in = NULL;
+        bool record_agent;
         struct stat st;
         int r;
 
@@ -559,7 +563,7 @@ int zd_container_create(struct zd_call *call) {
                 return r;
         if (fstat(fds[4], &st) < 0 || !S_ISDIR(st.st_mode))
                 return zd_call_invalid(call, "bundle");
-        r = zd_container_record_parse(call, fds[4], &record_out, &record_in);
+        r = zd_container_record_parse(call, fds[4], &record_out, &record_in, &record_agent);
         if (r < 0)
                 return r;
         r = new_task(call, p.id, &t);
@@ -571,8 +575,10 @@ int zd_container_create(struct zd_call *call) {
         t->exe = strdup("");
         if (zd_nspool_take(call->d, &fds[W_NET]) < 0)
                 fds[W_NET] = fds[W_IPC] = fds[W_UTS] = -1;
-        return start_worker(call, t, fds,
-                            &(struct worker_job){ .id = p.id, .caller = &caller, .console = fds[6] >= 0 });
+        return start_worker(
+                call, t, fds,
+                &(struct worker_job){
+                        .id = p.id, .caller = &caller, .console = fds[6] >= 0, .record_agent = record_agent });
 }
 
 int zd_container_exec(struct zd_call *call) {
@@ -605,7 +611,8 @@ int zd_container_exec(struct zd_call *call) {
         t->exe = strdup("");
         return start_worker(
                 call, t, fds,
-                &(struct worker_job){ .id = ct->id, .process = process, .caller = &caller, .console = fds[6] >= 0 });
+                &(struct worker_job){
+                        .id = ct->id, .process = process, .caller = &caller, .console = fds[6] >= 0, .container = ct });
 }
 
 /* ---- a container's processes and its end ----------------------------------------------------- */

@@ -70,9 +70,12 @@ static _noreturn_ void compile_child(pid_t parent, const char *text, size_t size
                 _exit(1);
 
         /* a container's object: its runtime hands a notifying filter's listener to the agent, so
-         * SCMP_ACT_NOTIFY compiles (and the flags say NEW_LISTENER); a task's profile never does */
-        a.error = zp_profile_load_buffer_with("seccomp", text, size,
-                                              &(const struct zp_profile_options){ .listener = true }, &p, &err);
+         * SCMP_ACT_NOTIFY compiles (and the flags say NEW_LISTENER); a task's profile never does.
+         * Compiled as zygote-runc compiles it, runc's -ENOSYS stub included: the same container
+         * gets the same filter from either */
+        a.error = zp_profile_load_buffer_with(
+                "seccomp", text, size, &(const struct zp_profile_options){ .listener = true, .enosys_newer = true }, &p,
+                &err);
         if (a.error >= 0 && (p->bpf_len > ZD_COMPILE_MAX_INSNS)) {
                 a.error = -E2BIG;
                 free(err);

@@ -240,6 +240,18 @@ int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, enum zd_
         return 0;
 }
 
+int zd_recorder_follow(struct zd_recorder *rc, pid_t tid, uint64_t id) {
+        struct rt_task task = { .id = id };
+        uint32_t key = (uint32_t) tid;
+
+        if (!rc->skel)
+                return -EOPNOTSUPP;
+        /* unarmed: its calls count from its filter load, as its container's create's did */
+        if (!slot_of(rc, id))
+                return -ESRCH;
+        return bpf_map__update_elem(rc->skel->maps.tasks, &key, sizeof(key), &task, sizeof(task), BPF_ANY);
+}
+
 void zd_recorder_forget(struct zd_recorder *rc, pid_t tid) {
         uint32_t key = (uint32_t) tid;
 

@@ -60,6 +60,10 @@ int zd_recorder_begin(struct zd_recorder *rc, pid_t pid, uid_t account, enum zd_
 /* Whether every thread recording id followed has exited (always, for ZD_RECORD_FROM_FILTER's:
  * a container's recording ends with its init). */
 bool zd_recorder_done(const struct zd_recorder *rc, uint64_t id);
+/* Follows tid (not armed) in recording id, a ZD_RECORD_FROM_FILTER one still under way: an
+ * ExecContainer's worker forked by tid joins its container's recording. -ESRCH: no such
+ * recording (ended: its container's init has exited), -EOPNOTSUPP without the tracer. */
+int zd_recorder_follow(struct zd_recorder *rc, pid_t tid, uint64_t id);
 /* tid no longer followed (its recording goes on). */
 void zd_recorder_forget(struct zd_recorder *rc, pid_t tid);
 

@@ -51,9 +51,10 @@ int ze_capbset_drop(uint64_t drop, bool mask_prctl, unsigned cap_last) {
 int ze_step_ids(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, bool keep_caps, bool groups_deny_ok,
                 enum ze_step *ret_step) {
         *ret_step = ZE_STEP_GROUPS;
-        if (n_groups > ZE_MAX_GROUPS || (n_groups > 0 && !groups))
+        if (n_groups != ZE_KEEP_GROUPS && (n_groups > ZE_MAX_GROUPS || (n_groups > 0 && !groups)))
                 return -EINVAL;
-        if (syscall(SYS_setgroups, n_groups, groups) < 0 && !(groups_deny_ok && errno == EPERM && n_groups == 0))
+        if (n_groups != ZE_KEEP_GROUPS && syscall(SYS_setgroups, n_groups, groups) < 0 &&
+            !(groups_deny_ok && errno == EPERM && n_groups == 0))
                 return -errno;
         *ret_step = ZE_STEP_GID;
         if (syscall(SYS_setresgid, gid, gid, gid) < 0)

@@ -103,6 +103,21 @@ static int bind_path_onto(const char *source, bool recursive, uint64_t attr, uns
         return r;
 }
 
+/* A bind the runtime made (sandbox.h: premade), attached as it is on the fd of its target, its
+ * propagation set on the attached copy's own fd. */
+static int attach_premade(const struct ze_sb_mount *m, int target) {
+        char at[32];
+
+        if (m->tree_fd < 0)
+                return -EBADF;
+        if (move_onto(m->tree_fd, target) < 0)
+                return -errno;
+        fd_path(at, m->tree_fd);
+        if (m->propagation && mount(NULL, at, NULL, m->propagation, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
 static int mount_empty_tmpfs(int target);
 
 /* A view's tmpfs: a directory made in it for each later mount just below its destination, its
@@ -294,9 +309,9 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                         return fd;
         }
         if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW) {
-                r = m->kind == ZE_SB_MOUNT_VIEW
-                            ? mount_view(sb, m, fd)
-                            : bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
+                r = m->kind == ZE_SB_MOUNT_VIEW ? mount_view(sb, m, fd)
+                    : m->premade                ? attach_premade(m, fd)
+                                 : bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
                 close(fd);
                 return r;
         }
@@ -311,6 +326,31 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
                 return fd;
         fd_path(at, fd);
         r = mount(NULL, at, NULL, m->propagation, NULL) < 0 ? -errno : 0;
+        close(fd);
+        return r;
+}
+
+/* An empty file name in parent, for a bind of a device node onto it (-EEXIST: there is one). */
+static int make_placeholder(int parent, const char *name) {
+        int fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        return 0;
+}
+
+/* The runtime's node (a detached mount of it) attached at the device's path: on what the image
+ * has there, never opened for I/O (a node of the image's own), or on an empty file made for it. */
+static int attach_premade_device(int parent, const char *name, const struct ze_sb_device *d) {
+        int fd, r = make_placeholder(parent, name);
+
+        if (r < 0 && r != -EEXIST)
+                return r;
+        fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = move_onto(d->tree_fd, fd);
         close(fd);
         return r;
 }
@@ -330,6 +370,11 @@ static int make_device(const struct ze_sandbox *sb, int root_fd, const struct ze
         parent = ze_sb_make_in_root(sb, root_fd, parent_path, true);
         if (parent < 0)
                 return parent;
+        if (d->premade) {
+                r = attach_premade_device(parent, name, d);
+                close(parent);
+                return r;
+        }
         /* the mode is the config's (fileMode), not the caller's umask's cut of it */
         old_umask = umask(0);
         made = mknodat(parent, name, d->mode, d->dev) == 0;
@@ -341,14 +386,8 @@ static int make_device(const struct ze_sandbox *sb, int root_fd, const struct ze
                         r = -errno;
         } else if (errno != EEXIST) {
                 /* no CAP_MKNOD in the init user namespace: bind the host's node instead */
-                r = errno == EPERM ? 0 : -errno;
-                if (r == 0) {
-                        fd = openat(parent, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
-                        if (fd < 0)
-                                r = -errno;
-                        else
-                                close(fd);
-                }
+                r = errno == EPERM ? make_placeholder(parent, name) : -errno;
+                r = r == -EEXIST ? 0 : r; /* the image's file, covered by the bind */
                 if (r == 0) {
                         fd = open_in_root(root_fd, d->host, 0);
                         if (fd < 0)
@@ -556,11 +595,18 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int 
                 if (r < 0)
                         return failed(ret_step, ret_index, step, (int) i, -r);
         }
+        /* the premade trees are the container's mounts now: nothing of the runtime's stays open */
+        for (size_t i = 0; i < sb->n_mounts; i++)
+                if (sb->mounts[i].premade && sb->mounts[i].tree_fd >= 0)
+                        close(sb->mounts[i].tree_fd);
         for (size_t i = 0; i < sb->n_devices; i++) {
                 r = make_device(sb, root_fd, &sb->devices[i]);
                 if (r < 0)
                         return failed(ret_step, ret_index, ZE_STEP_DEVICE, (int) i, -r);
         }
+        for (size_t i = 0; i < sb->n_devices; i++)
+                if (sb->devices[i].premade && sb->devices[i].tree_fd >= 0)
+                        close(sb->devices[i].tree_fd);
         for (size_t i = 0; sb->symlinks && sb->symlinks[i]; i += 2) {
                 r = make_symlink(sb, root_fd, sb->symlinks[i], sb->symlinks[i + 1]);
                 if (r < 0)

@@ -192,6 +192,23 @@ static int become_userns_root(const struct ze_sandbox *sb) {
         return 0;
 }
 
+/* Step 2's fds: every fd but stdio, the preserved ones, keep (n of them) and the premade mounts'
+ * trees, which step 3 attaches and closes. */
+static int close_fds(const struct ze_sandbox *sb, const int *keep, size_t n) {
+        int all[16 + ZE_SB_MAX_PREMADE];
+        size_t k = 0;
+
+        for (size_t i = 0; i < n && k < 16; i++)
+                all[k++] = keep[i];
+        for (size_t i = 0; sb->new_mount_ns && i < sb->n_mounts && k < ELEMENTSOF(all); i++)
+                if (sb->mounts[i].premade)
+                        all[k++] = sb->mounts[i].tree_fd;
+        for (size_t i = 0; sb->new_mount_ns && i < sb->n_devices && k < ELEMENTSOF(all); i++)
+                if (sb->devices[i].premade)
+                        all[k++] = sb->devices[i].tree_fd;
+        return ze_step_close_all_but(3U + (unsigned) (sb->preserve_fds > 0 ? sb->preserve_fds : 0), all, k);
+}
+
 /* Steps 5 and 6: the terminal, which makes the session too, or a session alone. */
 static int console_or_session(const struct ze_sandbox *sb, enum ze_step *ret_step) {
         if (sb->console_fd >= 0) {
@@ -366,9 +383,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         /* Nothing the runtime opened may reach what config.json or the image names: a cwd or a
          * mount source of /proc/self/fd/N would otherwise start in the host's tree through an fd
          * of ours (a cgroup directory, a namespace, the state directory). */
-        check(&to, ZE_STEP_FDS,
-              ze_step_close_all_but(3U + (unsigned) (sb->preserve_fds > 0 ? sb->preserve_fds : 0), keep,
-                                    ELEMENTSOF(keep)));
+        check(&to, ZE_STEP_FDS, close_fds(sb, keep, ELEMENTSOF(keep)));
         check(&to, ZE_STEP_SETNS, become_userns_root(sb));
         /* 3. the filesystem; the createContainer hooks before pivot_root */
         if (sb->new_mount_ns) {
@@ -394,6 +409,8 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         /* 7. */
         r = ze_step_rlimits(sb->rlimits, sb->n_rlimits, &index);
         check_at(&to, ZE_STEP_RLIMIT, index, r);
+        /* 7a. inherited by everything the process starts, kept across execve */
+        check(&to, ZE_STEP_MEMPOLICY, ze_sb_set_mempolicy(&sb->mempolicy));
         /* 8. bounding set, while CAP_SETPCAP is ours: every capability outside the kept one; the
          * loop (no mask prctl here) stops where the kernel's capabilities end */
         if (sb->set_caps)
@@ -402,9 +419,11 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         again = enter_cwd_as_runtime(sb);
         check(&to, ZE_STEP_CHDIR, again < 0 ? again : 0);
         /* 9. ids (KEEPCAPS across the switch); a user namespace with "setgroups deny"
-         * (rootless) refuses any group list: keep none */
+         * (rootless) refuses any group list: keep none. keep_groups: the runtime's own groups stay,
+         * none added (its caller's, which the runtime checked) */
         if (sb->set_ids) {
-                r = ze_step_ids(sb->uid, sb->gid, sb->groups, sb->n_groups, sb->uid != 0, true, &step);
+                r = ze_step_ids(sb->uid, sb->gid, sb->keep_groups ? NULL : sb->groups,
+                                sb->keep_groups ? ZE_KEEP_GROUPS : sb->n_groups, sb->uid != 0, true, &step);
                 check(&to, step, r);
         }
         /* 9a. before the early filter, what a profile is not written for: a container's profile is

@@ -21,7 +21,8 @@
  *                 the kernel refuses a file of another kind; then, in a new user namespace,
  *                 setresgid/setresuid 0
  *      fds:       close every fd but stdio, the preserved ones and the four of this struct
- *                 (sync, start, console, ref_pidfd): nothing the runtime opened is there when
+ *                 (sync, start, console, ref_pidfd), and the premade mounts' trees (closed in
+ *                 step 3 once attached): nothing else the runtime opened is there when
  *                 anything of config.json or the image is resolved
  *   3. mount namespace work, when new_mount_ns:
  *                 propagation of "/" (MS_SLAVE|MS_REC, or what rootfs_propagation says; a
@@ -33,7 +34,8 @@
  *                 missing is followed there and the target made; procfs and sysfs only
  *                 on a destination without any symlink; a bind is an open_tree copy given its
  *                 ro/nosuid/nodev/noexec with mount_setattr while detached, then move_mount'ed
- *                 on the target's fd; a tmpfs with copyup is filled with a copy of the directory
+ *                 on the target's fd (a premade one, id-mapped, attached as the runtime made
+ *                 it); a tmpfs with copyup is filled with a copy of the directory
  *                 while detached, the same way), default device nodes (mknod, or a
  *                 bind of the host's node where mknod is refused, as in a user namespace),
  *                 /dev/fd etc. symlinks and /dev/ptmx, the createContainer hooks (cwd: the
@@ -52,7 +54,7 @@
  *   6. setsid     (unless a console made it already)
  *      lsm:       lsm_exec written to that file (where runc applies the profile: after the
  *                 mounts, the createContainer hooks and the hostname, before ids and caps)
- *   7. rlimits
+ *   7. rlimits; 7a. the memory policy (linux.memoryPolicy: set_mempolicy, sandbox-numa.c)
  *   8. capbset:   drop everything outside caps.bounding (needs CAP_SETPCAP: before the ids)
  *      cwd:       first entered with the runtime's ids and capabilities (resolved as in 9), as
  *                 runc tries it first; refused permission there is tried again as the user (9, 12)
@@ -129,7 +131,15 @@ struct ze_sb_mount {
         unsigned long propagation; /* MS_PRIVATE/MS_SLAVE/MS_SHARED (|MS_REC) after, or 0 */
         bool copyup;               /* tmpfs ("tmpcopyup"): starts as a copy of the directory it covers
                                     * (sandbox-copyup.c); a failure of the copy is step "tmpcopyup" */
+        bool premade;              /* bind: tree_fd is the runtime's detached copy of the source, its
+                                    * attributes and id mapping set (an id-mapped mount: only the
+                                    * runtime, outside any user namespace, may make one); attached
+                                    * as it is, then closed */
+        int tree_fd;
 };
+
+/* At most this many premade mounts (the fds the init keeps until its mounts are made). */
+#define ZE_SB_MAX_PREMADE 32
 
 /* How many directories deep below a tmpcopyup destination the copy goes; deeper fails with
  * ENAMETOOLONG (step "tmpcopyup"). */
@@ -143,6 +153,10 @@ struct ze_sb_device {
         dev_t dev;
         uid_t uid;
         gid_t gid;
+        /* made by the runtime (a user namespace refuses mknod): the node as a detached mount,
+         * attached at the path, then closed; counted in ZE_SB_MAX_PREMADE with the mounts */
+        bool premade;
+        int tree_fd;
 };
 
 /* An OCI hook the init runs itself, between clone and execve (createContainer, startContainer):
@@ -173,6 +187,18 @@ struct ze_sb_hooks {
 
 #define ZE_SB_MAX_NS 8
 #define ZE_SB_NO_PERSONALITY (~0UL)
+
+#define ZE_SB_NUMA_WORDS 16 /* a node mask of 1024 nodes (the kernel's MAX_NUMNODES on x86) */
+
+/* linux.memoryPolicy, as set_mempolicy(2) takes it (sandbox-numa.c): applied with the rlimits
+ * (step 7a) when set; a process's policy is kept across fork and execve. */
+struct ze_sb_mempolicy {
+        bool set;
+        int mode;                         /* MPOL_DEFAULT, MPOL_BIND, ... */
+        unsigned flags;                   /* MPOL_F_STATIC_NODES, _RELATIVE_NODES, _NUMA_BALANCING */
+        uint64_t nodes[ZE_SB_NUMA_WORDS]; /* node i is bit i % 64 of word i / 64 */
+        unsigned long maxnode;            /* 0: no nodes; else the highest node given + 2, as the kernel counts */
+};
 
 struct ze_sandbox {
         int sync_fd;        /* SOCK_SEQPACKET to the parent, CLOEXEC: go byte in, status records out */
@@ -218,12 +244,14 @@ struct ze_sandbox {
 
         const struct ze_rlimit *rlimits;
         size_t n_rlimits;
+        struct ze_sb_mempolicy mempolicy;
 
         bool set_ids;
         uid_t uid;
         gid_t gid;
         const gid_t *groups;
         size_t n_groups;
+        bool keep_groups; /* step 9 leaves the supplementary groups the runtime has (no setgroups) */
 
         unsigned cap_last;
         uint64_t cap_bounding, cap_effective, cap_permitted, cap_inheritable, cap_ambient;
@@ -260,6 +288,9 @@ struct ze_sandbox {
 int ze_sb_lsm_open(const char *name);
 /* text in one write to fd, which is closed: 0 or -errno. */
 int ze_sb_lsm_write(int fd, const char *text);
+
+/* sandbox-numa.c: step 7a, set_mempolicy(2) of p when p->set: 0 or -errno. */
+int ze_sb_set_mempolicy(const struct ze_sb_mempolicy *p);
 
 /* Runs the steps above in the current, freshly cloned process. Never returns. */
 _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb);

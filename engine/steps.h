@@ -137,11 +137,14 @@ int ze_step_wait_go(int fd);
 int ze_capbset_drop(uint64_t drop, bool mask_prctl, unsigned cap_last);
 
 #define ZE_MAX_GROUPS 65536 /* NGROUPS_MAX */
+/* ze_step_ids' n_groups for "no setgroups": the caller's supplementary groups stay as they are */
+#define ZE_KEEP_GROUPS ((size_t) -1)
 
 /* setgroups, setresgid, setresuid, raw (glibc's wrappers would broadcast to threads that do not
  * exist in this copy of the process). With keep_caps, PR_SET_KEEPCAPS just before setresuid, so
  * that leaving uid 0 keeps the permitted set (execve clears it). With groups_deny_ok, a refused
- * empty group list (a user namespace with "setgroups deny") keeps none and goes on. The step that
+ * empty group list (a user namespace with "setgroups deny") keeps none and goes on; n_groups
+ * ZE_KEEP_GROUPS makes no setgroups at all. The step that
  * failed (groups, gid or uid) in *ret_step. */
 int ze_step_ids(uid_t uid, gid_t gid, const gid_t *groups, size_t n_groups, bool keep_caps, bool groups_deny_ok,
                 enum ze_step *ret_step);

@@ -106,6 +106,10 @@ struct zp_profile_options {
          * applies adds SECCOMP_FILTER_FLAG_NEW_LISTENER to filter_flags. Otherwise (a zygote
          * profile, a task's filter) SCMP_ACT_NOTIFY and the listener fields are refused. */
         bool listener;
+        /* A container's object, compiled as runc 1.1 compiles it (zygote-runc, GetFilter): a
+         * system call newer than every one it names answers ENOSYS instead of the default
+         * action, so that a newer libc falls back to what the profile knows (seccomp-enosys.c). */
+        bool enosys_newer;
 };
 
 int zp_profile_load_file_with(const char *path, const struct zp_profile_options *opts, struct zp_profile **ret,

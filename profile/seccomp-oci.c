@@ -467,6 +467,7 @@ static int list_arch(struct zp_json_loader *l, const char *name, const char *loc
         arch = arch_from_name(name);
         if (arch == 0)
                 return zp_json_fail(l, -EINVAL, loc, "unknown architecture %s", zp_json_quote(name, q));
+        a->spec->native_listed = a->spec->native_listed || arch == a->spec->native;
         return add_arch(l, a->spec, arch, loc);
 }
 
@@ -486,6 +487,7 @@ static int parse_arch_map_entry(struct zp_json_loader *l, struct zp_oci_spec *s,
         /* Docker uses only the entry of the native architecture; the others may name
          * architectures this libseccomp does not know (LOONGARCH64 here). */
         a.use = arch_from_name(name) == s->native;
+        s->native_listed = s->native_listed || a.use;
 
         return zp_json_string_array(l, e, loc, "subArchitectures", ZP_PROFILE_MAX_LIST, list_arch, &a, NULL);
 }

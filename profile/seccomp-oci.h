@@ -51,6 +51,8 @@ struct zp_oci_spec {
         uint32_t default_action;
         uint32_t arches[ZP_PROFILE_MAX_ARCHES]; /* native first */
         size_t n_arches;
+        bool native_listed;                 /* the object names the native one ("architectures", archMap's entry):
+                             * arches[0] is there either way (libseccomp's filter holds it) */
         unsigned flags;                     /* SECCOMP_FILTER_FLAG_*, NEW_LISTENER when a rule notifies */
         bool notify;                        /* an SCMP_ACT_NOTIFY rule applies */
         size_t notify_rule;                 /* the first one's index in "syscalls" */

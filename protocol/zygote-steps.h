@@ -64,4 +64,5 @@
         X(START_HOOK, "startContainer hook") \
         X(COPYUP, "tmpcopyup")          /* index: which mount */ \
         X(LISTENER, "seccomp listener") /* err 0: the filter's listener, passed with the record */ \
-        X(LOOPBACK, "loopback")         /* lo up in the container's new network namespace */
+        X(LOOPBACK, "loopback")         /* lo up in the container's new network namespace */ \
+        X(MEMPOLICY, "memoryPolicy")    /* set_mempolicy of linux.memoryPolicy */

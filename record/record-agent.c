@@ -114,6 +114,13 @@ static void close_fds(const int *fds, size_t n) {
 
 int rec_agent_take(int lfd) {
         _cleanup_close_ int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+        if (c < 0)
+                return -errno;
+        return rec_agent_read(c);
+}
+
+int rec_agent_read(int c) {
         _cleanup_free_ char *buf = malloc(REC_AGENT_MAX_MSG + 1);
         struct iovec iov = { .iov_base = buf, .iov_len = REC_AGENT_MAX_MSG };
         union {
@@ -126,8 +133,6 @@ int rec_agent_take(int lfd) {
         json_object *state, *names;
         ssize_t n;
 
-        if (c < 0)
-                return -errno;
         if (!buf)
                 return -ENOMEM;
         n = recvmsg(c, &msg, MSG_CMSG_CLOEXEC);

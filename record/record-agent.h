@@ -31,3 +31,5 @@ int rec_oci_recording(json_object *o, const char *socket_path, json_object **ret
 /* Accepts one connection on the listening socket lfd and returns the listener it carries
  * (CLOEXEC), after checking the message's form; every other fd it carried is closed. */
 int rec_agent_take(int lfd);
+/* The same, from a connection accepted already (c, left open). */
+int rec_agent_read(int c);

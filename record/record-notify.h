@@ -57,6 +57,8 @@ struct rec_forward {
 void rec_forward_signals(const struct rec_forward *f);
 
 /* Serves listener fd until no task uses its filter any more (POLLHUP). check NULL: record into s.
- * fw (optional): signals passed on meanwhile. Returns 0, or a negative errno (-EOPNOTSUPP: the
+ * fw (optional): signals passed on meanwhile. more (or -EBADF): a listening socket on which more
+ * listeners arrive as rec_agent_read() takes them (an agent's: a container's exec'd processes),
+ * served too; the end waits for them all. Returns 0, or a negative errno (-EOPNOTSUPP: the
  * kernel lacks SECCOMP_USER_NOTIF_FLAG_CONTINUE). */
-int rec_listen(int listener, struct rec_set *s, struct rec_check *check, const struct rec_forward *fw);
+int rec_listen(int listener, struct rec_set *s, struct rec_check *check, const struct rec_forward *fw, int more);

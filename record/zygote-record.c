@@ -414,7 +414,7 @@ static int run_listener(int argc, char **argv, bool check, int sfd) {
                 return REC_EXIT_FAILURE;
         }
 
-        r = rec_listen(listener, &set, check ? &ck : NULL, &fw);
+        r = rec_listen(listener, &set, check ? &ck : NULL, &fw, -EBADF);
         status = exit_status(pidfd);
         if (r == -EOPNOTSUPP) {
                 fprintf(stderr, "zygote-record: the kernel lacks SECCOMP_USER_NOTIF_FLAG_CONTINUE (Linux 5.5)\n");
@@ -487,14 +487,19 @@ static int run_agent(const char *out, const char *in, const char *path) {
         printf("ready %s\n", sa.sun_path);
         fflush(stdout);
         listener = rec_agent_take(lfd);
-        (void) unlink(sa.sun_path);
-        if (!*path)
-                (void) rmdir(dir);
         if (listener < 0) {
+                (void) unlink(sa.sun_path);
+                if (!*path)
+                        (void) rmdir(dir);
                 fprintf(stderr, "zygote-record: no listener from the runtime: %s\n", strerror(-listener));
                 return REC_EXIT_FAILURE;
         }
-        r = rec_listen(listener, &set, NULL, NULL);
+        /* the socket stays while the container lives: its exec'd processes bring theirs (polled:
+         * an accept never waits) */
+        r = fcntl(lfd, F_SETFL, O_NONBLOCK) < 0 ? -errno : rec_listen(listener, &set, NULL, NULL, lfd);
+        (void) unlink(sa.sun_path);
+        if (!*path)
+                (void) rmdir(dir);
         if (r < 0) {
                 fprintf(stderr, "zygote-record: listening: %s\n", strerror(-r));
                 return r == -EOPNOTSUPP ? REC_EXIT_SKIP : REC_EXIT_FAILURE;

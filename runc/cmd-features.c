@@ -23,6 +23,11 @@ int zrc_cmd_features(const struct zct_ctx *c, const struct zrc_verb *v, int argc
                         json_object_array_add(caps, json_object_new_string(name));
                 free(name);
         }
+        json_object *modes = json_object_new_array(), *mflags = json_object_new_array();
+        for (size_t i = 0; zct_mempolicy_mode_names[i]; i++)
+                json_object_array_add(modes, json_object_new_string(zct_mempolicy_mode_names[i]));
+        for (size_t i = 0; zct_mempolicy_flag_names[i]; i++)
+                json_object_array_add(mflags, json_object_new_string(zct_mempolicy_flag_names[i]));
         printf("{\n"
                "  \"ociVersionMin\": \"1.0.0\",\n"
                "  \"ociVersionMax\": \"" ZCT_RUNC_OCI_VERSION "\",\n"
@@ -30,7 +35,8 @@ int zrc_cmd_features(const struct zct_ctx *c, const struct zrc_verb *v, int argc
                "[\"prestart\",\"createRuntime\",\"createContainer\",\"startContainer\",\"poststart\",\"poststop\"],\n"
                "  \"mountOptions\": [\"ro\",\"rw\",\"nosuid\",\"suid\",\"nodev\",\"dev\",\"noexec\",\"exec\","
                "\"bind\",\"rbind\",\"private\",\"rprivate\",\"shared\",\"rshared\",\"slave\",\"rslave\","
-               "\"unbindable\",\"runbindable\",\"relatime\",\"norelatime\",\"strictatime\",\"noatime\",\"tmpcopyup\"],"
+               "\"unbindable\",\"runbindable\",\"relatime\",\"norelatime\",\"strictatime\",\"noatime\",\"tmpcopyup\","
+               "\"idmap\",\"ridmap\"],"
                "\n"
                "  \"linux\": {\n"
                "    \"namespaces\": [\"cgroup\",\"ipc\",\"mount\",\"network\",\"pid\",\"user\",\"uts\",\"time\"],\n"
@@ -41,11 +47,17 @@ int zrc_cmd_features(const struct zct_ctx *c, const struct zrc_verb *v, int argc
                "\"SCMP_ACT_KILL\",\"SCMP_ACT_KILL_PROCESS\",\"SCMP_ACT_KILL_THREAD\",\"SCMP_ACT_LOG\","
                "\"SCMP_ACT_NOTIFY\",\"SCMP_ACT_TRACE\",\"SCMP_ACT_TRAP\"]},\n"
                "    \"apparmor\": {\"enabled\": true},\n"
-               "    \"selinux\": {\"enabled\": false}\n"
+               "    \"selinux\": {\"enabled\": false},\n"
+               "    \"mountExtensions\": {\"idmap\": {\"enabled\": true}},\n"
+               "    \"memoryPolicy\": {\"modes\": %s, \"flags\": %s}\n"
                "  },\n"
                "  \"annotations\": {\"io.zygote.runtime\": \"zygote-runc " ZYGOTE_VERSION "\"}\n"
                "}\n",
-               json_object_to_json_string_ext(caps, JSON_C_TO_STRING_PLAIN));
+               json_object_to_json_string_ext(caps, JSON_C_TO_STRING_PLAIN),
+               json_object_to_json_string_ext(modes, JSON_C_TO_STRING_PLAIN),
+               json_object_to_json_string_ext(mflags, JSON_C_TO_STRING_PLAIN));
         json_object_put(caps);
+        json_object_put(modes);
+        json_object_put(mflags);
         return 0;
 }

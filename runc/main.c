@@ -204,9 +204,11 @@ int main(int argc, char **argv) {
         for (i = 1; i < argc && argv[i][0] == '-'; i++) {
                 if (streq(argv[i], "--version") || streq(argv[i], "-v")) {
                         const struct scmp_version *sv = seccomp_version();
-                        /* runc's lines, but go's: there is no Go */
-                        printf("zygote-runc version %s\ncommit: %s\nspec: %s\nlibseccomp: %u.%u.%u\n", ZYGOTE_VERSION,
-                               ZYGOTE_VERSION, ZCT_RUNC_OCI_VERSION, sv->major, sv->minor, sv->micro);
+                        /* runc's lines, but go's: there is no Go; then crun's line of features, those
+                         * that are true (systemd's notify protocol, not its cgroup driver) */
+                        printf("zygote-runc version %s\ncommit: %s\nspec: %s\nlibseccomp: %u.%u.%u\n"
+                               "+SECCOMP +CAP +SYSTEMD-NOTIFY +LISTEN-FDS\n",
+                               ZYGOTE_VERSION, ZYGOTE_VERSION, ZCT_RUNC_OCI_VERSION, sv->major, sv->minor, sv->micro);
                         return 0;
                 }
                 if (streq(argv[i], "--help") || streq(argv[i], "-h")) {

@@ -11,6 +11,13 @@
 #include "util.h"
 #include "verbs.h"
 
+/* The lock zrc_verb_parse took (ZCT_VERB_LOCK): one verb per process, so one lock. */
+static int verb_lock = -EBADF;
+
+void zrc_verb_unlock(void) {
+        verb_lock = safe_close(verb_lock);
+}
+
 int zrc_verb_parse(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
                    size_t n_opts, struct zct_state *ret_state) {
         const char *cmd = v->name;
@@ -69,12 +76,13 @@ int zrc_verb_parse(const struct zct_ctx *c, const struct zrc_verb *v, int argc, 
                 return -1;
         }
         if (v->flags & ZCT_VERB_LOCK) {
-                /* held until the process exits: the fd is never closed */
+                /* held until the process exits (or zrc_verb_unlock) */
                 int lock = zct_state_lock(c->root, argv[i]);
                 if (lock < 0 && lock != -ENOENT && lock != -EINVAL) {
                         zct_error(c, "%s: the lock of container %s: %s", cmd, argv[i], zct_errstr(-lock));
                         return -1;
                 }
+                verb_lock = lock;
         }
         if ((v->flags & ZRC_VERB_STATE) && zct_runc_load_state(c, argv[i], ret_state) < 0)
                 return -1;

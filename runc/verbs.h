@@ -66,6 +66,9 @@ struct zrc_opt {
  * it names is loaded into *ret_state (ZRC_VERB_STATE; else ret_state may be NULL). */
 int zrc_verb_parse(const struct zct_ctx *c, const struct zrc_verb *v, int argc, char **argv, struct zrc_opt *opts,
                    size_t n_opts, struct zct_state *ret_state);
+/* Releases the container's lock zrc_verb_parse took before the process's end: start, once the
+ * container is started and it only waits for READY=1 (runc's start holds nothing then). */
+void zrc_verb_unlock(void);
 /* The value of the option called name (NULL: not given). */
 const char *zrc_opt_get(const struct zrc_opt *opts, size_t n, const char *name);
 /* The options create, run and exec share, from their parsed opts. */

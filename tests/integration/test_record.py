@@ -191,6 +191,36 @@ def test_socket_server(daemon, daemons, bins, workdir):
     assert arg_values(p, "clone") == [0x7E020000]
 
 
+@pytest.mark.parametrize("mode", ["after-leader", "exit-group"])
+def test_a_threads_calls_at_its_process_end_are_recorded(daemon, bins, workdir, mode):
+    """A thread's last calls are in the profile: made after its leader has exited, or while
+    another thread of its process is in exit_group (seen there: the recorder holds the exit until
+    the process's other threads have made their calls). The second is user notification's own: a
+    kernel filter lets exit_group through at once, and the thread never sees it (the eBPF path
+    records what the thread calls, and it calls nothing then)."""
+    if mode == "exit-group" and VIA != "notify":
+        pytest.skip("the user-notification path's own")
+    path = os.path.join(workdir, "rec.json")
+    for _ in range(3):
+        if os.path.exists(path):
+            os.unlink(path)
+        r = record(daemon, path, bins["late-thread"], mode, uid=NOBODY)
+        assert r.returncode == 0, r.stderr
+        _, names = profile_names(path)
+        assert "sysinfo" in names, sorted(names)
+
+
+@notify_only
+def test_a_thread_that_never_settles_does_not_hold_the_exit(daemon, bins, workdir):
+    """The exit is held for the other threads' calls only so long: a thread spinning without a
+    system call does not keep its process alive."""
+    path = os.path.join(workdir, "rec.json")
+    r = record(daemon, path, bins["late-thread"], "spin", uid=NOBODY)
+    assert r.returncode == 0, r.stderr
+    _, names = profile_names(path)
+    assert "exit_group" in names and "sysinfo" not in names
+
+
 def test_two_runs_merge(daemon, workdir):
     path = os.path.join(workdir, "rec.json")
     d = os.path.join(workdir, "d")

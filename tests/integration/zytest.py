@@ -456,7 +456,8 @@ def remove_workdir(d):
 
 # What other uids exec or read: zygoted as setup (b), launchctl and the shim as callers, the
 # workloads, the reference helper (the daemon opens it, but an unprivileged daemon looks for it).
-STAGED_PROGRAMS = ("zygoted", "launchctl", "zygote-ref", "try-syscall", "zygote-shim", "zygote-load", "zygote-record")
+STAGED_PROGRAMS = ("zygoted", "launchctl", "zygote-ref", "try-syscall", "zygote-shim", "zygote-load", "zygote-record",
+                   "late-thread")
 
 
 def stage_build(build, source):

@@ -158,6 +158,7 @@ UNBINDABLE_11 = (RUNC_11 + "fails: an unbindable / cannot give the rootfs bind; 
 DOMAIN_11 = RUNC_11 + "leaves domainname unset; zygote-runc sets it in the container's uts namespace"
 BIND_11 = (RUNC_11 + "passes an option it does not know to the kernel, which ignores a bind's data; it ignores "
            "a mount's id mappings")
+IDMAP_11 = RUNC_11 + "ignores a mount's id mappings; zygote-runc applies them (as runc 1.2)"
 REFUSED = "zygote-runc refuses what it cannot apply, naming the field; runc 1.1 ignores it"
 HOOK_PID_11 = (RUNC_11 + "gives createContainer and startContainer hooks the init's pid in its own pid namespace (1); "
                "zygote-runc gives the pid as the host sees it, as the runtime spec says of the state's pid")
@@ -261,16 +262,17 @@ ROWS = [
     Row("bind-data-options", lambda c, r, j: c["mounts"].append(
         {"destination": "/mnt", "type": "bind", "source": "/tmp", "options": ["rbind", "mode=700", "size=1m"]}),
         "echo ok=1"),
-    # what would change the mount the container gets (an id mapping, a recursive attribute) is
-    # refused, not dropped
+    # what would change the mount the container gets and cannot be made (an id mapping with no
+    # user namespace to take it from) is refused, not dropped
     Row("bind-unknown-option", lambda c, r, j: c["mounts"].append(
         {"destination": "/mnt", "type": "bind", "source": "/tmp", "options": ["rbind", "idmap"]}), "echo ok=1",
         refused="mounts[", intended={"create": BIND_11, "run": BIND_11}),
+    # an id-mapped bind: /tmp (owned by root on disk) is seen owned by 1000 (test_idmap_mounts.py)
     Row("bind-id-mapped", lambda c, r, j: c["mounts"].append(
         {"destination": "/mnt", "type": "bind", "source": "/tmp", "options": ["rbind"],
          "uidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}],
-         "gidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}]}), "echo ok=1",
-        refused="mounts[", intended={"create": BIND_11, "run": BIND_11}),
+         "gidMappings": [{"containerID": 0, "hostID": 1000, "size": 1}]}), "echo owner=$(stat -c %u:%g /mnt)",
+        expect={"out:owner": "1000:1000"}, intended={"out:owner": IDMAP_11}),
     # the hooks the init runs: createContainer in the container's mount namespace before pivot_root,
     # at the rootfs (it mounts a tmpfs there that the container then has), startContainer inside the
     # container as its process (the spec's /dev/shm is where it may write)

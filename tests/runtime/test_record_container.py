@@ -196,6 +196,29 @@ def test_annotation_records_the_container(runc, bundle, recorder, with_input):
     assert_ran(r)
 
 
+def test_annotation_records_the_exec_d_processes(runc, bundle, recorder):
+    """A process that zygote-runc exec starts in a recorded container is recorded too (the agent
+    serves its listener beside the init's): its mkdir, which the init never calls, is in the
+    profile."""
+    out = os.path.join(bundle.path, "rec.json")
+    bundle.config.setdefault("annotations", {})["io.containers.trace-syscall"] = f"of:{out}"
+    bundle.config["linux"]["seccomp"] = default_object()
+    bundle.set_args("sleep", "60")
+    cid = container_id()
+    r = runc("run", "--detach", "--bundle", bundle.path, cid)
+    assert r.returncode == 0, r.stderr
+    r = runc("exec", cid, "sh", "-c", "mkdir /tmp/by-exec; echo joined")
+    assert r.returncode == 0 and "joined" in r.stdout, r.stderr
+    assert runc("kill", cid, "KILL").returncode == 0
+    r = runc("delete", "--force", cid)
+    assert r.returncode == 0, r.stderr
+    wait_written(out)
+    with open(out) as f:
+        names = set(json.load(f)["syscalls"][0]["names"])
+    assert "mkdir" in names or "mkdirat" in names, names
+    assert "nanosleep" in names or "clock_nanosleep" in names, names  # the init's own
+
+
 def test_annotation_refused_with_a_reason(runc, bundle):
     bundle.config.setdefault("annotations", {})["io.containers.trace-syscall"] = "of:relative.json"
     bundle.set_args("true")

@@ -12,11 +12,12 @@ import pytest
 
 from containertools import container_id
 from test_containerd_shim import Run, ctd, name, staged, zygoted  # noqa: F401 (fixtures)
-from test_record_container import PIPE, default_object
+from test_record_container import PIPE, default_object, wait_written
 from test_zygoted_containers import L, create
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
 import shimv2  # noqa: E402
+import zytest  # noqa: E402
 import ttrpcwire as w  # noqa: E402
 
 pytestmark = pytest.mark.timeout(180)
@@ -27,6 +28,38 @@ def need_tracer(d):
     rec = d.status()["recording"]
     if not rec["bpf"]:
         pytest.skip(f"zygoted has no eBPF tracer: {rec['reason']}")
+
+
+@pytest.fixture(scope="module")
+def untraced(staged):  # noqa: F811
+    """A zygoted without its tracer (ZYGOTE_DISABLE_FEATURES=record_bpf, the switch that sends
+    tasks' recordings to user notification): its containers record through zygote-record's agent."""
+    if os.geteuid() != 0:
+        pytest.skip("zygoted starts containers for root callers only")
+    d = zytest.Daemon(staged, zytest.make_workdir(), env={"ZYGOTE_DISABLE_FEATURES": "record_bpf"})
+    d.start()
+    yield d
+    assert d.stop() == 0, d.log()
+    zytest.remove_workdir(d.dir)
+
+
+@pytest.fixture(params=["bpf", "notify"])
+def via(request, zygoted):  # noqa: F811
+    """(zygoted, path): the eBPF tracer's, or the agent's (user notification)."""
+    if request.param == "bpf":
+        need_tracer(zygoted)
+        return zygoted, "bpf"
+    d = request.getfixturevalue("untraced")
+    assert d.status()["recording"]["bpf"] is False
+    return d, "notify"
+
+
+def written(path, how):
+    """The file: there at Delete (zygoted writes it), or once the agent has seen the container's
+    last process go (a bounded wait)."""
+    if how == "notify":
+        wait_written(path)
+    return names(path)
 
 
 def names(path):
@@ -48,8 +81,8 @@ def lifecycle(conn, bundle, out_path):
 
 
 @pytest.mark.parametrize("with_input", [False, True], ids=["of", "if-and-of"])
-def test_create_container_records(zygoted, bundle, tmp_path, with_input):  # noqa: F811
-    need_tracer(zygoted)
+def test_create_container_records(via, bundle, tmp_path, with_input):
+    zygoted, how = via
     out = os.path.join(bundle.path, "rec.json")
     value = f"of:{out}"
     if with_input:
@@ -64,7 +97,7 @@ def test_create_container_records(zygoted, bundle, tmp_path, with_input):  # noq
     with zygoted.connect() as c:
         text, task = lifecycle(c, bundle, str(tmp_path / "o1"))
         assert task["exitCode"] == 0 and text.split() == ["hi", "3"], text
-        p, n = names(out)
+        p, n = written(out, how)
         assert {"execve", "wait4", "pipe2"} <= n and ("mkdirat" in n) == with_input, n
         # the container recipe's own calls before Start are not the container's
         assert not n & {"mount", "pivot_root", "unshare", "setns", "seccomp", "capset"}, n
@@ -80,6 +113,37 @@ def test_create_container_records(zygoted, bundle, tmp_path, with_input):  # noq
         assert c.call(L + "GetStatus").parameters["recording"]["active"] == 0
 
 
+def test_exec_is_recorded_into_the_containers_profile(via, bundle, tmp_path):
+    """A process started with ExecContainer in a recorded container is recorded into its profile
+    (from its filter's load, as the init): its mkdir is there, which the init never calls."""
+    zygoted, how = via
+    out = os.path.join(bundle.path, "rec.json")
+    bundle.config.setdefault("annotations", {})[ANNOTATION] = f"of:{out}"
+    bundle.config["linux"]["seccomp"] = default_object()
+    bundle.set_args("sleep", "60")
+    cid, eid = container_id(), container_id("e-")
+    with zygoted.connect() as c:
+        create(c, bundle, cid).close_fds()
+        c.call(L + "Start", {"id": cid})
+        proc = dict(bundle.config["process"], args=["sh", "-c", "mkdir /tmp/by-exec; echo done"])
+        with open(tmp_path / "exec.out", "w") as f:
+            c.call(L + "ExecContainer", {"container": cid, "id": eid, "process": proc, "stdout": 0, "stderr": 0},
+                   fds=[f.fileno()]).close_fds()
+        c.call(L + "Start", {"id": eid})
+        c.call(L + "Wait", {"id": eid})
+        assert "done" in (tmp_path / "exec.out").read_text()
+        c.call(L + "Delete", {"id": eid})
+        c.call(L + "Kill", {"id": cid, "signal": 9, "all": True})
+        c.call(L + "Wait", {"id": cid})
+        c.call(L + "Delete", {"id": cid})
+        assert c.call(L + "GetStatus").parameters["recording"]["active"] == 0
+    _, n = written(out, how)
+    assert "mkdir" in n or "mkdirat" in n, n
+    assert "nanosleep" in n or "clock_nanosleep" in n, n  # the init's own
+    # the exec's runtime before its filter's load is not the container's
+    assert not n & {"setns", "seccomp"}, n
+
+
 def test_create_container_refuses_a_bad_annotation(zygoted, bundle):  # noqa: F811
     bundle.config.setdefault("annotations", {})[ANNOTATION] = "of:relative.json"
     bundle.set_args("true")
@@ -89,10 +153,11 @@ def test_create_container_refuses_a_bad_annotation(zygoted, bundle):  # noqa: F8
     assert r.parameters["parameter"] == "annotations." + ANNOTATION, r
 
 
-def test_through_containerds_shim(staged, zygoted, bundle, tmp_path):  # noqa: F811
+def test_through_containerds_shim(staged, via, bundle, tmp_path):  # noqa: F811
     """containerd's Task API through containerd-shim-zygote-v2: Create (the bundle annotated),
-    Start, Wait, Delete; the file is there after Delete."""
-    need_tracer(zygoted)
+    Start, Wait, Delete; the file is there after Delete (zygoted's tracer), or once the agent has
+    seen the container's last process go."""
+    zygoted, how = via
     out = os.path.join(bundle.path, "rec.json")
     bundle.config.setdefault("annotations", {})[ANNOTATION] = f"of:{out}"
     bundle.config["linux"]["seccomp"] = default_object()
@@ -105,9 +170,10 @@ def test_through_containerds_shim(staged, zygoted, bundle, tmp_path):  # noqa: F
         r.call("Start")
         assert w.first(r.c.recv(waiting), 1) in (None, 0)  # exit 0: a default, not sent
         assert r.read("out").split() == [b"hi", b"3"]
-        assert not os.path.exists(out)  # written at Delete, not before
+        if how == "bpf":
+            assert not os.path.exists(out)  # written at Delete, not before
         r.call("Delete")
-        _, n = names(out)
+        _, n = written(out, how)
         assert {"execve", "wait4"} <= n, n
     finally:
         r.finish()

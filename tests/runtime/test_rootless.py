@@ -191,3 +191,22 @@ def test_delegated_cgroup_is_used(user, delegated_memory_cgroup):
     r = run_as(IN_USERNS, [user.binary, "--root", root, "delete", "--force", c])
     assert r.returncode == 0, r.stderr
     assert not os.path.exists(mine)
+
+
+@pytest.mark.parametrize("who", ["nobody", "userns-root"])
+def test_idmapped_mount_refused_by_name(user, open_tmp, who):
+    """An id mapping needs CAP_SYS_ADMIN over the source's filesystem, which a rootless runtime
+    lacks: refused by name before anything is made, as runc refuses it (test_idmap_mounts.py has
+    root's)."""
+    src = open_tmp / "idsrc"
+    src.mkdir()
+    os.makedirs(os.path.join(user.bundle.rootfs, "mnt"), exist_ok=True)
+    user.cfg["mounts"].append({"destination": "/mnt", "type": "bind", "source": str(src), "options": ["bind", "idmap"]})
+    save(user, NOBODY if who == "nobody" else 0)
+    env = {"XDG_RUNTIME_DIR": user.xdg, "USER": "nobody"}
+    c = cid()
+    user.states.append((os.path.join(user.xdg, "zygote-runc"), c))
+    r = run_as(AS_NOBODY if who == "nobody" else IN_USERNS, [user.binary, "run", "--bundle", user.bundle.path, c], env)
+    assert r.returncode != 0
+    assert "id-mapped mounts (mounts[" in r.stderr and "not supported for a rootless container" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(user.xdg, "zygote-runc", c))

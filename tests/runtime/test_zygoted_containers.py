@@ -117,6 +117,28 @@ def test_config_extras_through_zygoted(daemon, bundle, tmp_path):
         assert int(re.search(r"days (\d+)", out).group(1)) >= 500, out
 
 
+def test_memory_policy_and_idmapped_mount_through_zygoted(daemon, bundle, open_tmp, tmp_path):
+    """linux.memoryPolicy and an id-mapped bind (test_memory_policy.py, test_idmap_mounts.py) in a
+    container zygoted's worker makes: the worker, holding its root caller's capabilities, makes the
+    mapped mount before it clones the init."""
+    if not os.path.exists("/proc/self/numa_maps"):
+        pytest.skip("this kernel has no NUMA support (no /proc/self/numa_maps)")
+    src = open_tmp / "src"
+    src.mkdir()
+    (src / "f").write_text("f\n")
+    os.chown(src / "f", 1000, 1000)
+    os.makedirs(os.path.join(bundle.rootfs, "mnt"), exist_ok=True)
+    one = [{"containerID": 1000, "hostID": 1234, "size": 1}]
+    bundle.config["mounts"].append({"destination": "/mnt", "type": "bind", "source": str(src),
+                                    "options": ["bind", "idmap"], "uidMappings": one, "gidMappings": one})
+    bundle.config["linux"]["memoryPolicy"] = {"mode": "MPOL_INTERLEAVE", "nodes": "0"}
+    bundle.set_args("sh", "-c", "stat -c owner=%u:%g /mnt/f; head -n 1 /proc/self/numa_maps")
+    with daemon.connect() as c:
+        out, task = run_container(c, bundle, tmp_path)
+    assert task["exitCode"] == 0, (task, out)
+    assert "owner=1234:1234" in out and " interleave:0 " in out, out
+
+
 def test_init_is_zygoteds_child_in_its_cgroup(daemon, bundle):
     bundle.set_args("sleep", "60")
     cid = container_id()
@@ -196,6 +218,20 @@ def test_profile_without_openat2(daemon, bundle, tmp_path, errno, nnp):
         c.call(L + "Wait", {"id": cid})
         c.call(L + "Delete", {"id": eid})
         c.call(L + "Delete", {"id": cid})
+
+
+def test_newer_syscall_answers_enosys(daemon, bundle, tmp_path):
+    """The program zygoted compiles for a container is zygote-runc's: a call newer than every one
+    the profile names answers ENOSYS, as runc's stub makes it (test_runc_conformance.py)."""
+    from test_runc_conformance import NEWER_SYSCALL_CHECK, assert_newer_enosys, profile_older_than
+    if not os.path.exists(os.path.join(bundle.rootfs, "bin", "try-syscall")):
+        pytest.skip("no try-syscall-static built")
+    bundle.config["linux"]["seccomp"] = profile_older_than("io_uring_setup")
+    bundle.set_args("sh", "-c", NEWER_SYSCALL_CHECK)
+    with daemon.connect() as c:
+        out, task = run_container(c, bundle, tmp_path)
+    assert task["exitCode"] == 0, (task, out)
+    assert_newer_enosys(out)
 
 
 def test_terminal_through_console_socket(daemon, bundle):

@@ -64,7 +64,9 @@ static void test_step_names(void **state) {
                                             /* the container init's, appended */
                                             "createContainer hook", "startContainer hook", "tmpcopyup",
                                             /* the container init's, appended */
-                                            "seccomp listener", "loopback" };
+                                            "seccomp listener", "loopback",
+                                            /* the container init's, appended */
+                                            "memoryPolicy" };
 
         assert_int_equal(ELEMENTSOF(want), _ZE_STEP_MAX);
         for (int i = 0; i < _ZE_STEP_MAX; i++)
