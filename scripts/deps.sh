@@ -30,8 +30,10 @@ if [[ "${1:-}" == "--test" ]]; then
   # from Debian's source archive at test time and run against zygote-runc and runc
   # (tests/runtime/conformance/runc-bats.sh, ctest runtime-conformance-runc); crun 1.8.1's suite
   # takes the same dpkg-dev and the crun package, and links its init statically with
-  # libseccomp-dev's libseccomp.a (crun-py.sh, ctest runtime-conformance-crun); gawk: runc's
-  # suite's helpers.bash finds the cgroup mounts with it (every cgroup test fails without).
+  # libseccomp-dev's libseccomp.a (crun-py.sh, ctest runtime-conformance-crun); golang-go and the
+  # golang-*-dev sources the OCI runtime-tools validation programs import, built offline at test
+  # time (runtime-tools.sh, ctest runtime-conformance-oci); gawk: runc's suite's helpers.bash finds
+  # the cgroup mounts with it (every cgroup test fails without).
   pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace clang-format
          golang-github-containers-common
@@ -39,7 +41,10 @@ if [[ "${1:-}" == "--test" ]]; then
          hyperfine bubblewrap crun runc podman conmon containerd docker.io gnuplot-nox
          linux-source-6.1 bc bison flex libelf-dev cpio xz-utils rsync busybox-static qemu-system-x86
          apparmor uidmap bats jq dpkg-dev
-         gawk)
+         golang-go golang-github-google-uuid-dev golang-github-mrunalp-fileutils-dev
+         golang-github-opencontainers-specs-dev golang-github-opencontainers-selinux-dev
+         golang-github-hashicorp-go-multierror-dev golang-github-sirupsen-logrus-dev
+         golang-github-urfave-cli-dev golang-gocapability-dev golang-golang-x-sys-dev gawk)
 fi
 
 missing=()
