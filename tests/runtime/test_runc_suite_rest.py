@@ -263,8 +263,9 @@ def test_exec_into_sub_cgroups(runc, bundle):
             r = runc("exec", "--cgroup", sub, name, "true")
             assert r.returncode != 0 and words in r.stderr, (sub, r.stderr)
     finally:
-        runc("delete", "--force", name)
+        # the sub-cgroup first (nothing is left in it): the runtime removes only the container's own
         os.rmdir(f"/sys/fs/cgroup/memory{path}/submem")
+        runc("delete", "--force", name)
 
 
 def test_user_namespace_binds_a_source_its_root_cannot_reach(runc, bundle, open_tmp):
