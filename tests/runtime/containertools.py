@@ -46,6 +46,19 @@ DOCKER_CGROUP_PARENT = f"/zygote-docker-test-{RUN_TAG}"
 DOCKER_NAME_PREFIX = f"zyg-dk-{RUN_TAG}-"
 
 
+_USERNS_REFUSED = []
+
+
+def userns_refused():
+    """Why a new user namespace cannot be made here, or None (asked once): a chroot
+    (scripts/fresh-check.sh's rehearsal) refuses unshare(CLONE_NEWUSER) to everyone, and every id
+    mapping (a container's, an id-mapped mount's) needs one."""
+    if not _USERNS_REFUSED:
+        r = subprocess.run(["unshare", "--user", "true"], capture_output=True, text=True, timeout=30)
+        _USERNS_REFUSED.append(None if r.returncode == 0 else f"unshare --user: {r.stderr.strip() or r.returncode}")
+    return _USERNS_REFUSED[0]
+
+
 def container_id(prefix="c-"):
     """A container id of this run's alone: prefix and 12 random hex digits."""
     return prefix + uuid.uuid4().hex[:12]

@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 
+import containertools as ct
 from containertools import processes_naming
 
 NOBODY = 65534  # the overflow id: an owner the mount does not map
@@ -36,6 +37,15 @@ def source_tree(open_tmp, owners):
         p.write_text(name + "\n")
         os.chown(p, uid, gid)
     return src
+
+
+@pytest.fixture(autouse=True)
+def _userns_possible():
+    """Every id-mapped mount takes a user namespace of its mappings (container/idmap-userns.c): none
+    can be made here, none can be tested (the refusals of bad mappings: unit-runc-config-idmap)."""
+    why = ct.userns_refused()
+    if why:
+        pytest.skip(f"no user namespace can be made here ({why}): an id-mapped mount needs one")
 
 
 def bind(bundle, src, dest="/mnt", options=("bind",), uid_map=None, gid_map=None):
