@@ -144,6 +144,13 @@ static int check_mount_ns(const struct zct_oci *o, char **ret_error) {
                 joined += o->ns_paths[i].flag == CLONE_NEWNS;
         if (joined + ((o->clone_flags & CLONE_NEWNS) != 0) > 1)
                 return zct_errorf(ret_error, -EINVAL, "config.json: linux.namespaces: \"mount\" given more than once");
+        /* run by the init after the mounts, before pivot_root: in a joined namespace their paths
+         * would name binaries of that namespace's tree (another container's), run with the
+         * init's privileges, where the runtime spec resolves them in the runtime's */
+        if (joined && zct_array_len(zct_get(zct_get(o->root, "hooks"), "createContainer")) > 0)
+                return zct_errorf(ret_error, -EINVAL,
+                                  "config.json: hooks.createContainer with a mount namespace joined by path: "
+                                  "their paths would resolve in the joined namespace, not the runtime's");
         if (joined == 0 && !(o->clone_flags & CLONE_NEWNS))
                 return zct_errorf(
                         ret_error, -EINVAL,

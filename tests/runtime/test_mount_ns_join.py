@@ -21,8 +21,8 @@ class Owner:
     """A process in a mount namespace of its own (private propagation), with a tmpfs at `shown`
     holding a file `f`: a mount only that namespace has. Ready when it has said so on stdout."""
 
-    def __init__(self, shown):
-        script = (f"mount -t tmpfs owner {shown} && echo owned > {shown}/f && echo ready && exec sleep 1000")
+    def __init__(self, shown, then="true"):
+        script = f"mount -t tmpfs owner {shown} && echo owned > {shown}/f && {then} && echo ready && exec sleep 1000"
         self.proc = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
                                      stdout=subprocess.PIPE, text=True, start_new_session=True)
         line = self.proc.stdout.readline()
@@ -111,6 +111,27 @@ def test_bad_mount_namespace_paths_refused(runc, bundle, path, said):
     join_mount(bundle, path)
     assert said in create_fails(runc, bundle, cid())
     assert open("/proc/self/mountinfo").read() == before, "a mount was made in the runtime's namespace"
+
+
+def test_create_container_hooks_not_taken_from_the_joined_namespace(runc, bundle, open_tmp):
+    """The owner of the joined namespace plants an executable at the createContainer hook's path,
+    which exists only in its namespace: the init would run it with its full privileges, before
+    pivot_root. Refused; the planted hook never runs."""
+    shown = open_tmp / "shown"
+    shown.mkdir()
+    pwned = open_tmp / "pwned"
+    planted = Owner(str(shown), f"printf '#!/bin/sh\\ntouch {pwned}\\n' > {shown}/hook && chmod 755 {shown}/hook")
+    try:
+        join_mount(bundle, planted.ns)
+        bundle.config["hooks"] = {"createContainer": [{"path": f"{shown}/hook"}]}
+        bundle.set_args("true")
+        assert "hooks.createContainer with a mount namespace joined by path" in create_fails(runc, bundle, cid())
+        assert not pwned.exists()
+        # the planted hook is there and runs, in its namespace
+        subprocess.run(["nsenter", "-t", str(planted.proc.pid), "-m", f"{shown}/hook"], check=True, timeout=30)
+        assert pwned.exists()
+    finally:
+        planted.close()
 
 
 def test_mount_namespace_given_twice_refused(runc, bundle, owner):
