@@ -90,15 +90,16 @@ static int parse_rule(json_object *e, size_t i, struct zct_dev_rule *ret, char *
         if (json_object_object_get_ex(e, "access", &v) && v) {
                 if (!json_object_is_type(v, json_type_string))
                         return fail(ret_error, i, "access must be a string of r, w and m");
-                for (s = json_object_get_string(v); *s; s++) {
-                        unsigned bit = *s == 'r'   ? ZCT_DEV_READ
-                                       : *s == 'w' ? ZCT_DEV_WRITE
-                                       : *s == 'm' ? ZCT_DEV_MKNOD
-                                                   : 0;
-                        if (!bit)
-                                return fail(ret_error, i, "access must be a string of r, w and m");
-                        r.access |= bit;
-                }
+                /* another letter is no permission and ignored, as runc ignores it ("rwa" is "rw"):
+                 * the rule never covers more than its known letters; one with none is refused
+                 * (it is not the empty access, which means all) */
+                for (s = json_object_get_string(v); *s; s++)
+                        r.access |= *s == 'r'   ? ZCT_DEV_READ
+                                    : *s == 'w' ? ZCT_DEV_WRITE
+                                    : *s == 'm' ? ZCT_DEV_MKNOD
+                                                : 0;
+                if (json_object_get_string(v)[0] && r.access == 0)
+                        return fail(ret_error, i, "access must be a string of r, w and m");
         }
         /* absent or empty: everything, as the v1 kernel reads a line without access */
         if (r.access == 0)

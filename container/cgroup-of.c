@@ -202,3 +202,73 @@ int zct_cgroup_oom_eventfd(const char *dir, int *ret_fd) {
         *ret_fd = TAKE_FD(efd);
         return 0;
 }
+
+/* Whether path has no ".." component: below where it is joined to. */
+static bool goes_down(const char *path) {
+        for (const char *s = path + strspn(path, "/"); *s; s += strspn(s, "/")) {
+                size_t n = strcspn(s, "/");
+
+                if (n == 2 && s[0] == '.' && s[1] == '.')
+                        return false;
+                s += n;
+        }
+        return true;
+}
+
+/* sub_of[k] = path for each of cg's directories in a hierarchy of the comma list controllers. */
+static int name_sub(const struct zct_cgroup *cg, const char *controllers, size_t len, const char *path,
+                    const char **sub_of, char **ret_error) {
+        _cleanup_free_ char *list = strndup(controllers, len);
+        char *save = NULL;
+
+        if (!list)
+                return -ENOMEM;
+        for (char *c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+                _cleanup_free_ char *mnt = NULL, *root = NULL;
+                size_t n;
+
+                if (zct_cgroup_find_mount(c, &mnt, &root) < 0)
+                        return zct_errorf(ret_error, -EINVAL, "unknown controller \"%s\"", c);
+                n = strlen(mnt);
+                for (size_t k = 0; k < cg->n_paths; k++)
+                        if (strncmp(cg->paths[k], mnt, n) == 0 && cg->paths[k][n] == '/')
+                                sub_of[k] = path;
+        }
+        return 0;
+}
+
+int zct_cgroup_join_sub(const struct zct_cgroup *cg, pid_t pid, const char *const *subs, size_t n, char **ret_error) {
+        const char *sub_of[ELEMENTSOF(cg->paths)] = {};
+        char v[24];
+        int r;
+
+        /* the forms without controllers first: a controller's own sub wins whatever the order */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < n; i++) {
+                        const char *colon = cg->v2_only ? NULL : strchr(subs[i], ':');
+                        const char *path = cg->v2_only && strchr(subs[i], ':') ? strchr(subs[i], ':') + 1
+                                           : colon                             ? colon + 1
+                                                                               : subs[i];
+
+                        if (!goes_down(path))
+                                return zct_errorf(ret_error, -EINVAL, "%s is not a sub cgroup path", path);
+                        if (pass == 0 && !colon)
+                                for (size_t k = 0; k < cg->n_paths; k++)
+                                        sub_of[k] = path;
+                        if (pass == 1 && colon &&
+                            (r = name_sub(cg, subs[i], (size_t) (colon - subs[i]), path, sub_of, ret_error)) < 0)
+                                return r;
+                }
+        snprintf(v, sizeof(v), "%d", (int) pid);
+        for (size_t k = 0; k < cg->n_paths; k++) {
+                _cleanup_free_ char *dir = sub_of[k] ? zct_join_path(cg->paths[k], sub_of[k]) : strdup(cg->paths[k]);
+
+                if (!dir)
+                        return -ENOMEM;
+                r = zct_write_at(dir, "cgroup.procs", v);
+                if (r < 0)
+                        return zct_errorf(ret_error, r, "adding pid %d to cgroups: %s/cgroup.procs: %s", (int) pid, dir,
+                                          zct_errstr(-r));
+        }
+        return 0;
+}

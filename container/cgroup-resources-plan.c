@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cgroup-resources-plan.h"
 #include "util.h"
@@ -99,9 +100,80 @@ int zct_plan_add_alt(struct planner *p, const char *file, const char *fmt, ...) 
 }
 
 /* Refuses any member of o not in known (NULL-terminated): an unknown field is never ignored. */
+/* The known key that key spells in other case ("CPU", "Cpus"), or NULL. */
+static const char *other_case(const char *key, const char *const *known) {
+        for (size_t i = 0; known[i]; i++)
+                if (strcasecmp(key, known[i]) == 0 && !streq(key, known[i]))
+                        return known[i];
+        return NULL;
+}
+
+/* from's members over into's, an object member by member: Go's decoder fills the struct (or map)
+ * it has already; an array or a value replaces. */
+static int merge_members(json_object *into, json_object *from) {
+        json_object_object_foreach(from, k, v) {
+                json_object *cur = NULL;
+                int r;
+
+                if (json_object_is_type(v, json_type_object) && json_object_object_get_ex(into, k, &cur) &&
+                    json_object_is_type(cur, json_type_object)) {
+                        if ((r = merge_members(cur, v)) < 0)
+                                return r;
+                        continue;
+                }
+                if (json_object_object_add(into, k, json_object_get(v)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Whether member a comes before member b in o (document order). */
+static bool comes_first(json_object *o, const char *a, const char *b) {
+        json_object_object_foreach(o, k, v) {
+                (void) v;
+                if (streq(k, a) || streq(k, b))
+                        return streq(k, a);
+        }
+        return false;
+}
+
+/* The member key of o, spelt name in other case, as Go's decoder reads it: renamed to name; where
+ * o has name too, the later of the two fills (objects: member by member) or replaces the other. */
+static int fold_case(json_object *o, const char *key, const char *name) {
+        json_object *val = json_object_get(json_object_object_get(o, key)), *canon = NULL;
+        bool both = json_object_object_get_ex(o, name, &canon);
+        bool canon_first = both && comes_first(o, name, key);
+        bool objects =
+                both && json_object_is_type(val, json_type_object) && json_object_is_type(canon, json_type_object);
+        int r = 0;
+
+        json_object_object_del(o, key);
+        if (objects)
+                r = canon_first ? merge_members(canon, val) : merge_members(val, canon);
+        /* o[name] stays where it is filled, or comes first and is replaced; else val takes it */
+        if (r >= 0 && !(objects && canon_first) && !(both && !objects && !canon_first))
+                r = json_object_object_add(o, name, json_object_get(val)) < 0 ? -ENOMEM : 0;
+        json_object_put(val);
+        return r;
+}
+
 int zct_plan_check_keys(struct planner *p, json_object *o, const char *what, const char *const *known) {
+        const char *name;
+
         if (!json_object_is_type(o, json_type_object))
                 return zct_plan_fail(p, -EINVAL, "%s: not an object", what);
+        /* Go's decoder (runc's) takes a member whose name matches a field's in any case: renamed
+         * here to the field's own, one at a time (a rename ends the walk), so that the rest of the
+         * generator and the state recorded after it see only the spellings OCI gives. */
+again:
+        json_object_object_foreach(o, k, v) {
+                (void) v;
+                if ((name = other_case(k, known))) {
+                        if (fold_case(o, k, name) < 0)
+                                return zct_plan_fail(p, -ENOMEM, "%s: out of memory", what);
+                        goto again;
+                }
+        }
         json_object_object_foreach(o, key, val) {
                 bool ok = false;
 

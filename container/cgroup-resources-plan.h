@@ -23,7 +23,8 @@ __attribute__((format(printf, 6, 7))) int zct_plan_add(struct planner *p, enum z
                                                        const char *field, const char *file, const char *fmt, ...);
 /* The last write's fallback file, where its own does not exist, and that file's value. */
 __attribute__((format(printf, 3, 4))) int zct_plan_add_alt(struct planner *p, const char *file, const char *fmt, ...);
-/* Refuses any member of o not in known (NULL-terminated): an unknown field is never ignored. */
+/* Refuses any member of o not in known (NULL-terminated): an unknown field is never ignored. A
+ * member named as a known one in other case is renamed to it first (Go's decoder takes it). */
 int zct_plan_check_keys(struct planner *p, json_object *o, const char *what, const char *const *known);
 /* o[key] as an integer: 1 when present, 0 when absent or null (*ret = 0), or -EINVAL. */
 int zct_plan_get_int(struct planner *p, json_object *o, const char *what, const char *key, int64_t *ret);

@@ -120,6 +120,10 @@ static int plan_cpu(struct planner *p, json_object *o) {
             (r = zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.period", "cpu.cfs_period_us", "%lld",
                               (long long) period)) < 0)
                 return r;
+        /* a shorter period under the old quota can exceed a parent's limit (EINVAL) where the new
+         * pair does not: the quota goes first then (cgroup-limits.c) */
+        if (!v2 && period && quota)
+                p->w[p->n - 1].swap_partner = true;
         if (!v2 && quota &&
             (r = zct_plan_add(p, ZCT_RES_CPU, v2, "linux.resources.cpu.quota", "cpu.cfs_quota_us", "%lld",
                               quota < 0 ? -1LL : (long long) quota)) < 0)
@@ -414,9 +418,11 @@ static int plan_unified(struct planner *p, json_object *o) {
                         if (strlen(zct_res_controller_name(c, true)) == (size_t) (dot - key) &&
                             strncmp(key, zct_res_controller_name(c, true), (size_t) (dot - key)) == 0 &&
                             !(p->v2 & ZCT_RES_BIT(c)))
-                                return zct_plan_fail(p, -EOPNOTSUPP, "%s: this host has no %s controller on cgroup2%s",
-                                                     field, zct_res_controller_name(c, true),
-                                                     p->v1 & ZCT_RES_BIT(c) ? " (it is on a v1 hierarchy)" : "");
+                                return zct_plan_fail(
+                                        p, -EOPNOTSUPP,
+                                        "%s: invalid configuration: this host has no %s controller on cgroup2%s", field,
+                                        zct_res_controller_name(c, true),
+                                        p->v1 & ZCT_RES_BIT(c) ? " (it is on a v1 hierarchy)" : "");
                 if (strncmp(key, "cgroup.", strlen("cgroup.")) != 0) {
                         struct zct_res_write *w = &p->w[p->n - 1];
 

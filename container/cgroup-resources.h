@@ -45,7 +45,8 @@ struct zct_res_write {
         char *alt_value;   /* alt_file's value (its own scale) */
         char *enable;      /* v2: the controller to enable in the ancestors first, or NULL */
         char *field;       /* config.json's name of what asked for it, for errors */
-        bool swap_partner; /* v1 memory.limit_in_bytes: if refused, write the next (memsw) first */
+        bool swap_partner; /* if refused (EINVAL), write the next first: v1 memory.limit_in_bytes
+                            * before memsw, cpu.cfs_period_us before the quota */
 };
 
 struct zct_res_plan {

@@ -63,8 +63,8 @@ static const struct {
 };
 
 /* A bind's filesystem data: the kernel ignores it, and runc passes it on, so it is accepted and
- * noted (the log says it was ignored). What runc 1.1+ would apply and this runtime does not (the
- * recursive attributes, "rro" and the like; "nosymfollow") is refused: ignoring it would give
+ * noted (the log says it was ignored). What runc 1.1+ would apply and this runtime does not (a
+ * recursive clear, "rrw" and the like; "nosymfollow") is refused: ignoring it would give
  * the container a mount other than the one asked for. */
 static int bind_data(struct zct_oci *o, char *data, const char *dest, size_t idx, char **ret_error) {
         static const char *const applied[] = { "symfollow", "nosymfollow" };
@@ -131,6 +131,14 @@ static int parse_mount(struct zct_oci *o, json_object *m, size_t idx, bool v2_on
                         sm->recursive = opt[0] == 'r';
                         continue;
                 }
+                /* "rro", "rnosuid", ...: the attribute on every mount of the bind (runc 1.1's) */
+                for (size_t k = 0; opt[0] == 'r' && k < ELEMENTSOF(mount_opts) && !known; k++)
+                        if (mount_opts[k].attr && streq(opt + 1, mount_opts[k].name)) {
+                                sm->attr_set_rec |= mount_opts[k].attr;
+                                known = true;
+                        }
+                if (known)
+                        continue;
                 for (size_t k = 0; k < ELEMENTSOF(mount_opts); k++)
                         if (streq(opt, mount_opts[k].name)) {
                                 sm->flags = (sm->flags | mount_opts[k].set) & ~mount_opts[k].clear;
@@ -194,6 +202,10 @@ static int parse_mount(struct zct_oci *o, json_object *m, size_t idx, bool v2_on
                 r = bind_data(o, data, dest, idx, ret_error);
                 if (r < 0)
                         return r;
+        } else if (sm->attr_set_rec) {
+                return zct_errorf(ret_error, -EOPNOTSUPP,
+                                  "config.json: mounts[%zu]: a recursive attribute (\"rro\", ...) needs a bind mount",
+                                  idx);
         } else {
                 sm->kind = ZE_SB_MOUNT_FS;
                 if (!type)

@@ -146,6 +146,8 @@ static int cgroup_step_result(const struct zct_ctx *c, int r, const char *err, b
 static int make_cgroup(struct create *k) {
         const struct zct_oci *o = k->o;
         _cleanup_free_ char *err = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n_pids = 0;
         int r;
 
         r = zct_cgroup_create(o->cgroups_path, k->a->p.id, o->resources, k->c->rootless, &k->st.cgroup, &err);
@@ -167,6 +169,9 @@ static int make_cgroup(struct create *k) {
                 k->st.cgroup = (struct zct_cgroup){};
                 return zct_error(k->c, "container's cgroup unexpectedly frozen"), -EBUSY;
         }
+        /* processes in it already (a cgroupsPath shared): they share its limits, as under runc */
+        if (zct_cgroup_pids(&k->st.cgroup, &pids, &n_pids) >= 0 && n_pids > 0)
+                zct_warn(k->c, "container's cgroup is not empty: %zu process(es) found", n_pids);
         return 0;
 }
 

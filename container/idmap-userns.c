@@ -118,7 +118,10 @@ static int make_one(const struct zct_ctx *c, const struct zct_oci *o, const stru
                              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (m->recursive ? AT_RECURSIVE : 0));
         if (tree < 0)
                 return zct_error_errno(c, "mounts[%zu] (%s): bind source %s", e->index, m->dest, m->source);
-        r = setattr(tree, m->attr_set, -EBADF, m->recursive);
+        /* "ro" and the like on the bind's own mount, "rro" and the like on every mount of it */
+        r = setattr(tree, m->attr_set_rec, -EBADF, m->recursive);
+        if (r >= 0)
+                r = setattr(tree, m->attr_set, -EBADF, false);
         if (r >= 0)
                 r = setattr(tree, MOUNT_ATTR_IDMAP, userns, e->recursive && m->recursive);
         if (r == -EINVAL)

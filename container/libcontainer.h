@@ -265,6 +265,12 @@ int zct_cgroup_of_pid(pid_t pid, struct zct_cgroup *ret);
 /* The container's directory in controller's v1 hierarchy, or its cgroup2 one (controller NULL,
  * or a v2-only host): for reading counters. -ENOENT when it has none there. */
 int zct_cgroup_dir(const struct zct_cgroup *cg, const char *controller, const char **ret);
+/* exec --cgroup: pid into sub-cgroups of the container's, each of subs "[CONTROLLER[,...]:]PATH"
+ * (without controllers: every hierarchy's), PATH below the container's directory (no ".."); a
+ * hierarchy no sub names takes pid in the container's own directory, as zct_cgroup_join(). A
+ * controller this host has no v1 hierarchy of, a path going up, or a directory that does not
+ * exist fails with runc's words in *ret_error. */
+int zct_cgroup_join_sub(const struct zct_cgroup *cg, pid_t pid, const char *const *subs, size_t n, char **ret_error);
 /* New linux.resources (res) for a created container, as `zygote-runc update` and containerd's
  * Update ask: the device rules must stay those applied (applied: the resources recorded, else
  * BUNDLE/config.json's), every other field planned as create plans it (a field this host cannot
@@ -497,6 +503,8 @@ struct zct_exec_args {
         size_t n_gids;
         bool no_new_privs;    /* --no-new-privs */
         bool ignore_paused;   /* --ignore-paused: a paused container takes the process (frozen) */
+        const char **cgroups; /* --cgroup "[CONTROLLER[,...]:]PATH": sub-cgroups to join instead */
+        size_t n_cgroups;
         const char *apparmor; /* --apparmor PROFILE, or NULL: the config's */
         char **args;
         int n_args;
@@ -511,6 +519,9 @@ __attribute__((format(printf, 2, 3))) int zct_error_errno(const struct zct_ctx *
 __attribute__((format(printf, 2, 3))) void zct_debug(const struct zct_ctx *c, const char *fmt, ...);
 /* To the log file (and stderr with --debug): what an operator should know, not an error. */
 __attribute__((format(printf, 2, 3))) void zct_info(const struct zct_ctx *c, const char *fmt, ...);
+/* On stderr and in the log file, always: what the command went on with that the caller may not
+ * expect. */
+__attribute__((format(printf, 2, 3))) void zct_warn(const struct zct_ctx *c, const char *fmt, ...);
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
 const char *zct_errstr(int err);
 int zct_parse_signal(const char *s);

@@ -151,6 +151,15 @@ void zct_info(const struct zct_ctx *c, const char *fmt, ...) {
         va_end(ap);
 }
 
+/* On stderr ("warning: ") and in the log file, with or without --debug. */
+void zct_warn(const struct zct_ctx *c, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        emit(c, "warning", "warning: ", fmt, ap);
+        va_end(ap);
+}
+
 /* strerror in Go's lower case, which podman matches ("no such file or directory") */
 const char *zct_errstr(int err) {
         static char buf[128];

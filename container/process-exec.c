@@ -371,9 +371,21 @@ static int spawn_process(struct exec *k) {
 }
 
 static int join_cgroup(struct exec *k) {
+        _cleanup_free_ char *err = NULL;
+
         if (k->a->handoff)
                 return join_cgroup_handoff(k);
-        int r = zct_cgroup_join(&k->st.cgroup, k->pid);
+        int r = k->a->n_cgroups ? zct_cgroup_join_sub(&k->st.cgroup, k->pid, k->a->cgroups, k->a->n_cgroups, &err)
+                                : zct_cgroup_join(&k->st.cgroup, k->pid);
+
+        if (r < 0 && k->a->n_cgroups) {
+                /* the sub-cgroups asked for, by root or not: never the process elsewhere */
+                zct_error(k->c, "exec: %s", err ? err : zct_errstr(-r));
+                k->sync[0] = safe_close(k->sync[0]);
+                if (k->pidfd >= 0)
+                        (void) zct_runc_wait_exit_status(k->pidfd);
+                return r;
+        }
 
         if (r < 0 && getuid() == 0) {
                 /* outside them the process would escape the container's limits and its device
@@ -486,8 +498,13 @@ int zct_exec_process(const struct zct_ctx *c, const struct zct_exec_args *a) {
 
         if (zct_runc_load_state(c, a->p.id, &k.st) < 0)
                 return 1;
-        if (check_running(&k) < 0 || load_process(&k) < 0 || prepare_sandbox(&k) < 0 || find_namespaces(&k) < 0 ||
-            spawn_process(&k) < 0 || join_cgroup(&k) < 0 || zct_process_attrs_apply(c, k.o, k.pid) < 0)
+        /* a paused or stopped container: runc's exec failure, 255 */
+        if (check_running(&k) < 0) {
+                ret = 255;
+                goto out;
+        }
+        if (load_process(&k) < 0 || prepare_sandbox(&k) < 0 || find_namespaces(&k) < 0 || spawn_process(&k) < 0 ||
+            join_cgroup(&k) < 0 || zct_process_attrs_apply(c, k.o, k.pid) < 0)
                 goto out;
         if (a->handoff) {
                 ret = go_until_exec(&k) < 0 ? 1 : 0;

@@ -60,8 +60,8 @@ int zct_seccomp_listener_connect(const struct zct_ctx *c, const struct zct_oci *
                        -EINVAL;
         fd = zc_unix_connect(o->listener_path);
         if (fd < 0)
-                return zct_error(c, "seccomp agent at linux.seccomp.listenerPath %s: %s", o->listener_path,
-                                 zct_errstr(-fd)),
+                return zct_error(c, "failed to connect with seccomp agent at linux.seccomp.listenerPath %s: %s",
+                                 o->listener_path, zct_errstr(-fd)),
                        fd;
         *ret_fd = fd;
         return 0;

@@ -25,47 +25,15 @@ static int open_in_root(int root_fd, const char *path, int flags) {
         return ze_sb_open_resolved(root_fd, path, flags, 0);
 }
 
-/* A detached copy of the mount at what fd names (with its submounts when recursive), for
- * move_onto(); cloned from an fd, the source is what was resolved, not a path looked up again. */
-static int clone_tree(int fd, bool recursive) {
-        long t = syscall(SYS_open_tree, fd, "",
-                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0));
-
-        return t < 0 ? -errno : (int) t;
-}
-
-/* Attaches the detached mount tree on what target names. */
-static int move_onto(int tree, int target) {
-        if (syscall(SYS_move_mount, tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-                return -errno;
-        return 0;
-}
-
 /* A bind of what src is (not a path looked up again) onto what target names. */
 static int bind_fd_onto(int src, int target) {
-        int tree = clone_tree(src, false), r;
+        int tree = ze_sb_clone_tree(src, false), r;
 
         if (tree < 0)
                 return tree;
-        r = move_onto(tree, target);
+        r = ze_sb_move_onto(tree, target);
         close(tree);
         return r;
-}
-
-/* "/proc/self/fd/N": mounting there mounts on what fd names, which was resolved inside the
- * rootfs (the way runc mounts). 32 bytes always hold it. */
-static void fd_path(char buf[static 32], int fd) {
-        (void) ze_sb_number_path(buf, 32, "/proc/self/fd/", (unsigned) fd);
-}
-
-static int setattr_fd(int fd, uint64_t attr_set, bool recursive) {
-        struct mount_attr a = { .attr_set = attr_set };
-
-        if (attr_set == 0)
-                return 0;
-        if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0)
-                return -errno;
-        return 0;
 }
 
 static int setattr(const char *path, uint64_t attr_set, bool recursive) {
@@ -78,31 +46,6 @@ static int setattr(const char *path, uint64_t attr_set, bool recursive) {
         return 0;
 }
 
-/* A bind of the path source as a detached copy, given its flags while nobody can see it, attached
- * on the fd of its target, its propagation set on the attached copy's own fd: no second lookup of
- * the destination, which a symlink swapped in meanwhile could send elsewhere (the flags onto
- * another mount, this one left writable). */
-static int bind_path_onto(const char *source, bool recursive, uint64_t attr, unsigned long propagation, int target) {
-        char at[32];
-        long t;
-        int r;
-
-        t = syscall(SYS_open_tree, AT_FDCWD, source,
-                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
-        if (t < 0)
-                return -errno;
-        r = setattr_fd((int) t, attr, recursive);
-        if (r >= 0)
-                r = move_onto((int) t, target);
-        if (r >= 0 && propagation) {
-                fd_path(at, (int) t);
-                if (mount(NULL, at, NULL, propagation, NULL) < 0)
-                        r = -errno;
-        }
-        close((int) t);
-        return r;
-}
-
 /* A bind the runtime made (sandbox.h: premade), attached as it is on the fd of its target, its
  * propagation set on the attached copy's own fd. */
 static int attach_premade(const struct ze_sb_mount *m, int target) {
@@ -110,9 +53,9 @@ static int attach_premade(const struct ze_sb_mount *m, int target) {
 
         if (m->tree_fd < 0)
                 return -EBADF;
-        if (move_onto(m->tree_fd, target) < 0)
+        if (ze_sb_move_onto(m->tree_fd, target) < 0)
                 return -errno;
-        fd_path(at, m->tree_fd);
+        ze_sb_fd_path(at, m->tree_fd);
         if (m->propagation && mount(NULL, at, NULL, m->propagation, NULL) < 0)
                 return -errno;
         return 0;
@@ -154,9 +97,9 @@ static int mount_view(const struct ze_sandbox *sb, const struct ze_sb_mount *m, 
                         r = -errno;
         }
         if (r == 0)
-                r = setattr_fd(mnt, m->attr_set, false);
+                r = ze_sb_setattr_fd(mnt, m->attr_set, false);
         if (r == 0)
-                r = move_onto(mnt, target);
+                r = ze_sb_move_onto(mnt, target);
         if (mnt >= 0)
                 close(mnt);
         return r;
@@ -195,7 +138,7 @@ static int bind_own_cgroup2(const struct ze_sb_mount *m, uint64_t attr, int targ
                 return -ENAMETOOLONG;
         memcpy(path, m->source, n);
         memcpy(path + n, own, len + 1);
-        return bind_path_onto(path, false, attr, m->propagation, target);
+        return ze_sb_bind_path_onto(path, false, attr, 0, m->propagation, target);
 }
 
 /* The mount itself, on the fd of its target (resolved in the root): 0 when a filesystem was
@@ -207,7 +150,7 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
         char at[32];
         int r;
 
-        fd_path(at, target);
+        ze_sb_fd_path(at, target);
         switch (m->kind) {
         case ZE_SB_MOUNT_FS:
                 if (mount(m->source, at, m->fstype, m->flags, m->data) == 0)
@@ -216,12 +159,12 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
                  * (rootless, host network) runc binds the host's /sys instead */
                 if (errno != EPERM || !m->fstype || strcmp(m->fstype, "sysfs") != 0)
                         return -errno;
-                r = bind_path_onto("/sys", true, host_tree, m->propagation, target);
+                r = ze_sb_bind_path_onto("/sys", true, 0, host_tree, m->propagation, target);
                 return r < 0 ? r : 1;
         case ZE_SB_MOUNT_CGROUP:
                 if (!m->fstype) {
                         /* v1 or hybrid without the runtime's view: the host's hierarchy */
-                        r = bind_path_onto(m->source, true, host_tree, m->propagation, target);
+                        r = ze_sb_bind_path_onto(m->source, true, 0, host_tree, m->propagation, target);
                         return r < 0 ? r : 1;
                 }
                 if (mount("cgroup2", at, "cgroup2", m->flags, NULL) == 0)
@@ -230,7 +173,7 @@ static int mount_on(const struct ze_sb_mount *m, int target) {
                         return -errno;
                 r = bind_own_cgroup2(m, host_tree, target);
                 return r < 0 ? r : 1;
-        case ZE_SB_MOUNT_BIND: /* bind_path_onto() */
+        case ZE_SB_MOUNT_BIND: /* ze_sb_bind_path_onto() */
         case ZE_SB_MOUNT_VIEW: /* mount_view() */
                 break;
         }
@@ -274,7 +217,8 @@ static bool dev_readonly(const struct ze_sb_mount *m) {
 }
 
 /* One mount of the config; a failure's step in *ret_step (the mount's, or the copy's). */
-static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m, enum ze_step *ret_step) {
+static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb_mount *m, int tree,
+                    enum ze_step *ret_step) {
         struct ze_sb_mount moded, writable;
         bool existed = false;
         char at[32], data[1024];
@@ -311,7 +255,10 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
         if (m->kind == ZE_SB_MOUNT_BIND || m->kind == ZE_SB_MOUNT_VIEW) {
                 r = m->kind == ZE_SB_MOUNT_VIEW ? mount_view(sb, m, fd)
                     : m->premade                ? attach_premade(m, fd)
-                                 : bind_path_onto(m->source, m->recursive, m->attr_set, m->propagation, fd);
+                    : tree >= 0
+                            ? ze_sb_bind_tree_onto(tree, m->recursive, m->attr_set, m->attr_set_rec, m->propagation, fd)
+                            : ze_sb_bind_path_onto(m->source, m->recursive, m->attr_set, m->attr_set_rec,
+                                                   m->propagation, fd);
                 close(fd);
                 return r;
         }
@@ -324,7 +271,7 @@ static int do_mount(const struct ze_sandbox *sb, int root_fd, const struct ze_sb
         fd = open_in_root(root_fd, m->dest, 0);
         if (fd < 0)
                 return fd;
-        fd_path(at, fd);
+        ze_sb_fd_path(at, fd);
         r = mount(NULL, at, NULL, m->propagation, NULL) < 0 ? -errno : 0;
         close(fd);
         return r;
@@ -350,7 +297,7 @@ static int attach_premade_device(int parent, const char *name, const struct ze_s
         fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        r = move_onto(d->tree_fd, fd);
+        r = ze_sb_move_onto(d->tree_fd, fd);
         close(fd);
         return r;
 }
@@ -393,7 +340,7 @@ static int make_device(const struct ze_sandbox *sb, int root_fd, const struct ze
                         if (fd < 0)
                                 r = fd;
                         else {
-                                fd_path(at, fd);
+                                ze_sb_fd_path(at, fd);
                                 if (mount(d->host, at, NULL, MS_BIND, NULL) < 0)
                                         r = -errno;
                                 close(fd);
@@ -457,7 +404,7 @@ static int mount_empty_tmpfs(int target) {
         close(fs);
         if (r < 0)
                 return r;
-        r = move_onto(mnt, target);
+        r = ze_sb_move_onto(mnt, target);
         close(mnt);
         return r;
 }
@@ -495,12 +442,12 @@ static int readonly_path(int root_fd, const char *path) {
                 return 0;
         if (fd < 0)
                 return fd;
-        r = tree = clone_tree(fd, true);
+        r = tree = ze_sb_clone_tree(fd, true);
         if (tree >= 0) {
-                r = setattr_fd(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                               true);
+                r = ze_sb_setattr_fd(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                     true);
                 if (r >= 0)
-                        r = move_onto(tree, fd);
+                        r = ze_sb_move_onto(tree, fd);
                 close(tree);
         }
         close(fd);
@@ -560,7 +507,7 @@ static int propagation_before(const struct ze_sandbox *sb) {
         return 0;
 }
 
-int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index) {
+int ze_sb_setup_mounts(const struct ze_sandbox *sb, const int *trees, enum ze_step *ret_step, int *ret_index) {
         int root_fd, r;
 
         r = propagation_before(sb);
@@ -578,8 +525,8 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int 
 
                 if (fd < 0)
                         return failed(ret_step, ret_index, ZE_STEP_ROOTFS, -1, errno);
-                root_fd = clone_tree(fd, true);
-                r = root_fd < 0 ? root_fd : move_onto(root_fd, fd);
+                root_fd = ze_sb_clone_tree(fd, true);
+                r = root_fd < 0 ? root_fd : ze_sb_move_onto(root_fd, fd);
                 close(fd);
                 if (r < 0) {
                         if (root_fd >= 0)
@@ -591,7 +538,7 @@ int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int 
         for (size_t i = 0; i < sb->n_mounts; i++) {
                 enum ze_step step;
 
-                r = do_mount(sb, root_fd, &sb->mounts[i], &step);
+                r = do_mount(sb, root_fd, &sb->mounts[i], trees && i < ZE_SB_MAX_TREES ? trees[i] : -EBADF, &step);
                 if (r < 0)
                         return failed(ret_step, ret_index, step, (int) i, -r);
         }
@@ -681,7 +628,7 @@ int ze_sb_finish_root(const struct ze_sandbox *sb, enum ze_step *ret_step, int *
                 if (!dev_readonly(&sb->mounts[i]))
                         continue;
                 int fd = open_in_root(root_fd, "/dev", O_DIRECTORY);
-                r = fd < 0 ? fd : setattr_fd(fd, MOUNT_ATTR_RDONLY, false);
+                r = fd < 0 ? fd : ze_sb_setattr_fd(fd, MOUNT_ATTR_RDONLY, false);
                 if (fd >= 0)
                         close(fd);
                 if (r < 0) {

@@ -17,7 +17,30 @@
  * pivot_root and what follows it, up to the read-only root. Each returns 0, or a negative errno
  * with the step that failed in *ret_step and the index of the mount, device or path in
  * *ret_index (-1 when the step has none); the caller reports it and exits. */
-int ze_sb_setup_mounts(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index);
+int ze_sb_setup_mounts(const struct ze_sandbox *sb, const int *trees, enum ze_step *ret_step, int *ret_index);
+
+/* In a user namespace, the bind sources as detached copies (open_tree) made while the init still
+ * has the runtime's ids, before it becomes the namespace's root: that root may not reach a source
+ * the runtime can (a 0700 directory of the host's root), as runc opens them before it too.
+ * trees[i] for mounts[i] (-EBADF: none; a source in the rootfs, which an earlier mount may make,
+ * and one that cannot be copied now are bound by path later, as without), for
+ * ze_sb_setup_mounts(). */
+/* sandbox-bind.c: a detached copy of the mount fd names (with its submounts when recursive); one
+ * attached on what target names; "/proc/self/fd/N" of fd (32 bytes always hold it); attributes set
+ * on what fd names; the bind of the detached copy t (closed there) or of a copy of the path source,
+ * attr on its own mount and attr_rec on every mount of it, attached on target, propagation set on
+ * the attached copy's own fd. */
+int ze_sb_clone_tree(int fd, bool recursive);
+int ze_sb_move_onto(int tree, int target);
+void ze_sb_fd_path(char buf[static 32], int fd);
+int ze_sb_setattr_fd(int fd, uint64_t attr_set, bool recursive);
+int ze_sb_bind_tree_onto(int t, bool recursive, uint64_t attr, uint64_t attr_rec, unsigned long propagation,
+                         int target);
+int ze_sb_bind_path_onto(const char *source, bool recursive, uint64_t attr, uint64_t attr_rec,
+                         unsigned long propagation, int target);
+
+#define ZE_SB_MAX_TREES 64
+void ze_sb_open_trees(const struct ze_sandbox *sb, int trees[static ZE_SB_MAX_TREES]);
 int ze_sb_finish_root(const struct ze_sandbox *sb, enum ze_step *ret_step, int *ret_index);
 
 /* An O_PATH fd (plus flags) of path below root_fd, every component resolved inside it (a symlink

@@ -357,6 +357,7 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
         enum ze_step step = ZE_STEP_NONE;
         const char *path;
         int index = -1, r, lsm_fd = -EBADF, cwd_fd, again;
+        int trees[ZE_SB_MAX_TREES];
 
         /* 0. no handler, ignored signal or mask of the runtime's reaches the container. A copy of
          * the runtime in the container's pid namespace: dumpable, its /proc/PID/exe, mem and
@@ -384,10 +385,14 @@ _Noreturn void ze_sandbox_run(const struct ze_sandbox *sb) {
          * mount source of /proc/self/fd/N would otherwise start in the host's tree through an fd
          * of ours (a cgroup directory, a namespace, the state directory). */
         check(&to, ZE_STEP_FDS, close_fds(sb, keep, ELEMENTSOF(keep)));
+        /* the bind sources while the ids are still the runtime's (a user namespace's root may
+         * not reach them) */
+        if (sb->userns_root && sb->new_mount_ns)
+                ze_sb_open_trees(sb, trees);
         check(&to, ZE_STEP_SETNS, become_userns_root(sb));
         /* 3. the filesystem; the createContainer hooks before pivot_root */
         if (sb->new_mount_ns) {
-                r = ze_sb_setup_mounts(sb, &step, &index);
+                r = ze_sb_setup_mounts(sb, sb->userns_root ? trees : NULL, &step, &index);
                 check_at(&to, step, index, r);
         }
         check_hooks(sb, &to, ZE_STEP_CREATE_HOOK, &sb->create_hooks);

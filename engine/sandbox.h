@@ -125,8 +125,10 @@ struct ze_sb_mount {
         const char *fstype;
         const char *data;          /* fs options the kernel parses ("mode=755,size=65536k") */
         unsigned long flags;       /* MS_* for the mount call itself (nosuid, nodev, noexec, ro) */
-        uint64_t attr_set;         /* MOUNT_ATTR_* applied after, by mount_setattr (binds) */
-        bool recursive;            /* rbind, and attr_set applied recursively */
+        uint64_t attr_set;         /* MOUNT_ATTR_* applied after, by mount_setattr (binds): to the
+                                    * bind's top mount only ("rbind,ro", as runc 1.1) */
+        uint64_t attr_set_rec;     /* ... and to every mount below it too ("rro", "rnosuid") */
+        bool recursive;            /* rbind */
         bool source_is_dir;        /* bind: the target must be a directory (else an empty file) */
         unsigned long propagation; /* MS_PRIVATE/MS_SLAVE/MS_SHARED (|MS_REC) after, or 0 */
         bool copyup;               /* tmpfs ("tmpcopyup"): starts as a copy of the directory it covers

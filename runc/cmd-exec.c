@@ -12,6 +12,7 @@ int zrc_cmd_exec(const struct zct_ctx *c, const struct zrc_verb *v, int argc, ch
         _cleanup_free_ const char **env = calloc((size_t) argc + 1, sizeof(*env));
         _cleanup_free_ const char **caps = calloc((size_t) argc + 1, sizeof(*caps));
         _cleanup_free_ const char **gids = calloc((size_t) argc + 1, sizeof(*gids));
+        _cleanup_free_ const char **cgroups = calloc((size_t) argc + 1, sizeof(*cgroups));
         struct zrc_opt o[] = {
                 { "process", 'p', true },
                 { "pid-file", 0, true },
@@ -28,12 +29,13 @@ int zrc_cmd_exec(const struct zct_ctx *c, const struct zrc_verb *v, int argc, ch
                 { "process-label", 0, true },
                 { "apparmor", 0, true },
                 { "additional-gids", 'g', true, .list = gids },
+                { "cgroup", 0, true, .list = cgroups },
         };
         struct zct_exec_args a = {};
         const char *label;
         int k;
 
-        if (!env || !caps || !gids)
+        if (!env || !caps || !gids || !cgroups)
                 return zct_error(c, "out of memory");
         k = zrc_verb_parse(c, v, argc, argv, o, ELEMENTSOF(o), NULL);
         if (k < 0)
@@ -50,6 +52,8 @@ int zrc_cmd_exec(const struct zct_ctx *c, const struct zrc_verb *v, int argc, ch
         a.n_gids = o[14].n_list;
         a.no_new_privs = zrc_opt_get(o, ELEMENTSOF(o), "no-new-privs") != NULL;
         a.ignore_paused = zrc_opt_get(o, ELEMENTSOF(o), "ignore-paused") != NULL;
+        a.cgroups = cgroups;
+        a.n_cgroups = o[15].n_list;
         zrc_proc_args_get(&a.p, argv[k], o, ELEMENTSOF(o));
         a.args = argv + k + 1;
         a.n_args = argc - k - 1;

@@ -40,7 +40,8 @@ static const struct zrc_verb verbs[] = {
         { "list", zrc_cmd_list, 0, "list [-q] [--format table|json]" },
         { "kill", zrc_cmd_kill, ZRC_VERB_ID, "kill [--all] ID [SIGNAL]  SIGNAL by name or number, default TERM" },
         { "delete", zrc_cmd_delete, ZRC_VERB_ID, "delete [--force] ID | delete [--force] --regex PATTERN" },
-        { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE, "ps [--format table|json] ID [-- PS-OPTIONS]   ps(1) -ef" },
+        { "ps", zrc_cmd_ps, ZRC_VERB_ID | ZRC_VERB_STATE | ZRC_VERB_FLAGS_FIRST,
+          "ps [--format table|json] ID [-- PS-OPTIONS]   ps(1) -ef" },
         { "events", zrc_cmd_events, ZRC_VERB_ID | ZRC_VERB_STATE,
           "events [--stats] [--interval DURATION] ID   resource usage as JSON, every 5s or once" },
         { "pause", zrc_cmd_pause, ZRC_VERB_ID | ZRC_VERB_STATE | ZCT_VERB_LOCK,
@@ -50,10 +51,10 @@ static const struct zrc_verb verbs[] = {
           "update [--resources FILE|-] [--cpu-quota N] [--cpu-period N] [--cpu-share N] [--memory BYTES]\n"
           "       [--memory-reservation BYTES] [--memory-swap BYTES] [--pids-limit N] [--cpuset-cpus L]\n"
           "       [--cpuset-mems L] [--blkio-weight N] ID   new linux.resources for a container" },
-        { "exec", zrc_cmd_exec, ZRC_VERB_ID,
+        { "exec", zrc_cmd_exec, ZRC_VERB_ID | ZRC_VERB_FLAGS_FIRST,
           "exec [--process F | ARGS] [--detach] [--pid-file F] [--tty] [--console-socket S]\n"
           "       [--cwd D] [--env K=V] [--user UID[:GID]] [--additional-gids G] [--cap CAP]\n"
-          "       [--no-new-privs] [--ignore-paused] [--preserve-fds N]\n"
+          "       [--no-new-privs] [--ignore-paused] [--preserve-fds N] [--cgroup [CONTROLLER,...:]PATH]\n"
           "       [--apparmor PROFILE] ID [COMMAND ARGS...]\n"
           "       (--process-label is refused: no SELinux label is applied)" },
         { "spec", zrc_cmd_spec, 0, "spec [--bundle DIR] [--rootless]   write a default config.json" },

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * zygote-runc's verb options, as runc's urfave/cli takes them: "--name value", "--name=value",
- * "-n value" and single-dash long names ("-bundle"), all before the first positional argument
- * or "--".
+ * "-n value" and single-dash long names ("-bundle"), before the first positional argument or
+ * "--"; a verb without ZRC_VERB_FLAGS_FIRST takes them after its positional arguments too, moved
+ * in front first as urfave/cli's reorderArgs moves them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,6 +11,47 @@
 
 #include "util.h"
 #include "verbs.h"
+
+/* The option a word names ("--name", "--name=V", "-n", "-name"), or NULL: an unknown word stays a
+ * positional argument, as urfave/cli leaves it. */
+static struct zrc_opt *opt_named(struct zrc_opt *opts, size_t n_opts, const char *a) {
+        size_t len;
+
+        if (a[0] != '-' || a[1] == '\0')
+                return NULL;
+        a += a[1] == '-' ? 2 : 1;
+        len = strcspn(a, "=");
+        for (size_t k = 0; k < n_opts; k++)
+                if ((len == 1 && !a[1] && opts[k].short_name == a[0]) ||
+                    (strlen(opts[k].name) == len && strncmp(opts[k].name, a, len) == 0))
+                        return &opts[k];
+        return NULL;
+}
+
+/* argv's known options (with the value of one that takes it as the next word) moved in front of
+ * the positional arguments, each group in its order; nothing moves from "--" on. */
+static int reorder(int argc, char **argv, struct zrc_opt *opts, size_t n_opts) {
+        _cleanup_free_ char **rest = calloc(argc + 1, sizeof(char *));
+        int n_front = 0, n_rest = 0, i;
+
+        if (!rest)
+                return -ENOMEM;
+        for (i = 0; i < argc && !streq(argv[i], "--"); i++) {
+                struct zrc_opt *o = opt_named(opts, n_opts, argv[i]);
+
+                if (!o) {
+                        rest[n_rest++] = argv[i];
+                        continue;
+                }
+                argv[n_front++] = argv[i];
+                if (o->has_arg && !strchr(argv[i], '=') && i + 1 < argc)
+                        argv[n_front++] = argv[++i];
+        }
+        for (; i < argc; i++)
+                rest[n_rest++] = argv[i];
+        memcpy(argv + n_front, rest, n_rest * sizeof(char *));
+        return 0;
+}
 
 /* The lock zrc_verb_parse took (ZCT_VERB_LOCK): one verb per process, so one lock. */
 static int verb_lock = -EBADF;
@@ -23,6 +65,10 @@ int zrc_verb_parse(const struct zct_ctx *c, const struct zrc_verb *v, int argc, 
         const char *cmd = v->name;
         int i;
 
+        if (!(v->flags & ZRC_VERB_FLAGS_FIRST) && reorder(argc, argv, opts, n_opts) < 0) {
+                zct_error(c, "%s: %s", cmd, zct_errstr(ENOMEM));
+                return -1;
+        }
         for (i = 0; i < argc; i++) {
                 const char *a = argv[i], *val = NULL, *eq;
                 struct zrc_opt *o = NULL;

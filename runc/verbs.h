@@ -36,6 +36,10 @@ enum {
          * one container run one after the other (two updates would each write state.json from
          * what it read; delete would remove a directory a create is still filling). */
         ZCT_VERB_LOCK = 1 << 2,
+        /* Options only before the first positional argument (exec's and ps's command and its own
+         * flags follow the id): runc's SkipArgReorder. Every other verb takes its options after
+         * the id too ("update ID --cpu-period N"), as runc's urfave/cli moves them in front. */
+        ZRC_VERB_FLAGS_FIRST = 1 << 3,
 };
 
 struct zrc_verb;

@@ -32,7 +32,8 @@ if [[ "${1:-}" == "--test" ]]; then
   # takes the same dpkg-dev and the crun package, and links its init statically with
   # libseccomp-dev's libseccomp.a (crun-py.sh, ctest runtime-conformance-crun); golang-go and the
   # golang-*-dev sources the OCI runtime-tools validation programs import, built offline at test
-  # time (runtime-tools.sh, ctest runtime-conformance-oci).
+  # time (runtime-tools.sh, ctest runtime-conformance-oci); gawk: runc's suite's helpers.bash finds
+  # the cgroup mounts with it (every cgroup test fails without).
   pkgs+=(libcmocka-dev python3 python3-pytest python3-pytest-timeout libclang-rt-14-dev
          systemd util-linux mount procps valgrind strace clang-format
          golang-github-containers-common
@@ -43,7 +44,7 @@ if [[ "${1:-}" == "--test" ]]; then
          golang-go golang-github-google-uuid-dev golang-github-mrunalp-fileutils-dev
          golang-github-opencontainers-specs-dev golang-github-opencontainers-selinux-dev
          golang-github-hashicorp-go-multierror-dev golang-github-sirupsen-logrus-dev
-         golang-github-urfave-cli-dev golang-gocapability-dev golang-golang-x-sys-dev)
+         golang-github-urfave-cli-dev golang-gocapability-dev golang-golang-x-sys-dev gawk)
 fi
 
 missing=()

@@ -260,7 +260,8 @@ def test_exec_gets_the_same_rules(runc, bundle, cgroups, tmp_path):
 
 @pytest.mark.parametrize("rule,words", [
     ({"allow": True, "type": "x"}, "linux.resources.devices[1]: type must be"),
-    ({"allow": True, "type": "c", "access": "rwx"}, "linux.resources.devices[1]: access must be"),
+    # no known letter at all ("rwx" is "rw", as runc reads it: test_runc_suite_rest.py)
+    ({"allow": True, "type": "c", "access": "x"}, "linux.resources.devices[1]: access must be"),
     ({"allow": True, "type": "c", "major": -5}, "linux.resources.devices[1]: major must be"),
     ({"type": "c"}, "linux.resources.devices[1]: allow must be"),
 ])

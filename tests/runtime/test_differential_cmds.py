@@ -105,8 +105,6 @@ EXEC_127 = ("zygote-runc's exec exits 127 for a command not found (126: not exec
             "report it; runc 1.1 exits 255 with the same message")
 VERSION = "zygote-runc has no Go: no go: line"
 NEWER_FEATURES = ("memoryPolicy", "mountExtensions")  # what `features` says of newer runc's features
-EXEC_PAUSED = ("runc exits 255 for a refused exec (its setns process's status); zygote-runc exits 1, as for "
-               "every other refused command")
 
 STEPS = [
     Step("list", ["list"], table),
@@ -131,7 +129,7 @@ STEPS = [
     Step("exec-missing-command", ["exec", ID, "no-such-command"], nothing, intended={"exit": EXEC_127}),
     Step("pause", ["pause", ID], nothing),
     Step("state-paused", ["state", ID], lambda o, c: json.loads(o)["status"]),
-    Step("exec-paused", ["exec", ID, "true"], nothing, intended={"exit": EXEC_PAUSED}),
+    Step("exec-paused", ["exec", ID, "true"], nothing),
     Step("resume", ["resume", ID], nothing),
     Step("resume-not-paused", ["resume", ID], nothing),
     Step("delete-running", ["delete", ID], nothing),

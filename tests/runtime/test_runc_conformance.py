@@ -282,9 +282,10 @@ def test_data_options_on_a_bind_are_ignored_and_logged(runc, bundle, tmp_path):
     assert r.returncode == 0, r.stderr
     with open(runc.log) as f:
         assert "bind mount options \\\"size=1m,mode=700\\\" ignored" in f.read()
-    # what would change the mount the container gets and is not implemented is refused by name
-    # (an id mapping is made: test_idmap_mounts.py)
-    for opt in ("rro", "rnosuid", "nosymfollow"):
+    # what would change the mount the container gets and is not implemented is refused by name:
+    # a recursive clear, nosymfollow (rro and rnosuid are applied: test_runc_suite_rest.py; an id
+    # mapping is made: test_idmap_mounts.py)
+    for opt in ("rrw", "rsuid", "nosymfollow"):
         bundle.config["mounts"][-1]["options"] = ["rbind", opt]
         bundle.save()
         r = runc("run", "--bundle", bundle.path, cid())

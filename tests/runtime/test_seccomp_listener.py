@@ -449,7 +449,7 @@ def test_agent_absent_fails_create_leaving_nothing(runc, bundle, tmp_path):
     cid = container_id()
     r = runc("create", "--bundle", bundle.path, cid, env=env_of(ZYGOTE_RUNC_FILTER="local"))
     assert r.returncode != 0
-    assert f"seccomp agent at linux.seccomp.listenerPath {missing}" in r.stderr, r.stderr
+    assert f"failed to connect with seccomp agent at linux.seccomp.listenerPath {missing}" in r.stderr, r.stderr
     assert not os.path.exists(os.path.join(runc.root, cid)), "state left behind"
     assert not processes_naming(cid), "a process of the container is left"
     cgroup = bundle.config["linux"].get("cgroupsPath")

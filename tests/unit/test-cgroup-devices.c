@@ -200,7 +200,7 @@ static void test_parse_errors(void **state) {
                 { "[{\"allow\":true,\"type\":\"c\",\"major\":-2}]", "[0]: major must be" },
                 { "[{\"allow\":true,\"type\":\"c\",\"major\":\"1\"}]", "[0]: major must be" },
                 { "[{\"allow\":true,\"type\":\"c\",\"minor\":4294967296}]", "[0]: minor must be" },
-                { "[{\"allow\":true,\"type\":\"c\",\"access\":\"rx\"}]", "[0]: access must be" },
+                { "[{\"allow\":true,\"type\":\"c\",\"access\":\"xa\"}]", "[0]: access must be" },
                 { "[{\"allow\":true,\"type\":\"c\",\"access\":7}]", "[0]: access must be" },
                 { "[5]", "[0]: must be an object" },
         };
@@ -250,9 +250,9 @@ static void test_list_shape(void **state) {
 
         parse("[{\"allow\":true,\"type\":\"a\",\"major\":1,\"minor\":3,\"access\":\"r\"},"
               "{\"allow\":false,\"type\":\"b\",\"major\":7},{\"allow\":true,\"type\":\"c\",\"minor\":null,\"access\":"
-              "\"\"}]",
+              "\"\"},{\"allow\":false,\"type\":\"c\",\"major\":1,\"minor\":11,\"access\":\"rwa\"}]",
               &rules, &n);
-        assert_int_equal(n, n_default + 3);
+        assert_int_equal(n, n_default + 4);
         /* deny everything first, whatever the config says */
         assert_false(rules[0].allow);
         assert_int_equal(rules[0].type, 'a');
@@ -268,6 +268,9 @@ static void test_list_shape(void **state) {
         assert_int_equal(rules[2].access, ZCT_DEV_ALL);
         assert_int_equal(rules[3].minor, ZCT_DEV_ANY);
         assert_int_equal(rules[3].access, ZCT_DEV_ALL);
+        /* a letter other than r, w and m is no access, as runc reads it: "rwa" is "rw" */
+        assert_int_equal(rules[4].minor, 11);
+        assert_int_equal(rules[4].access, ZCT_DEV_READ | ZCT_DEV_WRITE);
         free(rules);
 }
 

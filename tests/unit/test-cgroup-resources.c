@@ -253,9 +253,25 @@ static void test_unknown_fields(void **state) {
         expect_refused("{\"pids\":{\"max\":1}}", ALL_V1, 0, "linux.resources.pids.max");
         expect_refused("{\"blockIO\":{\"weigth\":1}}", ALL_V1, 0, "linux.resources.blockIO.weigth");
         expect_refused("{\"rdma\":{\"x\":{\"handles\":1}}}", 0, ALL_V2, "linux.resources.rdma.x.handles");
-        expect_refused("{\"network\":{\"classId\":1}}", ALL_V1, 0, "linux.resources.network.classId");
+        expect_refused("{\"network\":{\"classIdentifier\":1}}", ALL_V1, 0, "linux.resources.network.classIdentifier");
+        expect_refused("{\"Cpu\":{\"sharez\":2}}", ALL_V1, 0, "linux.resources.cpu.sharez");
+}
+
+/* Go's decoder (runc's) matches a member to a field in any case: "CPU" is "cpu", "Cpus" "cpus". */
+static void test_keys_in_any_case(void **state) {
+        (void) state;
+        expect_plan("{\"CPU\":{\"Cpus\":\"0\",\"MEMS\":\"0\"}}", ALL_V1, 0, "v1 cpuset.cpus=0\nv1 cpuset.mems=0\n");
+        expect_plan("{\"network\":{\"classId\":1}}", ALL_V1, 0, "v1 net_cls.classid=1\n");
+        expect_plan("{\"Pids\":{\"Limit\":3}}", 0, ALL_V2, "v2 pids.max=3 [+pids]\n");
+        /* beside the field's own spelling: the later fills the earlier (update.bats' "cpu" and "CPU") */
+        expect_plan("{\"cpu\":{\"shares\":100,\"cpus\":\"1\"},\"CPU\":{\"Cpus\":\"0\"}}", ALL_V1, 0,
+                    "v1 cpu.shares=100\nv1 cpuset.cpus=0\n");
+        expect_plan("{\"CPU\":{\"cpus\":\"0\"},\"cpu\":{\"shares\":100,\"cpus\":\"1\"}}", ALL_V1, 0,
+                    "v1 cpu.shares=100\nv1 cpuset.cpus=1\n");
+        expect_plan("{\"pids\":{\"limit\":3,\"LIMIT\":4}}", ALL_V1, 0, "v1 pids.max=4\n");
+        expect_plan("{\"pids\":{\"LIMIT\":4,\"limit\":3}}", ALL_V1, 0, "v1 pids.max=3\n");
 }
 
 TU_MAIN(cmocka_unit_test(test_conversions), cmocka_unit_test(test_nothing_asked), cmocka_unit_test(test_cpu),
         cmocka_unit_test(test_memory), cmocka_unit_test(test_pids_and_io), cmocka_unit_test(test_hugetlb_network_rdma),
-        cmocka_unit_test(test_unified), cmocka_unit_test(test_unknown_fields))
+        cmocka_unit_test(test_unified), cmocka_unit_test(test_unknown_fields), cmocka_unit_test(test_keys_in_any_case))

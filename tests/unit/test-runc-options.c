@@ -70,6 +70,7 @@ static int setup(void **state) {
 static const struct zct_ctx ctx;
 static const struct zrc_verb plain = { "list", NULL, 0, NULL };
 static const struct zrc_verb with_id = { "create", NULL, ZRC_VERB_ID, NULL };
+static const struct zrc_verb flags_first = { "exec", NULL, ZRC_VERB_ID | ZRC_VERB_FLAGS_FIRST, NULL };
 static const struct zrc_verb with_state = { "ps", NULL, ZRC_VERB_ID | ZRC_VERB_STATE, NULL };
 static const struct zrc_verb locking = { "update", NULL, ZRC_VERB_ID | ZRC_VERB_STATE | ZCT_VERB_LOCK, NULL };
 static const struct zrc_verb locking_only = { "delete", NULL, ZRC_VERB_ID | ZCT_VERB_LOCK, NULL };
@@ -100,9 +101,31 @@ static void test_end_of_options(void **state) {
         (void) state;
         assert_int_equal(zrc_verb_parse(&ctx, &plain, N(after_dashes), after_dashes, o, N(o), NULL), 2);
         assert_null(o[1].value);
-        assert_int_equal(zrc_verb_parse(&ctx, &plain, N(dash), dash, o, N(o), NULL), 0);
-        assert_int_equal(zrc_verb_parse(&ctx, &with_id, N(command), command, o, N(o), NULL), 0);
+        assert_int_equal(zrc_verb_parse(&ctx, &flags_first, N(dash), dash, o, N(o), NULL), 0);
+        assert_int_equal(zrc_verb_parse(&ctx, &flags_first, N(command), command, o, N(o), NULL), 0);
         assert_null(o[1].value);
+}
+
+/* Every verb but exec and ps takes its options after the id too, moved in front as runc's
+ * urfave/cli moves them ("update ID --pids-limit 7"); nothing from "--" on, an unknown word stays
+ * where it is (a positional argument). */
+static void test_options_after_the_id(void **state) {
+        char *argv[] = { "id", "--bundle", "b", "SIG", "-d", "--pid-file=p", "-9", "--", "--tty" };
+        struct zrc_opt o[] = {
+                { "bundle", 'b', true }, { "detach", 'd', false }, { "pid-file", 0, true }, { "tty", 't', false }
+        };
+
+        (void) state;
+        assert_int_equal(zrc_verb_parse(&ctx, &with_id, N(argv), argv, o, N(o), NULL), 4);
+        assert_string_equal(zrc_opt_get(o, N(o), "bundle"), "b");
+        assert_string_equal(zrc_opt_get(o, N(o), "detach"), "");
+        assert_string_equal(zrc_opt_get(o, N(o), "pid-file"), "p");
+        assert_null(zrc_opt_get(o, N(o), "tty"));
+        assert_string_equal(argv[4], "id");
+        assert_string_equal(argv[5], "SIG");
+        assert_string_equal(argv[6], "-9");
+        assert_string_equal(argv[7], "--");
+        assert_string_equal(argv[8], "--tty");
 }
 
 static void test_repeated(void **state) {
@@ -207,6 +230,6 @@ static void test_proc_args(void **state) {
 }
 
 TU_MAIN(cmocka_unit_test_setup(test_forms, setup), cmocka_unit_test_setup(test_end_of_options, setup),
-        cmocka_unit_test_setup(test_repeated, setup), cmocka_unit_test_setup(test_errors, setup),
-        cmocka_unit_test_setup(test_state, setup), cmocka_unit_test_setup(test_lock, setup),
-        cmocka_unit_test_setup(test_proc_args, setup))
+        cmocka_unit_test_setup(test_options_after_the_id, setup), cmocka_unit_test_setup(test_repeated, setup),
+        cmocka_unit_test_setup(test_errors, setup), cmocka_unit_test_setup(test_state, setup),
+        cmocka_unit_test_setup(test_lock, setup), cmocka_unit_test_setup(test_proc_args, setup))

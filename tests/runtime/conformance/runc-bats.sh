@@ -24,8 +24,8 @@ runc_bin=/usr/sbin/runc
 work=$build/conformance/runc
 skip() { echo "SKIP: $*" >&2; exit 77; }
 
-for tool in bats jq dpkg-source apt-get script; do
-	command -v "$tool" >/dev/null || skip "no $tool (Debian packages bats, jq, dpkg-dev)"
+for tool in bats jq gawk dpkg-source apt-get script; do
+	command -v "$tool" >/dev/null || skip "no $tool (Debian packages bats, jq, gawk, dpkg-dev)"
 done
 [[ -x $runc_bin ]] || skip "no $runc_bin (Debian's runc package): nothing to compare with"
 [[ -x /bin/busybox ]] || skip "no /bin/busybox (busybox-static)"
@@ -82,8 +82,10 @@ for side in runc zygote-runc; do
 	[[ $side == zygote-runc ]] && bin=$build/zygote-runc
 	mkdir -p "$out/$side"
 	for f; do
-		# each run its own tmp: the suite's state roots and bundles
+		# each run its own tmp: the suite's state roots and bundles; a+x as runc's CI's /tmp is, so
+		# that the container's root in a user namespace reaches its bundle (userns.bats)
 		tmp=$(mktemp -d)
+		chmod a+x "$tmp"
 		mkdir "$tmp/recvtty"
 		# under a terminal of its own, as runc's CI runs it (runc's foreground run opens
 		# /dev/tty): script(1) gives the session one
