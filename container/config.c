@@ -118,6 +118,48 @@ static int parse_root(struct zct_oci *o, char **ret_error) {
         return 0;
 }
 
+/* The joins in runc's order: the user namespace first (it decides what joining the others is
+ * allowed), then ipc, uts, net, pid, mount, cgroup (and time, which runc 1.1 lacks). */
+static void order_joins(struct zct_oci *o) {
+        static const int rank[] = { CLONE_NEWUSER, CLONE_NEWIPC, CLONE_NEWUTS,    CLONE_NEWNET,
+                                    CLONE_NEWPID,  CLONE_NEWNS,  CLONE_NEWCGROUP, CLONE_NEWTIME };
+        struct zct_ns_path sorted[ELEMENTSOF(o->ns_paths)];
+        size_t n = 0;
+
+        for (size_t k = 0; k < ELEMENTSOF(rank); k++)
+                for (size_t i = 0; i < o->n_ns_paths; i++)
+                        if (o->ns_paths[i].flag == rank[k])
+                                sorted[n++] = o->ns_paths[i];
+        memcpy(o->ns_paths, sorted, n * sizeof(sorted[0]));
+}
+
+/* A mount namespace, new or joined by path, exactly once. None at all would set the container up
+ * in the runtime's own, the host's: the rootfs bind, every mount of the config and pivot_root
+ * (or runc's chroot) done in the host's mount table, which the container could then reach or
+ * leave behind. Refused (docs/CONTAINERS.md, deliberate differences). */
+static int check_mount_ns(const struct zct_oci *o, char **ret_error) {
+        size_t joined = 0;
+
+        for (size_t i = 0; i < o->n_ns_paths; i++)
+                joined += o->ns_paths[i].flag == CLONE_NEWNS;
+        if (joined + ((o->clone_flags & CLONE_NEWNS) != 0) > 1)
+                return zct_errorf(ret_error, -EINVAL, "config.json: linux.namespaces: \"mount\" given more than once");
+        /* run by the init after the mounts, before pivot_root: in a joined namespace their paths
+         * would name binaries of that namespace's tree (another container's), run with the
+         * init's privileges, where the runtime spec resolves them in the runtime's */
+        if (joined && zct_array_len(zct_get(zct_get(o->root, "hooks"), "createContainer")) > 0)
+                return zct_errorf(ret_error, -EINVAL,
+                                  "config.json: hooks.createContainer with a mount namespace joined by path: "
+                                  "their paths would resolve in the joined namespace, not the runtime's");
+        if (joined == 0 && !(o->clone_flags & CLONE_NEWNS))
+                return zct_errorf(
+                        ret_error, -EINVAL,
+                        "config.json: linux.namespaces has no \"mount\": zygote-runc never sets a container "
+                        "up in its own (the host's) mount namespace; add {\"type\": \"mount\"} for a new one, "
+                        "or one with a \"path\" to join");
+        return 0;
+}
+
 /* linux.namespaces: the ones to create and the ones to join by path; the id maps of a new user
  * namespace. */
 static int parse_namespaces(struct zct_oci *o, json_object *linux_, char **ret_error) {
@@ -148,9 +190,10 @@ static int parse_namespaces(struct zct_oci *o, json_object *linux_, char **ret_e
                 else
                         o->clone_flags |= ns_names[k].flag;
         }
-        if (!(o->clone_flags & CLONE_NEWNS))
-                return zct_errorf(ret_error, -EINVAL,
-                                  "config.json: zygote-runc needs a new mount namespace (linux.namespaces \"mount\")");
+        r = check_mount_ns(o, ret_error);
+        if (r < 0)
+                return r;
+        order_joins(o);
         if (o->clone_flags & CLONE_NEWUSER) {
                 r = parse_idmap(zct_get(linux_, "uidMappings"), "uidMappings", &o->uid_map, ret_error);
                 if (r >= 0)

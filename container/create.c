@@ -312,7 +312,7 @@ static int open_namespaces(struct create *k) {
         use_premade(k);
         for (size_t i = 0; i < k->o->n_ns_paths; i++) {
                 const struct zct_ns_path *ns = &k->o->ns_paths[i];
-                int fd = zct_open_namespace(k->c, ns), r;
+                int fd = zct_open_join(k->c, ns, k->a->handoff != NULL), r;
 
                 if (fd < 0)
                         return fd;

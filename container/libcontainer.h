@@ -566,6 +566,9 @@ int zct_seccomp_listener_send(const struct zct_ctx *c, const struct zct_listener
 /* A namespace the config names by path, opened and checked to be of its kind: its fd, or a
  * negative errno after printing why. */
 int zct_open_namespace(const struct zct_ctx *c, const struct zct_ns_path *ns);
+/* zct_open_namespace for create's joins: a mount namespace also refused for zygoted (daemon) and
+ * when it is the runtime's own or its pid 1's (the host's). */
+int zct_open_join(const struct zct_ctx *c, const struct zct_ns_path *ns, bool daemon);
 /* Prints a failure record in runc's words, where podman and containerd look for them. */
 void zct_runc_report_failure(const struct zct_ctx *c, const struct zct_oci *o, const struct ze_status *s);
 /* Reaps the process: its exit code, or 128 + its signal. */

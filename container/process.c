@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -330,6 +331,49 @@ int zct_open_namespace(const struct zct_ctx *c, const struct zct_ns_path *ns) {
                                   zct_oci_ns_name(type), kind);
                 else
                         zct_error(c, "%s namespace path %s: %s", kind, ns->path, zct_errstr(-r));
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* Whether fd is the same namespace as the file at path. */
+static bool same_ns(int fd, const char *path) {
+        struct stat a, b;
+
+        return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* A mount namespace joined by path gets the container's rootfs bind, its mounts and pivot_root,
+ * which moves the root of every process of that namespace whose root was its "/" (as runc). Never
+ * the runtime's own or its pid 1's (the host's under another name: /proc/PID/ns/mnt of any host
+ * process), which is sharing the host's, refused like a config without a mount namespace; never
+ * for zygoted (daemon), whose worker would do that on the request's word in a namespace of the
+ * host's choosing (a CRI pod shares net, ipc and uts, never mounts). */
+static int check_mount_join(const struct zct_ctx *c, const struct zct_ns_path *ns, int fd, bool daemon) {
+        if (daemon)
+                return zct_error(c,
+                                 "mount namespace path %s: zygoted's containers get a new mount namespace; joining "
+                                 "one by path is zygote-runc's alone",
+                                 ns->path),
+                       -EOPNOTSUPP;
+        if (same_ns(fd, "/proc/self/ns/mnt") || same_ns(fd, "/proc/1/ns/mnt"))
+                return zct_error(c,
+                                 "mount namespace path %s: is the runtime's own (the host's) mount namespace; "
+                                 "zygote-runc never sets a container up there: give a new one ({\"type\": "
+                                 "\"mount\"}) or another's",
+                                 ns->path),
+                       -EPERM;
+        return 0;
+}
+
+int zct_open_join(const struct zct_ctx *c, const struct zct_ns_path *ns, bool daemon) {
+        int fd = zct_open_namespace(c, ns), r;
+
+        if (fd < 0 || ns->flag != CLONE_NEWNS)
+                return fd;
+        r = check_mount_join(c, ns, fd, daemon);
+        if (r < 0) {
                 close(fd);
                 return r;
         }

@@ -629,3 +629,29 @@ def test_hooks_without_env_inherit_nothing_of_zygoteds(staged, bundle, open_tmp,
     finally:
         assert d.stop() == 0, d.log()
         zytest.remove_workdir(d.dir)
+
+
+def test_mount_namespace_by_path_refused_by_zygoted(daemon, bundle):
+    """zygote-runc joins a mount namespace given by path (test_mount_ns_join.py); zygoted's worker
+    does not set a container up in a namespace a request names: refused, with the reason, and
+    nothing left (its owner untouched)."""
+    owner = subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", "echo ready; exec sleep 1000"],
+                             stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert owner.stdout.readline().strip() == "ready"
+        ns = f"/proc/{owner.pid}/ns/mnt"
+        ino = os.stat(ns).st_ino
+        bundle.config["linux"]["namespaces"] = [n for n in bundle.config["linux"]["namespaces"]
+                                                if n["type"] != "mount"] + [{"type": "mount", "path": ns}]
+        bundle.set_args("true")
+        with daemon.connect() as c:
+            cid = container_id()
+            e = create(c, bundle, cid, check=False)
+            assert e.error == L + "SpawnFailed", e
+            assert "zygoted's containers get a new mount namespace" in e.parameters["message"], e
+            assert c.call_error(L + "State", {"id": cid}).error == L + "NoSuchTask"
+        assert owner.poll() is None and os.stat(ns).st_ino == ino
+    finally:
+        os.killpg(owner.pid, 9)
+        owner.wait(timeout=10)
+        owner.stdout.close()
