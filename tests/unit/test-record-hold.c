@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 #include <seccomp.h>
+#include <stdatomic.h>
 
 #include "record-hold.h"
 #include "testutil.h"
@@ -47,11 +48,13 @@ static struct seccomp_notif notif(const char *name, pid_t pid, uint64_t id) {
         return n;
 }
 
-static volatile bool spin = true;
+/* An atomic, not a volatile: gcc 12 with -fsanitize=bool (the asan lane) hoisted the volatile's
+ * load out of the loop, and the spinner never stopped. */
+static atomic_bool spin = true;
 
 static void *spinner(void *arg) {
         (void) arg;
-        while (spin)
+        while (atomic_load(&spin))
                 ;
         return NULL;
 }
@@ -66,7 +69,7 @@ static void test_what_is_held(void **state) {
         /* one thread: nothing to wait for */
         struct seccomp_notif n = notif("exit_group", getpid(), 1);
         assert_false(rec_hold_take(&h, p[0], &n, 0));
-        spin = true;
+        atomic_store(&spin, true);
         assert_int_equal(pthread_create(&t, NULL, spinner, NULL), 0);
         /* a thread out of the listener's sight (pid 0), a call that ends only itself: not held */
         n = notif("exit_group", 0, 2);
@@ -84,7 +87,7 @@ static void test_what_is_held(void **state) {
         assert_true(rec_hold_take(&h, p[0], &n, 0));
         assert_int_equal(h.n, 2);
         assert_int_equal(rec_hold_timeout(&h), REC_HOLD_POLL_MS);
-        spin = false;
+        atomic_store(&spin, false);
         assert_int_equal(pthread_join(t, NULL), 0);
         rec_hold_done(&h);
         close(p[0]);
@@ -99,7 +102,7 @@ static void test_let_go_when_settled(void **state) {
 
         (void) state;
         assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
-        spin = true;
+        atomic_store(&spin, true);
         assert_int_equal(pthread_create(&t, NULL, spinner, NULL), 0);
         struct seccomp_notif n = notif("exit_group", getpid(), 42);
         assert_true(rec_hold_take(&h, p[0], &n, -ENOSYS));
@@ -109,7 +112,7 @@ static void test_let_go_when_settled(void **state) {
         assert_int_equal(a.n, 0);
         assert_int_equal(h.n, 1);
         /* it has ended (gone, or a zombie: not running); a notification waits: read first */
-        spin = false;
+        atomic_store(&spin, false);
         assert_int_equal(pthread_join(t, NULL), 0);
         assert_int_equal(write(p[1], "x", 1), 1);
         assert_int_equal(rec_hold_release(&h, note, &a), 0);
