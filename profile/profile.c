@@ -375,7 +375,7 @@ static int load_buffer(const char *path, const char *data, size_t size, const st
         r = zp_seccomp_compile(l, &spec, optimize, p);
         if (r < 0)
                 return r;
-        if (opts && opts->enosys_newer) {
+        if (!opts || opts->enosys_newer) {
                 r = zp_seccomp_enosys_stub(&spec, p);
                 if (r < 0)
                         return zp_json_fail(l, r, NULL, "the -ENOSYS stub: %s", strerror(-r));

@@ -106,9 +106,12 @@ struct zp_profile_options {
          * applies adds SECCOMP_FILTER_FLAG_NEW_LISTENER to filter_flags. Otherwise (a zygote
          * profile, a task's filter) SCMP_ACT_NOTIFY and the listener fields are refused. */
         bool listener;
-        /* A container's object, compiled as runc 1.1 compiles it (zygote-runc, GetFilter): a
-         * system call newer than every one it names answers ENOSYS instead of the default
-         * action, so that a newer libc falls back to what the profile knows (seccomp-enosys.c). */
+        /* Compiled as runc 1.1 compiles a container's object (zygote-runc, GetFilter): a system
+         * call newer than every one it names answers ENOSYS instead of the default action, so
+         * that a newer libc falls back to what the profile knows (seccomp-enosys.c). The
+         * defaults (NULL options: zygoted's profiles) have it too, so that a container's object
+         * and a profile written from it compile to one program (the clone tier for containers,
+         * daemon/container-filter.c) and a task gets what a container under the same JSON gets. */
         bool enosys_newer;
 };
 
