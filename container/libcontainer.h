@@ -186,6 +186,9 @@ int zct_timens_leave(const struct zct_ctx *c, int restore_fd);
  * from the image's /etc/passwd for o->uid ("/" without an entry) when it has none or an empty
  * one. */
 int zct_oci_add_home(struct zct_oci *o, char ***envp);
+/* entry ("NAME=value", malloc'd, taken: kept in o->owned) in *envp in place of NAME's first
+ * value, or appended. */
+int zct_env_put(struct zct_oci *o, char ***envp, char *entry);
 /* linux.sysctl, each written in the container's (pid's) own namespace of its kind; a key that is
  * not namespaced, or of a namespace shared with the host, is refused. Prints. */
 int zct_sysctls_apply(const struct zct_ctx *c, const struct zct_oci *o, pid_t pid);

@@ -152,23 +152,10 @@ static size_t env_set_once(char **envp) {
         return n;
 }
 
-int zct_oci_add_home(struct zct_oci *o, char ***envp) {
-        _cleanup_free_ char *home = NULL;
-        char **grown, *entry, **owned;
-        size_t n = env_set_once(*envp), at = n;
+int zct_env_put(struct zct_oci *o, char ***envp, char *entry) {
+        size_t len = strcspn(entry, "=") + 1, n = 0;
+        char **grown, **owned;
 
-        for (size_t i = 0; i < n; i++) {
-                if (strncmp((*envp)[i], "PATH=", 5) == 0)
-                        o->search_path = (*envp)[i] + 5;
-                /* an empty HOME is replaced where it stands, as runc replaces it */
-                if (strncmp((*envp)[i], "HOME=", 5) == 0)
-                        at = (*envp)[i][5] ? SIZE_MAX : i;
-        }
-        if (at == SIZE_MAX)
-                return 0;
-        home = home_of(o->rootfs, o->uid);
-        if (!home || asprintf(&entry, "HOME=%s", home) < 0)
-                return -ENOMEM;
         owned = reallocarray(o->owned, o->n_owned + 1, sizeof(char *));
         if (!owned) {
                 free(entry);
@@ -176,10 +163,11 @@ int zct_oci_add_home(struct zct_oci *o, char ***envp) {
         }
         o->owned = owned;
         o->owned[o->n_owned++] = entry;
-        if (at < n) {
-                (*envp)[at] = entry;
-                return 0;
-        }
+        for (; (*envp)[n]; n++)
+                if (strncmp((*envp)[n], entry, len) == 0) {
+                        (*envp)[n] = entry;
+                        return 0;
+                }
         grown = reallocarray(*envp, n + 2, sizeof(char *));
         if (!grown)
                 return -ENOMEM;
@@ -187,6 +175,24 @@ int zct_oci_add_home(struct zct_oci *o, char ***envp) {
         grown[n + 1] = NULL;
         *envp = grown;
         return 0;
+}
+
+int zct_oci_add_home(struct zct_oci *o, char ***envp) {
+        _cleanup_free_ char *home = NULL;
+        char *entry;
+        size_t n = env_set_once(*envp);
+
+        for (size_t i = 0; i < n; i++) {
+                if (strncmp((*envp)[i], "PATH=", 5) == 0)
+                        o->search_path = (*envp)[i] + 5;
+                /* an empty HOME is replaced where it stands (the one HOME left), as runc does */
+                if (strncmp((*envp)[i], "HOME=", 5) == 0 && (*envp)[i][5])
+                        return 0;
+        }
+        home = home_of(o->rootfs, o->uid);
+        if (!home || asprintf(&entry, "HOME=%s", home) < 0)
+                return -ENOMEM;
+        return zct_env_put(o, envp, entry);
 }
 
 /* The namespace a sysctl belongs to (as runc decides it), or 0 for one that is not namespaced,

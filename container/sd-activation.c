@@ -32,38 +32,12 @@
 #define NOTIFY_DIR "notify"
 #define NOTIFY_NAME "notify"
 
-/* entry ("NAME=value", malloc'd, taken) in *envp in place of NAME's value, or appended. */
-static int env_put(struct zct_oci *o, char *entry) {
-        size_t len = strcspn(entry, "=") + 1, n = 0;
-        char **grown, **owned;
-
-        owned = reallocarray(o->owned, o->n_owned + 1, sizeof(char *));
-        if (!owned) {
-                free(entry);
-                return -ENOMEM;
-        }
-        o->owned = owned;
-        o->owned[o->n_owned++] = entry;
-        for (; o->envp[n]; n++)
-                if (strncmp(o->envp[n], entry, len) == 0) {
-                        o->envp[n] = entry;
-                        return 0;
-                }
-        grown = reallocarray(o->envp, n + 2, sizeof(char *));
-        if (!grown)
-                return -ENOMEM;
-        grown[n] = entry;
-        grown[n + 1] = NULL;
-        o->envp = grown;
-        return 0;
-}
-
 static int env_putf(struct zct_oci *o, const char *name, const char *value) {
         char *entry;
 
         if (asprintf(&entry, "%s=%s", name, value) < 0)
                 return -ENOMEM;
-        return env_put(o, entry);
+        return zct_env_put(o, &o->envp, entry);
 }
 
 int zct_listen_fds_env(struct zct_oci *o, int listen_fds) {
