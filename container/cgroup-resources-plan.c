@@ -165,7 +165,7 @@ int zct_plan_check_keys(struct planner *p, json_object *o, const char *what, con
         /* Go's decoder (runc's) takes a member whose name matches a field's in any case: renamed
          * here to the field's own, one at a time (a rename ends the walk), so that the rest of the
          * generator and the state recorded after it see only the spellings OCI gives. */
-again:
+again:; /* a label before a declaration: C23 and gcc only */
         json_object_object_foreach(o, k, v) {
                 (void) v;
                 if ((name = other_case(k, known))) {
