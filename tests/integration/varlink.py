@@ -12,6 +12,7 @@ import ctypes
 import json
 import os
 import socket
+import struct
 
 MAX_FDS_PER_RECV = 253  # SCM_MAX_FD: the kernel never delivers more with one recvmsg
 PR_SET_DUMPABLE = 4
@@ -58,8 +59,16 @@ class Connection:
     def __init__(self, path=None, sock=None, timeout=30.0):
         if sock is None:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-            sock.settimeout(timeout)
+            # A blocking connect, bounded by SO_SNDTIMEO: on a Unix socket whose backlog is full
+            # (a daemon busy accepting a thousand others) a non-blocking one, which a Python
+            # timeout makes, fails at once with EAGAIN where a client would wait its turn.
+            if timeout is not None:
+                sec = int(timeout)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                                struct.pack("@ll", sec, int((timeout - sec) * 1e6)))
             sock.connect(path)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("@ll", 0, 0))
+            sock.settimeout(timeout)
         else:
             sock.settimeout(timeout)
         self.sock = sock
